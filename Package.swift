@@ -1,0 +1,62 @@
+// swift-tools-version: 6.1
+// blurfarm: a batch render farm for image filters.
+//
+// Module layout (lower modules never import higher ones):
+//   BlurfarmCore      geometry, pixel buffers, tile grid, edge rules: no I/O, no C
+//   BlurfarmKernels   the filter math (gaussian, motion, colour); depends on Core
+//   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
+//   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
+//   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
+//   blurfarm          the command-line driver
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "blurfarm",
+    products: [
+        .executable(name: "blurfarm", targets: ["blurfarm"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        .target(name: "BlurfarmCore", swiftSettings: strict),
+        .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: strict),
+        .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
+        .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: strict),
+        .systemLibrary(
+            name: "CVips", path: "Sources/CVips", pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]),
+        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        .target(
+            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "blurfarm",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmKernelsTests",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmImageIOTests",
+            dependencies: ["BlurfarmCore", "BlurfarmImageIO"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmManifestTests",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmManifest",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+    ]
+)

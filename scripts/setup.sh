@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what blurfarm needs from Debian's packages. Safe to run any number of times:
+# it does nothing when everything is already there.
+set -euo pipefail
+
+packages=(libvips-dev libvips-tools pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+pkg-config --exists vips || { echo "setup: libvips was installed but pkg-config cannot find vips.pc" >&2; exit 1; }
