@@ -127,6 +127,11 @@ public enum ParameterProblem: Error, Hashable, Sendable, CustomStringConvertible
     }
 }
 
+/// Every problem found in one filter's arguments.
+public struct ParameterProblems: Error, Hashable, Sendable {
+    public let problems: [ParameterProblem]
+}
+
 /// What the planner, the worker and `blurfarm filters` know about a filter: its name and
 /// parameters. Built-in filters and plugins describe themselves the same way.
 public struct FilterDescriptor: Sendable {
@@ -146,7 +151,7 @@ public struct FilterDescriptor: Sendable {
 
     /// Checks the given arguments against the declared parameters and fills in defaults.
     /// Every problem is returned, not only the first.
-    public func resolve(_ arguments: [(name: String, value: ParameterValue)]) -> Result<FilterSpec, [ParameterProblem]> {
+    public func resolve(_ arguments: [(name: String, value: ParameterValue)]) -> Result<FilterSpec, ParameterProblems> {
         var problems: [ParameterProblem] = []
         var resolved: [String: ParameterValue] = [:]
         for (name, value) in arguments {
@@ -169,7 +174,8 @@ public struct FilterDescriptor: Sendable {
                 problems.append(.missingParameter(parameter.name, filter: name))
             }
         }
-        return problems.isEmpty ? .success(FilterSpec(name: name, arguments: resolved)) : .failure(problems)
+        return problems.isEmpty
+            ? .success(FilterSpec(name: name, arguments: resolved)) : .failure(ParameterProblems(problems: problems))
     }
 }
 

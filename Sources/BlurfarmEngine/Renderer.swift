@@ -1,0 +1,34 @@
+import BlurfarmCore
+import BlurfarmKernels
+
+/// Renders a filter chain over a whole image, tile by tile: cuts the output into a
+/// ``TileGrid``, renders every tile from the source with its halo, and stitches the
+/// interiors into one output buffer. Each output pixel is written by exactly one tile.
+public struct Renderer: Sendable {
+    public let chain: FilterChain
+    /// Tile side in pixels; 0 renders the image as one tile.
+    public let tileSize: Int
+    public let executor: any TileExecutor
+
+    public init(chain: FilterChain, tileSize: Int, executor: any TileExecutor) {
+        self.chain = chain
+        self.tileSize = tileSize
+        self.executor = executor
+    }
+
+    /// The tiles the output of a source covering `image` is cut into.
+    public func tiles(forImage image: Rect) -> [Rect] {
+        TileGrid(bounds: chain.outputRect(forImage: image), tileSize: tileSize).tiles
+    }
+
+    /// The filtered image. Its rectangle is the chain's output rectangle (the source's, or
+    /// grown by the reach for the `grow` edge rule).
+    public func render(_ source: PixelBuffer) -> PixelBuffer {
+        let output = PixelBuffer(rect: chain.outputRect(forImage: source.rect))
+        let chain = self.chain
+        executor.run(tiles: tiles(forImage: source.rect)) { tile in
+            chain.render(tile: tile, source: source, into: output)
+        }
+        return output
+    }
+}

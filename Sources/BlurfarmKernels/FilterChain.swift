@@ -1,0 +1,79 @@
+import BlurfarmCore
+
+/// Filters applied in order to one image, with the edge rule and colour mode they share.
+///
+/// Each filter maps an image to an image: with `clamp`, `mirror` and `transparent` every
+/// intermediate image has the source's size and the edge rule supplies the pixels beyond it;
+/// with `grow` every intermediate extends as far as its values are not transparent and the
+/// output is the source grown by the chain's reach.
+public struct FilterChain: Sendable {
+    public let filters: [any Filter]
+    public let edge: EdgeRule
+    public let colour: ColourMode
+    /// The filters with the colour conversions of the `linear` mode around them.
+    private let stages: [any Filter]
+
+    public init(filters: [any Filter], edge: EdgeRule = .clamp, colour: ColourMode = .gamma) {
+        self.filters = filters
+        self.edge = edge
+        self.colour = colour
+        stages = colour == .linear
+            ? [ColourConversion(.toLinear)] + filters + [ColourConversion(.toEncoded)] : filters
+    }
+
+    /// The chain's reach: the sum of its filters' reaches.
+    public var reach: Reach { filters.reduce(Reach.zero) { $0 + $1.reach } }
+
+    /// The output rectangle for a source image covering `image`.
+    public func outputRect(forImage image: Rect) -> Rect {
+        edge == .grow ? image.grown(dx: reach.x, dy: reach.y) : image
+    }
+
+    /// The rectangle of the source image that rendering `tile` reads (what a tile's task
+    /// carries: the tile grown by the halo, clipped to the image, folded by the edge rule).
+    public func sourceRegion(for tile: Rect, image: Rect) -> Rect {
+        plan(tile: tile, image: image).computed[0]
+    }
+
+    /// Rectangles for one tile: `computed[i]` is what stage `i` computes (`computed[0]` is
+    /// the source region read), `reads[i]` what stage `i` reads (for `i ≥ 1`).
+    private func plan(tile: Rect, image: Rect) -> (computed: [Rect], reads: [Rect]) {
+        let n = stages.count
+        var computed = [Rect](repeating: tile, count: n + 1)
+        var reads = [Rect](repeating: tile, count: n + 1)
+        for i in stride(from: n, through: 1, by: -1) {
+            reads[i] = stages[i - 1].regionOfInterest(for: computed[i])
+            computed[i - 1] = valuesNeeded(for: reads[i], fromStage: i - 1, image: image)
+        }
+        if n == 0 { computed[0] = valuesNeeded(for: tile, fromStage: 0, image: image) }
+        return (computed, reads)
+    }
+
+    /// The rectangle of stage `stage`'s output whose values supply `region`.
+    private func valuesNeeded(for region: Rect, fromStage stage: Int, image: Rect) -> Rect {
+        if edge == .grow && stage > 0 { return region }  // grown intermediates are computed as far as read
+        return EdgeExtension.sourceRect(of: region, image: image, rule: edge)
+    }
+
+    /// Renders the pixels of `tile` (inside ``outputRect(forImage:)``) from `source` (the whole
+    /// source image) into `output`, whose rectangle holds `tile`. The result is bit-identical
+    /// whatever tiles the output is cut into.
+    public func render(tile: Rect, source: PixelBuffer, into output: PixelBuffer) {
+        let image = source.rect
+        let target = output.view(tile)
+        let (computed, reads) = plan(tile: tile, image: image)
+        if stages.isEmpty {
+            target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: edge))
+            return
+        }
+        var current = source
+        for i in 1...stages.count {
+            let input = edge == .grow && i > 1
+                ? current.view(reads[i])
+                : EdgeExtension.extend(current, image: image, to: reads[i], rule: edge)
+            let result = i == stages.count ? target : PixelBuffer(rect: computed[i])
+            stages[i - 1].apply(input: input, output: result)
+            current = result
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import BlurfarmCore
+
+/// `motion`: the mean of `2n + 1` bilinear samples along a velocity, as Core Image's motion
+/// blur kernel does. See ``MotionMask`` for the exact definition.
+public struct MotionBlur: Filter {
+    public static let descriptor = FilterDescriptor(
+        name: "motion",
+        summary: "motion blur: mean of 2n+1 bilinear samples along a velocity (Core Image's motion kernel)",
+        parameters: [
+            ParameterDescriptor(
+                name: "radius", kind: .number, defaultValue: .number(20), minimum: 0, maximum: 2000,
+                summary: "length of the velocity in pixels; the blur spans twice this"),
+            ParameterDescriptor(
+                name: "angle", kind: .number, defaultValue: .number(0), minimum: -360, maximum: 360,
+                summary: "direction in degrees, counter-clockwise from +x as displayed (y points down)"),
+            ParameterDescriptor(
+                name: "samples", kind: .integer, minimum: 1, maximum: 4000,
+                summary: "n: the blur averages 2n+1 samples; default ceil(radius), which does not ghost"),
+        ],
+        origin: "built-in")
+
+    public let mask: MotionMask
+    public let schedule: KernelSchedule
+    private let taps: [SparseConvolution.Tap]
+
+    public init(radius: Double, angle: Double, samples: Int? = nil, schedule: KernelSchedule = .default) {
+        mask = MotionMask(radius: radius, angle: angle, samples: samples)
+        self.schedule = schedule
+        taps = mask.taps.map { SparseConvolution.Tap(dx: $0.dx, dy: $0.dy, weight: Float($0.weight)) }
+    }
+
+    public var spec: FilterSpec {
+        FilterSpec(name: "motion", arguments: [
+            "radius": .number(mask.radius), "angle": .number(mask.angle), "samples": .integer(mask.samples),
+        ])
+    }
+    public var reach: Reach { mask.reach }
+
+    public func apply(input: PixelBuffer, output: PixelBuffer) {
+        SparseConvolution.apply(taps: taps, input: input, output: output, schedule: schedule)
+    }
+}

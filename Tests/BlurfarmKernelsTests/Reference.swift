@@ -1,0 +1,92 @@
+import BlurfarmCore
+import BlurfarmKernels
+import Foundation
+
+/// Obvious double-precision implementations of the filter definitions, to check the kernels.
+enum Reference {
+    /// The input value at `(x, y)` under `edge` (transparent black where the rule says so).
+    static func sample(_ image: PixelBuffer, _ x: Int, _ y: Int, edge: EdgeRule) -> SIMD4<Double> {
+        let r = image.rect
+        guard let sx = edge.sourceCoordinate(x - r.x, length: r.width),
+            let sy = edge.sourceCoordinate(y - r.y, length: r.height)
+        else { return .zero }
+        let p = image[sx + r.x, sy + r.y]
+        return SIMD4(Double(p[0]), Double(p[1]), Double(p[2]), Double(p[3]))
+    }
+
+    /// The 2-D Gaussian of the definition: Σ_i Σ_j w_i w_j in(x + i, y + j), in doubles.
+    static func gaussian(_ image: PixelBuffer, sigma: Double, edge: EdgeRule) -> [SIMD4<Double>] {
+        let mask = GaussianMask(sigma: sigma)
+        let w = mask.fullWeights, r = mask.radius
+        let out = edge == .grow ? image.rect.grown(dx: r, dy: r) : image.rect
+        var result: [SIMD4<Double>] = []
+        for y in out.y..<out.maxY {
+            for x in out.x..<out.maxX {
+                var acc = SIMD4<Double>.zero
+                for j in -r...r {
+                    for i in -r...r {
+                        acc += w[i + r] * w[j + r] * sample(image, x + i, y + j, edge: edge)
+                    }
+                }
+                result.append(acc)
+            }
+        }
+        return result
+    }
+
+    /// Motion blur by its definition: the mean of 2n+1 bilinear samples at p − v + k·v/n.
+    static func motion(_ image: PixelBuffer, radius: Double, angle: Double, samples n: Int, edge: EdgeRule)
+        -> [SIMD4<Double>]
+    {
+        let (c, s) = MotionMask.cosineAndSine(degrees: angle)
+        let vx = radius * c, vy = -radius * s
+        let out = image.rect
+        var result: [SIMD4<Double>] = []
+        for y in out.y..<out.maxY {
+            for x in out.x..<out.maxX {
+                var acc = SIMD4<Double>.zero
+                for k in 0...(2 * n) {
+                    let t = Double(k) / Double(n)
+                    let sx = Double(x) - vx + t * vx, sy = Double(y) - vy + t * vy
+                    let x0 = sx.rounded(.down), y0 = sy.rounded(.down)
+                    let fx = sx - x0, fy = sy - y0
+                    let ix = Int(x0), iy = Int(y0)
+                    acc += (1 - fx) * (1 - fy) * sample(image, ix, iy, edge: edge)
+                    acc += fx * (1 - fy) * sample(image, ix + 1, iy, edge: edge)
+                    acc += (1 - fx) * fy * sample(image, ix, iy + 1, edge: edge)
+                    acc += fx * fy * sample(image, ix + 1, iy + 1, edge: edge)
+                }
+                result.append(acc / Double(2 * n + 1))
+            }
+        }
+        return result
+    }
+
+    /// The largest difference, in levels of `maxLevel` (255 or 65535), between the kernel's
+    /// output and the reference after both are unpremultiplied and rounded as outputs are.
+    static func maxLevelDifference(_ output: PixelBuffer, _ reference: [SIMD4<Double>], maxLevel: Double)
+        -> (levels: Int, x: Int, y: Int)
+    {
+        var worst = (levels: 0, x: 0, y: 0)
+        var i = 0
+        for y in output.rect.y..<output.rect.maxY {
+            for x in output.rect.x..<output.rect.maxX {
+                let p = output[x, y], q = reference[i]
+                i += 1
+                let pa = Double(p[3]), qa = q[3]
+                for c in 0..<4 {
+                    let pv = c == 3 ? pa : (pa > 0 ? Double(p[c]) / pa : 0)
+                    let qv = c == 3 ? qa : (qa > 0 ? q[c] / qa : 0)
+                    let pl = (min(max(pv, 0), 1) * maxLevel).rounded()
+                    let ql = (min(max(qv, 0), 1) * maxLevel).rounded()
+                    // Unpremultiplying a nearly transparent pixel magnifies any error; compare
+                    // colour only where the pixel would be visible at this depth.
+                    if c < 3 && qa * maxLevel < 1 { continue }
+                    let d = Int(abs(pl - ql))
+                    if d > worst.levels { worst = (d, x, y) }
+                }
+            }
+        }
+        return worst
+    }
+}

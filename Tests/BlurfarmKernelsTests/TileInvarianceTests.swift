@@ -1,0 +1,71 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmKernels
+import PropertyBased
+import Testing
+
+/// The tile-invariance guarantee: for any tile size and thread count, tiled output equals
+/// the untiled output bit for bit.
+@Suite struct TileInvarianceTests {
+    /// A random chain of up to three gaussian and motion filters.
+    static func randomChain(seed: UInt64) -> FilterChain {
+        var rng = SplitMix(seed: seed)
+        var filters: [any Filter] = []
+        for _ in 0..<Int(rng.next() % 4) {
+            if rng.next() % 2 == 0 {
+                filters.append(GaussianBlur(sigma: Double.random(in: 0.1...6, using: &rng)))
+            } else {
+                let samples: Int? = rng.next() % 2 == 0 ? nil : Int(rng.next() % 9) + 1
+                filters.append(MotionBlur(
+                    radius: Double.random(in: 0...9, using: &rng), angle: Double.random(in: -180...180, using: &rng),
+                    samples: samples))
+            }
+        }
+        let edge = EdgeRule.allCases[Int(rng.next() % 4)]
+        let colour = ColourMode.allCases[Int(rng.next() % 2)]
+        return FilterChain(filters: filters, edge: edge, colour: colour)
+    }
+
+    @Test func tiledEqualsUntiledBitForBit() async {
+        await propertyCheck(
+            count: 150, input: Gen.int(in: 1...48), Gen.int(in: 1...40), Gen.int(in: 1...60), Gen.int(in: 1...3),
+            Gen.uint64()
+        ) { width, height, tile, threads, seed in
+            let image = TestImages.random(width: width, height: height, seed: seed)
+            let chain = Self.randomChain(seed: seed)
+            let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
+            let tiled = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)).render(image)
+            #expect(tiled.rect == untiled.rect)
+            if let d = tiled.firstDifference(from: untiled) {
+                Issue.record(
+                    "\(width)x\(height), tile \(tile), chain \(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour): first difference at (\(d.x), \(d.y))")
+            }
+        }
+    }
+
+    @Test(arguments: [(1, 1), (1, 17), (17, 1), (2, 2)])
+    func degenerateImagesAreTileInvariant(width: Int, height: Int) {
+        let image = TestImages.random(width: width, height: height, seed: 99)
+        for edge in EdgeRule.allCases {
+            let chain = FilterChain(
+                filters: [GaussianBlur(sigma: 2.5), MotionBlur(radius: 4, angle: 20)], edge: edge, colour: .linear)
+            let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
+            for tile in [1, 2, 3, 100] {
+                let tiled = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: 2)).render(image)
+                #expect(tiled.isBitIdentical(to: untiled), "\(width)x\(height) tile \(tile) edge \(edge)")
+            }
+        }
+    }
+
+    @Test func tileGridCoversTheOutputExactlyOnce() async {
+        await propertyCheck(count: 200, input: Gen.int(in: 0...70), Gen.int(in: 0...70), Gen.int(in: 0...30)) { w, h, t in
+            let bounds = Rect(x: -3, y: 5, width: w, height: h)
+            var covered = [Int](repeating: 0, count: w * h)
+            for tile in TileGrid(bounds: bounds, tileSize: t).tiles {
+                #expect(bounds.contains(tile) && !tile.isEmpty)
+                for y in tile.y..<tile.maxY { for x in tile.x..<tile.maxX { covered[(y - 5) * w + x + 3] += 1 } }
+            }
+            #expect(covered.allSatisfy { $0 == 1 })
+        }
+    }
+}
