@@ -73,40 +73,46 @@ enum SeparableConvolution {
         _ dst: UnsafeMutablePointer<Float>, _ pixels: Int
     ) {
         let taps = w.count
-        let s = UnsafeMutableRawPointer(src).assumingMemoryBound(to: SIMD4<Float>.self)
-        let d = UnsafeMutableRawPointer(dst).assumingMemoryBound(to: SIMD4<Float>.self)
-        let rowStep = stride / PixelBuffer.channels
-        var x = 0
-        while x + 8 <= pixels {
-            let c = s + x
+        let count = pixels * PixelBuffer.channels
+        var i = 0
+        // 64 floats (16 pixels) at a time in eight 8-lane accumulators.
+        while i + 64 <= count {
+            let c = src + i
             let w0 = w[0]
-            var a0 = w0 * c[0], a1 = w0 * c[1], a2 = w0 * c[2], a3 = w0 * c[3]
-            var a4 = w0 * c[4], a5 = w0 * c[5], a6 = w0 * c[6], a7 = w0 * c[7]
+            var a0 = w0 * load8(c), a1 = w0 * load8(c + 8), a2 = w0 * load8(c + 16), a3 = w0 * load8(c + 24)
+            var a4 = w0 * load8(c + 32), a5 = w0 * load8(c + 40), a6 = w0 * load8(c + 48), a7 = w0 * load8(c + 56)
             var up = c, down = c
             for k in 1..<taps {
-                up -= rowStep
-                down += rowStep
+                up -= stride
+                down += stride
                 let wk = w[k]
-                a0 += wk * (up[0] + down[0]); a1 += wk * (up[1] + down[1])
-                a2 += wk * (up[2] + down[2]); a3 += wk * (up[3] + down[3])
-                a4 += wk * (up[4] + down[4]); a5 += wk * (up[5] + down[5])
-                a6 += wk * (up[6] + down[6]); a7 += wk * (up[7] + down[7])
+                a0 += wk * (load8(up) + load8(down)); a1 += wk * (load8(up + 8) + load8(down + 8))
+                a2 += wk * (load8(up + 16) + load8(down + 16)); a3 += wk * (load8(up + 24) + load8(down + 24))
+                a4 += wk * (load8(up + 32) + load8(down + 32)); a5 += wk * (load8(up + 40) + load8(down + 40))
+                a6 += wk * (load8(up + 48) + load8(down + 48)); a7 += wk * (load8(up + 56) + load8(down + 56))
             }
-            let o = d + x
-            o[0] = a0; o[1] = a1; o[2] = a2; o[3] = a3; o[4] = a4; o[5] = a5; o[6] = a6; o[7] = a7
-            x += 8
+            let o = dst + i
+            store8(a0, o); store8(a1, o + 8); store8(a2, o + 16); store8(a3, o + 24)
+            store8(a4, o + 32); store8(a5, o + 40); store8(a6, o + 48); store8(a7, o + 56)
+            i += 64
         }
-        while x < pixels {
-            let c = s + x
-            var a = w[0] * c[0]
+        while i + 8 <= count {
+            let c = src + i
+            var a = w[0] * load8(c)
             var up = c, down = c
             for k in 1..<taps {
-                up -= rowStep
-                down += rowStep
-                a += w[k] * (up[0] + down[0])
+                up -= stride
+                down += stride
+                a += w[k] * (load8(up) + load8(down))
             }
-            d[x] = a
-            x += 1
+            store8(a, dst + i)
+            i += 8
+        }
+        while i < count {
+            var a = w[0] * src[i]
+            for k in 1..<taps { a += w[k] * (src[i - k * stride] + src[i + k * stride]) }
+            dst[i] = a
+            i += 1
         }
     }
 
@@ -133,31 +139,39 @@ enum SeparableConvolution {
         _ dst: UnsafeMutablePointer<Float>, _ pixels: Int
     ) {
         let taps = w.count
-        let s = UnsafeMutableRawPointer(src).assumingMemoryBound(to: SIMD4<Float>.self)
-        let d = UnsafeMutableRawPointer(dst).assumingMemoryBound(to: SIMD4<Float>.self)
+        let n = PixelBuffer.channels
         var x = 0
-        while x + 8 <= pixels {
-            let c = s + x
+        // 16 pixels at a time: each 8-lane accumulator holds two neighbouring pixels.
+        while x + 16 <= pixels {
+            let c = src + x * n
             let w0 = w[0]
-            var a0 = w0 * c[0], a1 = w0 * c[1], a2 = w0 * c[2], a3 = w0 * c[3]
-            var a4 = w0 * c[4], a5 = w0 * c[5], a6 = w0 * c[6], a7 = w0 * c[7]
+            var a0 = w0 * load8(c), a1 = w0 * load8(c + 8), a2 = w0 * load8(c + 16), a3 = w0 * load8(c + 24)
+            var a4 = w0 * load8(c + 32), a5 = w0 * load8(c + 40), a6 = w0 * load8(c + 48), a7 = w0 * load8(c + 56)
             for k in 1..<taps {
                 let wk = w[k]
-                let l = c - k, r = c + k
-                a0 += wk * (l[0] + r[0]); a1 += wk * (l[1] + r[1])
-                a2 += wk * (l[2] + r[2]); a3 += wk * (l[3] + r[3])
-                a4 += wk * (l[4] + r[4]); a5 += wk * (l[5] + r[5])
-                a6 += wk * (l[6] + r[6]); a7 += wk * (l[7] + r[7])
+                let l = c - k * n, r = c + k * n
+                a0 += wk * (load8(l) + load8(r)); a1 += wk * (load8(l + 8) + load8(r + 8))
+                a2 += wk * (load8(l + 16) + load8(r + 16)); a3 += wk * (load8(l + 24) + load8(r + 24))
+                a4 += wk * (load8(l + 32) + load8(r + 32)); a5 += wk * (load8(l + 40) + load8(r + 40))
+                a6 += wk * (load8(l + 48) + load8(r + 48)); a7 += wk * (load8(l + 56) + load8(r + 56))
             }
-            let o = d + x
-            o[0] = a0; o[1] = a1; o[2] = a2; o[3] = a3; o[4] = a4; o[5] = a5; o[6] = a6; o[7] = a7
-            x += 8
+            let o = dst + x * n
+            store8(a0, o); store8(a1, o + 8); store8(a2, o + 16); store8(a3, o + 24)
+            store8(a4, o + 32); store8(a5, o + 40); store8(a6, o + 48); store8(a7, o + 56)
+            x += 16
+        }
+        while x + 2 <= pixels {
+            let c = src + x * n
+            var a = w[0] * load8(c)
+            for k in 1..<taps { a += w[k] * (load8(c - k * n) + load8(c + k * n)) }
+            store8(a, dst + x * n)
+            x += 2
         }
         while x < pixels {
-            let c = s + x
-            var a = w[0] * c[0]
-            for k in 1..<taps { a += w[k] * ((c - k)[0] + (c + k)[0]) }
-            d[x] = a
+            let c = src + x * n
+            var a = w[0] * load4(c)
+            for k in 1..<taps { a += w[k] * (load4(c - k * n) + load4(c + k * n)) }
+            store4(a, dst + x * n)
             x += 1
         }
     }

@@ -57,28 +57,33 @@ enum SparseConvolution {
         _ src: UnsafeMutablePointer<SIMD4<Float>>, _ dst: UnsafeMutablePointer<SIMD4<Float>>, _ pixels: Int
     ) {
         let taps = w.count
+        let s = UnsafeMutableRawPointer(src).assumingMemoryBound(to: Float.self)
+        let d = UnsafeMutableRawPointer(dst).assumingMemoryBound(to: Float.self)
+        let n = PixelBuffer.channels
         var x = 0
-        while x + 8 <= pixels {
-            let c = src + x
-            var p = c + off[0]
+        // 16 pixels at a time: each 8-lane accumulator holds two neighbouring pixels.
+        while x + 16 <= pixels {
+            let c = s + x * n
+            var p = c + off[0] * n
             let w0 = w[0]
-            var a0 = w0 * p[0], a1 = w0 * p[1], a2 = w0 * p[2], a3 = w0 * p[3]
-            var a4 = w0 * p[4], a5 = w0 * p[5], a6 = w0 * p[6], a7 = w0 * p[7]
+            var a0 = w0 * load8(p), a1 = w0 * load8(p + 8), a2 = w0 * load8(p + 16), a3 = w0 * load8(p + 24)
+            var a4 = w0 * load8(p + 32), a5 = w0 * load8(p + 40), a6 = w0 * load8(p + 48), a7 = w0 * load8(p + 56)
             for t in 1..<taps {
-                p = c + off[t]
+                p = c + off[t] * n
                 let wt = w[t]
-                a0 += wt * p[0]; a1 += wt * p[1]; a2 += wt * p[2]; a3 += wt * p[3]
-                a4 += wt * p[4]; a5 += wt * p[5]; a6 += wt * p[6]; a7 += wt * p[7]
+                a0 += wt * load8(p); a1 += wt * load8(p + 8); a2 += wt * load8(p + 16); a3 += wt * load8(p + 24)
+                a4 += wt * load8(p + 32); a5 += wt * load8(p + 40); a6 += wt * load8(p + 48); a7 += wt * load8(p + 56)
             }
-            let o = dst + x
-            o[0] = a0; o[1] = a1; o[2] = a2; o[3] = a3; o[4] = a4; o[5] = a5; o[6] = a6; o[7] = a7
-            x += 8
+            let o = d + x * n
+            store8(a0, o); store8(a1, o + 8); store8(a2, o + 16); store8(a3, o + 24)
+            store8(a4, o + 32); store8(a5, o + 40); store8(a6, o + 48); store8(a7, o + 56)
+            x += 16
         }
         while x < pixels {
-            let c = src + x
-            var a = w[0] * c[off[0]]
-            for t in 1..<taps { a += w[t] * c[off[t]] }
-            dst[x] = a
+            let c = s + x * n
+            var a = w[0] * load4(c + off[0] * n)
+            for t in 1..<taps { a += w[t] * load4(c + off[t] * n) }
+            store4(a, d + x * n)
             x += 1
         }
     }
