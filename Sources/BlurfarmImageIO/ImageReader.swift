@@ -127,7 +127,10 @@ private struct InputFile {
             throw ImageIOError(code: .fileMissing, path: path, message: "no such file")
         case .directory:
             throw ImageIOError(code: .fileUnreadable, path: path, message: "is a folder, not an image file")
-        case .regular, .other:
+        case .other:
+            // Opening a FIFO would block until someone writes to it.
+            throw ImageIOError(code: .fileUnreadable, path: path, message: "is not a regular file")
+        case .regular:
             break
         }
         do {

@@ -44,30 +44,4 @@ enum EXIF {
         }
         return out
     }
-
-    /// IFD0's orientation value, or nil when there is none or the bytes are malformed.
-    static func orientation(in bytes: [UInt8]) -> Int? {
-        let exifHeader: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0]
-        let tiff = bytes.starts(with: exifHeader) ? exifHeader.count : 0
-        guard bytes.count >= tiff + 8 else { return nil }
-        let littleEndian = bytes[tiff] == 0x49
-        func u16(_ at: Int) -> Int {
-            let a = Int(bytes[at]), b = Int(bytes[at + 1])
-            return littleEndian ? a | b << 8 : a << 8 | b
-        }
-        func u32(_ at: Int) -> Int {
-            let v = (0..<4).map { Int(bytes[at + $0]) }
-            return littleEndian
-                ? v[0] | v[1] << 8 | v[2] << 16 | v[3] << 24
-                : v[0] << 24 | v[1] << 16 | v[2] << 8 | v[3]
-        }
-        let ifd = tiff + u32(tiff + 4)
-        guard ifd >= tiff + 8, ifd + 2 <= bytes.count else { return nil }
-        for entry in 0..<u16(ifd) {
-            let at = ifd + 2 + entry * 12
-            guard at + 12 <= bytes.count else { return nil }
-            if u16(at) == Int(orientationTag) { return u16(at + 8) }
-        }
-        return nil
-    }
 }
