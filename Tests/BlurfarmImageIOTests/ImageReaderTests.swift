@@ -50,27 +50,56 @@ struct ImageReaderTests {
         #expect(error?.description == "\(path): 1920x1280 is 2457600 pixels, over the limit of 1000")
     }
 
-    @Test func exifOrientationSixIsAppliedByRotatingClockwise() throws {
-        let path = Corpus.path("special/exif-orientation-6.jpg")
-        let upright = try ImageReader.read(path)
-        #expect(upright.pixels.rect == Rect(width: 853, height: 1280))
+    @Test func exifOrientationSixIsApplied() throws {
+        let image = try ImageReader.read(Corpus.path("special/exif-orientation-6.jpg"))
+        #expect(image.pixels.rect == Rect(width: 853, height: 1280))
+    }
 
-        // The same file with its orientation tag changed to 1 decodes as stored (1280x853).
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        try #require(replaceOrientation(in: &bytes, with: 1))
+    /// Each EXIF orientation, made by changing the tag of exif-orientation-6.jpg, decodes as
+    /// the orientation-1 file turned and flipped as the EXIF specification says.
+    @Test(arguments: 1...8)
+    func everyExifOrientationIsApplied(orientation: Int) throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path("special/exif-orientation-6.jpg"))))
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let unrotatedPath = scratch.file("unrotated.jpg")
-        try Data(bytes).write(to: URL(fileURLWithPath: unrotatedPath))
-        let stored = try ImageReader.read(unrotatedPath)
-        #expect(stored.pixels.rect == Rect(width: 1280, height: 853))
+        try #require(replaceOrientation(in: &bytes, with: 1))
+        try Data(bytes).write(to: URL(fileURLWithPath: scratch.file("stored.jpg")))
+        try #require(replaceOrientation(in: &bytes, with: UInt8(orientation)))
+        try Data(bytes).write(to: URL(fileURLWithPath: scratch.file("oriented.jpg")))
 
-        // Orientation 6: displayed (x, y) is stored (y, storedHeight - 1 - x).
+        let stored = try ImageReader.read(scratch.file("stored.jpg")).pixels
+        let oriented = try ImageReader.read(scratch.file("oriented.jpg")).pixels
+        let header = try ImageReader.header(ofFile: scratch.file("oriented.jpg"))
+        let (w, h) = (1280, 853)
+        #expect(stored.rect == Rect(width: w, height: h))
+        let turned = orientation >= 5
+        #expect(oriented.rect == (turned ? Rect(width: h, height: w) : Rect(width: w, height: h)))
+        #expect(header.width == oriented.rect.width && header.height == oriented.rect.height)
+        #expect(header.orientation == orientation)
+
+        // Displayed (x, y) comes from stored source(x, y).
+        let source: (Int, Int) -> (Int, Int) = { x, y in
+            switch orientation {
+            case 1: (x, y)
+            case 2: (w - 1 - x, y)
+            case 3: (w - 1 - x, h - 1 - y)
+            case 4: (x, h - 1 - y)
+            case 5: (y, x)
+            case 6: (y, h - 1 - x)
+            case 7: (w - 1 - y, h - 1 - x)
+            default: (w - 1 - y, x)
+            }
+        }
         var firstMismatch: (Int, Int)?
-        outer: for y in 0..<1280 {
-            for x in 0..<853 where upright.pixels[x, y] != stored.pixels[y, 852 - x] {
-                firstMismatch = (x, y)
-                break outer
+        let xs = Array(stride(from: 0, to: oriented.rect.width, by: 5)) + [oriented.rect.width - 1]
+        let ys = Array(stride(from: 0, to: oriented.rect.height, by: 5)) + [oriented.rect.height - 1]
+        outer: for y in ys {
+            for x in xs {
+                let (sx, sy) = source(x, y)
+                if oriented[x, y] != stored[sx, sy] {
+                    firstMismatch = (x, y)
+                    break outer
+                }
             }
         }
         #expect(firstMismatch == nil, "first differing displayed pixel: \(String(describing: firstMismatch))")
