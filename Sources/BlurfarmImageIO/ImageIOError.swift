@@ -1,0 +1,59 @@
+/// A failure to read or write an image file, worded for the person running the job.
+///
+/// The description names the file first, then says what went wrong; where libvips gave a
+/// reason, it is libvips's own message (first line, trimmed):
+///
+///     photos/a.jpg: VipsJpeg: Premature end of input file
+///     photos/big.png: 20000x20000 is 400000000 pixels, over the limit of 268402689
+public struct ImageIOError: Error, CustomStringConvertible, Sendable {
+    /// What kind of failure this is, for callers that react differently to each.
+    public enum Code: Sendable, Hashable {
+        /// The input file does not exist.
+        case fileMissing
+        /// The input file exists but cannot be opened for reading (permissions, or a folder).
+        case fileUnreadable
+        /// No libvips loader recognises the file's contents.
+        case notAnImage
+        /// The header's width × height is over the pixel limit; nothing was decoded.
+        case overPixelLimit
+        /// libvips failed while decoding pixels or converting colour (truncated or corrupt data,
+        /// a broken ICC profile).
+        case decodeFailed
+        /// The output path's extension is not one of ``ImageWriter/supportedExtensions``.
+        case unsupportedOutputExtension
+        /// The output's folder does not exist (or is not a folder).
+        case outputFolderMissing
+        /// The output's folder exists but a file cannot be created in it.
+        case outputFolderNotWritable
+        /// libvips failed to encode the pixels (e.g. a JPEG wider than 65535 pixels).
+        case encodeFailed
+        /// Writing, syncing or renaming the output file failed (disk full, I/O error).
+        case writeFailed
+        /// An argument was out of range (an option value, a buffer of the wrong size).
+        case invalidArgument
+        /// A libvips operation run by ``LibvipsReference`` failed.
+        case operationFailed
+        /// libvips could not start.
+        case libvipsUnavailable
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The file the failure concerns, as the caller named it; nil for failures not tied to a file.
+    public let path: String?
+    /// What went wrong, without the file name.
+    public let message: String
+
+    /// A failure of kind `code` concerning `path`, explained by `message`.
+    public init(code: Code, path: String?, message: String) {
+        self.code = code
+        self.path = path
+        self.message = message
+    }
+
+    /// "path: message", or just the message when no file is concerned.
+    public var description: String {
+        if let path { return "\(path): \(message)" }
+        return message
+    }
+}

@@ -1,0 +1,23 @@
+/// The metadata that travels from a source image to its outputs.
+///
+/// Made only by ``ImageReader/read(_:pixelLimit:)``; hand it to
+/// ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:)`` unchanged.
+/// It always describes the pixels as decoded:
+/// - `iccProfile` is the profile of the decoded (sRGB) pixels: libvips's built-in sRGB
+///   profile when the file had a profile, nil when it had none;
+/// - `exif` has its orientation set to 1 (the pixels are already upright);
+/// - `xmp` is copied as it was.
+public struct ImageMetadata: Sendable, Hashable {
+    /// ICC profile bytes describing the decoded pixels, or nil.
+    public let iccProfile: [UInt8]?
+    /// EXIF bytes as libvips stores them ("Exif\0\0" and a TIFF structure), orientation 1, or nil.
+    public let exif: [UInt8]?
+    /// XMP packet bytes, or nil.
+    public let xmp: [UInt8]?
+
+    init(iccProfile: [UInt8]?, exif: [UInt8]?, xmp: [UInt8]?) {
+        self.iccProfile = iccProfile
+        self.exif = exif.map(EXIF.withOrientationReset)
+        self.xmp = xmp
+    }
+}

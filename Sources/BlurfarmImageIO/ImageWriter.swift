@@ -1,0 +1,148 @@
+import BlurfarmCore
+import CVips
+import CVipsShim
+
+/// Encodes pixels to image files through libvips, atomically.
+public enum ImageWriter {
+    /// The output extensions understood (lower case; matching ignores case):
+    /// JPEG, PNG, WebP, TIFF.
+    public static let supportedExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
+
+    /// Writes `pixels` to `path` in the format its extension names.
+    ///
+    /// The pixels are premultiplied RGBA Float32 in sRGB-encoded values, as
+    /// ``ImageReader/read(_:pixelLimit:)`` makes them; the whole rectangle is written, whatever
+    /// its origin. Each sample is unpremultiplied (alpha 0 gives colour 0), scaled to 255 or
+    /// 65535, rounded to nearest and clamped. The output has an alpha channel when
+    /// `sourceHadAlpha` or any alpha is below 1, and the format has alpha (PNG, WebP, TIFF);
+    /// otherwise it is composited over `options.background`. JPEG never has alpha.
+    ///
+    /// Unless `options.stripMetadata`, the ICC profile, EXIF (orientation 1) and XMP of
+    /// `metadata` are written; the orientation written is always 1 or absent.
+    ///
+    /// The write is atomic: the file is encoded in memory, written to a temporary file in the
+    /// output's folder (".name.tmp-XXXXXX"), fsynced, renamed over `path`, and the folder is
+    /// fsynced. On any failure the temporary file is removed and an existing file at `path`
+    /// is untouched.
+    ///
+    /// - Parameters:
+    ///   - sourceBitDepth: 8 or 16, the source's depth; with `options.bitDepth` nil, 16-bit
+    ///     sources give 16-bit PNG and TIFF outputs.
+    ///   - sourceHadAlpha: whether the source had an alpha channel.
+    ///   - metadata: the source's metadata, or nil to write none.
+    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`
+    ///   (quality outside 1...100, a bit depth the format cannot store, an empty image),
+    ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
+    ///   message), `.writeFailed` or `.libvipsUnavailable`.
+    public static func write(
+        _ pixels: PixelBuffer, to path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
+        metadata: ImageMetadata?, options: EncodeOptions
+    ) throws(ImageIOError) {
+        func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
+            ImageIOError(code: code, path: path, message: message)
+        }
+        let name = OutputPath(path)
+        guard let format = OutputFormat(extension: name.extension) else {
+            throw fail(
+                .unsupportedOutputExtension,
+                "cannot write '.\(name.extension)' files (supported: \(supportedExtensions.joined(separator: ", ")))")
+        }
+        guard (1...100).contains(options.quality) else {
+            throw fail(.invalidArgument, "quality \(options.quality) is outside 1...100")
+        }
+        guard sourceBitDepth == 8 || sourceBitDepth == 16 else {
+            throw fail(.invalidArgument, "source bit depth \(sourceBitDepth) is not 8 or 16")
+        }
+        let bitDepth = options.bitDepth ?? (sourceBitDepth == 16 && format.stores16Bit ? 16 : 8)
+        guard bitDepth == 8 || (bitDepth == 16 && format.stores16Bit) else {
+            throw fail(.invalidArgument, "\(format.name) cannot store \(bitDepth)-bit samples")
+        }
+        guard !pixels.rect.isEmpty else {
+            throw fail(.invalidArgument, "the image is empty (\(pixels.rect.width)x\(pixels.rect.height))")
+        }
+        try name.checkFolder()
+        try Libvips.start()
+
+        let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))
+        let encoded: [UInt8]
+        do {
+            let image = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
+            if !options.stripMetadata, let metadata {
+                if let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
+                if let exif = metadata.exif { image.setBlob("exif-data", exif) }
+                if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
+            }
+            // The pixels are upright: whatever the EXIF says, libvips writes orientation 1.
+            image.setInt("orientation", 1)
+            encoded = try format.encode(image, options: options)
+        } catch {
+            throw fail(.encodeFailed, error.message)
+        }
+        try AtomicFile.write(encoded, to: name)
+    }
+
+    /// A libvips image over an 8- or 16-bit copy of `pixels`, tagged sRGB / RGB16.
+    private static func makeImage(
+        _ pixels: PixelBuffer, alpha: Bool, bitDepth: Int, background: SIMD3<Float>
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        let width = pixels.rect.width, height = pixels.rect.height, bands = alpha ? 4 : 3
+        let image: VipsImageRef
+        if bitDepth == 16 {
+            let samples = PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt16.self)
+            image = try Libvips.image(
+                copying: samples, width: width, height: height, bands: bands, format: VIPS_FORMAT_USHORT)
+        } else {
+            let samples = PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt8.self)
+            image = try Libvips.image(
+                copying: samples, width: width, height: height, bands: bands, format: VIPS_FORMAT_UCHAR)
+        }
+        return try Libvips.withInterpretation(
+            image, bitDepth == 16 ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB)
+    }
+}
+
+/// The output formats, chosen by extension.
+enum OutputFormat {
+    case jpeg, png, webp, tiff
+
+    init?(extension ext: String) {
+        switch ext.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        case "webp": self = .webp
+        case "tif", "tiff": self = .tiff
+        default: return nil
+        }
+    }
+
+    var name: String {
+        switch self {
+        case .jpeg: "JPEG"
+        case .png: "PNG"
+        case .webp: "WebP"
+        case .tiff: "TIFF"
+        }
+    }
+
+    var stores16Bit: Bool { self == .png || self == .tiff }
+    var storesAlpha: Bool { self != .jpeg }
+
+    /// The encoded file's bytes.
+    func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {
+        let strip: Int32 = options.stripMetadata ? 1 : 0
+        let quality = Int32(options.quality)
+        switch self {
+        case .jpeg:
+            return try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, strip, $0, $1) }
+        case .png:
+            return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, strip, $0, $1) }
+        case .webp:
+            let lossless: Int32 = options.lossless ? 1 : 0
+            return try Libvips.save("webpsave") {
+                cvips_webpsave_buffer(image.pointer, quality, lossless, strip, $0, $1)
+            }
+        case .tiff:
+            return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, strip, $0, $1) }
+        }
+    }
+}

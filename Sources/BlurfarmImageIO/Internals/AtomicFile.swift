@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An output path split into its folder, file name and extension.
+struct OutputPath {
+    let path: String
+    /// The folder holding the file ("." for a bare name).
+    let folder: String
+    /// The file name without its folder.
+    let fileName: String
+    /// The text after the file name's last dot ("" when there is none).
+    let `extension`: String
+
+    init(_ path: String) {
+        self.path = path
+        if let slash = path.lastIndex(of: "/") {
+            let folderPart = path[..<slash]
+            folder = folderPart.isEmpty ? "/" : String(folderPart)
+            fileName = String(path[path.index(after: slash)...])
+        } else {
+            folder = "."
+            fileName = path
+        }
+        if let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex {
+            `extension` = String(fileName[fileName.index(after: dot)...])
+        } else {
+            `extension` = ""
+        }
+    }
+
+    /// Throws unless the folder exists, is a folder, and files can be created in it.
+    func checkFolder() throws(ImageIOError) {
+        let kind: Syscalls.FileKind?
+        do {
+            kind = try Syscalls.kind(of: folder)
+        } catch {
+            throw ImageIOError(
+                code: .outputFolderNotWritable, path: path, message: "cannot reach folder '\(folder)': \(error.reason)")
+        }
+        guard let kind else {
+            throw ImageIOError(code: .outputFolderMissing, path: path, message: "folder '\(folder)' does not exist")
+        }
+        guard kind == .directory else {
+            throw ImageIOError(code: .outputFolderMissing, path: path, message: "'\(folder)' is not a folder")
+        }
+        guard Syscalls.canCreateFiles(in: folder) else {
+            throw ImageIOError(
+                code: .outputFolderNotWritable, path: path, message: "folder '\(folder)' is not writable")
+        }
+    }
+}
+
+/// Writes whole files so that readers see the old file or the new one, never a mix, and a
+/// crash never leaves a half-written file under the real name.
+enum AtomicFile {
+    /// Longest part of the real file name kept in a temporary name (names are limited to 255
+    /// bytes on most file systems; ".", ".tmp-" and six random characters are added).
+    static let temporaryNameStemLimit = 200
+
+    /// Writes `bytes` to a new temporary file beside `output`, fsyncs it, renames it over
+    /// `output` and fsyncs the folder. On failure, removes the temporary file.
+    static func write(_ bytes: [UInt8], to output: OutputPath) throws(ImageIOError) {
+        func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
+            ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
+        }
+        var stem = output.fileName
+        while stem.utf8.count > temporaryNameStemLimit { stem.removeLast() }
+
+        var descriptor: Int32 = -1
+        var temporary = ""
+        for _ in 0..<100 {
+            temporary = "\(output.folder)/.\(stem).tmp-\(randomSuffix())"
+            do {
+                descriptor = try Syscalls.createExclusive(temporary)
+                break
+            } catch where error.errno == EEXIST {
+                continue
+            } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+                throw fail(.outputFolderMissing, error)
+            } catch where error.errno == EACCES || error.errno == EPERM || error.errno == EROFS {
+                throw fail(.outputFolderNotWritable, error)
+            } catch {
+                throw fail(.writeFailed, error)
+            }
+        }
+        guard descriptor >= 0 else {
+            throw ImageIOError(code: .writeFailed, path: output.path, message: "no free temporary file name")
+        }
+
+        do {
+            try Syscalls.writeAll(descriptor, bytes)
+            try Syscalls.fsync(descriptor)
+            let closing = descriptor
+            descriptor = -1
+            try Syscalls.close(closing)
+            try Syscalls.rename(temporary, output.path)
+        } catch {
+            if descriptor >= 0 { try? Syscalls.close(descriptor) }
+            Syscalls.removeQuietly(temporary)
+            throw fail(.writeFailed, error)
+        }
+
+        // Make the rename itself durable. File systems that cannot sync a folder say EINVAL.
+        do {
+            let folder = try Syscalls.openDirectory(output.folder)
+            defer { try? Syscalls.close(folder) }
+            try Syscalls.fsync(folder)
+        } catch where error.errno == EINVAL {
+            return
+        } catch {
+            throw ImageIOError(
+                code: .writeFailed, path: output.path,
+                message: "written, but syncing its folder failed (\(error.call): \(error.reason))")
+        }
+    }
+
+    /// Six random letters and digits.
+    private static func randomSuffix() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<6).map { _ in alphabet.randomElement(using: &generator)! })
+    }
+}

@@ -1,0 +1,259 @@
+// Every libvips call blurfarm makes goes through this file: start-up, the error buffer, image
+// lifetimes, and thin throwing wrappers around the C calls (the variadic ones via CVipsShim).
+// Callers above this file never see a raw VipsImage pointer or a libvips return code.
+import CVips
+import CVipsShim
+
+/// The outcome of starting libvips, decided once per process (Swift runs a global's
+/// initialiser exactly once, thread-safely).
+private let libvipsStartup: String? = {
+    if vips_init("blurfarm") != 0 {
+        return Libvips.takeErrorMessage() ?? "vips_init failed"
+    }
+    // Batch jobs must not hold memory between images: no operation cache.
+    vips_cache_set_max(0)
+    return nil
+}()
+
+/// libvips's built-in sRGB profile, the profile of every decoded image that had one.
+private let builtinSRGBProfile: [UInt8]? = {
+    var blob: UnsafeMutablePointer<VipsBlob>?
+    guard cvips_profile_load("srgb", &blob) == 0, let blob else {
+        _ = Libvips.takeErrorMessage()
+        return nil
+    }
+    defer { vips_area_unref(UnsafeMutableRawPointer(blob).assumingMemoryBound(to: VipsArea.self)) }
+    var length = 0
+    guard let data = vips_blob_get(blob, &length) else { return nil }
+    return Array(UnsafeRawBufferPointer(start: data, count: length))
+}()
+
+/// Namespace for the libvips wrappers.
+enum Libvips {
+    /// Starts libvips if this is the first call in the process; throws when it cannot start.
+    static func start() throws(ImageIOError) {
+        if let failure = libvipsStartup {
+            throw ImageIOError(code: .libvipsUnavailable, path: nil, message: "libvips did not start: \(failure)")
+        }
+    }
+
+    /// The version of the libvips library loaded at run time, e.g. "8.14.1".
+    static var version: String { String(cString: vips_version_string()) }
+
+    /// The bytes of libvips's built-in sRGB profile (nil only if libvips cannot provide it).
+    static var srgbProfile: [UInt8]? { builtinSRGBProfile }
+
+    /// Reads and clears libvips's error buffer; returns its first non-empty line, trimmed, or
+    /// nil when the buffer was empty.
+    ///
+    /// The buffer is process-wide: when two threads fail at the same moment, a message can land
+    /// in the other's error. The file name in the error is always the right one (it is ours).
+    static func takeErrorMessage() -> String? {
+        guard let copy = vips_error_buffer_copy() else { return nil }
+        defer { g_free(copy) }
+        let text = String(cString: copy)
+        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            let trimmed = line.trimmingWhitespace()
+            if !trimmed.isEmpty { return trimmed }
+        }
+        return nil
+    }
+
+    /// Configures libvips's worker-thread count (0 restores its default: one per core).
+    static func setConcurrency(_ threads: Int) {
+        vips_concurrency_set(Int32(clamping: threads))
+    }
+}
+
+/// One reference to a `VipsImage`, released when this object goes.
+final class VipsImageRef {
+    let pointer: UnsafeMutablePointer<VipsImage>
+
+    /// Adopts a reference the caller owns.
+    init(adopting pointer: UnsafeMutablePointer<VipsImage>) { self.pointer = pointer }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }
+
+    var width: Int { Int(vips_image_get_width(pointer)) }
+    var height: Int { Int(vips_image_get_height(pointer)) }
+    var bands: Int { Int(vips_image_get_bands(pointer)) }
+    var format: VipsBandFormat { vips_image_get_format(pointer) }
+    var interpretation: VipsInterpretation { vips_image_guess_interpretation(pointer) }
+    var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    /// The orientation tag, 1...8; 1 when absent.
+    var orientation: Int { Int(vips_image_get_orientation(pointer)) }
+
+    /// The name of the loader that opened the file, e.g. "jpegload".
+    var loader: String? {
+        var value: UnsafePointer<CChar>?
+        guard vips_image_get_typeof(pointer, "vips-loader") != 0,
+            vips_image_get_string(pointer, "vips-loader", &value) == 0, let value
+        else { return nil }
+        return String(cString: value)
+    }
+
+    /// A copy of a binary metadata field ("icc-profile-data", "exif-data", "xmp-data").
+    func blob(_ name: String) -> [UInt8]? {
+        guard vips_image_get_typeof(pointer, name) != 0 else { return nil }
+        var data: UnsafeRawPointer?
+        var length = 0
+        guard vips_image_get_blob(pointer, name, &data, &length) == 0, let data else {
+            _ = Libvips.takeErrorMessage()
+            return nil
+        }
+        return Array(UnsafeRawBufferPointer(start: data, count: length))
+    }
+
+    /// Attaches a copy of `bytes` as the binary metadata field `name`.
+    func setBlob(_ name: String, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            vips_image_set_blob_copy(pointer, name, raw.baseAddress, raw.count)
+        }
+    }
+
+    func setInt(_ name: String, _ value: Int) {
+        vips_image_set_int(pointer, name, Int32(clamping: value))
+    }
+}
+
+/// A libvips failure with its message, before the caller gives it a file name and a code.
+struct LibvipsFailure: Error {
+    let message: String
+}
+
+extension Libvips {
+    /// Runs one libvips call that makes an image; turns its failure into `LibvipsFailure`.
+    static func make(
+        _ what: String, _ call: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        var out: UnsafeMutablePointer<VipsImage>?
+        let status = call(&out)
+        guard status == 0, let out else {
+            if let out { g_object_unref(UnsafeMutableRawPointer(out)) }
+            throw LibvipsFailure(message: takeErrorMessage() ?? "\(what) failed")
+        }
+        return VipsImageRef(adopting: out)
+    }
+
+    /// Opens an image file lazily: only the header is read now. Pixels are decoded, strictly
+    /// (truncation and decode errors fail), when they are first asked for.
+    static func open(_ path: String, sequential: Bool) throws(LibvipsFailure) -> VipsImageRef {
+        try make("load") { cvips_load_file(path, sequential ? 1 : 0, $0) }
+    }
+
+    /// The name of the libvips loader that recognises the file's contents, or nil.
+    static func loaderName(forFile path: String) -> String? {
+        guard let name = vips_foreign_find_load(path) else {
+            _ = takeErrorMessage()
+            return nil
+        }
+        return String(cString: name)
+    }
+
+    /// Decodes all of `image` into memory (needed before rotating a sequential image).
+    static func copyToMemory(_ image: VipsImageRef) throws(LibvipsFailure) -> VipsImageRef {
+        guard let out = vips_image_copy_memory(image.pointer) else {
+            throw LibvipsFailure(message: takeErrorMessage() ?? "decode failed")
+        }
+        return VipsImageRef(adopting: out)
+    }
+
+    static func autorot(_ image: VipsImageRef) throws(LibvipsFailure) -> VipsImageRef {
+        try make("autorot") { cvips_autorot(image.pointer, $0) }
+    }
+
+    static func iccTransformToSRGB(_ image: VipsImageRef, depth: Int) throws(LibvipsFailure) -> VipsImageRef {
+        try make("icc_transform") { cvips_icc_transform_to_srgb(image.pointer, Int32(depth), $0) }
+    }
+
+    static func colourspace(
+        _ image: VipsImageRef, to space: VipsInterpretation, from source: VipsInterpretation
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("colourspace") { cvips_colourspace(image.pointer, space, source, $0) }
+    }
+
+    static func extractBands(_ image: VipsImageRef, first: Int, count: Int) throws(LibvipsFailure) -> VipsImageRef {
+        try make("extract_band") { cvips_extract_bands(image.pointer, Int32(first), Int32(count), $0) }
+    }
+
+    static func withInterpretation(
+        _ image: VipsImageRef, _ space: VipsInterpretation
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("copy") { cvips_set_interpretation(image.pointer, space, $0) }
+    }
+
+    static func cast(_ image: VipsImageRef, to format: VipsBandFormat) throws(LibvipsFailure) -> VipsImageRef {
+        try make("cast") { cvips_cast(image.pointer, format, $0) }
+    }
+
+    static func gaussblur(
+        _ image: VipsImageRef, sigma: Double, precision: VipsPrecision
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("gaussblur") { cvips_gaussblur(image.pointer, sigma, precision, $0) }
+    }
+
+    static func conv(
+        _ image: VipsImageRef, mask: VipsImageRef, precision: VipsPrecision
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("conv") { cvips_conv(image.pointer, mask.pointer, precision, $0) }
+    }
+
+    /// An image over a copy of `samples`, interleaved, `bands` samples per pixel, each sample
+    /// of `format` (which must match `Sample`'s size).
+    static func image<Sample>(
+        copying samples: [Sample], width: Int, height: Int, bands: Int, format: VipsBandFormat
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        let out = samples.withUnsafeBytes { raw in
+            vips_image_new_from_memory_copy(
+                raw.baseAddress, raw.count, Int32(width), Int32(height), Int32(bands), format)
+        }
+        guard let out else { throw LibvipsFailure(message: takeErrorMessage() ?? "image from memory failed") }
+        return VipsImageRef(adopting: out)
+    }
+
+    /// A matrix image (a convolution mask) with scale 1 and offset 0; `values` row by row.
+    static func matrix(width: Int, height: Int, values: [Double]) throws(LibvipsFailure) -> VipsImageRef {
+        let out = values.withUnsafeBufferPointer {
+            vips_image_new_matrix_from_array(Int32(width), Int32(height), $0.baseAddress, Int32($0.count))
+        }
+        guard let out else { throw LibvipsFailure(message: takeErrorMessage() ?? "matrix failed") }
+        return VipsImageRef(adopting: out)
+    }
+
+    /// Computes every pixel of `image` and calls `body` with the interleaved samples
+    /// (row after row, no padding). The memory is freed when `body` returns.
+    static func withComputedPixels<R>(
+        of image: VipsImageRef, _ body: (UnsafeRawBufferPointer) throws(LibvipsFailure) -> R
+    ) throws(LibvipsFailure) -> R {
+        var size = 0
+        guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
+            throw LibvipsFailure(message: takeErrorMessage() ?? "computing pixels failed")
+        }
+        defer { g_free(memory) }
+        return try body(UnsafeRawBufferPointer(start: memory, count: size))
+    }
+
+    /// Encodes `image` with one of the shim's `*save_buffer` wrappers and returns the bytes.
+    static func save(
+        _ what: String, _ call: (UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
+    ) throws(LibvipsFailure) -> [UInt8] {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = call(&buffer, &length)
+        defer { if let buffer { g_free(buffer) } }
+        guard status == 0, let buffer else {
+            throw LibvipsFailure(message: takeErrorMessage() ?? "\(what) failed")
+        }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing spaces and tabs.
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(self[first...last])
+    }
+}

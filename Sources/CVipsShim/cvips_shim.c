@@ -1,0 +1,66 @@
+// Fixed-argument wrappers around variadic libvips calls; see include/cvips_shim.h.
+#include "cvips_shim.h"
+
+int cvips_load_file(const char *path, int sequential, VipsImage **out) {
+    VipsAccess access = sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM;
+    *out = vips_image_new_from_file(path, "access", access, "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+    return *out ? 0 : -1;
+}
+
+int cvips_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+int cvips_icc_transform_to_srgb(VipsImage *in, int depth, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb", "embedded", TRUE, "depth", depth,
+                              "intent", VIPS_INTENT_RELATIVE, NULL);
+}
+
+int cvips_colourspace(VipsImage *in, VipsInterpretation space,
+                      VipsInterpretation source_space, VipsImage **out) {
+    return vips_colourspace(in, out, space, "source_space", source_space, NULL);
+}
+
+int cvips_extract_bands(VipsImage *in, int first, int n, VipsImage **out) {
+    return vips_extract_band(in, out, first, "n", n, NULL);
+}
+
+int cvips_set_interpretation(VipsImage *in, VipsInterpretation space, VipsImage **out) {
+    return vips_copy(in, out, "interpretation", space, NULL);
+}
+
+int cvips_cast(VipsImage *in, VipsBandFormat format, VipsImage **out) {
+    return vips_cast(in, out, format, NULL);
+}
+
+int cvips_profile_load(const char *name, VipsBlob **out) {
+    return vips_profile_load(name, out, NULL);
+}
+
+int cvips_jpegsave_buffer(VipsImage *in, int quality, int strip, void **buf, size_t *len) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int cvips_pngsave_buffer(VipsImage *in, int strip, void **buf, size_t *len) {
+    return vips_pngsave_buffer(in, buf, len, "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, int strip,
+                          void **buf, size_t *len) {
+    return vips_webpsave_buffer(in, buf, len, "Q", quality, "lossless", lossless ? TRUE : FALSE,
+                                "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int cvips_tiffsave_buffer(VipsImage *in, int strip, void **buf, size_t *len) {
+    return vips_tiffsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_DEFLATE,
+                                "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL,
+                                "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out) {
+    return vips_gaussblur(in, out, sigma, "precision", precision, NULL);
+}
+
+int cvips_conv(VipsImage *in, VipsImage *mask, VipsPrecision precision, VipsImage **out) {
+    return vips_conv(in, out, mask, "precision", precision, NULL);
+}

@@ -1,0 +1,55 @@
+// cvips_shim: fixed-argument wrappers around the variadic libvips calls that Swift cannot call.
+//
+// Each wrapper passes exactly the options blurfarm uses and the NULL that ends libvips's
+// option list. Every function returns 0 on success and -1 on failure, with the reason in
+// libvips's error buffer (vips_error_buffer), like the calls it wraps. Output images and
+// buffers belong to the caller (g_object_unref / g_free).
+#ifndef CVIPS_SHIM_H
+#define CVIPS_SHIM_H
+
+#include <stddef.h>
+#include <vips/vips.h>
+
+/// Opens `path` lazily (only the header is read now), failing on decode errors and truncation
+/// (`fail_on` = error) once pixels are read. `sequential` != 0 asks for top-to-bottom access.
+/// libvips reads a trailing `[...]` in `path` as load options: pass names that end in `]`
+/// another way (blurfarm passes `/proc/self/fd/N`).
+int cvips_load_file(const char *path, int sequential, VipsImage **out);
+
+/// vips_autorot: rotates and flips upright by the orientation tag, which it removes.
+int cvips_autorot(VipsImage *in, VipsImage **out);
+
+/// vips_icc_transform to libvips's built-in sRGB profile from the embedded profile,
+/// with `depth` 8 or 16 bits per sample in the output.
+int cvips_icc_transform_to_srgb(VipsImage *in, int depth, VipsImage **out);
+
+/// vips_colourspace to `space`, treating the input as `source_space`.
+int cvips_colourspace(VipsImage *in, VipsInterpretation space,
+                      VipsInterpretation source_space, VipsImage **out);
+
+/// vips_extract_band: `n` bands from `first`.
+int cvips_extract_bands(VipsImage *in, int first, int n, VipsImage **out);
+
+/// vips_copy, changing only the interpretation field.
+int cvips_set_interpretation(VipsImage *in, VipsInterpretation space, VipsImage **out);
+
+/// vips_cast to `format` (values are clipped, not scaled).
+int cvips_cast(VipsImage *in, VipsBandFormat format, VipsImage **out);
+
+/// vips_profile_load: the bytes of a named built-in profile ("srgb", "cmyk", "p3").
+int cvips_profile_load(const char *name, VipsBlob **out);
+
+/// Savers to memory. `strip` != 0 drops all metadata. The buffer is g_malloc'ed.
+int cvips_jpegsave_buffer(VipsImage *in, int quality, int strip, void **buf, size_t *len);
+int cvips_pngsave_buffer(VipsImage *in, int strip, void **buf, size_t *len);
+int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, int strip,
+                          void **buf, size_t *len);
+int cvips_tiffsave_buffer(VipsImage *in, int strip, void **buf, size_t *len);
+
+/// vips_gaussblur with the default min_ampl and the given precision.
+int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out);
+
+/// vips_conv with `mask` (a matrix image with its own scale and offset).
+int cvips_conv(VipsImage *in, VipsImage *mask, VipsPrecision precision, VipsImage **out);
+
+#endif

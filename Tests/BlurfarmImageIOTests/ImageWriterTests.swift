@@ -1,0 +1,256 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import Foundation
+import Testing
+
+@Suite("Writing images")
+struct ImageWriterTests {
+    /// Reads `source`, writes it to `name` in a scratch folder, reads that back; checks that
+    /// the folder then holds exactly the output.
+    func roundTrip(
+        _ source: String, to name: String, options: EncodeOptions = EncodeOptions()
+    ) throws -> (original: DecodedImage, written: DecodedImage, header: ImageHeader) {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let original = try ImageReader.read(Corpus.path(source))
+        let path = scratch.file(name)
+        try ImageWriter.write(
+            original.pixels, to: path, sourceBitDepth: original.bitDepth, sourceHadAlpha: original.hasAlpha,
+            metadata: original.metadata, options: options)
+        #expect(try scratch.contents() == [name], "temporary files left behind")
+        return (original, try ImageReader.read(path), try ImageReader.header(ofFile: path))
+    }
+
+    func expectIdentical(_ a: PixelBuffer, _ b: PixelBuffer, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(a.rect == b.rect, sourceLocation: sourceLocation)
+        let difference = a.firstDifference(from: b)
+        #expect(
+            difference == nil,
+            "first difference at \(String(describing: difference)): \(difference.map { a[$0.x, $0.y] } ?? .zero) vs \(difference.map { b[$0.x, $0.y] } ?? .zero)",
+            sourceLocation: sourceLocation)
+    }
+
+    @Test func png8RoundTripIsExactWithAlpha() throws {
+        let (original, written, header) = try roundTrip("special/alpha-garbage-under-transparent.png", to: "a.png")
+        #expect(header.bitDepth == 8 && header.hasAlpha)
+        #expect(written.hasAlpha)
+        expectIdentical(original.pixels, written.pixels)
+    }
+
+    @Test func png8RoundTripIsExactWithoutAlpha() throws {
+        let (original, written, header) = try roundTrip("special/aqua.tif", to: "aqua.png")
+        #expect(header.bitDepth == 8 && !header.hasAlpha)
+        expectIdentical(original.pixels, written.pixels)
+    }
+
+    @Test func png16RoundTripIsExact() throws {
+        let (original, written, header) = try roundTrip("special/deep-16bit.png", to: "deep.png")
+        #expect(header.bitDepth == 16)
+        #expect(written.bitDepth == 16)
+        expectIdentical(original.pixels, written.pixels)
+    }
+
+    @Test func sixteenBitSourceGivesEightBitPNGWhenAsked() throws {
+        let (_, written, header) = try roundTrip(
+            "special/deep-16bit.png", to: "deep8.png", options: EncodeOptions(bitDepth: 8))
+        #expect(header.bitDepth == 8 && written.bitDepth == 8)
+    }
+
+    @Test func losslessWebPRoundTripIsExact() throws {
+        let (original, written, header) = try roundTrip(
+            "special/alpha-garbage-under-transparent.png", to: "a.webp", options: EncodeOptions(lossless: true))
+        #expect(header.loader.hasPrefix("webpload") && header.hasAlpha)
+        expectIdentical(original.pixels, written.pixels)
+    }
+
+    @Test func tiffRoundTripIsExactAt8And16Bits() throws {
+        let (original, written, header) = try roundTrip("special/alpha-garbage-under-transparent.png", to: "a.tif")
+        #expect(header.loader.hasPrefix("tiffload") && header.hasAlpha && header.bitDepth == 8)
+        expectIdentical(original.pixels, written.pixels)
+
+        let deep = try roundTrip("special/deep-16bit.png", to: "deep.tiff")
+        #expect(deep.header.bitDepth == 16)
+        expectIdentical(deep.original.pixels, deep.written.pixels)
+    }
+
+    @Test func jpegQuality90RoundTripIsAbove35dB() throws {
+        let (original, written, header) = try roundTrip("special/aqua.tif", to: "aqua.jpg")
+        #expect(header.loader == "jpegload")
+        let quality = psnr(original.pixels, written.pixels)
+        #expect(quality > 35, "PSNR \(quality) dB")
+        #expect(quality < 80, "PSNR \(quality) dB: was this really lossy?")
+    }
+
+    @Test func eightBitValuesSurviveExactlyAndDecodeAsVOver255() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let ramp = makeBuffer(width: 256, height: 1) { x, _ in
+            SIMD4(Float(x) / 255, Float(255 - x) / 255, Float(x / 2) / 255, 1)
+        }
+        let path = scratch.file("ramp.png")
+        try ImageWriter.write(
+            ramp, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let back = try ImageReader.read(path)
+        #expect(!back.hasAlpha)
+        for x in 0..<256 {
+            let p = back.pixels[x, 0]
+            #expect(p.x.bitPattern == (Float(x) / 255).bitPattern)
+            #expect(p.y.bitPattern == (Float(255 - x) / 255).bitPattern)
+            #expect(p.w == 1)
+        }
+    }
+
+    @Test func sixteenBitValuesSurviveExactly() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let levels: [Int] = [0, 1, 2, 255, 256, 12345, 32767, 40000, 65534, 65535]
+        let buffer = makeBuffer(width: levels.count, height: 1) { x, _ in
+            SIMD4(Float(levels[x]) / 65535, Float(65535 - levels[x]) / 65535, 0.5, 1)
+        }
+        let path = scratch.file("levels.png")
+        try ImageWriter.write(
+            buffer, to: path, sourceBitDepth: 16, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let back = try ImageReader.read(path)
+        #expect(back.bitDepth == 16)
+        for x in levels.indices {
+            #expect(back.pixels[x, 0].x.bitPattern == (Float(levels[x]) / 65535).bitPattern, "level \(levels[x])")
+        }
+    }
+
+    @Test func samplesRoundToNearest() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let buffer = makeBuffer(width: 1, height: 1) { _, _ in SIMD4(100.4 / 255, 100.6 / 255, 254.51 / 255, 1) }
+        let path = scratch.file("round.png")
+        try ImageWriter.write(
+            buffer, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let p = try ImageReader.read(path).pixels[0, 0]
+        #expect(p.x == Float(100) / 255)
+        #expect(p.y == Float(101) / 255)
+        #expect(p.z == 1)
+    }
+
+    @Test func outOfRangeValuesAreClamped() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let buffer = makeBuffer(width: 1, height: 1) { _, _ in SIMD4(-0.5, 1.7, .nan, 1) }
+        let path = scratch.file("clamp.png")
+        try ImageWriter.write(
+            buffer, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let p = try ImageReader.read(path).pixels[0, 0]
+        #expect(p == SIMD4(0, 1, 0, 1))
+    }
+
+    @Test func colourIsUnpremultipliedAndAlphaZeroWritesZero() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        // (0.25, 0.1, 0, 0.5) premultiplied is (0.5, 0.2, 0) straight: stored 128, 51, 0, alpha 128.
+        let buffer = makeBuffer(width: 2, height: 1) { x, _ in
+            x == 0 ? SIMD4(0.25, 0.1, 0, 0.5) : SIMD4(0, 0, 0, 0)
+        }
+        let path = scratch.file("half.png")
+        try ImageWriter.write(
+            buffer, to: path, sourceBitDepth: 8, sourceHadAlpha: true, metadata: nil, options: EncodeOptions())
+        let back = try ImageReader.read(path)
+        let a = Float(128) / 255
+        #expect(back.pixels[0, 0] == SIMD4(Float(128) / 255 * a, Float(51) / 255 * a, 0, a))
+        #expect(back.pixels[1, 0] == .zero)
+    }
+
+    @Test func alphaChannelAppearsWhenSourceHadItOrAnyPixelIsTranslucent() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let opaque = makeBuffer(width: 3, height: 3) { _, _ in SIMD4(0.2, 0.3, 0.4, 1) }
+        let edged = makeBuffer(width: 3, height: 3) { x, _ in x == 2 ? SIMD4(0.1, 0.1, 0.1, 0.5) : SIMD4(0.2, 0.3, 0.4, 1) }
+        func hasAlpha(_ pixels: PixelBuffer, sourceHadAlpha: Bool, _ name: String) throws -> Bool {
+            let path = scratch.file(name)
+            try ImageWriter.write(
+                pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: sourceHadAlpha, metadata: nil,
+                options: EncodeOptions())
+            return try ImageReader.header(ofFile: path).hasAlpha
+        }
+        #expect(try hasAlpha(opaque, sourceHadAlpha: false, "opaque.png") == false)
+        #expect(try hasAlpha(opaque, sourceHadAlpha: true, "source-alpha.png") == true)
+        #expect(try hasAlpha(edged, sourceHadAlpha: false, "edged.png") == true)
+        #expect(try hasAlpha(edged, sourceHadAlpha: false, "edged.webp") == true)
+        #expect(try hasAlpha(edged, sourceHadAlpha: true, "edged.jpg") == false)
+    }
+
+    @Test func jpegIsFlattenedOverTheBackground() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        // Left half fully transparent, right half half-transparent red (premultiplied).
+        let buffer = makeBuffer(width: 64, height: 64) { x, _ in x < 32 ? .zero : SIMD4(0.5, 0, 0, 0.5) }
+        let path = scratch.file("flat.jpg")
+        try ImageWriter.write(
+            buffer, to: path, sourceBitDepth: 8, sourceHadAlpha: true, metadata: nil,
+            options: EncodeOptions(quality: 100, background: SIMD3(0, 0, 1)))
+        let back = try ImageReader.read(path)
+        #expect(!back.hasAlpha)
+        let left = back.pixels[8, 32], right = back.pixels[56, 32]
+        let tolerance: Float = 3 / 255
+        for (value, expected) in zip([left.x, left.y, left.z, right.x, right.y, right.z], [0, 0, 1, 0.5, 0, 0.5] as [Float]) {
+            #expect(abs(value - expected) < tolerance, "\(value) vs \(expected)")
+        }
+    }
+
+    @Test func aViewWithAnOffsetOriginIsWrittenWhole() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let big = makeBuffer(width: 10, height: 10) { x, y in SIMD4(Float(x) / 255, Float(y) / 255, 0, 1) }
+        let view = big.view(Rect(x: 3, y: 4, width: 5, height: 2))
+        let path = scratch.file("view.png")
+        try ImageWriter.write(
+            view, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let back = try ImageReader.read(path)
+        #expect(back.pixels.rect == Rect(width: 5, height: 2))
+        #expect(back.pixels[0, 0] == SIMD4(Float(3) / 255, Float(4) / 255, 0, 1))
+        #expect(back.pixels[4, 1] == SIMD4(Float(7) / 255, Float(5) / 255, 0, 1))
+    }
+
+    @Test func writingOverAnExistingFileReplacesIt() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("out.png")
+        for value in [0.25, 0.75] as [Float] {
+            let pixels = makeBuffer(width: 4, height: 4) { _, _ in SIMD4(value, value, value, 1) }
+            try ImageWriter.write(
+                pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        }
+        #expect(try ImageReader.read(path).pixels[0, 0].x == Float(191) / 255)
+        #expect(try scratch.contents() == ["out.png"])
+    }
+
+    @Test func orientationIsNotAppliedTwice() throws {
+        for name in ["upright.jpg", "upright.png", "upright.webp"] {
+            let (original, written, header) = try roundTrip("special/exif-orientation-6.jpg", to: name)
+            #expect(original.pixels.rect == Rect(width: 853, height: 1280))
+            #expect(header.width == 853 && header.height == 1280, "\(name)")
+            #expect(header.orientation == 1, "\(name)")
+            #expect(written.pixels.rect == Rect(width: 853, height: 1280), "\(name)")
+            #expect(written.metadata.exif != nil, "\(name): EXIF was dropped")
+        }
+    }
+
+    @Test func metadataIsKeptUnlessStripped() throws {
+        let kept = try roundTrip("special/display-p3.jpg", to: "p3.png")
+        #expect(kept.header.hasICCProfile)
+        #expect(kept.written.metadata.iccProfile == kept.original.metadata.iccProfile)
+        #expect(kept.written.metadata.exif != nil)
+        // The profile written describes the pixels as written: reading them back changes nothing.
+        expectIdentical(kept.original.pixels, kept.written.pixels)
+
+        let keptJPEG = try roundTrip("special/display-p3.jpg", to: "p3.jpg")
+        #expect(keptJPEG.header.hasICCProfile)
+
+        let stripped = try roundTrip("special/display-p3.jpg", to: "p3s.png", options: EncodeOptions(stripMetadata: true))
+        #expect(!stripped.header.hasICCProfile)
+        #expect(stripped.written.metadata.iccProfile == nil)
+        #expect(stripped.written.metadata.exif == nil)
+        #expect(stripped.written.metadata.xmp == nil)
+
+        let xmp = try roundTrip("special/kite.webp", to: "kite.webp", options: EncodeOptions(lossless: true))
+        #expect(xmp.original.metadata.xmp != nil)
+        #expect(xmp.written.metadata.xmp == xmp.original.metadata.xmp)
+    }
+}
