@@ -8,6 +8,22 @@ public enum ImageWriter {
     /// JPEG, PNG, WebP, TIFF.
     public static let supportedExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
 
+    /// Checks, before any work, that `path` can be written: its extension names a supported
+    /// format and its folder exists and takes new files. ``write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// checks the same again.
+    ///
+    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`,
+    ///   `.outputFolderMissing` or `.outputFolderNotWritable`.
+    public static func checkDestination(_ path: String) throws(ImageIOError) {
+        let name = OutputPath(path)
+        guard OutputFormat(extension: name.extension) != nil else {
+            throw ImageIOError(
+                code: .unsupportedOutputExtension, path: path,
+                message: "cannot write '.\(name.extension)' files (supported: \(supportedExtensions.joined(separator: ", ")))")
+        }
+        try name.checkFolder()
+    }
+
     /// Writes `pixels` to `path` in the format its extension names.
     ///
     /// The pixels are premultiplied RGBA Float32 in sRGB-encoded values, as
@@ -41,12 +57,9 @@ public enum ImageWriter {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: path, message: message)
         }
+        try checkDestination(path)
         let name = OutputPath(path)
-        guard let format = OutputFormat(extension: name.extension) else {
-            throw fail(
-                .unsupportedOutputExtension,
-                "cannot write '.\(name.extension)' files (supported: \(supportedExtensions.joined(separator: ", ")))")
-        }
+        guard let format = OutputFormat(extension: name.extension) else { preconditionFailure("checked above") }
         guard (1...100).contains(options.quality) else {
             throw fail(.invalidArgument, "quality \(options.quality) is outside 1...100")
         }
@@ -60,7 +73,6 @@ public enum ImageWriter {
         guard !pixels.rect.isEmpty else {
             throw fail(.invalidArgument, "the image is empty (\(pixels.rect.width)x\(pixels.rect.height))")
         }
-        try name.checkFolder()
         try Libvips.start()
 
         let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))

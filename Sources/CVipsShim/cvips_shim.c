@@ -64,3 +64,13 @@ int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsIm
 int cvips_conv(VipsImage *in, VipsImage *mask, VipsPrecision precision, VipsImage **out) {
     return vips_conv(in, out, mask, "precision", precision, NULL);
 }
+
+static void cvips_drop_message(const gchar *domain, GLogLevelFlags level, const gchar *message,
+                               gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
+void cvips_silence_warnings(void) {
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO,
+                      cvips_drop_message, NULL);
+}

@@ -12,6 +12,7 @@ private let libvipsStartup: String? = {
     }
     // Batch jobs must not hold memory between images: no operation cache.
     vips_cache_set_max(0)
+    cvips_silence_warnings()
     return nil
 }()
 

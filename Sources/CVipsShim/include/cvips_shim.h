@@ -52,4 +52,8 @@ int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsIm
 /// vips_conv with `mask` (a matrix image with its own scale and offset).
 int cvips_conv(VipsImage *in, VipsImage *mask, VipsPrecision precision, VipsImage **out);
 
+/// Routes libvips's own GLib warnings (domain "VIPS", e.g. "read gave 2 warnings" for a
+/// damaged JPEG) away from stderr: blurfarm reports every failure itself, one line each.
+void cvips_silence_warnings(void);
+
 #endif
