@@ -4,31 +4,36 @@ import BlurfarmCore
 ///
 /// A line is a run of `- ` list markers followed by at most one of: a key (with its value
 /// when the value is on the same line), or a value. The parser builds the tree from the
-/// tokens' columns alone.
+/// tokens' columns alone. A token is plain data (cheap to copy); key names and values
+/// live in the lexer's side arrays.
 struct Token {
-    enum Kind {
+    enum Kind: UInt8 {
         /// A `- ` list marker.
         case dash
-        /// `key:` with the value written after it on the same line, or `nil` when the value
-        /// is the block on the following lines. `commentFollows` tells that a `#…` comment
-        /// stood right where the value would be (`background: #fff`), for a helpful note.
-        case key(String, value: Node?, commentLooksLikeValue: Bool)
-        /// A value: a scalar, an inline list, or `invalid` after a reported error.
-        case value(Node)
+        /// `key:`; `valueIndex` is the value written after it on the same line, or -1 when
+        /// the value is the block on the following lines.
+        case key
+        /// A value (`valueIndex`): a scalar, an inline list, or `invalid` after a reported error.
+        case value
         /// A line dropped after an error was reported on it; the parser drops the lines
         /// nested under it too, and marks the enclosing map or list incomplete.
         case broken
     }
 
     var kind: Kind
-    var line: Int
-    var column: Int
     /// Whether this is the first token of its line (the line's indentation is its column).
     var startsLine: Bool
+    /// For a key without a value: a `#…` comment stood right where the value would be
+    /// (`background: #fff`), which earns a note.
+    var commentLooksLikeValue = false
+    var line: Int
+    var column: Int
+    /// The key's name in ``ManifestLexer/keyNames``, for `key` tokens.
+    var keyIndex = -1
+    /// The value in ``ManifestLexer/values``, or -1.
+    var valueIndex = -1
 
-    var isDash: Bool {
-        if case .dash = kind { true } else { false }
-    }
+    var isDash: Bool { kind == .dash }
 }
 
 /// Splits a manifest's bytes into tokens, line by line, and reports every lexical problem.
@@ -40,6 +45,10 @@ struct ManifestLexer {
     private let file: String
     private(set) var diagnostics: [Diagnostic] = []
     private(set) var tokens: [Token] = []
+    /// The names of `key` tokens.
+    private(set) var keyNames: [String] = []
+    /// The values of `value` tokens and of keys with a value on their line.
+    private(set) var values: [Node] = []
 
     /// The line being read (from 1), the byte index and column of the next character, and
     /// the end of the line's content (before `\n` or `\r\n`).
@@ -85,7 +94,28 @@ struct ManifestLexer {
     }
 
     private mutating func emit(_ kind: Token.Kind, at column: Int) {
-        tokens.append(Token(kind: kind, line: line, column: column, startsLine: startsLine))
+        tokens.append(Token(kind: kind, startsLine: startsLine, line: line, column: column))
+        startsLine = false
+    }
+
+    private mutating func emitValue(_ node: Node, at column: Int) {
+        var token = Token(kind: .value, startsLine: startsLine, line: line, column: column)
+        token.valueIndex = values.count
+        values.append(node)
+        tokens.append(token)
+        startsLine = false
+    }
+
+    private mutating func emitKey(_ name: String, value: Node?, commentLooksLikeValue: Bool, at column: Int) {
+        var token = Token(kind: .key, startsLine: startsLine, line: line, column: column)
+        token.commentLooksLikeValue = commentLooksLikeValue
+        token.keyIndex = keyNames.count
+        keyNames.append(name)
+        if let value {
+            token.valueIndex = values.count
+            values.append(value)
+        }
+        tokens.append(token)
         startsLine = false
     }
 
@@ -198,7 +228,7 @@ struct ManifestLexer {
                 emit(.broken, at: startColumn)
                 return
             }
-            emit(expectLineEnd(after: "the closing quote") ? .value(node) : .broken, at: startColumn)
+            if expectLineEnd(after: "the closing quote") { emitValue(node, at: startColumn) } else { emit(.broken, at: startColumn) }
             return
         }
         if first == openBracket {
@@ -207,7 +237,7 @@ struct ManifestLexer {
                 emit(.broken, at: startColumn)
                 return
             }
-            emit(expectLineEnd(after: "']'") ? .value(node) : .broken, at: startColumn)
+            if expectLineEnd(after: "']'") { emitValue(node, at: startColumn) } else { emit(.broken, at: startColumn) }
             return
         }
         if reportIndicator() {
@@ -229,8 +259,11 @@ struct ManifestLexer {
             i += 1
         }
         guard let separator else {
-            let node = lexPlain(stoppingAtFlowIndicators: false)
-            emit(node.map(Token.Kind.value) ?? .broken, at: startColumn)
+            if let node = lexPlain(stoppingAtFlowIndicators: false) {
+                emitValue(node, at: startColumn)
+            } else {
+                emit(.broken, at: startColumn)
+            }
             return
         }
         var keyEnd = separator
@@ -248,11 +281,11 @@ struct ManifestLexer {
         skipWhiteSpace()
         if pos == end || bytes[pos] == hash {
             let looksLikeValue = pos + 1 < end && !isWhiteSpace(bytes[pos + 1])
-            emit(.key(key, value: nil, commentLooksLikeValue: looksLikeValue), at: startColumn)
+            emitKey(key, value: nil, commentLooksLikeValue: looksLikeValue, at: startColumn)
             return
         }
         let value = lexValueAfterKey()
-        emit(.key(key, value: value, commentLooksLikeValue: false), at: startColumn)
+        emitKey(key, value: value, commentLooksLikeValue: false, at: startColumn)
     }
 
     /// Reads the value written after `key: `; an `invalid` node after a reported error.

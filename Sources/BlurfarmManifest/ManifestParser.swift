@@ -37,7 +37,7 @@ public enum ManifestParser {
         }
         var lexer = ManifestLexer(bytes: bytes, file: file)
         lexer.run(from: first)
-        var parser = TreeBuilder(tokens: lexer.tokens, file: file)
+        var parser = TreeBuilder(tokens: lexer.tokens, keyNames: lexer.keyNames, values: lexer.values, file: file)
         let node = parser.build()
         return (node, Diagnostics(lexer.diagnostics + parser.diagnostics).sortedByLocation())
     }
@@ -55,12 +55,16 @@ public enum ManifestParser {
 /// (a list may also stand in the key's own column, as YAML allows).
 private struct TreeBuilder {
     let tokens: [Token]
+    let keyNames: [String]
+    let values: [Node]
     let file: String
     var i = 0
     var diagnostics: [Diagnostic] = []
 
-    init(tokens: [Token], file: String) {
+    init(tokens: [Token], keyNames: [String], values: [Node], file: String) {
         self.tokens = tokens
+        self.keyNames = keyNames
+        self.values = values
         self.file = file
     }
 
@@ -75,12 +79,12 @@ private struct TreeBuilder {
     mutating func build() -> Node? {
         guard !tokens.isEmpty else { return nil }
         // Leading broken lines belong to no node.
-        while i < tokens.count, case .broken = tokens[i].kind { skipBlock(of: tokens[i]) }
+        while i < tokens.count, tokens[i].kind == .broken { skipBlock(of: tokens[i]) }
         guard i < tokens.count else { return nil }
         let root = parseNode(depth: 1, keyColumn: nil)
         while i < tokens.count {
             let t = tokens[i]
-            if case .broken = t.kind {
+            if t.kind == .broken {
                 skipBlock(of: t)
                 continue
             }
@@ -115,9 +119,9 @@ private struct TreeBuilder {
         switch t.kind {
         case .dash: return parseList(depth: depth, column: t.column, keyColumn: keyColumn)
         case .key: return parseMap(depth: depth, column: t.column)
-        case .value(let node):
+        case .value:
             i += 1
-            return node
+            return values[t.valueIndex]
         case .broken:
             skipBlock(of: t)
             return Node(.invalid, at: location(t), isIncomplete: true)
@@ -130,17 +134,27 @@ private struct TreeBuilder {
         var firstIndex: [String: Int] = [:]
         var incomplete = false
         var previousHadInlineValue = false
+        var previousEntry: Int?
         while i < tokens.count {
             let t = tokens[i]
-            if t.column < c { break }
-            if case .broken = t.kind {
+            if t.column < c {
+                // A dropped line may have belonged here: its indentation cannot be trusted.
+                if t.kind == .broken { incomplete = true }
+                break
+            }
+            if t.kind == .broken {
                 incomplete = true
                 skipBlock(of: t)
                 continue
             }
             if t.column > c {
-                if previousHadInlineValue, case .value = t.kind {
+                if previousHadInlineValue, t.kind == .value {
                     error("multi-line values are not supported; write the value on one line", at: t)
+                    if let previous = previousEntry {
+                        let e = entries[previous]
+                        entries[previous] = Node.MapEntry(
+                            key: e.key, keyLocation: e.keyLocation, value: Node(.invalid, at: e.value.location))
+                    }
                 } else {
                     error("unexpected indentation", at: t)
                 }
@@ -148,7 +162,7 @@ private struct TreeBuilder {
                 skipBlock(of: t)
                 continue
             }
-            guard case .key(let key, let inline, let commentLooksLikeValue) = t.kind else {
+            guard t.kind == .key else {
                 if t.isDash {
                     error("expected 'key: value' here, not a '- ' item", at: t)
                 } else {
@@ -159,16 +173,23 @@ private struct TreeBuilder {
                 continue
             }
             i += 1
+            let key = keyNames[t.keyIndex]
+            let inline: Node? = t.valueIndex >= 0 ? values[t.valueIndex] : nil
             let value: Node
             if let inline {
                 value = inline
+                if case .invalid = inline.content {
+                    // Lines below an unreadable value (a block scalar's text, an anchored
+                    // map) would only add errors about the same mistake.
+                    while i < tokens.count, tokens[i].column > c { i += 1 }
+                }
             } else if i < tokens.count, tokens[i].startsLine,
                 tokens[i].column > c || (tokens[i].column == c && tokens[i].isDash)
             {
                 value = parseNode(depth: depth + 1, keyColumn: c)
             } else {
                 error("key '\(key)' has no value", at: t)
-                if commentLooksLikeValue {
+                if t.commentLooksLikeValue {
                     diagnostics.append(.note(
                         "'#' after a space starts a comment; quote a value that starts with '#'",
                         at: location(t)))
@@ -176,12 +197,24 @@ private struct TreeBuilder {
                 value = Node(.invalid, at: location(t))
             }
             previousHadInlineValue = inline != nil
-            if let first = firstIndex[key] {
+            previousEntry = nil
+            // Small maps (every map of a job) search their few keys; large ones index them.
+            let first: Int?
+            if entries.count < 16 {
+                first = entries.firstIndex { $0.key == key }
+            } else {
+                if firstIndex.isEmpty {
+                    for (k, e) in entries.enumerated() where firstIndex[e.key] == nil { firstIndex[e.key] = k }
+                }
+                first = firstIndex[key]
+            }
+            if let first {
                 error("duplicate key '\(key)'", at: t)
                 diagnostics.append(.note("'\(key)' first given here", at: entries[first].keyLocation))
                 continue
             }
-            firstIndex[key] = entries.count
+            if !firstIndex.isEmpty { firstIndex[key] = entries.count }
+            previousEntry = entries.count
             entries.append(Node.MapEntry(key: key, keyLocation: location(t), value: value))
         }
         return Node(.map(entries), at: start, isIncomplete: incomplete)
@@ -195,8 +228,11 @@ private struct TreeBuilder {
         var incomplete = false
         while i < tokens.count {
             let t = tokens[i]
-            if t.column < c { break }
-            if case .broken = t.kind {
+            if t.column < c {
+                if t.kind == .broken { incomplete = true }
+                break
+            }
+            if t.kind == .broken {
                 incomplete = true
                 skipBlock(of: t)
                 continue
