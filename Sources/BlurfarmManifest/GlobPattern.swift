@@ -6,7 +6,9 @@
 /// - `?` matches one character other than `/`;
 /// - `[abc]`, `[a-z]`, `[!abc]` match one character (other than `/`) in, or not in, the set;
 /// - `**` as a whole path segment matches any number of folders, none included:
-///   `photos/**/*.jpg` matches `photos/a.jpg` and `photos/2024/trip/a.jpg`;
+///   `photos/**/*.jpg` matches `photos/a.jpg` and `photos/2024/trip/a.jpg`; at the end of a
+///   pattern it matches everything below the folder (`photos/private/**` matches
+///   `photos/private/a.jpg` but not `photos/private` itself);
 /// - `\` makes the next character literal: `\*`, `\[`.
 ///
 /// Characters are compared as Unicode scalars, case-sensitively. A pattern is relative:
@@ -18,6 +20,11 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
         public let offset: Int
         public let message: String
         public var description: String { message }
+
+        public init(offset: Int, message: String) {
+            self.offset = offset
+            self.message = message
+        }
     }
 
     enum Atom: Hashable, Sendable {
@@ -192,7 +199,8 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
             p = backtrack.p + 1
             s = backtrack.s + 1
         }
-        while p < pattern.endIndex, pattern[p] == .anyFolders { p += 1 }
+        // A `**` left over matches no folder, which only a `**` before the end may do.
+        while p < pattern.endIndex - 1, pattern[p] == .anyFolders { p += 1 }
         return p == pattern.endIndex
     }
 

@@ -319,7 +319,7 @@ public enum JobDecoder {
             if let v = d.boolean(e) { upscale = v } else { ok = false }
         }
         if ok, value("width") == nil, value("height") == nil, !entry.value.isIncomplete {
-            d.error("'resize' needs 'width' or 'height'", at: entry.value.location)
+            d.error("'resize' needs 'width' or 'height'", at: entry.keyLocation)
             ok = false
         }
         if ok, fit != .inside, width == nil || height == nil {

@@ -33,6 +33,12 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
         /// A likely fix (the known placeholder nearest an unknown one), for a note.
         public let suggestion: String?
         public var description: String { message }
+
+        public init(offset: Int, message: String, suggestion: String?) {
+            self.offset = offset
+            self.message = message
+            self.suggestion = suggestion
+        }
     }
 
     /// The template as written.
@@ -45,42 +51,41 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
     public init(_ text: String) throws(SyntaxError) {
         self.text = text
         var parts: [Part] = []
-        var literal = String.UnicodeScalarView()
-        let scalars = Array(text.unicodeScalars)
-        var i = 0
-        while i < scalars.count {
-            let c = scalars[i]
-            if c == "}" {
-                throw SyntaxError(offset: i, message: "'}' closes no placeholder", suggestion: nil)
+        let utf8 = text.utf8
+        /// The offset in Unicode scalars of a UTF-8 index, for messages.
+        func offset(_ index: String.Index) -> Int { text.unicodeScalars[..<index].count }
+        var literalStart = utf8.startIndex
+        var i = utf8.startIndex
+        while i < utf8.endIndex {
+            let c = utf8[i]
+            if c == UInt8(ascii: "}") {
+                throw SyntaxError(offset: offset(i), message: "'}' closes no placeholder", suggestion: nil)
             }
-            guard c == "{" else {
-                literal.append(c)
-                i += 1
+            guard c == UInt8(ascii: "{") else {
+                i = utf8.index(after: i)
                 continue
             }
-            guard let close = scalars[(i + 1)...].firstIndex(of: "}") else {
-                throw SyntaxError(offset: i, message: "placeholder is not closed by '}'", suggestion: nil)
+            let nameStart = utf8.index(after: i)
+            guard let close = utf8[nameStart...].firstIndex(of: UInt8(ascii: "}")) else {
+                throw SyntaxError(offset: offset(i), message: "placeholder is not closed by '}'", suggestion: nil)
             }
-            var nameView = String.UnicodeScalarView()
-            nameView.append(contentsOf: scalars[(i + 1)..<close])
-            let name = String(nameView)
+            let name = String(text[nameStart..<close])
             guard let placeholder = Placeholder(rawValue: name) else {
                 let known = Placeholder.allCases.map(\.rawValue)
                 throw SyntaxError(
-                    offset: i,
+                    offset: offset(i),
                     message: "unknown placeholder '{\(name)}'; the placeholders are "
                         + known.map { "{\($0)}" }.joined(separator: " "),
                     suggestion: closestName(to: name, among: known).map { "{\($0)}" })
             }
-            if !literal.isEmpty {
-                parts.append(.literal(String(literal)))
-                literal = String.UnicodeScalarView()
-            }
+            if literalStart < i { parts.append(.literal(String(text[literalStart..<i]))) }
             parts.append(.placeholder(placeholder))
-            i = close + 1
+            i = utf8.index(after: close)
+            literalStart = i
         }
-        if !literal.isEmpty { parts.append(.literal(String(literal))) }
+        if literalStart < utf8.endIndex { parts.append(.literal(String(text[literalStart...]))) }
         self.parts = parts
+        fixedExtension = Self.fixedExtension(of: parts)
     }
 
     public var description: String { text }
@@ -90,7 +95,9 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
 
     /// The extension of the last path segment when it is fixed text (`webp` for
     /// `out/{stem}.webp`), `nil` when there is none or a placeholder stands in it.
-    public var fixedExtension: String? {
+    public let fixedExtension: String?
+
+    private static func fixedExtension(of parts: [Part]) -> String? {
         guard case .literal(let last)? = parts.last else { return nil }
         let file = last.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
         guard let dot = file.lastIndex(of: "."), dot != file.startIndex || parts.count > 1 else { return nil }
