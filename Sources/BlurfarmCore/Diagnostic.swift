@@ -11,6 +11,7 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
         case note
     }
 
+    /// Error or note.
     public var severity: Severity
     /// Where the problem is; `nil` when it concerns no place in a file (then only the
     /// severity and the message are printed).
@@ -18,6 +19,7 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
     /// One line, no trailing period, values in single quotes.
     public var message: String
 
+    /// A diagnostic of `severity` at `location` saying `message`.
     public init(_ severity: Severity, at location: SourceLocation?, _ message: String) {
         self.severity = severity
         self.location = location

@@ -12,8 +12,11 @@ public struct Diagnostics: Error, Hashable, Sendable, RandomAccessCollection, Cu
         all = diagnostics
     }
 
+    /// The first position (0).
     public var startIndex: Int { all.startIndex }
+    /// One past the last position.
     public var endIndex: Int { all.endIndex }
+    /// The diagnostic at `position`.
     public subscript(position: Int) -> Diagnostic { all[position] }
 
     /// How many errors there are (notes are not counted).

@@ -10,6 +10,7 @@ public struct SourceLocation: Hashable, Sendable, Comparable, CustomStringConver
     /// The column in Unicode scalars, from 1.
     public var column: Int
 
+    /// The location `file:line:column` (both from 1).
     public init(file: String, line: Int, column: Int) {
         self.file = file
         self.line = line

@@ -23,6 +23,7 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// How often a failed task is retried before its image is marked failed.
     public var retries: Int
 
+    /// A configuration; every argument has the documented default.
     public init(
         workers: Int? = nil, tile: Int = Self.defaultTile, decodedImages: Int = Self.defaultDecodedImages,
         pixelLimit: Int = Self.defaultPixelLimit, state: String = Self.defaultState,

@@ -17,10 +17,14 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Why a pattern was refused, with the offset (in Unicode scalars) of the offending
     /// character in the pattern.
     public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Where the problem is, in Unicode scalars from the pattern's start.
         public let offset: Int
+        /// What is wrong, for a diagnostic.
         public let message: String
+        /// The message.
         public var description: String { message }
 
+        /// A problem at `offset`.
         public init(offset: Int, message: String) {
             self.offset = offset
             self.message = message
@@ -143,6 +147,7 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
         }.count
     }
 
+    /// The pattern as written.
     public var description: String { text }
 
     /// The leading folders that hold no wildcard, joined with `/` (`photos/2024` for

@@ -1,9 +1,13 @@
 /// An opaque sRGB colour written `#rrggbb` (hexadecimal, either case; printed lower case).
 public struct HexColour: Hashable, Sendable, CustomStringConvertible {
+    /// The channels, sRGB-encoded, 0–255.
     public var red: UInt8
+    /// See ``red``.
     public var green: UInt8
+    /// See ``red``.
     public var blue: UInt8
 
+    /// The colour with these channels.
     public init(red: UInt8, green: UInt8, blue: UInt8) {
         self.red = red
         self.green = green

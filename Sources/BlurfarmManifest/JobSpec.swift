@@ -26,6 +26,7 @@ public struct JobSpec: Hashable, Sendable {
     /// Where each exclude glob is written, parallel to `exclude`.
     public var excludeLocations: [SourceLocation]
 
+    /// A job; `exclude`, `tile` and `verify` have the manifest's defaults.
     public init(
         name: String, inputs: [String], exclude: [String] = [], outputs: [VariantSpec], tile: Int? = nil,
         verify: VerifyMode = .checksum, nameLocation: SourceLocation? = nil,
@@ -42,11 +43,13 @@ public struct JobSpec: Hashable, Sendable {
         self.excludeLocations = excludeLocations
     }
 
+    /// Whether both say the same thing; locations are not compared.
     public static func == (a: JobSpec, b: JobSpec) -> Bool {
         a.name == b.name && a.inputs == b.inputs && a.exclude == b.exclude && a.outputs == b.outputs
             && a.tile == b.tile && a.verify == b.verify
     }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(inputs)

@@ -21,11 +21,14 @@ public struct Node: Hashable, Sendable {
 
     /// One `key: value` pair of a map.
     public struct MapEntry: Hashable, Sendable {
+        /// The key's name.
         public let key: String
         /// Where the key starts.
         public let keyLocation: SourceLocation
+        /// The key's value.
         public let value: Node
 
+        /// An entry of `key` written at `keyLocation`.
         public init(key: String, keyLocation: SourceLocation, value: Node) {
             self.key = key
             self.keyLocation = keyLocation
@@ -33,6 +36,7 @@ public struct Node: Hashable, Sendable {
         }
     }
 
+    /// What the node holds.
     public let content: Content
     /// Where the value starts: a scalar's first character (its quote, when quoted), a map's
     /// first key, a list's first `-` or its `[`.
@@ -42,6 +46,7 @@ public struct Node: Hashable, Sendable {
     /// may be on a dropped line.
     public let isIncomplete: Bool
 
+    /// A node holding `content`, written at `location`.
     public init(_ content: Content, at location: SourceLocation, isIncomplete: Bool = false) {
         self.content = content
         self.location = location

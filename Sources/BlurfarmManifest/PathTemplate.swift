@@ -28,12 +28,16 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
     /// Why a template was refused, with the offset (in Unicode scalars) of the offending
     /// character in the template text.
     public struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Where the problem is, in Unicode scalars from the template's start.
         public let offset: Int
+        /// What is wrong, for a diagnostic.
         public let message: String
         /// A likely fix (the known placeholder nearest an unknown one), for a note.
         public let suggestion: String?
+        /// The message.
         public var description: String { message }
 
+        /// A problem at `offset`, with a likely fix or `nil`.
         public init(offset: Int, message: String, suggestion: String?) {
             self.offset = offset
             self.message = message
@@ -88,6 +92,7 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
         fixedExtension = Self.fixedExtension(of: parts)
     }
 
+    /// The template as written.
     public var description: String { text }
 
     /// Whether the template uses `placeholder`.

@@ -16,10 +16,12 @@ public struct ResizeSpec: Hashable, Sendable {
     public var width: Int?
     /// The box's height in pixels (≥ 1), `nil` when only the width is given.
     public var height: Int?
+    /// How the image is fitted to the box (default `inside`).
     public var fit: Fit
     /// Whether an image smaller than the box is scaled up; by default it keeps its size.
     public var upscale: Bool
 
+    /// A resize to the box `width` × `height` (either may be `nil`, not both).
     public init(width: Int?, height: Int?, fit: Fit = .inside, upscale: Bool = false) {
         self.width = width
         self.height = height

@@ -17,6 +17,7 @@ public struct Scalar: Hashable, Sendable {
 
     /// The value's text, quotes removed and escapes replaced.
     public let text: String
+    /// How the text was quoted.
     public let style: Style
     /// Where the text's first Unicode scalar stands: the column after the opening quote for
     /// quoted scalars.

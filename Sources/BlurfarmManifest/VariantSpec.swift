@@ -35,6 +35,7 @@ public struct VariantSpec: Hashable, Sendable {
     /// Where each filter's name stands, parallel to `filters` (empty when not from a file).
     public var filterLocations: [SourceLocation]
 
+    /// A variant; every argument but the name and path has the manifest's default.
     public init(
         name: String, pathTemplate: PathTemplate, filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
         colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
@@ -62,12 +63,14 @@ public struct VariantSpec: Hashable, Sendable {
     /// The output formats, by path extension (compared without regard to case).
     public static let outputExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
 
+    /// Whether both say the same thing; locations are not compared.
     public static func == (a: VariantSpec, b: VariantSpec) -> Bool {
         a.name == b.name && a.pathTemplate == b.pathTemplate && a.filters == b.filters && a.edge == b.edge
             && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless && a.strip == b.strip
             && a.resize == b.resize && a.background == b.background
     }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(pathTemplate)
