@@ -50,7 +50,10 @@ import Testing
         let clock = ContinuousClock()
         var parse = Duration.seconds(1000)
         var decode = Duration.seconds(1000)
-        for _ in 0..<5 {  // best of five: the machine is shared
+        // The best of up to 20 runs within 3 seconds: the machine is shared, and other tests
+        // run in parallel with this one at first.
+        let start = clock.now
+        for _ in 0..<20 where clock.now - start < .seconds(3) {
             parse = min(parse, clock.measure { _ = ManifestParser.parse(bytes, file: "big.job") })
             decode = min(decode, clock.measure { _ = JobDecoder.decode(bytes, file: "big.job", filters: TestCatalogue.all) })
         }
