@@ -57,6 +57,7 @@ let package = Package(
                 "BlurfarmCore", "BlurfarmManifest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            exclude: ["bad-manifests"],  // fixtures, read through #filePath
             swiftSettings: strict),
     ]
 )

@@ -1,0 +1,57 @@
+/// The farm's settings, read from `config/blurfarm.conf` (or the file named by `--config`
+/// or `$BLURFARM_CONFIG`). `docs/configuration.md` describes every key.
+public struct FarmConfiguration: Hashable, Sendable {
+    /// Worker processes; `nil` means one per processor core.
+    public var workers: Int?
+    /// The tile side in pixels for jobs that name none (0: one tile per image).
+    public var tile: Int
+    /// How many images may be decoded at once: the bound on pixel memory.
+    public var decodedImages: Int
+    /// The largest image accepted, in pixels (width × height), checked from the header
+    /// before decoding.
+    public var pixelLimit: Int
+    /// The folder for reports, locks and output records. Relative paths in the file are
+    /// resolved against the configuration file's folder, so this is that joined path.
+    public var state: String
+    /// Folders plugins are loaded from, in order; relative paths resolved as for `state`.
+    public var pluginFolders: [String]
+    /// Seconds a task may run before its worker is stopped and the task retried; `nil`
+    /// for no limit.
+    public var taskTimeout: Double?
+    /// Seconds without a heartbeat after which a worker counts as hung.
+    public var heartbeatTimeout: Double
+    /// How often a failed task is retried before its image is marked failed.
+    public var retries: Int
+
+    /// A configuration; every argument has the documented default.
+    public init(
+        workers: Int? = nil, tile: Int = Self.defaultTile, decodedImages: Int = Self.defaultDecodedImages,
+        pixelLimit: Int = Self.defaultPixelLimit, state: String = Self.defaultState,
+        pluginFolders: [String] = [], taskTimeout: Double? = nil,
+        heartbeatTimeout: Double = Self.defaultHeartbeatTimeout, retries: Int = Self.defaultRetries
+    ) {
+        self.workers = workers
+        self.tile = tile
+        self.decodedImages = decodedImages
+        self.pixelLimit = pixelLimit
+        self.state = state
+        self.pluginFolders = pluginFolders
+        self.taskTimeout = taskTimeout
+        self.heartbeatTimeout = heartbeatTimeout
+        self.retries = retries
+    }
+
+    /// Tiles of 512 × 512 pixels: 4 MiB of Float32 RGBA, small enough to spread an image
+    /// over the workers, large enough that halos stay a small share of the work.
+    public static let defaultTile = 512
+    /// Two decoded images at once: one being rendered while the next decodes.
+    public static let defaultDecodedImages = 2
+    /// 16383 × 16383 pixels, libvips's and Pillow's usual decompression-bomb bound.
+    public static let defaultPixelLimit = 268_402_689
+    /// The state folder, relative to the configuration file's folder.
+    public static let defaultState = "state"
+    /// Ten seconds of silence before a worker counts as hung.
+    public static let defaultHeartbeatTimeout = 10.0
+    /// Three retries before a tile's image is marked failed.
+    public static let defaultRetries = 3
+}

@@ -1,0 +1,451 @@
+import BlurfarmCore
+
+/// Reads a manifest into a checked ``JobSpec``, or every problem in it.
+///
+/// Filters are checked against the catalogue the caller passes (built-in filters and
+/// loaded plugins alike), through ``FilterDescriptor/resolve(_:)``; nothing here knows a
+/// filter by name.
+public enum JobDecoder {
+    /// The keys of a job, in the order the printer writes them.
+    public static let jobKeys = ["job", "inputs", "exclude", "outputs", "tile", "verify"]
+    /// The keys of one output variant, in the order the printer writes them.
+    public static let variantKeys = [
+        "name", "path", "filters", "edge", "colour", "quality", "lossless", "strip", "resize", "background",
+    ]
+    /// The keys of `resize`.
+    public static let resizeKeys = ["width", "height", "fit", "upscale"]
+
+    /// Decodes a manifest's bytes read from `file` (the path as messages should show it).
+    /// On failure, the diagnostics hold at least one error, ordered by location.
+    public static func decode(_ bytes: [UInt8], file: String, filters: [FilterDescriptor]) -> Result<JobSpec, Diagnostics> {
+        let (root, parsed) = ManifestParser.parse(bytes, file: file)
+        var decoding = Decoding()
+        var job: JobSpec?
+        if let root {
+            job = decodeJob(root, filters: filters, &decoding)
+        } else if !parsed.hasErrors {
+            decoding.error("empty manifest: expected 'job:'", at: SourceLocation(file: file, line: 1, column: 1))
+        }
+        var all = parsed
+        all.append(contentsOf: decoding.diagnostics)
+        all = all.sortedByLocation()
+        if let job, !all.hasErrors { return .success(job) }
+        if !all.hasErrors {
+            all.append(.error("manifest could not be read", at: SourceLocation(file: file, line: 1, column: 1)))
+        }
+        return .failure(all)
+    }
+
+    /// Decodes manifest text as if read from `file`.
+    public static func decode(_ text: String, file: String, filters: [FilterDescriptor]) -> Result<JobSpec, Diagnostics> {
+        decode(Array(text.utf8), file: file, filters: filters)
+    }
+
+    /// Reads the manifest at `path` and decodes it; a file that cannot be read is one error.
+    public static func decode(fileAtPath path: String, filters: [FilterDescriptor]) -> Result<JobSpec, Diagnostics> {
+        switch SourceFile.readBytes(atPath: path) {
+        case .success(let bytes): decode(bytes, file: path, filters: filters)
+        case .failure(let diagnostics): .failure(diagnostics)
+        }
+    }
+
+    // MARK: The job
+
+    static func decodeJob(_ root: Node, filters catalogue: [FilterDescriptor], _ d: inout Decoding) -> JobSpec? {
+        guard case .map(let entries) = root.content else {
+            if case .invalid = root.content { return nil }
+            d.error("a manifest is a map of 'key: value' lines, starting with 'job:'", at: root.location)
+            return nil
+        }
+        d.reportUnknownKeys(entries, known: jobKeys, context: nil)
+        func entry(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var ok = true
+
+        var name: String?
+        var nameLocation: SourceLocation?
+        if let e = d.require("job", in: entries, map: root, context: nil) {
+            name = d.name(e)
+            nameLocation = e.value.location
+        }
+        if name == nil { ok = false }
+
+        var inputs: [(text: String, node: Node)] = []
+        if let e = d.require("inputs", in: entries, map: root, context: nil) {
+            if let globs = globs(e, d: &d) {
+                inputs = globs
+                if globs.isEmpty {
+                    d.error("'inputs' needs at least one glob", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        } else {
+            ok = false
+        }
+
+        var exclude: [(text: String, node: Node)] = []
+        if let e = entry("exclude") {
+            if let globs = globs(e, d: &d) { exclude = globs } else { ok = false }
+        }
+
+        var outputs: [VariantSpec] = []
+        if let e = d.require("outputs", in: entries, map: root, context: nil) {
+            switch e.value.content {
+            case .list(let items):
+                if items.isEmpty {
+                    d.error("'outputs' needs at least one output", at: e.value.location)
+                    ok = false
+                }
+                for item in items {
+                    if let variant = decodeVariant(item, filters: catalogue, &d) {
+                        outputs.append(variant)
+                    } else {
+                        ok = false
+                    }
+                }
+                checkDistinct(outputs, &d)
+            case .invalid:
+                ok = false
+            default:
+                d.error("'outputs' must be a list of '- name:' items", at: e.value.location)
+                ok = false
+            }
+        } else {
+            ok = false
+        }
+
+        var tile: Int?
+        if let e = entry("tile") {
+            tile = d.integer(e, in: 0...Int.max)
+            if tile == nil { ok = false }
+        }
+        var verify = VerifyMode.checksum
+        if let e = entry("verify") {
+            if let v = d.choice(e, of: VerifyMode.self) { verify = v } else { ok = false }
+        }
+
+        guard ok, let name else { return nil }
+        return JobSpec(
+            name: name, inputs: inputs.map(\.text), exclude: exclude.map(\.text), outputs: outputs, tile: tile,
+            verify: verify, nameLocation: nameLocation, inputLocations: inputs.map(\.node.location),
+            excludeLocations: exclude.map(\.node.location))
+    }
+
+    /// A list of globs, each checked by ``GlobPattern``.
+    static func globs(_ entry: Node.MapEntry, d: inout Decoding) -> [(text: String, node: Node)]? {
+        guard let items = d.scalarList(entry, expected: "a list of globs, such as [photos/*.jpg]") else { return nil }
+        var ok = true
+        for item in items {
+            do {
+                _ = try GlobPattern(item.text)
+            } catch {
+                d.error("invalid glob: \(error.message)", at: item.node.location(ofScalarAt: error.offset))
+                ok = false
+            }
+        }
+        return ok ? items : nil
+    }
+
+    /// Two variants may not share a name or write the same path.
+    static func checkDistinct(_ outputs: [VariantSpec], _ d: inout Decoding) {
+        var names: [String: VariantSpec] = [:]
+        var paths: [String: VariantSpec] = [:]
+        for variant in outputs {
+            if let first = names[variant.name] {
+                if let here = variant.location {
+                    d.error("two outputs are named '\(variant.name)'", at: here)
+                    if let there = first.location { d.note("'\(variant.name)' first named here", at: there) }
+                }
+            } else {
+                names[variant.name] = variant
+            }
+            if let first = paths[variant.pathTemplate.text] {
+                if let here = variant.pathLocation {
+                    d.error("outputs '\(first.name)' and '\(variant.name)' write the same path", at: here)
+                    if let there = first.pathLocation { d.note("'\(first.name)' writes it here", at: there) }
+                }
+            } else {
+                paths[variant.pathTemplate.text] = variant
+            }
+        }
+    }
+
+    // MARK: Variants
+
+    static func decodeVariant(_ item: Node, filters catalogue: [FilterDescriptor], _ d: inout Decoding) -> VariantSpec? {
+        guard let entries = d.mapEntries(item, key: "outputs", expected: "a list of '- name:' items") else { return nil }
+        let context = "outputs"
+        d.reportUnknownKeys(entries, known: variantKeys, context: context)
+        func entry(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var ok = true
+
+        var name: String?
+        if let e = d.require("name", in: entries, map: item, context: context) { name = d.name(e) }
+        if name == nil { ok = false }
+
+        var template: PathTemplate?
+        var pathEntry: Node.MapEntry?
+        if let e = d.require("path", in: entries, map: item, context: context) {
+            pathEntry = e
+            template = pathTemplate(e, &d)
+        }
+        if template == nil { ok = false }
+
+        var filters: [FilterSpec] = []
+        var filterLocations: [SourceLocation] = []
+        if let e = entry("filters") {
+            if let chain = decodeFilters(e, catalogue: catalogue, &d) {
+                filters = chain.map(\.spec)
+                filterLocations = chain.map(\.location)
+            } else {
+                ok = false
+            }
+        }
+
+        var edge = EdgeRule.clamp
+        if let e = entry("edge") {
+            if let v = d.choice(e, of: EdgeRule.self) { edge = v } else { ok = false }
+        }
+        var colour = ColourMode.gamma
+        if let e = entry("colour") {
+            if let v = d.choice(e, of: ColourMode.self) { colour = v } else { ok = false }
+        }
+        var quality = VariantSpec.defaultQuality
+        if let e = entry("quality") {
+            if let v = d.integer(e, in: 1...100) { quality = v } else { ok = false }
+        }
+        var lossless = false
+        if let e = entry("lossless") {
+            if let v = d.boolean(e) {
+                lossless = v
+                if v, let template, let ext = template.fixedExtension, ext.lowercased() != "webp" {
+                    d.error("'lossless' applies to WebP outputs only; this path ends in '.\(ext)'", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        var strip = false
+        if let e = entry("strip") {
+            if let v = d.boolean(e) { strip = v } else { ok = false }
+        }
+        var resize: ResizeSpec?
+        if let e = entry("resize") {
+            resize = decodeResize(e, &d)
+            if resize == nil { ok = false }
+        }
+        var background = HexColour.white
+        if let e = entry("background") {
+            let expected = "a colour written '#rrggbb'"
+            if let text = d.string(e, expected: expected) {
+                if let colour = HexColour(text) {
+                    background = colour
+                } else {
+                    d.error("'background' must be \(expected)", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+
+        guard ok, let name, let template else { return nil }
+        return VariantSpec(
+            name: name, pathTemplate: template, filters: filters, edge: edge, colour: colour, quality: quality,
+            lossless: lossless, strip: strip, resize: resize, background: background, location: item.location,
+            pathLocation: pathEntry?.value.location, filterLocations: filterLocations)
+    }
+
+    /// The output path: placeholders known, a known image extension, and something that
+    /// tells inputs apart.
+    static func pathTemplate(_ entry: Node.MapEntry, _ d: inout Decoding) -> PathTemplate? {
+        guard let text = d.string(entry, expected: "a path such as out/{stem}.jpg") else { return nil }
+        let node = entry.value
+        if text.isEmpty {
+            d.error("'path' must not be empty", at: node.location)
+            return nil
+        }
+        let template: PathTemplate
+        do {
+            template = try PathTemplate(text)
+        } catch {
+            let at = node.location(ofScalarAt: error.offset)
+            d.error(error.message, at: at)
+            if let suggestion = error.suggestion { d.note("did you mean '\(suggestion)'?", at: at) }
+            return nil
+        }
+        var ok = true
+        let extensions = VariantSpec.outputExtensions
+        if let ext = template.fixedExtension, extensions.contains(ext.lowercased()) {
+            // a known format
+        } else {
+            d.error(
+                "the output path must end in "
+                    + extensions.dropLast().map { ".\($0)" }.joined(separator: ", ") + " or .\(extensions.last!)",
+                at: node.location)
+            ok = false
+        }
+        if !template.uses(.stem), !template.uses(.name) {
+            d.error("the output path needs '{stem}' or '{name}', or every input writes the same file", at: node.location)
+            ok = false
+        }
+        return ok ? template : nil
+    }
+
+    static func decodeResize(_ entry: Node.MapEntry, _ d: inout Decoding) -> ResizeSpec? {
+        guard let entries = d.mapEntries(entry.value, key: "resize", expected: "a map with 'width' and/or 'height'") else {
+            return nil
+        }
+        d.reportUnknownKeys(entries, known: resizeKeys, context: "resize")
+        func value(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var ok = true
+        var width: Int?, height: Int?
+        if let e = value("width") {
+            width = d.integer(e, in: 1...Int.max)
+            if width == nil { ok = false }
+        }
+        if let e = value("height") {
+            height = d.integer(e, in: 1...Int.max)
+            if height == nil { ok = false }
+        }
+        var fit = ResizeSpec.Fit.inside
+        if let e = value("fit") {
+            if let v = d.choice(e, of: ResizeSpec.Fit.self) { fit = v } else { ok = false }
+        }
+        var upscale = false
+        if let e = value("upscale") {
+            if let v = d.boolean(e) { upscale = v } else { ok = false }
+        }
+        if ok, value("width") == nil, value("height") == nil, !entry.value.isIncomplete {
+            d.error("'resize' needs 'width' or 'height'", at: entry.keyLocation)
+            ok = false
+        }
+        if ok, fit != .inside, width == nil || height == nil {
+            d.error("fit '\(fit.rawValue)' needs both 'width' and 'height'", at: value("fit")!.value.location)
+            ok = false
+        }
+        return ok ? ResizeSpec(width: width, height: height, fit: fit, upscale: upscale) : nil
+    }
+
+    // MARK: Filters
+
+    static func decodeFilters(
+        _ entry: Node.MapEntry, catalogue: [FilterDescriptor], _ d: inout Decoding
+    ) -> [(spec: FilterSpec, location: SourceLocation)]? {
+        let expected = "a list of filters, each '- name:' with its parameters below it"
+        guard case .list(let items) = entry.value.content else {
+            if case .invalid = entry.value.content { return nil }
+            d.error("'filters' must be \(expected)", at: entry.value.location)
+            return nil
+        }
+        var chain: [(spec: FilterSpec, location: SourceLocation)] = []
+        var ok = true
+        for item in items {
+            let name: String
+            let nameLocation: SourceLocation
+            var parameters: [Node.MapEntry] = []
+            switch item.content {
+            case .scalar(let s):
+                name = s.text
+                nameLocation = item.location
+            case .map(let entries):
+                guard let first = entries.first else { continue }
+                for extra in entries.dropFirst() {
+                    d.error(
+                        "a filter item names one filter; write '\(extra.key)' as its own '- \(extra.key):' item",
+                        at: extra.keyLocation)
+                    ok = false
+                }
+                name = first.key
+                nameLocation = first.keyLocation
+                switch first.value.content {
+                case .map(let p): parameters = p
+                case .invalid: ok = false
+                default:
+                    d.error(
+                        "the parameters of '\(name)' are written below it, one 'name: value' per line",
+                        at: first.value.location)
+                    ok = false
+                }
+            case .invalid:
+                ok = false
+                continue
+            case .list:
+                d.error("'filters' must be \(expected)", at: item.location)
+                ok = false
+                continue
+            }
+            guard let descriptor = catalogue.first(where: { $0.name == name }) else {
+                d.error("unknown filter '\(name)'", at: nameLocation)
+                if let suggestion = closestName(to: name, among: catalogue.map(\.name)) {
+                    d.note("did you mean '\(suggestion)'?", at: nameLocation)
+                }
+                ok = false
+                continue
+            }
+            if let spec = resolve(descriptor, parameters, at: nameLocation, &d) {
+                chain.append((spec, nameLocation))
+            } else {
+                ok = false
+            }
+        }
+        return ok ? chain : nil
+    }
+
+    /// Resolves one filter's parameters, placing each ``ParameterProblem`` on the key or
+    /// value it concerns.
+    static func resolve(
+        _ descriptor: FilterDescriptor, _ parameters: [Node.MapEntry], at nameLocation: SourceLocation,
+        _ d: inout Decoding
+    ) -> FilterSpec? {
+        var arguments: [(name: String, value: ParameterValue)] = []
+        var unreadable: Set<String> = []
+        var ok = true
+        for p in parameters {
+            switch p.value.content {
+            case .scalar(let s):
+                let kind = descriptor.parameters.first { $0.name == p.key }?.kind
+                arguments.append((p.key, parameterValue(s, kind: kind)))
+            case .invalid:
+                unreadable.insert(p.key)
+                ok = false
+            default:
+                d.error("'\(p.key)' must be a single value", at: p.value.location)
+                unreadable.insert(p.key)
+                ok = false
+            }
+        }
+        switch descriptor.resolve(arguments) {
+        case .success(let spec):
+            return ok ? spec : nil
+        case .failure(let problems):
+            for problem in problems.problems {
+                switch problem {
+                case .unknownParameter(let name, let filter, let suggestion):
+                    let at = parameters.first { $0.key == name }?.keyLocation ?? nameLocation
+                    d.error("unknown key '\(name)' in '\(filter)'", at: at)
+                    if let suggestion { d.note("did you mean '\(suggestion)'?", at: at) }
+                case .missingParameter(let name, _):
+                    if unreadable.contains(name) { continue }
+                    d.error(problem.description, at: nameLocation)
+                case .invalidValue(let name, _):
+                    d.error(problem.description, at: parameters.first { $0.key == name }?.value.location ?? nameLocation)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// A scalar as a filter argument: text for a string parameter; otherwise a plain
+    /// `true`/`false`, integer or number when it is one, else text (the descriptor then
+    /// says what it expected).
+    static func parameterValue(_ s: Scalar, kind: ParameterDescriptor.Kind?) -> ParameterValue {
+        if case .string? = kind { return .string(s.text) }
+        if let b = s.booleanValue { return .boolean(b) }
+        if let i = s.integerValue { return .integer(i) }
+        if let x = s.numberValue { return .number(x) }
+        return .string(s.text)
+    }
+}

@@ -1,0 +1,137 @@
+import BlurfarmCore
+
+/// Writes a job back as manifest text in canonical form: every key in a fixed order, every
+/// default spelled out, two-space indentation, strings quoted only when they must be.
+///
+/// Parsing the printed text gives back an equal ``JobSpec`` (locations aside), and
+/// printing that again gives the same text.
+public enum ManifestPrinter {
+    /// The canonical text of `job`, ending in a newline.
+    public static func print(_ job: JobSpec) -> String {
+        var out = ""
+        out += "job: \(ScalarWriter.block(job.name))\n"
+        out += "inputs: \(ScalarWriter.inlineList(job.inputs))\n"
+        out += "exclude: \(ScalarWriter.inlineList(job.exclude))\n"
+        out += "outputs:\n"
+        for variant in job.outputs {
+            out += "  - name: \(ScalarWriter.block(variant.name))\n"
+            let indent = "    "
+            out += indent + "path: \(ScalarWriter.block(variant.pathTemplate.text))\n"
+            if variant.filters.isEmpty {
+                out += indent + "filters: []\n"
+            } else {
+                out += indent + "filters:\n"
+                for filter in variant.filters {
+                    if filter.arguments.isEmpty {
+                        out += indent + "  - \(ScalarWriter.block(filter.name))\n"
+                        continue
+                    }
+                    out += indent + "  - \(filter.name):\n"
+                    for name in filter.arguments.keys.sorted() {
+                        out += indent + "      \(name): \(ScalarWriter.value(filter.arguments[name]!))\n"
+                    }
+                }
+            }
+            out += indent + "edge: \(variant.edge.rawValue)\n"
+            out += indent + "colour: \(variant.colour.rawValue)\n"
+            out += indent + "quality: \(variant.quality)\n"
+            out += indent + "lossless: \(variant.lossless)\n"
+            out += indent + "strip: \(variant.strip)\n"
+            if let resize = variant.resize {
+                out += indent + "resize:\n"
+                if let width = resize.width { out += indent + "  width: \(width)\n" }
+                if let height = resize.height { out += indent + "  height: \(height)\n" }
+                out += indent + "  fit: \(resize.fit.rawValue)\n"
+                out += indent + "  upscale: \(resize.upscale)\n"
+            }
+            out += indent + "background: \(ScalarWriter.block(variant.background.description))\n"
+        }
+        if let tile = job.tile { out += "tile: \(tile)\n" }
+        out += "verify: \(job.verify.rawValue)\n"
+        return out
+    }
+}
+
+/// Writes scalars so that the parser reads back exactly the same text.
+public enum ScalarWriter {
+    /// `text` as a value after `key: ` or `- `: bare when that reads back as the same
+    /// string, else quoted.
+    public static func block(_ text: String) -> String {
+        needsQuotes(text, inFlow: false) ? quoted(text) : text
+    }
+
+    /// `[a, b]`, items quoted as needed.
+    public static func inlineList(_ items: [String]) -> String {
+        "[" + items.map { needsQuotes($0, inFlow: true) ? quoted($0) : $0 }.joined(separator: ", ") + "]"
+    }
+
+    /// A filter argument: numbers and booleans bare, strings as ``block(_:)``.
+    public static func value(_ value: ParameterValue) -> String {
+        switch value {
+        case .integer(let i): String(i)
+        case .number(let x): number(x)
+        case .boolean(let b): String(b)
+        case .string(let s): block(s)
+        }
+    }
+
+    /// A finite number in a form the parser reads back to the same `Double`: integral
+    /// values below 10^15 without a fraction, others in Swift's shortest round-trip form.
+    public static func number(_ x: Double) -> String {
+        if x == x.rounded(), abs(x) < 1e15 { return String(Int(x)) }
+        return "\(x)"
+    }
+
+    /// Whether `text` must be quoted to read back as this string.
+    static func needsQuotes(_ text: String, inFlow: Bool) -> Bool {
+        let b = Array(text.utf8)
+        guard let first = b.first, let last = b.last else { return true }
+        if isWhiteSpace(first) || isWhiteSpace(last) { return true }
+        switch first {
+        case UInt8(ascii: "&"), UInt8(ascii: "*"), UInt8(ascii: "!"), UInt8(ascii: "{"), UInt8(ascii: "}"),
+            UInt8(ascii: "|"), UInt8(ascii: ">"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: ","),
+            UInt8(ascii: "#"), UInt8(ascii: "%"), doubleQuote, singleQuote:
+            return true
+        case UInt8(ascii: "-"), UInt8(ascii: "?"):
+            if b.count == 1 || isWhiteSpace(b[1]) { return true }
+        default: break
+        }
+        for (k, c) in b.enumerated() {
+            if c < 0x20 || c == 0x7F { return true }
+            if c == colon, k + 1 == b.count || isWhiteSpace(b[k + 1]) { return true }
+            if c == hash, k > 0, isWhiteSpace(b[k - 1]) { return true }
+            if inFlow, c == comma || c == openBracket || c == closeBracket { return true }
+            if c == 0xEF, k + 2 < b.count, b[k + 1] == 0xBB, b[k + 2] == 0xBF { return true }
+        }
+        let plain = Scalar(text: text, style: .plain, contentColumn: 1)
+        return plain.numberValue != nil || plain.booleanValue != nil
+    }
+
+    /// `'text'` when that needs no escape, else `"text"` with escapes.
+    static func quoted(_ text: String) -> String {
+        let needsEscapes = text.unicodeScalars.contains { $0 == "'" || isEscaped($0) }
+        if !needsEscapes { return "'" + text + "'" }
+        var out = "\""
+        for s in text.unicodeScalars {
+            switch s {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if isEscaped(s) {
+                    out += "\\u{" + String(s.value, radix: 16) + "}"
+                } else {
+                    out.unicodeScalars.append(s)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// Characters the parser refuses raw in a file: controls (tab included here, to keep
+    /// quoted text on one visible line) and the byte order mark.
+    private static func isEscaped(_ s: Unicode.Scalar) -> Bool {
+        s.value < 0x20 || s.value == 0x7F || s.value == 0xFEFF
+    }
+}

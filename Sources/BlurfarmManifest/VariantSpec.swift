@@ -1,0 +1,86 @@
+import BlurfarmCore
+
+/// One output a job writes for every input: where to, through which filters, in what form.
+///
+/// Two variants are equal when they say the same thing: the `…Location` properties record
+/// where the variant was written and take no part in `==` or hashing.
+public struct VariantSpec: Hashable, Sendable {
+    /// The variant's name: letters, digits, `-`, `_` and `.`; unique in its job.
+    public var name: String
+    /// Where each output goes, relative to the manifest's folder.
+    public var pathTemplate: PathTemplate
+    /// The filter chain, applied in order; empty for a plain resize or re-encode.
+    public var filters: [FilterSpec]
+    /// What the filters see beyond the image's edges (default `clamp`).
+    public var edge: EdgeRule
+    /// Which values the filters average (default `gamma`).
+    public var colour: ColourMode
+    /// Encoder quality for lossy formats (JPEG, lossy WebP), 1–100 (default 90).
+    public var quality: Int
+    /// Whether a WebP output is lossless (default false; WebP only).
+    public var lossless: Bool
+    /// Whether metadata (EXIF, XMP, IPTC) is left out of the output (default false).
+    /// The ICC profile is kept either way.
+    public var strip: Bool
+    /// How the output is scaled, `nil` to keep the input's size.
+    public var resize: ResizeSpec?
+    /// The colour transparent pixels are flattened onto for formats without alpha (JPEG);
+    /// default white.
+    public var background: HexColour
+
+    /// Where the variant's item starts (its first key), when it came from a file.
+    public var location: SourceLocation?
+    /// Where the `path` value starts.
+    public var pathLocation: SourceLocation?
+    /// Where each filter's name stands, parallel to `filters` (empty when not from a file).
+    public var filterLocations: [SourceLocation]
+
+    /// A variant; every argument but the name and path has the manifest's default.
+    public init(
+        name: String, pathTemplate: PathTemplate, filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
+        colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
+        strip: Bool = false, resize: ResizeSpec? = nil, background: HexColour = .white,
+        location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = []
+    ) {
+        self.name = name
+        self.pathTemplate = pathTemplate
+        self.filters = filters
+        self.edge = edge
+        self.colour = colour
+        self.quality = quality
+        self.lossless = lossless
+        self.strip = strip
+        self.resize = resize
+        self.background = background
+        self.location = location
+        self.pathLocation = pathLocation
+        self.filterLocations = filterLocations
+    }
+
+    /// The encoder quality when none is given.
+    public static let defaultQuality = 90
+
+    /// The output formats, by path extension (compared without regard to case).
+    public static let outputExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
+
+    /// Whether both say the same thing; locations are not compared.
+    public static func == (a: VariantSpec, b: VariantSpec) -> Bool {
+        a.name == b.name && a.pathTemplate == b.pathTemplate && a.filters == b.filters && a.edge == b.edge
+            && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless && a.strip == b.strip
+            && a.resize == b.resize && a.background == b.background
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(pathTemplate)
+        hasher.combine(filters)
+        hasher.combine(edge)
+        hasher.combine(colour)
+        hasher.combine(quality)
+        hasher.combine(lossless)
+        hasher.combine(strip)
+        hasher.combine(resize)
+        hasher.combine(background)
+    }
+}

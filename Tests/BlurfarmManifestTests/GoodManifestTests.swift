@@ -1,0 +1,213 @@
+import BlurfarmCore
+import BlurfarmManifest
+import Testing
+
+/// The issue's example, word for word.
+let exampleManifest = """
+    job: backdrops                     # a name: letters, digits, '-', '_', '.'
+    inputs: [photos/**/*.jpg, photos/**/*.png]     # globs, relative to the manifest's folder; ** crosses folders
+    exclude: [photos/private/**]       # optional
+    outputs:                           # one or more variants, each written for every input
+      - name: thumb
+        path: out/thumbs/{stem}.webp   # {stem} {ext} {name} {relpath} {job} {variant}
+        resize:
+          width: 256                   # fit inside, keep aspect; width and/or height
+        quality: 80
+      - name: backdrop
+        path: out/backdrops/{relpath}/{stem}.jpg
+        filters:
+          - gaussian:
+              sigma: 12
+          - motion:
+              radius: 20
+              angle: 30
+        edge: clamp
+        colour: linear
+    tile: 512                          # optional; otherwise the configuration's
+
+    """
+
+@Suite struct GoodManifestTests {
+    func decode(_ text: String, file: String = "jobs/backdrops.job") throws -> JobSpec {
+        switch JobDecoder.decode(text, file: file, filters: TestCatalogue.all) {
+        case .success(let job): return job
+        case .failure(let diagnostics):
+            Issue.record("unexpected diagnostics:\n\(diagnostics)")
+            throw diagnostics
+        }
+    }
+
+    @Test func theIssuesExampleDecodesToTheExpectedJob() throws {
+        let job = try decode(exampleManifest)
+        let expected = JobSpec(
+            name: "backdrops",
+            inputs: ["photos/**/*.jpg", "photos/**/*.png"],
+            exclude: ["photos/private/**"],
+            outputs: [
+                VariantSpec(
+                    name: "thumb", pathTemplate: try PathTemplate("out/thumbs/{stem}.webp"), filters: [],
+                    edge: .clamp, colour: .gamma, quality: 80, lossless: false, strip: false,
+                    resize: ResizeSpec(width: 256, height: nil, fit: .inside, upscale: false),
+                    background: HexColour(red: 255, green: 255, blue: 255)),
+                VariantSpec(
+                    name: "backdrop", pathTemplate: try PathTemplate("out/backdrops/{relpath}/{stem}.jpg"),
+                    filters: [
+                        FilterSpec(name: "gaussian", arguments: ["sigma": .number(12)]),
+                        // samples has no default: the filter derives it from the radius.
+                        FilterSpec(name: "motion", arguments: ["radius": .number(20), "angle": .number(30)]),
+                    ],
+                    edge: .clamp, colour: .linear, quality: 90, lossless: false, strip: false, resize: nil,
+                    background: HexColour(red: 255, green: 255, blue: 255)),
+            ],
+            tile: 512, verify: .checksum)
+        #expect(job == expected)
+        // Field by field too, so a failure says which one.
+        #expect(job.outputs.map(\.name) == ["thumb", "backdrop"])
+        #expect(job.outputs[1].filters == expected.outputs[1].filters)
+        #expect(job.outputs[0].resize == expected.outputs[0].resize)
+    }
+
+    @Test func valuesKeepTheirLocations() throws {
+        let job = try decode(exampleManifest)
+        let file = "jobs/backdrops.job"
+        #expect(job.nameLocation == BlurfarmCore.SourceLocation(file: file, line: 1, column: 6))
+        #expect(job.inputLocations.map(\.column) == [10, 27])
+        #expect(job.excludeLocations == [BlurfarmCore.SourceLocation(file: file, line: 3, column: 11)])
+        #expect(job.outputs[0].location == BlurfarmCore.SourceLocation(file: file, line: 5, column: 5))
+        #expect(job.outputs[1].pathLocation == BlurfarmCore.SourceLocation(file: file, line: 11, column: 11))
+        #expect(job.outputs[1].filterLocations.map { "\($0.line):\($0.column)" } == ["13:9", "15:9"])
+    }
+
+    @Test func theParserKeepsEveryKeysAndValuesLocation() throws {
+        let (node, diagnostics) = ManifestParser.parse("a: 1\nb:\n  - x\n  - [y, 'z']\n", file: "f")
+        #expect(diagnostics.isEmpty)
+        guard case .map(let entries)? = node?.content else {
+            Issue.record("not a map")
+            return
+        }
+        #expect(entries.map(\.key) == ["a", "b"])
+        #expect(entries.map { "\($0.keyLocation.line):\($0.keyLocation.column)" } == ["1:1", "2:1"])
+        #expect(entries[0].value.location.column == 4)
+        guard case .list(let items) = entries[1].value.content, case .list(let inline) = items[1].content else {
+            Issue.record("not a list")
+            return
+        }
+        #expect(items.map { "\($0.location.line):\($0.location.column)" } == ["3:5", "4:5"])
+        #expect(inline.map { "\($0.location.line):\($0.location.column)" } == ["4:6", "4:9"])
+        #expect(inline.map { $0.scalar?.text } == ["y", "z"])
+        #expect(inline.map { $0.scalar?.style } == [.plain, .singleQuoted])
+    }
+
+    @Test func aByteOrderMarkAtTheStartIsSkipped() throws {
+        let plain = try decode(exampleManifest)
+        let withMark = JobDecoder.decode([0xEF, 0xBB, 0xBF] + Array(exampleManifest.utf8), file: "f", filters: TestCatalogue.all)
+        #expect(try withMark.get() == plain)
+        // Columns count from the character after the mark.
+        #expect(try withMark.get().nameLocation?.column == 6)
+    }
+
+    @Test func crlfLineEndsReadAsLineEnds() throws {
+        let plain = try decode(exampleManifest)
+        let crlf = exampleManifest.replacingAll("\n", with: "\r\n")
+        #expect(crlf.utf8.count > exampleManifest.utf8.count)
+        let job = try decode(crlf)
+        #expect(job == plain)
+        #expect(job.outputs[1].pathLocation?.line == 11)
+    }
+
+    @Test func defaultsAreFilledIn() throws {
+        let job = try decode("job: j\ninputs: [a/*.jpg]\noutputs:\n  - name: v\n    path: o/{stem}.png\n")
+        #expect(job.exclude.isEmpty)
+        #expect(job.tile == nil)
+        #expect(job.verify == .checksum)
+        let v = job.outputs[0]
+        #expect(v.filters.isEmpty && v.edge == .clamp && v.colour == .gamma && v.quality == 90)
+        #expect(!v.lossless && !v.strip && v.resize == nil && v.background == .white)
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let job = try decode("""
+            job: all.keys_1
+            inputs:
+              - 'a/*.jpg'
+              - "b/\\u{e9}t\\u{E9}/*.png"
+            exclude: []
+            outputs:
+            - name: w
+              path: 'o/{job}/{variant}/{name}-{ext}.WEBP'
+              filters:
+                - gaussian
+                - vignette:
+                    strength: 0.5
+                    shape: oval
+                    label: 12
+                    invert: true
+              edge: grow
+              colour: linear
+              quality: 1
+              lossless: true
+              strip: true
+              resize:
+                width: 10
+                height: 20
+                fit: exact
+                upscale: true
+              background: "#1A2b3c"
+            tile: 0
+            verify: untiled
+
+            """)
+        #expect(job.name == "all.keys_1")
+        #expect(job.inputs == ["a/*.jpg", "b/\u{e9}t\u{e9}/*.png"])
+        let v = job.outputs[0]
+        #expect(v.filters == [
+            FilterSpec(name: "gaussian", arguments: ["sigma": .number(10)]),
+            FilterSpec(name: "vignette", arguments: [
+                "strength": .number(0.5), "shape": .string("oval"), "label": .string("12"), "invert": .boolean(true),
+            ]),
+        ])
+        #expect(v.edge == .grow && v.colour == .linear && v.quality == 1 && v.lossless && v.strip)
+        #expect(v.resize == ResizeSpec(width: 10, height: 20, fit: .exact, upscale: true))
+        #expect(v.background == HexColour(red: 0x1A, green: 0x2B, blue: 0x3C))
+        #expect(job.tile == 0 && job.verify == .untiled)
+    }
+
+    @Test func namesThatLookLikeNumbersAreText() throws {
+        let job = try decode("job: 2024\ninputs: [a/*.jpg]\noutputs:\n  - name: true\n    path: o/{stem}.png\n")
+        #expect(job.name == "2024")
+        #expect(job.outputs[0].name == "true")
+    }
+
+    @Test func hashInsideAWordIsNotAComment() throws {
+        let job = try decode("job: j\ninputs: [a#1/*.jpg] # comment\noutputs:\n  - name: v\n    path: o/{stem}#2.png\n")
+        #expect(job.inputs == ["a#1/*.jpg"])
+        #expect(job.outputs[0].pathTemplate.text == "o/{stem}#2.png")
+    }
+
+    @Test func theConfigurationDecodesWithDefaultsAndResolvedFolders() throws {
+        let c = try ConfigurationDecoder.decode("tile: 256\nstate: var/blurfarm\nplugin-folders: [plugins, /opt/bf]\n", file: "etc/bf/blurfarm.conf").get()
+        #expect(c.workers == nil)
+        #expect(c.tile == 256)
+        #expect(c.decodedImages == 2 && c.pixelLimit == 268_402_689 && c.retries == 3)
+        #expect(c.heartbeatTimeout == 10 && c.taskTimeout == nil)
+        #expect(c.state == "etc/bf/var/blurfarm")
+        #expect(c.pluginFolders == ["etc/bf/plugins", "/opt/bf"])
+        let empty = try ConfigurationDecoder.decode("# nothing\n", file: "blurfarm.conf").get()
+        #expect(empty == FarmConfiguration(state: "state"))
+    }
+
+    @Test func theShippedConfigurationIsValid() throws {
+        let here = #filePath
+        let root = here[..<here.range(of: "/Tests/")!.lowerBound]
+        let path = root + "/config/blurfarm.conf"
+        let c = try ConfigurationDecoder.decode(fileAtPath: String(path)).get()
+        #expect(c.tile == 512)
+        #expect(c.state.hasPrefix(root + "/config/"))
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
+    }
+}

@@ -1,0 +1,151 @@
+import BlurfarmCore
+import BlurfarmManifest
+import PropertyBased
+import Testing
+
+/// Generated jobs, printed and parsed again, come back equal; printing is idempotent.
+@Suite struct RoundTripPropertyTests {
+    /// Characters that need quoting, escapes, or care in some position.
+    static let tricky: [Unicode.Scalar] = [
+        "a", "b", "Z", "0", "9", " ", "#", ":", "-", "'", "\"", "\\", "\t", "\n", "[", "]", ",", "{", "}", "&",
+        "*", "!", "|", ">", "%", "@", "`", "?", ".", "\u{e9}", "\u{1F600}", "\u{7}", "\u{FEFF}", "\u{0}", "\u{7F}",
+        "\r", "\u{2028}",
+    ]
+    static let nameBytes = Array("abcxyzABC0123456789-_.".unicodeScalars)
+
+    static func text<R: RandomNumberGenerator>(from pool: [Unicode.Scalar], count: ClosedRange<Int>, _ rng: inout R) -> String {
+        var s = String.UnicodeScalarView()
+        for _ in 0..<Int.random(in: count, using: &rng) { s.append(pool.randomElement(using: &rng)!) }
+        return String(s)
+    }
+
+    static func name<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        // Now and then a name that reads as a number or a boolean.
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 0: return ["2024", "-1", "1.5", "true", "false", "-", "1e5"].randomElement(using: &rng)!
+        default: return text(from: nameBytes, count: 1...10, &rng)
+        }
+    }
+
+    /// A valid glob with literal tricky characters, wildcards, sets and `**`.
+    static func glob<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        let literals = tricky.filter { !"/*?[\\".unicodeScalars.contains($0) }
+        var segments: [String] = []
+        for k in 0..<Int.random(in: 1...4, using: &rng) {
+            if k > 0, Int.random(in: 0..<5, using: &rng) == 0 {
+                segments.append("**")
+                continue
+            }
+            var segment = ""
+            var lastWasStar = false
+            for _ in 0..<Int.random(in: 1...5, using: &rng) {
+                switch Int.random(in: 0..<8, using: &rng) {
+                case 0 where !lastWasStar:
+                    segment += "*"
+                    lastWasStar = true
+                    continue
+                case 1: segment += "?"
+                case 2: segment += "[a-c\u{e9}]"
+                case 3: segment += "[!x]"
+                case 4: segment += "\\*"
+                default: segment.unicodeScalars.append(literals.randomElement(using: &rng)!)
+                }
+                lastWasStar = false
+            }
+            segments.append(segment)
+        }
+        return segments.joined(separator: "/")
+    }
+
+    static func filter<R: RandomNumberGenerator>(_ rng: inout R) -> FilterSpec {
+        var arguments: [(name: String, value: ParameterValue)] = []
+        let descriptor = TestCatalogue.all.randomElement(using: &rng)!
+        func maybe() -> Bool { Bool.random(using: &rng) }
+        switch descriptor.name {
+        case "gaussian":
+            if maybe() {
+                arguments.append(("sigma", maybe() ? .number(Double.random(in: 0.001...1000, using: &rng)) : .integer(Int.random(in: 1...1000, using: &rng))))
+            }
+        case "motion":
+            if maybe() { arguments.append(("radius", .number(Double.random(in: 0...2000, using: &rng)))) }
+            if maybe() { arguments.append(("angle", .number(Double.random(in: -360...360, using: &rng)))) }
+            if maybe() { arguments.append(("samples", .integer(Int.random(in: 1...4000, using: &rng)))) }
+        default:
+            arguments.append(("strength", .number(Double.random(in: 0...1, using: &rng))))
+            if maybe() { arguments.append(("shape", .string(maybe() ? "round" : "oval"))) }
+            if maybe() { arguments.append(("label", .string(text(from: tricky, count: 0...12, &rng)))) }
+            if maybe() { arguments.append(("invert", .boolean(maybe()))) }
+        }
+        switch descriptor.resolve(arguments) {
+        case .success(let spec): return spec
+        case .failure(let problems): fatalError("generated bad arguments: \(problems)")
+        }
+    }
+
+    static func job<R: RandomNumberGenerator>(_ rng: inout R) -> JobSpec {
+        func maybe() -> Bool { Bool.random(using: &rng) }
+        var outputs: [VariantSpec] = []
+        for k in 0..<Int.random(in: 1...3, using: &rng) {
+            let ext = VariantSpec.outputExtensions.randomElement(using: &rng)!
+            let literal = text(from: tricky.filter { $0 != "{" && $0 != "}" }, count: 0...6, &rng)
+            let file = maybe() ? "{stem}" : "{name}"
+            let folder = maybe() ? "{relpath}/" : ""
+            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "").\(ext)"
+            var resize: ResizeSpec?
+            if maybe() {
+                let width = maybe() ? Int.random(in: 1...100_000, using: &rng) : nil
+                let height = width == nil || maybe() ? Int.random(in: 1...100_000, using: &rng) : nil
+                let fit: ResizeSpec.Fit = width != nil && height != nil ? ResizeSpec.Fit.allCases.randomElement(using: &rng)! : .inside
+                resize = ResizeSpec(width: width, height: height, fit: fit, upscale: maybe())
+            }
+            outputs.append(VariantSpec(
+                name: name(&rng) + "\(k)", pathTemplate: try! PathTemplate(path),
+                filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
+                edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
+                quality: Int.random(in: 1...100, using: &rng), lossless: ext == "webp" && maybe(), strip: maybe(),
+                resize: resize,
+                background: HexColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
+        }
+        return JobSpec(
+            name: name(&rng), inputs: (0..<Int.random(in: 1...3, using: &rng)).map { _ in glob(&rng) },
+            exclude: (0..<Int.random(in: 0...2, using: &rng)).map { _ in glob(&rng) }, outputs: outputs,
+            tile: maybe() ? Int.random(in: 0...4096, using: &rng) : nil, verify: VerifyMode.allCases.randomElement(using: &rng)!)
+    }
+
+    static let jobs = Generator<JobSpec, Shrink.None<JobSpec>>(run: { rng in job(&rng) })
+
+    @Test func printedJobsParseBackEqual() async {
+        await propertyCheck(count: 1000, input: Self.jobs) { job in
+            let text = ManifestPrinter.print(job)
+            switch JobDecoder.decode(text, file: "rt.job", filters: TestCatalogue.all) {
+            case .success(let parsed):
+                #expect(parsed == job, "\(text)")
+                #expect(ManifestPrinter.print(parsed) == text)
+            case .failure(let diagnostics):
+                Issue.record("printed job does not parse:\n\(text)\n\(diagnostics)")
+            }
+        }
+    }
+
+    @Test func anyStringSurvivesAsAFilterArgument() async {
+        let strings = Gen<UInt32>.value(in: 0...0x10FFFF).compactMap(Unicode.Scalar.init).array(of: 0...20)
+            .map { scalars in
+                var view = String.UnicodeScalarView()
+                view.append(contentsOf: scalars)
+                return String(view)
+            }
+        await propertyCheck(count: 1000, input: strings) { label in
+            let text = "job: j\ninputs: [a]\noutputs:\n  - name: v\n    path: o/{stem}.png\n    filters:\n      - vignette:\n          strength: 1\n          label: \(ScalarWriter.block(label))\n"
+            let job = try? JobDecoder.decode(text, file: "s.job", filters: TestCatalogue.all).get()
+            #expect(job?.outputs[0].filters[0].arguments["label"] == .string(label), "\(text)")
+        }
+    }
+
+    @Test func theCanonicalFormOfTheExampleIsStable() throws {
+        let job = try JobDecoder.decode(exampleManifest, file: "e.job", filters: TestCatalogue.all).get()
+        let printed = ManifestPrinter.print(job)
+        #expect(printed.contains("    background: '#ffffff'\n"))
+        #expect(printed.contains("      - motion:\n          angle: 30\n          radius: 20\n"))
+        #expect(try JobDecoder.decode(printed, file: "p.job", filters: TestCatalogue.all).get() == job)
+    }
+}
