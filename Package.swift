@@ -2,7 +2,7 @@
 // blurfarm: a batch render farm for image filters.
 //
 // Module layout (lower modules never import higher ones):
-//   BlurfarmCore      geometry, pixel buffers, tile grid, edge rules: no I/O, no C
+//   BlurfarmCore      geometry, pixel buffers, tile grid, edge rules, filter descriptors: no I/O, no C
 //   BlurfarmKernels   the filter math (gaussian, motion, colour); depends on Core
 //   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
@@ -10,7 +10,16 @@
 //   blurfarm          the command-line driver
 import PackageDescription
 
-let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+#if arch(x86_64)
+/// The kernels are built for x86-64-v3 (AVX2, 2013 on) unless BLURFARM_BASELINE_CPU is set;
+/// a check in CSystemShims refuses to run on an older CPU with a clear message.
+let vectorCPU = Context.environment["BLURFARM_BASELINE_CPU"] == nil
+#else
+let vectorCPU = false
+#endif
+
+let strict: [SwiftSetting] =
+    [.swiftLanguageMode(.v6)] + (vectorCPU ? [.unsafeFlags(["-target-cpu", "haswell"])] : [])
 
 let package = Package(
     name: "blurfarm",
@@ -31,12 +40,16 @@ let package = Package(
             providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),
         .target(
+            name: "CSystemShims",
+            cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
+        .target(
             name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim"],
             swiftSettings: strict),
         .executableTarget(
             name: "blurfarm",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
+                "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -58,6 +71,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["bad-manifests"],  // fixtures, read through #filePath
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmCLITests",
+            dependencies: ["blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
             swiftSettings: strict),
     ]
 )

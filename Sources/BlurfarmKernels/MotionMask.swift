@@ -78,3 +78,15 @@ public struct MotionMask: Sendable, Equatable {
         Reach(x: taps.map { abs($0.dx) }.max() ?? 0, y: taps.map { abs($0.dy) }.max() ?? 0)
     }
 }
+
+extension MotionMask {
+    /// The taps as a dense row-major mask centred on its middle element, for convolution
+    /// routines that take a matrix (libvips's `vips_conv` in the benchmark).
+    public var denseMask: (weights: [Double], width: Int, height: Int) {
+        let r = reach
+        let width = 2 * r.x + 1, height = 2 * r.y + 1
+        var weights = [Double](repeating: 0, count: width * height)
+        for tap in taps { weights[(tap.dy + r.y) * width + tap.dx + r.x] = tap.weight }
+        return (weights, width, height)
+    }
+}

@@ -21,7 +21,7 @@ struct ImageWriterTests {
         return (original, try ImageReader.read(path), try ImageReader.header(ofFile: path))
     }
 
-    func expectIdentical(_ a: PixelBuffer, _ b: PixelBuffer, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectIdentical(_ a: PixelBuffer, _ b: PixelBuffer, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
         #expect(a.rect == b.rect, sourceLocation: sourceLocation)
         let difference = a.firstDifference(from: b)
         #expect(

@@ -35,7 +35,7 @@ struct ScratchFolder {
 
 /// The `ImageIOError` that `body` throws, or nil when it returns. Any other error is a test
 /// failure.
-func failure<T>(_ body: () throws -> T, sourceLocation: SourceLocation = #_sourceLocation) -> ImageIOError? {
+func failure<T>(_ body: () throws -> T, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> ImageIOError? {
     do {
         _ = try body()
         return nil

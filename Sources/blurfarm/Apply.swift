@@ -1,0 +1,119 @@
+import ArgumentParser
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import Foundation
+
+/// `blurfarm apply`: one image through a filter chain.
+struct Apply: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Filter one image: decode, run the filter chain tile by tile, write atomically.",
+        discussion: """
+            Filters run in the order given. Each --filter is a name and parameters:
+              gaussian sigma=S                 Gaussian blur, S in pixels (> 0)
+              motion radius=R angle=A samples=N
+                                               motion blur along angle A (degrees, counter-clockwise
+                                               as displayed); N defaults to ceil(R)
+            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff.
+            Nothing is written when anything fails; an existing OUTPUT is then left as it was.
+            """)
+
+    @Argument(help: "The image to read (any format libvips loads).")
+    var input: String
+
+    @Argument(help: "The image to write.")
+    var output: String
+
+    @Option(name: .customLong("filter"), help: ArgumentHelp("A filter and its parameters, e.g. 'gaussian sigma=8'. Repeatable.", valueName: "spec"))
+    var filters: [String] = []
+
+    @Option(help: "What filters see beyond the image: clamp, mirror, transparent, grow.")
+    var edge: EdgeRule = .clamp
+
+    @Option(help: "gamma (blur the stored sRGB values) or linear (blur in linear light).")
+    var colour: ColourMode = .gamma
+
+    @Option(help: "Tile side in pixels; 0 renders the image as one tile.")
+    var tile: Int = Renderer.defaultTileSize
+
+    @Option(help: "Threads that render tiles (default: the number of cores).")
+    var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "JPEG and WebP quality, 1-100.")
+    var quality: Int = 90
+
+    @Flag(help: "Write WebP losslessly.")
+    var lossless = false
+
+    @Flag(help: "Strip metadata (ICC profile, EXIF, XMP) from the output.")
+    var strip = false
+
+    @Option(help: "Refuse images with more pixels than this (checked before decoding).")
+    var pixelLimit: Int = ImageReader.defaultPixelLimit
+
+    @Flag(help: "Print what was done and how long each step took.")
+    var verbose = false
+
+    func validate() throws {
+        guard !filters.isEmpty else { throw ValidationError("give at least one --filter, e.g. --filter 'gaussian sigma=8'") }
+        guard tile >= 0 else { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
+        guard pixelLimit >= 1 else { throw ValidationError("--pixel-limit must be at least 1") }
+    }
+
+    func run() throws {
+        do {
+            try render()
+        } catch let error as CommandError {
+            printError(error.message)
+            throw ExitCode(error.exitCode)
+        } catch let error as ImageIOError {
+            printError(error.description)
+            throw ExitCode(1)
+        }
+    }
+
+    private func render() throws {
+        let registry = FilterRegistry.builtIn
+        let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
+        let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
+        try ImageWriter.checkDestination(output)
+
+        let clock = ContinuousClock()
+        var decoded: DecodedImage?
+        let decodeTime = try clock.measure { decoded = try ImageReader.read(input, pixelLimit: pixelLimit) }
+        guard let image = decoded else { return }
+        let renderer = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads))
+        var result: PixelBuffer?
+        let filterTime = clock.measure { result = renderer.render(image.pixels) }
+        guard let pixels = result else { return }
+        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
+        let encodeTime = try clock.measure {
+            try ImageWriter.write(
+                pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                metadata: image.metadata, options: options)
+        }
+        if verbose {
+            let tiles = renderer.tiles(forImage: image.pixels.rect).count
+            print(
+                "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
+                    + "edge \(edge), colour \(colour), \(tiles) tiles on \(threads) threads; "
+                    + "decode \(decodeTime.milliseconds) ms, filter \(filterTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
+        }
+    }
+}
+
+extension EdgeRule: ExpressibleByArgument {}
+extension ColourMode: ExpressibleByArgument {}
+
+extension Duration {
+    var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}
+
+/// Prints `blurfarm: error: message` to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("blurfarm: error: \(message)\n".utf8))
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import Foundation
+
+/// `blurfarm bench`: blurfarm's kernels beside libvips, in the same run, single-threaded.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Time blurfarm's kernels beside libvips on one image in memory, single-threaded.",
+        discussion: """
+            Times blurfarm's gaussian at each --sigma and its motion blur (radius 20, angle 30),
+            and beside them, in the same run: vips_gaussblur at integer precision on the 8-bit
+            image (libvips's fastest path) and at float precision, on the image's own 3 bands
+            and on the same 4 RGBA bands blurfarm processes; and vips_conv at float precision
+            with blurfarm's own sampled motion mask. blurfarm is timed from its working buffer
+            (premultiplied RGBA Float32) to a new one, libvips from 8-bit pixels in memory to
+            pixels in memory. Each figure is the median of --runs runs. Build with -c release.
+            """)
+
+    @Option(help: "The image (3840x2160 for the published figures).")
+    var image = "../shared/corpus/special/bench-3840x2160.jpg"
+
+    @Option(help: "Runs per figure; the median is printed.")
+    var runs = 5
+
+    @Option(help: "Gaussian sigmas to time.")
+    var sigma: [Double] = [2, 8, 32]
+
+    @Option(help: "Tile side for blurfarm.")
+    var tile = Renderer.defaultTileSize
+
+    @Flag(help: "Leave out libvips's float-precision gaussblur (slow at large sigma).")
+    var skipFloat = false
+
+    func run() throws {
+        do {
+            try measure()
+        } catch let error as ImageIOError {
+            printError(error.description)
+            throw ExitCode(1)
+        }
+    }
+
+    private func measure() throws {
+        LibvipsReference.setConcurrency(1)
+        let decoded = try ImageReader.read(image)
+        let pixels = decoded.pixels
+        let megapixels = Double(pixels.rect.area) / 1e6
+        let rgb = try LibvipsReference.Image.eightBit(from: pixels, bands: 3)
+        let rgba = try LibvipsReference.Image.eightBit(from: pixels, bands: 4)
+
+        print("blurfarm \(Blurfarm.version) bench: \(image), \(pixels.rect.width)x\(pixels.rect.height), single thread")
+        print("machine: \(Machine.cpuModel), \(ProcessInfo.processInfo.activeProcessorCount) cores; libvips \(ImageReader.libvipsVersion)")
+        print("median of \(runs) runs; ratio = libvips time / blurfarm time (above 1: blurfarm is faster)")
+        print("")
+        let header = ["filter", "blurfarm", "MP/s", "libvips", "bands", "precision", "ms", "ratio"]
+        var rows: [[String]] = []
+
+        func time(_ body: () throws -> Void) rethrows -> Double {
+            var times: [Double] = []
+            let clock = ContinuousClock()
+            for _ in 0..<max(runs, 1) { times.append(try clock.measure(body).seconds) }
+            return times.sorted()[times.count / 2]
+        }
+        func blurfarm(_ filter: any Filter) -> Double {
+            let renderer = Renderer(
+                chain: FilterChain(filters: [filter]), tileSize: tile, executor: ThreadedTileExecutor(threads: 1))
+            return time { _ = renderer.render(pixels) }
+        }
+        func row(_ name: String, _ ours: Double, _ what: String, _ bands: Int, _ precision: String, _ theirs: Double) {
+            rows.append([
+                name, ms(ours), String(format: "%.0f", megapixels / ours), what, String(bands), precision, ms(theirs),
+                String(format: "%.2f", theirs / ours),
+            ])
+        }
+
+        for s in sigma {
+            let ours = blurfarm(GaussianBlur(sigma: s))
+            for (img, bands) in [(rgb, 3), (rgba, 4)] {
+                let integer = try time { _ = try LibvipsReference.gaussianBlur(img, sigma: s, precision: .integer) }
+                row("gaussian sigma=\(ParameterValue.number(s))", ours, "gaussblur", bands, "integer", integer)
+                if !skipFloat {
+                    let float = try time { _ = try LibvipsReference.gaussianBlur(img, sigma: s, precision: .float) }
+                    row("gaussian sigma=\(ParameterValue.number(s))", ours, "gaussblur", bands, "float", float)
+                }
+            }
+        }
+
+        let motion = MotionBlur(radius: 20, angle: 30)
+        let ours = blurfarm(motion)
+        let (mask, maskWidth, maskHeight) = motion.mask.denseMask
+        for (img, bands) in [(rgb, 3), (rgba, 4)] {
+            let theirs = try time {
+                _ = try LibvipsReference.convolve(
+                    img, mask: mask, maskWidth: maskWidth, maskHeight: maskHeight, precision: .float)
+            }
+            row("motion radius=20 angle=30", ours, "conv (same mask)", bands, "float", theirs)
+        }
+        printTable(header, rows)
+    }
+
+    private func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
+
+    private func printTable(_ header: [String], _ rows: [[String]]) {
+        let all = [header] + rows
+        let widths = header.indices.map { c in all.map { $0[c].count }.max()! }
+        for (i, r) in all.enumerated() {
+            print(r.enumerated().map { c, v in v.padding(toLength: widths[c], withPad: " ", startingAt: 0) }
+                .joined(separator: "  "))
+            if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+        }
+    }
+}
+
+/// Facts about this machine for benchmark reports.
+enum Machine {
+    static var cpuModel: String {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+            let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+            let model = line.split(separator: ":", maxSplits: 1).last
+        else { return "unknown CPU" }
+        return model.trimmingCharacters(in: .whitespaces)
+    }
+}
+
+extension LibvipsReference.Image {
+    /// The 8-bit interleaved copy of premultiplied pixels that libvips blurs in the benchmark:
+    /// for an opaque image, the decoded 8-bit values (3 bands: RGB, 4 bands: RGBA).
+    static func eightBit(from pixels: PixelBuffer, bands: Int) throws -> LibvipsReference.Image {
+        let rect = pixels.rect
+        var data = [UInt8](repeating: 0, count: rect.area * bands)
+        var i = 0
+        for y in rect.y..<rect.maxY {
+            for x in rect.x..<rect.maxX {
+                let p = pixels[x, y]
+                let a = p[3]
+                for c in 0..<bands {
+                    let v = c == 3 ? a : (a > 0 ? p[c] / a : 0)
+                    data[i] = UInt8((min(max(v, 0), 1) * 255).rounded())
+                    i += 1
+                }
+            }
+        }
+        return LibvipsReference.Image(width: rect.width, height: rect.height, bands: bands, isFloat: false, data: data)
+    }
+}

@@ -1,0 +1,19 @@
+import ArgumentParser
+
+/// The `blurfarm` command: a thin driver of the library modules.
+@main
+struct Blurfarm: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "blurfarm",
+        abstract: "A batch render farm for image filters: Gaussian and motion blur, tiled, exact.",
+        discussion: """
+            Examples:
+              blurfarm apply photo.jpg blurred.jpg --filter 'gaussian sigma=8'
+              blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' --edge mirror
+              blurfarm bench
+            """,
+        version: version,
+        subcommands: [Apply.self, Bench.self])
+}

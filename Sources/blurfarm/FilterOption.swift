@@ -1,0 +1,50 @@
+import BlurfarmCore
+import BlurfarmKernels
+
+/// Parses a `--filter` argument such as `gaussian sigma=8` or `motion radius=20 angle=30`
+/// against the filter registry.
+enum FilterOption {
+    /// The checked filter, or every problem with the text in words.
+    static func parse(_ text: String, registry: FilterRegistry) -> Result<FilterSpec, CommandError> {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard let name = words.first else {
+            return .failure(CommandError("--filter '\(text)': empty filter; expected e.g. 'gaussian sigma=8'"))
+        }
+        guard let descriptor = registry.descriptor(named: name) else {
+            var message = "--filter '\(text)': unknown filter '\(name)'"
+            if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
+                message += " (did you mean '\(near)'?)"
+            }
+            message += "; available: " + registry.descriptors.map(\.name).joined(separator: ", ")
+            return .failure(CommandError(message))
+        }
+        var arguments: [(name: String, value: ParameterValue)] = []
+        for word in words.dropFirst() {
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                return .failure(CommandError("--filter '\(text)': '\(word)' is not of the form name=value"))
+            }
+            arguments.append((parts[0], value(of: parts[1])))
+        }
+        switch descriptor.resolve(arguments) {
+        case .success(let spec):
+            return .success(spec)
+        case .failure(let problems):
+            let lines = problems.problems.map { problem -> String in
+                if case .unknownParameter(_, _, let suggestion?) = problem {
+                    return "\(problem) (did you mean '\(suggestion)'?)"
+                }
+                return problem.description
+            }
+            return .failure(CommandError("--filter '\(text)': " + lines.joined(separator: "; ")))
+        }
+    }
+
+    /// The typed value of a `name=value` word: an integer, a number, true/false or a string.
+    static func value(of text: String) -> ParameterValue {
+        if let i = Int(text) { return .integer(i) }
+        if let d = Double(text), d.isFinite { return .number(d) }
+        if text == "true" || text == "false" { return .boolean(text == "true") }
+        return .string(text)
+    }
+}

@@ -1,0 +1,56 @@
+import BlurfarmImageIO
+import Foundation
+import Testing
+
+/// `blurfarm apply` end to end, through the built executable.
+@Suite struct ApplyCommandTests {
+    @Test func blursACorpusPhotoAndKeepsItsSize() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("out.png").path
+        let result = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), output, "--filter", "gaussian sigma=3",
+            "--filter", "motion radius=6 angle=30", "--tile", "100", "--threads", "2",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let header = try ImageReader.header(ofFile: output)
+        #expect(header.width == 1024 && header.height == 640)
+        // Only the output in the folder: no temporary file left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.png"])
+    }
+
+    @Test func tileSizeDoesNotChangeTheBytesWritten() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var files: [Data] = []
+        for tile in ["0", "37", "256"] {
+            let output = folder.appendingPathComponent("t\(tile).png").path
+            let result = try Blurfarm.run([
+                "apply", Fixtures.corpus("special/alpha-garbage-under-transparent.png"), output,
+                "--filter", "gaussian sigma=5", "--edge", "mirror", "--colour", "linear", "--tile", tile,
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            files.append(try Data(contentsOf: URL(fileURLWithPath: output)))
+        }
+        #expect(files[0] == files[1] && files[1] == files[2])
+    }
+
+    @Test func growMakesTheOutputLargerByTheReach() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("grown.png").path
+        let result = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), output, "--filter", "gaussian sigma=2", "--edge", "grow",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let header = try ImageReader.header(ofFile: output)
+        #expect(header.width == 1024 + 12 && header.height == 640 + 12 && header.hasAlpha)
+    }
+
+    @Test func versionAndHelpAnswer() throws {
+        let version = try Blurfarm.run(["--version"])
+        #expect(version.status == 0 && !version.stdout.isEmpty)
+        let help = try Blurfarm.run(["apply", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("--filter") && help.stdout.contains("gaussian sigma="))
+    }
+}
