@@ -26,6 +26,12 @@ public struct PixelBuffer: @unchecked Sendable {
         offset = 0
     }
 
+    /// A new buffer for `rect` whose pixels are undefined until written: for buffers that are
+    /// written whole before they are read (a kernel's output, a tile).
+    public static func uninitialized(_ rect: Rect) -> PixelBuffer {
+        PixelBuffer(rect: rect, storage: .uninitialized(byteCount: rect.area * channels * MemoryLayout<Float>.stride))
+    }
+
     /// A buffer over existing storage. `offset` and `rowStride` count `Float`s.
     public init(rect: Rect, storage: PixelStorage, offset: Int = 0, rowStride: Int? = nil) {
         let stride = rowStride ?? rect.width * Self.channels

@@ -24,10 +24,26 @@ public final class PixelStorage: @unchecked Sendable {
     /// Large blocks come straight from the kernel, already zeroed (no pass of zeroing before
     /// the kernels write them), in 2 MiB huge pages where the system allows: a 4K image then
     /// costs tens of page faults instead of tens of thousands.
-    public init(floatCount: Int) {
+    public convenience init(floatCount: Int) {
         precondition(floatCount >= 0)
-        let size = max(floatCount, 1) * MemoryLayout<Float>.stride
-        byteCount = size
+        self.init(byteCount: floatCount * MemoryLayout<Float>.stride)
+    }
+
+    /// Allocates `byteCount` bytes, 16-byte aligned, for a buffer that will be written whole
+    /// before it is read (tile buffers the kernels fill): no zeroing pass. Large blocks come
+    /// mapped (and zeroed) as in ``init(byteCount:)``.
+    public static func uninitialized(byteCount: Int) -> PixelStorage {
+        let size = max(byteCount, 16)
+        if size >= hugePageThreshold { return PixelStorage(byteCount: size) }
+        guard let memory = malloc(size) else { fatalError("out of memory: \(size) bytes of pixels") }
+        return PixelStorage(adopting: memory, byteCount: size) { pointer, _ in free(pointer) }
+    }
+
+    /// Allocates `byteCount` zeroed bytes, 16-byte aligned, as ``init(floatCount:)`` does.
+    public init(byteCount: Int) {
+        precondition(byteCount >= 0)
+        let size = max(byteCount, 16)
+        self.byteCount = size
         if size >= Self.hugePageThreshold {
             let mapped = size + Self.hugePageSize
             guard let region = mmap(nil, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
@@ -55,6 +71,12 @@ public final class PixelStorage: @unchecked Sendable {
         self.base = pointer
         self.byteCount = byteCount
         self.release = release
+    }
+
+    /// Calls `body` with the memory as raw bytes.
+    @inlinable
+    public func withUnsafeBytes<R>(_ body: (UnsafeMutableRawPointer) throws -> R) rethrows -> R {
+        try withExtendedLifetime(self) { try body(base) }
     }
 
     /// Calls `body` with the memory as `Float`s (`byteCount / 4` of them).

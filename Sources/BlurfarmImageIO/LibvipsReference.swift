@@ -76,6 +76,70 @@ public enum LibvipsReference {
         }
     }
 
+    /// The seconds each of `runs` runs of vips_gaussblur takes, from `image` already wrapped for
+    /// libvips (the wrapping is done once, outside the timing) to its pixels computed in memory
+    /// (vips_image_write_to_memory): what the benchmark compares with blurfarm's kernel.
+    ///
+    /// - Throws: as ``gaussianBlur(_:sigma:precision:)``.
+    public static func timeGaussianBlur(
+        _ image: Image, sigma: Double, precision: Precision, runs: Int
+    ) throws(ImageIOError) -> [Double] {
+        guard sigma > 0 else { throw invalid("gaussianBlur: sigma \(sigma) is not > 0") }
+        return try time("gaussblur", image, runs: runs) { (input) throws(LibvipsFailure) in
+            try Libvips.gaussblur(input, sigma: sigma, precision: precision.vips)
+        }
+    }
+
+    /// The seconds each of `runs` runs of vips_conv takes, timed as
+    /// ``timeGaussianBlur(_:sigma:precision:runs:)`` is.
+    ///
+    /// - Throws: as ``convolve(_:mask:maskWidth:maskHeight:precision:)``.
+    public static func timeConvolve(
+        _ image: Image, mask: [Double], maskWidth: Int, maskHeight: Int, precision: Precision, runs: Int
+    ) throws(ImageIOError) -> [Double] {
+        guard maskWidth > 0, maskHeight > 0, mask.count == maskWidth * maskHeight else {
+            throw invalid("convolve: mask has \(mask.count) values, not \(maskWidth)x\(maskHeight)")
+        }
+        return try time("conv", image, runs: runs) { (input) throws(LibvipsFailure) in
+            let matrix = try Libvips.matrix(width: maskWidth, height: maskHeight, values: mask)
+            return try Libvips.conv(input, mask: matrix, precision: precision.vips)
+        }
+    }
+
+    private static func time(
+        _ name: String, _ image: Image, runs: Int, _ operation: (VipsImageRef) throws(LibvipsFailure) -> VipsImageRef
+    ) throws(ImageIOError) -> [Double] {
+        try check(name, image)
+        let format = image.isFloat ? VIPS_FORMAT_FLOAT : VIPS_FORMAT_UCHAR
+        let clock = ContinuousClock()
+        do throws(LibvipsFailure) {
+            let input = try Libvips.image(
+                copying: image.data, width: image.width, height: image.height, bands: image.bands, format: format)
+            var seconds: [Double] = []
+            for _ in 0..<max(runs, 1) {
+                let start = clock.now
+                let output = try operation(input)
+                try Libvips.withComputedPixels(of: output) { _ in }
+                let elapsed = clock.now - start
+                seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+            }
+            return seconds
+        } catch {
+            throw ImageIOError(code: .operationFailed, path: nil, message: "libvips \(name): \(error.message)")
+        }
+    }
+
+    private static func check(_ name: String, _ image: Image) throws(ImageIOError) {
+        guard image.width > 0, image.height > 0, image.bands == 3 || image.bands == 4 else {
+            throw invalid("\(name): image is \(image.width)x\(image.height) with \(image.bands) bands")
+        }
+        guard image.data.count == image.width * image.height * image.bands * image.bytesPerSample else {
+            throw invalid(
+                "\(name): \(image.data.count) bytes for a \(image.width)x\(image.height)x\(image.bands) image")
+        }
+        try Libvips.start()
+    }
+
     private static func invalid(_ message: String) -> ImageIOError {
         ImageIOError(code: .invalidArgument, path: nil, message: message)
     }
@@ -85,14 +149,7 @@ public enum LibvipsReference {
     private static func run(
         _ name: String, _ image: Image, _ operation: (VipsImageRef) throws(LibvipsFailure) -> VipsImageRef
     ) throws(ImageIOError) -> Image {
-        guard image.width > 0, image.height > 0, image.bands == 3 || image.bands == 4 else {
-            throw invalid("\(name): image is \(image.width)x\(image.height) with \(image.bands) bands")
-        }
-        guard image.data.count == image.width * image.height * image.bands * image.bytesPerSample else {
-            throw invalid(
-                "\(name): \(image.data.count) bytes for a \(image.width)x\(image.height)x\(image.bands) image")
-        }
-        try Libvips.start()
+        try check(name, image)
         let format = image.isFloat ? VIPS_FORMAT_FLOAT : VIPS_FORMAT_UCHAR
         do throws(LibvipsFailure) {
             let input = try Libvips.image(

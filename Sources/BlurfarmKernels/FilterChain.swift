@@ -62,16 +62,17 @@ public struct FilterChain: Sendable {
         let image = source.rect
         let target = output.view(tile)
         let (computed, reads) = plan(tile: tile, image: image)
+        let sourceEdge = edge == .grow ? EdgeRule.transparent : edge
         if stages.isEmpty {
-            target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: edge))
+            target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge))
             return
         }
-        var current = source
+        var current = EdgeExtension.extend(source, image: image, to: reads[1], rule: sourceEdge)
         for i in 1...stages.count {
-            let input = edge == .grow && i > 1
-                ? current.view(reads[i])
+            let input = i == 1 ? current
+                : edge == .grow ? current.view(reads[i])
                 : EdgeExtension.extend(current, image: image, to: reads[i], rule: edge)
-            let result = i == stages.count ? target : PixelBuffer(rect: computed[i])
+            let result = i == stages.count ? target : PixelBuffer.uninitialized(computed[i])
             stages[i - 1].apply(input: input, output: result)
             current = result
         }

@@ -18,7 +18,7 @@ enum SeparableConvolution {
         let stripRows = schedule == .reference ? out.height : KernelSchedule.stripRows
         // The intermediate: the strip's rows, columns out.x - R ..< out.maxX + R.
         let wide = out.width + 2 * radius
-        let scratch = PixelStorage(floatCount: wide * stripRows * PixelBuffer.channels)
+        let scratch = PixelStorage.uninitialized(byteCount: wide * stripRows * PixelBuffer.channels * 4)
         weights.withUnsafeBufferPointer { w in
             input.withUnsafePixels { inBase in
                 output.withUnsafePixels { outBase in

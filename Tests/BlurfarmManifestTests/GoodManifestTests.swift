@@ -201,7 +201,7 @@ let exampleManifest = """
         let root = here[..<here.range(of: "/Tests/")!.lowerBound]
         let path = root + "/config/blurfarm.conf"
         let c = try ConfigurationDecoder.decode(fileAtPath: String(path)).get()
-        #expect(c.tile == 512)
+        #expect(c.tile == 256)
         #expect(c.state.hasPrefix(root + "/config/"))
     }
 }
