@@ -15,7 +15,8 @@ public enum ThumbnailFit: String, Sendable, CaseIterable {
 extension ImageReader {
     /// Decodes `path` shrunk to fit `width` × `height` pixels, using libvips's shrink-on-load
     /// thumbnailing (vips_thumbnail: JPEG and WebP decode at a reduced size, so a 256-pixel
-    /// thumbnail of a large photo is fast), then libvips's lanczos3 reduce.
+    /// thumbnail of a large photo is fast), then libvips's lanczos3 reduce. Files vips_thumbnail
+    /// would mishandle (CMYK, 16-bit, ...) are decoded at full size, then reduced the same way.
     ///
     /// Either size may be nil: then only the other bounds the image (`inside` only). The box
     /// applies to the image as displayed (after its EXIF orientation). Sizes are exact: the
@@ -39,6 +40,7 @@ extension ImageReader {
     /// which files shrink on load and where the ICC transform happens.
     ///
     /// - Parameters:
+    ///   - fit: how the image fits the box; `upscale`: whether a smaller image may grow.
     ///   - width: the box's width in pixels (1...10 000 000), or nil.
     ///   - height: the box's height in pixels (1...10 000 000), or nil.
     ///   - pixelLimit: the largest `width * height` accepted, for the file's header and for the
