@@ -1,6 +1,7 @@
 /// The metadata that travels from a source image to its outputs.
 ///
-/// Made only by ``ImageReader/read(_:pixelLimit:)``; hand it to
+/// Made only by ``ImageReader/read(_:pixelLimit:)`` and
+/// ``ImageReader/thumbnail(_:width:height:fit:upscale:pixelLimit:)``; hand it to
 /// ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:)`` unchanged.
 /// It always describes the pixels as decoded:
 /// - `iccProfile` is the profile of the decoded (sRGB) pixels: libvips's built-in sRGB

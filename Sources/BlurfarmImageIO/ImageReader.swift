@@ -55,62 +55,88 @@ public enum ImageReader {
         let file = try InputFile(path)
         defer { file.close() }
         let loaded = try file.open(sequential: true)
-
-        let (pixelCount, overflow) = loaded.width.multipliedReportingOverflow(by: loaded.height)
-        if overflow || pixelCount > pixelLimit {
-            throw ImageIOError(
-                code: .overPixelLimit, path: path,
-                message: "\(loaded.width)x\(loaded.height) is \(overflow ? "too many" : String(pixelCount)) "
-                    + "pixels, over the limit of \(pixelLimit)")
-        }
+        try checkPixelLimit(of: loaded, pixelLimit, path: path)
 
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
-            var image = loaded
-            if image.orientation != 1 {
-                // A sequential image cannot be rotated in place: decode it to memory first.
-                image = try Libvips.autorot(try Libvips.copyToMemory(image))
-            }
-            let exif = image.blob("exif-data")
-            let xmp = image.blob("xmp-data")
-
-            if let profile = image.blob("icc-profile-data"), profile != Libvips.srgbProfile {
-                image = try Libvips.iccTransformToSRGB(image, depth: sixteen ? 16 : 8)
-            }
-            let target = sixteen ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
-            let targetFormat = sixteen ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR
-            // Bands without a colour meaning ("multiband") are taken as RGB(A) as they are.
-            let isRGB = image.interpretation == target || image.interpretation == VIPS_INTERPRETATION_MULTIBAND
-            if !isRGB || image.format != targetFormat || image.bands < 3 {
-                image = try Libvips.colourspace(image, to: target, from: image.interpretation)
-            }
-            if image.format != targetFormat {
-                image = try Libvips.cast(image, to: targetFormat)
-            }
-            if image.bands > 4 {
-                image = try Libvips.extractBands(image, first: 0, count: 4)  // RGB and the first alpha
-            }
-            guard image.bands == 3 || image.bands == 4 else {
-                throw LibvipsFailure(message: "cannot make RGB from \(image.bands) bands")
-            }
-            let icc = image.blob("icc-profile-data")
-            let width = image.width, height = image.height, bands = image.bands
-            let pixels = try Libvips.withComputedPixels(of: image) { samples in
-                PixelConversion.pixelBuffer(
-                    from: samples, width: width, height: height, bands: bands, sixteenBit: sixteen)
-            }
-            return DecodedImage(
-                pixels: pixels, bitDepth: sixteen ? 16 : 8, hasAlpha: bands == 4,
-                metadata: ImageMetadata(iccProfile: icc, exif: exif, xmp: xmp))
+            return try decoded(try upright(loaded), sixteenBit: sixteen)
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
     }
 }
 
+// The decode path shared by `read` and `thumbnail`: the pixel limit, turning upright, colour to
+// sRGB, and the conversion to premultiplied Float32 with the metadata.
+extension ImageReader {
+    /// Refuses `image` (opened, nothing decoded yet) when its `width * height` is over
+    /// `pixelLimit`.
+    static func checkPixelLimit(of image: VipsImageRef, _ pixelLimit: Int, path: String) throws(ImageIOError) {
+        let (pixelCount, overflow) = image.width.multipliedReportingOverflow(by: image.height)
+        if overflow || pixelCount > pixelLimit {
+            throw ImageIOError(
+                code: .overPixelLimit, path: path,
+                message: "\(image.width)x\(image.height) is \(overflow ? "too many" : String(pixelCount)) "
+                    + "pixels, over the limit of \(pixelLimit)")
+        }
+    }
+
+    /// `image` turned upright by its EXIF orientation (step 2 of `read`); the orientation tag is
+    /// then gone.
+    static func upright(_ image: VipsImageRef) throws(LibvipsFailure) -> VipsImageRef {
+        guard image.orientation != 1 else { return image }
+        // A sequential image cannot be rotated in place: decode it to memory first.
+        return try Libvips.autorot(try Libvips.copyToMemory(image))
+    }
+
+    /// `image` in sRGB (step 3 of `read`): 8-bit sRGB, or 16-bit RGB16 when `sixteenBit`, with 3
+    /// bands or 4 (the last is alpha). An image already so, whose profile (if any) is libvips's
+    /// built-in sRGB, comes back as it is.
+    static func inSRGB(_ image: VipsImageRef, sixteenBit sixteen: Bool) throws(LibvipsFailure) -> VipsImageRef {
+        var image = image
+        if let profile = image.blob("icc-profile-data"), profile != Libvips.srgbProfile {
+            image = try Libvips.iccTransformToSRGB(image, depth: sixteen ? 16 : 8)
+        }
+        let target = sixteen ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
+        let targetFormat = sixteen ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR
+        // Bands without a colour meaning ("multiband") are taken as RGB(A) as they are.
+        let isRGB = image.interpretation == target || image.interpretation == VIPS_INTERPRETATION_MULTIBAND
+        if !isRGB || image.format != targetFormat || image.bands < 3 {
+            image = try Libvips.colourspace(image, to: target, from: image.interpretation)
+        }
+        if image.format != targetFormat {
+            image = try Libvips.cast(image, to: targetFormat)
+        }
+        if image.bands > 4 {
+            image = try Libvips.extractBands(image, first: 0, count: 4)  // RGB and the first alpha
+        }
+        guard image.bands == 3 || image.bands == 4 else {
+            throw LibvipsFailure(message: "cannot make RGB from \(image.bands) bands")
+        }
+        return image
+    }
+
+    /// The decoded image of an upright `image` (steps 3 and 4 of `read`): colour to sRGB, every
+    /// pixel computed and made premultiplied Float32, and the metadata describing the result.
+    static func decoded(_ image: VipsImageRef, sixteenBit sixteen: Bool) throws(LibvipsFailure) -> DecodedImage {
+        let exif = image.blob("exif-data")
+        let xmp = image.blob("xmp-data")
+        let image = try inSRGB(image, sixteenBit: sixteen)
+        let icc = image.blob("icc-profile-data")
+        let width = image.width, height = image.height, bands = image.bands
+        let pixels = try Libvips.withComputedPixels(of: image) { samples in
+            PixelConversion.pixelBuffer(
+                from: samples, width: width, height: height, bands: bands, sixteenBit: sixteen)
+        }
+        return DecodedImage(
+            pixels: pixels, bitDepth: sixteen ? 16 : 8, hasAlpha: bands == 4,
+            metadata: ImageMetadata(iccProfile: icc, exif: exif, xmp: xmp))
+    }
+}
+
 /// An input file opened by us before libvips sees it: missing and unreadable files get clear
 /// errors, and names libvips would misparse reach it as `/proc/self/fd/N`.
-private struct InputFile {
+struct InputFile {
     let path: String
     let descriptor: Int32
 
@@ -145,8 +171,12 @@ private struct InputFile {
     /// The name handed to libvips: the path itself, unless libvips would read a trailing
     /// "[...]" as options.
     var nameForLibvips: String {
-        path.hasSuffix("]") ? "/proc/self/fd/\(descriptor)" : path
+        path.hasSuffix("]") ? descriptorPath : path
     }
+
+    /// The open file by its descriptor, `/proc/self/fd/N` (Linux): libvips opening this name
+    /// reads the very file this value opened, even if the path was since renamed or replaced.
+    var descriptorPath: String { "/proc/self/fd/\(descriptor)" }
 
     /// The file's header through libvips (no pixels are decoded yet).
     func open(sequential: Bool) throws(ImageIOError) -> VipsImageRef {

@@ -11,6 +11,27 @@ int cvips_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);
 }
 
+int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out) {
+    return vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
+                          "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+}
+
+int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out) {
+    return vips_resize(in, out, hscale, "vscale", vscale, NULL);
+}
+
+int cvips_premultiply(VipsImage *in, double max_alpha, VipsImage **out) {
+    return vips_premultiply(in, out, "max_alpha", max_alpha, NULL);
+}
+
+int cvips_unpremultiply(VipsImage *in, double max_alpha, VipsImage **out) {
+    return vips_unpremultiply(in, out, "max_alpha", max_alpha, NULL);
+}
+
+int cvips_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
 int cvips_icc_transform_to_srgb(VipsImage *in, int depth, VipsImage **out) {
     return vips_icc_transform(in, out, "srgb", "embedded", TRUE, "depth", depth,
                               "intent", VIPS_INTENT_RELATIVE, NULL);

@@ -163,6 +163,35 @@ extension Libvips {
         try make("autorot") { cvips_autorot(image.pointer, $0) }
     }
 
+    /// vips_thumbnail of a file to exactly `width` × `height` displayed pixels, upright, strict
+    /// (see cvips_thumbnail_file for which files it may be given).
+    static func thumbnail(file path: String, width: Int, height: Int) throws(LibvipsFailure) -> VipsImageRef {
+        try make("thumbnail") { cvips_thumbnail_file(path, Int32(width), Int32(height), $0) }
+    }
+
+    /// vips_resize (lanczos3) by `hscale` × `vscale`, the format kept.
+    static func resize(_ image: VipsImageRef, hscale: Double, vscale: Double) throws(LibvipsFailure) -> VipsImageRef {
+        try make("resize") { cvips_resize(image.pointer, hscale, vscale, $0) }
+    }
+
+    /// vips_premultiply: colour times alpha / `maxAlpha`, as float.
+    static func premultiply(_ image: VipsImageRef, maxAlpha: Double) throws(LibvipsFailure) -> VipsImageRef {
+        try make("premultiply") { cvips_premultiply(image.pointer, maxAlpha, $0) }
+    }
+
+    /// vips_unpremultiply: colour divided by alpha / `maxAlpha` (alpha 0 gives colour 0), as float.
+    static func unpremultiply(_ image: VipsImageRef, maxAlpha: Double) throws(LibvipsFailure) -> VipsImageRef {
+        try make("unpremultiply") { cvips_unpremultiply(image.pointer, maxAlpha, $0) }
+    }
+
+    static func extractArea(
+        _ image: VipsImageRef, left: Int, top: Int, width: Int, height: Int
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("extract_area") {
+            cvips_extract_area(image.pointer, Int32(left), Int32(top), Int32(width), Int32(height), $0)
+        }
+    }
+
     static func iccTransformToSRGB(_ image: VipsImageRef, depth: Int) throws(LibvipsFailure) -> VipsImageRef {
         try make("icc_transform") { cvips_icc_transform_to_srgb(image.pointer, Int32(depth), $0) }
     }

@@ -19,6 +19,26 @@ int cvips_load_file(const char *path, int sequential, VipsImage **out);
 /// vips_autorot: rotates and flips upright by the orientation tag, which it removes.
 int cvips_autorot(VipsImage *in, VipsImage **out);
 
+/// vips_thumbnail of the file at `path` to exactly `width` x `height` pixels as displayed
+/// (`size` = force: the caller chose the size), with libvips's defaults otherwise: shrink-on-load
+/// (JPEG, WebP), lanczos3 reduce with alpha premultiplied, upright by the orientation tag, no
+/// `linear`, no import or export profile. Decoding is strict (`fail_on` = error). In libvips 8.14
+/// it first converts to its processing space (sRGB or B_W, 8 bits) by vips_colourspace: callers
+/// pass only 8-bit sRGB or B_W files, for which that step does nothing.
+int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out);
+
+/// vips_resize by `hscale` horizontally and `vscale` vertically with its default kernel
+/// (lanczos3), the format kept. Alpha is resized like any band: premultiply first.
+int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out);
+
+/// vips_premultiply / vips_unpremultiply with alpha `max_alpha` (255 or 65535) meaning opaque;
+/// the output is float.
+int cvips_premultiply(VipsImage *in, double max_alpha, VipsImage **out);
+int cvips_unpremultiply(VipsImage *in, double max_alpha, VipsImage **out);
+
+/// vips_extract_area: the `width` x `height` rectangle at (`left`, `top`).
+int cvips_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out);
+
 /// vips_icc_transform to libvips's built-in sRGB profile from the embedded profile,
 /// with `depth` 8 or 16 bits per sample in the output.
 int cvips_icc_transform_to_srgb(VipsImage *in, int depth, VipsImage **out);

@@ -1,0 +1,210 @@
+import CVips
+
+/// How a thumbnail fits the requested box.
+public enum ThumbnailFit: String, Sendable, CaseIterable {
+    /// The whole image inside the box, aspect ratio kept: the limiting side equals the box's,
+    /// the other is at most the box's.
+    case inside
+    /// The box filled, aspect ratio kept, the overflow cut off equally on both sides (centred).
+    /// Needs both a width and a height.
+    case cover
+    /// Exactly the box, aspect ratio not kept. Needs both a width and a height.
+    case exact
+}
+
+extension ImageReader {
+    /// Decodes `path` shrunk to fit `width` × `height` pixels, using libvips's shrink-on-load
+    /// thumbnailing (vips_thumbnail: JPEG and WebP decode at a reduced size, so a 256-pixel
+    /// thumbnail of a large photo is fast), then libvips's lanczos3 reduce. Files vips_thumbnail
+    /// would mishandle (CMYK, 16-bit, ...) are decoded at full size, then reduced the same way.
+    ///
+    /// Either size may be nil: then only the other bounds the image (`inside` only). The box
+    /// applies to the image as displayed (after its EXIF orientation). Sizes are exact: the
+    /// limiting side gets the box's size and the other side is the source's scaled by the same
+    /// factor, rounded to the nearest pixel (at least 1): `inside` 256 × 256 of a 853 × 1280 image
+    /// is 171 × 256.
+    ///
+    /// - `inside`: fit inside the box, keep the aspect ratio.
+    /// - `cover`: fill the box, keep the aspect ratio, crop the overflow centred.
+    /// - `exact`: exactly `width` × `height`, aspect ratio not kept.
+    ///
+    /// Without `upscale` no side grows: an image already inside the box keeps its size (`inside`),
+    /// `cover` crops the unscaled image to at most the box, and `exact` takes each side as the
+    /// smaller of the box's and the image's. With `upscale` a small image grows to the box.
+    ///
+    /// Otherwise exactly as ``read(_:pixelLimit:)``: the header's `width * height` is checked
+    /// against `pixelLimit` before any pixel is decoded; decoding is strict; the image is upright;
+    /// colour is brought to sRGB (ICC profile applied, 16 bits kept for 16-bit sources) by the same
+    /// code as `read`; the result has the same shape (premultiplied RGBA Float32, `bitDepth`,
+    /// `hasAlpha`, metadata with the orientation reset). See "Thumbnails" in docs/image-io.md for
+    /// which files shrink on load and where the ICC transform happens.
+    ///
+    /// - Parameters:
+    ///   - fit: how the image fits the box; `upscale`: whether a smaller image may grow.
+    ///   - width: the box's width in pixels (1...10 000 000), or nil.
+    ///   - height: the box's height in pixels (1...10 000 000), or nil.
+    ///   - pixelLimit: the largest `width * height` accepted, for the file's header and for the
+    ///     thumbnail before cropping (upscaling can make a large image from a small file).
+    /// - Throws: `ImageIOError` with code `.invalidArgument` (both sizes nil, a size out of range,
+    ///   `cover` or `exact` without both sizes; checked before the file is opened), `.fileMissing`,
+    ///   `.fileUnreadable`, `.notAnImage`, `.overPixelLimit`, `.decodeFailed` (truncated or
+    ///   corrupt data, a bad ICC profile; the message is libvips's) or `.libvipsUnavailable`.
+    public static func thumbnail(
+        _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool,
+        pixelLimit: Int = defaultPixelLimit
+    ) throws(ImageIOError) -> DecodedImage {
+        let box: ThumbnailBox
+        do {
+            box = try ThumbnailBox(width: width, height: height, fit: fit, upscale: upscale)
+        } catch {
+            throw ImageIOError(code: .invalidArgument, path: path, message: error.message)
+        }
+        try Libvips.start()
+        let file = try InputFile(path)
+        defer { file.close() }
+        let loaded = try file.open(sequential: true)
+        try checkPixelLimit(of: loaded, pixelLimit, path: path)
+
+        let swap = loaded.orientation >= 5  // orientations 5...8 turn the image a quarter
+        let sourceWidth = swap ? loaded.height : loaded.width
+        let sourceHeight = swap ? loaded.width : loaded.height
+        let plan = box.plan(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        let (scaledCount, overflow) = plan.scaledWidth.multipliedReportingOverflow(by: plan.scaledHeight)
+        if overflow || scaledCount > pixelLimit {
+            throw ImageIOError(
+                code: .overPixelLimit, path: path,
+                message: "a thumbnail of \(plan.scaledWidth)x\(plan.scaledHeight) is "
+                    + "\(overflow ? "too many" : String(scaledCount)) pixels, over the limit of \(pixelLimit)")
+        }
+
+        do throws(LibvipsFailure) {
+            let sixteen = loaded.format != VIPS_FORMAT_UCHAR
+            let interpretation = loaded.interpretation
+            let eightBitRGBOrGrey =
+                !sixteen && (interpretation == VIPS_INTERPRETATION_sRGB || interpretation == VIPS_INTERPRETATION_B_W)
+            // libvips 8.14's vips_thumbnail premultiplies alpha only when both sides change size.
+            let oneSideKept = (plan.scaledWidth == sourceWidth) != (plan.scaledHeight == sourceHeight)
+            var image: VipsImageRef
+            if eightBitRGBOrGrey && !(loaded.hasAlpha && oneSideKept) {
+                // vips_thumbnail's own colour steps do nothing to 8-bit sRGB or grey: it shrinks
+                // on load, reduces, turns upright, and leaves the embedded profile for `decoded`
+                // to apply. Its file is the one we opened and checked, by descriptor.
+                image = try Libvips.thumbnail(
+                    file: file.descriptorPath, width: plan.scaledWidth, height: plan.scaledHeight)
+            } else {
+                // CMYK, 16-bit, Lab, ...: vips_thumbnail (libvips 8.14) would convert these itself
+                // (CMYK not through the sRGB profile `read` uses, and leaving the CMYK profile
+                // attached; 16 bits down to 8). With alpha and one side kept, it would resize
+                // without premultiplying, letting in the colour stored under transparent pixels.
+                // Decode at full size as `read` does, then resize as vips_thumbnail would.
+                image = try inSRGB(try upright(loaded), sixteenBit: sixteen)
+                image = try resized(image, width: plan.scaledWidth, height: plan.scaledHeight, sixteenBit: sixteen)
+            }
+            guard image.width == plan.scaledWidth, image.height == plan.scaledHeight else {
+                throw LibvipsFailure(
+                    message: "thumbnail came out \(image.width)x\(image.height), "
+                        + "not \(plan.scaledWidth)x\(plan.scaledHeight)")
+            }
+            if plan.width != plan.scaledWidth || plan.height != plan.scaledHeight {
+                image = try Libvips.extractArea(
+                    image, left: (plan.scaledWidth - plan.width) / 2, top: (plan.scaledHeight - plan.height) / 2,
+                    width: plan.width, height: plan.height)
+            }
+            return try decoded(image, sixteenBit: sixteen)
+        } catch {
+            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+        }
+    }
+}
+
+extension ImageReader {
+    /// `image` (sRGB or RGB16 as `inSRGB` makes it) resized to `width` × `height` with
+    /// vips_resize (lanczos3, as vips_thumbnail), alpha premultiplied around the resize, the
+    /// format kept.
+    static func resized(
+        _ image: VipsImageRef, width: Int, height: Int, sixteenBit sixteen: Bool
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        if image.width == width && image.height == height { return image }
+        let hscale = Double(width) / Double(image.width), vscale = Double(height) / Double(image.height)
+        guard image.bands == 4 else { return try Libvips.resize(image, hscale: hscale, vscale: vscale) }
+        let maxAlpha: Double = sixteen ? 65535 : 255
+        let format = image.format
+        let premultiplied = try Libvips.premultiply(image, maxAlpha: maxAlpha)
+        let small = try Libvips.resize(premultiplied, hscale: hscale, vscale: vscale)
+        return try Libvips.cast(try Libvips.unpremultiply(small, maxAlpha: maxAlpha), to: format)
+    }
+}
+
+/// A checked thumbnail request: the box, the fit and whether images may grow.
+struct ThumbnailBox: Equatable {
+    /// The largest size libvips accepts for an image side (VIPS_MAX_COORD).
+    static let maximumSide = 10_000_000
+
+    let width: Int?
+    let height: Int?
+    let fit: ThumbnailFit
+    let upscale: Bool
+
+    struct Invalid: Error {
+        let message: String
+    }
+
+    init(width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool) throws(Invalid) {
+        guard width != nil || height != nil else {
+            throw Invalid(message: "a thumbnail needs a width or a height")
+        }
+        for (name, value) in [("width", width), ("height", height)] {
+            if let value, !(1...Self.maximumSide).contains(value) {
+                throw Invalid(message: "thumbnail \(name) \(value) is not in 1...\(Self.maximumSide)")
+            }
+        }
+        if fit != .inside && (width == nil || height == nil) {
+            throw Invalid(message: "thumbnail fit '\(fit.rawValue)' needs both a width and a height")
+        }
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.upscale = upscale
+    }
+
+    /// The sizes for a source of `sourceWidth` × `sourceHeight` displayed pixels: resized to
+    /// `scaledWidth` × `scaledHeight`, then cropped centred to `width` × `height`.
+    struct Plan: Equatable {
+        let scaledWidth: Int, scaledHeight: Int
+        let width: Int, height: Int
+    }
+
+    /// The plan for a source of `w` × `h` pixels as displayed.
+    func plan(sourceWidth w: Int, sourceHeight h: Int) -> Plan {
+        /// `length * numerator / denominator` rounded to nearest (halves up), at least 1.
+        func scale(_ length: Int, _ numerator: Int, _ denominator: Int) -> Int {
+            max(1, (2 * length * numerator + denominator) / (2 * denominator))
+        }
+        switch fit {
+        case .exact:
+            let bw = width!, bh = height!
+            let size = upscale ? (bw, bh) : (min(bw, w), min(bh, h))
+            return Plan(scaledWidth: size.0, scaledHeight: size.1, width: size.0, height: size.1)
+        case .inside, .cover:
+            // The side that limits: for `inside` the one with the smaller scale, for `cover` the
+            // one with the larger (bw / w against bh / h, compared without division).
+            let widthLimits: Bool
+            switch (width, height) {
+            case let (bw?, bh?): widthLimits = fit == .inside ? bw * h <= bh * w : bw * h >= bh * w
+            case (_?, nil): widthLimits = true
+            default: widthLimits = false
+            }
+            var scaled = widthLimits
+                ? (width!, scale(h, width!, w))
+                : (scale(w, height!, h), height!)
+            let grows = widthLimits ? width! > w : height! > h
+            if grows && !upscale { scaled = (w, h) }
+            guard fit == .cover else {
+                return Plan(scaledWidth: scaled.0, scaledHeight: scaled.1, width: scaled.0, height: scaled.1)
+            }
+            return Plan(
+                scaledWidth: scaled.0, scaledHeight: scaled.1,
+                width: min(width!, scaled.0), height: min(height!, scaled.1))
+        }
+    }
+}
