@@ -26,9 +26,11 @@ public struct Renderer: Sendable {
     }
 
     /// The filtered image. Its rectangle is the chain's output rectangle (the source's, or
-    /// grown by the reach for the `grow` edge rule).
+    /// grown by the reach for the `grow` edge rule); its channels the chain's
+    /// (``FilterChain/channels(forSource:)``).
     public func render(_ source: PixelBuffer) -> PixelBuffer {
-        let output = PixelBuffer(rect: chain.outputRect(forImage: source.rect))
+        let output = PixelBuffer(
+            rect: chain.outputRect(forImage: source.rect), channels: chain.channels(forSource: source.channels))
         let chain = self.chain
         executor.run(tiles: tiles(forImage: source.rect)) { tile in
             chain.render(tile: tile, source: source, into: output)

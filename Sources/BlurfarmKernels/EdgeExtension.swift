@@ -30,32 +30,43 @@ enum EdgeExtension {
         return Rect(x: image.x + xs.lowerBound, y: image.y + ys.lowerBound, width: xs.count, height: ys.count)
     }
 
-    /// The values of `region` under `rule`, where `source` holds the pixels of `image` that
-    /// ``sourceRect(of:image:rule:)`` names. Returns a view of `source` when no pixel of
-    /// `region` lies outside the image.
-    static func extend(_ source: PixelBuffer, image: Rect, to region: Rect, rule: EdgeRule) -> PixelBuffer {
-        if image.contains(region) && source.rect.contains(region) { return source.view(region) }
-        let result = PixelBuffer(rect: region)
+    /// The values of `region` under `rule`, with `channels` channels, where `source` holds the
+    /// pixels of `image` that ``sourceRect(of:image:rule:)`` names. Returns a view of `source`
+    /// when no pixel of `region` lies outside the image and the channels agree; an opaque
+    /// (3-channel) source gives alpha 1 to a 4-channel result.
+    static func extend(
+        _ source: PixelBuffer, image: Rect, to region: Rect, rule: EdgeRule, channels: Int
+    ) -> PixelBuffer {
+        precondition(channels >= source.channels, "extending drops no channel")
+        if image.contains(region) && source.rect.contains(region) && source.channels == channels {
+            return source.view(region)
+        }
+        let result = PixelBuffer(rect: region, channels: channels)
         let columns = (region.x..<region.maxX).map {
             rule.sourceCoordinate($0 - image.x, length: image.width).map { $0 + image.x }
         }
-        // The run of columns that map to themselves is copied whole; the rest pixel by pixel.
-        let inside = region.intersection(Rect(x: image.x, y: region.y, width: image.width, height: region.height))
-        let channels = PixelBuffer.channels
+        let from = source.channels, to = channels
+        // The run of columns that map to themselves is copied whole when the channels agree;
+        // the rest pixel by pixel.
+        let inside = from == to
+            ? region.intersection(Rect(x: image.x, y: region.y, width: image.width, height: region.height))
+            : Rect(x: region.x, y: region.y, width: 0, height: 0)
         source.withUnsafePixels { src in
             result.withUnsafePixels { dst in
                 for y in region.y..<region.maxY {
                     guard let sy = rule.sourceCoordinate(y - image.y, length: image.height).map({ $0 + image.y })
                     else { continue }  // a transparent row: the new buffer is zeroed already
-                    let from = src + (sy - source.rect.y) * source.rowStride
-                    let to = dst + (y - region.y) * result.rowStride
+                    let row = src + (sy - source.rect.y) * source.rowStride
+                    let out = dst + (y - region.y) * result.rowStride
                     if !inside.isEmpty {
-                        (to + (inside.x - region.x) * channels).update(
-                            from: from + (inside.x - source.rect.x) * channels, count: inside.width * channels)
+                        (out + (inside.x - region.x) * to).update(
+                            from: row + (inside.x - source.rect.x) * from, count: inside.width * to)
                     }
                     for (i, sx) in columns.enumerated() {
                         guard let sx, !(inside.x..<inside.maxX).contains(region.x + i) else { continue }
-                        (to + i * channels).update(from: from + (sx - source.rect.x) * channels, count: channels)
+                        let o = out + i * to, s = row + (sx - source.rect.x) * from
+                        o.update(from: s, count: from)
+                        if to > from { o[3] = 1 }
                     }
                 }
             }

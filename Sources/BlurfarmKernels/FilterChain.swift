@@ -24,6 +24,13 @@ public struct FilterChain: Sendable {
     /// The chain's reach: the sum of its filters' reaches.
     public var reach: Reach { filters.reduce(Reach.zero) { $0 + $1.reach } }
 
+    /// The channels the chain works in and writes for a source with `sourceChannels`: an
+    /// opaque (3-channel) source stays opaque under `clamp` and `mirror`; `transparent` and
+    /// `grow` bring transparency in, so alpha is carried.
+    public func channels(forSource sourceChannels: Int) -> Int {
+        sourceChannels == 3 && (edge == .clamp || edge == .mirror) ? 3 : 4
+    }
+
     /// The output rectangle for a source image covering `image`.
     public func outputRect(forImage image: Rect) -> Rect {
         edge == .grow ? image.grown(dx: reach.x, dy: reach.y) : image
@@ -57,22 +64,24 @@ public struct FilterChain: Sendable {
 
     /// Renders the pixels of `tile` (inside ``outputRect(forImage:)``) from `source` (the whole
     /// source image) into `output`, whose rectangle holds `tile`. The result is bit-identical
-    /// whatever tiles the output is cut into.
+    /// whatever tiles the output is cut into. `output` has ``channels(forSource:)`` channels.
     public func render(tile: Rect, source: PixelBuffer, into output: PixelBuffer) {
         let image = source.rect
+        let n = channels(forSource: source.channels)
+        precondition(output.channels == n, "the output has \(output.channels) channels, the chain works in \(n)")
         let target = output.view(tile)
         let (computed, reads) = plan(tile: tile, image: image)
         let sourceEdge = edge == .grow ? EdgeRule.transparent : edge
         if stages.isEmpty {
-            target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge))
+            target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge, channels: n))
             return
         }
-        var current = EdgeExtension.extend(source, image: image, to: reads[1], rule: sourceEdge)
+        var current = EdgeExtension.extend(source, image: image, to: reads[1], rule: sourceEdge, channels: n)
         for i in 1...stages.count {
             let input = i == 1 ? current
                 : edge == .grow ? current.view(reads[i])
-                : EdgeExtension.extend(current, image: image, to: reads[i], rule: edge)
-            let result = i == stages.count ? target : PixelBuffer.uninitialized(computed[i])
+                : EdgeExtension.extend(current, image: image, to: reads[i], rule: edge, channels: n)
+            let result = i == stages.count ? target : PixelBuffer.uninitialized(computed[i], channels: n)
             stages[i - 1].apply(input: input, output: result)
             current = result
         }

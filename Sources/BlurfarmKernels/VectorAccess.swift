@@ -9,13 +9,3 @@ func load8(_ p: UnsafeMutablePointer<Float>) -> SIMD8<Float> {
 func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
     UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
 }
-
-@inline(__always)
-func load4(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
-    UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-}
-
-@inline(__always)
-func store4(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
-    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-}

@@ -22,27 +22,32 @@ import Testing
 
     @Test(arguments: [0.5, 1.0, 2.0, 3.7, 8.0])
     func gaussianFastScheduleEqualsReferenceSchedule(sigma: Double) {
-        let image = TestImages.random(width: 53, height: 41, seed: 7)
+        for opaque in [false, true] {
+        let image = TestImages.random(width: 53, height: 41, seed: 7, opaque: opaque)
         for edge in EdgeRule.allCases {
             let fast = Self.render(GaussianBlur(sigma: sigma, schedule: .vectorized), image, edge: edge)
             let slow = Self.render(GaussianBlur(sigma: sigma, schedule: .reference), image, edge: edge)
-            Self.expectIdentical(fast, slow, "gaussian sigma \(sigma) edge \(edge)")
+            Self.expectIdentical(fast, slow, "gaussian sigma \(sigma) edge \(edge) opaque \(opaque)")
+        }
         }
     }
 
     @Test(arguments: [(5.0, 30.0, nil), (12.0, -135.0, 4), (3.3, 90.0, 7), (0.0, 0.0, nil)] as [(Double, Double, Int?)])
     func motionFastScheduleEqualsReferenceSchedule(radius: Double, angle: Double, samples: Int?) {
-        let image = TestImages.random(width: 47, height: 38, seed: 11)
+        for opaque in [false, true] {
+        let image = TestImages.random(width: 47, height: 38, seed: 11, opaque: opaque)
         for edge in EdgeRule.allCases {
             let fast = Self.render(MotionBlur(radius: radius, angle: angle, samples: samples, schedule: .vectorized), image, edge: edge)
             let slow = Self.render(MotionBlur(radius: radius, angle: angle, samples: samples, schedule: .reference), image, edge: edge)
-            Self.expectIdentical(fast, slow, "motion r\(radius) a\(angle) edge \(edge)")
+            Self.expectIdentical(fast, slow, "motion r\(radius) a\(angle) edge \(edge) opaque \(opaque)")
+        }
         }
     }
 
     @Test(arguments: [0.7, 2.0, 5.5])
     func gaussianMatchesDoublePrecisionDefinition(sigma: Double) {
-        let image = TestImages.random(width: 37, height: 29, seed: 3)
+        for opaque in [false, true] {
+        let image = TestImages.random(width: 37, height: 29, seed: 3, opaque: opaque)
         for edge in EdgeRule.allCases {
             let output = Self.render(GaussianBlur(sigma: sigma), image, edge: edge, tile: 16)
             let reference = Reference.gaussian(image, sigma: sigma, edge: edge)
@@ -50,6 +55,7 @@ import Testing
             let sixteen = Reference.maxLevelDifference(output, reference, maxLevel: 65535)
             #expect(eight.levels <= 1, "8-bit: \(eight.levels) levels at (\(eight.x), \(eight.y)), edge \(edge)")
             #expect(sixteen.levels <= 2, "16-bit: \(sixteen.levels) levels at (\(sixteen.x), \(sixteen.y)), edge \(edge)")
+        }
         }
     }
 

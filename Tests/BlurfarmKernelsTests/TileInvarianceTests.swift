@@ -31,29 +31,32 @@ import Testing
             count: 150, input: Gen.int(in: 1...48), Gen.int(in: 1...40), Gen.int(in: 1...60), Gen.int(in: 1...3),
             Gen.uint64()
         ) { width, height, tile, threads, seed in
-            let image = TestImages.random(width: width, height: height, seed: seed)
+            // Odd seeds make opaque (3-channel) images, even ones premultiplied RGBA.
+            let image = TestImages.random(width: width, height: height, seed: seed, opaque: seed % 2 == 1)
             let chain = Self.randomChain(seed: seed)
             let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
             let tiled = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)).render(image)
             #expect(tiled.rect == untiled.rect)
             if let d = tiled.firstDifference(from: untiled) {
                 Issue.record(
-                    "\(width)x\(height), tile \(tile), chain \(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour): first difference at (\(d.x), \(d.y))")
+                    "\(width)x\(height)x\(image.channels), tile \(tile), chain \(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour): first difference at (\(d.x), \(d.y))")
             }
         }
     }
 
     @Test(arguments: [(1, 1), (1, 17), (17, 1), (2, 2)])
     func degenerateImagesAreTileInvariant(width: Int, height: Int) {
-        let image = TestImages.random(width: width, height: height, seed: 99)
+        for opaque in [false, true] {
+        let image = TestImages.random(width: width, height: height, seed: 99, opaque: opaque)
         for edge in EdgeRule.allCases {
             let chain = FilterChain(
                 filters: [GaussianBlur(sigma: 2.5), MotionBlur(radius: 4, angle: 20)], edge: edge, colour: .linear)
             let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
             for tile in [1, 2, 3, 100] {
                 let tiled = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: 2)).render(image)
-                #expect(tiled.isBitIdentical(to: untiled), "\(width)x\(height) tile \(tile) edge \(edge)")
+                #expect(tiled.isBitIdentical(to: untiled), "\(width)x\(height) opaque \(opaque) tile \(tile) edge \(edge)")
             }
+        }
         }
     }
 

@@ -23,7 +23,7 @@ enum PixelConversion {
     /// Online processors.
     static let processorCount = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
-    /// Fills `destination` (`pixelCount * 4` floats) from `source`, `bands` (3 or 4) samples a
+    /// Fills `destination` (`pixelCount * bands` floats) from `source`, `bands` (3 or 4) samples a
     /// pixel: each sample becomes `unit[sample]`, colour is multiplied by alpha, and pixels
     /// without alpha get alpha 1.
     @inline(__always)
@@ -34,13 +34,13 @@ enum PixelConversion {
         var s = source
         var d = destination
         if bands == 3 {
+            // Opaque: the buffer keeps 3 channels (alpha 1 is not stored).
             for _ in 0..<pixelCount {
                 d[0] = unit[Int(s[0])]
                 d[1] = unit[Int(s[1])]
                 d[2] = unit[Int(s[2])]
-                d[3] = 1
                 s += 3
-                d += 4
+                d += 3
             }
         } else {
             precondition(bands == 4, "premultiply takes 3 or 4 bands")
@@ -79,7 +79,7 @@ enum PixelConversion {
         let pixelCount = width * height
         precondition(samples.count == pixelCount * bands * (sixteenBit ? 2 : 1), "sample count")
         // Uninitialised memory: every float is written below, so no zeroing pass.
-        let byteCount = max(pixelCount, 1) * PixelBuffer.channels * MemoryLayout<Float>.stride
+        let byteCount = max(pixelCount, 1) * bands * MemoryLayout<Float>.stride
         let memory = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
         let storage = PixelStorage(adopting: memory, byteCount: byteCount) { pointer, _ in pointer.deallocate() }
         let floats = memory.bindMemory(to: Float.self, capacity: byteCount / MemoryLayout<Float>.stride)
@@ -98,24 +98,25 @@ enum PixelConversion {
                 unit16.withUnsafeBufferPointer { unit in
                     premultiply16(
                         source.assumingMemoryBound(to: UInt16.self), bands: bands, pixelCount: count,
-                        unit: unit.baseAddress!, into: floats + first * PixelBuffer.channels)
+                        unit: unit.baseAddress!, into: floats + first * bands)
                 }
             } else {
                 unit8.withUnsafeBufferPointer { unit in
                     premultiply8(
                         source.assumingMemoryBound(to: UInt8.self), bands: bands, pixelCount: count,
-                        unit: unit.baseAddress!, into: floats + first * PixelBuffer.channels)
+                        unit: unit.baseAddress!, into: floats + first * bands)
                 }
             }
         }
-        return PixelBuffer(rect: Rect(width: width, height: height), storage: storage)
+        return PixelBuffer(rect: Rect(width: width, height: height), storage: storage, channels: bands)
     }
 
     // MARK: Encoding
 
     /// Whether any pixel's alpha is below 1 (or not a number).
     static func hasTranslucency(_ pixels: PixelBuffer) -> Bool {
-        pixels.withUnsafePixels { base in
+        guard pixels.hasAlpha else { return false }
+        return pixels.withUnsafePixels { base in
             for y in 0..<pixels.rect.height {
                 let row = base + y * pixels.rowStride
                 for x in 0..<pixels.rect.width where !(row[x * 4 + 3] >= 1) {
@@ -134,13 +135,22 @@ enum PixelConversion {
         return v >= 0 ? (v <= maximum ? v : maximum) : 0
     }
 
+    /// `quantize(value, maximum)` as a sample. The conversion goes through `Int32`, one
+    /// instruction; a generic `Sample(Float)` is a slow library path.
+    @inline(__always)
+    static func sample<Sample: FixedWidthInteger & UnsignedInteger>(_ value: Float, _ maximum: Float) -> Sample {
+        Sample(truncatingIfNeeded: Int32(quantize(value, maximum)))
+    }
+
     /// Interleaved samples for an encoder: 4 bands (straight alpha; alpha 0 gives colour 0) when
-    /// `alpha`, else 3 bands composited over `background`. `Sample` is UInt8 or UInt16.
+    /// `alpha`, else 3 bands composited over `background`. `Sample` is UInt8 or UInt16. A
+    /// 3-channel (opaque) buffer has alpha 1 everywhere.
     static func samples<Sample: FixedWidthInteger & UnsignedInteger>(
         _ pixels: PixelBuffer, alpha: Bool, background: SIMD3<Float>, as: Sample.Type
     ) -> [Sample] {
         let width = pixels.rect.width, height = pixels.rect.height
         let bands = alpha ? 4 : 3
+        let n = pixels.channels
         let maximum = Float(Sample.max)
         return [Sample](unsafeUninitializedCapacity: width * height * bands) { out, initialised in
             pixels.withUnsafePixels { base in
@@ -148,27 +158,36 @@ enum PixelConversion {
                 for y in 0..<height {
                     var p = UnsafePointer(base + y * pixels.rowStride)
                     for _ in 0..<width {
+                        let a = n == 4 ? p[3] : 1
                         if alpha {
-                            let a = p[3]
-                            if a > 0 {
-                                o[0] = Sample(quantize(p[0] / a, maximum))
-                                o[1] = Sample(quantize(p[1] / a, maximum))
-                                o[2] = Sample(quantize(p[2] / a, maximum))
-                                o[3] = Sample(quantize(a, maximum))
+                            if a == 1 {
+                                o[0] = sample(p[0], maximum)
+                                o[1] = sample(p[1], maximum)
+                                o[2] = sample(p[2], maximum)
+                                o[3] = Sample.max
+                            } else if a > 0 {
+                                o[0] = sample(p[0] / a, maximum)
+                                o[1] = sample(p[1] / a, maximum)
+                                o[2] = sample(p[2] / a, maximum)
+                                o[3] = sample(a, maximum)
                             } else {
                                 o[0] = 0; o[1] = 0; o[2] = 0; o[3] = 0
                             }
                             o += 4
+                        } else if a == 1 {
+                            o[0] = sample(p[0], maximum)
+                            o[1] = sample(p[1], maximum)
+                            o[2] = sample(p[2], maximum)
+                            o += 3
                         } else {
                             // Source-over onto an opaque background, in premultiplied terms.
-                            let a = p[3] >= 0 ? (p[3] <= 1 ? p[3] : 1) : 0
-                            let t = 1 - a
-                            o[0] = Sample(quantize(p[0] + t * background[0], maximum))
-                            o[1] = Sample(quantize(p[1] + t * background[1], maximum))
-                            o[2] = Sample(quantize(p[2] + t * background[2], maximum))
+                            let t = 1 - (a >= 0 ? (a <= 1 ? a : 1) : 0)
+                            o[0] = sample(p[0] + t * background[0], maximum)
+                            o[1] = sample(p[1] + t * background[1], maximum)
+                            o[2] = sample(p[2] + t * background[2], maximum)
                             o += 3
                         }
-                        p += 4
+                        p += n
                     }
                 }
             }
