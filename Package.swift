@@ -7,6 +7,7 @@
 //   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
+//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them; the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
 
@@ -21,6 +22,10 @@ let vectorCPU = false
 let strict: [SwiftSetting] =
     [.swiftLanguageMode(.v6)] + (vectorCPU ? [.unsafeFlags(["-target-cpu", "haswell"])] : [])
 
+/// The pixel code is optimised in debug builds too: unoptimised SIMD loops run a hundred times
+/// slower, which would make `swift test` on real photos take minutes.
+let pixelCode: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "blurfarm",
     products: [
@@ -31,10 +36,14 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
     ],
     targets: [
-        .target(name: "BlurfarmCore", swiftSettings: strict),
-        .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: strict),
+        .target(name: "BlurfarmCore", swiftSettings: pixelCode),
+        .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: pixelCode),
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
-        .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: strict),
+        .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
+        .target(
+            name: "BlurfarmCoordinator",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
+            swiftSettings: strict),
         .systemLibrary(
             name: "CVips", path: "Sources/CVips", pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]),
@@ -44,12 +53,12 @@ let package = Package(
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
         .target(
             name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim"],
-            swiftSettings: strict),
+            swiftSettings: pixelCode),
         .executableTarget(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "CSystemShims",
+                "BlurfarmCoordinator", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

@@ -34,19 +34,29 @@ public struct ColourConversion: Filter {
 
     public func apply(input: PixelBuffer, output: PixelBuffer) {
         let out = output.rect
+        let n = output.channels
+        precondition(input.channels == n && input.rect.contains(out))
         let toLinear = direction == .toLinear
-        for y in out.y..<out.maxY {
-            for x in out.x..<out.maxX {
-                let p = input[x, y]
-                let a = p[3]
-                guard a > 0 else {
-                    output[x, y] = .zero
-                    continue
+        input.withUnsafePixels { src in
+            output.withUnsafePixels { dst in
+                for y in out.y..<out.maxY {
+                    var p = src + (y - input.rect.y) * input.rowStride + (out.x - input.rect.x) * n
+                    var q = dst + (y - out.y) * output.rowStride
+                    for _ in 0..<out.width {
+                        let a: Float = n == 4 ? p[3] : 1
+                        if a > 0 {
+                            for c in 0..<3 {
+                                let v = a == 1 ? p[c] : p[c] / a
+                                q[c] = (toLinear ? SRGB.toLinear(v) : SRGB.toEncoded(v)) * a
+                            }
+                        } else {
+                            q[0] = 0; q[1] = 0; q[2] = 0
+                        }
+                        if n == 4 { q[3] = a }
+                        p += n
+                        q += n
+                    }
                 }
-                var q = p / a
-                for c in 0..<3 { q[c] = (toLinear ? SRGB.toLinear(q[c]) : SRGB.toEncoded(q[c])) * a }
-                q[3] = a
-                output[x, y] = q
             }
         }
     }

@@ -1,0 +1,63 @@
+import BlurfarmCore
+import BlurfarmManifest
+
+/// One output to write: an input image through one variant.
+public struct PlannedOutput: Sendable {
+    /// The variant as the manifest gives it.
+    public let variant: VariantSpec
+    /// Where the output goes (relative paths are relative to the working directory).
+    public let path: String
+}
+
+/// One input image and every output the job makes of it.
+public struct PlannedInput: Sendable {
+    /// The file to read.
+    public let path: String
+    /// The path relative to the manifest's folder, as reports show it.
+    public let relativePath: String
+    public let outputs: [PlannedOutput]
+}
+
+/// What a job will do, before any pixel is touched: its inputs and their outputs.
+public struct JobPlan: Sendable {
+    public let job: JobSpec
+    /// The manifest's path, as given.
+    public let manifestPath: String
+    /// The folder globs and output paths are relative to.
+    public let folder: String
+    public let inputs: [PlannedInput]
+    /// Tile side in pixels (0: one tile per image): the manifest's, else the configuration's.
+    public let tileSize: Int
+
+    /// Every output of the job.
+    public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
+}
+
+extension JobPlan {
+    /// The same plan with another tile side (the command line's `--tile`).
+    public func withTileSize(_ tileSize: Int) -> JobPlan {
+        JobPlan(job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize)
+    }
+}
+
+extension ResizeSpec {
+    /// The size a thumbnail of a `width` × `height` image gets (as ``ImageReader``'s
+    /// thumbnail computes it), for plans.
+    public func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let w = Double(width), h = Double(height)
+        switch fit {
+        case .exact:
+            let tw = self.width ?? width, th = self.height ?? height
+            return upscale ? (tw, th) : (min(tw, width), min(th, height))
+        case .cover:
+            let tw = self.width ?? width, th = self.height ?? height
+            return upscale ? (tw, th) : (min(tw, width), min(th, height))
+        case .inside:
+            var scale = Double.infinity
+            if let tw = self.width { scale = min(scale, Double(tw) / w) }
+            if let th = self.height { scale = min(scale, Double(th) / h) }
+            if !upscale { scale = min(scale, 1) }
+            return (max(1, Int((w * scale).rounded())), max(1, Int((h * scale).rounded())))
+        }
+    }
+}

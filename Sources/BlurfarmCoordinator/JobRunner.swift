@@ -1,0 +1,123 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+
+/// Runs a planned job in this process: each input is decoded once (once per resize for
+/// variants that resize), each variant's chain rendered tile by tile by the executor, and
+/// each output written atomically. An input that cannot be read fails its outputs and the
+/// run goes on. The runner holds no global state: create one per run.
+public struct JobRunner: Sendable {
+    public let registry: FilterRegistry
+    public let executor: any TileExecutor
+    /// Largest image, in pixels, that is decoded (checked on the header first).
+    public let pixelLimit: Int
+
+    public init(registry: FilterRegistry, executor: any TileExecutor, pixelLimit: Int) {
+        self.registry = registry
+        self.executor = executor
+        self.pixelLimit = pixelLimit
+    }
+
+    /// Runs `plan`, calling `progress` after each output with its report.
+    public func run(_ plan: JobPlan, progress: (OutputReport) -> Void = { _ in }) -> RunReport {
+        let started = Date()
+        var reports: [OutputReport] = []
+        for input in plan.inputs {
+            var decoded: [ResizeSpec?: Result<(DecodedImage, Double), ImageIOError>] = [:]
+            for output in input.outputs {
+                let key = output.variant.resize
+                if decoded[key] == nil {
+                    let clock = ContinuousClock()
+                    var result: Result<DecodedImage, ImageIOError> = .failure(
+                        ImageIOError(code: .decodeFailed, path: input.path, message: "not decoded"))
+                    let time = clock.measure {
+                        result = Result { () throws(ImageIOError) -> DecodedImage in
+                            if let resize = key {
+                                return try ImageReader.thumbnail(
+                                    input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
+                                    upscale: resize.upscale, pixelLimit: pixelLimit)
+                            }
+                            return try ImageReader.read(input.path, pixelLimit: pixelLimit)
+                        }
+                    }
+                    decoded[key] = result.map { ($0, time.seconds) }
+                }
+                let report = render(input: input, output: output, decoded: decoded[key]!, tileSize: plan.tileSize)
+                reports.append(report)
+                progress(report)
+            }
+        }
+        return RunReport(
+            job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), outputs: reports)
+    }
+
+    private func render(
+        input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int
+    ) -> OutputReport {
+        func failure(_ message: String, decode: Double = 0) -> OutputReport {
+            OutputReport(
+                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed, tiles: 0,
+                decodeSeconds: decode, filterSeconds: 0, encodeSeconds: 0, error: message)
+        }
+        let image: DecodedImage, decodeSeconds: Double
+        switch decoded {
+        case .failure(let error): return failure(error.description)
+        case .success(let (i, s)): (image, decodeSeconds) = (i, s)
+        }
+        let variant = output.variant
+        let chain = FilterChain(
+            filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+        let renderer = Renderer(chain: chain, tileSize: tileSize, executor: executor)
+        let clock = ContinuousClock()
+        var pixels = image.pixels
+        let filterTime = clock.measure { pixels = renderer.render(image.pixels) }
+        let folder = (output.path as NSString).deletingLastPathComponent
+        do {
+            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        } catch {
+            return failure("\(output.path): cannot create folder '\(folder)': \(error.localizedDescription)", decode: decodeSeconds)
+        }
+        let options = EncodeOptions(
+            quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
+            background: variant.background.rgb)
+        var writeError: ImageIOError?
+        let encodeTime = clock.measure {
+            do throws(ImageIOError) {
+                try ImageWriter.write(
+                    pixels, to: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                    metadata: image.metadata, options: options)
+            } catch {
+                writeError = error
+            }
+        }
+        if let writeError { return failure(writeError.description, decode: decodeSeconds) }
+        return OutputReport(
+            input: input.relativePath, output: output.path, variant: variant.name, status: .written,
+            tiles: renderer.tiles(forImage: image.pixels.rect).count, decodeSeconds: decodeSeconds,
+            filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds, error: nil)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}
+
+extension ResizeSpec.Fit {
+    /// The image reader's name for the same fit.
+    var thumbnailFit: ThumbnailFit {
+        switch self {
+        case .inside: .inside
+        case .cover: .cover
+        case .exact: .exact
+        }
+    }
+}
+
+extension HexColour {
+    /// The colour as sRGB values 0...1, for flattening onto it.
+    var rgb: SIMD3<Float> { SIMD3(Float(red), Float(green), Float(blue)) / 255 }
+}

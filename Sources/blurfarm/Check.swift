@@ -1,0 +1,89 @@
+import ArgumentParser
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+
+/// `blurfarm check`: validate jobs and print their plans without touching a pixel.
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check job manifests and print what they would do, without touching a pixel.",
+        discussion: """
+            Parses and validates each manifest and the configuration, expands the inputs, and
+            prints the plan: each input with its size (read from the file's header), its
+            outputs, each variant's filter chain with its reach in pixels, and the tiles.
+            Exit status: 0 valid and every input readable; 1 valid but some input unreadable;
+            2 a manifest or the configuration is invalid.
+            """)
+
+    @Argument(help: "Job manifests.")
+    var jobs: [String]
+
+    @OptionGroup var farm: FarmOptions
+
+    @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
+    var tile: Int?
+
+    func run() throws {
+        let configuration: FarmConfiguration
+        switch farm.load() {
+        case .failure(let diagnostics):
+            printDiagnostics(diagnostics)
+            throw ExitCode(ExitStatus.invalid)
+        case .success(let c): configuration = c
+        }
+        let registry = FilterRegistry.builtIn
+        guard let plans = loadJobs(jobs, configuration: configuration, registry: registry, tileOverride: tile) else {
+            throw ExitCode(ExitStatus.invalid)
+        }
+        var unreadable = 0
+        for plan in plans {
+            print("\(plan.manifestPath): job '\(plan.job.name)': \(plan.inputs.count) inputs, \(plan.outputCount) outputs, "
+                + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
+            if plan.inputs.isEmpty { print("  no file matches the inputs") }
+            for input in plan.inputs {
+                let header: ImageHeader
+                do {
+                    header = try ImageReader.header(ofFile: input.path)
+                } catch {
+                    unreadable += 1
+                    print("  \(input.relativePath): cannot be read")
+                    printError(error.description)
+                    continue
+                }
+                let limit = header.pixelCount > configuration.pixelLimit ? " (over the pixel limit)" : ""
+                print("  \(input.relativePath)  \(header.width)x\(header.height)\(limit)")
+                for output in input.outputs {
+                    print("    \(output.variant.name) -> \(output.path)  " + describe(output.variant, header, plan, registry))
+                }
+            }
+        }
+        if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
+    }
+
+    private func describe(_ variant: VariantSpec, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
+        -> String
+    {
+        var parts: [String] = []
+        var size = (width: header.width, height: header.height)
+        if let resize = variant.resize {
+            size = resize.targetSize(width: header.width, height: header.height)
+            parts.append("resize \(resize.fit.rawValue) to \(size.width)x\(size.height)")
+        }
+        if variant.filters.isEmpty {
+            parts.append("no filters")
+        } else {
+            let chain = FilterChain(
+                filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+            let renderer = Renderer(chain: chain, tileSize: plan.tileSize, executor: ThreadedTileExecutor(threads: 1))
+            parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
+            parts.append("reach \(chain.reach)")
+            parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
+            parts.append("\(renderer.tiles(forImage: Rect(width: size.width, height: size.height)).count) tiles")
+        }
+        return parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import BlurfarmCore
+import BlurfarmManifest
+import Foundation
+
+/// The options every job command shares: which farm configuration to use.
+struct FarmOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The farm configuration (default: $BLURFARM_CONFIG, else the shipped config/blurfarm.conf).",
+        valueName: "file"))
+    var config: String?
+
+    /// The configuration file in force, or `nil` for the built-in defaults: `--config`, else
+    /// `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the checkout the
+    /// executable was built in.
+    var configurationPath: String? {
+        if let config { return config }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["BLURFARM_CONFIG"], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        return Self.shippedConfiguration
+    }
+
+    /// `config/blurfarm.conf` in the first of the executable's folder and its ancestors that has
+    /// one (a build lives in `.build/<triple>/<configuration>/` of the checkout).
+    static var shippedConfiguration: String? {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = folder.appendingPathComponent("config/blurfarm.conf").path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The configuration, or its diagnostics.
+    func load() -> Result<FarmConfiguration, Diagnostics> {
+        guard let path = configurationPath else { return .success(FarmConfiguration()) }
+        return ConfigurationDecoder.decode(fileAtPath: path)
+    }
+}
+
+/// Exit statuses of the job commands (docs/commands.md).
+enum ExitStatus {
+    /// Every output was written (`run`), the job is valid and every input readable (`check`).
+    static let success: Int32 = 0
+    /// Some outputs failed (the others were written), or (`check`) some inputs cannot be read.
+    static let someFailed: Int32 = 1
+    /// A manifest or the configuration is invalid: nothing ran.
+    static let invalid: Int32 = 2
+}
+
+/// Prints diagnostics, compiler style, to standard error.
+func printDiagnostics(_ diagnostics: Diagnostics) {
+    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics).utf8))
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+
+/// `blurfarm run`: run jobs.
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run job manifests: every output of every input, written atomically.",
+        discussion: """
+            Every manifest and the configuration are checked first; if any is invalid nothing
+            runs. An input that cannot be read (corrupt, over the pixel limit) fails its outputs
+            with one line naming the file, and the others go on.
+            Exit status: 0 every output written; 1 some outputs failed (the others were
+            written); 2 a manifest or the configuration is invalid (nothing ran).
+            """)
+
+    @Argument(help: "Job manifests.")
+    var jobs: [String]
+
+    @OptionGroup var farm: FarmOptions
+
+    @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
+    var tile: Int?
+
+    @Option(help: "Threads that render tiles (default: the configuration's workers, else the number of cores).")
+    var threads: Int?
+
+    @Flag(help: "Print nothing but failures.")
+    var quiet = false
+
+    @Flag(help: "Print a line for every output written.")
+    var verbose = false
+
+    func validate() throws {
+        if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+    }
+
+    func run() throws {
+        let configuration: FarmConfiguration
+        switch farm.load() {
+        case .failure(let diagnostics):
+            printDiagnostics(diagnostics)
+            throw ExitCode(ExitStatus.invalid)
+        case .success(let c): configuration = c
+        }
+        let registry = FilterRegistry.builtIn
+        guard let plans = loadJobs(jobs, configuration: configuration, registry: registry, tileOverride: tile) else {
+            throw ExitCode(ExitStatus.invalid)
+        }
+        let threadCount = threads ?? configuration.workers ?? ProcessInfo.processInfo.activeProcessorCount
+        let runner = JobRunner(
+            registry: registry, executor: ThreadedTileExecutor(threads: threadCount),
+            pixelLimit: configuration.pixelLimit)
+        var failed = 0
+        for plan in plans {
+            let report = runner.run(plan) { output in
+                if let error = output.error {
+                    printError(error)
+                } else if verbose {
+                    print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles")
+                }
+            }
+            failed += report.failed
+            if !quiet {
+                print(
+                    "\(plan.job.name): \(report.written) written, \(report.failed) failed, "
+                        + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s")
+            }
+        }
+        if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
+    }
+}
