@@ -3,6 +3,7 @@ import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
+import BlurfarmManifest
 import Foundation
 
 /// `blurfarm bench`: blurfarm's kernels beside libvips, in the same run, single-threaded.
@@ -37,7 +38,17 @@ struct Bench: ParsableCommand {
     @Flag(help: "Leave out libvips's float-precision gaussblur (slow at large sigma).")
     var skipFloat = false
 
+    @Flag(help: "Time the manifest parser on a generated manifest instead of the kernels.")
+    var manifest = false
+
+    @Option(help: "Size of the generated manifest, in bytes.")
+    var manifestBytes = 1 << 20
+
     func run() throws {
+        if manifest {
+            measureManifest()
+            return
+        }
         do {
             try measure()
         } catch let error as ImageIOError {
@@ -148,5 +159,24 @@ extension LibvipsReference.Image {
             }
         }
         return LibvipsReference.Image(width: rect.width, height: rect.height, bands: bands, isFloat: false, data: data)
+    }
+}
+
+extension Bench {
+    /// Times parsing and checking a generated manifest of `manifestBytes` bytes.
+    func measureManifest() {
+        let text = SyntheticManifest.make(bytes: manifestBytes)
+        let bytes = Array(text.utf8)
+        let descriptors = FilterRegistry.builtIn.descriptors
+        let clock = ContinuousClock()
+        var parse: [Double] = [], decode: [Double] = []
+        for _ in 0..<max(runs, 1) {
+            parse.append(clock.measure { _ = ManifestParser.parse(bytes, file: "bench.job") }.seconds)
+            decode.append(clock.measure { _ = JobDecoder.decode(bytes, file: "bench.job", filters: descriptors) }.seconds)
+        }
+        let median = { (t: [Double]) in t.sorted()[t.count / 2] }
+        print("blurfarm \(Blurfarm.version) bench --manifest: \(bytes.count) bytes, median of \(runs) runs")
+        print(String(format: "parse to a located tree: %.1f ms; parse and check into a job: %.1f ms",
+            median(parse) * 1000, median(decode) * 1000))
     }
 }

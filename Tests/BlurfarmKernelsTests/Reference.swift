@@ -14,10 +14,14 @@ enum Reference {
         return SIMD4(Double(p[0]), Double(p[1]), Double(p[2]), Double(p[3]))
     }
 
-    /// The 2-D Gaussian of the definition: Σ_i Σ_j w_i w_j in(x + i, y + j), in doubles.
+    /// The 2-D Gaussian of the definition, written out again here rather than taken from
+    /// `GaussianMask`: w_k = exp(−k²/2σ²) for k = −R…R, R = ceil(3σ), normalised; then
+    /// Σ_i Σ_j w_i w_j in(x + i, y + j), in doubles.
     static func gaussian(_ image: PixelBuffer, sigma: Double, edge: EdgeRule) -> [SIMD4<Double>] {
-        let mask = GaussianMask(sigma: sigma)
-        let w = mask.fullWeights, r = mask.radius
+        let r = Int((3 * sigma).rounded(.up))
+        let raw = (-r...r).map { k in exp(-Double(k * k) / (2 * sigma * sigma)) }
+        let total = raw.reduce(0, +)
+        let w = raw.map { $0 / total }
         let out = edge == .grow ? image.rect.grown(dx: r, dy: r) : image.rect
         var result: [SIMD4<Double>] = []
         for y in out.y..<out.maxY {

@@ -1,0 +1,134 @@
+import BlurfarmImageIO
+import Foundation
+import Testing
+
+/// `blurfarm check` and `blurfarm run` end to end, through the built executable.
+@Suite struct JobCommandTests {
+    /// A folder with `photos/` holding small copies of corpus photos and a manifest.
+    static func makeJob(_ manifest: String, photos: [String]) throws -> URL {
+        let folder = try Fixtures.temporaryFolder()
+        let photosFolder = folder.appendingPathComponent("photos/nested")
+        try FileManager.default.createDirectory(at: photosFolder, withIntermediateDirectories: true)
+        for (i, photo) in photos.enumerated() {
+            let name = (photo as NSString).lastPathComponent
+            // Every other photo one folder down, to exercise ** and {relpath}.
+            let target = (i % 2 == 0 ? folder.appendingPathComponent("photos") : photosFolder).appendingPathComponent(name)
+            try FileManager.default.copyItem(atPath: Fixtures.corpus(photo), toPath: target.path)
+        }
+        try manifest.write(to: folder.appendingPathComponent("job.job"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    static let manifest = """
+        job: test
+        inputs: [photos/**/*.jpg, photos/**/*.webp]
+        outputs:
+          - name: thumb
+            path: out/thumbs/{relpath}/{stem}.png
+            resize:
+              width: 64
+          - name: blur
+            path: out/blur/{stem}-{variant}.png
+            filters:
+              - gaussian:
+                  sigma: 1.5
+              - motion:
+                  radius: 3
+                  angle: 45
+            edge: mirror
+
+        """
+
+    static let photos = ["special/kite.webp", "special/exif-orientation-6.jpg", "special/grayscale.jpg"]
+
+    @Test func runWritesEveryPromisedOutput() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: Self.photos)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        let result = try Blurfarm.run(["run", job])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("test: 6 written, 0 failed"), "\(result.stdout)")
+        let expected: [(String, Int, Int)] = [
+            ("out/thumbs/kite.png", 64, 40), ("out/thumbs/nested/exif-orientation-6.png", 64, 96),
+            ("out/thumbs/grayscale.png", 64, 51), ("out/blur/kite-blur.png", 1024, 640),
+            ("out/blur/exif-orientation-6-blur.png", 853, 1280), ("out/blur/grayscale-blur.png", 1024, 819),
+        ]
+        for (path, width, height) in expected {
+            let header = try ImageReader.header(ofFile: folder.appendingPathComponent(path).path)
+            #expect(header.width == width && header.height == height, "\(path): \(header.width)x\(header.height)")
+        }
+    }
+
+    @Test func tileSizeAndThreadsDoNotChangeTheBytes() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        let output = folder.appendingPathComponent("out/blur/kite-blur.png")
+        var files: [Data] = []
+        for (tile, threads) in [("0", "1"), ("37", "2"), ("256", "2")] {
+            let result = try Blurfarm.run(["run", job, "--tile", tile, "--threads", threads, "--quiet"])
+            #expect(result.status == 0 && result.stdout.isEmpty, "\(result.stderr)")
+            files.append(try Data(contentsOf: output))
+        }
+        #expect(files[0] == files[1] && files[1] == files[2])
+    }
+
+    @Test func aCorruptInputFailsAloneAndNamesTheFile() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: Self.photos + ["special/truncated.jpg"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run(["run", folder.appendingPathComponent("job.job").path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("6 written, 2 failed"), "\(result.stdout)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 2 && lines.allSatisfy { $0.contains("truncated.jpg") }, "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/blur/kite-blur.png").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/blur/truncated-blur.png").path))
+    }
+
+    @Test func anInvalidManifestRunsNothing() throws {
+        let bad = Self.manifest.replacingOccurrences(of: "sigma: 1.5", with: "sigam: 1.5")
+        let folder = try Self.makeJob(bad, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        for command in ["check", "run"] {
+            let result = try Blurfarm.run([command, job])
+            #expect(result.status == 2)
+            #expect(
+                result.stderr == """
+                    \(job):12:11: error: unknown key 'sigam' in 'gaussian'
+                    \(job):12:11: note: did you mean 'sigma'?
+                    \(job): 1 error
+
+                    """, "\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
+    @Test func checkPrintsThePlanWithoutWriting() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: Self.photos)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run(["check", folder.appendingPathComponent("job.job").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("3 inputs, 6 outputs"), "\(result.stdout)")
+        #expect(result.stdout.contains("photos/nested/exif-orientation-6.jpg  853x1280"), "\(result.stdout)")
+        #expect(result.stdout.contains("gaussian sigma=1.5 | motion angle=45 radius=3 samples=3; reach 8 px"), "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
+    @Test func anInvalidConfigurationRunsNothing() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("farm.conf")
+        try "tile: 128\nworkerz: 2\n".write(to: config, atomically: true, encoding: .utf8)
+        let result = try Blurfarm.run(["run", folder.appendingPathComponent("job.job").path, "--config", config.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("\(config.path):2:1: error: unknown key 'workerz'"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
+    @Test func theExampleJobIsValid() throws {
+        let result = try Blurfarm.run(["check", Fixtures.repository.appendingPathComponent("jobs/example.job").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("4 inputs, 12 outputs"), "\(result.stdout)")
+    }
+}
