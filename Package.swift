@@ -44,8 +44,10 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
             swiftSettings: strict),
+        // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
+        // with a warning; the headers are in the standard path, the libraries in the module map.
         .systemLibrary(
-            name: "CVips", path: "Sources/CVips", pkgConfig: "vips",
+            name: "CVips", path: "Sources/CVips", pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),
         .target(
