@@ -28,17 +28,8 @@ struct Check: ParsableCommand {
     var tile: Int?
 
     func run() throws {
-        let configuration: FarmConfiguration
-        switch farm.load() {
-        case .failure(let diagnostics):
-            printDiagnostics(diagnostics)
-            throw ExitCode(ExitStatus.invalid)
-        case .success(let c): configuration = c
-        }
         let registry = FilterRegistry.builtIn
-        guard let plans = loadJobs(jobs, configuration: configuration, registry: registry, tileOverride: tile) else {
-            throw ExitCode(ExitStatus.invalid)
-        }
+        let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
         var unreadable = 0
         for plan in plans {
             print("\(plan.manifestPath): job '\(plan.job.name)': \(plan.inputs.count) inputs, \(plan.outputCount) outputs, "

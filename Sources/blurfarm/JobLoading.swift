@@ -1,13 +1,22 @@
+import ArgumentParser
 import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmKernels
 import BlurfarmManifest
 
-/// Reads, checks and plans every job named on the command line, before anything runs.
-/// Returns the plans, or prints every problem of every job and returns nil.
-func loadJobs(_ paths: [String], configuration: FarmConfiguration, registry: FilterRegistry, tileOverride: Int?)
-    -> [JobPlan]?
+/// Reads the configuration, then reads, checks and plans every job named on the command line,
+/// before anything runs. On any problem prints every diagnostic of the configuration or of
+/// every job and throws the exit status for an invalid manifest.
+func loadJobs(_ paths: [String], farm: FarmOptions, registry: FilterRegistry, tileOverride: Int?) throws
+    -> (FarmConfiguration, [JobPlan])
 {
+    let configuration: FarmConfiguration
+    switch farm.load() {
+    case .failure(let diagnostics):
+        printDiagnostics(diagnostics)
+        throw ExitCode(ExitStatus.invalid)
+    case .success(let c): configuration = c
+    }
     var plans: [JobPlan] = []
     var problems = Diagnostics()
     for path in paths {
@@ -23,7 +32,7 @@ func loadJobs(_ paths: [String], configuration: FarmConfiguration, registry: Fil
     }
     if problems.hasErrors {
         printDiagnostics(problems)
-        return nil
+        throw ExitCode(ExitStatus.invalid)
     }
-    return plans
+    return (configuration, plans)
 }

@@ -42,17 +42,8 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        let configuration: FarmConfiguration
-        switch farm.load() {
-        case .failure(let diagnostics):
-            printDiagnostics(diagnostics)
-            throw ExitCode(ExitStatus.invalid)
-        case .success(let c): configuration = c
-        }
         let registry = FilterRegistry.builtIn
-        guard let plans = loadJobs(jobs, configuration: configuration, registry: registry, tileOverride: tile) else {
-            throw ExitCode(ExitStatus.invalid)
-        }
+        let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
         let threadCount = threads ?? configuration.workers ?? ProcessInfo.processInfo.activeProcessorCount
         let runner = JobRunner(
             registry: registry, executor: ThreadedTileExecutor(threads: threadCount),
