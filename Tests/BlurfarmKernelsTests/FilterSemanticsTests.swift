@@ -113,3 +113,26 @@ import Testing
         #expect(SRGB.toLinear(0.5) > 0.2140 && SRGB.toLinear(0.5) < 0.2141)
     }
 }
+
+extension FilterSemanticsTests {
+    @Test func aTileReadsItsHaloClippedToTheImage() {
+        let image = Rect(width: 100, height: 80)
+        let chain = FilterChain(filters: [GaussianBlur(sigma: 2), MotionBlur(radius: 5, angle: 0)], edge: .clamp)
+        #expect(chain.reach == Reach(x: 11, y: 6))
+        // An interior tile reads the tile grown by the chain's reach.
+        #expect(chain.sourceRegion(for: Rect(x: 40, y: 30, width: 16, height: 16), image: image)
+            == Rect(x: 29, y: 24, width: 38, height: 28))
+        // A corner tile's halo is clipped to the image: clamp repeats the edge pixels.
+        #expect(chain.sourceRegion(for: Rect(x: 0, y: 0, width: 16, height: 16), image: image)
+            == Rect(x: 0, y: 0, width: 27, height: 22))
+        // Mirror reads reflected pixels, which lie inside the same span here.
+        let mirror = FilterChain(filters: [GaussianBlur(sigma: 2)], edge: .mirror)
+        #expect(mirror.sourceRegion(for: Rect(x: 0, y: 0, width: 4, height: 4), image: image)
+            == Rect(x: 0, y: 0, width: 10, height: 10))
+        // With grow, a tile wholly outside the image reads nothing of it.
+        let grow = FilterChain(filters: [GaussianBlur(sigma: 2)], edge: .grow)
+        #expect(grow.sourceRegion(for: Rect(x: -9, y: -9, width: 3, height: 3), image: image).isEmpty)
+        #expect(grow.sourceRegion(for: Rect(x: -6, y: -6, width: 3, height: 3), image: image)
+            == Rect(x: 0, y: 0, width: 3, height: 3))
+    }
+}
