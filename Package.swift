@@ -74,6 +74,13 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmWireTests",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmImageIOTests",
             dependencies: ["BlurfarmCore", "BlurfarmImageIO"],
             swiftSettings: strict),
