@@ -7,6 +7,7 @@
 //   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
+//   BlurfarmWire      the coordinator-worker protocol: framed messages; depends on Core
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them; the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
@@ -40,6 +41,7 @@ let package = Package(
         .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: pixelCode),
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
+        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
@@ -68,6 +70,13 @@ let package = Package(
             name: "BlurfarmKernelsTests",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmWireTests",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),

@@ -1,0 +1,259 @@
+import BlurfarmCore
+
+// Each message's payload, written and read side by side, in the order WireProtocol.swift
+// documents. Reading checks every field; a problem names the field's path.
+
+extension WireMessage {
+    /// Appends the payload's bytes.
+    func writePayload(to w: inout ByteWriter) {
+        switch self {
+        case .hello(let hello):
+            w.integer(hello.workerID)
+            w.integer(hello.protocolVersion)
+            w.integer(hello.pid)
+        case .ready, .shutdown:
+            break
+        case .task(let task):
+            task.write(to: &w)
+        case .result(let result):
+            w.integer(result.taskID)
+            w.integer(result.checksum)
+            w.integer(result.elapsedNanoseconds)
+            if let output = result.output {
+                w.u8(1)
+                output.write(to: &w)
+            } else {
+                w.u8(0)
+            }
+        case .failure(let failure):
+            w.integer(failure.taskID)
+            w.string(failure.message)
+        case .heartbeat(let taskID):
+            if let taskID {
+                w.u8(1)
+                w.integer(taskID)
+            } else {
+                w.u8(0)
+            }
+        case .cancel(let taskID):
+            w.integer(taskID)
+        }
+    }
+
+    /// Reads a `type` payload that must fill the reader exactly.
+    static func readPayload(_ type: WireMessageType, from r: inout ByteReader) throws(PayloadProblem) -> WireMessage {
+        let message: WireMessage
+        switch type {
+        case .hello:
+            message = .hello(Hello(
+                workerID: try r.integer(UInt32.self, "workerID"),
+                protocolVersion: try r.integer(UInt16.self, "protocolVersion"),
+                pid: try r.integer(Int32.self, "pid")))
+        case .ready:
+            message = .ready
+        case .task:
+            message = .task(try TaskMessage(from: &r))
+        case .result:
+            let taskID = try r.integer(UInt64.self, "taskID")
+            let checksum = try r.integer(UInt64.self, "checksum")
+            let elapsed = try r.integer(UInt64.self, "elapsedNanoseconds")
+            let output: InlinePixels? = switch try r.u8("output") {
+            case 0: nil
+            case 1: try InlinePixels(from: &r, field: "output")
+            case let tag: throw .badTag(field: "output", tag: tag)
+            }
+            message = .result(TaskResult(taskID: taskID, checksum: checksum, elapsedNanoseconds: elapsed, output: output))
+        case .failure:
+            message = .failure(TaskFailure(taskID: try r.integer(UInt64.self, "taskID"), message: try r.string("message")))
+        case .heartbeat:
+            message = switch try r.u8("taskID") {
+            case 0: .heartbeat(taskID: nil)
+            case 1: .heartbeat(taskID: try r.integer(UInt64.self, "taskID"))
+            case let tag: throw .badTag(field: "taskID", tag: tag)
+            }
+        case .shutdown:
+            message = .shutdown
+        case .cancel:
+            message = .cancel(taskID: try r.integer(UInt64.self, "taskID"))
+        }
+        guard r.remaining == 0 else { throw .trailingBytes(count: r.remaining) }
+        return message
+    }
+}
+
+extension TaskMessage {
+    func write(to w: inout ByteWriter) {
+        w.integer(taskID)
+        w.integer(imageID)
+        w.integer(attempt)
+        w.rect(tile)
+        w.rect(image)
+        w.count(filters.count)
+        for filter in filters {
+            w.string(filter.name)
+            w.count(filter.arguments.count)
+            for (name, value) in filter.arguments.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                w.string(name)
+                switch value {
+                case .number(let v):
+                    w.u8(0)
+                    w.f64(v)
+                case .integer(let v):
+                    w.u8(1)
+                    w.i64(v)
+                case .boolean(let v):
+                    w.u8(2)
+                    w.bool(v)
+                case .string(let v):
+                    w.u8(3)
+                    w.string(v)
+                }
+            }
+        }
+        w.u8(edge.wireTag)
+        w.u8(colour.wireTag)
+        switch pixels {
+        case .shared(let source, let output):
+            w.u8(0)
+            source.write(to: &w)
+            output.write(to: &w)
+        case .inline(let source):
+            w.u8(1)
+            source.write(to: &w)
+        }
+    }
+
+    init(from r: inout ByteReader) throws(PayloadProblem) {
+        let taskID = try r.integer(UInt64.self, "taskID")
+        let imageID = try r.integer(UInt64.self, "imageID")
+        let attempt = try r.integer(UInt32.self, "attempt")
+        let tile = try r.rect("tile")
+        let image = try r.rect("image")
+        var filters: [FilterSpec] = []
+        for i in 0..<(try r.count("filters")) {
+            let name = try r.string("filters[\(i)].name")
+            var arguments: [String: ParameterValue] = [:]
+            var previous: String?
+            for j in 0..<(try r.count("filters[\(i)].arguments")) {
+                let field = "filters[\(i)].arguments[\(j)]"
+                let argument = try r.string(field + ".name")
+                if let previous, !previous.utf8.lexicographicallyPrecedes(argument.utf8) {
+                    throw .invalidValue(
+                        field: field + ".name",
+                        reason: "'\(argument)' does not follow '\(previous)': names go in increasing byte order, once each")
+                }
+                previous = argument
+                // Swift's String equality is canonical equivalence: "e\u{301}" and "\u{e9}" are
+                // one key, though their bytes differ. Refuse rather than let one overwrite the other.
+                guard arguments[argument] == nil else {
+                    throw .invalidValue(
+                        field: field + ".name", reason: "'\(argument)' is canonically equivalent to an earlier name")
+                }
+                arguments[argument] = switch try r.u8(field + ".value") {
+                case 0: .number(try r.f64(field + ".value"))
+                case 1: .integer(try r.i64(field + ".value"))
+                case 2: .boolean(try r.bool(field + ".value"))
+                case 3: .string(try r.string(field + ".value"))
+                case let tag: throw .badTag(field: field + ".value", tag: tag)
+                }
+            }
+            filters.append(FilterSpec(name: name, arguments: arguments))
+        }
+        let edgeTag = try r.u8("edge")
+        guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: "edge", tag: edgeTag) }
+        let colourTag = try r.u8("colour")
+        guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: "colour", tag: colourTag) }
+        let pixels: TaskPixels = switch try r.u8("pixels") {
+        case 0: .shared(
+            source: try SharedRegion(from: &r, field: "pixels.source"),
+            output: try SharedRegion(from: &r, field: "pixels.output"))
+        case 1: .inline(source: try InlinePixels(from: &r, field: "pixels.source"))
+        case let tag: throw .badTag(field: "pixels", tag: tag)
+        }
+        self.init(
+            taskID: taskID, imageID: imageID, attempt: attempt, tile: tile, image: image, filters: filters, edge: edge,
+            colour: colour, pixels: pixels)
+    }
+}
+
+extension SharedRegion {
+    func write(to w: inout ByteWriter) {
+        w.integer(segment)
+        w.integer(UInt64(byteOffset))
+        w.rect(rect)
+        w.u8(UInt8(channels))
+        w.integer(UInt64(rowStride))
+    }
+
+    init(from r: inout ByteReader, field: String) throws(PayloadProblem) {
+        let segment = try r.integer(UInt32.self, field + ".segment")
+        let byteOffset = try r.u64AsInt(field + ".byteOffset")
+        let rect = try r.rect(field + ".rect")
+        let channels = Int(try r.u8(field + ".channels"))
+        let rowStride = try r.u64AsInt(field + ".rowStride")
+        if let problem = Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, rowStride: rowStride) {
+            throw .invalidValue(field: field, reason: problem)
+        }
+        self.init(segment: segment, byteOffset: byteOffset, rect: rect, channels: channels, rowStride: rowStride)
+    }
+}
+
+extension InlinePixels {
+    func write(to w: inout ByteWriter) {
+        w.rect(rect)
+        w.u8(UInt8(channels))
+        w.floats(samples)
+    }
+
+    init(from r: inout ByteReader, field: String) throws(PayloadProblem) {
+        let rect = try r.rect(field + ".rect")
+        let channels = Int(try r.u8(field + ".channels"))
+        guard channels == 3 || channels == 4 else {
+            throw .invalidValue(field: field + ".channels", reason: "channels must be 3 or 4, not \(channels)")
+        }
+        let (area, o1) = rect.width.multipliedReportingOverflow(by: rect.height)
+        let (count, o2) = area.multipliedReportingOverflow(by: channels)
+        guard !o1, !o2 else { throw .invalidValue(field: field + ".rect", reason: "too many pixels") }
+        self.init(rect: rect, channels: channels, samples: try r.floats(count: count, field + ".samples"))
+    }
+}
+
+extension EdgeRule {
+    /// The rule's u8 in a task: 0 clamp, 1 mirror, 2 transparent, 3 grow.
+    var wireTag: UInt8 {
+        switch self {
+        case .clamp: 0
+        case .mirror: 1
+        case .transparent: 2
+        case .grow: 3
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .clamp
+        case 1: self = .mirror
+        case 2: self = .transparent
+        case 3: self = .grow
+        default: return nil
+        }
+    }
+}
+
+extension ColourMode {
+    /// The mode's u8 in a task: 0 gamma, 1 linear.
+    var wireTag: UInt8 {
+        switch self {
+        case .gamma: 0
+        case .linear: 1
+        }
+    }
+
+    init?(wireTag: UInt8) {
+        switch wireTag {
+        case 0: self = .gamma
+        case 1: self = .linear
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,332 @@
+import BlurfarmCore
+import BlurfarmWire
+import PropertyBased
+import Testing
+
+/// Messages come back from their frames exactly, and the frames have the documented layout.
+@Suite struct RoundTripTests {
+    static let nanFloats: [Float] = [
+        Float(bitPattern: 0x7FC0_0000), Float(bitPattern: 0x7FC0_0001), Float(bitPattern: 0xFFFF_FFFF),
+        Float(bitPattern: 0x7F80_0001),  // signalling NaN
+        -0.0, 0.0, .infinity, -.infinity, .leastNonzeroMagnitude, -.greatestFiniteMagnitude, 0.5, 1,
+    ]
+
+    /// At least one message of every type, with awkward values.
+    static let awkward: [WireMessage] = [
+        .hello(Hello(workerID: 0, pid: 0)),
+        .hello(Hello(workerID: .max, protocolVersion: .max, pid: .min)),
+        .ready,
+        .task(TaskMessage(
+            taskID: .max, imageID: 0, attempt: .max, tile: Rect(x: -7, y: -3, width: 0, height: 5),
+            image: Rect(x: Int.min, y: Int.max - 1, width: 1, height: 1),
+            filters: [
+                FilterSpec(name: "", arguments: [:]),
+                FilterSpec(name: "gaussian", arguments: ["sigma": .number(-0.0), "": .string(""), "é": .integer(.min)]),
+                FilterSpec(name: "plugin.\u{1F600}\u{0}", arguments: [
+                    "b": .boolean(false), "a": .boolean(true), "Z": .integer(.max), "label": .string("\u{301}e\u{0}\n\u{10FFFF}"),
+                    "huge": .number(.greatestFiniteMagnitude), "tiny": .number(.leastNonzeroMagnitude),
+                    "inf": .number(-.infinity), "\u{e9}": .integer(1), "e\u{301}x": .integer(2),
+                ]),
+            ],
+            edge: .grow, colour: .linear,
+            pixels: .shared(
+                source: SharedRegion(segment: .max, byteOffset: Int.max - 3 - 16 * 4, rect: Rect(x: -9, y: -9, width: 4, height: 1), channels: 4, rowStride: 16),
+                output: SharedRegion(segment: 0, byteOffset: 0, rect: Rect(x: 0, y: 0, width: 0, height: 0), channels: 3, rowStride: 0)))),
+        .task(TaskMessage(
+            taskID: 0, imageID: .max, attempt: 1, tile: Rect(x: 0, y: 0, width: 2, height: 2),
+            image: Rect(x: 0, y: 0, width: 3, height: 2), filters: [], edge: .clamp, colour: .gamma,
+            pixels: .inline(source: InlinePixels(rect: Rect(x: -1, y: 0, width: 3, height: 1), channels: 4, samples: nanFloats)))),
+        .result(TaskResult(taskID: 1, checksum: .max, elapsedNanoseconds: 0)),
+        .result(TaskResult(
+            taskID: .max, checksum: 0, elapsedNanoseconds: .max,
+            output: InlinePixels(rect: Rect(x: -2, y: -2, width: 2, height: 2), channels: 3, samples: nanFloats))),
+        .result(TaskResult(
+            taskID: 5, checksum: 5, elapsedNanoseconds: 5,
+            output: InlinePixels(rect: Rect(x: 3, y: 3, width: 0, height: 9), channels: 4, samples: []))),
+        .failure(TaskFailure(taskID: 0, message: "")),
+        .failure(TaskFailure(taskID: .max, message: "plugin 'vignette' failed: ✗ \u{1F600} \u{0} \"quoted\"\nsecond line")),
+        .heartbeat(taskID: nil),
+        .heartbeat(taskID: 0),
+        .heartbeat(taskID: .max),
+        .shutdown,
+        .cancel(taskID: 0),
+        .cancel(taskID: .max),
+    ]
+
+    @Test func awkwardMessagesCoverEveryType() {
+        #expect(Set(Self.awkward.map(\.type)) == Set(WireMessageType.allCases))
+    }
+
+    @Test(arguments: awkward)
+    func everyMessageTypeRoundTrips(_ message: WireMessage) throws {
+        let bytes = try FrameEncoder.encode(message)
+        var decoder = FrameDecoder()
+        let (messages, error) = decodeAll(bytes, decoder: &decoder)
+        #expect(error == nil)
+        #expect(messages == [message])
+        #expect(decoder.bufferedByteCount == 0)
+        // The encoding is canonical: the decoded message encodes to the same bytes.
+        #expect(try FrameEncoder.encode(messages.first ?? .ready) == bytes)
+    }
+
+    @Test func nanPixelsKeepTheirBits() throws {
+        let pixels = InlinePixels(rect: Rect(x: 0, y: 0, width: 3, height: 1), channels: 4, samples: Self.nanFloats)
+        var decoder = FrameDecoder()
+        let (messages, _) = decodeAll(try FrameEncoder.encode(.result(TaskResult(taskID: 1, checksum: 2, elapsedNanoseconds: 3, output: pixels))), decoder: &decoder)
+        guard case .result(let result) = messages.first, let output = result.output else {
+            Issue.record("no result: \(messages)")
+            return
+        }
+        #expect(output.samples.map(\.bitPattern) == Self.nanFloats.map(\.bitPattern))
+    }
+
+    @Test func nanParametersKeepTheirBits() throws {
+        let nan = Double(bitPattern: 0x7FF8_0000_DEAD_BEEF), signalling = Double(bitPattern: 0xFFF0_0000_0000_0001)
+        let task = TaskMessage(
+            taskID: 1, imageID: 2, attempt: 1, tile: Rect(width: 1, height: 1), image: Rect(width: 1, height: 1),
+            filters: [FilterSpec(name: "f", arguments: ["n": .number(nan), "s": .number(signalling), "z": .number(-0.0)])],
+            edge: .mirror, colour: .gamma,
+            pixels: .shared(
+                source: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4),
+                output: SharedRegion(segment: 2, byteOffset: 64, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4)))
+        var decoder = FrameDecoder()
+        let (messages, _) = decodeAll(try FrameEncoder.encode(.task(task)), decoder: &decoder)
+        guard case .task(let decoded) = messages.first else {
+            Issue.record("no task: \(messages)")
+            return
+        }
+        #expect(decoded.filters[0].arguments["n"].flatMap { if case .number(let v) = $0 { v.bitPattern } else { nil } } == nan.bitPattern)
+        #expect(decoded.filters[0].arguments["s"].flatMap { if case .number(let v) = $0 { v.bitPattern } else { nil } } == signalling.bitPattern)
+        #expect(decoded.filters[0].arguments["z"].flatMap { if case .number(let v) = $0 { v.bitPattern } else { nil } } == (-0.0).bitPattern)
+        #expect(sameBits(.task(decoded), .task(task)))
+    }
+
+    @Test func randomMessagesRoundTripOneByOne() async {
+        await propertyCheck(count: 300, input: Random.messages) { messages in
+            for message in messages {
+                var decoder = FrameDecoder()
+                let bytes = encoded(message)
+                let (decoded, error) = decodeAll(bytes, decoder: &decoder)
+                #expect(error == nil)
+                #expect(sameBits(decoded, [message]), "\(message)")
+                #expect(encoded(decoded.first ?? .ready) == bytes)
+            }
+        }
+    }
+
+    // MARK: The layout, byte for byte
+
+    /// The reference CRC is the standard one (its check value), so the comparisons below mean something.
+    @Test func referenceCRCHasTheStandardCheckValue() {
+        #expect(referenceCRC32(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(referenceCRC32([]) == 0)
+    }
+
+    @Test func readyFrameIsHeaderAndChecksum() throws {
+        let bytes = try FrameEncoder.encode(.ready)
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 1, 0, 2, 0, 0, 0, 0, 0]
+        #expect(bytes.count == 16)
+        #expect(Array(bytes[0..<12]) == header)
+        let crc = referenceCRC32(header)
+        #expect(Array(bytes[12...]) == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)])
+    }
+
+    @Test func cancelFrameIsLittleEndian() throws {
+        let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 1, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(bytes.count == 24)
+    }
+
+    /// The checksum at the end of every frame is the CRC-32 of everything before it.
+    @Test func everyFrameEndsWithTheCRCOfHeaderAndPayload() async {
+        await propertyCheck(count: 300, input: Random.messages) { messages in
+            for message in messages {
+                let bytes = encoded(message)
+                let n = bytes.count
+                let trailer = UInt32(bytes[n - 4]) | UInt32(bytes[n - 3]) << 8 | UInt32(bytes[n - 2]) << 16 | UInt32(bytes[n - 1]) << 24
+                #expect(trailer == referenceCRC32(bytes[0..<n - 4]))
+                let length = Int(bytes[8]) | Int(bytes[9]) << 8 | Int(bytes[10]) << 16 | Int(bytes[11]) << 24
+                #expect(length == n - 16)
+                #expect(Int(bytes[6]) | Int(bytes[7]) << 8 == Int(message.type.rawValue))
+            }
+        }
+    }
+
+    /// Each message type's payload, written by hand from docs/protocol.md, is what the encoder writes.
+    @Test func payloadsFollowTheDocumentedLayout() throws {
+        var hello = Bytes()
+        hello.u32(7)
+        hello.u16(1)
+        hello.i32(-2)
+        #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
+
+        #expect(try FrameEncoder.encode(.ready) == frame(type: 2, payload: []))
+        #expect(try FrameEncoder.encode(.shutdown) == frame(type: 7, payload: []))
+
+        var task = Bytes()
+        task.u64(11)  // taskID
+        task.u64(22)  // imageID
+        task.u32(2)  // attempt
+        task.rect(-4, 8, 16, 32)  // tile
+        task.rect(0, 0, 100, 50)  // image
+        task.u32(2)  // two filters
+        task.string("gaussian")
+        task.u32(1)
+        task.string("sigma")
+        task.u8(0)
+        task.u64((2.5).bitPattern)
+        task.string("p")
+        task.u32(5)  // arguments in byte order: "B" < "a" < "b" < "e\u{301}x" < "\u{e9}" (Swift's `<` differs)
+        task.string("B")
+        task.u8(1)
+        task.i64(-3)
+        task.string("a")
+        task.u8(2)
+        task.u8(1)
+        task.string("b")
+        task.u8(3)
+        task.string("x\u{e9}")
+        task.string("e\u{301}x")
+        task.u8(1)
+        task.i64(7)
+        task.string("\u{e9}")
+        task.u8(2)
+        task.u8(0)
+        task.u8(2)  // edge: transparent
+        task.u8(1)  // colour: linear
+        task.u8(0)  // shared
+        task.u32(3)  // source: segment 3, offset 4096, rect, 4 channels, stride 400
+        task.u64(4096)
+        task.rect(-16, 0, 60, 50)
+        task.u8(4)
+        task.u64(400)
+        task.u32(4)  // output
+        task.u64(0)
+        task.rect(-4, 8, 16, 32)
+        task.u8(3)
+        task.u64(48)
+        let message = WireMessage.task(TaskMessage(
+            taskID: 11, imageID: 22, attempt: 2, tile: Rect(x: -4, y: 8, width: 16, height: 32),
+            image: Rect(width: 100, height: 50),
+            filters: [
+                FilterSpec(name: "gaussian", arguments: ["sigma": .number(2.5)]),
+                FilterSpec(name: "p", arguments: [
+                    "\u{e9}": .boolean(false), "b": .string("x\u{e9}"), "e\u{301}x": .integer(7), "a": .boolean(true), "B": .integer(-3),
+                ]),
+            ],
+            edge: .transparent, colour: .linear,
+            pixels: .shared(
+                source: SharedRegion(segment: 3, byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
+                output: SharedRegion(segment: 4, byteOffset: 0, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, rowStride: 48))))
+        #expect(try FrameEncoder.encode(message) == frame(type: 3, payload: task.bytes))
+
+        var inline = Bytes()
+        inline.u64(1)
+        inline.u64(2)
+        inline.u32(1)
+        inline.rect(0, 0, 1, 1)
+        inline.rect(0, 0, 1, 1)
+        inline.u32(0)
+        inline.u8(3)  // grow
+        inline.u8(0)  // gamma
+        inline.u8(1)  // inline
+        inline.rect(-1, -1, 1, 2)
+        inline.u8(3)
+        for f: Float in [1, 2, 3, -0.0, .nan, 0.25] { inline.u32(f.bitPattern) }
+        #expect(try FrameEncoder.encode(.task(TaskMessage(
+            taskID: 1, imageID: 2, attempt: 1, tile: Rect(width: 1, height: 1), image: Rect(width: 1, height: 1),
+            filters: [], edge: .grow, colour: .gamma,
+            pixels: .inline(source: InlinePixels(
+                rect: Rect(x: -1, y: -1, width: 1, height: 2), channels: 3, samples: [1, 2, 3, -0.0, .nan, 0.25])))))
+            == frame(type: 3, payload: inline.bytes))
+
+        var result = Bytes()
+        result.u64(9)
+        result.u64(0xABCD)
+        result.u64(1_000_000)
+        result.u8(1)
+        result.rect(5, 6, 1, 1)
+        result.u8(4)
+        for f: Float in [0.5, 0.25, 0.125, 1] { result.u32(f.bitPattern) }
+        #expect(try FrameEncoder.encode(.result(TaskResult(
+            taskID: 9, checksum: 0xABCD, elapsedNanoseconds: 1_000_000,
+            output: InlinePixels(rect: Rect(x: 5, y: 6, width: 1, height: 1), channels: 4, samples: [0.5, 0.25, 0.125, 1]))))
+            == frame(type: 4, payload: result.bytes))
+        var sharedResult = Bytes()
+        sharedResult.u64(9)
+        sharedResult.u64(1)
+        sharedResult.u64(2)
+        sharedResult.u8(0)
+        #expect(try FrameEncoder.encode(.result(TaskResult(taskID: 9, checksum: 1, elapsedNanoseconds: 2))) == frame(type: 4, payload: sharedResult.bytes))
+
+        var failure = Bytes()
+        failure.u64(3)
+        failure.string("sigma ∞")
+        #expect(try FrameEncoder.encode(.failure(TaskFailure(taskID: 3, message: "sigma ∞"))) == frame(type: 5, payload: failure.bytes))
+
+        #expect(try FrameEncoder.encode(.heartbeat(taskID: nil)) == frame(type: 6, payload: [0]))
+        var beat = Bytes()
+        beat.u8(1)
+        beat.u64(42)
+        #expect(try FrameEncoder.encode(.heartbeat(taskID: 42)) == frame(type: 6, payload: beat.bytes))
+
+        var cancel = Bytes()
+        cancel.u64(.max)
+        #expect(try FrameEncoder.encode(.cancel(taskID: .max)) == frame(type: 8, payload: cancel.bytes))
+    }
+
+    // MARK: Size limit
+
+    /// A 2048 × 2048 RGBA Float32 tile fits inline; a larger one is refused when encoding.
+    @Test func theLargestInlineTileFitsAndALargerOneIsRefused() throws {
+        let side = 2048
+        var samples = [Float](repeating: 0.5, count: side * side * 4)
+        samples[samples.count - 1] = Float(bitPattern: 0x7FC0_0ABC)
+        let big = WireMessage.result(TaskResult(
+            taskID: 1, checksum: 2, elapsedNanoseconds: 3,
+            output: InlinePixels(rect: Rect(width: side, height: side), channels: 4, samples: samples)))
+        let bytes = try FrameEncoder.encode(big)
+        #expect(bytes.count <= WireProtocol.maximumFrameSize)
+        var decoder = FrameDecoder()
+        let (messages, error) = decodeAll(bytes, decoder: &decoder)
+        #expect(error == nil)
+        #expect(messages == [big])
+
+        let rows = (WireProtocol.maximumFrameSize / (side * 4 * 4)) + 1
+        let tooBig = WireMessage.result(TaskResult(
+            taskID: 1, checksum: 2, elapsedNanoseconds: 3,
+            output: InlinePixels(rect: Rect(width: side, height: rows), channels: 4, samples: [Float](repeating: 0, count: side * rows * 4))))
+        #expect(throws: WireError.frameTooLarge(size: 12 + 8 * 3 + 1 + 32 + 1 + side * rows * 16 + 4, maximum: WireProtocol.maximumFrameSize)) {
+            try FrameEncoder.encode(tooBig)
+        }
+    }
+
+    // MARK: Value types
+
+    @Test func inlinePixelsCopyABufferAndBack() {
+        let storage = PixelStorage(floatCount: 5 * 3 * 4)
+        let whole = PixelBuffer(rect: Rect(x: -1, y: -1, width: 5, height: 3), storage: storage, channels: 4)
+        for y in -1..<2 { for x in -1..<4 { whole[x, y] = SIMD4(Float(x), Float(y), 0.5, 1) } }
+        let view = whole.view(Rect(x: 0, y: 0, width: 2, height: 2))  // row stride 20, not 8
+        let pixels = InlinePixels(view)
+        #expect(pixels.rect == view.rect && pixels.channels == 4)
+        #expect(pixels.samples == [0, 0, 0.5, 1, 1, 0, 0.5, 1, 0, 1, 0.5, 1, 1, 1, 0.5, 1])
+        #expect(pixels.makeBuffer().isBitIdentical(to: view))
+        #expect(InlinePixels(pixels.makeBuffer()) == pixels)
+    }
+
+    @Test func inlinePixelsCompareBits() {
+        let r = Rect(width: 1, height: 1)
+        let nan = InlinePixels(rect: r, channels: 3, samples: [.nan, 0, 0])
+        #expect(nan == InlinePixels(rect: r, channels: 3, samples: [.nan, 0, 0]))
+        #expect(nan != InlinePixels(rect: r, channels: 3, samples: [Float(bitPattern: 0x7FC0_0001), 0, 0]))
+        #expect(InlinePixels(rect: r, channels: 3, samples: [0, 0, 0]) != InlinePixels(rect: r, channels: 3, samples: [-0.0, 0, 0]))
+    }
+
+    @Test func sharedRegionSpansItsRows() {
+        let region = SharedRegion(segment: 1, byteOffset: 64, rect: Rect(x: -3, y: 2, width: 10, height: 4), channels: 3, rowStride: 40)
+        #expect(region.byteRange == 64..<(64 + (40 * 3 + 30) * 4))
+        let empty = SharedRegion(segment: 1, byteOffset: 8, rect: Rect(x: 0, y: 0, width: 0, height: 7), channels: 4, rowStride: 0)
+        #expect(empty.byteRange == 8..<8)
+    }
+}

@@ -1,0 +1,224 @@
+import BlurfarmCore
+import BlurfarmWire
+import PropertyBased
+import Testing
+
+// Test-side references, written from the specifications and not from the module's code:
+// a bitwise CRC-32, a byte-wise FNV-1a 64, a little-endian writer for hand-built payloads,
+// random messages with awkward values, and a bit-exact comparison of messages.
+
+/// CRC-32 (IEEE), one bit at a time, the way the standard states it.
+func referenceCRC32(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes {
+        crc ^= UInt32(byte)
+        for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+    }
+    return ~crc
+}
+
+/// FNV-1a 64 over bytes.
+func referenceFNV1a64(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hash: UInt64 = 14_695_981_039_346_656_037
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+    return hash
+}
+
+/// A payload built by hand, field by field, as docs/protocol.md describes.
+struct Bytes {
+    var bytes: [UInt8] = []
+
+    mutating func le<T: FixedWidthInteger>(_ value: T) {
+        for k in 0..<(T.bitWidth / 8) { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * k))) }
+    }
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+    mutating func u16(_ v: UInt16) { le(v) }
+    mutating func u32(_ v: UInt32) { le(v) }
+    mutating func u64(_ v: UInt64) { le(v) }
+    mutating func i32(_ v: Int32) { le(v) }
+    mutating func i64(_ v: Int64) { le(v) }
+    mutating func string(_ s: String) {
+        u32(UInt32(s.utf8.count))
+        bytes += Array(s.utf8)
+    }
+    mutating func rect(_ x: Int64, _ y: Int64, _ w: Int64, _ h: Int64) {
+        i64(x)
+        i64(y)
+        i64(w)
+        i64(h)
+    }
+}
+
+/// A frame with a correct checksum around any header values and payload.
+func frame(
+    type: UInt16, payload: [UInt8], magic: [UInt8] = [0x42, 0x46, 0x57, 0x31], version: UInt16 = 1,
+    length: UInt32? = nil
+) -> [UInt8] {
+    var b = Bytes(bytes: magic)
+    b.u16(version)
+    b.u16(type)
+    b.u32(length ?? UInt32(payload.count))
+    b.bytes += payload
+    b.u32(referenceCRC32(b.bytes))
+    return b.bytes
+}
+
+/// Every message the decoder yields for `bytes` fed in one piece, and the error, if any.
+func decodeAll(_ bytes: [UInt8], decoder: inout FrameDecoder) -> (messages: [WireMessage], error: WireError?) {
+    decoder.append(bytes)
+    return drain(&decoder)
+}
+
+/// Takes messages until the decoder needs more bytes or fails.
+func drain(_ decoder: inout FrameDecoder) -> (messages: [WireMessage], error: WireError?) {
+    var messages: [WireMessage] = []
+    do {
+        while let m = try decoder.nextMessage() { messages.append(m) }
+        return (messages, nil)
+    } catch {
+        return (messages, error)
+    }
+}
+
+func encoded(_ message: WireMessage) -> [UInt8] {
+    do {
+        return try FrameEncoder.encode(message)
+    } catch {
+        Issue.record("cannot encode \(message): \(error)")
+        return []
+    }
+}
+
+/// Whether two messages are the same bit for bit (`==` on `ParameterValue` says NaN ≠ NaN).
+func sameBits(_ a: WireMessage, _ b: WireMessage) -> Bool {
+    guard case .task(let x) = a, case .task(let y) = b else { return a == b }
+    func sameValue(_ u: ParameterValue, _ v: ParameterValue) -> Bool {
+        if case .number(let p) = u, case .number(let q) = v { return p.bitPattern == q.bitPattern }
+        return u == v
+    }
+    return x.taskID == y.taskID && x.imageID == y.imageID && x.attempt == y.attempt && x.tile == y.tile
+        && x.image == y.image && x.edge == y.edge && x.colour == y.colour && x.pixels == y.pixels
+        && x.filters.count == y.filters.count
+        && zip(x.filters, y.filters).allSatisfy { f, g in
+            f.name == g.name && f.arguments.count == g.arguments.count
+                && f.arguments.allSatisfy { key, value in g.arguments[key].map { sameValue(value, $0) } ?? false }
+        }
+}
+
+func sameBits(_ a: [WireMessage], _ b: [WireMessage]) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy(sameBits)
+}
+
+/// Random messages with awkward values: extreme ids, empty and non-ASCII strings, negative
+/// coordinates, NaN floats with payloads, negative zero.
+enum Random {
+    static let scalars: [Unicode.Scalar] = [
+        "a", "Z", "0", " ", "\u{0}", "\n", "\"", "\\", "\u{7F}", "\u{80}", "\u{e9}", "\u{301}", "\u{7FF}", "\u{800}",
+        "\u{FEFF}", "\u{FFFD}", "\u{FFFF}", "\u{10000}", "\u{1F600}", "\u{10FFFF}", "\u{2028}",
+    ]
+
+    static func string<R: RandomNumberGenerator>(_ rng: inout R, maxCount: Int = 12) -> String {
+        var view = String.UnicodeScalarView()
+        for _ in 0..<Int.random(in: 0...maxCount, using: &rng) { view.append(scalars.randomElement(using: &rng)!) }
+        return String(view)
+    }
+
+    static func u64<R: RandomNumberGenerator>(_ rng: inout R) -> UInt64 {
+        [0, 1, UInt64.max, UInt64.max - 1, 1 << 63, rng.next()].randomElement(using: &rng)!
+    }
+
+    static func u32<R: RandomNumberGenerator>(_ rng: inout R) -> UInt32 {
+        [0, 1, UInt32.max, UInt32.random(in: 0...UInt32.max, using: &rng)].randomElement(using: &rng)!
+    }
+
+    static func rect<R: RandomNumberGenerator>(_ rng: inout R, maxSize: Int = 1 << 20) -> Rect {
+        let width = Int.random(in: 0...maxSize, using: &rng), height = Int.random(in: 0...maxSize, using: &rng)
+        let x: Int, y: Int
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: (x, y) = (Int.min, Int.min)
+        case 1: (x, y) = (Int.max - width, Int.max - height)
+        default: (x, y) = (Int.random(in: -100_000...100_000, using: &rng), Int.random(in: -100_000...100_000, using: &rng))
+        }
+        return Rect(x: x, y: y, width: width, height: height)
+    }
+
+    /// A float with any bit pattern now and then (NaNs with payloads, infinities, subnormals).
+    static func float<R: RandomNumberGenerator>(_ rng: inout R) -> Float {
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0: Float(bitPattern: UInt32.random(in: 0...UInt32.max, using: &rng))
+        case 1: [-0.0, .infinity, -.infinity, .leastNonzeroMagnitude, Float(bitPattern: 0x7FC0_0001),
+                 Float(bitPattern: 0xFF80_0001)].randomElement(using: &rng)!
+        default: Float.random(in: 0...1, using: &rng)
+        }
+    }
+
+    static func double<R: RandomNumberGenerator>(_ rng: inout R) -> Double {
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: Double(bitPattern: rng.next())
+        case 1: [-0.0, .nan, .infinity, Double(bitPattern: 0x7FF0_0000_0000_0001), .leastNonzeroMagnitude].randomElement(using: &rng)!
+        default: Double.random(in: -1000...1000, using: &rng)
+        }
+    }
+
+    static func value<R: RandomNumberGenerator>(_ rng: inout R) -> ParameterValue {
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: .number(double(&rng))
+        case 1: .integer([Int.min, Int.max, -1, 0, Int.random(in: -1000...1000, using: &rng)].randomElement(using: &rng)!)
+        case 2: .boolean(Bool.random(using: &rng))
+        default: .string(string(&rng))
+        }
+    }
+
+    static func filter<R: RandomNumberGenerator>(_ rng: inout R) -> FilterSpec {
+        var arguments: [String: ParameterValue] = [:]
+        for _ in 0..<Int.random(in: 0...4, using: &rng) { arguments[string(&rng, maxCount: 4)] = value(&rng) }
+        return FilterSpec(name: string(&rng), arguments: arguments)
+    }
+
+    static func pixels<R: RandomNumberGenerator>(_ rng: inout R) -> InlinePixels {
+        let r = rect(&rng, maxSize: 5)
+        let channels = Bool.random(using: &rng) ? 3 : 4
+        return InlinePixels(rect: r, channels: channels, samples: (0..<r.area * channels).map { _ in float(&rng) })
+    }
+
+    static func region<R: RandomNumberGenerator>(_ rng: inout R) -> SharedRegion {
+        let r = rect(&rng, maxSize: 4096)
+        let channels = Bool.random(using: &rng) ? 3 : 4
+        return SharedRegion(
+            segment: u32(&rng), byteOffset: 4 * Int.random(in: 0...(1 << 40), using: &rng), rect: r,
+            channels: channels, rowStride: r.width * channels + Int.random(in: 0...64, using: &rng))
+    }
+
+    static func task<R: RandomNumberGenerator>(_ rng: inout R) -> TaskMessage {
+        TaskMessage(
+            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), tile: rect(&rng), image: rect(&rng),
+            filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
+            edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
+            pixels: Bool.random(using: &rng)
+                ? .shared(source: region(&rng), output: region(&rng)) : .inline(source: pixels(&rng)))
+    }
+
+    static func message<R: RandomNumberGenerator>(_ rng: inout R) -> WireMessage {
+        switch WireMessageType.allCases.randomElement(using: &rng)! {
+        case .hello:
+            .hello(Hello(
+                workerID: u32(&rng), protocolVersion: UInt16.random(in: 0...UInt16.max, using: &rng),
+                pid: [Int32.min, -1, 0, Int32.max, Int32.random(in: 1...99999, using: &rng)].randomElement(using: &rng)!))
+        case .ready: .ready
+        case .task: .task(task(&rng))
+        case .result:
+            .result(TaskResult(
+                taskID: u64(&rng), checksum: u64(&rng), elapsedNanoseconds: u64(&rng),
+                output: Bool.random(using: &rng) ? pixels(&rng) : nil))
+        case .failure: .failure(TaskFailure(taskID: u64(&rng), message: string(&rng, maxCount: 40)))
+        case .heartbeat: .heartbeat(taskID: Bool.random(using: &rng) ? u64(&rng) : nil)
+        case .shutdown: .shutdown
+        case .cancel: .cancel(taskID: u64(&rng))
+        }
+    }
+
+    /// A stream of 0 to 8 messages.
+    static let messages = Generator<[WireMessage], Shrink.None<[WireMessage]>>(run: { rng in
+        (0..<Int.random(in: 0...8, using: &rng)).map { _ in message(&rng) }
+    })
+}
