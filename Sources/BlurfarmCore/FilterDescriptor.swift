@@ -88,7 +88,8 @@ public struct ParameterDescriptor: Sendable {
     /// Checks one value against the declaration; returns it in canonical form (an integer
     /// given for a number becomes a number) or the problem in words.
     public func check(_ value: ParameterValue) -> Result<ParameterValue, ParameterProblem> {
-        let wrong = ParameterProblem.invalidValue(parameter: name, expected: rangeDescription)
+        // The message is built only for a value that is refused.
+        var wrong: ParameterProblem { .invalidValue(parameter: name, expected: rangeDescription) }
         switch kind {
         case .boolean:
             guard case .boolean = value else { return .failure(wrong) }

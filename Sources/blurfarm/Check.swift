@@ -1,7 +1,6 @@
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
@@ -69,11 +68,12 @@ struct Check: ParsableCommand {
         } else {
             let chain = FilterChain(
                 filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
-            let renderer = Renderer(chain: chain, tileSize: plan.tileSize, executor: ThreadedTileExecutor(threads: 1))
+            let tiles = TileGrid(bounds: chain.outputRect(forImage: Rect(width: size.width, height: size.height)),
+                tileSize: plan.tileSize).count
             parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
             parts.append("reach \(chain.reach)")
             parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
-            parts.append("\(renderer.tiles(forImage: Rect(width: size.width, height: size.height)).count) tiles")
+            parts.append("\(tiles) tiles")
         }
         return parts.joined(separator: "; ")
     }
