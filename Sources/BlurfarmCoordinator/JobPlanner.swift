@@ -58,16 +58,18 @@ public enum JobPlanner {
 
     /// Regular files below `prefix` (relative to `base`), as `/`-separated paths relative to
     /// `base`. Hidden folders are searched too; symbolic links to files count, links to folders
-    /// are not followed (no cycles).
+    /// below the glob's fixed folder are not followed (no cycles); the fixed folder itself may be one.
     static func files(under prefix: String, in base: String) -> [String] {
         let start = prefix.isEmpty ? base : join(base, prefix)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: start, isDirectory: &isFolder) else { return [] }
         guard isFolder.boolValue else { return [prefix] }
-        guard let walker = FileManager.default.enumerator(atPath: start) else { return [] }
+        // The search starts from the real folder, so that a glob's fixed folder may be a link.
+        let real = URL(fileURLWithPath: start).resolvingSymlinksInPath().path
+        guard let walker = FileManager.default.enumerator(atPath: real) else { return [] }
         var result: [String] = []
         while let next = walker.nextObject() as? String {
-            let full = join(start, next)
+            let full = join(real, next)
             var folder: ObjCBool = false
             if FileManager.default.fileExists(atPath: full, isDirectory: &folder), !folder.boolValue {
                 result.append(prefix.isEmpty ? next : prefix + "/" + next)

@@ -126,9 +126,40 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
     }
 
-    @Test func theExampleJobIsValid() throws {
-        let result = try Blurfarm.run(["check", Fixtures.repository.appendingPathComponent("jobs/example.job").path])
+    @Test func everyShippedJobChecksClean() throws {
+        let jobs = Fixtures.repository.appendingPathComponent("jobs")
+        let names = try FileManager.default.contentsOfDirectory(atPath: jobs.path).filter { $0.hasSuffix(".job") }
+        #expect(names.count >= 2)
+        for name in names {
+            let result = try Blurfarm.run(["check", jobs.appendingPathComponent(name).path])
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+        }
+    }
+
+    /// The example job, run as README's first command runs it, but beside a copy of the
+    /// manifest so that its outputs land in a temporary folder.
+    @Test func theExampleJobWritesEveryOutputItPromises() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("jobs"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Fixtures.repository.appendingPathComponent("jobs/example.job"),
+            to: folder.appendingPathComponent("jobs/example.job"))
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent("samples"), withDestinationURL: Fixtures.repository.appendingPathComponent("samples"))
+        let result = try Blurfarm.run(["run", "jobs/example.job"], in: folder)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("4 inputs, 12 outputs"), "\(result.stdout)")
+        #expect(result.stdout.contains("example: 12 written, 0 failed, 4 inputs"), "\(result.stdout)")
+        let stems = ["alpha-garbage-under-transparent", "mate-FreshFlower", "mate-GreenMeadow", "plasma-Kite"]
+        for stem in stems {
+            for output in ["thumbs/\(stem).webp", "backdrops/\(stem).jpg", "frosted/\(stem).png"] {
+                let path = folder.appendingPathComponent("out/example/" + output).path
+                let header = try ImageReader.header(ofFile: path)
+                #expect(header.width > 0, "\(output)")
+            }
+        }
+        // frosted uses edge: grow, sigma 20: the output is larger by the reach (60 px) on every side.
+        let grown = try ImageReader.header(ofFile: folder.appendingPathComponent("out/example/frosted/plasma-Kite.png").path)
+        #expect(grown.width == 1024 + 120 && grown.height == 640 + 120 && grown.hasAlpha)
     }
 }
