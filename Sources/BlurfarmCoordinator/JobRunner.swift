@@ -21,8 +21,12 @@ public struct JobRunner: Sendable {
         self.pixelLimit = pixelLimit
     }
 
-    /// Runs `plan`, calling `progress` after each output with its report.
-    public func run(_ plan: JobPlan, progress: (OutputReport) -> Void = { _ in }) -> RunReport {
+    /// Runs `plan`, calling `progress` after each output with its report. `verify` overrides the
+    /// job's `verify:` mode.
+    public func run(_ plan: JobPlan, verify: VerifyMode? = nil, progress: (OutputReport) -> Void = { _ in })
+        -> RunReport
+    {
+        let mode = verify ?? plan.job.verify
         let started = Date()
         var reports: [OutputReport] = []
         for input in plan.inputs {
@@ -45,7 +49,8 @@ public struct JobRunner: Sendable {
                     }
                     decoded[key] = result.map { ($0, time.seconds) }
                 }
-                let report = render(input: input, output: output, decoded: decoded[key]!, tileSize: plan.tileSize)
+                let report = render(
+                    input: input, output: output, decoded: decoded[key]!, tileSize: plan.tileSize, verify: mode)
                 reports.append(report)
                 progress(report)
             }
@@ -54,8 +59,14 @@ public struct JobRunner: Sendable {
             job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), outputs: reports)
     }
 
+    /// Renders, verifies and writes one output. Verification (`docs/manifest.md`): `untiled`
+    /// renders the image again in one tile and requires the same bits; `decode` and `untiled`
+    /// decode the encoded bytes again before anything is written and compare them with the
+    /// rendered pixels. `checksum` concerns results that cross from worker processes; in
+    /// process there is nothing to check. An output that fails verification is not written.
     private func render(
-        input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int
+        input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
+        verify: VerifyMode
     ) -> OutputReport {
         func failure(_ message: String, decode: Double = 0) -> OutputReport {
             OutputReport(
@@ -74,6 +85,17 @@ public struct JobRunner: Sendable {
         let clock = ContinuousClock()
         var pixels = image.pixels
         let filterTime = clock.measure { pixels = renderer.render(image.pixels) }
+        if verify == .untiled {
+            let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
+            if whole.rect != pixels.rect {
+                return failure("\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)", decode: decodeSeconds)
+            }
+            if let d = whole.firstDifference(from: pixels) {
+                return failure(
+                    "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))",
+                    decode: decodeSeconds)
+            }
+        }
         let folder = (output.path as NSString).deletingLastPathComponent
         do {
             if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
@@ -83,17 +105,22 @@ public struct JobRunner: Sendable {
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
             background: variant.background.rgb)
-        var writeError: ImageIOError?
+        var problem: String?
         let encodeTime = clock.measure {
             do throws(ImageIOError) {
-                try ImageWriter.write(
-                    pixels, to: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                let encoded = try ImageWriter.encode(
+                    pixels, for: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
                     metadata: image.metadata, options: options)
+                if verify != .checksum, let mismatch = try encoded.mismatch(against: pixels) {
+                    problem = "\(output.path): verification failed: \(mismatch)"
+                    return
+                }
+                try ImageWriter.write(encoded)
             } catch {
-                writeError = error
+                problem = error.description
             }
         }
-        if let writeError { return failure(writeError.description, decode: decodeSeconds) }
+        if let problem { return failure(problem, decode: decodeSeconds) }
         return OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
             tiles: renderer.tiles(forImage: image.pixels.rect).count, decodeSeconds: decodeSeconds,

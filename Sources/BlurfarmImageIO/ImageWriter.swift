@@ -24,22 +24,43 @@ public enum ImageWriter {
         try name.checkFolder()
     }
 
-    /// Writes `pixels` to `path` in the format its extension names.
+    /// Writes `pixels` to `path` in the format its extension names: ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// then ``write(_:)``.
     ///
-    /// The pixels are premultiplied RGBA Float32 in sRGB-encoded values, as
-    /// ``ImageReader/read(_:pixelLimit:)`` makes them; the whole rectangle is written, whatever
-    /// its origin. Each sample is unpremultiplied (alpha 0 gives colour 0), scaled to 255 or
-    /// 65535, rounded to nearest and clamped. The output has an alpha channel when
-    /// `sourceHadAlpha` or any alpha is below 1, and the format has alpha (PNG, WebP, TIFF);
-    /// otherwise it is composited over `options.background`. JPEG never has alpha.
+    /// - Throws: as those two.
+    public static func write(
+        _ pixels: PixelBuffer, to path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
+        metadata: ImageMetadata?, options: EncodeOptions
+    ) throws(ImageIOError) {
+        try write(encode(
+            pixels, for: path, sourceBitDepth: sourceBitDepth, sourceHadAlpha: sourceHadAlpha, metadata: metadata,
+            options: options))
+    }
+
+    /// Writes an encoded image atomically: to a temporary file in the output's folder
+    /// (".name.tmp-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
+    /// failure the temporary file is removed and an existing file at the path is untouched.
+    ///
+    /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable` or
+    ///   `.writeFailed`.
+    public static func write(_ encoded: EncodedImage) throws(ImageIOError) {
+        let name = OutputPath(encoded.path)
+        try name.checkFolder()
+        try AtomicFile.write(encoded.bytes, to: name)
+    }
+
+    /// Encodes `pixels` in memory in the format `path`'s extension names, without writing.
+    ///
+    /// The pixels are premultiplied `Float32` in sRGB-encoded values, as
+    /// ``ImageReader/read(_:pixelLimit:)`` makes them (4 channels, or 3 for an opaque image); the
+    /// whole rectangle is encoded, whatever its origin. Each sample is unpremultiplied (alpha 0
+    /// gives colour 0), scaled to 255 or 65535, rounded to nearest and clamped. The output has
+    /// an alpha channel when `sourceHadAlpha` or any alpha is below 1, and the format has alpha
+    /// (PNG, WebP, TIFF); otherwise it is composited over `options.background`. JPEG never has
+    /// alpha.
     ///
     /// Unless `options.stripMetadata`, the ICC profile, EXIF (orientation 1) and XMP of
     /// `metadata` are written; the orientation written is always 1 or absent.
-    ///
-    /// The write is atomic: the file is encoded in memory, written to a temporary file in the
-    /// output's folder (".name.tmp-XXXXXX"), fsynced, renamed over `path`, and the folder is
-    /// fsynced. On any failure the temporary file is removed and an existing file at `path`
-    /// is untouched.
     ///
     /// - Parameters:
     ///   - sourceBitDepth: 8 or 16, the source's depth; with `options.bitDepth` nil, 16-bit
@@ -49,11 +70,11 @@ public enum ImageWriter {
     /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`
     ///   (quality outside 1...100, a bit depth the format cannot store, an empty image),
     ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
-    ///   message), `.writeFailed` or `.libvipsUnavailable`.
-    public static func write(
-        _ pixels: PixelBuffer, to path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
+    ///   message) or `.libvipsUnavailable`.
+    public static func encode(
+        _ pixels: PixelBuffer, for path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions
-    ) throws(ImageIOError) {
+    ) throws(ImageIOError) -> EncodedImage {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: path, message: message)
         }
@@ -90,8 +111,11 @@ public enum ImageWriter {
         } catch {
             throw fail(.encodeFailed, error.message)
         }
-        try AtomicFile.write(encoded, to: name)
+        return EncodedImage(
+            path: path, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
+            background: options.background, lossless: options.lossless)
     }
+
 
     /// A libvips image over an 8- or 16-bit copy of `pixels`, tagged sRGB / RGB16.
     private static func makeImage(

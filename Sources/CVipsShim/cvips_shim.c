@@ -7,6 +7,12 @@ int cvips_load_file(const char *path, int sequential, VipsImage **out) {
     return *out ? 0 : -1;
 }
 
+int cvips_load_buffer(const void *buf, size_t len, VipsImage **out) {
+    *out = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL,
+                                      "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+    return *out ? 0 : -1;
+}
+
 int cvips_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);
 }

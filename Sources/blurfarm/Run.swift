@@ -30,6 +30,9 @@ struct Run: ParsableCommand {
     @Option(help: "Threads that render tiles (default: the configuration's workers, else the number of cores).")
     var threads: Int?
 
+    @Option(help: "Verification, overriding the manifests' verify: checksum, decode, untiled.")
+    var verify: VerifyMode?
+
     @Flag(help: "Print nothing but failures.")
     var quiet = false
 
@@ -50,7 +53,7 @@ struct Run: ParsableCommand {
             pixelLimit: configuration.pixelLimit)
         var failed = 0
         for plan in plans {
-            let report = runner.run(plan) { output in
+            let report = runner.run(plan, verify: verify) { output in
                 if let error = output.error {
                     printError(error)
                 } else if verbose {
@@ -67,3 +70,5 @@ struct Run: ParsableCommand {
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }
+
+extension VerifyMode: ExpressibleByArgument {}

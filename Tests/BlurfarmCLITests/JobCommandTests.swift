@@ -163,3 +163,33 @@ import Testing
         #expect(grown.width == 1024 + 120 && grown.height == 640 + 120 && grown.hasAlpha)
     }
 }
+
+extension JobCommandTests {
+    @Test func verificationDecodesAgainAndRendersUntiled() throws {
+        let manifest = Self.manifest + """
+              - name: poor
+                path: out/poor/{stem}.jpg
+                quality: 1
+                filters:
+                  - gaussian:
+                      sigma: 0.7
+
+            """
+        let folder = try Self.makeJob(manifest, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        // untiled (and decode): every lossless output checks; the JPEG at quality 1 falls under
+        // the PSNR floor, fails, and is not written.
+        let strict = try Blurfarm.run(["run", job, "--verify", "untiled", "--tile", "53"])
+        #expect(strict.status == 1)
+        #expect(strict.stdout.contains("2 written, 1 failed"), "\(strict.stdout)")
+        #expect(strict.stderr.contains("out/poor/kite.jpg: verification failed: PSNR"), "\(strict.stderr)")
+        #expect(strict.stderr.contains("under the 40 dB floor"), "\(strict.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/poor/kite.jpg").path))
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/blur/kite-blur.png").path))
+        // The default (checksum) writes it: in process there is nothing to transfer and check.
+        let relaxed = try Blurfarm.run(["run", job])
+        #expect(relaxed.status == 0, "\(relaxed.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/poor/kite.jpg").path))
+    }
+}

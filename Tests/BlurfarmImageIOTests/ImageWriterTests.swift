@@ -254,3 +254,26 @@ struct ImageWriterTests {
         #expect(xmp.written.metadata.xmp == xmp.original.metadata.xmp)
     }
 }
+
+@Suite struct EncodedImageVerificationTests {
+    @Test func losslessAndGoodLossyOutputsCheckAndPoorOnesDoNot() throws {
+        let decoded = try ImageReader.read(Corpus.path("special/kite.webp"))
+        let png = try ImageWriter.encode(
+            decoded.pixels, for: "/tmp/x.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        #expect(png.isLossless)
+        #expect(try png.mismatch(against: decoded.pixels) == nil)
+        let good = try ImageWriter.encode(
+            decoded.pixels, for: "/tmp/x.jpg", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions(quality: 90))
+        #expect(!good.isLossless)
+        #expect(try good.mismatch(against: decoded.pixels) == nil)
+        let poor = try ImageWriter.encode(
+            decoded.pixels, for: "/tmp/x.jpg", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions(quality: 1))
+        let message = try poor.mismatch(against: decoded.pixels)
+        #expect(message?.hasPrefix("PSNR") == true, "\(message ?? "nil")")
+        // A lossless file compared with other pixels names the differing samples.
+        let other = PixelBuffer(rect: decoded.pixels.rect, channels: 3)
+        #expect(try png.mismatch(against: other)?.contains("samples differ") == true)
+    }
+}

@@ -142,6 +142,20 @@ extension Libvips {
         try make("load") { cvips_load_file(path, sequential ? 1 : 0, $0) }
     }
 
+    /// Decodes an encoded image held in `bytes`, strictly, and calls `body` with it while the
+    /// bytes are alive (libvips reads from them lazily).
+    static func withImage<R>(
+        decoding bytes: [UInt8], _ body: (VipsImageRef) throws(LibvipsFailure) -> R
+    ) throws(LibvipsFailure) -> R {
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(LibvipsFailure) -> R in
+                let image = try make("load from memory") { cvips_load_buffer(raw.baseAddress, raw.count, $0) }
+                return try body(image)
+            }
+        }
+        return try result.get()
+    }
+
     /// The name of the libvips loader that recognises the file's contents, or nil.
     static func loaderName(forFile path: String) -> String? {
         guard let name = vips_foreign_find_load(path) else {

@@ -16,6 +16,10 @@
 /// another way (blurfarm passes `/proc/self/fd/N`).
 int cvips_load_file(const char *path, int sequential, VipsImage **out);
 
+/// Opens an encoded image in memory (`buf` must outlive the image), failing on decode errors
+/// as cvips_load_file does.
+int cvips_load_buffer(const void *buf, size_t len, VipsImage **out);
+
 /// vips_autorot: rotates and flips upright by the orientation tag, which it removes.
 int cvips_autorot(VipsImage *in, VipsImage **out);
 
