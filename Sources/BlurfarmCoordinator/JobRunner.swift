@@ -23,9 +23,9 @@ public struct JobRunner: Sendable {
 
     /// Runs `plan`, calling `progress` after each output with its report. `verify` overrides the
     /// job's `verify:` mode.
-    public func run(_ plan: JobPlan, verify: VerifyMode? = nil, progress: (OutputReport) -> Void = { _ in })
-        -> RunReport
-    {
+    public func run(
+        _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, progress: (OutputReport) -> Void = { _ in }
+    ) -> RunReport {
         let mode = verify ?? plan.job.verify
         let started = Date()
         var reports: [OutputReport] = []
@@ -56,7 +56,8 @@ public struct JobRunner: Sendable {
             }
         }
         return RunReport(
-            job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), outputs: reports)
+            job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), settings: settings,
+            outputs: reports)
     }
 
     /// Renders, verifies and writes one output. Verification (`docs/manifest.md`): `untiled`

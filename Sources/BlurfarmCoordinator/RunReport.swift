@@ -25,15 +25,62 @@ public struct OutputReport: Sendable, Codable {
     public let error: String?
 }
 
-/// The outcome of one run of one job.
+/// How a run was set up, as its report records it.
+public struct RunSettings: Sendable, Codable {
+    /// The configuration file used, or nil for the built-in defaults.
+    public var configuration: String?
+    /// Threads rendering tiles.
+    public var threads: Int
+    /// Tile side in pixels (0: one tile per image).
+    public var tile: Int
+    /// The pixel limit checked before decoding.
+    public var pixelLimit: Int
+    /// The verification mode: checksum, decode or untiled.
+    public var verify: String
+
+    public init(configuration: String?, threads: Int, tile: Int, pixelLimit: Int, verify: String) {
+        self.configuration = configuration
+        self.threads = threads
+        self.tile = tile
+        self.pixelLimit = pixelLimit
+        self.verify = verify
+    }
+}
+
+/// The outcome of one run of one job: what `docs/report.md` describes, written as JSON.
 public struct RunReport: Sendable, Codable {
     public let job: String
     public let manifest: String
     public let started: Date
     public let finished: Date
+    public let settings: RunSettings
     public let outputs: [OutputReport]
 
     public var written: Int { outputs.filter { $0.status == .written }.count }
     public var failed: Int { outputs.filter { $0.status == .failed }.count }
     public var seconds: Double { finished.timeIntervalSince(started) }
+}
+
+extension RunReport {
+    /// Writes `value` (a report, or a list of them) as JSON to `path` atomically (a temporary
+    /// file beside it, then a rename), creating its folder if need be. Keys sorted, dates in
+    /// ISO 8601 (UTC), indented.
+    public static func write(_ value: some Encodable, to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try encoder.encode(value).write(to: url, options: .atomic)
+    }
+
+    /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.
+    public func pathInStateFolder(_ state: String) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let name = "\(job)-\(formatter.string(from: started))-\(ProcessInfo.processInfo.processIdentifier).json"
+        return (state as NSString).appendingPathComponent("reports/" + name)
+    }
 }

@@ -33,6 +33,10 @@ struct Run: ParsableCommand {
     @Option(help: "Verification, overriding the manifests' verify: checksum, decode, untiled.")
     var verify: VerifyMode?
 
+    @Option(help: ArgumentHelp(
+        "Also write the run's JSON report here (a list, one report per job; docs/report.md).", valueName: "file"))
+    var report: String?
+
     @Flag(help: "Print nothing but failures.")
     var quiet = false
 
@@ -52,8 +56,12 @@ struct Run: ParsableCommand {
             registry: registry, executor: ThreadedTileExecutor(threads: threadCount),
             pixelLimit: configuration.pixelLimit)
         var failed = 0
+        var reports: [RunReport] = []
         for plan in plans {
-            let report = runner.run(plan, verify: verify) { output in
+            let settings = RunSettings(
+                configuration: farm.configurationPath, threads: threadCount, tile: plan.tileSize,
+                pixelLimit: configuration.pixelLimit, verify: (verify ?? plan.job.verify).rawValue)
+            let report = runner.run(plan, verify: verify, settings: settings) { output in
                 if let error = output.error {
                     printError(error)
                 } else if verbose {
@@ -61,10 +69,26 @@ struct Run: ParsableCommand {
                 }
             }
             failed += report.failed
+            reports.append(report)
+            let statePath = report.pathInStateFolder(configuration.state)
+            do {
+                try RunReport.write(report, to: statePath)
+            } catch {
+                printError("\(statePath): cannot write the report: \(error.localizedDescription)")
+                failed += 1
+            }
             if !quiet {
                 print(
                     "\(plan.job.name): \(report.written) written, \(report.failed) failed, "
                         + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s")
+            }
+        }
+        if let report {
+            do {
+                try RunReport.write(reports, to: report)
+            } catch {
+                printError("\(report): cannot write the report: \(error.localizedDescription)")
+                failed += 1
             }
         }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }

@@ -193,3 +193,31 @@ extension JobCommandTests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/poor/kite.jpg").path))
     }
 }
+
+extension JobCommandTests {
+    @Test func runWritesAJSONReportPerJob() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: ["special/kite.webp", "special/truncated.jpg"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("farm.conf")
+        try "state: farm-state\ntile: 100\n".write(to: config, atomically: true, encoding: .utf8)
+        let reportPath = folder.appendingPathComponent("report.json")
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", config.path, "--report", reportPath.path,
+        ])
+        #expect(result.status == 1)
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: reportPath)) as? [[String: Any]]
+        let report = try #require(list?.first)
+        #expect(list?.count == 1 && report["job"] as? String == "test")
+        let settings = report["settings"] as? [String: Any]
+        #expect(settings?["tile"] as? Int == 100 && settings?["verify"] as? String == "checksum")
+        let outputs = report["outputs"] as? [[String: Any]] ?? []
+        #expect(outputs.count == 4)
+        #expect(outputs.filter { $0["status"] as? String == "written" }.count == 2)
+        let failures = outputs.filter { $0["status"] as? String == "failed" }
+        #expect(failures.count == 2 && failures.allSatisfy { ($0["error"] as? String)?.contains("truncated.jpg") == true })
+        // The same report in the state folder, relative to the configuration's folder.
+        let reports = try FileManager.default.contentsOfDirectory(
+            atPath: folder.appendingPathComponent("farm-state/reports").path)
+        #expect(reports.count == 1 && reports[0].hasPrefix("test-") && reports[0].hasSuffix(".json"))
+    }
+}
