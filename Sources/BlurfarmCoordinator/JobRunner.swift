@@ -72,7 +72,7 @@ public struct JobRunner: Sendable {
         func failure(_ message: String, decode: Double = 0) -> OutputReport {
             OutputReport(
                 input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed, tiles: 0,
-                decodeSeconds: decode, filterSeconds: 0, encodeSeconds: 0, error: message)
+                pixels: 0, decodeSeconds: decode, filterSeconds: 0, encodeSeconds: 0, error: message)
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
@@ -124,7 +124,8 @@ public struct JobRunner: Sendable {
         if let problem { return failure(problem, decode: decodeSeconds) }
         return OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: renderer.tiles(forImage: image.pixels.rect).count, decodeSeconds: decodeSeconds,
+            tiles: renderer.tiles(forImage: image.pixels.rect).count, pixels: pixels.rect.area,
+            decodeSeconds: decodeSeconds,
             filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds, error: nil)
     }
 }

@@ -16,6 +16,8 @@ public struct OutputReport: Sendable, Codable {
     public let status: Status
     /// Tiles rendered (0 when the image was not rendered).
     public let tiles: Int
+    /// Pixels of the output rendered (width × height; 0 when it was not rendered).
+    public let pixels: Int
     /// Seconds spent decoding the input (shared by the input's outputs), filtering and
     /// encoding+writing this output.
     public let decodeSeconds: Double

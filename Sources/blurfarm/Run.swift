@@ -61,13 +61,18 @@ struct Run: ParsableCommand {
             let settings = RunSettings(
                 configuration: farm.configurationPath, threads: threadCount, tile: plan.tileSize,
                 pixelLimit: configuration.pixelLimit, verify: (verify ?? plan.job.verify).rawValue)
+            let showProgress = !quiet && ProgressLine.isTerminal
+            var progress = ProgressLine(job: plan.job.name, outputsTotal: plan.outputCount, inputsTotal: plan.inputs.count)
             let report = runner.run(plan, verify: verify, settings: settings) { output in
+                if showProgress { progress.clear() }
                 if let error = output.error {
                     printError(error)
                 } else if verbose {
                     print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles")
                 }
+                if showProgress { progress.record(output) }
             }
+            if showProgress { progress.clear() }
             failed += report.failed
             reports.append(report)
             let statePath = report.pathInStateFolder(configuration.state)

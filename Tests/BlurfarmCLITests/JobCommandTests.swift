@@ -221,3 +221,29 @@ extension JobCommandTests {
         #expect(reports.count == 1 && reports[0].hasPrefix("test-") && reports[0].hasSuffix(".json"))
     }
 }
+
+extension JobCommandTests {
+    @Test func aTerminalGetsAProgressLineAndALogDoesNot() throws {
+        let folder = try Self.makeJob(Self.manifest, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        // Off a terminal (cron): the summary line only.
+        let logged = try Blurfarm.run(["run", job])
+        #expect(logged.status == 0 && logged.stderr.isEmpty, "\(logged.stderr)")
+        #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 inputs, in "), "\(logged.stdout)")
+        #expect(logged.stdout.split(separator: "\n").count == 1, "\(logged.stdout)")
+        // On a terminal (script(1) gives the command a pseudo-terminal): a live progress line.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(Blurfarm.executable.path)' run '\(job)'", "/dev/null"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let screen = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(screen.contains("test: 1/1 images, 2/2 outputs,"), "\(screen)")
+        #expect(screen.contains("MP/s, ETA"), "\(screen)")
+    }
+}
