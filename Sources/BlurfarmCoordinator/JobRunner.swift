@@ -24,7 +24,8 @@ public struct JobRunner: Sendable {
     /// Runs `plan`, calling `progress` after each output with its report. `verify` overrides the
     /// job's `verify:` mode.
     public func run(
-        _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, progress: (OutputReport) -> Void = { _ in }
+        _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, stop: StopRequest = StopRequest(),
+        progress: (OutputReport) -> Void = { _ in }
     ) -> RunReport {
         let mode = verify ?? plan.job.verify
         let started = Date()
@@ -32,6 +33,12 @@ public struct JobRunner: Sendable {
         for input in plan.inputs {
             var decoded: [ResizeSpec?: Result<(DecodedImage, Double), ImageIOError>] = [:]
             for output in input.outputs {
+                if stop.signalNumber != nil {
+                    reports.append(OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped,
+                        tiles: 0, pixels: 0, decodeSeconds: 0, filterSeconds: 0, encodeSeconds: 0, error: nil))
+                    continue
+                }
                 let key = output.variant.resize
                 if decoded[key] == nil {
                     let clock = ContinuousClock()

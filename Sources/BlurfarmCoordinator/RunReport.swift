@@ -7,6 +7,8 @@ public struct OutputReport: Sendable, Codable {
         case written
         /// Not written; `error` says why. Any file already at the path is as it was.
         case failed
+        /// Not started: the run was asked to stop (SIGINT, SIGTERM) first.
+        case stopped
     }
 
     /// The input, relative to the manifest's folder.
@@ -60,6 +62,7 @@ public struct RunReport: Sendable, Codable {
 
     public var written: Int { outputs.filter { $0.status == .written }.count }
     public var failed: Int { outputs.filter { $0.status == .failed }.count }
+    public var stopped: Int { outputs.filter { $0.status == .stopped }.count }
     public var seconds: Double { finished.timeIntervalSince(started) }
 }
 

@@ -37,6 +37,12 @@ public enum ImageWriter {
             options: options))
     }
 
+    /// Removes the temporary files of writes in progress in this process, for a process that
+    /// must exit at once (a second interrupt): the outputs they were for stay as they were.
+    /// Returns how many were removed.
+    @discardableResult
+    public static func removeTemporaryFiles() -> Int { AtomicFile.removeInProgress() }
+
     /// Writes an encoded image atomically: to a temporary file in the output's folder
     /// (".name.tmp-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
     /// failure the temporary file is removed and an existing file at the path is untouched.

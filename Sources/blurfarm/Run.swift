@@ -57,13 +57,16 @@ struct Run: ParsableCommand {
             pixelLimit: configuration.pixelLimit)
         var failed = 0
         var reports: [RunReport] = []
+        let stop = StopRequest()
+        let interrupts = Interrupts(stop: stop)
+        defer { withExtendedLifetime(interrupts) {} }
         for plan in plans {
             let settings = RunSettings(
                 configuration: farm.configurationPath, threads: threadCount, tile: plan.tileSize,
                 pixelLimit: configuration.pixelLimit, verify: (verify ?? plan.job.verify).rawValue)
             let showProgress = !quiet && ProgressLine.isTerminal
             var progress = ProgressLine(job: plan.job.name, outputsTotal: plan.outputCount, inputsTotal: plan.inputs.count)
-            let report = runner.run(plan, verify: verify, settings: settings) { output in
+            let report = runner.run(plan, verify: verify, settings: settings, stop: stop) { output in
                 if showProgress { progress.clear() }
                 if let error = output.error {
                     printError(error)
@@ -83,8 +86,9 @@ struct Run: ParsableCommand {
                 failed += 1
             }
             if !quiet {
+                let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
                 print(
-                    "\(plan.job.name): \(report.written) written, \(report.failed) failed, "
+                    "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
                         + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s")
             }
         }
@@ -96,6 +100,7 @@ struct Run: ParsableCommand {
                 failed += 1
             }
         }
+        if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }

@@ -247,3 +247,58 @@ extension JobCommandTests {
         #expect(screen.contains("MP/s, ETA"), "\(screen)")
     }
 }
+
+extension JobCommandTests {
+    /// SIGTERM mid-job: the output in hand is finished, nothing new starts, no temporary or
+    /// partial file is left, the report says what was written, and the exit status is 143.
+    @Test func sigtermStopsCleanlyAndReports() throws {
+        let manifest = """
+            job: slow
+            inputs: [photos/**/*.jpg]
+            outputs:
+              - name: blur
+                path: out/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: 30
+
+            """
+        let folder = try Self.makeJob(manifest, photos: [])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for i in 0..<10 {
+            try FileManager.default.copyItem(
+                atPath: Fixtures.corpus("photos/mate-Aqua.jpg"),
+                toPath: folder.appendingPathComponent("photos/p\(i).jpg").path)
+        }
+        let report = folder.appendingPathComponent("report.json")
+        let process = Process()
+        process.executableURL = Blurfarm.executable
+        process.arguments = ["run", folder.appendingPathComponent("job.job").path, "--report", report.path, "--threads", "1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let out = folder.appendingPathComponent("out")
+        let deadline = Date().addingTimeInterval(60)
+        while ((try? FileManager.default.contentsOfDirectory(atPath: out.path))?.filter { $0.hasSuffix(".png") }.isEmpty ?? true),
+            Date() < deadline, process.isRunning
+        {
+            usleep(20_000)
+        }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143)
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(files.allSatisfy { $0.hasSuffix(".png") && !$0.hasPrefix(".") }, "\(files)")
+        #expect(!files.isEmpty && files.count < 10, "\(files)")
+        for file in files {
+            let header = try ImageReader.header(ofFile: out.appendingPathComponent(file).path)
+            #expect(header.width == 2560 && header.height == 1600)
+            #expect(try ImageReader.read(out.appendingPathComponent(file).path).pixels.rect.area == 2560 * 1600)
+        }
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [[String: Any]]
+        let outputs = list?.first?["outputs"] as? [[String: Any]] ?? []
+        #expect(outputs.count == 10)
+        #expect(outputs.filter { $0["status"] as? String == "written" }.count == files.count)
+        #expect(outputs.filter { $0["status"] as? String == "stopped" }.count == 10 - files.count)
+    }
+}

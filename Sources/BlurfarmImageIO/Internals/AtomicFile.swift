@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -56,6 +58,19 @@ struct OutputPath {
 /// Writes whole files so that readers see the old file or the new one, never a mix, and a
 /// crash never leaves a half-written file under the real name.
 enum AtomicFile {
+    /// Temporary files being written now, so that an interrupted process can remove them
+    /// before it exits (``ImageWriter/removeTemporaryFiles()``).
+    static let inProgress = Mutex<Set<String>>([])
+
+    /// Removes every temporary file being written now; returns how many there were.
+    static func removeInProgress() -> Int {
+        inProgress.withLock { paths in
+            for path in paths { Syscalls.removeQuietly(path) }
+            defer { paths.removeAll() }
+            return paths.count
+        }
+    }
+
     /// Longest part of the real file name kept in a temporary name (names are limited to 255
     /// bytes on most file systems; ".", ".tmp-" and six random characters are added).
     static let temporaryNameStemLimit = 200
@@ -89,6 +104,9 @@ enum AtomicFile {
         guard descriptor >= 0 else {
             throw ImageIOError(code: .writeFailed, path: output.path, message: "no free temporary file name")
         }
+        let created = temporary
+        inProgress.withLock { _ = $0.insert(created) }
+        defer { inProgress.withLock { _ = $0.remove(created) } }
 
         do {
             try Syscalls.writeAll(descriptor, bytes)
