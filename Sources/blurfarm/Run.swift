@@ -78,13 +78,7 @@ struct Run: ParsableCommand {
             if showProgress { progress.clear() }
             failed += report.failed
             reports.append(report)
-            let statePath = report.pathInStateFolder(configuration.state)
-            do {
-                try RunReport.write(report, to: statePath)
-            } catch {
-                printError("\(statePath): cannot write the report: \(error.localizedDescription)")
-                failed += 1
-            }
+            if !write(report, to: report.pathInStateFolder(configuration.state)) { failed += 1 }
             if !quiet {
                 let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
                 print(
@@ -92,16 +86,22 @@ struct Run: ParsableCommand {
                         + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s")
             }
         }
-        if let report {
-            do {
-                try RunReport.write(reports, to: report)
-            } catch {
-                printError("\(report): cannot write the report: \(error.localizedDescription)")
-                failed += 1
-            }
-        }
+        if let report, !write(reports, to: report) { failed += 1 }
         if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
+    }
+}
+
+extension Run {
+    /// Writes a report (or a list of them); says so on stderr and returns false when it cannot.
+    private func write(_ value: some Encodable, to path: String) -> Bool {
+        do {
+            try RunReport.write(value, to: path)
+            return true
+        } catch {
+            printError("\(path): cannot write the report: \(error.localizedDescription)")
+            return false
+        }
     }
 }
 
