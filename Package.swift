@@ -8,6 +8,7 @@
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
 //   BlurfarmWire      the coordinator-worker protocol: framed messages; depends on Core
+//   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them; the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
@@ -42,6 +43,7 @@ let package = Package(
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
         .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
+        .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
