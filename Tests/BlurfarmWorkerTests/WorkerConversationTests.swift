@@ -165,6 +165,34 @@ import Glibc
         #expect(try worker.reader.next() == nil, "no heartbeat after the result")
     }
 
+    /// A cancelled task sends no result, only `ready`; a cancel of another task changes nothing.
+    @Test func aCancelledTaskSendsNoResult() throws {
+        let image = Rect(x: 0, y: 0, width: 512, height: 512)
+        let source = PixelBuffer(rect: image, channels: 3)
+        Pixels.randomize(source, seed: 4)
+        let slow = Chains.specs([("motion", ["radius": .number(100), "angle": .number(0), "samples": .integer(400)])])
+        let worker = try WorkerProcessHandle(workerID: 10)
+        _ = try worker.handshake()
+        try worker.send(.task(TaskMessage(
+            taskID: 50, imageID: 1, attempt: 1, tile: image, image: image, filters: slow, edge: .clamp,
+            colour: .gamma, pixels: .inline(source: InlinePixels(source)))))
+        try worker.send(.cancel(taskID: 49))
+        try worker.send(.cancel(taskID: 50))
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "no result for the cancelled task")
+        let next = Self.inlineTask(id: 51, filters: Self.gaussian)
+        try worker.send(.task(next))
+        guard case .result(let result) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no result for the task after the cancelled one")
+            return
+        }
+        #expect(result.taskID == 51)
+        try worker.send(.cancel(taskID: 51))  // done already: ignored, no reply
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+        try worker.send(.shutdown)
+        #expect(try worker.waitForExit().status == 0)
+        #expect(try worker.reader.next() == nil)
+    }
+
     /// SIGKILL the worker's parent: the kernel kills the worker too (PR_SET_PDEATHSIG).
     @Test func theWorkerDiesWithItsParent() throws {
         let parent = Process()
