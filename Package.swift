@@ -8,6 +8,8 @@
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
 //   BlurfarmWire      the coordinator-worker protocol: framed messages; depends on Core
+//   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
+//   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them; the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
@@ -42,6 +44,11 @@ let package = Package(
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
         .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
+        .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
+        .target(
+            name: "BlurfarmWorker",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmWire", "BlurfarmSharedMemory", "CSystemShims"],
+            swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
@@ -62,7 +69,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "CSystemShims",
+                "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -91,6 +98,13 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["bad-manifests"],  // fixtures, read through #filePath
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmWorkerTests",
+            dependencies: [
+                "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
+                "BlurfarmWorker",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",

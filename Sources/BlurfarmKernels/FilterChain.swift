@@ -66,7 +66,17 @@ public struct FilterChain: Sendable {
     /// source image) into `output`, whose rectangle holds `tile`. The result is bit-identical
     /// whatever tiles the output is cut into. `output` has ``channels(forSource:)`` channels.
     public func render(tile: Rect, source: PixelBuffer, into output: PixelBuffer) {
-        let image = source.rect
+        render(tile: tile, source: source, image: source.rect, into: output)
+    }
+
+    /// Renders the pixels of `tile` as ``render(tile:source:into:)`` does, from a `source` that
+    /// holds only part of the image `image`: at least ``sourceRegion(for:image:)`` (what a
+    /// worker's task carries). The result is the same bits as from the whole image.
+    public func render(tile: Rect, source: PixelBuffer, image: Rect, into output: PixelBuffer) {
+        let needed = sourceRegion(for: tile, image: image)
+        precondition(
+            image.contains(source.rect) && (needed.isEmpty || source.rect.contains(needed)),
+            "the source \(source.rect) does not hold the \(needed) that tile \(tile) reads")
         let n = channels(forSource: source.channels)
         precondition(output.channels == n, "the output has \(output.channels) channels, the chain works in \(n)")
         let target = output.view(tile)

@@ -15,5 +15,5 @@ struct Blurfarm: ParsableCommand {
               blurfarm bench
             """,
         version: version,
-        subcommands: [Apply.self, Check.self, Run.self, Bench.self])
+        subcommands: [Apply.self, Check.self, Run.self, Bench.self, WorkerCommand.self])
 }

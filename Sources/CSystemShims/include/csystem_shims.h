@@ -6,4 +6,17 @@
 /// any Swift code runs and exits with a clear message instead of dying of SIGILL.
 int blurfarm_cpu_supported(void);
 
+/// Asks the kernel to send `signal` to this process when its parent thread exits
+/// (`prctl(PR_SET_PDEATHSIG, signal)`; prctl is variadic, which Swift cannot call).
+/// Returns 0, or -1 with errno set (ENOSYS off Linux).
+int blurfarm_set_parent_death_signal(int signal);
+
+/// `sigaction(SIGPIPE, SIG_IGN)`: a write to a closed pipe fails with EPIPE instead of killing
+/// the process. Returns 0, or -1 with errno set.
+int blurfarm_ignore_sigpipe(void);
+
+/// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, closed on exec.
+/// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
+int blurfarm_memfd_create(const char *name);
+
 #endif

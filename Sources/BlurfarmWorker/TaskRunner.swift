@@ -1,0 +1,127 @@
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmSharedMemory
+import BlurfarmWire
+
+/// Renders one task: resolves its filter chain, finds its source pixels, renders exactly its
+/// tile, and answers with a `result` (checksum of the tile, and its pixels for inline tasks) or
+/// a `failure` naming what is wrong (an unknown filter, bad arguments, a region that does not
+/// fit, a segment that cannot be mapped). Nothing a task says makes it trap.
+public struct TaskRunner: Sendable {
+    /// Where filters are looked up by name.
+    public let registry: FilterRegistry
+    /// The coordinator's shared segments; nil when this worker takes inline tasks only.
+    public let segments: SharedSegmentTable?
+
+    /// A runner with `registry` (built-in filters by default) and the segments of `segments`.
+    public init(registry: FilterRegistry = .builtIn, segments: SharedSegmentTable?) {
+        self.registry = registry
+        self.segments = segments
+    }
+
+    /// What went wrong with a task, in words for the coordinator's report.
+    struct Problem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// The reply to `task`: `.result` or `.failure`, never anything else.
+    public func execute(_ task: TaskMessage) -> WireMessage {
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let chain = try makeChain(task)
+            let (checksum, output) = try render(task, chain: chain)
+            let elapsed = clock.now - start
+            let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+            return .result(TaskResult(
+                taskID: task.taskID, checksum: checksum, elapsedNanoseconds: UInt64(max(0, nanoseconds)),
+                output: output))
+        } catch {
+            return .failure(TaskFailure(taskID: task.taskID, message: error.message))
+        }
+    }
+
+    /// The task's filters, checked against their descriptors as the manifest checker does.
+    func makeChain(_ task: TaskMessage) throws(Problem) -> FilterChain {
+        var filters: [any Filter] = []
+        for (index, spec) in task.filters.enumerated() {
+            guard let descriptor = registry.descriptor(named: spec.name) else {
+                let known = registry.descriptors.map(\.name)
+                let hint = closestName(to: spec.name, among: known).map { " (did you mean '\($0)'?)" } ?? ""
+                throw Problem("filter \(index + 1): unknown filter '\(spec.name)'\(hint)")
+            }
+            let arguments = spec.arguments.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+            switch descriptor.resolve(arguments) {
+            case .success(let resolved):
+                filters.append(registry.makeFilter(resolved))
+            case .failure(let problems):
+                throw Problem(
+                    "filter \(index + 1) '\(spec.name)': "
+                        + problems.problems.map(\.description).joined(separator: "; "))
+            }
+        }
+        return FilterChain(filters: filters, edge: task.edge, colour: task.colour)
+    }
+
+    /// Renders the tile; returns its checksum and, for inline tasks, its pixels.
+    private func render(_ task: TaskMessage, chain: FilterChain) throws(Problem) -> (UInt64, InlinePixels?) {
+        let tile = task.tile
+        let outputRect = chain.outputRect(forImage: task.image)
+        guard outputRect.contains(tile) else {
+            throw Problem("tile \(tile) lies outside the output \(outputRect)")
+        }
+        switch task.pixels {
+        case .inline(let pixels):
+            let source = pixels.makeBuffer()
+            try checkSource(source, for: task, chain: chain)
+            let output = PixelBuffer.uninitialized(tile, channels: chain.channels(forSource: source.channels))
+            chain.render(tile: tile, source: source, image: task.image, into: output)
+            let result = InlinePixels(output)
+            return (result.checksum, result)
+        case .shared(let sourceRegion, let outputRegion):
+            guard let segments else { throw Problem("this worker takes inline pixels only") }
+            let source = try buffer(sourceRegion, in: segments, role: "source")
+            try checkSource(source, for: task, chain: chain)
+            let channels = chain.channels(forSource: source.channels)
+            guard outputRegion.channels == channels else {
+                throw Problem("the output region has \(outputRegion.channels) channels, the chain writes \(channels)")
+            }
+            guard outputRegion.rect.contains(tile) else {
+                throw Problem("the output region \(outputRegion.rect) does not hold the tile \(tile)")
+            }
+            let output = try buffer(outputRegion, in: segments, role: "output")
+            chain.render(tile: tile, source: source, image: task.image, into: output)
+            return (PixelChecksum.of(output, in: tile), nil)
+        }
+    }
+
+    /// Checks that `source` lies in the image and holds every pixel the tile reads.
+    private func checkSource(_ source: PixelBuffer, for task: TaskMessage, chain: FilterChain) throws(Problem) {
+        guard task.image.contains(source.rect) else {
+            throw Problem("the source pixels \(source.rect) reach outside the image \(task.image)")
+        }
+        let needed = chain.sourceRegion(for: task.tile, image: task.image)
+        guard needed.isEmpty || source.rect.contains(needed) else {
+            throw Problem("the source pixels \(source.rect) do not hold the \(needed) the tile reads")
+        }
+    }
+
+    /// A view of `region` of its segment, after checking that the segment holds it.
+    private func buffer(_ region: SharedRegion, in segments: SharedSegmentTable, role: String) throws(Problem) -> PixelBuffer {
+        let segment: SharedSegment
+        do {
+            segment = try segments.segment(region.segment)
+        } catch {
+            throw Problem("\(role) segment \(region.segment): \(error)")
+        }
+        guard region.byteRange.upperBound <= segment.byteCount else {
+            throw Problem(
+                "\(role) region spans bytes \(region.byteRange) of segment \(region.segment), "
+                    + "which has \(segment.byteCount)")
+        }
+        return PixelBuffer(
+            rect: region.rect, storage: segment.storage, offset: region.byteOffset / MemoryLayout<Float>.size,
+            rowStride: region.rowStride, channels: region.channels)
+    }
+}

@@ -1,0 +1,144 @@
+import BlurfarmWire
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The worker's side of the conversation (docs/protocol.md): reads frames from one file
+/// descriptor, writes frames to another, renders tasks with a ``TaskRunner``.
+///
+/// ``run(input:)`` sends `hello` and `ready`, then reads. Each `task` runs on a thread of its
+/// own while the loop goes on reading, so `cancel` and `shutdown` are seen during a long task.
+/// A task ends in its `result` or `failure` (none when it was cancelled) and `ready`. While a
+/// task runs, a heartbeat thread sends `heartbeat(taskID)` every ``heartbeatInterval``. All
+/// frames go through one lock, whole. The loop ends at `shutdown`, at the end of the input, or
+/// at bad input; then nothing more is written, and a task still running is abandoned (the
+/// process exits; in a test its result is dropped).
+public final class Worker: Sendable {
+    /// How often a running task's heartbeat is sent: a policy. The protocol asks for at least
+    /// one a second; half that leaves room for a loaded machine.
+    public static let heartbeatInterval: Duration = .milliseconds(500)
+
+    /// The id the coordinator gave this worker (sent in `hello`).
+    public let workerID: UInt32
+    /// The process id sent in `hello`.
+    public let pid: Int32
+    private let runner: TaskRunner
+    private let writer: FrameWriter
+    private let tasks = DispatchQueue(label: "blurfarm.worker.task")
+
+    private struct State {
+        /// The task running, and when its last heartbeat (or its start) was.
+        var running: (id: UInt64, lastBeat: ContinuousClock.Instant)?
+        /// Whether the running task was cancelled: its reply is not sent.
+        var cancelled = false
+        /// Whether the loop has ended.
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// A worker that writes its frames to `output` (a file descriptor it does not close).
+    public init(workerID: UInt32, pid: Int32, output: Int32, runner: TaskRunner) {
+        self.workerID = workerID
+        self.pid = pid
+        self.runner = runner
+        writer = FrameWriter(fd: output)
+    }
+
+    /// Runs the conversation, reading frames from `input` (a file descriptor it does not
+    /// close), until `shutdown`, the end of the input, or bad input.
+    public func run(input: Int32) -> WorkerExit {
+        writer.send(.hello(Hello(workerID: workerID, pid: pid)))
+        writer.send(.ready)
+        startHeartbeats()
+        let exit = readLoop(input)
+        state.withLock { $0.finished = true }
+        writer.close()
+        return exit
+    }
+
+    private func readLoop(_ input: Int32) -> WorkerExit {
+        var decoder = FrameDecoder()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count: Int
+            do {
+                count = try FileDescriptorIO.read(input, into: &chunk)
+            } catch {
+                return .inputFailed(error.description)
+            }
+            if count == 0 {
+                let left = decoder.bufferedByteCount
+                return left == 0 ? .endOfInput : .badInput("the input ends inside a frame (\(left) bytes)")
+            }
+            decoder.append(chunk[0..<count])
+            do {
+                while let message = try decoder.nextMessage() {
+                    switch message {
+                    case .shutdown:
+                        return .shutdown
+                    case .task(let task):
+                        if let busy = accept(task) { return .badInput(busy) }
+                    case .cancel(let taskID):
+                        state.withLock { state in
+                            if state.running?.id == taskID { state.cancelled = true }
+                        }
+                    case .hello, .ready, .result, .failure, .heartbeat:
+                        return .badInput("a coordinator does not send '\(message.type)'")
+                    }
+                }
+            } catch {
+                return .badInput(error.description)
+            }
+        }
+    }
+
+    /// Starts `task` on the task thread, or says why it cannot (one is running).
+    private func accept(_ task: TaskMessage) -> String? {
+        let busy: UInt64? = state.withLock { state in
+            if let running = state.running { return running.id }
+            state.running = (task.taskID, ContinuousClock.now)
+            state.cancelled = false
+            return nil
+        }
+        if let busy { return "task \(task.taskID) arrived while task \(busy) runs (no 'ready' asked for it)" }
+        tasks.async { [self] in
+            let reply = runner.execute(task)
+            var frame: [UInt8]
+            do {
+                frame = try FrameEncoder.encode(reply)
+            } catch {
+                frame = (try? FrameEncoder.encode(.failure(TaskFailure(
+                    taskID: task.taskID, message: "the result does not fit a frame: \(error)")))) ?? []
+            }
+            // Cleared under the lock the heartbeat thread sends under: no heartbeat for this
+            // task follows its reply.
+            let cancelled = state.withLock { state in
+                state.running = nil
+                return state.cancelled
+            }
+            if !cancelled { writer.send(frame: frame) }
+            writer.send(.ready)
+        }
+        return nil
+    }
+
+    /// A thread that sends the running task's heartbeat every ``heartbeatInterval``, until the
+    /// loop ends.
+    private func startHeartbeats() {
+        Thread.detachNewThread { [self] in
+            while true {
+                let finished = state.withLock { state -> Bool in
+                    if state.finished { return true }
+                    if let running = state.running, running.lastBeat.duration(to: .now) >= Self.heartbeatInterval {
+                        state.running = (running.id, ContinuousClock.now)
+                        writer.send(.heartbeat(taskID: running.id))
+                    }
+                    return false
+                }
+                if finished { return }
+                Thread.sleep(forTimeInterval: 0.1)  // a fifth of the interval: beats at most 0.1 s late
+            }
+        }
+    }
+}

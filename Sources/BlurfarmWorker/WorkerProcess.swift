@@ -1,0 +1,39 @@
+import CSystemShims
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Setting up a worker process so that it never outlives its coordinator.
+public enum WorkerProcess {
+    /// Why setting up failed: the call and its errno.
+    public struct SetupError: Error, Sendable, CustomStringConvertible {
+        /// The call that failed, e.g. `prctl(PR_SET_PDEATHSIG)`.
+        public let call: String
+        /// Its errno.
+        public let errno: Int32
+
+        /// One line naming the call and the error.
+        public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
+    }
+
+    /// Ignores SIGPIPE (a closed pipe shows as a failed write), asks the kernel to send SIGKILL
+    /// when the parent dies (`PR_SET_PDEATHSIG`), then checks that the parent is still
+    /// `coordinatorPID`: if the coordinator died between fork and the request, the worker was
+    /// re-parented and the request came too late. Returns whether the coordinator is the parent.
+    ///
+    /// The signal comes when the *thread* that started the worker exits, which is the process
+    /// for a single-threaded launcher; a coordinator starts workers from a thread that lives
+    /// as long as it does.
+    ///
+    /// - Throws: ``SetupError`` when `signal` or `prctl` fails.
+    public static func bindToParent(coordinatorPID: Int32) throws(SetupError) -> Bool {
+        if blurfarm_ignore_sigpipe() != 0 { throw SetupError(call: "signal(SIGPIPE)", errno: errno) }
+        if blurfarm_set_parent_death_signal(SIGKILL) != 0 {
+            throw SetupError(call: "prctl(PR_SET_PDEATHSIG)", errno: errno)
+        }
+        return getppid() == coordinatorPID
+    }
+}

@@ -1,0 +1,40 @@
+// System calls Swift cannot reach directly: prctl is variadic, memfd_create needs
+// _GNU_SOURCE, and sigaction's handler is a union. Each returns what the call returns, with errno set by it.
+#define _GNU_SOURCE
+#include "csystem_shims.h"
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+int blurfarm_ignore_sigpipe(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = SIG_IGN;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGPIPE, &action, NULL);
+}
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+int blurfarm_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+int blurfarm_memfd_create(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
+}
+#else
+int blurfarm_set_parent_death_signal(int signal) {
+    (void)signal;
+    errno = ENOSYS;
+    return -1;
+}
+
+int blurfarm_memfd_create(const char *name) {
+    (void)name;
+    errno = ENOSYS;
+    return -1;
+}
+#endif

@@ -1,0 +1,47 @@
+import ArgumentParser
+import BlurfarmSharedMemory
+import BlurfarmWorker
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `blurfarm worker`: internal; the coordinator starts it. Frames on stdin and stdout, one line
+/// on stderr for errors. The logic is in BlurfarmWorker; this only wires the descriptors.
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Internal: a worker process, started by the coordinator (frames on stdin/stdout).",
+        discussion: """
+            Speaks the wire protocol (docs/protocol.md) on standard input and output and writes
+            errors to standard error. Exit status: 0 after 'shutdown' or the end of the input,
+            65 bad input, 69 the coordinator was gone at start, 71 setup failed, 74 read error.
+            """,
+        shouldDisplay: false)
+
+    @Option(help: "The id the coordinator gives this worker (sent back in 'hello').")
+    var workerId: UInt32
+
+    @Option(help: "The coordinator's process id: the expected parent, whose shared segments are opened.")
+    var coordinatorPid: Int32
+
+    func run() throws {
+        do {
+            guard try WorkerProcess.bindToParent(coordinatorPID: coordinatorPid) else {
+                printError("worker: the coordinator (pid \(coordinatorPid)) is gone")
+                throw ExitCode(WorkerExit.coordinatorGoneStatus)
+            }
+        } catch let error as WorkerProcess.SetupError {
+            printError("worker: \(error)")
+            throw ExitCode(WorkerExit.setupFailedStatus)
+        }
+        let runner = TaskRunner(segments: SharedSegmentTable(ownerPID: coordinatorPid))
+        let worker = Worker(workerID: workerId, pid: getpid(), output: STDOUT_FILENO, runner: runner)
+        let exit = worker.run(input: STDIN_FILENO)
+        if let message = exit.message { printError("worker: \(message)") }
+        // Exit at once: a task still running after 'shutdown' is abandoned.
+        Glibc.exit(exit.status)
+    }
+}

@@ -1,0 +1,244 @@
+import BlurfarmCore
+import BlurfarmSharedMemory
+import BlurfarmWire
+import BlurfarmWorker
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The worker process's side of the protocol: handshake, heartbeats, failures, exits.
+@Suite struct WorkerConversationTests {
+    /// A small inline task over a `size`×`size` RGB image.
+    static func inlineTask(id: UInt64, filters: [FilterSpec], size: Int = 8) -> TaskMessage {
+        let image = Rect(x: 0, y: 0, width: size, height: size)
+        let source = PixelBuffer(rect: image, channels: 3)
+        Pixels.randomize(source, seed: id)
+        return TaskMessage(
+            taskID: id, imageID: 1, attempt: 1, tile: image, image: image, filters: filters, edge: .clamp,
+            colour: .gamma, pixels: .inline(source: InlinePixels(source)))
+    }
+
+    static let gaussian = [FilterSpec(name: "gaussian", arguments: ["sigma": .number(1)])]
+
+    @Test func handshakeSaysHelloWithTheIDAndPidThenReady() throws {
+        let worker = try WorkerProcessHandle(workerID: 4_000_000_001)
+        let hello = try worker.handshake()
+        #expect(hello == Hello(workerID: 4_000_000_001, protocolVersion: WireProtocol.version, pid: worker.process.processIdentifier))
+        try worker.send(.shutdown)
+        let exit = try worker.waitForExit()
+        #expect(exit.status == 0 && exit.stderr.isEmpty)
+        #expect(try worker.reader.next() == nil, "nothing after shutdown")
+    }
+
+    @Test func endOfInputExitsZero() throws {
+        let worker = try WorkerProcessHandle(workerID: 1)
+        _ = try worker.handshake()
+        try worker.closeInput()
+        let exit = try worker.waitForExit()
+        #expect(exit.status == 0 && exit.stderr.isEmpty)
+    }
+
+    @Test func unknownFilterAndBadArgumentsFailTheTaskAndTheWorkerGoesOn() throws {
+        let worker = try WorkerProcessHandle(workerID: 2)
+        _ = try worker.handshake()
+        try worker.send(.task(Self.inlineTask(id: 1, filters: [FilterSpec(name: "gausian", arguments: ["sigma": .number(2)])])))
+        guard case .failure(let failure) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no failure for an unknown filter")
+            return
+        }
+        #expect(failure.taskID == 1)
+        #expect(failure.message.contains("unknown filter 'gausian'") && failure.message.contains("gaussian"))
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+
+        try worker.send(.task(Self.inlineTask(id: 2, filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(-3)])])))
+        guard case .failure(let bad) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no failure for a negative sigma")
+            return
+        }
+        #expect(bad.taskID == 2 && bad.message.contains("'sigma' must be"))
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+
+        let good = Self.inlineTask(id: 3, filters: Self.gaussian)
+        try worker.send(.task(good))
+        guard case .result(let result) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no result after the failures")
+            return
+        }
+        #expect(result.taskID == 3 && result.output?.checksum == result.checksum)
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+        try worker.send(.shutdown)
+        #expect(try worker.waitForExit().status == 0)
+    }
+
+    @Test func aSegmentThatIsNotThereFailsTheTask() throws {
+        let worker = try WorkerProcessHandle(workerID: 3)
+        _ = try worker.handshake()
+        let image = Rect(x: 0, y: 0, width: 4, height: 4)
+        let region = SharedRegion(segment: 999_999, byteOffset: 0, rect: image, channels: 4, rowStride: 16)
+        try worker.send(.task(TaskMessage(
+            taskID: 9, imageID: 1, attempt: 1, tile: image, image: image, filters: Self.gaussian, edge: .clamp,
+            colour: .gamma, pixels: .shared(source: region, output: region))))
+        guard case .failure(let failure) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no failure for a missing segment")
+            return
+        }
+        #expect(failure.taskID == 9 && failure.message.contains("open /proc/\(getpid())/fd/999999"))
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+        try worker.closeInput()
+        #expect(try worker.waitForExit().status == 0)
+    }
+
+    @Test func garbageInputExitsWithOneLineAndStatus65() throws {
+        let worker = try WorkerProcessHandle(workerID: 5)
+        _ = try worker.handshake()
+        try worker.sendBytes(Array("this is not a frame\n".utf8))
+        let exit = try worker.waitForExit()
+        #expect(exit.status == WorkerExit.badInputStatus)
+        #expect(exit.stderr.split(separator: "\n").count == 1 && exit.stderr.contains("bad magic"), "\(exit.stderr)")
+    }
+
+    @Test func aFrameCutOffByTheEndOfInputIsBadInput() throws {
+        let worker = try WorkerProcessHandle(workerID: 6)
+        _ = try worker.handshake()
+        let frame = try FrameEncoder.encode(.task(Self.inlineTask(id: 1, filters: Self.gaussian)))
+        try worker.sendBytes(Array(frame.prefix(frame.count - 5)))
+        try worker.closeInput()
+        let exit = try worker.waitForExit()
+        #expect(exit.status == WorkerExit.badInputStatus)
+        #expect(exit.stderr.split(separator: "\n").count == 1 && exit.stderr.contains("ends inside a frame"))
+    }
+
+    @Test func aCoordinatorThatIsNotTheParentMakesTheWorkerExitAtOnce() throws {
+        let worker = try WorkerProcessHandle(workerID: 7, coordinatorPID: 1)
+        let exit = try worker.waitForExit()
+        #expect(exit.status == WorkerExit.coordinatorGoneStatus && exit.stderr.contains("gone"))
+        #expect(try worker.reader.next() == nil, "no hello from a worker whose coordinator is gone")
+    }
+
+    /// A task of a few seconds: heartbeats naming it arrive between the task and its result, never
+    /// more than a second apart (a little slack for a loaded machine), and none after the result.
+    @Test func heartbeatsArriveWhileALongTaskRuns() throws {
+        let image = Rect(x: 0, y: 0, width: 1024, height: 1024)
+        let segment = try SharedSegment.create(byteCount: image.area * 4 * 4 * 2)
+        let source = PixelBuffer(rect: image, storage: segment.storage, channels: 4)
+        Pixels.randomize(source, seed: 3)
+        let filters = Chains.specs(Array(repeating: ("motion", ["radius": .number(120), "angle": .number(10), "samples": .integer(400)]), count: 3))
+        let sourceRegion = SharedRegion(segment: segment.id, byteOffset: 0, rect: image, channels: 4, rowStride: 4096)
+        let outputRegion = SharedRegion(
+            segment: segment.id, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 4096)
+
+        let worker = try WorkerProcessHandle(workerID: 8)
+        _ = try worker.handshake()
+        let start = Date()
+        try worker.send(.task(TaskMessage(
+            taskID: 77, imageID: 1, attempt: 1, tile: image, image: image, filters: filters, edge: .clamp,
+            colour: .gamma, pixels: .shared(source: sourceRegion, output: outputRegion))))
+        var arrivals: [Double] = [0]
+        var heartbeats = 0
+        var elapsed = 0.0
+        loop: while true {
+            let message = try worker.reader.next(timeout: 120)
+            arrivals.append(Date().timeIntervalSince(start))
+            switch message {
+            case .heartbeat(let taskID):
+                #expect(taskID == 77)
+                heartbeats += 1
+            case .result(let result):
+                #expect(result.taskID == 77)
+                elapsed = Double(result.elapsedNanoseconds) / 1e9
+                break loop
+            default:
+                Issue.record("unexpected \(String(describing: message))")
+                return
+            }
+        }
+        #expect(try worker.reader.next() == .ready)
+        #expect(elapsed > 1.5, "the task took \(elapsed) s: too short to show heartbeats")
+        #expect(heartbeats >= 2)
+        let gaps = zip(arrivals.dropFirst(), arrivals).map { $0 - $1 }
+        #expect(gaps.allSatisfy { $0 < 1.25 }, "gaps between frames: \(gaps)")
+        try worker.send(.shutdown)
+        #expect(try worker.waitForExit().status == 0)
+        #expect(try worker.reader.next() == nil, "no heartbeat after the result")
+    }
+
+    /// A cancelled task sends no result, only `ready`; a cancel of another task changes nothing.
+    @Test func aCancelledTaskSendsNoResult() throws {
+        let image = Rect(x: 0, y: 0, width: 512, height: 512)
+        let source = PixelBuffer(rect: image, channels: 3)
+        Pixels.randomize(source, seed: 4)
+        let slow = Chains.specs([("motion", ["radius": .number(100), "angle": .number(0), "samples": .integer(400)])])
+        let worker = try WorkerProcessHandle(workerID: 10)
+        _ = try worker.handshake()
+        try worker.send(.task(TaskMessage(
+            taskID: 50, imageID: 1, attempt: 1, tile: image, image: image, filters: slow, edge: .clamp,
+            colour: .gamma, pixels: .inline(source: InlinePixels(source)))))
+        try worker.send(.cancel(taskID: 49))
+        try worker.send(.cancel(taskID: 50))
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "no result for the cancelled task")
+        let next = Self.inlineTask(id: 51, filters: Self.gaussian)
+        try worker.send(.task(next))
+        guard case .result(let result) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no result for the task after the cancelled one")
+            return
+        }
+        #expect(result.taskID == 51)
+        try worker.send(.cancel(taskID: 51))  // done already: ignored, no reply
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+        try worker.send(.shutdown)
+        #expect(try worker.waitForExit().status == 0)
+        #expect(try worker.reader.next() == nil)
+    }
+
+    /// SIGKILL the worker's parent: the kernel kills the worker too (PR_SET_PDEATHSIG).
+    @Test func theWorkerDiesWithItsParent() throws {
+        let parent = Process()
+        parent.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // The worker's stdin is the shell's (the test keeps the pipe open, so the worker does not
+        // see an end of input); then the shell becomes `sleep`, keeping its pid.
+        parent.arguments = [
+            "-c", "exec 3<&0; \"$0\" worker --worker-id 9 --coordinator-pid $$ <&3 & exec sleep 60 >/dev/null",
+            Executable.url.path,
+        ]
+        let input = Pipe(), output = Pipe()
+        parent.standardInput = input
+        parent.standardOutput = output
+        try parent.run()
+        defer { if parent.isRunning { parent.terminate() } }
+        var reader = FrameReader(fd: output.fileHandleForReading.fileDescriptor)
+        guard case .hello(let hello) = try reader.next() else {
+            Issue.record("no hello from the worker")
+            return
+        }
+        #expect(try reader.next() == .ready)
+        #expect(Self.isAlive(hello.pid), "the worker runs before its parent dies")
+        #expect(Self.parent(of: hello.pid) == parent.processIdentifier)
+
+        kill(parent.processIdentifier, SIGKILL)
+        let deadline = Date().addingTimeInterval(2)
+        while Self.isAlive(hello.pid), Date() < deadline { usleep(10_000) }
+        let survived = Self.isAlive(hello.pid)
+        #expect(!survived, "worker \(hello.pid) outlived its parent")
+        if survived { kill(hello.pid, SIGKILL) }  // leave no orphan behind a failing test
+    }
+
+    /// Whether `pid` is a live process (not gone, not a zombie waiting for its reaper).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(close, offsetBy: 2)]
+        return state != "Z" && state != "X"
+    }
+
+    /// The parent pid of `pid`, from /proc.
+    static func parent(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        return Int32(stat[stat.index(close, offsetBy: 2)...].split(separator: " ")[1])
+    }
+}

@@ -1,0 +1,161 @@
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmWire
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `blurfarm` executable beside the test bundle (as Tests/BlurfarmCLITests finds it).
+enum Executable {
+    static var url: URL {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var folder = bundle.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("blurfarm").path),
+            folder.path != "/"
+        {
+            folder.deleteLastPathComponent()
+        }
+        return folder.appendingPathComponent("blurfarm")
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Reads frames from a file descriptor with a deadline.
+struct FrameReader {
+    let fd: Int32
+    var decoder = FrameDecoder()
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// The next message, or nil at the end of the stream; throws after `timeout` seconds.
+    mutating func next(timeout: Double = 20) throws -> WireMessage? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            if let message = try decoder.nextMessage() { return message }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw HarnessError("no frame within \(timeout) s") }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(left, 1) * 1000))
+            if ready <= 0 { continue }
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return nil }
+            if n < 0 { if errno == EINTR { continue } else { throw HarnessError("read: errno \(errno)") } }
+            decoder.append(chunk[0..<n])
+        }
+    }
+
+    /// The next message that is not a heartbeat.
+    mutating func nextSkippingHeartbeats(timeout: Double = 60) throws -> WireMessage? {
+        while true {
+            let message = try next(timeout: timeout)
+            if case .heartbeat = message { continue }
+            return message
+        }
+    }
+}
+
+/// A `blurfarm worker` process started from the built executable, with pipes on its stdin,
+/// stdout and stderr; this test process is its coordinator.
+final class WorkerProcessHandle {
+    let process = Process()
+    private let input = Pipe(), output = Pipe(), errors = Pipe()
+    var reader: FrameReader
+
+    init(workerID: UInt32, coordinatorPID: Int32 = getpid()) throws {
+        process.executableURL = Executable.url
+        process.arguments = ["worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(coordinatorPID)"]
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        reader = FrameReader(fd: output.fileHandleForReading.fileDescriptor)
+        try process.run()
+    }
+
+    func send(_ message: WireMessage) throws {
+        try input.fileHandleForWriting.write(contentsOf: FrameEncoder.encode(message))
+    }
+
+    func sendBytes(_ bytes: [UInt8]) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data(bytes))
+    }
+
+    func closeInput() throws {
+        try input.fileHandleForWriting.close()
+    }
+
+    /// Reads the worker's hello and first ready.
+    func handshake() throws -> Hello {
+        guard case .hello(let hello) = try reader.next() else { throw HarnessError("no hello first") }
+        guard case .ready = try reader.next() else { throw HarnessError("no ready after hello") }
+        return hello
+    }
+
+    /// Waits for the exit (at most `timeout` seconds); returns the status and the stderr text.
+    func waitForExit(timeout: Double = 20) throws -> (status: Int32, stderr: String) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            guard Date() < deadline else {
+                process.terminate()
+                throw HarnessError("the worker did not exit within \(timeout) s")
+            }
+            usleep(10_000)
+        }
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, text)
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}
+
+/// A deterministic generator (SplitMix64) so that a failing case can be rerun.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+enum Pixels {
+    /// Fills `buffer` with random pixels: premultiplied RGBA (alpha in 0...1, colour ≤ alpha)
+    /// or opaque RGB.
+    static func randomize(_ buffer: PixelBuffer, seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        for y in buffer.rect.y..<buffer.rect.maxY {
+            for x in buffer.rect.x..<buffer.rect.maxX {
+                let alpha: Float = buffer.channels == 4 ? Float.random(in: 0...1, using: &random) : 1
+                buffer[x, y] = SIMD4(
+                    Float.random(in: 0...1, using: &random) * alpha, Float.random(in: 0...1, using: &random) * alpha,
+                    Float.random(in: 0...1, using: &random) * alpha, alpha)
+            }
+        }
+    }
+}
+
+enum Chains {
+    /// Checked specs for `filters` ("name", [argument: value]) from the built-in registry.
+    static func specs(_ filters: [(String, [String: ParameterValue])]) -> [FilterSpec] {
+        filters.map { name, arguments in
+            let descriptor = FilterRegistry.builtIn.descriptor(named: name)!
+            return try! descriptor.resolve(arguments.map { (name: $0.key, value: $0.value) }).get()
+        }
+    }
+
+    /// The chain the worker builds for the same specs.
+    static func chain(_ specs: [FilterSpec], edge: EdgeRule, colour: ColourMode = .gamma) -> FilterChain {
+        FilterChain(filters: specs.map { FilterRegistry.builtIn.makeFilter($0) }, edge: edge, colour: colour)
+    }
+}
