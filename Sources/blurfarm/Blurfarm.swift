@@ -10,9 +10,14 @@ struct Blurfarm: ParsableCommand {
         abstract: "A batch render farm for image filters: Gaussian and motion blur, tiled, exact.",
         discussion: """
             Examples:
+              blurfarm run jobs/example.job
+              blurfarm check jobs/example.job
               blurfarm apply photo.jpg blurred.jpg --filter 'gaussian sigma=8'
-              blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' --edge mirror
+              blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' \\
+                  --edge mirror
               blurfarm bench
+
+            Documentation: README.md and docs/ in the source tree.
             """,
         version: version,
         subcommands: [Apply.self, Check.self, Run.self, Bench.self, WorkerCommand.self])
