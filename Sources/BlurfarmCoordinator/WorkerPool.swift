@@ -579,8 +579,8 @@ private final class Supervisor {
 }
 
 /// `pipe` with both ends closed on exec (and non-blocking if asked): `pipe2` is not visible
-/// to Swift without `_GNU_SOURCE`. Only the pool's thread starts processes, so no other
-/// `exec` can slip in between `pipe` and `fcntl`.
+/// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
+/// processes, so no worker can inherit an end between `pipe` and `fcntl`.
 private func makePipe(_ fds: inout [Int32], nonBlocking: Bool = false) -> Bool {
     guard pipe(&fds) == 0 else { return false }
     for fd in fds {

@@ -68,7 +68,8 @@ struct Run: ParsableCommand {
         let pool: WorkerPool?
         let rendering: any ImageRendering
         if workerCount > 0 {
-            let heartbeat = Duration.nanoseconds(Int64(configuration.heartbeatTimeout * 1e9))
+            // Capped at a million seconds so that the nanoseconds fit an Int64.
+            let heartbeat = Duration.nanoseconds(Int64(min(configuration.heartbeatTimeout, 1e6) * 1e9))
             do throws(RenderFailure) {
                 let started = try WorkerPool(
                     executable: "/proc/self/exe", workers: workerCount, retries: configuration.retries,
