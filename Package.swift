@@ -10,7 +10,8 @@
 //   BlurfarmWire      the coordinator-worker protocol: framed messages; depends on Core
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
 //   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory
-//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them; the CLI drives it
+//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
+//                        worker processes (Wire, SharedMemory; never BlurfarmWorker); the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
 
@@ -51,7 +52,10 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
+                "BlurfarmSharedMemory", "CSystemShims",
+            ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
         // with a warning; the headers are in the standard path, the libraries in the module map.

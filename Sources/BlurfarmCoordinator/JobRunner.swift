@@ -5,19 +5,23 @@ import BlurfarmKernels
 import BlurfarmManifest
 import Foundation
 
-/// Runs a planned job in this process: each input is decoded once (once per resize for
-/// variants that resize), each variant's chain rendered tile by tile by the executor, and
+/// Runs a planned job: each input is decoded once (once per resize for variants that resize),
+/// each variant's chain rendered tile by tile by the rendering strategy (in this process, or in
+/// the worker pool), and
 /// each output written atomically. An input that cannot be read fails its outputs and the
 /// run goes on. The runner holds no global state: create one per run.
 public struct JobRunner: Sendable {
+    /// The filters the variants name.
     public let registry: FilterRegistry
-    public let executor: any TileExecutor
+    /// What renders each image: ``InProcessRendering`` or a ``WorkerPool``.
+    public let rendering: any ImageRendering
     /// Largest image, in pixels, that is decoded (checked on the header first).
     public let pixelLimit: Int
 
-    public init(registry: FilterRegistry, executor: any TileExecutor, pixelLimit: Int) {
+    /// A runner rendering with `rendering`.
+    public init(registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int) {
         self.registry = registry
-        self.executor = executor
+        self.rendering = rendering
         self.pixelLimit = pixelLimit
     }
 
@@ -70,7 +74,7 @@ public struct JobRunner: Sendable {
     /// Renders, verifies and writes one output. Verification (`docs/manifest.md`): `untiled`
     /// renders the image again in one tile and requires the same bits; `decode` and `untiled`
     /// decode the encoded bytes again before anything is written and compare them with the
-    /// rendered pixels. `checksum` concerns results that cross from worker processes; in
+    /// rendered pixels. `checksum`: the worker pool checks every tile's checksum (always); in
     /// process there is nothing to check. An output that fails verification is not written.
     private func render(
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
@@ -89,10 +93,18 @@ public struct JobRunner: Sendable {
         let variant = output.variant
         let chain = FilterChain(
             filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
-        let renderer = Renderer(chain: chain, tileSize: tileSize, executor: executor)
         let clock = ContinuousClock()
-        var pixels = image.pixels
-        let filterTime = clock.measure { pixels = renderer.render(image.pixels) }
+        var rendered: Result<PixelBuffer, RenderFailure> = .failure(RenderFailure("not rendered"))
+        let filterTime = clock.measure {
+            rendered = Result { () throws(RenderFailure) -> PixelBuffer in
+                try rendering.render(image.pixels, chain: chain, tileSize: tileSize)
+            }
+        }
+        let pixels: PixelBuffer
+        switch rendered {
+        case .success(let p): pixels = p
+        case .failure(let error): return failure("\(output.path): \(error.description)", decode: decodeSeconds)
+        }
         if verify == .untiled {
             let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
             if whole.rect != pixels.rect {
@@ -131,7 +143,7 @@ public struct JobRunner: Sendable {
         if let problem { return failure(problem, decode: decodeSeconds) }
         return OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: renderer.tiles(forImage: image.pixels.rect).count, pixels: pixels.rect.area,
+            tiles: TileGrid(bounds: chain.outputRect(forImage: image.pixels.rect), tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds,
             filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds, error: nil)
     }

@@ -27,7 +27,13 @@ struct Run: ParsableCommand {
     @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
     var tile: Int?
 
-    @Option(help: "Threads that render tiles (default: the configuration's workers, else the number of cores).")
+    @Option(help: ArgumentHelp(
+        "Worker processes that render tiles (default: the configuration's workers, else the number of cores); "
+            + "0 renders in this process, with --threads threads."))
+    var workers: Int?
+
+    @Option(help: ArgumentHelp(
+        "Threads of the in-process engine (default: the number of cores); implies --workers 0 when --workers is not given."))
     var threads: Int?
 
     @Option(help: "Verification, overriding the manifests' verify: checksum, decode, untiled.")
@@ -46,15 +52,42 @@ struct Run: ParsableCommand {
     func validate() throws {
         if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
+        if let workers, workers > 0, threads != nil {
+            throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
+        }
     }
 
     func run() throws {
         let registry = FilterRegistry.builtIn
         let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
-        let threadCount = threads ?? configuration.workers ?? ProcessInfo.processInfo.activeProcessorCount
-        let runner = JobRunner(
-            registry: registry, executor: ThreadedTileExecutor(threads: threadCount),
-            pixelLimit: configuration.pixelLimit)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        // --threads alone asks for the in-process engine; otherwise worker processes.
+        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
+        let threadCount = workerCount == 0 ? threads ?? cores : workerCount
+        let pool: WorkerPool?
+        let rendering: any ImageRendering
+        if workerCount > 0 {
+            // Capped at a million seconds so that the nanoseconds fit an Int64.
+            let heartbeat = Duration.nanoseconds(Int64(min(configuration.heartbeatTimeout, 1e6) * 1e9))
+            do throws(RenderFailure) {
+                let started = try WorkerPool(
+                    executable: "/proc/self/exe", workers: workerCount, retries: configuration.retries,
+                    heartbeatTimeout: heartbeat)
+                pool = started
+                rendering = started
+            } catch {
+                printError("blurfarm: \(error)")
+                throw ExitCode(ExitStatus.someFailed)
+            }
+        } else {
+            pool = nil
+            rendering = InProcessRendering(executor: ThreadedTileExecutor(threads: threadCount))
+        }
+        // The pool lives for every job of the run; its workers are told to shut down and are
+        // waited for at the end, whatever way the run ends.
+        defer { pool?.shutdown() }
+        let runner = JobRunner(registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit)
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()

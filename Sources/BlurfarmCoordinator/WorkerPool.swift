@@ -1,0 +1,591 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmKernels
+import BlurfarmSharedMemory
+import BlurfarmWire
+import CSystemShims
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The coordinator's pool of `blurfarm worker` processes (docs/architecture.md, "The worker
+/// pool"): renders an image by sending one `task` per tile to idle workers, the pixels in
+/// shared segments.
+///
+/// **One thread owns the workers.** Every worker is started, read, written, killed and waited
+/// for by the pool's own thread, which lives from ``init(executable:workers:retries:heartbeatTimeout:)``
+/// until ``shutdown()`` has waited for every worker. That matters because a worker asks for
+/// SIGKILL when its parent *thread* exits (`PR_SET_PDEATHSIG`): workers started from a
+/// short-lived thread would die with it. When the coordinator process dies, the thread dies
+/// with it and every worker is killed.
+///
+/// ``render(_:chain:tileSize:)`` puts the source and the output into shared segments, hands
+/// the tiles to the pool's thread and waits. A worker that exits, breaks its pipe, sends what
+/// does not decode, or stays silent longer than the heartbeat timeout while it has a task (or
+/// before its `hello`) is killed (SIGKILL), waited for and replaced; its task goes back to
+/// the queue with the next attempt number. A result whose checksum does not match the
+/// coordinator's over the stitched output is a failed attempt too. A tile whose attempt
+/// number exceeds `retries + 1` fails its image; a `failure` reply fails its image at once.
+/// The pool ignores SIGPIPE in this process, so a write to a dead worker fails instead of
+/// killing the coordinator.
+public final class WorkerPool: ImageRendering {
+    /// The number of workers the pool keeps running.
+    public let workerCount: Int
+    private let inbox: Mutex<Inbox>
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let finished = DispatchSemaphore(value: 0)
+
+    private struct Inbox: Sendable {
+        var requests: [PoolRequest] = []
+        var shuttingDown = false
+    }
+
+    /// Starts `workers` processes of `executable` (`blurfarm worker --worker-id N
+    /// --coordinator-pid P`) and waits until each has said `hello` and `ready`.
+    ///
+    /// - Parameters:
+    ///   - executable: the `blurfarm` executable (the CLI passes `/proc/self/exe`).
+    ///   - retries: how often a tile is retried after a failed attempt (a worker that died or
+    ///     hung, a bad checksum) before its image fails.
+    ///   - heartbeatTimeout: how long a worker with a task (or one not yet greeted) may stay
+    ///     silent before it is killed and replaced.
+    /// - Throws: ``RenderFailure`` when the workers keep failing to start.
+    public init(
+        executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10)
+    ) throws(RenderFailure) {
+        precondition(workers >= 1, "a pool has at least one worker")
+        precondition(retries >= 0, "retries cannot be negative")
+        _ = blurfarm_ignore_sigpipe()
+        var fds: [Int32] = [0, 0]
+        guard makePipe(&fds, nonBlocking: true) else {
+            throw RenderFailure("worker pool: pipe: \(String(cString: strerror(errno)))")
+        }
+        workerCount = workers
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        inbox = Mutex(Inbox())
+        let started = StartSignal()
+        let wakeRead = fds[0]
+        let thread = Thread { [self] in
+            let supervisor = Supervisor(
+                executable: executable, workerCount: workers, retries: retries, heartbeatTimeout: heartbeatTimeout,
+                wake: wakeRead)
+            supervisor.run(pool: self, started: started)
+            finished.signal()
+        }
+        thread.name = "blurfarm.worker-pool"
+        thread.start()
+        started.semaphore.wait()
+        if let problem = started.problem.withLock({ $0 }) {
+            finished.wait()
+            inbox.withLock { $0.shuttingDown = true }
+            close(wakeRead)
+            close(wakeWrite)
+            throw RenderFailure(problem)
+        }
+    }
+
+    /// Renders `source` through `chain` in the workers, tile by tile, and returns the output,
+    /// whose pixels live in a shared segment.
+    ///
+    /// - Throws: ``RenderFailure``: a filter's error (the worker's message), a tile that failed
+    ///   more than the retry limit, a segment that cannot be created, a pool already shut down.
+    public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> PixelBuffer {
+        let outputRect = chain.outputRect(forImage: source.rect)
+        let channels = chain.channels(forSource: source.channels)
+        if source.rect.isEmpty || outputRect.isEmpty {
+            // Nothing to send: a segment holds at least one byte and no tile has pixels.
+            return Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: 1)).render(source)
+        }
+        let sourceSegment: SharedSegment, outputSegment: SharedSegment
+        do {
+            sourceSegment = try SharedSegment.create(
+                byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride, name: "blurfarm-source")
+            outputSegment = try SharedSegment.create(
+                byteCount: outputRect.area * channels * MemoryLayout<Float>.stride, name: "blurfarm-output")
+        } catch {
+            throw RenderFailure("cannot share the pixels with the workers: \(error)")
+        }
+        let sharedSource = PixelBuffer(rect: source.rect, storage: sourceSegment.storage, channels: source.channels)
+        sharedSource.copy(source.rect, from: source)
+        let output = PixelBuffer(rect: outputRect, storage: outputSegment.storage, channels: channels)
+        let sourceRegion = SharedRegion(
+            segment: sourceSegment.id, byteOffset: 0, rect: source.rect, channels: source.channels,
+            rowStride: sharedSource.rowStride)
+        let request = PoolRequest(
+            tiles: TileGrid(bounds: outputRect, tileSize: tileSize).tiles, image: source.rect,
+            filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour, source: sourceRegion,
+            outputSegment: outputSegment.id, output: output)
+        let accepted = inbox.withLock { inbox -> Bool in
+            if inbox.shuttingDown { return false }
+            inbox.requests.append(request)
+            return true
+        }
+        guard accepted else { throw RenderFailure("the worker pool is shut down") }
+        wake()
+        request.done.wait()
+        // The segments stay open (their ids valid) until every task of the image is answered.
+        withExtendedLifetime(sourceSegment) {}
+        switch request.result! {
+        case .success: return output
+        case .failure(let failure): throw failure
+        }
+    }
+
+    /// Sends `shutdown` to every worker, closes their pipes and waits for them (SIGKILL after
+    /// 2 s), then ends the pool's thread. An image still being rendered fails. Idempotent.
+    /// Call it when the pool is no longer needed: the pool's thread holds the pool until then.
+    public func shutdown() {
+        let first = inbox.withLock { inbox -> Bool in
+            if inbox.shuttingDown { return false }
+            inbox.shuttingDown = true
+            return true
+        }
+        guard first else { return }
+        wake()
+        finished.wait()
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)  // a full pipe already wakes the thread
+    }
+
+    /// The requests handed over since the last call, and whether the pool is shutting down.
+    fileprivate func takeRequests() -> (requests: [PoolRequest], shuttingDown: Bool) {
+        inbox.withLock { inbox in
+            defer { inbox.requests.removeAll() }
+            return (inbox.requests, inbox.shuttingDown)
+        }
+    }
+}
+
+/// The outcome of starting the workers, from the pool's thread to its initializer.
+private final class StartSignal: Sendable {
+    let semaphore = DispatchSemaphore(value: 0)
+    let problem = Mutex<String?>(nil)
+}
+
+/// One image handed to the pool's thread; the caller waits on ``done``. Written by the pool's
+/// thread only, before it signals ``done``, and read by the caller only after.
+private final class PoolRequest: @unchecked Sendable {
+    let tiles: [Rect]
+    let image: Rect
+    let filters: [FilterSpec]
+    let edge: EdgeRule
+    let colour: ColourMode
+    let source: SharedRegion
+    let outputSegment: UInt32
+    let output: PixelBuffer
+    let done = DispatchSemaphore(value: 0)
+    var result: Result<Void, RenderFailure>?
+
+    init(
+        tiles: [Rect], image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
+        outputSegment: UInt32, output: PixelBuffer
+    ) {
+        self.tiles = tiles
+        self.image = image
+        self.filters = filters
+        self.edge = edge
+        self.colour = colour
+        self.source = source
+        self.outputSegment = outputSegment
+        self.output = output
+    }
+
+    func finish(_ result: Result<Void, RenderFailure>) {
+        self.result = result
+        done.signal()
+    }
+}
+
+/// The pool's thread: owns the worker processes and the image being rendered.
+private final class Supervisor {
+    struct Slot {
+        let workerID: UInt32
+        let pid: pid_t
+        let input: Int32
+        let output: Int32
+        var decoder = FrameDecoder()
+        var greeted = false
+        var idle = false
+        /// The task sent to the worker and not yet followed by its `ready`.
+        var task: UInt64?
+        var lastHeard: ContinuousClock.Instant
+    }
+
+    struct Pending {
+        let tile: Rect
+        let attempt: UInt32
+    }
+
+    /// The image being rendered.
+    final class Job {
+        let request: PoolRequest
+        let imageID: UInt64
+        var queue: [Pending]
+        var inFlight: [UInt64: Pending] = [:]
+        var remaining: Int
+
+        init(request: PoolRequest, imageID: UInt64) {
+            self.request = request
+            self.imageID = imageID
+            queue = request.tiles.map { Pending(tile: $0, attempt: 1) }
+            remaining = request.tiles.count
+        }
+    }
+
+    let executable: String
+    let workerCount: Int
+    let retries: Int
+    let heartbeatTimeout: Duration
+    let wake: Int32
+    var slots: [Slot] = []
+    var nextWorkerID: UInt32 = 1
+    var nextTaskID: UInt64 = 1
+    var nextImageID: UInt64 = 1
+    var waiting: [PoolRequest] = []
+    var job: Job?
+    /// Workers that died or hung before their `hello`, since the last `hello`.
+    var startFailures = 0
+    /// Set when workers keep failing to start: every request fails with it.
+    var broken: String?
+
+    init(executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, wake: Int32) {
+        self.executable = executable
+        self.workerCount = workerCount
+        self.retries = retries
+        self.heartbeatTimeout = heartbeatTimeout
+        self.wake = wake
+    }
+
+    func run(pool: WorkerPool, started: StartSignal) {
+        var starting = true
+        for _ in 0..<workerCount { startWorker() }
+        while true {
+            if starting {
+                if let broken {
+                    started.problem.withLock { $0 = broken }
+                    started.semaphore.signal()
+                    stopWorkers()
+                    return
+                }
+                if slots.count == workerCount && slots.allSatisfy(\.greeted) {
+                    starting = false
+                    started.semaphore.signal()
+                }
+            }
+            let (requests, shuttingDown) = pool.takeRequests()
+            waiting += requests
+            if shuttingDown {
+                if let job { finish(job, .failure(RenderFailure("the worker pool was shut down"))) }
+                waiting.forEach { $0.finish(.failure(RenderFailure("the worker pool was shut down"))) }
+                stopWorkers()
+                return
+            }
+            if let broken {
+                if let job { finish(job, .failure(RenderFailure(broken))) }
+                waiting.forEach { $0.finish(.failure(RenderFailure(broken))) }
+                waiting.removeAll()
+            }
+            if job == nil, !waiting.isEmpty {
+                let request = waiting.removeFirst()
+                let newJob = Job(request: request, imageID: nextImageID)
+                nextImageID += 1
+                job = newJob
+                if newJob.remaining == 0 { finish(newJob, .success(())) }
+            }
+            dispatch()
+            checkSilence()
+            waitForInput()
+        }
+    }
+
+    // MARK: Workers
+
+    /// Starts one worker (from this thread, which outlives it) and adds its slot.
+    func startWorker() {
+        let workerID = nextWorkerID
+        nextWorkerID += 1
+        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
+        guard makePipe(&toChild) else { return noteStartFailure("pipe: \(errorText())") }
+        guard makePipe(&fromChild) else {
+            close(toChild[0])
+            close(toChild[1])
+            return noteStartFailure("pipe: \(errorText())")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The worker starts with no signal blocked and SIGINT, SIGTERM and SIGPIPE at their
+        // defaults, whatever this process ignores (the worker sets up its own).
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signalNumber in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signalNumber) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let arguments = [
+            executable, "worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(getpid())",
+        ]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        close(toChild[0])
+        close(fromChild[1])
+        // Read without blocking: a descriptor number poll reported may belong to a replacement.
+        _ = fcntl(fromChild[0], F_SETFL, fcntl(fromChild[0], F_GETFL) | O_NONBLOCK)
+        guard status == 0 else {
+            close(toChild[1])
+            close(fromChild[0])
+            return noteStartFailure("cannot start '\(executable)': \(String(cString: strerror(status)))")
+        }
+        slots.append(Slot(
+            workerID: workerID, pid: pid, input: toChild[1], output: fromChild[0], lastHeard: .now))
+    }
+
+    func noteStartFailure(_ problem: String) {
+        startFailures += 1
+        if startFailures > 3 * workerCount { broken = "the workers keep failing to start: \(problem)" }
+    }
+
+    /// Kills the worker in `index` (SIGKILL), waits for it and removes its slot; its task, if
+    /// it belongs to the image being rendered, is a failed attempt. A replacement is started.
+    func lose(_ index: Int, because reason: String) {
+        let slot = slots.remove(at: index)
+        kill(slot.pid, SIGKILL)
+        close(slot.input)
+        close(slot.output)
+        var status: Int32 = 0
+        while waitpid(slot.pid, &status, 0) < 0 && errno == EINTR {}
+        let exit = Self.describe(status: status)
+        let message = "worker \(slot.workerID) (pid \(slot.pid)) \(reason) (\(exit))"
+        if !slot.greeted { noteStartFailure(message) }
+        if let taskID = slot.task, let job, let pending = job.inFlight.removeValue(forKey: taskID) {
+            failedAttempt(pending, of: job, message)
+        }
+        if broken == nil { startWorker() }
+    }
+
+    /// "exit status N" or "killed by signal N".
+    static func describe(status: Int32) -> String {
+        let signalNumber = status & 0x7F
+        if signalNumber == 0 { return "exit status \((status >> 8) & 0xFF)" }
+        return "killed by signal \(signalNumber)"
+    }
+
+    /// Sends `shutdown` to every worker, closes its pipes and waits for it; a worker still
+    /// running after 2 s is killed.
+    func stopWorkers() {
+        for slot in slots {
+            _ = send(.shutdown, to: slot)
+            close(slot.input)
+            close(slot.output)
+        }
+        let deadline = ContinuousClock.now + .seconds(2)
+        for slot in slots {
+            var status: Int32 = 0
+            while true {
+                let result = waitpid(slot.pid, &status, WNOHANG)
+                if result == slot.pid || (result < 0 && errno != EINTR) { break }
+                if ContinuousClock.now >= deadline {
+                    kill(slot.pid, SIGKILL)
+                    while waitpid(slot.pid, &status, 0) < 0 && errno == EINTR {}
+                    break
+                }
+                usleep(5_000)
+            }
+        }
+        slots.removeAll()
+    }
+
+    // MARK: Tasks
+
+    /// Sends queued tiles to idle workers while both remain.
+    func dispatch() {
+        guard let job else { return }
+        var index = 0
+        while index < slots.count, !job.queue.isEmpty, self.job === job {
+            guard slots[index].greeted, slots[index].idle else {
+                index += 1
+                continue
+            }
+            let pending = job.queue.removeFirst()
+            let taskID = nextTaskID
+            nextTaskID += 1
+            let request = job.request
+            let output = SharedRegion(
+                segment: request.outputSegment, byteOffset: 0, rect: request.output.rect,
+                channels: request.output.channels, rowStride: request.output.rowStride)
+            let task = TaskMessage(
+                taskID: taskID, imageID: job.imageID, attempt: pending.attempt, tile: pending.tile,
+                image: request.image, filters: request.filters, edge: request.edge, colour: request.colour,
+                pixels: .shared(source: request.source, output: output))
+            job.inFlight[taskID] = pending
+            slots[index].idle = false
+            slots[index].task = taskID
+            slots[index].lastHeard = .now
+            if !send(.task(task), to: slots[index]) {
+                lose(index, because: "could not be sent a task: \(errorText())")
+                continue  // the replacement is appended; the same index is the next slot
+            }
+            index += 1
+        }
+    }
+
+    /// A failed attempt at `pending`: back to the queue with the next attempt number, or the
+    /// image fails when the attempts are used up.
+    func failedAttempt(_ pending: Pending, of job: Job, _ message: String) {
+        if Int(pending.attempt) > retries {
+            finish(job, .failure(RenderFailure(
+                "tile \(pending.tile) failed \(pending.attempt) times; the last time: \(message)")))
+        } else {
+            job.queue.insert(Pending(tile: pending.tile, attempt: pending.attempt + 1), at: 0)
+        }
+    }
+
+    /// Ends the image being rendered; tasks still out are cancelled (their replies dropped).
+    func finish(_ job: Job, _ result: Result<Void, RenderFailure>) {
+        guard self.job === job else { return }
+        self.job = nil
+        for slot in slots {
+            if let taskID = slot.task, job.inFlight[taskID] != nil { _ = send(.cancel(taskID: taskID), to: slot) }
+        }
+        job.request.finish(result)
+    }
+
+    // MARK: Messages
+
+    /// Kills and replaces workers that have a task (or no `hello` yet) and were silent longer
+    /// than the heartbeat timeout.
+    func checkSilence() {
+        let now = ContinuousClock.now
+        var index = 0
+        while index < slots.count {
+            let slot = slots[index]
+            if (slot.task != nil || !slot.greeted) && slot.lastHeard.duration(to: now) > heartbeatTimeout {
+                lose(index, because: "was silent for more than \(heartbeatTimeout) and was killed")
+                continue
+            }
+            index += 1
+        }
+    }
+
+    /// Waits up to 100 ms for the workers' output or the wake pipe, and handles what came.
+    func waitForInput() {
+        var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        fds += slots.map { pollfd(fd: $0.output, events: Int16(POLLIN), revents: 0) }
+        let count = poll(&fds, nfds_t(fds.count), 100)
+        guard count > 0 else { return }
+        if fds[0].revents != 0 {
+            var bytes = [UInt8](repeating: 0, count: 64)
+            while read(wake, &bytes, bytes.count) > 0 {}
+        }
+        let ready = Set(fds.dropFirst().filter { $0.revents != 0 }.map(\.fd))
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        for fd in ready {
+            guard let index = slots.firstIndex(where: { $0.output == fd }) else { continue }
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            if n <= 0 {
+                lose(index, because: n == 0 ? "closed its output" : "could not be read: \(errorText())")
+                continue
+            }
+            slots[index].decoder.append(chunk[0..<n])
+            slots[index].lastHeard = .now
+            handleMessages(workerID: slots[index].workerID)
+        }
+    }
+
+    /// Handles every whole message the worker `workerID` has sent.
+    func handleMessages(workerID: UInt32) {
+        while let index = slots.firstIndex(where: { $0.workerID == workerID }) {
+            let message: WireMessage
+            do {
+                guard let next = try slots[index].decoder.nextMessage() else { return }
+                message = next
+            } catch {
+                return lose(index, because: "sent what does not decode: \(error)")
+            }
+            switch message {
+            case .hello(let hello):
+                guard !slots[index].greeted, hello.workerID == workerID,
+                    hello.protocolVersion == WireProtocol.version
+                else { return lose(index, because: "sent an unexpected hello") }
+                slots[index].greeted = true
+                startFailures = 0
+            case .ready:
+                guard slots[index].greeted else { return lose(index, because: "said ready before hello") }
+                if let taskID = slots[index].task, let job, let pending = job.inFlight.removeValue(forKey: taskID) {
+                    // Ready with no reply to a task of the current image: the task is lost.
+                    failedAttempt(pending, of: job, "worker \(workerID) answered nothing")
+                }
+                slots[index].idle = true
+                slots[index].task = nil
+            case .heartbeat:
+                break
+            case .result(let result):
+                guard slots[index].task == result.taskID else { continue }  // a cancelled task's
+                guard let job, let pending = job.inFlight.removeValue(forKey: result.taskID) else { continue }
+                let computed = PixelChecksum.of(job.request.output, in: pending.tile)
+                if computed == result.checksum {
+                    job.remaining -= 1
+                    if job.remaining == 0 { finish(job, .success(())) }
+                } else {
+                    failedAttempt(pending, of: job, "checksum mismatch: worker \(workerID) sent \(result.checksum), the output holds \(computed)")
+                }
+            case .failure(let failure):
+                guard slots[index].task == failure.taskID else { continue }
+                guard let job, let pending = job.inFlight.removeValue(forKey: failure.taskID) else { continue }
+                finish(job, .failure(RenderFailure("tile \(pending.tile): \(failure.message)")))
+            case .task, .shutdown, .cancel:
+                return lose(index, because: "sent '\(message.type)', which only a coordinator sends")
+            }
+        }
+    }
+
+    /// Writes `message` whole to the worker's input; false when the pipe is broken.
+    func send(_ message: WireMessage, to slot: Slot) -> Bool {
+        guard let frame = try? FrameEncoder.encode(message) else { return false }
+        var written = 0
+        while written < frame.count {
+            let n = frame.withUnsafeBytes { write(slot.input, $0.baseAddress! + written, frame.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            written += n
+        }
+        return true
+    }
+
+    func errorText() -> String { String(cString: strerror(errno)) }
+}
+
+/// `pipe` with both ends closed on exec (and non-blocking if asked): `pipe2` is not visible
+/// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
+/// processes, so no worker can inherit an end between `pipe` and `fcntl`.
+private func makePipe(_ fds: inout [Int32], nonBlocking: Bool = false) -> Bool {
+    guard pipe(&fds) == 0 else { return false }
+    for fd in fds {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        if nonBlocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+    }
+    return true
+}
