@@ -28,7 +28,7 @@ struct Run: ParsableCommand {
     var tile: Int?
 
     @Option(help: ArgumentHelp(
-        "Worker processes that render tiles (default: the configuration's workers, else the number of cores); "
+        "Worker processes that render tiles (default: the configuration's workers, else 0); "
             + "0 renders in this process, with --threads threads."))
     var workers: Int?
 
@@ -62,8 +62,10 @@ struct Run: ParsableCommand {
         let registry = FilterRegistry.builtIn
         let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        // --threads alone asks for the in-process engine; otherwise worker processes.
-        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
+        // Worker processes only when asked for (--workers, or the configuration's workers): for
+        // now the pool renders one image at a time and is slower than the in-process engine
+        // (docs/performance.md), so that stays the default. --threads alone asks for it too.
+        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? 0)
         let threadCount = workerCount == 0 ? threads ?? cores : workerCount
         let pool: WorkerPool?
         let rendering: any ImageRendering
