@@ -77,9 +77,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
+        .target(name: "BlurfarmTestSupport", path: "Tests/BlurfarmTestSupport", swiftSettings: strict),
         .testTarget(
             name: "BlurfarmKernelsTests",
-            dependencies: [
+            dependencies: ["BlurfarmTestSupport", 
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -93,7 +94,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmImageIOTests",
-            dependencies: ["BlurfarmCore", "BlurfarmImageIO"],
+            dependencies: ["BlurfarmTestSupport", "BlurfarmCore", "BlurfarmImageIO"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmManifestTests",
@@ -105,14 +106,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmWorkerTests",
-            dependencies: [
+            dependencies: ["BlurfarmTestSupport", 
                 "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
                 "BlurfarmWorker",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
-            dependencies: ["blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
+            dependencies: ["BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
             swiftSettings: strict),
     ]
 )

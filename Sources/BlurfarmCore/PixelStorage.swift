@@ -73,12 +73,6 @@ public final class PixelStorage: @unchecked Sendable {
         self.release = release
     }
 
-    /// Calls `body` with the memory as raw bytes.
-    @inlinable
-    public func withUnsafeBytes<R>(_ body: (UnsafeMutableRawPointer) throws -> R) rethrows -> R {
-        try withExtendedLifetime(self) { try body(base) }
-    }
-
     /// Calls `body` with the memory as `Float`s (`byteCount / 4` of them).
     @inlinable
     public func withUnsafeFloats<R>(_ body: (UnsafeMutablePointer<Float>) throws -> R) rethrows -> R {

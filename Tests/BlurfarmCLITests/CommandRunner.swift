@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import Foundation
 
 /// Runs the built `blurfarm` executable, as a user would.
@@ -8,18 +9,8 @@ struct CommandResult {
 }
 
 enum Blurfarm {
-    /// The executable beside the test bundle (SwiftPM builds both into the same folder).
-    static var executable: URL {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = bundle.deletingLastPathComponent()
-        // The test binary may sit inside a .xctest bundle.
-        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("blurfarm").path),
-            folder.path != "/"
-        {
-            folder.deleteLastPathComponent()
-        }
-        return folder.appendingPathComponent("blurfarm")
-    }
+    /// The built executable.
+    static var executable: URL { BuiltExecutable.url }
 
     static func run(_ arguments: [String], in directory: URL? = nil) throws -> CommandResult {
         let process = Process()
@@ -43,9 +34,7 @@ enum Blurfarm {
 enum Fixtures {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    static let corpus = repository.deletingLastPathComponent().appendingPathComponent("shared/corpus")
-
-    static func corpus(_ path: String) -> String { corpus.appendingPathComponent(path).path }
+    static func corpus(_ path: String) -> String { Corpus.path(path) }
 
     static func temporaryFolder() throws -> URL {
         let url = FileManager.default.temporaryDirectory

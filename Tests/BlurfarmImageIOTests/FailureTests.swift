@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import BlurfarmCore
 import BlurfarmImageIO
 import Foundation

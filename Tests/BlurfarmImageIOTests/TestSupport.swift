@@ -1,18 +1,8 @@
 import BlurfarmCore
 import BlurfarmImageIO
+import BlurfarmTestSupport
 import Foundation
 import Testing
-
-/// The shared test photographs: `shared/corpus` beside the repository's folder.
-enum Corpus {
-    static let root: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }  // file, BlurfarmImageIOTests, Tests
-        return url.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
-    }()
-
-    static func path(_ relative: String) -> String { root + "/" + relative }
-}
 
 /// A fresh folder under the system's temporary folder, removed by `remove()`.
 struct ScratchFolder {

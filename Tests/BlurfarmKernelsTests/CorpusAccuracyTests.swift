@@ -2,19 +2,17 @@ import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// The kernels on real photos from the shared corpus, against the double-precision
 /// definitions: at most 1 level at 8 bits and 2 levels at 16 bits.
 @Suite struct CorpusAccuracyTests {
-    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus")
-
     /// A `size` × `size` crop of a corpus image, as its own image (origin 0, 0): small enough
     /// for the O(R²) reference.
     static func crop(_ file: String, x: Int, y: Int, size: Int) throws -> (PixelBuffer, Int) {
-        let decoded = try ImageReader.read(corpus.appendingPathComponent(file).path)
+        let decoded = try ImageReader.read(Corpus.path(file))
         let region = Rect(x: x, y: y, width: size, height: size)
         let source = decoded.pixels.view(region)
         let image = PixelBuffer(rect: Rect(width: size, height: size), channels: source.channels)

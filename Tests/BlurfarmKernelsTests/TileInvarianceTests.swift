@@ -1,6 +1,7 @@
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmKernels
+import BlurfarmTestSupport
 import PropertyBased
 import Testing
 

@@ -2,6 +2,7 @@ import BlurfarmCore
 import BlurfarmSharedMemory
 import BlurfarmWire
 import BlurfarmWorker
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -201,7 +202,7 @@ import Glibc
         // see an end of input); then the shell becomes `sleep`, keeping its pid.
         parent.arguments = [
             "-c", "exec 3<&0; \"$0\" worker --worker-id 9 --coordinator-pid $$ <&3 & exec sleep 60 >/dev/null",
-            Executable.url.path,
+            BuiltExecutable.url.path,
         ]
         let input = Pipe(), output = Pipe()
         parent.standardInput = input

@@ -1,25 +1,12 @@
 import BlurfarmCore
 import BlurfarmKernels
+import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The built `blurfarm` executable beside the test bundle (as Tests/BlurfarmCLITests finds it).
-enum Executable {
-    static var url: URL {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var folder = bundle.deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("blurfarm").path),
-            folder.path != "/"
-        {
-            folder.deleteLastPathComponent()
-        }
-        return folder.appendingPathComponent("blurfarm")
-    }
-}
 
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
@@ -69,7 +56,7 @@ final class WorkerProcessHandle {
     var reader: FrameReader
 
     init(workerID: UInt32, coordinatorPID: Int32 = getpid()) throws {
-        process.executableURL = Executable.url
+        process.executableURL = BuiltExecutable.url
         process.arguments = ["worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(coordinatorPID)"]
         process.standardInput = input
         process.standardOutput = output
@@ -116,24 +103,11 @@ final class WorkerProcessHandle {
     }
 }
 
-/// A deterministic generator (SplitMix64) so that a failing case can be rerun.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 enum Pixels {
     /// Fills `buffer` with random pixels: premultiplied RGBA (alpha in 0...1, colour ≤ alpha)
     /// or opaque RGB.
     static func randomize(_ buffer: PixelBuffer, seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix(seed: seed)
         for y in buffer.rect.y..<buffer.rect.maxY {
             for x in buffer.rect.x..<buffer.rect.maxX {
                 let alpha: Float = buffer.channels == 4 ? Float.random(in: 0...1, using: &random) : 1
