@@ -33,8 +33,8 @@ public struct EncodedImage: Sendable {
     }
 
     /// The least peak signal-to-noise ratio, in dB over the written samples, that a lossy
-    /// output must reach against the pixels it encodes (policy: JPEG q 90 of a photo reaches
-    /// about 45 dB; 40 dB is where blocking starts to show).
+    /// output must reach against the pixels it encodes (policy: the farm issue's floor; the
+    /// tests see JPEG q 90 pass it and q 1 fail it).
     public static let minimumLossyPSNR = 40.0
 
     /// Decodes the bytes again, as a reader of the file would, and compares the result with
