@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: pixelCode),
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
-        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
+        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore", "CXXHash"], swiftSettings: strict),
         .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
         .target(
             name: "BlurfarmWorker",
@@ -63,6 +63,9 @@ let package = Package(
             name: "CVips", path: "Sources/CVips", pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // xxHash for the pixel checksum of the wire protocol (Debian's libxxhash-dev).
+        .systemLibrary(
+            name: "CXXHash", path: "Sources/CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         .target(
             name: "CSystemShims",
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),

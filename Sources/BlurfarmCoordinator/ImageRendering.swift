@@ -7,19 +7,39 @@ import BlurfarmKernels
 public struct RenderFailure: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public let description: String
+    /// Tile attempts that had failed and were retried before the image failed.
+    public let retries: Int
 
-    /// A failure saying `description`.
-    public init(_ description: String) { self.description = description }
+    /// A failure saying `description`, after `retries` retried tiles.
+    public init(_ description: String, retries: Int = 0) {
+        self.description = description
+        self.retries = retries
+    }
+}
+
+/// A rendered image and what it took.
+public struct RenderedImage: Sendable {
+    /// The chain's output.
+    public let pixels: PixelBuffer
+    /// Tile attempts that failed and were retried.
+    public let retries: Int
+
+    /// `pixels`, rendered with `retries` retried tiles.
+    public init(pixels: PixelBuffer, retries: Int = 0) {
+        self.pixels = pixels
+        self.retries = retries
+    }
 }
 
 /// How ``JobRunner`` renders a filter chain over one decoded image: in this process
 /// (``InProcessRendering``) or in worker processes (``WorkerPool``). Either way the output is
 /// the chain's output rectangle with the chain's channels, bit-identical whatever renders it.
+/// The runner calls it from several threads at once (one per image in flight).
 public protocol ImageRendering: Sendable {
     /// The filtered image: `chain.outputRect(forImage: source.rect)` with
     /// `chain.channels(forSource: source.channels)` channels, rendered in tiles of `tileSize`
     /// pixels (0: one tile).
-    func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> PixelBuffer
+    func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage
 }
 
 /// Renders in this process with the engine's ``Renderer`` and a ``TileExecutor`` (the threads
@@ -32,7 +52,7 @@ public struct InProcessRendering: ImageRendering {
     public init(executor: any TileExecutor) { self.executor = executor }
 
     /// The ``Renderer``'s output for `source`.
-    public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> PixelBuffer {
-        Renderer(chain: chain, tileSize: tileSize, executor: executor).render(source)
+    public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage {
+        RenderedImage(pixels: Renderer(chain: chain, tileSize: tileSize, executor: executor).render(source))
     }
 }

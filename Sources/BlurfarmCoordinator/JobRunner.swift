@@ -3,13 +3,20 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmWire
 import Foundation
+import Synchronization
 
 /// Runs a planned job: each input is decoded once (once per resize for variants that resize),
 /// each variant's chain rendered tile by tile by the rendering strategy (in this process, or in
-/// the worker pool), and
-/// each output written atomically. An input that cannot be read fails its outputs and the
-/// run goes on. The runner holds no global state: create one per run.
+/// the worker pool), and each output written atomically. An input that cannot be read fails its
+/// outputs and the run goes on. The runner holds no global state: create one per run.
+///
+/// **Images in flight.** `decodedImages` threads each take the next input, decode it, render
+/// its outputs and encode them, so that while one image is being decoded or encoded the tiles
+/// of another keep the workers busy, and at most `decodedImages` inputs are decoded at once
+/// (each with its outputs of one resize at a time): the bound on pixel memory, whatever the
+/// number of inputs.
 public struct JobRunner: Sendable {
     /// The filters the variants name.
     public let registry: FilterRegistry
@@ -17,58 +24,110 @@ public struct JobRunner: Sendable {
     public let rendering: any ImageRendering
     /// Largest image, in pixels, that is decoded (checked on the header first).
     public let pixelLimit: Int
+    /// Inputs decoded, rendered and encoded at once (at least 1).
+    public let decodedImages: Int
 
-    /// A runner rendering with `rendering`.
-    public init(registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int) {
+    /// A runner rendering with `rendering`, `decodedImages` inputs at a time.
+    public init(registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int, decodedImages: Int = 1) {
+        precondition(decodedImages >= 1, "at least one image is decoded at a time")
         self.registry = registry
         self.rendering = rendering
         self.pixelLimit = pixelLimit
+        self.decodedImages = decodedImages
     }
 
-    /// Runs `plan`, calling `progress` after each output with its report. `verify` overrides the
-    /// job's `verify:` mode.
+    /// Runs `plan`, calling `progress` after each output with its report (from the runner's
+    /// threads, one call at a time). `verify` overrides the job's `verify:` mode. The reports
+    /// come in the plan's order, whatever order the outputs finished in.
     public func run(
         _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, stop: StopRequest = StopRequest(),
-        progress: (OutputReport) -> Void = { _ in }
+        progress: @escaping @Sendable (OutputReport) -> Void = { _ in }
     ) -> RunReport {
         let mode = verify ?? plan.job.verify
         let started = Date()
-        var reports: [OutputReport] = []
-        for input in plan.inputs {
-            var decoded: [ResizeSpec?: Result<(DecodedImage, Double), ImageIOError>] = [:]
-            for output in input.outputs {
-                if stop.signalNumber != nil {
-                    reports.append(OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped,
-                        tiles: 0, pixels: 0, decodeSeconds: 0, filterSeconds: 0, encodeSeconds: 0, error: nil))
-                    continue
+        let inputs = plan.inputs
+        let next = Atomic<Int>(0)
+        let results = Mutex([[OutputReport]](repeating: [], count: inputs.count))
+        let reporting = Mutex(())
+        let lane: @Sendable () -> Void = {
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < inputs.count else { return }
+                let reports = run(inputs[index], tileSize: plan.tileSize, verify: mode, stop: stop) { report in
+                    reporting.withLock { _ in progress(report) }
                 }
-                let key = output.variant.resize
-                if decoded[key] == nil {
-                    let clock = ContinuousClock()
-                    var result: Result<DecodedImage, ImageIOError> = .failure(
-                        ImageIOError(code: .decodeFailed, path: input.path, message: "not decoded"))
-                    let time = clock.measure {
-                        result = Result { () throws(ImageIOError) -> DecodedImage in
-                            if let resize = key {
-                                return try ImageReader.thumbnail(
-                                    input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
-                                    upscale: resize.upscale, pixelLimit: pixelLimit)
-                            }
-                            return try ImageReader.read(input.path, pixelLimit: pixelLimit)
-                        }
-                    }
-                    decoded[key] = result.map { ($0, time.seconds) }
-                }
-                let report = render(
-                    input: input, output: output, decoded: decoded[key]!, tileSize: plan.tileSize, verify: mode)
-                reports.append(report)
-                progress(report)
+                results.withLock { $0[index] = reports }
             }
+        }
+        let lanes = min(decodedImages, inputs.count)
+        if lanes <= 1 {
+            lane()
+        } else {
+            let group = DispatchGroup()
+            for number in 1...lanes {
+                group.enter()
+                let thread = Thread {
+                    lane()
+                    group.leave()
+                }
+                thread.name = "blurfarm.image-\(number)"
+                thread.stackSize = 8 << 20
+                thread.start()
+            }
+            group.wait()
         }
         return RunReport(
             job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), settings: settings,
-            outputs: reports)
+            outputs: results.withLock { $0.flatMap { $0 } })
+    }
+
+    /// Runs the outputs of one input, those of one resize after another so that one decoded
+    /// image at a time is held, and returns their reports in the plan's order.
+    private func run(
+        _ input: PlannedInput, tileSize: Int, verify: VerifyMode, stop: StopRequest,
+        progress: (OutputReport) -> Void
+    ) -> [OutputReport] {
+        var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
+        var resizes: [ResizeSpec?] = []
+        for output in input.outputs where !resizes.contains(output.variant.resize) {
+            resizes.append(output.variant.resize)
+        }
+        for resize in resizes {
+            var decoded: Result<(DecodedImage, Double), ImageIOError>?
+            for (index, output) in input.outputs.enumerated() where output.variant.resize == resize {
+                if stop.signalNumber != nil {
+                    reports[index] = OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped)
+                    continue
+                }
+                if decoded == nil { decoded = decode(input, resize: resize) }
+                var report = render(input: input, output: output, decoded: decoded!, tileSize: tileSize, verify: verify)
+                if report.status == .failed, stop.signalNumber != nil {
+                    // Interrupted while it was rendered (the pool stops its workers at once).
+                    report = OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped)
+                }
+                reports[index] = report
+                progress(report)
+            }
+        }
+        return reports.map { $0! }
+    }
+
+    /// The input decoded (shrunk on load for a resize), and the seconds it took.
+    private func decode(_ input: PlannedInput, resize: ResizeSpec?) -> Result<(DecodedImage, Double), ImageIOError> {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = Result { () throws(ImageIOError) -> DecodedImage in
+            if let resize {
+                return try ImageReader.thumbnail(
+                    input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
+                    upscale: resize.upscale, pixelLimit: pixelLimit)
+            }
+            return try ImageReader.read(input.path, pixelLimit: pixelLimit)
+        }
+        let seconds = (clock.now - start).seconds
+        return result.map { ($0, seconds) }
     }
 
     /// Renders, verifies and writes one output. Verification (`docs/manifest.md`): `untiled`
@@ -80,10 +139,10 @@ public struct JobRunner: Sendable {
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
         verify: VerifyMode
     ) -> OutputReport {
-        func failure(_ message: String, decode: Double = 0) -> OutputReport {
+        func failure(_ message: String, decode: Double = 0, retries: Int = 0) -> OutputReport {
             OutputReport(
-                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed, tiles: 0,
-                pixels: 0, decodeSeconds: decode, filterSeconds: 0, encodeSeconds: 0, error: message)
+                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
+                decodeSeconds: decode, retries: retries, error: message)
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
@@ -94,33 +153,34 @@ public struct JobRunner: Sendable {
         let chain = FilterChain(
             filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
         let clock = ContinuousClock()
-        var rendered: Result<PixelBuffer, RenderFailure> = .failure(RenderFailure("not rendered"))
+        var rendered: Result<RenderedImage, RenderFailure> = .failure(RenderFailure("not rendered"))
         let filterTime = clock.measure {
-            rendered = Result { () throws(RenderFailure) -> PixelBuffer in
+            rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 try rendering.render(image.pixels, chain: chain, tileSize: tileSize)
             }
         }
-        let pixels: PixelBuffer
+        let pixels: PixelBuffer, retries: Int
         switch rendered {
-        case .success(let p): pixels = p
-        case .failure(let error): return failure("\(output.path): \(error.description)", decode: decodeSeconds)
+        case .success(let r): (pixels, retries) = (r.pixels, r.retries)
+        case .failure(let error):
+            return failure("\(output.path): \(error.description)", decode: decodeSeconds, retries: error.retries)
         }
+        func failed(_ message: String) -> OutputReport { failure(message, decode: decodeSeconds, retries: retries) }
         if verify == .untiled {
             let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
             if whole.rect != pixels.rect {
-                return failure("\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)", decode: decodeSeconds)
+                return failed("\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)")
             }
             if let d = whole.firstDifference(from: pixels) {
-                return failure(
-                    "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))",
-                    decode: decodeSeconds)
+                return failed(
+                    "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))")
             }
         }
         let folder = (output.path as NSString).deletingLastPathComponent
         do {
             if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         } catch {
-            return failure("\(output.path): cannot create folder '\(folder)': \(error.localizedDescription)", decode: decodeSeconds)
+            return failed("\(output.path): cannot create folder '\(folder)': \(error.localizedDescription)")
         }
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
@@ -140,13 +200,18 @@ public struct JobRunner: Sendable {
                 problem = error.description
             }
         }
-        if let problem { return failure(problem, decode: decodeSeconds) }
+        if let problem { return failed(problem) }
         return OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: TileGrid(bounds: chain.outputRect(forImage: image.pixels.rect), tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
-            decodeSeconds: decodeSeconds,
-            filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds, error: nil)
+            tiles: TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
+            decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
+            retries: retries, checksum: String(PixelChecksum.of(pixels, in: pixels.rect), radix: 16).leftPadded(to: 16))
     }
+}
+
+extension String {
+    /// The string with zeros in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 extension Duration {

@@ -25,16 +25,46 @@ public struct OutputReport: Sendable, Codable {
     public let decodeSeconds: Double
     public let filterSeconds: Double
     public let encodeSeconds: Double
+    /// Tile attempts that failed and were retried (a worker that died, hung, ran past the task
+    /// timeout or sent a bad checksum); 0 in process.
+    public let retries: Int
+    /// The ``PixelChecksum`` of the whole rendered image (before encoding), 16 hex digits; the
+    /// same whatever rendered it (in process, any number of workers, any tile size). Nil when
+    /// the image was not rendered.
+    public let checksum: String?
     /// The problem, one line naming the file, when `status` is `failed`.
     public let error: String?
+
+    public init(
+        input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0,
+        decodeSeconds: Double = 0, filterSeconds: Double = 0, encodeSeconds: Double = 0, retries: Int = 0,
+        checksum: String? = nil, error: String? = nil
+    ) {
+        self.input = input
+        self.output = output
+        self.variant = variant
+        self.status = status
+        self.tiles = tiles
+        self.pixels = pixels
+        self.decodeSeconds = decodeSeconds
+        self.filterSeconds = filterSeconds
+        self.encodeSeconds = encodeSeconds
+        self.retries = retries
+        self.checksum = checksum
+        self.error = error
+    }
 }
 
 /// How a run was set up, as its report records it.
 public struct RunSettings: Sendable, Codable {
     /// The configuration file used, or nil for the built-in defaults.
     public var configuration: String?
-    /// Threads rendering tiles.
+    /// Worker processes rendering tiles (0: in process).
+    public var workers: Int
+    /// Threads rendering tiles in process (the workers when there are workers).
     public var threads: Int
+    /// Images decoded at once (`decoded-images`): the bound on pixel memory.
+    public var decodedImages: Int
     /// Tile side in pixels (0: one tile per image).
     public var tile: Int
     /// The pixel limit checked before decoding.
@@ -42,9 +72,14 @@ public struct RunSettings: Sendable, Codable {
     /// The verification mode: checksum, decode or untiled.
     public var verify: String
 
-    public init(configuration: String?, threads: Int, tile: Int, pixelLimit: Int, verify: String) {
+    public init(
+        configuration: String?, workers: Int, threads: Int, decodedImages: Int, tile: Int, pixelLimit: Int,
+        verify: String
+    ) {
         self.configuration = configuration
+        self.workers = workers
         self.threads = threads
+        self.decodedImages = decodedImages
         self.tile = tile
         self.pixelLimit = pixelLimit
         self.verify = verify

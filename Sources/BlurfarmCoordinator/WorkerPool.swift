@@ -13,8 +13,10 @@ import Glibc
 #endif
 
 /// The coordinator's pool of `blurfarm worker` processes (docs/architecture.md, "The worker
-/// pool"): renders an image by sending one `task` per tile to idle workers, the pixels in
-/// shared segments.
+/// pool"): renders images by sending one `task` per tile to idle workers, the pixels in
+/// shared segments. Several images may be rendered at once (``render(_:chain:tileSize:)`` is
+/// called from several threads): their tiles form one queue, oldest image first, so that the
+/// workers never wait while any image has a tile to render.
 ///
 /// **One thread owns the workers.** Every worker is started, read, written, killed and waited
 /// for by the pool's own thread, which lives from ``init(executable:workers:retries:heartbeatTimeout:)``
@@ -27,9 +29,11 @@ import Glibc
 /// the tiles to the pool's thread and waits. A worker that exits, breaks its pipe, sends what
 /// does not decode, or stays silent longer than the heartbeat timeout while it has a task (or
 /// before its `hello`) is killed (SIGKILL), waited for and replaced; its task goes back to
-/// the queue with the next attempt number. A result whose checksum does not match the
-/// coordinator's over the stitched output is a failed attempt too. A tile whose attempt
-/// number exceeds `retries + 1` fails its image; a `failure` reply fails its image at once.
+/// the queue with the next attempt number, as does the task of a worker that runs one task
+/// longer than the task timeout. A result whose checksum does not match the coordinator's over
+/// the stitched output is a failed attempt too, retried on another worker when there is one. A
+/// tile whose attempt number exceeds `retries + 1` fails its image; a `failure` reply (a
+/// filter's error) fails its image at once, and the worker goes on.
 /// The pool ignores SIGPIPE in this process, so a write to a dead worker fails instead of
 /// killing the coordinator.
 public final class WorkerPool: ImageRendering {
@@ -39,6 +43,10 @@ public final class WorkerPool: ImageRendering {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let finished = DispatchSemaphore(value: 0)
+    /// Every segment the pool made and keeps for the next images (see ``lease(byteCount:)``).
+    private let segments = Mutex<[SharedSegment]>([])
+    /// Segments kept while nothing uses them.
+    private static let spareSegments = 4
 
     private struct Inbox: Sendable {
         var requests: [PoolRequest] = []
@@ -55,8 +63,11 @@ public final class WorkerPool: ImageRendering {
     ///   - heartbeatTimeout: how long a worker with a task (or one not yet greeted) may stay
     ///     silent before it is killed and replaced.
     /// - Throws: ``RenderFailure`` when the workers keep failing to start.
+    ///   - taskTimeout: how long a worker may work on one task (heartbeats or not) before it is
+    ///     killed and replaced, and the task retried.
     public init(
-        executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10)
+        executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
+        taskTimeout: Duration = .seconds(600)
     ) throws(RenderFailure) {
         precondition(workers >= 1, "a pool has at least one worker")
         precondition(retries >= 0, "retries cannot be negative")
@@ -74,7 +85,7 @@ public final class WorkerPool: ImageRendering {
         let thread = Thread { [self] in
             let supervisor = Supervisor(
                 executable: executable, workerCount: workers, retries: retries, heartbeatTimeout: heartbeatTimeout,
-                wake: wakeRead)
+                taskTimeout: taskTimeout, wake: wakeRead)
             supervisor.run(pool: self, started: started)
             finished.signal()
         }
@@ -95,19 +106,18 @@ public final class WorkerPool: ImageRendering {
     ///
     /// - Throws: ``RenderFailure``: a filter's error (the worker's message), a tile that failed
     ///   more than the retry limit, a segment that cannot be created, a pool already shut down.
-    public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> PixelBuffer {
+    public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage {
         let outputRect = chain.outputRect(forImage: source.rect)
         let channels = chain.channels(forSource: source.channels)
         if source.rect.isEmpty || outputRect.isEmpty {
             // Nothing to send: a segment holds at least one byte and no tile has pixels.
-            return Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: 1)).render(source)
+            return RenderedImage(
+                pixels: Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: 1)).render(source))
         }
         let sourceSegment: SharedSegment, outputSegment: SharedSegment
         do {
-            sourceSegment = try SharedSegment.create(
-                byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride, name: "blurfarm-source")
-            outputSegment = try SharedSegment.create(
-                byteCount: outputRect.area * channels * MemoryLayout<Float>.stride, name: "blurfarm-output")
+            sourceSegment = try lease(byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride)
+            outputSegment = try lease(byteCount: outputRect.area * channels * MemoryLayout<Float>.stride)
         } catch {
             throw RenderFailure("cannot share the pixels with the workers: \(error)")
         }
@@ -132,8 +142,29 @@ public final class WorkerPool: ImageRendering {
         // The segments stay open (their ids valid) until every task of the image is answered.
         withExtendedLifetime(sourceSegment) {}
         switch request.result! {
-        case .success: return output
+        case .success(let retries): return RenderedImage(pixels: output, retries: retries)
         case .failure(let failure): throw failure
+        }
+    }
+
+    /// A segment of at least `byteCount` bytes (and at most a quarter more) that nothing uses:
+    /// one the pool made for an earlier image and got back (its output buffer dropped), or a
+    /// new one. Reusing segments matters: a new memfd's pages are allocated, zeroed and mapped
+    /// page by page in the coordinator and in every worker, and freed at the end, which cost
+    /// more than the filtering; a kept segment keeps its pages and the workers their mappings.
+    /// At most ``spareSegments`` unused segments are kept.
+    private func lease(byteCount: Int) throws(SharedMemoryError) -> SharedSegment {
+        try segments.withLock { (kept: inout [SharedSegment]) throws(SharedMemoryError) -> SharedSegment in
+            var unused: [Int] = []
+            for index in kept.indices where kept[index].isOnlyReference() {
+                let size = kept[index].byteCount
+                if size >= byteCount && size - byteCount <= byteCount / 4 { return kept[index] }
+                unused.append(index)
+            }
+            for index in unused.dropLast(Self.spareSegments - 1).reversed() { kept.remove(at: index) }
+            let segment = try SharedSegment.create(byteCount: byteCount, name: "blurfarm-pixels")
+            kept.append(segment)
+            return segment
         }
     }
 
@@ -185,7 +216,8 @@ private final class PoolRequest: @unchecked Sendable {
     let outputSegment: UInt32
     let output: PixelBuffer
     let done = DispatchSemaphore(value: 0)
-    var result: Result<Void, RenderFailure>?
+    /// The retried tiles on success.
+    var result: Result<Int, RenderFailure>?
 
     init(
         tiles: [Rect], image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
@@ -201,13 +233,13 @@ private final class PoolRequest: @unchecked Sendable {
         self.output = output
     }
 
-    func finish(_ result: Result<Void, RenderFailure>) {
+    func finish(_ result: Result<Int, RenderFailure>) {
         self.result = result
         done.signal()
     }
 }
 
-/// The pool's thread: owns the worker processes and the image being rendered.
+/// The pool's thread: owns the worker processes and the images being rendered.
 private final class Supervisor {
     struct Slot {
         let workerID: UInt32
@@ -219,21 +251,26 @@ private final class Supervisor {
         var idle = false
         /// The task sent to the worker and not yet followed by its `ready`.
         var task: UInt64?
+        /// When the worker was sent ``task``.
+        var taskSent: ContinuousClock.Instant
         var lastHeard: ContinuousClock.Instant
     }
 
     struct Pending {
         let tile: Rect
         let attempt: UInt32
+        /// The worker whose result failed the last attempt (a bad checksum) while it lives on:
+        /// another worker takes the retry when there is one.
+        var avoid: UInt32?
     }
 
-    /// The image being rendered.
+    /// An image being rendered.
     final class Job {
         let request: PoolRequest
         let imageID: UInt64
         var queue: [Pending]
-        var inFlight: [UInt64: Pending] = [:]
         var remaining: Int
+        var retries = 0
 
         init(request: PoolRequest, imageID: UInt64) {
             self.request = request
@@ -247,23 +284,30 @@ private final class Supervisor {
     let workerCount: Int
     let retries: Int
     let heartbeatTimeout: Duration
+    let taskTimeout: Duration
     let wake: Int32
     var slots: [Slot] = []
     var nextWorkerID: UInt32 = 1
     var nextTaskID: UInt64 = 1
     var nextImageID: UInt64 = 1
-    var waiting: [PoolRequest] = []
-    var job: Job?
+    /// The images being rendered, oldest first: their tiles are dispatched in that order.
+    var jobs: [Job] = []
+    /// The tasks sent and not yet answered, with their image.
+    var inFlight: [UInt64: (job: Job, pending: Pending)] = [:]
     /// Workers that died or hung before their `hello`, since the last `hello`.
     var startFailures = 0
     /// Set when workers keep failing to start: every request fails with it.
     var broken: String?
 
-    init(executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, wake: Int32) {
+    init(
+        executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, taskTimeout: Duration,
+        wake: Int32
+    ) {
         self.executable = executable
         self.workerCount = workerCount
         self.retries = retries
         self.heartbeatTimeout = heartbeatTimeout
+        self.taskTimeout = taskTimeout
         self.wake = wake
     }
 
@@ -284,24 +328,19 @@ private final class Supervisor {
                 }
             }
             let (requests, shuttingDown) = pool.takeRequests()
-            waiting += requests
+            for request in requests {
+                let job = Job(request: request, imageID: nextImageID)
+                nextImageID += 1
+                jobs.append(job)
+                if job.remaining == 0 { finish(job, .success(0)) }
+            }
             if shuttingDown {
-                if let job { finish(job, .failure(RenderFailure("the worker pool was shut down"))) }
-                waiting.forEach { $0.finish(.failure(RenderFailure("the worker pool was shut down"))) }
+                for job in jobs { finish(job, .failure(RenderFailure("the worker pool was shut down", retries: job.retries))) }
                 stopWorkers()
                 return
             }
             if let broken {
-                if let job { finish(job, .failure(RenderFailure(broken))) }
-                waiting.forEach { $0.finish(.failure(RenderFailure(broken))) }
-                waiting.removeAll()
-            }
-            if job == nil, !waiting.isEmpty {
-                let request = waiting.removeFirst()
-                let newJob = Job(request: request, imageID: nextImageID)
-                nextImageID += 1
-                job = newJob
-                if newJob.remaining == 0 { finish(newJob, .success(())) }
+                for job in jobs { finish(job, .failure(RenderFailure(broken, retries: job.retries))) }
             }
             dispatch()
             checkSilence()
@@ -357,7 +396,7 @@ private final class Supervisor {
             return noteStartFailure("cannot start '\(executable)': \(String(cString: strerror(status)))")
         }
         slots.append(Slot(
-            workerID: workerID, pid: pid, input: toChild[1], output: fromChild[0], lastHeard: .now))
+            workerID: workerID, pid: pid, input: toChild[1], output: fromChild[0], taskSent: .now, lastHeard: .now))
     }
 
     func noteStartFailure(_ problem: String) {
@@ -377,7 +416,7 @@ private final class Supervisor {
         let exit = Self.describe(status: status)
         let message = "worker \(slot.workerID) (pid \(slot.pid)) \(reason) (\(exit))"
         if !slot.greeted { noteStartFailure(message) }
-        if let taskID = slot.task, let job, let pending = job.inFlight.removeValue(forKey: taskID) {
+        if let taskID = slot.task, let (job, pending) = inFlight.removeValue(forKey: taskID) {
             failedAttempt(pending, of: job, message)
         }
         if broken == nil { startWorker() }
@@ -417,16 +456,17 @@ private final class Supervisor {
 
     // MARK: Tasks
 
-    /// Sends queued tiles to idle workers while both remain.
+    /// Sends queued tiles to idle workers while both remain: the oldest image's first.
     func dispatch() {
-        guard let job else { return }
         var index = 0
-        while index < slots.count, !job.queue.isEmpty, self.job === job {
-            guard slots[index].greeted, slots[index].idle else {
+        while index < slots.count {
+            guard slots[index].greeted, slots[index].idle,
+                let (job, position) = nextTask(for: slots[index].workerID)
+            else {
                 index += 1
                 continue
             }
-            let pending = job.queue.removeFirst()
+            let pending = job.queue.remove(at: position)
             let taskID = nextTaskID
             nextTaskID += 1
             let request = job.request
@@ -437,9 +477,10 @@ private final class Supervisor {
                 taskID: taskID, imageID: job.imageID, attempt: pending.attempt, tile: pending.tile,
                 image: request.image, filters: request.filters, edge: request.edge, colour: request.colour,
                 pixels: .shared(source: request.source, output: output))
-            job.inFlight[taskID] = pending
+            inFlight[taskID] = (job, pending)
             slots[index].idle = false
             slots[index].task = taskID
+            slots[index].taskSent = .now
             slots[index].lastHeard = .now
             if !send(.task(task), to: slots[index]) {
                 lose(index, because: "could not be sent a task: \(errorText())")
@@ -449,23 +490,38 @@ private final class Supervisor {
         }
     }
 
-    /// A failed attempt at `pending`: back to the queue with the next attempt number, or the
-    /// image fails when the attempts are used up.
-    func failedAttempt(_ pending: Pending, of job: Job, _ message: String) {
+    /// The queued tile the worker `workerID` takes next: the oldest image's first tile that
+    /// this worker did not fail, unless it is the only worker.
+    func nextTask(for workerID: UInt32) -> (Job, Int)? {
+        for job in jobs {
+            if let position = job.queue.firstIndex(where: { $0.avoid != workerID || workerCount == 1 }) {
+                return (job, position)
+            }
+        }
+        return nil
+    }
+
+    /// A failed attempt at `pending`: back to the front of its image's queue with the next
+    /// attempt number, or the image fails when the attempts are used up.
+    func failedAttempt(_ pending: Pending, of job: Job, _ message: String, avoid: UInt32? = nil) {
         if Int(pending.attempt) > retries {
             finish(job, .failure(RenderFailure(
-                "tile \(pending.tile) failed \(pending.attempt) times; the last time: \(message)")))
+                "tile \(pending.tile) failed \(pending.attempt) times; the last time: \(message)", retries: job.retries)))
         } else {
-            job.queue.insert(Pending(tile: pending.tile, attempt: pending.attempt + 1), at: 0)
+            job.retries += 1
+            job.queue.insert(Pending(tile: pending.tile, attempt: pending.attempt + 1, avoid: avoid), at: 0)
         }
     }
 
-    /// Ends the image being rendered; tasks still out are cancelled (their replies dropped).
-    func finish(_ job: Job, _ result: Result<Void, RenderFailure>) {
-        guard self.job === job else { return }
-        self.job = nil
+    /// Ends an image; its tasks still out are cancelled (their replies dropped).
+    func finish(_ job: Job, _ result: Result<Int, RenderFailure>) {
+        guard let position = jobs.firstIndex(where: { $0 === job }) else { return }
+        jobs.remove(at: position)
         for slot in slots {
-            if let taskID = slot.task, job.inFlight[taskID] != nil { _ = send(.cancel(taskID: taskID), to: slot) }
+            if let taskID = slot.task, let (owner, _) = inFlight[taskID], owner === job {
+                inFlight[taskID] = nil
+                _ = send(.cancel(taskID: taskID), to: slot)
+            }
         }
         job.request.finish(result)
     }
@@ -473,7 +529,8 @@ private final class Supervisor {
     // MARK: Messages
 
     /// Kills and replaces workers that have a task (or no `hello` yet) and were silent longer
-    /// than the heartbeat timeout.
+    /// than the heartbeat timeout, and workers that have run one task longer than the task
+    /// timeout.
     func checkSilence() {
         let now = ContinuousClock.now
         var index = 0
@@ -481,6 +538,10 @@ private final class Supervisor {
             let slot = slots[index]
             if (slot.task != nil || !slot.greeted) && slot.lastHeard.duration(to: now) > heartbeatTimeout {
                 lose(index, because: "was silent for more than \(heartbeatTimeout) and was killed")
+                continue
+            }
+            if slot.task != nil && slot.taskSent.duration(to: now) > taskTimeout {
+                lose(index, because: "ran one task longer than the task timeout of \(taskTimeout) and was killed")
                 continue
             }
             index += 1
@@ -532,9 +593,9 @@ private final class Supervisor {
                 startFailures = 0
             case .ready:
                 guard slots[index].greeted else { return lose(index, because: "said ready before hello") }
-                if let taskID = slots[index].task, let job, let pending = job.inFlight.removeValue(forKey: taskID) {
-                    // Ready with no reply to a task of the current image: the task is lost.
-                    failedAttempt(pending, of: job, "worker \(workerID) answered nothing")
+                if let taskID = slots[index].task, let (job, pending) = inFlight.removeValue(forKey: taskID) {
+                    // Ready with no reply to a task still wanted: the task is lost.
+                    failedAttempt(pending, of: job, "worker \(workerID) answered nothing", avoid: workerID)
                 }
                 slots[index].idle = true
                 slots[index].task = nil
@@ -542,18 +603,22 @@ private final class Supervisor {
                 break
             case .result(let result):
                 guard slots[index].task == result.taskID else { continue }  // a cancelled task's
-                guard let job, let pending = job.inFlight.removeValue(forKey: result.taskID) else { continue }
+                guard let (job, pending) = inFlight.removeValue(forKey: result.taskID) else { continue }
                 let computed = PixelChecksum.of(job.request.output, in: pending.tile)
                 if computed == result.checksum {
                     job.remaining -= 1
-                    if job.remaining == 0 { finish(job, .success(())) }
+                    if job.remaining == 0 { finish(job, .success(job.retries)) }
                 } else {
-                    failedAttempt(pending, of: job, "checksum mismatch: worker \(workerID) sent \(result.checksum), the output holds \(computed)")
+                    failedAttempt(
+                        pending, of: job,
+                        "checksum mismatch: worker \(workerID) sent \(result.checksum), the output holds \(computed)",
+                        avoid: workerID)
                 }
             case .failure(let failure):
                 guard slots[index].task == failure.taskID else { continue }
-                guard let job, let pending = job.inFlight.removeValue(forKey: failure.taskID) else { continue }
-                finish(job, .failure(RenderFailure("tile \(pending.tile): \(failure.message)")))
+                guard let (job, pending) = inFlight.removeValue(forKey: failure.taskID) else { continue }
+                finish(job, .failure(RenderFailure(
+                    "tile \(pending.tile): worker \(workerID): \(failure.message)", retries: job.retries)))
             case .task, .shutdown, .cancel:
                 return lose(index, because: "sent '\(message.type)', which only a coordinator sends")
             }

@@ -9,7 +9,7 @@ import BlurfarmCore
 /// unmapped and the descriptor closed.
 public struct SharedSegment: Sendable {
     /// The mapped memory, `byteCount` bytes, aligned to a page.
-    public let storage: PixelStorage
+    public private(set) var storage: PixelStorage
     /// The segment's file descriptor in this process; valid while ``storage`` lives.
     public let fileDescriptor: Int32
     /// The identity of the file behind the descriptor (device and inode).
@@ -17,6 +17,10 @@ public struct SharedSegment: Sendable {
 
     /// Size of the segment in bytes.
     public var byteCount: Int { storage.byteCount }
+
+    /// Whether this value holds the only reference to the segment's memory: nothing else (no
+    /// copy of the segment, no pixel buffer over it) uses it, so it can be lent out again.
+    public mutating func isOnlyReference() -> Bool { isKnownUniquelyReferenced(&storage) }
 
     /// The id a task names this segment by when the segment's creator sends it to workers:
     /// the creator's descriptor number (see docs/protocol.md, "Shared segments").

@@ -354,7 +354,7 @@ public struct InlinePixels: Equatable, Sendable {
     }
 
     /// The pixels' ``PixelChecksum``.
-    public var checksum: UInt64 { PixelChecksum.of(samples) }
+    public var checksum: UInt64 { PixelChecksum.of(makeBuffer(), in: rect) }
 
     /// Equal rectangles and channels, and bit-identical samples.
     public static func == (a: InlinePixels, b: InlinePixels) -> Bool {

@@ -3,6 +3,7 @@ import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
+import BlurfarmWorker
 import Foundation
 
 /// `blurfarm apply`: one image through a filter chain.
@@ -76,7 +77,7 @@ struct Apply: ParsableCommand {
     }
 
     private func render() throws {
-        let registry = FilterRegistry.builtIn
+        let registry = FilterRegistry.forThisProcess
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
         try ImageWriter.checkDestination(output)

@@ -4,6 +4,7 @@ import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmWorker
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans without touching a pixel.
@@ -27,7 +28,7 @@ struct Check: ParsableCommand {
     var tile: Int?
 
     func run() throws {
-        let registry = FilterRegistry.builtIn
+        let registry = FilterRegistry.forThisProcess
         let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
         var unreadable = 0
         for plan in plans {

@@ -4,13 +4,14 @@ import Dispatch
 import Foundation
 
 /// SIGINT and SIGTERM during `blurfarm run`: the first asks the run to stop (no new output is
-/// started, the one in hand is finished and written or abandoned, the report is written, the
-/// exit status is 128 + the signal: 130 or 143). A second SIGINT exits at once, after removing
+/// started; `onStop` runs, which stops the worker pool, so the images in its hands are
+/// abandoned; the in-process engine finishes the outputs in hand; every output already
+/// verified is kept, the report is written, the exit status is 128 + the signal: 130 or 143). A second SIGINT exits at once, after removing
 /// the temporary files of writes in progress, so no output is ever half-written.
 final class Interrupts {
     private let sources: [any DispatchSourceSignal]
 
-    init(stop: StopRequest) {
+    init(stop: StopRequest, onStop: @escaping @Sendable () -> Void = {}) {
         let queue = DispatchQueue(label: "blurfarm.interrupts")
         sources = [SIGINT, SIGTERM].map { signalNumber in
             signal(signalNumber, SIG_IGN)  // delivered to the dispatch source instead
@@ -21,9 +22,11 @@ final class Interrupts {
                     FileHandle.standardError.write(Data("blurfarm: interrupted twice: stopped at once\n".utf8))
                     _exit(128 + SIGINT)
                 }
+                if stop.signalNumber != nil { return }
                 stop.request(signalNumber)
                 FileHandle.standardError.write(Data(
-                    "blurfarm: stopping: finishing the output in hand; interrupt again to stop at once\n".utf8))
+                    "blurfarm: stopping: no new output is started; interrupt again to stop at once\n".utf8))
+                DispatchQueue.global().async(execute: onStop)  // not on this queue: a second SIGINT must get through
             }
             source.resume()
             return source

@@ -5,7 +5,9 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmWorker
 import Foundation
+import Synchronization
 
 /// `blurfarm run`: run jobs.
 struct Run: ParsableCommand {
@@ -28,7 +30,7 @@ struct Run: ParsableCommand {
     var tile: Int?
 
     @Option(help: ArgumentHelp(
-        "Worker processes that render tiles (default: the configuration's workers, else 0); "
+        "Worker processes that render tiles (default: the configuration's workers, else one per core); "
             + "0 renders in this process, with --threads threads."))
     var workers: Int?
 
@@ -59,23 +61,23 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        let registry = FilterRegistry.builtIn
+        let registry = FilterRegistry.forThisProcess
         let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        // Worker processes only when asked for (--workers, or the configuration's workers): for
-        // now the pool renders one image at a time and is slower than the in-process engine
-        // (docs/performance.md), so that stays the default. --threads alone asks for it too.
-        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? 0)
+        // --workers, else the configuration's, else one per core; --threads alone asks for the
+        // in-process engine.
+        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
         let threadCount = workerCount == 0 ? threads ?? cores : workerCount
         let pool: WorkerPool?
         let rendering: any ImageRendering
         if workerCount > 0 {
             // Capped at a million seconds so that the nanoseconds fit an Int64.
-            let heartbeat = Duration.nanoseconds(Int64(min(configuration.heartbeatTimeout, 1e6) * 1e9))
+            func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64(min(seconds, 1e6) * 1e9)) }
             do throws(RenderFailure) {
                 let started = try WorkerPool(
                     executable: "/proc/self/exe", workers: workerCount, retries: configuration.retries,
-                    heartbeatTimeout: heartbeat)
+                    heartbeatTimeout: duration(configuration.heartbeatTimeout),
+                    taskTimeout: duration(configuration.taskTimeout ?? 1e6))
                 pool = started
                 rendering = started
             } catch {
@@ -89,28 +91,36 @@ struct Run: ParsableCommand {
         // The pool lives for every job of the run; its workers are told to shut down and are
         // waited for at the end, whatever way the run ends.
         defer { pool?.shutdown() }
-        let runner = JobRunner(registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit)
+        let runner = JobRunner(
+            registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
+            decodedImages: configuration.decodedImages)
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()
-        let interrupts = Interrupts(stop: stop)
+        let interrupts = Interrupts(stop: stop) { pool?.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }
         for plan in plans {
             let settings = RunSettings(
-                configuration: farm.configurationPath, threads: threadCount, tile: plan.tileSize,
-                pixelLimit: configuration.pixelLimit, verify: (verify ?? plan.job.verify).rawValue)
+                configuration: farm.configurationPath, workers: workerCount, threads: threadCount,
+                decodedImages: configuration.decodedImages, tile: plan.tileSize, pixelLimit: configuration.pixelLimit,
+                verify: (verify ?? plan.job.verify).rawValue)
             let showProgress = !quiet && ProgressLine.isTerminal
-            var progress = ProgressLine(job: plan.job.name, outputsTotal: plan.outputCount, inputsTotal: plan.inputs.count)
+            let progress = Mutex(
+                ProgressLine(job: plan.job.name, outputsTotal: plan.outputCount, inputsTotal: plan.inputs.count))
+            let verbose = verbose
             let report = runner.run(plan, verify: verify, settings: settings, stop: stop) { output in
-                if showProgress { progress.clear() }
-                if let error = output.error {
-                    printError(error)
-                } else if verbose {
-                    print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles")
+                progress.withLock { progress in
+                    if showProgress { progress.clear() }
+                    if let error = output.error {
+                        printError(error)
+                    } else if verbose {
+                        let retried = output.retries > 0 ? ", \(output.retries) tiles retried" : ""
+                        print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles\(retried)")
+                    }
+                    if showProgress { progress.record(output) }
                 }
-                if showProgress { progress.record(output) }
             }
-            if showProgress { progress.clear() }
+            if showProgress { progress.withLock { $0.clear() } }
             failed += report.failed
             reports.append(report)
             if !write(report, to: report.pathInStateFolder(configuration.state)) { failed += 1 }

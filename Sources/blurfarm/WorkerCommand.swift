@@ -37,7 +37,7 @@ struct WorkerCommand: ParsableCommand {
             printError("worker: \(error)")
             throw ExitCode(WorkerExit.setupFailedStatus)
         }
-        let runner = TaskRunner(segments: SharedSegmentTable(ownerPID: coordinatorPid))
+        let runner = TaskRunner(registry: .forThisProcess, segments: SharedSegmentTable(ownerPID: coordinatorPid))
         let worker = Worker(workerID: workerId, pid: getpid(), output: STDOUT_FILENO, runner: runner)
         let exit = worker.run(input: STDIN_FILENO)
         if let message = exit.message { printError("worker: \(message)") }

@@ -12,11 +12,19 @@ enum Blurfarm {
     /// The built executable.
     static var executable: URL { BuiltExecutable.url }
 
-    static func run(_ arguments: [String], in directory: URL? = nil) throws -> CommandResult {
+    /// The environment of a run that may name the test-only `fault` filter.
+    static let faultInjection = ["BLURFARM_FAULT_INJECTION": "1"]
+
+    static func run(
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
+    ) throws -> CommandResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -6,48 +6,68 @@ import Glibc
 #endif
 
 /// `blurfarm run --workers N`: tiles rendered in worker processes give the very bytes of the
-/// in-process engine, survive a worker killed mid-job, and die with their coordinator.
+/// in-process engine; a worker killed, stopped or stalled mid-task is replaced and its tile
+/// retried; a tile that keeps crashing fails its image alone; no worker outlives its
+/// coordinator. The faults come from the test-only `fault` filter (`BLURFARM_FAULT_INJECTION=1`),
+/// whose `stall` action leaves a marker file naming the stalled worker: the tests act on that
+/// process, at a moment when it certainly holds a task, without sleeping.
 @Suite struct WorkerPoolTests {
-    static let photos = [
-        "special/kite.webp", "special/grayscale.jpg", "special/alpha-garbage-under-transparent.png",
-        "special/deep-16bit.png",
-    ]
+    /// Twenty corpus images: photos, the special cases (16-bit, alpha, grey, CMYK, Display P3,
+    /// EXIF-rotated, TIFF, WebP) and four of the 1080p batch.
+    static let photos =
+        [
+            "photos/mate-Aqua.jpg", "photos/mate-FreshFlower.jpg", "photos/mate-GreenMeadow.jpg", "photos/mate-Storm.jpg",
+            "photos/plasma-ColorfulCups.jpg", "photos/plasma-EveningGlow.jpg", "photos/plasma-Kite.jpg",
+            "photos/plasma-Volna.jpg", "special/kite.webp", "special/grayscale.jpg",
+            "special/alpha-garbage-under-transparent.png", "special/deep-16bit.png", "special/aqua.tif", "special/cmyk.jpg",
+            "special/display-p3.jpg", "special/exif-orientation-6.jpg",
+        ] + (0..<4).map { "batch1080/b0\($0).jpg" }
 
-    /// Gaussian and motion variants under three edge rules, written losslessly (PNG keeps
-    /// every rendered difference visible in the bytes).
-    static func manifest(sigma: Double) -> String {
-        """
-        job: pool
-        inputs: [photos/**/*.webp, photos/**/*.jpg, photos/**/*.png]
-        outputs:
-          - name: gauss
-            path: out/{stem}-gauss.png
-            filters:
-              - gaussian:
-                  sigma: \(sigma)
-            edge: mirror
-          - name: motion
-            path: out/{stem}-motion.png
-            filters:
-              - motion:
-                  radius: 6
-                  angle: 30
-            edge: grow
-          - name: both
-            path: out/{stem}-both.png
-            filters:
-              - gaussian:
-                  sigma: 1.5
-              - motion:
-                  radius: 3
-                  angle: 100
-            edge: transparent
-            colour: linear
+    /// Gaussian and motion variants under three edge rules, shrunk on load to 320 px wide so that
+    /// twenty images run quickly, written losslessly (PNG keeps every rendered difference
+    /// visible in the bytes). `fault` is put after the gaussian of the first variant.
+    static func manifest(fault: KeyValuePairs<String, String>? = nil) -> String {
+        let faultStage = fault.map { arguments in
+            "\n      - fault:" + arguments.map { "\n          \($0.key): \($0.value)" }.joined()
+        } ?? ""
+        return """
+            job: pool
+            inputs: [photos/**/*.jpg, photos/**/*.webp, photos/**/*.png, photos/**/*.tif]
+            outputs:
+              - name: gauss
+                path: out/{stem}-gauss.png
+                resize:
+                  width: 320
+                filters:
+                  - gaussian:
+                      sigma: 2.5\(faultStage)
+                edge: mirror
+              - name: motion
+                path: out/{stem}-motion.png
+                resize:
+                  width: 320
+                filters:
+                  - motion:
+                      radius: 6
+                      angle: 30
+                edge: grow
+              - name: both
+                path: out/{stem}-both.png
+                resize:
+                  width: 320
+                filters:
+                  - gaussian:
+                      sigma: 1.5
+                  - motion:
+                      radius: 3
+                      angle: 100
+                edge: transparent
+                colour: linear
 
-        """
+            """
     }
 
-    /// Every output file of the job folder, by path under `out/`.
+    /// Every output file of the job folder, by name.
     static func outputs(_ folder: URL) throws -> [String: Data] {
         let out = folder.appendingPathComponent("out")
         var files: [String: Data] = [:]
@@ -57,111 +77,192 @@ import Glibc
         return files
     }
 
-    @Test(arguments: ["0", "64", "256"])
-    func workerProcessesWriteTheBytesOfTheInProcessEngine(tile: String) throws {
-        let folder = try JobCommandTests.makeJob(Self.manifest(sigma: 2.5), photos: Self.photos)
+    /// The outputs of a `--report` file (one job): output path → its report.
+    static func reportedOutputs(_ report: URL) throws -> [String: [String: Any]] {
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [[String: Any]]
+        let outputs = list?.first?["outputs"] as? [[String: Any]] ?? []
+        return Dictionary(uniqueKeysWithValues: outputs.map { ($0["output"] as? String ?? "", $0) })
+    }
+
+    /// The job's outputs rendered in process, untiled: the reference every other run must match.
+    static func reference(_ job: String, _ folder: URL, environment: [String: String] = [:]) throws -> [String: Data] {
+        let result = try Blurfarm.run(["run", job, "--workers", "0", "--tile", "0", "--quiet"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let files = try outputs(folder)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
+        return files
+    }
+
+    @Test func workerProcessesWriteTheBytesOfTheInProcessEngineWhateverTheTiles() throws {
+        let folder = try JobCommandTests.makeJob(Self.manifest(), photos: Self.photos)
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
-        var runs: [(String, [String: Data])] = []
-        for workers in ["0", "1", "2"] {
+        let reference = try Self.reference(job, folder)
+        #expect(reference.count == 60)
+        var checksums: [String: String]?
+        for (workers, tile) in [("0", "64"), ("1", "64"), ("1", "0"), ("2", "0"), ("2", "37"), ("2", "256")] {
             try? FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
-            let result = try Blurfarm.run(["run", job, "--workers", workers, "--tile", tile])
-            #expect(result.status == 0, "--workers \(workers): \(result.stderr)")
-            #expect(result.stdout.contains("pool: 12 written, 0 failed"), "\(result.stdout)")
-            runs.append((workers, try Self.outputs(folder)))
-        }
-        let (_, reference) = runs[0]
-        #expect(reference.count == 12)
-        for (workers, files) in runs.dropFirst() {
+            let report = folder.appendingPathComponent("report-\(workers)-\(tile).json")
+            let result = try Blurfarm.run(["run", job, "--workers", workers, "--tile", tile, "--report", report.path])
+            #expect(result.status == 0, "--workers \(workers) --tile \(tile): \(result.stderr)")
+            #expect(result.stdout.contains("pool: 60 written, 0 failed"), "\(result.stdout)")
+            let files = try Self.outputs(folder)
             #expect(files.keys.sorted() == reference.keys.sorted())
             for (name, data) in reference {
                 #expect(files[name] == data, "\(name) differs with --workers \(workers) --tile \(tile)")
             }
+            let reported = try Self.reportedOutputs(report).mapValues { $0["checksum"] as? String ?? "" }
+            #expect(reported.count == 60 && reported.values.allSatisfy { $0.count == 16 })
+            if let checksums { #expect(reported == checksums, "--workers \(workers) --tile \(tile)") }
+            checksums = reported
         }
     }
 
-    @Test func aWorkerKilledMidJobIsReplacedAndTheOutputsAreTheSame() throws {
-        let folder = try JobCommandTests.makeJob(Self.manifest(sigma: 8), photos: Self.photos)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let job = folder.appendingPathComponent("job.job").path
-        let inProcess = try Blurfarm.run(["run", job, "--workers", "0", "--tile", "64", "--quiet"])
-        #expect(inProcess.status == 0, "\(inProcess.stderr)")
-        let reference = try Self.outputs(folder)
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
-
-        let coordinator = try Coordinator(["run", job, "--workers", "2", "--tile", "64", "--quiet"])
-        let workers = try coordinator.waitForWorkers(2)
-        Thread.sleep(forTimeInterval: 0.5)  // into the job: the workers have tasks
-        let runningAtKill = coordinator.process.isRunning
-        #expect(kill(workers[0], SIGKILL) == 0)
-        let status = coordinator.waitForExit()
-        #expect(runningAtKill, "the job ended before the worker was killed: nothing was tested")
-        #expect(status == 0, "\(coordinator.stderr())")
-        let files = try Self.outputs(folder)
-        #expect(files.keys.sorted() == reference.keys.sorted())
-        for (name, data) in reference { #expect(files[name] == data, "\(name) differs after a worker was killed") }
+    /// The `fault` arguments that stall the first attempt at the tile holding (5, 5).
+    static func stall(_ marker: URL) -> KeyValuePairs<String, String> {
+        ["x": "5", "y": "5", "action": "stall", "marker": "'\(marker.path)'"]
     }
 
-    @Test func aSilentWorkerIsKilledAfterTheHeartbeatTimeoutAndItsTileRetried() throws {
-        let folder = try JobCommandTests.makeJob(Self.manifest(sigma: 8), photos: Self.photos)
+    /// Runs the job with a worker stalled on its first try at one tile, does `act` to that
+    /// worker once it is stalled, and checks that the job completes with the reference's bytes
+    /// and one retried tile in the report. Returns the stalled worker's pid.
+    @discardableResult
+    static func runWithAStalledWorker(
+        configuration: String, act: (Int32) -> Void
+    ) throws -> Int32 {
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        let folder = try JobCommandTests.makeJob(Self.manifest(fault: stall(marker)), photos: Array(Self.photos.prefix(6)))
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
         let config = folder.appendingPathComponent("farm.conf")
-        try "heartbeat-timeout: 1\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
-        let inProcess = try Blurfarm.run(["run", job, "--config", config.path, "--workers", "0", "--tile", "64", "--quiet"])
-        #expect(inProcess.status == 0, "\(inProcess.stderr)")
-        let reference = try Self.outputs(folder)
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
+        try (configuration + "\nstate: state\n").write(to: config, atomically: true, encoding: .utf8)
+        let report = folder.appendingPathComponent("report.json")
 
-        let coordinator = try Coordinator(["run", job, "--config", config.path, "--workers", "2", "--tile", "64", "--quiet"])
-        let workers = try coordinator.waitForWorkers(2)
-        Thread.sleep(forTimeInterval: 0.5)
-        let runningAtStop = coordinator.process.isRunning
-        #expect(kill(workers[0], SIGSTOP) == 0)  // alive but silent: only the heartbeat timeout frees its tile
+        let coordinator = try Coordinator(
+            ["run", job, "--config", config.path, "--workers", "2", "--tile", "64", "--report", report.path],
+            environment: Blurfarm.faultInjection)
+        let stalled = try coordinator.waitForMarker(marker)
+        #expect(coordinator.children.contains(stalled), "the marker names a worker of this coordinator")
+        act(stalled)
         let status = coordinator.waitForExit(timeout: 120)
-        #expect(runningAtStop, "the job ended before the worker was stopped: nothing was tested")
         #expect(status == 0, "\(coordinator.stderr())")
-        #expect(!Coordinator.isAlive(workers[0]))
+        #expect(!Coordinator.isAlive(stalled), "the stalled worker \(stalled) is gone")
         let files = try Self.outputs(folder)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
+        // The marker is still there: the reference run copies through `fault`.
+        let reference = try Self.reference(job, folder, environment: Blurfarm.faultInjection)
         #expect(files.keys.sorted() == reference.keys.sorted())
-        for (name, data) in reference { #expect(files[name] == data, "\(name) differs after a worker hung") }
+        for (name, data) in reference { #expect(files[name] == data, "\(name) differs from the clean run") }
+        let retries = try Self.reportedOutputs(report).values.map { $0["retries"] as? Int ?? -1 }
+        #expect(retries.reduce(0, +) == 1 && retries.allSatisfy { $0 >= 0 }, "retries: \(retries)")
+        return stalled
     }
 
-    @Test func aTileFailingMoreThanTheRetryLimitFailsItsImageWithTheExitStatus() throws {
-        let folder = try JobCommandTests.makeJob(Self.manifest(sigma: 8), photos: Self.photos)
+    @Test func aWorkerKilledMidTaskIsReplacedAndItsTileRetried() throws {
+        try Self.runWithAStalledWorker(configuration: "heartbeat-timeout: 60") { kill($0, SIGKILL) }
+    }
+
+    @Test func aStoppedWorkerIsKilledAfterTheHeartbeatTimeoutAndItsTileRetried() throws {
+        // Alive but silent: only the heartbeat timeout frees its tile.
+        try Self.runWithAStalledWorker(configuration: "heartbeat-timeout: 1") { kill($0, SIGSTOP) }
+    }
+
+    @Test func aTaskPastTheTaskTimeoutIsKilledAndRetried() throws {
+        // Stalled in the filter with its heartbeats going on: only the task timeout frees it.
+        try Self.runWithAStalledWorker(configuration: "task-timeout: 1\nheartbeat-timeout: 60") { _ in }
+    }
+
+    @Test func aTileThatKeepsCrashingFailsItsImageAloneWithTheSignal() throws {
+        // Only the 1280-pixel-wide PNG holds the pixel (1100, 10): its tile crashes every time.
+        let manifest = """
+            job: crash
+            inputs: [photos/**/*.webp, photos/**/*.jpg, photos/**/*.png]
+            outputs:
+              - name: blur
+                path: out/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: 2
+                  - fault:
+                      x: 1100
+                      y: 10
+                      action: crash
+
+            """
+        let photos = ["special/kite.webp", "special/grayscale.jpg", "special/alpha-garbage-under-transparent.png"]
+        let folder = try JobCommandTests.makeJob(manifest, photos: photos)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let job = folder.appendingPathComponent("job.job").path
         let config = folder.appendingPathComponent("farm.conf")
-        try "retries: 0\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
-        let coordinator = try Coordinator(["run", job, "--config", config.path, "--workers", "1", "--tile", "64"])
-        let workers = try coordinator.waitForWorkers(1)
-        Thread.sleep(forTimeInterval: 0.5)  // the only worker has a task
-        let runningAtKill = coordinator.process.isRunning
-        #expect(kill(workers[0], SIGKILL) == 0)
-        let status = coordinator.waitForExit(timeout: 120)
-        let stderr = coordinator.stderr()
-        #expect(runningAtKill, "the job ended before the worker was killed: nothing was tested")
-        #expect(status == 1, "\(stderr)")
-        #expect(stderr.contains("failed 1 times; the last time: worker 1 (pid \(workers[0]))"), "\(stderr)")
-        #expect(stderr.contains("killed by signal 9"), "\(stderr)")
+        try "retries: 1\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
+        let report = folder.appendingPathComponent("report.json")
+        let result = try Blurfarm.run(
+            [
+                "run", folder.appendingPathComponent("job.job").path, "--config", config.path, "--workers", "2",
+                "--tile", "256", "--report", report.path,
+            ],
+            environment: Blurfarm.faultInjection)
+        #expect(result.status == 1, "\(result.stderr)")
+        let failures = result.stderr.split(separator: "\n")
+        #expect(failures.count == 1, "\(result.stderr)")
+        let line = String(failures.first ?? "")
+        #expect(line.contains("alpha-garbage-under-transparent.png: tile 256x256+1024+0 failed 2 times"), "\(line)")
+        #expect(line.contains("killed by signal 11"), "\(line)")
+        #expect(result.stdout.contains("crash: 2 written, 1 failed"), "\(result.stdout)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("out").path)
+        #expect(written.sorted() == ["grayscale.png", "kite.png"])
+        let outputs = try Self.reportedOutputs(report)
+        let failed = outputs.values.filter { $0["status"] as? String == "failed" }
+        #expect(failed.count == 1 && failed.first?["retries"] as? Int == 1)
     }
 
     @Test func noWorkerOutlivesAKilledCoordinator() throws {
-        let folder = try JobCommandTests.makeJob(Self.manifest(sigma: 8), photos: Self.photos)
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        let folder = try JobCommandTests.makeJob(
+            Self.manifest(fault: Self.stall(marker)), photos: Array(Self.photos.prefix(2)))
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
-        let coordinator = try Coordinator(["run", job, "--workers", "2", "--tile", "64", "--quiet"])
-        let workers = try coordinator.waitForWorkers(2)
-        Thread.sleep(forTimeInterval: 0.3)
+        let coordinator = try Coordinator(
+            ["run", job, "--workers", "2", "--tile", "64", "--quiet"], environment: Blurfarm.faultInjection)
+        _ = try coordinator.waitForMarker(marker)  // mid-job: one worker stalled, the other busy or idle
+        let workers = coordinator.children
+        #expect(workers.count == 2)
         #expect(kill(coordinator.process.processIdentifier, SIGKILL) == 0)
         _ = coordinator.waitForExit()
-        let deadline = Date().addingTimeInterval(2)
+        let deadline = Date().addingTimeInterval(5)
         var alive = workers
         while !alive.isEmpty && Date() < deadline {
             alive = alive.filter(Coordinator.isAlive)
             usleep(20_000)
         }
         #expect(alive.isEmpty, "workers \(alive) survived their coordinator")
+    }
+
+    @Test func sigtermStopsTheWorkersAndKeepsWhatWasWritten() throws {
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        let folder = try JobCommandTests.makeJob(
+            Self.manifest(fault: Self.stall(marker)), photos: Array(Self.photos.prefix(4)))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json")
+        let coordinator = try Coordinator(
+            ["run", folder.appendingPathComponent("job.job").path, "--workers", "2", "--tile", "64", "--report", report.path],
+            environment: Blurfarm.faultInjection)
+        _ = try coordinator.waitForMarker(marker)
+        let workers = coordinator.children
+        #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
+        #expect(coordinator.waitForExit(timeout: 30) == 143, "\(coordinator.stderr())")
+        #expect(workers.allSatisfy { !Coordinator.isAlive($0) }, "workers \(workers.filter(Coordinator.isAlive)) are left")
+        let out = folder.appendingPathComponent("out")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
+        #expect(files.allSatisfy { $0.hasSuffix(".png") && !$0.hasPrefix(".") }, "no temporary file: \(files)")
+        let outputs = try Self.reportedOutputs(report)
+        #expect(outputs.count == 12)
+        let written = outputs.filter { $0.value["status"] as? String == "written" }.keys.map { ($0 as NSString).lastPathComponent }
+        #expect(written.sorted() == files.sorted(), "the report names exactly the files written")
+        #expect(outputs.values.contains { $0["status"] as? String == "stopped" }, "the stalled image was stopped")
+        #expect(!outputs.values.contains { $0["status"] as? String == "failed" })
     }
 }
 
@@ -170,9 +271,10 @@ final class Coordinator {
     let process = Process()
     private let errors = Pipe()
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = Blurfarm.executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()
@@ -188,16 +290,22 @@ final class Coordinator {
         }
     }
 
-    /// Waits (10 s at most) until the coordinator has `count` children and returns them.
-    func waitForWorkers(_ count: Int) throws -> [Int32] {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let found = children
-            if found.count >= count { return found }
+    /// Waits (60 s at most) for the `fault` filter's marker file and returns the pid in it: a
+    /// worker that is stalled in a task, its heartbeats going on.
+    func waitForMarker(_ marker: URL) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && process.isRunning {
+            if let text = try? String(contentsOf: marker, encoding: .utf8), text.hasSuffix("\n"),
+                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                return pid
+            }
             usleep(10_000)
         }
-        process.terminate()
-        throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "no \(count) workers within 10 s"])
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        throw CocoaError(.featureUnsupported, userInfo: [
+            NSLocalizedDescriptionKey: "no stalled worker within 60 s: \(process.isRunning ? "" : stderr())"
+        ])
     }
 
     /// Waits for the coordinator's exit and returns its status; after `timeout` seconds it is

@@ -119,14 +119,14 @@ import Glibc
         #expect(try worker.reader.next() == nil, "no hello from a worker whose coordinator is gone")
     }
 
-    /// A task of a few seconds: heartbeats naming it arrive between the task and its result, never
+    /// A task of a few seconds (six motion blurs of 801 samples over a megapixel): heartbeats naming it arrive between the task and its result, never
     /// more than a second apart (a little slack for a loaded machine), and none after the result.
     @Test func heartbeatsArriveWhileALongTaskRuns() throws {
         let image = Rect(x: 0, y: 0, width: 1024, height: 1024)
         let segment = try SharedSegment.create(byteCount: image.area * 4 * 4 * 2)
         let source = PixelBuffer(rect: image, storage: segment.storage, channels: 4)
         Pixels.randomize(source, seed: 3)
-        let filters = Chains.specs(Array(repeating: ("motion", ["radius": .number(120), "angle": .number(10), "samples": .integer(400)]), count: 3))
+        let filters = Chains.specs(Array(repeating: ("motion", ["radius": .number(120), "angle": .number(10), "samples": .integer(400)]), count: 6))
         let sourceRegion = SharedRegion(segment: segment.id, byteOffset: 0, rect: image, channels: 4, rowStride: 4096)
         let outputRegion = SharedRegion(
             segment: segment.id, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 4096)
