@@ -1,8 +1,10 @@
 import ArgumentParser
+import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
+import BlurfarmManifest
 import BlurfarmWorker
 import Foundation
 
@@ -38,8 +40,13 @@ struct Apply: ParsableCommand {
     @Option(help: "Tile side in pixels; 0 renders the image as one tile.")
     var tile: Int = Renderer.defaultTileSize
 
-    @Option(help: "Threads that render tiles (default: the number of cores).")
-    var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: ArgumentHelp(
+        "Worker processes that render tiles, as for 'run' (default: one per core); "
+            + "0 renders in this process, with --threads threads."))
+    var workers: Int?
+
+    @Option(help: "Threads of the in-process engine (default: the number of cores); implies --workers 0 when --workers is not given.")
+    var threads: Int?
 
     @Option(help: "JPEG and WebP quality, 1-100.")
     var quality: Int = 90
@@ -59,7 +66,11 @@ struct Apply: ParsableCommand {
     func validate() throws {
         guard !filters.isEmpty else { throw ValidationError("give at least one --filter, e.g. --filter 'gaussian sigma=8'") }
         guard tile >= 0 else { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
-        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
+        if let workers, workers > 0, threads != nil {
+            throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
+        }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
         guard pixelLimit >= 1 else { throw ValidationError("--pixel-limit must be at least 1") }
     }
@@ -86,10 +97,19 @@ struct Apply: ParsableCommand {
         var decoded: DecodedImage?
         let decodeTime = try clock.measure { decoded = try ImageReader.read(input, pixelLimit: pixelLimit) }
         guard let image = decoded else { return }
-        let renderer = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads))
-        var result: PixelBuffer?
-        let filterTime = clock.measure { result = renderer.render(image.pixels) }
-        guard let pixels = result else { return }
+        let engine = try Engine(workers: workers, threads: threads, configuration: FarmConfiguration())
+        defer { engine.pool?.shutdown() }
+        var result: Result<RenderedImage, RenderFailure>?
+        let filterTime = clock.measure {
+            result = Result { () throws(RenderFailure) -> RenderedImage in
+                try engine.rendering.render(image.pixels, chain: chain, tileSize: tile)
+            }
+        }
+        let pixels: PixelBuffer
+        switch result! {
+        case .success(let rendered): pixels = rendered.pixels
+        case .failure(let failure): throw CommandError("\(input): \(failure)")
+        }
         let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
         let encodeTime = try clock.measure {
             try ImageWriter.write(
@@ -97,10 +117,11 @@ struct Apply: ParsableCommand {
                 metadata: image.metadata, options: options)
         }
         if verbose {
-            let tiles = renderer.tiles(forImage: image.pixels.rect).count
+            let tiles = TileGrid(bounds: pixels.rect, tileSize: tile).tiles.count
+            let engineWords = engine.workers > 0 ? "\(engine.workers) workers" : "\(engine.threads) threads"
             print(
                 "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
-                    + "edge \(edge), colour \(colour), \(tiles) tiles on \(threads) threads; "
+                    + "edge \(edge), colour \(colour), \(tiles) tiles on \(engineWords); "
                     + "decode \(decodeTime.milliseconds) ms, filter \(filterTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
         }
     }

@@ -63,31 +63,8 @@ struct Run: ParsableCommand {
     func run() throws {
         let registry = FilterRegistry.forThisProcess
         let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        // --workers, else the configuration's, else one per core; --threads alone asks for the
-        // in-process engine.
-        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
-        let threadCount = workerCount == 0 ? threads ?? cores : workerCount
-        let pool: WorkerPool?
-        let rendering: any ImageRendering
-        if workerCount > 0 {
-            // Capped at a million seconds so that the nanoseconds fit an Int64.
-            func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64(min(seconds, 1e6) * 1e9)) }
-            do throws(RenderFailure) {
-                let started = try WorkerPool(
-                    executable: "/proc/self/exe", workers: workerCount, retries: configuration.retries,
-                    heartbeatTimeout: duration(configuration.heartbeatTimeout),
-                    taskTimeout: duration(configuration.taskTimeout ?? 1e6))
-                pool = started
-                rendering = started
-            } catch {
-                printError("blurfarm: \(error)")
-                throw ExitCode(ExitStatus.someFailed)
-            }
-        } else {
-            pool = nil
-            rendering = InProcessRendering(executor: ThreadedTileExecutor(threads: threadCount))
-        }
+        let engine = try Engine(workers: workers, threads: threads, configuration: configuration)
+        let (workerCount, threadCount, pool, rendering) = (engine.workers, engine.threads, engine.pool, engine.rendering)
         // The pool lives for every job of the run; its workers are told to shut down and are
         // waited for at the end, whatever way the run ends.
         defer { pool?.shutdown() }

@@ -19,20 +19,24 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.png"])
     }
 
-    @Test func tileSizeDoesNotChangeTheBytesWritten() throws {
+    /// The tile size and the engine (threads of this process, or one or two worker
+    /// processes) do not change the bytes written.
+    @Test func tileSizeAndWorkersDoNotChangeTheBytesWritten() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        var files: [Data] = []
-        for tile in ["0", "37", "256"] {
-            let output = folder.appendingPathComponent("t\(tile).png").path
+        var files: [String: Data] = [:]
+        for (tile, workers) in [("0", "0"), ("37", "0"), ("256", "0"), ("37", "1"), ("256", "2")] {
+            let output = folder.appendingPathComponent("t\(tile)-w\(workers).png").path
             let result = try Blurfarm.run([
                 "apply", Fixtures.corpus("special/alpha-garbage-under-transparent.png"), output,
                 "--filter", "gaussian sigma=5", "--edge", "mirror", "--colour", "linear", "--tile", tile,
+                "--workers", workers, "--verbose",
             ])
             #expect(result.status == 0, "\(result.stderr)")
-            files.append(try Data(contentsOf: URL(fileURLWithPath: output)))
+            #expect(result.stdout.contains(workers == "0" ? "threads" : "on \(workers) workers"), "\(result.stdout)")
+            files[output] = try Data(contentsOf: URL(fileURLWithPath: output))
         }
-        #expect(files[0] == files[1] && files[1] == files[2])
+        #expect(Set(files.values).count == 1, "\(files.mapValues(\.count))")
     }
 
     @Test func growMakesTheOutputLargerByTheReach() throws {
