@@ -41,12 +41,42 @@ struct Bench: ParsableCommand {
     @Flag(help: "Time the manifest parser on a generated manifest instead of the kernels.")
     var manifest = false
 
+    @Option(help: ArgumentHelp(
+        "Time 'blurfarm run' on these images (files or folders; repeatable) instead of the kernels, beside "
+            + "'parallel -j N vips gaussblur' on the same files, with the peak memory of the coordinator and its workers.",
+        valueName: "path"))
+    var farm: [String] = []
+
+    @Option(help: "With --farm: worker counts to time (repeatable; default 2); 0 is the in-process engine.")
+    var workers: [Int] = []
+
+    @Option(help: "With --farm: the gaussian's sigma.")
+    var farmSigma = 8.0
+
+    @Option(help: "With --farm: the batch is the images this many times over.")
+    var copies = 1
+
+    @Flag(help: "With --farm: leave out vips.")
+    var skipVips = false
+
     @Option(help: "Size of the generated manifest, in bytes.")
     var manifestBytes = 1 << 20
 
     func run() throws {
         if manifest {
             measureManifest()
+            return
+        }
+        if !farm.isEmpty {
+            do {
+                try FarmBench(
+                    paths: farm, copies: max(copies, 1), workers: workers.isEmpty ? [2] : workers, sigma: farmSigma,
+                    runs: runs, vips: !skipVips
+                ).run()
+            } catch let error as CommandError {
+                printError(error.message)
+                throw ExitCode(error.exitCode)
+            }
             return
         }
         do {
