@@ -40,6 +40,11 @@ public protocol ImageRendering: Sendable {
     /// `chain.channels(forSource: source.channels)` channels, rendered in tiles of `tileSize`
     /// pixels (0: one tile).
     func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage
+
+    /// Where the runner decodes images to, so that ``render(_:chain:tileSize:)`` finds them
+    /// where it needs them (the worker pool: in memory its workers share); nil for memory of
+    /// the process.
+    var allocator: (any PixelAllocator)? { get }
 }
 
 /// Renders in this process with the engine's ``Renderer`` and a ``TileExecutor`` (the threads
@@ -50,6 +55,9 @@ public struct InProcessRendering: ImageRendering {
 
     /// Rendering with `executor`.
     public init(executor: any TileExecutor) { self.executor = executor }
+
+    /// Decoded images stay in this process's own memory.
+    public var allocator: (any PixelAllocator)? { nil }
 
     /// The ``Renderer``'s output for `source`.
     public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage {

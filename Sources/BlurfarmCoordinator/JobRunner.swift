@@ -122,9 +122,9 @@ public struct JobRunner: Sendable {
             if let resize {
                 return try ImageReader.thumbnail(
                     input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
-                    upscale: resize.upscale, pixelLimit: pixelLimit)
+                    upscale: resize.upscale, pixelLimit: pixelLimit, allocator: rendering.allocator)
             }
-            return try ImageReader.read(input.path, pixelLimit: pixelLimit)
+            return try ImageReader.read(input.path, pixelLimit: pixelLimit, allocator: rendering.allocator)
         }
         let seconds = (clock.now - start).seconds
         return result.map { ($0, seconds) }

@@ -36,7 +36,7 @@ import Glibc
 /// filter's error) fails its image at once, and the worker goes on.
 /// The pool ignores SIGPIPE in this process, so a write to a dead worker fails instead of
 /// killing the coordinator.
-public final class WorkerPool: ImageRendering {
+public final class WorkerPool: ImageRendering, PixelAllocator {
     /// The number of workers the pool keeps running.
     public let workerCount: Int
     private let inbox: Mutex<Inbox>
@@ -114,19 +114,25 @@ public final class WorkerPool: ImageRendering {
             return RenderedImage(
                 pixels: Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: 1)).render(source))
         }
-        let sourceSegment: SharedSegment, outputSegment: SharedSegment
+        let sourceSegment: SharedSegment, outputSegment: SharedSegment, sharedSource: PixelBuffer
         do {
-            sourceSegment = try lease(byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride)
+            if let segment = segment(holding: source) {
+                // Decoded into one of the pool's segments (``storage(byteCount:)``): no copy.
+                (sourceSegment, sharedSource) = (segment, source)
+            } else {
+                sourceSegment = try lease(byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride)
+                sharedSource = PixelBuffer(rect: source.rect, storage: sourceSegment.storage, channels: source.channels)
+                sharedSource.copy(source.rect, from: source)
+            }
             outputSegment = try lease(byteCount: outputRect.area * channels * MemoryLayout<Float>.stride)
         } catch {
             throw RenderFailure("cannot share the pixels with the workers: \(error)")
         }
-        let sharedSource = PixelBuffer(rect: source.rect, storage: sourceSegment.storage, channels: source.channels)
-        sharedSource.copy(source.rect, from: source)
         let output = PixelBuffer(rect: outputRect, storage: outputSegment.storage, channels: channels)
         let sourceRegion = SharedRegion(
-            segment: sourceSegment.id, byteOffset: 0, rect: source.rect, channels: source.channels,
-            rowStride: sharedSource.rowStride)
+            segment: sourceSegment.id,
+            byteOffset: sharedSource.offset * MemoryLayout<Float>.stride, rect: sharedSource.rect,
+            channels: sharedSource.channels, rowStride: sharedSource.rowStride)
         let request = PoolRequest(
             tiles: TileGrid(bounds: outputRect, tileSize: tileSize).tiles, image: source.rect,
             filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour, source: sourceRegion,
@@ -145,6 +151,19 @@ public final class WorkerPool: ImageRendering {
         case .success(let retries): return RenderedImage(pixels: output, retries: retries)
         case .failure(let failure): throw failure
         }
+    }
+
+    /// Pixels the workers can read without a copy: the runner decodes into these.
+    public var allocator: (any PixelAllocator)? { self }
+
+    /// A segment's memory for a decoder (``PixelAllocator``); nil when no segment can be made.
+    public func storage(byteCount: Int) -> PixelStorage? {
+        try? lease(byteCount: byteCount).storage
+    }
+
+    /// The pool's segment whose memory `buffer` lies in, if any.
+    private func segment(holding buffer: PixelBuffer) -> SharedSegment? {
+        segments.withLock { kept in kept.first { $0.storage === buffer.storage } }
     }
 
     /// A segment of at least `byteCount` bytes (and at most a quarter more) that nothing uses:

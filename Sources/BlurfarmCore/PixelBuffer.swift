@@ -19,7 +19,7 @@ public struct PixelBuffer: @unchecked Sendable {
     /// The memory behind the pixels.
     public let storage: PixelStorage
     /// Floats from the start of the storage to the pixel at the rectangle's origin.
-    @usableFromInline let offset: Int
+    public let offset: Int
 
     /// Whether alpha is stored (4 channels) rather than 1 everywhere (3 channels).
     public var hasAlpha: Bool { channels == 4 }

@@ -81,3 +81,11 @@ public final class PixelStorage: @unchecked Sendable {
 
     deinit { release(base, byteCount) }
 }
+
+/// Where a decoder puts the pixels it makes: the worker pool hands out memory its workers
+/// share, so that a decoded image needs no copy to reach them.
+public protocol PixelAllocator: Sendable {
+    /// `byteCount` bytes for pixels, their contents unspecified, or nil when none can be had
+    /// (the caller then uses memory of its own).
+    func storage(byteCount: Int) -> PixelStorage?
+}

@@ -46,11 +46,16 @@ public enum ImageReader {
     ///    red, green and blue are then multiplied by alpha. Images without alpha get alpha 1.
     ///    Values stay sRGB-encoded (not linear).
     ///
-    /// - Parameter pixelLimit: the largest `width * height` accepted.
+    /// - Parameters:
+    ///   - pixelLimit: the largest `width * height` accepted.
+    ///   - allocator: where the pixels go (e.g. memory shared with worker processes); by
+    ///     default memory of this process.
     /// - Throws: `ImageIOError` with code `.fileMissing`, `.fileUnreadable`, `.notAnImage`,
     ///   `.overPixelLimit`, `.decodeFailed` (truncated or corrupt data, a bad ICC profile; the
     ///   message is libvips's) or `.libvipsUnavailable`.
-    public static func read(_ path: String, pixelLimit: Int = defaultPixelLimit) throws(ImageIOError) -> DecodedImage {
+    public static func read(
+        _ path: String, pixelLimit: Int = defaultPixelLimit, allocator: (any PixelAllocator)? = nil
+    ) throws(ImageIOError) -> DecodedImage {
         try Libvips.start()
         let file = try InputFile(path)
         defer { file.close() }
@@ -59,7 +64,7 @@ public enum ImageReader {
 
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
-            return try decoded(try upright(loaded), sixteenBit: sixteen)
+            return try decoded(try upright(loaded), sixteenBit: sixteen, allocator: allocator)
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
@@ -118,7 +123,9 @@ extension ImageReader {
 
     /// The decoded image of an upright `image` (steps 3 and 4 of `read`): colour to sRGB, every
     /// pixel computed and made premultiplied Float32, and the metadata describing the result.
-    static func decoded(_ image: VipsImageRef, sixteenBit sixteen: Bool) throws(LibvipsFailure) -> DecodedImage {
+    static func decoded(
+        _ image: VipsImageRef, sixteenBit sixteen: Bool, allocator: (any PixelAllocator)? = nil
+    ) throws(LibvipsFailure) -> DecodedImage {
         let exif = image.blob("exif-data")
         let xmp = image.blob("xmp-data")
         let image = try inSRGB(image, sixteenBit: sixteen)
@@ -126,7 +133,7 @@ extension ImageReader {
         let width = image.width, height = image.height, bands = image.bands
         let pixels = try Libvips.withComputedPixels(of: image) { samples in
             PixelConversion.pixelBuffer(
-                from: samples, width: width, height: height, bands: bands, sixteenBit: sixteen)
+                from: samples, width: width, height: height, bands: bands, sixteenBit: sixteen, allocator: allocator)
         }
         return DecodedImage(
             pixels: pixels, bitDepth: sixteen ? 16 : 8, hasAlpha: bands == 4,

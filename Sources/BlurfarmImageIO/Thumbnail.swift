@@ -1,3 +1,4 @@
+import BlurfarmCore
 import CVips
 
 /// How a thumbnail fits the requested box.
@@ -45,13 +46,14 @@ extension ImageReader {
     ///   - height: the box's height in pixels (1...10 000 000), or nil.
     ///   - pixelLimit: the largest `width * height` accepted, for the file's header and for the
     ///     thumbnail before cropping (upscaling can make a large image from a small file).
+    ///   - allocator: where the pixels go, as for ``read(_:pixelLimit:allocator:)``.
     /// - Throws: `ImageIOError` with code `.invalidArgument` (both sizes nil, a size out of range,
     ///   `cover` or `exact` without both sizes; checked before the file is opened), `.fileMissing`,
     ///   `.fileUnreadable`, `.notAnImage`, `.overPixelLimit`, `.decodeFailed` (truncated or
     ///   corrupt data, a bad ICC profile; the message is libvips's) or `.libvipsUnavailable`.
     public static func thumbnail(
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool,
-        pixelLimit: Int = defaultPixelLimit
+        pixelLimit: Int = defaultPixelLimit, allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> DecodedImage {
         let box: ThumbnailBox
         do {
@@ -110,7 +112,7 @@ extension ImageReader {
                     image, left: (plan.scaledWidth - plan.width) / 2, top: (plan.scaledHeight - plan.height) / 2,
                     width: plan.width, height: plan.height)
             }
-            return try decoded(image, sixteenBit: sixteen)
+            return try decoded(image, sixteenBit: sixteen, allocator: allocator)
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }

@@ -74,15 +74,20 @@ enum PixelConversion {
 
     /// A new pixel buffer for interleaved `samples` (8- or 16-bit, 3 or 4 bands).
     static func pixelBuffer(
-        from samples: UnsafeRawBufferPointer, width: Int, height: Int, bands: Int, sixteenBit: Bool
+        from samples: UnsafeRawBufferPointer, width: Int, height: Int, bands: Int, sixteenBit: Bool,
+        allocator: (any PixelAllocator)? = nil
     ) -> PixelBuffer {
         let pixelCount = width * height
         precondition(samples.count == pixelCount * bands * (sixteenBit ? 2 : 1), "sample count")
         // Uninitialised memory: every float is written below, so no zeroing pass.
         let byteCount = max(pixelCount, 1) * bands * MemoryLayout<Float>.stride
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
-        let storage = PixelStorage(adopting: memory, byteCount: byteCount) { pointer, _ in pointer.deallocate() }
-        let floats = memory.bindMemory(to: Float.self, capacity: byteCount / MemoryLayout<Float>.stride)
+        let storage =
+            allocator?.storage(byteCount: byteCount)
+            ?? PixelStorage(
+                adopting: UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64), byteCount: byteCount
+            ) { pointer, _ in pointer.deallocate() }
+        // The storage lives as long as the buffer returned, which holds it.
+        let floats = storage.withUnsafeFloats { $0 }
         // Most of the time here is the kernel handing out fresh pages for the floats; splitting
         // the rows over the cores splits that too. Each part writes only its own rows.
         let parts = max(1, min(processorCount, pixelCount / minimumPixelsPerPart))
