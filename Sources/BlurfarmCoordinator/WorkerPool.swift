@@ -647,16 +647,12 @@ private final class Supervisor {
     /// Writes `message` whole to the worker's input; false when the pipe is broken.
     func send(_ message: WireMessage, to slot: Slot) -> Bool {
         guard let frame = try? FrameEncoder.encode(message) else { return false }
-        var written = 0
-        while written < frame.count {
-            let n = frame.withUnsafeBytes { write(slot.input, $0.baseAddress! + written, frame.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            written += n
+        do throws(IOFailure) {
+            try FileDescriptorIO.writeAll(slot.input, frame)
+            return true
+        } catch {
+            return false
         }
-        return true
     }
 
     func errorText() -> String { String(cString: strerror(errno)) }
