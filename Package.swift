@@ -115,6 +115,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmCoordinatorTests",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmWire"],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmCLITests",
             dependencies: ["BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
             swiftSettings: strict),

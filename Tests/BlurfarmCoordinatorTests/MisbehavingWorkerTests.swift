@@ -1,0 +1,100 @@
+import BlurfarmCore
+import BlurfarmCoordinator
+import BlurfarmKernels
+import BlurfarmWire
+import Foundation
+import Testing
+
+/// The pool against workers that misbehave in ways a real worker cannot be made to: fake
+/// workers (shell scripts) that greet properly, wait for the first byte of their first task,
+/// then send garbage, or a result whose checksum is wrong.
+@Suite struct MisbehavingWorkerTests {
+    /// A folder with `hello-N.bin` (the frames `hello` and `ready` of worker N) for N in
+    /// 1...20, `then.bin` (what the fake sends once it has a task) and `worker.sh`, the fake.
+    static func fakeWorker(then reply: [UInt8]) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fake-worker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for id in UInt32(1)...20 {
+            let frames = try FrameEncoder.encode(.hello(Hello(workerID: id, pid: 0))) + FrameEncoder.encode(.ready)
+            try Data(frames).write(to: folder.appendingPathComponent("hello-\(id).bin"))
+        }
+        try Data(reply).write(to: folder.appendingPathComponent("then.bin"))
+        // Called as: worker.sh worker --worker-id N --coordinator-pid P
+        let script = folder.appendingPathComponent("worker.sh")
+        try """
+            #!/bin/sh
+            cat '\(folder.path)/hello-'"$3"'.bin'
+            dd bs=1 count=1 of=/dev/null 2>/dev/null
+            cat '\(folder.path)/then.bin'
+            exec cat >/dev/null
+
+            """.write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        return folder
+    }
+
+    static let chain = FilterChain(filters: [GaussianBlur(sigma: 1)], edge: .clamp, colour: .gamma)
+
+    static func image() -> PixelBuffer {
+        let image = PixelBuffer(rect: Rect(x: 0, y: 0, width: 40, height: 30), channels: 3)
+        for y in 0..<30 { for x in 0..<40 { image[x, y] = SIMD4(Float(x) / 40, Float(y) / 30, 0.5, 1) } }
+        return image
+    }
+
+    @Test func aWorkerThatSendsGarbageIsKilledAndReplacedUntilTheTileFails() throws {
+        let folder = try Self.fakeWorker(then: Array("this is not a frame of the wire protocol".utf8))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 1, retries: 2)
+        defer { pool.shutdown() }
+        do {
+            _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 0)
+            Issue.record("garbage rendered an image")
+        } catch {
+            // Three workers, each killed after its garbage: the tile's three attempts.
+            #expect(error.description.hasPrefix("tile 40x30+0+0 failed 3 times; the last time: worker 3 (pid "), "\(error)")
+            #expect(error.description.contains("sent what does not decode"), "\(error)")
+            #expect(error.description.hasSuffix("(killed by signal 9)"), "\(error)")
+            #expect(error.retries == 2)
+        }
+    }
+
+    @Test func aResultWithAWrongChecksumIsAFailedAttempt() throws {
+        // The only worker's first task is task 1; the fake answers it with checksum 0.
+        let reply = try FrameEncoder.encode(.result(TaskResult(taskID: 1, checksum: 0, elapsedNanoseconds: 0)))
+            + FrameEncoder.encode(.ready)
+        let folder = try Self.fakeWorker(then: reply)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 1, retries: 0)
+        defer { pool.shutdown() }
+        let source = Self.image()
+        // The fake rendered nothing: the output segment, new, holds zeros.
+        let image = Rect(x: 0, y: 0, width: 40, height: 30)
+        let expected = PixelChecksum.of(PixelBuffer(rect: image, channels: 3), in: image)
+        do {
+            _ = try pool.render(source, chain: Self.chain, tileSize: 0)
+            Issue.record("a wrong checksum was accepted")
+        } catch {
+            #expect(
+                error.description
+                    == "tile 40x30+0+0 failed 1 times; the last time: checksum mismatch: worker 1 sent 0, the output holds \(expected)",
+                "\(error)")
+        }
+    }
+
+    @Test func aFilterErrorFailsTheImageAtOnceWithTheWorkersMessage() throws {
+        let reply = try FrameEncoder.encode(.failure(TaskFailure(taskID: 1, message: "plugin 'x': out of ideas")))
+            + FrameEncoder.encode(.ready)
+        let folder = try Self.fakeWorker(then: reply)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 1, retries: 3)
+        defer { pool.shutdown() }
+        do {
+            _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 0)
+            Issue.record("a failed task rendered an image")
+        } catch {
+            // Not retried: a filter's error does not change on another try.
+            #expect(error.description == "tile 40x30+0+0: worker 1: plugin 'x': out of ideas", "\(error)")
+            #expect(error.retries == 0)
+        }
+    }
+}
