@@ -11,7 +11,8 @@
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
 //   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
-//                        worker processes (Wire, SharedMemory; never BlurfarmWorker); the CLI drives it
+//                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
+//                        folder's output records and job locks (CXXHash); the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
 
@@ -54,9 +55,11 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "CSystemShims",
+                "BlurfarmSharedMemory", "CSystemShims", "CXXHash",
             ],
             swiftSettings: strict),
+        // xxHash, for the records of up-to-date outputs (docs/scheduling.md).
+        .systemLibrary(name: "CXXHash", path: "Sources/CXXHash", providers: [.apt(["libxxhash-dev"])]),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
         // with a warning; the headers are in the standard path, the libraries in the module map.
         .systemLibrary(

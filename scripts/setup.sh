@@ -3,7 +3,7 @@
 # it does nothing when everything is already there.
 set -euo pipefail
 
-packages=(libvips-dev libvips-tools pkg-config)
+packages=(libvips-dev libvips-tools libxxhash-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -17,4 +17,5 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+[[ -f /usr/include/xxhash.h ]] || { echo "setup: libxxhash-dev was installed but xxhash.h is missing" >&2; exit 1; }
 pkg-config --exists vips || { echo "setup: libvips was installed but pkg-config cannot find vips.pc" >&2; exit 1; }
