@@ -211,8 +211,8 @@ struct Run: ParsableCommand {
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune ? ", \(pruned.count) pruned" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
-                + "\(report.skipped) up to date\(removed), \(plan.inputs.count) inputs, \(report.decoded) decoded, "
-                + "in \(String(format: "%.2f", report.seconds)) s"
+                + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s; "
+                + "\(report.skipped) up to date, \(report.decoded) decoded\(removed)"
             if !quiet && (didWork || verbose) { print(summary) }
             runLog?.write(summary)
         }
