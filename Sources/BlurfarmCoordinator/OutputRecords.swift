@@ -14,6 +14,8 @@ public final class OutputRecords: Sendable {
     private struct State {
         var records: [String: OutputRecord]
         var descriptor: Int32
+        /// Lines in the file: when there are as many as records, it is compact already.
+        var lines: Int
     }
 
     private let state: Mutex<State>
@@ -36,24 +38,26 @@ public final class OutputRecords: Sendable {
         }
         let path = (folder as NSString).appendingPathComponent("records.jsonl")
         self.path = path
-        let records = try Self.read(path)
+        let (records, lines) = try Self.read(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
-        state = Mutex(State(records: records, descriptor: fd))
+        state = Mutex(State(records: records, descriptor: fd, lines: lines))
     }
 
     deinit {
         state.withLock { _ = close($0.descriptor) }
     }
 
-    private static func read(_ path: String) throws(StateError) -> [String: OutputRecord] {
-        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+    /// The records in the file and the number of its lines.
+    private static func read(_ path: String) throws(StateError) -> ([String: OutputRecord], Int) {
+        guard FileManager.default.fileExists(atPath: path) else { return ([:], 0) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw StateError(path: path, message: "cannot read")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         var records: [String: OutputRecord] = [:]
+        var count = 0
         let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (number, line) in lines.enumerated() where !line.isEmpty {
             guard let entry = try? decoder.decode(Line.self, from: Data(line)) else {
@@ -63,8 +67,18 @@ public final class OutputRecords: Sendable {
             }
             if let record = entry.record { records[record.output] = record }
             if let removed = entry.removed { records[removed] = nil }
+            count += 1
         }
-        return records
+        // A torn last line (no newline after it) is cut off, so that the next line appended
+        // starts on a line of its own.
+        let end = data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        if end < data.count {
+            guard truncate(path, off_t(end)) == 0 else {
+                throw StateError(path: path, message: "cannot cut off a torn last line: \(String(cString: strerror(errno)))")
+            }
+            return (records, -1)  // whatever the cut-off text held, the next compaction rewrites the file
+        }
+        return (records, count)
     }
 
     /// The record of the output at the absolute path `output`, if any.
@@ -105,17 +119,20 @@ public final class OutputRecords: Sendable {
                 throw StateError(path: path, message: "cannot append a record: \(String(cString: strerror(errno)))")
             }
             apply(&s)
+            s.lines += 1
         }
     }
 
     /// Rewrites the file with one line per live record: a temporary file beside it, flushed,
-    /// then renamed over it.
+    /// then renamed over it. Does nothing when the file has one line per record already (a run
+    /// that changed nothing writes nothing).
     public func compact() throws(StateError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         let path = self.path
         try state.withLock { (s: inout State) throws(StateError) in
+            if s.lines == s.records.count { return }
             var text = Data()
             for record in s.records.values.sorted(by: { $0.output < $1.output }) {
                 do {
@@ -141,6 +158,7 @@ public final class OutputRecords: Sendable {
             guard fresh >= 0 else { throw StateError(path: path, message: "cannot reopen: \(String(cString: strerror(errno)))") }
             close(s.descriptor)
             s.descriptor = fresh
+            s.lines = s.records.count
         }
     }
 }

@@ -271,8 +271,17 @@ extension IncrementalRunTests {
                 }
             }
         }
+        // As if it had died while appending a record: a torn last line, ignored and cut off.
+        let records = try #require(Self.recordsFile(job))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: records))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"record":{"input":"/gone","inp"#.utf8))
+        try handle.close()
+
         let (next, report, _) = try job.run()
         #expect(next.status == 0, "\(next.stderr)")
+        let (after, afterReport, _) = try job.run()
+        #expect(after.status == 0 && afterReport.counts["skipped"] == 32, "\(after.stderr)")
         let skipped = Set(report.statuses.filter { $0.value == "skipped" }.keys.map {
             URL(fileURLWithPath: $0).standardizedFileURL.path
         })
