@@ -153,6 +153,7 @@ struct Run: ParsableCommand {
         defer { withExtendedLifetime(interrupts) {} }
         let recordFailures = FailureCount()
         for (plan, folder) in zip(plans, folders) {
+            let began = Date()
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
@@ -202,7 +203,7 @@ struct Run: ParsableCommand {
                 fail("blurfarm: \(error)")
                 failed += 1
             }
-            let report = ran.merging(incremental, pruned: pruned)
+            let report = ran.merging(incremental, started: began, pruned: pruned)
             failed += report.failed
             reports.append(report)
             let didWork = report.written + report.failed + report.stopped + pruned.count > 0
