@@ -114,6 +114,7 @@ let package = Package(
                 "BlurfarmWorker",
             ],
             swiftSettings: strict),
+        .testTarget(name: "BlurfarmCoordinatorTests", dependencies: ["BlurfarmCoordinator"], swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
             dependencies: ["BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO"],

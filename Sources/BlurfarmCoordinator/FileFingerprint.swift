@@ -16,6 +16,14 @@ public struct FileStamp: Codable, Hashable, Sendable {
     public var inode: UInt64
     public var device: UInt64
 
+    public init(size: Int64, modified: Int64, changed: Int64, inode: UInt64, device: UInt64) {
+        self.size = size
+        self.modified = modified
+        self.changed = changed
+        self.inode = inode
+        self.device = device
+    }
+
     /// The stamp of the file at `path` (following links), or nil when it is not a regular file
     /// or cannot be read.
     public static func of(_ path: String) -> FileStamp? {
@@ -34,6 +42,11 @@ public struct FileStamp: Codable, Hashable, Sendable {
 public struct FileFingerprint: Codable, Hashable, Sendable {
     public var stamp: FileStamp
     public var hash: String
+
+    public init(stamp: FileStamp, hash: String) {
+        self.stamp = stamp
+        self.hash = hash
+    }
 
     /// Stats and hashes the file at `path`. The stamp is taken first: a file that changes while
     /// it is hashed has a newer stamp, so the next check hashes it again.
