@@ -158,7 +158,7 @@ import Testing
                 #expect(header.width > 0, "\(output)")
             }
         }
-        // frosted uses edge: grow, sigma 20: the output is larger by the reach (60 px) on every side.
+        // frosted uses edge: grow, frost extraLight (sigma 20): the output is larger by the reach (60 px) on every side.
         let grown = try ImageReader.header(ofFile: folder.appendingPathComponent("out/example/frosted/plasma-Kite.png").path)
         #expect(grown.width == 1024 + 120 && grown.height == 640 + 120 && grown.hasAlpha)
     }
