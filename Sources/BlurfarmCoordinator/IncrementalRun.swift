@@ -64,7 +64,8 @@ public final class IncrementalRun: Sendable {
                     current.hash == record.inputFile.hash, Self.isUnchanged(outputPath, as: record.outputFile)
                 {
                     // Touched but the same bytes: the new stamps are recorded, so the next run
-                    // need not hash the files again.
+                    // need not hash the files again. Not being able to is no error: the next
+                    // run hashes them again and decides the same.
                     if let outputStamp = FileStamp.of(outputPath),
                         current.stamp != record.inputFile.stamp || outputStamp != record.outputFile.stamp
                     {

@@ -13,14 +13,15 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run job manifests: every output of every input, written atomically.",
         discussion: """
-            Every manifest and the configuration are checked first; if any is invalid nothing
-            runs. Outputs that are up to date (same input bytes, same recipe, the file as
-            written: docs/scheduling.md) are skipped without decoding anything. An input that
-            cannot be read (corrupt, over the pixel limit) fails its outputs with one line
-            naming the file, and the others go on. A run with nothing to do prints nothing.
+            Every manifest and the configuration are checked first; if any is invalid
+            nothing runs. Outputs that are up to date (same input bytes, same recipe, the
+            file as written: docs/scheduling.md) are skipped without decoding anything. An
+            input that cannot be read (corrupt, over the pixel limit) fails its outputs
+            with one line naming the file, and the others go on. A run with nothing to do
+            prints nothing.
             Exit status: 0 every output written or up to date; 1 some outputs failed (the
-            others were written); 2 a manifest or the configuration is invalid (nothing ran);
-            3 another run holds a job's lock (nothing ran; --wait waits instead).
+            others were written); 2 a manifest or the configuration is invalid (nothing
+            ran); 3 another run holds a job's lock (nothing ran; --wait waits instead).
             """)
 
     @Argument(help: "Job manifests.")
