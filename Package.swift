@@ -11,7 +11,8 @@
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
 //   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
-//                        worker processes (Wire, SharedMemory; never BlurfarmWorker); the CLI drives it
+//                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
+//                        folder's output records and job locks (CXXHash); the CLI drives it
 //   blurfarm          the command-line driver
 import PackageDescription
 
@@ -54,7 +55,7 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "CSystemShims",
+                "BlurfarmSharedMemory", "CSystemShims", "CXXHash",
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
@@ -63,7 +64,8 @@ let package = Package(
             name: "CVips", path: "Sources/CVips", pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),
-        // xxHash for the pixel checksum of the wire protocol (Debian's libxxhash-dev).
+        // xxHash (Debian's libxxhash-dev): the pixel checksum of the wire protocol, and the
+        // hashes of inputs and outputs in the records of up-to-date outputs (docs/scheduling.md).
         .systemLibrary(
             name: "CXXHash", path: "Sources/CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         .target(

@@ -9,6 +9,9 @@ public struct OutputReport: Sendable, Codable {
         case failed
         /// Not started: the run was asked to stop (SIGINT, SIGTERM) first.
         case stopped
+        /// Up to date: the recorded output is still there and was made from the same input
+        /// bytes with the same recipe (docs/scheduling.md); nothing was decoded for it.
+        case skipped
     }
 
     /// The input, relative to the manifest's folder.
@@ -94,11 +97,48 @@ public struct RunReport: Sendable, Codable {
     public let finished: Date
     public let settings: RunSettings
     public let outputs: [OutputReport]
+    /// Outputs removed by `--prune` (recorded outputs whose input is gone), absolute paths.
+    public var pruned: [String] = []
 
     public var written: Int { outputs.filter { $0.status == .written }.count }
     public var failed: Int { outputs.filter { $0.status == .failed }.count }
     public var stopped: Int { outputs.filter { $0.status == .stopped }.count }
+    public var skipped: Int { outputs.filter { $0.status == .skipped }.count }
+    /// Inputs the run decoded (or tried to): those with an output written or failed.
+    public var decoded: Int { Set(outputs.filter { $0.status == .written || $0.status == .failed }.map(\.input)).count }
     public var seconds: Double { finished.timeIntervalSince(started) }
+
+    /// The report's counts, as the JSON report's `counts` gives them.
+    public struct Counts: Codable, Sendable, Equatable {
+        public var written: Int
+        public var failed: Int
+        public var stopped: Int
+        public var skipped: Int
+        public var decoded: Int
+        /// Recorded outputs removed by `--prune`.
+        public var pruned: Int
+    }
+
+    public var counts: Counts {
+        Counts(written: written, failed: failed, stopped: stopped, skipped: skipped, decoded: decoded, pruned: pruned.count)
+    }
+
+    private enum EncodedKeys: String, CodingKey {
+        case job, manifest, started, finished, settings, outputs, pruned, counts
+    }
+
+    /// The stored properties and ``counts``.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: EncodedKeys.self)
+        try c.encode(job, forKey: .job)
+        try c.encode(manifest, forKey: .manifest)
+        try c.encode(started, forKey: .started)
+        try c.encode(finished, forKey: .finished)
+        try c.encode(settings, forKey: .settings)
+        try c.encode(outputs, forKey: .outputs)
+        try c.encode(pruned, forKey: .pruned)
+        try c.encode(counts, forKey: .counts)
+    }
 }
 
 extension RunReport {

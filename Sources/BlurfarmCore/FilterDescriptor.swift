@@ -36,6 +36,9 @@ public struct ParameterDescriptor: Sendable {
         case boolean
         /// A string, one of `choices` when that is not empty.
         case string(choices: [String])
+        /// A colour with alpha, `#rrggbbaa` or `#rrggbb` (``RGBAColour``), given as a string;
+        /// its canonical value is the lower-case `#rrggbbaa` string.
+        case colour
     }
 
     public let name: String
@@ -77,6 +80,7 @@ public struct ParameterDescriptor: Sendable {
         case .boolean: return "true or false"
         case .string(let choices):
             return choices.isEmpty ? "a string" : "one of " + choices.map { "'\($0)'" }.joined(separator: ", ")
+        case .colour: return "a colour '#rrggbbaa' or '#rrggbb'"
         }
         var bounds: [String] = []
         if let minimum { bounds.append((minimumIsExclusive ? "> " : ">= ") + ParameterValue.number(minimum).description) }
@@ -97,6 +101,9 @@ public struct ParameterDescriptor: Sendable {
         case .string(let choices):
             guard case .string(let s) = value, choices.isEmpty || choices.contains(s) else { return .failure(wrong) }
             return .success(value)
+        case .colour:
+            guard case .string(let s) = value, let colour = RGBAColour(s) else { return .failure(wrong) }
+            return .success(.string(colour.description))
         case .integer:
             guard case .integer(let v) = value, inRange(Double(v)) else { return .failure(wrong) }
             return .success(value)

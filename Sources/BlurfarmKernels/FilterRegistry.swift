@@ -11,7 +11,7 @@ public struct FilterRegistry: Sendable {
 
     public init() {}
 
-    /// The built-in filters: `gaussian` and `motion`.
+    /// The built-in filters: `gaussian`, `motion` and `frost`.
     public static let builtIn: FilterRegistry = {
         var registry = FilterRegistry()
         registry.register(GaussianBlur.descriptor) { spec, schedule in
@@ -23,6 +23,7 @@ public struct FilterRegistry: Sendable {
                 radius: spec.arguments["radius"]!.doubleValue!, angle: spec.arguments["angle"]!.doubleValue!,
                 samples: samples, schedule: schedule)
         }
+        registry.register(FrostBlur.descriptor) { spec, schedule in FrostBlur(spec, schedule: schedule) }
         return registry
     }()
 

@@ -442,7 +442,10 @@ public enum JobDecoder {
     /// `true`/`false`, integer or number when it is one, else text (the descriptor then
     /// says what it expected).
     static func parameterValue(_ s: Scalar, kind: ParameterDescriptor.Kind?) -> ParameterValue {
-        if case .string? = kind { return .string(s.text) }
+        switch kind {
+        case .string?, .colour?: return .string(s.text)
+        default: break
+        }
         if let b = s.booleanValue { return .boolean(b) }
         if let i = s.integerValue { return .integer(i) }
         if let x = s.numberValue { return .number(x) }

@@ -24,6 +24,8 @@ struct FarmBench {
 
     struct Measurement {
         var seconds: Double
+        /// blurfarm: the report's filter seconds, summed over the outputs.
+        var filterSeconds = 0.0
         var coordinatorPeak = 0
         var workerPeak = 0
         var workersSeen = 0
@@ -71,15 +73,20 @@ struct FarmBench {
         print("machine: \(Machine.cpuModel), \(ProcessInfo.processInfo.activeProcessorCount) cores; libvips \(ImageReader.libvipsVersion)")
         print("median of \(runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
         print("")
-        let header = ["command", "s", "images/s", "MP/s", "coordinator peak MB", "worker peak MB", "ratio"]
+        let header = ["command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB", "ratio"]
         var rows: [[String]] = []
         var vipsSeconds: [Double] = []
         var farm: [Int: [Measurement]] = [:]
         for _ in 0..<max(runs, 1) {
             for count in workers {
                 try? FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
-                let arguments = ["run", job.path, "--config", config.path, "--workers", "\(count)", "--quiet"]
-                farm[count, default: []].append(try Self.measure("/proc/self/exe", arguments))
+                let report = folder.appendingPathComponent("report.json")
+                let arguments = [
+                    "run", job.path, "--config", config.path, "--workers", "\(count)", "--quiet", "--report", report.path,
+                ]
+                var measurement = try Self.measure("/proc/self/exe", arguments)
+                measurement.filterSeconds = try Self.filterSeconds(report)
+                farm[count, default: []].append(measurement)
             }
             if vips {
                 let out = folder.appendingPathComponent("vips")
@@ -101,7 +108,7 @@ struct FarmBench {
             rows.append([
                 "blurfarm run --workers \(count)", String(format: "%.2f", seconds),
                 String(format: "%.1f", Double(files.count) / seconds), String(format: "%.1f", megapixels / seconds),
-                String(format: "%.0f", Double(coordinator) / 1e6), count == 0 ? "-" : String(format: "%.0f", Double(worker) / 1e6),
+                String(format: "%.2f", median(measured.map(\.filterSeconds))), String(format: "%.0f", Double(coordinator) / 1e6), count == 0 ? "-" : String(format: "%.0f", Double(worker) / 1e6),
                 vipsMedian.map { String(format: "%.2f", $0 / seconds) } ?? "-",
             ])
         }
@@ -109,7 +116,7 @@ struct FarmBench {
             rows.append([
                 "parallel -j \(workers.max() ?? 1) vips gaussblur", String(format: "%.2f", vipsMedian),
                 String(format: "%.1f", Double(files.count) / vipsMedian), String(format: "%.1f", megapixels / vipsMedian),
-                "-", "-", "1.00",
+                "-", "-", "-", "1.00",
             ])
         }
         let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max()! }
@@ -171,6 +178,14 @@ struct FarmBench {
             throw CommandError("bench --farm: '\(([executable] + arguments.prefix(8)).joined(separator: " "))' exited with \(process.terminationStatus): \(stderr)")
         }
         return measurement
+    }
+
+    /// The `filterSeconds` of every output of a `--report` file, summed.
+    static func filterSeconds(_ report: URL) throws -> Double {
+        struct Output: Decodable { let filterSeconds: Double }
+        struct Report: Decodable { let outputs: [Output] }
+        let reports = try JSONDecoder().decode([Report].self, from: Data(contentsOf: report))
+        return reports.flatMap(\.outputs).reduce(0) { $0 + $1.filterSeconds }
     }
 
     /// VmHWM of `pid` in bytes (0 when it is gone).

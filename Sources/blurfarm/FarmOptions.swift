@@ -48,6 +48,8 @@ enum ExitStatus {
     static let someFailed: Int32 = 1
     /// A manifest or the configuration is invalid: nothing ran.
     static let invalid: Int32 = 2
+    /// Another run holds the lock of a job named (`run` without `--wait`): nothing ran.
+    static let locked: Int32 = 3
 }
 
 /// Prints diagnostics, compiler style, to standard error.

@@ -66,7 +66,7 @@ import Testing
         let output = folder.appendingPathComponent("out/blur/kite-blur.png")
         var files: [Data] = []
         for (tile, threads) in [("0", "1"), ("37", "2"), ("256", "2")] {
-            let result = try Blurfarm.run(["run", job, "--tile", tile, "--threads", threads, "--quiet"])
+            let result = try Blurfarm.run(["run", job, "--tile", tile, "--threads", threads, "--quiet", "--force"])
             #expect(result.status == 0 && result.stdout.isEmpty, "\(result.stderr)")
             files.append(try Data(contentsOf: output))
         }
@@ -158,7 +158,7 @@ import Testing
                 #expect(header.width > 0, "\(output)")
             }
         }
-        // frosted uses edge: grow, sigma 20: the output is larger by the reach (60 px) on every side.
+        // frosted uses edge: grow, frost extraLight (sigma 20): the output is larger by the reach (60 px) on every side.
         let grown = try ImageReader.header(ofFile: folder.appendingPathComponent("out/example/frosted/plasma-Kite.png").path)
         #expect(grown.width == 1024 + 120 && grown.height == 640 + 120 && grown.hasAlpha)
     }
@@ -235,7 +235,7 @@ extension JobCommandTests {
         // On a terminal (script(1) gives the command a pseudo-terminal): a live progress line.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "'\(Blurfarm.executable.path)' run '\(job)'", "/dev/null"]
+        process.arguments = ["-qec", "'\(Blurfarm.executable.path)' run --force '\(job)'", "/dev/null"]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardInput = FileHandle.nullDevice

@@ -94,3 +94,44 @@ enum Reference {
         return worst
     }
 }
+
+extension Reference {
+    /// `frost` by its definition (docs/filters.md), in doubles: the Gaussian (separable: the 2-D
+    /// mask is the product of the 1-D one, w_k = exp(−k²/2σ²), k = −R…R, R = ceil(3σ),
+    /// normalised), then per premultiplied pixel the Rec. 709 saturation clamped to [0, a], then
+    /// the tint (straight sRGB values and alpha) source-over.
+    static func frost(
+        _ image: PixelBuffer, sigma: Double, saturation s: Double, tint: SIMD4<Double>, edge: EdgeRule
+    ) -> [SIMD4<Double>] {
+        let r = Int((3 * sigma).rounded(.up))
+        let raw = (-r...r).map { k in exp(-Double(k * k) / (2 * sigma * sigma)) }
+        let total = raw.reduce(0, +)
+        let w = raw.map { $0 / total }
+        let rect = image.rect
+        // Columns pass over rows -r ..< height + r, then rows pass.
+        var columns = [[SIMD4<Double>]](repeating: [], count: rect.height)
+        for y in 0..<rect.height {
+            columns[y] = (-r..<(rect.width + r)).map { x in
+                var acc = SIMD4<Double>.zero
+                for j in -r...r { acc += w[j + r] * sample(image, rect.x + x, rect.y + y + j, edge: edge) }
+                return acc
+            }
+        }
+        var result: [SIMD4<Double>] = []
+        for y in 0..<rect.height {
+            for x in 0..<rect.width {
+                var p = SIMD4<Double>.zero
+                for i in -r...r { p += w[i + r] * columns[y][x + r + i] }
+                let a = image.channels == 4 ? p[3] : 1
+                let l = 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]
+                var out = SIMD4<Double>(0, 0, 0, tint[3] + (1 - tint[3]) * a)
+                for c in 0..<3 {
+                    let saturated = min(max(l + s * (p[c] - l), 0), a)
+                    out[c] = tint[3] * tint[c] + (1 - tint[3]) * saturated
+                }
+                result.append(out)
+            }
+        }
+        return result
+    }
+}

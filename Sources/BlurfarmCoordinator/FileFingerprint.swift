@@ -1,0 +1,100 @@
+import CXXHash
+import Foundation
+
+/// What `stat` says of a file, for the fast path of the up-to-date check: a file whose stamp
+/// is the recorded one is taken to have the recorded contents; any difference (size, times,
+/// inode) means its bytes are hashed again. The change time cannot be set by a user, so a file
+/// rewritten and given its old modification time back still differs.
+public struct FileStamp: Codable, Hashable, Sendable {
+    /// Size in bytes.
+    public var size: Int64
+    /// Modification time, nanoseconds since 1970.
+    public var modified: Int64
+    /// Status change time, nanoseconds since 1970.
+    public var changed: Int64
+    /// Inode number and device.
+    public var inode: UInt64
+    public var device: UInt64
+
+    public init(size: Int64, modified: Int64, changed: Int64, inode: UInt64, device: UInt64) {
+        self.size = size
+        self.modified = modified
+        self.changed = changed
+        self.inode = inode
+        self.device = device
+    }
+
+    /// The stamp of the file at `path` (following links), or nil when it is not a regular file
+    /// or cannot be read.
+    public static func of(_ path: String) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileStamp(
+            size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec),
+            inode: UInt64(info.st_ino), device: UInt64(info.st_dev))
+    }
+}
+
+/// A file's contents as the records know them: its stamp before hashing and the XXH3-128 hash
+/// of its bytes (libxxhash), as 32 hexadecimal digits.
+public struct FileFingerprint: Codable, Hashable, Sendable {
+    public var stamp: FileStamp
+    public var hash: String
+
+    public init(stamp: FileStamp, hash: String) {
+        self.stamp = stamp
+        self.hash = hash
+    }
+
+    /// Stats and hashes the file at `path`. The stamp is taken first: a file that changes while
+    /// it is hashed has a newer stamp, so the next check hashes it again.
+    public static func take(_ path: String) throws(StateError) -> FileFingerprint {
+        guard let stamp = FileStamp.of(path) else { throw StateError(path: path, message: "not a readable file") }
+        return FileFingerprint(stamp: stamp, hash: try ContentHash.ofFile(path))
+    }
+}
+
+/// XXH3-128 of a file's bytes (libxxhash), read in chunks.
+public enum ContentHash {
+    /// Bytes read at a time.
+    static let chunkSize = 1 << 20
+
+    /// The hash of the file at `path`, as 32 lower-case hexadecimal digits (high half first,
+    /// xxHash's canonical order).
+    public static func ofFile(_ path: String) throws(StateError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard let state = XXH3_createState() else { throw StateError(path: path, message: "cannot allocate a hash state") }
+        defer { XXH3_freeState(state) }
+        XXH3_128bits_reset(state)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 64)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer, chunkSize)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StateError(path: path, message: "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            XXH3_128bits_update(state, buffer, n)
+        }
+        return hex(XXH3_128bits_digest(state))
+    }
+
+    /// The hash of `text`'s UTF-8 bytes, as 32 hexadecimal digits.
+    public static func of(_ text: String) -> String {
+        var copy = text
+        return copy.withUTF8 { bytes in hex(XXH3_128bits(bytes.baseAddress, bytes.count)) }
+    }
+
+    private static func hex(_ h: XXH128_hash_t) -> String {
+        func digits(_ v: UInt64) -> String {
+            let s = String(v, radix: 16)
+            return String(repeating: "0", count: 16 - s.count) + s
+        }
+        return digits(h.high64) + digits(h.low64)
+    }
+}

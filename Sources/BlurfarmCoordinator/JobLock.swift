@@ -1,0 +1,68 @@
+import Foundation
+
+/// The lock a run holds on one job: an `flock` on the file `lock` in the job's state folder.
+/// The kernel releases it when the process ends, however it ends, so a killed run never leaves
+/// a job locked. The file holds the holder's process id, for the message another run prints.
+/// The descriptor is closed on exec, so worker processes never hold it.
+public final class JobLock {
+    private let descriptor: Int32
+    /// The lock file.
+    public let path: String
+
+    /// The result of trying to take a lock.
+    public enum Outcome {
+        /// Taken: held until the ``JobLock`` is released or the process ends.
+        case acquired(JobLock)
+        /// Another process holds it; its process id when the file names one.
+        case busy(holder: Int32?)
+    }
+
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    /// Takes the lock at `path` (creating the file and its folder if need be). With `wait`,
+    /// blocks until the holder lets go; without, returns ``Outcome/busy(holder:)`` at once.
+    /// - Throws: ``StateError`` naming the file when it cannot be created or locked.
+    public static func acquire(_ path: String, wait: Bool) throws(StateError) -> Outcome {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw StateError(path: folder, message: "cannot create the state folder: \(error.localizedDescription)")
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+        while flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
+            if errno == EINTR { continue }
+            let reason = errno
+            if reason == EWOULDBLOCK {
+                let holder = readHolder(fd)
+                close(fd)
+                return .busy(holder: holder)
+            }
+            close(fd)
+            throw StateError(path: path, message: "cannot lock: \(String(cString: strerror(reason)))")
+        }
+        let pid = Data("\(getpid())\n".utf8)
+        let wrote = ftruncate(fd, 0) == 0 && pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == pid.count
+        if !wrote {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw StateError(path: path, message: "cannot write the process id: \(reason)")
+        }
+        return .acquired(JobLock(descriptor: fd, path: path))
+    }
+
+    /// The process id written in the lock file, if it names one.
+    private static func readHolder(_ fd: Int32) -> Int32? {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return nil }
+        return Int32(String(decoding: bytes[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Lets go of the lock (closing the descriptor releases the `flock`).
+    deinit { close(descriptor) }
+}

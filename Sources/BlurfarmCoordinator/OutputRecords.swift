@@ -1,0 +1,164 @@
+import Foundation
+import Synchronization
+
+/// The records of the outputs one job wrote, kept in its state folder as `records.jsonl`: one
+/// JSON line per event (an output recorded, a record removed), appended and flushed to disk as
+/// it happens, so a run that is killed loses no record of what it finished. A torn last line
+/// (the process died while appending) is ignored. ``compact()`` rewrites the file with one line
+/// per live record, atomically. Safe to call from several threads; one process at a time
+/// (the job's ``JobLock``) writes a job's records.
+public final class OutputRecords: Sendable {
+    /// The records file.
+    public let path: String
+
+    private struct State {
+        var records: [String: OutputRecord]
+        var descriptor: Int32
+        /// Lines in the file: when there are as many as records, it is compact already.
+        var lines: Int
+    }
+
+    private let state: Mutex<State>
+
+    /// One line of the file: either a record or the output path of a removed record.
+    private struct Line: Codable {
+        var record: OutputRecord?
+        var removed: String?
+    }
+
+    /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the
+    /// folder too, and reads it.
+    /// - Throws: ``StateError`` naming the file when it cannot be created, read or appended to,
+    ///   or when a line other than the last is not a record.
+    public init(folder: String) throws(StateError) {
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw StateError(path: folder, message: "cannot create the state folder: \(error.localizedDescription)")
+        }
+        let path = (folder as NSString).appendingPathComponent("records.jsonl")
+        self.path = path
+        let (records, lines) = try Self.read(path)
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+        state = Mutex(State(records: records, descriptor: fd, lines: lines))
+    }
+
+    deinit {
+        state.withLock { _ = close($0.descriptor) }
+    }
+
+    /// The records in the file and the number of its lines.
+    private static func read(_ path: String) throws(StateError) -> ([String: OutputRecord], Int) {
+        guard FileManager.default.fileExists(atPath: path) else { return ([:], 0) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StateError(path: path, message: "cannot read")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        var records: [String: OutputRecord] = [:]
+        var count = 0
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for (number, line) in lines.enumerated() where !line.isEmpty {
+            guard let entry = try? decoder.decode(Line.self, from: Data(line)) else {
+                // Only the last line may be torn: the process that appended it died.
+                if number == lines.count - 1 { break }
+                throw StateError(path: path, message: "line \(number + 1) is not a record (remove the file to start afresh)")
+            }
+            if let record = entry.record { records[record.output] = record }
+            if let removed = entry.removed { records[removed] = nil }
+            count += 1
+        }
+        // A torn last line (no newline after it) is cut off, so that the next line appended
+        // starts on a line of its own.
+        let end = data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        if end < data.count {
+            guard truncate(path, off_t(end)) == 0 else {
+                throw StateError(path: path, message: "cannot cut off a torn last line: \(String(cString: strerror(errno)))")
+            }
+            return (records, -1)  // whatever the cut-off text held, the next compaction rewrites the file
+        }
+        return (records, count)
+    }
+
+    /// The record of the output at the absolute path `output`, if any.
+    public func record(for output: String) -> OutputRecord? {
+        state.withLock { $0.records[output] }
+    }
+
+    /// Every record, in output path order.
+    public var all: [OutputRecord] {
+        state.withLock { $0.records.values.sorted { $0.output < $1.output } }
+    }
+
+    /// Records `record` (replacing any record of the same output) and flushes it to disk.
+    public func add(_ record: OutputRecord) throws(StateError) {
+        try append(Line(record: record, removed: nil)) { $0.records[record.output] = record }
+    }
+
+    /// Removes the record of `output` and flushes that to disk.
+    public func remove(output: String) throws(StateError) {
+        try append(Line(record: nil, removed: output)) { $0.records[output] = nil }
+    }
+
+    private func append(_ line: Line, apply: (inout State) -> Void) throws(StateError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let bytes: Data
+        do {
+            bytes = try encoder.encode(line) + Data("\n".utf8)
+        } catch {
+            throw StateError(path: path, message: "cannot encode a record: \(error)")
+        }
+        let path = self.path
+        try state.withLock { (s: inout State) throws(StateError) in
+            // One write call per line (O_APPEND): a line is whole or, if the process dies, last.
+            let written = bytes.withUnsafeBytes { write(s.descriptor, $0.baseAddress, $0.count) }
+            guard written == bytes.count, fdatasync(s.descriptor) == 0 else {
+                throw StateError(path: path, message: "cannot append a record: \(String(cString: strerror(errno)))")
+            }
+            apply(&s)
+            s.lines += 1
+        }
+    }
+
+    /// Rewrites the file with one line per live record: a temporary file beside it, flushed,
+    /// then renamed over it. Does nothing when the file has one line per record already (a run
+    /// that changed nothing writes nothing).
+    public func compact() throws(StateError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let path = self.path
+        try state.withLock { (s: inout State) throws(StateError) in
+            if s.lines == s.records.count { return }
+            var text = Data()
+            for record in s.records.values.sorted(by: { $0.output < $1.output }) {
+                do {
+                    text += try encoder.encode(Line(record: record, removed: nil)) + Data("\n".utf8)
+                } catch {
+                    throw StateError(path: path, message: "cannot encode a record: \(error)")
+                }
+            }
+            let temporary = path + ".tmp-\(getpid())"
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                throw StateError(path: temporary, message: "cannot create: \(String(cString: strerror(errno)))")
+            }
+            let written = text.withUnsafeBytes { $0.count == 0 ? 0 : write(fd, $0.baseAddress, $0.count) }
+            let synced = fsync(fd) == 0
+            close(fd)
+            guard written == text.count, synced, rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw StateError(path: path, message: "cannot rewrite: \(reason)")
+            }
+            let fresh = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard fresh >= 0 else { throw StateError(path: path, message: "cannot reopen: \(String(cString: strerror(errno)))") }
+            close(s.descriptor)
+            s.descriptor = fresh
+            s.lines = s.records.count
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// A problem with the state folder (records of written outputs, job locks): one line naming
+/// the file.
+public struct StateError: Error, Sendable, CustomStringConvertible {
+    /// The file or folder concerned.
+    public let path: String
+    /// What went wrong, in words.
+    public let message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}

@@ -1,0 +1,113 @@
+import BlurfarmCore
+
+/// `frost`: the iOS look, after Apple's UIImageEffects. A Gaussian blur (the `gaussian`
+/// filter's mask and schedule), then a saturation matrix with the Rec. 709 luma weights, then
+/// a tint drawn source-over. A ``FrostStyle`` gives the three parameters; `sigma`, `saturation`
+/// and `tint` override them one by one.
+///
+/// The algorithm, per premultiplied pixel `(r, g, b, a)` of the blurred image (opaque images:
+/// `a = 1`), in `Float`, in this order:
+///
+///     l  = 0.2126·r + 0.7152·g + 0.0722·b
+///     c' = clamp(l + s·(c − l), 0, a)            for c in r, g, b
+///     out.c = t.a·t.c + (1 − t.a)·c'               (source-over, premultiplied)
+///     out.a = t.a + (1 − t.a)·a
+///
+/// The saturation is linear, so applying it to premultiplied values is applying it to the
+/// colour; the clamp keeps the pixel valid (UIImageEffects clamps to 0...255 on opaque data,
+/// the same there). The tint's channels are sRGB-encoded values blended as stored, as Core
+/// Graphics does; under `colour: linear` the whole filter works on linear values.
+public struct FrostBlur: Filter {
+    public static let descriptor = FilterDescriptor(
+        name: "frost",
+        summary: "the iOS frosted-glass look (UIImageEffects): gaussian blur, saturation, tint drawn over",
+        parameters: [
+            ParameterDescriptor(
+                name: "style", kind: .string(choices: FrostStyle.allCases.map(\.rawValue)),
+                defaultValue: .string(FrostStyle.light.rawValue),
+                summary: "preset: light (sigma 30, tint white 0.3), extraLight (20, 0.97 at 0.82), dark (20, 0.11 at 0.73)"),
+            ParameterDescriptor(
+                name: "sigma", kind: .number, minimum: 0, minimumIsExclusive: true, maximum: 1000,
+                summary: "standard deviation of the blur in pixels (default: the style's)"),
+            ParameterDescriptor(
+                name: "saturation", kind: .number, minimum: 0, maximum: 10,
+                summary: "saturation factor, Rec. 709 luma weights; 1 keeps colours (default: the style's, 1.8)"),
+            ParameterDescriptor(
+                name: "tint", kind: .colour,
+                summary: "colour drawn over the blur, '#rrggbbaa' with a straight alpha (default: the style's)"),
+        ],
+        origin: "built-in")
+
+    /// The blur the effect starts from (mask, reach and schedule).
+    public let blur: GaussianBlur
+    public let style: FrostStyle
+    /// The saturation factor.
+    public let saturation: Double
+    /// The tint given instead of the style's, if any.
+    public let tintOverride: RGBAColour?
+
+    /// The tint: sRGB-encoded channels and a straight alpha, 0...1.
+    public var tint: SIMD4<Double> {
+        guard let c = tintOverride else { return style.tint }
+        return SIMD4(Double(c.red), Double(c.green), Double(c.blue), Double(c.alpha)) / 255
+    }
+
+    /// The frost of `style`, with any of its parameters overridden.
+    public init(
+        style: FrostStyle = .light, sigma: Double? = nil, saturation: Double? = nil, tint: RGBAColour? = nil,
+        schedule: KernelSchedule = .default
+    ) {
+        self.style = style
+        blur = GaussianBlur(sigma: sigma ?? style.sigma, schedule: schedule)
+        self.saturation = saturation ?? style.saturation
+        tintOverride = tint
+    }
+
+    /// The frost of checked arguments (``descriptor``'s).
+    public init(_ spec: FilterSpec, schedule: KernelSchedule) {
+        let tint: RGBAColour? = if case .string(let hex) = spec.arguments["tint"] { RGBAColour(hex) } else { nil }
+        let style: FrostStyle = if case .string(let name) = spec.arguments["style"], let s = FrostStyle(rawValue: name) {
+            s
+        } else { .light }
+        self.init(
+            style: style, sigma: spec.arguments["sigma"]?.doubleValue, saturation: spec.arguments["saturation"]?.doubleValue,
+            tint: tint, schedule: schedule)
+    }
+
+    /// The style, sigma and saturation, and the tint when it overrides the style's: what
+    /// ``init(_:schedule:)`` makes the same filter of (worker processes receive it).
+    public var spec: FilterSpec {
+        var arguments: [String: ParameterValue] = [
+            "style": .string(style.rawValue), "sigma": .number(blur.mask.sigma), "saturation": .number(saturation),
+        ]
+        if let tintOverride { arguments["tint"] = .string(tintOverride.description) }
+        return FilterSpec(name: "frost", arguments: arguments)
+    }
+
+    public var reach: Reach { blur.reach }
+
+    public func apply(input: PixelBuffer, output: PixelBuffer) {
+        blur.apply(input: input, output: output)
+        let s = Float(saturation)
+        let ta = Float(tint.w)
+        let keep = 1 - ta
+        let t = SIMD3<Float>(Float(tint.x), Float(tint.y), Float(tint.z)) * ta
+        let n = output.channels
+        let out = output.rect
+        output.withUnsafePixels { base in
+            for y in 0..<out.height {
+                var p = base + y * output.rowStride
+                for _ in 0..<out.width {
+                    let a: Float = n == 4 ? p[3] : 1
+                    let l = 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]
+                    for c in 0..<3 {
+                        let saturated = min(max(l + s * (p[c] - l), 0), a)
+                        p[c] = t[c] + keep * saturated
+                    }
+                    if n == 4 { p[3] = ta + keep * a }
+                    p += n
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// The presets of `frost`, as Apple's UIImageEffects defines them (`applyLightEffect`,
+/// `applyExtraLightEffect`, `applyDarkEffect`): a blur radius, a saturation factor and a tint
+/// drawn over the result.
+public enum FrostStyle: String, CaseIterable, Sendable {
+    /// sigma 30, saturation 1.8, tint white at alpha 0.3.
+    case light
+    /// sigma 20, saturation 1.8, tint white 0.97 at alpha 0.82.
+    case extraLight
+    /// sigma 20, saturation 1.8, tint white 0.11 at alpha 0.73.
+    case dark
+
+    /// The Gaussian's standard deviation in pixels.
+    public var sigma: Double {
+        switch self {
+        case .light: 30
+        case .extraLight, .dark: 20
+        }
+    }
+
+    /// The saturation factor (1 leaves colours as they are, 0 makes grey).
+    public var saturation: Double { 1.8 }
+
+    /// The tint: sRGB-encoded red, green, blue and a straight alpha, 0...1.
+    public var tint: SIMD4<Double> {
+        switch self {
+        case .light: SIMD4(1, 1, 1, 0.3)
+        case .extraLight: SIMD4(0.97, 0.97, 0.97, 0.82)
+        case .dark: SIMD4(0.11, 0.11, 0.11, 0.73)
+        }
+    }
+}

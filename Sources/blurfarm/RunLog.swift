@@ -1,0 +1,32 @@
+import Foundation
+import Synchronization
+
+/// `blurfarm run --log FILE`: lines appended to `FILE`, each stamped with the UTC time and the
+/// process id (`2026-11-22T21:05:00Z blurfarm[4242]: …`). Each line is one `write` to a file
+/// opened for appending, so runs that share a log never interleave within a line. Safe to use
+/// from several threads.
+final class RunLog: Sendable {
+    let path: String
+    private let descriptor: Int32
+    private let formatter = Mutex(ISO8601DateFormatter())
+
+    /// Opens `path` for appending, creating it (not its folder).
+    /// - Throws: ``CommandError`` naming the file when it cannot be opened.
+    init(path: String) throws(CommandError) {
+        self.path = path
+        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        if descriptor < 0 {
+            throw CommandError("\(path): cannot open the log: \(String(cString: strerror(errno)))", exitCode: ExitStatus.invalid)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Appends `message` as one stamped line. A log that cannot be written is not worth
+    /// stopping the run for: the same lines went to the terminal or cron's mail.
+    func write(_ message: String) {
+        let stamp = formatter.withLock { $0.string(from: Date()) }
+        let line = Data("\(stamp) blurfarm[\(getpid())]: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,344 @@
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// Cron use of `blurfarm run`, end to end through the built executable: up-to-date outputs are
+/// skipped without decoding, exactly the affected outputs run again, the job lock, a killed
+/// run, `--prune` (docs/scheduling.md).
+@Suite struct IncrementalRunTests {
+    /// A job folder: `in/` with 24 corpus photos (1920×1080 JPEG) and 6 small generated PPM
+    /// images, a configuration whose state folder is inside it, and a manifest of two variants.
+    struct JobFolder {
+        let root: URL
+        var manifest: String { root.appendingPathComponent("job.job").path }
+        var config: String { root.appendingPathComponent("farm.conf").path }
+        func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+        static func make(photos: Int = 24, generated: Int = 6, sigma: Double = 2) throws -> JobFolder {
+            let folder = JobFolder(root: try Fixtures.temporaryFolder())
+            try FileManager.default.createDirectory(atPath: folder.path("in"), withIntermediateDirectories: true)
+            for i in 0..<photos {
+                try FileManager.default.copyItem(
+                    atPath: Corpus.path(String(format: "batch1080/b%02d.jpg", i)), toPath: folder.path("in/photo\(i).jpg"))
+            }
+            var random = SplitMix(seed: 6)
+            for i in 0..<generated {
+                try ppm(width: 40 + 7 * i, height: 30 + 5 * i, using: &random).write(to: URL(fileURLWithPath: folder.path("in/gen\(i).ppm")))
+            }
+            try "state: state\n".write(toFile: folder.config, atomically: true, encoding: .utf8)
+            try folder.writeManifest(sigma: sigma)
+            return folder
+        }
+
+        func writeManifest(sigma: Double) throws {
+            let text = """
+                job: cron
+                inputs: [in/*.jpg, in/*.ppm]
+                outputs:
+                  - name: thumb
+                    path: out/thumb/{stem}.jpg
+                    resize:
+                      width: 160
+                  - name: blur
+                    path: out/blur/{stem}.jpg
+                    filters:
+                      - gaussian:
+                          sigma: \(sigma)
+
+                """
+            try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+        }
+
+        /// Runs the job with `arguments` added, writing the JSON report; returns the result,
+        /// the report and the wall time in seconds.
+        func run(_ arguments: [String] = []) throws -> (CommandResult, Report, Double) {
+            let report = path("report-\(UUID().uuidString).json")
+            let clock = ContinuousClock()
+            var result: CommandResult?
+            let time = try clock.measure {
+                result = try Blurfarm.run(["run", manifest, "--config", config, "--report", report] + arguments)
+            }
+            return (result!, try Report(path: report), Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18)
+        }
+    }
+
+    /// The one job report of a run's `--report` list.
+    struct Report {
+        let counts: [String: Int]
+        /// Output path → status.
+        let statuses: [String: String]
+        let pruned: [String]
+
+        init(path: String) throws {
+            let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [[String: Any]]
+            let report = try #require(list?.count == 1 ? list?.first : nil)
+            counts = report["counts"] as? [String: Int] ?? [:]
+            var statuses: [String: String] = [:]
+            for output in report["outputs"] as? [[String: Any]] ?? [] {
+                statuses[output["output"] as? String ?? ""] = output["status"] as? String
+            }
+            self.statuses = statuses
+            pruned = report["pruned"] as? [String] ?? []
+        }
+
+        /// The outputs with `status`, as paths ending with the given part (`thumb/photo3.jpg`).
+        func outputs(_ status: String) -> Set<String> {
+            Set(statuses.filter { $0.value == status }.keys.map { path in
+                path.split(separator: "/").suffix(2).joined(separator: "/")
+            })
+        }
+    }
+
+    /// A binary PPM of random pixels.
+    static func ppm(width: Int, height: Int, using random: inout SplitMix) -> Data {
+        var data = Data("P6\n\(width) \(height)\n255\n".utf8)
+        for _ in 0..<(width * height * 3) { data.append(UInt8(truncatingIfNeeded: random.next())) }
+        return data
+    }
+
+    static let stems = (0..<24).map { "photo\($0)" } + (0..<6).map { "gen\($0)" }
+
+    @Test func aSecondRunDecodesNothingAndEachChangeRedoesExactlyItsOutputs() throws {
+        let job = try JobFolder.make()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+
+        let (first, firstReport, firstTime) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(firstReport.counts["written"] == 60 && firstReport.counts["decoded"] == 30, "\(firstReport.counts)")
+        #expect(first.stdout.split(separator: "\n").count == 1, "one summary line: \(first.stdout)")
+
+        // Nothing changed: nothing decoded, nothing printed, a tenth of the time at most.
+        let (second, secondReport, secondTime) = try job.run()
+        #expect(second.status == 0 && second.stdout.isEmpty && second.stderr.isEmpty, "\(second.stdout)\(second.stderr)")
+        #expect(secondReport.counts["skipped"] == 60 && secondReport.counts["decoded"] == 0, "\(secondReport.counts)")
+        #expect(secondReport.counts["written"] == 0)
+        #expect(secondTime < firstTime / 10, "second run \(secondTime) s, first \(firstTime) s")
+
+        // An input's modification time changes, its bytes do not: still up to date.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: 3600)], ofItemAtPath: job.path("in/photo4.jpg"))
+        let (_, touched, _) = try job.run()
+        #expect(touched.counts["skipped"] == 60 && touched.counts["decoded"] == 0, "\(touched.counts)")
+
+        // An input's contents change: its two outputs, nothing else.
+        try FileManager.default.removeItem(atPath: job.path("in/photo3.jpg"))
+        try FileManager.default.copyItem(atPath: Corpus.path("batch1080/b40.jpg"), toPath: job.path("in/photo3.jpg"))
+        let (_, changedInput, _) = try job.run()
+        #expect(changedInput.outputs("written") == ["thumb/photo3.jpg", "blur/photo3.jpg"], "\(changedInput.counts)")
+        #expect(changedInput.counts["skipped"] == 58 && changedInput.counts["decoded"] == 1)
+
+        // One variant's sigma changes: that variant's 30 outputs, nothing else.
+        try job.writeManifest(sigma: 2.5)
+        let (_, changedSigma, _) = try job.run()
+        #expect(changedSigma.outputs("written") == Set(Self.stems.map { "blur/\($0).jpg" }), "\(changedSigma.counts)")
+        #expect(changedSigma.outputs("skipped") == Set(Self.stems.map { "thumb/\($0).jpg" }))
+
+        // One output deleted, another changed by hand: those two, nothing else.
+        try FileManager.default.removeItem(atPath: job.path("out/thumb/gen2.jpg"))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: job.path("out/blur/photo7.jpg")))
+        try handle.seek(toOffset: 1000)
+        try handle.write(contentsOf: Data([0x42, 0x42]))
+        try handle.close()
+        let (_, repaired, _) = try job.run()
+        #expect(repaired.outputs("written") == ["thumb/gen2.jpg", "blur/photo7.jpg"], "\(repaired.counts)")
+        #expect(repaired.counts["skipped"] == 58 && repaired.counts["decoded"] == 2)
+
+        // --force runs everything.
+        let (_, forced, _) = try job.run(["--force"])
+        #expect(forced.counts["written"] == 60 && forced.counts["skipped"] == 0)
+    }
+}
+
+extension IncrementalRunTests {
+    /// A run started and not waited for; `ended` is set when it exits (from the termination
+    /// handler, whatever order the runs are waited for in).
+    struct Started {
+        let process: Process
+        let out: Pipe
+        let err: Pipe
+        let ended: EndTime
+    }
+
+    final class EndTime: Sendable {
+        let instant = Mutex<ContinuousClock.Instant?>(nil)
+    }
+
+    /// Starts `blurfarm run` on `job` without waiting for it.
+    static func start(_ job: JobFolder, _ arguments: [String]) throws -> Started {
+        let process = Process()
+        process.executableURL = Blurfarm.executable
+        process.arguments = ["run", job.manifest, "--config", job.config] + arguments
+        let started = Started(process: process, out: Pipe(), err: Pipe(), ended: EndTime())
+        process.standardOutput = started.out
+        process.standardError = started.err
+        let ended = started.ended
+        process.terminationHandler = { _ in ended.instant.withLock { $0 = ContinuousClock.now } }
+        try process.run()
+        return started
+    }
+
+    /// Waits for a started run; returns its status, standard error and when it ended.
+    static func finish(_ run: Started) -> (status: Int32, stderr: String, ended: ContinuousClock.Instant) {
+        _ = run.out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = String(decoding: run.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        run.process.waitUntilExit()
+        var ended: ContinuousClock.Instant?
+        while ended == nil {  // the handler runs on another thread, right after the exit
+            ended = run.ended.instant.withLock { $0 }
+            if ended == nil { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        return (run.process.terminationStatus, stderr, ended!)
+    }
+
+    @Test func twoRunsAtOnceOneWorksTheOtherExitsWithTheLockStatusAtOnce() throws {
+        let job = try JobFolder.make(photos: 12, generated: 0, sigma: 12)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let began = ContinuousClock.now
+        let runs = [try Self.start(job, []), try Self.start(job, [])]
+        let results = runs.map(Self.finish)
+        let locked = results.indices.filter { results[$0].status == 3 }
+        let worked = results.indices.filter { results[$0].status == 0 }
+        try #require(locked.count == 1 && worked.count == 1, "statuses \(results.map(\.status)): \(results.map(\.stderr))")
+        let loser = results[locked[0]], winner = runs[worked[0]].process
+        #expect(loser.ended - began < .seconds(2), "the locked run took \(loser.ended - began)")
+        #expect(results[worked[0]].ended > loser.ended, "the locked run did not exit before the other finished")
+        #expect(loser.stderr.split(separator: "\n").count == 1, "\(loser.stderr)")
+        #expect(loser.stderr.contains("already running (pid \(winner.processIdentifier),"), "\(loser.stderr)")
+        for stem in (0..<12).map({ "photo\($0)" }) {
+            #expect(FileManager.default.fileExists(atPath: job.path("out/blur/\(stem).jpg")))
+        }
+    }
+
+    @Test func withWaitTheSecondRunRunsAfterTheFirstAndFindsEverythingUpToDate() throws {
+        let job = try JobFolder.make(photos: 12, generated: 0, sigma: 12)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let reports = [job.path("a.json"), job.path("b.json")]
+        let runs = try reports.map { try Self.start(job, ["--wait", "--report", $0]) }
+        let results = runs.map(Self.finish)
+        #expect(results.map(\.status) == [0, 0], "\(results.map(\.stderr))")
+        let counts = try reports.map { try Report(path: $0).counts }.sorted { ($0["written"] ?? 0) > ($1["written"] ?? 0) }
+        #expect(counts[0]["written"] == 24 && counts[0]["decoded"] == 12, "\(counts)")
+        #expect(counts[1]["skipped"] == 24 && counts[1]["decoded"] == 0 && counts[1]["written"] == 0, "\(counts)")
+    }
+}
+
+extension IncrementalRunTests {
+    /// The records file of the job (one in the state folder).
+    static func recordsFile(_ job: JobFolder) -> String? {
+        let jobs = job.path("state/jobs")
+        guard let name = try? FileManager.default.contentsOfDirectory(atPath: jobs).first else { return nil }
+        return jobs + "/" + name + "/records.jsonl"
+    }
+
+    /// Output paths in the records file (whole lines only).
+    static func recordedOutputs(_ job: JobFolder) -> Set<String> {
+        guard let path = recordsFile(job), let data = FileManager.default.contents(atPath: path) else { return [] }
+        var outputs: Set<String> = []
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let record = object["record"] as? [String: Any], let output = record["output"] as? String
+            else { continue }
+            outputs.insert(output)
+        }
+        return outputs
+    }
+
+    @Test func aRunKilledMidJobIsFinishedByTheNextWhichRedoesOnlyWhatWasNotRecorded() throws {
+        let job = try JobFolder.make(photos: 16, generated: 0, sigma: 12)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let started = try Self.start(job, [])
+        let run = (started.process, ())
+        // Into the job: some outputs recorded (polled: the condition, not a guess at a time).
+        let deadline = ContinuousClock.now + .seconds(120)
+        while Self.recordedOutputs(job).count < 3, run.0.isRunning, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        let runningAtKill = run.0.isRunning
+        kill(run.0.processIdentifier, SIGKILL)
+        _ = Self.finish(started)
+        try #require(runningAtKill, "the run ended before it was killed: nothing was tested")
+        let recorded = Self.recordedOutputs(job)
+        #expect(recorded.count >= 3 && recorded.count < 32, "\(recorded.count) recorded")
+
+        // No output is half-written: every file at an output path decodes whole.
+        for variant in ["thumb", "blur"] {
+            for name in try FileManager.default.contentsOfDirectory(atPath: job.path("out/\(variant)"))
+            where !name.hasPrefix(".") {
+                #expect(throws: Never.self, "\(variant)/\(name)") {
+                    _ = try ImageReader.read(job.path("out/\(variant)/\(name)"))
+                }
+            }
+        }
+        // As if it had died while appending a record: a torn last line, ignored and cut off.
+        let records = try #require(Self.recordsFile(job))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: records))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"record":{"input":"/gone","inp"#.utf8))
+        try handle.close()
+
+        let (next, report, _) = try job.run()
+        #expect(next.status == 0, "\(next.stderr)")
+        let (after, afterReport, _) = try job.run()
+        #expect(after.status == 0 && afterReport.counts["skipped"] == 32, "\(after.stderr)")
+        let skipped = Set(report.statuses.filter { $0.value == "skipped" }.keys.map {
+            URL(fileURLWithPath: $0).standardizedFileURL.path
+        })
+        #expect(skipped == recorded, "skipped \(skipped.count), recorded \(recorded.count)")
+        #expect(report.counts["written"] == 32 - recorded.count)
+    }
+}
+
+extension IncrementalRunTests {
+    @Test func pruneRemovesExactlyTheRecordedOrphans() throws {
+        let job = try JobFolder.make(photos: 3, generated: 2)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        _ = try job.run()
+        // Files blurfarm did not write: one unrelated, one a former output of another job.
+        try "notes".write(toFile: job.path("out/thumb/notes.txt"), atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: job.path("out/blur/photo0.jpg"), toPath: job.path("out/blur/other.jpg"))
+        // Two inputs go; one of their outputs was edited by hand since.
+        try FileManager.default.removeItem(atPath: job.path("in/photo1.jpg"))
+        try FileManager.default.removeItem(atPath: job.path("in/gen0.ppm"))
+        try Data("edited".utf8).write(to: URL(fileURLWithPath: job.path("out/blur/gen0.jpg")))
+
+        // Without --prune nothing is removed.
+        let (_, kept, _) = try job.run()
+        #expect(kept.pruned.isEmpty && kept.counts["skipped"] == 6)
+        #expect(FileManager.default.fileExists(atPath: job.path("out/thumb/photo1.jpg")))
+
+        let (pruning, pruned, _) = try job.run(["--prune"])
+        #expect(pruning.status == 0, "\(pruning.stderr)")
+        #expect(
+            Set(pruned.pruned.map { $0.split(separator: "/").suffix(2).joined(separator: "/") })
+                == ["thumb/photo1.jpg", "blur/photo1.jpg", "thumb/gen0.jpg"], "\(pruned.pruned)")
+        #expect(pruning.stderr.contains("out/blur/gen0.jpg: input gone but the file was changed"), "\(pruning.stderr)")
+        let left = Set(try ["thumb", "blur"].flatMap { variant in
+            try FileManager.default.contentsOfDirectory(atPath: job.path("out/\(variant)")).map { "\(variant)/\($0)" }
+        })
+        #expect(left == [
+            "thumb/notes.txt", "blur/other.jpg", "blur/gen0.jpg", "thumb/photo0.jpg", "blur/photo0.jpg",
+            "thumb/photo2.jpg", "blur/photo2.jpg", "thumb/gen1.jpg", "blur/gen1.jpg",
+        ])
+        // The records went with the files: a second prune has nothing to do.
+        let (again, secondPrune, _) = try job.run(["--prune"])
+        #expect(again.stdout.isEmpty && secondPrune.pruned.isEmpty, "\(again.stdout)")
+    }
+
+    @Test func aLogGetsTimestampedLinesEvenWhenNothingWasToDo() throws {
+        let job = try JobFolder.make(photos: 1, generated: 1)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let log = job.path("cron.log")
+        _ = try job.run(["--log", log])
+        let (quiet, _, _) = try job.run(["--log", log])
+        #expect(quiet.stdout.isEmpty)
+        let (verbose, _, _) = try job.run(["--verbose"])
+        #expect(verbose.stdout.contains("cron: 0 written, 0 failed, 2 inputs, in "), "\(verbose.stdout)")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines[0].contains("blurfarm[") && lines[0].contains("cron: 4 written, 0 failed"), "\(lines)")
+        #expect(lines[1].contains("cron: 0 written, 0 failed") && lines[1].contains("4 up to date, 0 decoded"), "\(lines)")
+        #expect(lines.allSatisfy { $0.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "#, options: .regularExpression) != nil })
+    }
+}

@@ -1,0 +1,116 @@
+import BlurfarmCoordinator
+import Foundation
+import Synchronization
+import Testing
+
+/// The state folder's parts on their own: the records file under several threads, after a
+/// torn write and compaction; the job lock; the content hash.
+@Suite struct StateFolderTests {
+    static func temporaryFolder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-state-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func record(_ i: Int) -> OutputRecord {
+        let stamp = FileStamp(size: Int64(i), modified: 1, changed: 2, inode: 3, device: 4)
+        return OutputRecord(
+            output: "/out/\(i).jpg", input: "/in/\(i).jpg", recipe: "filters=[gaussian sigma=\(i)]",
+            inputFile: FileFingerprint(stamp: stamp, hash: String(repeating: "a", count: 32)),
+            outputFile: FileFingerprint(stamp: stamp, hash: String(repeating: "b", count: 32)),
+            written: Date(timeIntervalSince1970: 1_800_000_000))
+    }
+
+    @Test func recordsAddedFromManyThreadsAreAllThereAfterReopening() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let records = try OutputRecords(folder: folder)
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for k in 0..<40 {
+                do throws(StateError) {
+                    try records.add(Self.record(thread * 40 + k))
+                } catch {
+                    failures.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        try records.remove(output: "/out/7.jpg")
+        let reopened = try OutputRecords(folder: folder)
+        #expect(reopened.all.count == 319)
+        #expect(reopened.record(for: "/out/7.jpg") == nil)
+        #expect(reopened.record(for: "/out/300.jpg") == Self.record(300))
+        // Compaction leaves one line per record and the same records.
+        try reopened.compact()
+        let lines = try String(contentsOfFile: reopened.path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 319)
+        #expect(try OutputRecords(folder: folder).all == reopened.all)
+    }
+
+    @Test func aTornLastLineIsDroppedAndTheNextAppendStartsAFreshLine() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let records = try OutputRecords(folder: folder)
+        try records.add(Self.record(1))
+        let handle = try #require(FileHandle(forWritingAtPath: records.path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"record":{"output":"/out/2.j"#.utf8))
+        try handle.close()
+        let reopened = try OutputRecords(folder: folder)
+        #expect(reopened.all == [Self.record(1)])
+        try reopened.add(Self.record(3))
+        #expect(try OutputRecords(folder: folder).all == [Self.record(1), Self.record(3)])
+    }
+
+    @Test func aDamagedLineBeforeTheLastIsAnErrorNamingTheFile() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/records.jsonl"
+        try "garbage\n{}\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            _ = try OutputRecords(folder: folder)
+        } throws: { error in
+            (error as? StateError)?.description == "\(path): line 1 is not a record (remove the file to start afresh)"
+        }
+    }
+
+    @Test func aSecondHolderOfTheLockIsToldThePIDUntilTheFirstLetsGo() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/jobs/a/lock"
+        var first: JobLock? = nil
+        if case .acquired(let lock) = try JobLock.acquire(path, wait: false) { first = lock }
+        #expect(first != nil)
+        // flock locks belong to the open file: a second open in this process conflicts too.
+        guard case .busy(let holder) = try JobLock.acquire(path, wait: false) else {
+            Issue.record("the lock was taken twice")
+            return
+        }
+        #expect(holder == getpid())
+        // Another job's lock is free.
+        guard case .acquired = try JobLock.acquire(folder + "/jobs/b/lock", wait: false) else {
+            Issue.record("another job's lock was busy")
+            return
+        }
+        first = nil
+        guard case .acquired = try JobLock.acquire(path, wait: false) else {
+            Issue.record("the lock was not released")
+            return
+        }
+    }
+
+    @Test func theContentHashIsXXH3OfTheBytes() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // XXH3-128 of the empty input and of "a" (xxhsum -H2 gives the same digits).
+        #expect(ContentHash.of("") == "99aa06d3014798d86001c324468d497f")
+        #expect(ContentHash.of("a") == "a96faf705af16834e6c632b61e964e1f")
+        let file = folder + "/big"
+        // Over a chunk, so that the streaming state is checked against the one-shot hash.
+        let text = String(repeating: "blurfarm ", count: 300_000)
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try ContentHash.ofFile(file) == ContentHash.of(text))
+        #expect(try FileFingerprint.take(file).stamp.size == Int64(text.utf8.count))
+    }
+}
