@@ -154,9 +154,13 @@ public struct JobRunner: Sendable {
             filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
         let clock = ContinuousClock()
         var rendered: Result<RenderedImage, RenderFailure> = .failure(RenderFailure("not rendered"))
+        // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
+        // image itself: the chain would copy it, tile by tile, to the same bits.
+        let identity = chain.filters.isEmpty && chain.channels(forSource: image.pixels.channels) == image.pixels.channels
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
-                try rendering.render(image.pixels, chain: chain, tileSize: tileSize)
+                if identity { return RenderedImage(pixels: image.pixels) }
+                return try rendering.render(image.pixels, chain: chain, tileSize: tileSize)
             }
         }
         let pixels: PixelBuffer, retries: Int
@@ -203,7 +207,7 @@ public struct JobRunner: Sendable {
         if let problem { return failed(problem) }
         return OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
+            tiles: identity ? 0 : TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
             retries: retries, checksum: String(PixelChecksum.of(pixels, in: pixels.rect), radix: 16).leftPadded(to: 16))
     }

@@ -10,14 +10,15 @@ public struct FilterChain: Sendable {
     public let filters: [any Filter]
     public let edge: EdgeRule
     public let colour: ColourMode
-    /// The filters with the colour conversions of the `linear` mode around them.
+    /// The filters with the colour conversions of the `linear` mode around them; none for no
+    /// filters, so that an empty chain copies its input whatever the colour mode.
     private let stages: [any Filter]
 
     public init(filters: [any Filter], edge: EdgeRule = .clamp, colour: ColourMode = .gamma) {
         self.filters = filters
         self.edge = edge
         self.colour = colour
-        stages = colour == .linear
+        stages = colour == .linear && !filters.isEmpty
             ? [ColourConversion(.toLinear)] + filters + [ColourConversion(.toEncoded)] : filters
     }
 

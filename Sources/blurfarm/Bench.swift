@@ -53,6 +53,9 @@ struct Bench: ParsableCommand {
     @Option(help: "With --farm: the gaussian's sigma.")
     var farmSigma = 8.0
 
+    @Option(help: "With --farm: make thumbnails inside this many pixels square (JPEG q 80) instead of the gaussian, beside vipsthumbnail.")
+    var thumbnail: Int?
+
     @Option(help: "With --farm: the batch is the images this many times over.")
     var copies = 1
 
@@ -70,7 +73,7 @@ struct Bench: ParsableCommand {
         if !farm.isEmpty {
             do {
                 try FarmBench(
-                    paths: farm, copies: max(copies, 1), workers: workers.isEmpty ? [2] : workers, sigma: farmSigma,
+                    paths: farm, copies: max(copies, 1), workers: workers.isEmpty ? [2] : workers, sigma: farmSigma, thumbnail: thumbnail,
                     runs: runs, vips: !skipVips
                 ).run()
             } catch let error as CommandError {

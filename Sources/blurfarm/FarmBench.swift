@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// `blurfarm bench --farm PATH...`: `blurfarm run` on a batch of images beside
-/// `parallel -j N vips gaussblur` on the same files, in the same run, with the peak memory of
-/// the coordinator and of its workers.
+/// `parallel -j N vips gaussblur` on the same files (or, for thumbnails,
+/// `parallel -j N vipsthumbnail`), in the same run, with the peak memory of the coordinator and
+/// of its workers.
 struct FarmBench {
     /// Images or folders of them (their `.jpg`, `.jpeg`, `.png`, `.webp`, `.tif` files).
     let paths: [String]
@@ -18,6 +19,8 @@ struct FarmBench {
     /// Worker counts to time, one row each.
     let workers: [Int]
     let sigma: Double
+    /// Instead of the gaussian: thumbnails inside this many pixels square, JPEG q 80.
+    let thumbnail: Int?
     let runs: Int
     /// Whether to time `vips` too.
     let vips: Bool
@@ -50,18 +53,28 @@ struct FarmBench {
             }
         }
         let job = folder.appendingPathComponent("bench.job")
-        try """
-            job: bench
-            inputs: [in/*]
-            outputs:
-              - name: blur
-                path: out/{stem}.jpg
-                filters:
-                  - gaussian:
-                      sigma: \(sigma)
-                quality: 90
-
-            """.write(to: job, atomically: true, encoding: .utf8)
+        let variant =
+            if let thumbnail {
+                """
+                  - name: thumb
+                    path: out/{stem}.jpg
+                    resize:
+                      width: \(thumbnail)
+                      height: \(thumbnail)
+                    quality: 80
+                """
+            } else {
+                """
+                  - name: blur
+                    path: out/{stem}.jpg
+                    filters:
+                      - gaussian:
+                          sigma: \(sigma)
+                    quality: 90
+                """
+            }
+        try "job: bench\ninputs: [in/*]\noutputs:\n\(variant)\n".write(to: job, atomically: true, encoding: .utf8)
+        let what = thumbnail.map { "thumbnails inside \($0)x\($0) to JPEG q 80" } ?? "gaussian sigma \(sigma) to JPEG q 90"
         let config = folder.appendingPathComponent("bench.conf")
         try "state: state\n".write(to: config, atomically: true, encoding: .utf8)
 
@@ -69,7 +82,7 @@ struct FarmBench {
             let header = try ImageReader.header(ofFile: image)
             return sum + Double(header.width * header.height) / 1e6
         } * Double(copies)
-        print("blurfarm \(Blurfarm.version) bench --farm: \(files.count) images (\(String(format: "%.1f", megapixels)) MP), gaussian sigma \(sigma) to JPEG q 90")
+        print("blurfarm \(Blurfarm.version) bench --farm: \(files.count) images (\(String(format: "%.1f", megapixels)) MP), \(what)")
         print("machine: \(Machine.cpuModel), \(ProcessInfo.processInfo.activeProcessorCount) cores; libvips \(ImageReader.libvipsVersion)")
         print("median of \(runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
         print("")
@@ -93,8 +106,13 @@ struct FarmBench {
                 try? FileManager.default.removeItem(at: out)
                 try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
                 let jobs = workers.max() ?? 1
-                let arguments =
-                    ["-j", "\(jobs)", "vips", "gaussblur", "{}", "\(out.path)/{/.}.jpg[Q=90]", "\(sigma)", ":::"] + files
+                let command =
+                    if let thumbnail {
+                        ["vipsthumbnail", "{}", "-s", "\(thumbnail)x\(thumbnail)", "-o", "\(out.path)/%s.jpg[Q=80]"]
+                    } else {
+                        ["vips", "gaussblur", "{}", "\(out.path)/{/.}.jpg[Q=90]", "\(sigma)"]
+                    }
+                let arguments = ["-j", "\(jobs)"] + command + [":::"] + files
                 vipsSeconds.append(try Self.measure("/usr/bin/env", ["parallel"] + arguments).seconds)
             }
         }
@@ -114,7 +132,8 @@ struct FarmBench {
         }
         if let vipsMedian {
             rows.append([
-                "parallel -j \(workers.max() ?? 1) vips gaussblur", String(format: "%.2f", vipsMedian),
+                "parallel -j \(workers.max() ?? 1) \(thumbnail == nil ? "vips gaussblur" : "vipsthumbnail")",
+                String(format: "%.2f", vipsMedian),
                 String(format: "%.1f", Double(files.count) / vipsMedian), String(format: "%.1f", megapixels / vipsMedian),
                 "-", "-", "-", "1.00",
             ])
