@@ -106,7 +106,13 @@ public struct JobRunner: Sendable {
         case .failure(let error): return failure("\(output.path): \(error.description)", decode: decodeSeconds)
         }
         if verify == .untiled {
-            let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
+            // Rendered as the tiles were (plugins run in worker processes only), in one tile.
+            let whole: PixelBuffer
+            do throws(RenderFailure) {
+                whole = try rendering.render(image.pixels, chain: chain, tileSize: 0)
+            } catch {
+                return failure("\(output.path): untiled render for verification: \(error.description)", decode: decodeSeconds)
+            }
             if whole.rect != pixels.rect {
                 return failure("\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)", decode: decodeSeconds)
             }

@@ -20,5 +20,5 @@ struct Blurfarm: ParsableCommand {
             Documentation: README.md and docs/ in the source tree.
             """,
         version: version,
-        subcommands: [Apply.self, Check.self, Run.self, Bench.self, WorkerCommand.self])
+        subcommands: [Apply.self, Check.self, Run.self, Filters.self, Bench.self, WorkerCommand.self])
 }

@@ -27,8 +27,7 @@ struct Check: ParsableCommand {
     var tile: Int?
 
     func run() throws {
-        let registry = FilterRegistry.builtIn
-        let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
+        let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         var unreadable = 0
         for plan in plans {
             print("\(plan.manifestPath): job '\(plan.job.name)': \(plan.inputs.count) inputs, \(plan.outputCount) outputs, "
@@ -71,7 +70,7 @@ struct Check: ParsableCommand {
             let tiles = TileGrid(bounds: chain.outputRect(forImage: Rect(width: size.width, height: size.height)),
                 tileSize: plan.tileSize).count
             parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
-            parts.append("reach \(chain.reach)")
+            parts.append(chain.reach.map { "reach \($0)" } ?? "reach depends on the tile (a plugin's region of interest)")
             parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
             parts.append("\(tiles) tiles")
         }

@@ -59,13 +59,24 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        let registry = FilterRegistry.builtIn
-        let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
+        let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        // Worker processes only when asked for (--workers, or the configuration's workers): for
-        // now the pool renders one image at a time and is slower than the in-process engine
-        // (docs/performance.md), so that stays the default. --threads alone asks for it too.
-        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? 0)
+        // Plugins run in worker processes only (a plugin that crashes kills a worker, not the
+        // run): jobs that use one are rendered by the pool.
+        let plugins = Set(plans.flatMap { plan in
+            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
+        }).sorted()
+        if !plugins.isEmpty, workers == 0 || threads != nil {
+            printError(
+                "blurfarm: the jobs use plugin filters (\(plugins.joined(separator: ", "))), which run in worker "
+                    + "processes only: drop --workers 0 and --threads")
+            throw ExitCode(ExitStatus.invalid)
+        }
+        // Otherwise worker processes only when asked for (--workers, or the configuration's
+        // workers): for now the pool renders one image at a time and is slower than the
+        // in-process engine (docs/performance.md), so that stays the default. --threads alone
+        // asks for it too.
+        let workerCount = workers ?? (threads != nil ? 0 : configuration.workers ?? (plugins.isEmpty ? 0 : cores))
         let threadCount = workerCount == 0 ? threads ?? cores : workerCount
         let pool: WorkerPool?
         let rendering: any ImageRendering
@@ -75,7 +86,7 @@ struct Run: ParsableCommand {
             do throws(RenderFailure) {
                 let started = try WorkerPool(
                     executable: "/proc/self/exe", workers: workerCount, retries: configuration.retries,
-                    heartbeatTimeout: heartbeat)
+                    heartbeatTimeout: heartbeat, pluginFolders: farm.pluginFolders(configuration))
                 pool = started
                 rendering = started
             } catch {
