@@ -103,7 +103,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmKernelsTests",
             dependencies: ["BlurfarmTestSupport", 
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmPlugins", "blurfarm",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
