@@ -99,7 +99,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
-        .target(name: "BlurfarmTestSupport", path: "Tests/BlurfarmTestSupport", swiftSettings: strict),
+        .target(
+            name: "BlurfarmTestSupport", path: "Tests/BlurfarmTestSupport",
+            exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath
+            swiftSettings: strict),
         .testTarget(
             name: "BlurfarmKernelsTests",
             dependencies: ["BlurfarmTestSupport", 
@@ -139,7 +142,6 @@ let package = Package(
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmPlugins",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",

@@ -68,9 +68,14 @@ struct FarmOptions: ParsableArguments {
     func registry(for configuration: FarmConfiguration) -> FilterRegistry {
         let (registry, problems) = FilterRegistry.withPlugins(
             from: PluginLoader(folders: pluginFolders(configuration)), mayRun: false)
-        for problem in problems { printError("blurfarm: warning: plugin not loaded: \(problem)") }
+        for problem in problems { printWarning("plugin not loaded: \(problem)") }
         return registry
     }
+}
+
+/// Prints `blurfarm: warning: message` to standard error.
+func printWarning(_ message: String) {
+    FileHandle.standardError.write(Data("blurfarm: warning: \(message)\n".utf8))
 }
 
 /// Exit statuses of the job commands (docs/commands.md).

@@ -29,7 +29,7 @@ struct Filters: ParsableCommand {
             return
         }
         guard let descriptor = registry.descriptor(named: name) else {
-            var message = "blurfarm: unknown filter '\(name)'"
+            var message = "unknown filter '\(name)'"
             if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
                 message += " (did you mean '\(near)'?)"
             }

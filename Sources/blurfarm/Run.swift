@@ -68,7 +68,7 @@ struct Run: ParsableCommand {
         }).sorted()
         if !plugins.isEmpty, workers == 0 || threads != nil {
             printError(
-                "blurfarm: the jobs use plugin filters (\(plugins.joined(separator: ", "))), which run in worker "
+                "the jobs use plugin filters (\(plugins.joined(separator: ", "))), which run in worker "
                     + "processes only: drop --workers 0 and --threads")
             throw ExitCode(ExitStatus.invalid)
         }

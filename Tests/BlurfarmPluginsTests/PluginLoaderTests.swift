@@ -1,6 +1,7 @@
 import BlurfarmCore
 import BlurfarmKernels
 import BlurfarmPlugins
+import BlurfarmTestSupport
 import Foundation
 import Testing
 

@@ -1,50 +1,41 @@
-import BlurfarmPlugins
-import BlurfarmTestSupport
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Builds test plugins with the system's C compiler against the ABI header, in temporary
 /// folders outside the repository, and finds the example plugins `swift build` built.
-enum TestPlugins {
+public enum TestPlugins {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
     /// The ABI header, as installed in the repository.
-    static let header = repository.appendingPathComponent("Plugins/include/blurfarm_plugin.h")
+    public static let header = repository.appendingPathComponent("Plugins/include/blurfarm_plugin.h")
     /// The C sources of the test plugins.
     static func source(_ name: String) -> URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("test-plugins/\(name)")
     }
 
     /// The folder `swift build` put the executable and the example plugins in.
-    static var buildFolder: String { BuiltExecutable.url.deletingLastPathComponent().path }
-
-    /// A loader for the example plugins.
-    static let examples = PluginLoader(folders: [buildFolder])
+    public static var buildFolder: String { BuiltExecutable.url.deletingLastPathComponent().path }
 
     /// A new temporary folder, mode 755 whatever the umask.
-    static func folder() throws -> URL {
+    public static func folder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-plugins-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         try setMode(0o755, url)
         return url
     }
 
-    static func setMode(_ mode: Int, _ url: URL) throws {
+    public static func setMode(_ mode: Int, _ url: URL) throws {
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
     }
 
-    struct CompileError: Error, CustomStringConvertible {
-        let description: String
+    public struct CompileError: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// Compiles `source` (a file of test-plugins/) with `cc -shared -fPIC` and `defines` into
     /// `folder/lib<name>.so`, mode 755, against a copy of the header in `folder/include`
     /// (the header as someone outside the repository has it). Returns the library's path.
     @discardableResult
-    static func compile(_ source: String, as name: String, into folder: URL, defines: [String] = []) throws -> String {
+    public static func compile(_ source: String, as name: String, into folder: URL, defines: [String] = []) throws -> String {
         let include = folder.appendingPathComponent("include")
         try FileManager.default.createDirectory(at: include, withIntermediateDirectories: true)
         let installed = include.appendingPathComponent("blurfarm_plugin.h")
