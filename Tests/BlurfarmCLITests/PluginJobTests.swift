@@ -197,14 +197,8 @@ import Testing
 
     /// The plugin example job, as docs/plugins.md runs it, beside a copy of the manifest.
     @Test func thePluginExampleJobWritesEveryOutput() throws {
-        let folder = try Fixtures.temporaryFolder()
+        let folder = try JobCommandTests.shippedJobCopy("plugins.job")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("jobs"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            at: Fixtures.repository.appendingPathComponent("jobs/plugins.job"),
-            to: folder.appendingPathComponent("jobs/plugins.job"))
-        try FileManager.default.createSymbolicLink(
-            at: folder.appendingPathComponent("samples"), withDestinationURL: Fixtures.repository.appendingPathComponent("samples"))
         let result = try Blurfarm.run(["run", "jobs/plugins.job"], in: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("plugins: 6 written, 0 failed, 3 inputs"), "\(result.stdout)")
