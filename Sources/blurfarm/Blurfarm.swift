@@ -12,6 +12,7 @@ struct Blurfarm: ParsableCommand {
             Examples:
               blurfarm run jobs/example.job
               blurfarm check jobs/example.job
+              blurfarm filters
               blurfarm apply photo.jpg blurred.jpg --filter 'gaussian sigma=8'
               blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' \\
                   --edge mirror
