@@ -135,9 +135,11 @@ func parameter(
 /// The parameters, in the order of ``Parameter``.
 nonisolated(unsafe) let parameters: UnsafeMutablePointer<blurfarm_parameter> = {
     let list = [
+        // At most 50 (a policy): the domain of definition grows with 1 / (1 - a), so under the
+        // grow edge rule a zoom at most doubles the image's side.
         parameter(
             "amount", "how far the streaks reach: percent of the way from each pixel to the centre",
-            default: 20, minimum: 0, maximum: 90),
+            default: 20, minimum: 0, maximum: 50),
         parameter(
             "centre-x", "the centre's x as a fraction of the image width (0 left edge, 1 right edge)",
             default: 0.5, minimum: 0, maximum: 1),

@@ -57,17 +57,17 @@ public struct TaskRunner: Sendable {
             var plugin: Plugin?
             if let builtIn = registry.descriptor(named: spec.name) {
                 descriptor = builtIn
-            } else if let plugins {
-                do throws(PluginError) {
-                    plugin = try plugins.load(named: spec.name)
-                } catch {
-                    throw Problem("filter \(index + 1): \(error)")
-                }
-                descriptor = plugin!.descriptor
             } else {
                 let known = registry.descriptors.map(\.name)
                 let hint = closestName(to: spec.name, among: known).map { " (did you mean '\($0)'?)" } ?? ""
-                throw Problem("filter \(index + 1): unknown filter '\(spec.name)'\(hint)")
+                let unknown = "filter \(index + 1): unknown filter '\(spec.name)'\(hint)"
+                guard let plugins else { throw Problem(unknown) }
+                do throws(PluginError) {
+                    plugin = try plugins.load(named: spec.name)
+                } catch {
+                    throw Problem("\(unknown); as a plugin: \(error)")
+                }
+                descriptor = plugin!.descriptor
             }
             let arguments = spec.arguments.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
             switch descriptor.resolve(arguments) {

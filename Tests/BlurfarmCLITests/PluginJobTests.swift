@@ -113,7 +113,7 @@ import Testing
             #expect(result.stderr == """
                 \(job):8:21: error: 'strength' must be a number >= 0 and <= 1 for plugin 'vignette'
                 \(job):9:19: error: 'radius' must be a number >= 0 and <= 1 for plugin 'vignette'
-                \(job):11:19: error: 'amount' must be a number >= 0 and <= 90 for plugin 'zoom'
+                \(job):11:19: error: 'amount' must be a number >= 0 and <= 50 for plugin 'zoom'
                 \(job):12:11: error: unknown key 'centre' in 'zoom'
                 \(job):12:11: note: did you mean 'centre-x'?
                 \(job): 4 errors

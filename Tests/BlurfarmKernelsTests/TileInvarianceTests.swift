@@ -32,7 +32,7 @@ import Testing
                 ]))
             } else if kind == 3 {
                 filters.append(plugin("zoom", [
-                    "amount": .number(Double.random(in: 0...90, using: &rng)),
+                    "amount": .number(Double.random(in: 0...50, using: &rng)),
                     "centre-x": .number(Double.random(in: 0...1, using: &rng)),
                     "centre-y": .number(Double.random(in: 0...1, using: &rng)),
                 ]))
@@ -75,7 +75,7 @@ import Testing
         for edge in EdgeRule.allCases {
             let chain = FilterChain(
                 filters: [
-                    GaussianBlur(sigma: 2.5), Self.plugin("zoom", ["amount": .number(60)]), MotionBlur(radius: 4, angle: 20),
+                    GaussianBlur(sigma: 2.5), Self.plugin("zoom", ["amount": .number(45)]), MotionBlur(radius: 4, angle: 20),
                     Self.plugin("vignette", ["strength": .number(0.9)]),
                 ], edge: edge, colour: .linear)
             let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)

@@ -14,7 +14,7 @@ import Testing
         #expect(vignette.descriptor.parameters.map(\.defaultValue) == [.number(0.5), .number(0.5)])
         let zoom = try TestPlugins.examples.load(named: "zoom")
         #expect(zoom.descriptor.parameters.map(\.name) == ["amount", "centre-x", "centre-y"])
-        #expect(zoom.descriptor.parameters[0].rangeDescription == "a number >= 0 and <= 90")
+        #expect(zoom.descriptor.parameters[0].rangeDescription == "a number >= 0 and <= 50")
         // Loaded once: the same plugin again.
         #expect(try TestPlugins.examples.load(named: "zoom") === zoom)
     }
