@@ -54,8 +54,8 @@ public final class WorkerPool: ImageRendering {
     ///     hung, a bad checksum) before its image fails.
     ///   - heartbeatTimeout: how long a worker with a task (or one not yet greeted) may stay
     ///     silent before it is killed and replaced.
-    /// - Throws: ``RenderFailure`` when the workers keep failing to start.
     ///   - pluginFolders: the folders the workers load plugins from (`--plugin-folder`).
+    /// - Throws: ``RenderFailure`` when the workers keep failing to start.
     public init(
         executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
         pluginFolders: [String] = []
