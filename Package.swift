@@ -133,7 +133,7 @@ let package = Package(
             name: "BlurfarmWorkerTests",
             dependencies: ["BlurfarmTestSupport", 
                 "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
-                "BlurfarmWorker",
+                "BlurfarmWorker", "BlurfarmPlugins",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -5,6 +5,10 @@ import BlurfarmTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The loader's refusals, each with its exact message, and what it loads.
 @Suite struct PluginLoaderTests {
     @Test func theExamplePluginsLoadFromTheBuildFolderWithTheirDeclarations() throws {
@@ -64,6 +68,23 @@ import Testing
         #expect(throws: PluginError(path, "the plugin file is writable by other users (mode 757): it is not loaded")) {
             try PluginLoader(folders: [folder.path]).load(named: "invert")
         }
+    }
+
+    /// Only root can give a file away, so this runs as root (as CI does).
+    @Test(.enabled(if: geteuid() == 0, "giving a file to another user needs root"))
+    func aFolderOrFileOwnedBySomeoneElseIsRefused() throws {
+        let folder = try TestPlugins.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try TestPlugins.compile("invert.c", as: "invert", into: folder)
+        try FileManager.default.setAttributes([.ownerAccountID: 4242], ofItemAtPath: folder.path)
+        #expect(throws: PluginError(
+            folder.path, "the plugin folder belongs to user 4242, neither root nor this user: no plugin is loaded from it"
+        )) { try PluginLoader(folders: [folder.path]).load(named: "invert") }
+        try FileManager.default.setAttributes([.ownerAccountID: 0], ofItemAtPath: folder.path)
+        try FileManager.default.setAttributes([.ownerAccountID: 4242], ofItemAtPath: path)
+        #expect(throws: PluginError(
+            path, "the plugin file belongs to user 4242, neither root nor this user: it is not loaded"
+        )) { try PluginLoader(folders: [folder.path]).load(named: "invert") }
     }
 
     @Test func anUnknownABIVersionIsRefusedNamingBothVersions() throws {
