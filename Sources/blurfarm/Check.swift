@@ -70,7 +70,7 @@ struct Check: ParsableCommand {
             let tiles = TileGrid(bounds: chain.outputRect(forImage: Rect(width: size.width, height: size.height)),
                 tileSize: plan.tileSize).count
             parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
-            parts.append(chain.reach.map { "reach \($0)" } ?? "reach depends on the tile (a plugin's region of interest)")
+            parts.append(chain.reach.map { "reach \($0)" } ?? "reach: the plugins' regions of interest, tile by tile")
             parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
             parts.append("\(tiles) tiles")
         }
