@@ -9,11 +9,16 @@
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
 //   BlurfarmWire      the coordinator-worker protocol: framed messages; depends on Core
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
-//   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory
+//   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
+//                     module that calls dlopen) and makes them filters; Core, Kernels, the ABI header
+//   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory,
+//                     Plugins
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
 //   blurfarm          the command-line driver
+//   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
+//                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`
 import PackageDescription
 
 #if arch(x86_64)
@@ -35,6 +40,10 @@ let package = Package(
     name: "blurfarm",
     products: [
         .executable(name: "blurfarm", targets: ["blurfarm"]),
+        // The example plugins (docs/plugins.md): each a shared library lib<name>.so beside the
+        // executable, where the shipped configuration's plugin folder '{build}' points.
+        .library(name: "vignette", type: .dynamic, targets: ["vignette"]),
+        .library(name: "zoom", type: .dynamic, targets: ["zoom"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -47,9 +56,22 @@ let package = Package(
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
         .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore", "CXXHash"], swiftSettings: strict),
         .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
+        // The plugin ABI: one C header, a module for Swift (the host and Swift plugins).
+        // SwiftPM reserves Plugins/ for package plugins, hence the explicit paths.
+        .systemLibrary(name: "BlurfarmPluginABI", path: "Plugins/include"),
+        .target(
+            name: "BlurfarmPlugins", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmPluginABI"],
+            swiftSettings: strict),
+        .target(
+            name: "vignette", path: "Plugins/vignette", publicHeadersPath: ".", cSettings: [.headerSearchPath("../include")],
+            linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "zoom", dependencies: ["BlurfarmPluginABI"], path: "Plugins/zoom", swiftSettings: pixelCode),
         .target(
             name: "BlurfarmWorker",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmWire", "BlurfarmSharedMemory", "CSystemShims"],
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmWire", "BlurfarmSharedMemory", "BlurfarmPlugins",
+                "CSystemShims",
+            ],
             swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
@@ -78,15 +100,18 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "CSystemShims",
+                "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
-        .target(name: "BlurfarmTestSupport", path: "Tests/BlurfarmTestSupport", swiftSettings: strict),
+        .target(
+            name: "BlurfarmTestSupport", path: "Tests/BlurfarmTestSupport",
+            exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath
+            swiftSettings: strict),
         .testTarget(
             name: "BlurfarmKernelsTests",
             dependencies: ["BlurfarmTestSupport", 
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmPlugins", "blurfarm",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
@@ -113,7 +138,14 @@ let package = Package(
             name: "BlurfarmWorkerTests",
             dependencies: ["BlurfarmTestSupport", 
                 "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
-                "BlurfarmWorker",
+                "BlurfarmWorker", "BlurfarmPlugins",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmPluginsTests",
+            dependencies: [
+                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmPlugins",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(

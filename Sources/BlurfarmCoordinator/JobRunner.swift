@@ -171,7 +171,18 @@ public struct JobRunner: Sendable {
         }
         func failed(_ message: String) -> OutputReport { failure(message, decode: decodeSeconds, retries: retries) }
         if verify == .untiled {
-            let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
+            // In one tile, here in the coordinator; a chain with a plugin in one task of the
+            // rendering, as plugins run in worker processes only.
+            let whole: PixelBuffer
+            if variant.filters.contains(where: { registry.descriptor(named: $0.name)?.isPlugin == true }) {
+                do throws(RenderFailure) {
+                    whole = try rendering.render(image.pixels, chain: chain, tileSize: 0).pixels
+                } catch {
+                    return failed("\(output.path): untiled render for verification: \(error.description)")
+                }
+            } else {
+                whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
+            }
             if whole.rect != pixels.rect {
                 return failed("\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)")
             }

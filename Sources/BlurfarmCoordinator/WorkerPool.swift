@@ -62,12 +62,13 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
     ///     hung, a bad checksum) before its image fails.
     ///   - heartbeatTimeout: how long a worker with a task (or one not yet greeted) may stay
     ///     silent before it is killed and replaced.
-    /// - Throws: ``RenderFailure`` when the workers keep failing to start.
     ///   - taskTimeout: how long a worker may work on one task (heartbeats or not) before it is
     ///     killed and replaced, and the task retried.
+    ///   - pluginFolders: the folders the workers load plugins from (`--plugin-folder`).
+    /// - Throws: ``RenderFailure`` when the workers keep failing to start.
     public init(
         executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
-        taskTimeout: Duration = .seconds(600)
+        taskTimeout: Duration = .seconds(600), pluginFolders: [String] = []
     ) throws(RenderFailure) {
         precondition(workers >= 1, "a pool has at least one worker")
         precondition(retries >= 0, "retries cannot be negative")
@@ -85,7 +86,7 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
         let thread = Thread { [self] in
             let supervisor = Supervisor(
                 executable: executable, workerCount: workers, retries: retries, heartbeatTimeout: heartbeatTimeout,
-                taskTimeout: taskTimeout, wake: wakeRead)
+                taskTimeout: taskTimeout, wake: wakeRead, pluginFolders: pluginFolders)
             supervisor.run(pool: self, started: started)
             finished.signal()
         }
@@ -136,7 +137,8 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
         let request = PoolRequest(
             tiles: TileGrid(bounds: outputRect, tileSize: tileSize).tiles, image: source.rect,
             filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour, source: sourceRegion,
-            outputSegment: outputSegment.id, output: output)
+            outputSegment: outputSegment.id, output: output,
+            plugins: chain.filters.map(\.spec.name).filter { !FilterRegistry.builtIn.descriptors.map(\.name).contains($0) })
         let accepted = inbox.withLock { inbox -> Bool in
             if inbox.shuttingDown { return false }
             inbox.requests.append(request)
@@ -234,14 +236,18 @@ private final class PoolRequest: @unchecked Sendable {
     let source: SharedRegion
     let outputSegment: UInt32
     let output: PixelBuffer
+    /// The plugins of the chain, named when a tile fails past the retry limit: a worker that
+    /// dies while rendering them is most likely killed by one.
+    let plugins: [String]
     let done = DispatchSemaphore(value: 0)
     /// The retried tiles on success.
     var result: Result<Int, RenderFailure>?
 
     init(
         tiles: [Rect], image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
-        outputSegment: UInt32, output: PixelBuffer
+        outputSegment: UInt32, output: PixelBuffer, plugins: [String]
     ) {
+        self.plugins = plugins
         self.tiles = tiles
         self.image = image
         self.filters = filters
@@ -318,10 +324,14 @@ private final class Supervisor {
     /// Set when workers keep failing to start: every request fails with it.
     var broken: String?
 
+    /// Passed to every worker as `--plugin-folder` arguments.
+    let pluginFolders: [String]
+
     init(
         executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, taskTimeout: Duration,
-        wake: Int32
+        wake: Int32, pluginFolders: [String]
     ) {
+        self.pluginFolders = pluginFolders
         self.executable = executable
         self.workerCount = workerCount
         self.retries = retries
@@ -400,7 +410,7 @@ private final class Supervisor {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let arguments = [
             executable, "worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(getpid())",
-        ]
+        ] + pluginFolders.flatMap { ["--plugin-folder", $0] }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -524,8 +534,11 @@ private final class Supervisor {
     /// attempt number, or the image fails when the attempts are used up.
     func failedAttempt(_ pending: Pending, of job: Job, _ message: String, avoid: UInt32? = nil) {
         if Int(pending.attempt) > retries {
+            let plugins = job.request.plugins.map { "plugin '\($0)'" }.joined(separator: ", ")
+            let running = plugins.isEmpty ? "" : " (the chain runs \(plugins))"
             finish(job, .failure(RenderFailure(
-                "tile \(pending.tile) failed \(pending.attempt) times; the last time: \(message)", retries: job.retries)))
+                "tile \(pending.tile) failed \(pending.attempt) times\(running); the last time: \(message)",
+                retries: job.retries)))
         } else {
             job.retries += 1
             job.queue.insert(Pending(tile: pending.tile, attempt: pending.attempt + 1, avoid: avoid), at: 0)

@@ -124,13 +124,15 @@ public struct ParameterDescriptor: Sendable {
 public enum ParameterProblem: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownParameter(String, filter: String, suggestion: String?)
     case missingParameter(String, filter: String)
-    case invalidValue(parameter: String, expected: String)
+    /// A value outside the declaration; `plugin` names the plugin that declared it, if any.
+    case invalidValue(parameter: String, expected: String, plugin: String? = nil)
 
     public var description: String {
         switch self {
         case .unknownParameter(let name, let filter, _): "unknown parameter '\(name)' for filter '\(filter)'"
         case .missingParameter(let name, let filter): "filter '\(filter)' needs parameter '\(name)'"
-        case .invalidValue(let parameter, let expected): "'\(parameter)' must be \(expected)"
+        case .invalidValue(let parameter, let expected, let plugin):
+            "'\(parameter)' must be \(expected)" + (plugin.map { " for plugin '\($0)'" } ?? "")
         }
     }
 }
@@ -147,10 +149,28 @@ public struct FilterDescriptor: Sendable {
     /// One line: what the filter does.
     public let summary: String
     public let parameters: [ParameterDescriptor]
-    /// Where the filter comes from: "built-in", or a plugin's file.
-    public let origin: String
+    /// Where the filter comes from: built into blurfarm, or a plugin's file.
+    public let origin: Origin
 
-    public init(name: String, summary: String, parameters: [ParameterDescriptor], origin: String) {
+    /// Where a filter comes from.
+    public enum Origin: Hashable, Sendable, CustomStringConvertible {
+        /// One of blurfarm's own kernels.
+        case builtIn
+        /// A plugin: the shared library at `path`, which runs in worker processes only.
+        case plugin(path: String)
+
+        public var description: String {
+            switch self {
+            case .builtIn: "built-in"
+            case .plugin(let path): "plugin \(path)"
+            }
+        }
+    }
+
+    /// Whether the filter is a plugin's (it runs in worker processes only).
+    public var isPlugin: Bool { origin != .builtIn }
+
+    public init(name: String, summary: String, parameters: [ParameterDescriptor], origin: Origin) {
         self.name = name
         self.summary = summary
         self.parameters = parameters
@@ -170,12 +190,14 @@ public struct FilterDescriptor: Sendable {
             }
             switch parameter.check(value) {
             case .success(let v): resolved[name] = v
+            case .failure(.invalidValue(let parameter, let expected, _)) where isPlugin:
+                problems.append(.invalidValue(parameter: parameter, expected: expected, plugin: self.name))
             case .failure(let problem): problems.append(problem)
             }
         }
         for parameter in parameters where resolved[parameter.name] == nil {
             if let value = parameter.defaultValue {
-                if !problems.contains(where: { if case .invalidValue(parameter.name, _) = $0 { true } else { false } }) {
+                if !problems.contains(where: { if case .invalidValue(parameter.name, _, _) = $0 { true } else { false } }) {
                     resolved[parameter.name] = value
                 }
             } else if parameter.isRequired, !arguments.contains(where: { $0.name == parameter.name }) {

@@ -26,14 +26,20 @@ public struct Renderer: Sendable {
     }
 
     /// The filtered image. Its rectangle is the chain's output rectangle (the source's, or
-    /// grown by the reach for the `grow` edge rule); its channels the chain's
+    /// grown for the `grow` edge rule); its channels the chain's
     /// (``FilterChain/channels(forSource:)``).
     public func render(_ source: PixelBuffer) -> PixelBuffer {
         let output = PixelBuffer(
             rect: chain.outputRect(forImage: source.rect), channels: chain.channels(forSource: source.channels))
         let chain = self.chain
         executor.run(tiles: tiles(forImage: source.rect)) { tile in
-            chain.render(tile: tile, source: source, into: output)
+            do throws(FilterFailure) {
+                try chain.render(tile: tile, source: source, into: output)
+            } catch {
+                // Only plugins fail, and they run in worker processes (TaskRunner), which
+                // answer a failure with a message; a plugin reaching this renderer is a bug.
+                preconditionFailure("filter '\(error.filter)' failed in the in-process renderer: \(error.message)")
+            }
         }
         return output
     }

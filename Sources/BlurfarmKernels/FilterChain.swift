@@ -5,7 +5,8 @@ import BlurfarmCore
 /// Each filter maps an image to an image: with `clamp`, `mirror` and `transparent` every
 /// intermediate image has the source's size and the edge rule supplies the pixels beyond it;
 /// with `grow` every intermediate extends as far as its values are not transparent and the
-/// output is the source grown by the chain's reach.
+/// output is the source grown by each filter's domain of definition (by the chain's reach,
+/// for the built-in filters).
 public struct FilterChain: Sendable {
     public let filters: [any Filter]
     public let edge: EdgeRule
@@ -22,8 +23,17 @@ public struct FilterChain: Sendable {
             ? [ColourConversion(.toLinear)] + filters + [ColourConversion(.toEncoded)] : filters
     }
 
-    /// The chain's reach: the sum of its filters' reaches.
-    public var reach: Reach { filters.reduce(Reach.zero) { $0 + $1.reach } }
+    /// The chain's reach when every filter reads the same distance at every pixel (the
+    /// built-in filters): the sum of their reaches. `nil` when a filter's region of interest
+    /// depends on where the pixel lies (a plugin such as `zoom`).
+    public var reach: Reach? {
+        var sum = Reach.zero
+        for filter in filters {
+            guard let uniform = filter as? any UniformReachFilter else { return nil }
+            sum = sum + uniform.reach
+        }
+        return sum
+    }
 
     /// The channels the chain works in and writes for a source with `sourceChannels`: an
     /// opaque (3-channel) source stays opaque under `clamp` and `mirror`; `transparent` and
@@ -33,8 +43,11 @@ public struct FilterChain: Sendable {
     }
 
     /// The output rectangle for a source image covering `image`.
+    /// With `grow` that is each filter's domain of definition in turn (the source grown by
+    /// the chain's reach for the built-in filters); otherwise the image itself.
     public func outputRect(forImage image: Rect) -> Rect {
-        edge == .grow ? image.grown(dx: reach.x, dy: reach.y) : image
+        guard edge == .grow else { return image }
+        return filters.reduce(image) { $1.domainOfDefinition(forInput: $0, image: image) }
     }
 
     /// The rectangle of the source image that rendering `tile` reads (what a tile's task
@@ -50,7 +63,7 @@ public struct FilterChain: Sendable {
         var computed = [Rect](repeating: tile, count: n + 1)
         var reads = [Rect](repeating: tile, count: n + 1)
         for i in stride(from: n, through: 1, by: -1) {
-            reads[i] = stages[i - 1].regionOfInterest(for: computed[i])
+            reads[i] = stages[i - 1].regionOfInterest(for: computed[i], image: image)
             computed[i - 1] = valuesNeeded(for: reads[i], fromStage: i - 1, image: image)
         }
         if n == 0 { computed[0] = valuesNeeded(for: tile, fromStage: 0, image: image) }
@@ -66,14 +79,18 @@ public struct FilterChain: Sendable {
     /// Renders the pixels of `tile` (inside ``outputRect(forImage:)``) from `source` (the whole
     /// source image) into `output`, whose rectangle holds `tile`. The result is bit-identical
     /// whatever tiles the output is cut into. `output` has ``channels(forSource:)`` channels.
-    public func render(tile: Rect, source: PixelBuffer, into output: PixelBuffer) {
-        render(tile: tile, source: source, image: source.rect, into: output)
+    ///
+    /// - Throws: the ``FilterFailure`` of the first filter that fails (only plugins can).
+    public func render(tile: Rect, source: PixelBuffer, into output: PixelBuffer) throws(FilterFailure) {
+        try render(tile: tile, source: source, image: source.rect, into: output)
     }
 
     /// Renders the pixels of `tile` as ``render(tile:source:into:)`` does, from a `source` that
     /// holds only part of the image `image`: at least ``sourceRegion(for:image:)`` (what a
     /// worker's task carries). The result is the same bits as from the whole image.
-    public func render(tile: Rect, source: PixelBuffer, image: Rect, into output: PixelBuffer) {
+    ///
+    /// - Throws: the ``FilterFailure`` of the first filter that fails (only plugins can).
+    public func render(tile: Rect, source: PixelBuffer, image: Rect, into output: PixelBuffer) throws(FilterFailure) {
         let needed = sourceRegion(for: tile, image: image)
         precondition(
             image.contains(source.rect) && (needed.isEmpty || source.rect.contains(needed)),
@@ -93,7 +110,7 @@ public struct FilterChain: Sendable {
                 : edge == .grow ? current.view(reads[i])
                 : EdgeExtension.extend(current, image: image, to: reads[i], rule: edge, channels: n)
             let result = i == stages.count ? target : PixelBuffer.uninitialized(computed[i], channels: n)
-            stages[i - 1].apply(input: input, output: result)
+            try stages[i - 1].apply(input: input, output: result, image: image)
             current = result
         }
     }

@@ -17,7 +17,7 @@ import BlurfarmCore
 /// colour; the clamp keeps the pixel valid (UIImageEffects clamps to 0...255 on opaque data,
 /// the same there). The tint's channels are sRGB-encoded values blended as stored, as Core
 /// Graphics does; under `colour: linear` the whole filter works on linear values.
-public struct FrostBlur: Filter {
+public struct FrostBlur: UniformReachFilter {
     public static let descriptor = FilterDescriptor(
         name: "frost",
         summary: "the iOS frosted-glass look (UIImageEffects): gaussian blur, saturation, tint drawn over",
@@ -36,7 +36,7 @@ public struct FrostBlur: Filter {
                 name: "tint", kind: .colour,
                 summary: "colour drawn over the blur, '#rrggbbaa' with a straight alpha (default: the style's)"),
         ],
-        origin: "built-in")
+        origin: .builtIn)
 
     /// The blur the effect starts from (mask, reach and schedule).
     public let blur: GaussianBlur
@@ -86,8 +86,8 @@ public struct FrostBlur: Filter {
 
     public var reach: Reach { blur.reach }
 
-    public func apply(input: PixelBuffer, output: PixelBuffer) {
-        blur.apply(input: input, output: output)
+    public func apply(input: PixelBuffer, output: PixelBuffer, image: Rect) {
+        blur.apply(input: input, output: output, image: image)
         let s = Float(saturation)
         let ta = Float(tint.w)
         let keep = 1 - ta

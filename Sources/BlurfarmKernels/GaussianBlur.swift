@@ -2,7 +2,7 @@ import BlurfarmCore
 
 /// `gaussian`: convolution with a sampled Gaussian of standard deviation `sigma` pixels
 /// (Core Image's `CIGaussianBlur` `inputRadius`), separable, truncated at `ceil(3σ)`.
-public struct GaussianBlur: Filter {
+public struct GaussianBlur: UniformReachFilter {
     public static let descriptor = FilterDescriptor(
         name: "gaussian",
         summary: "Gaussian blur (Core Image's CIGaussianBlur): separable, truncated at ceil(3 sigma)",
@@ -12,7 +12,7 @@ public struct GaussianBlur: Filter {
                 minimumIsExclusive: true, maximum: 1000,
                 summary: "standard deviation in pixels (Core Image's inputRadius); below 0.16 the image is returned as it is")
         ],
-        origin: "built-in")
+        origin: .builtIn)
 
     /// The mask: weights and reach come from here and nowhere else.
     public let mask: GaussianMask
@@ -29,7 +29,7 @@ public struct GaussianBlur: Filter {
     public var spec: FilterSpec { FilterSpec(name: "gaussian", arguments: ["sigma": .number(mask.sigma)]) }
     public var reach: Reach { Reach(x: mask.radius, y: mask.radius) }
 
-    public func apply(input: PixelBuffer, output: PixelBuffer) {
+    public func apply(input: PixelBuffer, output: PixelBuffer, image _: Rect) {
         if mask.radius == 0 {
             output.copy(output.rect, from: input)
             return

@@ -2,7 +2,7 @@ import BlurfarmCore
 
 /// `motion`: the mean of `2n + 1` bilinear samples along a velocity, as Core Image's motion
 /// blur kernel does. See ``MotionMask`` for the exact definition.
-public struct MotionBlur: Filter {
+public struct MotionBlur: UniformReachFilter {
     public static let descriptor = FilterDescriptor(
         name: "motion",
         summary: "motion blur: mean of 2n+1 bilinear samples along a velocity (Core Image's motion kernel)",
@@ -17,7 +17,7 @@ public struct MotionBlur: Filter {
                 name: "samples", kind: .integer, minimum: 1, maximum: 4000,
                 summary: "n: the blur averages 2n+1 samples; default ceil(radius), which does not ghost"),
         ],
-        origin: "built-in")
+        origin: .builtIn)
 
     public let mask: MotionMask
     public let schedule: KernelSchedule
@@ -36,7 +36,7 @@ public struct MotionBlur: Filter {
     }
     public var reach: Reach { mask.reach }
 
-    public func apply(input: PixelBuffer, output: PixelBuffer) {
+    public func apply(input: PixelBuffer, output: PixelBuffer, image _: Rect) {
         SparseConvolution.apply(taps: taps, input: input, output: output, schedule: schedule)
     }
 }

@@ -19,7 +19,7 @@ public enum SRGB {
 /// A pointwise stage that moves premultiplied pixels between sRGB-encoded values and linear
 /// light: unpremultiply, apply the transfer function to red, green and blue, premultiply.
 /// The `linear` colour mode puts one at each end of a chain.
-public struct ColourConversion: Filter {
+public struct ColourConversion: UniformReachFilter {
     public enum Direction: String, Sendable {
         case toLinear = "to-linear"
         case toEncoded = "to-srgb"
@@ -32,7 +32,7 @@ public struct ColourConversion: Filter {
     public var spec: FilterSpec { FilterSpec(name: direction.rawValue, arguments: [:]) }
     public var reach: Reach { .zero }
 
-    public func apply(input: PixelBuffer, output: PixelBuffer) {
+    public func apply(input: PixelBuffer, output: PixelBuffer, image _: Rect) {
         let out = output.rect
         let n = output.channels
         precondition(input.channels == n && input.rect.contains(out))

@@ -87,7 +87,9 @@ public enum ConfigurationDecoder {
         }
         if let e = entry("plugin-folders") {
             if let items = d.scalarList(e, expected: "a list of folders") {
-                c.pluginFolders = items.map { resolve($0.text, against: file) }
+                c.pluginFolders = items.map {
+                    $0.text == FarmConfiguration.buildFolder ? $0.text : resolve($0.text, against: file)
+                }
             } else {
                 ok = false
             }

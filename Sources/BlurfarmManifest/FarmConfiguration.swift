@@ -14,6 +14,7 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// resolved against the configuration file's folder, so this is that joined path.
     public var state: String
     /// Folders plugins are loaded from, in order; relative paths resolved as for `state`.
+    /// ``buildFolder`` stands for the folder of the running `blurfarm` executable.
     public var pluginFolders: [String]
     /// Seconds a task may run before its worker is stopped and the task retried; `nil`
     /// for no limit.
@@ -53,6 +54,16 @@ public struct FarmConfiguration: Hashable, Sendable {
     public static let defaultState = "state"
     /// Ten seconds of silence before a worker counts as hung.
     public static let defaultHeartbeatTimeout = 10.0
+    /// The plugin folder `{build}`: the folder that holds the running `blurfarm` executable,
+    /// where `swift build` puts the example plugins (`libvignette.so`, `libzoom.so`), whatever
+    /// the build's configuration and scratch path. The command line resolves it.
+    public static let buildFolder = "{build}"
+
+    /// The plugin folders with ``buildFolder`` replaced by `executableFolder`.
+    public func pluginFolders(executableFolder: String) -> [String] {
+        pluginFolders.map { $0 == Self.buildFolder ? executableFolder : $0 }
+    }
+
     /// Three retries before a tile's image is marked failed.
     public static let defaultRetries = 3
 }

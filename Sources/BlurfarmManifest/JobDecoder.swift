@@ -430,7 +430,7 @@ public enum JobDecoder {
                 case .missingParameter(let name, _):
                     if unreadable.contains(name) { continue }
                     d.error(problem.description, at: nameLocation)
-                case .invalidValue(let name, _):
+                case .invalidValue(let name, _, _):
                     d.error(problem.description, at: parameters.first { $0.key == name }?.value.location ?? nameLocation)
                 }
             }

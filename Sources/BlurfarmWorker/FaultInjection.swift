@@ -15,7 +15,7 @@ import Glibc
 ///   its pid into it and sleeps until it is killed, its heartbeats going on; every later
 ///   attempt finds the file and copies. A test waits for the file and kills, stops or lets
 ///   the task timeout take the process it names.
-public struct FaultInjectionFilter: Filter {
+public struct FaultInjectionFilter: UniformReachFilter {
     /// The environment variable that makes ``FilterRegistry/forThisProcess`` register it.
     public static let environmentVariable = "BLURFARM_FAULT_INJECTION"
 
@@ -32,7 +32,7 @@ public struct FaultInjectionFilter: Filter {
                 name: "marker", kind: .string(choices: []), defaultValue: .string(""),
                 summary: "stall: the file the stalled process creates with its pid"),
         ],
-        origin: "built-in (test only)")
+        origin: .builtIn)
 
     public let x: Int
     public let y: Int
@@ -47,7 +47,7 @@ public struct FaultInjectionFilter: Filter {
 
     public var reach: Reach { Reach(x: 0, y: 0) }
 
-    public func apply(input: PixelBuffer, output: PixelBuffer) {
+    public func apply(input: PixelBuffer, output: PixelBuffer, image _: Rect) {
         if output.rect.contains(x: x, y: y) {
             switch action {
             case "crash":

@@ -1,21 +1,28 @@
 import BlurfarmCore
 import BlurfarmKernels
+import BlurfarmPlugins
 import BlurfarmSharedMemory
 import BlurfarmWire
 
 /// Renders one task: resolves its filter chain, finds its source pixels, renders exactly its
 /// tile, and answers with a `result` (checksum of the tile, and its pixels for inline tasks) or
 /// a `failure` naming what is wrong (an unknown filter, bad arguments, a region that does not
-/// fit, a segment that cannot be mapped). Nothing a task says makes it trap.
+/// fit, a segment that cannot be mapped, a plugin that cannot be loaded or returns an error).
+/// Nothing a task says makes it trap; a plugin that crashes takes the worker with it.
 public struct TaskRunner: Sendable {
     /// Where filters are looked up by name.
     public let registry: FilterRegistry
+    /// Where a filter the registry does not have is loaded from, by name, when a task first
+    /// names it (the worker's plugin folders); nil for built-in filters only.
+    public let plugins: PluginLoader?
     /// The coordinator's shared segments; nil when this worker takes inline tasks only.
     public let segments: SharedSegmentTable?
 
-    /// A runner with `registry` (built-in filters by default) and the segments of `segments`.
-    public init(registry: FilterRegistry = .builtIn, segments: SharedSegmentTable?) {
+    /// A runner with `registry` (built-in filters by default), the plugins of `plugins` and
+    /// the segments of `segments`.
+    public init(registry: FilterRegistry = .builtIn, plugins: PluginLoader? = nil, segments: SharedSegmentTable?) {
         self.registry = registry
+        self.plugins = plugins
         self.segments = segments
     }
 
@@ -46,15 +53,30 @@ public struct TaskRunner: Sendable {
     func makeChain(_ task: TaskMessage) throws(Problem) -> FilterChain {
         var filters: [any Filter] = []
         for (index, spec) in task.filters.enumerated() {
-            guard let descriptor = registry.descriptor(named: spec.name) else {
+            let descriptor: FilterDescriptor
+            var plugin: Plugin?
+            if let builtIn = registry.descriptor(named: spec.name) {
+                descriptor = builtIn
+            } else {
                 let known = registry.descriptors.map(\.name)
                 let hint = closestName(to: spec.name, among: known).map { " (did you mean '\($0)'?)" } ?? ""
-                throw Problem("filter \(index + 1): unknown filter '\(spec.name)'\(hint)")
+                let unknown = "filter \(index + 1): unknown filter '\(spec.name)'\(hint)"
+                guard let plugins else { throw Problem(unknown) }
+                do throws(PluginError) {
+                    plugin = try plugins.load(named: spec.name)
+                } catch {
+                    throw Problem("\(unknown); as a plugin: \(error)")
+                }
+                descriptor = plugin!.descriptor
             }
             let arguments = spec.arguments.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
             switch descriptor.resolve(arguments) {
             case .success(let resolved):
-                filters.append(registry.makeFilter(resolved))
+                if let plugin {
+                    filters.append(PluginFilter(plugin: plugin, spec: resolved, mayRun: true))
+                } else {
+                    filters.append(registry.makeFilter(resolved))
+                }
             case .failure(let problems):
                 throw Problem(
                     "filter \(index + 1) '\(spec.name)': "
@@ -76,7 +98,7 @@ public struct TaskRunner: Sendable {
             let source = pixels.makeBuffer()
             try checkSource(source, for: task, chain: chain)
             let output = PixelBuffer.uninitialized(tile, channels: chain.channels(forSource: source.channels))
-            chain.render(tile: tile, source: source, image: task.image, into: output)
+            try render(chain, tile: tile, source: source, image: task.image, into: output)
             let result = InlinePixels(output)
             return (result.checksum, result)
         case .shared(let sourceRegion, let outputRegion):
@@ -91,8 +113,19 @@ public struct TaskRunner: Sendable {
                 throw Problem("the output region \(outputRegion.rect) does not hold the tile \(tile)")
             }
             let output = try buffer(outputRegion, in: segments, role: "output")
-            chain.render(tile: tile, source: source, image: task.image, into: output)
+            try render(chain, tile: tile, source: source, image: task.image, into: output)
             return (PixelChecksum.of(output, in: tile), nil)
+        }
+    }
+
+    /// Renders the tile; a filter's failure (a plugin's error) is the task's.
+    private func render(
+        _ chain: FilterChain, tile: Rect, source: PixelBuffer, image: Rect, into output: PixelBuffer
+    ) throws(Problem) {
+        do throws(FilterFailure) {
+            try chain.render(tile: tile, source: source, image: image, into: output)
+        } catch {
+            throw Problem(error.message)
         }
     }
 

@@ -37,6 +37,8 @@ struct Apply: ParsableCommand {
     @Option(help: "gamma (blur the stored sRGB values) or linear (blur in linear light).")
     var colour: ColourMode = .gamma
 
+    @OptionGroup var farm: FarmOptions
+
     @Option(help: "Tile side in pixels; 0 renders the image as one tile.")
     var tile: Int = Renderer.defaultTileSize
 
@@ -88,7 +90,8 @@ struct Apply: ParsableCommand {
     }
 
     private func render() throws {
-        let registry = FilterRegistry.forThisProcess
+        let configuration = try farm.loadOrExit()
+        let registry = farm.registry(for: configuration)
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
         try ImageWriter.checkDestination(output)
@@ -97,7 +100,10 @@ struct Apply: ParsableCommand {
         var decoded: DecodedImage?
         let decodeTime = try clock.measure { decoded = try ImageReader.read(input, pixelLimit: pixelLimit) }
         guard let image = decoded else { return }
-        let engine = try Engine(workers: workers, threads: threads, configuration: FarmConfiguration())
+        let engine = try Engine(
+            workers: workers, threads: threads, configuration: configuration,
+            pluginFolders: farm.pluginFolders(configuration),
+            plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
         defer { engine.pool?.shutdown() }
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {

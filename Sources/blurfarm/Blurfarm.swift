@@ -12,6 +12,7 @@ struct Blurfarm: ParsableCommand {
             Examples:
               blurfarm run jobs/example.job
               blurfarm check jobs/example.job
+              blurfarm filters
               blurfarm apply photo.jpg blurred.jpg --filter 'gaussian sigma=8'
               blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' \\
                   --edge mirror
@@ -20,5 +21,5 @@ struct Blurfarm: ParsableCommand {
             Documentation: README.md and docs/ in the source tree.
             """,
         version: version,
-        subcommands: [Apply.self, Check.self, Run.self, Bench.self, WorkerCommand.self])
+        subcommands: [Apply.self, Check.self, Run.self, Filters.self, Bench.self, WorkerCommand.self])
 }

@@ -16,10 +16,22 @@ struct Engine {
     let pool: WorkerPool?
     let rendering: any ImageRendering
 
-    /// Starts the workers, if any.
+    /// Starts the workers, if any, able to load plugins from `pluginFolders`.
     ///
-    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start.
-    init(workers: Int?, threads: Int?, configuration: FarmConfiguration) throws {
+    /// - Parameter plugins: the plugin filters the work uses: they run in worker processes
+    ///   only (a plugin that crashes kills a worker, not the command).
+    /// - Throws: ``ExitCode`` (after saying why on stderr): 2 when plugins are to run in
+    ///   process (`--workers 0`, `--threads`), 1 when the workers cannot start.
+    init(
+        workers: Int?, threads: Int?, configuration: FarmConfiguration, pluginFolders: [String],
+        plugins: [String]
+    ) throws {
+        if !plugins.isEmpty, workers == 0 || threads != nil {
+            printError(
+                "plugin filters (\(plugins.joined(separator: ", "))) run in worker processes only: "
+                    + "drop --workers 0 and --threads")
+            throw ExitCode(ExitStatus.invalid)
+        }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         self.workers = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
         self.threads = self.workers == 0 ? threads ?? cores : self.workers
@@ -34,7 +46,7 @@ struct Engine {
             let started = try WorkerPool(
                 executable: "/proc/self/exe", workers: self.workers, retries: configuration.retries,
                 heartbeatTimeout: duration(configuration.heartbeatTimeout),
-                taskTimeout: duration(configuration.taskTimeout ?? 1e6))
+                taskTimeout: duration(configuration.taskTimeout ?? 1e6), pluginFolders: pluginFolders)
             pool = started
             rendering = started
         } catch {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import BlurfarmCore
+import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmPlugins
 import Foundation
 
 /// The options every job command shares: which farm configuration to use.
@@ -38,6 +40,42 @@ struct FarmOptions: ParsableArguments {
         guard let path = configurationPath else { return .success(FarmConfiguration()) }
         return ConfigurationDecoder.decode(fileAtPath: path)
     }
+
+    /// The configuration; its diagnostics printed and the exit status for an invalid
+    /// configuration thrown when it has errors.
+    func loadOrExit() throws -> FarmConfiguration {
+        switch load() {
+        case .failure(let diagnostics):
+            printDiagnostics(diagnostics)
+            throw ExitCode(ExitStatus.invalid)
+        case .success(let configuration): return configuration
+        }
+    }
+
+    /// The folder of the running executable: what the plugin folder `{build}` stands for.
+    static var executableFolder: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+    }
+
+    /// The configuration's plugin folders, `{build}` resolved: what workers are given.
+    func pluginFolders(_ configuration: FarmConfiguration) -> [String] {
+        configuration.pluginFolders(executableFolder: Self.executableFolder)
+    }
+
+    /// The built-in filters and the configuration's plugins, for checking and planning: the
+    /// plugins' filters here never run (plugins run in worker processes). A plugin that fails
+    /// to load is printed as a warning and left out.
+    func registry(for configuration: FarmConfiguration) -> FilterRegistry {
+        let (registry, problems) = FilterRegistry.withPlugins(
+            from: PluginLoader(folders: pluginFolders(configuration)), mayRun: false, base: .forThisProcess)
+        for problem in problems { printWarning("plugin not loaded: \(problem)") }
+        return registry
+    }
+}
+
+/// Prints `blurfarm: warning: message` to standard error.
+func printWarning(_ message: String) {
+    FileHandle.standardError.write(Data("blurfarm: warning: \(message)\n".utf8))
 }
 
 /// Exit statuses of the job commands (docs/commands.md).

@@ -4,19 +4,15 @@ import BlurfarmCoordinator
 import BlurfarmKernels
 import BlurfarmManifest
 
-/// Reads the configuration, then reads, checks and plans every job named on the command line,
-/// before anything runs. On any problem prints every diagnostic of the configuration or of
-/// every job and throws the exit status for an invalid manifest.
-func loadJobs(_ paths: [String], farm: FarmOptions, registry: FilterRegistry, tileOverride: Int?) throws
-    -> (FarmConfiguration, [JobPlan])
+/// Reads the configuration and its plugins, then reads, checks and plans every job named on
+/// the command line, before anything runs. On any problem prints every diagnostic of the
+/// configuration or of every job and throws the exit status for an invalid manifest. A plugin
+/// that fails to load is a warning: jobs that do not use it run.
+func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
+    -> (FarmConfiguration, FilterRegistry, [JobPlan])
 {
-    let configuration: FarmConfiguration
-    switch farm.load() {
-    case .failure(let diagnostics):
-        printDiagnostics(diagnostics)
-        throw ExitCode(ExitStatus.invalid)
-    case .success(let c): configuration = c
-    }
+    let configuration = try farm.loadOrExit()
+    let registry = farm.registry(for: configuration)
     var plans: [JobPlan] = []
     var problems = Diagnostics()
     for path in paths {
@@ -34,5 +30,5 @@ func loadJobs(_ paths: [String], farm: FarmOptions, registry: FilterRegistry, ti
         printDiagnostics(problems)
         throw ExitCode(ExitStatus.invalid)
     }
-    return (configuration, plans)
+    return (configuration, registry, plans)
 }

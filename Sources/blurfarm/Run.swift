@@ -79,8 +79,7 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        let registry = FilterRegistry.forThisProcess
-        let (configuration, plans) = try loadJobs(jobs, farm: farm, registry: registry, tileOverride: tile)
+        let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         let runLog: RunLog?
         do throws(CommandError) {
             runLog = try log.map { path throws(CommandError) in try RunLog(path: path) }
@@ -118,7 +117,14 @@ struct Run: ParsableCommand {
             }
         }
         defer { withExtendedLifetime(locks) {} }
-        let engine = try Engine(workers: workers, threads: threads, configuration: configuration)
+        // Plugins run in worker processes only (a plugin that crashes kills a worker, not the
+        // run): jobs that use one are rendered by the pool.
+        let plugins = Set(plans.flatMap { plan in
+            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
+        }).sorted()
+        let engine = try Engine(
+            workers: workers, threads: threads, configuration: configuration,
+            pluginFolders: farm.pluginFolders(configuration), plugins: plugins)
         let (workerCount, threadCount, pool, rendering) = (engine.workers, engine.threads, engine.pool, engine.rendering)
         // The pool lives for every job of the run; its workers are told to shut down and are
         // waited for at the end, whatever way the run ends.

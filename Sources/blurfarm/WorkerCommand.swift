@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmPlugins
 import BlurfarmSharedMemory
 import BlurfarmWorker
 
@@ -27,6 +28,11 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "The coordinator's process id: the expected parent, whose shared segments are opened.")
     var coordinatorPid: Int32
 
+    @Option(help: ArgumentHelp(
+        "A folder plugins are loaded from, by name, when a task names one (repeatable, in order).",
+        valueName: "folder"))
+    var pluginFolder: [String] = []
+
     func run() throws {
         do {
             guard try WorkerProcess.bindToParent(coordinatorPID: coordinatorPid) else {
@@ -37,7 +43,9 @@ struct WorkerCommand: ParsableCommand {
             printError("worker: \(error)")
             throw ExitCode(WorkerExit.setupFailedStatus)
         }
-        let runner = TaskRunner(registry: .forThisProcess, segments: SharedSegmentTable(ownerPID: coordinatorPid))
+        let runner = TaskRunner(
+            registry: .forThisProcess, plugins: PluginLoader(folders: pluginFolder),
+            segments: SharedSegmentTable(ownerPID: coordinatorPid))
         let worker = Worker(workerID: workerId, pid: getpid(), output: STDOUT_FILENO, runner: runner)
         let exit = worker.run(input: STDIN_FILENO)
         if let message = exit.message { printError("worker: \(message)") }

@@ -136,17 +136,23 @@ import Testing
         }
     }
 
+    /// A temporary folder with a copy of the shipped `jobs/<name>` and `samples` linked beside
+    /// it, so that the job runs as shipped but its outputs land in the temporary folder.
+    static func shippedJobCopy(_ name: String) throws -> URL {
+        let folder = try Fixtures.temporaryFolder()
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("jobs"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: Fixtures.repository.appendingPathComponent("jobs/\(name)"), to: folder.appendingPathComponent("jobs/\(name)"))
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent("samples"), withDestinationURL: Fixtures.repository.appendingPathComponent("samples"))
+        return folder
+    }
+
     /// The example job, run as README's first command runs it, but beside a copy of the
     /// manifest so that its outputs land in a temporary folder.
     @Test func theExampleJobWritesEveryOutputItPromises() throws {
-        let folder = try Fixtures.temporaryFolder()
+        let folder = try Self.shippedJobCopy("example.job")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("jobs"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            at: Fixtures.repository.appendingPathComponent("jobs/example.job"),
-            to: folder.appendingPathComponent("jobs/example.job"))
-        try FileManager.default.createSymbolicLink(
-            at: folder.appendingPathComponent("samples"), withDestinationURL: Fixtures.repository.appendingPathComponent("samples"))
         let result = try Blurfarm.run(["run", "jobs/example.job"], in: folder)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("example: 12 written, 0 failed, 4 inputs"), "\(result.stdout)")

@@ -1,19 +1,42 @@
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmKernels
+import BlurfarmPlugins
 import BlurfarmTestSupport
 import PropertyBased
 import Testing
 
 /// The tile-invariance guarantee: for any tile size and thread count, tiled output equals
-/// the untiled output bit for bit.
+/// the untiled output bit for bit, for the built-in filters and the example plugins alike.
 @Suite struct TileInvarianceTests {
-    /// A random chain of up to three gaussian and motion filters.
+    /// The example plugins `swift build` built beside the executable, loaded to run in this
+    /// process (the farm runs them in workers; the arithmetic is the same).
+    static let plugins = PluginLoader(folders: [BuiltExecutable.url.deletingLastPathComponent().path])
+
+    static func plugin(_ name: String, _ arguments: [String: ParameterValue]) -> any Filter {
+        let plugin = try! plugins.load(named: name)
+        let spec = try! plugin.descriptor.resolve(arguments.map { (name: $0.key, value: $0.value) }).get()
+        return PluginFilter(plugin: plugin, spec: spec, mayRun: true)
+    }
+
+    /// A random chain of up to three gaussian, motion, vignette and zoom filters.
     static func randomChain(seed: UInt64) -> FilterChain {
         var rng = SplitMix(seed: seed)
         var filters: [any Filter] = []
         for _ in 0..<Int(rng.next() % 4) {
-            if rng.next() % 2 == 0 {
+            let kind = rng.next() % 4
+            if kind == 2 {
+                filters.append(plugin("vignette", [
+                    "strength": .number(Double.random(in: 0...1, using: &rng)),
+                    "radius": .number(Double.random(in: 0...1, using: &rng)),
+                ]))
+            } else if kind == 3 {
+                filters.append(plugin("zoom", [
+                    "amount": .number(Double.random(in: 0...50, using: &rng)),
+                    "centre-x": .number(Double.random(in: 0...1, using: &rng)),
+                    "centre-y": .number(Double.random(in: 0...1, using: &rng)),
+                ]))
+            } else if kind == 0 {
                 filters.append(GaussianBlur(sigma: Double.random(in: 0.1...6, using: &rng)))
             } else {
                 let samples: Int? = rng.next() % 2 == 0 ? nil : Int(rng.next() % 9) + 1
@@ -51,7 +74,10 @@ import Testing
         let image = TestImages.random(width: width, height: height, seed: 99, opaque: opaque)
         for edge in EdgeRule.allCases {
             let chain = FilterChain(
-                filters: [GaussianBlur(sigma: 2.5), MotionBlur(radius: 4, angle: 20)], edge: edge, colour: .linear)
+                filters: [
+                    GaussianBlur(sigma: 2.5), Self.plugin("zoom", ["amount": .number(45)]), MotionBlur(radius: 4, angle: 20),
+                    Self.plugin("vignette", ["strength": .number(0.9)]),
+                ], edge: edge, colour: .linear)
             let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
             for tile in [1, 2, 3, 100] {
                 let tiled = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: 2)).render(image)

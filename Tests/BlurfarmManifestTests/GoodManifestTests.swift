@@ -192,6 +192,10 @@ let exampleManifest = """
         #expect(c.heartbeatTimeout == 10 && c.taskTimeout == nil)
         #expect(c.state == "etc/bf/var/blurfarm")
         #expect(c.pluginFolders == ["etc/bf/plugins", "/opt/bf"])
+        // {build} is kept for the command line, which knows the executable's folder.
+        let build = try ConfigurationDecoder.decode("plugin-folders: [\"{build}\", p]\n", file: "etc/bf.conf").get()
+        #expect(build.pluginFolders == ["{build}", "etc/p"])
+        #expect(build.pluginFolders(executableFolder: "/x/debug") == ["/x/debug", "etc/p"])
         let empty = try ConfigurationDecoder.decode("# nothing\n", file: "blurfarm.conf").get()
         #expect(empty == FarmConfiguration(state: "state"))
     }

@@ -11,7 +11,7 @@ enum TestCatalogue {
                 name: "sigma", kind: .number, defaultValue: .number(10), minimum: 0, minimumIsExclusive: true,
                 maximum: 1000, summary: "standard deviation in pixels")
         ],
-        origin: "built-in")
+        origin: .builtIn)
 
     static let motion = FilterDescriptor(
         name: "motion", summary: "motion blur",
@@ -22,7 +22,7 @@ enum TestCatalogue {
                 name: "angle", kind: .number, defaultValue: .number(0), minimum: -360, maximum: 360, summary: "degrees"),
             ParameterDescriptor(name: "samples", kind: .integer, minimum: 1, maximum: 4000, summary: "n"),
         ],
-        origin: "built-in")
+        origin: .builtIn)
 
     static let vignette = FilterDescriptor(
         name: "vignette", summary: "a plugin",
@@ -34,7 +34,7 @@ enum TestCatalogue {
             ParameterDescriptor(name: "label", kind: .string(choices: []), defaultValue: .string(""), summary: ""),
             ParameterDescriptor(name: "invert", kind: .boolean, defaultValue: .boolean(false), summary: ""),
         ],
-        origin: "plugins/vignette.so")
+        origin: .plugin(path: "plugins/libvignette.so"))
 
     static let all = [gaussian, motion, vignette]
 }

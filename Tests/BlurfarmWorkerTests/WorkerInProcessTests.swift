@@ -53,7 +53,7 @@ import Glibc
         #expect(try reader.nextSkippingHeartbeats() == .ready)
 
         let expected = PixelBuffer(rect: tile, channels: 3)
-        Chains.chain(specs, edge: .mirror).render(tile: tile, source: source, into: expected)
+        try Chains.chain(specs, edge: .mirror).render(tile: tile, source: source, into: expected)
         #expect(output.view(tile).isBitIdentical(to: expected))
         #expect(result.checksum == PixelChecksum.of(expected, in: tile))
         // Outside the tile the output region is untouched (zero).

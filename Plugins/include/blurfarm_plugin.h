@@ -1,0 +1,162 @@
+/*
+ * blurfarm_plugin.h: the whole plugin ABI of blurfarm (docs/plugins.md).
+ *
+ * A plugin is a shared library `lib<name>.so` in one of the farm's plugin folders. It exports
+ * one function, `blurfarm_plugin_entry`, that returns a pointer to a constant
+ * `blurfarm_plugin` table: the ABI version it was built for, its name, its parameters, and its
+ * functions. blurfarm loads it with dlopen, calls the entry point once, checks the table and
+ * never unloads the library.
+ *
+ * Pixels are Float32, four channels, premultiplied RGBA (red first), nominally 0...1, in image
+ * coordinates: x to the right, y down, (0, 0) the source image's top-left pixel. Rectangles
+ * may start at negative coordinates (pixels beyond the image, supplied by the job's edge rule).
+ *
+ * Rules a plugin keeps, so that tiled output is bit-identical to untiled output:
+ *   - the value written at a pixel depends only on the parameters, the image rectangle, the
+ *     pixel's coordinates and the input pixels inside the region of interest, computed by the
+ *     same arithmetic in the same order wherever the pixel lies in a tile;
+ *   - `run` writes every pixel of the output buffer and nothing else, and keeps no state
+ *     between calls (it may be called from several threads and processes at once).
+ *
+ * Versioning: `abi_version` is the table's first field in every version. blurfarm refuses a
+ * table whose version it does not know, and a table with a flag bit it does not know. Fields
+ * named `reserved` must be zero; later versions give them a meaning with a new flag bit.
+ */
+#ifndef BLURFARM_PLUGIN_H
+#define BLURFARM_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The ABI version this header describes. */
+#define BLURFARM_PLUGIN_ABI_VERSION 1u
+
+/** The name of the one function a plugin exports. */
+#define BLURFARM_PLUGIN_ENTRY_POINT "blurfarm_plugin_entry"
+
+/** Return codes of the plugin's functions: 0 for success, a negative code otherwise. */
+#define BLURFARM_OK 0
+/** The parameters, rectangles or buffers are ones the plugin cannot work with. */
+#define BLURFARM_ERROR_INVALID_ARGUMENT (-1)
+/** The plugin could not allocate the memory it needs. */
+#define BLURFARM_ERROR_OUT_OF_MEMORY (-2)
+/** The plugin failed for a reason of its own; the message says which. */
+#define BLURFARM_ERROR_FAILED (-3)
+/** A buffer or call uses a flag or layout the plugin does not support. */
+#define BLURFARM_ERROR_UNSUPPORTED (-4)
+
+/** A rectangle of whole pixels: columns x ..< x + width, rows y ..< y + height. */
+typedef struct blurfarm_rect {
+    int64_t x;
+    int64_t y;
+    int64_t width;
+    int64_t height;
+} blurfarm_rect;
+
+/** The type of a parameter's value. Every value reaches the plugin as a double. */
+typedef enum blurfarm_parameter_type {
+    /** A decimal number (a manifest may write an integer). */
+    BLURFARM_PARAMETER_NUMBER = 1,
+    /** A whole number, passed as an exact double. */
+    BLURFARM_PARAMETER_INTEGER = 2,
+    /** true or false, passed as 1.0 or 0.0; minimum and maximum are ignored. */
+    BLURFARM_PARAMETER_BOOLEAN = 3
+} blurfarm_parameter_type;
+
+/** `blurfarm_parameter.flags`: the value must be greater than `minimum`, not equal to it. */
+#define BLURFARM_PARAMETER_MINIMUM_EXCLUSIVE 0x1u
+
+/** One parameter the plugin takes. */
+typedef struct blurfarm_parameter {
+    /** Lower-case letters, digits and '-', starting with a letter, e.g. "strength". */
+    const char *name;
+    /** One line: what the parameter means, with its unit. */
+    const char *description;
+    /** A blurfarm_parameter_type. */
+    uint32_t type;
+    /** BLURFARM_PARAMETER_* flag bits. */
+    uint32_t flags;
+    /** The value used when a manifest does not give one; inside the range. */
+    double default_value;
+    /** The smallest allowed value (inclusive unless BLURFARM_PARAMETER_MINIMUM_EXCLUSIVE). */
+    double minimum;
+    /** The largest allowed value (inclusive). */
+    double maximum;
+    uint64_t reserved[4];
+} blurfarm_parameter;
+
+/** Pixels in memory: `data` points at the pixel at (rect.x, rect.y). */
+typedef struct blurfarm_buffer {
+    float *data;
+    /** The pixels the buffer holds, in image coordinates. */
+    blurfarm_rect rect;
+    /** Floats from the start of one row to the start of the next (at least rect.width * 4). */
+    int64_t row_stride;
+    /** Floats per pixel: 4 (premultiplied RGBA) in this version. */
+    uint32_t channels;
+    /** Zero in this version. */
+    uint32_t flags;
+    uint64_t reserved[4];
+} blurfarm_buffer;
+
+/**
+ * Region of interest: the input rectangle needed to compute `output`. `values` holds one
+ * double per declared parameter, in declaration order, already checked against the
+ * declaration; `image` is the source image's rectangle. Writes `*input` and returns
+ * BLURFARM_OK, or a negative code. NULL in the table: the filter reads only the pixel it
+ * writes (the input rectangle is the output rectangle).
+ */
+typedef int32_t (*blurfarm_region_of_interest_fn)(
+    const double *values, const blurfarm_rect *output, const blurfarm_rect *image, blurfarm_rect *input);
+
+/**
+ * Domain of definition: the rectangle where the output can differ from transparent black,
+ * when the input is transparent outside `input` (what the `grow` edge rule makes the output).
+ * NULL in the table: the output covers the input rectangle.
+ */
+typedef int32_t (*blurfarm_domain_of_definition_fn)(
+    const double *values, const blurfarm_rect *input, const blurfarm_rect *image, blurfarm_rect *output);
+
+/**
+ * Computes every pixel of `output` (a tile's interior) from `input`, which holds at least the
+ * region of interest of `output->rect`. Returns BLURFARM_OK, or a negative code after writing
+ * a NUL-terminated, one-line message of at most `message_size` bytes (including the NUL) into
+ * `message`. Must not write outside `output`, keep pointers after returning, or exit.
+ */
+typedef int32_t (*blurfarm_run_fn)(
+    const double *values, const blurfarm_buffer *input, const blurfarm_buffer *output, const blurfarm_rect *image,
+    char *message, size_t message_size);
+
+/** The table a plugin's entry point returns. It must stay valid while the process lives. */
+typedef struct blurfarm_plugin {
+    /** BLURFARM_PLUGIN_ABI_VERSION of the header the plugin was built with. Always first. */
+    uint32_t abi_version;
+    /** Zero in this version. */
+    uint32_t flags;
+    /** The filter's name, as manifests write it, and the `<name>` of `lib<name>.so`. */
+    const char *name;
+    /** One line: what the filter does. */
+    const char *description;
+    /** The parameters, `parameter_count` of them (NULL when there are none). */
+    const blurfarm_parameter *parameters;
+    uint32_t parameter_count;
+    uint32_t reserved0;
+    blurfarm_region_of_interest_fn region_of_interest;
+    blurfarm_domain_of_definition_fn domain_of_definition;
+    /** Required. */
+    blurfarm_run_fn run;
+    void *reserved[8];
+} blurfarm_plugin;
+
+/** The entry point every plugin exports (C linkage, default visibility). */
+const blurfarm_plugin *blurfarm_plugin_entry(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLURFARM_PLUGIN_H */

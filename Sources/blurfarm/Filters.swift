@@ -1,0 +1,58 @@
+import ArgumentParser
+import BlurfarmCore
+import BlurfarmKernels
+
+/// `blurfarm filters [NAME]`: every filter the farm can run, built-in and plugin, from the
+/// one registry the manifest checker, the planner and the workers use.
+struct Filters: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the filters (built-in and plugins) with their parameters, or show one in full.",
+        discussion: """
+            Plugins are loaded from the configuration's plugin folders (docs/plugins.md); a
+            plugin that fails to load is reported on standard error and left out.
+            Exit status: 0 listed; 1 no filter has that name; 2 the configuration is invalid.
+            """)
+
+    @Argument(help: "A filter to show in full.")
+    var name: String?
+
+    @OptionGroup var farm: FarmOptions
+
+    func run() throws {
+        let registry = farm.registry(for: try farm.loadOrExit())
+        guard let name else {
+            for descriptor in registry.descriptors {
+                print("\(descriptor.name)  (\(descriptor.origin))")
+                print("    \(descriptor.summary)")
+                for parameter in descriptor.parameters { print("    " + Self.brief(parameter)) }
+            }
+            return
+        }
+        guard let descriptor = registry.descriptor(named: name) else {
+            var message = "unknown filter '\(name)'"
+            if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
+                message += " (did you mean '\(near)'?)"
+            }
+            printError(message + "; available: " + registry.descriptors.map(\.name).joined(separator: ", "))
+            throw ExitCode(ExitStatus.someFailed)
+        }
+        print("\(descriptor.name): \(descriptor.summary)")
+        print("origin: \(descriptor.origin)")
+        print(descriptor.isPlugin ? "runs in: worker processes" : "runs in: the in-process engine or worker processes")
+        print(descriptor.parameters.isEmpty ? "parameters: none" : "parameters:")
+        for parameter in descriptor.parameters {
+            print("  \(parameter.name): \(parameter.rangeDescription)\(Self.defaultText(parameter))")
+            print("      \(parameter.summary)")
+        }
+    }
+
+    /// `name: range, default d`, for the list.
+    static func brief(_ parameter: ParameterDescriptor) -> String {
+        "\(parameter.name): \(parameter.rangeDescription)\(defaultText(parameter))"
+    }
+
+    static func defaultText(_ parameter: ParameterDescriptor) -> String {
+        if let value = parameter.defaultValue { return ", default \(value)" }
+        return parameter.isRequired ? ", required" : ", default: derived (see its description)"
+    }
+}

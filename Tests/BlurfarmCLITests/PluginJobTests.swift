@@ -1,0 +1,212 @@
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// Plugins end to end through the built executable: one built outside the repository from the
+/// header alone, the shipped examples, bad parameters, and plugins that fail or crash.
+@Suite struct PluginJobTests {
+    /// A job folder (photos, `job.job`) with a `plugins/` folder holding the test plugins
+    /// `plugins` (file name in test-plugins/, plugin name, cc defines), and `farm.conf` loading
+    /// plugins from there.
+    static func makeJob(
+        _ manifest: String, photos: [String], plugins: [(source: String, name: String, defines: [String])],
+        configuration: String = ""
+    ) throws -> URL {
+        let folder = try JobCommandTests.makeJob(manifest, photos: photos)
+        let pluginFolder = folder.appendingPathComponent("plugins")
+        try FileManager.default.createDirectory(at: pluginFolder, withIntermediateDirectories: true)
+        try TestPlugins.setMode(0o755, pluginFolder)
+        for plugin in plugins {
+            try TestPlugins.compile(plugin.source, as: plugin.name, into: pluginFolder, defines: plugin.defines)
+        }
+        try ("plugin-folders: [plugins]\nstate: state\n" + configuration)
+            .write(to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    static func blurAnd(_ filter: String) -> String {
+        """
+        job: plugged
+        inputs: [photos/**/*.jpg, photos/**/*.webp]
+        outputs:
+          - name: plugged
+            path: out/{stem}-plugged.png
+            filters:
+              - \(filter)
+          - name: blur
+            path: out/{stem}-blur.png
+            filters:
+              - gaussian:
+                  sigma: 1.5
+
+        """
+    }
+
+    /// The ABI is usable with only the header and docs/plugins.md: a C plugin compiled with
+    /// `cc -shared -fPIC` against a copy of the header, outside the repository, runs from a
+    /// manifest, tiled and verified untiled, and gives what its definition says.
+    @Test func aPluginBuiltOutsideTheRepositoryFromTheHeaderRunsFromAManifest() throws {
+        let manifest = """
+            job: outside
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: inverted
+                path: out/{stem}.png
+                filters:
+                  - invert:
+                      amount: 1
+
+            """
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/exif-orientation-6.jpg"], plugins: [("invert.c", "invert", [])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("farm.conf").path
+        let listed = try Blurfarm.run(["filters", "invert", "--config", config])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("origin: plugin \(folder.path)/plugins/libinvert.so"), "\(listed.stdout)")
+        #expect(listed.stdout.contains("amount: a number >= 0 and <= 1, default 1"), "\(listed.stdout)")
+
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", config, "--verify", "untiled",
+            "--tile", "100", "--workers", "2",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("outside: 1 written, 0 failed"), "\(result.stdout)")
+        let input = try ImageReader.read(folder.appendingPathComponent("photos/exif-orientation-6.jpg").path)
+        let output = try ImageReader.read(folder.appendingPathComponent("out/exif-orientation-6.png").path)
+        #expect(output.pixels.rect == input.pixels.rect)
+        var worst: Float = 0
+        for y in stride(from: 0, to: input.pixels.rect.height, by: 7) {
+            for x in stride(from: 0, to: input.pixels.rect.width, by: 7) {
+                let a = input.pixels[x, y], b = output.pixels[x, y]
+                for c in 0..<3 { worst = max(worst, abs(b[c] - (1 - a[c]))) }
+            }
+        }
+        #expect(worst <= 0.5 / 255 + 1e-6, "the inverse is off by \(worst)")
+    }
+
+    /// Parameters are checked against the plugin's declaration before anything runs, with
+    /// manifest diagnostics (the shipped configuration loads the example plugins).
+    @Test func badPluginParametersAreManifestDiagnosticsAndNothingRuns() throws {
+        let manifest = """
+            job: bad
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: v
+                path: out/{stem}.png
+                filters:
+                  - vignette:
+                      strength: 1.5
+                      radius: -1
+                  - zoom:
+                      amount: 95
+                      centre: 0.5
+
+            """
+        let folder = try JobCommandTests.makeJob(manifest, photos: ["special/grayscale.jpg"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        for command in ["check", "run"] {
+            let result = try Blurfarm.run([command, job])
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(result.stderr == """
+                \(job):8:21: error: 'strength' must be a number >= 0 and <= 1 for plugin 'vignette'
+                \(job):9:19: error: 'radius' must be a number >= 0 and <= 1 for plugin 'vignette'
+                \(job):11:19: error: 'amount' must be a number >= 0 and <= 50 for plugin 'zoom'
+                \(job):12:11: error: unknown key 'centre' in 'zoom'
+                \(job):12:11: note: did you mean 'centre-x'?
+                \(job): 4 errors
+
+                """, "\(command)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
+    @Test func aPluginReturningAnErrorFailsItsTaskWithThePluginsMessage() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("fail"), photos: ["special/kite.webp"], plugins: [("misbehave.c", "fail", ["NAME=\"fail\"", "FAIL"])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2", "--tile", "64",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("plugged: 1 written, 1 failed"), "\(result.stdout)")
+        #expect(
+            result.stderr.contains("plugin 'fail' run failed (BLURFARM_ERROR_FAILED, -3): this plugin always fails"),
+            "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-plugged.png").path))
+    }
+
+    /// A plugin that crashes kills the worker running it, not the run: the pool replaces the
+    /// worker and retries the tile; past the retry limit the image fails naming the plugin,
+    /// and the other outputs are written.
+    @Test func aPluginThatCrashesKillsAWorkerAndPastTheRetryLimitFailsItsImageNamingThePlugin() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("crash"), photos: ["special/kite.webp"],
+            plugins: [("misbehave.c", "crash", ["NAME=\"crash\"", "CRASH"])], configuration: "retries: 1\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2", "--tile", "64",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("plugged: 1 written, 1 failed"), "\(result.stdout)")
+        #expect(result.stderr.contains("failed 2 times (the chain runs plugin 'crash'); the last time: worker "), "\(result.stderr)")
+        #expect(result.stderr.contains("(killed by signal 11)"), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+    }
+
+    /// Plugins run in worker processes only: a run that asks for the in-process engine is refused.
+    @Test func aJobWithPluginsIsNotRenderedInProcess() throws {
+        let folder = try JobCommandTests.makeJob(Self.blurAnd("vignette"), photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run(["run", folder.appendingPathComponent("job.job").path, "--workers", "0"])
+        #expect(result.status == 2)
+        #expect(result.stderr == """
+            blurfarm: error: plugin filters (vignette) run in worker processes only: drop --workers 0 and --threads
+
+            """)
+    }
+
+    /// `blurfarm filters` lists built-ins and plugins with where they come from; a plugin that
+    /// fails to load is a warning and the rest are listed.
+    @Test func filtersListsEveryFilterAndReportsAPluginThatFailsToLoad() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("invert"), photos: [],
+            plugins: [("invert.c", "invert", []), ("misbehave.c", "old", ["NAME=\"old\"", "ABI=9"])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run(["filters", "--config", folder.appendingPathComponent("farm.conf").path])
+        #expect(result.status == 0)
+        let old = folder.appendingPathComponent("plugins/libold.so").path
+        #expect(result.stderr == """
+            blurfarm: warning: plugin not loaded: \(old): built for plugin ABI version 9; this blurfarm supports version 1
+
+            """)
+        #expect(result.stdout.hasPrefix("gaussian  (built-in)\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("invert  (plugin \(folder.path)/plugins/libinvert.so)\n    inverts the colours\n    amount: a number >= 0 and <= 1, default 1\n"), "\(result.stdout)")
+        let shipped = try Blurfarm.run(["filters"])
+        #expect(shipped.stdout.contains("vignette  (plugin \(TestPlugins.buildFolder)/libvignette.so)"), "\(shipped.stdout)")
+        #expect(shipped.stdout.contains("zoom  (plugin \(TestPlugins.buildFolder)/libzoom.so)"), "\(shipped.stdout)")
+        let unknown = try Blurfarm.run(["filters", "zooom"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.hasPrefix("blurfarm: error: unknown filter 'zooom' (did you mean 'zoom'?); available: gaussian, motion"))
+    }
+
+    /// The plugin example job, as docs/plugins.md runs it, beside a copy of the manifest.
+    @Test func thePluginExampleJobWritesEveryOutput() throws {
+        let folder = try JobCommandTests.shippedJobCopy("plugins.job")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run(["run", "jobs/plugins.job"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("plugins: 6 written, 0 failed, 3 inputs"), "\(result.stdout)")
+        for stem in ["mate-FreshFlower", "mate-GreenMeadow", "plasma-Kite"] {
+            for output in ["vignette/\(stem).jpg", "zoom/\(stem).png"] {
+                let header = try ImageReader.header(ofFile: folder.appendingPathComponent("out/plugins/" + output).path)
+                #expect(header.width == 1024, "\(output)")
+            }
+        }
+    }
+}

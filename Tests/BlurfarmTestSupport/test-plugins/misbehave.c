@@ -1,0 +1,55 @@
+/*
+ * A test-only plugin that misbehaves in the way its macros choose (never shipped, never in a
+ * plugin folder of the configuration). Compiled by the tests with cc:
+ *   -DNAME='"fail"' -DFAIL      run returns BLURFARM_ERROR_FAILED with a message
+ *   -DNAME='"crash"' -DCRASH    run writes through a null pointer (SIGSEGV)
+ *   -DABI=7                     the table claims ABI version 7
+ *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
+ *   -DNAME='"x"'                the name in the table (the file may say otherwise)
+ * Without FAIL or CRASH, run copies its input.
+ */
+#include "blurfarm_plugin.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef NAME
+#define NAME "misbehave"
+#endif
+#ifndef ABI
+#define ABI BLURFARM_PLUGIN_ABI_VERSION
+#endif
+
+static int32_t run(
+    const double *values, const blurfarm_buffer *input, const blurfarm_buffer *output, const blurfarm_rect *image,
+    char *message, size_t message_size) {
+    (void)values, (void)image, (void)message, (void)message_size;
+#if defined(FAIL)
+    snprintf(message, message_size, "this plugin always fails");
+    return BLURFARM_ERROR_FAILED;
+#elif defined(CRASH)
+    *(volatile float *)0 = input->data[0];
+    return BLURFARM_OK;
+#else
+    const blurfarm_rect out = output->rect;
+    for (int64_t y = 0; y < out.height; y++) {
+        memcpy(output->data + y * output->row_stride,
+            input->data + (out.y + y - input->rect.y) * input->row_stride + (out.x - input->rect.x) * 4,
+            (size_t)out.width * 4 * sizeof(float));
+    }
+    return BLURFARM_OK;
+#endif
+}
+
+static const blurfarm_plugin table = {
+    .abi_version = ABI,
+    .name = NAME,
+    .description = "a test plugin that misbehaves",
+    .run = run,
+};
+
+#ifdef NO_ENTRY
+const blurfarm_plugin *some_other_function(void) { return &table; }
+#else
+const blurfarm_plugin *blurfarm_plugin_entry(void) { return &table; }
+#endif

@@ -1,0 +1,46 @@
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmPlugins
+import BlurfarmTestSupport
+import BlurfarmWire
+import BlurfarmWorker
+import Testing
+
+/// A worker's task runner loads plugins by name from its plugin folders when a task names one,
+/// and a task can never make it load a path.
+@Suite struct TaskRunnerPluginTests {
+    static let runner = TaskRunner(plugins: PluginLoader(folders: [TestPlugins.buildFolder]), segments: nil)
+
+    @Test func aTaskNamingAPluginIsRenderedByThePlugin() throws {
+        let spec = FilterSpec(name: "vignette", arguments: ["strength": .number(0.8), "radius": .number(0.2)])
+        let task = WorkerConversationTests.inlineTask(id: 7, filters: [spec], size: 12)
+        guard case .result(let result) = Self.runner.execute(task), let output = result.output else {
+            Issue.record("no result")
+            return
+        }
+        guard case .inline(let source) = task.pixels else { return }
+        let plugin = try PluginLoader(folders: [TestPlugins.buildFolder]).load(named: "vignette")
+        let expected = PixelBuffer(rect: task.tile, channels: 3)
+        try FilterChain(filters: [PluginFilter(plugin: plugin, spec: spec, mayRun: true)])
+            .render(tile: task.tile, source: source.makeBuffer(), into: expected)
+        #expect(output.makeBuffer().isBitIdentical(to: expected))
+        #expect(!output.makeBuffer().isBitIdentical(to: source.makeBuffer()), "the vignette changed nothing")
+    }
+
+    @Test(arguments: ["../vignette", "/tmp/libvignette", "a/b"])
+    func aTaskNamingAPathIsAFailureAndNothingIsLoaded(name: String) {
+        let task = WorkerConversationTests.inlineTask(id: 8, filters: [FilterSpec(name: name, arguments: [:])])
+        #expect(Self.runner.execute(task) == .failure(TaskFailure(
+            taskID: 8,
+            message: "filter 1: unknown filter '\(name)'; as a plugin: '\(name)': a plugin name is never a path: "
+                + "plugins load by name from the plugin folders only")))
+    }
+
+    @Test func aTaskNamingNoPluginSaysWhereItLooked() {
+        let task = WorkerConversationTests.inlineTask(id: 9, filters: [FilterSpec(name: "zooom", arguments: [:])])
+        #expect(Self.runner.execute(task) == .failure(TaskFailure(
+            taskID: 9,
+            message: "filter 1: unknown filter 'zooom'; as a plugin: 'zooom': no libzooom.so in the plugin folders "
+                + "(\(TestPlugins.buildFolder))")))
+    }
+}
