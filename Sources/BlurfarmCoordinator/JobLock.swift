@@ -38,7 +38,13 @@ public final class JobLock {
             if errno == EINTR { continue }
             let reason = errno
             if reason == EWOULDBLOCK {
-                let holder = readHolder(fd)
+                // The holder writes its pid just after it locks: a file without a live pid yet
+                // (empty, or an earlier run's) gets a moment.
+                var holder = readHolder(fd)
+                for _ in 0..<50 where holder.map({ kill($0, 0) != 0 && errno == ESRCH }) ?? true {
+                    usleep(10_000)
+                    holder = readHolder(fd)
+                }
                 close(fd)
                 return .busy(holder: holder)
             }
@@ -46,7 +52,9 @@ public final class JobLock {
             throw StateError(path: path, message: "cannot lock: \(String(cString: strerror(reason)))")
         }
         let pid = Data("\(getpid())\n".utf8)
-        let wrote = ftruncate(fd, 0) == 0 && pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == pid.count
+        // Written over the old contents, then cut to length: never empty on the way.
+        let wrote = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == pid.count
+            && ftruncate(fd, off_t(pid.count)) == 0
         if !wrote {
             let reason = String(cString: strerror(errno))
             close(fd)

@@ -104,7 +104,7 @@ struct Run: ParsableCommand {
             do throws(StateError) {
                 outcome = try JobLock.acquire(folder.lockPath, wait: wait)
             } catch {
-                fail("blurfarm: \(error)")
+                fail("\(error)")
                 throw ExitCode(ExitStatus.someFailed)
             }
             switch outcome {
@@ -146,7 +146,7 @@ struct Run: ParsableCommand {
                 let records = try OutputRecords(folder: folder.path)
                 incremental = IncrementalRun(plan: plan, records: records, versions: versions, force: force)
             } catch {
-                fail("blurfarm: \(error)")
+                fail("\(error)")
                 failed += 1
                 continue
             }
@@ -172,7 +172,7 @@ struct Run: ParsableCommand {
                     do throws(StateError) {
                         try incremental.recordWritten(output)
                     } catch {
-                        fail("blurfarm: \(output.output) was written but not recorded (it will run again): \(error)")
+                        fail("\(output.output) was written but not recorded (it will run again): \(error)")
                         recordFailures.add()
                     }
                     if showProgress { progress.record(output) }
@@ -187,13 +187,13 @@ struct Run: ParsableCommand {
                         case .removed: pruned.append(item.output)
                         case .alreadyGone: break
                         case .keptChanged:
-                            fail("blurfarm: \(item.output): input gone but the file was changed since it was written: left in place, record removed")
+                            fail("\(item.output): input gone but the file was changed since it was written: left in place, record removed")
                         }
                     }
                 }
                 try incremental.records.compact()
             } catch {
-                fail("blurfarm: \(error)")
+                fail("\(error)")
                 failed += 1
             }
             let report = ran.merging(incremental, started: began, pruned: pruned)
