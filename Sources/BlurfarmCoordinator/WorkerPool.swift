@@ -326,6 +326,10 @@ private final class Supervisor {
 
     /// Passed to every worker as `--plugin-folder` arguments.
     let pluginFolders: [String]
+    /// The workers' environment (``makeWorkerEnvironment()``), a null-terminated list.
+    let workerEnvironment = Supervisor.makeWorkerEnvironment()
+
+    deinit { workerEnvironment.forEach { free($0) } }
 
     init(
         executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, taskTimeout: Duration,
@@ -414,7 +418,9 @@ private final class Supervisor {
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let status = workerEnvironment.withUnsafeBufferPointer { environment in
+            posix_spawn(&pid, executable, &actions, &attributes, argv, UnsafeMutablePointer(mutating: environment.baseAddress))
+        }
         close(toChild[0])
         close(fromChild[1])
         // Read without blocking: a descriptor number poll reported may belong to a replacement.
@@ -426,6 +432,23 @@ private final class Supervisor {
         }
         slots.append(Slot(
             workerID: workerID, pid: pid, input: toChild[1], output: fromChild[0], taskSent: .now, lastHeard: .now))
+    }
+
+    /// This process's environment for the workers, with `SWIFT_BACKTRACE=enable=no` unless it
+    /// sets `SWIFT_BACKTRACE`: a worker that crashes (a plugin's fault) is reported in one line
+    /// by the coordinator, not by pages of backtrace on the shared standard error. Copied at
+    /// the start, freed with the supervisor.
+    static func makeWorkerEnvironment() -> [UnsafeMutablePointer<CChar>?] {
+        var entries: [UnsafeMutablePointer<CChar>?] = []
+        var index = 0
+        var hasBacktrace = false
+        while let entry = environ[index] {
+            if String(cString: entry).hasPrefix("SWIFT_BACKTRACE=") { hasBacktrace = true }
+            entries.append(strdup(entry))
+            index += 1
+        }
+        if !hasBacktrace { entries.append(strdup("SWIFT_BACKTRACE=enable=no")) }
+        return entries + [nil]
     }
 
     func noteStartFailure(_ problem: String) {
