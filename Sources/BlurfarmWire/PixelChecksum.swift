@@ -13,7 +13,7 @@ import CXXHash
 public enum PixelChecksum {
     /// The checksum of `samples` as one row (seed 0: plain XXH3-64 of their bytes).
     public static func of(_ samples: [Float]) -> UInt64 {
-        samples.withUnsafeBytes { XXH3_64bits_withSeed($0.baseAddress, $0.count, 0) }
+        samples.withUnsafeBytes { xxh3($0.baseAddress, $0.count, 0) }
     }
 
     /// The checksum of the pixels of `region` (inside `buffer.rect`) in `buffer`: what a worker
@@ -26,10 +26,21 @@ public enum PixelChecksum {
         buffer.withUnsafePixels { p in
             var row = p + (region.y - buffer.rect.y) * buffer.rowStride + (region.x - buffer.rect.x) * buffer.channels
             for _ in 0..<region.height {
-                value = XXH3_64bits_withSeed(row, rowBytes, value)
+                value = xxh3(row, rowBytes, value)
                 row += buffer.rowStride
             }
         }
         return value
     }
+}
+
+/// XXH3-64 with a seed: libxxhash's run-time dispatching version on x86-64 (SIMD the CPU has),
+/// the portable one elsewhere. Both give the same value.
+@inline(__always)
+private func xxh3(_ data: UnsafeRawPointer?, _ length: Int, _ seed: UInt64) -> UInt64 {
+    #if arch(x86_64)
+    XXH3_64bits_withSeed_dispatch(data, length, seed)
+    #else
+    XXH3_64bits_withSeed(data, length, seed)
+    #endif
 }
