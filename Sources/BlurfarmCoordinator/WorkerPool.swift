@@ -319,6 +319,9 @@ private final class Supervisor {
     var jobs: [Job] = []
     /// The tasks sent and not yet answered, with their image.
     var inFlight: [UInt64: (job: Job, pending: Pending)] = [:]
+    /// Results received and not yet checked against the output: checked after the next
+    /// dispatch, so that the workers get their next tasks first.
+    var unverified: [(job: Job, pending: Pending, checksum: UInt64, workerID: UInt32)] = []
     /// Workers that died or hung before their `hello`, since the last `hello`.
     var startFailures = 0
     /// Set when workers keep failing to start: every request fails with it.
@@ -376,6 +379,7 @@ private final class Supervisor {
                 for job in jobs { finish(job, .failure(RenderFailure(broken, retries: job.retries))) }
             }
             dispatch()
+            verifyResults()
             checkSilence()
             waitForInput()
         }
@@ -553,6 +557,24 @@ private final class Supervisor {
         return nil
     }
 
+    /// Checks every result received against the output it wrote: a tile whose checksum
+    /// matches is done, one that does not is a failed attempt, retried on another worker.
+    func verifyResults() {
+        let results = unverified
+        unverified.removeAll()
+        for (job, pending, checksum, workerID) in results where jobs.contains(where: { $0 === job }) {
+            let computed = PixelChecksum.of(job.request.output, in: pending.tile)
+            if computed == checksum {
+                job.remaining -= 1
+                if job.remaining == 0 { finish(job, .success(job.retries)) }
+            } else {
+                failedAttempt(
+                    pending, of: job, "checksum mismatch: worker \(workerID) sent \(checksum), the output holds \(computed)",
+                    avoid: workerID)
+            }
+        }
+    }
+
     /// A failed attempt at `pending`: back to the front of its image's queue with the next
     /// attempt number, or the image fails when the attempts are used up.
     func failedAttempt(_ pending: Pending, of job: Job, _ message: String, avoid: UInt32? = nil) {
@@ -659,16 +681,7 @@ private final class Supervisor {
             case .result(let result):
                 guard slots[index].task == result.taskID else { continue }  // a cancelled task's
                 guard let (job, pending) = inFlight.removeValue(forKey: result.taskID) else { continue }
-                let computed = PixelChecksum.of(job.request.output, in: pending.tile)
-                if computed == result.checksum {
-                    job.remaining -= 1
-                    if job.remaining == 0 { finish(job, .success(job.retries)) }
-                } else {
-                    failedAttempt(
-                        pending, of: job,
-                        "checksum mismatch: worker \(workerID) sent \(result.checksum), the output holds \(computed)",
-                        avoid: workerID)
-                }
+                unverified.append((job, pending, result.checksum, workerID))
             case .failure(let failure):
                 guard slots[index].task == failure.taskID else { continue }
                 guard let (job, pending) = inFlight.removeValue(forKey: failure.taskID) else { continue }

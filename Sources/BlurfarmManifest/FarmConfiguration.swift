@@ -42,10 +42,12 @@ public struct FarmConfiguration: Hashable, Sendable {
         self.retries = retries
     }
 
-    /// Tiles of 256 × 256 pixels (1 MiB of Float32 RGBA): the fastest side in `blurfarm bench`
-    /// on a 4K image, and small enough to spread an image over the workers. Equal to
-    /// `Renderer.defaultTileSize` (this module does not import the engine).
-    public static let defaultTile = 256
+    /// Tiles of 512 × 512 pixels (4 MiB of Float32 RGBA): in the worker pool on a 4K image the
+    /// filter stage runs 1.6 times faster with a second worker at 512 against 1.5 times at 256
+    /// (fewer tasks, fewer round trips; `blurfarm bench --farm`, docs/performance.md), and in
+    /// process and on the 1080p batch 512 is as fast as 256. Still small enough to spread an
+    /// image over the workers (32 tiles in 4K).
+    public static let defaultTile = 512
     /// Two decoded images at once: one being rendered while the next decodes.
     public static let defaultDecodedImages = 2
     /// 16383 × 16383 pixels, libvips's and Pillow's usual decompression-bomb bound.

@@ -39,8 +39,8 @@ struct Apply: ParsableCommand {
 
     @OptionGroup var farm: FarmOptions
 
-    @Option(help: "Tile side in pixels; 0 renders the image as one tile.")
-    var tile: Int = Renderer.defaultTileSize
+    @Option(help: "Tile side in pixels (default: the configuration's tile); 0 renders the image as one tile.")
+    var tile: Int?
 
     @Option(help: ArgumentHelp(
         "Worker processes that render tiles, as for 'run' (default: one per core); "
@@ -67,7 +67,7 @@ struct Apply: ParsableCommand {
 
     func validate() throws {
         guard !filters.isEmpty else { throw ValidationError("give at least one --filter, e.g. --filter 'gaussian sigma=8'") }
-        guard tile >= 0 else { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
+        if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
         if let workers, workers > 0, threads != nil {
@@ -92,6 +92,7 @@ struct Apply: ParsableCommand {
     private func render() throws {
         let configuration = try farm.loadOrExit()
         let registry = farm.registry(for: configuration)
+        let tile = self.tile ?? configuration.tile
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
         try ImageWriter.checkDestination(output)

@@ -205,7 +205,7 @@ let exampleManifest = """
         let root = here[..<here.range(of: "/Tests/")!.lowerBound]
         let path = root + "/config/blurfarm.conf"
         let c = try ConfigurationDecoder.decode(fileAtPath: String(path)).get()
-        #expect(c.tile == 256)
+        #expect(c.tile == FarmConfiguration.defaultTile)
         #expect(c.state.hasPrefix(root + "/config/"))
     }
 }
