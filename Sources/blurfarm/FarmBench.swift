@@ -29,6 +29,8 @@ struct FarmBench {
         var seconds: Double
         /// blurfarm: the report's filter seconds, summed over the outputs.
         var filterSeconds = 0.0
+        /// blurfarm: a second run right after, every output up to date.
+        var rerunSeconds = 0.0
         var coordinatorPeak = 0
         var workerPeak = 0
         var workersSeen = 0
@@ -84,9 +86,13 @@ struct FarmBench {
         } * Double(copies)
         print("blurfarm \(Blurfarm.version) bench --farm: \(files.count) images (\(String(format: "%.1f", megapixels)) MP), \(what)")
         print("machine: \(Machine.cpuModel), \(ProcessInfo.processInfo.activeProcessorCount) cores; libvips \(ImageReader.libvipsVersion)")
-        print("median of \(runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
+        print("median of \(runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time; "
+            + "rerun: blurfarm run again at once, every output up to date")
         print("")
-        let header = ["command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB", "ratio"]
+        let header = [
+            "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB", "ratio",
+            "rerun s",
+        ]
         var rows: [[String]] = []
         var vipsSeconds: [Double] = []
         var farm: [Int: [Measurement]] = [:]
@@ -99,6 +105,7 @@ struct FarmBench {
                 ]
                 var measurement = try Self.measure("/proc/self/exe", arguments)
                 measurement.filterSeconds = try Self.filterSeconds(report)
+                measurement.rerunSeconds = try Self.measure("/proc/self/exe", Array(arguments.dropLast(2))).seconds
                 farm[count, default: []].append(measurement)
             }
             if vips {
@@ -128,6 +135,7 @@ struct FarmBench {
                 String(format: "%.1f", Double(files.count) / seconds), String(format: "%.1f", megapixels / seconds),
                 String(format: "%.2f", median(measured.map(\.filterSeconds))), String(format: "%.0f", Double(coordinator) / 1e6), count == 0 ? "-" : String(format: "%.0f", Double(worker) / 1e6),
                 vipsMedian.map { String(format: "%.2f", $0 / seconds) } ?? "-",
+                String(format: "%.2f", median(measured.map(\.rerunSeconds))),
             ])
         }
         if let vipsMedian {
@@ -135,7 +143,7 @@ struct FarmBench {
                 "parallel -j \(workers.max() ?? 1) \(thumbnail == nil ? "vips gaussblur" : "vipsthumbnail")",
                 String(format: "%.2f", vipsMedian),
                 String(format: "%.1f", Double(files.count) / vipsMedian), String(format: "%.1f", megapixels / vipsMedian),
-                "-", "-", "-", "1.00",
+                "-", "-", "-", "1.00", "-",
             ])
         }
         let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max()! }
