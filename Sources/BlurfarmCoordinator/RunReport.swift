@@ -100,6 +100,20 @@ public struct RunReport: Sendable, Codable {
     /// Outputs removed by `--prune` (recorded outputs whose input is gone), absolute paths.
     public var pruned: [String] = []
 
+    /// A report of `outputs`.
+    public init(
+        job: String, manifest: String, started: Date, finished: Date, settings: RunSettings, outputs: [OutputReport],
+        pruned: [String] = []
+    ) {
+        self.job = job
+        self.manifest = manifest
+        self.started = started
+        self.finished = finished
+        self.settings = settings
+        self.outputs = outputs
+        self.pruned = pruned
+    }
+
     public var written: Int { outputs.filter { $0.status == .written }.count }
     public var failed: Int { outputs.filter { $0.status == .failed }.count }
     public var stopped: Int { outputs.filter { $0.status == .stopped }.count }

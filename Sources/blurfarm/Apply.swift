@@ -105,11 +105,12 @@ struct Apply: ParsableCommand {
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
-        defer { engine.pool?.shutdown() }
+        let (pool, rendering) = try engine.start()
+        defer { pool?.shutdown() }
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {
             result = Result { () throws(RenderFailure) -> RenderedImage in
-                try engine.rendering.render(image.pixels, chain: chain, tileSize: tile)
+                try rendering.render(image.pixels, chain: chain, tileSize: tile)
             }
         }
         let pixels: PixelBuffer

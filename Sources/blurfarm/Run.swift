@@ -125,18 +125,17 @@ struct Run: ParsableCommand {
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration), plugins: plugins)
-        let (workerCount, threadCount, pool, rendering) = (engine.workers, engine.threads, engine.pool, engine.rendering)
-        // The pool lives for every job of the run; its workers are told to shut down and are
-        // waited for at the end, whatever way the run ends.
-        defer { pool?.shutdown() }
+        // Started at the first job with work, so that a run with nothing to do (cron, most of
+        // the time) starts no process; it lives for every job of the run, and its workers are
+        // told to shut down and are waited for at the end, whatever way the run ends.
+        var runner: JobRunner?
+        let started = StartedPool()
+        defer { started.shutdown() }
         let versions = "blurfarm \(Blurfarm.version); libvips \(ImageReader.libvipsVersion)"
-        let runner = JobRunner(
-            registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
-            decodedImages: configuration.decodedImages)
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()
-        let interrupts = Interrupts(stop: stop) { pool?.shutdown() }
+        let interrupts = Interrupts(stop: stop) { started.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }
         let recordFailures = FailureCount()
         for (plan, folder) in zip(plans, folders) {
@@ -151,15 +150,22 @@ struct Run: ParsableCommand {
                 continue
             }
             let work = incremental.plan
+            if runner == nil, work.outputCount > 0 {
+                let (pool, rendering) = try engine.start()
+                started.set(pool)
+                runner = JobRunner(
+                    registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
+                    decodedImages: configuration.decodedImages)
+            }
             let settings = RunSettings(
-                configuration: farm.configurationPath, workers: workerCount, threads: threadCount,
+                configuration: farm.configurationPath, workers: engine.workers, threads: engine.threads,
                 decodedImages: configuration.decodedImages, tile: plan.tileSize, pixelLimit: configuration.pixelLimit,
                 verify: (verify ?? plan.job.verify).rawValue)
             let showProgress = !quiet && ProgressLine.isTerminal && work.outputCount > 0
             let progress = Mutex(
                 ProgressLine(job: plan.job.name, outputsTotal: work.outputCount, inputsTotal: work.inputs.count))
             let verbose = verbose
-            let ran = runner.run(work, verify: verify, settings: settings, stop: stop) { output in
+            let onOutput: @Sendable (OutputReport) -> Void = { output in
                 progress.withLock { progress in
                     if showProgress { progress.clear() }
                     if let error = output.error {
@@ -178,6 +184,12 @@ struct Run: ParsableCommand {
                     if showProgress { progress.record(output) }
                 }
             }
+            // A job with nothing to do has nothing to render with either.
+            let ran =
+                runner?.run(work, verify: verify, settings: settings, stop: stop, progress: onOutput)
+                ?? RunReport(
+                    job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: settings,
+                    outputs: [])
             if showProgress { progress.withLock { $0.clear() } }
             var pruned: [String] = []
             do throws(StateError) {
