@@ -39,6 +39,32 @@ import Testing
         #expect(Set(files.values).count == 1, "\(files.mapValues(\.count))")
     }
 
+    /// Plugin filters (the shipped configuration loads the example plugins from the build
+    /// folder) run in the worker processes, the same bytes whatever the tiles; in process they
+    /// are refused.
+    @Test func aPluginFilterRunsInTheWorkersAndIsRefusedInProcess() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var files: [Data] = []
+        for tile in ["0", "100"] {
+            let output = folder.appendingPathComponent("v\(tile).png").path
+            let result = try Blurfarm.run([
+                "apply", Fixtures.corpus("special/kite.webp"), output, "--filter", "vignette strength=0.8",
+                "--filter", "zoom amount=5", "--tile", tile, "--workers", "2",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            files.append(try Data(contentsOf: URL(fileURLWithPath: output)))
+        }
+        #expect(files[0] == files[1])
+        let refused = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), folder.appendingPathComponent("no.png").path,
+            "--filter", "vignette strength=0.8", "--threads", "2",
+        ])
+        #expect(refused.status == 2)
+        #expect(refused.stderr == "blurfarm: error: plugin filters (vignette) run in worker processes only: drop --workers 0 and --threads\n")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("no.png").path))
+    }
+
     @Test func growMakesTheOutputLargerByTheReach() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
