@@ -45,6 +45,9 @@ public struct JobRunner: Sendable {
     ) -> RunReport {
         let mode = verify ?? plan.job.verify
         let started = Date()
+        // Temporary files that an earlier run killed outright left beside these outputs.
+        let folders = Set(plan.inputs.flatMap(\.outputs).map { ($0.path as NSString).deletingLastPathComponent })
+        for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder.isEmpty ? "." : folder) }
         let inputs = plan.inputs
         let next = Atomic<Int>(0)
         let results = Mutex([[OutputReport]](repeating: [], count: inputs.count))

@@ -43,8 +43,15 @@ public enum ImageWriter {
     @discardableResult
     public static func removeTemporaryFiles() -> Int { AtomicFile.removeInProgress() }
 
+    /// Removes the temporary files that writers now gone left in `folder` (a run killed with
+    /// SIGKILL): `.<name>.blurfarm-<pid>-XXXXXX` of a pid no process has. Returns their paths.
+    @discardableResult
+    public static func removeAbandonedTemporaryFiles(inFolder folder: String) -> [String] {
+        AtomicFile.removeAbandoned(inFolder: folder)
+    }
+
     /// Writes an encoded image atomically: to a temporary file in the output's folder
-    /// (".name.tmp-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
+    /// (".name.blurfarm-PID-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
     /// failure the temporary file is removed and an existing file at the path is untouched.
     ///
     /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable` or

@@ -254,6 +254,31 @@ struct ImageWriterTests {
         #expect(xmp.original.metadata.xmp != nil)
         #expect(xmp.written.metadata.xmp == xmp.original.metadata.xmp)
     }
+
+    /// Temporary files of writers that are gone are removed; those of live processes (this
+    /// one, pid 1) and names that only look alike are kept.
+    @Test func abandonedTemporaryFilesOfDeadWritersAreRemoved() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let dead = child.processIdentifier  // reaped: no process has it now
+        let names = [
+            ".a.png.blurfarm-\(dead)-Ab3xYz",  // abandoned
+            ".b.png.blurfarm-\(getpid())-Ab3xYz",  // this process is writing it
+            ".c.png.blurfarm-1-Ab3xYz",  // a live process
+            ".d.png.blurfarm-\(dead)-Ab3",  // not our pattern
+            "e.png.blurfarm-\(dead)-Ab3xYz",  // not hidden: not ours
+            ".f.png.tmp-\(dead)-Ab3xYz",  // another program's
+            "a.png",
+        ]
+        for name in names { try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name))) }
+        let removed = ImageWriter.removeAbandonedTemporaryFiles(inFolder: scratch.path)
+        #expect(removed == [scratch.file(".a.png.blurfarm-\(dead)-Ab3xYz")])
+        #expect(try scratch.contents().sorted() == Array(names.dropFirst()).sorted())
+    }
 }
 
 @Suite struct EncodedImageVerificationTests {

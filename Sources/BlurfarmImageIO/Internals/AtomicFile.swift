@@ -72,8 +72,32 @@ enum AtomicFile {
     }
 
     /// Longest part of the real file name kept in a temporary name (names are limited to 255
-    /// bytes on most file systems; ".", ".tmp-" and six random characters are added).
+    /// bytes on most file systems; ".", ".blurfarm-", the pid, "-" and six random characters
+    /// are added).
     static let temporaryNameStemLimit = 200
+
+    /// What a temporary name has between the file's name and the writer's pid.
+    static let temporaryMarker = ".blurfarm-"
+
+    /// Removes the temporary files in `folder` whose writer is gone: `.<name>.blurfarm-<pid>-
+    /// <six characters>` where no process `pid` exists (a run killed with SIGKILL, a crash,
+    /// a power cut). A file of a live process, even another program's with that pid, is kept.
+    /// Returns the paths removed; a folder that cannot be listed gives none.
+    static func removeAbandoned(inFolder folder: String) -> [String] {
+        var removed: [String] = []
+        for name in Syscalls.names(inFolder: folder) where name.hasPrefix(".") {
+            let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count >= 3, parts[parts.count - 1].utf8.count == 6,
+                parts[parts.count - 3].hasSuffix(temporaryMarker.dropLast()),
+                let pid = Int32(parts[parts.count - 2]), pid > 0, pid != getpid(),
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            let path = "\(folder)/\(name)"
+            Syscalls.removeQuietly(path)
+            removed.append(path)
+        }
+        return removed
+    }
 
     /// Writes `bytes` to a new temporary file beside `output`, fsyncs it, renames it over
     /// `output` and fsyncs the folder. On failure, removes the temporary file.
@@ -87,7 +111,7 @@ enum AtomicFile {
         var descriptor: Int32 = -1
         var temporary = ""
         for _ in 0..<100 {
-            temporary = "\(output.folder)/.\(stem).tmp-\(randomSuffix())"
+            temporary = "\(output.folder)/.\(stem)\(temporaryMarker)\(getpid())-\(randomSuffix())"
             do {
                 descriptor = try Syscalls.createExclusive(temporary)
                 break

@@ -91,6 +91,20 @@ enum Syscalls {
     }
 
     /// Removes `path`, ignoring failure (used to clean up after another failure).
+    /// The names in `folder` (without "." and ".."); none when it cannot be read.
+    static func names(inFolder folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     static func removeQuietly(_ path: String) {
         _ = unlink(path)
     }
