@@ -32,8 +32,9 @@ import Glibc
 /// the queue with the next attempt number, as does the task of a worker that runs one task
 /// longer than the task timeout. A result whose checksum does not match the coordinator's over
 /// the stitched output is a failed attempt too, retried on another worker when there is one. A
-/// tile whose attempt number exceeds `retries + 1` fails its image; a `failure` reply (a
-/// filter's error) fails its image at once, and the worker goes on.
+/// tile fails its image when its attempt `retries + 1` fails too; a `failure` reply (a
+/// filter's error) fails its image at once, and the worker goes on. When an image fails, the
+/// workers still rendering its other tiles are killed and replaced first.
 /// The pool ignores SIGPIPE in this process, so a write to a dead worker fails instead of
 /// killing the coordinator.
 public final class WorkerPool: ImageRendering, PixelAllocator {
@@ -139,13 +140,15 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
             filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour, source: sourceRegion,
             outputSegment: outputSegment.id, output: output,
             plugins: chain.filters.map(\.spec.name).filter { !FilterRegistry.builtIn.descriptors.map(\.name).contains($0) })
+        // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
+        // pipe, so the write never reaches a descriptor number the process has reused.
         let accepted = inbox.withLock { inbox -> Bool in
             if inbox.shuttingDown { return false }
             inbox.requests.append(request)
+            wake()
             return true
         }
         guard accepted else { throw RenderFailure("the worker pool is shut down") }
-        wake()
         request.done.wait()
         // The segments stay open (their ids valid) until every task of the image is answered.
         withExtendedLifetime(sourceSegment) {}
@@ -371,8 +374,9 @@ private final class Supervisor {
                 if job.remaining == 0 { finish(job, .success(0)) }
             }
             if shuttingDown {
-                for job in jobs { finish(job, .failure(RenderFailure("the worker pool was shut down", retries: job.retries))) }
+                // Workers first: no worker writes into a segment once its image is given back.
                 stopWorkers()
+                for job in jobs { finish(job, .failure(RenderFailure("the worker pool was shut down", retries: job.retries))) }
                 return
             }
             if let broken {
@@ -590,14 +594,18 @@ private final class Supervisor {
         }
     }
 
-    /// Ends an image; its tasks still out are cancelled (their replies dropped).
+    /// Ends an image; the workers still rendering its tasks (it failed) are killed and replaced.
     func finish(_ job: Job, _ result: Result<Int, RenderFailure>) {
         guard let position = jobs.firstIndex(where: { $0 === job }) else { return }
         jobs.remove(at: position)
-        for slot in slots {
-            if let taskID = slot.task, let (owner, _) = inFlight[taskID], owner === job {
-                inFlight[taskID] = nil
-                _ = send(.cancel(taskID: taskID), to: slot)
+        // Workers still rendering a tile of this image (it failed) would go on writing into
+        // its segments, which the pool lends out again once the caller lets go: they are
+        // killed and waited for first, and replaced. (A `cancel` only drops the reply.)
+        let busy = slots.filter { slot in slot.task.flatMap { inFlight[$0] }.map { $0.job === job } ?? false }
+        for slot in busy {
+            inFlight[slot.task!] = nil
+            if let index = slots.firstIndex(where: { $0.workerID == slot.workerID }) {
+                lose(index, because: "was stopped: the image of its task failed")
             }
         }
         job.request.finish(result)

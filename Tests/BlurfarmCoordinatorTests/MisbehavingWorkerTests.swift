@@ -10,8 +10,10 @@ import Testing
 /// then send garbage, or a result whose checksum is wrong.
 @Suite struct MisbehavingWorkerTests {
     /// A folder with `hello-N.bin` (the frames `hello` and `ready` of worker N) for N in
-    /// 1...20, `then.bin` (what the fake sends once it has a task) and `worker.sh`, the fake.
-    static func fakeWorker(then reply: [UInt8]) throws -> URL {
+    /// 1...20, `then.bin` (what the fake sends once it has a task) and `worker.sh`, the fake;
+    /// after sending `then.bin` it runs `afterwards` (shell), by default waiting for its input
+    /// to close.
+    static func fakeWorker(then reply: [UInt8], afterwards: String = "exec cat >/dev/null") throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fake-worker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for id in UInt32(1)...20 {
@@ -26,7 +28,7 @@ import Testing
             cat '\(folder.path)/hello-'"$3"'.bin'
             dd bs=1 count=1 of=/dev/null 2>/dev/null
             cat '\(folder.path)/then.bin'
-            exec cat >/dev/null
+            \(afterwards)
 
             """.write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
@@ -96,5 +98,41 @@ import Testing
             #expect(error.description == "tile 40x30+0+0: worker 1: plugin 'x': out of ideas", "\(error)")
             #expect(error.retries == 0)
         }
+    }
+
+    /// When an image fails, a worker still rendering one of its tiles is killed before the
+    /// caller gets the failure: otherwise it would go on writing into the image's segments,
+    /// which the pool lends to the next image. Worker 1 fails its task at once; worker 2
+    /// "renders" for a second, then writes into every segment of the pool.
+    @Test func aWorkerStillRenderingAFailedImageIsKilledBeforeItsMemoryIsLentAgain() throws {
+        let reply = try FrameEncoder.encode(.failure(TaskFailure(taskID: 1, message: "boom"))) + FrameEncoder.encode(.ready)
+        let folder = try Self.fakeWorker(
+            then: [],
+            afterwards: """
+                if [ "$3" = 1 ]; then cat "$(dirname "$0")/fail.bin"; exec cat >/dev/null; fi
+                sleep 1
+                for f in /proc/$5/fd/*; do
+                  case "$(readlink $f)" in *blurfarm-pixels*) printf 'XXXXXXXX' | dd of=$f conv=notrunc 2>/dev/null ;; esac
+                done
+                touch "$(dirname "$0")/wrote-$3"
+                exec cat >/dev/null
+                """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(reply).write(to: folder.appendingPathComponent("fail.bin"))
+        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 2, retries: 0)
+        defer { pool.shutdown() }
+        do {
+            _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 20)
+            Issue.record("a failed task rendered an image")
+        } catch {
+            #expect(error.description.hasSuffix("worker 1: boom"), "\(error)")
+        }
+        // The next image's decode gets the pool's memory: one of the failed image's segments.
+        let storage = try #require(pool.storage(byteCount: 40 * 30 * 3 * 4))
+        storage.withUnsafeFloats { p in for i in 0..<(40 * 30 * 3) { p[i] = 0 } }
+        Thread.sleep(forTimeInterval: 2)
+        let written = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("wrote-") }
+        #expect(written.isEmpty, "a worker of the failed image wrote into the pool's memory: \(written)")
+        #expect(storage.withUnsafeFloats { $0[0] } == 0, "the leased memory was overwritten")
     }
 }
