@@ -44,10 +44,12 @@ public enum ImageWriter {
     public static func removeTemporaryFiles() -> Int { AtomicFile.removeInProgress() }
 
     /// Removes the temporary files that writers now gone left in `folder` (a run killed with
-    /// SIGKILL): `.<name>.blurfarm-<pid>-XXXXXX` of a pid no process has. Returns their paths.
+    /// SIGKILL): `.<name>.blurfarm-<pid>-XXXXXX` of a pid no process has, not written for
+    /// `minimumAge` seconds (default 10 minutes: a folder may be shared with another host,
+    /// whose pids are not visible here). Returns their paths.
     @discardableResult
-    public static func removeAbandonedTemporaryFiles(inFolder folder: String) -> [String] {
-        AtomicFile.removeAbandoned(inFolder: folder)
+    public static func removeAbandonedTemporaryFiles(inFolder folder: String, minimumAge: Double = 600) -> [String] {
+        AtomicFile.removeAbandoned(inFolder: folder, minimumAge: minimumAge)
     }
 
     /// Writes an encoded image atomically: to a temporary file in the output's folder

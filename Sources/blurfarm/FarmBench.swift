@@ -33,7 +33,6 @@ struct FarmBench {
         var rerunSeconds = 0.0
         var coordinatorPeak = 0
         var workerPeak = 0
-        var workersSeen = 0
     }
 
     func run() throws {
@@ -183,24 +182,30 @@ struct FarmBench {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
+        // Standard error to a file, not a pipe: a pipe nobody reads until the end would block
+        // a child with much to say.
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-bench-\(getpid()).err")
+        guard FileManager.default.createFile(atPath: errors.path, contents: nil),
+            let errorFile = try? FileHandle(forWritingTo: errors)
+        else { throw CommandError("bench --farm: cannot create \(errors.path)") }
+        defer {
+            try? errorFile.close()
+            try? FileManager.default.removeItem(at: errors)
+        }
+        process.standardError = errorFile
         let start = ContinuousClock.now
         try process.run()
         let pid = process.processIdentifier
         var measurement = Measurement(seconds: 0)
-        var seen: Set<Int32> = []
         while process.isRunning {
             measurement.coordinatorPeak = max(measurement.coordinatorPeak, peakMemory(pid))
             for child in children(of: pid) {
-                seen.insert(child)
                 measurement.workerPeak = max(measurement.workerPeak, peakMemory(child))
             }
             usleep(10_000)
         }
         measurement.seconds = (ContinuousClock.now - start).seconds
-        measurement.workersSeen = seen.count
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
         guard process.terminationStatus == 0 else {
             throw CommandError("bench --farm: '\(([executable] + arguments.prefix(8)).joined(separator: " "))' exited with \(process.terminationStatus): \(stderr)")
         }

@@ -255,8 +255,9 @@ struct ImageWriterTests {
         #expect(xmp.written.metadata.xmp == xmp.original.metadata.xmp)
     }
 
-    /// Temporary files of writers that are gone are removed; those of live processes (this
-    /// one, pid 1) and names that only look alike are kept.
+    /// Temporary files of writers that are gone, untouched for the minimum age, are removed;
+    /// those of live processes (this one, pid 1), recent ones and names that only look alike
+    /// are kept.
     @Test func abandonedTemporaryFilesOfDeadWritersAreRemoved() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
@@ -273,9 +274,15 @@ struct ImageWriterTests {
             "e.png.blurfarm-\(dead)-Ab3xYz",  // not hidden: not ours
             ".f.png.tmp-\(dead)-Ab3xYz",  // another program's
             "a.png",
+            ".g.png.blurfarm-\(dead)-Ab3xYz",  // abandoned, but written a minute ago
         ]
-        for name in names { try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name))) }
-        let removed = ImageWriter.removeAbandonedTemporaryFiles(inFolder: scratch.path)
+        let hourAgo = Date().addingTimeInterval(-3600)
+        for name in names {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name)))
+            let written = name.hasPrefix(".g.") ? Date().addingTimeInterval(-60) : hourAgo
+            try FileManager.default.setAttributes([.modificationDate: written], ofItemAtPath: scratch.file(name))
+        }
+        let removed = ImageWriter.removeAbandonedTemporaryFiles(inFolder: scratch.path, minimumAge: 600)
         #expect(removed == [scratch.file(".a.png.blurfarm-\(dead)-Ab3xYz")])
         #expect(try scratch.contents().sorted() == Array(names.dropFirst()).sorted())
     }

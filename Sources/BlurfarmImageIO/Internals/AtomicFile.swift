@@ -81,9 +81,11 @@ enum AtomicFile {
 
     /// Removes the temporary files in `folder` whose writer is gone: `.<name>.blurfarm-<pid>-
     /// <six characters>` where no process `pid` exists (a run killed with SIGKILL, a crash,
-    /// a power cut). A file of a live process, even another program's with that pid, is kept.
-    /// Returns the paths removed; a folder that cannot be listed gives none.
-    static func removeAbandoned(inFolder folder: String) -> [String] {
+    /// a power cut) and that nobody has written for `minimumAge` seconds. A file of a live
+    /// process, even another program's with that pid, is kept; the age guards a folder shared
+    /// with another host or container, whose pids this process cannot see (a write takes
+    /// seconds). Returns the paths removed; a folder that cannot be listed gives none.
+    static func removeAbandoned(inFolder folder: String, minimumAge: Double) -> [String] {
         var removed: [String] = []
         for name in Syscalls.names(inFolder: folder) where name.hasPrefix(".") {
             let parts = name.split(separator: "-", omittingEmptySubsequences: false)
@@ -93,6 +95,7 @@ enum AtomicFile {
                 kill(pid, 0) != 0, errno == ESRCH
             else { continue }
             let path = "\(folder)/\(name)"
+            guard let age = Syscalls.age(of: path), age >= minimumAge else { continue }
             Syscalls.removeQuietly(path)
             removed.append(path)
         }

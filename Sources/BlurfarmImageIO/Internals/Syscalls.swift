@@ -43,6 +43,16 @@ enum Syscalls {
         }
     }
 
+    /// Seconds since `path` (not following a link) was last modified; nil when it cannot be
+    /// read.
+    static func age(of path: String) -> Double? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) * 1e-9
+    }
+
     static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
         try retrying("open") { open(path, O_RDONLY | O_CLOEXEC) }
     }
@@ -90,7 +100,6 @@ enum Syscalls {
         try retrying("rename") { Glibc.rename(from, to) }
     }
 
-    /// Removes `path`, ignoring failure (used to clean up after another failure).
     /// The names in `folder` (without "." and ".."); none when it cannot be read.
     static func names(inFolder folder: String) -> [String] {
         guard let directory = opendir(folder) else { return [] }
@@ -105,6 +114,7 @@ enum Syscalls {
         return names
     }
 
+    /// Removes `path`, ignoring failure (used to clean up after another failure).
     static func removeQuietly(_ path: String) {
         _ = unlink(path)
     }
