@@ -32,7 +32,11 @@ public final class IncrementalRun: Sendable {
     /// and is recorded again). Inputs whose outputs run are hashed here, before they are decoded,
     /// so that a record never claims newer bytes than were read. An input that cannot be read
     /// stays in the plan: the runner reports it.
-    public init(plan full: JobPlan, records: OutputRecords, versions: String, force: Bool) {
+    /// `plugins`: the content hash of each plugin filter's library, by filter name (part of
+    /// the recipe).
+    public init(
+        plan full: JobPlan, records: OutputRecords, versions: String, plugins: [String: String] = [:], force: Bool
+    ) {
         self.records = records
         var skipped: [OutputReport] = []
         var pending: [String: Pending] = [:]
@@ -57,7 +61,7 @@ public final class IncrementalRun: Sendable {
             for output in input.outputs {
                 let outputPath = Self.absolute(output.path)
                 planned.append(output.path)
-                let recipe = OutputRecipe.of(output, versions: versions)
+                let recipe = OutputRecipe.of(output, versions: versions, plugins: plugins)
                 let record = records.record(for: outputPath)
                 let current = inputFile(trusting: record)
                 if !force, let record, record.input == inputPath, record.recipe == recipe, let current,

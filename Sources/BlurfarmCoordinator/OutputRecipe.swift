@@ -3,12 +3,15 @@ import BlurfarmManifest
 
 /// The canonical description of what makes an output's bytes: the variant's filters with all
 /// their parameters (defaults filled in), edge rule, colour mode, resize, format and encoder
-/// settings, and the versions of blurfarm and libvips. Part of an output's up-to-date key;
+/// settings, the versions of blurfarm and libvips, and the content hash of each plugin library
+/// the filters come from (a rebuilt plugin makes its outputs run again). Part of an output's
+/// up-to-date key;
 /// the output's path, the variant's name, tiling and verification are not (they do not change
 /// the bytes).
 public enum OutputRecipe {
-    /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1").
-    public static func of(_ output: PlannedOutput, versions: String) -> String {
+    /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with
+    /// `plugins`: the content hash of the library of each plugin filter, by filter name.
+    public static func of(_ output: PlannedOutput, versions: String, plugins: [String: String] = [:]) -> String {
         let v = output.variant
         let format = (output.path as NSString).pathExtension.lowercased()
         let resize = v.resize.map { r in
@@ -21,5 +24,6 @@ public enum OutputRecipe {
             "quality=\(v.quality)", "lossless=\(v.lossless)", "strip=\(v.strip)", "background=\(v.background)",
             versions,
         ].joined(separator: "; ")
+            + v.filters.compactMap { filter in plugins[filter.name].map { "; plugin \(filter.name)=\($0)" } }.joined()
     }
 }

@@ -132,6 +132,15 @@ struct Run: ParsableCommand {
         let started = StartedPool()
         defer { started.shutdown() }
         let versions = "blurfarm \(Blurfarm.version); libvips \(ImageReader.libvipsVersion)"
+        // A rebuilt plugin makes the outputs of its filters run again.
+        var pluginHashes: [String: String] = [:]
+        for name in plugins {
+            if case .plugin(let path) = registry.descriptor(named: name)?.origin,
+                let hash = try? ContentHash.ofFile(path)
+            {
+                pluginHashes[name] = hash
+            }
+        }
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()
@@ -143,7 +152,8 @@ struct Run: ParsableCommand {
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
-                incremental = IncrementalRun(plan: plan, records: records, versions: versions, force: force)
+                incremental = IncrementalRun(
+                    plan: plan, records: records, versions: versions, plugins: pluginHashes, force: force)
             } catch {
                 fail("\(error)")
                 failed += 1

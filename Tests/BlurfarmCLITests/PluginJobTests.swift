@@ -43,6 +43,32 @@ import Testing
         """
     }
 
+    /// A plugin library whose bytes change (rebuilt, replaced) makes the outputs of its filter
+    /// run again, and only those: its content hash is part of their recipe.
+    @Test func aChangedPluginLibraryRedoesTheOutputsOfItsFilterOnly() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("invert:\n          amount: 1"), photos: ["special/kite.webp"], plugins: [("invert.c", "invert", [])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = [
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2", "--verbose",
+        ]
+        let first = try Blurfarm.run(run)
+        #expect(first.status == 0 && first.stdout.contains("plugged: 2 written"), "\(first.stdout)\(first.stderr)")
+        let second = try Blurfarm.run(run)
+        #expect(second.stdout.contains("plugged: 0 written") && second.stdout.contains("2 up to date"), "\(second.stdout)")
+        // The same plugin with other bytes (trailing bytes are ignored by the loader).
+        let library = try FileHandle(forWritingTo: folder.appendingPathComponent("plugins/libinvert.so"))
+        try library.seekToEnd()
+        try library.write(contentsOf: Data("rebuilt".utf8))
+        try library.close()
+        let third = try Blurfarm.run(run)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(third.stdout.contains("out/kite-plugged.png"), "\(third.stdout)")
+        #expect(!third.stdout.contains("out/kite-blur.png"), "\(third.stdout)")
+        #expect(third.stdout.contains("plugged: 1 written") && third.stdout.contains("1 up to date"), "\(third.stdout)")
+    }
+
     /// The ABI is usable with only the header and docs/plugins.md: a C plugin compiled with
     /// `cc -shared -fPIC` against a copy of the header, outside the repository, runs from a
     /// manifest, tiled and verified untiled, and gives what its definition says.
