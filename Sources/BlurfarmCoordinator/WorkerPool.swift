@@ -139,7 +139,7 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
             tiles: TileGrid(bounds: outputRect, tileSize: tileSize).tiles, image: source.rect,
             filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour, source: sourceRegion,
             outputSegment: outputSegment.id, output: output,
-            plugins: chain.filters.map(\.spec.name).filter { !FilterRegistry.builtIn.descriptors.map(\.name).contains($0) })
+            plugins: chain.filters.filter { $0.origin != .builtIn }.map(\.spec.name))
         // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
         // pipe, so the write never reaches a descriptor number the process has reused.
         let accepted = inbox.withLock { inbox -> Bool in

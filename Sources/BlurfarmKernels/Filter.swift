@@ -7,6 +7,9 @@ import BlurfarmCore
 /// combined by the same arithmetic in the same order wherever the pixel lies in a tile.
 public protocol Filter: Sendable {
     /// The filter and its parameters, as the manifest and the reports spell it.
+    /// Where the filter comes from: built in, or a plugin (which runs in worker processes only).
+    var origin: FilterDescriptor.Origin { get }
+
     var spec: FilterSpec { get }
     /// The input rectangle the filter reads to compute `output`, for a source image covering
     /// `image` (Core Image's region of interest). The one place a filter's reach is computed:
@@ -30,6 +33,11 @@ public protocol Filter: Sendable {
 public protocol UniformReachFilter: Filter {
     /// How far the filter reads beyond the pixel it computes.
     var reach: Reach { get }
+}
+
+extension Filter {
+    /// Built in, unless the filter says otherwise (plugins do).
+    public var origin: FilterDescriptor.Origin { .builtIn }
 }
 
 extension UniformReachFilter {

@@ -9,6 +9,9 @@ import BlurfarmKernels
 /// plugin that crashes kills a worker, not the farm).
 public struct PluginFilter: Filter {
     public let plugin: Plugin
+
+    /// The plugin's library.
+    public var origin: FilterDescriptor.Origin { plugin.descriptor.origin }
     public let spec: FilterSpec
     /// Whether ``apply(input:output:image:)`` calls the plugin.
     public let mayRun: Bool
