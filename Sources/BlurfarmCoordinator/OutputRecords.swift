@@ -114,9 +114,17 @@ public final class OutputRecords: Sendable {
         let path = self.path
         try state.withLock { (s: inout State) throws(StateError) in
             // One write call per line (O_APPEND): a line is whole or, if the process dies, last.
+            // A short or failed write (a full disk) is cut off again, so that the next line
+            // does not land after half a line.
+            var before = stat()
+            let size = fstat(s.descriptor, &before) == 0 ? before.st_size : nil
             let written = bytes.withUnsafeBytes { write(s.descriptor, $0.baseAddress, $0.count) }
             guard written == bytes.count, fdatasync(s.descriptor) == 0 else {
-                throw StateError(path: path, message: "cannot append a record: \(String(cString: strerror(errno)))")
+                let reason =
+                    (0..<bytes.count).contains(written)
+                    ? "wrote \(written) of \(bytes.count) bytes" : String(cString: strerror(errno))
+                if let size { _ = ftruncate(s.descriptor, size) }
+                throw StateError(path: path, message: "cannot append a record: \(reason)")
             }
             apply(&s)
             s.lines += 1
