@@ -19,8 +19,8 @@ struct Engine {
 
     /// The engine the options ask for, able to load plugins from `pluginFolders`.
     ///
-    /// - Parameter plugins: the plugin filters the work uses: they run in worker processes
-    ///   only (a plugin that crashes kills a worker, not the command).
+    /// - Parameter plugins: the plugin filters the work uses: their `run` is called in worker
+    ///   processes only (a plugin that crashes there kills a worker, not the command).
     /// - Throws: ``ExitCode`` 2 (after saying why on stderr) when plugins are to run in process
     ///   (`--workers 0`, `--threads`).
     init(
