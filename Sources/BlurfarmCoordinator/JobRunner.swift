@@ -223,13 +223,8 @@ public struct JobRunner: Sendable {
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
             tiles: identity ? 0 : TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
-            retries: retries, checksum: String(PixelChecksum.of(pixels, in: pixels.rect), radix: 16).leftPadded(to: 16))
+            retries: retries, checksum: String(format: "%016llx", PixelChecksum.of(pixels, in: pixels.rect)))
     }
-}
-
-extension String {
-    /// The string with zeros in front up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 extension Duration {
