@@ -243,7 +243,7 @@ extension ResizeSpec.Fit {
     }
 }
 
-extension HexColour {
+extension RGBAColour {
     /// The colour as sRGB values 0...1, for flattening onto it.
     var rgb: SIMD3<Float> { SIMD3(Float(red), Float(green), Float(blue)) / 255 }
 }

@@ -7,6 +7,9 @@ public struct RGBAColour: Hashable, Sendable, CustomStringConvertible {
     public var blue: UInt8
     public var alpha: UInt8
 
+    /// Opaque white, the default background of formats without alpha.
+    public static let white = RGBAColour(red: 255, green: 255, blue: 255)
+
     public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
         self.red = red
         self.green = green
@@ -35,9 +38,9 @@ public struct RGBAColour: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// `#rrggbbaa`, lower case.
+    /// `#rrggbb` when opaque, else `#rrggbbaa`, lower case: what ``init(_:)`` reads back.
     public var description: String {
-        "#" + [red, green, blue, alpha].map { x in
+        "#" + (alpha == 255 ? [red, green, blue] : [red, green, blue, alpha]).map { x in
             let s = String(x, radix: 16)
             return s.count == 1 ? "0" + s : s
         }.joined()

@@ -236,11 +236,12 @@ public enum JobDecoder {
             resize = decodeResize(e, &d)
             if resize == nil { ok = false }
         }
-        var background = HexColour.white
+        var background = RGBAColour.white
         if let e = entry("background") {
             let expected = "a colour written '#rrggbb'"
             if let text = d.string(e, expected: expected) {
-                if let colour = HexColour(text) {
+                // Opaque only: a format without alpha is flattened onto it.
+                if text.utf8.count == 7, let colour = RGBAColour(text) {
                     background = colour
                 } else {
                     d.error("'background' must be \(expected)", at: e.value.location)

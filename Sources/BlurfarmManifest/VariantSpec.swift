@@ -26,7 +26,7 @@ public struct VariantSpec: Hashable, Sendable {
     public var resize: ResizeSpec?
     /// The colour transparent pixels are flattened onto for formats without alpha (JPEG);
     /// default white.
-    public var background: HexColour
+    public var background: RGBAColour
 
     /// Where the variant's item starts (its first key), when it came from a file.
     public var location: SourceLocation?
@@ -39,7 +39,7 @@ public struct VariantSpec: Hashable, Sendable {
     public init(
         name: String, pathTemplate: PathTemplate, filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
         colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
-        strip: Bool = false, resize: ResizeSpec? = nil, background: HexColour = .white,
+        strip: Bool = false, resize: ResizeSpec? = nil, background: RGBAColour = .white,
         location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = []
     ) {
         self.name = name

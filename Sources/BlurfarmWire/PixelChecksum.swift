@@ -11,11 +11,6 @@ import CXXHash
 /// rectangle of the stitched output: both call this, so both get the same number for the
 /// same bits. XXH3 runs at memory speed (docs/protocol.md, "Pixel checksum").
 public enum PixelChecksum {
-    /// The checksum of `samples` as one row (seed 0: plain XXH3-64 of their bytes).
-    public static func of(_ samples: [Float]) -> UInt64 {
-        samples.withUnsafeBytes { xxh3($0.baseAddress, $0.count, 0) }
-    }
-
     /// The checksum of the pixels of `region` (inside `buffer.rect`) in `buffer`: what a worker
     /// sends for the tile `region` it wrote, and what the coordinator checks after stitching.
     public static func of(_ buffer: PixelBuffer, in region: Rect) -> UInt64 {

@@ -48,7 +48,7 @@ let exampleManifest = """
                     name: "thumb", pathTemplate: try PathTemplate("out/thumbs/{stem}.webp"), filters: [],
                     edge: .clamp, colour: .gamma, quality: 80, lossless: false, strip: false,
                     resize: ResizeSpec(width: 256, height: nil, fit: .inside, upscale: false),
-                    background: HexColour(red: 255, green: 255, blue: 255)),
+                    background: RGBAColour(red: 255, green: 255, blue: 255)),
                 VariantSpec(
                     name: "backdrop", pathTemplate: try PathTemplate("out/backdrops/{relpath}/{stem}.jpg"),
                     filters: [
@@ -57,7 +57,7 @@ let exampleManifest = """
                         FilterSpec(name: "motion", arguments: ["radius": .number(20), "angle": .number(30)]),
                     ],
                     edge: .clamp, colour: .linear, quality: 90, lossless: false, strip: false, resize: nil,
-                    background: HexColour(red: 255, green: 255, blue: 255)),
+                    background: RGBAColour(red: 255, green: 255, blue: 255)),
             ],
             tile: 512, verify: .checksum)
         #expect(job == expected)
@@ -168,7 +168,7 @@ let exampleManifest = """
         ])
         #expect(v.edge == .grow && v.colour == .linear && v.quality == 1 && v.lossless && v.strip)
         #expect(v.resize == ResizeSpec(width: 10, height: 20, fit: .exact, upscale: true))
-        #expect(v.background == HexColour(red: 0x1A, green: 0x2B, blue: 0x3C))
+        #expect(v.background == RGBAColour(red: 0x1A, green: 0x2B, blue: 0x3C))
         #expect(job.tile == 0 && job.verify == .untiled)
     }
 

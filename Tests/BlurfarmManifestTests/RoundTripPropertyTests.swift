@@ -104,7 +104,7 @@ import Testing
                 edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
                 quality: Int.random(in: 1...100, using: &rng), lossless: ext == "webp" && maybe(), strip: maybe(),
                 resize: resize,
-                background: HexColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
+                background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
         }
         return JobSpec(
             name: name(&rng), inputs: (0..<Int.random(in: 1...3, using: &rng)).map { _ in glob(&rng) },
