@@ -309,4 +309,31 @@ struct ImageWriterTests {
         let other = PixelBuffer(rect: decoded.pixels.rect, channels: 3)
         #expect(try png.mismatch(against: other)?.contains("samples differ") == true)
     }
+
+    /// Premultiplied pixels of every alpha, as the kernels leave them after a blur over a
+    /// transparent edge: each value a premultiplied colour that no 8- or 16-bit straight sample
+    /// need represent exactly.
+    static let translucent = makeBuffer(width: 97, height: 61) { x, y in
+        let a = Float((x * 7 + y * 13) % 256) / 255 * 0.999 + Float(x % 3) * 0.0003
+        let c = SIMD3<Float>(Float(x) / 96, Float(y) / 60, Float((x * y) % 101) / 100)
+        return SIMD4(c.x * a, c.y * a, c.z * a, a)
+    }
+
+    @Test(arguments: [("png", 8, false), ("png", 16, false), ("tif", 8, false), ("tif", 16, false), ("webp", 8, true)])
+    func translucentPixelsCheckInEveryLosslessFormat(format: String, bitDepth: Int, lossless: Bool) throws {
+        let pixels = Self.translucent
+        let encoded = try ImageWriter.encode(
+            pixels, for: "/tmp/translucent.\(format)", sourceBitDepth: bitDepth, sourceHadAlpha: true, metadata: nil,
+            options: EncodeOptions(lossless: lossless, bitDepth: bitDepth))
+        #expect(encoded.isLossless && encoded.hasAlpha && encoded.bitDepth == bitDepth)
+        let mismatch = try encoded.mismatch(against: pixels)
+        #expect(mismatch == nil, "\(mismatch ?? "")")
+        // One sample off by one level is still found.
+        let changed = makeBuffer(width: 97, height: 61) { x, y in
+            var p = pixels[x, y]
+            if x == 40 && y == 30 { p = SIMD4(p.x, p.y, p.z, 1); p.x = 0.5 }
+            return p
+        }
+        #expect(try encoded.mismatch(against: changed)?.contains("samples differ") == true)
+    }
 }
