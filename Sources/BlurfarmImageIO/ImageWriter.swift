@@ -74,8 +74,9 @@ public enum ImageWriter {
     /// (PNG, WebP, TIFF); otherwise it is composited over `options.background`. JPEG never has
     /// alpha.
     ///
-    /// Unless `options.stripMetadata`, the ICC profile, EXIF (orientation 1) and XMP of
-    /// `metadata` are written; the orientation written is always 1 or absent.
+    /// The ICC profile of `metadata` is written; unless `options.stripMetadata`, its EXIF
+    /// (orientation 1) and XMP too. A stripped output carries the ICC profile and nothing else
+    /// (no EXIF, XMP, IPTC, GPS). The orientation written is always 1 or absent.
     ///
     /// - Parameters:
     ///   - sourceBitDepth: 8 or 16, the source's depth; with `options.bitDepth` nil, 16-bit
@@ -115,10 +116,12 @@ public enum ImageWriter {
         let encoded: [UInt8]
         do {
             let image = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
-            if !options.stripMetadata, let metadata {
+            if let metadata {
                 if let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
-                if let exif = metadata.exif { image.setBlob("exif-data", exif) }
-                if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
+                if !options.stripMetadata {
+                    if let exif = metadata.exif { image.setBlob("exif-data", exif) }
+                    if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
+                }
             }
             // The pixels are upright: whatever the EXIF says, libvips writes orientation 1.
             image.setInt("orientation", 1)
@@ -178,22 +181,31 @@ enum OutputFormat {
     var stores16Bit: Bool { self == .png || self == .tiff }
     var storesAlpha: Bool { self != .jpeg }
 
-    /// The encoded file's bytes.
+    /// The encoded file's bytes: the metadata `image` carries, and with
+    /// `options.stripMetadata` nothing but its ICC profile.
     func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {
-        let strip: Int32 = options.stripMetadata ? 1 : 0
         let quality = Int32(options.quality)
         switch self {
         case .jpeg:
-            return try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, strip, $0, $1) }
+            let bytes = try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, $0, $1) }
+            return options.stripMetadata ? try stripped(bytes, MetadataStripping.jpegKeepingOnlyColourProfile) : bytes
         case .png:
-            return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, strip, $0, $1) }
+            return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, $0, $1) }
         case .webp:
             let lossless: Int32 = options.lossless ? 1 : 0
-            return try Libvips.save("webpsave") {
-                cvips_webpsave_buffer(image.pointer, quality, lossless, strip, $0, $1)
-            }
+            let bytes = try Libvips.save("webpsave") { cvips_webpsave_buffer(image.pointer, quality, lossless, $0, $1) }
+            return options.stripMetadata ? try stripped(bytes, MetadataStripping.webpKeepingOnlyColourProfile) : bytes
         case .tiff:
-            return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, strip, $0, $1) }
+            return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, $0, $1) }
         }
+    }
+
+    /// `bytes` through `strip`, or a failure when the encoder's output does not have the
+    /// structure of its format.
+    private func stripped(_ bytes: [UInt8], _ strip: ([UInt8]) -> [UInt8]?) throws(LibvipsFailure) -> [UInt8] {
+        guard let result = strip(bytes) else {
+            throw LibvipsFailure(message: "the encoded \(name) is not well formed: cannot strip its metadata")
+        }
+        return result
     }
 }

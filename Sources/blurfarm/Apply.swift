@@ -56,7 +56,7 @@ struct Apply: ParsableCommand {
     @Flag(help: "Write WebP losslessly.")
     var lossless = false
 
-    @Flag(help: "Strip metadata (ICC profile, EXIF, XMP) from the output.")
+    @Flag(help: "Strip metadata (EXIF with GPS, XMP, IPTC) from the output; the ICC profile is kept.")
     var strip = false
 
     @Option(help: "Refuse images with more pixels than this (checked before decoding).")
