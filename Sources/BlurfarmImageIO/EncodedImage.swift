@@ -10,7 +10,7 @@ public struct EncodedImage: Sendable {
     public let path: String
     /// The file's bytes.
     public let bytes: [UInt8]
-    let format: OutputFormat
+    let format: ImageFormat
     /// Bits per sample written: 8 or 16.
     public let bitDepth: Int
     /// Whether an alpha channel was written.
@@ -20,7 +20,7 @@ public struct EncodedImage: Sendable {
     public let isLossless: Bool
 
     init(
-        path: String, bytes: [UInt8], format: OutputFormat, bitDepth: Int, hasAlpha: Bool, background: SIMD3<Float>,
+        path: String, bytes: [UInt8], format: ImageFormat, bitDepth: Int, hasAlpha: Bool, background: SIMD3<Float>,
         lossless: Bool
     ) {
         self.path = path

@@ -4,22 +4,22 @@ import CVipsShim
 
 /// Encodes pixels to image files through libvips, atomically.
 public enum ImageWriter {
-    /// The output extensions understood (lower case; matching ignores case):
-    /// JPEG, PNG, WebP, TIFF.
-    public static let supportedExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
-
-    /// Checks, before any work, that `path` can be written: its extension names a supported
-    /// format and its folder exists and takes new files. ``write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// Checks, before any work, that `path` can be written with `options`: its extension
+    /// names a supported format that can do what `options` ask (lossless is WebP's alone), and
+    /// its folder exists and takes new files. ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// checks the same again.
     ///
-    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`,
+    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`,
     ///   `.outputFolderMissing` or `.outputFolderNotWritable`.
-    public static func checkDestination(_ path: String) throws(ImageIOError) {
+    public static func checkDestination(_ path: String, options: EncodeOptions) throws(ImageIOError) {
         let name = OutputPath(path)
-        guard OutputFormat(extension: name.extension) != nil else {
+        guard ImageFormat(extension: name.extension) != nil else {
             throw ImageIOError(
                 code: .unsupportedOutputExtension, path: path,
-                message: "cannot write '.\(name.extension)' files (supported: \(supportedExtensions.joined(separator: ", ")))")
+                message: "cannot write '.\(name.extension)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
+        }
+        if options.lossless, let problem = ImageFormat.losslessProblem(extension: name.extension) {
+            throw ImageIOError(code: .invalidArgument, path: path, message: problem)
         }
         try name.checkFolder()
     }
@@ -84,7 +84,7 @@ public enum ImageWriter {
     ///   - sourceHadAlpha: whether the source had an alpha channel.
     ///   - metadata: the source's metadata, or nil to write none.
     /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`
-    ///   (quality outside 1...100, a bit depth the format cannot store, an empty image),
+    ///   (lossless asked of a format other than WebP, quality outside 1...100, a bit depth the format cannot store, an empty image),
     ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
     ///   message) or `.libvipsUnavailable`.
     public static func encode(
@@ -94,9 +94,9 @@ public enum ImageWriter {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: path, message: message)
         }
-        try checkDestination(path)
+        try checkDestination(path, options: options)
         let name = OutputPath(path)
-        guard let format = OutputFormat(extension: name.extension) else { preconditionFailure("checked above") }
+        guard let format = ImageFormat(extension: name.extension) else { preconditionFailure("checked above") }
         guard (1...100).contains(options.quality) else {
             throw fail(.invalidArgument, "quality \(options.quality) is outside 1...100")
         }
@@ -155,32 +155,8 @@ public enum ImageWriter {
     }
 }
 
-/// The output formats, chosen by extension.
-enum OutputFormat {
-    case jpeg, png, webp, tiff
-
-    init?(extension ext: String) {
-        switch ext.lowercased() {
-        case "jpg", "jpeg": self = .jpeg
-        case "png": self = .png
-        case "webp": self = .webp
-        case "tif", "tiff": self = .tiff
-        default: return nil
-        }
-    }
-
-    var name: String {
-        switch self {
-        case .jpeg: "JPEG"
-        case .png: "PNG"
-        case .webp: "WebP"
-        case .tiff: "TIFF"
-        }
-    }
-
-    var stores16Bit: Bool { self == .png || self == .tiff }
-    var storesAlpha: Bool { self != .jpeg }
-
+/// Encoding, by format.
+extension ImageFormat {
     /// The encoded file's bytes: the metadata `image` carries, and with
     /// `options.stripMetadata` nothing but its ICC profile.
     func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {

@@ -95,7 +95,8 @@ struct Apply: ParsableCommand {
         let tile = self.tile ?? configuration.tile
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
-        try ImageWriter.checkDestination(output)
+        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
+        try ImageWriter.checkDestination(output, options: options)
 
         let clock = ContinuousClock()
         var decoded: DecodedImage?
@@ -118,7 +119,6 @@ struct Apply: ParsableCommand {
         case .success(let rendered): pixels = rendered.pixels
         case .failure(let failure): throw CommandError("\(input): \(failure)")
         }
-        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
         let encodeTime = try clock.measure {
             try ImageWriter.write(
                 pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,

@@ -65,6 +65,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("no.png").path))
     }
 
+    /// `--lossless` follows the manifest's rule (WebP only), in the same words, before any
+    /// pixel is decoded, and writes nothing.
+    @Test func losslessIsRefusedForFormatsOtherThanWebPAsInAManifest() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("out.jpg").path
+        let result = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), output, "--filter", "gaussian sigma=3", "--lossless",
+        ])
+        #expect(result.status == 1)
+        let rule = "'lossless' applies to WebP outputs only; this path ends in '.jpg'"
+        #expect(result.stderr == "blurfarm: error: \(output): \(rule)\n", "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        let manifest = folder.appendingPathComponent("job.job")
+        try "job: j\ninputs: [a/*.png]\noutputs:\n  - name: x\n    path: o/{stem}.jpg\n    lossless: true\n"
+            .write(to: manifest, atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", manifest.path])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("job.job:6:15: error: \(rule)"), "\(check.stderr)")
+        let webp = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), folder.appendingPathComponent("out.webp").path,
+            "--filter", "gaussian sigma=3", "--lossless",
+        ])
+        #expect(webp.status == 0, "\(webp.stderr)")
+    }
+
     @Test func growMakesTheOutputLargerByTheReach() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
