@@ -159,7 +159,7 @@ public struct JobRunner: Sendable {
         var rendered: Result<RenderedImage, RenderFailure> = .failure(RenderFailure("not rendered"))
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
         // image itself: the chain would copy it, tile by tile, to the same bits.
-        let identity = chain.filters.isEmpty && chain.channels(forSource: image.pixels.channels) == image.pixels.channels
+        let identity = chain.isIdentity(forSource: image.pixels.channels)
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 if identity { return RenderedImage(pixels: image.pixels) }
@@ -234,7 +234,7 @@ extension Duration {
 
 extension ResizeSpec.Fit {
     /// The image reader's name for the same fit.
-    var thumbnailFit: ThumbnailFit {
+    public var thumbnailFit: ThumbnailFit {
         switch self {
         case .inside: .inside
         case .cover: .cover

@@ -42,6 +42,13 @@ public struct FilterChain: Sendable {
         sourceChannels == 3 && (edge == .clamp || edge == .mirror) ? 3 : 4
     }
 
+    /// Whether rendering a source with `sourceChannels` gives the source itself, bit for bit:
+    /// no filters, and the channels kept. Such a chain (a thumbnail, a format conversion)
+    /// need not be rendered at all.
+    public func isIdentity(forSource sourceChannels: Int) -> Bool {
+        filters.isEmpty && channels(forSource: sourceChannels) == sourceChannels
+    }
+
     /// The output rectangle for a source image covering `image`.
     /// With `grow` that is each filter's domain of definition in turn (the source grown by
     /// the chain's reach for the built-in filters); otherwise the image itself.

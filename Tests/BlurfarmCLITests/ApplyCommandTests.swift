@@ -91,6 +91,48 @@ import Testing
         #expect(webp.status == 0, "\(webp.stderr)")
     }
 
+    /// `--resize` without a filter makes the same file as a manifest variant's `resize`, and
+    /// no filter at all converts the format; a fit that needs both sides is refused.
+    @Test func resizeAndConvertWithoutAFilterAsAVariantWould() throws {
+        let folder = try JobCommandTests.makeJob(
+            """
+            job: thumbs
+            inputs: [photos/*.webp]
+            outputs:
+              - name: thumb
+                path: out/{stem}.png
+                resize:
+                  width: 200
+                  height: 200
+                  fit: cover
+
+            """, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Blurfarm.run(["run", folder.appendingPathComponent("job.job").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let applied = folder.appendingPathComponent("applied.png").path
+        let apply = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), applied, "--resize", "200x200", "--fit", "cover",
+        ])
+        #expect(apply.status == 0, "\(apply.stderr)")
+        let thumbnail = try Data(contentsOf: folder.appendingPathComponent("out/kite.png"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: applied)) == thumbnail)
+
+        let converted = folder.appendingPathComponent("converted.tif").path
+        #expect(try Blurfarm.run(["apply", Fixtures.corpus("special/kite.webp"), converted]).status == 0)
+        let header = try ImageReader.header(ofFile: converted)
+        #expect(header.width == 1024 && header.height == 640)
+        let narrow = try Blurfarm.run(["apply", Fixtures.corpus("special/kite.webp"), converted, "--resize", "x100"])
+        #expect(narrow.status == 0, "\(narrow.stderr)")
+        #expect(try ImageReader.header(ofFile: converted).height == 100)
+
+        let refused = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), converted, "--resize", "100", "--fit", "exact",
+        ])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--fit exact needs both sides of the box"), "\(refused.stderr)")
+    }
+
     @Test func growMakesTheOutputLargerByTheReach() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
