@@ -59,9 +59,14 @@ struct Run: ParsableCommand {
     var force = false
 
     @Flag(help: ArgumentHelp(
-        "Remove the outputs this job recorded as written whose input no longer exists (and their records); "
-            + "nothing else is ever removed."))
+        "Remove the outputs this job recorded as written whose input no longer exists (and their records), "
+            + "and the folders blurfarm made for them that this leaves empty; nothing else is ever removed. "
+            + "Refused (exit 1, nothing removed) when an input glob's folder is missing, a glob that matched "
+            + "removed inputs matches nothing, or more than half of the recorded outputs would go."))
     var prune = false
+
+    @Flag(help: "Prune even when --prune would refuse (a missing input folder, an empty glob, more than half); implies --prune.")
+    var forcePrune = false
 
     @Flag(help: "Wait for another run of the same job to finish instead of exiting with status 3.")
     var wait = false
@@ -91,6 +96,11 @@ struct Run: ParsableCommand {
         let fail: @Sendable (String) -> Void = { line in
             printError(line)
             runLog?.write(line)
+        }
+        /// A warning: one line on standard error, and in the log; the exit status stays 0.
+        let warn: @Sendable (String) -> Void = { line in
+            printWarning(line)
+            runLog?.write("warning: \(line)")
         }
         // Every job's lock before anything runs (in path order, so that --wait runs cannot
         // deadlock); held until the process ends.
@@ -203,14 +213,24 @@ struct Run: ParsableCommand {
             if showProgress { progress.withLock { $0.clear() } }
             var pruned: [String] = []
             do throws(StateError) {
-                if prune, stop.signalNumber == nil {
-                    for item in try incremental.prune() {
-                        switch item.action {
-                        case .removed: pruned.append(item.output)
-                        case .alreadyGone: break
-                        case .keptChanged:
-                            fail("\(item.output): input gone but the file was changed since it was written: left in place, record removed")
+                if prune || forcePrune, stop.signalNumber == nil {
+                    if !forcePrune, let refusal = incremental.pruneRefusal() {
+                        fail("\(plan.job.name): --prune refused: \(refusal); nothing removed (--force-prune removes them)")
+                        failed += 1
+                    } else {
+                        let result = try incremental.prune()
+                        for item in result.outputs {
+                            switch item.action {
+                            case .removed:
+                                pruned.append(item.output)
+                                if verbose { print("pruned \(shown(item.output))") }
+                            case .alreadyGone: break
+                            case .keptChanged:
+                                warn("\(shown(item.output)): input gone but the file was changed since it was written: "
+                                    + "left in place, record removed")
+                            }
                         }
+                        if verbose { for folder in result.folders { print("pruned \(shown(folder))/") } }
                     }
                 }
                 try incremental.records.compact()
@@ -225,7 +245,7 @@ struct Run: ParsableCommand {
             // A run that did nothing leaves no report in the state folder (cron would fill it).
             if didWork, !write(report, to: report.pathInStateFolder(configuration.state)) { failed += 1 }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
-            let removed = prune ? ", \(pruned.count) pruned" : ""
+            let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
                 + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s; "
                 + "\(report.skipped) up to date, \(report.decoded) decoded\(removed)"
