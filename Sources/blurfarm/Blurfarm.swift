@@ -7,15 +7,15 @@ struct Blurfarm: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "blurfarm",
-        abstract: "A batch render farm for image filters: Gaussian and motion blur, tiled, exact.",
+        abstract: "A batch render farm for image filters (gaussian, motion, frost and plugins): tiled, exact.",
         discussion: """
             Examples:
               blurfarm run jobs/example.job
               blurfarm check jobs/example.job
               blurfarm filters
               blurfarm apply photo.jpg blurred.jpg --filter 'gaussian sigma=8'
-              blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' \\
-                  --edge mirror
+              blurfarm apply in.png out.png --edge mirror --filter 'motion radius=20'
+              blurfarm apply in.jpg out.jpg --filter 'frost style=dark'
               blurfarm bench
 
             Documentation: README.md and docs/ in the source tree.

@@ -92,5 +92,5 @@ enum ExitStatus {
 
 /// Prints diagnostics, compiler style, to standard error.
 func printDiagnostics(_ diagnostics: Diagnostics) {
-    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics).utf8))
+    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics, program: "blurfarm").utf8))
 }

@@ -14,15 +14,17 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run job manifests: every output of every input, written atomically.",
         discussion: """
-            Every manifest and the configuration are checked first; if any is invalid
-            nothing runs. Outputs that are up to date (same input bytes, same recipe, the
-            file as written: docs/scheduling.md) are skipped without decoding anything. An
-            input that cannot be read (corrupt, over the pixel limit) fails its outputs
-            with one line naming the file, and the others go on. A run with nothing to do
+            Every manifest and the configuration are checked first; if any is invalid \
+            nothing runs. Outputs that are up to date (same input bytes, same recipe, the \
+            file as written: docs/scheduling.md) are skipped without decoding anything. An \
+            input that cannot be read (corrupt, over the pixel limit) fails its outputs \
+            with one line naming the file, and the others go on. A run with nothing to do \
             prints nothing.
-            Exit status: 0 every output written or up to date; 1 some outputs failed (the
-            others were written); 2 a manifest or the configuration is invalid (nothing
-            ran); 3 another run holds a job's lock (nothing ran; --wait waits instead).
+
+            Exit status: 0 every output written or up to date; 1 some outputs failed (the \
+            others were written), or --prune refused (nothing removed); 2 a manifest or the \
+            configuration is invalid (nothing ran); 3 another run holds a job's lock (nothing \
+            ran; --wait waits instead).
             """)
 
     @Argument(help: "Job manifests.")
@@ -121,7 +123,7 @@ struct Run: ParsableCommand {
             case .acquired(let lock): locks.append(lock)
             case .busy(let holder):
                 fail(
-                    "blurfarm: job '\(plan.job.name)' is already running (pid \(holder.map(String.init) ?? "unknown"), "
+                    "job '\(plan.job.name)' is already running (pid \(holder.map(String.init) ?? "unknown"), "
                         + "lock \(folder.lockPath)); --wait waits for it")
                 throw ExitCode(ExitStatus.locked)
             }
@@ -191,8 +193,8 @@ struct Run: ParsableCommand {
                     if let error = output.error {
                         fail(error)
                     } else if verbose {
-                        let retried = output.retries > 0 ? ", \(output.retries) tiles retried" : ""
-                        print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles\(retried)")
+                        let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
+                        print("\(output.output): \(output.variant) of \(output.input), \(counted(output.tiles, "tile"))\(retried)")
                     }
                     // Only outputs written and verified are recorded.
                     do throws(StateError) {
@@ -247,7 +249,7 @@ struct Run: ParsableCommand {
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
-                + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s; "
+                + "\(counted(plan.inputs.count, "input")), in \(String(format: "%.2f", report.seconds)) s; "
                 + "\(report.skipped) up to date, \(report.decoded) decoded\(removed)"
             if !quiet && (didWork || verbose) { print(summary) }
             runLog?.write(summary)
