@@ -1,9 +1,21 @@
 import ArgumentParser
+import BlurfarmImageIO
+import CSystemShims
 
 /// The `blurfarm` command: a thin driver of the library modules.
 @main
 struct Blurfarm: ParsableCommand {
     static let version = "0.1.0"
+
+    /// The versions every output's recipe carries (docs/scheduling.md): a new one of either
+    /// makes every output run again.
+    static var recipeVersions: String { "blurfarm \(version); libvips \(ImageReader.libvipsVersion)" }
+
+    /// What `--version` prints: blurfarm's version, the libvips version loaded (part of every
+    /// output's recipe) and the CPU the kernels were built for, one per line.
+    static var versionText: String {
+        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\ncpu-target \(String(cString: blurfarm_cpu_target()))"
+    }
 
     static let configuration = CommandConfiguration(
         commandName: "blurfarm",
@@ -20,6 +32,6 @@ struct Blurfarm: ParsableCommand {
 
             Documentation: README.md and docs/ in the source tree.
             """,
-        version: version,
+        version: versionText,
         subcommands: [Apply.self, Check.self, Run.self, Filters.self, Bench.self, WorkerCommand.self])
 }

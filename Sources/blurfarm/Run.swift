@@ -143,7 +143,7 @@ struct Run: ParsableCommand {
         var runner: JobRunner?
         let started = StartedPool()
         defer { started.shutdown() }
-        let versions = "blurfarm \(Blurfarm.version); libvips \(ImageReader.libvipsVersion)"
+        let versions = Blurfarm.recipeVersions
         // A rebuilt plugin makes the outputs of its filters run again.
         var pluginHashes: [String: String] = [:]
         for name in plugins {

@@ -1,3 +1,4 @@
+import BlurfarmImageIO
 import BlurfarmTestSupport
 import Foundation
 import Testing
@@ -97,5 +98,21 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("blur of in.ppm, 1 tile\n"), "\(run.stdout)")
         #expect(run.stdout.contains("one: 1 written, 0 failed, 1 input, in "), "\(run.stdout)")
+    }
+
+    @Test func versionNamesBlurfarmLibvipsAndTheCPUTarget() throws {
+        let result = try Blurfarm.run(["--version"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(result.stdout)")
+        #expect(lines.first?.range(of: #"^blurfarm \d+\.\d+\.\d+$"#, options: .regularExpression) != nil, "\(lines)")
+        #expect(lines.dropFirst().first == "libvips \(ImageReader.libvipsVersion)", "\(lines)")
+        #expect(["cpu-target x86-64-v3", "cpu-target baseline"].contains(lines.last ?? ""), "\(lines)")
+        #if arch(x86_64)
+        // The tests are built as blurfarm is: for x86-64-v3 unless BLURFARM_BASELINE_CPU is set.
+        if ProcessInfo.processInfo.environment["BLURFARM_BASELINE_CPU"] == nil {
+            #expect(lines.last == "cpu-target x86-64-v3")
+        }
+        #endif
     }
 }
