@@ -106,8 +106,9 @@ struct Run: ParsableCommand {
         }
         // Every job's lock before anything runs (in path order, so that --wait runs cannot
         // deadlock); held until the process ends.
+        let state = farm.stateFolder(configuration)
         let folders = plans.map {
-            JobStateFolder(state: configuration.state, jobName: $0.job.name, manifestPath: $0.manifestPath)
+            JobStateFolder(state: state, jobName: $0.job.name, manifestPath: $0.manifestPath)
         }
         var locks: [JobLock] = []
         for (folder, plan) in zip(folders, plans).sorted(by: { $0.0.lockPath < $1.0.lockPath })
@@ -180,7 +181,7 @@ struct Run: ParsableCommand {
                     decodedImages: configuration.decodedImages)
             }
             let settings = RunSettings(
-                configuration: farm.configurationPath, workers: engine.workers, threads: engine.threads,
+                configuration: farm.absoluteConfigurationPath, workers: engine.workers, threads: engine.threads,
                 decodedImages: configuration.decodedImages, tile: plan.tileSize, pixelLimit: configuration.pixelLimit,
                 verify: (verify ?? plan.job.verify).rawValue)
             let showProgress = !quiet && ProgressLine.isTerminal && work.outputCount > 0
@@ -245,7 +246,7 @@ struct Run: ParsableCommand {
             reports.append(report)
             let didWork = report.written + report.failed + report.stopped + pruned.count > 0
             // A run that did nothing leaves no report in the state folder (cron would fill it).
-            if didWork, !write(report, to: report.pathInStateFolder(configuration.state)) { failed += 1 }
+            if didWork, !write(report, to: report.pathInStateFolder(state)) { failed += 1 }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "

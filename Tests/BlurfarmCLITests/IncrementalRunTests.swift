@@ -170,6 +170,7 @@ extension IncrementalRunTests {
         let process = Process()
         process.executableURL = Blurfarm.executable
         process.arguments = ["run", job.manifest, "--config", job.config] + arguments
+        process.environment = Blurfarm.environment
         let started = Started(process: process, out: Pipe(), err: Pipe(), ended: EndTime())
         process.standardOutput = started.out
         process.standardError = started.err
