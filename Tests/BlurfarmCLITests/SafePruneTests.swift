@@ -141,4 +141,24 @@ extension IncrementalRunTests {
         #expect(again.stdout.split(separator: "\n").filter { $0.hasSuffix("/") }.sorted()
             == ["pruned \(out)/b/", "pruned \(out)/d/", "pruned \(out)/e/"], "\(again.stdout)")
     }
+
+    @Test func aPrunedNameCannotForgeALine() throws {
+        let job = JobFolder(root: try Fixtures.temporaryFolder())
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try FileManager.default.createDirectory(atPath: job.path("in"), withIntermediateDirectories: true)
+        var random = SplitMix(seed: 12)
+        for name in ["x\npruned forged", "y", "z"] {
+            try Self.ppm(width: 10, height: 8, using: &random).write(to: URL(fileURLWithPath: job.path("in/\(name).ppm")))
+        }
+        try "state: state\n".write(toFile: job.config, atomically: true, encoding: .utf8)
+        try "job: cron\ninputs: [in/*.ppm]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n"
+            .write(toFile: job.manifest, atomically: true, encoding: .utf8)
+        let (first, _, _) = try job.run()
+        try #require(first.status == 0, "\(first.stderr)")
+        try FileManager.default.removeItem(atPath: job.path("in/x\npruned forged.ppm"))
+        let (pruning, _, _) = try job.run(["--prune", "--verbose"])
+        #expect(pruning.status == 0, "\(pruning.stderr)")
+        let listed = pruning.stdout.split(separator: "\n").filter { $0.hasPrefix("pruned ") }
+        #expect(listed == ["pruned \(job.path("out"))/x\\u{a}pruned forged.png"], "\(pruning.stdout)")
+    }
 }
