@@ -1,8 +1,11 @@
+import BlurfarmCore
+import BlurfarmManifest
 import Foundation
 
 /// The up-to-date side of a run: before the runner sees the plan, ``init(plan:records:versions:force:)``
 /// takes out every output that is up to date (reported `skipped`, its input not decoded for it);
-/// while the runner works, ``recordWritten(_:)`` records each output it wrote; after, ``prune()``
+/// while the runner works, ``recordWritten(_:)`` records each output it wrote; after,
+/// ``pruneRefusal()`` says whether pruning looks like a missing input folder, and ``prune()``
 /// removes the recorded outputs whose input is gone.
 ///
 /// An output is up to date when its record has the same recipe (``OutputRecipe``), the input's
@@ -27,6 +30,10 @@ public final class IncrementalRun: Sendable {
     }
 
     private let pending: [String: Pending]
+
+    /// The job's input globs with their fixed folder (absolute, and as shown), and whether
+    /// each matches a file now: what ``pruneRefusal()`` checks.
+    private let inputGlobs: [(glob: GlobPattern, folder: String, shownFolder: String, matches: Bool)]
 
     /// Splits `plan` against `records`. With `force` nothing is up to date (every output runs
     /// and is recorded again). Inputs whose outputs run are hashed here, before they are decoded,
@@ -103,6 +110,10 @@ public final class IncrementalRun: Sendable {
         self.skipped = skipped
         self.pending = pending
         plannedOutputs = planned
+        inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
+            let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
+            return (glob, Self.absolute(shown), shown, full.inputs.contains { glob.matches($0.relativePath) })
+        }
     }
 
     /// Whether the file at `path` still holds the bytes `recorded` describes: the same stamp,
@@ -118,7 +129,10 @@ public final class IncrementalRun: Sendable {
     /// output whose input could not be hashed before the run (it is not recorded, so it runs
     /// again next time). Call it from the runner's progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
+    /// The folders made for the output (``OutputReport/createdFolders``) are recorded whatever
+    /// its status.
     public func recordWritten(_ report: OutputReport) throws(StateError) {
+        for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let pending = pending[report.output] else { return }
         let output = Self.absolute(report.output)
         let file = try FileFingerprint.take(output)
@@ -142,30 +156,125 @@ public final class IncrementalRun: Sendable {
         public let action: Action
     }
 
-    /// Removes the outputs this job recorded whose input no longer exists, and their records.
-    /// Only recorded outputs are touched, never one the current plan still writes; a file that
-    /// was changed since it was written is left in place (its record is dropped).
-    /// - Throws: ``StateError`` when a file or the records cannot be removed.
-    public func prune() throws(StateError) -> [Pruned] {
+    /// What ``prune()`` removed.
+    public struct PruneResult: Sendable {
+        /// What was done to each recorded output whose input is gone, in path order.
+        public let outputs: [Pruned]
+        /// The folders removed (created by blurfarm, left empty), absolute paths, innermost first.
+        public let folders: [String]
+    }
+
+    /// Why pruning removes nothing unless forced (`--force-prune`): what a missing mount, an
+    /// emptied folder or a mistyped glob looks like (docs/scheduling.md).
+    public enum PruneRefusal: Sendable, Equatable, CustomStringConvertible {
+        /// An input glob's fixed folder is gone, and recorded outputs of inputs it held would be
+        /// removed.
+        case folderMissing(folder: String, glob: String, outputs: Int)
+        /// An input glob matches no file now, and recorded outputs of inputs it matched would be
+        /// removed.
+        case globEmpty(glob: String, outputs: Int)
+        /// More than ``pruneShareLimit`` of the job's recorded outputs would be removed at once.
+        case tooMany(outputs: Int, recorded: Int)
+
+        public var description: String {
+            switch self {
+            case .folderMissing(let folder, let glob, let outputs):
+                "input folder '\(folder)' of '\(glob)' is missing (\(counted(outputs, "recorded output")) would be removed)"
+            case .globEmpty(let glob, let outputs):
+                "input glob '\(glob)' matches no file (\(counted(outputs, "recorded output")) would be removed)"
+            case .tooMany(let outputs, let recorded):
+                "it would remove \(outputs) of the \(counted(recorded, "recorded output")), more than half"
+            }
+        }
+    }
+
+    /// The share of a job's recorded outputs that one prune may remove without `--force-prune`:
+    /// half. A policy, as rsync's `--max-delete`: inputs that are mostly gone at once are more
+    /// likely a fault (a folder not mounted, a glob edited wrongly) than a clean-up.
+    public static let pruneShareLimit = 0.5
+
+    /// The records ``prune()`` acts on: not an output the current plan writes, input gone.
+    private func orphans() -> [OutputRecord] {
         let planned = Set(plannedOutputs.map(Self.absolute))
-        var result: [Pruned] = []
-        for record in records.all where !planned.contains(record.output) {
-            guard !FileManager.default.fileExists(atPath: record.input) else { continue }
+        return records.all.filter { !planned.contains($0.output) && !FileManager.default.fileExists(atPath: $0.input) }
+    }
+
+    /// Whether something (a file, a folder, a link, even dangling) is at `path`.
+    private static func exists(_ path: String) -> Bool {
+        ((try? Syscalls.identity(of: path)) ?? nil) != nil
+    }
+
+    /// Why ``prune()`` should not run without being forced, or nil when it may: when an input
+    /// glob whose fixed folder is missing, or that matches no file, matched the inputs of
+    /// outputs that would be removed; or when more than ``pruneShareLimit`` of the recorded
+    /// outputs would be removed. Outputs already gone do not count (only their records would go).
+    public func pruneRefusal() -> PruneRefusal? {
+        let removable = orphans().filter { Self.exists($0.output) }
+        if removable.isEmpty { return nil }
+        for (glob, folder, shownFolder, matches) in inputGlobs where !matches {
+            let matched = removable.filter { record in
+                let relative: String
+                if record.input == folder {
+                    relative = glob.fixedPrefix
+                } else if record.input.hasPrefix(folder == "/" ? "/" : folder + "/") {
+                    let rest = record.input.dropFirst(folder == "/" ? 1 : folder.count + 1)
+                    relative = glob.fixedPrefix.isEmpty ? String(rest) : glob.fixedPrefix + "/" + rest
+                } else {
+                    return false
+                }
+                return glob.matches(relative)
+            }
+            if matched.isEmpty { continue }
+            var isFolder: ObjCBool = false
+            if matched.allSatisfy({ $0.input != folder }),
+                !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue
+            {
+                return .folderMissing(folder: shownFolder, glob: glob.text, outputs: matched.count)
+            }
+            return .globEmpty(glob: glob.text, outputs: matched.count)
+        }
+        let recorded = records.all.count
+        if Double(removable.count) > Double(recorded) * Self.pruneShareLimit {
+            return .tooMany(outputs: removable.count, recorded: recorded)
+        }
+        return nil
+    }
+
+    /// Removes the outputs this job recorded whose input no longer exists, and their records;
+    /// then every folder blurfarm created that is empty now (each checked to be the folder
+    /// created: same device and inode), and their records. Only recorded outputs are
+    /// touched, never one the current plan still writes; a file that was changed since it was
+    /// written is left in place (its record is dropped); a folder that holds anything, or that
+    /// blurfarm did not create, is never removed. Check ``pruneRefusal()`` first.
+    /// - Throws: ``StateError`` when a file, a folder or the records cannot be removed.
+    public func prune() throws(StateError) -> PruneResult {
+        var outputs: [Pruned] = []
+        for record in orphans() {
             let action: Pruned.Action
-            if FileStamp.of(record.output) == nil && !FileManager.default.fileExists(atPath: record.output) {
+            if !Self.exists(record.output) {
                 action = .alreadyGone
             } else if Self.isUnchanged(record.output, as: record.outputFile) {
-                guard unlink(record.output) == 0 else {
-                    throw StateError(path: record.output, message: "cannot remove: \(String(cString: strerror(errno)))")
+                do throws(SystemCallError) {
+                    try Syscalls.removeFile(record.output)
+                } catch {
+                    throw StateError(path: record.output, message: "cannot remove: \(error.reason)")
                 }
                 action = .removed
             } else {
                 action = .keptChanged
             }
             try records.remove(output: record.output)
-            result.append(Pruned(output: record.output, action: action))
+            outputs.append(Pruned(output: record.output, action: action))
         }
-        return result
+        // Innermost first, so that a folder emptied of folders goes too.
+        var folders: [String] = []
+        for created in records.folders.sorted(by: { $0.path.count > $1.path.count }) {
+            let outcome = try created.removeIfEmpty()
+            if outcome == .kept { continue }
+            try records.remove(folder: created.path)
+            if outcome == .removed { folders.append(created.path) }
+        }
+        return PruneResult(outputs: outputs, folders: folders)
     }
 
     /// `path` made absolute against the working directory, `.` and `..` resolved.

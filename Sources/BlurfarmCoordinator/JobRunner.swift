@@ -142,10 +142,13 @@ public struct JobRunner: Sendable {
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
         verify: VerifyMode
     ) -> OutputReport {
+        var createdFolders: [CreatedFolder] = []
         func failure(_ message: String, decode: Double = 0, retries: Int = 0) -> OutputReport {
-            OutputReport(
+            var report = OutputReport(
                 input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
                 decodeSeconds: decode, retries: retries, error: message)
+            report.createdFolders = createdFolders
+            return report
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
@@ -195,10 +198,10 @@ public struct JobRunner: Sendable {
             }
         }
         let folder = (output.path as NSString).deletingLastPathComponent
-        do {
-            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        do throws(StateError) {
+            if !folder.isEmpty { createdFolders = try CreatedFolder.make(folder) }
         } catch {
-            return failed("\(output.path): cannot create folder '\(folder)': \(error.localizedDescription)")
+            return failed("\(output.path): \(error)")
         }
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
@@ -219,11 +222,13 @@ public struct JobRunner: Sendable {
             }
         }
         if let problem { return failed(problem) }
-        return OutputReport(
+        var report = OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
             tiles: identity ? 0 : TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
             retries: retries, checksum: String(format: "%016llx", PixelChecksum.of(pixels, in: pixels.rect)))
+        report.createdFolders = createdFolders
+        return report
     }
 }
 

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// The records of the outputs one job wrote, kept in its state folder as `records.jsonl`: one
-/// JSON line per event (an output recorded, a record removed), appended and flushed to disk as
+/// The records of the outputs one job wrote, and of the output folders it created, kept in its
+/// state folder as `records.jsonl`: one JSON line per event (an output or a created folder
+/// recorded, a record removed), appended and flushed to disk as
 /// it happens, so a run that is killed loses no record of what it finished. A torn last line
 /// (the process died while appending) is ignored. ``compact()`` rewrites the file with one line
 /// per live record, atomically. Safe to call from several threads; one process at a time
@@ -13,17 +14,22 @@ public final class OutputRecords: Sendable {
 
     private struct State {
         var records: [String: OutputRecord]
+        var folders: [String: CreatedFolder]
         var descriptor: Int32
         /// Lines in the file: when there are as many as records, it is compact already.
         var lines: Int
+        var live: Int { records.count + folders.count }
     }
 
     private let state: Mutex<State>
 
-    /// One line of the file: either a record or the output path of a removed record.
+    /// One line of the file: a record, the output path of a removed record, a created folder,
+    /// or the path of a created folder whose record was removed.
     private struct Line: Codable {
         var record: OutputRecord?
         var removed: String?
+        var folder: CreatedFolder?
+        var removedFolder: String?
     }
 
     /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the
@@ -38,25 +44,26 @@ public final class OutputRecords: Sendable {
         }
         let path = (folder as NSString).appendingPathComponent("records.jsonl")
         self.path = path
-        let (records, lines) = try Self.read(path)
+        let (records, folders, lines) = try Self.read(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
-        state = Mutex(State(records: records, descriptor: fd, lines: lines))
+        state = Mutex(State(records: records, folders: folders, descriptor: fd, lines: lines))
     }
 
     deinit {
         state.withLock { _ = close($0.descriptor) }
     }
 
-    /// The records in the file and the number of its lines.
-    private static func read(_ path: String) throws(StateError) -> ([String: OutputRecord], Int) {
-        guard FileManager.default.fileExists(atPath: path) else { return ([:], 0) }
+    /// The records and created folders in the file, and the number of its lines.
+    private static func read(_ path: String) throws(StateError) -> ([String: OutputRecord], [String: CreatedFolder], Int) {
+        guard FileManager.default.fileExists(atPath: path) else { return ([:], [:], 0) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw StateError(path: path, message: "cannot read")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         var records: [String: OutputRecord] = [:]
+        var folders: [String: CreatedFolder] = [:]
         var count = 0
         let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (number, line) in lines.enumerated() where !line.isEmpty {
@@ -67,6 +74,8 @@ public final class OutputRecords: Sendable {
             }
             if let record = entry.record { records[record.output] = record }
             if let removed = entry.removed { records[removed] = nil }
+            if let folder = entry.folder { folders[folder.path] = folder }
+            if let removed = entry.removedFolder { folders[removed] = nil }
             count += 1
         }
         // A torn last line (no newline after it) is cut off, so that the next line appended
@@ -76,9 +85,9 @@ public final class OutputRecords: Sendable {
             guard truncate(path, off_t(end)) == 0 else {
                 throw StateError(path: path, message: "cannot cut off a torn last line: \(String(cString: strerror(errno)))")
             }
-            return (records, -1)  // whatever the cut-off text held, the next compaction rewrites the file
+            return (records, folders, -1)  // whatever the cut-off text held, the next compaction rewrites the file
         }
-        return (records, count)
+        return (records, folders, count)
     }
 
     /// The record of the output at the absolute path `output`, if any.
@@ -93,12 +102,27 @@ public final class OutputRecords: Sendable {
 
     /// Records `record` (replacing any record of the same output) and flushes it to disk.
     public func add(_ record: OutputRecord) throws(StateError) {
-        try append(Line(record: record, removed: nil)) { $0.records[record.output] = record }
+        try append(Line(record: record)) { $0.records[record.output] = record }
     }
 
     /// Removes the record of `output` and flushes that to disk.
     public func remove(output: String) throws(StateError) {
-        try append(Line(record: nil, removed: output)) { $0.records[output] = nil }
+        try append(Line(removed: output)) { $0.records[output] = nil }
+    }
+
+    /// Every folder recorded as created, in path order.
+    public var folders: [CreatedFolder] {
+        state.withLock { $0.folders.values.sorted { $0.path < $1.path } }
+    }
+
+    /// Records that blurfarm created `folder` and flushes it to disk.
+    public func add(_ folder: CreatedFolder) throws(StateError) {
+        try append(Line(folder: folder)) { $0.folders[folder.path] = folder }
+    }
+
+    /// Removes the record of the created folder at `path` and flushes that to disk.
+    public func remove(folder path: String) throws(StateError) {
+        try append(Line(removedFolder: path)) { $0.folders[path] = nil }
     }
 
     private func append(_ line: Line, apply: (inout State) -> Void) throws(StateError) {
@@ -140,11 +164,14 @@ public final class OutputRecords: Sendable {
         encoder.dateEncodingStrategy = .iso8601
         let path = self.path
         try state.withLock { (s: inout State) throws(StateError) in
-            if s.lines == s.records.count { return }
+            if s.lines == s.live { return }
+            let lines =
+                s.records.values.sorted(by: { $0.output < $1.output }).map { Line(record: $0) }
+                + s.folders.values.sorted(by: { $0.path < $1.path }).map { Line(folder: $0) }
             var text = Data()
-            for record in s.records.values.sorted(by: { $0.output < $1.output }) {
+            for line in lines {
                 do {
-                    text += try encoder.encode(Line(record: record, removed: nil)) + Data("\n".utf8)
+                    text += try encoder.encode(line) + Data("\n".utf8)
                 } catch {
                     throw StateError(path: path, message: "cannot encode a record: \(error)")
                 }
@@ -166,7 +193,7 @@ public final class OutputRecords: Sendable {
             guard fresh >= 0 else { throw StateError(path: path, message: "cannot reopen: \(String(cString: strerror(errno)))") }
             close(s.descriptor)
             s.descriptor = fresh
-            s.lines = s.records.count
+            s.lines = s.live
         }
     }
 }

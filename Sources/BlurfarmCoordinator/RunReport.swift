@@ -37,6 +37,14 @@ public struct OutputReport: Sendable, Codable {
     public let checksum: String?
     /// The problem, one line naming the file, when `status` is `failed`.
     public let error: String?
+    /// The folders made for this output that were not there before (not in the JSON report):
+    /// recorded, so that `--prune` may remove them once they are empty.
+    public var createdFolders: [CreatedFolder] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
+        case checksum, error
+    }
 
     public init(
         input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0,

@@ -13,12 +13,15 @@ struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Filter one image: decode, run the filter chain tile by tile, write atomically.",
         discussion: """
-            Filters run in the order given. Each --filter is a name and parameters:
-              gaussian sigma=S                 Gaussian blur, S in pixels (> 0)
-              motion radius=R angle=A samples=N
-                                               motion blur along angle A (degrees, counter-clockwise
-                                               as displayed); N defaults to ceil(R)
-            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff.
+            Filters run in the order given. Each --filter is a filter's name and its \
+            parameters as name=value; 'blurfarm filters' lists every filter with its parameters:
+              gaussian sigma=S              Gaussian blur, S in pixels
+              motion radius=R angle=A       motion blur along A degrees (anticlockwise)
+              frost style=light|extraLight|dark
+                                            the iOS frosted-glass look
+              NAME key=value ...            a plugin filter (docs/plugins.md)
+
+            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff. \
             Nothing is written when anything fails; an existing OUTPUT is then left as it was.
             """)
 
@@ -153,10 +156,10 @@ struct Apply: ParsableCommand {
         let encodeTime = try clock.measure { try write(pixels, of: image, options: options) }
         if verbose {
             let tiles = TileGrid(bounds: pixels.rect, tileSize: tile).tiles.count
-            let engineWords = engine.workers > 0 ? "\(engine.workers) workers" : "\(engine.threads) threads"
+            let engineWords = engine.workers > 0 ? counted(engine.workers, "worker") : counted(engine.threads, "thread")
             print(
                 "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
-                    + "edge \(edge), colour \(colour), \(tiles) tiles on \(engineWords); "
+                    + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords); "
                     + "decode \(decodeTime.milliseconds) ms, filter \(filterTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
         }
     }

@@ -12,10 +12,11 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check job manifests and print what they would do, without touching a pixel.",
         discussion: """
-            Parses and validates each manifest and the configuration, expands the inputs, and
-            prints the plan: each input with its size (read from the file's header), its
+            Parses and validates each manifest and the configuration, expands the inputs, and \
+            prints the plan: each input with its size (read from the file's header), its \
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
-            Exit status: 0 valid and every input readable; 1 valid but some input unreadable;
+
+            Exit status: 0 valid and every input readable; 1 valid but some input unreadable; \
             2 a manifest or the configuration is invalid.
             """)
 
@@ -31,7 +32,7 @@ struct Check: ParsableCommand {
         let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         var unreadable = 0
         for plan in plans {
-            print("\(plan.manifestPath): job '\(plan.job.name)': \(plan.inputs.count) inputs, \(plan.outputCount) outputs, "
+            print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
                 + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
             if plan.inputs.isEmpty { print("  no file matches the inputs") }
             for input in plan.inputs {
@@ -73,7 +74,7 @@ struct Check: ParsableCommand {
             parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
             parts.append(chain.reach.map { "reach \($0)" } ?? "reach: the plugins' regions of interest, tile by tile")
             parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
-            parts.append("\(tiles) tiles")
+            parts.append(counted(tiles, "tile"))
         }
         return parts.joined(separator: "; ")
     }

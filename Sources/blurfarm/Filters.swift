@@ -8,8 +8,9 @@ struct Filters: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the filters (built-in and plugins) with their parameters, or show one in full.",
         discussion: """
-            Plugins are loaded from the configuration's plugin folders (docs/plugins.md); a
+            Plugins are loaded from the configuration's plugin folders (docs/plugins.md); a \
             plugin that fails to load is reported on standard error and left out.
+
             Exit status: 0 listed; 1 no filter has that name; 2 the configuration is invalid.
             """)
 

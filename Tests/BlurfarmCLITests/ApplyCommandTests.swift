@@ -33,7 +33,7 @@ import Testing
                 "--workers", workers, "--verbose",
             ])
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stdout.contains(workers == "0" ? "threads" : "on \(workers) workers"), "\(result.stdout)")
+            #expect(result.stdout.contains(workers == "0" ? " thread" : "on \(workers) worker"), "\(result.stdout)")
             files[output] = try Data(contentsOf: URL(fileURLWithPath: output))
         }
         #expect(Set(files.values).count == 1, "\(files.mapValues(\.count))")

@@ -236,12 +236,13 @@ extension JobCommandTests {
         // Off a terminal (cron): the summary line only.
         let logged = try Blurfarm.run(["run", job])
         #expect(logged.status == 0 && logged.stderr.isEmpty, "\(logged.stderr)")
-        #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 inputs, in "), "\(logged.stdout)")
+        #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 input, in "), "\(logged.stdout)")
         #expect(logged.stdout.split(separator: "\n").count == 1, "\(logged.stdout)")
         // On a terminal (script(1) gives the command a pseudo-terminal): a live progress line.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qec", "'\(Blurfarm.executable.path)' run --force '\(job)'", "/dev/null"]
+        process.environment = Blurfarm.environment
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardInput = FileHandle.nullDevice
@@ -280,6 +281,7 @@ extension JobCommandTests {
         let process = Process()
         process.executableURL = Blurfarm.executable
         process.arguments = ["run", folder.appendingPathComponent("job.job").path, "--report", report.path, "--threads", "1"]
+        process.environment = Blurfarm.environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

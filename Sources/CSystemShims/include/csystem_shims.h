@@ -6,6 +6,10 @@
 /// any Swift code runs and exits with a clear message instead of dying of SIGILL.
 int blurfarm_cpu_supported(void);
 
+/// The CPU the kernels were built for: "x86-64-v3", or "baseline" (built with
+/// BLURFARM_BASELINE_CPU, or not on x86-64). A static string.
+const char *blurfarm_cpu_target(void);
+
 /// Asks the kernel to send `signal` to this process when its parent thread exits
 /// (`prctl(PR_SET_PDEATHSIG, signal)`; prctl is variadic, which Swift cannot call).
 /// Returns 0, or -1 with errno set (ENOSYS off Linux).
