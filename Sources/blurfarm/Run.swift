@@ -149,6 +149,8 @@ struct Run: ParsableCommand {
         let recordFailures = FailureCount()
         for (plan, folder) in zip(plans, folders) {
             let began = Date()
+            for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
+            failed += plan.refused.count
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
@@ -182,7 +184,7 @@ struct Run: ParsableCommand {
                         fail(error)
                     } else if verbose {
                         let retried = output.retries > 0 ? ", \(output.retries) tiles retried" : ""
-                        print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles\(retried)")
+                        print("\(ShownName.of(output.output)): \(output.variant) of \(ShownName.of(output.input)), \(output.tiles) tiles\(retried)")
                     }
                     // Only outputs written and verified are recorded.
                     do throws(StateError) {
@@ -203,7 +205,8 @@ struct Run: ParsableCommand {
             if showProgress { progress.withLock { $0.clear() } }
             var pruned: [String] = []
             do throws(StateError) {
-                if prune, stop.signalNumber == nil {
+                // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
+                if prune, stop.signalNumber == nil, plan.refused.isEmpty {
                     for item in try incremental.prune() {
                         switch item.action {
                         case .removed: pruned.append(item.output)
