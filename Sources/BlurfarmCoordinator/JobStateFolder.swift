@@ -57,4 +57,29 @@ public struct JobStateFolder: Sendable {
         }
         return fd
     }
+
+    /// Replaces the file `path` in the open folder `folder` with `bytes`: a new temporary file
+    /// beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never an existing file or a planted link),
+    /// flushed, then renamed over it in the same folder (a link at `path` is replaced, never
+    /// followed).
+    /// - Throws: ``StateError`` naming the file.
+    static func replace(_ path: String, in folder: Int32, with bytes: [UInt8]) throws(StateError) {
+        let name = (path as NSString).lastPathComponent
+        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let fd: Int32
+        do {
+            fd = try Syscalls.openFile(temporary, in: folder, flags: O_WRONLY | O_CREAT | O_EXCL)
+        } catch {
+            throw StateError(path: path, message: "cannot create a temporary file beside it: \(error.reason)")
+        }
+        do throws(SystemCallError) {
+            defer { close(fd) }
+            try Syscalls.writeAll(fd, bytes)
+            try Syscalls.fsync(fd)
+            try Syscalls.rename(temporary, to: name, in: folder)
+        } catch {
+            Syscalls.removeQuietly(temporary, in: folder)
+            throw StateError(path: path, message: "cannot write: \(error.reason)")
+        }
+    }
 }

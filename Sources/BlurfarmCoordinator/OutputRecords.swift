@@ -175,19 +175,7 @@ public final class OutputRecords: Sendable {
                     throw StateError(path: path, message: "cannot encode a record: \(error)")
                 }
             }
-            // A new file of a name nobody can have planted (O_EXCL: never an existing file or link).
-            let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
-            let temporaryName = (temporary as NSString).lastPathComponent
-            let fd = try Self.open(in: s.folder, path: temporary, flags: O_WRONLY | O_CREAT | O_EXCL)
-            do throws(SystemCallError) {
-                defer { close(fd) }
-                try Syscalls.writeAll(fd, Array(text))
-                try Syscalls.fsync(fd)
-                try Syscalls.rename(temporaryName, to: (path as NSString).lastPathComponent, in: s.folder)
-            } catch {
-                Syscalls.removeQuietly(temporaryName, in: s.folder)
-                throw StateError(path: path, message: "cannot rewrite: \(error.reason)")
-            }
+            try JobStateFolder.replace(path, in: s.folder, with: Array(text))
             let fresh = try Self.open(in: s.folder, path: path, flags: O_WRONLY | O_APPEND)
             close(s.descriptor)
             s.descriptor = fresh

@@ -226,7 +226,14 @@ struct Run: ParsableCommand {
             reports.append(report)
             let didWork = report.written + report.failed + report.stopped + pruned.count > 0
             // A run that did nothing leaves no report in the state folder (cron would fill it).
-            if didWork, !write(report, to: report.pathInStateFolder(configuration.state)) { failed += 1 }
+            if didWork {
+                do {
+                    try report.writeInStateFolder(configuration.state)
+                } catch {
+                    fail("cannot write the report: \(error)")
+                    failed += 1
+                }
+            }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune ? ", \(pruned.count) pruned" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "

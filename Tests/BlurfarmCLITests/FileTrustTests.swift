@@ -193,6 +193,21 @@ import Glibc
         #expect(job.bytes("victim.txt") == Data())
     }
 
+    /// `state/reports` replaced by a link to another folder: the run's report is not written
+    /// there, and the run says so in one line.
+    @Test func aLinkPlantedAsTheReportsFolderIsRefused() throws {
+        let job = try Job.make(manifest: Self.manifest(path: "out/{stem}.png"))
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try FileManager.default.createDirectory(atPath: job.path("victim"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: job.path("state"), withIntermediateDirectories: true)
+        try job.link("state/reports", to: job.path("victim"))
+        let result = try job.run()
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("\(job.path("state/reports")): is a symbolic link"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: job.path("victim")).isEmpty)
+    }
+
     /// Files in an output folder that merely look like abandoned temporary files (a dead
     /// writer's pid, an hour old) are someone else's: the run leaves them.
     @Test func lookAlikesOfTemporaryFilesSurviveARun() throws {
