@@ -55,9 +55,9 @@ public enum JobPlanner {
         for path in reads { read[RealPath.identity(of: path)] = "'\(ShownName.of(path))', which the job reads" }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
-        /// The glob that would take the file at `path` as an input on the next run, if any.
-        func nextRunGlob(_ path: String) -> GlobPattern? {
-            let real = RealPath.resolve(path)
+        /// The glob that would take the file at `real` (a resolved path) as an input on the next
+        /// run, if any.
+        func nextRunGlob(_ real: String) -> GlobPattern? {
             for (glob, fixed) in zip(includes, fixedFolders) where real.hasPrefix(fixed == "/" ? "/" : fixed + "/") {
                 let below = String(real.dropFirst(fixed == "/" ? 1 : fixed.count + 1))
                 let relative = glob.fixedPrefix.isEmpty ? below : glob.fixedPrefix + "/" + below
@@ -88,6 +88,7 @@ public enum JobPlanner {
                 let path = normalise(join(base, expanded))
                 let shownPath = ShownName.of(path)
                 let identity = RealPath.identity(of: path)
+                let real = RealPath.resolveFolder(of: path)
                 if let other = writers[identity] {
                     let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
                     diagnostics.append(.error(
@@ -98,10 +99,10 @@ public enum JobPlanner {
                     diagnostics.append(.error(
                         "variant '\(variant.name)' would overwrite \(victim) (writing '\(shownPath)' for \(shownInput))",
                         at: variant.pathLocation))
-                } else if let glob = nextRunGlob(path) {
+                } else if let glob = nextRunGlob(real) {
                     diagnostics.append(.error(
                         "variant '\(variant.name)' writes '\(shownPath)' (for \(shownInput)), which is really "
-                            + "'\(ShownName.of(RealPath.resolve(path)))': the input glob '\(glob)' would take it as an "
+                            + "'\(ShownName.of(real))': the input glob '\(glob)' would take it as an "
                             + "input on the next run; write the outputs elsewhere or exclude them",
                         at: variant.pathLocation))
                 } else {
