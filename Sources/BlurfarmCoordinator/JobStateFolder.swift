@@ -36,7 +36,7 @@ public struct JobStateFolder: Sendable {
         }
         let fd: Int32
         do {
-            fd = try Syscalls.openFolder(path, in: AT_FDCWD, create: false)
+            fd = try Syscalls.openFolder(path)
         } catch where error.errno == ELOOP || error.errno == ENOTDIR {
             throw StateError(path: path, message: "is a symbolic link or not a folder: refusing to keep state there")
         } catch {

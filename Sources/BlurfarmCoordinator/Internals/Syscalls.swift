@@ -78,16 +78,10 @@ enum Syscalls {
         }
     }
 
-    /// Opens the folder `name` in the folder `parent` (a descriptor, or `AT_FDCWD` with a path),
-    /// never through a symbolic link, creating it (mode 0755 less the umask) when `create`
-    /// and it is missing.
-    static func openFolder(_ name: String, in parent: Int32, create: Bool) throws(SystemCallError) -> Int32 {
-        if create {
-            do {
-                try retrying("mkdir") { mkdirat(parent, name, 0o755) }
-            } catch where error.errno == EEXIST {}
-        }
-        return try retrying("open") { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    /// Opens the folder `path` (relative to the working directory), never through a symbolic
+    /// link at its last name (ELOOP or ENOTDIR then).
+    static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
+        try retrying("open") { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
     }
 
     /// Opens the file `name` in the folder `folder`, never through a symbolic link
