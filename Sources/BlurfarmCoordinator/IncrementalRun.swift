@@ -106,7 +106,8 @@ public final class IncrementalRun: Sendable {
             }
         }
         plan = JobPlan(
-            job: full.job, manifestPath: full.manifestPath, folder: full.folder, inputs: inputs, tileSize: full.tileSize)
+            job: full.job, manifestPath: full.manifestPath, folder: full.folder, inputs: inputs, tileSize: full.tileSize,
+            refused: full.refused)
         self.skipped = skipped
         self.pending = pending
         plannedOutputs = planned
@@ -277,8 +278,10 @@ public final class IncrementalRun: Sendable {
         return PruneResult(outputs: outputs, folders: folders)
     }
 
-    /// `path` made absolute against the working directory, `.` and `..` resolved.
+    /// `path` made absolute against the working directory, its folder resolved as the kernel
+    /// resolves it (links, `.`, `..`): records name files, not spellings, so the same manifest
+    /// reached through a linked folder finds its records.
     static func absolute(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.path
+        RealPath.resolveFolder(of: path)
     }
 }

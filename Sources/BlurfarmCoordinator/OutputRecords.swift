@@ -15,7 +15,10 @@ public final class OutputRecords: Sendable {
     private struct State {
         var records: [String: OutputRecord]
         var folders: [String: CreatedFolder]
+        /// The records file, open to append.
         var descriptor: Int32
+        /// The folder holding it, for `openat` and `renameat`.
+        let folder: Int32
         /// Lines in the file: when there are as many as records, it is compact already.
         var lines: Int
         var live: Int { records.count + folders.count }
@@ -33,32 +36,56 @@ public final class OutputRecords: Sendable {
     }
 
     /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the
-    /// folder too, and reads it.
+    /// folder too, and reads it. The file is opened in the folder's descriptor, never through a
+    /// symbolic link, and the folder must not be one (``JobStateFolder/openFolder(_:)``).
     /// - Throws: ``StateError`` naming the file when it cannot be created, read or appended to,
-    ///   or when a line other than the last is not a record.
+    ///   is a link, or when a line other than the last is not a record.
     public init(folder: String) throws(StateError) {
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw StateError(path: folder, message: "cannot create the state folder: \(error.localizedDescription)")
-        }
+        let folderDescriptor = try JobStateFolder.openFolder(folder)
         let path = (folder as NSString).appendingPathComponent("records.jsonl")
         self.path = path
-        let (records, folders, lines) = try Self.read(path)
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
-        state = Mutex(State(records: records, folders: folders, descriptor: fd, lines: lines))
+        let fd: Int32
+        do {
+            fd = try Self.open(in: folderDescriptor, path: path, flags: O_RDWR | O_CREAT | O_APPEND)
+            let (records, folders, lines) = try Self.read(fd, path: path)
+            state = Mutex(
+                State(records: records, folders: folders, descriptor: fd, folder: folderDescriptor, lines: lines))
+        } catch {
+            close(folderDescriptor)
+            throw error
+        }
     }
 
     deinit {
-        state.withLock { _ = close($0.descriptor) }
+        state.withLock {
+            close($0.descriptor)
+            close($0.folder)
+        }
     }
 
-    /// The records and created folders in the file, and the number of its lines.
-    private static func read(_ path: String) throws(StateError) -> ([String: OutputRecord], [String: CreatedFolder], Int) {
-        guard FileManager.default.fileExists(atPath: path) else { return ([:], [:], 0) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw StateError(path: path, message: "cannot read")
+    /// Opens `records.jsonl` (or its temporary copy) in `folder` without following a link: a
+    /// link there is refused with a line that says so.
+    private static func open(in folder: Int32, path: String, flags: Int32) throws(StateError) -> Int32 {
+        do {
+            return try Syscalls.openFile((path as NSString).lastPathComponent, in: folder, flags: flags)
+        } catch where error.errno == ELOOP {
+            throw StateError(path: path, message: "is a symbolic link: refusing to use it as the records (remove it)")
+        } catch where error.errno == EEXIST {
+            throw StateError(path: path, message: "exists already")
+        } catch {
+            throw StateError(path: path, message: "cannot open: \(error.reason)")
+        }
+    }
+
+    /// The records and created folders in the open file `fd`, and the number of its lines.
+    private static func read(
+        _ fd: Int32, path: String
+    ) throws(StateError) -> ([String: OutputRecord], [String: CreatedFolder], Int) {
+        let data: Data
+        do {
+            data = Data(try Syscalls.readAll(fd))
+        } catch {
+            throw StateError(path: path, message: "cannot read: \(error.reason)")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -82,8 +109,10 @@ public final class OutputRecords: Sendable {
         // starts on a line of its own.
         let end = data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
         if end < data.count {
-            guard truncate(path, off_t(end)) == 0 else {
-                throw StateError(path: path, message: "cannot cut off a torn last line: \(String(cString: strerror(errno)))")
+            do {
+                try Syscalls.truncate(fd, to: end)
+            } catch {
+                throw StateError(path: path, message: "cannot cut off a torn last line: \(error.reason)")
             }
             return (records, folders, -1)  // whatever the cut-off text held, the next compaction rewrites the file
         }
@@ -176,21 +205,8 @@ public final class OutputRecords: Sendable {
                     throw StateError(path: path, message: "cannot encode a record: \(error)")
                 }
             }
-            let temporary = path + ".tmp-\(getpid())"
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else {
-                throw StateError(path: temporary, message: "cannot create: \(String(cString: strerror(errno)))")
-            }
-            let written = text.withUnsafeBytes { $0.count == 0 ? 0 : write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd) == 0
-            close(fd)
-            guard written == text.count, synced, rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                throw StateError(path: path, message: "cannot rewrite: \(reason)")
-            }
-            let fresh = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-            guard fresh >= 0 else { throw StateError(path: path, message: "cannot reopen: \(String(cString: strerror(errno)))") }
+            try JobStateFolder.replace(path, in: s.folder, with: Array(text))
+            let fresh = try Self.open(in: s.folder, path: path, flags: O_WRONLY | O_APPEND)
             close(s.descriptor)
             s.descriptor = fresh
             s.lines = s.live

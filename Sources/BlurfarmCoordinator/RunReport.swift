@@ -168,12 +168,31 @@ extension RunReport {
     /// file beside it, then a rename), creating its folder if need be. Keys sorted, dates in
     /// ISO 8601 (UTC), indented.
     public static func write(_ value: some Encodable, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try json(value).write(to: url, options: .atomic)
+    }
+
+    /// Writes this report to ``pathInStateFolder(_:)`` as ``write(_:to:)`` does, but in the
+    /// state folder's way: the `reports` folder may not be a symbolic link and must belong to
+    /// the running user, not writable by others, and the file is created relative to it,
+    /// never through a link (``JobStateFolder/replace(_:in:with:)``). Returns the path.
+    /// - Throws: ``StateError`` naming the file or folder.
+    @discardableResult
+    public func writeInStateFolder(_ state: String) throws -> String {
+        let path = pathInStateFolder(state)
+        let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
+        defer { close(folder) }
+        try JobStateFolder.replace(path, in: folder, with: Array(Self.json(self)))
+        return path
+    }
+
+    /// Keys sorted, dates in ISO 8601 (UTC), indented.
+    private static func json(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try encoder.encode(value).write(to: url, options: .atomic)
+        return try encoder.encode(value)
     }
 
     /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.

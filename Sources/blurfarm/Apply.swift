@@ -201,7 +201,8 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
-/// Prints `blurfarm: error: message` to standard error.
+/// Prints `blurfarm: error: message` to standard error, on one line: control characters in
+/// the message (a file's name may hold a newline) are escaped.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("blurfarm: error: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("blurfarm: error: \(ShownName.of(message))\n".utf8))
 }

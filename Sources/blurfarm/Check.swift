@@ -16,7 +16,8 @@ struct Check: ParsableCommand {
             prints the plan: each input with its size (read from the file's header), its \
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
 
-            Exit status: 0 valid and every input readable; 1 valid but some input unreadable; \
+            Exit status: 0 valid and every input readable; 1 valid but some input unreadable \
+            (or a folder under a glob, or a file name that is not UTF-8: one line each); \
             2 a manifest or the configuration is invalid.
             """)
 
@@ -32,6 +33,8 @@ struct Check: ParsableCommand {
         let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         var unreadable = 0
         for plan in plans {
+            for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
+            unreadable += plan.refused.count
             print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
                 + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
             if plan.inputs.isEmpty { print("  no file matches the inputs") }
@@ -41,14 +44,14 @@ struct Check: ParsableCommand {
                     header = try ImageReader.header(ofFile: input.path)
                 } catch {
                     unreadable += 1
-                    print("  \(input.relativePath): cannot be read")
+                    print("  \(ShownName.of(input.relativePath)): cannot be read")
                     printError(error.description)
                     continue
                 }
                 let limit = header.pixelCount > configuration.pixelLimit ? " (over the pixel limit)" : ""
-                print("  \(input.relativePath)  \(header.width)x\(header.height)\(limit)")
+                print("  \(ShownName.of(input.relativePath))  \(header.width)x\(header.height)\(limit)")
                 for output in input.outputs {
-                    print("    \(output.variant.name) -> \(output.path)  " + describe(output.variant, header, plan, registry))
+                    print("    \(output.variant.name) -> \(ShownName.of(output.path))  " + describe(output.variant, header, plan, registry))
                 }
             }
         }

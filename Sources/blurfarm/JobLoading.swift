@@ -15,12 +15,16 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
     let registry = farm.registry(for: configuration)
     var plans: [JobPlan] = []
     var problems = Diagnostics()
+    // Outputs may never overwrite these either.
+    let reads = [farm.configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
+        if case .plugin(let path) = descriptor.origin { path } else { nil }
+    }
     for path in paths {
         switch JobDecoder.decode(fileAtPath: path, filters: registry.descriptors) {
         case .failure(let diagnostics):
             problems.append(contentsOf: diagnostics)
         case .success(let job):
-            switch JobPlanner.plan(job, manifestPath: path, defaultTile: configuration.tile) {
+            switch JobPlanner.plan(job, manifestPath: path, defaultTile: configuration.tile, reads: reads) {
             case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
             case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
             }

@@ -162,6 +162,8 @@ struct Run: ParsableCommand {
         let recordFailures = FailureCount()
         for (plan, folder) in zip(plans, folders) {
             let began = Date()
+            for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
+            failed += plan.refused.count
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
@@ -195,7 +197,9 @@ struct Run: ParsableCommand {
                         fail(error)
                     } else if verbose {
                         let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
-                        print("\(output.output): \(output.variant) of \(output.input), \(counted(output.tiles, "tile"))\(retried)")
+                        print(
+                            "\(ShownName.of(output.output)): \(output.variant) of \(ShownName.of(output.input)), "
+                                + "\(counted(output.tiles, "tile"))\(retried)")
                     }
                     // Only outputs written and verified are recorded.
                     do throws(StateError) {
@@ -216,7 +220,8 @@ struct Run: ParsableCommand {
             if showProgress { progress.withLock { $0.clear() } }
             var pruned: [String] = []
             do throws(StateError) {
-                if prune || forcePrune, stop.signalNumber == nil {
+                // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
+                if prune || forcePrune, stop.signalNumber == nil, plan.refused.isEmpty {
                     if !forcePrune, let refusal = incremental.pruneRefusal() {
                         fail("\(plan.job.name): --prune refused: \(refusal); nothing removed (--force-prune removes them)")
                         failed += 1
@@ -226,14 +231,14 @@ struct Run: ParsableCommand {
                             switch item.action {
                             case .removed:
                                 pruned.append(item.output)
-                                if verbose { print("pruned \(shown(item.output))") }
+                                if verbose { print("pruned \(ShownName.of(item.output))") }
                             case .alreadyGone: break
                             case .keptChanged:
-                                warn("\(shown(item.output)): input gone but the file was changed since it was written: "
+                                warn("\(ShownName.of(item.output)): input gone but the file was changed since it was written: "
                                     + "left in place, record removed")
                             }
                         }
-                        if verbose { for folder in result.folders { print("pruned \(shown(folder))/") } }
+                        if verbose { for folder in result.folders { print("pruned \(ShownName.of(folder))/") } }
                     }
                 }
                 try incremental.records.compact()
@@ -246,7 +251,14 @@ struct Run: ParsableCommand {
             reports.append(report)
             let didWork = report.written + report.failed + report.stopped + pruned.count > 0
             // A run that did nothing leaves no report in the state folder (cron would fill it).
-            if didWork, !write(report, to: report.pathInStateFolder(state)) { failed += 1 }
+            if didWork {
+                do {
+                    _ = try report.writeInStateFolder(state)
+                } catch {
+                    fail("cannot write the report: \(error)")
+                    failed += 1
+                }
+            }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "

@@ -159,6 +159,6 @@ extension IncrementalRunTests {
         let (pruning, _, _) = try job.run(["--prune", "--verbose"])
         #expect(pruning.status == 0, "\(pruning.stderr)")
         let listed = pruning.stdout.split(separator: "\n").filter { $0.hasPrefix("pruned ") }
-        #expect(listed == ["pruned \(job.path("out"))/x\\u{a}pruned forged.png"], "\(pruning.stdout)")
+        #expect(listed == ["pruned \(job.path("out"))/x\\npruned forged.png"], "\(pruning.stdout)")
     }
 }

@@ -1,6 +1,6 @@
 import BlurfarmTestSupport
 import BlurfarmCore
-import BlurfarmImageIO
+@testable import BlurfarmImageIO
 import Foundation
 import Testing
 
@@ -268,10 +268,11 @@ struct ImageWriterTests {
         #expect(bare.written.metadata.xmp == nil)
     }
 
-    /// Temporary files of writers that are gone, untouched for the minimum age, are removed;
-    /// those of live processes (this one, pid 1), recent ones and names that only look alike
-    /// are kept.
-    @Test func abandonedTemporaryFilesOfDeadWritersAreRemoved() throws {
+    /// Temporary files this host's writers left, untouched for the minimum age and proven
+    /// blurfarm's (the extended attribute set when they were created), are removed; those of
+    /// live processes (this one, pid 1), recent ones, and files that merely look like them
+    /// (someone else's, without the mark, or a link) are kept.
+    @Test func onlyTemporaryFilesProvenAbandonedAreRemoved() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let child = Process()
@@ -279,25 +280,37 @@ struct ImageWriterTests {
         try child.run()
         child.waitUntilExit()
         let dead = child.processIdentifier  // reaped: no process has it now
-        let names = [
-            ".a.png.blurfarm-\(dead)-Ab3xYz",  // abandoned
-            ".b.png.blurfarm-\(getpid())-Ab3xYz",  // this process is writing it
-            ".c.png.blurfarm-1-Ab3xYz",  // a live process
-            ".d.png.blurfarm-\(dead)-Ab3",  // not our pattern
-            "e.png.blurfarm-\(dead)-Ab3xYz",  // not hidden: not ours
-            ".f.png.tmp-\(dead)-Ab3xYz",  // another program's
-            "a.png",
-            ".g.png.blurfarm-\(dead)-Ab3xYz",  // abandoned, but written a minute ago
-        ]
-        let hourAgo = Date().addingTimeInterval(-3600)
-        for name in names {
-            try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name)))
-            let written = name.hasPrefix(".g.") ? Date().addingTimeInterval(-60) : hourAgo
-            try FileManager.default.setAttributes([.modificationDate: written], ofItemAtPath: scratch.file(name))
+        let folder = open(scratch.path, O_RDONLY | O_DIRECTORY)
+        defer { close(folder) }
+        /// A temporary file as a writer with `pid` creates it.
+        func temporary(for name: String, pid: Int32) throws -> String {
+            let created = try AtomicFile.createTemporary(for: OutputPath(scratch.file(name)), in: folder, pid: pid)
+            close(created.descriptor)
+            return created.name
         }
+        let abandoned = try temporary(for: "a.png", pid: dead)
+        let live = [try temporary(for: "b.png", pid: getpid()), try temporary(for: "c.png", pid: 1)]
+        let recent = try temporary(for: "g.png", pid: dead)
+        let host = AtomicFile.host
+        let lookAlikes = [
+            ".d.png.blurfarm-\(host)-\(dead)-Ab3xYzAb3xYz",  // our pattern, but not marked: someone else's
+            ".e.png.blurfarm-\(dead)-Ab3xYz",  // the pattern of old
+            ".f.png.blurfarm-other.host-\(dead)-Ab3xYzAb3xYz",  // another host's
+        ]
+        for name in lookAlikes { try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name))) }
+        // A link named as the abandoned file would be, to a marked file: never followed.
+        let victim = try temporary(for: "victim.png", pid: 1)
+        let link = ".h.png.blurfarm-\(host)-\(dead)-" + abandoned.suffix(12)
+        try FileManager.default.createSymbolicLink(atPath: scratch.file(link), withDestinationPath: victim)
+        let hourAgo = Date().addingTimeInterval(-3600)
+        for name in try scratch.contents() where name != recent {
+            try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: scratch.file(name))
+        }
+        let before = try scratch.contents()
         let removed = ImageWriter.removeAbandonedTemporaryFiles(inFolder: scratch.path, minimumAge: 600)
-        #expect(removed == [scratch.file(".a.png.blurfarm-\(dead)-Ab3xYz")])
-        #expect(try scratch.contents().sorted() == Array(names.dropFirst()).sorted())
+        #expect(removed == [scratch.file(abandoned)])
+        #expect(try scratch.contents() == before.filter { $0 != abandoned })
+        #expect(Set(before).isSuperset(of: live + lookAlikes + [recent, victim, link]))
     }
 }
 

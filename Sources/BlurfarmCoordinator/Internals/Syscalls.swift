@@ -1,5 +1,5 @@
-// Every system call of the coordinator's output folders and pruning, retried on EINTR,
-// failing with the errno.
+// Every system call this module makes on files and folders, retried on EINTR, failing with
+// the errno.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -64,5 +64,116 @@ enum Syscalls {
     /// Removes the file `path`.
     static func removeFile(_ path: String) throws(SystemCallError) {
         try retrying("unlink") { unlink(path) }
+    }
+
+    /// The status of what `path` names, following links; nil when nothing is there.
+    static func status(_ path: String) -> stat? {
+        var info = stat()
+        return (try? retrying("stat") { stat(path, &info) }) == nil ? nil : info
+    }
+
+    /// The target of the symbolic link `path`; nil when `path` is not a link (or is missing).
+    static func linkTarget(_ path: String) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let count = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
+        }
+        return count < 0 ? nil : Array(buffer[0..<count])
+    }
+
+    /// A folder's entries (without "." and ".."), each name as its bytes, with whether it is a
+    /// folder (not following links) and whether it is a regular file or a link to one.
+    struct Entry {
+        let name: [UInt8]
+        let isFolder: Bool
+        let isFile: Bool
+    }
+
+    /// The entries of the folder whose path is the bytes `path`.
+    /// - Throws: the `opendir` or `readdir` failure (EACCES for a folder that cannot be read).
+    static func entries(ofFolder path: [UInt8]) throws(SystemCallError) -> [Entry] {
+        guard let directory = opendir((path + [0]).map { CChar(bitPattern: $0) }) else { throw SystemCallError(call: "opendir", errno: Glibc.errno) }
+        defer { closedir(directory) }
+        var entries: [Entry] = []
+        while true {
+            Glibc.errno = 0
+            guard let entry = readdir(directory) else {
+                if Glibc.errno != 0 { throw SystemCallError(call: "readdir", errno: Glibc.errno) }
+                return entries
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            // The kind from the folder's descriptor and the name's bytes, whatever they are.
+            let folder = dirfd(directory)
+            var info = stat()
+            let cName = (name + [0]).map { CChar(bitPattern: $0) }
+            guard fstatat(folder, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
+            let kind = info.st_mode & S_IFMT
+            var isFile = kind == S_IFREG
+            if kind == S_IFLNK, fstatat(folder, cName, &info, 0) == 0 {
+                isFile = info.st_mode & S_IFMT == S_IFREG
+            }
+            entries.append(Entry(name: name, isFolder: kind == S_IFDIR, isFile: isFile))
+        }
+    }
+
+    /// Opens the folder `path` (relative to the working directory), never through a symbolic
+    /// link at its last name (ELOOP or ENOTDIR then).
+    static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
+        try retrying("open") { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// Opens the file `name` in the folder `folder`, never through a symbolic link
+    /// (`O_NOFOLLOW | O_CLOEXEC` added to `flags`); new files get mode 0644 less the umask.
+    static func openFile(_ name: String, in folder: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("open") { openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+    }
+
+    /// The status of the open descriptor `fd`.
+    static func status(of fd: Int32) throws(SystemCallError) -> stat {
+        var info = stat()
+        try retrying("fstat") { fstat(fd, &info) }
+        return info
+    }
+
+    /// All the bytes of the open file `fd`, from its start.
+    static func readAll(_ fd: Int32) throws(SystemCallError) -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let offset = off_t(result.count)
+            let n = try retrying("pread") { chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) } }
+            if n == 0 { return result }
+            result += chunk[0..<n]
+        }
+    }
+
+    /// Writes all of `bytes` to `fd` (at its offset, or its end when opened to append).
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+        var done = 0
+        while done < bytes.count {
+            let n = try retrying("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) } }
+            if n == 0 { throw SystemCallError(call: "write", errno: EIO) }
+            done += n
+        }
+    }
+
+    static func truncate(_ fd: Int32, to size: Int) throws(SystemCallError) {
+        try retrying("ftruncate") { ftruncate(fd, off_t(size)) }
+    }
+
+    static func fsync(_ fd: Int32) throws(SystemCallError) {
+        try retrying("fsync") { Glibc.fsync(fd) }
+    }
+
+    /// Renames `from` to `to`, both in the folder `folder`.
+    static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
+        try retrying("rename") { renameat(folder, from, folder, to) }
+    }
+
+    /// Removes the file `name` in the folder `folder`, ignoring failure (cleaning up after
+    /// another failure).
+    static func removeQuietly(_ name: String, in folder: Int32) {
+        _ = unlinkat(folder, name, 0)
     }
 }
