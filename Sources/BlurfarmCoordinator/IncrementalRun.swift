@@ -93,6 +93,14 @@ public final class IncrementalRun: Sendable {
                     continue
                 }
                 if state == .failedEarlier, let failure {
+                    // Touched but the same bytes: its new stamp is recorded, as for an output.
+                    if let current = probe.current(trusting: failure.inputFile), current.stamp != failure.inputFile.stamp,
+                        records.failure(for: probe.path)?.inputFile.stamp != current.stamp
+                    {
+                        var refreshed = failure
+                        refreshed.inputFile = current
+                        try? records.add(refreshed)
+                    }
                     skipped.append(OutputReport(
                         input: input.relativePath, output: output.path, variant: output.variant.name,
                         status: .failedEarlier, error: "\(input.path): \(failure.reason)"))

@@ -116,6 +116,11 @@ import Testing
         #expect(secondCounts["failedEarlier"] == 2 && secondCounts["failed"] == 0 && secondCounts["decoded"] == 0)
         let verbose = try job.blurfarm(["run", "--workers", "0", "--verbose"])
         #expect(verbose.status == 0 && verbose.stdout.contains("2 up to date, 0 decoded, 2 failed earlier"), "\(verbose.stdout)")
+        // Touched, the same bytes: still the file that failed.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: job.path("in/bad.jpg"))
+        let (touched, touchedStatuses, _) = try job.run()
+        #expect(touched.status == 0 && touched.stderr.isEmpty && touchedStatuses["blur/bad.jpg"] == "failedEarlier")
         let (status, states, _) = try job.status()
         #expect(status.status == 0 && states["thumb/bad.jpg"] == "failedEarlier" && states["blur/kite.jpg"] == "upToDate")
 
