@@ -16,9 +16,14 @@ struct Check: ParsableCommand {
             prints the plan: each input with its size (read from the file's header), its \
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
 
-            Exit status: 0 valid and every input readable; 1 valid but some input unreadable \
-            (or a folder under a glob, or a file name that is not UTF-8: one line each); \
-            2 a manifest or the configuration is invalid.
+            An input glob that matches no file is named, with its place in the manifest: a \
+            warning when another glob of the job matched, an error when none did. Globs are \
+            case-sensitive (docs/manifest.md).
+
+            Exit status: 0 valid, every input glob matches and every input is readable; 1 \
+            valid but an input glob matches no file, or some input is unreadable (or a folder \
+            under a glob, or a file name that is not UTF-8: one line each); 2 a manifest or \
+            the configuration is invalid.
             """)
 
     @Argument(help: "Job manifests.")
@@ -35,6 +40,10 @@ struct Check: ParsableCommand {
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
             unreadable += plan.refused.count
+            if !plan.unmatchedGlobs.isEmpty {
+                printDiagnostics(Diagnostics(plan.unmatchedGlobs))
+                unreadable += 1
+            }
             print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
                 + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
             if plan.inputs.isEmpty { print("  no file matches the inputs") }

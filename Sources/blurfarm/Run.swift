@@ -18,8 +18,9 @@ struct Run: ParsableCommand {
             nothing runs. Outputs that are up to date (same input bytes, same recipe, the \
             file as written: docs/scheduling.md) are skipped without decoding anything. An \
             input that cannot be read (corrupt, over the pixel limit) fails its outputs \
-            with one line naming the file, and the others go on. A run with nothing to do \
-            prints nothing.
+            with one line naming the file, and the others go on. An input glob that matches \
+            no file is named: a warning when another glob of the job matched, an error (exit \
+            status 1) when none did. A run with nothing to do prints nothing else.
 
             Exit status: 0 every output written or up to date; 1 some outputs failed (the \
             others were written), or --prune refused (nothing removed); 2 a manifest or the \
@@ -164,6 +165,10 @@ struct Run: ParsableCommand {
             let began = Date()
             for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
             failed += plan.refused.count
+            let unmatched = Diagnostics(plan.unmatchedGlobs)
+            printDiagnostics(unmatched)
+            for diagnostic in unmatched { runLog?.write(diagnostic.description) }
+            if unmatched.hasErrors { failed += 1 }
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
