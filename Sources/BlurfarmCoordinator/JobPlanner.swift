@@ -232,7 +232,8 @@ public enum JobPlanner {
         return (files, unreadable)
     }
 
-    static func join(_ folder: String, _ relative: String) -> String {
+    /// `relative` in `folder` (`relative` itself when absolute, or when `folder` is `.`).
+    public static func join(_ folder: String, _ relative: String) -> String {
         if relative.hasPrefix("/") { return relative }
         return folder == "." ? relative : folder + "/" + relative
     }
