@@ -18,7 +18,7 @@ struct SystemCallError: Error {
 enum Syscalls {
     /// Calls `body` until it does not fail with EINTR; a negative result throws with errno.
     @discardableResult
-    private static func retrying<T: BinaryInteger>(_ call: String, _ body: () -> T) throws(SystemCallError) -> T {
+    static func retrying<T: BinaryInteger>(_ call: String, _ body: () -> T) throws(SystemCallError) -> T {
         while true {
             let result = body()
             if result >= 0 { return result }
