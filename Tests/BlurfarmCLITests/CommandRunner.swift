@@ -15,12 +15,20 @@ enum Blurfarm {
     /// The environment of a run that may name the test-only `fault` filter.
     static let faultInjection = ["BLURFARM_FAULT_INJECTION": "1"]
 
+    /// Runs the executable with `arguments`; with `limits` (shell `ulimit` options, e.g.
+    /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm.
     static func run(
-        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limits: [String] = []
     ) throws -> CommandResult {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if limits.isEmpty {
+            process.executableURL = executable
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let script = limits.map { "ulimit \($0) && " }.joined() + "exec \"$0\" \"$@\""
+            process.arguments = ["-c", script, executable.path] + arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
