@@ -59,3 +59,28 @@ enum Fixtures {
         return url
     }
 }
+
+extension Fixtures {
+    /// Writes, in `folder`, `farm.conf` (`state: state` and `configuration`, more lines) and
+    /// `job.job`: job `name`, every file of `photos/` blurred (gaussian 1.5) to
+    /// `out/{stem}-blur.png`. Returns the manifest's and the configuration's paths.
+    static func writeBlurJob(
+        named name: String, in folder: URL, configuration: String = ""
+    ) throws -> (manifest: String, config: String) {
+        let config = folder.appendingPathComponent("farm.conf").path
+        try ("state: state\n" + configuration).write(toFile: config, atomically: true, encoding: .utf8)
+        let manifest = folder.appendingPathComponent("job.job").path
+        try """
+            job: \(name)
+            inputs: [photos/*]
+            outputs:
+              - name: blur
+                path: out/{stem}-blur.png
+                filters:
+                  - gaussian:
+                      sigma: 1.5
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        return (manifest, config)
+    }
+}

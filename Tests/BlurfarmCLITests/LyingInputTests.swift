@@ -68,22 +68,8 @@ import Testing
         try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
         let files = try Self.makeLyingFiles(in: photos)
         try FileManager.default.copyItem(atPath: Corpus.path("special/kite.webp"), toPath: photos.path + "/kite.webp")
-        let config = folder.appendingPathComponent("farm.conf").path
-        try "state: state\npixel-limit: 5000000000\ndecoded-images: 1\n".write(
-            toFile: config, atomically: true, encoding: .utf8)
-        let manifest = """
-            job: lying
-            inputs: [photos/*]
-            outputs:
-              - name: blur
-                path: out/{stem}-blur.png
-                filters:
-                  - gaussian:
-                      sigma: 1.5
-
-            """
-        let job = folder.appendingPathComponent("job.job").path
-        try manifest.write(toFile: job, atomically: true, encoding: .utf8)
+        let (job, config) = try Fixtures.writeBlurJob(
+            named: "lying", in: folder, configuration: "pixel-limit: 5000000000\ndecoded-images: 1\n")
         for workers in ["0", "1"] {
             let clock = ContinuousClock()
             var result: CommandResult?
