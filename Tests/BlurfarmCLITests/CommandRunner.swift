@@ -16,12 +16,18 @@ enum Blurfarm {
     static let faultInjection = ["BLURFARM_FAULT_INJECTION": "1"]
 
     /// Runs the executable with `arguments`; with `limits` (shell `ulimit` options, e.g.
-    /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm.
+    /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm; with
+    /// `launcher`, through that Python script, which gets the executable and the arguments in
+    /// `sys.argv[1:]` and must exec them.
     static func run(
-        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limits: [String] = []
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limits: [String] = [],
+        launcher: String? = nil
     ) throws -> CommandResult {
         let process = Process()
-        if limits.isEmpty {
+        if let launcher {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", launcher, executable.path] + arguments
+        } else if limits.isEmpty {
             process.executableURL = executable
             process.arguments = arguments
         } else {

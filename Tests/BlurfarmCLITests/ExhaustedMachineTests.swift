@@ -165,3 +165,64 @@ import Glibc
 extension Duration {
     fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
+
+/// `ulimit -u`. RLIMIT_NPROC counts every task (threads too) of the process's real user, and
+/// the kernel checks it in `clone`: that is what makes `posix_spawn` fail (EAGAIN), and thread
+/// creation too. It does not apply to root (CAP_SYS_RESOURCE), so the test runs blurfarm as a
+/// user it creates (`useradd`) and removes. Tried here: with other processes of the user
+/// taking all but a few of its tasks, libvips's threads ("glib: Error creating thread") fail as
+/// soon as worker spawns do, depending on how many threads each has at that moment; so the
+/// worker count is capped from the limit (4 tasks per worker, 64 kept) before anything starts,
+/// and a limit that leaves room for no worker ends the run at once with one line.
+extension ExhaustedMachineTests {
+    static let user = "blurfarm-nproc-test"
+
+    /// Runs `arguments` as ``user`` with `RLIMIT_NPROC` at `processes`, through Python.
+    static func runAsUser(_ arguments: [String], processes: Int) throws -> CommandResult {
+        let launcher = """
+            import os, pwd, resource, sys
+            user = pwd.getpwnam('\(user)')
+            os.setgroups([]); os.setgid(user.pw_gid); os.setuid(user.pw_uid)
+            resource.setrlimit(resource.RLIMIT_NPROC, (\(processes), \(processes)))
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        return try Blurfarm.run(arguments, launcher: launcher)
+    }
+
+    /// Runs a system command (useradd, userdel, chown); its status.
+    @discardableResult
+    static func system(_ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to create a user"))
+    func aProcessLimitCapsTheWorkersOrEndsTheRunWithOneLine() throws {
+        try Self.system(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", Self.user])
+        defer { _ = try? Self.system(["userdel", Self.user]) }
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        #expect(try Self.system(["chown", "-R", Self.user, job.folder.path]) == 0)
+        let arguments = ["run", job.manifest, "--config", job.config, "--workers", "8"]
+
+        let none = try Self.runAsUser(arguments, processes: 30)
+        #expect(none.status == 1, "\(none.stderr)")
+        #expect(
+            none.stderr == "blurfarm: error: cannot run worker processes: ulimit -u 30 leaves room for that many "
+                + "(4 threads each, 64 kept); --workers 0 renders in this process\n")
+
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let capped = try Self.runAsUser(arguments, processes: 80)
+        #expect(capped.status == 0, "\(capped.stderr)")
+        let reason = 4 * cores > 4 ? "ulimit -u 80 leaves room for that many (4 threads each, 64 kept)" : "at most 4 per core, 1 cores"
+        #expect(capped.stderr == "blurfarm: warning: 8 workers (--workers) capped at 4: \(reason)\n")
+        #expect(capped.stdout.contains("exhausted: 2 written"), "\(capped.stdout)")
+    }
+}
+
