@@ -172,7 +172,7 @@ extension Duration {
 /// user it creates (`useradd`) and removes. Tried here: with other processes of the user
 /// taking all but a few of its tasks, libvips's threads ("glib: Error creating thread") fail as
 /// soon as worker spawns do, depending on how many threads each has at that moment; so the
-/// worker count is capped from the limit (4 tasks per worker, 64 kept) before anything starts,
+/// worker count is capped from the limit (4 tasks per worker, 16 kept) before anything starts,
 /// and a limit that leaves room for no worker ends the run at once with one line.
 extension ExhaustedMachineTests {
     static let user = "blurfarm-nproc-test"
@@ -211,16 +211,16 @@ extension ExhaustedMachineTests {
         #expect(try Self.system(["chown", "-R", Self.user, job.folder.path]) == 0)
         let arguments = ["run", job.manifest, "--config", job.config, "--workers", "8"]
 
-        let none = try Self.runAsUser(arguments, processes: 30)
+        let none = try Self.runAsUser(arguments, processes: 16)
         #expect(none.status == 1, "\(none.stderr)")
         #expect(
-            none.stderr == "blurfarm: error: cannot run worker processes: ulimit -u 30 leaves room for that many "
-                + "(4 threads each, 64 kept); --workers 0 renders in this process\n")
+            none.stderr == "blurfarm: error: cannot run worker processes: ulimit -u 16 leaves room for that many "
+                + "(4 threads each, 16 kept); --workers 0 renders in this process\n")
 
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let capped = try Self.runAsUser(arguments, processes: 80)
+        let capped = try Self.runAsUser(arguments, processes: 32)
         #expect(capped.status == 0, "\(capped.stderr)")
-        let reason = 4 * cores > 4 ? "ulimit -u 80 leaves room for that many (4 threads each, 64 kept)" : "at most 4 per core, 1 cores"
+        let reason = 4 * cores > 4 ? "ulimit -u 32 leaves room for that many (4 threads each, 16 kept)" : "at most 4 per core, 1 cores"
         #expect(capped.stderr == "blurfarm: warning: 8 workers (--workers) capped at 4: \(reason)\n")
         #expect(capped.stdout.contains("exhausted: 2 written"), "\(capped.stdout)")
     }
