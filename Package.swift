@@ -94,7 +94,7 @@ let package = Package(
             name: "CSystemShims",
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
         .target(
-            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim"],
+            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim", "CSystemShims"],
             swiftSettings: pixelCode),
         .executableTarget(
             name: "blurfarm",

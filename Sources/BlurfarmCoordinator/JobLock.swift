@@ -22,18 +22,26 @@ public final class JobLock {
         self.path = path
     }
 
-    /// Takes the lock at `path` (creating the file and its folder if need be). With `wait`,
+    /// Takes the lock at `path` (creating the file and its folder if need be), never through a
+    /// symbolic link nor in a folder others can write (``JobStateFolder/openFolder(_:)``). With `wait`,
     /// blocks until the holder lets go; without, returns ``Outcome/busy(holder:)`` at once.
     /// - Throws: ``StateError`` naming the file when it cannot be created or locked.
     public static func acquire(_ path: String, wait: Bool) throws(StateError) -> Outcome {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
+        defer { close(folder) }
+        let fd: Int32
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Never through a link someone planted: it could point at any file.
+            fd = try Syscalls.openFile((path as NSString).lastPathComponent, in: folder, flags: O_RDWR | O_CREAT)
+        } catch where error.errno == ELOOP {
+            throw StateError(path: path, message: "is a symbolic link: refusing to use it as the lock (remove it)")
         } catch {
-            throw StateError(path: folder, message: "cannot create the state folder: \(error.localizedDescription)")
+            throw StateError(path: path, message: "cannot open: \(error.reason)")
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
+            close(fd)
+            throw StateError(path: path, message: "is not a plain file of its own: refusing to use it as the lock (remove it)")
+        }
         while flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
             if errno == EINTR { continue }
             let reason = errno

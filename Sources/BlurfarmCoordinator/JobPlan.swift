@@ -28,6 +28,10 @@ public struct JobPlan: Sendable {
     public let inputs: [PlannedInput]
     /// Tile side in pixels (0: one tile per image): the manifest's, else the configuration's.
     public let tileSize: Int
+    /// What the inputs' globs found but the plan leaves out, one line each, names escaped: a
+    /// folder that could not be read, a file whose name is not UTF-8. `check` and `run` print
+    /// them as errors and exit with status 1; `run --prune` removes nothing for such a job.
+    public var refused: [String] = []
 
     /// Every output of the job.
     public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
@@ -36,7 +40,8 @@ public struct JobPlan: Sendable {
 extension JobPlan {
     /// The same plan with another tile side (the command line's `--tile`).
     public func withTileSize(_ tileSize: Int) -> JobPlan {
-        JobPlan(job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize)
+        JobPlan(
+            job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused)
     }
 }
 

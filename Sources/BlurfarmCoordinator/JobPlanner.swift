@@ -5,47 +5,108 @@ import Foundation
 /// Expands a job's globs over the file system and names every output: the plan that
 /// `blurfarm check` prints and `blurfarm run` carries out.
 public enum JobPlanner {
-    /// Plans `job`, read from `manifestPath`. Problems that only the file system shows (two
-    /// outputs on one path, an output that would overwrite an input) are diagnostics at the
-    /// variant's `path:` in the manifest.
-    public static func plan(_ job: JobSpec, manifestPath: String, defaultTile: Int) -> Result<JobPlan, Diagnostics> {
+    /// Plans `job`, read from `manifestPath`; `reads` names the other files the job reads (the
+    /// configuration, plugin libraries). Problems that only the file system shows are
+    /// diagnostics at the variant's `path:` in the manifest: two outputs that are one file, an
+    /// output that is one of the job's inputs or a file it reads, an output that the inputs'
+    /// globs would take as an input on the next run, and a placeholder that would climb out of
+    /// its folder. Files are compared as the kernel sees them (device and inode, after every
+    /// link, `.` and `..`), never by their spelling. Files the job's own variants could write
+    /// are never inputs (docs/manifest.md).
+    public static func plan(
+        _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = []
+    ) -> Result<JobPlan, Diagnostics> {
         let folder = (manifestPath as NSString).deletingLastPathComponent
         let base = folder.isEmpty ? "." : folder
         var diagnostics: [Diagnostic] = []
 
         let includes = job.inputs.compactMap { try? GlobPattern($0) }
         let excludes = job.exclude.compactMap { try? GlobPattern($0) }
+        let ownOutputs = job.outputs.compactMap { outputGlob($0.pathTemplate, job: job.name, variant: $0.name) }
+        /// Whether a path (relative to the manifest's folder) is left out of the inputs.
+        func isLeftOut(_ relative: String) -> Bool {
+            excludes.contains { $0.matches(relative) } || ownOutputs.contains { $0.matches(relative) }
+        }
         // Each file once, with {relpath} from the first glob that matches it.
         var found: [String: String] = [:]
+        var refused: [String] = []
         for glob in includes {
-            for relative in files(under: glob.fixedPrefix, in: base) where found[relative] == nil {
-                guard glob.matches(relative), !excludes.contains(where: { $0.matches(relative) }) else { continue }
-                found[relative] = glob.relativeFolder(of: relative) ?? ""
+            let walk = files(under: glob.fixedPrefix, in: base)
+            for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
+            for file in walk.files where found[file.relative] == nil {
+                guard glob.matches(file.relative), !isLeftOut(file.relative) else { continue }
+                if let bytes = file.bytes {
+                    let line = "'\(ShownName.of(bytes: bytes))': the file name is not UTF-8, which blurfarm cannot "
+                        + "process: rename it (this input is left out)"
+                    if !refused.contains(line) { refused.append(line) }
+                    continue
+                }
+                found[file.relative] = glob.relativeFolder(of: file.relative) ?? ""
             }
         }
 
+        // Every file the job reads, by identity, as a message names it.
+        var read: [RealPath.Identity: String] = [:]
+        for relative in found.keys.sorted() {
+            let identity = RealPath.identity(of: join(base, relative))
+            if read[identity] == nil { read[identity] = "the input '\(ShownName.of(relative))'" }
+        }
+        read[RealPath.identity(of: manifestPath)] = "the manifest '\(ShownName.of(manifestPath))'"
+        for path in reads { read[RealPath.identity(of: path)] = "'\(ShownName.of(path))', which the job reads" }
+        // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
+        let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
+        /// The glob that would take the file at `real` (a resolved path) as an input on the next
+        /// run, if any.
+        func nextRunGlob(_ real: String) -> GlobPattern? {
+            for (glob, fixed) in zip(includes, fixedFolders) where real.hasPrefix(fixed == "/" ? "/" : fixed + "/") {
+                let below = String(real.dropFirst(fixed == "/" ? 1 : fixed.count + 1))
+                let relative = glob.fixedPrefix.isEmpty ? below : glob.fixedPrefix + "/" + below
+                if glob.matches(relative), !isLeftOut(relative) { return glob }
+            }
+            return nil
+        }
+
         var inputs: [PlannedInput] = []
-        var writers: [String: (input: String, variant: VariantSpec)] = [:]
-        let inputPaths = Set(found.keys.map { normalise(join(base, $0)) })
+        var writers: [RealPath.Identity: (input: String, variant: VariantSpec, path: String)] = [:]
         for relative in found.keys.sorted() {
             let name = (relative as NSString).lastPathComponent
             let ext = (name as NSString).pathExtension
             let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
             let inputPath = join(base, relative)
+            let shownInput = ShownName.of(relative)
             var outputs: [PlannedOutput] = []
             for variant in job.outputs {
-                let expanded = variant.pathTemplate.expand(
-                    stem: stem, ext: ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name)
+                let expanded: String
+                do {
+                    expanded = try variant.pathTemplate.expand(
+                        stem: stem, ext: ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name)
+                } catch {
+                    diagnostics.append(.error(
+                        "input '\(shownInput)': \(error); such a name is refused (rename the file)", at: variant.pathLocation))
+                    continue
+                }
                 let path = normalise(join(base, expanded))
-                if let other = writers[path] {
+                let shownPath = ShownName.of(path)
+                let identity = RealPath.identity(of: path)
+                let real = RealPath.resolveFolder(of: path)
+                if let other = writers[identity] {
+                    let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
                     diagnostics.append(.error(
-                        "variants '\(other.variant.name)' (for \(other.input)) and '\(variant.name)' (for \(relative)) both write '\(path)'",
+                        "variants '\(other.variant.name)' (for \(ShownName.of(other.input))) and '\(variant.name)' "
+                            + "(for \(shownInput)) both write '\(shownPath)'\(same)",
                         at: variant.pathLocation))
-                } else if inputPaths.contains(path) {
+                } else if let victim = read[identity] {
                     diagnostics.append(.error(
-                        "variant '\(variant.name)' would overwrite its input '\(relative)'", at: variant.pathLocation))
+                        "variant '\(variant.name)' would overwrite \(victim) (writing '\(shownPath)' for \(shownInput))",
+                        at: variant.pathLocation))
+                } else if let glob = nextRunGlob(real) {
+                    diagnostics.append(.error(
+                        "variant '\(variant.name)' writes '\(shownPath)' (for \(shownInput)), which is really "
+                            + "'\(ShownName.of(real))': the input glob '\(glob)' would take it as an "
+                            + "input on the next run; write the outputs elsewhere or exclude them",
+                        at: variant.pathLocation))
                 } else {
-                    writers[path] = (relative, variant)
+                    writers[identity] = (relative, variant, path)
                     outputs.append(PlannedOutput(variant: variant, path: path))
                 }
             }
@@ -53,29 +114,82 @@ public enum JobPlanner {
         }
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(
-            job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile))
+            job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
+            refused: refused))
     }
 
-    /// Regular files below `prefix` (relative to `base`), as `/`-separated paths relative to
-    /// `base`. Hidden folders are searched too; symbolic links to files count, links to folders
-    /// below the glob's fixed folder are not followed (no cycles); the fixed folder itself may be one.
-    static func files(under prefix: String, in base: String) -> [String] {
-        let start = prefix.isEmpty ? base : join(base, prefix)
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: start, isDirectory: &isFolder) else { return [] }
-        guard isFolder.boolValue else { return [prefix] }
-        // The search starts from the real folder, so that a glob's fixed folder may be a link.
-        let real = URL(fileURLWithPath: start).resolvingSymlinksInPath().path
-        guard let walker = FileManager.default.enumerator(atPath: real) else { return [] }
-        var result: [String] = []
-        while let next = walker.nextObject() as? String {
-            let full = join(real, next)
-            var folder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: full, isDirectory: &folder), !folder.boolValue {
-                result.append(prefix.isEmpty ? next : prefix + "/" + next)
+    /// The files a variant's template could name, as a glob relative to the manifest's folder:
+    /// `{job}` and `{variant}` as they are, `{relpath}` as any folders (`**`) when it is a whole
+    /// segment, any other placeholder as any text (`*`). `nil` for a template outside the
+    /// manifest's folder (absolute, or climbing with `..`): those the plan checks file by file.
+    static func outputGlob(_ template: PathTemplate, job: String, variant: String) -> GlobPattern? {
+        var text = ""
+        func literal(_ s: String) {
+            for c in s {
+                if "*?[\\".contains(c) { text.append("\\") }
+                text.append(c)
             }
         }
-        return result
+        for (index, part) in template.parts.enumerated() {
+            switch part {
+            case .literal(let s): literal(s)
+            case .placeholder(.job): literal(job)
+            case .placeholder(.variant): literal(variant)
+            case .placeholder(.relpath):
+                var next: String?
+                if index + 1 < template.parts.count, case .literal(let s) = template.parts[index + 1] { next = s }
+                let wholeSegment = (text.isEmpty || text.hasSuffix("/"))
+                    && (index + 1 == template.parts.count || next?.hasPrefix("/") == true)
+                if wholeSegment {
+                    text += "**"
+                } else if !text.hasSuffix("*") {
+                    text += "*"
+                }
+            case .placeholder:
+                if !text.hasSuffix("*") { text += "*" }
+            }
+        }
+        while text.hasPrefix("./") { text.removeFirst(2) }
+        let segments = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard !text.hasPrefix("/"), !segments.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        return try? GlobPattern(text)
+    }
+
+    /// The regular files below `prefix` (relative to `base`), as `/`-separated paths relative to
+    /// `base`, and the folders that could not be read, each as a line naming it. Hidden
+    /// folders are searched too; symbolic links to files count, links to folders below the
+    /// glob's fixed folder are not followed (no cycles); the fixed folder itself may be one.
+    /// A file whose path is not UTF-8 comes with its bytes (its `relative` then has U+FFFD in
+    /// place of the bytes that are not).
+    static func files(under prefix: String, in base: String) -> (files: [(relative: String, bytes: [UInt8]?)], unreadable: [String]) {
+        let start = prefix.isEmpty ? base : join(base, prefix)
+        guard let info = Syscalls.status(start) else { return ([], []) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return ([(prefix, nil)], []) }
+        var files: [(relative: String, bytes: [UInt8]?)] = []
+        var unreadable: [String] = []
+        let root = Array(prefix.utf8)
+        // Folders to read, as byte paths relative to `base`: names are bytes, not text.
+        var pending: [[UInt8]] = [root]
+        while let folder = pending.popLast() {
+            let entries: [Syscalls.Entry]
+            do {
+                entries = try Syscalls.entries(ofFolder: folder.isEmpty ? Array(base.utf8) : Array(join(base, "").utf8) + folder)
+            } catch {
+                let shown = folder.isEmpty ? "." : ShownName.of(bytes: folder)
+                unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
+                continue
+            }
+            for entry in entries {
+                let path = folder.isEmpty ? entry.name : folder + [UInt8(ascii: "/")] + entry.name
+                if entry.isFolder {
+                    pending.append(path)
+                } else if entry.isFile {
+                    let text = String(decoding: path, as: UTF8.self)
+                    files.append((text, text.utf8.elementsEqual(path) ? nil : path))
+                }
+            }
+        }
+        return (files, unreadable)
     }
 
     static func join(_ folder: String, _ relative: String) -> String {

@@ -152,14 +152,20 @@ public struct JobRunner: Sendable {
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
         verify: VerifyMode
     ) -> OutputReport {
+        var createdFolders: [CreatedFolder] = []
         func failure(_ message: String, decode: Double = 0, retries: Int = 0) -> OutputReport {
-            OutputReport(
+            var report = OutputReport(
                 input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
                 decodeSeconds: decode, retries: retries, error: message)
+            report.createdFolders = createdFolders
+            return report
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
-        case .failure(let error): return failure(error.description)
+        case .failure(let error):
+            var report = failure(error.description)
+            report.decodeError = error
+            return report
         case .success(let (i, s)): (image, decodeSeconds) = (i, s)
         }
         let variant = output.variant
@@ -169,7 +175,7 @@ public struct JobRunner: Sendable {
         var rendered: Result<RenderedImage, RenderFailure> = .failure(RenderFailure("not rendered"))
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
         // image itself: the chain would copy it, tile by tile, to the same bits.
-        let identity = chain.filters.isEmpty && chain.channels(forSource: image.pixels.channels) == image.pixels.channels
+        let identity = chain.isIdentity(forSource: image.pixels.channels)
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 if identity { return RenderedImage(pixels: image.pixels) }
@@ -205,10 +211,10 @@ public struct JobRunner: Sendable {
             }
         }
         let folder = (output.path as NSString).deletingLastPathComponent
-        do {
-            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        do throws(StateError) {
+            if !folder.isEmpty { createdFolders = try CreatedFolder.make(folder) }
         } catch {
-            return failed("\(output.path): cannot create folder '\(folder)': \(error.localizedDescription)")
+            return failed("\(output.path): \(error)")
         }
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
@@ -229,11 +235,13 @@ public struct JobRunner: Sendable {
             }
         }
         if let problem { return failed(problem) }
-        return OutputReport(
+        var report = OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
             tiles: identity ? 0 : TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
             retries: retries, checksum: String(format: "%016llx", PixelChecksum.of(pixels, in: pixels.rect)))
+        report.createdFolders = createdFolders
+        return report
     }
 }
 
@@ -244,7 +252,7 @@ extension Duration {
 
 extension ResizeSpec.Fit {
     /// The image reader's name for the same fit.
-    var thumbnailFit: ThumbnailFit {
+    public var thumbnailFit: ThumbnailFit {
         switch self {
         case .inside: .inside
         case .cover: .cover

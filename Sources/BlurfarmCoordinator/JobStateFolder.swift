@@ -1,9 +1,10 @@
 import Foundation
 
 /// Where one job keeps its lock and records in the state folder:
-/// `<state>/jobs/<job name>-<16 hex digits>/`, the digits a hash of the manifest's absolute
-/// path. A job is its manifest: two manifests that happen to give the same `job:` name are
-/// two jobs, and moving a manifest starts its records afresh.
+/// `<state>/jobs/<job name>-<16 hex digits>/`, the digits a hash of the manifest's real path
+/// (every link, `.` and `..` resolved). A job is its manifest: two manifests that happen to give
+/// the same `job:` name are two jobs, one manifest reached through a linked folder is one job,
+/// and moving a manifest starts its records afresh.
 public struct JobStateFolder: Sendable {
     /// The folder.
     public let path: String
@@ -11,11 +12,74 @@ public struct JobStateFolder: Sendable {
     /// The folder of the job read from `manifestPath` (relative to the working directory) named
     /// `jobName`, in the state folder `state`.
     public init(state: String, jobName: String, manifestPath: String) {
-        let manifest = URL(fileURLWithPath: manifestPath).standardizedFileURL.resolvingSymlinksInPath().path
-        let digits = ContentHash.of(manifest).prefix(16)
+        let digits = ContentHash.of(RealPath.resolve(manifestPath)).prefix(16)
         path = (state as NSString).appendingPathComponent("jobs/\(jobName)-\(digits)")
     }
 
     /// The lock file.
     public var lockPath: String { (path as NSString).appendingPathComponent("lock") }
+
+    /// Opens the folder `path` that blurfarm keeps files of its own in (creating it and its
+    /// parents when missing), for `openat`: the folder itself may not be a symbolic link, and
+    /// it must belong to the user running blurfarm and not be writable by others, so that
+    /// nobody else can plant a link where blurfarm writes. Folders above it are taken as
+    /// configured.
+    /// - Throws: ``StateError`` naming the folder.
+    static func openFolder(_ path: String) throws(StateError) -> Int32 {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            // A link where the folder goes is refused below, with its reason.
+            if Syscalls.status(path) == nil {
+                throw StateError(path: path, message: "cannot create the state folder: \(error.localizedDescription)")
+            }
+        }
+        let fd: Int32
+        do {
+            fd = try Syscalls.openFolder(path)
+        } catch where error.errno == ELOOP || error.errno == ENOTDIR {
+            throw StateError(path: path, message: "is a symbolic link or not a folder: refusing to keep state there")
+        } catch {
+            throw StateError(path: path, message: "cannot open: \(error.reason)")
+        }
+        let problem: String?
+        if let info = try? Syscalls.status(of: fd) {
+            problem =
+                info.st_uid != geteuid()
+                ? "belongs to uid \(info.st_uid), not to this user: refusing to keep state there"
+                : info.st_mode & 0o002 != 0 ? "is writable by others: refusing to keep state there" : nil
+        } else {
+            problem = "cannot read its status"
+        }
+        if let problem {
+            close(fd)
+            throw StateError(path: path, message: problem)
+        }
+        return fd
+    }
+
+    /// Replaces the file `path` in the open folder `folder` with `bytes`: a new temporary file
+    /// beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never an existing file or a planted link),
+    /// flushed, then renamed over it in the same folder (a link at `path` is replaced, never
+    /// followed).
+    /// - Throws: ``StateError`` naming the file.
+    static func replace(_ path: String, in folder: Int32, with bytes: [UInt8]) throws(StateError) {
+        let name = (path as NSString).lastPathComponent
+        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let fd: Int32
+        do {
+            fd = try Syscalls.openFile(temporary, in: folder, flags: O_WRONLY | O_CREAT | O_EXCL)
+        } catch {
+            throw StateError(path: path, message: "cannot create a temporary file beside it: \(error.reason)")
+        }
+        do throws(SystemCallError) {
+            defer { close(fd) }
+            try Syscalls.writeAll(fd, bytes)
+            try Syscalls.fsync(fd)
+            try Syscalls.rename(temporary, to: name, in: folder)
+        } catch {
+            Syscalls.removeQuietly(temporary, in: folder)
+            throw StateError(path: path, message: "cannot write: \(error.reason)")
+        }
+    }
 }

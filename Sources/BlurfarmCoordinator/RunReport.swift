@@ -1,3 +1,4 @@
+import BlurfarmImageIO
 import Foundation
 
 /// What happened to one output of a run.
@@ -12,6 +13,9 @@ public struct OutputReport: Sendable, Codable {
         /// Up to date: the recorded output is still there and was made from the same input
         /// bytes with the same recipe (docs/scheduling.md); nothing was decoded for it.
         case skipped
+        /// Not tried: its input failed to decode in an earlier run, through its own fault, and
+        /// has not changed since (`error` says why; `run --retry-failed` tries it again).
+        case failedEarlier
     }
 
     /// The input, relative to the manifest's folder.
@@ -37,6 +41,18 @@ public struct OutputReport: Sendable, Codable {
     public let checksum: String?
     /// The problem, one line naming the file, when `status` is `failed`.
     public let error: String?
+    /// The folders made for this output that were not there before (not in the JSON report):
+    /// recorded, so that `--prune` may remove them once they are empty.
+    public var createdFolders: [CreatedFolder] = []
+    /// Why the input could not be decoded, when that is why this output failed (not in the
+    /// JSON report): a run reports it once per input and remembers it
+    /// (``IncrementalRun/recordFailures(of:)``).
+    public var decodeError: ImageIOError?
+
+    private enum CodingKeys: String, CodingKey {
+        case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
+        case checksum, error
+    }
 
     public init(
         input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0,
@@ -118,6 +134,7 @@ public struct RunReport: Sendable, Codable {
     public var failed: Int { outputs.filter { $0.status == .failed }.count }
     public var stopped: Int { outputs.filter { $0.status == .stopped }.count }
     public var skipped: Int { outputs.filter { $0.status == .skipped }.count }
+    public var failedEarlier: Int { outputs.filter { $0.status == .failedEarlier }.count }
     /// Inputs the run decoded (or tried to): those with an output written or failed.
     public var decoded: Int { Set(outputs.filter { $0.status == .written || $0.status == .failed }.map(\.input)).count }
     public var seconds: Double { finished.timeIntervalSince(started) }
@@ -131,10 +148,14 @@ public struct RunReport: Sendable, Codable {
         public var decoded: Int
         /// Recorded outputs removed by `--prune`.
         public var pruned: Int
+        /// Outputs not tried because their input failed earlier (``OutputReport/Status/failedEarlier``).
+        public var failedEarlier: Int
     }
 
     public var counts: Counts {
-        Counts(written: written, failed: failed, stopped: stopped, skipped: skipped, decoded: decoded, pruned: pruned.count)
+        Counts(
+            written: written, failed: failed, stopped: stopped, skipped: skipped, decoded: decoded, pruned: pruned.count,
+            failedEarlier: failedEarlier)
     }
 
     private enum EncodedKeys: String, CodingKey {
@@ -160,12 +181,32 @@ extension RunReport {
     /// file beside it, then a rename), creating its folder if need be. Keys sorted, dates in
     /// ISO 8601 (UTC), indented.
     public static func write(_ value: some Encodable, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try json(value).write(to: url, options: .atomic)
+    }
+
+    /// Writes this report to ``pathInStateFolder(_:)`` as ``write(_:to:)`` does, but in the
+    /// state folder's way: the `reports` folder may not be a symbolic link and must belong to
+    /// the running user, not writable by others, and the file is created relative to it,
+    /// never through a link (``JobStateFolder/replace(_:in:with:)``). Returns the path.
+    /// - Throws: ``StateError`` naming the file or folder.
+    @discardableResult
+    public func writeInStateFolder(_ state: String) throws -> String {
+        let path = pathInStateFolder(state)
+        let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
+        defer { close(folder) }
+        try JobStateFolder.replace(path, in: folder, with: Array(Self.json(self)))
+        return path
+    }
+
+    /// `value` as the reports and the read commands' `--json` write it (docs/json.md): keys
+    /// sorted, dates in ISO 8601 (UTC), indented, strings escaped as JSON escapes them.
+    public static func json(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try encoder.encode(value).write(to: url, options: .atomic)
+        return try encoder.encode(value)
     }
 
     /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.

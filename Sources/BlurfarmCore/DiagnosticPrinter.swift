@@ -12,14 +12,18 @@
 /// `1 error` with no file name. Files appear in the order of their first diagnostic.
 public enum DiagnosticPrinter {
     /// The lines for `diagnostics`, each ending in a newline; empty when there are none.
-    public static func render(_ diagnostics: some Sequence<Diagnostic>) -> String {
+    /// `program`: the name that stands for the file of a diagnostic without a location
+    /// (`blurfarm: error: cannot read 'nope.job': …`, `blurfarm: 1 error`), as a compiler
+    /// driver names itself; without it such lines have no prefix.
+    public static func render(_ diagnostics: some Sequence<Diagnostic>, program: String? = nil) -> String {
         var text = ""
         var files: [String?] = []
         var counts: [String?: Int] = [:]
         for diagnostic in diagnostics {
+            if diagnostic.location == nil, let program { text += "\(program): " }
             text += diagnostic.description
             text += "\n"
-            let file = diagnostic.location?.file
+            let file = diagnostic.location?.file ?? program
             if counts[file] == nil {
                 files.append(file)
                 counts[file] = 0
@@ -37,6 +41,6 @@ public enum DiagnosticPrinter {
 
     /// `1 error`, `2 errors`.
     public static func countPhrase(_ errors: Int) -> String {
-        errors == 1 ? "1 error" : "\(errors) errors"
+        counted(errors, "error")
     }
 }

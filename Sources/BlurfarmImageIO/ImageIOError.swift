@@ -22,7 +22,7 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         /// libvips failed while decoding pixels or converting colour (truncated or corrupt data,
         /// a broken ICC profile).
         case decodeFailed
-        /// The output path's extension is not one of ``ImageWriter/supportedExtensions``.
+        /// The output path's extension is not one of `ImageFormat.extensions`.
         case unsupportedOutputExtension
         /// The output's folder does not exist (or is not a folder).
         case outputFolderMissing

@@ -4,22 +4,22 @@ import CVipsShim
 
 /// Encodes pixels to image files through libvips, atomically.
 public enum ImageWriter {
-    /// The output extensions understood (lower case; matching ignores case):
-    /// JPEG, PNG, WebP, TIFF.
-    public static let supportedExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
-
-    /// Checks, before any work, that `path` can be written: its extension names a supported
-    /// format and its folder exists and takes new files. ``write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// Checks, before any work, that `path` can be written with `options`: its extension
+    /// names a supported format that can do what `options` ask (lossless is WebP's alone), and
+    /// its folder exists and takes new files. ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// checks the same again.
     ///
-    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`,
+    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`,
     ///   `.outputFolderMissing` or `.outputFolderNotWritable`.
-    public static func checkDestination(_ path: String) throws(ImageIOError) {
+    public static func checkDestination(_ path: String, options: EncodeOptions) throws(ImageIOError) {
         let name = OutputPath(path)
-        guard OutputFormat(extension: name.extension) != nil else {
+        guard ImageFormat(extension: name.extension) != nil else {
             throw ImageIOError(
                 code: .unsupportedOutputExtension, path: path,
-                message: "cannot write '.\(name.extension)' files (supported: \(supportedExtensions.joined(separator: ", ")))")
+                message: "cannot write '.\(name.extension)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
+        }
+        if options.lossless, let problem = ImageFormat.losslessProblem(extension: name.extension) {
+            throw ImageIOError(code: .invalidArgument, path: path, message: problem)
         }
         try name.checkFolder()
     }
@@ -74,8 +74,9 @@ public enum ImageWriter {
     /// (PNG, WebP, TIFF); otherwise it is composited over `options.background`. JPEG never has
     /// alpha.
     ///
-    /// Unless `options.stripMetadata`, the ICC profile, EXIF (orientation 1) and XMP of
-    /// `metadata` are written; the orientation written is always 1 or absent.
+    /// The ICC profile of `metadata` is written; unless `options.stripMetadata`, its EXIF
+    /// (orientation 1) and XMP too. A stripped output carries the ICC profile and nothing else
+    /// (no EXIF, XMP, IPTC, GPS). The orientation written is always 1 or absent.
     ///
     /// - Parameters:
     ///   - sourceBitDepth: 8 or 16, the source's depth; with `options.bitDepth` nil, 16-bit
@@ -83,7 +84,7 @@ public enum ImageWriter {
     ///   - sourceHadAlpha: whether the source had an alpha channel.
     ///   - metadata: the source's metadata, or nil to write none.
     /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`
-    ///   (quality outside 1...100, a bit depth the format cannot store, an empty image),
+    ///   (lossless asked of a format other than WebP, quality outside 1...100, a bit depth the format cannot store, an empty image),
     ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
     ///   message) or `.libvipsUnavailable`.
     public static func encode(
@@ -93,9 +94,9 @@ public enum ImageWriter {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: path, message: message)
         }
-        try checkDestination(path)
+        try checkDestination(path, options: options)
         let name = OutputPath(path)
-        guard let format = OutputFormat(extension: name.extension) else { preconditionFailure("checked above") }
+        guard let format = ImageFormat(extension: name.extension) else { preconditionFailure("checked above") }
         guard (1...100).contains(options.quality) else {
             throw fail(.invalidArgument, "quality \(options.quality) is outside 1...100")
         }
@@ -115,10 +116,12 @@ public enum ImageWriter {
         let encoded: [UInt8]
         do {
             let image = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
-            if !options.stripMetadata, let metadata {
+            if let metadata {
                 if let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
-                if let exif = metadata.exif { image.setBlob("exif-data", exif) }
-                if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
+                if !options.stripMetadata {
+                    if let exif = metadata.exif { image.setBlob("exif-data", exif) }
+                    if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
+                }
             }
             // The pixels are upright: whatever the EXIF says, libvips writes orientation 1.
             image.setInt("orientation", 1)
@@ -152,48 +155,33 @@ public enum ImageWriter {
     }
 }
 
-/// The output formats, chosen by extension.
-enum OutputFormat {
-    case jpeg, png, webp, tiff
-
-    init?(extension ext: String) {
-        switch ext.lowercased() {
-        case "jpg", "jpeg": self = .jpeg
-        case "png": self = .png
-        case "webp": self = .webp
-        case "tif", "tiff": self = .tiff
-        default: return nil
-        }
-    }
-
-    var name: String {
-        switch self {
-        case .jpeg: "JPEG"
-        case .png: "PNG"
-        case .webp: "WebP"
-        case .tiff: "TIFF"
-        }
-    }
-
-    var stores16Bit: Bool { self == .png || self == .tiff }
-    var storesAlpha: Bool { self != .jpeg }
-
-    /// The encoded file's bytes.
+/// Encoding, by format.
+extension ImageFormat {
+    /// The encoded file's bytes: the metadata `image` carries, and with
+    /// `options.stripMetadata` nothing but its ICC profile.
     func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {
-        let strip: Int32 = options.stripMetadata ? 1 : 0
         let quality = Int32(options.quality)
         switch self {
         case .jpeg:
-            return try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, strip, $0, $1) }
+            let bytes = try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, $0, $1) }
+            return options.stripMetadata ? try stripped(bytes, MetadataStripping.jpegKeepingOnlyColourProfile) : bytes
         case .png:
-            return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, strip, $0, $1) }
+            return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, $0, $1) }
         case .webp:
             let lossless: Int32 = options.lossless ? 1 : 0
-            return try Libvips.save("webpsave") {
-                cvips_webpsave_buffer(image.pointer, quality, lossless, strip, $0, $1)
-            }
+            let bytes = try Libvips.save("webpsave") { cvips_webpsave_buffer(image.pointer, quality, lossless, $0, $1) }
+            return options.stripMetadata ? try stripped(bytes, MetadataStripping.webpKeepingOnlyColourProfile) : bytes
         case .tiff:
-            return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, strip, $0, $1) }
+            return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, $0, $1) }
         }
+    }
+
+    /// `bytes` through `strip`, or a failure when the encoder's output does not have the
+    /// structure of its format.
+    private func stripped(_ bytes: [UInt8], _ strip: ([UInt8]) -> [UInt8]?) throws(LibvipsFailure) -> [UInt8] {
+        guard let result = strip(bytes) else {
+            throw LibvipsFailure(message: "the encoded \(name) is not well formed: cannot strip its metadata")
+        }
+        return result
     }
 }

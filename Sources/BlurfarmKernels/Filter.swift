@@ -26,6 +26,10 @@ public protocol Filter: Sendable {
     /// - Throws: ``FilterFailure`` when the filter reports an error (plugins can; the built-in
     ///   filters never do).
     func apply(input: PixelBuffer, output: PixelBuffer, image: Rect) throws(FilterFailure)
+    /// The filter as it runs in a chain of colour mode `colour`: a filter with colour
+    /// parameters (sRGB values, as people write them) converts them to linear light for
+    /// `linear`, where its pixels are linear. The filter itself by default.
+    func adapted(to colour: ColourMode) -> any Filter
 }
 
 /// A filter whose reach is the same at every pixel (the built-in filters): its region of
@@ -38,6 +42,9 @@ public protocol UniformReachFilter: Filter {
 extension Filter {
     /// Built in, unless the filter says otherwise (plugins do).
     public var origin: FilterDescriptor.Origin { .builtIn }
+
+    /// The filter itself: it has no colour parameters.
+    public func adapted(to colour: ColourMode) -> any Filter { self }
 }
 
 extension UniformReachFilter {

@@ -11,16 +11,18 @@ public struct FilterChain: Sendable {
     public let filters: [any Filter]
     public let edge: EdgeRule
     public let colour: ColourMode
-    /// The filters with the colour conversions of the `linear` mode around them; none for no
-    /// filters, so that an empty chain copies its input whatever the colour mode.
+    /// The filters (``Filter/adapted(to:)`` the colour mode) with the colour conversions of the
+    /// `linear` mode around them; none for no filters, so that an empty chain copies its input
+    /// whatever the colour mode.
     private let stages: [any Filter]
 
     public init(filters: [any Filter], edge: EdgeRule = .clamp, colour: ColourMode = .gamma) {
         self.filters = filters
         self.edge = edge
         self.colour = colour
+        let adapted = filters.map { $0.adapted(to: colour) }
         stages = colour == .linear && !filters.isEmpty
-            ? [ColourConversion(.toLinear)] + filters + [ColourConversion(.toEncoded)] : filters
+            ? [ColourConversion(.toLinear)] + adapted + [ColourConversion(.toEncoded)] : adapted
     }
 
     /// The chain's reach when every filter reads the same distance at every pixel (the
@@ -40,6 +42,13 @@ public struct FilterChain: Sendable {
     /// `grow` bring transparency in, so alpha is carried.
     public func channels(forSource sourceChannels: Int) -> Int {
         sourceChannels == 3 && (edge == .clamp || edge == .mirror) ? 3 : 4
+    }
+
+    /// Whether rendering a source with `sourceChannels` gives the source itself, bit for bit:
+    /// no filters, and the channels kept. Such a chain (a thumbnail, a format conversion)
+    /// need not be rendered at all.
+    public func isIdentity(forSource sourceChannels: Int) -> Bool {
+        filters.isEmpty && channels(forSource: sourceChannels) == sourceChannels
     }
 
     /// The output rectangle for a source image covering `image`.

@@ -15,8 +15,10 @@ import BlurfarmCore
 ///
 /// The saturation is linear, so applying it to premultiplied values is applying it to the
 /// colour; the clamp keeps the pixel valid (UIImageEffects clamps to 0...255 on opaque data,
-/// the same there). The tint's channels are sRGB-encoded values blended as stored, as Core
-/// Graphics does; under `colour: linear` the whole filter works on linear values.
+/// the same there). The tint's channels are sRGB-encoded values, blended as stored in the
+/// `gamma` colour mode, as Core Graphics does; in the `linear` mode the whole filter works on
+/// linear values, so the tint is converted to linear light first (``adapted(to:)``): `dark`
+/// stays dark.
 public struct FrostBlur: UniformReachFilter {
     public static let descriptor = FilterDescriptor(
         name: "frost",
@@ -45,6 +47,9 @@ public struct FrostBlur: UniformReachFilter {
     public let saturation: Double
     /// The tint given instead of the style's, if any.
     public let tintOverride: RGBAColour?
+    /// Whether the pixels are linear light (the chain's `linear` mode): the tint is drawn
+    /// converted to linear light.
+    public private(set) var tintInLinearLight = false
 
     /// The tint: sRGB-encoded channels and a straight alpha, 0...1.
     public var tint: SIMD4<Double> {
@@ -86,12 +91,21 @@ public struct FrostBlur: UniformReachFilter {
 
     public var reach: Reach { blur.reach }
 
+    /// This frost, with its tint drawn in linear light under `linear`.
+    public func adapted(to colour: ColourMode) -> any Filter {
+        var adapted = self
+        adapted.tintInLinearLight = colour == .linear
+        return adapted
+    }
+
     public func apply(input: PixelBuffer, output: PixelBuffer, image: Rect) {
         blur.apply(input: input, output: output, image: image)
         let s = Float(saturation)
         let ta = Float(tint.w)
         let keep = 1 - ta
-        let t = SIMD3<Float>(Float(tint.x), Float(tint.y), Float(tint.z)) * ta
+        var t = SIMD3<Float>(Float(tint.x), Float(tint.y), Float(tint.z))
+        if tintInLinearLight { for c in 0..<3 { t[c] = SRGB.toLinear(t[c]) } }
+        t *= ta
         let n = output.channels
         let out = output.rect
         output.withUnsafePixels { base in

@@ -21,7 +21,7 @@ public enum ConfigurationDecoder {
         if let root {
             configuration = decodeConfiguration(root, file: file, &d)
         } else if !parsed.hasErrors {
-            configuration = FarmConfiguration(state: resolve(FarmConfiguration.defaultState, against: file))
+            configuration = FarmConfiguration()
         }
         var all = parsed
         all.append(contentsOf: d.diagnostics)
@@ -62,7 +62,7 @@ public enum ConfigurationDecoder {
         }
         d.reportUnknownKeys(entries, known: keys, context: nil)
         func entry(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
-        var c = FarmConfiguration(state: resolve(FarmConfiguration.defaultState, against: file))
+        var c = FarmConfiguration()
         var ok = true
         func integer(_ key: String, _ range: ClosedRange<Int>, _ d: inout Decoding, _ set: (Int) -> Void) {
             guard let e = entry(key) else { return }

@@ -10,9 +10,10 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// The largest image accepted, in pixels (width × height), checked from the header
     /// before decoding.
     public var pixelLimit: Int
-    /// The folder for reports, locks and output records. Relative paths in the file are
-    /// resolved against the configuration file's folder, so this is that joined path.
-    public var state: String
+    /// The folder for reports, locks and output records, as the file gives it (relative paths
+    /// resolved against the configuration file's folder, so this is that joined path); `nil`
+    /// when it gives none: then the user's state folder (``stateFolder(environment:)``).
+    public var state: String?
     /// Folders plugins are loaded from, in order; relative paths resolved as for `state`.
     /// ``buildFolder`` stands for the folder of the running `blurfarm` executable.
     public var pluginFolders: [String]
@@ -27,7 +28,7 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// A configuration; every argument has the documented default.
     public init(
         workers: Int? = nil, tile: Int = Self.defaultTile, decodedImages: Int = Self.defaultDecodedImages,
-        pixelLimit: Int = Self.defaultPixelLimit, state: String = Self.defaultState,
+        pixelLimit: Int = Self.defaultPixelLimit, state: String? = nil,
         pluginFolders: [String] = [], taskTimeout: Double? = nil,
         heartbeatTimeout: Double = Self.defaultHeartbeatTimeout, retries: Int = Self.defaultRetries
     ) {
@@ -52,8 +53,6 @@ public struct FarmConfiguration: Hashable, Sendable {
     public static let defaultDecodedImages = 2
     /// 16383 × 16383 pixels, libvips's and Pillow's usual decompression-bomb bound.
     public static let defaultPixelLimit = 268_402_689
-    /// The state folder, relative to the configuration file's folder.
-    public static let defaultState = "state"
     /// Ten seconds of silence before a worker counts as hung.
     public static let defaultHeartbeatTimeout = 10.0
     /// The plugin folder `{build}`: the folder that holds the running `blurfarm` executable,
@@ -64,6 +63,16 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// The plugin folders with ``buildFolder`` replaced by `executableFolder`.
     public func pluginFolders(executableFolder: String) -> [String] {
         pluginFolders.map { $0 == Self.buildFolder ? executableFolder : $0 }
+    }
+
+    /// The state folder in force: ``state``, else the user's state folder of the XDG Base
+    /// Directory specification, `xdgStateHome/blurfarm` (`$XDG_STATE_HOME`), else
+    /// `home/.local/state/blurfarm` (an empty or relative `XDG_STATE_HOME` is ignored, as the
+    /// specification says); never a folder inside the checkout.
+    public func stateFolder(xdgStateHome: String?, home: String) -> String {
+        if let state { return state }
+        if let xdgStateHome, xdgStateHome.hasPrefix("/") { return xdgStateHome + "/blurfarm" }
+        return (home.hasSuffix("/") ? home : home + "/") + ".local/state/blurfarm"
     }
 
     /// Three retries before a tile's image is marked failed.

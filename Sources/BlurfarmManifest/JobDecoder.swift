@@ -219,8 +219,8 @@ public enum JobDecoder {
         if let e = entry("lossless") {
             if let v = d.boolean(e) {
                 lossless = v
-                if v, let template, let ext = template.fixedExtension, ext.lowercased() != "webp" {
-                    d.error("'lossless' applies to WebP outputs only; this path ends in '.\(ext)'", at: e.value.location)
+                if v, let template, let ext = template.fixedExtension, let problem = ImageFormat.losslessProblem(extension: ext) {
+                    d.error(problem, at: e.value.location)
                     ok = false
                 }
             } else {
@@ -278,7 +278,7 @@ public enum JobDecoder {
             return nil
         }
         var ok = true
-        let extensions = VariantSpec.outputExtensions
+        let extensions = ImageFormat.extensions
         if let ext = template.fixedExtension, extensions.contains(ext.lowercased()) {
             // a known format
         } else {

@@ -110,18 +110,57 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
         return ext.isEmpty ? nil : String(ext)
     }
 
+    /// Why a path could not be made for one input: a placeholder's value would make a whole
+    /// path segment `.` or `..`, climbing out of (or standing for) the folder the template names.
+    public struct ClimbError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The placeholder whose value made the segment.
+        public let placeholder: Placeholder
+        /// The segment it made.
+        public let segment: String
+        /// A segment `segment` made by `placeholder`.
+        public init(placeholder: Placeholder, segment: String) {
+            self.placeholder = placeholder
+            self.segment = segment
+        }
+
+        /// The message, for a diagnostic.
+        public var description: String {
+            "'{\(placeholder.rawValue)}' would make the path segment '\(segment)', which climbs out of the template's folder"
+        }
+    }
+
     /// The path for one input of one variant.
-    public func expand(stem: String, ext: String, name: String, relpath: String, job: String, variant: String) -> String {
+    /// - Throws: ``ClimbError`` when a placeholder's value makes a whole segment `.` or `..`
+    ///   (an input named `...png` has the stem `..`): the file would not be where the template
+    ///   says. Values are file and folder names, so they hold no `/` other than ``relpath``'s.
+    public func expand(
+        stem: String, ext: String, name: String, relpath: String, job: String, variant: String
+    ) throws(ClimbError) -> String {
         var result = ""
+        var segment = ""
+        // The placeholder that made (part of) the current segment, if any.
+        var maker: Placeholder?
+        func closeSegment() throws(ClimbError) {
+            if let maker, segment == "." || segment == ".." { throw ClimbError(placeholder: maker, segment: segment) }
+            segment = ""
+        }
+        func append(_ text: Substring, from placeholder: Placeholder?) throws(ClimbError) {
+            for character in text {
+                if character == "/" {
+                    try closeSegment()
+                    maker = placeholder
+                } else {
+                    segment.append(character)
+                    if let placeholder { maker = placeholder }
+                }
+                result.append(character)
+            }
+        }
         var skipSlash = false
         for part in parts {
             switch part {
             case .literal(let s):
-                if skipSlash, s.hasPrefix("/") {
-                    result += s.dropFirst()
-                } else {
-                    result += s
-                }
+                try append(skipSlash && s.hasPrefix("/") ? s.dropFirst() : s[...], from: nil)
                 skipSlash = false
             case .placeholder(let p):
                 let value: String
@@ -133,10 +172,11 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
                 case .job: value = job
                 case .variant: value = variant
                 }
-                result += value
+                try append(value[...], from: p)
                 skipSlash = p == .relpath && value.isEmpty
             }
         }
+        try closeSegment()
         return result
     }
 }

@@ -60,8 +60,6 @@ public struct VariantSpec: Hashable, Sendable {
     /// The encoder quality when none is given.
     public static let defaultQuality = 90
 
-    /// The output formats, by path extension (compared without regard to case).
-    public static let outputExtensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
 
     /// Whether both say the same thing; locations are not compared.
     public static func == (a: VariantSpec, b: VariantSpec) -> Bool {

@@ -12,6 +12,14 @@ int blurfarm_cpu_supported(void) {
 #endif
 }
 
+const char *blurfarm_cpu_target(void) {
+#if defined(__x86_64__) && defined(BLURFARM_REQUIRES_X86_64_V3)
+    return "x86-64-v3";
+#else
+    return "baseline";
+#endif
+}
+
 /// Runs before main: this file is compiled for the baseline CPU, the Swift code is not.
 __attribute__((constructor)) static void blurfarm_check_cpu(void) {
     if (!blurfarm_cpu_supported()) {

@@ -69,24 +69,21 @@ int cvips_profile_load(const char *name, VipsBlob **out) {
     return vips_profile_load(name, out, NULL);
 }
 
-int cvips_jpegsave_buffer(VipsImage *in, int quality, int strip, void **buf, size_t *len) {
-    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
+int cvips_jpegsave_buffer(VipsImage *in, int quality, void **buf, size_t *len) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, NULL);
 }
 
-int cvips_pngsave_buffer(VipsImage *in, int strip, void **buf, size_t *len) {
-    return vips_pngsave_buffer(in, buf, len, "strip", strip ? TRUE : FALSE, NULL);
+int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
+    return vips_pngsave_buffer(in, buf, len, NULL);
 }
 
-int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, int strip,
-                          void **buf, size_t *len) {
-    return vips_webpsave_buffer(in, buf, len, "Q", quality, "lossless", lossless ? TRUE : FALSE,
-                                "strip", strip ? TRUE : FALSE, NULL);
+int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, size_t *len) {
+    return vips_webpsave_buffer(in, buf, len, "Q", quality, "lossless", lossless ? TRUE : FALSE, NULL);
 }
 
-int cvips_tiffsave_buffer(VipsImage *in, int strip, void **buf, size_t *len) {
+int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len) {
     return vips_tiffsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_DEFLATE,
-                                "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL,
-                                "strip", strip ? TRUE : FALSE, NULL);
+                                "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL, NULL);
 }
 
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out) {

@@ -13,12 +13,15 @@ struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Filter one image: decode, run the filter chain tile by tile, write atomically.",
         discussion: """
-            Filters run in the order given. Each --filter is a name and parameters:
-              gaussian sigma=S                 Gaussian blur, S in pixels (> 0)
-              motion radius=R angle=A samples=N
-                                               motion blur along angle A (degrees, counter-clockwise
-                                               as displayed); N defaults to ceil(R)
-            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff.
+            Filters run in the order given. Each --filter is a filter's name and its \
+            parameters as name=value; 'blurfarm filters' lists every filter with its parameters:
+              gaussian sigma=S              Gaussian blur, S in pixels
+              motion radius=R angle=A       motion blur along A degrees (anticlockwise)
+              frost style=light|extraLight|dark
+                                            the iOS frosted-glass look
+              NAME key=value ...            a plugin filter (docs/plugins.md)
+
+            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff. \
             Nothing is written when anything fails; an existing OUTPUT is then left as it was.
             """)
 
@@ -28,8 +31,19 @@ struct Apply: ParsableCommand {
     @Argument(help: "The image to write.")
     var output: String
 
-    @Option(name: .customLong("filter"), help: ArgumentHelp("A filter and its parameters, e.g. 'gaussian sigma=8'. Repeatable.", valueName: "spec"))
+    @Option(name: .customLong("filter"), help: ArgumentHelp("A filter and its parameters, e.g. 'gaussian sigma=8'. Repeatable; with none, the image is only resized or converted.", valueName: "spec"))
     var filters: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "Shrink the image to a box before filtering, as a variant's resize: WIDTHxHEIGHT, WIDTH or xHEIGHT (pixels).",
+        valueName: "box"))
+    var resize: ResizeBox?
+
+    @Option(help: "How --resize fits the box: inside (default), cover (fill, crop centred) or exact (both sides given).")
+    var fit: ResizeSpec.Fit = .inside
+
+    @Flag(help: "Let --resize enlarge an image smaller than the box.")
+    var upscale = false
 
     @Option(help: "What filters see beyond the image: clamp, mirror, transparent, grow.")
     var edge: EdgeRule = .clamp
@@ -56,7 +70,7 @@ struct Apply: ParsableCommand {
     @Flag(help: "Write WebP losslessly.")
     var lossless = false
 
-    @Flag(help: "Strip metadata (ICC profile, EXIF, XMP) from the output.")
+    @Flag(help: "Strip metadata (EXIF with GPS, XMP, IPTC) from the output; the ICC profile is kept.")
     var strip = false
 
     @Option(help: "Refuse images with more pixels than this (checked before decoding).")
@@ -66,7 +80,10 @@ struct Apply: ParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard !filters.isEmpty else { throw ValidationError("give at least one --filter, e.g. --filter 'gaussian sigma=8'") }
+        if resize == nil, fit != .inside || upscale { throw ValidationError("--fit and --upscale go with --resize") }
+        if let resize, fit != .inside, resize.width == nil || resize.height == nil {
+            throw ValidationError("--fit \(fit.rawValue) needs both sides of the box, e.g. --resize 256x256")
+        }
         if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
@@ -95,12 +112,30 @@ struct Apply: ParsableCommand {
         let tile = self.tile ?? configuration.tile
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
-        try ImageWriter.checkDestination(output)
+        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
+        try ImageWriter.checkDestination(output, options: options)
 
         let clock = ContinuousClock()
         var decoded: DecodedImage?
-        let decodeTime = try clock.measure { decoded = try ImageReader.read(input, pixelLimit: pixelLimit) }
+        let decodeTime = try clock.measure {
+            if let resize {
+                decoded = try ImageReader.thumbnail(
+                    input, width: resize.width, height: resize.height, fit: fit.thumbnailFit, upscale: upscale,
+                    pixelLimit: pixelLimit)
+            } else {
+                decoded = try ImageReader.read(input, pixelLimit: pixelLimit)
+            }
+        }
         guard let image = decoded else { return }
+        if chain.isIdentity(forSource: image.pixels.channels) {
+            let encodeTime = try clock.measure { try write(image.pixels, of: image, options: options) }
+            if verbose {
+                print(
+                    "\(output): \(image.pixels.rect.width)x\(image.pixels.rect.height), no filter; "
+                        + "decode \(decodeTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
+            }
+            return
+        }
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
@@ -118,23 +153,46 @@ struct Apply: ParsableCommand {
         case .success(let rendered): pixels = rendered.pixels
         case .failure(let failure): throw CommandError("\(input): \(failure)")
         }
-        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
-        let encodeTime = try clock.measure {
-            try ImageWriter.write(
-                pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
-                metadata: image.metadata, options: options)
-        }
+        let encodeTime = try clock.measure { try write(pixels, of: image, options: options) }
         if verbose {
             let tiles = TileGrid(bounds: pixels.rect, tileSize: tile).tiles.count
-            let engineWords = engine.workers > 0 ? "\(engine.workers) workers" : "\(engine.threads) threads"
+            let engineWords = engine.workers > 0 ? counted(engine.workers, "worker") : counted(engine.threads, "thread")
             print(
                 "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
-                    + "edge \(edge), colour \(colour), \(tiles) tiles on \(engineWords); "
+                    + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords); "
                     + "decode \(decodeTime.milliseconds) ms, filter \(filterTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
         }
     }
+
+    /// Writes `pixels`, rendered from `image`, to the output atomically.
+    private func write(_ pixels: PixelBuffer, of image: DecodedImage, options: EncodeOptions) throws {
+        try ImageWriter.write(
+            pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+            metadata: image.metadata, options: options)
+    }
 }
 
+/// `--resize`'s box: `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
+struct ResizeBox: ExpressibleByArgument {
+    let width: Int?
+    let height: Int?
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
+        func side(_ text: Substring?) -> Int?? {
+            guard let text, !text.isEmpty else { return .some(nil) }
+            guard let value = Int(text), value >= 1 else { return nil }
+            return .some(value)
+        }
+        guard let width = side(parts.first), let height = side(parts.count > 1 ? parts[1] : nil),
+            width != nil || height != nil
+        else { return nil }
+        self.width = width
+        self.height = height
+    }
+}
+
+extension ResizeSpec.Fit: ExpressibleByArgument {}
 extension EdgeRule: ExpressibleByArgument {}
 extension ColourMode: ExpressibleByArgument {}
 
@@ -143,7 +201,8 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
-/// Prints `blurfarm: error: message` to standard error.
+/// Prints `blurfarm: error: message` to standard error, on one line: control characters in
+/// the message (a file's name may hold a newline) are escaped.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("blurfarm: error: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("blurfarm: error: \(ShownName.of(message))\n".utf8))
 }

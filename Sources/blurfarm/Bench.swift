@@ -11,16 +11,17 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Time blurfarm's kernels beside libvips on one image in memory, single-threaded.",
         discussion: """
-            Times blurfarm's gaussian at each --sigma and its motion blur (radius 20, angle 30),
-            and beside them, in the same run: vips_gaussblur at integer precision on the 8-bit
-            image (libvips's fastest path) and at float precision, and vips_conv at float
-            precision with blurfarm's own sampled motion mask. Each is run on the image's 3
-            bands (blurfarm: an opaque image, 3 channels) and on 4 bands (RGBA with alpha 255;
-            blurfarm: premultiplied RGBA). blurfarm is timed from its working buffer
-            (Float32) to a new one, libvips from 8-bit pixels in memory to
-            pixels in memory (the input is wrapped for libvips once, outside the timing; the
-            output is computed with vips_image_write_to_memory). Each figure is the median of
-            --runs runs. Build with -c release.
+            Times blurfarm's gaussian at each --sigma and its motion blur (radius 20, angle 30), \
+            and beside them, in the same run: vips_gaussblur at integer precision on the 8-bit \
+            image (libvips's fastest path) and at float precision, and vips_conv at float \
+            precision with blurfarm's own sampled motion mask. Each is run on the image's 3 \
+            bands (blurfarm: an opaque image, 3 channels) and on 4 bands (RGBA with alpha 255; \
+            blurfarm: premultiplied RGBA).
+
+            blurfarm is timed from its working buffer (Float32) to a new one, libvips from \
+            8-bit pixels in memory to pixels in memory (the input is wrapped for libvips once, \
+            outside the timing; the output is computed with vips_image_write_to_memory). Each \
+            figure is the median of --runs runs. Build with -c release.
             """)
 
     @Option(help: "The image (3840x2160 for the published figures).")

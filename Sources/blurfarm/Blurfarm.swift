@@ -1,25 +1,37 @@
 import ArgumentParser
+import BlurfarmImageIO
+import CSystemShims
 
 /// The `blurfarm` command: a thin driver of the library modules.
 @main
 struct Blurfarm: ParsableCommand {
     static let version = "0.1.0"
 
+    /// The versions every output's recipe carries (docs/scheduling.md): a new one of either
+    /// makes every output run again.
+    static var recipeVersions: String { "blurfarm \(version); libvips \(ImageReader.libvipsVersion)" }
+
+    /// What `--version` prints: blurfarm's version, the libvips version loaded (part of every
+    /// output's recipe) and the CPU the kernels were built for, one per line.
+    static var versionText: String {
+        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\ncpu-target \(String(cString: blurfarm_cpu_target()))"
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "blurfarm",
-        abstract: "A batch render farm for image filters: Gaussian and motion blur, tiled, exact.",
+        abstract: "A batch render farm for image filters (gaussian, motion, frost and plugins): tiled, exact.",
         discussion: """
             Examples:
               blurfarm run jobs/example.job
               blurfarm check jobs/example.job
               blurfarm filters
               blurfarm apply photo.jpg blurred.jpg --filter 'gaussian sigma=8'
-              blurfarm apply in.png out.png --filter 'motion radius=20 angle=30' \\
-                  --edge mirror
+              blurfarm apply in.png out.png --edge mirror --filter 'motion radius=20'
+              blurfarm apply in.jpg out.jpg --filter 'frost style=dark'
               blurfarm bench
 
             Documentation: README.md and docs/ in the source tree.
             """,
-        version: version,
+        version: versionText,
         subcommands: [Apply.self, Check.self, Run.self, Filters.self, Bench.self, WorkerCommand.self])
 }

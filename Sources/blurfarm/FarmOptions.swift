@@ -12,9 +12,9 @@ struct FarmOptions: ParsableArguments {
         valueName: "file"))
     var config: String?
 
-    /// The configuration file in force, or `nil` for the built-in defaults: `--config`, else
-    /// `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the checkout the
-    /// executable was built in.
+    /// The configuration file in force, as given, or `nil` for the built-in defaults:
+    /// `--config`, else `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the
+    /// checkout the executable was built in.
     var configurationPath: String? {
         if let config { return config }
         if let fromEnvironment = ProcessInfo.processInfo.environment["BLURFARM_CONFIG"], !fromEnvironment.isEmpty {
@@ -35,10 +35,33 @@ struct FarmOptions: ParsableArguments {
         return nil
     }
 
-    /// The configuration, or its diagnostics.
+    /// The configuration file in force as an absolute path (what reports record).
+    var absoluteConfigurationPath: String? { configurationPath.map(Self.absolute) }
+
+    /// `path` made absolute against the working directory, `.` and `..` resolved.
+    static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+
+    /// The configuration, or its diagnostics. Its folders are absolute: relative ones in the
+    /// file are relative to the file's folder, wherever blurfarm runs from.
     func load() -> Result<FarmConfiguration, Diagnostics> {
-        guard let path = configurationPath else { return .success(FarmConfiguration()) }
-        return ConfigurationDecoder.decode(fileAtPath: path)
+        var result = configurationPath.map(ConfigurationDecoder.decode(fileAtPath:)) ?? .success(FarmConfiguration())
+        if case .success(var configuration) = result {
+            configuration.state = configuration.state.map(Self.absolute)
+            configuration.pluginFolders = configuration.pluginFolders.map {
+                $0 == FarmConfiguration.buildFolder ? $0 : Self.absolute($0)
+            }
+            result = .success(configuration)
+        }
+        return result
+    }
+
+    /// The state folder in force, absolute: the configuration's `state`, else the user's
+    /// state folder (`$XDG_STATE_HOME/blurfarm`, else `$HOME/.local/state/blurfarm`, the home
+    /// folder from the password database when `HOME` is unset).
+    func stateFolder(_ configuration: FarmConfiguration) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return Self.absolute(configuration.stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home))
     }
 
     /// The configuration; its diagnostics printed and the exit status for an invalid
@@ -92,5 +115,5 @@ enum ExitStatus {
 
 /// Prints diagnostics, compiler style, to standard error.
 func printDiagnostics(_ diagnostics: Diagnostics) {
-    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics).utf8))
+    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics, program: "blurfarm").utf8))
 }

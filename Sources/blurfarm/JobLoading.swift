@@ -15,12 +15,16 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
     let registry = farm.registry(for: configuration)
     var plans: [JobPlan] = []
     var problems = Diagnostics()
+    // Outputs may never overwrite these either.
+    let reads = [farm.configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
+        if case .plugin(let path) = descriptor.origin { path } else { nil }
+    }
     for path in paths {
         switch JobDecoder.decode(fileAtPath: path, filters: registry.descriptors) {
         case .failure(let diagnostics):
             problems.append(contentsOf: diagnostics)
         case .success(let job):
-            switch JobPlanner.plan(job, manifestPath: path, defaultTile: configuration.tile) {
+            switch JobPlanner.plan(job, manifestPath: path, defaultTile: configuration.tile, reads: reads) {
             case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
             case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
             }
@@ -31,4 +35,24 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
         throw ExitCode(ExitStatus.invalid)
     }
     return (configuration, registry, plans)
+}
+
+/// The content hash of each plugin filter's library the jobs `plans` use, by filter name: part
+/// of their outputs' recipe (a rebuilt plugin makes them run again). Plugins whose library
+/// cannot be read are left out.
+func pluginHashes(of plans: [JobPlan], registry: FilterRegistry) -> [String: String] {
+    var hashes: [String: String] = [:]
+    for name in pluginsUsed(by: plans, registry: registry) {
+        if case .plugin(let path) = registry.descriptor(named: name)?.origin, let hash = try? ContentHash.ofFile(path) {
+            hashes[name] = hash
+        }
+    }
+    return hashes
+}
+
+/// The plugin filters the jobs `plans` use, by name, sorted.
+func pluginsUsed(by plans: [JobPlan], registry: FilterRegistry) -> [String] {
+    Set(plans.flatMap { plan in
+        plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
+    }).sorted()
 }

@@ -14,15 +14,19 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run job manifests: every output of every input, written atomically.",
         discussion: """
-            Every manifest and the configuration are checked first; if any is invalid
-            nothing runs. Outputs that are up to date (same input bytes, same recipe, the
-            file as written: docs/scheduling.md) are skipped without decoding anything. An
-            input that cannot be read (corrupt, over the pixel limit) fails its outputs
-            with one line naming the file, and the others go on. A run with nothing to do
-            prints nothing.
-            Exit status: 0 every output written or up to date; 1 some outputs failed (the
-            others were written); 2 a manifest or the configuration is invalid (nothing
-            ran); 3 another run holds a job's lock (nothing ran; --wait waits instead).
+            Every manifest and the configuration are checked first; if any is invalid \
+            nothing runs. Outputs that are up to date (same input bytes, same recipe, the \
+            file as written: docs/scheduling.md) are skipped without decoding anything. An \
+            input that cannot be read (corrupt, over the pixel limit) fails its outputs \
+            with one line naming the file and the variants it cost, and the others go on; \
+            a corrupt input or one over the pixel limit is remembered and skipped quietly by \
+            later runs until the file changes (counted as "failed earlier"; --retry-failed \
+            tries it again, check --status lists it). A run with nothing to do prints nothing.
+
+            Exit status: 0 every output written, up to date or failed earlier; 1 some outputs failed (the \
+            others were written), or --prune refused (nothing removed); 2 a manifest or the \
+            configuration is invalid (nothing ran); 3 another run holds a job's lock (nothing \
+            ran; --wait waits instead).
             """)
 
     @Argument(help: "Job manifests.")
@@ -58,10 +62,18 @@ struct Run: ParsableCommand {
     @Flag(help: "Run every output, up to date or not (and record them again).")
     var force = false
 
+    @Flag(help: "Try again the inputs that failed in an earlier run and have not changed since (corrupt, over the pixel limit).")
+    var retryFailed = false
+
     @Flag(help: ArgumentHelp(
-        "Remove the outputs this job recorded as written whose input no longer exists (and their records); "
-            + "nothing else is ever removed."))
+        "Remove the outputs this job recorded as written whose input no longer exists (and their records), "
+            + "and the folders blurfarm made for them that this leaves empty; nothing else is ever removed. "
+            + "Refused (exit 1, nothing removed) when an input glob's folder is missing, a glob that matched "
+            + "removed inputs matches nothing, or more than half of the recorded outputs would go."))
     var prune = false
+
+    @Flag(help: "Prune even when --prune would refuse (a missing input folder, an empty glob, more than half); implies --prune.")
+    var forcePrune = false
 
     @Flag(help: "Wait for another run of the same job to finish instead of exiting with status 3.")
     var wait = false
@@ -92,10 +104,16 @@ struct Run: ParsableCommand {
             printError(line)
             runLog?.write(line)
         }
+        /// A warning: one line on standard error, and in the log; the exit status stays 0.
+        let warn: @Sendable (String) -> Void = { line in
+            printWarning(line)
+            runLog?.write("warning: \(line)")
+        }
         // Every job's lock before anything runs (in path order, so that --wait runs cannot
         // deadlock); held until the process ends.
+        let state = farm.stateFolder(configuration)
         let folders = plans.map {
-            JobStateFolder(state: configuration.state, jobName: $0.job.name, manifestPath: $0.manifestPath)
+            JobStateFolder(state: state, jobName: $0.job.name, manifestPath: $0.manifestPath)
         }
         var locks: [JobLock] = []
         for (folder, plan) in zip(folders, plans).sorted(by: { $0.0.lockPath < $1.0.lockPath })
@@ -111,7 +129,7 @@ struct Run: ParsableCommand {
             case .acquired(let lock): locks.append(lock)
             case .busy(let holder):
                 fail(
-                    "blurfarm: job '\(plan.job.name)' is already running (pid \(holder.map(String.init) ?? "unknown"), "
+                    "job '\(plan.job.name)' is already running (pid \(holder.map(String.init) ?? "unknown"), "
                         + "lock \(folder.lockPath)); --wait waits for it")
                 throw ExitCode(ExitStatus.locked)
             }
@@ -119,9 +137,7 @@ struct Run: ParsableCommand {
         defer { withExtendedLifetime(locks) {} }
         // Plugins run in worker processes only (a plugin that crashes kills a worker, not the
         // run): jobs that use one are rendered by the pool.
-        let plugins = Set(plans.flatMap { plan in
-            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
-        }).sorted()
+        let plugins = pluginsUsed(by: plans, registry: registry)
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration), plugins: plugins)
@@ -131,16 +147,8 @@ struct Run: ParsableCommand {
         var runner: JobRunner?
         let started = StartedPool()
         defer { started.shutdown() }
-        let versions = "blurfarm \(Blurfarm.version); libvips \(ImageReader.libvipsVersion)"
-        // A rebuilt plugin makes the outputs of its filters run again.
-        var pluginHashes: [String: String] = [:]
-        for name in plugins {
-            if case .plugin(let path) = registry.descriptor(named: name)?.origin,
-                let hash = try? ContentHash.ofFile(path)
-            {
-                pluginHashes[name] = hash
-            }
-        }
+        let versions = Blurfarm.recipeVersions
+        let pluginHashes = pluginHashes(of: plans, registry: registry)
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()
@@ -149,11 +157,14 @@ struct Run: ParsableCommand {
         let recordFailures = FailureCount()
         for (plan, folder) in zip(plans, folders) {
             let began = Date()
+            for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
+            failed += plan.refused.count
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
                 incremental = IncrementalRun(
-                    plan: plan, records: records, versions: versions, plugins: pluginHashes, force: force)
+                    plan: plan, records: records, versions: versions, plugins: pluginHashes,
+                    pixelLimit: configuration.pixelLimit, force: force, retryFailed: retryFailed)
             } catch {
                 fail("\(error)")
                 failed += 1
@@ -168,7 +179,7 @@ struct Run: ParsableCommand {
                     decodedImages: configuration.decodedImages)
             }
             let settings = RunSettings(
-                configuration: farm.configurationPath, workers: engine.workers, threads: engine.threads,
+                configuration: farm.absoluteConfigurationPath, workers: engine.workers, threads: engine.threads,
                 decodedImages: configuration.decodedImages, tile: plan.tileSize, pixelLimit: configuration.pixelLimit,
                 verify: (verify ?? plan.job.verify).rawValue)
             let showProgress = !quiet && ProgressLine.isTerminal && work.outputCount > 0
@@ -179,10 +190,13 @@ struct Run: ParsableCommand {
                 progress.withLock { progress in
                     if showProgress { progress.clear() }
                     if let error = output.error {
-                        fail(error)
+                        // A decoding failure is reported once per input, after the job.
+                        if output.decodeError == nil { fail(error) }
                     } else if verbose {
-                        let retried = output.retries > 0 ? ", \(output.retries) tiles retried" : ""
-                        print("\(output.output): \(output.variant) of \(output.input), \(output.tiles) tiles\(retried)")
+                        let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
+                        print(
+                            "\(ShownName.of(output.output)): \(output.variant) of \(ShownName.of(output.input)), "
+                                + "\(counted(output.tiles, "tile"))\(retried)")
                     }
                     // Only outputs written and verified are recorded.
                     do throws(StateError) {
@@ -201,16 +215,33 @@ struct Run: ParsableCommand {
                     job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: settings,
                     outputs: [])
             if showProgress { progress.withLock { $0.clear() } }
+            let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
+            for input in failedInputs { fail(input.description) }
+            if let recordingProblem {
+                fail("\(recordingProblem)")
+                failed += 1
+            }
             var pruned: [String] = []
             do throws(StateError) {
-                if prune, stop.signalNumber == nil {
-                    for item in try incremental.prune() {
-                        switch item.action {
-                        case .removed: pruned.append(item.output)
-                        case .alreadyGone: break
-                        case .keptChanged:
-                            fail("\(item.output): input gone but the file was changed since it was written: left in place, record removed")
+                // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
+                if prune || forcePrune, stop.signalNumber == nil, plan.refused.isEmpty {
+                    if !forcePrune, let refusal = incremental.pruneRefusal() {
+                        fail("\(plan.job.name): --prune refused: \(refusal); nothing removed (--force-prune removes them)")
+                        failed += 1
+                    } else {
+                        let result = try incremental.prune()
+                        for item in result.outputs {
+                            switch item.action {
+                            case .removed:
+                                pruned.append(item.output)
+                                if verbose { print("pruned \(ShownName.of(item.output))") }
+                            case .alreadyGone: break
+                            case .keptChanged:
+                                warn("\(ShownName.of(item.output)): input gone but the file was changed since it was written: "
+                                    + "left in place, record removed")
+                            }
                         }
+                        if verbose { for folder in result.folders { print("pruned \(ShownName.of(folder))/") } }
                     }
                 }
                 try incremental.records.compact()
@@ -223,12 +254,20 @@ struct Run: ParsableCommand {
             reports.append(report)
             let didWork = report.written + report.failed + report.stopped + pruned.count > 0
             // A run that did nothing leaves no report in the state folder (cron would fill it).
-            if didWork, !write(report, to: report.pathInStateFolder(configuration.state)) { failed += 1 }
+            if didWork {
+                do {
+                    _ = try report.writeInStateFolder(state)
+                } catch {
+                    fail("cannot write the report: \(error)")
+                    failed += 1
+                }
+            }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
-            let removed = prune ? ", \(pruned.count) pruned" : ""
+            let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
+            let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
-                + "\(plan.inputs.count) inputs, in \(String(format: "%.2f", report.seconds)) s; "
-                + "\(report.skipped) up to date, \(report.decoded) decoded\(removed)"
+                + "\(counted(plan.inputs.count, "input")), in \(String(format: "%.2f", report.seconds)) s; "
+                + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(removed)"
             if !quiet && (didWork || verbose) { print(summary) }
             runLog?.write(summary)
         }

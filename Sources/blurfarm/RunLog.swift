@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 import Synchronization
 
@@ -22,11 +23,12 @@ final class RunLog: Sendable {
 
     deinit { close(descriptor) }
 
-    /// Appends `message` as one stamped line. A log that cannot be written is not worth
+    /// Appends `message` as one stamped line (control characters escaped, so a file's name
+    /// cannot forge a line). A log that cannot be written is not worth
     /// stopping the run for: the same lines went to the terminal or cron's mail.
     func write(_ message: String) {
         let stamp = formatter.withLock { $0.string(from: Date()) }
-        let line = Data("\(stamp) blurfarm[\(getpid())]: \(message)\n".utf8)
+        let line = Data("\(stamp) blurfarm[\(getpid())]: \(ShownName.of(message))\n".utf8)
         _ = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
     }
 }

@@ -16,9 +16,11 @@ struct WorkerCommand: ParsableCommand {
         commandName: "worker",
         abstract: "Internal: a worker process, started by the coordinator (frames on stdin/stdout).",
         discussion: """
-            Speaks the wire protocol (docs/protocol.md) on standard input and output and writes
-            errors to standard error. Exit status: 0 after 'shutdown' or the end of the input,
-            65 bad input, 69 the coordinator was gone at start, 71 setup failed, 74 read error.
+            Speaks the wire protocol (docs/protocol.md) on standard input and output and writes \
+            errors to standard error.
+
+            Exit status: 0 after 'shutdown' or the end of the input, 65 bad input, 69 the \
+            coordinator was gone at start, 71 setup failed, 74 read error.
             """,
         shouldDisplay: false)
 

@@ -33,7 +33,7 @@ import Testing
                 "--workers", workers, "--verbose",
             ])
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stdout.contains(workers == "0" ? "threads" : "on \(workers) workers"), "\(result.stdout)")
+            #expect(result.stdout.contains(workers == "0" ? " thread" : "on \(workers) worker"), "\(result.stdout)")
             files[output] = try Data(contentsOf: URL(fileURLWithPath: output))
         }
         #expect(Set(files.values).count == 1, "\(files.mapValues(\.count))")
@@ -63,6 +63,74 @@ import Testing
         #expect(refused.status == 2)
         #expect(refused.stderr == "blurfarm: error: plugin filters (vignette) run in worker processes only: drop --workers 0 and --threads\n")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("no.png").path))
+    }
+
+    /// `--lossless` follows the manifest's rule (WebP only), in the same words, before any
+    /// pixel is decoded, and writes nothing.
+    @Test func losslessIsRefusedForFormatsOtherThanWebPAsInAManifest() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("out.jpg").path
+        let result = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), output, "--filter", "gaussian sigma=3", "--lossless",
+        ])
+        #expect(result.status == 1)
+        let rule = "'lossless' applies to WebP outputs only; this path ends in '.jpg'"
+        #expect(result.stderr == "blurfarm: error: \(output): \(rule)\n", "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        let manifest = folder.appendingPathComponent("job.job")
+        try "job: j\ninputs: [a/*.png]\noutputs:\n  - name: x\n    path: o/{stem}.jpg\n    lossless: true\n"
+            .write(to: manifest, atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", manifest.path])
+        #expect(check.status == 2)
+        #expect(check.stderr.contains("job.job:6:15: error: \(rule)"), "\(check.stderr)")
+        let webp = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), folder.appendingPathComponent("out.webp").path,
+            "--filter", "gaussian sigma=3", "--lossless",
+        ])
+        #expect(webp.status == 0, "\(webp.stderr)")
+    }
+
+    /// `--resize` without a filter makes the same file as a manifest variant's `resize`, and
+    /// no filter at all converts the format; a fit that needs both sides is refused.
+    @Test func resizeAndConvertWithoutAFilterAsAVariantWould() throws {
+        let folder = try JobCommandTests.makeJob(
+            """
+            job: thumbs
+            inputs: [photos/*.webp]
+            outputs:
+              - name: thumb
+                path: out/{stem}.png
+                resize:
+                  width: 200
+                  height: 200
+                  fit: cover
+
+            """, photos: ["special/kite.webp"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Blurfarm.run(["run", folder.appendingPathComponent("job.job").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let applied = folder.appendingPathComponent("applied.png").path
+        let apply = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), applied, "--resize", "200x200", "--fit", "cover",
+        ])
+        #expect(apply.status == 0, "\(apply.stderr)")
+        let thumbnail = try Data(contentsOf: folder.appendingPathComponent("out/kite.png"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: applied)) == thumbnail)
+
+        let converted = folder.appendingPathComponent("converted.tif").path
+        #expect(try Blurfarm.run(["apply", Fixtures.corpus("special/kite.webp"), converted]).status == 0)
+        let header = try ImageReader.header(ofFile: converted)
+        #expect(header.width == 1024 && header.height == 640)
+        let narrow = try Blurfarm.run(["apply", Fixtures.corpus("special/kite.webp"), converted, "--resize", "x100"])
+        #expect(narrow.status == 0, "\(narrow.stderr)")
+        #expect(try ImageReader.header(ofFile: converted).height == 100)
+
+        let refused = try Blurfarm.run([
+            "apply", Fixtures.corpus("special/kite.webp"), converted, "--resize", "100", "--fit", "exact",
+        ])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--fit exact needs both sides of the box"), "\(refused.stderr)")
     }
 
     @Test func growMakesTheOutputLargerByTheReach() throws {

@@ -12,6 +12,14 @@ enum Blurfarm {
     /// The built executable.
     static var executable: URL { BuiltExecutable.url }
 
+    /// The environment of every process the tests start: this one's, with the user's state
+    /// folder (a configuration without `state:`) in a temporary folder, never the real home.
+    static let environment: [String: String] = {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-test-xdg-state-\(getpid())")
+        try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        return ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": state.path]) { $1 }
+    }()
+
     /// The environment of a run that may name the test-only `fault` filter.
     static let faultInjection = ["BLURFARM_FAULT_INJECTION": "1"]
 
@@ -36,9 +44,7 @@ enum Blurfarm {
             process.arguments = ["-c", script, executable.path] + arguments
         }
         if let directory { process.currentDirectoryURL = directory }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        process.environment = Self.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

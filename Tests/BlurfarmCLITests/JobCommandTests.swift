@@ -79,8 +79,10 @@ import Testing
         let result = try Blurfarm.run(["run", folder.appendingPathComponent("job.job").path])
         #expect(result.status == 1)
         #expect(result.stdout.contains("6 written, 2 failed"), "\(result.stdout)")
+        // One line for the input, naming the variants it cost.
         let lines = result.stderr.split(separator: "\n")
-        #expect(lines.count == 2 && lines.allSatisfy { $0.contains("truncated.jpg") }, "\(result.stderr)")
+        #expect(lines.count == 1 && lines.allSatisfy { $0.contains("truncated.jpg") }, "\(result.stderr)")
+        #expect(result.stderr.hasSuffix("(variants thumb, blur not written)\n"), "\(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/blur/kite-blur.png").path))
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/blur/truncated-blur.png").path))
     }
@@ -236,12 +238,13 @@ extension JobCommandTests {
         // Off a terminal (cron): the summary line only.
         let logged = try Blurfarm.run(["run", job])
         #expect(logged.status == 0 && logged.stderr.isEmpty, "\(logged.stderr)")
-        #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 inputs, in "), "\(logged.stdout)")
+        #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 input, in "), "\(logged.stdout)")
         #expect(logged.stdout.split(separator: "\n").count == 1, "\(logged.stdout)")
         // On a terminal (script(1) gives the command a pseudo-terminal): a live progress line.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qec", "'\(Blurfarm.executable.path)' run --force '\(job)'", "/dev/null"]
+        process.environment = Blurfarm.environment
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardInput = FileHandle.nullDevice
@@ -280,6 +283,7 @@ extension JobCommandTests {
         let process = Process()
         process.executableURL = Blurfarm.executable
         process.arguments = ["run", folder.appendingPathComponent("job.job").path, "--report", report.path, "--threads", "1"]
+        process.environment = Blurfarm.environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

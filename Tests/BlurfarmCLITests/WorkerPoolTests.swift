@@ -277,7 +277,7 @@ final class Coordinator {
     init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = Blurfarm.executable
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = Blurfarm.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()

@@ -1,6 +1,6 @@
 import BlurfarmTestSupport
 import BlurfarmCore
-import BlurfarmImageIO
+@testable import BlurfarmImageIO
 import Foundation
 import Testing
 
@@ -244,21 +244,35 @@ struct ImageWriterTests {
         let keptJPEG = try roundTrip("special/display-p3.jpg", to: "p3.jpg")
         #expect(keptJPEG.header.hasICCProfile)
 
-        let stripped = try roundTrip("special/display-p3.jpg", to: "p3s.png", options: EncodeOptions(stripMetadata: true))
-        #expect(!stripped.header.hasICCProfile)
-        #expect(stripped.written.metadata.iccProfile == nil)
-        #expect(stripped.written.metadata.exif == nil)
-        #expect(stripped.written.metadata.xmp == nil)
-
         let xmp = try roundTrip("special/kite.webp", to: "kite.webp", options: EncodeOptions(lossless: true))
         #expect(xmp.original.metadata.xmp != nil)
         #expect(xmp.written.metadata.xmp == xmp.original.metadata.xmp)
     }
 
-    /// Temporary files of writers that are gone, untouched for the minimum age, are removed;
-    /// those of live processes (this one, pid 1), recent ones and names that only look alike
-    /// are kept.
-    @Test func abandonedTemporaryFilesOfDeadWritersAreRemoved() throws {
+    /// A stripped output keeps the ICC profile, which says what its colours mean, and nothing
+    /// else: this photo's EXIF (with GPS position) and XMP are gone in every format, including
+    /// the EXIF block libvips's JPEG and WebP savers make of their own.
+    @Test(arguments: ["jpg", "png", "webp", "tif"])
+    func strippedOutputsKeepTheColourProfileAndNothingElse(format: String) throws {
+        let stripped = try roundTrip(
+            "photos/plasma-ColorfulCups.jpg", to: "stripped.\(format)", options: EncodeOptions(stripMetadata: true))
+        #expect(stripped.original.metadata.exif != nil && stripped.original.metadata.xmp != nil)
+        #expect(stripped.header.hasICCProfile)
+        #expect(stripped.written.metadata.iccProfile == stripped.original.metadata.iccProfile)
+        #expect(stripped.written.metadata.exif == nil)
+        #expect(stripped.written.metadata.xmp == nil)
+        // A source without a profile gives an output with no metadata at all.
+        let bare = try roundTrip("special/exif-orientation-6.jpg", to: "bare.\(format)", options: EncodeOptions(stripMetadata: true))
+        #expect(bare.original.metadata.exif != nil && bare.original.metadata.iccProfile == nil)
+        #expect(bare.written.metadata.iccProfile == nil && bare.written.metadata.exif == nil)
+        #expect(bare.written.metadata.xmp == nil)
+    }
+
+    /// Temporary files this host's writers left, untouched for the minimum age and proven
+    /// blurfarm's (the extended attribute set when they were created), are removed; those of
+    /// live processes (this one, pid 1), recent ones, and files that merely look like them
+    /// (someone else's, without the mark, or a link) are kept.
+    @Test func onlyTemporaryFilesProvenAbandonedAreRemoved() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let child = Process()
@@ -266,25 +280,37 @@ struct ImageWriterTests {
         try child.run()
         child.waitUntilExit()
         let dead = child.processIdentifier  // reaped: no process has it now
-        let names = [
-            ".a.png.blurfarm-\(dead)-Ab3xYz",  // abandoned
-            ".b.png.blurfarm-\(getpid())-Ab3xYz",  // this process is writing it
-            ".c.png.blurfarm-1-Ab3xYz",  // a live process
-            ".d.png.blurfarm-\(dead)-Ab3",  // not our pattern
-            "e.png.blurfarm-\(dead)-Ab3xYz",  // not hidden: not ours
-            ".f.png.tmp-\(dead)-Ab3xYz",  // another program's
-            "a.png",
-            ".g.png.blurfarm-\(dead)-Ab3xYz",  // abandoned, but written a minute ago
-        ]
-        let hourAgo = Date().addingTimeInterval(-3600)
-        for name in names {
-            try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name)))
-            let written = name.hasPrefix(".g.") ? Date().addingTimeInterval(-60) : hourAgo
-            try FileManager.default.setAttributes([.modificationDate: written], ofItemAtPath: scratch.file(name))
+        let folder = open(scratch.path, O_RDONLY | O_DIRECTORY)
+        defer { close(folder) }
+        /// A temporary file as a writer with `pid` creates it.
+        func temporary(for name: String, pid: Int32) throws -> String {
+            let created = try AtomicFile.createTemporary(for: OutputPath(scratch.file(name)), in: folder, pid: pid)
+            close(created.descriptor)
+            return created.name
         }
+        let abandoned = try temporary(for: "a.png", pid: dead)
+        let live = [try temporary(for: "b.png", pid: getpid()), try temporary(for: "c.png", pid: 1)]
+        let recent = try temporary(for: "g.png", pid: dead)
+        let host = AtomicFile.host
+        let lookAlikes = [
+            ".d.png.blurfarm-\(host)-\(dead)-Ab3xYzAb3xYz",  // our pattern, but not marked: someone else's
+            ".e.png.blurfarm-\(dead)-Ab3xYz",  // the pattern of old
+            ".f.png.blurfarm-other.host-\(dead)-Ab3xYzAb3xYz",  // another host's
+        ]
+        for name in lookAlikes { try Data("x".utf8).write(to: URL(fileURLWithPath: scratch.file(name))) }
+        // A link named as the abandoned file would be, to a marked file: never followed.
+        let victim = try temporary(for: "victim.png", pid: 1)
+        let link = ".h.png.blurfarm-\(host)-\(dead)-" + abandoned.suffix(12)
+        try FileManager.default.createSymbolicLink(atPath: scratch.file(link), withDestinationPath: victim)
+        let hourAgo = Date().addingTimeInterval(-3600)
+        for name in try scratch.contents() where name != recent {
+            try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: scratch.file(name))
+        }
+        let before = try scratch.contents()
         let removed = ImageWriter.removeAbandonedTemporaryFiles(inFolder: scratch.path, minimumAge: 600)
-        #expect(removed == [scratch.file(".a.png.blurfarm-\(dead)-Ab3xYz")])
-        #expect(try scratch.contents().sorted() == Array(names.dropFirst()).sorted())
+        #expect(removed == [scratch.file(abandoned)])
+        #expect(try scratch.contents() == before.filter { $0 != abandoned })
+        #expect(Set(before).isSuperset(of: live + lookAlikes + [recent, victim, link]))
     }
 }
 
@@ -308,5 +334,32 @@ struct ImageWriterTests {
         // A lossless file compared with other pixels names the differing samples.
         let other = PixelBuffer(rect: decoded.pixels.rect, channels: 3)
         #expect(try png.mismatch(against: other)?.contains("samples differ") == true)
+    }
+
+    /// Premultiplied pixels of every alpha, as the kernels leave them after a blur over a
+    /// transparent edge: each value a premultiplied colour that no 8- or 16-bit straight sample
+    /// need represent exactly.
+    static let translucent = makeBuffer(width: 97, height: 61) { x, y in
+        let a = Float((x * 7 + y * 13) % 256) / 255 * 0.999 + Float(x % 3) * 0.0003
+        let c = SIMD3<Float>(Float(x) / 96, Float(y) / 60, Float((x * y) % 101) / 100)
+        return SIMD4(c.x * a, c.y * a, c.z * a, a)
+    }
+
+    @Test(arguments: [("png", 8, false), ("png", 16, false), ("tif", 8, false), ("tif", 16, false), ("webp", 8, true)])
+    func translucentPixelsCheckInEveryLosslessFormat(format: String, bitDepth: Int, lossless: Bool) throws {
+        let pixels = Self.translucent
+        let encoded = try ImageWriter.encode(
+            pixels, for: "/tmp/translucent.\(format)", sourceBitDepth: bitDepth, sourceHadAlpha: true, metadata: nil,
+            options: EncodeOptions(lossless: lossless, bitDepth: bitDepth))
+        #expect(encoded.isLossless && encoded.hasAlpha && encoded.bitDepth == bitDepth)
+        let mismatch = try encoded.mismatch(against: pixels)
+        #expect(mismatch == nil, "\(mismatch ?? "")")
+        // One sample off by one level is still found.
+        let changed = makeBuffer(width: 97, height: 61) { x, y in
+            var p = pixels[x, y]
+            if x == 40 && y == 30 { p = SIMD4(p.x, p.y, p.z, 1); p.x = 0.5 }
+            return p
+        }
+        #expect(try encoded.mismatch(against: changed)?.contains("samples differ") == true)
     }
 }

@@ -35,6 +35,47 @@ import Testing
         }
     }
 
+    /// Under `colour: linear` the pixels are linear light and so is the tint drawn over them:
+    /// the reference runs the definition on the linearised image with the tint linearised, then
+    /// encodes; under `gamma`, the definition as it stands.
+    @Test(arguments: FrostStyle.allCases)
+    func eachPresetMatchesTheDefinitionInBothColourModes(style: FrostStyle) throws {
+        let (image, _) = try CorpusAccuracyTests.crop("photos/plasma-ColorfulCups.jpg", x: 300, y: 200, size: 64)
+        let tint = try #require(RGBAColour("#3080c0b0"))
+        for (frost, tintValues) in [
+            (FrostBlur(style: style, sigma: 3), style.tint), (FrostBlur(style: style, sigma: 3, tint: tint), SIMD4(48, 128, 192, 176) / 255),
+        ] {
+            for colour in ColourMode.allCases {
+                let chain = FilterChain(filters: [frost], edge: .clamp, colour: colour)
+                let output = Renderer(chain: chain, tileSize: 24, executor: ThreadedTileExecutor(threads: 2)).render(image)
+                let reference: [SIMD4<Double>]
+                switch colour {
+                case .gamma:
+                    reference = Reference.frost(image, sigma: 3, saturation: style.saturation, tint: tintValues, edge: .clamp)
+                case .linear:
+                    reference = Reference.frost(
+                        Reference.linearised(image), sigma: 3, saturation: style.saturation,
+                        tint: Reference.linearised(tintValues), edge: .clamp
+                    ).map(Reference.encoded)
+                }
+                let worst = Reference.maxLevelDifference(output, reference, maxLevel: 255)
+                #expect(worst.levels <= 1, "\(frost.spec) \(colour): \(worst.levels) levels at (\(worst.x), \(worst.y))")
+            }
+        }
+    }
+
+    /// The case: `dark` on black is a dark veil in both modes (20 20 20 in gamma,
+    /// 23 23 23 in linear light), not a mid-grey one (80 80 80).
+    @Test func darkOnBlackStaysDarkInLinearLight() {
+        let black = PixelBuffer(rect: Rect(width: 8, height: 8), channels: 3)
+        for (colour, expected) in [(ColourMode.gamma, 20), (.linear, 23)] {
+            let chain = FilterChain(filters: [FrostBlur(style: .dark)], edge: .clamp, colour: colour)
+            let output = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(black)
+            let level = Int((output[4, 4][0] * 255).rounded())
+            #expect(level == expected, "\(colour): \(level)")
+        }
+    }
+
     @Test func tiledEqualsUntiledBitForBit() {
         var random = SplitMix(seed: 61)
         for round in 0..<40 {

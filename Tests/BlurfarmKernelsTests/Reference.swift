@@ -135,3 +135,37 @@ extension Reference {
         return result
     }
 }
+
+extension Reference {
+    /// The exact sRGB transfer functions, in doubles.
+    static func toLinear(_ c: Double) -> Double { c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4) }
+    static func toEncoded(_ l: Double) -> Double { l <= 0.0031308 ? l * 12.92 : 1.055 * pow(l, 1 / 2.4) - 0.055 }
+
+    /// A straight sRGB colour (red, green, blue, alpha) with its colour in linear light.
+    static func linearised(_ colour: SIMD4<Double>) -> SIMD4<Double> {
+        SIMD4(toLinear(colour[0]), toLinear(colour[1]), toLinear(colour[2]), colour[3])
+    }
+
+    /// A premultiplied image with its colour in linear light (unpremultiplied, converted,
+    /// premultiplied again), as the `linear` colour mode works.
+    static func linearised(_ image: PixelBuffer) -> PixelBuffer {
+        let result = PixelBuffer(rect: image.rect, channels: image.channels)
+        for y in image.rect.y..<image.rect.maxY {
+            for x in image.rect.x..<image.rect.maxX {
+                let p = image[x, y]
+                let a = Double(p[3])
+                var q = p
+                for c in 0..<3 where a > 0 { q[c] = Float(toLinear(Double(p[c]) / a) * a) }
+                result[x, y] = q
+            }
+        }
+        return result
+    }
+
+    /// A premultiplied pixel in linear light back to sRGB-encoded values.
+    static func encoded(_ p: SIMD4<Double>) -> SIMD4<Double> {
+        let a = p[3]
+        guard a > 0 else { return .zero }
+        return SIMD4(toEncoded(p[0] / a) * a, toEncoded(p[1] / a) * a, toEncoded(p[2] / a) * a, a)
+    }
+}

@@ -197,7 +197,7 @@ let exampleManifest = """
         #expect(build.pluginFolders == ["{build}", "etc/p"])
         #expect(build.pluginFolders(executableFolder: "/x/debug") == ["/x/debug", "etc/p"])
         let empty = try ConfigurationDecoder.decode("# nothing\n", file: "blurfarm.conf").get()
-        #expect(empty == FarmConfiguration(state: "state"))
+        #expect(empty == FarmConfiguration() && empty.state == nil)
     }
 
     @Test func theShippedConfigurationIsValid() throws {
@@ -206,7 +206,19 @@ let exampleManifest = """
         let path = root + "/config/blurfarm.conf"
         let c = try ConfigurationDecoder.decode(fileAtPath: String(path)).get()
         #expect(c.tile == FarmConfiguration.defaultTile)
-        #expect(c.state.hasPrefix(root + "/config/"))
+        // No state folder in the checkout: the user's.
+        #expect(c.state == nil)
+    }
+
+    @Test func withoutAStateFolderTheUsersIsUsedAsXDGSays() {
+        let none = FarmConfiguration()
+        #expect(none.stateFolder(xdgStateHome: "/x/state", home: "/home/me") == "/x/state/blurfarm")
+        #expect(none.stateFolder(xdgStateHome: nil, home: "/home/me") == "/home/me/.local/state/blurfarm")
+        // Empty or relative: ignored, as the XDG Base Directory specification says.
+        #expect(none.stateFolder(xdgStateHome: "", home: "/home/me/") == "/home/me/.local/state/blurfarm")
+        #expect(none.stateFolder(xdgStateHome: "rel", home: "/root") == "/root/.local/state/blurfarm")
+        let given = FarmConfiguration(state: "/srv/state")
+        #expect(given.stateFolder(xdgStateHome: "/x/state", home: "/home/me") == "/srv/state")
     }
 }
 

@@ -4,14 +4,14 @@ import Testing
 @Suite struct PathTemplateTests {
     @Test func expandsEveryPlaceholder() throws {
         let t = try PathTemplate("out/{job}/{variant}/{relpath}/{stem}-{ext}/{name}.webp")
-        #expect(t.expand(stem: "IMG_1", ext: "JPG", name: "IMG_1.JPG", relpath: "2024/trip", job: "j", variant: "v")
+        #expect(try t.expand(stem: "IMG_1", ext: "JPG", name: "IMG_1.JPG", relpath: "2024/trip", job: "j", variant: "v")
             == "out/j/v/2024/trip/IMG_1-JPG/IMG_1.JPG.webp")
     }
 
     @Test func anEmptyRelpathTakesItsSlashAlong() throws {
         let t = try PathTemplate("out/{relpath}/{stem}.jpg")
-        #expect(t.expand(stem: "a", ext: "jpg", name: "a.jpg", relpath: "", job: "j", variant: "v") == "out/a.jpg")
-        #expect(t.expand(stem: "a", ext: "jpg", name: "a.jpg", relpath: "x", job: "j", variant: "v") == "out/x/a.jpg")
+        #expect(try t.expand(stem: "a", ext: "jpg", name: "a.jpg", relpath: "", job: "j", variant: "v") == "out/a.jpg")
+        #expect(try t.expand(stem: "a", ext: "jpg", name: "a.jpg", relpath: "x", job: "j", variant: "v") == "out/x/a.jpg")
     }
 
     @Test func fixedExtension() throws {
@@ -32,5 +32,30 @@ import Testing
         #expect(throws: PathTemplate.SyntaxError(offset: 3, message: "'}' closes no placeholder", suggestion: nil)) {
             try PathTemplate("out}.jpg")
         }
+    }
+}
+
+@Suite struct PathTemplateClimbTests {
+    /// `{stem}` of `...png` is `..`: as a whole segment it would climb out of `out/`.
+    @Test func aPlaceholderThatMakesADotDotSegmentIsRefused() throws {
+        let t = try PathTemplate("out/{stem}/{variant}.png")
+        #expect(throws: PathTemplate.ClimbError(placeholder: .stem, segment: "..")) {
+            try t.expand(stem: "..", ext: "png", name: "...png", relpath: "", job: "j", variant: "v")
+        }
+        #expect(throws: PathTemplate.ClimbError(placeholder: .stem, segment: ".")) {
+            try t.expand(stem: ".", ext: "png", name: "..png", relpath: "", job: "j", variant: "v")
+        }
+        let dotted = try PathTemplate("out/{stem}./x.png")
+        #expect(throws: PathTemplate.ClimbError(placeholder: .stem, segment: "..")) {
+            try dotted.expand(stem: ".", ext: "png", name: "..png", relpath: "", job: "j", variant: "v")
+        }
+    }
+
+    /// Dots inside a longer segment, and `..` written in the template itself, are not climbing.
+    @Test func dotsThatMakeNoWholeSegmentAreKept() throws {
+        let t = try PathTemplate("../out/{stem}.png")
+        #expect(try t.expand(stem: "..", ext: "png", name: "...png", relpath: "", job: "j", variant: "v") == "../out/...png")
+        let nested = try PathTemplate("out/{relpath}/{stem}.png")
+        #expect(try nested.expand(stem: "a", ext: "png", name: "a.png", relpath: "x/y", job: "j", variant: "v") == "out/x/y/a.png")
     }
 }

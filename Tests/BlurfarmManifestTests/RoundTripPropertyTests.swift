@@ -86,7 +86,7 @@ import Testing
         func maybe() -> Bool { Bool.random(using: &rng) }
         var outputs: [VariantSpec] = []
         for k in 0..<Int.random(in: 1...3, using: &rng) {
-            let ext = VariantSpec.outputExtensions.randomElement(using: &rng)!
+            let ext = ImageFormat.extensions.randomElement(using: &rng)!
             let literal = text(from: tricky.filter { $0 != "{" && $0 != "}" }, count: 0...6, &rng)
             let file = maybe() ? "{stem}" : "{name}"
             let folder = maybe() ? "{relpath}/" : ""

@@ -1,8 +1,10 @@
-// The system calls of BlurfarmCoordinator's worker pool: pipes, spawning workers, and the
-// limits that bound how many can run. Each is retried on EINTR where that can happen and fails
-// with a SystemCallError naming the call and its errno.
+// Every system call this module makes: on files and folders, and the worker pool's (pipes,
+// spawning workers, the limits that bound how many can run); retried on EINTR, failing with the
+// errno.
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// A failed system call: which call, and its errno.
@@ -10,19 +12,183 @@ struct SystemCallError: Error, CustomStringConvertible {
     let call: String
     let errno: Int32
 
+    /// The C library's text for the errno, e.g. "No such file or directory".
+    var reason: String { String(cString: strerror(errno)) }
+
     /// "pipe: Too many open files".
-    var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    var description: String { "\(call): \(reason)" }
 }
 
 enum Syscalls {
+    /// Calls `body` until it does not fail with EINTR; a negative result throws with errno.
+    @discardableResult
+    private static func retrying<T: BinaryInteger>(_ call: String, _ body: () -> T) throws(SystemCallError) -> T {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let code = Glibc.errno
+            if code != EINTR { throw SystemCallError(call: call, errno: code) }
+        }
+    }
+
+    /// What `lstat` says of `path` (a link is not followed): its device, inode and whether
+    /// it is a folder; nil when nothing is there.
+    static func identity(of path: String) throws(SystemCallError) -> (device: UInt64, inode: UInt64, isFolder: Bool)? {
+        var info = stat()
+        do {
+            try retrying("lstat") { lstat(path, &info) }
+        } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            return nil
+        }
+        return (UInt64(info.st_dev), UInt64(info.st_ino), info.st_mode & S_IFMT == S_IFDIR)
+    }
+
+    /// Creates the folder `path` (mode 0777 less the umask): true when this call created it,
+    /// false when something was there already.
+    static func makeFolder(_ path: String) throws(SystemCallError) -> Bool {
+        do {
+            try retrying("mkdir") { mkdir(path, 0o777) }
+            return true
+        } catch where error.errno == EEXIST {
+            return false
+        }
+    }
+
+    /// Removes the folder `path` if it is empty: true when removed, false when it holds
+    /// anything (or is not there).
+    static func removeEmptyFolder(_ path: String) throws(SystemCallError) -> Bool {
+        do {
+            try retrying("rmdir") { rmdir(path) }
+            return true
+        } catch where [ENOTEMPTY, EEXIST, ENOENT].contains(error.errno) {
+            return false
+        }
+    }
+
+    /// Removes the file `path`.
+    static func removeFile(_ path: String) throws(SystemCallError) {
+        try retrying("unlink") { unlink(path) }
+    }
+
+    /// The status of what `path` names, following links; nil when nothing is there.
+    static func status(_ path: String) -> stat? {
+        var info = stat()
+        return (try? retrying("stat") { stat(path, &info) }) == nil ? nil : info
+    }
+
+    /// The target of the symbolic link `path`; nil when `path` is not a link (or is missing).
+    static func linkTarget(_ path: String) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let count = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
+        }
+        return count < 0 ? nil : Array(buffer[0..<count])
+    }
+
+    /// A folder's entries (without "." and ".."), each name as its bytes, with whether it is a
+    /// folder (not following links) and whether it is a regular file or a link to one.
+    struct Entry {
+        let name: [UInt8]
+        let isFolder: Bool
+        let isFile: Bool
+    }
+
+    /// The entries of the folder whose path is the bytes `path`.
+    /// - Throws: the `opendir` or `readdir` failure (EACCES for a folder that cannot be read).
+    static func entries(ofFolder path: [UInt8]) throws(SystemCallError) -> [Entry] {
+        guard let directory = opendir((path + [0]).map { CChar(bitPattern: $0) }) else { throw SystemCallError(call: "opendir", errno: Glibc.errno) }
+        defer { closedir(directory) }
+        var entries: [Entry] = []
+        while true {
+            Glibc.errno = 0
+            guard let entry = readdir(directory) else {
+                if Glibc.errno != 0 { throw SystemCallError(call: "readdir", errno: Glibc.errno) }
+                return entries
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            // The kind from the folder's descriptor and the name's bytes, whatever they are.
+            let folder = dirfd(directory)
+            var info = stat()
+            let cName = (name + [0]).map { CChar(bitPattern: $0) }
+            guard fstatat(folder, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
+            let kind = info.st_mode & S_IFMT
+            var isFile = kind == S_IFREG
+            if kind == S_IFLNK, fstatat(folder, cName, &info, 0) == 0 {
+                isFile = info.st_mode & S_IFMT == S_IFREG
+            }
+            entries.append(Entry(name: name, isFolder: kind == S_IFDIR, isFile: isFile))
+        }
+    }
+
+    /// Opens the folder `path` (relative to the working directory), never through a symbolic
+    /// link at its last name (ELOOP or ENOTDIR then).
+    static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
+        try retrying("open") { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// Opens the file `name` in the folder `folder`, never through a symbolic link
+    /// (`O_NOFOLLOW | O_CLOEXEC` added to `flags`); new files get mode 0644 less the umask.
+    static func openFile(_ name: String, in folder: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("open") { openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+    }
+
+    /// The status of the open descriptor `fd`.
+    static func status(of fd: Int32) throws(SystemCallError) -> stat {
+        var info = stat()
+        try retrying("fstat") { fstat(fd, &info) }
+        return info
+    }
+
+    /// All the bytes of the open file `fd`, from its start.
+    static func readAll(_ fd: Int32) throws(SystemCallError) -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let offset = off_t(result.count)
+            let n = try retrying("pread") { chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) } }
+            if n == 0 { return result }
+            result += chunk[0..<n]
+        }
+    }
+
+    /// Writes all of `bytes` to `fd` (at its offset, or its end when opened to append).
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+        var done = 0
+        while done < bytes.count {
+            let n = try retrying("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) } }
+            if n == 0 { throw SystemCallError(call: "write", errno: EIO) }
+            done += n
+        }
+    }
+
+    static func truncate(_ fd: Int32, to size: Int) throws(SystemCallError) {
+        try retrying("ftruncate") { ftruncate(fd, off_t(size)) }
+    }
+
+    static func fsync(_ fd: Int32) throws(SystemCallError) {
+        try retrying("fsync") { Glibc.fsync(fd) }
+    }
+
+    /// Renames `from` to `to`, both in the folder `folder`.
+    static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
+        try retrying("rename") { renameat(folder, from, folder, to) }
+    }
+
+    /// Removes the file `name` in the folder `folder`, ignoring failure (cleaning up after
+    /// another failure).
+    static func removeQuietly(_ name: String, in folder: Int32) {
+        _ = unlinkat(folder, name, 0)
+    }
+
+    // MARK: The worker pool
+
     /// A pipe whose ends are closed on exec (and non-blocking if asked): `pipe2` is not visible
     /// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
     /// processes, so no worker can inherit an end between `pipe` and `fcntl`.
     static func pipe(nonBlocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
-        while Glibc.pipe(&fds) != 0 {
-            if Glibc.errno != EINTR { throw SystemCallError(call: "pipe", errno: Glibc.errno) }
-        }
+        try retrying("pipe") { Glibc.pipe(&fds) }
         for fd in fds {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             if nonBlocking { setNonBlocking(fd) }

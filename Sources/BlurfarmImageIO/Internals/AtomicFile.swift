@@ -72,53 +72,88 @@ enum AtomicFile {
     }
 
     /// Longest part of the real file name kept in a temporary name (names are limited to 255
-    /// bytes on most file systems; ".", ".blurfarm-", the pid, "-" and six random characters
-    /// are added).
-    static let temporaryNameStemLimit = 200
+    /// bytes on most file systems; ".", ".blurfarm-", the host (at most 40 bytes), the pid and
+    /// twelve random characters are added).
+    static let temporaryNameStemLimit = 170
 
-    /// What a temporary name has between the file's name and the writer's pid.
+    /// What a temporary name has between the file's name and the writer's host.
     static let temporaryMarker = ".blurfarm-"
 
-    /// Removes the temporary files in `folder` whose writer is gone: `.<name>.blurfarm-<pid>-
-    /// <six characters>` where no process `pid` exists (a run killed with SIGKILL, a crash,
-    /// a power cut) and that nobody has written for `minimumAge` seconds. A file of a live
-    /// process, even another program's with that pid, is kept; the age guards a folder shared
-    /// with another host or container, whose pids this process cannot see (a write takes
-    /// seconds). Returns the paths removed; a folder that cannot be listed gives none.
+    /// The extended attribute a temporary file gets when it is created: the name's
+    /// `<host>-<pid>-<random>` tail. The sweep removes only files that carry it, that this user
+    /// owns and that no link leads to: a file that merely looks like a temporary file is never
+    /// removed.
+    static let markerAttribute = "user.blurfarm.temporary"
+
+    /// This host's name as temporary names carry it: letters, digits, `.` and `_` (others become
+    /// `_`), at most 40 bytes.
+    static let host: String = {
+        let kept = Syscalls.hostName().unicodeScalars.prefix(40).map { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == ".")
+                ? Character(scalar) : "_"
+        }
+        return kept.isEmpty ? "_" : String(kept)
+    }()
+
+    /// Removes the temporary files in `folder` that this host's writers left behind: names
+    /// `.<name>.blurfarm-<host>-<pid>-<twelve characters>` with this host, no process `pid`
+    /// (a run killed with SIGKILL, a crash, a power cut), untouched for `minimumAge` seconds,
+    /// and proven blurfarm's: a regular file (not a link), owned by this user, whose extended
+    /// attribute ``markerAttribute`` holds the name's tail as written when it was created. A
+    /// file of a live process, of another host, or that cannot be proven (a file system without
+    /// extended attributes) is kept. Returns the paths removed; a folder that cannot be listed
+    /// gives none.
     static func removeAbandoned(inFolder folder: String, minimumAge: Double) -> [String] {
+        guard let directory = try? Syscalls.openDirectory(folder) else { return [] }
+        defer { try? Syscalls.close(directory) }
         var removed: [String] = []
+        let prefix = temporaryMarker + host + "-"
         for name in Syscalls.names(inFolder: folder) where name.hasPrefix(".") {
-            let parts = name.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count >= 3, parts[parts.count - 1].utf8.count == 6,
-                parts[parts.count - 3].hasSuffix(temporaryMarker.dropLast()),
-                let pid = Int32(parts[parts.count - 2]), pid > 0, pid != getpid(),
+            guard let marker = name.range(of: prefix, options: .backwards) else { continue }
+            let tail = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+            guard tail.count == 2, tail[1].utf8.count == 12, let pid = Int32(tail[0]), pid > 0, pid != getpid(),
                 kill(pid, 0) != 0, errno == ESRCH
             else { continue }
-            let path = "\(folder)/\(name)"
-            guard let age = Syscalls.age(of: path), age >= minimumAge else { continue }
-            Syscalls.removeQuietly(path)
-            removed.append(path)
+            guard let file = try? Syscalls.openToInspect(name, in: directory) else { continue }
+            defer { try? Syscalls.close(file) }
+            guard let info = try? Syscalls.status(of: file), info.st_mode & S_IFMT == S_IFREG,
+                info.st_uid == geteuid(), age(info) >= minimumAge,
+                Syscalls.attribute(file, markerAttribute) == "\(host)-\(tail[0])-\(tail[1])"
+            else { continue }
+            Syscalls.removeQuietly(name, in: directory)
+            removed.append("\(folder)/\(name)")
         }
         return removed
     }
 
-    /// Writes `bytes` to a new temporary file beside `output`, fsyncs it, renames it over
-    /// `output` and fsyncs the folder. On failure, removes the temporary file.
-    static func write(_ bytes: [UInt8], to output: OutputPath) throws(ImageIOError) {
+    /// Seconds since the file was last modified.
+    private static func age(_ info: stat) -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) * 1e-9
+    }
+
+    /// Creates a new temporary file for `output` in the open folder `folder`:
+    /// `.<name>.blurfarm-<host>-<pid>-<twelve random characters>`, never an existing file or
+    /// link (`O_EXCL | O_NOFOLLOW`: a planted name makes it pick another), marked with
+    /// ``markerAttribute`` (on a file system without extended attributes it is written all
+    /// the same, and the sweep leaves it alone). `pid` is the writer's (the tests name a dead one).
+    /// Returns the descriptor and the file's name.
+    static func createTemporary(
+        for output: OutputPath, in folder: Int32, pid: Int32 = getpid()
+    ) throws(ImageIOError) -> (descriptor: Int32, name: String) {
         func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
             ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
         var stem = output.fileName
         while stem.utf8.count > temporaryNameStemLimit { stem.removeLast() }
-
-        var descriptor: Int32 = -1
-        var temporary = ""
         for _ in 0..<100 {
-            temporary = "\(output.folder)/.\(stem)\(temporaryMarker)\(getpid())-\(randomSuffix())"
+            let tail = "\(host)-\(pid)-\(randomSuffix())"
+            let name = ".\(stem)\(temporaryMarker)\(tail)"
+            let descriptor: Int32
             do {
-                descriptor = try Syscalls.createExclusive(temporary)
-                break
-            } catch where error.errno == EEXIST {
+                descriptor = try Syscalls.createExclusive(name, in: folder)
+            } catch where error.errno == EEXIST || error.errno == ELOOP {
                 continue
             } catch where error.errno == ENOENT || error.errno == ENOTDIR {
                 throw fail(.outputFolderMissing, error)
@@ -127,11 +162,30 @@ enum AtomicFile {
             } catch {
                 throw fail(.writeFailed, error)
             }
+            try? Syscalls.setAttribute(descriptor, markerAttribute, tail)
+            return (descriptor, name)
         }
-        guard descriptor >= 0 else {
-            throw ImageIOError(code: .writeFailed, path: output.path, message: "no free temporary file name")
+        throw ImageIOError(code: .writeFailed, path: output.path, message: "no free temporary file name")
+    }
+
+    /// Writes `bytes` to a new temporary file beside `output` (``createTemporary(for:in:pid:)``),
+    /// fsyncs it, renames it over `output` and fsyncs the folder, all in one open descriptor
+    /// of the folder. On failure, removes the temporary file.
+    static func write(_ bytes: [UInt8], to output: OutputPath) throws(ImageIOError) {
+        func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
+            ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
-        let created = temporary
+        let folder: Int32
+        do {
+            folder = try Syscalls.openDirectory(output.folder)
+        } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            throw fail(.outputFolderMissing, error)
+        } catch {
+            throw fail(.outputFolderNotWritable, error)
+        }
+        defer { try? Syscalls.close(folder) }
+        var (descriptor, temporary) = try createTemporary(for: output, in: folder)
+        let created = "\(output.folder)/\(temporary)"
         inProgress.withLock { _ = $0.insert(created) }
         defer { inProgress.withLock { _ = $0.remove(created) } }
 
@@ -141,17 +195,15 @@ enum AtomicFile {
             let closing = descriptor
             descriptor = -1
             try Syscalls.close(closing)
-            try Syscalls.rename(temporary, output.path)
+            try Syscalls.rename(temporary, to: output.fileName, in: folder)
         } catch {
             if descriptor >= 0 { try? Syscalls.close(descriptor) }
-            Syscalls.removeQuietly(temporary)
+            Syscalls.removeQuietly(temporary, in: folder)
             throw fail(.writeFailed, error)
         }
 
         // Make the rename itself durable. File systems that cannot sync a folder say EINVAL.
         do {
-            let folder = try Syscalls.openDirectory(output.folder)
-            defer { try? Syscalls.close(folder) }
             try Syscalls.fsync(folder)
         } catch where error.errno == EINVAL {
             return
@@ -162,10 +214,10 @@ enum AtomicFile {
         }
     }
 
-    /// Six random letters and digits.
+    /// Twelve random letters and digits.
     private static func randomSuffix() -> String {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         var generator = SystemRandomNumberGenerator()
-        return String((0..<6).map { _ in alphabet.randomElement(using: &generator)! })
+        return String((0..<12).map { _ in alphabet.randomElement(using: &generator)! })
     }
 }

@@ -1,4 +1,6 @@
 // Every system call this module makes, retried on EINTR, failing with the errno.
+import CSystemShims
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -43,23 +45,58 @@ enum Syscalls {
         }
     }
 
-    /// Seconds since `path` (not following a link) was last modified; nil when it cannot be
-    /// read.
-    static func age(of path: String) -> Double? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) * 1e-9
-    }
-
     static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
         try retrying("open") { open(path, O_RDONLY | O_CLOEXEC) }
     }
 
-    /// Creates `path`, which must not exist, for writing; mode 0666 less the umask.
-    static func createExclusive(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) }
+    /// Creates the file `name` in the folder `folder`, which must not exist (not even as a
+    /// symbolic link), for writing; mode 0666 less the umask.
+    static func createExclusive(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("open") { openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
+    }
+
+    /// Opens the file `name` in the folder `folder` to look at it, never through a symbolic
+    /// link, never blocking (a FIFO).
+    static func openToInspect(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("open") { openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+    }
+
+    /// The status of the open descriptor `fd`.
+    static func status(of fd: Int32) throws(SystemCallError) -> stat {
+        var info = stat()
+        try retrying("fstat") { fstat(fd, &info) }
+        return info
+    }
+
+    /// Sets the extended attribute `name` of the open file `fd` to `value`.
+    static func setAttribute(_ fd: Int32, _ name: String, _ value: String) throws(SystemCallError) {
+        let bytes = Array(value.utf8)
+        try retrying("fsetxattr") { bytes.withUnsafeBytes { fsetxattr(fd, name, $0.baseAddress, $0.count, 0) } }
+    }
+
+    /// The extended attribute `name` of the open file `fd` (at most 256 bytes); nil when it has
+    /// none or the file system keeps none.
+    static func attribute(_ fd: Int32, _ name: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = buffer.withUnsafeMutableBytes { fgetxattr(fd, name, $0.baseAddress, $0.count) }
+        return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
+    }
+
+    /// Renames `from` to `to`, both in the folder `folder`.
+    static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
+        try retrying("rename") { renameat(folder, from, folder, to) }
+    }
+
+    /// Removes the file `name` in the folder `folder`, ignoring failure.
+    static func removeQuietly(_ name: String, in folder: Int32) {
+        _ = unlinkat(folder, name, 0)
+    }
+
+    /// This host's name, as `gethostname` gives it ("" when it cannot).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
@@ -96,9 +133,6 @@ enum Syscalls {
         }
     }
 
-    static func rename(_ from: String, _ to: String) throws(SystemCallError) {
-        try retrying("rename") { Glibc.rename(from, to) }
-    }
 
     /// The names in `folder` (without "." and ".."); none when it cannot be read.
     static func names(inFolder folder: String) -> [String] {

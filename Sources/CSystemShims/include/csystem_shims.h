@@ -1,10 +1,18 @@
 #ifndef BLURFARM_CSYSTEM_SHIMS_H
 #define BLURFARM_CSYSTEM_SHIMS_H
 
+// fsetxattr and fgetxattr (the marker of blurfarm's temporary files), which Glibc's module
+// does not export.
+#include <sys/xattr.h>
+
 /// 1 when this CPU runs the instruction set blurfarm's kernels were built for, else 0.
 /// On x86-64 the kernels use AVX2 (x86-64-v3); a constructor in this library checks it before
 /// any Swift code runs and exits with a clear message instead of dying of SIGILL.
 int blurfarm_cpu_supported(void);
+
+/// The CPU the kernels were built for: "x86-64-v3", or "baseline" (built with
+/// BLURFARM_BASELINE_CPU, or not on x86-64). A static string.
+const char *blurfarm_cpu_target(void);
 
 /// Asks the kernel to send `signal` to this process when its parent thread exits
 /// (`prctl(PR_SET_PDEATHSIG, signal)`; prctl is variadic, which Swift cannot call).

@@ -64,12 +64,13 @@ int cvips_cast(VipsImage *in, VipsBandFormat format, VipsImage **out);
 /// vips_profile_load: the bytes of a named built-in profile ("srgb", "cmyk", "p3").
 int cvips_profile_load(const char *name, VipsBlob **out);
 
-/// Savers to memory. `strip` != 0 drops all metadata. The buffer is g_malloc'ed.
-int cvips_jpegsave_buffer(VipsImage *in, int quality, int strip, void **buf, size_t *len);
-int cvips_pngsave_buffer(VipsImage *in, int strip, void **buf, size_t *len);
-int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, int strip,
-                          void **buf, size_t *len);
-int cvips_tiffsave_buffer(VipsImage *in, int strip, void **buf, size_t *len);
+/// Savers to memory, writing the metadata the image carries (libvips's JPEG and WebP savers
+/// add an EXIF block of their own; blurfarm strips metadata itself, keeping the ICC profile,
+/// which libvips 8.14's `strip` would drop too). The buffer is g_malloc'ed.
+int cvips_jpegsave_buffer(VipsImage *in, int quality, void **buf, size_t *len);
+int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
+int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
+int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len);
 
 /// vips_gaussblur with the default min_ampl and the given precision.
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out);

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A folder blurfarm created for an output (it was not there before): the only kind of folder
+/// `--prune` may remove, and only while it is empty and still the folder that was created (same
+/// device and inode).
+public struct CreatedFolder: Codable, Hashable, Sendable {
+    /// The folder's absolute path.
+    public var path: String
+    /// The device and inode it had when it was created.
+    public var device: UInt64
+    public var inode: UInt64
+
+    public init(path: String, device: UInt64, inode: UInt64) {
+        self.path = path
+        self.device = device
+        self.inode = inode
+    }
+
+    /// Creates the folder `path` and any missing folders above it, as `mkdir -p` does, and
+    /// returns those this call created (absolute paths, outermost first); none when it existed.
+    /// A folder another process creates at the same moment is not counted as created here.
+    /// - Throws: ``StateError`` naming the folder that cannot be created.
+    public static func make(_ path: String) throws(StateError) -> [CreatedFolder] {
+        var missing: [String] = []
+        var folder = IncrementalRun.absolute(path)
+        do throws(SystemCallError) {
+            while folder != "/", try Syscalls.identity(of: folder) == nil {
+                missing.append(folder)
+                folder = (folder as NSString).deletingLastPathComponent
+            }
+        } catch {
+            throw StateError(path: folder, message: "cannot create the folder: \(error.reason)")
+        }
+        var created: [CreatedFolder] = []
+        for folder in missing.reversed() {
+            do throws(SystemCallError) {
+                guard try Syscalls.makeFolder(folder) else { continue }
+                if let identity = try Syscalls.identity(of: folder) {
+                    created.append(CreatedFolder(path: folder, device: identity.device, inode: identity.inode))
+                }
+            } catch {
+                throw StateError(path: folder, message: "cannot create the folder: \(error.reason)")
+            }
+        }
+        // Something else than a folder in the way (a file, a dangling link) fails here.
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw StateError(path: path, message: "cannot create the folder: something else is in the way")
+        }
+        return created
+    }
+
+    /// What ``removeIfEmpty()`` found.
+    enum Removal {
+        /// It was empty and the folder created: removed.
+        case removed
+        /// Nothing is there any more.
+        case gone
+        /// It holds something, or something else is there now: left alone.
+        case kept
+    }
+
+    /// Removes this folder when it is empty and still the one created (same device and inode,
+    /// not a link). A folder that holds anything, or that was replaced, is left alone.
+    /// - Throws: ``StateError`` when removing it fails for another reason.
+    func removeIfEmpty() throws(StateError) -> Removal {
+        do throws(SystemCallError) {
+            guard let identity = try Syscalls.identity(of: path) else { return .gone }
+            guard identity.isFolder, identity.device == device, identity.inode == inode else { return .kept }
+            return try Syscalls.removeEmptyFolder(path) ? .removed : .kept
+        } catch {
+            throw StateError(path: path, message: "cannot remove the empty folder: \(error.reason)")
+        }
+    }
+}

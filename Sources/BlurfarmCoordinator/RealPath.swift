@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+
+/// Paths as the kernel resolves them: what makes two spellings (`out/../in/a.jpg`, a folder
+/// that is a symbolic link, a hard link) the same file.
+enum RealPath {
+    /// `path` made absolute against the working directory, with every symbolic link, `.` and
+    /// `..` resolved as the kernel would. Components that do not exist yet (an output folder
+    /// a run creates) are taken as spelled, so `..` after one of them removes it.
+    static func resolve(_ path: String) -> String { walk(absolute(path)) }
+
+    /// `path` with its folder resolved (``resolve(_:)``) and its last name as it is: where a
+    /// file is, however the folders were spelled, without following a link the file may be
+    /// (an output is renamed over its name, so a link there is replaced, never followed).
+    static func resolveFolder(of path: String) -> String {
+        let absolute = absolute(path)
+        let slash = absolute.lastIndex(of: "/")!
+        let name = absolute[absolute.index(after: slash)...]
+        if name.isEmpty || name == "." || name == ".." { return walk(absolute) }
+        // Folders repeat from file to file: each is resolved once per run.
+        let spelledFolder = String(absolute[..<slash])
+        let folder =
+            resolvedFolders.withLock { $0[spelledFolder] }
+            ?? {
+                let resolved = walk(spelledFolder.isEmpty ? "/" : spelledFolder)
+                resolvedFolders.withLock { $0[spelledFolder] = resolved }
+                return resolved
+            }()
+        return folder == "/" ? "/" + name : folder + "/" + name
+    }
+
+    /// Folders already resolved, by their absolute spelling. A link changed while a run plans
+    /// is a race the plan cannot win anyway; what matters is checked again when files are
+    /// opened (relative to a folder descriptor, without following links).
+    private static let resolvedFolders = Mutex<[String: String]>([:])
+
+    /// The working directory, read once: blurfarm never changes it.
+    private static let workingDirectory = FileManager.default.currentDirectoryPath
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : workingDirectory + "/" + path
+    }
+
+    /// ``resolve(_:)`` component by component, for an absolute path.
+    private static func walk(_ absolute: String) -> String {
+        var pending = absolute.utf8.split(separator: UInt8(ascii: "/")).map(Array.init).reversed() as [[UInt8]]
+        var resolved: [[UInt8]] = []
+        var links = 0
+        while let part = pending.popLast() {
+            if part == [0x2E] { continue }
+            if part == [0x2E, 0x2E] {
+                _ = resolved.popLast()
+                continue
+            }
+            let candidate = text(resolved + [part])
+            // 40 links at most, as the kernel (ELOOP): past that the name is taken as spelled.
+            if links < 40, let target = Syscalls.linkTarget(candidate) {
+                links += 1
+                if target.first == UInt8(ascii: "/") { resolved = [] }
+                pending += target.split(separator: UInt8(ascii: "/")).map(Array.init).reversed()
+                continue
+            }
+            resolved.append(part)
+        }
+        return text(resolved)
+    }
+
+    private static func text(_ parts: [[UInt8]]) -> String {
+        String(decoding: [UInt8(ascii: "/")] + Array(parts.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
+    }
+
+    /// Which file a path names, however spelled.
+    enum Identity: Hashable {
+        /// An existing file: its device and inode (hard links are one file).
+        case file(device: UInt64, inode: UInt64)
+        /// A file that does not exist yet, in an existing folder: the folder's device and inode
+        /// and the name.
+        case entry(device: UInt64, inode: UInt64, name: String)
+        /// A file in a folder that does not exist yet: its resolved path.
+        case path(String)
+    }
+
+    /// The identity of the file at `path`: the file it names (following every link) when it
+    /// exists, else the entry its name makes in its (resolved) folder.
+    static func identity(of path: String) -> Identity {
+        if let info = Syscalls.status(path) {
+            return .file(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+        let real = resolveFolder(of: path)
+        let folder = (real as NSString).deletingLastPathComponent
+        if let info = Syscalls.status(folder) {
+            return .entry(
+                device: UInt64(info.st_dev), inode: UInt64(info.st_ino), name: (real as NSString).lastPathComponent)
+        }
+        return .path(real)
+    }
+}

@@ -1,0 +1,118 @@
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// What the command says: help texts that read as paragraphs at any width, one prefix on every
+/// error line, counts in the singular when there is one (issue 10, defect 7).
+@Suite struct MessageTests {
+    /// Every command's help, as `blurfarm COMMAND --help` prints it.
+    static let commands: [[String]] = [[], ["apply"], ["check"], ["run"], ["filters"], ["bench"], ["worker"]]
+
+    /// The lines of `text` where a paragraph was broken too early: a line at the left margin
+    /// that continues the line before it (starts with a small letter) though its first word
+    /// would have fitted there, or that follows an indented line (text wrapped out of its
+    /// column). The argument parser leaves the last column free: lines hold `width - 1`.
+    static func raggedLines(_ text: String, width: Int) -> [String] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var ragged: [String] = []
+        for (previous, line) in zip(lines, lines.dropFirst()) where !line.isEmpty && !previous.isEmpty {
+            guard let first = line.first, first != " " else { continue }
+            if previous.hasPrefix(" ") {
+                ragged.append("\(previous)⏎\(line)")
+            } else if first.isLowercase, let word = line.split(separator: " ").first,
+                previous.count + 1 + word.count <= width - 1
+            {
+                ragged.append("\(previous)⏎\(line)")
+            }
+        }
+        return ragged
+    }
+
+    @Test(arguments: commands)
+    func helpIsWrappedAsParagraphsAt80And132Columns(command: [String]) throws {
+        for width in [80, 132] {
+            let help = try Blurfarm.run(command + ["--help"], environment: ["COLUMNS": "\(width)"])
+            #expect(help.status == 0, "\(help.stderr)")
+            #expect(help.stdout.contains("USAGE: blurfarm"), "\(help.stdout)")
+            #expect(Self.raggedLines(help.stdout, width: width).isEmpty, "\(width) columns: \(help.stdout)")
+            // The usage line is the parser's own, not wrapped.
+            #expect(
+                help.stdout.split(separator: "\n").allSatisfy { $0.count <= width || $0.hasPrefix("USAGE:") },
+                "\(help.stdout)")
+        }
+    }
+
+    @Test func theRaggedCheckFindsAHardWrappedParagraph() {
+        let text = "Parses and validates each manifest and the configuration, expands the inputs,\nand\nprints the plan."
+        #expect(Self.raggedLines(text, width: 80).count == 1)
+        #expect(Self.raggedLines("  an indented item that was too long for its\ncolumn", width: 80).count == 1)
+        #expect(Self.raggedLines("A whole paragraph\n\nAnother one", width: 80).isEmpty)
+    }
+
+    @Test func theOverviewAndApplyNameEveryKindOfFilter() throws {
+        for command in [[], ["apply"]] {
+            let help = try Blurfarm.run(command + ["--help"]).stdout
+            for word in ["gaussian", "motion", "frost", "plugin"] {
+                #expect(help.contains(word), "\(command): \(word) missing from \(help)")
+            }
+        }
+    }
+
+    @Test func aMissingManifestOrConfigurationIsNamedWithTheProgramsPrefix() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for arguments in [["run", "nope.job"], ["check", "nope.job"], ["run", "nope.job", "--config", "nope.conf"]] {
+            let result = try Blurfarm.run(arguments, in: folder)
+            let missing = arguments.last!
+            #expect(result.status == 2)
+            #expect(
+                result.stderr.hasPrefix("blurfarm: error: cannot read '\(missing)': No such file or directory\n"),
+                "\(result.stderr)")
+        }
+    }
+
+    @Test func oneInputAndOneTileAreSingular() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var random = SplitMix(seed: 3)
+        try IncrementalRunTests.ppm(width: 24, height: 16, using: &random)
+            .write(to: folder.appendingPathComponent("in.ppm"))
+        try "state: state\n".write(to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        try """
+            job: one
+            inputs: [in.ppm]
+            outputs:
+              - name: blur
+                path: out/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: 1
+
+            """.write(to: folder.appendingPathComponent("one.job"), atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", "one.job", "--config", "farm.conf"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("job 'one': 1 input, 1 output, "), "\(check.stdout)")
+        #expect(check.stdout.contains("; 1 tile\n"), "\(check.stdout)")
+        let run = try Blurfarm.run(["run", "one.job", "--config", "farm.conf", "--verbose", "--workers", "0"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("blur of in.ppm, 1 tile\n"), "\(run.stdout)")
+        #expect(run.stdout.contains("one: 1 written, 0 failed, 1 input, in "), "\(run.stdout)")
+    }
+
+    @Test func versionNamesBlurfarmLibvipsAndTheCPUTarget() throws {
+        let result = try Blurfarm.run(["--version"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(result.stdout)")
+        #expect(lines.first?.range(of: #"^blurfarm \d+\.\d+\.\d+$"#, options: .regularExpression) != nil, "\(lines)")
+        #expect(lines.dropFirst().first == "libvips \(ImageReader.libvipsVersion)", "\(lines)")
+        #expect(["cpu-target x86-64-v3", "cpu-target baseline"].contains(lines.last ?? ""), "\(lines)")
+        #if arch(x86_64)
+        // The tests are built as blurfarm is: for x86-64-v3 unless BLURFARM_BASELINE_CPU is set.
+        if ProcessInfo.processInfo.environment["BLURFARM_BASELINE_CPU"] == nil {
+            #expect(lines.last == "cpu-target x86-64-v3")
+        }
+        #endif
+    }
+}
