@@ -190,7 +190,7 @@ struct Run: ParsableCommand {
             }
             let work = incremental.plan
             if runner == nil, work.outputCount > 0 {
-                let (pool, rendering) = try engine.start()
+                let (pool, rendering) = try engine.start(stop: stop)
                 started.set(pool)
                 runner = JobRunner(
                     registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
