@@ -6,12 +6,26 @@
  *   -DABI=7                     the table claims ABI version 7
  *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
  *   -DNAME='"x"'                the name in the table (the file may say otherwise)
+ *   -DMARKER='"/path"'          a constructor appends a line to /path when the library is loaded
  * Without FAIL or CRASH, run copies its input.
  */
 #include "blurfarm_plugin.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#ifdef MARKER
+#include <fcntl.h>
+#include <unistd.h>
+
+/* Runs at dlopen, before blurfarm sees the table: what an evil library would do. */
+__attribute__((constructor)) static void mark(void) {
+    int fd = open(MARKER, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    if (write(fd, "loaded\n", 7) < 0) { /* nothing to do */ }
+    close(fd);
+}
+#endif
 
 #ifndef NAME
 #define NAME "misbehave"
