@@ -56,6 +56,17 @@ public struct FilterChain: Sendable {
         plan(tile: tile, image: image).computed[0]
     }
 
+    /// How many pixels the filters read to render `tile`, all stages together (each stage's
+    /// region of interest, beyond the image too): the measure of a tile's work that the
+    /// adaptive task timeout allows time for. Saturates instead of overflowing.
+    public func pixelsRead(for tile: Rect, image: Rect) -> Int {
+        let reads = plan(tile: tile, image: image).reads.dropFirst()
+        return reads.reduce(stages.isEmpty ? tile.area : 0) { sum, rect in
+            let (total, overflow) = sum.addingReportingOverflow(rect.area)
+            return overflow ? Int.max : total
+        }
+    }
+
     /// Rectangles for one tile: `computed[i]` is what stage `i` computes (`computed[0]` is
     /// the source region read), `reads[i]` what stage `i` reads (for `i ≥ 1`).
     private func plan(tile: Rect, image: Rect) -> (computed: [Rect], reads: [Rect]) {

@@ -52,7 +52,8 @@ struct Engine {
             let pool = try WorkerPool(
                 executable: "/proc/self/exe", workers: workers, retries: configuration.retries,
                 heartbeatTimeout: duration(configuration.heartbeatTimeout),
-                taskTimeout: duration(configuration.taskTimeout ?? 1e6), pluginFolders: pluginFolders)
+                taskTimeout: configuration.taskTimeout.map { .fixed(duration($0)) } ?? .adaptive,
+                pluginFolders: pluginFolders)
             return (pool, pool)
         } catch {
             printError("\(error)")

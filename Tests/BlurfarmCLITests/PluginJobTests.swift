@@ -187,6 +187,50 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
     }
 
+    /// A plugin stuck in `run` keeps its worker's heartbeats going (they come from another
+    /// thread): under the shipped configuration, which sets no `task-timeout`, the adaptive
+    /// task timeout still kills the worker; the tile is retried and past the retries its image
+    /// fails naming the plugin, the other output is written and the run ends with status 1.
+    @Test func aPluginStuckInRunIsCaughtUnderTheShippedDefaults() throws {
+        let shipped = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("config/blurfarm.conf"), encoding: .utf8)
+        // The shipped settings, with this job's own plugin folder and state folder.
+        let settings = shipped.split(separator: "\n")
+            .filter { !$0.hasPrefix("state:") && !$0.hasPrefix("plugin-folders:") }.joined(separator: "\n")
+        let manifest = """
+            job: stuck
+            inputs: [photos/**/*.webp]
+            outputs:
+              - name: stuck
+                path: out/{stem}-stuck.png
+                resize:
+                  width: 64
+                filters:
+                  - hang
+              - name: blur
+                path: out/{stem}-blur.png
+                filters:
+                  - gaussian:
+                      sigma: 1.5
+
+            """
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/kite.webp"], plugins: [("misbehave.c", "hang", ["NAME=\"hang\"", "HANG"])],
+            configuration: settings + "\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Coordinator([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+        ])
+        // Generous: a run that is not caught would hang for ever.
+        let status = run.waitForExit(timeout: 300)
+        let errors = run.stderr()
+        #expect(status == 1, "\(errors)")
+        #expect(errors.contains("failed 4 times (the chain runs plugin 'hang'); the last time: worker "), "\(errors)")
+        #expect(errors.contains("ran one task longer than the task timeout of "), "\(errors)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-stuck.png").path))
+    }
+
     /// Plugins run in worker processes only: a run that asks for the in-process engine is refused.
     @Test func aJobWithPluginsIsNotRenderedInProcess() throws {
         let folder = try JobCommandTests.makeJob(Self.blurAnd("vignette"), photos: ["special/kite.webp"])

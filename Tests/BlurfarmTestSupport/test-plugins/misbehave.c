@@ -3,6 +3,7 @@
  * plugin folder of the configuration). Compiled by the tests with cc:
  *   -DNAME='"fail"' -DFAIL      run returns BLURFARM_ERROR_FAILED with a message
  *   -DNAME='"crash"' -DCRASH    run writes through a null pointer (SIGSEGV)
+ *   -DNAME='"hang"' -DHANG      run never returns (sleeps forever)
  *   -DABI=7                     the table claims ABI version 7
  *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
  *   -DNAME='"x"'                the name in the table (the file may say otherwise)
@@ -13,6 +14,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef MARKER
 #include <fcntl.h>
@@ -43,6 +45,10 @@ static int32_t run(
     return BLURFARM_ERROR_FAILED;
 #elif defined(CRASH)
     *(volatile float *)0 = input->data[0];
+    return BLURFARM_OK;
+#elif defined(HANG)
+    (void)input, (void)output;
+    for (;;) sleep(1000);
     return BLURFARM_OK;
 #else
     const blurfarm_rect out = output->rect;
