@@ -26,6 +26,9 @@ public protocol Filter: Sendable {
     /// - Throws: ``FilterFailure`` when the filter reports an error (plugins can; the built-in
     ///   filters never do).
     func apply(input: PixelBuffer, output: PixelBuffer, image: Rect) throws(FilterFailure)
+    /// Why the filter cannot render an image covering `image` whose input covers `input`
+    /// (a plugin whose answers are out of bounds), or `nil`.
+    func problem(forInput input: Rect, image: Rect) -> FilterFailure?
 }
 
 /// A filter whose reach is the same at every pixel (the built-in filters): its region of
@@ -38,6 +41,9 @@ public protocol UniformReachFilter: Filter {
 extension Filter {
     /// Built in, unless the filter says otherwise (plugins do).
     public var origin: FilterDescriptor.Origin { .builtIn }
+
+    /// None: a filter whose rectangles are computed, not answered by a plugin, has no problem.
+    public func problem(forInput input: Rect, image: Rect) -> FilterFailure? { nil }
 }
 
 extension UniformReachFilter {

@@ -50,6 +50,18 @@ public struct FilterChain: Sendable {
         return filters.reduce(image) { $1.domainOfDefinition(forInput: $0, image: image) }
     }
 
+    /// The first filter's failure to render an image covering `image`, asked before any
+    /// rectangle is used: a plugin whose domain of definition or region of interest is out of
+    /// bounds (its rectangles are then replaced by safe ones, and the chain must not run).
+    public func problem(forImage image: Rect) -> FilterFailure? {
+        var input = image
+        for filter in filters {
+            if let problem = filter.problem(forInput: input, image: image) { return problem }
+            if edge == .grow { input = filter.domainOfDefinition(forInput: input, image: image) }
+        }
+        return nil
+    }
+
     /// The rectangle of the source image that rendering `tile` reads (what a tile's task
     /// carries: the tile grown by the halo, clipped to the image, folded by the edge rule).
     public func sourceRegion(for tile: Rect, image: Rect) -> Rect {

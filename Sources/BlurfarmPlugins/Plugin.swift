@@ -186,9 +186,10 @@ public final class Plugin: @unchecked Sendable {
         }
         if code == BLURFARM_OK { return .success(()) }
         message[message.count - 1] = 0  // whatever the plugin wrote, the text ends here
+        // Data, not text to print: control characters escaped.
         let text = message.withUnsafeBufferPointer { m in
             String(decoding: m.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
+        }.escapingControlCharacters
         return .failure(CallFailure(code: code, message: text))
     }
 

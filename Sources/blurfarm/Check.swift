@@ -15,7 +15,8 @@ struct Check: ParsableCommand {
             Parses and validates each manifest and the configuration, expands the inputs, and
             prints the plan: each input with its size (read from the file's header), its
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
-            Exit status: 0 valid and every input readable; 1 valid but some input unreadable;
+            Exit status: 0 valid and every input readable; 1 valid but some input unreadable or some
+            output that its filters cannot render (a plugin answering out of bounds);
             2 a manifest or the configuration is invalid.
             """)
 
@@ -47,15 +48,23 @@ struct Check: ParsableCommand {
                 let limit = header.pixelCount > configuration.pixelLimit ? " (over the pixel limit)" : ""
                 print("  \(input.relativePath)  \(header.width)x\(header.height)\(limit)")
                 for output in input.outputs {
-                    print("    \(output.variant.name) -> \(output.path)  " + describe(output.variant, header, plan, registry))
+                    switch describe(output.variant, header, plan, registry) {
+                    case .success(let text): print("    \(output.variant.name) -> \(output.path)  " + text)
+                    case .failure(let problem):
+                        unreadable += 1
+                        print("    \(output.variant.name) -> \(output.path)  cannot be rendered")
+                        printError("\(input.relativePath): \(output.variant.name): \(problem.message)")
+                    }
                 }
             }
         }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 
+    /// The plan of one output, or why its filters cannot render it (a plugin whose answers are
+    /// out of bounds).
     private func describe(_ variant: VariantSpec, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
-        -> String
+        -> Result<String, FilterFailure>
     {
         var parts: [String] = []
         var size = (width: header.width, height: header.height)
@@ -68,6 +77,9 @@ struct Check: ParsableCommand {
         } else {
             let chain = FilterChain(
                 filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+            if let problem = chain.problem(forImage: Rect(width: size.width, height: size.height)) {
+                return .failure(problem)
+            }
             let tiles = TileGrid(bounds: chain.outputRect(forImage: Rect(width: size.width, height: size.height)),
                 tileSize: plan.tileSize).count
             parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
@@ -75,6 +87,6 @@ struct Check: ParsableCommand {
             parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
             parts.append("\(tiles) tiles")
         }
-        return parts.joined(separator: "; ")
+        return .success(parts.joined(separator: "; "))
     }
 }

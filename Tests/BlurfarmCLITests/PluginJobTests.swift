@@ -231,6 +231,44 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-stuck.png").path))
     }
 
+    /// A plugin whose domain of definition is 2·10⁹ pixels, or sides whose product overflows,
+    /// is refused by `check` and `run` with its name, without a crash; the other output is
+    /// written.
+    @Test(arguments: [("huge", "44722,44722"), ("vast", "1LL<<40,1LL<<40")])
+    func aPluginDomainOutOfBoundsIsRefusedByCheckAndRun(name: String, domain: String) throws {
+        let manifest = Self.blurAnd(name).replacingOccurrences(
+            of: "    filters:\n      - \(name)", with: "    edge: grow\n    filters:\n      - \(name)")
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/kite.webp"], plugins: [("misbehave.c", name, ["NAME=\"\(name)\"", "DOMAIN=\(domain)"])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let options = [folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path]
+        let refusal = "plugin '\(name)' domain_of_definition returned the rectangle "
+        let check = try Blurfarm.run(["check"] + options)
+        #expect(check.status == 1, "\(check.stdout)\(check.stderr)")
+        #expect(check.stderr.contains("kite.webp: plugged: " + refusal), "\(check.stderr)")
+        let run = try Blurfarm.run(["run"] + options + ["--workers", "2"])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains(refusal) && run.stderr.contains("out of bounds: at most 3072x1920+-1024+-640"), "\(run.stderr)")
+        #expect(run.stdout.contains("plugged: 1 written, 1 failed"), "\(run.stdout)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+    }
+
+    /// A plugin's message is data: a newline or an escape sequence in it reaches standard error
+    /// escaped, on the failure's one line.
+    @Test func aPluginsMessageReachesStandardErrorEscaped() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("shout"), photos: ["special/kite.webp"],
+            plugins: [("misbehave.c", "shout", ["NAME=\"shout\"", "FAIL", "MESSAGE=\"bad\\nnews \\033[31mred\""])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("run failed (BLURFARM_ERROR_FAILED, -3): bad\\nnews \\u{1b}[31mred"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\u{1b}") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
     /// Plugins run in worker processes only: a run that asks for the in-process engine is refused.
     @Test func aJobWithPluginsIsNotRenderedInProcess() throws {
         let folder = try JobCommandTests.makeJob(Self.blurAnd("vignette"), photos: ["special/kite.webp"])
