@@ -253,6 +253,26 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
     }
 
+    /// An output within the plugin's bounds but over the pixel limit fails its image in the
+    /// coordinator, naming the plugin, before anything is allocated for it.
+    @Test func anOutputOverThePixelLimitFailsItsImageNamingThePlugin() throws {
+        let manifest = Self.blurAnd("wide").replacingOccurrences(
+            of: "    filters:\n      - wide", with: "    edge: grow\n    filters:\n      - wide")
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/kite.webp"], plugins: [("misbehave.c", "wide", ["NAME=\"wide\"", "DOMAIN=2048,1280"])],
+            configuration: "pixel-limit: 2000000\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2",
+        ])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains(
+            "the filters' output would be 2048x1280 pixels, more than the pixel limit of 2000000 (the chain runs plugin 'wide')"),
+            "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+    }
+
     /// A plugin's message is data: a newline or an escape sequence in it reaches standard error
     /// escaped, on the failure's one line.
     @Test func aPluginsMessageReachesStandardErrorEscaped() throws {
