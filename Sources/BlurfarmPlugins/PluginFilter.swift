@@ -118,7 +118,9 @@ public struct PluginFilter: Filter {
         }
         if case .failure(let failure) = checkedRegionOfInterest(for: output.rect, image: image) { throw failure }
         if case .failure(let failure) = checkedDomainOfDefinition(forInput: image, image: image) { throw failure }
-        let wideInput = input.channels == 4 ? input : Self.widened(input)
+        // The plugin reads a copy of its own: the input may be a view of the shared source,
+        // which other tiles read, and the plugin could write into it.
+        let wideInput = Self.widened(input)
         // The plugin writes into a buffer of its own, never into the output (a shared segment
         // whose neighbouring tiles other workers write), with guard pixels around it.
         let guarded = PixelBuffer.uninitialized(output.rect.grown(dx: Self.guardPixels, dy: Self.guardPixels), channels: 4)
@@ -169,10 +171,10 @@ public struct PluginFilter: Filter {
         return FilterFailure(filter: name, message: "plugin '\(name)' \(function) failed (\(code))\(text)")
     }
 
-    /// An RGBA copy of a 3-channel buffer, alpha 1.
+    /// An RGBA copy of a buffer: of a 3-channel one with alpha 1.
     static func widened(_ buffer: PixelBuffer) -> PixelBuffer {
         let wide = PixelBuffer.uninitialized(buffer.rect, channels: 4)
-        copyColour(from: buffer, to: wide)
+        if buffer.channels == 4 { wide.copy(buffer.rect, from: buffer) } else { copyColour(from: buffer, to: wide) }
         return wide
     }
 

@@ -46,6 +46,19 @@ import Testing
         }
     }
 
+    /// The input may be a view of the shared source, which other tiles read: the plugin reads
+    /// a copy of its own, so what it writes there changes nothing.
+    @Test func aPluginWritingIntoItsInputChangesNothingOutsideIt() throws {
+        let (filter, folder) = try Self.filter("scribble", defines: ["SCRIBBLE"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let image = Rect(width: 12, height: 12)
+        let source = PixelBuffer(rect: image)
+        for y in 0..<12 { for x in 0..<12 { source[x, y] = SIMD4(repeating: 0.25) } }
+        let tile = Rect(x: 4, y: 4, width: 4, height: 4)
+        try filter.apply(input: source.view(tile), output: PixelBuffer(rect: tile), image: image)
+        #expect(source[4, 4] == SIMD4(repeating: 0.25), "the plugin wrote into the shared source")
+    }
+
     /// 44722 × 44722 is 2·10⁹ pixels; 2^40 × 2^40 overflows any product of the sides.
     @Test(arguments: [("huge", "44722,44722", "44722x44722+0+0"), ("vast", "1LL<<40,1LL<<40", "1099511627776x1099511627776+0+0")])
     func aDomainOfDefinitionOutOfBoundsIsRefusedNamingThePlugin(name: String, domain: String, shown: String) throws {

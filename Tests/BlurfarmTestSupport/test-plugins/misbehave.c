@@ -6,6 +6,7 @@
  *   -DNAME='"hang"' -DHANG      run never returns (sleeps forever)
  *   -DMESSAGE='"text"'          with FAIL: the message run returns instead of the usual one
  *   -DOVERRUN                   run copies its input, then writes one pixel past its tile
+ *   -DSCRIBBLE                  run copies its input, then writes into its input
  *   -DDOMAIN=W,H                domain_of_definition answers W x H pixels at (0, 0)
  *   -DABI=7                     the table claims ABI version 7
  *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
@@ -65,6 +66,9 @@ static int32_t run(
     }
 #ifdef OVERRUN
     output->data[(out.height - 1) * output->row_stride + out.width * 4] = 0.5f;
+#endif
+#ifdef SCRIBBLE
+    input->data[0] = 0.5f;
 #endif
     return BLURFARM_OK;
 #endif
