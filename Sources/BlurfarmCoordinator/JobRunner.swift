@@ -171,6 +171,19 @@ public struct JobRunner: Sendable {
         let variant = output.variant
         let chain = FilterChain(
             filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+        // A plugin's answers are checked before any rectangle is used, and so is the size of
+        // the output they make.
+        if let problem = chain.problem(forImage: image.pixels.rect) {
+            return failure(problem.message, decode: decodeSeconds)
+        }
+        let outputRect = chain.outputRect(forImage: image.pixels.rect)
+        if outputRect.area > pixelLimit {
+            let plugins = chain.filters.filter { $0.origin != .builtIn }.map { "plugin '\($0.spec.name)'" }
+            let by = plugins.isEmpty ? "" : " (the chain runs \(plugins.joined(separator: ", ")))"
+            return failure(
+                "the filters' output would be \(outputRect.width)x\(outputRect.height) pixels, more than the pixel "
+                    + "limit of \(pixelLimit)\(by)", decode: decodeSeconds)
+        }
         let clock = ContinuousClock()
         var rendered: Result<RenderedImage, RenderFailure> = .failure(RenderFailure("not rendered"))
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded

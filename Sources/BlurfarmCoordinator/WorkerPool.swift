@@ -73,7 +73,7 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
     ///   - heartbeatTimeout: how long a worker with a task (or one not yet greeted) may stay
     ///     silent before it is killed and replaced.
     ///   - taskTimeout: how long a worker may work on one task (heartbeats or not) before it is
-    ///     killed and replaced, and the task retried.
+    ///     killed and replaced, and the task retried: ``TaskTimeout/adaptive`` by default.
     ///   - pluginFolders: the folders the workers load plugins from (`--plugin-folder`).
     ///   - stop: while the workers start, checked every 50 ms: once it is set, the workers
     ///     started are stopped and this throws at once.
@@ -82,7 +82,7 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
     ///   ``startAttempts`` tries with backoff), or when `stop` was set.
     public init(
         executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
-        taskTimeout: Duration = .seconds(600), pluginFolders: [String] = [], stop: StopRequest? = nil
+        taskTimeout: TaskTimeout = .adaptive, pluginFolders: [String] = [], stop: StopRequest? = nil
     ) throws(RenderFailure) {
         precondition(workers >= 1, "a pool has at least one worker")
         precondition(retries >= 0, "retries cannot be negative")
@@ -162,7 +162,8 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
             tiles: TileGrid(bounds: outputRect, tileSize: tileSize).tiles, image: source.rect,
             filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour, source: sourceRegion,
             outputSegment: outputSegment.id, output: output,
-            plugins: chain.filters.filter { $0.origin != .builtIn }.map(\.spec.name))
+            plugins: chain.filters.filter { $0.origin != .builtIn }.map(\.spec.name),
+            pixelsRead: { chain.pixelsRead(for: $0, image: source.rect) })
         // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
         // pipe, so the write never reaches a descriptor number the process has reused.
         let accepted = inbox.withLock { inbox -> Bool in
@@ -266,15 +267,18 @@ private final class PoolRequest: @unchecked Sendable {
     /// The plugins of the chain, named when a tile fails past the retry limit: a worker that
     /// dies while rendering them is most likely killed by one.
     let plugins: [String]
+    /// How many pixels the chain reads for a tile: what the adaptive task timeout allows for.
+    let pixelsRead: @Sendable (Rect) -> Int
     let done = DispatchSemaphore(value: 0)
     /// The retried tiles on success.
     var result: Result<Int, RenderFailure>?
 
     init(
         tiles: [Rect], image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
-        outputSegment: UInt32, output: PixelBuffer, plugins: [String]
+        outputSegment: UInt32, output: PixelBuffer, plugins: [String], pixelsRead: @escaping @Sendable (Rect) -> Int
     ) {
         self.plugins = plugins
+        self.pixelsRead = pixelsRead
         self.tiles = tiles
         self.image = image
         self.filters = filters
@@ -338,7 +342,9 @@ private final class Supervisor {
     var workerCount: Int
     let retries: Int
     let heartbeatTimeout: Duration
-    let taskTimeout: Duration
+    let taskTimeout: TaskTimeout
+    /// The longest a task that was answered took (the adaptive task timeout grows with it).
+    var slowestTask = Duration.zero
     let wake: Int32
     var slots: [Slot] = []
     var nextWorkerID: UInt32 = 1
@@ -367,7 +373,7 @@ private final class Supervisor {
     deinit { workerEnvironment.forEach { free($0) } }
 
     init(
-        executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, taskTimeout: Duration,
+        executable: String, workerCount: Int, retries: Int, heartbeatTimeout: Duration, taskTimeout: TaskTimeout,
         wake: Int32, pluginFolders: [String]
     ) {
         self.pluginFolders = pluginFolders
@@ -672,9 +678,13 @@ private final class Supervisor {
                 lose(index, because: "was silent for more than \(heartbeatTimeout) and was killed")
                 continue
             }
-            if slot.task != nil && slot.taskSent.duration(to: now) > taskTimeout {
-                lose(index, because: "ran one task longer than the task timeout of \(taskTimeout) and was killed")
-                continue
+            if let task = slot.task {
+                let work = inFlight[task].map { $0.job.request.pixelsRead($0.pending.tile) } ?? 0
+                let limit = taskTimeout.limit(pixelsRead: work, slowestSoFar: slowestTask)
+                if slot.taskSent.duration(to: now) > limit {
+                    lose(index, because: "ran one task longer than the task timeout of \(taskTimeout.describe(limit)) and was killed")
+                    continue
+                }
             }
             index += 1
         }
@@ -735,6 +745,7 @@ private final class Supervisor {
                 break
             case .result(let result):
                 guard slots[index].task == result.taskID else { continue }  // a cancelled task's
+                slowestTask = max(slowestTask, slots[index].taskSent.duration(to: .now))
                 guard let (job, pending) = inFlight.removeValue(forKey: result.taskID) else { continue }
                 unverified.append((job, pending, result.checksum, workerID))
             case .failure(let failure):

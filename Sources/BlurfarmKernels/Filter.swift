@@ -30,6 +30,10 @@ public protocol Filter: Sendable {
     /// parameters (sRGB values, as people write them) converts them to linear light for
     /// `linear`, where its pixels are linear. The filter itself by default.
     func adapted(to colour: ColourMode) -> any Filter
+
+    /// Why the filter cannot render an image covering `image` whose input covers `input`
+    /// (a plugin whose answers are out of bounds), or `nil`.
+    func problem(forInput input: Rect, image: Rect) -> FilterFailure?
 }
 
 /// A filter whose reach is the same at every pixel (the built-in filters): its region of
@@ -45,6 +49,9 @@ extension Filter {
 
     /// The filter itself: it has no colour parameters.
     public func adapted(to colour: ColourMode) -> any Filter { self }
+
+    /// None: a filter whose rectangles are computed, not answered by a plugin, has no problem.
+    public func problem(forInput input: Rect, image: Rect) -> FilterFailure? { nil }
 }
 
 extension UniformReachFilter {

@@ -59,10 +59,33 @@ public struct FilterChain: Sendable {
         return filters.reduce(image) { $1.domainOfDefinition(forInput: $0, image: image) }
     }
 
+    /// The first filter's failure to render an image covering `image`, asked before any
+    /// rectangle is used: a plugin whose domain of definition or region of interest is out of
+    /// bounds (its rectangles are then replaced by safe ones, and the chain must not run).
+    public func problem(forImage image: Rect) -> FilterFailure? {
+        var input = image
+        for filter in filters {
+            if let problem = filter.problem(forInput: input, image: image) { return problem }
+            if edge == .grow { input = filter.domainOfDefinition(forInput: input, image: image) }
+        }
+        return nil
+    }
+
     /// The rectangle of the source image that rendering `tile` reads (what a tile's task
     /// carries: the tile grown by the halo, clipped to the image, folded by the edge rule).
     public func sourceRegion(for tile: Rect, image: Rect) -> Rect {
         plan(tile: tile, image: image).computed[0]
+    }
+
+    /// How many pixels the filters read to render `tile`, all stages together (each stage's
+    /// region of interest, beyond the image too): the measure of a tile's work that the
+    /// adaptive task timeout allows time for. Saturates instead of overflowing.
+    public func pixelsRead(for tile: Rect, image: Rect) -> Int {
+        let reads = plan(tile: tile, image: image).reads.dropFirst()
+        return reads.reduce(stages.isEmpty ? tile.area : 0) { sum, rect in
+            let (total, overflow) = sum.addingReportingOverflow(rect.area)
+            return overflow ? Int.max : total
+        }
     }
 
     /// Rectangles for one tile: `computed[i]` is what stage `i` computes (`computed[0]` is

@@ -17,8 +17,8 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// Folders plugins are loaded from, in order; relative paths resolved as for `state`.
     /// ``buildFolder`` stands for the folder of the running `blurfarm` executable.
     public var pluginFolders: [String]
-    /// Seconds a task may run before its worker is stopped and the task retried; `nil`
-    /// for no limit.
+    /// Seconds a task may run before its worker is stopped and the task retried; `nil` for
+    /// the adaptive default (the coordinator's `TaskTimeout.adaptive`).
     public var taskTimeout: Double?
     /// Seconds without a heartbeat after which a worker counts as hung.
     public var heartbeatTimeout: Double

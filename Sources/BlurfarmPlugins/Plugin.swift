@@ -186,9 +186,8 @@ public final class Plugin: @unchecked Sendable {
         }
         if code == BLURFARM_OK { return .success(()) }
         message[message.count - 1] = 0  // whatever the plugin wrote, the text ends here
-        let text = message.withUnsafeBufferPointer { m in
-            String(decoding: m.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
+        // Data, not text to print: control characters escaped.
+        let text = ShownName.of(bytes: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
         return .failure(CallFailure(code: code, message: text))
     }
 

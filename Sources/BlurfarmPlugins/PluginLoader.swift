@@ -8,7 +8,10 @@ import Synchronization
 /// - a name is never a path: `lib<name>.so` is looked for in each folder in turn, and a name
 ///   with `/` or `..` (or anything but lower-case letters, digits and `-`) is refused;
 /// - a folder or file that users other than its owner can write (group or other write bit),
-///   or that belongs to a user who is neither root nor this process's user, is refused;
+///   or that belongs to a user who is neither root nor this process's user, is refused, and
+///   so is a folder above it that belongs to someone else, or that others can write and is
+///   not sticky; all checked on descriptors, and the library loaded from the descriptor
+///   checked, so that nobody can swap a file in between (``TrustedPath``);
 /// - a library that does not load, lacks the entry point `blurfarm_plugin_entry`, or returns
 ///   a table of an ABI version or with flags this blurfarm does not know, is refused;
 /// - a loaded plugin is never unloaded, and loading it again returns the same ``Plugin``.
@@ -34,7 +37,7 @@ public final class PluginLoader: Sendable {
         for folder in folders {
             let path = Self.join(folder, PluginName.fileName(name))
             guard case .success = Syscalls.status(path) else { continue }
-            try Self.checkFolder(folder)
+            try TrustedPath.checkFolder(folder)
             return try load(name, path: path)
         }
         throw PluginError(
@@ -58,7 +61,7 @@ public final class PluginLoader: Sendable {
             let candidates = entries.compactMap { PluginName.name(ofFile: $0) }
             if candidates.isEmpty { continue }
             do throws(PluginError) {
-                try Self.checkFolder(folder)
+                try TrustedPath.checkFolder(folder)
             } catch {
                 problems.append(error)
                 continue
@@ -80,15 +83,17 @@ public final class PluginLoader: Sendable {
         return (plugins, problems)
     }
 
-    /// Checks, opens and reads the library at `path`, or returns the plugin already loaded.
+    /// Opens and checks the library at `path` (``TrustedPath``), loads exactly the file opened,
+    /// and reads its table; or returns the plugin already loaded.
     private func load(_ name: String, path: String) throws(PluginError) -> Plugin {
         if let plugin = loaded.withLock({ $0[name] }) { return plugin }
-        try Self.checkFile(path)
+        let file = try TrustedPath.openFile(path)
         let handle: UnsafeMutableRawPointer
-        switch Syscalls.openLibrary(path) {
+        switch Syscalls.openLibrary(file.number, name: path) {
         case .failure(let reason): throw PluginError(path, "cannot be loaded: \(reason)")
         case .success(let h): handle = h
         }
+        file.keepOpen()
         guard let symbol = Syscalls.symbol(BLURFARM_PLUGIN_ENTRY_POINT, in: handle) else {
             throw PluginError(path, "has no entry point '\(BLURFARM_PLUGIN_ENTRY_POINT)'")
         }
@@ -100,50 +105,6 @@ public final class PluginLoader: Sendable {
             if let first = loaded[name] { return first }
             loaded[name] = plugin
             return plugin
-        }
-    }
-
-    /// Refuses a folder that is not a folder, that others can write, or whose owner is
-    /// neither root nor this user.
-    static func checkFolder(_ folder: String) throws(PluginError) {
-        switch Syscalls.status(folder) {
-        case .failure(let reason): throw PluginError(folder, "cannot use the plugin folder: \(reason)")
-        case .success(let status):
-            guard status.isDirectory else { throw PluginError(folder, "the plugin folder is not a folder") }
-            try checkWriters(status, folder, what: "plugin folder", consequence: "no plugin is loaded from it")
-        }
-    }
-
-    /// Refuses a file that is not a regular file, that others can write, whose owner is
-    /// neither root nor this user, or whose real folder (after symbolic links) is refused.
-    static func checkFile(_ path: String) throws(PluginError) {
-        switch Syscalls.status(path) {
-        case .failure(let reason): throw PluginError(path, "cannot use the plugin file: \(reason)")
-        case .success(let status):
-            guard status.isRegularFile else { throw PluginError(path, "the plugin file is not a regular file") }
-            try checkWriters(status, path, what: "plugin file", consequence: "it is not loaded")
-        }
-        guard let real = realPath(path) else { throw PluginError(path, "cannot resolve the plugin file's path") }
-        if let slash = real.lastIndex(of: "/") {
-            let folder = slash == real.startIndex ? "/" : String(real[..<slash])
-            try checkFolder(folder)
-        }
-    }
-
-    private static func realPath(_ path: String) -> String? { Syscalls.realPath(path) }
-
-    private static func checkWriters(
-        _ status: FileStatus, _ path: String, what: String, consequence: String
-    ) throws(PluginError) {
-        if status.permissions & 0o022 != 0 {
-            let others = status.permissions & 0o002 != 0 ? "other users" : "its group"
-            throw PluginError(
-                path,
-                "the \(what) is writable by \(others) (mode \(String(status.permissions, radix: 8))): \(consequence)")
-        }
-        if status.owner != 0 && status.owner != Syscalls.effectiveUser {
-            throw PluginError(
-                path, "the \(what) belongs to user \(status.owner), neither root nor this user: \(consequence)")
         }
     }
 

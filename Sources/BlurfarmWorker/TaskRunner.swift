@@ -89,6 +89,8 @@ public struct TaskRunner: Sendable {
     /// Renders the tile; returns its checksum and, for inline tasks, its pixels.
     private func render(_ task: TaskMessage, chain: FilterChain) throws(Problem) -> (UInt64, InlinePixels?) {
         let tile = task.tile
+        // A plugin's answers are checked before any rectangle is used.
+        if let problem = chain.problem(forImage: task.image) { throw Problem(problem.message) }
         let outputRect = chain.outputRect(forImage: task.image)
         guard outputRect.contains(tile) else {
             throw Problem("tile \(tile) lies outside the output \(outputRect)")

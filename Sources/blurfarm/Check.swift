@@ -29,9 +29,10 @@ struct Check: ParsableCommand {
             case-sensitive (docs/manifest.md).
 
             Exit status: 0 valid, every input glob matches and every input is readable; 1 \
-            valid but an input glob matches no file, or some input is unreadable (or a folder \
-            under a glob, or a file name that is not UTF-8: one line each); 2 a manifest or \
-            the configuration is invalid.
+            valid but an input glob matches no file, some input is unreadable (or a folder \
+            under a glob, or a file name that is not UTF-8: one line each), or some output \
+            cannot be rendered by its filters (a plugin answering out of bounds); 2 a manifest \
+            or the configuration is invalid.
             """)
 
     @Argument(help: "Job manifests.")
@@ -105,7 +106,11 @@ struct Check: ParsableCommand {
             var outputs: [JobPlanJSON.Output] = []
             for output in input.outputs {
                 let described = describe(output, header, plan, registry)
-                if !json {
+                if let problem = described.error {
+                    unreadable += 1
+                    if !json { print("    \(output.variant.name) -> \(ShownName.of(output.path))  cannot be rendered") }
+                    printError("\(input.relativePath): \(output.variant.name): \(problem)")
+                } else if !json {
                     print("    \(output.variant.name) -> \(ShownName.of(output.path))  " + described.text)
                 }
                 outputs.append(described)
@@ -136,6 +141,10 @@ struct Check: ParsableCommand {
         if !variant.filters.isEmpty {
             let chain = FilterChain(
                 filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+            if let problem = chain.problem(forImage: Rect(width: size.width, height: size.height)) {
+                described.error = problem.message
+                return described
+            }
             let outputRect = chain.outputRect(forImage: Rect(width: size.width, height: size.height))
             size = (outputRect.width, outputRect.height)
             described.tiles = TileGrid(bounds: outputRect, tileSize: plan.tileSize).count
@@ -218,6 +227,8 @@ struct JobPlanJSON: Encodable {
         var edge: String?
         var colour: String?
         var tiles: Int?
+        /// Why the output's filters cannot render it (a plugin answering out of bounds).
+        var error: String?
 
         /// As the text plan prints it after the output's path.
         var text: String {

@@ -72,7 +72,8 @@ struct Engine {
             let pool = try WorkerPool(
                 executable: "/proc/self/exe", workers: workers, retries: configuration.retries,
                 heartbeatTimeout: duration(configuration.heartbeatTimeout),
-                taskTimeout: duration(configuration.taskTimeout ?? 1e6), pluginFolders: pluginFolders, stop: stop)
+                taskTimeout: configuration.taskTimeout.map { .fixed(duration($0)) } ?? .adaptive,
+                pluginFolders: pluginFolders, stop: stop)
             return (pool, pool)
         } catch {
             if let signalNumber = stop?.signalNumber { throw ExitCode(128 + signalNumber) }

@@ -188,6 +188,108 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
     }
 
+    /// A plugin stuck in `run` keeps its worker's heartbeats going (they come from another
+    /// thread): under the shipped configuration, which sets no `task-timeout`, the adaptive
+    /// task timeout still kills the worker; the tile is retried and past the retries its image
+    /// fails naming the plugin, the other output is written and the run ends with status 1.
+    @Test func aPluginStuckInRunIsCaughtUnderTheShippedDefaults() throws {
+        let shipped = try String(
+            contentsOf: Fixtures.repository.appendingPathComponent("config/blurfarm.conf"), encoding: .utf8)
+        // The shipped settings, with this job's own plugin folder and state folder.
+        let settings = shipped.split(separator: "\n")
+            .filter { !$0.hasPrefix("state:") && !$0.hasPrefix("plugin-folders:") }.joined(separator: "\n")
+        let manifest = """
+            job: stuck
+            inputs: [photos/**/*.webp]
+            outputs:
+              - name: stuck
+                path: out/{stem}-stuck.png
+                resize:
+                  width: 64
+                filters:
+                  - hang
+              - name: blur
+                path: out/{stem}-blur.png
+                filters:
+                  - gaussian:
+                      sigma: 1.5
+
+            """
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/kite.webp"], plugins: [("misbehave.c", "hang", ["NAME=\"hang\"", "HANG"])],
+            configuration: settings + "\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Coordinator([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+        ])
+        // Generous: a run that is not caught would hang for ever.
+        let status = run.waitForExit(timeout: 300)
+        let errors = run.stderr()
+        #expect(status == 1, "\(errors)")
+        #expect(errors.contains("failed 4 times (the chain runs plugin 'hang'); the last time: worker "), "\(errors)")
+        #expect(errors.contains("ran one task longer than the task timeout of "), "\(errors)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-stuck.png").path))
+    }
+
+    /// A plugin whose domain of definition is 2·10⁹ pixels, or sides whose product overflows,
+    /// is refused by `check` and `run` with its name, without a crash; the other output is
+    /// written.
+    @Test(arguments: [("huge", "44722,44722"), ("vast", "1LL<<40,1LL<<40")])
+    func aPluginDomainOutOfBoundsIsRefusedByCheckAndRun(name: String, domain: String) throws {
+        let manifest = Self.blurAnd(name).replacingOccurrences(
+            of: "    filters:\n      - \(name)", with: "    edge: grow\n    filters:\n      - \(name)")
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/kite.webp"], plugins: [("misbehave.c", name, ["NAME=\"\(name)\"", "DOMAIN=\(domain)"])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let options = [folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path]
+        let refusal = "plugin '\(name)' domain_of_definition returned the rectangle "
+        let check = try Blurfarm.run(["check"] + options)
+        #expect(check.status == 1, "\(check.stdout)\(check.stderr)")
+        #expect(check.stderr.contains("kite.webp: plugged: " + refusal), "\(check.stderr)")
+        let run = try Blurfarm.run(["run"] + options + ["--workers", "2"])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains(refusal) && run.stderr.contains("out of bounds: at most 3072x1920+-1024+-640"), "\(run.stderr)")
+        #expect(run.stdout.contains("plugged: 1 written, 1 failed"), "\(run.stdout)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+    }
+
+    /// An output within the plugin's bounds but over the pixel limit fails its image in the
+    /// coordinator, naming the plugin, before anything is allocated for it.
+    @Test func anOutputOverThePixelLimitFailsItsImageNamingThePlugin() throws {
+        let manifest = Self.blurAnd("wide").replacingOccurrences(
+            of: "    filters:\n      - wide", with: "    edge: grow\n    filters:\n      - wide")
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/kite.webp"], plugins: [("misbehave.c", "wide", ["NAME=\"wide\"", "DOMAIN=2048,1280"])],
+            configuration: "pixel-limit: 2000000\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2",
+        ])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains(
+            "the filters' output would be 2048x1280 pixels, more than the pixel limit of 2000000 (the chain runs plugin 'wide')"),
+            "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+    }
+
+    /// A plugin's message is data: a newline or an escape sequence in it reaches standard error
+    /// escaped, on the failure's one line.
+    @Test func aPluginsMessageReachesStandardErrorEscaped() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("shout"), photos: ["special/kite.webp"],
+            plugins: [("misbehave.c", "shout", ["NAME=\"shout\"", "FAIL", "MESSAGE=\"bad\\nnews \\033[31mred\""])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("run failed (BLURFARM_ERROR_FAILED, -3): bad\\nnews \\u{001B}[31mred"), "\(result.stderr)")
+        #expect(!result.stderr.contains("\u{1b}") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
     /// Plugins run in worker processes only: a run that asks for the in-process engine is refused.
     @Test func aJobWithPluginsIsNotRenderedInProcess() throws {
         let folder = try JobCommandTests.makeJob(Self.blurAnd("vignette"), photos: ["special/kite.webp"])

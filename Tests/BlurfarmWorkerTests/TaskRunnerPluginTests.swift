@@ -4,6 +4,7 @@ import BlurfarmPlugins
 import BlurfarmTestSupport
 import BlurfarmWire
 import BlurfarmWorker
+import Foundation
 import Testing
 
 /// A worker's task runner loads plugins by name from its plugin folders when a task names one,
@@ -42,5 +43,22 @@ import Testing
             taskID: 9,
             message: "filter 1: unknown filter 'zooom'; as a plugin: 'zooom': no libzooom.so in the plugin folders "
                 + "(\(TestPlugins.buildFolder))")))
+    }
+
+    /// The worker checks a plugin's answers before it uses them, whatever the coordinator did.
+    @Test func aTaskWhosePluginAnswersA2GigapixelDomainIsAFailureNamingThePlugin() throws {
+        let folder = try TestPlugins.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try TestPlugins.compile("misbehave.c", as: "huge", into: folder, defines: ["NAME=\"huge\"", "DOMAIN=44722,44722"])
+        let runner = TaskRunner(plugins: PluginLoader(folders: [folder.path]), segments: nil)
+        let inline = WorkerConversationTests.inlineTask(id: 10, filters: [FilterSpec(name: "huge", arguments: [:])])
+        let task = TaskMessage(
+            taskID: 10, imageID: 1, attempt: 1, tile: inline.tile, image: inline.image, filters: inline.filters,
+            edge: .grow, colour: .gamma, pixels: inline.pixels)
+        #expect(runner.execute(task) == .failure(TaskFailure(
+            taskID: 10,
+            message: "plugin 'huge' domain_of_definition returned the rectangle 44722x44722+0+0 for 8x8+0+0, out of bounds: "
+                + "at most 56x56+-24+-24 "
+                + "(the rectangle given grown on each side by its own or the image's size, the larger, and 16 px)")))
     }
 }

@@ -3,18 +3,41 @@
  * plugin folder of the configuration). Compiled by the tests with cc:
  *   -DNAME='"fail"' -DFAIL      run returns BLURFARM_ERROR_FAILED with a message
  *   -DNAME='"crash"' -DCRASH    run writes through a null pointer (SIGSEGV)
+ *   -DNAME='"hang"' -DHANG      run never returns (sleeps forever)
+ *   -DMESSAGE='"text"'          with FAIL: the message run returns instead of the usual one
+ *   -DOVERRUN                   run copies its input, then writes one pixel past its tile
+ *   -DSCRIBBLE                  run copies its input, then writes into its input
+ *   -DDOMAIN=W,H                domain_of_definition answers W x H pixels at (0, 0)
  *   -DABI=7                     the table claims ABI version 7
  *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
  *   -DNAME='"x"'                the name in the table (the file may say otherwise)
+ *   -DMARKER='"/path"'          a constructor appends a line to /path when the library is loaded
  * Without FAIL or CRASH, run copies its input.
  */
 #include "blurfarm_plugin.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#ifdef MARKER
+#include <fcntl.h>
+#include <unistd.h>
+
+/* Runs at dlopen, before blurfarm sees the table: what an evil library would do. */
+__attribute__((constructor)) static void mark(void) {
+    int fd = open(MARKER, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    if (write(fd, "loaded\n", 7) < 0) { /* nothing to do */ }
+    close(fd);
+}
+#endif
 
 #ifndef NAME
 #define NAME "misbehave"
+#endif
+#ifndef MESSAGE
+#define MESSAGE "this plugin always fails"
 #endif
 #ifndef ABI
 #define ABI BLURFARM_PLUGIN_ABI_VERSION
@@ -25,10 +48,14 @@ static int32_t run(
     char *message, size_t message_size) {
     (void)values, (void)image, (void)message, (void)message_size;
 #if defined(FAIL)
-    snprintf(message, message_size, "this plugin always fails");
+    snprintf(message, message_size, "%s", MESSAGE);
     return BLURFARM_ERROR_FAILED;
 #elif defined(CRASH)
     *(volatile float *)0 = input->data[0];
+    return BLURFARM_OK;
+#elif defined(HANG)
+    (void)input, (void)output;
+    for (;;) sleep(1000);
     return BLURFARM_OK;
 #else
     const blurfarm_rect out = output->rect;
@@ -37,15 +64,34 @@ static int32_t run(
             input->data + (out.y + y - input->rect.y) * input->row_stride + (out.x - input->rect.x) * 4,
             (size_t)out.width * 4 * sizeof(float));
     }
+#ifdef OVERRUN
+    output->data[(out.height - 1) * output->row_stride + out.width * 4] = 0.5f;
+#endif
+#ifdef SCRIBBLE
+    input->data[0] = 0.5f;
+#endif
     return BLURFARM_OK;
 #endif
 }
+
+#ifdef DOMAIN
+static int32_t domain_of_definition(
+    const double *values, const blurfarm_rect *input, const blurfarm_rect *image, blurfarm_rect *output) {
+    (void)values, (void)input, (void)image;
+    const int64_t size[2] = {DOMAIN};
+    *output = (blurfarm_rect){.x = 0, .y = 0, .width = size[0], .height = size[1]};
+    return BLURFARM_OK;
+}
+#endif
 
 static const blurfarm_plugin table = {
     .abi_version = ABI,
     .name = NAME,
     .description = "a test plugin that misbehaves",
     .run = run,
+#ifdef DOMAIN
+    .domain_of_definition = domain_of_definition,
+#endif
 };
 
 #ifdef NO_ENTRY
