@@ -197,7 +197,7 @@ public final class IncrementalRun: Sendable {
     /// The records ``prune()`` acts on: not an output the current plan writes, input gone.
     private func orphans() -> [OutputRecord] {
         let planned = Set(plannedOutputs.map(Self.absolute))
-        return records.all.filter { !planned.contains($0.output) && !FileManager.default.fileExists(atPath: $0.input) }
+        return records.all.filter { !planned.contains($0.output) && Syscalls.status($0.input) == nil }
     }
 
     /// Whether something (a file, a folder, a link, even dangling) is at `path`.
@@ -226,10 +226,7 @@ public final class IncrementalRun: Sendable {
                 return glob.matches(relative)
             }
             if matched.isEmpty { continue }
-            var isFolder: ObjCBool = false
-            if matched.allSatisfy({ $0.input != folder }),
-                !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue
-            {
+            if matched.allSatisfy({ $0.input != folder }), !Syscalls.isFolder(folder) {
                 return .folderMissing(folder: shownFolder, glob: glob.text, outputs: matched.count)
             }
             return .globEmpty(glob: glob.text, outputs: matched.count)

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 
 /// What happened to one output of a run.
@@ -44,6 +45,31 @@ public struct OutputReport: Sendable, Codable {
     private enum CodingKeys: String, CodingKey {
         case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
         case checksum, error
+    }
+
+    private enum EncodedKeys: String, CodingKey {
+        case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
+        case checksum, error, inputBytes, outputBytes
+    }
+
+    /// The stored properties, with paths and messages as ``ReportedText`` gives them (and the
+    /// exact bytes of a path that is not UTF-8 under `inputBytes`, `outputBytes`).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: EncodedKeys.self)
+        try c.encode(ReportedText.of(input), forKey: .input)
+        try c.encodeIfPresent(ReportedText.bytes(of: input), forKey: .inputBytes)
+        try c.encode(ReportedText.of(output), forKey: .output)
+        try c.encodeIfPresent(ReportedText.bytes(of: output), forKey: .outputBytes)
+        try c.encode(variant, forKey: .variant)
+        try c.encode(status, forKey: .status)
+        try c.encode(tiles, forKey: .tiles)
+        try c.encode(pixels, forKey: .pixels)
+        try c.encode(decodeSeconds, forKey: .decodeSeconds)
+        try c.encode(filterSeconds, forKey: .filterSeconds)
+        try c.encode(encodeSeconds, forKey: .encodeSeconds)
+        try c.encode(retries, forKey: .retries)
+        try c.encodeIfPresent(checksum, forKey: .checksum)
+        try c.encodeIfPresent(error.map(ReportedText.of), forKey: .error)
     }
 
     public init(
@@ -146,7 +172,7 @@ public struct RunReport: Sendable, Codable {
     }
 
     private enum EncodedKeys: String, CodingKey {
-        case job, manifest, started, finished, settings, outputs, pruned, counts
+        case job, manifest, started, finished, settings, outputs, pruned, prunedBytes, counts
     }
 
     /// The stored properties and ``counts``.
@@ -158,7 +184,10 @@ public struct RunReport: Sendable, Codable {
         try c.encode(finished, forKey: .finished)
         try c.encode(settings, forKey: .settings)
         try c.encode(outputs, forKey: .outputs)
-        try c.encode(pruned, forKey: .pruned)
+        try c.encode(pruned.map(ReportedText.of), forKey: .pruned)
+        if pruned.contains(where: { !PathEncoding.isUTF8($0) }) {
+            try c.encode(pruned.map(ReportedText.bytes(of:)), forKey: .prunedBytes)
+        }
         try c.encode(counts, forKey: .counts)
     }
 }
@@ -203,5 +232,20 @@ extension RunReport {
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         let name = "\(job)-\(formatter.string(from: started))-\(ProcessInfo.processInfo.processIdentifier).json"
         return (state as NSString).appendingPathComponent("reports/" + name)
+    }
+}
+
+/// How a report gives a path or a message (docs/report.md): as it is when it is UTF-8 (JSON
+/// escapes what it must); one that carries bytes that are not UTF-8 (``PathEncoding``) as it is
+/// shown in messages (``ShownName``: such a byte as `\xE9`), and a path's exact bytes in base64
+/// beside it.
+enum ReportedText {
+    static func of(_ text: String) -> String {
+        PathEncoding.isUTF8(text) ? text : ShownName.of(text)
+    }
+
+    /// The bytes of `path` in base64, or nil when it is UTF-8 (the text says it all).
+    static func bytes(of path: String) -> String? {
+        PathEncoding.isUTF8(path) ? nil : Data(PathEncoding.bytes(path)).base64EncodedString()
     }
 }

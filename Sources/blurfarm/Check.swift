@@ -17,7 +17,7 @@ struct Check: ParsableCommand {
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
 
             Exit status: 0 valid and every input readable; 1 valid but some input unreadable \
-            (or a folder under a glob, or a file name that is not UTF-8: one line each); \
+            (or a folder under a glob, or a file name holding U+F780…U+F7FF: one line each); \
             2 a manifest or the configuration is invalid.
             """)
 
