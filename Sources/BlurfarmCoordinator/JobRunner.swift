@@ -152,7 +152,10 @@ public struct JobRunner: Sendable {
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
-        case .failure(let error): return failure(error.description)
+        case .failure(let error):
+            var report = failure(error.description)
+            report.decodeError = error
+            return report
         case .success(let (i, s)): (image, decodeSeconds) = (i, s)
         }
         let variant = output.variant

@@ -18,10 +18,12 @@ struct Run: ParsableCommand {
             nothing runs. Outputs that are up to date (same input bytes, same recipe, the \
             file as written: docs/scheduling.md) are skipped without decoding anything. An \
             input that cannot be read (corrupt, over the pixel limit) fails its outputs \
-            with one line naming the file, and the others go on. A run with nothing to do \
-            prints nothing.
+            with one line naming the file and the variants it cost, and the others go on; \
+            a corrupt input or one over the pixel limit is remembered and skipped quietly by \
+            later runs until the file changes (counted as "failed earlier"; --retry-failed \
+            tries it again, check --status lists it). A run with nothing to do prints nothing.
 
-            Exit status: 0 every output written or up to date; 1 some outputs failed (the \
+            Exit status: 0 every output written, up to date or failed earlier; 1 some outputs failed (the \
             others were written), or --prune refused (nothing removed); 2 a manifest or the \
             configuration is invalid (nothing ran); 3 another run holds a job's lock (nothing \
             ran; --wait waits instead).
@@ -59,6 +61,9 @@ struct Run: ParsableCommand {
 
     @Flag(help: "Run every output, up to date or not (and record them again).")
     var force = false
+
+    @Flag(help: "Try again the inputs that failed in an earlier run and have not changed since (corrupt, over the pixel limit).")
+    var retryFailed = false
 
     @Flag(help: ArgumentHelp(
         "Remove the outputs this job recorded as written whose input no longer exists (and their records), "
@@ -132,9 +137,7 @@ struct Run: ParsableCommand {
         defer { withExtendedLifetime(locks) {} }
         // Plugins run in worker processes only (a plugin that crashes kills a worker, not the
         // run): jobs that use one are rendered by the pool.
-        let plugins = Set(plans.flatMap { plan in
-            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
-        }).sorted()
+        let plugins = pluginsUsed(by: plans, registry: registry)
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration), plugins: plugins)
@@ -145,15 +148,7 @@ struct Run: ParsableCommand {
         let started = StartedPool()
         defer { started.shutdown() }
         let versions = Blurfarm.recipeVersions
-        // A rebuilt plugin makes the outputs of its filters run again.
-        var pluginHashes: [String: String] = [:]
-        for name in plugins {
-            if case .plugin(let path) = registry.descriptor(named: name)?.origin,
-                let hash = try? ContentHash.ofFile(path)
-            {
-                pluginHashes[name] = hash
-            }
-        }
+        let pluginHashes = pluginHashes(of: plans, registry: registry)
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()
@@ -168,7 +163,8 @@ struct Run: ParsableCommand {
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
                 incremental = IncrementalRun(
-                    plan: plan, records: records, versions: versions, plugins: pluginHashes, force: force)
+                    plan: plan, records: records, versions: versions, plugins: pluginHashes,
+                    pixelLimit: configuration.pixelLimit, force: force, retryFailed: retryFailed)
             } catch {
                 fail("\(error)")
                 failed += 1
@@ -194,7 +190,8 @@ struct Run: ParsableCommand {
                 progress.withLock { progress in
                     if showProgress { progress.clear() }
                     if let error = output.error {
-                        fail(error)
+                        // A decoding failure is reported once per input, after the job.
+                        if output.decodeError == nil { fail(error) }
                     } else if verbose {
                         let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
                         print(
@@ -218,6 +215,12 @@ struct Run: ParsableCommand {
                     job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: settings,
                     outputs: [])
             if showProgress { progress.withLock { $0.clear() } }
+            let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
+            for input in failedInputs { fail(input.description) }
+            if let recordingProblem {
+                fail("\(recordingProblem)")
+                failed += 1
+            }
             var pruned: [String] = []
             do throws(StateError) {
                 // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
@@ -261,9 +264,10 @@ struct Run: ParsableCommand {
             }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
+            let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
                 + "\(counted(plan.inputs.count, "input")), in \(String(format: "%.2f", report.seconds)) s; "
-                + "\(report.skipped) up to date, \(report.decoded) decoded\(removed)"
+                + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(removed)"
             if !quiet && (didWork || verbose) { print(summary) }
             runLog?.write(summary)
         }
