@@ -50,34 +50,14 @@ public struct OutputReport: Sendable, Codable {
     /// (``IncrementalRun/recordFailures(of:)``).
     public var decodeError: ImageIOError?
 
+    /// The exact bytes of ``input`` and ``output`` in base64 when they are not UTF-8 (the JSON
+    /// strings then show those bytes as `\xE9`: ``RunReport/json(_:)``); nil when they are.
+    public let inputBytes: String?
+    public let outputBytes: String?
+
     private enum CodingKeys: String, CodingKey {
         case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
-        case checksum, error
-    }
-
-    private enum EncodedKeys: String, CodingKey {
-        case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
         case checksum, error, inputBytes, outputBytes
-    }
-
-    /// The stored properties, with paths and messages as ``ReportedText`` gives them (and the
-    /// exact bytes of a path that is not UTF-8 under `inputBytes`, `outputBytes`).
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: EncodedKeys.self)
-        try c.encode(ReportedText.of(input), forKey: .input)
-        try c.encodeIfPresent(ReportedText.bytes(of: input), forKey: .inputBytes)
-        try c.encode(ReportedText.of(output), forKey: .output)
-        try c.encodeIfPresent(ReportedText.bytes(of: output), forKey: .outputBytes)
-        try c.encode(variant, forKey: .variant)
-        try c.encode(status, forKey: .status)
-        try c.encode(tiles, forKey: .tiles)
-        try c.encode(pixels, forKey: .pixels)
-        try c.encode(decodeSeconds, forKey: .decodeSeconds)
-        try c.encode(filterSeconds, forKey: .filterSeconds)
-        try c.encode(encodeSeconds, forKey: .encodeSeconds)
-        try c.encode(retries, forKey: .retries)
-        try c.encodeIfPresent(checksum, forKey: .checksum)
-        try c.encodeIfPresent(error.map(ReportedText.of), forKey: .error)
     }
 
     public init(
@@ -87,6 +67,8 @@ public struct OutputReport: Sendable, Codable {
     ) {
         self.input = input
         self.output = output
+        inputBytes = ReportedText.bytes(of: input)
+        outputBytes = ReportedText.bytes(of: output)
         self.variant = variant
         self.status = status
         self.tiles = tiles
@@ -197,7 +179,7 @@ public struct RunReport: Sendable, Codable {
         try c.encode(finished, forKey: .finished)
         try c.encode(settings, forKey: .settings)
         try c.encode(outputs, forKey: .outputs)
-        try c.encode(pruned.map(ReportedText.of), forKey: .pruned)
+        try c.encode(pruned, forKey: .pruned)
         if pruned.contains(where: { !PathEncoding.isUTF8($0) }) {
             try c.encode(pruned.map(ReportedText.bytes(of:)), forKey: .prunedBytes)
         }
@@ -230,12 +212,13 @@ extension RunReport {
     }
 
     /// `value` as the reports and the read commands' `--json` write it (docs/json.md): keys
-    /// sorted, dates in ISO 8601 (UTC), indented, strings escaped as JSON escapes them.
+    /// sorted, dates in ISO 8601 (UTC), indented, strings escaped as JSON escapes them, and
+    /// bytes of names that are not UTF-8 as messages show them (``ReportedText``).
     public static func json(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(value)
+        return ReportedText.showingBytes(in: try encoder.encode(value))
     }
 
     /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.
@@ -249,13 +232,24 @@ extension RunReport {
     }
 }
 
-/// How a report gives a path or a message (docs/report.md): as it is when it is UTF-8 (JSON
-/// escapes what it must); one that carries bytes that are not UTF-8 (``PathEncoding``) as it is
-/// shown in messages (``ShownName``: such a byte as `\xE9`), and a path's exact bytes in base64
-/// beside it.
+/// How JSON output gives names that are not UTF-8 (docs/report.md): in every string, each byte
+/// that is not UTF-8 (carried as U+F780…U+F7FF, ``PathEncoding``) as messages show it, `\xE9`;
+/// a run report adds a path's exact bytes in base64 beside it.
 enum ReportedText {
-    static func of(_ text: String) -> String {
-        PathEncoding.isUTF8(text) ? text : ShownName.of(text)
+    /// `json` (UTF-8 JSON text) with every character that stands for a byte written as `\\xNN`
+    /// (a JSON backslash, then `xNN`); the same data when it holds none.
+    static func showingBytes(in json: Data) -> Data {
+        let text = String(decoding: json, as: UTF8.self)
+        if PathEncoding.isUTF8(text) { return json }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if let byte = PathEncoding.byte(escapedBy: scalar) {
+                shown += "\\\\x" + String(byte, radix: 16, uppercase: true)
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return Data(shown.utf8)
     }
 
     /// The bytes of `path` in base64, or nil when it is UTF-8 (the text says it all).

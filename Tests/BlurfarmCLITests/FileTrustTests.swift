@@ -316,6 +316,15 @@ import Glibc
         #expect((cafe["outputBytes"] as? String).flatMap { Data(base64Encoded: $0) } == Data(output))
         #expect(outputs.filter { $0["input"] as? String == "in/a.png" }.allSatisfy { $0["inputBytes"] == nil })
 
+        // The read commands' JSON shows the byte as the messages do.
+        let plan = try JSONSerialization.jsonObject(with: Data(try job.run("check", ["--json"]).stdout.utf8)) as? [[String: Any]]
+        let planned = (plan?.first?["inputs"] as? [[String: Any]] ?? []).compactMap { $0["input"] as? String }
+        #expect(planned.contains("in/caf\\xE9.png"), "\(planned)")
+        let status = try JSONSerialization.jsonObject(
+            with: Data(try job.run("check", ["--status", "--json"]).stdout.utf8)) as? [[String: Any]]
+        let states = (status?.first?["outputs"] as? [[String: Any]] ?? []).filter { $0["input"] as? String == "in/caf\\xE9.png" }
+        #expect(states.count == 1 && states.first?["state"] as? String == "upToDate", "\(states)")
+
         let second = try job.run("run", ["--verbose"])
         #expect(second.status == 0 && second.stdout.contains("0 written") && second.stdout.contains("3 up to date"), "\(second.stdout)")
 
