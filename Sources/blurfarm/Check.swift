@@ -24,9 +24,14 @@ struct Check: ParsableCommand {
 
             With --json, the plan or the status as JSON on standard output (docs/json.md).
 
-            Exit status: 0 valid and every input readable; 1 valid but some input unreadable \
-            (or a folder under a glob, or a file name holding U+F780…U+F7FF: one line each); \
-            2 a manifest or the configuration is invalid.
+            An input glob that matches no file is named, with its place in the manifest: a \
+            warning when another glob of the job matched, an error when none did. Globs are \
+            case-sensitive (docs/manifest.md).
+
+            Exit status: 0 valid, every input glob matches and every input is readable; 1 \
+            valid but an input glob matches no file, or some input is unreadable (or a folder \
+            under a glob, or a file name holding U+F780…U+F7FF: one line each); 2 a manifest or \
+            the configuration is invalid.
             """)
 
     @Argument(help: "Job manifests.")
@@ -49,6 +54,10 @@ struct Check: ParsableCommand {
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
             unreadable += plan.refused.count
+            if !plan.unmatchedGlobs.isEmpty {
+                printDiagnostics(Diagnostics(plan.unmatchedGlobs))
+                unreadable += 1
+            }
         }
         if status {
             if !(try printStatus(plans, configuration: configuration, registry: registry)) { unreadable += 1 }

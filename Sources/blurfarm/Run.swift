@@ -21,12 +21,15 @@ struct Run: ParsableCommand {
             with one line naming the file and the variants it cost, and the others go on; \
             a corrupt input or one over the pixel limit is remembered and skipped quietly by \
             later runs until the file changes (counted as "failed earlier"; --retry-failed \
-            tries it again, check --status lists it). A run with nothing to do prints nothing.
+            tries it again, check --status lists it). An input glob that matches no file is \
+            named: a warning when another glob of the job matched, an error (exit status 1) \
+            when none did. A run with nothing to do prints nothing else.
 
             Exit status: 0 every output written, up to date or failed earlier; 1 some outputs failed (the \
             others were written), or --prune refused (nothing removed); 2 a manifest or the \
             configuration is invalid (nothing ran); 3 another run holds a job's lock (nothing \
-            ran; --wait waits instead).
+            ran; --wait waits instead). With --watch: 0 when stopped by SIGTERM or SIGINT \
+            (failures are reported as they happen), 1 when a folder cannot be watched.
             """)
 
     @Argument(help: "Job manifests.")
@@ -78,6 +81,12 @@ struct Run: ParsableCommand {
     @Flag(help: "Wait for another run of the same job to finish instead of exiting with status 3.")
     var wait = false
 
+    @Flag(help: ArgumentHelp(
+        "After the run, watch the input folders and render new and changed inputs as they appear, once they have "
+            + "been quiet for a second, printing a line per output written; until SIGTERM or SIGINT (exit 0). "
+            + "Deleted inputs are pruned only with --prune."))
+    var watch = false
+
     @Option(help: ArgumentHelp("Append a timestamped log of the run's summary and failures to this file.", valueName: "file"))
     var log: String?
 
@@ -85,6 +94,9 @@ struct Run: ParsableCommand {
         if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
+        if watch, force || forcePrune {
+            throw ValidationError("--watch runs again on every change: --force and --force-prune cannot go with it")
+        }
         if let workers, workers > 0, threads != nil {
             throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
         }
@@ -155,10 +167,16 @@ struct Run: ParsableCommand {
         let interrupts = Interrupts(stop: stop) { started.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }
         let recordFailures = FailureCount()
-        for (plan, folder) in zip(plans, folders) {
+        /// Runs one job of `plans` (by index) as `plan`: the whole of `run` for one job.
+        func runJob(_ index: Int, _ plan: JobPlan) throws {
+            let folder = folders[index]
             let began = Date()
             for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
             failed += plan.refused.count
+            let unmatched = Diagnostics(plan.unmatchedGlobs)
+            printDiagnostics(unmatched)
+            for diagnostic in unmatched { runLog?.write(diagnostic.description) }
+            if unmatched.hasErrors { failed += 1 }
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
@@ -168,11 +186,11 @@ struct Run: ParsableCommand {
             } catch {
                 fail("\(error)")
                 failed += 1
-                continue
+                return
             }
             let work = incremental.plan
             if runner == nil, work.outputCount > 0 {
-                let (pool, rendering) = try engine.start()
+                let (pool, rendering) = try engine.start(stop: stop)
                 started.set(pool)
                 runner = JobRunner(
                     registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
@@ -185,7 +203,7 @@ struct Run: ParsableCommand {
             let showProgress = !quiet && ProgressLine.isTerminal && work.outputCount > 0
             let progress = Mutex(
                 ProgressLine(job: plan.job.name, outputsTotal: work.outputCount, inputsTotal: work.inputs.count))
-            let verbose = verbose
+            let verbose = verbose || (watch && !quiet)
             let onOutput: @Sendable (OutputReport) -> Void = { output in
                 progress.withLock { progress in
                     if showProgress { progress.clear() }
@@ -268,12 +286,21 @@ struct Run: ParsableCommand {
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
                 + "\(counted(plan.inputs.count, "input")), in \(String(format: "%.2f", report.seconds)) s; "
                 + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(removed)"
-            if !quiet && (didWork || verbose) { print(summary) }
+            if !quiet && (didWork || self.verbose) { print(summary) }
             runLog?.write(summary)
+        }
+        if watch {
+            try RunWatch(stop: stop).run(plans, runJob: runJob) { plan in
+                replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: tile)
+            }
+        } else {
+            for (index, plan) in plans.enumerated() { try runJob(index, plan) }
         }
         failed += recordFailures.value
         if let report, !write(reports, to: report) { failed += 1 }
-        if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
+        // A watch ends with a signal: the way to stop it, not a failure.
+        if let signal = stop.signalNumber, !watch { throw ExitCode(128 + signal) }
+        if watch { return }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }
