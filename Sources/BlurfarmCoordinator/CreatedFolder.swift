@@ -43,8 +43,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
             }
         }
         // Something else than a folder in the way (a file, a dangling link) fails here.
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+        guard Syscalls.isFolder(path) else {
             throw StateError(path: path, message: "cannot create the folder: something else is in the way")
         }
         return created

@@ -27,8 +27,7 @@ public struct FileStamp: Codable, Hashable, Sendable {
     /// The stamp of the file at `path` (following links), or nil when it is not a regular file
     /// or cannot be read.
     public static func of(_ path: String) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard let info = Syscalls.status(path), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return FileStamp(
             size: Int64(info.st_size),
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
@@ -65,8 +64,12 @@ public enum ContentHash {
     /// The hash of the file at `path`, as 32 lower-case hexadecimal digits (high half first,
     /// xxHash's canonical order).
     public static func ofFile(_ path: String) throws(StateError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw StateError(path: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+        let fd: Int32
+        do {
+            fd = try Syscalls.openForReading(path)
+        } catch {
+            throw StateError(path: path, message: "cannot open: \(error.reason)")
+        }
         defer { close(fd) }
         guard let state = XXH3_createState() else { throw StateError(path: path, message: "cannot allocate a hash state") }
         defer { XXH3_freeState(state) }

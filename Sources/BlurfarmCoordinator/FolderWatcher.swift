@@ -29,7 +29,7 @@ public final class FolderWatcher {
     /// Something that happened in a watched folder.
     public struct Change: Sendable, Hashable {
         /// The path of the file or folder concerned: the watched folder's path as given, `/`,
-        /// the name (names that are not UTF-8 have U+FFFD in place of their bad bytes).
+        /// the name (bytes that are not UTF-8 as ``PathEncoding`` carries them).
         public let path: String
         /// Whether it is a folder.
         public let isFolder: Bool
@@ -70,9 +70,9 @@ public final class FolderWatcher {
                 throw Failure(folder: folder, call: error.call, errno: error.errno)
             }
             folders[watch] = (folder, hidden)
-            guard let entries = try? Syscalls.entries(ofFolder: Array(folder.utf8)) else { continue }
+            guard let entries = try? Syscalls.entries(ofFolder: PathEncoding.bytes(folder)) else { continue }
             for entry in entries where entry.isFolder && (hidden || entry.name.first != UInt8(ascii: ".")) {
-                pending.append(folder + "/" + String(decoding: entry.name, as: UTF8.self))
+                pending.append(folder + "/" + PathEncoding.decode(entry.name).text)
             }
         }
     }
@@ -97,7 +97,7 @@ public final class FolderWatcher {
             if event.mask & UInt32(IN_Q_OVERFLOW) != 0 { overflowed = true }
             if event.mask & UInt32(IN_IGNORED) != 0 { folders[event.watch] = nil }
             guard let folder = folders[event.watch], !event.name.isEmpty else { continue }
-            let path = folder.path + "/" + String(decoding: event.name, as: UTF8.self)
+            let path = folder.path + "/" + PathEncoding.decode(event.name).text
             let isFolder = event.mask & UInt32(IN_ISDIR) != 0
             changes.append(Change(path: path, isFolder: isFolder))
             if isFolder, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0,

@@ -348,7 +348,7 @@ public final class IncrementalRun: Sendable {
     /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is gone.
     private static func orphans(of records: [OutputRecord], planned: [String]) -> [OutputRecord] {
         let planned = Set(planned)
-        return records.filter { !planned.contains($0.output) && !FileManager.default.fileExists(atPath: $0.input) }
+        return records.filter { !planned.contains($0.output) && Syscalls.status($0.input) == nil }
     }
 
     /// Whether something (a file, a folder, a link, even dangling) is at `path`.
@@ -377,10 +377,7 @@ public final class IncrementalRun: Sendable {
                 return glob.matches(relative)
             }
             if matched.isEmpty { continue }
-            var isFolder: ObjCBool = false
-            if matched.allSatisfy({ $0.input != folder }),
-                !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue
-            {
+            if matched.allSatisfy({ $0.input != folder }), !Syscalls.isFolder(folder) {
                 return .folderMissing(folder: shownFolder, glob: glob.text, outputs: matched.count)
             }
             return .globEmpty(glob: glob.text, outputs: matched.count)
@@ -401,7 +398,7 @@ public final class IncrementalRun: Sendable {
     /// - Throws: ``StateError`` when a file, a folder or the records cannot be removed.
     public func prune() throws(StateError) -> PruneResult {
         // Failures remembered of inputs that are gone: nothing left to skip.
-        for failure in records.failures where !FileManager.default.fileExists(atPath: failure.input) {
+        for failure in records.failures where Syscalls.status(failure.input) == nil {
             try records.remove(failure: failure.input)
         }
         var outputs: [Pruned] = []

@@ -29,7 +29,7 @@ public struct JobPlan: Sendable {
     /// Tile side in pixels (0: one tile per image): the manifest's, else the configuration's.
     public let tileSize: Int
     /// What the inputs' globs found but the plan leaves out, one line each, names escaped: a
-    /// folder that could not be read, a file whose name is not UTF-8. `check` and `run` print
+    /// folder that could not be read, a file whose name holds U+F780…U+F7FF. `check` and `run` print
     /// them as errors and exit with status 1; `run --prune` removes nothing for such a job.
     public var refused: [String] = []
     /// A diagnostic at each input glob that matches no file the job takes (with a note when

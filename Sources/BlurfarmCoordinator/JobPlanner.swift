@@ -19,6 +19,20 @@ public enum JobPlanner {
         let folder = (manifestPath as NSString).deletingLastPathComponent
         let base = folder.isEmpty ? "." : folder
         var diagnostics: [Diagnostic] = []
+        // Paths in the manifest are text: one of the characters that stand for bytes in file
+        // names (PathEncoding) would be read as a byte, so it is refused.
+        func location(_ index: Int, in locations: [SourceLocation]) -> SourceLocation? {
+            index < locations.count ? locations[index] : nil
+        }
+        let texts = job.inputs.enumerated().map { ($1, "input glob", location($0, in: job.inputLocations)) }
+            + job.exclude.enumerated().map { ($1, "exclude glob", location($0, in: job.excludeLocations)) }
+            + job.outputs.map { ($0.pathTemplate.text, "path", $0.pathLocation) }
+        for (text, what, location) in texts where !PathEncoding.isUTF8(text) {
+            diagnostics.append(.error(
+                "\(what) '\(ShownName.of(bytes: Array(text.utf8)))' holds characters U+F780…U+F7FF, which stand for "
+                    + "bytes that are not UTF-8 in file names (docs/security.md)", at: location))
+        }
+        if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
 
         let includes = job.inputs.compactMap { try? GlobPattern($0) }
         let excludes = job.exclude.compactMap { try? GlobPattern($0) }
@@ -50,9 +64,9 @@ public enum JobPlanner {
             matchCounts.append(counts)
             for file in walk.files where found[file.relative] == nil {
                 guard glob.matches(file.relative), !isLeftOut(file.relative) else { continue }
-                if let bytes = file.bytes {
-                    let line = "'\(ShownName.of(bytes: bytes))': the file name is not UTF-8, which blurfarm cannot "
-                        + "process: rename it (this input is left out)"
+                if let bytes = file.ambiguousBytes {
+                    let line = "'\(ShownName.of(bytes: bytes))': the file name holds characters U+F780…U+F7FF, which "
+                        + "blurfarm uses for bytes that are not UTF-8: rename it (this input is left out)"
                     if !refused.contains(line) { refused.append(line) }
                     continue
                 }
@@ -199,21 +213,22 @@ public enum JobPlanner {
     /// `base`, and the folders that could not be read, each as a line naming it. Hidden
     /// folders are searched too; symbolic links to files count, links to folders below the
     /// glob's fixed folder are not followed (no cycles); the fixed folder itself may be one.
-    /// A file whose path is not UTF-8 comes with its bytes (its `relative` then has U+FFFD in
-    /// place of the bytes that are not).
-    static func files(under prefix: String, in base: String) -> (files: [(relative: String, bytes: [UInt8]?)], unreadable: [String]) {
+    /// Paths are carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF);
+    /// a path that would be ambiguous so (it holds those characters itself) comes with its bytes.
+    static func files(under prefix: String, in base: String) -> (files: [(relative: String, ambiguousBytes: [UInt8]?)], unreadable: [String]) {
         let start = prefix.isEmpty ? base : join(base, prefix)
         guard let info = Syscalls.status(start) else { return ([], []) }
         guard info.st_mode & S_IFMT == S_IFDIR else { return ([(prefix, nil)], []) }
-        var files: [(relative: String, bytes: [UInt8]?)] = []
+        var files: [(relative: String, ambiguousBytes: [UInt8]?)] = []
         var unreadable: [String] = []
-        let root = Array(prefix.utf8)
+        let root = PathEncoding.bytes(prefix)
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
         var pending: [[UInt8]] = [root]
         while let folder = pending.popLast() {
             let entries: [Syscalls.Entry]
             do {
-                entries = try Syscalls.entries(ofFolder: folder.isEmpty ? Array(base.utf8) : Array(join(base, "").utf8) + folder)
+                entries = try Syscalls.entries(
+                    ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder)
             } catch {
                 let shown = folder.isEmpty ? "." : ShownName.of(bytes: folder)
                 unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
@@ -224,8 +239,8 @@ public enum JobPlanner {
                 if entry.isFolder {
                     pending.append(path)
                 } else if entry.isFile {
-                    let text = String(decoding: path, as: UTF8.self)
-                    files.append((text, text.utf8.elementsEqual(path) ? nil : path))
+                    let (text, ambiguous) = PathEncoding.decode(path)
+                    files.append((text, ambiguous ? path : nil))
                 }
             }
         }

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 import Synchronization
 
@@ -35,7 +36,7 @@ enum RealPath {
     private static let resolvedFolders = Mutex<[String: String]>([:])
 
     /// The working directory, read once: blurfarm never changes it.
-    private static let workingDirectory = FileManager.default.currentDirectoryPath
+    private static let workingDirectory = Syscalls.workingDirectory()
 
     private static func absolute(_ path: String) -> String {
         path.hasPrefix("/") ? path : workingDirectory + "/" + path
@@ -43,7 +44,8 @@ enum RealPath {
 
     /// ``resolve(_:)`` component by component, for an absolute path.
     private static func walk(_ absolute: String) -> String {
-        var pending = absolute.utf8.split(separator: UInt8(ascii: "/")).map(Array.init).reversed() as [[UInt8]]
+        // On the bytes the path stands for (a link's target may be any bytes), as the kernel.
+        var pending = PathEncoding.bytes(absolute).split(separator: UInt8(ascii: "/")).map(Array.init).reversed() as [[UInt8]]
         var resolved: [[UInt8]] = []
         var links = 0
         while let part = pending.popLast() {
@@ -52,7 +54,7 @@ enum RealPath {
                 _ = resolved.popLast()
                 continue
             }
-            let candidate = text(resolved + [part])
+            let candidate = [UInt8(ascii: "/")] + Array((resolved + [part]).joined(separator: [UInt8(ascii: "/")]))
             // 40 links at most, as the kernel (ELOOP): past that the name is taken as spelled.
             if links < 40, let target = Syscalls.linkTarget(candidate) {
                 links += 1
@@ -66,7 +68,7 @@ enum RealPath {
     }
 
     private static func text(_ parts: [[UInt8]]) -> String {
-        String(decoding: [UInt8(ascii: "/")] + Array(parts.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
+        PathEncoding.decode([UInt8(ascii: "/")] + Array(parts.joined(separator: [UInt8(ascii: "/")]))).text
     }
 
     /// Which file a path names, however spelled.

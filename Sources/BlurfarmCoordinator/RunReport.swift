@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmImageIO
 import Foundation
 
@@ -49,9 +50,14 @@ public struct OutputReport: Sendable, Codable {
     /// (``IncrementalRun/recordFailures(of:)``).
     public var decodeError: ImageIOError?
 
+    /// The exact bytes of ``input`` and ``output`` in base64 when they are not UTF-8 (the JSON
+    /// strings then show those bytes as `\xE9`: ``RunReport/json(_:)``); nil when they are.
+    public let inputBytes: String?
+    public let outputBytes: String?
+
     private enum CodingKeys: String, CodingKey {
         case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
-        case checksum, error
+        case checksum, error, inputBytes, outputBytes
     }
 
     public init(
@@ -61,6 +67,8 @@ public struct OutputReport: Sendable, Codable {
     ) {
         self.input = input
         self.output = output
+        inputBytes = ReportedText.bytes(of: input)
+        outputBytes = ReportedText.bytes(of: output)
         self.variant = variant
         self.status = status
         self.tiles = tiles
@@ -159,7 +167,7 @@ public struct RunReport: Sendable, Codable {
     }
 
     private enum EncodedKeys: String, CodingKey {
-        case job, manifest, started, finished, settings, outputs, pruned, counts
+        case job, manifest, started, finished, settings, outputs, pruned, prunedBytes, counts
     }
 
     /// The stored properties and ``counts``.
@@ -172,6 +180,9 @@ public struct RunReport: Sendable, Codable {
         try c.encode(settings, forKey: .settings)
         try c.encode(outputs, forKey: .outputs)
         try c.encode(pruned, forKey: .pruned)
+        if pruned.contains(where: { !PathEncoding.isUTF8($0) }) {
+            try c.encode(pruned.map(ReportedText.bytes(of:)), forKey: .prunedBytes)
+        }
         try c.encode(counts, forKey: .counts)
     }
 }
@@ -201,12 +212,13 @@ extension RunReport {
     }
 
     /// `value` as the reports and the read commands' `--json` write it (docs/json.md): keys
-    /// sorted, dates in ISO 8601 (UTC), indented, strings escaped as JSON escapes them.
+    /// sorted, dates in ISO 8601 (UTC), indented, strings escaped as JSON escapes them, and
+    /// bytes of names that are not UTF-8 as messages show them (``ReportedText``).
     public static func json(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(value)
+        return ReportedText.showingBytes(in: try encoder.encode(value))
     }
 
     /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.
@@ -217,5 +229,31 @@ extension RunReport {
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         let name = "\(job)-\(formatter.string(from: started))-\(ProcessInfo.processInfo.processIdentifier).json"
         return (state as NSString).appendingPathComponent("reports/" + name)
+    }
+}
+
+/// How JSON output gives names that are not UTF-8 (docs/report.md): in every string, each byte
+/// that is not UTF-8 (carried as U+F780…U+F7FF, ``PathEncoding``) as messages show it, `\xE9`;
+/// a run report adds a path's exact bytes in base64 beside it.
+enum ReportedText {
+    /// `json` (UTF-8 JSON text) with every character that stands for a byte written as `\\xNN`
+    /// (a JSON backslash, then `xNN`); the same data when it holds none.
+    static func showingBytes(in json: Data) -> Data {
+        let text = String(decoding: json, as: UTF8.self)
+        if PathEncoding.isUTF8(text) { return json }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if let byte = PathEncoding.byte(escapedBy: scalar) {
+                shown += "\\\\x" + String(byte, radix: 16, uppercase: true)
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return Data(shown.utf8)
+    }
+
+    /// The bytes of `path` in base64, or nil when it is UTF-8 (the text says it all).
+    static func bytes(of path: String) -> String? {
+        PathEncoding.isUTF8(path) ? nil : Data(PathEncoding.bytes(path)).base64EncodedString()
     }
 }

@@ -232,9 +232,10 @@ struct InputFile {
     func close() { try? Syscalls.close(descriptor) }
 
     /// The name handed to libvips: the path itself, unless libvips would read a trailing
-    /// "[...]" as options.
+    /// "[...]" as options or the path is not UTF-8 (libvips takes it as text; the descriptor's
+    /// name reaches the very bytes, `PathEncoding`).
     var nameForLibvips: String {
-        path.hasSuffix("]") ? descriptorPath : path
+        path.hasSuffix("]") || !PathEncoding.isUTF8(path) ? descriptorPath : path
     }
 
     /// The open file by its descriptor, `/proc/self/fd/N` (Linux): libvips opening this name

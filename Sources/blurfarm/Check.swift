@@ -30,7 +30,7 @@ struct Check: ParsableCommand {
 
             Exit status: 0 valid, every input glob matches and every input is readable; 1 \
             valid but an input glob matches no file, some input is unreadable (or a folder \
-            under a glob, or a file name that is not UTF-8: one line each), or some output \
+            under a glob, or a file name holding U+F780…U+F7FF: one line each), or some output \
             cannot be rendered by its filters (a plugin answering out of bounds); 2 a manifest \
             or the configuration is invalid.
             """)

@@ -259,10 +259,11 @@ import Glibc
 
     // MARK: Names are bytes
 
-    /// Creates the file whose name (in `folder`) is the bytes `name`, holding a generated image.
-    static func makeFile(named name: [UInt8], in folder: String) throws {
+    /// Creates the file whose name (in `folder`) is the bytes `name`, holding `contents` (by
+    /// default a generated image).
+    static func makeFile(named name: [UInt8], in folder: String, contents: [UInt8]? = nil) throws {
         var random = SplitMix(seed: 3)
-        let image = IncrementalRunTests.ppm(width: 8, height: 8, using: &random)
+        let image = contents.map { Data($0) } ?? IncrementalRunTests.ppm(width: 8, height: 8, using: &random)
         let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name + [0]
         let fd = path.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
@@ -272,18 +273,115 @@ import Glibc
         close(fd)
     }
 
-    /// A name that is not UTF-8 is refused loudly, one line naming it escaped; the others run.
-    @Test func aNameThatIsNotUTF8IsRefusedLoudlyAndTheOthersRun() throws {
+    /// `café` with the Latin-1 é (0xE9): not UTF-8.
+    static let latin1Cafe: [UInt8] = Array("caf".utf8) + [0xE9]
+
+    /// Removes the file whose path is the bytes `path`.
+    static func removeFile(bytes path: [UInt8]) {
+        _ = (path + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { unlink($0.baseAddress!) } }
+    }
+
+    /// A name that is not UTF-8 is processed end to end: planned, decoded, written under the
+    /// template's name with the same raw bytes, recorded (the second run does nothing), pruned
+    /// when its input goes; shown as `\xE9` in every line; the report stays JSON, with the
+    /// exact bytes in base64.
+    @Test func aNameThatIsNotUTF8IsProcessedRecordedAndPruned() throws {
+        let job = try Job.make(manifest: Self.manifest(path: "out/{stem}.jpg"))
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try Self.makeFile(named: Self.latin1Cafe + Array(".png".utf8), in: job.path("in"))
+
+        let check = try job.run("check")
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("in/caf\\xE9.png") && check.stdout.contains("out/caf\\xE9.jpg"), "\(check.stdout)")
+
+        let report = job.path("report.json")
+        let first = try job.run("run", ["--verbose", "--report", report])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("out/caf\\xE9.jpg: copy of in/caf\\xE9.png"), "\(first.stdout)")
+        #expect(first.stdout.contains("3 written"), "\(first.stdout)")
+        let written = Self.latin1Cafe + Array(".jpg".utf8)
+        #expect(RawNames.inFolder(job.path("out")) == [Array("a.jpg".utf8), Array("b.jpg".utf8), written])
+        // The output is a JPEG of the input's size, read back by its raw name.
+        let output = Array(job.path("out").utf8) + [UInt8(ascii: "/")] + written
+        let fd = (output + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY) } }
+        try #require(fd >= 0)
+        var magic = [UInt8](repeating: 0, count: 3)
+        #expect(read(fd, &magic, 3) == 3 && magic == [0xFF, 0xD8, 0xFF])
+        close(fd)
+
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]])
+        let outputs = try #require(json.first?["outputs"] as? [[String: Any]])
+        let cafe = try #require(outputs.first { ($0["input"] as? String)?.hasPrefix("in/caf") == true })
+        #expect(cafe["input"] as? String == "in/caf\\xE9.png" && cafe["output"] as? String == "\(job.root.path)/out/caf\\xE9.jpg")
+        #expect((cafe["inputBytes"] as? String).flatMap { Data(base64Encoded: $0) } == Data(Array("in/".utf8) + Self.latin1Cafe + Array(".png".utf8)))
+        #expect((cafe["outputBytes"] as? String).flatMap { Data(base64Encoded: $0) } == Data(output))
+        #expect(outputs.filter { $0["input"] as? String == "in/a.png" }.allSatisfy { $0["inputBytes"] == nil })
+
+        // The read commands' JSON shows the byte as the messages do.
+        let plan = try JSONSerialization.jsonObject(with: Data(try job.run("check", ["--json"]).stdout.utf8)) as? [[String: Any]]
+        let planned = (plan?.first?["inputs"] as? [[String: Any]] ?? []).compactMap { $0["input"] as? String }
+        #expect(planned.contains("in/caf\\xE9.png"), "\(planned)")
+        let status = try JSONSerialization.jsonObject(
+            with: Data(try job.run("check", ["--status", "--json"]).stdout.utf8)) as? [[String: Any]]
+        let states = (status?.first?["outputs"] as? [[String: Any]] ?? []).filter { $0["input"] as? String == "in/caf\\xE9.png" }
+        #expect(states.count == 1 && states.first?["state"] as? String == "upToDate", "\(states)")
+
+        let second = try job.run("run", ["--verbose"])
+        #expect(second.status == 0 && second.stdout.contains("0 written") && second.stdout.contains("3 up to date"), "\(second.stdout)")
+
+        Self.removeFile(bytes: Array(job.path("in").utf8) + [UInt8(ascii: "/")] + Self.latin1Cafe + Array(".png".utf8))
+        let pruning = try job.run("run", ["--verbose", "--prune"])
+        #expect(pruning.status == 0, "\(pruning.stderr)")
+        #expect(pruning.stdout.contains("pruned \(job.root.path)/out/caf\\xE9.jpg"), "\(pruning.stdout)")
+        #expect(RawNames.inFolder(job.path("out")) == [Array("a.jpg".utf8), Array("b.jpg".utf8)])
+    }
+
+    /// A failure on an input whose name is not UTF-8 is one line with the name escaped, on
+    /// standard error, in the log and in the report (which stays JSON).
+    @Test func aNameThatIsNotUTF8IsEscapedInErrorsTheLogAndTheReport() throws {
         let job = try Job.make(manifest: Self.manifest(path: "out/{stem}.png"))
         defer { try? FileManager.default.removeItem(at: job.root) }
-        try Self.makeFile(named: Array("caf".utf8) + [0xE9] + Array(".png".utf8), in: job.path("in"))
+        try Self.makeFile(named: Self.latin1Cafe + Array(".png".utf8), in: job.path("in"), contents: Array("not an image".utf8))
+        let report = job.path("report.json"), log = job.path("run.log")
+        let result = try job.run("run", ["--report", report, "--log", log])
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].contains("in/caf\\xE9.png"), "\(result.stderr)")
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(logged.contains("in/caf\\xE9.png") && !logged.unicodeScalars.contains { ("\u{F780}"..."\u{F7FF}").contains($0) }, "\(logged)")
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]])
+        let failed = (json.first?["outputs"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "failed" }
+        #expect(failed.count == 1 && (failed.first?["error"] as? String)?.contains("in/caf\\xE9.png") == true, "\(failed)")
+    }
+
+    /// A real name holding U+F7E9, which blurfarm uses for the byte 0xE9, would be ambiguous:
+    /// refused loudly, one line naming it; the others run.
+    @Test func aNameHoldingTheCharactersThatStandForBytesIsRefusedLoudly() throws {
+        let job = try Job.make(manifest: Self.manifest(path: "out/{stem}.png"))
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try Self.makeFile(named: Array("caf\u{F7E9}.png".utf8), in: job.path("in"))
         for command in ["check", "run"] {
             let result = try job.run(command)
             #expect(result.status == 1, "\(command): \(result.stdout) \(result.stderr)")
             let lines = result.stderr.split(separator: "\n")
-            #expect(lines.count == 1 && lines[0].contains("'in/caf\\xE9.png': the file name is not UTF-8"), "\(result.stderr)")
+            #expect(
+                lines.count == 1 && lines[0].contains("'in/caf\\u{F7E9}.png': the file name holds characters U+F780…U+F7FF"),
+                "\(result.stderr)")
         }
         #expect(FileManager.default.fileExists(atPath: job.path("out/a.png")))
+    }
+
+    /// A glob or a path in the manifest holding U+F7E9 would be read as the byte 0xE9: refused
+    /// at `check`, naming the character.
+    @Test func aManifestPathHoldingTheCharactersThatStandForBytesIsRefused() throws {
+        let job = try Job.make(manifest: Self.manifest(inputs: "[in/*\u{F7E9}.png]", path: "out/{stem}\u{F7E9}.png"))
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let result = try job.run("check")
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("input glob 'in/*\\u{F7E9}.png' holds characters U+F780…U+F7FF"), "\(result.stderr)")
+        #expect(result.stderr.contains("path 'out/{stem}\\u{F7E9}.png' holds characters U+F780…U+F7FF"), "\(result.stderr)")
     }
 
     /// A newline in a name cannot forge a line: the failure is one line, the name escaped.

@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import BlurfarmImageIO
 import Foundation
 import Testing
@@ -12,9 +13,13 @@ import Testing
         let manifest: String
         let config: String
 
-        static func start(manifest text: String, arguments: [String] = []) throws -> Watch {
+        /// `prepare` is given the folder (with `in/` made) before the watch starts.
+        static func start(
+            manifest text: String, arguments: [String] = [], prepare: (URL) throws -> Void = { _ in }
+        ) throws -> Watch {
             let root = try Fixtures.temporaryFolder()
             try FileManager.default.createDirectory(at: root.appendingPathComponent("in"), withIntermediateDirectories: true)
+            try prepare(root)
             let manifest = root.appendingPathComponent("job.job").path
             let config = root.appendingPathComponent("farm.conf").path
             try text.write(toFile: manifest, atomically: true, encoding: .utf8)
@@ -92,6 +97,31 @@ import Testing
         try handle.seekToEnd()
         try handle.write(contentsOf: bytes)
         try handle.close()
+    }
+
+    /// A folder whose name is not UTF-8 (the Latin-1 byte 0xE9) under `**` is watched: an input
+    /// copied into it is rendered, its output folder has the same bytes.
+    @Test func aFolderWhoseNameIsNotUTF8IsWatched() throws {
+        func withPath<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+            (bytes + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
+        }
+        var folder: [UInt8] = []
+        let watch = try Watch.start(manifest: Self.manifest) { root in
+            folder = Array(root.appendingPathComponent("in").path.utf8) + Array("/d".utf8) + [0xE9]
+            try #require(withPath(folder) { mkdir($0, 0o755) } == 0)
+        }
+        defer {
+            if watch.process.isRunning { _ = watch.terminate() }
+            try? FileManager.default.removeItem(at: watch.root)
+        }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
+        let fd = withPath(folder + Array("/b.jpg".utf8)) { open($0, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
+        try #require(fd >= 0)
+        _ = photo.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        try watch.waitFor("the output in the folder whose name is not UTF-8") { watch.stdout.contains("out/d\\xE9/b.png") }
+        #expect(RawNames.inFolder(watch.path("out")) == [Array("d".utf8) + [0xE9]])
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
     }
 
     @Test func newAndChangedInputsAreRenderedOnceQuietAndSIGTERMEndsTheWatchCleanly() throws {

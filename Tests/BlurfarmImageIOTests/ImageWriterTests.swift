@@ -314,6 +314,35 @@ struct ImageWriterTests {
     }
 }
 
+/// Names that are not UTF-8, carried as `PathEncoding` makes them (U+F7E9 for the byte 0xE9),
+/// reach the file system as their bytes.
+@Suite struct NamesThatAreNotUTF8Tests {
+    /// Written under the raw name, read back from it; an abandoned temporary file of that name
+    /// is swept.
+    @Test func anOutputIsWrittenReadAndItsTemporaryFileSweptUnderItsRawName() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("caf\u{F7E9}.png")
+        let decoded = try ImageReader.read(Corpus.path("special/kite.webp"))
+        try ImageWriter.write(
+            decoded.pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        #expect(RawNames.inFolder(scratch.path) == [Array("caf".utf8) + [0xE9] + Array(".png".utf8)])
+        #expect(try ImageReader.read(path).pixels.rect == decoded.pixels.rect)
+
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let folder = open(scratch.path, O_RDONLY | O_DIRECTORY)
+        defer { close(folder) }
+        let temporary = try AtomicFile.createTemporary(for: OutputPath(path), in: folder, pid: child.processIdentifier)
+        close(temporary.descriptor)
+        #expect(RawNames.inFolder(scratch.path)?.contains(Array(PathEncoding.bytes(temporary.name))) == true)
+        #expect(ImageWriter.removeAbandonedTemporaryFiles(inFolder: scratch.path, minimumAge: 0) == [scratch.file(temporary.name)])
+        #expect(RawNames.inFolder(scratch.path) == [Array("caf".utf8) + [0xE9] + Array(".png".utf8)])
+    }
+}
+
 @Suite struct EncodedImageVerificationTests {
     @Test func losslessAndGoodLossyOutputsCheckAndPoorOnesDoNot() throws {
         let decoded = try ImageReader.read(Corpus.path("special/kite.webp"))

@@ -43,3 +43,18 @@ public enum Corpus {
     /// The path of a corpus file, e.g. `Corpus.path("special/kite.webp")`.
     public static func path(_ relative: String) -> String { root + "/" + relative }
 }
+
+/// File names as the kernel keeps them: bytes, whatever text they are or are not.
+public enum RawNames {
+    /// The names in `folder` (without "." and ".."), as bytes, sorted; nil when it cannot be read.
+    public static func inFolder(_ folder: String) -> [[UInt8]]? {
+        guard let directory = opendir(folder) else { return nil }
+        defer { closedir(directory) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
+            if name != [0x2E] && name != [0x2E, 0x2E] { names.append(name) }
+        }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+}

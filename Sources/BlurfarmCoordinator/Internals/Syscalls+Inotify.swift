@@ -1,5 +1,7 @@
 // The inotify system calls of `FolderWatcher` (`run --watch`), retried on EINTR, failing with
-// the errno.
+// the errno; paths as the bytes they stand for (`PathEncoding`).
+import BlurfarmCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -23,7 +25,7 @@ extension Syscalls {
     /// Watches the folder `path` for `mask`; returns the watch descriptor (the same one when
     /// the folder is watched already). Links are not followed below the first folder.
     static func inotifyWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
-        try retrying("inotify_add_watch") { inotify_add_watch(fd, path, mask | UInt32(IN_ONLYDIR)) }
+        try retrying("inotify_add_watch") { PathEncoding.withCString(path) { inotify_add_watch(fd, $0, mask | UInt32(IN_ONLYDIR)) } }
     }
 
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.

@@ -1,6 +1,9 @@
 // Every system call this module makes: on files and folders, and the worker pool's (pipes,
 // spawning workers, the limits that bound how many can run); retried on EINTR, failing with the
-// errno.
+// errno. Every path and name is given to the kernel as the bytes it stands for
+// (`PathEncoding.withCString`): a name that is not UTF-8 reaches the same file it was read from.
+import BlurfarmCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -36,7 +39,7 @@ enum Syscalls {
     static func identity(of path: String) throws(SystemCallError) -> (device: UInt64, inode: UInt64, isFolder: Bool)? {
         var info = stat()
         do {
-            try retrying("lstat") { lstat(path, &info) }
+            try retrying("lstat") { PathEncoding.withCString(path) { lstat($0, &info) } }
         } catch where error.errno == ENOENT || error.errno == ENOTDIR {
             return nil
         }
@@ -47,7 +50,7 @@ enum Syscalls {
     /// false when something was there already.
     static func makeFolder(_ path: String) throws(SystemCallError) -> Bool {
         do {
-            try retrying("mkdir") { mkdir(path, 0o777) }
+            try retrying("mkdir") { PathEncoding.withCString(path) { mkdir($0, 0o777) } }
             return true
         } catch where error.errno == EEXIST {
             return false
@@ -58,7 +61,7 @@ enum Syscalls {
     /// anything (or is not there).
     static func removeEmptyFolder(_ path: String) throws(SystemCallError) -> Bool {
         do {
-            try retrying("rmdir") { rmdir(path) }
+            try retrying("rmdir") { PathEncoding.withCString(path) { rmdir($0) } }
             return true
         } catch where [ENOTEMPTY, EEXIST, ENOENT].contains(error.errno) {
             return false
@@ -67,20 +70,35 @@ enum Syscalls {
 
     /// Removes the file `path`.
     static func removeFile(_ path: String) throws(SystemCallError) {
-        try retrying("unlink") { unlink(path) }
+        try retrying("unlink") { PathEncoding.withCString(path) { unlink($0) } }
     }
 
     /// The status of what `path` names, following links; nil when nothing is there.
     static func status(_ path: String) -> stat? {
         var info = stat()
-        return (try? retrying("stat") { stat(path, &info) }) == nil ? nil : info
+        return (try? retrying("stat") { PathEncoding.withCString(path) { stat($0, &info) } }) == nil ? nil : info
     }
 
-    /// The target of the symbolic link `path`; nil when `path` is not a link (or is missing).
-    static func linkTarget(_ path: String) -> [UInt8]? {
+    /// Whether `path` names a folder, following links.
+    static func isFolder(_ path: String) -> Bool {
+        status(path).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+    }
+
+    /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
+    /// named (removed meanwhile).
+    static func workingDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        return PathEncoding.decode(buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }).text
+    }
+
+    /// The target of the symbolic link whose path is the bytes `path`; nil when `path` is not a
+    /// link (or is missing).
+    static func linkTarget(_ path: [UInt8]) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
+        let cPath = (path + [0]).map { CChar(bitPattern: $0) }
         let count = buffer.withUnsafeMutableBufferPointer { raw in
-            raw.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
+            raw.withMemoryRebound(to: CChar.self) { readlink(cPath, $0.baseAddress!, $0.count) }
         }
         return count < 0 ? nil : Array(buffer[0..<count])
     }
@@ -124,13 +142,18 @@ enum Syscalls {
     /// Opens the folder `path` (relative to the working directory), never through a symbolic
     /// link at its last name (ELOOP or ENOTDIR then).
     static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
+    }
+
+    /// Opens the file `path` for reading (following links).
+    static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) } }
     }
 
     /// Opens the file `name` in the folder `folder`, never through a symbolic link
     /// (`O_NOFOLLOW | O_CLOEXEC` added to `flags`); new files get mode 0644 less the umask.
     static func openFile(_ name: String, in folder: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
-        try retrying("open") { openat(folder, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+        try retrying("open") { PathEncoding.withCString(name) { openat(folder, $0, flags | O_NOFOLLOW | O_CLOEXEC, 0o644) } }
     }
 
     /// The status of the open descriptor `fd`.
@@ -172,13 +195,15 @@ enum Syscalls {
 
     /// Renames `from` to `to`, both in the folder `folder`.
     static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
-        try retrying("rename") { renameat(folder, from, folder, to) }
+        try retrying("rename") {
+            PathEncoding.withCString(from) { from in PathEncoding.withCString(to) { renameat(folder, from, folder, $0) } }
+        }
     }
 
     /// Removes the file `name` in the folder `folder`, ignoring failure (cleaning up after
     /// another failure).
     static func removeQuietly(_ name: String, in folder: Int32) {
-        _ = unlinkat(folder, name, 0)
+        _ = PathEncoding.withCString(name) { unlinkat(folder, $0, 0) }
     }
 
     // MARK: The worker pool

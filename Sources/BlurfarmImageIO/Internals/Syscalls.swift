@@ -1,4 +1,7 @@
-// Every system call this module makes, retried on EINTR, failing with the errno.
+// Every system call this module makes, retried on EINTR, failing with the errno. Every path and
+// name is given to the kernel as the bytes it stands for (`PathEncoding.withCString`): a name
+// that is not UTF-8 reaches the same file it was read from.
+import BlurfarmCore
 import CSystemShims
 
 #if canImport(Glibc)
@@ -34,7 +37,7 @@ enum Syscalls {
     static func kind(of path: String) throws(SystemCallError) -> FileKind? {
         var info = stat()
         do {
-            try retrying("stat") { stat(path, &info) }
+            try retrying("stat") { PathEncoding.withCString(path) { stat($0, &info) } }
         } catch where error.errno == ENOENT || error.errno == ENOTDIR {
             return nil
         }
@@ -46,19 +49,23 @@ enum Syscalls {
     }
 
     static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { open(path, O_RDONLY | O_CLOEXEC) }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) } }
     }
 
     /// Creates the file `name` in the folder `folder`, which must not exist (not even as a
     /// symbolic link), for writing; mode 0666 less the umask.
     static func createExclusive(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
-        try retrying("open") { openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
+        try retrying("open") {
+            PathEncoding.withCString(name) { openat(folder, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
+        }
     }
 
     /// Opens the file `name` in the folder `folder` to look at it, never through a symbolic
     /// link, never blocking (a FIFO).
     static func openToInspect(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
-        try retrying("open") { openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        try retrying("open") {
+            PathEncoding.withCString(name) { openat(folder, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
+        }
     }
 
     /// The status of the open descriptor `fd`.
@@ -84,12 +91,14 @@ enum Syscalls {
 
     /// Renames `from` to `to`, both in the folder `folder`.
     static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
-        try retrying("rename") { renameat(folder, from, folder, to) }
+        try retrying("rename") {
+            PathEncoding.withCString(from) { from in PathEncoding.withCString(to) { renameat(folder, from, folder, $0) } }
+        }
     }
 
     /// Removes the file `name` in the folder `folder`, ignoring failure.
     static func removeQuietly(_ name: String, in folder: Int32) {
-        _ = unlinkat(folder, name, 0)
+        _ = PathEncoding.withCString(name) { unlinkat(folder, $0, 0) }
     }
 
     /// This host's name, as `gethostname` gives it ("" when it cannot).
@@ -100,7 +109,7 @@ enum Syscalls {
     }
 
     static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
     }
 
     /// Writes all of `bytes` to `fd`.
@@ -134,14 +143,15 @@ enum Syscalls {
     }
 
 
-    /// The names in `folder` (without "." and ".."); none when it cannot be read.
+    /// The names in `folder` (without "." and ".."), as ``PathEncoding`` carries them; none when
+    /// it cannot be read.
     static func names(inFolder folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
+        guard let directory = PathEncoding.withCString(folder, { opendir($0) }) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                PathEncoding.decode(raw.prefix(while: { $0 != 0 })).text
             }
             if name != "." && name != ".." { names.append(name) }
         }
@@ -150,12 +160,12 @@ enum Syscalls {
 
     /// Removes `path`, ignoring failure (used to clean up after another failure).
     static func removeQuietly(_ path: String) {
-        _ = unlink(path)
+        _ = PathEncoding.withCString(path) { unlink($0) }
     }
 
     /// Whether the calling process may create files in the folder `path`.
     static func canCreateFiles(in path: String) -> Bool {
-        access(path, W_OK | X_OK) == 0
+        PathEncoding.withCString(path) { access($0, W_OK | X_OK) } == 0
     }
 
     /// The size in bytes of the file open on `fd`.
