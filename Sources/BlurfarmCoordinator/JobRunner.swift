@@ -125,7 +125,8 @@ public struct JobRunner: Sendable {
             if let resize {
                 return try ImageReader.thumbnail(
                     input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
-                    upscale: resize.upscale, pixelLimit: pixelLimit, allocator: rendering.allocator)
+                    upscale: resize.upscale, crop: resize.crop.thumbnailCrop,
+                    sharpen: resize.sharpen, pixelLimit: pixelLimit, allocator: rendering.allocator)
             }
             return try ImageReader.read(input.path, pixelLimit: pixelLimit, allocator: rendering.allocator)
         }
@@ -205,7 +206,7 @@ public struct JobRunner: Sendable {
         }
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
-            background: variant.background.rgb)
+            background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling)
         var problem: String?
         let encodeTime = clock.measure {
             do throws(ImageIOError) {
@@ -244,6 +245,25 @@ extension ResizeSpec.Fit {
         case .inside: .inside
         case .cover: .cover
         case .exact: .exact
+        }
+    }
+}
+
+extension ResizeSpec.Crop {
+    /// The image reader's name for the same crop.
+    public var thumbnailCrop: ThumbnailCrop {
+        switch self {
+        case .centre: .centre
+        case .north: .north
+        case .northEast: .northEast
+        case .east: .east
+        case .southEast: .southEast
+        case .south: .south
+        case .southWest: .southWest
+        case .west: .west
+        case .northWest: .northWest
+        case .attention: .attention
+        case .entropy: .entropy
         }
     }
 }

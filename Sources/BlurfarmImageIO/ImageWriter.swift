@@ -5,7 +5,8 @@ import CVipsShim
 /// Encodes pixels to image files through libvips, atomically.
 public enum ImageWriter {
     /// Checks, before any work, that `path` can be written with `options`: its extension
-    /// names a supported format that can do what `options` ask (lossless is WebP's alone), and
+    /// names a supported format that can do what `options` ask (lossless is WebP's alone,
+    /// progressive and subsampling JPEG's), and
     /// its folder exists and takes new files. ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// checks the same again.
     ///
@@ -18,8 +19,14 @@ public enum ImageWriter {
                 code: .unsupportedOutputExtension, path: path,
                 message: "cannot write '.\(name.extension)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
         }
-        if options.lossless, let problem = ImageFormat.losslessProblem(extension: name.extension) {
-            throw ImageIOError(code: .invalidArgument, path: path, message: problem)
+        let asked: [(FormatOption, Bool)] = [
+            (.lossless, options.lossless), (.progressive, options.progressive),
+            (.subsampling, options.subsampling != .auto),
+        ]
+        for (option, isAsked) in asked where isAsked {
+            if let problem = ImageFormat.problem(with: option, extension: name.extension) {
+                throw ImageIOError(code: .invalidArgument, path: path, message: problem)
+            }
         }
         try name.checkFolder()
     }
@@ -84,7 +91,8 @@ public enum ImageWriter {
     ///   - sourceHadAlpha: whether the source had an alpha channel.
     ///   - metadata: the source's metadata, or nil to write none.
     /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`
-    ///   (lossless asked of a format other than WebP, quality outside 1...100, a bit depth the format cannot store, an empty image),
+    ///   (lossless asked of a format other than WebP, progressive or subsampling of one other
+    ///   than JPEG, quality outside 1...100, a bit depth the format cannot store, an empty image),
     ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
     ///   message) or `.libvipsUnavailable`.
     public static func encode(
@@ -163,7 +171,16 @@ extension ImageFormat {
         let quality = Int32(options.quality)
         switch self {
         case .jpeg:
-            let bytes = try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, $0, $1) }
+            let interlace: Int32 = options.progressive ? 1 : 0
+            let subsampling: VipsForeignSubsample
+            switch options.subsampling {
+            case .auto: subsampling = VIPS_FOREIGN_SUBSAMPLE_AUTO
+            case .halved: subsampling = VIPS_FOREIGN_SUBSAMPLE_ON
+            case .full: subsampling = VIPS_FOREIGN_SUBSAMPLE_OFF
+            }
+            let bytes = try Libvips.save("jpegsave") {
+                cvips_jpegsave_buffer(image.pointer, quality, interlace, subsampling, $0, $1)
+            }
             return options.stripMetadata ? try stripped(bytes, MetadataStripping.jpegKeepingOnlyColourProfile) : bytes
         case .png:
             return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, $0, $1) }
