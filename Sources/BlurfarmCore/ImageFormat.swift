@@ -2,9 +2,12 @@
 /// set of rules, that the manifest checker, `blurfarm apply` and the encoder share.
 public enum ImageFormat: CaseIterable, Sendable {
     case jpeg, png, webp, tiff
+    /// AV1 in HEIF (libvips's `heifsave` with AV1 compression), lossy, 8 bits. Only where the
+    /// libvips in use has an AV1 encoder: see `ImageWriter.unavailability(of:)`.
+    case avif
 
     /// The extensions of output files, lower case, in the order messages list them.
-    public static let extensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff"]
+    public static let extensions = ["jpg", "jpeg", "png", "webp", "tif", "tiff", "avif"]
 
     /// The format an extension (any case, without the dot) names, or nil.
     public init?(extension ext: String) {
@@ -13,6 +16,7 @@ public enum ImageFormat: CaseIterable, Sendable {
         case "png": self = .png
         case "webp": self = .webp
         case "tif", "tiff": self = .tiff
+        case "avif": self = .avif
         default: return nil
         }
     }
@@ -24,6 +28,7 @@ public enum ImageFormat: CaseIterable, Sendable {
         case .png: "PNG"
         case .webp: "WebP"
         case .tiff: "TIFF"
+        case .avif: "AVIF"
         }
     }
 

@@ -97,6 +97,11 @@ int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len) {
                                 "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL, NULL);
 }
 
+int cvips_avifsave_buffer(VipsImage *in, int quality, void **buf, size_t *len) {
+    return vips_heifsave_buffer(in, buf, len, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
+                                "bitdepth", 8, NULL);
+}
+
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out) {
     return vips_gaussblur(in, out, sigma, "precision", precision, NULL);
 }

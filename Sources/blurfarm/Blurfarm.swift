@@ -12,9 +12,16 @@ struct Blurfarm: ParsableCommand {
     static var recipeVersions: String { "blurfarm \(version); libvips \(ImageReader.libvipsVersion)" }
 
     /// What `--version` prints: blurfarm's version, the libvips version loaded (part of every
-    /// output's recipe) and the CPU the kernels were built for, one per line.
+    /// output's recipe), whether that libvips can write AVIF, and the CPU the kernels were built
+    /// for, one per line.
     static var versionText: String {
-        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\ncpu-target \(String(cString: blurfarm_cpu_target()))"
+        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\n\(avifLine)\n"
+            + "cpu-target \(String(cString: blurfarm_cpu_target()))"
+    }
+
+    /// `avif-output yes`, or `avif-output no (why)`: whether `.avif` outputs can be written.
+    static var avifLine: String {
+        ImageWriter.unavailability(of: .avif).map { "avif-output no (\($0))" } ?? "avif-output yes"
     }
 
     static let configuration = CommandConfiguration(

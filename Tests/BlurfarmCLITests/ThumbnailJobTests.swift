@@ -97,3 +97,44 @@ import Testing
         #expect(sharpened["written"] == 1 && sharpened["skipped"] == 1, "\(sharpened)")
     }
 }
+
+/// `.avif` outputs through the executable: written, lossy-verified, stripped; and `--version`
+/// and `filters` say AVIF is available.
+@Suite struct AVIFJobTests {
+    @Test func anAVIFVariantIsWrittenStrippedAndVerified() throws {
+        let folder = try ThumbnailJobTests.Folder()
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        try FileManager.default.copyItem(
+            atPath: Corpus.path("photos/plasma-ColorfulCups.jpg"), toPath: folder.path("in/cups.jpg"))
+        try """
+            job: avif
+            inputs: [in/*.jpg]
+            outputs:
+              - name: small
+                path: out/{stem}.avif
+                quality: 90
+                strip: true
+                resize:
+                  width: 240
+            verify: decode
+
+            """.write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", folder.manifest, "--config", folder.config])
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stdout.contains("out/cups.avif"), "\(check.stdout)")
+        let (run, counts) = try folder.run()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(counts["written"] == 2, "\(counts)")
+        let cups = folder.path("out/cups.avif")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: cups)))
+        #expect(Array(bytes[4..<12]) == Array("ftypavif".utf8))
+        let read = try ImageReader.read(cups)
+        #expect(read.pixels.rect.width == 240)
+        #expect(read.metadata.exif == nil && read.metadata.iccProfile != nil)
+
+        let version = try Blurfarm.run(["--version"])
+        #expect(version.stdout.contains("\navif-output yes\n"), "\(version.stdout)")
+        let filters = try Blurfarm.run(["filters", "--config", folder.config])
+        #expect(filters.stdout.contains("output formats: .jpg .jpeg .png .webp .tif .tiff .avif\navif-output yes\n"))
+    }
+}

@@ -130,6 +130,28 @@ let exampleManifest = """
         #expect(resized.outputs[0].resize?.crop == .centre && resized.outputs[0].resize?.sharpen == nil)
     }
 
+    /// `.avif` is a known extension; where the libvips in use cannot write it, the CLI's
+    /// loading refuses each such variant at its `path:` with the writer's reason.
+    @Test func unwritableFormatsAreErrorsAtTheirPaths() throws {
+        let job = try decode("""
+            job: j
+            inputs: [a/*.jpg]
+            outputs:
+              - name: small
+                path: o/{stem}.avif
+              - name: big
+                path: p/{stem}.jpg
+
+            """)
+        #expect(job.unwritableOutputs { _ in nil }.isEmpty)
+        let problems = job.unwritableOutputs { $0 == .avif ? "AVIF output needs an AV1 encoder" : nil }
+        #expect(DiagnosticPrinter.render(problems) == """
+            jobs/backdrops.job:5:11: error: output 'small': AVIF output needs an AV1 encoder
+            jobs/backdrops.job: 1 error
+
+            """)
+    }
+
     /// The thumbnail keys: crop and sharpen in `resize`, progressive and subsampling for JPEG.
     @Test func thumbnailKeysAreRead() throws {
         let job = try decode("""

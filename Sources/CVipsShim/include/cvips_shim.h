@@ -87,6 +87,10 @@ int cvips_jpegsave_buffer(VipsImage *in, int quality, int interlace, VipsForeign
 int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
 int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
 int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len);
+/// vips_heifsave_buffer with AV1 compression (AVIF), 8 bits per sample, quality `quality`;
+/// fails when libvips was built without libheif or libheif has no AV1 encoder. Like the JPEG
+/// and WebP savers it writes an EXIF item of its own.
+int cvips_avifsave_buffer(VipsImage *in, int quality, void **buf, size_t *len);
 
 /// vips_gaussblur with the default min_ampl and the given precision.
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out);
