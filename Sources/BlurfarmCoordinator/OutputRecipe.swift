@@ -7,8 +7,9 @@ import BlurfarmManifest
 /// the filters come from (a rebuilt plugin makes its outputs run again). Part of an output's
 /// up-to-date key;
 /// the output's path, the variant's name, tiling and verification are not (they do not change
-/// the bytes). Settings added after the first release (crop, sharpening, progressive JPEG,
-/// subsampling) appear only when they differ from their defaults, so the recipes of outputs
+/// the bytes). A size of several reduced from a larger one's decode says so (`from=1024`): its
+/// bytes are not those of a resize to that width alone. Settings added after the first release
+/// (crop, sharpening, progressive JPEG, subsampling, sizes) appear only when they differ from their defaults, so the recipes of outputs
 /// that do not use them, and their records, stay as they were.
 public enum OutputRecipe {
     /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with
@@ -20,6 +21,7 @@ public enum OutputRecipe {
             "\(r.width.map(String.init) ?? "-")x\(r.height.map(String.init) ?? "-") \(r.fit.rawValue)"
                 + (r.upscale ? " upscale" : "") + (r.fit == .cover && r.crop != .centre ? " crop=\(r.crop.rawValue)" : "")
                 + (r.sharpen.map { " sharpen=\($0)" } ?? "")
+                + (output.largestSize.map { $0 == r.width ? "" : " from=\($0)" } ?? "")
         } ?? "none"
         var jpeg: [String] = []
         if v.progressive { jpeg.append("progressive=true") }

@@ -92,6 +92,43 @@ extension ImageReader {
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop = .centre,
         sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit, allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> DecodedImage {
+        try thumbnails(
+            path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
+            smallerWidths: [], pixelLimit: pixelLimit, allocator: allocator)[0]
+    }
+
+    /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
+    /// largest exactly as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:allocator:)``
+    /// makes it (shrink-on-load at its factor, lanczos3 reduce), each smaller one reduced from
+    /// that (lanczos3, alpha premultiplied, after the ICC profile is applied), at the size a
+    /// thumbnail of its own width would have. Sharpening, if asked, is applied to each after
+    /// its reduce. Returned in the order of `widths`, which must be ascending and distinct.
+    /// See "Thumbnails" in docs/image-io.md for why the smaller ones are reduced from the
+    /// largest rather than decoded again.
+    ///
+    /// - Throws: as `thumbnail`; `.invalidArgument` for no widths, or widths not ascending or
+    ///   out of range.
+    public static func thumbnails(
+        _ path: String, widths: [Int], upscale: Bool, sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit,
+        allocator: (any PixelAllocator)? = nil
+    ) throws(ImageIOError) -> [DecodedImage] {
+        guard let largest = widths.last, zip(widths, widths.dropFirst()).allSatisfy({ $0 < $1 }),
+            widths.allSatisfy({ (1...ThumbnailBox.maximumSide).contains($0) })
+        else {
+            throw ImageIOError(
+                code: .invalidArgument, path: path, message: "thumbnail widths \(widths) are not ascending, distinct and in 1...\(ThumbnailBox.maximumSide)")
+        }
+        return try thumbnails(
+            path, width: largest, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
+            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, allocator: allocator)
+    }
+
+    /// The thumbnail at `width` × `height`, preceded by those at `smallerWidths` (`inside`),
+    /// reduced from it.
+    private static func thumbnails(
+        _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop,
+        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, allocator: (any PixelAllocator)?
+    ) throws(ImageIOError) -> [DecodedImage] {
         let box: ThumbnailBox
         do {
             box = try ThumbnailBox(width: width, height: height, fit: fit, upscale: upscale)
@@ -140,7 +177,7 @@ extension ImageReader {
                     image = try Libvips.thumbnail(
                         file: file.descriptorPath, covering: plan.width, plan.height, interesting: smart)
                     try checkSize(image, plan.width, plan.height)
-                    return try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)
+                    return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
                 }
                 image = try Libvips.thumbnail(
                     file: file.descriptorPath, width: plan.scaledWidth, height: plan.scaledHeight)
@@ -166,7 +203,20 @@ extension ImageReader {
                     image = try Libvips.extractArea(image, left: left, top: top, width: plan.width, height: plan.height)
                 }
             }
-            return try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)
+            guard !smallerWidths.isEmpty else {
+                return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
+            }
+            // Decoded once, in sRGB; each smaller size reduced from it, to the size a thumbnail
+            // of its own width would have.
+            let base = try inSRGB(try Libvips.copyToMemory(image), sixteenBit: sixteen)
+            var all: [DecodedImage] = []
+            for width in smallerWidths {
+                let size = ThumbnailBox.sized(width: width, upscale: upscale)
+                    .plan(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                let small = try resized(base, width: size.width, height: size.height, sixteenBit: sixteen)
+                all.append(try finished(small, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator))
+            }
+            return all + [try finished(base, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
@@ -238,6 +288,18 @@ struct ThumbnailBox: Equatable {
         self.width = width
         self.height = height
         self.fit = fit
+        self.upscale = upscale
+    }
+
+    /// An `inside` box of `width`, which the caller has checked.
+    static func sized(width: Int, upscale: Bool) -> ThumbnailBox {
+        ThumbnailBox(checkedWidth: width, upscale: upscale)
+    }
+
+    private init(checkedWidth: Int, upscale: Bool) {
+        width = checkedWidth
+        height = nil
+        fit = .inside
         self.upscale = upscale
     }
 

@@ -14,7 +14,7 @@ public enum JobDecoder {
         "background",
     ]
     /// The keys of `resize`.
-    public static let resizeKeys = ["width", "height", "fit", "crop", "upscale", "sharpen"]
+    public static let resizeKeys = ["width", "height", "sizes", "fit", "crop", "upscale", "sharpen"]
 
     /// Decodes a manifest's bytes read from `file` (the path as messages should show it).
     /// On failure, the diagnostics hold at least one error, ordered by location.
@@ -253,6 +253,17 @@ public enum JobDecoder {
             resize = decodeResize(e, &d)
             if resize == nil { ok = false }
         }
+        // `{size}` and `sizes` go together.
+        if let template, let pathEntry, template.uses(.size), resize?.sizes.isEmpty ?? true, ok {
+            d.error("'{size}' in the path needs 'sizes' in 'resize'", at: pathEntry.value.location)
+            ok = false
+        }
+        if let template, let resize, !resize.sizes.isEmpty, !template.uses(.size) {
+            d.error(
+                "'sizes' needs '{size}' in the path, or every size writes the same file",
+                at: entry("resize")!.value.location)
+            ok = false
+        }
         var background = RGBAColour.white
         if let e = entry("background") {
             let expected = "a colour written '#rrggbb'"
@@ -328,6 +339,36 @@ public enum JobDecoder {
             height = d.integer(e, in: 1...Int.max)
             if height == nil { ok = false }
         }
+        var sizes: [Int] = []
+        if let e = value("sizes") {
+            let expected = "a list of widths such as [256, 512, 1024]"
+            if let items = d.scalarList(e, expected: expected) {
+                for item in items {
+                    guard case .scalar(let s) = item.node.content, let size = s.integerValue, size >= 1 else {
+                        d.error("each of 'sizes' must be an integer >= 1", at: item.node.location)
+                        ok = false
+                        continue
+                    }
+                    if sizes.contains(size) {
+                        d.error("size \(size) is listed twice", at: item.node.location)
+                        ok = false
+                    }
+                    sizes.append(size)
+                }
+                if items.isEmpty {
+                    d.error("'sizes' needs at least one width", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+            for key in ["width", "height"] {
+                if let other = value(key) {
+                    d.error("'\(key)' cannot be given with 'sizes' (each size is a width)", at: other.keyLocation)
+                    ok = false
+                }
+            }
+        }
         var fit = ResizeSpec.Fit.inside
         var fitKnown = true
         if let e = value("fit") {
@@ -363,15 +404,20 @@ public enum JobDecoder {
                 ok = false
             }
         }
-        if ok, value("width") == nil, value("height") == nil, !entry.value.isIncomplete {
+        if ok, sizes.isEmpty, value("width") == nil, value("height") == nil, !entry.value.isIncomplete {
             d.error("'resize' needs 'width' or 'height'", at: entry.keyLocation)
             ok = false
         }
-        if ok, fit != .inside, width == nil || height == nil {
+        if ok, !sizes.isEmpty, fit != .inside {
+            d.error("'sizes' works with fit 'inside' only", at: value("fit")!.value.location)
+            ok = false
+        }
+        if ok, sizes.isEmpty, fit != .inside, width == nil || height == nil {
             d.error("fit '\(fit.rawValue)' needs both 'width' and 'height'", at: value("fit")!.value.location)
             ok = false
         }
-        return ok ? ResizeSpec(width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen) : nil
+        return ok ? ResizeSpec(width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
+                sizes: sizes.sorted()) : nil
     }
 
     // MARK: Filters

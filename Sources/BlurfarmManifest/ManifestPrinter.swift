@@ -43,6 +43,7 @@ public enum ManifestPrinter {
                 out += indent + "resize:\n"
                 if let width = resize.width { out += indent + "  width: \(width)\n" }
                 if let height = resize.height { out += indent + "  height: \(height)\n" }
+                if !resize.sizes.isEmpty { out += indent + "  sizes: [\(resize.sizes.map(String.init).joined(separator: ", "))]\n" }
                 out += indent + "  fit: \(resize.fit.rawValue)\n"
                 if resize.fit == .cover { out += indent + "  crop: \(resize.crop.rawValue)\n" }
                 out += indent + "  upscale: \(resize.upscale)\n"

@@ -30,6 +30,11 @@ public struct ResizeSpec: Hashable, Sendable {
     /// The sharpening sigma when `sharpen: true`: `vips_sharpen`'s default.
     public static let defaultSharpenSigma = 0.5
 
+    /// The widths of a variant written at several sizes (`sizes: [256, 512, 1024]`, for
+    /// `srcset`), ascending and distinct, each an output of its own whose path has `{size}`;
+    /// empty for one size. With sizes, `width` and `height` are nil and the fit is `inside`.
+    public var sizes: [Int]
+
     /// The box's width in pixels (≥ 1), `nil` when only the height is given.
     public var width: Int?
     /// The box's height in pixels (≥ 1), `nil` when only the width is given.
@@ -44,11 +49,13 @@ public struct ResizeSpec: Hashable, Sendable {
     /// (the default).
     public var sharpen: Double?
 
-    /// A resize to the box `width` × `height` (either may be `nil`, not both).
+    /// A resize to the box `width` × `height` (either may be `nil`, not both, unless `sizes` is
+    /// given).
     public init(
         width: Int?, height: Int?, fit: Fit = .inside, upscale: Bool = false, crop: Crop = .centre,
-        sharpen: Double? = nil
+        sharpen: Double? = nil, sizes: [Int] = []
     ) {
+        self.sizes = sizes
         self.width = width
         self.height = height
         self.fit = fit

@@ -66,6 +66,20 @@ public struct VariantSpec: Hashable, Sendable {
     /// The encoder quality when none is given.
     public static let defaultQuality = 90
 
+    /// One variant per output size: for a resize with `sizes`, this variant resized to each
+    /// width in turn (its `sizes` emptied), with the width and the largest of them; otherwise
+    /// the variant itself, with nil for both.
+    public var eachSize: [(size: Int?, largest: Int?, variant: VariantSpec)] {
+        guard let resize, let largest = resize.sizes.last else { return [(nil, nil, self)] }
+        return resize.sizes.map { size in
+            var sized = self
+            sized.resize = ResizeSpec(
+                width: size, height: nil, fit: resize.fit, upscale: resize.upscale, crop: resize.crop,
+                sharpen: resize.sharpen)
+            return (size, largest, sized)
+        }
+    }
+
     /// Whether both say the same thing; locations are not compared.
     public static func == (a: VariantSpec, b: VariantSpec) -> Bool {
         a.name == b.name && a.pathTemplate == b.pathTemplate && a.filters == b.filters && a.edge == b.edge

@@ -138,3 +138,54 @@ import Testing
         #expect(filters.stdout.contains("output formats: .jpg .jpeg .png .webp .tif .tiff .avif\navif-output yes\n"))
     }
 }
+
+/// `sizes` through the executable: one output per size in the plan, in the records and in the
+/// up-to-date checks, all from one decode of each input.
+@Suite struct ThumbnailSizesJobTests {
+    @Test func everySizeIsAnOutputOfItsOwnFromOneDecode() throws {
+        let folder = try ThumbnailJobTests.Folder()
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        try FileManager.default.copyItem(atPath: Corpus.path("photos/mate-Aqua.jpg"), toPath: folder.path("in/aqua.jpg"))
+        func write(sharpen: String) throws {
+            try """
+                job: srcset
+                inputs: [in/*.jpg]
+                outputs:
+                  - name: w
+                    path: out/{stem}-{size}.webp
+                    resize:
+                      sizes: [480, 120, 240]
+                      sharpen: \(sharpen)
+
+                """.write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+        }
+        try write(sharpen: "false")
+        let check = try Blurfarm.run(["check", folder.manifest, "--config", folder.config])
+        #expect(check.status == 0, "\(check.stderr)")
+        for size in [120, 240, 480] {
+            #expect(check.stdout.contains("out/aqua-\(size).webp  resize inside to \(size)x"), "\(check.stdout)")
+        }
+        #expect(check.stdout.contains("2 inputs, 6 outputs"), "\(check.stdout)")
+
+        let (first, counts) = try folder.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(counts["written"] == 6 && counts["decoded"] == 2, "\(counts)")
+        for (stem, size, height) in [("aqua", 120, 75), ("aqua", 480, 300), ("flower", 240, 180)] {
+            let header = try ImageReader.header(ofFile: folder.path("out/\(stem)-\(size).webp"))
+            #expect(header.width == size && header.height == height, "\(stem) \(size): \(header)")
+        }
+        // The largest is the single thumbnail of its width, byte for byte in pixels.
+        let largest = try ImageReader.read(folder.path("out/aqua-480.webp"))
+        #expect(largest.pixels.rect.width == 480)
+
+        // Up to date per size: a missing one is written again, alone, from one decode.
+        #expect(try folder.run().1["skipped"] == 6)
+        try FileManager.default.removeItem(atPath: folder.path("out/flower-240.webp"))
+        let again = try folder.run().1
+        #expect(again["written"] == 1 && again["skipped"] == 5 && again["decoded"] == 1, "\(again)")
+        // A setting of the variant is in every size's recipe.
+        try write(sharpen: "true")
+        let sharpened = try folder.run().1
+        #expect(sharpened["written"] == 6 && sharpened["decoded"] == 2, "\(sharpened)")
+    }
+}

@@ -151,3 +151,37 @@ struct ThumbnailParityTests {
         }
     }
 }
+
+/// Several widths from one decode (a variant's `sizes`).
+@Suite("Thumbnail sizes")
+struct ThumbnailSizesTests {
+    /// The largest is exactly the single thumbnail of its width; each smaller one has the size
+    /// a thumbnail of its own width has, and nearly its pixels (reduced from the largest
+    /// rather than shrunk on load at its own factor).
+    @Test(arguments: ["photos/mate-Aqua.jpg", "special/exif-orientation-6.jpg", "special/alpha-garbage-under-transparent.png", "special/deep-16bit.png"])
+    func oneDecodeServesEveryWidth(file: String) throws {
+        let path = Corpus.path(file)
+        let widths = [60, 125, 250]
+        let all = try ImageReader.thumbnails(path, widths: widths, upscale: false)
+        #expect(all.count == 3)
+        for (width, image) in zip(widths, all) {
+            let alone = try ImageReader.thumbnail(path, width: width, height: nil, fit: .inside, upscale: false)
+            #expect(image.pixels.rect == alone.pixels.rect, "\(file) \(width)")
+            #expect(image.bitDepth == alone.bitDepth && image.hasAlpha == alone.hasAlpha)
+            guard image.pixels.rect == alone.pixels.rect else { continue }
+            if width == widths.last {
+                #expect(image.pixels.firstDifference(from: alone.pixels) == nil, "\(file) \(width)")
+            } else {
+                let quality = psnr(image.pixels, alone.pixels)
+                #expect(quality > 30, "\(file) \(width): \(quality) dB against its own thumbnail")
+            }
+        }
+    }
+
+    @Test func widthsMustBeAscendingDistinctAndInRange() {
+        let path = Corpus.path("photos/mate-Aqua.jpg")
+        for widths in [[], [256, 128], [128, 128], [0, 128]] {
+            #expect(failure { try ImageReader.thumbnails(path, widths: widths, upscale: false) }?.code == .invalidArgument)
+        }
+    }
+}

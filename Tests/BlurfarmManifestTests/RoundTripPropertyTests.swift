@@ -90,9 +90,16 @@ import Testing
             let literal = text(from: tricky.filter { $0 != "{" && $0 != "}" }, count: 0...6, &rng)
             let file = maybe() ? "{stem}" : "{name}"
             let folder = maybe() ? "{relpath}/" : ""
-            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "").\(ext)"
+            // Now and then several sizes, with `{size}` in the path.
+            let sizes = Int.random(in: 0..<4, using: &rng) == 0
+                ? Array(Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...5000, using: &rng) })).sorted()
+                : []
+            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "")\(sizes.isEmpty ? "" : "-{size}").\(ext)"
             var resize: ResizeSpec?
-            if maybe() {
+            if !sizes.isEmpty {
+                let sharpen: Double? = maybe() ? nil : Double.random(in: 0.01...100, using: &rng)
+                resize = ResizeSpec(width: nil, height: nil, upscale: maybe(), sharpen: sharpen, sizes: sizes)
+            } else if maybe() {
                 let width = maybe() ? Int.random(in: 1...100_000, using: &rng) : nil
                 let height = width == nil || maybe() ? Int.random(in: 1...100_000, using: &rng) : nil
                 let fit: ResizeSpec.Fit = width != nil && height != nil ? ResizeSpec.Fit.allCases.randomElement(using: &rng)! : .inside

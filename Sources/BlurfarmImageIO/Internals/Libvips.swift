@@ -133,7 +133,24 @@ extension Libvips {
             if let out { g_object_unref(UnsafeMutableRawPointer(out)) }
             throw LibvipsFailure(message: takeErrorMessage() ?? "\(what) failed")
         }
+        discardSeekProbeMessages()
         return VipsImageRef(adopting: out)
+    }
+
+    /// libheif, through libvips 8.14's HEIF loader, reads past the end of every AVIF or HEIF
+    /// it opens, which leaves "NAME: bad seek to N" in libvips's process-wide error buffer
+    /// although the load succeeds; left there, it would be taken as the message of the next
+    /// failure, in any thread. Clears the buffer when it holds nothing but such lines.
+    private static func discardSeekProbeMessages() {
+        guard let buffer = vips_error_buffer(), buffer.pointee != 0 else { return }
+        let lines = String(cString: buffer).split(whereSeparator: { $0 == "\n" })
+        let isProbe = { (line: Substring) -> Bool in
+            let digits = line.reversed().prefix { $0.isASCII && $0.isNumber }
+            return !digits.isEmpty && line.dropLast(digits.count).hasSuffix(": bad seek to ")
+        }
+        if lines.allSatisfy(isProbe) {
+            vips_error_clear()
+        }
     }
 
     /// Opens an image file lazily: only the header is read now. Pixels are decoded, strictly
