@@ -3,7 +3,7 @@
 # it does nothing when everything is already there.
 set -euo pipefail
 
-packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel)
+packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

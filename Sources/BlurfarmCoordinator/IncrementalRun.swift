@@ -1,12 +1,17 @@
 import BlurfarmCore
+import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
 
-/// The up-to-date side of a run: before the runner sees the plan, ``init(plan:records:versions:force:)``
-/// takes out every output that is up to date (reported `skipped`, its input not decoded for it);
-/// while the runner works, ``recordWritten(_:)`` records each output it wrote; after,
-/// ``pruneRefusal()`` says whether pruning looks like a missing input folder, and ``prune()``
-/// removes the recorded outputs whose input is gone.
+/// The up-to-date side of a run: before the runner sees the plan,
+/// ``init(plan:records:versions:plugins:pixelLimit:force:retryFailed:)`` takes out every output
+/// that is up to date (reported `skipped`, its input not decoded for it) and those of inputs
+/// that failed earlier (`failedEarlier`); while the runner works, ``recordWritten(_:)`` records
+/// each output it wrote; after, ``recordFailures(of:)`` reports and remembers the inputs that
+/// could not be decoded, ``pruneRefusal()`` says whether pruning looks like a missing input
+/// folder, and ``prune()`` removes the recorded outputs whose input is gone.
+/// ``status(of:records:versions:plugins:pixelLimit:)`` asks the same question for
+/// `check --status`, changing nothing.
 ///
 /// An output is up to date when its record has the same recipe (``OutputRecipe``), the input's
 /// bytes hash as recorded, and the output file is still there with the recorded bytes. A file
@@ -31,49 +36,47 @@ public final class IncrementalRun: Sendable {
 
     private let pending: [String: Pending]
 
+    /// ``decoderKey(versions:pixelLimit:)`` of this run: recorded with the failures.
+    private let decoder: String
+
     /// The job's input globs with their fixed folder (absolute, and as shown), and whether
     /// each matches a file now: what ``pruneRefusal()`` checks.
     private let inputGlobs: [(glob: GlobPattern, folder: String, shownFolder: String, matches: Bool)]
 
     /// Splits `plan` against `records`. With `force` nothing is up to date (every output runs
-    /// and is recorded again). Inputs whose outputs run are hashed here, before they are decoded,
+    /// and is recorded again); with `retryFailed` (implied by `force`) inputs that failed
+    /// earlier run again. Inputs whose outputs run are hashed here, before they are decoded,
     /// so that a record never claims newer bytes than were read. An input that cannot be read
     /// stays in the plan: the runner reports it.
     /// `plugins`: the content hash of each plugin filter's library, by filter name (part of
-    /// the recipe).
+    /// the recipe). `pixelLimit`: the configuration's, part of what decides that an input
+    /// failed (``decoderKey(versions:pixelLimit:)``).
     public init(
-        plan full: JobPlan, records: OutputRecords, versions: String, plugins: [String: String] = [:], force: Bool
+        plan full: JobPlan, records: OutputRecords, versions: String, plugins: [String: String] = [:],
+        pixelLimit: Int, force: Bool, retryFailed: Bool = false
     ) {
         self.records = records
+        let decoder = Self.decoderKey(versions: versions, pixelLimit: pixelLimit)
+        self.decoder = decoder
         var skipped: [OutputReport] = []
         var pending: [String: Pending] = [:]
         var inputs: [PlannedInput] = []
         var planned: [String] = []
         for input in full.inputs {
-            let inputPath = Self.absolute(input.path)
-            var fingerprint: FileFingerprint?
-            var fingerprintTried = false
-            /// The input's fingerprint, trusting a record's hash when the stamp is the recorded one.
-            func inputFile(trusting record: OutputRecord?) -> FileFingerprint? {
-                if let record, let stamp = FileStamp.of(inputPath), stamp == record.inputFile.stamp {
-                    return record.inputFile
-                }
-                if !fingerprintTried {
-                    fingerprintTried = true
-                    fingerprint = try? FileFingerprint.take(inputPath)
-                }
-                return fingerprint
-            }
+            var probe = InputProbe(path: Self.absolute(input.path))
+            let failure = force || retryFailed ? nil : records.failure(for: probe.path)
             var remaining: [PlannedOutput] = []
             for output in input.outputs {
                 let outputPath = Self.absolute(output.path)
                 planned.append(output.path)
                 let recipe = OutputRecipe.of(output, versions: versions, plugins: plugins)
                 let record = records.record(for: outputPath)
-                let current = inputFile(trusting: record)
-                if !force, let record, record.input == inputPath, record.recipe == recipe, let current,
-                    current.hash == record.inputFile.hash, Self.isUnchanged(outputPath, as: record.outputFile)
-                {
+                let state =
+                    force
+                    ? .notRecorded
+                    : Self.state(
+                        of: outputPath, recipe: recipe, record: record, failure: failure, decoder: decoder, input: &probe)
+                if state == .upToDate, let record, let current = probe.current(trusting: record.inputFile) {
                     // Touched but the same bytes: the new stamps are recorded, so the next run
                     // need not hash the files again. Not being able to is no error: the next
                     // run hashes them again and decides the same.
@@ -86,19 +89,27 @@ public final class IncrementalRun: Sendable {
                         try? records.add(refreshed)
                     }
                     skipped.append(OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .skipped))
+                    continue
+                }
+                if state == .failedEarlier, let failure {
+                    // Touched but the same bytes: its new stamp is recorded, as for an output.
+                    if let current = probe.current(trusting: failure.inputFile), current.stamp != failure.inputFile.stamp,
+                        records.failure(for: probe.path)?.inputFile.stamp != current.stamp
+                    {
+                        var refreshed = failure
+                        refreshed.inputFile = current
+                        try? records.add(refreshed)
+                    }
+                    skipped.append(OutputReport(
                         input: input.relativePath, output: output.path, variant: output.variant.name,
-                        status: .skipped, tiles: 0, pixels: 0, decodeSeconds: 0, filterSeconds: 0, encodeSeconds: 0,
-                        error: nil))
+                        status: .failedEarlier, error: "\(input.path): \(failure.reason)"))
                     continue
                 }
                 remaining.append(output)
                 // The hash of the bytes as they are now, never a record's (the input may have changed).
-                if !fingerprintTried {
-                    fingerprintTried = true
-                    fingerprint = try? FileFingerprint.take(inputPath)
-                }
-                if let fingerprint {
-                    pending[output.path] = Pending(input: inputPath, inputFile: fingerprint, recipe: recipe)
+                if let fingerprint = probe.now() {
+                    pending[output.path] = Pending(input: probe.path, inputFile: fingerprint, recipe: recipe)
                 }
             }
             if !remaining.isEmpty {
@@ -117,6 +128,102 @@ public final class IncrementalRun: Sendable {
         }
     }
 
+    /// What decides whether an input that failed fails again: the versions of blurfarm and
+    /// libvips, and the pixel limit.
+    public static func decoderKey(versions: String, pixelLimit: Int) -> String {
+        "\(versions); pixel limit \(pixelLimit)"
+    }
+
+    /// One input file as the up-to-date check reads it: hashed at most once, and not at all
+    /// while its stamp is a recorded one.
+    struct InputProbe {
+        /// The input's absolute path.
+        let path: String
+        private var taken: FileFingerprint??
+
+        init(path: String) { self.path = path }
+
+        /// The fingerprint of the bytes as they are now (hashed once), nil when unreadable.
+        mutating func now() -> FileFingerprint? {
+            if let taken { return taken }
+            let fingerprint = try? FileFingerprint.take(path)
+            taken = .some(fingerprint)
+            return fingerprint
+        }
+
+        /// The fingerprint, taking `recorded` as it is when the file's stamp is the recorded one.
+        mutating func current(trusting recorded: FileFingerprint?) -> FileFingerprint? {
+            if let recorded, let stamp = FileStamp.of(path), stamp == recorded.stamp { return recorded }
+            return now()
+        }
+    }
+
+    /// The one up-to-date decision, which `run` (``init(plan:records:versions:plugins:pixelLimit:force:retryFailed:)``)
+    /// and `check --status` (``status(of:records:versions:plugins:pixelLimit:)``) both ask:
+    /// the state of the output at the absolute path `outputPath` whose recipe is `recipe`,
+    /// against its record and the input's remembered failure. The first reason found is given:
+    /// missing, not recorded, recipe changed, input changed, output changed; an output that is
+    /// not up to date is `failedEarlier` when its input's failure holds (same bytes, same
+    /// decoder).
+    static func state(
+        of outputPath: String, recipe: String, record: OutputRecord?, failure: InputFailure?, decoder: String,
+        input: inout InputProbe
+    ) -> OutputState {
+        let state: OutputState
+        if !exists(outputPath) {
+            state = .missing
+        } else if let record {
+            if record.recipe != recipe {
+                state = .recipeChanged
+            } else if record.input != input.path || input.current(trusting: record.inputFile)?.hash != record.inputFile.hash {
+                state = .inputChanged
+            } else if !isUnchanged(outputPath, as: record.outputFile) {
+                state = .outputChanged
+            } else {
+                state = .upToDate
+            }
+        } else {
+            state = .notRecorded
+        }
+        if state != .upToDate, let failure, failure.decoder == decoder,
+            input.current(trusting: failure.inputFile)?.hash == failure.inputFile.hash
+        {
+            return .failedEarlier
+        }
+        return state
+    }
+
+    /// What `check --status` shows of a job: each planned output's state (``state(of:recipe:record:failure:decoder:input:)``,
+    /// the decision `run` makes), in plan order, then each recorded output `--prune` would
+    /// remove (`wouldBePruned`: its input gone, the file still there). Reads the files' stamps,
+    /// and hashes those whose stamps changed; decodes nothing and writes nothing.
+    public static func status(
+        of plan: JobPlan, records: OutputRecords.Contents, versions: String, plugins: [String: String] = [:],
+        pixelLimit: Int
+    ) -> [OutputStatus] {
+        let decoder = decoderKey(versions: versions, pixelLimit: pixelLimit)
+        var statuses: [OutputStatus] = []
+        for input in plan.inputs {
+            var probe = InputProbe(path: absolute(input.path))
+            let failure = records.failures[probe.path]
+            for output in input.outputs {
+                let outputPath = absolute(output.path)
+                let state = Self.state(
+                    of: outputPath, recipe: OutputRecipe.of(output, versions: versions, plugins: plugins),
+                    record: records.records[outputPath], failure: failure, decoder: decoder, input: &probe)
+                statuses.append(OutputStatus(
+                    input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
+                    reason: state == .failedEarlier ? failure?.reason : nil))
+            }
+        }
+        let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path) }
+        for record in orphans(of: records.records.values.sorted { $0.output < $1.output }, planned: planned)
+        where exists(record.output) {
+            statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
+        }
+        return statuses
+    }
+
     /// Whether the file at `path` still holds the bytes `recorded` describes: the same stamp,
     /// or the same size and hash.
     static func isUnchanged(_ path: String, as recorded: FileFingerprint) -> Bool {
@@ -131,7 +238,7 @@ public final class IncrementalRun: Sendable {
     /// again next time). Call it from the runner's progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
     /// The folders made for the output (``OutputReport/createdFolders``) are recorded whatever
-    /// its status.
+    /// its status. A written output's input is no longer remembered as failed.
     public func recordWritten(_ report: OutputReport) throws(StateError) {
         for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let pending = pending[report.output] else { return }
@@ -140,6 +247,45 @@ public final class IncrementalRun: Sendable {
         try records.add(OutputRecord(
             output: output, input: pending.input, recipe: pending.recipe, inputFile: pending.inputFile,
             outputFile: file, written: Date()))
+        if records.failure(for: pending.input) != nil { try records.remove(failure: pending.input) }
+    }
+
+    /// Gathers the outputs of `report` (this run's) that failed because their input could not
+    /// be decoded, one ``FailedInput`` per input in plan order, naming the variants it cost;
+    /// and remembers the inputs that failed through their own fault (corrupt, not an image,
+    /// over the pixel limit) with every output this run tried, so that later runs skip them
+    /// (``OutputState/failedEarlier``) until the file changes. A failure that is not the
+    /// input's (a missing or unreadable file, a worker, the disk, a plugin, a stop) is reported
+    /// but not remembered. Every failed input is returned, even when remembering one could not
+    /// be written (`error`: that input and those after it run again next time).
+    public func recordFailures(of report: RunReport) -> (inputs: [FailedInput], error: StateError?) {
+        var order: [String] = []
+        var byInput: [String: [OutputReport]] = [:]
+        for output in report.outputs where output.status != .skipped && output.status != .failedEarlier {
+            if byInput[output.input] == nil { order.append(output.input) }
+            byInput[output.input, default: []].append(output)
+        }
+        var failed: [FailedInput] = []
+        var problem: StateError?
+        for input in order {
+            let outputs = byInput[input] ?? []
+            let decodeFailures = outputs.filter { $0.decodeError != nil }
+            guard let error = decodeFailures.first?.decodeError else { continue }
+            let pending = decodeFailures.lazy.compactMap { self.pending[$0.output] }.first
+            var remember = decodeFailures.count == outputs.count && error.isTheInputsFault && pending != nil
+            if remember, problem == nil, let pending {
+                do throws(StateError) {
+                    try records.add(InputFailure(
+                        input: pending.input, inputFile: pending.inputFile, reason: error.message, decoder: decoder,
+                        failed: Date()))
+                } catch {
+                    problem = error
+                }
+            }
+            remember = remember && problem == nil
+            failed.append(FailedInput(error: error, variants: decodeFailures.map(\.variant), remembered: remember))
+        }
+        return (failed, problem)
     }
 
     /// What ``prune()`` did to one recorded output.
@@ -196,8 +342,13 @@ public final class IncrementalRun: Sendable {
 
     /// The records ``prune()`` acts on: not an output the current plan writes, input gone.
     private func orphans() -> [OutputRecord] {
-        let planned = Set(plannedOutputs.map(Self.absolute))
-        return records.all.filter { !planned.contains($0.output) && !FileManager.default.fileExists(atPath: $0.input) }
+        Self.orphans(of: records.all, planned: plannedOutputs.map(Self.absolute))
+    }
+
+    /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is gone.
+    private static func orphans(of records: [OutputRecord], planned: [String]) -> [OutputRecord] {
+        let planned = Set(planned)
+        return records.filter { !planned.contains($0.output) && !FileManager.default.fileExists(atPath: $0.input) }
     }
 
     /// Whether something (a file, a folder, a link, even dangling) is at `path`.
@@ -249,6 +400,10 @@ public final class IncrementalRun: Sendable {
     /// blurfarm did not create, is never removed. Check ``pruneRefusal()`` first.
     /// - Throws: ``StateError`` when a file, a folder or the records cannot be removed.
     public func prune() throws(StateError) -> PruneResult {
+        // Failures remembered of inputs that are gone: nothing left to skip.
+        for failure in records.failures where !FileManager.default.fileExists(atPath: failure.input) {
+            try records.remove(failure: failure.input)
+        }
         var outputs: [Pruned] = []
         for record in orphans() {
             let action: Pruned.Action
@@ -283,5 +438,91 @@ public final class IncrementalRun: Sendable {
     /// reached through a linked folder finds its records.
     static func absolute(_ path: String) -> String {
         RealPath.resolveFolder(of: path)
+    }
+}
+
+/// What the up-to-date check says of one output (``IncrementalRun``), as `check --status`
+/// shows it; the raw value is the JSON's (docs/json.md).
+public enum OutputState: String, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    /// The recorded output is there as written, from the same input bytes with the same recipe.
+    case upToDate
+    /// The input's bytes are not the recorded ones (or it cannot be read).
+    case inputChanged
+    /// The variant's recipe (its settings, the versions, a plugin) is not the recorded one.
+    case recipeChanged
+    /// The file at the output's path is not the one recorded.
+    case outputChanged
+    /// A file is at the output's path but no record says blurfarm wrote it.
+    case notRecorded
+    /// No file at the output's path.
+    case missing
+    /// A recorded output whose input is gone: `run --prune` removes it.
+    case wouldBePruned
+    /// The input failed to decode earlier, through its own fault, and has not changed since:
+    /// `run` skips it (`--retry-failed` tries it again).
+    case failedEarlier
+
+    /// As `check --status` prints it: `up to date`, `stale (input changed)`, `missing`...
+    public var description: String {
+        switch self {
+        case .upToDate: "up to date"
+        case .inputChanged: "stale (input changed)"
+        case .recipeChanged: "stale (recipe changed)"
+        case .outputChanged: "stale (output changed)"
+        case .notRecorded: "stale (not recorded)"
+        case .missing: "missing"
+        case .wouldBePruned: "would be pruned"
+        case .failedEarlier: "failed earlier"
+        }
+    }
+}
+
+/// One line of `check --status`: an output and its state.
+public struct OutputStatus: Sendable, Codable {
+    /// The input: relative to the manifest's folder for a planned output, the recorded
+    /// absolute path for one that would be pruned.
+    public let input: String
+    /// The output's path: as planned, or the recorded absolute path.
+    public let output: String
+    /// The variant; nil for an output that would be pruned (the records do not keep it).
+    public let variant: String?
+    public let state: OutputState
+    /// Why the input failed, for `failedEarlier`.
+    public let reason: String?
+
+    public init(input: String, output: String, variant: String?, state: OutputState, reason: String? = nil) {
+        self.input = input
+        self.output = output
+        self.variant = variant
+        self.state = state
+        self.reason = reason
+    }
+}
+
+/// An input that could not be decoded, with the variants it cost: the one line a run prints
+/// for it (`in/bad.jpg: <reason> (variants thumb, blur not written)`).
+public struct FailedInput: Sendable, CustomStringConvertible {
+    /// Why, naming the file.
+    public let error: ImageIOError
+    /// The variants not written because of it, in plan order.
+    public let variants: [String]
+    /// Whether the failure was remembered (later runs skip the input until it changes).
+    public let remembered: Bool
+
+    public var description: String {
+        let names = variants.joined(separator: ", ")
+        return "\(error) (\(variants.count == 1 ? "variant" : "variants") \(names) not written)"
+    }
+}
+
+extension ImageIOError {
+    /// Whether the input itself is at fault (its bytes are corrupt, not an image, or too many
+    /// pixels): the failures a run remembers. A missing or unreadable file, or anything else,
+    /// may go away without the file changing.
+    public var isTheInputsFault: Bool {
+        switch code {
+        case .notAnImage, .overPixelLimit, .decodeFailed: true
+        default: false
+        }
     }
 }

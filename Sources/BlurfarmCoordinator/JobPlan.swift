@@ -43,6 +43,11 @@ public struct JobPlan: Sendable {
     /// folder that could not be read, a file whose name is not UTF-8. `check` and `run` print
     /// them as errors and exit with status 1; `run --prune` removes nothing for such a job.
     public var refused: [String] = []
+    /// A diagnostic at each input glob that matches no file the job takes (with a note when
+    /// one matches but for case): a warning when another glob of the job matched, an error
+    /// when none did. `check` exits with status 1 for either, `run` for an error; `run
+    /// --watch` prints them as warnings and waits for files.
+    public var unmatchedGlobs: [Diagnostic] = []
 
     /// Every output of the job.
     public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
@@ -52,7 +57,8 @@ extension JobPlan {
     /// The same plan with another tile side (the command line's `--tile`).
     public func withTileSize(_ tileSize: Int) -> JobPlan {
         JobPlan(
-            job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused)
+            job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused,
+            unmatchedGlobs: unmatchedGlobs)
     }
 }
 

@@ -31,9 +31,24 @@ public enum JobPlanner {
         // Each file once, with {relpath} from the first glob that matches it.
         var found: [String: String] = [:]
         var refused: [String] = []
+        // Per input glob: the files it matches, those left out, and those it would match but
+        // for case (for the hint when it matches none).
+        var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for glob in includes {
             let walk = files(under: glob.fixedPrefix, in: base)
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
+            var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
+            let caseless = try? GlobPattern(glob.text.lowercased())
+            for file in walk.files {
+                guard glob.matches(file.relative) else {
+                    if counts.otherCase == nil, caseless?.matches(file.relative.lowercased()) == true {
+                        counts.otherCase = file.relative
+                    }
+                    continue
+                }
+                if isLeftOut(file.relative) { counts.leftOut += 1 } else { counts.taken += 1 }
+            }
+            matchCounts.append(counts)
             for file in walk.files where found[file.relative] == nil {
                 guard glob.matches(file.relative), !isLeftOut(file.relative) else { continue }
                 if let bytes = file.bytes {
@@ -117,7 +132,32 @@ public enum JobPlanner {
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
-            refused: refused))
+            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts)))
+    }
+
+    /// A diagnostic at each input glob that matches no file the job takes: a warning when
+    /// another glob of the job matched, an error when none did (docs/manifest.md), with a note
+    /// when a file matches but for case.
+    static func unmatched(
+        _ job: JobSpec, _ globs: [GlobPattern], _ counts: [(taken: Int, leftOut: Int, otherCase: String?)]
+    ) -> [Diagnostic] {
+        let anyTaken = counts.contains { $0.taken > 0 }
+        var diagnostics: [Diagnostic] = []
+        for (index, (glob, count)) in zip(globs, counts).enumerated() where count.taken == 0 {
+            let location = index < job.inputLocations.count ? job.inputLocations[index] : nil
+            let shown = ShownName.of(glob.text)
+            let message = count.leftOut > 0
+                ? "the input glob '\(shown)' matches only files that are left out (excluded, or the job's outputs)"
+                : "the input glob '\(shown)' matches no file"
+            diagnostics.append(Diagnostic(anyTaken ? .warning : .error, at: location, message))
+            if let other = count.otherCase {
+                diagnostics.append(.note(
+                    "globs are case-sensitive: '\(ShownName.of(other))' matches but for case; alternatives match "
+                        + "several spellings, as in '*.{jpg,JPG}'",
+                    at: location))
+            }
+        }
+        return diagnostics
     }
 
     /// The files a variant's template could name, as a glob relative to the manifest's folder:
@@ -128,7 +168,7 @@ public enum JobPlanner {
         var text = ""
         func literal(_ s: String) {
             for c in s {
-                if "*?[\\".contains(c) { text.append("\\") }
+                if "*?[\\{}".contains(c) { text.append("\\") }
                 text.append(c)
             }
         }
@@ -194,7 +234,8 @@ public enum JobPlanner {
         return (files, unreadable)
     }
 
-    static func join(_ folder: String, _ relative: String) -> String {
+    /// `relative` in `folder` (`relative` itself when absolute, or when `folder` is `.`).
+    public static func join(_ folder: String, _ relative: String) -> String {
         if relative.hasPrefix("/") { return relative }
         return folder == "." ? relative : folder + "/" + relative
     }

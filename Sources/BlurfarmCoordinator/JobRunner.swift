@@ -27,14 +27,22 @@ public struct JobRunner: Sendable {
     public let pixelLimit: Int
     /// Inputs decoded, rendered and encoded at once (at least 1).
     public let decodedImages: Int
+    /// The most bytes all the decodes in flight may allocate: each decode may use this divided
+    /// by ``decodedImages`` (estimated from the header, checked before decoding).
+    public let memoryLimit: Int
 
-    /// A runner rendering with `rendering`, `decodedImages` inputs at a time.
-    public init(registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int, decodedImages: Int = 1) {
+    /// A runner rendering with `rendering`, `decodedImages` inputs at a time, whose decodes
+    /// share `memoryLimit` bytes (by default all this process may use).
+    public init(
+        registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int, decodedImages: Int = 1,
+        memoryLimit: Int = ImageReader.usableMemory
+    ) {
         precondition(decodedImages >= 1, "at least one image is decoded at a time")
         self.registry = registry
         self.rendering = rendering
         self.pixelLimit = pixelLimit
         self.decodedImages = decodedImages
+        self.memoryLimit = memoryLimit
     }
 
     /// Runs `plan`, calling `progress` after each output with its report (from the runner's
@@ -132,19 +140,21 @@ public struct JobRunner: Sendable {
     ) -> Result<([DecodedImage], Double), ImageIOError> {
         let clock = ContinuousClock()
         let start = clock.now
+        let memory = memoryLimit / decodedImages
         let result = Result { () throws(ImageIOError) -> [DecodedImage] in
             if let resize, !widths.isEmpty {
                 return try ImageReader.thumbnails(
                     input.path, widths: widths, upscale: resize.upscale, sharpen: resize.sharpen, pixelLimit: pixelLimit,
-                    allocator: rendering.allocator)
+                    memoryLimit: memory, allocator: rendering.allocator)
             }
             if let resize {
                 return [try ImageReader.thumbnail(
                     input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
-                    upscale: resize.upscale, crop: resize.crop.thumbnailCrop,
-                    sharpen: resize.sharpen, pixelLimit: pixelLimit, allocator: rendering.allocator)]
+                    upscale: resize.upscale, crop: resize.crop.thumbnailCrop, sharpen: resize.sharpen,
+                    pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)]
             }
-            return [try ImageReader.read(input.path, pixelLimit: pixelLimit, allocator: rendering.allocator)]
+            return [try ImageReader.read(
+                input.path, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)]
         }
         let seconds = (clock.now - start).seconds
         return result.map { ($0, seconds) }
@@ -169,7 +179,10 @@ public struct JobRunner: Sendable {
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
-        case .failure(let error): return failure(error.description)
+        case .failure(let error):
+            var report = failure(error.description)
+            report.decodeError = error
+            return report
         case .success(let (i, s)): (image, decodeSeconds) = (i, s)
         }
         let variant = output.variant

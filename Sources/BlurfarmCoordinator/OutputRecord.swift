@@ -30,3 +30,30 @@ public struct OutputRecord: Codable, Hashable, Sendable {
         self.written = written
     }
 }
+
+/// What the state folder remembers of an input that could not be decoded through its own fault
+/// (corrupt, not an image, over the pixel limit): the input's bytes as they were, and why. While
+/// the input keeps the recorded bytes, and the decoder (the versions and the pixel limit) is the
+/// recorded one, later runs skip its outputs quietly (`failedEarlier`) instead of failing them
+/// again; `run --retry-failed` (or `--force`) tries it anyway (docs/scheduling.md).
+public struct InputFailure: Codable, Hashable, Sendable {
+    /// The input's absolute path: the failure's key.
+    public var input: String
+    /// The input as it was when it failed.
+    public var inputFile: FileFingerprint
+    /// Why it failed, without the file name (libvips's message, or the pixel limit's).
+    public var reason: String
+    /// What decided (``IncrementalRun/decoderKey(versions:pixelLimit:)``): a newer libvips or
+    /// another pixel limit may read the file, so either changed tries it again.
+    public var decoder: String
+    /// When it failed.
+    public var failed: Date
+
+    public init(input: String, inputFile: FileFingerprint, reason: String, decoder: String, failed: Date) {
+        self.input = input
+        self.inputFile = inputFile
+        self.reason = reason
+        self.decoder = decoder
+        self.failed = failed
+    }
+}

@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// The records of the outputs one job wrote, and of the output folders it created, kept in its
-/// state folder as `records.jsonl`: one JSON line per event (an output or a created folder
+/// The records of the outputs one job wrote, of the output folders it created and of the inputs
+/// that failed through their own fault (``InputFailure``), kept in its state folder as
+/// `records.jsonl`: one JSON line per event (an output, a created folder or a failed input
 /// recorded, a record removed), appended and flushed to disk as
 /// it happens, so a run that is killed loses no record of what it finished. A torn last line
 /// (the process died while appending) is ignored. ``compact()`` rewrites the file with one line
@@ -15,24 +16,38 @@ public final class OutputRecords: Sendable {
     private struct State {
         var records: [String: OutputRecord]
         var folders: [String: CreatedFolder]
+        var failures: [String: InputFailure]
         /// The records file, open to append.
         var descriptor: Int32
         /// The folder holding it, for `openat` and `renameat`.
         let folder: Int32
         /// Lines in the file: when there are as many as records, it is compact already.
         var lines: Int
-        var live: Int { records.count + folders.count }
+        var live: Int { records.count + folders.count + failures.count }
     }
 
     private let state: Mutex<State>
 
     /// One line of the file: a record, the output path of a removed record, a created folder,
-    /// or the path of a created folder whose record was removed.
+    /// the path of a created folder whose record was removed, a failed input, or the input path
+    /// of a failure forgotten.
     private struct Line: Codable {
         var record: OutputRecord?
         var removed: String?
         var folder: CreatedFolder?
         var removedFolder: String?
+        var failure: InputFailure?
+        var removedFailure: String?
+    }
+
+    /// What a records file holds, read without changing anything (``read(folder:)``).
+    public struct Contents: Sendable {
+        /// The output records, by absolute output path.
+        public var records: [String: OutputRecord] = [:]
+        /// The created folders, by absolute path.
+        public var folders: [String: CreatedFolder] = [:]
+        /// The inputs that failed, by absolute input path.
+        public var failures: [String: InputFailure] = [:]
     }
 
     /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the
@@ -47,9 +62,11 @@ public final class OutputRecords: Sendable {
         let fd: Int32
         do {
             fd = try Self.open(in: folderDescriptor, path: path, flags: O_RDWR | O_CREAT | O_APPEND)
-            let (records, folders, lines) = try Self.read(fd, path: path)
+            let (contents, lines) = try Self.read(fd, path: path, cutTornLine: true)
             state = Mutex(
-                State(records: records, folders: folders, descriptor: fd, folder: folderDescriptor, lines: lines))
+                State(
+                    records: contents.records, folders: contents.folders, failures: contents.failures, descriptor: fd,
+                    folder: folderDescriptor, lines: lines))
         } catch {
             close(folderDescriptor)
             throw error
@@ -77,10 +94,40 @@ public final class OutputRecords: Sendable {
         }
     }
 
-    /// The records and created folders in the open file `fd`, and the number of its lines.
+    /// The records in `records.jsonl` in `folder`, read only: nothing is created, repaired or
+    /// locked (`check --status`). A folder or file that does not exist holds no records.
+    /// - Throws: ``StateError`` when the file cannot be read, is a link, or a line other than the
+    ///   last is not a record.
+    public static func read(folder: String) throws(StateError) -> Contents {
+        let path = (folder as NSString).appendingPathComponent("records.jsonl")
+        let folderDescriptor: Int32
+        do {
+            folderDescriptor = try Syscalls.openFolder(folder)
+        } catch where error.errno == ENOENT {
+            return Contents()
+        } catch {
+            throw StateError(path: folder, message: "cannot open: \(error.reason)")
+        }
+        defer { close(folderDescriptor) }
+        let fd: Int32
+        do {
+            fd = try Syscalls.openFile("records.jsonl", in: folderDescriptor, flags: O_RDONLY)
+        } catch where error.errno == ENOENT {
+            return Contents()
+        } catch where error.errno == ELOOP {
+            throw StateError(path: path, message: "is a symbolic link: refusing to use it as the records (remove it)")
+        } catch {
+            throw StateError(path: path, message: "cannot open: \(error.reason)")
+        }
+        defer { close(fd) }
+        return try read(fd, path: path, cutTornLine: false).contents
+    }
+
+    /// The records, created folders and failures in the open file `fd`, and the number of its
+    /// lines; a torn last line is cut off the file when `cutTornLine`.
     private static func read(
-        _ fd: Int32, path: String
-    ) throws(StateError) -> ([String: OutputRecord], [String: CreatedFolder], Int) {
+        _ fd: Int32, path: String, cutTornLine: Bool
+    ) throws(StateError) -> (contents: Contents, lines: Int) {
         let data: Data
         do {
             data = Data(try Syscalls.readAll(fd))
@@ -89,8 +136,7 @@ public final class OutputRecords: Sendable {
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        var records: [String: OutputRecord] = [:]
-        var folders: [String: CreatedFolder] = [:]
+        var contents = Contents()
         var count = 0
         let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (number, line) in lines.enumerated() where !line.isEmpty {
@@ -99,24 +145,26 @@ public final class OutputRecords: Sendable {
                 if number == lines.count - 1 { break }
                 throw StateError(path: path, message: "line \(number + 1) is not a record (remove the file to start afresh)")
             }
-            if let record = entry.record { records[record.output] = record }
-            if let removed = entry.removed { records[removed] = nil }
-            if let folder = entry.folder { folders[folder.path] = folder }
-            if let removed = entry.removedFolder { folders[removed] = nil }
+            if let record = entry.record { contents.records[record.output] = record }
+            if let removed = entry.removed { contents.records[removed] = nil }
+            if let folder = entry.folder { contents.folders[folder.path] = folder }
+            if let removed = entry.removedFolder { contents.folders[removed] = nil }
+            if let failure = entry.failure { contents.failures[failure.input] = failure }
+            if let removed = entry.removedFailure { contents.failures[removed] = nil }
             count += 1
         }
         // A torn last line (no newline after it) is cut off, so that the next line appended
         // starts on a line of its own.
         let end = data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-        if end < data.count {
+        if end < data.count, cutTornLine {
             do {
                 try Syscalls.truncate(fd, to: end)
             } catch {
                 throw StateError(path: path, message: "cannot cut off a torn last line: \(error.reason)")
             }
-            return (records, folders, -1)  // whatever the cut-off text held, the next compaction rewrites the file
+            return (contents, -1)  // whatever the cut-off text held, the next compaction rewrites the file
         }
-        return (records, folders, count)
+        return (contents, count)
     }
 
     /// The record of the output at the absolute path `output`, if any.
@@ -152,6 +200,26 @@ public final class OutputRecords: Sendable {
     /// Removes the record of the created folder at `path` and flushes that to disk.
     public func remove(folder path: String) throws(StateError) {
         try append(Line(removedFolder: path)) { $0.folders[path] = nil }
+    }
+
+    /// The remembered failure of the input at the absolute path `input`, if any.
+    public func failure(for input: String) -> InputFailure? {
+        state.withLock { $0.failures[input] }
+    }
+
+    /// Every remembered failure, in input path order.
+    public var failures: [InputFailure] {
+        state.withLock { $0.failures.values.sorted { $0.input < $1.input } }
+    }
+
+    /// Remembers `failure` (replacing any of the same input) and flushes it to disk.
+    public func add(_ failure: InputFailure) throws(StateError) {
+        try append(Line(failure: failure)) { $0.failures[failure.input] = failure }
+    }
+
+    /// Forgets the failure of `input` and flushes that to disk.
+    public func remove(failure input: String) throws(StateError) {
+        try append(Line(removedFailure: input)) { $0.failures[input] = nil }
     }
 
     private func append(_ line: Line, apply: (inout State) -> Void) throws(StateError) {
@@ -197,6 +265,7 @@ public final class OutputRecords: Sendable {
             let lines =
                 s.records.values.sorted(by: { $0.output < $1.output }).map { Line(record: $0) }
                 + s.folders.values.sorted(by: { $0.path < $1.path }).map { Line(folder: $0) }
+                + s.failures.values.sorted(by: { $0.input < $1.input }).map { Line(failure: $0) }
             var text = Data()
             for line in lines {
                 do {

@@ -52,7 +52,16 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
     private struct Inbox: Sendable {
         var requests: [PoolRequest] = []
         var shuttingDown = false
+        /// Set while the workers start, when the run was asked to stop.
+        var stoppedBySignal: Int32?
     }
+
+    /// How many times a worker that cannot be started at all (`pipe` or `posix_spawn` fails:
+    /// no descriptors, no processes, no memory) is tried, waiting 0.1 s after the first
+    /// failure and twice as long after each next: about 3 s in all. At start-up the pool then
+    /// fails with the reason; later it goes on with the workers it has, and fails its images
+    /// only when it has none.
+    public static let startAttempts = 6
 
     /// Starts `workers` processes of `executable` (`blurfarm worker --worker-id N
     /// --coordinator-pid P`) and waits until each has said `hello` and `ready`.
@@ -66,24 +75,30 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
     ///   - taskTimeout: how long a worker may work on one task (heartbeats or not) before it is
     ///     killed and replaced, and the task retried.
     ///   - pluginFolders: the folders the workers load plugins from (`--plugin-folder`).
-    /// - Throws: ``RenderFailure`` when the workers keep failing to start.
+    ///   - stop: while the workers start, checked every 50 ms: once it is set, the workers
+    ///     started are stopped and this throws at once.
+    /// - Throws: ``RenderFailure`` when the workers keep failing to start (dying before their
+    ///   `hello`), when one cannot be started at all (no pipe, no process: the reason, after
+    ///   ``startAttempts`` tries with backoff), or when `stop` was set.
     public init(
         executable: String, workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
-        taskTimeout: Duration = .seconds(600), pluginFolders: [String] = []
+        taskTimeout: Duration = .seconds(600), pluginFolders: [String] = [], stop: StopRequest? = nil
     ) throws(RenderFailure) {
         precondition(workers >= 1, "a pool has at least one worker")
         precondition(retries >= 0, "retries cannot be negative")
         _ = blurfarm_ignore_sigpipe()
-        var fds: [Int32] = [0, 0]
-        guard makePipe(&fds, nonBlocking: true) else {
-            throw RenderFailure("worker pool: pipe: \(String(cString: strerror(errno)))")
+        let fds: (read: Int32, write: Int32)
+        do throws(SystemCallError) {
+            fds = try Syscalls.pipe(nonBlocking: true)
+        } catch {
+            throw RenderFailure("cannot start the worker pool: \(error)")
         }
         workerCount = workers
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
+        wakeRead = fds.read
+        wakeWrite = fds.write
         inbox = Mutex(Inbox())
         let started = StartSignal()
-        let wakeRead = fds[0]
+        let wakeRead = fds.read
         let thread = Thread { [self] in
             let supervisor = Supervisor(
                 executable: executable, workerCount: workers, retries: retries, heartbeatTimeout: heartbeatTimeout,
@@ -93,7 +108,15 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
         }
         thread.name = "blurfarm.worker-pool"
         thread.start()
-        started.semaphore.wait()
+        while started.semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            if let signalNumber = stop?.signalNumber {
+                // The pool's thread stops the workers it started and reports back.
+                inbox.withLock { inbox in
+                    inbox.stoppedBySignal = signalNumber
+                    wake()
+                }
+            }
+        }
         if let problem = started.problem.withLock({ $0 }) {
             finished.wait()
             inbox.withLock { $0.shuttingDown = true }
@@ -213,11 +236,12 @@ public final class WorkerPool: ImageRendering, PixelAllocator {
         _ = write(wakeWrite, &byte, 1)  // a full pipe already wakes the thread
     }
 
-    /// The requests handed over since the last call, and whether the pool is shutting down.
-    fileprivate func takeRequests() -> (requests: [PoolRequest], shuttingDown: Bool) {
+    /// The requests handed over since the last call, whether the pool is shutting down, and the
+    /// signal that stopped its start, if any.
+    fileprivate func takeRequests() -> (requests: [PoolRequest], shuttingDown: Bool, stoppedBySignal: Int32?) {
         inbox.withLock { inbox in
             defer { inbox.requests.removeAll() }
-            return (inbox.requests, inbox.shuttingDown)
+            return (inbox.requests, inbox.shuttingDown, inbox.stoppedBySignal)
         }
     }
 }
@@ -309,7 +333,9 @@ private final class Supervisor {
     }
 
     let executable: String
-    let workerCount: Int
+    /// The workers the pool keeps running: those asked for, fewer once workers could not be
+    /// started (after ``WorkerPool/startAttempts`` tries) while some run.
+    var workerCount: Int
     let retries: Int
     let heartbeatTimeout: Duration
     let taskTimeout: Duration
@@ -329,6 +355,9 @@ private final class Supervisor {
     var startFailures = 0
     /// Set when workers keep failing to start: every request fails with it.
     var broken: String?
+    /// A worker that could not be started at all: the tries so far, when the next may be made,
+    /// and why the last failed.
+    var startRetry: (attempts: Int, next: ContinuousClock.Instant, problem: String)?
 
     /// Passed to every worker as `--plugin-folder` arguments.
     let pluginFolders: [String]
@@ -352,13 +381,14 @@ private final class Supervisor {
 
     func run(pool: WorkerPool, started: StartSignal) {
         var starting = true
-        for _ in 0..<workerCount { startWorker() }
         while true {
+            startMissingWorkers(starting: starting)
+            let (requests, shuttingDown, stoppedBySignal) = pool.takeRequests()
             if starting {
-                if let broken {
-                    started.problem.withLock { $0 = broken }
-                    started.semaphore.signal()
+                if let problem = broken ?? stoppedBySignal.map({ "stopped by signal \($0) while the workers started" }) {
                     stopWorkers()
+                    started.problem.withLock { $0 = problem }
+                    started.semaphore.signal()
                     return
                 }
                 if slots.count == workerCount && slots.allSatisfy(\.greeted) {
@@ -366,7 +396,6 @@ private final class Supervisor {
                     started.semaphore.signal()
                 }
             }
-            let (requests, shuttingDown) = pool.takeRequests()
             for request in requests {
                 let job = Job(request: request, imageID: nextImageID)
                 nextImageID += 1
@@ -391,55 +420,72 @@ private final class Supervisor {
 
     // MARK: Workers
 
-    /// Starts one worker (from this thread, which outlives it) and adds its slot.
-    func startWorker() {
-        let workerID = nextWorkerID
-        nextWorkerID += 1
-        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
-        guard makePipe(&toChild) else { return noteStartFailure("pipe: \(errorText())") }
-        guard makePipe(&fromChild) else {
-            close(toChild[0])
-            close(toChild[1])
-            return noteStartFailure("pipe: \(errorText())")
+    /// Starts the workers missing from ``workerCount`` (from this thread, which outlives them).
+    /// One that cannot be started is tried again after a backoff, up to
+    /// ``WorkerPool/startAttempts`` times; then, at start-up (`starting`) or with no worker
+    /// left, the pool is broken with the reason, else it goes on with the workers it has.
+    func startMissingWorkers(starting: Bool) {
+        while slots.count < workerCount && broken == nil {
+            if let retry = startRetry, ContinuousClock.now < retry.next { return }
+            let problem: String
+            do throws(SystemCallError) {
+                try startWorker()
+                startRetry = nil
+                continue
+            } catch {
+                problem = "\(error)"
+            }
+            let attempts = (startRetry?.attempts ?? 0) + 1
+            guard attempts >= WorkerPool.startAttempts else {
+                let delay = Duration.milliseconds(100) * (1 << (attempts - 1))
+                startRetry = (attempts, .now + delay, problem)
+                return
+            }
+            startRetry = nil
+            if starting || slots.isEmpty {
+                broken = "cannot start worker \(slots.count + 1) of \(workerCount): \(problem) "
+                    + "(tried \(attempts) times); lower --workers or raise the limit"
+            } else {
+                workerCount = slots.count
+            }
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], STDIN_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], STDOUT_FILENO)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The worker starts with no signal blocked and SIGINT, SIGTERM and SIGPIPE at their
-        // defaults, whatever this process ignores (the worker sets up its own).
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    }
+
+    /// Starts one worker and adds its slot; throws when a pipe or the process cannot be made.
+    func startWorker() throws(SystemCallError) {
+        let workerID = nextWorkerID
+        let toChild = try Syscalls.pipe()
+        let fromChild: (read: Int32, write: Int32)
+        do throws(SystemCallError) {
+            fromChild = try Syscalls.pipe()
+        } catch {
+            close(toChild.read)
+            close(toChild.write)
+            throw error
+        }
         let arguments = [
             executable, "worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(getpid())",
         ] + pluginFolders.flatMap { ["--plugin-folder", $0] }
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = workerEnvironment.withUnsafeBufferPointer { environment in
-            posix_spawn(&pid, executable, &actions, &attributes, argv, UnsafeMutablePointer(mutating: environment.baseAddress))
+        let spawned = Result { () throws(SystemCallError) -> pid_t in
+            try Syscalls.spawn(
+                executable, arguments: arguments, environment: workerEnvironment, stdin: toChild.read,
+                stdout: fromChild.write)
         }
-        close(toChild[0])
-        close(fromChild[1])
+        close(toChild.read)
+        close(fromChild.write)
+        let pid: pid_t
+        switch spawned {
+        case .success(let started): pid = started
+        case .failure(let error):
+            close(toChild.write)
+            close(fromChild.read)
+            throw error
+        }
+        nextWorkerID += 1
         // Read without blocking: a descriptor number poll reported may belong to a replacement.
-        _ = fcntl(fromChild[0], F_SETFL, fcntl(fromChild[0], F_GETFL) | O_NONBLOCK)
-        guard status == 0 else {
-            close(toChild[1])
-            close(fromChild[0])
-            return noteStartFailure("cannot start '\(executable)': \(String(cString: strerror(status)))")
-        }
+        Syscalls.setNonBlocking(fromChild.read)
         slots.append(Slot(
-            workerID: workerID, pid: pid, input: toChild[1], output: fromChild[0], taskSent: .now, lastHeard: .now))
+            workerID: workerID, pid: pid, input: toChild.write, output: fromChild.read, taskSent: .now, lastHeard: .now))
     }
 
     /// This process's environment for the workers, with `SWIFT_BACKTRACE=enable=no` unless it
@@ -465,7 +511,8 @@ private final class Supervisor {
     }
 
     /// Kills the worker in `index` (SIGKILL), waits for it and removes its slot; its task, if
-    /// it belongs to the image being rendered, is a failed attempt. A replacement is started.
+    /// it belongs to the image being rendered, is a failed attempt. The pool's loop starts a
+    /// replacement.
     func lose(_ index: Int, because reason: String) {
         let slot = slots.remove(at: index)
         kill(slot.pid, SIGKILL)
@@ -479,7 +526,7 @@ private final class Supervisor {
         if let taskID = slot.task, let (job, pending) = inFlight.removeValue(forKey: taskID) {
             failedAttempt(pending, of: job, message)
         }
-        if broken == nil { startWorker() }
+        // The replacement is started by the pool's loop (startMissingWorkers).
     }
 
     /// "exit status N" or "killed by signal N".
@@ -544,7 +591,7 @@ private final class Supervisor {
             slots[index].lastHeard = .now
             if !send(.task(task), to: slots[index]) {
                 lose(index, because: "could not be sent a task: \(errorText())")
-                continue  // the replacement is appended; the same index is the next slot
+                continue  // the same index is the next slot
             }
             index += 1
         }
@@ -715,14 +762,45 @@ private final class Supervisor {
     func errorText() -> String { String(cString: strerror(errno)) }
 }
 
-/// `pipe` with both ends closed on exec (and non-blocking if asked): `pipe2` is not visible
-/// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
-/// processes, so no worker can inherit an end between `pipe` and `fcntl`.
-private func makePipe(_ fds: inout [Int32], nonBlocking: Bool = false) -> Bool {
-    guard pipe(&fds) == 0 else { return false }
-    for fd in fds {
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        if nonBlocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+extension WorkerPool {
+    /// The most workers this machine allows, and the rule that sets it.
+    public struct Capacity: Sendable, Equatable {
+        /// The number of workers (0: none can run).
+        public let workers: Int
+        /// Why, e.g. "at most 4 per core, 2 cores".
+        public let reason: String
     }
-    return true
+
+    /// Workers per core at most: a worker renders on one core, and more than a few per core
+    /// only adds processes, memory and descriptors.
+    public static let workersPerCore = 4
+    /// Descriptors each worker holds in the coordinator (its two pipe ends).
+    public static let descriptorsPerWorker = 2
+    /// Descriptors kept for the rest of a run (standard streams, lock, records, the wake pipe,
+    /// inputs being decoded, shared segments, libvips): a run uses about 14 at rest.
+    public static let descriptorsKept = 24
+    /// Processes (threads count) each worker may take (a worker runs 3 or 4 threads).
+    public static let tasksPerWorker = 4
+    /// Processes kept for the coordinator's own threads (about 12: libvips's, the image threads,
+    /// the pool's).
+    public static let tasksKept = 16
+
+    /// The most workers that may run here, by the least of: ``workersPerCore`` × `cores`; what
+    /// `RLIMIT_NOFILE` leaves after ``descriptorsKept``, at ``descriptorsPerWorker`` each; and,
+    /// when it applies (not to root), what `RLIMIT_NPROC` leaves after ``tasksKept``, at
+    /// ``tasksPerWorker`` each.
+    public static func capacity(cores: Int) -> Capacity {
+        var candidates = [Capacity(workers: workersPerCore * max(cores, 1), reason: "at most \(workersPerCore) per core, \(cores) cores")]
+        if let files = Syscalls.softLimit(RLIMIT_NOFILE) {
+            candidates.append(Capacity(
+                workers: max(0, (files - descriptorsKept) / descriptorsPerWorker),
+                reason: "ulimit -n \(files) leaves room for that many (\(descriptorsPerWorker) descriptors each, \(descriptorsKept) kept)"))
+        }
+        if Syscalls.processLimitApplies, let tasks = Syscalls.softLimit(__RLIMIT_NPROC) {
+            candidates.append(Capacity(
+                workers: max(0, (tasks - tasksKept) / tasksPerWorker),
+                reason: "ulimit -u \(tasks) leaves room for that many (\(tasksPerWorker) threads each, \(tasksKept) kept)"))
+        }
+        return candidates.min { $0.workers < $1.workers }!
+    }
 }

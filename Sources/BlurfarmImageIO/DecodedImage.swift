@@ -2,7 +2,7 @@ import BlurfarmCore
 
 /// A decoded image: premultiplied RGBA Float32 pixels in sRGB-encoded values, upright.
 ///
-/// See ``ImageReader/read(_:pixelLimit:)`` for exactly how file samples become these values.
+/// See ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` for exactly how file samples become these values.
 public struct DecodedImage: Sendable {
     /// The pixels, with rectangle origin (0, 0) and the displayed (oriented) size.
     public let pixels: PixelBuffer

@@ -16,6 +16,9 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         case notAnImage
         /// The header's width × height is over the pixel limit; nothing was decoded.
         case overPixelLimit
+        /// Decoding would allocate more memory than the limit (estimated from the header:
+        /// width × height × channels × bytes per sample); nothing was decoded.
+        case overMemoryLimit
         /// libvips failed while decoding pixels or converting colour (truncated or corrupt data,
         /// a broken ICC profile).
         case decodeFailed

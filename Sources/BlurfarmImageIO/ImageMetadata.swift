@@ -1,6 +1,6 @@
 /// The metadata that travels from a source image to its outputs.
 ///
-/// Made only by ``ImageReader/read(_:pixelLimit:)`` and
+/// Made only by ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` and
 /// ``ImageReader/thumbnail(_:width:height:fit:upscale:pixelLimit:)``; hand it to
 /// ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:)`` unchanged.
 /// It always describes the pixels as decoded:

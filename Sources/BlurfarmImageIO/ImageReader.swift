@@ -10,6 +10,11 @@ public enum ImageReader {
     /// A policy against decompression bombs: a small file can declare a huge image.
     public static let defaultPixelLimit = 268_402_689
 
+    /// The memory this process may use, in bytes: the least of the physical memory, its
+    /// `RLIMIT_AS` and `RLIMIT_DATA`, and its cgroup's `memory.max` (read once). What a decode
+    /// may allocate unless told less (``read(_:pixelLimit:memoryLimit:allocator:)``).
+    public static var usableMemory: Int { machineMemory }
+
     /// The version of the libvips library in use, e.g. "8.14.1" (part of an output's
     /// up-to-date key: a new libvips may decode differently).
     public static var libvipsVersion: String { Libvips.version }
@@ -35,8 +40,10 @@ public enum ImageReader {
     /// Decodes the image at `path` to premultiplied RGBA Float32, upright and in sRGB.
     ///
     /// Exactly:
-    /// 1. The header's `width * height` is checked against `pixelLimit` before any pixel is
-    ///    decoded.
+    /// 1. Before any pixel is decoded: the header's `width * height` is checked against
+    ///    `pixelLimit`, the memory the decode allocates (``decodeMemory(of:width:height:copiesSource:)``)
+    ///    against `memoryLimit`, and a JPEG must reach its end-of-image marker (a file cut short
+    ///    and padded with zeros decodes without a warning otherwise).
     /// 2. The image is turned upright by its EXIF orientation (vips_autorot).
     /// 3. Colour is brought to sRGB: an embedded ICC profile is applied (relative colorimetric,
     ///    to libvips's built-in sRGB profile, keeping 16 bits for 16-bit sources) unless it is
@@ -48,19 +55,27 @@ public enum ImageReader {
     ///
     /// - Parameters:
     ///   - pixelLimit: the largest `width * height` accepted.
+    ///   - memoryLimit: the most bytes the decode may allocate (default: all this process may
+    ///     use, ``usableMemory``).
     ///   - allocator: where the pixels go (e.g. memory shared with worker processes); by
     ///     default memory of this process.
     /// - Throws: `ImageIOError` with code `.fileMissing`, `.fileUnreadable`, `.notAnImage`,
-    ///   `.overPixelLimit`, `.decodeFailed` (truncated or corrupt data, a bad ICC profile; the
-    ///   message is libvips's) or `.libvipsUnavailable`.
+    ///   `.overPixelLimit`, `.overMemoryLimit`, `.decodeFailed` (truncated or corrupt data, even
+    ///   where the decoder only warns; a bad ICC profile; the message is libvips's or says what
+    ///   is missing) or `.libvipsUnavailable`.
     public static func read(
-        _ path: String, pixelLimit: Int = defaultPixelLimit, allocator: (any PixelAllocator)? = nil
+        _ path: String, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
+        allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> DecodedImage {
         try Libvips.start()
         let file = try InputFile(path)
         defer { file.close() }
         let loaded = try file.open(sequential: true)
         try checkPixelLimit(of: loaded, pixelLimit, path: path)
+        try checkMemory(
+            decodeMemory(of: loaded, width: loaded.width, height: loaded.height, copiesSource: loaded.orientation != 1),
+            memoryLimit, of: loaded, path: path)
+        try file.checkStructure(of: loaded)
 
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
@@ -74,6 +89,43 @@ public enum ImageReader {
 // The decode path shared by `read` and `thumbnail`: the pixel limit, turning upright, colour to
 // sRGB, and the conversion to premultiplied Float32 with the metadata.
 extension ImageReader {
+    /// The bytes that decoding `image` (opened, nothing decoded yet) to `width` × `height`
+    /// pixels allocates: libvips's 8- or 16-bit sRGB copy and blurfarm's `Float32` buffer, with 3
+    /// channels or 4 (alpha), and, when `copiesSource` (an image turned upright, a thumbnail
+    /// made at full size), the file's own pixels at full size. Nil when it overflows.
+    static func decodeMemory(of image: VipsImageRef, width: Int, height: Int, copiesSource: Bool) -> Int? {
+        let channels = image.hasAlpha ? 4 : 3
+        let sampleBytes = image.format == VIPS_FORMAT_UCHAR ? 1 : 2
+        let output = width.multipliedReportingOverflow(by: height)
+        let perPixel = channels * (sampleBytes + MemoryLayout<Float>.stride)
+        let (decoded, overflow) = output.partialValue.multipliedReportingOverflow(by: perPixel)
+        guard !output.overflow, !overflow else { return nil }
+        guard copiesSource else { return decoded }
+        let source = image.width.multipliedReportingOverflow(by: image.height)
+        let sourceBytes = source.partialValue.multipliedReportingOverflow(by: image.bands * Int(vips_format_sizeof(image.format)))
+        let total = decoded.addingReportingOverflow(sourceBytes.partialValue)
+        guard !source.overflow, !sourceBytes.overflow, !total.overflow else { return nil }
+        return total.partialValue
+    }
+
+    /// Refuses `image` (opened, nothing decoded yet) when decoding it needs `bytes` (nil: more
+    /// than an `Int` holds) and that is over `memoryLimit`.
+    static func checkMemory(_ bytes: Int?, _ memoryLimit: Int, of image: VipsImageRef, path: String) throws(ImageIOError) {
+        guard let bytes, bytes <= memoryLimit else {
+            let needed = bytes.map { "about \(gigabytes($0))" } ?? "more memory than can be counted"
+            throw ImageIOError(
+                code: .overMemoryLimit, path: path,
+                message: "decoding \(image.width)x\(image.height) needs \(needed), "
+                    + "over the memory limit of \(gigabytes(memoryLimit))")
+        }
+    }
+
+    /// `bytes` in GB (10^9), one decimal.
+    private static func gigabytes(_ bytes: Int) -> String {
+        let tenths = (bytes / 1_000_000 + 50) / 100
+        return "\(tenths / 10).\(tenths % 10) GB"
+    }
+
     /// Refuses `image` (opened, nothing decoded yet) when its `width * height` is over
     /// `pixelLimit`.
     static func checkPixelLimit(of image: VipsImageRef, _ pixelLimit: Int, path: String) throws(ImageIOError) {
@@ -141,6 +193,10 @@ extension ImageReader {
     }
 }
 
+/// The memory this process may use (``ImageReader/usableMemory``), read once; `Int.max` when
+/// nothing says.
+private let machineMemory = Syscalls.usableMemory() ?? Int.max
+
 /// An input file opened by us before libvips sees it: missing and unreadable files get clear
 /// errors, and names libvips would misparse reach it as `/proc/self/fd/N`.
 struct InputFile {
@@ -184,6 +240,17 @@ struct InputFile {
     /// The open file by its descriptor, `/proc/self/fd/N` (Linux): libvips opening this name
     /// reads the very file this value opened, even if the path was since renamed or replaced.
     var descriptorPath: String { "/proc/self/fd/\(descriptor)" }
+
+    /// Refuses a JPEG that does not reach its end-of-image marker (``JPEGStructure``); other
+    /// formats' decoders notice truncation themselves.
+    func checkStructure(of image: VipsImageRef) throws(ImageIOError) {
+        guard image.loader?.hasPrefix("jpegload") == true else { return }
+        do throws(JPEGStructure.Problem) {
+            try JPEGStructure.check(descriptor)
+        } catch {
+            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+        }
+    }
 
     /// The file's header through libvips (no pixels are decoded yet).
     func open(sequential: Bool) throws(ImageIOError) -> VipsImageRef {

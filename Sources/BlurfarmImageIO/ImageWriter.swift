@@ -84,7 +84,7 @@ public enum ImageWriter {
     /// Encodes `pixels` in memory in the format `path`'s extension names, without writing.
     ///
     /// The pixels are premultiplied `Float32` in sRGB-encoded values, as
-    /// ``ImageReader/read(_:pixelLimit:)`` makes them (4 channels, or 3 for an opaque image); the
+    /// ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` makes them (4 channels, or 3 for an opaque image); the
     /// whole rectangle is encoded, whatever its origin. Each sample is unpremultiplied (alpha 0
     /// gives colour 0), scaled to 255 or 65535, rounded to nearest and clamped. The output has
     /// an alpha channel when `sourceHadAlpha` or any alpha is below 1, and the format has alpha

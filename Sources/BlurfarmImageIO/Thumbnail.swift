@@ -66,8 +66,10 @@ extension ImageReader {
     /// `cover` crops the unscaled image to at most the box, and `exact` takes each side as the
     /// smaller of the box's and the image's. With `upscale` a small image grows to the box.
     ///
-    /// Otherwise exactly as ``read(_:pixelLimit:)``: the header's `width * height` is checked
-    /// against `pixelLimit` before any pixel is decoded; decoding is strict; the image is upright;
+    /// Otherwise exactly as ``read(_:pixelLimit:memoryLimit:allocator:)``: the header's
+    /// `width * height` is checked against `pixelLimit` and the memory the decode allocates
+    /// against `memoryLimit` before any pixel is decoded; decoding is strict (a JPEG must reach
+    /// its end-of-image marker); the image is upright;
     /// colour is brought to sRGB (ICC profile applied, 16 bits kept for 16-bit sources) by the same
     /// code as `read`; the result has the same shape (premultiplied RGBA Float32, `bitDepth`,
     /// `hasAlpha`, metadata with the orientation reset). See "Thumbnails" in docs/image-io.md for
@@ -82,23 +84,25 @@ extension ImageReader {
     ///   - height: the box's height in pixels (1...10 000 000), or nil.
     ///   - pixelLimit: the largest `width * height` accepted, for the file's header and for the
     ///     thumbnail before cropping (upscaling can make a large image from a small file).
-    ///   - allocator: where the pixels go, as for ``read(_:pixelLimit:allocator:)``.
+    ///   - memoryLimit: the most bytes the decode may allocate, as for `read`.
+    ///   - allocator: where the pixels go, as for ``read(_:pixelLimit:memoryLimit:allocator:)``.
     /// - Throws: `ImageIOError` with code `.invalidArgument` (both sizes nil, a size out of range,
     ///   `cover` or `exact` without both sizes, a sharpening sigma not above 0; checked before the
-    ///   file is opened), `.fileMissing`,
-    ///   `.fileUnreadable`, `.notAnImage`, `.overPixelLimit`, `.decodeFailed` (truncated or
-    ///   corrupt data, a bad ICC profile; the message is libvips's) or `.libvipsUnavailable`.
+    ///   file is opened), `.fileMissing`, `.fileUnreadable`, `.notAnImage`, `.overPixelLimit`,
+    ///   `.overMemoryLimit`, `.decodeFailed` (truncated or corrupt data, a bad ICC profile; the
+    ///   message is libvips's) or `.libvipsUnavailable`.
     public static func thumbnail(
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop = .centre,
-        sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit, allocator: (any PixelAllocator)? = nil
+        sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
+        allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> DecodedImage {
         try thumbnails(
             path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
-            smallerWidths: [], pixelLimit: pixelLimit, allocator: allocator)[0]
+            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator)[0]
     }
 
     /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
-    /// largest exactly as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:allocator:)``
+    /// largest exactly as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:)``
     /// makes it (shrink-on-load at its factor, lanczos3 reduce), each smaller one reduced from
     /// that (lanczos3, alpha premultiplied, after the ICC profile is applied), at the size a
     /// thumbnail of its own width would have. Sharpening, if asked, is applied to each after
@@ -110,7 +114,7 @@ extension ImageReader {
     ///   out of range.
     public static func thumbnails(
         _ path: String, widths: [Int], upscale: Bool, sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit,
-        allocator: (any PixelAllocator)? = nil
+        memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> [DecodedImage] {
         guard let largest = widths.last, zip(widths, widths.dropFirst()).allSatisfy({ $0 < $1 }),
             widths.allSatisfy({ (1...ThumbnailBox.maximumSide).contains($0) })
@@ -120,14 +124,15 @@ extension ImageReader {
         }
         return try thumbnails(
             path, width: largest, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
-            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, allocator: allocator)
+            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+            allocator: allocator)
     }
 
     /// The thumbnail at `width` × `height`, preceded by those at `smallerWidths` (`inside`),
     /// reduced from it.
     private static func thumbnails(
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop,
-        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, allocator: (any PixelAllocator)?
+        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, memoryLimit: Int, allocator: (any PixelAllocator)?
     ) throws(ImageIOError) -> [DecodedImage] {
         let box: ThumbnailBox
         do {
@@ -156,18 +161,26 @@ extension ImageReader {
                     + "\(overflow ? "too many" : String(scaledCount)) pixels, over the limit of \(pixelLimit)")
         }
 
+        let sixteen = loaded.format != VIPS_FORMAT_UCHAR
+        let interpretation = loaded.interpretation
+        let eightBitRGBOrGrey =
+            !sixteen && (interpretation == VIPS_INTERPRETATION_sRGB || interpretation == VIPS_INTERPRETATION_B_W)
+        // libvips 8.14's vips_thumbnail premultiplies alpha only when both sides change size.
+        let oneSideKept = (plan.scaledWidth == sourceWidth) != (plan.scaledHeight == sourceHeight)
+        let shrinksOnLoad = eightBitRGBOrGrey && !(loaded.hasAlpha && oneSideKept)
+        try checkMemory(
+            decodeMemory(
+                of: loaded, width: plan.scaledWidth, height: plan.scaledHeight,
+                copiesSource: !shrinksOnLoad && loaded.orientation != 1),
+            memoryLimit, of: loaded, path: path)
+        try file.checkStructure(of: loaded)
+
         do throws(LibvipsFailure) {
-            let sixteen = loaded.format != VIPS_FORMAT_UCHAR
-            let interpretation = loaded.interpretation
-            let eightBitRGBOrGrey =
-                !sixteen && (interpretation == VIPS_INTERPRETATION_sRGB || interpretation == VIPS_INTERPRETATION_B_W)
-            // libvips 8.14's vips_thumbnail premultiplies alpha only when both sides change size.
-            let oneSideKept = (plan.scaledWidth == sourceWidth) != (plan.scaledHeight == sourceHeight)
             let smart: VipsInteresting? =
                 crop == .attention ? VIPS_INTERESTING_ATTENTION : crop == .entropy ? VIPS_INTERESTING_ENTROPY : nil
             let cropped = plan.width != plan.scaledWidth || plan.height != plan.scaledHeight
             var image: VipsImageRef
-            if eightBitRGBOrGrey && !(loaded.hasAlpha && oneSideKept) {
+            if shrinksOnLoad {
                 // vips_thumbnail's own colour steps do nothing to 8-bit sRGB or grey: it shrinks
                 // on load, reduces, turns upright, and leaves the embedded profile for `decoded`
                 // to apply. Its file is the one we opened and checked, by descriptor.

@@ -1,18 +1,26 @@
 /// A file name pattern over `/`-separated relative paths, as written in a job's `inputs`
 /// and `exclude`.
 ///
-/// - `*` matches any run of characters within one folder or file name (also none, also a
-///   leading `.`: dot files are not special);
+/// - `*` matches any run of characters within one folder or file name (also none);
 /// - `?` matches one character other than `/`;
 /// - `[abc]`, `[a-z]`, `[!abc]` match one character (other than `/`) in, or not in, the set;
+/// - `{a,b,c}` matches any of its alternatives, each a pattern of its own within one name
+///   (`*.{jpg,JPG,jpeg}`; `{` may nest, `{,x}` means nothing or `x`), as in the shell and
+///   `fd`/ripgrep globs;
 /// - `**` as a whole path segment matches any number of folders, none included:
 ///   `photos/**/*.jpg` matches `photos/a.jpg` and `photos/2024/trip/a.jpg`; at the end of a
 ///   pattern it matches everything below the folder (`photos/private/**` matches
 ///   `photos/private/a.jpg` but not `photos/private` itself);
-/// - `\` makes the next character literal: `\*`, `\[`.
+/// - `\` makes the next character literal: `\*`, `\[`, `\{`.
 ///
-/// Characters are compared as Unicode scalars, case-sensitively. A pattern is relative:
-/// it may not start with `/`, and it has no empty segments (`a//b`).
+/// Hidden names (those that start with `.`, such as macOS's `._IMG.jpg`) are matched as the
+/// shell matches them: only by a name pattern (or an alternative of one) that starts with a
+/// literal `.`; `*`, `?` and sets never match a leading `.`, and `**` never takes a hidden
+/// folder (`photos/**/.thumbs/*.jpg` names one).
+///
+/// Characters are compared as Unicode scalars, case-sensitively (`*.jpg` does not match
+/// `IMG_0042.JPG`: write `*.{jpg,JPG}`). A pattern is relative: it may not start with `/`,
+/// and it has no empty segments (`a//b`).
 public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Why a pattern was refused, with the offset (in Unicode scalars) of the offending
     /// character in the pattern.
@@ -41,8 +49,20 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     enum Segment: Hashable, Sendable {
         /// `**`
         case anyFolders
-        case name([Atom])
+        /// A folder or file name: its alternatives, braces expanded (`*.{jpg,png}` is
+        /// `*.jpg` or `*.png`); one for a name without braces.
+        case name([[Atom]])
     }
+
+    /// A name as parsed, before its braces are expanded.
+    private indirect enum Piece: Hashable {
+        case atom(Atom)
+        case choice([[Piece]])
+    }
+
+    /// The most alternatives one name may expand to (`{a,b}{c,d}` is four): a policy against
+    /// patterns that would make every match slow.
+    public static let alternativesLimit = 1024
 
     /// The pattern as written.
     public let text: String
@@ -51,7 +71,9 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     let fixedCount: Int
 
     /// Parses `pattern`. Throws ``SyntaxError`` for an empty pattern, a leading `/`, an
-    /// empty segment, an unclosed `[`, a trailing `\`, or a `**` that is not a whole segment.
+    /// empty segment, an unclosed `[` or `{`, a `}` without its `{`, a `/` within braces, a
+    /// name with more than ``alternativesLimit`` alternatives, a trailing `\`, or a `**`
+    /// that is not a whole segment.
     public init(_ pattern: String) throws(SyntaxError) {
         text = pattern
         let scalars = Array(pattern.unicodeScalars)
@@ -60,46 +82,71 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
             throw SyntaxError(offset: 0, message: "a glob is relative to the manifest's folder; remove the leading '/'")
         }
         var segments: [Segment] = []
-        var atoms: [Atom] = []
+        var pieces: [Piece] = []
+        // Open braces, innermost last: where each opened, its finished alternatives, the
+        // one being read.
+        var braces: [(open: Int, alternatives: [[Piece]], current: [Piece])] = []
+        func append(_ piece: Piece) {
+            if braces.isEmpty { pieces.append(piece) } else { braces[braces.count - 1].current.append(piece) }
+        }
         var segmentStart = 0
         var i = 0
         func closeSegment(at offset: Int) throws(SyntaxError) {
-            if atoms.isEmpty { throw SyntaxError(offset: offset, message: "empty folder name in glob") }
-            if atoms == [.anyRun, .anyRun] && offset - segmentStart == 2 {
+            if pieces.isEmpty { throw SyntaxError(offset: offset, message: "empty folder name in glob") }
+            if pieces == [.atom(.anyRun), .atom(.anyRun)] && offset - segmentStart == 2 {
                 segments.append(.anyFolders)
             } else {
-                segments.append(.name(atoms))
+                let names = Self.expand(pieces[...])
+                guard names.count <= Self.alternativesLimit else {
+                    throw SyntaxError(
+                        offset: segmentStart,
+                        message: "this name has \(names.count) alternatives, more than \(Self.alternativesLimit)")
+                }
+                segments.append(.name(names))
             }
-            atoms = []
+            pieces = []
         }
         while i < scalars.count {
             let c = scalars[i]
             switch c {
             case "/":
+                if let brace = braces.last {
+                    throw SyntaxError(offset: brace.open, message: "'{' is not closed by '}' within the name ('/' ends it)")
+                }
                 try closeSegment(at: i)
                 segmentStart = i + 1
                 i += 1
                 continue
+            case "{":
+                braces.append((i, [], []))
+            case "," where !braces.isEmpty:
+                braces[braces.count - 1].alternatives.append(braces[braces.count - 1].current)
+                braces[braces.count - 1].current = []
+            case "}":
+                guard let brace = braces.popLast() else {
+                    throw SyntaxError(offset: i, message: "'}' without its '{' (write '\\}' for the character)")
+                }
+                append(.choice(brace.alternatives + [brace.current]))
             case "*":
                 if i + 1 < scalars.count, scalars[i + 1] == "*" {
                     let wholeSegment = i == segmentStart && (i + 2 == scalars.count || scalars[i + 2] == "/")
                     guard wholeSegment else {
                         throw SyntaxError(offset: i, message: "'**' must be a whole path segment, as in 'photos/**/*.jpg'")
                     }
-                    atoms.append(.anyRun)
-                    atoms.append(.anyRun)
+                    append(.atom(.anyRun))
+                    append(.atom(.anyRun))
                     i += 2
                     continue
                 }
-                atoms.append(.anyRun)
+                append(.atom(.anyRun))
             case "?":
-                atoms.append(.anyOne)
+                append(.atom(.anyOne))
             case "\\":
                 guard i + 1 < scalars.count else {
                     throw SyntaxError(offset: i, message: "'\\' at the end of a glob escapes nothing")
                 }
                 i += 1
-                atoms.append(.literal(scalars[i]))
+                append(.atom(.literal(scalars[i])))
             case "[":
                 let open = i
                 i += 1
@@ -131,20 +178,39 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
                     i += 1
                 }
                 guard i < scalars.count else { throw SyntaxError(offset: open, message: "'[' is not closed by ']'") }
-                atoms.append(.set(ranges: ranges, negated: negated))
+                append(.atom(.set(ranges: ranges, negated: negated)))
             default:
-                atoms.append(.literal(c))
+                append(.atom(.literal(c)))
             }
             i += 1
         }
+        if let brace = braces.last { throw SyntaxError(offset: brace.open, message: "'{' is not closed by '}'") }
         try closeSegment(at: scalars.count)
         self.segments = segments
         fixedCount = segments.prefix { segment in
-            if case .name(let atoms) = segment, segment != segments.last {
-                return atoms.allSatisfy { if case .literal = $0 { true } else { false } }
+            if case .name(let names) = segment, names.count == 1, segment != segments.last {
+                return names[0].allSatisfy { if case .literal = $0 { true } else { false } }
             }
             return false
         }.count
+    }
+
+    /// Every name that `pieces` stands for, braces expanded left to right, each once; stops
+    /// growing past ``alternativesLimit``.
+    private static func expand(_ pieces: ArraySlice<Piece>) -> [[Atom]] {
+        var names: [[Atom]] = [[]]
+        for piece in pieces {
+            switch piece {
+            case .atom(let atom):
+                for k in names.indices { names[k].append(atom) }
+            case .choice(let alternatives):
+                let tails = alternatives.flatMap { expand($0[...]) }
+                var seen: Set<[Atom]> = []
+                names = names.flatMap { head in tails.map { head + $0 } }.filter { seen.insert($0).inserted }
+                if names.count > alternativesLimit { return names }
+            }
+        }
+        return names
     }
 
     /// The pattern as written.
@@ -155,9 +221,9 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// search starts there, and `{relpath}` is measured from it.
     public var fixedPrefix: String {
         segments.prefix(fixedCount).map { segment in
-            guard case .name(let atoms) = segment else { return "" }
+            guard case .name(let names) = segment else { return "" }
             var s = String.UnicodeScalarView()
-            for case .literal(let c) in atoms { s.append(c) }
+            for case .literal(let c) in names[0] { s.append(c) }
             return String(s)
         }.joined(separator: "/")
     }
@@ -166,7 +232,7 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     public func matches(_ relativePath: String) -> Bool {
         let parts = relativePath.split(separator: "/", omittingEmptySubsequences: false)
             .map { Array($0.unicodeScalars) }
-        return Self.match(segments[...], parts[...])
+        return Self.match(segments, parts)
     }
 
     /// For a path that matches: its folder relative to ``fixedPrefix`` (`2024/trip` for
@@ -179,39 +245,38 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
         return folders.joined(separator: "/")
     }
 
-    /// Segment-level match; `**` works as `*` does within a name (one backtrack point).
-    private static func match(_ pattern: ArraySlice<Segment>, _ path: ArraySlice<[Unicode.Scalar]>) -> Bool {
-        var p = pattern.startIndex, s = path.startIndex
-        var star: (p: Int, s: Int)?
-        while s < path.endIndex {
-            if p < pattern.endIndex {
-                switch pattern[p] {
-                case .anyFolders:
-                    star = (p, s)
-                    p += 1
-                    continue
-                case .name(let atoms):
-                    if matchName(atoms[...], path[s][...]) {
-                        p += 1
-                        s += 1
-                        continue
-                    }
-                }
+    /// Segment-level match, remembered per (pattern segment, path segment) so that any
+    /// number of `**` stays quadratic at worst. `**` takes no hidden folder (a name that
+    /// starts with `.`).
+    private static func match(_ pattern: [Segment], _ path: [[Unicode.Scalar]]) -> Bool {
+        // 0: not computed, 1: no, 2: yes.
+        var memo = [UInt8](repeating: 0, count: (pattern.count + 1) * (path.count + 1))
+        func isHidden(_ name: [Unicode.Scalar]) -> Bool { name.first == "." }
+        func from(_ p: Int, _ s: Int) -> Bool {
+            if p == pattern.count { return s == path.count }
+            let key = p * (path.count + 1) + s
+            if memo[key] != 0 { return memo[key] == 2 }
+            let result: Bool
+            switch pattern[p] {
+            case .anyFolders where p == pattern.count - 1:
+                // At the end: everything below, at least one name, none hidden.
+                result = s < path.count && !path[s...].contains(where: isHidden)
+            case .anyFolders:
+                result = from(p + 1, s) || (s < path.count && !isHidden(path[s]) && from(p, s + 1))
+            case .name(let names):
+                result = s < path.count && names.contains { matchName($0[...], path[s][...]) } && from(p + 1, s + 1)
             }
-            guard let backtrack = star else { return false }
-            // The last `**` takes one more folder, and matching goes on after it.
-            star = (backtrack.p, backtrack.s + 1)
-            p = backtrack.p + 1
-            s = backtrack.s + 1
+            memo[key] = result ? 2 : 1
+            return result
         }
-        // A `**` left over matches no folder, which only a `**` before the end may do.
-        while p < pattern.endIndex - 1, pattern[p] == .anyFolders { p += 1 }
-        return p == pattern.endIndex
+        return from(0, 0)
     }
 
     /// Name-level match of `*`, `?`, sets and literals (classic wildcard matching with one
     /// backtrack point: linear in practice, never exponential).
+    /// A name that starts with `.` (hidden) matches only a pattern that starts with a literal `.`.
     private static func matchName(_ atoms: ArraySlice<Atom>, _ name: ArraySlice<Unicode.Scalar>) -> Bool {
+        if name.first == ".", atoms.first != .literal(".") { return false }
         var a = atoms.startIndex, n = name.startIndex
         var star: (a: Int, n: Int)?
         while n < name.endIndex {

@@ -142,6 +142,13 @@ public enum JobDecoder {
                 _ = try GlobPattern(item.text)
             } catch {
                 d.error("invalid glob: \(error.message)", at: item.node.location(ofScalarAt: error.offset))
+                if error.message.contains("'{'") || error.message.contains("'}'") {
+                    // `[*.{jpg,JPG}]` is two items: the comma ends the first.
+                    d.note(
+                        "a ',' ends an item of an inline list: quote a glob with alternatives, as in "
+                            + "['photos/*.{jpg,JPG}'], or write it in a '- ' list",
+                        at: item.node.location)
+                }
                 ok = false
             }
         }

@@ -1,15 +1,20 @@
 // Fixed-argument wrappers around variadic libvips calls; see include/cvips_shim.h.
 #include "cvips_shim.h"
 
+/* How strict every load is: a decoder's warning (libjpeg's "Corrupt JPEG data: ...", a
+ * truncated file) fails the load, as sharp does by default. Decoders that only warn would
+ * otherwise give a partly grey image and success. */
+#define CVIPS_FAIL_ON VIPS_FAIL_ON_WARNING
+
 int cvips_load_file(const char *path, int sequential, VipsImage **out) {
     VipsAccess access = sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM;
-    *out = vips_image_new_from_file(path, "access", access, "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+    *out = vips_image_new_from_file(path, "access", access, "fail_on", CVIPS_FAIL_ON, NULL);
     return *out ? 0 : -1;
 }
 
 int cvips_load_buffer(const void *buf, size_t len, VipsImage **out) {
     *out = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL,
-                                      "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+                                      "fail_on", CVIPS_FAIL_ON, NULL);
     return *out ? 0 : -1;
 }
 
@@ -19,13 +24,13 @@ int cvips_autorot(VipsImage *in, VipsImage **out) {
 
 int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out) {
     return vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
-                          "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+                          "fail_on", CVIPS_FAIL_ON, NULL);
 }
 
 int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,
                                    VipsImage **out) {
     return vips_thumbnail(path, out, width, "height", height, "crop", interesting,
-                          "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+                          "fail_on", CVIPS_FAIL_ON, NULL);
 }
 
 int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out) {

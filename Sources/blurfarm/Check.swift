@@ -7,7 +7,8 @@ import BlurfarmManifest
 import BlurfarmWorker
 import Foundation
 
-/// `blurfarm check`: validate jobs and print their plans without touching a pixel.
+/// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
+/// to each output, without touching a pixel.
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check job manifests and print what they would do, without touching a pixel.",
@@ -16,9 +17,21 @@ struct Check: ParsableCommand {
             prints the plan: each input with its size (read from the file's header), its \
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
 
-            Exit status: 0 valid and every input readable; 1 valid but some input unreadable \
-            (or a folder under a glob, or a file name that is not UTF-8: one line each); \
-            2 a manifest or the configuration is invalid.
+            With --status, a dry run: for every output, what `run` would decide (the same \
+            decision): up to date, stale (input changed, recipe changed, output changed, not \
+            recorded), missing, failed earlier, and the recorded outputs `run --prune` would \
+            remove (would be pruned). Nothing is decoded, no lock is taken, nothing is written.
+
+            With --json, the plan or the status as JSON on standard output (docs/json.md).
+
+            An input glob that matches no file is named, with its place in the manifest: a \
+            warning when another glob of the job matched, an error when none did. Globs are \
+            case-sensitive (docs/manifest.md).
+
+            Exit status: 0 valid, every input glob matches and every input is readable; 1 \
+            valid but an input glob matches no file, or some input is unreadable (or a folder \
+            under a glob, or a file name that is not UTF-8: one line each); 2 a manifest or \
+            the configuration is invalid.
             """)
 
     @Argument(help: "Job manifests.")
@@ -29,56 +42,228 @@ struct Check: ParsableCommand {
     @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
     var tile: Int?
 
+    @Flag(help: "Say what a run would do to each output (up to date, stale, missing, failed earlier, would be pruned); decodes nothing, writes nothing.")
+    var status = false
+
+    @Flag(help: "Print JSON (docs/json.md) instead of text.")
+    var json = false
+
     func run() throws {
         let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         var unreadable = 0
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
             unreadable += plan.refused.count
-            print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
-                + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
-            if plan.inputs.isEmpty { print("  no file matches the inputs") }
-            for input in plan.inputs {
-                let header: ImageHeader
-                do {
-                    header = try ImageReader.header(ofFile: input.path)
-                } catch {
-                    unreadable += 1
-                    print("  \(ShownName.of(input.relativePath)): cannot be read")
-                    printError(error.description)
-                    continue
-                }
-                let limit = header.pixelCount > configuration.pixelLimit ? " (over the pixel limit)" : ""
-                print("  \(ShownName.of(input.relativePath))  \(header.width)x\(header.height)\(limit)")
-                for output in input.outputs {
-                    print("    \(output.variant.name) -> \(ShownName.of(output.path))  " + describe(output.variant, header, plan, registry))
-                }
+            if !plan.unmatchedGlobs.isEmpty {
+                printDiagnostics(Diagnostics(plan.unmatchedGlobs))
+                unreadable += 1
             }
+        }
+        if status {
+            if !(try printStatus(plans, configuration: configuration, registry: registry)) { unreadable += 1 }
+        } else {
+            var jobs: [JobPlanJSON] = []
+            for plan in plans {
+                let (job, failures) = describe(plan, configuration: configuration, registry: registry)
+                unreadable += failures
+                jobs.append(job)
+            }
+            if json { try printJSON(jobs) }
         }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 
-    private func describe(_ variant: VariantSpec, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
-        -> String
+    /// The plan of one job as `--json` gives it (docs/json.md); printed as text unless `--json`.
+    /// Returns it with the number of inputs whose header cannot be read.
+    private func describe(_ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry)
+        -> (JobPlanJSON, Int)
     {
-        var parts: [String] = []
+        var unreadable = 0
+        if !json {
+            print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
+                + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
+            if plan.inputs.isEmpty { print("  no file matches the inputs") }
+        }
+        var inputs: [JobPlanJSON.Input] = []
+        for input in plan.inputs {
+            let header: ImageHeader
+            do {
+                header = try ImageReader.header(ofFile: input.path)
+            } catch {
+                unreadable += 1
+                if !json { print("  \(ShownName.of(input.relativePath)): cannot be read") }
+                printError(error.description)
+                inputs.append(JobPlanJSON.Input(
+                    input: input.relativePath, error: error.description,
+                    outputs: input.outputs.map { JobPlanJSON.Output(variant: $0.variant.name, output: $0.path) }))
+                continue
+            }
+            let over = header.pixelCount > configuration.pixelLimit
+            if !json {
+                print("  \(ShownName.of(input.relativePath))  \(header.width)x\(header.height)\(over ? " (over the pixel limit)" : "")")
+            }
+            var outputs: [JobPlanJSON.Output] = []
+            for output in input.outputs {
+                let described = describe(output, header, plan, registry)
+                if !json {
+                    print("    \(output.variant.name) -> \(ShownName.of(output.path))  " + described.text)
+                }
+                outputs.append(described)
+            }
+            inputs.append(JobPlanJSON.Input(
+                input: input.relativePath, width: header.width, height: header.height, overPixelLimit: over,
+                outputs: outputs))
+        }
+        return (
+            JobPlanJSON(
+                job: plan.job.name, manifest: plan.manifestPath, tile: plan.tileSize, refused: plan.refused,
+                inputs: inputs),
+            unreadable
+        )
+    }
+
+    private func describe(_ output: PlannedOutput, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
+        -> JobPlanJSON.Output
+    {
+        let variant = output.variant
+        var described = JobPlanJSON.Output(variant: variant.name, output: output.path)
         var size = (width: header.width, height: header.height)
         if let resize = variant.resize {
             size = resize.targetSize(width: header.width, height: header.height)
-            parts.append("resize \(resize.fit.rawValue) to \(size.width)x\(size.height)")
+            described.resize = "\(resize.fit.rawValue) to \(size.width)x\(size.height)"
         }
-        if variant.filters.isEmpty {
-            parts.append("no filters")
-        } else {
+        described.filters = []
+        if !variant.filters.isEmpty {
             let chain = FilterChain(
                 filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
-            let tiles = TileGrid(bounds: chain.outputRect(forImage: Rect(width: size.width, height: size.height)),
-                tileSize: plan.tileSize).count
-            parts.append(chain.filters.map { $0.spec.description }.joined(separator: " | "))
-            parts.append(chain.reach.map { "reach \($0)" } ?? "reach: the plugins' regions of interest, tile by tile")
-            parts.append("edge \(variant.edge.rawValue), colour \(variant.colour.rawValue)")
-            parts.append(counted(tiles, "tile"))
+            let outputRect = chain.outputRect(forImage: Rect(width: size.width, height: size.height))
+            size = (outputRect.width, outputRect.height)
+            described.tiles = TileGrid(bounds: outputRect, tileSize: plan.tileSize).count
+            described.filters = chain.filters.map { $0.spec.description }
+            described.reach = chain.reach.map { ReachJSON(x: $0.x, y: $0.y) }
+            described.pluginReach = chain.reach == nil
+            described.edge = variant.edge.rawValue
+            described.colour = variant.colour.rawValue
         }
-        return parts.joined(separator: "; ")
+        described.width = size.width
+        described.height = size.height
+        return described
     }
+
+    /// Prints what a run would do to each output of `plans` (text, or JSON with `--json`).
+    /// Returns false when a job's records cannot be read (said on standard error).
+    private func printStatus(_ plans: [JobPlan], configuration: FarmConfiguration, registry: FilterRegistry) throws
+        -> Bool
+    {
+        let state = farm.stateFolder(configuration)
+        let plugins = pluginHashes(of: plans, registry: registry)
+        var jobs: [JobStatusJSON] = []
+        var readable = true
+        for plan in plans {
+            let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
+            let records: OutputRecords.Contents
+            do throws(StateError) {
+                records = try OutputRecords.read(folder: folder.path)
+            } catch {
+                printError("\(error)")
+                readable = false
+                continue
+            }
+            let outputs = IncrementalRun.status(
+                of: plan, records: records, versions: Blurfarm.recipeVersions, plugins: plugins,
+                pixelLimit: configuration.pixelLimit)
+            var counts: [String: Int] = [:]
+            for output in outputs { counts[output.state.rawValue, default: 0] += 1 }
+            jobs.append(JobStatusJSON(job: plan.job.name, manifest: plan.manifestPath, outputs: outputs, counts: counts))
+            if json { continue }
+            let tally = OutputState.allCases.compactMap { state in
+                counts[state.rawValue].map { "\($0) \(state)" }
+            }
+            print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.outputCount, "output"))"
+                + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")))
+            let width = outputs.map { $0.state.description.count }.max() ?? 0
+            for output in outputs {
+                let shown = output.state.description
+                var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(ShownName.of(output.output))"
+                if let variant = output.variant { line += " (\(variant) of \(ShownName.of(output.input)))" }
+                if let reason = output.reason { line += ": \(reason)" }
+                print(line)
+            }
+        }
+        if json { try printJSON(jobs) }
+        return readable
+    }
+}
+
+/// Prints `value` as JSON on standard output, as the reports write it (docs/json.md): the
+/// read commands' `--json`.
+func printJSON(_ value: some Encodable) throws {
+    FileHandle.standardOutput.write(try RunReport.json(value) + Data("\n".utf8))
+}
+
+/// One job's plan as `check --json` prints it (docs/json.md).
+struct JobPlanJSON: Encodable {
+    struct Output: Encodable {
+        var variant: String
+        var output: String
+        /// The output's size, after the resize and the filters.
+        var width: Int?
+        var height: Int?
+        var resize: String?
+        var filters: [String]?
+        /// The chain's reach in pixels, `{"x":…,"y":…}`; absent for plugins (their regions of interest).
+        var reach: ReachJSON?
+        /// True when the reach is the plugins' regions of interest, tile by tile.
+        var pluginReach: Bool?
+        var edge: String?
+        var colour: String?
+        var tiles: Int?
+
+        /// As the text plan prints it after the output's path.
+        var text: String {
+            var parts: [String] = []
+            if let resize { parts.append("resize \(resize)") }
+            if let filters, !filters.isEmpty {
+                parts.append(filters.joined(separator: " | "))
+                parts.append(
+                    reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
+                parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
+                parts.append(counted(tiles ?? 0, "tile"))
+            } else {
+                parts.append("no filters")
+            }
+            return parts.joined(separator: "; ")
+        }
+    }
+
+    struct Input: Encodable {
+        var input: String
+        var width: Int?
+        var height: Int?
+        var overPixelLimit: Bool?
+        /// Why the header cannot be read.
+        var error: String?
+        var outputs: [Output]
+    }
+
+    var job: String
+    var manifest: String
+    var tile: Int
+    var refused: [String]
+    var inputs: [Input]
+}
+
+/// A reach in pixels, each side.
+struct ReachJSON: Encodable {
+    var x: Int
+    var y: Int
+}
+
+/// One job's status as `check --status --json` prints it (docs/json.md).
+struct JobStatusJSON: Encodable {
+    var job: String
+    var manifest: String
+    var outputs: [OutputStatus]
+    /// Outputs by state.
+    var counts: [String: Int]
 }

@@ -21,8 +21,11 @@ struct Engine {
     ///
     /// - Parameter plugins: the plugin filters the work uses: their `run` is called in worker
     ///   processes only (a plugin that crashes there kills a worker, not the command).
+    /// More workers than the machine allows (``WorkerPool/capacity(cores:)``: 4 per core, and
+    /// what `ulimit -n` and `ulimit -u` leave room for) are capped, with one warning line.
+    ///
     /// - Throws: ``ExitCode`` 2 (after saying why on stderr) when plugins are to run in process
-    ///   (`--workers 0`, `--threads`).
+    ///   (`--workers 0`, `--threads`); ``ExitCode`` 1 when no worker at all may run.
     init(
         workers: Int?, threads: Int?, configuration: FarmConfiguration, pluginFolders: [String],
         plugins: [String]
@@ -34,17 +37,34 @@ struct Engine {
             throw ExitCode(ExitStatus.invalid)
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        self.workers = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
+        let asked = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
+        self.workers = try Self.capped(
+            asked, by: WorkerPool.capacity(cores: cores),
+            source: workers != nil ? "--workers" : configuration.workers != nil ? "the configuration's workers" : "one per core")
         self.threads = self.workers == 0 ? threads ?? cores : self.workers
         self.configuration = configuration
         self.pluginFolders = pluginFolders
     }
 
+    /// `asked` workers (from `source`), or the capacity's when that is fewer (one warning
+    /// line); none asked stays none.
+    private static func capped(_ asked: Int, by capacity: WorkerPool.Capacity, source: String) throws -> Int {
+        guard asked > capacity.workers else { return asked }
+        guard capacity.workers > 0 else {
+            printError("cannot run worker processes: \(capacity.reason); --workers 0 renders in this process")
+            throw ExitCode(ExitStatus.someFailed)
+        }
+        printWarning("\(asked) workers (\(source)) capped at \(capacity.workers): \(capacity.reason)")
+        return capacity.workers
+    }
+
     /// The rendering: the started pool of workers, or the in-process engine (then `pool` is
-    /// nil). Shut the pool down when done.
+    /// nil). Shut the pool down when done. A signal that sets `stop` while the workers start
+    /// stops them at once.
     ///
-    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start.
-    func start() throws -> (pool: WorkerPool?, rendering: any ImageRendering) {
+    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start;
+    ///   128 + the signal when `stop` was set while they started.
+    func start(stop: StopRequest? = nil) throws -> (pool: WorkerPool?, rendering: any ImageRendering) {
         guard workers > 0 else { return (nil, InProcessRendering(executor: ThreadedTileExecutor(threads: threads))) }
         // Capped at a million seconds so that the nanoseconds fit an Int64.
         func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64(min(seconds, 1e6) * 1e9)) }
@@ -52,9 +72,10 @@ struct Engine {
             let pool = try WorkerPool(
                 executable: "/proc/self/exe", workers: workers, retries: configuration.retries,
                 heartbeatTimeout: duration(configuration.heartbeatTimeout),
-                taskTimeout: duration(configuration.taskTimeout ?? 1e6), pluginFolders: pluginFolders)
+                taskTimeout: duration(configuration.taskTimeout ?? 1e6), pluginFolders: pluginFolders, stop: stop)
             return (pool, pool)
         } catch {
+            if let signalNumber = stop?.signalNumber { throw ExitCode(128 + signalNumber) }
             printError("\(error)")
             throw ExitCode(ExitStatus.someFailed)
         }

@@ -11,7 +11,8 @@ struct Filters: ParsableCommand {
         abstract: "List the filters (built-in and plugins) with their parameters, or show one in full.",
         discussion: """
             Plugins are loaded from the configuration's plugin folders (docs/plugins.md); a \
-            plugin that fails to load is reported on standard error and left out.
+            plugin that fails to load is reported on standard error and left out. With --json, \
+            the catalogue (or the one filter) as JSON on standard output (docs/json.md).
 
             Exit status: 0 listed; 1 no filter has that name; 2 the configuration is invalid.
             """)
@@ -21,9 +22,13 @@ struct Filters: ParsableCommand {
 
     @OptionGroup var farm: FarmOptions
 
+    @Flag(help: "Print JSON (docs/json.md) instead of text.")
+    var json = false
+
     func run() throws {
         let registry = farm.registry(for: try farm.loadOrExit())
         guard let name else {
+            if json { return try printJSON(registry.descriptors.map(FilterJSON.init)) }
             for descriptor in registry.descriptors {
                 print("\(descriptor.name)  (\(descriptor.origin))")
                 print("    \(descriptor.summary)")
@@ -41,6 +46,7 @@ struct Filters: ParsableCommand {
             printError(message + "; available: " + registry.descriptors.map(\.name).joined(separator: ", "))
             throw ExitCode(ExitStatus.someFailed)
         }
+        if json { return try printJSON(FilterJSON(descriptor)) }
         print("\(descriptor.name): \(descriptor.summary)")
         print("origin: \(descriptor.origin)")
         print(descriptor.isPlugin ? "runs in: worker processes" : "runs in: the in-process engine or worker processes")
@@ -59,5 +65,37 @@ struct Filters: ParsableCommand {
     static func defaultText(_ parameter: ParameterDescriptor) -> String {
         if let value = parameter.defaultValue { return ", default \(value)" }
         return parameter.isRequired ? ", required" : ", default: derived (see its description)"
+    }
+}
+
+/// A filter as `filters --json` prints it (docs/json.md).
+struct FilterJSON: Encodable {
+    struct Parameter: Encodable {
+        var name: String
+        /// The values accepted, in words (`a number > 0 and <= 1000`).
+        var range: String
+        /// The default as written in a manifest; absent when required or derived.
+        var `default`: String?
+        var required: Bool
+        var summary: String
+    }
+
+    var name: String
+    /// `built-in`, or the plugin's library path.
+    var origin: String
+    var plugin: Bool
+    var summary: String
+    var parameters: [Parameter]
+
+    init(_ descriptor: FilterDescriptor) {
+        name = descriptor.name
+        origin = "\(descriptor.origin)"
+        plugin = descriptor.isPlugin
+        summary = descriptor.summary
+        parameters = descriptor.parameters.map {
+            Parameter(
+                name: $0.name, range: $0.rangeDescription, default: $0.defaultValue.map { "\($0)" },
+                required: $0.isRequired, summary: $0.summary)
+        }
     }
 }

@@ -17,10 +17,7 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
     let registry = farm.registry(for: configuration)
     var plans: [JobPlan] = []
     var problems = Diagnostics()
-    // Outputs may never overwrite these either.
-    let reads = [farm.configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
-        if case .plugin(let path) = descriptor.origin { path } else { nil }
-    }
+    let reads = filesRead(farm: farm, registry: registry)
     for path in paths {
         switch JobDecoder.decode(fileAtPath: path, filters: registry.descriptors) {
         case .failure(let diagnostics):
@@ -42,4 +39,48 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
         throw ExitCode(ExitStatus.invalid)
     }
     return (configuration, registry, plans)
+}
+
+/// The content hash of each plugin filter's library the jobs `plans` use, by filter name: part
+/// of their outputs' recipe (a rebuilt plugin makes them run again). Plugins whose library
+/// cannot be read are left out.
+func pluginHashes(of plans: [JobPlan], registry: FilterRegistry) -> [String: String] {
+    var hashes: [String: String] = [:]
+    for name in pluginsUsed(by: plans, registry: registry) {
+        if case .plugin(let path) = registry.descriptor(named: name)?.origin, let hash = try? ContentHash.ofFile(path) {
+            hashes[name] = hash
+        }
+    }
+    return hashes
+}
+
+/// The plugin filters the jobs `plans` use, by name, sorted.
+func pluginsUsed(by plans: [JobPlan], registry: FilterRegistry) -> [String] {
+    Set(plans.flatMap { plan in
+        plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
+    }).sorted()
+}
+
+/// The files every job reads besides its inputs (the configuration, the plugins' libraries):
+/// outputs may never overwrite these either.
+private func filesRead(farm: FarmOptions, registry: FilterRegistry) -> [String] {
+    [farm.configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
+        if case .plugin(let path) = descriptor.origin { path } else { nil }
+    }
+}
+
+/// Plans `plan`'s job again over the file system as it is now, as ``loadJobs`` did (`run
+/// --watch`); prints the diagnostics and returns nil when the plan is refused now (two
+/// inputs that would write one output, say).
+func replan(
+    _ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry, farm: FarmOptions, tileOverride: Int?
+) -> JobPlan? {
+    let reads = filesRead(farm: farm, registry: registry)
+    switch JobPlanner.plan(plan.job, manifestPath: plan.manifestPath, defaultTile: configuration.tile, reads: reads) {
+    case .failure(let diagnostics):
+        printDiagnostics(diagnostics)
+        return nil
+    case .success(let new):
+        return tileOverride.map { new.withTileSize($0) } ?? new
+    }
 }

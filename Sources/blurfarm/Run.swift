@@ -18,13 +18,18 @@ struct Run: ParsableCommand {
             nothing runs. Outputs that are up to date (same input bytes, same recipe, the \
             file as written: docs/scheduling.md) are skipped without decoding anything. An \
             input that cannot be read (corrupt, over the pixel limit) fails its outputs \
-            with one line naming the file, and the others go on. A run with nothing to do \
-            prints nothing.
+            with one line naming the file and the variants it cost, and the others go on; \
+            a corrupt input or one over the pixel limit is remembered and skipped quietly by \
+            later runs until the file changes (counted as "failed earlier"; --retry-failed \
+            tries it again, check --status lists it). An input glob that matches no file is \
+            named: a warning when another glob of the job matched, an error (exit status 1) \
+            when none did. A run with nothing to do prints nothing else.
 
-            Exit status: 0 every output written or up to date; 1 some outputs failed (the \
+            Exit status: 0 every output written, up to date or failed earlier; 1 some outputs failed (the \
             others were written), or --prune refused (nothing removed); 2 a manifest or the \
             configuration is invalid (nothing ran); 3 another run holds a job's lock (nothing \
-            ran; --wait waits instead).
+            ran; --wait waits instead). With --watch: 0 when stopped by SIGTERM or SIGINT \
+            (failures are reported as they happen), 1 when a folder cannot be watched.
             """)
 
     @Argument(help: "Job manifests.")
@@ -60,6 +65,9 @@ struct Run: ParsableCommand {
     @Flag(help: "Run every output, up to date or not (and record them again).")
     var force = false
 
+    @Flag(help: "Try again the inputs that failed in an earlier run and have not changed since (corrupt, over the pixel limit).")
+    var retryFailed = false
+
     @Flag(help: ArgumentHelp(
         "Remove the outputs this job recorded as written whose input no longer exists (and their records), "
             + "and the folders blurfarm made for them that this leaves empty; nothing else is ever removed. "
@@ -73,6 +81,12 @@ struct Run: ParsableCommand {
     @Flag(help: "Wait for another run of the same job to finish instead of exiting with status 3.")
     var wait = false
 
+    @Flag(help: ArgumentHelp(
+        "After the run, watch the input folders and render new and changed inputs as they appear, once they have "
+            + "been quiet for a second, printing a line per output written; until SIGTERM or SIGINT (exit 0). "
+            + "Deleted inputs are pruned only with --prune."))
+    var watch = false
+
     @Option(help: ArgumentHelp("Append a timestamped log of the run's summary and failures to this file.", valueName: "file"))
     var log: String?
 
@@ -80,6 +94,9 @@ struct Run: ParsableCommand {
         if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
+        if watch, force || forcePrune {
+            throw ValidationError("--watch runs again on every change: --force and --force-prune cannot go with it")
+        }
         if let workers, workers > 0, threads != nil {
             throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
         }
@@ -132,9 +149,7 @@ struct Run: ParsableCommand {
         defer { withExtendedLifetime(locks) {} }
         // Plugins run in worker processes only (a plugin that crashes kills a worker, not the
         // run): jobs that use one are rendered by the pool.
-        let plugins = Set(plans.flatMap { plan in
-            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
-        }).sorted()
+        let plugins = pluginsUsed(by: plans, registry: registry)
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration), plugins: plugins)
@@ -145,38 +160,37 @@ struct Run: ParsableCommand {
         let started = StartedPool()
         defer { started.shutdown() }
         let versions = Blurfarm.recipeVersions
-        // A rebuilt plugin makes the outputs of its filters run again.
-        var pluginHashes: [String: String] = [:]
-        for name in plugins {
-            if case .plugin(let path) = registry.descriptor(named: name)?.origin,
-                let hash = try? ContentHash.ofFile(path)
-            {
-                pluginHashes[name] = hash
-            }
-        }
+        let pluginHashes = pluginHashes(of: plans, registry: registry)
         var failed = 0
         var reports: [RunReport] = []
         let stop = StopRequest()
         let interrupts = Interrupts(stop: stop) { started.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }
         let recordFailures = FailureCount()
-        for (plan, folder) in zip(plans, folders) {
+        /// Runs one job of `plans` (by index) as `plan`: the whole of `run` for one job.
+        func runJob(_ index: Int, _ plan: JobPlan) throws {
+            let folder = folders[index]
             let began = Date()
             for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
             failed += plan.refused.count
+            let unmatched = Diagnostics(plan.unmatchedGlobs)
+            printDiagnostics(unmatched)
+            for diagnostic in unmatched { runLog?.write(diagnostic.description) }
+            if unmatched.hasErrors { failed += 1 }
             let incremental: IncrementalRun
             do throws(StateError) {
                 let records = try OutputRecords(folder: folder.path)
                 incremental = IncrementalRun(
-                    plan: plan, records: records, versions: versions, plugins: pluginHashes, force: force)
+                    plan: plan, records: records, versions: versions, plugins: pluginHashes,
+                    pixelLimit: configuration.pixelLimit, force: force, retryFailed: retryFailed)
             } catch {
                 fail("\(error)")
                 failed += 1
-                continue
+                return
             }
             let work = incremental.plan
             if runner == nil, work.outputCount > 0 {
-                let (pool, rendering) = try engine.start()
+                let (pool, rendering) = try engine.start(stop: stop)
                 started.set(pool)
                 runner = JobRunner(
                     registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
@@ -189,12 +203,13 @@ struct Run: ParsableCommand {
             let showProgress = !quiet && ProgressLine.isTerminal && work.outputCount > 0
             let progress = Mutex(
                 ProgressLine(job: plan.job.name, outputsTotal: work.outputCount, inputsTotal: work.inputs.count))
-            let verbose = verbose
+            let verbose = verbose || (watch && !quiet)
             let onOutput: @Sendable (OutputReport) -> Void = { output in
                 progress.withLock { progress in
                     if showProgress { progress.clear() }
                     if let error = output.error {
-                        fail(error)
+                        // A decoding failure is reported once per input, after the job.
+                        if output.decodeError == nil { fail(error) }
                     } else if verbose {
                         let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
                         print(
@@ -218,6 +233,12 @@ struct Run: ParsableCommand {
                     job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: settings,
                     outputs: [])
             if showProgress { progress.withLock { $0.clear() } }
+            let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
+            for input in failedInputs { fail(input.description) }
+            if let recordingProblem {
+                fail("\(recordingProblem)")
+                failed += 1
+            }
             var pruned: [String] = []
             do throws(StateError) {
                 // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
@@ -261,15 +282,25 @@ struct Run: ParsableCommand {
             }
             let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
             let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
+            let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
             let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
                 + "\(counted(plan.inputs.count, "input")), in \(String(format: "%.2f", report.seconds)) s; "
-                + "\(report.skipped) up to date, \(report.decoded) decoded\(removed)"
-            if !quiet && (didWork || verbose) { print(summary) }
+                + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(removed)"
+            if !quiet && (didWork || self.verbose) { print(summary) }
             runLog?.write(summary)
+        }
+        if watch {
+            try RunWatch(stop: stop).run(plans, runJob: runJob) { plan in
+                replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: tile)
+            }
+        } else {
+            for (index, plan) in plans.enumerated() { try runJob(index, plan) }
         }
         failed += recordFailures.value
         if let report, !write(reports, to: report) { failed += 1 }
-        if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
+        // A watch ends with a signal: the way to stop it, not a failure.
+        if let signal = stop.signalNumber, !watch { throw ExitCode(128 + signal) }
+        if watch { return }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }

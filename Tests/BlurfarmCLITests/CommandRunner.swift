@@ -23,12 +23,26 @@ enum Blurfarm {
     /// The environment of a run that may name the test-only `fault` filter.
     static let faultInjection = ["BLURFARM_FAULT_INJECTION": "1"]
 
+    /// Runs the executable with `arguments`; with `limits` (shell `ulimit` options, e.g.
+    /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm; with
+    /// `launcher`, through that Python script, which gets the executable and the arguments in
+    /// `sys.argv[1:]` and must exec them.
     static func run(
-        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]
+        _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limits: [String] = [],
+        launcher: String? = nil
     ) throws -> CommandResult {
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let launcher {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", launcher, executable.path] + arguments
+        } else if limits.isEmpty {
+            process.executableURL = executable
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let script = limits.map { "ulimit \($0) && " }.joined() + "exec \"$0\" \"$@\""
+            process.arguments = ["-c", script, executable.path] + arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         process.environment = Self.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
@@ -55,5 +69,30 @@ enum Fixtures {
             .appendingPathComponent("blurfarm-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
+    }
+}
+
+extension Fixtures {
+    /// Writes, in `folder`, `farm.conf` (`state: state` and `configuration`, more lines) and
+    /// `job.job`: job `name`, every file of `photos/` blurred (gaussian 1.5) to
+    /// `out/{stem}-blur.png`. Returns the manifest's and the configuration's paths.
+    static func writeBlurJob(
+        named name: String, in folder: URL, configuration: String = ""
+    ) throws -> (manifest: String, config: String) {
+        let config = folder.appendingPathComponent("farm.conf").path
+        try ("state: state\n" + configuration).write(toFile: config, atomically: true, encoding: .utf8)
+        let manifest = folder.appendingPathComponent("job.job").path
+        try """
+            job: \(name)
+            inputs: [photos/*]
+            outputs:
+              - name: blur
+                path: out/{stem}-blur.png
+                filters:
+                  - gaussian:
+                      sigma: 1.5
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        return (manifest, config)
     }
 }

@@ -164,7 +164,9 @@ import Glibc
     // MARK: Placeholders cannot climb
 
     @Test func aStemOfDotDotCannotClimbOutOfTheOutputFolder() throws {
-        let job = try Job.make(inputs: ["in/a.png", "in/...png"], manifest: Self.manifest(path: "out/{stem}/{variant}.png"))
+        // A hidden name: only a glob that starts with '.' takes it.
+        let job = try Job.make(
+            inputs: ["in/a.png", "in/...png"], manifest: Self.manifest(inputs: "[in/*.png, in/.*.png]", path: "out/{stem}/{variant}.png"))
         defer { try? FileManager.default.removeItem(at: job.root) }
         try Self.expectRefused(
             job, "input 'in/...png': '{stem}' would make the path segment '..', which climbs out of the template's folder")

@@ -29,19 +29,22 @@ extension IncrementalRunTests {
 
         let (refused, report, _) = try job.run(["--prune"])
         #expect(refused.status == 1, "\(refused.stderr)")
+        // Both globs match nothing (two errors, with their count line), and the refusal.
         let lines = refused.stderr.split(separator: "\n")
-        #expect(lines.count == 1, "\(refused.stderr)")
+        #expect(lines.count == 4, "\(refused.stderr)")
+        #expect(lines.prefix(2).allSatisfy { $0.contains(": error: the input glob 'in/*.") && $0.hasSuffix("' matches no file") })
         #expect(
-            refused.stderr.hasPrefix("blurfarm: error: cron: --prune refused: input folder '")
-                && refused.stderr.contains("/in' of 'in/*.jpg' is missing (4 recorded outputs would be removed)"),
+            lines[3].hasPrefix("blurfarm: error: cron: --prune refused: input folder '")
+                && lines[3].contains("/in' of 'in/*.jpg' is missing (4 recorded outputs would be removed)"),
             "\(refused.stderr)")
         #expect(report.pruned.isEmpty)
         #expect(Self.outputTree(job) == before)
         #expect(Self.recordedOutputs(job) == recorded)
 
         // Said explicitly: everything goes, with the folders blurfarm made.
+        // The job's globs still match nothing: an error, though every output went.
         let (forced, forcedReport, _) = try job.run(["--force-prune"])
-        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.status == 1 && forced.stderr.contains("matches no file"), "\(forced.stderr)")
         #expect(forcedReport.pruned.count == 8)
         #expect(Self.outputTree(job).isEmpty, "\(Self.outputTree(job))")
         #expect(!FileManager.default.fileExists(atPath: job.path("out")))
@@ -58,7 +61,8 @@ extension IncrementalRunTests {
         let (refused, _, _) = try job.run(["--prune"])
         #expect(refused.status == 1)
         #expect(
-            refused.stderr == "blurfarm: error: cron: --prune refused: input glob 'in/*.ppm' matches no file "
+            refused.stderr == "\(job.path("job.job")):2:20: warning: the input glob 'in/*.ppm' matches no file\n"
+                + "blurfarm: error: cron: --prune refused: input glob 'in/*.ppm' matches no file "
                 + "(4 recorded outputs would be removed); nothing removed (--force-prune removes them)\n",
             "\(refused.stderr)")
         #expect(Self.outputTree(job) == before)
@@ -71,7 +75,9 @@ extension IncrementalRunTests {
         // ordinary prune goes ahead.
         try FileManager.default.removeItem(atPath: job.path("in/photo0.jpg"))
         let (later, laterReport, _) = try job.run(["--prune"])
-        #expect(later.status == 0 && later.stderr.isEmpty, "\(later.stderr)")
+        #expect(
+            later.status == 0 && later.stderr.hasSuffix(": warning: the input glob 'in/*.ppm' matches no file\n"),
+            "\(later.stderr)")
         #expect(Set(laterReport.pruned.map { $0.split(separator: "/").suffix(2).joined(separator: "/") })
             == ["thumb/photo0.jpg", "blur/photo0.jpg"])
     }

@@ -14,7 +14,7 @@ struct FailureTests {
         #expect(error?.code == .decodeFailed)
         #expect(error?.path == path)
         #expect(error?.description.hasPrefix("\(path): ") == true)
-        #expect(error?.message.contains("Premature end") == true, "message: \(error?.message ?? "none")")
+        #expect(error?.message.contains("truncated") == true, "message: \(error?.message ?? "none")")
         #expect(error?.message.contains("\n") == false)
     }
 
@@ -29,8 +29,11 @@ struct FailureTests {
             small.pixels, to: scratch.file("a.avif"), sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions())
         _ = try ImageReader.read(scratch.file("a.avif"))
-        let error = failure { try ImageReader.read(Corpus.path("special/truncated.jpg")) }
-        #expect(error?.message.contains("Premature end") == true, "message: \(error?.message ?? "none")")
+        // A failure whose message is libvips's own.
+        let damaged = scratch.file("damaged.jpg")
+        try LyingFiles.damagedEntropyCodedData(Corpus.path("photos/mate-Aqua.jpg")).write(to: URL(fileURLWithPath: damaged))
+        let error = failure { try ImageReader.read(damaged) }
+        #expect(error?.message.contains("Corrupt JPEG data") == true, "message: \(error?.message ?? "none")")
     }
 
     @Test func textFileIsNotAnImage() {
@@ -141,5 +144,136 @@ struct FailureTests {
         // Extensions match whatever their case.
         #expect(write("OUT.PNG") == nil)
         #expect(try scratch.contents() == ["OUT.PNG"])
+    }
+}
+
+/// Every file of the corpus that is meant to decode still decodes under the strict decoding
+/// (docs/image-io.md, "Strict decoding"), whole and as a thumbnail.
+@Suite("The corpus decodes under strict decoding")
+struct CorpusDecodeTests {
+    /// Every corpus file but the two that are bad on purpose (corpus README: `truncated.jpg`,
+    /// `not-an-image.png`), with every sixth of the 1080p batch.
+    static let corpus: [String] = {
+        func files(_ folder: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: Corpus.path(folder))) ?? []).sorted().map {
+                "\(folder)/\($0)"
+            }
+        }
+        let bad: Set = ["special/truncated.jpg", "special/not-an-image.png"]
+        let batch = files("batch1080").enumerated().filter { $0.offset % 6 == 0 }.map(\.element)
+        return (files("photos") + files("special")).filter { !bad.contains($0) } + batch
+    }()
+
+    @Test func theCorpusHasItsFiles() {
+        #expect(Self.corpus.count == 8 + 9 + 8)
+    }
+
+    @Test(arguments: corpus)
+    func corpusFileDecodesAtItsHeadersSize(_ file: String) throws {
+        let path = Corpus.path(file)
+        let header = try ImageReader.header(ofFile: path)
+        let image = try ImageReader.read(path)
+        #expect(image.pixels.rect == Rect(width: header.width, height: header.height))
+        let small = try ImageReader.thumbnail(path, width: 64, height: nil, fit: .inside, upscale: false)
+        #expect(small.pixels.rect.width == 64)
+    }
+}
+
+/// Files that lie (docs/image-io.md, "Strict decoding" and "Admission"): corrupt or truncated
+/// data is an error even where libjpeg only warns, and a header claiming a huge image is
+/// refused from the header. With the other tests whose libvips calls fail, one at a time.
+extension FailureTests {
+    /// A JPEG cut at 95 % and padded with zeros: libjpeg decodes the zeros without a warning
+    /// (the lost rows come out flat); the missing end-of-image marker gives it away.
+    @Test func truncatedAndPaddedJPEGIsRefused() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("padded.jpg")
+        try LyingFiles.truncatedAndPadded(Corpus.path("photos/mate-Aqua.jpg"), keeping: 0.95)
+            .write(to: URL(fileURLWithPath: path))
+        for error in [
+            failure { try ImageReader.read(path) },
+            failure { try ImageReader.thumbnail(path, width: 200, height: nil, fit: .inside, upscale: false) },
+        ] {
+            #expect(error?.code == .decodeFailed)
+            #expect(
+                error?.description == "\(path): the file ends before its end-of-image marker: it is truncated (or padded)")
+        }
+    }
+
+    /// Damaged entropy-coded data, on which libjpeg only warns and greys out the rest.
+    @Test(arguments: ["batch1080/b00.jpg", "photos/mate-Aqua.jpg", "photos/plasma-Volna.jpg"])
+    func damagedEntropyCodedDataIsRefused(_ file: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("damaged.jpg")
+        try LyingFiles.damagedEntropyCodedData(Corpus.path(file)).write(to: URL(fileURLWithPath: path))
+        for error in [
+            failure { try ImageReader.read(path) },
+            failure { try ImageReader.thumbnail(path, width: 200, height: nil, fit: .inside, upscale: false) },
+        ] {
+            #expect(error?.code == .decodeFailed)
+            #expect(error?.message.contains("Corrupt JPEG data") == true, "\(error?.description ?? "no error")")
+        }
+    }
+
+    @Test(arguments: ["special/deep-16bit.png", "special/alpha-garbage-under-transparent.png"])
+    func truncatedPNGIsRefused(_ file: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        for (name, data) in [
+            ("cut.png", try LyingFiles.truncated(Corpus.path(file), keeping: 0.6)),
+            ("padded.png", try LyingFiles.truncatedAndPadded(Corpus.path(file), keeping: 0.6)),
+        ] {
+            let path = scratch.file(name)
+            try data.write(to: URL(fileURLWithPath: path))
+            let error = failure { try ImageReader.read(path) }
+            #expect(error?.code == .decodeFailed, "\(name): \(error?.description ?? "no error")")
+            #expect(error?.path == path)
+        }
+    }
+
+    /// A 440 KB all-black PNG of 60000 × 60000: under a raised pixel limit, the memory the
+    /// decode would allocate (54 GB) is refused from the header, before any pixel.
+    @Test func pngBombIsRefusedForItsMemoryBeforeDecoding() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("bomb.png")
+        try LyingFiles.pngBomb(width: 60000, height: 60000).write(to: URL(fileURLWithPath: path))
+        let limit = 8 << 30
+        for error in [
+            failure { try ImageReader.read(path, pixelLimit: .max, memoryLimit: limit) },
+            failure {
+                try ImageReader.thumbnail(
+                    path, width: 60000, height: nil, fit: .inside, upscale: false, pixelLimit: .max, memoryLimit: limit)
+            },
+        ] {
+            #expect(error?.code == .overMemoryLimit)
+            #expect(
+                error?.description == "\(path): decoding 60000x60000 needs about 54.0 GB, over the memory limit of 8.6 GB")
+        }
+        // Under the default pixel limit it never gets that far.
+        #expect(failure { try ImageReader.read(path) }?.code == .overPixelLimit)
+    }
+
+    /// The memory estimate counts what the decode allocates: 3 channels of 1 + 4 bytes for an
+    /// opaque 8-bit image; the exact estimate passes and one byte less is refused.
+    @Test func memoryLimitAcceptsTheEstimateAndRefusesOneByteLess() throws {
+        let path = Corpus.path("special/kite.webp")  // 1024 x 640, opaque, 8-bit
+        let needed = 1024 * 640 * 3 * 5
+        #expect(try ImageReader.read(path, memoryLimit: needed).pixels.rect == Rect(width: 1024, height: 640))
+        #expect(failure { try ImageReader.read(path, memoryLimit: needed - 1) }?.code == .overMemoryLimit)
+    }
+
+    /// A 200 KB JPEG whose start-of-frame claims 65000 × 65000: refused from the header.
+    @Test func jpegClaimingAHugeSizeIsRefusedFromItsHeader() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("claims.jpg")
+        try LyingFiles.jpegClaiming(Corpus.path("batch1080/b00.jpg"), width: 65000, height: 65000)
+            .write(to: URL(fileURLWithPath: path))
+        let error = failure { try ImageReader.read(path, pixelLimit: .max, memoryLimit: 8 << 30) }
+        #expect(error?.code == .overMemoryLimit, "\(error?.description ?? "no error")")
+        #expect(failure { try ImageReader.read(path) }?.code == .overPixelLimit)
     }
 }

@@ -280,7 +280,7 @@ extension FailureTests {
         #expect(error?.code == .decodeFailed)
         #expect(error?.path == path)
         #expect(error?.description.hasPrefix("\(path): ") == true)
-        #expect(error?.message.contains("Premature end") == true, "message: \(error?.message ?? "none")")
+        #expect(error?.message.contains("truncated") == true, "message: \(error?.message ?? "none")")
         #expect(error?.message.contains("\n") == false)
     }
 

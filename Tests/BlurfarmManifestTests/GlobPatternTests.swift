@@ -1,3 +1,4 @@
+import Foundation
 import BlurfarmManifest
 import PropertyBased
 import Testing
@@ -11,7 +12,27 @@ import Testing
         ("photos/*.jpg", "photos/2024/a.jpg", false),
         ("photos/private/**", "photos/private/x/y.jpg", true),
         ("photos/private/**", "photos/public/x.jpg", false),
-        ("*.jpg", ".hidden.jpg", true),
+        ("*.jpg", ".hidden.jpg", false),
+        ("*.jpg", "._IMG.jpg", false),
+        ("?_IMG.jpg", "._IMG.jpg", false),
+        ("[.]x", ".x", false),
+        (".*.jpg", "._IMG.jpg", true),
+        ("photos/**/*.jpg", "photos/.thumbs/a.jpg", false),
+        ("photos/**/*.jpg", "photos/2024/.thumbs/a.jpg", false),
+        ("photos/**/.thumbs/*.jpg", "photos/2024/.thumbs/a.jpg", true),
+        ("photos/private/**", "photos/private/.DS_Store", false),
+        ("*.{jpg,JPG}", "IMG_0042.JPG", true),
+        ("*.{jpg,JPG}", "IMG_0042.jpg", true),
+        ("*.{jpg,JPG}", "IMG_0042.Jpg", false),
+        ("*.jpg", "IMG_0042.JPG", false),
+        ("{.*,*}.jpg", ".a.jpg", true),
+        ("{*,.*}.jpg", "a.jpg", true),
+        ("a{b,c{d,e}}f", "acef", true),
+        ("a{b,c{d,e}}f", "acf", false),
+        ("a{,b}c", "ac", true),
+        ("{a,b}/x", "b/x", true),
+        ("\\{a,b\\}", "{a,b}", true),
+        ("x,y", "x,y", true),
         ("a?c", "abc", true),
         ("a?c", "a/c", false),
         ("[a-c]x", "bx", true),
@@ -39,6 +60,7 @@ import Testing
         #expect(try GlobPattern("*.jpg").fixedPrefix == "")
         #expect(try GlobPattern("a/b/c.jpg").fixedPrefix == "a/b")
         #expect(try GlobPattern("a/b?/c.jpg").fixedPrefix == "a")
+        #expect(try GlobPattern("a/{b,c}/d.jpg").fixedPrefix == "a")
     }
 
     @Test(arguments: [
@@ -49,42 +71,86 @@ import Testing
         ("a/[bc", 2, "'[' is not closed by ']'"),
         ("a\\", 1, "'\\' at the end of a glob escapes nothing"),
         ("[z-a]", 1, "range 'z-a' is backwards"),
+        ("a{b,c", 1, "'{' is not closed by '}'"),
+        ("x/{a,b/c}", 2, "'{' is not closed by '}' within the name ('/' ends it)"),
+        ("a}b", 1, "'}' without its '{' (write '\\}' for the character)"),
+        ("x/{**,a}", 3, "'**' must be a whole path segment, as in 'photos/**/*.jpg'"),
+        ("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", 0, "this name has 2048 alternatives, more than 1024"),
     ])
     func syntaxErrors(_ pattern: String, _ offset: Int, _ message: String) {
         #expect(throws: GlobPattern.SyntaxError(offset: offset, message: message)) { try GlobPattern(pattern) }
     }
 
-    /// An obviously correct (exponential) matcher to check the fast one against.
+    /// The names a pattern with braces stands for, expanded as text (`a{b,c}` is `a` `b`, `ac`).
+    static func expandBraces(_ p: [Character]) -> [[Character]] {
+        guard let open = p.firstIndex(of: "{") else { return [p] }
+        var depth = 0
+        var commas: [Int] = []
+        var close = open
+        for k in open..<p.count {
+            if p[k] == "{" { depth += 1 }
+            if p[k] == "}" { depth -= 1 }
+            if p[k] == ",", depth == 1 { commas.append(k) }
+            if depth == 0 { close = k; break }
+        }
+        let bounds = [open] + commas + [close]
+        return zip(bounds, bounds.dropFirst()).flatMap { from, to in
+            expandBraces(Array(p[..<open]) + Array(p[(from + 1)..<to]) + Array(p[(close + 1)...]))
+        }
+    }
+
+    /// An obviously correct (exponential) matcher to check the fast one against: braces
+    /// expanded as text, then the shell's rules, a leading `.` of a name matched only by a
+    /// literal `.`. `**` is special only as written (a whole name), not when braces put two
+    /// `*` together: it becomes `§` before the braces are expanded.
     static func reference(_ p: [Character], _ s: [Character]) -> Bool {
+        let written = Array(String(p).replacingOccurrences(of: "**", with: "§"))
+        return expandBraces(written).contains { reference($0, s, atNameStart: true) }
+    }
+
+    static func reference(_ p: [Character], _ s: [Character], atNameStart: Bool) -> Bool {
         if p.isEmpty { return s.isEmpty }
-        if p.count >= 3, p[0] == "*", p[1] == "*", p[2] == "/" {
-            // `**/`: zero or more whole folders.
-            if reference(Array(p[3...]), s) { return true }
-            for (k, c) in s.enumerated() where c == "/" && reference(p, Array(s[(k + 1)...])) { return true }
+        let hidden = atNameStart && s.first == "."
+        if p.count >= 2, p[0] == "§", p[1] == "/" {
+            // `**/`: zero or more whole folders, none hidden.
+            if reference(Array(p[2...]), s, atNameStart: true) { return true }
+            var k = 0
+            while let slash = s[k...].firstIndex(of: "/") {
+                if s[k] == "." { return false }
+                if reference(p, Array(s[(slash + 1)...]), atNameStart: true) { return true }
+                k = slash + 1
+            }
             return false
         }
-        if p.count == 2, p[0] == "*", p[1] == "*" { return true }
+        if p == ["§"] {
+            // At the end: at least one name, none hidden.
+            return !s.isEmpty && !s.split(separator: "/").contains { $0.first == "." }
+        }
         switch p[0] {
         case "*":
+            if hidden { return false }
             for k in 0...s.count {
                 if s[..<k].contains("/") { break }
-                if reference(Array(p[1...]), Array(s[k...])) { return true }
+                if reference(Array(p[1...]), Array(s[k...]), atNameStart: k == 0 && atNameStart) { return true }
             }
             return false
         case "?":
-            return !s.isEmpty && s[0] != "/" && reference(Array(p[1...]), Array(s[1...]))
+            return !hidden && !s.isEmpty && s[0] != "/" && reference(Array(p[1...]), Array(s[1...]), atNameStart: false)
         default:
-            return !s.isEmpty && s[0] == p[0] && reference(Array(p[1...]), Array(s[1...]))
+            return !s.isEmpty && s[0] == p[0] && reference(Array(p[1...]), Array(s[1...]), atNameStart: s[0] == "/")
         }
     }
 
     @Test func agreesWithAReferenceMatcher() async {
-        let patternPieces = ["a", "b", "/", "*", "?", "**/"]
-        let pathPieces = ["a", "b", "/"]
+        let patternPieces = ["a", "b", ".", "/", "*", "?", "**/", "{a,.b}", "{*,.}", "{,a{b,*}}"]
+        let pathPieces = ["a", "b", ".", "/"]
         let patterns = Gen.element(of: patternPieces).array(of: 1...6).map { $0.map { $0! }.joined() }
             .filter { (try? GlobPattern($0)) != nil }
         let paths = Gen.element(of: pathPieces).array(of: 1...8).map { $0.map { $0! }.joined() }
-            .filter { !$0.hasPrefix("/") && !$0.hasSuffix("/") && !$0.contains("//") }
+            .filter { path in
+                !path.hasPrefix("/") && !path.hasSuffix("/")
+                    && !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0 == "." || $0 == ".." }
+            }
         await propertyCheck(count: 3000, input: patterns, paths) { pattern, path in
             let fast = try GlobPattern(pattern).matches(path)
             #expect(fast == Self.reference(Array(pattern), Array(path)), "\(pattern) vs \(path)")

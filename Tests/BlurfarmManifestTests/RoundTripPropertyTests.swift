@@ -27,9 +27,9 @@ import Testing
         }
     }
 
-    /// A valid glob with literal tricky characters, wildcards, sets and `**`.
+    /// A valid glob with literal tricky characters, wildcards, sets, alternatives and `**`.
     static func glob<R: RandomNumberGenerator>(_ rng: inout R) -> String {
-        let literals = tricky.filter { !"/*?[\\".unicodeScalars.contains($0) }
+        let literals = tricky.filter { !"/*?[\\{}".unicodeScalars.contains($0) }
         var segments: [String] = []
         for k in 0..<Int.random(in: 1...4, using: &rng) {
             if k > 0, Int.random(in: 0..<5, using: &rng) == 0 {
@@ -48,6 +48,7 @@ import Testing
                 case 2: segment += "[a-c\u{e9}]"
                 case 3: segment += "[!x]"
                 case 4: segment += "\\*"
+                case 5: segment += ["{jpg,JPG}", "{a,\\{,[!x]}", "{,b}", "\\}"].randomElement(using: &rng)!
                 default: segment.unicodeScalars.append(literals.randomElement(using: &rng)!)
                 }
                 lastWasStar = false

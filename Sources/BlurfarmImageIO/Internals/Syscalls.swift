@@ -157,4 +157,56 @@ enum Syscalls {
     static func canCreateFiles(in path: String) -> Bool {
         access(path, W_OK | X_OK) == 0
     }
+
+    /// The size in bytes of the file open on `fd`.
+    static func size(of fd: Int32) throws(SystemCallError) -> Int {
+        var info = stat()
+        try retrying("fstat") { fstat(fd, &info) }
+        return Int(info.st_size)
+    }
+
+    /// Reads up to `count` bytes of `fd` at `offset` into `buffer` (from its start); the number
+    /// read, 0 at the end of the file.
+    static func read(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int
+    ) throws(SystemCallError) -> Int {
+        try retrying("pread") { pread(fd, buffer.baseAddress, min(count, buffer.count), off_t(offset)) }
+    }
+
+    /// The memory this process may use, in bytes: the least of the physical memory, the
+    /// address-space and data-segment limits (`RLIMIT_AS`, `RLIMIT_DATA`) and the memory
+    /// limit of its control group (cgroup v2 `memory.max`); nil when none is known.
+    static func usableMemory() -> Int? {
+        var bounds: [Int] = []
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), pageSize = sysconf(Int32(_SC_PAGESIZE))
+        if pages > 0 && pageSize > 0 { bounds.append(pages.multipliedReportingOverflow(by: pageSize).partialValue) }
+        for resource in [RLIMIT_AS, RLIMIT_DATA] {
+            var limit = rlimit()
+            if getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {  // RLIM_INFINITY
+                bounds.append(Int(clamping: limit.rlim_cur))
+            }
+        }
+        if let group = cgroupMemoryLimit() { bounds.append(group) }
+        return bounds.min()
+    }
+
+    /// The `memory.max` of this process's cgroup (v2), when it has a number there.
+    private static func cgroupMemoryLimit() -> Int? {
+        guard let membership = readSmallFile("/proc/self/cgroup"),
+            let line = membership.split(separator: "\n").first(where: { $0.hasPrefix("0::") })
+        else { return nil }
+        let group = line.dropFirst(3)
+        guard let text = readSmallFile("/sys/fs/cgroup" + group + "/memory.max") else { return nil }
+        return text.split(separator: "\n").first.flatMap { Int($0) }  // "max" when unlimited
+    }
+
+    /// The text of a small file (at most 4 KiB), or nil.
+    private static func readSmallFile(_ path: String) -> String? {
+        guard let fd = try? openForReading(path) else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = bytes.withUnsafeMutableBytes { raw in (try? read(fd, into: raw, count: raw.count, at: 0)) ?? -1 }
+        guard count > 0 else { return nil }
+        return String(decoding: bytes[..<count], as: UTF8.self)
+    }
 }

@@ -10,13 +10,14 @@
 #include <stddef.h>
 #include <vips/vips.h>
 
-/// Opens `path` lazily (only the header is read now), failing on decode errors and truncation
-/// (`fail_on` = error) once pixels are read. `sequential` != 0 asks for top-to-bottom access.
+/// Opens `path` lazily (only the header is read now), failing on any decoder warning or error
+/// (`fail_on` = warning: damaged JPEG data that libjpeg only warns about, truncation) once
+/// pixels are read. `sequential` != 0 asks for top-to-bottom access.
 /// libvips reads a trailing `[...]` in `path` as load options: pass names that end in `]`
 /// another way (blurfarm passes `/proc/self/fd/N`).
 int cvips_load_file(const char *path, int sequential, VipsImage **out);
 
-/// Opens an encoded image in memory (`buf` must outlive the image), failing on decode errors
+/// Opens an encoded image in memory (`buf` must outlive the image), failing on decoder warnings
 /// as cvips_load_file does.
 int cvips_load_buffer(const void *buf, size_t len, VipsImage **out);
 
@@ -26,7 +27,7 @@ int cvips_autorot(VipsImage *in, VipsImage **out);
 /// vips_thumbnail of the file at `path` to exactly `width` x `height` pixels as displayed
 /// (`size` = force: the caller chose the size), with libvips's defaults otherwise: shrink-on-load
 /// (JPEG, WebP), lanczos3 reduce with alpha premultiplied, upright by the orientation tag, no
-/// `linear`, no import or export profile. Decoding is strict (`fail_on` = error). In libvips 8.14
+/// `linear`, no import or export profile. Decoding is strict (`fail_on` = warning, as cvips_load_file). In libvips 8.14
 /// it first converts to its processing space (sRGB or B_W, 8 bits) by vips_colourspace: callers
 /// pass only 8-bit sRGB or B_W files, for which that step does nothing.
 int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out);

@@ -1,0 +1,65 @@
+// The inotify system calls of `FolderWatcher` (`run --watch`), retried on EINTR, failing with
+// the errno.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension Syscalls {
+    /// One inotify event: the watch it came from, what happened, and the name in the watched
+    /// folder it concerns (as bytes; empty for the folder itself).
+    struct InotifyEvent {
+        let watch: Int32
+        let mask: UInt32
+        let name: [UInt8]
+    }
+
+    /// A new inotify instance, non-blocking and closed on exec.
+    static func inotifyStart() throws(SystemCallError) -> Int32 {
+        try retrying("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+    }
+
+    /// Watches the folder `path` for `mask`; returns the watch descriptor (the same one when
+    /// the folder is watched already). Links are not followed below the first folder.
+    static func inotifyWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
+        try retrying("inotify_add_watch") { inotify_add_watch(fd, path, mask | UInt32(IN_ONLYDIR)) }
+    }
+
+    /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
+    static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
+        var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return try retrying("poll") { poll(&request, 1, milliseconds) } > 0
+    }
+
+    /// The events waiting on the inotify descriptor `fd` (none when there are none yet).
+    static func inotifyEvents(_ fd: Int32) throws(SystemCallError) -> [InotifyEvent] {
+        // Room for many events at once: each is 16 bytes and its name (at most NAME_MAX + 1).
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let count: Int
+        do {
+            count = try retrying("read") { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+        } catch where error.errno == EAGAIN {
+            return []
+        }
+        var events: [InotifyEvent] = []
+        var offset = 0
+        buffer.withUnsafeBytes { raw in
+            // struct inotify_event { int wd; uint32_t mask, cookie, len; char name[len]; }
+            while offset + 16 <= count {
+                let watch = raw.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+                let mask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                let length = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                let name = raw[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
+                events.append(InotifyEvent(watch: watch, mask: mask, name: Array(name)))
+                offset += 16 + length
+            }
+        }
+        return events
+    }
+
+    /// Closes `fd`, ignoring failure (nothing is left to do about it).
+    static func closeQuietly(_ fd: Int32) {
+        _ = close(fd)
+    }
+}

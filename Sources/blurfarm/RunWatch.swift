@@ -1,0 +1,114 @@
+import ArgumentParser
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmManifest
+import Foundation
+
+/// `blurfarm run --watch`: the ordinary run, then the jobs' input folders watched with
+/// inotify (``FolderWatcher``), and a job run again, with the same records, lock, atomic
+/// writes and up-to-date checks, once the changes to its inputs have been quiet for
+/// ``quietPeriod``. Ends when `stop` is requested (SIGTERM, SIGINT).
+struct RunWatch {
+    /// How long a job's inputs must be quiet (no file a glob matches written, moved in or
+    /// away, or removed; no folder made or removed) before the job runs again: a file copied
+    /// in over several seconds is rendered once, after its last write, and a batch of files
+    /// copied together is one run. Documented in docs/commands.md.
+    static let quietPeriod: Duration = .seconds(1)
+
+    /// How long the watch waits for changes before it looks at the stop request again, in
+    /// milliseconds: SIGTERM ends an idle watch within this.
+    static let stopCheckInterval: Int32 = 100
+
+    /// Set by SIGTERM or SIGINT.
+    let stop: StopRequest
+
+    /// Runs every job of `plans` once with `runJob` (its index, its plan), then each again
+    /// (planned anew by `replan`, which returns nil for a plan refused now) as its inputs
+    /// change, until `stop` is requested. A glob that matches no file is a warning here: the
+    /// files may be on their way.
+    /// - Throws: `ExitCode(1)` when a folder cannot be watched (said on standard error), and
+    ///   what `runJob` throws.
+    func run(_ plans: [JobPlan], runJob: (Int, JobPlan) throws -> Void, replan: (JobPlan) -> JobPlan?) throws {
+        let watcher: FolderWatcher
+        do throws(FolderWatcher.Failure) {
+            // Watched before the first run, so that nothing that arrives during it is missed.
+            watcher = try FolderWatcher()
+            for plan in plans {
+                for (folder, hidden) in Self.watchedFolders(plan) { try watcher.watchTree(folder, hidden: hidden) }
+            }
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.someFailed)
+        }
+        for (index, plan) in plans.enumerated() {
+            var plan = plan
+            plan.unmatchedGlobs = plan.unmatchedGlobs.map { diagnostic in
+                var warning = diagnostic
+                if warning.severity == .error { warning.severity = .warning }
+                return warning
+            }
+            try runJob(index, plan)
+            fflush(nil)  // each batch's lines now, also into a pipe or the journal
+        }
+        let globs = plans.map { plan in
+            (inputs: plan.job.inputs.compactMap { try? GlobPattern($0) }, exclude: plan.job.exclude.compactMap { try? GlobPattern($0) })
+        }
+        var waiting: Set<Int> = []
+        var lastChange = ContinuousClock.now
+        while stop.signalNumber == nil {
+            let found: (changes: [FolderWatcher.Change], overflowed: Bool)
+            do throws(FolderWatcher.Failure) {
+                found = try watcher.changes(waitingAtMost: Self.stopCheckInterval)
+            } catch {
+                printError("\(error)")
+                throw ExitCode(ExitStatus.someFailed)
+            }
+            for change in found.changes {
+                for (index, plan) in plans.enumerated() {
+                    guard let relative = Self.relative(change.path, to: plan.folder) else { continue }
+                    let matched = globs[index].inputs.contains { $0.matches(relative) }
+                        && !globs[index].exclude.contains { $0.matches(relative) }
+                    if change.isFolder || matched {
+                        waiting.insert(index)
+                        lastChange = .now
+                    }
+                }
+            }
+            if found.overflowed {
+                waiting.formUnion(plans.indices)
+                lastChange = .now
+            }
+            guard !waiting.isEmpty, ContinuousClock.now - lastChange >= Self.quietPeriod else { continue }
+            for index in waiting.sorted() where stop.signalNumber == nil {
+                guard var plan = replan(plans[index]) else { continue }
+                plan.unmatchedGlobs = []  // said once, at the start
+                try runJob(index, plan)
+                fflush(nil)
+            }
+            waiting = []
+        }
+    }
+
+    /// The folders to watch for `plan`: each input glob's fixed folder, with the folders below
+    /// it; hidden ones too when the glob names a hidden name below its fixed folder.
+    static func watchedFolders(_ plan: JobPlan) -> [(folder: String, hidden: Bool)] {
+        var folders: [(folder: String, hidden: Bool)] = []
+        for glob in plan.job.inputs.compactMap({ try? GlobPattern($0) }) {
+            let folder = glob.fixedPrefix.isEmpty ? plan.folder : JobPlanner.join(plan.folder, glob.fixedPrefix)
+            let below = glob.text.dropFirst(glob.fixedPrefix.count)
+            let hidden = below.hasPrefix(".") || below.contains("/.")
+            if let k = folders.firstIndex(where: { $0.folder == folder }) {
+                folders[k].hidden = folders[k].hidden || hidden
+            } else {
+                folders.append((folder, hidden))
+            }
+        }
+        return folders
+    }
+
+    /// `path` relative to the job's folder `base` (as the globs see it), nil when outside it.
+    static func relative(_ path: String, to base: String) -> String? {
+        if base == "." { return path.hasPrefix("/") ? nil : path }
+        return path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : nil
+    }
+}

@@ -1,0 +1,164 @@
+import BlurfarmImageIO
+import Foundation
+import Testing
+
+/// `blurfarm run --watch` through the executable: inputs copied into a watched folder are
+/// rendered once they are quiet, changed ones again, and SIGTERM ends the watch cleanly.
+@Suite struct WatchModeTests {
+    /// A started `run --watch` with its standard output and error going to files.
+    struct Watch {
+        let root: URL
+        let process: Process
+        let manifest: String
+        let config: String
+
+        static func start(manifest text: String, arguments: [String] = []) throws -> Watch {
+            let root = try Fixtures.temporaryFolder()
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("in"), withIntermediateDirectories: true)
+            let manifest = root.appendingPathComponent("job.job").path
+            let config = root.appendingPathComponent("farm.conf").path
+            try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+            try "state: state\n".write(toFile: config, atomically: true, encoding: .utf8)
+            try Data().write(to: root.appendingPathComponent("stdout"))
+            try Data().write(to: root.appendingPathComponent("stderr"))
+            let process = Process()
+            process.executableURL = Blurfarm.executable
+            process.arguments = ["run", manifest, "--config", config, "--watch", "--workers", "1"] + arguments
+            process.environment = Blurfarm.environment
+            process.standardOutput = try FileHandle(forWritingTo: root.appendingPathComponent("stdout"))
+            process.standardError = try FileHandle(forWritingTo: root.appendingPathComponent("stderr"))
+            try process.run()
+            let watch = Watch(root: root, process: process, manifest: manifest, config: config)
+            // The first run says that the glob matches nothing yet: the folders are watched by then.
+            try watch.waitFor("first run") { watch.stderr.contains("matches no file") }
+            return watch
+        }
+
+        func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+        var stdout: String { (try? String(contentsOfFile: path("stdout"), encoding: .utf8)) ?? "" }
+        var stderr: String { (try? String(contentsOfFile: path("stderr"), encoding: .utf8)) ?? "" }
+
+        /// Polls `condition` with a generous limit (a slow machine is not a failure).
+        func waitFor(_ what: String, _ condition: () -> Bool) throws {
+            let limit = Date().addingTimeInterval(120)
+            while !condition() {
+                guard Date() < limit, process.isRunning else {
+                    throw WatchFailure(message: "\(what) never happened; stdout: \(stdout) stderr: \(stderr)")
+                }
+                usleep(50_000)
+            }
+        }
+
+        /// Sends SIGTERM and waits for the process to end.
+        func terminate() -> Int32 {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+        }
+
+        /// Every file below the folder `relative`, as paths relative to it.
+        func files(under relative: String) -> [String] {
+            (FileManager.default.enumerator(atPath: path(relative))?.allObjects as? [String] ?? []).filter { name in
+                var folder: ObjCBool = false
+                return FileManager.default.fileExists(atPath: path(relative + "/" + name), isDirectory: &folder) && !folder.boolValue
+            }.sorted()
+        }
+    }
+
+    struct WatchFailure: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    static let manifest = """
+        job: watched
+        inputs: [in/**/*.jpg]
+        outputs:
+          - name: small
+            path: out/{relpath}/{stem}.png
+            resize:
+              width: 32
+            filters:
+              - gaussian:
+                  sigma: 1
+
+        """
+
+    /// Appends `bytes` to the file at `path` (made if missing), then closes it, as a copy
+    /// that writes in several goes does.
+    static func append(_ bytes: Data, to path: String) throws {
+        if !FileManager.default.fileExists(atPath: path) { try Data().write(to: URL(fileURLWithPath: path)) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+    }
+
+    @Test func newAndChangedInputsAreRenderedOnceQuietAndSIGTERMEndsTheWatchCleanly() throws {
+        let watch = try Watch.start(manifest: Self.manifest)
+        defer {
+            if watch.process.isRunning { _ = watch.terminate() }
+            try? FileManager.default.removeItem(at: watch.root)
+        }
+        // Copied in slowly, in two writes with a pause shorter than the quiet period: rendered
+        // once, after the second (the first half alone is not a JPEG that decodes).
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
+        let input = watch.path("in/a.jpg")
+        try Self.append(photo.prefix(photo.count / 2), to: input)
+        usleep(300_000)
+        try Self.append(photo.suffix(from: photo.count / 2), to: input)
+        let output = watch.path("out/a.png")
+        try watch.waitFor("the first output") { FileManager.default.fileExists(atPath: output) }
+        let first = try ImageReader.header(ofFile: output)
+        #expect(first.width == 32 && first.height == 26, "\(first.width)x\(first.height)")
+
+        // Changed in place: rendered again, from the new bytes.
+        let other = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/exif-orientation-6.jpg")))
+        try other.write(to: URL(fileURLWithPath: input))
+        try watch.waitFor("the output of the changed input") {
+            (try? ImageReader.header(ofFile: output))?.height == 48
+        }
+        // A folder made under `**` is watched as it appears.
+        try FileManager.default.createDirectory(atPath: watch.path("in/2024/trip"), withIntermediateDirectories: true)
+        usleep(200_000)
+        try photo.write(to: URL(fileURLWithPath: watch.path("in/2024/trip/b.jpg")))
+        try watch.waitFor("the output in a new folder") { FileManager.default.fileExists(atPath: watch.path("out/2024/trip/b.png")) }
+
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
+        // One line per output written, naming it.
+        let written = watch.stdout.split(separator: "\n").compactMap { line in
+            line.hasPrefix(watch.root.path + "/") ? line.dropFirst(watch.root.path.count + 1).prefix { $0 != ":" } : nil
+        }
+        #expect(written == ["out/a.png", "out/a.png", "out/2024/trip/b.png"], "\(watch.stdout)")
+        #expect(!watch.stderr.contains("error:"), "\(watch.stderr)")
+        // No temporary file anywhere, and the lock is free: a run gets it at once, and has
+        // nothing to do.
+        #expect(watch.files(under: "out") == ["2024/trip/b.png", "a.png"])
+        #expect(watch.files(under: "state").allSatisfy { !$0.contains(".blurfarm-") }, "\(watch.files(under: "state"))")
+        let again = try Blurfarm.run(["run", watch.manifest, "--config", watch.config])
+        #expect(again.status == 0 && again.stdout.isEmpty && again.stderr.isEmpty, "\(again.stdout) \(again.stderr)")
+    }
+
+    @Test func deletedInputsArePrunedOnlyWithPrune() throws {
+        for prune in [false, true] {
+            let watch = try Watch.start(manifest: Self.manifest, arguments: prune ? ["--prune"] : [])
+            defer { try? FileManager.default.removeItem(at: watch.root) }
+            let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
+            for name in ["a", "b", "c"] { try photo.write(to: URL(fileURLWithPath: watch.path("in/\(name).jpg"))) }
+            try watch.waitFor("three outputs") { watch.files(under: "out").count == 3 }
+            try FileManager.default.removeItem(atPath: watch.path("in/a.jpg"))
+            if prune {
+                try watch.waitFor("the pruned output") { !FileManager.default.fileExists(atPath: watch.path("out/a.png")) }
+                #expect(watch.terminate() == 0, "\(watch.stderr)")
+                #expect(watch.stdout.contains("pruned \(watch.path("out/a.png"))"), "\(watch.stdout)")
+            } else {
+                // A file added after the deletion: once it is rendered, the deletion was seen.
+                try photo.write(to: URL(fileURLWithPath: watch.path("in/d.jpg")))
+                try watch.waitFor("the output of a later input") { FileManager.default.fileExists(atPath: watch.path("out/d.png")) }
+                #expect(watch.terminate() == 0, "\(watch.stderr)")
+                #expect(FileManager.default.fileExists(atPath: watch.path("out/a.png")))
+                #expect(!watch.stdout.contains("pruned"), "\(watch.stdout)")
+            }
+        }
+    }
+}
