@@ -106,9 +106,10 @@ public struct JobRunner: Sendable {
             resizes.append(output.decodeResize)
         }
         for resize in resizes {
-            // The widths of the sizes that this decode serves (empty for a single size).
+            // The widths of the sizes that this decode serves (empty for a single size), always
+            // with the largest: a size run alone (the others up to date) is reduced from it too.
             let sized = input.outputs.filter { $0.decodeResize == resize && $0.largestSize != nil }
-            let widths = Set(sized.compactMap { $0.variant.resize?.width }).sorted()
+            let widths = Set(sized.compactMap { $0.variant.resize?.width } + sized.compactMap(\.largestSize)).sorted()
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize {
                 if stop.signalNumber != nil {
