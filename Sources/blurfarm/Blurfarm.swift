@@ -19,6 +19,18 @@ struct Blurfarm: ParsableCommand {
             + "cpu-target \(String(cString: blurfarm_cpu_target()))"
     }
 
+    /// `--version` is answered here, before the argument parser: the configuration below is
+    /// built by every blurfarm process, workers included, and finding out whether AVIF can be
+    /// written encodes a small image with libheif's AV1 encoder (threads of its own, which a
+    /// process limit may not leave room for). Only `--version` and `filters` ask.
+    static func main() {
+        if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
+            print(versionText)
+            return
+        }
+        main(nil)
+    }
+
     /// `avif-output yes`, or `avif-output no (why)`: whether `.avif` outputs can be written.
     static var avifLine: String {
         ImageWriter.unavailability(of: .avif).map { "avif-output no (\($0))" } ?? "avif-output yes"
@@ -39,6 +51,7 @@ struct Blurfarm: ParsableCommand {
 
             Documentation: README.md and docs/ in the source tree.
             """,
-        version: versionText,
+        // For the help's `--version` line; `main` prints `versionText` (with the AVIF line).
+        version: "blurfarm \(version)",
         subcommands: [Apply.self, Check.self, Run.self, Filters.self, Bench.self, WorkerCommand.self])
 }
