@@ -7,6 +7,17 @@ public struct PlannedOutput: Sendable {
     public let variant: VariantSpec
     /// Where the output goes (relative paths are relative to the working directory).
     public let path: String
+    /// For one size of a variant with `sizes`, the largest of them: one decode of the input at
+    /// that width serves every size (``decodeResize``). nil otherwise.
+    public var largestSize: Int? = nil
+
+    /// The resize the input is decoded at for this output: the variant's, or for one of
+    /// several sizes the largest's (the smaller sizes are reduced from it).
+    public var decodeResize: ResizeSpec? {
+        guard let largestSize, var resize = variant.resize else { return variant.resize }
+        resize.width = largestSize
+        return resize
+    }
 }
 
 /// One input image and every output the job makes of it.

@@ -5,7 +5,8 @@ import Foundation
 /// Expands a job's globs over the file system and names every output: the plan that
 /// `blurfarm check` prints and `blurfarm run` carries out.
 public enum JobPlanner {
-    /// Plans `job`, read from `manifestPath`; `reads` names the other files the job reads (the
+    /// Plans `job`, read from `manifestPath`: one output per input and variant, and per size
+    /// of a variant with `sizes` (``PlannedOutput/largestSize``); `reads` names the other files the job reads (the
     /// configuration, plugin libraries). Problems that only the file system shows are
     /// diagnostics at the variant's `path:` in the manifest: two outputs that are one file, an
     /// output that is one of the job's inputs or a file it reads, an output that the inputs'
@@ -104,11 +105,12 @@ public enum JobPlanner {
             let inputPath = join(base, relative)
             let shownInput = ShownName.of(relative)
             var outputs: [PlannedOutput] = []
-            for variant in job.outputs {
+            for (size, largest, variant) in job.outputs.flatMap(\.eachSize) {
                 let expanded: String
                 do {
                     expanded = try variant.pathTemplate.expand(
-                        stem: stem, ext: ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name)
+                        stem: stem, ext: ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name,
+                        size: size)
                 } catch {
                     diagnostics.append(.error(
                         "input '\(shownInput)': \(error); such a name is refused (rename the file)", at: variant.pathLocation))
@@ -136,7 +138,7 @@ public enum JobPlanner {
                         at: variant.pathLocation))
                 } else {
                     writers[identity] = (relative, variant, path)
-                    outputs.append(PlannedOutput(variant: variant, path: path))
+                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest))
                 }
             }
             inputs.append(PlannedInput(path: inputPath, relativePath: relative, outputs: outputs))

@@ -7,7 +7,8 @@ import BlurfarmWire
 import Foundation
 import Synchronization
 
-/// Runs a planned job: each input is decoded once (once per resize for variants that resize),
+/// Runs a planned job: each input is decoded once (once per resize for variants that resize;
+/// once for all the sizes of a variant with `sizes`),
 /// each variant's chain rendered tile by tile by the rendering strategy (in this process, or in
 /// the worker pool), and each output written atomically. An input that cannot be read fails its
 /// outputs and the run goes on. The runner holds no global state: create one per run.
@@ -92,27 +93,35 @@ public struct JobRunner: Sendable {
             outputs: results.withLock { $0.flatMap { $0 } })
     }
 
-    /// Runs the outputs of one input, those of one resize after another so that one decoded
-    /// image at a time is held, and returns their reports in the plan's order.
+    /// Runs the outputs of one input, those of one decode after another so that one decoded
+    /// image (or one set of sizes) at a time is held, and returns their reports in the plan's
+    /// order.
     private func run(
         _ input: PlannedInput, tileSize: Int, verify: VerifyMode, stop: StopRequest,
         progress: (OutputReport) -> Void
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         var resizes: [ResizeSpec?] = []
-        for output in input.outputs where !resizes.contains(output.variant.resize) {
-            resizes.append(output.variant.resize)
+        for output in input.outputs where !resizes.contains(output.decodeResize) {
+            resizes.append(output.decodeResize)
         }
         for resize in resizes {
-            var decoded: Result<(DecodedImage, Double), ImageIOError>?
-            for (index, output) in input.outputs.enumerated() where output.variant.resize == resize {
+            // The widths of the sizes that this decode serves (empty for a single size), always
+            // with the largest: a size run alone (the others up to date) is reduced from it too.
+            let sized = input.outputs.filter { $0.decodeResize == resize && $0.largestSize != nil }
+            let widths = Set(sized.compactMap { $0.variant.resize?.width } + sized.compactMap(\.largestSize)).sorted()
+            var decoded: Result<([DecodedImage], Double), ImageIOError>?
+            for (index, output) in input.outputs.enumerated() where output.decodeResize == resize {
                 if stop.signalNumber != nil {
                     reports[index] = OutputReport(
                         input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped)
                     continue
                 }
-                if decoded == nil { decoded = decode(input, resize: resize) }
-                var report = render(input: input, output: output, decoded: decoded!, tileSize: tileSize, verify: verify)
+                if decoded == nil { decoded = decode(input, resize: resize, widths: widths) }
+                let image = decoded!.map { images, seconds in
+                    (widths.isEmpty ? images[0] : images[widths.firstIndex(of: output.variant.resize!.width!)!], seconds)
+                }
+                var report = render(input: input, output: output, decoded: image, tileSize: tileSize, verify: verify)
                 if report.status == .failed, stop.signalNumber != nil {
                     // Interrupted while it was rendered (the pool stops its workers at once).
                     report = OutputReport(
@@ -125,19 +134,28 @@ public struct JobRunner: Sendable {
         return reports.map { $0! }
     }
 
-    /// The input decoded (shrunk on load for a resize), and the seconds it took.
-    private func decode(_ input: PlannedInput, resize: ResizeSpec?) -> Result<(DecodedImage, Double), ImageIOError> {
+    /// The input decoded (shrunk on load for a resize; at each of `widths`, from one decode,
+    /// for the sizes of a variant), and the seconds it took.
+    private func decode(
+        _ input: PlannedInput, resize: ResizeSpec?, widths: [Int]
+    ) -> Result<([DecodedImage], Double), ImageIOError> {
         let clock = ContinuousClock()
         let start = clock.now
         let memory = memoryLimit / decodedImages
-        let result = Result { () throws(ImageIOError) -> DecodedImage in
-            if let resize {
-                return try ImageReader.thumbnail(
-                    input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
-                    upscale: resize.upscale, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)
+        let result = Result { () throws(ImageIOError) -> [DecodedImage] in
+            if let resize, !widths.isEmpty {
+                return try ImageReader.thumbnails(
+                    input.path, widths: widths, upscale: resize.upscale, sharpen: resize.sharpen, pixelLimit: pixelLimit,
+                    memoryLimit: memory, allocator: rendering.allocator)
             }
-            return try ImageReader.read(
-                input.path, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)
+            if let resize {
+                return [try ImageReader.thumbnail(
+                    input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
+                    upscale: resize.upscale, crop: resize.crop.thumbnailCrop, sharpen: resize.sharpen,
+                    pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)]
+            }
+            return [try ImageReader.read(
+                input.path, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)]
         }
         let seconds = (clock.now - start).seconds
         return result.map { ($0, seconds) }
@@ -231,7 +249,7 @@ public struct JobRunner: Sendable {
         }
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
-            background: variant.background.rgb)
+            background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling)
         var problem: String?
         let encodeTime = clock.measure {
             do throws(ImageIOError) {
@@ -270,6 +288,25 @@ extension ResizeSpec.Fit {
         case .inside: .inside
         case .cover: .cover
         case .exact: .exact
+        }
+    }
+}
+
+extension ResizeSpec.Crop {
+    /// The image reader's name for the same crop.
+    public var thumbnailCrop: ThumbnailCrop {
+        switch self {
+        case .centre: .centre
+        case .north: .north
+        case .northEast: .northEast
+        case .east: .east
+        case .southEast: .southEast
+        case .south: .south
+        case .southWest: .southWest
+        case .west: .west
+        case .northWest: .northWest
+        case .attention: .attention
+        case .entropy: .entropy
         }
     }
 }

@@ -7,7 +7,10 @@ import BlurfarmManifest
 /// the filters come from (a rebuilt plugin makes its outputs run again). Part of an output's
 /// up-to-date key;
 /// the output's path, the variant's name, tiling and verification are not (they do not change
-/// the bytes).
+/// the bytes). A size of several reduced from a larger one's decode says so (`from=1024`): its
+/// bytes are not those of a resize to that width alone. Settings added after the first release
+/// (crop, sharpening, progressive JPEG, subsampling, sizes) appear only when they differ from their defaults, so the recipes of outputs
+/// that do not use them, and their records, stay as they were.
 public enum OutputRecipe {
     /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with
     /// `plugins`: the content hash of the library of each plugin filter, by filter name.
@@ -16,14 +19,22 @@ public enum OutputRecipe {
         let format = (output.path as NSString).pathExtension.lowercased()
         let resize = v.resize.map { r in
             "\(r.width.map(String.init) ?? "-")x\(r.height.map(String.init) ?? "-") \(r.fit.rawValue)"
-                + (r.upscale ? " upscale" : "")
+                + (r.upscale ? " upscale" : "") + (r.fit == .cover && r.crop != .centre ? " crop=\(r.crop.rawValue)" : "")
+                + (r.sharpen.map { " sharpen=\($0)" } ?? "")
+                + (output.largestSize.map { $0 == r.width ? "" : " from=\($0)" } ?? "")
         } ?? "none"
-        return [
+        var jpeg: [String] = []
+        if v.progressive { jpeg.append("progressive=true") }
+        if v.subsampling != .auto { jpeg.append("subsampling=\(v.subsampling.rawValue)") }
+        let settings = [
             "filters=[" + v.filters.map(\.description).joined(separator: ", ") + "]",
             "edge=\(v.edge.rawValue)", "colour=\(v.colour.rawValue)", "resize=\(resize)", "format=\(format)",
-            "quality=\(v.quality)", "lossless=\(v.lossless)", "strip=\(v.strip)", "background=\(v.background)",
+            "quality=\(v.quality)", "lossless=\(v.lossless)",
+        ] + jpeg + [
+            "strip=\(v.strip)", "background=\(v.background)",
             versions,
-        ].joined(separator: "; ")
+        ]
+        return settings.joined(separator: "; ")
             + v.filters.compactMap { filter in plugins[filter.name].map { "; plugin \(filter.name)=\($0)" } }.joined()
     }
 }

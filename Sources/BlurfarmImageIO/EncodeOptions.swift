@@ -1,3 +1,5 @@
+import BlurfarmCore
+
 /// How ``ImageWriter`` encodes an output file.
 public struct EncodeOptions: Sendable, Hashable {
     /// JPEG and lossy WebP quality, 1...100.
@@ -12,13 +14,20 @@ public struct EncodeOptions: Sendable, Hashable {
     /// Bits per sample of the output, 8 or 16 (16 only for PNG and TIFF). nil chooses: 16 for
     /// PNG and TIFF when the source was 16-bit, 8 otherwise.
     public var bitDepth: Int?
+    /// JPEG only: progressive (interlaced) scans instead of one baseline scan.
+    public var progressive: Bool
+    /// JPEG only: how the colour channels are subsampled (default libvips's rule).
+    public var subsampling: ChromaSubsampling
 
     /// Options with the given values; the defaults are quality 90, lossy, metadata kept, white
-    /// background, automatic bit depth.
+    /// background, automatic bit depth, baseline JPEG with libvips's automatic subsampling.
     public init(
         quality: Int = 90, lossless: Bool = false, stripMetadata: Bool = false,
-        background: SIMD3<Float> = SIMD3(1, 1, 1), bitDepth: Int? = nil
+        background: SIMD3<Float> = SIMD3(1, 1, 1), bitDepth: Int? = nil, progressive: Bool = false,
+        subsampling: ChromaSubsampling = .auto
     ) {
+        self.progressive = progressive
+        self.subsampling = subsampling
         self.quality = quality
         self.lossless = lossless
         self.stripMetadata = stripMetadata

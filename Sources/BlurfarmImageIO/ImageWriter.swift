@@ -4,22 +4,39 @@ import CVipsShim
 
 /// Encodes pixels to image files through libvips, atomically.
 public enum ImageWriter {
+    /// Why the libvips in use cannot write `format`, or nil when it can. Only AVIF may be
+    /// missing: it needs libvips's `heifsave` and a libheif with an AV1 encoder, which is
+    /// found out once per process by encoding an 8 × 8 image.
+    public static func unavailability(of format: ImageFormat) -> String? {
+        format == .avif ? avifUnavailability : nil
+    }
+
     /// Checks, before any work, that `path` can be written with `options`: its extension
-    /// names a supported format that can do what `options` ask (lossless is WebP's alone), and
+    /// names a supported format that this libvips can write, that can do what `options` ask (lossless is WebP's alone,
+    /// progressive and subsampling JPEG's), and
     /// its folder exists and takes new files. ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// checks the same again.
     ///
-    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`,
-    ///   `.outputFolderMissing` or `.outputFolderNotWritable`.
+    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension` (also for AVIF without an
+    ///   encoder), `.invalidArgument`, `.outputFolderMissing` or `.outputFolderNotWritable`.
     public static func checkDestination(_ path: String, options: EncodeOptions) throws(ImageIOError) {
         let name = OutputPath(path)
-        guard ImageFormat(extension: name.extension) != nil else {
+        guard let format = ImageFormat(extension: name.extension) else {
             throw ImageIOError(
                 code: .unsupportedOutputExtension, path: path,
                 message: "cannot write '.\(name.extension)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
         }
-        if options.lossless, let problem = ImageFormat.losslessProblem(extension: name.extension) {
-            throw ImageIOError(code: .invalidArgument, path: path, message: problem)
+        if let reason = unavailability(of: format) {
+            throw ImageIOError(code: .unsupportedOutputExtension, path: path, message: reason)
+        }
+        let asked: [(FormatOption, Bool)] = [
+            (.lossless, options.lossless), (.progressive, options.progressive),
+            (.subsampling, options.subsampling != .auto),
+        ]
+        for (option, isAsked) in asked where isAsked {
+            if let problem = ImageFormat.problem(with: option, extension: name.extension) {
+                throw ImageIOError(code: .invalidArgument, path: path, message: problem)
+            }
         }
         try name.checkFolder()
     }
@@ -84,7 +101,8 @@ public enum ImageWriter {
     ///   - sourceHadAlpha: whether the source had an alpha channel.
     ///   - metadata: the source's metadata, or nil to write none.
     /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension`, `.invalidArgument`
-    ///   (lossless asked of a format other than WebP, quality outside 1...100, a bit depth the format cannot store, an empty image),
+    ///   (lossless asked of a format other than WebP, progressive or subsampling of one other
+    ///   than JPEG, quality outside 1...100, a bit depth the format cannot store, an empty image),
     ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
     ///   message) or `.libvipsUnavailable`.
     public static func encode(
@@ -155,6 +173,28 @@ public enum ImageWriter {
     }
 }
 
+/// Why AVIF cannot be written here, or nil: decided once per process (Swift runs a global's
+/// initialiser once, thread-safely) by encoding an 8 × 8 grey image with AV1.
+private let avifUnavailability: String? = {
+    do throws(ImageIOError) {
+        try Libvips.start()
+    } catch {
+        return error.message
+    }
+    do throws(LibvipsFailure) {
+        let image = try Libvips.withInterpretation(
+            try Libvips.image(
+                copying: [UInt8](repeating: 128, count: 8 * 8 * 3), width: 8, height: 8, bands: 3,
+                format: VIPS_FORMAT_UCHAR),
+            VIPS_INTERPRETATION_sRGB)
+        _ = try Libvips.save("heifsave") { cvips_avifsave_buffer(image.pointer, 50, $0, $1) }
+        return nil
+    } catch {
+        return "AVIF output needs libvips with an AV1 HEIF encoder; libvips \(Libvips.version) here has none "
+            + "(\(error.message))"
+    }
+}()
+
 /// Encoding, by format.
 extension ImageFormat {
     /// The encoded file's bytes: the metadata `image` carries, and with
@@ -163,7 +203,16 @@ extension ImageFormat {
         let quality = Int32(options.quality)
         switch self {
         case .jpeg:
-            let bytes = try Libvips.save("jpegsave") { cvips_jpegsave_buffer(image.pointer, quality, $0, $1) }
+            let interlace: Int32 = options.progressive ? 1 : 0
+            let subsampling: VipsForeignSubsample
+            switch options.subsampling {
+            case .auto: subsampling = VIPS_FOREIGN_SUBSAMPLE_AUTO
+            case .halved: subsampling = VIPS_FOREIGN_SUBSAMPLE_ON
+            case .full: subsampling = VIPS_FOREIGN_SUBSAMPLE_OFF
+            }
+            let bytes = try Libvips.save("jpegsave") {
+                cvips_jpegsave_buffer(image.pointer, quality, interlace, subsampling, $0, $1)
+            }
             return options.stripMetadata ? try stripped(bytes, MetadataStripping.jpegKeepingOnlyColourProfile) : bytes
         case .png:
             return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, $0, $1) }
@@ -173,6 +222,9 @@ extension ImageFormat {
             return options.stripMetadata ? try stripped(bytes, MetadataStripping.webpKeepingOnlyColourProfile) : bytes
         case .tiff:
             return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, $0, $1) }
+        case .avif:
+            let bytes = try Libvips.save("heifsave") { cvips_avifsave_buffer(image.pointer, quality, $0, $1) }
+            return options.stripMetadata ? try stripped(bytes, MetadataStripping.avifKeepingOnlyColourProfile) : bytes
         }
     }
 

@@ -13,6 +13,37 @@ public enum ThumbnailFit: String, Sendable, CaseIterable {
     case exact
 }
 
+/// What a `cover` thumbnail keeps of the scaled image: a gravity (the side or corner kept, as
+/// sharp's `position`) or a libvips smart crop (`vips_smartcrop`, as vipsthumbnail's
+/// `--smartcrop`).
+public enum ThumbnailCrop: String, Sendable, CaseIterable {
+    /// The middle: the overflow cut equally from both sides.
+    case centre
+    case north, northEast = "north-east", east, southEast = "south-east", south
+    case southWest = "south-west", west, northWest = "north-west"
+    /// libvips's `attention` strategy: the region with the most skin tone, saturation and edges.
+    case attention
+    /// libvips's `entropy` strategy: the region with the most detail.
+    case entropy
+
+    /// The left and top of a `width` × `height` rectangle kept of a `scaledWidth` ×
+    /// `scaledHeight` image, for the gravities (the smart crops are libvips's to place).
+    func offset(scaledWidth: Int, scaledHeight: Int, width: Int, height: Int) -> (left: Int, top: Int) {
+        let spareX = scaledWidth - width, spareY = scaledHeight - height
+        switch self {
+        case .centre, .attention, .entropy: return (spareX / 2, spareY / 2)
+        case .north: return (spareX / 2, 0)
+        case .northEast: return (spareX, 0)
+        case .east: return (spareX, spareY / 2)
+        case .southEast: return (spareX, spareY)
+        case .south: return (spareX / 2, spareY)
+        case .southWest: return (0, spareY)
+        case .west: return (0, spareY / 2)
+        case .northWest: return (0, 0)
+        }
+    }
+}
+
 extension ImageReader {
     /// Decodes `path` shrunk to fit `width` × `height` pixels, using libvips's shrink-on-load
     /// thumbnailing (vips_thumbnail: JPEG and WebP decode at a reduced size, so a 256-pixel
@@ -26,7 +57,9 @@ extension ImageReader {
     /// is 171 × 256.
     ///
     /// - `inside`: fit inside the box, keep the aspect ratio.
-    /// - `cover`: fill the box, keep the aspect ratio, crop the overflow centred.
+    /// - `cover`: fill the box, keep the aspect ratio, crop the overflow as `crop` says (centred
+    ///   by default; a side or corner; or libvips's `attention` or `entropy` smart crop, as
+    ///   `vipsthumbnail --smartcrop` does it, on the image before its ICC profile is applied).
     /// - `exact`: exactly `width` × `height`, aspect ratio not kept.
     ///
     /// Without `upscale` no side grows: an image already inside the box keeps its size (`inside`),
@@ -44,6 +77,9 @@ extension ImageReader {
     ///
     /// - Parameters:
     ///   - fit: how the image fits the box; `upscale`: whether a smaller image may grow.
+    ///   - crop: what `cover` keeps (ignored by the other fits).
+    ///   - sharpen: the sigma of `vips_sharpen` (its other parameters libvips's defaults) applied
+    ///     to the thumbnail in sRGB, after the resize and crop; nil for none.
     ///   - width: the box's width in pixels (1...10 000 000), or nil.
     ///   - height: the box's height in pixels (1...10 000 000), or nil.
     ///   - pixelLimit: the largest `width * height` accepted, for the file's header and for the
@@ -51,18 +87,61 @@ extension ImageReader {
     ///   - memoryLimit: the most bytes the decode may allocate, as for `read`.
     ///   - allocator: where the pixels go, as for ``read(_:pixelLimit:memoryLimit:allocator:)``.
     /// - Throws: `ImageIOError` with code `.invalidArgument` (both sizes nil, a size out of range,
-    ///   `cover` or `exact` without both sizes; checked before the file is opened), `.fileMissing`,
-    ///   `.fileUnreadable`, `.notAnImage`, `.overPixelLimit`, `.overMemoryLimit`, `.decodeFailed` (truncated or
-    ///   corrupt data, a bad ICC profile; the message is libvips's) or `.libvipsUnavailable`.
+    ///   `cover` or `exact` without both sizes, a sharpening sigma not above 0; checked before the
+    ///   file is opened), `.fileMissing`, `.fileUnreadable`, `.notAnImage`, `.overPixelLimit`,
+    ///   `.overMemoryLimit`, `.decodeFailed` (truncated or corrupt data, a bad ICC profile; the
+    ///   message is libvips's) or `.libvipsUnavailable`.
     public static func thumbnail(
-        _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool,
-        pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil
+        _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop = .centre,
+        sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
+        allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> DecodedImage {
+        try thumbnails(
+            path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
+            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator)[0]
+    }
+
+    /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
+    /// largest exactly as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:)``
+    /// makes it (shrink-on-load at its factor, lanczos3 reduce), each smaller one reduced from
+    /// that (lanczos3, alpha premultiplied, after the ICC profile is applied), at the size a
+    /// thumbnail of its own width would have. Sharpening, if asked, is applied to each after
+    /// its reduce. Returned in the order of `widths`, which must be ascending and distinct.
+    /// See "Thumbnails" in docs/image-io.md for why the smaller ones are reduced from the
+    /// largest rather than decoded again.
+    ///
+    /// - Throws: as `thumbnail`; `.invalidArgument` for no widths, or widths not ascending or
+    ///   out of range.
+    public static func thumbnails(
+        _ path: String, widths: [Int], upscale: Bool, sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit,
+        memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil
+    ) throws(ImageIOError) -> [DecodedImage] {
+        guard let largest = widths.last, zip(widths, widths.dropFirst()).allSatisfy({ $0 < $1 }),
+            widths.allSatisfy({ (1...ThumbnailBox.maximumSide).contains($0) })
+        else {
+            throw ImageIOError(
+                code: .invalidArgument, path: path, message: "thumbnail widths \(widths) are not ascending, distinct and in 1...\(ThumbnailBox.maximumSide)")
+        }
+        return try thumbnails(
+            path, width: largest, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
+            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+            allocator: allocator)
+    }
+
+    /// The thumbnail at `width` × `height`, preceded by those at `smallerWidths` (`inside`),
+    /// reduced from it.
+    private static func thumbnails(
+        _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop,
+        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, memoryLimit: Int, allocator: (any PixelAllocator)?
+    ) throws(ImageIOError) -> [DecodedImage] {
         let box: ThumbnailBox
         do {
             box = try ThumbnailBox(width: width, height: height, fit: fit, upscale: upscale)
         } catch {
             throw ImageIOError(code: .invalidArgument, path: path, message: error.message)
+        }
+        if let sharpen, !(sharpen > 0 && sharpen.isFinite) {
+            throw ImageIOError(code: .invalidArgument, path: path, message: "sharpening sigma \(sharpen) is not above 0")
         }
         try Libvips.start()
         let file = try InputFile(path)
@@ -97,11 +176,22 @@ extension ImageReader {
         try file.checkStructure(of: loaded)
 
         do throws(LibvipsFailure) {
+            let smart: VipsInteresting? =
+                crop == .attention ? VIPS_INTERESTING_ATTENTION : crop == .entropy ? VIPS_INTERESTING_ENTROPY : nil
+            let cropped = plan.width != plan.scaledWidth || plan.height != plan.scaledHeight
             var image: VipsImageRef
             if shrinksOnLoad {
                 // vips_thumbnail's own colour steps do nothing to 8-bit sRGB or grey: it shrinks
                 // on load, reduces, turns upright, and leaves the embedded profile for `decoded`
                 // to apply. Its file is the one we opened and checked, by descriptor.
+                if let smart, cropped, plan.width == box.width, plan.height == box.height {
+                    // A smart crop of the box: vips_thumbnail's own, for vipsthumbnail's pixels
+                    // (its scale is one factor for both sides, not our two rounded sizes).
+                    image = try Libvips.thumbnail(
+                        file: file.descriptorPath, covering: plan.width, plan.height, interesting: smart)
+                    try checkSize(image, plan.width, plan.height)
+                    return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
+                }
                 image = try Libvips.thumbnail(
                     file: file.descriptorPath, width: plan.scaledWidth, height: plan.scaledHeight)
             } else {
@@ -113,20 +203,54 @@ extension ImageReader {
                 image = try inSRGB(try upright(loaded), sixteenBit: sixteen)
                 image = try resized(image, width: plan.scaledWidth, height: plan.scaledHeight, sixteenBit: sixteen)
             }
-            guard image.width == plan.scaledWidth, image.height == plan.scaledHeight else {
-                throw LibvipsFailure(
-                    message: "thumbnail came out \(image.width)x\(image.height), "
-                        + "not \(plan.scaledWidth)x\(plan.scaledHeight)")
+            try checkSize(image, plan.scaledWidth, plan.scaledHeight)
+            if cropped {
+                if let smart {
+                    // vips_smartcrop reads the image more than once: not from a sequential file.
+                    image = try Libvips.smartcrop(
+                        try Libvips.copyToMemory(image), width: plan.width, height: plan.height, interesting: smart)
+                } else {
+                    let (left, top) = crop.offset(
+                        scaledWidth: plan.scaledWidth, scaledHeight: plan.scaledHeight, width: plan.width,
+                        height: plan.height)
+                    image = try Libvips.extractArea(image, left: left, top: top, width: plan.width, height: plan.height)
+                }
             }
-            if plan.width != plan.scaledWidth || plan.height != plan.scaledHeight {
-                image = try Libvips.extractArea(
-                    image, left: (plan.scaledWidth - plan.width) / 2, top: (plan.scaledHeight - plan.height) / 2,
-                    width: plan.width, height: plan.height)
+            guard !smallerWidths.isEmpty else {
+                return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
             }
-            return try decoded(image, sixteenBit: sixteen, allocator: allocator)
+            // Decoded once, in sRGB; each smaller size reduced from it, to the size a thumbnail
+            // of its own width would have.
+            let base = try inSRGB(try Libvips.copyToMemory(image), sixteenBit: sixteen)
+            var all: [DecodedImage] = []
+            for width in smallerWidths {
+                let size = ThumbnailBox.sized(width: width, upscale: upscale)
+                    .plan(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                let small = try resized(base, width: size.width, height: size.height, sixteenBit: sixteen)
+                all.append(try finished(small, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator))
+            }
+            return all + [try finished(base, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
+    }
+
+    /// Fails unless `image` is `width` × `height`.
+    private static func checkSize(_ image: VipsImageRef, _ width: Int, _ height: Int) throws(LibvipsFailure) {
+        guard image.width == width, image.height == height else {
+            throw LibvipsFailure(message: "thumbnail came out \(image.width)x\(image.height), not \(width)x\(height)")
+        }
+    }
+
+    /// The thumbnail sharpened (in sRGB) if asked, and decoded as `read` decodes.
+    private static func finished(
+        _ image: VipsImageRef, sharpen: Double?, sixteenBit sixteen: Bool, allocator: (any PixelAllocator)?
+    ) throws(LibvipsFailure) -> DecodedImage {
+        var image = image
+        if let sharpen {
+            image = try Libvips.sharpen(try inSRGB(image, sixteenBit: sixteen), sigma: sharpen)
+        }
+        return try decoded(image, sixteenBit: sixteen, allocator: allocator)
     }
 }
 
@@ -177,6 +301,18 @@ struct ThumbnailBox: Equatable {
         self.width = width
         self.height = height
         self.fit = fit
+        self.upscale = upscale
+    }
+
+    /// An `inside` box of `width`, which the caller has checked.
+    static func sized(width: Int, upscale: Bool) -> ThumbnailBox {
+        ThumbnailBox(checkedWidth: width, upscale: upscale)
+    }
+
+    private init(checkedWidth: Int, upscale: Bool) {
+        width = checkedWidth
+        height = nil
+        fit = .inside
         self.upscale = upscale
     }
 

@@ -10,10 +10,11 @@ public enum JobDecoder {
     public static let jobKeys = ["job", "inputs", "exclude", "outputs", "tile", "verify"]
     /// The keys of one output variant, in the order the printer writes them.
     public static let variantKeys = [
-        "name", "path", "filters", "edge", "colour", "quality", "lossless", "strip", "resize", "background",
+        "name", "path", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling", "strip", "resize",
+        "background",
     ]
     /// The keys of `resize`.
-    public static let resizeKeys = ["width", "height", "fit", "upscale"]
+    public static let resizeKeys = ["width", "height", "sizes", "fit", "crop", "upscale", "sharpen"]
 
     /// Decodes a manifest's bytes read from `file` (the path as messages should show it).
     /// On failure, the diagnostics hold at least one error, ordered by location.
@@ -222,14 +223,30 @@ public enum JobDecoder {
         if let e = entry("quality") {
             if let v = d.integer(e, in: 1...100) { quality = v } else { ok = false }
         }
-        var lossless = false
-        if let e = entry("lossless") {
-            if let v = d.boolean(e) {
-                lossless = v
-                if v, let template, let ext = template.fixedExtension, let problem = ImageFormat.losslessProblem(extension: ext) {
-                    d.error(problem, at: e.value.location)
-                    ok = false
-                }
+        /// Refuses `option` set on an entry for a path whose format does not have it.
+        func checkFormat(_ option: FormatOption, _ e: Node.MapEntry) {
+            if let ext = template?.fixedExtension, let problem = ImageFormat.problem(with: option, extension: ext) {
+                d.error(problem, at: e.value.location)
+                ok = false
+            }
+        }
+        /// A `true`/`false` key for a setting only one format has (false when absent).
+        func formatFlag(_ option: FormatOption) -> Bool {
+            guard let e = entry(option.rawValue) else { return false }
+            guard let v = d.boolean(e) else {
+                ok = false
+                return false
+            }
+            if v { checkFormat(option, e) }
+            return v
+        }
+        let lossless = formatFlag(.lossless)
+        let progressive = formatFlag(.progressive)
+        var subsampling = ChromaSubsampling.auto
+        if let e = entry("subsampling") {
+            if let v = d.choice(e, of: ChromaSubsampling.self) {
+                subsampling = v
+                if v != .auto { checkFormat(.subsampling, e) }
             } else {
                 ok = false
             }
@@ -242,6 +259,17 @@ public enum JobDecoder {
         if let e = entry("resize") {
             resize = decodeResize(e, &d)
             if resize == nil { ok = false }
+        }
+        // `{size}` and `sizes` go together.
+        if let template, let pathEntry, template.uses(.size), resize?.sizes.isEmpty ?? true, ok {
+            d.error("'{size}' in the path needs 'sizes' in 'resize'", at: pathEntry.value.location)
+            ok = false
+        }
+        if let template, let resize, !resize.sizes.isEmpty, !template.uses(.size) {
+            d.error(
+                "'sizes' needs '{size}' in the path, or every size writes the same file",
+                at: entry("resize")!.value.location)
+            ok = false
         }
         var background = RGBAColour.white
         if let e = entry("background") {
@@ -262,7 +290,7 @@ public enum JobDecoder {
         guard ok, let name, let template else { return nil }
         return VariantSpec(
             name: name, pathTemplate: template, filters: filters, edge: edge, colour: colour, quality: quality,
-            lossless: lossless, strip: strip, resize: resize, background: background, location: item.location,
+            lossless: lossless, progressive: progressive, subsampling: subsampling, strip: strip, resize: resize, background: background, location: item.location,
             pathLocation: pathEntry?.value.location, filterLocations: filterLocations)
     }
 
@@ -318,23 +346,85 @@ public enum JobDecoder {
             height = d.integer(e, in: 1...Int.max)
             if height == nil { ok = false }
         }
+        var sizes: [Int] = []
+        if let e = value("sizes") {
+            let expected = "a list of widths such as [256, 512, 1024]"
+            if let items = d.scalarList(e, expected: expected) {
+                for item in items {
+                    guard case .scalar(let s) = item.node.content, let size = s.integerValue, size >= 1 else {
+                        d.error("each of 'sizes' must be an integer >= 1", at: item.node.location)
+                        ok = false
+                        continue
+                    }
+                    if sizes.contains(size) {
+                        d.error("size \(size) is listed twice", at: item.node.location)
+                        ok = false
+                    }
+                    sizes.append(size)
+                }
+                if items.isEmpty {
+                    d.error("'sizes' needs at least one width", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+            for key in ["width", "height"] {
+                if let other = value(key) {
+                    d.error("'\(key)' cannot be given with 'sizes' (each size is a width)", at: other.keyLocation)
+                    ok = false
+                }
+            }
+        }
         var fit = ResizeSpec.Fit.inside
+        var fitKnown = true
         if let e = value("fit") {
-            if let v = d.choice(e, of: ResizeSpec.Fit.self) { fit = v } else { ok = false }
+            if let v = d.choice(e, of: ResizeSpec.Fit.self) { fit = v } else { ok = false; fitKnown = false }
         }
         var upscale = false
         if let e = value("upscale") {
             if let v = d.boolean(e) { upscale = v } else { ok = false }
         }
-        if ok, value("width") == nil, value("height") == nil, !entry.value.isIncomplete {
+        var crop = ResizeSpec.Crop.centre
+        if let e = value("crop") {
+            if let v = d.choice(e, of: ResizeSpec.Crop.self) {
+                crop = v
+                if fitKnown, fit != .cover {
+                    d.error("'crop' applies to fit 'cover' only", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        var sharpen: Double?
+        if let e = value("sharpen") {
+            let expected = "true, false or a sigma from 0.01 to 100"
+            if case .scalar(let s) = e.value.content, let b = s.booleanValue {
+                sharpen = b ? ResizeSpec.defaultSharpenSigma : nil
+            } else if case .scalar(let s) = e.value.content, let x = s.numberValue, (0.01...100).contains(x) {
+                sharpen = x
+            } else if case .invalid = e.value.content {
+                ok = false
+            } else {
+                d.error("'sharpen' must be \(expected)", at: e.value.location)
+                ok = false
+            }
+        }
+        if ok, sizes.isEmpty, value("width") == nil, value("height") == nil, !entry.value.isIncomplete {
             d.error("'resize' needs 'width' or 'height'", at: entry.keyLocation)
             ok = false
         }
-        if ok, fit != .inside, width == nil || height == nil {
+        if ok, !sizes.isEmpty, fit != .inside {
+            d.error("'sizes' works with fit 'inside' only", at: value("fit")!.value.location)
+            ok = false
+        }
+        if ok, sizes.isEmpty, fit != .inside, width == nil || height == nil {
             d.error("fit '\(fit.rawValue)' needs both 'width' and 'height'", at: value("fit")!.value.location)
             ok = false
         }
-        return ok ? ResizeSpec(width: width, height: height, fit: fit, upscale: upscale) : nil
+        return ok ? ResizeSpec(width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
+                sizes: sizes.sorted()) : nil
     }
 
     // MARK: Filters

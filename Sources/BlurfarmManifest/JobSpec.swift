@@ -59,3 +59,20 @@ public struct JobSpec: Hashable, Sendable {
         hasher.combine(verify)
     }
 }
+
+extension JobSpec {
+    /// An error at the `path:` of every variant whose format this build cannot write (AVIF
+    /// without an AV1 encoder), with `unavailable`'s reason; `unavailable` gives nil for a
+    /// format that can be written. The decoder knows every format; only the image writer
+    /// knows what the libvips in use can encode.
+    public func unwritableOutputs(_ unavailable: (ImageFormat) -> String?) -> Diagnostics {
+        var problems: [Diagnostic] = []
+        for variant in outputs {
+            guard let ext = variant.pathTemplate.fixedExtension, let format = ImageFormat(extension: ext),
+                let reason = unavailable(format)
+            else { continue }
+            problems.append(.error("output '\(variant.name)': \(reason)", at: variant.pathLocation))
+        }
+        return Diagnostics(problems)
+    }
+}

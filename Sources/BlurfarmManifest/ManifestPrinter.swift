@@ -36,13 +36,18 @@ public enum ManifestPrinter {
             out += indent + "colour: \(variant.colour.rawValue)\n"
             out += indent + "quality: \(variant.quality)\n"
             out += indent + "lossless: \(variant.lossless)\n"
+            out += indent + "progressive: \(variant.progressive)\n"
+            out += indent + "subsampling: \(variant.subsampling.rawValue)\n"
             out += indent + "strip: \(variant.strip)\n"
             if let resize = variant.resize {
                 out += indent + "resize:\n"
                 if let width = resize.width { out += indent + "  width: \(width)\n" }
                 if let height = resize.height { out += indent + "  height: \(height)\n" }
+                if !resize.sizes.isEmpty { out += indent + "  sizes: [\(resize.sizes.map(String.init).joined(separator: ", "))]\n" }
                 out += indent + "  fit: \(resize.fit.rawValue)\n"
+                if resize.fit == .cover { out += indent + "  crop: \(resize.crop.rawValue)\n" }
                 out += indent + "  upscale: \(resize.upscale)\n"
+                out += indent + "  sharpen: \(resize.sharpen.map(ScalarWriter.number) ?? "false")\n"
             }
             out += indent + "background: \(ScalarWriter.block(variant.background.description))\n"
         }

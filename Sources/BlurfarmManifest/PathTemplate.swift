@@ -10,13 +10,14 @@ import BlurfarmCore
 /// - `{relpath}`: the input's folder relative to the fixed part of the glob that matched it
 ///   (``GlobPattern/fixedPrefix``), empty at the top; an empty `{relpath}` takes the `/`
 ///   after it along, so `out/{relpath}/{stem}.jpg` gives `out/a.jpg`, not `out//a.jpg`;
-/// - `{job}` and `{variant}`: the job's and the variant's names.
+/// - `{job}` and `{variant}`: the job's and the variant's names;
+/// - `{size}`: the width of one of the variant's `sizes` (and only in a variant that has them).
 ///
 /// `{` always opens a placeholder; there is no escape for a literal brace.
 public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
     /// The placeholders a template may use.
     public enum Placeholder: String, CaseIterable, Hashable, Sendable {
-        case stem, ext, name, relpath, job, variant
+        case stem, ext, name, relpath, job, variant, size
     }
 
     /// A piece of a template.
@@ -129,12 +130,12 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The path for one input of one variant.
+    /// The path for one input of one variant (at one of its `sizes`, when it has them).
     /// - Throws: ``ClimbError`` when a placeholder's value makes a whole segment `.` or `..`
     ///   (an input named `...png` has the stem `..`): the file would not be where the template
     ///   says. Values are file and folder names, so they hold no `/` other than ``relpath``'s.
     public func expand(
-        stem: String, ext: String, name: String, relpath: String, job: String, variant: String
+        stem: String, ext: String, name: String, relpath: String, job: String, variant: String, size: Int? = nil
     ) throws(ClimbError) -> String {
         var result = ""
         var segment = ""
@@ -171,6 +172,7 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
                 case .relpath: value = relpath
                 case .job: value = job
                 case .variant: value = variant
+                case .size: value = size.map(String.init) ?? ""
                 }
                 try append(value[...], from: p)
                 skipSlash = p == .relpath && value.isEmpty

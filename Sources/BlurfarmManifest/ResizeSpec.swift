@@ -12,6 +12,29 @@ public struct ResizeSpec: Hashable, Sendable {
         case exact
     }
 
+    /// Which part of the scaled image `cover` keeps: a gravity (the side or corner kept, as
+    /// sharp's `position`) or one of libvips's smart crops (`vips_smartcrop`'s `interesting`, as
+    /// vipsthumbnail's `--smartcrop`).
+    public enum Crop: String, CaseIterable, Hashable, Sendable {
+        /// The middle: the overflow cut equally from both sides (the default).
+        case centre
+        case north, northEast = "north-east", east, southEast = "south-east", south
+        case southWest = "south-west", west, northWest = "north-west"
+        /// The region libvips finds most interesting to people: skin tones, saturated colour,
+        /// strong edges.
+        case attention
+        /// The region with the most entropy (detail).
+        case entropy
+    }
+
+    /// The sharpening sigma when `sharpen: true`: `vips_sharpen`'s default.
+    public static let defaultSharpenSigma = 0.5
+
+    /// The widths of a variant written at several sizes (`sizes: [256, 512, 1024]`, for
+    /// `srcset`), ascending and distinct, each an output of its own whose path has `{size}`;
+    /// empty for one size. With sizes, `width` and `height` are nil and the fit is `inside`.
+    public var sizes: [Int]
+
     /// The box's width in pixels (≥ 1), `nil` when only the height is given.
     public var width: Int?
     /// The box's height in pixels (≥ 1), `nil` when only the width is given.
@@ -20,12 +43,24 @@ public struct ResizeSpec: Hashable, Sendable {
     public var fit: Fit
     /// Whether an image smaller than the box is scaled up; by default it keeps its size.
     public var upscale: Bool
+    /// What `cover` keeps of the scaled image (default `centre`; `cover` only).
+    public var crop: Crop
+    /// The sigma of the sharpening applied after the resize (`vips_sharpen`), `nil` for none
+    /// (the default).
+    public var sharpen: Double?
 
-    /// A resize to the box `width` × `height` (either may be `nil`, not both).
-    public init(width: Int?, height: Int?, fit: Fit = .inside, upscale: Bool = false) {
+    /// A resize to the box `width` × `height` (either may be `nil`, not both, unless `sizes` is
+    /// given).
+    public init(
+        width: Int?, height: Int?, fit: Fit = .inside, upscale: Bool = false, crop: Crop = .centre,
+        sharpen: Double? = nil, sizes: [Int] = []
+    ) {
+        self.sizes = sizes
         self.width = width
         self.height = height
         self.fit = fit
         self.upscale = upscale
+        self.crop = crop
+        self.sharpen = sharpen
     }
 }

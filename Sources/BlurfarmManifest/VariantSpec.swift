@@ -19,6 +19,10 @@ public struct VariantSpec: Hashable, Sendable {
     public var quality: Int
     /// Whether a WebP output is lossless (default false; WebP only).
     public var lossless: Bool
+    /// Whether a JPEG output is progressive (default false; JPEG only).
+    public var progressive: Bool
+    /// A JPEG output's chroma subsampling (default `auto`; JPEG only).
+    public var subsampling: ChromaSubsampling
     /// Whether metadata (EXIF, XMP, IPTC) is left out of the output (default false).
     /// The ICC profile is kept either way.
     public var strip: Bool
@@ -39,7 +43,7 @@ public struct VariantSpec: Hashable, Sendable {
     public init(
         name: String, pathTemplate: PathTemplate, filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
         colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
-        strip: Bool = false, resize: ResizeSpec? = nil, background: RGBAColour = .white,
+        progressive: Bool = false, subsampling: ChromaSubsampling = .auto, strip: Bool = false, resize: ResizeSpec? = nil, background: RGBAColour = .white,
         location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = []
     ) {
         self.name = name
@@ -49,6 +53,8 @@ public struct VariantSpec: Hashable, Sendable {
         self.colour = colour
         self.quality = quality
         self.lossless = lossless
+        self.progressive = progressive
+        self.subsampling = subsampling
         self.strip = strip
         self.resize = resize
         self.background = background
@@ -60,11 +66,25 @@ public struct VariantSpec: Hashable, Sendable {
     /// The encoder quality when none is given.
     public static let defaultQuality = 90
 
+    /// One variant per output size: for a resize with `sizes`, this variant resized to each
+    /// width in turn (its `sizes` emptied), with the width and the largest of them; otherwise
+    /// the variant itself, with nil for both.
+    public var eachSize: [(size: Int?, largest: Int?, variant: VariantSpec)] {
+        guard let resize, let largest = resize.sizes.last else { return [(nil, nil, self)] }
+        return resize.sizes.map { size in
+            var sized = self
+            sized.resize = ResizeSpec(
+                width: size, height: nil, fit: resize.fit, upscale: resize.upscale, crop: resize.crop,
+                sharpen: resize.sharpen)
+            return (size, largest, sized)
+        }
+    }
 
     /// Whether both say the same thing; locations are not compared.
     public static func == (a: VariantSpec, b: VariantSpec) -> Bool {
         a.name == b.name && a.pathTemplate == b.pathTemplate && a.filters == b.filters && a.edge == b.edge
-            && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless && a.strip == b.strip
+            && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless
+            && a.progressive == b.progressive && a.subsampling == b.subsampling && a.strip == b.strip
             && a.resize == b.resize && a.background == b.background
     }
 
@@ -77,6 +97,8 @@ public struct VariantSpec: Hashable, Sendable {
         hasher.combine(colour)
         hasher.combine(quality)
         hasher.combine(lossless)
+        hasher.combine(progressive)
+        hasher.combine(subsampling)
         hasher.combine(strip)
         hasher.combine(resize)
         hasher.combine(background)

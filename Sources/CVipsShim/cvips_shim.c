@@ -27,6 +27,12 @@ int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **ou
                           "fail_on", CVIPS_FAIL_ON, NULL);
 }
 
+int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,
+                                   VipsImage **out) {
+    return vips_thumbnail(path, out, width, "height", height, "crop", interesting,
+                          "fail_on", CVIPS_FAIL_ON, NULL);
+}
+
 int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out) {
     return vips_resize(in, out, hscale, "vscale", vscale, NULL);
 }
@@ -41,6 +47,14 @@ int cvips_unpremultiply(VipsImage *in, double max_alpha, VipsImage **out) {
 
 int cvips_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int cvips_smartcrop(VipsImage *in, int width, int height, VipsInteresting interesting, VipsImage **out) {
+    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
+}
+
+int cvips_sharpen(VipsImage *in, double sigma, VipsImage **out) {
+    return vips_sharpen(in, out, "sigma", sigma, NULL);
 }
 
 int cvips_icc_transform_to_srgb(VipsImage *in, int depth, VipsImage **out) {
@@ -69,8 +83,10 @@ int cvips_profile_load(const char *name, VipsBlob **out) {
     return vips_profile_load(name, out, NULL);
 }
 
-int cvips_jpegsave_buffer(VipsImage *in, int quality, void **buf, size_t *len) {
-    return vips_jpegsave_buffer(in, buf, len, "Q", quality, NULL);
+int cvips_jpegsave_buffer(VipsImage *in, int quality, int interlace, VipsForeignSubsample subsample,
+                          void **buf, size_t *len) {
+    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "interlace", interlace ? TRUE : FALSE,
+                                "subsample_mode", subsample, NULL);
 }
 
 int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
@@ -84,6 +100,11 @@ int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, 
 int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len) {
     return vips_tiffsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_DEFLATE,
                                 "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL, NULL);
+}
+
+int cvips_avifsave_buffer(VipsImage *in, int quality, void **buf, size_t *len) {
+    return vips_heifsave_buffer(in, buf, len, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
+                                "bitdepth", 8, NULL);
 }
 
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out) {

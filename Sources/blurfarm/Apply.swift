@@ -21,7 +21,8 @@ struct Apply: ParsableCommand {
                                             the iOS frosted-glass look
               NAME key=value ...            a plugin filter (docs/plugins.md)
 
-            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff. \
+            The output format follows OUTPUT's extension: .jpg .jpeg .png .webp .tif .tiff, and .avif where \
+            libvips has an AV1 encoder (blurfarm --version says). \
             Nothing is written when anything fails; an existing OUTPUT is then left as it was.
             """)
 

@@ -12,9 +12,28 @@ struct Blurfarm: ParsableCommand {
     static var recipeVersions: String { "blurfarm \(version); libvips \(ImageReader.libvipsVersion)" }
 
     /// What `--version` prints: blurfarm's version, the libvips version loaded (part of every
-    /// output's recipe) and the CPU the kernels were built for, one per line.
+    /// output's recipe), whether that libvips can write AVIF, and the CPU the kernels were built
+    /// for, one per line.
     static var versionText: String {
-        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\ncpu-target \(String(cString: blurfarm_cpu_target()))"
+        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\n\(avifLine)\n"
+            + "cpu-target \(String(cString: blurfarm_cpu_target()))"
+    }
+
+    /// `--version` is answered here, before the argument parser: the configuration below is
+    /// built by every blurfarm process, workers included, and finding out whether AVIF can be
+    /// written encodes a small image with libheif's AV1 encoder (threads of its own, which a
+    /// process limit may not leave room for). Only `--version` and `filters` ask.
+    static func main() {
+        if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
+            print(versionText)
+            return
+        }
+        main(nil)
+    }
+
+    /// `avif-output yes`, or `avif-output no (why)`: whether `.avif` outputs can be written.
+    static var avifLine: String {
+        ImageWriter.unavailability(of: .avif).map { "avif-output no (\($0))" } ?? "avif-output yes"
     }
 
     static let configuration = CommandConfiguration(
@@ -32,6 +51,7 @@ struct Blurfarm: ParsableCommand {
 
             Documentation: README.md and docs/ in the source tree.
             """,
-        version: versionText,
+        // For the help's `--version` line; `main` prints `versionText` (with the AVIF line).
+        version: "blurfarm \(version)",
         subcommands: [Apply.self, Check.self, Run.self, Filters.self, Bench.self, WorkerCommand.self])
 }

@@ -1,9 +1,11 @@
 import ArgumentParser
 import BlurfarmCore
+import BlurfarmImageIO
 import BlurfarmKernels
 
 /// `blurfarm filters [NAME]`: every filter the farm can run, built-in and plugin, from the
-/// one registry the manifest checker, the planner and the workers use.
+/// one registry the manifest checker, the planner and the workers use; then the output
+/// formats, and whether this libvips can write AVIF.
 struct Filters: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the filters (built-in and plugins) with their parameters, or show one in full.",
@@ -32,6 +34,8 @@ struct Filters: ParsableCommand {
                 print("    \(descriptor.summary)")
                 for parameter in descriptor.parameters { print("    " + Self.brief(parameter)) }
             }
+            print("\noutput formats: " + ImageFormat.extensions.map { ".\($0)" }.joined(separator: " "))
+            print(Blurfarm.avifLine)
             return
         }
         guard let descriptor = registry.descriptor(named: name) else {

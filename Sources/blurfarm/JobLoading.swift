@@ -1,11 +1,13 @@
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmCoordinator
+import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
 
 /// Reads the configuration and its plugins, then reads, checks and plans every job named on
-/// the command line, before anything runs. On any problem prints every diagnostic of the
+/// the command line, before anything runs; an output in a format this libvips cannot write
+/// (AVIF without an AV1 encoder) is an error at its `path:`. On any problem prints every diagnostic of the
 /// configuration or of every job and throws the exit status for an invalid manifest. A plugin
 /// that fails to load is a warning: jobs that do not use it run.
 func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
@@ -21,6 +23,11 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
         case .failure(let diagnostics):
             problems.append(contentsOf: diagnostics)
         case .success(let job):
+            let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
+            if unwritable.hasErrors {
+                problems.append(contentsOf: unwritable)
+                continue
+            }
             switch JobPlanner.plan(job, manifestPath: path, defaultTile: configuration.tile, reads: reads) {
             case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
             case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)

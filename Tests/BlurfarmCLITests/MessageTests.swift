@@ -104,9 +104,11 @@ import Testing
         let result = try Blurfarm.run(["--version"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3, "\(result.stdout)")
+        #expect(lines.count == 4, "\(result.stdout)")
         #expect(lines.first?.range(of: #"^blurfarm \d+\.\d+\.\d+$"#, options: .regularExpression) != nil, "\(lines)")
         #expect(lines.dropFirst().first == "libvips \(ImageReader.libvipsVersion)", "\(lines)")
+        // This machine's libvips has libheif with an AV1 encoder (`vips copy x.jpg y.avif` works).
+        #expect(lines.dropFirst(2).first == "avif-output yes", "\(lines)")
         #expect(["cpu-target x86-64-v3", "cpu-target baseline"].contains(lines.last ?? ""), "\(lines)")
         #if arch(x86_64)
         // The tests are built as blurfarm is: for x86-64-v3 unless BLURFARM_BASELINE_CPU is set.

@@ -18,6 +18,24 @@ struct FailureTests {
         #expect(error?.message.contains("\n") == false)
     }
 
+    /// libheif reads past the end of every AVIF it opens, which leaves "bad seek" in libvips's
+    /// error buffer though the read succeeds: it must not become the next failure's message.
+    @Test func readingAnAVIFLeavesNoMessageForTheNextFailure() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let small = try ImageReader.thumbnail(
+            Corpus.path("photos/mate-Aqua.jpg"), width: 32, height: nil, fit: .inside, upscale: false)
+        try ImageWriter.write(
+            small.pixels, to: scratch.file("a.avif"), sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions())
+        _ = try ImageReader.read(scratch.file("a.avif"))
+        // A failure whose message is libvips's own.
+        let damaged = scratch.file("damaged.jpg")
+        try LyingFiles.damagedEntropyCodedData(Corpus.path("photos/mate-Aqua.jpg")).write(to: URL(fileURLWithPath: damaged))
+        let error = failure { try ImageReader.read(damaged) }
+        #expect(error?.message.contains("Corrupt JPEG data") == true, "message: \(error?.message ?? "none")")
+    }
+
     @Test func textFileIsNotAnImage() {
         let path = Corpus.path("special/not-an-image.png")
         let error = failure { try ImageReader.read(path) }

@@ -123,6 +123,69 @@ let exampleManifest = """
         let v = job.outputs[0]
         #expect(v.filters.isEmpty && v.edge == .clamp && v.colour == .gamma && v.quality == 90)
         #expect(!v.lossless && !v.strip && v.resize == nil && v.background == .white)
+        #expect(!v.progressive && v.subsampling == .auto)
+        let resized = try decode(
+            "job: j\ninputs: [a/*.jpg]\noutputs:\n  - name: v\n    path: o/{stem}.jpg\n    resize:\n      width: 8\n")
+        #expect(resized.outputs[0].resize == ResizeSpec(width: 8, height: nil, fit: .inside, upscale: false))
+        #expect(resized.outputs[0].resize?.crop == .centre && resized.outputs[0].resize?.sharpen == nil)
+    }
+
+    /// `.avif` is a known extension; where the libvips in use cannot write it, the CLI's
+    /// loading refuses each such variant at its `path:` with the writer's reason.
+    @Test func unwritableFormatsAreErrorsAtTheirPaths() throws {
+        let job = try decode("""
+            job: j
+            inputs: [a/*.jpg]
+            outputs:
+              - name: small
+                path: o/{stem}.avif
+              - name: big
+                path: p/{stem}.jpg
+
+            """)
+        #expect(job.unwritableOutputs { _ in nil }.isEmpty)
+        let problems = job.unwritableOutputs { $0 == .avif ? "AVIF output needs an AV1 encoder" : nil }
+        #expect(DiagnosticPrinter.render(problems) == """
+            jobs/backdrops.job:5:11: error: output 'small': AVIF output needs an AV1 encoder
+            jobs/backdrops.job: 1 error
+
+            """)
+    }
+
+    /// The thumbnail keys: crop and sharpen in `resize`, progressive and subsampling for JPEG.
+    @Test func thumbnailKeysAreRead() throws {
+        let job = try decode("""
+            job: j
+            inputs: [a/*.jpg]
+            outputs:
+              - name: t
+                path: o/{stem}.jpg
+                progressive: true
+                subsampling: 4:4:4
+                resize:
+                  width: 10
+                  height: 20
+                  fit: cover
+                  crop: south-west
+                  sharpen: true
+              - name: u
+                path: p/{stem}.JPEG
+                subsampling: 4:2:0
+                resize:
+                  width: 10
+                  height: 20
+                  fit: cover
+                  crop: attention
+                  sharpen: 1.25
+
+            """)
+        let (t, u) = (job.outputs[0], job.outputs[1])
+        #expect(t.progressive && t.subsampling == .full && !u.progressive && u.subsampling == .halved)
+        #expect(t.resize == ResizeSpec(width: 10, height: 20, fit: .cover, crop: .southWest, sharpen: 0.5))
+        #expect(u.resize == ResizeSpec(width: 10, height: 20, fit: .cover, crop: .attention, sharpen: 1.25))
+        let printed = ManifestPrinter.print(job)
+        #expect(printed.contains("    subsampling: 4:4:4\n"))
+        #expect(printed.contains("      crop: south-west\n      upscale: false\n      sharpen: 0.5\n"))
     }
 
     @Test func everyKeyIsRead() throws {

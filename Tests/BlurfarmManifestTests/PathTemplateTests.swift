@@ -24,7 +24,7 @@ import Testing
     @Test func unknownPlaceholdersAreRefusedAtTheirOffset() {
         #expect(throws: PathTemplate.SyntaxError(
             offset: 4,
-            message: "unknown placeholder '{stme}'; the placeholders are {stem} {ext} {name} {relpath} {job} {variant}",
+            message: "unknown placeholder '{stme}'; the placeholders are {stem} {ext} {name} {relpath} {job} {variant} {size}",
             suggestion: "{stem}")) { try PathTemplate("out/{stme}.jpg") }
         #expect(throws: PathTemplate.SyntaxError(offset: 4, message: "placeholder is not closed by '}'", suggestion: nil)) {
             try PathTemplate("out/{stem.jpg")

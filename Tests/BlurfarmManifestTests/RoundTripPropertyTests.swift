@@ -91,19 +91,31 @@ import Testing
             let literal = text(from: tricky.filter { $0 != "{" && $0 != "}" }, count: 0...6, &rng)
             let file = maybe() ? "{stem}" : "{name}"
             let folder = maybe() ? "{relpath}/" : ""
-            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "").\(ext)"
+            // Now and then several sizes, with `{size}` in the path.
+            let sizes = Int.random(in: 0..<4, using: &rng) == 0
+                ? Array(Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...5000, using: &rng) })).sorted()
+                : []
+            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "")\(sizes.isEmpty ? "" : "-{size}").\(ext)"
             var resize: ResizeSpec?
-            if maybe() {
+            if !sizes.isEmpty {
+                let sharpen: Double? = maybe() ? nil : Double.random(in: 0.01...100, using: &rng)
+                resize = ResizeSpec(width: nil, height: nil, upscale: maybe(), sharpen: sharpen, sizes: sizes)
+            } else if maybe() {
                 let width = maybe() ? Int.random(in: 1...100_000, using: &rng) : nil
                 let height = width == nil || maybe() ? Int.random(in: 1...100_000, using: &rng) : nil
                 let fit: ResizeSpec.Fit = width != nil && height != nil ? ResizeSpec.Fit.allCases.randomElement(using: &rng)! : .inside
-                resize = ResizeSpec(width: width, height: height, fit: fit, upscale: maybe())
+                let crop = fit == .cover ? ResizeSpec.Crop.allCases.randomElement(using: &rng)! : .centre
+                let sharpen: Double? = maybe() ? nil : maybe() ? ResizeSpec.defaultSharpenSigma : Double.random(in: 0.01...100, using: &rng)
+                resize = ResizeSpec(width: width, height: height, fit: fit, upscale: maybe(), crop: crop, sharpen: sharpen)
             }
+            let jpeg = ImageFormat(extension: ext) == .jpeg
             outputs.append(VariantSpec(
                 name: name(&rng) + "\(k)", pathTemplate: try! PathTemplate(path),
                 filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
                 edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
-                quality: Int.random(in: 1...100, using: &rng), lossless: ext == "webp" && maybe(), strip: maybe(),
+                quality: Int.random(in: 1...100, using: &rng), lossless: ext == "webp" && maybe(),
+                progressive: jpeg && maybe(), subsampling: jpeg ? ChromaSubsampling.allCases.randomElement(using: &rng)! : .auto,
+                strip: maybe(),
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
         }

@@ -133,7 +133,24 @@ extension Libvips {
             if let out { g_object_unref(UnsafeMutableRawPointer(out)) }
             throw LibvipsFailure(message: takeErrorMessage() ?? "\(what) failed")
         }
+        discardSeekProbeMessages()
         return VipsImageRef(adopting: out)
+    }
+
+    /// libheif, through libvips 8.14's HEIF loader, reads past the end of every AVIF or HEIF
+    /// it opens, which leaves "NAME: bad seek to N" in libvips's process-wide error buffer
+    /// although the load succeeds; left there, it would be taken as the message of the next
+    /// failure, in any thread. Clears the buffer when it holds nothing but such lines.
+    private static func discardSeekProbeMessages() {
+        guard let buffer = vips_error_buffer(), buffer.pointee != 0 else { return }
+        let lines = String(cString: buffer).split(whereSeparator: { $0 == "\n" })
+        let isProbe = { (line: Substring) -> Bool in
+            let digits = line.reversed().prefix { $0.isASCII && $0.isNumber }
+            return !digits.isEmpty && line.dropLast(digits.count).hasSuffix(": bad seek to ")
+        }
+        if lines.allSatisfy(isProbe) {
+            vips_error_clear()
+        }
     }
 
     /// Opens an image file lazily: only the header is read now. Pixels are decoded, strictly
@@ -183,6 +200,14 @@ extension Libvips {
         try make("thumbnail") { cvips_thumbnail_file(path, Int32(width), Int32(height), $0) }
     }
 
+    /// vips_thumbnail of a file covering `width` × `height`, cut to it by vips_smartcrop with
+    /// `interesting` (as vipsthumbnail's `--smartcrop`).
+    static func thumbnail(
+        file path: String, covering width: Int, _ height: Int, interesting: VipsInteresting
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("thumbnail") { cvips_thumbnail_file_smartcrop(path, Int32(width), Int32(height), interesting, $0) }
+    }
+
     /// vips_resize (lanczos3) by `hscale` × `vscale`, the format kept.
     static func resize(_ image: VipsImageRef, hscale: Double, vscale: Double) throws(LibvipsFailure) -> VipsImageRef {
         try make("resize") { cvips_resize(image.pointer, hscale, vscale, $0) }
@@ -204,6 +229,18 @@ extension Libvips {
         try make("extract_area") {
             cvips_extract_area(image.pointer, Int32(left), Int32(top), Int32(width), Int32(height), $0)
         }
+    }
+
+    /// vips_smartcrop: the `width` × `height` rectangle libvips finds most `interesting`.
+    static func smartcrop(
+        _ image: VipsImageRef, width: Int, height: Int, interesting: VipsInteresting
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("smartcrop") { cvips_smartcrop(image.pointer, Int32(width), Int32(height), interesting, $0) }
+    }
+
+    /// vips_sharpen with `sigma` and libvips's other defaults; interpretation and format kept.
+    static func sharpen(_ image: VipsImageRef, sigma: Double) throws(LibvipsFailure) -> VipsImageRef {
+        try make("sharpen") { cvips_sharpen(image.pointer, sigma, $0) }
     }
 
     static func iccTransformToSRGB(_ image: VipsImageRef, depth: Int) throws(LibvipsFailure) -> VipsImageRef {

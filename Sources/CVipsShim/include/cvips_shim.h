@@ -32,6 +32,12 @@ int cvips_autorot(VipsImage *in, VipsImage **out);
 /// pass only 8-bit sRGB or B_W files, for which that step does nothing.
 int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out);
 
+/// vips_thumbnail of the file at `path` covering `width` x `height` and cut to it by
+/// vips_smartcrop with `interesting`, exactly as `vipsthumbnail --size WxH --smartcrop S` (its
+/// own scale, one factor for both sides), otherwise as cvips_thumbnail_file.
+int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,
+                                   VipsImage **out);
+
 /// vips_resize by `hscale` horizontally and `vscale` vertically with its default kernel
 /// (lanczos3), the format kept. Alpha is resized like any band: premultiply first.
 int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out);
@@ -43,6 +49,14 @@ int cvips_unpremultiply(VipsImage *in, double max_alpha, VipsImage **out);
 
 /// vips_extract_area: the `width` x `height` rectangle at (`left`, `top`).
 int cvips_extract_area(VipsImage *in, int left, int top, int width, int height, VipsImage **out);
+
+/// vips_smartcrop: the `width` x `height` rectangle libvips finds most `interesting` (attention,
+/// entropy, ...), as vips_thumbnail's `crop` option chooses it.
+int cvips_smartcrop(VipsImage *in, int width, int height, VipsInteresting interesting, VipsImage **out);
+
+/// vips_sharpen with `sigma` and its other defaults (x1 2, y2 10, y3 20, m1 0, m2 3): unsharp
+/// masking of the L channel in LabS, the image's interpretation and format kept.
+int cvips_sharpen(VipsImage *in, double sigma, VipsImage **out);
 
 /// vips_icc_transform to libvips's built-in sRGB profile from the embedded profile,
 /// with `depth` 8 or 16 bits per sample in the output.
@@ -67,10 +81,17 @@ int cvips_profile_load(const char *name, VipsBlob **out);
 /// Savers to memory, writing the metadata the image carries (libvips's JPEG and WebP savers
 /// add an EXIF block of their own; blurfarm strips metadata itself, keeping the ICC profile,
 /// which libvips 8.14's `strip` would drop too). The buffer is g_malloc'ed.
-int cvips_jpegsave_buffer(VipsImage *in, int quality, void **buf, size_t *len);
+/// cvips_jpegsave_buffer: `interlace` != 0 writes a progressive JPEG; `subsample` is
+/// `subsample_mode` (auto: 4:2:0 below quality 90; on: 4:2:0; off: 4:4:4).
+int cvips_jpegsave_buffer(VipsImage *in, int quality, int interlace, VipsForeignSubsample subsample,
+                          void **buf, size_t *len);
 int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
 int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
 int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len);
+/// vips_heifsave_buffer with AV1 compression (AVIF), 8 bits per sample, quality `quality`;
+/// fails when libvips was built without libheif or libheif has no AV1 encoder. Like the JPEG
+/// and WebP savers it writes an EXIF item of its own.
+int cvips_avifsave_buffer(VipsImage *in, int quality, void **buf, size_t *len);
 
 /// vips_gaussblur with the default min_ampl and the given precision.
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out);
