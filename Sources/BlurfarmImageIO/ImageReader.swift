@@ -242,12 +242,13 @@ struct InputFile {
     /// reads the very file this value opened, even if the path was since renamed or replaced.
     var descriptorPath: String { "/proc/self/fd/\(descriptor)" }
 
-    /// Refuses a JPEG that does not reach its end-of-image marker (``JPEGStructure``); other
-    /// formats' decoders notice truncation themselves.
+    /// Refuses a JPEG that does not reach its end-of-image marker (``JPEGStructure``) and a
+    /// binary PNM shorter than its header claims (``PNMStructure``); other formats' decoders
+    /// notice truncation themselves.
     func checkStructure(of image: VipsImageRef) throws(ImageIOError) {
-        guard image.loader?.hasPrefix("jpegload") == true else { return }
         do throws(JPEGStructure.Problem) {
-            try JPEGStructure.check(descriptor)
+            if image.loader?.hasPrefix("jpegload") == true { try JPEGStructure.check(descriptor) }
+            if image.loader?.hasPrefix("ppmload") == true { try PNMStructure.check(descriptor) }
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }

@@ -393,7 +393,7 @@ import Glibc
         let result = try job.run("run", ["--report", report])
         #expect(result.status == 1)
         let lines = result.stderr.split(separator: "\n")
-        #expect(lines.count == 1 && lines[0].contains("x\\nblurfarm: forged"), "\(result.stderr)")
+        #expect(lines.count == 1 && lines[0].contains("x\\nblurfarm: forged"), "\(result.stderr) OUT \(result.stdout)")
         #expect((try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report)))) != nil)
     }
 

@@ -233,6 +233,27 @@ extension FailureTests {
         }
     }
 
+    /// A binary PNM whose header claims more rows than it holds is refused every time, from
+    /// its size: libvips's loader let one in about fifteen through as a black image.
+    @Test func truncatedPNMIsRefusedEveryTime() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let empty = scratch.file("empty.ppm")
+        try Data("P6\n# a comment\n99999 1\n255\n".utf8).write(to: URL(fileURLWithPath: empty))
+        for _ in 0..<40 {
+            let error = failure { try ImageReader.read(empty) }
+            #expect(error?.code == .decodeFailed && error?.message.contains("it is truncated") == true,
+                "\(error?.description ?? "no error")")
+        }
+        let whole = scratch.file("whole.pgm")
+        let pixels = [UInt8](repeating: 128, count: 16 * 8 * 2)
+        try (Data("P5 16 8 65535\n".utf8) + Data(pixels)).write(to: URL(fileURLWithPath: whole))
+        #expect(try ImageReader.read(whole).pixels.rect == Rect(width: 16, height: 8))
+        let cut = scratch.file("cut.pgm")
+        try (Data("P5 16 8 65535\n".utf8) + Data(pixels.dropLast())).write(to: URL(fileURLWithPath: cut))
+        #expect(failure { try ImageReader.read(cut) }?.code == .decodeFailed)
+    }
+
     /// A 440 KB all-black PNG of 60000 × 60000: under a raised pixel limit, the memory the
     /// decode would allocate (54 GB) is refused from the header, before any pixel.
     @Test func pngBombIsRefusedForItsMemoryBeforeDecoding() throws {
