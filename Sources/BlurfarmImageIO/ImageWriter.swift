@@ -21,10 +21,23 @@ public enum ImageWriter {
     ///   encoder), `.invalidArgument`, `.outputFolderMissing` or `.outputFolderNotWritable`.
     public static func checkDestination(_ path: String, options: EncodeOptions) throws(ImageIOError) {
         let name = OutputPath(path)
-        guard let format = ImageFormat(extension: name.extension) else {
+        _ = try checkFormat(extension: name.extension, of: path, options: options)
+        try name.checkFolder()
+    }
+
+    /// The format the extension `ext` names, checked as ``checkDestination(_:options:)`` checks
+    /// an output path's, for an output that is not a file (standard output) named `subject`
+    /// in errors.
+    ///
+    /// - Throws: `ImageIOError` with code `.unsupportedOutputExtension` or `.invalidArgument`.
+    public static func checkFormat(
+        extension ext: String, of subject: String, options: EncodeOptions
+    ) throws(ImageIOError) -> ImageFormat {
+        let path = subject
+        guard let format = ImageFormat(extension: ext) else {
             throw ImageIOError(
                 code: .unsupportedOutputExtension, path: path,
-                message: "cannot write '.\(name.extension)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
+                message: "cannot write '.\(ext)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
         }
         if let reason = unavailability(of: format) {
             throw ImageIOError(code: .unsupportedOutputExtension, path: path, message: reason)
@@ -34,11 +47,11 @@ public enum ImageWriter {
             (.subsampling, options.subsampling != .auto),
         ]
         for (option, isAsked) in asked where isAsked {
-            if let problem = ImageFormat.problem(with: option, extension: name.extension) {
+            if let problem = ImageFormat.problem(with: option, extension: ext) {
                 throw ImageIOError(code: .invalidArgument, path: path, message: problem)
             }
         }
-        try name.checkFolder()
+        return format
     }
 
     /// Writes `pixels` to `path` in the format its extension names: ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
@@ -109,12 +122,24 @@ public enum ImageWriter {
         _ pixels: PixelBuffer, for path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions
     ) throws(ImageIOError) -> EncodedImage {
+        try checkDestination(path, options: options)
+        return try encode(
+            pixels, extension: OutputPath(path).extension, named: path, sourceBitDepth: sourceBitDepth,
+            sourceHadAlpha: sourceHadAlpha, metadata: metadata, options: options)
+    }
+
+    /// Encodes `pixels` as ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// does, in the format the extension `ext` names, for an output that is not a file
+    /// (standard output) named `name` in errors: no folder is checked.
+    public static func encode(
+        _ pixels: PixelBuffer, extension ext: String, named name: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
+        metadata: ImageMetadata?, options: EncodeOptions
+    ) throws(ImageIOError) -> EncodedImage {
+        let path = name
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: path, message: message)
         }
-        try checkDestination(path, options: options)
-        let name = OutputPath(path)
-        guard let format = ImageFormat(extension: name.extension) else { preconditionFailure("checked above") }
+        let format = try checkFormat(extension: ext, of: name, options: options)
         guard (1...100).contains(options.quality) else {
             throw fail(.invalidArgument, "quality \(options.quality) is outside 1...100")
         }

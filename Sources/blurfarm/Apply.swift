@@ -26,11 +26,14 @@ struct Apply: ParsableCommand {
             Nothing is written when anything fails; an existing OUTPUT is then left as it was.
             """)
 
-    @Argument(help: "The image to read (any format libvips loads).")
+    @Argument(help: "The image to read (any format libvips loads); '-' reads standard input.")
     var input: String
 
-    @Argument(help: "The image to write.")
+    @Argument(help: "The image to write; '-' writes standard output (give --format).")
     var output: String
+
+    @Option(help: "The format written to standard output (OUTPUT '-'): jpg, png, webp, tif or avif.")
+    var format: String?
 
     @Option(name: .customLong("filter"), help: ArgumentHelp("A filter and its parameters, e.g. 'gaussian sigma=8'. Repeatable; with none, the image is only resized or converted.", valueName: "spec"))
     var filters: [String] = []
@@ -81,6 +84,8 @@ struct Apply: ParsableCommand {
     var verbose = false
 
     func validate() throws {
+        if output == "-", format == nil { throw ValidationError("writing to standard output ('-') needs --format, e.g. --format png") }
+        if output != "-", format != nil { throw ValidationError("--format is for standard output ('-'); a file's format follows its extension") }
         if resize == nil, fit != .inside || upscale { throw ValidationError("--fit and --upscale go with --resize") }
         if let resize, fit != .inside, resize.width == nil || resize.height == nil {
             throw ValidationError("--fit \(fit.rawValue) needs both sides of the box, e.g. --resize 256x256")
@@ -114,24 +119,22 @@ struct Apply: ParsableCommand {
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
         let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
-        try ImageWriter.checkDestination(output, options: options)
+        if let format {
+            _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)
+        } else {
+            try ImageWriter.checkDestination(output, options: options)
+        }
 
         let clock = ContinuousClock()
         var decoded: DecodedImage?
         let decodeTime = try clock.measure {
-            if let resize {
-                decoded = try ImageReader.thumbnail(
-                    input, width: resize.width, height: resize.height, fit: fit.thumbnailFit, upscale: upscale,
-                    pixelLimit: pixelLimit)
-            } else {
-                decoded = try ImageReader.read(input, pixelLimit: pixelLimit)
-            }
+            decoded = input == "-" ? try StandardStreams.withInputFile(decode) : try decode(input)
         }
         guard let image = decoded else { return }
         if chain.isIdentity(forSource: image.pixels.channels) {
             let encodeTime = try clock.measure { try write(image.pixels, of: image, options: options) }
             if verbose {
-                print(
+                say(
                     "\(output): \(image.pixels.rect.width)x\(image.pixels.rect.height), no filter; "
                         + "decode \(decodeTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
             }
@@ -158,7 +161,7 @@ struct Apply: ParsableCommand {
         if verbose {
             let tiles = TileGrid(bounds: pixels.rect, tileSize: tile).tiles.count
             let engineWords = engine.workers > 0 ? counted(engine.workers, "worker") : counted(engine.threads, "thread")
-            print(
+            say(
                 "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
                     + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords); "
                     + "decode \(decodeTime.milliseconds) ms, filter \(filterTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
@@ -166,10 +169,29 @@ struct Apply: ParsableCommand {
     }
 
     /// Writes `pixels`, rendered from `image`, to the output atomically.
+    /// The input at `path` decoded, shrunk on load with `--resize`.
+    private func decode(_ path: String) throws(ImageIOError) -> DecodedImage {
+        guard let resize else { return try ImageReader.read(path, pixelLimit: pixelLimit) }
+        return try ImageReader.thumbnail(
+            path, width: resize.width, height: resize.height, fit: fit.thumbnailFit, upscale: upscale,
+            pixelLimit: pixelLimit)
+    }
+
+    /// Writes `pixels`, rendered from `image`, to the output atomically, or to standard output.
     private func write(_ pixels: PixelBuffer, of image: DecodedImage, options: EncodeOptions) throws {
-        try ImageWriter.write(
-            pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
-            metadata: image.metadata, options: options)
+        guard let format else {
+            return try ImageWriter.write(
+                pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                metadata: image.metadata, options: options)
+        }
+        try StandardStreams.write(ImageWriter.encode(
+            pixels, extension: format, named: "standard output", sourceBitDepth: image.bitDepth,
+            sourceHadAlpha: image.hasAlpha, metadata: image.metadata, options: options))
+    }
+
+    /// A `--verbose` line: on standard output, or standard error when the image goes there.
+    private func say(_ line: String) {
+        if output == "-" { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
     }
 }
 

@@ -133,6 +133,28 @@ import Testing
         #expect(refused.stderr.contains("--fit exact needs both sides of the box"), "\(refused.stderr)")
     }
 
+    /// `-` reads standard input and writes standard output (`--format` names its format): the
+    /// same bytes as from and to files; an empty or unreadable input names `standard input`.
+    @Test func standardInputAndOutputGiveTheSameBytesAsFiles() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = Fixtures.corpus("special/kite.webp")
+        let file = folder.appendingPathComponent("file.png").path
+        let filters = ["--filter", "gaussian sigma=2", "--resize", "300"]
+        #expect(try Blurfarm.run(["apply", source, file] + filters).status == 0)
+        let piped = folder.appendingPathComponent("piped.png").path
+        let sh = try Blurfarm.run([
+            "-c", "exec \"$0\" apply - - --format png \"$@\" < \"\(source)\" > \"\(piped)\"",
+            Blurfarm.executable.path,
+        ] + filters, shell: true)
+        #expect(sh.status == 0, "\(sh.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: piped)) == Data(contentsOf: URL(fileURLWithPath: file)))
+        let empty = try Blurfarm.run(["-c", "exec \"$0\" apply - \"\(file)\" < /dev/null", Blurfarm.executable.path], shell: true)
+        #expect(empty.status == 1 && empty.stderr == "blurfarm: error: standard input: is empty\n", "\(empty.stderr)")
+        let noFormat = try Blurfarm.run(["apply", source, "-"])
+        #expect(noFormat.status == 64 && noFormat.stderr.contains("needs --format"), "\(noFormat.stderr)")
+    }
+
     @Test func growMakesTheOutputLargerByTheReach() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -26,13 +26,17 @@ enum Blurfarm {
     /// Runs the executable with `arguments`; with `limits` (shell `ulimit` options, e.g.
     /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm; with
     /// `launcher`, through that Python script, which gets the executable and the arguments in
-    /// `sys.argv[1:]` and must exec them.
+    /// `sys.argv[1:]` and must exec them; with `shell`, `/bin/sh` with `arguments` (for
+    /// redirections: the test passes the executable as `$0`).
     static func run(
         _ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:], limits: [String] = [],
-        launcher: String? = nil
+        launcher: String? = nil, shell: Bool = false
     ) throws -> CommandResult {
         let process = Process()
-        if let launcher {
+        if shell {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = arguments
+        } else if let launcher {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", "-c", launcher, executable.path] + arguments
         } else if limits.isEmpty {

@@ -131,6 +131,25 @@ enum Syscalls {
         if let failure { throw failure }
     }
 
+    /// A new anonymous file in memory (`memfd_create`, closed on exec).
+    static func memoryFile(named name: String) throws(SystemCallError) -> Int32 {
+        try retrying("memfd_create") { blurfarm_memfd_create(name) }
+    }
+
+    /// Copies everything readable from `source` (a pipe or a file) to `target`; the bytes
+    /// copied.
+    static func copyAll(from source: Int32, to target: Int32) throws(SystemCallError) -> Int {
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var total = 0
+        while true {
+            let count = chunk.count
+            let n = try retrying("read") { chunk.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, count) } }
+            if n == 0 { return total }
+            try writeAll(target, Array(chunk[0..<n]))
+            total += n
+        }
+    }
+
     static func fsync(_ fd: Int32) throws(SystemCallError) {
         try retrying("fsync") { Glibc.fsync(fd) }
     }
