@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+
+/// What `scripts/install.sh` installs besides the executable, generated from the argument
+/// parser: the shell completions, and the description of every command the man page is made
+/// from (swift-argument-parser's generate-manual plugin reads `--experimental-dump-help`).
+@Suite struct InstallTests {
+    /// Completing `blurfarm ap` in a real bash, as bash calls the script's function (the
+    /// command, the word and the word before it), offers `apply`; `blurfarm run --wa` offers
+    /// `--wait` and `--watch`.
+    @Test func bashCompletesCommandsAndOptions() throws {
+        let script = try Blurfarm.run(["--generate-completion-script", "bash"])
+        #expect(script.status == 0)
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("blurfarm.bash")
+        try script.stdout.write(to: file, atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let line = words.map { "'\($0)'" }.joined(separator: " ")
+            let driver = folder.appendingPathComponent("complete.bash")
+            try """
+                source '\(file.path)'
+                COMP_WORDS=(\(line)); COMP_CWORD=\(words.count - 1)
+                COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+                _blurfarm '\(words[0])' '\(words[words.count - 1])' '\(words[words.count - 2])'
+                printf '%s\\n' "${COMPREPLY[@]}"
+
+                """.write(to: driver, atomically: true, encoding: .utf8)
+            let result = try Blurfarm.run(["-c", "exec bash '\(driver.path)'"], shell: true)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete(["blurfarm", "ap"]) == ["apply"])
+        #expect(Set(try complete(["blurfarm", "run", "--wa"])) == ["--wait", "--watch"])
+        // The internal worker command is not offered.
+        #expect(!(try complete(["blurfarm", "w"])).contains("worker"))
+    }
+
+    /// The zsh and fish scripts are generated too (checked for their shells' own markers).
+    @Test func zshAndFishScriptsAreGenerated() throws {
+        let zsh = try Blurfarm.run(["--generate-completion-script", "zsh"])
+        #expect(zsh.status == 0 && zsh.stdout.hasPrefix("#compdef blurfarm"), "\(zsh.stdout.prefix(80))")
+        let fish = try Blurfarm.run(["--generate-completion-script", "fish"])
+        #expect(fish.status == 0 && fish.stdout.contains("complete -c 'blurfarm'"), "\(fish.stdout.prefix(200))")
+    }
+
+    /// The man page's source: every command users run, with its abstract; the worker hidden.
+    @Test func theManPagesSourceDescribesEveryCommand() throws {
+        let dump = try Blurfarm.run(["--experimental-dump-help"])
+        #expect(dump.status == 0)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let command = try #require(root["command"] as? [String: Any])
+        let subcommands = try #require(command["subcommands"] as? [[String: Any]])
+        let shown = subcommands.filter { $0["shouldDisplay"] as? Bool != false }.compactMap { $0["commandName"] as? String }
+        #expect(Set(shown).isSuperset(of: ["apply", "check", "run", "filters", "bench"]))
+        #expect(!shown.contains("worker"))
+        for subcommand in subcommands where subcommand["shouldDisplay"] as? Bool != false {
+            #expect((subcommand["abstract"] as? String)?.isEmpty == false, "\(subcommand["commandName"] ?? "?")")
+        }
+    }
+}
