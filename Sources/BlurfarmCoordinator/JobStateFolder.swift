@@ -1,3 +1,4 @@
+import BlurfarmWire
 import Foundation
 
 /// Where one job keeps its lock and records in the state folder:
@@ -74,7 +75,11 @@ public struct JobStateFolder: Sendable {
         }
         do throws(SystemCallError) {
             defer { close(fd) }
-            try Syscalls.writeAll(fd, bytes)
+            do throws(IOFailure) {
+                try FileDescriptorIO.writeAll(fd, bytes)
+            } catch {
+                throw SystemCallError(call: error.call, errno: error.errno)
+            }
             try Syscalls.fsync(fd)
             try Syscalls.rename(temporary, to: name, in: folder)
         } catch {

@@ -309,6 +309,9 @@ private final class Supervisor {
         var task: UInt64?
         /// When the worker was sent ``task``.
         var taskSent: ContinuousClock.Instant
+        /// The pixels ``task``'s filters read (``FilterChain/pixelsRead(for:image:)``), what its
+        /// timeout allows for: computed once, when it is sent.
+        var taskPixelsRead = 0
         var lastHeard: ContinuousClock.Instant
     }
 
@@ -594,6 +597,7 @@ private final class Supervisor {
             slots[index].idle = false
             slots[index].task = taskID
             slots[index].taskSent = .now
+            slots[index].taskPixelsRead = request.pixelsRead(pending.tile)
             slots[index].lastHeard = .now
             if !send(.task(task), to: slots[index]) {
                 lose(index, because: "could not be sent a task: \(errorText())")
@@ -678,9 +682,8 @@ private final class Supervisor {
                 lose(index, because: "was silent for more than \(heartbeatTimeout) and was killed")
                 continue
             }
-            if let task = slot.task {
-                let work = inFlight[task].map { $0.job.request.pixelsRead($0.pending.tile) } ?? 0
-                let limit = taskTimeout.limit(pixelsRead: work, slowestSoFar: slowestTask)
+            if slot.task != nil {
+                let limit = taskTimeout.limit(pixelsRead: slot.taskPixelsRead, slowestSoFar: slowestTask)
                 if slot.taskSent.duration(to: now) > limit {
                     lose(index, because: "ran one task longer than the task timeout of \(taskTimeout.describe(limit)) and was killed")
                     continue

@@ -246,7 +246,7 @@ struct InputFile {
     /// binary PNM shorter than its header claims (``PNMStructure``); other formats' decoders
     /// notice truncation themselves.
     func checkStructure(of image: VipsImageRef) throws(ImageIOError) {
-        do throws(JPEGStructure.Problem) {
+        do throws(FileStructureProblem) {
             if image.loader?.hasPrefix("jpegload") == true { try JPEGStructure.check(descriptor) }
             if image.loader?.hasPrefix("ppmload") == true { try PNMStructure.check(descriptor) }
         } catch {

@@ -33,14 +33,13 @@ public enum ImageWriter {
     public static func checkFormat(
         extension ext: String, of subject: String, options: EncodeOptions
     ) throws(ImageIOError) -> ImageFormat {
-        let path = subject
         guard let format = ImageFormat(extension: ext) else {
             throw ImageIOError(
-                code: .unsupportedOutputExtension, path: path,
+                code: .unsupportedOutputExtension, path: subject,
                 message: "cannot write '.\(ext)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
         }
         if let reason = unavailability(of: format) {
-            throw ImageIOError(code: .unsupportedOutputExtension, path: path, message: reason)
+            throw ImageIOError(code: .unsupportedOutputExtension, path: subject, message: reason)
         }
         let asked: [(FormatOption, Bool)] = [
             (.lossless, options.lossless), (.progressive, options.progressive),
@@ -48,7 +47,7 @@ public enum ImageWriter {
         ]
         for (option, isAsked) in asked where isAsked {
             if let problem = ImageFormat.problem(with: option, extension: ext) {
-                throw ImageIOError(code: .invalidArgument, path: path, message: problem)
+                throw ImageIOError(code: .invalidArgument, path: subject, message: problem)
             }
         }
         return format
@@ -135,9 +134,8 @@ public enum ImageWriter {
         _ pixels: PixelBuffer, extension ext: String, named name: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions
     ) throws(ImageIOError) -> EncodedImage {
-        let path = name
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
-            ImageIOError(code: code, path: path, message: message)
+            ImageIOError(code: code, path: name, message: message)
         }
         let format = try checkFormat(extension: ext, of: name, options: options)
         guard (1...100).contains(options.quality) else {
@@ -173,7 +171,7 @@ public enum ImageWriter {
             throw fail(.encodeFailed, error.message)
         }
         return EncodedImage(
-            path: path, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
+            path: name, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
             background: options.background, lossless: options.lossless)
     }
 

@@ -175,16 +175,6 @@ enum Syscalls {
         }
     }
 
-    /// Writes all of `bytes` to `fd` (at its offset, or its end when opened to append).
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
-        var done = 0
-        while done < bytes.count {
-            let n = try retrying("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) } }
-            if n == 0 { throw SystemCallError(call: "write", errno: EIO) }
-            done += n
-        }
-    }
-
     static func truncate(_ fd: Int32, to size: Int) throws(SystemCallError) {
         try retrying("ftruncate") { ftruncate(fd, off_t(size)) }
     }

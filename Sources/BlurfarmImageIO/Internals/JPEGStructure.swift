@@ -13,16 +13,11 @@
 /// entropy-coded data up to the next marker that is not a stuffed byte (`FF 00`) nor a restart
 /// marker (`FF D0`…`FF D7`); until `FF D9`.
 struct JPEGStructure {
-    /// Why the file is not a whole JPEG.
-    struct Problem: Error {
-        let message: String
-    }
-
     /// Checks the JPEG open on `fd` (read from its start with `pread`, in 64 KiB chunks).
-    static func check(_ fd: Int32) throws(Problem) {
+    static func check(_ fd: Int32) throws(FileStructureProblem) {
         var reader = ChunkReader(fd: fd)
         guard try reader.next() == 0xFF, try reader.next() == 0xD8 else {
-            throw Problem(message: "not a JPEG: no start-of-image marker")
+            throw FileStructureProblem(message: "not a JPEG: no start-of-image marker")
         }
         var found: UInt8?  // a marker the entropy-coded data ended at
         while true {
@@ -30,7 +25,7 @@ struct JPEGStructure {
             if next == nil { next = try reader.nextMarker() }
             found = nil
             guard let marker = next else {
-                throw Problem(message: "the file ends before its end-of-image marker: it is truncated (or padded)")
+                throw FileStructureProblem(message: "the file ends before its end-of-image marker: it is truncated (or padded)")
             }
             switch marker {
             case 0xD9:
@@ -39,16 +34,16 @@ struct JPEGStructure {
                 continue  // standalone markers
             default:
                 guard let high = try reader.next(), let low = try reader.next() else {
-                    throw Problem(message: "the file ends inside a marker segment: it is truncated")
+                    throw FileStructureProblem(message: "the file ends inside a marker segment: it is truncated")
                 }
                 let length = Int(high) << 8 | Int(low)
-                guard length >= 2 else { throw Problem(message: "a marker segment has the impossible length \(length)") }
+                guard length >= 2 else { throw FileStructureProblem(message: "a marker segment has the impossible length \(length)") }
                 guard reader.skip(length - 2) else {
-                    throw Problem(message: "the file ends inside a marker segment: it is truncated")
+                    throw FileStructureProblem(message: "the file ends inside a marker segment: it is truncated")
                 }
                 if marker == 0xDA {
                     guard let end = try reader.skipEntropyCodedData() else {
-                        throw Problem(message: "the file ends before its end-of-image marker: it is truncated (or padded)")
+                        throw FileStructureProblem(message: "the file ends before its end-of-image marker: it is truncated (or padded)")
                     }
                     found = end
                 }
@@ -70,7 +65,7 @@ private struct ChunkReader {
     init(fd: Int32) { self.fd = fd }
 
     /// The next byte, nil at the end of the file.
-    mutating func next() throws(JPEGStructure.Problem) -> UInt8? {
+    mutating func next() throws(FileStructureProblem) -> UInt8? {
         if index == count {
             chunkOffset += count
             index = 0
@@ -80,7 +75,7 @@ private struct ChunkReader {
             }
             switch result {
             case .success(let n): count = n
-            case .failure(let error): throw JPEGStructure.Problem(message: "cannot read: \(error.reason)")
+            case .failure(let error): throw FileStructureProblem(message: "cannot read: \(error.reason)")
             }
             if count == 0 { return nil }
         }
@@ -106,7 +101,7 @@ private struct ChunkReader {
     /// The next marker's code (after any `FF` fill bytes), nil at the end of the file. Stray
     /// bytes before it are skipped, as libjpeg skips them (with a warning that libvips, which
     /// stops after the last row, never sees: some cameras write such bytes before EOI).
-    mutating func nextMarker() throws(JPEGStructure.Problem) -> UInt8? {
+    mutating func nextMarker() throws(FileStructureProblem) -> UInt8? {
         var afterFF = false
         while let byte = try next() {
             if afterFF && byte != 0xFF && byte != 0x00 { return byte }
@@ -117,7 +112,7 @@ private struct ChunkReader {
 
     /// Skips entropy-coded data and returns the code of the marker that ends it (read), nil
     /// at the end of the file.
-    mutating func skipEntropyCodedData() throws(JPEGStructure.Problem) -> UInt8? {
+    mutating func skipEntropyCodedData() throws(FileStructureProblem) -> UInt8? {
         while let byte = try next() {
             guard byte == 0xFF else { continue }
             var following = try next()

@@ -9,7 +9,7 @@
 /// Plain (text) PNM, `P1`–`P3`, and PFM are left to the loader.
 enum PNMStructure {
     /// Checks the PNM open on `fd`.
-    static func check(_ fd: Int32) throws(JPEGStructure.Problem) {
+    static func check(_ fd: Int32) throws(FileStructureProblem) {
         var header = [UInt8](repeating: 0, count: 1024)
         let read = header.withUnsafeMutableBytes { raw in
             Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, count: raw.count, at: 0) }
@@ -18,7 +18,7 @@ enum PNMStructure {
         do throws(SystemCallError) {
             (count, size) = (try read.get(), try Syscalls.size(of: fd))
         } catch {
-            throw JPEGStructure.Problem(message: "cannot read: \(error.reason)")
+            throw FileStructureProblem(message: "cannot read: \(error.reason)")
         }
         let bytes = header[0..<count]
         guard bytes.count >= 2, bytes[0] == UInt8(ascii: "P"), let kind = [UInt8(ascii: "4"), UInt8(ascii: "5"), UInt8(ascii: "6")].firstIndex(of: bytes[1])
@@ -54,7 +54,7 @@ enum PNMStructure {
         }
         let needed = at + 1 + rowBytes * height
         guard size >= needed else {
-            throw JPEGStructure.Problem(
+            throw FileStructureProblem(
                 message: "the file holds \(size) bytes, but its header claims \(width)x\(height) pixels, "
                     + "\(needed) bytes: it is truncated")
         }
