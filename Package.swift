@@ -150,7 +150,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCoordinatorTests",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmWire"],
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmWire"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",

@@ -3,7 +3,10 @@
 # it does nothing when everything is already there.
 set -euo pipefail
 
-packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel python3)
+# slurmctld, slurmd, slurm-client and munge: the one-node Slurm of scripts/slurm-local.sh, which
+# the Slurm tests stand up (docs/cluster.md); their services are never started by the packages
+# here (no systemd), only by that script.
+packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

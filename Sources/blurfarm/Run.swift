@@ -90,6 +90,16 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("Append a timestamped log of the run's summary and failures to this file.", valueName: "file"))
     var log: String?
 
+    @Option(help: ArgumentHelp(
+        "Run only shard I (from 0) of N of each job's outputs, split by pixels the same on every host, with its own "
+            + "lock and records (docs/cluster.md); 'env' or 'env/N' takes I (and N) from SLURM_ARRAY_TASK_ID "
+            + "(SLURM_ARRAY_TASK_COUNT) or JOB_COMPLETION_INDEX.", valueName: "I/N"))
+    var shard: ShardOption?
+
+    @Option(help: ArgumentHelp(
+        "With --shard, the split fixed earlier (by slurm submit): a JSON list of each shard's outputs.", valueName: "file"))
+    var split: String?
+
     func validate() throws {
         if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
@@ -97,13 +107,18 @@ struct Run: ParsableCommand {
         if watch, force || forcePrune {
             throw ValidationError("--watch runs again on every change: --force and --force-prune cannot go with it")
         }
+        if split != nil, shard == nil { throw ValidationError("--split goes with --shard") }
+        if shard != nil, watch || prune || forcePrune {
+            throw ValidationError("--shard runs part of a job: --watch and --prune are for whole jobs")
+        }
         if let workers, workers > 0, threads != nil {
             throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
         }
     }
 
     func run() throws {
-        let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
+        let sharding = try Sharding(shard, splitFile: split)
+        let (configuration, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: tile))
         let runLog: RunLog?
         do throws(CommandError) {
             runLog = try log.map { path throws(CommandError) in try RunLog(path: path) }
@@ -128,11 +143,11 @@ struct Run: ParsableCommand {
             JobStateFolder(state: state, jobName: $0.job.name, manifestPath: $0.manifestPath)
         }
         var locks: [JobLock] = []
-        for (folder, plan) in zip(folders, plans).sorted(by: { $0.0.lockPath < $1.0.lockPath })
-        where !locks.contains(where: { $0.path == folder.lockPath }) {
+        for (folder, plan) in zip(folders, plans).sorted(by: { sharding.lockPath($0.0) < sharding.lockPath($1.0) })
+        where !locks.contains(where: { $0.path == sharding.lockPath(folder) }) {
             let outcome: JobLock.Outcome
             do throws(StateError) {
-                outcome = try JobLock.acquire(folder.lockPath, wait: wait)
+                outcome = try JobLock.acquire(sharding.lockPath(folder), wait: wait)
             } catch {
                 fail("\(error)")
                 throw ExitCode(ExitStatus.someFailed)
@@ -142,7 +157,7 @@ struct Run: ParsableCommand {
             case .busy(let holder):
                 fail(
                     "job '\(plan.job.name)' is already running (pid \(holder.map(String.init) ?? "unknown"), "
-                        + "lock \(folder.lockPath)); --wait waits for it")
+                        + "lock \(sharding.lockPath(folder))); --wait waits for it")
                 throw ExitCode(ExitStatus.locked)
             }
         }
@@ -179,7 +194,7 @@ struct Run: ParsableCommand {
             if unmatched.hasErrors { failed += 1 }
             let incremental: IncrementalRun
             do throws(StateError) {
-                let records = try OutputRecords(folder: folder.path)
+                let records = try sharding.records(folder, plan: plan)
                 incremental = IncrementalRun(
                     plan: plan, records: records, versions: versions, plugins: pluginHashes,
                     pixelLimit: configuration.pixelLimit, force: force, retryFailed: retryFailed)
