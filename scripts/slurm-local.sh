@@ -81,7 +81,7 @@ chmod 400 "$folder/munge/munge.key"
 socket=$folder/munge/munge.socket
 runuser -u munge -- munged --force --socket="$socket" --key-file="$folder/munge/munge.key" \
   --pid-file="$folder/munge/munged.pid" --log-file="$folder/munge/munged.log" --seed-file="$folder/munge/munged.seed" \
-  || fail "munged did not start (see $folder/munge/munged.log)"
+  </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "munged did not start (see $folder/munge/munged.log)"
 
 # Free TCP ports for slurmctld and slurmd.
 read -r ctld_port node_port < <(python3 -c '
@@ -133,8 +133,10 @@ PartitionName=local Nodes=$node_name Default=YES MaxTime=INFINITE State=UP
 EOF
 export SLURM_CONF=$folder/slurm.conf
 
-slurmctld -f "$SLURM_CONF" -i || fail "slurmctld did not start"
-slurmd -f "$SLURM_CONF" -N "$node_name" || fail "slurmd did not start"
+# The daemons' standard streams go to a file: a caller reading this script's output to its end
+# (a test) must not wait for the daemons.
+slurmctld -f "$SLURM_CONF" -i </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmctld did not start"
+slurmd -f "$SLURM_CONF" -N "$node_name" </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmd did not start"
 
 # Up when the node is idle (slurmd registered with the controller).
 for _ in $(seq 150); do
