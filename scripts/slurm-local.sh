@@ -29,20 +29,27 @@ fail() {
   exit 1
 }
 
-# Stops the daemons whose pid files are in the folder (each by its pid, waited for).
+# Whether process $1 is alive (a zombie nobody reaps is not).
+alive() {
+  [[ -r /proc/$1/stat ]] && [[ $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) != Z ]]
+}
+
+# Stops the daemons whose pid files are in the folder: each by its pid, all at once, waited for
+# (5 s, then SIGKILL).
 stop_daemons() {
-  local file pid
+  local file pid pids=()
   for file in run/slurmd.pid run/slurmctld.pid munge/munged.pid; do
     [[ -f $folder/$file ]] || continue
     pid=$(cat "$folder/$file" 2>/dev/null || true)
-    [[ $pid =~ ^[0-9]+$ ]] || continue
-    kill -TERM "$pid" 2>/dev/null || continue
-    for _ in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
+    [[ $pid =~ ^[0-9]+$ ]] && kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
   done
+  for _ in $(seq 50); do
+    local left=0
+    for pid in "${pids[@]}"; do alive "$pid" && left=1; done
+    ((left)) || return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
 }
 
 case $action in

@@ -30,9 +30,11 @@ import Testing
     }
 
     @Test func eightBigImagesAmongFortySmallOnesAreSpreadWithinAQuarterOfTheMean() throws {
-        // 8 images of 24 MP (6000 × 4000) and 40 of 1 MP (1000 × 1000), mixed.
+        // 8 images of 24 MP (6000 × 4000) and 40 of 1 MP (1000 × 1000), mixed: every fourth of
+        // the first 32 is big, so that dealing images in turn (or in runs of 12) would give one
+        // shard most of them.
         var sizes: [(Int, Int)] = Array(repeating: (1000, 1000), count: 40)
-        for k in 0..<8 { sizes.insert((6000, 4000), at: k * 6) }
+        for k in 0..<8 { sizes.insert((6000, 4000), at: k * 4) }
         let (plan, headers) = try Self.plan(sizes)
         for count in [2, 3, 4, 5] {
             let shards = plan.shards(count: count, pixels: Self.pixels(headers))
@@ -40,7 +42,7 @@ import Testing
             let mean = Double(loads.reduce(0, +)) / Double(count)
             #expect(Double(loads.max()!) <= mean * 1.25, "\(count) shards: \(loads)")
         }
-        // Counting images instead would give one shard 4 big ones (12 images each): 2.6 × the mean's pixels.
+        // Counting images instead would give shard 0 all eight big ones.
         let four = plan.shards(count: 4, pixels: Self.pixels(headers))
         #expect(four.map { $0.inputs.filter { headers[$0.relativePath]! == (6000, 4000) }.count } == [2, 2, 2, 2])
     }
