@@ -116,6 +116,9 @@ struct ShardJob {
         // Each wrote its part, none twice, whole inputs split by pixels.
         #expect(all.values.map { $0.1["written"] ?? 0 }.reduce(0, +) == 12)
         #expect(all.values.allSatisfy { ($0.1["written"] ?? 0) > 0 })
+        // A dry run counts the shards' outputs before any merge.
+        let status = try Blurfarm.run(["check", "--status", job.manifest, "--config", job.config], in: job.root)
+        #expect(status.stdout.contains("12 outputs: 12 up to date"), "\(status.stdout)\(status.stderr)")
         let (whole, counts) = try local.run()
         #expect(whole.status == 0 && counts["written"] == 12, "\(whole.stderr)")
         let sharded = try job.outputs()

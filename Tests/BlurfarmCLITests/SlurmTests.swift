@@ -116,6 +116,7 @@ struct LocalSlurm {
         #expect(status.stdout.contains("24/24 outputs done"), "\(status.stdout)")
         let lines = Self.shardLines(status.stdout)
         #expect(lines.keys.sorted() == [0, 1, 2, 3] && lines.values.allSatisfy { $0.hasPrefix("COMPLETED") }, "\(lines)")
+        #expect(status.stdout.split(separator: "\n").last?.hasSuffix("): COMPLETED") == true, "\(status.stdout)")
         // The finisher's report: every output, with its checksum.
         let reported = try ShardJob.reportedOutputs(runFolder + "/report.json")
         #expect(reported.count == 24)
@@ -156,7 +157,7 @@ struct LocalSlurm {
         let statusLines = status.stdout.split(separator: "\n").map(String.init)
         let shardLine = try #require(statusLines.firstIndex { $0.hasPrefix("shard \(shard): ") })
         #expect(statusLines[shardLine + 1].hasPrefix("  failed: in/g05.ppm -> "), "\(status.stdout)")
-        #expect(status.stdout.contains("finisher (job ") && status.stdout.contains("FAILED (exit 1)"))
+        #expect(statusLines.last?.wholeMatch(of: /finisher \(job [0-9]+\): FAILED \(exit 1\)/) != nil, "\(status.stdout)")
         // The other shards' outputs are written; the finisher reports exactly the failed output.
         #expect(try job.outputs().keys.sorted() == (0..<12).filter { $0 != 5 }.map { String(format: "g%02d.png", $0) })
         let reported = try ShardJob.reportedOutputs(runFolder + "/report.json")
