@@ -7,6 +7,14 @@ extension JobStateFolder {
     /// The folders of the job's shards: `shards/` in the job's folder.
     var shardsPath: String { (path as NSString).appendingPathComponent("shards") }
 
+    /// Creates the folder `path` (and its parents) for files of blurfarm's own, checked as the
+    /// state folder's are (``openFolder(_:)``): not a symbolic link, the running user's, not
+    /// writable by others. `slurm submit`'s run folder, whose scripts Slurm runs.
+    /// - Throws: ``StateError`` naming the folder.
+    public static func makeFolder(_ path: String) throws(StateError) {
+        close(try openFolder(path))
+    }
+
     /// The folder of `shard` of this job, `shards/<I>-of-<N>/`: its own lock and records, so
     /// that shards running at once on several hosts never take the job's lock nor write one file.
     public func shard(_ shard: JobShard) -> JobStateFolder {

@@ -83,7 +83,7 @@ extension Slurm {
             if let time { options.append("--time=\(time)") }
             var run = SlurmRun(
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
-                executable: FarmOptions.executableFolder + "/blurfarm", config: farm.absoluteConfigurationPath,
+                executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
             do throws(CommandError) {
                 let split = shardPlans.map { $0.inputs.flatMap(\.outputs).map(\.path) }
@@ -113,13 +113,10 @@ extension Slurm {
             formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
             let folder = (job.path as NSString).appendingPathComponent(
                 "slurm/\(formatter.string(from: Date()))-\(ProcessInfo.processInfo.processIdentifier)")
-            do {
-                for sub in ["reports", "logs"] {
-                    try FileManager.default.createDirectory(
-                        atPath: (folder as NSString).appendingPathComponent(sub), withIntermediateDirectories: true)
-                }
+            do throws(StateError) {
+                for sub in ["reports", "logs"] { try JobStateFolder.makeFolder((folder as NSString).appendingPathComponent(sub)) }
             } catch {
-                printError("\(folder): cannot create the run folder: \(error.localizedDescription)")
+                printError("\(error)")
                 throw ExitCode(ExitStatus.someFailed)
             }
             return folder

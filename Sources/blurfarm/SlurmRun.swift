@@ -89,12 +89,25 @@ struct SlurmRun: Codable {
         submissions.last { $0.shards.contains(shard) }
     }
 
+    /// `shards` as `sbatch --array` takes them, runs of consecutive ones as ranges: `0-3`, `1,4-5`.
+    static func arrayRange(_ shards: [Int]) -> String {
+        var parts: [String] = []
+        var index = 0
+        while index < shards.count {
+            var end = index
+            while end + 1 < shards.count, shards[end + 1] == shards[end] + 1 { end += 1 }
+            parts.append(end == index ? "\(shards[index])" : "\(shards[index])-\(shards[end])")
+            index = end + 1
+        }
+        return parts.joined(separator: ",")
+    }
+
     /// Submits shards `shards` (an array job) and a finisher after them, from the scripts in
     /// `folder`; `extra` is appended to each task's `blurfarm run`. Records the submission.
     /// - Throws: ``CommandError`` when `sbatch` refuses either (the array stays submitted when
     ///   only the finisher is refused: the message says how to finish by hand).
     mutating func submit(_ shards: [Int], folder: String, extra: [String] = []) throws(CommandError) -> Submission {
-        let list = shards.map(String.init).joined(separator: ",")
+        let list = Self.arrayRange(shards)
         let common = ["--chdir=\(directory)"] + sbatchArguments
         let array = try SlurmClient.submit(
             common + [

@@ -30,7 +30,7 @@ extension Slurm {
             do throws(CommandError) {
                 var states = try context.slurmStates()
                 while wait, states.shards.values.contains(where: { !$0.hasEnded }) || states.finisher?.hasEnded == false {
-                    usleep(500_000)
+                    Thread.sleep(forTimeInterval: 0.5)
                     states = try context.slurmStates()
                 }
                 done = try Self.print(context, states: states)
