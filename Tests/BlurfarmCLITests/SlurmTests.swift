@@ -21,6 +21,8 @@ struct LocalSlurm {
         let slurm = LocalSlurm(folder: FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-slurm-\(UUID().uuidString)").path)
         let result = try slurm.script("up")
         guard result.status == 0 else {
+            // The script stopped what it started and printed the daemons' logs: its folder goes too.
+            try? FileManager.default.removeItem(atPath: slurm.folder)
             throw Unavailable(description: "Slurm cannot start here (scripts/slurm-local.sh up, status \(result.status)): \(result.stderr)")
         }
         return slurm
