@@ -156,7 +156,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
-            dependencies: ["BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
+            dependencies: [
+                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmManifest", "BlurfarmKernels",
+            ],
             swiftSettings: strict),
     ]
 )

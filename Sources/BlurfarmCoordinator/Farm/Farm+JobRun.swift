@@ -67,7 +67,8 @@ extension Farm {
             do throws(RenderFailure) {
                 rendering = try self.rendering()
             } catch {
-                problem(.workersUnavailable(error))
+                // Stopped while the workers started: not a failure of the job.
+                if control.ended == nil { problem(.workersUnavailable(error)) }
                 return ended()
             }
             let runner = JobRunner(

@@ -34,7 +34,7 @@ public struct FarmSettings: Sendable {
         workers: Int, threads: Int, workerExecutable: String, workerEnvironment: [String] = [],
         pluginFolders: [String] = [], configuration: FarmConfiguration, configurationPath: String? = nil,
         stateFolder: String, recipeVersions: String, stop: StopRequest = StopRequest(),
-        logger: Logger = Logger(label: "blurfarm")
+        logger: Logger = Logger(label: "blurfarm", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.workers = workers
         self.threads = threads

@@ -82,15 +82,22 @@ extension PoolScheduler {
         }
     }
 
-    /// The image fails (or is cancelled) with `failure`: its queue is dropped and its tasks in
-    /// flight are cancelled; it finishes once they are answered.
+    /// The image fails (or is cancelled) with `failure`: its queue is dropped; it finishes
+    /// once its tasks in flight are answered. Those of a cancelled image are cancelled (the
+    /// workers drop them and go on); the workers still rendering a failed image are killed and
+    /// replaced, so that it fails at once.
     mutating func end(_ id: ImageID, _ failure: RenderFailure, into actions: inout [Action]) {
         guard let image = images[id], image.ending == nil else { return }
         images[id]!.ending = RenderFailure(failure.reason, retries: image.retries)
         images[id]!.queue.removeAll()
         for (task, sent) in tasks.sorted(by: { $0.key < $1.key }) where sent.image == id && !sent.cancelled {
             tasks[task]!.cancelled = true
-            if workers[sent.worker]?.state != .stopping { actions.append(.cancel(task, on: sent.worker)) }
+            guard workers[sent.worker]?.state != .stopping else { continue }
+            if failure.reason == .cancelled {
+                actions.append(.cancel(task, on: sent.worker))
+            } else {
+                kill(sent.worker, "was stopped: the image of its task failed", into: &actions)
+            }
         }
         finishIfDone(id, into: &actions)
     }

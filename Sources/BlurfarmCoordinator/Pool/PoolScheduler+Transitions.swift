@@ -50,17 +50,17 @@ extension PoolScheduler {
             }
         case .heartbeat(let id):
             workers[id]?.lastHeard = now
-        case .result(let id, let task, let matches):
+        case .result(let id, let task, let mismatch):
             workers[id]?.lastHeard = now
             guard let sent = answer(task, from: id, at: now) else { break }
             if sent.cancelled || images[sent.image]?.ending != nil {
                 // Dropped: the image failed or was cancelled meanwhile.
-            } else if matches {
+            } else if let mismatch {
+                failedAttempt(sent, "checksum mismatch: \(mismatch)", avoid: id, into: &actions)
+            } else {
                 images[sent.image]!.done += 1
                 let image = images[sent.image]!
                 actions.append(.progress(sent.image, done: image.done, total: image.total))
-            } else {
-                failedAttempt(sent, "checksum mismatch from worker \(id)", avoid: id, into: &actions)
             }
             finishIfDone(sent.image, into: &actions)
         case .failure(let id, let task, let message):
@@ -77,7 +77,8 @@ extension PoolScheduler {
             if let task = tasks.first(where: { $0.value.worker == id })?.key, let sent = tasks.removeValue(forKey: task) {
                 settle(sent)
                 if !sent.cancelled {
-                    failedAttempt(sent, "worker \(id) (pid \(worker.pid)) died: \(exit)", avoid: nil, into: &actions)
+                    let lost = "worker \(id) (pid \(worker.pid)) \(worker.stopReason ?? "exited") (\(exit))"
+                    failedAttempt(sent, lost, avoid: nil, into: &actions)
                 }
                 finishIfDone(sent.image, into: &actions)
             }

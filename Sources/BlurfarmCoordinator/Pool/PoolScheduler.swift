@@ -129,8 +129,8 @@ public struct PoolScheduler: Sendable {
         case hello(WorkerID)
         case ready(WorkerID)
         case heartbeat(WorkerID)
-        /// A task's result, and whether its checksum matched the output.
-        case result(WorkerID, TaskID, checksumMatches: Bool)
+        /// A task's result: nil when its checksum matches the output, else what differs.
+        case result(WorkerID, TaskID, checksumMismatch: String?)
         /// A task's `failure` reply: a filter's error.
         case failure(WorkerID, TaskID, message: String)
         /// The worker broke the conversation (closed its output, sent what does not decode or

@@ -172,10 +172,10 @@ struct PoolSupervisor {
             case .heartbeat: handle(.heartbeat(id))
             case .result(let result):
                 // Checked against the output it wrote: a mismatch is a failed attempt.
-                let matches = requestOf(task: result.taskID).map {
-                    PixelChecksum.of($0.output, in: $0.tile) == result.checksum
-                }
-                handle(.result(id, result.taskID, checksumMatches: matches ?? false))
+                let computed = requestOf(task: result.taskID).map { PixelChecksum.of($0.output, in: $0.tile) }
+                let mismatch = computed == result.checksum
+                    ? nil : "worker \(id) sent \(result.checksum), the output holds \(computed.map(String.init) ?? "nothing")"
+                handle(.result(id, result.taskID, checksumMismatch: mismatch))
             case .failure(let failure): handle(.failure(id, failure.taskID, message: failure.message))
             case .task, .shutdown, .cancel:
                 return handle(.workerFailed(id, reason: "sent '\(message.type)', which only a coordinator sends"))

@@ -40,7 +40,7 @@ public final class WorkerPool: ImageRendering, Sendable {
 
         public init(
             scheduling: PoolScheduler.Settings, executable: String, pluginFolders: [String] = [],
-            environment: [String] = [], logger: Logger = Logger(label: "blurfarm.pool")
+            environment: [String] = [], logger: Logger = Logger(label: "blurfarm.pool", factory: { _ in SwiftLogNoOpLogHandler() })
         ) {
             self.scheduling = scheduling
             self.executable = executable
