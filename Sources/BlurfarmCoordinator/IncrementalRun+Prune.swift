@@ -55,7 +55,7 @@ extension IncrementalRun {
 
     /// The records ``prune()`` acts on: not an output the current plan writes, input gone.
     private func orphans() -> [OutputRecord] {
-        Self.orphans(of: records.all, planned: plannedOutputs.map(Self.absolute))
+        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute))
     }
 
     /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is gone.

@@ -38,6 +38,8 @@ public final class IncrementalRun: Sendable {
 
     /// ``decoderKey(versions:pixelLimit:)`` of this run: recorded with the failures.
     let decoder: String
+    /// The folders of this job's paths, each resolved once.
+    let folders = RealPath.Folders()
 
     /// The job's input globs with their fixed folder (absolute, and as shown), and whether
     /// each matches a file now: what ``pruneRefusal()`` checks.
@@ -63,11 +65,11 @@ public final class IncrementalRun: Sendable {
         var inputs: [PlannedInput] = []
         var planned: [String] = []
         for input in full.inputs {
-            var probe = InputProbe(path: Self.absolute(input.path))
+            var probe = InputProbe(path: Self.absolute(input.path, using: folders))
             let failure = force || retryFailed ? nil : records.failure(for: probe.path)
             var remaining: [PlannedOutput] = []
             for output in input.outputs {
-                let outputPath = Self.absolute(output.path)
+                let outputPath = Self.absolute(output.path, using: folders)
                 planned.append(output.path)
                 let recipe = OutputRecipe.of(output, versions: versions, plugins: plugins)
                 let record = records.record(for: outputPath)
@@ -122,9 +124,10 @@ public final class IncrementalRun: Sendable {
         self.skipped = skipped
         self.pending = pending
         plannedOutputs = planned
+        let folders = folders
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
-            return (glob, Self.absolute(shown), shown, full.inputs.contains { glob.matches($0.relativePath) })
+            return (glob, Self.absolute(shown, using: folders), shown, full.inputs.contains { glob.matches($0.relativePath) })
         }
     }
 
@@ -202,12 +205,13 @@ public final class IncrementalRun: Sendable {
         pixelLimit: Int
     ) -> [OutputStatus] {
         let decoder = decoderKey(versions: versions, pixelLimit: pixelLimit)
+        let folders = RealPath.Folders()
         var statuses: [OutputStatus] = []
         for input in plan.inputs {
-            var probe = InputProbe(path: absolute(input.path))
+            var probe = InputProbe(path: absolute(input.path, using: folders))
             let failure = records.failures[probe.path]
             for output in input.outputs {
-                let outputPath = absolute(output.path)
+                let outputPath = absolute(output.path, using: folders)
                 let state = Self.state(
                     of: outputPath, recipe: OutputRecipe.of(output, versions: versions, plugins: plugins),
                     record: records.records[outputPath], failure: failure, decoder: decoder, input: &probe)
@@ -216,7 +220,7 @@ public final class IncrementalRun: Sendable {
                     reason: state == .failedEarlier ? failure?.reason : nil))
             }
         }
-        let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path) }
+        let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
         for record in orphans(of: records.records.values.sorted { $0.output < $1.output }, planned: planned)
         where exists(record.output) {
             statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
@@ -242,7 +246,7 @@ public final class IncrementalRun: Sendable {
     public func recordWritten(_ report: OutputReport) throws(StateError) {
         for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let pending = pending[report.output] else { return }
-        let output = Self.absolute(report.output)
+        let output = absolute(report.output)
         let file = try FileFingerprint.take(output)
         try records.add(OutputRecord(
             output: output, input: pending.input, recipe: pending.recipe, inputFile: pending.inputFile,
@@ -258,7 +262,10 @@ public final class IncrementalRun: Sendable {
     /// `path` made absolute against the working directory, its folder resolved as the kernel
     /// resolves it (links, `.`, `..`): records name files, not spellings, so the same manifest
     /// reached through a linked folder finds its records.
-    static func absolute(_ path: String) -> String {
-        RealPath.resolveFolder(of: path)
+    static func absolute(_ path: String, using folders: RealPath.Folders? = nil) -> String {
+        RealPath.resolveFolder(of: path, using: folders)
     }
+
+    /// ``absolute(_:using:)`` with this job's folders.
+    func absolute(_ path: String) -> String { Self.absolute(path, using: folders) }
 }
