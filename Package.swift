@@ -48,6 +48,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .target(name: "BlurfarmCore", swiftSettings: pixelCode),
@@ -77,7 +78,7 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "CSystemShims", "CXXHash",
+                "BlurfarmSharedMemory", "CSystemShims", "CXXHash", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
@@ -102,6 +103,7 @@ let package = Package(
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
@@ -150,11 +152,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCoordinatorTests",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmWire"],
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
-            dependencies: ["BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
+            dependencies: [
+                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmManifest", "BlurfarmKernels",
+            ],
             swiftSettings: strict),
     ]
 )

@@ -22,7 +22,7 @@ public final class FolderWatcher {
         /// One line naming the folder, escaped.
         public var description: String {
             let hint = errno == ENOSPC ? " (the system's limit of watched folders, fs.inotify.max_user_watches)" : ""
-            return "cannot watch the folder '\(ShownName.of(folder))': \(String(cString: strerror(errno)))\(hint)"
+            return "cannot watch the folder '\(ShownName.of(folder))': \(SystemCallError(call: call, errno: errno).reason)\(hint)"
         }
     }
 
@@ -52,7 +52,7 @@ public final class FolderWatcher {
         }
     }
 
-    deinit { Syscalls.closeQuietly(descriptor) }
+    deinit { Syscalls.close(descriptor) }
 
     /// Watches the folder `path` and every folder below it (hidden ones, whose names start
     /// with `.`, only when `hidden`).

@@ -97,7 +97,7 @@ extension JobPlan {
     /// of none of the split's shards (new since) is in none. Shard 0 keeps the refused lines
     /// and unmatched globs.
     public func shard(_ shard: JobShard, split: [[String]]) -> JobPlan {
-        let mine = Set((split.indices.contains(shard.index) ? split[shard.index] : []).map(IncrementalRun.absolute))
+        let mine = Set((split.indices.contains(shard.index) ? split[shard.index] : []).map { IncrementalRun.absolute($0) })
         return JobPlan(
             job: job, manifestPath: manifestPath, folder: folder,
             inputs: inputs.filter { $0.outputs.contains { mine.contains(IncrementalRun.absolute($0.path)) } },

@@ -15,6 +15,11 @@ extension JobStateFolder {
         close(try openFolder(path))
     }
 
+    /// The lock a run of `shard` of this job takes: the shard's own; the job's for nil.
+    public func lockPath(shard: JobShard?) -> String {
+        shard.map { self.shard($0).lockPath } ?? lockPath
+    }
+
     /// The folder of `shard` of this job, `shards/<I>-of-<N>/`: its own lock and records, so
     /// that shards running at once on several hosts never take the job's lock nor write one file.
     public func shard(_ shard: JobShard) -> JobStateFolder {
@@ -32,6 +37,15 @@ extension JobStateFolder {
 /// Between two copies of one output's record the later written wins; a remembered failure of
 /// an input goes when an output of that input was written after it.
 public enum ShardRecords {
+    /// The records a run of `plan` keeps for the job in `job`: for a shard (`plan` its part),
+    /// the shard's (``open(_:of:plan:)``); for the whole job (nil), the job's with its shards'
+    /// merged into them (``openMerging(_:)``). Hold the lock of ``JobStateFolder/lockPath(shard:)``.
+    /// - Throws: ``StateError`` when a records file cannot be read or written.
+    public static func records(_ job: JobStateFolder, shard: JobShard?, plan: JobPlan) throws(StateError) -> OutputRecords {
+        guard let shard else { return try openMerging(job) }
+        return try open(shard, of: job, plan: plan)
+    }
+
     /// The records of `shard` of the job whose folder is `job`, brought up to date with the
     /// job's records for the outputs and inputs of `plan` (the shard's part). Hold the shard's
     /// lock (its folder's ``JobStateFolder/lockPath``).

@@ -76,8 +76,8 @@ struct ShardOption: ExpressibleByArgument {
     }
 }
 
-/// What `run --shard` changes in a run (nothing without it): the part of each plan it runs, the
-/// lock it takes and the records it keeps (``ShardRecords``).
+/// What `run --shard` changes in a run (nothing without it): the part of each plan it runs; the
+/// farm then takes the shard's lock and keeps its records (``FarmJob/shard``, ``ShardRecords``).
 struct Sharding {
     /// The shard run, or nil for a whole job.
     let shard: JobShard?
@@ -117,17 +117,5 @@ struct Sharding {
     ) -> (FarmConfiguration, FilterRegistry, [JobPlan]) {
         guard let shard else { return loaded }
         return (loaded.0, loaded.1, loaded.2.map { plan in split.map { plan.shard(shard, split: $0) } ?? plan.shard(shard) })
-    }
-
-    /// The lock the run takes for the job in `folder`: the shard's, else the job's.
-    func lockPath(_ folder: JobStateFolder) -> String {
-        shard.map { folder.shard($0).lockPath } ?? folder.lockPath
-    }
-
-    /// The records the run of `plan` (the job in `folder`) keeps: the shard's, brought up to
-    /// date with the job's; else the job's, with the shards' records merged into them.
-    func records(_ folder: JobStateFolder, plan: JobPlan) throws(StateError) -> OutputRecords {
-        guard let shard else { return try ShardRecords.openMerging(folder) }
-        return try ShardRecords.open(shard, of: folder, plan: plan)
     }
 }

@@ -81,16 +81,18 @@ extension Slurm {
                     } else if let entry, entry.status == .failed || entry.status == .failedEarlier {
                         outputs.append(entry)
                     } else {
-                        let why: String
+                        // The kind: `decode` (failed earlier), `lost` (its shard never wrote it), or
+                        // `verification` (not as its shard recorded it).
+                        let (kind, why): (String, String)
                         switch (entry?.status, status.state) {
-                        case (_, .failedEarlier): why = "failed earlier: \(status.reason ?? "its input cannot be decoded")"
-                        case (nil, _): why = "not written: shard \(shard) did not report it (lost, cancelled or out of time)"
-                        case (.stopped, _): why = "not written: shard \(shard) was stopped"
-                        default: why = "\(status.state) after shard \(shard) ran"
+                        case (_, .failedEarlier): (kind, why) = ("decode", "failed earlier: \(status.reason ?? "its input cannot be decoded")")
+                        case (nil, _): (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
+                        case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
+                        default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
                         }
                         outputs.append(OutputReport(
                             input: status.input, output: status.output, variant: variant, status: .failed,
-                            error: "\(ShownName.of(status.output)): \(why)"))
+                            failure: .reported(kind: kind, code: nil, message: "\(ShownName.of(status.output)): \(why)")))
                     }
                 }
             }

@@ -175,7 +175,7 @@ struct SlurmRunContext {
         shardPlans = (0..<run.shards).map { plan.shard(JobShard(index: $0, count: run.shards)!, split: split) }
         stateFolder = farm.stateFolder(configuration)
         jobFolder = JobStateFolder(state: stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
-        plugins = pluginHashes(of: plans, registry: registry)
+        plugins = FarmJob.pluginHashes(of: plans, registry: registry)
     }
 
     /// Each planned output's state against `records` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
@@ -198,9 +198,9 @@ struct SlurmRunContext {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: reports)) ?? [] {
             guard let match = name.wholeMatch(of: /shard-([0-9]+)-[0-9]+\.json/), let shard = Int(match.1),
                 let data = FileManager.default.contents(atPath: (reports as NSString).appendingPathComponent(name)),
-                let list = try? decoder.decode([RunReport].self, from: data)
+                let list = try? decoder.decode([ReportJSON].self, from: data)
             else { continue }
-            byShard[shard, default: []] += list
+            byShard[shard, default: []] += list.map(\.report)
         }
         return byShard.mapValues { $0.sorted { $0.started < $1.started } }
     }
@@ -230,5 +230,49 @@ struct SlurmRunContext {
             try SlurmClient.states(ofJob: submission.finisher)[-1]
         }
         return (shards, finisher)
+    }
+}
+
+/// A run report read back from its JSON (docs/report.md): what `slurm finish` needs of each
+/// shard's `run --report`. Names that are not UTF-8 come back as the report shows them.
+private struct ReportJSON: Decodable {
+    struct Output: Decodable {
+        struct Failure: Decodable {
+            var kind: String
+            var code: String?
+            var message: String
+        }
+
+        var input: String
+        var output: String
+        var variant: String
+        var status: OutputReport.Status
+        var tiles: Int
+        var pixels: Int
+        var decodeSeconds: Double
+        var filterSeconds: Double
+        var encodeSeconds: Double
+        var retries: Int
+        var checksum: String?
+        var error: Failure?
+    }
+
+    var job: String
+    var manifest: String
+    var started: Date
+    var finished: Date
+    var settings: RunSettings
+    var outputs: [Output]
+
+    var report: RunReport {
+        RunReport(
+            job: job, manifest: manifest, started: started, finished: finished, settings: settings,
+            outputs: outputs.map { o in
+                OutputReport(
+                    input: o.input, output: o.output, variant: o.variant, status: o.status, tiles: o.tiles, pixels: o.pixels,
+                    decodeSeconds: o.decodeSeconds, filterSeconds: o.filterSeconds, encodeSeconds: o.encodeSeconds,
+                    retries: o.retries, checksum: o.checksum,
+                    failure: o.error.map { .reported(kind: $0.kind, code: $0.code, message: $0.message) })
+            })
     }
 }

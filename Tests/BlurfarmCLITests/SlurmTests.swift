@@ -166,7 +166,8 @@ struct LocalSlurm {
         let notWritten = reported.filter { $0["status"] as? String != "written" }
         #expect(notWritten.count == 1 && (notWritten.first?["output"] as? String)?.hasSuffix("/out/g05.png") == true)
         #expect(notWritten.first?["status"] as? String == "failed")
-        #expect((notWritten.first?["error"] as? String)?.contains("g05.ppm") == true, "\(notWritten)")
+        let error = notWritten.first?["error"] as? [String: Any]
+        #expect(error?["kind"] as? String == "decode" && (error?["message"] as? String)?.contains("g05.ppm") == true, "\(notWritten)")
         let log = try FileManager.default.contentsOfDirectory(atPath: runFolder + "/logs").filter { $0.hasPrefix("finish-") }
         #expect(log.count == 1)
 
