@@ -13,8 +13,9 @@ import BlurfarmCore
 ///   order `acc = fma(w_k, a_{-k} + a_{+k}, acc)`: one fused multiply-add (a single rounding)
 ///   per tap, the same in every lane and in scalar code (``Float/addingProduct(_:_:)``).
 /// - **store**: with 4 channels the colour is unpremultiplied, `v · (max / a)` (0 where `a` is
-///   0); every value is clamped to `0 … max` and rounded to nearest, ties to even, by adding
-///   2²³ (the sum's last mantissa bit is then the units: ``roundedLevel(_:)``).
+///   0); every value (never negative: no weight or value is) is clamped to `max` and rounded
+///   to nearest, ties to even, by adding 2²³ (the sum's last mantissa bit is then the units:
+///   ``roundedLevel(_:)``).
 ///
 /// Values are never summed across a tile edge nor in an order that depends on the tile, so
 /// any tiling gives the same bits.
@@ -24,7 +25,7 @@ enum SampleConvolution {
     /// strip rather than once per output row.
     static let stripRows = 32
     /// Floats per column block of the columns pass (eight 8-lane vectors): the block's
-    /// `stripRows + 2R` rows (57 KB at sigma 32) stay in L2 while the strip's rows are made.
+    /// `stripRows + 2R` rows (57 KB at sigma 32) stay in cache while the strip's rows are made.
     static let blockFloats = 64
 
     /// Bytes of rows-pass rows the fast schedule keeps per slab of columns: about half of L2.
@@ -62,10 +63,10 @@ enum SampleConvolution {
         let radius: Int
         /// Working channels (the output's) and the source's.
         let channels: Int, sourceChannels: Int
-        /// Columns of the intermediate rows: `tile.x − R ..< tile.maxX + R`.
+        /// The columns the rows pass reads: `tile.x − R ..< tile.maxX + R`.
         let columns: Range<Int>
-        /// The in-image columns among them: the vertical pass computes these; the others copy
-        /// them (`clamp`, `mirror`) or are 0.
+        /// The in-image columns among them, loaded from the source; the others copy them
+        /// (`clamp`, `mirror`) or are 0.
         let computed: Range<Int>
         /// For each column of `columns`, the column of `computed` it copies, or `nil` for 0.
         let columnSource: [Int?]
