@@ -22,3 +22,12 @@ fi
 
 pkg-config --exists libxxhash || { echo "setup: libxxhash-dev was installed but pkg-config cannot find libxxhash.pc" >&2; exit 1; }
 pkg-config --exists vips || { echo "setup: libvips was installed but pkg-config cannot find vips.pc" >&2; exit 1; }
+
+# OpenCV for `blurfarm bench`'s 8-bit comparison (scripts/opencv-bench.py), from PyPI into the
+# python3 on the PATH (the one the bench runs). Only the benchmark needs it: a failure is a
+# warning, not a failed setup.
+if ! python3 -c 'import cv2, numpy' 2>/dev/null; then
+  python3 -m pip install --quiet opencv-python-headless 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages opencv-python-headless \
+    || echo "setup: could not install opencv-python-headless; 'blurfarm bench' will leave OpenCV out" >&2
+fi
