@@ -23,7 +23,11 @@ public final class BandReader: @unchecked Sendable {
     public private(set) var rowsRead = 0
 
     private let file: InputFile
-    private let region: VipsRegionRef
+    /// The image in sRGB, read through `region`.
+    private let image: VipsImageRef
+    /// Made by the first read, on the thread that reads (a libvips region is its thread's);
+    /// released after the last row or a failure, on the same thread.
+    private var region: VipsRegionRef?
     private var samples: [UInt8] = []
 
     /// Opens the image at `path` for reading band by band, after the checks of
@@ -43,20 +47,20 @@ public final class BandReader: @unchecked Sendable {
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
             let (image, metadata) = try ImageReader.prepared(loaded, sixteenBit: sixteen)
-            return BandReader(file: file, region: try VipsRegionRef(image), bitDepth: sixteen ? 16 : 8, metadata: metadata)
+            return BandReader(file: file, image: image, bitDepth: sixteen ? 16 : 8, metadata: metadata)
         } catch {
             file.close()
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
     }
 
-    private init(file: InputFile, region: VipsRegionRef, bitDepth: Int, metadata: ImageMetadata) {
+    private init(file: InputFile, image: VipsImageRef, bitDepth: Int, metadata: ImageMetadata) {
         self.file = file
-        self.region = region
+        self.image = image
         path = file.path
-        width = region.image.width
-        height = region.image.height
-        hasAlpha = region.image.bands == 4
+        width = image.width
+        height = image.height
+        hasAlpha = image.bands == 4
         self.bitDepth = bitDepth
         self.metadata = metadata
     }
@@ -77,19 +81,28 @@ public final class BandReader: @unchecked Sendable {
             rect.x == 0 && rect.width == width && rect.y == rowsRead && rect.maxY <= height && pixels.channels == channels,
             "band \(rect) is not the next rows of a \(width)x\(height) image read to row \(rowsRead)")
         guard !rect.isEmpty else { return }
-        let byteCount = rect.height * region.rowBytes
-        if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
-        let sixteen = bitDepth == 16
-        let failure = samples.withUnsafeMutableBytes { raw -> LibvipsFailure? in
-            do throws(LibvipsFailure) {
-                try region.readRows(top: rect.y, count: rect.height, into: raw)
-            } catch {
-                return error
+        do throws(LibvipsFailure) {
+            let region: VipsRegionRef
+            if let made = self.region {
+                region = made
+            } else {
+                region = try VipsRegionRef(image)
+                self.region = region
             }
-            PixelConversion.fill(pixels, from: UnsafeRawPointer(raw.baseAddress!), sixteenBit: sixteen)
-            return nil
+            let byteCount = rect.height * region.rowBytes
+            if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
+            let sixteen = bitDepth == 16
+            try samples.withUnsafeMutableBytes { raw in
+                Result { () throws(LibvipsFailure) in
+                    try region.readRows(top: rect.y, count: rect.height, into: raw)
+                    PixelConversion.fill(pixels, from: UnsafeRawPointer(raw.baseAddress!), sixteenBit: sixteen)
+                }
+            }.get()
+        } catch {
+            region = nil
+            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
-        if let failure { throw ImageIOError(code: .decodeFailed, path: path, message: failure.message) }
         rowsRead = rect.maxY
+        if rowsRead == height { region = nil }
     }
 }

@@ -95,15 +95,16 @@ public final class BandWriter: @unchecked Sendable {
         thread.start()
     }
 
-    /// Encodes the next rows: `pixels` covers the image's whole width from row ``rowsWritten``.
+    /// Encodes the next rows: `pixels` is as wide as the image, and its rows follow the rows
+    /// appended before (its rectangle's origin does not matter, as for `ImageWriter.encode`).
     /// Waits while the saver is behind.
     ///
     /// - Throws: the saver's `ImageIOError` when it failed (the temporary file is gone).
     public func append(_ pixels: PixelBuffer) throws(ImageIOError) {
         let rect = pixels.rect
         precondition(
-            rect.width == width && rect.y == rowsWritten && rect.maxY <= height,
-            "band \(rect) is not the next rows of a \(width)x\(height) image written to row \(rowsWritten)")
+            rect.width == width && rowsWritten + rect.height <= height,
+            "band \(rect) does not fit a \(width)x\(height) image written to row \(rowsWritten)")
         let supplied =
             bitDepth == 16
             ? PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt16.self)
@@ -114,7 +115,7 @@ public final class BandWriter: @unchecked Sendable {
             try finish()
             throw ImageIOError(code: .encodeFailed, path: path, message: "the encoder stopped before the last row")
         }
-        rowsWritten = rect.maxY
+        rowsWritten += rect.height
     }
 
     /// Waits for the saver to write the last row and puts the file in place.

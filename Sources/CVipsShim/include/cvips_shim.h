@@ -110,7 +110,8 @@ void cvips_silence_warnings(void);
 
 // Band by band (cvips_bands.c).
 
-/// vips_region_new: a region of `image` to compute rectangles of it one after another.
+/// vips_region_new: a region of `image` to compute rectangles of it one after another. A region
+/// belongs to the thread that made it: only that thread may compute with it (libvips checks).
 int cvips_region_new(VipsImage *image, VipsRegion **out);
 
 /// Computes rows `top` ..< `top + count` of the region's image (all its columns) and copies
