@@ -1,6 +1,7 @@
 import BlurfarmCore
 import BlurfarmKernels
 import Foundation
+import Synchronization
 
 /// Renders a filter chain over an image that arrives in horizontal bands, top to bottom, and
 /// hands the output on in bands as they are finished: the image is never whole in memory.
@@ -81,13 +82,19 @@ public struct BandedRender: Sendable {
         let windows = WindowQueue(depth: depth)
         let plan = sourceRows
         let width = image.width
+        let channels = renderer.chain.channels(forSource: sourceChannels)
+        let floats = max(
+            (plan.map(\.count).max() ?? 0) * width * sourceChannels, bandHeight * output.width * channels, 1)
+        let blocks = BlockRecycler(blockBytes: floats * MemoryLayout<Float>.stride)
         let decoder = Thread {
             windows.finish(with: Result {
                 var previous: PixelBuffer?
                 var decoded = 0  // rows read so far
                 for rows in plan {
-                    let window = PixelBuffer.uninitialized(
-                        Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count), channels: sourceChannels)
+                    let rect = Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count)
+                    let window = PixelBuffer(
+                        rect: rect, storage: blocks.storage(byteCount: rect.area * sourceChannels * MemoryLayout<Float>.stride),
+                        channels: sourceChannels)
                     // Rows read before come from the last window (both ends only move down).
                     let kept = rows.lowerBound..<min(rows.upperBound, decoded)
                     if let previous, !kept.isEmpty {
@@ -110,12 +117,13 @@ public struct BandedRender: Sendable {
         }
         decoder.stackSize = 1 << 20
         decoder.start()
-        let channels = renderer.chain.channels(forSource: sourceChannels)
         var failure: (any Error)?
         do {
             for band in bands {
                 let window = try windows.pop()
-                let output = PixelBuffer.uninitialized(band, channels: channels)
+                let output = PixelBuffer(
+                    rect: band, storage: blocks.storage(byteCount: band.area * channels * MemoryLayout<Float>.stride),
+                    channels: channels)
                 renderer.render(band, from: window, image: image, into: output)
                 try write(output)
             }
@@ -144,6 +152,35 @@ extension Renderer {
                 // As in render(_:): only plugins fail, and they never run in process.
                 preconditionFailure("filter '\(error.filter)' failed in the in-process renderer: \(error.message)")
             }
+        }
+    }
+}
+
+/// Blocks of memory of one size, handed out again once the buffer holding one is released: the
+/// windows and output bands of a banded render are all about one size, and fresh memory costs
+/// the kernel a page fault every 4 KiB. Holds no more blocks than were in use at once.
+private final class BlockRecycler: Sendable {
+    let blockBytes: Int
+    /// Addresses of the blocks not in use.
+    private let unused = Mutex<[UInt]>([])
+
+    init(blockBytes: Int) { self.blockBytes = blockBytes }
+
+    deinit {
+        unused.withLock { blocks in
+            for address in blocks { UnsafeMutableRawPointer(bitPattern: address)!.deallocate() }
+        }
+    }
+
+    /// Storage of `byteCount` bytes (at most ``blockBytes``), uninitialised; its block comes
+    /// back here when the storage goes (the storage keeps the recycler alive).
+    func storage(byteCount: Int) -> PixelStorage {
+        precondition(byteCount <= blockBytes, "a block holds \(blockBytes) bytes")
+        let block =
+            unused.withLock { $0.popLast() }.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+            ?? UnsafeMutableRawPointer.allocate(byteCount: blockBytes, alignment: 64)
+        return PixelStorage(adopting: block, byteCount: byteCount) { [self] pointer, _ in
+            unused.withLock { $0.append(UInt(bitPattern: pointer)) }
         }
     }
 }

@@ -9,8 +9,11 @@ import Foundation
 /// overlap in time (``BandedRender``, ``BandReader``, ``BandWriter``), so memory holds a few
 /// bands, not the image. The bytes written are those of the whole-image path.
 extension Apply {
-    /// Output rows per band unless the tile size says otherwise.
-    static let defaultBandHeight = Renderer.defaultTileSize
+    /// The most output rows in a band: with a larger tile, the band cuts the tiles short. A
+    /// window of a 16051-pixel-wide RGB image is then 128 + 2 × 24 rows at sigma 8, about
+    /// 34 MB (bands of 512 rows took 2.6 times the peak memory and no less time:
+    /// `docs/performance.md`).
+    static let maximumBandHeight = 128
 
     /// Renders the image band by band when it can be, and says whether it did. It can when the
     /// chain has filters, all built in (a plugin's region of interest may depend on where a
@@ -37,7 +40,7 @@ extension Apply {
         let banded = BandedRender(
             renderer: Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)),
             image: Rect(width: reader.width, height: reader.height),
-            bandHeight: tile > 0 ? tile : Self.defaultBandHeight)
+            bandHeight: tile > 0 ? min(tile, Self.maximumBandHeight) : Self.maximumBandHeight)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
@@ -53,7 +56,7 @@ extension Apply {
         try writer.finish()
         if verbose {
             let bands = banded.bands
-            let tiles = bands.reduce(0) { $0 + TileGrid(bounds: $1, tileSize: tile).count }
+            let tiles = bands.reduce(0) { $0 + TileGrid(bounds: $1, tileSize: tile).count }  // as BandedRender cuts them
             say(
                 "\(output): \(banded.output.width)x\(banded.output.height), \(specs.map(\.description).joined(separator: " | ")), "
                     + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(counted(threads, "thread")), "

@@ -2,6 +2,7 @@ import BlurfarmCore
 @testable import BlurfarmImageIO
 import BlurfarmTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("Reading and writing band by band")
@@ -42,6 +43,30 @@ struct BandStreamTests {
         #expect(reader.metadata.iccProfile == whole.metadata.iccProfile)
         #expect(reader.metadata.exif == whole.metadata.exif && reader.metadata.xmp == whole.metadata.xmp)
         #expect(pixels.isBitIdentical(to: whole.pixels), "first difference at \(String(describing: pixels.firstDifference(from: whole.pixels)))")
+    }
+
+    /// `apply` opens the file on its main thread and decodes on a thread of its own: a libvips
+    /// region belongs to the thread that made it (libvips aborts otherwise).
+    @Test func bandsAreReadOnAnotherThreadThanTheOneThatOpened() throws {
+        let reader = try #require(try BandReader.open(Corpus.path("photos/mate-GreenMeadow.jpg")))
+        let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
+        let done = DispatchSemaphore(value: 0)
+        let failed = Mutex<ImageIOError?>(nil)
+        let thread = Thread {
+            do throws(ImageIOError) {
+                while reader.rowsRead < reader.height {
+                    let rows = min(100, reader.height - reader.rowsRead)
+                    try reader.read(into: pixels.view(Rect(x: 0, y: reader.rowsRead, width: reader.width, height: rows)))
+                }
+            } catch {
+                failed.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        #expect(failed.withLock { $0 } == nil)
+        #expect(pixels.isBitIdentical(to: try ImageReader.read(Corpus.path("photos/mate-GreenMeadow.jpg")).pixels))
     }
 
     @Test func anImageToTurnUprightIsNotReadInBands() throws {
