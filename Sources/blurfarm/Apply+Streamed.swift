@@ -20,15 +20,16 @@ extension Apply {
     /// tile lies, and plugins run in worker processes); the in-process engine renders
     /// (`--workers 0` or `--threads`: the worker pool takes whole images); there is no
     /// `--resize` (vips_thumbnail shrinks whole images); the input and the output are files
-    /// (not standard input or output); the input needs no turning upright (EXIF orientation 1:
-    /// rotating needs the whole image); and the output's alpha and bytes are known before its
-    /// last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``). Otherwise
-    /// `apply` decodes the whole image.
+    /// (not standard input or output); the input needs no turning
+    /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
+    /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
+    /// Otherwise `apply` decodes the whole image.
     func renderStreamed(
-        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, configuration: FarmConfiguration
+        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions
     ) throws -> Bool {
-        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil,
-            workers == 0 || (workers == nil && threads != nil)
+        // The in-process engine, as `Engine` chooses it (a configuration's `workers` is at least 1).
+        let inProcess = workers == 0 || (workers == nil && threads != nil)
+        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil, inProcess
         else { return false }
         let clock = ContinuousClock()
         let start = clock.now

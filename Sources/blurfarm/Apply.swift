@@ -126,7 +126,7 @@ struct Apply: ParsableCommand {
         }
 
         let clock = ContinuousClock()
-        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, configuration: configuration) {
+        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options) {
             return
         }
         var decoded: DecodedImage?
