@@ -67,16 +67,8 @@ public enum ImageReader {
         _ path: String, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
         allocator: (any PixelAllocator)? = nil
     ) throws(ImageIOError) -> DecodedImage {
-        try Libvips.start()
-        let file = try InputFile(path)
+        let (file, loaded) = try openChecked(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
         defer { file.close() }
-        let loaded = try file.open(sequential: true)
-        try checkPixelLimit(of: loaded, pixelLimit, path: path)
-        try checkMemory(
-            decodeMemory(of: loaded, width: loaded.width, height: loaded.height, copiesSource: loaded.orientation != 1),
-            memoryLimit, of: loaded, path: path)
-        try file.checkStructure(of: loaded)
-
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
             return try decoded(try upright(loaded), sixteenBit: sixteen, allocator: allocator)
@@ -86,9 +78,30 @@ public enum ImageReader {
     }
 }
 
-// The decode path shared by `read` and `thumbnail`: the pixel limit, turning upright, colour to
-// sRGB, and the conversion to premultiplied Float32 with the metadata.
+// The decode path shared by `read`, `thumbnail` and `BandReader`: the pixel limit, turning
+// upright, colour to sRGB, and the conversion to premultiplied Float32 with the metadata.
 extension ImageReader {
+    /// The file at `path` opened for sequential reading and checked before any pixel is decoded
+    /// (step 1 of ``read(_:pixelLimit:memoryLimit:allocator:)``). The caller closes the file.
+    static func openChecked(
+        _ path: String, pixelLimit: Int, memoryLimit: Int
+    ) throws(ImageIOError) -> (file: InputFile, image: VipsImageRef) {
+        try Libvips.start()
+        let file = try InputFile(path)
+        do throws(ImageIOError) {
+            let loaded = try file.open(sequential: true)
+            try checkPixelLimit(of: loaded, pixelLimit, path: path)
+            try checkMemory(
+                decodeMemory(of: loaded, width: loaded.width, height: loaded.height, copiesSource: loaded.orientation != 1),
+                memoryLimit, of: loaded, path: path)
+            try file.checkStructure(of: loaded)
+            return (file, loaded)
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
     /// The bytes that decoding `image` (opened, nothing decoded yet) to `width` × `height`
     /// pixels allocates: libvips's 8- or 16-bit sRGB copy and blurfarm's `Float32` buffer, with 3
     /// channels or 4 (alpha), and, when `copiesSource` (an image turned upright, a thumbnail
@@ -178,18 +191,24 @@ extension ImageReader {
     static func decoded(
         _ image: VipsImageRef, sixteenBit sixteen: Bool, allocator: (any PixelAllocator)? = nil
     ) throws(LibvipsFailure) -> DecodedImage {
-        let exif = image.blob("exif-data")
-        let xmp = image.blob("xmp-data")
-        let image = try inSRGB(image, sixteenBit: sixteen)
-        let icc = image.blob("icc-profile-data")
+        let (image, metadata) = try prepared(image, sixteenBit: sixteen)
         let width = image.width, height = image.height, bands = image.bands
         let pixels = try Libvips.withComputedPixels(of: image) { samples in
             PixelConversion.pixelBuffer(
                 from: samples, width: width, height: height, bands: bands, sixteenBit: sixteen, allocator: allocator)
         }
-        return DecodedImage(
-            pixels: pixels, bitDepth: sixteen ? 16 : 8, hasAlpha: bands == 4,
-            metadata: ImageMetadata(iccProfile: icc, exif: exif, xmp: xmp))
+        return DecodedImage(pixels: pixels, bitDepth: sixteen ? 16 : 8, hasAlpha: bands == 4, metadata: metadata)
+    }
+
+    /// An upright `image` in sRGB (step 3 of `read`, nothing computed yet), and the metadata
+    /// describing the result.
+    static func prepared(
+        _ image: VipsImageRef, sixteenBit sixteen: Bool
+    ) throws(LibvipsFailure) -> (image: VipsImageRef, metadata: ImageMetadata) {
+        let exif = image.blob("exif-data")
+        let xmp = image.blob("xmp-data")
+        let image = try inSRGB(image, sixteenBit: sixteen)
+        return (image, ImageMetadata(iccProfile: image.blob("icc-profile-data"), exif: exif, xmp: xmp))
     }
 }
 

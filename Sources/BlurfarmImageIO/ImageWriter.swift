@@ -133,6 +133,28 @@ public enum ImageWriter {
         _ pixels: PixelBuffer, extension ext: String, named name: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions
     ) throws(ImageIOError) -> EncodedImage {
+        let (format, bitDepth) = try checkEncoding(
+            extension: ext, named: name, size: pixels.rect, sourceBitDepth: sourceBitDepth, options: options)
+        let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))
+        let encoded: [UInt8]
+        do {
+            let image = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
+            tag(image, metadata: metadata, options: options)
+            encoded = try format.encode(image, options: options)
+        } catch {
+            throw ImageIOError(code: .encodeFailed, path: name, message: error.message)
+        }
+        return EncodedImage(
+            path: name, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
+            background: options.background, lossless: options.lossless)
+    }
+
+    /// The format and bit depth of an output named `name` whose extension is `ext`, of an image
+    /// of `size`, checked as ``encode(_:extension:named:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// documents; libvips is started.
+    static func checkEncoding(
+        extension ext: String, named name: String, size: Rect, sourceBitDepth: Int, options: EncodeOptions
+    ) throws(ImageIOError) -> (format: ImageFormat, bitDepth: Int) {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: name, message: message)
         }
@@ -147,33 +169,31 @@ public enum ImageWriter {
         guard bitDepth == 8 || (bitDepth == 16 && format.stores16Bit) else {
             throw fail(.invalidArgument, "\(format.name) cannot store \(bitDepth)-bit samples")
         }
-        guard !pixels.rect.isEmpty else {
-            throw fail(.invalidArgument, "the image is empty (\(pixels.rect.width)x\(pixels.rect.height))")
+        guard !size.isEmpty else {
+            throw fail(.invalidArgument, "the image is empty (\(size.width)x\(size.height))")
         }
         try Libvips.start()
-
-        let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))
-        let encoded: [UInt8]
-        do {
-            let image = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
-            if let metadata {
-                if let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
-                if !options.stripMetadata {
-                    if let exif = metadata.exif { image.setBlob("exif-data", exif) }
-                    if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
-                }
-            }
-            // The pixels are upright: whatever the EXIF says, libvips writes orientation 1.
-            image.setInt("orientation", 1)
-            encoded = try format.encode(image, options: options)
-        } catch {
-            throw fail(.encodeFailed, error.message)
-        }
-        return EncodedImage(
-            path: name, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
-            background: options.background, lossless: options.lossless)
+        return (format, bitDepth)
     }
 
+    /// Attaches to `image` the metadata an output carries: the ICC profile of `metadata`, its
+    /// EXIF and XMP unless `options.stripMetadata`, and orientation 1.
+    static func tag(_ image: VipsImageRef, metadata: ImageMetadata?, options: EncodeOptions) {
+        if let metadata {
+            if let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
+            if !options.stripMetadata {
+                if let exif = metadata.exif { image.setBlob("exif-data", exif) }
+                if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
+            }
+        }
+        // The pixels are upright: whatever the EXIF says, libvips writes orientation 1.
+        image.setInt("orientation", 1)
+    }
+
+    /// The interpretation of an output image of `bitDepth` bits: sRGB or RGB16.
+    static func interpretation(bitDepth: Int) -> VipsInterpretation {
+        bitDepth == 16 ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
+    }
 
     /// A libvips image over an 8- or 16-bit copy of `pixels`, tagged sRGB / RGB16.
     private static func makeImage(
@@ -190,8 +210,7 @@ public enum ImageWriter {
             image = try Libvips.image(
                 copying: samples, width: width, height: height, bands: bands, format: VIPS_FORMAT_UCHAR)
         }
-        return try Libvips.withInterpretation(
-            image, bitDepth == 16 ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB)
+        return try Libvips.withInterpretation(image, interpretation(bitDepth: bitDepth))
     }
 }
 
@@ -209,7 +228,7 @@ private let avifUnavailability: String? = {
                 copying: [UInt8](repeating: 128, count: 8 * 8 * 3), width: 8, height: 8, bands: 3,
                 format: VIPS_FORMAT_UCHAR),
             VIPS_INTERPRETATION_sRGB)
-        _ = try Libvips.save("heifsave") { cvips_avifsave_buffer(image.pointer, 50, $0, $1) }
+        _ = try Libvips.save("heifsave") { cvips_avifsave_target(image.pointer, $0, 50) }
         return nil
     } catch {
         return "AVIF output needs libvips with an AV1 HEIF encoder; libvips \(Libvips.version) here has none "
@@ -222,6 +241,45 @@ extension ImageFormat {
     /// The encoded file's bytes: the metadata `image` carries, and with
     /// `options.stripMetadata` nothing but its ICC profile.
     func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {
+        let bytes = try Libvips.save(saverName) { save(image, options: options, to: $0) }
+        guard options.stripMetadata, let strip = metadataStripper else { return bytes }
+        guard let result = strip(bytes) else {
+            throw LibvipsFailure(message: "the encoded \(name) is not well formed: cannot strip its metadata")
+        }
+        return result
+    }
+
+    /// Whether ``encode(_:options:)`` writes exactly what the saver writes, so that the saver
+    /// may write straight to a file (``save(_:options:to:)``): not when it strips metadata from
+    /// the saver's bytes afterwards.
+    func savesDirectly(_ options: EncodeOptions) -> Bool {
+        !options.stripMetadata || metadataStripper == nil
+    }
+
+    /// The libvips saver, for messages.
+    var saverName: String {
+        switch self {
+        case .jpeg: "jpegsave"
+        case .png: "pngsave"
+        case .webp: "webpsave"
+        case .tiff: "tiffsave"
+        case .avif: "heifsave"
+        }
+    }
+
+    /// What keeps only the colour profile of this format's encoded bytes (nil: the saver writes
+    /// no metadata of its own, the image carries none when stripped).
+    private var metadataStripper: (([UInt8]) -> [UInt8]?)? {
+        switch self {
+        case .jpeg: MetadataStripping.jpegKeepingOnlyColourProfile
+        case .webp: MetadataStripping.webpKeepingOnlyColourProfile
+        case .avif: MetadataStripping.avifKeepingOnlyColourProfile
+        case .png, .tiff: nil
+        }
+    }
+
+    /// Runs the saver for this format on `image` into `target`, with `options`: libvips's status.
+    func save(_ image: VipsImageRef, options: EncodeOptions, to target: UnsafeMutablePointer<VipsTarget>) -> Int32 {
         let quality = Int32(options.quality)
         switch self {
         case .jpeg:
@@ -232,30 +290,15 @@ extension ImageFormat {
             case .halved: subsampling = VIPS_FOREIGN_SUBSAMPLE_ON
             case .full: subsampling = VIPS_FOREIGN_SUBSAMPLE_OFF
             }
-            let bytes = try Libvips.save("jpegsave") {
-                cvips_jpegsave_buffer(image.pointer, quality, interlace, subsampling, $0, $1)
-            }
-            return options.stripMetadata ? try stripped(bytes, MetadataStripping.jpegKeepingOnlyColourProfile) : bytes
+            return cvips_jpegsave_target(image.pointer, target, quality, interlace, subsampling)
         case .png:
-            return try Libvips.save("pngsave") { cvips_pngsave_buffer(image.pointer, $0, $1) }
+            return cvips_pngsave_target(image.pointer, target)
         case .webp:
-            let lossless: Int32 = options.lossless ? 1 : 0
-            let bytes = try Libvips.save("webpsave") { cvips_webpsave_buffer(image.pointer, quality, lossless, $0, $1) }
-            return options.stripMetadata ? try stripped(bytes, MetadataStripping.webpKeepingOnlyColourProfile) : bytes
+            return cvips_webpsave_target(image.pointer, target, quality, options.lossless ? 1 : 0)
         case .tiff:
-            return try Libvips.save("tiffsave") { cvips_tiffsave_buffer(image.pointer, $0, $1) }
+            return cvips_tiffsave_target(image.pointer, target)
         case .avif:
-            let bytes = try Libvips.save("heifsave") { cvips_avifsave_buffer(image.pointer, quality, $0, $1) }
-            return options.stripMetadata ? try stripped(bytes, MetadataStripping.avifKeepingOnlyColourProfile) : bytes
+            return cvips_avifsave_target(image.pointer, target, quality)
         }
-    }
-
-    /// `bytes` through `strip`, or a failure when the encoder's output does not have the
-    /// structure of its format.
-    private func stripped(_ bytes: [UInt8], _ strip: ([UInt8]) -> [UInt8]?) throws(LibvipsFailure) -> [UInt8] {
-        guard let result = strip(bytes) else {
-            throw LibvipsFailure(message: "the encoded \(name) is not well formed: cannot strip its metadata")
-        }
-        return result
     }
 }

@@ -83,28 +83,34 @@ int cvips_profile_load(const char *name, VipsBlob **out) {
     return vips_profile_load(name, out, NULL);
 }
 
-int cvips_jpegsave_buffer(VipsImage *in, int quality, int interlace, VipsForeignSubsample subsample,
-                          void **buf, size_t *len) {
-    return vips_jpegsave_buffer(in, buf, len, "Q", quality, "interlace", interlace ? TRUE : FALSE,
+int cvips_jpegsave_target(VipsImage *in, VipsTarget *target, int quality, int interlace,
+                          VipsForeignSubsample subsample) {
+    return vips_jpegsave_target(in, target, "Q", quality, "interlace", interlace ? TRUE : FALSE,
                                 "subsample_mode", subsample, NULL);
 }
 
-int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
-    return vips_pngsave_buffer(in, buf, len, NULL);
+int cvips_pngsave_target(VipsImage *in, VipsTarget *target) {
+    return vips_pngsave_target(in, target, NULL);
 }
 
-int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, size_t *len) {
-    return vips_webpsave_buffer(in, buf, len, "Q", quality, "lossless", lossless ? TRUE : FALSE, NULL);
+int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless) {
+    return vips_webpsave_target(in, target, "Q", quality, "lossless", lossless ? TRUE : FALSE, NULL);
 }
 
-int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len) {
-    return vips_tiffsave_buffer(in, buf, len, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_DEFLATE,
+int cvips_tiffsave_target(VipsImage *in, VipsTarget *target) {
+    return vips_tiffsave_target(in, target, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_DEFLATE,
                                 "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL, NULL);
 }
 
-int cvips_avifsave_buffer(VipsImage *in, int quality, void **buf, size_t *len) {
-    return vips_heifsave_buffer(in, buf, len, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
+int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality) {
+    return vips_heifsave_target(in, target, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
                                 "bitdepth", 8, NULL);
+}
+
+int cvips_target_blob(VipsTarget *target, VipsBlob **out) {
+    *out = NULL;
+    g_object_get(target, "blob", out, NULL);
+    return *out ? 0 : -1;
 }
 
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out) {

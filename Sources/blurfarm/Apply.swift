@@ -126,6 +126,9 @@ struct Apply: ParsableCommand {
         }
 
         let clock = ContinuousClock()
+        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options) {
+            return
+        }
         var decoded: DecodedImage?
         let decodeTime = try clock.measure {
             decoded = input == "-" ? try StandardStreams.withInputFile(decode) : try decode(input)
@@ -190,7 +193,7 @@ struct Apply: ParsableCommand {
     }
 
     /// A `--verbose` line: on standard output, or standard error when the image goes there.
-    private func say(_ line: String) {
+    func say(_ line: String) {
         if output == "-" { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
     }
 }

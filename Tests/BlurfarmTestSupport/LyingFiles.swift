@@ -17,6 +17,13 @@ public enum LyingFiles {
         return bytes.prefix(Int(Double(bytes.count) * fraction))
     }
 
+    /// The first `fraction` of `source`'s bytes (a baseline JPEG), then an end-of-image marker
+    /// (`FF D9`): a file cut short that still passes the structure check, whose decoder fails
+    /// only when it reaches the missing rows ("Premature end of JPEG file").
+    public static func truncatedWithEndMarker(_ source: String, keeping fraction: Double) throws -> Data {
+        try truncated(source, keeping: fraction) + Data([0xFF, 0xD9])
+    }
+
     /// `source` (a baseline JPEG) with a restart marker (`FF D4`) written over two bytes in the
     /// middle of its entropy-coded data: the file still ends with its end-of-image marker,
     /// and libjpeg only warns ("Corrupt JPEG data: premature end of data segment") and fills

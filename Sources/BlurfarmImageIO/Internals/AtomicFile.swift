@@ -155,10 +155,25 @@ enum AtomicFile {
         throw ImageIOError(code: .writeFailed, path: output.path, message: "no free temporary file name")
     }
 
-    /// Writes `bytes` to a new temporary file beside `output` (``createTemporary(for:in:pid:)``),
-    /// fsyncs it, renames it over `output` and fsyncs the folder, all in one open descriptor
-    /// of the folder. On failure, removes the temporary file.
+    /// Writes `bytes` to a new temporary file beside `output`, atomically
+    /// (``write(to:temporaryFiles:contents:)``).
     static func write(_ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?) throws(ImageIOError) {
+        try write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
+            do throws(SystemCallError) {
+                try Syscalls.writeAll(descriptor, bytes)
+            } catch {
+                throw ImageIOError(code: .writeFailed, path: output.path, message: "\(error.call) failed: \(error.reason)")
+            }
+        }
+    }
+
+    /// Creates a new temporary file beside `output` (``createTemporary(for:in:pid:)``), has
+    /// `contents` write the file's bytes to its descriptor, fsyncs it, renames it over `output`
+    /// and fsyncs the folder, all in one open descriptor of the folder. When anything fails
+    /// (`contents` too), removes the temporary file and leaves `output` as it was.
+    static func write(
+        to output: OutputPath, temporaryFiles: TemporaryFiles?, contents: (Int32) throws(ImageIOError) -> Void
+    ) throws(ImageIOError) {
         func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
             ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
@@ -177,7 +192,13 @@ enum AtomicFile {
         defer { temporaryFiles?.remove(created) }
 
         do {
-            try Syscalls.writeAll(descriptor, bytes)
+            try contents(descriptor)
+        } catch {
+            try? Syscalls.close(descriptor)
+            Syscalls.removeQuietly(temporary, in: folder)
+            throw error
+        }
+        do {
             try Syscalls.fsync(descriptor)
             let closing = descriptor
             descriptor = -1

@@ -314,19 +314,50 @@ extension Libvips {
         return try body(UnsafeRawBufferPointer(start: memory, count: size))
     }
 
-    /// Encodes `image` with one of the shim's `*save_buffer` wrappers and returns the bytes.
+    /// Encodes `image` with one of the shim's `*save_target` wrappers into memory and returns
+    /// the bytes.
     static func save(
-        _ what: String, _ call: (UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
+        _ what: String, _ call: (UnsafeMutablePointer<VipsTarget>) -> Int32
     ) throws(LibvipsFailure) -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer?
+        let target = VipsTargetRef(memory: ())
+        try save(what, to: target, call)
+        var blob: UnsafeMutablePointer<VipsBlob>?
+        guard cvips_target_blob(target.pointer, &blob) == 0, let blob else {
+            throw LibvipsFailure(message: "\(what) left no bytes")
+        }
+        defer { vips_area_unref(UnsafeMutableRawPointer(blob).assumingMemoryBound(to: VipsArea.self)) }
         var length = 0
-        let status = call(&buffer, &length)
-        defer { if let buffer { g_free(buffer) } }
-        guard status == 0, let buffer else {
+        guard let data = vips_blob_get(blob, &length) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: data, count: length))
+    }
+
+    /// Encodes `image` with one of the shim's `*save_target` wrappers into `target`.
+    static func save(
+        _ what: String, to target: VipsTargetRef, _ call: (UnsafeMutablePointer<VipsTarget>) -> Int32
+    ) throws(LibvipsFailure) {
+        guard call(target.pointer) == 0 else {
             throw LibvipsFailure(message: takeErrorMessage() ?? "\(what) failed")
         }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
     }
+}
+
+/// One reference to a `VipsTarget`, where a saver writes, released when this object goes.
+final class VipsTargetRef {
+    let pointer: UnsafeMutablePointer<VipsTarget>
+
+    /// A target that collects the bytes in memory.
+    init(memory: Void) { pointer = vips_target_new_to_memory() }
+
+    /// A target that writes to the open file `descriptor` (libvips writes through a copy of
+    /// it; the caller still owns and closes `descriptor`).
+    init(descriptor: Int32) throws(LibvipsFailure) {
+        guard let target = vips_target_new_to_descriptor(descriptor) else {
+            throw LibvipsFailure(message: Libvips.takeErrorMessage() ?? "cannot write to the temporary file")
+        }
+        pointer = target
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }
 }
 
 extension Substring {

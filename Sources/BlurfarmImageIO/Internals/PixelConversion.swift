@@ -86,34 +86,50 @@ enum PixelConversion {
             ?? PixelStorage(
                 adopting: UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64), byteCount: byteCount
             ) { pointer, _ in pointer.deallocate() }
-        // The storage lives as long as the buffer returned, which holds it.
-        let floats = storage.withUnsafeFloats { $0 }
+        let pixels = PixelBuffer(rect: Rect(width: width, height: height), storage: storage, channels: bands)
         // Most of the time here is the kernel handing out fresh pages for the floats; splitting
         // the rows over the cores splits that too. Each part writes only its own rows.
         let parts = max(1, min(processorCount, pixelCount / minimumPixelsPerPart))
-        let sampleBytes = sixteenBit ? 2 : 1
+        let rowBytes = width * bands * (sixteenBit ? 2 : 1)
         // The parts touch disjoint memory, and `samples` outlives the call.
-        let shared = UnsafeSendable((source: UnsafeRawPointer(samples.baseAddress!), floats: floats))
+        let source = UnsafeSendable(UnsafeRawPointer(samples.baseAddress!))
         DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let (samplesBase, floats) = shared.value
             let firstRow = height * part / parts, endRow = height * (part + 1) / parts
-            let first = firstRow * width, count = (endRow - firstRow) * width
-            let source = samplesBase + first * bands * sampleBytes
-            if sixteenBit {
-                unit16.withUnsafeBufferPointer { unit in
-                    premultiply16(
-                        source.assumingMemoryBound(to: UInt16.self), bands: bands, pixelCount: count,
-                        unit: unit.baseAddress!, into: floats + first * bands)
-                }
-            } else {
-                unit8.withUnsafeBufferPointer { unit in
-                    premultiply8(
-                        source.assumingMemoryBound(to: UInt8.self), bands: bands, pixelCount: count,
-                        unit: unit.baseAddress!, into: floats + first * bands)
+            fill(
+                pixels.view(Rect(x: 0, y: firstRow, width: width, height: endRow - firstRow)),
+                from: source.value + firstRow * rowBytes, sixteenBit: sixteenBit)
+        }
+        return pixels
+    }
+
+    /// Fills `pixels` (3 or 4 channels) from the interleaved 8- or 16-bit `samples` of its
+    /// rectangle, as many bands as it has channels, row after row without padding: each sample
+    /// becomes `unit8[sample]` or `unit16[sample]`, colour is multiplied by alpha.
+    static func fill(_ pixels: PixelBuffer, from samples: UnsafeRawPointer, sixteenBit: Bool) {
+        let width = pixels.rect.width, bands = pixels.channels
+        let rowBytes = width * bands * (sixteenBit ? 2 : 1)
+        // Contiguous rows convert in one call.
+        let contiguous = pixels.rowStride == width * bands
+        let calls = contiguous ? 1 : pixels.rect.height
+        let pixelsPerCall = contiguous ? pixels.rect.area : width
+        pixels.withUnsafePixels { floats in
+            for call in 0..<calls {
+                let source = samples + call * rowBytes, destination = floats + call * pixels.rowStride
+                if sixteenBit {
+                    unit16.withUnsafeBufferPointer { unit in
+                        premultiply16(
+                            source.assumingMemoryBound(to: UInt16.self), bands: bands, pixelCount: pixelsPerCall,
+                            unit: unit.baseAddress!, into: destination)
+                    }
+                } else {
+                    unit8.withUnsafeBufferPointer { unit in
+                        premultiply8(
+                            source.assumingMemoryBound(to: UInt8.self), bands: bands, pixelCount: pixelsPerCall,
+                            unit: unit.baseAddress!, into: destination)
+                    }
                 }
             }
         }
-        return PixelBuffer(rect: Rect(width: width, height: height), storage: storage, channels: bands)
     }
 
     // MARK: Encoding

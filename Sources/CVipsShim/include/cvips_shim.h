@@ -78,20 +78,25 @@ int cvips_cast(VipsImage *in, VipsBandFormat format, VipsImage **out);
 /// vips_profile_load: the bytes of a named built-in profile ("srgb", "cmyk", "p3").
 int cvips_profile_load(const char *name, VipsBlob **out);
 
-/// Savers to memory, writing the metadata the image carries (libvips's JPEG and WebP savers
-/// add an EXIF block of their own; blurfarm strips metadata itself, keeping the ICC profile,
-/// which libvips 8.14's `strip` would drop too). The buffer is g_malloc'ed.
-/// cvips_jpegsave_buffer: `interlace` != 0 writes a progressive JPEG; `subsample` is
+/// Savers to a target (vips_target_new_to_memory, vips_target_new_to_descriptor), writing the
+/// metadata the image carries (libvips's JPEG and WebP savers add an EXIF block of their own;
+/// blurfarm strips metadata itself, keeping the ICC profile, which libvips 8.14's `strip`
+/// would drop too). The bytes are the same whatever the target.
+/// cvips_jpegsave_target: `interlace` != 0 writes a progressive JPEG; `subsample` is
 /// `subsample_mode` (auto: 4:2:0 below quality 90; on: 4:2:0; off: 4:4:4).
-int cvips_jpegsave_buffer(VipsImage *in, int quality, int interlace, VipsForeignSubsample subsample,
-                          void **buf, size_t *len);
-int cvips_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
-int cvips_webpsave_buffer(VipsImage *in, int quality, int lossless, void **buf, size_t *len);
-int cvips_tiffsave_buffer(VipsImage *in, void **buf, size_t *len);
-/// vips_heifsave_buffer with AV1 compression (AVIF), 8 bits per sample, quality `quality`;
+int cvips_jpegsave_target(VipsImage *in, VipsTarget *target, int quality, int interlace,
+                          VipsForeignSubsample subsample);
+int cvips_pngsave_target(VipsImage *in, VipsTarget *target);
+int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless);
+int cvips_tiffsave_target(VipsImage *in, VipsTarget *target);
+/// vips_heifsave_target with AV1 compression (AVIF), 8 bits per sample, quality `quality`;
 /// fails when libvips was built without libheif or libheif has no AV1 encoder. Like the JPEG
 /// and WebP savers it writes an EXIF item of its own.
-int cvips_avifsave_buffer(VipsImage *in, int quality, void **buf, size_t *len);
+int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality);
+
+/// The bytes a memory target (vips_target_new_to_memory) holds after a save: a new reference
+/// (vips_area_unref).
+int cvips_target_blob(VipsTarget *target, VipsBlob **out);
 
 /// vips_gaussblur with the default min_ampl and the given precision.
 int cvips_gaussblur(VipsImage *in, double sigma, VipsPrecision precision, VipsImage **out);
@@ -102,5 +107,34 @@ int cvips_conv(VipsImage *in, VipsImage *mask, VipsPrecision precision, VipsImag
 /// Routes libvips's own GLib warnings (domain "VIPS", e.g. "read gave 2 warnings" for a
 /// damaged JPEG) away from stderr: blurfarm reports every failure itself, one line each.
 void cvips_silence_warnings(void);
+
+// Band by band (cvips_bands.c).
+
+/// vips_region_new: a region of `image` to compute rectangles of it one after another. A region
+/// belongs to the thread that made it: only that thread may compute with it (libvips checks).
+int cvips_region_new(VipsImage *image, VipsRegion **out);
+
+/// Computes rows `top` ..< `top + count` of the region's image (all its columns) and copies
+/// them to `out`, row after row without padding (`count` * VIPS_IMAGE_SIZEOF_LINE bytes).
+int cvips_region_read_rows(VipsRegion *region, int top, int count, void *out);
+
+/// The rows behind an image made by cvips_rows_image.
+typedef struct CvipsRows CvipsRows;
+
+/// A `width` x `height` image of `bands` samples of `format` a pixel, with `interpretation`
+/// and resolution 1 (as vips_image_new_from_memory makes), whose pixels are the rows given to
+/// cvips_rows_supply: computing a row waits until it has been supplied. A ring of `capacity`
+/// rows holds the rows supplied and not yet copied out; each row may be computed once (what a
+/// saver does). `rows_out` lives as long as the image.
+int cvips_rows_image(int width, int height, int bands, VipsBandFormat format, VipsInterpretation interpretation,
+                     int capacity, VipsImage **out, CvipsRows **rows_out);
+
+/// Supplies the next `count` rows (row after row without padding), waiting while the ring is
+/// full. -1 when the rows are closed (nothing more is read) or past the image's height.
+int cvips_rows_supply(CvipsRows *rows, const void *samples, int count);
+
+/// No more rows come or are wanted: computing a row not yet supplied fails, and a supplier
+/// waiting for room returns -1.
+void cvips_rows_close(CvipsRows *rows);
 
 #endif

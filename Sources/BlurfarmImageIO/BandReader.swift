@@ -1,0 +1,108 @@
+import BlurfarmCore
+import CVips
+
+/// An image file decoded band by band, top to bottom, with libvips's sequential access: only
+/// the rows asked for are decoded, so memory holds a band, not the image.
+///
+/// The pixels are bit-identical to ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)``'s:
+/// the same checks before decoding, the same colour pipeline and conversion to premultiplied
+/// `Float32`. One thread at a time may use a reader.
+public final class BandReader: @unchecked Sendable {
+    /// The file read.
+    public let path: String
+    /// The image's width and height in pixels.
+    public let width: Int
+    public let height: Int
+    /// Bits per sample of the file: 8 or 16.
+    public let bitDepth: Int
+    /// Whether the image has alpha: the buffers it fills then have 4 channels, else 3.
+    public let hasAlpha: Bool
+    /// The metadata describing the decoded pixels, as ``ImageReader`` gives it.
+    public let metadata: ImageMetadata
+    /// Rows decoded so far: the next band starts here.
+    public private(set) var rowsRead = 0
+
+    private let file: InputFile
+    /// The image in sRGB, read through `region`.
+    private let image: VipsImageRef
+    /// Made by the first read, on the thread that reads (a libvips region is its thread's);
+    /// released after the last row or a failure, on the same thread.
+    private var region: VipsRegionRef?
+    private var samples: [UInt8] = []
+
+    /// Opens the image at `path` for reading band by band, after the checks of
+    /// ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` (pixel limit, memory, file
+    /// structure). Nil when the image must be turned upright (EXIF orientation other than 1):
+    /// rotating needs the whole image, so such a file is read whole with `ImageReader.read`.
+    ///
+    /// - Throws: `ImageIOError` as `ImageReader.read` does.
+    public static func open(
+        _ path: String, pixelLimit: Int = ImageReader.defaultPixelLimit, memoryLimit: Int = ImageReader.usableMemory
+    ) throws(ImageIOError) -> BandReader? {
+        let (file, loaded) = try ImageReader.openChecked(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
+        guard loaded.orientation == 1 else {
+            file.close()
+            return nil
+        }
+        do throws(LibvipsFailure) {
+            let sixteen = loaded.format != VIPS_FORMAT_UCHAR
+            let (image, metadata) = try ImageReader.prepared(loaded, sixteenBit: sixteen)
+            return BandReader(file: file, image: image, bitDepth: sixteen ? 16 : 8, metadata: metadata)
+        } catch {
+            file.close()
+            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+        }
+    }
+
+    private init(file: InputFile, image: VipsImageRef, bitDepth: Int, metadata: ImageMetadata) {
+        self.file = file
+        self.image = image
+        path = file.path
+        width = image.width
+        height = image.height
+        hasAlpha = image.bands == 4
+        self.bitDepth = bitDepth
+        self.metadata = metadata
+    }
+
+    deinit { file.close() }
+
+    /// Floats per pixel of the buffers it fills: 4 with alpha, else 3.
+    public var channels: Int { hasAlpha ? 4 : 3 }
+
+    /// Decodes the next `pixels.rect.height` rows into `pixels`, whose rectangle must be the
+    /// image's whole width starting at row ``rowsRead``, with ``channels`` channels.
+    ///
+    /// - Throws: `ImageIOError` with code `.decodeFailed` (truncated or corrupt data; libvips's
+    ///   message).
+    public func read(into pixels: PixelBuffer) throws(ImageIOError) {
+        let rect = pixels.rect
+        precondition(
+            rect.x == 0 && rect.width == width && rect.y == rowsRead && rect.maxY <= height && pixels.channels == channels,
+            "band \(rect) is not the next rows of a \(width)x\(height) image read to row \(rowsRead)")
+        guard !rect.isEmpty else { return }
+        do throws(LibvipsFailure) {
+            let region: VipsRegionRef
+            if let made = self.region {
+                region = made
+            } else {
+                region = try VipsRegionRef(image)
+                self.region = region
+            }
+            let byteCount = rect.height * region.rowBytes
+            if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
+            let sixteen = bitDepth == 16
+            try samples.withUnsafeMutableBytes { raw in
+                Result { () throws(LibvipsFailure) in
+                    try region.readRows(top: rect.y, count: rect.height, into: raw)
+                    PixelConversion.fill(pixels, from: UnsafeRawPointer(raw.baseAddress!), sixteenBit: sixteen)
+                }
+            }.get()
+        } catch {
+            region = nil
+            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+        }
+        rowsRead = rect.maxY
+        if rowsRead == height { region = nil }
+    }
+}

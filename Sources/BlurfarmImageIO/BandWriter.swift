@@ -1,0 +1,144 @@
+import BlurfarmCore
+import CVips
+import Foundation
+import Synchronization
+
+/// Writes an image to a file band by band, top to bottom, while its later rows are still being
+/// made: a libvips saver runs on a thread of its own from the start and takes the rows as they
+/// are appended, so memory holds a ring of rows, not the image.
+///
+/// The file's bytes are those ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:temporaryFiles:)``
+/// writes for the same pixels, and it is written as atomically: to a temporary file beside the
+/// output, renamed over it by ``finish()``; ``abandon()`` or any failure removes the temporary
+/// file and leaves the output as it was. One thread at a time may append.
+public final class BandWriter: @unchecked Sendable {
+    /// The output file.
+    public let path: String
+    /// The image's width and height in pixels.
+    public let width: Int
+    public let height: Int
+    /// Rows appended so far.
+    public private(set) var rowsWritten = 0
+
+    private let rows: SuppliedRowsImage
+    private let alpha: Bool
+    private let bitDepth: Int
+    private let background: SIMD3<Float>
+    /// The saver thread's outcome, once it is done.
+    private let outcome = Mutex<Result<Void, ImageIOError>?>(nil)
+    private let saved = DispatchSemaphore(value: 0)
+
+    /// The rows of the ring between the appender and the saver, unless told otherwise.
+    public static let defaultRingRows = 256
+
+    /// Whether an image can be written band by band to `path` with `options`: its format's
+    /// saver writes the file's bytes itself (metadata stripping rewrites JPEG, WebP and AVIF
+    /// bytes afterwards), and whether it has alpha is known before the pixels are (an output
+    /// of 4 `channels` from a source without alpha has alpha only if some pixel is
+    /// translucent, unless the format has no alpha).
+    public static func canWrite(to path: String, channels: Int, sourceHadAlpha: Bool, options: EncodeOptions) -> Bool {
+        guard let format = ImageFormat(extension: OutputPath(path).extension) else { return false }
+        return format.savesDirectly(options) && (channels == 3 || sourceHadAlpha || !format.storesAlpha)
+    }
+
+    /// Starts writing a `width` × `height` image of premultiplied `Float32` pixels with
+    /// `channels` channels to `path`, encoded as ``ImageWriter/encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// encodes: the temporary file is created and the saver started.
+    ///
+    /// - Precondition: ``canWrite(to:channels:sourceHadAlpha:options:)``.
+    /// - Throws: `ImageIOError` as `ImageWriter.encode` and `ImageWriter.write` do.
+    public init(
+        path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
+        metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
+        ringRows: Int = defaultRingRows
+    ) throws(ImageIOError) {
+        precondition(
+            Self.canWrite(to: path, channels: channels, sourceHadAlpha: sourceHadAlpha, options: options),
+            "\(path) cannot be written band by band")
+        try ImageWriter.checkDestination(path, options: options)
+        let output = OutputPath(path)
+        let (format, bitDepth) = try ImageWriter.checkEncoding(
+            extension: output.extension, named: path, size: Rect(width: width, height: height),
+            sourceBitDepth: sourceBitDepth, options: options)
+        self.path = path
+        self.width = width
+        self.height = height
+        self.bitDepth = bitDepth
+        background = options.background
+        // canWrite: with 4 channels and no source alpha, the format has no alpha.
+        alpha = format.storesAlpha && sourceHadAlpha
+        do throws(LibvipsFailure) {
+            rows = try SuppliedRowsImage(
+                width: width, height: height, bands: alpha ? 4 : 3,
+                format: bitDepth == 16 ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR,
+                interpretation: ImageWriter.interpretation(bitDepth: bitDepth), capacity: max(1, ringRows))
+        } catch {
+            throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+        }
+        ImageWriter.tag(rows.image, metadata: metadata, options: options)
+        let thread = Thread { [self] in
+            let result = Result { () throws(ImageIOError) in
+                try AtomicFile.write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
+                    do throws(LibvipsFailure) {
+                        let target = try VipsTargetRef(descriptor: descriptor)
+                        try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }
+                    } catch {
+                        throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+                    }
+                }
+            }
+            rows.close()
+            outcome.withLock { $0 = result }
+            saved.signal()
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// Encodes the next rows: `pixels` is as wide as the image, and its rows follow the rows
+    /// appended before (its rectangle's origin does not matter, as for `ImageWriter.encode`).
+    /// Waits while the saver is behind.
+    ///
+    /// - Throws: the saver's `ImageIOError` when it failed (the temporary file is gone).
+    public func append(_ pixels: PixelBuffer) throws(ImageIOError) {
+        let rect = pixels.rect
+        precondition(
+            rect.width == width && rowsWritten + rect.height <= height,
+            "band \(rect) does not fit a \(width)x\(height) image written to row \(rowsWritten)")
+        let supplied =
+            bitDepth == 16
+            ? PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt16.self)
+                .withUnsafeBytes { rows.supply($0, rows: rect.height) }
+            : PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt8.self)
+                .withUnsafeBytes { rows.supply($0, rows: rect.height) }
+        guard supplied else {
+            try finish()
+            throw ImageIOError(code: .encodeFailed, path: path, message: "the encoder stopped before the last row")
+        }
+        rowsWritten += rect.height
+    }
+
+    /// Waits for the saver to write the last row and puts the file in place.
+    ///
+    /// - Throws: the saver's or the atomic write's `ImageIOError` (then nothing was written).
+    /// Finishing before the last row is appended is a failure: the rows missing are never
+    /// written.
+    public func finish() throws(ImageIOError) {
+        if rowsWritten < height { rows.close() }
+        try waitForSaver().get()
+    }
+
+    /// Stops the saver (no more rows come) and removes the temporary file; the output stays as
+    /// it was.
+    public func abandon() {
+        rows.close()
+        _ = waitForSaver()
+    }
+
+    /// The saver thread's outcome, waiting for it the first time.
+    private func waitForSaver() -> Result<Void, ImageIOError> {
+        if let done = outcome.withLock({ $0 }) { return done }
+        saved.wait()
+        return outcome.withLock { $0! }
+    }
+}

@@ -1,0 +1,105 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// `blurfarm apply` band by band (the in-process engine): the bytes of the whole-image path
+/// (which the worker pool takes), and a failure half way leaves nothing behind.
+@Suite struct StreamedApplyTests {
+    /// Runs `apply input output` with `arguments`, in process (streamed when it can be) and with
+    /// one worker (the whole-image path); returns both outputs' bytes and the streamed run's
+    /// `--verbose` line.
+    func bothPaths(_ input: String, _ name: String, _ arguments: [String]) throws -> (streamed: Data, whole: Data, said: String) {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let streamed = folder.appendingPathComponent("s-" + name).path, whole = folder.appendingPathComponent("w-" + name).path
+        let first = try Blurfarm.run(["apply", input, streamed, "--workers", "0", "--verbose"] + arguments)
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try Blurfarm.run(["apply", input, whole, "--workers", "1"] + arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["s-" + name, "w-" + name])
+        return (try Data(contentsOf: URL(fileURLWithPath: streamed)), try Data(contentsOf: URL(fileURLWithPath: whole)), first.stdout)
+    }
+
+    @Test(arguments: [
+        ("photos/plasma-Kite.jpg", "out.jpg", "clamp"), ("photos/mate-Storm.jpg", "out.png", "mirror"),
+        ("special/deep-16bit.png", "out.png", "clamp"), ("special/deep-16bit.png", "out.jpg", "transparent"),
+        ("special/alpha-garbage-under-transparent.png", "out.png", "grow"),
+        ("special/alpha-garbage-under-transparent.png", "out.webp", "transparent"), ("special/cmyk.jpg", "out.jpg", "grow"),
+    ])
+    func corpusPhotosStreamToTheBytesOfTheWholeImage(_ file: String, _ name: String, _ edge: String) throws {
+        let (streamed, whole, said) = try bothPaths(
+            Fixtures.corpus(file), name,
+            ["--filter", "gaussian sigma=6", "--filter", "motion radius=4 angle=60", "--edge", edge, "--tile", "96"])
+        #expect(said.contains("streamed in"), "\(said)")
+        #expect(!streamed.isEmpty && streamed == whole)
+    }
+
+    @Test func smallGeneratedImagesStreamToTheSameBytes() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Translucent RGBA with 16-bit and 8-bit sources; odd sizes, bands of a few rows.
+        let pixels = PixelBuffer(rect: Rect(width: 53, height: 41))
+        for y in 0..<41 {
+            for x in 0..<53 {
+                let a = Float((x * 5 + y * 3) % 13) / 12
+                pixels[x, y] = SIMD4(Float(x) / 52 * a, Float(y) / 40 * a, 0.3 * a, a)
+            }
+        }
+        for depth in [8, 16] {
+            let input = folder.appendingPathComponent("in\(depth).png").path
+            try ImageWriter.write(
+                pixels, to: input, sourceBitDepth: depth, sourceHadAlpha: true, metadata: nil, options: EncodeOptions())
+            for (name, edge) in [("o.png", "mirror"), ("o.jpg", "clamp"), ("o.tif", "grow")] {
+                let (streamed, whole, said) = try bothPaths(
+                    input, name, ["--filter", "gaussian sigma=2.5", "--filter", "motion radius=3 angle=10", "--edge", edge,
+                        "--tile", "7", "--colour", "linear"])
+                #expect(said.contains("streamed in"), "\(said)")
+                #expect(streamed == whole, "\(depth)-bit source, \(name), edge \(edge)")
+            }
+        }
+    }
+
+    @Test func imagesThatCannotStreamAreDecodedWhole() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cases: [(String, [String])] = [
+            ("special/exif-orientation-6.jpg", []),  // turned upright: needs the whole image
+            ("photos/mate-GreenMeadow.jpg", ["--resize", "300"]),
+            ("photos/mate-GreenMeadow.jpg", ["--strip"]),  // JPEG metadata stripped from the encoded bytes
+        ]
+        for (file, more) in cases {
+            let output = folder.appendingPathComponent("o.jpg").path
+            let result = try Blurfarm.run(
+                ["apply", Fixtures.corpus(file), output, "--filter", "gaussian sigma=2", "--workers", "0", "--verbose"] + more)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(!result.stdout.contains("streamed"), "\(file) \(more): \(result.stdout)")
+        }
+    }
+
+    /// A JPEG cut short (its end-of-image marker put back, so the structure check passes) fails
+    /// when the decoder reaches the missing rows, after the first bands were filtered and
+    /// encoded: no output, no temporary file, an existing output untouched, one error line.
+    @Test func aDecodeFailingHalfWayLeavesNothingBehind() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("cut.jpg").path
+        try LyingFiles.truncatedWithEndMarker(Fixtures.corpus("photos/plasma-Volna.jpg"), keeping: 0.6)
+            .write(to: URL(fileURLWithPath: input))
+        for existing in [false, true] {
+            let output = folder.appendingPathComponent("out.jpg").path
+            if existing { try Data("old".utf8).write(to: URL(fileURLWithPath: output)) }
+            let result = try Blurfarm.run([
+                "apply", input, output, "--filter", "gaussian sigma=3", "--workers", "0", "--tile", "64",
+            ])
+            #expect(result.status == 1)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(result.stderr)")
+            #expect(lines.first?.hasPrefix("blurfarm: error: ") == true && lines.first?.contains(input) == true, "\(result.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            #expect(left == (existing ? ["cut.jpg", "out.jpg"] : ["cut.jpg"]), "\(left)")
+            if existing { #expect(try String(contentsOfFile: output, encoding: .utf8) == "old") }
+        }
+    }
+}

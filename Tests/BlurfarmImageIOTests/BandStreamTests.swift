@@ -1,0 +1,189 @@
+import BlurfarmCore
+@testable import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Reading and writing band by band")
+struct BandStreamTests {
+    /// Random band heights from `generator` covering `height` rows: (first row, rows).
+    static func bands(height: Int, using generator: inout SplitMix) -> [(y: Int, rows: Int)] {
+        var bands: [(Int, Int)] = []
+        var y = 0
+        while y < height {
+            let rows = min(height - y, Int.random(in: 1...97, using: &generator))
+            bands.append((y, rows))
+            y += rows
+        }
+        return bands
+    }
+
+    /// The image at `path` read band by band (random heights) into one buffer.
+    static func readInBands(_ path: String, seed: UInt64) throws -> (pixels: PixelBuffer, reader: BandReader) {
+        let reader = try #require(try BandReader.open(path))
+        let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
+        var generator = SplitMix(seed: seed)
+        for band in bands(height: reader.height, using: &generator) {
+            try reader.read(into: pixels.view(Rect(x: 0, y: band.y, width: reader.width, height: band.rows)))
+        }
+        #expect(reader.rowsRead == reader.height)
+        return (pixels, reader)
+    }
+
+    @Test(arguments: [
+        "photos/plasma-Kite.jpg", "photos/mate-GreenMeadow.jpg", "special/cmyk.jpg", "special/display-p3.jpg",
+        "special/deep-16bit.png", "special/alpha-garbage-under-transparent.png", "special/grayscale.jpg",
+        "special/kite.webp", "special/aqua.tif",
+    ])
+    func bandsAreBitIdenticalToTheWholeDecode(_ file: String) throws {
+        let whole = try ImageReader.read(Corpus.path(file))
+        let (pixels, reader) = try Self.readInBands(Corpus.path(file), seed: 12)
+        #expect(reader.bitDepth == whole.bitDepth && reader.hasAlpha == whole.hasAlpha)
+        #expect(reader.metadata.iccProfile == whole.metadata.iccProfile)
+        #expect(reader.metadata.exif == whole.metadata.exif && reader.metadata.xmp == whole.metadata.xmp)
+        #expect(pixels.isBitIdentical(to: whole.pixels), "first difference at \(String(describing: pixels.firstDifference(from: whole.pixels)))")
+    }
+
+    /// `apply` opens the file on its main thread and decodes on a thread of its own: a libvips
+    /// region belongs to the thread that made it (libvips aborts otherwise).
+    @Test func bandsAreReadOnAnotherThreadThanTheOneThatOpened() throws {
+        let reader = try #require(try BandReader.open(Corpus.path("photos/mate-GreenMeadow.jpg")))
+        let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
+        let done = DispatchSemaphore(value: 0)
+        let failed = Mutex<ImageIOError?>(nil)
+        let thread = Thread {
+            do throws(ImageIOError) {
+                while reader.rowsRead < reader.height {
+                    let rows = min(100, reader.height - reader.rowsRead)
+                    try reader.read(into: pixels.view(Rect(x: 0, y: reader.rowsRead, width: reader.width, height: rows)))
+                }
+            } catch {
+                failed.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        #expect(failed.withLock { $0 } == nil)
+        #expect(pixels.isBitIdentical(to: try ImageReader.read(Corpus.path("photos/mate-GreenMeadow.jpg")).pixels))
+    }
+
+    @Test func anImageToTurnUprightIsNotReadInBands() throws {
+        #expect(try BandReader.open(Corpus.path("special/exif-orientation-6.jpg")) == nil)
+    }
+
+    @Test func theHeaderChecksStillRefuse() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let bomb = scratch.file("bomb.jpg")
+        try LyingFiles.jpegClaiming(Corpus.path("photos/mate-GreenMeadow.jpg"), width: 60000, height: 60000)
+            .write(to: URL(fileURLWithPath: bomb))
+        #expect(failure { try BandReader.open(bomb) }?.code == .overPixelLimit)
+        #expect(failure { try BandReader.open(Corpus.path("special/truncated.jpg")) }?.code == .decodeFailed)
+        #expect(failure { try BandReader.open(scratch.file("missing.jpg")) }?.code == .fileMissing)
+    }
+
+    @Test func aFileCutShortFailsAtTheBandWhereItsDataEnds() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("cut.jpg")
+        try LyingFiles.truncatedWithEndMarker(Corpus.path("photos/mate-Storm.jpg"), keeping: 0.5)
+            .write(to: URL(fileURLWithPath: path))
+        let reader = try #require(try BandReader.open(path))
+        var failed: ImageIOError?
+        while reader.rowsRead < reader.height, failed == nil {
+            let rows = min(64, reader.height - reader.rowsRead)
+            let band = PixelBuffer(rect: Rect(x: 0, y: reader.rowsRead, width: reader.width, height: rows), channels: 3)
+            failed = failure { try reader.read(into: band) }
+        }
+        #expect(failed?.code == .decodeFailed)
+        #expect(failed?.path == path)
+        #expect(reader.rowsRead > 0 && reader.rowsRead < reader.height, "the first bands decode, the last do not")
+    }
+
+    /// Writes `pixels` whole (ImageWriter) and band by band (BandWriter, random band heights,
+    /// a ring of `ringRows`) to `name`; returns both files' bytes.
+    func bothWays(
+        _ pixels: PixelBuffer, to name: String, bitDepth: Int, hadAlpha: Bool, metadata: ImageMetadata?,
+        options: EncodeOptions = EncodeOptions(), ringRows: Int = 7, seed: UInt64 = 5
+    ) throws -> (whole: [UInt8], banded: [UInt8]) {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let whole = scratch.file("whole-" + name), banded = scratch.file(name)
+        try ImageWriter.write(
+            pixels, to: whole, sourceBitDepth: bitDepth, sourceHadAlpha: hadAlpha, metadata: metadata, options: options)
+        #expect(BandWriter.canWrite(to: banded, channels: pixels.channels, sourceHadAlpha: hadAlpha, options: options))
+        let writer = try BandWriter(
+            path: banded, width: pixels.rect.width, height: pixels.rect.height, channels: pixels.channels,
+            sourceBitDepth: bitDepth, sourceHadAlpha: hadAlpha, metadata: metadata, options: options, ringRows: ringRows)
+        var generator = SplitMix(seed: seed)
+        for band in Self.bands(height: pixels.rect.height, using: &generator) {
+            try writer.append(pixels.view(Rect(x: 0, y: band.y, width: pixels.rect.width, height: band.rows)))
+        }
+        try writer.finish()
+        #expect(try scratch.contents() == [name, "whole-" + name].sorted(), "temporary files left behind")
+        return (Array(try Data(contentsOf: URL(fileURLWithPath: whole))), Array(try Data(contentsOf: URL(fileURLWithPath: banded))))
+    }
+
+    @Test(arguments: [
+        ("photos/plasma-Kite.jpg", "out.jpg"), ("photos/plasma-Kite.jpg", "out.png"), ("photos/plasma-Kite.jpg", "out.webp"),
+        ("special/deep-16bit.png", "out.png"), ("special/deep-16bit.png", "out.tif"),
+        ("special/alpha-garbage-under-transparent.png", "out.png"),
+        ("special/alpha-garbage-under-transparent.png", "out.webp"),
+        ("special/alpha-garbage-under-transparent.png", "out.jpg"), ("special/cmyk.jpg", "out.jpg"),
+    ])
+    func bandsGiveTheBytesOfTheWholeEncode(_ file: String, _ name: String) throws {
+        let image = try ImageReader.read(Corpus.path(file))
+        let (whole, banded) = try bothWays(
+            image.pixels, to: name, bitDepth: image.bitDepth, hadAlpha: image.hasAlpha, metadata: image.metadata)
+        #expect(!whole.isEmpty)
+        #expect(whole == banded)
+    }
+
+    @Test func smallGeneratedImagesGiveTheSameBytes() throws {
+        // Translucent, 16-bit, odd sizes, values beyond 0...1 (clamped) and NaN (0).
+        let pixels = makeBuffer(width: 37, height: 23) { x, y in
+            let a = Float((x * 7 + y * 3) % 11) / 10
+            let v = Float(x) / 36 * 1.2 - 0.1
+            return SIMD4(v * a, Float(y) / 22 * a, x == 5 && y == 5 ? .nan : 0.5 * a, a)
+        }
+        for (name, depth) in [("g.png", 16), ("g.png", 8), ("g.webp", 8), ("g.tif", 16), ("g.jpg", 8)] {
+            for ring in [1, 4, 100] {
+                let (whole, banded) = try bothWays(
+                    pixels, to: name, bitDepth: depth, hadAlpha: true, metadata: nil,
+                    options: EncodeOptions(lossless: name.hasSuffix(".webp")), ringRows: ring, seed: UInt64(ring))
+                #expect(whole == banded, "\(name), \(depth) bits, ring \(ring)")
+            }
+        }
+    }
+
+    @Test func strippedJPEGIsNotWrittenInBandsNorTranslucencyFoundLate() {
+        #expect(!BandWriter.canWrite(to: "a.jpg", channels: 3, sourceHadAlpha: false, options: EncodeOptions(stripMetadata: true)))
+        #expect(BandWriter.canWrite(to: "a.png", channels: 3, sourceHadAlpha: false, options: EncodeOptions(stripMetadata: true)))
+        #expect(!BandWriter.canWrite(to: "a.png", channels: 4, sourceHadAlpha: false, options: EncodeOptions()))
+        #expect(BandWriter.canWrite(to: "a.jpg", channels: 4, sourceHadAlpha: false, options: EncodeOptions()))
+    }
+
+    @Test func anAbandonedWriteLeavesTheOutputAsItWasAndNoTemporaryFile() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("out.jpg")
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        let temporaryFiles = TemporaryFiles()
+        let writer = try BandWriter(
+            path: path, width: 64, height: 64, channels: 3, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions(), temporaryFiles: temporaryFiles, ringRows: 4)
+        try writer.append(PixelBuffer(rect: Rect(width: 64, height: 10), channels: 3))
+        writer.abandon()
+        #expect(try scratch.contents() == ["out.jpg"])
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+        #expect(temporaryFiles.inProgress.isEmpty)
+        // Finishing early fails the same way.
+        let early = try BandWriter(
+            path: path, width: 64, height: 64, channels: 3, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions())
+        #expect(failure { try early.finish() }?.code == .encodeFailed)
+        #expect(try scratch.contents() == ["out.jpg"])
+    }
+}

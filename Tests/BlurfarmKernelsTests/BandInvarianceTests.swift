@@ -1,0 +1,104 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmKernels
+import BlurfarmTestSupport
+import PropertyBased
+import Synchronization
+import Testing
+
+/// Band invariance: an image rendered band by band (``BandedRender``: decoded in bands on a
+/// thread of its own, each band's tiles rendered from a window of the source) is the whole
+/// image's render, bit for bit, whatever the band height, tile size, depth and threads.
+@Suite struct BandInvarianceTests {
+    /// A chain of a gaussian and a motion blur with random parameters, edge rule and colour mode.
+    static func twoFilters(seed: UInt64, edge: EdgeRule) -> FilterChain {
+        var rng = SplitMix(seed: seed)
+        let gaussian = GaussianBlur(sigma: Double.random(in: 0.1...6, using: &rng))
+        let motion = MotionBlur(
+            radius: Double.random(in: 0...9, using: &rng), angle: Double.random(in: -180...180, using: &rng),
+            samples: rng.next() % 2 == 0 ? nil : Int(rng.next() % 9) + 1)
+        let filters: [any Filter] = rng.next() % 2 == 0 ? [gaussian, motion] : [motion, gaussian]
+        return FilterChain(filters: filters, edge: edge, colour: ColourMode.allCases[Int(rng.next() % 2)])
+    }
+
+    /// `source` rendered by a ``BandedRender`` whose reads copy rows from `source`, its output
+    /// bands gathered into one buffer; also checks that the rows are read once, in order.
+    static func renderedInBands(
+        _ source: PixelBuffer, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int
+    ) throws -> PixelBuffer {
+        let banded = BandedRender(
+            renderer: Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)),
+            image: source.rect, bandHeight: bandHeight, depth: depth)
+        let output = PixelBuffer(rect: banded.output, channels: chain.channels(forSource: source.channels))
+        let nextRow = Mutex(0)
+        var written = banded.output.y
+        try banded.run(sourceChannels: source.channels) { band in
+            nextRow.withLock { row in
+                #expect(band.rect.y == row && band.rect.x == 0 && band.rect.width == source.rect.width)
+                row = band.rect.maxY
+            }
+            band.copy(band.rect, from: source)
+        } write: { band in
+            #expect(band.rect.y == written && band.rect.width == banded.output.width)
+            written = band.rect.maxY
+            output.copy(band.rect, from: band)
+        }
+        #expect(written == banded.output.maxY)
+        return output
+    }
+
+    @Test func bandedEqualsWholeBitForBit() async {
+        await propertyCheck(
+            count: 200, input: Gen.int(in: 1...48), Gen.int(in: 1...60), Gen.int(in: 1...20), Gen.int(in: 0...16),
+            Gen.int(in: 1...3), Gen.uint64()
+        ) { width, height, bandHeight, tile, threads, seed in
+            let edge = EdgeRule.allCases[Int(seed % UInt64(EdgeRule.allCases.count))]
+            let image = TestImages.random(width: width, height: height, seed: seed, opaque: seed % 3 == 1)
+            let chain = Self.twoFilters(seed: seed, edge: edge)
+            let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
+            let depth = Int(seed % 3) + 1
+            let banded = try! Self.renderedInBands(
+                image, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth)
+            #expect(banded.rect == whole.rect)
+            if let d = banded.firstDifference(from: whole) {
+                let chainWords = "\(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour)"
+                Issue.record(
+                    "\(width)x\(height)x\(image.channels), bands of \(bandHeight), tile \(tile), depth \(depth), chain \(chainWords): first difference at (\(d.x), \(d.y))")
+            }
+        }
+    }
+
+    @Test(arguments: EdgeRule.allCases)
+    func everyEdgeRuleAtTheTopAndBottomOfATallImage(edge: EdgeRule) throws {
+        // Reaches longer than a band, bands of one row: windows span many bands.
+        let image = TestImages.random(width: 9, height: 70, seed: 3, opaque: false)
+        let chain = FilterChain(filters: [GaussianBlur(sigma: 4), MotionBlur(radius: 7, angle: 90, samples: nil)], edge: edge)
+        let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
+        for bandHeight in [1, 5, 64, 200] {
+            let banded = try Self.renderedInBands(image, chain: chain, tile: 4, threads: 2, bandHeight: bandHeight, depth: 1)
+            #expect(banded.isBitIdentical(to: whole), "bands of \(bandHeight)")
+        }
+    }
+
+    @Test func aReadFailureStopsTheRenderAndIsRethrown() {
+        struct Broken: Error {}
+        let image = TestImages.random(width: 16, height: 64, seed: 1, opaque: true)
+        let banded = BandedRender(
+            renderer: Renderer(
+                chain: FilterChain(filters: [GaussianBlur(sigma: 1)]), tileSize: 8, executor: ThreadedTileExecutor(threads: 2)),
+            image: image.rect, bandHeight: 8)
+        let reads = Mutex(0)
+        var written = 0
+        #expect(throws: Broken.self) {
+            try banded.run(sourceChannels: 3) { band in
+                let count = reads.withLock { $0 += 1; return $0 }
+                if count == 3 { throw Broken() }
+                band.copy(band.rect, from: image)
+            } write: { band in
+                written = band.rect.maxY
+            }
+        }
+        #expect(written < 64)
+        #expect(reads.withLock { $0 } == 3, "no read after the failure")
+    }
+}
