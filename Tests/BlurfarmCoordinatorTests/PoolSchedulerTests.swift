@@ -35,6 +35,15 @@ import Testing
             order: .init(priority: priority, job: job, image: id))
     }
 
+    /// A task's result, then its checksum checked: the actions of both.
+    func answer(
+        _ scheduler: inout PoolScheduler, _ worker: UInt32, _ task: UInt64, mismatch: String? = nil,
+        at instant: ContinuousClock.Instant
+    ) -> [Action] {
+        scheduler.handle(.result(worker, task), at: instant)
+            + scheduler.handle(.verified(task, checksumMismatch: mismatch), at: instant)
+    }
+
     func sends(_ actions: [Action]) -> [(PoolScheduler.TileTask, UInt32)] {
         actions.compactMap { if case .send(let task, let worker) = $0 { (task, worker) } else { nil } }
     }
@@ -67,12 +76,23 @@ import Testing
     @Test func readyAfterAVerifiedResultTakesTheNextTileAndTheLastFinishesTheImage() {
         var scheduler = running(workers: 1)
         let first = sends(scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0))[0].0
-        #expect(scheduler.handle(.result(1, first.task, checksumMismatch: nil), at: at(1)).contains(.progress(1, done: 1, total: 2)))
+        #expect(answer(&scheduler, 1, first.task, mismatch: nil, at: at(1)).contains(.progress(1, done: 1, total: 2)))
         let second = sends(scheduler.handle(.ready(1), at: at(1)))[0].0
         #expect(second.tile.x == 10)
-        let done = scheduler.handle(.result(1, second.task, checksumMismatch: nil), at: at(2))
+        let done = answer(&scheduler, 1, second.task, mismatch: nil, at: at(2))
         #expect(finishes(done).map(\.0) == [1])
         #expect(finishes(done).first?.1 == .success(0))
+    }
+
+    @Test func readyAfterAnUncheckedResultTakesTheNextTileBeforeTheChecksumIsChecked() {
+        var scheduler = running(workers: 1)
+        let first = sends(scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0))[0].0
+        #expect(scheduler.handle(.result(1, first.task), at: at(1)).isEmpty)
+        #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.tile.x == 10)
+        // The image is not done before its first tile is checked, and a mismatch retries it.
+        let checked = scheduler.handle(.verified(first.task, checksumMismatch: "worker 1 sent 0"), at: at(1))
+        #expect(finishes(checked).isEmpty)
+        #expect(checked.contains { if case .notice(.tileRetried(1, _, 1, _)) = $0 { true } else { false } })
     }
 
     @Test func tilesOfAHigherPriorityJobAreSentFirst() {
@@ -80,7 +100,7 @@ import Testing
         let busy = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, priority: 0, job: 1, id: 1)), at: t0))[0].0
         _ = scheduler.handle(.imageQueued(2, image(tiles: 2, priority: 0, job: 1, id: 2)), at: t0)
         _ = scheduler.handle(.imageQueued(3, image(tiles: 2, priority: 50, job: 2, id: 3)), at: t0)
-        _ = scheduler.handle(.result(1, busy.task, checksumMismatch: nil), at: at(1))
+        _ = answer(&scheduler, 1, busy.task, mismatch: nil, at: at(1))
         #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.image == 3)
     }
 
@@ -91,7 +111,7 @@ import Testing
         guard case .busy(let task, _) = busy else { Issue.record("not busy"); return }
         _ = scheduler.handle(.imageQueued(6, image(tiles: 1, job: 1, id: 6)), at: t0)
         _ = scheduler.handle(.imageQueued(7, image(tiles: 1, job: 2, id: 7)), at: t0)
-        _ = scheduler.handle(.result(1, task, checksumMismatch: nil), at: at(1))
+        _ = answer(&scheduler, 1, task, mismatch: nil, at: at(1))
         // Job 1 arrived before job 2.
         #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.image == 6)
     }
@@ -102,7 +122,7 @@ import Testing
         _ = scheduler.handle(.imageQueued(2, image(tiles: 1, job: 1, id: 2)), at: t0)
         _ = scheduler.handle(.imageQueued(3, image(tiles: 1, job: 2, id: 3)), at: t0)
         _ = scheduler.handle(.jobReprioritised(job: 2, priority: 90), at: t0)
-        _ = scheduler.handle(.result(1, busy.task, checksumMismatch: nil), at: at(1))
+        _ = answer(&scheduler, 1, busy.task, mismatch: nil, at: at(1))
         #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.image == 3)
     }
 
@@ -166,7 +186,7 @@ import Testing
         var scheduler = running(workers: 2, retries: 2)
         let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0))
         #expect(sent.map(\.1) == [1])
-        _ = scheduler.handle(.result(1, sent[0].0.task, checksumMismatch: "worker 1 sent 0"), at: at(1))
+        _ = answer(&scheduler, 1, sent[0].0.task, mismatch: "worker 1 sent 0", at: at(1))
         // Worker 2 is idle: it takes the retry, not worker 1 when it says ready.
         #expect(sends(scheduler.handle(.ready(1), at: at(1))).isEmpty)
         #expect(scheduler.workers[2]?.state != .idle)
@@ -200,7 +220,7 @@ import Testing
         _ = scheduler.handle(.imageQueued(2, image(tiles: 5, job: 2, id: 2)), at: t0)
         let cancelled = scheduler.handle(.jobCancelled(job: 2), at: at(1))
         #expect(finishes(cancelled).first?.1 == .failure(RenderFailure(.cancelled)))
-        _ = scheduler.handle(.result(1, busy.task, checksumMismatch: nil), at: at(1))
+        _ = answer(&scheduler, 1, busy.task, mismatch: nil, at: at(1))
         #expect(sends(scheduler.handle(.ready(1), at: at(1))).isEmpty)
     }
 

@@ -50,13 +50,16 @@ extension PoolScheduler {
             }
         case .heartbeat(let id):
             workers[id]?.lastHeard = now
-        case .result(let id, let task, let mismatch):
+        case .result(let id, let task):
             workers[id]?.lastHeard = now
-            guard let sent = answer(task, from: id, at: now) else { break }
+            if let sent = answer(task, from: id, at: now, settling: false) { unverified[task] = sent }
+        case .verified(let task, let mismatch):
+            guard let sent = unverified.removeValue(forKey: task) else { break }
+            settle(sent)
             if sent.cancelled || images[sent.image]?.ending != nil {
                 // Dropped: the image failed or was cancelled meanwhile.
             } else if let mismatch {
-                failedAttempt(sent, "checksum mismatch: \(mismatch)", avoid: id, into: &actions)
+                failedAttempt(sent, "checksum mismatch: \(mismatch)", avoid: sent.worker, into: &actions)
             } else {
                 images[sent.image]!.done += 1
                 let image = images[sent.image]!
@@ -113,6 +116,7 @@ extension PoolScheduler {
             }
             workers.removeAll()
             tasks.removeAll()
+            unverified.removeAll()
             return actions
         }
         dispatch(at: now, into: &actions)
@@ -121,13 +125,13 @@ extension PoolScheduler {
 
     /// The task answered by worker `id`, removed from those in flight; nil for a task it was
     /// not running (a cancelled task's late reply).
-    private mutating func answer(_ task: TaskID, from id: WorkerID, at now: Instant) -> Sent? {
+    private mutating func answer(_ task: TaskID, from id: WorkerID, at now: Instant, settling: Bool = true) -> Sent? {
         guard case .busy(let running, let since) = workers[id]?.state, running == task,
             let sent = tasks.removeValue(forKey: task)
         else { return nil }
         slowestTask = max(slowestTask, since.duration(to: now))
         workers[id]!.tilesDone += 1
-        settle(sent)
+        if settling { settle(sent) }
         return sent
     }
 

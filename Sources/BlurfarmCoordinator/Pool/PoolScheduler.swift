@@ -129,8 +129,12 @@ public struct PoolScheduler: Sendable {
         case hello(WorkerID)
         case ready(WorkerID)
         case heartbeat(WorkerID)
-        /// A task's result: nil when its checksum matches the output, else what differs.
-        case result(WorkerID, TaskID, checksumMismatch: String?)
+        /// A task's result: the worker is done with it (it goes on at its `ready`), its
+        /// checksum not yet checked against the output.
+        case result(WorkerID, TaskID)
+        /// The result's checksum checked: nil when it matches the output, else what differs.
+        /// The shell checks after it has sent the workers their next tasks.
+        case verified(TaskID, checksumMismatch: String?)
         /// A task's `failure` reply: a filter's error.
         case failure(WorkerID, TaskID, message: String)
         /// The worker broke the conversation (closed its output, sent what does not decode or
@@ -180,6 +184,9 @@ public struct PoolScheduler: Sendable {
     var images: [ImageID: ImageState] = [:]
     /// Tasks sent and not yet answered.
     var tasks: [TaskID: Sent] = [:]
+    /// Tasks whose result came and whose checksum is not checked yet (still in flight for
+    /// their image: its pixels are needed to check them).
+    var unverified: [TaskID: Sent] = [:]
     /// Workers to keep: fewer than asked once workers could not be spawned while some ran.
     public internal(set) var workerTarget: Int
     /// Whether every worker has been greeted once (``Action/started``).

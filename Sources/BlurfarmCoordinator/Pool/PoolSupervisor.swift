@@ -19,6 +19,9 @@ struct PoolSupervisor {
     var requests: [PoolScheduler.ImageID: PoolRequest] = [:]
     let launcher: WorkerLauncher
     var logger: Logger { pool.settings.logger }
+    /// Results received and not yet checked against the output: checked once the workers have
+    /// their next tasks.
+    var pendingChecks: [(task: PoolScheduler.TaskID, checksum: UInt64, worker: PoolScheduler.WorkerID)] = []
     /// Set once the scheduler said the pool started, or could not.
     var startOutcome: StartOutcome?
 
@@ -150,6 +153,20 @@ struct PoolSupervisor {
                 handleMessages(from: id)
             }
         }
+        checkResults()
+    }
+
+    /// Checks every result received against the output it wrote: a mismatch is a failed
+    /// attempt, retried on another worker.
+    mutating func checkResults() {
+        let checks = pendingChecks
+        pendingChecks.removeAll()
+        for (task, checksum, worker) in checks {
+            let computed = requestOf(task: task).map { PixelChecksum.of($0.output, in: $0.tile) }
+            let mismatch = computed == checksum
+                ? nil : "worker \(worker) sent \(checksum), the output holds \(computed.map(String.init) ?? "nothing")"
+            handle(.verified(task, checksumMismatch: mismatch))
+        }
     }
 
     /// Handles every whole message worker `id` has sent.
@@ -171,11 +188,8 @@ struct PoolSupervisor {
             case .ready: handle(.ready(id))
             case .heartbeat: handle(.heartbeat(id))
             case .result(let result):
-                // Checked against the output it wrote: a mismatch is a failed attempt.
-                let computed = requestOf(task: result.taskID).map { PixelChecksum.of($0.output, in: $0.tile) }
-                let mismatch = computed == result.checksum
-                    ? nil : "worker \(id) sent \(result.checksum), the output holds \(computed.map(String.init) ?? "nothing")"
-                handle(.result(id, result.taskID, checksumMismatch: mismatch))
+                handle(.result(id, result.taskID))
+                pendingChecks.append((result.taskID, result.checksum, id))
             case .failure(let failure): handle(.failure(id, failure.taskID, message: failure.message))
             case .task, .shutdown, .cancel:
                 return handle(.workerFailed(id, reason: "sent '\(message.type)', which only a coordinator sends"))
@@ -185,7 +199,8 @@ struct PoolSupervisor {
 
     /// The output and tile of a task in flight.
     func requestOf(task: PoolScheduler.TaskID) -> (output: PixelBuffer, tile: Rect)? {
-        guard let sent = scheduler.tasks[task], let request = requests[sent.image] else { return nil }
+        guard let sent = scheduler.unverified[task] ?? scheduler.tasks[task], let request = requests[sent.image]
+        else { return nil }
         return (request.output, sent.pending.tile)
     }
 
