@@ -32,6 +32,11 @@ struct GuardMiddleware: RouterMiddleware {
             return Routes.problem(.misdirectedRequest, "the Host header does not name this server")
         }
         let path = request.uri.path
+        if let allowed = Self.methods(of: path), !allowed.contains(request.method) {
+            var answer = Routes.problem(.methodNotAllowed, "\(request.method) is not an operation of \(path)")
+            answer.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            return answer
+        }
         let isAPI = path.hasPrefix("/api/") || path == "/metrics"
         if isAPI, let token = settings.token {
             guard let header = request.headers[.authorization] else {
@@ -59,6 +64,24 @@ struct GuardMiddleware: RouterMiddleware {
             }
         }
         return nil
+    }
+
+    /// The methods the operations at `path` take (docs/openapi.yaml); nil for a path that is
+    /// none of them (404).
+    static func methods(of path: String) -> [HTTPRequest.Method]? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let read: [HTTPRequest.Method] = [.get, .head]
+        switch parts.count {
+        case 1: return ["healthz", "metrics", "", "app.js", "style.css"].contains(parts[0]) ? read : nil
+        case 3 where parts[0] == "api" && parts[1] == "v1":
+            if parts[2] == "jobs" { return read + [.post] }
+            return ["workers", "thumbnail", "events"].contains(parts[2]) ? read : nil
+        case 4 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs": return read
+        case 5 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs":
+            if parts[4] == "outputs" { return read }
+            return ["cancel", "pause", "resume", "retry", "priority"].contains(parts[4]) ? [.post] : nil
+        default: return nil
+        }
     }
 
     /// The Host headers that name this server: its address and port, and the loopback names

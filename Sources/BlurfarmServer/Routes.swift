@@ -32,7 +32,7 @@ public enum Routes {
             var states: [JobState]?
             if let text = query.get("state") {
                 var parsed: [JobState] = []
-                for word in text.split(separator: ",") {
+                for word in text.split(separator: ",", omittingEmptySubsequences: false) {
                     guard let state = JobState(rawValue: String(word)) else {
                         return problem(.badRequest, "unknown state '\(ShownName.of(String(word)))'")
                     }
@@ -42,7 +42,9 @@ public enum Routes {
             }
             var limit: Int?
             if let text = query.get("limit") {
-                guard let number = Int(text), number >= 1 else { return problem(.badRequest, "limit must be a number, 1 or more") }
+                guard let number = Int(text), (1...1_000_000).contains(number) else {
+                    return problem(.badRequest, "limit must be a number from 1 to 1000000")
+                }
                 limit = number
             }
             return try await answer { () throws(ServiceError) in
@@ -163,8 +165,12 @@ public enum Routes {
         } catch {
             throw HTTPError(.contentTooLarge, message: "the request body is over \(settings.maxBody) bytes")
         }
+        let data = Data(buffer.readableBytesView)
+        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+            throw HTTPError(.badRequest, message: "the body must be a JSON object")
+        }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try JSONDecoder().decode(T.self, from: data)
         } catch {
             throw HTTPError(.badRequest, message: "the body is not the JSON expected: \(error)")
         }
