@@ -16,7 +16,7 @@ import Testing
             _ = try await server.call("POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": fixture.root])
         }
         _ = try await server.call("POST", "/api/v1/jobs/3/pause")
-        let (status, output) = try await Self.schemathesis([
+        let (status, output) = try await Self.schemathesis(in: fixture.folder, [
             "run", Self.schema, "--url", server.base, "--checks", "all", "--exclude-path", "/api/v1/events",
             "--max-examples", "25", "--seed", "1", "--generation-database", "none", "--workers", "1", "--no-color",
             "--request-timeout", "10",
@@ -25,13 +25,15 @@ import Testing
         #expect(status == 0, "\(output)")
     }
 
-    /// Runs schemathesis with `arguments` on a thread of its own; its status and output.
-    static func schemathesis(_ arguments: [String]) async throws -> (Int32, String) {
+    /// Runs schemathesis with `arguments` in `folder` (where it leaves its files) on a thread
+    /// of its own; its status and output.
+    static func schemathesis(in folder: URL, _ arguments: [String]) async throws -> (Int32, String) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
                 process.arguments = ["python3", "-m", "schemathesis.cli"] + arguments
+                process.currentDirectoryURL = folder
                 let out = Pipe()
                 process.standardOutput = out
                 process.standardError = out
