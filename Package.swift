@@ -48,11 +48,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // The farm service (`blurfarm serve`): HTTP, signals and the durable queue.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.0.0"),
     ],
     targets: [
         .target(name: "BlurfarmCore", swiftSettings: pixelCode),
@@ -82,7 +82,7 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "CSystemShims", "CXXHash",
+                "BlurfarmSharedMemory", "CSystemShims", "CXXHash", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
@@ -119,6 +119,7 @@ let package = Package(
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
                 "BlurfarmServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
@@ -178,7 +179,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
-            dependencies: ["BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO"],
+            dependencies: [
+                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmManifest", "BlurfarmKernels",
+            ],
             swiftSettings: strict),
     ]
 )

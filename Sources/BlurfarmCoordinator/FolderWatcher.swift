@@ -52,7 +52,7 @@ public final class FolderWatcher {
         }
     }
 
-    deinit { Syscalls.closeQuietly(descriptor) }
+    deinit { Syscalls.close(descriptor) }
 
     /// Watches the folder `path` and every folder below it (hidden ones, whose names start
     /// with `.`, only when `hidden`).

@@ -2,18 +2,49 @@ import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmKernels
 
-/// Why an image could not be rendered (by the worker pool: a filter's error, a tile that
-/// failed too often, workers that cannot start). The message is one line for the report.
-public struct RenderFailure: Error, Sendable, CustomStringConvertible {
+/// Why an image could not be rendered: a typed reason (kept whole up to the report's
+/// `error.kind`) and a one-line message.
+public struct RenderFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong.
-    public let description: String
+    public enum Reason: Sendable, Equatable {
+        /// A filter (built-in or plugin) refused the tile: the worker's message.
+        case filter(tile: Rect, worker: UInt32, message: String)
+        /// A tile failed every attempt (workers died, hung, sent bad checksums); `plugins` are
+        /// the chain's, the likeliest cause.
+        case tileFailed(tile: Rect, attempts: UInt32, plugins: [String], last: String)
+        /// Its job was cancelled.
+        case cancelled
+        /// The pool was shut down (the run stopped).
+        case poolShutDown
+        /// No worker could run: why.
+        case workersUnavailable(String)
+        /// The pixels could not be shared with the workers: why.
+        case sharedMemory(String)
+    }
+
+    public let reason: Reason
     /// Tile attempts that had failed and were retried before the image failed.
     public let retries: Int
 
-    /// A failure saying `description`, after `retries` retried tiles.
-    public init(_ description: String, retries: Int = 0) {
-        self.description = description
+    /// A failure for `reason`, after `retries` retried tiles.
+    public init(_ reason: Reason, retries: Int = 0) {
+        self.reason = reason
         self.retries = retries
+    }
+
+    /// The message for the report: one line.
+    public var description: String {
+        switch reason {
+        case .filter(let tile, let worker, let message): "tile \(tile): worker \(worker): \(message)"
+        case .tileFailed(let tile, let attempts, let plugins, let last):
+            "tile \(tile) failed \(attempts) times"
+                + (plugins.isEmpty ? "" : " (the chain runs \(plugins.map { "plugin '\($0)'" }.joined(separator: ", ")))")
+                + "; the last time: \(last)"
+        case .cancelled: "cancelled"
+        case .poolShutDown: "the worker pool was shut down"
+        case .workersUnavailable(let problem): problem
+        case .sharedMemory(let problem): "cannot share the pixels with the workers: \(problem)"
+        }
     }
 }
 
@@ -39,7 +70,9 @@ public protocol ImageRendering: Sendable {
     /// The filtered image: `chain.outputRect(forImage: source.rect)` with
     /// `chain.channels(forSource: source.channels)` channels, rendered in tiles of `tileSize`
     /// pixels (0: one tile).
-    func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage
+    func render(
+        _ source: PixelBuffer, chain: FilterChain, tileSize: Int, ticket: RenderTicket
+    ) throws(RenderFailure) -> RenderedImage
 
     /// Where the runner decodes images to, so that ``render(_:chain:tileSize:)`` finds them
     /// where it needs them (the worker pool: in memory its workers share); nil for memory of
@@ -59,8 +92,21 @@ public struct InProcessRendering: ImageRendering {
     /// Decoded images stay in this process's own memory.
     public var allocator: (any PixelAllocator)? { nil }
 
-    /// The ``Renderer``'s output for `source`.
+    /// The ``Renderer``'s output for `source`; the ticket hears of all the tiles at the end
+    /// (the in-process engine cannot be cancelled half way through an image).
+    public func render(
+        _ source: PixelBuffer, chain: FilterChain, tileSize: Int, ticket: RenderTicket
+    ) throws(RenderFailure) -> RenderedImage {
+        let pixels = Renderer(chain: chain, tileSize: tileSize, executor: executor).render(source)
+        let tiles = TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count
+        ticket.progress?(tiles, tiles)
+        return RenderedImage(pixels: pixels)
+    }
+}
+
+extension ImageRendering {
+    /// `source` rendered with no ticket: job 0, priority 0, no progress.
     public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage {
-        RenderedImage(pixels: Renderer(chain: chain, tileSize: tileSize, executor: executor).render(source))
+        try render(source, chain: chain, tileSize: tileSize, ticket: RenderTicket())
     }
 }

@@ -103,7 +103,7 @@ public final class IncrementalRun: Sendable {
                     }
                     skipped.append(OutputReport(
                         input: input.relativePath, output: output.path, variant: output.variant.name,
-                        status: .failedEarlier, error: "\(input.path): \(failure.reason)"))
+                        status: .failedEarlier, failure: .decodedEarlier("\(input.path): \(failure.reason)")))
                     continue
                 }
                 remaining.append(output)

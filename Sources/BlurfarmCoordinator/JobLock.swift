@@ -4,13 +4,13 @@ import Foundation
 /// The kernel releases it when the process ends, however it ends, so a killed run never leaves
 /// a job locked. The file holds the holder's process id, for the message another run prints.
 /// The descriptor is closed on exec, so worker processes never hold it.
-public final class JobLock {
+public final class JobLock: Sendable {
     private let descriptor: Int32
     /// The lock file.
     public let path: String
 
     /// The result of trying to take a lock.
-    public enum Outcome {
+    public enum Outcome: Sendable {
         /// Taken: held until the ``JobLock`` is released or the process ends.
         case acquired(JobLock)
         /// Another process holds it; its process id when the file names one.

@@ -45,12 +45,22 @@ public struct JobRunner: Sendable {
         self.memoryLimit = memoryLimit
     }
 
-    /// Runs `plan`, calling `progress` after each output with its report (from the runner's
-    /// threads, one call at a time). `verify` overrides the job's `verify:` mode. The reports
-    /// come in the plan's order, whatever order the outputs finished in.
+    /// What the runner tells as it goes (from its threads, one call at a time).
+    public enum Event: Sendable {
+        /// An output's rendering begins: its input is decoded, its tiles are about to go out.
+        case outputStarted(PlannedOutput, tiles: Int)
+        /// Tiles of the output done so far.
+        case tilesDone(PlannedOutput, done: Int, total: Int)
+        /// The output is done: written, failed, stopped or cancelled.
+        case outputFinished(OutputReport)
+    }
+
+    /// Runs `plan` under `control` (stopped, cancelled, paused, its place in the pool's
+    /// queue), telling `events` as it goes. `verify` overrides the job's `verify:` mode. The
+    /// reports come in the plan's order, whatever order the outputs finished in.
     public func run(
-        _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, stop: StopRequest = StopRequest(),
-        progress: @escaping @Sendable (OutputReport) -> Void = { _ in }
+        _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, control: JobControl = JobControl(),
+        events: @escaping @Sendable (Event) -> Void = { _ in }
     ) -> RunReport {
         let mode = verify ?? plan.job.verify
         let started = Date()
@@ -65,8 +75,8 @@ public struct JobRunner: Sendable {
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < inputs.count else { return }
-                let reports = run(inputs[index], tileSize: plan.tileSize, verify: mode, stop: stop) { report in
-                    reporting.withLock { _ in progress(report) }
+                let reports = run(inputs[index], tileSize: plan.tileSize, verify: mode, control: control) { event in
+                    reporting.withLock { _ in events(event) }
                 }
                 results.withLock { $0[index] = reports }
             }
@@ -97,8 +107,8 @@ public struct JobRunner: Sendable {
     /// image (or one set of sizes) at a time is held, and returns their reports in the plan's
     /// order.
     private func run(
-        _ input: PlannedInput, tileSize: Int, verify: VerifyMode, stop: StopRequest,
-        progress: (OutputReport) -> Void
+        _ input: PlannedInput, tileSize: Int, verify: VerifyMode, control: JobControl,
+        events: @escaping @Sendable (Event) -> Void
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         var resizes: [ResizeSpec?] = []
@@ -112,23 +122,30 @@ public struct JobRunner: Sendable {
             let widths = Set(sized.compactMap { $0.variant.resize?.width } + sized.compactMap(\.largestSize)).sorted()
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize {
-                if stop.signalNumber != nil {
-                    reports[index] = OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped)
+                control.waitWhilePaused()
+                if let ended = control.ended {
+                    let report = OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name,
+                        status: ended == .cancelled ? .cancelled : .stopped, failure: ended)
+                    reports[index] = report
+                    events(.outputFinished(report))
                     continue
                 }
                 if decoded == nil { decoded = decode(input, resize: resize, widths: widths) }
                 let image = decoded!.map { images, seconds in
                     (widths.isEmpty ? images[0] : images[widths.firstIndex(of: output.variant.resize!.width!)!], seconds)
                 }
-                var report = render(input: input, output: output, decoded: image, tileSize: tileSize, verify: verify)
-                if report.status == .failed, stop.signalNumber != nil {
-                    // Interrupted while it was rendered (the pool stops its workers at once).
+                var report = render(
+                    input: input, output: output, decoded: image, tileSize: tileSize, verify: verify, control: control,
+                    events: events)
+                if report.status == .failed, let ended = control.ended {
+                    // Cut short while it was rendered: the pool drops its tiles.
                     report = OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .stopped)
+                        input: input.relativePath, output: output.path, variant: output.variant.name,
+                        status: ended == .cancelled ? .cancelled : .stopped, failure: ended)
                 }
                 reports[index] = report
-                progress(report)
+                events(.outputFinished(report))
             }
         }
         return reports.map { $0! }
@@ -168,22 +185,19 @@ public struct JobRunner: Sendable {
     /// process there is nothing to check. An output that fails verification is not written.
     private func render(
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
-        verify: VerifyMode
+        verify: VerifyMode, control: JobControl, events: @escaping @Sendable (Event) -> Void
     ) -> OutputReport {
         var createdFolders: [CreatedFolder] = []
-        func failure(_ message: String, decode: Double = 0, retries: Int = 0) -> OutputReport {
+        func failure(_ failure: OutputFailure, decode: Double = 0, retries: Int = 0) -> OutputReport {
             var report = OutputReport(
                 input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
-                decodeSeconds: decode, retries: retries, error: message)
+                decodeSeconds: decode, retries: retries, failure: failure)
             report.createdFolders = createdFolders
             return report
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
-        case .failure(let error):
-            var report = failure(error.description)
-            report.decodeError = error
-            return report
+        case .failure(let error): return failure(.decode(error))
         case .success(let (i, s)): (image, decodeSeconds) = (i, s)
         }
         let variant = output.variant
@@ -192,83 +206,92 @@ public struct JobRunner: Sendable {
         // A plugin's answers are checked before any rectangle is used, and so is the size of
         // the output they make.
         if let problem = chain.problem(forImage: image.pixels.rect) {
-            return failure(problem.message, decode: decodeSeconds)
+            return failure(.plugin(problem.message), decode: decodeSeconds)
         }
         let outputRect = chain.outputRect(forImage: image.pixels.rect)
         if outputRect.area > pixelLimit {
             let plugins = chain.filters.filter { $0.origin != .builtIn }.map { "plugin '\($0.spec.name)'" }
             let by = plugins.isEmpty ? "" : " (the chain runs \(plugins.joined(separator: ", ")))"
-            return failure(
+            return failure(.plugin(
                 "the filters' output would be \(outputRect.width)x\(outputRect.height) pixels, more than the pixel "
-                    + "limit of \(pixelLimit)\(by)", decode: decodeSeconds)
+                    + "limit of \(pixelLimit)\(by)"), decode: decodeSeconds)
         }
         let clock = ContinuousClock()
-        var rendered: Result<RenderedImage, RenderFailure> = .failure(RenderFailure("not rendered"))
+        var rendered: Result<RenderedImage, RenderFailure>?
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
         // image itself: the chain would copy it, tile by tile, to the same bits.
         let identity = chain.isIdentity(forSource: image.pixels.channels)
+        let tileCount = identity ? 0 : TileGrid(bounds: outputRect, tileSize: tileSize).tiles.count
+        events(.outputStarted(output, tiles: tileCount))
+        let ticket = control.ticket { done, total in events(.tilesDone(output, done: done, total: total)) }
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 if identity { return RenderedImage(pixels: image.pixels) }
-                return try rendering.render(image.pixels, chain: chain, tileSize: tileSize)
+                return try rendering.render(image.pixels, chain: chain, tileSize: tileSize, ticket: ticket)
             }
         }
         let pixels: PixelBuffer, retries: Int
-        switch rendered {
+        switch rendered! {
         case .success(let r): (pixels, retries) = (r.pixels, r.retries)
         case .failure(let error):
-            return failure("\(output.path): \(error.description)", decode: decodeSeconds, retries: error.retries)
+            return failure(.render(output: output.path, error), decode: decodeSeconds, retries: error.retries)
         }
-        func failed(_ message: String) -> OutputReport { failure(message, decode: decodeSeconds, retries: retries) }
+        func failed(_ problem: OutputFailure) -> OutputReport { failure(problem, decode: decodeSeconds, retries: retries) }
         if verify == .untiled {
             // In one tile, here in the coordinator; a chain with a plugin in one task of the
             // rendering, as plugins run in worker processes only.
             let whole: PixelBuffer
             if variant.filters.contains(where: { registry.descriptor(named: $0.name)?.isPlugin == true }) {
                 do throws(RenderFailure) {
-                    whole = try rendering.render(image.pixels, chain: chain, tileSize: 0).pixels
+                    whole = try rendering.render(image.pixels, chain: chain, tileSize: 0, ticket: control.ticket()).pixels
                 } catch {
-                    return failed("\(output.path): untiled render for verification: \(error.description)")
+                    return failed(.verification("\(output.path): untiled render for verification: \(error.description)"))
                 }
             } else {
                 whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
             }
             if whole.rect != pixels.rect {
-                return failed("\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)")
+                return failed(.verification(
+                    "\(output.path): verification failed: untiled render is \(whole.rect), tiled \(pixels.rect)"))
             }
             if let d = whole.firstDifference(from: pixels) {
-                return failed(
-                    "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))")
+                return failed(.verification(
+                    "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))"))
             }
         }
         let folder = (output.path as NSString).deletingLastPathComponent
         do throws(StateError) {
             if !folder.isEmpty { createdFolders = try CreatedFolder.make(folder) }
         } catch {
-            return failed("\(output.path): \(error)")
+            return failed(.write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
         }
         let options = EncodeOptions(
             quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
             background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling)
-        var problem: String?
+        var problem: OutputFailure?
         let encodeTime = clock.measure {
             do throws(ImageIOError) {
                 let encoded = try ImageWriter.encode(
                     pixels, for: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
                     metadata: image.metadata, options: options)
                 if verify != .checksum, let mismatch = try encoded.mismatch(against: pixels) {
-                    problem = "\(output.path): verification failed: \(mismatch)"
+                    problem = .verification("\(output.path): verification failed: \(mismatch)")
                     return
                 }
-                try ImageWriter.write(encoded)
+                // A job cancelled (or a run stopped) meanwhile writes nothing more.
+                if let ended = control.ended {
+                    problem = ended
+                    return
+                }
+                try ImageWriter.write(encoded, temporaryFiles: control.temporaryFiles)
             } catch {
-                problem = error.description
+                problem = .write(error)
             }
         }
         if let problem { return failed(problem) }
         var report = OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: identity ? 0 : TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count, pixels: pixels.rect.area,
+            tiles: tileCount, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
             retries: retries, checksum: String(format: "%016llx", PixelChecksum.of(pixels, in: pixels.rect)))
         report.createdFolders = createdFolders

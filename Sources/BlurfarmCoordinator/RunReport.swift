@@ -3,14 +3,16 @@ import BlurfarmImageIO
 import Foundation
 
 /// What happened to one output of a run.
-public struct OutputReport: Sendable, Codable {
+public struct OutputReport: Sendable, Encodable {
     public enum Status: String, Sendable, Codable {
         /// Rendered, encoded and written.
         case written
         /// Not written; `error` says why. Any file already at the path is as it was.
         case failed
-        /// Not started: the run was asked to stop (SIGINT, SIGTERM) first.
+        /// Not started or not finished: the run was asked to stop (SIGINT, SIGTERM) first.
         case stopped
+        /// Not written: its job was cancelled (a farm's ``Farm/cancel(_:)``).
+        case cancelled
         /// Up to date: the recorded output is still there and was made from the same input
         /// bytes with the same recipe (docs/scheduling.md); nothing was decoded for it.
         case skipped
@@ -40,15 +42,17 @@ public struct OutputReport: Sendable, Codable {
     /// same whatever rendered it (in process, any number of workers, any tile size). Nil when
     /// the image was not rendered.
     public let checksum: String?
+    /// Why it was not written, when `status` is `failed` or `failedEarlier` (also `stopped` and
+    /// `cancelled` when they cut it short).
+    public let failure: OutputFailure?
     /// The problem, one line naming the file, when `status` is `failed`.
-    public let error: String?
+    public var error: String? { failure?.description }
     /// The folders made for this output that were not there before (not in the JSON report):
     /// recorded, so that `--prune` may remove them once they are empty.
     public var createdFolders: [CreatedFolder] = []
-    /// Why the input could not be decoded, when that is why this output failed (not in the
-    /// JSON report): a run reports it once per input and remembers it
-    /// (``IncrementalRun/recordFailures(of:)``).
-    public var decodeError: ImageIOError?
+    /// Why the input could not be decoded, when that is why this output failed: a run reports
+    /// it once per input and remembers it (``IncrementalRun/recordFailures(of:)``).
+    public var decodeError: ImageIOError? { failure?.decodeError }
 
     /// The exact bytes of ``input`` and ``output`` in base64 when they are not UTF-8 (the JSON
     /// strings then show those bytes as `\xE9`: ``RunReport/json(_:)``); nil when they are.
@@ -63,7 +67,7 @@ public struct OutputReport: Sendable, Codable {
     public init(
         input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0,
         decodeSeconds: Double = 0, filterSeconds: Double = 0, encodeSeconds: Double = 0, retries: Int = 0,
-        checksum: String? = nil, error: String? = nil
+        checksum: String? = nil, failure: OutputFailure? = nil
     ) {
         self.input = input
         self.output = output
@@ -78,8 +82,33 @@ public struct OutputReport: Sendable, Codable {
         self.encodeSeconds = encodeSeconds
         self.retries = retries
         self.checksum = checksum
-        self.error = error
+        self.failure = failure
     }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(input, forKey: .input)
+        try container.encode(output, forKey: .output)
+        try container.encode(variant, forKey: .variant)
+        try container.encode(status, forKey: .status)
+        try container.encode(tiles, forKey: .tiles)
+        try container.encode(pixels, forKey: .pixels)
+        try container.encode(decodeSeconds, forKey: .decodeSeconds)
+        try container.encode(filterSeconds, forKey: .filterSeconds)
+        try container.encode(encodeSeconds, forKey: .encodeSeconds)
+        try container.encode(retries, forKey: .retries)
+        try container.encodeIfPresent(checksum, forKey: .checksum)
+        if let failure {
+            var error = container.nestedContainer(keyedBy: ErrorKeys.self, forKey: .error)
+            try error.encode(failure.kind, forKey: .kind)
+            try error.encodeIfPresent(failure.code, forKey: .code)
+            try error.encode(failure.description, forKey: .message)
+        }
+        try container.encodeIfPresent(inputBytes, forKey: .inputBytes)
+        try container.encodeIfPresent(outputBytes, forKey: .outputBytes)
+    }
+
+    private enum ErrorKeys: String, CodingKey { case kind, code, message }
 }
 
 /// How a run was set up, as its report records it.
@@ -114,7 +143,7 @@ public struct RunSettings: Sendable, Codable {
 }
 
 /// The outcome of one run of one job: what `docs/report.md` describes, written as JSON.
-public struct RunReport: Sendable, Codable {
+public struct RunReport: Sendable, Encodable {
     public let job: String
     public let manifest: String
     public let started: Date
@@ -141,6 +170,7 @@ public struct RunReport: Sendable, Codable {
     public var written: Int { outputs.filter { $0.status == .written }.count }
     public var failed: Int { outputs.filter { $0.status == .failed }.count }
     public var stopped: Int { outputs.filter { $0.status == .stopped }.count }
+    public var cancelled: Int { outputs.filter { $0.status == .cancelled }.count }
     public var skipped: Int { outputs.filter { $0.status == .skipped }.count }
     public var failedEarlier: Int { outputs.filter { $0.status == .failedEarlier }.count }
     /// Inputs the run decoded (or tried to): those with an output written or failed.
@@ -152,6 +182,8 @@ public struct RunReport: Sendable, Codable {
         public var written: Int
         public var failed: Int
         public var stopped: Int
+        /// Outputs not written because the job was cancelled.
+        public var cancelled: Int
         public var skipped: Int
         public var decoded: Int
         /// Recorded outputs removed by `--prune`.
@@ -162,7 +194,7 @@ public struct RunReport: Sendable, Codable {
 
     public var counts: Counts {
         Counts(
-            written: written, failed: failed, stopped: stopped, skipped: skipped, decoded: decoded, pruned: pruned.count,
+            written: written, failed: failed, stopped: stopped, cancelled: cancelled, skipped: skipped, decoded: decoded, pruned: pruned.count,
             failedEarlier: failedEarlier)
     }
 

@@ -59,18 +59,14 @@ public enum ImageWriter {
     /// - Throws: as those two.
     public static func write(
         _ pixels: PixelBuffer, to path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
-        metadata: ImageMetadata?, options: EncodeOptions
+        metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil
     ) throws(ImageIOError) {
-        try write(encode(
-            pixels, for: path, sourceBitDepth: sourceBitDepth, sourceHadAlpha: sourceHadAlpha, metadata: metadata,
-            options: options))
+        try write(
+            encode(
+                pixels, for: path, sourceBitDepth: sourceBitDepth, sourceHadAlpha: sourceHadAlpha, metadata: metadata,
+                options: options),
+            temporaryFiles: temporaryFiles)
     }
-
-    /// Removes the temporary files of writes in progress in this process, for a process that
-    /// must exit at once (a second interrupt): the outputs they were for stay as they were.
-    /// Returns how many were removed.
-    @discardableResult
-    public static func removeTemporaryFiles() -> Int { AtomicFile.removeInProgress() }
 
     /// Removes the temporary files that writers now gone left in `folder` (a run killed with
     /// SIGKILL): `.<name>.blurfarm-<pid>-XXXXXX` of a pid no process has, not written for
@@ -85,12 +81,15 @@ public enum ImageWriter {
     /// (".name.blurfarm-PID-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
     /// failure the temporary file is removed and an existing file at the path is untouched.
     ///
+    /// While it is written, the temporary file's path is in `temporaryFiles`, so that a
+    /// process that must exit at once can remove it (``TemporaryFiles/removeAll()``).
+    ///
     /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable` or
     ///   `.writeFailed`.
-    public static func write(_ encoded: EncodedImage) throws(ImageIOError) {
+    public static func write(_ encoded: EncodedImage, temporaryFiles: TemporaryFiles? = nil) throws(ImageIOError) {
         let name = OutputPath(encoded.path)
         try name.checkFolder()
-        try AtomicFile.write(encoded.bytes, to: name)
+        try AtomicFile.write(encoded.bytes, to: name, temporaryFiles: temporaryFiles)
     }
 
     /// Encodes `pixels` in memory in the format `path`'s extension names, without writing.

@@ -1,3 +1,6 @@
+import BlurfarmCore
+import BlurfarmPlugins
+import BlurfarmSharedMemory
 import CSystemShims
 
 #if canImport(Glibc)
@@ -35,5 +38,35 @@ public enum WorkerProcess {
             throw SetupError(call: "prctl(PR_SET_PDEATHSIG)", errno: errno)
         }
         return getppid() == coordinatorPID
+    }
+
+    /// The whole life of a `blurfarm worker` process: bound to its coordinator, then the
+    /// message loop on standard input and output until `shutdown` or the end of the input.
+    /// Errors go to standard error, one line each. Returns the exit status
+    /// (``WorkerExit``); the caller exits with it at once (a task still running after
+    /// `shutdown` is abandoned).
+    public static func run(workerID: UInt32, coordinatorPID: Int32, pluginFolders: [String]) -> Int32 {
+        do throws(SetupError) {
+            guard try bindToParent(coordinatorPID: coordinatorPID) else {
+                say("the coordinator (pid \(coordinatorPID)) is gone")
+                return WorkerExit.coordinatorGoneStatus
+            }
+        } catch {
+            say("\(error)")
+            return WorkerExit.setupFailedStatus
+        }
+        let runner = TaskRunner(
+            registry: .forThisProcess, plugins: PluginLoader(folders: pluginFolders),
+            segments: SharedSegmentTable(ownerPID: coordinatorPID))
+        let worker = Worker(workerID: workerID, pid: getpid(), output: STDOUT_FILENO, runner: runner)
+        let exit = worker.run(input: STDIN_FILENO)
+        if let message = exit.message { say(message) }
+        return exit.status
+    }
+
+    /// One line on standard error, as the CLI's errors read.
+    private static func say(_ message: String) {
+        let line = Array("blurfarm: error: worker: \(ShownName.of(message))\n".utf8)
+        line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

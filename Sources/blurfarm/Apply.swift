@@ -144,7 +144,7 @@ struct Apply: ParsableCommand {
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
-        let (pool, rendering) = try engine.start()
+        let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
         defer { pool?.shutdown() }
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {

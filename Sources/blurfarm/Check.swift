@@ -165,7 +165,7 @@ struct Check: ParsableCommand {
         -> Bool
     {
         let state = farm.stateFolder(configuration)
-        let plugins = pluginHashes(of: plans, registry: registry)
+        let plugins = FarmJob.pluginHashes(of: plans, registry: registry)
         var jobs: [JobStatusJSON] = []
         var readable = true
         for plan in plans {

@@ -3,7 +3,7 @@ import BlurfarmCoordinator
 import BlurfarmEngine
 import BlurfarmManifest
 import Foundation
-import Synchronization
+import Logging
 
 /// What renders the tiles of `run` and `apply`: a pool of worker processes, or threads of this
 /// process. `--workers N`, else the configuration's `workers`, else one per core; `--threads`
@@ -58,38 +58,29 @@ struct Engine {
         return capacity.workers
     }
 
-    /// The rendering: the started pool of workers, or the in-process engine (then `pool` is
-    /// nil). Shut the pool down when done. A signal that sets `stop` while the workers start
-    /// stops them at once.
+    /// The farm's settings for this engine: the workers run this executable with this
+    /// process's environment, log through `logger`, and stop with `stop`.
+    func farmSettings(farm: FarmOptions, stop: StopRequest, logger: Logger) -> FarmSettings {
+        FarmSettings(
+            workers: workers, threads: threads, workerExecutable: "/proc/self/exe",
+            workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
+            pluginFolders: pluginFolders, configuration: configuration, configurationPath: farm.absoluteConfigurationPath,
+            stateFolder: farm.stateFolder(configuration), recipeVersions: Blurfarm.recipeVersions, stop: stop,
+            logger: logger)
+    }
+
+    /// The rendering of one image (`apply`): a started pool of workers, or the in-process
+    /// engine (then `pool` is nil). Shut the pool down when done.
     ///
-    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start;
-    ///   128 + the signal when `stop` was set while they started.
-    func start(stop: StopRequest? = nil) throws -> (pool: WorkerPool?, rendering: any ImageRendering) {
+    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start.
+    func start(_ settings: FarmSettings) throws -> (pool: WorkerPool?, rendering: any ImageRendering) {
         guard workers > 0 else { return (nil, InProcessRendering(executor: ThreadedTileExecutor(threads: threads))) }
-        // Capped at a million seconds so that the nanoseconds fit an Int64.
-        func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64(min(seconds, 1e6) * 1e9)) }
         do throws(RenderFailure) {
-            let pool = try WorkerPool(
-                executable: "/proc/self/exe", workers: workers, retries: configuration.retries,
-                heartbeatTimeout: duration(configuration.heartbeatTimeout),
-                taskTimeout: configuration.taskTimeout.map { .fixed(duration($0)) } ?? .adaptive,
-                pluginFolders: pluginFolders, stop: stop)
+            let pool = try WorkerPool(settings.poolSettings)
             return (pool, pool)
         } catch {
-            if let signalNumber = stop?.signalNumber { throw ExitCode(128 + signalNumber) }
             printError("\(error)")
             throw ExitCode(ExitStatus.someFailed)
         }
     }
-}
-
-/// The worker pool of a run once it is started, for the interrupt handler, which may run on
-/// another thread at any time.
-final class StartedPool: Sendable {
-    private let pool = Mutex<WorkerPool?>(nil)
-
-    func set(_ started: WorkerPool?) { pool.withLock { $0 = started } }
-
-    /// Stops the workers, if they were started (idempotent).
-    func shutdown() { pool.withLock { $0 }?.shutdown() }
 }

@@ -4,6 +4,7 @@ import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmPlugins
 import Foundation
+import Logging
 
 /// The options every job command shares: which farm configuration to use.
 struct FarmOptions: ParsableArguments {
@@ -11,6 +12,19 @@ struct FarmOptions: ParsableArguments {
         "The farm configuration (default: $BLURFARM_CONFIG, else the shipped config/blurfarm.conf).",
         valueName: "file"))
     var config: String?
+
+    @Option(help: ArgumentHelp(
+        "What the engine logs on standard error: trace, debug, info, notice (workers lost and replaced), warning "
+            + "(workers that cannot start), error, critical.", valueName: "level"))
+    var logLevel: Logger.Level = .warning
+
+    /// The engine's logger: lines on standard error at ``logLevel`` and above (quiet under
+    /// cron by default: a worker lost and replaced is a `notice`).
+    func logger() -> Logger {
+        var logger = Logger(label: "blurfarm") { label in StreamLogHandler.standardError(label: label) }
+        logger.logLevel = logLevel
+        return logger
+    }
 
     /// The configuration file in force, as given, or `nil` for the built-in defaults:
     /// `--config`, else `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the
@@ -117,3 +131,5 @@ enum ExitStatus {
 func printDiagnostics(_ diagnostics: Diagnostics) {
     FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics, program: "blurfarm").utf8))
 }
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

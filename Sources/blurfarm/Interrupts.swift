@@ -1,5 +1,4 @@
 import BlurfarmCoordinator
-import BlurfarmImageIO
 import Dispatch
 import Foundation
 
@@ -11,14 +10,20 @@ import Foundation
 final class Interrupts {
     private let sources: [any DispatchSourceSignal]
 
-    init(stop: StopRequest, onStop: @escaping @Sendable () -> Void = {}) {
+    /// - Parameters:
+    ///   - onStop: runs at the first signal (it stops the workers).
+    ///   - removeTemporaryFiles: runs at a second SIGINT, before the process exits at once.
+    init(
+        stop: StopRequest, onStop: @escaping @Sendable () -> Void = {},
+        removeTemporaryFiles: @escaping @Sendable () -> Void
+    ) {
         let queue = DispatchQueue(label: "blurfarm.interrupts")
         sources = [SIGINT, SIGTERM].map { signalNumber in
             signal(signalNumber, SIG_IGN)  // delivered to the dispatch source instead
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
             source.setEventHandler {
                 if stop.signalNumber != nil, signalNumber == SIGINT {
-                    ImageWriter.removeTemporaryFiles()
+                    removeTemporaryFiles()
                     FileHandle.standardError.write(Data("blurfarm: interrupted twice: stopped at once\n".utf8))
                     _exit(128 + SIGINT)
                 }

@@ -31,26 +31,6 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
     return (configuration, registry, plans)
 }
 
-/// The content hash of each plugin filter's library the jobs `plans` use, by filter name: part
-/// of their outputs' recipe (a rebuilt plugin makes them run again). Plugins whose library
-/// cannot be read are left out.
-func pluginHashes(of plans: [JobPlan], registry: FilterRegistry) -> [String: String] {
-    var hashes: [String: String] = [:]
-    for name in pluginsUsed(by: plans, registry: registry) {
-        if case .plugin(let path) = registry.descriptor(named: name)?.origin, let hash = try? ContentHash.ofFile(path) {
-            hashes[name] = hash
-        }
-    }
-    return hashes
-}
-
-/// The plugin filters the jobs `plans` use, by name, sorted.
-func pluginsUsed(by plans: [JobPlan], registry: FilterRegistry) -> [String] {
-    Set(plans.flatMap { plan in
-        plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
-    }).sorted()
-}
-
 /// The loader of every job command (`check`, `run`, `serve`): `configuration`, `registry`, and
 /// the files every job reads besides its inputs (the configuration, the plugins' libraries),
 /// which outputs may never overwrite either.

@@ -1,13 +1,8 @@
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmEngine
-import BlurfarmImageIO
-import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmWorker
 import Foundation
-import Synchronization
 
 /// `blurfarm run`: run jobs.
 struct Run: ParsableCommand {
@@ -104,199 +99,37 @@ struct Run: ParsableCommand {
 
     func run() throws {
         let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
-        let runLog: RunLog?
-        do throws(CommandError) {
-            runLog = try log.map { path throws(CommandError) in try RunLog(path: path) }
-        } catch {
-            printError(error.message)
-            throw ExitCode(error.exitCode)
-        }
-        /// A failure: one line on standard error, and in the log.
-        let fail: @Sendable (String) -> Void = { line in
-            printError(line)
-            runLog?.write(line)
-        }
-        /// A warning: one line on standard error, and in the log; the exit status stays 0.
-        let warn: @Sendable (String) -> Void = { line in
-            printWarning(line)
-            runLog?.write("warning: \(line)")
-        }
-        // Every job's lock before anything runs (in path order, so that --wait runs cannot
-        // deadlock); held until the process ends.
-        let state = farm.stateFolder(configuration)
-        let folders = plans.map {
-            JobStateFolder(state: state, jobName: $0.job.name, manifestPath: $0.manifestPath)
-        }
-        var locks: [JobLock] = []
-        for (folder, plan) in zip(folders, plans).sorted(by: { $0.0.lockPath < $1.0.lockPath })
-        where !locks.contains(where: { $0.path == folder.lockPath }) {
-            let outcome: JobLock.Outcome
-            do throws(StateError) {
-                outcome = try JobLock.acquire(folder.lockPath, wait: wait)
-            } catch {
-                fail("\(error)")
-                throw ExitCode(ExitStatus.someFailed)
-            }
-            switch outcome {
-            case .acquired(let lock): locks.append(lock)
-            case .busy(let holder):
-                fail(
-                    "job '\(plan.job.name)' is already running (pid \(holder.map(String.init) ?? "unknown"), "
-                        + "lock \(folder.lockPath)); --wait waits for it")
-                throw ExitCode(ExitStatus.locked)
-            }
-        }
-        defer { withExtendedLifetime(locks) {} }
-        // Plugins run in worker processes only (a plugin that crashes kills a worker, not the
-        // run): jobs that use one are rendered by the pool.
-        let plugins = pluginsUsed(by: plans, registry: registry)
+        let printer = RunPrinter(
+            quiet: quiet, verbose: verbose || (watch && !quiet), alwaysSummary: verbose, log: try RunLog.open(log))
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
-            pluginFolders: farm.pluginFolders(configuration), plugins: plugins)
-        // Started at the first job with work, so that a run with nothing to do (cron, most of
-        // the time) starts no process; it lives for every job of the run, and its workers are
-        // told to shut down and are waited for at the end, whatever way the run ends.
-        var runner: JobRunner?
-        let started = StartedPool()
-        defer { started.shutdown() }
-        let versions = Blurfarm.recipeVersions
-        let pluginHashes = pluginHashes(of: plans, registry: registry)
+            pluginFolders: farm.pluginFolders(configuration), plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
+        // Every job's lock before anything runs; held until the process ends.
+        let locks = try JobLocks.acquire(plans, state: farm.stateFolder(configuration), wait: wait, printer: printer)
+        let stop = StopRequest()
+        let engineFarm = Farm(engine.farmSettings(farm: farm, stop: stop, logger: farm.logger()))
+        engineFarm.onEvent(printer.handle)
+        // The workers start with the first job that has work, and stop at the end, however it ends.
+        defer { engineFarm.shutdown() }
+        let interrupts = Interrupts(stop: stop, onStop: engineFarm.shutdown) { engineFarm.removeTemporaryFiles() }
+        defer { withExtendedLifetime(interrupts) {} }
         var failed = 0
         var reports: [RunReport] = []
-        let stop = StopRequest()
-        let interrupts = Interrupts(stop: stop) { started.shutdown() }
-        defer { withExtendedLifetime(interrupts) {} }
-        let recordFailures = FailureCount()
-        /// Runs one job of `plans` (by index) as `plan`: the whole of `run` for one job.
-        func runJob(_ index: Int, _ plan: JobPlan) throws {
-            let folder = folders[index]
-            let began = Date()
-            for line in plan.refused { fail("\(plan.manifestPath): \(line)") }
-            failed += plan.refused.count
-            let unmatched = Diagnostics(plan.unmatchedGlobs)
-            printDiagnostics(unmatched)
-            for diagnostic in unmatched { runLog?.write(diagnostic.description) }
-            if unmatched.hasErrors { failed += 1 }
-            let incremental: IncrementalRun
-            do throws(StateError) {
-                let records = try OutputRecords(folder: folder.path)
-                incremental = IncrementalRun(
-                    plan: plan, records: records, versions: versions, plugins: pluginHashes,
-                    pixelLimit: configuration.pixelLimit, force: force, retryFailed: retryFailed)
-            } catch {
-                fail("\(error)")
-                failed += 1
-                return
-            }
-            let work = incremental.plan
-            if runner == nil, work.outputCount > 0 {
-                let (pool, rendering) = try engine.start(stop: stop)
-                started.set(pool)
-                runner = JobRunner(
-                    registry: registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
-                    decodedImages: configuration.decodedImages)
-            }
-            let settings = RunSettings(
-                configuration: farm.absoluteConfigurationPath, workers: engine.workers, threads: engine.threads,
-                decodedImages: configuration.decodedImages, tile: plan.tileSize, pixelLimit: configuration.pixelLimit,
-                verify: (verify ?? plan.job.verify).rawValue)
-            let showProgress = !quiet && ProgressLine.isTerminal && work.outputCount > 0
-            let progress = Mutex(
-                ProgressLine(job: plan.job.name, outputsTotal: work.outputCount, inputsTotal: work.inputs.count))
-            let verbose = verbose || (watch && !quiet)
-            let onOutput: @Sendable (OutputReport) -> Void = { output in
-                progress.withLock { progress in
-                    if showProgress { progress.clear() }
-                    if let error = output.error {
-                        // A decoding failure is reported once per input, after the job.
-                        if output.decodeError == nil { fail(error) }
-                    } else if verbose {
-                        let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
-                        print(
-                            "\(ShownName.of(output.output)): \(output.variant) of \(ShownName.of(output.input)), "
-                                + "\(counted(output.tiles, "tile"))\(retried)")
-                    }
-                    // Only outputs written and verified are recorded.
-                    do throws(StateError) {
-                        try incremental.recordWritten(output)
-                    } catch {
-                        fail("\(output.output) was written but not recorded (it will run again): \(error)")
-                        recordFailures.add()
-                    }
-                    if showProgress { progress.record(output) }
-                }
-            }
-            // A job with nothing to do has nothing to render with either.
-            let ran =
-                runner?.run(work, verify: verify, settings: settings, stop: stop, progress: onOutput)
-                ?? RunReport(
-                    job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: settings,
-                    outputs: [])
-            if showProgress { progress.withLock { $0.clear() } }
-            let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
-            for input in failedInputs { fail(input.description) }
-            if let recordingProblem {
-                fail("\(recordingProblem)")
-                failed += 1
-            }
-            var pruned: [String] = []
-            do throws(StateError) {
-                // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
-                if prune || forcePrune, stop.signalNumber == nil, plan.refused.isEmpty {
-                    if !forcePrune, let refusal = incremental.pruneRefusal() {
-                        fail("\(plan.job.name): --prune refused: \(refusal); nothing removed (--force-prune removes them)")
-                        failed += 1
-                    } else {
-                        let result = try incremental.prune()
-                        for item in result.outputs {
-                            switch item.action {
-                            case .removed:
-                                pruned.append(item.output)
-                                if verbose { print("pruned \(ShownName.of(item.output))") }
-                            case .alreadyGone: break
-                            case .keptChanged:
-                                warn("\(ShownName.of(item.output)): input gone but the file was changed since it was written: "
-                                    + "left in place, record removed")
-                            }
-                        }
-                        if verbose { for folder in result.folders { print("pruned \(ShownName.of(folder))/") } }
-                    }
-                }
-                try incremental.records.compact()
-            } catch {
-                fail("\(error)")
-                failed += 1
-            }
-            let report = ran.merging(incremental, started: began, pruned: pruned)
-            failed += report.failed
-            reports.append(report)
-            let didWork = report.written + report.failed + report.stopped + pruned.count > 0
-            // A run that did nothing leaves no report in the state folder (cron would fill it).
-            if didWork {
-                do {
-                    _ = try report.writeInStateFolder(state)
-                } catch {
-                    fail("cannot write the report: \(error)")
-                    failed += 1
-                }
-            }
-            let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
-            let removed = prune || forcePrune ? ", \(pruned.count) pruned" : ""
-            let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
-            let summary = "\(plan.job.name): \(report.written) written, \(report.failed) failed\(stopped), "
-                + "\(counted(plan.inputs.count, "input")), in \(String(format: "%.2f", report.seconds)) s; "
-                + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(removed)"
-            if !quiet && (didWork || self.verbose) { print(summary) }
-            runLog?.write(summary)
+        func runJob(_ index: Int, _ plan: JobPlan) {
+            let job = FarmJob(
+                plan: plan, registry: registry, force: force, retryFailed: retryFailed, prune: prune,
+                forcePrune: forcePrune, verify: verify, lock: locks[index])
+            let outcome = engineFarm.wait(engineFarm.submit(job))!
+            failed += outcome.failures
+            reports.append(outcome.report)
         }
         if watch {
             try RunWatch(stop: stop).run(plans, runJob: runJob) { plan in
                 replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: tile)
             }
         } else {
-            for (index, plan) in plans.enumerated() { try runJob(index, plan) }
+            for (index, plan) in plans.enumerated() { runJob(index, plan) }
         }
-        failed += recordFailures.value
         if let report, !write(reports, to: report) { failed += 1 }
         // A watch ends with a signal: the way to stop it, not a failure.
         if let signal = stop.signalNumber, !watch { throw ExitCode(128 + signal) }
@@ -319,12 +152,3 @@ extension Run {
 }
 
 extension VerifyMode: ExpressibleByArgument {}
-
-/// Failures counted from the runner's progress callback, which may run on several threads.
-final class FailureCount: Sendable {
-    private let count = Mutex(0)
-
-    func add() { count.withLock { $0 += 1 } }
-
-    var value: Int { count.withLock { $0 } }
-}

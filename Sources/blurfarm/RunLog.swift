@@ -1,3 +1,4 @@
+import ArgumentParser
 import BlurfarmCore
 import Foundation
 import Synchronization
@@ -15,13 +16,24 @@ final class RunLog: Sendable {
     /// - Throws: ``CommandError`` naming the file when it cannot be opened.
     init(path: String) throws(CommandError) {
         self.path = path
-        descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         if descriptor < 0 {
             throw CommandError("\(path): cannot open the log: \(String(cString: strerror(errno)))", exitCode: ExitStatus.invalid)
         }
     }
 
     deinit { close(descriptor) }
+
+    /// The log at `path`, or nil without one; a log that cannot be opened is said on stderr
+    /// and ends the command (exit status 2).
+    static func open(_ path: String?) throws -> RunLog? {
+        do throws(CommandError) {
+            return try path.map { path throws(CommandError) in try RunLog(path: path) }
+        } catch {
+            printError(error.message)
+            throw ExitCode(error.exitCode)
+        }
+    }
 
     /// Appends `message` as one stamped line (control characters escaped, so a file's name
     /// cannot forge a line). A log that cannot be written is not worth

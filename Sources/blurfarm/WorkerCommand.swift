@@ -1,6 +1,4 @@
 import ArgumentParser
-import BlurfarmPlugins
-import BlurfarmSharedMemory
 import BlurfarmWorker
 
 #if canImport(Glibc)
@@ -10,7 +8,7 @@ import Darwin
 #endif
 
 /// `blurfarm worker`: internal; the coordinator starts it. Frames on stdin and stdout, one line
-/// on stderr for errors. The logic is in BlurfarmWorker; this only wires the descriptors.
+/// on stderr for errors. The whole worker is in BlurfarmWorker (``WorkerProcess/run(workerID:coordinatorPID:pluginFolders:)``).
 struct WorkerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
@@ -36,22 +34,6 @@ struct WorkerCommand: ParsableCommand {
     var pluginFolder: [String] = []
 
     func run() throws {
-        do {
-            guard try WorkerProcess.bindToParent(coordinatorPID: coordinatorPid) else {
-                printError("worker: the coordinator (pid \(coordinatorPid)) is gone")
-                throw ExitCode(WorkerExit.coordinatorGoneStatus)
-            }
-        } catch let error as WorkerProcess.SetupError {
-            printError("worker: \(error)")
-            throw ExitCode(WorkerExit.setupFailedStatus)
-        }
-        let runner = TaskRunner(
-            registry: .forThisProcess, plugins: PluginLoader(folders: pluginFolder),
-            segments: SharedSegmentTable(ownerPID: coordinatorPid))
-        let worker = Worker(workerID: workerId, pid: getpid(), output: STDOUT_FILENO, runner: runner)
-        let exit = worker.run(input: STDIN_FILENO)
-        if let message = exit.message { printError("worker: \(message)") }
-        // Exit at once: a task still running after 'shutdown' is abandoned.
-        Glibc.exit(exit.status)
+        Glibc.exit(WorkerProcess.run(workerID: workerId, coordinatorPID: coordinatorPid, pluginFolders: pluginFolder))
     }
 }

@@ -353,7 +353,7 @@ import Glibc
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]])
         let failed = (json.first?["outputs"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "failed" }
-        #expect(failed.count == 1 && (failed.first?["error"] as? String)?.contains("in/caf\\xE9.png") == true, "\(failed)")
+        #expect(failed.count == 1 && ((failed.first?["error"] as? [String: Any])?["message"] as? String)?.contains("in/caf\\xE9.png") == true, "\(failed)")
     }
 
     /// A real name holding U+F7E9, which blurfarm uses for the byte 0xE9, would be ambiguous:

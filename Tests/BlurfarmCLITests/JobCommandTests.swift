@@ -222,7 +222,11 @@ extension JobCommandTests {
         #expect(outputs.count == 4)
         #expect(outputs.filter { $0["status"] as? String == "written" }.count == 2)
         let failures = outputs.filter { $0["status"] as? String == "failed" }
-        #expect(failures.count == 2 && failures.allSatisfy { ($0["error"] as? String)?.contains("truncated.jpg") == true })
+        #expect(failures.count == 2 && failures.allSatisfy {
+            let error = $0["error"] as? [String: Any]
+            return (error?["message"] as? String)?.contains("truncated.jpg") == true && error?["kind"] as? String == "decode"
+                && error?["code"] as? String == "decodeFailed"
+        })
         // The same report in the state folder, relative to the configuration's folder.
         let reports = try FileManager.default.contentsOfDirectory(
             atPath: folder.appendingPathComponent("farm-state/reports").path)

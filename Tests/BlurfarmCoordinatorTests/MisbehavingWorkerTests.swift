@@ -46,7 +46,7 @@ import Testing
     @Test func aWorkerThatSendsGarbageIsKilledAndReplacedUntilTheTileFails() throws {
         let folder = try Self.fakeWorker(then: Array("this is not a frame of the wire protocol".utf8))
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 1, retries: 2)
+        let pool = try WorkerPool(.init(scheduling: .init(workers: 1, retries: 2), executable: folder.appendingPathComponent("worker.sh").path))
         defer { pool.shutdown() }
         do {
             _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 0)
@@ -66,7 +66,7 @@ import Testing
             + FrameEncoder.encode(.ready)
         let folder = try Self.fakeWorker(then: reply)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 1, retries: 0)
+        let pool = try WorkerPool(.init(scheduling: .init(workers: 1, retries: 0), executable: folder.appendingPathComponent("worker.sh").path))
         defer { pool.shutdown() }
         let source = Self.image()
         // The fake rendered nothing: the output segment, new, holds zeros.
@@ -88,7 +88,7 @@ import Testing
             + FrameEncoder.encode(.ready)
         let folder = try Self.fakeWorker(then: reply)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 1, retries: 3)
+        let pool = try WorkerPool(.init(scheduling: .init(workers: 1, retries: 3), executable: folder.appendingPathComponent("worker.sh").path))
         defer { pool.shutdown() }
         do {
             _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 0)
@@ -119,7 +119,7 @@ import Testing
                 """)
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data(reply).write(to: folder.appendingPathComponent("fail.bin"))
-        let pool = try WorkerPool(executable: folder.appendingPathComponent("worker.sh").path, workers: 2, retries: 0)
+        let pool = try WorkerPool(.init(scheduling: .init(workers: 2, retries: 0), executable: folder.appendingPathComponent("worker.sh").path))
         defer { pool.shutdown() }
         do {
             _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 20)
@@ -128,7 +128,7 @@ import Testing
             #expect(error.description.hasSuffix("worker 1: boom"), "\(error)")
         }
         // The next image's decode gets the pool's memory: one of the failed image's segments.
-        let storage = try #require(pool.storage(byteCount: 40 * 30 * 3 * 4))
+        let storage = try #require(pool.allocator!.storage(byteCount: 40 * 30 * 3 * 4))
         storage.withUnsafeFloats { p in for i in 0..<(40 * 30 * 3) { p[i] = 0 } }
         Thread.sleep(forTimeInterval: 2)
         let written = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("wrote-") }

@@ -31,7 +31,7 @@ extension Syscalls {
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
     static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
         var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return try retrying("poll") { poll(&request, 1, milliseconds) } > 0
+        return try retrying("poll") { Glibc.poll(&request, 1, milliseconds) } > 0
     }
 
     /// The events waiting on the inotify descriptor `fd` (none when there are none yet).
@@ -60,8 +60,4 @@ extension Syscalls {
         return events
     }
 
-    /// Closes `fd`, ignoring failure (nothing is left to do about it).
-    static func closeQuietly(_ fd: Int32) {
-        _ = close(fd)
-    }
 }

@@ -221,8 +221,7 @@ enum Syscalls {
     /// whatever this process ignores. `posix_spawn` fails with EAGAIN when the user may not have
     /// another process (`RLIMIT_NPROC`), ENOMEM without memory for it.
     static func spawn(
-        _ executable: String, arguments: [String], environment: [UnsafeMutablePointer<CChar>?], stdin: Int32,
-        stdout: Int32
+        _ executable: String, arguments: [String], environment: CStrings, stdin: Int32, stdout: Int32
     ) throws(SystemCallError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -245,12 +244,103 @@ enum Syscalls {
         var pid: pid_t = 0
         var status: Int32
         repeat {
-            status = environment.withUnsafeBufferPointer { environment in
+            status = environment.pointers.withUnsafeBufferPointer { environment in
                 posix_spawn(&pid, executable, &actions, &attributes, argv, UnsafeMutablePointer(mutating: environment.baseAddress))
             }
         } while status == EINTR
         guard status == 0 else { throw SystemCallError(call: "posix_spawn", errno: status) }
         return pid
+    }
+
+    /// A null-terminated list of C strings (an `environ`), freed with it.
+    final class CStrings {
+        let pointers: [UnsafeMutablePointer<CChar>?]
+
+        init(_ strings: [String]) { pointers = strings.map { strdup($0) } + [nil] }
+
+        deinit { pointers.forEach { free($0) } }
+    }
+
+    static var processID: Int32 { getpid() }
+
+    /// Closes `fd`, ignoring failure: the descriptor is gone whatever `close` says (Linux), so
+    /// nothing is retried and nothing is left to do about it.
+    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    static func kill(_ pid: pid_t) { _ = Glibc.kill(pid, SIGKILL) }
+
+    /// Waits for the child `pid` to end: its wait status.
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
+    /// Whether the child `pid` has ended (and is reaped), without waiting.
+    static func hasExited(_ pid: pid_t) -> Bool {
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result < 0 && errno == EINTR { continue }
+            return result == pid || result < 0
+        }
+    }
+
+    /// "exit status N" or "killed by signal N".
+    static func describe(status: Int32) -> String {
+        let signalNumber = status & 0x7F
+        if signalNumber == 0 { return "exit status \((status >> 8) & 0xFF)" }
+        return "killed by signal \(signalNumber)"
+    }
+
+    static func sleep(milliseconds: Int) { usleep(useconds_t(milliseconds * 1000)) }
+
+    /// Waits up to `milliseconds` for any of `fds` to be readable (or closed): the indices of
+    /// those that are.
+    static func pollReadable(_ fds: [Int32], milliseconds: Int32) -> [Int] {
+        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        guard Glibc.poll(&entries, nfds_t(entries.count), milliseconds) > 0 else { return [] }
+        return entries.indices.filter { entries[$0].revents != 0 }
+    }
+
+    /// Reads and discards what a non-blocking descriptor holds.
+    static func drain(_ fd: Int32) {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while read(fd, &bytes, bytes.count) > 0 {}
+    }
+
+    /// What one read from a non-blocking descriptor gave.
+    enum ReadOutcome {
+        case bytes([UInt8])
+        case wouldBlock
+        /// End of file or an error: why.
+        case failed(String)
+    }
+
+    /// Reads what a non-blocking descriptor holds now (up to 64 KiB).
+    static func readAvailable(_ fd: Int32) -> ReadOutcome {
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let n = read(fd, &chunk, chunk.count)
+        if n < 0 && (errno == EINTR || errno == EAGAIN) { return .wouldBlock }
+        if n == 0 { return .failed("closed its output") }
+        if n < 0 { return .failed("could not be read: \(String(cString: strerror(errno)))") }
+        return .bytes(Array(chunk[0..<n]))
+    }
+
+    /// Writes one byte to a non-blocking pipe; a full pipe is fine (it is a wake-up).
+    static func writeByte(_ fd: Int32) {
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
+    }
+
+    /// Blocks SIGPIPE in the calling thread only: a write to a pipe whose reader died fails
+    /// with EPIPE there instead of killing the process, and the process's own handling of
+    /// SIGPIPE is left as it is.
+    static func blockBrokenPipeSignalInThisThread() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// The soft limit of `resource` (`RLIMIT_NOFILE`, `RLIMIT_NPROC`), nil when unlimited or

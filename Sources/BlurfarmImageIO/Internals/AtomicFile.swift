@@ -58,19 +58,6 @@ struct OutputPath {
 /// Writes whole files so that readers see the old file or the new one, never a mix, and a
 /// crash never leaves a half-written file under the real name.
 enum AtomicFile {
-    /// Temporary files being written now, so that an interrupted process can remove them
-    /// before it exits (``ImageWriter/removeTemporaryFiles()``).
-    static let inProgress = Mutex<Set<String>>([])
-
-    /// Removes every temporary file being written now; returns how many there were.
-    static func removeInProgress() -> Int {
-        inProgress.withLock { paths in
-            for path in paths { Syscalls.removeQuietly(path) }
-            defer { paths.removeAll() }
-            return paths.count
-        }
-    }
-
     /// Longest part of the real file name kept in a temporary name (names are limited to 255
     /// bytes on most file systems; ".", ".blurfarm-", the host (at most 40 bytes), the pid and
     /// twelve random characters are added).
@@ -171,7 +158,7 @@ enum AtomicFile {
     /// Writes `bytes` to a new temporary file beside `output` (``createTemporary(for:in:pid:)``),
     /// fsyncs it, renames it over `output` and fsyncs the folder, all in one open descriptor
     /// of the folder. On failure, removes the temporary file.
-    static func write(_ bytes: [UInt8], to output: OutputPath) throws(ImageIOError) {
+    static func write(_ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?) throws(ImageIOError) {
         func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
             ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
@@ -186,8 +173,8 @@ enum AtomicFile {
         defer { try? Syscalls.close(folder) }
         var (descriptor, temporary) = try createTemporary(for: output, in: folder)
         let created = "\(output.folder)/\(temporary)"
-        inProgress.withLock { _ = $0.insert(created) }
-        defer { inProgress.withLock { _ = $0.remove(created) } }
+        temporaryFiles?.insert(created)
+        defer { temporaryFiles?.remove(created) }
 
         do {
             try Syscalls.writeAll(descriptor, bytes)

@@ -1,0 +1,134 @@
+import BlurfarmCore
+import Foundation
+import Synchronization
+
+extension Farm {
+    /// The whole of one job, on its own thread: its lock, the up-to-date split, rendering,
+    /// records, prune, the report in the state folder; every step told as events.
+    func run(_ id: FarmJobID, _ job: FarmJob, control: JobControl) -> JobOutcome {
+        let plan = job.plan
+        let configuration = settings.configuration
+        let began = Date()
+        let failures = Mutex(0)
+        let problem: @Sendable (JobProblem) -> Void = { [self] problem in
+            publish(.problem(id, problem))
+            if !problem.isWarning { failures.withLock { $0 += 1 } }
+        }
+        let runSettings = RunSettings(
+            configuration: settings.configurationPath, workers: settings.workers, threads: settings.threads,
+            decodedImages: configuration.decodedImages, tile: plan.tileSize, pixelLimit: configuration.pixelLimit,
+            verify: (job.verify ?? plan.job.verify).rawValue)
+        func ended(_ outputs: [OutputReport] = []) -> JobOutcome {
+            let report = RunReport(
+                job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
+                outputs: outputs)
+            return JobOutcome(
+                report: report, failures: failures.withLock { $0 } + report.failed, inputs: plan.inputs.count,
+                pruneAsked: job.prune)
+        }
+        let folder = JobStateFolder(state: settings.stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
+        var lock = job.lock
+        if lock == nil {
+            do throws(StateError) {
+                switch try JobLock.acquire(folder.lockPath, wait: job.waitForLock) {
+                case .acquired(let acquired): lock = acquired
+                case .busy(let holder):
+                    problem(.locked(job: plan.job.name, holder: holder, lock: folder.lockPath))
+                    return ended()
+                }
+            } catch {
+                problem(.state(error))
+                return ended()
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
+        for line in plan.refused { problem(.inputRefused(manifest: plan.manifestPath, line)) }
+        let unmatched = Diagnostics(plan.unmatchedGlobs)
+        if !unmatched.isEmpty { problem(.unmatchedGlobs(unmatched)) }
+        let incremental: IncrementalRun
+        do throws(StateError) {
+            incremental = IncrementalRun(
+                plan: plan, records: try OutputRecords(folder: folder.path), versions: settings.recipeVersions,
+                plugins: FarmJob.pluginHashes(of: [plan], registry: job.registry), pixelLimit: configuration.pixelLimit,
+                force: job.force, retryFailed: job.retryFailed)
+        } catch {
+            problem(.state(error))
+            return ended()
+        }
+        let work = incremental.plan
+        publish(.jobAccepted(
+            id, job: plan.job.name, outputs: work.outputCount, upToDate: plan.outputCount - work.outputCount,
+            inputs: plan.inputs.count))
+        var ran = RunReport(
+            job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
+            outputs: [])
+        if work.outputCount > 0 {
+            let rendering: any ImageRendering
+            do throws(RenderFailure) {
+                rendering = try self.rendering()
+            } catch {
+                // Stopped while the workers started: not a failure of the job.
+                if control.ended == nil { problem(.workersUnavailable(error)) }
+                return ended()
+            }
+            let runner = JobRunner(
+                registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
+                decodedImages: configuration.decodedImages)
+            ran = runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
+                switch event {
+                case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))
+                case .tilesDone(let output, let done, let total):
+                    publish(.tilesDone(id, output: output.path, done: done, total: total))
+                case .outputFinished(let report):
+                    publish(.outputFinished(id, report))
+                    // Only outputs written and verified are recorded.
+                    do throws(StateError) {
+                        try incremental.recordWritten(report)
+                    } catch {
+                        problem(.notRecorded(output: report.output, error))
+                    }
+                }
+            }
+        }
+        let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
+        // Their outputs are counted failed in the report: told once per input.
+        for input in failedInputs { publish(.problem(id, .inputFailed(input))) }
+        if let recordingProblem { problem(.state(recordingProblem)) }
+        var pruned: [String] = []
+        do throws(StateError) {
+            // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
+            if job.prune, control.ended == nil, plan.refused.isEmpty {
+                if !job.forcePrune, let refusal = incremental.pruneRefusal() {
+                    problem(.pruneRefused(job: plan.job.name, refusal))
+                } else {
+                    let result = try incremental.prune()
+                    for item in result.outputs {
+                        switch item.action {
+                        case .removed:
+                            pruned.append(item.output)
+                            publish(.pruned(id, path: item.output, folder: false))
+                        case .alreadyGone: break
+                        case .keptChanged: problem(.prunedFileChanged(item.output))
+                        }
+                    }
+                    for folder in result.folders { publish(.pruned(id, path: folder, folder: true)) }
+                }
+            }
+            try incremental.records.compact()
+        } catch {
+            problem(.state(error))
+        }
+        let report = ran.merging(incremental, started: began, pruned: pruned)
+        // A job that did nothing leaves no report in the state folder (cron would fill it).
+        if report.didWork {
+            do {
+                _ = try report.writeInStateFolder(settings.stateFolder)
+            } catch {
+                problem(.reportNotWritten("\(error)"))
+            }
+        }
+        return JobOutcome(
+            report: report, failures: failures.withLock { $0 } + report.failed, inputs: plan.inputs.count,
+            pruneAsked: job.prune)
+    }
+}

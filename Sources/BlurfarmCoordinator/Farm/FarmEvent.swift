@@ -1,0 +1,93 @@
+import BlurfarmCore
+import BlurfarmImageIO
+
+/// What a ``Farm`` tells as it works (``Farm/events()``, ``Farm/onEvent(_:)``).
+public enum FarmEvent: Sendable {
+    /// The job was accepted: `outputs` to render, `upToDate` skipped, of `inputs` inputs.
+    case jobAccepted(FarmJobID, job: String, outputs: Int, upToDate: Int, inputs: Int)
+    /// An output's tiles are about to go out (its input decoded).
+    case outputStarted(FarmJobID, output: String, tiles: Int)
+    /// Tiles of an output done so far.
+    case tilesDone(FarmJobID, output: String, done: Int, total: Int)
+    /// An output is done: written, failed, stopped or cancelled (its report says which).
+    case outputFinished(FarmJobID, OutputReport)
+    /// Something went wrong in the job beside its outputs, or is worth a warning.
+    case problem(FarmJobID, JobProblem)
+    /// `--prune` removed this output (or this folder, when `folder`).
+    case pruned(FarmJobID, path: String, folder: Bool)
+    /// A worker process started (`pid`); after a ``workerLost(id:pid:reason:)``, its replacement.
+    case workerStarted(id: UInt32, pid: Int32)
+    /// A worker process was lost (it died, hung, or broke the protocol) and killed.
+    case workerLost(id: UInt32, pid: Int32, reason: String)
+    /// The job is done.
+    case jobFinished(FarmJobID, JobOutcome)
+}
+
+/// A problem of a job that is not one output's (those are in ``OutputReport/failure``).
+public enum JobProblem: Sendable, CustomStringConvertible {
+    /// An input the plan refused (a name that cannot be an output, an output over an input).
+    case inputRefused(manifest: String, String)
+    /// Input globs that matched nothing: warnings, or errors when no glob matched.
+    case unmatchedGlobs(Diagnostics)
+    /// The job's state folder (records, lock) failed.
+    case state(StateError)
+    /// Another run holds the job's lock (without ``FarmJob/waitForLock``).
+    case locked(job: String, holder: Int32?, lock: String)
+    /// An input could not be decoded: its outputs failed (reported once per input).
+    case inputFailed(FailedInput)
+    /// An output was written but its record could not be (it will run again).
+    case notRecorded(output: String, StateError)
+    /// `--prune` removed nothing: why.
+    case pruneRefused(job: String, IncrementalRun.PruneRefusal)
+    /// An output to prune was changed since it was written: left in place, its record removed.
+    case prunedFileChanged(String)
+    /// The workers could not start: nothing of the job ran.
+    case workersUnavailable(RenderFailure)
+    /// The report could not be written to the state folder.
+    case reportNotWritten(String)
+
+    /// A warning leaves the exit status as it is; the others fail the job.
+    public var isWarning: Bool {
+        switch self {
+        case .prunedFileChanged: true
+        case .unmatchedGlobs(let diagnostics): !diagnostics.hasErrors
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .inputRefused(let manifest, let line): "\(manifest): \(line)"
+        case .unmatchedGlobs(let diagnostics): diagnostics.map(\.description).joined(separator: "\n")
+        case .state(let error): "\(error)"
+        case .locked(let job, let holder, let lock):
+            "job '\(job)' is already running (pid \(holder.map(String.init) ?? "unknown"), lock \(lock)); --wait waits for it"
+        case .inputFailed(let input): input.description
+        case .notRecorded(let output, let error): "\(output) was written but not recorded (it will run again): \(error)"
+        case .pruneRefused(let job, let refusal):
+            "\(job): --prune refused: \(refusal); nothing removed (--force-prune removes them)"
+        case .prunedFileChanged(let output):
+            "\(ShownName.of(output)): input gone but the file was changed since it was written: left in place, record removed"
+        case .workersUnavailable(let failure): "\(failure)"
+        case .reportNotWritten(let reason): "cannot write the report: \(reason)"
+        }
+    }
+}
+
+/// How a job ended: its report, and how many things failed (outputs and problems).
+public struct JobOutcome: Sendable {
+    public let report: RunReport
+    /// Failed outputs plus the job's problems that are not warnings: 0 when all went well.
+    public let failures: Int
+    /// The inputs the job planned.
+    public let inputs: Int
+    /// Whether the job was to prune.
+    public let pruneAsked: Bool
+    /// Whether the job wrote, failed, stopped, cancelled or pruned anything.
+    public var didWork: Bool { report.didWork }
+}
+
+extension RunReport {
+    /// Whether the run wrote, failed, stopped, cancelled or pruned anything.
+    public var didWork: Bool { written + failed + stopped + cancelled + pruned.count > 0 }
+}

@@ -1,0 +1,77 @@
+import BlurfarmKernels
+import BlurfarmManifest
+
+/// One job for a ``Farm``: a planned manifest, its filters, and how to run it.
+public struct FarmJob: Sendable {
+    /// The plan (``JobPlanner``): inputs, outputs, tile size.
+    public var plan: JobPlan
+    /// The filters the variants name (built-in and the plugins the configuration loads).
+    public var registry: FilterRegistry
+    /// Higher runs first; then arrival.
+    public var priority: Int
+    /// Run every output, up to date or not (`run --force`).
+    public var force: Bool
+    /// Try again the inputs remembered as failed (`--retry-failed`).
+    public var retryFailed: Bool
+    /// Remove recorded outputs whose input is gone (`--prune`); ``forcePrune`` even when that
+    /// looks like a mistake.
+    public var prune: Bool
+    public var forcePrune: Bool
+    /// Overrides the manifest's `verify:`.
+    public var verify: VerifyMode?
+    /// Wait for another run of the job instead of failing (`--wait`).
+    public var waitForLock: Bool
+    /// The job's lock, when the caller took it already (the CLI takes every job's first).
+    public var lock: JobLock?
+
+    public init(
+        plan: JobPlan, registry: FilterRegistry, priority: Int = 0, force: Bool = false, retryFailed: Bool = false,
+        prune: Bool = false, forcePrune: Bool = false, verify: VerifyMode? = nil, waitForLock: Bool = false,
+        lock: JobLock? = nil
+    ) {
+        self.plan = plan
+        self.registry = registry
+        self.priority = priority
+        self.force = force
+        self.retryFailed = retryFailed
+        self.prune = prune || forcePrune
+        self.forcePrune = forcePrune
+        self.verify = verify
+        self.waitForLock = waitForLock
+        self.lock = lock
+    }
+
+    /// The plugin filters the job uses, by name, sorted.
+    public var pluginsUsed: [String] { Self.pluginsUsed(by: [plan], registry: registry) }
+
+    /// The plugin filters the jobs `plans` use, by name, sorted.
+    public static func pluginsUsed(by plans: [JobPlan], registry: FilterRegistry) -> [String] {
+        Set(plans.flatMap { plan in
+            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
+        }).sorted()
+    }
+
+    /// The content hash of each plugin filter's library the jobs `plans` use, by filter name:
+    /// part of their outputs' recipe (a rebuilt plugin makes them run again). Plugins whose
+    /// library cannot be read are left out.
+    public static func pluginHashes(of plans: [JobPlan], registry: FilterRegistry) -> [String: String] {
+        var hashes: [String: String] = [:]
+        for name in pluginsUsed(by: plans, registry: registry) {
+            if case .plugin(let path) = registry.descriptor(named: name)?.origin, let hash = try? ContentHash.ofFile(path) {
+                hashes[name] = hash
+            }
+        }
+        return hashes
+    }
+}
+
+/// A job's number in a farm, given when it is submitted.
+public struct FarmJobID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    public var description: String { "\(rawValue)" }
+}

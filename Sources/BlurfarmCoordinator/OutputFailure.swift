@@ -1,0 +1,68 @@
+import BlurfarmImageIO
+
+/// Why an output was not written, kept typed from where it happened to the report: the
+/// report's `error` carries its ``kind``, ImageIO's error ``code`` when ImageIO failed, and the
+/// one-line ``message`` naming the file.
+public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The input could not be read or decoded (missing, corrupt, over a limit).
+    case decode(ImageIOError)
+    /// A decoding failure remembered from an earlier run (`failedEarlier`): its message.
+    case decodedEarlier(String)
+    /// The filters could not render it: a filter's error, tiles that failed every attempt,
+    /// workers that cannot run. `output` names the file.
+    case render(output: String, RenderFailure)
+    /// A plugin's answers were refused, or made the output too large: the message.
+    case plugin(String)
+    /// The image rendered, but verification found it wrong: the message.
+    case verification(String)
+    /// It could not be encoded or written (a missing folder, a full disk).
+    case write(ImageIOError)
+    /// Its job was cancelled before it was written.
+    case cancelled
+    /// The run was asked to stop (SIGINT, SIGTERM) before it was written.
+    case stopped
+
+    /// The kind, as the JSON report's `error.kind` names it.
+    public var kind: String {
+        switch self {
+        case .decode, .decodedEarlier: "decode"
+        case .render: "render"
+        case .plugin: "plugin"
+        case .verification: "verification"
+        case .write: "write"
+        case .cancelled: "cancelled"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// ImageIO's error code, when ImageIO failed (e.g. `decodeFailed`, `outputFolderMissing`).
+    public var code: String? {
+        switch self {
+        case .decode(let error), .write(let error): "\(error.code)"
+        default: nil
+        }
+    }
+
+    /// One line naming the file and the problem.
+    public var description: String {
+        switch self {
+        case .decode(let error), .write(let error): error.description
+        case .decodedEarlier(let message), .plugin(let message), .verification(let message): message
+        case .render(let output, let failure): "\(output): \(failure)"
+        case .cancelled: "cancelled"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// The decoding failure this is, if it is one (reported once per input, remembered).
+    public var decodeError: ImageIOError? {
+        if case .decode(let error) = self { return error }
+        return nil
+    }
+}
+
+extension ImageIOError: Equatable {
+    public static func == (a: ImageIOError, b: ImageIOError) -> Bool {
+        a.code == b.code && a.path == b.path && a.message == b.message
+    }
+}

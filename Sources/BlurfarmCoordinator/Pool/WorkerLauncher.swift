@@ -1,0 +1,81 @@
+import BlurfarmWire
+
+/// Starts, kills and stops `blurfarm worker` processes for the pool's thread (which must be
+/// the one calling: the workers die with the thread that started them).
+final class WorkerLauncher {
+    let executable: String
+    let pluginFolders: [String]
+    /// The workers' environment: the caller's, with `SWIFT_BACKTRACE=enable=no` unless it sets
+    /// `SWIFT_BACKTRACE` (a worker that crashes, a plugin's fault, is reported in one line by
+    /// the coordinator, not by pages of backtrace on the shared standard error).
+    let environment: Syscalls.CStrings
+
+    init(executable: String, pluginFolders: [String], environment: [String]) {
+        self.executable = executable
+        self.pluginFolders = pluginFolders
+        let backtrace = environment.contains { $0.hasPrefix("SWIFT_BACKTRACE=") } ? [] : ["SWIFT_BACKTRACE=enable=no"]
+        self.environment = Syscalls.CStrings(environment + backtrace)
+    }
+
+    /// Starts worker `workerID` (`blurfarm worker --worker-id N --coordinator-pid P`), its
+    /// standard input and output on new pipes.
+    func start(workerID: UInt32) throws(SystemCallError) -> PoolSupervisor.Slot {
+        let toChild = try Syscalls.pipe()
+        let fromChild: (read: Int32, write: Int32)
+        do throws(SystemCallError) {
+            fromChild = try Syscalls.pipe()
+        } catch {
+            Syscalls.close(toChild.read)
+            Syscalls.close(toChild.write)
+            throw error
+        }
+        let arguments = [
+            executable, "worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(Syscalls.processID)",
+        ] + pluginFolders.flatMap { ["--plugin-folder", $0] }
+        let spawned = Result { () throws(SystemCallError) -> Int32 in
+            try Syscalls.spawn(
+                executable, arguments: arguments, environment: environment, stdin: toChild.read, stdout: fromChild.write)
+        }
+        Syscalls.close(toChild.read)
+        Syscalls.close(fromChild.write)
+        switch spawned {
+        case .success(let pid):
+            // Read without blocking: a descriptor number poll reported may belong to a replacement.
+            Syscalls.setNonBlocking(fromChild.read)
+            return PoolSupervisor.Slot(pid: pid, input: toChild.write, output: fromChild.read)
+        case .failure(let error):
+            Syscalls.close(toChild.write)
+            Syscalls.close(fromChild.read)
+            throw error
+        }
+    }
+
+    /// Kills the worker (SIGKILL), closes its pipes and waits for it: how it ended.
+    func kill(_ slot: PoolSupervisor.Slot) -> String {
+        Syscalls.kill(slot.pid)
+        Syscalls.close(slot.input)
+        Syscalls.close(slot.output)
+        return Syscalls.describe(status: Syscalls.wait(slot.pid))
+    }
+
+    /// Sends `shutdown` to every worker, closes its pipes and waits for it; a worker still
+    /// running after 2 s is killed.
+    func stop(_ slots: [PoolSupervisor.Slot]) {
+        for slot in slots {
+            if let frame = try? FrameEncoder.encode(.shutdown) { try? FileDescriptorIO.writeAll(slot.input, frame) }
+            Syscalls.close(slot.input)
+            Syscalls.close(slot.output)
+        }
+        let deadline = ContinuousClock.now + .seconds(2)
+        for slot in slots {
+            while !Syscalls.hasExited(slot.pid) {
+                if ContinuousClock.now >= deadline {
+                    Syscalls.kill(slot.pid)
+                    _ = Syscalls.wait(slot.pid)
+                    break
+                }
+                Syscalls.sleep(milliseconds: 5)
+            }
+        }
+    }
+}

@@ -1,0 +1,297 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmKernels
+import BlurfarmSharedMemory
+import BlurfarmWire
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// The coordinator's pool of `blurfarm worker` processes (docs/architecture.md, "The worker
+/// pool"): renders images by sending one `task` per tile to idle workers, the pixels in
+/// shared segments. Several images, of several jobs, are rendered at once
+/// (``render(_:chain:tileSize:ticket:)`` is called from several threads): their tiles form
+/// one queue ordered by the job's priority, then the job's and the image's arrival.
+///
+/// The decisions (which tile goes where, when a worker is killed, when an image fails) are
+/// ``PoolScheduler``'s; this class is the I/O around it: one thread, the pool's own, starts,
+/// reads, writes, kills and waits for every worker. That matters because a worker asks for
+/// SIGKILL when its parent *thread* exits (`PR_SET_PDEATHSIG`): workers started from a
+/// short-lived thread would die with it. When the coordinator process dies, the thread dies
+/// with it and every worker is killed.
+///
+/// The pool changes nothing of its process: SIGPIPE is blocked on its own thread only (the
+/// one that writes to workers), so a write to a dead worker fails with EPIPE instead of
+/// killing the process, whatever the process does with SIGPIPE.
+public final class WorkerPool: ImageRendering, Sendable {
+    /// What a pool is made of.
+    public struct Settings: Sendable {
+        /// The scheduling rules: workers, retries, timeouts.
+        public var scheduling: PoolScheduler.Settings
+        /// The `blurfarm` executable, started as `blurfarm worker`.
+        public var executable: String
+        /// The folders the workers load plugins from (`--plugin-folder`).
+        public var pluginFolders: [String]
+        /// The workers' environment, `NAME=value` (the CLI passes its own).
+        public var environment: [String]
+        /// Where worker losses, retries and slow starts are logged.
+        public var logger: Logger
+
+        public init(
+            scheduling: PoolScheduler.Settings, executable: String, pluginFolders: [String] = [],
+            environment: [String] = [], logger: Logger = Logger(label: "blurfarm.pool", factory: { _ in SwiftLogNoOpLogHandler() })
+        ) {
+            self.scheduling = scheduling
+            self.executable = executable
+            self.pluginFolders = pluginFolders
+            self.environment = environment
+            self.logger = logger
+        }
+    }
+
+    /// The number of workers the pool keeps running.
+    public var workerCount: Int { settings.scheduling.workers }
+    let settings: Settings
+    let inbox = Mutex(Inbox())
+    let wakePipe: (read: Int32, write: Int32)
+    private let finished = DispatchSemaphore(value: 0)
+    let segments = SegmentPool()
+    /// The workers as last seen by the pool's thread.
+    let snapshot = Mutex<[WorkerStatus]>([])
+    /// Called with every notice (worker started, lost; tile retried), from the pool's thread.
+    let onNotice: @Sendable (PoolScheduler.PoolNotice) -> Void
+
+    /// What other threads hand to the pool's thread.
+    struct Inbox: Sendable {
+        var images: [(PoolScheduler.ImageID, PoolScheduler.Image, PoolRequest)] = []
+        var events: [PoolScheduler.Event] = []
+        var shuttingDown = false
+        var nextImage: PoolScheduler.ImageID = 1
+        /// Set while the workers start, when the caller asked to stop.
+        var stoppedBySignal: Int32?
+    }
+
+    /// How many times a worker that cannot be started at all (`pipe` or `posix_spawn` fails:
+    /// no descriptors, no processes, no memory) is tried, waiting 0.1 s after the first
+    /// failure and twice as long after each next: about 3 s in all.
+    public static let startAttempts = 6
+
+    /// Starts the workers and waits until each has said `hello` and `ready`.
+    ///
+    /// - Parameters:
+    ///   - stop: while the workers start, checked every 50 ms: once it is set, the workers
+    ///     started are stopped and this throws at once.
+    ///   - onNotice: told of every worker started and lost and every tile retried.
+    /// - Throws: ``RenderFailure`` when the workers keep failing to start (dying before their
+    ///   `hello`), when one cannot be started at all (after ``startAttempts`` tries with
+    ///   backoff), or when `stop` was set.
+    public init(
+        _ settings: Settings, stop: StopRequest? = nil,
+        onNotice: @escaping @Sendable (PoolScheduler.PoolNotice) -> Void = { _ in }
+    ) throws(RenderFailure) {
+        do throws(SystemCallError) {
+            wakePipe = try Syscalls.pipe(nonBlocking: true)
+        } catch {
+            throw RenderFailure(.workersUnavailable("cannot start the worker pool: \(error)"))
+        }
+        self.settings = settings
+        self.onNotice = onNotice
+        let started = StartSignal()
+        let thread = Thread { [self] in
+            Syscalls.blockBrokenPipeSignalInThisThread()
+            var supervisor = PoolSupervisor(pool: self)
+            supervisor.run(started: started)
+            finished.signal()
+        }
+        thread.name = "blurfarm.worker-pool"
+        thread.start()
+        while started.semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            if let signalNumber = stop?.signalNumber {
+                inbox.withLock { inbox in
+                    inbox.stoppedBySignal = signalNumber
+                    wake()
+                }
+            }
+        }
+        if let problem = started.problem.withLock({ $0 }) {
+            finished.wait()
+            inbox.withLock { $0.shuttingDown = true }
+            Syscalls.close(wakePipe.read)
+            Syscalls.close(wakePipe.write)
+            throw RenderFailure(.workersUnavailable(problem))
+        }
+    }
+
+    /// Renders `source` through `chain` in the workers, tile by tile, and returns the output,
+    /// whose pixels live in a shared segment. `ticket` places the image in the queue and
+    /// hears of its tiles as they are done.
+    ///
+    /// - Throws: ``RenderFailure``: a filter's error, a tile that failed more than the retry
+    ///   limit, the job cancelled, a segment that cannot be created, a pool shut down.
+    public func render(
+        _ source: PixelBuffer, chain: FilterChain, tileSize: Int, ticket: RenderTicket
+    ) throws(RenderFailure) -> RenderedImage {
+        let outputRect = chain.outputRect(forImage: source.rect)
+        let channels = chain.channels(forSource: source.channels)
+        if source.rect.isEmpty || outputRect.isEmpty {
+            // Nothing to send: a segment holds at least one byte and no tile has pixels.
+            return RenderedImage(
+                pixels: Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: 1)).render(source))
+        }
+        let sourceSegment: SharedSegment, outputSegment: SharedSegment, sharedSource: PixelBuffer
+        do throws(SharedMemoryError) {
+            if let segment = segments.segment(holding: source) {
+                // Decoded into one of the pool's segments (``allocator``): no copy.
+                (sourceSegment, sharedSource) = (segment, source)
+            } else {
+                sourceSegment = try segments.lease(byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride)
+                sharedSource = PixelBuffer(rect: source.rect, storage: sourceSegment.storage, channels: source.channels)
+                sharedSource.copy(source.rect, from: source)
+            }
+            outputSegment = try segments.lease(byteCount: outputRect.area * channels * MemoryLayout<Float>.stride)
+        } catch {
+            throw RenderFailure(.sharedMemory("\(error)"))
+        }
+        let output = PixelBuffer(rect: outputRect, storage: outputSegment.storage, channels: channels)
+        let request = PoolRequest(
+            image: source.rect, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
+            source: SharedRegion(
+                segment: sourceSegment.id, byteOffset: sharedSource.offset * MemoryLayout<Float>.stride,
+                rect: sharedSource.rect, channels: sharedSource.channels, rowStride: sharedSource.rowStride),
+            output: output, outputRegion: SharedRegion(
+                segment: outputSegment.id, byteOffset: 0, rect: outputRect, channels: channels,
+                rowStride: output.rowStride),
+            progress: ticket.progress)
+        let tiles = TileGrid(bounds: outputRect, tileSize: tileSize).tiles
+        // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
+        // pipe, so the write never reaches a descriptor number the process has reused.
+        let accepted = inbox.withLock { inbox -> Bool in
+            if inbox.shuttingDown { return false }
+            let id = inbox.nextImage
+            inbox.nextImage += 1
+            let image = PoolScheduler.Image(
+                tiles: tiles, pixelsRead: tiles.map { chain.pixelsRead(for: $0, image: source.rect) },
+                order: PoolScheduler.ImageOrder(priority: ticket.priority, job: ticket.job, image: id),
+                plugins: chain.filters.filter { $0.origin != .builtIn }.map(\.spec.name))
+            inbox.images.append((id, image, request))
+            wake()
+            return true
+        }
+        guard accepted else { throw RenderFailure(.poolShutDown) }
+        request.done.wait()
+        // The segments stay open (their ids valid) until every task of the image is answered.
+        withExtendedLifetime(sourceSegment) {}
+        switch request.result! {
+        case .success(let retries): return RenderedImage(pixels: output, retries: retries)
+        case .failure(let failure): throw failure
+        }
+    }
+
+    /// Pixels the workers can read without a copy: the runner decodes into these.
+    public var allocator: (any PixelAllocator)? { segments }
+
+    /// Every image of `job` (``RenderTicket/job``) still in the pool fails as cancelled: its
+    /// tiles leave the queue, the workers rendering them are told to drop them and go on.
+    public func cancel(job: UInt64) { send(.jobCancelled(job: job)) }
+
+    /// The images of `job` take `priority` from now on.
+    public func reprioritise(job: UInt64, priority: Int) { send(.jobReprioritised(job: job, priority: priority)) }
+
+    /// The workers now: id, pid, state, tiles done.
+    public var workers: [WorkerStatus] { snapshot.withLock { $0 } }
+
+    private func send(_ event: PoolScheduler.Event) {
+        inbox.withLock { inbox in
+            guard !inbox.shuttingDown else { return }
+            inbox.events.append(event)
+            wake()
+        }
+    }
+
+    /// Sends `shutdown` to every worker, closes their pipes and waits for them (SIGKILL after
+    /// 2 s), then ends the pool's thread. An image still being rendered fails. Idempotent.
+    /// Call it when the pool is no longer needed: the pool's thread holds the pool until then.
+    public func shutdown() {
+        let first = inbox.withLock { inbox -> Bool in
+            if inbox.shuttingDown { return false }
+            inbox.shuttingDown = true
+            return true
+        }
+        guard first else { return }
+        wake()
+        finished.wait()
+        Syscalls.close(wakePipe.read)
+        Syscalls.close(wakePipe.write)
+    }
+
+    func wake() { Syscalls.writeByte(wakePipe.write) }  // a full pipe already wakes the thread
+}
+
+/// Where an image goes in the pool's queue, and who hears of its tiles.
+public struct RenderTicket: Sendable {
+    /// The job it belongs to: cancelled and reprioritised together.
+    public var job: UInt64
+    /// Higher goes first; then the job's arrival.
+    public var priority: Int
+    /// Called with (tiles done, tiles in all) as tiles are done, from the pool's thread.
+    public var progress: (@Sendable (Int, Int) -> Void)?
+
+    public init(job: UInt64 = 0, priority: Int = 0, progress: (@Sendable (Int, Int) -> Void)? = nil) {
+        self.job = job
+        self.priority = priority
+        self.progress = progress
+    }
+}
+
+/// A worker as the pool last saw it.
+public struct WorkerStatus: Sendable, Equatable {
+    public let id: UInt32
+    public let pid: Int32
+    /// `starting`, `idle`, `busy` or `stopping`.
+    public let state: String
+    /// The tile it renders, when busy.
+    public let tile: Rect?
+    public let tilesDone: Int
+}
+
+/// The outcome of starting the workers, from the pool's thread to its initializer.
+final class StartSignal: Sendable {
+    let semaphore = DispatchSemaphore(value: 0)
+    let problem = Mutex<String?>(nil)
+}
+
+/// One image handed to the pool's thread; the caller waits on ``done``. Written by the pool's
+/// thread only, before it signals ``done``, and read by the caller only after.
+final class PoolRequest: @unchecked Sendable {
+    let image: Rect
+    let filters: [FilterSpec]
+    let edge: EdgeRule
+    let colour: ColourMode
+    let source: SharedRegion
+    let output: PixelBuffer
+    let outputRegion: SharedRegion
+    let progress: (@Sendable (Int, Int) -> Void)?
+    let done = DispatchSemaphore(value: 0)
+    /// The retried tiles on success.
+    var result: Result<Int, RenderFailure>?
+
+    init(
+        image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
+        output: PixelBuffer, outputRegion: SharedRegion, progress: (@Sendable (Int, Int) -> Void)?
+    ) {
+        self.image = image
+        self.filters = filters
+        self.edge = edge
+        self.colour = colour
+        self.source = source
+        self.output = output
+        self.outputRegion = outputRegion
+        self.progress = progress
+    }
+
+    func finish(_ result: Result<Int, RenderFailure>) {
+        self.result = result
+        done.signal()
+    }
+}

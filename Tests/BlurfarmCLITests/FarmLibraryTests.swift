@@ -1,0 +1,163 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+import Synchronization
+import Testing
+
+/// The engine as a library, with no CLI in the way: jobs planned and submitted to one
+/// ``Farm``, its events consumed, one job cancelled while the other goes on.
+@Suite(.serialized) struct FarmLibraryTests {
+    /// `count` small real photos (corpus frames shrunk by libvips) in `folder/photos`.
+    static func photos(_ count: Int, in folder: URL) throws {
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        for index in 0..<count {
+            let source = Fixtures.corpus(String(format: "batch1080/b%02d.jpg", index))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
+            process.arguments = ["resize", source, photos.appendingPathComponent("p\(index).jpg").path, "0.3"]
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+    }
+
+    /// Writes manifest `name.job` in `folder`: every photo through `filter` to `out-name/`.
+    static func manifest(_ name: String, filter: String, in folder: URL) throws -> String {
+        let path = folder.appendingPathComponent("\(name).job").path
+        try """
+            job: \(name)
+            inputs: [photos/*.jpg]
+            tile: 96
+            outputs:
+              - name: out
+                path: out-\(name)/{stem}.png
+                filters:
+                  - \(filter)
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func plan(_ manifest: String, registry: FilterRegistry) throws -> JobPlan {
+        let job = try JobDecoder.decode(fileAtPath: manifest, filters: registry.descriptors).get()
+        return try JobPlanner.plan(job, manifestPath: manifest, defaultTile: 512).get()
+    }
+
+    static func files(in folder: URL) -> [String: Data] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return Dictionary(uniqueKeysWithValues: names.map {
+            ($0, (try? Data(contentsOf: folder.appendingPathComponent($0))) ?? Data())
+        })
+    }
+
+    @Test func twoJobsShareOnePoolAndOneIsCancelledHalfWayWithoutTouchingTheOther() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Self.photos(20, in: folder)
+        let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 4", in: folder)
+        let motion = try Self.manifest("motion", filter: "motion:\n          radius: 12\n          angle: 30", in: folder)
+        // The blur job alone, by the CLI: what the farm must write, byte for byte.
+        let alone = try Blurfarm.run(["run", blur, "--workers", "2"])
+        #expect(alone.status == 0, "\(alone.stderr)")
+        let expected = Self.files(in: folder.appendingPathComponent("out-blur"))
+        #expect(expected.count == 20)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("out-blur"))
+
+        let registry = FilterRegistry.builtIn
+        let farm = Farm(FarmSettings(
+            workers: 2, threads: 1, workerExecutable: Blurfarm.executable.path,
+            configuration: FarmConfiguration(decodedImages: 1), stateFolder: folder.appendingPathComponent("state").path,
+            recipeVersions: "farm library test"))
+        defer { farm.shutdown() }
+        let motionDone = Atomic<Int>(0)
+        let pidsAtCancel = Mutex<[Int32]>([])
+        let seen = Mutex<[FarmEvent]>([])
+        let cancelled = Mutex<FarmJobID?>(nil)
+        /// The output whose first tile was done when the job was cancelled.
+        let cutShort = Mutex<String?>(nil)
+        farm.onEvent { event in
+            seen.withLock { $0.append(event) }
+            let motion = cancelled.withLock { $0 }
+            switch event {
+            case .outputFinished(let id, _) where id == motion:
+                motionDone.add(1, ordering: .relaxed)
+            case .tilesDone(let id, let output, 1, let total) where id == motion && total > 8:
+                // Half way through the motion job, one tile into an image: cancelled, from the
+                // event callback.
+                guard motionDone.load(ordering: .relaxed) >= 10, cutShort.withLock({ $0 }) == nil else { return }
+                cutShort.withLock { $0 = output }
+                pidsAtCancel.withLock { $0 = farm.workers.map(\.pid) }
+                farm.cancel(id)
+            default: break
+            }
+        }
+        let blurJob = farm.submit(FarmJob(plan: try Self.plan(blur, registry: registry), registry: registry))
+        let motionJob = cancelled.withLock { id in
+            let submitted = farm.submit(FarmJob(plan: try! Self.plan(motion, registry: registry), registry: registry))
+            id = submitted
+            return submitted
+        }
+        let blurOutcome = try #require(farm.wait(blurJob))
+        let motionOutcome = try #require(farm.wait(motionJob))
+
+        // The blur job: every output written, the same bytes as the lone run.
+        #expect(blurOutcome.failures == 0 && blurOutcome.report.written == 20)
+        #expect(Self.files(in: folder.appendingPathComponent("out-blur")) == expected)
+        // The motion job: each output written (and then there) or cancelled (and absent), some
+        // of each, and no temporary file left.
+        let statuses = motionOutcome.report.outputs.map(\.status)
+        #expect(statuses.allSatisfy { $0 == .written || $0 == .cancelled }, "\(statuses)")
+        #expect(statuses.contains(.written) && statuses.contains(.cancelled), "\(statuses)")
+        let written = Self.files(in: folder.appendingPathComponent("out-motion"))
+        for output in motionOutcome.report.outputs {
+            let name = (output.output as NSString).lastPathComponent
+            #expect((written[name] != nil) == (output.status == .written), "\(name): \(output.status)")
+            if output.status == .cancelled { #expect(output.failure == .cancelled) }
+        }
+        #expect(written.keys.allSatisfy { !$0.hasPrefix(".") }, "\(written.keys.sorted())")
+        // The image being rendered at the cancel left the pool at once: its tiles were not all
+        // rendered, and it is not written.
+        let interrupted = try #require(cutShort.withLock { $0 })
+        #expect(motionOutcome.report.outputs.first { $0.output == interrupted }?.status == .cancelled)
+        let events = seen.withLock { $0 }
+        #expect(!events.contains {
+            if case .tilesDone(motionJob, interrupted, let done, let total) = $0 { done == total } else { false }
+        })
+        // The pool kept its workers: the same processes before the cancel and after both jobs.
+        let before = pidsAtCancel.withLock { $0 }
+        #expect(before.count == 2)
+        #expect(farm.workers.map(\.pid) == before)
+        // The events: each job accepted and finished once; tiles reported for the outputs.
+        let accepted = events.compactMap { if case .jobAccepted(let id, _, let outputs, _, _) = $0 { (id, outputs) } else { nil } }
+        #expect(accepted.map(\.0).sorted() == [blurJob, motionJob] && accepted.allSatisfy { $0.1 == 20 })
+        let finished = events.compactMap { if case .jobFinished(let id, _) = $0 { id } else { nil } }
+        #expect(finished.sorted() == [blurJob, motionJob])
+        #expect(events.contains { if case .tilesDone(blurJob, _, let done, let total) = $0 { done == total } else { false } })
+        #expect(events.contains { if case .workerStarted = $0 { true } else { false } })
+    }
+
+    @Test func theEventsArriveOnAnAsyncStreamToo() async throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Self.photos(2, in: folder)
+        let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 2", in: folder)
+        let farm = Farm(FarmSettings(
+            workers: 0, threads: 2, workerExecutable: Blurfarm.executable.path, configuration: FarmConfiguration(),
+            stateFolder: folder.appendingPathComponent("state").path, recipeVersions: "farm library test"))
+        let events = farm.events()
+        let id = farm.submit(FarmJob(plan: try Self.plan(blur, registry: .builtIn), registry: .builtIn))
+        var outputs = 0
+        for await event in events {
+            if case .outputFinished(id, let report) = event, report.status == .written { outputs += 1 }
+            if case .jobFinished(id, let outcome) = event {
+                #expect(outcome.report.written == 2)
+                break
+            }
+        }
+        #expect(outputs == 2)
+        #expect(await farm.finished(id)?.failures == 0)
+    }
+}

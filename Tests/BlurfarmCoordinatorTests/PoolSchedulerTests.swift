@@ -1,0 +1,293 @@
+import BlurfarmCore
+import Testing
+
+@testable import BlurfarmCoordinator
+
+/// The pool's decisions, transition by transition, with no process: each test drives a
+/// ``PoolScheduler`` with events and checks the actions it answers.
+@Suite struct PoolSchedulerTests {
+    typealias Action = PoolScheduler.Action
+    let t0 = ContinuousClock.now
+
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int(seconds * 1000)) }
+
+    /// A scheduler of `workers` workers, all started, greeted and idle.
+    func running(
+        workers: Int = 2, retries: Int = 1, taskTimeout: TaskTimeout = .fixed(.seconds(5))
+    ) -> PoolScheduler {
+        var scheduler = PoolScheduler(
+            settings: .init(workers: workers, retries: retries, heartbeatTimeout: .seconds(10), taskTimeout: taskTimeout))
+        let starts = scheduler.start(at: t0)
+        #expect(starts == (1...workers).map { .startWorker(UInt32($0)) })
+        for id in 1...UInt32(workers) {
+            _ = scheduler.handle(.workerSpawned(id, pid: 100 + Int32(id)), at: t0)
+            _ = scheduler.handle(.hello(id), at: t0)
+        }
+        for id in 1...UInt32(workers) { _ = scheduler.handle(.ready(id), at: t0) }
+        #expect(scheduler.hasStarted)
+        return scheduler
+    }
+
+    func image(tiles: Int, priority: Int = 0, job: UInt64 = 1, id: UInt64 = 1) -> PoolScheduler.Image {
+        PoolScheduler.Image(
+            tiles: (0..<tiles).map { Rect(x: $0 * 10, y: 0, width: 10, height: 10) },
+            pixelsRead: Array(repeating: 100, count: tiles),
+            order: .init(priority: priority, job: job, image: id))
+    }
+
+    func sends(_ actions: [Action]) -> [(PoolScheduler.TileTask, UInt32)] {
+        actions.compactMap { if case .send(let task, let worker) = $0 { (task, worker) } else { nil } }
+    }
+
+    func finishes(_ actions: [Action]) -> [(UInt64, Result<Int, RenderFailure>)] {
+        actions.compactMap { if case .finish(let image, let result) = $0 { (image, result) } else { nil } }
+    }
+
+    @Test func startingWorkersThatSayHelloAndReadyStartThePool() {
+        var scheduler = PoolScheduler(settings: .init(workers: 2))
+        #expect(scheduler.start(at: t0) == [.startWorker(1), .startWorker(2)])
+        _ = scheduler.handle(.workerSpawned(1, pid: 11), at: t0)
+        _ = scheduler.handle(.workerSpawned(2, pid: 12), at: t0)
+        _ = scheduler.handle(.hello(1), at: t0)
+        #expect(scheduler.handle(.ready(1), at: t0).contains(.started) == false)
+        _ = scheduler.handle(.hello(2), at: t0)
+        #expect(scheduler.handle(.ready(2), at: t0).contains(.started))
+        #expect(scheduler.workers[1]?.state == .idle && scheduler.workers[2]?.state == .idle)
+    }
+
+    @Test func queuedTilesGoToIdleWorkersWhoBecomeBusy() {
+        var scheduler = running()
+        let actions = scheduler.handle(.imageQueued(1, image(tiles: 3)), at: at(1))
+        let sent = sends(actions)
+        #expect(sent.map(\.1) == [1, 2])
+        #expect(sent.map(\.0.tile.x) == [0, 10])
+        #expect(scheduler.workers[1]?.state == .busy(task: sent[0].0.task, since: at(1)))
+    }
+
+    @Test func readyAfterAVerifiedResultTakesTheNextTileAndTheLastFinishesTheImage() {
+        var scheduler = running(workers: 1)
+        let first = sends(scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0))[0].0
+        #expect(scheduler.handle(.result(1, first.task, checksumMismatch: nil), at: at(1)).contains(.progress(1, done: 1, total: 2)))
+        let second = sends(scheduler.handle(.ready(1), at: at(1)))[0].0
+        #expect(second.tile.x == 10)
+        let done = scheduler.handle(.result(1, second.task, checksumMismatch: nil), at: at(2))
+        #expect(finishes(done).map(\.0) == [1])
+        #expect(finishes(done).first?.1 == .success(0))
+    }
+
+    @Test func tilesOfAHigherPriorityJobAreSentFirst() {
+        var scheduler = running(workers: 1)
+        let busy = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, priority: 0, job: 1, id: 1)), at: t0))[0].0
+        _ = scheduler.handle(.imageQueued(2, image(tiles: 2, priority: 0, job: 1, id: 2)), at: t0)
+        _ = scheduler.handle(.imageQueued(3, image(tiles: 2, priority: 50, job: 2, id: 3)), at: t0)
+        _ = scheduler.handle(.result(1, busy.task, checksumMismatch: nil), at: at(1))
+        #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.image == 3)
+    }
+
+    @Test func equalPriorityTilesGoInArrivalOrder() {
+        var scheduler = running(workers: 1)
+        _ = scheduler.handle(.imageQueued(5, image(tiles: 1, job: 2, id: 5)), at: t0)
+        let busy = scheduler.workers[1]!.state
+        guard case .busy(let task, _) = busy else { Issue.record("not busy"); return }
+        _ = scheduler.handle(.imageQueued(6, image(tiles: 1, job: 1, id: 6)), at: t0)
+        _ = scheduler.handle(.imageQueued(7, image(tiles: 1, job: 2, id: 7)), at: t0)
+        _ = scheduler.handle(.result(1, task, checksumMismatch: nil), at: at(1))
+        // Job 1 arrived before job 2.
+        #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.image == 6)
+    }
+
+    @Test func raisingAJobsPriorityMovesItsQueuedTilesAhead() {
+        var scheduler = running(workers: 1)
+        let busy = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))[0].0
+        _ = scheduler.handle(.imageQueued(2, image(tiles: 1, job: 1, id: 2)), at: t0)
+        _ = scheduler.handle(.imageQueued(3, image(tiles: 1, job: 2, id: 3)), at: t0)
+        _ = scheduler.handle(.jobReprioritised(job: 2, priority: 90), at: t0)
+        _ = scheduler.handle(.result(1, busy.task, checksumMismatch: nil), at: at(1))
+        #expect(sends(scheduler.handle(.ready(1), at: at(1))).first?.0.image == 3)
+    }
+
+    @Test func busyWorkerThatTimesOutIsKilledAndItsTileRequeued() {
+        var scheduler = running(workers: 1)
+        let task = sends(scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0))[0].0
+        _ = scheduler.handle(.heartbeat(1), at: at(4))
+        let actions = scheduler.handle(.tick, at: at(5.5))
+        #expect(actions.contains { if case .kill(1, let reason) = $0 { reason.contains("task timeout") } else { false } })
+        #expect(scheduler.workers[1]?.state == .stopping)
+        // Gone: the tile goes back with attempt 2, and a replacement is started.
+        let after = scheduler.handle(.workerExited(1, exit: "killed by signal 9"), at: at(5.5))
+        #expect(after.contains(.startWorker(2)))
+        _ = scheduler.handle(.workerSpawned(2, pid: 102), at: at(5.5))
+        _ = scheduler.handle(.hello(2), at: at(5.6))
+        let retry = sends(scheduler.handle(.ready(2), at: at(5.6)))
+        #expect(retry.first?.0.tile == task.tile && retry.first?.0.attempt == 2 && retry.first?.1 == 2)
+    }
+
+    @Test func silentBusyWorkerIsKilledAfterTheHeartbeatTimeout() {
+        var scheduler = running(workers: 1, taskTimeout: .fixed(.seconds(100)))
+        _ = scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0)
+        #expect(scheduler.handle(.tick, at: at(9)).isEmpty)
+        #expect(scheduler.handle(.tick, at: at(10.5)).contains { if case .kill(1, _) = $0 { true } else { false } })
+    }
+
+    @Test func heartbeatsKeepABusyWorkerAlive() {
+        var scheduler = running(workers: 1, taskTimeout: .fixed(.seconds(100)))
+        _ = scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0)
+        for second in stride(from: 5.0, through: 30, by: 5) {
+            _ = scheduler.handle(.heartbeat(1), at: at(second))
+            #expect(scheduler.handle(.tick, at: at(second + 1)).isEmpty)
+        }
+    }
+
+    @Test func idleWorkersAreNeverTimedOut() {
+        var scheduler = running(workers: 2)
+        #expect(scheduler.handle(.tick, at: at(3600)).isEmpty)
+    }
+
+    @Test func tileThatFailsMoreThanTheRetryLimitFailsItsImage() {
+        var scheduler = running(workers: 1, retries: 1)
+        _ = scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0)
+        _ = scheduler.handle(.workerFailed(1, reason: "closed its output"), at: at(1))
+        var actions = scheduler.handle(.workerExited(1, exit: "exit status 1"), at: at(1))
+        #expect(actions.contains(.startWorker(2)))
+        _ = scheduler.handle(.workerSpawned(2, pid: 102), at: at(1))
+        _ = scheduler.handle(.hello(2), at: at(1))
+        _ = scheduler.handle(.ready(2), at: at(1))
+        _ = scheduler.handle(.workerFailed(2, reason: "closed its output"), at: at(2))
+        actions = scheduler.handle(.workerExited(2, exit: "exit status 1"), at: at(2))
+        guard case .failure(let failure) = finishes(actions).first?.1 else {
+            Issue.record("the image did not fail: \(actions)")
+            return
+        }
+        #expect(failure.retries == 1)
+        #expect(failure.description.hasPrefix("tile 10x10+0+0 failed 2 times; the last time: worker 2 (pid 102) closed its output"))
+    }
+
+    @Test func checksumMismatchRetriesTheTileOnAnotherWorker() {
+        var scheduler = running(workers: 2, retries: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0))
+        #expect(sent.map(\.1) == [1])
+        _ = scheduler.handle(.result(1, sent[0].0.task, checksumMismatch: "worker 1 sent 0"), at: at(1))
+        // Worker 2 is idle: it takes the retry, not worker 1 when it says ready.
+        #expect(sends(scheduler.handle(.ready(1), at: at(1))).isEmpty)
+        #expect(scheduler.workers[2]?.state != .idle)
+    }
+
+    @Test func failureReplyFailsTheImageAtOnceAndTheWorkerGoesOn() {
+        var scheduler = running(workers: 1, retries: 3)
+        let task = sends(scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0))[0].0
+        let actions = scheduler.handle(.failure(1, task.task, message: "plugin 'x': out of ideas"), at: at(1))
+        #expect(finishes(actions).first?.1 == .failure(RenderFailure(
+            .filter(tile: task.tile, worker: 1, message: "plugin 'x': out of ideas"))))
+        #expect(!actions.contains { if case .kill = $0 { true } else { false } })
+        _ = scheduler.handle(.ready(1), at: at(1))
+        #expect(scheduler.workers[1]?.state == .idle)
+    }
+
+    @Test func failedImagesOtherBusyWorkersAreKilledAndReplaced() {
+        var scheduler = running(workers: 2, retries: 3)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0))
+        let actions = scheduler.handle(.failure(1, sent[0].0.task, message: "boom"), at: at(1))
+        #expect(actions.contains { if case .kill(2, _) = $0 { true } else { false } })
+        #expect(finishes(actions).isEmpty, "finished while worker 2 could still write into it")
+        let gone = scheduler.handle(.workerExited(2, exit: "killed by signal 9"), at: at(1))
+        #expect(finishes(gone).map(\.0) == [1])
+        #expect(gone.contains(.startWorker(3)))
+    }
+
+    @Test func cancelledJobsQueuedTilesLeaveTheQueue() {
+        var scheduler = running(workers: 1)
+        let busy = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))[0].0
+        _ = scheduler.handle(.imageQueued(2, image(tiles: 5, job: 2, id: 2)), at: t0)
+        let cancelled = scheduler.handle(.jobCancelled(job: 2), at: at(1))
+        #expect(finishes(cancelled).first?.1 == .failure(RenderFailure(.cancelled)))
+        _ = scheduler.handle(.result(1, busy.task, checksumMismatch: nil), at: at(1))
+        #expect(sends(scheduler.handle(.ready(1), at: at(1))).isEmpty)
+    }
+
+    @Test func cancelledJobsBusyWorkersAreSentCancelAndKeepRunning() {
+        var scheduler = running(workers: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 4, job: 7)), at: t0))
+        let actions = scheduler.handle(.jobCancelled(job: 7), at: at(1))
+        #expect(actions.contains(.cancel(sent[0].0.task, on: 1)) && actions.contains(.cancel(sent[1].0.task, on: 2)))
+        #expect(!actions.contains { if case .kill = $0 { true } else { false } })
+        // It finishes only once the last cancelled task is answered (ready, no result).
+        #expect(finishes(actions).isEmpty)
+        #expect(finishes(scheduler.handle(.ready(1), at: at(1))).isEmpty)
+        #expect(finishes(scheduler.handle(.ready(2), at: at(2))).first?.1 == .failure(RenderFailure(.cancelled)))
+        #expect(scheduler.workers.values.allSatisfy { $0.state == .idle })
+    }
+
+    @Test func readyWithoutAnAnswerIsAFailedAttempt() {
+        var scheduler = running(workers: 1, retries: 1)
+        let task = sends(scheduler.handle(.imageQueued(1, image(tiles: 1)), at: t0))[0].0
+        let retry = sends(scheduler.handle(.ready(1), at: at(1)))
+        #expect(retry.first?.0.tile == task.tile && retry.first?.0.attempt == 2)
+    }
+
+    @Test func helloFromAGreetedWorkerKillsIt() {
+        var scheduler = running(workers: 1)
+        #expect(scheduler.handle(.hello(1), at: at(1)) == [.kill(1, reason: "sent an unexpected hello")])
+    }
+
+    @Test func workerThatCannotBeSpawnedIsRetriedWithBackoff() {
+        var scheduler = PoolScheduler(settings: .init(workers: 1, startAttempts: 3))
+        #expect(scheduler.start(at: t0) == [.startWorker(1)])
+        #expect(scheduler.handle(.workerSpawnFailed(1, "pipe: Too many open files"), at: t0).isEmpty)
+        #expect(scheduler.handle(.tick, at: at(0.05)).isEmpty)
+        #expect(scheduler.handle(.tick, at: at(0.1)) == [.startWorker(2)])
+        _ = scheduler.handle(.workerSpawnFailed(2, "pipe: Too many open files"), at: at(0.1))
+        #expect(scheduler.handle(.tick, at: at(0.25)).isEmpty)
+        #expect(scheduler.handle(.tick, at: at(0.3)) == [.startWorker(3)])
+        let failed = scheduler.handle(.workerSpawnFailed(3, "pipe: Too many open files"), at: at(0.3))
+        #expect(failed == [.startFailed(
+            "cannot start worker 1 of 1: pipe: Too many open files (tried 3 times); lower --workers or raise the limit")])
+    }
+
+    @Test func workersThatKeepDyingBeforeHelloFailTheStart() {
+        var scheduler = PoolScheduler(settings: .init(workers: 1))
+        var next = scheduler.start(at: t0)
+        var failed: [Action] = []
+        for _ in 0..<10 {
+            guard case .startWorker(let id) = next.first else { break }
+            _ = scheduler.handle(.workerSpawned(id, pid: 1), at: t0)
+            _ = scheduler.handle(.workerFailed(id, reason: "closed its output"), at: t0)
+            next = scheduler.handle(.workerExited(id, exit: "exit status 71"), at: t0)
+            failed = next.filter { if case .startFailed = $0 { true } else { false } }
+            if !failed.isEmpty { break }
+            next = next.filter { if case .startWorker = $0 { true } else { false } }
+        }
+        #expect(failed.count == 1)
+    }
+
+    @Test func poolThatLostEveryWorkerAfterStartUpFailsImagesThenRestartsWithBackoff() {
+        var scheduler = running(workers: 1)
+        _ = scheduler.handle(.workerFailed(1, reason: "closed its output"), at: t0)
+        var next = scheduler.handle(.workerExited(1, exit: "exit status 1"), at: t0)
+        // Four replacements die before their hello: an outage.
+        for _ in 0..<4 {
+            guard case .startWorker(let id) = next.first(where: { if case .startWorker = $0 { true } else { false } })
+            else { break }
+            _ = scheduler.handle(.workerSpawned(id, pid: 1), at: t0)
+            _ = scheduler.handle(.workerFailed(id, reason: "closed its output"), at: t0)
+            next = scheduler.handle(.workerExited(id, exit: "exit status 71"), at: t0)
+        }
+        #expect(scheduler.outage != nil)
+        #expect(next.contains { if case .notice(.workersCannotStart) = $0 { true } else { false } })
+        // Meanwhile images fail at once…
+        let failed = scheduler.handle(.imageQueued(9, image(tiles: 1)), at: at(0.5))
+        #expect(finishes(failed).count == 1)
+        // …and after the backoff the workers are started again.
+        #expect(scheduler.handle(.tick, at: at(0.5)).isEmpty)
+        #expect(scheduler.handle(.tick, at: at(1.1)).contains { if case .startWorker = $0 { true } else { false } })
+    }
+
+    @Test func shutdownFailsEveryImageAndStopsTheWorkers() {
+        var scheduler = running(workers: 1)
+        _ = scheduler.handle(.imageQueued(1, image(tiles: 3)), at: t0)
+        let actions = scheduler.handle(.shutdown, at: at(1))
+        #expect(actions.firstIndex(of: .stopWorkers)! < actions.firstIndex { if case .finish = $0 { true } else { false } }!)
+        #expect(finishes(actions).first?.1 == .failure(RenderFailure(.poolShutDown)))
+        #expect(scheduler.handle(.imageQueued(2, image(tiles: 1)), at: at(2)).contains(
+            .finish(2, .failure(RenderFailure(.poolShutDown)))))
+    }
+}
