@@ -68,6 +68,9 @@ public enum EngineEvent: Sendable, Equatable {
     case tilesDone(job: Int64, output: String, done: Int, total: Int)
     /// An output ended.
     case outputFinished(job: Int64, OutputOutcome)
+    /// Something went wrong in the job beside its outputs (another run holds its lock, its
+    /// state folder failed, an input was refused): one line.
+    case problem(job: Int64, String)
     /// A worker started, was lost or was replaced.
     case workersChanged
     /// The job is finished: `failed` outputs failed; `cancelled` when it stopped on a cancel.
@@ -76,22 +79,22 @@ public enum EngineEvent: Sendable, Equatable {
 
 /// One worker process of the pool, as the API shows it.
 public struct WorkerInfo: Sendable, Codable, Equatable {
-    /// Its process id.
+    /// Its slot in the pool (a replacement keeps the slot) and its process id.
+    public var slot: UInt32
     public var pid: Int32
     /// `starting`, `idle`, `busy` or `stopping`.
     public var state: String
-    /// The tile it renders: the output's path and the tile's number, when busy.
-    public var output: String?
-    public var tile: Int?
-    /// Tiles it rendered, and how many times its slot's worker was replaced.
+    /// The tile it renders when busy: `WxH+X+Y` in the output.
+    public var tile: String?
+    /// Tiles it rendered, and how many workers of its slot were lost and replaced.
     public var tilesDone: Int
     public var restarts: Int
 
     /// A worker.
-    public init(pid: Int32, state: String, output: String?, tile: Int?, tilesDone: Int, restarts: Int) {
+    public init(slot: UInt32, pid: Int32, state: String, tile: String?, tilesDone: Int, restarts: Int) {
+        self.slot = slot
         self.pid = pid
         self.state = state
-        self.output = output
         self.tile = tile
         self.tilesDone = tilesDone
         self.restarts = restarts

@@ -57,8 +57,9 @@ struct FarmLifecycle: Service {
     func run() async throws {
         try? await gracefulShutdown()
         logger.info("stopping: running tiles have \(grace) to finish")
-        await service.stop()
+        await service.beginStopping()
         await engine.shutdown(grace: grace)
+        await service.stop()
         logger.info("stopped")
     }
 }

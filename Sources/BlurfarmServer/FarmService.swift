@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmCoordinator
+import BlurfarmImageIO
 import Foundation
 import GRDB
 import Logging
@@ -42,6 +43,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
     case badRequest(String)
     /// The queue database failed (500).
     case store(QueueStoreError)
+    /// The server is stopping (503).
+    case stopping
 
     public var description: String {
         switch self {
@@ -51,6 +54,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
         case .outsideRoots(let path): path.description
         case .badRequest(let message): message
         case .store(let error): error.description
+        case .stopping: "the server is stopping"
         }
     }
 }
@@ -74,6 +78,9 @@ public actor FarmService {
     private var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
     /// The last output written (the page's thumbnail).
     public private(set) var lastWritten: String?
+    /// Set when the server stops: no job is taken, and the farm's end of the jobs in it is
+    /// not theirs (they are taken back at the next start).
+    private var stopping = false
 
     /// A service over `store`, rendering with `engine`; submitted manifests are planned by
     /// `loader` and must stay below `roots`.
@@ -103,6 +110,10 @@ public actor FarmService {
         try schedule()
     }
 
+    /// Takes no more jobs (requests that change the queue are refused), and ignores how the
+    /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
+    public func beginStopping() { stopping = true }
+
     /// Stops listening to the engine and ends the event streams.
     public func stop() {
         eventTask?.cancel()
@@ -114,6 +125,7 @@ public actor FarmService {
     /// Checks and queues a job: the manifest must plan now and every file it names must be
     /// below the roots, before anything runs.
     public func submit(_ request: SubmitRequest) throws(ServiceError) -> QueueJob {
+        if stopping { throw .stopping }
         let priority = request.priority ?? 50
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
         let manifestPath: String
@@ -183,6 +195,7 @@ public actor FarmService {
 
     /// Pauses, resumes, cancels or retries the job `id`.
     public func request(_ event: JobEvent, job id: Int64) throws(ServiceError) -> QueueJob {
+        if stopping { throw .stopping }
         try transition(id, event)
         try schedule()
         return try job(id)
@@ -190,6 +203,7 @@ public actor FarmService {
 
     /// Changes the job's priority (0–100).
     public func setPriority(_ priority: Int, job id: Int64) throws(ServiceError) -> QueueJob {
+        if stopping { throw .stopping }
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
         var job = try job(id)
         job.priority = priority
@@ -226,7 +240,10 @@ public actor FarmService {
             throw .refused(error)
         }
         job.machine = machine
-        if event == .dispatched { job.startedAt = Date() }
+        if event == .dispatched {
+            job.startedAt = Date()
+            job.error = nil
+        }
         if machine.state.isFinished { job.finishedAt = Date() }
         if event == .retryRequested {
             job.finishedAt = nil
@@ -260,6 +277,10 @@ public actor FarmService {
                     refusal = PathOutsideRoots(path: outside).description
                     break
                 }
+                // Temporary files of writes a killed server left behind (their writer's pid is
+                // gone; files of live processes are kept whatever their age).
+                let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
+                for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: 0) }
                 do throws(EngineRefusal) {
                     try engine.submit(ServedJob(
                         id: id, plan: plan, registry: loader.registry, priority: job.priority,
@@ -282,6 +303,7 @@ public actor FarmService {
 
     /// Hands the farm the queued jobs the scheduler picks.
     private func schedule() throws(ServiceError) {
+        if stopping { return }
         let entries = try storeCall { try $0.jobs(states: [.queued, .active, .paused, .cancelling]) }.map {
             Scheduler.Entry(id: $0.id!, priority: $0.priority, machine: $0.machine)
         }
@@ -299,6 +321,13 @@ public actor FarmService {
     }
 
     private func apply(_ event: EngineEvent) throws(ServiceError) {
+        if stopping {
+            switch event {
+            case .finished: return
+            case .outputFinished(_, let outcome) where outcome.status == "stopped": return
+            default: break
+            }
+        }
         switch event {
         case .accepted(let id, let outputs, let upToDate):
             try update(id, kind: "job") { job, db in
@@ -357,6 +386,10 @@ public actor FarmService {
                 ).upsert(db)
             }
             if outcome.status == "written" { lastWritten = outcome.output }
+        case .problem(let id, let message):
+            try update(id, kind: "job") { job, _ in
+                job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
+            }
         case .workersChanged:
             let workers = engine.workers()
             try save(kind: "workers") { _ in workers }

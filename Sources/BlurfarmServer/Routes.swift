@@ -195,6 +195,7 @@ public enum Routes {
             case .outsideRoots: return problem(.forbidden, error.description)
             case .badRequest: return problem(.badRequest, error.description)
             case .store: return problem(.internalServerError, error.description)
+            case .stopping: return problem(.serviceUnavailable, error.description)
             }
         }
     }
