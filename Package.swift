@@ -183,6 +183,7 @@ let package = Package(
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
                 "BlurfarmManifest", "BlurfarmKernels",
             ],
+            exclude: ["web"],  // the status page's browser test (Python), run by ServeTests
             swiftSettings: strict),
     ]
 )

@@ -5,6 +5,7 @@
 
 const jobs = new Map();        // id -> job, as the API shows it
 const openOutputs = new Set(); // ids of jobs whose outputs are shown
+const seenAt = new Map();      // id -> the event id of the last job event that carried it
 let token = sessionStorage.getItem("blurfarm-token") || "";
 let lastEventId = null;
 let lastThumbnail = 0;
@@ -78,6 +79,7 @@ function handle(text) {
   if (id !== null) lastEventId = id;
   if (!data) return;
   const value = JSON.parse(data);
+  if ((kind === "job" || kind === "output") && id !== null) seenAt.set(value.id, id);
   if (kind === "job" || kind === "output") update(value);
   else if (kind === "progress") update(value.job);
   else if (kind === "workers") renderWorkers(value);
@@ -177,8 +179,10 @@ async function act(id, action, item, value) {
     return;
   }
   try {
+    const sent = lastEventId;
     const job = action === "priority" ? await api(`jobs/${id}/priority`, { priority: value }) : await api(`jobs/${id}/${action}`, {});
-    update(job);
+    // The stream may have told a later state of the job before this answer arrived.
+    if ((seenAt.get(id) ?? -1) <= (sent ?? -1)) update(job);
   } catch (error) {
     const line = item.querySelector(".error");
     line.hidden = false;
@@ -190,6 +194,8 @@ async function loadOutputs(id) {
   const item = document.querySelector(`.job[data-id="${id}"]`);
   if (!item) return;
   const { outputs } = await api(`jobs/${id}/outputs`);
+  const manifest = jobs.get(id)?.manifest || "";
+  const folder = manifest.slice(0, manifest.lastIndexOf("/") + 1);
   const list = item.querySelector(".outputs");
   list.replaceChildren(...(outputs.length ? outputs : [null]).map((output) => {
     const line = document.createElement("li");
@@ -199,7 +205,8 @@ async function loadOutputs(id) {
     state.textContent = output.state;
     const path = document.createElement("span");
     path.className = "path";
-    path.textContent = output.output + (output.state === "rendering" ? ` (${output.tilesDone}/${output.tiles} tiles)` : "");
+    path.textContent = shown(output.output, folder) + (output.state === "rendering" ? ` (${output.tilesDone}/${output.tiles} tiles)` : "");
+    path.title = output.output;
     line.append(state, path);
     if (output.error) {
       const why = document.createElement("span");
@@ -209,6 +216,11 @@ async function loadOutputs(id) {
     }
     return line;
   }));
+}
+
+// `path` relative to the job's folder when it is below it.
+function shown(path, folder) {
+  return folder && path.startsWith(folder) ? path.slice(folder.length) : path;
 }
 
 function renderWorkers(workers) {
@@ -231,7 +243,7 @@ function renderWorkers(workers) {
     done.textContent = `${worker.tilesDone} tiles` + (worker.restarts ? ` · ${worker.restarts} restarts` : "");
     const what = document.createElement("span");
     what.className = "what";
-    what.textContent = worker.output ? `${worker.output}, tile ${worker.tile}` : "";
+    what.textContent = worker.tile ? `tile ${worker.tile}` : "";
     line.append(dot, name, done, what);
     return line;
   }));
@@ -260,5 +272,11 @@ $("token-form").addEventListener("submit", (event) => {
   lastEventId = null;
   listen();
 });
+
+// The workers' tiles and states change with every tile: read them every two seconds.
+setInterval(async () => {
+  if ($("connection").dataset.state !== "live") return;
+  try { renderWorkers((await api("workers")).workers); } catch (error) { /* shown by the stream */ }
+}, 2000);
 
 listen();

@@ -9,7 +9,7 @@ public struct JobView: Encodable, Sendable {
 
     /// Outputs done of all, tiles, speed and the estimated time left.
     public struct Progress: Codable, Sendable, Equatable {
-        /// Outputs finished (written, up to date, failed, cancelled) and in all.
+        /// Outputs done (written, up to date, failed) and in all.
         public var outputsDone: Int
         public var outputsTotal: Int
         /// 0…1.
@@ -38,7 +38,7 @@ public struct JobView: Encodable, Sendable {
                 progress.megapixelsPerSecond = Double(job.pixelsWritten) / 1_000_000 / elapsed
                 let rendered = job.outputsWritten + job.outputsFailed + job.outputsCancelled
                 if !job.state.isFinished, rendered > 0 {
-                    progress.etaSeconds = elapsed / Double(rendered) * Double(max(0, total - done))
+                    progress.etaSeconds = elapsed / Double(rendered) * Double(max(0, total - done - job.outputsCancelled))
                 } else if job.state.isFinished {
                     progress.etaSeconds = 0
                 }

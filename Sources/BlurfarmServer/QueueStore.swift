@@ -51,8 +51,8 @@ public struct QueueJob: Codable, Sendable, Equatable, FetchableRecord, MutablePe
         }
     }
 
-    /// Outputs finished one way or another (written, up to date, failed, cancelled).
-    public var outputsDone: Int { outputsUpToDate + outputsWritten + outputsFailed + outputsCancelled }
+    /// Outputs done: written, up to date or failed (not those cancelled or stopped).
+    public var outputsDone: Int { outputsUpToDate + outputsWritten + outputsFailed }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }

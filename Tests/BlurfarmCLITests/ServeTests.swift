@@ -158,6 +158,36 @@ import Testing
         #expect(weak.stderr.contains("16 characters or more"), "\(weak.stderr)")
     }
 
+    /// The status page in headless Chromium (Tests/BlurfarmCLITests/web/status_page.py): a job
+    /// submitted through the API appears and its bar reaches 100 %, the cancel button cancels a
+    /// second job; screenshots at 390 and 1400 px in `blurfarm-screenshots/` of the temporary
+    /// folder.
+    @Test func theStatusPageShowsAJobToCompletionAndCancelsAnother() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 6)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let first = try server.writeJob("shown", sigma: 2)
+        let second = try server.writeJob("cancelled", sigma: 20)
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-screenshots")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("web/status_page.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, server.base, first, second, shots.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        for width in [390, 1400] {
+            #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("status-\(width).png").path))
+        }
+    }
+
     static func inode(_ path: String) throws -> UInt64 {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         return (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
