@@ -17,7 +17,7 @@ final class ServedFarm {
     func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }
 
     /// Starts the server (workers and more `arguments`) and waits until it listens.
-    init(folder: URL, workers: Int = 2, arguments: [String] = []) throws {
+    init(folder: URL, workers: Int = 2, port: Int = 0, arguments: [String] = []) throws {
         self.folder = folder
         let config = folder.appendingPathComponent("farm.conf").path
         if !FileManager.default.fileExists(atPath: config) {
@@ -25,7 +25,7 @@ final class ServedFarm {
         }
         process.executableURL = Blurfarm.executable
         process.arguments = [
-            "serve", "--listen", "127.0.0.1:0", "--workers", "\(workers)", "--root", folder.path, "--config", config,
+            "serve", "--listen", "127.0.0.1:\(port)", "--workers", "\(workers)", "--root", folder.path, "--config", config,
             "--grace", "5",
         ] + arguments
         process.environment = Blurfarm.environment
