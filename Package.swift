@@ -16,6 +16,8 @@
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
+//                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
 //   blurfarm          the command-line driver
 //   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
 //                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`

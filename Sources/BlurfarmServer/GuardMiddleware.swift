@@ -84,13 +84,13 @@ struct GuardMiddleware: RouterMiddleware {
         }
     }
 
-    /// The Host headers that name this server: its address and port, and the loopback names
-    /// when it listens on a loopback address.
+    /// The Host headers that name this server: its address and port, the loopback names
+    /// when it listens on a loopback address, and its public names (`--public-url`).
     func allowedHosts(port: Int) -> Set<String> {
         var hosts: Set<String> = [settings.host.contains(":") ? "[\(settings.host)]:\(port)" : "\(settings.host):\(port)"]
         if ServerSettings.isLoopback(settings.host) || settings.host == "0.0.0.0" || settings.host == "::" {
             hosts.formUnion(["localhost:\(port)", "127.0.0.1:\(port)", "[::1]:\(port)"])
         }
-        return hosts
+        return hosts.union(settings.publicHosts)
     }
 }

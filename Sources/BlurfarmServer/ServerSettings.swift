@@ -14,11 +14,14 @@ public struct ServerSettings: Sendable {
     public var maxBody: Int
     /// How long running tiles may finish after SIGTERM or SIGINT.
     public var grace: Duration
+    /// The `host[:port]` names the server is also reached by (a reverse proxy's public name,
+    /// from `--public-url`): accepted as the Host and in the Origin of a page.
+    public var publicHosts: [String]
 
     /// Settings.
     public init(
         host: String = "127.0.0.1", port: Int = 8765, token: String? = nil, webFolder: String? = nil,
-        maxBody: Int = 1 << 20, grace: Duration = .seconds(30)
+        maxBody: Int = 1 << 20, grace: Duration = .seconds(30), publicHosts: [String] = []
     ) {
         self.host = host
         self.port = port
@@ -26,6 +29,7 @@ public struct ServerSettings: Sendable {
         self.webFolder = webFolder
         self.maxBody = maxBody
         self.grace = grace
+        self.publicHosts = publicHosts.map { $0.lowercased() }
     }
 
     /// Whether `host` is a loopback address (where the token may be left out).

@@ -44,6 +44,11 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The queue's database (default: serve/queue.sqlite in the state folder).", valueName: "file"))
     var database: String?
 
+    @Option(help: ArgumentHelp(
+        "The URL a reverse proxy serves it at (repeat for more): its host is accepted as the Host and as a page's origin.",
+        valueName: "url"))
+    var publicURL: [String] = []
+
     @Option(help: "Seconds the outputs being rendered get to finish after SIGTERM or SIGINT.")
     var grace: Double = 30
 
@@ -53,6 +58,9 @@ struct Serve: ParsableCommand {
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 or more") }
         if grace < 0 { throw ValidationError("--grace must be 0 or more") }
         if Self.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
+        for url in publicURL where Self.publicHost(url) == nil {
+            throw ValidationError("--public-url must be http(s)://host[:port], not '\(url)'")
+        }
     }
 
     /// `host:port` (`[::1]:8765` for IPv6) as its parts.
@@ -63,6 +71,14 @@ struct Serve: ParsableCommand {
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return host.isEmpty ? nil : (host, port)
+    }
+
+    /// The `host[:port]` of a public URL (`https://farm.example.com` → `farm.example.com`).
+    static func publicHost(_ url: String) -> String? {
+        guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", let host = parsed.host,
+            !host.isEmpty
+        else { return nil }
+        return parsed.port.map { "\(host):\($0)" } ?? host
     }
 
     func run() throws {
@@ -101,9 +117,7 @@ struct Serve: ParsableCommand {
             store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
             logger: logger)
         let settings = ServerSettings(
-            host: host, port: port, token: token, webFolder: FarmOptions.shipped("web/index.html").map {
-                ($0 as NSString).deletingLastPathComponent
-            }, grace: .milliseconds(Int64(grace * 1000)))
+            host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)), publicHosts: publicURL.compactMap(Self.publicHost))
         let failure = Mutex<(any Error)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -121,6 +135,14 @@ struct Serve: ParsableCommand {
         if let error = failure.withLock({ $0 }) {
             printError("\(error)")
             throw ExitCode(ExitStatus.someFailed)
+        }
+    }
+
+    /// The status page's files: `web/` of the checkout the executable was built in, or
+    /// `share/blurfarm/web/` of the prefix it is installed under (scripts/install.sh).
+    static var webFolder: String? {
+        (FarmOptions.shipped("web/index.html") ?? FarmOptions.shipped("share/blurfarm/web/index.html")).map {
+            ($0 as NSString).deletingLastPathComponent
         }
     }
 

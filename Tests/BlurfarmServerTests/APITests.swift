@@ -90,6 +90,27 @@ import Testing
         #expect(named == "200")
     }
 
+    @Test func aPublicURLsHostIsAcceptedAsHostAndOrigin() async throws {
+        let server = try await RunningServer.start(try ServerFixture(), publicHosts: ["farm.example.com"])
+        let proxied = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", server.base + "/api/v1/jobs",
+        ])
+        let page = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", "-H",
+            "Origin: https://farm.example.com", "-H", "Content-Type: application/json", "-d", "{}",
+            server.base + "/api/v1/jobs",
+        ])
+        let other = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", "-H",
+            "Origin: https://evil.example.com", "-H", "Content-Type: application/json", "-d", "{}",
+            server.base + "/api/v1/jobs",
+        ])
+        await server.stop()
+        #expect(proxied == "200")
+        #expect(page == "400")  // past the checks: `{}` names no manifest
+        #expect(other == "403")
+    }
+
     @Test func changesNeedJSONAndASameOriginPage() async throws {
         let server = try await RunningServer.start(try ServerFixture())
         let id = try await server.call(

@@ -18,13 +18,16 @@ struct RunningServer {
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the server of `fixture` (with `token` when given) and waits until it listens.
-    static func start(_ fixture: ServerFixture, token: String? = nil, webFolder: String? = nil) async throws
+    static func start(
+        _ fixture: ServerFixture, token: String? = nil, webFolder: String? = nil, publicHosts: [String] = []
+    ) async throws
         -> RunningServer
     {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let settings = ServerSettings(host: "127.0.0.1", port: 0, token: token, webFolder: webFolder, maxBody: 64 * 1024)
+        let settings = ServerSettings(
+            host: "127.0.0.1", port: 0, token: token, webFolder: webFolder, maxBody: 64 * 1024, publicHosts: publicHosts)
         let task = Task {
             try await FarmServer.run(
                 service: fixture.service, engine: fixture.engine, settings: settings, logger: logger, signals: []
