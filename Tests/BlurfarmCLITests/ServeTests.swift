@@ -145,6 +145,58 @@ import Testing
         #expect(stopped.status == 0)
     }
 
+    @Test func sigtermLetsRunningOutputsFinishExitsZeroAndTheJobGoesOnAtTheNextStart() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 12)
+        let first = try ServedFarm(folder: folder, workers: 1)
+        let id = try first.submit(try first.writeJob("stopped", sigma: 4))
+        try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
+        let stopped = first.stop(signal: SIGTERM)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let out = folder.appendingPathComponent("out/stopped").path
+        let names = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(names.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(names)")
+        #expect(names.count < 12)
+
+        let second = try ServedFarm(folder: folder, workers: 1)
+        defer { second.stop() }
+        let job = try second.finished(id)
+        #expect(job["state"] as? String == "completed", "\(job)")
+        #expect(job["outputsUpToDate"] as? Int == names.count)
+        #expect(job["outputsWritten"] as? Int == 12 - names.count)
+    }
+
+    @Test func aServedJobAndARunOfTheSameManifestNeverWriteAtOnce() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 8)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let manifest = try server.writeJob("shared", sigma: 10)
+        // A cron run of the same manifest, with the server's configuration (state folder).
+        let run = Process()
+        run.executableURL = Blurfarm.executable
+        run.arguments = ["run", manifest, "--config", server.path("farm.conf"), "--workers", "1"]
+        run.environment = Blurfarm.environment
+        run.standardError = Pipe()
+        try run.run()
+        let out = server.path("out/shared")
+        let deadline = Date().addingTimeInterval(60)
+        while ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty,
+            Date() < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let id = try server.submit(manifest)
+        let job = try server.finished(id)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        #expect(job["state"] as? String == "failed", "\(job)")
+        #expect((job["error"] as? String)?.contains("job 'shared' is already running (pid \(run.processIdentifier)") == true, "\(job)")
+        #expect(job["outputsWritten"] as? Int == 0)
+    }
+
     @Test func anAddressOtherThanLoopbackNeedsAToken() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
