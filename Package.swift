@@ -170,7 +170,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCoordinatorTests",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmWire"],
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmServerTests",

@@ -70,17 +70,18 @@ public enum ContentHash {
         } catch {
             throw StateError(path: path, message: "cannot open: \(error.reason)")
         }
-        defer { close(fd) }
+        defer { Syscalls.close(fd) }
         guard let state = XXH3_createState() else { throw StateError(path: path, message: "cannot allocate a hash state") }
         defer { XXH3_freeState(state) }
         XXH3_128bits_reset(state)
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let n = read(fd, buffer, chunkSize)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw StateError(path: path, message: "cannot read: \(String(cString: strerror(errno)))")
+            let n: Int
+            do {
+                n = try Syscalls.read(fd, into: UnsafeMutableRawBufferPointer(start: buffer, count: chunkSize))
+            } catch {
+                throw StateError(path: path, message: "cannot read: \(error.reason)")
             }
             if n == 0 { break }
             XXH3_128bits_update(state, buffer, n)

@@ -22,7 +22,7 @@ public final class FolderWatcher {
         /// One line naming the folder, escaped.
         public var description: String {
             let hint = errno == ENOSPC ? " (the system's limit of watched folders, fs.inotify.max_user_watches)" : ""
-            return "cannot watch the folder '\(ShownName.of(folder))': \(String(cString: strerror(errno)))\(hint)"
+            return "cannot watch the folder '\(ShownName.of(folder))': \(SystemCallError(call: call, errno: errno).reason)\(hint)"
         }
     }
 

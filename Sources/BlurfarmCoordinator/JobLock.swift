@@ -28,7 +28,7 @@ public final class JobLock: Sendable {
     /// - Throws: ``StateError`` naming the file when it cannot be created or locked.
     public static func acquire(_ path: String, wait: Bool) throws(StateError) -> Outcome {
         let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
-        defer { close(folder) }
+        defer { Syscalls.close(folder) }
         let fd: Int32
         do {
             // Never through a link someone planted: it could point at any file.
@@ -39,46 +39,41 @@ public final class JobLock: Sendable {
             throw StateError(path: path, message: "cannot open: \(error.reason)")
         }
         guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
-            close(fd)
+            Syscalls.close(fd)
             throw StateError(path: path, message: "is not a plain file of its own: refusing to use it as the lock (remove it)")
         }
-        while flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
-            if errno == EINTR { continue }
-            let reason = errno
-            if reason == EWOULDBLOCK {
+        do throws(SystemCallError) {
+            guard try Syscalls.lockExclusively(fd, wait: wait) else {
                 // The holder writes its pid just after it locks: a file without a live pid yet
                 // (empty, or an earlier run's) gets a moment.
                 var holder = readHolder(fd)
-                for _ in 0..<50 where holder.map({ kill($0, 0) != 0 && errno == ESRCH }) ?? true {
-                    usleep(10_000)
+                for _ in 0..<50 where holder.map({ !Syscalls.isRunning($0) }) ?? true {
+                    Syscalls.sleep(milliseconds: 10)
                     holder = readHolder(fd)
                 }
-                close(fd)
+                Syscalls.close(fd)
                 return .busy(holder: holder)
             }
-            close(fd)
-            throw StateError(path: path, message: "cannot lock: \(String(cString: strerror(reason)))")
+        } catch {
+            Syscalls.close(fd)
+            throw StateError(path: path, message: "cannot lock: \(error.reason)")
         }
-        let pid = Data("\(getpid())\n".utf8)
-        // Written over the old contents, then cut to length: never empty on the way.
-        let wrote = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == pid.count
-            && ftruncate(fd, off_t(pid.count)) == 0
-        if !wrote {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw StateError(path: path, message: "cannot write the process id: \(reason)")
+        do throws(SystemCallError) {
+            // Written over the old contents, then cut to length: never empty on the way.
+            try Syscalls.overwrite(fd, with: Array("\(Syscalls.processID)\n".utf8))
+        } catch {
+            Syscalls.close(fd)
+            throw StateError(path: path, message: "cannot write the process id: \(error.reason)")
         }
         return .acquired(JobLock(descriptor: fd, path: path))
     }
 
     /// The process id written in the lock file, if it names one.
     private static func readHolder(_ fd: Int32) -> Int32? {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return nil }
-        return Int32(String(decoding: bytes[0..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        guard let bytes = try? Syscalls.readAll(fd, upTo: 32) else { return nil }
+        return Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Lets go of the lock (closing the descriptor releases the `flock`).
-    deinit { close(descriptor) }
+    deinit { Syscalls.close(descriptor) }
 }

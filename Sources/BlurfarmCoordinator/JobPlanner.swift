@@ -76,6 +76,7 @@ public enum JobPlanner {
         }
 
         // Every file the job reads, by identity, as a message names it.
+        let folders = RealPath.Folders()
         var read: [RealPath.Identity: String] = [:]
         for relative in found.keys.sorted() {
             let identity = RealPath.identity(of: join(base, relative))
@@ -119,7 +120,7 @@ public enum JobPlanner {
                 let path = normalise(join(base, expanded))
                 let shownPath = ShownName.of(path)
                 let identity = RealPath.identity(of: path)
-                let real = RealPath.resolveFolder(of: path)
+                let real = RealPath.resolveFolder(of: path, using: folders)
                 if let other = writers[identity] {
                     let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
                     diagnostics.append(.error(

@@ -45,7 +45,8 @@ public struct JobRunner: Sendable {
         self.memoryLimit = memoryLimit
     }
 
-    /// What the runner tells as it goes (from its threads, one call at a time).
+    /// What the runner tells as it goes: outputs finished one call at a time, from the image
+    /// threads; tile progress as it comes, from the rendering's thread.
     public enum Event: Sendable {
         /// An output's rendering begins: its input is decoded, its tiles are about to go out.
         case outputStarted(PlannedOutput, tiles: Int)
@@ -76,7 +77,13 @@ public struct JobRunner: Sendable {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < inputs.count else { return }
                 let reports = run(inputs[index], tileSize: plan.tileSize, verify: mode, control: control) { event in
-                    reporting.withLock { _ in events(event) }
+                    // Tile progress comes from the pool's thread: never held up behind an
+                    // output's report (which records it, a write to the state folder).
+                    if case .outputFinished = event {
+                        reporting.withLock { _ in events(event) }
+                    } else {
+                        events(event)
+                    }
                 }
                 results.withLock { $0[index] = reports }
             }

@@ -46,14 +46,14 @@ public struct JobStateFolder: Sendable {
         let problem: String?
         if let info = try? Syscalls.status(of: fd) {
             problem =
-                info.st_uid != geteuid()
+                info.st_uid != Syscalls.effectiveUserID
                 ? "belongs to uid \(info.st_uid), not to this user: refusing to keep state there"
                 : info.st_mode & 0o002 != 0 ? "is writable by others: refusing to keep state there" : nil
         } else {
             problem = "cannot read its status"
         }
         if let problem {
-            close(fd)
+            Syscalls.close(fd)
             throw StateError(path: path, message: problem)
         }
         return fd
@@ -66,7 +66,7 @@ public struct JobStateFolder: Sendable {
     /// - Throws: ``StateError`` naming the file.
     static func replace(_ path: String, in folder: Int32, with bytes: [UInt8]) throws(StateError) {
         let name = (path as NSString).lastPathComponent
-        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let temporary = ".\(name).tmp-\(Syscalls.processID)-\(UInt32.random(in: .min ... .max))"
         let fd: Int32
         do {
             fd = try Syscalls.openFile(temporary, in: folder, flags: O_WRONLY | O_CREAT | O_EXCL)
@@ -74,7 +74,7 @@ public struct JobStateFolder: Sendable {
             throw StateError(path: path, message: "cannot create a temporary file beside it: \(error.reason)")
         }
         do throws(SystemCallError) {
-            defer { close(fd) }
+            defer { Syscalls.close(fd) }
             do throws(IOFailure) {
                 try FileDescriptorIO.writeAll(fd, bytes)
             } catch {

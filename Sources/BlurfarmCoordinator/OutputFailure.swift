@@ -21,6 +21,9 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// The run was asked to stop (SIGINT, SIGTERM) before it was written.
     case stopped
+    /// A failure another process reported, read back from its JSON report (`slurm finish`
+    /// merging its shards' reports): the report's `error.kind`, `code` and `message`.
+    case reported(kind: String, code: String?, message: String)
 
     /// The kind, as the JSON report's `error.kind` names it.
     public var kind: String {
@@ -32,6 +35,7 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .write: "write"
         case .cancelled: "cancelled"
         case .stopped: "stopped"
+        case .reported(let kind, _, _): kind
         }
     }
 
@@ -39,6 +43,7 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String? {
         switch self {
         case .decode(let error), .write(let error): "\(error.code)"
+        case .reported(_, let code, _): code
         default: nil
         }
     }
@@ -51,6 +56,7 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .render(let output, let failure): "\(output): \(failure)"
         case .cancelled: "cancelled"
         case .stopped: "stopped"
+        case .reported(_, _, let message): message
         }
     }
 

@@ -68,15 +68,15 @@ public final class OutputRecords: Sendable {
                     records: contents.records, folders: contents.folders, failures: contents.failures, descriptor: fd,
                     folder: folderDescriptor, lines: lines))
         } catch {
-            close(folderDescriptor)
+            Syscalls.close(folderDescriptor)
             throw error
         }
     }
 
     deinit {
         state.withLock {
-            close($0.descriptor)
-            close($0.folder)
+            Syscalls.close($0.descriptor)
+            Syscalls.close($0.folder)
         }
     }
 
@@ -108,7 +108,7 @@ public final class OutputRecords: Sendable {
         } catch {
             throw StateError(path: folder, message: "cannot open: \(error.reason)")
         }
-        defer { close(folderDescriptor) }
+        defer { Syscalls.close(folderDescriptor) }
         let fd: Int32
         do {
             fd = try Syscalls.openFile("records.jsonl", in: folderDescriptor, flags: O_RDONLY)
@@ -119,7 +119,7 @@ public final class OutputRecords: Sendable {
         } catch {
             throw StateError(path: path, message: "cannot open: \(error.reason)")
         }
-        defer { close(fd) }
+        defer { Syscalls.close(fd) }
         return try read(fd, path: path, cutTornLine: false).contents
     }
 
@@ -226,9 +226,9 @@ public final class OutputRecords: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        let bytes: Data
+        let bytes: [UInt8]
         do {
-            bytes = try encoder.encode(line) + Data("\n".utf8)
+            bytes = Array(try encoder.encode(line) + Data("\n".utf8))
         } catch {
             throw StateError(path: path, message: "cannot encode a record: \(error)")
         }
@@ -237,18 +237,22 @@ public final class OutputRecords: Sendable {
             // One write call per line (O_APPEND): a line is whole or, if the process dies, last.
             // A short or failed write (a full disk) is cut off again, so that the next line
             // does not land after half a line.
-            var before = stat()
-            let size = fstat(s.descriptor, &before) == 0 ? before.st_size : nil
-            let written = bytes.withUnsafeBytes { write(s.descriptor, $0.baseAddress, $0.count) }
-            guard written == bytes.count, fdatasync(s.descriptor) == 0 else {
-                let reason =
-                    (0..<bytes.count).contains(written)
-                    ? "wrote \(written) of \(bytes.count) bytes" : String(cString: strerror(errno))
-                if let size { _ = ftruncate(s.descriptor, size) }
-                throw StateError(path: path, message: "cannot append a record: \(reason)")
+            let size = (try? Syscalls.status(of: s.descriptor))?.st_size
+            let reason: String
+            do throws(SystemCallError) {
+                let written = try Syscalls.writeOnce(s.descriptor, bytes)
+                if written == bytes.count {
+                    try Syscalls.fdatasync(s.descriptor)
+                    apply(&s)
+                    s.lines += 1
+                    return
+                }
+                reason = "wrote \(written) of \(bytes.count) bytes"
+            } catch {
+                reason = error.reason
             }
-            apply(&s)
-            s.lines += 1
+            if let size { try? Syscalls.truncate(s.descriptor, to: Int(size)) }
+            throw StateError(path: path, message: "cannot append a record: \(reason)")
         }
     }
 
@@ -276,7 +280,7 @@ public final class OutputRecords: Sendable {
             }
             try JobStateFolder.replace(path, in: s.folder, with: Array(text))
             let fresh = try Self.open(in: s.folder, path: path, flags: O_WRONLY | O_APPEND)
-            close(s.descriptor)
+            Syscalls.close(s.descriptor)
             s.descriptor = fresh
             s.lines = s.live
         }

@@ -13,33 +13,39 @@ enum RealPath {
     /// `path` with its folder resolved (``resolve(_:)``) and its last name as it is: where a
     /// file is, however the folders were spelled, without following a link the file may be
     /// (an output is renamed over its name, so a link there is replaced, never followed).
-    static func resolveFolder(of path: String) -> String {
+    static func resolveFolder(of path: String, using folders: Folders? = nil) -> String {
         let absolute = absolute(path)
         let slash = absolute.lastIndex(of: "/")!
         let name = absolute[absolute.index(after: slash)...]
         if name.isEmpty || name == "." || name == ".." { return walk(absolute) }
-        // Folders repeat from file to file: each is resolved once per run.
+        // Folders repeat from file to file: each is resolved once per job (`folders`).
         let spelledFolder = String(absolute[..<slash])
-        let folder =
-            resolvedFolders.withLock { $0[spelledFolder] }
-            ?? {
-                let resolved = walk(spelledFolder.isEmpty ? "/" : spelledFolder)
-                resolvedFolders.withLock { $0[spelledFolder] = resolved }
-                return resolved
-            }()
+        let resolve = { walk(spelledFolder.isEmpty ? "/" : spelledFolder) }
+        let folder = folders?.resolved(spelledFolder, resolve) ?? resolve()
         return folder == "/" ? "/" + name : folder + "/" + name
     }
 
-    /// Folders already resolved, by their absolute spelling. A link changed while a run plans
-    /// is a race the plan cannot win anyway; what matters is checked again when files are
-    /// opened (relative to a folder descriptor, without following links).
-    private static let resolvedFolders = Mutex<[String: String]>([:])
+    /// Folders already resolved, by their absolute spelling, for the paths of one job (one
+    /// plan, one run): a link changed while a job plans is a race the plan cannot win anyway,
+    /// and what matters is checked again when files are opened (relative to a folder
+    /// descriptor, without following links); the next job, in a process that lives long (a
+    /// farm service), resolves them anew.
+    final class Folders: Sendable {
+        private let resolved = Mutex<[String: String]>([:])
 
-    /// The working directory, read once: blurfarm never changes it.
-    private static let workingDirectory = Syscalls.workingDirectory()
+        init() {}
+
+        func resolved(_ spelled: String, _ resolve: () -> String) -> String {
+            if let known = resolved.withLock({ $0[spelled] }) { return known }
+            let folder = resolve()
+            resolved.withLock { $0[spelled] = folder }
+            return folder
+        }
+    }
 
     private static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : workingDirectory + "/" + path
+        // The working directory as it is now: the library keeps none of its own.
+        path.hasPrefix("/") ? path : Syscalls.workingDirectory() + "/" + path
     }
 
     /// ``resolve(_:)`` component by component, for an absolute path.

@@ -238,7 +238,7 @@ extension RunReport {
     public func writeInStateFolder(_ state: String) throws -> String {
         let path = pathInStateFolder(state)
         let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
-        defer { close(folder) }
+        defer { Syscalls.close(folder) }
         try JobStateFolder.replace(path, in: folder, with: Array(Self.json(self)))
         return path
     }

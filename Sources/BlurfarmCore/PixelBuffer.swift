@@ -40,26 +40,20 @@ public struct PixelBuffer: @unchecked Sendable {
     /// A buffer over existing storage. `offset` and `rowStride` count `Float`s.
     public init(rect: Rect, storage: PixelStorage, offset: Int = 0, rowStride: Int? = nil, channels: Int = 4) {
         precondition(channels == 3 || channels == 4, "a pixel buffer has 3 or 4 channels")
-        let stride = rowStride ?? rect.width * channels
-        precondition(stride >= rect.width * channels && offset >= 0)
-        precondition(
-            rect.isEmpty
-                || (offset + stride * (rect.height - 1) + rect.width * channels)
-                    * MemoryLayout<Float>.stride <= storage.byteCount,
-            "pixel buffer runs past its storage")
+        self.rowStride = BufferLayout.checkedRowStride(
+            rect: rect, channels: channels, rowStride: rowStride, offset: offset,
+            valueSize: MemoryLayout<Float>.stride, byteCount: storage.byteCount)
         self.rect = rect
         self.channels = channels
-        self.rowStride = stride
         self.storage = storage
         self.offset = offset
     }
 
     /// The pixels of `subrect` (which must lie inside `rect`), sharing this buffer's memory.
     public func view(_ subrect: Rect) -> PixelBuffer {
-        precondition(rect.contains(subrect), "view \(subrect) lies outside \(rect)")
-        return PixelBuffer(
+        PixelBuffer(
             rect: subrect, storage: storage,
-            offset: offset + (subrect.y - rect.y) * rowStride + (subrect.x - rect.x) * channels,
+            offset: BufferLayout.offset(of: subrect, in: rect, offset: offset, rowStride: rowStride, channels: channels),
             rowStride: rowStride, channels: channels)
     }
 

@@ -18,7 +18,8 @@ public struct GaussianBlur: UniformReachFilter {
     public let mask: GaussianMask
     /// How the loops run; every schedule gives the same bits.
     public let schedule: KernelSchedule
-    private let weights: [Float]
+    /// The mask's weights in the working precision, `k = 0 ... R`.
+    let weights: [Float]
 
     public init(sigma: Double, schedule: KernelSchedule = .default) {
         mask = GaussianMask(sigma: sigma)

@@ -73,6 +73,23 @@ enum SeparableConvolution {
         _ w: UnsafeBufferPointer<Float>, _ src: UnsafeMutablePointer<Float>, _ step: Int,
         _ dst: UnsafeMutablePointer<Float>, _ count: Int
     ) {
+        symmetricSum(w, src, step, dst, count, fused: false)
+    }
+
+    /// The symmetric sum over `count` consecutive floats whose neighbours lie `step` floats
+    /// away, `w0·c` then each tap `k = 1…R` in increasing order: 64 floats at a time in eight
+    /// 8-lane accumulators, then 8, then one by one; each lane computes what scalar code
+    /// computes for its float. `fused`: each tap is one fused multiply-add
+    /// (`acc.addingProduct(w_k, l + r)`, the file-depth gaussian's arithmetic), else a multiply
+    /// and an add (the `Float32` kernels').
+    @inline(__always)
+    static func symmetricSum(
+        _ w: UnsafeBufferPointer<Float>, _ src: UnsafeMutablePointer<Float>, _ step: Int,
+        _ dst: UnsafeMutablePointer<Float>, _ count: Int, fused: Bool
+    ) {
+        @inline(__always) func tap(_ a: SIMD8<Float>, _ wk: Float, _ pair: SIMD8<Float>) -> SIMD8<Float> {
+            fused ? a.addingProduct(wk, pair) : a + wk * pair
+        }
         let taps = w.count
         var i = 0
         while i + 64 <= count {
@@ -85,10 +102,10 @@ enum SeparableConvolution {
                 l -= step
                 r += step
                 let wk = w[k]
-                a0 += wk * (load8(l) + load8(r)); a1 += wk * (load8(l + 8) + load8(r + 8))
-                a2 += wk * (load8(l + 16) + load8(r + 16)); a3 += wk * (load8(l + 24) + load8(r + 24))
-                a4 += wk * (load8(l + 32) + load8(r + 32)); a5 += wk * (load8(l + 40) + load8(r + 40))
-                a6 += wk * (load8(l + 48) + load8(r + 48)); a7 += wk * (load8(l + 56) + load8(r + 56))
+                a0 = tap(a0, wk, load8(l) + load8(r)); a1 = tap(a1, wk, load8(l + 8) + load8(r + 8))
+                a2 = tap(a2, wk, load8(l + 16) + load8(r + 16)); a3 = tap(a3, wk, load8(l + 24) + load8(r + 24))
+                a4 = tap(a4, wk, load8(l + 32) + load8(r + 32)); a5 = tap(a5, wk, load8(l + 40) + load8(r + 40))
+                a6 = tap(a6, wk, load8(l + 48) + load8(r + 48)); a7 = tap(a7, wk, load8(l + 56) + load8(r + 56))
             }
             let o = dst + i
             store8(a0, o); store8(a1, o + 8); store8(a2, o + 16); store8(a3, o + 24)
@@ -102,14 +119,17 @@ enum SeparableConvolution {
             for k in 1..<taps {
                 l -= step
                 r += step
-                a += w[k] * (load8(l) + load8(r))
+                a = tap(a, w[k], load8(l) + load8(r))
             }
             store8(a, dst + i)
             i += 8
         }
         while i < count {
             var a = w[0] * src[i]
-            for k in 1..<taps { a += w[k] * (src[i - k * step] + src[i + k * step]) }
+            for k in 1..<taps {
+                let pair = src[i - k * step] + src[i + k * step]
+                a = fused ? a.addingProduct(w[k], pair) : a + w[k] * pair
+            }
             dst[i] = a
             i += 1
         }

@@ -22,6 +22,11 @@ struct Bench: ParsableCommand {
             8-bit pixels in memory to pixels in memory (the input is wrapped for libvips once, \
             outside the timing; the output is computed with vips_image_write_to_memory). Each \
             figure is the median of --runs runs. Build with -c release.
+
+            A second table times the gaussian at the file's depth (8-bit samples in, 8-bit \
+            samples out, as one tile) beside OpenCV's cv2.GaussianBlur, single-threaded, with \
+            the same mask reach and border (scripts/opencv-bench.py, run with --python; \
+            scripts/setup.sh installs opencv-python-headless), and libvips's integer gaussblur.
             """)
 
     @Option(help: "The image (3840x2160 for the published figures).")
@@ -63,6 +68,15 @@ struct Bench: ParsableCommand {
     @Flag(help: "With --farm: leave out vips.")
     var skipVips = false
 
+    @Flag(help: "Time only the 8-bit comparison (the file-depth gaussian beside OpenCV and libvips).")
+    var fileDepth = false
+
+    @Flag(help: "Leave out OpenCV (scripts/opencv-bench.py) from the 8-bit comparison.")
+    var skipOpencv = false
+
+    @Option(help: "The Python interpreter that runs scripts/opencv-bench.py.")
+    var python = "python3"
+
     @Option(help: "Size of the generated manifest, in bytes.")
     var manifestBytes = 1 << 20
 
@@ -101,6 +115,12 @@ struct Bench: ParsableCommand {
 
         print("blurfarm \(Blurfarm.version) bench: \(image), \(pixels.rect.width)x\(pixels.rect.height), single thread")
         print("machine: \(Machine.cpuModel), \(ProcessInfo.processInfo.activeProcessorCount) cores; libvips \(ImageReader.libvipsVersion)")
+        if fileDepth {
+            print("median of \(runs) runs")
+            print("")
+            try measureFileDepth(pixels)
+            return
+        }
         print("median of \(runs) runs; ratio = libvips time / blurfarm time (above 1: blurfarm is faster)")
         print("")
         let header = ["filter", "bands", "blurfarm ms", "MP/s", "libvips", "precision", "ms", "ratio"]
@@ -148,11 +168,13 @@ struct Bench: ParsableCommand {
             row("motion radius=20 angle=30", ours, "conv (same mask)", bands, "float", theirs)
         }
         printTable(header, rows)
+        print("")
+        try measureFileDepth(pixels)
     }
 
-    private func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
+    func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
 
-    private func printTable(_ header: [String], _ rows: [[String]]) {
+    func printTable(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows
         let widths = header.indices.map { c in all.map { $0[c].count }.max()! }
         for (i, r) in all.enumerated() {

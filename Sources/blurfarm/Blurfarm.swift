@@ -54,7 +54,7 @@ struct Blurfarm: ParsableCommand {
         // For the help's `--version` line; `main` prints `versionText` (with the AVIF line).
         version: "blurfarm \(version)",
         subcommands: [
-            Apply.self, Check.self, Run.self, Serve.self, Submit.self, Jobs.self, Job.self, Cancel.self, Retry.self,
-            Filters.self, Bench.self, WorkerCommand.self,
+            Apply.self, Check.self, Run.self, Slurm.self, Serve.self, Submit.self, Jobs.self, Job.self, Cancel.self,
+            Retry.self, Filters.self, Bench.self, WorkerCommand.self,
         ])
 }

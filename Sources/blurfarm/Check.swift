@@ -172,7 +172,8 @@ struct Check: ParsableCommand {
             let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
             let records: OutputRecords.Contents
             do throws(StateError) {
-                records = try OutputRecords.read(folder: folder.path)
+                // With the records of the job's shards (`run --shard`) not merged yet.
+                records = try ShardRecords.read(folder)
             } catch {
                 printError("\(error)")
                 readable = false

@@ -32,80 +32,20 @@ struct Run: ParsableCommand {
 
     @OptionGroup var farm: FarmOptions
 
-    @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
-    var tile: Int?
-
-    @Option(help: ArgumentHelp(
-        "Worker processes that render tiles (default: the configuration's workers, else one per core); "
-            + "0 renders in this process, with --threads threads."))
-    var workers: Int?
-
-    @Option(help: ArgumentHelp(
-        "Threads of the in-process engine (default: the number of cores); implies --workers 0 when --workers is not given."))
-    var threads: Int?
-
-    @Option(help: "Verification, overriding the manifests' verify: checksum, decode, untiled.")
-    var verify: VerifyMode?
-
-    @Option(help: ArgumentHelp(
-        "Also write the run's JSON report here (a list, one report per job; docs/report.md).", valueName: "file"))
-    var report: String?
-
-    @Flag(help: "Print nothing but failures.")
-    var quiet = false
-
-    @Flag(help: "Print a line for every output written, and the summary even when nothing was to do.")
-    var verbose = false
-
-    @Flag(help: "Run every output, up to date or not (and record them again).")
-    var force = false
-
-    @Flag(help: "Try again the inputs that failed in an earlier run and have not changed since (corrupt, over the pixel limit).")
-    var retryFailed = false
-
-    @Flag(help: ArgumentHelp(
-        "Remove the outputs this job recorded as written whose input no longer exists (and their records), "
-            + "and the folders blurfarm made for them that this leaves empty; nothing else is ever removed. "
-            + "Refused (exit 1, nothing removed) when an input glob's folder is missing, a glob that matched "
-            + "removed inputs matches nothing, or more than half of the recorded outputs would go."))
-    var prune = false
-
-    @Flag(help: "Prune even when --prune would refuse (a missing input folder, an empty glob, more than half); implies --prune.")
-    var forcePrune = false
-
-    @Flag(help: "Wait for another run of the same job to finish instead of exiting with status 3.")
-    var wait = false
-
-    @Flag(help: ArgumentHelp(
-        "After the run, watch the input folders and render new and changed inputs as they appear, once they have "
-            + "been quiet for a second, printing a line per output written; until SIGTERM or SIGINT (exit 0). "
-            + "Deleted inputs are pruned only with --prune."))
-    var watch = false
-
-    @Option(help: ArgumentHelp("Append a timestamped log of the run's summary and failures to this file.", valueName: "file"))
-    var log: String?
-
-    func validate() throws {
-        if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
-        if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
-        if watch, force || forcePrune {
-            throw ValidationError("--watch runs again on every change: --force and --force-prune cannot go with it")
-        }
-        if let workers, workers > 0, threads != nil {
-            throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
-        }
-    }
+    @OptionGroup var options: RunOptions
 
     func run() throws {
-        let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
+        let sharding = try Sharding(options.shard, splitFile: options.split)
+        let (configuration, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile))
         let printer = RunPrinter(
-            quiet: quiet, verbose: verbose || (watch && !quiet), alwaysSummary: verbose, log: try RunLog.open(log))
+            quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
+            alwaysSummary: options.verbose, log: try RunLog.open(options.log))
         let engine = try Engine(
-            workers: workers, threads: threads, configuration: configuration,
+            workers: options.workers, threads: options.threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration), plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
         // Every job's lock before anything runs; held until the process ends.
-        let locks = try JobLocks.acquire(plans, state: farm.stateFolder(configuration), wait: wait, printer: printer)
+        let locks = try JobLocks.acquire(
+            plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait, printer: printer)
         let stop = StopRequest()
         let engineFarm = Farm(engine.farmSettings(farm: farm, stop: stop, logger: farm.logger()))
         engineFarm.onEvent(printer.handle)
@@ -117,23 +57,24 @@ struct Run: ParsableCommand {
         var reports: [RunReport] = []
         func runJob(_ index: Int, _ plan: JobPlan) {
             let job = FarmJob(
-                plan: plan, registry: registry, force: force, retryFailed: retryFailed, prune: prune,
-                forcePrune: forcePrune, verify: verify, lock: locks[index])
+                plan: plan, registry: registry, force: options.force, retryFailed: options.retryFailed,
+                prune: options.prune, forcePrune: options.forcePrune, verify: options.verify, lock: locks[index],
+                shard: sharding.shard)
             let outcome = engineFarm.wait(engineFarm.submit(job))!
             failed += outcome.failures
             reports.append(outcome.report)
         }
-        if watch {
+        if options.watch {
             try RunWatch(stop: stop).run(plans, runJob: runJob) { plan in
-                replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: tile)
+                replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: options.tile)
             }
         } else {
             for (index, plan) in plans.enumerated() { runJob(index, plan) }
         }
-        if let report, !write(reports, to: report) { failed += 1 }
+        if let report = options.report, !write(reports, to: report) { failed += 1 }
         // A watch ends with a signal: the way to stop it, not a failure.
-        if let signal = stop.signalNumber, !watch { throw ExitCode(128 + signal) }
-        if watch { return }
+        if let signal = stop.signalNumber, !options.watch { throw ExitCode(128 + signal) }
+        if options.watch { return }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }
@@ -151,4 +92,3 @@ extension Run {
     }
 }
 
-extension VerifyMode: ExpressibleByArgument {}

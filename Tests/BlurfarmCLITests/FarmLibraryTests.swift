@@ -82,6 +82,9 @@ import Testing
             seen.withLock { $0.append(event) }
             let motion = cancelled.withLock { $0 }
             switch event {
+            case .workerStarted:
+                // A callback may ask the farm about its workers, even while the pool starts.
+                _ = farm.workers
             case .outputFinished(let id, _) where id == motion:
                 motionDone.add(1, ordering: .relaxed)
             case .tilesDone(let id, let output, 1, let total) where id == motion && total > 8:

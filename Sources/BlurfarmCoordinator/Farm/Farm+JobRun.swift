@@ -30,10 +30,10 @@ extension Farm {
         var lock = job.lock
         if lock == nil {
             do throws(StateError) {
-                switch try JobLock.acquire(folder.lockPath, wait: job.waitForLock) {
+                switch try JobLock.acquire(folder.lockPath(shard: job.shard), wait: job.waitForLock) {
                 case .acquired(let acquired): lock = acquired
                 case .busy(let holder):
-                    problem(.locked(job: plan.job.name, holder: holder, lock: folder.lockPath))
+                    problem(.locked(job: plan.job.name, holder: holder, lock: folder.lockPath(shard: job.shard)))
                     return ended()
                 }
             } catch {
@@ -48,7 +48,7 @@ extension Farm {
         let incremental: IncrementalRun
         do throws(StateError) {
             incremental = IncrementalRun(
-                plan: plan, records: try OutputRecords(folder: folder.path), versions: settings.recipeVersions,
+                plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions,
                 plugins: FarmJob.pluginHashes(of: [plan], registry: job.registry), pixelLimit: configuration.pixelLimit,
                 force: job.force, retryFailed: job.retryFailed)
         } catch {

@@ -61,8 +61,10 @@ public final class Farm: Sendable {
     private let subscribers = Mutex<[@Sendable (FarmEvent) -> Void]>([])
     private let jobs = Mutex<[FarmJobID: Entry]>([:])
     private let nextJob = Atomic<UInt64>(1)
-    /// The pool once started; starting it holds the lock.
+    /// The pool once started.
     private let pool = Mutex<WorkerPool?>(nil)
+    /// Held while the pool starts (not ``pool``'s lock: a callback may ask for ``workers``).
+    private let starting = NSLock()
     private let isShutDown = Atomic<Bool>(false)
 
     /// A submitted job: how to steer it, and its outcome once done.
@@ -177,20 +179,26 @@ public final class Farm: Sendable {
         guard settings.workers > 0 else {
             return InProcessRendering(executor: ThreadedTileExecutor(threads: settings.threads))
         }
-        return try pool.withLock { (pool: inout WorkerPool?) throws(RenderFailure) -> WorkerPool in
-            if let pool { return pool }
-            if isShutDown.load(ordering: .relaxed) { throw RenderFailure(.poolShutDown) }
-            let started = try WorkerPool(settings.poolSettings, stop: settings.stop) { [self] notice in
-                switch notice {
-                case .workerStarted(let id, let pid): publish(.workerStarted(id: id, pid: pid))
-                case .workerLost(let id, let pid, let reason, let exit):
-                    publish(.workerLost(id: id, pid: pid, reason: "\(reason) (\(exit))"))
-                default: break
-                }
+        if let started = pool.withLock({ $0 }) { return started }
+        starting.lock()
+        defer { starting.unlock() }
+        if let started = pool.withLock({ $0 }) { return started }
+        if isShutDown.load(ordering: .relaxed) { throw RenderFailure(.poolShutDown) }
+        let started = try WorkerPool(settings.poolSettings, stop: settings.stop) { [self] notice in
+            switch notice {
+            case .workerStarted(let id, let pid): publish(.workerStarted(id: id, pid: pid))
+            case .workerLost(let id, let pid, let reason, let exit):
+                publish(.workerLost(id: id, pid: pid, reason: "\(reason) (\(exit))"))
+            default: break
             }
-            pool = started
-            return started
         }
+        pool.withLock { $0 = started }
+        // Shut down while it started: it stops now.
+        if isShutDown.load(ordering: .relaxed) {
+            started.shutdown()
+            throw RenderFailure(.poolShutDown)
+        }
+        return started
     }
 }
 

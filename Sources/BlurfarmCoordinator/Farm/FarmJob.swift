@@ -23,11 +23,14 @@ public struct FarmJob: Sendable {
     public var waitForLock: Bool
     /// The job's lock, when the caller took it already (the CLI takes every job's first).
     public var lock: JobLock?
+    /// The shard `plan` is (`run --shard`: ``JobPlan/shard(_:pixels:)``), or nil for the whole
+    /// job: a shard takes its own lock and records (``ShardRecords``).
+    public var shard: JobShard?
 
     public init(
         plan: JobPlan, registry: FilterRegistry, priority: Int = 0, force: Bool = false, retryFailed: Bool = false,
         prune: Bool = false, forcePrune: Bool = false, verify: VerifyMode? = nil, waitForLock: Bool = false,
-        lock: JobLock? = nil
+        lock: JobLock? = nil, shard: JobShard? = nil
     ) {
         self.plan = plan
         self.registry = registry
@@ -39,6 +42,7 @@ public struct FarmJob: Sendable {
         self.verify = verify
         self.waitForLock = waitForLock
         self.lock = lock
+        self.shard = shard
     }
 
     /// The plugin filters the job uses, by name, sorted.

@@ -40,7 +40,7 @@ extension Syscalls {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let count: Int
         do {
-            count = try retrying("read") { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            count = try retrying("read") { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
         } catch where error.errno == EAGAIN {
             return []
         }

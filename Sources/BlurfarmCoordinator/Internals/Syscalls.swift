@@ -1,7 +1,8 @@
-// Every system call this module makes: on files and folders, and the worker pool's (pipes,
-// spawning workers, the limits that bound how many can run); retried on EINTR, failing with the
-// errno. Every path and name is given to the kernel as the bytes it stands for
-// (`PathEncoding.withCString`): a name that is not UTF-8 reaches the same file it was read from.
+// Every system call this module makes, retried on EINTR, failing with the errno
+// (`SystemCallError`): here those on files and folders, the process's own; the worker pool's
+// (pipes, spawning and reaping workers, limits) in `Syscalls+Processes.swift`, `run --watch`'s
+// in `Syscalls+Inotify.swift`. Every path and name is given to the kernel as the bytes it stands
+// for (`PathEncoding.withCString`): a name that is not UTF-8 reaches the same file it was read from.
 import BlurfarmCore
 
 #if canImport(Glibc)
@@ -163,16 +164,43 @@ enum Syscalls {
         return info
     }
 
-    /// All the bytes of the open file `fd`, from its start.
-    static func readAll(_ fd: Int32) throws(SystemCallError) -> [UInt8] {
+    /// All the bytes of the open file `fd` from its start, or its first `limit` bytes.
+    static func readAll(_ fd: Int32, upTo limit: Int = .max) throws(SystemCallError) -> [UInt8] {
         var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
+        var chunk = [UInt8](repeating: 0, count: min(65536, limit))
+        while result.count < limit {
             let offset = off_t(result.count)
-            let n = try retrying("pread") { chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) } }
-            if n == 0 { return result }
+            let wanted = min(chunk.count, limit - result.count)
+            let n = try retrying("pread") { chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, wanted, offset) } }
+            if n == 0 { break }
             result += chunk[0..<n]
         }
+        return result
+    }
+
+    /// Reads from `fd` into `buffer` once, from where the file stands: the number of bytes
+    /// read, 0 at its end.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+        try retrying("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes `bytes` with one `write` call: the number written, which may be fewer (a full
+    /// disk). With `O_APPEND`, that one call's bytes land together at the end.
+    static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) -> Int {
+        try retrying("write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
+    }
+
+    /// Writes `bytes` over the start of the open file `fd`, then cuts the file to their length:
+    /// never empty on the way.
+    static func overwrite(_ fd: Int32, with bytes: [UInt8]) throws(SystemCallError) {
+        var written = 0
+        while written < bytes.count {
+            let offset = written
+            written += try retrying("pwrite") {
+                bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, $0.count - offset, off_t(offset)) }
+            }
+        }
+        try truncate(fd, to: bytes.count)
     }
 
     static func truncate(_ fd: Int32, to size: Int) throws(SystemCallError) {
@@ -181,6 +209,22 @@ enum Syscalls {
 
     static func fsync(_ fd: Int32) throws(SystemCallError) {
         try retrying("fsync") { Glibc.fsync(fd) }
+    }
+
+    /// Flushes the data of `fd` to disk (and the metadata needed to read it back).
+    static func fdatasync(_ fd: Int32) throws(SystemCallError) {
+        try retrying("fdatasync") { Glibc.fdatasync(fd) }
+    }
+
+    /// Takes the `flock` of `fd` exclusively, waiting for its holder to let go when `wait`:
+    /// false when another holds it and `wait` is false.
+    static func lockExclusively(_ fd: Int32, wait: Bool) throws(SystemCallError) -> Bool {
+        do {
+            try retrying("flock") { flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) }
+            return true
+        } catch where error.errno == EWOULDBLOCK {
+            return false
+        }
     }
 
     /// Renames `from` to `to`, both in the folder `folder`.
@@ -196,164 +240,17 @@ enum Syscalls {
         _ = PathEncoding.withCString(name) { unlinkat(folder, $0, 0) }
     }
 
-    // MARK: The worker pool
+    // MARK: The process
 
-    /// A pipe whose ends are closed on exec (and non-blocking if asked): `pipe2` is not visible
-    /// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
-    /// processes, so no worker can inherit an end between `pipe` and `fcntl`.
-    static func pipe(nonBlocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [0, 0]
-        try retrying("pipe") { Glibc.pipe(&fds) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            if nonBlocking { setNonBlocking(fd) }
-        }
-        return (fds[0], fds[1])
-    }
-
-    static func setNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    }
-
-    /// Starts `executable` with `arguments` (the first is its name) and `environment` (a
-    /// null-terminated list), `stdin` and `stdout` as its standard input and output (stderr
-    /// inherited), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
-    /// whatever this process ignores. `posix_spawn` fails with EAGAIN when the user may not have
-    /// another process (`RLIMIT_NPROC`), ENOMEM without memory for it.
-    static func spawn(
-        _ executable: String, arguments: [String], environment: CStrings, stdin: Int32, stdout: Int32
-    ) throws(SystemCallError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin, STDIN_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signalNumber in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signalNumber) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        var status: Int32
-        repeat {
-            status = environment.pointers.withUnsafeBufferPointer { environment in
-                posix_spawn(&pid, executable, &actions, &attributes, argv, UnsafeMutablePointer(mutating: environment.baseAddress))
-            }
-        } while status == EINTR
-        guard status == 0 else { throw SystemCallError(call: "posix_spawn", errno: status) }
-        return pid
-    }
-
-    /// A null-terminated list of C strings (an `environ`), freed with it.
-    final class CStrings {
-        let pointers: [UnsafeMutablePointer<CChar>?]
-
-        init(_ strings: [String]) { pointers = strings.map { strdup($0) } + [nil] }
-
-        deinit { pointers.forEach { free($0) } }
-    }
-
+    /// This process's id.
     static var processID: Int32 { getpid() }
+
+    /// The user this process acts as (`geteuid`).
+    static var effectiveUserID: UInt32 { geteuid() }
 
     /// Closes `fd`, ignoring failure: the descriptor is gone whatever `close` says (Linux), so
     /// nothing is retried and nothing is left to do about it.
     static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
-    static func kill(_ pid: pid_t) { _ = Glibc.kill(pid, SIGKILL) }
-
-    /// Waits for the child `pid` to end: its wait status.
-    static func wait(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return status
-    }
-
-    /// Whether the child `pid` has ended (and is reaped), without waiting.
-    static func hasExited(_ pid: pid_t) -> Bool {
-        var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, WNOHANG)
-            if result < 0 && errno == EINTR { continue }
-            return result == pid || result < 0
-        }
-    }
-
-    /// "exit status N" or "killed by signal N".
-    static func describe(status: Int32) -> String {
-        let signalNumber = status & 0x7F
-        if signalNumber == 0 { return "exit status \((status >> 8) & 0xFF)" }
-        return "killed by signal \(signalNumber)"
-    }
-
     static func sleep(milliseconds: Int) { usleep(useconds_t(milliseconds * 1000)) }
-
-    /// Waits up to `milliseconds` for any of `fds` to be readable (or closed): the indices of
-    /// those that are.
-    static func pollReadable(_ fds: [Int32], milliseconds: Int32) -> [Int] {
-        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        guard Glibc.poll(&entries, nfds_t(entries.count), milliseconds) > 0 else { return [] }
-        return entries.indices.filter { entries[$0].revents != 0 }
-    }
-
-    /// Reads and discards what a non-blocking descriptor holds.
-    static func drain(_ fd: Int32) {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(fd, &bytes, bytes.count) > 0 {}
-    }
-
-    /// What one read from a non-blocking descriptor gave.
-    enum ReadOutcome {
-        case bytes([UInt8])
-        case wouldBlock
-        /// End of file or an error: why.
-        case failed(String)
-    }
-
-    /// Reads what a non-blocking descriptor holds now (up to 64 KiB).
-    static func readAvailable(_ fd: Int32) -> ReadOutcome {
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        let n = read(fd, &chunk, chunk.count)
-        if n < 0 && (errno == EINTR || errno == EAGAIN) { return .wouldBlock }
-        if n == 0 { return .failed("closed its output") }
-        if n < 0 { return .failed("could not be read: \(String(cString: strerror(errno)))") }
-        return .bytes(Array(chunk[0..<n]))
-    }
-
-    /// Writes one byte to a non-blocking pipe; a full pipe is fine (it is a wake-up).
-    static func writeByte(_ fd: Int32) {
-        var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)
-    }
-
-    /// Blocks SIGPIPE in the calling thread only: a write to a pipe whose reader died fails
-    /// with EPIPE there instead of killing the process, and the process's own handling of
-    /// SIGPIPE is left as it is.
-    static func blockBrokenPipeSignalInThisThread() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-    }
-
-    /// The soft limit of `resource` (`RLIMIT_NOFILE`, `RLIMIT_NPROC`), nil when unlimited or
-    /// unknown.
-    static func softLimit(_ resource: __rlimit_resource) -> Int? {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
-            return nil
-        }
-        return Int(clamping: limit.rlim_cur)
-    }
-
-    /// Whether `RLIMIT_NPROC` binds this process: the kernel does not apply it to a process
-    /// with `CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN` (root, as a rule).
-    static var processLimitApplies: Bool { geteuid() != 0 }
 }

@@ -1,0 +1,70 @@
+import BlurfarmImageIO
+import Foundation
+
+extension IncrementalRun {
+    /// Gathers the outputs of `report` (this run's) that failed because their input could not
+    /// be decoded, one ``FailedInput`` per input in plan order, naming the variants it cost;
+    /// and remembers the inputs that failed through their own fault (corrupt, not an image,
+    /// over the pixel limit) with every output this run tried, so that later runs skip them
+    /// (``OutputState/failedEarlier``) until the file changes. A failure that is not the
+    /// input's (a missing or unreadable file, a worker, the disk, a plugin, a stop) is reported
+    /// but not remembered. Every failed input is returned, even when remembering one could not
+    /// be written (`error`: that input and those after it run again next time).
+    public func recordFailures(of report: RunReport) -> (inputs: [FailedInput], error: StateError?) {
+        var order: [String] = []
+        var byInput: [String: [OutputReport]] = [:]
+        for output in report.outputs where output.status != .skipped && output.status != .failedEarlier {
+            if byInput[output.input] == nil { order.append(output.input) }
+            byInput[output.input, default: []].append(output)
+        }
+        var failed: [FailedInput] = []
+        var problem: StateError?
+        for input in order {
+            let outputs = byInput[input] ?? []
+            let decodeFailures = outputs.filter { $0.decodeError != nil }
+            guard let error = decodeFailures.first?.decodeError else { continue }
+            let pending = decodeFailures.lazy.compactMap { self.pending[$0.output] }.first
+            var remember = decodeFailures.count == outputs.count && error.isTheInputsFault && pending != nil
+            if remember, problem == nil, let pending {
+                do throws(StateError) {
+                    try records.add(InputFailure(
+                        input: pending.input, inputFile: pending.inputFile, reason: error.message, decoder: decoder,
+                        failed: Date()))
+                } catch {
+                    problem = error
+                }
+            }
+            remember = remember && problem == nil
+            failed.append(FailedInput(error: error, variants: decodeFailures.map(\.variant), remembered: remember))
+        }
+        return (failed, problem)
+    }
+}
+
+/// An input that could not be decoded, with the variants it cost: the one line a run prints
+/// for it (`in/bad.jpg: <reason> (variants thumb, blur not written)`).
+public struct FailedInput: Sendable, CustomStringConvertible {
+    /// Why, naming the file.
+    public let error: ImageIOError
+    /// The variants not written because of it, in plan order.
+    public let variants: [String]
+    /// Whether the failure was remembered (later runs skip the input until it changes).
+    public let remembered: Bool
+
+    public var description: String {
+        let names = variants.joined(separator: ", ")
+        return "\(error) (\(variants.count == 1 ? "variant" : "variants") \(names) not written)"
+    }
+}
+
+extension ImageIOError {
+    /// Whether the input itself is at fault (its bytes are corrupt, not an image, or too many
+    /// pixels): the failures a run remembers. A missing or unreadable file, or anything else,
+    /// may go away without the file changing.
+    public var isTheInputsFault: Bool {
+        switch code {
+        case .notAnImage, .overPixelLimit, .decodeFailed: true
+        default: false
+        }
+    }
+}

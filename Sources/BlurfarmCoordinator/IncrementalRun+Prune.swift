@@ -1,0 +1,140 @@
+import BlurfarmCore
+
+extension IncrementalRun {
+    /// What ``prune()`` did to one recorded output.
+    public struct Pruned: Sendable {
+        public enum Action: Sendable {
+            /// The file was removed, and its record.
+            case removed
+            /// The file was already gone: only its record was removed.
+            case alreadyGone
+            /// The file was changed since blurfarm wrote it: left in place, its record removed.
+            case keptChanged
+        }
+
+        public let output: String
+        public let action: Action
+    }
+
+    /// What ``prune()`` removed.
+    public struct PruneResult: Sendable {
+        /// What was done to each recorded output whose input is gone, in path order.
+        public let outputs: [Pruned]
+        /// The folders removed (created by blurfarm, left empty), absolute paths, innermost first.
+        public let folders: [String]
+    }
+
+    /// Why pruning removes nothing unless forced (`--force-prune`): what a missing mount, an
+    /// emptied folder or a mistyped glob looks like (docs/scheduling.md).
+    public enum PruneRefusal: Sendable, Equatable, CustomStringConvertible {
+        /// An input glob's fixed folder is gone, and recorded outputs of inputs it held would be
+        /// removed.
+        case folderMissing(folder: String, glob: String, outputs: Int)
+        /// An input glob matches no file now, and recorded outputs of inputs it matched would be
+        /// removed.
+        case globEmpty(glob: String, outputs: Int)
+        /// More than ``pruneShareLimit`` of the job's recorded outputs would be removed at once.
+        case tooMany(outputs: Int, recorded: Int)
+
+        public var description: String {
+            switch self {
+            case .folderMissing(let folder, let glob, let outputs):
+                "input folder '\(folder)' of '\(glob)' is missing (\(counted(outputs, "recorded output")) would be removed)"
+            case .globEmpty(let glob, let outputs):
+                "input glob '\(glob)' matches no file (\(counted(outputs, "recorded output")) would be removed)"
+            case .tooMany(let outputs, let recorded):
+                "it would remove \(outputs) of the \(counted(recorded, "recorded output")), more than half"
+            }
+        }
+    }
+
+    /// The share of a job's recorded outputs that one prune may remove without `--force-prune`:
+    /// half. A policy, as rsync's `--max-delete`: inputs that are mostly gone at once are more
+    /// likely a fault (a folder not mounted, a glob edited wrongly) than a clean-up.
+    public static let pruneShareLimit = 0.5
+
+    /// The records ``prune()`` acts on: not an output the current plan writes, input gone.
+    private func orphans() -> [OutputRecord] {
+        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute))
+    }
+
+    /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is gone.
+    static func orphans(of records: [OutputRecord], planned: [String]) -> [OutputRecord] {
+        let planned = Set(planned)
+        return records.filter { !planned.contains($0.output) && Syscalls.status($0.input) == nil }
+    }
+
+    /// Why ``prune()`` should not run without being forced, or nil when it may: when an input
+    /// glob whose fixed folder is missing, or that matches no file, matched the inputs of
+    /// outputs that would be removed; or when more than ``pruneShareLimit`` of the recorded
+    /// outputs would be removed. Outputs already gone do not count (only their records would go).
+    public func pruneRefusal() -> PruneRefusal? {
+        let removable = orphans().filter { Self.exists($0.output) }
+        if removable.isEmpty { return nil }
+        for (glob, folder, shownFolder, matches) in inputGlobs where !matches {
+            let matched = removable.filter { record in
+                let relative: String
+                if record.input == folder {
+                    relative = glob.fixedPrefix
+                } else if record.input.hasPrefix(folder == "/" ? "/" : folder + "/") {
+                    let rest = record.input.dropFirst(folder == "/" ? 1 : folder.count + 1)
+                    relative = glob.fixedPrefix.isEmpty ? String(rest) : glob.fixedPrefix + "/" + rest
+                } else {
+                    return false
+                }
+                return glob.matches(relative)
+            }
+            if matched.isEmpty { continue }
+            if matched.allSatisfy({ $0.input != folder }), !Syscalls.isFolder(folder) {
+                return .folderMissing(folder: shownFolder, glob: glob.text, outputs: matched.count)
+            }
+            return .globEmpty(glob: glob.text, outputs: matched.count)
+        }
+        let recorded = records.all.count
+        if Double(removable.count) > Double(recorded) * Self.pruneShareLimit {
+            return .tooMany(outputs: removable.count, recorded: recorded)
+        }
+        return nil
+    }
+
+    /// Removes the outputs this job recorded whose input no longer exists, and their records;
+    /// then every folder blurfarm created that is empty now (each checked to be the folder
+    /// created: same device and inode), and their records. Only recorded outputs are
+    /// touched, never one the current plan still writes; a file that was changed since it was
+    /// written is left in place (its record is dropped); a folder that holds anything, or that
+    /// blurfarm did not create, is never removed. Check ``pruneRefusal()`` first.
+    /// - Throws: ``StateError`` when a file, a folder or the records cannot be removed.
+    public func prune() throws(StateError) -> PruneResult {
+        // Failures remembered of inputs that are gone: nothing left to skip.
+        for failure in records.failures where Syscalls.status(failure.input) == nil {
+            try records.remove(failure: failure.input)
+        }
+        var outputs: [Pruned] = []
+        for record in orphans() {
+            let action: Pruned.Action
+            if !Self.exists(record.output) {
+                action = .alreadyGone
+            } else if Self.isUnchanged(record.output, as: record.outputFile) {
+                do throws(SystemCallError) {
+                    try Syscalls.removeFile(record.output)
+                } catch {
+                    throw StateError(path: record.output, message: "cannot remove: \(error.reason)")
+                }
+                action = .removed
+            } else {
+                action = .keptChanged
+            }
+            try records.remove(output: record.output)
+            outputs.append(Pruned(output: record.output, action: action))
+        }
+        // Innermost first, so that a folder emptied of folders goes too.
+        var folders: [String] = []
+        for created in records.folders.sorted(by: { $0.path.count > $1.path.count }) {
+            let outcome = try created.removeIfEmpty()
+            if outcome == .kept { continue }
+            try records.remove(folder: created.path)
+            if outcome == .removed { folders.append(created.path) }
+        }
+        return PruneResult(outputs: outputs, folders: folders)
+    }
+}

@@ -1,0 +1,167 @@
+// The worker pool's system calls (pipes, spawning, signalling and reaping workers, waiting for
+// their output, the limits that bound how many can run), retried on EINTR where they can fail
+// with it.
+import BlurfarmCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension Syscalls {
+    /// A pipe whose ends are closed on exec (and non-blocking if asked): `pipe2` is not visible
+    /// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
+    /// processes, so no worker can inherit an end between `pipe` and `fcntl`.
+    static func pipe(nonBlocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        try retrying("pipe") { Glibc.pipe(&fds) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            if nonBlocking { setNonBlocking(fd) }
+        }
+        return (fds[0], fds[1])
+    }
+
+    static func setNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    /// Starts `executable` with `arguments` (the first is its name) and `environment` (a
+    /// null-terminated list), `stdin` and `stdout` as its standard input and output (stderr
+    /// inherited), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
+    /// whatever this process ignores. `posix_spawn` fails with EAGAIN when the user may not have
+    /// another process (`RLIMIT_NPROC`), ENOMEM without memory for it.
+    static func spawn(
+        _ executable: String, arguments: [String], environment: CStrings, stdin: Int32, stdout: Int32
+    ) throws(SystemCallError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdin, STDIN_FILENO)
+        posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signalNumber in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signalNumber) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        var status: Int32
+        repeat {
+            status = environment.pointers.withUnsafeBufferPointer { environment in
+                posix_spawn(&pid, executable, &actions, &attributes, argv, UnsafeMutablePointer(mutating: environment.baseAddress))
+            }
+        } while status == EINTR
+        guard status == 0 else { throw SystemCallError(call: "posix_spawn", errno: status) }
+        return pid
+    }
+
+    /// A null-terminated list of C strings (an `environ`), freed with it.
+    final class CStrings {
+        let pointers: [UnsafeMutablePointer<CChar>?]
+
+        init(_ strings: [String]) { pointers = strings.map { strdup($0) } + [nil] }
+
+        deinit { pointers.forEach { free($0) } }
+    }
+
+    static func kill(_ pid: pid_t) { _ = Glibc.kill(pid, SIGKILL) }
+
+    /// Whether a process `pid` exists (any process, not only a child): only ESRCH says it does
+    /// not; one this process may not signal (EPERM) exists.
+    static func isRunning(_ pid: pid_t) -> Bool { Glibc.kill(pid, 0) == 0 || errno != ESRCH }
+
+    /// Waits for the child `pid` to end: its wait status.
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+
+    /// Whether the child `pid` has ended (and is reaped), without waiting.
+    static func hasExited(_ pid: pid_t) -> Bool {
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result < 0 && errno == EINTR { continue }
+            return result == pid || result < 0
+        }
+    }
+
+    /// "exit status N" or "killed by signal N".
+    static func describe(status: Int32) -> String {
+        let signalNumber = status & 0x7F
+        if signalNumber == 0 { return "exit status \((status >> 8) & 0xFF)" }
+        return "killed by signal \(signalNumber)"
+    }
+
+    /// Waits up to `milliseconds` for any of `fds` to be readable (or closed): the indices of
+    /// those that are.
+    static func pollReadable(_ fds: [Int32], milliseconds: Int32) -> [Int] {
+        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        guard Glibc.poll(&entries, nfds_t(entries.count), milliseconds) > 0 else { return [] }
+        return entries.indices.filter { entries[$0].revents != 0 }
+    }
+
+    /// Reads and discards what a non-blocking descriptor holds.
+    static func drain(_ fd: Int32) {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(fd, &bytes, bytes.count) > 0 {}
+    }
+
+    /// What one read from a non-blocking descriptor gave.
+    enum ReadOutcome {
+        case bytes([UInt8])
+        case wouldBlock
+        /// End of file or an error: why.
+        case failed(String)
+    }
+
+    /// Reads what a non-blocking descriptor holds now (up to 64 KiB).
+    static func readAvailable(_ fd: Int32) -> ReadOutcome {
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let n = Glibc.read(fd, &chunk, chunk.count)
+        if n < 0 && (errno == EINTR || errno == EAGAIN) { return .wouldBlock }
+        if n == 0 { return .failed("closed its output") }
+        if n < 0 { return .failed("could not be read: \(String(cString: strerror(errno)))") }
+        return .bytes(Array(chunk[0..<n]))
+    }
+
+    /// Writes one byte to a non-blocking pipe; a full pipe is fine (it is a wake-up).
+    static func writeByte(_ fd: Int32) {
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
+    }
+
+    /// Blocks SIGPIPE in the calling thread only: a write to a pipe whose reader died fails
+    /// with EPIPE there instead of killing the process, and the process's own handling of
+    /// SIGPIPE is left as it is.
+    static func blockBrokenPipeSignalInThisThread() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// The soft limit of `resource` (`RLIMIT_NOFILE`, `RLIMIT_NPROC`), nil when unlimited or
+    /// unknown.
+    static func softLimit(_ resource: __rlimit_resource) -> Int? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
+            return nil
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// Whether `RLIMIT_NPROC` binds this process: the kernel does not apply it to a process
+    /// with `CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN` (root, as a rule).
+    static var processLimitApplies: Bool { effectiveUserID != 0 }
+}

@@ -1,0 +1,107 @@
+import BlurfarmImageIO
+
+/// One shard of a job: the `index`th (from 0) of `count`, written `I/N` (`run --shard 2/4`).
+/// Every host that runs a shard of a job computes the same split (``JobPlan/shard(_:pixels:)``)
+/// without talking to the others.
+public struct JobShard: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Which shard, from 0.
+    public let index: Int
+    /// How many shards the job is split into.
+    public let count: Int
+
+    /// Shard `index` of `count`, or nil unless `0 <= index < count`.
+    public init?(index: Int, count: Int) {
+        guard count > 0, (0..<count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    /// `I/N`.
+    public var description: String { "\(index)/\(count)" }
+}
+
+/// The split of a job's plan into shards: a pure function of the plan and its inputs' pixel
+/// counts, so that every host computes the same one.
+///
+/// An input and all its outputs go to one shard (the input is decoded once). Shards are
+/// balanced by pixels, not by images: each input weighs its decoded pixels plus those of each
+/// output (``weight(of:header:)``), and inputs are dealt heaviest first (ties in the order of
+/// their path relative to the manifest) to the lightest shard so far (ties to the lowest
+/// index): the longest-processing-time rule, within a third of the best split and close to it
+/// when there are many more inputs than shards.
+public enum JobShards {
+    /// Which shard each of `weights` goes to (indexes from 0 below `count`), in the order given.
+    /// `names` (as many, unique) decide between equal weights, so that the result does not
+    /// depend on the order the inputs were listed in.
+    public static func assign(weights: [Int], names: [String], count: Int) -> [Int] {
+        precondition(weights.count == names.count && count > 0)
+        let order = weights.indices.sorted {
+            weights[$0] != weights[$1] ? weights[$0] > weights[$1] : names[$0] < names[$1]
+        }
+        var load = [Int](repeating: 0, count: count)
+        var shard = [Int](repeating: 0, count: weights.count)
+        for item in order {
+            // The lightest shard, the lowest index among equals.
+            let lightest = load.indices.min { load[$0] != load[$1] ? load[$0] < load[$1] : $0 < $1 }!
+            shard[item] = lightest
+            load[lightest] += max(weights[item], 0)
+        }
+        return shard
+    }
+
+    /// The pixels an input costs: its own (decoded once), plus each output's (the size it is
+    /// decoded at for a resize, else the input's). `header` is the input's width and height,
+    /// nil when its header cannot be read: such an input weighs 1 (it fails quickly, and every
+    /// host that cannot read it either gives it the same weight).
+    public static func weight(of input: PlannedInput, header: (width: Int, height: Int)?) -> Int {
+        guard let header else { return 1 }
+        let own = header.width * header.height
+        return own + input.outputs.reduce(0) { sum, output in
+            let size = output.decodeResize?.targetSize(width: header.width, height: header.height) ?? header
+            return sum + size.width * size.height
+        }
+    }
+
+    /// ``weight(of:header:)`` with the size read from the input's header (no pixel decoded).
+    public static func weightFromHeader(of input: PlannedInput) -> Int {
+        let header = try? ImageReader.header(ofFile: input.path)
+        return weight(of: input, header: header.map { ($0.width, $0.height) })
+    }
+}
+
+extension JobPlan {
+    /// The part of this plan that shard `shard` runs: the inputs ``JobShards/assign(weights:names:count:)``
+    /// gives it, each with all its outputs, in plan order. `pixels` weighs an input (by default
+    /// from its header). Shard 0 keeps the plan's refused lines and unmatched globs (they are
+    /// reported once, not by every shard).
+    public func shard(_ shard: JobShard, pixels: (PlannedInput) -> Int = JobShards.weightFromHeader) -> JobPlan {
+        shards(count: shard.count, pixels: pixels)[shard.index]
+    }
+
+    /// Every shard's part of this plan when it is split in `count` (``shard(_:pixels:)`` of
+    /// each), weighing each input once.
+    public func shards(count: Int, pixels: (PlannedInput) -> Int = JobShards.weightFromHeader) -> [JobPlan] {
+        let assigned = JobShards.assign(weights: inputs.map(pixels), names: inputs.map(\.relativePath), count: count)
+        return (0..<count).map { index in
+            JobPlan(
+                job: job, manifestPath: manifestPath, folder: folder,
+                inputs: zip(inputs, assigned).filter { $0.1 == index }.map(\.0), tileSize: tileSize,
+                refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [])
+        }
+    }
+
+    /// The part of this plan that shard `shard` runs under a split fixed earlier (`slurm
+    /// submit` records one, so that a shard run again runs the same outputs even when an input's
+    /// header changed, a corrupt input fixed): the inputs with an output in `split[shard.index]`
+    /// (outputs compared as absolute paths), each with all its outputs, in plan order. An input
+    /// of none of the split's shards (new since) is in none. Shard 0 keeps the refused lines
+    /// and unmatched globs.
+    public func shard(_ shard: JobShard, split: [[String]]) -> JobPlan {
+        let mine = Set((split.indices.contains(shard.index) ? split[shard.index] : []).map { IncrementalRun.absolute($0) })
+        return JobPlan(
+            job: job, manifestPath: manifestPath, folder: folder,
+            inputs: inputs.filter { $0.outputs.contains { mine.contains(IncrementalRun.absolute($0.path)) } },
+            tileSize: tileSize, refused: shard.index == 0 ? refused : [],
+            unmatchedGlobs: shard.index == 0 ? unmatchedGlobs : [])
+    }
+}

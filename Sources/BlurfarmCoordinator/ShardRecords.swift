@@ -1,0 +1,165 @@
+import Foundation
+
+extension JobStateFolder {
+    /// A state folder at `path` (a shard's, in its job's folder).
+    init(path: String) { self.path = path }
+
+    /// The folders of the job's shards: `shards/` in the job's folder.
+    var shardsPath: String { (path as NSString).appendingPathComponent("shards") }
+
+    /// Creates the folder `path` (and its parents) for files of blurfarm's own, checked as the
+    /// state folder's are (``openFolder(_:)``): not a symbolic link, the running user's, not
+    /// writable by others. `slurm submit`'s run folder, whose scripts Slurm runs.
+    /// - Throws: ``StateError`` naming the folder.
+    public static func makeFolder(_ path: String) throws(StateError) {
+        close(try openFolder(path))
+    }
+
+    /// The lock a run of `shard` of this job takes: the shard's own; the job's for nil.
+    public func lockPath(shard: JobShard?) -> String {
+        shard.map { self.shard($0).lockPath } ?? lockPath
+    }
+
+    /// The folder of `shard` of this job, `shards/<I>-of-<N>/`: its own lock and records, so
+    /// that shards running at once on several hosts never take the job's lock nor write one file.
+    public func shard(_ shard: JobShard) -> JobStateFolder {
+        JobStateFolder(path: (shardsPath as NSString).appendingPathComponent("\(shard.index)-of-\(shard.count)"))
+    }
+}
+
+/// The records of a job's shards (`run --shard`) and how they meet the job's own.
+///
+/// A shard records into its own folder (``JobStateFolder/shard(_:)``), under its own lock; when
+/// it opens its records (``open(_:of:plan:)``) it first brings them up to date with the job's
+/// for its outputs, so that what a plain run wrote is up to date for the shard too. A plain run
+/// (and `slurm finish`), holding the job's lock, merges the records of every shard not running
+/// into the job's and removes them (``openMerging(_:)``), so that it sees what the shards wrote.
+/// Between two copies of one output's record the later written wins; a remembered failure of
+/// an input goes when an output of that input was written after it.
+public enum ShardRecords {
+    /// The records a run of `plan` keeps for the job in `job`: for a shard (`plan` its part),
+    /// the shard's (``open(_:of:plan:)``); for the whole job (nil), the job's with its shards'
+    /// merged into them (``openMerging(_:)``). Hold the lock of ``JobStateFolder/lockPath(shard:)``.
+    /// - Throws: ``StateError`` when a records file cannot be read or written.
+    public static func records(_ job: JobStateFolder, shard: JobShard?, plan: JobPlan) throws(StateError) -> OutputRecords {
+        guard let shard else { return try openMerging(job) }
+        return try open(shard, of: job, plan: plan)
+    }
+
+    /// The records of `shard` of the job whose folder is `job`, brought up to date with the
+    /// job's records for the outputs and inputs of `plan` (the shard's part). Hold the shard's
+    /// lock (its folder's ``JobStateFolder/lockPath``).
+    /// - Throws: ``StateError`` when either records file cannot be read or written.
+    public static func open(_ shard: JobShard, of job: JobStateFolder, plan: JobPlan) throws(StateError) -> OutputRecords {
+        let records = try OutputRecords(folder: job.shard(shard).path)
+        let jobs = try OutputRecords.read(folder: job.path)
+        try bringUp(
+            records, to: jobs, outputs: Set(plan.inputs.flatMap(\.outputs).map { IncrementalRun.absolute($0.path) }),
+            inputs: Set(plan.inputs.map { IncrementalRun.absolute($0.path) }))
+        return records
+    }
+
+    /// The job's records (in `job`), with the records of every shard of the job that is not
+    /// running merged into them; each merged shard's records file is removed. Hold the job's lock.
+    /// - Throws: ``StateError`` when a records file cannot be read or written, or a shard's lock taken.
+    public static func openMerging(_ job: JobStateFolder) throws(StateError) -> OutputRecords {
+        let records = try OutputRecords(folder: job.path)
+        try merge(job, into: records)
+        return records
+    }
+
+    /// Merges the records of every shard of the job in `job` that is not running (its lock is
+    /// free) into `records` (the job's), removing each shard's records once merged. Returns the
+    /// shards' folders skipped because they are running.
+    /// - Throws: ``StateError`` when a records file cannot be read or written, or a shard's lock taken.
+    @discardableResult
+    public static func merge(_ job: JobStateFolder, into records: OutputRecords) throws(StateError) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: job.shardsPath) else { return [] }
+        var running: [String] = []
+        for name in names.sorted() where name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil {
+            let shard = JobStateFolder(path: (job.shardsPath as NSString).appendingPathComponent(name))
+            let recordsFile = (shard.path as NSString).appendingPathComponent("records.jsonl")
+            guard Syscalls.status(recordsFile) != nil else { continue }
+            switch try JobLock.acquire(shard.lockPath, wait: false) {
+            case .busy:
+                running.append(shard.path)
+            case .acquired(let lock):
+                try withExtendedLifetime(lock) { () throws(StateError) in
+                    try bringUp(records, to: OutputRecords.read(folder: shard.path), outputs: nil, inputs: nil)
+                    do throws(SystemCallError) {
+                        try Syscalls.removeFile(recordsFile)
+                    } catch {
+                        throw StateError(path: recordsFile, message: "merged, but cannot remove: \(error.reason)")
+                    }
+                }
+            }
+        }
+        return running
+    }
+
+    /// The records of the job in `job` with those of its shards merged into them, as the next
+    /// plain run will see them, read without changing anything (`slurm status`).
+    /// - Throws: ``StateError`` when a records file cannot be read.
+    public static func read(_ job: JobStateFolder) throws(StateError) -> OutputRecords.Contents {
+        var contents = try OutputRecords.read(folder: job.path)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: job.shardsPath)) ?? []
+        for name in names.sorted() where name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil {
+            let shard = try OutputRecords.read(folder: (job.shardsPath as NSString).appendingPathComponent(name))
+            let changes = Changes(from: shard, over: contents, outputs: nil, inputs: nil)
+            for record in changes.records { contents.records[record.output] = record }
+            for failure in changes.failures { contents.failures[failure.input] = failure }
+            for input in changes.forgottenFailures { contents.failures[input] = nil }
+            for folder in changes.folders { contents.folders[folder.path] = folder }
+        }
+        return contents
+    }
+
+    /// Brings `records` up to date with `other` (``Changes``), for the outputs in `outputs` and
+    /// the inputs in `inputs` (every one when nil).
+    static func bringUp(
+        _ records: OutputRecords, to other: OutputRecords.Contents, outputs: Set<String>?, inputs: Set<String>?
+    ) throws(StateError) {
+        let mine = OutputRecords.Contents(
+            records: Dictionary(uniqueKeysWithValues: records.all.map { ($0.output, $0) }),
+            folders: Dictionary(uniqueKeysWithValues: records.folders.map { ($0.path, $0) }),
+            failures: Dictionary(uniqueKeysWithValues: records.failures.map { ($0.input, $0) }))
+        let changes = Changes(from: other, over: mine, outputs: outputs, inputs: inputs)
+        for record in changes.records { try records.add(record) }
+        for failure in changes.failures { try records.add(failure) }
+        for input in changes.forgottenFailures { try records.remove(failure: input) }
+        for folder in changes.folders { try records.add(folder) }
+    }
+
+    /// What bringing records `mine` up to date with `other` changes, for the outputs in
+    /// `outputs` and the inputs in `inputs` (every one when nil): a record of `other` written
+    /// later than the one in `mine` (or with none there) is taken, a failure remembered later
+    /// likewise; a failure in `mine` is forgotten when `other` wrote an output of that input
+    /// after it failed; the folders `other` created that `mine` lacks are taken.
+    struct Changes {
+        var records: [OutputRecord] = []
+        var failures: [InputFailure] = []
+        var forgottenFailures: [String] = []
+        var folders: [CreatedFolder] = []
+
+        init(from other: OutputRecords.Contents, over mine: OutputRecords.Contents, outputs: Set<String>?, inputs: Set<String>?) {
+            for (path, record) in other.records.sorted(by: { $0.key < $1.key }) where outputs?.contains(path) ?? true {
+                if let kept = mine.records[path], kept.written >= record.written { continue }
+                records.append(record)
+            }
+            for (input, failure) in other.failures.sorted(by: { $0.key < $1.key }) where inputs?.contains(input) ?? true {
+                if let kept = mine.failures[input], kept.failed >= failure.failed { continue }
+                failures.append(failure)
+            }
+            var lastWritten: [String: Date] = [:]
+            for record in other.records.values {
+                lastWritten[record.input] = max(lastWritten[record.input] ?? .distantPast, record.written)
+            }
+            for (input, failure) in mine.failures.sorted(by: { $0.key < $1.key }) where inputs?.contains(input) ?? true {
+                if let written = lastWritten[input], written > failure.failed, !failures.contains(where: { $0.input == input }) {
+                    forgottenFailures.append(input)
+                }
+            }
+            folders = other.folders.sorted(by: { $0.key < $1.key }).filter { mine.folders[$0.key] == nil }.map(\.value)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmImageIO
+import Foundation
+
+/// `blurfarm slurm`: a job's shards as a Slurm array, over shared storage (docs/cluster.md).
+struct Slurm: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a job's shards on a Slurm cluster: submit, status, resume, finish.",
+        discussion: """
+            The job's state folder, its inputs, outputs and the blurfarm executable must be on \
+            storage every node shares (docs/cluster.md). Each array task runs \
+            `blurfarm run JOB --shard I/N`; a finisher job merges their records and reports.
+            """,
+        subcommands: [Submit.self, Status.self, Resume.self, Finish.self])
+}
+
+extension Slurm {
+    /// `blurfarm slurm submit`.
+    struct Submit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a job, then submit its shards as a Slurm array and a finisher after them.",
+            discussion: """
+                Checks the job as `check` does (an invalid manifest or configuration: exit \
+                status 2, nothing submitted; an input whose header cannot be read is a warning: \
+                its outputs will fail), writes the run folder in the job's state folder, submits \
+                `sbatch --array=0-(N-1)%K` whose tasks run `blurfarm run JOB --shard I/N`, and \
+                a finisher (`--dependency=afterany`) that runs `blurfarm slurm finish RUN`. \
+                Prints the Slurm job ids and the run folder, and exits.
+
+                Exit status: 0 submitted; 1 sbatch refused; 2 the job or configuration is invalid.
+                """)
+
+        @Argument(help: "The job manifest.")
+        var job: String
+
+        @OptionGroup var farm: FarmOptions
+
+        @Option(help: "Shards to split the job into (array tasks).")
+        var shards = 4
+
+        @Option(help: "Array tasks running at once (sbatch --array=...%K; default: as many as Slurm allows).")
+        var maxRunning: Int?
+
+        @Option(help: "The Slurm partition (sbatch --partition).")
+        var partition: String?
+
+        @Option(help: "The time limit of each task (sbatch --time), e.g. 30:00.")
+        var time: String?
+
+        @Option(help: ArgumentHelp("One more option for sbatch (repeat for several), e.g. --sbatch-arg=--mem=8G.", valueName: "arg"))
+        var sbatchArg: [String] = []
+
+        func validate() throws {
+            if shards < 1 { throw ValidationError("--shards must be at least 1") }
+            if let maxRunning, maxRunning < 1 { throw ValidationError("--max-running must be at least 1") }
+        }
+
+        func run() throws {
+            let (configuration, _, plans) = try loadJobs([FarmOptions.absolute(job)], farm: farm, tileOverride: nil)
+            let plan = plans[0]
+            for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
+            printDiagnostics(Diagnostics(plan.unmatchedGlobs))
+            // The split by pixels, fixed for every task (split.json); an unreadable input is named.
+            var weights: [String: Int] = [:]
+            for input in plan.inputs {
+                let header: ImageHeader?
+                do {
+                    header = try ImageReader.header(ofFile: input.path)
+                } catch {
+                    printWarning("\(error.description): its outputs will fail")
+                    header = nil
+                }
+                weights[input.path] = JobShards.weight(of: input, header: header.map { ($0.width, $0.height) })
+            }
+            let shardPlans = plan.shards(count: shards) { weights[$0.path] ?? 1 }
+            let jobFolder = JobStateFolder(
+                state: farm.stateFolder(configuration), jobName: plan.job.name, manifestPath: plan.manifestPath)
+            let folder = try Self.makeRunFolder(in: jobFolder)
+            var options: [String] = []
+            if let partition { options.append("--partition=\(partition)") }
+            if let time { options.append("--time=\(time)") }
+            var run = SlurmRun(
+                job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
+                executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, config: farm.absoluteConfigurationPath,
+                shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
+            do throws(CommandError) {
+                let split = shardPlans.map { $0.inputs.flatMap(\.outputs).map(\.path) }
+                let splitPath = (folder as NSString).appendingPathComponent(SlurmRun.splitName)
+                do {
+                    try RunReport.write(split, to: splitPath)
+                } catch {
+                    throw CommandError("\(splitPath): cannot write: \(error.localizedDescription)")
+                }
+                try Self.writeScripts(of: run, in: folder)
+                try run.write(in: folder)
+                let submission = try run.submit(Array(0..<shards), folder: folder)
+                print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
+                    + "array job \(submission.array), finisher job \(submission.finisher)")
+                print("run folder: \(folder)")
+            } catch {
+                printError(error.message)
+                throw ExitCode(error.exitCode)
+            }
+        }
+
+        /// A new run folder in the job's state folder, with its `reports` and `logs` folders.
+        private static func makeRunFolder(in job: JobStateFolder) throws -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+            let folder = (job.path as NSString).appendingPathComponent(
+                "slurm/\(formatter.string(from: Date()))-\(ProcessInfo.processInfo.processIdentifier)")
+            do throws(StateError) {
+                for sub in ["reports", "logs"] { try JobStateFolder.makeFolder((folder as NSString).appendingPathComponent(sub)) }
+            } catch {
+                printError("\(error)")
+                throw ExitCode(ExitStatus.someFailed)
+            }
+            return folder
+        }
+
+        /// Writes `shard.sh` (one array task: `blurfarm run JOB --shard $SLURM_ARRAY_TASK_ID/N`,
+        /// its report in `reports/`, its arguments appended) and `finish.sh` in `folder`.
+        private static func writeScripts(of run: SlurmRun, in folder: String) throws(CommandError) {
+            let q = SlurmClient.quoted
+            let config = run.config.map { " --config \(q($0))" } ?? ""
+            let reports = (folder as NSString).appendingPathComponent("reports")
+            let scripts = [
+                "shard.sh": """
+                    #!/bin/sh
+                    # One shard of job '\(run.job)' (blurfarm slurm submit): array task I runs shard I of \(run.shards).
+                    exec \(q(run.executable)) run \(q(run.manifest))\(config) --shard "$SLURM_ARRAY_TASK_ID/\(run.shards)" \\
+                      --split \(q(folder + "/" + SlurmRun.splitName)) --report \(q(reports + "/shard-"))"$SLURM_ARRAY_TASK_ID-$SLURM_JOB_ID".json "$@"
+
+                    """,
+                "finish.sh": """
+                    #!/bin/sh
+                    # The finisher of job '\(run.job)' (blurfarm slurm submit): after every shard, however it ended.
+                    exec \(q(run.executable)) slurm finish \(q(folder))
+
+                    """,
+            ]
+            for (name, text) in scripts {
+                let path = (folder as NSString).appendingPathComponent(name)
+                guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o755])
+                else { throw CommandError("\(path): cannot write") }
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+import Testing
+
+@testable import BlurfarmCoordinator
+
+/// Folders are resolved per job, not once per process: a farm that lives long (a service)
+/// sees a folder link re-pointed between two jobs.
+@Suite struct PathResolutionTests {
+    @Test func aFolderLinkRepointedBetweenTwoJobsIsResolvedAnewByTheSecond() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paths-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for folder in ["A", "B", "job/photos"] {
+            try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
+        }
+        _ = FileManager.default.createFile(atPath: "\(root)/job/photos/p.jpg", contents: Data([0xFF, 0xD8]))
+        try FileManager.default.createSymbolicLink(atPath: "\(root)/job/out", withDestinationPath: "\(root)/A")
+        let manifest = "\(root)/job/job.job"
+        try """
+            job: links
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: copy
+                path: out/{stem}.png
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        let records = try OutputRecords(folder: "\(root)/state")
+        func recordedPath() -> String {
+            let run = IncrementalRun(plan: plan, records: records, versions: "test", pixelLimit: 1 << 20, force: false)
+            return run.absolute(run.plannedOutputs[0])
+        }
+        let first = recordedPath()
+        try FileManager.default.removeItem(atPath: "\(root)/job/out")
+        try FileManager.default.createSymbolicLink(atPath: "\(root)/job/out", withDestinationPath: "\(root)/B")
+        let second = recordedPath()
+        #expect(first.hasSuffix("/A/p.png"), "\(first)")
+        #expect(second.hasSuffix("/B/p.png"), "\(second)")
+    }
+}

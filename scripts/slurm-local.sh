@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# A real one-node Slurm on this machine, for the tests (Tests/BlurfarmCLITests/SlurmTests.swift)
+# and for trying `blurfarm slurm` by hand (docs/cluster.md). Debian's packages (scripts/setup.sh
+# installs them), no systemd, nothing outside FOLDER:
+#
+#   scripts/slurm-local.sh up FOLDER     start munged, slurmctld and slurmd; print SLURM_CONF=...
+#   scripts/slurm-local.sh down FOLDER   stop them and remove FOLDER
+#
+# FOLDER (created by `up`, removed by `down`) holds the configuration, the munge key and socket,
+# state, spool, logs and pid files. The daemons listen on free ports picked at start, so several
+# clusters (several test processes) never meet. Run as root: slurmd starts jobs as their users,
+# munged is started as the user munge. Clients find the cluster through SLURM_CONF:
+#   export SLURM_CONF=FOLDER/slurm.conf; sbatch ...
+#
+# Exit status: 0 up (the node idle) or down; 1 with the reason on standard error (and the
+# daemons' logs) when the cluster cannot start; `up` then stops what it started.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 up|down FOLDER" >&2
+  exit 2
+}
+(($# == 2)) || usage
+action=$1
+folder=$2
+
+fail() {
+  echo "slurm-local: $*" >&2
+  exit 1
+}
+
+# Whether process $1 is alive (a zombie nobody reaps is not).
+alive() {
+  [[ -r /proc/$1/stat ]] && [[ $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) != Z ]]
+}
+
+# Stops the daemons whose pid files are in the folder: each by its pid, all at once, waited for
+# (5 s, then SIGKILL).
+stop_daemons() {
+  local file pid pids=()
+  for file in run/slurmd.pid run/slurmctld.pid munge/munged.pid; do
+    [[ -f $folder/$file ]] || continue
+    pid=$(cat "$folder/$file" 2>/dev/null || true)
+    [[ $pid =~ ^[0-9]+$ ]] && kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+  done
+  for _ in $(seq 50); do
+    local left=0
+    for pid in "${pids[@]}"; do alive "$pid" && left=1; done
+    ((left)) || return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+}
+
+case $action in
+down)
+  [[ -d $folder ]] || exit 0
+  [[ -f $folder/slurm.conf ]] || fail "$folder: not a cluster of this script (no slurm.conf): left alone"
+  stop_daemons
+  rm -rf -- "$folder"
+  exit 0
+  ;;
+up) ;;
+*) usage ;;
+esac
+
+[[ $(id -u) -eq 0 ]] || fail "must run as root (slurmd starts jobs as their users; munged runs as user munge)"
+for tool in munged slurmctld slurmd scontrol sinfo; do
+  command -v "$tool" >/dev/null || fail "$tool is not installed: run scripts/setup.sh"
+done
+id munge >/dev/null 2>&1 || fail "there is no user munge: run scripts/setup.sh (the munge package creates it)"
+[[ ! -e $folder/slurm.conf ]] || fail "$folder: a cluster is there already (scripts/slurm-local.sh down $folder)"
+
+mkdir -p "$folder"
+folder=$(cd "$folder" && pwd -P)
+started=0
+trap '((started)) && { echo "slurm-local: logs in $folder/log:" >&2; tail -n 20 "$folder"/log/*.log "$folder"/munge/*.log >&2 2>/dev/null || true; stop_daemons; }' EXIT
+started=1
+
+mkdir -p "$folder"/{run,log,state,spool}
+chmod 755 "$folder"
+# munged's own folder (key, socket, seed, log, pid file) belongs to munge; others only pass
+# through it to the socket.
+install -d -o munge -g munge -m 711 "$folder/munge"
+dd if=/dev/urandom of="$folder/munge/munge.key" bs=1024 count=1 status=none
+chown munge:munge "$folder/munge/munge.key"
+chmod 400 "$folder/munge/munge.key"
+socket=$folder/munge/munge.socket
+runuser -u munge -- munged --force --socket="$socket" --key-file="$folder/munge/munge.key" \
+  --pid-file="$folder/munge/munged.pid" --log-file="$folder/munge/munged.log" --seed-file="$folder/munge/munged.seed" \
+  </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "munged did not start (see $folder/munge/munged.log)"
+
+# Free TCP ports for slurmctld and slurmd.
+read -r ctld_port node_port < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+
+node=$(slurmd -C | head -n 1)
+[[ $node == NodeName=* ]] || fail "slurmd -C did not describe this node: $node"
+node_name=${node%% *}
+node_name=${node_name#NodeName=}
+host=$(hostname -s)
+
+cat >"$folder/slurm.conf" <<EOF
+# A one-node cluster of scripts/slurm-local.sh: everything under $folder.
+ClusterName=blurfarm-local
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$node_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$socket
+StateSaveLocation=$folder/state
+SlurmdSpoolDir=$folder/spool
+SlurmctldPidFile=$folder/run/slurmctld.pid
+SlurmdPidFile=$folder/run/slurmd.pid
+SlurmctldLogFile=$folder/log/slurmctld.log
+SlurmdLogFile=$folder/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+ReturnToService=2
+# scancel: SIGTERM, then SIGKILL after 5 s (not 30): a run stops in well under that.
+KillWait=5
+MpiDefault=none
+$node NodeAddr=127.0.0.1 State=UNKNOWN
+PartitionName=local Nodes=$node_name Default=YES MaxTime=INFINITE State=UP
+EOF
+export SLURM_CONF=$folder/slurm.conf
+
+# The daemons' standard streams go to a file: a caller reading this script's output to its end
+# (a test) must not wait for the daemons.
+slurmctld -f "$SLURM_CONF" -i </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmctld did not start"
+slurmd -f "$SLURM_CONF" -N "$node_name" </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmd did not start"
+
+# Up when the node is idle (slurmd registered with the controller).
+for _ in $(seq 150); do
+  state=$(sinfo -h -n "$node_name" -o %T 2>/dev/null || true)
+  if [[ $state == idle ]]; then
+    started=0
+    trap - EXIT
+    echo "SLURM_CONF=$SLURM_CONF"
+    exit 0
+  fi
+  sleep 0.1
+done
+fail "the node did not become idle in 15 s (state: ${state:-unknown})"
