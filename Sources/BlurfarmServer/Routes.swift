@@ -115,23 +115,22 @@ public enum Routes {
     }
 
     /// The event stream: the log after `after` (when given), then every change as it happens.
+    /// The log's last id is read before subscribing, and whatever the log gained since is sent
+    /// before the live events (each event once, by id): no change falls between the two.
     static func events(_ service: FarmService, after: Int64?) -> Response {
-        let live = service.hub.subscribe()
         let store = service.store
+        let start = after ?? ((try? store.lastEventID()) ?? 0)
+        let live = service.hub.subscribe()
         let body = ResponseBody { writer in
-            var last = after ?? 0
-            if let after {
-                var replay = (try? store.events(after: after)) ?? []
-                while !replay.isEmpty {
-                    for event in replay {
-                        try await writer.write(ByteBuffer(
-                            string: StreamEvent(id: event.id, kind: event.kind, data: event.data).wireText))
-                        last = event.id ?? last
-                    }
-                    replay = (try? store.events(after: last)) ?? []
+            var last = start
+            var replay = (try? store.events(after: last)) ?? []
+            while !replay.isEmpty {
+                for event in replay {
+                    try await writer.write(ByteBuffer(
+                        string: StreamEvent(id: event.id, kind: event.kind, data: event.data).wireText))
+                    last = event.id ?? last
                 }
-            } else {
-                last = (try? store.lastEventID()) ?? 0
+                replay = (try? store.events(after: last)) ?? []
             }
             try await writer.write(ByteBuffer(string: ": connected\n\n"))
             for await event in live {

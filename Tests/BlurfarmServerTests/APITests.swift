@@ -176,10 +176,15 @@ import Testing
             "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
         ).object["id"] as? Int ?? 0
         let replay = try await RunningServer.curl(["-N", "--max-time", "1", server.base + "/api/v1/events?after=0"])
+        let subscribers = server.fixture.service.hub.count  // the replay's may linger a moment
         let live = Task {
-            try await RunningServer.curl(["-N", "--max-time", "2", server.base + "/api/v1/events"])
+            try await RunningServer.curl(["-N", "--max-time", "4", server.base + "/api/v1/events"])
         }
-        try await Task.sleep(for: .milliseconds(500))
+        // The change is made once the stream's client has subscribed (however slow the machine).
+        let deadline = ContinuousClock.now + .seconds(3)
+        while server.fixture.service.hub.count <= subscribers, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         _ = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
         let text = try await live.value
         await server.stop()
