@@ -175,13 +175,15 @@ import Testing
         let id = try await server.call(
             "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
         ).object["id"] as? Int ?? 0
-        let replay = try await RunningServer.curl(["-N", "--max-time", "1", server.base + "/api/v1/events?after=0"])
+        // A stream ends only when its client leaves: curl reads each for a few seconds (the
+        // whole suite on 2 cores may take a second to answer).
+        let replay = try await RunningServer.curl(["-N", "--max-time", "4", server.base + "/api/v1/events?after=0"])
         let subscribers = server.fixture.service.hub.count  // the replay's may linger a moment
         let live = Task {
-            try await RunningServer.curl(["-N", "--max-time", "4", server.base + "/api/v1/events"])
+            try await RunningServer.curl(["-N", "--max-time", "8", server.base + "/api/v1/events"])
         }
         // The change is made once the stream's client has subscribed (however slow the machine).
-        let deadline = ContinuousClock.now + .seconds(3)
+        let deadline = ContinuousClock.now + .seconds(5)
         while server.fixture.service.hub.count <= subscribers, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
