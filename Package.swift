@@ -16,6 +16,8 @@
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
+//                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
 //   blurfarm          the command-line driver
 //   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
 //                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`
@@ -49,6 +51,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // The farm service (`blurfarm serve`): HTTP, signals and the durable queue.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         .target(name: "BlurfarmCore", swiftSettings: pixelCode),
@@ -97,11 +103,23 @@ let package = Package(
         .target(
             name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim", "CSystemShims"],
             swiftSettings: pixelCode),
+        .target(
+            name: "BlurfarmServer",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
+                "BlurfarmServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -155,11 +173,19 @@ let package = Package(
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire"],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmServerTests",
+            dependencies: [
+                "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmCLITests",
             dependencies: [
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
                 "BlurfarmManifest", "BlurfarmKernels",
             ],
+            exclude: ["web"],  // the status page's browser test (Python), run by ServeTests
             swiftSettings: strict),
     ]
 )

@@ -10,6 +10,7 @@
 #   PREFIX/bin/blurfarm
 #   PREFIX/lib/blurfarm/plugins/libvignette.so, libzoom.so   (name the folder in plugin-folders:)
 #   PREFIX/share/man/man1/blurfarm.1                          (man blurfarm)
+#   PREFIX/share/blurfarm/web/index.html, app.js, style.css   (blurfarm serve's status page)
 #   PREFIX/share/bash-completion/completions/blurfarm
 #   PREFIX/share/zsh/site-functions/_blurfarm
 #   PREFIX/share/fish/vendor_completions.d/blurfarm.fish
@@ -27,6 +28,9 @@ for plugin in libvignette.so libzoom.so; do
   install -D -m 644 "$release/$plugin" "$prefix/lib/blurfarm/plugins/$plugin"
 done
 install -D -m 644 "$manual" "$prefix/share/man/man1/blurfarm.1"
+for file in index.html app.js style.css; do
+  install -D -m 644 "web/$file" "$prefix/share/blurfarm/web/$file"
+done
 completions() { "$prefix/bin/blurfarm" --generate-completion-script "$1"; }
 install -d "$prefix/share/bash-completion/completions" "$prefix/share/zsh/site-functions" \
   "$prefix/share/fish/vendor_completions.d"

@@ -10,7 +10,7 @@ public enum ConfigurationDecoder {
     /// The configuration's keys, in the order `docs/configuration.md` lists them.
     public static let keys = [
         "workers", "tile", "decoded-images", "pixel-limit", "state", "plugin-folders", "task-timeout",
-        "heartbeat-timeout", "retries",
+        "heartbeat-timeout", "retries", "server", "token-file",
     ]
 
     /// Decodes a configuration file's bytes read from `file`.
@@ -80,6 +80,30 @@ public enum ConfigurationDecoder {
                     ok = false
                 } else {
                     c.state = resolve(text, against: file)
+                }
+            } else {
+                ok = false
+            }
+        }
+        if let e = entry("server") {
+            if let text = d.string(e, expected: "a URL") {
+                if text.hasPrefix("http://") || text.hasPrefix("https://") {
+                    c.server = text
+                } else {
+                    d.error("'server' must be a URL: http://host:port", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        if let e = entry("token-file") {
+            if let text = d.string(e, expected: "a file") {
+                if text.isEmpty {
+                    d.error("'token-file' must be a file", at: e.value.location)
+                    ok = false
+                } else {
+                    c.tokenFile = resolve(text, against: file)
                 }
             } else {
                 ok = false

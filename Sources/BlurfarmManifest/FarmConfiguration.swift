@@ -24,6 +24,11 @@ public struct FarmConfiguration: Hashable, Sendable {
     public var heartbeatTimeout: Double
     /// How often a failed task is retried before its image is marked failed.
     public var retries: Int
+    /// The farm service the client commands (`submit`, `jobs`, …) talk to, e.g.
+    /// `http://127.0.0.1:8765`; `nil` for that default.
+    public var server: String? = nil
+    /// The file holding the service's token, resolved as for `state`; `nil` for none.
+    public var tokenFile: String? = nil
 
     /// A configuration; every argument has the documented default.
     public init(

@@ -53,5 +53,8 @@ struct Blurfarm: ParsableCommand {
             """,
         // For the help's `--version` line; `main` prints `versionText` (with the AVIF line).
         version: "blurfarm \(version)",
-        subcommands: [Apply.self, Check.self, Run.self, Slurm.self, Filters.self, Bench.self, WorkerCommand.self])
+        subcommands: [
+            Apply.self, Check.self, Run.self, Slurm.self, Serve.self, Submit.self, Jobs.self, Job.self, Cancel.self,
+            Retry.self, Filters.self, Bench.self, WorkerCommand.self,
+        ])
 }

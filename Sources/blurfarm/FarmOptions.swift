@@ -39,10 +39,14 @@ struct FarmOptions: ParsableArguments {
 
     /// `config/blurfarm.conf` in the first of the executable's folder and its ancestors that has
     /// one (a build lives in `.build/<triple>/<configuration>/` of the checkout).
-    static var shippedConfiguration: String? {
+    static var shippedConfiguration: String? { shipped("config/blurfarm.conf") }
+
+    /// `relative` in the first of the executable's folder and its ancestors that has it: a
+    /// file of the checkout (or of the installation) the executable belongs to.
+    static func shipped(_ relative: String) -> String? {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<5 {
-            let candidate = folder.appendingPathComponent("config/blurfarm.conf").path
+            let candidate = folder.appendingPathComponent(relative).path
             if FileManager.default.fileExists(atPath: candidate) { return candidate }
             folder.deleteLastPathComponent()
         }

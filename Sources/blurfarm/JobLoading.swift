@@ -1,9 +1,9 @@
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmCoordinator
-import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmServer
 
 /// Reads the configuration and its plugins, then reads, checks and plans every job named on
 /// the command line, before anything runs; an output in a format this libvips cannot write
@@ -17,21 +17,11 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
     let registry = farm.registry(for: configuration)
     var plans: [JobPlan] = []
     var problems = Diagnostics()
-    let reads = filesRead(farm: farm, registry: registry)
+    let loader = jobLoader(configuration, registry: registry, farm: farm)
     for path in paths {
-        switch JobDecoder.decode(fileAtPath: path, filters: registry.descriptors) {
-        case .failure(let diagnostics):
-            problems.append(contentsOf: diagnostics)
-        case .success(let job):
-            let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
-            if unwritable.hasErrors {
-                problems.append(contentsOf: unwritable)
-                continue
-            }
-            switch JobPlanner.plan(job, manifestPath: path, defaultTile: configuration.tile, reads: reads) {
-            case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
-            case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
-            }
+        switch loader.plan(fileAtPath: path) {
+        case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
+        case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
         }
     }
     if problems.hasErrors {
@@ -41,12 +31,14 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
     return (configuration, registry, plans)
 }
 
-/// The files every job reads besides its inputs (the configuration, the plugins' libraries):
-/// outputs may never overwrite these either.
-private func filesRead(farm: FarmOptions, registry: FilterRegistry) -> [String] {
-    [farm.configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
+/// The loader of every job command (`check`, `run`, `serve`): `configuration`, `registry`, and
+/// the files every job reads besides its inputs (the configuration, the plugins' libraries),
+/// which outputs may never overwrite either.
+func jobLoader(_ configuration: FarmConfiguration, registry: FilterRegistry, farm: FarmOptions) -> JobLoader {
+    let reads = [farm.configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
         if case .plugin(let path) = descriptor.origin { path } else { nil }
     }
+    return JobLoader(configuration: configuration, registry: registry, reads: reads)
 }
 
 /// Plans `plan`'s job again over the file system as it is now, as ``loadJobs`` did (`run
@@ -55,8 +47,7 @@ private func filesRead(farm: FarmOptions, registry: FilterRegistry) -> [String] 
 func replan(
     _ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry, farm: FarmOptions, tileOverride: Int?
 ) -> JobPlan? {
-    let reads = filesRead(farm: farm, registry: registry)
-    switch JobPlanner.plan(plan.job, manifestPath: plan.manifestPath, defaultTile: configuration.tile, reads: reads) {
+    switch jobLoader(configuration, registry: registry, farm: farm).plan(plan.job, manifestPath: plan.manifestPath) {
     case .failure(let diagnostics):
         printDiagnostics(diagnostics)
         return nil

@@ -38,9 +38,29 @@ struct ProgressLine {
         let elapsed = (ContinuousClock.now - started).seconds
         let rate = elapsed > 0 ? Double(pixels) / 1e6 / elapsed : 0
         let left = outputs > 0 ? elapsed / Double(outputs) * Double(outputsTotal - outputs) : 0
-        let line = String(
-            format: "%@: %d/%d images, %d/%d outputs, %d tiles, %.1f MP/s, ETA %.0f s, %d failed",
-            job, inputs.count, inputsTotal, outputs, outputsTotal, tiles, rate, left, failures)
+        Self.draw(
+            job: job, images: (inputs.count, inputsTotal), outputs: outputs, of: outputsTotal, tiles: tiles,
+            megapixelsPerSecond: rate, secondsLeft: left, failed: failures)
+    }
+
+    /// Draws the line of a job the farm service runs (`submit --wait`, `job --wait`), from the
+    /// server's counts (it does not count images).
+    func show(
+        job: String, outputs: Int, of total: Int, tiles: Int, megapixelsPerSecond: Double, secondsLeft: Double,
+        failed: Int
+    ) {
+        Self.draw(
+            job: job, images: nil, outputs: outputs, of: total, tiles: tiles, megapixelsPerSecond: megapixelsPerSecond,
+            secondsLeft: secondsLeft, failed: failed)
+    }
+
+    private static func draw(
+        job: String, images: (done: Int, total: Int)?, outputs: Int, of total: Int, tiles: Int,
+        megapixelsPerSecond: Double, secondsLeft: Double, failed: Int
+    ) {
+        let counts = images.map { "\($0.done)/\($0.total) images, " } ?? ""
+        let line = "\(job): \(counts)\(outputs)/\(total) outputs, \(tiles) tiles, "
+            + String(format: "%.1f MP/s, ETA %.0f s, ", megapixelsPerSecond, secondsLeft) + "\(failed) failed"
         FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
     }
 

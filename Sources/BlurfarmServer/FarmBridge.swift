@@ -1,0 +1,126 @@
+import BlurfarmCoordinator
+import Foundation
+import Synchronization
+
+/// The engine of `blurfarm serve`: the coordinator's ``Farm`` (one worker pool for every job),
+/// seen as a ``FarmEngine``. Every use the server makes of the engine is in this file.
+public final class FarmBridge: FarmEngine {
+    private let farm: Farm
+    private struct State {
+        /// The queue's job id of each farm job, and back.
+        var queueIDs: [FarmJobID: Int64] = [:]
+        var farmIDs: [Int64: FarmJobID] = [:]
+        /// Outputs started and not finished, by queue job id.
+        var rendering: [Int64: Set<String>] = [:]
+        /// Workers lost in each slot.
+        var restarts: [UInt32: Int] = [:]
+        var listeners: [AsyncStream<EngineEvent>.Continuation] = []
+    }
+    private let state = Mutex(State())
+
+    /// A farm with `settings` (its stop request is what ``shutdown(grace:)`` sets).
+    public init(settings: FarmSettings) {
+        farm = Farm(settings)
+        farm.onEvent { [weak self] event in self?.translate(event) }
+    }
+
+    public func submit(_ job: ServedJob) throws(EngineRefusal) {
+        // The ids are mapped before the job's first event is translated: its thread waits
+        // for this lock.
+        state.withLock { state in
+            let id = farm.submit(FarmJob(
+                plan: job.plan, registry: job.registry, priority: job.priority, retryFailed: job.retryFailed))
+            state.queueIDs[id] = job.id
+            state.farmIDs[job.id] = id
+        }
+    }
+
+    public func cancel(_ id: Int64) { farmID(id).map(farm.cancel) }
+    public func pause(_ id: Int64) { farmID(id).map(farm.pause) }
+    public func resume(_ id: Int64) { farmID(id).map(farm.resume) }
+    public func setPriority(_ id: Int64, _ priority: Int) { farmID(id).map { farm.setPriority($0, priority) } }
+
+    public func events() -> AsyncStream<EngineEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+        state.withLock { $0.listeners.append(continuation) }
+        return stream
+    }
+
+    public func workers() -> [WorkerInfo] {
+        let restarts = state.withLock { $0.restarts }
+        return farm.workers.map { worker in
+            WorkerInfo(
+                slot: worker.id, pid: worker.pid, state: worker.state,
+                tile: worker.tile.map { "\($0.width)x\($0.height)+\($0.x)+\($0.y)" }, tilesDone: worker.tilesDone,
+                restarts: restarts[worker.id] ?? 0)
+        }
+    }
+
+    /// Pauses every job (no new output starts), lets the outputs being rendered finish for up
+    /// to `grace`, then stops the farm: the images still in the workers' hands are abandoned
+    /// (never half-written: their temporary files are removed) and their jobs end.
+    public func shutdown(grace: Duration) async {
+        let jobs = state.withLock { Array($0.farmIDs.values) }
+        for job in jobs { farm.pause(job) }
+        let deadline = ContinuousClock.now + grace
+        while ContinuousClock.now < deadline, state.withLock({ $0.rendering.values.contains { !$0.isEmpty } }) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        farm.settings.stop.request(SIGTERM)
+        farm.shutdown()
+        for job in jobs { _ = await farm.finished(job) }
+        farm.removeTemporaryFiles()
+    }
+
+    private func farmID(_ id: Int64) -> FarmJobID? { state.withLock { $0.farmIDs[id] } }
+
+    /// The farm's event as the service's, sent to every listener.
+    private func translate(_ event: FarmEvent) {
+        let (translated, listeners) = state.withLock { state -> (EngineEvent?, [AsyncStream<EngineEvent>.Continuation]) in
+            func queueID(_ id: FarmJobID) -> Int64? { state.queueIDs[id] }
+            let translated: EngineEvent?
+            switch event {
+            case .jobAccepted(let id, _, let outputs, let upToDate, _):
+                translated = queueID(id).map { .accepted(job: $0, outputs: outputs + upToDate, upToDate: upToDate) }
+            case .outputStarted(let id, let output, let tiles):
+                translated = queueID(id).map { .outputStarted(job: $0, output: output, tiles: tiles) }
+                if let job = queueID(id) { state.rendering[job, default: []].insert(output) }
+            case .tilesDone(let id, let output, let done, let total):
+                translated = queueID(id).map { .tilesDone(job: $0, output: output, done: done, total: total) }
+            case .outputFinished(let id, let report):
+                translated = queueID(id).map { .outputFinished(job: $0, Self.outcome(report)) }
+                if let job = queueID(id) { state.rendering[job]?.remove(report.output) }
+            case .problem(let id, let problem):
+                translated = problem.isWarning ? nil : queueID(id).map { .problem(job: $0, problem.description) }
+            case .pruned:
+                translated = nil
+            case .workerStarted:
+                translated = .workersChanged
+            case .workerLost(let slot, _, _):
+                state.restarts[slot, default: 0] += 1
+                translated = .workersChanged
+            case .jobFinished(let id, let outcome):
+                translated = queueID(id).map {
+                    .finished(job: $0, failed: outcome.failures, cancelled: outcome.report.cancelled > 0)
+                }
+                if let job = queueID(id) {
+                    state.rendering[job] = nil
+                    state.farmIDs[job] = nil
+                }
+                state.queueIDs[id] = nil
+            }
+            return (translated, state.listeners)
+        }
+        guard let translated else { return }
+        for listener in listeners { listener.yield(translated) }
+    }
+
+    /// How an output ended, from its report.
+    private static func outcome(_ report: OutputReport) -> OutputOutcome {
+        OutputOutcome(
+            status: report.status == .failedEarlier ? "failed" : report.status.rawValue, output: report.output,
+            pixels: report.pixels, tiles: report.tiles,
+            seconds: report.decodeSeconds + report.filterSeconds + report.encodeSeconds, retries: report.retries,
+            checksum: report.checksum, errorKind: report.failure?.kind, error: report.error)
+    }
+}

@@ -1,0 +1,65 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// `blurfarm serve` as services: the HTTP server and the farm, run together until SIGTERM or
+/// SIGINT. On the signal the farm stops first (new requests that would change it are answered
+/// 503, the event streams end, running tiles get `grace` to finish, then the workers stop),
+/// then the HTTP server.
+public enum FarmServer {
+    /// Starts `service` (unfinished jobs of an earlier run are queued again) and serves it as
+    /// `settings` say until one of `signals` (or until the task is cancelled); `onListening`
+    /// gets the port once the server listens.
+    public static func run(
+        service: FarmService, engine: any FarmEngine, settings: ServerSettings, logger: Logger,
+        signals: [UnixSignal] = [.sigterm, .sigint], onListening: @escaping @Sendable (Int) -> Void
+    ) async throws {
+        try await service.start()
+        let box = PortBox(settings.port)
+        let router = Routes.router(service: service, settings: settings, port: { box.value })
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? settings.port
+                box.set(bound)
+                onListening(bound)
+            },
+            logger: logger)
+        let farm = FarmLifecycle(service: service, engine: engine, grace: settings.grace, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: app), .init(service: farm)], gracefulShutdownSignals: signals,
+                logger: logger))
+        try await group.run()
+    }
+}
+
+/// The port the server listens on, once known.
+private final class PortBox: Sendable {
+    private let port: Atomic<Int>
+    init(_ port: Int) { self.port = Atomic(port) }
+    var value: Int { port.load(ordering: .relaxed) }
+    func set(_ value: Int) { port.store(value, ordering: .relaxed) }
+}
+
+/// The farm as a service: waits for the graceful shutdown, then stops the service and the
+/// engine.
+struct FarmLifecycle: Service {
+    let service: FarmService
+    let engine: any FarmEngine
+    let grace: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info("stopping: running tiles have \(grace) to finish")
+        await service.beginStopping()
+        await engine.shutdown(grace: grace)
+        await service.stop()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,458 @@
+import BlurfarmCore
+import BlurfarmCoordinator
+import BlurfarmImageIO
+import Foundation
+import GRDB
+import Logging
+
+/// A job to submit, as the API takes it: a manifest's text and the folder it is relative to,
+/// or the path of a manifest on the server; a priority.
+public struct SubmitRequest: Codable, Sendable {
+    /// The manifest's text.
+    public var manifest: String?
+    /// The absolute folder the text's paths are relative to.
+    public var folder: String?
+    /// The file name diagnostics give the text (default `submitted.job`).
+    public var name: String?
+    /// The path of a manifest on the server (instead of a text).
+    public var path: String?
+    /// 0–100, higher first (default 50).
+    public var priority: Int?
+
+    /// A request.
+    public init(manifest: String? = nil, folder: String? = nil, name: String? = nil, path: String? = nil, priority: Int? = nil) {
+        self.manifest = manifest
+        self.folder = folder
+        self.name = name
+        self.path = path
+        self.priority = priority
+    }
+}
+
+/// Why the service refused a request; each is one HTTP status (docs/api.md).
+public enum ServiceError: Error, Sendable, CustomStringConvertible {
+    /// No job has this id (404).
+    case notFound(Int64)
+    /// The job's state does not allow it (409).
+    case refused(RefusedTransition)
+    /// The manifest is invalid: its diagnostics, compiler style (422).
+    case invalidManifest(Diagnostics)
+    /// A path of the job is outside the roots (403).
+    case outsideRoots(PathOutsideRoots)
+    /// The request is malformed (400).
+    case badRequest(String)
+    /// The queue database failed (500).
+    case store(QueueStoreError)
+    /// The server is stopping (503).
+    case stopping
+
+    public var description: String {
+        switch self {
+        case .notFound(let id): "no job \(id)"
+        case .refused(let refusal): refusal.description
+        case .invalidManifest(let diagnostics): DiagnosticPrinter.render(diagnostics, program: "blurfarm")
+        case .outsideRoots(let path): path.description
+        case .badRequest(let message): message
+        case .store(let error): error.description
+        case .stopping: "the server is stopping"
+        }
+    }
+}
+
+/// The farm service: the durable queue, the scheduler, the engine's events and the event
+/// stream. Every change is one transaction of the queue store with its entry in the event log,
+/// then published.
+public actor FarmService {
+    /// The queue.
+    public nonisolated let store: QueueStore
+    /// The event stream's hub.
+    public nonisolated let hub: EventHub
+    private let engine: any FarmEngine
+    private let loader: JobLoader
+    private let roots: Roots
+    private let scheduler: Scheduler
+    private let logger: Logger
+    private var eventTask: Task<Void, Never>?
+    /// Tiles rendered since the server started, and when each of the recent ones was.
+    private var tilesDone = 0
+    private var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
+    /// The last output written (the page's thumbnail).
+    public private(set) var lastWritten: String?
+    /// Set when the server stops: no job is taken, and the farm's end of the jobs in it is
+    /// not theirs (they are taken back at the next start).
+    private var stopping = false
+
+    /// A service over `store`, rendering with `engine`; submitted manifests are planned by
+    /// `loader` and must stay below `roots`.
+    public init(
+        store: QueueStore, engine: any FarmEngine, loader: JobLoader, roots: Roots, scheduler: Scheduler = Scheduler(),
+        logger: Logger = Logger(label: "blurfarm.serve")
+    ) {
+        self.store = store
+        self.engine = engine
+        self.loader = loader
+        self.roots = roots
+        self.scheduler = scheduler
+        self.logger = logger
+        self.hub = EventHub()
+    }
+
+    /// Listens to the engine, takes back the jobs a previous server left unfinished (they are
+    /// queued again; outputs written before are up to date) and starts the queue.
+    public func start() throws(ServiceError) {
+        let events = engine.events()
+        eventTask = Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        }
+        for job in try storeCall({ try $0.jobs(states: [.active, .paused, .cancelling]) }) {
+            try transition(job.id!, .serverRestarted)
+        }
+        try schedule()
+    }
+
+    /// Takes no more jobs (requests that change the queue are refused), and ignores how the
+    /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
+    public func beginStopping() { stopping = true }
+
+    /// Stops listening to the engine and ends the event streams.
+    public func stop() {
+        eventTask?.cancel()
+        hub.finish()
+    }
+
+    // MARK: Requests
+
+    /// Checks and queues a job: the manifest must plan now and every file it names must be
+    /// below the roots, before anything runs.
+    public func submit(_ request: SubmitRequest) throws(ServiceError) -> QueueJob {
+        if stopping { throw .stopping }
+        let priority = request.priority ?? 50
+        guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
+        let manifestPath: String
+        let source: String
+        let planned: Result<JobPlan, Diagnostics>
+        switch (request.manifest, request.path) {
+        case (let text?, nil):
+            guard let folder = request.folder, folder.hasPrefix("/") else {
+                throw .badRequest("'folder' must be the absolute folder the manifest's paths are relative to")
+            }
+            let name = request.name ?? "submitted.job"
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+                throw .badRequest("'name' must be a file name, without '/'")
+            }
+            guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
+            manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
+            source = "text"
+            planned = loader.plan(text: text, manifestPath: manifestPath)
+        case (nil, let path?):
+            guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
+            guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
+            manifestPath = path
+            source = "path"
+            planned = loader.plan(fileAtPath: path)
+        default:
+            throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
+        }
+        let plan: JobPlan
+        switch planned {
+        case .failure(let diagnostics): throw .invalidManifest(diagnostics)
+        case .success(let success): plan = success
+        }
+        if let outside = roots.firstOutside(plan) { throw .outsideRoots(PathOutsideRoots(path: outside)) }
+        var job = QueueJob(
+            id: nil, name: plan.job.name, manifest: manifestPath, source: source,
+            manifestText: source == "text" ? request.manifest ?? "" : "", priority: priority, state: .queued,
+            inFarm: false, retryFailed: false, submittedAt: Date(), startedAt: nil, finishedAt: nil,
+            outputsTotal: plan.outputCount, outputsUpToDate: 0, outputsWritten: 0, outputsFailed: 0,
+            outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil)
+        let inserted = job
+        job = try save(kind: "job") { db in
+            var copy = inserted
+            try copy.insert(db)
+            return copy
+        }
+        logger.info("job \(job.id!) '\(job.name)' queued", metadata: ["manifest": "\(manifestPath)"])
+        try schedule()
+        return try self.job(job.id!)
+    }
+
+    /// The job `id`.
+    public func job(_ id: Int64) throws(ServiceError) -> QueueJob {
+        guard let job = try storeCall({ try $0.job(id) }) else { throw .notFound(id) }
+        return job
+    }
+
+    /// The jobs in queue order, those in `states` only when given, at most `limit`.
+    public func jobs(states: [JobState]?, limit: Int?) throws(ServiceError) -> [QueueJob] {
+        try storeCall { try $0.jobs(states: states, limit: limit) }
+    }
+
+    /// The outputs of job `id` started so far.
+    public func outputs(of id: Int64) throws(ServiceError) -> [QueueOutput] {
+        _ = try job(id)
+        return try storeCall { try $0.outputs(of: id) }
+    }
+
+    /// Pauses, resumes, cancels or retries the job `id`.
+    public func request(_ event: JobEvent, job id: Int64) throws(ServiceError) -> QueueJob {
+        if stopping { throw .stopping }
+        try transition(id, event)
+        try schedule()
+        return try job(id)
+    }
+
+    /// Changes the job's priority (0–100).
+    public func setPriority(_ priority: Int, job id: Int64) throws(ServiceError) -> QueueJob {
+        if stopping { throw .stopping }
+        guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
+        var job = try job(id)
+        job.priority = priority
+        let changed = job
+        try save(kind: "job") { db in
+            try changed.update(db)
+            return changed
+        }
+        if job.inFarm { engine.setPriority(id, priority) }
+        try schedule()
+        return try self.job(id)
+    }
+
+    /// The worker processes.
+    public nonisolated func workers() -> [WorkerInfo] { engine.workers() }
+
+    /// Tiles rendered since the server started, and per second over the last ten seconds.
+    public func tileRate() -> (total: Int, perSecond: Double) {
+        let now = ContinuousClock.now
+        recentTiles.removeAll { now - $0.at > .seconds(10) }
+        return (tilesDone, Double(recentTiles.reduce(0) { $0 + $1.count }) / 10)
+    }
+
+    // MARK: The machine and the scheduler
+
+    /// Applies `event` to job `id`'s machine, stores the new state and carries out the actions.
+    private func transition(_ id: Int64, _ event: JobEvent) throws(ServiceError) {
+        var job = try job(id)
+        var machine = job.machine
+        let actions: [JobAction]
+        do {
+            actions = try machine.handle(event)
+        } catch {
+            throw .refused(error)
+        }
+        job.machine = machine
+        if event == .dispatched {
+            job.startedAt = Date()
+            job.error = nil
+        }
+        if machine.state.isFinished { job.finishedAt = Date() }
+        if event == .retryRequested {
+            job.finishedAt = nil
+            job.error = nil
+        }
+        let changed = job
+        try save(kind: "job") { db in
+            try changed.update(db)
+            return changed
+        }
+        logger.info("job \(id) \(machine.state.rawValue)")
+        for action in actions { try perform(action, job: changed) }
+    }
+
+    private func perform(_ action: JobAction, job: QueueJob) throws(ServiceError) {
+        let id = job.id!
+        switch action {
+        case .pauseInFarm: engine.pause(id)
+        case .resumeInFarm: engine.resume(id)
+        case .cancelInFarm: engine.cancel(id)
+        case .submitToFarm:
+            let planned = job.source == "text"
+                ? loader.plan(text: job.manifestText, manifestPath: job.manifest)
+                : loader.plan(fileAtPath: job.manifest)
+            let refusal: String
+            switch planned {
+            case .failure(let diagnostics):
+                refusal = DiagnosticPrinter.render(diagnostics, program: "blurfarm")
+            case .success(let plan):
+                if let outside = roots.firstOutside(plan) {
+                    refusal = PathOutsideRoots(path: outside).description
+                    break
+                }
+                // Temporary files of writes a killed server left behind (their writer's pid is
+                // gone; files of live processes are kept whatever their age).
+                let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
+                for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: 0) }
+                do throws(EngineRefusal) {
+                    try engine.submit(ServedJob(
+                        id: id, plan: plan, registry: loader.registry, priority: job.priority,
+                        retryFailed: job.retryFailed))
+                    return
+                } catch {
+                    refusal = error.description
+                }
+            }
+            var failed = try self.job(id)
+            failed.error = refusal
+            let changed = failed
+            try save(kind: "job") { db in
+                try changed.update(db)
+                return changed
+            }
+            try transition(id, .farmRefused)
+        }
+    }
+
+    /// Hands the farm the queued jobs the scheduler picks.
+    private func schedule() throws(ServiceError) {
+        if stopping { return }
+        let entries = try storeCall { try $0.jobs(states: [.queued, .active, .paused, .cancelling]) }.map {
+            Scheduler.Entry(id: $0.id!, priority: $0.priority, machine: $0.machine)
+        }
+        for id in scheduler.toDispatch(entries) { try transition(id, .dispatched) }
+    }
+
+    // MARK: The engine's events
+
+    private func handle(_ event: EngineEvent) {
+        do throws(ServiceError) {
+            try apply(event)
+        } catch {
+            logger.error("\(error)")
+        }
+    }
+
+    private func apply(_ event: EngineEvent) throws(ServiceError) {
+        if stopping {
+            switch event {
+            case .finished: return
+            case .outputFinished(_, let outcome) where outcome.status == "stopped": return
+            default: break
+            }
+        }
+        switch event {
+        case .accepted(let id, let outputs, let upToDate):
+            try update(id, kind: "job") { job, db in
+                job.outputsTotal = outputs
+                job.outputsUpToDate = upToDate
+                job.outputsWritten = 0
+                job.outputsFailed = 0
+                job.outputsCancelled = 0
+                job.tilesDone = 0
+                job.tilesTotal = 0
+                job.pixelsWritten = 0
+                try QueueOutput.filter(Column("jobId") == id && Column("state") == "rendering").deleteAll(db)
+            }
+        case .outputStarted(let id, let output, let tiles):
+            try update(id, kind: "output") { job, db in
+                job.tilesTotal += tiles
+                try QueueOutput(
+                    jobId: id, output: output, state: "rendering", tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
+                    retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil
+                ).upsert(db)
+            }
+        case .tilesDone(let id, let output, let done, let total):
+            tilesDone += 1
+            recentTiles.append((ContinuousClock.now, 1))
+            let job = try storeCall { store in
+                try store.write { db -> QueueJob? in
+                    guard var job = try QueueJob.fetchOne(db, key: id) else { return nil }
+                    job.tilesDone += 1
+                    try job.update(db)
+                    try db.execute(
+                        sql: "UPDATE output SET tilesDone = ? WHERE jobId = ? AND output = ?",
+                        arguments: [done, id, output])
+                    return job
+                }
+            }
+            if let job {
+                hub.publish(StreamEvent(
+                    id: nil, kind: "progress",
+                    data: Self.json(ProgressEvent(job: JobView(job), output: output, done: done, total: total))))
+            }
+        case .outputFinished(let id, let outcome):
+            try update(id, kind: "output") { job, db in
+                switch outcome.status {
+                case "written":
+                    job.outputsWritten += 1
+                    job.pixelsWritten += outcome.pixels
+                case "failed": job.outputsFailed += 1
+                default: job.outputsCancelled += 1
+                }
+                let started = try QueueOutput.fetchOne(db, key: ["jobId": id, "output": outcome.output])
+                try QueueOutput(
+                    jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles,
+                    tiles: outcome.tiles, pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries,
+                    checksum: outcome.checksum, errorKind: outcome.errorKind, error: outcome.error,
+                    startedAt: started?.startedAt, finishedAt: Date()
+                ).upsert(db)
+            }
+            if outcome.status == "written" { lastWritten = outcome.output }
+        case .problem(let id, let message):
+            try update(id, kind: "job") { job, _ in
+                job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
+            }
+        case .workersChanged:
+            let workers = engine.workers()
+            try save(kind: "workers") { _ in workers }
+        case .finished(let id, let failed, let cancelled):
+            try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
+            try schedule()
+        }
+    }
+
+    /// Changes job `id` with `body` in one transaction with its event.
+    private func update(_ id: Int64, kind: String, _ body: @escaping @Sendable (inout QueueJob, Database) throws -> Void)
+        throws(ServiceError)
+    {
+        try save(kind: kind) { db -> QueueJob in
+            guard var job = try QueueJob.fetchOne(db, key: id) else { throw ServiceError.notFound(id) }
+            try body(&job, db)
+            try job.update(db)
+            return job
+        }
+    }
+
+    /// Runs `body` in a transaction that also logs its result as an event of `kind`, then
+    /// publishes the event.
+    @discardableResult
+    private func save<T: Encodable & Sendable>(kind: String, _ body: @escaping @Sendable (Database) throws -> T)
+        throws(ServiceError) -> T
+    {
+        let (value, event) = try storeCall { store in
+            try store.write { db -> (T, QueueEvent) in
+                let value = try body(db)
+                let data = (value as? QueueJob).map { Self.json(JobView($0)) } ?? Self.json(value)
+                var event = QueueEvent(id: nil, at: Date(), kind: kind, jobId: (value as? QueueJob)?.id, data: data)
+                try event.insert(db)
+                return (value, event)
+            }
+        }
+        hub.publish(StreamEvent(id: event.id, kind: event.kind, data: event.data))
+        return value
+    }
+
+    private func storeCall<T>(_ body: (QueueStore) throws -> T) throws(ServiceError) -> T {
+        do {
+            return try body(store)
+        } catch let error as QueueStoreError {
+            throw .store(error)
+        } catch {
+            throw .store(QueueStoreError(path: store.path, message: "\(error)"))
+        }
+    }
+
+    /// `value` as compact JSON (dates ISO 8601, keys sorted).
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+}
+
+/// A tile of an output rendered: the job with its progress, and the output's tiles.
+struct ProgressEvent: Encodable {
+    var job: JobView
+    var output: String
+    var done: Int
+    var total: Int
+}

@@ -1,0 +1,96 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The server's rules for every request (docs/serve.md, "Security"): the Host must name the
+/// server (no DNS rebinding); with a token, every API and metrics request carries it
+/// (`Authorization: Bearer`, compared in constant time): 401 without it, 403 with another;
+/// a state-changing request needs a JSON body and, from a browser, a same-origin page
+/// (`Origin`, `Sec-Fetch-Site`). No CORS headers are ever sent. Errors are answered as JSON.
+struct GuardMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+
+    let settings: ServerSettings
+    /// The port the server listens on (known once it runs: port 0 picks one).
+    let port: @Sendable () -> Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        if let refusal = refusal(of: request) { return refusal }
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError {
+            return Routes.problem(error.status, error.body ?? error.status.reasonPhrase)
+        }
+    }
+
+    /// The answer refusing `request`, or nil when it may go on.
+    func refusal(of request: Request) -> Response? {
+        let port = port()
+        guard let authority = request.head.authority, allowedHosts(port: port).contains(authority.lowercased()) else {
+            return Routes.problem(.misdirectedRequest, "the Host header does not name this server")
+        }
+        let path = request.uri.path
+        if let allowed = Self.methods(of: path), !allowed.contains(request.method) {
+            var answer = Routes.problem(.methodNotAllowed, "\(request.method) is not an operation of \(path)")
+            answer.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            return answer
+        }
+        let isAPI = path.hasPrefix("/api/") || path == "/metrics"
+        if isAPI, let token = settings.token {
+            guard let header = request.headers[.authorization] else {
+                var answer = Routes.problem(.unauthorized, "this server needs a token: Authorization: Bearer <token>")
+                answer.headers[.wwwAuthenticate] = "Bearer"
+                return answer
+            }
+            let prefix = "Bearer "
+            guard header.hasPrefix(prefix), TokenCheck.matches(header.dropFirst(prefix.count), token) else {
+                return Routes.problem(.forbidden, "the token is not this server's")
+            }
+        }
+        if request.method != .get && request.method != .head {
+            if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
+                return Routes.problem(.forbidden, "a request from another site cannot change the farm")
+            }
+            if let origin = request.headers[.origin],
+                !allowedHosts(port: port).contains(where: { origin.lowercased() == "http://\($0)" || origin.lowercased() == "https://\($0)" })
+            {
+                return Routes.problem(.forbidden, "a request from another origin cannot change the farm")
+            }
+            let type = request.headers[.contentType]?.lowercased() ?? ""
+            guard type.hasPrefix("application/json") else {
+                return Routes.problem(.unsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
+            }
+        }
+        return nil
+    }
+
+    /// The methods the operations at `path` take (docs/openapi.yaml); nil for a path that is
+    /// none of them (404).
+    static func methods(of path: String) -> [HTTPRequest.Method]? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let read: [HTTPRequest.Method] = [.get, .head]
+        switch parts.count {
+        case 1: return ["healthz", "metrics", "", "app.js", "style.css"].contains(parts[0]) ? read : nil
+        case 3 where parts[0] == "api" && parts[1] == "v1":
+            if parts[2] == "jobs" { return read + [.post] }
+            return ["workers", "thumbnail", "events"].contains(parts[2]) ? read : nil
+        case 4 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs": return read
+        case 5 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs":
+            if parts[4] == "outputs" { return read }
+            return ["cancel", "pause", "resume", "retry", "priority"].contains(parts[4]) ? [.post] : nil
+        default: return nil
+        }
+    }
+
+    /// The Host headers that name this server: its address and port, the loopback names
+    /// when it listens on a loopback address, and its public names (`--public-url`).
+    func allowedHosts(port: Int) -> Set<String> {
+        var hosts: Set<String> = [settings.host.contains(":") ? "[\(settings.host)]:\(port)" : "\(settings.host):\(port)"]
+        if ServerSettings.isLoopback(settings.host) || settings.host == "0.0.0.0" || settings.host == "::" {
+            hosts.formUnion(["localhost:\(port)", "127.0.0.1:\(port)", "[::1]:\(port)"])
+        }
+        return hosts.union(settings.publicHosts)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// A job as the API shows it: its record and its progress.
+public struct JobView: Encodable, Sendable {
+    /// The job.
+    public var job: QueueJob
+    /// Where it stands, computed at `now`.
+    public var progress: Progress
+
+    /// Outputs done of all, tiles, speed and the estimated time left.
+    public struct Progress: Codable, Sendable, Equatable {
+        /// Outputs done (written, up to date, failed) and in all.
+        public var outputsDone: Int
+        public var outputsTotal: Int
+        /// 0…1.
+        public var fraction: Double
+        /// Tiles rendered and to render, of the outputs started.
+        public var tilesDone: Int
+        public var tilesTotal: Int
+        /// Megapixels written per second since it started.
+        public var megapixelsPerSecond: Double?
+        /// Seconds left at the pace so far; absent until an output is finished.
+        public var etaSeconds: Double?
+    }
+
+    /// `job` with its progress at `now`.
+    public init(_ job: QueueJob, now: Date = Date()) {
+        self.job = job
+        let done = job.outputsDone
+        let total = job.outputsTotal
+        var progress = Progress(
+            outputsDone: done, outputsTotal: total,
+            fraction: total == 0 ? (job.state == .completed ? 1 : 0) : Double(done) / Double(total),
+            tilesDone: job.tilesDone, tilesTotal: job.tilesTotal)
+        if let started = job.startedAt, job.state == .active || job.state == .paused || job.state.isFinished {
+            let elapsed = (job.finishedAt ?? now).timeIntervalSince(started)
+            if elapsed > 0 {
+                progress.megapixelsPerSecond = Double(job.pixelsWritten) / 1_000_000 / elapsed
+                let rendered = job.outputsWritten + job.outputsFailed + job.outputsCancelled
+                if !job.state.isFinished, rendered > 0 {
+                    progress.etaSeconds = elapsed / Double(rendered) * Double(max(0, total - done - job.outputsCancelled))
+                } else if job.state.isFinished {
+                    progress.etaSeconds = 0
+                }
+            }
+        }
+        self.progress = progress
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try job.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(progress, forKey: .progress)
+        try container.encode(job.outputsDone, forKey: .outputsDone)
+    }
+
+    private enum Key: String, CodingKey { case progress, outputsDone }
+}

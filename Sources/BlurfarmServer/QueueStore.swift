@@ -1,0 +1,262 @@
+import Foundation
+import GRDB
+
+/// A job in the durable queue, as stored and as the API shows it (docs/api.md).
+public struct QueueJob: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "job"
+
+    /// The job's id: its place in submission order.
+    public var id: Int64?
+    /// The job's name, from its manifest.
+    public var name: String
+    /// The manifest's path: the file on the server, or the folder of a submitted text joined with its name.
+    public var manifest: String
+    /// `path` (a manifest on the server, read again on each start) or `text` (the text below).
+    public var source: String
+    /// The manifest's text as submitted (empty for a manifest on the server).
+    public var manifestText: String
+    /// 0–100, higher first.
+    public var priority: Int
+    /// The state.
+    public var state: JobState
+    /// Whether the farm has it (see ``JobMachine``).
+    public var inFarm: Bool
+    /// Whether its next submission retries its failed outputs.
+    public var retryFailed: Bool
+    /// When it was submitted, started (last handed to the farm), finished.
+    public var submittedAt: Date
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    /// Outputs planned, up to date when it started, written, failed, cancelled or stopped.
+    public var outputsTotal: Int
+    public var outputsUpToDate: Int
+    public var outputsWritten: Int
+    public var outputsFailed: Int
+    public var outputsCancelled: Int
+    /// Tiles rendered and to render, of the outputs started so far.
+    public var tilesDone: Int
+    public var tilesTotal: Int
+    /// Pixels of the outputs written since it started (for the megapixels per second).
+    public var pixelsWritten: Int
+    /// Why the farm could not take it (its manifest no longer plans, say).
+    public var error: String?
+
+    /// The machine of its state.
+    public var machine: JobMachine {
+        get { JobMachine(state: state, inFarm: inFarm, retryFailed: retryFailed) }
+        set {
+            state = newValue.state
+            inFarm = newValue.inFarm
+            retryFailed = newValue.retryFailed
+        }
+    }
+
+    /// Outputs done: written, up to date or failed (not those cancelled or stopped).
+    public var outputsDone: Int { outputsUpToDate + outputsWritten + outputsFailed }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// One output of a job, as stored and as the API shows it.
+public struct QueueOutput: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "output"
+
+    /// Its job.
+    public var jobId: Int64
+    /// The output file's path.
+    public var output: String
+    /// `rendering`, `written`, `upToDate`, `failed`, `cancelled`, `stopped`.
+    public var state: String
+    /// Tiles rendered and in all.
+    public var tilesDone: Int
+    public var tiles: Int
+    /// Pixels of the output.
+    public var pixels: Int
+    /// Seconds from start to written.
+    public var seconds: Double?
+    /// Times a tile of it was sent again after a worker was lost.
+    public var retries: Int
+    /// The output's checksum when written.
+    public var checksum: String?
+    /// Why it failed: the kind (`decode`, `render`, `write`, …) and the message.
+    public var errorKind: String?
+    public var error: String?
+    /// When it started and finished.
+    public var startedAt: Date?
+    public var finishedAt: Date?
+}
+
+/// One change in the event log: what the event stream sends.
+public struct QueueEvent: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "event"
+
+    /// Its place in the log (the stream's event id).
+    public var id: Int64?
+    /// When it happened.
+    public var at: Date
+    /// `job` (a job's state or progress), `output`, `workers`.
+    public var kind: String
+    /// The job it concerns.
+    public var jobId: Int64?
+    /// The change as JSON: the job or the output as the API shows it.
+    public var data: String
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// What the queue store fails with: the database's error, with the file.
+public struct QueueStoreError: Error, Sendable, CustomStringConvertible {
+    /// The database file.
+    public let path: String
+    /// The database's message.
+    public let message: String
+
+    public var description: String { "\(path): the queue database: \(message)" }
+}
+
+/// The durable queue: jobs, their outputs and the event log in one SQLite database in WAL
+/// mode (each change one transaction; a crash or kill -9 of the server keeps every committed
+/// change).
+public final class QueueStore: Sendable {
+    private let database: DatabasePool
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating it and its tables when needed) the database at `path`.
+    public init(path: String) throws(QueueStoreError) {
+        self.path = path
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(5)
+            // WAL with synchronous NORMAL: a commit survives the server's crash or kill -9 (not
+            // a power cut's last moments, which the outputs' own records cover), without an
+            // fsync per tile rendered.
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            database = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(database)
+        } catch {
+            throw QueueStoreError(path: path, message: "\(error)")
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "job") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("name", .text).notNull()
+                table.column("manifest", .text).notNull()
+                table.column("source", .text).notNull()
+                table.column("manifestText", .text).notNull()
+                table.column("priority", .integer).notNull()
+                table.column("state", .text).notNull().indexed()
+                table.column("inFarm", .boolean).notNull()
+                table.column("retryFailed", .boolean).notNull()
+                table.column("submittedAt", .datetime).notNull()
+                table.column("startedAt", .datetime)
+                table.column("finishedAt", .datetime)
+                for count in [
+                    "outputsTotal", "outputsUpToDate", "outputsWritten", "outputsFailed", "outputsCancelled",
+                    "tilesDone", "tilesTotal", "pixelsWritten",
+                ] {
+                    table.column(count, .integer).notNull()
+                }
+                table.column("error", .text)
+            }
+            try db.create(table: "output") { table in
+                table.column("jobId", .integer).notNull().references("job", onDelete: .cascade)
+                table.column("output", .text).notNull()
+                table.column("state", .text).notNull()
+                table.column("tilesDone", .integer).notNull()
+                table.column("tiles", .integer).notNull()
+                table.column("pixels", .integer).notNull()
+                table.column("seconds", .double)
+                table.column("retries", .integer).notNull()
+                table.column("checksum", .text)
+                table.column("errorKind", .text)
+                table.column("error", .text)
+                table.column("startedAt", .datetime)
+                table.column("finishedAt", .datetime)
+                table.primaryKey(["jobId", "output"])
+            }
+            try db.create(table: "event") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("at", .datetime).notNull()
+                table.column("kind", .text).notNull()
+                table.column("jobId", .integer)
+                table.column("data", .text).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// Runs `body` in one write transaction.
+    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(QueueStoreError) -> T {
+        do {
+            return try database.write(body)
+        } catch {
+            throw QueueStoreError(path: path, message: "\(error)")
+        }
+    }
+
+    /// Runs `body` in a read transaction.
+    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(QueueStoreError) -> T {
+        do {
+            return try database.read(body)
+        } catch {
+            throw QueueStoreError(path: path, message: "\(error)")
+        }
+    }
+
+    /// The job `id`, if any.
+    public func job(_ id: Int64) throws(QueueStoreError) -> QueueJob? {
+        try read { try QueueJob.fetchOne($0, key: id) }
+    }
+
+    /// The jobs, in queue order (priority, then submission), those in `states` only when given.
+    public func jobs(states: [JobState]? = nil, limit: Int? = nil) throws(QueueStoreError) -> [QueueJob] {
+        try read { db in
+            var request = QueueJob.order(Column("priority").desc, Column("id"))
+            if let states { request = request.filter(states.map(\.rawValue).contains(Column("state"))) }
+            if let limit { request = request.limit(limit) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    /// Every output of job `id`, by path.
+    public func outputs(of id: Int64) throws(QueueStoreError) -> [QueueOutput] {
+        try read { db in try QueueOutput.filter(Column("jobId") == id).order(Column("output")).fetchAll(db) }
+    }
+
+    /// The event log after event `id` (all of it for 0), oldest first, at most `limit`.
+    public func events(after id: Int64, limit: Int = 1000) throws(QueueStoreError) -> [QueueEvent] {
+        try read { db in
+            try QueueEvent.filter(Column("id") > id).order(Column("id")).limit(limit).fetchAll(db)
+        }
+    }
+
+    /// The last event's id (0 for none).
+    public func lastEventID() throws(QueueStoreError) -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM event") ?? 0 }
+    }
+
+    /// The number of jobs in each state.
+    public func countsByState() throws(QueueStoreError) -> [JobState: Int] {
+        try read { db in
+            var counts: [JobState: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM job GROUP BY state") {
+                if let state = JobState(rawValue: row["state"]) { counts[state] = row["n"] }
+            }
+            return counts
+        }
+    }
+
+    /// Outputs written and failed, over every job.
+    public func outputTotals() throws(QueueStoreError) -> (written: Int, failed: Int) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT COALESCE(SUM(outputsWritten), 0) AS w, COALESCE(SUM(outputsFailed), 0) AS f FROM job")
+            return (row?["w"] ?? 0, row?["f"] ?? 0)
+        }
+    }
+}

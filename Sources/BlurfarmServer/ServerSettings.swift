@@ -1,0 +1,50 @@
+import Foundation
+
+/// How the HTTP side of `blurfarm serve` runs (docs/serve.md).
+public struct ServerSettings: Sendable {
+    /// The address and port to listen on (port 0: any free port).
+    public var host: String
+    public var port: Int
+    /// The bearer token every API request must carry; nil on a loopback address without
+    /// `--token-file`.
+    public var token: String?
+    /// The folder of the web page's files (`index.html`, `app.js`, `style.css`).
+    public var webFolder: String?
+    /// The largest request body accepted, in bytes.
+    public var maxBody: Int
+    /// How long running tiles may finish after SIGTERM or SIGINT.
+    public var grace: Duration
+    /// The `host[:port]` names the server is also reached by (a reverse proxy's public name,
+    /// from `--public-url`): accepted as the Host and in the Origin of a page.
+    public var publicHosts: [String]
+
+    /// Settings.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8765, token: String? = nil, webFolder: String? = nil,
+        maxBody: Int = 1 << 20, grace: Duration = .seconds(30), publicHosts: [String] = []
+    ) {
+        self.host = host
+        self.port = port
+        self.token = token
+        self.webFolder = webFolder
+        self.maxBody = maxBody
+        self.grace = grace
+        self.publicHosts = publicHosts.map { $0.lowercased() }
+    }
+
+    /// Whether `host` is a loopback address (where the token may be left out).
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+/// A bearer token compared in constant time (as long as the lengths match).
+enum TokenCheck {
+    /// Whether `given` is `token`, looking at every byte.
+    static func matches(_ given: Substring, _ token: String) -> Bool {
+        let a = Array(given.utf8), b = Array(token.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<b.count { difference |= b[index] ^ (index < a.count ? a[index] : 0) }
+        return difference == 0
+    }
+}

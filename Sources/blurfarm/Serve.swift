@@ -1,0 +1,163 @@
+import ArgumentParser
+import BlurfarmCoordinator
+import BlurfarmServer
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// `blurfarm serve`: the farm service (docs/serve.md): one worker pool for every job, a
+/// durable queue, the HTTP API (docs/api.md) and the status page.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the farm service: a job queue with an HTTP API, live progress and a status page.",
+        discussion: """
+            Takes jobs over HTTP (docs/api.md; `blurfarm submit` is a client), keeps them in a \
+            queue that survives restarts (a SQLite database in the state folder), renders them \
+            on one pool of workers by priority, then submission order, and shows them live at \
+            http://ADDRESS/. Jobs may read and write only below the --root folders (default: \
+            the folder it starts in).
+
+            It listens on 127.0.0.1 unless told otherwise; any other address needs \
+            --token-file. SIGTERM or SIGINT stops it: no new output starts, those rendering \
+            get --grace seconds to finish, unfinished jobs are taken up again at the next \
+            start. Exit status: 0 after a signal, 2 for invalid options or configuration, 1 \
+            when the queue cannot be opened or the address cannot be listened on.
+            """)
+
+    @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
+    var listen = "127.0.0.1:8765"
+
+    @Option(help: "Worker processes of the pool (default: the configuration's workers, else one per core).")
+    var workers: Int?
+
+    @Option(name: .customLong("root"), help: ArgumentHelp(
+        "A folder submitted jobs may read and write below (repeat for more; default: the working folder).",
+        valueName: "folder"))
+    var roots: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "A file holding the bearer token every API request must carry (required on an address other than loopback).",
+        valueName: "file"))
+    var tokenFile: String?
+
+    @Option(help: ArgumentHelp("The queue's database (default: serve/queue.sqlite in the state folder).", valueName: "file"))
+    var database: String?
+
+    @Option(help: ArgumentHelp(
+        "The URL a reverse proxy serves it at (repeat for more): its host is accepted as the Host and as a page's origin.",
+        valueName: "url"))
+    var publicURL: [String] = []
+
+    @Option(help: "Seconds the outputs being rendered get to finish after SIGTERM or SIGINT.")
+    var grace: Double = 30
+
+    @OptionGroup var farm: FarmOptions
+
+    func validate() throws {
+        if let workers, workers < 0 { throw ValidationError("--workers must be 0 or more") }
+        if grace < 0 { throw ValidationError("--grace must be 0 or more") }
+        if Self.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
+        for url in publicURL where Self.publicHost(url) == nil {
+            throw ValidationError("--public-url must be http(s)://host[:port], not '\(url)'")
+        }
+    }
+
+    /// `host:port` (`[::1]:8765` for IPv6) as its parts.
+    static func address(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (0...65535).contains(port)
+        else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    /// The `host[:port]` of a public URL (`https://farm.example.com` → `farm.example.com`).
+    static func publicHost(_ url: String) -> String? {
+        guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", let host = parsed.host,
+            !host.isEmpty
+        else { return nil }
+        return parsed.port.map { "\(host):\($0)" } ?? host
+    }
+
+    func run() throws {
+        let (host, port) = Self.address(listen)!
+        let token = try readToken()
+        if token == nil, !ServerSettings.isLoopback(host) {
+            printError("listening on \(host) needs a token: --token-file FILE (docs/serve.md)")
+            throw ExitCode(ExitStatus.invalid)
+        }
+        let configuration = try farm.loadOrExit()
+        let registry = farm.registry(for: configuration)
+        let roots: Roots
+        do throws(PathOutsideRoots) {
+            roots = try Roots(self.roots.isEmpty ? [FileManager.default.currentDirectoryPath] : self.roots)
+        } catch {
+            printError("--root \(error)")
+            throw ExitCode(ExitStatus.invalid)
+        }
+        let engine = try Engine(
+            workers: workers, threads: nil, configuration: configuration, pluginFolders: farm.pluginFolders(configuration),
+            plugins: [])
+        let logger = farm.logger()
+        let state = farm.stateFolder(configuration)
+        let databasePath = database.map(FarmOptions.absolute) ?? state + "/serve/queue.sqlite"
+        let store: QueueStore
+        do {
+            try FileManager.default.createDirectory(
+                atPath: (databasePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            store = try QueueStore(path: databasePath)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.someFailed)
+        }
+        let bridge = FarmBridge(settings: engine.farmSettings(farm: farm, stop: StopRequest(), logger: logger))
+        let service = FarmService(
+            store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
+            logger: logger)
+        let settings = ServerSettings(
+            host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)), publicHosts: publicURL.compactMap(Self.publicHost))
+        let failure = Mutex<(any Error)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
+                    let shown = host.contains(":") ? "[\(host)]" : host
+                    FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
+                }
+            } catch {
+                failure.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.withLock({ $0 }) {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.someFailed)
+        }
+    }
+
+    /// The status page's files: `web/` of the checkout the executable was built in, or
+    /// `share/blurfarm/web/` of the prefix it is installed under (scripts/install.sh).
+    static var webFolder: String? {
+        (FarmOptions.shipped("web/index.html") ?? FarmOptions.shipped("share/blurfarm/web/index.html")).map {
+            ($0 as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// The token in `--token-file` (surrounding whitespace dropped), or nil without one.
+    private func readToken() throws -> String? {
+        guard let tokenFile else { return nil }
+        guard let data = FileManager.default.contents(atPath: tokenFile) else {
+            printError("--token-file '\(tokenFile)': cannot be read")
+            throw ExitCode(ExitStatus.invalid)
+        }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
+            printError("--token-file '\(tokenFile)': the token must be one word of 16 characters or more")
+            throw ExitCode(ExitStatus.invalid)
+        }
+        return token
+    }
+}

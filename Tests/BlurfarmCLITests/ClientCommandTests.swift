@@ -1,0 +1,115 @@
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// The client commands (`submit`, `jobs`, `job`, `cancel`, `retry`) against a real
+/// `blurfarm serve` (docs/serve.md).
+@Suite struct ClientCommandTests {
+    @Test func submitWaitsAndExitsAsRunWould() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 3)
+        let server = try ServedFarm(folder: folder)
+        defer { server.stop() }
+        let manifest = try server.writeJob("client")
+        let submitted = try Blurfarm.run(["submit", manifest, "--server", server.base, "--priority", "70", "--wait"])
+        #expect(submitted.status == 0, "\(submitted.stderr)")
+        #expect(submitted.stdout == "1\n")
+        #expect(submitted.stderr.contains("client: completed: 3 written, 0 up to date, 0 failed"), "\(submitted.stderr)")
+
+        let listed = try Blurfarm.run(["jobs"], environment: ["BLURFARM_SERVER": server.base])
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains("    1  completed   70  3/3            client"), "\(listed.stdout)")
+        let json = try Blurfarm.run(["job", "1", "--json", "--server", server.base])
+        let job = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(job?["outputsWritten"] as? Int == 3)
+        let again = try Blurfarm.run(["retry", "1", "--server", server.base])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("cannot retry a job that is completed"))
+    }
+
+    @Test func anInvalidManifestPrintsTheDiagnosticsOfCheckAndExits2() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 1)
+        let server = try ServedFarm(folder: folder)
+        defer { server.stop() }
+        let manifest = try server.writeJob("typo")
+        try String(contentsOfFile: manifest, encoding: .utf8).replacingOccurrences(of: "sigma:", with: "sigam:")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let submitted = try Blurfarm.run(["submit", manifest, "--server", server.base])
+        let checked = try Blurfarm.run(["check", manifest, "--config", server.path("farm.conf")])
+        #expect(submitted.status == 2)
+        #expect(checked.status == 2)
+        #expect(submitted.stderr == checked.stderr, "\(submitted.stderr)")
+        #expect(submitted.stdout.isEmpty)
+    }
+
+    @Test func jobWaitWaitsAcrossARestartOfTheServer() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 8)
+        let first = try ServedFarm(folder: folder, workers: 1)
+        let port = first.port
+        let id = try first.submit(try first.writeJob("waited", sigma: 4))
+        let waiter = Process()
+        waiter.executableURL = Blurfarm.executable
+        waiter.arguments = ["job", "\(id)", "--wait", "--server", first.base]
+        waiter.environment = Blurfarm.environment
+        waiter.standardOutput = Pipe()
+        try waiter.run()
+        try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
+        first.stop(signal: SIGKILL)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(waiter.isRunning)
+        let second = try ServedFarm(folder: folder, workers: 1, port: port)
+        defer { second.stop() }
+        waiter.waitUntilExit()
+        #expect(waiter.terminationStatus == 0)
+        #expect(try second.call("GET", "/api/v1/jobs/\(id)").1["state"] as? String == "completed")
+    }
+
+    @Test func cancelAndAFailedJobsStatus() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 6)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let id = try server.submit(try server.writeJob("stopped", sigma: 12))
+        let cancelled = try Blurfarm.run(["cancel", "\(id)", "--server", server.base])
+        #expect(cancelled.status == 0, "\(cancelled.stderr)")
+        #expect(cancelled.stdout.contains("  cancel"), "\(cancelled.stdout)")
+        let waited = try Blurfarm.run(["job", "\(id)", "--wait", "--server", server.base])
+        #expect(waited.status == 1)
+        #expect(waited.stdout.contains("cancelled"))
+        let unreachable = try Blurfarm.run(["jobs", "--server", "http://127.0.0.1:1"])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stderr.contains("cannot reach the farm service at http://127.0.0.1:1"), "\(unreachable.stderr)")
+    }
+
+    @Test func theServerAndItsTokenFromTheConfiguration() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let token = folder.appendingPathComponent("token").path
+        try "0123456789abcdef0123\n".write(toFile: token, atomically: true, encoding: .utf8)
+        let server = try ServedFarm(folder: folder, arguments: ["--token-file", token])
+        defer { server.stop() }
+        let without = try Blurfarm.run(["jobs", "--server", server.base])
+        #expect(without.status == 1)
+        #expect(without.stderr.contains("this server needs a token"), "\(without.stderr)")
+        let client = folder.appendingPathComponent("client.conf").path
+        try "server: \(server.base)\ntoken-file: token\n".write(toFile: client, atomically: true, encoding: .utf8)
+        let configured = try Blurfarm.run(["jobs", "--config", client])
+        #expect(configured.status == 0, "\(configured.stderr)")
+        let wrong = folder.appendingPathComponent("wrong.conf").path
+        try "server: \(server.base)\ntoken-file: nowhere\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        let missing = try Blurfarm.run(["jobs", "--config", wrong])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("nowhere': cannot be read"), "\(missing.stderr)")
+        let invalid = folder.appendingPathComponent("invalid.conf").path
+        try "server: localhost\n".write(toFile: invalid, atomically: true, encoding: .utf8)
+        let refused = try Blurfarm.run(["jobs", "--config", invalid])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("invalid.conf:1:9: error: 'server' must be a URL"), "\(refused.stderr)")
+    }
+}

@@ -1,0 +1,148 @@
+import BlurfarmTestSupport
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `blurfarm serve` process on an ephemeral loopback port, over a folder that holds its
+/// configuration (`state: state`), its queue and the jobs' files (its root).
+final class ServedFarm {
+    let folder: URL
+    let process = Process()
+    let port: Int
+    private let errors = Pipe()
+
+    var base: String { "http://127.0.0.1:\(port)" }
+    func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }
+
+    /// Starts the server (workers and more `arguments`) and waits until it listens.
+    init(folder: URL, workers: Int = 2, port: Int = 0, arguments: [String] = []) throws {
+        self.folder = folder
+        let config = folder.appendingPathComponent("farm.conf").path
+        if !FileManager.default.fileExists(atPath: config) {
+            try "state: state\n".write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        process.executableURL = Blurfarm.executable
+        process.arguments = [
+            "serve", "--listen", "127.0.0.1:\(port)", "--workers", "\(workers)", "--root", folder.path, "--config", config,
+            "--grace", "5",
+        ] + arguments
+        process.environment = Blurfarm.environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = errors
+        try process.run()
+        // "blurfarm serve: listening on http://127.0.0.1:PORT"
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let port = text.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        else {
+            process.waitUntilExit()
+            throw ServeFailure(message: "the server did not start: \(text) \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        }
+        self.port = port
+    }
+
+    /// Sends `signal` and waits for the exit; the status and standard error.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
+        kill(process.processIdentifier, signal)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, stderr)
+    }
+
+    /// `method path` with the JSON `body` (POST: `{}` when nil); the status and the JSON object.
+    func call(_ method: String, _ path: String, json body: [String: Any]? = nil) throws -> (Int, [String: Any]) {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        request.timeoutInterval = 30
+        if method == "POST" {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: body ?? [:])
+        }
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var answer: (Int, Data)?
+        nonisolated(unsafe) var failure: (any Error)?
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            if let response = response as? HTTPURLResponse { answer = (response.statusCode, data ?? Data()) }
+            failure = error
+            done.signal()
+        }.resume()
+        done.wait()
+        if let failure { throw failure }
+        guard let answer else { throw ServeFailure(message: "no answer to \(method) \(path)") }
+        return (answer.0, (try? JSONSerialization.jsonObject(with: answer.1)) as? [String: Any] ?? [:])
+    }
+
+    /// Submits the manifest at `manifest` with `priority`; the job's id.
+    func submit(_ manifest: String, priority: Int = 50) throws -> Int {
+        let (status, job) = try call("POST", "/api/v1/jobs", json: ["path": manifest, "priority": priority])
+        guard status == 201, let id = job["id"] as? Int else {
+            throw ServeFailure(message: "submit answered \(status): \(job)")
+        }
+        return id
+    }
+
+    /// Job `id` once `condition` holds (or after two minutes).
+    @discardableResult
+    func wait(for id: Int, until condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            let (_, job) = try call("GET", "/api/v1/jobs/\(id)")
+            if condition(job) || Date() > deadline { return job }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// Job `id` once it is finished (completed, failed or cancelled).
+    @discardableResult
+    func finished(_ id: Int) throws -> [String: Any] {
+        try wait(for: id) { ["completed", "failed", "cancelled"].contains($0["state"] as? String ?? "") }
+    }
+
+    /// Writes `manifest.job`-style `name.job` in the folder: job `name`, the files of `inputs`
+    /// blurred (gaussian `sigma`) to `out/name/{stem}.png`. Returns its path.
+    func writeJob(_ name: String, inputs: String = "photos/*", sigma: Double = 1.5) throws -> String {
+        let manifest = path("\(name).job")
+        try """
+            job: \(name)
+            inputs: [\(inputs)]
+            outputs:
+              - name: blur
+                path: out/\(name)/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: \(sigma)
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        return manifest
+    }
+
+    /// Copies corpus photos into `photos/` of `folder` (`count` files, the corpus's 8 photos
+    /// repeated under new names).
+    static func addPhotos(to folder: URL, count: Int = 8, into subfolder: String = "photos") throws {
+        let target = folder.appendingPathComponent(subfolder)
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.corpus("photos")).filter {
+            $0.hasSuffix(".jpg")
+        }.sorted()
+        for index in 0..<count {
+            let name = names[index % names.count]
+            let copy = index < names.count ? name : "\(index)-\(name)"
+            try FileManager.default.copyItem(
+                atPath: Fixtures.corpus("photos/\(name)"), toPath: target.appendingPathComponent(copy).path)
+        }
+    }
+}
+
+struct ServeFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

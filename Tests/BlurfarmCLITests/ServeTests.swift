@@ -1,0 +1,248 @@
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// `blurfarm serve` end to end: the built executable on an ephemeral loopback port, real
+/// workers, real photos (docs/serve.md, docs/api.md).
+@Suite struct ServeTests {
+    @Test func aSubmittedJobCompletesWithOutputsByteIdenticalToRun() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder)
+        let server = try ServedFarm(folder: folder)
+        let manifest = try server.writeJob("web")
+        let id = try server.submit(manifest)
+        let job = try server.finished(id)
+        let (_, outputs) = try server.call("GET", "/api/v1/jobs/\(id)/outputs")
+        let stopped = server.stop()
+        #expect(job["state"] as? String == "completed", "\(job)")
+        #expect(job["outputsWritten"] as? Int == 8)
+        #expect((outputs["outputs"] as? [[String: Any]])?.allSatisfy { $0["state"] as? String == "written" } == true)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+
+        // The same manifest through `blurfarm run` in a copy of the folder.
+        let other = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: other) }
+        try ServedFarm.addPhotos(to: other)
+        try FileManager.default.copyItem(atPath: manifest, toPath: other.appendingPathComponent("web.job").path)
+        try "state: state\n".write(to: other.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        let run = try Blurfarm.run([
+            "run", other.appendingPathComponent("web.job").path, "--config", other.appendingPathComponent("farm.conf").path,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: server.path("out/web")).sorted()
+        #expect(names.count == 8)
+        for name in names {
+            let served = FileManager.default.contents(atPath: server.path("out/web/\(name)"))
+            let ran = FileManager.default.contents(atPath: other.appendingPathComponent("out/web/\(name)").path)
+            #expect(served != nil && served == ran, "\(name) differs from run's")
+        }
+    }
+
+    @Test func pauseResumeAndCancel() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 10)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let paused = try server.submit(try server.writeJob("paused", sigma: 8))
+        let answer = try server.call("POST", "/api/v1/jobs/\(paused)/pause").1
+        #expect(answer["state"] as? String == "paused")
+        // Outputs already started when it was paused finish (at most decoded-images, 2, are in
+        // flight); no other starts.
+        let atPause = answer["outputsWritten"] as? Int ?? 0
+        Thread.sleep(forTimeInterval: 3)
+        let after = try server.call("GET", "/api/v1/jobs/\(paused)").1
+        #expect(after["state"] as? String == "paused")
+        #expect((after["outputsWritten"] as? Int ?? 10) <= atPause + 2, "\(atPause) written at the pause, then \(after)")
+        #expect((after["outputsWritten"] as? Int ?? 10) < 10)
+
+        let cancelled = try server.submit(try server.writeJob("cancelled", sigma: 8))
+        #expect(try server.call("POST", "/api/v1/jobs/\(paused)/resume").1["state"] as? String == "active")
+        let (status, cancelling) = try server.call("POST", "/api/v1/jobs/\(cancelled)/cancel")
+        #expect(status == 200)
+        #expect(["cancelling", "cancelled"].contains(cancelling["state"] as? String ?? ""), "\(cancelling)")
+        let resumed = try server.finished(paused)
+        let gone = try server.finished(cancelled)
+        #expect(resumed["state"] as? String == "completed")
+        #expect(resumed["outputsWritten"] as? Int == 10)
+        #expect(gone["state"] as? String == "cancelled")
+        #expect((gone["outputsWritten"] as? Int ?? 10) < 10)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: server.path("out/cancelled"))) ?? []
+        #expect(left.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(left)")
+    }
+
+    @Test func retryAfterFixingABrokenInput() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 3)
+        let broken = folder.appendingPathComponent("photos/broken.jpg").path
+        try FileManager.default.copyItem(atPath: Fixtures.corpus("special/truncated.jpg"), toPath: broken)
+        let server = try ServedFarm(folder: folder)
+        defer { server.stop() }
+        let id = try server.submit(try server.writeJob("fixme"))
+        let failed = try server.finished(id)
+        #expect(failed["state"] as? String == "failed", "\(failed)")
+        #expect(failed["outputsFailed"] as? Int == 1)
+        let outputs = try server.call("GET", "/api/v1/jobs/\(id)/outputs").1["outputs"] as? [[String: Any]] ?? []
+        let failure = outputs.first { $0["state"] as? String == "failed" }
+        #expect((failure?["error"] as? String)?.contains("broken.jpg") == true, "\(outputs)")
+        #expect(failure?["errorKind"] as? String != nil)
+
+        try FileManager.default.removeItem(atPath: broken)
+        try FileManager.default.copyItem(atPath: Fixtures.corpus("photos/plasma-Kite.jpg"), toPath: broken)
+        #expect(try server.call("POST", "/api/v1/jobs/\(id)/retry").0 == 200)
+        let fixed = try server.finished(id)
+        #expect(fixed["state"] as? String == "completed", "\(fixed)")
+        #expect(fixed["outputsWritten"] as? Int == 1)
+        #expect(fixed["outputsUpToDate"] as? Int == 3)
+        #expect(FileManager.default.fileExists(atPath: server.path("out/fixme/broken.png")))
+    }
+
+    @Test func aHighPriorityJobSubmittedBehindThreeOthersFinishesFirst() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 4)
+        try ServedFarm.addPhotos(to: folder, count: 1, into: "urgent")
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        var ids: [Int] = []
+        for name in ["first", "second", "third"] { ids.append(try server.submit(try server.writeJob(name, sigma: 4))) }
+        let urgent = try server.submit(try server.writeJob("urgent", inputs: "urgent/*", sigma: 4), priority: 90)
+        let done = try server.finished(urgent)
+        #expect(done["state"] as? String == "completed")
+        for id in ids {
+            let job = try server.call("GET", "/api/v1/jobs/\(id)").1
+            #expect(job["state"] as? String != "completed", "job \(id) finished before the urgent one: \(job)")
+        }
+        for id in ids { #expect(try server.finished(id)["state"] as? String == "completed") }
+    }
+
+    @Test func afterKill9TheJobCompletesOnRestartWritingEveryOutputOnce() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 30)
+        let first = try ServedFarm(folder: folder, workers: 2)
+        let id = try first.submit(try first.writeJob("thirty", sigma: 3))
+        try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 5 }
+        first.stop(signal: SIGKILL)
+        // What is there now was written whole (atomic rename): it must not be written again.
+        let out = folder.appendingPathComponent("out/thirty").path
+        var written: [String: UInt64] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: out) where !name.hasPrefix(".") {
+            written[name] = try Self.inode(out + "/" + name)
+        }
+        #expect(written.count >= 5 && written.count < 30)
+
+        let second = try ServedFarm(folder: folder, workers: 2)
+        let job = try second.finished(id)
+        let stopped = second.stop()
+        #expect(job["state"] as? String == "completed", "\(job)")
+        #expect(job["outputsUpToDate"] as? Int == written.count)
+        #expect(job["outputsWritten"] as? Int == 30 - written.count)
+        let names = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(names.count == 30, "\(names.filter { $0.hasPrefix(".") })")
+        for (name, inode) in written { #expect(try Self.inode(out + "/" + name) == inode, "\(name) was written again") }
+        #expect(stopped.status == 0)
+    }
+
+    @Test func sigtermLetsRunningOutputsFinishExitsZeroAndTheJobGoesOnAtTheNextStart() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 12)
+        let first = try ServedFarm(folder: folder, workers: 1)
+        let id = try first.submit(try first.writeJob("stopped", sigma: 4))
+        try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
+        let stopped = first.stop(signal: SIGTERM)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let out = folder.appendingPathComponent("out/stopped").path
+        let names = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(names.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(names)")
+        #expect(names.count < 12)
+
+        let second = try ServedFarm(folder: folder, workers: 1)
+        defer { second.stop() }
+        let job = try second.finished(id)
+        #expect(job["state"] as? String == "completed", "\(job)")
+        #expect(job["outputsUpToDate"] as? Int == names.count)
+        #expect(job["outputsWritten"] as? Int == 12 - names.count)
+    }
+
+    @Test func aServedJobAndARunOfTheSameManifestNeverWriteAtOnce() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 8)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let manifest = try server.writeJob("shared", sigma: 10)
+        // A cron run of the same manifest, with the server's configuration (state folder).
+        let run = Process()
+        run.executableURL = Blurfarm.executable
+        run.arguments = ["run", manifest, "--config", server.path("farm.conf"), "--workers", "1"]
+        run.environment = Blurfarm.environment
+        run.standardError = Pipe()
+        try run.run()
+        let out = server.path("out/shared")
+        let deadline = Date().addingTimeInterval(60)
+        while ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty,
+            Date() < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let id = try server.submit(manifest)
+        let job = try server.finished(id)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        #expect(job["state"] as? String == "failed", "\(job)")
+        #expect((job["error"] as? String)?.contains("job 'shared' is already running (pid \(run.processIdentifier)") == true, "\(job)")
+        #expect(job["outputsWritten"] as? Int == 0)
+    }
+
+    @Test func anAddressOtherThanLoopbackNeedsAToken() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run(["serve", "--listen", "0.0.0.0:0", "--root", folder.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("needs a token: --token-file"), "\(result.stderr)")
+        let short = folder.appendingPathComponent("token").path
+        try "abc\n".write(toFile: short, atomically: true, encoding: .utf8)
+        let weak = try Blurfarm.run(["serve", "--listen", "0.0.0.0:0", "--root", folder.path, "--token-file", short])
+        #expect(weak.status == 2)
+        #expect(weak.stderr.contains("16 characters or more"), "\(weak.stderr)")
+    }
+
+    /// The status page in headless Chromium (Tests/BlurfarmCLITests/web/status_page.py): a job
+    /// submitted through the API appears and its bar reaches 100 %, the cancel button cancels a
+    /// second job; screenshots at 390 and 1400 px in `blurfarm-screenshots/` of the temporary
+    /// folder.
+    @Test func theStatusPageShowsAJobToCompletionAndCancelsAnother() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 6)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let first = try server.writeJob("shown", sigma: 2)
+        let second = try server.writeJob("cancelled", sigma: 20)
+        let shots = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-screenshots")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("web/status_page.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, server.base, first, second, shots.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        for width in [390, 1400] {
+            #expect(FileManager.default.fileExists(atPath: shots.appendingPathComponent("status-\(width).png").path))
+        }
+    }
+
+    static func inode(_ path: String) throws -> UInt64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0
+    }
+}

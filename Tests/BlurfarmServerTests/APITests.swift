@@ -1,0 +1,212 @@
+import BlurfarmServer
+import Foundation
+import Testing
+
+/// The HTTP API against a real server on an ephemeral loopback port (the engine scripted).
+@Suite struct APITests {
+    @Test func healthzAnswersWithoutAToken() async throws {
+        let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
+        let answer = try await server.call("GET", "/healthz", token: .some(nil))
+        await server.stop()
+        #expect(answer.status == 200)
+        #expect(answer.object["status"] as? String == "ok")
+    }
+
+    @Test func submitListAndShowAJobWithItsProgress() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let submitted = try await server.call(
+            "POST", "/api/v1/jobs",
+            json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root, "priority": 60])
+        let id = submitted.object["id"] as? Int ?? 0
+        let list = try await server.call("GET", "/api/v1/jobs?state=active")
+        let none = try await server.call("GET", "/api/v1/jobs?state=completed,failed")
+        let one = try await server.call("GET", "/api/v1/jobs/\(id)")
+        let outputs = try await server.call("GET", "/api/v1/jobs/\(id)/outputs")
+        let missing = try await server.call("GET", "/api/v1/jobs/999")
+        let badState = try await server.call("GET", "/api/v1/jobs?state=sleeping")
+        await server.stop()
+        #expect(submitted.status == 201, "\(submitted.text)")
+        #expect(submitted.object["state"] as? String == "active")
+        #expect(submitted.object["priority"] as? Int == 60)
+        #expect((list.object["jobs"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+        #expect((none.object["jobs"] as? [[String: Any]])?.isEmpty == true)
+        let progress = one.object["progress"] as? [String: Any]
+        #expect(progress?["outputsTotal"] as? Int == 2)
+        #expect(progress?["outputsDone"] as? Int == 0)
+        #expect((outputs.object["outputs"] as? [Any])?.isEmpty == true)
+        #expect(missing.status == 404)
+        #expect(badState.status == 400)
+    }
+
+    @Test func anInvalidManifestIs422WithTheDiagnosticsOfCheck() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let text = ServerFixture.manifest.replacingOccurrences(of: "sigma: 2", with: "sigam: 2")
+        let answer = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": text, "folder": server.fixture.root, "name": "mine.job"])
+        await server.stop()
+        #expect(answer.status == 422)
+        let diagnostics = answer.object["diagnostics"] as? String ?? ""
+        #expect(diagnostics.contains("\(server.fixture.root)/mine.job:8:11: error: unknown key 'sigam'"), "\(diagnostics)")
+    }
+
+    @Test func pathsOutsideTheRootsAre403() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let escapes = ServerFixture.manifest.replacingOccurrences(of: "path: out/", with: "path: ../../")
+        let answer = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": escapes, "folder": server.fixture.root])
+        let byPath = try await server.call("POST", "/api/v1/jobs", json: ["path": "/etc/passwd"])
+        await server.stop()
+        #expect(answer.status == 403)
+        #expect((answer.object["error"] as? String)?.contains("outside the server's roots") == true, "\(answer.text)")
+        #expect(byPath.status == 403)
+        #expect(server.fixture.engine.submitted.isEmpty)
+    }
+
+    @Test func withATokenARequestWithoutItIs401AndWithAnotherIs403() async throws {
+        let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
+        let without = try await server.call("GET", "/api/v1/jobs", token: .some(nil))
+        let wrong = try await server.call("GET", "/api/v1/jobs", token: "s3cres")
+        let short = try await server.call("GET", "/metrics", token: "s3")
+        let right = try await server.call("GET", "/api/v1/jobs")
+        await server.stop()
+        #expect(without.status == 401)
+        #expect(without.headers["www-authenticate"] == "Bearer")
+        #expect(wrong.status == 403)
+        #expect(short.status == 403)
+        #expect(right.status == 200)
+    }
+
+    @Test func aHostHeaderNamingAnotherServerIsRefused() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let rebound = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: attacker.example:\(server.port)",
+            server.base + "/api/v1/jobs",
+        ])
+        let named = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: localhost:\(server.port)", server.base + "/api/v1/jobs",
+        ])
+        await server.stop()
+        #expect(rebound == "421")
+        #expect(named == "200")
+    }
+
+    @Test func aPublicURLsHostIsAcceptedAsHostAndOrigin() async throws {
+        let server = try await RunningServer.start(try ServerFixture(), publicHosts: ["farm.example.com"])
+        let proxied = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", server.base + "/api/v1/jobs",
+        ])
+        let page = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", "-H",
+            "Origin: https://farm.example.com", "-H", "Content-Type: application/json", "-d", "{}",
+            server.base + "/api/v1/jobs",
+        ])
+        let other = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", "-H",
+            "Origin: https://evil.example.com", "-H", "Content-Type: application/json", "-d", "{}",
+            server.base + "/api/v1/jobs",
+        ])
+        await server.stop()
+        #expect(proxied == "200")
+        #expect(page == "400")  // past the checks: `{}` names no manifest
+        #expect(other == "403")
+    }
+
+    @Test func changesNeedJSONAndASameOriginPage() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let id = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
+        ).object["id"] as? Int ?? 0
+        let form = try await server.call(
+            "POST", "/api/v1/jobs/\(id)/pause", headers: ["Content-Type": "application/x-www-form-urlencoded"])
+        let crossSite = try await server.call(
+            "POST", "/api/v1/jobs/\(id)/pause", headers: ["Sec-Fetch-Site": "cross-site"])
+        let otherOrigin = try await server.call(
+            "POST", "/api/v1/jobs/\(id)/pause", headers: ["Origin": "http://attacker.example"])
+        let sameOrigin = try await server.call(
+            "POST", "/api/v1/jobs/\(id)/pause",
+            headers: ["Origin": server.base, "Sec-Fetch-Site": "same-origin"])
+        await server.stop()
+        #expect(form.status == 415)
+        #expect(crossSite.status == 403)
+        #expect(otherOrigin.status == 403)
+        #expect(sameOrigin.status == 200)
+        #expect(sameOrigin.headers["access-control-allow-origin"] == nil)
+    }
+
+    @Test func cancelPauseResumeRetryAndPriority() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let id = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
+        ).object["id"] as? Int ?? 0
+        let paused = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
+        let resumed = try await server.call("POST", "/api/v1/jobs/\(id)/resume")
+        let priority = try await server.call("POST", "/api/v1/jobs/\(id)/priority", json: ["priority": 99])
+        let outOfRange = try await server.call("POST", "/api/v1/jobs/\(id)/priority", json: ["priority": 101])
+        let tooEarly = try await server.call("POST", "/api/v1/jobs/\(id)/retry")
+        let cancelled = try await server.call("POST", "/api/v1/jobs/\(id)/cancel")
+        server.fixture.engine.emit(.finished(job: Int64(id), failed: 0, cancelled: true))
+        try await server.fixture.wait(for: Int64(id)) { $0.state == .cancelled }
+        let retried = try await server.call("POST", "/api/v1/jobs/\(id)/retry")
+        let unknown = try await server.call("POST", "/api/v1/jobs/12345/cancel")
+        await server.stop()
+        #expect(paused.object["state"] as? String == "paused")
+        #expect(resumed.object["state"] as? String == "active")
+        #expect(priority.object["priority"] as? Int == 99)
+        #expect(outOfRange.status == 400)
+        #expect(tooEarly.status == 409)
+        #expect(tooEarly.object["error"] as? String == "cannot retry a job that is active")
+        #expect(cancelled.object["state"] as? String == "cancelling")
+        #expect(retried.object["state"] as? String == "active")
+        #expect(unknown.status == 404)
+        #expect(server.fixture.engine.calls.contains("priority \(id) 99"))
+    }
+
+    @Test func aBodyOverTheLimitIs413() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let huge = String(repeating: "#", count: 100 * 1024)
+        let answer = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": huge, "folder": server.fixture.root])
+        await server.stop()
+        #expect(answer.status == 413)
+    }
+
+    @Test func theEventStreamSendsEveryChangeAndReplaysTheLog() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let id = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
+        ).object["id"] as? Int ?? 0
+        // A stream ends only when its client leaves: curl reads each for a few seconds (the
+        // whole suite on 2 cores may take a second to answer).
+        let replay = try await RunningServer.curl(["-N", "--max-time", "4", server.base + "/api/v1/events?after=0"])
+        let subscribers = server.fixture.service.hub.count  // the replay's may linger a moment
+        let live = Task {
+            try await RunningServer.curl(["-N", "--max-time", "8", server.base + "/api/v1/events"])
+        }
+        // The change is made once the stream's client has subscribed (however slow the machine).
+        let deadline = ContinuousClock.now + .seconds(5)
+        while server.fixture.service.hub.count <= subscribers, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
+        let text = try await live.value
+        await server.stop()
+        #expect(replay.contains("event: job\ndata: {"))
+        #expect(replay.contains("\"state\":\"queued\""))
+        #expect(replay.contains("\"state\":\"active\""))
+        #expect(text.contains("\"state\":\"paused\""), "\(text)")
+        #expect(!text.contains("\"state\":\"queued\""))
+    }
+
+    @Test func metricsAreInThePrometheusTextFormat() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        _ = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root])
+        let metrics = try await server.call("GET", "/metrics")
+        await server.stop()
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.text.contains("# TYPE blurfarm_jobs gauge\n"))
+        #expect(metrics.text.contains("blurfarm_jobs{state=\"active\"} 1\n"))
+        #expect(metrics.text.contains("blurfarm_queue_depth 0\n"))
+        #expect(metrics.text.contains("blurfarm_outputs_written_total 0\n"))
+    }
+}

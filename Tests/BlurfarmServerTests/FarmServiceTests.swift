@@ -1,0 +1,210 @@
+import BlurfarmServer
+import Foundation
+import GRDB
+import Testing
+
+/// The service over a scripted engine: what it stores, what it asks of the farm, and what it
+/// does with the farm's events.
+@Suite struct FarmServiceTests {
+    @Test func aSubmittedJobIsStoredAndHandedToTheFarm() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let job = try await fixture.submit(priority: 70)
+        #expect(job.state == .active)
+        #expect(job.name == "served")
+        #expect(job.outputsTotal == 2)
+        #expect(job.manifest == fixture.root + "/submitted.job")
+        #expect(fixture.engine.submitted.map(\.id) == [job.id!])
+        #expect(fixture.engine.submitted.first?.priority == 70)
+        #expect(fixture.engine.submitted.first?.plan.outputCount == 2)
+    }
+
+    @Test func theFarmsEventsCarryAJobToCompletedWithItsOutputs() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let output = fixture.root + "/out/plasma-Kite.png"
+        fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 1))
+        fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 4))
+        fixture.engine.emit(.tilesDone(job: id, output: output, done: 1, total: 4))
+        fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
+            status: "written", output: output, pixels: 1_000_000, tiles: 4, seconds: 0.5, retries: 0,
+            checksum: "abc", errorKind: nil, error: nil)))
+        fixture.engine.emit(.finished(job: id, failed: 0, cancelled: false))
+        let job = try await fixture.wait(for: id) { $0.state == .completed }
+        #expect(job.state == .completed)
+        #expect(job.outputsUpToDate == 1 && job.outputsWritten == 1 && job.outputsDone == 2)
+        #expect(job.tilesDone == 1 && job.tilesTotal == 4)
+        let outputs = try await fixture.service.outputs(of: id)
+        #expect(outputs.map(\.output) == [output])
+        #expect(outputs.first?.state == "written" && outputs.first?.checksum == "abc")
+        #expect(JobView(job).progress.fraction == 1)
+    }
+
+    @Test func aFailedOutputKeepsItsErrorAndTheJobFails() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let output = fixture.root + "/out/mate-FreshFlower.png"
+        fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 0))
+        fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
+            status: "failed", output: output, pixels: 0, tiles: 0, seconds: 0.1, retries: 0, checksum: nil,
+            errorKind: "decode", error: "in/mate-FreshFlower.jpg: truncated")))
+        fixture.engine.emit(.finished(job: id, failed: 1, cancelled: false))
+        let job = try await fixture.wait(for: id) { $0.state == .failed }
+        #expect(job.state == .failed && job.outputsFailed == 1)
+        let outputs = try await fixture.service.outputs(of: id)
+        #expect(outputs.first?.errorKind == "decode")
+        #expect(outputs.first?.error == "in/mate-FreshFlower.jpg: truncated")
+
+        let retried = try await fixture.service.request(.retryRequested, job: id)
+        #expect(retried.state == .active)
+        #expect(fixture.engine.submitted.last?.retryFailed == true)
+    }
+
+    @Test func cancelPauseAndResumeReachTheFarm() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        #expect(try await fixture.service.request(.pauseRequested, job: id).state == .paused)
+        #expect(try await fixture.service.request(.resumeRequested, job: id).state == .active)
+        #expect(try await fixture.service.request(.cancelRequested, job: id).state == .cancelling)
+        #expect(fixture.engine.calls == ["submit \(id)", "pause \(id)", "resume \(id)", "cancel \(id)"])
+        fixture.engine.emit(.finished(job: id, failed: 0, cancelled: true))
+        #expect(try await fixture.wait(for: id) { $0.state == .cancelled }.state == .cancelled)
+        await #expect(throws: ServiceError.self) { try await fixture.service.request(.pauseRequested, job: id) }
+    }
+
+    @Test func aHighPriorityJobSubmittedBehindOthersGoesToTheFarmAtOnce() async throws {
+        let fixture = try ServerFixture(depth: 1)
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let first = try await fixture.submit(priority: 50).id!
+        let second = try await fixture.submit(priority: 50).id!
+        let third = try await fixture.submit(priority: 50).id!
+        let urgent = try await fixture.submit(priority: 90).id!
+        #expect(fixture.engine.submitted.map(\.id) == [first, urgent])
+        #expect(try await fixture.service.job(second).state == .queued)
+        fixture.engine.emit(.finished(job: first, failed: 0, cancelled: false))
+        fixture.engine.emit(.finished(job: urgent, failed: 0, cancelled: false))
+        try await fixture.wait(for: second) { $0.state == .active }
+        #expect(fixture.engine.submitted.map(\.id) == [first, urgent, second])
+        #expect(try await fixture.service.job(third).state == .queued)
+    }
+
+    @Test func anInvalidManifestIsRefusedWithCheckDiagnostics() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let text = ServerFixture.manifest.replacingOccurrences(of: "sigma: 2", with: "sigam: 2")
+        var message = ""
+        do {
+            _ = try await fixture.service.submit(SubmitRequest(manifest: text, folder: fixture.root, name: "mine.job"))
+        } catch {
+            if case .invalidManifest = error { message = error.description }
+        }
+        #expect(message.contains(fixture.root + "/mine.job:8:11: error: unknown key 'sigam'"), "\(message)")
+        #expect(try await fixture.service.jobs(states: nil, limit: nil).isEmpty)
+    }
+
+    @Test func pathsOutsideTheRootsAreRefusedBeforeAnyWork() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let outside = fixture.folder.appendingPathComponent("elsewhere").path
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let escapes = ServerFixture.manifest.replacingOccurrences(of: "path: out/", with: "path: ../elsewhere/")
+        let linked = ServerFixture.manifest.replacingOccurrences(of: "path: out/", with: "path: link/")
+        try FileManager.default.createSymbolicLink(atPath: fixture.root + "/link", withDestinationPath: outside)
+        for request in [
+            SubmitRequest(manifest: ServerFixture.manifest, folder: outside),
+            SubmitRequest(manifest: escapes, folder: fixture.root),
+            SubmitRequest(manifest: linked, folder: fixture.root),
+            SubmitRequest(path: "/etc/hostname"),
+        ] {
+            await #expect {
+                _ = try await fixture.service.submit(request)
+            } throws: { error in
+                guard case ServiceError.outsideRoots = error else { return false }
+                return true
+            }
+        }
+        #expect(fixture.engine.submitted.isEmpty)
+        #expect(try await fixture.service.jobs(states: nil, limit: nil).isEmpty)
+    }
+
+    @Test func afterARestartUnfinishedJobsAreQueuedAgainAndHandedToTheNewFarm() async throws {
+        let first = try ServerFixture()
+        defer { first.remove() }
+        try await first.service.start()
+        let active = try await first.submit().id!
+        let paused = try await first.submit().id!
+        _ = try await first.service.request(.pauseRequested, job: paused)
+        await first.service.stop()
+
+        let second = try ServerFixture(reusing: first)
+        try await second.service.start()
+        #expect(try await second.service.job(active).state == .active)
+        #expect(try await second.service.job(paused).state == .paused)
+        #expect(second.engine.submitted.map(\.id) == [active])
+        #expect(try await second.service.request(.resumeRequested, job: paused).state == .active)
+    }
+
+    @Test func aJobTheFarmRefusesFailsWithTheReason() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        fixture.engine.state.withLock { $0.refusal = "another run holds the lock of job 'served'" }
+        try await fixture.service.start()
+        let job = try await fixture.submit()
+        #expect(job.state == .failed)
+        #expect(job.error == "another run holds the lock of job 'served'")
+    }
+
+    @Test func everyChangeIsInTheEventLogInOrder() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        _ = try await fixture.service.request(.pauseRequested, job: id)
+        let events = try fixture.store.events(after: 0)
+        let states = events.filter { $0.kind == "job" }.compactMap { event -> String? in
+            let object = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any]
+            return object?["state"] as? String
+        }
+        #expect(states == ["queued", "active", "paused"])
+        #expect(events.map(\.id!) == events.map(\.id!).sorted())
+    }
+}
+
+/// The queue's database on its own.
+@Suite struct QueueStoreTests {
+    @Test func theDatabaseIsInWALModeAndKeepsJobsAcrossReopening() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        let mode = try fixture.store.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+        try await fixture.service.start()
+        let id = try await fixture.submit(priority: 5).id!
+        let reopened = try QueueStore(path: fixture.store.path)
+        #expect(try reopened.job(id)?.name == "served")
+        #expect(try reopened.job(id)?.manifestText == ServerFixture.manifest)
+        #expect(try reopened.countsByState() == [.active: 1])
+    }
+
+    @Test func aFileThatIsNotADatabaseIsAnErrorNamingIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-q-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("queue.sqlite").path
+        try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try QueueStore(path: path)
+        } throws: { error in
+            "\(error)".hasPrefix(path + ": the queue database: ")
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import BlurfarmServer
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A real server (HTTP on an ephemeral loopback port) over a fixture's service.
+struct RunningServer {
+    let fixture: ServerFixture
+    let port: Int
+    let task: Task<Void, any Error>
+    let token: String?
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts the server of `fixture` (with `token` when given) and waits until it listens.
+    static func start(
+        _ fixture: ServerFixture, token: String? = nil, webFolder: String? = nil, publicHosts: [String] = []
+    ) async throws
+        -> RunningServer
+    {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let settings = ServerSettings(
+            host: "127.0.0.1", port: 0, token: token, webFolder: webFolder, maxBody: 64 * 1024, publicHosts: publicHosts)
+        let task = Task {
+            try await FarmServer.run(
+                service: fixture.service, engine: fixture.engine, settings: settings, logger: logger, signals: []
+            ) { port in continuation.yield(port) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        return RunningServer(fixture: fixture, port: port, task: task, token: token)
+    }
+
+    /// Stops the server and removes the fixture's files.
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+        fixture.remove()
+    }
+
+    /// An answer: status, headers, body.
+    struct Answer {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+        var object: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    }
+
+    /// `method path` with a JSON `body` (for POST, `{}` when nil), the server's token unless
+    /// `token` says otherwise, and `headers`.
+    func call(
+        _ method: String, _ path: String, json body: Any? = nil, token: String?? = nil, headers: [String: String] = [:]
+    ) async throws -> Answer {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        if method == "POST" {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: body ?? [String: Any]())
+        }
+        if let token = token ?? self.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            fields[String(describing: name).lowercased()] = String(describing: value)
+        }
+        return Answer(status: http.statusCode, headers: fields, body: data)
+    }
+
+    /// Runs curl with `arguments` (for what URLSession will not send: another Host header, a
+    /// stream read for a while); its standard output. Waits on a thread of its own, never one
+    /// of the tasks' (the server answers on those).
+    static func curl(_ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["curl", "-s"] + arguments
+                let out = Pipe()
+                process.standardOutput = out
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let data = out.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+}

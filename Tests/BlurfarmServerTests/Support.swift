@@ -1,0 +1,123 @@
+import BlurfarmCoordinator
+import BlurfarmKernels
+import BlurfarmManifest
+import BlurfarmServer
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// An engine the tests script: it records what the service asks of it and sends the events
+/// a test gives it, as the real farm would.
+final class ScriptedEngine: FarmEngine {
+    struct State {
+        var submitted: [ServedJob] = []
+        var calls: [String] = []
+        var listeners: [AsyncStream<EngineEvent>.Continuation] = []
+        var refusal: String?
+        var workers: [WorkerInfo] = []
+    }
+
+    let state = Mutex(State())
+
+    func submit(_ job: ServedJob) throws(EngineRefusal) {
+        let refusal = state.withLock { state -> String? in
+            if let refusal = state.refusal { return refusal }
+            state.submitted.append(job)
+            state.calls.append("submit \(job.id)")
+            return nil
+        }
+        if let refusal { throw EngineRefusal(refusal) }
+    }
+
+    func cancel(_ id: Int64) { record("cancel \(id)") }
+    func pause(_ id: Int64) { record("pause \(id)") }
+    func resume(_ id: Int64) { record("resume \(id)") }
+    func setPriority(_ id: Int64, _ priority: Int) { record("priority \(id) \(priority)") }
+
+    func events() -> AsyncStream<EngineEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+        state.withLock { $0.listeners.append(continuation) }
+        return stream
+    }
+
+    func workers() -> [WorkerInfo] { state.withLock { $0.workers } }
+
+    func shutdown(grace: Duration) async { record("shutdown") }
+
+    /// Sends `event` to the service.
+    func emit(_ event: EngineEvent) {
+        for listener in state.withLock({ $0.listeners }) { listener.yield(event) }
+    }
+
+    var calls: [String] { state.withLock { $0.calls } }
+    var submitted: [ServedJob] { state.withLock { $0.submitted } }
+
+    private func record(_ call: String) { state.withLock { $0.calls.append(call) } }
+}
+
+/// A root folder with two photos under `in/`, a queue database beside it, and a service over
+/// a scripted engine.
+struct ServerFixture {
+    let folder: URL
+    let root: String
+    let engine = ScriptedEngine()
+    let service: FarmService
+    let store: QueueStore
+
+    static let manifest = """
+        job: served
+        inputs: [in/*.jpg]
+        outputs:
+          - name: blur
+            path: out/{stem}.png
+            filters:
+              - gaussian:
+                  sigma: 2
+
+        """
+
+    /// A fixture; `database` reuses the queue of an earlier one (a restart).
+    init(reusing earlier: ServerFixture? = nil, depth: Int = 2) throws {
+        if let earlier {
+            folder = earlier.folder
+        } else {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-serve-\(UUID().uuidString)")
+            let input = folder.appendingPathComponent("root/in")
+            try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+            let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("samples")
+            for name in ["mate-FreshFlower.jpg", "plasma-Kite.jpg"] {
+                try FileManager.default.copyItem(
+                    at: samples.appendingPathComponent(name), to: input.appendingPathComponent(name))
+            }
+        }
+        root = folder.appendingPathComponent("root").resolvingSymlinksInPath().path
+        store = try QueueStore(path: folder.appendingPathComponent("queue.sqlite").path)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        service = FarmService(
+            store: store, engine: engine,
+            loader: JobLoader(configuration: FarmConfiguration(), registry: .builtIn, reads: []),
+            roots: try Roots([root]), scheduler: Scheduler(depth: depth), logger: logger)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    /// Submits the fixture's manifest with `priority`.
+    @discardableResult
+    func submit(priority: Int = 50) async throws -> QueueJob {
+        try await service.submit(SubmitRequest(manifest: Self.manifest, folder: root, priority: priority))
+    }
+
+    /// Waits (up to 10 s) until job `id` satisfies `condition`; returns it.
+    @discardableResult
+    func wait(for id: Int64, until condition: @Sendable (QueueJob) -> Bool) async throws -> QueueJob {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let job = try await service.job(id)
+            if condition(job) || ContinuousClock.now > deadline { return job }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
