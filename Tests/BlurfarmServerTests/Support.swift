@@ -113,7 +113,9 @@ struct ServerFixture {
     /// Waits (up to 10 s) until job `id` satisfies `condition`; returns it.
     @discardableResult
     func wait(for id: Int64, until condition: @Sendable (QueueJob) -> Bool) async throws -> QueueJob {
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Generous: the service's event task runs on the cooperative pool, which the whole
+        // suite's blocking tests may hold for many seconds on 2 cores (CI saw 10 s pass).
+        let deadline = ContinuousClock.now + .seconds(120)
         while true {
             let job = try await service.job(id)
             if condition(job) || ContinuousClock.now > deadline { return job }
