@@ -45,9 +45,6 @@ public struct FarmJob: Sendable {
         self.shard = shard
     }
 
-    /// The plugin filters the job uses, by name, sorted.
-    public var pluginsUsed: [String] { Self.pluginsUsed(by: [plan], registry: registry) }
-
     /// The plugin filters the jobs `plans` use, by name, sorted.
     public static func pluginsUsed(by plans: [JobPlan], registry: FilterRegistry) -> [String] {
         Set(plans.flatMap { plan in

@@ -50,8 +50,6 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
     }
 
-    /// The number of workers the pool keeps running.
-    public var workerCount: Int { settings.scheduling.workers }
     let settings: Settings
     let inbox = Mutex(Inbox())
     let wakePipe: (read: Int32, write: Int32)
