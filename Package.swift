@@ -183,7 +183,8 @@ let package = Package(
             name: "BlurfarmCLITests",
             dependencies: [
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
-                "BlurfarmManifest", "BlurfarmKernels",
+                "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["web"],  // the status page's browser test (Python), run by ServeTests
             swiftSettings: strict),

@@ -74,10 +74,24 @@ public protocol ImageRendering: Sendable {
         _ source: PixelBuffer, chain: FilterChain, tileSize: Int, ticket: RenderTicket
     ) throws(RenderFailure) -> RenderedImage
 
+    /// Starts rendering the output pixels of `region` (inside the chain's output rectangle for
+    /// `image`) into `output` (whose rectangle holds `region`), from `source`, which holds the
+    /// part of `image` that the region's tiles read: one band of a streamed image. The same
+    /// bits as the same pixels of the whole image's render, once ``RenderInFlight/wait()``
+    /// returns (the tiles retried). Several may be in flight at once.
+    func submit(
+        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket
+    ) -> RenderInFlight
+
     /// Where the runner decodes images to, so that ``render(_:chain:tileSize:)`` finds them
     /// where it needs them (the worker pool: in memory its workers share); nil for memory of
     /// the process.
     var allocator: (any PixelAllocator)? { get }
+
+    /// The bands of a streamed image rendered at once: more than one when the tiles of the
+    /// next band should keep the renderers busy while the last tiles of one finish.
+    var bandsInFlight: Int { get }
 }
 
 /// Renders in this process with the engine's ``Renderer`` and a ``TileExecutor`` (the threads
@@ -102,6 +116,38 @@ public struct InProcessRendering: ImageRendering {
         ticket.progress?(tiles, tiles)
         return RenderedImage(pixels: pixels)
     }
+
+    /// The ``Renderer``'s output for `region`, rendered before this returns; the ticket hears
+    /// of its tiles at the end.
+    public func submit(
+        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket
+    ) -> RenderInFlight {
+        Renderer(chain: chain, tileSize: tileSize, executor: executor).render(region, from: source, image: image, into: output)
+        let tiles = TileGrid(bounds: region, tileSize: tileSize).tiles.count
+        ticket.progress?(tiles, tiles)
+        return RenderInFlight(.success(0))
+    }
+
+    /// One: the executor's threads share each band's tiles.
+    public var bandsInFlight: Int { 1 }
+}
+
+/// A region being rendered (``ImageRendering/submit(_:from:image:into:chain:tileSize:ticket:)``):
+/// ``wait()`` for its outcome.
+public final class RenderInFlight: Sendable {
+    private let outcome: @Sendable () throws(RenderFailure) -> Int
+
+    /// A render that ends when `wait` returns: the tiles retried, or why it failed.
+    init(_ wait: @escaping @Sendable () throws(RenderFailure) -> Int) { outcome = wait }
+
+    /// A render already done, with `result`.
+    init(_ result: Result<Int, RenderFailure>) { outcome = { () throws(RenderFailure) -> Int in try result.get() } }
+
+    /// Waits until every tile is rendered and returns the tiles retried; may be called again.
+    ///
+    /// - Throws: ``RenderFailure`` as ``WorkerPool/render(_:chain:tileSize:ticket:)``.
+    public func wait() throws(RenderFailure) -> Int { try outcome() }
 }
 
 extension ImageRendering {

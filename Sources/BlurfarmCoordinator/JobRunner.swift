@@ -118,8 +118,26 @@ public struct JobRunner: Sendable {
         events: @escaping @Sendable (Event) -> Void
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
+        // The outputs that can be made band by band first, from one decode stream.
+        control.waitWhilePaused()
+        let streamable = input.outputs.indices.filter { canStream(input.outputs[$0], verify: verify) }
+        if !streamable.isEmpty, control.ended == nil {
+            for (index, streamed) in stream(input, indices: streamable, tileSize: tileSize, control: control, events: events)
+                .sorted(by: { $0.key < $1.key })
+            {
+                var report = streamed
+                if report.status == .failed, let ended = control.ended {
+                    // Cut short while it was rendered: the pool drops its tiles.
+                    report = OutputReport(
+                        input: input.relativePath, output: report.output, variant: report.variant,
+                        status: ended == .cancelled ? .cancelled : .stopped, failure: ended)
+                }
+                reports[index] = report
+                events(.outputFinished(report))
+            }
+        }
         var resizes: [ResizeSpec?] = []
-        for output in input.outputs where !resizes.contains(output.decodeResize) {
+        for (index, output) in input.outputs.enumerated() where reports[index] == nil && !resizes.contains(output.decodeResize) {
             resizes.append(output.decodeResize)
         }
         for resize in resizes {
@@ -128,7 +146,7 @@ public struct JobRunner: Sendable {
             let sized = input.outputs.filter { $0.decodeResize == resize && $0.largestSize != nil }
             let widths = Set(sized.compactMap { $0.variant.resize?.width } + sized.compactMap(\.largestSize)).sorted()
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
-            for (index, output) in input.outputs.enumerated() where output.decodeResize == resize {
+            for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
                 if let ended = control.ended {
                     let report = OutputReport(
@@ -208,8 +226,7 @@ public struct JobRunner: Sendable {
         case .success(let (i, s)): (image, decodeSeconds) = (i, s)
         }
         let variant = output.variant
-        let chain = FilterChain(
-            filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+        let chain = chain(of: output)
         // A plugin's answers are checked before any rectangle is used, and so is the size of
         // the output they make.
         if let problem = chain.problem(forImage: image.pixels.rect) {
@@ -272,9 +289,7 @@ public struct JobRunner: Sendable {
         } catch {
             return failed(.write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
         }
-        let options = EncodeOptions(
-            quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
-            background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling)
+        let options = encodeOptions(of: variant)
         var problem: OutputFailure?
         let encodeTime = clock.measure {
             do throws(ImageIOError) {

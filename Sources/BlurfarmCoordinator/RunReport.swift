@@ -30,8 +30,12 @@ public struct OutputReport: Sendable, Encodable {
     public let tiles: Int
     /// Pixels of the output rendered (width × height; 0 when it was not rendered).
     public let pixels: Int
+    /// The bands the image was streamed in (decoded, filtered and encoded band by band, the
+    /// outputs of one input sharing one decode); 0 when it was decoded whole.
+    public let bands: Int
     /// Seconds spent decoding the input (shared by the input's outputs), filtering and
-    /// encoding+writing this output.
+    /// encoding+writing this output. For a streamed image the three overlap: the filter
+    /// seconds are those during which some band of the output was rendering.
     public let decodeSeconds: Double
     public let filterSeconds: Double
     public let encodeSeconds: Double
@@ -60,12 +64,12 @@ public struct OutputReport: Sendable, Encodable {
     public let outputBytes: String?
 
     private enum CodingKeys: String, CodingKey {
-        case input, output, variant, status, tiles, pixels, decodeSeconds, filterSeconds, encodeSeconds, retries
+        case input, output, variant, status, tiles, pixels, bands, decodeSeconds, filterSeconds, encodeSeconds, retries
         case checksum, error, inputBytes, outputBytes
     }
 
     public init(
-        input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0,
+        input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0, bands: Int = 0,
         decodeSeconds: Double = 0, filterSeconds: Double = 0, encodeSeconds: Double = 0, retries: Int = 0,
         checksum: String? = nil, failure: OutputFailure? = nil
     ) {
@@ -77,6 +81,7 @@ public struct OutputReport: Sendable, Encodable {
         self.status = status
         self.tiles = tiles
         self.pixels = pixels
+        self.bands = bands
         self.decodeSeconds = decodeSeconds
         self.filterSeconds = filterSeconds
         self.encodeSeconds = encodeSeconds
@@ -93,6 +98,7 @@ public struct OutputReport: Sendable, Encodable {
         try container.encode(status, forKey: .status)
         try container.encode(tiles, forKey: .tiles)
         try container.encode(pixels, forKey: .pixels)
+        try container.encode(bands, forKey: .bands)
         try container.encode(decodeSeconds, forKey: .decodeSeconds)
         try container.encode(filterSeconds, forKey: .filterSeconds)
         try container.encode(encodeSeconds, forKey: .encodeSeconds)

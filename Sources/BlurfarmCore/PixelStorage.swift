@@ -14,6 +14,9 @@ public final class PixelStorage: @unchecked Sendable {
     public let byteCount: Int
     @usableFromInline let base: UnsafeMutableRawPointer
     private let release: @Sendable (UnsafeMutableRawPointer, Int) -> Void
+    /// For a slice (``init(slicing:byteOffset:byteCount:onRelease:)``): the storage it lies in
+    /// (kept alive by it) and where.
+    public let parent: (storage: PixelStorage, byteOffset: Int)?
 
     /// Blocks at least this large are mapped on their own, aligned for huge pages.
     static let hugePageThreshold = 4 << 20
@@ -60,6 +63,7 @@ public final class PixelStorage: @unchecked Sendable {
             base = memory
             release = { pointer, _ in free(pointer) }
         }
+        parent = nil
     }
 
     /// Adopts memory that something else allocated (a shared mapping), with the function that
@@ -71,6 +75,23 @@ public final class PixelStorage: @unchecked Sendable {
         self.base = pointer
         self.byteCount = byteCount
         self.release = release
+        parent = nil
+    }
+
+    /// `byteCount` bytes of `storage` from `byteOffset` (aligned for `Float`), as a storage of
+    /// their own: it keeps `storage` alive, frees nothing, and calls `onRelease` when it goes
+    /// (so that whoever hands out slices of one block knows which are free again).
+    public init(
+        slicing storage: PixelStorage, byteOffset: Int, byteCount: Int, onRelease: @escaping @Sendable () -> Void
+    ) {
+        precondition(
+            byteOffset >= 0 && byteCount >= 0 && byteOffset + byteCount <= storage.byteCount
+                && byteOffset % MemoryLayout<Float>.alignment == 0,
+            "a slice lies inside its storage")
+        base = storage.base + byteOffset
+        self.byteCount = byteCount
+        release = { _, _ in onRelease() }
+        parent = (storage, byteOffset)
     }
 
     /// Calls `body` with the memory as `Float`s (`byteCount / 4` of them).

@@ -3,57 +3,76 @@ import BlurfarmKernels
 import Foundation
 import Synchronization
 
-/// Renders a filter chain over an image that arrives in horizontal bands, top to bottom, and
-/// hands the output on in bands as they are finished: the image is never whole in memory.
+/// Renders filter chains over an image that arrives in horizontal bands, top to bottom, and
+/// hands each chain's output on in bands as they are finished: the image is never whole in
+/// memory, and the chains (the variants of one input) share one decode.
 ///
-/// The output is cut into bands of ``bandHeight`` rows across its whole width. For each band a
-/// window of the source holds the rows its tiles read (the band's rows and the chain's reach
-/// above and below, folded by the edge rule: ``sourceRows(for:)``), and the tiles render from
-/// it with ``FilterChain/render(tile:source:image:into:)``: the same bits as rendering the
-/// whole image, whatever the band height (the kernels are tile-invariant). Decoding runs on a
-/// thread of its own, at most ``depth`` windows ahead of the rendering, so memory holds about
-/// `depth + 2` windows of `width × (bandHeight + 2 × reach)` pixels and one output band.
+/// Each chain's output is cut into bands of ``bandHeight`` rows across its whole width. For
+/// each band number a window of the source holds the rows that the tiles of every chain's band
+/// of that number read (the band's rows and the chain's reach above and below, folded by the
+/// edge rule: ``sourceRows``), and the tiles render from it with
+/// ``FilterChain/render(tile:source:image:into:)``: the same bits as rendering the whole image,
+/// whatever the band height (the kernels are tile-invariant). Decoding runs on a thread of its
+/// own, at most ``depth`` windows ahead of the rendering; up to `bandsInFlight` bands render at
+/// once (the rendering queues a band and returns: ``BandRendering``), so memory holds about `depth + bandsInFlight + 1` windows of
+/// `width × (bandHeight + 2 × reach)` pixels and `bandsInFlight` output bands of each chain.
 public struct BandedRender: Sendable {
-    /// Renders the tiles of each band.
-    public let renderer: Renderer
+    /// The chains, one per output.
+    public let chains: [FilterChain]
+    /// The side of the tiles a band is cut into (0: one tile across the band).
+    public let tileSize: Int
     /// The source image's rectangle (origin 0, 0).
     public let image: Rect
     /// Output rows per band (at least 1).
     public let bandHeight: Int
-    /// Windows decoded ahead of the one being rendered (at least 1).
+    /// Windows decoded ahead of the ones being rendered (at least 1).
     public let depth: Int
 
-    /// A banded render of `image` with `renderer`, `bandHeight` output rows a band, decoding up
-    /// to `depth` windows ahead.
-    public init(renderer: Renderer, image: Rect, bandHeight: Int, depth: Int = 2) {
+    /// A banded render of `image` through each of `chains` in tiles of `tileSize`,
+    /// `bandHeight` output rows a band, decoding up to `depth` windows ahead.
+    public init(chains: [FilterChain], tileSize: Int, image: Rect, bandHeight: Int, depth: Int = 2) {
+        precondition(!chains.isEmpty, "a banded render has a chain")
         precondition(bandHeight >= 1 && depth >= 1, "a band has rows, and decoding runs ahead")
         precondition(image.x == 0 && image.y == 0, "an image's rectangle starts at the origin")
-        self.renderer = renderer
+        self.chains = chains
+        self.tileSize = tileSize
         self.image = image
         self.bandHeight = bandHeight
         self.depth = depth
     }
 
-    /// The output rectangle (``FilterChain/outputRect(forImage:)``).
-    public var output: Rect { renderer.chain.outputRect(forImage: image) }
+    /// Each chain's output rectangle (``FilterChain/outputRect(forImage:)``).
+    public var outputs: [Rect] { chains.map { $0.outputRect(forImage: image) } }
 
-    /// The output bands, top to bottom, each the output's whole width.
-    public var bands: [Rect] {
-        stride(from: output.y, to: output.maxY, by: bandHeight).map { y in
+    /// The bands of chain `chain`'s output, top to bottom, each the output's whole width.
+    public func bands(ofChain chain: Int) -> [Rect] {
+        let output = chains[chain].outputRect(forImage: image)
+        return stride(from: output.y, to: output.maxY, by: bandHeight).map { y in
             Rect(x: output.x, y: y, width: output.width, height: min(bandHeight, output.maxY - y))
         }
     }
 
-    /// The source rows each band's tiles read, in band order: the rows of the union of the
-    /// tiles' source regions, widened so that both ends never move up from one band to the next
-    /// (the source is read once, top to bottom).
+    /// The tiles a band is cut into.
+    public func tiles(of band: Rect) -> [Rect] { TileGrid(bounds: band, tileSize: tileSize).tiles }
+
+    /// The source rows each band number's tiles read, in band order: the rows of the union of
+    /// the source regions of the tiles of every chain's band of that number, widened so that
+    /// both ends never move up from one band to the next (the source is read once, top to
+    /// bottom).
     public var sourceRows: [Range<Int>] {
-        var rows = bands.map { band -> Range<Int> in
-            let regions = TileGrid(bounds: band, tileSize: renderer.tileSize).tiles.map { renderer.chain.sourceRegion(for: $0, image: image) }.filter { !$0.isEmpty }
-            guard let top = regions.map(\.y).min(), let bottom = regions.map(\.maxY).max() else {
-                return 0..<0
+        let bandsOfChains = chains.indices.map { bands(ofChain: $0) }
+        let count = bandsOfChains.map(\.count).max() ?? 0
+        var rows = (0..<count).map { number -> Range<Int> in
+            var top = Int.max, bottom = Int.min
+            for (chain, bands) in zip(chains, bandsOfChains) where number < bands.count {
+                for tile in tiles(of: bands[number]) {
+                    let region = chain.sourceRegion(for: tile, image: image)
+                    guard !region.isEmpty else { continue }
+                    top = min(top, region.y)
+                    bottom = max(bottom, region.maxY)
+                }
             }
-            return top..<bottom
+            return top < bottom ? top..<bottom : 0..<0
         }
         // Empty ranges (a grown band beyond the image) take their place after the rows before.
         var bottom = 0
@@ -69,73 +88,122 @@ public struct BandedRender: Sendable {
         return rows
     }
 
+    /// Starts rendering the tiles of one band of one chain: (the chain's index, the band, the
+    /// window of the source that holds what its tiles read, the output band to fill); returns
+    /// what waits until they are rendered (and throws their failure). Called on the thread of
+    /// ``run(sourceChannels:allocator:bandsInFlight:read:render:write:)``, up to
+    /// `bandsInFlight` bands before their waits.
+    public typealias BandRendering =
+        @Sendable (_ chain: Int, _ band: Rect, _ window: PixelBuffer, _ output: PixelBuffer) throws -> () throws -> Void
+
+    /// Rendering in this process by ``Renderer``s with `executor`, done before it returns.
+    public func rendering(with executor: any TileExecutor) -> BandRendering {
+        let (chains, tileSize, image) = (chains, tileSize, image)
+        return { chain, band, window, output in
+            Renderer(chain: chains[chain], tileSize: tileSize, executor: executor).render(band, from: window, image: image, into: output)
+            return {}
+        }
+    }
+
     /// Renders the image: `read` fills its buffer (the image's whole width, the rows after the
-    /// last it filled) from the source, on a thread of its own; `write` takes each finished
-    /// output band, top to bottom, on the calling thread. The first error thrown by either
-    /// stops both and is rethrown; after it, `read` is not called again.
+    /// last it filled) from the source, on a thread of its own; `render` renders each band of
+    /// each chain (``BandRendering``); `write` takes each chain's finished output bands, top to
+    /// bottom, on the calling thread. The first error thrown by any of them stops them all and
+    /// is rethrown, once no band is being rendered; after it, `read` is not called again.
     ///
-    /// - Parameter sourceChannels: the channels of the buffers `read` fills (3 or 4); the
-    ///   output bands have ``FilterChain/channels(forSource:)`` channels.
+    /// - Parameters:
+    ///   - sourceChannels: the channels of the buffers `read` fills (3 or 4); chain `i`'s
+    ///     output bands have `chains[i].channels(forSource:)` channels.
+    ///   - allocator: where the windows and output bands are made (the worker pool's shared
+    ///     memory), blocks of one size reused from band to band; nil: this process's memory.
+    ///   - bandsInFlight: bands rendered at once (at least 1): while the last tiles of one band
+    ///     finish, the next band's keep the workers busy.
     public func run(
-        sourceChannels: Int, read: @escaping @Sendable (PixelBuffer) throws -> Void, write: (PixelBuffer) throws -> Void
+        sourceChannels: Int, allocator: (any PixelAllocator)? = nil, bandsInFlight: Int = 1,
+        read: @escaping @Sendable (PixelBuffer) throws -> Void, render: @escaping BandRendering,
+        write: (_ chain: Int, _ band: PixelBuffer) throws -> Void
     ) throws {
+        precondition(bandsInFlight >= 1, "a band renders at a time")
         let windows = WindowQueue(depth: depth)
         let plan = sourceRows
         let width = image.width
-        let channels = renderer.chain.channels(forSource: sourceChannels)
+        let outputChannels = chains.map { $0.channels(forSource: sourceChannels) }
+        let bandsOfChains = chains.indices.map { bands(ofChain: $0) }
         let floats = max(
-            (plan.map(\.count).max() ?? 0) * width * sourceChannels, bandHeight * output.width * channels, 1)
-        let blocks = BlockRecycler(blockBytes: floats * MemoryLayout<Float>.stride)
-        let decoder = Thread {
-            windows.finish(with: Result {
-                var previous: PixelBuffer?
-                var decoded = 0  // rows read so far
-                for rows in plan {
-                    let rect = Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count)
-                    let window = PixelBuffer(
-                        rect: rect, storage: blocks.storage(byteCount: rect.area * sourceChannels * MemoryLayout<Float>.stride),
-                        channels: sourceChannels)
-                    // Rows read before come from the last window (both ends only move down).
-                    let kept = rows.lowerBound..<min(rows.upperBound, decoded)
-                    if let previous, !kept.isEmpty {
-                        window.copy(Rect(x: 0, y: kept.lowerBound, width: width, height: kept.count), from: previous)
+            (plan.map(\.count).max() ?? 0) * width * sourceChannels,
+            zip(outputs, outputChannels).map { bandHeight * $0.width * $1 }.max() ?? 0, 1)
+        // Blocks in use at once: the windows decoded ahead, rendering, being filled and kept for
+        // their rows, and each chain's output bands rendering and being written; one to spare.
+        let blocks = BlockRecycler(
+            blockBytes: floats * MemoryLayout<Float>.stride, allocator: allocator,
+            slabBlocks: depth + bandsInFlight + 3 + chains.count * (bandsInFlight + 1))
+        let decoder = WindowDecoder(
+            plan: plan, width: width, channels: sourceChannels, blocks: blocks, read: read)
+        // Decoding on a thread of its own, ahead of the rendering; where the system refuses a
+        // thread, on this one, a window at a time (slower, never stuck).
+        let decodesAhead: Bool
+        do throws(Threads.StartFailure) {
+            try Threads.start {
+                windows.finish(with: Result {
+                    for _ in plan.indices {
+                        guard windows.push(try decoder.next()) else { return }
                     }
-                    // Rows no window needs (none, for the built-in filters) are read and dropped.
-                    if rows.lowerBound > decoded {
-                        try read(PixelBuffer.uninitialized(
-                            Rect(x: 0, y: decoded, width: width, height: rows.lowerBound - decoded), channels: sourceChannels))
-                        decoded = rows.lowerBound
-                    }
-                    if rows.upperBound > decoded {
-                        try read(window.view(Rect(x: 0, y: decoded, width: width, height: rows.upperBound - decoded)))
-                        decoded = rows.upperBound
-                    }
-                    guard windows.push(window) else { return }
-                    previous = window
-                }
-            })
+                })
+            }
+            decodesAhead = true
+        } catch {
+            decodesAhead = false
         }
-        decoder.stackSize = 1 << 20
-        decoder.start()
+        // The bands being rendered, oldest first: each chain's output band and its wait.
+        var rendering: [[(chain: Int, output: PixelBuffer, wait: () throws -> Void)]] = []
         var failure: (any Error)?
         do {
-            for band in bands {
-                let window = try windows.pop()
-                let output = PixelBuffer(
-                    rect: band, storage: blocks.storage(byteCount: band.area * channels * MemoryLayout<Float>.stride),
-                    channels: channels)
-                renderer.render(band, from: window, image: image, into: output)
-                try write(output)
+            for number in plan.indices {
+                let window = decodesAhead ? try windows.pop() : try decoder.next()
+                rendering.append([])
+                for chain in chains.indices where number < bandsOfChains[chain].count {
+                    let band = bandsOfChains[chain][number]
+                    let output = PixelBuffer(rect: band, storage: blocks.storage(), channels: outputChannels[chain])
+                    rendering[rendering.count - 1].append((chain, output, try render(chain, band, window, output)))
+                }
+                while rendering.count >= bandsInFlight {
+                    for (chain, output, wait) in rendering.removeFirst() {
+                        try wait()
+                        try write(chain, output)
+                    }
+                }
+            }
+            while !rendering.isEmpty {
+                for (chain, output, wait) in rendering.removeFirst() {
+                    try wait()
+                    try write(chain, output)
+                }
             }
         } catch {
             failure = error
         }
+        // No band is left rendering into memory about to be reused or released.
+        for bands in rendering { for (_, _, wait) in bands { try? wait() } }
+        if let failure, !decodesAhead { throw failure }
         // The decoder has pushed its last window, or stops at its next one.
         windows.cancel()
         let decoded = windows.decoderResult()
         if let failure { throw failure }
         try decoded.get()
     }
+}
+
+extension BandedRender {
+    /// The banded render of one chain, as `renderer` renders it (its chain and tile size).
+    public init(renderer: Renderer, image: Rect, bandHeight: Int, depth: Int = 2) {
+        self.init(chains: [renderer.chain], tileSize: renderer.tileSize, image: image, bandHeight: bandHeight, depth: depth)
+    }
+
+    /// The output rectangle of a render of one chain.
+    public var output: Rect { outputs[0] }
+
+    /// The output bands of a render of one chain.
+    public var bands: [Rect] { bands(ofChain: 0) }
 }
 
 extension Renderer {
@@ -156,31 +224,114 @@ extension Renderer {
     }
 }
 
+/// The windows of a banded render, decoded one after the other, top to bottom: each holds its
+/// rows of the plan, those it shares with the window before copied from it, the rest read.
+/// Used by one thread at a time.
+private final class WindowDecoder: @unchecked Sendable {
+    private let plan: [Range<Int>]
+    private let width: Int
+    private let channels: Int
+    private let blocks: BlockRecycler
+    private let read: @Sendable (PixelBuffer) throws -> Void
+    private var number = 0
+    private var previous: PixelBuffer?
+    /// Rows read so far.
+    private var decoded = 0
+
+    init(
+        plan: [Range<Int>], width: Int, channels: Int, blocks: BlockRecycler,
+        read: @escaping @Sendable (PixelBuffer) throws -> Void
+    ) {
+        self.plan = plan
+        self.width = width
+        self.channels = channels
+        self.blocks = blocks
+        self.read = read
+    }
+
+    /// The next window.
+    func next() throws -> PixelBuffer {
+        let rows = plan[number]
+        number += 1
+        let window = PixelBuffer(
+            rect: Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count), storage: blocks.storage(),
+            channels: channels)
+        // Rows read before come from the last window (both ends only move down).
+        let kept = rows.lowerBound..<min(rows.upperBound, decoded)
+        if let previous, !kept.isEmpty {
+            window.copy(Rect(x: 0, y: kept.lowerBound, width: width, height: kept.count), from: previous)
+        }
+        // Rows no window needs (none, for the built-in filters) are read and dropped.
+        if rows.lowerBound > decoded {
+            try read(PixelBuffer.uninitialized(
+                Rect(x: 0, y: decoded, width: width, height: rows.lowerBound - decoded), channels: channels))
+            decoded = rows.lowerBound
+        }
+        if rows.upperBound > decoded {
+            try read(window.view(Rect(x: 0, y: decoded, width: width, height: rows.upperBound - decoded)))
+            decoded = rows.upperBound
+        }
+        previous = window
+        return window
+    }
+}
+
 /// Blocks of memory of one size, handed out again once the buffer holding one is released: the
 /// windows and output bands of a banded render are all about one size, and fresh memory costs
-/// the kernel a page fault every 4 KiB. Holds no more blocks than were in use at once.
+/// the kernel a page fault every 4 KiB. Holds no more blocks than were in use at once. With an
+/// allocator (the worker pool's shared memory), the blocks are slices of one slab of
+/// `slabBlocks` blocks it gives, taken at the first block: one shared segment (one file
+/// descriptor) per image, whatever the number of bands; past `slabBlocks` blocks in use at
+/// once, or without a slab, the blocks are this process's memory.
 private final class BlockRecycler: Sendable {
     let blockBytes: Int
-    /// Addresses of the blocks not in use.
-    private let unused = Mutex<[UInt]>([])
+    private let allocator: (any PixelAllocator)?
+    private let slabBlocks: Int
+    private struct Blocks {
+        /// Addresses of the blocks of this process's memory not in use.
+        var unused: [UInt] = []
+        /// The slab, once asked for (nil inside: the allocator had none).
+        var slab: PixelStorage??
+        /// The slab's blocks not in use.
+        var unusedSlices: [Int] = []
+    }
+    private let blocks = Mutex(Blocks())
 
-    init(blockBytes: Int) { self.blockBytes = blockBytes }
+    init(blockBytes: Int, allocator: (any PixelAllocator)?, slabBlocks: Int) {
+        self.blockBytes = (blockBytes + 63) / 64 * 64
+        self.allocator = allocator
+        self.slabBlocks = slabBlocks
+    }
 
     deinit {
-        unused.withLock { blocks in
-            for address in blocks { UnsafeMutableRawPointer(bitPattern: address)!.deallocate() }
+        blocks.withLock { blocks in
+            for address in blocks.unused { UnsafeMutableRawPointer(bitPattern: address)!.deallocate() }
         }
     }
 
-    /// Storage of `byteCount` bytes (at most ``blockBytes``), uninitialised; its block comes
-    /// back here when the storage goes (the storage keeps the recycler alive).
-    func storage(byteCount: Int) -> PixelStorage {
-        precondition(byteCount <= blockBytes, "a block holds \(blockBytes) bytes")
+    /// A block's storage, uninitialised; it comes back here when the storage goes (the storage
+    /// keeps the recycler alive).
+    func storage() -> PixelStorage {
+        let (slab, slice, address) = blocks.withLock { blocks -> (PixelStorage?, Int?, UInt?) in
+            if let allocator {
+                if blocks.slab == nil {
+                    blocks.slab = .some(allocator.storage(byteCount: blockBytes * slabBlocks))
+                    blocks.unusedSlices = Array((0..<slabBlocks).reversed())
+                }
+                if let slab = blocks.slab!, let slice = blocks.unusedSlices.popLast() { return (slab, slice, nil) }
+            }
+            return (nil, nil, blocks.unused.popLast())
+        }
+        if let slab, let slice {
+            return PixelStorage(slicing: slab, byteOffset: slice * blockBytes, byteCount: blockBytes) { [self] in
+                blocks.withLock { $0.unusedSlices.append(slice) }
+            }
+        }
         let block =
-            unused.withLock { $0.popLast() }.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
+            address.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }
             ?? UnsafeMutableRawPointer.allocate(byteCount: blockBytes, alignment: 64)
-        return PixelStorage(adopting: block, byteCount: byteCount) { [self] pointer, _ in
-            unused.withLock { $0.append(UInt(bitPattern: pointer)) }
+        return PixelStorage(adopting: block, byteCount: blockBytes) { [self] pointer, _ in
+            blocks.withLock { $0.unused.append(UInt(bitPattern: pointer)) }
         }
     }
 }

@@ -76,23 +76,28 @@ public final class BandWriter: @unchecked Sendable {
             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
         }
         ImageWriter.tag(rows.image, metadata: metadata, options: options)
-        let thread = Thread { [self] in
-            let result = Result { () throws(ImageIOError) in
-                try AtomicFile.write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
-                    do throws(LibvipsFailure) {
-                        let target = try VipsTargetRef(descriptor: descriptor)
-                        try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }
-                    } catch {
-                        throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+        // A thread refused (the user's `ulimit -u`) fails the writer at once: the appends would
+        // wait for a saver that never runs.
+        do throws(Threads.StartFailure) {
+            try Threads.start(stackSize: 8 << 20) { [self] in
+                let result = Result { () throws(ImageIOError) in
+                    try AtomicFile.write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
+                        do throws(LibvipsFailure) {
+                            let target = try VipsTargetRef(descriptor: descriptor)
+                            try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }
+                        } catch {
+                            throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+                        }
                     }
                 }
+                rows.close()
+                outcome.withLock { $0 = result }
+                saved.signal()
             }
+        } catch {
             rows.close()
-            outcome.withLock { $0 = result }
-            saved.signal()
+            throw ImageIOError(code: .encodeFailed, path: path, message: "\(error)")
         }
-        thread.stackSize = 8 << 20
-        thread.start()
     }
 
     /// Encodes the next rows: `pixels` is as wide as the image, and its rows follow the rows

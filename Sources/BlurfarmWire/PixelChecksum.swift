@@ -13,11 +13,13 @@ import CXXHash
 public enum PixelChecksum {
     /// The checksum of the pixels of `region` (inside `buffer.rect`) in `buffer`: what a worker
     /// sends for the tile `region` it wrote, and what the coordinator checks after stitching.
-    public static func of(_ buffer: PixelBuffer, in region: Rect) -> UInt64 {
+    /// `continuing` is the value of the rows above, for an image checksummed band by band (the
+    /// rows of a region follow each other whatever buffers hold them).
+    public static func of(_ buffer: PixelBuffer, in region: Rect, continuing: UInt64 = 0) -> UInt64 {
         precondition(buffer.rect.contains(region), "region \(region) lies outside \(buffer.rect)")
-        if region.isEmpty { return 0 }
+        if region.isEmpty { return continuing }
         let rowBytes = region.width * buffer.channels * MemoryLayout<Float>.stride
-        var value: UInt64 = 0
+        var value = continuing
         buffer.withUnsafePixels { p in
             var row = p + (region.y - buffer.rect.y) * buffer.rowStride + (region.x - buffer.rect.x) * buffer.channels
             for _ in 0..<region.height {

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmCoordinator
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
@@ -9,27 +10,19 @@ import Foundation
 /// overlap in time (``BandedRender``, ``BandReader``, ``BandWriter``), so memory holds a few
 /// bands, not the image. The bytes written are those of the whole-image path.
 extension Apply {
-    /// The most output rows in a band: with a larger tile, the band cuts the tiles short. A
-    /// window of a 16051-pixel-wide RGB image is then 128 + 2 × 24 rows at sigma 8, about
-    /// 34 MB (bands of 512 rows took 2.6 times the peak memory and no less time:
-    /// `docs/performance.md`).
-    static let maximumBandHeight = 128
-
     /// Renders the image band by band when it can be, and says whether it did. It can when the
     /// chain has filters, all built in (a plugin's region of interest may depend on where a
-    /// tile lies, and plugins run in worker processes); the in-process engine renders
-    /// (`--workers 0` or `--threads`: the worker pool takes whole images); there is no
-    /// `--resize` (vips_thumbnail shrinks whole images); the input and the output are files
-    /// (not standard input or output); the input needs no turning
+    /// tile lies); there is no `--resize` (vips_thumbnail shrinks whole images); the input and
+    /// the output are files (not standard input or output); the input needs no turning
     /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
     /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
-    /// Otherwise `apply` decodes the whole image.
+    /// Otherwise `apply` decodes the whole image. The bands render in the worker pool or in
+    /// this process, as `engine` says.
     func renderStreamed(
-        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions
+        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, engine: Engine
     ) throws -> Bool {
-        // The in-process engine, as `Engine` chooses it (a configuration's `workers` is at least 1).
-        let inProcess = workers == 0 || (workers == nil && threads != nil)
-        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil, inProcess
+        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil,
+            chain.filters.allSatisfy({ $0.origin == .builtIn })
         else { return false }
         let clock = ContinuousClock()
         let start = clock.now
@@ -37,17 +30,28 @@ extension Apply {
         let channels = chain.channels(forSource: reader.channels)
         guard BandWriter.canWrite(to: output, channels: channels, sourceHadAlpha: reader.hasAlpha, options: options)
         else { return false }
-        let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
+        let image = Rect(width: reader.width, height: reader.height)
         let banded = BandedRender(
-            renderer: Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)),
-            image: Rect(width: reader.width, height: reader.height),
-            bandHeight: tile > 0 ? min(tile, Self.maximumBandHeight) : Self.maximumBandHeight)
+            chains: [chain], tileSize: tile, image: image,
+            bandHeight: tile > 0 ? min(tile, JobRunner.bandHeight) : JobRunner.bandHeight)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
             options: options)
         do {
-            try banded.run(sourceChannels: reader.channels) { band in try reader.read(into: band) } write: { band in
+            let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
+            defer { pool?.shutdown() }
+            try banded.run(
+                sourceChannels: reader.channels, allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
+            ) { band in
+                try reader.read(into: band)
+            } render: { _, band, window, output in
+                let rendered = rendering.submit(
+                    band, from: window, image: image, into: output, chain: chain, tileSize: tile, ticket: RenderTicket())
+                return {
+                    do throws(RenderFailure) { _ = try rendered.wait() } catch { throw CommandError("\(input): \(error)") }
+                }
+            } write: { _, band in
                 try writer.append(band)
             }
         } catch {
@@ -57,10 +61,11 @@ extension Apply {
         try writer.finish()
         if verbose {
             let bands = banded.bands
-            let tiles = bands.reduce(0) { $0 + TileGrid(bounds: $1, tileSize: tile).count }  // as BandedRender cuts them
+            let tiles = bands.reduce(0) { $0 + banded.tiles(of: $1).count }
+            let engineWords = engine.workers > 0 ? counted(engine.workers, "worker") : counted(engine.threads, "thread")
             say(
                 "\(output): \(banded.output.width)x\(banded.output.height), \(specs.map(\.description).joined(separator: " | ")), "
-                    + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(counted(threads, "thread")), "
+                    + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords), "
                     + "streamed in \(counted(bands.count, "band")) of \(banded.bandHeight) rows; "
                     + "decode, filter and encode \((clock.now - start).milliseconds) ms")
         }

@@ -125,8 +125,14 @@ struct Apply: ParsableCommand {
             try ImageWriter.checkDestination(output, options: options)
         }
 
+        let engine = try Engine(
+            workers: workers, threads: threads, configuration: configuration,
+            pluginFolders: farm.pluginFolders(configuration),
+            plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
         let clock = ContinuousClock()
-        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options) {
+        if try renderStreamed(
+            chain: chain, specs: specs, tile: tile, options: options, engine: engine)
+        {
             return
         }
         var decoded: DecodedImage?
@@ -143,10 +149,6 @@ struct Apply: ParsableCommand {
             }
             return
         }
-        let engine = try Engine(
-            workers: workers, threads: threads, configuration: configuration,
-            pluginFolders: farm.pluginFolders(configuration),
-            plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
         let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
         defer { pool?.shutdown() }
         var result: Result<RenderedImage, RenderFailure>?

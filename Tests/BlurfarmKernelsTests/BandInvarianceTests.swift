@@ -24,21 +24,23 @@ import Testing
     /// `source` rendered by a ``BandedRender`` whose reads copy rows from `source`, its output
     /// bands gathered into one buffer; also checks that the rows are read once, in order.
     static func renderedInBands(
-        _ source: PixelBuffer, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int
+        _ source: PixelBuffer, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
+        inFlight: Int = 1
     ) throws -> PixelBuffer {
-        let banded = BandedRender(
-            renderer: Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)),
-            image: source.rect, bandHeight: bandHeight, depth: depth)
+        let banded = BandedRender(chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: depth)
         let output = PixelBuffer(rect: banded.output, channels: chain.channels(forSource: source.channels))
         let nextRow = Mutex(0)
         var written = banded.output.y
-        try banded.run(sourceChannels: source.channels) { band in
-            nextRow.withLock { row in
-                #expect(band.rect.y == row && band.rect.x == 0 && band.rect.width == source.rect.width)
-                row = band.rect.maxY
-            }
-            band.copy(band.rect, from: source)
-        } write: { band in
+        try banded.run(
+            sourceChannels: source.channels, bandsInFlight: inFlight,
+            read: { band in
+                nextRow.withLock { row in
+                    #expect(band.rect.y == row && band.rect.x == 0 && band.rect.width == source.rect.width)
+                    row = band.rect.maxY
+                }
+                band.copy(band.rect, from: source)
+            }, render: banded.rendering(with: ThreadedTileExecutor(threads: threads))
+        ) { _, band in
             #expect(band.rect.y == written && band.rect.width == banded.output.width)
             written = band.rect.maxY
             output.copy(band.rect, from: band)
@@ -57,8 +59,9 @@ import Testing
             let chain = Self.twoFilters(seed: seed, edge: edge)
             let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
             let depth = Int(seed % 3) + 1
+            let inFlight = Int(seed % 5 / 3) + 1
             let banded = try! Self.renderedInBands(
-                image, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth)
+                image, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth, inFlight: inFlight)
             #expect(banded.rect == whole.rect)
             if let d = banded.firstDifference(from: whole) {
                 let chainWords = "\(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour)"
@@ -84,17 +87,18 @@ import Testing
         struct Broken: Error {}
         let image = TestImages.random(width: 16, height: 64, seed: 1, opaque: true)
         let banded = BandedRender(
-            renderer: Renderer(
-                chain: FilterChain(filters: [GaussianBlur(sigma: 1)]), tileSize: 8, executor: ThreadedTileExecutor(threads: 2)),
-            image: image.rect, bandHeight: 8)
+            chains: [FilterChain(filters: [GaussianBlur(sigma: 1)])], tileSize: 8, image: image.rect, bandHeight: 8)
         let reads = Mutex(0)
         var written = 0
         #expect(throws: Broken.self) {
-            try banded.run(sourceChannels: 3) { band in
-                let count = reads.withLock { $0 += 1; return $0 }
-                if count == 3 { throw Broken() }
-                band.copy(band.rect, from: image)
-            } write: { band in
+            try banded.run(
+                sourceChannels: 3, bandsInFlight: 2,
+                read: { band in
+                    let count = reads.withLock { $0 += 1; return $0 }
+                    if count == 3 { throw Broken() }
+                    band.copy(band.rect, from: image)
+                }, render: banded.rendering(with: ThreadedTileExecutor(threads: 2))
+            ) { _, band in
                 written = band.rect.maxY
             }
         }

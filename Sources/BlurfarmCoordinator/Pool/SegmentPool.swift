@@ -20,9 +20,11 @@ final class SegmentPool: PixelAllocator, Sendable {
         try? lease(byteCount: byteCount).storage
     }
 
-    /// The segment whose memory `buffer` lies in, if any.
-    func segment(holding buffer: PixelBuffer) -> SharedSegment? {
-        segments.withLock { kept in kept.first { $0.storage === buffer.storage } }
+    /// The segment whose memory `buffer` lies in, if any, and the byte where the buffer's
+    /// storage starts in it (a slice of the segment's: ``PixelStorage/init(slicing:byteOffset:byteCount:onRelease:)``).
+    func segment(holding buffer: PixelBuffer) -> (segment: SharedSegment, storageOffset: Int)? {
+        let (storage, offset) = buffer.storage.parent ?? (buffer.storage, 0)
+        return segments.withLock { kept in kept.first { $0.storage === storage }.map { ($0, offset) } }
     }
 
     /// A segment of at least `byteCount` bytes (and at most a quarter more) that nothing uses:

@@ -137,31 +137,53 @@ public final class WorkerPool: ImageRendering, Sendable {
             return RenderedImage(
                 pixels: Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: 1)).render(source))
         }
-        let sourceSegment: SharedSegment, outputSegment: SharedSegment, sharedSource: PixelBuffer
+        let output: PixelBuffer
         do throws(SharedMemoryError) {
-            if let segment = segments.segment(holding: source) {
-                // Decoded into one of the pool's segments (``allocator``): no copy.
-                (sourceSegment, sharedSource) = (segment, source)
-            } else {
-                sourceSegment = try segments.lease(byteCount: source.rect.area * source.channels * MemoryLayout<Float>.stride)
-                sharedSource = PixelBuffer(rect: source.rect, storage: sourceSegment.storage, channels: source.channels)
-                sharedSource.copy(source.rect, from: source)
-            }
-            outputSegment = try segments.lease(byteCount: outputRect.area * channels * MemoryLayout<Float>.stride)
+            let segment = try segments.lease(byteCount: outputRect.area * channels * MemoryLayout<Float>.stride)
+            output = PixelBuffer(rect: outputRect, storage: segment.storage, channels: channels)
         } catch {
             throw RenderFailure(.sharedMemory("\(error)"))
         }
-        let output = PixelBuffer(rect: outputRect, storage: outputSegment.storage, channels: channels)
+        let retries = try render(outputRect, from: source, image: source.rect, into: output, chain: chain, tileSize: tileSize, ticket: ticket)
+        return RenderedImage(pixels: output, retries: retries)
+    }
+
+    /// Renders the output pixels of `region` (inside the chain's output rectangle for `image`)
+    /// in the workers, tile by tile, into `output` (whose rectangle holds `region`), from
+    /// `source`, which holds the part of `image` that the region's tiles read: one band of a
+    /// streamed image (``BandedRender``), or a whole image. The same bits as the same pixels
+    /// of the whole image's render. Buffers in the pool's memory (``allocator``) are shared
+    /// as they are; others are copied into a segment and back. Returns the tiles retried.
+    ///
+    /// - Throws: ``RenderFailure`` as ``render(_:chain:tileSize:ticket:)``.
+    public func render(
+        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket
+    ) throws(RenderFailure) -> Int {
+        try submit(region, from: source, image: image, into: output, chain: chain, tileSize: tileSize, ticket: ticket).wait()
+    }
+
+    /// Queues the tiles of `region` as ``render(_:from:image:into:chain:tileSize:ticket:)``
+    /// renders them and returns at once: the next band of a streamed image is queued while
+    /// the last tiles of one are rendered, with no thread of the caller's waiting for either.
+    public func submit(
+        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket
+    ) -> RenderInFlight {
+        precondition(output.rect.contains(region), "the output \(output.rect) does not hold \(region)")
+        let tiles = TileGrid(bounds: region, tileSize: tileSize).tiles
+        guard !tiles.isEmpty else { return RenderInFlight(.success(0)) }
+        let sharedSource: Shared, sharedOutput: Shared
+        do throws(SharedMemoryError) {
+            sharedSource = try shared(source)
+            sharedOutput = try shared(output)
+        } catch {
+            return RenderInFlight(.failure(RenderFailure(.sharedMemory("\(error)"))))
+        }
         let request = PoolRequest(
-            image: source.rect, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
-            source: SharedRegion(
-                segment: sourceSegment.id, byteOffset: sharedSource.offset * MemoryLayout<Float>.stride,
-                rect: sharedSource.rect, channels: sharedSource.channels, rowStride: sharedSource.rowStride),
-            output: output, outputRegion: SharedRegion(
-                segment: outputSegment.id, byteOffset: 0, rect: outputRect, channels: channels,
-                rowStride: output.rowStride),
+            image: image, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
+            source: sharedSource.region, output: sharedOutput.buffer, outputRegion: sharedOutput.region,
             progress: ticket.progress)
-        let tiles = TileGrid(bounds: outputRect, tileSize: tileSize).tiles
         // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
         // pipe, so the write never reaches a descriptor number the process has reused.
         let accepted = inbox.withLock { inbox -> Bool in
@@ -169,25 +191,58 @@ public final class WorkerPool: ImageRendering, Sendable {
             let id = inbox.nextImage
             inbox.nextImage += 1
             let image = PoolScheduler.Image(
-                tiles: tiles, pixelsRead: tiles.map { chain.pixelsRead(for: $0, image: source.rect) },
+                tiles: tiles, pixelsRead: tiles.map { chain.pixelsRead(for: $0, image: image) },
                 order: PoolScheduler.ImageOrder(priority: ticket.priority, job: ticket.job, image: id),
                 plugins: chain.filters.filter { $0.origin != .builtIn }.map(\.spec.name))
             inbox.images.append((id, image, request))
             wake()
             return true
         }
-        guard accepted else { throw RenderFailure(.poolShutDown) }
-        request.done.wait()
-        // The segments stay open (their ids valid) until every task of the image is answered.
-        withExtendedLifetime(sourceSegment) {}
-        switch request.result! {
-        case .success(let retries): return RenderedImage(pixels: output, retries: retries)
-        case .failure(let failure): throw failure
+        guard accepted else { return RenderInFlight(.failure(RenderFailure(.poolShutDown))) }
+        return RenderInFlight { () throws(RenderFailure) -> Int in
+            request.done.wait()
+            request.done.signal()  // a second wait returns at once
+            // The segments stay open (their ids valid) until every task of the image is answered.
+            withExtendedLifetime((sharedSource, sharedOutput)) {}
+            switch request.result! {
+            case .success(let retries):
+                if sharedOutput.buffer.storage !== output.storage { output.copy(region, from: sharedOutput.buffer) }
+                return retries
+            case .failure(let failure): throw failure
+            }
         }
+    }
+
+    /// A buffer in one of the pool's segments and where it lies there.
+    private struct Shared {
+        let segment: SharedSegment
+        /// The byte of the segment where the buffer's storage starts.
+        let storageOffset: Int
+        let buffer: PixelBuffer
+        var region: SharedRegion {
+            SharedRegion(
+                segment: segment.id, byteOffset: storageOffset + buffer.offset * MemoryLayout<Float>.stride,
+                rect: buffer.rect, channels: buffer.channels, rowStride: buffer.rowStride)
+        }
+    }
+
+    /// `buffer` itself when it lies in one of the pool's segments (``allocator``: no copy),
+    /// else a copy of it in a leased segment.
+    private func shared(_ buffer: PixelBuffer) throws(SharedMemoryError) -> Shared {
+        if let (segment, offset) = segments.segment(holding: buffer) {
+            return Shared(segment: segment, storageOffset: offset, buffer: buffer)
+        }
+        let segment = try segments.lease(byteCount: max(1, buffer.rect.area * buffer.channels * MemoryLayout<Float>.stride))
+        let copy = PixelBuffer(rect: buffer.rect, storage: segment.storage, channels: buffer.channels)
+        copy.copy(buffer.rect, from: buffer)
+        return Shared(segment: segment, storageOffset: 0, buffer: copy)
     }
 
     /// Pixels the workers can read without a copy: the runner decodes into these.
     public var allocator: (any PixelAllocator)? { segments }
+
+    /// Two: the next band's tiles keep the workers busy while the last of one finish.
+    public var bandsInFlight: Int { 2 }
 
     /// Every image of `job` (``RenderTicket/job``) still in the pool fails as cancelled: its
     /// tiles leave the queue, the workers rendering them are told to drop them and go on.

@@ -1,0 +1,261 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import BlurfarmWire
+import Foundation
+import Synchronization
+
+/// The streamed path of ``JobRunner``: the outputs of an input that can be made band by band
+/// share one sequential decode, and each band's tiles go to the rendering (the worker pool) as
+/// soon as its rows are decoded, while the finished rows of the bands before are encoded
+/// (``BandedRender``, ``BandReader``, ``BandWriter``). Memory holds a few bands of each image,
+/// whatever its height; the bytes written are those of the whole-image path.
+extension JobRunner {
+    /// The most output rows in a band: a window of a 16051-pixel-wide RGB image is then
+    /// 128 + 2 × 24 rows at sigma 8, about 34 MB (docs/performance.md).
+    public static let bandHeight = 128
+
+    /// Whether `output` can be streamed, as far as the plan tells (its input's header tells the
+    /// rest: ``BandReader/open(_:pixelLimit:memoryLimit:)``, ``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``):
+    /// it is decoded at full size (no resize: libvips shrinks whole images), its chain has filters,
+    /// all built in, each reading a fixed distance (a plugin's region of interest may depend on
+    /// where a tile lies), and it is verified by checksums only (`decode` and `untiled`
+    /// compare the whole image).
+    func canStream(_ output: PlannedOutput, verify: VerifyMode) -> Bool {
+        guard verify == .checksum, output.decodeResize == nil, !output.variant.filters.isEmpty else { return false }
+        guard output.variant.filters.allSatisfy({ registry.descriptor(named: $0.name)?.isPlugin == false }) else { return false }
+        return chain(of: output).reach != nil
+    }
+
+    /// The variant's filter chain.
+    func chain(of output: PlannedOutput) -> FilterChain {
+        FilterChain(
+            filters: output.variant.filters.map { registry.makeFilter($0) }, edge: output.variant.edge,
+            colour: output.variant.colour)
+    }
+
+    /// The encoder's options for the variant.
+    func encodeOptions(of variant: VariantSpec) -> EncodeOptions {
+        EncodeOptions(
+            quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
+            background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling)
+    }
+
+    /// Streams the outputs of `input` at `indices` (each ``canStream(_:verify:)``) from one
+    /// decode, and returns the reports of those it streamed, by index. Outputs its header rules
+    /// out (an image to turn upright; an output whose alpha is known only at the end) are left
+    /// out, for the whole-image path. A decode that fails fails every output it feeds, and
+    /// leaves none of them written.
+    func stream(
+        _ input: PlannedInput, indices: [Int], tileSize: Int, control: JobControl,
+        events: @escaping @Sendable (Event) -> Void
+    ) -> [Int: OutputReport] {
+        let clock = ContinuousClock()
+        var reports: [Int: OutputReport] = [:]
+        func failed(
+            _ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []
+        ) {
+            let output = input.outputs[index]
+            var report = OutputReport(
+                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
+                decodeSeconds: decode, retries: retries, failure: failure)
+            report.createdFolders = folders
+            reports[index] = report
+        }
+        let opened = clock.now
+        let reader: BandReader
+        do throws(ImageIOError) {
+            guard let made = try BandReader.open(input.path, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages)
+            else { return [:] }
+            reader = made
+        } catch {
+            let seconds = (clock.now - opened).seconds
+            for index in indices { failed(index, .decode(error), decode: seconds) }
+            return reports
+        }
+        let image = Rect(width: reader.width, height: reader.height)
+        // The outputs streamed, each with its chain and writer.
+        var streamed: [(index: Int, chain: FilterChain, writer: BandWriter, folders: [CreatedFolder])] = []
+        for index in indices {
+            let output = input.outputs[index]
+            let chain = chain(of: output)
+            let channels = chain.channels(forSource: reader.channels)
+            let options = encodeOptions(of: output.variant)
+            guard BandWriter.canWrite(to: output.path, channels: channels, sourceHadAlpha: reader.hasAlpha, options: options)
+            else { continue }
+            let outputRect = chain.outputRect(forImage: image)
+            if outputRect.area > pixelLimit {
+                failed(index, .plugin(
+                    "the filters' output would be \(outputRect.width)x\(outputRect.height) pixels, more than the pixel "
+                        + "limit of \(pixelLimit)"))
+                continue
+            }
+            var folders: [CreatedFolder] = []
+            let folder = (output.path as NSString).deletingLastPathComponent
+            do throws(StateError) {
+                if !folder.isEmpty { folders = try CreatedFolder.make(folder) }
+            } catch {
+                failed(index, .write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
+                continue
+            }
+            // A writer that cannot start (its output refused, no thread for its saver) leaves
+            // the output to the whole-image path, which says why or writes it.
+            guard
+                let writer = try? BandWriter(
+                    path: output.path, width: outputRect.width, height: outputRect.height, channels: channels,
+                    sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
+                    options: options, temporaryFiles: control.temporaryFiles)
+            else { continue }
+            streamed.append((index, chain, writer, folders))
+        }
+        guard !streamed.isEmpty else { return reports }
+        let banded = BandedRender(
+            chains: streamed.map(\.chain), tileSize: tileSize, image: image,
+            bandHeight: tileSize > 0 ? min(tileSize, Self.bandHeight) : Self.bandHeight)
+        let tiles = streamed.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
+        for (chain, entry) in streamed.enumerated() { events(.outputStarted(input.outputs[entry.index], tiles: tiles[chain])) }
+
+        // What each output's bands took, as they go.
+        let progress = StreamProgress(outputs: streamed.count)
+        let rendering = self.rendering
+        let outputs = streamed.map { input.outputs[$0.index] }
+        let chains = streamed.map(\.chain)
+        let decodeTime = Mutex(Duration.zero)
+        var encodeTimes = [Duration](repeating: .zero, count: streamed.count)
+        var checksums = [UInt64](repeating: 0, count: streamed.count)
+        var writeFailures = [OutputFailure?](repeating: nil, count: streamed.count)
+        let outcome = Result { () throws(StreamFailure) in
+            do {
+                try banded.run(
+                    sourceChannels: reader.channels, allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
+                ) { band in
+                    let start = ContinuousClock.now
+                    defer { decodeTime.withLock { $0 += ContinuousClock.now - start } }
+                    do throws(ImageIOError) { try reader.read(into: band) } catch { throw StreamFailure.decode(error) }
+                } render: { chain, band, window, output in
+                    control.waitWhilePaused()
+                    if let ended = control.ended { throw StreamFailure.ended(ended) }
+                    let number = (band.y - banded.outputs[chain].y) / banded.bandHeight
+                    let ticket = control.ticket { done, _ in
+                        let total = progress.tilesDone(chain, band: number, done: done)
+                        events(.tilesDone(outputs[chain], done: total, total: tiles[chain]))
+                    }
+                    let start = ContinuousClock.now
+                    let rendered = rendering.submit(
+                        band, from: window, image: image, into: output, chain: chains[chain], tileSize: tileSize, ticket: ticket)
+                    return {
+                        do throws(RenderFailure) {
+                            progress.rendered(chain, retries: try rendered.wait(), from: start, to: ContinuousClock.now)
+                        } catch {
+                            throw StreamFailure.render(error)
+                        }
+                    }
+                } write: { chain, band in
+                    guard writeFailures[chain] == nil else { return }
+                    checksums[chain] = PixelChecksum.of(band, in: band.rect, continuing: checksums[chain])
+                    let start = clock.now
+                    do throws(ImageIOError) {
+                        try streamed[chain].writer.append(band)
+                    } catch {
+                        writeFailures[chain] = .write(error)
+                    }
+                    encodeTimes[chain] += clock.now - start
+                }
+            } catch let failure as StreamFailure {
+                throw failure
+            } catch {
+                preconditionFailure("a banded render rethrows its closures' errors only: \(error)")
+            }
+        }
+        let decodeSeconds = decodeTime.withLock { $0 }.seconds
+        for (chain, entry) in streamed.enumerated() {
+            let output = input.outputs[entry.index]
+            var failure = writeFailures[chain]
+            if failure == nil, case .failure(let stream) = outcome {
+                switch stream {
+                case .decode(let error): failure = .decode(error)
+                case .render(let error): failure = .render(output: output.path, error)
+                case .ended(let ended): failure = ended
+                }
+            }
+            // Every row was handed to the saver: the file is whole, and written even when the
+            // job ended meanwhile (the saver may already have put it in place).
+            let start = clock.now
+            if failure == nil {
+                do throws(ImageIOError) { try entry.writer.finish() } catch { failure = .write(error) }
+            } else {
+                entry.writer.abandon()
+            }
+            encodeTimes[chain] += clock.now - start
+            var (retries, filterSeconds) = progress.totals(chain)
+            if case .failure(.render(let error)) = outcome { retries += error.retries }
+            if let failure {
+                failed(entry.index, failure, decode: decodeSeconds, retries: retries, folders: entry.folders)
+                continue
+            }
+            var report = OutputReport(
+                input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
+                tiles: tiles[chain], pixels: banded.outputs[chain].area, bands: banded.bands(ofChain: chain).count,
+                decodeSeconds: decodeSeconds,
+                filterSeconds: filterSeconds, encodeSeconds: encodeTimes[chain].seconds, retries: retries,
+                checksum: String(format: "%016llx", checksums[chain]))
+            report.createdFolders = entry.folders
+            reports[entry.index] = report
+        }
+        return reports
+    }
+}
+
+/// Why a streamed image stopped: its decode, its rendering, or its job ended.
+private enum StreamFailure: Error {
+    case decode(ImageIOError)
+    case render(RenderFailure)
+    case ended(OutputFailure)
+}
+
+/// The tiles done, retries and filter time of each output of a streamed image, added up from
+/// its bands (several render at once, from several threads). The filter time is the time some
+/// band of the output was rendering: the union of the bands' times, which overlap.
+private final class StreamProgress: Sendable {
+    private struct Output {
+        /// Tiles done of the bands that are rendering or rendered, by band number.
+        var tiles: [Int: Int] = [:]
+        var retries = 0
+        var renderings: [Range<ContinuousClock.Instant>] = []
+    }
+    private let outputs: Mutex<[Output]>
+
+    init(outputs: Int) { self.outputs = Mutex(Array(repeating: Output(), count: outputs)) }
+
+    /// Records `done` tiles of band `band` of output `chain`; returns the output's tiles done.
+    func tilesDone(_ chain: Int, band: Int, done: Int) -> Int {
+        outputs.withLock { outputs in
+            outputs[chain].tiles[band] = done
+            return outputs[chain].tiles.values.reduce(0, +)
+        }
+    }
+
+    /// Records a band of output `chain` rendered with `retries` retried tiles from `start` to `end`.
+    func rendered(_ chain: Int, retries: Int, from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) {
+        outputs.withLock { outputs in
+            outputs[chain].retries += retries
+            outputs[chain].renderings.append(start..<max(start, end))
+        }
+    }
+
+    /// Output `chain`'s retried tiles, and the seconds some band of it was rendering.
+    func totals(_ chain: Int) -> (retries: Int, seconds: Double) {
+        outputs.withLock { outputs in
+            var busy = Duration.zero
+            var reached: ContinuousClock.Instant?
+            for span in outputs[chain].renderings.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+                let from = reached.map { max($0, span.lowerBound) } ?? span.lowerBound
+                if span.upperBound > from { busy += span.upperBound - from }
+                reached = reached.map { max($0, span.upperBound) } ?? span.upperBound
+            }
+            return (outputs[chain].retries, busy.seconds)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmKernels
+import BlurfarmTestSupport
+import PropertyBased
+import Testing
+
+/// Band invariance through the worker pool: an image streamed band by band, each band's tiles
+/// rendered by worker processes from windows in the pool's shared memory, is the whole image's
+/// render in process, bit for bit, whatever the band height, tile size, worker count, bands in
+/// flight, chain, edge rule and colour mode.
+@Suite(.serialized) struct PoolBandInvarianceTests {
+    /// Random premultiplied pixels, a third of the images opaque (3 channels).
+    static func image(width: Int, height: Int, seed: UInt64) -> PixelBuffer {
+        var rng = SplitMix(seed: seed)
+        let opaque = seed % 3 == 0
+        let image = PixelBuffer(rect: Rect(width: width, height: height), channels: opaque ? 3 : 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let alpha: Float = opaque ? 1 : [0, 1, Float(rng.next() % 256) / 255][Int(rng.next() % 3)]
+                let colour = SIMD3<Float>(
+                    Float(rng.next() % 256) / 255, Float(rng.next() % 256) / 255, Float(rng.next() % 256) / 255)
+                image[x, y] = SIMD4(colour * alpha, alpha)
+            }
+        }
+        return image
+    }
+
+    /// A chain of one to three built-in filters with random parameters.
+    static func chain(seed: UInt64, edge: EdgeRule) -> FilterChain {
+        var rng = SplitMix(seed: seed)
+        var filters: [any Filter] = []
+        for _ in 0...(rng.next() % 3) {
+            switch rng.next() % 3 {
+            case 0: filters.append(GaussianBlur(sigma: Double.random(in: 0.3...5, using: &rng)))
+            case 1:
+                filters.append(MotionBlur(
+                    radius: Double.random(in: 0...8, using: &rng), angle: Double.random(in: -180...180, using: &rng),
+                    samples: nil))
+            default:
+                // A small sigma: the debug build's kernels are slow, and the reach is what matters.
+                filters.append(FrostBlur(
+                    style: FrostStyle.allCases[Int(rng.next() % UInt64(FrostStyle.allCases.count))],
+                    sigma: Double.random(in: 0.5...4, using: &rng)))
+            }
+        }
+        return FilterChain(filters: filters, edge: edge, colour: ColourMode.allCases[Int(rng.next() % 2)])
+    }
+
+    @Test(arguments: [1, 3])
+    func bandsRenderedByWorkersAreTheWholeImageBitForBit(workers: Int) async throws {
+        let pool = try WorkerPool(.init(scheduling: .init(workers: workers, retries: 0), executable: Blurfarm.executable.path))
+        defer { pool.shutdown() }
+        await propertyCheck(
+            count: 25, input: Gen.int(in: 1...70), Gen.int(in: 1...90), Gen.int(in: 1...24), Gen.int(in: 0...20),
+            Gen.uint64()
+        ) { width, height, bandHeight, tile, seed in
+            let edge = EdgeRule.allCases[Int(seed % UInt64(EdgeRule.allCases.count))]
+            let source = Self.image(width: width, height: height, seed: seed)
+            let chain = Self.chain(seed: seed &+ 1, edge: edge)
+            let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(source)
+            let banded = BandedRender(
+                chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: Int(seed % 3) + 1)
+            let output = PixelBuffer(rect: banded.output, channels: chain.channels(forSource: source.channels))
+            do {
+                try banded.run(
+                    sourceChannels: source.channels, allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
+                    read: { band in band.copy(band.rect, from: source) },
+                    render: { _, band, window, into in
+                        let rendered = pool.submit(
+                            band, from: window, image: source.rect, into: into, chain: chain, tileSize: tile,
+                            ticket: RenderTicket())
+                        return { _ = try rendered.wait() }
+                    }
+                ) { _, band in output.copy(band.rect, from: band) }
+            } catch {
+                Issue.record("\(error)")
+                return
+            }
+            if let d = output.firstDifference(from: whole) {
+                let chainWords = "\(chain.filters.map(\.spec)) \(edge) \(chain.colour)"
+                Issue.record(
+                    "\(width)x\(height)x\(source.channels), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): first difference at (\(d.x), \(d.y))")
+            }
+        }
+    }
+}
