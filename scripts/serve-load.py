@@ -12,7 +12,9 @@ In a temporary folder: starts the server (port 0, its own state folder), then
 3. --pairs pairs of the same job (a fresh copy each time) through `blurfarm run` (a fresh state
    folder, the same workers) and through the warm server, run one after the other, the order
    alternating from pair to pair; the served job's time is from its submission until a client
-   asking every 100 ms sees it finished. With --speed-only, only this.
+   asking every 100 ms sees it finished. Beside the wall times, the CPU time of the process
+   that decodes, hands out the tiles and writes (the server; `run` itself, without its workers),
+   from /proc/PID/stat. With --speed-only, only this.
 Prints the figures; exits 1 if a job did not complete.
 """
 import argparse
@@ -113,19 +115,39 @@ def finished(job_id, every=0.05):
         time.sleep(every)
 
 
+def cpu(pid):
+    """Seconds of CPU (user and system) process `pid` used so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def served(place):
+    """The wall time and the server's CPU time of the job in `place` on the warm server."""
+    used = cpu(server.pid)
     started = time.monotonic()
     job = finished(submit(os.path.join(root, place, "big.job")), every=0.1)
     if job["state"] != "completed":
         raise SystemExit(f"the served job in {place} ended {job['state']}")
-    return time.monotonic() - started
+    return time.monotonic() - started, cpu(server.pid) - used
 
 
 def ran(place):
+    """The wall time and the CPU time of `blurfarm run` (without its workers) of the job in
+    `place`, read until it exits."""
     started = time.monotonic()
-    subprocess.run([blurfarm, "run", os.path.join(root, place, "big.job"), "--workers", str(arguments.workers),
-                    "--config", os.path.join(root, place, "farm.conf")], check=True)
-    return time.monotonic() - started
+    process = subprocess.Popen([blurfarm, "run", os.path.join(root, place, "big.job"), "--workers",
+                                str(arguments.workers), "--config", os.path.join(root, place, "farm.conf")])
+    used = 0
+    while process.poll() is None:
+        try:
+            used = cpu(process.pid)
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.05)
+    if process.returncode != 0:
+        raise SystemExit(f"run of {place} exited {process.returncode}")
+    return time.monotonic() - started, used
 
 
 try:
@@ -166,23 +188,26 @@ try:
         if completed != arguments.jobs:
             sys.exit(1)
 
-    ratios = []
+    ratios, cpus = [], []
     for pair in range(arguments.pairs):
         # Alternating which goes first, so that a change of the machine's load between the two
         # does not always favour the same one.
         if pair % 2 == 0:
-            run_time = ran(f"ran-{pair}")
-            served_time = served(f"served-{pair}")
+            run_time, run_cpu = ran(f"ran-{pair}")
+            served_time, served_cpu = served(f"served-{pair}")
         else:
-            served_time = served(f"served-{pair}")
-            run_time = ran(f"ran-{pair}")
+            served_time, served_cpu = served(f"served-{pair}")
+            run_time, run_cpu = ran(f"ran-{pair}")
         ratios.append(run_time / served_time)
+        cpus.append(run_cpu / served_cpu)
         print(f"pair {pair + 1}: {arguments.photos}-photo job run {run_time:.2f} s, served {served_time:.2f} s "
-              f"(run / served {run_time / served_time:.3f})", flush=True)
+              f"(run / served {run_time / served_time:.3f}); CPU of run {run_cpu:.2f} s, of the server "
+              f"{served_cpu:.2f} s (run / server {run_cpu / served_cpu:.3f})", flush=True)
 finally:
     server.terminate()
     server.wait()
 shutil.rmtree(root)
 if ratios:
     print(f"run / served over {len(ratios)} pairs: min {min(ratios):.3f}, median {statistics.median(ratios):.3f}, "
-          f"max {max(ratios):.3f}")
+          f"max {max(ratios):.3f}; CPU run / server: min {min(cpus):.3f}, median {statistics.median(cpus):.3f}, "
+          f"max {max(cpus):.3f}")
