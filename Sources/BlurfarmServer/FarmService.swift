@@ -123,8 +123,10 @@ public actor FarmService {
     /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
     public func beginStopping() { stopping = true }
 
-    /// Stops listening to the engine and ends the event streams.
+    /// Stores the tiles rendered not yet stored, stops listening to the engine and ends the
+    /// event streams.
     public func stop() {
+        storeTiles()
         eventTask?.cancel()
         hub.finish()
     }
