@@ -179,6 +179,29 @@ import Testing
         #expect(try await second.service.request(.resumeRequested, job: paused).state == .active)
     }
 
+    /// A manifest on the server that no longer checks when its job's turn comes: the job fails
+    /// with the diagnostics and the refusal `invalid` (the client commands exit 2, as `run`).
+    /// Another process holding the job's lock is the refusal `locked` (FarmBridge; the CLI
+    /// test ClientCommandTests.aJobLockedByACronRunExits3AsRunWould).
+    @Test func aManifestThatNoLongerChecksAtItsTurnIsRefusedAsInvalid() async throws {
+        let fixture = try ServerFixture(depth: 1)
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let first = try await fixture.submit().id!
+        let path = fixture.root + "/later.job"
+        try ServerFixture.manifest.write(toFile: path, atomically: true, encoding: .utf8)
+        let later = try await fixture.service.submit(SubmitRequest(path: path)).id!
+        #expect(try await fixture.service.job(later).state == .queued)
+        try ServerFixture.manifest.replacingOccurrences(of: "sigma:", with: "sigam:")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        fixture.engine.emit(.finished(job: first, failed: 0, cancelled: false))
+        let job = try await fixture.wait(for: later) { $0.state.isFinished }
+        #expect(job.state == .failed)
+        #expect(job.refusal == .invalid)
+        #expect(job.error?.contains("later.job:") == true, "\(job.error ?? "")")
+        #expect(try await fixture.service.job(first).refusal == nil)
+    }
+
     @Test func aJobTheFarmRefusesFailsWithTheReason() async throws {
         let fixture = try ServerFixture()
         defer { fixture.remove() }
