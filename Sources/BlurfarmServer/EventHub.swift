@@ -22,7 +22,8 @@ public struct StreamEvent: Sendable, Equatable {
 public final class EventHub: Sendable {
     private let subscribers = Mutex<[Int: AsyncStream<StreamEvent>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
-    private let buffer: Int
+    /// Events kept for each subscriber that does not keep up.
+    public let buffer: Int
 
     /// A hub keeping up to `buffer` events for each slow subscriber.
     public init(buffer: Int = 1024) { self.buffer = buffer }

@@ -91,7 +91,9 @@ public final class FarmBridge: FarmEngine {
                 translated = queueID(id).map { .outputFinished(job: $0, Self.outcome(report)) }
                 if let job = queueID(id) { state.rendering[job]?.remove(report.output) }
             case .problem(let id, let problem):
-                translated = problem.isWarning ? nil : queueID(id).map { .problem(job: $0, problem.description) }
+                let refusal: JobRefusal? = if case .locked = problem { .locked } else { nil }
+                translated = problem.isWarning
+                    ? nil : queueID(id).map { .problem(job: $0, problem.description, refusal: refusal) }
             case .pruned:
                 translated = nil
             case .workerStarted:

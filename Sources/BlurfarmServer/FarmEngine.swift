@@ -69,8 +69,9 @@ public enum EngineEvent: Sendable, Equatable {
     /// An output ended.
     case outputFinished(job: Int64, OutputOutcome)
     /// Something went wrong in the job beside its outputs (another run holds its lock, its
-    /// state folder failed, an input was refused): one line.
-    case problem(job: Int64, String)
+    /// state folder failed, an input was refused): one line, and the refusal it is when it
+    /// kept the whole job from running.
+    case problem(job: Int64, String, refusal: JobRefusal?)
     /// A worker started, was lost or was replaced.
     case workersChanged
     /// The job is finished: `failed` outputs failed; `cancelled` when it stopped on a cancel.

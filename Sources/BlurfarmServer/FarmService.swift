@@ -61,7 +61,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible {
 
 /// The farm service: the durable queue, the scheduler, the engine's events and the event
 /// stream. Every change is one transaction of the queue store with its entry in the event log,
-/// then published.
+/// then published. Tiles rendered are the exception, as they come by the hundred a second:
+/// their counts are stored and published together, at most every `progressInterval` and
+/// before any other change of the queue.
 public actor FarmService {
     /// The queue.
     public nonisolated let store: QueueStore
@@ -73,9 +75,14 @@ public actor FarmService {
     private let scheduler: Scheduler
     private let logger: Logger
     private var eventTask: Task<Void, Never>?
-    /// Tiles rendered since the server started, and when each of the recent ones was.
+    /// Tiles rendered since the server started, and how many when, over the last ten seconds.
     private var tilesDone = 0
     private var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
+    /// Tiles rendered and not yet stored: by job, how many, and each output's last count.
+    private var pendingTiles: [Int64: PendingTiles] = [:]
+    /// Stores the pending tiles when it wakes; nil when none wait.
+    private var progressTask: Task<Void, Never>?
+    private let progressInterval: Duration
     /// The last output written (the page's thumbnail).
     public private(set) var lastWritten: String?
     /// Set when the server stops: no job is taken, and the farm's end of the jobs in it is
@@ -83,12 +90,14 @@ public actor FarmService {
     private var stopping = false
 
     /// A service over `store`, rendering with `engine`; submitted manifests are planned by
-    /// `loader` and must stay below `roots`.
+    /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
+    /// every `progressInterval`.
     public init(
         store: QueueStore, engine: any FarmEngine, loader: JobLoader, roots: Roots, scheduler: Scheduler = Scheduler(),
-        logger: Logger = Logger(label: "blurfarm.serve")
+        progressInterval: Duration = .milliseconds(250), logger: Logger = Logger(label: "blurfarm.serve")
     ) {
         self.store = store
+        self.progressInterval = progressInterval
         self.engine = engine
         self.loader = loader
         self.roots = roots
@@ -114,8 +123,10 @@ public actor FarmService {
     /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
     public func beginStopping() { stopping = true }
 
-    /// Stops listening to the engine and ends the event streams.
+    /// Stores the tiles rendered not yet stored, stops listening to the engine and ends the
+    /// event streams.
     public func stop() {
+        storeTiles()
         eventTask?.cancel()
         hub.finish()
     }
@@ -164,7 +175,7 @@ public actor FarmService {
             manifestText: source == "text" ? request.manifest ?? "" : "", priority: priority, state: .queued,
             inFarm: false, retryFailed: false, submittedAt: Date(), startedAt: nil, finishedAt: nil,
             outputsTotal: plan.outputCount, outputsUpToDate: 0, outputsWritten: 0, outputsFailed: 0,
-            outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil)
+            outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil, refusal: nil)
         let inserted = job
         job = try save(kind: "job") { db in
             var copy = inserted
@@ -222,9 +233,13 @@ public actor FarmService {
 
     /// Tiles rendered since the server started, and per second over the last ten seconds.
     public func tileRate() -> (total: Int, perSecond: Double) {
+        forgetOldTiles()
+        return (tilesDone, Double(recentTiles.reduce(0) { $0 + $1.count }) / 10)
+    }
+
+    private func forgetOldTiles() {
         let now = ContinuousClock.now
         recentTiles.removeAll { now - $0.at > .seconds(10) }
-        return (tilesDone, Double(recentTiles.reduce(0) { $0 + $1.count }) / 10)
     }
 
     // MARK: The machine and the scheduler
@@ -243,11 +258,13 @@ public actor FarmService {
         if event == .dispatched {
             job.startedAt = Date()
             job.error = nil
+            job.refusal = nil
         }
         if machine.state.isFinished { job.finishedAt = Date() }
         if event == .retryRequested {
             job.finishedAt = nil
             job.error = nil
+            job.refusal = nil
         }
         let changed = job
         try save(kind: "job") { db in
@@ -269,9 +286,11 @@ public actor FarmService {
                 ? loader.plan(text: job.manifestText, manifestPath: job.manifest)
                 : loader.plan(fileAtPath: job.manifest)
             let refusal: String
+            var kind: JobRefusal?
             switch planned {
             case .failure(let diagnostics):
                 refusal = DiagnosticPrinter.render(diagnostics, program: "blurfarm")
+                kind = .invalid
             case .success(let plan):
                 if let outside = roots.firstOutside(plan) {
                     refusal = PathOutsideRoots(path: outside).description
@@ -292,6 +311,7 @@ public actor FarmService {
             }
             var failed = try self.job(id)
             failed.error = refusal
+            failed.refusal = kind
             let changed = failed
             try save(kind: "job") { db in
                 try changed.update(db)
@@ -321,6 +341,18 @@ public actor FarmService {
     }
 
     private func apply(_ event: EngineEvent) throws(ServiceError) {
+        if case .tilesDone(let id, let output, let done, let total) = event {
+            pendingTiles[id, default: PendingTiles()].add(output: output, done: done, total: total)
+            if progressTask == nil {
+                progressTask = Task { [progressInterval] in
+                    guard (try? await Task.sleep(for: progressInterval)) != nil else { return }
+                    self.storeTiles()
+                }
+            }
+            return
+        }
+        // Every other change comes after the tiles rendered before it.
+        storeTiles()
         if stopping {
             switch event {
             case .finished: return
@@ -349,25 +381,8 @@ public actor FarmService {
                     retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil
                 ).upsert(db)
             }
-        case .tilesDone(let id, let output, let done, let total):
-            tilesDone += 1
-            recentTiles.append((ContinuousClock.now, 1))
-            let job = try storeCall { store in
-                try store.write { db -> QueueJob? in
-                    guard var job = try QueueJob.fetchOne(db, key: id) else { return nil }
-                    job.tilesDone += 1
-                    try job.update(db)
-                    try db.execute(
-                        sql: "UPDATE output SET tilesDone = ? WHERE jobId = ? AND output = ?",
-                        arguments: [done, id, output])
-                    return job
-                }
-            }
-            if let job {
-                hub.publish(StreamEvent(
-                    id: nil, kind: "progress",
-                    data: Self.json(ProgressEvent(job: JobView(job), output: output, done: done, total: total))))
-            }
+        case .tilesDone:
+            break  // counted above
         case .outputFinished(let id, let outcome):
             try update(id, kind: "output") { job, db in
                 switch outcome.status {
@@ -386,9 +401,10 @@ public actor FarmService {
                 ).upsert(db)
             }
             if outcome.status == "written" { lastWritten = outcome.output }
-        case .problem(let id, let message):
+        case .problem(let id, let message, let refusal):
             try update(id, kind: "job") { job, _ in
                 job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
+                if let refusal { job.refusal = refusal }
             }
         case .workersChanged:
             let workers = engine.workers()
@@ -396,6 +412,51 @@ public actor FarmService {
         case .finished(let id, let failed, let cancelled):
             try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
             try schedule()
+        }
+    }
+
+    /// Stores the tiles rendered since the last time (one transaction for every job) and
+    /// publishes each job's progress.
+    private func storeTiles() {
+        progressTask?.cancel()
+        progressTask = nil
+        guard !pendingTiles.isEmpty else { return }
+        let pending = pendingTiles
+        pendingTiles = [:]
+        let count = pending.values.reduce(0) { $0 + $1.count }
+        tilesDone += count
+        forgetOldTiles()
+        recentTiles.append((ContinuousClock.now, count))
+        let jobs: [QueueJob]
+        do throws(ServiceError) {
+            jobs = try storeCall { store in
+                try store.write { db -> [QueueJob] in
+                    var jobs: [QueueJob] = []
+                    for (id, tiles) in pending.sorted(by: { $0.key < $1.key }) {
+                        guard var job = try QueueJob.fetchOne(db, key: id) else { continue }
+                        job.tilesDone += tiles.count
+                        try job.update(db)
+                        for (output, done) in tiles.done {
+                            try db.execute(
+                                sql: "UPDATE output SET tilesDone = ? WHERE jobId = ? AND output = ?",
+                                arguments: [done, id, output])
+                        }
+                        jobs.append(job)
+                    }
+                    return jobs
+                }
+            }
+        } catch {
+            logger.error("\(error)")
+            return
+        }
+        // Only encoded when someone listens: the page, a client of the stream.
+        guard hub.count > 0 else { return }
+        for job in jobs {
+            guard let last = pending[job.id!]?.last else { continue }
+            hub.publish(StreamEvent(
+                id: nil, kind: "progress",
+                data: Self.json(ProgressEvent(job: JobView(job), output: last.output, done: last.done, total: last.total))))
         }
     }
 
@@ -449,7 +510,24 @@ public actor FarmService {
     }
 }
 
-/// A tile of an output rendered: the job with its progress, and the output's tiles.
+/// Tiles of a job rendered and not yet stored.
+struct PendingTiles: Sendable {
+    /// How many.
+    var count = 0
+    /// Each output's tiles done, as last told.
+    var done: [String: Int] = [:]
+    /// The last tile's output, its tiles done and in all.
+    var last: (output: String, done: Int, total: Int)?
+
+    mutating func add(output: String, done: Int, total: Int) {
+        count += 1
+        self.done[output] = done
+        last = (output, done, total)
+    }
+}
+
+/// Tiles rendered: the job with its progress, and the last tile's output with its tiles done
+/// and in all.
 struct ProgressEvent: Encodable {
     var job: JobView
     var output: String

@@ -1,4 +1,14 @@
 /// A job's state in the farm service's queue (docs/serve.md).
+/// Why nothing of a failed job could run, when a program may act on it (the client commands
+/// exit as `run` would: 3 and 2).
+public enum JobRefusal: String, Sendable, Codable, CaseIterable {
+    /// Another process (a cron `blurfarm run`, say) holds the job's lock.
+    case locked
+    /// Its manifest no longer checks when its turn came.
+    case invalid
+}
+
+/// A job's state (docs/api.md).
 public enum JobState: String, Sendable, Codable, CaseIterable {
     /// Waiting for its turn; not yet handed to the farm.
     case queued

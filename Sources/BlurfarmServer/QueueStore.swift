@@ -40,6 +40,8 @@ public struct QueueJob: Codable, Sendable, Equatable, FetchableRecord, MutablePe
     public var pixelsWritten: Int
     /// Why the farm could not take it (its manifest no longer plans, say).
     public var error: String?
+    /// Why nothing of it could run, when it failed for a reason a program may act on.
+    public var refusal: JobRefusal?
 
     /// The machine of its state.
     public var machine: JobMachine {
@@ -186,6 +188,9 @@ public final class QueueStore: Sendable {
                 table.column("jobId", .integer)
                 table.column("data", .text).notNull()
             }
+        }
+        migrator.registerMigration("v2: refusal") { db in
+            try db.alter(table: "job") { table in table.add(column: "refusal", .text) }
         }
         return migrator
     }

@@ -86,10 +86,11 @@ public enum Routes {
         api.get("events") { request, _ in
             let after = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int64($0) }
                 ?? request.uri.queryParameters.get("after").flatMap { Int64($0) }
-            return events(service, after: after)
+            return events(service, after: after, keepAlive: settings.keepAlive)
         }
+        let thumbnails = ThumbnailCache()
         api.get("thumbnail") { _, _ in
-            guard let output = await service.lastWritten, let data = Thumbnails.jpeg(of: output) else {
+            guard let output = await service.lastWritten, let data = thumbnails.jpeg(of: output) else {
                 return problem(.notFound, "no output written yet")
             }
             return Response(
@@ -114,29 +115,11 @@ public enum Routes {
         return router
     }
 
-    /// The event stream: the log after `after` (when given), then every change as it happens.
-    /// The log's last id is read before subscribing, and whatever the log gained since is sent
-    /// before the live events (each event once, by id): no change falls between the two.
-    static func events(_ service: FarmService, after: Int64?) -> Response {
-        let store = service.store
-        let start = after ?? ((try? store.lastEventID()) ?? 0)
-        let live = service.hub.subscribe()
+    /// The event stream (``EventStream``), opened as the request is taken.
+    static func events(_ service: FarmService, after: Int64?, keepAlive: Duration) -> Response {
+        let stream = EventStream(service: service, after: after, keepAlive: keepAlive)
         let body = ResponseBody { writer in
-            var last = start
-            var replay = (try? store.events(after: last)) ?? []
-            while !replay.isEmpty {
-                for event in replay {
-                    try await writer.write(ByteBuffer(
-                        string: StreamEvent(id: event.id, kind: event.kind, data: event.data).wireText))
-                    last = event.id ?? last
-                }
-                replay = (try? store.events(after: last)) ?? []
-            }
-            try await writer.write(ByteBuffer(string: ": connected\n\n"))
-            for await event in live {
-                if let id = event.id, id <= last { continue }
-                try await writer.write(ByteBuffer(string: event.wireText))
-            }
+            try await stream.send { try await writer.write(ByteBuffer(string: $0)) }
             try await writer.finish(nil)
         }
         return Response(

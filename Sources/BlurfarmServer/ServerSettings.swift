@@ -17,11 +17,14 @@ public struct ServerSettings: Sendable {
     /// The `host[:port]` names the server is also reached by (a reverse proxy's public name,
     /// from `--public-url`): accepted as the Host and in the Origin of a page.
     public var publicHosts: [String]
+    /// How often an event stream with nothing to say sends a keep-alive comment.
+    public var keepAlive: Duration
 
     /// Settings.
     public init(
         host: String = "127.0.0.1", port: Int = 8765, token: String? = nil, webFolder: String? = nil,
-        maxBody: Int = 1 << 20, grace: Duration = .seconds(30), publicHosts: [String] = []
+        maxBody: Int = 1 << 20, grace: Duration = .seconds(30), publicHosts: [String] = [],
+        keepAlive: Duration = .seconds(15)
     ) {
         self.host = host
         self.port = port
@@ -30,6 +33,7 @@ public struct ServerSettings: Sendable {
         self.maxBody = maxBody
         self.grace = grace
         self.publicHosts = publicHosts.map { $0.lowercased() }
+        self.keepAlive = keepAlive
     }
 
     /// Whether `host` is a loopback address (where the token may be left out).

@@ -10,8 +10,9 @@ struct Submit: ParsableCommand {
             Each manifest is read, checked and planned by the server (it must be below one of \
             its --root folders); an invalid one prints the diagnostics of `blurfarm check` and \
             exits 2. With --wait, waits for every job (the progress line of `run` on a \
-            terminal) and exits as `run` would: 0 when all completed, 1 when some output \
-            failed or a job was cancelled.
+            terminal) and exits as `run` would: 0 when all completed, 3 when another process \
+            (a cron `run`) held a job's lock, 2 when a manifest no longer checked when its turn \
+            came, 1 when some output failed or a job was cancelled.
             """)
 
     @Argument(help: "Job manifests (paths the server can read).")
@@ -41,12 +42,13 @@ struct Submit: ParsableCommand {
             ids.append(id)
         }
         guard wait else { return }
-        var status = ExitStatus.success
+        var statuses: [Int32] = []
         for id in ids {
             let job = try client.wait(for: id)
             report(job)
-            status = max(status, ServerClient.status(of: job))
+            statuses.append(ServerClient.status(of: job))
         }
+        let status = ServerClient.combined(statuses)
         if status != ExitStatus.success { throw ExitCode(status) }
     }
 }
@@ -75,7 +77,9 @@ struct Job: ParsableCommand {
         abstract: "Show one job of the farm service with its outputs' errors, or wait for it.",
         discussion: """
             With --wait, waits for the job (also across a restart of the server) and exits as \
-            `run` would: 0 completed, 1 some outputs failed or it was cancelled.
+            `run` would: 0 completed, 3 another process (a cron `run`) held its lock, 2 its \
+            manifest no longer checked when its turn came, 1 some outputs failed or it was \
+            cancelled.
             """)
 
     @Argument(help: "The job's id.")

@@ -142,10 +142,24 @@ struct ServerClient {
         }
     }
 
-    /// The exit status `run` would have for a job that ended as `job`: 0 completed, 1 some
-    /// outputs failed (or it was cancelled).
+    /// The exit status `run` would have for a job that ended as `job`: 0 completed; 3 another
+    /// process (a cron `run`) held its lock, 2 its manifest no longer checked (nothing of it
+    /// ran); else 1 (some outputs failed, or it was cancelled).
     static func status(of job: [String: Any]) -> Int32 {
-        job["state"] as? String == "completed" ? ExitStatus.success : ExitStatus.someFailed
+        if job["state"] as? String == "completed" { return ExitStatus.success }
+        switch job["refusal"] as? String {
+        case "locked": return ExitStatus.locked
+        case "invalid": return ExitStatus.invalid
+        default: return ExitStatus.someFailed
+        }
+    }
+
+    /// The exit status of `run` for jobs ending with `statuses`: an invalid manifest (2) before
+    /// a lock held (3) before failed outputs (1), as `run` checks every manifest, then takes
+    /// every lock, then renders.
+    static func combined(_ statuses: [Int32]) -> Int32 {
+        [ExitStatus.invalid, ExitStatus.locked, ExitStatus.someFailed].first(where: statuses.contains)
+            ?? ExitStatus.success
     }
 
     /// One line for a job: id, state, priority, outputs done of all, name.

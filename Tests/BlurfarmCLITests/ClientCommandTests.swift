@@ -4,7 +4,10 @@ import Testing
 
 /// The client commands (`submit`, `jobs`, `job`, `cancel`, `retry`) against a real
 /// `blurfarm serve` (docs/serve.md).
-@Suite struct ClientCommandTests {
+///
+/// On the main actor, as ``ServeTests`` and for the same reason: they wait for processes,
+/// which must not hold the cooperative pool's threads.
+@Suite @MainActor struct ClientCommandTests {
     @Test func submitWaitsAndExitsAsRunWould() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -85,6 +88,55 @@ import Testing
         let unreachable = try Blurfarm.run(["jobs", "--server", "http://127.0.0.1:1"])
         #expect(unreachable.status == 1)
         #expect(unreachable.stderr.contains("cannot reach the farm service at http://127.0.0.1:1"), "\(unreachable.stderr)")
+    }
+
+    /// A job whose lock a cron `run` of the same manifest holds: `run` exits 3 (nothing ran),
+    /// and so do `submit --wait` and `job --wait`; once the lock is free, a retry completes.
+    @Test func aJobLockedByACronRunExits3AsRunWould() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 8)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let manifest = try server.writeJob("cron", sigma: 10)
+        let cron = try server.startRun(manifest)
+        let locked = try Blurfarm.run(["run", manifest, "--config", server.path("farm.conf")])
+        let submitted = try Blurfarm.run(["submit", manifest, "--wait", "--server", server.base])
+        let id = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let waited = try Blurfarm.run(["job", id, "--wait", "--server", server.base])
+        cron.waitUntilExit()
+        #expect(cron.terminationStatus == 0)
+        #expect(locked.status == 3, "\(locked.stderr)")
+        #expect(submitted.status == 3, "\(submitted.stderr)")
+        #expect(submitted.stderr.contains("job 'cron' is already running (pid \(cron.processIdentifier)"), "\(submitted.stderr)")
+        #expect(waited.status == 3, "\(waited.stderr)")
+        let json = try Blurfarm.run(["job", id, "--json", "--server", server.base])
+        #expect(json.stdout.contains("\"refusal\" : \"locked\""), "\(json.stdout)")
+
+        let retried = try Blurfarm.run(["retry", id, "--server", server.base])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        let done = try Blurfarm.run(["job", id, "--wait", "--server", server.base])
+        #expect(done.status == 0, "\(done.stderr)")
+        #expect(done.stdout.contains("completed"), "\(done.stdout)")
+    }
+
+    /// A job with an input that cannot be decoded: `run` exits 1 (the other outputs written),
+    /// and so does `submit --wait`.
+    @Test func aJobWithAFailedOutputExits1AsRunWould() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 2)
+        try Data("not a JPEG".utf8).write(to: folder.appendingPathComponent("photos/broken.jpg"))
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let manifest = try server.writeJob("broken")
+        let submitted = try Blurfarm.run(["submit", manifest, "--wait", "--server", server.base])
+        // `run` of it with a state folder of its own (the server's records do not make it up to date).
+        try "state: run-state\n".write(toFile: server.path("run.conf"), atomically: true, encoding: .utf8)
+        let ran = try Blurfarm.run(["run", manifest, "--config", server.path("run.conf"), "--force"])
+        #expect(ran.status == 1, "\(ran.stderr)")
+        #expect(submitted.status == 1, "\(submitted.stderr)")
+        #expect(submitted.stderr.contains("broken: failed: 2 written, 0 up to date, 1 failed"), "\(submitted.stderr)")
     }
 
     @Test func theServerAndItsTokenFromTheConfiguration() throws {

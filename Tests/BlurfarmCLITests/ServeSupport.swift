@@ -107,6 +107,27 @@ final class ServedFarm {
         try wait(for: id) { ["completed", "failed", "cancelled"].contains($0["state"] as? String ?? "") }
     }
 
+    /// Starts a `blurfarm run` of `manifest` with the server's configuration (its state folder:
+    /// the same job lock), one worker, as cron would, and returns once it wrote its first
+    /// output (it holds the job's lock).
+    func startRun(_ manifest: String) throws -> Process {
+        let run = Process()
+        run.executableURL = Blurfarm.executable
+        run.arguments = ["run", manifest, "--config", path("farm.conf"), "--workers", "1"]
+        run.environment = Blurfarm.environment
+        run.standardError = Pipe()
+        try run.run()
+        let job = (manifest as NSString).lastPathComponent.replacingOccurrences(of: ".job", with: "")
+        let out = path("out/\(job)")
+        let deadline = Date().addingTimeInterval(60)
+        while ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty,
+            Date() < deadline, run.isRunning
+        {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return run
+    }
+
     /// Writes `manifest.job`-style `name.job` in the folder: job `name`, the files of `inputs`
     /// blurred (gaussian `sigma`) to `out/name/{stem}.png`. Returns its path.
     func writeJob(_ name: String, inputs: String = "photos/*", sigma: Double = 1.5) throws -> String {

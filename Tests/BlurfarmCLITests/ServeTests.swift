@@ -4,7 +4,12 @@ import Testing
 
 /// `blurfarm serve` end to end: the built executable on an ephemeral loopback port, real
 /// workers, real photos (docs/serve.md, docs/api.md).
-@Suite struct ServeTests {
+///
+/// Its tests wait for processes for seconds at a time (the server, `run`, Chromium): they run
+/// on the main actor, one after another, never on a thread of the cooperative pool, which has
+/// one thread per core and runs the asynchronous tests of every suite (the farm service's
+/// event task among them).
+@Suite @MainActor struct ServeTests {
     @Test func aSubmittedJobCompletesWithOutputsByteIdenticalToRun() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -176,19 +181,7 @@ import Testing
         defer { server.stop() }
         let manifest = try server.writeJob("shared", sigma: 10)
         // A cron run of the same manifest, with the server's configuration (state folder).
-        let run = Process()
-        run.executableURL = Blurfarm.executable
-        run.arguments = ["run", manifest, "--config", server.path("farm.conf"), "--workers", "1"]
-        run.environment = Blurfarm.environment
-        run.standardError = Pipe()
-        try run.run()
-        let out = server.path("out/shared")
-        let deadline = Date().addingTimeInterval(60)
-        while ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty,
-            Date() < deadline
-        {
-            Thread.sleep(forTimeInterval: 0.02)
-        }
+        let run = try server.startRun(manifest)
         let id = try server.submit(manifest)
         let job = try server.finished(id)
         run.waitUntilExit()

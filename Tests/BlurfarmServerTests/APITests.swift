@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The HTTP API against a real server on an ephemeral loopback port (the engine scripted).
-@Suite struct APITests {
+@Suite(.timeLimit(.minutes(2))) struct APITests {
     @Test func healthzAnswersWithoutAToken() async throws {
         let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
         let answer = try await server.call("GET", "/healthz", token: .some(nil))

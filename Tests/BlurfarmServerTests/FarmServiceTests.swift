@@ -5,7 +5,7 @@ import Testing
 
 /// The service over a scripted engine: what it stores, what it asks of the farm, and what it
 /// does with the farm's events.
-@Suite struct FarmServiceTests {
+@Suite(.timeLimit(.minutes(2))) struct FarmServiceTests {
     @Test func aSubmittedJobIsStoredAndHandedToTheFarm() async throws {
         let fixture = try ServerFixture()
         defer { fixture.remove() }
@@ -77,6 +77,31 @@ import Testing
         fixture.engine.emit(.finished(job: id, failed: 0, cancelled: true))
         #expect(try await fixture.wait(for: id) { $0.state == .cancelled }.state == .cancelled)
         await #expect(throws: ServiceError.self) { try await fixture.service.request(.pauseRequested, job: id) }
+    }
+
+    /// Tiles come by the hundred a second: their counts are stored and published together
+    /// (at most every progress interval), not one transaction and one event each; the last
+    /// ones are stored without waiting for another event.
+    @Test func tilesRenderedAreStoredAndPublishedTogether() async throws {
+        let fixture = try ServerFixture(progressInterval: .milliseconds(200))
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let output = fixture.root + "/out/plasma-Kite.png"
+        fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 0))
+        fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 100))
+        try await fixture.wait(for: id) { $0.tilesTotal == 100 }
+        let events = fixture.service.hub.subscribe()
+        let lastLogged = try fixture.store.lastEventID()
+        for done in 1...100 { fixture.engine.emit(.tilesDone(job: id, output: output, done: done, total: 100)) }
+        let job = try await fixture.wait(for: id) { $0.tilesDone == 100 }
+        fixture.service.hub.finish()
+        var progress = 0
+        for await event in events where event.kind == "progress" { progress += 1 }
+        #expect(job.tilesDone == 100)
+        #expect(try await fixture.service.outputs(of: id).first?.tilesDone == 100)
+        #expect((1...10).contains(progress), "\(progress) progress events for 100 tiles")
+        #expect(try fixture.store.lastEventID() == lastLogged)  // progress is not kept in the log
     }
 
     @Test func aHighPriorityJobSubmittedBehindOthersGoesToTheFarmAtOnce() async throws {
@@ -152,6 +177,29 @@ import Testing
         #expect(try await second.service.job(paused).state == .paused)
         #expect(second.engine.submitted.map(\.id) == [active])
         #expect(try await second.service.request(.resumeRequested, job: paused).state == .active)
+    }
+
+    /// A manifest on the server that no longer checks when its job's turn comes: the job fails
+    /// with the diagnostics and the refusal `invalid` (the client commands exit 2, as `run`).
+    /// Another process holding the job's lock is the refusal `locked` (FarmBridge; the CLI
+    /// test ClientCommandTests.aJobLockedByACronRunExits3AsRunWould).
+    @Test func aManifestThatNoLongerChecksAtItsTurnIsRefusedAsInvalid() async throws {
+        let fixture = try ServerFixture(depth: 1)
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let first = try await fixture.submit().id!
+        let path = fixture.root + "/later.job"
+        try ServerFixture.manifest.write(toFile: path, atomically: true, encoding: .utf8)
+        let later = try await fixture.service.submit(SubmitRequest(path: path)).id!
+        #expect(try await fixture.service.job(later).state == .queued)
+        try ServerFixture.manifest.replacingOccurrences(of: "sigma:", with: "sigam:")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        fixture.engine.emit(.finished(job: first, failed: 0, cancelled: false))
+        let job = try await fixture.wait(for: later) { $0.state.isFinished }
+        #expect(job.state == .failed)
+        #expect(job.refusal == .invalid)
+        #expect(job.error?.contains("later.job:") == true, "\(job.error ?? "")")
+        #expect(try await fixture.service.job(first).refusal == nil)
     }
 
     @Test func aJobTheFarmRefusesFailsWithTheReason() async throws {

@@ -17,9 +17,11 @@ struct RunningServer {
 
     var base: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts the server of `fixture` (with `token` when given) and waits until it listens.
+    /// Starts the server of `fixture` (with `token` when given, keep-alive comments on the
+    /// event stream every `keepAlive`) and waits until it listens.
     static func start(
-        _ fixture: ServerFixture, token: String? = nil, webFolder: String? = nil, publicHosts: [String] = []
+        _ fixture: ServerFixture, token: String? = nil, webFolder: String? = nil, publicHosts: [String] = [],
+        keepAlive: Duration = .seconds(15)
     ) async throws
         -> RunningServer
     {
@@ -27,7 +29,8 @@ struct RunningServer {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let settings = ServerSettings(
-            host: "127.0.0.1", port: 0, token: token, webFolder: webFolder, maxBody: 64 * 1024, publicHosts: publicHosts)
+            host: "127.0.0.1", port: 0, token: token, webFolder: webFolder, maxBody: 64 * 1024, publicHosts: publicHosts,
+            keepAlive: keepAlive)
         let task = Task {
             try await FarmServer.run(
                 service: fixture.service, engine: fixture.engine, settings: settings, logger: logger, signals: []

@@ -78,7 +78,7 @@ struct ServerFixture {
         """
 
     /// A fixture; `database` reuses the queue of an earlier one (a restart).
-    init(reusing earlier: ServerFixture? = nil, depth: Int = 2) throws {
+    init(reusing earlier: ServerFixture? = nil, depth: Int = 2, progressInterval: Duration = .milliseconds(250)) throws {
         if let earlier {
             folder = earlier.folder
         } else {
@@ -99,7 +99,8 @@ struct ServerFixture {
         service = FarmService(
             store: store, engine: engine,
             loader: JobLoader(configuration: FarmConfiguration(), registry: .builtIn, reads: []),
-            roots: try Roots([root]), scheduler: Scheduler(depth: depth), logger: logger)
+            roots: try Roots([root]), scheduler: Scheduler(depth: depth), progressInterval: progressInterval,
+            logger: logger)
     }
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
@@ -110,16 +111,20 @@ struct ServerFixture {
         try await service.submit(SubmitRequest(manifest: Self.manifest, folder: root, priority: priority))
     }
 
-    /// Waits (up to 10 s) until job `id` satisfies `condition`; returns it.
+    /// Waits until job `id` satisfies `condition`; returns it (as it is when the service's
+    /// hub ends, if it never does). The job changes only through the service, which publishes
+    /// every change on its hub after storing it: the job is read again after each event, and
+    /// no clock is involved. Other tests may hold the cooperative pool for seconds (the
+    /// synchronous tests of the suite that wait for processes); the wait then lasts longer but
+    /// cannot end early.
     @discardableResult
     func wait(for id: Int64, until condition: @Sendable (QueueJob) -> Bool) async throws -> QueueJob {
-        // Generous: the service's event task runs on the cooperative pool, which the whole
-        // suite's blocking tests may hold for many seconds on 2 cores (CI saw 10 s pass).
-        let deadline = ContinuousClock.now + .seconds(120)
-        while true {
-            let job = try await service.job(id)
-            if condition(job) || ContinuousClock.now > deadline { return job }
-            try await Task.sleep(for: .milliseconds(5))
+        // Subscribed before the first read: no change falls between the two.
+        var changes = service.hub.subscribe().makeAsyncIterator()
+        var job = try await service.job(id)
+        while !condition(job), await changes.next() != nil {
+            job = try await service.job(id)
         }
+        return job
     }
 }

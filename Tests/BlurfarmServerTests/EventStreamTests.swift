@@ -1,0 +1,56 @@
+@testable import BlurfarmServer
+import Foundation
+import Testing
+
+/// The event stream (`GET /api/v1/events`): what a client connecting gets, and the
+/// keep-alive comments of an idle stream.
+@Suite(.timeLimit(.minutes(2))) struct EventStreamTests {
+    /// A change made after the server took a client's request (the stream is opened) and
+    /// before the stream's body runs is sent, once: the stream's start in the log is read
+    /// before it subscribes, and the log is replayed from there.
+    @Test func aChangeMadeWhileAClientConnectsIsSentOnce() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let stream = EventStream(service: fixture.service, after: nil, keepAlive: .seconds(3600))
+        _ = try await fixture.service.request(.pauseRequested, job: id)
+        fixture.service.hub.finish()  // the live part ends after what it has
+        var text = ""
+        try await stream.send { text += $0 }
+        #expect(text.components(separatedBy: "\"state\":\"paused\"").count == 2, "\(text)")
+        #expect(!text.contains("\"state\":\"active\""), "\(text)")
+        #expect(text.contains(": connected\n\n"))
+    }
+
+    /// A client that gives the last id it saw gets the log after it, then the live changes.
+    @Test func aClientGivingItsLastIDGetsTheLogAfterIt() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let seen = try fixture.store.lastEventID()
+        _ = try await fixture.service.request(.pauseRequested, job: id)
+        let stream = EventStream(service: fixture.service, after: seen, keepAlive: .seconds(3600))
+        _ = try await fixture.service.request(.resumeRequested, job: id)
+        fixture.service.hub.finish()
+        var text = ""
+        try await stream.send { text += $0 }
+        let paused = try #require(text.range(of: "\"state\":\"paused\""))
+        let resumed = try #require(text.range(of: "\"state\":\"active\""))
+        #expect(paused.upperBound <= resumed.lowerBound)
+        #expect(text.components(separatedBy: "\"state\":\"active\"").count == 2, "\(text)")
+        #expect(text.contains("id: \(seen + 1)\n"))
+    }
+
+    /// An idle stream gets a keep-alive comment every `keepAlive` (15 s by default), read here
+    /// by curl, so that a proxy does not close it.
+    @Test func anIdleStreamGetsKeepAliveComments() async throws {
+        #expect(ServerSettings().keepAlive == .seconds(15))
+        let server = try await RunningServer.start(try ServerFixture(), keepAlive: .milliseconds(200))
+        let text = try await RunningServer.curl(["-N", "--max-time", "3", server.base + "/api/v1/events"])
+        await server.stop()
+        #expect(text.hasPrefix(": connected\n\n"), "\(text)")
+        #expect(text.contains(": keep-alive\n\n"), "\(text)")
+    }
+}
