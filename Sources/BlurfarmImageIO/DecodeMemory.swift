@@ -1,0 +1,139 @@
+/// The memory decoding one image needs, estimated from its header before any pixel is decoded:
+/// what admission checks against the memory limit (docs/image-io.md, "Admission").
+///
+/// There are two ways to decode an image, and each has its estimate:
+/// - ``whole(_:width:height:copiesSource:)``: the whole image at once (``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)``,
+///   thumbnails): libvips's 8- or 16-bit sRGB copy, blurfarm's `Float32` buffer and, for an
+///   image turned upright, the file's own pixels.
+/// - ``streamed(_:_:)``: band by band (``BandReader``): the windows of rows the caller holds
+///   (``Streaming``: their rows, how many, at what depth), one output band, and libvips's
+///   own buffers of rows. It depends on the image's width, not its height.
+///
+/// Every product is checked for overflow: an absurd header gives nil ("more than an `Int`
+/// holds"), which admission refuses.
+public enum DecodeMemory {
+    /// The image as its header describes it: what both estimates need.
+    public struct Source: Sendable, Hashable {
+        /// Width and height in pixels, as stored in the file (before any turning upright).
+        public var width: Int
+        public var height: Int
+        /// The channels blurfarm decodes it to: 4 with alpha, else 3.
+        public var channels: Int
+        /// Bytes per sample of the decoded sRGB pixels: 1 (8-bit) or 2 (16-bit).
+        public var sampleBytes: Int
+        /// Bytes per pixel of the file's own pixels as libvips loads them (bands × sample
+        /// size: e.g. 4 for 8-bit CMYK, 12 for a float RGB TIFF).
+        public var filePixelBytes: Int
+
+        /// An image of `width` × `height` pixels decoded to `channels` channels (3 or 4) of
+        /// `sampleBytes` bytes (1 or 2); `filePixelBytes` by default `channels × sampleBytes`.
+        public init(width: Int, height: Int, channels: Int, sampleBytes: Int, filePixelBytes: Int? = nil) {
+            self.width = width
+            self.height = height
+            self.channels = channels
+            self.sampleBytes = sampleBytes
+            self.filePixelBytes = filePixelBytes ?? channels * sampleBytes
+        }
+    }
+
+    /// How a caller holds an image it decodes band by band: its parameters, not blurfarm's
+    /// today, so that each streaming renderer (`apply`'s, the worker pool's) states its own.
+    public struct Streaming: Sendable, Hashable {
+        /// Output rows per band (at least 1).
+        public var bandRows: Int
+        /// Rows each window holds above and below its band: the filter chain's vertical reach.
+        public var haloRows: Int
+        /// Columns the output is wider than the image on each side (the reach with edge rule
+        /// `grow`, else 0).
+        public var haloColumns: Int
+        /// Windows decoded ahead of the one being rendered (1 to 2^32).
+        public var ringDepth: Int
+        /// Bytes one sample takes in the windows and output bands: 4 for `Float32`, 1 or 2 for
+        /// pixels kept at the file's depth.
+        public var sampleBytes: Int
+        /// Whether the output bands carry alpha even when the source has none (edge rules
+        /// `transparent` and `grow`).
+        public var outputHasAlpha: Bool
+
+        /// Streaming `bandRows` output rows a band from windows `haloRows` taller on each
+        /// side, `ringDepth` of them decoded ahead, `sampleBytes` bytes a sample.
+        public init(
+            bandRows: Int, haloRows: Int, haloColumns: Int = 0, ringDepth: Int, sampleBytes: Int,
+            outputHasAlpha: Bool = false
+        ) {
+            precondition(bandRows >= 1 && haloRows >= 0 && haloColumns >= 0, "a band has rows, a halo none or more")
+            precondition((1...1 << 32).contains(ringDepth) && sampleBytes >= 1, "decoding runs ahead, a sample has bytes")
+            self.bandRows = bandRows
+            self.haloRows = haloRows
+            self.haloColumns = haloColumns
+            self.ringDepth = ringDepth
+            self.sampleBytes = sampleBytes
+            self.outputHasAlpha = outputHasAlpha
+        }
+
+        /// Windows and output bands alive at once: the ``ringDepth`` windows waiting, the one
+        /// being decoded, the one being rendered, and the output band being filled.
+        /// (`BandedRender`: the decoder fills a window while `ringDepth` wait; the renderer
+        /// holds one and writes one output band.)
+        public var buffersInUse: Int { ringDepth + 3 }
+    }
+
+    /// Rows of the file at its own depth that libvips holds while it streams: the sequential
+    /// loader's line cache and the region read from it, the colour conversion's rows, and the
+    /// saver's ring of rows (`BandWriter.defaultRingRows`, 256) and write buffers. An upper
+    /// bound from measurement: peak resident memory of `apply --workers 0` less blurfarm's
+    /// buffers, on 20000- and 30000-wide JPEGs (docs/performance.md, "Admission from the header").
+    public static let libvipsStreamingRows = 1024
+
+    /// The bytes that decoding `source` whole to `width` × `height` pixels allocates: libvips's
+    /// sRGB copy and blurfarm's `Float32` buffer, `channels × (sampleBytes + 4)` bytes a pixel,
+    /// and, when `copiesSource` (an image turned upright, a thumbnail made at full size), the
+    /// file's own pixels at full size. Nil when it overflows.
+    public static func whole(_ source: Source, width: Int, height: Int, copiesSource: Bool) -> Int? {
+        let decoded = product([width, height, source.channels * (source.sampleBytes + MemoryLayout<Float>.stride)])
+        guard copiesSource else { return decoded }
+        return sum([decoded, product([source.width, source.height, source.filePixelBytes])])
+    }
+
+    /// The bytes that decoding `source` band by band as `streaming` says needs: each of
+    /// ``Streaming/buffersInUse`` buffers as large as the larger of a window (the image's
+    /// width × `bandRows + 2 × haloRows` rows × its channels) and an output band (the
+    /// output's width × `bandRows` × its channels), at `streaming.sampleBytes` a sample; and
+    /// ``libvipsStreamingRows`` rows of the image at the file's depth for libvips. Nil when it
+    /// overflows.
+    public static func streamed(_ source: Source, _ streaming: Streaming) -> Int? {
+        guard let windowRows = sum([streaming.bandRows, streaming.haloRows, streaming.haloRows]),
+            let outputWidth = sum([source.width, streaming.haloColumns, streaming.haloColumns])
+        else { return nil }
+        let outputChannels = streaming.outputHasAlpha ? 4 : source.channels
+        guard let window = product([source.width, windowRows, source.channels, streaming.sampleBytes]),
+            let band = product([outputWidth, streaming.bandRows, outputChannels, streaming.sampleBytes])
+        else { return nil }
+        let rows = product([outputWidth, libvipsStreamingRows, max(source.filePixelBytes, outputChannels * source.sampleBytes)])
+        return sum([product([max(window, band), streaming.buffersInUse]), rows])
+    }
+
+    /// The product of `factors` (none negative), nil when it overflows.
+    private static func product(_ factors: [Int?]) -> Int? {
+        var result = 1
+        for factor in factors {
+            guard let factor else { return nil }
+            let (next, overflow) = result.multipliedReportingOverflow(by: factor)
+            if overflow { return nil }
+            result = next
+        }
+        return result
+    }
+
+    /// The sum of `terms` (none negative), nil when it overflows.
+    private static func sum(_ terms: [Int?]) -> Int? {
+        var result = 0
+        for term in terms {
+            guard let term else { return nil }
+            let (next, overflow) = result.addingReportingOverflow(term)
+            if overflow { return nil }
+            result = next
+        }
+        return result
+    }
+}
