@@ -78,12 +78,19 @@ public enum DecodeMemory {
         public var buffersInUse: Int { ringDepth + 3 }
     }
 
-    /// Rows of the file at its own depth that libvips holds while it streams: the sequential
-    /// loader's line cache and the region read from it, the colour conversion's rows, and the
-    /// saver's ring of rows (`BandWriter.defaultRingRows`, 256) and write buffers. An upper
-    /// bound from measurement: peak resident memory of `apply --workers 0` less blurfarm's
-    /// buffers, on 20000- and 30000-wide JPEGs (docs/performance.md, "Admission from the header").
-    public static let libvipsStreamingRows = 1024
+    /// Rows of the image at the file's depth that the rest of a streamed render holds: the
+    /// sequential loader's line cache and the region read from it, `BandReader`'s rows before
+    /// conversion, the colour conversion's rows, `BandWriter`'s ring of rows (256 by default)
+    /// and the saver's buffers. Measured: the peak resident memory of `apply --workers 0`
+    /// less the process's own (59 MB, the same command refusing an image) and less the
+    /// buffers above came to 2014 to 2225 rows of 3 bytes on 20000- and 30000-wide JPEGs at
+    /// sigma 8 and 32 (docs/performance.md, "Admission from the header").
+    public static let libvipsStreamingRows = 2048
+
+    /// Bytes a streamed render holds whatever the image's width: the tile threads' scratch and
+    /// the allocator's slack (the measured rest on a 3840-wide image varied from 26 to 43 MB
+    /// between runs, against 24 MB for ``libvipsStreamingRows``).
+    public static let streamingFixedBytes = 32 << 20
 
     /// The bytes that decoding `source` whole to `width` × `height` pixels allocates: libvips's
     /// sRGB copy and blurfarm's `Float32` buffer, `channels × (sampleBytes + 4)` bytes a pixel,
@@ -98,9 +105,9 @@ public enum DecodeMemory {
     /// The bytes that decoding `source` band by band as `streaming` says needs: each of
     /// ``Streaming/buffersInUse`` buffers as large as the larger of a window (the image's
     /// width × `bandRows + 2 × haloRows` rows × its channels) and an output band (the
-    /// output's width × `bandRows` × its channels), at `streaming.sampleBytes` a sample; and
-    /// ``libvipsStreamingRows`` rows of the image at the file's depth for libvips. Nil when it
-    /// overflows.
+    /// output's width × `bandRows` × its channels), at `streaming.sampleBytes` a sample;
+    /// ``libvipsStreamingRows`` rows of the image at the file's depth for libvips; and
+    /// ``streamingFixedBytes``. Nil when it overflows.
     public static func streamed(_ source: Source, _ streaming: Streaming) -> Int? {
         guard let windowRows = sum([streaming.bandRows, streaming.haloRows, streaming.haloRows]),
             let outputWidth = sum([source.width, streaming.haloColumns, streaming.haloColumns])
@@ -110,7 +117,7 @@ public enum DecodeMemory {
             let band = product([outputWidth, streaming.bandRows, outputChannels, streaming.sampleBytes])
         else { return nil }
         let rows = product([outputWidth, libvipsStreamingRows, max(source.filePixelBytes, outputChannels * source.sampleBytes)])
-        return sum([product([max(window, band), streaming.buffersInUse]), rows])
+        return sum([product([max(window, band), streaming.buffersInUse]), rows, streamingFixedBytes])
     }
 
     /// The product of `factors` (none negative), nil when it overflows.

@@ -15,6 +15,9 @@ extension Apply {
     /// `docs/performance.md`).
     static let maximumBandHeight = 128
 
+    /// Windows decoded ahead of the one being rendered (``BandedRender/depth``).
+    static let ringDepth = 2
+
     /// Renders the image band by band when it can be, and says whether it did. It can when the
     /// chain has filters, all built in (a plugin's region of interest may depend on where a
     /// tile lies, and plugins run in worker processes); the in-process engine renders
@@ -23,25 +26,33 @@ extension Apply {
     /// (not standard input or output); the input needs no turning
     /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
     /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
-    /// Otherwise `apply` decodes the whole image.
+    /// Otherwise `apply` decodes the whole image. The input is admitted within `limits`, the
+    /// memory being what streaming it needs (``DecodeMemory/streamed(_:_:)``, a function of
+    /// its width, not its height).
     func renderStreamed(
-        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions
+        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, limits: AdmissionLimits
     ) throws -> Bool {
         // The in-process engine, as `Engine` chooses it (a configuration's `workers` is at least 1).
         let inProcess = workers == 0 || (workers == nil && threads != nil)
-        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil, inProcess
+        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, let reach = chain.reach, inProcess
         else { return false }
         let clock = ContinuousClock()
         let start = clock.now
-        guard let reader = try BandReader.open(input, pixelLimit: pixelLimit) else { return false }
+        let bandHeight = tile > 0 ? min(tile, Self.maximumBandHeight) : Self.maximumBandHeight
+        let streaming = DecodeMemory.Streaming(
+            bandRows: bandHeight, haloRows: reach.y, haloColumns: edge == .grow ? reach.x : 0, ringDepth: Self.ringDepth,
+            sampleBytes: MemoryLayout<Float>.stride, outputHasAlpha: chain.channels(forSource: 3) == 4)
+        guard
+            let reader = try BandReader.open(
+                input, streaming: streaming, pixelLimit: limits.pixels, memoryLimit: limits.memory)
+        else { return false }
         let channels = chain.channels(forSource: reader.channels)
         guard BandWriter.canWrite(to: output, channels: channels, sourceHadAlpha: reader.hasAlpha, options: options)
         else { return false }
         let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
         let banded = BandedRender(
             renderer: Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)),
-            image: Rect(width: reader.width, height: reader.height),
-            bandHeight: tile > 0 ? min(tile, Self.maximumBandHeight) : Self.maximumBandHeight)
+            image: Rect(width: reader.width, height: reader.height), bandHeight: bandHeight, depth: Self.ringDepth)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,

@@ -24,7 +24,7 @@ struct DecodeMemoryTests {
     @Test func theStreamedEstimateIsTheCallersBuffersAndLibvipsRowsWhateverTheHeight() {
         let photo = DecodeMemory.Source(width: 20000, height: 15000, channels: 3, sampleBytes: 1)
         let window = 20000 * (128 + 2 * 24) * 3 * 4  // the larger of a window and an output band
-        let libvips = 20000 * DecodeMemory.libvipsStreamingRows * 3
+        let libvips = 20000 * DecodeMemory.libvipsStreamingRows * 3 + DecodeMemory.streamingFixedBytes
         #expect(DecodeMemory.streamed(photo, Self.applyStreaming) == window * (2 + 3) + libvips)
         for height in [1, 15, 150_000, 1 << 40] {
             var other = photo
@@ -39,7 +39,8 @@ struct DecodeMemoryTests {
             bandRows: 128, haloRows: 0, haloColumns: 24, ringDepth: 2, sampleBytes: 4, outputHasAlpha: true)
         #expect(
             DecodeMemory.streamed(photo, grow)
-                == (20000 + 48) * 128 * 4 * 4 * 5 + (20000 + 48) * DecodeMemory.libvipsStreamingRows * 4)
+                == (20000 + 48) * 128 * 4 * 4 * 5 + (20000 + 48) * DecodeMemory.libvipsStreamingRows * 4
+                + DecodeMemory.streamingFixedBytes)
     }
 
     @Test func absurdHeadersOverflowToNoEstimate() {
