@@ -48,27 +48,35 @@ public enum DecodeMemory {
         public var haloColumns: Int
         /// Windows decoded ahead of the one being rendered (1 to 2^32).
         public var ringDepth: Int
-        /// Bytes one sample takes in the windows and output bands: 4 for `Float32`, 1 or 2 for
-        /// pixels kept at the file's depth.
-        public var sampleBytes: Int
+        /// How large a sample is in the windows and output bands.
+        public var samples: SampleSize
         /// Whether the output bands carry alpha even when the source has none (edge rules
         /// `transparent` and `grow`).
         public var outputHasAlpha: Bool
 
         /// Streaming `bandRows` output rows a band from windows `haloRows` taller on each
-        /// side, `ringDepth` of them decoded ahead, `sampleBytes` bytes a sample.
+        /// side, `ringDepth` of them decoded ahead, with `samples` as large as it says.
         public init(
-            bandRows: Int, haloRows: Int, haloColumns: Int = 0, ringDepth: Int, sampleBytes: Int,
+            bandRows: Int, haloRows: Int, haloColumns: Int = 0, ringDepth: Int, samples: SampleSize,
             outputHasAlpha: Bool = false
         ) {
             precondition(bandRows >= 1 && haloRows >= 0 && haloColumns >= 0, "a band has rows, a halo none or more")
-            precondition((1...1 << 32).contains(ringDepth) && sampleBytes >= 1, "decoding runs ahead, a sample has bytes")
+            precondition((1...1 << 32).contains(ringDepth), "decoding runs ahead")
+            if case .bytes(let count) = samples { precondition(count >= 1, "a sample has bytes") }
             self.bandRows = bandRows
             self.haloRows = haloRows
             self.haloColumns = haloColumns
             self.ringDepth = ringDepth
-            self.sampleBytes = sampleBytes
+            self.samples = samples
             self.outputHasAlpha = outputHasAlpha
+        }
+
+        /// Bytes one sample of `source` takes in the buffers.
+        func sampleBytes(of source: Source) -> Int {
+            switch samples {
+            case .fileDepth: source.sampleBytes
+            case .bytes(let count): count
+            }
         }
 
         /// Windows and output bands alive at once: the ``ringDepth`` windows waiting, the one
@@ -76,6 +84,15 @@ public enum DecodeMemory {
         /// (`BandedRender`: the decoder fills a window while `ringDepth` wait; the renderer
         /// holds one and writes one output band.)
         public var buffersInUse: Int { ringDepth + 3 }
+    }
+
+    /// How large a sample is in a streaming caller's buffers. The caller need not know the
+    /// file's depth before its header is read: ``fileDepth`` says "as the file".
+    public enum SampleSize: Sendable, Hashable {
+        /// The file's own depth: 1 byte for an 8-bit file, 2 for a 16-bit one.
+        case fileDepth
+        /// A fixed number of bytes, e.g. 4 for `Float32` (`MemoryLayout<Float>.stride`).
+        case bytes(Int)
     }
 
     /// Rows of the image at the file's depth that the rest of a streamed render holds: the
@@ -105,7 +122,7 @@ public enum DecodeMemory {
     /// The bytes that decoding `source` band by band as `streaming` says needs: each of
     /// ``Streaming/buffersInUse`` buffers as large as the larger of a window (the image's
     /// width × `bandRows + 2 × haloRows` rows × its channels) and an output band (the
-    /// output's width × `bandRows` × its channels), at `streaming.sampleBytes` a sample;
+    /// output's width × `bandRows` × its channels), at `streaming.samples` a sample;
     /// ``libvipsStreamingRows`` rows of the image at the file's depth for libvips; and
     /// ``streamingFixedBytes``. Nil when it overflows.
     public static func streamed(_ source: Source, _ streaming: Streaming) -> Int? {
@@ -113,8 +130,9 @@ public enum DecodeMemory {
             let outputWidth = sum([source.width, streaming.haloColumns, streaming.haloColumns])
         else { return nil }
         let outputChannels = streaming.outputHasAlpha ? 4 : source.channels
-        guard let window = product([source.width, windowRows, source.channels, streaming.sampleBytes]),
-            let band = product([outputWidth, streaming.bandRows, outputChannels, streaming.sampleBytes])
+        let sampleBytes = streaming.sampleBytes(of: source)
+        guard let window = product([source.width, windowRows, source.channels, sampleBytes]),
+            let band = product([outputWidth, streaming.bandRows, outputChannels, sampleBytes])
         else { return nil }
         let rows = product([outputWidth, libvipsStreamingRows, max(source.filePixelBytes, outputChannels * source.sampleBytes)])
         return sum([product([max(window, band), streaming.buffersInUse]), rows, streamingFixedBytes])

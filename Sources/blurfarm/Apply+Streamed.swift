@@ -41,7 +41,7 @@ extension Apply {
         let bandHeight = tile > 0 ? min(tile, Self.maximumBandHeight) : Self.maximumBandHeight
         let streaming = DecodeMemory.Streaming(
             bandRows: bandHeight, haloRows: reach.y, haloColumns: edge == .grow ? reach.x : 0, ringDepth: Self.ringDepth,
-            sampleBytes: MemoryLayout<Float>.stride, outputHasAlpha: chain.channels(forSource: 3) == 4)
+            samples: .bytes(MemoryLayout<Float>.stride), outputHasAlpha: chain.channels(forSource: 3) == 4)
         guard
             let reader = try BandReader.open(
                 input, streaming: streaming, pixelLimit: limits.pixels, memoryLimit: limits.memory)

@@ -8,7 +8,7 @@ import Testing
 @Suite("Reading and writing band by band")
 struct BandStreamTests {
     /// Bands of at most 97 rows without a halo, one read ahead, in `Float32`: as the tests read.
-    static let streaming = DecodeMemory.Streaming(bandRows: 97, haloRows: 0, ringDepth: 1, sampleBytes: 4)
+    static let streaming = DecodeMemory.Streaming(bandRows: 97, haloRows: 0, ringDepth: 1, samples: .bytes(4))
 
     /// Random band heights from `generator` covering `height` rows: (first row, rows).
     static func bands(height: Int, using generator: inout SplitMix) -> [(y: Int, rows: Int)] {

@@ -6,7 +6,7 @@ import Testing
 @Suite("The memory a decode needs")
 struct DecodeMemoryTests {
     /// `apply --workers 0` at sigma 8: bands of 128 rows, a halo of 24, two windows ahead, `Float32`.
-    static let applyStreaming = DecodeMemory.Streaming(bandRows: 128, haloRows: 24, ringDepth: 2, sampleBytes: 4)
+    static let applyStreaming = DecodeMemory.Streaming(bandRows: 128, haloRows: 24, ringDepth: 2, samples: .bytes(4))
 
     @Test func theWholeEstimateCountsLibvipsCopyTheFloatsAndTheUprightCopy() {
         let opaque = DecodeMemory.Source(width: 1024, height: 640, channels: 3, sampleBytes: 1)
@@ -31,12 +31,18 @@ struct DecodeMemoryTests {
             other.height = height
             #expect(DecodeMemory.streamed(other, Self.applyStreaming) == DecodeMemory.streamed(photo, Self.applyStreaming))
         }
-        // Pixels kept at the file's depth (1 byte a sample), a deeper ring.
-        let atDepth = DecodeMemory.Streaming(bandRows: 64, haloRows: 8, ringDepth: 4, sampleBytes: 1)
+        // Pixels kept at the file's depth (1 byte a sample for this 8-bit photo, 2 for a 16-bit
+        // one with alpha), a deeper ring.
+        let atDepth = DecodeMemory.Streaming(bandRows: 64, haloRows: 8, ringDepth: 4, samples: .fileDepth)
         #expect(DecodeMemory.streamed(photo, atDepth) == 20000 * (64 + 16) * 3 * (4 + 3) + libvips)
+        let deep = DecodeMemory.Source(width: 20000, height: 15000, channels: 4, sampleBytes: 2)
+        #expect(
+            DecodeMemory.streamed(deep, atDepth)
+                == 20000 * (64 + 16) * 4 * 2 * (4 + 3) + 20000 * DecodeMemory.libvipsStreamingRows * 8
+                + DecodeMemory.streamingFixedBytes)
         // `grow` with no vertical reach: the output band, wider and with alpha, is the larger.
         let grow = DecodeMemory.Streaming(
-            bandRows: 128, haloRows: 0, haloColumns: 24, ringDepth: 2, sampleBytes: 4, outputHasAlpha: true)
+            bandRows: 128, haloRows: 0, haloColumns: 24, ringDepth: 2, samples: .bytes(4), outputHasAlpha: true)
         #expect(
             DecodeMemory.streamed(photo, grow)
                 == (20000 + 48) * 128 * 4 * 4 * 5 + (20000 + 48) * DecodeMemory.libvipsStreamingRows * 4
@@ -51,9 +57,9 @@ struct DecodeMemoryTests {
         #expect(DecodeMemory.whole(tall, width: tall.width, height: tall.height, copiesSource: false) == nil)
         let fine = DecodeMemory.Source(width: 1 << 20, height: 1 << 20, channels: 3, sampleBytes: 1)
         #expect(DecodeMemory.whole(fine, width: 1 << 20, height: 1 << 20, copiesSource: true) == (1 << 40) * 15 + (1 << 40) * 3)
-        let halo = DecodeMemory.Streaming(bandRows: 1, haloRows: Int.max / 2, ringDepth: 1, sampleBytes: 1)
+        let halo = DecodeMemory.Streaming(bandRows: 1, haloRows: Int.max / 2, ringDepth: 1, samples: .bytes(1))
         #expect(DecodeMemory.streamed(fine, halo) == nil)
-        let ring = DecodeMemory.Streaming(bandRows: 1 << 20, haloRows: 0, ringDepth: 1 << 32, sampleBytes: 1)
+        let ring = DecodeMemory.Streaming(bandRows: 1 << 20, haloRows: 0, ringDepth: 1 << 32, samples: .bytes(1))
         #expect(DecodeMemory.streamed(fine, ring) == nil)
     }
 }
