@@ -10,8 +10,8 @@ public enum ImageReader {
     /// gigapixel). A policy against decompression bombs: a small file can declare a huge
     /// image, and a decode streamed band by band fits in memory whatever the height, so the
     /// memory estimate alone would let a 440 KB PNG of 60000 × 60000 black pixels through (3.6
-    /// gigapixels: minutes of work and a 10 GB output). A 300-megapixel photo and a 30000 ×
-    /// 30000 image pass (docs/security.md, "Admission from the header").
+    /// gigapixels: minutes of work). A 300-megapixel photo and a 30000 × 30000 image pass
+    /// (docs/security.md, "Image files").
     public static let defaultPixelLimit = 1 << 30
 
     /// The memory this process may use, in bytes: the least of the physical memory, its
