@@ -17,24 +17,47 @@ extension JobRunner {
     /// 128 + 2 × 24 rows at sigma 8, about 34 MB (docs/performance.md).
     public static let bandHeight = 128
 
+    /// Windows decoded ahead of the ones rendering (``BandedRender/depth``).
+    public static let ringDepth = 2
+
+    /// The rows of a band when tiles are `tileSize` pixels: the tile's, at most ``bandHeight``.
+    public static func bandHeight(forTile tileSize: Int) -> Int {
+        tileSize > 0 ? min(tileSize, bandHeight) : bandHeight
+    }
+
+    /// What streaming an image through `chains` (one per output, each with a ``FilterChain/reach``)
+    /// in tiles of `tileSize` holds, for admission (``DecodeMemory/streamed(_:_:)``): the
+    /// windows and output bands of ``BandedRender`` in `Float32`, two bands in flight (the
+    /// worker pool's; one in process).
+    public static func streaming(_ chains: [FilterChain], tileSize: Int) -> DecodeMemory.Streaming {
+        DecodeMemory.Streaming(
+            bandRows: bandHeight(forTile: tileSize), haloRows: chains.compactMap(\.reach?.y).max() ?? 0,
+            haloColumns: chains.filter { $0.edge == .grow }.compactMap(\.reach?.x).max() ?? 0,
+            buffers: BandedRender.blocks(depth: ringDepth, bandsInFlight: 2, chains: chains.count),
+            samples: .bytes(MemoryLayout<Float>.stride), outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
+    }
+
     /// Whether `output` can be streamed, as far as the plan tells (its input's header tells the
     /// rest: ``BandReader/open(_:pixelLimit:memoryLimit:)``, ``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``):
     /// it is decoded at full size (no resize: libvips shrinks whole images), its chain has filters,
     /// all built in, each reading a fixed distance (a plugin's region of interest may depend on
     /// where a tile lies), and it is verified by checksums only (`decode` and `untiled`
     /// compare the whole image).
-    func canStream(_ output: PlannedOutput, verify: VerifyMode) -> Bool {
+    public static func canStream(_ output: PlannedOutput, verify: VerifyMode, registry: FilterRegistry) -> Bool {
         guard verify == .checksum, output.decodeResize == nil, !output.variant.filters.isEmpty else { return false }
         guard output.variant.filters.allSatisfy({ registry.descriptor(named: $0.name)?.isPlugin == false }) else { return false }
-        return chain(of: output).reach != nil
+        return chain(of: output, registry: registry).reach != nil
     }
 
-    /// The variant's filter chain.
-    func chain(of output: PlannedOutput) -> FilterChain {
+    /// The variant's filter chain, its filters made by `registry`.
+    public static func chain(of output: PlannedOutput, registry: FilterRegistry) -> FilterChain {
         FilterChain(
             filters: output.variant.filters.map { registry.makeFilter($0) }, edge: output.variant.edge,
             colour: output.variant.colour)
     }
+
+    /// The variant's filter chain.
+    func chain(of output: PlannedOutput) -> FilterChain { Self.chain(of: output, registry: registry) }
 
     /// The encoder's options for the variant.
     func encodeOptions(of variant: VariantSpec) -> EncodeOptions {
@@ -67,7 +90,10 @@ extension JobRunner {
         let opened = clock.now
         let reader: BandReader
         do throws(ImageIOError) {
-            guard let made = try BandReader.open(input.path, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages)
+            let streaming = Self.streaming(indices.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
+            guard
+                let made = try BandReader.open(
+                    input.path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages)
             else { return [:] }
             reader = made
         } catch {
@@ -112,8 +138,8 @@ extension JobRunner {
         }
         guard !streamed.isEmpty else { return reports }
         let banded = BandedRender(
-            chains: streamed.map(\.chain), tileSize: tileSize, image: image,
-            bandHeight: tileSize > 0 ? min(tileSize, Self.bandHeight) : Self.bandHeight)
+            chains: streamed.map(\.chain), tileSize: tileSize, image: image, bandHeight: Self.bandHeight(forTile: tileSize),
+            depth: Self.ringDepth)
         let tiles = streamed.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
         for (chain, entry) in streamed.enumerated() { events(.outputStarted(input.outputs[entry.index], tiles: tiles[chain])) }
 

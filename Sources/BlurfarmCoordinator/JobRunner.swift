@@ -120,7 +120,7 @@ public struct JobRunner: Sendable {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         // The outputs that can be made band by band first, from one decode stream.
         control.waitWhilePaused()
-        let streamable = input.outputs.indices.filter { canStream(input.outputs[$0], verify: verify) }
+        let streamable = input.outputs.indices.filter { Self.canStream(input.outputs[$0], verify: verify, registry: registry) }
         if !streamable.isEmpty, control.ended == nil {
             for (index, streamed) in stream(input, indices: streamable, tileSize: tileSize, control: control, events: events)
                 .sorted(by: { $0.key < $1.key })

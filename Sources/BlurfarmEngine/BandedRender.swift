@@ -88,6 +88,14 @@ public struct BandedRender: Sendable {
         return rows
     }
 
+    /// The windows and output bands a render holds at once, at most: the windows decoded ahead,
+    /// rendering, being filled and kept for their rows, and each chain's output bands rendering
+    /// and being written; one to spare. Each is as large as the larger of a window and an output
+    /// band (what admission estimates: `DecodeMemory.Streaming.buffers`).
+    public static func blocks(depth: Int, bandsInFlight: Int, chains: Int) -> Int {
+        depth + bandsInFlight + 3 + chains * (bandsInFlight + 1)
+    }
+
     /// Starts rendering the tiles of one band of one chain: (the chain's index, the band, the
     /// window of the source that holds what its tiles read, the output band to fill); returns
     /// what waits until they are rendered (and throws their failure). Called on the thread of
@@ -132,11 +140,9 @@ public struct BandedRender: Sendable {
         let floats = max(
             (plan.map(\.count).max() ?? 0) * width * sourceChannels,
             zip(outputs, outputChannels).map { bandHeight * $0.width * $1 }.max() ?? 0, 1)
-        // Blocks in use at once: the windows decoded ahead, rendering, being filled and kept for
-        // their rows, and each chain's output bands rendering and being written; one to spare.
         let blocks = BlockRecycler(
             blockBytes: floats * MemoryLayout<Float>.stride, allocator: allocator,
-            slabBlocks: depth + bandsInFlight + 3 + chains.count * (bandsInFlight + 1))
+            slabBlocks: Self.blocks(depth: depth, bandsInFlight: bandsInFlight, chains: chains.count))
         let decoder = WindowDecoder(
             plan: plan, width: width, channels: sourceChannels, blocks: blocks, read: read)
         // Decoding on a thread of its own, ahead of the rendering; where the system refuses a

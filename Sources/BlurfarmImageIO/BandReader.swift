@@ -32,14 +32,21 @@ public final class BandReader: @unchecked Sendable {
 
     /// Opens the image at `path` for reading band by band, after the checks of
     /// ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` (pixel limit, memory, file
-    /// structure). Nil when the image must be turned upright (EXIF orientation other than 1):
-    /// rotating needs the whole image, so such a file is read whole with `ImageReader.read`.
+    /// structure), the memory being what streaming it as `streaming` says needs
+    /// (``DecodeMemory/streamed(_:_:)``: a function of the width, not the height). Nil when the
+    /// image must be turned upright (EXIF orientation other than 1): rotating needs the whole
+    /// image, so such a file is read whole with `ImageReader.read` (which checks the memory of
+    /// a whole decode).
     ///
+    /// - Parameter streaming: how the caller holds the bands it reads (rows, halo, ring depth,
+    ///   bytes a sample).
     /// - Throws: `ImageIOError` as `ImageReader.read` does.
     public static func open(
-        _ path: String, pixelLimit: Int = ImageReader.defaultPixelLimit, memoryLimit: Int = ImageReader.usableMemory
+        _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int = ImageReader.defaultPixelLimit,
+        memoryLimit: Int = ImageReader.usableMemory
     ) throws(ImageIOError) -> BandReader? {
-        let (file, loaded) = try ImageReader.openChecked(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
+        let (file, loaded) = try ImageReader.openChecked(
+            path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming)
         guard loaded.orientation == 1 else {
             file.close()
             return nil

@@ -16,6 +16,12 @@ public struct ImageHeader: Sendable, Hashable {
     public let hasICCProfile: Bool
     /// The EXIF orientation stored in the file, 1...8 (1, upright, when there is none).
     public let orientation: Int
+    /// The bytes ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` allocates decoding
+    /// the file whole (``DecodeMemory/whole(_:width:height:copiesSource:)``), checked against
+    /// its memory limit; nil when that is more than an `Int` holds.
+    public let decodeMemory: Int?
+    /// The image as the memory estimates see it (for ``DecodeMemory/streamed(_:_:)``).
+    public let decodeSource: DecodeMemory.Source
 
     /// The number of pixels, `width * height`.
     public var pixelCount: Int { width * height }

@@ -4,7 +4,7 @@
 /// reason, it is libvips's own message (first line, trimmed):
 ///
 ///     photos/a.jpg: VipsJpeg: Premature end of input file
-///     photos/big.png: 20000x20000 is 400000000 pixels, over the limit of 268402689
+///     photos/bomb.png: 60000x60000 is 3600000000 pixels, over the pixel limit of 1073741824 (setting pixel-limit, option --pixel-limit)
 public struct ImageIOError: Error, CustomStringConvertible, Sendable {
     /// What kind of failure this is, for callers that react differently to each.
     public enum Code: Sendable, Hashable {
@@ -16,8 +16,8 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         case notAnImage
         /// The header's width × height is over the pixel limit; nothing was decoded.
         case overPixelLimit
-        /// Decoding would allocate more memory than the limit (estimated from the header:
-        /// width × height × channels × bytes per sample); nothing was decoded.
+        /// Decoding would allocate more memory than the limit (estimated from the header,
+        /// ``DecodeMemory``, for a whole decode or one band by band); nothing was decoded.
         case overMemoryLimit
         /// libvips failed while decoding pixels or converting colour (truncated or corrupt data,
         /// a broken ICC profile).

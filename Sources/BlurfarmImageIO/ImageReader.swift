@@ -6,9 +6,13 @@ import CVips
 /// Decoding is strict: truncated or corrupt data is an error, never a partly grey image.
 /// All functions are safe to call from several threads at once.
 public enum ImageReader {
-    /// The default largest `width * height` a file may declare: 16383 × 16383, sharp's limit.
-    /// A policy against decompression bombs: a small file can declare a huge image.
-    public static let defaultPixelLimit = 268_402_689
+    /// The default largest `width * height` a file may declare: 2^30, 32768 × 32768 (a
+    /// gigapixel). A policy against decompression bombs: a small file can declare a huge
+    /// image, and a decode streamed band by band fits in memory whatever the height, so the
+    /// memory estimate alone would let a 440 KB PNG of 60000 × 60000 black pixels through (3.6
+    /// gigapixels: minutes of work). A 300-megapixel photo and a 30000 × 30000 image pass
+    /// (docs/security.md, "Image files").
+    public static let defaultPixelLimit = 1 << 30
 
     /// The memory this process may use, in bytes: the least of the physical memory, its
     /// `RLIMIT_AS` and `RLIMIT_DATA`, and its cgroup's `memory.max` (read once). What a decode
@@ -34,14 +38,17 @@ public enum ImageReader {
             width: swap ? image.height : image.width, height: swap ? image.width : image.height,
             bitDepth: sixteen ? 16 : 8, hasAlpha: image.hasAlpha, loader: image.loader ?? "unknown",
             hasICCProfile: vips_image_get_typeof(image.pointer, "icc-profile-data") != 0,
-            orientation: image.orientation)
+            orientation: image.orientation,
+            decodeMemory: DecodeMemory.whole(
+                decodeSource(of: image), width: image.width, height: image.height, copiesSource: image.orientation != 1),
+            decodeSource: decodeSource(of: image))
     }
 
     /// Decodes the image at `path` to premultiplied RGBA Float32, upright and in sRGB.
     ///
     /// Exactly:
     /// 1. Before any pixel is decoded: the header's `width * height` is checked against
-    ///    `pixelLimit`, the memory the decode allocates (``decodeMemory(of:width:height:copiesSource:)``)
+    ///    `pixelLimit`, the memory the decode allocates (``DecodeMemory/whole(_:width:height:copiesSource:)``)
     ///    against `memoryLimit`, and a JPEG must reach its end-of-image marker (a file cut short
     ///    and padded with zeros decodes without a warning otherwise).
     /// 2. The image is turned upright by its EXIF orientation (vips_autorot).
@@ -82,18 +89,26 @@ public enum ImageReader {
 // upright, colour to sRGB, and the conversion to premultiplied Float32 with the metadata.
 extension ImageReader {
     /// The file at `path` opened for sequential reading and checked before any pixel is decoded
-    /// (step 1 of ``read(_:pixelLimit:memoryLimit:allocator:)``). The caller closes the file.
+    /// (step 1 of ``read(_:pixelLimit:memoryLimit:allocator:)``): the pixel limit, the memory
+    /// the decode needs (``DecodeMemory/streamed(_:_:)`` when `streaming` says how the caller
+    /// holds the bands, else ``DecodeMemory/whole(_:width:height:copiesSource:)``), the file's
+    /// structure. The caller closes the file.
     static func openChecked(
-        _ path: String, pixelLimit: Int, memoryLimit: Int
+        _ path: String, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming? = nil
     ) throws(ImageIOError) -> (file: InputFile, image: VipsImageRef) {
         try Libvips.start()
         let file = try InputFile(path)
         do throws(ImageIOError) {
             let loaded = try file.open(sequential: true)
             try checkPixelLimit(of: loaded, pixelLimit, path: path)
-            try checkMemory(
-                decodeMemory(of: loaded, width: loaded.width, height: loaded.height, copiesSource: loaded.orientation != 1),
-                memoryLimit, of: loaded, path: path)
+            let source = decodeSource(of: loaded)
+            if let streaming {
+                try checkMemory(DecodeMemory.streamed(source, streaming), memoryLimit, of: loaded, streamed: true, path: path)
+            } else {
+                try checkMemory(
+                    DecodeMemory.whole(source, width: loaded.width, height: loaded.height, copiesSource: loaded.orientation != 1),
+                    memoryLimit, of: loaded, streamed: false, path: path)
+            }
             try file.checkStructure(of: loaded)
             return (file, loaded)
         } catch {
@@ -102,52 +117,55 @@ extension ImageReader {
         }
     }
 
-    /// The bytes that decoding `image` (opened, nothing decoded yet) to `width` × `height`
-    /// pixels allocates: libvips's 8- or 16-bit sRGB copy and blurfarm's `Float32` buffer, with 3
-    /// channels or 4 (alpha), and, when `copiesSource` (an image turned upright, a thumbnail
-    /// made at full size), the file's own pixels at full size. Nil when it overflows.
-    static func decodeMemory(of image: VipsImageRef, width: Int, height: Int, copiesSource: Bool) -> Int? {
-        let channels = image.hasAlpha ? 4 : 3
-        let sampleBytes = image.format == VIPS_FORMAT_UCHAR ? 1 : 2
-        let output = width.multipliedReportingOverflow(by: height)
-        let perPixel = channels * (sampleBytes + MemoryLayout<Float>.stride)
-        let (decoded, overflow) = output.partialValue.multipliedReportingOverflow(by: perPixel)
-        guard !output.overflow, !overflow else { return nil }
-        guard copiesSource else { return decoded }
-        let source = image.width.multipliedReportingOverflow(by: image.height)
-        let sourceBytes = source.partialValue.multipliedReportingOverflow(by: image.bands * Int(vips_format_sizeof(image.format)))
-        let total = decoded.addingReportingOverflow(sourceBytes.partialValue)
-        guard !source.overflow, !sourceBytes.overflow, !total.overflow else { return nil }
-        return total.partialValue
+    /// What the memory estimates need of `image` (opened, nothing decoded yet).
+    static func decodeSource(of image: VipsImageRef) -> DecodeMemory.Source {
+        DecodeMemory.Source(
+            width: image.width, height: image.height, channels: image.hasAlpha ? 4 : 3,
+            sampleBytes: image.format == VIPS_FORMAT_UCHAR ? 1 : 2,
+            filePixelBytes: image.bands * Int(vips_format_sizeof(image.format)))
     }
 
-    /// Refuses `image` (opened, nothing decoded yet) when decoding it needs `bytes` (nil: more
-    /// than an `Int` holds) and that is over `memoryLimit`.
-    static func checkMemory(_ bytes: Int?, _ memoryLimit: Int, of image: VipsImageRef, path: String) throws(ImageIOError) {
+    /// Refuses `image` (opened, nothing decoded yet) when decoding it (band by band when
+    /// `streamed`) needs `bytes` (nil: more than an `Int` holds) and that is over `memoryLimit`.
+    static func checkMemory(
+        _ bytes: Int?, _ memoryLimit: Int, of image: VipsImageRef, streamed: Bool, path: String
+    ) throws(ImageIOError) {
         guard let bytes, bytes <= memoryLimit else {
-            let needed = bytes.map { "about \(gigabytes($0))" } ?? "more memory than can be counted"
+            let needed = bytes.map { "about \(shown(bytes: $0))" } ?? "more memory than can be counted"
             throw ImageIOError(
                 code: .overMemoryLimit, path: path,
-                message: "decoding \(image.width)x\(image.height) needs \(needed), "
-                    + "over the memory limit of \(gigabytes(memoryLimit))")
+                message: "\(streamed ? "streaming" : "decoding") \(image.width)x\(image.height) needs \(needed), "
+                    + "over the memory limit of \(shown(bytes: memoryLimit)) \(raisedBy("memory-limit"))")
         }
     }
 
-    /// `bytes` in GB (10^9), one decimal.
-    private static func gigabytes(_ bytes: Int) -> String {
-        let tenths = (bytes / 1_000_000 + 50) / 100
-        return "\(tenths / 10).\(tenths % 10) GB"
+    /// Where a refusal says the limit is set: "(setting memory-limit, option --memory-limit)".
+    static func raisedBy(_ setting: String) -> String { "(setting \(setting), option --\(setting))" }
+
+    /// `bytes` for people: in GB (10^9) or MB (10^6) with one decimal, or in bytes under 1 MB.
+    static func shown(bytes: Int) -> String {
+        guard bytes >= 1_000_000 else { return "\(bytes) bytes" }
+        let (unit, name) = bytes >= 1_000_000_000 ? (1_000_000_000, "GB") : (1_000_000, "MB")
+        let tenths = (bytes / (unit / 1000) + 50) / 100
+        return "\(tenths / 10).\(tenths % 10) \(name)"
     }
 
     /// Refuses `image` (opened, nothing decoded yet) when its `width * height` is over
     /// `pixelLimit`.
     static func checkPixelLimit(of image: VipsImageRef, _ pixelLimit: Int, path: String) throws(ImageIOError) {
-        let (pixelCount, overflow) = image.width.multipliedReportingOverflow(by: image.height)
+        try checkPixelLimit("\(image.width)x\(image.height)", image.width, image.height, pixelLimit, path: path)
+    }
+
+    /// Refuses an image of `width` × `height` pixels, described as `what`, over `pixelLimit`.
+    static func checkPixelLimit(
+        _ what: String, _ width: Int, _ height: Int, _ pixelLimit: Int, path: String
+    ) throws(ImageIOError) {
+        let (pixelCount, overflow) = width.multipliedReportingOverflow(by: height)
         if overflow || pixelCount > pixelLimit {
             throw ImageIOError(
                 code: .overPixelLimit, path: path,
-                message: "\(image.width)x\(image.height) is \(overflow ? "too many" : String(pixelCount)) "
-                    + "pixels, over the limit of \(pixelLimit)")
+                message: "\(what) is \(overflow ? "too many" : String(pixelCount)) pixels, over the pixel limit of "
+                    + "\(pixelLimit) \(raisedBy("pixel-limit"))")
         }
     }
 

@@ -153,13 +153,9 @@ extension ImageReader {
         let sourceWidth = swap ? loaded.height : loaded.width
         let sourceHeight = swap ? loaded.width : loaded.height
         let plan = box.plan(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-        let (scaledCount, overflow) = plan.scaledWidth.multipliedReportingOverflow(by: plan.scaledHeight)
-        if overflow || scaledCount > pixelLimit {
-            throw ImageIOError(
-                code: .overPixelLimit, path: path,
-                message: "a thumbnail of \(plan.scaledWidth)x\(plan.scaledHeight) is "
-                    + "\(overflow ? "too many" : String(scaledCount)) pixels, over the limit of \(pixelLimit)")
-        }
+        try checkPixelLimit(
+            "a thumbnail of \(plan.scaledWidth)x\(plan.scaledHeight)", plan.scaledWidth, plan.scaledHeight, pixelLimit,
+            path: path)
 
         let sixteen = loaded.format != VIPS_FORMAT_UCHAR
         let interpretation = loaded.interpretation
@@ -169,10 +165,10 @@ extension ImageReader {
         let oneSideKept = (plan.scaledWidth == sourceWidth) != (plan.scaledHeight == sourceHeight)
         let shrinksOnLoad = eightBitRGBOrGrey && !(loaded.hasAlpha && oneSideKept)
         try checkMemory(
-            decodeMemory(
-                of: loaded, width: plan.scaledWidth, height: plan.scaledHeight,
+            DecodeMemory.whole(
+                decodeSource(of: loaded), width: plan.scaledWidth, height: plan.scaledHeight,
                 copiesSource: !shrinksOnLoad && loaded.orientation != 1),
-            memoryLimit, of: loaded, path: path)
+            memoryLimit, of: loaded, streamed: false, path: path)
         try file.checkStructure(of: loaded)
 
         do throws(LibvipsFailure) {

@@ -9,7 +9,7 @@ import BlurfarmCore
 public enum ConfigurationDecoder {
     /// The configuration's keys, in the order `docs/configuration.md` lists them.
     public static let keys = [
-        "workers", "tile", "decoded-images", "pixel-limit", "state", "plugin-folders", "task-timeout",
+        "workers", "tile", "decoded-images", "pixel-limit", "memory-limit", "state", "plugin-folders", "task-timeout",
         "heartbeat-timeout", "retries", "server", "token-file",
     ]
 
@@ -73,6 +73,16 @@ public enum ConfigurationDecoder {
         integer("decoded-images", 1...Int.max, &d) { c.decodedImages = $0 }
         integer("pixel-limit", 1...Int.max, &d) { c.pixelLimit = $0 }
         integer("retries", 0...Int.max, &d) { c.retries = $0 }
+        if let e = entry("memory-limit") {
+            if case .scalar(let scalar) = e.value.content, let bytes = FarmConfiguration.byteCount(scalar.text) {
+                c.memoryLimit = bytes
+            } else {
+                if case .invalid = e.value.content {} else {
+                    d.error("'memory-limit' must be a number of bytes, e.g. 16GB, 12GiB or 8000000000", at: e.value.location)
+                }
+                ok = false
+            }
+        }
         if let e = entry("state") {
             if let text = d.string(e, expected: "a folder") {
                 if text.isEmpty {

@@ -8,8 +8,12 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// How many images may be decoded at once: the bound on pixel memory.
     public var decodedImages: Int
     /// The largest image accepted, in pixels (width × height), checked from the header
-    /// before decoding.
+    /// before decoding: the guard against decompression bombs.
     public var pixelLimit: Int
+    /// The most bytes decoding may allocate, checked against the estimate from the header
+    /// before decoding (shared by the `decodedImages` decodes of `run`); `nil` for all the
+    /// process may use (the physical memory, `ulimit -v`/`-d`, the cgroup's `memory.max`).
+    public var memoryLimit: Int?
     /// The folder for reports, locks and output records, as the file gives it (relative paths
     /// resolved against the configuration file's folder, so this is that joined path); `nil`
     /// when it gives none: then the user's state folder (``stateFolder(environment:)``).
@@ -33,7 +37,7 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// A configuration; every argument has the documented default.
     public init(
         workers: Int? = nil, tile: Int = Self.defaultTile, decodedImages: Int = Self.defaultDecodedImages,
-        pixelLimit: Int = Self.defaultPixelLimit, state: String? = nil,
+        pixelLimit: Int = Self.defaultPixelLimit, memoryLimit: Int? = nil, state: String? = nil,
         pluginFolders: [String] = [], taskTimeout: Double? = nil,
         heartbeatTimeout: Double = Self.defaultHeartbeatTimeout, retries: Int = Self.defaultRetries
     ) {
@@ -41,6 +45,7 @@ public struct FarmConfiguration: Hashable, Sendable {
         self.tile = tile
         self.decodedImages = decodedImages
         self.pixelLimit = pixelLimit
+        self.memoryLimit = memoryLimit
         self.state = state
         self.pluginFolders = pluginFolders
         self.taskTimeout = taskTimeout
@@ -56,8 +61,33 @@ public struct FarmConfiguration: Hashable, Sendable {
     public static let defaultTile = 512
     /// Two decoded images at once: one being rendered while the next decodes.
     public static let defaultDecodedImages = 2
-    /// 16383 × 16383 pixels, libvips's and Pillow's usual decompression-bomb bound.
-    public static let defaultPixelLimit = 268_402_689
+    /// 2^30 pixels (32768 × 32768, a gigapixel), as ImageIO's `ImageReader.defaultPixelLimit`:
+    /// a 300-megapixel photo and a 30000 × 30000 image pass, a 60000 × 60000 decompression
+    /// bomb does not (docs/security.md).
+    public static let defaultPixelLimit = 1 << 30
+
+    /// The bytes `text` says: a whole number of bytes, or a number with a unit: `kB`, `MB`,
+    /// `GB`, `TB` (powers of 1000) or `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024), the `B`
+    /// optional (`8G` is 8 GB), a space allowed before it: `16GB`, `1.5 GiB`, `512M`. Nil for
+    /// anything else, nothing above 0, or more than an `Int` holds.
+    public static func byteCount(_ text: String) -> Int? {
+        let units: [(String, Double)] = [
+            ("KIB", 0x1p10), ("MIB", 0x1p20), ("GIB", 0x1p30), ("TIB", 0x1p40),
+            ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12),
+            ("B", 1),
+        ]
+        let upper = text.uppercased()
+        let (number, scale) =
+            units.first { upper.hasSuffix($0.0) }.map { (String(upper.dropLast($0.0.count)), $0.1) } ?? (upper, 1)
+        let digits = number.hasSuffix(" ") ? String(number.dropLast()) : number
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            let value = Double(digits), value > 0
+        else { return nil }
+        if scale == 1, let exact = Int(digits) { return exact }
+        let bytes = (value * scale).rounded(.down)
+        guard bytes >= 1, bytes < 0x1p63 else { return nil }
+        return Int(bytes)
+    }
     /// Ten seconds of silence before a worker counts as hung.
     public static let defaultHeartbeatTimeout = 10.0
     /// The plugin folder `{build}`: the folder that holds the running `blurfarm` executable,

@@ -17,23 +17,30 @@ extension Apply {
     /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
     /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
     /// Otherwise `apply` decodes the whole image. The bands render in the worker pool or in
-    /// this process, as `engine` says.
+    /// this process, as `engine` says. The input is admitted within `limits`, the memory being
+    /// what streaming it needs (``DecodeMemory/streamed(_:_:)``, a function of its width, not
+    /// its height).
     func renderStreamed(
-        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, engine: Engine
+        chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, limits: AdmissionLimits,
+        engine: Engine
     ) throws -> Bool {
         guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil,
             chain.filters.allSatisfy({ $0.origin == .builtIn })
         else { return false }
         let clock = ContinuousClock()
         let start = clock.now
-        guard let reader = try BandReader.open(input, pixelLimit: pixelLimit) else { return false }
+        guard
+            let reader = try BandReader.open(
+                input, streaming: JobRunner.streaming([chain], tileSize: tile), pixelLimit: limits.pixels,
+                memoryLimit: limits.memory)
+        else { return false }
         let channels = chain.channels(forSource: reader.channels)
         guard BandWriter.canWrite(to: output, channels: channels, sourceHadAlpha: reader.hasAlpha, options: options)
         else { return false }
         let image = Rect(width: reader.width, height: reader.height)
         let banded = BandedRender(
-            chains: [chain], tileSize: tile, image: image,
-            bandHeight: tile > 0 ? min(tile, JobRunner.bandHeight) : JobRunner.bandHeight)
+            chains: [chain], tileSize: tile, image: image, bandHeight: JobRunner.bandHeight(forTile: tile),
+            depth: JobRunner.ringDepth)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,

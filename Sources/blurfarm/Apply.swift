@@ -77,8 +77,7 @@ struct Apply: ParsableCommand {
     @Flag(help: "Strip metadata (EXIF with GPS, XMP, IPTC) from the output; the ICC profile is kept.")
     var strip = false
 
-    @Option(help: "Refuse images with more pixels than this (checked before decoding).")
-    var pixelLimit: Int = ImageReader.defaultPixelLimit
+    @OptionGroup var admission: AdmissionOptions
 
     @Flag(help: "Print what was done and how long each step took.")
     var verbose = false
@@ -97,7 +96,6 @@ struct Apply: ParsableCommand {
             throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
-        guard pixelLimit >= 1 else { throw ValidationError("--pixel-limit must be at least 1") }
     }
 
     func run() throws {
@@ -113,7 +111,8 @@ struct Apply: ParsableCommand {
     }
 
     private func render() throws {
-        let configuration = try farm.loadOrExit()
+        let configuration = try admission.applied(to: farm.loadOrExit())
+        let limits = (pixels: configuration.pixelLimit, memory: configuration.memoryLimit ?? ImageReader.usableMemory)
         let registry = farm.registry(for: configuration)
         let tile = self.tile ?? configuration.tile
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
@@ -130,14 +129,15 @@ struct Apply: ParsableCommand {
             pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
         let clock = ContinuousClock()
-        if try renderStreamed(
-            chain: chain, specs: specs, tile: tile, options: options, engine: engine)
-        {
+        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, engine: engine) {
             return
         }
         var decoded: DecodedImage?
         let decodeTime = try clock.measure {
-            decoded = input == "-" ? try StandardStreams.withInputFile(decode) : try decode(input)
+            decoded =
+                input == "-"
+                ? try StandardStreams.withInputFile { path throws(ImageIOError) in try decode(path, limits: limits) }
+                : try decode(input, limits: limits)
         }
         guard let image = decoded else { return }
         if chain.isIdentity(forSource: image.pixels.channels) {
@@ -173,13 +173,14 @@ struct Apply: ParsableCommand {
         }
     }
 
-    /// Writes `pixels`, rendered from `image`, to the output atomically.
-    /// The input at `path` decoded, shrunk on load with `--resize`.
-    private func decode(_ path: String) throws(ImageIOError) -> DecodedImage {
-        guard let resize else { return try ImageReader.read(path, pixelLimit: pixelLimit) }
+    /// The input at `path` decoded whole, shrunk on load with `--resize`, within `limits`.
+    private func decode(_ path: String, limits: AdmissionLimits) throws(ImageIOError) -> DecodedImage {
+        guard let resize else {
+            return try ImageReader.read(path, pixelLimit: limits.pixels, memoryLimit: limits.memory)
+        }
         return try ImageReader.thumbnail(
             path, width: resize.width, height: resize.height, fit: fit.thumbnailFit, upscale: upscale,
-            pixelLimit: pixelLimit)
+            pixelLimit: limits.pixels, memoryLimit: limits.memory)
     }
 
     /// Writes `pixels`, rendered from `image`, to the output atomically, or to standard output.
@@ -199,6 +200,9 @@ struct Apply: ParsableCommand {
         if output == "-" { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
     }
 }
+
+/// The limits `apply` admits its input with: the most pixels, the most bytes its decode may use.
+typealias AdmissionLimits = (pixels: Int, memory: Int)
 
 /// `--resize`'s box: `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
 struct ResizeBox: ExpressibleByArgument {

@@ -40,6 +40,8 @@ struct Check: ParsableCommand {
 
     @OptionGroup var farm: FarmOptions
 
+    @OptionGroup var admission: AdmissionOptions
+
     @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
     var tile: Int?
 
@@ -50,7 +52,8 @@ struct Check: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (configuration, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
+        let (loaded, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
+        let configuration = admission.applied(to: loaded)
         var unreadable = 0
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
@@ -100,8 +103,10 @@ struct Check: ParsableCommand {
                 continue
             }
             let over = header.pixelCount > configuration.pixelLimit
+            let overMemory = Self.overMemoryLimit(header, input, plan, configuration, registry)
             if !json {
-                print("  \(ShownName.of(input.relativePath))  \(header.width)x\(header.height)\(over ? " (over the pixel limit)" : "")")
+                let notes = [over ? " (over the pixel limit)" : "", overMemory ? " (over the memory limit)" : ""]
+                print("  \(ShownName.of(input.relativePath))  \(header.width)x\(header.height)\(notes.joined())")
             }
             var outputs: [JobPlanJSON.Output] = []
             for output in input.outputs {
@@ -117,7 +122,7 @@ struct Check: ParsableCommand {
             }
             inputs.append(JobPlanJSON.Input(
                 input: input.relativePath, width: header.width, height: header.height, overPixelLimit: over,
-                outputs: outputs))
+                overMemoryLimit: overMemory, outputs: outputs))
         }
         return (
             JobPlanJSON(
@@ -125,6 +130,29 @@ struct Check: ParsableCommand {
                 inputs: inputs),
             unreadable
         )
+    }
+
+    /// Whether `run` would refuse `input` for its memory: some variant decodes it at full size
+    /// (no resize), and that decode needs more than one decode's share of the memory limit (the
+    /// limit divided by `decoded-images`, as `run` gives each of its decodes): streamed, band by
+    /// band, for the outputs that stream (``JobRunner/canStream(_:verify:registry:)``, an
+    /// upright image: ``DecodeMemory/streamed(_:_:)``), whole for the rest
+    /// (``ImageHeader/decodeMemory``).
+    static func overMemoryLimit(
+        _ header: ImageHeader, _ input: PlannedInput, _ plan: JobPlan, _ configuration: FarmConfiguration,
+        _ registry: FilterRegistry
+    ) -> Bool {
+        let fullSize = input.outputs.filter { $0.decodeResize == nil }
+        guard !fullSize.isEmpty else { return false }
+        let share = (configuration.memoryLimit ?? ImageReader.usableMemory) / configuration.decodedImages
+        let streamed = header.orientation == 1 ? fullSize.filter { JobRunner.canStream($0, verify: plan.job.verify, registry: registry) } : []
+        if !streamed.isEmpty {
+            let chains = streamed.map { JobRunner.chain(of: $0, registry: registry) }
+            let needed = DecodeMemory.streamed(header.decodeSource, JobRunner.streaming(chains, tileSize: plan.tileSize))
+            if needed.map({ $0 > share }) ?? true { return true }
+        }
+        guard streamed.count < fullSize.count else { return false }
+        return header.decodeMemory.map { $0 > share } ?? true
     }
 
     private func describe(_ output: PlannedOutput, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
@@ -253,6 +281,8 @@ struct JobPlanJSON: Encodable {
         var width: Int?
         var height: Int?
         var overPixelLimit: Bool?
+        /// Whether decoding it at full size needs more than one decode's share of `memory-limit`.
+        var overMemoryLimit: Bool?
         /// Why the header cannot be read.
         var error: String?
         var outputs: [Output]

@@ -114,6 +114,45 @@ struct FarmOptions: ParsableArguments {
     }
 }
 
+/// The admission limits of the commands that decode (`apply`, `run`, `check`), overriding the
+/// configuration's: what is checked from an image's header before it is decoded
+/// (docs/image-io.md, "Admission").
+struct AdmissionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Refuse images with more pixels than this, from the header, before decoding "
+            + "(default: the configuration's pixel-limit, else 1073741824, 32768 x 32768).", valueName: "pixels"))
+    var pixelLimit: Int?
+
+    @Option(help: ArgumentHelp(
+        "The most memory one image's decode may use, checked against the estimate from its header before decoding, "
+            + "e.g. 16GB, 12GiB, 8000000000 (default: the configuration's memory-limit, else all this process may use).",
+        valueName: "bytes"))
+    var memoryLimit: ByteCount?
+
+    func validate() throws {
+        if let pixelLimit, pixelLimit < 1 { throw ValidationError("--pixel-limit must be at least 1") }
+    }
+
+    /// `configuration` with the limits given on the command line.
+    func applied(to configuration: FarmConfiguration) -> FarmConfiguration {
+        var configuration = configuration
+        if let pixelLimit { configuration.pixelLimit = pixelLimit }
+        if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
+        return configuration
+    }
+}
+
+/// A number of bytes on the command line, as the configuration writes it
+/// (``FarmConfiguration/byteCount(_:)``: `16GB`, `12GiB`, `8000000000`).
+struct ByteCount: ExpressibleByArgument {
+    let bytes: Int
+
+    init?(argument: String) {
+        guard let bytes = FarmConfiguration.byteCount(argument) else { return nil }
+        self.bytes = bytes
+    }
+}
+
 /// Prints `blurfarm: warning: message` to standard error.
 func printWarning(_ message: String) {
     FileHandle.standardError.write(Data("blurfarm: warning: \(message)\n".utf8))

@@ -36,7 +36,8 @@ struct Run: ParsableCommand {
 
     func run() throws {
         let sharding = try Sharding(options.shard, splitFile: options.split)
-        let (configuration, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile))
+        let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile))
+        let configuration = options.admission.applied(to: loaded)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose, log: try RunLog.open(options.log))

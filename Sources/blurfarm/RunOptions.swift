@@ -17,6 +17,8 @@ struct RunOptions: ParsableArguments {
         "Threads of the in-process engine (default: the number of cores); implies --workers 0 when --workers is not given."))
     var threads: Int?
 
+    @OptionGroup var admission: AdmissionOptions
+
     @Option(help: "Verification, overriding the manifests' verify: checksum, decode, untiled.")
     var verify: VerifyMode?
 

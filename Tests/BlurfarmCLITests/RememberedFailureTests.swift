@@ -143,7 +143,7 @@ import Testing
         let job = try JobFolder.make(["kite.webp": "special/kite.webp"], pixelLimit: 1000)
         defer { try? FileManager.default.removeItem(at: job.root) }
         let (first, _, _) = try job.run()
-        #expect(first.status == 1 && first.stderr.contains("over the limit") && first.stderr.contains("(variants thumb, blur not written)"),
+        #expect(first.status == 1 && first.stderr.contains("over the pixel limit") && first.stderr.contains("(variants thumb, blur not written)"),
             "\(first.stderr)")
         let (second, statuses, _) = try job.run()
         #expect(second.status == 0 && second.stderr.isEmpty && statuses["blur/kite.jpg"] == "failedEarlier", "\(second.stderr)")

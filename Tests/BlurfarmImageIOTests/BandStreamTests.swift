@@ -7,6 +7,9 @@ import Testing
 
 @Suite("Reading and writing band by band")
 struct BandStreamTests {
+    /// Bands of at most 97 rows without a halo, one read ahead, in `Float32`: as the tests read.
+    static let streaming = DecodeMemory.Streaming(bandRows: 97, haloRows: 0, buffers: 4, samples: .bytes(4))
+
     /// Random band heights from `generator` covering `height` rows: (first row, rows).
     static func bands(height: Int, using generator: inout SplitMix) -> [(y: Int, rows: Int)] {
         var bands: [(Int, Int)] = []
@@ -21,7 +24,7 @@ struct BandStreamTests {
 
     /// The image at `path` read band by band (random heights) into one buffer.
     static func readInBands(_ path: String, seed: UInt64) throws -> (pixels: PixelBuffer, reader: BandReader) {
-        let reader = try #require(try BandReader.open(path))
+        let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
         let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
         var generator = SplitMix(seed: seed)
         for band in bands(height: reader.height, using: &generator) {
@@ -48,7 +51,7 @@ struct BandStreamTests {
     /// `apply` opens the file on its main thread and decodes on a thread of its own: a libvips
     /// region belongs to the thread that made it (libvips aborts otherwise).
     @Test func bandsAreReadOnAnotherThreadThanTheOneThatOpened() throws {
-        let reader = try #require(try BandReader.open(Corpus.path("photos/mate-GreenMeadow.jpg")))
+        let reader = try #require(try BandReader.open(Corpus.path("photos/mate-GreenMeadow.jpg"), streaming: Self.streaming))
         let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
         let done = DispatchSemaphore(value: 0)
         let failed = Mutex<ImageIOError?>(nil)
@@ -70,7 +73,7 @@ struct BandStreamTests {
     }
 
     @Test func anImageToTurnUprightIsNotReadInBands() throws {
-        #expect(try BandReader.open(Corpus.path("special/exif-orientation-6.jpg")) == nil)
+        #expect(try BandReader.open(Corpus.path("special/exif-orientation-6.jpg"), streaming: Self.streaming) == nil)
     }
 
     @Test func theHeaderChecksStillRefuse() throws {
@@ -79,9 +82,9 @@ struct BandStreamTests {
         let bomb = scratch.file("bomb.jpg")
         try LyingFiles.jpegClaiming(Corpus.path("photos/mate-GreenMeadow.jpg"), width: 60000, height: 60000)
             .write(to: URL(fileURLWithPath: bomb))
-        #expect(failure { try BandReader.open(bomb) }?.code == .overPixelLimit)
-        #expect(failure { try BandReader.open(Corpus.path("special/truncated.jpg")) }?.code == .decodeFailed)
-        #expect(failure { try BandReader.open(scratch.file("missing.jpg")) }?.code == .fileMissing)
+        #expect(failure { try BandReader.open(bomb, streaming: Self.streaming) }?.code == .overPixelLimit)
+        #expect(failure { try BandReader.open(Corpus.path("special/truncated.jpg"), streaming: Self.streaming) }?.code == .decodeFailed)
+        #expect(failure { try BandReader.open(scratch.file("missing.jpg"), streaming: Self.streaming) }?.code == .fileMissing)
     }
 
     @Test func aFileCutShortFailsAtTheBandWhereItsDataEnds() throws {
@@ -90,7 +93,7 @@ struct BandStreamTests {
         let path = scratch.file("cut.jpg")
         try LyingFiles.truncatedWithEndMarker(Corpus.path("photos/mate-Storm.jpg"), keeping: 0.5)
             .write(to: URL(fileURLWithPath: path))
-        let reader = try #require(try BandReader.open(path))
+        let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
         var failed: ImageIOError?
         while reader.rowsRead < reader.height, failed == nil {
             let rows = min(64, reader.height - reader.rowsRead)

@@ -271,7 +271,7 @@ extension FailureTests {
         ] {
             #expect(error?.code == .overMemoryLimit)
             #expect(
-                error?.description == "\(path): decoding 60000x60000 needs about 54.0 GB, over the memory limit of 8.6 GB")
+                error?.description == "\(path): decoding 60000x60000 needs about 54.0 GB, over the memory limit of 8.6 GB (setting memory-limit, option --memory-limit)")
         }
         // Under the default pixel limit it never gets that far.
         #expect(failure { try ImageReader.read(path) }?.code == .overPixelLimit)

@@ -39,7 +39,7 @@ struct ImageReaderTests {
         #expect(image.pixels.rect == Rect(width: 1280, height: 800))
         let error = failure { try ImageReader.read(path, pixelLimit: 1280 * 800 - 1) }
         #expect(error?.code == .overPixelLimit)
-        #expect(error?.description == "\(path): 1280x800 is 1024000 pixels, over the limit of 1023999")
+        #expect(error?.description == "\(path): 1280x800 is 1024000 pixels, over the pixel limit of 1023999 (setting pixel-limit, option --pixel-limit)")
     }
 
     @Test func pixelLimitIsCheckedBeforeDecoding() {
@@ -48,7 +48,7 @@ struct ImageReaderTests {
         let path = Corpus.path("special/truncated.jpg")
         let error = failure { try ImageReader.read(path, pixelLimit: 1000) }
         #expect(error?.code == .overPixelLimit)
-        #expect(error?.description == "\(path): 1920x1280 is 2457600 pixels, over the limit of 1000")
+        #expect(error?.description == "\(path): 1920x1280 is 2457600 pixels, over the pixel limit of 1000 (setting pixel-limit, option --pixel-limit)")
     }
 
     @Test func exifOrientationSixIsApplied() throws {

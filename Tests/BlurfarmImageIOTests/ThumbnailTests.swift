@@ -210,7 +210,7 @@ struct ThumbnailTests {
             try ImageReader.thumbnail(path, width: 64, height: nil, fit: .inside, upscale: false, pixelLimit: 1000)
         }
         #expect(error?.code == .overPixelLimit)
-        #expect(error?.description == "\(path): 1920x1280 is 2457600 pixels, over the limit of 1000")
+        #expect(error?.description == "\(path): 1920x1280 is 2457600 pixels, over the pixel limit of 1000 (setting pixel-limit, option --pixel-limit)")
     }
 
     @Test func upscaledSizeIsCheckedAgainstThePixelLimit() {
@@ -220,7 +220,7 @@ struct ThumbnailTests {
                 path, width: 2048, height: nil, fit: .inside, upscale: true, pixelLimit: 1_000_000)
         }
         #expect(error?.code == .overPixelLimit)
-        #expect(error?.description == "\(path): a thumbnail of 2048x1280 is 2621440 pixels, over the limit of 1000000")
+        #expect(error?.description == "\(path): a thumbnail of 2048x1280 is 2621440 pixels, over the pixel limit of 1000000 (setting pixel-limit, option --pixel-limit)")
     }
 
     @Test func invalidArgumentsAreRefusedBeforeTheFileIsOpened() {

@@ -247,11 +247,24 @@ let exampleManifest = """
         #expect(job.outputs[0].pathTemplate.text == "o/{stem}#2.png")
     }
 
+    @Test func theMemoryLimitIsBytesWithOrWithoutAUnit() throws {
+        for (text, bytes) in [
+            ("8000000000", 8_000_000_000), ("16GB", 16_000_000_000), ("12GiB", 12 << 30), ("512M", 512_000_000),
+            ("1.5 GiB", 3 << 29), ("64kb", 64_000), ("100B", 100), ("1TiB", 1 << 40),
+        ] {
+            #expect(FarmConfiguration.byteCount(text) == bytes, "\(text)")
+            #expect(try ConfigurationDecoder.decode("memory-limit: \(text)\n", file: "c.conf").get().memoryLimit == bytes)
+        }
+        for text in ["", "GB", "0", "0.1B", "-5GB", "lots", "1e9", "16 G B", "9999999TB", "99999999999999999999", "1,5GB"] {
+            #expect(FarmConfiguration.byteCount(text) == nil, "\(text)")
+        }
+    }
+
     @Test func theConfigurationDecodesWithDefaultsAndResolvedFolders() throws {
         let c = try ConfigurationDecoder.decode("tile: 256\nstate: var/blurfarm\nplugin-folders: [plugins, /opt/bf]\n", file: "etc/bf/blurfarm.conf").get()
         #expect(c.workers == nil)
         #expect(c.tile == 256)
-        #expect(c.decodedImages == 2 && c.pixelLimit == 268_402_689 && c.retries == 3)
+        #expect(c.decodedImages == 2 && c.pixelLimit == 1 << 30 && c.memoryLimit == nil && c.retries == 3)
         #expect(c.heartbeatTimeout == 10 && c.taskTimeout == nil)
         #expect(c.state == "etc/bf/var/blurfarm")
         #expect(c.pluginFolders == ["etc/bf/plugins", "/opt/bf"])

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmImageIO
 import Foundation
 import Synchronization
 
@@ -73,7 +74,8 @@ extension Farm {
             }
             let runner = JobRunner(
                 registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
-                decodedImages: configuration.decodedImages)
+                decodedImages: configuration.decodedImages,
+                memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory)
             ran = runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
                 switch event {
                 case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))
