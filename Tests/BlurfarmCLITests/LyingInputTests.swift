@@ -4,9 +4,11 @@ import Testing
 
 /// Files that lie, through `apply` and `run`: a JPEG cut and padded with zeros, damaged
 /// entropy-coded data, a truncated PNG, and small files whose header claims a huge image,
-/// each refused with one line naming the file, nothing written. The memory limit the huge
-/// claims run into is the process's: the runs get a 16 GiB address-space limit (`ulimit -v`),
-/// so the outcome does not depend on the test machine's memory.
+/// each refused with one line naming the file, nothing written. The pixel limit is raised past
+/// the huge claims, so the memory estimate must stop them: streamed band by band (their
+/// outputs stream), a window 60000 pixels wide needs about 1.4 GB, over the runs' memory limit of
+/// 200 MB; the runs also get a 16 GiB address-space limit (`ulimit -v`), so the outcome does
+/// not depend on the test machine's memory.
 @Suite struct LyingInputTests {
     /// 16 GiB of address space, in the KiB `ulimit -v` takes.
     static let addressSpace = "-v \(16 << 20)"
@@ -34,8 +36,8 @@ import Testing
         "padded.jpg": "the file ends before its end-of-image marker",
         "damaged.jpg": "Corrupt JPEG data",
         "cut.png": "libpng read error",
-        "bomb.png": "decoding 60000x60000 needs about 54.0 GB, over the memory limit of",
-        "claims.jpg": "decoding 65000x65000 needs about 63.4 GB, over the memory limit of",
+        "bomb.png": "streaming 60000x60000 needs about 1.4 GB, over the memory limit of 200.0 MB",
+        "claims.jpg": "streaming 65000x65000 needs about 1.5 GB, over the memory limit of 200.0 MB",
     ]
 
     @Test func applyRefusesEachWithOneLineAndWritesNothing() throws {
@@ -49,7 +51,8 @@ import Testing
             let elapsed = try clock.measure {
                 // A pixel limit past the claims: the memory estimate must stop them.
                 result = try Blurfarm.run(
-                    ["apply", path, output, "--filter", "gaussian sigma=2", "--pixel-limit", "5000000000"],
+                    ["apply", path, output, "--filter", "gaussian sigma=2", "--pixel-limit", "5000000000",
+                     "--memory-limit", "200MB"],
                     limits: [Self.addressSpace])
             }
             print("apply \(name): refused in \(elapsed)")
@@ -69,7 +72,7 @@ import Testing
         let files = try Self.makeLyingFiles(in: photos)
         try FileManager.default.copyItem(atPath: Corpus.path("special/kite.webp"), toPath: photos.path + "/kite.webp")
         let (job, config) = try Fixtures.writeBlurJob(
-            named: "lying", in: folder, configuration: "pixel-limit: 5000000000\ndecoded-images: 1\n")
+            named: "lying", in: folder, configuration: "pixel-limit: 5000000000\nmemory-limit: 200MB\ndecoded-images: 1\n")
         for workers in ["0", "1"] {
             let clock = ContinuousClock()
             var result: CommandResult?
