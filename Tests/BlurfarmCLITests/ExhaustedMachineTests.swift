@@ -211,16 +211,16 @@ extension ExhaustedMachineTests {
         #expect(try Self.system(["chown", "-R", Self.user, job.folder.path]) == 0)
         let arguments = ["run", job.manifest, "--config", job.config, "--workers", "8"]
 
-        let none = try Self.runAsUser(arguments, processes: 16)
+        let none = try Self.runAsUser(arguments, processes: 24)
         #expect(none.status == 1, "\(none.stderr)")
         #expect(
-            none.stderr == "blurfarm: error: cannot run worker processes: ulimit -u 16 leaves room for that many "
-                + "(4 threads each, 16 kept); --workers 0 renders in this process\n")
+            none.stderr == "blurfarm: error: cannot run worker processes: ulimit -u 24 leaves room for that many "
+                + "(4 threads each, 24 kept); --workers 0 renders in this process\n")
 
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let capped = try Self.runAsUser(arguments, processes: 32)
+        let capped = try Self.runAsUser(arguments, processes: 40)
         #expect(capped.status == 0, "\(capped.stderr)")
-        let reason = 4 * cores > 4 ? "ulimit -u 32 leaves room for that many (4 threads each, 16 kept)" : "at most 4 per core, 1 cores"
+        let reason = 4 * cores > 4 ? "ulimit -u 40 leaves room for that many (4 threads each, 24 kept)" : "at most 4 per core, 1 cores"
         #expect(capped.stderr == "blurfarm: warning: 8 workers (--workers) capped at 4: \(reason)\n")
         #expect(capped.stdout.contains("exhausted: 2 written"), "\(capped.stdout)")
     }

@@ -19,9 +19,10 @@ extension WorkerPool {
     public static let descriptorsKept = 24
     /// Processes (threads count) each worker may take (a worker runs 3 or 4 threads).
     public static let tasksPerWorker = 4
-    /// Processes kept for the coordinator's own threads (about 12: libvips's, the image threads,
-    /// the pool's).
-    public static let tasksKept = 16
+    /// Processes kept for the coordinator's own threads (about 20 with two images streaming:
+    /// the image threads, the pool's, and for each streamed image its decoder, its saver and
+    /// libvips's threads behind the saver).
+    public static let tasksKept = 24
 
     /// The most workers that may run here, by the least of: ``workersPerCore`` × `cores`; what
     /// `RLIMIT_NOFILE` leaves after ``descriptorsKept``, at ``descriptorsPerWorker`` each; and,
