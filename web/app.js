@@ -9,6 +9,7 @@ const seenAt = new Map();      // id -> the event id of the last job event that 
 let token = sessionStorage.getItem("blurfarm-token") || "";
 let lastEventId = null;
 let lastThumbnail = 0;
+let thumbnailTimer = null;
 
 const $ = (id) => document.getElementById(id);
 
@@ -249,10 +250,20 @@ function renderWorkers(workers) {
   }));
 }
 
+// At most one request every 2 s; a refresh asked for sooner is made when the 2 s are up (the
+// last outputs of a job often come within 2 s of the one before).
 async function refreshThumbnail() {
-  const now = Date.now();
-  if (now - lastThumbnail < 2000) return;
-  lastThumbnail = now;
+  const wait = lastThumbnail + 2000 - Date.now();
+  if (wait > 0) {
+    if (thumbnailTimer === null) {
+      thumbnailTimer = setTimeout(() => {
+        thumbnailTimer = null;
+        refreshThumbnail();
+      }, wait);
+    }
+    return;
+  }
+  lastThumbnail = Date.now();
   const response = await fetch("/api/v1/thumbnail", { headers: headers() });
   if (!response.ok) return;
   const image = $("thumbnail");
