@@ -11,8 +11,9 @@ In a temporary folder: starts the server (port 0, its own state folder), then
    4 to PNG);
 3. --pairs pairs of the same job (a fresh copy each time) through `blurfarm run` (a fresh state
    folder, the same workers) and through the warm server, run one after the other, the order
-   alternating from pair to pair; the served job's time is from its submission until a client
-   asking every 100 ms sees it finished. Beside the wall times, the CPU time of the process
+   alternating from pair to pair; the served job's time is from its submission until the
+   event stream (GET /api/v1/events, opened before the submission) says it finished, and
+   `run`'s until it exits. Beside the wall times, the CPU time of the process
    that decodes, hands out the tiles and writes (the server; `run` itself, without its workers),
    from /proc/PID/stat. With --speed-only, only this.
 Prints the figures; exits 1 if a job did not complete.
@@ -26,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -122,32 +124,67 @@ def cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def events():
+    """The server's event stream, opened and connected (its `: connected` line read)."""
+    stream = urllib.request.urlopen(base + "/api/v1/events", timeout=600)
+    while stream.readline().strip() != b": connected":
+        pass
+    return stream
+
+
+def ended(stream, job_id):
+    """Reads `stream` until a `job` event says job `job_id` finished; the job."""
+    kind = None
+    for line in stream:
+        line = line.decode().rstrip("\n")
+        if line.startswith("event: "):
+            kind = line[len("event: "):]
+        elif line.startswith("data: ") and kind == "job":
+            job = json.loads(line[len("data: "):])
+            if job["id"] == job_id and job["state"] in ("completed", "failed", "cancelled"):
+                return job
+        elif not line:
+            kind = None
+    raise SystemExit("the event stream ended before the job")
+
+
 def served(place):
     """The wall time and the server's CPU time of the job in `place` on the warm server."""
+    stream = events()
     used = cpu(server.pid)
     started = time.monotonic()
-    job = finished(submit(os.path.join(root, place, "big.job")), every=0.1)
+    job = ended(stream, submit(os.path.join(root, place, "big.job")))
+    elapsed = time.monotonic() - started
+    stream.close()
     if job["state"] != "completed":
         raise SystemExit(f"the served job in {place} ended {job['state']}")
-    return time.monotonic() - started, cpu(server.pid) - used
+    return elapsed, cpu(server.pid) - used
 
 
 def ran(place):
     """The wall time and the CPU time of `blurfarm run` (without its workers) of the job in
-    `place`, read until it exits."""
+    `place`, until it exits; its CPU time is sampled every 50 ms while it runs."""
     started = time.monotonic()
     process = subprocess.Popen([blurfarm, "run", os.path.join(root, place, "big.job"), "--workers",
                                 str(arguments.workers), "--config", os.path.join(root, place, "farm.conf")])
-    used = 0
-    while process.poll() is None:
-        try:
-            used = cpu(process.pid)
-        except (OSError, IndexError):
-            pass
-        time.sleep(0.05)
+    used = [0.0]
+
+    def sample():
+        while process.returncode is None:
+            try:
+                used[0] = cpu(process.pid)
+            except (OSError, IndexError):
+                pass
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    process.wait()
+    elapsed = time.monotonic() - started
+    sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"run of {place} exited {process.returncode}")
-    return time.monotonic() - started, used
+    return elapsed, used[0]
 
 
 try:
