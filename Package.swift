@@ -107,6 +107,7 @@ let package = Package(
             name: "BlurfarmServer",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

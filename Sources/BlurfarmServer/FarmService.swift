@@ -412,6 +412,7 @@ public actor FarmService {
         case .finished(let id, let failed, let cancelled):
             try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
             try schedule()
+            Syscalls.returnFreedMemory()
         }
     }
 

@@ -5,6 +5,10 @@
 // does not export.
 #include <sys/xattr.h>
 
+// malloc_trim (the server gives freed memory back when a job ends), which Glibc's module does
+// not export either.
+#include <malloc.h>
+
 /// 1 when this CPU runs the instruction set blurfarm's kernels were built for, else 0.
 /// On x86-64 the kernels use AVX2 (x86-64-v3); a constructor in this library checks it before
 /// any Swift code runs and exits with a clear message instead of dying of SIGILL.
