@@ -2,7 +2,8 @@
 // blurfarm: a batch render farm for image filters.
 //
 // Module layout (lower modules never import higher ones):
-//   BlurfarmCore      geometry, pixel buffers, tile grid, edge rules, filter descriptors: no I/O, no C
+//   BlurfarmCore      geometry, pixel buffers and their samples, tile grid, edge rules, filter descriptors,
+//                     the pixel checksum (XXH3 through CXXHash): no I/O
 //   BlurfarmKernels   the filter math (gaussian, motion, colour); depends on Core
 //   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
@@ -57,11 +58,11 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
-        .target(name: "BlurfarmCore", swiftSettings: pixelCode),
+        .target(name: "BlurfarmCore", dependencies: ["CXXHash"], swiftSettings: pixelCode),
         .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: pixelCode),
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
-        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore", "CXXHash"], swiftSettings: strict),
+        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
         // The plugin ABI: one C header, a module for Swift (the host and Swift plugins).
         // SwiftPM reserves Plugins/ for package plugins, hence the explicit paths.
@@ -126,7 +127,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
-            name: "BlurfarmTestSupport", path: "Tests/BlurfarmTestSupport",
+            name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore"], path: "Tests/BlurfarmTestSupport",
             exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath
             swiftSettings: strict),
         .testTarget(

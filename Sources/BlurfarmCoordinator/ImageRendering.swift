@@ -76,12 +76,14 @@ public protocol ImageRendering: Sendable {
 
     /// Starts rendering the output pixels of `region` (inside the chain's output rectangle for
     /// `image`) into `output` (whose rectangle holds `region`), from `source`, which holds the
-    /// part of `image` that the region's tiles read: one band of a streamed image. The same
-    /// bits as the same pixels of the whole image's render, once ``RenderInFlight/wait()``
+    /// part of `image` that the region's tiles read: one band of a streamed image, at the
+    /// file's depth or in `Float32`. The same bits as the same pixels of the whole image's
+    /// render (stored as the encoder stores them, over `background`, when `output` holds a
+    /// file's samples: ``AnyPixels/store(_:in:background:)``), once ``RenderInFlight/wait()``
     /// returns (the tiles retried). Several may be in flight at once.
     func submit(
-        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
-        tileSize: Int, ticket: RenderTicket
+        _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket, background: SIMD3<Float>
     ) -> RenderInFlight
 
     /// Where the runner decodes images to, so that ``render(_:chain:tileSize:)`` finds them
@@ -120,10 +122,11 @@ public struct InProcessRendering: ImageRendering {
     /// The ``Renderer``'s output for `region`, rendered before this returns; the ticket hears
     /// of its tiles at the end.
     public func submit(
-        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
-        tileSize: Int, ticket: RenderTicket
+        _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket, background: SIMD3<Float>
     ) -> RenderInFlight {
-        Renderer(chain: chain, tileSize: tileSize, executor: executor).render(region, from: source, image: image, into: output)
+        Renderer(chain: chain, tileSize: tileSize, executor: executor).render(
+            region, from: source, image: image, into: output, background: background)
         let tiles = TileGrid(bounds: region, tileSize: tileSize).tiles.count
         ticket.progress?(tiles, tiles)
         return RenderInFlight(.success(0))

@@ -10,11 +10,12 @@ import Synchronization
 /// The streamed path of ``JobRunner``: the outputs of an input that can be made band by band
 /// share one sequential decode, and each band's tiles go to the rendering (the worker pool) as
 /// soon as its rows are decoded, while the finished rows of the bands before are encoded
-/// (``BandedRender``, ``BandReader``, ``BandWriter``). Memory holds a few bands of each image,
-/// whatever its height; the bytes written are those of the whole-image path.
+/// (``BandedRender``, ``BandReader``, ``BandWriter``). Memory holds a few bands of each image
+/// at the file's depth, whatever its height; the bytes written are those of the whole-image
+/// path.
 extension JobRunner {
-    /// The most output rows in a band: a window of a 16051-pixel-wide RGB image is then
-    /// 128 + 2 × 24 rows at sigma 8, about 34 MB (docs/performance.md).
+    /// The most output rows in a band: a window of a 16051-pixel-wide 8-bit RGB image is then
+    /// 128 + 2 × 24 rows at sigma 8, about 8.5 MB (docs/performance.md).
     public static let bandHeight = 128
 
     /// Windows decoded ahead of the ones rendering (``BandedRender/depth``).
@@ -27,14 +28,14 @@ extension JobRunner {
 
     /// What streaming an image through `chains` (one per output, each with a ``FilterChain/reach``)
     /// in tiles of `tileSize` holds, for admission (``DecodeMemory/streamed(_:_:)``): the
-    /// windows and output bands of ``BandedRender`` in `Float32`, two bands in flight (the
-    /// worker pool's; one in process).
+    /// windows and output bands of ``BandedRender`` at the file's depth, two bands in flight
+    /// (the worker pool's; one in process).
     public static func streaming(_ chains: [FilterChain], tileSize: Int) -> DecodeMemory.Streaming {
         DecodeMemory.Streaming(
             bandRows: bandHeight(forTile: tileSize), haloRows: chains.compactMap(\.reach?.y).max() ?? 0,
             haloColumns: chains.filter { $0.edge == .grow }.compactMap(\.reach?.x).max() ?? 0,
             buffers: BandedRender.blocks(depth: ringDepth, bandsInFlight: 2, chains: chains.count),
-            samples: .bytes(MemoryLayout<Float>.stride), outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
+            samples: .fileDepth, outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
     }
 
     /// Whether `output` can be streamed, as far as the plan tells (its input's header tells the
@@ -148,6 +149,7 @@ extension JobRunner {
         let rendering = self.rendering
         let outputs = streamed.map { input.outputs[$0.index] }
         let chains = streamed.map(\.chain)
+        let backgrounds = streamed.map(\.writer.background)
         let decodeTime = Mutex(Duration.zero)
         var encodeTimes = [Duration](repeating: .zero, count: streamed.count)
         var checksums = [UInt64](repeating: 0, count: streamed.count)
@@ -155,7 +157,9 @@ extension JobRunner {
         let outcome = Result { () throws(StreamFailure) in
             do {
                 try banded.run(
-                    sourceChannels: reader.channels, allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
+                    source: BandedRender.Layout(format: reader.format, channels: reader.channels),
+                    outputs: streamed.map { BandedRender.Layout(format: $0.writer.layout.format, channels: $0.writer.layout.channels) },
+                    allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
                 ) { band in
                     let start = ContinuousClock.now
                     defer { decodeTime.withLock { $0 += ContinuousClock.now - start } }
@@ -170,7 +174,8 @@ extension JobRunner {
                     }
                     let start = ContinuousClock.now
                     let rendered = rendering.submit(
-                        band, from: window, image: image, into: output, chain: chains[chain], tileSize: tileSize, ticket: ticket)
+                        band, from: window, image: image, into: output, chain: chains[chain], tileSize: tileSize,
+                        ticket: ticket, background: backgrounds[chain])
                     return {
                         do throws(RenderFailure) {
                             progress.rendered(chain, retries: try rendered.wait(), from: start, to: ContinuousClock.now)

@@ -291,6 +291,7 @@ public struct JobRunner: Sendable {
         }
         let options = encodeOptions(of: variant)
         var problem: OutputFailure?
+        var checksum: UInt64 = 0
         let encodeTime = clock.measure {
             do throws(ImageIOError) {
                 let encoded = try ImageWriter.encode(
@@ -306,6 +307,7 @@ public struct JobRunner: Sendable {
                     return
                 }
                 try ImageWriter.write(encoded, temporaryFiles: control.temporaryFiles)
+                checksum = encoded.checksum
             } catch {
                 problem = .write(error)
             }
@@ -315,7 +317,7 @@ public struct JobRunner: Sendable {
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
             tiles: tileCount, pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
-            retries: retries, checksum: String(format: "%016llx", PixelChecksum.of(pixels, in: pixels.rect)))
+            retries: retries, checksum: String(format: "%016llx", checksum))
         report.createdFolders = createdFolders
         return report
     }

@@ -102,14 +102,28 @@ public struct BandedRender: Sendable {
     /// ``run(sourceChannels:allocator:bandsInFlight:read:render:write:)``, up to
     /// `bandsInFlight` bands before their waits.
     public typealias BandRendering =
-        @Sendable (_ chain: Int, _ band: Rect, _ window: PixelBuffer, _ output: PixelBuffer) throws -> () throws -> Void
+        @Sendable (_ chain: Int, _ band: Rect, _ window: AnyPixels, _ output: AnyPixels) throws -> () throws -> Void
 
-    /// Rendering in this process by ``Renderer``s with `executor`, done before it returns.
-    public func rendering(with executor: any TileExecutor) -> BandRendering {
+    /// Rendering in this process by ``Renderer``s with `executor`, done before it returns;
+    /// output bands of a file's samples are composited over `backgrounds[chain]` (black when
+    /// not given).
+    public func rendering(with executor: any TileExecutor, backgrounds: [SIMD3<Float>] = []) -> BandRendering {
         let (chains, tileSize, image) = (chains, tileSize, image)
         return { chain, band, window, output in
-            Renderer(chain: chains[chain], tileSize: tileSize, executor: executor).render(band, from: window, image: image, into: output)
+            Renderer(chain: chains[chain], tileSize: tileSize, executor: executor).render(
+                band, from: window, image: image, into: output,
+                background: chain < backgrounds.count ? backgrounds[chain] : .zero)
             return {}
+        }
+    }
+
+    /// How a band's pixels are stored: the sample format and the samples a pixel.
+    public struct Layout: Equatable, Sendable {
+        public var format: SampleFormat
+        public var channels: Int
+        public init(format: SampleFormat, channels: Int) {
+            self.format = format
+            self.channels = channels
         }
     }
 
@@ -120,31 +134,33 @@ public struct BandedRender: Sendable {
     /// is rethrown, once no band is being rendered; after it, `read` is not called again.
     ///
     /// - Parameters:
-    ///   - sourceChannels: the channels of the buffers `read` fills (3 or 4); chain `i`'s
-    ///     output bands have `chains[i].channels(forSource:)` channels.
+    ///   - source: the format and channels (3 or 4) of the windows `read` fills: a file's
+    ///     samples, or `Float32`.
+    ///   - outputs: each chain's output bands' format and channels; nil: `Float32` with
+    ///     `chains[i].channels(forSource:)` channels.
     ///   - allocator: where the windows and output bands are made (the worker pool's shared
     ///     memory), blocks of one size reused from band to band; nil: this process's memory.
     ///   - bandsInFlight: bands rendered at once (at least 1): while the last tiles of one band
     ///     finish, the next band's keep the workers busy.
     public func run(
-        sourceChannels: Int, allocator: (any PixelAllocator)? = nil, bandsInFlight: Int = 1,
-        read: @escaping @Sendable (PixelBuffer) throws -> Void, render: @escaping BandRendering,
-        write: (_ chain: Int, _ band: PixelBuffer) throws -> Void
+        source: Layout, outputs layouts: [Layout]? = nil, allocator: (any PixelAllocator)? = nil, bandsInFlight: Int = 1,
+        read: @escaping @Sendable (AnyPixels) throws -> Void, render: @escaping BandRendering,
+        write: (_ chain: Int, _ band: AnyPixels) throws -> Void
     ) throws {
         precondition(bandsInFlight >= 1, "a band renders at a time")
+        let layouts = layouts ?? chains.map { Layout(format: .float32, channels: $0.channels(forSource: source.channels)) }
+        precondition(layouts.count == chains.count, "a layout for each chain's output")
         let windows = WindowQueue(depth: depth)
         let plan = sourceRows
         let width = image.width
-        let outputChannels = chains.map { $0.channels(forSource: sourceChannels) }
         let bandsOfChains = chains.indices.map { bands(ofChain: $0) }
-        let floats = max(
-            (plan.map(\.count).max() ?? 0) * width * sourceChannels,
-            zip(outputs, outputChannels).map { bandHeight * $0.width * $1 }.max() ?? 0, 1)
+        let bytes = max(
+            (plan.map(\.count).max() ?? 0) * width * source.channels * source.format.byteSize,
+            zip(outputs, layouts).map { bandHeight * $0.width * $1.channels * $1.format.byteSize }.max() ?? 0, 1)
         let blocks = BlockRecycler(
-            blockBytes: floats * MemoryLayout<Float>.stride, allocator: allocator,
+            blockBytes: bytes, allocator: allocator,
             slabBlocks: Self.blocks(depth: depth, bandsInFlight: bandsInFlight, chains: chains.count))
-        let decoder = WindowDecoder(
-            plan: plan, width: width, channels: sourceChannels, blocks: blocks, read: read)
+        let decoder = WindowDecoder(plan: plan, width: width, layout: source, blocks: blocks, read: read)
         // Decoding on a thread of its own, ahead of the rendering; where the system refuses a
         // thread, on this one, a window at a time (slower, never stuck).
         let decodesAhead: Bool
@@ -161,7 +177,7 @@ public struct BandedRender: Sendable {
             decodesAhead = false
         }
         // The bands being rendered, oldest first: each chain's output band and its wait.
-        var rendering: [[(chain: Int, output: PixelBuffer, wait: () throws -> Void)]] = []
+        var rendering: [[(chain: Int, output: AnyPixels, wait: () throws -> Void)]] = []
         var failure: (any Error)?
         do {
             for number in plan.indices {
@@ -169,7 +185,8 @@ public struct BandedRender: Sendable {
                 rendering.append([])
                 for chain in chains.indices where number < bandsOfChains[chain].count {
                     let band = bandsOfChains[chain][number]
-                    let output = PixelBuffer(rect: band, storage: blocks.storage(), channels: outputChannels[chain])
+                    let output = AnyPixels(
+                        rect: band, channels: layouts[chain].channels, format: layouts[chain].format, storage: blocks.storage())
                     rendering[rendering.count - 1].append((chain, output, try render(chain, band, window, output)))
                 }
                 while rendering.count >= bandsInFlight {
@@ -216,17 +233,37 @@ extension Renderer {
     /// Renders the output pixels of `region` (inside the chain's output rectangle for `image`)
     /// tile by tile into `output` (whose rectangle holds `region`), from `source`, which holds
     /// the part of `image` that the region's tiles read (``FilterChain/sourceRegion(for:image:)``).
-    /// The same bits as the same pixels of ``render(_:)`` of the whole image.
-    public func render(_ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer) {
+    /// The same bits as the same pixels of ``render(_:)`` of the whole image. Pixels at a file's
+    /// depth are converted a tile at a time: the rows a tile reads to `Float32`
+    /// (``AnyPixels/floats(in:)``), the tile to `output`'s samples over `background`
+    /// (``AnyPixels/store(_:in:background:)``).
+    public func render(
+        _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, background: SIMD3<Float> = .zero
+    ) {
         let chain = self.chain
+        let channels = chain.channels(forSource: source.channels)
         executor.run(tiles: TileGrid(bounds: region, tileSize: tileSize).tiles) { tile in
+            let needed = chain.sourceRegion(for: tile, image: image)
+            let floats = source.floats(
+                in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed)
             do throws(FilterFailure) {
-                try chain.render(tile: tile, source: source, image: image, into: output)
+                if case .float32(let out) = output {
+                    try chain.render(tile: tile, source: floats, image: image, into: out)
+                } else {
+                    let rendered = PixelBuffer.uninitialized(tile, channels: channels)
+                    try chain.render(tile: tile, source: floats, image: image, into: rendered)
+                    output.store(rendered, in: tile, background: background)
+                }
             } catch {
                 // As in render(_:): only plugins fail, and they never run in process.
                 preconditionFailure("filter '\(error.filter)' failed in the in-process renderer: \(error.message)")
             }
         }
+    }
+
+    /// ``render(_:from:image:into:background:)`` of `Float32` pixels.
+    public func render(_ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer) {
+        render(region, from: .float32(source), image: image, into: .float32(output))
     }
 }
 
@@ -236,32 +273,32 @@ extension Renderer {
 private final class WindowDecoder: @unchecked Sendable {
     private let plan: [Range<Int>]
     private let width: Int
-    private let channels: Int
+    private let layout: BandedRender.Layout
     private let blocks: BlockRecycler
-    private let read: @Sendable (PixelBuffer) throws -> Void
+    private let read: @Sendable (AnyPixels) throws -> Void
     private var number = 0
-    private var previous: PixelBuffer?
+    private var previous: AnyPixels?
     /// Rows read so far.
     private var decoded = 0
 
     init(
-        plan: [Range<Int>], width: Int, channels: Int, blocks: BlockRecycler,
-        read: @escaping @Sendable (PixelBuffer) throws -> Void
+        plan: [Range<Int>], width: Int, layout: BandedRender.Layout, blocks: BlockRecycler,
+        read: @escaping @Sendable (AnyPixels) throws -> Void
     ) {
         self.plan = plan
         self.width = width
-        self.channels = channels
+        self.layout = layout
         self.blocks = blocks
         self.read = read
     }
 
     /// The next window.
-    func next() throws -> PixelBuffer {
+    func next() throws -> AnyPixels {
         let rows = plan[number]
         number += 1
-        let window = PixelBuffer(
-            rect: Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count), storage: blocks.storage(),
-            channels: channels)
+        let window = AnyPixels(
+            rect: Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count), channels: layout.channels,
+            format: layout.format, storage: blocks.storage())
         // Rows read before come from the last window (both ends only move down).
         let kept = rows.lowerBound..<min(rows.upperBound, decoded)
         if let previous, !kept.isEmpty {
@@ -269,8 +306,9 @@ private final class WindowDecoder: @unchecked Sendable {
         }
         // Rows no window needs (none, for the built-in filters) are read and dropped.
         if rows.lowerBound > decoded {
-            try read(PixelBuffer.uninitialized(
-                Rect(x: 0, y: decoded, width: width, height: rows.lowerBound - decoded), channels: channels))
+            try read(AnyPixels.uninitialized(
+                Rect(x: 0, y: decoded, width: width, height: rows.lowerBound - decoded), channels: layout.channels,
+                format: layout.format))
             decoded = rows.lowerBound
         }
         if rows.upperBound > decoded {
@@ -346,14 +384,14 @@ private final class BlockRecycler: Sendable {
 private final class WindowQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private let depth: Int
-    private var windows: [PixelBuffer] = []
+    private var windows: [AnyPixels] = []
     private var cancelled = false
     private var ended: Result<Void, any Error>?
 
     init(depth: Int) { self.depth = depth }
 
     /// Adds a window, waiting while `depth` are waiting; false when the render was cancelled.
-    func push(_ window: PixelBuffer) -> Bool {
+    func push(_ window: AnyPixels) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while windows.count >= depth && !cancelled { condition.wait() }
@@ -364,7 +402,7 @@ private final class WindowQueue: @unchecked Sendable {
     }
 
     /// The next window, waiting for it; throws the decoder's error when it failed first.
-    func pop() throws -> PixelBuffer {
+    func pop() throws -> AnyPixels {
         condition.lock()
         defer { condition.unlock() }
         while windows.isEmpty && ended == nil { condition.wait() }

@@ -77,15 +77,21 @@ public final class BandReader: @unchecked Sendable {
     /// Floats per pixel of the buffers it fills: 4 with alpha, else 3.
     public var channels: Int { hasAlpha ? 4 : 3 }
 
+    /// The samples the file stores: 8- or 16-bit.
+    public var format: SampleFormat { .file(bitDepth: bitDepth) }
+
     /// Decodes the next `pixels.rect.height` rows into `pixels`, whose rectangle must be the
-    /// image's whole width starting at row ``rowsRead``, with ``channels`` channels.
+    /// image's whole width starting at row ``rowsRead``, with ``channels`` channels: the file's
+    /// samples as they are (``format``: libvips writes them in place when the rows are packed),
+    /// or premultiplied `Float32` as ``ImageReader`` converts them.
     ///
     /// - Throws: `ImageIOError` with code `.decodeFailed` (truncated or corrupt data; libvips's
     ///   message).
-    public func read(into pixels: PixelBuffer) throws(ImageIOError) {
+    public func read(into pixels: AnyPixels) throws(ImageIOError) {
         let rect = pixels.rect
         precondition(
-            rect.x == 0 && rect.width == width && rect.y == rowsRead && rect.maxY <= height && pixels.channels == channels,
+            rect.x == 0 && rect.width == width && rect.y == rowsRead && rect.maxY <= height && pixels.channels == channels
+                && (pixels.format == .float32 || pixels.format == format),
             "band \(rect) is not the next rows of a \(width)x\(height) image read to row \(rowsRead)")
         guard !rect.isEmpty else { return }
         do throws(LibvipsFailure) {
@@ -97,14 +103,34 @@ public final class BandReader: @unchecked Sendable {
                 self.region = region
             }
             let byteCount = rect.height * region.rowBytes
-            if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
-            let sixteen = bitDepth == 16
-            try samples.withUnsafeMutableBytes { raw in
-                Result { () throws(LibvipsFailure) in
-                    try region.readRows(top: rect.y, count: rect.height, into: raw)
-                    PixelConversion.fill(pixels, from: UnsafeRawPointer(raw.baseAddress!), sixteenBit: sixteen)
-                }
-            }.get()
+            if case .float32(let floats) = pixels {
+                if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
+                let sixteen = bitDepth == 16
+                try samples.withUnsafeMutableBytes { raw in
+                    Result { () throws(LibvipsFailure) in
+                        try region.readRows(top: rect.y, count: rect.height, into: raw)
+                        PixelConversion.fill(floats, from: UnsafeRawPointer(raw.baseAddress!), sixteenBit: sixteen)
+                    }
+                }.get()
+            } else if pixels.rowStride == width * channels {
+                // Packed rows: straight into the band.
+                var first: UnsafeMutableRawPointer?
+                pixels.forEachRow(in: rect) { row, _ in if first == nil { first = row } }
+                try region.readRows(
+                    top: rect.y, count: rect.height, into: UnsafeMutableRawBufferPointer(start: first, count: byteCount))
+            } else {
+                if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
+                try samples.withUnsafeMutableBytes { raw in
+                    Result { () throws(LibvipsFailure) in
+                        try region.readRows(top: rect.y, count: rect.height, into: raw)
+                        var source = UnsafeRawPointer(raw.baseAddress!)
+                        pixels.forEachRow(in: rect) { row, bytes in
+                            row.copyMemory(from: source, byteCount: bytes)
+                            source += bytes
+                        }
+                    }
+                }.get()
+            }
         } catch {
             region = nil
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
@@ -112,4 +138,7 @@ public final class BandReader: @unchecked Sendable {
         rowsRead = rect.maxY
         if rowsRead == height { region = nil }
     }
+
+    /// ``read(into:)-(AnyPixels)`` of premultiplied `Float32` pixels.
+    public func read(into pixels: PixelBuffer) throws(ImageIOError) { try read(into: .float32(pixels)) }
 }

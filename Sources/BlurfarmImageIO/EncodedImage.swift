@@ -18,11 +18,15 @@ public struct EncodedImage: Sendable {
     let background: SIMD3<Float>
     /// Whether decoding gives back exactly the samples encoded: PNG, TIFF and lossless WebP.
     public let isLossless: Bool
+    /// The ``PixelChecksum`` of the samples encoded (unpremultiplied and rounded, as
+    /// ``bitDepth`` and ``hasAlpha`` say): what a report gives as the output's checksum.
+    public let checksum: UInt64
 
     init(
         path: String, bytes: [UInt8], format: ImageFormat, bitDepth: Int, hasAlpha: Bool, background: SIMD3<Float>,
-        lossless: Bool
+        lossless: Bool, checksum: UInt64
     ) {
+        self.checksum = checksum
         self.path = path
         self.bytes = bytes
         self.format = format

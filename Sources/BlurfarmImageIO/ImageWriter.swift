@@ -137,8 +137,10 @@ public enum ImageWriter {
             extension: ext, named: name, size: pixels.rect, sourceBitDepth: sourceBitDepth, options: options)
         let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))
         let encoded: [UInt8]
+        let checksum: UInt64
         do {
-            let image = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
+            let image: VipsImageRef
+            (image, checksum) = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
             tag(image, metadata: metadata, options: options)
             encoded = try format.encode(image, options: options)
         } catch {
@@ -146,7 +148,7 @@ public enum ImageWriter {
         }
         return EncodedImage(
             path: name, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
-            background: options.background, lossless: options.lossless)
+            background: options.background, lossless: options.lossless, checksum: checksum)
     }
 
     /// The format and bit depth of an output named `name` whose extension is `ext`, of an image
@@ -195,22 +197,26 @@ public enum ImageWriter {
         bitDepth == 16 ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
     }
 
-    /// A libvips image over an 8- or 16-bit copy of `pixels`, tagged sRGB / RGB16.
+    /// A libvips image over an 8- or 16-bit copy of `pixels`, tagged sRGB / RGB16, and the
+    /// ``PixelChecksum`` of those samples.
     private static func makeImage(
         _ pixels: PixelBuffer, alpha: Bool, bitDepth: Int, background: SIMD3<Float>
-    ) throws(LibvipsFailure) -> VipsImageRef {
+    ) throws(LibvipsFailure) -> (VipsImageRef, checksum: UInt64) {
         let width = pixels.rect.width, height = pixels.rect.height, bands = alpha ? 4 : 3
         let image: VipsImageRef
+        let checksum: UInt64
         if bitDepth == 16 {
             let samples = PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt16.self)
+            checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: width * bands * 2) }
             image = try Libvips.image(
                 copying: samples, width: width, height: height, bands: bands, format: VIPS_FORMAT_USHORT)
         } else {
             let samples = PixelConversion.samples(pixels, alpha: alpha, background: background, as: UInt8.self)
+            checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: width * bands) }
             image = try Libvips.image(
                 copying: samples, width: width, height: height, bands: bands, format: VIPS_FORMAT_UCHAR)
         }
-        return try Libvips.withInterpretation(image, interpretation(bitDepth: bitDepth))
+        return (try Libvips.withInterpretation(image, interpretation(bitDepth: bitDepth)), checksum)
     }
 }
 

@@ -113,10 +113,11 @@ extension TaskMessage {
         w.u8(edge.wireTag)
         w.u8(colour.wireTag)
         switch pixels {
-        case .shared(let source, let output):
+        case .shared(let source, let output, let background):
             w.u8(0)
             source.write(to: &w)
             output.write(to: &w)
+            for c in 0..<3 { w.f64(Double(background[c])) }
         case .inline(let source):
             w.u8(1)
             source.write(to: &w)
@@ -166,7 +167,8 @@ extension TaskMessage {
         let pixels: TaskPixels = switch try r.u8("pixels") {
         case 0: .shared(
             source: try SharedRegion(from: &r, field: "pixels.source"),
-            output: try SharedRegion(from: &r, field: "pixels.output"))
+            output: try SharedRegion(from: &r, field: "pixels.output"),
+            background: try Self.background(from: &r))
         case 1: .inline(source: try InlinePixels(from: &r, field: "pixels.source"))
         case let tag: throw .badTag(field: "pixels", tag: tag)
         }
@@ -176,12 +178,29 @@ extension TaskMessage {
     }
 }
 
+extension TaskMessage {
+    /// The background of a shared task: three f64 that are `Float`s in 0...1.
+    private static func background(from r: inout ByteReader) throws(PayloadProblem) -> SIMD3<Float> {
+        var background = SIMD3<Float>()
+        for c in 0..<3 {
+            let field = "pixels.background[\(c)]"
+            let value = try r.f64(field)
+            guard value >= 0, value <= 1, Double(Float(value)) == value else {
+                throw .invalidValue(field: field, reason: "\(value) is not a Float in 0...1")
+            }
+            background[c] = Float(value)
+        }
+        return background
+    }
+}
+
 extension SharedRegion {
     func write(to w: inout ByteWriter) {
         w.integer(segment)
         w.integer(UInt64(byteOffset))
         w.rect(rect)
         w.u8(UInt8(channels))
+        w.u8(format.rawValue)
         w.integer(UInt64(rowStride))
     }
 
@@ -190,11 +209,13 @@ extension SharedRegion {
         let byteOffset = try r.u64AsInt(field + ".byteOffset")
         let rect = try r.rect(field + ".rect")
         let channels = Int(try r.u8(field + ".channels"))
+        let formatTag = try r.u8(field + ".format")
+        guard let format = SampleFormat(rawValue: formatTag) else { throw .badTag(field: field + ".format", tag: formatTag) }
         let rowStride = try r.u64AsInt(field + ".rowStride")
-        if let problem = Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, rowStride: rowStride) {
+        if let problem = Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride) {
             throw .invalidValue(field: field, reason: problem)
         }
-        self.init(segment: segment, byteOffset: byteOffset, rect: rect, channels: channels, rowStride: rowStride)
+        self.init(segment: segment, byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride)
     }
 }
 

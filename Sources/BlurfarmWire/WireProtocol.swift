@@ -5,7 +5,7 @@
 //
 //   offset     size  field
 //   0          4     magic: the ASCII bytes "BFW1" (0x42 0x46 0x57 0x31)
-//   4          2     protocol version, u16 (``WireProtocol/version``, 1)
+//   4          2     protocol version, u16 (``WireProtocol/version``, 2)
 //   6          2     message type, u16 (``WireMessageType``)
 //   8          4     payload length N, u32
 //   12         N     payload (the message's fields, in the order its doc comment gives)
@@ -56,8 +56,9 @@ public enum WireProtocol {
     /// The four bytes every frame starts with: ASCII "BFW1".
     public static let magic: [UInt8] = [0x42, 0x46, 0x57, 0x31]
 
-    /// The protocol version this build speaks and accepts; any other is refused.
-    public static let version: UInt16 = 1
+    /// The protocol version this build speaks and accepts; any other is refused. Version 2
+    /// added the sample format of shared regions and the background of shared tasks.
+    public static let version: UInt16 = 2
 
     /// Bytes before the payload: magic (4), version (2), type (2), payload length (4).
     public static let headerSize = 12
@@ -230,13 +231,17 @@ public struct TaskMessage: Equatable, Sendable {
     }
 }
 
-/// Where a task's pixels are. Layout: u8 tag, then 0 shared: source region, output region;
-/// 1 inline: source pixels.
+/// Where a task's pixels are. Layout: u8 tag, then 0 shared: source region, output region,
+/// background (3 × f64, each a `Float` in 0...1); 1 inline: source pixels.
 public enum TaskPixels: Equatable, Sendable {
     /// In memory the worker shares with the coordinator (local workers): the worker reads the
     /// source region and writes the tile's interior into the output region; no pixel crosses
-    /// the pipe.
-    case shared(source: SharedRegion, output: SharedRegion)
+    /// the pipe. Regions of file samples (a streamed image's bands) are converted where the
+    /// tile is rendered: the source's samples to premultiplied `Float32` (`v / 255` or
+    /// `v / 65535`, colour times alpha), the tile's floats to the output's samples as the
+    /// encoder makes them (rounded to nearest; straight alpha with 4 bands; with 3 bands a
+    /// translucent pixel composited over `background`, an RGB colour in 0...1).
+    case shared(source: SharedRegion, output: SharedRegion, background: SIMD3<Float> = .zero)
     /// In the message (remote workers): the source pixels come here and the tile's pixels go
     /// back in the ``TaskResult``.
     case inline(source: InlinePixels)
@@ -244,45 +249,51 @@ public enum TaskPixels: Equatable, Sendable {
 
 /// A rectangle of pixels in a shared memory segment.
 ///
-/// Layout: segment u32, byteOffset u64, rect, channels u8, rowStride u64.
+/// Layout: segment u32, byteOffset u64, rect, channels u8, format u8 (0 `Float32`, 1 8-bit,
+/// 2 16-bit samples: ``SampleFormat``), rowStride u64.
 ///
 /// The pixel at `(rect.x + i, rect.y + j)` starts at byte
-/// `byteOffset + (j * rowStride + i * channels) * 4` of the segment; channels are interleaved
-/// `Float32`s (premultiplied RGBA, or opaque RGB). The region spans ``byteRange``, which the
-/// receiver checks against the segment's size.
+/// `byteOffset + (j * rowStride + i * channels) * size` of the segment, where size is the
+/// format's bytes a sample (4, 1 or 2); channels are interleaved: premultiplied RGBA or opaque
+/// RGB `Float32`s, or a file's samples (RGBA with straight alpha, or RGB). The region spans
+/// ``byteRange``, which the receiver checks against the segment's size.
 public struct SharedRegion: Equatable, Sendable {
     /// The segment's id: a number the coordinator assigned when it passed the segment's
     /// file descriptor (memfd) to the worker.
     public let segment: UInt32
-    /// Bytes from the start of the segment to the first float of the rectangle's origin pixel;
-    /// a multiple of 4.
+    /// Bytes from the start of the segment to the first sample of the rectangle's origin
+    /// pixel; a multiple of the sample's size.
     public let byteOffset: Int
     /// The pixels the region holds, in image coordinates.
     public let rect: Rect
-    /// Floats per pixel: 3 or 4.
+    /// Samples per pixel: 3 or 4.
     public let channels: Int
-    /// Floats from one row to the next, at least `rect.width * channels`.
+    /// How the samples are stored.
+    public let format: SampleFormat
+    /// Samples from one row to the next, at least `rect.width * channels`.
     public let rowStride: Int
 
     /// A region; traps unless `channels` is 3 or 4, `byteOffset` is a non-negative multiple
-    /// of 4, `rowStride >= rect.width * channels`, and ``byteRange`` fits in an `Int`.
-    public init(segment: UInt32, byteOffset: Int, rect: Rect, channels: Int, rowStride: Int) {
+    /// of the sample's size, `rowStride >= rect.width * channels`, and ``byteRange`` fits in
+    /// an `Int`.
+    public init(segment: UInt32, byteOffset: Int, rect: Rect, channels: Int, format: SampleFormat = .float32, rowStride: Int) {
         precondition(
-            Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, rowStride: rowStride) == nil,
+            Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride) == nil,
             "invalid shared region")
         self.segment = segment
         self.byteOffset = byteOffset
         self.rect = rect
         self.channels = channels
+        self.format = format
         self.rowStride = rowStride
     }
 
     /// The bytes of the segment the region spans (empty at `byteOffset` for an empty rectangle).
     public var byteRange: Range<Int> {
-        byteOffset..<(byteOffset + Self.spannedFloats(rect: rect, channels: channels, rowStride: rowStride)! * 4)
+        byteOffset..<(byteOffset + Self.spannedFloats(rect: rect, channels: channels, rowStride: rowStride)! * format.byteSize)
     }
 
-    /// Floats from the region's first to its last, inclusive; nil when that overflows.
+    /// Samples from the region's first to its last, inclusive; nil when that overflows.
     static func spannedFloats(rect: Rect, channels: Int, rowStride: Int) -> Int? {
         if rect.isEmpty { return 0 }
         let (rows, o1) = rowStride.multipliedReportingOverflow(by: rect.height - 1)
@@ -291,17 +302,17 @@ public struct SharedRegion: Equatable, Sendable {
     }
 
     /// Why these fields make no region, or nil when they do.
-    static func problem(byteOffset: Int, rect: Rect, channels: Int, rowStride: Int) -> String? {
+    static func problem(byteOffset: Int, rect: Rect, channels: Int, format: SampleFormat = .float32, rowStride: Int) -> String? {
         guard channels == 3 || channels == 4 else { return "channels must be 3 or 4, not \(channels)" }
-        guard byteOffset >= 0, byteOffset % MemoryLayout<Float>.size == 0 else {
-            return "byte offset \(byteOffset) is not a non-negative multiple of 4"
+        guard byteOffset >= 0, byteOffset % format.byteSize == 0 else {
+            return "byte offset \(byteOffset) is not a non-negative multiple of \(format.byteSize)"
         }
         let (rowFloats, o) = rect.width.multipliedReportingOverflow(by: channels)
         guard !o, rowStride >= rowFloats else { return "row stride \(rowStride) is shorter than a row" }
         guard let floats = spannedFloats(rect: rect, channels: channels, rowStride: rowStride) else {
             return "the region's size overflows"
         }
-        let (bytes, o1) = floats.multipliedReportingOverflow(by: MemoryLayout<Float>.size)
+        let (bytes, o1) = floats.multipliedReportingOverflow(by: format.byteSize)
         let (_, o2) = byteOffset.addingReportingOverflow(bytes)
         return o1 || o2 ? "the region's end overflows" : nil
     }

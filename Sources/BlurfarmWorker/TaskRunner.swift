@@ -98,24 +98,34 @@ public struct TaskRunner: Sendable {
         switch task.pixels {
         case .inline(let pixels):
             let source = pixels.makeBuffer()
-            try checkSource(source, for: task, chain: chain)
+            try checkSource(source.rect, for: task, chain: chain)
             let output = PixelBuffer.uninitialized(tile, channels: chain.channels(forSource: source.channels))
             try render(chain, tile: tile, source: source, image: task.image, into: output)
             let result = InlinePixels(output)
             return (result.checksum, result)
-        case .shared(let sourceRegion, let outputRegion):
+        case .shared(let sourceRegion, let outputRegion, let background):
             guard let segments else { throw Problem("this worker takes inline pixels only") }
-            let source = try buffer(sourceRegion, in: segments, role: "source")
-            try checkSource(source, for: task, chain: chain)
+            let source = try pixels(sourceRegion, in: segments, role: "source")
+            try checkSource(source.rect, for: task, chain: chain)
             let channels = chain.channels(forSource: source.channels)
-            guard outputRegion.channels == channels else {
+            guard outputRegion.format != .float32 || outputRegion.channels == channels else {
                 throw Problem("the output region has \(outputRegion.channels) channels, the chain writes \(channels)")
             }
             guard outputRegion.rect.contains(tile) else {
                 throw Problem("the output region \(outputRegion.rect) does not hold the tile \(tile)")
             }
-            let output = try buffer(outputRegion, in: segments, role: "output")
-            try render(chain, tile: tile, source: source, image: task.image, into: output)
+            let output = try pixels(outputRegion, in: segments, role: "output")
+            // File samples are converted here, a tile at a time: the source rows the tile
+            // reads to floats, the tile's floats to the output's samples.
+            let needed = chain.sourceRegion(for: tile, image: task.image)
+            let floats = source.floats(in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed)
+            if case .float32(let out) = output {
+                try render(chain, tile: tile, source: floats, image: task.image, into: out)
+            } else {
+                let rendered = PixelBuffer.uninitialized(tile, channels: channels)
+                try render(chain, tile: tile, source: floats, image: task.image, into: rendered)
+                output.store(rendered, in: tile, background: background)
+            }
             return (PixelChecksum.of(output, in: tile), nil)
         }
     }
@@ -131,19 +141,20 @@ public struct TaskRunner: Sendable {
         }
     }
 
-    /// Checks that `source` lies in the image and holds every pixel the tile reads.
-    private func checkSource(_ source: PixelBuffer, for task: TaskMessage, chain: FilterChain) throws(Problem) {
-        guard task.image.contains(source.rect) else {
-            throw Problem("the source pixels \(source.rect) reach outside the image \(task.image)")
+    /// Checks that the source pixels (`source`) lie in the image and hold every pixel the tile
+    /// reads.
+    private func checkSource(_ source: Rect, for task: TaskMessage, chain: FilterChain) throws(Problem) {
+        guard task.image.contains(source) else {
+            throw Problem("the source pixels \(source) reach outside the image \(task.image)")
         }
         let needed = chain.sourceRegion(for: task.tile, image: task.image)
-        guard needed.isEmpty || source.rect.contains(needed) else {
-            throw Problem("the source pixels \(source.rect) do not hold the \(needed) the tile reads")
+        guard needed.isEmpty || source.contains(needed) else {
+            throw Problem("the source pixels \(source) do not hold the \(needed) the tile reads")
         }
     }
 
-    /// A view of `region` of its segment, after checking that the segment holds it.
-    private func buffer(_ region: SharedRegion, in segments: SharedSegmentTable, role: String) throws(Problem) -> PixelBuffer {
+    /// The pixels of `region` in its segment, after checking that the segment holds them.
+    private func pixels(_ region: SharedRegion, in segments: SharedSegmentTable, role: String) throws(Problem) -> AnyPixels {
         let segment: SharedSegment
         do {
             segment = try segments.segment(region.segment)
@@ -155,8 +166,8 @@ public struct TaskRunner: Sendable {
                 "\(role) region spans bytes \(region.byteRange) of segment \(region.segment), "
                     + "which has \(segment.byteCount)")
         }
-        return PixelBuffer(
-            rect: region.rect, storage: segment.storage, offset: region.byteOffset / MemoryLayout<Float>.size,
-            rowStride: region.rowStride, channels: region.channels)
+        return AnyPixels(
+            rect: region.rect, channels: region.channels, format: region.format, storage: segment.storage,
+            byteOffset: region.byteOffset, rowStride: region.rowStride)
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 
 /// `apply` band by band: the input is decoded, filtered and encoded in horizontal bands that
 /// overlap in time (``BandedRender``, ``BandReader``, ``BandWriter``), so memory holds a few
-/// bands, not the image. The bytes written are those of the whole-image path.
+/// bands at the file's depth, not the image. The bytes written are those of the whole-image path.
 extension Apply {
     /// Renders the image band by band when it can be, and says whether it did. It can when the
     /// chain has filters, all built in (a plugin's region of interest may depend on where a
@@ -49,12 +49,15 @@ extension Apply {
             let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
             defer { pool?.shutdown() }
             try banded.run(
-                sourceChannels: reader.channels, allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
+                source: BandedRender.Layout(format: reader.format, channels: reader.channels),
+                outputs: [BandedRender.Layout(format: writer.layout.format, channels: writer.layout.channels)],
+                allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
             ) { band in
                 try reader.read(into: band)
             } render: { _, band, window, output in
                 let rendered = rendering.submit(
-                    band, from: window, image: image, into: output, chain: chain, tileSize: tile, ticket: RenderTicket())
+                    band, from: window, image: image, into: output, chain: chain, tileSize: tile, ticket: RenderTicket(),
+                    background: writer.background)
                 return {
                     do throws(RenderFailure) { _ = try rendered.wait() } catch { throw CommandError("\(input): \(error)") }
                 }

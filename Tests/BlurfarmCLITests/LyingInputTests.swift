@@ -33,12 +33,16 @@ import Testing
 
     /// What the error line of each file must contain.
     static let expected = [
-        "padded.jpg": "the file ends before its end-of-image marker",
-        "damaged.jpg": "Corrupt JPEG data",
-        "cut.png": "libpng read error",
-        "bomb.png": "streaming 60000x60000 needs about 1.4 GB, over the memory limit of 200.0 MB",
-        "claims.jpg": "streaming 65000x65000 needs about 1.5 GB, over the memory limit of 200.0 MB",
+        "padded.jpg": ["the file ends before its end-of-image marker"],
+        "damaged.jpg": ["Corrupt JPEG data"],
+        "cut.png": ["libpng read error"],
+        // The estimate at the file's depth: about 650 MB (run and apply differ by their chains).
+        "bomb.png": ["streaming 60000x60000 needs about 65", " MB, over the memory limit of 200.0 MB"],
+        "claims.jpg": ["streaming 65000x65000 needs about 70", " MB, over the memory limit of 200.0 MB"],
     ]
+
+    /// Whether `text` says what is expected of the file `name`.
+    static func says(_ text: some StringProtocol, about name: String) -> Bool { expected[name]!.allSatisfy { text.contains($0) } }
 
     @Test func applyRefusesEachWithOneLineAndWritesNothing() throws {
         let folder = try Fixtures.temporaryFolder()
@@ -59,7 +63,7 @@ import Testing
             #expect(result?.status == 1, "\(name): \(result?.stderr ?? "")")
             #expect(result?.stderr.split(separator: "\n").count == 1, "\(name): \(result?.stderr ?? "")")
             #expect(result?.stderr.hasPrefix("blurfarm: error: \(path): ") == true, "\(result?.stderr ?? "")")
-            #expect(result?.stderr.contains(Self.expected[name]!) == true, "\(name): \(result?.stderr ?? "")")
+            #expect(Self.says(result?.stderr ?? "", about: name), "\(name): \(result?.stderr ?? "")")
             #expect(!FileManager.default.fileExists(atPath: output))
         }
     }
@@ -89,7 +93,7 @@ import Testing
             for (name, path) in files {
                 let mentions = lines.filter { $0.hasPrefix("blurfarm: error: \(path): ") }
                 #expect(mentions.count == 1, "\(name): \(stderr)")
-                #expect(mentions.allSatisfy { $0.contains(Self.expected[name]!) }, "\(name): \(stderr)")
+                #expect(mentions.allSatisfy { Self.says($0, about: name) }, "\(name): \(stderr)")
             }
             let written = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("out").path)
             #expect(written == ["kite-blur.png"])

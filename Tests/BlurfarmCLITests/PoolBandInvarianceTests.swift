@@ -9,7 +9,8 @@ import Testing
 /// Band invariance through the worker pool: an image streamed band by band, each band's tiles
 /// rendered by worker processes from windows in the pool's shared memory, is the whole image's
 /// render in process, bit for bit, whatever the band height, tile size, worker count, bands in
-/// flight, chain, edge rule and colour mode.
+/// flight, chain, edge rule, colour mode and sample format (`Float32`, or a file's samples
+/// converted in the workers).
 @Suite(.serialized) struct PoolBandInvarianceTests {
     /// Random premultiplied pixels, a third of the images opaque (3 channels).
     static func image(width: Int, height: Int, seed: UInt64) -> PixelBuffer {
@@ -57,20 +58,39 @@ import Testing
             Gen.uint64()
         ) { width, height, bandHeight, tile, seed in
             let edge = EdgeRule.allCases[Int(seed % UInt64(EdgeRule.allCases.count))]
-            let source = Self.image(width: width, height: height, seed: seed)
             let chain = Self.chain(seed: seed &+ 1, edge: edge)
-            let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(source)
+            // Half the images stream as the farm streams files: windows of 8- or 16-bit samples
+            // and output bands of the encoder's samples (3 bands over a background, or 4),
+            // converted in the workers; the other half in Float32.
+            let fileDepth = seed % 2 == 0
+            let source: AnyPixels
+            let layout: BandedRender.Layout
+            if fileDepth {
+                let format: SampleFormat = seed % 4 == 0 ? .uint8 : .uint16
+                source = randomSamples(width: width, height: height, bands: seed % 3 == 0 ? 3 : 4, format: format, seed: seed)
+                layout = BandedRender.Layout(
+                    format: seed % 5 == 0 ? .uint8 : format, channels: seed % 7 < 3 ? 3 : chain.channels(forSource: source.channels))
+            } else {
+                source = .float32(Self.image(width: width, height: height, seed: seed))
+                layout = BandedRender.Layout(format: .float32, channels: chain.channels(forSource: source.channels))
+            }
+            let background = SIMD3<Float>(0.5, Float(seed % 3) / 2, 1)
+            let wholeFloats = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
+                .render(source.floats(in: source.rect))
+            let whole = AnyPixels.uninitialized(wholeFloats.rect, channels: layout.channels, format: layout.format)
+            whole.store(wholeFloats, in: wholeFloats.rect, background: background)
             let banded = BandedRender(
                 chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: Int(seed % 3) + 1)
-            let output = PixelBuffer(rect: banded.output, channels: chain.channels(forSource: source.channels))
+            let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
             do {
                 try banded.run(
-                    sourceChannels: source.channels, allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
+                    source: BandedRender.Layout(format: source.format, channels: source.channels), outputs: [layout],
+                    allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
                     read: { band in band.copy(band.rect, from: source) },
                     render: { _, band, window, into in
                         let rendered = pool.submit(
                             band, from: window, image: source.rect, into: into, chain: chain, tileSize: tile,
-                            ticket: RenderTicket())
+                            ticket: RenderTicket(), background: background)
                         return { _ = try rendered.wait() }
                     }
                 ) { _, band in output.copy(band.rect, from: band) }
@@ -78,10 +98,10 @@ import Testing
                 Issue.record("\(error)")
                 return
             }
-            if let d = output.firstDifference(from: whole) {
+            if PixelChecksum.of(output, in: output.rect) != PixelChecksum.of(whole, in: whole.rect) {
                 let chainWords = "\(chain.filters.map(\.spec)) \(edge) \(chain.colour)"
                 Issue.record(
-                    "\(width)x\(height)x\(source.channels), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): first difference at (\(d.x), \(d.y))")
+                    "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ")
             }
         }
     }

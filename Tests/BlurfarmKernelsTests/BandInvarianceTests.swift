@@ -22,24 +22,27 @@ import Testing
     }
 
     /// `source` rendered by a ``BandedRender`` whose reads copy rows from `source`, its output
-    /// bands gathered into one buffer; also checks that the rows are read once, in order.
+    /// bands (in `output`'s layout: nil, `Float32`) gathered into one buffer; also checks that
+    /// the rows are read once, in order.
     static func renderedInBands(
-        _ source: PixelBuffer, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
-        inFlight: Int = 1
-    ) throws -> PixelBuffer {
+        _ source: AnyPixels, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
+        inFlight: Int = 1, output layout: BandedRender.Layout? = nil, background: SIMD3<Float> = .zero
+    ) throws -> AnyPixels {
         let banded = BandedRender(chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: depth)
-        let output = PixelBuffer(rect: banded.output, channels: chain.channels(forSource: source.channels))
+        let layout = layout ?? BandedRender.Layout(format: .float32, channels: chain.channels(forSource: source.channels))
+        let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
         let nextRow = Mutex(0)
         var written = banded.output.y
         try banded.run(
-            sourceChannels: source.channels, bandsInFlight: inFlight,
+            source: BandedRender.Layout(format: source.format, channels: source.channels), outputs: [layout],
+            bandsInFlight: inFlight,
             read: { band in
                 nextRow.withLock { row in
                     #expect(band.rect.y == row && band.rect.x == 0 && band.rect.width == source.rect.width)
                     row = band.rect.maxY
                 }
                 band.copy(band.rect, from: source)
-            }, render: banded.rendering(with: ThreadedTileExecutor(threads: threads))
+            }, render: banded.rendering(with: ThreadedTileExecutor(threads: threads), backgrounds: [background])
         ) { _, band in
             #expect(band.rect.y == written && band.rect.width == banded.output.width)
             written = band.rect.maxY
@@ -47,6 +50,32 @@ import Testing
         }
         #expect(written == banded.output.maxY)
         return output
+    }
+
+    /// ``renderedInBands(_:chain:tile:threads:bandHeight:depth:inFlight:output:background:)`` of `Float32` pixels.
+    static func renderedInBands(
+        _ source: PixelBuffer, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
+        inFlight: Int = 1
+    ) throws -> PixelBuffer {
+        let banded = try renderedInBands(
+            .float32(source), chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth,
+            inFlight: inFlight)
+        guard case .float32(let pixels) = banded else { preconditionFailure("Float32 in, Float32 out") }
+        return pixels
+    }
+
+    /// The first row, top to bottom, whose bytes differ between `a` and `b` (the same
+    /// rectangle, channels and format), or nil.
+    static func firstDifferentRow(_ a: AnyPixels, _ b: AnyPixels) -> Int? {
+        precondition(a.rect == b.rect && a.channels == b.channels && a.format == b.format)
+        var rowsOfA: [[UInt8]] = []
+        a.forEachRow(in: a.rect) { row, bytes in rowsOfA.append(Array(UnsafeRawBufferPointer(start: row, count: bytes))) }
+        var y = a.rect.y, found: Int?
+        b.forEachRow(in: b.rect) { row, bytes in
+            if found == nil, rowsOfA[y - a.rect.y] != Array(UnsafeRawBufferPointer(start: row, count: bytes)) { found = y }
+            y += 1
+        }
+        return found
     }
 
     @Test func bandedEqualsWholeBitForBit() async {
@@ -67,6 +96,40 @@ import Testing
                 let chainWords = "\(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour)"
                 Issue.record(
                     "\(width)x\(height)x\(image.channels), bands of \(bandHeight), tile \(tile), depth \(depth), chain \(chainWords): first difference at (\(d.x), \(d.y))")
+            }
+        }
+    }
+
+    @Test func bandsAtTheFilesDepthEqualTheWholeRenderStoredAsTheEncoderStoresIt() async {
+        // Windows of 8- or 16-bit samples, converted a tile at a time; output bands of 8- or
+        // 16-bit samples, 3 bands (composited over a background) or 4: the same bytes as the
+        // whole image converted to floats, rendered, and converted back in one piece.
+        await propertyCheck(
+            count: 150, input: Gen.int(in: 1...40), Gen.int(in: 1...50), Gen.int(in: 1...20), Gen.int(in: 0...16),
+            Gen.int(in: 1...3), Gen.uint64()
+        ) { width, height, bandHeight, tile, threads, seed in
+            let edge = EdgeRule.allCases[Int(seed % UInt64(EdgeRule.allCases.count))]
+            let sourceFormat: SampleFormat = seed % 2 == 0 ? .uint8 : .uint16
+            let outputFormat: SampleFormat = seed % 5 < 3 ? sourceFormat : (sourceFormat == .uint8 ? .uint16 : .uint8)
+            let source = randomSamples(
+                width: width, height: height, bands: seed % 3 == 1 ? 3 : 4, format: sourceFormat, seed: seed)
+            let chain = Self.twoFilters(seed: seed, edge: edge)
+            let bands = seed % 7 < 4 ? chain.channels(forSource: source.channels) : 3
+            let background = SIMD3<Float>(Float(seed % 11) / 10, 0.25, 1)
+            let wholeFloats = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
+                .render(source.floats(in: source.rect))
+            let whole = AnyPixels.uninitialized(wholeFloats.rect, channels: bands, format: outputFormat)
+            whole.store(wholeFloats, in: wholeFloats.rect, background: background)
+            let banded = try! Self.renderedInBands(
+                source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
+                inFlight: Int(seed % 5 / 3) + 1, output: BandedRender.Layout(format: outputFormat, channels: bands),
+                background: background)
+            #expect(banded.rect == whole.rect)
+            if banded.rect == whole.rect, let y = Self.firstDifferentRow(banded, whole) {
+                let what = "\(width)x\(height)x\(source.channels) \(sourceFormat) to \(bands) \(outputFormat)"
+                let chainWords = "\(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour)"
+                Issue.record(
+                    "\(what), bands of \(bandHeight), tile \(tile), chain \(chainWords): first difference in row \(y)")
             }
         }
     }
@@ -92,11 +155,11 @@ import Testing
         var written = 0
         #expect(throws: Broken.self) {
             try banded.run(
-                sourceChannels: 3, bandsInFlight: 2,
+                source: BandedRender.Layout(format: .float32, channels: 3), bandsInFlight: 2,
                 read: { band in
                     let count = reads.withLock { $0 += 1; return $0 }
                     if count == 3 { throw Broken() }
-                    band.copy(band.rect, from: image)
+                    band.copy(band.rect, from: .float32(image))
                 }, render: banded.rendering(with: ThreadedTileExecutor(threads: 2))
             ) { _, band in
                 written = band.rect.maxY

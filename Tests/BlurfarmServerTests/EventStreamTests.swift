@@ -48,7 +48,8 @@ import Testing
     @Test func anIdleStreamGetsKeepAliveComments() async throws {
         #expect(ServerSettings().keepAlive == .seconds(15))
         let server = try await RunningServer.start(try ServerFixture(), keepAlive: .milliseconds(200))
-        let text = try await RunningServer.curl(["-N", "--max-time", "3", server.base + "/api/v1/events"])
+        // Seconds to spare: the whole suite's parallel tests share the cooperative threads.
+        let text = try await RunningServer.curl(["-N", "--max-time", "8", server.base + "/api/v1/events"])
         await server.stop()
         #expect(text.hasPrefix(": connected\n\n"), "\(text)")
         #expect(text.contains(": keep-alive\n\n"), "\(text)")

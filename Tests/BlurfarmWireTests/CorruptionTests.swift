@@ -11,7 +11,7 @@ import Testing
         UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
     }
 
-    static func header(type: UInt16 = 3, length: UInt32, version: UInt16 = 1) -> [UInt8] {
+    static func header(type: UInt16 = 3, length: UInt32, version: UInt16 = 2) -> [UInt8] {
         var b = Bytes(bytes: Array("BFW1".utf8))
         b.u16(version)
         b.u16(type)
@@ -36,11 +36,11 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 1))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 1")
+        #expect(error == .unsupportedVersion(received: 99, supported: 2))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 2")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 1))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 1))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 2))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 2))
     }
 
     @Test(arguments: [UInt16(0), 9, 0x100, 0xFFFF])
@@ -97,7 +97,7 @@ import Testing
         case 0..<4:
             return .badMagic(received: Array(c[0..<4]))
         case 4..<6:
-            return .unsupportedVersion(received: u16(c, 4), supported: 1)
+            return .unsupportedVersion(received: u16(c, 4), supported: 2)
         case 6..<8:
             let type = u16(c, 6)
             guard WireMessageType(rawValue: type) != nil else { return .unknownMessageType(type) }
@@ -207,13 +207,14 @@ import Testing
 
     struct Region {
         var segment: UInt32 = 1, offset: UInt64 = 0, rect: (Int64, Int64, Int64, Int64) = (0, 0, 2, 2)
-        var channels: UInt8 = 4, stride: UInt64 = 8
+        var channels: UInt8 = 4, format: UInt8 = 0, stride: UInt64 = 8
 
         func write(_ b: inout Bytes) {
             b.u32(segment)
             b.u64(offset)
             b.rect(rect.0, rect.1, rect.2, rect.3)
             b.u8(channels)
+            b.u8(format)
             b.u64(stride)
         }
     }
@@ -222,7 +223,8 @@ import Testing
     /// changes one part.
     static func task(
         tile: (Int64, Int64, Int64, Int64) = (0, 0, 2, 2), filters: ((inout Bytes) -> Void)? = nil, edge: UInt8 = 0,
-        colour: UInt8 = 0, pixelsTag: UInt8 = 0, source: Region = Region(), output: Region = Region()
+        colour: UInt8 = 0, pixelsTag: UInt8 = 0, source: Region = Region(), output: Region = Region(),
+        background: [Double] = [0, 0.5, 1]
     ) -> [UInt8] {
         var b = Bytes()
         b.u64(1)
@@ -245,6 +247,7 @@ import Testing
         b.u8(pixelsTag)
         source.write(&b)
         output.write(&b)
+        for value in background { b.u64(value.bitPattern) }
         return b.bytes
     }
 
@@ -280,7 +283,8 @@ import Testing
         #expect(task.filters == [FilterSpec(name: "gaussian", arguments: ["sigma": .number(2)])])
         #expect(task.pixels == .shared(
             source: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 2, height: 2), channels: 4, rowStride: 8),
-            output: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 2, height: 2), channels: 4, rowStride: 8)))
+            output: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 2, height: 2), channels: 4, rowStride: 8),
+            background: SIMD3(0, 0.5, 1)))
     }
 
     @Test func invalidTaskFields() {
@@ -320,6 +324,14 @@ import Testing
         #expect(Self.taskError(Self.task(source: Region(rect: (0, 0, 2, 1 << 62), stride: 1 << 62)))
             == .invalidValue(field: "pixels.source", reason: "the region's size overflows"))
         #expect(Self.taskError(Self.task(source: Region(rect: (0, 0, 0, 5), stride: 0))) == nil)  // an empty region is fine
+        // File samples: 8-bit regions start at any byte, 16-bit ones at an even byte.
+        #expect(Self.taskError(Self.task(source: Region(offset: 3, format: 1))) == nil)
+        #expect(Self.taskError(Self.task(source: Region(offset: 3, format: 2))) == .invalidValue(field: "pixels.source", reason: "byte offset 3 is not a non-negative multiple of 2"))
+        #expect(Self.taskError(Self.task(output: Region(format: 3))) == .badTag(field: "pixels.output.format", tag: 3))
+        // The background: three Floats in 0...1.
+        #expect(Self.taskError(Self.task(background: [0, 1.5, 0])) == .invalidValue(field: "pixels.background[1]", reason: "1.5 is not a Float in 0...1"))
+        #expect(Self.taskError(Self.task(background: [0, 0, .nan])) == .invalidValue(field: "pixels.background[2]", reason: "nan is not a Float in 0...1"))
+        #expect(Self.taskError(Self.task(background: [0.1, 0, 0])) == .invalidValue(field: "pixels.background[0]", reason: "0.1 is not a Float in 0...1"))
     }
 
     /// Every proper prefix of a task's payload, framed intact, is a truncated field.

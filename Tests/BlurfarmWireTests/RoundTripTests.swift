@@ -33,6 +33,13 @@ import Testing
                 source: SharedRegion(segment: .max, byteOffset: Int.max - 3 - 16 * 4, rect: Rect(x: -9, y: -9, width: 4, height: 1), channels: 4, rowStride: 16),
                 output: SharedRegion(segment: 0, byteOffset: 0, rect: Rect(x: 0, y: 0, width: 0, height: 0), channels: 3, rowStride: 0)))),
         .task(TaskMessage(
+            taskID: 2, imageID: 3, attempt: 1, tile: Rect(width: 2, height: 2), image: Rect(width: 2, height: 2), filters: [],
+            edge: .clamp, colour: .gamma,
+            pixels: .shared(
+                source: SharedRegion(segment: 1, byteOffset: 7, rect: Rect(width: 2, height: 2), channels: 3, format: .uint8, rowStride: 6),
+                output: SharedRegion(segment: 2, byteOffset: 10, rect: Rect(width: 2, height: 2), channels: 4, format: .uint16, rowStride: 9),
+                background: SIMD3(1, 0.5, 0.125)))),
+        .task(TaskMessage(
             taskID: 0, imageID: .max, attempt: 1, tile: Rect(x: 0, y: 0, width: 2, height: 2),
             image: Rect(x: 0, y: 0, width: 3, height: 2), filters: [], edge: .clamp, colour: .gamma,
             pixels: .inline(source: InlinePixels(rect: Rect(x: -1, y: 0, width: 3, height: 1), channels: 4, samples: nanFloats)))),
@@ -124,7 +131,7 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 1, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 2, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let crc = referenceCRC32(header)
@@ -133,7 +140,7 @@ import Testing
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 1, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 2, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -156,7 +163,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(1)
+        hello.u16(2)
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -195,16 +202,21 @@ import Testing
         task.u8(2)  // edge: transparent
         task.u8(1)  // colour: linear
         task.u8(0)  // shared
-        task.u32(3)  // source: segment 3, offset 4096, rect, 4 channels, stride 400
+        task.u32(3)  // source: segment 3, offset 4096, rect, 4 channels, Float32, stride 400
         task.u64(4096)
         task.rect(-16, 0, 60, 50)
         task.u8(4)
+        task.u8(0)
         task.u64(400)
-        task.u32(4)  // output
-        task.u64(0)
+        task.u32(4)  // output: 3 channels of 16-bit samples
+        task.u64(2)
         task.rect(-4, 8, 16, 32)
         task.u8(3)
+        task.u8(2)
         task.u64(48)
+        task.u64(Double(0.25).bitPattern)  // background
+        task.u64(Double(1).bitPattern)
+        task.u64(Double(0).bitPattern)
         let message = WireMessage.task(TaskMessage(
             taskID: 11, imageID: 22, attempt: 2, tile: Rect(x: -4, y: 8, width: 16, height: 32),
             image: Rect(width: 100, height: 50),
@@ -217,7 +229,10 @@ import Testing
             edge: .transparent, colour: .linear,
             pixels: .shared(
                 source: SharedRegion(segment: 3, byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
-                output: SharedRegion(segment: 4, byteOffset: 0, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, rowStride: 48))))
+                output: SharedRegion(
+                    segment: 4, byteOffset: 2, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, format: .uint16,
+                    rowStride: 48),
+                background: SIMD3(0.25, 1, 0))))
         #expect(try FrameEncoder.encode(message) == frame(type: 3, payload: task.bytes))
 
         var inline = Bytes()

@@ -101,7 +101,7 @@ struct PoolSupervisor {
                 let message = TaskMessage(
                     taskID: task.task, imageID: task.image, attempt: task.attempt, tile: task.tile, image: request.image,
                     filters: request.filters, edge: request.edge, colour: request.colour,
-                    pixels: .shared(source: request.source, output: request.outputRegion))
+                    pixels: .shared(source: request.source, output: request.outputRegion, background: request.background))
                 send(.task(message), to: worker)
             case .cancel(let task, let worker):
                 send(.cancel(taskID: task), to: worker)
@@ -198,7 +198,7 @@ struct PoolSupervisor {
     }
 
     /// The output and tile of a task in flight.
-    func requestOf(task: PoolScheduler.TaskID) -> (output: PixelBuffer, tile: Rect)? {
+    func requestOf(task: PoolScheduler.TaskID) -> (output: AnyPixels, tile: Rect)? {
         guard let sent = scheduler.unverified[task] ?? scheduler.tasks[task], let request = requests[sent.image]
         else { return nil }
         return (request.output, sent.pending.tile)

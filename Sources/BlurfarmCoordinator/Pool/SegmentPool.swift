@@ -20,10 +20,10 @@ final class SegmentPool: PixelAllocator, Sendable {
         try? lease(byteCount: byteCount).storage
     }
 
-    /// The segment whose memory `buffer` lies in, if any, and the byte where the buffer's
-    /// storage starts in it (a slice of the segment's: ``PixelStorage/init(slicing:byteOffset:byteCount:onRelease:)``).
-    func segment(holding buffer: PixelBuffer) -> (segment: SharedSegment, storageOffset: Int)? {
-        let (storage, offset) = buffer.storage.parent ?? (buffer.storage, 0)
+    /// The segment whose memory `storage` is, if any, and the byte where the storage starts
+    /// in it (a slice of the segment's: ``PixelStorage/init(slicing:byteOffset:byteCount:onRelease:)``).
+    func segment(holding storage: PixelStorage) -> (segment: SharedSegment, storageOffset: Int)? {
+        let (storage, offset) = storage.parent ?? (storage, 0)
         return segments.withLock { kept in kept.first { $0.storage === storage }.map { ($0, offset) } }
     }
 

@@ -144,31 +144,28 @@ public final class WorkerPool: ImageRendering, Sendable {
         } catch {
             throw RenderFailure(.sharedMemory("\(error)"))
         }
-        let retries = try render(outputRect, from: source, image: source.rect, into: output, chain: chain, tileSize: tileSize, ticket: ticket)
+        let retries = try submit(
+            outputRect, from: .float32(source), image: source.rect, into: .float32(output), chain: chain,
+            tileSize: tileSize, ticket: ticket
+        ).wait()
         return RenderedImage(pixels: output, retries: retries)
     }
 
-    /// Renders the output pixels of `region` (inside the chain's output rectangle for `image`)
-    /// in the workers, tile by tile, into `output` (whose rectangle holds `region`), from
-    /// `source`, which holds the part of `image` that the region's tiles read: one band of a
-    /// streamed image (``BandedRender``), or a whole image. The same bits as the same pixels
-    /// of the whole image's render. Buffers in the pool's memory (``allocator``) are shared
-    /// as they are; others are copied into a segment and back. Returns the tiles retried.
+    /// Starts rendering the output pixels of `region` (inside the chain's output rectangle for
+    /// `image`) in the workers, tile by tile, into `output` (whose rectangle holds `region`),
+    /// from `source`, which holds the part of `image` that the region's tiles read: one band of
+    /// a streamed image (``BandedRender``), or a whole image. The same bits as the same pixels
+    /// of the whole image's render, converted to `output`'s samples over `background` when it
+    /// holds a file's samples (``AnyPixels/store(_:in:background:)``). Pixels in the pool's
+    /// memory (``allocator``) are shared as they are; others are copied into a segment and
+    /// back. Returns at once: the next band of a streamed image is queued while the last tiles
+    /// of one are rendered, with no thread of the caller's waiting for either; the wait returns
+    /// the tiles retried.
     ///
-    /// - Throws: ``RenderFailure`` as ``render(_:chain:tileSize:ticket:)``.
-    public func render(
-        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
-        tileSize: Int, ticket: RenderTicket
-    ) throws(RenderFailure) -> Int {
-        try submit(region, from: source, image: image, into: output, chain: chain, tileSize: tileSize, ticket: ticket).wait()
-    }
-
-    /// Queues the tiles of `region` as ``render(_:from:image:into:chain:tileSize:ticket:)``
-    /// renders them and returns at once: the next band of a streamed image is queued while
-    /// the last tiles of one are rendered, with no thread of the caller's waiting for either.
+    /// - Throws: (from the wait) ``RenderFailure`` as ``render(_:chain:tileSize:ticket:)``.
     public func submit(
-        _ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer, chain: FilterChain,
-        tileSize: Int, ticket: RenderTicket
+        _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, chain: FilterChain,
+        tileSize: Int, ticket: RenderTicket, background: SIMD3<Float> = .zero
     ) -> RenderInFlight {
         precondition(output.rect.contains(region), "the output \(output.rect) does not hold \(region)")
         let tiles = TileGrid(bounds: region, tileSize: tileSize).tiles
@@ -182,8 +179,8 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
         let request = PoolRequest(
             image: image, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
-            source: sharedSource.region, output: sharedOutput.buffer, outputRegion: sharedOutput.region,
-            progress: ticket.progress)
+            source: sharedSource.region, output: sharedOutput.pixels, outputRegion: sharedOutput.region,
+            background: background, progress: ticket.progress)
         // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
         // pipe, so the write never reaches a descriptor number the process has reused.
         let accepted = inbox.withLock { inbox -> Bool in
@@ -206,36 +203,36 @@ public final class WorkerPool: ImageRendering, Sendable {
             withExtendedLifetime((sharedSource, sharedOutput)) {}
             switch request.result! {
             case .success(let retries):
-                if sharedOutput.buffer.storage !== output.storage { output.copy(region, from: sharedOutput.buffer) }
+                if sharedOutput.pixels.storage !== output.storage { output.copy(region, from: sharedOutput.pixels) }
                 return retries
             case .failure(let failure): throw failure
             }
         }
     }
 
-    /// A buffer in one of the pool's segments and where it lies there.
+    /// Pixels in one of the pool's segments and where they lie there.
     private struct Shared {
         let segment: SharedSegment
-        /// The byte of the segment where the buffer's storage starts.
+        /// The byte of the segment where the pixels' storage starts.
         let storageOffset: Int
-        let buffer: PixelBuffer
+        let pixels: AnyPixels
         var region: SharedRegion {
             SharedRegion(
-                segment: segment.id, byteOffset: storageOffset + buffer.offset * MemoryLayout<Float>.stride,
-                rect: buffer.rect, channels: buffer.channels, rowStride: buffer.rowStride)
+                segment: segment.id, byteOffset: storageOffset + pixels.byteOffset, rect: pixels.rect,
+                channels: pixels.channels, format: pixels.format, rowStride: pixels.rowStride)
         }
     }
 
-    /// `buffer` itself when it lies in one of the pool's segments (``allocator``: no copy),
-    /// else a copy of it in a leased segment.
-    private func shared(_ buffer: PixelBuffer) throws(SharedMemoryError) -> Shared {
-        if let (segment, offset) = segments.segment(holding: buffer) {
-            return Shared(segment: segment, storageOffset: offset, buffer: buffer)
+    /// `pixels` themselves when they lie in one of the pool's segments (``allocator``: no
+    /// copy), else a copy of them in a leased segment.
+    private func shared(_ pixels: AnyPixels) throws(SharedMemoryError) -> Shared {
+        if let (segment, offset) = segments.segment(holding: pixels.storage) {
+            return Shared(segment: segment, storageOffset: offset, pixels: pixels)
         }
-        let segment = try segments.lease(byteCount: max(1, buffer.rect.area * buffer.channels * MemoryLayout<Float>.stride))
-        let copy = PixelBuffer(rect: buffer.rect, storage: segment.storage, channels: buffer.channels)
-        copy.copy(buffer.rect, from: buffer)
-        return Shared(segment: segment, storageOffset: 0, buffer: copy)
+        let segment = try segments.lease(byteCount: max(1, pixels.rect.area * pixels.channels * pixels.format.byteSize))
+        let copy = AnyPixels(rect: pixels.rect, channels: pixels.channels, format: pixels.format, storage: segment.storage)
+        copy.copy(pixels.rect, from: pixels)
+        return Shared(segment: segment, storageOffset: 0, pixels: copy)
     }
 
     /// Pixels the workers can read without a copy: the runner decodes into these.
@@ -322,8 +319,9 @@ final class PoolRequest: @unchecked Sendable {
     let edge: EdgeRule
     let colour: ColourMode
     let source: SharedRegion
-    let output: PixelBuffer
+    let output: AnyPixels
     let outputRegion: SharedRegion
+    let background: SIMD3<Float>
     let progress: (@Sendable (Int, Int) -> Void)?
     let done = DispatchSemaphore(value: 0)
     /// The retried tiles on success.
@@ -331,7 +329,8 @@ final class PoolRequest: @unchecked Sendable {
 
     init(
         image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
-        output: PixelBuffer, outputRegion: SharedRegion, progress: (@Sendable (Int, Int) -> Void)?
+        output: AnyPixels, outputRegion: SharedRegion, background: SIMD3<Float>,
+        progress: (@Sendable (Int, Int) -> Void)?
     ) {
         self.image = image
         self.filters = filters
@@ -340,6 +339,7 @@ final class PoolRequest: @unchecked Sendable {
         self.source = source
         self.output = output
         self.outputRegion = outputRegion
+        self.background = background
         self.progress = progress
     }
 

@@ -7,14 +7,9 @@ import Glibc
 import Musl
 #endif
 
-/// The loops between interleaved 8/16-bit samples (what libvips decodes and encodes) and
-/// blurfarm's premultiplied RGBA Float32 pixels.
+/// Whole images between interleaved 8/16-bit samples (what libvips decodes and encodes) and
+/// blurfarm's premultiplied RGBA Float32 pixels, with the row loops of ``SampleConversion``.
 enum PixelConversion {
-    /// `v / 255` for every 8-bit value v: the exact float the reader promises.
-    static let unit8: [Float] = (0...255).map { Float($0) / 255 }
-    /// `v / 65535` for every 16-bit value v.
-    static let unit16: [Float] = (0...65535).map { Float($0) / 65535 }
-
     // MARK: Decoding
 
     /// Images smaller than this many pixels per core are converted on one thread.
@@ -22,55 +17,6 @@ enum PixelConversion {
 
     /// Online processors.
     static let processorCount = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-
-    /// Fills `destination` (`pixelCount * bands` floats) from `source`, `bands` (3 or 4) samples a
-    /// pixel: each sample becomes `unit[sample]`, colour is multiplied by alpha, and pixels
-    /// without alpha get alpha 1.
-    @inline(__always)
-    static func premultiply<Sample: FixedWidthInteger & UnsignedInteger>(
-        _ source: UnsafePointer<Sample>, bands: Int, pixelCount: Int, unit: UnsafePointer<Float>,
-        into destination: UnsafeMutablePointer<Float>
-    ) {
-        var s = source
-        var d = destination
-        if bands == 3 {
-            // Opaque: the buffer keeps 3 channels (alpha 1 is not stored).
-            for _ in 0..<pixelCount {
-                d[0] = unit[Int(s[0])]
-                d[1] = unit[Int(s[1])]
-                d[2] = unit[Int(s[2])]
-                s += 3
-                d += 3
-            }
-        } else {
-            precondition(bands == 4, "premultiply takes 3 or 4 bands")
-            for _ in 0..<pixelCount {
-                let a = unit[Int(s[3])]
-                d[0] = unit[Int(s[0])] * a
-                d[1] = unit[Int(s[1])] * a
-                d[2] = unit[Int(s[2])] * a
-                d[3] = a
-                s += 4
-                d += 4
-            }
-        }
-    }
-
-    /// ``premultiply(_:bands:pixelCount:unit:into:)`` for 8-bit samples, compiled concretely.
-    static func premultiply8(
-        _ source: UnsafePointer<UInt8>, bands: Int, pixelCount: Int, unit: UnsafePointer<Float>,
-        into destination: UnsafeMutablePointer<Float>
-    ) {
-        premultiply(source, bands: bands, pixelCount: pixelCount, unit: unit, into: destination)
-    }
-
-    /// ``premultiply(_:bands:pixelCount:unit:into:)`` for 16-bit samples, compiled concretely.
-    static func premultiply16(
-        _ source: UnsafePointer<UInt16>, bands: Int, pixelCount: Int, unit: UnsafePointer<Float>,
-        into destination: UnsafeMutablePointer<Float>
-    ) {
-        premultiply(source, bands: bands, pixelCount: pixelCount, unit: unit, into: destination)
-    }
 
     /// A new pixel buffer for interleaved `samples` (8- or 16-bit, 3 or 4 bands).
     static func pixelBuffer(
@@ -116,17 +62,13 @@ enum PixelConversion {
             for call in 0..<calls {
                 let source = samples + call * rowBytes, destination = floats + call * pixels.rowStride
                 if sixteenBit {
-                    unit16.withUnsafeBufferPointer { unit in
-                        premultiply16(
-                            source.assumingMemoryBound(to: UInt16.self), bands: bands, pixelCount: pixelsPerCall,
-                            unit: unit.baseAddress!, into: destination)
-                    }
+                    SampleConversion.premultiply(
+                        source.assumingMemoryBound(to: UInt16.self), bands: bands, pixelCount: pixelsPerCall,
+                        into: destination)
                 } else {
-                    unit8.withUnsafeBufferPointer { unit in
-                        premultiply8(
-                            source.assumingMemoryBound(to: UInt8.self), bands: bands, pixelCount: pixelsPerCall,
-                            unit: unit.baseAddress!, into: destination)
-                    }
+                    SampleConversion.premultiply(
+                        source.assumingMemoryBound(to: UInt8.self), bands: bands, pixelCount: pixelsPerCall,
+                        into: destination)
                 }
             }
         }
@@ -148,21 +90,6 @@ enum PixelConversion {
         }
     }
 
-    /// `value` (nominally 0...1) scaled to 0...`maximum`, rounded to nearest (halves up),
-    /// clamped; NaN becomes 0. The result is a whole number in 0...maximum.
-    @inline(__always)
-    static func quantize(_ value: Float, _ maximum: Float) -> Float {
-        let v = (value * maximum + 0.5).rounded(.down)
-        return v >= 0 ? (v <= maximum ? v : maximum) : 0
-    }
-
-    /// `quantize(value, maximum)` as a sample. The conversion goes through `Int32`, one
-    /// instruction; a generic `Sample(Float)` is a slow library path.
-    @inline(__always)
-    static func sample<Sample: FixedWidthInteger & UnsignedInteger>(_ value: Float, _ maximum: Float) -> Sample {
-        Sample(truncatingIfNeeded: Int32(quantize(value, maximum)))
-    }
-
     /// Interleaved samples for an encoder: 4 bands (straight alpha; alpha 0 gives colour 0) when
     /// `alpha`, else 3 bands composited over `background`. `Sample` is UInt8 or UInt16. A
     /// 3-channel (opaque) buffer has alpha 1 everywhere.
@@ -172,43 +99,19 @@ enum PixelConversion {
         let width = pixels.rect.width, height = pixels.rect.height
         let bands = alpha ? 4 : 3
         let n = pixels.channels
-        let maximum = Float(Sample.max)
         return [Sample](unsafeUninitializedCapacity: width * height * bands) { out, initialised in
             pixels.withUnsafePixels { base in
-                var o = out.baseAddress!
                 for y in 0..<height {
-                    var p = UnsafePointer(base + y * pixels.rowStride)
-                    for _ in 0..<width {
-                        let a = n == 4 ? p[3] : 1
-                        if alpha {
-                            if a == 1 {
-                                o[0] = sample(p[0], maximum)
-                                o[1] = sample(p[1], maximum)
-                                o[2] = sample(p[2], maximum)
-                                o[3] = Sample.max
-                            } else if a > 0 {
-                                o[0] = sample(p[0] / a, maximum)
-                                o[1] = sample(p[1] / a, maximum)
-                                o[2] = sample(p[2] / a, maximum)
-                                o[3] = sample(a, maximum)
-                            } else {
-                                o[0] = 0; o[1] = 0; o[2] = 0; o[3] = 0
-                            }
-                            o += 4
-                        } else if a == 1 {
-                            o[0] = sample(p[0], maximum)
-                            o[1] = sample(p[1], maximum)
-                            o[2] = sample(p[2], maximum)
-                            o += 3
-                        } else {
-                            // Source-over onto an opaque background, in premultiplied terms.
-                            let t = 1 - (a >= 0 ? (a <= 1 ? a : 1) : 0)
-                            o[0] = sample(p[0] + t * background[0], maximum)
-                            o[1] = sample(p[1] + t * background[1], maximum)
-                            o[2] = sample(p[2] + t * background[2], maximum)
-                            o += 3
-                        }
-                        p += n
+                    let row = UnsafePointer(base + y * pixels.rowStride)
+                    let destination = UnsafeMutableRawPointer(out.baseAddress! + y * width * bands)
+                    if Sample.self == UInt16.self {
+                        SampleConversion.unpremultiply(
+                            row, channels: n, pixelCount: width, bands: bands, background: background,
+                            into: destination.assumingMemoryBound(to: UInt16.self))
+                    } else {
+                        SampleConversion.unpremultiply(
+                            row, channels: n, pixelCount: width, bands: bands, background: background,
+                            into: destination.assumingMemoryBound(to: UInt8.self))
                     }
                 }
             }
