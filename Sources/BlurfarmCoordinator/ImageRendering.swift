@@ -101,6 +101,8 @@ public protocol ImageRendering: Sendable {
 public struct InProcessRendering: ImageRendering {
     /// Runs the tiles.
     public let executor: any TileExecutor
+    /// The memory of the tiles' conversions, reused from band to band.
+    private let scratch = ScratchStorage()
 
     /// Rendering with `executor`.
     public init(executor: any TileExecutor) { self.executor = executor }
@@ -126,7 +128,7 @@ public struct InProcessRendering: ImageRendering {
         tileSize: Int, ticket: RenderTicket, background: SIMD3<Float>
     ) -> RenderInFlight {
         Renderer(chain: chain, tileSize: tileSize, executor: executor).render(
-            region, from: source, image: image, into: output, background: background)
+            region, from: source, image: image, into: output, background: background, scratch: scratch)
         let tiles = TileGrid(bounds: region, tileSize: tileSize).tiles.count
         ticket.progress?(tiles, tiles)
         return RenderInFlight(.success(0))

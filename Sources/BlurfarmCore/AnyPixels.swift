@@ -171,10 +171,10 @@ public enum AnyPixels: @unchecked Sendable {
     /// The pixels of `region` (inside ``rect``) as premultiplied `Float32`: a view of these
     /// pixels when they are `Float32`, else a new buffer converted from the samples
     /// (``SampleConversion``: `v / 255` or `v / 65535`, colour times alpha), exactly as the
-    /// decoder of a whole image converts them.
-    public func floats(in region: Rect) -> PixelBuffer {
+    /// decoder of a whole image converts them, in memory from `scratch` when given.
+    public func floats(in region: Rect, scratch: ScratchStorage? = nil) -> PixelBuffer {
         if case .float32(let b) = self { return b.view(region) }
-        let pixels = PixelBuffer.uninitialized(region, channels: channels)
+        let pixels = scratch?.pixels(region, channels: channels) ?? PixelBuffer.uninitialized(region, channels: channels)
         let sixteen = format == .uint16, bands = channels
         pixels.withUnsafePixels { floats in
             var y = 0

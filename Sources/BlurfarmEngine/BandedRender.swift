@@ -109,10 +109,11 @@ public struct BandedRender: Sendable {
     /// not given).
     public func rendering(with executor: any TileExecutor, backgrounds: [SIMD3<Float>] = []) -> BandRendering {
         let (chains, tileSize, image) = (chains, tileSize, image)
+        let scratch = ScratchStorage()
         return { chain, band, window, output in
             Renderer(chain: chains[chain], tileSize: tileSize, executor: executor).render(
                 band, from: window, image: image, into: output,
-                background: chain < backgrounds.count ? backgrounds[chain] : .zero)
+                background: chain < backgrounds.count ? backgrounds[chain] : .zero, scratch: scratch)
             return {}
         }
     }
@@ -236,21 +237,24 @@ extension Renderer {
     /// The same bits as the same pixels of ``render(_:)`` of the whole image. Pixels at a file's
     /// depth are converted a tile at a time: the rows a tile reads to `Float32`
     /// (``AnyPixels/floats(in:)``), the tile to `output`'s samples over `background`
-    /// (``AnyPixels/store(_:in:background:)``).
+    /// (``AnyPixels/store(_:in:background:)``), both in memory from `scratch`, reused from tile
+    /// to tile.
     public func render(
-        _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, background: SIMD3<Float> = .zero
+        _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, background: SIMD3<Float> = .zero,
+        scratch: ScratchStorage = ScratchStorage()
     ) {
         let chain = self.chain
         let channels = chain.channels(forSource: source.channels)
         executor.run(tiles: TileGrid(bounds: region, tileSize: tileSize).tiles) { tile in
             let needed = chain.sourceRegion(for: tile, image: image)
             let floats = source.floats(
-                in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed)
+                in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed,
+                scratch: scratch)
             do throws(FilterFailure) {
                 if case .float32(let out) = output {
                     try chain.render(tile: tile, source: floats, image: image, into: out)
                 } else {
-                    let rendered = PixelBuffer.uninitialized(tile, channels: channels)
+                    let rendered = scratch.pixels(tile, channels: channels)
                     try chain.render(tile: tile, source: floats, image: image, into: rendered)
                     output.store(rendered, in: tile, background: background)
                 }

@@ -17,6 +17,8 @@ public struct TaskRunner: Sendable {
     public let plugins: PluginLoader?
     /// The coordinator's shared segments; nil when this worker takes inline tasks only.
     public let segments: SharedSegmentTable?
+    /// The memory of the tiles' conversions, reused from task to task.
+    let scratch = ScratchStorage()
 
     /// A runner with `registry` (built-in filters by default), the plugins of `plugins` and
     /// the segments of `segments`.
@@ -118,11 +120,12 @@ public struct TaskRunner: Sendable {
             // File samples are converted here, a tile at a time: the source rows the tile
             // reads to floats, the tile's floats to the output's samples.
             let needed = chain.sourceRegion(for: tile, image: task.image)
-            let floats = source.floats(in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed)
+            let floats = source.floats(
+                in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed, scratch: scratch)
             if case .float32(let out) = output {
                 try render(chain, tile: tile, source: floats, image: task.image, into: out)
             } else {
-                let rendered = PixelBuffer.uninitialized(tile, channels: channels)
+                let rendered = scratch.pixels(tile, channels: channels)
                 try render(chain, tile: tile, source: floats, image: task.image, into: rendered)
                 output.store(rendered, in: tile, background: background)
             }
