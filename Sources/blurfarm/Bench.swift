@@ -49,7 +49,8 @@ struct Bench: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Time 'blurfarm run' on these images (files or folders; repeatable) instead of the kernels, beside "
-            + "'parallel -j N vips gaussblur' on the same files, with the peak memory of the coordinator and its workers.",
+            + "'parallel -j N vips gaussblur' on the same files, with the peak memory of the coordinator and its workers "
+            + "(each one's resident peak, and their proportional set sizes together: shared pages counted once).",
         valueName: "path"))
     var farm: [String] = []
 

@@ -33,6 +33,10 @@ struct FarmBench {
         var rerunSeconds = 0.0
         var coordinatorPeak = 0
         var workerPeak = 0
+        /// The coordinator and its workers together, each page counted once: the largest sum
+        /// of their proportional set sizes (a shared page counts a part in each process that
+        /// maps it), sampled every 50 ms.
+        var togetherPeak = 0
     }
 
     func run() throws {
@@ -89,8 +93,8 @@ struct FarmBench {
             + "rerun: blurfarm run again at once, every output up to date")
         print("")
         let header = [
-            "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB", "ratio",
-            "rerun s",
+            "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB",
+            "together peak MB (PSS)", "ratio", "rerun s",
         ]
         var rows: [[String]] = []
         var vipsSeconds: [Double] = []
@@ -129,10 +133,12 @@ struct FarmBench {
             let seconds = median(measured.map(\.seconds))
             let coordinator = measured.map(\.coordinatorPeak).max()!
             let worker = measured.map(\.workerPeak).max()!
+            let together = measured.map(\.togetherPeak).max()!
             rows.append([
                 "blurfarm run --workers \(count)", String(format: "%.2f", seconds),
                 String(format: "%.1f", Double(files.count) / seconds), String(format: "%.1f", megapixels / seconds),
                 String(format: "%.2f", median(measured.map(\.filterSeconds))), String(format: "%.0f", Double(coordinator) / 1e6), count == 0 ? "-" : String(format: "%.0f", Double(worker) / 1e6),
+                String(format: "%.0f", Double(together) / 1e6),
                 vipsMedian.map { String(format: "%.2f", $0 / seconds) } ?? "-",
                 String(format: "%.2f", median(measured.map(\.rerunSeconds))),
             ])
@@ -142,7 +148,7 @@ struct FarmBench {
                 "parallel -j \(workers.max() ?? 1) \(thumbnail == nil ? "vips gaussblur" : "vipsthumbnail")",
                 String(format: "%.2f", vipsMedian),
                 String(format: "%.1f", Double(files.count) / vipsMedian), String(format: "%.1f", megapixels / vipsMedian),
-                "-", "-", "-", "1.00", "-",
+                "-", "-", "-", "-", "1.00", "-",
             ])
         }
         let widths = header.indices.map { c in ([header] + rows).map { $0[c].count }.max()! }
@@ -174,9 +180,9 @@ struct FarmBench {
         return images
     }
 
-    /// Runs `executable arguments`, failing on a non-zero exit, and returns its wall time and
-    /// the peak resident memory (VmHWM) of it and of the largest of its children, sampled
-    /// every 10 ms from /proc.
+    /// Runs `executable arguments`, failing on a non-zero exit, and returns its wall time, the
+    /// peak resident memory (VmHWM) of it and of the largest of its children, sampled every
+    /// 10 ms from /proc, and the peak of their proportional set sizes together, every 50 ms.
     static func measure(_ executable: String, _ arguments: [String]) throws -> Measurement {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -197,11 +203,18 @@ struct FarmBench {
         try process.run()
         let pid = process.processIdentifier
         var measurement = Measurement(seconds: 0)
+        var samples = 0
         while process.isRunning {
             measurement.coordinatorPeak = max(measurement.coordinatorPeak, peakMemory(pid))
-            for child in children(of: pid) {
+            let workers = children(of: pid)
+            for child in workers {
                 measurement.workerPeak = max(measurement.workerPeak, peakMemory(child))
             }
+            if samples % 5 == 0 {
+                let together = ([pid] + workers).reduce(0) { $0 + proportionalMemory($1) }
+                measurement.togetherPeak = max(measurement.togetherPeak, together)
+            }
+            samples += 1
             usleep(10_000)
         }
         measurement.seconds = (ContinuousClock.now - start).seconds
@@ -224,6 +237,16 @@ struct FarmBench {
     static func peakMemory(_ pid: Int32) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes * 1024
+    }
+
+    /// The proportional set size of `pid` in bytes (`Pss` of /proc/PID/smaps_rollup: its
+    /// private pages, and of each shared page its part; 0 when it is gone).
+    static func proportionalMemory(_ pid: Int32) -> Int {
+        guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8),
+            let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix("Pss:") }),
             let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { return 0 }
         return kilobytes * 1024
