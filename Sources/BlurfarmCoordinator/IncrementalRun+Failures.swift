@@ -56,15 +56,3 @@ public struct FailedInput: Sendable, CustomStringConvertible {
         return "\(error) (\(variants.count == 1 ? "variant" : "variants") \(names) not written)"
     }
 }
-
-extension ImageIOError {
-    /// Whether the input itself is at fault (its bytes are corrupt, not an image, or too many
-    /// pixels): the failures a run remembers. A missing or unreadable file, or anything else,
-    /// may go away without the file changing.
-    public var isTheInputsFault: Bool {
-        switch code {
-        case .notAnImage, .overPixelLimit, .decodeFailed: true
-        default: false
-        }
-    }
-}

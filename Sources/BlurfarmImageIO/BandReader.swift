@@ -57,7 +57,7 @@ public final class BandReader: @unchecked Sendable {
             return BandReader(file: file, image: image, bitDepth: sixteen ? 16 : 8, metadata: metadata)
         } catch {
             file.close()
-            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+            throw ImageIOError.decoding(path, error)
         }
     }
 
@@ -133,7 +133,7 @@ public final class BandReader: @unchecked Sendable {
             }
         } catch {
             region = nil
-            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+            throw ImageIOError.decoding(path, error)
         }
         rowsRead = rect.maxY
         if rowsRead == height { region = nil }

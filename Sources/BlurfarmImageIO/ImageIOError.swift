@@ -22,6 +22,9 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         /// libvips failed while decoding pixels or converting colour (truncated or corrupt data,
         /// a broken ICC profile).
         case decodeFailed
+        /// The system refused libvips a thread while decoding (the user's process limit,
+        /// `ulimit -u`, or the machine's): the file may be fine, and may decode when tried again.
+        case systemRefusedThread
         /// The output path's extension is not one of `ImageFormat.extensions`.
         case unsupportedOutputExtension
         /// The output's folder does not exist (or is not a folder).
@@ -54,9 +57,29 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
+    /// The failure of decoding `path` that libvips reported as `failure`: `.systemRefusedThread`
+    /// when libvips or GLib says a thread could not be made ("unable to create thread",
+    /// "Error creating thread: …"), else `.decodeFailed`.
+    static func decoding(_ path: String, _ failure: LibvipsFailure) -> ImageIOError {
+        let refused = failure.message.contains("unable to create thread") || failure.message.contains("creating thread")
+        return ImageIOError(code: refused ? .systemRefusedThread : .decodeFailed, path: path, message: failure.message)
+    }
+
     /// "path: message", or just the message when no file is concerned.
     public var description: String {
         if let path { return "\(path): \(message)" }
         return message
+    }
+}
+
+extension ImageIOError {
+    /// Whether the input itself is at fault (its bytes are corrupt, not an image, or too many
+    /// pixels): the failures a run remembers. A missing or unreadable file, a thread the system
+    /// refused, or anything else, may go away without the file changing.
+    public var isTheInputsFault: Bool {
+        switch code {
+        case .notAnImage, .overPixelLimit, .decodeFailed: true
+        default: false
+        }
     }
 }

@@ -80,7 +80,7 @@ public enum ImageReader {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
             return try decoded(try upright(loaded), sixteenBit: sixteen, allocator: allocator)
         } catch {
-            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+            throw ImageIOError.decoding(path, error)
         }
     }
 }
@@ -299,7 +299,7 @@ struct InputFile {
         do {
             return try Libvips.open(nameForLibvips, sequential: sequential)
         } catch {
-            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+            throw ImageIOError.decoding(path, error)
         }
     }
 }

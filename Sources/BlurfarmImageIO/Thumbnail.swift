@@ -227,7 +227,7 @@ extension ImageReader {
             }
             return all + [try finished(base, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
         } catch {
-            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+            throw ImageIOError.decoding(path, error)
         }
     }
 
