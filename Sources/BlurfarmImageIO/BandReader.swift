@@ -4,9 +4,9 @@ import CVips
 /// An image file decoded band by band, top to bottom, with libvips's sequential access: only
 /// the rows asked for are decoded, so memory holds a band, not the image.
 ///
-/// The pixels are bit-identical to ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)``'s:
-/// the same checks before decoding, the same colour pipeline and conversion to premultiplied
-/// `Float32`. One thread at a time may use a reader.
+/// The samples are those ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` converts
+/// to premultiplied `Float32`: the same checks before decoding, the same colour pipeline.
+/// One thread at a time may use a reader.
 public final class BandReader: @unchecked Sendable {
     /// The file read.
     public let path: String
@@ -81,17 +81,18 @@ public final class BandReader: @unchecked Sendable {
     public var format: SampleFormat { .file(bitDepth: bitDepth) }
 
     /// Decodes the next `pixels.rect.height` rows into `pixels`, whose rectangle must be the
-    /// image's whole width starting at row ``rowsRead``, with ``channels`` channels: the file's
-    /// samples as they are (``format``: libvips writes them in place when the rows are packed),
-    /// or premultiplied `Float32` as ``ImageReader`` converts them.
+    /// image's whole width starting at row ``rowsRead``, with ``channels`` channels of the
+    /// file's samples (``format``), as they are: libvips writes them in place when the rows are
+    /// packed. A tile converts them to premultiplied `Float32` as ``ImageReader`` does
+    /// (``AnyPixels/floats(in:scratch:)``).
     ///
     /// - Throws: `ImageIOError` with code `.decodeFailed` (truncated or corrupt data; libvips's
-    ///   message).
+    ///   message), or `.systemRefusedThread`.
     public func read(into pixels: AnyPixels) throws(ImageIOError) {
         let rect = pixels.rect
         precondition(
             rect.x == 0 && rect.width == width && rect.y == rowsRead && rect.maxY <= height && pixels.channels == channels
-                && (pixels.format == .float32 || pixels.format == format),
+                && pixels.format == format,
             "band \(rect) is not the next rows of a \(width)x\(height) image read to row \(rowsRead)")
         guard !rect.isEmpty else { return }
         do throws(LibvipsFailure) {
@@ -103,21 +104,14 @@ public final class BandReader: @unchecked Sendable {
                 self.region = region
             }
             let byteCount = rect.height * region.rowBytes
-            if case .float32(let floats) = pixels {
-                if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
-                let sixteen = bitDepth == 16
-                try samples.withUnsafeMutableBytes { raw in
-                    Result { () throws(LibvipsFailure) in
-                        try region.readRows(top: rect.y, count: rect.height, into: raw)
-                        PixelConversion.fill(floats, from: UnsafeRawPointer(raw.baseAddress!), sixteenBit: sixteen)
-                    }
-                }.get()
-            } else if pixels.rowStride == width * channels {
+            if pixels.rowStride == width * channels {
                 // Packed rows: straight into the band.
                 var first: UnsafeMutableRawPointer?
                 pixels.forEachRow(in: rect) { row, _ in if first == nil { first = row } }
-                try region.readRows(
-                    top: rect.y, count: rect.height, into: UnsafeMutableRawBufferPointer(start: first, count: byteCount))
+                try withExtendedLifetime(pixels.storage) { () throws(LibvipsFailure) in
+                    try region.readRows(
+                        top: rect.y, count: rect.height, into: UnsafeMutableRawBufferPointer(start: first, count: byteCount))
+                }
             } else {
                 if samples.count < byteCount { samples = [UInt8](repeating: 0, count: byteCount) }
                 try samples.withUnsafeMutableBytes { raw in
@@ -138,7 +132,4 @@ public final class BandReader: @unchecked Sendable {
         rowsRead = rect.maxY
         if rowsRead == height { region = nil }
     }
-
-    /// ``read(into:)-(AnyPixels)`` of premultiplied `Float32` pixels.
-    public func read(into pixels: PixelBuffer) throws(ImageIOError) { try read(into: .float32(pixels)) }
 }

@@ -43,8 +43,8 @@ public final class BandWriter: @unchecked Sendable {
         return format.savesDirectly(options) && (channels == 3 || sourceHadAlpha || !format.storesAlpha)
     }
 
-    /// Starts writing a `width` × `height` image of premultiplied `Float32` pixels with
-    /// `channels` channels to `path`, encoded as ``ImageWriter/encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// Starts writing a `width` × `height` image whose rendered pixels have `channels`
+    /// channels to `path`, encoded as ``ImageWriter/encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// encodes: the temporary file is created and the saver started.
     ///
     /// - Precondition: ``canWrite(to:channels:sourceHadAlpha:options:)``.
@@ -106,10 +106,10 @@ public final class BandWriter: @unchecked Sendable {
     /// alpha, else 3) of the file. Bands appended in this layout go to the saver as they are.
     public var layout: (format: SampleFormat, channels: Int) { (.file(bitDepth: bitDepth), alpha ? 4 : 3) }
 
-    /// Encodes the next rows: `pixels` is as wide as the image, and its rows follow the rows
-    /// appended before (its rectangle's origin does not matter, as for `ImageWriter.encode`):
-    /// premultiplied `Float32` (converted as `ImageWriter.encode` converts), or samples in
-    /// ``layout``. Waits while the saver is behind.
+    /// Encodes the next rows: `pixels` is as wide as the image, holds samples in ``layout``
+    /// (converted from `Float32` as `ImageWriter.encode` converts: ``AnyPixels/store(_:in:background:)``
+    /// over ``background``), and its rows follow the rows appended before (its rectangle's
+    /// origin does not matter, as for `ImageWriter.encode`). Waits while the saver is behind.
     ///
     /// - Throws: the saver's `ImageIOError` when it failed (the temporary file is gone).
     public func append(_ pixels: AnyPixels) throws(ImageIOError) {
@@ -117,35 +117,25 @@ public final class BandWriter: @unchecked Sendable {
         precondition(
             rect.width == width && rowsWritten + rect.height <= height,
             "band \(rect) does not fit a \(width)x\(height) image written to row \(rowsWritten)")
+        precondition(pixels.format == layout.format && pixels.channels == layout.channels, "a band in the file's layout")
+        let rowBytes = width * pixels.channels * pixels.format.byteSize
         let supplied: Bool
-        switch pixels {
-        case .float32(let floats):
-            supplied =
-                bitDepth == 16
-                ? PixelConversion.samples(floats, alpha: alpha, background: background, as: UInt16.self)
-                    .withUnsafeBytes { rows.supply($0, rows: rect.height) }
-                : PixelConversion.samples(floats, alpha: alpha, background: background, as: UInt8.self)
-                    .withUnsafeBytes { rows.supply($0, rows: rect.height) }
-        case .uint8, .uint16:
-            precondition(pixels.format == layout.format && pixels.channels == layout.channels, "a band in the file's layout")
-            let rowBytes = width * pixels.channels * pixels.format.byteSize
-            if pixels.rowStride * pixels.format.byteSize == rowBytes {
-                var first: UnsafeMutableRawPointer?
-                pixels.forEachRow(in: rect) { row, _ in if first == nil { first = row } }
-                supplied = withExtendedLifetime(pixels.storage) {
-                    rows.supply(UnsafeRawBufferPointer(start: first, count: rowBytes * rect.height), rows: rect.height)
-                }
-            } else {
-                var packed = [UInt8](repeating: 0, count: rowBytes * rect.height)
-                packed.withUnsafeMutableBytes { out in
-                    var at = 0
-                    pixels.forEachRow(in: rect) { row, bytes in
-                        (out.baseAddress! + at).copyMemory(from: row, byteCount: bytes)
-                        at += bytes
-                    }
-                }
-                supplied = packed.withUnsafeBytes { rows.supply($0, rows: rect.height) }
+        if pixels.rowStride * pixels.format.byteSize == rowBytes {
+            var first: UnsafeMutableRawPointer?
+            pixels.forEachRow(in: rect) { row, _ in if first == nil { first = row } }
+            supplied = withExtendedLifetime(pixels.storage) {
+                rows.supply(UnsafeRawBufferPointer(start: first, count: rowBytes * rect.height), rows: rect.height)
             }
+        } else {
+            var packed = [UInt8](repeating: 0, count: rowBytes * rect.height)
+            packed.withUnsafeMutableBytes { out in
+                var at = 0
+                pixels.forEachRow(in: rect) { row, bytes in
+                    (out.baseAddress! + at).copyMemory(from: row, byteCount: bytes)
+                    at += bytes
+                }
+            }
+            supplied = packed.withUnsafeBytes { rows.supply($0, rows: rect.height) }
         }
         guard supplied else {
             try finish()
@@ -153,9 +143,6 @@ public final class BandWriter: @unchecked Sendable {
         }
         rowsWritten += rect.height
     }
-
-    /// ``append(_:)-(AnyPixels)`` of premultiplied `Float32` pixels.
-    public func append(_ pixels: PixelBuffer) throws(ImageIOError) { try append(.float32(pixels)) }
 
     /// Waits for the saver to write the last row and puts the file in place.
     ///

@@ -234,19 +234,16 @@ struct FarmBench {
     }
 
     /// VmHWM of `pid` in bytes (0 when it is gone).
-    static func peakMemory(_ pid: Int32) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes * 1024
-    }
+    static func peakMemory(_ pid: Int32) -> Int { bytes("VmHWM:", in: "/proc/\(pid)/status") }
 
     /// The proportional set size of `pid` in bytes (`Pss` of /proc/PID/smaps_rollup: its
     /// private pages, and of each shared page its part; 0 when it is gone).
-    static func proportionalMemory(_ pid: Int32) -> Int {
-        guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8),
-            let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix("Pss:") }),
+    static func proportionalMemory(_ pid: Int32) -> Int { bytes("Pss:", in: "/proc/\(pid)/smaps_rollup") }
+
+    /// The kilobytes on the line of `file` that starts with `key`, in bytes; 0 without one.
+    static func bytes(_ key: String, in file: String) -> Int {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) }),
             let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         else { return 0 }
         return kilobytes * 1024

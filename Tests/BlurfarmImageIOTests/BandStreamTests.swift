@@ -22,16 +22,18 @@ struct BandStreamTests {
         return bands
     }
 
-    /// The image at `path` read band by band (random heights) into one buffer.
+    /// The image at `path` read band by band (random heights) into one buffer of the file's
+    /// samples, and those samples as premultiplied `Float32` (as a tile converts them).
     static func readInBands(_ path: String, seed: UInt64) throws -> (pixels: PixelBuffer, reader: BandReader) {
         let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
-        let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
+        let samples = AnyPixels.uninitialized(
+            Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
         var generator = SplitMix(seed: seed)
         for band in bands(height: reader.height, using: &generator) {
-            try reader.read(into: pixels.view(Rect(x: 0, y: band.y, width: reader.width, height: band.rows)))
+            try reader.read(into: samples.view(Rect(x: 0, y: band.y, width: reader.width, height: band.rows)))
         }
         #expect(reader.rowsRead == reader.height)
-        return (pixels, reader)
+        return (samples.floats(in: samples.rect), reader)
     }
 
     @Test(arguments: [
@@ -52,7 +54,8 @@ struct BandStreamTests {
     /// region belongs to the thread that made it (libvips aborts otherwise).
     @Test func bandsAreReadOnAnotherThreadThanTheOneThatOpened() throws {
         let reader = try #require(try BandReader.open(Corpus.path("photos/mate-GreenMeadow.jpg"), streaming: Self.streaming))
-        let pixels = PixelBuffer(rect: Rect(width: reader.width, height: reader.height), channels: reader.channels)
+        let pixels = AnyPixels.uninitialized(
+            Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
         let done = DispatchSemaphore(value: 0)
         let failed = Mutex<ImageIOError?>(nil)
         let thread = Thread {
@@ -69,7 +72,7 @@ struct BandStreamTests {
         thread.start()
         done.wait()
         #expect(failed.withLock { $0 } == nil)
-        #expect(pixels.isBitIdentical(to: try ImageReader.read(Corpus.path("photos/mate-GreenMeadow.jpg")).pixels))
+        #expect(pixels.floats(in: pixels.rect).isBitIdentical(to: try ImageReader.read(Corpus.path("photos/mate-GreenMeadow.jpg")).pixels))
     }
 
     @Test func anImageToTurnUprightIsNotReadInBands() throws {
@@ -97,7 +100,8 @@ struct BandStreamTests {
         var failed: ImageIOError?
         while reader.rowsRead < reader.height, failed == nil {
             let rows = min(64, reader.height - reader.rowsRead)
-            let band = PixelBuffer(rect: Rect(x: 0, y: reader.rowsRead, width: reader.width, height: rows), channels: 3)
+            let band = AnyPixels.uninitialized(
+                Rect(x: 0, y: reader.rowsRead, width: reader.width, height: rows), channels: 3, format: reader.format)
             failed = failure { try reader.read(into: band) }
         }
         #expect(failed?.code == .decodeFailed)
@@ -106,7 +110,8 @@ struct BandStreamTests {
     }
 
     /// Writes `pixels` whole (ImageWriter) and band by band (BandWriter, random band heights,
-    /// a ring of `ringRows`) to `name`; returns both files' bytes.
+    /// a ring of `ringRows`, the bands converted to the writer's samples as a tile is) to
+    /// `name`; returns both files' bytes.
     func bothWays(
         _ pixels: PixelBuffer, to name: String, bitDepth: Int, hadAlpha: Bool, metadata: ImageMetadata?,
         options: EncodeOptions = EncodeOptions(), ringRows: Int = 7, seed: UInt64 = 5
@@ -120,9 +125,11 @@ struct BandStreamTests {
         let writer = try BandWriter(
             path: banded, width: pixels.rect.width, height: pixels.rect.height, channels: pixels.channels,
             sourceBitDepth: bitDepth, sourceHadAlpha: hadAlpha, metadata: metadata, options: options, ringRows: ringRows)
+        let samples = AnyPixels.uninitialized(pixels.rect, channels: writer.layout.channels, format: writer.layout.format)
+        samples.store(pixels, in: pixels.rect, background: writer.background)
         var generator = SplitMix(seed: seed)
         for band in Self.bands(height: pixels.rect.height, using: &generator) {
-            try writer.append(pixels.view(Rect(x: 0, y: band.y, width: pixels.rect.width, height: band.rows)))
+            try writer.append(samples.view(Rect(x: 0, y: band.y, width: pixels.rect.width, height: band.rows)))
         }
         try writer.finish()
         #expect(try scratch.contents() == [name, "whole-" + name].sorted(), "temporary files left behind")
@@ -177,7 +184,7 @@ struct BandStreamTests {
         let writer = try BandWriter(
             path: path, width: 64, height: 64, channels: 3, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions(), temporaryFiles: temporaryFiles, ringRows: 4)
-        try writer.append(PixelBuffer(rect: Rect(width: 64, height: 10), channels: 3))
+        try writer.append(AnyPixels.uninitialized(Rect(width: 64, height: 10), channels: 3, format: .uint8))
         writer.abandon()
         #expect(try scratch.contents() == ["out.jpg"])
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
