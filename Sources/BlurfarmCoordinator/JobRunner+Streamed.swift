@@ -157,8 +157,8 @@ extension JobRunner {
         let outcome = Result { () throws(StreamFailure) in
             do {
                 try banded.run(
-                    source: BandedRender.Layout(format: reader.format, channels: reader.channels),
-                    outputs: streamed.map { BandedRender.Layout(format: $0.writer.layout.format, channels: $0.writer.layout.channels) },
+                    source: reader.layout,
+                    outputs: streamed.map(\.writer.layout),
                     allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
                 ) { band in
                     let start = ContinuousClock.now

@@ -29,6 +29,17 @@ public enum SampleFormat: UInt8, Sendable, CaseIterable, CustomStringConvertible
     }
 }
 
+/// How a band's pixels are stored: the sample format and the samples a pixel (3 or 4).
+public struct SampleLayout: Equatable, Sendable {
+    public var format: SampleFormat
+    public var channels: Int
+
+    public init(format: SampleFormat, channels: Int) {
+        self.format = format
+        self.channels = channels
+    }
+}
+
 /// Pixels in any ``SampleFormat``: the windows and output bands of a streamed image, which stay
 /// at the file's depth (a quarter or half of the memory of `Float32`) and are converted a tile
 /// at a time where the tile is rendered (``floats(in:)``, ``store(_:in:background:)``).
@@ -64,6 +75,11 @@ public enum AnyPixels: @unchecked Sendable {
         }
     }
 
+    /// New pixels of `rect` in `layout`, undefined until written.
+    public static func uninitialized(_ rect: Rect, _ layout: SampleLayout) -> AnyPixels {
+        uninitialized(rect, channels: layout.channels, format: layout.format)
+    }
+
     /// New pixels of `rect` in `format`, undefined until written.
     public static func uninitialized(_ rect: Rect, channels: Int, format: SampleFormat) -> AnyPixels {
         AnyPixels(
@@ -88,6 +104,9 @@ public enum AnyPixels: @unchecked Sendable {
         case .uint16(let b): b.channels
         }
     }
+
+    /// The samples' format and channels.
+    public var layout: SampleLayout { SampleLayout(format: format, channels: channels) }
 
     /// The samples' format.
     public var format: SampleFormat {
@@ -137,34 +156,36 @@ public enum AnyPixels: @unchecked Sendable {
     /// Calls `body` with each row of `region` (inside ``rect``), top to bottom: its first byte
     /// and its byte count.
     public func forEachRow(in region: Rect, _ body: (UnsafeMutableRawPointer, Int) throws -> Void) rethrows {
-        precondition(rect.contains(region), "region \(region) lies outside \(rect)")
         if region.isEmpty { return }
-        let size = format.byteSize, stride = rowStride * size
-        let rowBytes = region.width * channels * size
+        let (first, stride) = start(of: region)
+        let rowBytes = region.width * channels * format.byteSize
         try withExtendedLifetime(storage) {
-            var row =
-                storage.base + byteOffset + (region.y - rect.y) * stride + (region.x - rect.x) * channels * size
-            for _ in 0..<region.height {
-                try body(row, rowBytes)
-                row += stride
-            }
+            for row in 0..<region.height { try body(first + row * stride, rowBytes) }
         }
     }
+
+    /// The first byte of `region` (inside ``rect``) and the bytes from one row to the next: for
+    /// code that hands rows to C (valid while ``storage`` is alive).
+    public func start(of region: Rect) -> (first: UnsafeMutableRawPointer, stride: Int) {
+        precondition(rect.contains(region), "region \(region) lies outside \(rect)")
+        let size = format.byteSize
+        return (storage.base + byteOffset + ((region.y - rect.y) * rowStride + (region.x - rect.x) * channels) * size,
+                rowStride * size)
+    }
+
+    /// Whether the rows follow one another with no gap (a band of the whole width).
+    public var isPacked: Bool { rowStride == rect.width * channels }
 
     /// Copies the pixels of `region` (inside both rectangles) from `source`, which has the same
     /// format and channels.
     public func copy(_ region: Rect, from source: AnyPixels) {
         precondition(format == source.format && channels == source.channels, "a copy keeps the format and channels")
-        precondition(source.rect.contains(region), "region \(region) lies outside \(source.rect)")
-        var rows: [UnsafeMutableRawPointer] = []
-        rows.reserveCapacity(region.height)
-        source.forEachRow(in: region) { row, _ in rows.append(row) }
-        var index = 0
-        withExtendedLifetime(source.storage) {
-            forEachRow(in: region) { row, bytes in
-                row.copyMemory(from: rows[index], byteCount: bytes)
-                index += 1
-            }
+        if region.isEmpty { return }
+        let (from, fromStride) = source.start(of: region)
+        let (to, toStride) = start(of: region)
+        let rowBytes = region.width * channels * format.byteSize
+        withExtendedLifetime((storage, source.storage)) {
+            for row in 0..<region.height { (to + row * toStride).copyMemory(from: from + row * fromStride, byteCount: rowBytes) }
         }
     }
 

@@ -118,15 +118,6 @@ public struct BandedRender: Sendable {
         }
     }
 
-    /// How a band's pixels are stored: the sample format and the samples a pixel.
-    public struct Layout: Equatable, Sendable {
-        public var format: SampleFormat
-        public var channels: Int
-        public init(format: SampleFormat, channels: Int) {
-            self.format = format
-            self.channels = channels
-        }
-    }
 
     /// Renders the image: `read` fills its buffer (the image's whole width, the rows after the
     /// last it filled) from the source, on a thread of its own; `render` renders each band of
@@ -144,12 +135,12 @@ public struct BandedRender: Sendable {
     ///   - bandsInFlight: bands rendered at once (at least 1): while the last tiles of one band
     ///     finish, the next band's keep the workers busy.
     public func run(
-        source: Layout, outputs layouts: [Layout]? = nil, allocator: (any PixelAllocator)? = nil, bandsInFlight: Int = 1,
+        source: SampleLayout, outputs layouts: [SampleLayout]? = nil, allocator: (any PixelAllocator)? = nil, bandsInFlight: Int = 1,
         read: @escaping @Sendable (AnyPixels) throws -> Void, render: @escaping BandRendering,
         write: (_ chain: Int, _ band: AnyPixels) throws -> Void
     ) throws {
         precondition(bandsInFlight >= 1, "a band renders at a time")
-        let layouts = layouts ?? chains.map { Layout(format: .float32, channels: $0.channels(forSource: source.channels)) }
+        let layouts = layouts ?? chains.map { SampleLayout(format: .float32, channels: $0.channels(forSource: source.channels)) }
         precondition(layouts.count == chains.count, "a layout for each chain's output")
         let windows = WindowQueue(depth: depth)
         let plan = sourceRows
@@ -235,39 +226,22 @@ extension Renderer {
     /// tile by tile into `output` (whose rectangle holds `region`), from `source`, which holds
     /// the part of `image` that the region's tiles read (``FilterChain/sourceRegion(for:image:)``).
     /// The same bits as the same pixels of ``render(_:)`` of the whole image. Pixels at a file's
-    /// depth are converted a tile at a time: the rows a tile reads to `Float32`
-    /// (``AnyPixels/floats(in:)``), the tile to `output`'s samples over `background`
-    /// (``AnyPixels/store(_:in:background:)``), both in memory from `scratch`, reused from tile
-    /// to tile.
+    /// depth are converted a tile at a time (``FilterChain/render(tile:from:image:into:background:scratch:)``),
+    /// in memory from `scratch`, reused from tile to tile.
     public func render(
         _ region: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, background: SIMD3<Float> = .zero,
         scratch: ScratchStorage = ScratchStorage()
     ) {
         let chain = self.chain
-        let channels = chain.channels(forSource: source.channels)
         executor.run(tiles: TileGrid(bounds: region, tileSize: tileSize).tiles) { tile in
-            let needed = chain.sourceRegion(for: tile, image: image)
-            let floats = source.floats(
-                in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed,
-                scratch: scratch)
             do throws(FilterFailure) {
-                if case .float32(let out) = output {
-                    try chain.render(tile: tile, source: floats, image: image, into: out)
-                } else {
-                    let rendered = scratch.pixels(tile, channels: channels)
-                    try chain.render(tile: tile, source: floats, image: image, into: rendered)
-                    output.store(rendered, in: tile, background: background)
-                }
+                try chain.render(
+                    tile: tile, from: source, image: image, into: output, background: background, scratch: scratch)
             } catch {
                 // As in render(_:): only plugins fail, and they never run in process.
                 preconditionFailure("filter '\(error.filter)' failed in the in-process renderer: \(error.message)")
             }
         }
-    }
-
-    /// ``render(_:from:image:into:background:)`` of `Float32` pixels.
-    public func render(_ region: Rect, from source: PixelBuffer, image: Rect, into output: PixelBuffer) {
-        render(region, from: .float32(source), image: image, into: .float32(output))
     }
 }
 
@@ -277,7 +251,7 @@ extension Renderer {
 private final class WindowDecoder: @unchecked Sendable {
     private let plan: [Range<Int>]
     private let width: Int
-    private let layout: BandedRender.Layout
+    private let layout: SampleLayout
     private let blocks: BlockRecycler
     private let read: @Sendable (AnyPixels) throws -> Void
     private var number = 0
@@ -286,7 +260,7 @@ private final class WindowDecoder: @unchecked Sendable {
     private var decoded = 0
 
     init(
-        plan: [Range<Int>], width: Int, layout: BandedRender.Layout, blocks: BlockRecycler,
+        plan: [Range<Int>], width: Int, layout: SampleLayout, blocks: BlockRecycler,
         read: @escaping @Sendable (AnyPixels) throws -> Void
     ) {
         self.plan = plan

@@ -80,6 +80,9 @@ public final class BandReader: @unchecked Sendable {
     /// The samples the file stores: 8- or 16-bit.
     public var format: SampleFormat { .file(bitDepth: bitDepth) }
 
+    /// The bands it fills: the file's samples, ``channels`` a pixel.
+    public var layout: SampleLayout { SampleLayout(format: format, channels: channels) }
+
     /// Decodes the next `pixels.rect.height` rows into `pixels`, whose rectangle must be the
     /// image's whole width starting at row ``rowsRead``, with ``channels`` channels of the
     /// file's samples (``format``), as they are: libvips writes them in place when the rows are
@@ -104,10 +107,9 @@ public final class BandReader: @unchecked Sendable {
                 self.region = region
             }
             let byteCount = rect.height * region.rowBytes
-            if pixels.rowStride == width * channels {
+            if pixels.isPacked {
                 // Packed rows: straight into the band.
-                var first: UnsafeMutableRawPointer?
-                pixels.forEachRow(in: rect) { row, _ in if first == nil { first = row } }
+                let first = pixels.start(of: rect).first
                 try withExtendedLifetime(pixels.storage) { () throws(LibvipsFailure) in
                     try region.readRows(
                         top: rect.y, count: rect.height, into: UnsafeMutableRawBufferPointer(start: first, count: byteCount))

@@ -104,7 +104,7 @@ public final class BandWriter: @unchecked Sendable {
 
     /// How the rows the saver takes are stored: the samples (8 or 16 bits) and bands (4 with
     /// alpha, else 3) of the file. Bands appended in this layout go to the saver as they are.
-    public var layout: (format: SampleFormat, channels: Int) { (.file(bitDepth: bitDepth), alpha ? 4 : 3) }
+    public var layout: SampleLayout { SampleLayout(format: .file(bitDepth: bitDepth), channels: alpha ? 4 : 3) }
 
     /// Encodes the next rows: `pixels` is as wide as the image, holds samples in ``layout``
     /// (converted from `Float32` as `ImageWriter.encode` converts: ``AnyPixels/store(_:in:background:)``
@@ -117,12 +117,11 @@ public final class BandWriter: @unchecked Sendable {
         precondition(
             rect.width == width && rowsWritten + rect.height <= height,
             "band \(rect) does not fit a \(width)x\(height) image written to row \(rowsWritten)")
-        precondition(pixels.format == layout.format && pixels.channels == layout.channels, "a band in the file's layout")
+        precondition(pixels.layout == layout, "a band in the file's layout")
         let rowBytes = width * pixels.channels * pixels.format.byteSize
         let supplied: Bool
-        if pixels.rowStride * pixels.format.byteSize == rowBytes {
-            var first: UnsafeMutableRawPointer?
-            pixels.forEachRow(in: rect) { row, _ in if first == nil { first = row } }
+        if pixels.isPacked {
+            let first = pixels.start(of: rect).first
             supplied = withExtendedLifetime(pixels.storage) {
                 rows.supply(UnsafeRawBufferPointer(start: first, count: rowBytes * rect.height), rows: rect.height)
             }

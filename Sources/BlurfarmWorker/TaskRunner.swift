@@ -117,17 +117,11 @@ public struct TaskRunner: Sendable {
                 throw Problem("the output region \(outputRegion.rect) does not hold the tile \(tile)")
             }
             let output = try pixels(outputRegion, in: segments, role: "output")
-            // File samples are converted here, a tile at a time: the source rows the tile
-            // reads to floats, the tile's floats to the output's samples.
-            let needed = chain.sourceRegion(for: tile, image: task.image)
-            let floats = source.floats(
-                in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed, scratch: scratch)
-            if case .float32(let out) = output {
-                try render(chain, tile: tile, source: floats, image: task.image, into: out)
-            } else {
-                let rendered = scratch.pixels(tile, channels: channels)
-                try render(chain, tile: tile, source: floats, image: task.image, into: rendered)
-                output.store(rendered, in: tile, background: background)
+            do throws(FilterFailure) {
+                try chain.render(
+                    tile: tile, from: source, image: task.image, into: output, background: background, scratch: scratch)
+            } catch {
+                throw Problem(error.message)
             }
             return (PixelChecksum.of(output, in: tile), nil)
         }

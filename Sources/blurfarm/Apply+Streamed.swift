@@ -49,8 +49,8 @@ extension Apply {
             let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
             defer { pool?.shutdown() }
             try banded.run(
-                source: BandedRender.Layout(format: reader.format, channels: reader.channels),
-                outputs: [BandedRender.Layout(format: writer.layout.format, channels: writer.layout.channels)],
+                source: reader.layout,
+                outputs: [writer.layout],
                 allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
             ) { band in
                 try reader.read(into: band)

@@ -64,15 +64,15 @@ import Testing
             // converted in the workers; the other half in Float32.
             let fileDepth = seed % 2 == 0
             let source: AnyPixels
-            let layout: BandedRender.Layout
+            let layout: SampleLayout
             if fileDepth {
                 let format: SampleFormat = seed % 4 == 0 ? .uint8 : .uint16
                 source = randomSamples(width: width, height: height, bands: seed % 3 == 0 ? 3 : 4, format: format, seed: seed)
-                layout = BandedRender.Layout(
+                layout = SampleLayout(
                     format: seed % 5 == 0 ? .uint8 : format, channels: seed % 7 < 3 ? 3 : chain.channels(forSource: source.channels))
             } else {
                 source = .float32(Self.image(width: width, height: height, seed: seed))
-                layout = BandedRender.Layout(format: .float32, channels: chain.channels(forSource: source.channels))
+                layout = SampleLayout(format: .float32, channels: chain.channels(forSource: source.channels))
             }
             let background = SIMD3<Float>(0.5, Float(seed % 3) / 2, 1)
             let wholeFloats = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
@@ -84,7 +84,7 @@ import Testing
             let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
             do {
                 try banded.run(
-                    source: BandedRender.Layout(format: source.format, channels: source.channels), outputs: [layout],
+                    source: source.layout, outputs: [layout],
                     allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
                     read: { band in band.copy(band.rect, from: source) },
                     render: { _, band, window, into in

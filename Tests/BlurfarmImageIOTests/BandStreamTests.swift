@@ -125,7 +125,7 @@ struct BandStreamTests {
         let writer = try BandWriter(
             path: banded, width: pixels.rect.width, height: pixels.rect.height, channels: pixels.channels,
             sourceBitDepth: bitDepth, sourceHadAlpha: hadAlpha, metadata: metadata, options: options, ringRows: ringRows)
-        let samples = AnyPixels.uninitialized(pixels.rect, channels: writer.layout.channels, format: writer.layout.format)
+        let samples = AnyPixels.uninitialized(pixels.rect, writer.layout)
         samples.store(pixels, in: pixels.rect, background: writer.background)
         var generator = SplitMix(seed: seed)
         for band in Self.bands(height: pixels.rect.height, using: &generator) {

@@ -26,15 +26,15 @@ import Testing
     /// the rows are read once, in order.
     static func renderedInBands(
         _ source: AnyPixels, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
-        inFlight: Int = 1, output layout: BandedRender.Layout? = nil, background: SIMD3<Float> = .zero
+        inFlight: Int = 1, output layout: SampleLayout? = nil, background: SIMD3<Float> = .zero
     ) throws -> AnyPixels {
         let banded = BandedRender(chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: depth)
-        let layout = layout ?? BandedRender.Layout(format: .float32, channels: chain.channels(forSource: source.channels))
+        let layout = layout ?? SampleLayout(format: .float32, channels: chain.channels(forSource: source.channels))
         let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
         let nextRow = Mutex(0)
         var written = banded.output.y
         try banded.run(
-            source: BandedRender.Layout(format: source.format, channels: source.channels), outputs: [layout],
+            source: source.layout, outputs: [layout],
             bandsInFlight: inFlight,
             read: { band in
                 nextRow.withLock { row in
@@ -122,7 +122,7 @@ import Testing
             whole.store(wholeFloats, in: wholeFloats.rect, background: background)
             let banded = try! Self.renderedInBands(
                 source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
-                inFlight: Int(seed % 5 / 3) + 1, output: BandedRender.Layout(format: outputFormat, channels: bands),
+                inFlight: Int(seed % 5 / 3) + 1, output: SampleLayout(format: outputFormat, channels: bands),
                 background: background)
             #expect(banded.rect == whole.rect)
             if banded.rect == whole.rect, let y = Self.firstDifferentRow(banded, whole) {
@@ -155,7 +155,7 @@ import Testing
         var written = 0
         #expect(throws: Broken.self) {
             try banded.run(
-                source: BandedRender.Layout(format: .float32, channels: 3), bandsInFlight: 2,
+                source: SampleLayout(format: .float32, channels: 3), bandsInFlight: 2,
                 read: { band in
                     let count = reads.withLock { $0 += 1; return $0 }
                     if count == 3 { throw Broken() }
