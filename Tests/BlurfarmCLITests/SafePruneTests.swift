@@ -27,7 +27,7 @@ extension IncrementalRunTests {
         // The input folder is gone, as an unmounted share would be.
         try FileManager.default.moveItem(atPath: job.path("in"), toPath: job.path("unmounted"))
 
-        let (refused, report, _) = try job.run(["--prune"])
+        let (refused, report) = try job.run(["--prune"])
         #expect(refused.status == 1, "\(refused.stderr)")
         // Both globs match nothing (two errors, with their count line), and the refusal.
         let lines = refused.stderr.split(separator: "\n")
@@ -43,7 +43,7 @@ extension IncrementalRunTests {
 
         // Said explicitly: everything goes, with the folders blurfarm made.
         // The job's globs still match nothing: an error, though every output went.
-        let (forced, forcedReport, _) = try job.run(["--force-prune"])
+        let (forced, forcedReport) = try job.run(["--force-prune"])
         #expect(forced.status == 1 && forced.stderr.contains("matches no file"), "\(forced.stderr)")
         #expect(forcedReport.pruned.count == 8)
         #expect(Self.outputTree(job).isEmpty, "\(Self.outputTree(job))")
@@ -58,7 +58,7 @@ extension IncrementalRunTests {
         let before = Self.outputTree(job)
         for i in 0..<2 { try FileManager.default.removeItem(atPath: job.path("in/gen\(i).ppm")) }
 
-        let (refused, _, _) = try job.run(["--prune"])
+        let (refused, _) = try job.run(["--prune"])
         #expect(refused.status == 1)
         #expect(
             refused.stderr == "\(job.path("job.job")):2:20: warning: the input glob 'in/*.ppm' matches no file\n"
@@ -67,14 +67,14 @@ extension IncrementalRunTests {
             "\(refused.stderr)")
         #expect(Self.outputTree(job) == before)
 
-        let (forced, forcedReport, _) = try job.run(["--force-prune"])
+        let (forced, forcedReport) = try job.run(["--force-prune"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(forcedReport.pruned.count == 4)
 
         // The glob still matches nothing, but no recorded output of it is left to remove: an
         // ordinary prune goes ahead.
         try FileManager.default.removeItem(atPath: job.path("in/photo0.jpg"))
-        let (later, laterReport, _) = try job.run(["--prune"])
+        let (later, laterReport) = try job.run(["--prune"])
         #expect(
             later.status == 0 && later.stderr.hasSuffix(": warning: the input glob 'in/*.ppm' matches no file\n"),
             "\(later.stderr)")
@@ -89,14 +89,14 @@ extension IncrementalRunTests {
         let before = Self.outputTree(job)
         for i in 0..<3 { try FileManager.default.removeItem(atPath: job.path("in/photo\(i).jpg")) }
 
-        let (refused, _, _) = try job.run(["--prune"])
+        let (refused, _) = try job.run(["--prune"])
         #expect(refused.status == 1)
         #expect(
             refused.stderr == "blurfarm: error: cron: --prune refused: it would remove 6 of the 10 recorded outputs, "
                 + "more than half; nothing removed (--force-prune removes them)\n", "\(refused.stderr)")
         #expect(Self.outputTree(job) == before)
 
-        let (forced, forcedReport, _) = try job.run(["--force-prune"])
+        let (forced, forcedReport) = try job.run(["--force-prune"])
         #expect(forced.status == 0 && forcedReport.pruned.count == 6, "\(forced.stderr)")
     }
 
@@ -120,13 +120,13 @@ extension IncrementalRunTests {
             """.write(toFile: job.manifest, atomically: true, encoding: .utf8)
         // A folder that was there before: never removed, though it ends empty.
         try FileManager.default.createDirectory(atPath: job.path("out/c"), withIntermediateDirectories: true)
-        let (first, _, _) = try job.run()
+        let (first, _) = try job.run()
         try #require(first.status == 0, "\(first.stderr)")
         // A folder blurfarm made that holds a file of someone else's: never removed.
         try "notes".write(toFile: job.path("out/d/notes.txt"), atomically: true, encoding: .utf8)
         for name in ["a", "c", "d"] { try FileManager.default.removeItem(atPath: job.path("in/\(name)/x.ppm")) }
 
-        let (pruning, report, _) = try job.run(["--prune", "--verbose"])
+        let (pruning, report) = try job.run(["--prune", "--verbose"])
         #expect(pruning.status == 0 && pruning.stderr.isEmpty, "\(pruning.stderr)")
         let out = job.path("out")
         let listed = pruning.stdout.split(separator: "\n").filter { $0.hasPrefix("pruned ") }
@@ -141,7 +141,7 @@ extension IncrementalRunTests {
         // the others it leaves empty.
         try FileManager.default.removeItem(atPath: job.path("out/d/notes.txt"))
         for name in ["b", "e"] { try FileManager.default.removeItem(atPath: job.path("in/\(name)/x.ppm")) }
-        let (again, _, _) = try job.run(["--prune", "--verbose"])
+        let (again, _) = try job.run(["--prune", "--verbose"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(Self.outputTree(job) == ["c/", "f/", "f/x.png", "g/", "g/x.png"], "\(Self.outputTree(job))")
         #expect(again.stdout.split(separator: "\n").filter { $0.hasSuffix("/") }.sorted()
@@ -159,10 +159,10 @@ extension IncrementalRunTests {
         try "state: state\n".write(toFile: job.config, atomically: true, encoding: .utf8)
         try "job: cron\ninputs: [in/*.ppm]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n"
             .write(toFile: job.manifest, atomically: true, encoding: .utf8)
-        let (first, _, _) = try job.run()
+        let (first, _) = try job.run()
         try #require(first.status == 0, "\(first.stderr)")
         try FileManager.default.removeItem(atPath: job.path("in/x\npruned forged.ppm"))
-        let (pruning, _, _) = try job.run(["--prune", "--verbose"])
+        let (pruning, _) = try job.run(["--prune", "--verbose"])
         #expect(pruning.status == 0, "\(pruning.stderr)")
         let listed = pruning.stdout.split(separator: "\n").filter { $0.hasPrefix("pruned ") }
         #expect(listed == ["pruned \(job.path("out"))/x\\npruned forged.png"], "\(pruning.stdout)")
