@@ -4,7 +4,8 @@
 // Module layout (lower modules never import higher ones):
 //   BlurfarmCore      geometry, pixel buffers and their samples, tile grid, edge rules, filter descriptors,
 //                     the pixel checksum (XXH3 through CXXHash): no I/O
-//   BlurfarmKernels   the filter math (gaussian, motion, colour); depends on Core
+//   BlurfarmKernels   the filter math (gaussian, motion, colour); depends on Core and CKernels (the
+//                     8-bit gaussian's 16-bit fixed-point passes, in C for AVX2's 16-bit multiply-high)
 //   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
@@ -59,7 +60,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "BlurfarmCore", dependencies: ["CXXHash"], swiftSettings: pixelCode),
-        .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore"], swiftSettings: pixelCode),
+        .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore", "CKernels"], swiftSettings: pixelCode),
+        // The 8-bit gaussian's 16-bit fixed-point passes (AVX2's 16-bit multiply-high, which
+        // Swift's SIMD types do not reach); optimised in debug builds too, as the Swift kernels.
+        .target(
+            name: "CKernels",
+            cSettings: [.unsafeFlags(vectorCPU ? ["-O2", "-mavx2"] : ["-O2"])]),
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
         .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),

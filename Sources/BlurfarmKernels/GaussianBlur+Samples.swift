@@ -11,8 +11,11 @@ extension GaussianBlur {
     }
 
     /// Renders the pixels of `tile` from 8-bit samples to 8-bit samples, without a `Float32`
-    /// image in between: the integer pixels are premultiplied into `Float32` a strip at a time,
-    /// convolved, unpremultiplied and rounded to nearest (``SampleConvolution``).
+    /// image in between. Opaque RGB under `clamp` or `mirror` (3 channels in and out), where
+    /// the mask has a ``fixedPoint`` form, is blurred in 16-bit fixed point
+    /// (``FixedPointConvolution``); everything else is premultiplied into `Float32` a strip at a
+    /// time, convolved, unpremultiplied and rounded to nearest (``SampleConvolution``). The
+    /// choice depends on sigma, the channels and the edge rule only, never on the tile.
     ///
     /// `source` holds at least ``sourceRegion(for:image:edge:)`` of the image `image`, with 3
     /// channels (opaque RGB) or 4 (RGBA, straight alpha). `output` holds `tile`, which lies
@@ -26,6 +29,11 @@ extension GaussianBlur {
         tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>
     ) {
         checkTile(tile, source: source, image: image, edge: edge, output: output)
+        if let fixedPoint, output.channels == 3 {
+            FixedPointConvolution.apply(
+                fixedPoint, tile: tile, source: source, image: image, edge: edge, output: output, schedule: schedule)
+            return
+        }
         SampleConvolution.apply(
             weights: weights, tile: tile, source: source, image: image, edge: edge, output: output,
             schedule: schedule)

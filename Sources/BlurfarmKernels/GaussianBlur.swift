@@ -20,11 +20,15 @@ public struct GaussianBlur: UniformReachFilter {
     public let schedule: KernelSchedule
     /// The mask's weights in the working precision, `k = 0 ... R`.
     let weights: [Float]
+    /// The mask in 16-bit fixed point, where it stays within the 8-bit accuracy bar (sigma up
+    /// to about 16): how opaque 8-bit pixels are blurred at the file's depth.
+    public let fixedPoint: FixedPointMask?
 
     public init(sigma: Double, schedule: KernelSchedule = .default) {
         mask = GaussianMask(sigma: sigma)
         self.schedule = schedule
         weights = mask.floatWeights
+        fixedPoint = FixedPointMask(mask)
     }
 
     public var spec: FilterSpec { FilterSpec(name: "gaussian", arguments: ["sigma": .number(mask.sigma)]) }

@@ -34,9 +34,9 @@ enum SampleConvolution {
     /// The width of the slabs of columns the fast schedule cuts a tile into: as wide as keeps
     /// the ring of `stripRows + 2R` rows within ``ringBytes``, but at least `2R` (beyond that
     /// the rows pass would compute more halo than slab).
-    static func slabPixels(radius r: Int, channels: Int, rows: Int) -> Int {
+    static func slabPixels(radius r: Int, channels: Int, rows: Int, sampleBytes: Int = MemoryLayout<Float>.stride) -> Int {
         let ringRows = min(stripRows, rows) + 2 * r
-        return max(ringBytes / (ringRows * channels * MemoryLayout<Float>.stride), 2 * r, 64)
+        return max(ringBytes / (ringRows * channels * sampleBytes), 2 * r, 64)
     }
 
     /// Convolves the pixels of `tile` from `source` into `output` (see
@@ -58,7 +58,7 @@ enum SampleConvolution {
     }
 
     /// The layout of one tile's work: which source rows and columns feed it.
-    private struct Plan {
+    struct Plan {
         /// Mask radius `R`.
         let radius: Int
         /// Working channels (the output's) and the source's.
@@ -75,7 +75,7 @@ enum SampleConvolution {
         let rowOffset: [Int?]
     }
 
-    private static func plan<S: FileSample>(tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, radius r: Int, channels: Int)
+    static func plan<S: FileSample>(tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, radius r: Int, channels: Int)
         -> Plan
     {
         let rule = edge == .grow ? EdgeRule.transparent : edge
