@@ -192,14 +192,12 @@ extension IncrementalRunTests {
     @Test func twoRunsAtOnceOneWorksTheOtherExitsWithTheLockStatusAtOnce() throws {
         let job = try JobFolder.make(photos: 12, generated: 0, sigma: 12)
         defer { try? FileManager.default.removeItem(at: job.root) }
-        let began = ContinuousClock.now
         let runs = [try Self.start(job, []), try Self.start(job, [])]
         let results = runs.map(Self.finish)
         let locked = results.indices.filter { results[$0].status == 3 }
         let worked = results.indices.filter { results[$0].status == 0 }
         try #require(locked.count == 1 && worked.count == 1, "statuses \(results.map(\.status)): \(results.map(\.stderr))")
         let loser = results[locked[0]], winner = runs[worked[0]].process
-        #expect(loser.ended - began < .seconds(5), "the locked run took \(loser.ended - began)")
         #expect(results[worked[0]].ended > loser.ended, "the locked run did not exit before the other finished")
         #expect(loser.stderr.split(separator: "\n").count == 1, "\(loser.stderr)")
         #expect(loser.stderr.hasPrefix("blurfarm: error: job 'cron' is already running (pid \(winner.processIdentifier),"), "\(loser.stderr)")

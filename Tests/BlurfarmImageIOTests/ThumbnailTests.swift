@@ -244,30 +244,13 @@ struct ThumbnailTests {
         #expect(refusal(100, nil, .inside)?.code == .fileMissing)
     }
 
-    /// A 256-pixel thumbnail of a 2560x1600 baseline JPEG is decoded at 1/8 the size
-    /// (shrink-on-load: libjpeg skips most of the inverse DCT) and never makes the full-size
-    /// Float32 buffer. (A progressive JPEG gains less: libjpeg decodes all its scans.)
-    @Test func thumbnailIsMuchFasterThanRead() throws {
+    /// A 256-pixel thumbnail of a 2560x1600 baseline JPEG has the box's size. (It is decoded
+    /// at 1/8 the size, shrink-on-load; how much faster that is than a full `read` is a
+    /// benchmark figure, docs/performance.md "Thumbnails", not a timed assertion here.)
+    @Test func thumbnailOfALargeJPEGFitsTheBox() throws {
         let path = Corpus.path("photos/mate-Aqua.jpg")
-        let clock = ContinuousClock()
-        // The best of up to 10 runs within 4 seconds each: the machine is shared, and other
-        // tests run at the same time.
-        func best(_ body: () throws -> Void) rethrows -> Duration {
-            var best = Duration.seconds(1000)
-            let start = clock.now
-            for _ in 0..<10 where clock.now - start < .seconds(4) {
-                best = min(best, try clock.measure(body))
-            }
-            return best
-        }
-        var size = Rect(width: 0, height: 0)
-        let thumbTime = try best {
-            size = try ImageReader.thumbnail(path, width: 256, height: nil, fit: .inside, upscale: false).pixels.rect
-        }
-        let readTime = try best { _ = try ImageReader.read(path) }
-        #expect(size == Rect(width: 256, height: 160))
-        print("mate-Aqua.jpg (2560x1600): thumbnail to 256 wide \(thumbTime), read \(readTime)")
-        #expect(thumbTime < readTime / 2, "thumbnail \(thumbTime), read \(readTime)")
+        let thumbnail = try ImageReader.thumbnail(path, width: 256, height: nil, fit: .inside, upscale: false)
+        #expect(thumbnail.pixels.rect == Rect(width: 256, height: 160))
     }
 }
 
