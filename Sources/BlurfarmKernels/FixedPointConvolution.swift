@@ -10,8 +10,8 @@ import CKernels
 /// integers.
 enum FixedPointConvolution {
     /// Samples per column block of the columns pass: the block's `stripRows + 2R` ring rows
-    /// (41 KB at sigma 8) stay in L1 or close while the strip's output rows are made (128 and
-    /// 4096 were each 5–15 % slower at sigma 2 and 8 in a stand-alone harness).
+    /// (41 KB at sigma 8) stay in L1 or close while the strip's output rows are made (in a
+    /// stand-alone harness, 128 took 14–15 % longer at sigma 2 and 8, 4096 1 % and 10 %).
     static let blockSamples = 256
 
     static func apply(
@@ -30,15 +30,11 @@ enum FixedPointConvolution {
                         reference(mask, p, src, out, output.rowStride, rows: tile.height)
                         return
                     }
-                    let slab = SampleConvolution.slabPixels(
-                        radius: r, channels: 3, rows: tile.height, sampleBytes: MemoryLayout<UInt16>.stride)
-                    var x = tile.x
-                    while x < tile.maxX {
-                        let part = Rect(x: x, y: tile.y, width: min(slab, tile.maxX - x), height: tile.height)
-                        let q = part == tile ? p
-                            : SampleConvolution.plan(tile: part, source: source, image: image, edge: edge, radius: r, channels: 3)
-                        strips(w, mask.bias, q, src, out + (x - tile.x) * 3, output.rowStride, rows: tile.height)
-                        x += part.width
+                    SampleConvolution.forEachSlab(
+                        of: tile, planned: p, source: source, image: image, edge: edge,
+                        sampleBytes: MemoryLayout<UInt16>.stride
+                    ) { slab, dx in
+                        strips(w, mask.bias, slab, src, out + dx * 3, output.rowStride, rows: tile.height)
                     }
                 }
             }
@@ -94,11 +90,8 @@ enum FixedPointConvolution {
         let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringRows * ringStride)
         let line = UnsafeMutablePointer<UInt16>.allocate(capacity: width * n)
         defer { ring.deallocate(); line.deallocate() }
-        // The copied columns: (extended column, the computed column it copies).
-        let copies = p.columnSource.enumerated().compactMap { i, s -> (Int, Int)? in
-            p.computed.contains(p.columns.lowerBound + i) ? nil : (i, s! - p.columns.lowerBound)
-        }
-        let computedStart = (p.computed.lowerBound - p.columns.lowerBound) * n
+        // clamp and mirror copy every column outside the image (none is 0).
+        let copies = p.copiedColumns.map { ($0.to, $0.from!) }, computedStart = p.computedStart
         var window = [UnsafePointer<UInt16>?](repeating: nil, count: ringRows)
         var outputs = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
         var made = 0

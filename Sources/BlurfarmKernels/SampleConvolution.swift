@@ -34,9 +34,28 @@ enum SampleConvolution {
     /// The width of the slabs of columns the fast schedule cuts a tile into: as wide as keeps
     /// the ring of `stripRows + 2R` rows within ``ringBytes``, but at least `2R` (beyond that
     /// the rows pass would compute more halo than slab).
-    static func slabPixels(radius r: Int, channels: Int, rows: Int, sampleBytes: Int = MemoryLayout<Float>.stride) -> Int {
+    static func slabPixels(radius r: Int, channels: Int, rows: Int, sampleBytes: Int) -> Int {
         let ringRows = min(stripRows, rows) + 2 * r
         return max(ringBytes / (ringRows * channels * sampleBytes), 2 * r, 64)
+    }
+
+    /// Cuts `tile` (planned as `whole`) into the slabs of columns whose ring of rows, at
+    /// `sampleBytes` a ring sample, stays in L2 (``slabPixels(radius:channels:rows:sampleBytes:)``),
+    /// and calls `body` with each slab's plan and its first column's offset from `tile.x`.
+    static func forEachSlab<S: FileSample>(
+        of tile: Rect, planned whole: Plan, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, sampleBytes: Int,
+        _ body: (Plan, Int) -> Void
+    ) {
+        let slab = slabPixels(radius: whole.radius, channels: whole.channels, rows: tile.height, sampleBytes: sampleBytes)
+        var x = tile.x
+        while x < tile.maxX {
+            let part = Rect(x: x, y: tile.y, width: min(slab, tile.maxX - x), height: tile.height)
+            body(
+                part == tile ? whole
+                    : plan(tile: part, source: source, image: image, edge: edge, radius: whole.radius, channels: whole.channels),
+                x - tile.x)
+            x += part.width
+        }
     }
 
     /// Convolves the pixels of `tile` from `source` into `output` (see
@@ -73,6 +92,18 @@ enum SampleConvolution {
         /// For each row `tile.y − R ..< tile.maxY + R`, the offset in samples from the source's
         /// origin to the row's first computed column, or `nil` for a transparent row.
         let rowOffset: [Int?]
+
+        /// The columns of `columns` outside `computed`, each as (its index in `columns`, the
+        /// index in `columns` of the computed column it copies, or `nil` for 0).
+        var copiedColumns: [(to: Int, from: Int?)] {
+            columnSource.enumerated().compactMap { i, s in
+                computed.contains(columns.lowerBound + i) ? nil : (i, s.map { $0 - columns.lowerBound })
+            }
+        }
+
+        /// Where in an extended row (`columns`, `channels` samples a pixel) the first
+        /// computed column's samples go.
+        var computedStart: Int { (computed.lowerBound - columns.lowerBound) * channels }
     }
 
     static func plan<S: FileSample>(tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, radius r: Int, channels: Int)
@@ -109,15 +140,11 @@ enum SampleConvolution {
                         reference(w, p, src, out, output.rowStride, rows: tile.height)
                         return
                     }
-                    // Slabs of columns whose ring of rows stays in L2.
-                    let slab = slabPixels(radius: p.radius, channels: output.channels, rows: tile.height)
-                    var x = tile.x
-                    while x < tile.maxX {
-                        let part = Rect(x: x, y: tile.y, width: min(slab, tile.maxX - x), height: tile.height)
-                        let q = part == tile ? p
-                            : plan(tile: part, source: source, image: image, edge: edge, radius: p.radius, channels: output.channels)
-                        strips(w, q, src, out + (x - tile.x) * output.channels, output.rowStride, rows: tile.height)
-                        x += part.width
+                    forEachSlab(
+                        of: tile, planned: p, source: source, image: image, edge: edge,
+                        sampleBytes: MemoryLayout<Float>.stride
+                    ) { slab, dx in
+                        strips(w, slab, src, out + dx * output.channels, output.rowStride, rows: tile.height)
                     }
                 }
             }
@@ -222,11 +249,7 @@ enum SampleConvolution {
         let ring = PixelStorage.uninitialized(byteCount: ringRows * ringStride * 4)
         let extended = PixelStorage.uninitialized(byteCount: width * n * 4)
         let fourRows = PixelStorage.uninitialized(byteCount: 4 * blockFloats * 4)
-        // The copied columns: (extended column, the computed column it copies or nil for 0).
-        let copies = p.columnSource.enumerated().compactMap { i, s -> (Int, Int?)? in
-            p.computed.contains(p.columns.lowerBound + i) ? nil : (i, s.map { $0 - p.columns.lowerBound })
-        }
-        let computedStart = (p.computed.lowerBound - p.columns.lowerBound) * n
+        let copies = p.copiedColumns, computedStart = p.computedStart
         var window = [UnsafeMutablePointer<Float>]()
         window.reserveCapacity(ringRows)
         ring.withUnsafeFloats { ring in
