@@ -1,21 +1,124 @@
 // Fixed-argument wrappers around variadic libvips calls; see include/cvips_shim.h.
+#define _GNU_SOURCE
 #include "cvips_shim.h"
+
+#include <dlfcn.h>
+#include <gmodule.h>
+#include <string.h>
 
 /* How strict every load is: a decoder's warning (libjpeg's "Corrupt JPEG data: ...", a
  * truncated file) fails the load, as sharp does by default. Decoders that only warn would
  * otherwise give a partly grey image and success. */
 #define CVIPS_FAIL_ON VIPS_FAIL_ON_WARNING
 
-int cvips_load_file(const char *path, int sequential, VipsImage **out) {
-    VipsAccess access = sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM;
+/* The prefix libvips is started with when the user set none: a folder that does not exist,
+ * so that vips_init finds no modules to load. */
+#define CVIPS_NO_MODULES_PREFIX "/nonexistent/blurfarm-vips-modules-on-demand"
+
+static GOnce cvips_modules_once = G_ONCE_INIT;
+/* Whether vips_init loaded the modules itself (the user's VIPSHOME). */
+static gboolean cvips_modules_at_start = FALSE;
+
+int cvips_start(const char *argv0) {
+    if (g_getenv("VIPSHOME")) {
+        cvips_modules_at_start = TRUE;
+        return vips_init(argv0);
+    }
+    g_setenv("VIPSHOME", CVIPS_NO_MODULES_PREFIX, TRUE);
+    int result = vips_init(argv0);
+    g_unsetenv("VIPSHOME");
+    return result;
+}
+
+static gint cvips_compare_names(gconstpointer a, gconstpointer b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static gpointer cvips_load_modules_now(gpointer unused) {
+    (void)unused;
+    if (cvips_modules_at_start) return GINT_TO_POINTER(0);
+    Dl_info library;
+    if (!dladdr((void *)vips_init, &library) || !library.dli_fname) return GINT_TO_POINTER(0);
+    char *folder = g_path_get_dirname(library.dli_fname);
+    char *modules = g_strdup_printf("%s/vips-modules-%d.%d", folder, vips_version(0), vips_version(1));
+    g_free(folder);
+    GDir *dir = g_dir_open(modules, 0, NULL);
+    int loaded = 0;
+    if (dir) {
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        const char *name;
+        while ((name = g_dir_read_name(dir)))
+            if (g_str_has_suffix(name, "." G_MODULE_SUFFIX)) g_ptr_array_add(names, g_strdup(name));
+        g_dir_close(dir);
+        g_ptr_array_sort(names, cvips_compare_names);
+        for (guint i = 0; i < names->len; i++) {
+            char *path = g_build_filename(modules, (const char *)g_ptr_array_index(names, i), NULL);
+            /* The module registers its types in g_module_check_init and makes itself resident:
+             * never unloaded, as libvips does. */
+            if (g_module_open(path, G_MODULE_BIND_LAZY)) loaded += 1;
+            g_free(path);
+        }
+        g_ptr_array_free(names, TRUE);
+    }
+    g_free(modules);
+    return GINT_TO_POINTER(loaded);
+}
+
+int cvips_load_modules(void) {
+    static gint calls = 0;
+    int loaded = GPOINTER_TO_INT(g_once(&cvips_modules_once, cvips_load_modules_now, NULL));
+    return g_atomic_int_add(&calls, 1) == 0 ? loaded : 0;
+}
+
+/* Whether the modules are (being) loaded: a load that fails before they are is tried again
+ * after loading them. */
+static gboolean cvips_modules_loaded(void) {
+    return cvips_modules_at_start || g_atomic_int_get((gint *)&cvips_modules_once.status) != G_ONCE_STATUS_NOTCALLED;
+}
+
+/* Calls `attempt` and, when it fails while the modules were not loaded, loads them and calls it
+ * again: the error then is what libvips with every module says. */
+#define CVIPS_WITH_MODULES(attempt)                                                             \
+    do {                                                                                        \
+        gboolean had_modules = cvips_modules_loaded();                                          \
+        int result = (attempt);                                                                 \
+        if (result != 0 && !had_modules) {                                                      \
+            cvips_load_modules();                                                               \
+            vips_error_clear();                                                                 \
+            result = (attempt);                                                                 \
+        }                                                                                       \
+        return result;                                                                          \
+    } while (0)
+
+const char *cvips_find_load(const char *path) {
+    gboolean had_modules = cvips_modules_loaded();
+    const char *name = vips_foreign_find_load(path);
+    if (!name && !had_modules) {
+        cvips_load_modules();
+        vips_error_clear();
+        name = vips_foreign_find_load(path);
+    }
+    return name;
+}
+
+static int cvips_load_file_once(const char *path, VipsAccess access, VipsImage **out) {
     *out = vips_image_new_from_file(path, "access", access, "fail_on", CVIPS_FAIL_ON, NULL);
     return *out ? 0 : -1;
 }
 
-int cvips_load_buffer(const void *buf, size_t len, VipsImage **out) {
+int cvips_load_file(const char *path, int sequential, VipsImage **out) {
+    VipsAccess access = sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM;
+    CVIPS_WITH_MODULES(cvips_load_file_once(path, access, out));
+}
+
+static int cvips_load_buffer_once(const void *buf, size_t len, VipsImage **out) {
     *out = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL,
                                       "fail_on", CVIPS_FAIL_ON, NULL);
     return *out ? 0 : -1;
+}
+
+int cvips_load_buffer(const void *buf, size_t len, VipsImage **out) {
+    CVIPS_WITH_MODULES(cvips_load_buffer_once(buf, len, out));
 }
 
 int cvips_autorot(VipsImage *in, VipsImage **out) {
@@ -23,14 +126,14 @@ int cvips_autorot(VipsImage *in, VipsImage **out) {
 }
 
 int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out) {
-    return vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
-                          "fail_on", CVIPS_FAIL_ON, NULL);
+    CVIPS_WITH_MODULES(vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
+                          "fail_on", CVIPS_FAIL_ON, NULL));
 }
 
 int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,
                                    VipsImage **out) {
-    return vips_thumbnail(path, out, width, "height", height, "crop", interesting,
-                          "fail_on", CVIPS_FAIL_ON, NULL);
+    CVIPS_WITH_MODULES(vips_thumbnail(path, out, width, "height", height, "crop", interesting,
+                                      "fail_on", CVIPS_FAIL_ON, NULL));
 }
 
 int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out) {
@@ -103,6 +206,7 @@ int cvips_tiffsave_target(VipsImage *in, VipsTarget *target) {
 }
 
 int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality) {
+    cvips_load_modules(); /* heifsave is a module's */
     return vips_heifsave_target(in, target, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
                                 "bitdepth", 8, NULL);
 }

@@ -7,7 +7,7 @@ import CVipsShim
 /// The outcome of starting libvips, decided once per process (Swift runs a global's
 /// initialiser exactly once, thread-safely).
 private let libvipsStartup: String? = {
-    if vips_init("blurfarm") != 0 {
+    if cvips_start("blurfarm") != 0 {
         return Libvips.takeErrorMessage() ?? "vips_init failed"
     }
     // Batch jobs must not hold memory between images: no operation cache.
@@ -175,7 +175,7 @@ extension Libvips {
 
     /// The name of the libvips loader that recognises the file's contents, or nil.
     static func loaderName(forFile path: String) -> String? {
-        guard let name = vips_foreign_find_load(path) else {
+        guard let name = cvips_find_load(path) else {
             _ = takeErrorMessage()
             return nil
         }

@@ -10,6 +10,24 @@
 #include <stddef.h>
 #include <vips/vips.h>
 
+/// Starts libvips (vips_init) without its loadable modules: the HEIF/AVIF, JPEG XL,
+/// ImageMagick, PDF and OpenSlide loaders and savers that Debian's libvips keeps in
+/// `vips-modules-8.14/` beside the library. Loading them, and the hundred-odd libraries they
+/// pull in, took about 30 ms of every process's start; they are loaded on first need instead
+/// (cvips_load_modules): by the loads below when no built-in loader takes the file, and by
+/// cvips_avifsave_target. When the user set VIPSHOME, libvips is started as usual (it then
+/// loads the modules of that prefix itself). Call once, before any other libvips call.
+int cvips_start(const char *argv0);
+
+/// Loads libvips's modules from the folder beside the loaded libvips, once per process,
+/// thread-safe; a later call does nothing. Returns the number of modules loaded by the call
+/// that loaded them (0 after that). A module that does not load is skipped, as libvips does.
+int cvips_load_modules(void);
+
+/// vips_foreign_find_load: the name of the loader that takes the file at `path`, or NULL (the
+/// reason in libvips's error buffer), asking the modules too when no built-in loader does.
+const char *cvips_find_load(const char *path);
+
 /// Opens `path` lazily (only the header is read now), failing on any decoder warning or error
 /// (`fail_on` = warning: damaged JPEG data that libjpeg only warns about, truncation) once
 /// pixels are read. `sequential` != 0 asks for top-to-bottom access.
