@@ -44,6 +44,9 @@ let package = Package(
     name: "blurfarm",
     products: [
         .executable(name: "blurfarm", targets: ["blurfarm"]),
+        // The worker process the coordinator starts, beside `blurfarm`: without libvips and the
+        // coordinator, it starts in milliseconds.
+        .executable(name: "blurfarm-worker", targets: ["blurfarm-worker"]),
         // The example plugins (docs/plugins.md): each a shared library lib<name>.so beside the
         // executable, where the shipped configuration's plugin folder '{build}' points.
         .library(name: "vignette", type: .dynamic, targets: ["vignette"]),
@@ -131,6 +134,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "blurfarm-worker",
+            dependencies: ["BlurfarmWorker", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .target(
             name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore"], path: "Tests/BlurfarmTestSupport",

@@ -8,6 +8,7 @@
 #
 # Installs:
 #   PREFIX/bin/blurfarm
+#   PREFIX/libexec/blurfarm/blurfarm-worker                    (the worker processes blurfarm starts)
 #   PREFIX/lib/blurfarm/plugins/libvignette.so, libzoom.so   (name the folder in plugin-folders:)
 #   PREFIX/share/man/man1/blurfarm.1                          (man blurfarm)
 #   PREFIX/share/blurfarm/web/index.html, app.js, style.css   (blurfarm serve's status page)
@@ -24,6 +25,7 @@ swift package generate-manual --configuration release
 manual=.build/plugins/GenerateManual/outputs/blurfarm/blurfarm.1
 
 install -D -m 755 "$release/blurfarm" "$prefix/bin/blurfarm"
+install -D -m 755 "$release/blurfarm-worker" "$prefix/libexec/blurfarm/blurfarm-worker"
 for plugin in libvignette.so libzoom.so; do
   install -D -m 644 "$release/$plugin" "$prefix/lib/blurfarm/plugins/$plugin"
 done

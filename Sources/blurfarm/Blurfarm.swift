@@ -55,6 +55,6 @@ struct Blurfarm: ParsableCommand {
         version: "blurfarm \(version)",
         subcommands: [
             Apply.self, Check.self, Run.self, Slurm.self, Serve.self, Submit.self, Jobs.self, Job.self, Cancel.self,
-            Retry.self, Filters.self, Bench.self, WorkerCommand.self,
+            Retry.self, Filters.self, Bench.self,
         ])
 }

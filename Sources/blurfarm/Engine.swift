@@ -58,11 +58,21 @@ struct Engine {
         return capacity.workers
     }
 
-    /// The farm's settings for this engine: the workers run this executable with this
+    /// The worker executable: `blurfarm-worker` beside this executable (where `swift build`
+    /// puts it), else in `../libexec/blurfarm/` from this executable's folder (where
+    /// scripts/install.sh puts it); the first of the two when neither is there, which the pool
+    /// then names in its error.
+    static var workerExecutable: String {
+        let folder = FarmOptions.executableFolder
+        let places = [folder + "/blurfarm-worker", folder + "/../libexec/blurfarm/blurfarm-worker"]
+        return places.first { FileManager.default.isExecutableFile(atPath: $0) } ?? places[0]
+    }
+
+    /// The farm's settings for this engine: the workers run ``workerExecutable`` with this
     /// process's environment, log through `logger`, and stop with `stop`.
     func farmSettings(farm: FarmOptions, stop: StopRequest, logger: Logger) -> FarmSettings {
         FarmSettings(
-            workers: workers, threads: threads, workerExecutable: "/proc/self/exe",
+            workers: workers, threads: threads, workerExecutable: Self.workerExecutable,
             workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
             pluginFolders: pluginFolders, configuration: configuration, configurationPath: farm.absoluteConfigurationPath,
             stateFolder: farm.stateFolder(configuration), recipeVersions: Blurfarm.recipeVersions, stop: stop,

@@ -67,7 +67,7 @@ import Glibc
             }
         }
 
-        /// Whether the run has started a worker (`blurfarm worker --worker-id ...`): its pool is
+        /// Whether the run has started a worker (`blurfarm-worker --worker-id ...`): its pool is
         /// starting (or running).
         var hasWorkers: Bool {
             let tasks = "/proc/\(process.processIdentifier)/task"
@@ -77,7 +77,7 @@ import Glibc
                 let children = (try? String(contentsOfFile: "\(tasks)/\(task)/children", encoding: .utf8)) ?? ""
                 return children.split(separator: " ").contains { child in
                     let commandLine = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(child)/cmdline"))) ?? Data()
-                    return String(decoding: commandLine, as: UTF8.self).contains("worker\u{0}--worker-id")
+                    return String(decoding: commandLine, as: UTF8.self).contains("blurfarm-worker\u{0}--worker-id")
                 }
             }
         }

@@ -2,6 +2,7 @@ import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -68,7 +69,7 @@ import Testing
 
         let registry = FilterRegistry.builtIn
         let farm = Farm(FarmSettings(
-            workers: 2, threads: 1, workerExecutable: Blurfarm.executable.path,
+            workers: 2, threads: 1, workerExecutable: BuiltExecutable.worker.path,
             configuration: FarmConfiguration(decodedImages: 1), stateFolder: folder.appendingPathComponent("state").path,
             recipeVersions: "farm library test"))
         defer { farm.shutdown() }
@@ -148,7 +149,7 @@ import Testing
         try Self.photos(2, in: folder)
         let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 2", in: folder)
         let farm = Farm(FarmSettings(
-            workers: 0, threads: 2, workerExecutable: Blurfarm.executable.path, configuration: FarmConfiguration(),
+            workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
             stateFolder: folder.appendingPathComponent("state").path, recipeVersions: "farm library test"))
         let events = farm.events()
         let id = farm.submit(FarmJob(plan: try Self.plan(blur, registry: .builtIn), registry: .builtIn))

@@ -7,7 +7,7 @@ import Testing
 /// error line, counts in the singular when there is one (issue 10, defect 7).
 @Suite struct MessageTests {
     /// Every command's help, as `blurfarm COMMAND --help` prints it.
-    static let commands: [[String]] = [[], ["apply"], ["check"], ["run"], ["filters"], ["bench"], ["worker"]]
+    static let commands: [[String]] = [[], ["apply"], ["check"], ["run"], ["filters"], ["bench"]]
 
     /// The lines of `text` where a paragraph was broken too early: a line at the left margin
     /// that continues the line before it (starts with a small letter) though its first word

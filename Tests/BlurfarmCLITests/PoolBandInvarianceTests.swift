@@ -51,7 +51,7 @@ import Testing
 
     @Test(arguments: [1, 3])
     func bandsRenderedByWorkersAreTheWholeImageBitForBit(workers: Int) async throws {
-        let pool = try WorkerPool(.init(scheduling: .init(workers: workers, retries: 0), executable: Blurfarm.executable.path))
+        let pool = try WorkerPool(.init(scheduling: .init(workers: workers, retries: 0), executable: BuiltExecutable.worker.path))
         defer { pool.shutdown() }
         await propertyCheck(
             count: 25, input: Gen.int(in: 1...70), Gen.int(in: 1...90), Gen.int(in: 1...24), Gen.int(in: 0...20),

@@ -21,11 +21,11 @@ import Testing
             try Data(frames).write(to: folder.appendingPathComponent("hello-\(id).bin"))
         }
         try Data(reply).write(to: folder.appendingPathComponent("then.bin"))
-        // Called as: worker.sh worker --worker-id N --coordinator-pid P
+        // Called as: worker.sh --worker-id N --coordinator-pid P
         let script = folder.appendingPathComponent("worker.sh")
         try """
             #!/bin/sh
-            cat '\(folder.path)/hello-'"$3"'.bin'
+            cat '\(folder.path)/hello-'"$2"'.bin'
             dd bs=1 count=1 of=/dev/null 2>/dev/null
             cat '\(folder.path)/then.bin'
             \(afterwards)
@@ -109,12 +109,12 @@ import Testing
         let folder = try Self.fakeWorker(
             then: [],
             afterwards: """
-                if [ "$3" = 1 ]; then cat "$(dirname "$0")/fail.bin"; exec cat >/dev/null; fi
+                if [ "$2" = 1 ]; then cat "$(dirname "$0")/fail.bin"; exec cat >/dev/null; fi
                 sleep 1
-                for f in /proc/$5/fd/*; do
+                for f in /proc/$4/fd/*; do
                   case "$(readlink $f)" in *blurfarm-pixels*) printf 'XXXXXXXX' | dd of=$f conv=notrunc 2>/dev/null ;; esac
                 done
-                touch "$(dirname "$0")/wrote-$3"
+                touch "$(dirname "$0")/wrote-$2"
                 exec cat >/dev/null
                 """)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -63,7 +63,7 @@ private func brokenPipeHandler() -> Int {
 
     @Test func theWorkersGetTheEnvironmentThePoolIsGivenNotTheProcesss() throws {
         let folder = try MisbehavingWorkerTests.fakeWorker(
-            then: [], afterwards: "env > \"$(dirname \"$0\")/env-$3.txt\"; exec cat >/dev/null")
+            then: [], afterwards: "env > \"$(dirname \"$0\")/env-$2.txt\"; exec cat >/dev/null")
         defer { try? FileManager.default.removeItem(at: folder) }
         setenv("BLURFARM_PROCESS_ONLY", "1", 1)
         defer { unsetenv("BLURFARM_PROCESS_ONLY") }

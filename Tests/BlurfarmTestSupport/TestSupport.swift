@@ -30,6 +30,9 @@ public enum BuiltExecutable {
         }
         return folder.appendingPathComponent("blurfarm")
     }
+
+    /// The built `blurfarm-worker` executable, beside `blurfarm`: the worker processes.
+    public static var worker: URL { url.deletingLastPathComponent().appendingPathComponent("blurfarm-worker") }
 }
 
 /// The shared test photographs: `shared/corpus` beside the repository's folder.

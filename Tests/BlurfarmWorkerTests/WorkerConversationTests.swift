@@ -201,8 +201,8 @@ import Glibc
         // The worker's stdin is the shell's (the test keeps the pipe open, so the worker does not
         // see an end of input); then the shell becomes `sleep`, keeping its pid.
         parent.arguments = [
-            "-c", "exec 3<&0; \"$0\" worker --worker-id 9 --coordinator-pid $$ <&3 & exec sleep 60 >/dev/null",
-            BuiltExecutable.url.path,
+            "-c", "exec 3<&0; \"$0\" --worker-id 9 --coordinator-pid $$ <&3 & exec sleep 60 >/dev/null",
+            BuiltExecutable.worker.path,
         ]
         let input = Pipe(), output = Pipe()
         parent.standardInput = input

@@ -48,7 +48,7 @@ struct FrameReader {
     }
 }
 
-/// A `blurfarm worker` process started from the built executable, with pipes on its stdin,
+/// A `blurfarm-worker` process started from the built executable, with pipes on its stdin,
 /// stdout and stderr; this test process is its coordinator.
 final class WorkerProcessHandle {
     let process = Process()
@@ -56,8 +56,8 @@ final class WorkerProcessHandle {
     var reader: FrameReader
 
     init(workerID: UInt32, coordinatorPID: Int32 = getpid()) throws {
-        process.executableURL = BuiltExecutable.url
-        process.arguments = ["worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(coordinatorPID)"]
+        process.executableURL = BuiltExecutable.worker
+        process.arguments = ["--worker-id", "\(workerID)", "--coordinator-pid", "\(coordinatorPID)"]
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

@@ -1,6 +1,6 @@
 import BlurfarmWire
 
-/// Starts, kills and stops `blurfarm worker` processes for the pool's thread (which must be
+/// Starts, kills and stops `blurfarm-worker` processes for the pool's thread (which must be
 /// the one calling: the workers die with the thread that started them).
 final class WorkerLauncher {
     let executable: String
@@ -17,7 +17,7 @@ final class WorkerLauncher {
         self.environment = Syscalls.CStrings(environment + backtrace)
     }
 
-    /// Starts worker `workerID` (`blurfarm worker --worker-id N --coordinator-pid P`), its
+    /// Starts worker `workerID` (`blurfarm-worker --worker-id N --coordinator-pid P`), its
     /// standard input and output on new pipes.
     func start(workerID: UInt32) throws(SystemCallError) -> PoolSupervisor.Slot {
         let toChild = try Syscalls.pipe()
@@ -30,7 +30,7 @@ final class WorkerLauncher {
             throw error
         }
         let arguments = [
-            executable, "worker", "--worker-id", "\(workerID)", "--coordinator-pid", "\(Syscalls.processID)",
+            executable, "--worker-id", "\(workerID)", "--coordinator-pid", "\(Syscalls.processID)",
         ] + pluginFolders.flatMap { ["--plugin-folder", $0] }
         let spawned = Result { () throws(SystemCallError) -> Int32 in
             try Syscalls.spawn(

@@ -7,20 +7,23 @@ import Glibc
 import Darwin
 #endif
 
-/// `blurfarm worker`: internal; the coordinator starts it. Frames on stdin and stdout, one line
-/// on stderr for errors. The whole worker is in BlurfarmWorker (``WorkerProcess/run(workerID:coordinatorPID:pluginFolders:)``).
+/// `blurfarm-worker`: a worker process, started by the coordinator (`blurfarm run`, `apply`,
+/// `serve`) from the folder of its own executable. Frames on stdin and stdout, one line on
+/// stderr for errors. The whole worker is in BlurfarmWorker
+/// (``WorkerProcess/run(workerID:coordinatorPID:pluginFolders:)``); this executable links
+/// neither libvips nor the coordinator, so a worker starts in a few milliseconds.
+@main
 struct WorkerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "worker",
-        abstract: "Internal: a worker process, started by the coordinator (frames on stdin/stdout).",
+        commandName: "blurfarm-worker",
+        abstract: "A blurfarm worker process, started by the coordinator (frames on stdin/stdout).",
         discussion: """
             Speaks the wire protocol (docs/protocol.md) on standard input and output and writes \
             errors to standard error.
 
             Exit status: 0 after 'shutdown' or the end of the input, 65 bad input, 69 the \
             coordinator was gone at start, 71 setup failed, 74 read error.
-            """,
-        shouldDisplay: false)
+            """)
 
     @Option(help: "The id the coordinator gives this worker (sent back in 'hello').")
     var workerId: UInt32
