@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmEngine
+import BlurfarmImageIO
 import BlurfarmKernels
 
 /// Why an image could not be rendered: a typed reason (kept whole up to the report's
@@ -156,6 +157,42 @@ public final class RenderInFlight: Sendable {
 }
 
 extension ImageRendering {
+    /// A whole decoded image rendered as ``render(_:chain:tileSize:ticket:)`` renders its
+    /// pixels, except that a chain with a ``FilterChain/fixedPointGaussian(forSourceChannels:)``,
+    /// from an 8-bit file to 8-bit samples in the output (`options`), renders the samples (the
+    /// decoded pixels hold them exactly, each sample over 255) in 16-bit fixed point, as when
+    /// the image streams, and returns them over 255 again: the encoder then writes the same
+    /// bytes as the streamed path, whichever path an output takes (`verify: decode` and
+    /// `untiled`, EXIF rotation, resize, standard input).
+    ///
+    /// - Throws: ``RenderFailure`` as ``render(_:chain:tileSize:ticket:)``.
+    public func render(
+        _ image: DecodedImage, encodedWith options: EncodeOptions, chain: FilterChain, tileSize: Int,
+        ticket: RenderTicket
+    ) throws(RenderFailure) -> RenderedImage {
+        let source = image.pixels
+        let outputRect = chain.outputRect(forImage: source.rect)
+        guard image.bitDepth == 8, (options.bitDepth ?? 8) == 8, !outputRect.isEmpty,
+            chain.fixedPointGaussian(forSourceChannels: source.channels) != nil
+        else { return try render(source, chain: chain, tileSize: tileSize, ticket: ticket) }
+        let layout = SampleLayout(format: .uint8, channels: source.channels)
+        let samples = pixels(source.rect, layout)
+        samples.store(source, in: source.rect, background: .zero)
+        let output = pixels(outputRect, SampleLayout(format: .uint8, channels: chain.channels(forSource: source.channels)))
+        let retries = try submit(
+            outputRect, from: samples, image: source.rect, into: output, chain: chain, tileSize: tileSize,
+            ticket: ticket, background: .zero
+        ).wait()
+        return RenderedImage(pixels: output.floats(in: outputRect), retries: retries)
+    }
+
+    /// New pixels of `rect` in `layout`, in the rendering's memory (``allocator``) when it has any.
+    private func pixels(_ rect: Rect, _ layout: SampleLayout) -> AnyPixels {
+        let bytes = max(1, rect.area * layout.channels * layout.format.byteSize)
+        guard let storage = allocator?.storage(byteCount: bytes) else { return .uninitialized(rect, layout) }
+        return AnyPixels(rect: rect, channels: layout.channels, format: layout.format, storage: storage)
+    }
+
     /// `source` rendered with no ticket: job 0, priority 0, no progress.
     public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage {
         try render(source, chain: chain, tileSize: tileSize, ticket: RenderTicket())

@@ -241,6 +241,7 @@ public struct JobRunner: Sendable {
                     + "limit of \(pixelLimit)\(by)"), decode: decodeSeconds)
         }
         let clock = ContinuousClock()
+        let options = encodeOptions(of: variant)
         var rendered: Result<RenderedImage, RenderFailure>?
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
         // image itself: the chain would copy it, tile by tile, to the same bits.
@@ -251,7 +252,7 @@ public struct JobRunner: Sendable {
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 if identity { return RenderedImage(pixels: image.pixels) }
-                return try rendering.render(image.pixels, chain: chain, tileSize: tileSize, ticket: ticket)
+                return try rendering.render(image, encodedWith: options, chain: chain, tileSize: tileSize, ticket: ticket)
             }
         }
         let pixels: PixelBuffer, retries: Int
@@ -264,15 +265,15 @@ public struct JobRunner: Sendable {
         if verify == .untiled {
             // In one tile, here in the coordinator; a chain with a plugin in one task of the
             // rendering, as plugins run in worker processes only.
+            let plugins = variant.filters.contains(where: { registry.descriptor(named: $0.name)?.isPlugin == true })
+            let untiled: any ImageRendering = plugins ? rendering : InProcessRendering(executor: ThreadedTileExecutor(threads: 1))
             let whole: PixelBuffer
-            if variant.filters.contains(where: { registry.descriptor(named: $0.name)?.isPlugin == true }) {
-                do throws(RenderFailure) {
-                    whole = try rendering.render(image.pixels, chain: chain, tileSize: 0, ticket: control.ticket()).pixels
-                } catch {
-                    return failed(.verification("\(output.path): untiled render for verification: \(error.description)"))
-                }
-            } else {
-                whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image.pixels)
+            do throws(RenderFailure) {
+                whole = try untiled.render(
+                    image, encodedWith: options, chain: chain, tileSize: 0, ticket: control.ticket()
+                ).pixels
+            } catch {
+                return failed(.verification("\(output.path): untiled render for verification: \(error.description)"))
             }
             if whole.rect != pixels.rect {
                 return failed(.verification(
@@ -289,7 +290,6 @@ public struct JobRunner: Sendable {
         } catch {
             return failed(.write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
         }
-        let options = encodeOptions(of: variant)
         var problem: OutputFailure?
         var checksum: UInt64 = 0
         let encodeTime = clock.measure {

@@ -2,18 +2,25 @@ import BlurfarmCore
 
 extension FilterChain {
     /// Renders `tile` as ``render(tile:source:image:into:)`` does, from and into pixels of any
-    /// ``SampleFormat``: the rows the tile reads (``sourceRegion(for:image:)``) converted to
-    /// premultiplied `Float32` (``AnyPixels/floats(in:scratch:)``), and the rendered tile,
-    /// when `output` holds a file's samples, converted to them over `background`
-    /// (``AnyPixels/store(_:in:background:)``), in memory from `scratch`. Pointwise
-    /// conversions, so the same bits as converting the whole image at once. How a worker and
-    /// the in-process renderer render a tile of a streamed image.
+    /// ``SampleFormat``. A chain with a ``fixedPointGaussian(forSourceChannels:)`` renders 8-bit
+    /// samples into 8-bit samples directly, in 16-bit fixed point. Otherwise the rows the tile
+    /// reads (``sourceRegion(for:image:)``) are converted to premultiplied `Float32`
+    /// (``AnyPixels/floats(in:scratch:)``), and the rendered tile, when `output` holds a file's
+    /// samples, to them over `background` (``AnyPixels/store(_:in:background:)``), in memory
+    /// from `scratch`: pointwise conversions, so the same bits as converting the whole image at
+    /// once. How a worker and the in-process renderer render a tile of a streamed image.
     ///
     /// - Throws: the ``FilterFailure`` of the first filter that fails (only plugins can).
     public func render(
         tile: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, background: SIMD3<Float>,
         scratch: ScratchStorage? = nil
     ) throws(FilterFailure) {
+        if case .uint8(let samples) = source, case .uint8(let out) = output,
+            let gaussian = fixedPointGaussian(forSourceChannels: samples.channels)
+        {
+            gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
+            return
+        }
         let needed = sourceRegion(for: tile, image: image)
         let floats = source.floats(
             in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed, scratch: scratch)
@@ -25,5 +32,23 @@ extension FilterChain {
         let rendered = scratch?.pixels(tile, channels: n) ?? PixelBuffer.uninitialized(tile, channels: n)
         try render(tile: tile, source: floats, image: image, into: rendered)
         output.store(rendered, in: tile, background: background)
+    }
+}
+
+extension FilterChain {
+    /// The gaussian that renders this chain from 8-bit samples to 8-bit samples directly, in
+    /// exact 16-bit fixed point (``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``),
+    /// or nil. A chain of one gaussian whose mask has a ``GaussianBlur/fixedPoint`` form (sigma
+    /// up to about 16), colour mode `gamma`, edge `clamp` or `mirror`, over opaque RGB (3
+    /// channels). Its output is within one level of the double-precision definition, not the
+    /// same bits as the `Float32` arithmetic of other chains (docs/filters.md). The one place
+    /// the choice is made: every 8-bit image such a chain renders takes it, streamed or whole
+    /// (``ImageRendering/render(decoded:bitDepth:chain:tileSize:ticket:)``), whatever the tiles
+    /// and the engine, so one job's bytes never depend on how it ran.
+    public func fixedPointGaussian(forSourceChannels channels: Int) -> GaussianBlur? {
+        guard channels == 3, colour == .gamma, edge == .clamp || edge == .mirror, filters.count == 1,
+            let gaussian = filters[0] as? GaussianBlur, gaussian.fixedPoint != nil
+        else { return nil }
+        return gaussian
     }
 }

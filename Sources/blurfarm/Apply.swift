@@ -154,7 +154,7 @@ struct Apply: ParsableCommand {
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {
             result = Result { () throws(RenderFailure) -> RenderedImage in
-                try rendering.render(image.pixels, chain: chain, tileSize: tile)
+                try rendering.render(image, encodedWith: options, chain: chain, tileSize: tile, ticket: RenderTicket())
             }
         }
         let pixels: PixelBuffer

@@ -5,7 +5,7 @@ import CSystemShims
 /// The `blurfarm` command: a thin driver of the library modules.
 @main
 struct Blurfarm: ParsableCommand {
-    static let version = "0.2.0"
+    static let version = "0.3.0"
 
     /// The versions every output's recipe carries (docs/scheduling.md): a new one of either
     /// makes every output run again.

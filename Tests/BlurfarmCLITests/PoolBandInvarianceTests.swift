@@ -75,10 +75,17 @@ import Testing
                 layout = SampleLayout(format: .float32, channels: chain.channels(forSource: source.channels))
             }
             let background = SIMD3<Float>(0.5, Float(seed % 3) / 2, 1)
-            let wholeFloats = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
-                .render(source.floats(in: source.rect))
-            let whole = AnyPixels.uninitialized(wholeFloats.rect, channels: layout.channels, format: layout.format)
-            whole.store(wholeFloats, in: wholeFloats.rect, background: background)
+            let renderer = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
+            let whole: AnyPixels
+            if source.format == .uint8, layout.format == .uint8, chain.fixedPointGaussian(forSourceChannels: source.channels) != nil {
+                // 8-bit samples to 8-bit samples in fixed point: the whole image in one tile.
+                whole = AnyPixels.uninitialized(chain.outputRect(forImage: source.rect), layout)
+                renderer.render(whole.rect, from: source, image: source.rect, into: whole, background: background)
+            } else {
+                let wholeFloats = renderer.render(source.floats(in: source.rect))
+                whole = AnyPixels.uninitialized(wholeFloats.rect, channels: layout.channels, format: layout.format)
+                whole.store(wholeFloats, in: wholeFloats.rect, background: background)
+            }
             let banded = BandedRender(
                 chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: Int(seed % 3) + 1)
             let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)

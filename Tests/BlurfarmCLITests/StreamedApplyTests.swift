@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmImageIO
+import BlurfarmKernels
 import BlurfarmTestSupport
 import Foundation
 import Testing
@@ -47,6 +48,40 @@ import Testing
             ["--filter", "gaussian sigma=6", "--filter", "motion radius=4 angle=60", "--edge", edge, "--tile", "96"])
         #expect(said.allSatisfy { $0.contains("streamed in") }, "\(said)")
         #expect(!whole.isEmpty && streamed == [whole, whole])
+    }
+
+    /// A lone gaussian over an 8-bit opaque image, under `clamp` and `mirror`, is the 16-bit
+    /// fixed-point kernel (``FilterChain/fixedPointGaussian(forSourceChannels:)``) applied to
+    /// the file's samples, bit for bit, whichever path renders it: streamed in process or
+    /// through the workers, or whole (standard output).
+    @Test(arguments: ["clamp", "mirror"])
+    func aLoneGaussianOverEightBitRGBIsTheFixedPointKernelStreamedOrWhole(edge: String) throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let samples = randomSamples(width: 97, height: 61, bands: 3, format: .uint8, seed: 12)
+        let input = folder.appendingPathComponent("in.png").path
+        try ImageWriter.write(
+            samples.floats(in: samples.rect), to: input, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions())
+        let gaussian = GaussianBlur(sigma: 2.7)
+        let rule = EdgeRule(rawValue: edge)!
+        #expect(FilterChain(filters: [gaussian], edge: rule).fixedPointGaussian(forSourceChannels: 3) != nil)
+        guard case .uint8(let source) = samples else { return }
+        let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: 3)
+        gaussian.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
+        let (streamed, whole, _) = try bothPaths(input, "o.png", ["--filter", "gaussian sigma=2.7", "--edge", edge, "--tile", "20"])
+        #expect(streamed == [whole, whole])
+        let output = folder.appendingPathComponent("o.png")
+        try whole.write(to: output)
+        let decoded = try ImageReader.read(output.path, pixelLimit: 1 << 20, memoryLimit: 1 << 30).pixels
+        let written = AnyPixels.uninitialized(decoded.rect, channels: 3, format: .uint8)
+        written.store(decoded, in: decoded.rect, background: .zero)
+        func bytes(_ pixels: AnyPixels) -> [UInt8] {
+            var all: [UInt8] = []
+            pixels.forEachRow(in: pixels.rect) { row, count in all += UnsafeRawBufferPointer(start: row, count: count) }
+            return all
+        }
+        #expect(written.rect == expected.rect && bytes(written) == bytes(.uint8(expected)), "edge \(edge)")
     }
 
     @Test func smallGeneratedImagesStreamToTheSameBytes() throws {

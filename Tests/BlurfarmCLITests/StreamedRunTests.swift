@@ -71,7 +71,7 @@ import Testing
         try Self.manifest.write(to: job, atomically: true, encoding: .utf8)
         let report = folder.appendingPathComponent("report.json")
         var files: [[String: Data]] = [], reports: [[String: [String: Any]]] = []
-        for verify in ["checksum", "decode"] {
+        for verify in ["checksum", "decode", "untiled"] {
             let result = try Blurfarm.run([
                 "run", job.path, "--workers", "2", "--verify", verify, "--force", "--quiet", "--report", report.path,
             ])
@@ -80,7 +80,7 @@ import Testing
             reports.append(try WorkerPoolTests.reportedOutputs(report))
             try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
         }
-        #expect(files[0].count == 16 && files[0] == files[1], "\(files[0].keys.sorted())")
+        #expect(files[0].count == 16 && files[0] == files[1] && files[1] == files[2], "\(files[0].keys.sorted())")
         let (streamed, whole) = (reports[0], reports[1])
         #expect(whole.values.allSatisfy { $0["bands"] as? Int == 0 }, "verify: decode renders whole images")
         for (path, output) in streamed {

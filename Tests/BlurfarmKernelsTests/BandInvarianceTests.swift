@@ -134,6 +134,53 @@ import Testing
         }
     }
 
+    /// A lone gaussian over 8-bit opaque RGB under `clamp` or `mirror` renders the file's
+    /// samples in 16-bit fixed point (``FilterChain/fixedPointGaussian(forSourceChannels:)``):
+    /// in any bands, tiles and threads, the same bits as the fixed-point kernel over the whole
+    /// image.
+    @Test func aLoneGaussianOverEightBitRGBIsTheFixedPointKernelInAnyBands() async {
+        await propertyCheck(
+            count: 120, input: Gen.int(in: 1...60), Gen.int(in: 1...50), Gen.int(in: 1...20), Gen.int(in: 0...16),
+            Gen.int(in: 1...3), Gen.uint64()
+        ) { width, height, bandHeight, tile, threads, seed in
+            var rng = SplitMix(seed: seed)
+            let gaussian = GaussianBlur(sigma: Double.random(in: 0.3...12, using: &rng))
+            let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
+            let chain = FilterChain(filters: [gaussian], edge: edge, colour: .gamma)
+            #expect(chain.fixedPointGaussian(forSourceChannels: 3) != nil, "sigma \(gaussian.mask.sigma)")
+            let source = randomSamples(width: width, height: height, bands: 3, format: .uint8, seed: seed)
+            guard case .uint8(let samples) = source else { return }
+            let whole = SampleBuffer<UInt8>(rect: source.rect, channels: 3)
+            gaussian.render(tile: source.rect, source: samples, image: source.rect, edge: edge, into: whole)
+            let banded = try! Self.renderedInBands(
+                source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
+                inFlight: Int(seed % 5 / 3) + 1, output: SampleLayout(format: .uint8, channels: 3))
+            if let y = Self.firstDifferentRow(banded, .uint8(whole)) {
+                Issue.record(
+                    "\(width)x\(height), sigma \(gaussian.mask.sigma), \(edge), bands of \(bandHeight), tile \(tile): first difference in row \(y)")
+            }
+        }
+    }
+
+    /// The fixed-point route is taken by a chain of one gaussian (with a fixed-point mask),
+    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 channels, and by no other chain.
+    @Test func onlyALoneGammaGaussianOverOpaqueRGBUnderClampOrMirrorRendersInFixedPoint() {
+        let gaussian = GaussianBlur(sigma: 3)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: .mirror).fixedPointGaussian(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 4) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .transparent).fixedPointGaussian(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .grow).fixedPointGaussian(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp, colour: .linear).fixedPointGaussian(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian, gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) == nil)
+        #expect(
+            FilterChain(filters: [MotionBlur(radius: 3, angle: 0, samples: nil)], edge: .clamp)
+                .fixedPointGaussian(forSourceChannels: 3) == nil)
+        // Wide sigmas have no fixed-point mask: their bound exceeds half a level.
+        #expect(GaussianBlur(sigma: 32).fixedPoint == nil)
+        #expect(FilterChain(filters: [GaussianBlur(sigma: 32)], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) == nil)
+    }
+
     @Test(arguments: EdgeRule.allCases)
     func everyEdgeRuleAtTheTopAndBottomOfATallImage(edge: EdgeRule) throws {
         // Reaches longer than a band, bands of one row: windows span many bands.
