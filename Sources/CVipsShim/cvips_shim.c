@@ -36,14 +36,13 @@ static gint cvips_compare_names(gconstpointer a, gconstpointer b) {
 
 static gpointer cvips_load_modules_now(gpointer unused) {
     (void)unused;
-    if (cvips_modules_at_start) return GINT_TO_POINTER(0);
+    if (cvips_modules_at_start) return NULL;
     Dl_info library;
-    if (!dladdr((void *)vips_init, &library) || !library.dli_fname) return GINT_TO_POINTER(0);
+    if (!dladdr((void *)vips_init, &library) || !library.dli_fname) return NULL;
     char *folder = g_path_get_dirname(library.dli_fname);
     char *modules = g_strdup_printf("%s/vips-modules-%d.%d", folder, vips_version(0), vips_version(1));
     g_free(folder);
     GDir *dir = g_dir_open(modules, 0, NULL);
-    int loaded = 0;
     if (dir) {
         GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
         const char *name;
@@ -55,19 +54,17 @@ static gpointer cvips_load_modules_now(gpointer unused) {
             char *path = g_build_filename(modules, (const char *)g_ptr_array_index(names, i), NULL);
             /* The module registers its types in g_module_check_init and makes itself resident:
              * never unloaded, as libvips does. */
-            if (g_module_open(path, G_MODULE_BIND_LAZY)) loaded += 1;
+            g_module_open(path, G_MODULE_BIND_LAZY);
             g_free(path);
         }
         g_ptr_array_free(names, TRUE);
     }
     g_free(modules);
-    return GINT_TO_POINTER(loaded);
+    return NULL;
 }
 
-int cvips_load_modules(void) {
-    static gint calls = 0;
-    int loaded = GPOINTER_TO_INT(g_once(&cvips_modules_once, cvips_load_modules_now, NULL));
-    return g_atomic_int_add(&calls, 1) == 0 ? loaded : 0;
+void cvips_load_modules(void) {
+    g_once(&cvips_modules_once, cvips_load_modules_now, NULL);
 }
 
 /* Whether the modules are (being) loaded: a load that fails before they are is tried again

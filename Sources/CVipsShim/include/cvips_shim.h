@@ -20,9 +20,9 @@
 int cvips_start(const char *argv0);
 
 /// Loads libvips's modules from the folder beside the loaded libvips, once per process,
-/// thread-safe; a later call does nothing. Returns the number of modules loaded by the call
-/// that loaded them (0 after that). A module that does not load is skipped, as libvips does.
-int cvips_load_modules(void);
+/// thread-safe: a later call returns at once, a concurrent one when they are loaded. A module
+/// that does not load is skipped, as libvips does.
+void cvips_load_modules(void);
 
 /// vips_foreign_find_load: the name of the loader that takes the file at `path`, or NULL (the
 /// reason in libvips's error buffer), asking the modules too when no built-in loader does.
