@@ -40,7 +40,7 @@ public enum WorkerProcess {
         return getppid() == coordinatorPID
     }
 
-    /// The whole life of a `blurfarm worker` process: bound to its coordinator, then the
+    /// The whole life of a `blurfarm-worker` process: bound to its coordinator, then the
     /// message loop on standard input and output until `shutdown` or the end of the input.
     /// Errors go to standard error, one line each. Returns the exit status
     /// (``WorkerExit``); the caller exits with it at once (a task still running after

@@ -12,7 +12,7 @@ public struct FarmSettings: Sendable {
     /// Worker processes (0: render in this process, with ``threads`` threads).
     public var workers: Int
     public var threads: Int
-    /// The `blurfarm` executable the workers run (`blurfarm worker`).
+    /// The executable the workers run (`blurfarm-worker`).
     public var workerExecutable: String
     /// The workers' environment, `NAME=value`.
     public var workerEnvironment: [String]

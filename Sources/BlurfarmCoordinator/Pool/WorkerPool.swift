@@ -8,7 +8,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The coordinator's pool of `blurfarm worker` processes (docs/architecture.md, "The worker
+/// The coordinator's pool of `blurfarm-worker` processes (docs/architecture.md, "The worker
 /// pool"): renders images by sending one `task` per tile to idle workers, the pixels in
 /// shared segments. Several images, of several jobs, are rendered at once
 /// (``render(_:chain:tileSize:ticket:)`` is called from several threads): their tiles form
@@ -29,7 +29,7 @@ public final class WorkerPool: ImageRendering, Sendable {
     public struct Settings: Sendable {
         /// The scheduling rules: workers, retries, timeouts.
         public var scheduling: PoolScheduler.Settings
-        /// The `blurfarm` executable, started as `blurfarm worker`.
+        /// The worker executable (`blurfarm-worker`), started as `EXECUTABLE --worker-id N --coordinator-pid P`.
         public var executable: String
         /// The folders the workers load plugins from (`--plugin-folder`).
         public var pluginFolders: [String]
