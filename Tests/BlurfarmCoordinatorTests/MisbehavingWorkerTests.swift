@@ -43,6 +43,22 @@ import Testing
         return image
     }
 
+    /// A worker executable that is missing, or not executable, fails the pool's start with its
+    /// name, not with the retries' message for a machine short of processes ("tried 6 times").
+    @Test func aMissingOrNonExecutableWorkerExecutableFailsThePoolAtOnceByName() throws {
+        let folder = try Self.fakeWorker(then: [])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plain = folder.appendingPathComponent("then.bin").path  // a file without the x bit
+        for path in [folder.appendingPathComponent("blurfarm-worker").path, plain] {
+            #expect {
+                _ = try WorkerPool(.init(scheduling: .init(workers: 2, retries: 0), executable: path))
+            } throws: { error in
+                (error as? RenderFailure)?.reason == .workersUnavailable(
+                    "cannot start the worker pool: the worker executable \(path) is missing or not executable")
+            }
+        }
+    }
+
     @Test func aWorkerThatSendsGarbageIsKilledAndReplacedUntilTheTileFails() throws {
         let folder = try Self.fakeWorker(then: Array("this is not a frame of the wire protocol".utf8))
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -27,6 +27,9 @@ extension Syscalls {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
+    /// Whether this process may execute the file at `path` (`access(X_OK)`).
+    static func isExecutable(_ path: String) -> Bool { PathEncoding.withCString(path) { access($0, X_OK) } == 0 }
+
     /// Starts `executable` with `arguments` (the first is its name) and `environment` (a
     /// null-terminated list), `stdin` and `stdout` as its standard input and output (stderr
     /// inherited), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
