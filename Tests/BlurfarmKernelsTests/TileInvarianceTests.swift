@@ -4,6 +4,7 @@ import BlurfarmKernels
 import BlurfarmPlugins
 import BlurfarmTestSupport
 import PropertyBased
+import Synchronization
 import Testing
 
 /// The tile-invariance guarantee: for any tile size and thread count, tiled output equals
@@ -50,6 +51,25 @@ import Testing
         return FilterChain(filters: filters, edge: edge, colour: colour)
     }
 
+    /// `image` rendered as ``Renderer/render(_:)`` renders it (the same tiles on the same
+    /// threads), except that a filter's failure (a plugin's) is returned, tile and message,
+    /// instead of trapping: a failing random case then says which case it was.
+    static func rendered(
+        _ image: PixelBuffer, chain: FilterChain, tileSize: Int, threads: Int
+    ) -> (pixels: PixelBuffer, failures: [String]) {
+        let renderer = Renderer(chain: chain, tileSize: tileSize, executor: ThreadedTileExecutor(threads: threads))
+        let output = PixelBuffer(rect: chain.outputRect(forImage: image.rect), channels: chain.channels(forSource: image.channels))
+        let failures = Mutex<[String]>([])
+        renderer.executor.run(tiles: renderer.tiles(forImage: image.rect)) { tile in
+            do throws(FilterFailure) {
+                try chain.render(tile: tile, source: image, into: output)
+            } catch {
+                failures.withLock { $0.append("tile \(tile): \(error.message)") }
+            }
+        }
+        return (output, failures.withLock { $0 })
+    }
+
     @Test func tiledEqualsUntiledBitForBit() async {
         await propertyCheck(
             count: 150, input: Gen.int(in: 1...48), Gen.int(in: 1...40), Gen.int(in: 1...60), Gen.int(in: 1...3),
@@ -58,12 +78,13 @@ import Testing
             // Odd seeds make opaque (3-channel) images, even ones premultiplied RGBA.
             let image = TestImages.random(width: width, height: height, seed: seed, opaque: seed % 2 == 1)
             let chain = Self.randomChain(seed: seed)
-            let untiled = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
-            let tiled = Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)).render(image)
+            let what = "\(width)x\(height)x\(image.channels), tile \(tile), chain \(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour)"
+            let (untiled, untiledFailures) = Self.rendered(image, chain: chain, tileSize: 0, threads: 1)
+            let (tiled, tiledFailures) = Self.rendered(image, chain: chain, tileSize: tile, threads: threads)
+            for failure in untiledFailures + tiledFailures { Issue.record("\(what): \(failure)") }
             #expect(tiled.rect == untiled.rect)
-            if let d = tiled.firstDifference(from: untiled) {
-                Issue.record(
-                    "\(width)x\(height)x\(image.channels), tile \(tile), chain \(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour): first difference at (\(d.x), \(d.y))")
+            if untiledFailures.isEmpty, tiledFailures.isEmpty, let d = tiled.firstDifference(from: untiled) {
+                Issue.record("\(what): first difference at (\(d.x), \(d.y))")
             }
         }
     }
