@@ -175,22 +175,17 @@ extension ImageRendering {
         guard image.bitDepth == 8, (options.bitDepth ?? 8) == 8, !outputRect.isEmpty,
             chain.fixedPointGaussian(forSourceChannels: source.channels) != nil
         else { return try render(source, chain: chain, tileSize: tileSize, ticket: ticket) }
-        let layout = SampleLayout(format: .uint8, channels: source.channels)
-        let samples = pixels(source.rect, layout)
+        let samples = AnyPixels.uninitialized(
+            source.rect, SampleLayout(format: .uint8, channels: source.channels), allocator: allocator)
         samples.store(source, in: source.rect, background: .zero)
-        let output = pixels(outputRect, SampleLayout(format: .uint8, channels: chain.channels(forSource: source.channels)))
+        let output = AnyPixels.uninitialized(
+            outputRect, SampleLayout(format: .uint8, channels: chain.channels(forSource: source.channels)),
+            allocator: allocator)
         let retries = try submit(
             outputRect, from: samples, image: source.rect, into: output, chain: chain, tileSize: tileSize,
             ticket: ticket, background: .zero
         ).wait()
         return RenderedImage(pixels: output.floats(in: outputRect), retries: retries)
-    }
-
-    /// New pixels of `rect` in `layout`, in the rendering's memory (``allocator``) when it has any.
-    private func pixels(_ rect: Rect, _ layout: SampleLayout) -> AnyPixels {
-        let bytes = max(1, rect.area * layout.channels * layout.format.byteSize)
-        guard let storage = allocator?.storage(byteCount: bytes) else { return .uninitialized(rect, layout) }
-        return AnyPixels(rect: rect, channels: layout.channels, format: layout.format, storage: storage)
     }
 
     /// `source` rendered with no ticket: job 0, priority 0, no progress.

@@ -265,7 +265,7 @@ public struct JobRunner: Sendable {
         if verify == .untiled {
             // In one tile, here in the coordinator; a chain with a plugin in one task of the
             // rendering, as plugins run in worker processes only.
-            let plugins = variant.filters.contains(where: { registry.descriptor(named: $0.name)?.isPlugin == true })
+            let plugins = chain.filters.contains { $0.origin != .builtIn }
             let untiled: any ImageRendering = plugins ? rendering : InProcessRendering(executor: ThreadedTileExecutor(threads: 1))
             let whole: PixelBuffer
             do throws(RenderFailure) {

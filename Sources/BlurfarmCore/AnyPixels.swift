@@ -75,16 +75,18 @@ public enum AnyPixels: @unchecked Sendable {
         }
     }
 
-    /// New pixels of `rect` in `layout`, undefined until written.
-    public static func uninitialized(_ rect: Rect, _ layout: SampleLayout) -> AnyPixels {
-        uninitialized(rect, channels: layout.channels, format: layout.format)
+    /// New pixels of `rect` in `layout`, undefined until written, in `allocator`'s memory when
+    /// it has some (the worker pool's shared segments), else in this process's.
+    public static func uninitialized(_ rect: Rect, _ layout: SampleLayout, allocator: (any PixelAllocator)? = nil) -> AnyPixels {
+        let bytes = max(1, rect.area * layout.channels * layout.format.byteSize)
+        return AnyPixels(
+            rect: rect, channels: layout.channels, format: layout.format,
+            storage: allocator?.storage(byteCount: bytes) ?? .uninitialized(byteCount: bytes))
     }
 
     /// New pixels of `rect` in `format`, undefined until written.
     public static func uninitialized(_ rect: Rect, channels: Int, format: SampleFormat) -> AnyPixels {
-        AnyPixels(
-            rect: rect, channels: channels, format: format,
-            storage: .uninitialized(byteCount: max(1, rect.area * channels * format.byteSize)))
+        uninitialized(rect, SampleLayout(format: format, channels: channels))
     }
 
     /// The pixels' rectangle, in image coordinates.

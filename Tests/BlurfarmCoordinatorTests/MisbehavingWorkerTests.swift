@@ -44,17 +44,19 @@ import Testing
     }
 
     /// A worker executable that is missing, or not executable, fails the pool's start with its
-    /// name, not with the retries' message for a machine short of processes ("tried 6 times").
+    /// name and `posix_spawn`'s reason, not with the retries' message for a machine short of
+    /// processes ("tried 6 times").
     @Test func aMissingOrNonExecutableWorkerExecutableFailsThePoolAtOnceByName() throws {
         let folder = try Self.fakeWorker(then: [])
         defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("blurfarm-worker").path
         let plain = folder.appendingPathComponent("then.bin").path  // a file without the x bit
-        for path in [folder.appendingPathComponent("blurfarm-worker").path, plain] {
+        for (path, reason) in [(missing, "No such file or directory"), (plain, "Permission denied")] {
             #expect {
                 _ = try WorkerPool(.init(scheduling: .init(workers: 2, retries: 0), executable: path))
             } throws: { error in
                 (error as? RenderFailure)?.reason == .workersUnavailable(
-                    "cannot start the worker pool: the worker executable \(path) is missing or not executable")
+                    "cannot start the workers: the worker executable \(path): \(reason)")
             }
         }
     }

@@ -252,15 +252,25 @@ import Testing
     @Test func workerThatCannotBeSpawnedIsRetriedWithBackoff() {
         var scheduler = PoolScheduler(settings: .init(workers: 1, startAttempts: 3))
         #expect(scheduler.start(at: t0) == [.startWorker(1)])
-        #expect(scheduler.handle(.workerSpawnFailed(1, "pipe: Too many open files"), at: t0).isEmpty)
+        #expect(scheduler.handle(.workerSpawnFailed(1, .shortOf("pipe: Too many open files")), at: t0).isEmpty)
         #expect(scheduler.handle(.tick, at: at(0.05)).isEmpty)
         #expect(scheduler.handle(.tick, at: at(0.1)) == [.startWorker(2)])
-        _ = scheduler.handle(.workerSpawnFailed(2, "pipe: Too many open files"), at: at(0.1))
+        _ = scheduler.handle(.workerSpawnFailed(2, .shortOf("pipe: Too many open files")), at: at(0.1))
         #expect(scheduler.handle(.tick, at: at(0.25)).isEmpty)
         #expect(scheduler.handle(.tick, at: at(0.3)) == [.startWorker(3)])
-        let failed = scheduler.handle(.workerSpawnFailed(3, "pipe: Too many open files"), at: at(0.3))
+        let failed = scheduler.handle(.workerSpawnFailed(3, .shortOf("pipe: Too many open files")), at: at(0.3))
         #expect(failed == [.startFailed(
             "cannot start worker 1 of 1: pipe: Too many open files (tried 3 times); lower --workers or raise the limit")])
+    }
+
+    @Test func workerWhoseExecutableCannotRunFailsTheStartAtOnce() {
+        var scheduler = PoolScheduler(settings: .init(workers: 2, startAttempts: 3))
+        #expect(scheduler.start(at: t0) == [.startWorker(1), .startWorker(2)])
+        let failed = scheduler.handle(
+            .workerSpawnFailed(1, .executable("/opt/x/blurfarm-worker: No such file or directory")), at: t0)
+        // At the first failure, where one for want of processes waits to be tried again.
+        #expect(failed == [.startFailed(
+            "cannot start the workers: the worker executable /opt/x/blurfarm-worker: No such file or directory")])
     }
 
     @Test func workersThatKeepDyingBeforeHelloFailTheStart() {

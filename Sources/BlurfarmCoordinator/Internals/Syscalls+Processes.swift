@@ -27,9 +27,6 @@ extension Syscalls {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
-    /// Whether this process may execute the file at `path` (`access(X_OK)`).
-    static func isExecutable(_ path: String) -> Bool { PathEncoding.withCString(path) { access($0, X_OK) } == 0 }
-
     /// Starts `executable` with `arguments` (the first is its name) and `environment` (a
     /// null-terminated list), `stdin` and `stdout` as its standard input and output (stderr
     /// inherited), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
@@ -167,4 +164,12 @@ extension Syscalls {
     /// Whether `RLIMIT_NPROC` binds this process: the kernel does not apply it to a process
     /// with `CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN` (root, as a rule).
     static var processLimitApplies: Bool { effectiveUserID != 0 }
+}
+
+extension SystemCallError {
+    /// Whether `posix_spawn` failed because of the program itself: missing, not executable,
+    /// not a program, or a path that cannot name one. Trying again would not help.
+    var isAboutTheProgram: Bool {
+        call == "posix_spawn" && [ENOENT, EACCES, ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG].contains(errno)
+    }
 }

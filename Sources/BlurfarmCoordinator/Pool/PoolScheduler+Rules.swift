@@ -16,19 +16,26 @@ extension PoolScheduler {
         }
     }
 
-    /// Worker `id` could not be spawned: tried again after a backoff; after
-    /// ``Settings/startAttempts`` tries the pool fails to start, goes on with the workers it
-    /// has, or (with none) begins an outage.
-    mutating func spawnFailed(_ id: WorkerID, _ problem: String, at now: Instant, into actions: inout [Action]) {
+    /// Worker `id` could not be spawned: when the machine was short of something, tried again
+    /// after a backoff; after ``Settings/startAttempts`` such tries, or at once when the worker
+    /// executable cannot be run, the pool fails to start, goes on with the workers it has, or
+    /// (with none) begins an outage.
+    mutating func spawnFailed(_ id: WorkerID, _ failure: SpawnFailure, at now: Instant, into actions: inout [Action]) {
         workers[id] = nil
-        let attempts = (spawnRetry?.attempts ?? 0) + 1
-        guard attempts >= settings.startAttempts else {
-            spawnRetry = (attempts, now + .milliseconds(100) * (1 << (attempts - 1)), problem)
-            return
+        let message: String
+        switch failure {
+        case .shortOf(let problem):
+            let attempts = (spawnRetry?.attempts ?? 0) + 1
+            guard attempts >= settings.startAttempts else {
+                spawnRetry = (attempts, now + .milliseconds(100) * (1 << (attempts - 1)), problem)
+                return
+            }
+            message = "cannot start worker \(workers.count + 1) of \(workerTarget): \(problem) "
+                + "(tried \(attempts) times); lower --workers or raise the limit"
+        case .executable(let problem):
+            message = "cannot start the workers: the worker executable \(problem)"
         }
         spawnRetry = nil
-        let message = "cannot start worker \(workers.count + 1) of \(workerTarget): \(problem) "
-            + "(tried \(attempts) times); lower --workers or raise the limit"
         if !hasStarted {
             actions.append(.startFailed(message))
         } else if workers.isEmpty {

@@ -120,12 +120,22 @@ public struct PoolScheduler: Sendable {
         public let attempt: UInt32
     }
 
+    /// Why a worker could not be spawned.
+    public enum SpawnFailure: Sendable, Equatable {
+        /// The machine is short of what a spawn needs (descriptors, processes, memory): the
+        /// reason. It may pass, so the spawn is tried again with backoff.
+        case shortOf(String)
+        /// The worker executable cannot be run (missing, not executable, not a program): the
+        /// reason, naming it. Trying again would not help.
+        case executable(String)
+    }
+
     /// What happened.
     public enum Event: Sendable {
         /// The shell spawned worker `id` as process `pid`.
         case workerSpawned(WorkerID, pid: Int32)
-        /// The shell could not spawn worker `id` (no pipe, no process: the reason).
-        case workerSpawnFailed(WorkerID, String)
+        /// The shell could not spawn worker `id`.
+        case workerSpawnFailed(WorkerID, SpawnFailure)
         case hello(WorkerID)
         case ready(WorkerID)
         case heartbeat(WorkerID)

@@ -94,7 +94,7 @@ struct PoolSupervisor {
                     slots[id] = slot
                     handle(.workerSpawned(id, pid: slot.pid))
                 } catch {
-                    handle(.workerSpawnFailed(id, "\(error)"))
+                    handle(.workerSpawnFailed(id, launcher.spawnFailure(error)))
                 }
             case .send(let task, let worker):
                 guard let request = requests[task.image] else { continue }

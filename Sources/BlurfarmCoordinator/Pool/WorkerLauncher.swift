@@ -50,6 +50,12 @@ final class WorkerLauncher {
         }
     }
 
+    /// What `error` from ``start(workerID:)`` says: the executable cannot be run (`posix_spawn`
+    /// found no program there, or may not run it), or the machine was short of something.
+    func spawnFailure(_ error: SystemCallError) -> PoolScheduler.SpawnFailure {
+        error.isAboutTheProgram ? .executable("\(executable): \(error.reason)") : .shortOf("\(error)")
+    }
+
     /// Kills the worker (SIGKILL), closes its pipes and waits for it: how it ended.
     func kill(_ slot: PoolSupervisor.Slot) -> String {
         Syscalls.kill(slot.pid)

@@ -81,20 +81,13 @@ public final class WorkerPool: ImageRendering, Sendable {
     ///   - stop: while the workers start, checked every 50 ms: once it is set, the workers
     ///     started are stopped and this throws at once.
     ///   - onNotice: told of every worker started and lost and every tile retried.
-    /// - Throws: ``RenderFailure`` when the worker executable is missing or not executable (at
-    ///   once), when the workers keep failing to start (dying before their `hello`), when one
-    ///   cannot be started at all (after ``startAttempts`` tries with backoff), or when `stop`
-    ///   was set.
+    /// - Throws: ``RenderFailure`` when the worker executable cannot be run (at once), when the
+    ///   workers keep failing to start (dying before their `hello`), when one cannot be started
+    ///   at all (after ``startAttempts`` tries with backoff), or when `stop` was set.
     public init(
         _ settings: Settings, stop: StopRequest? = nil,
         onNotice: @escaping @Sendable (PoolScheduler.PoolNotice) -> Void = { _ in }
     ) throws(RenderFailure) {
-        // A worker executable that is not there fails every spawn alike: said at once, by name,
-        // not after the retries meant for a machine short of processes.
-        guard Syscalls.isExecutable(settings.executable) else {
-            throw RenderFailure(.workersUnavailable(
-                "cannot start the worker pool: the worker executable \(settings.executable) is missing or not executable"))
-        }
         do throws(SystemCallError) {
             wakePipe = try Syscalls.pipe(nonBlocking: true)
         } catch {
