@@ -142,18 +142,30 @@ public struct InProcessRendering: ImageRendering {
 /// A region being rendered (``ImageRendering/submit(_:from:image:into:chain:tileSize:ticket:)``):
 /// ``wait()`` for its outcome.
 public final class RenderInFlight: Sendable {
-    private let outcome: @Sendable () throws(RenderFailure) -> Int
+    /// How a render that succeeded ended.
+    public struct Done: Sendable {
+        /// The tiles retried.
+        public let retries: Int
+        /// When its last tile was rendered: earlier than the wait's return when the caller came
+        /// to wait late (the time a band was rendering ends here, not when someone looked).
+        public let at: ContinuousClock.Instant
+    }
 
-    /// A render that ends when `wait` returns: the tiles retried, or why it failed.
-    init(_ wait: @escaping @Sendable () throws(RenderFailure) -> Int) { outcome = wait }
+    private let outcome: @Sendable () throws(RenderFailure) -> Done
 
-    /// A render already done, with `result`.
-    init(_ result: Result<Int, RenderFailure>) { outcome = { () throws(RenderFailure) -> Int in try result.get() } }
+    /// A render that ends when `wait` returns: how it ended, or why it failed.
+    init(_ wait: @escaping @Sendable () throws(RenderFailure) -> Done) { outcome = wait }
 
-    /// Waits until every tile is rendered and returns the tiles retried; may be called again.
+    /// A render already done, with `result`, the tiles retried, now.
+    init(_ result: Result<Int, RenderFailure>) {
+        let done = result.map { Done(retries: $0, at: .now) }
+        outcome = { () throws(RenderFailure) -> Done in try done.get() }
+    }
+
+    /// Waits until every tile is rendered and returns how the render ended; may be called again.
     ///
     /// - Throws: ``RenderFailure`` as ``WorkerPool/render(_:chain:tileSize:ticket:)``.
-    public func wait() throws(RenderFailure) -> Int { try outcome() }
+    public func wait() throws(RenderFailure) -> Done { try outcome() }
 }
 
 extension ImageRendering {
@@ -184,7 +196,7 @@ extension ImageRendering {
         let retries = try submit(
             outputRect, from: samples, image: source.rect, into: output, chain: chain, tileSize: tileSize,
             ticket: ticket, background: .zero
-        ).wait()
+        ).wait().retries
         return RenderedImage(pixels: output.floats(in: outputRect), retries: retries)
     }
 

@@ -178,7 +178,8 @@ extension JobRunner {
                         ticket: ticket, background: backgrounds[chain])
                     return {
                         do throws(RenderFailure) {
-                            progress.rendered(chain, retries: try rendered.wait(), from: start, to: ContinuousClock.now)
+                            let done = try rendered.wait()
+                            progress.rendered(chain, retries: done.retries, from: start, to: done.at)
                         } catch {
                             throw StreamFailure.render(error)
                         }

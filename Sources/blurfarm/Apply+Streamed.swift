@@ -17,12 +17,13 @@ extension Apply {
     /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
     /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
     /// Otherwise `apply` decodes the whole image. The bands render in the worker pool or in
-    /// this process, as `engine` says. The input is admitted within `limits`, the memory being
+    /// this process, as `engine` says; its workers may still be starting (the first window is
+    /// decoded meanwhile). The input is admitted within `limits`, the memory being
     /// what streaming it needs (``DecodeMemory/streamed(_:_:)``, a function of its width, not
     /// its height).
     func renderStreamed(
         chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, limits: AdmissionLimits,
-        engine: Engine
+        engine: Engine.Launched
     ) throws -> Bool {
         guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil,
             chain.filters.allSatisfy({ $0.origin == .builtIn })
@@ -46,16 +47,14 @@ extension Apply {
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
             options: options)
         do {
-            let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
-            defer { pool?.shutdown() }
             try banded.run(
                 source: reader.layout,
                 outputs: [writer.layout],
-                allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
+                allocator: engine.rendering.allocator, bandsInFlight: engine.rendering.bandsInFlight
             ) { band in
                 try reader.read(into: band)
             } render: { _, band, window, output in
-                let rendered = rendering.submit(
+                let rendered = try engine.started().submit(
                     band, from: window, image: image, into: output, chain: chain, tileSize: tile, ticket: RenderTicket(),
                     background: writer.background)
                 return {
@@ -72,7 +71,7 @@ extension Apply {
         if verbose {
             let bands = banded.bands
             let tiles = bands.reduce(0) { $0 + banded.tiles(of: $1).count }
-            let engineWords = engine.workers > 0 ? counted(engine.workers, "worker") : counted(engine.threads, "thread")
+            let engineWords = engine.words
             say(
                 "\(output): \(banded.output.width)x\(banded.output.height), \(specs.map(\.description).joined(separator: " | ")), "
                     + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords), "

@@ -128,8 +128,14 @@ struct Apply: ParsableCommand {
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
+        // The workers start while the image is opened and its first rows decoded.
+        let launched = chain.filters.isEmpty
+            ? nil : try engine.launch(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
+        defer { launched?.shutdown() }
         let clock = ContinuousClock()
-        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, engine: engine) {
+        if let launched,
+            try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, engine: launched)
+        {
             return
         }
         var decoded: DecodedImage?
@@ -149,8 +155,8 @@ struct Apply: ParsableCommand {
             }
             return
         }
-        let (pool, rendering) = try engine.start(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
-        defer { pool?.shutdown() }
+        guard let launched else { preconditionFailure("a chain with no filters is the identity") }
+        let rendering = try launched.started()
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {
             result = Result { () throws(RenderFailure) -> RenderedImage in
@@ -165,7 +171,7 @@ struct Apply: ParsableCommand {
         let encodeTime = try clock.measure { try write(pixels, of: image, options: options) }
         if verbose {
             let tiles = TileGrid(bounds: pixels.rect, tileSize: tile).tiles.count
-            let engineWords = engine.workers > 0 ? counted(engine.workers, "worker") : counted(engine.threads, "thread")
+            let engineWords = engine.words
             say(
                 "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
                     + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords); "

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlurfarmCoordinator
+import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmManifest
 import Foundation
@@ -8,7 +9,7 @@ import Logging
 /// What renders the tiles of `run` and `apply`: a pool of worker processes, or threads of this
 /// process. `--workers N`, else the configuration's `workers`, else one per core; `--threads`
 /// alone (or `--workers 0`) asks for the in-process engine. Choosing checks the options and
-/// starts nothing; ``start()`` starts the workers, when there is work for them.
+/// starts nothing; ``launch(_:)`` starts the workers, when there is work for them.
 struct Engine {
     /// Worker processes (0: in process).
     let workers: Int
@@ -79,18 +80,51 @@ struct Engine {
             logger: logger)
     }
 
-    /// The rendering of one image (`apply`): a started pool of workers, or the in-process
-    /// engine (then `pool` is nil). Shut the pool down when done.
+    /// What renders, in words: "2 workers", "2 threads".
+    var words: String { workers > 0 ? counted(workers, "worker") : counted(threads, "thread") }
+
+    /// The rendering of one image (`apply`): a pool of workers starting (``Launched``), or the
+    /// in-process engine. The workers start while the caller opens the image and decodes its
+    /// first rows; ``Launched/started()`` waits for them before the first tile.
     ///
-    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start.
-    func start(_ settings: FarmSettings) throws -> (pool: WorkerPool?, rendering: any ImageRendering) {
-        guard workers > 0 else { return (nil, InProcessRendering(executor: ThreadedTileExecutor(threads: threads))) }
+    /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the pool cannot be made.
+    func launch(_ settings: FarmSettings) throws -> Launched {
+        guard workers > 0 else {
+            return Launched(
+                words: words, pool: nil, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: threads)))
+        }
         do throws(RenderFailure) {
-            let pool = try WorkerPool(settings.poolSettings)
-            return (pool, pool)
+            let pool = try WorkerPool(launching: settings.poolSettings)
+            return Launched(words: words, pool: pool, rendering: pool)
         } catch {
             printError("\(error)")
             throw ExitCode(ExitStatus.someFailed)
         }
+    }
+
+    /// An engine launched for one image: what it renders with, and its pool, starting.
+    struct Launched {
+        /// What renders, in words: "2 workers", "2 threads".
+        let words: String
+        /// The workers (nil: in process). Shut down when done.
+        let pool: WorkerPool?
+        /// Renders once ``started()`` returned; its ``ImageRendering/allocator`` is there at once.
+        let rendering: any ImageRendering
+
+        /// The rendering, once every worker has started (at once in process).
+        ///
+        /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the workers cannot start.
+        func started() throws -> any ImageRendering {
+            do throws(RenderFailure) {
+                try pool?.waitUntilStarted()
+                return rendering
+            } catch {
+                printError("\(error)")
+                throw ExitCode(ExitStatus.someFailed)
+            }
+        }
+
+        /// Stops the workers, if any.
+        func shutdown() { pool?.shutdown() }
     }
 }

@@ -137,7 +137,7 @@ struct FarmBench {
             rows.append([
                 "blurfarm run --workers \(count)", String(format: "%.2f", seconds),
                 String(format: "%.1f", Double(files.count) / seconds), String(format: "%.1f", megapixels / seconds),
-                String(format: "%.2f", median(measured.map(\.filterSeconds))), String(format: "%.0f", Double(coordinator) / 1e6), count == 0 ? "-" : String(format: "%.0f", Double(worker) / 1e6),
+                String(format: "%.3f", median(measured.map(\.filterSeconds))), String(format: "%.0f", Double(coordinator) / 1e6), count == 0 ? "-" : String(format: "%.0f", Double(worker) / 1e6),
                 String(format: "%.0f", Double(together) / 1e6),
                 vipsMedian.map { String(format: "%.2f", $0 / seconds) } ?? "-",
                 String(format: "%.2f", median(measured.map(\.rerunSeconds))),

@@ -10,7 +10,8 @@ import Testing
 /// rendered by worker processes from windows in the pool's shared memory, is the whole image's
 /// render in process, bit for bit, whatever the band height, tile size, worker count, bands in
 /// flight, chain, edge rule, colour mode and sample format (`Float32`, or a file's samples
-/// converted in the workers).
+/// converted in the workers). The pool is launched, not started: the first windows are decoded
+/// into its memory while its workers start, as `apply` does.
 @Suite(.serialized) struct PoolBandInvarianceTests {
     /// Random premultiplied pixels, a third of the images opaque (3 channels).
     static func image(width: Int, height: Int, seed: UInt64) -> PixelBuffer {
@@ -51,7 +52,8 @@ import Testing
 
     @Test(arguments: [1, 3])
     func bandsRenderedByWorkersAreTheWholeImageBitForBit(workers: Int) async throws {
-        let pool = try WorkerPool(.init(scheduling: .init(workers: workers, retries: 0), executable: BuiltExecutable.worker.path))
+        let pool = try WorkerPool(
+            launching: .init(scheduling: .init(workers: workers, retries: 0), executable: BuiltExecutable.worker.path))
         defer { pool.shutdown() }
         await propertyCheck(
             count: 25, input: Gen.int(in: 1...70), Gen.int(in: 1...90), Gen.int(in: 1...24), Gen.int(in: 0...20),
@@ -95,6 +97,7 @@ import Testing
                     allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
                     read: { band in band.copy(band.rect, from: source) },
                     render: { _, band, window, into in
+                        try pool.waitUntilStarted()
                         let rendered = pool.submit(
                             band, from: window, image: source.rect, into: into, chain: chain, tileSize: tile,
                             ticket: RenderTicket(), background: background)

@@ -61,6 +61,38 @@ import Testing
         }
     }
 
+    @Test func aLaunchedPoolWhoseWorkersCannotStartSaysSoWhenWaitedForEveryTime() throws {
+        let folder = try Self.fakeWorker(then: [])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("blurfarm-worker").path
+        let pool = try WorkerPool(launching: .init(scheduling: .init(workers: 2, retries: 0), executable: missing))
+        let expected = RenderFailure.Reason.workersUnavailable(
+            "cannot start the workers: the worker executable \(missing): No such file or directory")
+        for _ in 0..<2 {
+            #expect { try pool.waitUntilStarted() } throws: { error in (error as? RenderFailure)?.reason == expected }
+        }
+        pool.shutdown()  // already shut down by the failed start: returns at once
+    }
+
+    @Test func aLaunchedPoolShutDownWhileItsWorkersStartStopsThem() throws {
+        // A worker that never says hello: it writes its pid and sleeps (exec keeps the pid).
+        let folder = try Self.fakeWorker(then: [])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = folder.appendingPathComponent("silent.sh")
+        try "#!/bin/sh\necho $$ > '\(folder.path)/pid-'\"$2\"\nexec sleep 1000\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let pool = try WorkerPool(launching: .init(scheduling: .init(workers: 1, retries: 0), executable: script.path))
+        let pidFile = folder.appendingPathComponent("pid-1")
+        var pid: Int32?
+        for _ in 0..<1000 where pid == nil {
+            pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            if pid == nil { usleep(10_000) }
+        }
+        let worker = try #require(pid, "the worker never started")
+        pool.shutdown()
+        #expect(kill(worker, 0) == -1 && errno == ESRCH, "worker \(worker) outlived its pool's shutdown")
+    }
+
     @Test func aWorkerThatSendsGarbageIsKilledAndReplacedUntilTheTileFails() throws {
         let folder = try Self.fakeWorker(then: Array("this is not a frame of the wire protocol".utf8))
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -54,6 +54,10 @@ public final class WorkerPool: ImageRendering, Sendable {
     let inbox = Mutex(Inbox())
     let wakePipe: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled by the pool's thread once the workers started, or could not.
+    private let started = StartSignal()
+    /// What ``waitUntilStarted(stop:)`` found.
+    private let startOutcome = Mutex<Result<Void, RenderFailure>?>(nil)
     let segments = SegmentPool()
     /// The workers as last seen by the pool's thread.
     let snapshot = Mutex<[WorkerStatus]>([])
@@ -75,18 +79,30 @@ public final class WorkerPool: ImageRendering, Sendable {
     /// failure and twice as long after each next: about 3 s in all.
     public static let startAttempts = 6
 
-    /// Starts the workers and waits until each has said `hello` and `ready`.
+    /// Starts the workers and waits until each has said `hello` and `ready`: ``init(launching:onNotice:)``
+    /// and ``waitUntilStarted(stop:)``.
     ///
     /// - Parameters:
     ///   - stop: while the workers start, checked every 50 ms: once it is set, the workers
     ///     started are stopped and this throws at once.
     ///   - onNotice: told of every worker started and lost and every tile retried.
-    /// - Throws: ``RenderFailure`` when the worker executable cannot be run (at once), when the
-    ///   workers keep failing to start (dying before their `hello`), when one cannot be started
-    ///   at all (after ``startAttempts`` tries with backoff), or when `stop` was set.
-    public init(
+    /// - Throws: ``RenderFailure`` as ``waitUntilStarted(stop:)``, or when the pool's wake
+    ///   pipe cannot be made.
+    public convenience init(
         _ settings: Settings, stop: StopRequest? = nil,
         onNotice: @escaping @Sendable (PoolScheduler.PoolNotice) -> Void = { _ in }
+    ) throws(RenderFailure) {
+        try self.init(launching: settings, onNotice: onNotice)
+        try waitUntilStarted(stop: stop)
+    }
+
+    /// Starts the workers and returns at once: the caller does something else meanwhile (opens
+    /// and decodes the first rows of an image, in the pool's memory: ``allocator``), then
+    /// calls ``waitUntilStarted(stop:)`` before it renders anything, or ``shutdown()``.
+    ///
+    /// - Throws: ``RenderFailure`` when the pool's wake pipe cannot be made.
+    public init(
+        launching settings: Settings, onNotice: @escaping @Sendable (PoolScheduler.PoolNotice) -> Void = { _ in }
     ) throws(RenderFailure) {
         do throws(SystemCallError) {
             wakePipe = try Syscalls.pipe(nonBlocking: true)
@@ -95,8 +111,7 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
         self.settings = settings
         self.onNotice = onNotice
-        let started = StartSignal()
-        let thread = Thread { [self] in
+        let thread = Thread { [self, started] in
             Syscalls.blockBrokenPipeSignalInThisThread()
             var supervisor = PoolSupervisor(pool: self)
             supervisor.run(started: started)
@@ -104,20 +119,39 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
         thread.name = "blurfarm.worker-pool"
         thread.start()
-        while started.semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
-            if let signalNumber = stop?.signalNumber {
-                inbox.withLock { inbox in
-                    inbox.stoppedBySignal = signalNumber
-                    wake()
+    }
+
+    /// Waits until each worker has said `hello` and `ready`; returns at once after the first
+    /// call. Call it before rendering anything, and not after ``shutdown()``.
+    ///
+    /// - Parameter stop: checked every 50 ms: once it is set, the workers started are stopped
+    ///   and this throws at once.
+    /// - Throws: ``RenderFailure`` when the worker executable cannot be run (at once), when the
+    ///   workers keep failing to start (dying before their `hello`), when one cannot be started
+    ///   at all (after ``startAttempts`` tries with backoff), or when `stop` was set. The pool
+    ///   is then shut down, and a second call throws the same.
+    public func waitUntilStarted(stop: StopRequest? = nil) throws(RenderFailure) {
+        try startOutcome.withLock { (outcome: inout Result<Void, RenderFailure>?) throws(RenderFailure) in
+            if outcome == nil {
+                while started.semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+                    if let signalNumber = stop?.signalNumber {
+                        inbox.withLock { inbox in
+                            inbox.stoppedBySignal = signalNumber
+                            wake()
+                        }
+                    }
+                }
+                if let problem = started.problem.withLock({ $0 }) {
+                    finished.wait()
+                    inbox.withLock { $0.shuttingDown = true }
+                    Syscalls.close(wakePipe.read)
+                    Syscalls.close(wakePipe.write)
+                    outcome = .failure(RenderFailure(.workersUnavailable(problem)))
+                } else {
+                    outcome = .success(())
                 }
             }
-        }
-        if let problem = started.problem.withLock({ $0 }) {
-            finished.wait()
-            inbox.withLock { $0.shuttingDown = true }
-            Syscalls.close(wakePipe.read)
-            Syscalls.close(wakePipe.write)
-            throw RenderFailure(.workersUnavailable(problem))
+            try outcome!.get()
         }
     }
 
@@ -147,7 +181,7 @@ public final class WorkerPool: ImageRendering, Sendable {
         let retries = try submit(
             outputRect, from: .float32(source), image: source.rect, into: .float32(output), chain: chain,
             tileSize: tileSize, ticket: ticket
-        ).wait()
+        ).wait().retries
         return RenderedImage(pixels: output, retries: retries)
     }
 
@@ -196,7 +230,7 @@ public final class WorkerPool: ImageRendering, Sendable {
             return true
         }
         guard accepted else { return RenderInFlight(.failure(RenderFailure(.poolShutDown))) }
-        return RenderInFlight { () throws(RenderFailure) -> Int in
+        return RenderInFlight { () throws(RenderFailure) -> RenderInFlight.Done in
             request.done.wait()
             request.done.signal()  // a second wait returns at once
             // The segments stay open (their ids valid) until every task of the image is answered.
@@ -204,7 +238,7 @@ public final class WorkerPool: ImageRendering, Sendable {
             switch request.result! {
             case .success(let retries):
                 if sharedOutput.pixels.storage !== output.storage { output.copy(region, from: sharedOutput.pixels) }
-                return retries
+                return RenderInFlight.Done(retries: retries, at: request.finished)
             case .failure(let failure): throw failure
             }
         }
@@ -326,6 +360,8 @@ final class PoolRequest: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
     /// The retried tiles on success.
     var result: Result<Int, RenderFailure>?
+    /// When the pool's thread heard of the last tile.
+    var finished = ContinuousClock.now
 
     init(
         image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
@@ -345,6 +381,7 @@ final class PoolRequest: @unchecked Sendable {
 
     func finish(_ result: Result<Int, RenderFailure>) {
         self.result = result
+        finished = .now
         done.signal()
     }
 }
