@@ -67,6 +67,7 @@ extension Apply {
             writer.abandon()
             throw error
         }
+        engine.finishing()
         try writer.finish()
         if verbose {
             let bands = banded.bands

@@ -163,6 +163,7 @@ struct Apply: ParsableCommand {
                 try rendering.render(image, encodedWith: options, chain: chain, tileSize: tile, ticket: RenderTicket())
             }
         }
+        launched.finishing()
         let pixels: PixelBuffer
         switch result! {
         case .success(let rendered): pixels = rendered.pixels

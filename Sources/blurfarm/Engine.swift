@@ -124,7 +124,11 @@ struct Engine {
             }
         }
 
-        /// Stops the workers, if any.
+        /// Starts stopping the workers, if any, when no tile is left: they exit while the
+        /// output's last rows are encoded.
+        func finishing() { pool?.beginShutdown() }
+
+        /// Stops the workers, if any, and waits for them.
         func shutdown() { pool?.shutdown() }
     }
 }

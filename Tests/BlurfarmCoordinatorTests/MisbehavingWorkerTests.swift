@@ -93,6 +93,21 @@ import Testing
         #expect(kill(worker, 0) == -1 && errno == ESRCH, "worker \(worker) outlived its pool's shutdown")
     }
 
+    @Test func aPoolThatBeganToShutDownTakesNoImageAndShutdownWaitsForItsWorkers() throws {
+        let folder = try Self.fakeWorker(then: [])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pool = try WorkerPool(.init(scheduling: .init(workers: 2, retries: 0), executable: folder.appendingPathComponent("worker.sh").path))
+        pool.beginShutdown()
+        #expect { _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 0) } throws: { error in
+            (error as? RenderFailure)?.reason == .poolShutDown
+        }
+        pool.shutdown()
+        pool.shutdown()  // idempotent
+        let pids = pool.workers.map(\.pid)
+        #expect(pids.count == 2, "\(pool.workers)")
+        #expect(pids.allSatisfy { kill($0, 0) == -1 && errno == ESRCH }, "workers \(pids) outlived the shutdown")
+    }
+
     @Test func aWorkerThatSendsGarbageIsKilledAndReplacedUntilTheTileFails() throws {
         let folder = try Self.fakeWorker(then: Array("this is not a frame of the wire protocol".utf8))
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -58,6 +58,8 @@ public final class WorkerPool: ImageRendering, Sendable {
     private let started = StartSignal()
     /// What ``waitUntilStarted(stop:)`` found.
     private let startOutcome = Mutex<Result<Void, RenderFailure>?>(nil)
+    /// Set once the pool's thread has ended and the wake pipe is closed.
+    private let ended = Mutex(false)
     let segments = SegmentPool()
     /// The workers as last seen by the pool's thread.
     let snapshot = Mutex<[WorkerStatus]>([])
@@ -142,10 +144,8 @@ public final class WorkerPool: ImageRendering, Sendable {
                     }
                 }
                 if let problem = started.problem.withLock({ $0 }) {
-                    finished.wait()
                     inbox.withLock { $0.shuttingDown = true }
-                    Syscalls.close(wakePipe.read)
-                    Syscalls.close(wakePipe.write)
+                    waitForTheEnd()
                     outcome = .failure(RenderFailure(.workersUnavailable(problem)))
                 } else {
                     outcome = .success(())
@@ -297,16 +297,30 @@ public final class WorkerPool: ImageRendering, Sendable {
     /// 2 s), then ends the pool's thread. An image still being rendered fails. Idempotent.
     /// Call it when the pool is no longer needed: the pool's thread holds the pool until then.
     public func shutdown() {
-        let first = inbox.withLock { inbox -> Bool in
-            if inbox.shuttingDown { return false }
+        beginShutdown()
+        waitForTheEnd()
+    }
+
+    /// Starts ``shutdown()`` and returns at once: the workers stop while the caller does
+    /// something else (encodes the last rows); ``shutdown()`` then waits for them.
+    public func beginShutdown() {
+        // Under the lock, as `submit` wakes: the pipe is closed only after `shuttingDown` is set.
+        inbox.withLock { inbox in
+            guard !inbox.shuttingDown else { return }
             inbox.shuttingDown = true
-            return true
+            wake()
         }
-        guard first else { return }
-        wake()
-        finished.wait()
-        Syscalls.close(wakePipe.read)
-        Syscalls.close(wakePipe.write)
+    }
+
+    /// Waits for the pool's thread to end, then closes the wake pipe; once.
+    private func waitForTheEnd() {
+        ended.withLock { ended in
+            guard !ended else { return }
+            finished.wait()
+            Syscalls.close(wakePipe.read)
+            Syscalls.close(wakePipe.write)
+            ended = true
+        }
     }
 
     func wake() { Syscalls.writeByte(wakePipe.write) }  // a full pipe already wakes the thread
