@@ -41,13 +41,15 @@
 //
 // Conversation (every message means one thing):
 //
-//   worker → coordinator: hello (once, first), ready (idle: send me one task), heartbeat,
-//                         result (task done), failure (task's filter failed)
-//   coordinator → worker: task (only to a worker that said ready), cancel, shutdown
+//   worker → coordinator: hello (once, first), ready (done with a task: one more may come),
+//                         heartbeat, result (task done), failure (task's filter failed)
+//   coordinator → worker: task (a worker holds at most two), cancel, shutdown
 //
-// A worker says `ready` each time it becomes idle: after `hello` when it is set up, after each
-// `result` or `failure`, and after it abandons a cancelled task (for which it sends no result).
-// A `cancel` naming a task the worker is not running is ignored, with no reply.
+// A worker says `ready` after `hello` when it is set up, after each `result` or `failure`, and
+// after it drops a cancelled task (for which it sends no result). It holds at most two tasks:
+// the coordinator may send the next while one runs, and never a third before a `ready`; the
+// worker runs them in the order they came. A `cancel` naming a task the worker holds drops
+// its reply (a waiting task is not run); a `cancel` of another task is ignored, with no reply.
 
 import BlurfarmCore
 
@@ -57,8 +59,9 @@ public enum WireProtocol {
     public static let magic: [UInt8] = [0x42, 0x46, 0x57, 0x31]
 
     /// The protocol version this build speaks and accepts; any other is refused. Version 2
-    /// added the sample format of shared regions and the background of shared tasks.
-    public static let version: UInt16 = 2
+    /// added the sample format of shared regions and the background of shared tasks; version 3
+    /// lets a worker hold two tasks, the second sent before the first's `ready`.
+    public static let version: UInt16 = 3
 
     /// Bytes before the payload: magic (4), version (2), type (2), payload length (4).
     public static let headerSize = 12

@@ -6,17 +6,24 @@ import Synchronization
 /// The worker's side of the conversation (docs/protocol.md): reads frames from one file
 /// descriptor, writes frames to another, renders tasks with a ``TaskRunner``.
 ///
-/// ``run(input:)`` sends `hello` and `ready`, then reads. Each `task` runs on a thread of its
-/// own while the loop goes on reading, so `cancel` and `shutdown` are seen during a long task.
-/// A task ends in its `result` or `failure` (none when it was cancelled) and `ready`. While a
-/// task runs, a heartbeat thread sends `heartbeat(taskID)` every ``heartbeatInterval``. All
-/// frames go through one lock, whole. The loop ends at `shutdown`, at the end of the input, or
-/// at bad input; then nothing more is written, and a task still running is abandoned (the
-/// process exits; in a test its result is dropped).
+/// ``run(input:)`` sends `hello` and `ready`, then reads. Tasks run one after the other on a
+/// thread of their own while the loop goes on reading, so `cancel` and `shutdown` are seen
+/// during a long task; the coordinator may send the next task while one runs (it waits in
+/// ``waiting``: at most ``tasksHeld`` tasks at once). A task ends in its `result` or `failure`
+/// (none when it was cancelled) and `ready`. While a task runs, a heartbeat thread sends
+/// `heartbeat(taskID)` every ``heartbeatInterval``. All frames go through one lock, whole. The
+/// loop ends at `shutdown`, at the end of the input, or at bad input; then nothing more is
+/// written, and a task still running is abandoned (the process exits; in a test its result is
+/// dropped).
 public final class Worker: Sendable {
     /// How often a running task's heartbeat is sent: a policy. The protocol asks for at least
     /// one a second; half that leaves room for a loaded machine.
     public static let heartbeatInterval: Duration = .milliseconds(500)
+
+    /// Tasks a worker holds at once: one running and one waiting (docs/protocol.md): the
+    /// coordinator sends the next before the `ready` of the last, so that the worker goes on
+    /// at once instead of waiting for the coordinator's answer to its `ready`.
+    public static let tasksHeld = 2
 
     /// The id the coordinator gave this worker (sent in `hello`).
     public let workerID: UInt32
@@ -29,8 +36,10 @@ public final class Worker: Sendable {
     private struct State {
         /// The task running, and when its last heartbeat (or its start) was.
         var running: (id: UInt64, lastBeat: ContinuousClock.Instant)?
-        /// Whether the running task was cancelled: its reply is not sent.
-        var cancelled = false
+        /// Tasks accepted and not yet running, in order.
+        var waiting: [UInt64] = []
+        /// Tasks cancelled (running or waiting): no reply is sent for them.
+        var cancelled: Set<UInt64> = []
         /// Whether the loop has ended.
         var finished = false
     }
@@ -81,7 +90,7 @@ public final class Worker: Sendable {
                         if let busy = accept(task) { return .badInput(busy) }
                     case .cancel(let taskID):
                         state.withLock { state in
-                            if state.running?.id == taskID { state.cancelled = true }
+                            if state.running?.id == taskID || state.waiting.contains(taskID) { state.cancelled.insert(taskID) }
                         }
                     case .hello, .ready, .result, .failure, .heartbeat:
                         return .badInput("a coordinator does not send '\(message.type)'")
@@ -93,29 +102,42 @@ public final class Worker: Sendable {
         }
     }
 
-    /// Starts `task` on the task thread, or says why it cannot (one is running).
+    /// Queues `task` for the task thread, or says why it cannot (the worker holds
+    /// ``tasksHeld`` tasks already).
     private func accept(_ task: TaskMessage) -> String? {
-        let busy: UInt64? = state.withLock { state in
-            if let running = state.running { return running.id }
-            state.running = (task.taskID, ContinuousClock.now)
-            state.cancelled = false
+        let held: [UInt64]? = state.withLock { state in
+            let held = (state.running.map { [$0.id] } ?? []) + state.waiting
+            if held.count >= Self.tasksHeld { return held }
+            state.waiting.append(task.taskID)
             return nil
         }
-        if let busy { return "task \(task.taskID) arrived while task \(busy) runs (no 'ready' asked for it)" }
+        if let held {
+            return "task \(task.taskID) arrived while the worker holds tasks \(held.map(String.init).joined(separator: " and ")) "
+                + "(at most \(Self.tasksHeld) before a 'ready')"
+        }
         tasks.async { [self] in
-            let reply = runner.execute(task)
-            var frame: [UInt8]
-            do {
-                frame = try FrameEncoder.encode(reply)
-            } catch {
-                frame = (try? FrameEncoder.encode(.failure(TaskFailure(
-                    taskID: task.taskID, message: "the result does not fit a frame: \(error)")))) ?? []
+            // Runs unless it was cancelled while it waited.
+            let runs = state.withLock { state in
+                state.waiting.removeFirst()
+                guard !state.cancelled.contains(task.taskID) else { return false }
+                state.running = (task.taskID, ContinuousClock.now)
+                return true
+            }
+            let reply = runs ? runner.execute(task) : nil
+            var frame: [UInt8] = []
+            if let reply {
+                do {
+                    frame = try FrameEncoder.encode(reply)
+                } catch {
+                    frame = (try? FrameEncoder.encode(.failure(TaskFailure(
+                        taskID: task.taskID, message: "the result does not fit a frame: \(error)")))) ?? []
+                }
             }
             // Cleared under the lock the heartbeat thread sends under: no heartbeat for this
             // task follows its reply.
             let cancelled = state.withLock { state in
                 state.running = nil
-                return state.cancelled
+                return state.cancelled.remove(task.taskID) != nil
             }
             if !cancelled { writer.send(frame: frame) }
             writer.send(.ready)

@@ -13,10 +13,12 @@ import Testing
 
     /// A scheduler of `workers` workers, all started, greeted and idle.
     func running(
-        workers: Int = 2, retries: Int = 1, taskTimeout: TaskTimeout = .fixed(.seconds(5))
+        workers: Int = 2, retries: Int = 1, taskTimeout: TaskTimeout = .fixed(.seconds(5)), tasksPerWorker: Int = 1
     ) -> PoolScheduler {
         var scheduler = PoolScheduler(
-            settings: .init(workers: workers, retries: retries, heartbeatTimeout: .seconds(10), taskTimeout: taskTimeout))
+            settings: .init(
+                workers: workers, retries: retries, heartbeatTimeout: .seconds(10), taskTimeout: taskTimeout,
+                tasksPerWorker: tasksPerWorker))
         let starts = scheduler.start(at: t0)
         #expect(starts == (1...workers).map { .startWorker(UInt32($0)) })
         for id in 1...UInt32(workers) {
@@ -319,5 +321,133 @@ import Testing
         #expect(finishes(actions).first?.1 == .failure(RenderFailure(.poolShutDown)))
         #expect(scheduler.handle(.imageQueued(2, image(tiles: 1)), at: at(2)).contains(
             .finish(2, .failure(RenderFailure(.poolShutDown)))))
+    }
+
+    // Two tasks a worker (the pool's default): the next is sent before the `ready`.
+
+    @Test func eachIdleWorkerTakesOneTaskBeforeAnyTakesItsSecond() {
+        var scheduler = running(workers: 2, tasksPerWorker: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 5)), at: t0))
+        #expect(sent.map(\.1) == [1, 2, 1, 2])
+        #expect(scheduler.workers[1]?.state == .busy(task: sent[0].0.task, since: t0))
+        #expect(scheduler.workers[1]?.waiting == [sent[2].0.task])
+        #expect(scheduler.workers[2]?.waiting == [sent[3].0.task])
+    }
+
+    @Test func readyStartsTheWaitingTaskAndRefillsTheWorker() {
+        var scheduler = running(workers: 1, tasksPerWorker: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 3)), at: t0))
+        #expect(sent.map(\.0.task) == [1, 2])
+        _ = answer(&scheduler, 1, 1, at: at(1))
+        let refill = sends(scheduler.handle(.ready(1), at: at(2)))
+        #expect(scheduler.workers[1]?.state == .busy(task: 2, since: at(2)), "the waiting task runs from the ready")
+        #expect(refill.map(\.0.task) == [3])
+        #expect(scheduler.workers[1]?.waiting == [3])
+        _ = answer(&scheduler, 1, 2, at: at(3))
+        #expect(sends(scheduler.handle(.ready(1), at: at(3))).isEmpty)
+        let last = answer(&scheduler, 1, 3, at: at(4))
+        #expect(finishes(last).map(\.0) == [1])
+        _ = scheduler.handle(.ready(1), at: at(4))
+        #expect(scheduler.workers[1]?.state == .idle && scheduler.workers[1]?.waiting == [])
+    }
+
+    @Test func aWaitingTaskIsTimedFromTheReadyBeforeIt() {
+        var scheduler = running(workers: 1, taskTimeout: .fixed(.seconds(5)), tasksPerWorker: 2)
+        _ = scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0)
+        _ = answer(&scheduler, 1, 1, at: at(4))
+        _ = scheduler.handle(.ready(1), at: at(4))
+        // Sent at 0, running from 4: not over the 5 s limit at 8, over it at 10.
+        #expect(!scheduler.handle(.heartbeat(1), at: at(8)).contains { if case .kill = $0 { true } else { false } })
+        _ = scheduler.handle(.tick, at: at(8))
+        #expect(scheduler.handle(.tick, at: at(10)).contains { if case .kill(1, _) = $0 { true } else { false } })
+    }
+
+    @Test func aLostWorkersRunningTaskIsAFailedAttemptAndItsWaitingTaskGoesBackUncounted() {
+        var scheduler = running(workers: 1, retries: 0, tasksPerWorker: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 2, job: 1, id: 1)), at: t0))
+        _ = scheduler.handle(.imageQueued(2, image(tiles: 1, job: 2, id: 2)), at: t0)
+        #expect(sent.map(\.0.task) == [1, 2] && sent.allSatisfy { $0.0.image == 1 })
+        _ = scheduler.handle(.workerFailed(1, reason: "crashed"), at: at(1))
+        let gone = scheduler.handle(.workerExited(1, exit: "killed by signal 11"), at: at(1))
+        // The running tile used its one attempt: image 1 fails; image 2 waits for the new worker.
+        #expect(finishes(gone).map(\.0) == [1])
+        #expect(gone.contains(.startWorker(2)))
+        _ = scheduler.handle(.workerSpawned(2, pid: 102), at: at(1))
+        _ = scheduler.handle(.hello(2), at: at(1))
+        let next = sends(scheduler.handle(.ready(2), at: at(1)))
+        #expect(next.map(\.0.image) == [2] && next.map(\.0.attempt) == [1])
+    }
+
+    @Test func aWaitingTaskOfALostWorkerKeepsItsAttemptNumber() {
+        var scheduler = running(workers: 1, retries: 0, tasksPerWorker: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))
+            + sends(scheduler.handle(.imageQueued(2, image(tiles: 1, job: 2, id: 2)), at: t0))
+        #expect(sent.map(\.0.image) == [1, 2])
+        _ = scheduler.handle(.workerFailed(1, reason: "crashed"), at: at(1))
+        let gone = scheduler.handle(.workerExited(1, exit: "killed by signal 11"), at: at(1))
+        #expect(finishes(gone).map(\.0) == [1], "only the running task's image fails")
+        _ = scheduler.handle(.workerSpawned(2, pid: 102), at: at(1))
+        _ = scheduler.handle(.hello(2), at: at(1))
+        let retry = sends(scheduler.handle(.ready(2), at: at(1)))
+        #expect(retry.map(\.0.image) == [2] && retry.map(\.0.attempt) == [1])
+        _ = answer(&scheduler, 2, retry[0].0.task, at: at(2))
+        #expect(finishes(scheduler.handle(.ready(2), at: at(2))).isEmpty)
+    }
+
+    @Test func aFailedImagesWaitingTaskIsCancelledAndItsWorkerKept() {
+        var scheduler = running(workers: 1, retries: 3, tasksPerWorker: 2)
+        let first = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))
+        let second = sends(scheduler.handle(.imageQueued(2, image(tiles: 1, job: 2, id: 2)), at: t0))
+        #expect(first.map(\.0.task) == [1] && second.map(\.0.task) == [2])
+        // Image 2's filter cannot fail before it runs; image 2 fails through its job instead,
+        // and image 1's running task fails its own image with a filter error.
+        let failed = scheduler.handle(.failure(1, 1, message: "boom"), at: at(1))
+        #expect(finishes(failed).map(\.0) == [1])
+        #expect(!failed.contains { if case .kill = $0 { true } else { false } })
+        // The worker moves on to task 2 at its ready.
+        _ = scheduler.handle(.ready(1), at: at(1))
+        #expect(scheduler.workers[1]?.state == .busy(task: 2, since: at(1)))
+        let cancelled = scheduler.handle(.jobCancelled(job: 2), at: at(2))
+        #expect(cancelled.contains(.cancel(2, on: 1)))
+        #expect(finishes(scheduler.handle(.ready(1), at: at(3))).map(\.0) == [2])
+    }
+
+    @Test func aFailingImageCancelsItsTaskWaitingInAWorkerRunningAnotherImage() {
+        var scheduler = running(workers: 2, retries: 3, tasksPerWorker: 2)
+        // Worker 1 runs image 1's tile; worker 2 runs image 2's first tile; worker 1 then holds
+        // image 2's second tile, waiting.
+        let a = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))
+        let b = sends(scheduler.handle(.imageQueued(2, image(tiles: 2, job: 2, id: 2)), at: t0))
+        #expect(a.map(\.1) == [1] && b.map(\.1) == [2, 1])
+        let actions = scheduler.handle(.failure(2, b[0].0.task, message: "boom"), at: at(1))
+        #expect(actions.contains(.cancel(b[1].0.task, on: 1)), "the waiting task is cancelled")
+        #expect(!actions.contains { if case .kill(1, _) = $0 { true } else { false } }, "worker 1 runs image 1: kept")
+        #expect(finishes(actions).isEmpty, "worker 1 still holds image 2's task")
+        #expect(finishes(answer(&scheduler, 1, a[0].0.task, at: at(2))).map(\.0) == [1])
+        #expect(finishes(scheduler.handle(.ready(1), at: at(2))).isEmpty, "the waiting task runs (to be dropped)")
+        #expect(finishes(scheduler.handle(.ready(1), at: at(3))).map(\.0) == [2], "the dropped task's ready")
+    }
+
+    @Test func aCancelledTasksLateFailureReplyFinishesItsImage() {
+        var scheduler = running(workers: 1)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 7)), at: t0))
+        #expect(finishes(scheduler.handle(.jobCancelled(job: 7), at: at(1))).isEmpty)
+        // The worker failed the tile before the cancel reached it.
+        let late = scheduler.handle(.failure(1, sent[0].0.task, message: "boom"), at: at(2))
+        #expect(finishes(late).first?.1 == .failure(RenderFailure(.cancelled)))
+    }
+
+    @Test func aFailedImagesWaitingTaskThatRanBeforeItsCancelCameFinishesTheImage() {
+        // Every tile of image 1 fails (a plugin's error); worker 2 is killed for running one,
+        // worker 1 runs its waiting task before the cancel reaches it and fails it too.
+        var scheduler = running(workers: 2, retries: 3, tasksPerWorker: 2)
+        let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 4)), at: t0))
+        #expect(sent.map(\.1) == [1, 2, 1, 2])
+        let failed = scheduler.handle(.failure(1, sent[0].0.task, message: "boom"), at: at(1))
+        #expect(failed.contains(.cancel(sent[2].0.task, on: 1)))
+        _ = scheduler.handle(.workerExited(2, exit: "killed by signal 9"), at: at(1))
+        _ = scheduler.handle(.ready(1), at: at(2))
+        let late = scheduler.handle(.failure(1, sent[2].0.task, message: "boom"), at: at(3))
+        #expect(finishes(late).map(\.0) == [1])
     }
 }

@@ -51,7 +51,7 @@ struct Bytes {
 
 /// A frame with a correct checksum around any header values and payload.
 func frame(
-    type: UInt16, payload: [UInt8], magic: [UInt8] = [0x42, 0x46, 0x57, 0x31], version: UInt16 = 2,
+    type: UInt16, payload: [UInt8], magic: [UInt8] = [0x42, 0x46, 0x57, 0x31], version: UInt16 = 3,
     length: UInt32? = nil
 ) -> [UInt8] {
     var b = Bytes(bytes: magic)

@@ -24,6 +24,18 @@ import Glibc
 
     static let gaussian = [FilterSpec(name: "gaussian", arguments: ["sigma": .number(1)])]
 
+    /// A task that runs long enough (a wide motion blur over 512 × 512 inline pixels) for
+    /// frames sent meanwhile to arrive while it runs.
+    static func slowTask(id: UInt64) -> TaskMessage {
+        let image = Rect(x: 0, y: 0, width: 512, height: 512)
+        let source = PixelBuffer(rect: image, channels: 3)
+        Pixels.randomize(source, seed: id)
+        let slow = Chains.specs([("motion", ["radius": .number(100), "angle": .number(0), "samples": .integer(400)])])
+        return TaskMessage(
+            taskID: id, imageID: 1, attempt: 1, tile: image, image: image, filters: slow, edge: .clamp,
+            colour: .gamma, pixels: .inline(source: InlinePixels(source)))
+    }
+
     @Test func handshakeSaysHelloWithTheIDAndPidThenReady() throws {
         let worker = try WorkerProcessHandle(workerID: 4_000_000_001)
         let hello = try worker.handshake()
@@ -168,15 +180,9 @@ import Glibc
 
     /// A cancelled task sends no result, only `ready`; a cancel of another task changes nothing.
     @Test func aCancelledTaskSendsNoResult() throws {
-        let image = Rect(x: 0, y: 0, width: 512, height: 512)
-        let source = PixelBuffer(rect: image, channels: 3)
-        Pixels.randomize(source, seed: 4)
-        let slow = Chains.specs([("motion", ["radius": .number(100), "angle": .number(0), "samples": .integer(400)])])
         let worker = try WorkerProcessHandle(workerID: 10)
         _ = try worker.handshake()
-        try worker.send(.task(TaskMessage(
-            taskID: 50, imageID: 1, attempt: 1, tile: image, image: image, filters: slow, edge: .clamp,
-            colour: .gamma, pixels: .inline(source: InlinePixels(source)))))
+        try worker.send(.task(Self.slowTask(id: 50)))
         try worker.send(.cancel(taskID: 49))
         try worker.send(.cancel(taskID: 50))
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "no result for the cancelled task")
@@ -192,6 +198,39 @@ import Glibc
         try worker.send(.shutdown)
         #expect(try worker.waitForExit().status == 0)
         #expect(try worker.reader.next() == nil)
+    }
+
+    /// A worker holds two tasks: the second, sent while the first runs, runs after it (a task
+    /// sent after the first's `ready` runs after the second); a cancel of the waiting one drops
+    /// it (only `ready`); a third task while two are held is bad input.
+    @Test func aWorkerHoldsTwoTasksRunsThemInOrderAndDropsAWaitingOneCancelled() throws {
+        let worker = try WorkerProcessHandle(workerID: 12)
+        _ = try worker.handshake()
+        try worker.send(.task(Self.slowTask(id: 60)))
+        try worker.send(.task(Self.inlineTask(id: 61, filters: Self.gaussian)))
+        try worker.send(.cancel(taskID: 61))
+        guard case .result(let first) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no result for the running task")
+            return
+        }
+        #expect(first.taskID == 60)
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+        try worker.send(.task(Self.inlineTask(id: 62, filters: Self.gaussian)))
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "the cancelled waiting task: no result")
+        guard case .result(let third) = try worker.reader.nextSkippingHeartbeats() else {
+            Issue.record("no result for the task after the cancelled one")
+            return
+        }
+        #expect(third.taskID == 62)
+        #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
+
+        // Three at once: the third is refused, and the worker exits.
+        try worker.send(.task(Self.slowTask(id: 70)))
+        try worker.send(.task(Self.inlineTask(id: 71, filters: Self.gaussian)))
+        try worker.send(.task(Self.inlineTask(id: 72, filters: Self.gaussian)))
+        let exit = try worker.waitForExit(timeout: 60)
+        #expect(exit.status == WorkerExit.badInputStatus)
+        #expect(exit.stderr.contains("task 72 arrived while the worker holds tasks 70 and 71"), "\(exit.stderr)")
     }
 
     /// SIGKILL the worker's parent: the kernel kills the worker too (PR_SET_PDEATHSIG).

@@ -71,6 +71,13 @@ extension PoolScheduler {
         }
     }
 
+    /// A task that never ran (it waited in a worker that is gone): back to the front of its
+    /// image's queue with the same attempt number.
+    mutating func requeue(_ sent: Sent) {
+        guard images[sent.image]?.ending == nil else { return }
+        images[sent.image]!.queue.insert(sent.pending, at: 0)
+    }
+
     /// A failed attempt at a tile: back to the front of its image's queue with the next attempt
     /// number, or the image fails when the attempts are used up.
     mutating func failedAttempt(_ sent: Sent, _ reason: String, avoid: WorkerID?, into actions: inout [Action]) {
@@ -90,17 +97,17 @@ extension PoolScheduler {
     }
 
     /// The image fails (or is cancelled) with `failure`: its queue is dropped; it finishes
-    /// once its tasks in flight are answered. Those of a cancelled image are cancelled (the
-    /// workers drop them and go on); the workers still rendering a failed image are killed and
-    /// replaced, so that it fails at once.
+    /// once its tasks in flight are answered. Those of a cancelled image, and those waiting in
+    /// a worker, are cancelled (the workers drop them and go on); the workers still rendering a
+    /// failed image are killed and replaced, so that it fails at once.
     mutating func end(_ id: ImageID, _ failure: RenderFailure, into actions: inout [Action]) {
         guard let image = images[id], image.ending == nil else { return }
         images[id]!.ending = RenderFailure(failure.reason, retries: image.retries)
         images[id]!.queue.removeAll()
         for (task, sent) in tasks.sorted(by: { $0.key < $1.key }) where sent.image == id && !sent.cancelled {
             tasks[task]!.cancelled = true
-            guard workers[sent.worker]?.state != .stopping else { continue }
-            if failure.reason == .cancelled {
+            guard let worker = workers[sent.worker], worker.state != .stopping else { continue }
+            if failure.reason == .cancelled || worker.waiting.contains(task) {
                 actions.append(.cancel(task, on: sent.worker))
             } else {
                 kill(sent.worker, "was stopped: the image of its task failed", into: &actions)
@@ -121,32 +128,39 @@ extension PoolScheduler {
         }
     }
 
-    /// Sends queued tiles to idle workers while both remain: the first image in
+    /// Sends queued tiles to workers with room while both remain: every idle worker one before
+    /// any busy worker its next (up to ``Settings/tasksPerWorker``); the first image in
     /// ``ImageOrder`` first, and a tile not to the worker it avoids unless that is the only one.
     mutating func dispatch(at now: Instant, into actions: inout [Action]) {
         guard !isShuttingDown else { return }
-        let idle = workers.values.filter { $0.state == .idle }.map(\.id).sorted()
-        guard !idle.isEmpty else { return }
-        let order = images.filter { !$0.value.queue.isEmpty }.sorted { $0.value.order < $1.value.order }.map(\.key)
-        guard !order.isEmpty else { return }
-        for worker in idle {
-            var chosen: (image: ImageID, position: Int)?
-            for id in order {
-                if let position = images[id]!.queue.firstIndex(where: { $0.avoid != worker || workerTarget == 1 }) {
-                    chosen = (id, position)
-                    break
+        for held in 0..<settings.tasksPerWorker {
+            let takers = workers.values.filter { $0.held == held }.map(\.id).sorted()
+            guard !takers.isEmpty else { continue }
+            let order = images.filter { !$0.value.queue.isEmpty }.sorted { $0.value.order < $1.value.order }.map(\.key)
+            guard !order.isEmpty else { return }
+            for worker in takers {
+                var chosen: (image: ImageID, position: Int)?
+                for id in order {
+                    if let position = images[id]!.queue.firstIndex(where: { $0.avoid != worker || workerTarget == 1 }) {
+                        chosen = (id, position)
+                        break
+                    }
                 }
+                guard let (id, position) = chosen else { continue }
+                let pending = images[id]!.queue.remove(at: position)
+                let task = nextTaskID
+                nextTaskID += 1
+                tasks[task] = Sent(image: id, pending: pending, worker: worker)
+                images[id]!.inFlight += 1
+                if held == 0 {
+                    workers[worker]!.state = .busy(task: task, since: now)
+                    workers[worker]!.lastHeard = now
+                    workers[worker]!.taskPixelsRead = pending.pixelsRead
+                } else {
+                    workers[worker]!.waiting.append(task)
+                }
+                actions.append(.send(TileTask(task: task, image: id, tile: pending.tile, attempt: pending.attempt), to: worker))
             }
-            guard let (id, position) = chosen else { continue }
-            let pending = images[id]!.queue.remove(at: position)
-            let task = nextTaskID
-            nextTaskID += 1
-            tasks[task] = Sent(image: id, pending: pending, worker: worker)
-            images[id]!.inFlight += 1
-            workers[worker]!.state = .busy(task: task, since: now)
-            workers[worker]!.lastHeard = now
-            workers[worker]!.taskPixelsRead = pending.pixelsRead
-            actions.append(.send(TileTask(task: task, image: id, tile: pending.tile, attempt: pending.attempt), to: worker))
         }
     }
 

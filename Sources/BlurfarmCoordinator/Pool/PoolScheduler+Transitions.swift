@@ -43,6 +43,13 @@ extension PoolScheduler {
             case .starting: break
             case .idle, .stopping: return actions
             }
+            if !worker.waiting.isEmpty {
+                // The next task it holds runs from now.
+                let next = workers[id]!.waiting.removeFirst()
+                workers[id]!.state = .busy(task: next, since: now)
+                workers[id]!.taskPixelsRead = tasks[next]?.pending.pixelsRead ?? 0
+                break
+            }
             workers[id]!.state = .idle
             if !hasStarted, workers.count == workerTarget, workers.values.allSatisfy({ $0.state == .idle }) {
                 hasStarted = true
@@ -68,8 +75,13 @@ extension PoolScheduler {
             finishIfDone(sent.image, into: &actions)
         case .failure(let id, let task, let message):
             workers[id]?.lastHeard = now
-            guard let sent = answer(task, from: id, at: now), !sent.cancelled else { break }
-            end(sent.image, RenderFailure(.filter(tile: sent.pending.tile, worker: id, message: message)), into: &actions)
+            guard let sent = answer(task, from: id, at: now) else { break }
+            if sent.cancelled {
+                // A cancelled task's reply, sent before the cancel came: its image may be done.
+                finishIfDone(sent.image, into: &actions)
+            } else {
+                end(sent.image, RenderFailure(.filter(tile: sent.pending.tile, worker: id, message: message)), into: &actions)
+            }
         case .workerFailed(let id, let reason):
             kill(id, reason, into: &actions)
             return actions
@@ -77,11 +89,16 @@ extension PoolScheduler {
             guard let worker = workers.removeValue(forKey: id) else { break }
             actions.append(.notice(.workerLost(id, pid: worker.pid, reason: worker.stopReason ?? "exited", exit: exit)))
             if !worker.greeted { noteStartFailure("worker \(id) (pid \(worker.pid)) \(exit)", at: now, into: &actions) }
-            if let task = tasks.first(where: { $0.value.worker == id })?.key, let sent = tasks.removeValue(forKey: task) {
+            // Its first task was running (tasks run in the order sent); the others never ran.
+            for (position, task) in tasks.filter({ $0.value.worker == id }).keys.sorted().enumerated() {
+                let sent = tasks.removeValue(forKey: task)!
                 settle(sent)
-                if !sent.cancelled {
+                if sent.cancelled {
+                } else if position == 0 {
                     let lost = "worker \(id) (pid \(worker.pid)) \(worker.stopReason ?? "exited") (\(exit))"
                     failedAttempt(sent, lost, avoid: nil, into: &actions)
+                } else {
+                    requeue(sent)
                 }
                 finishIfDone(sent.image, into: &actions)
             }

@@ -9,10 +9,13 @@ import BlurfarmCore
 /// **Workers.** Each worker is in one state: ``WorkerState/starting(since:)`` until its
 /// `hello` and `ready`, ``WorkerState/idle``, ``WorkerState/busy(task:since:)`` from a task
 /// until the `ready` that follows its reply, ``WorkerState/stopping`` once it is to be killed,
-/// until the shell reports it gone (``Event/workerExited(_:_:)``). A worker that is silent
-/// longer than the heartbeat timeout while it has a task (or before its `hello`), or runs one
-/// task longer than the task timeout, is killed; its task goes back to the front of its
-/// image's queue with the next attempt number, and a replacement is started.
+/// until the shell reports it gone (``Event/workerExited(_:_:)``). A busy worker is sent its
+/// next task before that `ready` (``Settings/tasksPerWorker``): it waits in the worker
+/// (``Worker/waiting``) and runs from the `ready`, so that the worker never waits for the
+/// pool's answer. A worker that is silent longer than the heartbeat timeout while it has a
+/// task (or before its `hello`), or runs one task longer than the task timeout, is killed; its
+/// running task goes back to the front of its image's queue with the next attempt number, its
+/// waiting tasks with theirs (they never ran), and a replacement is started.
 ///
 /// **Images.** Tiles go out by their image's ``ImageOrder``: the job's priority (higher
 /// first), then the job's arrival, then the image's. A tile fails its image when its attempt
@@ -47,13 +50,18 @@ public struct PoolScheduler: Sendable {
         public var taskTimeout: TaskTimeout
         /// Tries to spawn a worker before giving up (``WorkerPool/startAttempts``).
         public var startAttempts: Int
+        /// Tasks a worker holds at once: 1, or 2 (the protocol's most: one running, one
+        /// waiting for its `ready`).
+        public var tasksPerWorker: Int
 
         public init(
             workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
-            taskTimeout: TaskTimeout = .adaptive, startAttempts: Int = 6
+            taskTimeout: TaskTimeout = .adaptive, startAttempts: Int = 6, tasksPerWorker: Int = 2
         ) {
             precondition(workers >= 1, "a pool has at least one worker")
             precondition(retries >= 0, "retries cannot be negative")
+            precondition((1...2).contains(tasksPerWorker), "a worker holds one task or two")
+            self.tasksPerWorker = tasksPerWorker
             self.workers = workers
             self.retries = retries
             self.heartbeatTimeout = heartbeatTimeout
@@ -68,7 +76,8 @@ public struct PoolScheduler: Sendable {
         case starting(since: Instant)
         /// Waiting for a task.
         case idle
-        /// Sent `task` at `since`; busy until the `ready` after its reply.
+        /// Running `task` since `since` (when it was sent, or the `ready` after the task
+        /// before); busy until the `ready` after its reply.
         case busy(task: TaskID, since: Instant)
         /// To be killed; gone once the shell reports ``Event/workerExited(_:_:)``.
         case stopping
@@ -227,8 +236,18 @@ public struct PoolScheduler: Sendable {
         public var state: WorkerState
         var greeted = false
         var lastHeard: Instant
-        /// The pixels the task's filters read: its timeout allows for them.
+        /// The pixels the running task's filters read: its timeout allows for them.
         var taskPixelsRead = 0
+        /// Tasks sent while it was busy, in order: each runs from the `ready` before it.
+        public internal(set) var waiting: [TaskID] = []
+        /// Tasks it holds, running or waiting; nil when it takes none (starting, stopping).
+        var held: Int? {
+            switch state {
+            case .idle: 0
+            case .busy: 1 + waiting.count
+            case .starting, .stopping: nil
+            }
+        }
         /// Tasks this worker answered.
         public var tilesDone = 0
         /// Why it is being killed.
