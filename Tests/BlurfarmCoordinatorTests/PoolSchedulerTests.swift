@@ -450,4 +450,14 @@ import Testing
         let late = scheduler.handle(.failure(1, sent[2].0.task, message: "boom"), at: at(3))
         #expect(finishes(late).map(\.0) == [1])
     }
+
+    @Test func shutdownKillsWorkersNotYetGreetedAndStopsTheOthers() {
+        var scheduler = PoolScheduler(settings: .init(workers: 2))
+        _ = scheduler.start(at: t0)
+        _ = scheduler.handle(.workerSpawned(1, pid: 11), at: t0)
+        _ = scheduler.handle(.workerSpawned(2, pid: 12), at: t0)
+        _ = scheduler.handle(.hello(1), at: at(1))
+        let actions = scheduler.handle(.shutdown, at: at(1))
+        #expect(actions == [.kill(2, reason: "was stopped before it started"), .stopWorkers])
+    }
 }

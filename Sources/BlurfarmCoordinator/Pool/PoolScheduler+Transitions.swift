@@ -125,6 +125,11 @@ extension PoolScheduler {
         case .shutdown:
             isShuttingDown = true
             for id in images.keys where images[id]!.ending == nil { end(id, RenderFailure(.poolShutDown), into: &actions) }
+            // A worker that has not said hello holds nothing: killed at once, not waited for
+            // while it starts (a pool shut down as it starts: an image refused from its header).
+            for id in workers.keys.sorted() where !workers[id]!.greeted {
+                kill(id, "was stopped before it started", into: &actions)
+            }
             // The workers stop before any image is given back: none writes into its pixels after.
             actions.append(.stopWorkers)
             for id in Array(images.keys) {

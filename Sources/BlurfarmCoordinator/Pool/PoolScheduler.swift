@@ -168,7 +168,7 @@ public struct PoolScheduler: Sendable {
         case jobReprioritised(job: UInt64, priority: Int)
         /// Time passed: timeouts and start retries are checked.
         case tick
-        /// Every image fails, every worker stops.
+        /// Every image fails, every worker stops (one not yet greeted is killed at once).
         case shutdown
     }
 
