@@ -39,6 +39,14 @@ public struct Rect: Hashable, Sendable, CustomStringConvertible {
         return Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
+    /// The smallest rectangle holding both (an empty one adds nothing).
+    public func union(_ other: Rect) -> Rect {
+        if other.isEmpty { return self }
+        if isEmpty { return other }
+        let x0 = min(x, other.x), y0 = min(y, other.y)
+        return Rect(x: x0, y: y0, width: max(maxX, other.maxX) - x0, height: max(maxY, other.maxY) - y0)
+    }
+
     /// Whether `other` lies wholly inside this rectangle (an empty rectangle lies inside any).
     public func contains(_ other: Rect) -> Bool {
         other.isEmpty || (other.x >= x && other.y >= y && other.maxX <= maxX && other.maxY <= maxY)

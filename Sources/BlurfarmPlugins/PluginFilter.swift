@@ -35,10 +35,11 @@ public struct PluginFilter: Filter {
         }
     }
 
-    /// How far a plugin's rectangle may reach beyond the rectangle it was given, in widths and
-    /// heights of that rectangle or of the image, the larger, on each side (a policy: `zoom`,
-    /// the widest example, reads at most half the image beyond a tile and at most doubles its
-    /// input under `grow`).
+    /// How far a plugin's rectangle may reach beyond the rectangle it was given and the image
+    /// together, in widths and heights of that rectangle or of the image, the larger, on each
+    /// side (a policy: `zoom`, the widest example, reads at most half the way from a tile to the
+    /// image's centre, which under `grow` may lie far outside the image, and at most doubles
+    /// its input under `grow`).
     static let largestReach = 1
     /// Pixels a plugin's rectangle may reach beyond that on each side in any case (a policy:
     /// bilinear neighbours and rounding, which on an image of a few pixels are more than its
@@ -89,8 +90,11 @@ public struct PluginFilter: Filter {
             function: "domain_of_definition")
     }
 
-    /// A plugin's rectangle, when it lies within `given` grown by ``largestReach`` times its own
-    /// or the image's size (the larger) and ``reachSlack`` pixels, and holds at most ``largestArea`` pixels; else the failure naming the plugin.
+    /// A plugin's rectangle, when it lies within `given` and the image together grown by
+    /// ``largestReach`` times the size of `given` or of the image (the larger) and
+    /// ``reachSlack`` pixels, and holds at most ``largestArea`` pixels; else the failure naming
+    /// the plugin. (The image is in the bound because a plugin may read toward it from a tile
+    /// far outside it, under `grow`.)
     private func bounded(
         _ answer: Result<Rect, Plugin.CallFailure>, given: Rect, image: Rect, function: String
     ) -> Result<Rect, FilterFailure> {
@@ -99,7 +103,7 @@ public struct PluginFilter: Filter {
         case .failure(let failure): return .failure(describe(failure, function: function))
         case .success(let r): rect = r
         }
-        let bound = given.grown(
+        let bound = given.union(image).grown(
             dx: max(given.width, image.width) * Self.largestReach + Self.reachSlack,
             dy: max(given.height, image.height) * Self.largestReach + Self.reachSlack)
         let (area, overflow) = rect.width.multipliedReportingOverflow(by: rect.height)
@@ -108,7 +112,7 @@ public struct PluginFilter: Filter {
             return .failure(FilterFailure(
                 filter: name,
                 message: "plugin '\(name)' \(function) returned the rectangle \(rect) for \(given), out of bounds: "
-                    + "at most \(bound) (the rectangle given grown on each side by its own or the image's size, the larger, and \(Self.reachSlack) px)"))
+                    + "at most \(bound) (the rectangle given and the image, grown on each side by the size of either, the larger, and \(Self.reachSlack) px)"))
         }
         return .success(rect)
     }

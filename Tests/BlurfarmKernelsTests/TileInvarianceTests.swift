@@ -89,6 +89,26 @@ import Testing
         }
     }
 
+    /// Found by the property above (a CI run, 2026-11-23): under `grow`, the second `zoom`'s
+    /// tiles lie far outside a 1 × 3 image, and `zoom` reads from a tile toward the image's
+    /// centre, farther than the tile's or the image's size: the plugin rectangle bound takes
+    /// the image in, not only the tile.
+    @Test func aZoomReadingTowardATinyImageFromFarOutsideItIsWithinBounds() {
+        let image = TestImages.random(width: 1, height: 3, seed: 1, opaque: true)
+        let chain = FilterChain(
+            filters: [
+                Self.plugin("zoom", ["amount": .number(43.21834165838496), "centre-x": .number(0.2909601943115462), "centre-y": .number(0.9817056941808072)]),
+                GaussianBlur(sigma: 3.1699289195273455),
+                Self.plugin("zoom", ["amount": .number(47.82766187564602), "centre-x": .number(0.08674584579292721), "centre-y": .number(0.9360429307427112)]),
+            ],
+            edge: .grow, colour: .linear)
+        #expect(chain.problem(forImage: image.rect) == nil)
+        let (untiled, untiledFailures) = Self.rendered(image, chain: chain, tileSize: 0, threads: 1)
+        let (tiled, tiledFailures) = Self.rendered(image, chain: chain, tileSize: 1, threads: 2)
+        #expect(untiledFailures.isEmpty && tiledFailures.isEmpty, "\(untiledFailures.prefix(1)) \(tiledFailures.prefix(1))")
+        #expect(tiled.firstDifference(from: untiled) == nil)
+    }
+
     @Test(arguments: [(1, 1), (1, 17), (17, 1), (2, 2)])
     func degenerateImagesAreTileInvariant(width: Int, height: Int) {
         for opaque in [false, true] {

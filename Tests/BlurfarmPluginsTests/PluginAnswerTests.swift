@@ -68,7 +68,7 @@ import Testing
         let chain = FilterChain(filters: [filter], edge: .grow)
         #expect(chain.problem(forImage: image)?.message == """
             plugin '\(name)' domain_of_definition returned the rectangle \(shown) for 64x40+0+0, out of bounds: \
-            at most 224x152+-80+-56 (the rectangle given grown on each side by its own or the image's size, the larger, and 16 px)
+            at most 224x152+-80+-56 (the rectangle given and the image, grown on each side by the size of either, the larger, and 16 px)
             """)
         // Nothing uses the answer: the output stays the image.
         #expect(chain.outputRect(forImage: image) == image)

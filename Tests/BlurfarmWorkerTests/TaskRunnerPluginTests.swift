@@ -59,6 +59,6 @@ import Testing
             taskID: 10,
             message: "plugin 'huge' domain_of_definition returned the rectangle 44722x44722+0+0 for 8x8+0+0, out of bounds: "
                 + "at most 56x56+-24+-24 "
-                + "(the rectangle given grown on each side by its own or the image's size, the larger, and 16 px)")))
+                + "(the rectangle given and the image, grown on each side by the size of either, the larger, and 16 px)")))
     }
 }
