@@ -91,6 +91,9 @@ import Testing
         let worker = try #require(pid, "the worker never started")
         pool.shutdown()
         #expect(kill(worker, 0) == -1 && errno == ESRCH, "worker \(worker) outlived its pool's shutdown")
+        #expect { try pool.waitUntilStarted() } throws: { error in
+            (error as? RenderFailure)?.reason == .workersUnavailable("the pool was shut down while its workers started")
+        }
     }
 
     @Test func aPoolThatBeganToShutDownTakesNoImageAndShutdownWaitsForItsWorkers() throws {

@@ -72,6 +72,11 @@ struct PoolSupervisor {
             for event in events { handle(event) }
             if shuttingDown {
                 handle(.shutdown)
+                if !reported {
+                    // Shut down while the workers started: a wait for them ends too.
+                    started.problem.withLock { $0 = "the pool was shut down while its workers started" }
+                    started.semaphore.signal()
+                }
                 return
             }
             handle(.tick)

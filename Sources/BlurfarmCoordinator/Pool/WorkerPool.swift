@@ -124,7 +124,8 @@ public final class WorkerPool: ImageRendering, Sendable {
     }
 
     /// Waits until each worker has said `hello` and `ready`; returns at once after the first
-    /// call. Call it before rendering anything, and not after ``shutdown()``.
+    /// call. Call it before rendering anything; after a ``shutdown()`` that came first, it
+    /// throws.
     ///
     /// - Parameter stop: checked every 50 ms: once it is set, the workers started are stopped
     ///   and this throws at once.
