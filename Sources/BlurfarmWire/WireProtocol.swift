@@ -63,6 +63,11 @@ public enum WireProtocol {
     /// lets a worker hold two tasks, the second sent before the first's `ready`.
     public static let version: UInt16 = 3
 
+    /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
+    /// first's `ready` so that the worker goes on at once instead of waiting for the
+    /// coordinator's answer to it. A third is bad input.
+    public static let tasksHeld = 2
+
     /// Bytes before the payload: magic (4), version (2), type (2), payload length (4).
     public static let headerSize = 12
 

@@ -9,7 +9,7 @@ import Synchronization
 /// ``run(input:)`` sends `hello` and `ready`, then reads. Tasks run one after the other on a
 /// thread of their own while the loop goes on reading, so `cancel` and `shutdown` are seen
 /// during a long task; the coordinator may send the next task while one runs (it waits in
-/// ``waiting``: at most ``tasksHeld`` tasks at once). A task ends in its `result` or `failure`
+/// `waiting`: at most `WireProtocol.tasksHeld` tasks at once). A task ends in its `result` or `failure`
 /// (none when it was cancelled) and `ready`. While a task runs, a heartbeat thread sends
 /// `heartbeat(taskID)` every ``heartbeatInterval``. All frames go through one lock, whole. The
 /// loop ends at `shutdown`, at the end of the input, or at bad input; then nothing more is
@@ -19,11 +19,6 @@ public final class Worker: Sendable {
     /// How often a running task's heartbeat is sent: a policy. The protocol asks for at least
     /// one a second; half that leaves room for a loaded machine.
     public static let heartbeatInterval: Duration = .milliseconds(500)
-
-    /// Tasks a worker holds at once: one running and one waiting (docs/protocol.md): the
-    /// coordinator sends the next before the `ready` of the last, so that the worker goes on
-    /// at once instead of waiting for the coordinator's answer to its `ready`.
-    public static let tasksHeld = 2
 
     /// The id the coordinator gave this worker (sent in `hello`).
     public let workerID: UInt32
@@ -103,17 +98,17 @@ public final class Worker: Sendable {
     }
 
     /// Queues `task` for the task thread, or says why it cannot (the worker holds
-    /// ``tasksHeld`` tasks already).
+    /// `WireProtocol.tasksHeld` tasks already).
     private func accept(_ task: TaskMessage) -> String? {
         let held: [UInt64]? = state.withLock { state in
             let held = (state.running.map { [$0.id] } ?? []) + state.waiting
-            if held.count >= Self.tasksHeld { return held }
+            if held.count >= WireProtocol.tasksHeld { return held }
             state.waiting.append(task.taskID)
             return nil
         }
         if let held {
             return "task \(task.taskID) arrived while the worker holds tasks \(held.map(String.init).joined(separator: " and ")) "
-                + "(at most \(Self.tasksHeld) before a 'ready')"
+                + "(at most \(WireProtocol.tasksHeld) before a 'ready')"
         }
         tasks.async { [self] in
             // Runs unless it was cancelled while it waited.

@@ -73,13 +73,14 @@ static gboolean cvips_modules_loaded(void) {
     return cvips_modules_at_start || g_atomic_int_get((gint *)&cvips_modules_once.status) != G_ONCE_STATUS_NOTCALLED;
 }
 
-/* Calls `attempt` and, when it fails while the modules were not loaded, loads them and calls it
- * again: the error then is what libvips with every module says. */
-#define CVIPS_WITH_MODULES(attempt)                                                             \
+/* Returns `attempt` (of `type`) and, when it failed (`failed`, an expression of `result`) while
+ * the modules were not loaded, loads them and returns it tried again: the error then is what
+ * libvips with every module says. */
+#define CVIPS_WITH_MODULES(type, attempt, failed)                                               \
     do {                                                                                        \
         gboolean had_modules = cvips_modules_loaded();                                          \
-        int result = (attempt);                                                                 \
-        if (result != 0 && !had_modules) {                                                      \
+        type result = (attempt);                                                                \
+        if ((failed) && !had_modules) {                                                         \
             cvips_load_modules();                                                               \
             vips_error_clear();                                                                 \
             result = (attempt);                                                                 \
@@ -88,14 +89,7 @@ static gboolean cvips_modules_loaded(void) {
     } while (0)
 
 const char *cvips_find_load(const char *path) {
-    gboolean had_modules = cvips_modules_loaded();
-    const char *name = vips_foreign_find_load(path);
-    if (!name && !had_modules) {
-        cvips_load_modules();
-        vips_error_clear();
-        name = vips_foreign_find_load(path);
-    }
-    return name;
+    CVIPS_WITH_MODULES(const char *, vips_foreign_find_load(path), result == NULL);
 }
 
 static int cvips_load_file_once(const char *path, VipsAccess access, VipsImage **out) {
@@ -105,7 +99,7 @@ static int cvips_load_file_once(const char *path, VipsAccess access, VipsImage *
 
 int cvips_load_file(const char *path, int sequential, VipsImage **out) {
     VipsAccess access = sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM;
-    CVIPS_WITH_MODULES(cvips_load_file_once(path, access, out));
+    CVIPS_WITH_MODULES(int, cvips_load_file_once(path, access, out), result != 0);
 }
 
 static int cvips_load_buffer_once(const void *buf, size_t len, VipsImage **out) {
@@ -115,7 +109,7 @@ static int cvips_load_buffer_once(const void *buf, size_t len, VipsImage **out) 
 }
 
 int cvips_load_buffer(const void *buf, size_t len, VipsImage **out) {
-    CVIPS_WITH_MODULES(cvips_load_buffer_once(buf, len, out));
+    CVIPS_WITH_MODULES(int, cvips_load_buffer_once(buf, len, out), result != 0);
 }
 
 int cvips_autorot(VipsImage *in, VipsImage **out) {
@@ -123,14 +117,14 @@ int cvips_autorot(VipsImage *in, VipsImage **out) {
 }
 
 int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out) {
-    CVIPS_WITH_MODULES(vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
-                          "fail_on", CVIPS_FAIL_ON, NULL));
+    CVIPS_WITH_MODULES(int, vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
+                                           "fail_on", CVIPS_FAIL_ON, NULL), result != 0);
 }
 
 int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,
                                    VipsImage **out) {
-    CVIPS_WITH_MODULES(vips_thumbnail(path, out, width, "height", height, "crop", interesting,
-                                      "fail_on", CVIPS_FAIL_ON, NULL));
+    CVIPS_WITH_MODULES(int, vips_thumbnail(path, out, width, "height", height, "crop", interesting,
+                                           "fail_on", CVIPS_FAIL_ON, NULL), result != 0);
 }
 
 int cvips_resize(VipsImage *in, double hscale, double vscale, VipsImage **out) {

@@ -17,13 +17,13 @@ extension Apply {
     /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
     /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
     /// Otherwise `apply` decodes the whole image. The bands render in the worker pool or in
-    /// this process, as `engine` says; its workers may still be starting (the first window is
+    /// this process, as `launched` says; its workers may still be starting (the first window is
     /// decoded meanwhile). The input is admitted within `limits`, the memory being
     /// what streaming it needs (``DecodeMemory/streamed(_:_:)``, a function of its width, not
     /// its height).
     func renderStreamed(
         chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, limits: AdmissionLimits,
-        engine: Engine.Launched
+        launched: Engine.Launched
     ) throws -> Bool {
         guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil,
             chain.filters.allSatisfy({ $0.origin == .builtIn })
@@ -50,11 +50,11 @@ extension Apply {
             try banded.run(
                 source: reader.layout,
                 outputs: [writer.layout],
-                allocator: engine.rendering.allocator, bandsInFlight: engine.rendering.bandsInFlight
+                allocator: launched.rendering.allocator, bandsInFlight: launched.rendering.bandsInFlight
             ) { band in
                 try reader.read(into: band)
             } render: { _, band, window, output in
-                let rendered = try engine.started().submit(
+                let rendered = try launched.started().submit(
                     band, from: window, image: image, into: output, chain: chain, tileSize: tile, ticket: RenderTicket(),
                     background: writer.background)
                 return {
@@ -67,12 +67,12 @@ extension Apply {
             writer.abandon()
             throw error
         }
-        engine.finishing()
+        launched.finishing()
         try writer.finish()
         if verbose {
             let bands = banded.bands
             let tiles = bands.reduce(0) { $0 + banded.tiles(of: $1).count }
-            let engineWords = engine.words
+            let engineWords = launched.engine.words
             say(
                 "\(output): \(banded.output.width)x\(banded.output.height), \(specs.map(\.description).joined(separator: " | ")), "
                     + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords), "

@@ -110,6 +110,11 @@ struct Apply: ParsableCommand {
         }
     }
 
+    /// Launches `engine` for this command (``Engine/launch(_:)``); shut it down when done.
+    private func launch(_ engine: Engine) throws -> Engine.Launched {
+        try engine.launch(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
+    }
+
     private func render() throws {
         let configuration = try admission.applied(to: farm.loadOrExit())
         let limits = (pixels: configuration.pixelLimit, memory: configuration.memoryLimit ?? ImageReader.usableMemory)
@@ -128,13 +133,12 @@ struct Apply: ParsableCommand {
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
-        // The workers start while the image is opened and its first rows decoded.
-        let launched = chain.filters.isEmpty
-            ? nil : try engine.launch(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
-        defer { launched?.shutdown() }
+        // With filters, the workers start while the image is opened and its first rows decoded.
+        let early = chain.filters.isEmpty ? nil : try launch(engine)
+        defer { early?.shutdown() }
         let clock = ContinuousClock()
-        if let launched,
-            try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, engine: launched)
+        if let early,
+            try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, launched: early)
         {
             return
         }
@@ -155,7 +159,9 @@ struct Apply: ParsableCommand {
             }
             return
         }
-        guard let launched else { preconditionFailure("a chain with no filters is the identity") }
+        // A chain without filters that is not the identity (it adds alpha) still renders.
+        let launched = try early ?? launch(engine)
+        defer { launched.shutdown() }  // idempotent: the early one's too
         let rendering = try launched.started()
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {

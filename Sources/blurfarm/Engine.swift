@@ -90,12 +90,11 @@ struct Engine {
     /// - Throws: ``ExitCode`` 1 (after saying why on stderr) when the pool cannot be made.
     func launch(_ settings: FarmSettings) throws -> Launched {
         guard workers > 0 else {
-            return Launched(
-                words: words, pool: nil, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: threads)))
+            return Launched(engine: self, pool: nil, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: threads)))
         }
         do throws(RenderFailure) {
             let pool = try WorkerPool(launching: settings.poolSettings)
-            return Launched(words: words, pool: pool, rendering: pool)
+            return Launched(engine: self, pool: pool, rendering: pool)
         } catch {
             printError("\(error)")
             throw ExitCode(ExitStatus.someFailed)
@@ -104,8 +103,8 @@ struct Engine {
 
     /// An engine launched for one image: what it renders with, and its pool, starting.
     struct Launched {
-        /// What renders, in words: "2 workers", "2 threads".
-        let words: String
+        /// The engine launched.
+        let engine: Engine
         /// The workers (nil: in process). Shut down when done.
         let pool: WorkerPool?
         /// Renders once ``started()`` returned; its ``ImageRendering/allocator`` is there at once.

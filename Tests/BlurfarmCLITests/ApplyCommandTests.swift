@@ -167,6 +167,21 @@ import Testing
         #expect(header.width == 1024 + 12 && header.height == 640 + 12 && header.hasAlpha)
     }
 
+    /// No filter, but an edge rule that gives an opaque image an alpha channel: the chain is
+    /// not the identity and is rendered (once taken for the identity, it crashed), to an alpha
+    /// of 1 everywhere that the writer drops again: the bytes of the plain conversion.
+    @Test func aChainWithoutFiltersThatAddsAlphaIsRenderedToTheOpaqueImage() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = Fixtures.corpus("photos/plasma-Kite.jpg")
+        let rendered = folder.appendingPathComponent("rendered.png").path
+        let converted = folder.appendingPathComponent("converted.png").path
+        let result = try Blurfarm.run(["apply", source, rendered, "--edge", "transparent"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Blurfarm.run(["apply", source, converted]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rendered)) == Data(contentsOf: URL(fileURLWithPath: converted)))
+    }
+
     @Test func versionAndHelpAnswer() throws {
         let version = try Blurfarm.run(["--version"])
         #expect(version.status == 0 && !version.stdout.isEmpty)

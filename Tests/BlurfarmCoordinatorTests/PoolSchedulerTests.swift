@@ -13,12 +13,12 @@ import Testing
 
     /// A scheduler of `workers` workers, all started, greeted and idle.
     func running(
-        workers: Int = 2, retries: Int = 1, taskTimeout: TaskTimeout = .fixed(.seconds(5)), tasksPerWorker: Int = 1
+        workers: Int = 2, retries: Int = 1, taskTimeout: TaskTimeout = .fixed(.seconds(5)), tasksHeld: Int = 1
     ) -> PoolScheduler {
         var scheduler = PoolScheduler(
             settings: .init(
                 workers: workers, retries: retries, heartbeatTimeout: .seconds(10), taskTimeout: taskTimeout,
-                tasksPerWorker: tasksPerWorker))
+                tasksHeld: tasksHeld))
         let starts = scheduler.start(at: t0)
         #expect(starts == (1...workers).map { .startWorker(UInt32($0)) })
         for id in 1...UInt32(workers) {
@@ -326,7 +326,7 @@ import Testing
     // Two tasks a worker (the pool's default): the next is sent before the `ready`.
 
     @Test func eachIdleWorkerTakesOneTaskBeforeAnyTakesItsSecond() {
-        var scheduler = running(workers: 2, tasksPerWorker: 2)
+        var scheduler = running(workers: 2, tasksHeld: 2)
         let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 5)), at: t0))
         #expect(sent.map(\.1) == [1, 2, 1, 2])
         #expect(scheduler.workers[1]?.state == .busy(task: sent[0].0.task, since: t0))
@@ -335,7 +335,7 @@ import Testing
     }
 
     @Test func readyStartsTheWaitingTaskAndRefillsTheWorker() {
-        var scheduler = running(workers: 1, tasksPerWorker: 2)
+        var scheduler = running(workers: 1, tasksHeld: 2)
         let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 3)), at: t0))
         #expect(sent.map(\.0.task) == [1, 2])
         _ = answer(&scheduler, 1, 1, at: at(1))
@@ -352,7 +352,7 @@ import Testing
     }
 
     @Test func aWaitingTaskIsTimedFromTheReadyBeforeIt() {
-        var scheduler = running(workers: 1, taskTimeout: .fixed(.seconds(5)), tasksPerWorker: 2)
+        var scheduler = running(workers: 1, taskTimeout: .fixed(.seconds(5)), tasksHeld: 2)
         _ = scheduler.handle(.imageQueued(1, image(tiles: 2)), at: t0)
         _ = answer(&scheduler, 1, 1, at: at(4))
         _ = scheduler.handle(.ready(1), at: at(4))
@@ -363,7 +363,7 @@ import Testing
     }
 
     @Test func aLostWorkersRunningTaskIsAFailedAttemptAndItsWaitingTaskGoesBackUncounted() {
-        var scheduler = running(workers: 1, retries: 0, tasksPerWorker: 2)
+        var scheduler = running(workers: 1, retries: 0, tasksHeld: 2)
         let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 2, job: 1, id: 1)), at: t0))
         _ = scheduler.handle(.imageQueued(2, image(tiles: 1, job: 2, id: 2)), at: t0)
         #expect(sent.map(\.0.task) == [1, 2] && sent.allSatisfy { $0.0.image == 1 })
@@ -379,7 +379,7 @@ import Testing
     }
 
     @Test func aWaitingTaskOfALostWorkerKeepsItsAttemptNumber() {
-        var scheduler = running(workers: 1, retries: 0, tasksPerWorker: 2)
+        var scheduler = running(workers: 1, retries: 0, tasksHeld: 2)
         let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))
             + sends(scheduler.handle(.imageQueued(2, image(tiles: 1, job: 2, id: 2)), at: t0))
         #expect(sent.map(\.0.image) == [1, 2])
@@ -395,7 +395,7 @@ import Testing
     }
 
     @Test func aFailedImagesWaitingTaskIsCancelledAndItsWorkerKept() {
-        var scheduler = running(workers: 1, retries: 3, tasksPerWorker: 2)
+        var scheduler = running(workers: 1, retries: 3, tasksHeld: 2)
         let first = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))
         let second = sends(scheduler.handle(.imageQueued(2, image(tiles: 1, job: 2, id: 2)), at: t0))
         #expect(first.map(\.0.task) == [1] && second.map(\.0.task) == [2])
@@ -413,7 +413,7 @@ import Testing
     }
 
     @Test func aFailingImageCancelsItsTaskWaitingInAWorkerRunningAnotherImage() {
-        var scheduler = running(workers: 2, retries: 3, tasksPerWorker: 2)
+        var scheduler = running(workers: 2, retries: 3, tasksHeld: 2)
         // Worker 1 runs image 1's tile; worker 2 runs image 2's first tile; worker 1 then holds
         // image 2's second tile, waiting.
         let a = sends(scheduler.handle(.imageQueued(1, image(tiles: 1, job: 1, id: 1)), at: t0))
@@ -440,7 +440,7 @@ import Testing
     @Test func aFailedImagesWaitingTaskThatRanBeforeItsCancelCameFinishesTheImage() {
         // Every tile of image 1 fails (a plugin's error); worker 2 is killed for running one,
         // worker 1 runs its waiting task before the cancel reaches it and fails it too.
-        var scheduler = running(workers: 2, retries: 3, tasksPerWorker: 2)
+        var scheduler = running(workers: 2, retries: 3, tasksHeld: 2)
         let sent = sends(scheduler.handle(.imageQueued(1, image(tiles: 4)), at: t0))
         #expect(sent.map(\.1) == [1, 2, 1, 2])
         let failed = scheduler.handle(.failure(1, sent[0].0.task, message: "boom"), at: at(1))

@@ -129,11 +129,11 @@ extension PoolScheduler {
     }
 
     /// Sends queued tiles to workers with room while both remain: every idle worker one before
-    /// any busy worker its next (up to ``Settings/tasksPerWorker``); the first image in
+    /// any busy worker its next (up to ``Settings/tasksHeld``); the first image in
     /// ``ImageOrder`` first, and a tile not to the worker it avoids unless that is the only one.
     mutating func dispatch(at now: Instant, into actions: inout [Action]) {
         guard !isShuttingDown else { return }
-        for held in 0..<settings.tasksPerWorker {
+        for held in 0..<settings.tasksHeld {
             let takers = workers.values.filter { $0.held == held }.map(\.id).sorted()
             guard !takers.isEmpty else { continue }
             let order = images.filter { !$0.value.queue.isEmpty }.sorted { $0.value.order < $1.value.order }.map(\.key)
@@ -155,7 +155,6 @@ extension PoolScheduler {
                 if held == 0 {
                     workers[worker]!.state = .busy(task: task, since: now)
                     workers[worker]!.lastHeard = now
-                    workers[worker]!.taskPixelsRead = pending.pixelsRead
                 } else {
                     workers[worker]!.waiting.append(task)
                 }
@@ -177,8 +176,10 @@ extension PoolScheduler {
                     continue
                 }
             }
-            if case .busy(_, let since) = worker.state {
-                let limit = settings.taskTimeout.limit(pixelsRead: worker.taskPixelsRead, slowestSoFar: slowestTask)
+            if case .busy(let task, let since) = worker.state {
+                // The pixels the task's filters read (answered or not): its timeout allows for them.
+                let pixelsRead = (tasks[task] ?? unverified[task])?.pending.pixelsRead ?? 0
+                let limit = settings.taskTimeout.limit(pixelsRead: pixelsRead, slowestSoFar: slowestTask)
                 if since.duration(to: now) > limit {
                     kill(
                         id, "ran one task longer than the task timeout of \(settings.taskTimeout.describe(limit)) and was killed",

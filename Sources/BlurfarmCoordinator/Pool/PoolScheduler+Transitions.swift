@@ -47,7 +47,6 @@ extension PoolScheduler {
                 // The next task it holds runs from now.
                 let next = workers[id]!.waiting.removeFirst()
                 workers[id]!.state = .busy(task: next, since: now)
-                workers[id]!.taskPixelsRead = tasks[next]?.pending.pixelsRead ?? 0
                 break
             }
             workers[id]!.state = .idle
@@ -93,11 +92,10 @@ extension PoolScheduler {
             for (position, task) in tasks.filter({ $0.value.worker == id }).keys.sorted().enumerated() {
                 let sent = tasks.removeValue(forKey: task)!
                 settle(sent)
-                if sent.cancelled {
-                } else if position == 0 {
+                if !sent.cancelled, position == 0 {
                     let lost = "worker \(id) (pid \(worker.pid)) \(worker.stopReason ?? "exited") (\(exit))"
                     failedAttempt(sent, lost, avoid: nil, into: &actions)
-                } else {
+                } else if !sent.cancelled {
                     requeue(sent)
                 }
                 finishIfDone(sent.image, into: &actions)

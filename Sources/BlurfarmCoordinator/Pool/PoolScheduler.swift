@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmWire
 
 /// The worker pool's decisions, apart from its processes, pipes and clocks
 /// (docs/architecture.md, "The worker pool"): a value that takes what happened (a worker said
@@ -10,7 +11,7 @@ import BlurfarmCore
 /// `hello` and `ready`, ``WorkerState/idle``, ``WorkerState/busy(task:since:)`` from a task
 /// until the `ready` that follows its reply, ``WorkerState/stopping`` once it is to be killed,
 /// until the shell reports it gone (``Event/workerExited(_:_:)``). A busy worker is sent its
-/// next task before that `ready` (``Settings/tasksPerWorker``): it waits in the worker
+/// next task before that `ready` (``Settings/tasksHeld``): it waits in the worker
 /// (``Worker/waiting``) and runs from the `ready`, so that the worker never waits for the
 /// pool's answer. A worker that is silent longer than the heartbeat timeout while it has a
 /// task (or before its `hello`), or runs one task longer than the task timeout, is killed; its
@@ -50,18 +51,18 @@ public struct PoolScheduler: Sendable {
         public var taskTimeout: TaskTimeout
         /// Tries to spawn a worker before giving up (``WorkerPool/startAttempts``).
         public var startAttempts: Int
-        /// Tasks a worker holds at once: 1, or 2 (the protocol's most: one running, one
-        /// waiting for its `ready`).
-        public var tasksPerWorker: Int
+        /// Tasks a worker holds at once: 1, up to the protocol's most (`WireProtocol.tasksHeld`:
+        /// one running, one waiting for its `ready`).
+        public var tasksHeld: Int
 
         public init(
             workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
-            taskTimeout: TaskTimeout = .adaptive, startAttempts: Int = 6, tasksPerWorker: Int = 2
+            taskTimeout: TaskTimeout = .adaptive, startAttempts: Int = 6, tasksHeld: Int = WireProtocol.tasksHeld
         ) {
             precondition(workers >= 1, "a pool has at least one worker")
             precondition(retries >= 0, "retries cannot be negative")
-            precondition((1...2).contains(tasksPerWorker), "a worker holds one task or two")
-            self.tasksPerWorker = tasksPerWorker
+            precondition((1...WireProtocol.tasksHeld).contains(tasksHeld), "a worker holds one task or two")
+            self.tasksHeld = tasksHeld
             self.workers = workers
             self.retries = retries
             self.heartbeatTimeout = heartbeatTimeout
@@ -236,8 +237,6 @@ public struct PoolScheduler: Sendable {
         public var state: WorkerState
         var greeted = false
         var lastHeard: Instant
-        /// The pixels the running task's filters read: its timeout allows for them.
-        var taskPixelsRead = 0
         /// Tasks sent while it was busy, in order: each runs from the `ready` before it.
         public internal(set) var waiting: [TaskID] = []
         /// Tasks it holds, running or waiting; nil when it takes none (starting, stopping).
