@@ -11,6 +11,7 @@ import Foundation
 /// `blurfarm apply`: one image through a filter chain.
 struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "apply",
         abstract: "Filter one image: decode, run the filter chain tile by tile, write atomically.",
         discussion: """
             Filters run in the order given. Each --filter is a filter's name and its \
@@ -118,7 +119,7 @@ struct Apply: ParsableCommand {
     private func render() throws {
         let configuration = try admission.applied(to: farm.loadOrExit())
         let limits = (pixels: configuration.pixelLimit, memory: configuration.memoryLimit ?? ImageReader.usableMemory)
-        let registry = farm.registry(for: configuration)
+        let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)

@@ -112,6 +112,25 @@ struct FarmOptions: ParsableArguments {
         for problem in problems { printWarning("plugin not loaded: \(problem)") }
         return registry
     }
+
+    /// The built-in filters and, loaded by name, the plugins among `names`: the registry of a
+    /// command that names its filters (`apply`), which so opens no plugin it does not use (each
+    /// is a library to load, and a plugin written in Swift brings the shared Swift runtime:
+    /// milliseconds of every start). When a name is neither built in nor a plugin that loads,
+    /// every plugin of the folders, as ``registry(for:)``: the error then lists the filters
+    /// there are, and a warning says why a plugin did not load.
+    func registry(for configuration: FarmConfiguration, naming names: [String]) -> FilterRegistry {
+        var registry = FilterRegistry.forThisProcess
+        let loader = PluginLoader(folders: pluginFolders(configuration))
+        for name in names where registry.descriptor(named: name) == nil {
+            do throws(PluginError) {
+                try registry.register(loader.load(named: name), mayRun: false)
+            } catch {
+                return self.registry(for: configuration)
+            }
+        }
+        return registry
+    }
 }
 
 /// The admission limits of the commands that decode (`apply`, `run`, `check`), overriding the

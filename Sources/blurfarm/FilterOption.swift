@@ -6,7 +6,7 @@ import BlurfarmKernels
 enum FilterOption {
     /// The checked filter, or every problem with the text in words.
     static func parse(_ text: String, registry: FilterRegistry) -> Result<FilterSpec, CommandError> {
-        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let words = words(of: text)
         guard let name = words.first else {
             return .failure(CommandError("--filter '\(text)': empty filter; expected e.g. 'gaussian sigma=8'"))
         }
@@ -38,6 +38,13 @@ enum FilterOption {
             }
             return .failure(CommandError("--filter '\(text)': " + lines.joined(separator: "; ")))
         }
+    }
+
+    /// The filter's name in `text`: its first word (nil when it has none).
+    static func name(of text: String) -> String? { words(of: text).first }
+
+    private static func words(of text: String) -> [String] {
+        text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
     }
 
     /// The typed value of a `name=value` word: an integer, a number, true/false or a string.

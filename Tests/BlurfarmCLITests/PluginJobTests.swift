@@ -328,6 +328,37 @@ import Testing
         #expect(unknown.stderr.hasPrefix("blurfarm: error: unknown filter 'zooom' (did you mean 'zoom'?); available: gaussian, motion"))
     }
 
+    /// `apply` loads only the plugins its filters name: a plugin of the folders that fails to
+    /// load is no concern of an image blurred by built-in filters, a plugin named runs, and a
+    /// name that is neither is answered from every plugin of the folders, as `filters` does
+    /// (its warnings and the list of filters there are).
+    @Test func applyLoadsOnlyThePluginsItsFiltersName() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("invert"), photos: [],
+            plugins: [("invert.c", "invert", []), ("misbehave.c", "old", ["NAME=\"old\"", "ABI=9"])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("farm.conf").path
+        let old = folder.appendingPathComponent("plugins/libold.so").path
+        let input = Fixtures.corpus("special/kite.webp")
+        let output = folder.appendingPathComponent("out.png").path
+        func apply(_ filter: String) throws -> CommandResult {
+            try Blurfarm.run(["apply", input, output, "--filter", filter, "--config", config])
+        }
+        let blurred = try apply("gaussian sigma=2")
+        #expect(blurred.status == 0)
+        #expect(blurred.stderr == "")
+        let inverted = try apply("invert amount=1")
+        #expect(inverted.status == 0)
+        #expect(inverted.stderr == "")
+        let unknown = try apply("invertt amount=1")
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr == """
+            blurfarm: warning: plugin not loaded: \(old): built for plugin ABI version 9; this blurfarm supports version 1
+            blurfarm: error: --filter 'invertt amount=1': unknown filter 'invertt' (did you mean 'invert'?); available: gaussian, motion, frost, invert
+
+            """)
+    }
+
     /// The plugin example job, as docs/plugins.md runs it, beside a copy of the manifest.
     @Test func thePluginExampleJobWritesEveryOutput() throws {
         let folder = try JobCommandTests.shippedJobCopy("plugins.job")
