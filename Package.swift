@@ -40,6 +40,19 @@ let strict: [SwiftSetting] =
 /// slower, which would make `swift test` on real photos take minutes.
 let pixelCode: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// Release builds of the two executables carry the Swift runtime and Foundation inside them
+/// (`-static-stdlib`) instead of loading a dozen shared Swift libraries at every start: the
+/// dynamic linker's symbol lookups into them were the largest part of a process's start (a 4K
+/// `apply` 0.94 of the time; docs/performance.md). The runtime inside is private (nothing of it
+/// is exported), so a plugin written in Swift loads the shared runtime beside it and runs on
+/// that one: the two meet only through the plugin ABI's C calls (docs/plugins.md). lld links
+/// them: gold warns about `mktemp` in the toolchain's own static Foundation. Debug builds (the
+/// tests) stay dynamic: a test bundle links these modules beside XCTest's shared Foundation.
+let staticRuntime: (swift: [SwiftSetting], linker: [LinkerSetting]) = (
+    [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
+    [.unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(configuration: .release))]
+)
+
 let package = Package(
     name: "blurfarm",
     products: [
@@ -134,11 +147,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict + staticRuntime.swift, linkerSettings: staticRuntime.linker),
         .executableTarget(
             name: "blurfarm-worker",
             dependencies: ["BlurfarmWorker", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: strict),
+            swiftSettings: strict + staticRuntime.swift, linkerSettings: staticRuntime.linker),
         .target(
             name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore"], path: "Tests/BlurfarmTestSupport",
             exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath

@@ -9,6 +9,7 @@ import Foundation
 /// `blurfarm bench`: blurfarm's kernels beside libvips, in the same run, single-threaded.
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bench",
         abstract: "Time blurfarm's kernels beside libvips on one image in memory, single-threaded.",
         discussion: """
             Times blurfarm's gaussian at each --sigma and its motion blur (radius 20, angle 30), \

@@ -53,6 +53,9 @@ struct Blurfarm: ParsableCommand {
             """,
         // For the help's `--version` line; `main` prints `versionText` (with the AVIF line).
         version: "blurfarm \(version)",
+        // Every command names itself (`commandName`): without it ArgumentParser derives the name
+        // from the type's through `String(describing:)`, whose failing casts each scan every
+        // protocol conformance of the executable, milliseconds of every start.
         subcommands: [
             Apply.self, Check.self, Run.self, Slurm.self, Serve.self, Submit.self, Jobs.self, Job.self, Cancel.self,
             Retry.self, Filters.self, Bench.self,

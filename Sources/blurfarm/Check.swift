@@ -11,6 +11,7 @@ import Foundation
 /// to each output, without touching a pixel.
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Check job manifests and print what they would do, without touching a pixel.",
         discussion: """
             Parses and validates each manifest and the configuration, expands the inputs, and \

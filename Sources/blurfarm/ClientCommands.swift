@@ -5,6 +5,7 @@ import Foundation
 /// `blurfarm submit`: hand jobs to the farm service.
 struct Submit: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "submit",
         abstract: "Submit job manifests to the farm service (blurfarm serve) and print their ids.",
         discussion: """
             Each manifest is read, checked and planned by the server (it must be below one of \
@@ -56,6 +57,7 @@ struct Submit: ParsableCommand {
 /// `blurfarm jobs`: the service's queue.
 struct Jobs: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "jobs",
         abstract: "List the farm service's jobs: id, state, priority, outputs done, name.")
 
     @Flag(help: "Print the API's JSON (docs/api.md).")
@@ -74,6 +76,7 @@ struct Jobs: ParsableCommand {
 /// `blurfarm job ID`: one job of the service.
 struct Job: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "job",
         abstract: "Show one job of the farm service with its outputs' errors, or wait for it.",
         discussion: """
             With --wait, waits for the job (also across a restart of the server) and exits as \
@@ -112,7 +115,7 @@ struct Job: ParsableCommand {
 
 /// `blurfarm cancel ID`.
 struct Cancel: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Cancel a job of the farm service.")
+    static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Cancel a job of the farm service.")
 
     @Argument(help: "The job's id.")
     var id: Int
@@ -127,6 +130,7 @@ struct Cancel: ParsableCommand {
 /// `blurfarm retry ID`.
 struct Retry: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "retry",
         abstract: "Queue a failed or cancelled job of the farm service again, rendering its failed outputs again.")
 
     @Argument(help: "The job's id.")

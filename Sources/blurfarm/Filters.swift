@@ -8,6 +8,7 @@ import BlurfarmKernels
 /// formats, and whether this libvips can write AVIF.
 struct Filters: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "filters",
         abstract: "List the filters (built-in and plugins) with their parameters, or show one in full.",
         discussion: """
             Plugins are loaded from the configuration's plugin folders (docs/plugins.md); a \

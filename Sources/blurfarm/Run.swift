@@ -7,6 +7,7 @@ import Foundation
 /// `blurfarm run`: run jobs.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run job manifests: every output of every input, written atomically.",
         discussion: """
             Every manifest and the configuration are checked first; if any is invalid \

@@ -10,6 +10,7 @@ import Synchronization
 /// durable queue, the HTTP API (docs/api.md) and the status page.
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "serve",
         abstract: "Run the farm service: a job queue with an HTTP API, live progress and a status page.",
         discussion: """
             Takes jobs over HTTP (docs/api.md; `blurfarm submit` is a client), keeps them in a \

@@ -7,6 +7,7 @@ import Foundation
 /// `blurfarm slurm`: a job's shards as a Slurm array, over shared storage (docs/cluster.md).
 struct Slurm: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "slurm",
         abstract: "Run a job's shards on a Slurm cluster: submit, status, resume, finish.",
         discussion: """
             The job's state folder, its inputs, outputs and the blurfarm executable must be on \
@@ -20,6 +21,7 @@ extension Slurm {
     /// `blurfarm slurm submit`.
     struct Submit: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "submit",
             abstract: "Check a job, then submit its shards as a Slurm array and a finisher after them.",
             discussion: """
                 Checks the job as `check` does (an invalid manifest or configuration: exit \

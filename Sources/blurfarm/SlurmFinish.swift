@@ -7,6 +7,7 @@ extension Slurm {
     /// `blurfarm slurm finish`: what the finisher job runs.
     struct Finish: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "finish",
             abstract: "Merge the shards' records and reports of a Slurm run, and verify every output (the finisher job).",
             discussion: """
                 Takes the job's lock (waiting for it), merges the records of every shard not \

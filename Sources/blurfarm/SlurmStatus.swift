@@ -7,6 +7,7 @@ extension Slurm {
     /// `blurfarm slurm status`.
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show a Slurm run: each shard's Slurm state, its outputs done, the failed outputs.",
             discussion: """
                 Per shard: its state from `scontrol show job` (no accounting database needed; \
@@ -82,6 +83,7 @@ extension Slurm {
     /// `blurfarm slurm resume`.
     struct Resume: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "resume",
             abstract: "Submit again the shards of a Slurm run that failed or were lost, and a new finisher.",
             discussion: """
                 A shard is submitted again when some of its outputs are not up to date (it \
