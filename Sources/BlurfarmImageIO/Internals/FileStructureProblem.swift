@@ -1,5 +1,5 @@
 /// Why a file is not the whole image its format says it is (``JPEGStructure``,
 /// ``PNMStructure``): the words of the error that names the file.
-struct FileStructureProblem: Error {
-    let message: String
+package struct FileStructureProblem: Error {
+    package let message: String
 }
