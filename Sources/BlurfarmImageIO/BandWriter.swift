@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 
 /// Writes an image to a file band by band, top to bottom, while its later rows are still being
-/// made: a libvips saver runs on a thread of its own from the start and takes the rows as they
-/// are appended, so memory holds a ring of rows, not the image.
+/// made: a libvips saver runs on a thread of its own from the start and copies each band's rows
+/// straight out of the band appended, so memory holds the bands, not the image.
 ///
 /// The file's bytes are those ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:temporaryFiles:)``
 /// writes for the same pixels, and it is written as atomically: to a temporary file beside the
@@ -30,7 +30,8 @@ public final class BandWriter: @unchecked Sendable {
     private let outcome = Mutex<Result<Void, ImageIOError>?>(nil)
     private let saved = DispatchSemaphore(value: 0)
 
-    /// The rows of the ring between the appender and the saver, unless told otherwise.
+    /// The rows the saver may be handed at once, unless told otherwise (a band of more waits
+    /// for the first to be taken).
     public static let defaultRingRows = 256
 
     /// Whether an image can be written band by band to `path` with `options`: its format's
@@ -109,7 +110,8 @@ public final class BandWriter: @unchecked Sendable {
     /// Encodes the next rows: `pixels` is as wide as the image, holds samples in ``layout``
     /// (converted from `Float32` as `ImageWriter.encode` converts: ``AnyPixels/store(_:in:background:)``
     /// over ``background``), and its rows follow the rows appended before (its rectangle's
-    /// origin does not matter, as for `ImageWriter.encode`). Waits while the saver is behind.
+    /// origin does not matter, as for `ImageWriter.encode`). Returns once the saver has copied
+    /// the rows out of `pixels`, which may then be reused.
     ///
     /// - Throws: the saver's `ImageIOError` when it failed (the temporary file is gone).
     public func append(_ pixels: AnyPixels) throws(ImageIOError) {

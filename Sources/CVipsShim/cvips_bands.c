@@ -20,9 +20,11 @@ int cvips_region_read_rows(VipsRegion *region, int top, int count, void *out) {
     return 0;
 }
 
-/* The ring behind a rows image. Row y lives in slot y % capacity; a slot is free again once
- * libvips has copied every pixel of its row (each row is asked for once: savers read an image
- * from top to bottom, once). */
+/* The ring behind a rows image: it holds where rows are, not the rows. Row y is in slot
+ * y % capacity, which points into the samples its supplier passed; the slot is free again once
+ * libvips has copied every pixel of the row out of them (each row is asked for once: savers read
+ * an image from top to bottom, once). A supplier returns only when no slot points into its
+ * samples and no copy from them is under way, so its memory is never read after it returned. */
 struct CvipsRows {
     GMutex lock;
     GCond changed;
@@ -31,18 +33,19 @@ struct CvipsRows {
     int capacity;
     size_t pixel_bytes;
     size_t row_bytes;
-    unsigned char *data;
-    int *slot_row;        /* the row a slot holds, or -1 when free */
-    int *slot_remaining;  /* pixels of that row not yet copied out */
-    int supplied;         /* rows supplied so far: 0 ..< supplied have been in the ring */
-    int closed;           /* no more rows come (producer failed) or are wanted (consumer done) */
+    const unsigned char **slot_data; /* where the row a slot holds is */
+    int *slot_row;                   /* the row a slot holds, or -1 when free */
+    int *slot_remaining;             /* pixels of that row not yet copied out */
+    int copying;                     /* copies from a supplier's samples under way */
+    int supplied;                    /* rows supplied so far: 0 ..< supplied have been in the ring */
+    int closed;                      /* no more rows come (producer failed) or are wanted (consumer done) */
 };
 
 static void cvips_rows_free(VipsImage *image, CvipsRows *rows) {
     (void)image;
     g_mutex_clear(&rows->lock);
     g_cond_clear(&rows->changed);
-    g_free(rows->data);
+    g_free(rows->slot_data);
     g_free(rows->slot_row);
     g_free(rows->slot_remaining);
     g_free(rows);
@@ -58,21 +61,22 @@ static int cvips_rows_generate(VipsRegion *out, void *seq, void *a, void *b, gbo
         int slot = y % rows->capacity;
         g_mutex_lock(&rows->lock);
         while (rows->supplied <= y && !rows->closed) g_cond_wait(&rows->changed, &rows->lock);
-        int ready = rows->supplied > y && rows->slot_row[slot] == y;
+        int ready = !rows->closed && rows->supplied > y && rows->slot_row[slot] == y;
         int missing = rows->supplied <= y;
+        const unsigned char *source = rows->slot_data[slot];
+        if (ready) rows->copying++;
         g_mutex_unlock(&rows->lock);
         if (!ready) {
-            vips_error("cvips_rows", missing ? "row %d was never supplied" : "row %d was asked for twice", y);
+            vips_error("cvips_rows", missing ? "row %d was never supplied" : rows->closed ? "the rows were closed before row %d" : "row %d was asked for twice", y);
             return -1;
         }
-        /* The slot keeps row y until its pixels are all copied out, so no lock is needed here. */
-        memcpy(VIPS_REGION_ADDR(out, r->left, y), rows->data + (size_t)slot * rows->row_bytes + offset, bytes);
+        /* The supplier waits for `copying` to drop: its samples stay while they are read. */
+        memcpy(VIPS_REGION_ADDR(out, r->left, y), source + offset, bytes);
         g_mutex_lock(&rows->lock);
+        rows->copying--;
         rows->slot_remaining[slot] -= r->width;
-        if (rows->slot_remaining[slot] <= 0) {
-            rows->slot_row[slot] = -1;
-            g_cond_broadcast(&rows->changed);
-        }
+        if (rows->slot_remaining[slot] <= 0) rows->slot_row[slot] = -1;
+        g_cond_broadcast(&rows->changed);
         g_mutex_unlock(&rows->lock);
     }
     return 0;
@@ -98,7 +102,7 @@ int cvips_rows_image(int width, int height, int bands, VipsBandFormat format, Vi
     rows->capacity = capacity;
     rows->pixel_bytes = VIPS_IMAGE_SIZEOF_PEL(image);
     rows->row_bytes = VIPS_IMAGE_SIZEOF_LINE(image);
-    rows->data = g_malloc((size_t)capacity * rows->row_bytes);
+    rows->slot_data = g_new0(const unsigned char *, capacity);
     rows->slot_row = g_new(int, capacity);
     rows->slot_remaining = g_new0(int, capacity);
     for (int i = 0; i < capacity; i++) rows->slot_row[i] = -1;
@@ -112,26 +116,40 @@ int cvips_rows_image(int width, int height, int bands, VipsBandFormat format, Vi
     return 0;
 }
 
+/* True while a slot holds one of rows first ..< end or a copy is under way; called locked. */
+static int cvips_rows_in_use(CvipsRows *rows, int first, int end) {
+    if (rows->copying > 0) return 1;
+    for (int slot = 0; slot < rows->capacity; slot++) {
+        if (rows->slot_row[slot] >= first && rows->slot_row[slot] < end) return 1;
+    }
+    return 0;
+}
+
 int cvips_rows_supply(CvipsRows *rows, const void *samples, int count) {
-    for (int i = 0; i < count; i++) {
-        g_mutex_lock(&rows->lock);
+    g_mutex_lock(&rows->lock);
+    int first = rows->supplied;
+    int open = 1;
+    for (int i = 0; i < count && open; i++) {
         int y = rows->supplied;
         int slot = y % rows->capacity;
         while (rows->slot_row[slot] != -1 && !rows->closed) g_cond_wait(&rows->changed, &rows->lock);
-        int open = !rows->closed && y < rows->height;
-        g_mutex_unlock(&rows->lock);
-        if (!open) return -1;
-        /* The slot is free: no reader touches it until `supplied` passes y. */
-        memcpy(rows->data + (size_t)slot * rows->row_bytes, (const unsigned char *)samples + (size_t)i * rows->row_bytes,
-               rows->row_bytes);
-        g_mutex_lock(&rows->lock);
+        open = !rows->closed && y < rows->height;
+        if (!open) break;
+        rows->slot_data[slot] = (const unsigned char *)samples + (size_t)i * rows->row_bytes;
         rows->slot_row[slot] = y;
         rows->slot_remaining[slot] = rows->width;
         rows->supplied = y + 1;
         g_cond_broadcast(&rows->changed);
-        g_mutex_unlock(&rows->lock);
     }
-    return 0;
+    /* Back only when nothing reads the samples any more: every row copied out, or closed and
+     * no copy under way (rows left in the ring then are never read: generate refuses them). A
+     * saver that closes the rows once it has the last row has taken them all: success. */
+    while (cvips_rows_in_use(rows, first, rows->supplied) && !(rows->closed && rows->copying == 0)) {
+        g_cond_wait(&rows->changed, &rows->lock);
+    }
+    int taken = open && !cvips_rows_in_use(rows, first, rows->supplied);
+    g_mutex_unlock(&rows->lock);
+    return taken ? 0 : -1;
 }
 
 void cvips_rows_close(CvipsRows *rows) {

@@ -45,8 +45,8 @@ final class SuppliedRowsImage: @unchecked Sendable {
     /// Bytes of one row.
     let rowBytes: Int
 
-    /// A `width` × `height` image of `bands` samples of `format`, with `interpretation`, over a
-    /// ring of `capacity` rows.
+    /// A `width` × `height` image of `bands` samples of `format`, with `interpretation`, whose
+    /// saver reads up to `capacity` rows supplied at a time.
     init(
         width: Int, height: Int, bands: Int, format: VipsBandFormat, interpretation: VipsInterpretation, capacity: Int
     ) throws(LibvipsFailure) {
@@ -64,14 +64,16 @@ final class SuppliedRowsImage: @unchecked Sendable {
         rowBytes = width * bands * Int(vips_format_sizeof(format))
     }
 
-    /// Supplies the next `count` rows (`count * rowBytes` bytes), waiting while the ring is
-    /// full. False when no more rows are read (``close()``, the saver is done or failed).
+    /// Supplies the next `count` rows (`count * rowBytes` bytes) and waits until the saver has
+    /// copied them out of `samples` (read in place: keep them alive until this returns). False
+    /// when the rows were closed before it took them all (``close()``, the saver is done or
+    /// failed).
     func supply(_ samples: UnsafeRawBufferPointer, rows count: Int) -> Bool {
         precondition(samples.count == count * rowBytes, "whole rows")
         return cvips_rows_supply(rows, samples.baseAddress, Int32(count)) == 0
     }
 
     /// No more rows come or are wanted: a saver waiting for a row fails, a supplier waiting
-    /// for room returns.
+    /// returns once no copy from its samples is under way.
     func close() { cvips_rows_close(rows) }
 }

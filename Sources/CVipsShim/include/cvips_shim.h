@@ -141,18 +141,21 @@ typedef struct CvipsRows CvipsRows;
 
 /// A `width` x `height` image of `bands` samples of `format` a pixel, with `interpretation`
 /// and resolution 1 (as vips_image_new_from_memory makes), whose pixels are the rows given to
-/// cvips_rows_supply: computing a row waits until it has been supplied. A ring of `capacity`
-/// rows holds the rows supplied and not yet copied out; each row may be computed once (what a
-/// saver does). `rows_out` lives as long as the image.
+/// cvips_rows_supply: computing a row waits until it has been supplied, and copies it from the
+/// supplier's samples. A ring of `capacity` slots holds where the rows supplied and not yet
+/// copied out are; each row may be computed once (what a saver does). `rows_out` lives as long
+/// as the image.
 int cvips_rows_image(int width, int height, int bands, VipsBandFormat format, VipsInterpretation interpretation,
                      int capacity, VipsImage **out, CvipsRows **rows_out);
 
-/// Supplies the next `count` rows (row after row without padding), waiting while the ring is
-/// full. -1 when the rows are closed (nothing more is read) or past the image's height.
+/// Supplies the next `count` rows (row after row without padding) and waits until they have
+/// been copied out (the samples are read in place, so they must stay until it returns, and may
+/// be reused after). -1 when the rows are closed before all of them were taken (nothing more is
+/// read) or they pass the image's height.
 int cvips_rows_supply(CvipsRows *rows, const void *samples, int count);
 
-/// No more rows come or are wanted: computing a row not yet supplied fails, and a supplier
-/// waiting for room returns -1.
+/// No more rows come or are wanted: computing a row fails, and a supplier waiting returns -1
+/// once no copy from its samples is under way.
 void cvips_rows_close(CvipsRows *rows);
 
 #endif
