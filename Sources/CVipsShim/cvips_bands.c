@@ -61,13 +61,14 @@ static int cvips_rows_generate(VipsRegion *out, void *seq, void *a, void *b, gbo
         int slot = y % rows->capacity;
         g_mutex_lock(&rows->lock);
         while (rows->supplied <= y && !rows->closed) g_cond_wait(&rows->changed, &rows->lock);
-        int ready = !rows->closed && rows->supplied > y && rows->slot_row[slot] == y;
+        int closed = rows->closed;
+        int ready = !closed && rows->supplied > y && rows->slot_row[slot] == y;
         int missing = rows->supplied <= y;
         const unsigned char *source = rows->slot_data[slot];
         if (ready) rows->copying++;
         g_mutex_unlock(&rows->lock);
         if (!ready) {
-            vips_error("cvips_rows", missing ? "row %d was never supplied" : rows->closed ? "the rows were closed before row %d" : "row %d was asked for twice", y);
+            vips_error("cvips_rows", missing ? "row %d was never supplied" : closed ? "the rows were closed before row %d" : "row %d was asked for twice", y);
             return -1;
         }
         /* The supplier waits for `copying` to drop: its samples stay while they are read. */
