@@ -43,11 +43,12 @@ let pixelCode: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configurati
 /// Release builds of the two executables carry the Swift runtime and Foundation inside them
 /// (`-static-stdlib`) instead of loading a dozen shared Swift libraries at every start: the
 /// dynamic linker's symbol lookups into them were the largest part of a process's start (a 4K
-/// `apply` 0.94 of the time; docs/performance.md). The runtime inside is private (nothing of it
-/// is exported), so a plugin written in Swift loads the shared runtime beside it and runs on
-/// that one: the two meet only through the plugin ABI's C calls (docs/plugins.md). lld links
-/// them: gold warns about `mktemp` in the toolchain's own static Foundation. Debug builds (the
-/// tests) stay dynamic: a test bundle links these modules beside XCTest's shared Foundation.
+/// `apply` 0.94 of the time: docs/performance.md, sixth session). The runtime inside is private
+/// (nothing of it is exported), so a plugin written in Swift loads the shared runtime beside it
+/// and runs on that one: the two meet only through the plugin ABI's C calls (docs/plugins.md).
+/// lld links them: gold warns about `mktemp` in the toolchain's own static Foundation. Debug
+/// builds stay dynamic: the test bundles, which link the executables' modules, run on XCTest's
+/// shared runtime and Foundation.
 let staticRuntime: (swift: [SwiftSetting], linker: [LinkerSetting]) = (
     [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
     [.unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(configuration: .release))]

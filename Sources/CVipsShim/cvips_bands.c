@@ -38,6 +38,7 @@ struct CvipsRows {
     int *slot_remaining;             /* pixels of that row not yet copied out */
     int copying;                     /* copies from a supplier's samples under way */
     int supplied;                    /* rows supplied so far: 0 ..< supplied have been in the ring */
+    int copied;                      /* rows every pixel of which has been copied out */
     int closed;                      /* no more rows come (producer failed) or are wanted (consumer done) */
 };
 
@@ -76,7 +77,10 @@ static int cvips_rows_generate(VipsRegion *out, void *seq, void *a, void *b, gbo
         g_mutex_lock(&rows->lock);
         rows->copying--;
         rows->slot_remaining[slot] -= r->width;
-        if (rows->slot_remaining[slot] <= 0) rows->slot_row[slot] = -1;
+        if (rows->slot_remaining[slot] <= 0) {
+            rows->slot_row[slot] = -1;
+            rows->copied++;
+        }
         g_cond_broadcast(&rows->changed);
         g_mutex_unlock(&rows->lock);
     }
@@ -117,18 +121,8 @@ int cvips_rows_image(int width, int height, int bands, VipsBandFormat format, Vi
     return 0;
 }
 
-/* True while a slot holds one of rows first ..< end or a copy is under way; called locked. */
-static int cvips_rows_in_use(CvipsRows *rows, int first, int end) {
-    if (rows->copying > 0) return 1;
-    for (int slot = 0; slot < rows->capacity; slot++) {
-        if (rows->slot_row[slot] >= first && rows->slot_row[slot] < end) return 1;
-    }
-    return 0;
-}
-
 int cvips_rows_supply(CvipsRows *rows, const void *samples, int count) {
     g_mutex_lock(&rows->lock);
-    int first = rows->supplied;
     int open = 1;
     for (int i = 0; i < count && open; i++) {
         int y = rows->supplied;
@@ -142,13 +136,14 @@ int cvips_rows_supply(CvipsRows *rows, const void *samples, int count) {
         rows->supplied = y + 1;
         g_cond_broadcast(&rows->changed);
     }
-    /* Back only when nothing reads the samples any more: every row copied out, or closed and
-     * no copy under way (rows left in the ring then are never read: generate refuses them). A
-     * saver that closes the rows once it has the last row has taken them all: success. */
-    while (cvips_rows_in_use(rows, first, rows->supplied) && !(rows->closed && rows->copying == 0)) {
+    /* Back only when nothing reads the samples any more: every row copied out (each supply
+     * returns so, so the rows before this one's are all copied), or closed and no copy under way
+     * (rows left in the ring then are never read: generate refuses them). A saver that closes
+     * the rows once it has the last row has taken them all: success. */
+    while (rows->copied < rows->supplied && !(rows->closed && rows->copying == 0)) {
         g_cond_wait(&rows->changed, &rows->lock);
     }
-    int taken = open && !cvips_rows_in_use(rows, first, rows->supplied);
+    int taken = open && rows->copied == rows->supplied;
     g_mutex_unlock(&rows->lock);
     return taken ? 0 : -1;
 }

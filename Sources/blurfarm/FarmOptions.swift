@@ -107,8 +107,13 @@ struct FarmOptions: ParsableArguments {
     /// plugins' filters here never run (plugins run in worker processes). A plugin that fails
     /// to load is printed as a warning and left out.
     func registry(for configuration: FarmConfiguration) -> FilterRegistry {
-        let (registry, problems) = FilterRegistry.withPlugins(
-            from: PluginLoader(folders: pluginFolders(configuration)), mayRun: false, base: .forThisProcess)
+        registry(loadingEveryPluginOf: PluginLoader(folders: pluginFolders(configuration)))
+    }
+
+    /// The built-in filters and every plugin `loader` finds (the ones it loaded before are
+    /// not loaded again); a plugin that fails to load is printed as a warning.
+    private func registry(loadingEveryPluginOf loader: PluginLoader) -> FilterRegistry {
+        let (registry, problems) = FilterRegistry.withPlugins(from: loader, mayRun: false, base: .forThisProcess)
         for problem in problems { printWarning("plugin not loaded: \(problem)") }
         return registry
     }
@@ -126,7 +131,7 @@ struct FarmOptions: ParsableArguments {
             do throws(PluginError) {
                 try registry.register(loader.load(named: name), mayRun: false)
             } catch {
-                return self.registry(for: configuration)
+                return self.registry(loadingEveryPluginOf: loader)
             }
         }
         return registry
