@@ -109,11 +109,26 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 4)
         try ServedFarm.addPhotos(to: folder, count: 1, into: "urgent")
+        try ServedFarm.addPhotos(to: folder, count: 1, into: "warm")
         let server = try ServedFarm(folder: folder, workers: 1)
         defer { server.stop() }
+        // The four jobs must all be in the queue before a tile renders: otherwise, on a loaded
+        // machine, the first job can finish while the others are still being submitted. So the
+        // pool is started by a job of its own, and its worker held (SIGSTOP) while they are.
+        #expect(try server.finished(try server.submit(try server.writeJob("warm", inputs: "warm/*")))["state"] as? String == "completed")
+        let pids = (try server.call("GET", "/api/v1/workers").1["workers"] as? [[String: Any]] ?? []).compactMap { $0["pid"] as? Int32 }
+        try #require(pids.count == 1)
+        for pid in pids { kill(pid, SIGSTOP) }
+        var held = true
+        defer { if held { for pid in pids { kill(pid, SIGCONT) } } }
+
         var ids: [Int] = []
         for name in ["first", "second", "third"] { ids.append(try server.submit(try server.writeJob(name, sigma: 4))) }
         let urgent = try server.submit(try server.writeJob("urgent", inputs: "urgent/*", sigma: 4), priority: 90)
+        #expect(try server.wait(for: urgent) { $0["state"] as? String == "active" }["state"] as? String == "active")
+        for pid in pids { kill(pid, SIGCONT) }
+        held = false
+
         let done = try server.finished(urgent)
         #expect(done["state"] as? String == "completed")
         for id in ids {
