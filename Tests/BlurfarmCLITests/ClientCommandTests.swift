@@ -100,10 +100,12 @@ import Testing
         defer { server.stop() }
         let manifest = try server.writeJob("cron", sigma: 10)
         let cron = try server.startRun(manifest)
+        defer { kill(cron.processIdentifier, SIGCONT) }  // also when the test throws
         let locked = try Blurfarm.run(["run", manifest, "--config", server.path("farm.conf")])
         let submitted = try Blurfarm.run(["submit", manifest, "--wait", "--server", server.base])
         let id = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let waited = try Blurfarm.run(["job", id, "--wait", "--server", server.base])
+        kill(cron.processIdentifier, SIGCONT)
         cron.waitUntilExit()
         #expect(cron.terminationStatus == 0)
         #expect(locked.status == 3, "\(locked.stderr)")

@@ -50,7 +50,7 @@ import Glibc
         let err = Pipe()
         let began = ContinuousClock.now
 
-        init(_ arguments: [String], starvedOfDescriptors: Bool, watchdog: Double = 20) throws {
+        init(_ arguments: [String], starvedOfDescriptors: Bool, watchdog: Double = 120) throws {
             if starvedOfDescriptors {
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
                 process.arguments = ["python3", "-c", ExhaustedMachineTests.launcher, Blurfarm.executable.path] + arguments

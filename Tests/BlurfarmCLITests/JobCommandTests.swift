@@ -295,7 +295,7 @@ extension JobCommandTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let out = folder.appendingPathComponent("out")
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(300)
         while ((try? FileManager.default.contentsOfDirectory(atPath: out.path))?.filter { $0.hasSuffix(".png") }.isEmpty ?? true),
             Date() < deadline, process.isRunning
         {

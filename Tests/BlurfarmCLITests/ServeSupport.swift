@@ -109,7 +109,8 @@ final class ServedFarm {
 
     /// Starts a `blurfarm run` of `manifest` with the server's configuration (its state folder:
     /// the same job lock), one worker, as cron would, and returns once it wrote its first
-    /// output (it holds the job's lock).
+    /// output (it holds the job's lock), stopped (SIGSTOP): it holds the lock however long the
+    /// test takes, until the test lets it go on (SIGCONT).
     func startRun(_ manifest: String) throws -> Process {
         let run = Process()
         run.executableURL = Blurfarm.executable
@@ -125,6 +126,7 @@ final class ServedFarm {
         {
             Thread.sleep(forTimeInterval: 0.02)
         }
+        kill(run.processIdentifier, SIGSTOP)
         return run
     }
 

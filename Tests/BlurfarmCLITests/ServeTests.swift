@@ -146,10 +146,13 @@ import Testing
         let id = try first.submit(try first.writeJob("thirty", sigma: 3))
         try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 5 }
         first.stop(signal: SIGKILL)
-        // What is there now was written whole (atomic rename): it must not be written again.
+        // What is recorded now was written whole (atomic rename, then the record): it must not
+        // be written again. (An output renamed in place but killed before its record is written
+        // again, whole.)
         let out = folder.appendingPathComponent("out/thirty").path
+        let recorded = IncrementalRunTests.recordedOutputs(IncrementalRunTests.JobFolder(root: folder))
         var written: [String: UInt64] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: out) where !name.hasPrefix(".") {
+        for name in recorded.map({ ($0 as NSString).lastPathComponent }) {
             written[name] = try Self.inode(out + "/" + name)
         }
         #expect(written.count >= 5 && written.count < 30)
@@ -197,8 +200,10 @@ import Testing
         let manifest = try server.writeJob("shared", sigma: 10)
         // A cron run of the same manifest, with the server's configuration (state folder).
         let run = try server.startRun(manifest)
+        defer { kill(run.processIdentifier, SIGCONT) }  // also when the test throws
         let id = try server.submit(manifest)
         let job = try server.finished(id)
+        kill(run.processIdentifier, SIGCONT)
         run.waitUntilExit()
         #expect(run.terminationStatus == 0)
         #expect(job["state"] as? String == "failed", "\(job)")

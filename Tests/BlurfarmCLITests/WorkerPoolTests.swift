@@ -124,11 +124,11 @@ import Glibc
     }
 
     /// Runs the job with a worker stalled on its first try at one tile, does `act` to that
-    /// worker once it is stalled, and checks that the job completes with the reference's bytes
+    /// worker once it is stalled (nil: nothing, the pool's timeouts free it), and checks that the job completes with the reference's bytes
     /// and one retried tile in the report (at least one unless `exactRetries`). Returns the stalled worker's pid.
     @discardableResult
     static func runWithAStalledWorker(
-        configuration: String, exactRetries: Bool = true, act: (Int32) -> Void
+        configuration: String, exactRetries: Bool = true, act: ((Int32) -> Void)?
     ) throws -> Int32 {
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: marker) }
@@ -143,8 +143,10 @@ import Glibc
             ["run", job, "--config", config.path, "--workers", "2", "--tile", "64", "--report", report.path],
             environment: Blurfarm.faultInjection)
         let stalled = try coordinator.waitForMarker(marker)
-        #expect(coordinator.children.contains(stalled), "the marker names a worker of this coordinator")
-        act(stalled)
+        if let act {
+            #expect(coordinator.children.contains(stalled), "the marker names a worker of this coordinator")
+            act(stalled)
+        }
         let status = coordinator.waitForExit(timeout: 120)
         #expect(status == 0, "\(coordinator.stderr())")
         #expect(!Coordinator.isAlive(stalled), "the stalled worker \(stalled) is gone")
@@ -162,18 +164,30 @@ import Glibc
         return stalled
     }
 
+    /// A configuration in `folder` under which the stalled worker stays stalled until the test
+    /// acts, however late (no task timeout to speak of); its path.
+    static func untimedConfiguration(in folder: URL) throws -> String {
+        let config = folder.appendingPathComponent("farm.conf")
+        try "task-timeout: 3600\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
+        return config.path
+    }
+
     @Test func aWorkerKilledMidTaskIsReplacedAndItsTileRetried() throws {
-        try Self.runWithAStalledWorker(configuration: "heartbeat-timeout: 60") { kill($0, SIGKILL) }
+        // No timeout frees the stalled worker before the test kills it, however late.
+        try Self.runWithAStalledWorker(configuration: "task-timeout: 3600\nheartbeat-timeout: 60") { kill($0, SIGKILL) }
     }
 
     @Test func aStoppedWorkerIsKilledAfterTheHeartbeatTimeoutAndItsTileRetried() throws {
-        // Alive but silent: only the heartbeat timeout frees its tile.
-        try Self.runWithAStalledWorker(configuration: "heartbeat-timeout: 2", exactRetries: false) { kill($0, SIGSTOP) }
+        // Alive but silent: only the heartbeat timeout frees its tile (the stall itself goes
+        // on heartbeating until the test stops it, however late).
+        try Self.runWithAStalledWorker(configuration: "task-timeout: 3600\nheartbeat-timeout: 3", exactRetries: false) {
+            kill($0, SIGSTOP)
+        }
     }
 
     @Test func aTaskPastTheTaskTimeoutIsKilledAndRetried() throws {
         // Stalled in the filter with its heartbeats going on: only the task timeout frees it.
-        try Self.runWithAStalledWorker(configuration: "task-timeout: 2\nheartbeat-timeout: 60", exactRetries: false) { _ in }
+        try Self.runWithAStalledWorker(configuration: "task-timeout: 2\nheartbeat-timeout: 60", exactRetries: false, act: nil)
     }
 
     @Test func aTileThatKeepsCrashingFailsItsImageAloneWithTheSignal() throws {
@@ -228,13 +242,14 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
         let coordinator = try Coordinator(
-            ["run", job, "--workers", "2", "--tile", "64", "--quiet"], environment: Blurfarm.faultInjection)
+            ["run", job, "--config", try Self.untimedConfiguration(in: folder), "--workers", "2", "--tile", "64", "--quiet"],
+            environment: Blurfarm.faultInjection)
         _ = try coordinator.waitForMarker(marker)  // mid-job: one worker stalled, the other busy or idle
         let workers = coordinator.children
         #expect(workers.count == 2)
         #expect(kill(coordinator.process.processIdentifier, SIGKILL) == 0)
         _ = coordinator.waitForExit()
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         var alive = workers
         while !alive.isEmpty && Date() < deadline {
             alive = alive.filter(Coordinator.isAlive)
@@ -251,12 +266,15 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json")
         let coordinator = try Coordinator(
-            ["run", folder.appendingPathComponent("job.job").path, "--workers", "2", "--tile", "64", "--report", report.path],
+            [
+                "run", folder.appendingPathComponent("job.job").path, "--config", try Self.untimedConfiguration(in: folder),
+                "--workers", "2", "--tile", "64", "--report", report.path,
+            ],
             environment: Blurfarm.faultInjection)
         _ = try coordinator.waitForMarker(marker)
         let workers = coordinator.children
         #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
-        #expect(coordinator.waitForExit(timeout: 30) == 143, "\(coordinator.stderr())")
+        #expect(coordinator.waitForExit(timeout: 120) == 143, "\(coordinator.stderr())")
         #expect(workers.allSatisfy { !Coordinator.isAlive($0) }, "workers \(workers.filter(Coordinator.isAlive)) are left")
         let out = folder.appendingPathComponent("out")
         let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []

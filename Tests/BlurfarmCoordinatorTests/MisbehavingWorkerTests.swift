@@ -84,7 +84,7 @@ import Testing
         let pool = try WorkerPool(launching: .init(scheduling: .init(workers: 1, retries: 0), executable: script.path))
         let pidFile = folder.appendingPathComponent("pid-1")
         var pid: Int32?
-        for _ in 0..<1000 where pid == nil {
+        for _ in 0..<12000 where pid == nil {
             pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             if pid == nil { usleep(10_000) }
         }
@@ -170,19 +170,23 @@ import Testing
 
     /// When an image fails, a worker still rendering one of its tiles is killed before the
     /// caller gets the failure: otherwise it would go on writing into the image's segments,
-    /// which the pool lends to the next image. Worker 1 fails its task at once; worker 2
-    /// "renders" for a second, then writes into every segment of the pool.
+    /// which the pool lends to the next image. Worker 1 fails its task once worker 2 has one;
+    /// worker 2 "renders" until the test, holding the failure, says go, then writes into every
+    /// segment of the pool. Killed in time, it never sees the go.
     @Test func aWorkerStillRenderingAFailedImageIsKilledBeforeItsMemoryIsLentAgain() throws {
         let reply = try FrameEncoder.encode(.failure(TaskFailure(taskID: 1, message: "boom"))) + FrameEncoder.encode(.ready)
         let folder = try Self.fakeWorker(
             then: [],
             afterwards: """
-                if [ "$2" = 1 ]; then cat "$(dirname "$0")/fail.bin"; exec cat >/dev/null; fi
-                sleep 1
+                here="$(dirname "$0")"
+                wait_for() { i=0; while [ ! -e "$here/$1" ] && [ $i -lt 6000 ]; do sleep 0.02; i=$((i+1)); done; }
+                if [ "$2" = 1 ]; then wait_for rendering-2; cat "$here/fail.bin"; exec cat >/dev/null; fi
+                echo $$ > "$here/pid-$2.tmp" && mv "$here/pid-$2.tmp" "$here/rendering-$2"
+                wait_for go
                 for f in /proc/$4/fd/*; do
                   case "$(readlink $f)" in *blurfarm-pixels*) printf 'XXXXXXXX' | dd of=$f conv=notrunc 2>/dev/null ;; esac
                 done
-                touch "$(dirname "$0")/wrote-$2"
+                touch "$here/wrote-$2"
                 exec cat >/dev/null
                 """)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -198,9 +202,23 @@ import Testing
         // The next image's decode gets the pool's memory: one of the failed image's segments.
         let storage = try #require(pool.allocator!.storage(byteCount: 40 * 30 * 3 * 4))
         storage.withUnsafeFloats { p in for i in 0..<(40 * 30 * 3) { p[i] = 0 } }
-        Thread.sleep(forTimeInterval: 2)
-        let written = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("wrote-") }
-        #expect(written.isEmpty, "a worker of the failed image wrote into the pool's memory: \(written)")
+        let rendering = try String(contentsOf: folder.appendingPathComponent("rendering-2"), encoding: .utf8)
+        let pid = try #require(Int32(rendering.trimmingCharacters(in: .whitespacesAndNewlines)))
+        try Data().write(to: folder.appendingPathComponent("go"))
+        // Either it is gone (killed), or it sees the go and writes (not killed).
+        let wrote = folder.appendingPathComponent("wrote-2").path
+        let deadline = Date().addingTimeInterval(120)
+        while Self.isRunning(pid), !FileManager.default.fileExists(atPath: wrote), Date() < deadline { usleep(10_000) }
+        #expect(!Self.isRunning(pid), "worker 2 (pid \(pid)) still runs")
+        #expect(!FileManager.default.fileExists(atPath: wrote), "a worker of the failed image wrote into the pool's memory")
         #expect(storage.withUnsafeFloats { $0[0] } == 0, "the leased memory was overwritten")
+    }
+
+    /// Whether `pid` runs (a zombie, killed and not yet reaped, does not).
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return false }
+        return !stat[stat.index(end, offsetBy: 2)...].hasPrefix("Z")
     }
 }

@@ -29,12 +29,15 @@ private func brokenPipeHandler() -> Int {
         defer { signal(SIGPIPE, previous) }
         let ours = brokenPipeHandler()
         brokenPipes.store(0, ordering: .relaxed)
-        // The fake worker reads the first byte of its task, closes its input and stays alive:
-        // the pool's next write to it (the job's `cancel`) meets a pipe with no reader.
-        let folder = try MisbehavingWorkerTests.fakeWorker(then: [], afterwards: "exec 0<&-; sleep 5")
+        // The fake worker reads the first byte of its task, closes its input and stays alive
+        // (silent, with no timeout to end it): the pool's next write to it (the job's `cancel`)
+        // meets a pipe with no reader.
+        let folder = try MisbehavingWorkerTests.fakeWorker(
+            then: [], afterwards: "exec 0<&-; touch \"$(dirname \"$0\")/closed\"; exec sleep 120")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pool = try WorkerPool(
-            .init(scheduling: .init(workers: 1, retries: 0), executable: folder.appendingPathComponent("worker.sh").path))
+        let pool = try WorkerPool(.init(
+            scheduling: .init(workers: 1, retries: 0, heartbeatTimeout: .seconds(3600), taskTimeout: .fixed(.seconds(3600))),
+            executable: folder.appendingPathComponent("worker.sh").path))
         defer { pool.shutdown() }
         #expect(brokenPipeHandler() == ours, "starting the pool changed the process's SIGPIPE handler")
         let outcome = Mutex<Result<RenderedImage, RenderFailure>?>(nil)
@@ -48,10 +51,11 @@ private func brokenPipeHandler() -> Int {
             outcome.withLock { $0 = result }
             done.signal()
         }.start()
-        while pool.workers.first?.state != "busy" { Thread.sleep(forTimeInterval: 0.01) }
-        Thread.sleep(forTimeInterval: 0.3)  // the fake has read its byte and closed its input
+        let closed = folder.appendingPathComponent("closed").path
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: closed), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         pool.cancel(job: 3)
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.wait(timeout: .now() + 120) == .success)
         guard case .failure(let failure) = outcome.withLock({ $0 }) else {
             Issue.record("the cancelled image rendered")
             return
@@ -62,18 +66,17 @@ private func brokenPipeHandler() -> Int {
     }
 
     @Test func theWorkersGetTheEnvironmentThePoolIsGivenNotTheProcesss() throws {
-        let folder = try MisbehavingWorkerTests.fakeWorker(
-            then: [], afterwards: "env > \"$(dirname \"$0\")/env-$2.txt\"; exec cat >/dev/null")
+        let folder = try MisbehavingWorkerTests.fakeWorker(then: [], afterwards: "env > \"$(dirname \"$0\")/env-$2.txt\"")
         defer { try? FileManager.default.removeItem(at: folder) }
         setenv("BLURFARM_PROCESS_ONLY", "1", 1)
         defer { unsetenv("BLURFARM_PROCESS_ONLY") }
         let pool = try WorkerPool(.init(
-            scheduling: .init(workers: 1, retries: 0, heartbeatTimeout: .seconds(1)),
+            scheduling: .init(workers: 1, retries: 0),
             executable: folder.appendingPathComponent("worker.sh").path,
             environment: ["PATH=/usr/bin:/bin", "BLURFARM_GIVEN=yes"]))
         defer { pool.shutdown() }
-        // The fake answers nothing: the render fails after the heartbeat timeout, by then the
-        // environment is written.
+        // The fake writes its environment and exits: the render fails once the worker is lost,
+        // after the write.
         _ = try? pool.render(MisbehavingWorkerTests.image(), chain: MisbehavingWorkerTests.chain, tileSize: 0)
         let environment = try String(contentsOf: folder.appendingPathComponent("env-1.txt"), encoding: .utf8)
         let names = Set(environment.split(separator: "\n").map { $0.split(separator: "=")[0] })

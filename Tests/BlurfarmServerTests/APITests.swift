@@ -175,20 +175,17 @@ import Testing
         let id = try await server.call(
             "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
         ).object["id"] as? Int ?? 0
-        // A stream ends only when its client leaves: curl reads each for a few seconds (the
-        // whole suite on 2 cores may take a second to answer).
-        let replay = try await RunningServer.curl(["-N", "--max-time", "4", server.base + "/api/v1/events?after=0"])
-        let subscribers = server.fixture.service.hub.count  // the replay's may linger a moment
-        let live = Task {
-            try await RunningServer.curl(["-N", "--max-time", "8", server.base + "/api/v1/events"])
-        }
-        // The change is made once the stream's client has subscribed (however slow the machine).
-        let deadline = ContinuousClock.now + .seconds(5)
-        while server.fixture.service.hub.count <= subscribers, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // A stream ends only when its client leaves: each is read until what is expected arrives.
+        let replayed = try await StreamReader(server.base + "/api/v1/events?after=0")
+        try await replayed.wait { $0.contains("\"state\":\"active\"") }
+        let replay = await replayed.close()
+        // The change is made once the live stream has started (its comment arrived), so it is
+        // sent live, not replayed.
+        let live = try await StreamReader(server.base + "/api/v1/events")
+        try await live.wait { $0.contains(": connected\n\n") }
         _ = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
-        let text = try await live.value
+        try await live.wait { $0.contains("\"state\":\"paused\"") }
+        let text = await live.close()
         await server.stop()
         #expect(replay.contains("event: job\ndata: {"))
         #expect(replay.contains("\"state\":\"queued\""))

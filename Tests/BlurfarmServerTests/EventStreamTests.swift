@@ -48,8 +48,9 @@ import Testing
     @Test func anIdleStreamGetsKeepAliveComments() async throws {
         #expect(ServerSettings().keepAlive == .seconds(15))
         let server = try await RunningServer.start(try ServerFixture(), keepAlive: .milliseconds(200))
-        // Seconds to spare: the whole suite's parallel tests share the cooperative threads.
-        let text = try await RunningServer.curl(["-N", "--max-time", "8", server.base + "/api/v1/events"])
+        let stream = try await StreamReader(server.base + "/api/v1/events")
+        try await stream.wait { $0.contains(": keep-alive\n\n") }
+        let text = await stream.close()
         await server.stop()
         #expect(text.hasPrefix(": connected\n\n"), "\(text)")
         #expect(text.contains(": keep-alive\n\n"), "\(text)")

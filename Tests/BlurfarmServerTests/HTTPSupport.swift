@@ -80,8 +80,8 @@ struct RunningServer {
         return Answer(status: http.statusCode, headers: fields, body: data)
     }
 
-    /// Runs curl with `arguments` (for what URLSession will not send: another Host header, a
-    /// stream read for a while); its standard output. Waits on a thread of its own, never one
+    /// Runs curl with `arguments` (for what URLSession will not send: another Host header); its
+    /// standard output. Waits on a thread of its own, never one
     /// of the tasks' (the server answers on those).
     static func curl(_ arguments: [String]) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
@@ -102,5 +102,64 @@ struct RunningServer {
                 continuation.resume(returning: String(decoding: data, as: UTF8.self))
             }
         }
+    }
+}
+
+/// An event stream read by `curl -N` as it arrives, for as long as the test wants: the test
+/// waits for what it expects, not for a time (the whole suite on 2 cores may take seconds to
+/// answer). curl is started and read on a thread of its own, never one of the tasks' (the
+/// server answers on those), and ended by SIGKILL: it inherits that thread's signal mask, in
+/// which SIGTERM may be blocked (seen: a curl that outlived its SIGTERM).
+final class StreamReader: Sendable {
+    private let received = Mutex("")
+    private let pid = Atomic<Int32>(0)
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// Starts reading `url`.
+    init(_ url: String) async throws {
+        try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread { [self] in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["curl", "-s", "-N", url]
+                let out = Pipe()
+                process.standardOutput = out
+                do {
+                    try process.run()
+                } catch {
+                    started.resume(throwing: error)
+                    return
+                }
+                pid.store(process.processIdentifier, ordering: .sequentiallyConsistent)
+                started.resume()
+                while case let chunk = out.fileHandleForReading.availableData, !chunk.isEmpty {
+                    received.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+                }
+                ended.signal()
+            }
+        }
+    }
+
+    /// What arrived so far.
+    var text: String { received.withLock { $0 } }
+
+    /// Waits until what arrived satisfies `condition` (or two minutes pass); what arrived.
+    @discardableResult
+    func wait(until condition: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !condition(text), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        return text
+    }
+
+    /// Ends the stream (the client leaves) and waits until all curl wrote is read; what arrived.
+    func close() async -> String {
+        kill(pid.load(ordering: .sequentiallyConsistent), SIGKILL)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { [ended] in
+                ended.wait()
+                continuation.resume()
+            }
+        }
+        return text
     }
 }

@@ -19,7 +19,7 @@ import Testing
         let (status, output) = try await Self.schemathesis(in: fixture.folder, [
             "run", Self.schema, "--url", server.base, "--checks", "all", "--exclude-path", "/api/v1/events",
             "--max-examples", "25", "--seed", "1", "--generation-database", "none", "--workers", "1", "--no-color",
-            "--request-timeout", "10",
+            "--request-timeout", "60",
         ])
         await server.stop()
         #expect(status == 0, "\(output)")

@@ -26,14 +26,17 @@ import Glibc
 
     /// A task that runs long enough (a wide motion blur over 512 × 512 inline pixels) for
     /// frames sent meanwhile to arrive while it runs.
+    /// A task of a second or so (six motion blurs of 401 samples over a 48×48 tile) whose
+    /// frame, with a few small ones after it, fits in a pipe's buffer: sent while the worker is
+    /// stopped (``WorkerProcessHandle/whileStopped(_:)``), they all arrive at once.
     static func slowTask(id: UInt64) -> TaskMessage {
-        let image = Rect(x: 0, y: 0, width: 512, height: 512)
+        let image = Rect(x: 0, y: 0, width: 48, height: 48)
         let source = PixelBuffer(rect: image, channels: 3)
         Pixels.randomize(source, seed: id)
-        let slow = Chains.specs([("motion", ["radius": .number(100), "angle": .number(0), "samples": .integer(400)])])
+        let motion = ("motion", ["radius": ParameterValue.number(100), "angle": .number(0), "samples": .integer(400)])
         return TaskMessage(
-            taskID: id, imageID: 1, attempt: 1, tile: image, image: image, filters: slow, edge: .clamp,
-            colour: .gamma, pixels: .inline(source: InlinePixels(source)))
+            taskID: id, imageID: 1, attempt: 1, tile: image, image: image, filters: Chains.specs(Array(repeating: motion, count: 6)),
+            edge: .clamp, colour: .gamma, pixels: .inline(source: InlinePixels(source)))
     }
 
     @Test func handshakeSaysHelloWithTheIDAndPidThenReady() throws {
@@ -131,8 +134,9 @@ import Glibc
         #expect(try worker.reader.next() == nil, "no hello from a worker whose coordinator is gone")
     }
 
-    /// A task of a few seconds (six motion blurs of 801 samples over a megapixel): heartbeats naming it arrive between the task and its result, never
-    /// more than a second apart (a little slack for a loaded machine), and none after the result.
+    /// A task of a few seconds (six motion blurs of 801 samples over a megapixel): heartbeats
+    /// naming it arrive between the task and its result, every half second as a rule, and none
+    /// after the result.
     @Test func heartbeatsArriveWhileALongTaskRuns() throws {
         let image = Rect(x: 0, y: 0, width: 1024, height: 1024)
         let segment = try SharedSegment.create(byteCount: image.area * 4 * 4 * 2)
@@ -171,8 +175,11 @@ import Glibc
         #expect(try worker.reader.next() == .ready)
         #expect(elapsed > 1.5, "the task took \(elapsed) s: too short to show heartbeats")
         #expect(heartbeats >= 2)
+        // Every half second, as a rule (the median gap); never near the coordinator's 10 s
+        // heartbeat timeout, even when a loaded machine holds the worker back for a while.
         let gaps = zip(arrivals.dropFirst(), arrivals).map { $0 - $1 }
-        #expect(gaps.allSatisfy { $0 < 1.25 }, "gaps between frames: \(gaps)")
+        #expect(gaps.sorted()[gaps.count / 2] < 0.75, "gaps between frames: \(gaps)")
+        #expect(gaps.allSatisfy { $0 < 5 }, "gaps between frames: \(gaps)")
         try worker.send(.shutdown)
         #expect(try worker.waitForExit().status == 0)
         #expect(try worker.reader.next() == nil, "no heartbeat after the result")
@@ -182,9 +189,12 @@ import Glibc
     @Test func aCancelledTaskSendsNoResult() throws {
         let worker = try WorkerProcessHandle(workerID: 10)
         _ = try worker.handshake()
-        try worker.send(.task(Self.slowTask(id: 50)))
-        try worker.send(.cancel(taskID: 49))
-        try worker.send(.cancel(taskID: 50))
+        // All three arrive at once, while the task runs however slow this machine is.
+        try worker.whileStopped {
+            try worker.send(.task(Self.slowTask(id: 50)))
+            try worker.send(.cancel(taskID: 49))
+            try worker.send(.cancel(taskID: 50))
+        }
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "no result for the cancelled task")
         let next = Self.inlineTask(id: 51, filters: Self.gaussian)
         try worker.send(.task(next))
@@ -206,9 +216,11 @@ import Glibc
     @Test func aWorkerHoldsTwoTasksRunsThemInOrderAndDropsAWaitingOneCancelled() throws {
         let worker = try WorkerProcessHandle(workerID: 12)
         _ = try worker.handshake()
-        try worker.send(.task(Self.slowTask(id: 60)))
-        try worker.send(.task(Self.inlineTask(id: 61, filters: Self.gaussian)))
-        try worker.send(.cancel(taskID: 61))
+        try worker.whileStopped {
+            try worker.send(.task(Self.slowTask(id: 60)))
+            try worker.send(.task(Self.inlineTask(id: 61, filters: Self.gaussian)))
+            try worker.send(.cancel(taskID: 61))
+        }
         guard case .result(let first) = try worker.reader.nextSkippingHeartbeats() else {
             Issue.record("no result for the running task")
             return
@@ -225,9 +237,11 @@ import Glibc
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
 
         // Three at once: the third is refused, and the worker exits.
-        try worker.send(.task(Self.slowTask(id: 70)))
-        try worker.send(.task(Self.inlineTask(id: 71, filters: Self.gaussian)))
-        try worker.send(.task(Self.inlineTask(id: 72, filters: Self.gaussian)))
+        try worker.whileStopped {
+            try worker.send(.task(Self.slowTask(id: 70)))
+            try worker.send(.task(Self.inlineTask(id: 71, filters: Self.gaussian)))
+            try worker.send(.task(Self.inlineTask(id: 72, filters: Self.gaussian)))
+        }
         let exit = try worker.waitForExit(timeout: 60)
         #expect(exit.status == WorkerExit.badInputStatus)
         #expect(exit.stderr.contains("task 72 arrived while the worker holds tasks 70 and 71"), "\(exit.stderr)")
@@ -258,7 +272,7 @@ import Glibc
         #expect(Self.parent(of: hello.pid) == parent.processIdentifier)
 
         kill(parent.processIdentifier, SIGKILL)
-        let deadline = Date().addingTimeInterval(2)
+        let deadline = Date().addingTimeInterval(30)
         while Self.isAlive(hello.pid), Date() < deadline { usleep(10_000) }
         let survived = Self.isAlive(hello.pid)
         #expect(!survived, "worker \(hello.pid) outlived its parent")

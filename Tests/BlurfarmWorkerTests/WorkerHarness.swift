@@ -69,6 +69,14 @@ final class WorkerProcessHandle {
         try input.fileHandleForWriting.write(contentsOf: FrameEncoder.encode(message))
     }
 
+    /// Does `body` (sends that must fit in the pipe's buffer) with the worker stopped
+    /// (SIGSTOP), then lets it go on: what was sent arrives at once.
+    func whileStopped(_ body: () throws -> Void) throws {
+        kill(process.processIdentifier, SIGSTOP)
+        defer { kill(process.processIdentifier, SIGCONT) }
+        try body()
+    }
+
     func sendBytes(_ bytes: [UInt8]) throws {
         try input.fileHandleForWriting.write(contentsOf: Data(bytes))
     }

@@ -8,6 +8,8 @@ screenshots at 390 and 1400 px wide. Prints one line per check; exits 1 on the f
 fails (its message says what the page showed).
 """
 import json
+import os
+import signal
 import sys
 import time
 import urllib.request
@@ -27,6 +29,11 @@ def submit(manifest):
         headers={"Content-Type": "application/json"}, method="POST")
     with urllib.request.urlopen(request) as answer:
         return json.load(answer)["id"]
+
+
+def workers():
+    with urllib.request.urlopen(base + "/api/v1/workers") as answer:
+        return [worker["pid"] for worker in json.load(answer)["workers"]]
 
 
 def fail(message):
@@ -67,12 +74,21 @@ try:
     wait.until(lambda d: d.find_element(By.ID, "thumbnail").is_displayed())
     print("ok: the last output's thumbnail is shown")
 
-    second = submit(second_manifest)
-    other = f'.job[data-id="{second}"]'
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, other + ' [data-action="cancel"]'))
-    button = driver.find_element(By.CSS_SELECTOR, other + ' [data-action="cancel"]')
-    wait.until(lambda d: button.is_displayed())
-    button.click()
+    # The farm's workers are held (SIGSTOP) until the button is clicked, so that the second
+    # job cannot finish first however slow the machine.
+    held = workers()
+    for pid in held:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        second = submit(second_manifest)
+        other = f'.job[data-id="{second}"]'
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, other + ' [data-action="cancel"]'))
+        button = driver.find_element(By.CSS_SELECTOR, other + ' [data-action="cancel"]')
+        wait.until(lambda d: button.is_displayed())
+        button.click()
+    finally:
+        for pid in held:
+            os.kill(pid, signal.SIGCONT)
     try:
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, other + " .state").text.lower() == "cancelled")
     except Exception:
