@@ -26,17 +26,29 @@ import Glibc
 
     /// A task that runs long enough (a wide motion blur over 512 × 512 inline pixels) for
     /// frames sent meanwhile to arrive while it runs.
-    /// A task of a second or so (six motion blurs of 401 samples over a 48×48 tile) whose
-    /// frame, with a few small ones after it, fits in a pipe's buffer: sent while the worker is
-    /// stopped (``WorkerProcessHandle/whileStopped(_:)``), they all arrive at once.
-    static func slowTask(id: UInt64) -> TaskMessage {
-        let image = Rect(x: 0, y: 0, width: 48, height: 48)
-        let source = PixelBuffer(rect: image, channels: 3)
-        Pixels.randomize(source, seed: id)
-        let motion = ("motion", ["radius": ParameterValue.number(100), "angle": .number(0), "samples": .integer(400)])
-        return TaskMessage(
-            taskID: id, imageID: 1, attempt: 1, tile: image, image: image, filters: Chains.specs(Array(repeating: motion, count: 6)),
-            edge: .clamp, colour: .gamma, pixels: .inline(source: InlinePixels(source)))
+    /// A task of a second or more (six motion blurs of 801 samples over a megapixel) whose
+    /// pixels are in shared memory, so that its frame, with a few small ones after it, fits in
+    /// a pipe's buffer: sent while the worker is stopped
+    /// (``WorkerProcessHandle/whileStopped(_:)``), they all arrive at once, while it runs.
+    struct SlowTask {
+        let message: TaskMessage
+        /// Holds the pixels for as long as the task may run.
+        let segment: SharedSegment
+
+        init(id: UInt64) throws {
+            let image = Rect(x: 0, y: 0, width: 1024, height: 1024)
+            segment = try SharedSegment.create(byteCount: image.area * 4 * 4 * 2)
+            let source = PixelBuffer(rect: image, storage: segment.storage, channels: 4)
+            Pixels.randomize(source, seed: id)
+            let motion = ("motion", ["radius": ParameterValue.number(120), "angle": .number(10), "samples": .integer(400)])
+            let sourceRegion = SharedRegion(segment: segment.id, byteOffset: 0, rect: image, channels: 4, rowStride: 4096)
+            let outputRegion = SharedRegion(
+                segment: segment.id, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 4096)
+            message = TaskMessage(
+                taskID: id, imageID: 1, attempt: 1, tile: image, image: image,
+                filters: Chains.specs(Array(repeating: motion, count: 6)), edge: .clamp, colour: .gamma,
+                pixels: .shared(source: sourceRegion, output: outputRegion))
+        }
     }
 
     @Test func handshakeSaysHelloWithTheIDAndPidThenReady() throws {
@@ -134,25 +146,15 @@ import Glibc
         #expect(try worker.reader.next() == nil, "no hello from a worker whose coordinator is gone")
     }
 
-    /// A task of a few seconds (six motion blurs of 801 samples over a megapixel): heartbeats
-    /// naming it arrive between the task and its result, every half second as a rule, and none
-    /// after the result.
+    /// A task of a few seconds (``SlowTask``): heartbeats naming it arrive between the task and
+    /// its result, every half second as a rule, and none after the result.
     @Test func heartbeatsArriveWhileALongTaskRuns() throws {
-        let image = Rect(x: 0, y: 0, width: 1024, height: 1024)
-        let segment = try SharedSegment.create(byteCount: image.area * 4 * 4 * 2)
-        let source = PixelBuffer(rect: image, storage: segment.storage, channels: 4)
-        Pixels.randomize(source, seed: 3)
-        let filters = Chains.specs(Array(repeating: ("motion", ["radius": .number(120), "angle": .number(10), "samples": .integer(400)]), count: 6))
-        let sourceRegion = SharedRegion(segment: segment.id, byteOffset: 0, rect: image, channels: 4, rowStride: 4096)
-        let outputRegion = SharedRegion(
-            segment: segment.id, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 4096)
-
+        let task = try SlowTask(id: 77)
+        defer { withExtendedLifetime(task) {} }
         let worker = try WorkerProcessHandle(workerID: 8)
         _ = try worker.handshake()
         let start = Date()
-        try worker.send(.task(TaskMessage(
-            taskID: 77, imageID: 1, attempt: 1, tile: image, image: image, filters: filters, edge: .clamp,
-            colour: .gamma, pixels: .shared(source: sourceRegion, output: outputRegion))))
+        try worker.send(.task(task.message))
         var arrivals: [Double] = [0]
         var heartbeats = 0
         var elapsed = 0.0
@@ -187,11 +189,13 @@ import Glibc
 
     /// A cancelled task sends no result, only `ready`; a cancel of another task changes nothing.
     @Test func aCancelledTaskSendsNoResult() throws {
+        let slow = try SlowTask(id: 50)
+        defer { withExtendedLifetime(slow) {} }
         let worker = try WorkerProcessHandle(workerID: 10)
         _ = try worker.handshake()
         // All three arrive at once, while the task runs however slow this machine is.
         try worker.whileStopped {
-            try worker.send(.task(Self.slowTask(id: 50)))
+            try worker.send(.task(slow.message))
             try worker.send(.cancel(taskID: 49))
             try worker.send(.cancel(taskID: 50))
         }
@@ -214,10 +218,12 @@ import Glibc
     /// sent after the first's `ready` runs after the second); a cancel of the waiting one drops
     /// it (only `ready`); a third task while two are held is bad input.
     @Test func aWorkerHoldsTwoTasksRunsThemInOrderAndDropsAWaitingOneCancelled() throws {
+        let slow = try SlowTask(id: 60), running = try SlowTask(id: 70)
+        defer { withExtendedLifetime((slow, running)) {} }
         let worker = try WorkerProcessHandle(workerID: 12)
         _ = try worker.handshake()
         try worker.whileStopped {
-            try worker.send(.task(Self.slowTask(id: 60)))
+            try worker.send(.task(slow.message))
             try worker.send(.task(Self.inlineTask(id: 61, filters: Self.gaussian)))
             try worker.send(.cancel(taskID: 61))
         }
@@ -238,7 +244,7 @@ import Glibc
 
         // Three at once: the third is refused, and the worker exits.
         try worker.whileStopped {
-            try worker.send(.task(Self.slowTask(id: 70)))
+            try worker.send(.task(running.message))
             try worker.send(.task(Self.inlineTask(id: 71, filters: Self.gaussian)))
             try worker.send(.task(Self.inlineTask(id: 72, filters: Self.gaussian)))
         }
