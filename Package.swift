@@ -199,7 +199,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCoordinatorTests",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire"],
+            dependencies: [
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmServerTests",

@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -149,7 +150,7 @@ import Glibc
         }
         let status = coordinator.waitForExit(timeout: 120)
         #expect(status == 0, "\(coordinator.stderr())")
-        #expect(!Coordinator.isAlive(stalled), "the stalled worker \(stalled) is gone")
+        #expect(!Processes.isAlive(stalled), "the stalled worker \(stalled) is gone")
         let files = try Self.outputs(folder)
         try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
         // The marker is still there: the reference run copies through `fault`.
@@ -252,7 +253,7 @@ import Glibc
         let deadline = Date().addingTimeInterval(30)
         var alive = workers
         while !alive.isEmpty && Date() < deadline {
-            alive = alive.filter(Coordinator.isAlive)
+            alive = alive.filter(Processes.isAlive)
             usleep(20_000)
         }
         #expect(alive.isEmpty, "workers \(alive) survived their coordinator")
@@ -275,7 +276,7 @@ import Glibc
         let workers = coordinator.children
         #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
         #expect(coordinator.waitForExit(timeout: 120) == 143, "\(coordinator.stderr())")
-        #expect(workers.allSatisfy { !Coordinator.isAlive($0) }, "workers \(workers.filter(Coordinator.isAlive)) are left")
+        #expect(workers.allSatisfy { !Processes.isAlive($0) }, "workers \(workers.filter(Processes.isAlive)) are left")
         let out = folder.appendingPathComponent("out")
         let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
         #expect(files.allSatisfy { $0.hasSuffix(".png") && !$0.hasPrefix(".") }, "no temporary file: \(files)")
@@ -348,14 +349,5 @@ final class Coordinator {
     /// What the coordinator wrote on standard error (after its exit).
     func stderr() -> String {
         String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    }
-
-    /// Whether `pid` is a live process (not gone, not a zombie).
-    static func isAlive(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return false }
-        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
-        return state != "Z" && state != "X"
     }
 }

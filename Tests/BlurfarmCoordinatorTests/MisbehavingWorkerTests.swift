@@ -1,6 +1,7 @@
 import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmKernels
+import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
 import Testing
@@ -213,17 +214,9 @@ import Testing
         // Either it is gone (killed), or it sees the go and writes (not killed).
         let wrote = folder.appendingPathComponent("wrote-2").path
         let deadline = Date().addingTimeInterval(120)
-        while Self.isRunning(pid), !FileManager.default.fileExists(atPath: wrote), Date() < deadline { usleep(10_000) }
-        #expect(!Self.isRunning(pid), "worker 2 (pid \(pid)) still runs")
+        while Processes.isAlive(pid), !FileManager.default.fileExists(atPath: wrote), Date() < deadline { usleep(10_000) }
+        #expect(!Processes.isAlive(pid), "worker 2 (pid \(pid)) still runs")
         #expect(!FileManager.default.fileExists(atPath: wrote), "a worker of the failed image wrote into the pool's memory")
         #expect(storage.withUnsafeFloats { $0[0] } == 0, "the leased memory was overwritten")
-    }
-
-    /// Whether `pid` runs (a zombie, killed and not yet reaped, does not).
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let end = stat.lastIndex(of: ")")
-        else { return false }
-        return !stat[stat.index(end, offsetBy: 2)...].hasPrefix("Z")
     }
 }

@@ -176,12 +176,12 @@ import Testing
             "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
         ).object["id"] as? Int ?? 0
         // A stream ends only when its client leaves: each is read until what is expected arrives.
-        let replayed = try await StreamReader(server.base + "/api/v1/events?after=0")
+        let replayed = try await CurlOutput(["-N", server.base + "/api/v1/events?after=0"])
         try await replayed.wait { $0.contains("\"state\":\"active\"") }
         let replay = await replayed.close()
         // The change is made once the live stream has started (its comment arrived), so it is
         // sent live, not replayed.
-        let live = try await StreamReader(server.base + "/api/v1/events")
+        let live = try await CurlOutput(["-N", server.base + "/api/v1/events"])
         try await live.wait { $0.contains(": connected\n\n") }
         _ = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
         try await live.wait { $0.contains("\"state\":\"paused\"") }

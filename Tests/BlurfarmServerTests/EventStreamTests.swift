@@ -48,7 +48,7 @@ import Testing
     @Test func anIdleStreamGetsKeepAliveComments() async throws {
         #expect(ServerSettings().keepAlive == .seconds(15))
         let server = try await RunningServer.start(try ServerFixture(), keepAlive: .milliseconds(200))
-        let stream = try await StreamReader(server.base + "/api/v1/events")
+        let stream = try await CurlOutput(["-N", server.base + "/api/v1/events"])
         try await stream.wait { $0.contains(": keep-alive\n\n") }
         let text = await stream.close()
         await server.stop()

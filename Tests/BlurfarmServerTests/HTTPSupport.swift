@@ -81,47 +81,30 @@ struct RunningServer {
     }
 
     /// Runs curl with `arguments` (for what URLSession will not send: another Host header); its
-    /// standard output. Waits on a thread of its own, never one
-    /// of the tasks' (the server answers on those).
+    /// standard output.
     static func curl(_ arguments: [String]) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["curl", "-s"] + arguments
-                let out = Pipe()
-                process.standardOutput = out
-                do {
-                    try process.run()
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
-                let data = out.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
+        try await CurlOutput(arguments).end()
     }
 }
 
-/// An event stream read by `curl -N` as it arrives, for as long as the test wants: the test
-/// waits for what it expects, not for a time (the whole suite on 2 cores may take seconds to
-/// answer). curl is started and read on a thread of its own, never one of the tasks' (the
-/// server answers on those), and ended by SIGKILL: it inherits that thread's signal mask, in
-/// which SIGTERM may be blocked (seen: a curl that outlived its SIGTERM).
-final class StreamReader: Sendable {
+/// What a curl prints, read as it arrives: an event stream, read for as long as the test wants
+/// (it waits for what it expects, not for a time: the whole suite on 2 cores may take seconds
+/// to answer), or an answer read to its end. curl is started and read on a thread of its own,
+/// never one of the tasks' (the server answers on those), and a stream is ended by SIGKILL:
+/// curl inherits that thread's signal mask, in which SIGTERM may be blocked (seen: a curl that
+/// outlived its SIGTERM).
+final class CurlOutput: Sendable {
     private let received = Mutex("")
     private let pid = Atomic<Int32>(0)
     private let ended = DispatchSemaphore(value: 0)
 
-    /// Starts reading `url`.
-    init(_ url: String) async throws {
+    /// Starts `curl -s arguments` (with `-N` for a stream).
+    init(_ arguments: [String]) async throws {
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             Thread.detachNewThread { [self] in
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["curl", "-s", "-N", url]
+                process.arguments = ["curl", "-s"] + arguments
                 let out = Pipe()
                 process.standardOutput = out
                 do {
@@ -151,9 +134,14 @@ final class StreamReader: Sendable {
         return text
     }
 
-    /// Ends the stream (the client leaves) and waits until all curl wrote is read; what arrived.
+    /// Ends the stream (the client leaves); all that arrived.
     func close() async -> String {
         kill(pid.load(ordering: .sequentiallyConsistent), SIGKILL)
+        return await end()
+    }
+
+    /// Waits until curl's output ends (curl exits); all that arrived.
+    func end() async -> String {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { [ended] in
                 ended.wait()

@@ -61,3 +61,15 @@ public enum RawNames {
         return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
 }
+
+/// Processes the tests start and watch.
+public enum Processes {
+    /// Whether `pid` runs: a zombie (dead, not yet reaped) does not.
+    public static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+}

@@ -274,24 +274,15 @@ import Glibc
             return
         }
         #expect(try reader.next() == .ready)
-        #expect(Self.isAlive(hello.pid), "the worker runs before its parent dies")
+        #expect(Processes.isAlive(hello.pid), "the worker runs before its parent dies")
         #expect(Self.parent(of: hello.pid) == parent.processIdentifier)
 
         kill(parent.processIdentifier, SIGKILL)
         let deadline = Date().addingTimeInterval(30)
-        while Self.isAlive(hello.pid), Date() < deadline { usleep(10_000) }
-        let survived = Self.isAlive(hello.pid)
+        while Processes.isAlive(hello.pid), Date() < deadline { usleep(10_000) }
+        let survived = Processes.isAlive(hello.pid)
         #expect(!survived, "worker \(hello.pid) outlived its parent")
         if survived { kill(hello.pid, SIGKILL) }  // leave no orphan behind a failing test
-    }
-
-    /// Whether `pid` is a live process (not gone, not a zombie waiting for its reaper).
-    static func isAlive(_ pid: Int32) -> Bool {
-        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return false }
-        let state = stat[stat.index(close, offsetBy: 2)]
-        return state != "Z" && state != "X"
     }
 
     /// The parent pid of `pid`, from /proc.
