@@ -144,13 +144,17 @@ import Testing
         try ServedFarm.addPhotos(to: folder, count: 30)
         let first = try ServedFarm(folder: folder, workers: 2)
         let id = try first.submit(try first.writeJob("thirty", sigma: 3))
-        try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 5 }
+        // Killed once five outputs are recorded (the record follows the output's rename and
+        // its count in the job).
+        let state = IncrementalRunTests.JobFolder(root: folder)
+        let deadline = Date().addingTimeInterval(120)
+        while IncrementalRunTests.recordedOutputs(state).count < 5, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         first.stop(signal: SIGKILL)
         // What is recorded now was written whole (atomic rename, then the record): it must not
         // be written again. (An output renamed in place but killed before its record is written
         // again, whole.)
         let out = folder.appendingPathComponent("out/thirty").path
-        let recorded = IncrementalRunTests.recordedOutputs(IncrementalRunTests.JobFolder(root: folder))
+        let recorded = IncrementalRunTests.recordedOutputs(state)
         var written: [String: UInt64] = [:]
         for name in recorded.map({ ($0 as NSString).lastPathComponent }) {
             written[name] = try Self.inode(out + "/" + name)
