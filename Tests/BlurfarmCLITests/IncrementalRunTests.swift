@@ -227,6 +227,15 @@ extension IncrementalRunTests {
         return jobs + "/" + name + "/records.jsonl"
     }
 
+    /// Waits until `job` has `count` outputs recorded, while `running` holds (or two minutes
+    /// pass).
+    static func waitForRecords(of job: JobFolder, count: Int, while running: () -> Bool) {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while recordedOutputs(job).count < count, running(), ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
     /// Output paths in the records file (whole lines only).
     static func recordedOutputs(_ job: JobFolder) -> Set<String> {
         guard let path = recordsFile(job), let data = FileManager.default.contents(atPath: path) else { return [] }
@@ -246,10 +255,7 @@ extension IncrementalRunTests {
         let started = try Self.start(job, [])
         let run = (started.process, ())
         // Into the job: some outputs recorded (polled: the condition, not a guess at a time).
-        let deadline = ContinuousClock.now + .seconds(120)
-        while Self.recordedOutputs(job).count < 3, run.0.isRunning, ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.005)
-        }
+        Self.waitForRecords(of: job, count: 3) { run.0.isRunning }
         let runningAtKill = run.0.isRunning
         kill(run.0.processIdentifier, SIGKILL)
         _ = Self.finish(started)

@@ -119,15 +119,13 @@ import Testing
         let pids = (try server.call("GET", "/api/v1/workers").1["workers"] as? [[String: Any]] ?? []).compactMap { $0["pid"] as? Int32 }
         try #require(pids.count == 1)
         for pid in pids { kill(pid, SIGSTOP) }
-        var held = true
-        defer { if held { for pid in pids { kill(pid, SIGCONT) } } }
+        defer { for pid in pids { kill(pid, SIGCONT) } }  // also when the test throws
 
         var ids: [Int] = []
         for name in ["first", "second", "third"] { ids.append(try server.submit(try server.writeJob(name, sigma: 4))) }
         let urgent = try server.submit(try server.writeJob("urgent", inputs: "urgent/*", sigma: 4), priority: 90)
         #expect(try server.wait(for: urgent) { $0["state"] as? String == "active" }["state"] as? String == "active")
         for pid in pids { kill(pid, SIGCONT) }
-        held = false
 
         let done = try server.finished(urgent)
         #expect(done["state"] as? String == "completed")
@@ -147,8 +145,7 @@ import Testing
         // Killed once five outputs are recorded (the record follows the output's rename and
         // its count in the job).
         let state = IncrementalRunTests.JobFolder(root: folder)
-        let deadline = Date().addingTimeInterval(120)
-        while IncrementalRunTests.recordedOutputs(state).count < 5, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        IncrementalRunTests.waitForRecords(of: state, count: 5) { first.process.isRunning }
         first.stop(signal: SIGKILL)
         // What is recorded now was written whole (atomic rename, then the record): it must not
         // be written again. (An output renamed in place but killed before its record is written

@@ -125,8 +125,9 @@ import Glibc
     }
 
     /// Runs the job with a worker stalled on its first try at one tile, does `act` to that
-    /// worker once it is stalled (nil: nothing, the pool's timeouts free it), and checks that the job completes with the reference's bytes
-    /// and one retried tile in the report (at least one unless `exactRetries`). Returns the stalled worker's pid.
+    /// worker once it is stalled (nil: nothing, the pool's timeouts free it), and checks that
+    /// the job completes with the reference's bytes and one retried tile in the report (at
+    /// least one unless `exactRetries`). Returns the stalled worker's pid.
     @discardableResult
     static func runWithAStalledWorker(
         configuration: String, exactRetries: Bool = true, act: ((Int32) -> Void)?

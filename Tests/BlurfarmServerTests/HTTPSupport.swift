@@ -94,7 +94,7 @@ struct RunningServer {
 /// curl inherits that thread's signal mask, in which SIGTERM may be blocked (seen: a curl that
 /// outlived its SIGTERM).
 final class CurlOutput: Sendable {
-    private let received = Mutex("")
+    private let received = Mutex(Data())
     private let pid = Atomic<Int32>(0)
     private let ended = DispatchSemaphore(value: 0)
 
@@ -116,15 +116,15 @@ final class CurlOutput: Sendable {
                 pid.store(process.processIdentifier, ordering: .sequentiallyConsistent)
                 started.resume()
                 while case let chunk = out.fileHandleForReading.availableData, !chunk.isEmpty {
-                    received.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+                    received.withLock { $0.append(chunk) }
                 }
                 ended.signal()
             }
         }
     }
 
-    /// What arrived so far.
-    var text: String { received.withLock { $0 } }
+    /// What arrived so far (decoded whole: a character may straddle two reads).
+    var text: String { String(decoding: received.withLock { $0 }, as: UTF8.self) }
 
     /// Waits until what arrived satisfies `condition` (or two minutes pass); what arrived.
     @discardableResult
