@@ -165,7 +165,7 @@ extension JobRunner {
                     defer { decodeTime.withLock { $0 += ContinuousClock.now - start } }
                     do throws(ImageIOError) { try reader.read(into: band) } catch { throw StreamFailure.decode(error) }
                 } render: { chain, band, window, output in
-                    control.waitWhilePaused()
+                    // A pause holds no output already started: its bands go on (docs/api.md).
                     if let ended = control.ended { throw StreamFailure.ended(ended) }
                     let number = (band.y - banded.outputs[chain].y) / banded.bandHeight
                     let ticket = control.ticket { done, _ in

@@ -10,7 +10,8 @@ import BlurfarmCore
 /// The one place this module touches the file system: reading a manifest's or the
 /// configuration's bytes.
 public enum SourceFile {
-    /// The bytes of the file at `path`, or one error naming the file and the system's reason.
+    /// The bytes of the file at `path`, or one error naming the file and the system's reason:
+    /// a FIFO, a device, a socket or a folder is refused without reading it.
     ///
     /// At most ``ManifestLimits/maximumBytes`` + 1 bytes are read: enough for the parser to
     /// report a file that is too large, without reading a huge one whole.
@@ -18,10 +19,16 @@ public enum SourceFile {
         func failure(_ code: Int32) -> Result<[UInt8], Diagnostics> {
             .failure(Diagnostics([.error("cannot read '\(path)': \(String(cString: strerror(code)))", at: nil)]))
         }
+        // Never blocking: a FIFO opened for reading waits for a writer, forever in a service.
         var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) } while fd < 0 && errno == EINTR
         guard fd >= 0 else { return failure(errno) }
         defer { _ = close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return failure(errno) }
+        if let kind = nonRegularKind(info.st_mode) {
+            return .failure(Diagnostics([.error("cannot read '\(path)': it is \(kind), not a regular file", at: nil)]))
+        }
         let limit = ManifestLimits.maximumBytes + 1
         var bytes = [UInt8](repeating: 0, count: limit)
         var count = 0
@@ -38,5 +45,18 @@ public enum SourceFile {
         }
         bytes.removeSubrange(count...)
         return .success(bytes)
+    }
+
+    /// What a file of `mode` is when it is not a regular file ("a FIFO"), else nil.
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a folder"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        default: "a special file"
+        }
     }
 }

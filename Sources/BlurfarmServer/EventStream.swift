@@ -17,10 +17,12 @@ struct EventStream: Sendable {
     }
 
     /// The stream of `service` for a client that saw the log up to event `after` (nil: one
-    /// that wants the changes from now on).
+    /// that wants the changes from now on). An `after` past the log's end (a client of a
+    /// database since replaced) starts at the end: no live event is taken for one it has.
     init(service: FarmService, after: Int64?, keepAlive: Duration) {
         store = service.store
-        start = after ?? ((try? service.store.lastEventID()) ?? 0)
+        let end = (try? service.store.lastEventID()) ?? 0
+        start = min(after ?? end, end)
         let events = service.hub.subscribe()
         let (live, continuation) = AsyncStream.makeStream(
             of: Message.self, bufferingPolicy: .bufferingNewest(service.hub.buffer))

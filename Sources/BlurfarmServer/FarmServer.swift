@@ -20,8 +20,16 @@ public enum FarmServer {
         try await service.start()
         let box = PortBox(settings.port)
         let router = Routes.router(service: service, settings: settings, port: { box.value })
+        // Connections never take the descriptors the farm needs (workers, images, the queue).
+        let descriptors = Syscalls.descriptorLimit(raise: false) ?? Int.max
+        let limits = ConnectionLimits(
+            total: min(settings.maxConnections, max(16, (descriptors - 256) / 2)), perAddress: settings.maxConnectionsPerAddress)
+        let requestTimeout = settings.requestTimeout
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(
+                additionalChannelHandlers: [ConnectionGuard(limits: limits, requestTimeout: requestTimeout)],
+                idleTimeout: TimeAmount(settings.idleTimeout))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? settings.port
@@ -36,6 +44,13 @@ public enum FarmServer {
                 logger: logger))
         try await group.run()
     }
+}
+
+extension FarmServer {
+    /// Raises the soft limit of open descriptors of this process (the server's, not a
+    /// library's decision) to its hard limit; returns the limit now in force, nil when unlimited.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int? { Syscalls.descriptorLimit(raise: true) }
 }
 
 /// The port the server listens on, once known.

@@ -457,7 +457,7 @@ public actor FarmService {
             guard let last = pending[job.id!]?.last else { continue }
             hub.publish(StreamEvent(
                 id: nil, kind: "progress",
-                data: Self.json(ProgressEvent(job: JobView(job), output: last.output, done: last.done, total: last.total))))
+                data: Self.json(ProgressEvent(job: JobView(job, withManifest: false), output: last.output, done: last.done, total: last.total))))
         }
     }
 
@@ -482,9 +482,9 @@ public actor FarmService {
         let (value, event) = try storeCall { store in
             try store.write { db -> (T, QueueEvent) in
                 let value = try body(db)
-                let data = (value as? QueueJob).map { Self.json(JobView($0)) } ?? Self.json(value)
+                let data = (value as? QueueJob).map { Self.json(JobView($0, withManifest: false)) } ?? Self.json(value)
                 var event = QueueEvent(id: nil, at: Date(), kind: kind, jobId: (value as? QueueJob)?.id, data: data)
-                try event.insert(db)
+                try QueueStore.append(&event, db)
                 return (value, event)
             }
         }

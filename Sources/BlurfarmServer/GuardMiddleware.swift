@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -26,19 +27,20 @@ struct GuardMiddleware: RouterMiddleware {
     }
 
     /// The answer refusing `request`, or nil when it may go on.
+    ///
+    /// Every path needs the token but the few public ones, compared as sent, byte for byte
+    /// (``publicPaths``): `//api/v1/jobs`, `/metrics/`, `/./healthz` or `/API/v1/jobs` is not
+    /// public, so it is refused without the token whatever the router would make of it. With
+    /// the token, a path that is not exactly one of the API's (``methods(of:)``: no empty, `.`,
+    /// `..` or percent-encoded segment, no trailing slash) is answered 404 before the router sees
+    /// it, so no two spellings ever reach one operation.
     func refusal(of request: Request) -> Response? {
         let port = port()
         guard let authority = request.head.authority, allowedHosts(port: port).contains(authority.lowercased()) else {
             return Routes.problem(.misdirectedRequest, "the Host header does not name this server")
         }
         let path = request.uri.path
-        if let allowed = Self.methods(of: path), !allowed.contains(request.method) {
-            var answer = Routes.problem(.methodNotAllowed, "\(request.method) is not an operation of \(path)")
-            answer.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
-            return answer
-        }
-        let isAPI = path.hasPrefix("/api/") || path == "/metrics"
-        if isAPI, let token = settings.token {
+        if let token = settings.token, !Self.publicPaths.contains(path) {
             guard let header = request.headers[.authorization] else {
                 var answer = Routes.problem(.unauthorized, "this server needs a token: Authorization: Bearer <token>")
                 answer.headers[.wwwAuthenticate] = "Bearer"
@@ -48,6 +50,14 @@ struct GuardMiddleware: RouterMiddleware {
             guard header.hasPrefix(prefix), TokenCheck.matches(header.dropFirst(prefix.count), token) else {
                 return Routes.problem(.forbidden, "the token is not this server's")
             }
+        }
+        guard let allowed = Self.methods(of: path) else {
+            return Routes.problem(.notFound, "no operation at \(ShownName.of(path)) (docs/api.md)")
+        }
+        if !allowed.contains(request.method) {
+            var answer = Routes.problem(.methodNotAllowed, "\(request.method) is not an operation of \(path)")
+            answer.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            return answer
         }
         if request.method != .get && request.method != .head {
             if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
@@ -66,18 +76,25 @@ struct GuardMiddleware: RouterMiddleware {
         return nil
     }
 
+    /// The paths answered without the token, exactly as sent: the health check and the status
+    /// page's files (the page itself asks for the token before it calls the API).
+    static let publicPaths: Set<String> = ["/healthz", "/", "/app.js", "/style.css"]
+
     /// The methods the operations at `path` take (docs/openapi.yaml); nil for a path that is
-    /// none of them (404).
+    /// none of them, or not in its one canonical spelling (404).
     static func methods(of path: String) -> [HTTPRequest.Method]? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        if path == "/" { return [.get, .head] }
+        guard path.hasPrefix("/") else { return nil }
+        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         let read: [HTTPRequest.Method] = [.get, .head]
+        let isID = { (part: String) in !part.isEmpty && part.utf8.count <= 18 && part.utf8.allSatisfy { (48...57).contains($0) } }
         switch parts.count {
-        case 1: return ["healthz", "metrics", "", "app.js", "style.css"].contains(parts[0]) ? read : nil
+        case 1: return ["healthz", "metrics", "app.js", "style.css"].contains(parts[0]) ? read : nil
         case 3 where parts[0] == "api" && parts[1] == "v1":
             if parts[2] == "jobs" { return read + [.post] }
             return ["workers", "thumbnail", "events"].contains(parts[2]) ? read : nil
-        case 4 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs": return read
-        case 5 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs":
+        case 4 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs" && isID(parts[3]): return read
+        case 5 where parts[0] == "api" && parts[1] == "v1" && parts[2] == "jobs" && isID(parts[3]):
             if parts[4] == "outputs" { return read }
             return ["cancel", "pause", "resume", "retry", "priority"].contains(parts[4]) ? [.post] : nil
         default: return nil

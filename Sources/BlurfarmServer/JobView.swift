@@ -6,6 +6,10 @@ public struct JobView: Encodable, Sendable {
     public var job: QueueJob
     /// Where it stands, computed at `now`.
     public var progress: Progress
+    /// Whether `manifestText` is shown: not in events, which are changes of a job's state or
+    /// counts (a submitted manifest would otherwise be repeated by every one of them): there it
+    /// is `null`, and the job's own answer has it.
+    public var withManifest: Bool
 
     /// Outputs done of all, tiles, speed and the estimated time left.
     public struct Progress: Codable, Sendable, Equatable {
@@ -23,9 +27,10 @@ public struct JobView: Encodable, Sendable {
         public var etaSeconds: Double?
     }
 
-    /// `job` with its progress at `now`.
-    public init(_ job: QueueJob, now: Date = Date()) {
+    /// `job` with its progress at `now` (and its manifest's text unless `withManifest` is false).
+    public init(_ job: QueueJob, withManifest: Bool = true, now: Date = Date()) {
         self.job = job
+        self.withManifest = withManifest
         let done = job.outputsDone
         let total = job.outputsTotal
         var progress = Progress(
@@ -50,9 +55,10 @@ public struct JobView: Encodable, Sendable {
     public func encode(to encoder: any Encoder) throws {
         try job.encode(to: encoder)
         var container = encoder.container(keyedBy: Key.self)
+        if !withManifest { try container.encodeNil(forKey: .manifestText) }
         try container.encode(progress, forKey: .progress)
         try container.encode(job.outputsDone, forKey: .outputsDone)
     }
 
-    private enum Key: String, CodingKey { case progress, outputsDone }
+    private enum Key: String, CodingKey { case progress, outputsDone, manifestText }
 }

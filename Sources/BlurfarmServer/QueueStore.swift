@@ -100,7 +100,8 @@ public struct QueueEvent: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var kind: String
     /// The job it concerns.
     public var jobId: Int64?
-    /// The change as JSON: the job or the output as the API shows it.
+    /// The change as JSON: the job as the API shows it, without its manifest's text (a job's
+    /// events would otherwise repeat a submitted manifest by the hundred), or the workers.
     public var data: String
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -238,6 +239,25 @@ public final class QueueStore: Sendable {
         try read { db in
             try QueueEvent.filter(Column("id") > id).order(Column("id")).limit(limit).fetchAll(db)
         }
+    }
+
+    /// Events the log keeps: the newest ``eventRetention``; older ones are removed as new ones
+    /// are added (every ``trimEvery`` events). A client further behind gets what is kept.
+    public static let eventRetention: Int64 = 10_000
+    static let trimEvery: Int64 = 100
+
+    /// Adds `event` to the log in the transaction `db` (its id set), trimming the log to the
+    /// newest ``eventRetention`` every ``trimEvery`` events.
+    public static func append(_ event: inout QueueEvent, _ db: Database) throws {
+        try event.insert(db)
+        if let id = event.id, id % trimEvery == 0 {
+            try db.execute(sql: "DELETE FROM event WHERE id <= ?", arguments: [id - eventRetention])
+        }
+    }
+
+    /// How many events the log holds.
+    public func eventCount() throws(QueueStoreError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM event") ?? 0 }
     }
 
     /// The last event's id (0 for none).

@@ -84,8 +84,17 @@ public enum Routes {
         }
         api.get("workers") { _, _ in json(WorkerList(workers: service.workers())) }
         api.get("events") { request, _ in
-            let after = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int64($0) }
-                ?? request.uri.queryParameters.get("after").flatMap { Int64($0) }
+            var after: Int64?
+            for (name, text) in [
+                ("Last-Event-ID", request.headers[HTTPField.Name("Last-Event-ID")!]),
+                ("after", request.uri.queryParameters.get("after")),
+            ] {
+                guard let text else { continue }
+                guard let number = Int64(text), number >= 0 else {
+                    return problem(.badRequest, "\(name) must be an event id, a whole number 0 or more")
+                }
+                after = after ?? number
+            }
             return events(service, after: after, keepAlive: settings.keepAlive)
         }
         let thumbnails = ThumbnailCache()

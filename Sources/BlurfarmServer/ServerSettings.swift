@@ -19,12 +19,21 @@ public struct ServerSettings: Sendable {
     public var publicHosts: [String]
     /// How often an event stream with nothing to say sends a keep-alive comment.
     public var keepAlive: Duration
+    /// How long a connection may take to send a request's head, and stay idle between
+    /// requests, before it is closed.
+    public var idleTimeout: Duration
+    /// How long a request may take to arrive whole once its head has (its body).
+    public var requestTimeout: Duration
+    /// The most connections at once, and from one remote address (``ConnectionLimits``).
+    public var maxConnections: Int
+    public var maxConnectionsPerAddress: Int
 
     /// Settings.
     public init(
         host: String = "127.0.0.1", port: Int = 8765, token: String? = nil, webFolder: String? = nil,
         maxBody: Int = 1 << 20, grace: Duration = .seconds(30), publicHosts: [String] = [],
-        keepAlive: Duration = .seconds(15)
+        keepAlive: Duration = .seconds(15), idleTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
+        maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128
     ) {
         self.host = host
         self.port = port
@@ -34,6 +43,10 @@ public struct ServerSettings: Sendable {
         self.grace = grace
         self.publicHosts = publicHosts.map { $0.lowercased() }
         self.keepAlive = keepAlive
+        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
     }
 
     /// Whether `host` is a loopback address (where the token may be left out).

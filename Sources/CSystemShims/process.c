@@ -38,3 +38,15 @@ int blurfarm_memfd_create(const char *name) {
     return -1;
 }
 #endif
+
+#include <spawn.h>
+
+int blurfarm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
+#else
+    (void)actions;
+    (void)lowest;
+    return ENOSYS;
+#endif
+}

@@ -98,6 +98,7 @@ struct Serve: ParsableCommand {
             printError("--root \(error)")
             throw ExitCode(ExitStatus.invalid)
         }
+        FarmServer.raiseDescriptorLimit()
         let engine = try Engine(
             workers: workers, threads: nil, configuration: configuration, pluginFolders: farm.pluginFolders(configuration),
             plugins: [])

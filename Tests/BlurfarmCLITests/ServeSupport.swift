@@ -49,10 +49,14 @@ final class ServedFarm {
         self.port = port
     }
 
-    /// Sends `signal` and waits for the exit; the status and standard error.
+    /// Sends `signal` and waits for the exit (killing it with SIGKILL after `within` seconds: a
+    /// cap on a failure's wait, its status then says SIGKILL); the status and standard error.
     @discardableResult
-    func stop(signal: Int32 = SIGTERM) -> (status: Int32, stderr: String) {
+    func stop(signal: Int32 = SIGTERM, within: TimeInterval = 300) -> (status: Int32, stderr: String) {
         kill(process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(within)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, stderr)
@@ -97,6 +101,29 @@ final class ServedFarm {
         while true {
             let (_, job) = try call("GET", "/api/v1/jobs/\(id)")
             if condition(job) || Date() > deadline { return job }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// The outputs of job `id` started so far, by path: their state and tiles done.
+    func outputs(of id: Int) throws -> [String: (state: String, tilesDone: Int)] {
+        let list = try call("GET", "/api/v1/jobs/\(id)/outputs").1["outputs"] as? [[String: Any]] ?? []
+        var outputs: [String: (state: String, tilesDone: Int)] = [:]
+        for output in list {
+            outputs[output["output"] as? String ?? ""] = (output["state"] as? String ?? "", output["tilesDone"] as? Int ?? 0)
+        }
+        return outputs
+    }
+
+    /// The outputs of job `id` once `condition` holds (or after two minutes).
+    @discardableResult
+    func waitForOutputs(
+        of id: Int, until condition: ([String: (state: String, tilesDone: Int)]) -> Bool
+    ) throws -> [String: (state: String, tilesDone: Int)] {
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            let outputs = try outputs(of: id)
+            if condition(outputs) || Date() > deadline { return outputs }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

@@ -51,15 +51,20 @@ import Testing
         let server = try ServedFarm(folder: folder, workers: 1)
         defer { server.stop() }
         let paused = try server.submit(try server.writeJob("paused", sigma: 8))
+        // Paused while an output is half-rendered: it finishes (and any other that started as
+        // the pause came), then nothing renders; the job stays paused with outputs to do.
+        try server.waitForOutputs(of: paused) { $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 } }
         let answer = try server.call("POST", "/api/v1/jobs/\(paused)/pause").1
         #expect(answer["state"] as? String == "paused")
-        // Outputs already started when it was paused finish (at most decoded-images, 2, are in
-        // flight); no other starts.
-        let atPause = answer["outputsWritten"] as? Int ?? 0
-        Thread.sleep(forTimeInterval: 3)
+        let inFlight = try server.outputs(of: paused).filter { $0.value.state == "rendering" }.keys
+        #expect(!inFlight.isEmpty)
+        let settled = try server.waitForOutputs(of: paused) { outputs in
+            !outputs.values.contains { $0.state == "rendering" } && inFlight.allSatisfy { outputs[$0]?.state == "written" }
+        }
+        #expect(inFlight.allSatisfy { settled[$0]?.state == "written" }, "rendering at the pause: \(inFlight), then \(settled)")
+        #expect(!settled.values.contains { $0.state == "rendering" }, "\(settled)")
         let after = try server.call("GET", "/api/v1/jobs/\(paused)").1
         #expect(after["state"] as? String == "paused")
-        #expect((after["outputsWritten"] as? Int ?? 10) <= atPause + 2, "\(atPause) written at the pause, then \(after)")
         #expect((after["outputsWritten"] as? Int ?? 10) < 10)
 
         let cancelled = try server.submit(try server.writeJob("cancelled", sigma: 8))
@@ -170,18 +175,29 @@ import Testing
         #expect(stopped.status == 0)
     }
 
+    /// `systemctl restart`: SIGTERM under load lets the outputs being rendered finish (one
+    /// caught half-rendered), starts no other, and exits as soon as they are written, not when
+    /// the grace runs out (ten minutes here: the test kills it after two); the job goes on
+    /// at the next start.
     @Test func sigtermLetsRunningOutputsFinishExitsZeroAndTheJobGoesOnAtTheNextStart() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 12)
-        let first = try ServedFarm(folder: folder, workers: 1)
-        let id = try first.submit(try first.writeJob("stopped", sigma: 4))
+        let first = try ServedFarm(folder: folder, workers: 1, arguments: ["--grace", "600"])
+        let id = try first.submit(try first.writeJob("stopped", sigma: 8))
         try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
-        let stopped = first.stop(signal: SIGTERM)
+        try first.waitForOutputs(of: id) { $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 } }
+        let inFlight = try first.outputs(of: id).filter { $0.value.state == "rendering" }.keys
+        let stopped = first.stop(signal: SIGTERM, within: 120)
         #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(first.process.terminationReason == .exit)
         let out = folder.appendingPathComponent("out/stopped").path
         let names = try FileManager.default.contentsOfDirectory(atPath: out)
         #expect(names.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(names)")
+        #expect(!inFlight.isEmpty)
+        for output in inFlight {
+            #expect(names.contains((output as NSString).lastPathComponent), "\(output) was rendering at SIGTERM and not written")
+        }
         #expect(names.count < 12)
 
         let second = try ServedFarm(folder: folder, workers: 1)
@@ -190,6 +206,27 @@ import Testing
         #expect(job["state"] as? String == "completed", "\(job)")
         #expect(job["outputsUpToDate"] as? Int == names.count)
         #expect(job["outputsWritten"] as? Int == 12 - names.count)
+    }
+
+    /// The workers (where plugins run) inherit no descriptor of the server's but their pipes:
+    /// not its listening socket, not its queue database.
+    @Test func theWorkersInheritNeitherTheListeningSocketNorTheQueue() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 2)
+        let server = try ServedFarm(folder: folder, workers: 2)
+        defer { server.stop() }
+        let id = try server.submit(try server.writeJob("inherit"))
+        #expect(try server.finished(id)["state"] as? String == "completed")
+        let workers = try server.call("GET", "/api/v1/workers").1["workers"] as? [[String: Any]] ?? []
+        let pids = workers.compactMap { $0["pid"] as? Int }.filter { $0 > 0 }
+        #expect(!pids.isEmpty)
+        for pid in pids {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            let targets = fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+            #expect(!targets.isEmpty)
+            #expect(!targets.contains { $0.hasPrefix("socket:") || $0.contains("queue.sqlite") }, "worker \(pid) holds \(targets)")
+        }
     }
 
     @Test func aServedJobAndARunOfTheSameManifestNeverWriteAtOnce() throws {

@@ -18,19 +18,21 @@ struct RunningServer {
     var base: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the server of `fixture` (with `token` when given, keep-alive comments on the
-    /// event stream every `keepAlive`) and waits until it listens.
+    /// event stream every `keepAlive`, its other settings as `adjust` makes them) and waits
+    /// until it listens.
     static func start(
         _ fixture: ServerFixture, token: String? = nil, webFolder: String? = nil, publicHosts: [String] = [],
-        keepAlive: Duration = .seconds(15)
+        keepAlive: Duration = .seconds(15), adjust: (inout ServerSettings) -> Void = { _ in }
     ) async throws
         -> RunningServer
     {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let settings = ServerSettings(
+        var settings = ServerSettings(
             host: "127.0.0.1", port: 0, token: token, webFolder: webFolder, maxBody: 64 * 1024, publicHosts: publicHosts,
             keepAlive: keepAlive)
+        adjust(&settings)
         let task = Task {
             try await FarmServer.run(
                 service: fixture.service, engine: fixture.engine, settings: settings, logger: logger, signals: []
@@ -99,12 +101,17 @@ final class CurlOutput: Sendable {
     private let ended = DispatchSemaphore(value: 0)
 
     /// Starts `curl -s arguments` (with `-N` for a stream).
-    init(_ arguments: [String]) async throws {
+    convenience init(_ arguments: [String]) async throws {
+        try await self.init(command: ["curl", "-s"] + arguments)
+    }
+
+    /// Starts `command` (a program on the PATH and its arguments), its output read the same way.
+    init(command: [String]) async throws {
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             Thread.detachNewThread { [self] in
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["curl", "-s"] + arguments
+                process.arguments = command
                 let out = Pipe()
                 process.standardOutput = out
                 do {

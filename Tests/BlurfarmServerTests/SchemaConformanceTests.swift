@@ -3,7 +3,8 @@ import Testing
 
 /// docs/openapi.yaml against the running server, checked by schemathesis (PyPI; installed by
 /// scripts/setup.sh): every operation but the endless event stream, positive and negative
-/// requests, every check. No 5xx, no answer outside the schema.
+/// requests, every check, and stateful sequences along the document's `links` (a job
+/// submitted or read, then steered by its id). No 5xx, no answer outside the schema.
 @Suite struct SchemaConformanceTests {
     static let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
@@ -19,7 +20,7 @@ import Testing
         let (status, output) = try await Self.schemathesis(in: fixture.folder, [
             "run", Self.schema, "--url", server.base, "--checks", "all", "--exclude-path", "/api/v1/events",
             "--max-examples", "25", "--seed", "1", "--generation-database", "none", "--workers", "1", "--no-color",
-            "--request-timeout", "60",
+            "--request-timeout", "60", "--phases", "examples,coverage,fuzzing,stateful",
         ])
         await server.stop()
         #expect(status == 0, "\(output)")

@@ -2,6 +2,7 @@
 // their output, the limits that bound how many can run), retried on EINTR where they can fail
 // with it.
 import BlurfarmCore
+import CSystemShims
 
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +30,7 @@ extension Syscalls {
 
     /// Starts `executable` with `arguments` (the first is its name) and `environment` (a
     /// null-terminated list), `stdin` and `stdout` as its standard input and output (stderr
-    /// inherited), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
+    /// inherited, every other descriptor closed in the child), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
     /// whatever this process ignores. `posix_spawn` fails with EAGAIN when the user may not have
     /// another process (`RLIMIT_NPROC`), ENOMEM without memory for it.
     static func spawn(
@@ -40,6 +41,10 @@ extension Syscalls {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdin, STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
+        // Nothing else is inherited: the server's listening socket and its database, files
+        // being written, were opened by libraries that do not all ask for close-on-exec.
+        let closing = blurfarm_spawn_close_from(&actions, STDERR_FILENO + 1)
+        guard closing == 0 else { throw SystemCallError(call: "posix_spawn_file_actions_addclosefrom_np", errno: closing) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

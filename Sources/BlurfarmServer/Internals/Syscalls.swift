@@ -1,6 +1,6 @@
 // Every system call the server module makes: resolving paths for the roots check (paths are
-// given to the kernel as the bytes they stand for: `PathEncoding.withCString`), and giving
-// freed memory back to the system.
+// given to the kernel as the bytes they stand for: `PathEncoding.withCString`), giving freed
+// memory back to the system, and the descriptor limit its connections count against.
 import BlurfarmCore
 import CSystemShims
 
@@ -29,5 +29,19 @@ enum Syscalls {
     /// for them: a server that runs for months asks for it back when a job ends.
     static func returnFreedMemory() {
         _ = malloc_trim(0)
+    }
+
+    /// This process's soft limit of open descriptors, nil when unlimited; with `raise`, first
+    /// raised to the hard limit (a server holds a descriptor per connection; the default soft
+    /// limit of 1024 is the kernel's old `select` bound, not a policy).
+    static func descriptorLimit(raise: Bool) -> Int? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        if raise, limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur == rlim_t.max ? nil : Int(clamping: limit.rlim_cur)
     }
 }

@@ -31,4 +31,13 @@ int blurfarm_ignore_sigpipe(void);
 /// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
 int blurfarm_memfd_create(const char *name);
 
+#include <spawn.h>
+
+/// Adds to `actions` the closing of every descriptor from `lowest` up in the child
+/// (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34): a worker inherits only the
+/// descriptors dup2'd below `lowest`, never a listening socket, a queue database or a file
+/// being written that was opened without close-on-exec. Returns 0, or an errno value (ENOSYS
+/// where the C library lacks it).
+int blurfarm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
 #endif
