@@ -156,9 +156,11 @@ enum AtomicFile {
     }
 
     /// Writes `bytes` to a new temporary file beside `output`, atomically
-    /// (``write(to:temporaryFiles:contents:)``).
-    static func write(_ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?) throws(ImageIOError) {
-        try write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
+    /// (``write(to:temporaryFiles:confinement:contents:)``).
+    static func write(
+        _ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: WriteConfinement? = nil
+    ) throws(ImageIOError) {
+        try write(to: output, temporaryFiles: temporaryFiles, confinement: confinement) { (descriptor) throws(ImageIOError) in
             do throws(SystemCallError) {
                 try Syscalls.writeAll(descriptor, bytes)
             } catch {
@@ -167,25 +169,46 @@ enum AtomicFile {
         }
     }
 
-    /// Creates a new temporary file beside `output` (``createTemporary(for:in:pid:)``), has
-    /// `contents` write the file's bytes to its descriptor, fsyncs it, renames it over `output`
-    /// and fsyncs the folder, all in one open descriptor of the folder. When anything fails
-    /// (`contents` too), removes the temporary file and leaves `output` as it was.
+    /// Opens the folder of `output`: beneath one of the roots of `confinement` when it is given
+    /// (``WriteConfinement/openFolder(of:)``), else as its path says.
+    ///
+    /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable`,
+    ///   `.outputOutsideRoots` or `.writeFailed`.
+    static func openFolder(of output: OutputPath, confinement: WriteConfinement?) throws(ImageIOError) -> Int32 {
+        if let confinement { return try confinement.openFolder(of: output) }
+        do {
+            return try Syscalls.openDirectory(output.folder)
+        } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            throw ImageIOError(code: .outputFolderMissing, path: output.path, message: "\(error.call) failed: \(error.reason)")
+        } catch {
+            throw ImageIOError(
+                code: .outputFolderNotWritable, path: output.path, message: "\(error.call) failed: \(error.reason)")
+        }
+    }
+
+    /// Opens the folder of `output` (``openFolder(of:confinement:)``) and writes the file in it
+    /// (``write(to:inFolder:temporaryFiles:contents:)``).
     static func write(
-        to output: OutputPath, temporaryFiles: TemporaryFiles?, contents: (Int32) throws(ImageIOError) -> Void
+        to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: WriteConfinement?,
+        contents: (Int32) throws(ImageIOError) -> Void
+    ) throws(ImageIOError) {
+        let folder = try openFolder(of: output, confinement: confinement)
+        defer { try? Syscalls.close(folder) }
+        try write(to: output, inFolder: folder, temporaryFiles: temporaryFiles, contents: contents)
+    }
+
+    /// Creates a new temporary file for `output` in its open folder `folder`
+    /// (``createTemporary(for:in:pid:)``), has `contents` write the file's bytes to its
+    /// descriptor, fsyncs it, renames it over `output` and fsyncs the folder, all in that one
+    /// descriptor of the folder (which stays open). When anything fails (`contents` too),
+    /// removes the temporary file and leaves `output` as it was.
+    static func write(
+        to output: OutputPath, inFolder folder: Int32, temporaryFiles: TemporaryFiles?,
+        contents: (Int32) throws(ImageIOError) -> Void
     ) throws(ImageIOError) {
         func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
             ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
-        let folder: Int32
-        do {
-            folder = try Syscalls.openDirectory(output.folder)
-        } catch where error.errno == ENOENT || error.errno == ENOTDIR {
-            throw fail(.outputFolderMissing, error)
-        } catch {
-            throw fail(.outputFolderNotWritable, error)
-        }
-        defer { try? Syscalls.close(folder) }
         var (descriptor, temporary) = try createTemporary(for: output, in: folder)
         let created = "\(output.folder)/\(temporary)"
         temporaryFiles?.insert(created)

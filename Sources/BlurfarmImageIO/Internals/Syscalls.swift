@@ -112,6 +112,21 @@ enum Syscalls {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
     }
 
+    /// Opens the folder `path` beneath the open folder `root`: never above it, never through a
+    /// magic link (``blurfarm_open_beneath``: EXDEV or ELOOP when resolving leaves it, EAGAIN
+    /// when a concurrent rename or mount interrupted the resolution).
+    static func openFolder(_ path: String, beneath root: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("openat2") { PathEncoding.withCString(path) { blurfarm_open_beneath(root, $0, O_RDONLY | O_DIRECTORY) } }
+    }
+
+    /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
+    /// read (removed).
+    static func workingDirectory() -> String {
+        guard let path = getcwd(nil, 0) else { return "/" }
+        defer { free(path) }
+        return PathEncoding.decode(UnsafeRawBufferPointer(start: path, count: strlen(path))).text
+    }
+
     /// Writes all of `bytes` to `fd`.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
         let failure: SystemCallError? = bytes.withUnsafeBytes { raw in

@@ -31,4 +31,11 @@ int blurfarm_ignore_sigpipe(void);
 /// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
 int blurfarm_memfd_create(const char *name);
 
+/// `openat2(folder, path, {flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS})` (Linux 5.6 on):
+/// opens `path` relative to the open folder `folder` (O_CLOEXEC added to `flags`), failing with
+/// EXDEV when resolving it would leave that folder (`..` above it, an absolute symbolic link, a
+/// link leading outside) and ELOOP at a magic link (`/proc/self/fd/N`). Returns the descriptor,
+/// or -1 with errno set (ENOSYS on an older kernel or off Linux).
+int blurfarm_open_beneath(int folder, const char *path, int flags);
+
 #endif
