@@ -98,10 +98,17 @@ public final class BandWriter: @unchecked Sendable {
                 let result = Result { () throws(ImageIOError) in
                     try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: temporaryFiles) {
                         (descriptor) throws(ImageIOError) in
-                        do throws(LibvipsFailure) {
-                            let target = try VipsTargetRef(descriptor: descriptor)
+                        let target = VipsTargetRef(file: descriptor)
+                        let encoding = Result { () throws(LibvipsFailure) in
                             try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }
-                        } catch {
+                        }
+                        // A write that failed is the cause ("No space left on device", "File too
+                        // large"), not libvips's "unable to write to target"; and a saver that
+                        // did not notice it must not leave a cut file in place.
+                        if let failure = target.fileFailure {
+                            throw ImageIOError(code: .writeFailed, path: path, message: "\(failure.call) failed: \(failure.reason)")
+                        }
+                        if case .failure(let error) = encoding {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
                     }

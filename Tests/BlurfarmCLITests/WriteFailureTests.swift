@@ -1,0 +1,108 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk gives a
+/// line naming the output and the cause, removes the temporary file and leaves nothing
+/// half-written.
+@Suite struct WriteFailureTests {
+    /// A small tmpfs mounted on a new folder (root only), unmounted by `remove()`.
+    struct SmallFileSystem {
+        let path: String
+
+        /// Whether this process may mount one (it is root, and the kernel lets it): found
+        /// once by mounting and unmounting one.
+        static let canMount: Bool = {
+            guard let probe = try? SmallFileSystem(kilobytes: 64) else { return false }
+            probe.remove()
+            return true
+        }()
+
+        struct MountRefused: Error, CustomStringConvertible {
+            let description: String
+        }
+
+        init(kilobytes: Int) throws {
+            path = try Fixtures.temporaryFolder().path
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path]
+            mount.standardError = FileHandle.nullDevice
+            try mount.run()
+            mount.waitUntilExit()
+            guard mount.terminationStatus == 0 else {
+                try? FileManager.default.removeItem(atPath: path)
+                throw MountRefused(description: "mount -t tmpfs refused (status \(mount.terminationStatus))")
+            }
+        }
+
+        /// Fills the file system but for about `room` bytes, with the file `filler`.
+        func fill(leaving room: Int) throws {
+            let filler = path + "/filler"
+            let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let chunk = [UInt8](repeating: 0x5A, count: 4096)
+            var size = 0
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == chunk.count { size += chunk.count }
+            try #require(errno == ENOSPC, "filling the tmpfs: \(String(cString: strerror(errno)))")
+            try #require(ftruncate(fd, off_t(max(0, size - room))) == 0)
+        }
+
+        func remove() {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [path]
+            try? unmount.run()
+            unmount.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// A job folder: `photos/kite.webp`, the blur job writing `out/{stem}-blur.png`, and `out`.
+    static func makeJob() throws -> (folder: URL, manifest: String, config: String) {
+        let folder = try Fixtures.temporaryFolder()
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.path("special/kite.webp"), toPath: photos.path + "/kite.webp")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let (manifest, config) = try Fixtures.writeBlurJob(named: "writes", in: folder)
+        return (folder, manifest, config)
+    }
+
+    @Test(
+        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
+    func aFullDiskNamesTheOutputAndTheCauseAndLeavesNothing() throws {
+        let disk = try SmallFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        try disk.fill(leaving: 16 << 10)
+        // `apply` band by band (a libvips saver writing to the file) and whole (without a
+        // filter the image is encoded in memory, then written).
+        for (arguments, name) in [
+            (["--filter", "gaussian sigma=1.5"], "banded.png"), ([], "whole.png"),
+        ] {
+            let output = disk.path + "/" + name
+            let result = try Blurfarm.run(["apply", Corpus.path("special/kite.webp"), output] + arguments)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("\(output): write failed: No space left on device"), "\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+
+        // `run`, its outputs' folder on the full disk.
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let out = job.folder.appendingPathComponent("out").path
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("kite-blur.png: write failed: No space left on device"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+    }
+}
