@@ -8,9 +8,9 @@ import Testing
 import Glibc
 #endif
 
-/// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk gives a
-/// line naming the output and the cause, removes the temporary file and leaves nothing
-/// half-written.
+/// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk and the
+/// file-size limit give a line naming the output and the cause, remove the temporary file and
+/// leave nothing half-written.
 @Suite struct WriteFailureTests {
     /// A small tmpfs mounted on a new folder (root only), unmounted by `remove()`.
     struct SmallFileSystem {
@@ -104,5 +104,42 @@ import Glibc
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("kite-blur.png: write failed: No space left on device"), "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+    }
+
+    /// Under `ulimit -f`, a write past the limit fails with EFBIG (SIGXFSZ is ignored): one
+    /// line naming the output, status 1, the temporary file removed. Before, the process died
+    /// of SIGXFSZ without a word and `apply` left its temporary file.
+    @Test func theFileSizeLimitFailsTheWriteWithALineInsteadOfKillingTheProcess() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 64 blocks: 32 KB (sh counts 512-byte blocks) or 64 KB; the blurred kite is larger.
+        // In process (`--workers 0`): the limit also bounds the memory files shared with
+        // workers, which would fail first.
+        for (arguments, name) in [
+            (["--filter", "gaussian sigma=1.5", "--workers", "0"], "banded.png"), ([], "whole.png"),
+        ] {
+            let output = folder.path + "/" + name
+            let result = try Blurfarm.run(
+                ["apply", Corpus.path("special/kite.webp"), output] + arguments, limits: ["-f 64"])
+            #expect(result.status == 1, "status \(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("\(output): write failed: File too large"), "\(result.stderr)")
+        }
+        // With workers, sharing the pixels (a memory file as large as the image) is past the
+        // limit too: a line, not a death.
+        let pooled = try Blurfarm.run(
+            ["apply", Corpus.path("special/kite.webp"), folder.path + "/pooled.png", "--filter", "gaussian sigma=1.5",
+             "--workers", "1"],
+            limits: ["-f 64"])
+        #expect(pooled.status == 1, "status \(pooled.status): \(pooled.stderr)")
+        #expect(pooled.stderr.contains("File too large"), "\(pooled.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [], "temporary files left")
+
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--workers", "0"], limits: ["-f 64"])
+        #expect(run.status == 1, "status \(run.status): \(run.stderr)")
+        #expect(run.stderr.contains("kite-blur.png: write failed: File too large"), "\(run.stderr)")
+        let out = job.folder.appendingPathComponent("out").path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [], "temporary files left")
     }
 }

@@ -27,6 +27,11 @@ int blurfarm_set_parent_death_signal(int signal);
 /// the process. Returns 0, or -1 with errno set.
 int blurfarm_ignore_sigpipe(void);
 
+/// `sigaction(SIGXFSZ, SIG_IGN)`: a write past the file-size limit (`ulimit -f`,
+/// `RLIMIT_FSIZE`) fails with EFBIG ("File too large") instead of killing the process, so the
+/// error is reported and the temporary file removed. Returns 0, or -1 with errno set.
+int blurfarm_ignore_sigxfsz(void);
+
 /// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, closed on exec.
 /// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
 int blurfarm_memfd_create(const char *name);
