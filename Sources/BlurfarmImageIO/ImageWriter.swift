@@ -78,9 +78,12 @@ public enum ImageWriter {
         AtomicFile.removeAbandoned(inFolder: folder, minimumAge: minimumAge)
     }
 
-    /// Writes an encoded image atomically: to a temporary file in the output's folder
-    /// (".name.blurfarm-PID-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
-    /// failure the temporary file is removed and an existing file at the path is untouched.
+    /// Writes an encoded image atomically: to a new file in the output's folder, without a name
+    /// where the file system allows (`O_TMPFILE`: a process killed meanwhile leaves nothing),
+    /// else named ".name.blurfarm-HOST-PID-XXXXXXXXXXXX"; fsynced, given a temporary name,
+    /// renamed over its path, and the folder fsynced. On any failure the temporary file is
+    /// removed and an existing file at the path is untouched; the error names the output and
+    /// the system's reason ("write failed: No space left on device", "File too large").
     ///
     /// While it is written, the temporary file's path is in `temporaryFiles`, so that a
     /// process that must exit at once can remove it (``TemporaryFiles/removeAll()``).

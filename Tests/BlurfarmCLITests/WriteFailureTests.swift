@@ -10,7 +10,7 @@ import Glibc
 
 /// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk and the
 /// file-size limit give a line naming the output and the cause, remove the temporary file and
-/// leave nothing half-written.
+/// leave nothing half-written; a process killed while it writes leaves no file behind.
 @Suite struct WriteFailureTests {
     /// A small tmpfs mounted on a new folder (root only), unmounted by `remove()`.
     struct SmallFileSystem {
@@ -141,5 +141,52 @@ import Glibc
         #expect(run.stderr.contains("kite-blur.png: write failed: File too large"), "\(run.stderr)")
         let out = job.folder.appendingPathComponent("out").path
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [], "temporary files left")
+    }
+
+    /// `apply` killed with SIGKILL while it writes its output band by band: the file it was
+    /// writing has no name (O_TMPFILE), so nothing is left in the folder.
+    @Test func aProcessKilledWhileItWritesLeavesNoFile() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A large noisy input: its output takes a while to encode, band by band.
+        let input = folder.path + "/big.png"
+        var generator = SplitMix(seed: 3)
+        let pixels = PixelBuffer(rect: Rect(width: 3000, height: 2000))
+        for y in 0..<2000 {
+            for x in 0..<3000 {
+                let v = Float(generator.next() % 256) / 255
+                pixels[x, y] = SIMD4(v, 1 - v, v * v, 1)
+            }
+        }
+        try ImageWriter.write(
+            pixels, to: input, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let outFolder = folder.path + "/out"
+        try FileManager.default.createDirectory(atPath: outFolder, withIntermediateDirectories: false)
+
+        let process = Process()
+        process.executableURL = Blurfarm.executable
+        process.arguments = ["apply", input, outFolder + "/big-blur.png", "--filter", "gaussian sigma=2", "--workers", "0"]
+        process.environment = Blurfarm.environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // The moment it has a file open in the output folder, it is writing the output.
+        let pid = process.processIdentifier
+        let deadline = ContinuousClock.now + .seconds(120)
+        var writing = false
+        while !writing, process.isRunning, ContinuousClock.now < deadline {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            writing = fds.contains { fd in
+                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
+                return target.hasPrefix(outFolder + "/")
+            }
+            if !writing { usleep(1000) }
+        }
+        try #require(writing, "apply never opened a file in the output folder (it ended first, or the deadline passed)")
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outFolder) == [], "a killed writer left a file")
     }
 }

@@ -60,6 +60,21 @@ enum Syscalls {
         }
     }
 
+    /// Creates a file without a name in the folder `folder`, for writing (``blurfarm_open_unnamed_file``:
+    /// EOPNOTSUPP, EISDIR or EINVAL where the file system has none); mode 0666 less the umask.
+    static func createUnnamed(in folder: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("open(O_TMPFILE)") { blurfarm_open_unnamed_file(folder) }
+    }
+
+    /// Gives the file open on `fd` the name `name` in the folder `folder`: `linkat` of
+    /// `/proc/self/fd/N` following the link (an unnamed file may be linked once; EEXIST when
+    /// the name exists: linkat never replaces).
+    static func link(_ fd: Int32, as name: String, in folder: Int32) throws(SystemCallError) {
+        try retrying("linkat") {
+            PathEncoding.withCString(name) { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, $0, AT_SYMLINK_FOLLOW) }
+        }
+    }
+
     /// Opens the file `name` in the folder `folder` to look at it, never through a symbolic
     /// link, never blocking (a FIFO).
     static func openToInspect(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
