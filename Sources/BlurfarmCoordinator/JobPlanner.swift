@@ -49,10 +49,21 @@ public enum JobPlanner {
         // for case (for the hint when it matches none).
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for glob in includes {
+            let caseless = try? GlobPattern(glob.text.lowercased())
             let walk = files(under: glob.fixedPrefix, in: base)
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
             var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
-            let caseless = try? GlobPattern(glob.text.lowercased())
+            // What the glob names that is not a file (a FIFO, a socket, a link to a device): an
+            // error each, never a silent gap, and never opened (a FIFO would block).
+            for other in walk.others where glob.matches(other.relative) {
+                if isLeftOut(other.relative) {
+                    counts.leftOut += 1
+                    continue
+                }
+                counts.taken += 1
+                let line = "'\(ShownName.of(bytes: other.bytes))': is \(other.kind), not a regular file (this input is left out)"
+                if !refused.contains(line) { refused.append(line) }
+            }
             for file in walk.files {
                 guard glob.matches(file.relative) else {
                     if counts.otherCase == nil, caseless?.matches(file.relative.lowercased()) == true {
@@ -212,21 +223,32 @@ public enum JobPlanner {
         return try? GlobPattern(text)
     }
 
-    /// The regular files below `prefix` (relative to `base`), as `/`-separated paths relative to
-    /// `base`, and the folders that could not be read, each as a line naming it. Hidden
-    /// folders are searched too; symbolic links to files count, links to folders below the
-    /// glob's fixed folder are not followed (no cycles); the fixed folder itself may be one.
-    /// Paths are carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF);
-    /// a path that would be ambiguous so (it holds those characters itself) comes with its bytes.
-    static func files(under prefix: String, in base: String) -> (files: [(relative: String, ambiguousBytes: [UInt8]?)], unreadable: [String]) {
-        let start = prefix.isEmpty ? base : join(base, prefix)
-        guard let info = Syscalls.status(start) else { return ([], []) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return ([(prefix, nil)], []) }
+    /// What the search for one input glob found (``files(under:in:)``).
+    struct GlobWalk {
+        /// The regular files (and links to them), as `/`-separated paths relative to the base; a
+        /// path that would be ambiguous as text (it holds U+F780…U+F7FF itself) comes with its
+        /// bytes.
         var files: [(relative: String, ambiguousBytes: [UInt8]?)] = []
+        /// What is neither a file nor a folder (a FIFO, a socket, a device or a link to one):
+        /// its path, as text and as bytes, and what it is ("a FIFO").
+        var others: [(relative: String, bytes: [UInt8], kind: String)] = []
+        /// The folders that could not be read, each as a line naming it.
         var unreadable: [String] = []
-        let root = PathEncoding.bytes(prefix)
+    }
+
+    /// What is below `prefix` (relative to `base`): the regular files, the things that are
+    /// neither files nor folders, as `/`-separated paths relative to `base`, and the folders
+    /// that could not be read. Hidden folders are searched too; symbolic links to files count,
+    /// links to folders below the glob's fixed folder are not followed (no cycles); the fixed
+    /// folder itself may be one. Paths are carried as ``PathEncoding`` makes them (bytes that
+    /// are not UTF-8 as U+F780…U+F7FF).
+    static func files(under prefix: String, in base: String) -> GlobWalk {
+        let start = prefix.isEmpty ? base : join(base, prefix)
+        guard let info = Syscalls.status(start) else { return GlobWalk() }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return GlobWalk(files: [(prefix, nil)]) }
+        var walk = GlobWalk()
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
-        var pending: [[UInt8]] = [root]
+        var pending: [[UInt8]] = [PathEncoding.bytes(prefix)]
         while let folder = pending.popLast() {
             let entries: [Syscalls.Entry]
             do {
@@ -234,20 +256,22 @@ public enum JobPlanner {
                     ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder)
             } catch {
                 let shown = folder.isEmpty ? "." : ShownName.of(bytes: folder)
-                unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
+                walk.unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
                 continue
             }
             for entry in entries {
-                let path = folder.isEmpty ? entry.name : folder + [UInt8(ascii: "/")] + entry.name
+                let bytes = folder.isEmpty ? entry.name : folder + [UInt8(ascii: "/")] + entry.name
+                let (text, ambiguous) = PathEncoding.decode(bytes)
                 if entry.isFolder {
-                    pending.append(path)
+                    pending.append(bytes)
                 } else if entry.isFile {
-                    let (text, ambiguous) = PathEncoding.decode(path)
-                    files.append((text, ambiguous ? path : nil))
+                    walk.files.append((text, ambiguous ? bytes : nil))
+                } else if let kind = entry.otherKind {
+                    walk.others.append((text, bytes, kind))
                 }
             }
         }
-        return (files, unreadable)
+        return walk
     }
 
     /// `relative` in `folder` (`relative` itself when absolute, or when `folder` is `.`).

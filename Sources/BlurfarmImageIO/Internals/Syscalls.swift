@@ -31,8 +31,22 @@ enum Syscalls {
         }
     }
 
-    /// The kind of thing at `path`, following links: nil when nothing is there.
-    enum FileKind { case regular, directory, other }
+    /// The kind of thing at `path`, following links: nil when nothing is there. `other` says
+    /// what it is, as people say it ("a FIFO", "a socket", "a character device").
+    enum FileKind: Equatable { case regular, directory, other(String) }
+
+    /// The kind of a file whose `st_mode` is `mode`.
+    static func kind(ofMode mode: mode_t) -> FileKind {
+        switch mode & S_IFMT {
+        case S_IFREG: .regular
+        case S_IFDIR: .directory
+        case S_IFIFO: .other("a FIFO")
+        case S_IFSOCK: .other("a socket")
+        case S_IFCHR: .other("a character device")
+        case S_IFBLK: .other("a block device")
+        default: .other("not a regular file")
+        }
+    }
 
     static func kind(of path: String) throws(SystemCallError) -> FileKind? {
         var info = stat()
@@ -41,15 +55,13 @@ enum Syscalls {
         } catch where error.errno == ENOENT || error.errno == ENOTDIR {
             return nil
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .regular
-        case S_IFDIR: return .directory
-        default: return .other
-        }
+        return kind(ofMode: info.st_mode)
     }
 
+    /// Opens `path` for reading without waiting: a FIFO without a writer opens at once (and
+    /// its descriptor's `fstat` says what it is) instead of blocking.
     static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) } }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
     }
 
     /// Creates the file `name` in the folder `folder`, which must not exist (not even as a
