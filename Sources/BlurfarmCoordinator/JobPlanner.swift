@@ -50,7 +50,7 @@ public enum JobPlanner {
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for glob in includes {
             let caseless = try? GlobPattern(glob.text.lowercased())
-            let walk = files(under: glob.fixedPrefix, in: base)
+            let walk = files(matching: glob, in: base)
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
             var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
             // What the glob names that is not a file (a FIFO, a socket, a link to a device): an
@@ -223,26 +223,43 @@ public enum JobPlanner {
         return try? GlobPattern(text)
     }
 
-    /// What the search for one input glob found (``files(under:in:)``).
+    /// What the search for one input glob found (``files(under:in:takes:descends:)``).
     struct GlobWalk {
-        /// The regular files (and links to them), as `/`-separated paths relative to the base; a
-        /// path that would be ambiguous as text (it holds U+F780…U+F7FF itself) comes with its
-        /// bytes.
+        /// The regular files (and links to them) taken, as `/`-separated paths relative to the
+        /// base; a path that would be ambiguous as text (it holds U+F780…U+F7FF itself) comes with
+        /// its bytes.
         var files: [(relative: String, ambiguousBytes: [UInt8]?)] = []
-        /// What is neither a file nor a folder (a FIFO, a socket, a device or a link to one):
-        /// its path, as text and as bytes, and what it is ("a FIFO").
+        /// What was taken that is neither a file nor a folder (a FIFO, a socket, a device or a
+        /// link to one): its path, as text and as bytes, and what it is ("a FIFO").
         var others: [(relative: String, bytes: [UInt8], kind: String)] = []
         /// The folders that could not be read, each as a line naming it.
         var unreadable: [String] = []
+        /// The folders listed, relative to the base ("" for the base itself), in the order
+        /// they were: what the search cost.
+        var listed: [String] = []
     }
 
-    /// What is below `prefix` (relative to `base`): the regular files, the things that are
-    /// neither files nor folders, as `/`-separated paths relative to `base`, and the folders
-    /// that could not be read. Hidden folders are searched too; symbolic links to files count,
-    /// links to folders below the glob's fixed folder are not followed (no cycles); the fixed
-    /// folder itself may be one. Paths are carried as ``PathEncoding`` makes them (bytes that
-    /// are not UTF-8 as U+F780…U+F7FF).
-    static func files(under prefix: String, in base: String) -> GlobWalk {
+    /// What `glob` takes below its fixed folder in `base`, and what it would take but for case
+    /// (for the hint when it matches nothing): ``files(under:in:takes:descends:)``.
+    static func files(matching glob: GlobPattern, in base: String) -> GlobWalk {
+        let caseless = try? GlobPattern(glob.text.lowercased())
+        return files(
+            under: glob.fixedPrefix, in: base,
+            takes: { glob.matches($0) || caseless?.matches($0.lowercased()) == true },
+            descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true })
+    }
+
+    /// The files below `prefix` (relative to `base`) whose paths relative to `base` `takes`
+    /// accepts, reading only the folders below which `descends` says a path could be taken (a
+    /// glob's ``GlobPattern/mayMatch(below:)``: `photos/*.png` lists `photos` and no folder
+    /// in it) and looking only at the entries that may be taken or descended into: a folder
+    /// of many files that cannot match costs its listing alone, at most. Hidden folders are
+    /// searched too; symbolic links to files count, links to folders below the glob's fixed
+    /// folder are not followed (no cycles); the fixed folder itself may be one. Paths are
+    /// carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF).
+    static func files(
+        under prefix: String, in base: String, takes: (String) -> Bool, descends: (String) -> Bool
+    ) -> GlobWalk {
         let start = prefix.isEmpty ? base : join(base, prefix)
         guard let info = Syscalls.status(start) else { return GlobWalk() }
         guard info.st_mode & S_IFMT == S_IFDIR else { return GlobWalk(files: [(prefix, nil)]) }
@@ -250,20 +267,28 @@ public enum JobPlanner {
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
         var pending: [[UInt8]] = [PathEncoding.bytes(prefix)]
         while let folder = pending.popLast() {
+            func path(_ name: [UInt8]) -> [UInt8] { folder.isEmpty ? name : folder + [UInt8(ascii: "/")] + name }
             let entries: [Syscalls.Entry]
             do {
                 entries = try Syscalls.entries(
-                    ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder)
+                    ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder,
+                    where: { name in
+                        let relative = PathEncoding.decode(path(name)).text
+                        return takes(relative) || descends(relative)
+                    })
+                walk.listed.append(PathEncoding.decode(folder).text)
             } catch {
                 let shown = folder.isEmpty ? "." : ShownName.of(bytes: folder)
                 walk.unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
                 continue
             }
             for entry in entries {
-                let bytes = folder.isEmpty ? entry.name : folder + [UInt8(ascii: "/")] + entry.name
+                let bytes = path(entry.name)
                 let (text, ambiguous) = PathEncoding.decode(bytes)
                 if entry.isFolder {
-                    pending.append(bytes)
+                    if descends(text) { pending.append(bytes) }
+                } else if !takes(text) {
+                    continue
                 } else if entry.isFile {
                     walk.files.append((text, ambiguous ? bytes : nil))
                 } else if let kind = entry.otherKind {

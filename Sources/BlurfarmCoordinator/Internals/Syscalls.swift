@@ -130,9 +130,13 @@ enum Syscalls {
         }
     }
 
-    /// The entries of the folder whose path is the bytes `path`.
+    /// The entries of the folder whose path is the bytes `path` whose names `wanted` takes
+    /// (all by default): only those are looked at (`fstatat`), so a folder of many files the
+    /// caller does not want costs its listing alone.
     /// - Throws: the `opendir` or `readdir` failure (EACCES for a folder that cannot be read).
-    static func entries(ofFolder path: [UInt8]) throws(SystemCallError) -> [Entry] {
+    static func entries(
+        ofFolder path: [UInt8], where wanted: ([UInt8]) -> Bool = { _ in true }
+    ) throws(SystemCallError) -> [Entry] {
         guard let directory = opendir((path + [0]).map { CChar(bitPattern: $0) }) else { throw SystemCallError(call: "opendir", errno: Glibc.errno) }
         defer { closedir(directory) }
         var entries: [Entry] = []
@@ -143,7 +147,7 @@ enum Syscalls {
                 return entries
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            if name == [0x2E] || name == [0x2E, 0x2E] || !wanted(name) { continue }
             // The kind from the folder's descriptor and the name's bytes, whatever they are.
             let folder = dirfd(directory)
             var info = stat()
