@@ -71,6 +71,9 @@ public enum ContentHash {
             throw StateError(path: path, message: "cannot open: \(error.reason)")
         }
         defer { Syscalls.close(fd) }
+        if let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT != S_IFREG {
+            throw StateError(path: path, message: "is \(Syscalls.kindName(info.st_mode)), not a regular file")
+        }
         guard let state = XXH3_createState() else { throw StateError(path: path, message: "cannot allocate a hash state") }
         defer { XXH3_freeState(state) }
         XXH3_128bits_reset(state)

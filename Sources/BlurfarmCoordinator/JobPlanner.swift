@@ -49,10 +49,21 @@ public enum JobPlanner {
         // for case (for the hint when it matches none).
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for glob in includes {
-            let walk = files(under: glob.fixedPrefix, in: base)
+            let caseless = try? GlobPattern(glob.text.lowercased())
+            let walk = files(matching: glob, in: base)
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
             var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
-            let caseless = try? GlobPattern(glob.text.lowercased())
+            // What the glob names that is not a file (a FIFO, a socket, a link to a device): an
+            // error each, never a silent gap, and never opened (a FIFO would block).
+            for other in walk.others where glob.matches(other.relative) {
+                if isLeftOut(other.relative) {
+                    counts.leftOut += 1
+                    continue
+                }
+                counts.taken += 1
+                let line = "'\(ShownName.of(bytes: other.bytes))': is \(other.kind), not a regular file (this input is left out)"
+                if !refused.contains(line) { refused.append(line) }
+            }
             for file in walk.files {
                 guard glob.matches(file.relative) else {
                     if counts.otherCase == nil, caseless?.matches(file.relative.lowercased()) == true {
@@ -212,42 +223,80 @@ public enum JobPlanner {
         return try? GlobPattern(text)
     }
 
-    /// The regular files below `prefix` (relative to `base`), as `/`-separated paths relative to
-    /// `base`, and the folders that could not be read, each as a line naming it. Hidden
-    /// folders are searched too; symbolic links to files count, links to folders below the
-    /// glob's fixed folder are not followed (no cycles); the fixed folder itself may be one.
-    /// Paths are carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF);
-    /// a path that would be ambiguous so (it holds those characters itself) comes with its bytes.
-    static func files(under prefix: String, in base: String) -> (files: [(relative: String, ambiguousBytes: [UInt8]?)], unreadable: [String]) {
-        let start = prefix.isEmpty ? base : join(base, prefix)
-        guard let info = Syscalls.status(start) else { return ([], []) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return ([(prefix, nil)], []) }
+    /// What the search for one input glob found (``files(under:in:takes:descends:)``).
+    struct GlobWalk {
+        /// The regular files (and links to them) taken, as `/`-separated paths relative to the
+        /// base; a path that would be ambiguous as text (it holds U+F780…U+F7FF itself) comes with
+        /// its bytes.
         var files: [(relative: String, ambiguousBytes: [UInt8]?)] = []
+        /// What was taken that is neither a file nor a folder (a FIFO, a socket, a device or a
+        /// link to one): its path, as text and as bytes, and what it is ("a FIFO").
+        var others: [(relative: String, bytes: [UInt8], kind: String)] = []
+        /// The folders that could not be read, each as a line naming it.
         var unreadable: [String] = []
-        let root = PathEncoding.bytes(prefix)
+        /// The folders listed, relative to the base ("" for the base itself), in the order
+        /// they were: what the search cost.
+        var listed: [String] = []
+    }
+
+    /// What `glob` takes below its fixed folder in `base`, and what it would take but for case
+    /// (for the hint when it matches nothing): ``files(under:in:takes:descends:)``.
+    static func files(matching glob: GlobPattern, in base: String) -> GlobWalk {
+        let caseless = try? GlobPattern(glob.text.lowercased())
+        return files(
+            under: glob.fixedPrefix, in: base,
+            takes: { glob.matches($0) || caseless?.matches($0.lowercased()) == true },
+            descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true })
+    }
+
+    /// The files below `prefix` (relative to `base`) whose paths relative to `base` `takes`
+    /// accepts, reading only the folders below which `descends` says a path could be taken (a
+    /// glob's ``GlobPattern/mayMatch(below:)``: `photos/*.png` lists `photos` and no folder
+    /// in it) and looking only at the entries that may be taken or descended into: a folder
+    /// of many files that cannot match costs its listing alone, at most. Hidden folders are
+    /// searched too; symbolic links to files count, links to folders below the glob's fixed
+    /// folder are not followed (no cycles); the fixed folder itself may be one. Paths are
+    /// carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF).
+    static func files(
+        under prefix: String, in base: String, takes: (String) -> Bool, descends: (String) -> Bool
+    ) -> GlobWalk {
+        let start = prefix.isEmpty ? base : join(base, prefix)
+        guard let info = Syscalls.status(start) else { return GlobWalk() }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return GlobWalk(files: [(prefix, nil)]) }
+        var walk = GlobWalk()
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
-        var pending: [[UInt8]] = [root]
+        var pending: [[UInt8]] = [PathEncoding.bytes(prefix)]
         while let folder = pending.popLast() {
+            func path(_ name: [UInt8]) -> [UInt8] { folder.isEmpty ? name : folder + [UInt8(ascii: "/")] + name }
             let entries: [Syscalls.Entry]
             do {
                 entries = try Syscalls.entries(
-                    ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder)
+                    ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder,
+                    where: { name in
+                        let relative = PathEncoding.decode(path(name)).text
+                        return takes(relative) || descends(relative)
+                    })
+                walk.listed.append(PathEncoding.decode(folder).text)
             } catch {
                 let shown = folder.isEmpty ? "." : ShownName.of(bytes: folder)
-                unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
+                walk.unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
                 continue
             }
             for entry in entries {
-                let path = folder.isEmpty ? entry.name : folder + [UInt8(ascii: "/")] + entry.name
+                let bytes = path(entry.name)
+                let (text, ambiguous) = PathEncoding.decode(bytes)
                 if entry.isFolder {
-                    pending.append(path)
+                    if descends(text) { pending.append(bytes) }
+                } else if !takes(text) {
+                    continue
                 } else if entry.isFile {
-                    let (text, ambiguous) = PathEncoding.decode(path)
-                    files.append((text, ambiguous ? path : nil))
+                    walk.files.append((text, ambiguous ? bytes : nil))
+                } else if let kind = entry.otherKind {
+                    walk.others.append((text, bytes, kind))
                 }
             }
         }
-        return (files, unreadable)
+        return walk
     }
 
     /// `relative` in `folder` (`relative` itself when absolute, or when `folder` is `.`).

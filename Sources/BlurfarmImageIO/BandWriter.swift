@@ -48,12 +48,17 @@ public final class BandWriter: @unchecked Sendable {
     /// channels to `path`, encoded as ``ImageWriter/encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// encodes: the temporary file is created and the saver started.
     ///
+    /// The output's folder is opened here, below the roots of `confinement` when given (as
+    /// ``ImageWriter/write(_:temporaryFiles:confinement:)`` opens it): a folder outside them is
+    /// refused by this initialiser, with nothing written, and the file is created and renamed
+    /// in the folder opened.
+    ///
     /// - Precondition: ``canWrite(to:channels:sourceHadAlpha:options:)``.
     /// - Throws: `ImageIOError` as `ImageWriter.encode` and `ImageWriter.write` do.
     public init(
         path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
-        ringRows: Int = defaultRingRows
+        confinement: WriteConfinement? = nil, ringRows: Int = defaultRingRows
     ) throws(ImageIOError) {
         precondition(
             Self.canWrite(to: path, channels: channels, sourceHadAlpha: sourceHadAlpha, options: options),
@@ -79,26 +84,43 @@ public final class BandWriter: @unchecked Sendable {
             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
         }
         ImageWriter.tag(rows.image, metadata: metadata, options: options)
+        let folder: Int32
+        do {
+            folder = try AtomicFile.openFolder(of: output, confinement: confinement)
+        } catch {
+            rows.close()
+            throw error
+        }
         // A thread refused (the user's `ulimit -u`) fails the writer at once: the appends would
         // wait for a saver that never runs.
         do throws(Threads.StartFailure) {
             try Threads.start(stackSize: 8 << 20) { [self] in
                 let result = Result { () throws(ImageIOError) in
-                    try AtomicFile.write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
-                        do throws(LibvipsFailure) {
-                            let target = try VipsTargetRef(descriptor: descriptor)
+                    try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: temporaryFiles) {
+                        (descriptor) throws(ImageIOError) in
+                        let target = VipsTargetRef(file: descriptor)
+                        let encoding = Result { () throws(LibvipsFailure) in
                             try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }
-                        } catch {
+                        }
+                        // A write that failed is the cause ("No space left on device", "File too
+                        // large"), not libvips's "unable to write to target"; and a saver that
+                        // did not notice it must not leave a cut file in place.
+                        if let failure = target.fileFailure {
+                            throw ImageIOError(code: .writeFailed, path: path, message: "\(failure.call) failed: \(failure.reason)")
+                        }
+                        if case .failure(let error) = encoding {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
                     }
                 }
+                try? Syscalls.close(folder)
                 rows.close()
                 outcome.withLock { $0 = result }
                 saved.signal()
             }
         } catch {
             rows.close()
+            try? Syscalls.close(folder)
             throw ImageIOError(code: .encodeFailed, path: path, message: "\(error)")
         }
     }

@@ -31,6 +31,10 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         case outputFolderMissing
         /// The output's folder exists but a file cannot be created in it.
         case outputFolderNotWritable
+        /// A ``WriteConfinement`` was given and the output's folder is not below any of its
+        /// roots, or resolves outside them (a folder replaced by a link to elsewhere, `..`
+        /// above the root): nothing was written.
+        case outputOutsideRoots
         /// libvips failed to encode the pixels (e.g. a JPEG wider than 65535 pixels).
         case encodeFailed
         /// Writing, syncing or renaming the output file failed (disk full, I/O error).

@@ -253,16 +253,28 @@ struct InputFile {
             throw ImageIOError(code: .fileMissing, path: path, message: "no such file")
         case .directory:
             throw ImageIOError(code: .fileUnreadable, path: path, message: "is a folder, not an image file")
-        case .other:
+        case .other(let what):
             // Opening a FIFO would block until someone writes to it.
-            throw ImageIOError(code: .fileUnreadable, path: path, message: "is not a regular file")
+            throw ImageIOError(code: .fileUnreadable, path: path, message: "is \(what), not a regular file")
         case .regular:
             break
         }
+        // Opened without waiting, and checked again: the file may have been replaced since.
         do {
             descriptor = try Syscalls.openForReading(path)
         } catch {
             throw ImageIOError(code: .fileUnreadable, path: path, message: "cannot open: \(error.reason)")
+        }
+        let opened = (try? Syscalls.status(of: descriptor)).map { Syscalls.kind(ofMode: $0.st_mode) }
+        guard opened == .regular else {
+            try? Syscalls.close(descriptor)
+            let what: String
+            switch opened {
+            case .other(let kind)?: what = "is \(kind), not a regular file"
+            case .directory?: what = "is a folder, not an image file"
+            default: what = "cannot be examined (fstat failed)"
+            }
+            throw ImageIOError(code: .fileUnreadable, path: path, message: what)
         }
     }
 

@@ -54,18 +54,19 @@ public enum ImageWriter {
     }
 
     /// Writes `pixels` to `path` in the format its extension names: ``encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
-    /// then ``write(_:)``.
+    /// then ``write(_:temporaryFiles:confinement:)``, below the roots of `confinement` when given.
     ///
     /// - Throws: as those two.
     public static func write(
         _ pixels: PixelBuffer, to path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
-        metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil
+        metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
+        confinement: WriteConfinement? = nil
     ) throws(ImageIOError) {
         try write(
             encode(
                 pixels, for: path, sourceBitDepth: sourceBitDepth, sourceHadAlpha: sourceHadAlpha, metadata: metadata,
                 options: options),
-            temporaryFiles: temporaryFiles)
+            temporaryFiles: temporaryFiles, confinement: confinement)
     }
 
     /// Removes the temporary files that writers now gone left in `folder` (a run killed with
@@ -77,19 +78,29 @@ public enum ImageWriter {
         AtomicFile.removeAbandoned(inFolder: folder, minimumAge: minimumAge)
     }
 
-    /// Writes an encoded image atomically: to a temporary file in the output's folder
-    /// (".name.blurfarm-PID-XXXXXX"), fsynced, renamed over its path, and the folder fsynced. On any
-    /// failure the temporary file is removed and an existing file at the path is untouched.
+    /// Writes an encoded image atomically: to a new file in the output's folder, without a name
+    /// where the file system allows (`O_TMPFILE`: a process killed meanwhile leaves nothing),
+    /// else named ".name.blurfarm-HOST-PID-XXXXXXXXXXXX"; fsynced, given a temporary name,
+    /// renamed over its path, and the folder fsynced. On any failure the temporary file is
+    /// removed and an existing file at the path is untouched; the error names the output and
+    /// the system's reason ("write failed: No space left on device", "File too large").
     ///
     /// While it is written, the temporary file's path is in `temporaryFiles`, so that a
     /// process that must exit at once can remove it (``TemporaryFiles/removeAll()``).
     ///
-    /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable` or
-    ///   `.writeFailed`.
-    public static func write(_ encoded: EncodedImage, temporaryFiles: TemporaryFiles? = nil) throws(ImageIOError) {
+    /// With `confinement`, the output's folder is opened beneath one of its roots, never
+    /// leaving it by a link or `..` (``WriteConfinement``), and the file is created and renamed
+    /// in that open folder: a folder replaced by a link to elsewhere is refused, with nothing
+    /// written.
+    ///
+    /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable`,
+    ///   `.outputOutsideRoots` (only with `confinement`) or `.writeFailed`.
+    public static func write(
+        _ encoded: EncodedImage, temporaryFiles: TemporaryFiles? = nil, confinement: WriteConfinement? = nil
+    ) throws(ImageIOError) {
         let name = OutputPath(encoded.path)
         try name.checkFolder()
-        try AtomicFile.write(encoded.bytes, to: name, temporaryFiles: temporaryFiles)
+        try AtomicFile.write(encoded.bytes, to: name, temporaryFiles: temporaryFiles, confinement: confinement)
     }
 
     /// Encodes `pixels` in memory in the format `path`'s extension names, without writing.

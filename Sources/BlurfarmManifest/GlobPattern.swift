@@ -235,6 +235,16 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
         return Self.match(segments, parts)
     }
 
+    /// Whether a path below the folder `relativeFolder` (`/`-separated, relative to the
+    /// manifest's folder; "" for that folder itself) could match: the folders a search must
+    /// list. `photos/*.png` can match below `photos` and nowhere below `photos/archive`;
+    /// `photos/**/*.png` below every folder under `photos` that is not hidden.
+    public func mayMatch(below relativeFolder: String) -> Bool {
+        let parts = relativeFolder.isEmpty
+            ? [] : relativeFolder.split(separator: "/", omittingEmptySubsequences: false).map { Array($0.unicodeScalars) }
+        return Self.matchPrefix(segments, parts)
+    }
+
     /// For a path that matches: its folder relative to ``fixedPrefix`` (`2024/trip` for
     /// `photos/2024/trip/a.jpg` against `photos/**/*.jpg`), empty when the file lies in the
     /// fixed folder itself. `nil` when the path does not match.
@@ -265,6 +275,29 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
                 result = from(p + 1, s) || (s < path.count && !isHidden(path[s]) && from(p, s + 1))
             case .name(let names):
                 result = s < path.count && names.contains { matchName($0[...], path[s][...]) } && from(p + 1, s + 1)
+            }
+            memo[key] = result ? 2 : 1
+            return result
+        }
+        return from(0, 0)
+    }
+
+    /// Whether the names `folder` can be the leading folders of a match: some way of matching
+    /// them against the pattern's first segments leaves at least one segment to match the
+    /// names below (a `**` may take all of them and still match more).
+    private static func matchPrefix(_ pattern: [Segment], _ folder: [[Unicode.Scalar]]) -> Bool {
+        var memo = [UInt8](repeating: 0, count: (pattern.count + 1) * (folder.count + 1))
+        func from(_ p: Int, _ s: Int) -> Bool {
+            if s == folder.count { return p < pattern.count }
+            if p == pattern.count { return false }
+            let key = p * (folder.count + 1) + s
+            if memo[key] != 0 { return memo[key] == 2 }
+            let result: Bool
+            switch pattern[p] {
+            case .anyFolders:
+                result = from(p + 1, s) || (folder[s].first != "." && from(p, s + 1))
+            case .name(let names):
+                result = names.contains { matchName($0[...], folder[s][...]) } && from(p + 1, s + 1)
             }
             memo[key] = result ? 2 : 1
             return result

@@ -6,12 +6,21 @@
 #include <signal.h>
 #include <string.h>
 
-int blurfarm_ignore_sigpipe(void) {
+/* sigaction(signal, SIG_IGN). */
+static int blurfarm_ignore(int signal) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = SIG_IGN;
     sigemptyset(&action.sa_mask);
-    return sigaction(SIGPIPE, &action, NULL);
+    return sigaction(signal, &action, NULL);
+}
+
+int blurfarm_ignore_sigpipe(void) {
+    return blurfarm_ignore(SIGPIPE);
+}
+
+int blurfarm_ignore_sigxfsz(void) {
+    return blurfarm_ignore(SIGXFSZ);
 }
 
 #if defined(__linux__)

@@ -23,7 +23,12 @@ struct Blurfarm: ParsableCommand {
     /// built by every blurfarm process, workers included, and finding out whether AVIF can be
     /// written encodes a small image with libheif's AV1 encoder (threads of its own, which a
     /// process limit may not leave room for). Only `--version` and `filters` ask.
+    ///
+    /// SIGXFSZ is ignored first: a write past the file-size limit (`ulimit -f`) then fails with
+    /// EFBIG, which names the file and removes its temporary file, instead of killing the
+    /// process without a word (docs/security.md).
     static func main() {
+        _ = blurfarm_ignore_sigxfsz()  // sigaction fails only for a signal that does not exist
         if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
             print(versionText)
             return

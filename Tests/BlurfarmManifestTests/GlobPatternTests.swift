@@ -4,6 +4,26 @@ import PropertyBased
 import Testing
 
 @Suite struct GlobPatternTests {
+    /// Which folders a search must list: those below which a path could match.
+    @Test(arguments: [
+        ("photos/*.png", "", true),
+        ("photos/*.png", "photos", true),
+        ("photos/*.png", "photos/archive", false),
+        ("photos/*.png", "other", false),
+        ("photos/**/*.png", "photos/a/b/c", true),
+        ("photos/**/*.png", "photos/.thumbs", false),
+        ("photos/**/.thumbs/*.png", "photos/a/.thumbs", true),
+        ("photos/private/**", "photos/private/x", true),
+        ("photos/private/**", "photos/public", false),
+        ("{a,b}/x/*.png", "b/x", true),
+        ("{a,b}/x/*.png", "c", false),
+        ("*.png", "photos", false),
+        ("*/*.png", "photos", true),
+    ])
+    func mayMatchBelowAFolder(pattern: String, folder: String, expected: Bool) throws {
+        #expect(try GlobPattern(pattern).mayMatch(below: folder) == expected)
+    }
+
     @Test(arguments: [
         ("photos/**/*.jpg", "photos/a.jpg", true),
         ("photos/**/*.jpg", "photos/2024/trip/a.jpg", true),

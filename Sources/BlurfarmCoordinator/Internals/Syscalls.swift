@@ -105,16 +105,38 @@ enum Syscalls {
     }
 
     /// A folder's entries (without "." and ".."), each name as its bytes, with whether it is a
-    /// folder (not following links) and whether it is a regular file or a link to one.
+    /// folder (not following links) and what else it is: a regular file, or a link to one, is
+    /// a file; anything else that is not a folder (a FIFO, a socket, a device, a link to one)
+    /// is ``Entry/otherKind``.
     struct Entry {
         let name: [UInt8]
         let isFolder: Bool
         let isFile: Bool
+        /// For an entry that is neither a folder nor a file: what it is, as people say it ("a
+        /// FIFO", "a link to a character device"); nil for a link that leads nowhere.
+        var otherKind: String? = nil
     }
 
-    /// The entries of the folder whose path is the bytes `path`.
+    /// What a file of the type `mode & S_IFMT` is, for messages ("a FIFO").
+    static func kindName(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFDIR: "a folder"
+        case S_IFLNK: "a symbolic link"
+        default: "not a regular file"
+        }
+    }
+
+    /// The entries of the folder whose path is the bytes `path` whose names `wanted` takes
+    /// (all by default): only those are looked at (`fstatat`), so a folder of many files the
+    /// caller does not want costs its listing alone.
     /// - Throws: the `opendir` or `readdir` failure (EACCES for a folder that cannot be read).
-    static func entries(ofFolder path: [UInt8]) throws(SystemCallError) -> [Entry] {
+    static func entries(
+        ofFolder path: [UInt8], where wanted: ([UInt8]) -> Bool = { _ in true }
+    ) throws(SystemCallError) -> [Entry] {
         guard let directory = opendir((path + [0]).map { CChar(bitPattern: $0) }) else { throw SystemCallError(call: "opendir", errno: Glibc.errno) }
         defer { closedir(directory) }
         var entries: [Entry] = []
@@ -125,18 +147,31 @@ enum Syscalls {
                 return entries
             }
             let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix(while: { $0 != 0 })) }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            if name == [0x2E] || name == [0x2E, 0x2E] || !wanted(name) { continue }
             // The kind from the folder's descriptor and the name's bytes, whatever they are.
             let folder = dirfd(directory)
             var info = stat()
             let cName = (name + [0]).map { CChar(bitPattern: $0) }
             guard fstatat(folder, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
             let kind = info.st_mode & S_IFMT
-            var isFile = kind == S_IFREG
-            if kind == S_IFLNK, fstatat(folder, cName, &info, 0) == 0 {
-                isFile = info.st_mode & S_IFMT == S_IFREG
+            if kind == S_IFDIR {
+                entries.append(Entry(name: name, isFolder: true, isFile: false))
+            } else if kind == S_IFREG {
+                entries.append(Entry(name: name, isFolder: false, isFile: true))
+            } else if kind == S_IFLNK {
+                if fstatat(folder, cName, &info, 0) != 0 {
+                    entries.append(Entry(name: name, isFolder: false, isFile: false))
+                } else if info.st_mode & S_IFMT == S_IFREG {
+                    entries.append(Entry(name: name, isFolder: false, isFile: true))
+                } else if info.st_mode & S_IFMT == S_IFDIR {
+                    entries.append(Entry(name: name, isFolder: false, isFile: false))  // not followed
+                } else {
+                    entries.append(Entry(
+                        name: name, isFolder: false, isFile: false, otherKind: "a link to " + kindName(info.st_mode)))
+                }
+            } else {
+                entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: kindName(info.st_mode)))
             }
-            entries.append(Entry(name: name, isFolder: kind == S_IFDIR, isFile: isFile))
         }
     }
 
@@ -146,9 +181,10 @@ enum Syscalls {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
     }
 
-    /// Opens the file `path` for reading (following links).
+    /// Opens the file `path` for reading (following links), without waiting: a FIFO without a
+    /// writer opens at once (its descriptor's `fstat` says what it is) instead of blocking.
     static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) } }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
     }
 
     /// Opens the file `name` in the folder `folder`, never through a symbolic link

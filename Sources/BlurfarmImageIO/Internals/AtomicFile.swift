@@ -120,34 +120,47 @@ enum AtomicFile {
         return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) * 1e-9
     }
 
+    /// A new temporary name for `output` written by `pid`:
+    /// `.<name>.blurfarm-<host>-<pid>-<twelve random characters>`, and its tail after the marker
+    /// (the value of ``markerAttribute``).
+    static func temporaryName(for output: OutputPath, pid: Int32) -> (name: String, tail: String) {
+        var stem = output.fileName
+        while stem.utf8.count > temporaryNameStemLimit { stem.removeLast() }
+        let tail = "\(host)-\(pid)-\(randomSuffix())"
+        return (".\(stem)\(temporaryMarker)\(tail)", tail)
+    }
+
+    /// The `ImageIOError` for a failure to create a file in the output's folder: the folder
+    /// gone (`.outputFolderMissing`), not writable (`.outputFolderNotWritable`), or anything
+    /// else (`.writeFailed`: no room, no inodes).
+    private static func creationFailure(_ output: OutputPath, _ error: SystemCallError) -> ImageIOError {
+        let code: ImageIOError.Code
+        switch error.errno {
+        case ENOENT, ENOTDIR: code = .outputFolderMissing
+        case EACCES, EPERM, EROFS: code = .outputFolderNotWritable
+        default: code = .writeFailed
+        }
+        return ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
+    }
+
     /// Creates a new temporary file for `output` in the open folder `folder`:
-    /// `.<name>.blurfarm-<host>-<pid>-<twelve random characters>`, never an existing file or
-    /// link (`O_EXCL | O_NOFOLLOW`: a planted name makes it pick another), marked with
-    /// ``markerAttribute`` (on a file system without extended attributes it is written all
-    /// the same, and the sweep leaves it alone). `pid` is the writer's (the tests name a dead one).
-    /// Returns the descriptor and the file's name.
+    /// ``temporaryName(for:pid:)``, never an existing file or link (`O_EXCL | O_NOFOLLOW`: a
+    /// planted name makes it pick another), marked with ``markerAttribute`` (on a file system
+    /// without extended attributes it is written all the same, and the sweep leaves it alone).
+    /// `pid` is the writer's (the tests name a dead one). Returns the descriptor and the file's
+    /// name.
     static func createTemporary(
         for output: OutputPath, in folder: Int32, pid: Int32 = getpid()
     ) throws(ImageIOError) -> (descriptor: Int32, name: String) {
-        func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
-            ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
-        }
-        var stem = output.fileName
-        while stem.utf8.count > temporaryNameStemLimit { stem.removeLast() }
         for _ in 0..<100 {
-            let tail = "\(host)-\(pid)-\(randomSuffix())"
-            let name = ".\(stem)\(temporaryMarker)\(tail)"
+            let (name, tail) = temporaryName(for: output, pid: pid)
             let descriptor: Int32
             do {
                 descriptor = try Syscalls.createExclusive(name, in: folder)
             } catch where error.errno == EEXIST || error.errno == ELOOP {
                 continue
-            } catch where error.errno == ENOENT || error.errno == ENOTDIR {
-                throw fail(.outputFolderMissing, error)
-            } catch where error.errno == EACCES || error.errno == EPERM || error.errno == EROFS {
-                throw fail(.outputFolderNotWritable, error)
             } catch {
-                throw fail(.writeFailed, error)
+                throw creationFailure(output, error)
             }
             try? Syscalls.setAttribute(descriptor, markerAttribute, tail)
             return (descriptor, name)
@@ -155,10 +168,59 @@ enum AtomicFile {
         throw ImageIOError(code: .writeFailed, path: output.path, message: "no free temporary file name")
     }
 
+    /// A file being written for an output: its descriptor, and its name in the output's
+    /// folder, nil while it has none (an unnamed file, which vanishes with the process).
+    struct TemporaryFile {
+        let descriptor: Int32
+        var name: String?
+    }
+
+    /// Creates the file `output` is written to, in its open folder `folder`: an unnamed one
+    /// (`O_TMPFILE`) where the file system makes them, so that a process killed while it writes
+    /// (SIGKILL, a power cut) leaves nothing behind; else a named temporary file
+    /// (``createTemporary(for:in:pid:)``), which the sweep removes later. `unnamed` false skips
+    /// the first (the tests' way to a file system without them).
+    static func createFile(
+        for output: OutputPath, in folder: Int32, unnamed: Bool = true
+    ) throws(ImageIOError) -> TemporaryFile {
+        if unnamed {
+            do {
+                return TemporaryFile(descriptor: try Syscalls.createUnnamed(in: folder), name: nil)
+            } catch where error.errno == EOPNOTSUPP || error.errno == EISDIR || error.errno == EINVAL {
+                // This file system has no unnamed files (or this kernel): a named one.
+            } catch {
+                throw creationFailure(output, error)
+            }
+        }
+        let (descriptor, name) = try createTemporary(for: output, in: folder)
+        return TemporaryFile(descriptor: descriptor, name: name)
+    }
+
+    /// Gives the unnamed file open on `descriptor` a new temporary name in `folder`, marked as
+    /// ``createTemporary(for:in:pid:)`` marks one, and returns it. `linkat` cannot replace a
+    /// file, so the name is a fresh random one (another is drawn when it exists), which a
+    /// rename then moves over the output: only between the two does the file have a name a
+    /// killed process would leave (the sweep's to remove).
+    static func link(_ descriptor: Int32, for output: OutputPath, in folder: Int32) throws(SystemCallError) -> String {
+        for _ in 0..<100 {
+            let (name, tail) = temporaryName(for: output, pid: getpid())
+            try? Syscalls.setAttribute(descriptor, markerAttribute, tail)
+            do {
+                try Syscalls.link(descriptor, as: name, in: folder)
+                return name
+            } catch where error.errno == EEXIST {
+                continue
+            }
+        }
+        throw SystemCallError(call: "linkat", errno: EEXIST)
+    }
+
     /// Writes `bytes` to a new temporary file beside `output`, atomically
-    /// (``write(to:temporaryFiles:contents:)``).
-    static func write(_ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?) throws(ImageIOError) {
-        try write(to: output, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
+    /// (``write(to:temporaryFiles:confinement:contents:)``).
+    static func write(
+        _ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: WriteConfinement? = nil
+    ) throws(ImageIOError) {
+        try write(to: output, temporaryFiles: temporaryFiles, confinement: confinement) { (descriptor) throws(ImageIOError) in
             do throws(SystemCallError) {
                 try Syscalls.writeAll(descriptor, bytes)
             } catch {
@@ -167,47 +229,77 @@ enum AtomicFile {
         }
     }
 
-    /// Creates a new temporary file beside `output` (``createTemporary(for:in:pid:)``), has
-    /// `contents` write the file's bytes to its descriptor, fsyncs it, renames it over `output`
-    /// and fsyncs the folder, all in one open descriptor of the folder. When anything fails
-    /// (`contents` too), removes the temporary file and leaves `output` as it was.
-    static func write(
-        to output: OutputPath, temporaryFiles: TemporaryFiles?, contents: (Int32) throws(ImageIOError) -> Void
-    ) throws(ImageIOError) {
-        func fail(_ code: ImageIOError.Code, _ error: SystemCallError) -> ImageIOError {
-            ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
-        }
-        let folder: Int32
+    /// Opens the folder of `output`: beneath one of the roots of `confinement` when it is given
+    /// (``WriteConfinement/openFolder(of:)``), else as its path says.
+    ///
+    /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable`,
+    ///   `.outputOutsideRoots` or `.writeFailed`.
+    static func openFolder(of output: OutputPath, confinement: WriteConfinement?) throws(ImageIOError) -> Int32 {
+        if let confinement { return try confinement.openFolder(of: output) }
         do {
-            folder = try Syscalls.openDirectory(output.folder)
+            return try Syscalls.openDirectory(output.folder)
         } catch where error.errno == ENOENT || error.errno == ENOTDIR {
-            throw fail(.outputFolderMissing, error)
+            throw ImageIOError(code: .outputFolderMissing, path: output.path, message: "\(error.call) failed: \(error.reason)")
         } catch {
-            throw fail(.outputFolderNotWritable, error)
+            throw ImageIOError(
+                code: .outputFolderNotWritable, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
+    }
+
+    /// Opens the folder of `output` (``openFolder(of:confinement:)``) and writes the file in it
+    /// (``write(to:inFolder:temporaryFiles:contents:)``).
+    static func write(
+        to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: WriteConfinement?,
+        contents: (Int32) throws(ImageIOError) -> Void
+    ) throws(ImageIOError) {
+        let folder = try openFolder(of: output, confinement: confinement)
         defer { try? Syscalls.close(folder) }
-        var (descriptor, temporary) = try createTemporary(for: output, in: folder)
-        let created = "\(output.folder)/\(temporary)"
-        temporaryFiles?.insert(created)
-        defer { temporaryFiles?.remove(created) }
+        try write(to: output, inFolder: folder, temporaryFiles: temporaryFiles, contents: contents)
+    }
+
+    /// Creates the file for `output` in its open folder `folder` (``createFile(for:in:unnamed:)``),
+    /// has `contents` write the file's bytes to its descriptor, fsyncs it, gives it a
+    /// temporary name when it has none (``link(_:for:in:)``), renames it over `output` and
+    /// fsyncs the folder, all in that one descriptor of the folder (which stays open). When
+    /// anything fails (`contents` too), removes the temporary file and leaves `output` as it
+    /// was. While the file has a name, its path is in `temporaryFiles`.
+    static func write(
+        to output: OutputPath, inFolder folder: Int32, temporaryFiles: TemporaryFiles?, unnamed: Bool = true,
+        contents: (Int32) throws(ImageIOError) -> Void
+    ) throws(ImageIOError) {
+        let file = try createFile(for: output, in: folder, unnamed: unnamed)
+        var descriptor = file.descriptor
+        var temporary = file.name
+        var registered: String?
+        func register(_ name: String) {
+            registered = "\(output.folder)/\(name)"
+            temporaryFiles?.insert(registered!)
+        }
+        defer { if let registered { temporaryFiles?.remove(registered) } }
+        if let temporary { register(temporary) }
 
         do {
             try contents(descriptor)
         } catch {
             try? Syscalls.close(descriptor)
-            Syscalls.removeQuietly(temporary, in: folder)
+            if let temporary { Syscalls.removeQuietly(temporary, in: folder) }
             throw error
         }
         do {
             try Syscalls.fsync(descriptor)
+            if temporary == nil {
+                let name = try link(descriptor, for: output, in: folder)
+                temporary = name
+                register(name)
+            }
             let closing = descriptor
             descriptor = -1
             try Syscalls.close(closing)
-            try Syscalls.rename(temporary, to: output.fileName, in: folder)
+            try Syscalls.rename(temporary!, to: output.fileName, in: folder)
         } catch {
             if descriptor >= 0 { try? Syscalls.close(descriptor) }
-            Syscalls.removeQuietly(temporary, in: folder)
-            throw fail(.writeFailed, error)
+            if let temporary { Syscalls.removeQuietly(temporary, in: folder) }
+            throw ImageIOError(code: .writeFailed, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }
 
         // Make the rename itself durable. File systems that cannot sync a folder say EINVAL.

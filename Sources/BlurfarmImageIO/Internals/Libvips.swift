@@ -348,13 +348,15 @@ final class VipsTargetRef {
     /// A target that collects the bytes in memory.
     init(memory: Void) { pointer = vips_target_new_to_memory() }
 
-    /// A target that writes to the open file `descriptor` (libvips writes through a copy of
-    /// it; the caller still owns and closes `descriptor`).
-    init(descriptor: Int32) throws(LibvipsFailure) {
-        guard let target = vips_target_new_to_descriptor(descriptor) else {
-            throw LibvipsFailure(message: Libvips.takeErrorMessage() ?? "cannot write to the temporary file")
-        }
-        pointer = target
+    /// A target that writes to the open file `descriptor` (``cvips_target_new_to_file``; the
+    /// caller still owns and closes `descriptor`), keeping the errno of a call that failed.
+    init(file descriptor: Int32) { pointer = cvips_target_new_to_file(descriptor) }
+
+    /// For a target made by ``init(file:)``: the call on the file that failed (a write on a
+    /// full disk, past the file-size limit), or nil when none did.
+    var fileFailure: SystemCallError? {
+        let code = cvips_target_file_errno(pointer)
+        return code == 0 ? nil : SystemCallError(call: "write", errno: code)
     }
 
     deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }

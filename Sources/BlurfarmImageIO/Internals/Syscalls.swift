@@ -31,8 +31,22 @@ enum Syscalls {
         }
     }
 
-    /// The kind of thing at `path`, following links: nil when nothing is there.
-    enum FileKind { case regular, directory, other }
+    /// The kind of thing at `path`, following links: nil when nothing is there. `other` says
+    /// what it is, as people say it ("a FIFO", "a socket", "a character device").
+    enum FileKind: Equatable { case regular, directory, other(String) }
+
+    /// The kind of a file whose `st_mode` is `mode`.
+    static func kind(ofMode mode: mode_t) -> FileKind {
+        switch mode & S_IFMT {
+        case S_IFREG: .regular
+        case S_IFDIR: .directory
+        case S_IFIFO: .other("a FIFO")
+        case S_IFSOCK: .other("a socket")
+        case S_IFCHR: .other("a character device")
+        case S_IFBLK: .other("a block device")
+        default: .other("not a regular file")
+        }
+    }
 
     static func kind(of path: String) throws(SystemCallError) -> FileKind? {
         var info = stat()
@@ -41,15 +55,13 @@ enum Syscalls {
         } catch where error.errno == ENOENT || error.errno == ENOTDIR {
             return nil
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .regular
-        case S_IFDIR: return .directory
-        default: return .other
-        }
+        return kind(ofMode: info.st_mode)
     }
 
+    /// Opens `path` for reading without waiting: a FIFO without a writer opens at once (and
+    /// its descriptor's `fstat` says what it is) instead of blocking.
     static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) } }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
     }
 
     /// Creates the file `name` in the folder `folder`, which must not exist (not even as a
@@ -57,6 +69,21 @@ enum Syscalls {
     static func createExclusive(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
         try retrying("open") {
             PathEncoding.withCString(name) { openat(folder, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
+        }
+    }
+
+    /// Creates a file without a name in the folder `folder`, for writing (``blurfarm_open_unnamed_file``:
+    /// EOPNOTSUPP, EISDIR or EINVAL where the file system has none); mode 0666 less the umask.
+    static func createUnnamed(in folder: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("open(O_TMPFILE)") { blurfarm_open_unnamed_file(folder) }
+    }
+
+    /// Gives the file open on `fd` the name `name` in the folder `folder`: `linkat` of
+    /// `/proc/self/fd/N` following the link (an unnamed file may be linked once; EEXIST when
+    /// the name exists: linkat never replaces).
+    static func link(_ fd: Int32, as name: String, in folder: Int32) throws(SystemCallError) {
+        try retrying("linkat") {
+            PathEncoding.withCString(name) { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, $0, AT_SYMLINK_FOLLOW) }
         }
     }
 
@@ -110,6 +137,21 @@ enum Syscalls {
 
     static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
+    }
+
+    /// Opens the folder `path` beneath the open folder `root`: never above it, never through a
+    /// magic link (``blurfarm_open_beneath``: EXDEV or ELOOP when resolving leaves it, EAGAIN
+    /// when a concurrent rename or mount interrupted the resolution).
+    static func openFolder(_ path: String, beneath root: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("openat2") { PathEncoding.withCString(path) { blurfarm_open_beneath(root, $0, O_RDONLY | O_DIRECTORY) } }
+    }
+
+    /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
+    /// read (removed).
+    static func workingDirectory() -> String {
+        guard let path = getcwd(nil, 0) else { return "/" }
+        defer { free(path) }
+        return PathEncoding.decode(UnsafeRawBufferPointer(start: path, count: strlen(path))).text
     }
 
     /// Writes all of `bytes` to `fd`.

@@ -27,6 +27,11 @@ int blurfarm_set_parent_death_signal(int signal);
 /// the process. Returns 0, or -1 with errno set.
 int blurfarm_ignore_sigpipe(void);
 
+/// `sigaction(SIGXFSZ, SIG_IGN)`: a write past the file-size limit (`ulimit -f`,
+/// `RLIMIT_FSIZE`) fails with EFBIG ("File too large") instead of killing the process, so the
+/// error is reported and the temporary file removed. Returns 0, or -1 with errno set.
+int blurfarm_ignore_sigxfsz(void);
+
 /// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, closed on exec.
 /// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
 int blurfarm_memfd_create(const char *name);
@@ -39,5 +44,17 @@ int blurfarm_memfd_create(const char *name);
 /// being written that was opened without close-on-exec. Returns 0, or an errno value (ENOSYS
 /// where the C library lacks it).
 int blurfarm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
+/// `openat2(folder, path, {flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS})` (Linux 5.6 on):
+/// opens `path` relative to the open folder `folder` (O_CLOEXEC added to `flags`), failing with
+/// EXDEV when resolving it would leave that folder (`..` above it, an absolute symbolic link, a
+/// link leading outside) and ELOOP at a magic link (`/proc/self/fd/N`). Returns the descriptor,
+/// or -1 with errno set (ENOSYS on an older kernel or off Linux).
+int blurfarm_open_beneath(int folder, const char *path, int flags);
+
+/// `openat(folder, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666)`: a new file without a name in
+/// the open folder `folder`, which `linkat` can give one later. Returns the descriptor, or -1
+/// with errno set (EOPNOTSUPP, EISDIR or EINVAL where the file system has no such files).
+int blurfarm_open_unnamed_file(int folder);
 
 #endif

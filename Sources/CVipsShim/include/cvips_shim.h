@@ -96,7 +96,7 @@ int cvips_cast(VipsImage *in, VipsBandFormat format, VipsImage **out);
 /// vips_profile_load: the bytes of a named built-in profile ("srgb", "cmyk", "p3").
 int cvips_profile_load(const char *name, VipsBlob **out);
 
-/// Savers to a target (vips_target_new_to_memory, vips_target_new_to_descriptor), writing the
+/// Savers to a target (vips_target_new_to_memory, cvips_target_new_to_file), writing the
 /// metadata the image carries (libvips's JPEG and WebP savers add an EXIF block of their own;
 /// blurfarm strips metadata itself, keeping the ICC profile, which libvips 8.14's `strip`
 /// would drop too). The bytes are the same whatever the target.
@@ -111,6 +111,16 @@ int cvips_tiffsave_target(VipsImage *in, VipsTarget *target);
 /// fails when libvips was built without libheif or libheif has no AV1 encoder. Like the JPEG
 /// and WebP savers it writes an EXIF item of its own.
 int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality);
+
+/// A target that writes to the open file `fd` (the caller still owns and closes it): writes,
+/// reads and seeks (libtiff's) are the file's own, retried on EINTR, and the errno of the first
+/// that failed is kept for cvips_target_file_errno (libvips's own message says only "write
+/// error"). A new reference (g_object_unref).
+VipsTarget *cvips_target_new_to_file(int fd);
+
+/// The errno of the first call on the file of a cvips_target_new_to_file target that failed
+/// (ENOSPC, EFBIG, EIO...), or 0 when none did (the saver failed otherwise).
+int cvips_target_file_errno(VipsTarget *target);
 
 /// The bytes a memory target (vips_target_new_to_memory) holds after a save: a new reference
 /// (vips_area_unref).

@@ -1,0 +1,192 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk and the
+/// file-size limit give a line naming the output and the cause, remove the temporary file and
+/// leave nothing half-written; a process killed while it writes leaves no file behind.
+@Suite struct WriteFailureTests {
+    /// A small tmpfs mounted on a new folder (root only), unmounted by `remove()`.
+    struct SmallFileSystem {
+        let path: String
+
+        /// Whether this process may mount one (it is root, and the kernel lets it): found
+        /// once by mounting and unmounting one.
+        static let canMount: Bool = {
+            guard let probe = try? SmallFileSystem(kilobytes: 64) else { return false }
+            probe.remove()
+            return true
+        }()
+
+        struct MountRefused: Error, CustomStringConvertible {
+            let description: String
+        }
+
+        init(kilobytes: Int) throws {
+            path = try Fixtures.temporaryFolder().path
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path]
+            mount.standardError = FileHandle.nullDevice
+            try mount.run()
+            mount.waitUntilExit()
+            guard mount.terminationStatus == 0 else {
+                try? FileManager.default.removeItem(atPath: path)
+                throw MountRefused(description: "mount -t tmpfs refused (status \(mount.terminationStatus))")
+            }
+        }
+
+        /// Fills the file system but for about `room` bytes, with the file `filler`.
+        func fill(leaving room: Int) throws {
+            let filler = path + "/filler"
+            let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let chunk = [UInt8](repeating: 0x5A, count: 4096)
+            var size = 0
+            while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == chunk.count { size += chunk.count }
+            try #require(errno == ENOSPC, "filling the tmpfs: \(String(cString: strerror(errno)))")
+            try #require(ftruncate(fd, off_t(max(0, size - room))) == 0)
+        }
+
+        func remove() {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [path]
+            try? unmount.run()
+            unmount.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// A job folder: `photos/kite.webp`, the blur job writing `out/{stem}-blur.png`, and `out`.
+    static func makeJob() throws -> (folder: URL, manifest: String, config: String) {
+        let folder = try Fixtures.temporaryFolder()
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.path("special/kite.webp"), toPath: photos.path + "/kite.webp")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let (manifest, config) = try Fixtures.writeBlurJob(named: "writes", in: folder)
+        return (folder, manifest, config)
+    }
+
+    @Test(
+        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
+    func aFullDiskNamesTheOutputAndTheCauseAndLeavesNothing() throws {
+        let disk = try SmallFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        try disk.fill(leaving: 16 << 10)
+        // `apply` band by band (a libvips saver writing to the file) and whole (without a
+        // filter the image is encoded in memory, then written).
+        for (arguments, name) in [
+            (["--filter", "gaussian sigma=1.5"], "banded.png"), ([], "whole.png"),
+        ] {
+            let output = disk.path + "/" + name
+            let result = try Blurfarm.run(["apply", Corpus.path("special/kite.webp"), output] + arguments)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("\(output): write failed: No space left on device"), "\(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+
+        // `run`, its outputs' folder on the full disk.
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let out = job.folder.appendingPathComponent("out").path
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("kite-blur.png: write failed: No space left on device"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+    }
+
+    /// Under `ulimit -f`, a write past the limit fails with EFBIG (SIGXFSZ is ignored): one
+    /// line naming the output, status 1, the temporary file removed. Before, the process died
+    /// of SIGXFSZ without a word and `apply` left its temporary file.
+    @Test func theFileSizeLimitFailsTheWriteWithALineInsteadOfKillingTheProcess() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 64 blocks: 32 KB (sh counts 512-byte blocks) or 64 KB; the blurred kite is larger.
+        // In process (`--workers 0`): the limit also bounds the memory files shared with
+        // workers, which would fail first.
+        for (arguments, name) in [
+            (["--filter", "gaussian sigma=1.5", "--workers", "0"], "banded.png"), ([], "whole.png"),
+        ] {
+            let output = folder.path + "/" + name
+            let result = try Blurfarm.run(
+                ["apply", Corpus.path("special/kite.webp"), output] + arguments, limits: ["-f 64"])
+            #expect(result.status == 1, "status \(result.status): \(result.stderr)")
+            #expect(result.stderr.contains("\(output): write failed: File too large"), "\(result.stderr)")
+        }
+        // With workers, sharing the pixels (a memory file as large as the image) is past the
+        // limit too: a line, not a death.
+        let pooled = try Blurfarm.run(
+            ["apply", Corpus.path("special/kite.webp"), folder.path + "/pooled.png", "--filter", "gaussian sigma=1.5",
+             "--workers", "1"],
+            limits: ["-f 64"])
+        #expect(pooled.status == 1, "status \(pooled.status): \(pooled.stderr)")
+        #expect(pooled.stderr.contains("File too large"), "\(pooled.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [], "temporary files left")
+
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--workers", "0"], limits: ["-f 64"])
+        #expect(run.status == 1, "status \(run.status): \(run.stderr)")
+        #expect(run.stderr.contains("kite-blur.png: write failed: File too large"), "\(run.stderr)")
+        let out = job.folder.appendingPathComponent("out").path
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [], "temporary files left")
+    }
+
+    /// `apply` killed with SIGKILL while it writes its output band by band: the file it was
+    /// writing has no name (O_TMPFILE), so nothing is left in the folder.
+    @Test func aProcessKilledWhileItWritesLeavesNoFile() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A large noisy input: its output takes a while to encode, band by band.
+        let input = folder.path + "/big.png"
+        var generator = SplitMix(seed: 3)
+        let pixels = PixelBuffer(rect: Rect(width: 3000, height: 2000))
+        for y in 0..<2000 {
+            for x in 0..<3000 {
+                let v = Float(generator.next() % 256) / 255
+                pixels[x, y] = SIMD4(v, 1 - v, v * v, 1)
+            }
+        }
+        try ImageWriter.write(
+            pixels, to: input, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        let outFolder = folder.path + "/out"
+        try FileManager.default.createDirectory(atPath: outFolder, withIntermediateDirectories: false)
+
+        let process = Process()
+        process.executableURL = Blurfarm.executable
+        process.arguments = ["apply", input, outFolder + "/big-blur.png", "--filter", "gaussian sigma=2", "--workers", "0"]
+        process.environment = Blurfarm.environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // The moment it has a file open in the output folder, it is writing the output.
+        let pid = process.processIdentifier
+        let deadline = ContinuousClock.now + .seconds(120)
+        var writing = false
+        while !writing, process.isRunning, ContinuousClock.now < deadline {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            writing = fds.contains { fd in
+                let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
+                return target.hasPrefix(outFolder + "/")
+            }
+            if !writing { usleep(1000) }
+        }
+        try #require(writing, "apply never opened a file in the output folder (it ended first, or the deadline passed)")
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outFolder) == [], "a killed writer left a file")
+    }
+}

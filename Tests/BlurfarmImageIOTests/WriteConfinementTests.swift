@@ -1,0 +1,109 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import Foundation
+import Testing
+
+/// Writes confined below roots (the service's `--root`): the output's folder is opened beneath
+/// a root at the moment of writing, so a folder replaced by a link to elsewhere while a job
+/// waited is refused, and nothing lands outside.
+@Suite struct WriteConfinementTests {
+    let pixels = makeBuffer(width: 8, height: 8) { x, y in SIMD4(Float(x) / 8, Float(y) / 8, 0.5, 1) }
+
+    func write(_ path: String, roots: [String]) throws {
+        try ImageWriter.write(
+            pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions(),
+            confinement: WriteConfinement(roots: roots))
+    }
+
+    /// A scratch folder with `root/out` (a folder) and `elsewhere` (a folder outside the root).
+    func layout() throws -> (scratch: ScratchFolder, root: String, elsewhere: String) {
+        let scratch = try ScratchFolder()
+        let root = scratch.file("root"), elsewhere = scratch.file("elsewhere")
+        for folder in [root + "/out", elsewhere] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        return (scratch, root, elsewhere)
+    }
+
+    @Test func aFolderReplacedByALinkToOutsideTheRootsIsRefusedAndNothingIsWritten() throws {
+        let (scratch, root, elsewhere) = try layout()
+        defer { scratch.remove() }
+        // Checked while the job was queued; replaced by a link before the write.
+        try FileManager.default.removeItem(atPath: root + "/out")
+        try FileManager.default.createSymbolicLink(atPath: root + "/out", withDestinationPath: elsewhere)
+        let error = failure { try write(root + "/out/a.png", roots: [root]) }
+        #expect(error?.code == .outputOutsideRoots)
+        #expect(error?.path == root + "/out/a.png")
+        #expect(error?.description.contains(root + "/out") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [], "written outside the roots")
+    }
+
+    @Test func aRelativeLinkThatStaysInsideTheRootIsFollowed() throws {
+        let (scratch, root, _) = try layout()
+        defer { scratch.remove() }
+        try FileManager.default.createSymbolicLink(atPath: root + "/latest", withDestinationPath: "out")
+        try write(root + "/latest/a.png", roots: [root])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/out") == ["a.png"])
+        #expect(try ImageReader.header(ofFile: root + "/out/a.png").width == 8)
+    }
+
+    @Test func aLinkToAnotherRootIsRefusedFromTheRootThatHoldsTheLink() throws {
+        // Roots are not a union: a link must stay inside the root its path is below.
+        let (scratch, root, elsewhere) = try layout()
+        defer { scratch.remove() }
+        try FileManager.default.createSymbolicLink(atPath: root + "/other", withDestinationPath: elsewhere)
+        #expect(failure { try write(root + "/other/a.png", roots: [root, elsewhere]) }?.code == .outputOutsideRoots)
+        try write(elsewhere + "/a.png", roots: [root, elsewhere])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == ["a.png"])
+    }
+
+    @Test func aPathClimbingOutOfTheRootOrNotBelowAnyIsRefused() throws {
+        let (scratch, root, elsewhere) = try layout()
+        defer { scratch.remove() }
+        #expect(failure { try write(root + "/out/../../elsewhere/a.png", roots: [root]) }?.code == .outputOutsideRoots)
+        #expect(failure { try write(elsewhere + "/a.png", roots: [root]) }?.code == .outputOutsideRoots)
+        #expect(failure { try write(elsewhere + "/a.png", roots: []) }?.code == .outputOutsideRoots)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [])
+        // `..` that stays inside is allowed, as is the root itself.
+        try write(root + "/out/../b.png", roots: [root + "/"])
+        try write(root + "/out/./c.png", roots: [root])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["b.png", "out"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/out") == ["c.png"])
+    }
+
+    @Test func aMissingFolderBelowARootIsStillMissing() throws {
+        let (scratch, root, _) = try layout()
+        defer { scratch.remove() }
+        #expect(failure { try write(root + "/nowhere/a.png", roots: [root]) }?.code == .outputFolderMissing)
+    }
+
+    @Test func theBandWriterRefusesInItsInitialiser() throws {
+        let (scratch, root, elsewhere) = try layout()
+        defer { scratch.remove() }
+        try FileManager.default.removeItem(atPath: root + "/out")
+        try FileManager.default.createSymbolicLink(atPath: root + "/out", withDestinationPath: elsewhere)
+        let error = failure {
+            try BandWriter(
+                path: root + "/out/a.png", width: 8, height: 8, channels: 3, sourceBitDepth: 8, sourceHadAlpha: false,
+                metadata: nil, options: EncodeOptions(), confinement: WriteConfinement(roots: [root]))
+        }
+        #expect(error?.code == .outputOutsideRoots)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [])
+    }
+
+    @Test func anEncodedImageIsWrittenBelowItsRootAndRefusedOutside() throws {
+        let (scratch, root, elsewhere) = try layout()
+        defer { scratch.remove() }
+        let inside = try ImageWriter.encode(
+            pixels, for: root + "/out/a.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions())
+        try ImageWriter.write(inside, confinement: WriteConfinement(roots: [root]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/out") == ["a.png"])
+        let outside = try ImageWriter.encode(
+            pixels, for: elsewhere + "/a.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions())
+        #expect(failure { try ImageWriter.write(outside, confinement: WriteConfinement(roots: [root])) }?.code
+            == .outputOutsideRoots)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [])
+    }
+}
