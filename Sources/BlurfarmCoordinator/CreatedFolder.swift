@@ -1,3 +1,4 @@
+import BlurfarmImageIO
 import Foundation
 
 /// A folder blurfarm created for an output (it was not there before): the only kind of folder
@@ -19,8 +20,10 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
     /// Creates the folder `path` and any missing folders above it, as `mkdir -p` does, and
     /// returns those this call created (absolute paths, outermost first); none when it existed.
     /// A folder another process creates at the same moment is not counted as created here.
+    /// With `confinement`, each is made in its parent opened beneath the roots
+    /// (``WriteConfinement/makeFolder(_:)``): none is ever made outside them.
     /// - Throws: ``StateError`` naming the folder that cannot be created.
-    public static func make(_ path: String) throws(StateError) -> [CreatedFolder] {
+    public static func make(_ path: String, confinement: WriteConfinement? = nil) throws(StateError) -> [CreatedFolder] {
         var missing: [String] = []
         var folder = IncrementalRun.absolute(path)
         do throws(SystemCallError) {
@@ -33,8 +36,15 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
         }
         var created: [CreatedFolder] = []
         for folder in missing.reversed() {
+            if let confinement {
+                do throws(ImageIOError) {
+                    guard try confinement.makeFolder(folder) else { continue }
+                } catch {
+                    throw StateError(path: folder, message: error.message)
+                }
+            }
             do throws(SystemCallError) {
-                guard try Syscalls.makeFolder(folder) else { continue }
+                if confinement == nil { guard try Syscalls.makeFolder(folder) else { continue } }
                 if let identity = try Syscalls.identity(of: folder) {
                     created.append(CreatedFolder(path: folder, device: identity.device, inode: identity.inode))
                 }

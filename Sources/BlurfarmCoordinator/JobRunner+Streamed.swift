@@ -122,7 +122,7 @@ extension JobRunner {
             var folders: [CreatedFolder] = []
             let folder = (output.path as NSString).deletingLastPathComponent
             do throws(StateError) {
-                if !folder.isEmpty { folders = try CreatedFolder.make(folder) }
+                if !folder.isEmpty { folders = try CreatedFolder.make(folder, confinement: confinement) }
             } catch {
                 failed(index, .write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
                 continue
@@ -133,7 +133,7 @@ extension JobRunner {
                 let writer = try? BandWriter(
                     path: output.path, width: outputRect.width, height: outputRect.height, channels: channels,
                     sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
-                    options: options, temporaryFiles: control.temporaryFiles)
+                    options: options, temporaryFiles: control.temporaryFiles, confinement: confinement)
             else { continue }
             streamed.append((index, chain, writer, folders))
         }

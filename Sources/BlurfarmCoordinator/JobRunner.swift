@@ -30,12 +30,15 @@ public struct JobRunner: Sendable {
     /// The most bytes all the decodes in flight may allocate: each decode may use this divided
     /// by ``decodedImages`` (estimated from the header, checked before decoding).
     public let memoryLimit: Int
+    /// The folders outputs must stay below when written, or nil (``FarmJob/confinement``).
+    public let confinement: WriteConfinement?
 
     /// A runner rendering with `rendering`, `decodedImages` inputs at a time, whose decodes
-    /// share `memoryLimit` bytes (by default all this process may use).
+    /// share `memoryLimit` bytes (by default all this process may use), writing below the
+    /// roots of `confinement` when given.
     public init(
         registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int, decodedImages: Int = 1,
-        memoryLimit: Int = ImageReader.usableMemory
+        memoryLimit: Int = ImageReader.usableMemory, confinement: WriteConfinement? = nil
     ) {
         precondition(decodedImages >= 1, "at least one image is decoded at a time")
         self.registry = registry
@@ -43,6 +46,7 @@ public struct JobRunner: Sendable {
         self.pixelLimit = pixelLimit
         self.decodedImages = decodedImages
         self.memoryLimit = memoryLimit
+        self.confinement = confinement
     }
 
     /// What the runner tells as it goes: outputs finished one call at a time, from the image
@@ -286,7 +290,7 @@ public struct JobRunner: Sendable {
         }
         let folder = (output.path as NSString).deletingLastPathComponent
         do throws(StateError) {
-            if !folder.isEmpty { createdFolders = try CreatedFolder.make(folder) }
+            if !folder.isEmpty { createdFolders = try CreatedFolder.make(folder, confinement: confinement) }
         } catch {
             return failed(.write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
         }
@@ -306,7 +310,7 @@ public struct JobRunner: Sendable {
                     problem = ended
                     return
                 }
-                try ImageWriter.write(encoded, temporaryFiles: control.temporaryFiles)
+                try ImageWriter.write(encoded, temporaryFiles: control.temporaryFiles, confinement: confinement)
                 checksum = encoded.checksum
             } catch {
                 problem = .write(error)

@@ -10,7 +10,8 @@ import Musl
 ///
 /// A root contains an output's folder when the root's path is a leading part of the folder's,
 /// whole names compared (relative paths are taken from the working directory; `.` and empty
-/// names are dropped, nothing else is resolved). From the open root the rest is opened with
+/// names are dropped), or else of the folder's path resolved (`realpath`: a root named through
+/// a link, a `..`), which only picks the root. From the open root the rest is opened with
 /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` (Linux 5.6 on): a link on the way is
 /// followed only while it stays inside the root, and `..` only while it does. The temporary
 /// file is then created and renamed in that one open folder, so a folder swapped for a link
@@ -41,12 +42,21 @@ public struct WriteConfinement: Sendable, Equatable {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: output.path, message: message)
         }
-        let folder = Self.names(of: output.folder)
-        let containing = roots.map { ($0, Self.names(of: $0)) }
-            .filter { folder.starts(with: $0.1) }
-            .sorted { $0.1.count > $1.1.count }
+        // The root is found by the folder's path as written or, when no root's path leads it
+        // (a root given through a link, a `..` on the way), as resolved now: the resolution
+        // only picks the root and the rest's names; `openat2` then decides, so a folder swapped
+        // for a link after it was resolved is refused all the same.
+        var folder = Self.names(of: output.folder)
+        func containing() -> [(String, [Substring])] {
+            roots.map { ($0, Self.names(of: $0)) }.filter { folder.starts(with: $0.1) }.sorted { $0.1.count > $1.1.count }
+        }
+        var candidates = containing()
+        if candidates.isEmpty, let resolved = Syscalls.realPath(output.folder) {
+            folder = Self.names(of: resolved)
+            candidates = containing()
+        }
         var refusal: SystemCallError?
-        for (root, names) in containing {
+        for (root, names) in candidates {
             let rootFolder: Int32
             do {
                 rootFolder = try Syscalls.openDirectory(root)
@@ -82,6 +92,24 @@ public struct WriteConfinement: Sendable, Equatable {
         throw fail(
             .outputOutsideRoots,
             "folder '\(output.folder)' leads outside the roots (\(shownRoots)) by a link or '..' (\(refusal.reason)): nothing written")
+    }
+
+    /// Makes the folder `path` in its parent, opened beneath the roots as an output's folder
+    /// is (``openFolder(of:)``): a folder for outputs is never made outside them, whatever
+    /// link its parent became. Returns false when something is already there.
+    ///
+    /// - Throws: `ImageIOError` as ``openFolder(of:)`` for the parent (naming `path`), or
+    ///   `.outputFolderNotWritable` when the folder cannot be made.
+    public func makeFolder(_ path: String) throws(ImageIOError) -> Bool {
+        let folder = OutputPath(path)
+        let parent = try openFolder(of: folder)
+        defer { try? Syscalls.close(parent) }
+        do {
+            return try Syscalls.makeFolder(folder.fileName, in: parent)
+        } catch {
+            throw ImageIOError(
+                code: .outputFolderNotWritable, path: path, message: "cannot create the folder: \(error.call) failed: \(error.reason)")
+        }
     }
 
     /// The names of `path` from the file system's root (a relative path from the working

@@ -48,7 +48,7 @@ public enum SourceFile {
     }
 
     /// What a file of `mode` is when it is not a regular file ("a FIFO"), else nil.
-    static func nonRegularKind(_ mode: mode_t) -> String? {
+    public static func nonRegularKind(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: nil
         case S_IFDIR: "a folder"

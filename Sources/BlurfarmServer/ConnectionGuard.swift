@@ -10,7 +10,7 @@ public final class ConnectionLimits: Sendable {
     /// The most connections in all, and from one remote address.
     public let total: Int
     public let perAddress: Int
-    private let open = Mutex<(total: Int, byAddress: [String: Int])>((0, [:]))
+    private let open = Mutex<(total: Int, byAddress: [String: Int], refused: Int)>((0, [:], 0))
 
     /// Limits of `total` connections in all and `perAddress` from one address.
     public init(total: Int, perAddress: Int) {
@@ -21,7 +21,10 @@ public final class ConnectionLimits: Sendable {
     /// Counts a connection from `address`; false (and not counted) when over a limit.
     func admit(_ address: String) -> Bool {
         open.withLock { open in
-            guard open.total < total, open.byAddress[address, default: 0] < perAddress else { return false }
+            guard open.total < total, open.byAddress[address, default: 0] < perAddress else {
+                open.refused += 1
+                return false
+            }
             open.total += 1
             open.byAddress[address, default: 0] += 1
             return true
@@ -39,6 +42,8 @@ public final class ConnectionLimits: Sendable {
 
     /// Connections open now.
     public var count: Int { open.withLock { $0.total } }
+    /// Connections closed as they were accepted, over a limit, since the server started.
+    public var refused: Int { open.withLock { $0.refused } }
 }
 
 /// The first handler after a connection's HTTP decoding: admits the connection under its

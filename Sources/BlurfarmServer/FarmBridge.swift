@@ -29,7 +29,8 @@ public final class FarmBridge: FarmEngine {
         // for this lock.
         state.withLock { state in
             let id = farm.submit(FarmJob(
-                plan: job.plan, registry: job.registry, priority: job.priority, retryFailed: job.retryFailed))
+                plan: job.plan, registry: job.registry, priority: job.priority, retryFailed: job.retryFailed,
+                confinement: job.confinement))
             state.queueIDs[id] = job.id
             state.farmIDs[job.id] = id
         }

@@ -1,3 +1,4 @@
+import BlurfarmImageIO
 import BlurfarmCoordinator
 import BlurfarmKernels
 
@@ -13,14 +14,20 @@ public struct ServedJob: Sendable {
     public var priority: Int
     /// Render again the outputs that failed before (a retry) instead of leaving them failed.
     public var retryFailed: Bool
+    /// The folders its outputs must stay below when they are written (the server's roots).
+    public var confinement: WriteConfinement?
 
     /// The job `id` planned as `plan`.
-    public init(id: Int64, plan: JobPlan, registry: FilterRegistry, priority: Int, retryFailed: Bool) {
+    public init(
+        id: Int64, plan: JobPlan, registry: FilterRegistry, priority: Int, retryFailed: Bool,
+        confinement: WriteConfinement? = nil
+    ) {
         self.id = id
         self.plan = plan
         self.registry = registry
         self.priority = priority
         self.retryFailed = retryFailed
+        self.confinement = confinement
     }
 }
 

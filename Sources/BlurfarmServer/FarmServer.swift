@@ -19,12 +19,12 @@ public enum FarmServer {
     ) async throws {
         try await service.start()
         let box = PortBox(settings.port)
-        let router = Routes.router(service: service, settings: settings, port: { box.value })
         // Connections never take the descriptors the farm needs (workers, images, the queue).
         let descriptors = Syscalls.descriptorLimit(raise: false) ?? Int.max
         let limits = ConnectionLimits(
             total: min(settings.maxConnections, max(16, (descriptors - 256) / 2)), perAddress: settings.maxConnectionsPerAddress)
         let requestTimeout = settings.requestTimeout
+        let router = Routes.router(service: service, settings: settings, connections: limits, port: { box.value })
         let app = Application(
             router: router,
             server: .http1(configuration: .init(

@@ -71,7 +71,8 @@ public actor FarmService {
     public nonisolated let hub: EventHub
     private let engine: any FarmEngine
     private let loader: JobLoader
-    private let roots: Roots
+    /// The folders its jobs may read and write below.
+    public nonisolated let roots: Roots
     private let scheduler: Scheduler
     private let logger: Logger
     private var eventTask: Task<Void, Never>?
@@ -160,7 +161,7 @@ public actor FarmService {
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
             source = "path"
-            planned = loader.plan(fileAtPath: path)
+            planned = plan(manifestAt: path)
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
         }
@@ -284,7 +285,7 @@ public actor FarmService {
         case .submitToFarm:
             let planned = job.source == "text"
                 ? loader.plan(text: job.manifestText, manifestPath: job.manifest)
-                : loader.plan(fileAtPath: job.manifest)
+                : plan(manifestAt: job.manifest)
             let refusal: String
             var kind: JobRefusal?
             switch planned {
@@ -303,7 +304,7 @@ public actor FarmService {
                 do throws(EngineRefusal) {
                     try engine.submit(ServedJob(
                         id: id, plan: plan, registry: loader.registry, priority: job.priority,
-                        retryFailed: job.retryFailed))
+                        retryFailed: job.retryFailed, confinement: roots.confinement))
                     return
                 } catch {
                     refusal = error.description
@@ -318,6 +319,17 @@ public actor FarmService {
                 return changed
             }
             try transition(id, .farmRefused)
+        }
+    }
+
+    /// The plan of the manifest file at `path`, read beneath the roots as it is now (never
+    /// through a link out of them, never blocking on a FIFO); a file that cannot be read is its
+    /// diagnostic, one outside the roots too.
+    private func plan(manifestAt path: String) -> Result<JobPlan, Diagnostics> {
+        do throws(RootedFileError) {
+            return loader.plan(bytes: try roots.readManifest(path), manifestPath: path)
+        } catch {
+            return .failure(Diagnostics([.error(error.description, at: nil)]))
         }
     }
 

@@ -3,6 +3,7 @@ import BlurfarmCoordinator
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import Foundation
 
 /// Reads, checks and plans one manifest, the way every command does (`check`, `run` and the
 /// service): decoded against the registry's filters, outputs in a format this libvips can
@@ -28,6 +29,14 @@ public struct JobLoader: Sendable {
         JobDecoder.decode(fileAtPath: path, filters: registry.descriptors).flatMap { plan($0, manifestPath: path) }
     }
 
+    /// The plan of a manifest's `bytes`, read from the file `manifestPath` (its folder is what
+    /// its paths are relative to; diagnostics name it).
+    public func plan(bytes: [UInt8], manifestPath: String) -> Result<JobPlan, Diagnostics> {
+        JobDecoder.decode(bytes, file: manifestPath, filters: registry.descriptors).flatMap {
+            plan($0, manifestPath: manifestPath)
+        }
+    }
+
     /// The plan of a manifest's `text`, read as the file `manifestPath` (its folder is what its
     /// paths are relative to; diagnostics name it).
     public func plan(text: String, manifestPath: String) -> Result<JobPlan, Diagnostics> {
@@ -48,6 +57,8 @@ public struct JobLoader: Sendable {
 public struct Roots: Sendable {
     /// The folders, resolved.
     public let folders: [String]
+    /// The folders as given (absolute).
+    public let given: [String]
 
     /// `folders` resolved; the first that does not exist is returned as the error.
     public init(_ folders: [String]) throws(PathOutsideRoots) {
@@ -59,7 +70,12 @@ public struct Roots: Sendable {
             resolved.append(real)
         }
         self.folders = resolved
+        given = folders.map { $0.hasPrefix("/") ? $0 : (Syscalls.realPath(".") ?? "") + "/" + $0 }
     }
+
+    /// What the farm's writers keep to when a job's outputs are written: each output's folder
+    /// opened beneath a root, by the roots as given and as resolved.
+    public var confinement: WriteConfinement { WriteConfinement(roots: Array(Set(given + folders)).sorted()) }
 
     /// Whether `path`, as the kernel resolves it, is at or below a root: an existing file
     /// through every link; one that does not exist yet through its nearest existing folder,
@@ -75,6 +91,44 @@ public struct Roots: Sendable {
         }
         guard !rest.contains(".."), let real = Syscalls.realPath(existing) else { return false }
         return folders.contains { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") }
+    }
+
+    /// The regular file at `path` (absolute), opened for reading beneath the root that holds
+    /// it, as the kernel resolves it at this moment (never through a link leaving the roots,
+    /// never blocking on a FIFO): its descriptor, to be closed by the caller.
+    public func openFile(_ path: String) throws(RootedFileError) -> Int32 {
+        guard path.hasPrefix("/") else { throw .outside(PathOutsideRoots(path: path, reason: "not an absolute path")) }
+        let parent = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        // The root is found by the path as given or as resolved now; openat2 then decides.
+        var refusal: RootedFileError = .outside(PathOutsideRoots(path: path))
+        for spelling in [parent, Syscalls.realPath(parent)].compactMap({ $0 }) {
+            for root in given + folders where spelling == root || spelling.hasPrefix(root == "/" ? "/" : root + "/") {
+                let rest = spelling.dropFirst(root.count).drop { $0 == "/" }
+                switch Syscalls.openFile(rest.isEmpty ? name : rest + "/" + name, beneath: root) {
+                case .success(let fd): return fd
+                case .failure(.outside):
+                    refusal = .outside(PathOutsideRoots(path: path, reason: "it leads outside the server's roots (--root)"))
+                case .failure(.notRegular(let mode)):
+                    throw .unreadable(path: path, reason: "it is \(SourceFile.nonRegularKind(mode) ?? "a special file"), not a regular file")
+                case .failure(.failed(let reason)):
+                    throw .unreadable(path: path, reason: reason)
+                }
+            }
+        }
+        throw refusal
+    }
+
+    /// The bytes of the manifest at `path` read beneath the roots (``openFile(_:)``), at most
+    /// one more than the manifest language's limit, so that the parser names a file too large.
+    public func readManifest(_ path: String) throws(RootedFileError) -> [UInt8] {
+        let fd = try openFile(path)
+        defer { Syscalls.close(fd) }
+        switch Syscalls.read(fd, upTo: ManifestLimits.maximumBytes + 1) {
+        case .success(let bytes): return bytes
+        case .failure(.failed(let why)): throw .unreadable(path: path, reason: why)
+        case .failure: throw .unreadable(path: path, reason: "cannot be read")
+        }
     }
 
     /// The first file of `plan` (the manifest's folder, an input, an output) outside every root.
@@ -104,4 +158,20 @@ public struct PathOutsideRoots: Error, Sendable, Equatable, CustomStringConverti
     }
 
     public var description: String { "'\(ShownName.of(path))': \(reason)" }
+}
+
+/// Why a file the service reads beneath its roots cannot be read.
+public enum RootedFileError: Error, Sendable, CustomStringConvertible {
+    /// It is outside the roots, or resolving it leads out of them (403).
+    case outside(PathOutsideRoots)
+    /// It is there but cannot be read as a file: a FIFO, a device, a folder, the system's
+    /// reason (a manifest's diagnostic: 422).
+    case unreadable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .outside(let outside): outside.description
+        case .unreadable(let path, let reason): "cannot read '\(ShownName.of(path))': \(reason)"
+        }
+    }
 }

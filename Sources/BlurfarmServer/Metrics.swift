@@ -1,7 +1,7 @@
 /// `/metrics` in the Prometheus text format (version 0.0.4).
 enum Metrics {
     /// The metrics of `service` now.
-    static func text(_ service: FarmService) async -> String {
+    static func text(_ service: FarmService, connections: ConnectionLimits) async -> String {
         var lines: [String] = []
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
             lines.append("# HELP \(name) \(help)")
@@ -30,6 +30,11 @@ enum Metrics {
         metric(
             "blurfarm_worker_restarts_total", "counter", "Workers replaced after one was lost.",
             [("", "\(workers.reduce(0) { $0 + $1.restarts })")])
+        metric("blurfarm_connections", "gauge", "HTTP connections open.", [("", "\(connections.count)")])
+        metric(
+            "blurfarm_connections_refused_total", "counter",
+            "HTTP connections closed as they were accepted: over the limit of one address or of all.",
+            [("", "\(connections.refused)")])
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -8,16 +8,16 @@ import NIOCore
 /// docs/openapi.yaml).
 public enum Routes {
     /// The router of the server for `service`.
-    public static func router(service: FarmService, settings: ServerSettings, port: @escaping @Sendable () -> Int)
-        -> Router<BasicRequestContext>
-    {
+    public static func router(
+        service: FarmService, settings: ServerSettings, connections: ConnectionLimits, port: @escaping @Sendable () -> Int
+    ) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: GuardMiddleware(settings: settings, port: port))
         router.get("/healthz") { _, _ in Self.json(["status": "ok"]) }
         router.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: await Metrics.text(service))))
+                body: .init(byteBuffer: ByteBuffer(string: await Metrics.text(service, connections: connections))))
         }
         let api = router.group("api/v1")
         api.post("jobs") { request, context in
@@ -99,8 +99,18 @@ public enum Routes {
         }
         let thumbnails = ThumbnailCache()
         api.get("thumbnail") { _, _ in
-            guard let output = await service.lastWritten, let data = thumbnails.jpeg(of: output) else {
-                return problem(.notFound, "no output written yet")
+            guard let output = await service.lastWritten else { return problem(.notFound, "no output written yet") }
+            // Read beneath the roots as the file is now: an output replaced by a link out of
+            // them is not shown.
+            let file: Int32
+            do throws(RootedFileError) {
+                file = try service.roots.openFile(output)
+            } catch {
+                return problem(.notFound, "the last output cannot be shown: \(error)")
+            }
+            defer { Syscalls.close(file) }
+            guard let data = thumbnails.jpeg(of: output, reading: "/proc/self/fd/\(file)") else {
+                return problem(.notFound, "the last output cannot be read as an image")
             }
             return Response(
                 status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],

@@ -20,12 +20,14 @@ final class ThumbnailCache: Sendable {
         self.render = render
     }
 
-    /// The thumbnail of the file at `path`, or nil when it cannot be read as an image.
-    func jpeg(of path: String) -> [UInt8]? {
+    /// The thumbnail of the file at `path`, read from `source` when given (the file opened,
+    /// `/proc/self/fd/N`: its stamp and bytes are that file's, whatever `path` leads to now),
+    /// or nil when it cannot be read as an image.
+    func jpeg(of path: String, reading source: String? = nil) -> [UInt8]? {
         // The stamp is taken before the file is read: a file rewritten meanwhile has a newer one.
-        guard let stamp = FileStamp.of(path) else { return nil }
+        guard let stamp = FileStamp.of(source ?? path) else { return nil }
         if let kept = last.withLock({ $0 }), kept.path == path, kept.stamp == stamp { return kept.jpeg }
-        guard let jpeg = render(path) else { return nil }
+        guard let jpeg = render(source ?? path) else { return nil }
         last.withLock { $0 = (path, stamp, jpeg) }
         return jpeg
     }

@@ -53,10 +53,12 @@ import Testing
         let paused = try server.submit(try server.writeJob("paused", sigma: 8))
         // Paused while an output is half-rendered: it finishes (and any other that started as
         // the pause came), then nothing renders; the job stays paused with outputs to do.
-        try server.waitForOutputs(of: paused) { $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 } }
+        let before = try server.waitForOutputs(of: paused) {
+            $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 }
+        }
         let answer = try server.call("POST", "/api/v1/jobs/\(paused)/pause").1
         #expect(answer["state"] as? String == "paused")
-        let inFlight = try server.outputs(of: paused).filter { $0.value.state == "rendering" }.keys
+        let inFlight = before.filter { $0.value.state == "rendering" }.keys
         #expect(!inFlight.isEmpty)
         let settled = try server.waitForOutputs(of: paused) { outputs in
             !outputs.values.contains { $0.state == "rendering" } && inFlight.allSatisfy { outputs[$0]?.state == "written" }
@@ -186,8 +188,8 @@ import Testing
         let first = try ServedFarm(folder: folder, workers: 1, arguments: ["--grace", "600"])
         let id = try first.submit(try first.writeJob("stopped", sigma: 8))
         try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
-        try first.waitForOutputs(of: id) { $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 } }
-        let inFlight = try first.outputs(of: id).filter { $0.value.state == "rendering" }.keys
+        let before = try first.waitForOutputs(of: id) { $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 } }
+        let inFlight = before.filter { $0.value.state == "rendering" }.keys
         let stopped = first.stop(signal: SIGTERM, within: 120)
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(first.process.terminationReason == .exit)

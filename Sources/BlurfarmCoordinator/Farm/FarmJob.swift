@@ -1,3 +1,4 @@
+import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
 
@@ -26,11 +27,15 @@ public struct FarmJob: Sendable {
     /// The shard `plan` is (`run --shard`: ``JobPlan/shard(_:pixels:)``), or nil for the whole
     /// job: a shard takes its own lock and records (``ShardRecords``).
     public var shard: JobShard?
+    /// The folders its outputs must stay below when they are written (the service's roots),
+    /// or nil for none: each output's folder is opened beneath one, never through a link that
+    /// leaves them (``WriteConfinement``), and so is every folder made for an output.
+    public var confinement: WriteConfinement?
 
     public init(
         plan: JobPlan, registry: FilterRegistry, priority: Int = 0, force: Bool = false, retryFailed: Bool = false,
         prune: Bool = false, forcePrune: Bool = false, verify: VerifyMode? = nil, waitForLock: Bool = false,
-        lock: JobLock? = nil, shard: JobShard? = nil
+        lock: JobLock? = nil, shard: JobShard? = nil, confinement: WriteConfinement? = nil
     ) {
         self.plan = plan
         self.registry = registry
@@ -43,6 +48,7 @@ public struct FarmJob: Sendable {
         self.waitForLock = waitForLock
         self.lock = lock
         self.shard = shard
+        self.confinement = confinement
     }
 
     /// The plugin filters the jobs `plans` use, by name, sorted.

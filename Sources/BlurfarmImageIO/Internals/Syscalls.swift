@@ -146,6 +146,26 @@ enum Syscalls {
         try retrying("openat2") { PathEncoding.withCString(path) { blurfarm_open_beneath(root, $0, O_RDONLY | O_DIRECTORY) } }
     }
 
+    /// Makes the folder `name` in the open folder `folder` (mode 0777 less the umask); false
+    /// when something is already there.
+    static func makeFolder(_ name: String, in folder: Int32) throws(SystemCallError) -> Bool {
+        do {
+            try retrying("mkdirat") { PathEncoding.withCString(name) { mkdirat(folder, $0, 0o777) } }
+            return true
+        } catch where error.errno == EEXIST {
+            return false
+        }
+    }
+
+    /// `path` with every link, `.` and `..` resolved (`realpath`); nil when it does not exist.
+    static func realPath(_ path: String) -> String? {
+        PathEncoding.withCString(path) { pointer -> String? in
+            guard let resolved = realpath(pointer, nil) else { return nil }
+            defer { free(resolved) }
+            return PathEncoding.decode(UnsafeRawBufferPointer(start: resolved, count: strlen(resolved))).text
+        }
+    }
+
     /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
     /// read (removed).
     static func workingDirectory() -> String {

@@ -1,0 +1,114 @@
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// A real `blurfarm serve` against clients that race its files: the roots hold when a file is
+/// opened, not only when a job is submitted, and nothing a client names can block the server.
+@Suite struct ServedTrustTests {
+    /// A job paused in the farm, its output folder then swapped for a link to a folder outside
+    /// every root (a rename and a symlink, as another user of the root could): resumed, its
+    /// outputs are refused when written, and nothing lands outside.
+    @Test func anOutputFolderSwappedForALinkOutOfTheRootsIsRefusedWhenWritten() throws {
+        let folder = try Fixtures.temporaryFolder()
+        let outside = try Fixtures.temporaryFolder()
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: outside)
+        }
+        try ServedFarm.addPhotos(to: folder, count: 6)
+        let root = folder.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("photos"), to: root.appendingPathComponent("photos"))
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("out/swap"), withIntermediateDirectories: true)
+        let server = try ServedFarm(folder: folder, workers: 1, arguments: ["--root", root.path])
+        defer { server.stop() }
+        let manifest = root.appendingPathComponent("swap.job").path
+        try """
+            job: swap
+            inputs: [photos/*]
+            outputs:
+              - name: blur
+                path: out/swap/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: 8
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let id = try server.submit(manifest)
+        #expect(try server.call("POST", "/api/v1/jobs/\(id)/pause").1["state"] as? String == "paused")
+        try server.waitForOutputs(of: id) { !$0.values.contains { $0.state == "rendering" } }
+        let written = try server.call("GET", "/api/v1/jobs/\(id)").1["outputsWritten"] as? Int ?? 0
+        #expect(written < 6)
+        try FileManager.default.moveItem(at: root.appendingPathComponent("out/swap"), to: root.appendingPathComponent("out/kept"))
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("out/swap").path, withDestinationPath: outside.path)
+        _ = try server.call("POST", "/api/v1/jobs/\(id)/resume")
+        let job = try server.finished(id)
+        let leaked = try FileManager.default.contentsOfDirectory(atPath: outside.path)
+        let outputs = try server.outputs(of: id)
+        let errors = try server.call("GET", "/api/v1/jobs/\(id)/outputs").1["outputs"] as? [[String: Any]] ?? []
+        #expect(leaked.isEmpty, "written outside the roots: \(leaked)")
+        #expect(job["state"] as? String == "failed", "\(job)")
+        #expect(job["outputsWritten"] as? Int == written, "\(job)")
+        #expect(outputs.values.filter { $0.state == "failed" }.count == 6 - written, "\(outputs)")
+        let messages = errors.compactMap { $0["error"] as? String }
+        #expect(!messages.isEmpty && messages.allSatisfy { $0.contains("outside") }, "\(messages)")
+    }
+
+    /// A manifest path that is a FIFO inside a root is refused at once (it would block the
+    /// server's queue forever if opened for reading), and the server goes on answering and
+    /// stops on SIGTERM.
+    @Test func aManifestThatIsAFIFOIsRefusedAndTheServerAnswersOn() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("job.job").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        let (status, answer) = try server.call("POST", "/api/v1/jobs", json: ["path": fifo])
+        let (health, _) = try server.call("GET", "/healthz")
+        let (list, _) = try server.call("GET", "/api/v1/jobs")
+        let stopped = server.stop(signal: SIGTERM, within: 120)
+        #expect(status == 422, "\(answer)")
+        #expect((answer["diagnostics"] as? String)?.contains("\(fifo)': it is a FIFO, not a regular file") == true, "\(answer)")
+        #expect(health == 200)
+        #expect(list == 200)
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+    }
+
+    /// The page's thumbnail of the last output is read beneath the roots: the output replaced
+    /// by a link to an image outside them is not served.
+    @Test func theThumbnailOfAnOutputReplacedByALinkOutOfTheRootsIsRefused() throws {
+        let folder = try Fixtures.temporaryFolder()
+        let outside = try Fixtures.temporaryFolder()
+        defer {
+            try? FileManager.default.removeItem(at: folder)
+            try? FileManager.default.removeItem(at: outside)
+        }
+        try ServedFarm.addPhotos(to: folder, count: 1)
+        let secret = outside.appendingPathComponent("secret.jpg").path
+        try FileManager.default.copyItem(atPath: Fixtures.corpus("photos/plasma-Kite.jpg"), toPath: secret)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let id = try server.submit(try server.writeJob("thumb"))
+        #expect(try server.finished(id)["state"] as? String == "completed")
+        let before = try Self.status(of: server.base + "/api/v1/thumbnail")
+        let output = try #require(try server.outputs(of: id).keys.first)
+        try FileManager.default.removeItem(atPath: output)
+        try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: secret)
+        let after = try Self.status(of: server.base + "/api/v1/thumbnail")
+        #expect(before == 200)
+        #expect(after == 404)
+    }
+
+    /// The status of a GET of `url` (curl).
+    static func status(of url: String) throws -> Int {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", url]
+        let out = Pipe()
+        curl.standardOutput = out
+        try curl.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        return Int(text) ?? 0
+    }
+}
