@@ -5,42 +5,42 @@
 #include <errno.h>
 #include <unistd.h>
 
-/* The file behind a target and the first errno a call on it failed with (0: none). */
+/* The file behind a target, and the first call on it that failed: its errno (0: none) and name. */
 typedef struct {
     int fd;
     int failed_errno;
+    const char *failed_call;
 } CvipsFile;
 
 static const char *const cvips_file_key = "cvips-file";
 
+/* Keeps errno as the failure of `call`, unless an earlier call failed. */
+static void cvips_file_failed(CvipsFile *file, const char *call) {
+    if (file->failed_errno) return;
+    file->failed_errno = errno;
+    file->failed_call = call;
+}
+
 static gint64 cvips_file_write(VipsTargetCustom *target, const void *data, gint64 length, CvipsFile *file) {
     (void)target;
-    for (;;) {
-        ssize_t written = write(file->fd, data, (size_t)length);
-        if (written >= 0) return written;
-        if (errno != EINTR) {
-            if (!file->failed_errno) file->failed_errno = errno;
-            return -1;
-        }
-    }
+    ssize_t written;
+    while ((written = write(file->fd, data, (size_t)length)) < 0 && errno == EINTR) {}
+    if (written < 0) cvips_file_failed(file, "write");
+    return written;
 }
 
 static gint64 cvips_file_read(VipsTargetCustom *target, void *buffer, gint64 length, CvipsFile *file) {
     (void)target;
-    for (;;) {
-        ssize_t got = read(file->fd, buffer, (size_t)length);
-        if (got >= 0) return got;
-        if (errno != EINTR) {
-            if (!file->failed_errno) file->failed_errno = errno;
-            return -1;
-        }
-    }
+    ssize_t got;
+    while ((got = read(file->fd, buffer, (size_t)length)) < 0 && errno == EINTR) {}
+    if (got < 0) cvips_file_failed(file, "read");
+    return got;
 }
 
 static gint64 cvips_file_seek(VipsTargetCustom *target, gint64 offset, int whence, CvipsFile *file) {
     (void)target;
     off_t at = lseek(file->fd, (off_t)offset, whence);
-    if (at < 0 && !file->failed_errno) file->failed_errno = errno;
+    if (at < 0) cvips_file_failed(file, "lseek");
     return at;
 }
 
@@ -62,7 +62,9 @@ VipsTarget *cvips_target_new_to_file(int fd) {
     return VIPS_TARGET(target);
 }
 
-int cvips_target_file_errno(VipsTarget *target) {
+const char *cvips_target_file_failure(VipsTarget *target, int *error) {
     CvipsFile *file = g_object_get_data(G_OBJECT(target), cvips_file_key);
-    return file ? file->failed_errno : 0;
+    if (!file || !file->failed_errno) return NULL;
+    *error = file->failed_errno;
+    return file->failed_call;
 }

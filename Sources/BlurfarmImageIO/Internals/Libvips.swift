@@ -352,11 +352,12 @@ final class VipsTargetRef {
     /// caller still owns and closes `descriptor`), keeping the errno of a call that failed.
     init(file descriptor: Int32) { pointer = cvips_target_new_to_file(descriptor) }
 
-    /// For a target made by ``init(file:)``: the call on the file that failed (a write on a
-    /// full disk, past the file-size limit), or nil when none did.
+    /// For a target made by ``init(file:)``: the first call on the file that failed (a write on
+    /// a full disk, past the file-size limit), or nil when none did.
     var fileFailure: SystemCallError? {
-        let code = cvips_target_file_errno(pointer)
-        return code == 0 ? nil : SystemCallError(call: "write", errno: code)
+        var code: Int32 = 0
+        guard let call = cvips_target_file_failure(pointer, &code) else { return nil }
+        return SystemCallError(call: String(cString: call), errno: code)
     }
 
     deinit { g_object_unref(UnsafeMutableRawPointer(pointer)) }

@@ -113,14 +113,15 @@ int cvips_tiffsave_target(VipsImage *in, VipsTarget *target);
 int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality);
 
 /// A target that writes to the open file `fd` (the caller still owns and closes it): writes,
-/// reads and seeks (libtiff's) are the file's own, retried on EINTR, and the errno of the first
-/// that failed is kept for cvips_target_file_errno (libvips's own message says only "write
-/// error"). A new reference (g_object_unref).
+/// reads and seeks (libtiff's) are the file's own, retried on EINTR, and the first that failed
+/// is kept for cvips_target_file_failure (libvips's own message says only "write error"). A new
+/// reference (g_object_unref).
 VipsTarget *cvips_target_new_to_file(int fd);
 
-/// The errno of the first call on the file of a cvips_target_new_to_file target that failed
-/// (ENOSPC, EFBIG, EIO...), or 0 when none did (the saver failed otherwise).
-int cvips_target_file_errno(VipsTarget *target);
+/// The first call on the file of a cvips_target_new_to_file target that failed ("write",
+/// "read" or "lseek", a static string) with its errno in `*error` (ENOSPC, EFBIG, EIO...), or
+/// NULL when none did (the saver failed otherwise).
+const char *cvips_target_file_failure(VipsTarget *target, int *error);
 
 /// The bytes a memory target (vips_target_new_to_memory) holds after a save: a new reference
 /// (vips_area_unref).
