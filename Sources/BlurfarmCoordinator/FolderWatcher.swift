@@ -33,11 +33,15 @@ public final class FolderWatcher {
         public let path: String
         /// Whether it is a folder.
         public let isFolder: Bool
+        /// Whether a file is being written: it was made (a regular file) or written to, and
+        /// not closed yet (`IN_CREATE`, `IN_MODIFY`); more may come. False for a file closed
+        /// after writing (`IN_CLOSE_WRITE`), moved in or away, or removed: it is complete, or gone.
+        public var isBeingWritten: Bool = false
     }
 
-    /// What a watched folder reports: a file written and closed, moved in or away, removed;
+    /// What a watched folder reports: a file written (and closed), moved in or away, removed;
     /// a folder made, moved or removed.
-    static let events = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF)
+    static let events = UInt32(IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF)
 
     private let descriptor: Int32
     /// Each watch's folder path; hidden folders only when `hidden` was asked for its tree.
@@ -99,7 +103,9 @@ public final class FolderWatcher {
             guard let folder = folders[event.watch], !event.name.isEmpty else { continue }
             let path = folder.path + "/" + PathEncoding.decode(event.name).text
             let isFolder = event.mask & UInt32(IN_ISDIR) != 0
-            changes.append(Change(path: path, isFolder: isFolder))
+            let writing = event.mask & UInt32(IN_MODIFY) != 0
+                || (event.mask & UInt32(IN_CREATE) != 0 && !isFolder && Syscalls.isRegularFile(path))
+            changes.append(Change(path: path, isFolder: isFolder, isBeingWritten: writing))
             if isFolder, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0,
                 folder.hidden || event.name.first != UInt8(ascii: ".")
             {

@@ -7,13 +7,20 @@ import Foundation
 /// `blurfarm run --watch`: the ordinary run, then the jobs' input folders watched with
 /// inotify (``FolderWatcher``), and a job run again, with the same records, lock, atomic
 /// writes and up-to-date checks, once the changes to its inputs have been quiet for
-/// ``quietPeriod``. Ends when `stop` is requested (SIGTERM, SIGINT).
+/// ``quietPeriod`` and no file of them is still being written. Ends when `stop` is requested
+/// (SIGTERM, SIGINT).
 struct RunWatch {
-    /// How long a job's inputs must be quiet (no file a glob matches written, moved in or
-    /// away, or removed; no folder made or removed) before the job runs again: a file copied
-    /// in over several seconds is rendered once, after its last write, and a batch of files
-    /// copied together is one run. Documented in docs/commands.md.
+    /// How long a job's inputs must be quiet (no file a glob matches written to, closed, moved
+    /// in or away, or removed; no folder made or removed) before the job runs again: a file
+    /// copied in over several seconds is rendered once, after its last write, and a batch of
+    /// files copied together is one run. Documented in docs/commands.md.
     static let quietPeriod: Duration = .seconds(1)
+
+    /// How long a file that is written to and not closed yet (no `IN_CLOSE_WRITE`) holds its
+    /// job back after its last write: a slow writer's file is decoded once it is closed, not
+    /// half-written between two writes; a file held open and still for longer than this (a
+    /// writer that hangs) is taken as it is. Documented in docs/commands.md.
+    static let unclosedFileWait: Duration = .seconds(30)
 
     /// How long the watch waits for changes before it looks at the stop request again, in
     /// milliseconds: SIGTERM ends an idle watch within this.
@@ -55,6 +62,8 @@ struct RunWatch {
         }
         var waiting: Set<Int> = []
         var lastChange = ContinuousClock.now
+        // Each job's input files written to and not closed yet, with the time of their last write.
+        var beingWritten = [[String: ContinuousClock.Instant]](repeating: [:], count: plans.count)
         while stop.signalNumber == nil {
             let found: (changes: [FolderWatcher.Change], overflowed: Bool)
             do throws(FolderWatcher.Failure) {
@@ -72,6 +81,7 @@ struct RunWatch {
                         waiting.insert(index)
                         lastChange = .now
                     }
+                    if matched, !change.isFolder { beingWritten[index][change.path] = change.isBeingWritten ? .now : nil }
                 }
             }
             if found.overflowed {
@@ -80,12 +90,15 @@ struct RunWatch {
             }
             guard !waiting.isEmpty, ContinuousClock.now - lastChange >= Self.quietPeriod else { continue }
             for index in waiting.sorted() where stop.signalNumber == nil {
+                // Held while a file is still being written.
+                if beingWritten[index].values.contains(where: { ContinuousClock.now - $0 < Self.unclosedFileWait }) { continue }
+                waiting.remove(index)
+                beingWritten[index] = [:]
                 guard var plan = replan(plans[index]) else { continue }
                 plan.unmatchedGlobs = []  // said once, at the start
                 try runJob(index, plan)
                 fflush(nil)
             }
-            waiting = []
         }
     }
 

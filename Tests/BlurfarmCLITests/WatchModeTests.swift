@@ -54,6 +54,20 @@ import Testing
             }
         }
 
+        /// The outputs written, as their paths relative to the folder, in the order of the
+        /// lines that name them.
+        var written: [String] {
+            stdout.split(separator: "\n").compactMap { line in
+                line.hasPrefix(root.path + "/") ? String(line.dropFirst(root.path.count + 1).prefix { $0 != ":" }) : nil
+            }
+        }
+
+        /// Ends the watch if it still runs, and removes its folder.
+        func finish() {
+            if process.isRunning { _ = terminate() }
+            try? FileManager.default.removeItem(at: root)
+        }
+
         /// Sends SIGTERM and waits for the process to end.
         func terminate() -> Int32 {
             kill(process.processIdentifier, SIGTERM)
@@ -110,10 +124,7 @@ import Testing
             folder = Array(root.appendingPathComponent("in").path.utf8) + Array("/d".utf8) + [0xE9]
             try #require(withPath(folder) { mkdir($0, 0o755) } == 0)
         }
-        defer {
-            if watch.process.isRunning { _ = watch.terminate() }
-            try? FileManager.default.removeItem(at: watch.root)
-        }
+        defer { watch.finish() }
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
         let fd = withPath(folder + Array("/b.jpg".utf8)) { open($0, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
         try #require(fd >= 0)
@@ -126,10 +137,7 @@ import Testing
 
     @Test func newAndChangedInputsAreRenderedOnceQuietAndSIGTERMEndsTheWatchCleanly() throws {
         let watch = try Watch.start(manifest: Self.manifest)
-        defer {
-            if watch.process.isRunning { _ = watch.terminate() }
-            try? FileManager.default.removeItem(at: watch.root)
-        }
+        defer { watch.finish() }
         // Copied in slowly, in two writes with a pause shorter than the quiet period: rendered
         // once, after the second (the first half alone is not a JPEG that decodes).
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
@@ -156,10 +164,7 @@ import Testing
 
         #expect(watch.terminate() == 0, "\(watch.stderr)")
         // One line per output written, naming it.
-        let written = watch.stdout.split(separator: "\n").compactMap { line in
-            line.hasPrefix(watch.root.path + "/") ? line.dropFirst(watch.root.path.count + 1).prefix { $0 != ":" } : nil
-        }
-        #expect(written == ["out/a.png", "out/a.png", "out/2024/trip/b.png"], "\(watch.stdout)")
+        #expect(watch.written == ["out/a.png", "out/a.png", "out/2024/trip/b.png"], "\(watch.stdout)")
         #expect(!watch.stderr.contains("error:"), "\(watch.stderr)")
         // No temporary file anywhere, and the lock is free: a run gets it at once, and has
         // nothing to do.
@@ -190,5 +195,40 @@ import Testing
                 #expect(!watch.stdout.contains("pruned"), "\(watch.stdout)")
             }
         }
+    }
+
+    /// A slow writer (a real process): four writes 1.6 s apart, each longer than the quiet
+    /// period, then the file is closed. It is decoded once, after it is closed: no failure is
+    /// reported (a half-written JPEG does not decode), and the output is written once.
+    @Test func aSlowWritersFileIsDecodedOnceClosedNotHalfWritten() throws {
+        let watch = try Watch.start(manifest: Self.manifest)
+        defer { watch.finish() }
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        writer.arguments = [
+            "python3", "-c",
+            """
+            import sys, time
+            data = open(sys.argv[2], "rb").read()
+            step = (len(data) + 3) // 4
+            with open(sys.argv[1], "wb") as f:
+                for i in range(4):
+                    if i:
+                        time.sleep(1.6)
+                    f.write(data[i * step:(i + 1) * step])
+                    f.flush()
+            """,
+            watch.path("in/slow.jpg"), Fixtures.corpus("special/grayscale.jpg"),
+        ]
+        try writer.run()
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        try watch.waitFor("the output of the slowly written input") { FileManager.default.fileExists(atPath: watch.path("out/slow.png")) }
+        // A run that decoded it half-written would have reported its failure before this one ran.
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
+        #expect(!watch.stderr.contains("error:"), "\(watch.stderr)")
+        #expect(!watch.stdout.contains(" 1 failed"), "\(watch.stdout)")
+        #expect(watch.written == ["out/slow.png"], "\(watch.stdout)")
+        #expect(try ImageReader.header(ofFile: watch.path("out/slow.png")).height == 26)
     }
 }

@@ -28,6 +28,13 @@ extension Syscalls {
         try retrying("inotify_add_watch") { PathEncoding.withCString(path) { inotify_add_watch(fd, $0, mask | UInt32(IN_ONLYDIR)) } }
     }
 
+    /// Whether `path` is a regular file (not following a link).
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        guard (try? retrying("lstat", { PathEncoding.withCString(path) { lstat($0, &info) } })) != nil else { return false }
+        return info.st_mode & S_IFMT == S_IFREG
+    }
+
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
     static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
         var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
