@@ -28,6 +28,23 @@ extension Syscalls {
         try retrying("inotify_add_watch") { PathEncoding.withCString(path) { inotify_add_watch(fd, $0, mask | UInt32(IN_ONLYDIR)) } }
     }
 
+    /// Stops the watch `watch` of the inotify instance `fd`, ignoring failure (a watch whose
+    /// folder is gone is stopped already).
+    static func inotifyUnwatch(_ fd: Int32, _ watch: Int32) { _ = inotify_rm_watch(fd, watch) }
+
+    /// The device and inode of the folder `path` (following links, as `inotify_add_watch`
+    /// does): which folder stands at that path now; nil when none does (missing, or not a folder).
+    static func folderIdentity(_ path: String) -> FolderIdentity? {
+        guard let info = status(path), info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        return FolderIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Which folder: its device and inode.
+    struct FolderIdentity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
     /// Whether `path` is a regular file (not following a link).
     static func isRegularFile(_ path: String) -> Bool {
         var info = stat()
