@@ -47,8 +47,8 @@ public final class FolderWatcher {
         public let path: String
         /// Whether it is a folder.
         public let isFolder: Bool
-        /// Whether a file is being written: it was made (a regular file) or written to, and
-        /// not closed yet (`IN_CREATE`, `IN_MODIFY`); more may come. False for a file closed
+        /// Whether a file is being written: it was made (a regular file, not a link) or written
+        /// to, and not closed yet (`IN_CREATE`, `IN_MODIFY`); more may come. False for a file closed
         /// after writing (`IN_CLOSE_WRITE`), moved in or away, or removed: it is complete, or gone.
         public var isBeingWritten: Bool = false
     }
@@ -185,7 +185,7 @@ public final class FolderWatcher {
             let path = folder.path + "/" + PathEncoding.decode(event.name).text
             let isFolder = event.mask & UInt32(IN_ISDIR) != 0
             let writing = event.mask & UInt32(IN_MODIFY) != 0
-                || (event.mask & UInt32(IN_CREATE) != 0 && !isFolder && Syscalls.isRegularFile(path))
+                || (event.mask & UInt32(IN_CREATE) != 0 && !isFolder && Syscalls.isFileBeingMade(path))
             batch.changes.append(Change(path: path, isFolder: isFolder, isBeingWritten: writing))
             if isFolder, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0,
                 folder.hidden || event.name.first != UInt8(ascii: ".")

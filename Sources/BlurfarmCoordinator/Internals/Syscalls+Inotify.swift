@@ -45,11 +45,13 @@ extension Syscalls {
         let inode: UInt64
     }
 
-    /// Whether `path` is a regular file (not following a link).
-    static func isRegularFile(_ path: String) -> Bool {
+    /// Whether `path` (not following a link) is a regular file with one name: one that was just
+    /// made by opening it for writing. A hard link made to a file (two names) is complete;
+    /// so is a symbolic link.
+    static func isFileBeingMade(_ path: String) -> Bool {
         var info = stat()
         guard (try? retrying("lstat", { PathEncoding.withCString(path) { lstat($0, &info) } })) != nil else { return false }
-        return info.st_mode & S_IFMT == S_IFREG
+        return info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
     }
 
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
