@@ -33,18 +33,20 @@ public enum JobShards {
     /// Which shard each of `weights` goes to (indexes from 0 below `count`), in the order given.
     /// `names` (as many, unique) decide between equal weights, so that the result does not
     /// depend on the order the inputs were listed in.
+    ///
+    /// Memory and time do not depend on `count`: only the first `min(count, weights.count)`
+    /// shards can ever be the lightest (each input takes the lowest-indexed empty shard while
+    /// one is left), so the others are never looked at and stay empty; the lightest shard is
+    /// found in a heap, in O(log k) per input.
     public static func assign(weights: [Int], names: [String], count: Int) -> [Int] {
         precondition(weights.count == names.count && count > 0)
         let order = weights.indices.sorted {
             weights[$0] != weights[$1] ? weights[$0] > weights[$1] : names[$0] < names[$1]
         }
-        var load = [Int](repeating: 0, count: count)
+        var loads = ShardLoads(count: max(1, min(count, weights.count)))
         var shard = [Int](repeating: 0, count: weights.count)
         for item in order {
-            // The lightest shard, the lowest index among equals.
-            let lightest = load.indices.min { load[$0] != load[$1] ? load[$0] < load[$1] : $0 < $1 }!
-            shard[item] = lightest
-            load[lightest] += max(weights[item], 0)
+            shard[item] = loads.addToLightest(max(weights[item], 0))
         }
         return shard
     }
@@ -73,21 +75,25 @@ extension JobPlan {
     /// The part of this plan that shard `shard` runs: the inputs ``JobShards/assign(weights:names:count:)``
     /// gives it, each with all its outputs, in plan order. `pixels` weighs an input (by default
     /// from its header). Shard 0 keeps the plan's refused lines and unmatched globs (they are
-    /// reported once, not by every shard).
+    /// reported once, not by every shard). Only this shard's part is made, whatever the
+    /// count: a shard beyond the inputs is empty.
     public func shard(_ shard: JobShard, pixels: (PlannedInput) -> Int = JobShards.weightFromHeader) -> JobPlan {
-        shards(count: shard.count, pixels: pixels)[shard.index]
+        let assigned = JobShards.assign(weights: inputs.map(pixels), names: inputs.map(\.relativePath), count: shard.count)
+        return part(shard.index, inputs: zip(inputs, assigned).filter { $0.1 == shard.index }.map(\.0))
     }
 
     /// Every shard's part of this plan when it is split in `count` (``shard(_:pixels:)`` of
-    /// each), weighing each input once.
+    /// each), weighing each input once: `count` plans (`slurm submit`: one per array task).
     public func shards(count: Int, pixels: (PlannedInput) -> Int = JobShards.weightFromHeader) -> [JobPlan] {
         let assigned = JobShards.assign(weights: inputs.map(pixels), names: inputs.map(\.relativePath), count: count)
-        return (0..<count).map { index in
-            JobPlan(
-                job: job, manifestPath: manifestPath, folder: folder,
-                inputs: zip(inputs, assigned).filter { $0.1 == index }.map(\.0), tileSize: tileSize,
-                refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [])
-        }
+        return (0..<count).map { index in part(index, inputs: zip(inputs, assigned).filter { $0.1 == index }.map(\.0)) }
+    }
+
+    /// Shard `index`'s plan with `inputs`: shard 0 keeps the refused lines and unmatched globs.
+    private func part(_ index: Int, inputs: [PlannedInput]) -> JobPlan {
+        JobPlan(
+            job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize,
+            refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [])
     }
 
     /// The part of this plan that shard `shard` runs under a split fixed earlier (`slurm
@@ -98,10 +104,6 @@ extension JobPlan {
     /// and unmatched globs.
     public func shard(_ shard: JobShard, split: [[String]]) -> JobPlan {
         let mine = Set((split.indices.contains(shard.index) ? split[shard.index] : []).map { IncrementalRun.absolute($0) })
-        return JobPlan(
-            job: job, manifestPath: manifestPath, folder: folder,
-            inputs: inputs.filter { $0.outputs.contains { mine.contains(IncrementalRun.absolute($0.path)) } },
-            tileSize: tileSize, refused: shard.index == 0 ? refused : [],
-            unmatchedGlobs: shard.index == 0 ? unmatchedGlobs : [])
+        return part(shard.index, inputs: inputs.filter { $0.outputs.contains { mine.contains(IncrementalRun.absolute($0.path)) } })
     }
 }

@@ -25,7 +25,8 @@ struct Run: ParsableCommand {
             others were written), or --prune refused (nothing removed); 2 a manifest or the \
             configuration is invalid (nothing ran); 3 another run holds a job's lock (nothing \
             ran; --wait waits instead). With --watch: 0 when stopped by SIGTERM or SIGINT \
-            (failures are reported as they happen), 1 when a folder cannot be watched.
+            (failures are reported as they happen), 1 when a folder cannot be watched or a watched \
+            folder went away and none came back at its path within 10 seconds.
             """)
 
     @Argument(help: "Job manifests.")
@@ -67,7 +68,7 @@ struct Run: ParsableCommand {
             reports.append(outcome.report)
         }
         if options.watch {
-            try RunWatch(stop: stop).run(plans, runJob: runJob) { plan in
+            try RunWatch(stop: stop, printer: printer).run(plans, runJob: runJob) { plan in
                 replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: options.tile)
             }
         } else {

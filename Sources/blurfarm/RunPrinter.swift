@@ -28,6 +28,12 @@ final class RunPrinter: Sendable {
         log?.write(line)
     }
 
+    /// A warning: one line on standard error, and in the log.
+    func warn(_ line: String) {
+        printWarning(ShownName.of(line))
+        log?.write("warning: \(line)")
+    }
+
     func handle(_ event: FarmEvent) {
         progress.withLock { progress in
             switch event {
@@ -54,8 +60,7 @@ final class RunPrinter: Sendable {
                     printDiagnostics(diagnostics)
                     for diagnostic in diagnostics { log?.write(diagnostic.description) }
                 case let warning where warning.isWarning:
-                    printWarning(warning.description)
-                    log?.write("warning: \(warning)")
+                    warn(warning.description)
                 default: fail(problem.description)
                 }
             case .pruned(_, let path, let folder):

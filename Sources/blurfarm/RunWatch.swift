@@ -7,13 +7,28 @@ import Foundation
 /// `blurfarm run --watch`: the ordinary run, then the jobs' input folders watched with
 /// inotify (``FolderWatcher``), and a job run again, with the same records, lock, atomic
 /// writes and up-to-date checks, once the changes to its inputs have been quiet for
-/// ``quietPeriod``. Ends when `stop` is requested (SIGTERM, SIGINT).
+/// ``quietPeriod`` and no file of them is still being written. An input folder that is
+/// replaced (removed and made again, renamed over, a parent renamed, remounted) is watched again
+/// at its path, and its job run again; one that does not come back within
+/// ``folderReturnWait`` ends the watch. Ends when `stop` is requested (SIGTERM, SIGINT).
 struct RunWatch {
-    /// How long a job's inputs must be quiet (no file a glob matches written, moved in or
-    /// away, or removed; no folder made or removed) before the job runs again: a file copied
-    /// in over several seconds is rendered once, after its last write, and a batch of files
-    /// copied together is one run. Documented in docs/commands.md.
+    /// How long a job's inputs must be quiet (no file a glob matches written to, closed, moved
+    /// in or away, or removed; no folder made or removed) before the job runs again: a file
+    /// copied in over several seconds is rendered once, after its last write, and a batch of
+    /// files copied together is one run. Documented in docs/commands.md.
     static let quietPeriod: Duration = .seconds(1)
+
+    /// How long a file that is written to and not closed yet (no `IN_CLOSE_WRITE`) holds its
+    /// job back after its last write: a slow writer's file is decoded once it is closed, not
+    /// half-written between two writes; a file held open and still for longer than this (a
+    /// writer that hangs) is taken as it is. Documented in docs/commands.md.
+    static let unclosedFileWait: Duration = .seconds(30)
+
+    /// How long an input folder that went away (removed, renamed, unmounted) is waited for, a
+    /// folder at its path watched as soon as there is one: a restore or a deploy that makes it
+    /// again takes moments; a folder still missing after this ends the watch with status 1.
+    /// Documented in docs/commands.md.
+    static let folderReturnWait: Duration = .seconds(10)
 
     /// How long the watch waits for changes before it looks at the stop request again, in
     /// milliseconds: SIGTERM ends an idle watch within this.
@@ -21,23 +36,25 @@ struct RunWatch {
 
     /// Set by SIGTERM or SIGINT.
     let stop: StopRequest
+    /// Where a folder watched again and a watch that fails are said (standard error, the log).
+    let printer: RunPrinter
 
     /// Runs every job of `plans` once with `runJob` (its index, its plan), then each again
     /// (planned anew by `replan`, which returns nil for a plan refused now) as its inputs
     /// change, until `stop` is requested. A glob that matches no file is a warning here: the
     /// files may be on their way.
-    /// - Throws: `ExitCode(1)` when a folder cannot be watched (said on standard error), and
-    ///   what `runJob` throws.
+    /// - Throws: `ExitCode(1)` when a folder cannot be watched, or an input folder went away
+    ///   and did not come back in time (said on standard error and in the log), and what
+    ///   `runJob` throws.
     func run(_ plans: [JobPlan], runJob: (Int, JobPlan) throws -> Void, replan: (JobPlan) -> JobPlan?) throws {
         let watcher: FolderWatcher
+        let folders = plans.map { Self.watchedFolders($0) }
         do throws(FolderWatcher.Failure) {
             // Watched before the first run, so that nothing that arrives during it is missed.
-            watcher = try FolderWatcher()
-            for plan in plans {
-                for (folder, hidden) in Self.watchedFolders(plan) { try watcher.watchTree(folder, hidden: hidden) }
-            }
+            watcher = try FolderWatcher(returnWait: Self.folderReturnWait)
+            for (folder, hidden) in folders.joined() { try watcher.watchTree(folder, hidden: hidden) }
         } catch {
-            printError("\(error)")
+            printer.fail("\(error)")
             throw ExitCode(ExitStatus.someFailed)
         }
         for (index, plan) in plans.enumerated() {
@@ -55,12 +72,14 @@ struct RunWatch {
         }
         var waiting: Set<Int> = []
         var lastChange = ContinuousClock.now
+        // Each job's input files written to and not closed yet, with the time of their last write.
+        var beingWritten = [[String: ContinuousClock.Instant]](repeating: [:], count: plans.count)
         while stop.signalNumber == nil {
-            let found: (changes: [FolderWatcher.Change], overflowed: Bool)
+            let found: FolderWatcher.Batch
             do throws(FolderWatcher.Failure) {
                 found = try watcher.changes(waitingAtMost: Self.stopCheckInterval)
             } catch {
-                printError("\(error)")
+                printer.fail("\(error)")
                 throw ExitCode(ExitStatus.someFailed)
             }
             for change in found.changes {
@@ -72,20 +91,43 @@ struct RunWatch {
                         waiting.insert(index)
                         lastChange = .now
                     }
+                    if matched, !change.isFolder { beingWritten[index][change.path] = change.isBeingWritten ? .now : nil }
                 }
             }
             if found.overflowed {
                 waiting.formUnion(plans.indices)
                 lastChange = .now
             }
+            // A folder away: its files' writes will never be seen closing. One watched again:
+            // everything in it may have changed, so its jobs look (planned afresh, as ever).
+            for folder in found.lost + found.watchedAgain {
+                for index in plans.indices {
+                    beingWritten[index] = beingWritten[index].filter { !FolderWatcher.isInside($0.key, folder) }
+                }
+            }
+            for folder in found.watchedAgain {
+                printer.warn(
+                    "the watched folder '\(ShownName.of(folder))' was replaced (removed, renamed or remounted): "
+                        + "watching the folder now at its path, and looking for what changed")
+                for index in plans.indices where folders[index].contains(where: { $0.folder == folder }) {
+                    waiting.insert(index)
+                    lastChange = .now
+                }
+            }
             guard !waiting.isEmpty, ContinuousClock.now - lastChange >= Self.quietPeriod else { continue }
+            let lost = watcher.lostFolders
             for index in waiting.sorted() where stop.signalNumber == nil {
+                // Held while a file is still being written, or a folder of the job is away
+                // (its run would see its inputs gone).
+                if beingWritten[index].values.contains(where: { ContinuousClock.now - $0 < Self.unclosedFileWait }) { continue }
+                if folders[index].contains(where: { lost.contains($0.folder) }) { continue }
+                waiting.remove(index)
+                beingWritten[index] = [:]
                 guard var plan = replan(plans[index]) else { continue }
                 plan.unmatchedGlobs = []  // said once, at the start
                 try runJob(index, plan)
                 fflush(nil)
             }
-            waiting = []
         }
     }
 

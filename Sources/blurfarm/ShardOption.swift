@@ -9,51 +9,67 @@ import Foundation
 /// (and the count) from the environment a cluster engine sets (docs/cluster.md):
 /// `SLURM_ARRAY_TASK_ID`, else `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job); the count,
 /// when not given, from `SLURM_ARRAY_TASK_COUNT`.
+///
+/// Parsing checks only the form (digits, `env`, one `/`): a form that is wrong is a usage error
+/// (exit status 64). The numbers are checked by ``resolve(environment:)``, as those from the
+/// environment are: a shard that does not exist (I not below N, N of 0) or a number beyond
+/// ``largest`` is refused with exit status 2. Any N up to ``largest`` is accepted: the memory
+/// and time a shard takes do not depend on it (``JobShards``); shards beyond the job's inputs are empty.
 struct ShardOption: ExpressibleByArgument {
-    /// The shard's index, or nil to read it from the environment.
-    let index: Int?
-    /// The number of shards, or nil to read it from the environment.
-    let count: Int?
+    /// The largest index or count: the largest `Int`, 9223372036854775807.
+    static let largest = Int.max
+
+    /// The shard's index as given (digits), or nil to read it from the environment.
+    let index: Substring?
+    /// The number of shards as given (digits), or nil to read it from the environment.
+    let count: Substring?
 
     init?(argument: String) {
+        func isNumber(_ text: Substring) -> Bool { !text.isEmpty && text.allSatisfy { ("0"..."9").contains($0) } }
         let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let first = parts.first else { return nil }
-        if first == "env" {
-            index = nil
-        } else if let number = Int(first), number >= 0 {
-            index = number
-        } else {
-            return nil
-        }
+        guard parts.count <= 2, let first = parts.first, first == "env" || isNumber(first) else { return nil }
+        index = first == "env" ? nil : first
         if parts.count == 2 {
-            guard let number = Int(parts[1]), number > 0 else { return nil }
-            count = number
+            guard isNumber(parts[1]) else { return nil }
+            count = parts[1]
         } else {
             guard index == nil else { return nil }
             count = nil
         }
-        if let index, let count, index >= count { return nil }
     }
 
     static var defaultValueDescription: String { "I/N" }
 
+    /// `text` (digits) as a number, or a ``CommandError`` (exit status 2) saying that `what` is
+    /// too large.
+    static func number(_ text: Substring, _ what: String) throws(CommandError) -> Int {
+        guard let value = Int(text) else {
+            throw CommandError(
+                "--shard: \(what) \(ShownName.of(String(text))) is too large (at most \(largest))", exitCode: ExitStatus.invalid)
+        }
+        return value
+    }
+
     /// The shard, with the index and count the environment gives where the option does not.
-    /// - Throws: ``CommandError`` (exit status 2) naming the variable missing or inconsistent.
+    /// - Throws: ``CommandError`` (exit status 2) naming the variable missing or inconsistent,
+    ///   the number too large, or the shard that does not exist.
     func resolve(environment: [String: String]) throws(CommandError) -> JobShard {
         func number(_ name: String) throws(CommandError) -> Int? {
             guard let text = environment[name], !text.isEmpty else { return nil }
             guard let value = Int(text), value >= 0 else {
-                throw CommandError("--shard: \(name)=\(ShownName.of(text)) is not a number", exitCode: ExitStatus.invalid)
+                throw CommandError(
+                    "--shard: \(name)=\(ShownName.of(text)) is not a number from 0 to \(Self.largest)", exitCode: ExitStatus.invalid)
             }
             return value
         }
         let slurmIndex = try number("SLURM_ARRAY_TASK_ID")
         let kubernetesIndex = try number("JOB_COMPLETION_INDEX")
-        guard let index = index ?? slurmIndex ?? kubernetesIndex else {
+        let given = try index.map { text throws(CommandError) in try Self.number(text, "the shard") }
+        guard let index = given ?? slurmIndex ?? kubernetesIndex else {
             throw CommandError(
                 "--shard env: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set", exitCode: ExitStatus.invalid)
         }
-        var count = self.count
+        var count = try self.count.map { text throws(CommandError) in try Self.number(text, "the number of shards") }
         if count == nil {
             guard slurmIndex != nil, let tasks = try number("SLURM_ARRAY_TASK_COUNT") else {
                 throw CommandError(
@@ -69,8 +85,11 @@ struct ShardOption: ExpressibleByArgument {
             }
             count = tasks
         }
-        guard let count, let shard = JobShard(index: index, count: count) else {
-            throw CommandError("--shard: shard \(index) of \(count ?? 0) does not exist (0 to N-1)", exitCode: ExitStatus.invalid)
+        guard let count, count > 0 else {
+            throw CommandError("--shard: the number of shards is 0: it must be at least 1", exitCode: ExitStatus.invalid)
+        }
+        guard let shard = JobShard(index: index, count: count) else {
+            throw CommandError("--shard: shard \(index) of \(count) does not exist (0 to N-1)", exitCode: ExitStatus.invalid)
         }
         return shard
     }

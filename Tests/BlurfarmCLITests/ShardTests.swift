@@ -59,12 +59,16 @@ struct ShardJob {
         return files
     }
 
-    /// `blurfarm run` of the job with `arguments` added and its JSON report; the result and the
-    /// report's counts.
-    func run(_ arguments: [String] = [], environment: [String: String] = [:]) throws -> (CommandResult, [String: Int]) {
+    /// `blurfarm run` of the job with `arguments` added and its JSON report (through `launcher`,
+    /// as ``Blurfarm/run(_:in:environment:limits:launcher:shell:)`` takes it); the result and
+    /// the report's counts.
+    func run(
+        _ arguments: [String] = [], environment: [String: String] = [:], launcher: String? = nil
+    ) throws -> (CommandResult, [String: Int]) {
         let report = path("report-\(UUID().uuidString).json")
         let result = try Blurfarm.run(
-            ["run", manifest, "--config", config, "--report", report] + arguments, in: root, environment: environment)
+            ["run", manifest, "--config", config, "--report", report] + arguments, in: root, environment: environment,
+            launcher: launcher)
         return (result, try Self.counts(report))
     }
 
@@ -153,6 +157,10 @@ struct ShardJob {
         #expect(try job.outputs().count == 6)
     }
 
+    /// A shard that cannot be known (variables missing or inconsistent, I not below N, N of 0,
+    /// a number beyond the largest count), from the option as from the environment, is refused
+    /// with status 2 and one line saying why, before anything runs (docs/commands.md); a value
+    /// not of the form I/N, env or env/N is a usage error (64).
     @Test func aShardThatCannotBeKnownIsRefusedAndNothingRuns() throws {
         let job = try ShardJob.make(images: 2)
         defer { try? FileManager.default.removeItem(at: job.root) }
@@ -163,18 +171,73 @@ struct ShardJob {
             (["--shard", "env"], ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "1", "SLURM_ARRAY_TASK_MIN": "2",
                 "SLURM_ARRAY_TASK_MAX": "2"], "the array's tasks are not 0 to SLURM_ARRAY_TASK_COUNT-1"),
             (["--shard", "env/2"], ["JOB_COMPLETION_INDEX": "2"], "shard 2 of 2 does not exist"),
+            (["--shard", "5/3"], [:], "--shard: shard 5 of 3 does not exist (0 to N-1)"),
+            (["--shard", "0/0"], [:], "--shard: the number of shards is 0: it must be at least 1"),
+            (["--shard", "0/9223372036854775808"], [:], "--shard: the number of shards 9223372036854775808 is too large (at most 9223372036854775807)"),
+            (["--shard", "99999999999999999999/3"], [:], "--shard: the shard 99999999999999999999 is too large"),
+            (["--shard", "env"], ["SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "9223372036854775808"],
+                "--shard: SLURM_ARRAY_TASK_COUNT=9223372036854775808 is not a number from 0 to 9223372036854775807"),
+            (["--shard", "env"], ["SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "0"], "the number of shards is 0"),
         ]
         for (arguments, environment, message) in cases {
             let (result, _) = try job.run(arguments, environment: environment)
             #expect(result.status == 2, "\(arguments) \(environment): \(result.stderr)")
-            #expect(result.stderr.contains(message), "\(result.stderr)")
+            #expect(result.stderr.contains(message) && !result.stderr.contains("Usage:"), "\(result.stderr)")
         }
-        for bad in ["3/3", "1", "a/b", "-1/2", "env/0"] {
+        for bad in ["1", "a/b", "-1/2", "1/2/3", "+1/2", "1/"] {
             let (result, _) = try job.run(["--shard", bad])
-            #expect(result.status != 0 && result.stderr.contains("--shard"), "\(bad): \(result.stderr)")
+            #expect(result.status == 64 && result.stderr.contains("--shard"), "\(bad): \(result.status) \(result.stderr)")
         }
         let (watch, _) = try job.run(["--shard", "0/2", "--prune"])
         #expect(watch.status != 0 && watch.stderr.contains("--watch and --prune are for whole jobs"))
         #expect(try job.outputs().isEmpty)
+    }
+
+    /// Runs blurfarm through a Python launcher that reports the peak resident memory of the
+    /// processes it waited for (`getrusage(RUSAGE_CHILDREN)`): blurfarm and its workers.
+    static let peakMemoryLauncher = """
+        import resource, subprocess, sys
+        status = subprocess.call(sys.argv[1:])
+        sys.stderr.write("peak-rss-kib=%d\\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        sys.exit(status if status >= 0 else 128 - status)
+        """
+
+    /// `blurfarm run` of `job` with `arguments` through ``peakMemoryLauncher``: the result, the
+    /// report's counts and the peak resident memory in MiB.
+    static func runMeasured(
+        _ job: ShardJob, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (CommandResult, [String: Int], Int) {
+        let (result, counts) = try job.run(["--workers", "1"] + arguments, environment: environment, launcher: peakMemoryLauncher)
+        let peak = result.stderr.split(separator: "\n").last { $0.hasPrefix("peak-rss-kib=") }.flatMap { Int($0.dropFirst(13)) }
+        return (result, counts, (peak ?? .max) / 1024)
+    }
+
+    /// The memory a shard takes does not depend on N: one of ten million, of 2^32, of the
+    /// largest count (from the option or from Slurm's variables) takes no more than the same
+    /// run of 1/2 (some tens of MiB); shards beyond the inputs are empty. (A load and a plan
+    /// per shard made 0/10000000 take 1.6 GiB, 0/4294967296 abort allocating, and the largest
+    /// count crash.)
+    @Test func aShardOfAHugeCountTakesTheMemoryOfASmallOneAndShardsBeyondTheInputsAreEmpty() throws {
+        let job = try ShardJob.make(images: 3)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let (small, smallCounts, smallPeak) = try Self.runMeasured(job, ["--shard", "1/2"])
+        #expect(small.status == 0 && smallCounts["written"] ?? 0 > 0, "\(small.stderr)")
+        let largest = "9223372036854775807"
+        let cases: [([String], [String: String], Int)] = [
+            (["--shard", "0/10000000"], [:], 1),
+            (["--shard", "0/4294967296"], [:], 1),
+            (["--shard", "0/\(largest)"], [:], 1),
+            (["--shard", "9223372036854775806/\(largest)"], [:], 0),
+            (["--shard", "3/10"], [:], 0),
+            (["--shard", "env"], ["SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": largest], 1),
+        ]
+        for (arguments, environment, written) in cases {
+            let (result, counts, peak) = try Self.runMeasured(job, arguments, environment: environment)
+            #expect(result.status == 0, "\(arguments) \(environment): \(result.stderr)")
+            #expect(counts["written"] == written && counts["failed"] == 0, "\(arguments): \(counts)")
+            // The same memory as the small run, give or take what the allocator keeps.
+            #expect(peak <= smallPeak + 32, "\(arguments) \(environment): \(peak) MiB, 1/2 took \(smallPeak) MiB")
+        }
+        #expect(try job.outputs().count == 3)
     }
 }

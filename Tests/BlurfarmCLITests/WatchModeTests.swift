@@ -54,6 +54,35 @@ import Testing
             }
         }
 
+        /// Waits for the process to end by itself (a generous limit: a slow machine is not a
+        /// failure); its exit status.
+        func waitForExit(_ what: String) throws -> Int32 {
+            let limit = Date().addingTimeInterval(120)
+            while process.isRunning {
+                guard Date() < limit else {
+                    kill(process.processIdentifier, SIGKILL)
+                    throw WatchFailure(message: "\(what): the watch never ended; stdout: \(stdout) stderr: \(stderr)")
+                }
+                usleep(50_000)
+            }
+            process.waitUntilExit()
+            return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+        }
+
+        /// The outputs written, as their paths relative to the folder, in the order of the
+        /// lines that name them.
+        var written: [String] {
+            stdout.split(separator: "\n").compactMap { line in
+                line.hasPrefix(root.path + "/") ? String(line.dropFirst(root.path.count + 1).prefix { $0 != ":" }) : nil
+            }
+        }
+
+        /// Ends the watch if it still runs, and removes its folder.
+        func finish() {
+            if process.isRunning { _ = terminate() }
+            try? FileManager.default.removeItem(at: root)
+        }
+
         /// Sends SIGTERM and waits for the process to end.
         func terminate() -> Int32 {
             kill(process.processIdentifier, SIGTERM)
@@ -110,10 +139,7 @@ import Testing
             folder = Array(root.appendingPathComponent("in").path.utf8) + Array("/d".utf8) + [0xE9]
             try #require(withPath(folder) { mkdir($0, 0o755) } == 0)
         }
-        defer {
-            if watch.process.isRunning { _ = watch.terminate() }
-            try? FileManager.default.removeItem(at: watch.root)
-        }
+        defer { watch.finish() }
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
         let fd = withPath(folder + Array("/b.jpg".utf8)) { open($0, O_WRONLY | O_CREAT | O_EXCL, 0o644) }
         try #require(fd >= 0)
@@ -126,10 +152,7 @@ import Testing
 
     @Test func newAndChangedInputsAreRenderedOnceQuietAndSIGTERMEndsTheWatchCleanly() throws {
         let watch = try Watch.start(manifest: Self.manifest)
-        defer {
-            if watch.process.isRunning { _ = watch.terminate() }
-            try? FileManager.default.removeItem(at: watch.root)
-        }
+        defer { watch.finish() }
         // Copied in slowly, in two writes with a pause shorter than the quiet period: rendered
         // once, after the second (the first half alone is not a JPEG that decodes).
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
@@ -156,10 +179,7 @@ import Testing
 
         #expect(watch.terminate() == 0, "\(watch.stderr)")
         // One line per output written, naming it.
-        let written = watch.stdout.split(separator: "\n").compactMap { line in
-            line.hasPrefix(watch.root.path + "/") ? line.dropFirst(watch.root.path.count + 1).prefix { $0 != ":" } : nil
-        }
-        #expect(written == ["out/a.png", "out/a.png", "out/2024/trip/b.png"], "\(watch.stdout)")
+        #expect(watch.written == ["out/a.png", "out/a.png", "out/2024/trip/b.png"], "\(watch.stdout)")
         #expect(!watch.stderr.contains("error:"), "\(watch.stderr)")
         // No temporary file anywhere, and the lock is free: a run gets it at once, and has
         // nothing to do.
@@ -190,5 +210,106 @@ import Testing
                 #expect(!watch.stdout.contains("pruned"), "\(watch.stdout)")
             }
         }
+    }
+
+    /// The number of times `text` occurs in `whole`.
+    static func occurrences(of text: String, in whole: String) -> Int { whole.components(separatedBy: text).count - 1 }
+
+    /// A slow writer (a real process): four writes 1.6 s apart, each longer than the quiet
+    /// period, then the file is closed. It is decoded once, after it is closed: no failure is
+    /// reported (a half-written JPEG does not decode), and the output is written once.
+    @Test func aSlowWritersFileIsDecodedOnceClosedNotHalfWritten() throws {
+        let watch = try Watch.start(manifest: Self.manifest)
+        defer { watch.finish() }
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        writer.arguments = [
+            "python3", "-c",
+            """
+            import sys, time
+            data = open(sys.argv[2], "rb").read()
+            step = (len(data) + 3) // 4
+            with open(sys.argv[1], "wb") as f:
+                for i in range(4):
+                    if i:
+                        time.sleep(1.6)
+                    f.write(data[i * step:(i + 1) * step])
+                    f.flush()
+            """,
+            watch.path("in/slow.jpg"), Fixtures.corpus("special/grayscale.jpg"),
+        ]
+        try writer.run()
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0)
+        try watch.waitFor("the output of the slowly written input") { FileManager.default.fileExists(atPath: watch.path("out/slow.png")) }
+        // A run that decoded it half-written would have reported its failure before this one ran.
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
+        #expect(!watch.stderr.contains("error:"), "\(watch.stderr)")
+        #expect(!watch.stdout.contains(" 1 failed"), "\(watch.stdout)")
+        #expect(watch.written == ["out/slow.png"], "\(watch.stdout)")
+        #expect(try ImageReader.header(ofFile: watch.path("out/slow.png")).height == 26)
+    }
+
+    /// The input folder removed with what it held and made again (a restore): the folder now
+    /// at its path is watched, said once (on standard error and in the log), and what arrived
+    /// meanwhile is rendered; so is what arrives later.
+    @Test func anInputFolderRemovedAndMadeAgainIsWatchedAgainAndWhatArrivedMeanwhileIsRendered() throws {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-watch-\(UUID().uuidString).log").path
+        let watch = try Watch.start(manifest: Self.manifest, arguments: ["--log", log])
+        defer {
+            watch.finish()
+            try? FileManager.default.removeItem(atPath: log)
+        }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
+        try photo.write(to: URL(fileURLWithPath: watch.path("in/a.jpg")))
+        try watch.waitFor("the first output") { FileManager.default.fileExists(atPath: watch.path("out/a.png")) }
+        try FileManager.default.removeItem(atPath: watch.path("in"))
+        try FileManager.default.createDirectory(atPath: watch.path("in/2024"), withIntermediateDirectories: true)
+        try photo.write(to: URL(fileURLWithPath: watch.path("in/2024/b.jpg")))
+        try watch.waitFor("the output of an input in the new folder") { FileManager.default.fileExists(atPath: watch.path("out/2024/b.png")) }
+        try photo.write(to: URL(fileURLWithPath: watch.path("in/2024/c.jpg")))
+        try watch.waitFor("the output of an input added later") { FileManager.default.fileExists(atPath: watch.path("out/2024/c.png")) }
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
+        let said = "warning: the watched folder '\(watch.path("in"))' was replaced"
+        #expect(Self.occurrences(of: said, in: watch.stderr) == 1, "\(watch.stderr)")
+        let logged = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(Self.occurrences(of: said, in: logged) == 1, "\(logged)")
+        #expect(watch.written == ["out/a.png", "out/2024/b.png", "out/2024/c.png"], "\(watch.stdout)")
+    }
+
+    /// The input folder's parent swapped by rename for another (a deploy): the input folder
+    /// now at the same path is watched; its inputs are rendered, and those added later.
+    @Test func aParentSwappedByRenameIsFollowed() throws {
+        let manifest = Self.manifest.replacingOccurrences(of: "inputs: [in/**/*.jpg]", with: "inputs: [site/in/*.jpg]")
+        let watch = try Watch.start(manifest: manifest) { root in
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("site/in"), withIntermediateDirectories: true)
+        }
+        defer { watch.finish() }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
+        try photo.write(to: URL(fileURLWithPath: watch.path("site/in/a.jpg")))
+        try watch.waitFor("the first output") { FileManager.default.fileExists(atPath: watch.path("out/a.png")) }
+        try FileManager.default.createDirectory(atPath: watch.path("site.new/in"), withIntermediateDirectories: true)
+        try photo.write(to: URL(fileURLWithPath: watch.path("site.new/in/b.jpg")))
+        #expect(rename(watch.path("site"), watch.path("site.old")) == 0)
+        #expect(rename(watch.path("site.new"), watch.path("site")) == 0)
+        try watch.waitFor("the output of the new folder's input") { FileManager.default.fileExists(atPath: watch.path("out/b.png")) }
+        try photo.write(to: URL(fileURLWithPath: watch.path("site/in/c.jpg")))
+        try watch.waitFor("the output of an input added later") { FileManager.default.fileExists(atPath: watch.path("out/c.png")) }
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
+        #expect(watch.stderr.contains("warning: the watched folder '\(watch.path("site/in"))' was replaced"), "\(watch.stderr)")
+        #expect(watch.written == ["out/a.png", "out/b.png", "out/c.png"], "\(watch.stdout)")
+    }
+
+    /// The input folder renamed away and nothing made at its path: the watch ends with status
+    /// 1, naming the folder, instead of watching the folder that left.
+    @Test func anInputFolderThatDoesNotComeBackEndsTheWatchWithStatus1() throws {
+        let watch = try Watch.start(manifest: Self.manifest)
+        defer { watch.finish() }
+        #expect(rename(watch.path("in"), watch.path("in.gone")) == 0)
+        let status = try watch.waitForExit("the input folder renamed away")
+        #expect(status == 1, "\(watch.stderr)")
+        #expect(
+            watch.stderr.contains("error: the watched folder '\(watch.path("in"))' went away")
+                && watch.stderr.contains("within 10 seconds"), "\(watch.stderr)")
     }
 }

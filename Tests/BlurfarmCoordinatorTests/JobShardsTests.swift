@@ -1,5 +1,6 @@
 @testable import BlurfarmCoordinator
 import BlurfarmManifest
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -92,6 +93,40 @@ import Testing
         #expect(JobShard(index: -1, count: 4) == nil)
         #expect(JobShard(index: 0, count: 0) == nil)
         #expect(JobShard(index: 3, count: 4)?.description == "3/4")
+    }
+
+    /// The deal written out plainly, one load per shard and a scan for the lightest (the rule
+    /// ``JobShards/assign(weights:names:count:)`` keeps in a heap over at most as many shards
+    /// as inputs).
+    static func referenceAssign(weights: [Int], names: [String], count: Int) -> [Int] {
+        let order = weights.indices.sorted { weights[$0] != weights[$1] ? weights[$0] > weights[$1] : names[$0] < names[$1] }
+        var load = [Int](repeating: 0, count: count)
+        var shard = [Int](repeating: 0, count: weights.count)
+        for item in order {
+            let lightest = load.indices.min { load[$0] != load[$1] ? load[$0] < load[$1] : $0 < $1 }!
+            shard[item] = lightest
+            load[lightest] += max(weights[item], 0)
+        }
+        return shard
+    }
+
+    /// The heap deals exactly as the plain rule does, over random weights (with ties, zeros and
+    /// negatives among them) and counts below, at and above the number of inputs: every host,
+    /// whatever its version, computes the same split.
+    @Test func theDealIsThePlainLightestShardRuleForEveryCount() {
+        var random = SplitMix(seed: 41)
+        for _ in 0..<300 {
+            let n = Int(random.next() % 40)
+            let weights = (0..<n).map { _ in Int(random.next() % 12) - 2 }
+            let names = (0..<n).map { String(format: "in/%03d.jpg", $0) }.shuffled(using: &random)
+            for count in [1, 2, 3, 7, max(1, n - 1), max(1, n), n + 1, 3 * n + 5] {
+                #expect(
+                    JobShards.assign(weights: weights, names: names, count: count)
+                        == Self.referenceAssign(weights: weights, names: names, count: count), "\(weights) \(count)")
+            }
+        }
+        // A count far beyond the inputs costs nothing: the inputs go to the first shards, heaviest first.
+        #expect(JobShards.assign(weights: [5, 9, 7], names: ["a", "b", "c"], count: .max) == [2, 0, 1])
     }
 
     // MARK: The shards' records

@@ -28,6 +28,32 @@ extension Syscalls {
         try retrying("inotify_add_watch") { PathEncoding.withCString(path) { inotify_add_watch(fd, $0, mask | UInt32(IN_ONLYDIR)) } }
     }
 
+    /// Stops the watch `watch` of the inotify instance `fd`, ignoring failure (a watch whose
+    /// folder is gone is stopped already).
+    static func inotifyUnwatch(_ fd: Int32, _ watch: Int32) { _ = inotify_rm_watch(fd, watch) }
+
+    /// The device and inode of the folder `path` (following links, as `inotify_add_watch`
+    /// does): which folder stands at that path now; nil when none does (missing, or not a folder).
+    static func folderIdentity(_ path: String) -> FolderIdentity? {
+        guard let info = status(path), info.st_mode & S_IFMT == S_IFDIR else { return nil }
+        return FolderIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Which folder: its device and inode.
+    struct FolderIdentity: Equatable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// Whether `path` (not following a link) is a regular file with one name: one that was just
+    /// made by opening it for writing. A hard link made to a file (two names) is complete;
+    /// so is a symbolic link.
+    static func isFileBeingMade(_ path: String) -> Bool {
+        var info = stat()
+        guard (try? retrying("lstat", { PathEncoding.withCString(path) { lstat($0, &info) } })) != nil else { return false }
+        return info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
+    }
+
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
     static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
         var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
