@@ -21,9 +21,9 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
     /// returns those this call created (absolute paths, outermost first); none when it existed.
     /// A folder another process creates at the same moment is not counted as created here.
     /// With `confinement`, each is made in its parent opened beneath the roots
-    /// (``WriteConfinement/makeFolder(_:)``): none is ever made outside them.
+    /// (``RootConfinement/makeFolder(_:)``): none is ever made outside them.
     /// - Throws: ``StateError`` naming the folder that cannot be created.
-    public static func make(_ path: String, confinement: WriteConfinement? = nil) throws(StateError) -> [CreatedFolder] {
+    public static func make(_ path: String, confinement: RootConfinement? = nil) throws(StateError) -> [CreatedFolder] {
         var missing: [String] = []
         var folder = IncrementalRun.absolute(path)
         do throws(SystemCallError) {

@@ -94,7 +94,8 @@ extension JobRunner {
             let streaming = Self.streaming(indices.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
             guard
                 let made = try BandReader.open(
-                    input.path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages)
+                    input.path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages,
+                    confinement: confinement)
             else { return [:] }
             reader = made
         } catch {

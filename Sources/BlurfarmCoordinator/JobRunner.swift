@@ -30,15 +30,15 @@ public struct JobRunner: Sendable {
     /// The most bytes all the decodes in flight may allocate: each decode may use this divided
     /// by ``decodedImages`` (estimated from the header, checked before decoding).
     public let memoryLimit: Int
-    /// The folders outputs must stay below when written, or nil (``FarmJob/confinement``).
-    public let confinement: WriteConfinement?
+    /// The folders inputs must be read and outputs written below, or nil (``FarmJob/confinement``).
+    public let confinement: RootConfinement?
 
     /// A runner rendering with `rendering`, `decodedImages` inputs at a time, whose decodes
     /// share `memoryLimit` bytes (by default all this process may use), writing below the
     /// roots of `confinement` when given.
     public init(
         registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int, decodedImages: Int = 1,
-        memoryLimit: Int = ImageReader.usableMemory, confinement: WriteConfinement? = nil
+        memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
     ) {
         precondition(decodedImages >= 1, "at least one image is decoded at a time")
         self.registry = registry
@@ -192,16 +192,17 @@ public struct JobRunner: Sendable {
             if let resize, !widths.isEmpty {
                 return try ImageReader.thumbnails(
                     input.path, widths: widths, upscale: resize.upscale, sharpen: resize.sharpen, pixelLimit: pixelLimit,
-                    memoryLimit: memory, allocator: rendering.allocator)
+                    memoryLimit: memory, allocator: rendering.allocator, confinement: confinement)
             }
             if let resize {
                 return [try ImageReader.thumbnail(
                     input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
                     upscale: resize.upscale, crop: resize.crop.thumbnailCrop, sharpen: resize.sharpen,
-                    pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)]
+                    pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator, confinement: confinement)]
             }
             return [try ImageReader.read(
-                input.path, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator)]
+                input.path, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator,
+                confinement: confinement)]
         }
         let seconds = (clock.now - start).seconds
         return result.map { ($0, seconds) }

@@ -43,10 +43,10 @@ public final class BandReader: @unchecked Sendable {
     /// - Throws: `ImageIOError` as `ImageReader.read` does.
     public static func open(
         _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int = ImageReader.defaultPixelLimit,
-        memoryLimit: Int = ImageReader.usableMemory
+        memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> BandReader? {
         let (file, loaded) = try ImageReader.openChecked(
-            path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming)
+            path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming, confinement: confinement)
         guard loaded.orientation == 1 else {
             file.close()
             return nil

@@ -58,7 +58,7 @@ public final class BandWriter: @unchecked Sendable {
     public init(
         path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
-        confinement: WriteConfinement? = nil, ringRows: Int = defaultRingRows
+        confinement: RootConfinement? = nil, ringRows: Int = defaultRingRows
     ) throws(ImageIOError) {
         precondition(
             Self.canWrite(to: path, channels: channels, sourceHadAlpha: sourceHadAlpha, options: options),

@@ -31,10 +31,13 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         case outputFolderMissing
         /// The output's folder exists but a file cannot be created in it.
         case outputFolderNotWritable
-        /// A ``WriteConfinement`` was given and the output's folder is not below any of its
+        /// A ``RootConfinement`` was given and the output's folder is not below any of its
         /// roots, or resolves outside them (a folder replaced by a link to elsewhere, `..`
         /// above the root): nothing was written.
         case outputOutsideRoots
+        /// An input of a job confined to roots is not below them, or resolves outside them (its
+        /// folder or itself replaced by a link to elsewhere): nothing of it was read.
+        case inputOutsideRoots
         /// libvips failed to encode the pixels (e.g. a JPEG wider than 65535 pixels).
         case encodeFailed
         /// Writing, syncing or renaming the output file failed (disk full, I/O error).

@@ -27,9 +27,9 @@ public enum ImageReader {
     ///
     /// - Throws: `ImageIOError` with code `.fileMissing`, `.fileUnreadable`, `.notAnImage`,
     ///   `.decodeFailed` (a header libvips cannot parse) or `.libvipsUnavailable`.
-    public static func header(ofFile path: String) throws(ImageIOError) -> ImageHeader {
+    public static func header(ofFile path: String, confinement: RootConfinement? = nil) throws(ImageIOError) -> ImageHeader {
         try Libvips.start()
-        let file = try InputFile(path)
+        let file = try InputFile(path, confinement: confinement)
         defer { file.close() }
         let image = try file.open(sequential: true)
         let sixteen = image.format != VIPS_FORMAT_UCHAR
@@ -66,15 +66,16 @@ public enum ImageReader {
     ///     use, ``usableMemory``).
     ///   - allocator: where the pixels go (e.g. memory shared with worker processes); by
     ///     default memory of this process.
+    ///   - confinement: the roots the file must be opened beneath (``RootConfinement``), or nil.
     /// - Throws: `ImageIOError` with code `.fileMissing`, `.fileUnreadable`, `.notAnImage`,
     ///   `.overPixelLimit`, `.overMemoryLimit`, `.decodeFailed` (truncated or corrupt data, even
     ///   where the decoder only warns; a bad ICC profile; the message is libvips's or says what
-    ///   is missing) or `.libvipsUnavailable`.
+    ///   is missing), `.inputOutsideRoots` (only with `confinement`) or `.libvipsUnavailable`.
     public static func read(
         _ path: String, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
-        allocator: (any PixelAllocator)? = nil
+        allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> DecodedImage {
-        let (file, loaded) = try openChecked(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
+        let (file, loaded) = try openChecked(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
         defer { file.close() }
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
@@ -94,10 +95,11 @@ extension ImageReader {
     /// holds the bands, else ``DecodeMemory/whole(_:width:height:copiesSource:)``), the file's
     /// structure. The caller closes the file.
     static func openChecked(
-        _ path: String, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming? = nil
+        _ path: String, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming? = nil,
+        confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> (file: InputFile, image: VipsImageRef) {
         try Libvips.start()
-        let file = try InputFile(path)
+        let file = try InputFile(path, confinement: confinement)
         do throws(ImageIOError) {
             let loaded = try file.open(sequential: true)
             try checkPixelLimit(of: loaded, pixelLimit, path: path)
@@ -235,13 +237,23 @@ extension ImageReader {
 private let machineMemory = Syscalls.usableMemory() ?? Int.max
 
 /// An input file opened by us before libvips sees it: missing and unreadable files get clear
-/// errors, and names libvips would misparse reach it as `/proc/self/fd/N`.
+/// errors, and names libvips would misparse reach it as `/proc/self/fd/N`. With a
+/// ``RootConfinement`` it is opened beneath the roots, and libvips always reads it as
+/// `/proc/self/fd/N`: the file opened, never the path resolved again.
 struct InputFile {
     let path: String
     let descriptor: Int32
+    /// Whether it was opened beneath roots.
+    let confined: Bool
 
-    init(_ path: String) throws(ImageIOError) {
+    init(_ path: String, confinement: RootConfinement? = nil) throws(ImageIOError) {
         self.path = path
+        confined = confinement != nil
+        if let confinement {
+            descriptor = try confinement.openInput(path)
+            try Self.checkOpened(descriptor, path: path)
+            return
+        }
         let kind: Syscalls.FileKind?
         do {
             kind = try Syscalls.kind(of: path)
@@ -265,6 +277,12 @@ struct InputFile {
         } catch {
             throw ImageIOError(code: .fileUnreadable, path: path, message: "cannot open: \(error.reason)")
         }
+        try Self.checkOpened(descriptor, path: path)
+    }
+
+    /// Closes `descriptor` and throws unless it is a regular file (it may have been replaced
+    /// since it was looked at).
+    private static func checkOpened(_ descriptor: Int32, path: String) throws(ImageIOError) {
         let opened = (try? Syscalls.status(of: descriptor)).map { Syscalls.kind(ofMode: $0.st_mode) }
         guard opened == .regular else {
             try? Syscalls.close(descriptor)
@@ -284,7 +302,7 @@ struct InputFile {
     /// "[...]" as options or the path is not UTF-8 (libvips takes it as text; the descriptor's
     /// name reaches the very bytes, `PathEncoding`).
     var nameForLibvips: String {
-        path.hasSuffix("]") || !PathEncoding.isUTF8(path) ? descriptorPath : path
+        confined || path.hasSuffix("]") || !PathEncoding.isUTF8(path) ? descriptorPath : path
     }
 
     /// The open file by its descriptor, `/proc/self/fd/N` (Linux): libvips opening this name

@@ -60,7 +60,7 @@ public enum ImageWriter {
     public static func write(
         _ pixels: PixelBuffer, to path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
-        confinement: WriteConfinement? = nil
+        confinement: RootConfinement? = nil
     ) throws(ImageIOError) {
         try write(
             encode(
@@ -89,14 +89,14 @@ public enum ImageWriter {
     /// process that must exit at once can remove it (``TemporaryFiles/removeAll()``).
     ///
     /// With `confinement`, the output's folder is opened beneath one of its roots, never
-    /// leaving it by a link or `..` (``WriteConfinement``), and the file is created and renamed
+    /// leaving it by a link or `..` (``RootConfinement``), and the file is created and renamed
     /// in that open folder: a folder replaced by a link to elsewhere is refused, with nothing
     /// written.
     ///
     /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable`,
     ///   `.outputOutsideRoots` (only with `confinement`) or `.writeFailed`.
     public static func write(
-        _ encoded: EncodedImage, temporaryFiles: TemporaryFiles? = nil, confinement: WriteConfinement? = nil
+        _ encoded: EncodedImage, temporaryFiles: TemporaryFiles? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) {
         let name = OutputPath(encoded.path)
         try name.checkFolder()

@@ -94,11 +94,12 @@ extension ImageReader {
     public static func thumbnail(
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop = .centre,
         sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
-        allocator: (any PixelAllocator)? = nil
+        allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> DecodedImage {
         try thumbnails(
             path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
-            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator)[0]
+            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator,
+            confinement: confinement)[0]
     }
 
     /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
@@ -114,7 +115,7 @@ extension ImageReader {
     ///   out of range.
     public static func thumbnails(
         _ path: String, widths: [Int], upscale: Bool, sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit,
-        memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil
+        memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> [DecodedImage] {
         guard let largest = widths.last, zip(widths, widths.dropFirst()).allSatisfy({ $0 < $1 }),
             widths.allSatisfy({ (1...ThumbnailBox.maximumSide).contains($0) })
@@ -125,14 +126,15 @@ extension ImageReader {
         return try thumbnails(
             path, width: largest, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
             smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, memoryLimit: memoryLimit,
-            allocator: allocator)
+            allocator: allocator, confinement: confinement)
     }
 
     /// The thumbnail at `width` × `height`, preceded by those at `smallerWidths` (`inside`),
     /// reduced from it.
     private static func thumbnails(
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop,
-        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, memoryLimit: Int, allocator: (any PixelAllocator)?
+        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, memoryLimit: Int, allocator: (any PixelAllocator)?,
+        confinement: RootConfinement?
     ) throws(ImageIOError) -> [DecodedImage] {
         let box: ThumbnailBox
         do {
@@ -144,7 +146,7 @@ extension ImageReader {
             throw ImageIOError(code: .invalidArgument, path: path, message: "sharpening sigma \(sharpen) is not above 0")
         }
         try Libvips.start()
-        let file = try InputFile(path)
+        let file = try InputFile(path, confinement: confinement)
         defer { file.close() }
         let loaded = try file.open(sequential: true)
         try checkPixelLimit(of: loaded, pixelLimit, path: path)

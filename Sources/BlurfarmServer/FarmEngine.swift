@@ -15,12 +15,12 @@ public struct ServedJob: Sendable {
     /// Render again the outputs that failed before (a retry) instead of leaving them failed.
     public var retryFailed: Bool
     /// The folders its outputs must stay below when they are written (the server's roots).
-    public var confinement: WriteConfinement?
+    public var confinement: RootConfinement?
 
     /// The job `id` planned as `plan`.
     public init(
         id: Int64, plan: JobPlan, registry: FilterRegistry, priority: Int, retryFailed: Bool,
-        confinement: WriteConfinement? = nil
+        confinement: RootConfinement? = nil
     ) {
         self.id = id
         self.plan = plan

@@ -75,7 +75,7 @@ public struct Roots: Sendable {
 
     /// What the farm's writers keep to when a job's outputs are written: each output's folder
     /// opened beneath a root, by the roots as given and as resolved.
-    public var confinement: WriteConfinement { WriteConfinement(roots: Array(Set(given + folders)).sorted()) }
+    public var confinement: RootConfinement { RootConfinement(roots: Array(Set(given + folders)).sorted()) }
 
     /// Whether `path`, as the kernel resolves it, is at or below a root: an existing file
     /// through every link; one that does not exist yet through its nearest existing folder,

@@ -9,13 +9,9 @@ import Testing
     /// every root (a rename and a symlink, as another user of the root could): resumed, its
     /// outputs are refused when written, and nothing lands outside.
     @Test func anOutputFolderSwappedForALinkOutOfTheRootsIsRefusedWhenWritten() throws {
-        let folder = try Fixtures.temporaryFolder()
-        let outside = try Fixtures.temporaryFolder()
-        defer {
-            try? FileManager.default.removeItem(at: folder)
-            try? FileManager.default.removeItem(at: outside)
-        }
-        try ServedFarm.addPhotos(to: folder, count: 6)
+        let (folder, outside) = try Self.folders()
+        defer { Self.remove(folder, outside) }
+        try ServedFarm.addPhotos(to: folder, count: 20)
         let root = folder.appendingPathComponent("root")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.moveItem(at: folder.appendingPathComponent("photos"), to: root.appendingPathComponent("photos"))
@@ -31,14 +27,14 @@ import Testing
                 path: out/swap/{stem}.png
                 filters:
                   - gaussian:
-                      sigma: 8
+                      sigma: 16
 
             """.write(toFile: manifest, atomically: true, encoding: .utf8)
         let id = try server.submit(manifest)
         #expect(try server.call("POST", "/api/v1/jobs/\(id)/pause").1["state"] as? String == "paused")
         try server.waitForOutputs(of: id) { !$0.values.contains { $0.state == "rendering" } }
         let written = try server.call("GET", "/api/v1/jobs/\(id)").1["outputsWritten"] as? Int ?? 0
-        #expect(written < 6)
+        #expect(written < 20)
         try FileManager.default.moveItem(at: root.appendingPathComponent("out/swap"), to: root.appendingPathComponent("out/kept"))
         try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("out/swap").path, withDestinationPath: outside.path)
         _ = try server.call("POST", "/api/v1/jobs/\(id)/resume")
@@ -49,9 +45,37 @@ import Testing
         #expect(leaked.isEmpty, "written outside the roots: \(leaked)")
         #expect(job["state"] as? String == "failed", "\(job)")
         #expect(job["outputsWritten"] as? Int == written, "\(job)")
-        #expect(outputs.values.filter { $0.state == "failed" }.count == 6 - written, "\(outputs)")
+        #expect(outputs.values.filter { $0.state == "failed" }.count == 20 - written, "\(outputs)")
         let messages = errors.compactMap { $0["error"] as? String }
         #expect(!messages.isEmpty && messages.allSatisfy { $0.contains("outside") }, "\(messages)")
+    }
+
+    /// A job paused in the farm, its input folder then swapped for a link to a folder outside
+    /// every root holding other images of the same names: resumed, those inputs are refused
+    /// when they are opened, and no output is made of them.
+    @Test func anInputFolderSwappedForALinkOutOfTheRootsIsRefusedWhenRead() throws {
+        let (folder, outside) = try Self.folders()
+        defer { Self.remove(folder, outside) }
+        try ServedFarm.addPhotos(to: folder, count: 20)
+        try ServedFarm.addPhotos(to: outside, count: 20)
+        let server = try ServedFarm(folder: folder, workers: 1)
+        defer { server.stop() }
+        let id = try server.submit(try server.writeJob("swapin", sigma: 16))
+        #expect(try server.call("POST", "/api/v1/jobs/\(id)/pause").1["state"] as? String == "paused")
+        try server.waitForOutputs(of: id) { !$0.values.contains { $0.state == "rendering" } }
+        let written = try server.call("GET", "/api/v1/jobs/\(id)").1["outputsWritten"] as? Int ?? 0
+        #expect(written < 20)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("photos"), to: folder.appendingPathComponent("kept"))
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.appendingPathComponent("photos").path, withDestinationPath: outside.appendingPathComponent("photos").path)
+        _ = try server.call("POST", "/api/v1/jobs/\(id)/resume")
+        let job = try server.finished(id)
+        let errors = try server.call("GET", "/api/v1/jobs/\(id)/outputs").1["outputs"] as? [[String: Any]] ?? []
+        let made = ((try? FileManager.default.contentsOfDirectory(atPath: server.path("out/swapin"))) ?? []).filter { !$0.hasPrefix(".") }
+        #expect(job["outputsWritten"] as? Int == written, "\(job)")
+        #expect(made.count == written, "\(made)")
+        let messages = errors.compactMap { $0["error"] as? String }
+        #expect(messages.count == 20 - written && messages.allSatisfy { $0.contains("outside the roots") }, "\(messages)")
     }
 
     /// A manifest path that is a FIFO inside a root is refused at once (it would block the
@@ -77,12 +101,8 @@ import Testing
     /// The page's thumbnail of the last output is read beneath the roots: the output replaced
     /// by a link to an image outside them is not served.
     @Test func theThumbnailOfAnOutputReplacedByALinkOutOfTheRootsIsRefused() throws {
-        let folder = try Fixtures.temporaryFolder()
-        let outside = try Fixtures.temporaryFolder()
-        defer {
-            try? FileManager.default.removeItem(at: folder)
-            try? FileManager.default.removeItem(at: outside)
-        }
+        let (folder, outside) = try Self.folders()
+        defer { Self.remove(folder, outside) }
         try ServedFarm.addPhotos(to: folder, count: 1)
         let secret = outside.appendingPathComponent("secret.jpg").path
         try FileManager.default.copyItem(atPath: Fixtures.corpus("photos/plasma-Kite.jpg"), toPath: secret)
@@ -97,6 +117,15 @@ import Testing
         let after = try Self.status(of: server.base + "/api/v1/thumbnail")
         #expect(before == 200)
         #expect(after == 404)
+    }
+
+    /// A scratch folder (the server's) and another beside it, outside its roots.
+    static func folders() throws -> (folder: URL, outside: URL) {
+        (try Fixtures.temporaryFolder(), try Fixtures.temporaryFolder())
+    }
+
+    static func remove(_ folders: URL...) {
+        for folder in folders { try? FileManager.default.removeItem(at: folder) }
     }
 
     /// The status of a GET of `url` (curl).

@@ -27,15 +27,15 @@ public struct FarmJob: Sendable {
     /// The shard `plan` is (`run --shard`: ``JobPlan/shard(_:pixels:)``), or nil for the whole
     /// job: a shard takes its own lock and records (``ShardRecords``).
     public var shard: JobShard?
-    /// The folders its outputs must stay below when they are written (the service's roots),
-    /// or nil for none: each output's folder is opened beneath one, never through a link that
-    /// leaves them (``WriteConfinement``), and so is every folder made for an output.
-    public var confinement: WriteConfinement?
+    /// The folders its files must stay below when they are opened (the service's roots), or
+    /// nil for none: each input and each output's folder is opened beneath one, never through a
+    /// link that leaves them (``RootConfinement``), and so is every folder made for an output.
+    public var confinement: RootConfinement?
 
     public init(
         plan: JobPlan, registry: FilterRegistry, priority: Int = 0, force: Bool = false, retryFailed: Bool = false,
         prune: Bool = false, forcePrune: Bool = false, verify: VerifyMode? = nil, waitForLock: Bool = false,
-        lock: JobLock? = nil, shard: JobShard? = nil, confinement: WriteConfinement? = nil
+        lock: JobLock? = nil, shard: JobShard? = nil, confinement: RootConfinement? = nil
     ) {
         self.plan = plan
         self.registry = registry

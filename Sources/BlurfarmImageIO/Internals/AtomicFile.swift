@@ -218,7 +218,7 @@ enum AtomicFile {
     /// Writes `bytes` to a new temporary file beside `output`, atomically
     /// (``write(to:temporaryFiles:confinement:contents:)``).
     static func write(
-        _ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: WriteConfinement? = nil
+        _ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: RootConfinement? = nil
     ) throws(ImageIOError) {
         try write(to: output, temporaryFiles: temporaryFiles, confinement: confinement) { (descriptor) throws(ImageIOError) in
             do throws(SystemCallError) {
@@ -230,11 +230,11 @@ enum AtomicFile {
     }
 
     /// Opens the folder of `output`: beneath one of the roots of `confinement` when it is given
-    /// (``WriteConfinement/openFolder(of:)``), else as its path says.
+    /// (``RootConfinement/openFolder(of:)``), else as its path says.
     ///
     /// - Throws: `ImageIOError` with code `.outputFolderMissing`, `.outputFolderNotWritable`,
     ///   `.outputOutsideRoots` or `.writeFailed`.
-    static func openFolder(of output: OutputPath, confinement: WriteConfinement?) throws(ImageIOError) -> Int32 {
+    static func openFolder(of output: OutputPath, confinement: RootConfinement?) throws(ImageIOError) -> Int32 {
         if let confinement { return try confinement.openFolder(of: output) }
         do {
             return try Syscalls.openDirectory(output.folder)
@@ -249,7 +249,7 @@ enum AtomicFile {
     /// Opens the folder of `output` (``openFolder(of:confinement:)``) and writes the file in it
     /// (``write(to:inFolder:temporaryFiles:contents:)``).
     static func write(
-        to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: WriteConfinement?,
+        to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: RootConfinement?,
         contents: (Int32) throws(ImageIOError) -> Void
     ) throws(ImageIOError) {
         let folder = try openFolder(of: output, confinement: confinement)

@@ -139,11 +139,11 @@ enum Syscalls {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
     }
 
-    /// Opens the folder `path` beneath the open folder `root`: never above it, never through a
+    /// Opens `path` with `flags` beneath the open folder `root`: never above it, never through a
     /// magic link (``blurfarm_open_beneath``: EXDEV or ELOOP when resolving leaves it, EAGAIN
     /// when a concurrent rename or mount interrupted the resolution).
-    static func openFolder(_ path: String, beneath root: Int32) throws(SystemCallError) -> Int32 {
-        try retrying("openat2") { PathEncoding.withCString(path) { blurfarm_open_beneath(root, $0, O_RDONLY | O_DIRECTORY) } }
+    static func openFile(_ path: String, beneath root: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
+        try retrying("openat2") { PathEncoding.withCString(path) { blurfarm_open_beneath(root, $0, flags) } }
     }
 
     /// Makes the folder `name` in the open folder `folder` (mode 0777 less the umask); false

@@ -6,13 +6,13 @@ import Testing
 /// Writes confined below roots (the service's `--root`): the output's folder is opened beneath
 /// a root at the moment of writing, so a folder replaced by a link to elsewhere while a job
 /// waited is refused, and nothing lands outside.
-@Suite struct WriteConfinementTests {
+@Suite struct RootConfinementTests {
     let pixels = makeBuffer(width: 8, height: 8) { x, y in SIMD4(Float(x) / 8, Float(y) / 8, 0.5, 1) }
 
     func write(_ path: String, roots: [String]) throws {
         try ImageWriter.write(
             pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions(),
-            confinement: WriteConfinement(roots: roots))
+            confinement: RootConfinement(roots: roots))
     }
 
     /// A scratch folder with `root/out` (a folder) and `elsewhere` (a folder outside the root).
@@ -36,6 +36,28 @@ import Testing
         #expect(error?.path == root + "/out/a.png")
         #expect(error?.description.contains(root + "/out") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [], "written outside the roots")
+    }
+
+    /// An input read through a folder swapped for a link out of the roots is refused before
+    /// anything of it is read; one inside is read from the very file opened.
+    @Test func anInputThroughALinkOutOfTheRootsIsRefusedAndOneInsideIsRead() throws {
+        let (scratch, root, elsewhere) = try layout()
+        defer { scratch.remove() }
+        try ImageWriter.write(pixels, to: elsewhere + "/secret.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        try write(root + "/out/a.png", roots: [root])
+        try FileManager.default.createSymbolicLink(atPath: root + "/in", withDestinationPath: elsewhere)
+        let confinement = RootConfinement(roots: [root])
+        let read = failure { _ = try ImageReader.read(root + "/in/secret.png", confinement: confinement) }
+        let header = failure { _ = try ImageReader.header(ofFile: root + "/in/secret.png", confinement: confinement) }
+        let thumbnail = failure {
+            _ = try ImageReader.thumbnail(root + "/in/secret.png", width: 4, height: nil, fit: .inside, upscale: false, confinement: confinement)
+        }
+        #expect(read?.code == .inputOutsideRoots)
+        #expect(read?.path == root + "/in/secret.png")
+        #expect(header?.code == .inputOutsideRoots)
+        #expect(thumbnail?.code == .inputOutsideRoots)
+        #expect(try ImageReader.read(root + "/out/a.png", confinement: confinement).pixels.rect.width == 8)
+        #expect(failure { _ = try ImageReader.read(root + "/out/none.png", confinement: confinement) }?.code == .fileMissing)
     }
 
     @Test func aRelativeLinkThatStaysInsideTheRootIsFollowed() throws {
@@ -85,7 +107,7 @@ import Testing
         let error = failure {
             try BandWriter(
                 path: root + "/out/a.png", width: 8, height: 8, channels: 3, sourceBitDepth: 8, sourceHadAlpha: false,
-                metadata: nil, options: EncodeOptions(), confinement: WriteConfinement(roots: [root]))
+                metadata: nil, options: EncodeOptions(), confinement: RootConfinement(roots: [root]))
         }
         #expect(error?.code == .outputOutsideRoots)
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [])
@@ -97,12 +119,12 @@ import Testing
         let inside = try ImageWriter.encode(
             pixels, for: root + "/out/a.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions())
-        try ImageWriter.write(inside, confinement: WriteConfinement(roots: [root]))
+        try ImageWriter.write(inside, confinement: RootConfinement(roots: [root]))
         #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/out") == ["a.png"])
         let outside = try ImageWriter.encode(
             pixels, for: elsewhere + "/a.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions())
-        #expect(failure { try ImageWriter.write(outside, confinement: WriteConfinement(roots: [root])) }?.code
+        #expect(failure { try ImageWriter.write(outside, confinement: RootConfinement(roots: [root])) }?.code
             == .outputOutsideRoots)
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [])
     }
