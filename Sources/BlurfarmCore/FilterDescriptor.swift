@@ -39,6 +39,15 @@ public struct ParameterDescriptor: Sendable {
         /// A colour with alpha, `#rrggbbaa` or `#rrggbb` (``RGBAColour``), given as a string;
         /// its canonical value is the lower-case `#rrggbbaa` string.
         case colour
+
+        /// Whether a value of this kind is its text whatever it looks like (a string or a
+        /// colour: `2` is the text "2", not a number).
+        public var takesText: Bool {
+            switch self {
+            case .string, .colour: true
+            case .number, .integer, .boolean: false
+            }
+        }
     }
 
     public let name: String

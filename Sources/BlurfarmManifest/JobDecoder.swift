@@ -540,10 +540,7 @@ public enum JobDecoder {
     /// `true`/`false`, integer or number when it is one, else text (the descriptor then
     /// says what it expected).
     static func parameterValue(_ s: Scalar, kind: ParameterDescriptor.Kind?) -> ParameterValue {
-        switch kind {
-        case .string?, .colour?: return .string(s.text)
-        default: break
-        }
+        if kind?.takesText == true { return .string(s.text) }
         if let b = s.booleanValue { return .boolean(b) }
         if let i = s.integerValue { return .integer(i) }
         if let x = s.numberValue { return .number(x) }

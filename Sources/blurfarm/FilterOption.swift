@@ -24,7 +24,8 @@ enum FilterOption {
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
                 return .failure(CommandError("--filter '\(text)': '\(word)' is not of the form name=value"))
             }
-            arguments.append((parts[0], value(of: parts[1])))
+            let kind = descriptor.parameters.first { $0.name == parts[0] }?.kind
+            arguments.append((parts[0], value(of: parts[1], kind: kind)))
         }
         switch descriptor.resolve(arguments) {
         case .success(let spec):
@@ -47,8 +48,11 @@ enum FilterOption {
         text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
     }
 
-    /// The typed value of a `name=value` word: an integer, a number, true/false or a string.
-    static func value(of text: String) -> ParameterValue {
+    /// The typed value of a `name=value` word, as a manifest types it: the text itself for a
+    /// parameter that takes text (a string, a colour); otherwise an integer, a number or
+    /// true/false when it is one, else the text (the descriptor then says what it expected).
+    static func value(of text: String, kind: ParameterDescriptor.Kind?) -> ParameterValue {
+        if kind?.takesText == true { return .string(text) }
         if let i = Int(text) { return .integer(i) }
         if let d = Double(text), d.isFinite { return .number(d) }
         if text == "true" || text == "false" { return .boolean(text == "true") }
