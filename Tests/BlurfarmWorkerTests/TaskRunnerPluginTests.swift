@@ -19,7 +19,10 @@ import Testing
             Issue.record("no result")
             return
         }
-        guard case .inline(let source) = task.pixels else { return }
+        guard case .inline(let source) = task.pixels else {
+            Issue.record("an inline task's pixels are not inline")
+            return
+        }
         let plugin = try PluginLoader(folders: [TestPlugins.buildFolder]).load(named: "vignette")
         let expected = PixelBuffer(rect: task.tile, channels: 3)
         try FilterChain(filters: [PluginFilter(plugin: plugin, spec: spec, mayRun: true)])
