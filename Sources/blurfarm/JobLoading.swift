@@ -3,7 +3,6 @@ import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmServer
 
 /// Reads the configuration and its plugins, then reads, checks and plans every job named on
 /// the command line, before anything runs; an output in a format this libvips cannot write

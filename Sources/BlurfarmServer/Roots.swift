@@ -5,54 +5,6 @@ import BlurfarmKernels
 import BlurfarmManifest
 import Foundation
 
-/// Reads, checks and plans one manifest, the way every command does (`check`, `run` and the
-/// service): decoded against the registry's filters, outputs in a format this libvips can
-/// write, planned over the file system. Every problem is a diagnostic, compiler style.
-public struct JobLoader: Sendable {
-    /// The configuration in force (the default tile).
-    public var configuration: FarmConfiguration
-    /// Built-in filters and the configuration's plugins.
-    public var registry: FilterRegistry
-    /// The other files every job reads (the configuration, the plugins' libraries): outputs
-    /// may never overwrite these.
-    public var reads: [String]
-
-    /// A loader for `configuration` and `registry`.
-    public init(configuration: FarmConfiguration, registry: FilterRegistry, reads: [String]) {
-        self.configuration = configuration
-        self.registry = registry
-        self.reads = reads
-    }
-
-    /// The plan of the manifest file at `path`.
-    public func plan(fileAtPath path: String) -> Result<JobPlan, Diagnostics> {
-        JobDecoder.decode(fileAtPath: path, filters: registry.descriptors).flatMap { plan($0, manifestPath: path) }
-    }
-
-    /// The plan of a manifest's `bytes`, read from the file `manifestPath` (its folder is what
-    /// its paths are relative to; diagnostics name it).
-    public func plan(bytes: [UInt8], manifestPath: String) -> Result<JobPlan, Diagnostics> {
-        JobDecoder.decode(bytes, file: manifestPath, filters: registry.descriptors).flatMap {
-            plan($0, manifestPath: manifestPath)
-        }
-    }
-
-    /// The plan of a manifest's `text`, read as the file `manifestPath` (its folder is what its
-    /// paths are relative to; diagnostics name it).
-    public func plan(text: String, manifestPath: String) -> Result<JobPlan, Diagnostics> {
-        JobDecoder.decode(text, file: manifestPath, filters: registry.descriptors).flatMap {
-            plan($0, manifestPath: manifestPath)
-        }
-    }
-
-    /// The plan of the decoded `job`, read from `manifestPath`.
-    public func plan(_ job: JobSpec, manifestPath: String) -> Result<JobPlan, Diagnostics> {
-        let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
-        if unwritable.hasErrors { return .failure(unwritable) }
-        return JobPlanner.plan(job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads)
-    }
-}
-
 /// The folders a served job may read and write below (`--root`), resolved (links, `.`, `..`).
 public struct Roots: Sendable {
     /// The folders, resolved.
