@@ -11,7 +11,8 @@ import Glibc
 /// in a way that blocks.
 @Suite struct NonRegularInputTests {
     /// `photos/` with `kite.jpg` (a real image), `pipe.jpg` (a FIFO), `socket.jpg` (a bound
-    /// Unix socket) and `zero.jpg` (a link to /dev/zero), and a job over `inputs`.
+    /// Unix socket), `zero.jpg` (a link to /dev/zero) and `gone.jpg` (a link to a file that is
+    /// not there), and a job over `inputs`.
     static func makeJob(inputs: String) throws -> (folder: URL, manifest: String) {
         let folder = try Fixtures.temporaryFolder()
         let photos = folder.appendingPathComponent("photos").path
@@ -19,6 +20,7 @@ import Glibc
         try FileManager.default.copyItem(atPath: Fixtures.corpus("special/grayscale.jpg"), toPath: photos + "/kite.jpg")
         try #require(mkfifo(photos + "/pipe.jpg", 0o644) == 0)
         try FileManager.default.createSymbolicLink(atPath: photos + "/zero.jpg", withDestinationPath: "/dev/zero")
+        try FileManager.default.createSymbolicLink(atPath: photos + "/gone.jpg", withDestinationPath: "moved-away.jpg")
         let bind = Process()
         bind.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         bind.arguments = ["python3", "-c", "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])", photos + "/socket.jpg"]
@@ -48,6 +50,7 @@ import Glibc
             for line in [
                 "'photos/pipe.jpg': is a FIFO, not a regular file", "'photos/socket.jpg': is a socket, not a regular file",
                 "'photos/zero.jpg': is a link to a character device, not a regular file",
+                "'photos/gone.jpg': is a link to nothing (its target 'moved-away.jpg' does not exist), not a regular file",
             ] {
                 #expect(result.stderr.contains("\(job.manifest): \(line)"), "\(command): \(result.stderr)")
             }

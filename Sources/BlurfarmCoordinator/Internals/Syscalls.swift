@@ -113,7 +113,8 @@ enum Syscalls {
         let isFolder: Bool
         let isFile: Bool
         /// For an entry that is neither a folder nor a file: what it is, as people say it ("a
-        /// FIFO", "a link to a character device"); nil for a link that leads nowhere.
+        /// FIFO", "a link to a character device", "a link to nothing"); nil for a link to a
+        /// folder (not followed).
         var otherKind: String? = nil
     }
 
@@ -160,7 +161,11 @@ enum Syscalls {
                 entries.append(Entry(name: name, isFolder: false, isFile: true))
             } else if kind == S_IFLNK {
                 if fstatat(folder, cName, &info, 0) != 0 {
-                    entries.append(Entry(name: name, isFolder: false, isFile: false))
+                    // A link that leads nowhere: named, as what else is no file, never silent.
+                    var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
+                    let length = readlinkat(folder, cName, &target, target.count)
+                    let shown = length > 0 ? " (its target '\(ShownName.of(bytes: Array(target.prefix(length))))' does not exist)" : ""
+                    entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: "a link to nothing" + shown))
                 } else if info.st_mode & S_IFMT == S_IFREG {
                     entries.append(Entry(name: name, isFolder: false, isFile: true))
                 } else if info.st_mode & S_IFMT == S_IFDIR {
