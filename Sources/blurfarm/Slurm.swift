@@ -39,7 +39,7 @@ extension Slurm {
 
         @OptionGroup var farm: FarmOptions
 
-        @Option(help: "Shards to split the job into (array tasks).")
+        @Option(help: "Shards to split the job into (array tasks; at most one per input).")
         var shards = 4
 
         @Option(help: "Array tasks running at once (sbatch --array=...%K; default: as many as Slurm allows).")
@@ -75,6 +75,12 @@ extension Slurm {
                     header = nil
                 }
                 weights[input.path] = JobShards.weight(of: input, header: header.map { ($0.width, $0.height) })
+            }
+            // A shard holds whole inputs: past one shard per input the tasks would have nothing
+            // to do (and an array of millions would cost the cluster and this process alike).
+            let shards = min(self.shards, max(1, plan.inputs.count))
+            if shards < self.shards {
+                printWarning("--shards \(self.shards): the job has \(counted(plan.inputs.count, "input")); submitting \(counted(shards, "shard"))")
             }
             let shardPlans = plan.shards(count: shards) { weights[$0.path] ?? 1 }
             let jobFolder = JobStateFolder(

@@ -103,6 +103,25 @@ struct LocalSlurm {
         return try #require(submissions.last?["shards"] as? [Int])
     }
 
+    /// More shards than inputs, up to the largest number: one shard per input is submitted,
+    /// said once, and the job completes.
+    @Test func moreShardsThanInputsSubmitsOneShardPerInput() throws {
+        let cluster = try LocalSlurm.up()
+        defer { cluster.down() }
+        let job = try ShardJob.make(images: 3)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let submit = try Self.slurm(
+            ["submit", job.manifest, "--config", job.config, "--shards", "\(Int.max)"], job, cluster)
+        #expect(submit.status == 0, "\(submit.stderr)")
+        #expect(submit.stderr.contains("--shards \(Int.max): the job has 3 inputs; submitting 3 shards"), "\(submit.stderr)")
+        let line = try #require(submit.stdout.split(separator: "\n").first { $0.hasPrefix("run folder: ") }, "\(submit.stdout)")
+        let runFolder = String(line.dropFirst("run folder: ".count))
+        #expect(try Self.lastSubmittedShards(runFolder) == [0, 1, 2])
+        let status = try Self.slurm(["status", runFolder, "--wait"], job, cluster)
+        #expect(status.status == 0, "\(status.stdout)\(status.stderr)")
+        #expect(status.stdout.contains("3/3 outputs done"), "\(status.stdout)")
+    }
+
     @Test func twentyFourImagesInFourShardsAreTheBytesOfALocalRunAndThenUpToDate() throws {
         let cluster = try LocalSlurm.up()
         defer { cluster.down() }
