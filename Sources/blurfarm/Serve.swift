@@ -21,8 +21,8 @@ struct Serve: ParsableCommand {
 
             It listens on 127.0.0.1 unless told otherwise; any other address needs \
             --token-file. SIGTERM or SIGINT stops it: no new output starts, those rendering \
-            get --grace seconds to finish, unfinished jobs are taken up again at the next \
-            start. Exit status: 0 after a signal, 2 for invalid options or configuration, 1 \
+            finish (for at most --grace seconds) and it exits once they are written; unfinished \
+            jobs are taken up again at the next start. Exit status: 0 after a signal, 2 for invalid options or configuration, 1 \
             when the queue cannot be opened or the address cannot be listened on.
             """)
 
@@ -50,7 +50,7 @@ struct Serve: ParsableCommand {
         valueName: "url"))
     var publicURL: [String] = []
 
-    @Option(help: "Seconds the outputs being rendered get to finish after SIGTERM or SIGINT.")
+    @Option(help: "The most seconds the outputs being rendered get to finish after SIGTERM or SIGINT.")
     var grace: Double = 30
 
     @OptionGroup var farm: FarmOptions
