@@ -9,12 +9,14 @@ import Musl
 /// Folders a job's files must stay below (the service's --root): each output's folder, and each
 /// input, is opened beneath one of them without leaving it by a link.
 ///
-/// A root contains an output's folder when the root's path is a leading part of the folder's,
-/// whole names compared (relative paths are taken from the working directory; `.` and empty
-/// names are dropped), or else of the folder's path resolved (`realpath`: a root named through
-/// a link, a `..`), which only picks the root. From the open root the rest is opened with
-/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` (Linux 5.6 on): a link on the way is
-/// followed only while it stays inside the root, and `..` only while it does. The temporary
+/// A root contains a path when the root's path is a leading part of it, whole names compared
+/// (relative paths are taken from the working directory; `.` and empty names are dropped). From
+/// the open root the rest is opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
+/// (Linux 5.6 on): a relative link on the way is followed only while it stays inside the root,
+/// `..` only while it does. A path below no root as written, or leaving its root so (an
+/// absolute link, which `RESOLVE_BENEATH` never follows, a link into another root), is tried
+/// once more as resolved now (`realpath`), which only picks the root and the names: the roots
+/// are one set of places, and whatever resolves inside them is inside. The temporary
 /// file is then created and renamed in that one open folder, so a folder swapped for a link
 /// after the check cannot take the file elsewhere; an input is read from its descriptor so
 /// opened, never from its path again. Each root itself is opened as given (it is
@@ -49,20 +51,34 @@ public struct RootConfinement: Sendable, Equatable {
     }
 
     /// Opens `path` with `flags` beneath the first root that contains it and lets it resolve
-    /// there (longest root first). The root is found by the path as written or, when no root's
-    /// path leads it (a root given through a link, a `..` on the way), as resolved now: the
-    /// resolution only picks the root and the rest's names; `openat2` then decides, so a folder
-    /// swapped for a link after it was resolved is refused all the same.
+    /// there (longest root first). The root is found by the path as written or, when that is
+    /// below no root or leaves its root (a root given through a link, an absolute link inside
+    /// a root, which `RESOLVE_BENEATH` never follows, a `..`, a link into another root), by the
+    /// path as resolved now: the resolution only picks the root and the rest's names, which hold
+    /// no link then; `openat2` decides, so a folder swapped for a link after it was resolved is
+    /// refused all the same.
     func resolve(_ path: String, flags: Int32) -> Result<Int32, Refusal> {
-        var target = Self.names(of: path)
-        func containing() -> [(String, [Substring])] {
-            roots.map { ($0, Self.names(of: $0)) }.filter { target.starts(with: $0.1) }.sorted { $0.1.count > $1.1.count }
+        let written = Self.names(of: path)
+        let first = open(written, flags: flags)
+        // Left or never entered as written: try the path as resolved now (a root given through
+        // a link, an absolute link inside a root, a `..`, a link from one root into another).
+        switch first {
+        case .failure(.notBelowAnyRoot), .failure(.leavesRoots):
+            guard let resolved = Syscalls.realPath(path).map(Self.names(of:)), resolved != written else { return first }
+            let again = open(resolved, flags: flags)
+            if case .success = again { return again }
+            if case .failure(.notBelowAnyRoot) = first { return again }
+            return first
+        default:
+            return first
         }
-        var candidates = containing()
-        if candidates.isEmpty, let resolved = Syscalls.realPath(path) {
-            target = Self.names(of: resolved)
-            candidates = containing()
-        }
+    }
+
+    /// Opens the path of names `target` (from the file system's root) with `flags` beneath the
+    /// longest root that leads to it, then the others.
+    private func open(_ target: [Substring], flags: Int32) -> Result<Int32, Refusal> {
+        let candidates = roots.map { ($0, Self.names(of: $0)) }.filter { target.starts(with: $0.1) }
+            .sorted { $0.1.count > $1.1.count }
         var refusal = Refusal.notBelowAnyRoot
         for (root, names) in candidates {
             let rootFolder: Int32

@@ -69,14 +69,19 @@ import Testing
         #expect(try ImageReader.header(ofFile: root + "/out/a.png").width == 8)
     }
 
-    @Test func aLinkToAnotherRootIsRefusedFromTheRootThatHoldsTheLink() throws {
-        // Roots are not a union: a link must stay inside the root its path is below.
+    @Test func aLinkIntoAnotherRootOrAnAbsoluteLinkInsideTheRootIsFollowed() throws {
+        // The roots are one set of places: a link from one into another, or an absolute link
+        // that stays inside its root (which RESOLVE_BENEATH alone never follows), leads inside.
         let (scratch, root, elsewhere) = try layout()
         defer { scratch.remove() }
         try FileManager.default.createSymbolicLink(atPath: root + "/other", withDestinationPath: elsewhere)
-        #expect(failure { try write(root + "/other/a.png", roots: [root, elsewhere]) }?.code == .outputOutsideRoots)
-        try write(elsewhere + "/a.png", roots: [root, elsewhere])
+        try FileManager.default.createSymbolicLink(atPath: root + "/absolute", withDestinationPath: root + "/out")
+        try write(root + "/other/a.png", roots: [root, elsewhere])
+        try write(root + "/absolute/b.png", roots: [root])
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == ["a.png"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/out") == ["b.png"])
+        // Into a folder that is no root: refused.
+        #expect(failure { try write(root + "/other/c.png", roots: [root]) }?.code == .outputOutsideRoots)
     }
 
     @Test func aPathClimbingOutOfTheRootOrNotBelowAnyIsRefused() throws {
