@@ -53,11 +53,21 @@ struct Serve: ParsableCommand {
     @Option(help: "The most seconds the outputs being rendered get to finish after SIGTERM or SIGINT.")
     var grace: Double = 30
 
+    @Option(help: "The most HTTP connections at once (never more than half the descriptors the process may open).")
+    var maxConnections = ServerSettings().maxConnections
+
+    @Option(help: ArgumentHelp(
+        "The most HTTP connections at once from one address (behind a reverse proxy every client is the proxy's).",
+        valueName: "count"))
+    var maxConnectionsPerAddress = ServerSettings().maxConnectionsPerAddress
+
     @OptionGroup var farm: FarmOptions
 
     func validate() throws {
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 or more") }
         if grace < 0 { throw ValidationError("--grace must be 0 or more") }
+        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
         if Self.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
         for url in publicURL where Self.publicHost(url) == nil {
             throw ValidationError("--public-url must be http(s)://host[:port], not '\(url)'")
@@ -119,7 +129,9 @@ struct Serve: ParsableCommand {
             store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
             logger: logger)
         let settings = ServerSettings(
-            host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)), publicHosts: publicURL.compactMap(Self.publicHost))
+            host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
+            publicHosts: publicURL.compactMap(Self.publicHost), maxConnections: maxConnections,
+            maxConnectionsPerAddress: maxConnectionsPerAddress)
         let failure = Mutex<(any Error)?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -210,6 +210,64 @@ import Testing
         #expect(job["outputsWritten"] as? Int == 12 - names.count)
     }
 
+    /// `--max-connections-per-address 2`: a client on another address holding five half-sent
+    /// requests gets two connections, the other three are closed as they are accepted (the
+    /// server's own count in /metrics), and everyone else is answered.
+    @Test func maxConnectionsPerAddressBoundsOneClientsShare() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = try ServedFarm(folder: folder, workers: 1, arguments: ["--max-connections-per-address", "2"])
+        defer { server.stop() }
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = [
+            "python3", "-c",
+            """
+            import socket, sys, time
+            socks = []
+            for i in range(5):
+                s = socket.socket(); s.bind(("127.0.0.2", 0)); s.connect(("127.0.0.1", int(sys.argv[1])))
+                try:
+                    s.sendall(b"GET /healthz HTTP/1.1\\r\\nX-Slow: ")
+                except OSError:
+                    pass
+                socks.append(s)
+            time.sleep(600)
+            """,
+            "\(server.port)",
+        ]
+        try client.run()
+        defer { kill(client.processIdentifier, SIGKILL) }
+        let deadline = Date().addingTimeInterval(60)
+        var refused = 0
+        while refused < 3, Date() < deadline {
+            let (_, metrics) = try Self.metrics(server)
+            refused = metrics["blurfarm_connections_refused_total"] ?? 0
+            if refused < 3 { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        let (health, _) = try server.call("GET", "/healthz")
+        #expect(refused == 3)
+        #expect(health == 200)
+    }
+
+    /// The server's metrics, by name (samples without labels).
+    static func metrics(_ server: ServedFarm) throws -> (Int32, [String: Int]) {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = ["curl", "-s", "--max-time", "30", server.base + "/metrics"]
+        let out = Pipe()
+        curl.standardOutput = out
+        try curl.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        var values: [String: Int] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
+        }
+        return (curl.terminationStatus, values)
+    }
+
     /// The workers (where plugins run) inherit no descriptor of the server's but their pipes:
     /// not its listening socket, not its queue database.
     @Test func theWorkersInheritNeitherTheListeningSocketNorTheQueue() throws {

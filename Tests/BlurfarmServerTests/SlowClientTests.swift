@@ -17,10 +17,13 @@ import Testing
         socks = []
         for i in range(count):
             s = socket.socket(); s.bind(("127.0.0.2", 0)); s.connect(("127.0.0.1", port))
-            if i < trickle:
-                s.sendall(b"POST /api/v1/jobs HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nContent-Type: application/json\\r\\nContent-Length: 1000\\r\\n\\r\\n" % port)
-            else:
-                s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nX-Slow: " % port)
+            try:
+                if i < trickle:
+                    s.sendall(b"POST /api/v1/jobs HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nContent-Type: application/json\\r\\nContent-Length: 1000\\r\\n\\r\\n" % port)
+                else:
+                    s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nX-Slow: " % port)
+            except OSError:
+                pass  # refused as accepted: counted as closed below
             s.setblocking(False); socks.append(s)
         def closed(s):
             try:
