@@ -1,3 +1,4 @@
+import BlurfarmCore
 import CXXHash
 import Foundation
 
@@ -72,7 +73,7 @@ public enum ContentHash {
         }
         defer { Syscalls.close(fd) }
         if let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT != S_IFREG {
-            throw StateError(path: path, message: "is \(Syscalls.kindName(info.st_mode)), not a regular file")
+            throw StateError(path: path, message: "is \(fileKindName(info.st_mode)), not a regular file")
         }
         guard let state = XXH3_createState() else { throw StateError(path: path, message: "cannot allocate a hash state") }
         defer { XXH3_freeState(state) }

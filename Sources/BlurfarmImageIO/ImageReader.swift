@@ -250,8 +250,7 @@ struct InputFile {
         self.path = path
         confined = confinement != nil
         if let confinement {
-            descriptor = try confinement.openInput(path)
-            try Self.checkOpened(descriptor, path: path)
+            descriptor = try confinement.openFile(path)
             return
         }
         let kind: Syscalls.FileKind?
@@ -282,7 +281,7 @@ struct InputFile {
 
     /// Closes `descriptor` and throws unless it is a regular file (it may have been replaced
     /// since it was looked at).
-    private static func checkOpened(_ descriptor: Int32, path: String) throws(ImageIOError) {
+    static func checkOpened(_ descriptor: Int32, path: String) throws(ImageIOError) {
         let opened = (try? Syscalls.status(of: descriptor)).map { Syscalls.kind(ofMode: $0.st_mode) }
         guard opened == .regular else {
             try? Syscalls.close(descriptor)

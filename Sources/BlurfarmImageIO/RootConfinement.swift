@@ -144,13 +144,23 @@ public struct RootConfinement: Sendable, Equatable {
         }
     }
 
-    /// Opens the input file `path` for reading beneath the roots (``resolve(_:flags:)``),
-    /// never blocking (a FIFO): a file whose folder, or the file itself, was swapped for a link
-    /// out of the roots after the job was planned is refused, nothing of it read.
+    /// Opens the regular file `path` for reading beneath the roots (``resolve(_:flags:)``),
+    /// never blocking (a FIFO), and checks it is a regular file: a file whose folder, or the
+    /// file itself, was swapped for a link out of the roots after the job was planned is
+    /// refused, nothing of it read. The readers' inputs open this way, and so does whoever
+    /// reads a confined job's file itself (the service: a manifest given by path, the
+    /// thumbnail of the last output). The caller closes it.
     ///
     /// - Throws: `ImageIOError` with code `.inputOutsideRoots`, `.fileMissing` or
-    ///   `.fileUnreadable`.
-    func openInput(_ path: String) throws(ImageIOError) -> Int32 {
+    ///   `.fileUnreadable` (not a regular file: a FIFO, a device, a folder).
+    public func openFile(_ path: String) throws(ImageIOError) -> Int32 {
+        let file = try openBeneath(path)
+        try InputFile.checkOpened(file, path: path)
+        return file
+    }
+
+    /// ``openFile(_:)`` before the check that the file is a regular one.
+    private func openBeneath(_ path: String) throws(ImageIOError) -> Int32 {
         func fail(_ code: ImageIOError.Code, _ message: String) -> ImageIOError {
             ImageIOError(code: code, path: path, message: message)
         }

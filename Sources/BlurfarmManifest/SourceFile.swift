@@ -26,8 +26,8 @@ public enum SourceFile {
         defer { _ = close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return failure(errno) }
-        if let kind = nonRegularKind(info.st_mode) {
-            return .failure(Diagnostics([.error("cannot read '\(path)': it is \(kind), not a regular file", at: nil)]))
+        if info.st_mode & S_IFMT != S_IFREG {
+            return .failure(Diagnostics([.error("cannot read '\(path)': it is \(fileKindName(info.st_mode)), not a regular file", at: nil)]))
         }
         let limit = ManifestLimits.maximumBytes + 1
         var bytes = [UInt8](repeating: 0, count: limit)
@@ -45,18 +45,5 @@ public enum SourceFile {
         }
         bytes.removeSubrange(count...)
         return .success(bytes)
-    }
-
-    /// What a file of `mode` is when it is not a regular file ("a FIFO"), else nil.
-    public static func nonRegularKind(_ mode: mode_t) -> String? {
-        switch mode & S_IFMT {
-        case S_IFREG: nil
-        case S_IFDIR: "a folder"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        default: "a special file"
-        }
     }
 }

@@ -76,12 +76,7 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
-        if let admitted { limits.release(admitted) }
-        admitted = nil
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { forget() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -100,10 +95,16 @@ final class ConnectionGuard: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        forget()
+        context.fireChannelInactive()
+    }
+
+    /// The connection is gone (or its handler removed): its deadline cancelled, its place
+    /// under the limits given back, once.
+    private func forget() {
         deadline?.cancel()
         deadline = nil
         if let admitted { limits.release(admitted) }
         admitted = nil
-        context.fireChannelInactive()
     }
 }

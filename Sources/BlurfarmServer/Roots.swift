@@ -45,41 +45,27 @@ public struct Roots: Sendable {
         return folders.contains { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") }
     }
 
-    /// The regular file at `path` (absolute), opened for reading beneath the root that holds
-    /// it, as the kernel resolves it at this moment (never through a link leaving the roots,
+    /// The regular file at `path`, opened for reading beneath the roots as the kernel resolves
+    /// it at this moment (``RootConfinement/openFile(_:)``: never through a link leaving them,
     /// never blocking on a FIFO): its descriptor, to be closed by the caller.
     public func openFile(_ path: String) throws(RootedFileError) -> Int32 {
-        guard path.hasPrefix("/") else { throw .outside(PathOutsideRoots(path: path, reason: "not an absolute path")) }
-        let parent = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        // The root is found by the path as given or as resolved now; openat2 then decides.
-        var refusal: RootedFileError = .outside(PathOutsideRoots(path: path))
-        for spelling in [parent, Syscalls.realPath(parent)].compactMap({ $0 }) {
-            for root in given + folders where spelling == root || spelling.hasPrefix(root == "/" ? "/" : root + "/") {
-                let rest = spelling.dropFirst(root.count).drop { $0 == "/" }
-                switch Syscalls.openFile(rest.isEmpty ? name : rest + "/" + name, beneath: root) {
-                case .success(let fd): return fd
-                case .failure(.outside):
-                    refusal = .outside(PathOutsideRoots(path: path, reason: "it leads outside the server's roots (--root)"))
-                case .failure(.notRegular(let mode)):
-                    throw .unreadable(path: path, reason: "it is \(SourceFile.nonRegularKind(mode) ?? "a special file"), not a regular file")
-                case .failure(.failed(let reason)):
-                    throw .unreadable(path: path, reason: reason)
-                }
-            }
+        do {
+            return try confinement.openFile(path)
+        } catch where error.code == .inputOutsideRoots {
+            throw .outside(PathOutsideRoots(path: path, reason: error.message))
+        } catch {
+            throw .unreadable(path: path, reason: error.message)
         }
-        throw refusal
     }
 
     /// The bytes of the manifest at `path` read beneath the roots (``openFile(_:)``), at most
     /// one more than the manifest language's limit, so that the parser names a file too large.
     public func readManifest(_ path: String) throws(RootedFileError) -> [UInt8] {
-        let fd = try openFile(path)
-        defer { Syscalls.close(fd) }
-        switch Syscalls.read(fd, upTo: ManifestLimits.maximumBytes + 1) {
-        case .success(let bytes): return bytes
-        case .failure(.failed(let why)): throw .unreadable(path: path, reason: why)
-        case .failure: throw .unreadable(path: path, reason: "cannot be read")
+        let file = FileHandle(fileDescriptor: try openFile(path), closeOnDealloc: true)
+        do {
+            return [UInt8](try file.read(upToCount: ManifestLimits.maximumBytes + 1) ?? Data())
+        } catch {
+            throw .unreadable(path: path, reason: "\(error)")
         }
     }
 

@@ -64,6 +64,12 @@ final class ServedFarm {
 
     /// `method path` with the JSON `body` (POST: `{}` when nil); the status and the JSON object.
     func call(_ method: String, _ path: String, json body: [String: Any]? = nil) throws -> (Int, [String: Any]) {
+        let (status, data) = try raw(method, path, json: body)
+        return (status, (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:])
+    }
+
+    /// `method path` with the JSON `body` (POST: `{}` when nil); the status and the body as sent.
+    func raw(_ method: String, _ path: String, json body: [String: Any]? = nil) throws -> (Int, Data) {
         var request = URLRequest(url: URL(string: base + path)!)
         request.httpMethod = method
         request.timeoutInterval = 30
@@ -82,7 +88,17 @@ final class ServedFarm {
         done.wait()
         if let failure { throw failure }
         guard let answer else { throw ServeFailure(message: "no answer to \(method) \(path)") }
-        return (answer.0, (try? JSONSerialization.jsonObject(with: answer.1)) as? [String: Any] ?? [:])
+        return answer
+    }
+
+    /// The server's metrics without labels, by name (`/metrics`).
+    func metrics() throws -> [String: Int] {
+        var values: [String: Int] = [:]
+        for line in String(decoding: try raw("GET", "/metrics").1, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
     }
 
     /// Submits the manifest at `manifest` with `priority`; the job's id.
@@ -94,15 +110,21 @@ final class ServedFarm {
         return id
     }
 
+    /// What `read` gives once `condition` holds of it (or after two minutes: a cap on a
+    /// failure's wait; the caller's expectations then fail on what it read last).
+    func poll<T>(_ read: () throws -> T, until condition: (T) -> Bool) throws -> T {
+        let deadline = Date().addingTimeInterval(120)
+        while true {
+            let value = try read()
+            if condition(value) || Date() > deadline { return value }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
     /// Job `id` once `condition` holds (or after two minutes).
     @discardableResult
     func wait(for id: Int, until condition: ([String: Any]) -> Bool) throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(120)
-        while true {
-            let (_, job) = try call("GET", "/api/v1/jobs/\(id)")
-            if condition(job) || Date() > deadline { return job }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        try poll({ try call("GET", "/api/v1/jobs/\(id)").1 }, until: condition)
     }
 
     /// The outputs of job `id` started so far, by path: their state and tiles done.
@@ -120,12 +142,7 @@ final class ServedFarm {
     func waitForOutputs(
         of id: Int, until condition: ([String: (state: String, tilesDone: Int)]) -> Bool
     ) throws -> [String: (state: String, tilesDone: Int)] {
-        let deadline = Date().addingTimeInterval(120)
-        while true {
-            let outputs = try outputs(of: id)
-            if condition(outputs) || Date() > deadline { return outputs }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        try poll({ try outputs(of: id) }, until: condition)
     }
 
     /// Job `id` once it is finished (completed, failed or cancelled).

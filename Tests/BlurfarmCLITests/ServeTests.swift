@@ -238,34 +238,10 @@ import Testing
         ]
         try client.run()
         defer { kill(client.processIdentifier, SIGKILL) }
-        let deadline = Date().addingTimeInterval(60)
-        var refused = 0
-        while refused < 3, Date() < deadline {
-            let (_, metrics) = try Self.metrics(server)
-            refused = metrics["blurfarm_connections_refused_total"] ?? 0
-            if refused < 3 { Thread.sleep(forTimeInterval: 0.02) }
-        }
+        let refused = try server.poll({ try server.metrics()["blurfarm_connections_refused_total"] ?? 0 }) { $0 >= 3 }
         let (health, _) = try server.call("GET", "/healthz")
         #expect(refused == 3)
         #expect(health == 200)
-    }
-
-    /// The server's metrics, by name (samples without labels).
-    static func metrics(_ server: ServedFarm) throws -> (Int32, [String: Int]) {
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = ["curl", "-s", "--max-time", "30", server.base + "/metrics"]
-        let out = Pipe()
-        curl.standardOutput = out
-        try curl.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        curl.waitUntilExit()
-        var values: [String: Int] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            let parts = line.split(separator: " ")
-            if parts.count == 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
-        }
-        return (curl.terminationStatus, values)
     }
 
     /// The workers (where plugins run) inherit no descriptor of the server's but their pipes:

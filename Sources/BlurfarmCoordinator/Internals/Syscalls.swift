@@ -118,19 +118,6 @@ enum Syscalls {
         var otherKind: String? = nil
     }
 
-    /// What a file of the type `mode & S_IFMT` is, for messages ("a FIFO").
-    static func kindName(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFDIR: "a folder"
-        case S_IFLNK: "a symbolic link"
-        default: "not a regular file"
-        }
-    }
-
     /// The entries of the folder whose path is the bytes `path` whose names `wanted` takes
     /// (all by default): only those are looked at (`fstatat`), so a folder of many files the
     /// caller does not want costs its listing alone.
@@ -172,10 +159,10 @@ enum Syscalls {
                     entries.append(Entry(name: name, isFolder: false, isFile: false))  // not followed
                 } else {
                     entries.append(Entry(
-                        name: name, isFolder: false, isFile: false, otherKind: "a link to " + kindName(info.st_mode)))
+                        name: name, isFolder: false, isFile: false, otherKind: "a link to " + fileKindName(info.st_mode)))
                 }
             } else {
-                entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: kindName(info.st_mode)))
+                entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: fileKindName(info.st_mode)))
             }
         }
     }

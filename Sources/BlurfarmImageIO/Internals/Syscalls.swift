@@ -40,11 +40,7 @@ enum Syscalls {
         switch mode & S_IFMT {
         case S_IFREG: .regular
         case S_IFDIR: .directory
-        case S_IFIFO: .other("a FIFO")
-        case S_IFSOCK: .other("a socket")
-        case S_IFCHR: .other("a character device")
-        case S_IFBLK: .other("a block device")
-        default: .other("not a regular file")
+        default: .other(fileKindName(mode))
         }
     }
 
