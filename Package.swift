@@ -13,8 +13,8 @@
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
 //   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
 //                     module that calls dlopen) and makes them filters; Core, Kernels, the ABI header
-//   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory,
-//                     Plugins
+//   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
+//                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
@@ -58,8 +58,9 @@ let package = Package(
     name: "blurfarm",
     products: [
         .executable(name: "blurfarm", targets: ["blurfarm"]),
-        // The worker process the coordinator starts, beside `blurfarm`: without libvips and the
-        // coordinator, it starts in milliseconds.
+        // The worker process the coordinator starts, beside `blurfarm`: without the coordinator,
+        // it starts in milliseconds; it links libvips and starts it only for its first
+        // whole-image task.
         .executable(name: "blurfarm-worker", targets: ["blurfarm-worker"]),
         // The example plugins (docs/plugins.md): each a shared library lib<name>.so beside the
         // executable, where the shipped configuration's plugin folder '{build}' points.
@@ -105,8 +106,8 @@ let package = Package(
         .target(
             name: "BlurfarmWorker",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmWire", "BlurfarmSharedMemory", "BlurfarmPlugins",
-                "CSystemShims",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmWire",
+                "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
             ],
             swiftSettings: strict),
         .target(
