@@ -18,6 +18,9 @@
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
+//                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
+//                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
 //   blurfarm          the command-line driver
@@ -133,6 +136,10 @@ let package = Package(
             name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim", "CSystemShims"],
             swiftSettings: pixelCode),
         .target(
+            name: "BlurfarmCluster",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator"],
+            swiftSettings: strict),
+        .target(
             name: "BlurfarmServer",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
@@ -152,7 +159,7 @@ let package = Package(
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
-                "BlurfarmServer",
+                "BlurfarmServer", "BlurfarmCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -209,6 +216,13 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmClusterTests",
+            dependencies: [
+                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
