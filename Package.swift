@@ -21,6 +21,9 @@
 //   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
 //                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
 //                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
+//   BlurfarmAPI       the Codable types of the farm service's API (docs/api.md), shared by the server,
+//                     the client and the tests: Foundation only
+//   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
 //   blurfarm          the command-line driver
@@ -139,10 +142,12 @@ let package = Package(
             name: "BlurfarmCluster",
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator"],
             swiftSettings: strict),
+        .target(name: "BlurfarmAPI", swiftSettings: strict),
+        .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
         .target(
             name: "BlurfarmServer",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
                 "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -159,7 +164,7 @@ let package = Package(
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
-                "BlurfarmServer", "BlurfarmCluster",
+                "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -226,9 +231,13 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmAPITests",
+            dependencies: ["BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -1,6 +1,7 @@
 import ArgumentParser
+import BlurfarmClient
 import BlurfarmCluster
-import BlurfarmCoordinator
+import Foundation
 
 /// An error shown to the user: one line, already in words, with the exit status to use.
 struct CommandError: Error, CustomStringConvertible {
@@ -15,20 +16,36 @@ struct CommandError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// How a command ends on an error: the message on standard error and the exit status. The one
+/// How a command ends on an error: what it says on standard error and its exit status. The one
 /// place where the library modules' typed errors meet the exit statuses of docs/commands.md
 /// (as swift-argument-parser's `MessageInfo` decides for its own errors).
-struct CommandFailure {
-    /// One line, naming the file or tool first.
-    let message: String
-    /// ``ExitStatus``.
-    let exitCode: Int32
+enum CommandFailure {
+    /// One line, said as `blurfarm: error: …`.
+    case message(String, exitCode: Int32)
+    /// Diagnostics rendered as `blurfarm check` prints them (a manifest the server refused).
+    case diagnostics(String, exitCode: Int32)
 
     init(_ error: any Error) {
         switch error {
-        case let error as CommandError: (message, exitCode) = (error.message, error.exitCode)
-        case let error as ClusterError: (message, exitCode) = (error.description, Self.exitCode(of: error))
-        default: (message, exitCode) = ("\(error)", ExitStatus.someFailed)
+        case let error as CommandError: self = .message(error.message, exitCode: error.exitCode)
+        case let error as ClusterError: self = .message(error.description, exitCode: Self.exitCode(of: error))
+        case ClientError.invalidManifest(let diagnostics): self = .diagnostics(diagnostics, exitCode: ExitStatus.invalid)
+        default: self = .message("\(error)", exitCode: ExitStatus.someFailed)
+        }
+    }
+
+    /// The exit status.
+    var exitCode: Int32 {
+        switch self {
+        case .message(_, let code), .diagnostics(_, let code): code
+        }
+    }
+
+    /// Says it on standard error.
+    func say() {
+        switch self {
+        case .message(let message, _): printError(message)
+        case .diagnostics(let text, _): FileHandle.standardError.write(Data(text.utf8))
         }
     }
 
@@ -50,7 +67,7 @@ extension ExitCode {
     /// Says `error` on standard error (``CommandFailure``); the exit status it ends the command with.
     static func reporting(_ error: any Error) -> ExitCode {
         let failure = CommandFailure(error)
-        printError(failure.message)
+        failure.say()
         return ExitCode(failure.exitCode)
     }
 }
