@@ -9,7 +9,7 @@ public struct QueueJob: Codable, Sendable, Equatable {
     /// The manifest's path: the file on the server, or the folder of a submitted text joined with its name.
     public var manifest: String
     /// `path` (a manifest on the server, read again on each start) or `text` (the text below).
-    public var source: String
+    public var source: ManifestSource
     /// The manifest's text as submitted (empty for a manifest on the server).
     public var manifestText: String
     /// 0–100, higher first.
@@ -45,7 +45,7 @@ public struct QueueJob: Codable, Sendable, Equatable {
 
     /// A job with every field given.
     public init(
-        id: Int64?, name: String, manifest: String, source: String, manifestText: String, priority: Int, state: JobState,
+        id: Int64?, name: String, manifest: String, source: ManifestSource, manifestText: String, priority: Int, state: JobState,
         inFarm: Bool, retryFailed: Bool, submittedAt: Date, startedAt: Date?, finishedAt: Date?, outputsTotal: Int,
         outputsUpToDate: Int, outputsWritten: Int, outputsFailed: Int, outputsCancelled: Int, tilesDone: Int, tilesTotal: Int,
         pixelsWritten: Int, error: String?, refusal: JobRefusal?

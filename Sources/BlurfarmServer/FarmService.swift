@@ -118,7 +118,7 @@ public actor FarmService {
         let priority = request.priority ?? 50
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
         let manifestPath: String
-        let source: String
+        let source: ManifestSource
         let planned: Result<JobPlan, Diagnostics>
         switch (request.manifest, request.path) {
         case (let text?, nil):
@@ -131,13 +131,13 @@ public actor FarmService {
             }
             guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
             manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
-            source = "text"
+            source = .text
             planned = loader.plan(text: text, manifestPath: manifestPath)
         case (nil, let path?):
             guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
-            source = "path"
+            source = .path
             planned = plan(manifestAt: path)
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
@@ -150,7 +150,7 @@ public actor FarmService {
         if let outside = roots.firstOutside(plan) { throw .outsideRoots(PathOutsideRoots(path: outside)) }
         var job = QueueJob(
             id: nil, name: plan.job.name, manifest: manifestPath, source: source,
-            manifestText: source == "text" ? request.manifest ?? "" : "", priority: priority, state: .queued,
+            manifestText: source == .text ? request.manifest ?? "" : "", priority: priority, state: .queued,
             inFarm: false, retryFailed: false, submittedAt: Date(), startedAt: nil, finishedAt: nil,
             outputsTotal: plan.outputCount, outputsUpToDate: 0, outputsWritten: 0, outputsFailed: 0,
             outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil, refusal: nil)
@@ -260,7 +260,7 @@ public actor FarmService {
         case .resumeInFarm: engine.resume(id)
         case .cancelInFarm: engine.cancel(id)
         case .submitToFarm:
-            let planned = job.source == "text"
+            let planned = job.source == .text
                 ? loader.plan(text: job.manifestText, manifestPath: job.manifest)
                 : plan(manifestAt: job.manifest)
             let refusal: String

@@ -21,7 +21,7 @@ import Testing
         let started = Bool.random(using: &rng) ? date(&rng) : nil
         return QueueJob(
             id: Int64.random(in: 1...Int64.max, using: &rng), name: word(&rng), manifest: "/srv/" + word(&rng),
-            source: Bool.random(using: &rng) ? "path" : "text", manifestText: word(&rng),
+            source: ManifestSource.allCases.randomElement(using: &rng)!, manifestText: word(&rng),
             priority: Int.random(in: 0...100, using: &rng), state: JobState.allCases.randomElement(using: &rng)!,
             inFarm: Bool.random(using: &rng), retryFailed: Bool.random(using: &rng), submittedAt: date(&rng),
             startedAt: started, finishedAt: started.map { $0.addingTimeInterval(Double(Int.random(in: 0...9999, using: &rng))) },
