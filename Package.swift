@@ -18,6 +18,12 @@
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
+//                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
+//                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
+//   BlurfarmAPI       the Codable types of the farm service's API (docs/api.md), shared by the server,
+//                     the client and the tests: Foundation only
+//   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
 //   blurfarm          the command-line driver
@@ -134,9 +140,15 @@ let package = Package(
             name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim", "CSystemShims"],
             swiftSettings: pixelCode),
         .target(
+            name: "BlurfarmCluster",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator"],
+            swiftSettings: strict),
+        .target(name: "BlurfarmAPI", swiftSettings: strict),
+        .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
+        .target(
             name: "BlurfarmServer",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
                 "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -153,7 +165,7 @@ let package = Package(
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
-                "BlurfarmServer",
+                "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -213,9 +225,20 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmClusterTests",
+            dependencies: [
+                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmAPITests",
+            dependencies: ["BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
