@@ -14,33 +14,41 @@ import Foundation
 /// as well as filters, and no pixel crosses a process boundary (docs/scheduling.md, "Whole
 /// images and tiles").
 extension JobRunner {
-    /// Whether `input` goes to one worker of `pool` whole: every output has only built-in
-    /// filters (a plugin's failure is a tile's), its header reads, it has at most
-    /// ``wholeImagePixels`` pixels (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and
-    /// at least as many inputs wait (this one included, `waiting`) as there are workers — so
-    /// that the others have images of their own. Otherwise its tiles or bands share the
-    /// workers. Nil when it does not; else the header's size.
-    func wholeImage(_ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode) -> Rect? {
+    /// The outputs of `input` that go to one worker of `pool` as whole-image tasks, or none.
+    /// Those the streamed path makes stay there: it reads and writes the file's 8- or 16-bit
+    /// samples band by band, its decode shared by them all and overlapped with the workers'
+    /// filtering, which a whole image in one worker (in `Float32`) does not beat on this
+    /// machine kind (docs/performance.md). The others (thumbnails and resizes, `verify:
+    /// decode`, what the header rules out of streaming) would be decoded whole in this process:
+    /// they go to a worker when their filters are all built in (a plugin's failure is a
+    /// tile's), the input's header reads, it has at most ``wholeImagePixels`` pixels
+    /// (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and at
+    /// least as many inputs wait (this one included, `waiting`) as there are workers — so that
+    /// the others have images of their own. The input's size comes with them.
+    func wholeImage(
+        _ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode
+    ) -> (indices: [Int], image: Rect)? {
         let workers = pool.settings.scheduling.workers
-        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers,
-            input.outputs.allSatisfy({ output in
-                output.variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
+        let indices = input.outputs.indices.filter { !Self.canStream(input.outputs[$0], verify: verify, registry: registry) }
+        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers, !indices.isEmpty,
+            indices.allSatisfy({ index in
+                input.outputs[index].variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
             }),
             let header = try? ImageReader.header(ofFile: input.path, confinement: confinement)
         else { return nil }
         let image = Rect(width: header.width, height: header.height)
         guard image.area <= wholeImagePixels, let memory = header.decodeMemory, memory <= memoryLimit / workers
         else { return nil }
-        return image
+        return (indices, image)
     }
 
-    /// Runs the outputs of `input` in `pool`, one task per decode (``PlannedOutput/decodeResize``),
-    /// and writes what the workers encoded. Returns a report for each output, by index, except
-    /// those whose file did not fit a message (``ImageOutputFailure/Kind/tooLarge``): the
-    /// caller makes them in this process.
+    /// Runs the outputs of `input` at `outputs` in `pool`, one task per decode
+    /// (``PlannedOutput/decodeResize``), and writes what the workers encoded. Returns a report
+    /// for each, by index, except those whose file did not fit a message
+    /// (``ImageOutputFailure/Kind/tooLarge``): the caller makes them in this process.
     func runWhole(
-        _ input: PlannedInput, image: Rect, pool: WorkerPool, tileSize: Int, verify: VerifyMode, control: JobControl,
-        events: @escaping @Sendable (Event) -> Void
+        _ input: PlannedInput, outputs: [Int], image: Rect, pool: WorkerPool, tileSize: Int, verify: VerifyMode,
+        control: JobControl, events: @escaping @Sendable (Event) -> Void
     ) -> [Int: OutputReport] {
         var reports: [Int: OutputReport] = [:]
         func report(_ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []) {
@@ -56,13 +64,15 @@ extension JobRunner {
         do throws(ImageIOError) {
             opened = try SharedInput(input.path, confinement: confinement)
         } catch {
-            for index in input.outputs.indices { report(index, .decode(error)) }
+            for index in outputs { report(index, .decode(error)) }
             return reports
         }
         var resizes: [ResizeSpec?] = []
-        for output in input.outputs where !resizes.contains(output.decodeResize) { resizes.append(output.decodeResize) }
+        for index in outputs where !resizes.contains(input.outputs[index].decodeResize) {
+            resizes.append(input.outputs[index].decodeResize)
+        }
         for resize in resizes {
-            let indices = input.outputs.indices.filter { input.outputs[$0].decodeResize == resize }
+            let indices = outputs.filter { input.outputs[$0].decodeResize == resize }
             control.waitWhilePaused()
             if let ended = control.ended {
                 for index in indices { report(index, ended == .cancelled ? .cancelled : .stopped) }

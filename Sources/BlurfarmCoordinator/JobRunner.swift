@@ -131,9 +131,10 @@ public struct JobRunner: Sendable {
     /// Runs the outputs of one input, those of one decode after another so that one decoded
     /// image (or one set of sizes) at a time is held, and returns their reports in the plan's
     /// order.
-    /// The whole input in one worker when it should (``wholeImage(_:pool:waiting:verify:)``,
-    /// `waiting` inputs left with this one); else, and for outputs too large for a worker's
-    /// answer, decoded here (one of `decodes` at a time).
+    /// The outputs the streamed path cannot make go to one worker per decode when they should
+    /// (``wholeImage(_:pool:waiting:verify:)``, `waiting` inputs left with this one); the
+    /// others, and those too large for a worker's answer, are made here (one of `decodes` at
+    /// a time).
     private func run(
         _ input: PlannedInput, waiting: Int, decodes: DispatchSemaphore, tileSize: Int, verify: VerifyMode,
         control: JobControl, events: @escaping @Sendable (Event) -> Void
@@ -141,10 +142,11 @@ public struct JobRunner: Sendable {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
         if let pool = rendering as? WorkerPool, control.ended == nil,
-            let image = wholeImage(input, pool: pool, waiting: waiting, verify: verify)
+            let (whole, image) = wholeImage(input, pool: pool, waiting: waiting, verify: verify)
         {
             for (index, report) in runWhole(
-                input, image: image, pool: pool, tileSize: tileSize, verify: verify, control: control, events: events)
+                input, outputs: whole, image: image, pool: pool, tileSize: tileSize, verify: verify, control: control,
+                events: events)
             {
                 reports[index] = report
             }

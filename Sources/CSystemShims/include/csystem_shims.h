@@ -32,6 +32,13 @@ int blurfarm_ignore_sigpipe(void);
 /// error is reported and the temporary file removed. Returns 0, or -1 with errno set.
 int blurfarm_ignore_sigxfsz(void);
 
+/// Makes malloc serve allocations up to `bytes` from one heap for every thread and keep up to
+/// `bytes` freed at its top (mallopt M_ARENA_MAX, M_MMAP_THRESHOLD and M_TRIM_THRESHOLD;
+/// glibc), instead of mapping each
+/// large block afresh: the pages of one image's buffers serve the next without being faulted
+/// in and zeroed again. 0, or -1 when malloc refused.
+int blurfarm_reuse_freed_memory(long bytes);
+
 /// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, closed on exec.
 /// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
 int blurfarm_memfd_create(const char *name);
