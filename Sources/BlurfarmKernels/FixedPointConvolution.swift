@@ -9,10 +9,10 @@ import CKernels
 /// types do not reach). The reference schedule is obvious scalar Swift computing the same
 /// integers.
 enum FixedPointConvolution {
-    /// Samples per column block of the columns pass with 16-bit sums: the block's
-    /// `stripRows + 2R` ring rows (41 KB at sigma 8) stay in L1 or close while the strip's
-    /// output rows are made (in a stand-alone harness, 128 took 14–15 % longer at sigma 2 and 8,
-    /// 4096 1 % and 10 %).
+    /// Samples per column block of the columns pass: the block's `stripRows + 2R` ring rows
+    /// (41 KB at sigma 8) stay in L1 or close while the strip's output rows are made (in a
+    /// stand-alone harness, 128 took 14–15 % longer at sigma 2 and 8, 4096 1 % and 10 %; with
+    /// 32-bit sums at sigma 32, 32 to 1024 within 15 %, 256 the fastest).
     static let blockSamples = 256
 
     /// Renders `tile` (see ``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``).
@@ -120,14 +120,6 @@ enum FixedPointConvolution {
             }
         }
 
-        /// Samples per column block of the columns pass: ``blockSamples`` with 16-bit sums; with
-        /// 32-bit sums (one output row at a time, a wide mask) as many as keep the block's
-        /// `ringRows` rows within 16 KiB of L1.
-        func block(ringRows: Int) -> Int {
-            if case .sixteenBit = sums { return FixedPointConvolution.blockSamples }
-            return max(16, (16 << 10) / (ringRows * 2) / 16 * 16)
-        }
-
         /// The rows pass of one widened row, `centre` at its first tile sample, into `dst`.
         func rows(_ centre: UnsafeMutablePointer<UInt16>, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
             switch sums {
@@ -163,10 +155,13 @@ enum FixedPointConvolution {
         let width = p.columns.count, tileSamples = (width - 2 * r) * n
         let stripCapacity = min(SampleConvolution.stripRows, rows)
         let ringRows = stripCapacity + 2 * r
-        let blockSamples = passes.block(ringRows: ringRows)
-        // Ring rows 64 bytes more than a multiple of 4 KiB apart (as SampleConvolution's).
+        // Ring rows 64 bytes more than a multiple of 4 KiB apart (as SampleConvolution's), from
+        // a 64-byte boundary: the columns pass's loads (at multiples of 16 samples) then never
+        // straddle a cache line (a quarter of its time at sigma 8, a fifth at 32 where they did).
         let ringStride = (tileSamples + 2047) / 2048 * 2048 + 32
-        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringRows * ringStride)
+        let ringBytes = ringRows * ringStride * MemoryLayout<UInt16>.stride
+        let ring = UnsafeMutableRawPointer.allocate(byteCount: ringBytes, alignment: 64)
+            .bindMemory(to: UInt16.self, capacity: ringRows * ringStride)
         let line = UnsafeMutablePointer<UInt16>.allocate(capacity: width * n)
         defer { ring.deallocate(); line.deallocate() }
         // clamp and mirror copy every column outside the image (none is 0).
