@@ -26,6 +26,7 @@ enum FixedPointConvolution {
         if tile.isEmpty { return }
         let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: 3)
         let passes = Passes(mask, vector: vector)
+        defer { passes.deallocate() }
         source.withUnsafeSamples { src in
             output.withUnsafeSamples { dst in
                 let out = dst + (tile.y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * 3
@@ -96,15 +97,19 @@ enum FixedPointConvolution {
 
     // MARK: The fast schedule.
 
-    /// The C passes for one mask: how a row is widened, passed along and down.
+    /// The C passes for one mask: how a row is widened, passed along and down. Holds the
+    /// weights in memory of its own until ``deallocate()`` (the passes are called per row and
+    /// per block, too often to bridge an array each time).
     private struct Passes {
         let radius: Int
         let vector: Int32
         let inputShift: Int32
         let sums: FixedPointMask.Sums
         /// The weights as the C passes take them: the 16-bit arithmetic's, or the 32-bit
-        /// arithmetic's rows and columns weights each followed by a 0 (`bf_wide_rows`).
-        let narrow: [UInt16], rowWeights: [Int16], columnWeights: [Int16]
+        /// arithmetic's rows and columns weights each followed by a 0 (`bf_wide_rows`); empty
+        /// for the other arithmetic.
+        let narrow: UnsafeMutableBufferPointer<UInt16>
+        let rowWeights: UnsafeMutableBufferPointer<Int16>, columnWeights: UnsafeMutableBufferPointer<Int16>
 
         init(_ mask: FixedPointMask, vector: Bool) {
             radius = mask.radius
@@ -113,20 +118,32 @@ enum FixedPointConvolution {
             switch mask.sums {
             case .sixteenBit(let w, _):
                 inputShift = Int32(FixedPointMask.fractionBits)
-                (narrow, rowWeights, columnWeights) = (w, [], [])
+                (narrow, rowWeights, columnWeights) = (Self.copy(w), Self.copy([]), Self.copy([]))
             case .thirtyTwoBit(let rows, let columns):
                 inputShift = 0
-                (narrow, rowWeights, columnWeights) = ([], rows.weights + [0], columns.weights + [0])
+                (narrow, rowWeights, columnWeights) = (Self.copy([]), Self.copy(rows.weights + [0]), Self.copy(columns.weights + [0]))
             }
+        }
+
+        private static func copy<T>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+            _ = buffer.initialize(from: values)
+            return buffer
+        }
+
+        func deallocate() {
+            narrow.deallocate()
+            rowWeights.deallocate()
+            columnWeights.deallocate()
         }
 
         /// The rows pass of one widened row, `centre` at its first tile sample, into `dst`.
         func rows(_ centre: UnsafeMutablePointer<UInt16>, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
             switch sums {
             case .sixteenBit(_, let bias):
-                bf_fixed_rows(centre, 3, narrow, Int32(radius), bias, dst, count, vector)
+                bf_fixed_rows(centre, 3, narrow.baseAddress, Int32(radius), bias, dst, count, vector)
             case .thirtyTwoBit(let pass, _):
-                bf_wide_rows(centre, 3, rowWeights, Int32(radius), Int32(pass.shift), dst, count, vector)
+                bf_wide_rows(centre, 3, rowWeights.baseAddress, Int32(radius), Int32(pass.shift), dst, count, vector)
             }
         }
 
@@ -138,10 +155,10 @@ enum FixedPointConvolution {
         ) {
             switch sums {
             case .sixteenBit(_, let bias):
-                bf_fixed_columns(rows, Int32(radius), narrow, bias, outputs.baseAddress, Int32(outputs.count), offset, count, vector)
+                bf_fixed_columns(rows, Int32(radius), narrow.baseAddress, bias, outputs.baseAddress, Int32(outputs.count), offset, count, vector)
             case .thirtyTwoBit(_, let pass):
                 for (m, out) in outputs.enumerated() {
-                    bf_wide_columns(rows + m, Int32(radius), columnWeights, Int32(pass.shift), out, offset, count, vector)
+                    bf_wide_columns(rows + m, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), out, offset, count, vector)
                 }
             }
         }
