@@ -3,7 +3,7 @@ import BlurfarmCore
 extension FilterChain {
     /// Renders `tile` as ``render(tile:source:image:into:)`` does, from and into pixels of any
     /// ``SampleFormat``. A chain with a ``fixedPointGaussian(forSourceChannels:)`` renders 8-bit
-    /// samples into 8-bit samples directly, in 16-bit fixed point. Otherwise the rows the tile
+    /// samples into 8-bit samples directly, in fixed point. Otherwise the rows the tile
     /// reads (``sourceRegion(for:image:)``) are converted to premultiplied `Float32`
     /// (``AnyPixels/floats(in:scratch:)``), and the rendered tile, when `output` holds a file's
     /// samples, to them over `background` (``AnyPixels/store(_:in:background:)``), in memory
@@ -37,10 +37,11 @@ extension FilterChain {
 
 extension FilterChain {
     /// The gaussian that renders this chain from 8-bit samples to 8-bit samples directly, in
-    /// exact 16-bit fixed point (``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``),
-    /// or nil. A chain of one gaussian whose mask has a ``GaussianBlur/fixedPoint`` form (sigma
-    /// up to about 16), colour mode `gamma`, edge `clamp` or `mirror`, over opaque RGB (3
-    /// channels). Its output is within one level of the double-precision definition, not the
+    /// exact fixed point (``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``),
+    /// or nil. A chain of one gaussian whose mask has a ``GaussianBlur/fixedPoint`` form (every
+    /// sigma up to 64 and beyond), colour mode `gamma`, edge `clamp` or `mirror`, over opaque
+    /// RGB (3 channels; premultiplied RGBA stays in `Float32`: docs/filters.md says why). Its
+    /// output is within one level of the double-precision definition, not the
     /// same bits as the `Float32` arithmetic of other chains (docs/filters.md). The one place
     /// the choice is made: every 8-bit image such a chain renders takes it, streamed or whole
     /// (the coordinator's `ImageRendering.render(_:encodedWith:chain:tileSize:ticket:)`), whatever the tiles

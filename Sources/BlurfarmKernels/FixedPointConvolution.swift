@@ -1,41 +1,44 @@
 import BlurfarmCore
 import CKernels
 
-/// The schedule of the 8-bit gaussian in 16-bit fixed point (``FixedPointMask`` defines the
-/// arithmetic): opaque RGB in, opaque RGB out, edge `clamp` or `mirror`. The same structure as
-/// ``SampleConvolution``'s fast schedule (slabs of columns, each input row once through the
-/// rows pass into a ring, the columns pass strip by strip, four output rows at a time), with
-/// the passes themselves in C (`CKernels`: AVX2's 16-bit multiply-high, which Swift's SIMD
+/// The schedule of the 8-bit gaussian in fixed point (``FixedPointMask`` defines the
+/// arithmetic, 16-bit or 32-bit sums): opaque RGB in, opaque RGB out, edge `clamp` or `mirror`.
+/// The same structure as ``SampleConvolution``'s fast schedule (slabs of columns, each input row
+/// once through the rows pass into a ring, the columns pass strip by strip), with the passes
+/// themselves in C (`CKernels`: AVX2's 16-bit multiply-high and multiply-add, which Swift's SIMD
 /// types do not reach). The reference schedule is obvious scalar Swift computing the same
 /// integers.
 enum FixedPointConvolution {
     /// Samples per column block of the columns pass: the block's `stripRows + 2R` ring rows
     /// (41 KB at sigma 8) stay in L1 or close while the strip's output rows are made (in a
-    /// stand-alone harness, 128 took 14–15 % longer at sigma 2 and 8, 4096 1 % and 10 %).
+    /// stand-alone harness, 128 took 14–15 % longer at sigma 2 and 8, 4096 1 % and 10 %; with
+    /// 32-bit sums at sigma 32, 32 to 1024 within 15 %, 256 the fastest).
     static let blockSamples = 256
 
+    /// Renders `tile` (see ``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``).
+    /// `vector` false keeps the C passes to their scalar code, which a build without AVX2 runs:
+    /// for tests that compare the two.
     static func apply(
         _ mask: FixedPointMask, tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
-        output: SampleBuffer<UInt8>, schedule: KernelSchedule
+        output: SampleBuffer<UInt8>, schedule: KernelSchedule, vector: Bool = true
     ) {
         precondition(source.channels == 3 && output.channels == 3 && (edge == .clamp || edge == .mirror))
         if tile.isEmpty { return }
-        let r = mask.radius
-        let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: r, channels: 3)
-        mask.weights.withUnsafeBufferPointer { w in
-            source.withUnsafeSamples { src in
-                output.withUnsafeSamples { dst in
-                    let out = dst + (tile.y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * 3
-                    if schedule == .reference {
-                        reference(mask, p, src, out, output.rowStride, rows: tile.height)
-                        return
-                    }
-                    SampleConvolution.forEachSlab(
-                        of: tile, planned: p, source: source, image: image, edge: edge,
-                        sampleBytes: MemoryLayout<UInt16>.stride
-                    ) { slab, dx in
-                        strips(w, mask.bias, slab, src, out + dx * 3, output.rowStride, rows: tile.height)
-                    }
+        let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: 3)
+        let passes = Passes(mask, vector: vector)
+        defer { passes.deallocate() }
+        source.withUnsafeSamples { src in
+            output.withUnsafeSamples { dst in
+                let out = dst + (tile.y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * 3
+                if schedule == .reference {
+                    reference(mask, p, src, out, output.rowStride, rows: tile.height)
+                    return
+                }
+                SampleConvolution.forEachSlab(
+                    of: tile, planned: p, source: source, image: image, edge: edge,
+                    sampleBytes: MemoryLayout<UInt16>.stride
+                ) { slab, dx in
+                    strips(passes, slab, src, out + dx * 3, output.rowStride, rows: tile.height)
                 }
             }
         }
@@ -50,44 +53,132 @@ enum FixedPointConvolution {
         _ mask: FixedPointMask, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
         _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int
     ) {
-        let r = p.radius, w = mask.weights, width = p.columns.count, tileSamples = (width - 2 * r) * 3
+        let r = p.radius, width = p.columns.count, tileSamples = (width - 2 * r) * 3
         let inputRows = rows + 2 * r
+        // One pass over the values `at(−R) … at(R)`, and the level of a columns-pass sum.
+        let pass: (_ at: (Int) -> UInt16, _ rows: Bool) -> UInt16
+        let level: (UInt16) -> UInt8
+        let inputShift: Int
+        switch mask.sums {
+        case .sixteenBit(let w, let bias):
+            inputShift = FixedPointMask.fractionBits
+            pass = { at, _ in
+                var acc = bias &+ mulhi(at(0), w[0])
+                for k in 1...r { acc = acc &+ mulhi(at(-k) &+ at(k), w[k]) }
+                return acc
+            }
+            level = { UInt8(min((Int($0) + 64) >> 7, 255)) }
+        case .thirtyTwoBit(let rowsPass, let columnsPass):
+            inputShift = 0
+            pass = { at, isRows in
+                let w = (isRows ? rowsPass : columnsPass).weights, shift = (isRows ? rowsPass : columnsPass).shift
+                var acc = Int(w[0]) * Int(at(0))
+                for k in 1...r { acc += Int(w[k]) * (Int(at(-k)) + Int(at(k))) }
+                return UInt16((acc + 1 << (shift - 1)) >> shift)
+            }
+            level = { UInt8(min($0, 255)) }
+        }
         var across = [UInt16](repeating: 0, count: inputRows * tileSamples)
         for y in 0..<inputRows {
             let offset = p.rowOffset[y]!  // clamp and mirror: every row exists
-            let q = { (x: Int, c: Int) -> UInt16 in
-                UInt16(src[offset + (p.columnSource[x]! - p.computed.lowerBound) * 3 + c]) << 7
-            }
             for i in 0..<tileSamples {
                 let x = r + i / 3, c = i % 3
-                var acc = mask.bias &+ mulhi(q(x, c), w[0])
-                for k in 1...r { acc = acc &+ mulhi(q(x - k, c) &+ q(x + k, c), w[k]) }
-                across[y * tileSamples + i] = acc
+                across[y * tileSamples + i] = pass({ k in
+                    UInt16(src[offset + (p.columnSource[x + k]! - p.computed.lowerBound) * 3 + c]) << inputShift
+                }, true)
             }
         }
         for y in 0..<rows {
             for i in 0..<tileSamples {
-                let at = { (dy: Int) in across[(y + r + dy) * tileSamples + i] }
-                var acc = mask.bias &+ mulhi(at(0), w[0])
-                for k in 1...r { acc = acc &+ mulhi(at(-k) &+ at(k), w[k]) }
-                dst[y * dstStride + i] = UInt8(min((acc &+ 64) >> 7, 255))
+                dst[y * dstStride + i] = level(pass({ k in across[(y + r + k) * tileSamples + i] }, false))
             }
         }
     }
 
     // MARK: The fast schedule.
 
+    /// The C passes for one mask: how a row is widened, passed along and down. Holds the
+    /// weights in memory of its own until ``deallocate()`` (the passes are called per row and
+    /// per block, too often to bridge an array each time).
+    private struct Passes {
+        let radius: Int
+        let vector: Int32
+        let inputShift: Int32
+        let sums: FixedPointMask.Sums
+        /// The weights as the C passes take them: the 16-bit arithmetic's, or the 32-bit
+        /// arithmetic's rows and columns weights each followed by a 0 (`bf_wide_rows`); empty
+        /// for the other arithmetic.
+        let narrow: UnsafeMutableBufferPointer<UInt16>
+        let rowWeights: UnsafeMutableBufferPointer<Int16>, columnWeights: UnsafeMutableBufferPointer<Int16>
+
+        init(_ mask: FixedPointMask, vector: Bool) {
+            radius = mask.radius
+            self.vector = vector ? 1 : 0
+            sums = mask.sums
+            switch mask.sums {
+            case .sixteenBit(let w, _):
+                inputShift = Int32(FixedPointMask.fractionBits)
+                (narrow, rowWeights, columnWeights) = (Self.copy(w), Self.copy([]), Self.copy([]))
+            case .thirtyTwoBit(let rows, let columns):
+                inputShift = 0
+                (narrow, rowWeights, columnWeights) = (Self.copy([]), Self.copy(rows.weights + [0]), Self.copy(columns.weights + [0]))
+            }
+        }
+
+        private static func copy<T>(_ values: [T]) -> UnsafeMutableBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+            _ = buffer.initialize(from: values)
+            return buffer
+        }
+
+        func deallocate() {
+            narrow.deallocate()
+            rowWeights.deallocate()
+            columnWeights.deallocate()
+        }
+
+        /// The rows pass of one widened row, `centre` at its first tile sample, into `dst`.
+        func rows(_ centre: UnsafeMutablePointer<UInt16>, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
+            switch sums {
+            case .sixteenBit(_, let bias):
+                bf_fixed_rows(centre, 3, narrow.baseAddress, Int32(radius), bias, dst, count, vector)
+            case .thirtyTwoBit(let pass, _):
+                bf_wide_rows(centre, 3, rowWeights.baseAddress, Int32(radius), Int32(pass.shift), dst, count, vector)
+            }
+        }
+
+        /// The columns pass of `count` samples from `offset` for the output rows `outputs`,
+        /// from `rows` (`rows[m … m + 2R]` make output row `m`).
+        func columns(
+            _ rows: UnsafePointer<UnsafePointer<UInt16>?>, _ outputs: UnsafeBufferPointer<UnsafeMutablePointer<UInt8>?>,
+            offset: Int, count: Int
+        ) {
+            switch sums {
+            case .sixteenBit(_, let bias):
+                bf_fixed_columns(rows, Int32(radius), narrow.baseAddress, bias, outputs.baseAddress, Int32(outputs.count), offset, count, vector)
+            case .thirtyTwoBit(_, let pass):
+                for (m, out) in outputs.enumerated() {
+                    bf_wide_columns(rows + m, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), out, offset, count, vector)
+                }
+            }
+        }
+    }
+
     private static func strips(
-        _ w: UnsafeBufferPointer<UInt16>, _ bias: UInt16, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
+        _ passes: Passes, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
         _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int
     ) {
         let r = p.radius, n = 3
         let width = p.columns.count, tileSamples = (width - 2 * r) * n
         let stripCapacity = min(SampleConvolution.stripRows, rows)
         let ringRows = stripCapacity + 2 * r
-        // Ring rows 64 bytes more than a multiple of 4 KiB apart (as SampleConvolution's).
+        // Ring rows 64 bytes more than a multiple of 4 KiB apart (as SampleConvolution's), from
+        // a 64-byte boundary: the columns pass's loads (at multiples of 16 samples) then never
+        // straddle a cache line (a quarter of its time at sigma 8, a fifth at 32 where they did).
         let ringStride = (tileSamples + 2047) / 2048 * 2048 + 32
-        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringRows * ringStride)
+        let ringBytes = ringRows * ringStride * MemoryLayout<UInt16>.stride
+        let ring = UnsafeMutableRawPointer.allocate(byteCount: ringBytes, alignment: 64)
+            .bindMemory(to: UInt16.self, capacity: ringRows * ringStride)
         let line = UnsafeMutablePointer<UInt16>.allocate(capacity: width * n)
         defer { ring.deallocate(); line.deallocate() }
         // clamp and mirror copy every column outside the image (none is 0).
@@ -99,9 +190,9 @@ enum FixedPointConvolution {
         while y0 < rows {
             let count = min(stripCapacity, rows - y0)
             while made < y0 + count + 2 * r {
-                bf_fixed_widen(src + p.rowOffset[made]!, line + computedStart, p.computed.count * n)
+                bf_fixed_widen(src + p.rowOffset[made]!, line + computedStart, p.computed.count * n, passes.inputShift, passes.vector)
                 for (i, s) in copies { (line + i * n).update(from: line + s * n, count: n) }
-                bf_fixed_rows(line + r * n, n, w.baseAddress, Int32(r), bias, ring + (made % ringRows) * ringStride, tileSamples)
+                passes.rows(line + r * n, ring + (made % ringRows) * ringStride, count: tileSamples)
                 made += 1
             }
             for j in 0..<(count + 2 * r) { window[j] = UnsafePointer(ring + ((y0 + j) % ringRows) * ringStride) }
@@ -114,7 +205,7 @@ enum FixedPointConvolution {
                         let m = min(4, count - j)
                         for k in 0..<m { outputs[k] = dst + (y0 + j + k) * dstStride }
                         outputs.withUnsafeBufferPointer { o in
-                            bf_fixed_columns(rowsAt.baseAddress! + j, Int32(r), w.baseAddress, bias, o.baseAddress, Int32(m), i, samples)
+                            passes.columns(rowsAt.baseAddress! + j, UnsafeBufferPointer(rebasing: o[0..<m]), offset: i, count: samples)
                         }
                         j += m
                     }

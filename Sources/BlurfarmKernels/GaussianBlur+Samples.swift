@@ -12,7 +12,7 @@ extension GaussianBlur {
 
     /// Renders the pixels of `tile` from 8-bit samples to 8-bit samples, without a `Float32`
     /// image in between. Opaque RGB under `clamp` or `mirror` (3 channels in and out), where
-    /// the mask has a ``fixedPoint`` form, is blurred in 16-bit fixed point
+    /// the mask has a ``fixedPoint`` form, is blurred in fixed point
     /// (``FixedPointConvolution``); everything else is premultiplied into `Float32` a strip at a
     /// time, convolved, unpremultiplied and rounded to nearest (``SampleConvolution``). The
     /// choice depends on sigma, the channels and the edge rule only, never on the tile.

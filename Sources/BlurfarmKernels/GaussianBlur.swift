@@ -20,8 +20,9 @@ public struct GaussianBlur: UniformReachFilter {
     public let schedule: KernelSchedule
     /// The mask's weights in the working precision, `k = 0 ... R`.
     let weights: [Float]
-    /// The mask in 16-bit fixed point, where it stays within the 8-bit accuracy bar (sigma up
-    /// to about 16): how opaque 8-bit pixels are blurred at the file's depth.
+    /// The mask in fixed point (16-bit sums up to sigma about 16, 32-bit sums beyond), where it
+    /// stays within the 8-bit accuracy bar (every sigma up to 64 and beyond): how opaque 8-bit
+    /// pixels are blurred at the file's depth.
     public let fixedPoint: FixedPointMask?
 
     public init(sigma: Double, schedule: KernelSchedule = .default) {

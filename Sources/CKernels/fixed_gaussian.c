@@ -1,5 +1,6 @@
 // The 16-bit fixed-point gaussian passes declared in ckernels.h. Vector code for AVX2 (16 lanes),
-// scalar code for what is left and for builds without AVX2: both compute the same integers.
+// scalar code for what is left, for builds without AVX2 and when `vector` is 0: both compute the
+// same integers.
 #include "ckernels.h"
 
 #if defined(__AVX2__)
@@ -8,15 +9,16 @@
 
 static inline uint16_t mulhi(uint16_t a, uint16_t b) { return (uint16_t)(((uint32_t)a * b) >> 16); }
 
-void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count) {
+void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count, int shift, int vector) {
     ptrdiff_t i = 0;
 #if defined(__AVX2__)
-    for (; i + 16 <= count; i += 16) {
+    const __m128i s = _mm_cvtsi32_si128(shift);
+    for (; vector && i + 16 <= count; i += 16) {
         __m256i v = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(src + i)));
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_slli_epi16(v, 7));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_sll_epi16(v, s));
     }
 #endif
-    for (; i < count; i++) dst[i] = (uint16_t)(src[i] << 7);
+    for (; i < count; i++) dst[i] = (uint16_t)(src[i] << shift);
 }
 
 static inline uint16_t row_value(const uint16_t *c, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias) {
@@ -26,11 +28,11 @@ static inline uint16_t row_value(const uint16_t *c, ptrdiff_t step, const uint16
 }
 
 void bf_fixed_rows(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias,
-                   uint16_t *dst, ptrdiff_t count) {
+                   uint16_t *dst, ptrdiff_t count, int vector) {
     ptrdiff_t i = 0;
 #if defined(__AVX2__)
     const __m256i b = _mm256_set1_epi16((short)bias), w0 = _mm256_set1_epi16((short)w[0]);
-    for (; i + 32 <= count; i += 32) {
+    for (; vector && i + 32 <= count; i += 32) {
         const uint16_t *c = centre + i;
         __m256i a0 = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)c), w0));
         __m256i a1 = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(c + 16)), w0));
@@ -46,7 +48,7 @@ void bf_fixed_rows(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, in
         _mm256_storeu_si256((__m256i *)(dst + i), a0);
         _mm256_storeu_si256((__m256i *)(dst + i + 16), a1);
     }
-    for (; i + 16 <= count; i += 16) {
+    for (; vector && i + 16 <= count; i += 16) {
         const uint16_t *c = centre + i;
         __m256i a = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)c), w0));
         for (int k = 1; k <= radius; k++) {
@@ -75,11 +77,11 @@ static inline void store_levels(uint8_t *d, __m256i sum) {
 #endif
 
 void bf_fixed_columns(const uint16_t *const *rows, int radius, const uint16_t *w, uint16_t bias, uint8_t *const *dst,
-                      int outputs, ptrdiff_t offset, ptrdiff_t count) {
+                      int outputs, ptrdiff_t offset, ptrdiff_t count, int vector) {
     ptrdiff_t i = 0;
 #if defined(__AVX2__)
     const __m256i b = _mm256_set1_epi16((short)bias), w0 = _mm256_set1_epi16((short)w[0]);
-    if (outputs == 4) {
+    if (vector && outputs == 4) {
         // Four output rows share each loaded vector: for tap k, output m pairs the rows
         // m + R - k and m + R + k, so the left rows slide down and the right rows up by one.
         for (; i + 16 <= count; i += 16) {
@@ -105,7 +107,7 @@ void bf_fixed_columns(const uint16_t *const *rows, int radius, const uint16_t *w
             store_levels(dst[0] + o, a0); store_levels(dst[1] + o, a1);
             store_levels(dst[2] + o, a2); store_levels(dst[3] + o, a3);
         }
-    } else {
+    } else if (vector) {
         for (; i + 16 <= count; i += 16) {
             const ptrdiff_t o = offset + i;
             for (int m = 0; m < outputs; m++) {

@@ -1,0 +1,100 @@
+// The 32-bit fixed-point gaussian passes declared in ckernels.h (masks too wide for 16-bit sums).
+// Vector code for AVX2 (16 lanes: `vpmaddwd` multiplies 16-bit pairs exactly and adds each pair
+// into 32 bits), scalar code for what is left, for builds without AVX2 and when `vector` is 0.
+// Every product and sum is exact (the caller keeps the sums below 2^31), so the order of the
+// additions does not matter: both compute the same integers.
+#include "ckernels.h"
+
+#include <string.h>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+// W0 * c[0] + sum_{k=1..radius} Wk * (c[-k*step] + c[k*step]), exactly.
+static inline int32_t wide_sum(const uint16_t *c, ptrdiff_t step, const int16_t *w, int radius) {
+    int32_t acc = (int32_t)w[0] * c[0];
+    for (int k = 1; k <= radius; k++) acc += (int32_t)w[k] * (int32_t)(c[-k * step] + c[k * step]);
+    return acc;
+}
+
+#if defined(__AVX2__)
+static inline __m256i load(const uint16_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
+
+// The weights w[k] and w[k + 1] in both halves of every 32-bit lane, as vpmaddwd pairs them.
+static inline __m256i weight_pair(const int16_t *w, int k) {
+    int32_t pair;
+    memcpy(&pair, w + k, sizeof pair);
+    return _mm256_set1_epi32(pair);
+}
+
+// Adds w[k] * a + w[k + 1] * b to the sums of the 16 lanes, the lanes 0-3 and 8-11 in `lo`
+// and 4-7 and 12-15 in `hi` (the order `vpunpck*wd` leaves and `vpackusdw` undoes).
+static inline void add_pair(__m256i *lo, __m256i *hi, __m256i a, __m256i b, __m256i w) {
+    *lo = _mm256_add_epi32(*lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w));
+    *hi = _mm256_add_epi32(*hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w));
+}
+
+// (sum + 2^(shift-1)) >> shift for the 16 lanes, back in their order as 16-bit values.
+static inline __m256i rounded(__m256i lo, __m256i hi, int shift) {
+    const __m256i half = _mm256_set1_epi32(1 << (shift - 1));
+    const __m128i s = _mm_cvtsi32_si128(shift);
+    return _mm256_packus_epi32(_mm256_srl_epi32(_mm256_add_epi32(lo, half), s),
+                               _mm256_srl_epi32(_mm256_add_epi32(hi, half), s));
+}
+#endif
+
+void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift, uint16_t *dst,
+                  ptrdiff_t count, int vector) {
+    ptrdiff_t i = 0;
+#if defined(__AVX2__)
+    const __m256i zero = _mm256_setzero_si256();
+    for (; vector && i + 16 <= count; i += 16) {
+        const uint16_t *c = centre + i;
+        __m256i lo = zero, hi = zero;
+        add_pair(&lo, &hi, load(c), _mm256_add_epi16(load(c - step), load(c + step)), weight_pair(w, 0));
+        int k = 2;
+        for (; k + 1 <= radius; k += 2) {
+            __m256i a = _mm256_add_epi16(load(c - k * step), load(c + k * step));
+            __m256i b = _mm256_add_epi16(load(c - (k + 1) * step), load(c + (k + 1) * step));
+            add_pair(&lo, &hi, a, b, weight_pair(w, k));
+        }
+        if (k == radius) add_pair(&lo, &hi, _mm256_add_epi16(load(c - k * step), load(c + k * step)), zero, weight_pair(w, k));
+        _mm256_storeu_si256((__m256i *)(dst + i), rounded(lo, hi, shift));
+    }
+#endif
+    const int32_t half = 1 << (shift - 1);
+    for (; i < count; i++) dst[i] = (uint16_t)((wide_sum(centre + i, step, w, radius) + half) >> shift);
+}
+
+void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
+                     ptrdiff_t offset, ptrdiff_t count, int vector) {
+    ptrdiff_t i = 0;
+    const uint16_t *const *c = rows + radius;
+#if defined(__AVX2__)
+    const __m256i zero = _mm256_setzero_si256();
+    for (; vector && i + 16 <= count; i += 16) {
+        const ptrdiff_t o = offset + i;
+        __m256i lo = zero, hi = zero;
+        add_pair(&lo, &hi, load(c[0] + o), _mm256_add_epi16(load(c[-1] + o), load(c[1] + o)), weight_pair(w, 0));
+        int k = 2;
+        for (; k + 1 <= radius; k += 2) {
+            __m256i a = _mm256_add_epi16(load(c[-k] + o), load(c[k] + o));
+            __m256i b = _mm256_add_epi16(load(c[-k - 1] + o), load(c[k + 1] + o));
+            add_pair(&lo, &hi, a, b, weight_pair(w, k));
+        }
+        if (k == radius) add_pair(&lo, &hi, _mm256_add_epi16(load(c[-k] + o), load(c[k] + o)), zero, weight_pair(w, k));
+        __m256i v = rounded(lo, hi, shift);
+        _mm_storeu_si128((__m128i *)(dst + o),
+                         _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+    }
+#endif
+    const int32_t half = 1 << (shift - 1);
+    for (; i < count; i++) {
+        const ptrdiff_t o = offset + i;
+        int32_t acc = (int32_t)w[0] * c[0][o];
+        for (int k = 1; k <= radius; k++) acc += (int32_t)w[k] * (int32_t)(c[-k][o] + c[k][o]);
+        int32_t v = (acc + half) >> shift;
+        dst[o] = (uint8_t)(v > 255 ? 255 : v);
+    }
+}

@@ -1,0 +1,149 @@
+import BlurfarmCore
+@testable import BlurfarmKernels
+import BlurfarmTestSupport
+import PropertyBased
+import Testing
+
+/// The 8-bit gaussian in fixed point (``FixedPointMask``, ``FixedPointConvolution``), 16-bit
+/// and 32-bit sums: against the double-precision definition within the bound each mask proves,
+/// the AVX2 and scalar code of the C passes and the obvious Swift reference bit for bit, and any
+/// tiling bit for bit.
+@Suite struct FixedPointGaussianTests {
+    /// Sigmas from 0.3 to 64, through the switch from 16-bit to 32-bit sums (about 16).
+    static let sweep = [
+        0.3, 0.45, 0.7, 1.0, 1.3, 1.9, 2.0, 2.6, 3.3, 4.4, 5.5, 7.1, 8.0, 9.6, 11.2, 13.7, 15.9, 16.4, 18.5, 21.3,
+        24.0, 27.9, 32.0, 36.6, 41.1, 47.5, 53.3, 59.8, 64.0,
+    ]
+
+    /// `gaussian` over `image` as the farm renders it, C passes in AVX2 lanes (`vector`) or
+    /// scalar code only, cut into tiles of `tile` pixels (0: one tile), each tile from its
+    /// source region alone.
+    static func render(
+        _ gaussian: GaussianBlur, _ image: SampleBuffer<UInt8>, edge: EdgeRule, tile: Int = 0, vector: Bool = true
+    ) -> SampleBuffer<UInt8> {
+        let output = SampleBuffer<UInt8>(rect: image.rect, channels: 3)
+        for t in TileGrid(bounds: image.rect, tileSize: tile).tiles {
+            let source = image.view(gaussian.sourceRegion(for: t, image: image.rect, edge: edge))
+            FixedPointConvolution.apply(
+                gaussian.fixedPoint!, tile: t, source: source, image: image.rect, edge: edge, output: output,
+                schedule: gaussian.schedule, vector: vector)
+        }
+        return output
+    }
+
+    /// Every output level within `0.5 + errorBound` (below 1) of the unrounded double-precision
+    /// definition, for every sigma of the sweep, under `clamp` and `mirror` (the edge rules the
+    /// fixed-point path serves; the others run in `Float32`, checked in
+    /// ``FileDepthGaussianTests``), on random images: through the production entry point.
+    @Test(arguments: sweep)
+    func everyLevelIsWithinTheBoundOfTheDefinition(sigma: Double) {
+        let gaussian = GaussianBlur(sigma: sigma)
+        guard let mask = gaussian.fixedPoint else {
+            Issue.record("sigma \(sigma) has no fixed-point mask")
+            return
+        }
+        #expect(mask.errorBound < 0.5)
+        // Images about as wide as the mask, so that the edges fold in every way.
+        let (width, height) = sigma > 20 ? (37, 11) : (45, 29)
+        for edge in [EdgeRule.clamp, .mirror] {
+            let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: UInt64(sigma * 10))
+            let output = FileDepthGaussianTests.render(gaussian, image, edge: edge, tile: 16)
+            let reference = Reference.gaussian(image, sigma: sigma, edge: edge)
+            var worst = (levels: 0.0, x: 0, y: 0)
+            for (i, (x, y)) in FileDepthGaussianTests.pixels(output.rect).enumerated() {
+                for c in 0..<3 {
+                    let d = abs(Double(output[x, y][c]) - reference[i][c] * 255)
+                    if d > worst.levels { worst = (d, x, y) }
+                }
+            }
+            #expect(
+                worst.levels <= 0.5 + mask.errorBound,
+                "sigma \(sigma), \(edge): \(worst.levels) levels at (\(worst.x), \(worst.y)), bound \(0.5 + mask.errorBound)")
+        }
+    }
+
+    /// The C passes' AVX2 code, their scalar code and the obvious Swift reference schedule give
+    /// the same bits, for 16-bit and 32-bit sums, on widths that leave every remainder.
+    @Test(arguments: [0.3, 1.0, 2.0, 5.5, 8.0, 15.9, 16.4, 24.0, 32.0, 64.0])
+    func vectorScalarAndReferenceAgreeBitForBit(sigma: Double) {
+        let vectorized = GaussianBlur(sigma: sigma, schedule: .vectorized)
+        let reference = GaussianBlur(sigma: sigma, schedule: .reference)
+        for (width, height) in [(53, 9), (16, 3), (7, 21)] {
+            let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: UInt64(width))
+            for edge in [EdgeRule.clamp, .mirror] {
+                let simd = Self.render(vectorized, image, edge: edge)
+                let what = "sigma \(sigma), \(width)x\(height), \(edge)"
+                FileDepthGaussianTests.expectIdentical(simd, Self.render(vectorized, image, edge: edge, vector: false), "scalar C, \(what)")
+                FileDepthGaussianTests.expectIdentical(simd, Self.render(reference, image, edge: edge), "reference, \(what)")
+            }
+        }
+    }
+
+    /// A tile wide enough that the fast schedule cuts it into slabs of columns and tall enough
+    /// for several strips, with 32-bit sums.
+    @Test func wideMaskSlabsAndStripsEqualTheReferenceSchedule() {
+        let image = FileDepthGaussianTests.random(UInt8.self, width: 700, height: 40, channels: 3, seed: 21)
+        for edge in [EdgeRule.clamp, .mirror] {
+            FileDepthGaussianTests.expectIdentical(
+                Self.render(GaussianBlur(sigma: 20, schedule: .vectorized), image, edge: edge),
+                Self.render(GaussianBlur(sigma: 20, schedule: .reference), image, edge: edge),
+                "sigma 20, \(edge)")
+        }
+    }
+
+    /// Any tiling, the same bits, for sigmas across both arithmetics, each tile rendered from
+    /// its source region alone, in AVX2 lanes or scalar code.
+    @Test func tiledEqualsUntiledBitForBit() async {
+        await propertyCheck(
+            count: 40, input: Gen.int(in: 1...40), Gen.int(in: 1...30), Gen.int(in: 6...40), Gen.uint64()
+        ) { width, height, tile, seed in
+            var rng = SplitMix(seed: seed)
+            let gaussian = GaussianBlur(sigma: Double.random(in: 0.3...40, using: &rng))
+            let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
+            let vector = rng.next() % 2 == 0
+            let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: seed)
+            FileDepthGaussianTests.expectIdentical(
+                Self.render(gaussian, image, edge: edge, tile: tile, vector: vector), Self.render(gaussian, image, edge: edge),
+                "\(width)x\(height), tile \(tile), sigma \(gaussian.mask.sigma), \(edge), vector \(vector)")
+        }
+    }
+
+    /// Every mask from sigma 0.2 to 64 has a fixed-point form: weights summing to exactly
+    /// 2¹⁶ (16-bit sums) or 2ˢ (32-bit sums, each pass), each within half a unit of the
+    /// double-precision weight but the centre, which takes up the rest; 16-bit sums exactly
+    /// up to sigma about 16, where their bound reaches half a level.
+    @Test func masksSumToOneAndExistUpToSigma64() {
+        var widestSixteenBit = 0.0
+        for tenths in 2...640 {
+            let mask = GaussianMask(sigma: Double(tenths) / 10)
+            guard let fixed = FixedPointMask(mask) else {
+                Issue.record("sigma \(mask.sigma) has no fixed-point mask")
+                continue
+            }
+            #expect(fixed.radius == mask.radius && fixed.errorBound < 0.5)
+            let passes: [(weights: [Int], scale: Double)]
+            switch fixed.sums {
+            case .sixteenBit(let w, let bias):
+                #expect(bias == UInt16((mask.radius + 1) / 2))
+                passes = [(w.map { Int($0) }, 65536)]
+                widestSixteenBit = mask.sigma
+            case .thirtyTwoBit(let rows, let columns):
+                // The rows pass keeps 6 fraction bits of its sums, the columns pass none.
+                let f = FixedPointMask.wideFractionBits
+                #expect(rows.shift + f <= 23 && columns.shift - f <= 17, "sigma \(mask.sigma): sums below 2³¹")
+                passes = [(rows, rows.shift + f), (columns, columns.shift - f)].map { pass, scaleBits in
+                    (pass.weights.map { Int($0) }, Double(1 << scaleBits))
+                }
+            }
+            for (w, scale) in passes {
+                #expect(w.count == mask.radius + 1)
+                #expect(w.dropFirst().reduce(0) { $0 + 2 * $1 } + w[0] == Int(scale), "sigma \(mask.sigma)")
+                for k in 1...mask.radius {
+                    #expect(abs(Double(w[k]) - mask.halfWeights[k] * scale) <= 0.5, "sigma \(mask.sigma), k \(k)")
+                }
+            }
+        }
+        #expect(widestSixteenBit >= 15 && widestSixteenBit < 17, "the widest 16-bit sigma is \(widestSixteenBit)")
+        #expect(FixedPointMask(GaussianMask(sigma: 0.1)) == nil, "the identity has no fixed-point form")
+    }
+}
