@@ -180,7 +180,7 @@ extension ImageRendering {
     /// pixels, except that a chain with a ``FilterChain/fixedPointGaussian(forSourceChannels:)``,
     /// from an 8-bit file (`sourceBitDepth`) to 8-bit samples in the output (`outputBitDepth`,
     /// nil for the encoder's choice, which is 8 for an 8-bit source), renders the samples (the
-    /// decoded pixels hold them exactly, each sample over 255) in 16-bit fixed point, as when
+    /// decoded pixels hold them exactly, each sample over 255) in fixed point, as when
     /// the image streams, and returns them over 255 again: the encoder then writes the same
     /// bytes as the streamed path, whichever path an output takes (`verify: decode` and
     /// `untiled`, EXIF rotation, resize, standard input, a whole image in one worker).

@@ -44,7 +44,7 @@ extension FilterChain {
     /// output is within one level of the double-precision definition, not the
     /// same bits as the `Float32` arithmetic of other chains (docs/filters.md). The one place
     /// the choice is made: every 8-bit image such a chain renders takes it, streamed or whole
-    /// (the coordinator's `ImageRendering.render(_:encodedWith:chain:tileSize:ticket:)`), whatever the tiles
+    /// (`ImageRendering.render(_:sourceBitDepth:outputBitDepth:chain:tileSize:ticket:)`), whatever the tiles
     /// and the engine, so one job's bytes never depend on how it ran.
     public func fixedPointGaussian(forSourceChannels channels: Int) -> GaussianBlur? {
         guard channels == 3, colour == .gamma, edge == .clamp || edge == .mirror, filters.count == 1,
