@@ -75,12 +75,14 @@ def web(request):
 
     def work():
         for path in request["files"]:
-            largest = pyvips.Image.thumbnail(path, widths[0], height=10_000_000).copy_memory()
+            # size="down": an image narrower than a width is not enlarged (blurfarm's default, upscale: false)
+            largest = pyvips.Image.thumbnail(path, widths[0], height=10_000_000, size="down").copy_memory()
             name = stem(path)
             for width in widths:
-                image = largest if width == largest.width else largest.resize(width / largest.width)
+                image = largest if width >= largest.width else largest.resize(width / largest.width)
                 image.jpegsave(os.path.join(out, f"{name}-{width}.jpg"), Q=quality)
-            backdrop = largest.resize(backdrop_width / largest.width).gaussblur(backdrop_sigma, min_ampl=MIN_AMPL)
+            shrunk = largest if backdrop_width >= largest.width else largest.resize(backdrop_width / largest.width)
+            backdrop = shrunk.gaussblur(backdrop_sigma, min_ampl=MIN_AMPL)
             backdrop.jpegsave(os.path.join(out, f"{name}-backdrop.jpg"), Q=quality)
     return timed(work)
 
