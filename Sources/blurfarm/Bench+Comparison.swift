@@ -56,7 +56,7 @@ protocol ComparisonCommand: ParsableCommand {
 
 /// The benchmarks of the comparison, as `bench all --figure` names them.
 enum BenchFigure: String, CaseIterable, ExpressibleByArgument {
-    case batch, image, big, web, kernels
+    case batch, image, serve, big, web, kernels
 }
 
 extension ComparisonCommand {
@@ -79,6 +79,7 @@ extension ComparisonCommand {
                     switch figure {
                     case .batch: try bench.batch()
                     case .image: try bench.image()
+                    case .serve: try bench.serve()
                     case .big: try bench.big()
                     case .web: try bench.web()
                     case .kernels: try bench.kernels()
@@ -114,10 +115,10 @@ extension ComparisonCommand {
 
 struct BenchAll: ComparisonCommand {
     static let configuration = CommandConfiguration(
-        commandName: "all", abstract: "Every figure beside libvips 8.18: batch (with the codec floor and cron), image, big, web, kernels.")
+        commandName: "all", abstract: "Every figure beside libvips 8.18: batch (with the codec floor and cron), image, serve, big, web, kernels.")
     @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
-    @Option(help: "Only these figures (repeatable): batch, image, big, web, kernels.")
+    @Option(help: "Only these figures (repeatable): batch, image, serve, big, web, kernels.")
     var figure: [BenchFigure] = BenchFigure.allCases
     var figures: [BenchFigure] { figure }
 }
@@ -137,6 +138,14 @@ struct BenchImage: ComparisonCommand {
     @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.image] }
+}
+
+struct BenchServe: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "The 3840x2160 JPEG submitted to a warm 'blurfarm serve' vs libvips in-process at concurrency 2.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.serve] }
 }
 
 struct BenchBig: ComparisonCommand {

@@ -23,7 +23,7 @@ struct Bench: ParsableCommand {
             of generated images at $XDG_CACHE_HOME/blurfarm-bench or ~/.cache/blurfarm-bench.
             """,
         subcommands: [
-            BenchAll.self, BenchBatch.self, BenchImage.self, BenchBig.self, BenchWeb.self, BenchKernels.self,
+            BenchAll.self, BenchBatch.self, BenchImage.self, BenchServe.self, BenchBig.self, BenchWeb.self, BenchKernels.self,
             BenchEngine.self, BenchFileDepth.self, BenchManifest.self, BenchFarm.self,
         ],
         defaultSubcommand: BenchAll.self)

@@ -38,6 +38,15 @@ struct LibvipsComparisonTests {
         #expect(rows[0].baseline.hasSuffix("concurrency 2") && rows[1].baseline.hasSuffix("concurrency 1"))
     }
 
+    @Test func theServedImageIsSubmittedToAWarmServiceAtEachSigma() throws {
+        var settings = BenchFixture.tiny
+        settings.sigmas = [2, 8]
+        let rows = try BenchFixture.comparison(settings).serve()
+        #expect(rows.map(\.figure) == [.serve, .serve])
+        #expect(rows.map(\.label) == ["sigma 2", "sigma 8"])
+        for row in rows { expectSane(row) }
+    }
+
     @Test func theBigImageIsGeneratedOnceAndBothPeaksAreMeasured() throws {
         let bench = try BenchFixture.comparison()
         let rows = try bench.big()
