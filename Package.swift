@@ -13,11 +13,17 @@
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
 //   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
 //                     module that calls dlopen) and makes them filters; Core, Kernels, the ABI header
-//   BlurfarmWorker    the worker process's logic (message loop, tasks); Core, Kernels, Wire, SharedMemory,
-//                     Plugins
+//   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
+//                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
 //                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
 //                        folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
+//                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
+//                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
+//   BlurfarmAPI       the Codable types of the farm service's API (docs/api.md), shared by the server,
+//                     the client and the tests: Foundation only
+//   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
 //   BlurfarmBench     the benchmarks of `blurfarm bench`, each returning typed rows, and the comparison
@@ -61,8 +67,9 @@ let package = Package(
     name: "blurfarm",
     products: [
         .executable(name: "blurfarm", targets: ["blurfarm"]),
-        // The worker process the coordinator starts, beside `blurfarm`: without libvips and the
-        // coordinator, it starts in milliseconds.
+        // The worker process the coordinator starts, beside `blurfarm`: without the coordinator,
+        // it starts in milliseconds; it links libvips and starts it only for its first
+        // whole-image task.
         .executable(name: "blurfarm-worker", targets: ["blurfarm-worker"]),
         // The example plugins (docs/plugins.md): each a shared library lib<name>.so beside the
         // executable, where the shipped configuration's plugin folder '{build}' points.
@@ -108,8 +115,8 @@ let package = Package(
         .target(
             name: "BlurfarmWorker",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmWire", "BlurfarmSharedMemory", "BlurfarmPlugins",
-                "CSystemShims",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmWire",
+                "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
             ],
             swiftSettings: strict),
         .target(
@@ -136,9 +143,15 @@ let package = Package(
             name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim", "CSystemShims"],
             swiftSettings: pixelCode),
         .target(
+            name: "BlurfarmCluster",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator"],
+            swiftSettings: strict),
+        .target(name: "BlurfarmAPI", swiftSettings: strict),
+        .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
+        .target(
             name: "BlurfarmServer",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
                 "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -159,7 +172,7 @@ let package = Package(
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
-                "BlurfarmServer", "BlurfarmBench",
+                "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -219,9 +232,20 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmClusterTests",
+            dependencies: [
+                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmAPITests",
+            dependencies: ["BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

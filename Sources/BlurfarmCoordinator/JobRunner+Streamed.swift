@@ -120,12 +120,11 @@ extension JobRunner {
                         + "limit of \(pixelLimit)"))
                 continue
             }
-            var folders: [CreatedFolder] = []
-            let folder = (output.path as NSString).deletingLastPathComponent
-            do throws(StateError) {
-                if !folder.isEmpty { folders = try CreatedFolder.make(folder, confinement: confinement) }
+            let folders: [CreatedFolder]
+            do throws(OutputFailure) {
+                folders = try makeFolders(of: output)
             } catch {
-                failed(index, .write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
+                failed(index, error)
                 continue
             }
             // A writer that cannot start (its output refused, no thread for its saver) leaves

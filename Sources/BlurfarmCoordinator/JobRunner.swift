@@ -30,15 +30,20 @@ public struct JobRunner: Sendable {
     /// The most bytes all the decodes in flight may allocate: each decode may use this divided
     /// by ``decodedImages`` (estimated from the header, checked before decoding).
     public let memoryLimit: Int
+    /// The most pixels an input may have to be one task of a worker (``wholeImage(_:pool:waiting:verify:)``);
+    /// 0 for never.
+    public let wholeImagePixels: Int
     /// The folders inputs must be read and outputs written below, or nil (``FarmJob/confinement``).
     public let confinement: RootConfinement?
 
     /// A runner rendering with `rendering`, `decodedImages` inputs at a time, whose decodes
-    /// share `memoryLimit` bytes (by default all this process may use), writing below the
-    /// roots of `confinement` when given.
+    /// share `memoryLimit` bytes (by default all this process may use), sending inputs of at
+    /// most `wholeImagePixels` to one worker whole, writing below the roots of `confinement`
+    /// when given.
     public init(
         registry: FilterRegistry, rendering: any ImageRendering, pixelLimit: Int, decodedImages: Int = 1,
-        memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
+        memoryLimit: Int = ImageReader.usableMemory, wholeImagePixels: Int = FarmConfiguration.defaultWholeImagePixels,
+        confinement: RootConfinement? = nil
     ) {
         precondition(decodedImages >= 1, "at least one image is decoded at a time")
         self.registry = registry
@@ -46,6 +51,7 @@ public struct JobRunner: Sendable {
         self.pixelLimit = pixelLimit
         self.decodedImages = decodedImages
         self.memoryLimit = memoryLimit
+        self.wholeImagePixels = wholeImagePixels
         self.confinement = confinement
     }
 
@@ -74,13 +80,18 @@ public struct JobRunner: Sendable {
         for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder.isEmpty ? "." : folder) }
         let inputs = plan.inputs
         let next = Atomic<Int>(0)
+        // Decodes in this process: at most `decodedImages` at once, whatever the lanes.
+        let decodes = DispatchSemaphore(value: decodedImages)
         let results = Mutex([[OutputReport]](repeating: [], count: inputs.count))
         let reporting = Mutex(())
         let lane: @Sendable () -> Void = {
             while true {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < inputs.count else { return }
-                let reports = run(inputs[index], tileSize: plan.tileSize, verify: mode, control: control) { event in
+                let reports = run(
+                    inputs[index], waiting: inputs.count - index, decodes: decodes, tileSize: plan.tileSize, verify: mode,
+                    control: control
+                ) { event in
                     // Tile progress comes from the pool's thread: never held up behind an
                     // output's report (which records it, a write to the state folder).
                     if case .outputFinished = event {
@@ -92,7 +103,10 @@ public struct JobRunner: Sendable {
                 results.withLock { $0[index] = reports }
             }
         }
-        let lanes = min(decodedImages, inputs.count)
+        // With workers, a lane per task the workers can hold: a lane waiting for a whole-image
+        // task holds no pixels.
+        let pool = (rendering as? WorkerPool).map { $0.settings.scheduling.workers * $0.settings.scheduling.tasksHeld } ?? 0
+        let lanes = min(max(decodedImages, pool), inputs.count)
         if lanes <= 1 {
             lane()
         } else {
@@ -117,14 +131,31 @@ public struct JobRunner: Sendable {
     /// Runs the outputs of one input, those of one decode after another so that one decoded
     /// image (or one set of sizes) at a time is held, and returns their reports in the plan's
     /// order.
+    /// The whole input in one worker when it should (``wholeImage(_:pool:waiting:verify:)``,
+    /// `waiting` inputs left with this one); else, and for outputs too large for a worker's
+    /// answer, decoded here (one of `decodes` at a time).
     private func run(
-        _ input: PlannedInput, tileSize: Int, verify: VerifyMode, control: JobControl,
-        events: @escaping @Sendable (Event) -> Void
+        _ input: PlannedInput, waiting: Int, decodes: DispatchSemaphore, tileSize: Int, verify: VerifyMode,
+        control: JobControl, events: @escaping @Sendable (Event) -> Void
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
-        // The outputs that can be made band by band first, from one decode stream.
         control.waitWhilePaused()
-        let streamable = input.outputs.indices.filter { Self.canStream(input.outputs[$0], verify: verify, registry: registry) }
+        if let pool = rendering as? WorkerPool, control.ended == nil,
+            let image = wholeImage(input, pool: pool, waiting: waiting, verify: verify)
+        {
+            for (index, report) in runWhole(
+                input, image: image, pool: pool, tileSize: tileSize, verify: verify, control: control, events: events)
+            {
+                reports[index] = report
+            }
+            if !reports.contains(where: { $0 == nil }) { return reports.map { $0! } }
+        }
+        decodes.wait()
+        defer { decodes.signal() }
+        // The outputs that can be made band by band first, from one decode stream.
+        let streamable = input.outputs.indices.filter {
+            reports[$0] == nil && Self.canStream(input.outputs[$0], verify: verify, registry: registry)
+        }
         if !streamable.isEmpty, control.ended == nil {
             for (index, streamed) in stream(input, indices: streamable, tileSize: tileSize, control: control, events: events)
                 .sorted(by: { $0.key < $1.key })
@@ -145,10 +176,7 @@ public struct JobRunner: Sendable {
             resizes.append(output.decodeResize)
         }
         for resize in resizes {
-            // The widths of the sizes that this decode serves (empty for a single size), always
-            // with the largest: a size run alone (the others up to date) is reduced from it too.
-            let sized = input.outputs.filter { $0.decodeResize == resize && $0.largestSize != nil }
-            let widths = Set(sized.compactMap { $0.variant.resize?.width } + sized.compactMap(\.largestSize)).sorted()
+            let (request, widths) = decodeRequest(for: input, resize: resize)
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
@@ -160,7 +188,7 @@ public struct JobRunner: Sendable {
                     events(.outputFinished(report))
                     continue
                 }
-                if decoded == nil { decoded = decode(input, resize: resize, widths: widths) }
+                if decoded == nil { decoded = decode(input, request) }
                 let image = decoded!.map { images, seconds in
                     (widths.isEmpty ? images[0] : images[widths.firstIndex(of: output.variant.resize!.width!)!], seconds)
                 }
@@ -180,32 +208,17 @@ public struct JobRunner: Sendable {
         return reports.map { $0! }
     }
 
-    /// The input decoded (shrunk on load for a resize; at each of `widths`, from one decode,
-    /// for the sizes of a variant), and the seconds it took.
-    private func decode(
-        _ input: PlannedInput, resize: ResizeSpec?, widths: [Int]
-    ) -> Result<([DecodedImage], Double), ImageIOError> {
+    /// The input decoded as `request` asks (shrunk on load for a resize; at several widths,
+    /// from one decode, for the sizes of a variant), and the seconds it took.
+    private func decode(_ input: PlannedInput, _ request: DecodeRequest) -> Result<([DecodedImage], Double), ImageIOError> {
         let clock = ContinuousClock()
         let start = clock.now
-        let memory = memoryLimit / decodedImages
         let result = Result { () throws(ImageIOError) -> [DecodedImage] in
-            if let resize, !widths.isEmpty {
-                return try ImageReader.thumbnails(
-                    input.path, widths: widths, upscale: resize.upscale, sharpen: resize.sharpen, pixelLimit: pixelLimit,
-                    memoryLimit: memory, allocator: rendering.allocator, confinement: confinement)
-            }
-            if let resize {
-                return [try ImageReader.thumbnail(
-                    input.path, width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit,
-                    upscale: resize.upscale, crop: resize.crop.thumbnailCrop, sharpen: resize.sharpen,
-                    pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator, confinement: confinement)]
-            }
-            return [try ImageReader.read(
-                input.path, pixelLimit: pixelLimit, memoryLimit: memory, allocator: rendering.allocator,
-                confinement: confinement)]
+            try ImageReader.decode(
+                input.path, request, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages,
+                allocator: rendering.allocator, confinement: confinement)
         }
-        let seconds = (clock.now - start).seconds
-        return result.map { ($0, seconds) }
+        return result.map { ($0, (clock.now - start).seconds) }
     }
 
     /// Renders, verifies and writes one output. Verification (`docs/manifest.md`): `untiled`
@@ -257,7 +270,9 @@ public struct JobRunner: Sendable {
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 if identity { return RenderedImage(pixels: image.pixels) }
-                return try rendering.render(image, encodedWith: options, chain: chain, tileSize: tileSize, ticket: ticket)
+                return try rendering.render(
+                    image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
+                    tileSize: tileSize, ticket: ticket)
             }
         }
         let pixels: PixelBuffer, retries: Int
@@ -275,7 +290,8 @@ public struct JobRunner: Sendable {
             let whole: PixelBuffer
             do throws(RenderFailure) {
                 whole = try untiled.render(
-                    image, encodedWith: options, chain: chain, tileSize: 0, ticket: control.ticket()
+                    image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
+                    tileSize: 0, ticket: control.ticket()
                 ).pixels
             } catch {
                 return failed(.verification("\(output.path): untiled render for verification: \(error.description)"))
@@ -289,11 +305,10 @@ public struct JobRunner: Sendable {
                     "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))"))
             }
         }
-        let folder = (output.path as NSString).deletingLastPathComponent
-        do throws(StateError) {
-            if !folder.isEmpty { createdFolders = try CreatedFolder.make(folder, confinement: confinement) }
+        do throws(OutputFailure) {
+            createdFolders = try makeFolders(of: output)
         } catch {
-            return failed(.write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)")))
+            return failed(error)
         }
         var problem: OutputFailure?
         var checksum: UInt64 = 0

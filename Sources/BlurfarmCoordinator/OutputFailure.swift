@@ -1,3 +1,4 @@
+import BlurfarmEngine
 import BlurfarmImageIO
 
 /// Why an output was not written, kept typed from where it happened to the report: the

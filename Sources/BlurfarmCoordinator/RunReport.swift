@@ -3,7 +3,7 @@ import BlurfarmImageIO
 import Foundation
 
 /// What happened to one output of a run.
-public struct OutputReport: Sendable, Encodable {
+public struct OutputReport: Sendable, Codable, Equatable {
     public enum Status: String, Sendable, Codable {
         /// Rendered, encoded and written.
         case written
@@ -115,10 +115,42 @@ public struct OutputReport: Sendable, Encodable {
     }
 
     private enum ErrorKeys: String, CodingKey { case kind, code, message }
+
+    /// An output read back from a report (``RunReport/decode(_:from:)``): a name that is not
+    /// UTF-8 comes back with its exact bytes (`inputBytes`, `outputBytes`), the failure as
+    /// ``OutputFailure/reported(kind:code:message:)``; ``createdFolders`` are not in reports.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func path(_ key: CodingKeys, bytes: CodingKeys) throws -> String {
+            if let base64 = try container.decodeIfPresent(String.self, forKey: bytes), let data = Data(base64Encoded: base64) {
+                return PathEncoding.decode(data).text
+            }
+            return try container.decode(String.self, forKey: key)
+        }
+        let failure = try container.decodeIfPresent(ReportedFailure.self, forKey: .error)
+        self.init(
+            input: try path(.input, bytes: .inputBytes), output: try path(.output, bytes: .outputBytes),
+            variant: try container.decode(String.self, forKey: .variant), status: try container.decode(Status.self, forKey: .status),
+            tiles: try container.decode(Int.self, forKey: .tiles), pixels: try container.decode(Int.self, forKey: .pixels),
+            bands: try container.decodeIfPresent(Int.self, forKey: .bands) ?? 0,
+            decodeSeconds: try container.decode(Double.self, forKey: .decodeSeconds),
+            filterSeconds: try container.decode(Double.self, forKey: .filterSeconds),
+            encodeSeconds: try container.decode(Double.self, forKey: .encodeSeconds),
+            retries: try container.decode(Int.self, forKey: .retries),
+            checksum: try container.decodeIfPresent(String.self, forKey: .checksum),
+            failure: failure.map { .reported(kind: $0.kind, code: $0.code, message: $0.message) })
+    }
+
+    /// The `error` object of a report's output.
+    private struct ReportedFailure: Decodable {
+        var kind: String
+        var code: String?
+        var message: String
+    }
 }
 
 /// How a run was set up, as its report records it.
-public struct RunSettings: Sendable, Codable {
+public struct RunSettings: Sendable, Codable, Equatable {
     /// The configuration file used, or nil for the built-in defaults.
     public var configuration: String?
     /// Worker processes rendering tiles (0: in process).
@@ -149,7 +181,7 @@ public struct RunSettings: Sendable, Codable {
 }
 
 /// The outcome of one run of one job: what `docs/report.md` describes, written as JSON.
-public struct RunReport: Sendable, Encodable {
+public struct RunReport: Sendable, Codable, Equatable {
     public let job: String
     public let manifest: String
     public let started: Date
@@ -223,6 +255,22 @@ public struct RunReport: Sendable, Encodable {
         }
         try c.encode(counts, forKey: .counts)
     }
+
+    /// A report read back from its JSON (``decode(_:from:)``); `counts` are computed, not read.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: EncodedKeys.self)
+        var pruned = try c.decodeIfPresent([String].self, forKey: .pruned) ?? []
+        if let bytes = try c.decodeIfPresent([String?].self, forKey: .prunedBytes), bytes.count == pruned.count {
+            pruned = zip(pruned, bytes).map { shown, base64 in
+                base64.flatMap { Data(base64Encoded: $0) }.map { PathEncoding.decode($0).text } ?? shown
+            }
+        }
+        self.init(
+            job: try c.decode(String.self, forKey: .job), manifest: try c.decode(String.self, forKey: .manifest),
+            started: try c.decode(Date.self, forKey: .started), finished: try c.decode(Date.self, forKey: .finished),
+            settings: try c.decode(RunSettings.self, forKey: .settings), outputs: try c.decode([OutputReport].self, forKey: .outputs),
+            pruned: pruned)
+    }
 }
 
 extension RunReport {
@@ -257,6 +305,14 @@ extension RunReport {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return ReportedText.showingBytes(in: try encoder.encode(value))
+    }
+
+    /// `type` (a report, or a list of them) read from `data`, JSON as ``json(_:)`` writes it.
+    /// - Throws: `DecodingError` when it is not.
+    public static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(type, from: data)
     }
 
     /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.

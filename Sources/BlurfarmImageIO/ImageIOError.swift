@@ -7,7 +7,7 @@
 ///     photos/bomb.png: 60000x60000 is 3600000000 pixels, over the pixel limit of 1073741824 (setting pixel-limit, option --pixel-limit)
 public struct ImageIOError: Error, CustomStringConvertible, Sendable {
     /// What kind of failure this is, for callers that react differently to each.
-    public enum Code: Sendable, Hashable {
+    public enum Code: Sendable, Hashable, CaseIterable {
         /// The input file does not exist.
         case fileMissing
         /// The input file exists but cannot be opened for reading (permissions, or a folder).
@@ -76,6 +76,14 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         if let path { return "\(path): \(message)" }
         return message
+    }
+}
+
+extension ImageIOError.Code {
+    /// The code its name names (`"\(code)"`, as reports and the wire protocol give it).
+    public init?(name: String) {
+        guard let code = Self.allCases.first(where: { "\($0)" == name }) else { return nil }
+        self = code
     }
 }
 

@@ -98,9 +98,20 @@ public enum ImageWriter {
     public static func write(
         _ encoded: EncodedImage, temporaryFiles: TemporaryFiles? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) {
-        let name = OutputPath(encoded.path)
+        try write(encoded.bytes, to: encoded.path, temporaryFiles: temporaryFiles, confinement: confinement)
+    }
+
+    /// Writes `bytes`, a file encoded elsewhere (a worker's whole-image task), to `path` as
+    /// ``write(_:temporaryFiles:confinement:)`` writes an encoded image: atomically, beneath
+    /// the roots of `confinement` when given.
+    ///
+    /// - Throws: as ``write(_:temporaryFiles:confinement:)``.
+    public static func write(
+        _ bytes: [UInt8], to path: String, temporaryFiles: TemporaryFiles? = nil, confinement: RootConfinement? = nil
+    ) throws(ImageIOError) {
+        let name = OutputPath(path)
         try name.checkFolder()
-        try AtomicFile.write(encoded.bytes, to: name, temporaryFiles: temporaryFiles, confinement: confinement)
+        try AtomicFile.write(bytes, to: name, temporaryFiles: temporaryFiles, confinement: confinement)
     }
 
     /// Encodes `pixels` in memory in the format `path`'s extension names, without writing.
@@ -127,11 +138,14 @@ public enum ImageWriter {
     ///   than JPEG, quality outside 1...100, a bit depth the format cannot store, an empty image),
     ///   `.outputFolderMissing`, `.outputFolderNotWritable`, `.encodeFailed` (libvips's
     ///   message) or `.libvipsUnavailable`.
+    ///
+    /// With `checkingFolder` false the folder is not looked at: the bytes are written by
+    /// another process (a worker encodes, the coordinator makes the folder and writes).
     public static func encode(
         _ pixels: PixelBuffer, for path: String, sourceBitDepth: Int, sourceHadAlpha: Bool,
-        metadata: ImageMetadata?, options: EncodeOptions
+        metadata: ImageMetadata?, options: EncodeOptions, checkingFolder: Bool = true
     ) throws(ImageIOError) -> EncodedImage {
-        try checkDestination(path, options: options)
+        if checkingFolder { try checkDestination(path, options: options) }
         return try encode(
             pixels, extension: OutputPath(path).extension, named: path, sourceBitDepth: sourceBitDepth,
             sourceHadAlpha: sourceHadAlpha, metadata: metadata, options: options)

@@ -9,7 +9,7 @@ import BlurfarmCore
 public enum ConfigurationDecoder {
     /// The configuration's keys, in the order `docs/configuration.md` lists them.
     public static let keys = [
-        "workers", "tile", "decoded-images", "pixel-limit", "memory-limit", "state", "plugin-folders", "task-timeout",
+        "workers", "tile", "decoded-images", "whole-image-pixels", "pixel-limit", "memory-limit", "state", "plugin-folders", "task-timeout",
         "heartbeat-timeout", "retries", "server", "token-file",
     ]
 
@@ -71,6 +71,7 @@ public enum ConfigurationDecoder {
         integer("workers", 1...Int.max, &d) { c.workers = $0 }
         integer("tile", 0...Int.max, &d) { c.tile = $0 }
         integer("decoded-images", 1...Int.max, &d) { c.decodedImages = $0 }
+        integer("whole-image-pixels", 0...Int.max, &d) { c.wholeImagePixels = $0 }
         integer("pixel-limit", 1...Int.max, &d) { c.pixelLimit = $0 }
         integer("retries", 0...Int.max, &d) { c.retries = $0 }
         if let e = entry("memory-limit") {

@@ -7,6 +7,9 @@ public struct FarmConfiguration: Hashable, Sendable {
     public var tile: Int
     /// How many images may be decoded at once: the bound on pixel memory.
     public var decodedImages: Int
+    /// The most pixels an input may have to go to one worker whole (decoded, filtered and
+    /// encoded there) rather than tile by tile or band by band across the workers; 0 for never.
+    public var wholeImagePixels: Int = Self.defaultWholeImagePixels
     /// The largest image accepted, in pixels (width × height), checked from the header
     /// before decoding: the guard against decompression bombs.
     public var pixelLimit: Int
@@ -52,6 +55,11 @@ public struct FarmConfiguration: Hashable, Sendable {
         self.heartbeatTimeout = heartbeatTimeout
         self.retries = retries
     }
+
+    /// 16 megapixels: a decode (premultiplied `Float32`) and outputs that fit a worker's share
+    /// of memory, and well under a second of one core, so that the tail of a batch stays short
+    /// (docs/configuration.md).
+    public static let defaultWholeImagePixels = 1 << 24
 
     /// Tiles of 512 × 512 pixels (4 MiB of Float32 RGBA): in the worker pool on a 4K image the
     /// filter stage runs 1.6 times faster with a second worker at 512 against 1.5 times at 256

@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmCoordinator
 import Foundation
 import Synchronization
@@ -118,10 +119,21 @@ public final class FarmBridge: FarmEngine {
         for listener in listeners { listener.yield(translated) }
     }
 
+    /// The API's state of an output that ended as `status`.
+    private static func outputState(of status: OutputReport.Status) -> JobOutputState {
+        switch status {
+        case .written: .written
+        case .failed, .failedEarlier: .failed
+        case .stopped: .stopped
+        case .cancelled: .cancelled
+        case .skipped: .upToDate
+        }
+    }
+
     /// How an output ended, from its report.
     private static func outcome(_ report: OutputReport) -> OutputOutcome {
         OutputOutcome(
-            status: report.status == .failedEarlier ? "failed" : report.status.rawValue, output: report.output,
+            status: outputState(of: report.status), output: report.output,
             pixels: report.pixels, tiles: report.tiles,
             seconds: report.decodeSeconds + report.filterSeconds + report.encodeSeconds, retries: report.retries,
             checksum: report.checksum, errorKind: report.failure?.kind, error: report.error)

@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmImageIO
 import BlurfarmCoordinator
 import BlurfarmKernels
@@ -34,7 +35,7 @@ public struct ServedJob: Sendable {
 /// How one output ended, as the engine reports it.
 public struct OutputOutcome: Sendable, Equatable {
     /// `written`, `failed`, `cancelled` or `stopped`.
-    public var status: String
+    public var status: JobOutputState
     /// The output file's path.
     public var output: String
     /// Its pixels, tiles, seconds and tile retries.
@@ -50,7 +51,7 @@ public struct OutputOutcome: Sendable, Equatable {
 
     /// An outcome.
     public init(
-        status: String, output: String, pixels: Int, tiles: Int, seconds: Double, retries: Int, checksum: String?,
+        status: JobOutputState, output: String, pixels: Int, tiles: Int, seconds: Double, retries: Int, checksum: String?,
         errorKind: String?, error: String?
     ) {
         self.status = status
@@ -83,30 +84,6 @@ public enum EngineEvent: Sendable, Equatable {
     case workersChanged
     /// The job is finished: `failed` outputs failed; `cancelled` when it stopped on a cancel.
     case finished(job: Int64, failed: Int, cancelled: Bool)
-}
-
-/// One worker process of the pool, as the API shows it.
-public struct WorkerInfo: Sendable, Codable, Equatable {
-    /// Its slot in the pool (a replacement keeps the slot) and its process id.
-    public var slot: UInt32
-    public var pid: Int32
-    /// `starting`, `idle`, `busy` or `stopping`.
-    public var state: String
-    /// The tile it renders when busy: `WxH+X+Y` in the output.
-    public var tile: String?
-    /// Tiles it rendered, and how many workers of its slot were lost and replaced.
-    public var tilesDone: Int
-    public var restarts: Int
-
-    /// A worker.
-    public init(slot: UInt32, pid: Int32, state: String, tile: String?, tilesDone: Int, restarts: Int) {
-        self.slot = slot
-        self.pid = pid
-        self.state = state
-        self.tile = tile
-        self.tilesDone = tilesDone
-        self.restarts = restarts
-    }
 }
 
 /// Why the engine refused a job (another run holds its lock, its state folder cannot be read).

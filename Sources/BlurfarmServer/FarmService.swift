@@ -1,33 +1,10 @@
+import BlurfarmAPI
 import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmImageIO
 import Foundation
 import GRDB
 import Logging
-
-/// A job to submit, as the API takes it: a manifest's text and the folder it is relative to,
-/// or the path of a manifest on the server; a priority.
-public struct SubmitRequest: Codable, Sendable {
-    /// The manifest's text.
-    public var manifest: String?
-    /// The absolute folder the text's paths are relative to.
-    public var folder: String?
-    /// The file name diagnostics give the text (default `submitted.job`).
-    public var name: String?
-    /// The path of a manifest on the server (instead of a text).
-    public var path: String?
-    /// 0–100, higher first (default 50).
-    public var priority: Int?
-
-    /// A request.
-    public init(manifest: String? = nil, folder: String? = nil, name: String? = nil, path: String? = nil, priority: Int? = nil) {
-        self.manifest = manifest
-        self.folder = folder
-        self.name = name
-        self.path = path
-        self.priority = priority
-    }
-}
 
 /// Why the service refused a request; each is one HTTP status (docs/api.md).
 public enum ServiceError: Error, Sendable, CustomStringConvertible {
@@ -141,7 +118,7 @@ public actor FarmService {
         let priority = request.priority ?? 50
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
         let manifestPath: String
-        let source: String
+        let source: ManifestSource
         let planned: Result<JobPlan, Diagnostics>
         switch (request.manifest, request.path) {
         case (let text?, nil):
@@ -154,13 +131,13 @@ public actor FarmService {
             }
             guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
             manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
-            source = "text"
+            source = .text
             planned = loader.plan(text: text, manifestPath: manifestPath)
         case (nil, let path?):
             guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
-            source = "path"
+            source = .path
             planned = plan(manifestAt: path)
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
@@ -173,7 +150,7 @@ public actor FarmService {
         if let outside = roots.firstOutside(plan) { throw .outsideRoots(PathOutsideRoots(path: outside)) }
         var job = QueueJob(
             id: nil, name: plan.job.name, manifest: manifestPath, source: source,
-            manifestText: source == "text" ? request.manifest ?? "" : "", priority: priority, state: .queued,
+            manifestText: source == .text ? request.manifest ?? "" : "", priority: priority, state: .queued,
             inFarm: false, retryFailed: false, submittedAt: Date(), startedAt: nil, finishedAt: nil,
             outputsTotal: plan.outputCount, outputsUpToDate: 0, outputsWritten: 0, outputsFailed: 0,
             outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil, refusal: nil)
@@ -283,7 +260,7 @@ public actor FarmService {
         case .resumeInFarm: engine.resume(id)
         case .cancelInFarm: engine.cancel(id)
         case .submitToFarm:
-            let planned = job.source == "text"
+            let planned = job.source == .text
                 ? loader.plan(text: job.manifestText, manifestPath: job.manifest)
                 : plan(manifestAt: job.manifest)
             let refusal: String
@@ -368,7 +345,7 @@ public actor FarmService {
         if stopping {
             switch event {
             case .finished: return
-            case .outputFinished(_, let outcome) where outcome.status == "stopped": return
+            case .outputFinished(_, let outcome) where outcome.status == .stopped: return
             default: break
             }
         }
@@ -383,13 +360,13 @@ public actor FarmService {
                 job.tilesDone = 0
                 job.tilesTotal = 0
                 job.pixelsWritten = 0
-                try QueueOutput.filter(Column("jobId") == id && Column("state") == "rendering").deleteAll(db)
+                try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
             }
         case .outputStarted(let id, let output, let tiles):
             try update(id, kind: "output") { job, db in
                 job.tilesTotal += tiles
                 try QueueOutput(
-                    jobId: id, output: output, state: "rendering", tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
+                    jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
                     retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil
                 ).upsert(db)
             }
@@ -398,10 +375,10 @@ public actor FarmService {
         case .outputFinished(let id, let outcome):
             try update(id, kind: "output") { job, db in
                 switch outcome.status {
-                case "written":
+                case .written:
                     job.outputsWritten += 1
                     job.pixelsWritten += outcome.pixels
-                case "failed": job.outputsFailed += 1
+                case .failed: job.outputsFailed += 1
                 default: job.outputsCancelled += 1
                 }
                 let started = try QueueOutput.fetchOne(db, key: ["jobId": id, "output": outcome.output])
@@ -412,7 +389,7 @@ public actor FarmService {
                     startedAt: started?.startedAt, finishedAt: Date()
                 ).upsert(db)
             }
-            if outcome.status == "written" { lastWritten = outcome.output }
+            if outcome.status == .written { lastWritten = outcome.output }
         case .problem(let id, let message, let refusal):
             try update(id, kind: "job") { job, _ in
                 job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
@@ -516,10 +493,7 @@ public actor FarmService {
 
     /// `value` as compact JSON (dates ISO 8601, keys sorted).
     static func json(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+        String(decoding: (try? APIJSON.encoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
 }
 

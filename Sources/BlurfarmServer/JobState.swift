@@ -1,33 +1,4 @@
-/// A job's state in the farm service's queue (docs/serve.md).
-/// Why nothing of a failed job could run, when a program may act on it (the client commands
-/// exit as `run` would: 3 and 2).
-public enum JobRefusal: String, Sendable, Codable, CaseIterable {
-    /// Another process (a cron `blurfarm run`, say) holds the job's lock.
-    case locked
-    /// Its manifest no longer checks when its turn came.
-    case invalid
-}
-
-/// A job's state (docs/api.md).
-public enum JobState: String, Sendable, Codable, CaseIterable {
-    /// Waiting for its turn; not yet handed to the farm.
-    case queued
-    /// Handed to the farm: its outputs are being rendered.
-    case active
-    /// No new output of it starts; outputs already rendering finish.
-    case paused
-    /// Cancelled while in the farm: waiting for the farm to drop its tiles.
-    case cancelling
-    /// Cancelled: no output of it is rendered any more (outputs written before stay).
-    case cancelled
-    /// Every output is written or was up to date.
-    case completed
-    /// Finished, and some outputs failed (the others were written).
-    case failed
-
-    /// Whether the job will not change any more unless retried.
-    public var isFinished: Bool { self == .cancelled || self == .completed || self == .failed }
-}
+import BlurfarmAPI
 
 /// What happens to a job: a request through the API, the scheduler's turn, or the farm's word.
 public enum JobEvent: Sendable, Equatable {
@@ -176,6 +147,18 @@ public struct JobMachine: Sendable, Equatable, Codable {
             return []
         default:
             throw RefusedTransition(state: state, event: event)
+        }
+    }
+}
+
+extension QueueJob {
+    /// The machine of its state (``JobMachine``): its state, whether the farm has it, whether it retries.
+    public var machine: JobMachine {
+        get { JobMachine(state: state, inFarm: inFarm, retryFailed: retryFailed) }
+        set {
+            state = newValue.state
+            inFarm = newValue.inFarm
+            retryFailed = newValue.retryFailed
         }
     }
 }

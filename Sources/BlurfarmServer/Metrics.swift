@@ -1,3 +1,5 @@
+import BlurfarmAPI
+
 /// `/metrics` in the Prometheus text format (version 0.0.4).
 enum Metrics {
     /// The metrics of `service` now.

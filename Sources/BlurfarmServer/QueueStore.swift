@@ -1,91 +1,17 @@
+import BlurfarmAPI
 import Foundation
 import GRDB
 
-/// A job in the durable queue, as stored and as the API shows it (docs/api.md).
-public struct QueueJob: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
+/// A job in the queue's `job` table: a row per job, its columns the API's fields.
+extension QueueJob: FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "job"
-
-    /// The job's id: its place in submission order.
-    public var id: Int64?
-    /// The job's name, from its manifest.
-    public var name: String
-    /// The manifest's path: the file on the server, or the folder of a submitted text joined with its name.
-    public var manifest: String
-    /// `path` (a manifest on the server, read again on each start) or `text` (the text below).
-    public var source: String
-    /// The manifest's text as submitted (empty for a manifest on the server).
-    public var manifestText: String
-    /// 0–100, higher first.
-    public var priority: Int
-    /// The state.
-    public var state: JobState
-    /// Whether the farm has it (see ``JobMachine``).
-    public var inFarm: Bool
-    /// Whether its next submission retries its failed outputs.
-    public var retryFailed: Bool
-    /// When it was submitted, started (last handed to the farm), finished.
-    public var submittedAt: Date
-    public var startedAt: Date?
-    public var finishedAt: Date?
-    /// Outputs planned, up to date when it started, written, failed, cancelled or stopped.
-    public var outputsTotal: Int
-    public var outputsUpToDate: Int
-    public var outputsWritten: Int
-    public var outputsFailed: Int
-    public var outputsCancelled: Int
-    /// Tiles rendered and to render, of the outputs started so far.
-    public var tilesDone: Int
-    public var tilesTotal: Int
-    /// Pixels of the outputs written since it started (for the megapixels per second).
-    public var pixelsWritten: Int
-    /// Why the farm could not take it (its manifest no longer plans, say).
-    public var error: String?
-    /// Why nothing of it could run, when it failed for a reason a program may act on.
-    public var refusal: JobRefusal?
-
-    /// The machine of its state.
-    public var machine: JobMachine {
-        get { JobMachine(state: state, inFarm: inFarm, retryFailed: retryFailed) }
-        set {
-            state = newValue.state
-            inFarm = newValue.inFarm
-            retryFailed = newValue.retryFailed
-        }
-    }
-
-    /// Outputs done: written, up to date or failed (not those cancelled or stopped).
-    public var outputsDone: Int { outputsUpToDate + outputsWritten + outputsFailed }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
-/// One output of a job, as stored and as the API shows it.
-public struct QueueOutput: Codable, Sendable, Equatable, FetchableRecord, PersistableRecord {
+/// An output in the queue's `output` table, keyed by its job and path.
+extension QueueOutput: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "output"
-
-    /// Its job.
-    public var jobId: Int64
-    /// The output file's path.
-    public var output: String
-    /// `rendering`, `written`, `upToDate`, `failed`, `cancelled`, `stopped`.
-    public var state: String
-    /// Tiles rendered and in all.
-    public var tilesDone: Int
-    public var tiles: Int
-    /// Pixels of the output.
-    public var pixels: Int
-    /// Seconds from start to written.
-    public var seconds: Double?
-    /// Times a tile of it was sent again after a worker was lost.
-    public var retries: Int
-    /// The output's checksum when written.
-    public var checksum: String?
-    /// Why it failed: the kind (`decode`, `render`, `write`, …) and the message.
-    public var errorKind: String?
-    public var error: String?
-    /// When it started and finished.
-    public var startedAt: Date?
-    public var finishedAt: Date?
 }
 
 /// One change in the event log: what the event stream sends.

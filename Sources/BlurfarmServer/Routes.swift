@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmCore
 import Foundation
 import HTTPTypes
@@ -214,17 +215,5 @@ public enum Routes {
     }
 }
 
-/// An error's body.
-struct Problem: Codable, Sendable {
-    /// What went wrong.
-    var error: String
-    /// An invalid manifest's diagnostics, as `blurfarm check` prints them.
-    var diagnostics: String?
-}
-
-/// Bodies of the API.
-struct JobList: Encodable, Sendable { var jobs: [JobView] }
-struct OutputList: Encodable, Sendable { var outputs: [QueueOutput] }
-struct WorkerList: Encodable, Sendable { var workers: [WorkerInfo] }
-struct PriorityChange: Decodable, Sendable { var priority: Int }
+/// The body of the steering requests: `{}`.
 struct Empty: Decodable, Sendable {}

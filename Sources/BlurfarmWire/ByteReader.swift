@@ -67,6 +67,13 @@ struct ByteReader {
         return s
     }
 
+    /// Bytes: a u32 count, then that many bytes.
+    mutating func byteArray(_ field: @autoclosure () -> String) throws(PayloadProblem) -> [UInt8] {
+        let n = try count(field())
+        let at = try take(n, field())
+        return Array(bytes[at..<at + n])
+    }
+
     mutating func rect(_ field: @autoclosure () -> String) throws(PayloadProblem) -> Rect {
         let x = try i64(field() + ".x"), y = try i64(field() + ".y")
         let width = try i64(field() + ".width"), height = try i64(field() + ".height")

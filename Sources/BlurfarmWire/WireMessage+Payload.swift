@@ -37,6 +37,10 @@ extension WireMessage {
             }
         case .cancel(let taskID):
             w.integer(taskID)
+        case .imageTask(let task):
+            task.write(to: &w)
+        case .imageResult(let result):
+            result.write(to: &w)
         }
     }
 
@@ -75,6 +79,10 @@ extension WireMessage {
             message = .shutdown
         case .cancel:
             message = .cancel(taskID: try r.integer(UInt64.self, "taskID"))
+        case .imageTask:
+            message = .imageTask(try ImageTask(from: &r))
+        case .imageResult:
+            message = .imageResult(try ImageResult(from: &r))
         }
         guard r.remaining == 0 else { throw .trailingBytes(count: r.remaining) }
         return message
@@ -88,28 +96,7 @@ extension TaskMessage {
         w.integer(attempt)
         w.rect(tile)
         w.rect(image)
-        w.count(filters.count)
-        for filter in filters {
-            w.string(filter.name)
-            w.count(filter.arguments.count)
-            for (name, value) in filter.arguments.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                w.string(name)
-                switch value {
-                case .number(let v):
-                    w.u8(0)
-                    w.f64(v)
-                case .integer(let v):
-                    w.u8(1)
-                    w.i64(v)
-                case .boolean(let v):
-                    w.u8(2)
-                    w.bool(v)
-                case .string(let v):
-                    w.u8(3)
-                    w.string(v)
-                }
-            }
-        }
+        w.filters(filters)
         w.u8(edge.wireTag)
         w.u8(colour.wireTag)
         switch pixels {
@@ -130,14 +117,66 @@ extension TaskMessage {
         let attempt = try r.integer(UInt32.self, "attempt")
         let tile = try r.rect("tile")
         let image = try r.rect("image")
+        let filters = try r.filters("filters")
+        let edgeTag = try r.u8("edge")
+        guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: "edge", tag: edgeTag) }
+        let colourTag = try r.u8("colour")
+        guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: "colour", tag: colourTag) }
+        let pixels: TaskPixels = switch try r.u8("pixels") {
+        case 0: .shared(
+            source: try SharedRegion(from: &r, field: "pixels.source"),
+            output: try SharedRegion(from: &r, field: "pixels.output"),
+            background: try r.unitFloats("pixels.background"))
+        case 1: .inline(source: try InlinePixels(from: &r, field: "pixels.source"))
+        case let tag: throw .badTag(field: "pixels", tag: tag)
+        }
+        self.init(
+            taskID: taskID, imageID: imageID, attempt: attempt, tile: tile, image: image, filters: filters, edge: edge,
+            colour: colour, pixels: pixels)
+    }
+}
+
+extension ByteWriter {
+    /// A chain's filters: a list of (name string, arguments as a list of (name string, value)),
+    /// the arguments in increasing byte order of their names.
+    mutating func filters(_ filters: [FilterSpec]) {
+        count(filters.count)
+        for filter in filters {
+            string(filter.name)
+            count(filter.arguments.count)
+            for (name, value) in filter.arguments.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                string(name)
+                switch value {
+                case .number(let v):
+                    u8(0)
+                    f64(v)
+                case .integer(let v):
+                    u8(1)
+                    i64(v)
+                case .boolean(let v):
+                    u8(2)
+                    bool(v)
+                case .string(let v):
+                    u8(3)
+                    string(v)
+                }
+            }
+        }
+    }
+}
+
+extension ByteReader {
+    /// A chain's filters, as ``ByteWriter/filters(_:)`` writes them: each argument's name
+    /// after the one before in byte order, none canonically equivalent to another.
+    mutating func filters(_ field: String) throws(PayloadProblem) -> [FilterSpec] {
         var filters: [FilterSpec] = []
-        for i in 0..<(try r.count("filters")) {
-            let name = try r.string("filters[\(i)].name")
+        for i in 0..<(try count(field)) {
+            let name = try string(field + "[\(i)].name")
             var arguments: [String: ParameterValue] = [:]
             var previous: String?
-            for j in 0..<(try r.count("filters[\(i)].arguments")) {
-                let field = "filters[\(i)].arguments[\(j)]"
-                let argument = try r.string(field + ".name")
+            for j in 0..<(try count(field + "[\(i)].arguments")) {
+                let field = field + "[\(i)].arguments[\(j)]"
+                let argument = try string(field + ".name")
                 if let previous, !previous.utf8.lexicographicallyPrecedes(argument.utf8) {
                     throw .invalidValue(
                         field: field + ".name",
@@ -150,47 +189,17 @@ extension TaskMessage {
                     throw .invalidValue(
                         field: field + ".name", reason: "'\(argument)' is canonically equivalent to an earlier name")
                 }
-                arguments[argument] = switch try r.u8(field + ".value") {
-                case 0: .number(try r.f64(field + ".value"))
-                case 1: .integer(try r.i64(field + ".value"))
-                case 2: .boolean(try r.bool(field + ".value"))
-                case 3: .string(try r.string(field + ".value"))
+                arguments[argument] = switch try u8(field + ".value") {
+                case 0: .number(try f64(field + ".value"))
+                case 1: .integer(try i64(field + ".value"))
+                case 2: .boolean(try bool(field + ".value"))
+                case 3: .string(try string(field + ".value"))
                 case let tag: throw .badTag(field: field + ".value", tag: tag)
                 }
             }
             filters.append(FilterSpec(name: name, arguments: arguments))
         }
-        let edgeTag = try r.u8("edge")
-        guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: "edge", tag: edgeTag) }
-        let colourTag = try r.u8("colour")
-        guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: "colour", tag: colourTag) }
-        let pixels: TaskPixels = switch try r.u8("pixels") {
-        case 0: .shared(
-            source: try SharedRegion(from: &r, field: "pixels.source"),
-            output: try SharedRegion(from: &r, field: "pixels.output"),
-            background: try Self.background(from: &r))
-        case 1: .inline(source: try InlinePixels(from: &r, field: "pixels.source"))
-        case let tag: throw .badTag(field: "pixels", tag: tag)
-        }
-        self.init(
-            taskID: taskID, imageID: imageID, attempt: attempt, tile: tile, image: image, filters: filters, edge: edge,
-            colour: colour, pixels: pixels)
-    }
-}
-
-extension TaskMessage {
-    /// The background of a shared task: three f64 that are `Float`s in 0...1.
-    private static func background(from r: inout ByteReader) throws(PayloadProblem) -> SIMD3<Float> {
-        var background = SIMD3<Float>()
-        for c in 0..<3 {
-            let field = "pixels.background[\(c)]"
-            let value = try r.f64(field)
-            guard value >= 0, value <= 1, Double(Float(value)) == value else {
-                throw .invalidValue(field: field, reason: "\(value) is not a Float in 0...1")
-            }
-            background[c] = Float(value)
-        }
-        return background
+        return filters
     }
 }
 

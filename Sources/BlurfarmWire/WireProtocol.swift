@@ -42,8 +42,14 @@
 // Conversation (every message means one thing):
 //
 //   worker → coordinator: hello (once, first), ready (done with a task: one more may come),
-//                         heartbeat, result (task done), failure (task's filter failed)
-//   coordinator → worker: task (a worker holds at most two), cancel, shutdown
+//                         heartbeat, result (tile task done), failure (task's filter failed),
+//                         imageResult (image task done: its outputs encoded, or why not)
+//   coordinator → worker: task (one tile), imageTask (one whole image: decode, filter,
+//                         encode; ImageTask.swift), cancel, shutdown
+//
+// A task is either kind: a worker holds at most two of either or both, and answers a tile
+// task with `result` or `failure`, an image task with `imageResult` (whose outputs each say
+// whether they were made: a bad input is an answer, not a failure of the task).
 //
 // A worker says `ready` after `hello` when it is set up, after each `result` or `failure`, and
 // after it drops a cancelled task (for which it sends no result). It holds at most two tasks:
@@ -60,8 +66,9 @@ public enum WireProtocol {
 
     /// The protocol version this build speaks and accepts; any other is refused. Version 2
     /// added the sample format of shared regions and the background of shared tasks; version 3
-    /// lets a worker hold two tasks, the second sent before the first's `ready`.
-    public static let version: UInt16 = 3
+    /// lets a worker hold two tasks, the second sent before the first's `ready`; version 4
+    /// added whole-image tasks (`imageTask`, `imageResult`).
+    public static let version: UInt16 = 4
 
     /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
     /// first's `ready` so that the worker goes on at once instead of waiting for the
@@ -106,6 +113,10 @@ public enum WireMessageType: UInt16, CaseIterable, Sendable, CustomStringConvert
     case shutdown = 7
     /// ``WireMessage/cancel(taskID:)``
     case cancel = 8
+    /// ``WireMessage/imageTask(_:)``
+    case imageTask = 9
+    /// ``WireMessage/imageResult(_:)``
+    case imageResult = 10
 
     /// The message's name, e.g. `task`.
     public var description: String {
@@ -118,6 +129,8 @@ public enum WireMessageType: UInt16, CaseIterable, Sendable, CustomStringConvert
         case .heartbeat: "heartbeat"
         case .shutdown: "shutdown"
         case .cancel: "cancel"
+        case .imageTask: "imageTask"
+        case .imageResult: "imageResult"
         }
     }
 }
@@ -157,6 +170,15 @@ public enum WireMessage: Equatable, Sendable {
     /// worker not running that task ignores the message. Type 8. Payload: u64.
     case cancel(taskID: UInt64)
 
+    /// Coordinator → worker: decode one input, render each output's chain, encode each
+    /// output in memory. Sent only to a worker that said `ready`, as a `task` is; cancelled
+    /// the same way. Type 9. Payload: ``ImageTask``.
+    case imageTask(ImageTask)
+
+    /// Worker → coordinator: an image task is done; each output's encoded bytes, or why it
+    /// was not made. Type 10. Payload: ``ImageResult``.
+    case imageResult(ImageResult)
+
     /// The type code written in the frame's header.
     public var type: WireMessageType {
         switch self {
@@ -168,6 +190,8 @@ public enum WireMessage: Equatable, Sendable {
         case .heartbeat: .heartbeat
         case .shutdown: .shutdown
         case .cancel: .cancel
+        case .imageTask: .imageTask
+        case .imageResult: .imageResult
         }
     }
 }

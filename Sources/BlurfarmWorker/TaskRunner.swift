@@ -41,10 +41,8 @@ public struct TaskRunner: Sendable {
         do {
             let chain = try makeChain(task)
             let (checksum, output) = try render(task, chain: chain)
-            let elapsed = clock.now - start
-            let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
             return .result(TaskResult(
-                taskID: task.taskID, checksum: checksum, elapsedNanoseconds: UInt64(max(0, nanoseconds)),
+                taskID: task.taskID, checksum: checksum, elapsedNanoseconds: (clock.now - start).nanoseconds,
                 output: output))
         } catch {
             return .failure(TaskFailure(taskID: task.taskID, message: error.message))
@@ -53,8 +51,16 @@ public struct TaskRunner: Sendable {
 
     /// The task's filters, checked against their descriptors as the manifest checker does.
     func makeChain(_ task: TaskMessage) throws(Problem) -> FilterChain {
+        try makeChain(task.filters, edge: task.edge, colour: task.colour, plugins: plugins)
+    }
+
+    /// The chain of `specs`, each checked against its descriptor; a filter the registry does
+    /// not have is loaded from `plugins`, or refused when it is nil.
+    func makeChain(
+        _ specs: [FilterSpec], edge: EdgeRule, colour: ColourMode, plugins: PluginLoader?
+    ) throws(Problem) -> FilterChain {
         var filters: [any Filter] = []
-        for (index, spec) in task.filters.enumerated() {
+        for (index, spec) in specs.enumerated() {
             let descriptor: FilterDescriptor
             var plugin: Plugin?
             if let builtIn = registry.descriptor(named: spec.name) {
@@ -85,7 +91,7 @@ public struct TaskRunner: Sendable {
                         + problems.problems.map(\.description).joined(separator: "; "))
             }
         }
-        return FilterChain(filters: filters, edge: task.edge, colour: task.colour)
+        return FilterChain(filters: filters, edge: edge, colour: colour)
     }
 
     /// Renders the tile; returns its checksum and, for inline tasks, its pixels.

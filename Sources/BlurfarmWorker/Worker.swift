@@ -25,6 +25,7 @@ public final class Worker: Sendable {
     /// The process id sent in `hello`.
     public let pid: Int32
     private let runner: TaskRunner
+    private let images: ImageTaskRunner
     private let writer: FrameWriter
     private let tasks = DispatchQueue(label: "blurfarm.worker.task")
 
@@ -46,6 +47,7 @@ public final class Worker: Sendable {
         self.workerID = workerID
         self.pid = pid
         self.runner = runner
+        images = ImageTaskRunner(tasks: runner)
         writer = FrameWriter(fd: output)
     }
 
@@ -82,12 +84,14 @@ public final class Worker: Sendable {
                     case .shutdown:
                         return .shutdown
                     case .task(let task):
-                        if let busy = accept(task) { return .badInput(busy) }
+                        if let busy = accept(task.taskID, { [runner] in runner.execute(task) }) { return .badInput(busy) }
+                    case .imageTask(let task):
+                        if let busy = accept(task.taskID, { [images] in .imageResult(images.execute(task)) }) { return .badInput(busy) }
                     case .cancel(let taskID):
                         state.withLock { state in
                             if state.running?.id == taskID || state.waiting.contains(taskID) { state.cancelled.insert(taskID) }
                         }
-                    case .hello, .ready, .result, .failure, .heartbeat:
+                    case .hello, .ready, .result, .failure, .heartbeat, .imageResult:
                         return .badInput("a coordinator does not send '\(message.type)'")
                     }
                 }
@@ -97,42 +101,42 @@ public final class Worker: Sendable {
         }
     }
 
-    /// Queues `task` for the task thread, or says why it cannot (the worker holds
-    /// `WireProtocol.tasksHeld` tasks already).
-    private func accept(_ task: TaskMessage) -> String? {
+    /// Queues task `taskID` for the task thread, which answers it with `execute`'s reply, or
+    /// says why it cannot (the worker holds `WireProtocol.tasksHeld` tasks already).
+    private func accept(_ taskID: UInt64, _ execute: @escaping @Sendable () -> WireMessage) -> String? {
         let held: [UInt64]? = state.withLock { state in
             let held = (state.running.map { [$0.id] } ?? []) + state.waiting
             if held.count >= WireProtocol.tasksHeld { return held }
-            state.waiting.append(task.taskID)
+            state.waiting.append(taskID)
             return nil
         }
         if let held {
-            return "task \(task.taskID) arrived while the worker holds tasks \(held.map(String.init).joined(separator: " and ")) "
+            return "task \(taskID) arrived while the worker holds tasks \(held.map(String.init).joined(separator: " and ")) "
                 + "(at most \(WireProtocol.tasksHeld) before a 'ready')"
         }
         tasks.async { [self] in
             // Runs unless it was cancelled while it waited.
             let runs = state.withLock { state in
                 state.waiting.removeFirst()
-                guard !state.cancelled.contains(task.taskID) else { return false }
-                state.running = (task.taskID, ContinuousClock.now)
+                guard !state.cancelled.contains(taskID) else { return false }
+                state.running = (taskID, ContinuousClock.now)
                 return true
             }
-            let reply = runs ? runner.execute(task) : nil
+            let reply = runs ? execute() : nil
             var frame: [UInt8] = []
             if let reply {
                 do {
                     frame = try FrameEncoder.encode(reply)
                 } catch {
                     frame = (try? FrameEncoder.encode(.failure(TaskFailure(
-                        taskID: task.taskID, message: "the result does not fit a frame: \(error)")))) ?? []
+                        taskID: taskID, message: "the result does not fit a frame: \(error)")))) ?? []
                 }
             }
             // Cleared under the lock the heartbeat thread sends under: no heartbeat for this
             // task follows its reply.
             let cancelled = state.withLock { state in
                 state.running = nil
-                return state.cancelled.remove(task.taskID) != nil
+                return state.cancelled.remove(taskID) != nil
             }
             if !cancelled { writer.send(frame: frame) }
             writer.send(.ready)

@@ -167,7 +167,9 @@ struct Apply: ParsableCommand {
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {
             result = Result { () throws(RenderFailure) -> RenderedImage in
-                try rendering.render(image, encodedWith: options, chain: chain, tileSize: tile, ticket: RenderTicket())
+                try rendering.render(
+                    image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
+                    tileSize: tile, ticket: RenderTicket())
             }
         }
         launched.finishing()

@@ -1,4 +1,6 @@
 import ArgumentParser
+import BlurfarmAPI
+import BlurfarmClient
 import BlurfarmCore
 import Foundation
 
@@ -33,23 +35,21 @@ struct Submit: ParsableCommand {
 
     func run() throws {
         let client = try server.client()
-        var ids: [Int] = []
+        var ids: [Int64] = []
         for path in jobs {
-            var body: [String: Any] = ["path": FarmOptions.absolute(path)]
-            if let priority { body["priority"] = priority }
-            let job = try client.expect("POST", "api/v1/jobs", json: body)
-            let id = job["id"] as? Int ?? 0
+            let request = SubmitRequest(path: FarmOptions.absolute(path), priority: priority)
+            let id = try blocking { try await client.submit(request) }.job.id ?? 0
             print(id)
             ids.append(id)
         }
         guard wait else { return }
         var statuses: [Int32] = []
         for id in ids {
-            let job = try client.wait(for: id)
+            let job = try client.waitDrawingProgress(id)
             report(job)
-            statuses.append(ServerClient.status(of: job))
+            statuses.append(job.exitStatus)
         }
-        let status = ServerClient.combined(statuses)
+        let status = JobView.combined(statuses)
         if status != ExitStatus.success { throw ExitCode(status) }
     }
 }
@@ -67,9 +67,9 @@ struct Jobs: ParsableCommand {
 
     func run() throws {
         let client = try server.client()
-        let answer = try client.expect("GET", "api/v1/jobs")
-        if json { return try printJSONObject(answer) }
-        for job in answer["jobs"] as? [[String: Any]] ?? [] { print(ServerClient.line(job)) }
+        let jobs = try blocking { try await client.jobs() }
+        if json { return try printAnswer(JobList(jobs: jobs)) }
+        for job in jobs { print(job.line) }
     }
 }
 
@@ -98,18 +98,19 @@ struct Job: ParsableCommand {
 
     func run() throws {
         let client = try server.client()
-        let job = wait ? try client.wait(for: id) : try client.expect("GET", "api/v1/jobs/\(id)")
+        let id = Int64(self.id)
+        let job = wait ? try client.waitDrawingProgress(id) : try blocking { try await client.job(id) }
         if json {
-            try printJSONObject(job)
+            try printAnswer(job)
         } else {
-            print(ServerClient.line(job))
-            if let error = job["error"] as? String { printError(error) }
-            let outputs = try client.expect("GET", "api/v1/jobs/\(id)/outputs")["outputs"] as? [[String: Any]] ?? []
-            for output in outputs where output["state"] as? String == "failed" {
-                print("  failed  \(ShownName.of(output["output"] as? String ?? "")): \(output["error"] as? String ?? "")")
+            print(job.line)
+            if let error = job.job.error { printError(error) }
+            let outputs = try blocking { try await client.outputs(of: id) }
+            for output in outputs where output.state == .failed {
+                print("  failed  \(ShownName.of(output.output)): \(output.error ?? "")")
             }
         }
-        if wait, ServerClient.status(of: job) != ExitStatus.success { throw ExitCode(ServerClient.status(of: job)) }
+        if wait, job.exitStatus != ExitStatus.success { throw ExitCode(job.exitStatus) }
     }
 }
 
@@ -123,7 +124,8 @@ struct Cancel: ParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() throws {
-        print(ServerClient.line(try server.client().expect("POST", "api/v1/jobs/\(id)/cancel")))
+        let client = try server.client(), id = Int64(self.id)
+        print(try blocking { try await client.steer(id, .cancel) }.line)
     }
 }
 
@@ -139,24 +141,22 @@ struct Retry: ParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() throws {
-        print(ServerClient.line(try server.client().expect("POST", "api/v1/jobs/\(id)/retry")))
+        let client = try server.client(), id = Int64(self.id)
+        print(try blocking { try await client.steer(id, .retry) }.line)
     }
 }
 
 /// The summary of a finished job on standard error (`submit --wait`).
-private func report(_ job: [String: Any]) {
-    let name = ShownName.of(job["name"] as? String ?? "")
-    let state = job["state"] as? String ?? ""
-    let written = job["outputsWritten"] as? Int ?? 0
-    let upToDate = job["outputsUpToDate"] as? Int ?? 0
-    let failed = job["outputsFailed"] as? Int ?? 0
+private func report(_ view: JobView) {
+    let job = view.job
     FileHandle.standardError.write(Data(
-        "\(name): \(state): \(written) written, \(upToDate) up to date, \(failed) failed\n".utf8))
-    if let error = job["error"] as? String { printError(error) }
+        "\(ShownName.of(job.name)): \(job.state.rawValue): \(job.outputsWritten) written, \(job.outputsUpToDate) up to date, \(job.outputsFailed) failed\n".utf8))
+    if let error = job.error { printError(error) }
 }
 
-/// `object` (an answer of the API) as JSON on standard output, keys sorted.
-private func printJSONObject(_ object: [String: Any]) throws {
-    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
+/// `value` (an answer of the API) as JSON on standard output: keys sorted, indented.
+private func printAnswer(_ value: some Encodable) throws {
+    let encoder = APIJSON.encoder()
+    encoder.outputFormatting.insert(.prettyPrinted)
+    FileHandle.standardOutput.write(try encoder.encode(value) + Data("\n".utf8))
 }

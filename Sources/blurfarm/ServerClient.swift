@@ -1,10 +1,9 @@
 import ArgumentParser
+import BlurfarmAPI
+import BlurfarmClient
 import BlurfarmCore
 import Foundation
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Synchronization
 
 /// The options of the client commands (`submit`, `jobs`, `job`, `cancel`, `retry`): which
 /// farm service, and its token.
@@ -22,7 +21,7 @@ struct ServerOptions: ParsableArguments {
     @OptionGroup var farm: FarmOptions
 
     /// The client these options name.
-    func client() throws -> ServerClient {
+    func client() throws -> FarmClient {
         let environment = ProcessInfo.processInfo.environment
         let configuration = try farm.loadOrExit()
         let server = self.server ?? environment["BLURFARM_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
@@ -35,122 +34,69 @@ struct ServerOptions: ParsableArguments {
             ?? configuration.tokenFile
         {
             guard let data = FileManager.default.contents(atPath: file) else {
-                printError("token file '\(file)': cannot be read")
-                throw ExitCode(ExitStatus.invalid)
+                throw ExitCode.reporting(CommandError("token file '\(file)': cannot be read", exitCode: ExitStatus.invalid))
             }
             token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        return ServerClient(base: base, token: token)
+        return FarmClient(base: base, token: token)
     }
 }
 
-/// A blocking client of the farm service's API (docs/api.md).
-struct ServerClient {
-    let base: URL
-    let token: String?
-
-    /// What the server answered.
-    struct Answer {
-        let status: Int
-        let body: Data
-
-        var object: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
-        /// The server's error message.
-        var error: String { object["error"] as? String ?? "HTTP \(status)" }
-    }
-
-    /// The server cannot be reached.
-    struct Unreachable: Error, CustomStringConvertible {
-        let server: URL
-        let reason: String
-        var description: String { "cannot reach the farm service at \(server.absoluteString): \(reason)" }
-    }
-
-    /// `method path` with `body` as JSON (POST: `{}` when nil).
-    func call(_ method: String, _ path: String, json body: [String: Any]? = nil) throws(Unreachable) -> Answer {
-        var request = URLRequest(url: base.appendingPathComponent(path))
-        request.httpMethod = method
-        request.timeoutInterval = 30
-        if method == "POST" {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try? JSONSerialization.data(withJSONObject: body ?? [:])
-        }
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var answer: Answer?
-        nonisolated(unsafe) var failure: String?
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            if let response = response as? HTTPURLResponse {
-                answer = Answer(status: response.statusCode, body: data ?? Data())
-            } else {
-                failure = error?.localizedDescription ?? "no answer"
-            }
-            done.signal()
-        }.resume()
-        done.wait()
-        guard let answer else { throw Unreachable(server: base, reason: failure ?? "no answer") }
-        return answer
-    }
-
-    /// `method path`, whose answer must be 2xx; else the server's error is printed and the
-    /// exit status thrown (2 with the diagnostics of an invalid manifest, else 1).
-    func expect(_ method: String, _ path: String, json body: [String: Any]? = nil) throws -> [String: Any] {
-        let answer: Answer
+/// Runs `operation` on a task and waits for it: the client commands are synchronous, as the
+/// root command is, and the client is async. A failure runs `beforeFailing`, then is said
+/// (``CommandFailure``) and thrown as its exit status.
+func blocking<Value: Sendable>(
+    _ operation: @escaping @Sendable () async throws -> Value, beforeFailing: () -> Void = {}
+) throws -> Value {
+    let result = Mutex<Result<Value, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
         do {
-            answer = try call(method, path, json: body)
+            let value = try await operation()
+            result.withLock { $0 = .success(value) }
         } catch {
-            printError(error.description)
-            throw ExitCode(ExitStatus.someFailed)
+            result.withLock { $0 = .failure(error) }
         }
-        guard (200..<300).contains(answer.status) else {
-            if let diagnostics = answer.object["diagnostics"] as? String {
-                FileHandle.standardError.write(Data(diagnostics.utf8))
-                throw ExitCode(ExitStatus.invalid)
-            }
-            printError(answer.error)
-            throw ExitCode(ExitStatus.someFailed)
-        }
-        return answer.object
+        done.signal()
     }
+    done.wait()
+    do {
+        return try result.withLock { $0! }.get()
+    } catch {
+        beforeFailing()
+        throw ExitCode.reporting(error)
+    }
+}
 
-    /// Waits until job `id` is finished, through restarts of the server (it is asked again
-    /// until it answers); the job. Draws the progress line on a terminal.
-    func wait(for id: Int) throws -> [String: Any] {
+extension FarmClient {
+    /// Waits until job `id` is finished (``waitUntilFinished(_:every:progress:)``), drawing the
+    /// progress line on a terminal; the job.
+    func waitDrawingProgress(_ id: Int64) throws -> JobView {
         let line = ProgressLine.isTerminal ? ProgressLine(job: "job \(id)", outputsTotal: 0, inputsTotal: 0) : nil
-        while true {
-            if let answer = try? call("GET", "api/v1/jobs/\(id)") {
-                guard answer.status == 200 else {
-                    line?.clear()
-                    printError(answer.error)
-                    throw ExitCode(ExitStatus.someFailed)
-                }
-                let job = answer.object
-                let state = job["state"] as? String ?? ""
-                if ["completed", "failed", "cancelled"].contains(state) {
-                    line?.clear()
-                    return job
-                }
-                if let progress = job["progress"] as? [String: Any] {
+        let view = try blocking(
+            {
+                try await waitUntilFinished(id) { view in
                     line?.show(
-                        job: job["name"] as? String ?? "job \(id)", outputs: progress["outputsDone"] as? Int ?? 0,
-                        of: progress["outputsTotal"] as? Int ?? 0, tiles: progress["tilesDone"] as? Int ?? 0,
-                        megapixelsPerSecond: progress["megapixelsPerSecond"] as? Double ?? 0,
-                        secondsLeft: progress["etaSeconds"] as? Double ?? 0, failed: job["outputsFailed"] as? Int ?? 0)
+                        job: view.job.name, outputs: view.progress.outputsDone, of: view.progress.outputsTotal,
+                        tiles: view.progress.tilesDone, megapixelsPerSecond: view.progress.megapixelsPerSecond ?? 0,
+                        secondsLeft: view.progress.etaSeconds ?? 0, failed: view.job.outputsFailed)
                 }
-            }
-            Thread.sleep(forTimeInterval: 0.25)
-        }
+            }, beforeFailing: { line?.clear() })
+        line?.clear()
+        return view
     }
+}
 
-    /// The exit status `run` would have for a job that ended as `job`: 0 completed; 3 another
-    /// process (a cron `run`) held its lock, 2 its manifest no longer checked (nothing of it
-    /// ran); else 1 (some outputs failed, or it was cancelled).
-    static func status(of job: [String: Any]) -> Int32 {
-        if job["state"] as? String == "completed" { return ExitStatus.success }
-        switch job["refusal"] as? String {
-        case "locked": return ExitStatus.locked
-        case "invalid": return ExitStatus.invalid
-        default: return ExitStatus.someFailed
+extension JobView {
+    /// The exit status `run` would have for a job that ended as this one: 0 completed; 3
+    /// another process (a cron `run`) held its lock, 2 its manifest no longer checked (nothing
+    /// of it ran); else 1 (some outputs failed, or it was cancelled).
+    var exitStatus: Int32 {
+        if job.state == .completed { return ExitStatus.success }
+        switch job.refusal {
+        case .locked: return ExitStatus.locked
+        case .invalid: return ExitStatus.invalid
+        case nil: return ExitStatus.someFailed
         }
     }
 
@@ -162,18 +108,15 @@ struct ServerClient {
             ?? ExitStatus.success
     }
 
-    /// One line for a job: id, state, priority, outputs done of all, name.
-    static func line(_ job: [String: Any]) -> String {
+    /// One line for the job: id, state, priority, outputs done of all, name.
+    var line: String {
         func padded(_ text: String, _ width: Int, left: Bool = false) -> String {
             let fill = String(repeating: " ", count: max(0, width - text.count))
             return left ? fill + text : text + fill
         }
-        let progress = job["progress"] as? [String: Any] ?? [:]
-        let failed = job["outputsFailed"] as? Int ?? 0
-        let counts = "\(progress["outputsDone"] as? Int ?? 0)/\(progress["outputsTotal"] as? Int ?? 0)"
-            + (failed > 0 ? " (\(failed) failed)" : "")
-        return padded("\(job["id"] as? Int ?? 0)", 5, left: true) + "  " + padded(job["state"] as? String ?? "", 10) + " "
-            + padded("\(job["priority"] as? Int ?? 0)", 3, left: true) + "  " + padded(counts, 14) + " "
-            + ShownName.of(job["name"] as? String ?? "")
+        let failed = job.outputsFailed
+        let counts = "\(progress.outputsDone)/\(progress.outputsTotal)" + (failed > 0 ? " (\(failed) failed)" : "")
+        return padded("\(job.id ?? 0)", 5, left: true) + "  " + padded(job.state.rawValue, 10) + " "
+            + padded("\(job.priority)", 3, left: true) + "  " + padded(counts, 14) + " " + ShownName.of(job.name)
     }
 }

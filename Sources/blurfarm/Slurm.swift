@@ -1,7 +1,7 @@
 import ArgumentParser
+import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmImageIO
 import Foundation
 
 /// `blurfarm slurm`: a job's shards as a Slurm array, over shared storage (docs/cluster.md).
@@ -65,27 +65,14 @@ extension Slurm {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
             printDiagnostics(Diagnostics(plan.unmatchedGlobs))
             // The split by pixels, fixed for every task (split.json); an unreadable input is named.
-            var weights: [String: Int] = [:]
-            for input in plan.inputs {
-                let header: ImageHeader?
-                do {
-                    header = try ImageReader.header(ofFile: input.path)
-                } catch {
-                    printWarning("\(error.description): its outputs will fail")
-                    header = nil
-                }
-                weights[input.path] = JobShards.weight(of: input, header: header.map { ($0.width, $0.height) })
-            }
-            // A shard holds whole inputs: past one shard per input the tasks would have nothing
-            // to do (and an array of millions would cost the cluster and this process alike).
-            let shards = min(self.shards, max(1, plan.inputs.count))
+            let weights = ShardWeights(of: plan)
+            for error in weights.unreadable { printWarning("\(error.description): its outputs will fail") }
+            let shards = SlurmRun.shardCount(requested: self.shards, inputs: plan.inputs.count)
             if shards < self.shards {
                 printWarning("--shards \(self.shards): the job has \(counted(plan.inputs.count, "input")); submitting \(counted(shards, "shard"))")
             }
-            let shardPlans = plan.shards(count: shards) { weights[$0.path] ?? 1 }
             let jobFolder = JobStateFolder(
                 state: farm.stateFolder(configuration), jobName: plan.job.name, manifestPath: plan.manifestPath)
-            let folder = try Self.makeRunFolder(in: jobFolder)
             var options: [String] = []
             if let partition { options.append("--partition=\(partition)") }
             if let time { options.append("--time=\(time)") }
@@ -93,68 +80,15 @@ extension Slurm {
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
                 executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
-            do throws(CommandError) {
-                let split = shardPlans.map { $0.inputs.flatMap(\.outputs).map(\.path) }
-                let splitPath = (folder as NSString).appendingPathComponent(SlurmRun.splitName)
-                do {
-                    try RunReport.write(split, to: splitPath)
-                } catch {
-                    throw CommandError("\(splitPath): cannot write: \(error.localizedDescription)")
-                }
-                try Self.writeScripts(of: run, in: folder)
-                try run.write(in: folder)
+            do throws(ClusterError) {
+                let folder = try SlurmRun.makeFolder(in: jobFolder)
+                try run.prepare(in: folder, shardPlans: plan.shards(count: shards, pixels: weights.weight(of:)))
                 let submission = try run.submit(Array(0..<shards), folder: folder)
                 print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
                     + "array job \(submission.array), finisher job \(submission.finisher)")
                 print("run folder: \(folder)")
             } catch {
-                printError(error.message)
-                throw ExitCode(error.exitCode)
-            }
-        }
-
-        /// A new run folder in the job's state folder, with its `reports` and `logs` folders.
-        private static func makeRunFolder(in job: JobStateFolder) throws -> String {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "UTC")
-            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-            let folder = (job.path as NSString).appendingPathComponent(
-                "slurm/\(formatter.string(from: Date()))-\(ProcessInfo.processInfo.processIdentifier)")
-            do throws(StateError) {
-                for sub in ["reports", "logs"] { try JobStateFolder.makeFolder((folder as NSString).appendingPathComponent(sub)) }
-            } catch {
-                printError("\(error)")
-                throw ExitCode(ExitStatus.someFailed)
-            }
-            return folder
-        }
-
-        /// Writes `shard.sh` (one array task: `blurfarm run JOB --shard $SLURM_ARRAY_TASK_ID/N`,
-        /// its report in `reports/`, its arguments appended) and `finish.sh` in `folder`.
-        private static func writeScripts(of run: SlurmRun, in folder: String) throws(CommandError) {
-            let q = SlurmClient.quoted
-            let config = run.config.map { " --config \(q($0))" } ?? ""
-            let reports = (folder as NSString).appendingPathComponent("reports")
-            let scripts = [
-                "shard.sh": """
-                    #!/bin/sh
-                    # One shard of job '\(run.job)' (blurfarm slurm submit): array task I runs shard I of \(run.shards).
-                    exec \(q(run.executable)) run \(q(run.manifest))\(config) --shard "$SLURM_ARRAY_TASK_ID/\(run.shards)" \\
-                      --split \(q(folder + "/" + SlurmRun.splitName)) --report \(q(reports + "/shard-"))"$SLURM_ARRAY_TASK_ID-$SLURM_JOB_ID".json "$@"
-
-                    """,
-                "finish.sh": """
-                    #!/bin/sh
-                    # The finisher of job '\(run.job)' (blurfarm slurm submit): after every shard, however it ended.
-                    exec \(q(run.executable)) slurm finish \(q(folder))
-
-                    """,
-            ]
-            for (name, text) in scripts {
-                let path = (folder as NSString).appendingPathComponent(name)
-                guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o755])
-                else { throw CommandError("\(path): cannot write") }
+                throw ExitCode.reporting(error)
             }
         }
     }

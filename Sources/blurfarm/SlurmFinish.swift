@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmCore
 import Foundation
@@ -26,90 +27,24 @@ extension Slurm {
         var runFolder: String
 
         func run() throws {
-            let context = try SlurmRunContext(runFolder)
+            let context = try SlurmRunContext.load(runFolder)
             let began = Date()
-            let contents: OutputRecords.Contents
-            do throws(StateError) {
-                guard case .acquired(let lock) = try JobLock.acquire(context.jobFolder.lockPath, wait: true) else {
-                    throw StateError(path: context.jobFolder.lockPath, message: "cannot take the job's lock")
+            let notDone: Int
+            do throws(ClusterError) {
+                let records = try context.mergeRecords()
+                for folder in records.running { printWarning("\(folder): the shard is running: its records are merged later") }
+                let report = context.mergedReport(records: records.contents, reports: context.shardReports(), began: began)
+                for output in report.outputs where output.status == .failed || output.status == .failedEarlier {
+                    printError(output.error ?? "\(output.output): not written")
                 }
-                let records = try OutputRecords(folder: context.jobFolder.path)
-                let running = try ShardRecords.merge(context.jobFolder, into: records)
-                for folder in running { printWarning("\(folder): the shard is running: its records are merged later") }
-                try records.compact()
-                withExtendedLifetime(lock) {}
-                contents = try ShardRecords.read(context.jobFolder)
+                let path = try context.write(report)
+                notDone = report.failed + report.failedEarlier
+                print("\(report.job): \(report.written) written, \(notDone) failed, \(report.skipped) up to date, "
+                    + "in \(counted(context.run.shards, "shard")); report \(path)")
             } catch {
-                printError("\(error)")
-                throw ExitCode(ExitStatus.someFailed)
+                throw ExitCode.reporting(error)
             }
-            let reports = context.shardReports()
-            let report = Self.merged(context, records: contents, reports: reports, began: began)
-            for output in report.outputs where output.status == .failed || output.status == .failedEarlier {
-                printError(output.error ?? "\(output.output): not written")
-            }
-            let path = (context.folder as NSString).appendingPathComponent("report.json")
-            do {
-                try RunReport.write([report], to: path)
-                try report.writeInStateFolder(context.stateFolder)
-            } catch {
-                printError("\(path): cannot write the report: \(error.localizedDescription)")
-                throw ExitCode(ExitStatus.someFailed)
-            }
-            let notDone = report.failed + report.failedEarlier
-            print("\(report.job): \(report.written) written, \(notDone) failed, \(report.skipped) up to date, "
-                + "in \(counted(context.run.shards, "shard")); report \(path)")
             if notDone > 0 { throw ExitCode(ExitStatus.someFailed) }
-        }
-
-        /// The run's report: every planned output in plan order, as the latest shard report
-        /// that wrote it says (with its checksum), up to date when the records say so and no
-        /// report wrote it; failed, with why, when it is not up to date now.
-        static func merged(
-            _ context: SlurmRunContext, records: OutputRecords.Contents, reports: [Int: [RunReport]], began: Date
-        ) -> RunReport {
-            let reported = context.reportedOutputs(reports)
-            var outputs: [OutputReport] = []
-            for (shard, statuses) in context.statuses(records).enumerated() {
-                for status in statuses {
-                    let entry = reported[status.output]
-                    let variant = status.variant ?? ""
-                    if status.state == .upToDate {
-                        outputs.append(
-                            entry?.status == .written
-                                ? entry!
-                                : OutputReport(input: status.input, output: status.output, variant: variant, status: .skipped))
-                    } else if let entry, entry.status == .failed || entry.status == .failedEarlier {
-                        outputs.append(entry)
-                    } else {
-                        // The kind: `decode` (failed earlier), `lost` (its shard never wrote it), or
-                        // `verification` (not as its shard recorded it).
-                        let (kind, why): (String, String)
-                        switch (entry?.status, status.state) {
-                        case (_, .failedEarlier): (kind, why) = ("decode", "failed earlier: \(status.reason ?? "its input cannot be decoded")")
-                        case (nil, _): (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
-                        case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
-                        default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
-                        }
-                        outputs.append(OutputReport(
-                            input: status.input, output: status.output, variant: variant, status: .failed,
-                            failure: .reported(kind: kind, code: nil, message: "\(ShownName.of(status.output)): \(why)")))
-                    }
-                }
-            }
-            let order = Dictionary(
-                context.plan.inputs.flatMap(\.outputs).enumerated().map { ($1.path, $0) }, uniquingKeysWith: { a, _ in a })
-            let all = reports.values.flatMap { $0 }
-            let settings =
-                all.last?.settings
-                ?? RunSettings(
-                    configuration: context.run.config, workers: 0, threads: 0,
-                    decodedImages: context.configuration.decodedImages, tile: context.plan.tileSize,
-                    pixelLimit: context.configuration.pixelLimit, verify: context.plan.job.verify.rawValue)
-            return RunReport(
-                job: context.plan.job.name, manifest: context.plan.manifestPath,
-                started: all.map(\.started).min() ?? context.run.submissions.first?.submitted ?? began, finished: Date(),
-                settings: settings, outputs: outputs.sorted { (order[$0.output] ?? .max) < (order[$1.output] ?? .max) })
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmCore
 import Foundation
@@ -26,57 +27,42 @@ extension Slurm {
         var wait = false
 
         func run() throws {
-            let context = try SlurmRunContext(runFolder)
+            let context = try SlurmRunContext.load(runFolder)
             let done: Bool
-            do throws(CommandError) {
+            do throws(ClusterError) {
                 var states = try context.slurmStates()
-                while wait, states.shards.values.contains(where: { !$0.hasEnded }) || states.finisher?.hasEnded == false {
+                while wait, !states.haveEnded {
                     Thread.sleep(forTimeInterval: 0.5)
                     states = try context.slurmStates()
                 }
-                done = try Self.print(context, states: states)
+                done = Self.print(try context.status(states), of: context)
             } catch {
-                printError(error.message)
-                throw ExitCode(error.exitCode)
+                throw ExitCode.reporting(error)
             }
             if wait, !done { throw ExitCode(ExitStatus.someFailed) }
         }
 
-        /// Prints the run's state; whether every output is done.
-        private static func print(
-            _ context: SlurmRunContext, states: (shards: [Int: SlurmClient.JobState], finisher: SlurmClient.JobState?)
-        ) throws(CommandError) -> Bool {
-            let records: OutputRecords.Contents
-            do throws(StateError) {
-                records = try ShardRecords.read(context.jobFolder)
-            } catch {
-                throw CommandError("\(error)")
-            }
-            let statuses = context.statuses(records)
-            let reported = context.reportedOutputs(context.shardReports())
-            let done = statuses.map { $0.filter { $0.state == .upToDate }.count }
-            let total = statuses.map(\.count)
+        /// Prints `status`, the state of `context`'s run; whether every output is done.
+        private static func print(_ status: SlurmRunContext.Status, of context: SlurmRunContext) -> Bool {
+            let forgotten = "ended (no longer known to Slurm)"
             Swift.print("job '\(context.plan.job.name)': \(counted(context.run.shards, "shard")), "
-                + "\(done.reduce(0, +))/\(total.reduce(0, +)) outputs done; run folder \(context.folder)")
-            for (shard, outputs) in statuses.enumerated() {
-                let state =
-                    context.run.submission(of: shard) == nil
-                    ? "not submitted" : states.shards[shard]?.shown ?? "ended (no longer known to Slurm)"
-                Swift.print("shard \(shard): \(state), \(done[shard])/\(total[shard]) outputs done")
-                for status in outputs where status.state != .upToDate {
-                    let entry = reported[status.output]
-                    let error =
-                        status.state == .failedEarlier
-                        ? "failed earlier: \(status.reason ?? "")"
-                        : entry?.status == .failed ? entry?.error : nil
-                    guard let error else { continue }
-                    Swift.print("  failed: \(ShownName.of(status.input)) -> \(ShownName.of(status.output)): \(error)")
+                + "\(status.done)/\(status.total) outputs done; run folder \(context.folder)")
+            for shard in status.shards {
+                let state: String
+                switch shard.slurm {
+                case .notSubmitted: state = "not submitted"
+                case .known(let job): state = job.shown
+                case .forgotten: state = forgotten
+                }
+                Swift.print("shard \(shard.index): \(state), \(shard.done)/\(shard.total) outputs done")
+                for failure in shard.failures {
+                    Swift.print("  failed: \(ShownName.of(failure.input)) -> \(ShownName.of(failure.output)): \(failure.error)")
                 }
             }
-            if let submission = context.run.submissions.last {
-                Swift.print("finisher (job \(submission.finisher)): \(states.finisher?.shown ?? "ended (no longer known to Slurm)")")
+            if let finisher = status.finisher {
+                Swift.print("finisher (job \(finisher.job)): \(finisher.state?.shown ?? forgotten)")
             }
-            return done == total
+            return status.isDone
         }
     }
 
@@ -100,24 +86,9 @@ extension Slurm {
         var runFolder: String
 
         func run() throws {
-            let context = try SlurmRunContext(runFolder)
-            do throws(CommandError) {
-                let states = try context.slurmStates()
-                let running = states.shards.filter { !$0.value.hasEnded }.keys.sorted()
-                if !running.isEmpty || states.finisher?.hasEnded == false {
-                    let which = running.isEmpty ? "the finisher" : "shards \(running.map(String.init).joined(separator: ", "))"
-                    throw CommandError(
-                        "\(context.folder): \(which) still pending or running: wait for them ('blurfarm slurm status --wait') "
-                            + "or cancel them (scancel)")
-                }
-                let records: OutputRecords.Contents
-                do throws(StateError) {
-                    records = try ShardRecords.read(context.jobFolder)
-                } catch {
-                    throw CommandError("\(error)")
-                }
-                let unfinished = context.statuses(records).enumerated().filter { $0.1.contains { $0.state != .upToDate } }
-                    .map(\.offset)
+            let context = try SlurmRunContext.load(runFolder)
+            do throws(ClusterError) {
+                let unfinished = try context.shardsToResume(try context.slurmStates())
                 guard !unfinished.isEmpty else {
                     print("nothing to resume: every output of job '\(context.plan.job.name)' is up to date")
                     return
@@ -128,8 +99,7 @@ extension Slurm {
                     + "\(unfinished.map(String.init).joined(separator: ", ")) of \(run.shards): "
                     + "array job \(submission.array), finisher job \(submission.finisher)")
             } catch {
-                printError(error.message)
-                throw ExitCode(error.exitCode)
+                throw ExitCode.reporting(error)
             }
         }
     }

@@ -68,9 +68,12 @@ import Testing
         try FileManager.default.removeItem(at: folder.appendingPathComponent("out-blur"))
 
         let registry = FilterRegistry.builtIn
+        // Tile by tile: the motion job is cancelled one tile into an image.
+        var configuration = FarmConfiguration(decodedImages: 1)
+        configuration.wholeImagePixels = 0
         let farm = Farm(FarmSettings(
             workers: 2, threads: 1, workerExecutable: BuiltExecutable.worker.path,
-            configuration: FarmConfiguration(decodedImages: 1), stateFolder: folder.appendingPathComponent("state").path,
+            configuration: configuration, stateFolder: folder.appendingPathComponent("state").path,
             recipeVersions: "farm library test"))
         defer { farm.shutdown() }
         let motionDone = Atomic<Int>(0)

@@ -48,6 +48,9 @@ import Testing
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 10)
+        // Tile by tile: the test catches an output half-rendered (no whole-image tasks).
+        try "state: state\nwhole-image-pixels: 0\n".write(
+            to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
         let server = try ServedFarm(folder: folder, workers: 1)
         defer { server.stop() }
         let paused = try server.submit(try server.writeJob("paused", sigma: 8))
@@ -185,6 +188,9 @@ import Testing
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 12)
+        // Tile by tile: the test catches an output half-rendered (no whole-image tasks).
+        try "state: state\nwhole-image-pixels: 0\n".write(
+            to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
         let first = try ServedFarm(folder: folder, workers: 1, arguments: ["--grace", "600"])
         let id = try first.submit(try first.writeJob("stopped", sigma: 8))
         try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }

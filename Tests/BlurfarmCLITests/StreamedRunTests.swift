@@ -69,11 +69,15 @@ import Testing
         }
         let job = folder.appendingPathComponent("job.job")
         try Self.manifest.write(to: job, atomically: true, encoding: .utf8)
+        // Band by band across the workers, never an image to one worker whole (WholeImageTests).
+        let config = folder.appendingPathComponent("farm.conf")
+        try "whole-image-pixels: 0\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
         let report = folder.appendingPathComponent("report.json")
         var files: [[String: Data]] = [], reports: [[String: [String: Any]]] = []
         for verify in ["checksum", "decode", "untiled"] {
             let result = try Blurfarm.run([
-                "run", job.path, "--workers", "2", "--verify", verify, "--force", "--quiet", "--report", report.path,
+                "run", job.path, "--config", config.path, "--workers", "2", "--verify", verify, "--force", "--quiet",
+                "--report", report.path,
             ])
             #expect(result.status == 0, "\(result.stderr)")
             files.append(try Self.outputs(folder))

@@ -138,7 +138,8 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
         let config = folder.appendingPathComponent("farm.conf")
-        try (configuration + "\nstate: state\n").write(to: config, atomically: true, encoding: .utf8)
+        // Tile by tile (no whole-image tasks): the stall is one tile's (WholeImageTests has an image's).
+        try (configuration + "\nwhole-image-pixels: 0\nstate: state\n").write(to: config, atomically: true, encoding: .utf8)
         let report = folder.appendingPathComponent("report.json")
 
         let coordinator = try Coordinator(
@@ -167,10 +168,12 @@ import Glibc
     }
 
     /// A configuration in `folder` under which the stalled worker stays stalled until the test
-    /// acts, however late (no task timeout to speak of); its path.
-    static func untimedConfiguration(in folder: URL) throws -> String {
+    /// acts, however late (no task timeout to speak of), and images go tile by tile unless
+    /// `wholeImages`; its path.
+    static func untimedConfiguration(in folder: URL, wholeImages: Bool = false) throws -> String {
         let config = folder.appendingPathComponent("farm.conf")
-        try "task-timeout: 3600\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
+        try ("task-timeout: 3600\nstate: state\n" + (wholeImages ? "" : "whole-image-pixels: 0\n"))
+            .write(to: config, atomically: true, encoding: .utf8)
         return config.path
     }
 
@@ -213,7 +216,8 @@ import Glibc
         let folder = try JobCommandTests.makeJob(manifest, photos: photos)
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("farm.conf")
-        try "retries: 1\nstate: state\n".write(to: config, atomically: true, encoding: .utf8)
+        // Tile by tile: the crash is one tile's.
+        try "retries: 1\nstate: state\nwhole-image-pixels: 0\n".write(to: config, atomically: true, encoding: .utf8)
         let report = folder.appendingPathComponent("report.json")
         let result = try Blurfarm.run(
             [

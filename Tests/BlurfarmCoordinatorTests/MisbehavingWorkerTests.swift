@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmCoordinator
+import BlurfarmEngine
 import BlurfarmKernels
 import BlurfarmTestSupport
 import BlurfarmWire

@@ -2,6 +2,7 @@ import BlurfarmCore
 import Testing
 
 @testable import BlurfarmCoordinator
+import BlurfarmEngine
 
 /// The pool's decisions, transition by transition, with no process: each test drives a
 /// ``PoolScheduler`` with events and checks the actions it answers.

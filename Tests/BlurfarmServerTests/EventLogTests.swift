@@ -1,4 +1,5 @@
 @testable import BlurfarmServer
+import BlurfarmAPI
 import Foundation
 import GRDB
 import Testing

@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmServer
 import Foundation
 import GRDB
@@ -30,7 +31,7 @@ import Testing
         fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 4))
         fixture.engine.emit(.tilesDone(job: id, output: output, done: 1, total: 4))
         fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
-            status: "written", output: output, pixels: 1_000_000, tiles: 4, seconds: 0.5, retries: 0,
+            status: .written, output: output, pixels: 1_000_000, tiles: 4, seconds: 0.5, retries: 0,
             checksum: "abc", errorKind: nil, error: nil)))
         fixture.engine.emit(.finished(job: id, failed: 0, cancelled: false))
         let job = try await fixture.wait(for: id) { $0.state == .completed }
@@ -39,7 +40,7 @@ import Testing
         #expect(job.tilesDone == 1 && job.tilesTotal == 4)
         let outputs = try await fixture.service.outputs(of: id)
         #expect(outputs.map(\.output) == [output])
-        #expect(outputs.first?.state == "written" && outputs.first?.checksum == "abc")
+        #expect(outputs.first?.state == .written && outputs.first?.checksum == "abc")
         #expect(JobView(job).progress.fraction == 1)
     }
 
@@ -51,7 +52,7 @@ import Testing
         let output = fixture.root + "/out/mate-FreshFlower.png"
         fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 0))
         fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
-            status: "failed", output: output, pixels: 0, tiles: 0, seconds: 0.1, retries: 0, checksum: nil,
+            status: .failed, output: output, pixels: 0, tiles: 0, seconds: 0.1, retries: 0, checksum: nil,
             errorKind: "decode", error: "in/mate-FreshFlower.jpg: truncated")))
         fixture.engine.emit(.finished(job: id, failed: 1, cancelled: false))
         let job = try await fixture.wait(for: id) { $0.state == .failed }

@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmServer
 import Testing
 

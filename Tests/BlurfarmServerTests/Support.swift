@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmCoordinator
 import BlurfarmKernels
 import BlurfarmManifest

@@ -11,7 +11,7 @@ import Testing
         UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
     }
 
-    static func header(type: UInt16 = 3, length: UInt32, version: UInt16 = 3) -> [UInt8] {
+    static func header(type: UInt16 = 3, length: UInt32, version: UInt16 = WireProtocol.version) -> [UInt8] {
         var b = Bytes(bytes: Array("BFW1".utf8))
         b.u16(version)
         b.u16(type)
@@ -36,14 +36,14 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 3))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 3")
+        #expect(error == .unsupportedVersion(received: 99, supported: 4))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 4")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 3))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 3))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 4))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 4))
     }
 
-    @Test(arguments: [UInt16(0), 9, 0x100, 0xFFFF])
+    @Test(arguments: [UInt16(0), 11, 0x100, 0xFFFF])
     func unknownMessageType(_ type: UInt16) {
         #expect(Self.outcome(frame(type: type, payload: [])).error == .unknownMessageType(type))
     }
@@ -97,7 +97,7 @@ import Testing
         case 0..<4:
             return .badMagic(received: Array(c[0..<4]))
         case 4..<6:
-            return .unsupportedVersion(received: u16(c, 4), supported: 3)
+            return .unsupportedVersion(received: u16(c, 4), supported: 4)
         case 6..<8:
             let type = u16(c, 6)
             guard WireMessageType(rawValue: type) != nil else { return .unknownMessageType(type) }

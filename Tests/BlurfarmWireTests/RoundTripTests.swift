@@ -58,6 +58,47 @@ import Testing
         .shutdown,
         .cancel(taskID: 0),
         .cancel(taskID: .max),
+        .imageTask(ImageTask(
+            taskID: .max, imageID: 0, attempt: 1, input: "/proc/1/fd/9", inputName: "photos/\u{e9}t\u{e9} [1].jpg",
+            pixelLimit: Int.max, memoryLimit: 0, decode: .whole, outputs: [])),
+        .imageTask(ImageTask(
+            taskID: 1, imageID: .max, attempt: .max, input: "", inputName: "\u{0}\n",
+            pixelLimit: 1 << 30, memoryLimit: 1 << 33,
+            decode: .thumbnail(width: nil, height: 1, fit: "cover", upscale: true, crop: "north-east", sharpen: -.infinity),
+            outputs: [
+                ImageTaskOutput(
+                    path: "out/a.webp", decoded: 0,
+                    filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(-0.0), "x": .string("\u{1F600}")])],
+                    edge: .grow, colour: .linear, tileSize: 0,
+                    encoding: ImageEncoding(
+                        quality: 100, lossless: true, stripMetadata: true, background: SIMD3(1, 0, 0.5), bitDepth: 16,
+                        progressive: true, subsampling: .halved),
+                    verifyDecode: true)
+            ])),
+        .imageTask(ImageTask(
+            taskID: 2, imageID: 3, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1,
+            decode: .thumbnails(widths: [1, 320, 4_000_000_000], upscale: false, sharpen: nil),
+            outputs: [
+                ImageTaskOutput(
+                    path: "s.jpg", decoded: 2, filters: [], edge: .clamp, colour: .gamma, tileSize: 256,
+                    encoding: ImageEncoding(
+                        quality: 1, lossless: false, stripMetadata: false, background: .zero, bitDepth: nil,
+                        progressive: false, subsampling: .auto),
+                    verifyDecode: false)
+            ])),
+        .imageResult(ImageResult(taskID: 0, decodeNanoseconds: .max, outputs: [])),
+        .imageResult(ImageResult(
+            taskID: .max, decodeNanoseconds: 0,
+            outputs: [
+                .encoded(EncodedOutput(
+                    bytes: [0xFF, 0xD8, 0, 0xFF, 0xD9], width: 0, height: Int(UInt32.max), bitDepth: 16, hasAlpha: true,
+                    checksum: .max, tiles: 0, filterNanoseconds: .max, encodeNanoseconds: 0)),
+                .encoded(EncodedOutput(
+                    bytes: [], width: 1, height: 1, bitDepth: 8, hasAlpha: false, checksum: 0, tiles: 1,
+                    filterNanoseconds: 0, encodeNanoseconds: .max)),
+                .failed(ImageOutputFailure(kind: .decode, code: "decodeFailed", path: "a.jpg", message: "VipsJpeg: \u{0}")),
+                .failed(ImageOutputFailure(kind: .tooLarge, code: nil, path: nil, message: "")),
+            ])),
     ]
 
     @Test func awkwardMessagesCoverEveryType() {
@@ -131,7 +172,7 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 3, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 4, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let crc = referenceCRC32(header)
@@ -140,7 +181,7 @@ import Testing
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 3, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 4, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -163,7 +204,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(3)
+        hello.u16(4)
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -288,6 +329,114 @@ import Testing
         var cancel = Bytes()
         cancel.u64(.max)
         #expect(try FrameEncoder.encode(.cancel(taskID: .max)) == frame(type: 8, payload: cancel.bytes))
+    }
+
+    /// The whole-image messages, written by hand from ImageTask.swift's layouts.
+    @Test func imagePayloadsFollowTheDocumentedLayout() throws {
+        var task = Bytes()
+        task.u64(5)  // taskID
+        task.u64(6)  // imageID
+        task.u32(1)  // attempt
+        task.string("/proc/9/fd/3")
+        task.string("a.jpg")
+        task.u64(1000)  // pixelLimit
+        task.u64(2000)  // memoryLimit
+        task.u8(2)  // thumbnails
+        task.u32(2)
+        task.u32(320)
+        task.u32(640)
+        task.u8(0)  // no upscale
+        task.u8(1)  // sharpen
+        task.u64(Double(0.5).bitPattern)
+        task.u32(1)  // one output
+        task.string("a-320.jpg")
+        task.u32(0)  // decoded
+        task.u32(1)  // filters
+        task.string("gaussian")
+        task.u32(1)
+        task.string("sigma")
+        task.u8(0)
+        task.u64(Double(8).bitPattern)
+        task.u8(0)  // clamp
+        task.u8(0)  // gamma
+        task.u32(256)  // tileSize
+        task.u8(85)  // quality
+        task.u8(0)  // lossy
+        task.u8(1)  // strip
+        for c in [1.0, 1.0, 1.0] { task.u64(c.bitPattern) }
+        task.u8(0)  // bit depth chosen by the encoder
+        task.u8(0)  // baseline
+        task.string("4:2:0")
+        task.u8(0)  // verifyDecode
+        let message = WireMessage.imageTask(ImageTask(
+            taskID: 5, imageID: 6, attempt: 1, input: "/proc/9/fd/3", inputName: "a.jpg", pixelLimit: 1000, memoryLimit: 2000,
+            decode: .thumbnails(widths: [320, 640], upscale: false, sharpen: 0.5),
+            outputs: [
+                ImageTaskOutput(
+                    path: "a-320.jpg", decoded: 0, filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(8)])],
+                    edge: .clamp, colour: .gamma, tileSize: 256,
+                    encoding: ImageEncoding(
+                        quality: 85, lossless: false, stripMetadata: true, background: SIMD3(1, 1, 1), bitDepth: nil,
+                        progressive: false, subsampling: .halved),
+                    verifyDecode: false)
+            ]))
+        #expect(try FrameEncoder.encode(message) == frame(type: 9, payload: task.bytes))
+
+        var result = Bytes()
+        result.u64(5)  // taskID
+        result.u64(1_000_000)  // decodeNanoseconds
+        result.u32(2)
+        result.u8(0)  // encoded
+        result.u32(3)
+        result.bytes += [1, 2, 3]
+        result.u32(320)
+        result.u32(200)
+        result.u8(8)
+        result.u8(0)
+        result.u64(0xABCD)  // checksum
+        result.u32(2)  // tiles
+        result.u64(7)
+        result.u64(8)
+        result.u8(1)  // failed
+        result.u8(3)  // encode
+        result.u8(1)
+        result.string("encodeFailed")
+        result.u8(1)
+        result.string("b.jpg")
+        result.string("too wide")
+        #expect(
+            try FrameEncoder.encode(.imageResult(ImageResult(
+                taskID: 5, decodeNanoseconds: 1_000_000,
+                outputs: [
+                    .encoded(EncodedOutput(
+                        bytes: [1, 2, 3], width: 320, height: 200, bitDepth: 8, hasAlpha: false, checksum: 0xABCD, tiles: 2,
+                        filterNanoseconds: 7, encodeNanoseconds: 8)),
+                    .failed(ImageOutputFailure(kind: .encode, code: "encodeFailed", path: "b.jpg", message: "too wide")),
+                ]))) == frame(type: 10, payload: result.bytes))
+    }
+
+    /// A thumbnail output's decoded image must be one of the decode's widths.
+    @Test func anImageOutputOfAnImageTheDecodeDoesNotMakeIsRefused() throws {
+        var bytes = try FrameEncoder.encode(.imageTask(ImageTask(
+            taskID: 1, imageID: 1, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1, decode: .whole,
+            outputs: [
+                ImageTaskOutput(
+                    path: "o.jpg", decoded: 0, filters: [], edge: .clamp, colour: .gamma, tileSize: 0,
+                    encoding: ImageEncoding(
+                        quality: 90, lossless: false, stripMetadata: false, background: .zero, bitDepth: nil,
+                        progressive: false, subsampling: .auto),
+                    verifyDecode: false)
+            ])))
+        // The output's `decoded` field (u32 0) follows its path; make it 1, then fix the CRC.
+        let path = Array("o.jpg".utf8)
+        let at = (0..<bytes.count - path.count).first { Array(bytes[$0..<$0 + path.count]) == path }! + path.count
+        bytes[at] = 1
+        let crc = referenceCRC32(bytes[0..<bytes.count - 4])
+        for k in 0..<4 { bytes[bytes.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
+        var decoder = FrameDecoder()
+        let (messages, error) = decodeAll(bytes, decoder: &decoder)
+        #expect(messages.isEmpty)
+        #expect("\(error.map { "\($0)" } ?? "none")".contains("outputs[0].decoded"))
     }
 
     // MARK: Size limit

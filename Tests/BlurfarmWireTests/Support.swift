@@ -51,7 +51,7 @@ struct Bytes {
 
 /// A frame with a correct checksum around any header values and payload.
 func frame(
-    type: UInt16, payload: [UInt8], magic: [UInt8] = [0x42, 0x46, 0x57, 0x31], version: UInt16 = 3,
+    type: UInt16, payload: [UInt8], magic: [UInt8] = [0x42, 0x46, 0x57, 0x31], version: UInt16 = WireProtocol.version,
     length: UInt32? = nil
 ) -> [UInt8] {
     var b = Bytes(bytes: magic)
@@ -91,18 +91,46 @@ func encoded(_ message: WireMessage) -> [UInt8] {
 
 /// Whether two messages are the same bit for bit (`==` on `ParameterValue` says NaN ≠ NaN).
 func sameBits(_ a: WireMessage, _ b: WireMessage) -> Bool {
-    guard case .task(let x) = a, case .task(let y) = b else { return a == b }
     func sameValue(_ u: ParameterValue, _ v: ParameterValue) -> Bool {
         if case .number(let p) = u, case .number(let q) = v { return p.bitPattern == q.bitPattern }
         return u == v
     }
-    return x.taskID == y.taskID && x.imageID == y.imageID && x.attempt == y.attempt && x.tile == y.tile
-        && x.image == y.image && x.edge == y.edge && x.colour == y.colour && x.pixels == y.pixels
-        && x.filters.count == y.filters.count
-        && zip(x.filters, y.filters).allSatisfy { f, g in
-            f.name == g.name && f.arguments.count == g.arguments.count
-                && f.arguments.allSatisfy { key, value in g.arguments[key].map { sameValue(value, $0) } ?? false }
+    func sameFilters(_ x: [FilterSpec], _ y: [FilterSpec]) -> Bool {
+        x.count == y.count
+            && zip(x, y).allSatisfy { f, g in
+                f.name == g.name && f.arguments.count == g.arguments.count
+                    && f.arguments.allSatisfy { key, value in g.arguments[key].map { sameValue(value, $0) } ?? false }
+            }
+    }
+    switch (a, b) {
+    case (.task(let x), .task(let y)):
+        return x.taskID == y.taskID && x.imageID == y.imageID && x.attempt == y.attempt && x.tile == y.tile
+            && x.image == y.image && x.edge == y.edge && x.colour == y.colour && x.pixels == y.pixels
+            && sameFilters(x.filters, y.filters)
+    case (.imageTask(var x), .imageTask(var y)):
+        // The doubles by their bits (NaN payloads), the rest as values.
+        func sharpenBits(_ decode: inout ImageDecode) -> UInt64? {
+            switch decode {
+            case .whole: return nil
+            case .thumbnail(let w, let h, let fit, let up, let crop, let sharpen):
+                decode = .thumbnail(width: w, height: h, fit: fit, upscale: up, crop: crop, sharpen: nil)
+                return sharpen?.bitPattern
+            case .thumbnails(let widths, let up, let sharpen):
+                decode = .thumbnails(widths: widths, upscale: up, sharpen: nil)
+                return sharpen?.bitPattern
+            }
         }
+        guard sharpenBits(&x.decode) == sharpenBits(&y.decode), x.outputs.count == y.outputs.count,
+            zip(x.outputs, y.outputs).allSatisfy({ sameFilters($0.filters, $1.filters) })
+        else { return false }
+        for i in x.outputs.indices {
+            x.outputs[i].filters = []
+            y.outputs[i].filters = []
+        }
+        return x == y
+    default:
+        return a == b
+    }
 }
 
 func sameBits(_ a: [WireMessage], _ b: [WireMessage]) -> Bool {
@@ -214,7 +242,67 @@ enum Random {
         case .heartbeat: .heartbeat(taskID: Bool.random(using: &rng) ? u64(&rng) : nil)
         case .shutdown: .shutdown
         case .cancel: .cancel(taskID: u64(&rng))
+        case .imageTask: .imageTask(imageTask(&rng))
+        case .imageResult: .imageResult(imageResult(&rng))
         }
+    }
+
+    static func optionalSize<R: RandomNumberGenerator>(_ rng: inout R) -> Int? {
+        Bool.random(using: &rng) ? Int.random(in: 1...100_000, using: &rng) : nil
+    }
+
+    static func imageTask<R: RandomNumberGenerator>(_ rng: inout R) -> ImageTask {
+        let sharpen: Double? = Bool.random(using: &rng) ? double(&rng) : nil
+        let decode: ImageDecode = switch Int.random(in: 0..<3, using: &rng) {
+        case 0: .whole
+        case 1:
+            .thumbnail(
+                width: optionalSize(&rng), height: optionalSize(&rng), fit: string(&rng, maxCount: 8),
+                upscale: Bool.random(using: &rng), crop: string(&rng, maxCount: 8), sharpen: sharpen)
+        default:
+            .thumbnails(
+                widths: Array(Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...9000, using: &rng) }))
+                    .sorted(),
+                upscale: Bool.random(using: &rng), sharpen: sharpen)
+        }
+        let images = if case .thumbnails(let widths, _, _) = decode { widths.count } else { 1 }
+        return ImageTask(
+            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), input: string(&rng), inputName: string(&rng),
+            pixelLimit: Int.random(in: 0...Int.max, using: &rng), memoryLimit: Int.random(in: 0...Int.max, using: &rng),
+            decode: decode,
+            outputs: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                ImageTaskOutput(
+                    path: string(&rng), decoded: Int.random(in: 0..<images, using: &rng),
+                    filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
+                    edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
+                    tileSize: Int.random(in: 0...4096, using: &rng),
+                    encoding: ImageEncoding(
+                        quality: Int.random(in: 0...255, using: &rng), lossless: Bool.random(using: &rng),
+                        stripMetadata: Bool.random(using: &rng),
+                        background: SIMD3((0..<3).map { _ in Float.random(in: 0...1, using: &rng) }),
+                        bitDepth: Bool.random(using: &rng) ? [8, 16].randomElement(using: &rng)! : nil,
+                        progressive: Bool.random(using: &rng),
+                        subsampling: ChromaSubsampling.allCases.randomElement(using: &rng)!),
+                    verifyDecode: Bool.random(using: &rng))
+            })
+    }
+
+    static func imageResult<R: RandomNumberGenerator>(_ rng: inout R) -> ImageResult {
+        ImageResult(
+            taskID: u64(&rng), decodeNanoseconds: u64(&rng),
+            outputs: (0..<Int.random(in: 0...3, using: &rng)).map { _ -> ImageOutputResult in
+                if Bool.random(using: &rng) {
+                    return .encoded(EncodedOutput(
+                        bytes: (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) },
+                        width: Int(u32(&rng)), height: Int(u32(&rng)), bitDepth: [8, 16].randomElement(using: &rng)!,
+                        hasAlpha: Bool.random(using: &rng), checksum: u64(&rng), tiles: Int(u32(&rng)),
+                        filterNanoseconds: u64(&rng), encodeNanoseconds: u64(&rng)))
+                }
+                return .failed(ImageOutputFailure(
+                    kind: [.decode, .plugin, .verification, .encode, .tooLarge].randomElement(using: &rng)!,
+                    code: Bool.random(using: &rng) ? string(&rng, maxCount: 12) : nil,
+                    path: Bool.random(using: &rng) ? string(&rng) : nil, message: string(&rng, maxCount: 40)))
+            })
     }
 
     /// A stream of 0 to 8 messages.

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmEngine
 import BlurfarmImageIO
 import Foundation
 import Synchronization
@@ -75,7 +76,8 @@ extension Farm {
             let runner = JobRunner(
                 registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
                 decodedImages: configuration.decodedImages,
-                memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement)
+                memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
+                wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
             ran = runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
                 switch event {
                 case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))

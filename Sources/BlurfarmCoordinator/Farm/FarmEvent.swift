@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmEngine
 import BlurfarmImageIO
 
 /// What a ``Farm`` tells as it works (``Farm/events()``, ``Farm/onEvent(_:)``).

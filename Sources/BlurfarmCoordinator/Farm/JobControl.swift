@@ -1,3 +1,4 @@
+import BlurfarmEngine
 import BlurfarmImageIO
 import Synchronization
 

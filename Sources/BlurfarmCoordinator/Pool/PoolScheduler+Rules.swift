@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmEngine
 
 extension PoolScheduler {
     /// Adds ``Action/startWorker(_:)`` for each worker missing from the target, unless a spawn

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmEngine
 
 extension PoolScheduler {
     /// The actions that start the pool: one ``Action/startWorker(_:)`` per worker.

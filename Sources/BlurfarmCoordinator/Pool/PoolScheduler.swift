@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmEngine
 import BlurfarmWire
 
 /// The worker pool's decisions, apart from its processes, pipes and clocks

@@ -103,11 +103,17 @@ struct PoolSupervisor {
                 }
             case .send(let task, let worker):
                 guard let request = requests[task.image] else { continue }
-                let message = TaskMessage(
-                    taskID: task.task, imageID: task.image, attempt: task.attempt, tile: task.tile, image: request.image,
-                    filters: request.filters, edge: request.edge, colour: request.colour,
-                    pixels: .shared(source: request.source, output: request.outputRegion, background: request.background))
-                send(.task(message), to: worker)
+                switch request.work {
+                case .tiles(let tiles):
+                    send(.task(TaskMessage(
+                        taskID: task.task, imageID: task.image, attempt: task.attempt, tile: task.tile, image: tiles.image,
+                        filters: tiles.filters, edge: tiles.edge, colour: tiles.colour,
+                        pixels: .shared(source: tiles.source, output: tiles.outputRegion, background: tiles.background))),
+                        to: worker)
+                case .image(var image):
+                    (image.taskID, image.imageID, image.attempt) = (task.task, task.image, task.attempt)
+                    send(.imageTask(image), to: worker)
+                }
             case .cancel(let task, let worker):
                 send(.cancel(taskID: task), to: worker)
             case .kill(let id, _):
@@ -195,8 +201,14 @@ struct PoolSupervisor {
             case .result(let result):
                 handle(.result(id, result.taskID))
                 pendingChecks.append((result.taskID, result.checksum, id))
+            case .imageResult(let result):
+                // Checked already: the frame's CRC covers the bytes, and the worker checked
+                // what `verify: decode` asks. Kept for the caller before the image finishes.
+                handle(.result(id, result.taskID))
+                if let sent = scheduler.unverified[result.taskID] { requests[sent.image]?.imageResult = result }
+                handle(.verified(result.taskID, checksumMismatch: nil))
             case .failure(let failure): handle(.failure(id, failure.taskID, message: failure.message))
-            case .task, .shutdown, .cancel:
+            case .task, .imageTask, .shutdown, .cancel:
                 return handle(.workerFailed(id, reason: "sent '\(message.type)', which only a coordinator sends"))
             }
         }
@@ -204,9 +216,9 @@ struct PoolSupervisor {
 
     /// The output and tile of a task in flight.
     func requestOf(task: PoolScheduler.TaskID) -> (output: AnyPixels, tile: Rect)? {
-        guard let sent = scheduler.unverified[task] ?? scheduler.tasks[task], let request = requests[sent.image]
+        guard let sent = scheduler.unverified[task] ?? scheduler.tasks[task], let tiles = requests[sent.image]?.tiles
         else { return nil }
-        return (request.output, sent.pending.tile)
+        return (tiles.output, sent.pending.tile)
     }
 
     func log(_ notice: PoolScheduler.PoolNotice) {

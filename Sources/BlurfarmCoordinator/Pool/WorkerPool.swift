@@ -213,22 +213,16 @@ public final class WorkerPool: ImageRendering, Sendable {
             return RenderInFlight(.failure(RenderFailure(.sharedMemory("\(error)"))))
         }
         let request = PoolRequest(
-            image: image, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
-            source: sharedSource.region, output: sharedOutput.pixels, outputRegion: sharedOutput.region,
-            background: background, progress: ticket.progress)
-        // Woken under the lock: `shutdown` sets `shuttingDown` under it before it closes the
-        // pipe, so the write never reaches a descriptor number the process has reused.
-        let accepted = inbox.withLock { inbox -> Bool in
-            if inbox.shuttingDown { return false }
-            let id = inbox.nextImage
-            inbox.nextImage += 1
-            let image = PoolScheduler.Image(
+            .tiles(PoolRequest.Tiles(
+                image: image, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
+                source: sharedSource.region, output: sharedOutput.pixels, outputRegion: sharedOutput.region,
+                background: background)),
+            progress: ticket.progress)
+        let accepted = queue(request, ticket: ticket) { id in
+            PoolScheduler.Image(
                 tiles: tiles, pixelsRead: tiles.map { chain.pixelsRead(for: $0, image: image) },
                 order: PoolScheduler.ImageOrder(priority: ticket.priority, job: ticket.job, image: id),
                 plugins: chain.filters.filter { $0.origin != .builtIn }.map(\.spec.name))
-            inbox.images.append((id, image, request))
-            wake()
-            return true
         }
         guard accepted else { return RenderInFlight(.failure(RenderFailure(.poolShutDown))) }
         return RenderInFlight { () throws(RenderFailure) -> RenderInFlight.Done in
@@ -242,6 +236,54 @@ public final class WorkerPool: ImageRendering, Sendable {
                 return RenderInFlight.Done(retries: retries, at: request.finished)
             case .failure(let failure): throw failure
             }
+        }
+    }
+
+    /// Runs `task` (its ids and attempt are the pool's to fill in) in one worker, which decodes
+    /// the input, renders each output's chain and encodes each output, and returns the
+    /// worker's answer and the attempts retried. `image` (the input's size, from its header)
+    /// sizes the task's timeout; `ticket` places it in the queue (one "tile": the image) and
+    /// hears when it is done. A worker that dies or hangs on it is replaced and the task tried
+    /// again on another, as a tile is; nothing is written by a worker, so nothing is left
+    /// behind.
+    ///
+    /// - Throws: ``RenderFailure``: the task failed every attempt, its job was cancelled, the
+    ///   pool was shut down.
+    public func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int) {
+        let request = PoolRequest(.image(task), progress: ticket.progress)
+        let accepted = queue(request, ticket: ticket) { id in
+            // The decode, every output's filters and encode: a generous multiple of the
+            // pixels read for the timeout's allowance.
+            PoolScheduler.Image(
+                tiles: [image], pixelsRead: [image.area.multipliedReportingOverflow(by: 2 + 2 * task.outputs.count).partialValue],
+                order: PoolScheduler.ImageOrder(priority: ticket.priority, job: ticket.job, image: id))
+        }
+        guard accepted else { throw RenderFailure(.poolShutDown) }
+        request.done.wait()
+        switch request.result! {
+        case .success(let retries):
+            guard let result = request.imageResult else {
+                preconditionFailure("an image task finished without its worker's answer")
+            }
+            return (result, retries)
+        case .failure(let failure): throw failure
+        }
+    }
+
+    /// Hands `request` to the pool's thread with the scheduler's image `image` makes of its
+    /// id; false once the pool is shutting down. Woken under the lock: `shutdown` sets
+    /// `shuttingDown` under it before it closes the pipe, so the write never reaches a
+    /// descriptor number the process has reused.
+    private func queue(
+        _ request: PoolRequest, ticket: RenderTicket, image: (PoolScheduler.ImageID) -> PoolScheduler.Image
+    ) -> Bool {
+        inbox.withLock { inbox -> Bool in
+            if inbox.shuttingDown { return false }
+            let id = inbox.nextImage
+            inbox.nextImage += 1
+            inbox.images.append((id, image(id), request))
+            wake()
+            return true
         }
     }
 
@@ -327,22 +369,6 @@ public final class WorkerPool: ImageRendering, Sendable {
     func wake() { Syscalls.writeByte(wakePipe.write) }  // a full pipe already wakes the thread
 }
 
-/// Where an image goes in the pool's queue, and who hears of its tiles.
-public struct RenderTicket: Sendable {
-    /// The job it belongs to: cancelled and reprioritised together.
-    public var job: UInt64
-    /// Higher goes first; then the job's arrival.
-    public var priority: Int
-    /// Called with (tiles done, tiles in all) as tiles are done, from the pool's thread.
-    public var progress: (@Sendable (Int, Int) -> Void)?
-
-    public init(job: UInt64 = 0, priority: Int = 0, progress: (@Sendable (Int, Int) -> Void)? = nil) {
-        self.job = job
-        self.priority = priority
-        self.progress = progress
-    }
-}
-
 /// A worker as the pool last saw it.
 public struct WorkerStatus: Sendable, Equatable {
     public let id: UInt32
@@ -363,35 +389,46 @@ final class StartSignal: Sendable {
 /// One image handed to the pool's thread; the caller waits on ``done``. Written by the pool's
 /// thread only, before it signals ``done``, and read by the caller only after.
 final class PoolRequest: @unchecked Sendable {
-    let image: Rect
-    let filters: [FilterSpec]
-    let edge: EdgeRule
-    let colour: ColourMode
-    let source: SharedRegion
-    let output: AnyPixels
-    let outputRegion: SharedRegion
-    let background: SIMD3<Float>
+    /// What the image's tasks are.
+    enum Work {
+        /// Tiles of a chain, the pixels in shared segments.
+        case tiles(Tiles)
+        /// One whole-image task: the worker decodes, renders and encodes (its ids, attempt
+        /// and nothing else filled in by the pool's thread when it is sent).
+        case image(ImageTask)
+    }
+
+    /// A chain rendered tile by tile: where its pixels are.
+    struct Tiles {
+        let image: Rect
+        let filters: [FilterSpec]
+        let edge: EdgeRule
+        let colour: ColourMode
+        let source: SharedRegion
+        let output: AnyPixels
+        let outputRegion: SharedRegion
+        let background: SIMD3<Float>
+    }
+
+    let work: Work
     let progress: (@Sendable (Int, Int) -> Void)?
     let done = DispatchSemaphore(value: 0)
     /// The retried tiles on success.
     var result: Result<Int, RenderFailure>?
+    /// A whole-image task's answer, once it came.
+    var imageResult: ImageResult?
     /// When the pool's thread heard of the last tile.
     var finished = ContinuousClock.now
 
-    init(
-        image: Rect, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, source: SharedRegion,
-        output: AnyPixels, outputRegion: SharedRegion, background: SIMD3<Float>,
-        progress: (@Sendable (Int, Int) -> Void)?
-    ) {
-        self.image = image
-        self.filters = filters
-        self.edge = edge
-        self.colour = colour
-        self.source = source
-        self.output = output
-        self.outputRegion = outputRegion
-        self.background = background
+    init(_ work: Work, progress: (@Sendable (Int, Int) -> Void)?) {
+        self.work = work
         self.progress = progress
+    }
+
+    /// The tile work, for the tasks of a tiled image.
+    var tiles: Tiles? {
+        if case .tiles(let tiles) = work { return tiles }
+        return nil
     }
 
     func finish(_ result: Result<Int, RenderFailure>) {

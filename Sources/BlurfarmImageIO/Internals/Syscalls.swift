@@ -125,6 +125,9 @@ enum Syscalls {
     }
 
     /// This host's name, as `gethostname` gives it ("" when it cannot).
+    /// This process's id.
+    static var processID: Int32 { getpid() }
+
     static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }

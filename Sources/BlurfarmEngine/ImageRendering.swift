@@ -1,6 +1,4 @@
 import BlurfarmCore
-import BlurfarmEngine
-import BlurfarmImageIO
 import BlurfarmKernels
 
 /// Why an image could not be rendered: a typed reason (kept whole up to the report's
@@ -13,6 +11,8 @@ public struct RenderFailure: Error, Sendable, Equatable, CustomStringConvertible
         /// A tile failed every attempt (workers died, hung, sent bad checksums); `plugins` are
         /// the chain's, the likeliest cause.
         case tileFailed(tile: Rect, attempts: UInt32, plugins: [String], last: String)
+        /// A whole-image task (decoded, filtered and encoded in one worker) failed every attempt.
+        case imageFailed(attempts: UInt32, last: String)
         /// Its job was cancelled.
         case cancelled
         /// The pool was shut down (the run stopped).
@@ -41,6 +41,8 @@ public struct RenderFailure: Error, Sendable, Equatable, CustomStringConvertible
             "tile \(tile) failed \(attempts) times"
                 + (plugins.isEmpty ? "" : " (the chain runs \(plugins.map { "plugin '\($0)'" }.joined(separator: ", ")))")
                 + "; the last time: \(last)"
+        case .imageFailed(let attempts, let last):
+            "decoding, filtering and encoding it in a worker failed \(attempts) times; the last time: \(last)"
         case .cancelled: "cancelled"
         case .poolShutDown: "the worker pool was shut down"
         case .workersUnavailable(let problem): problem
@@ -149,15 +151,20 @@ public final class RenderInFlight: Sendable {
         /// When its last tile was rendered: earlier than the wait's return when the caller came
         /// to wait late (the time a band was rendering ends here, not when someone looked).
         public let at: ContinuousClock.Instant
+
+        public init(retries: Int, at: ContinuousClock.Instant) {
+            self.retries = retries
+            self.at = at
+        }
     }
 
     private let outcome: @Sendable () throws(RenderFailure) -> Done
 
     /// A render that ends when `wait` returns: how it ended, or why it failed.
-    init(_ wait: @escaping @Sendable () throws(RenderFailure) -> Done) { outcome = wait }
+    public init(_ wait: @escaping @Sendable () throws(RenderFailure) -> Done) { outcome = wait }
 
     /// A render already done, with `result`, the tiles retried, now.
-    init(_ result: Result<Int, RenderFailure>) {
+    public init(_ result: Result<Int, RenderFailure>) {
         let done = result.map { Done(retries: $0, at: .now) }
         outcome = { () throws(RenderFailure) -> Done in try done.get() }
     }
@@ -171,20 +178,20 @@ public final class RenderInFlight: Sendable {
 extension ImageRendering {
     /// A whole decoded image rendered as ``render(_:chain:tileSize:ticket:)`` renders its
     /// pixels, except that a chain with a ``FilterChain/fixedPointGaussian(forSourceChannels:)``,
-    /// from an 8-bit file to 8-bit samples in the output (`options`), renders the samples (the
+    /// from an 8-bit file (`sourceBitDepth`) to 8-bit samples in the output (`outputBitDepth`,
+    /// nil for the encoder's choice, which is 8 for an 8-bit source), renders the samples (the
     /// decoded pixels hold them exactly, each sample over 255) in 16-bit fixed point, as when
     /// the image streams, and returns them over 255 again: the encoder then writes the same
     /// bytes as the streamed path, whichever path an output takes (`verify: decode` and
-    /// `untiled`, EXIF rotation, resize, standard input).
+    /// `untiled`, EXIF rotation, resize, standard input, a whole image in one worker).
     ///
     /// - Throws: ``RenderFailure`` as ``render(_:chain:tileSize:ticket:)``.
     public func render(
-        _ image: DecodedImage, encodedWith options: EncodeOptions, chain: FilterChain, tileSize: Int,
+        _ source: PixelBuffer, sourceBitDepth: Int, outputBitDepth: Int?, chain: FilterChain, tileSize: Int,
         ticket: RenderTicket
     ) throws(RenderFailure) -> RenderedImage {
-        let source = image.pixels
         let outputRect = chain.outputRect(forImage: source.rect)
-        guard image.bitDepth == 8, (options.bitDepth ?? 8) == 8, !outputRect.isEmpty,
+        guard sourceBitDepth == 8, (outputBitDepth ?? 8) == 8, !outputRect.isEmpty,
             chain.fixedPointGaussian(forSourceChannels: source.channels) != nil
         else { return try render(source, chain: chain, tileSize: tileSize, ticket: ticket) }
         let samples = AnyPixels.uninitialized(
@@ -203,5 +210,21 @@ extension ImageRendering {
     /// `source` rendered with no ticket: job 0, priority 0, no progress.
     public func render(_ source: PixelBuffer, chain: FilterChain, tileSize: Int) throws(RenderFailure) -> RenderedImage {
         try render(source, chain: chain, tileSize: tileSize, ticket: RenderTicket())
+    }
+}
+
+/// Where an image goes in the pool's queue, and who hears of its tiles.
+public struct RenderTicket: Sendable {
+    /// The job it belongs to: cancelled and reprioritised together.
+    public var job: UInt64
+    /// Higher goes first; then the job's arrival.
+    public var priority: Int
+    /// Called with (tiles done, tiles in all) as tiles are done, from the pool's thread.
+    public var progress: (@Sendable (Int, Int) -> Void)?
+
+    public init(job: UInt64 = 0, priority: Int = 0, progress: (@Sendable (Int, Int) -> Void)? = nil) {
+        self.job = job
+        self.priority = priority
+        self.progress = progress
     }
 }

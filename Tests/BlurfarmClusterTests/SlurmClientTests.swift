@@ -1,4 +1,4 @@
-@testable import blurfarm
+import BlurfarmCluster
 import Testing
 
 /// What `blurfarm slurm` reads from Slurm and gives it: `scontrol show job --oneliner` lines

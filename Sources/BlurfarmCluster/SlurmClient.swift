@@ -4,11 +4,11 @@ import Synchronization
 /// Slurm's command-line clients (`sbatch`, `scontrol`), found in `PATH` and pointed at the
 /// cluster the environment names (`SLURM_CONF`, else `/etc/slurm/slurm.conf`). No database:
 /// states come from `scontrol show job`, which knows a job until `MinJobAge` after it ends.
-enum SlurmClient {
+public enum SlurmClient {
     /// Runs `tool` with `arguments`; its standard output.
-    /// - Throws: ``CommandError`` naming the tool and what it said on standard error when it
-    ///   cannot be started or exits with another status than 0.
-    static func run(_ tool: String, _ arguments: [String]) throws(CommandError) -> String {
+    /// - Throws: ``ClusterError/toolCannotStart(tool:underlying:)``, ``ClusterError/toolMissing(tool:said:)``
+    ///   or ``ClusterError/toolFailed(tool:status:said:)``, with what it said on standard error.
+    static func run(_ tool: String, _ arguments: [String]) throws(ClusterError) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [tool] + arguments
@@ -19,7 +19,7 @@ enum SlurmClient {
         do {
             try process.run()
         } catch {
-            throw CommandError("cannot start \(tool): \(error.localizedDescription)")
+            throw .toolCannotStart(tool: tool, underlying: error)
         }
         // Standard error is read on another thread, so that neither pipe fills up.
         let errors = Mutex(Data())
@@ -33,46 +33,54 @@ enum SlurmClient {
         process.waitUntilExit()
         let said = String(decoding: errors.withLock { $0 }, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if process.terminationStatus == 127 {
-            throw CommandError("\(tool) is not installed here (this must run on a Slurm submit host): \(said)")
+            throw .toolMissing(tool: tool, said: said)
         }
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            throw CommandError("\(tool) failed (status \(process.terminationStatus)): \(said.isEmpty ? "no message" : said)")
+            throw .toolFailed(tool: tool, status: process.terminationStatus, said: said)
         }
         return String(decoding: output, as: UTF8.self)
     }
 
     /// Submits a batch job (`sbatch --parsable arguments...`); its job id.
-    static func submit(_ arguments: [String]) throws(CommandError) -> String {
+    /// - Throws: ``ClusterError`` when `sbatch` fails or answers something else than a job id.
+    public static func submit(_ arguments: [String]) throws(ClusterError) -> String {
         let answer = try run("sbatch", ["--parsable"] + arguments)
         // `--parsable` prints "id" or "id;cluster".
         guard let id = answer.split(separator: "\n").last?.split(separator: ";").first.map(String.init),
             id.allSatisfy(\.isNumber), !id.isEmpty
         else {
-            throw CommandError("sbatch answered '\(answer.trimmingCharacters(in: .whitespacesAndNewlines))', not a job id")
+            throw .notAJobID(answer: answer.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         return id
     }
 
     /// A job's (or an array task's) state as `scontrol show job` gives it.
-    struct JobState: Equatable {
+    public struct JobState: Sendable, Equatable {
         /// `PENDING`, `RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`, `TIMEOUT`, `NODE_FAIL`...
-        var state: String
+        public var state: String
         /// Why it is pending, or `None`.
-        var reason: String
+        public var reason: String
         /// `status:signal`, as Slurm gives it.
-        var exitCode: String
+        public var exitCode: String
+
+        /// A state as `scontrol` gives it.
+        public init(state: String, reason: String, exitCode: String) {
+            self.state = state
+            self.reason = reason
+            self.exitCode = exitCode
+        }
 
         /// Whether it has ended (Slurm will not run it any more).
-        var hasEnded: Bool { Self.ended.contains(state) }
+        public var hasEnded: Bool { Self.ended.contains(state) }
 
         /// The states of a job that is over.
-        static let ended: Set<String> = [
+        public static let ended: Set<String> = [
             "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
             "DEADLINE", "REVOKED",
         ]
 
         /// As status lines show it: `RUNNING`, `FAILED (exit 1)`, `PENDING (Dependency)`.
-        var shown: String {
+        public var shown: String {
             if state == "PENDING", reason != "None" { return "\(state) (\(reason))" }
             if state != "COMPLETED", hasEnded, let status = exitCode.split(separator: ":").first, status != "0" {
                 return "\(state) (exit \(status))"
@@ -83,20 +91,21 @@ enum SlurmClient {
 
     /// The states of job `id`'s tasks by array index (an array job), or of the job itself under
     /// index -1; empty when Slurm no longer knows the job (`MinJobAge` after it ended).
-    /// - Throws: ``CommandError`` when `scontrol` cannot be run or fails otherwise.
-    static func states(ofJob id: String) throws(CommandError) -> [Int: JobState] {
+    /// - Throws: ``ClusterError`` when `scontrol` cannot be run or fails otherwise.
+    public static func states(ofJob id: String) throws(ClusterError) -> [Int: JobState] {
         let text: String
         do {
             text = try run("scontrol", ["show", "job", "--oneliner", id])
-        } catch where error.message.contains("Invalid job id") {
-            return [:]
+        } catch {
+            if case .toolFailed(_, _, let said) = error, said.contains("Invalid job id") { return [:] }
+            throw error
         }
         return parse(text)
     }
 
     /// `scontrol show job --oneliner` output: one line per job or group of array tasks, fields
     /// `Key=Value` separated by spaces.
-    static func parse(_ text: String) -> [Int: JobState] {
+    public static func parse(_ text: String) -> [Int: JobState] {
         var states: [Int: JobState] = [:]
         for line in text.split(separator: "\n") {
             var fields: [String: String] = [:]
@@ -118,7 +127,7 @@ enum SlurmClient {
 
     /// The indexes of an array range as Slurm writes them: `3`, `0-7`, `1,4-5`, `0-15:4`,
     /// each with an optional `%limit`.
-    static func indexes(_ text: String) -> [Int] {
+    public static func indexes(_ text: String) -> [Int] {
         let list = text.split(separator: "%").first ?? ""
         var indexes: [Int] = []
         for part in list.split(separator: ",") {
@@ -132,7 +141,7 @@ enum SlurmClient {
     }
 
     /// `text` quoted for a POSIX shell (single quotes).
-    static func quoted(_ text: String) -> String {
+    public static func quoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A job as the API shows it: its record and its progress.
-public struct JobView: Encodable, Sendable {
+/// A job as the API shows it (docs/api.md): its record and its progress.
+public struct JobView: Codable, Sendable {
     /// The job.
     public var job: QueueJob
     /// Where it stands, computed at `now`.
@@ -58,6 +58,14 @@ public struct JobView: Encodable, Sendable {
         if !withManifest { try container.encodeNil(forKey: .manifestText) }
         try container.encode(progress, forKey: .progress)
         try container.encode(job.outputsDone, forKey: .outputsDone)
+    }
+
+    /// A job as an answer gives it (the server's ``encode(to:)``); `outputsDone` is computed
+    /// again from the counts. An event's job (`"manifestText": null`) is not read back.
+    public init(from decoder: any Decoder) throws {
+        job = try QueueJob(from: decoder)
+        progress = try decoder.container(keyedBy: Key.self).decode(Progress.self, forKey: .progress)
+        withManifest = true
     }
 
     private enum Key: String, CodingKey { case progress, outputsDone, manifestText }

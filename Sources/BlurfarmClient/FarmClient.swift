@@ -1,0 +1,128 @@
+import BlurfarmAPI
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A client of the farm service's API (docs/api.md): each operation one request, its answer
+/// decoded into the API's types (``BlurfarmAPI``), every failure a ``ClientError``.
+public struct FarmClient: Sendable {
+    /// The service, e.g. `http://127.0.0.1:8765`.
+    public let base: URL
+    /// Its token (`Authorization: Bearer`), when it has one.
+    public let token: String?
+
+    /// How long one request may take before the server counts as unreachable.
+    public static let requestTimeout: TimeInterval = 30
+    /// How often ``waitUntilFinished(_:every:progress:)`` asks again.
+    public static let pollInterval: Duration = .milliseconds(250)
+
+    public init(base: URL, token: String?) {
+        self.base = base
+        self.token = token
+    }
+
+    /// `POST /api/v1/jobs`: submits a job; the job as queued.
+    public func submit(_ request: SubmitRequest) async throws(ClientError) -> JobView {
+        try await call("POST", "api/v1/jobs", body: request)
+    }
+
+    /// `GET /api/v1/jobs`: every job, in queue order.
+    public func jobs() async throws(ClientError) -> [JobView] {
+        try await (call("GET", "api/v1/jobs") as JobList).jobs
+    }
+
+    /// `GET /api/v1/jobs/{id}`.
+    public func job(_ id: Int64) async throws(ClientError) -> JobView {
+        try await call("GET", "api/v1/jobs/\(id)")
+    }
+
+    /// `GET /api/v1/jobs/{id}/outputs`: the outputs started since the job was last handed to the farm.
+    public func outputs(of id: Int64) async throws(ClientError) -> [QueueOutput] {
+        try await (call("GET", "api/v1/jobs/\(id)/outputs") as OutputList).outputs
+    }
+
+    /// A request that steers a job (`POST /api/v1/jobs/{id}/<verb>`, body `{}`).
+    public enum Steering: String, Sendable {
+        case cancel, pause, resume, retry
+    }
+
+    /// Steers job `id`; the job in its new state.
+    public func steer(_ id: Int64, _ request: Steering) async throws(ClientError) -> JobView {
+        try await call("POST", "api/v1/jobs/\(id)/\(request.rawValue)", body: [String: String]())
+    }
+
+    /// `POST /api/v1/jobs/{id}/priority`; the job.
+    public func setPriority(_ priority: Int, of id: Int64) async throws(ClientError) -> JobView {
+        try await call("POST", "api/v1/jobs/\(id)/priority", body: PriorityChange(priority: priority))
+    }
+
+    /// `GET /api/v1/workers`.
+    public func workers() async throws(ClientError) -> [WorkerInfo] {
+        try await (call("GET", "api/v1/workers") as WorkerList).workers
+    }
+
+    /// Waits until job `id` is finished, through restarts of the server (it is asked again
+    /// every `interval` while it does not answer); the job. `progress` sees the job at each answer.
+    /// - Throws: ``ClientError/refused(status:message:)`` when the server answers an error (no such job).
+    public func waitUntilFinished(
+        _ id: Int64, every interval: Duration = pollInterval, progress: (JobView) -> Void = { _ in }
+    ) async throws(ClientError) -> JobView {
+        while true {
+            do {
+                let view = try await job(id)
+                if view.job.state.isFinished { return view }
+                progress(view)
+            } catch {
+                switch error {
+                case .unreachable, .unexpectedAnswer: break  // a restart: ask again
+                case .refused, .invalidManifest: throw error
+                }
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    // MARK: Transport
+
+    /// `method path` with `body` as JSON; the answer decoded as `Answer` when it is 2xx.
+    private func call<Answer: Decodable>(
+        _ method: String, _ path: String, body: (any Encodable)? = nil
+    ) async throws(ClientError) -> Answer {
+        let (status, data) = try await send(method, path, body: body.flatMap { try? APIJSON.encoder().encode($0) })
+        guard (200..<300).contains(status) else {
+            let problem = try? APIJSON.decoder().decode(Problem.self, from: data)
+            if let diagnostics = problem?.diagnostics { throw .invalidManifest(diagnostics: diagnostics) }
+            throw .refused(status: status, message: problem?.error ?? "HTTP \(status)")
+        }
+        do {
+            return try APIJSON.decoder().decode(Answer.self, from: data)
+        } catch {
+            throw .unexpectedAnswer(status: status, reason: "\(error)")
+        }
+    }
+
+    /// One request; the status and body of the answer.
+    private func send(_ method: String, _ path: String, body: Data?) async throws(ClientError) -> (Int, Data) {
+        var request = URLRequest(url: base.appendingPathComponent(path))
+        request.httpMethod = method
+        request.timeoutInterval = Self.requestTimeout
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = body
+        }
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let answer: Result<(Int, Data), ClientError> = await withCheckedContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let response = response as? HTTPURLResponse {
+                    continuation.resume(returning: .success((response.statusCode, data ?? Data())))
+                } else {
+                    continuation.resume(
+                        returning: .failure(.unreachable(server: base, reason: error?.localizedDescription ?? "no answer")))
+                }
+            }.resume()
+        }
+        return try answer.get()
+    }
+}

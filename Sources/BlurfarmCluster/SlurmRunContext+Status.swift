@@ -1,0 +1,71 @@
+import BlurfarmCoordinator
+
+extension SlurmRunContext {
+    /// Where a run stands: each shard's Slurm state and outputs done, and the finisher's state.
+    public struct Status {
+        /// Where one shard stands.
+        public struct Shard {
+            /// What Slurm says of the shard.
+            public enum Slurm {
+                /// No submission ran this shard.
+                case notSubmitted
+                /// The state of its latest submission's task.
+                case known(SlurmClient.JobState)
+                /// Slurm no longer knows the task (it ended more than `MinJobAge` ago).
+                case forgotten
+            }
+
+            public let index: Int
+            public let slurm: Slurm
+            /// Its outputs up to date in the job's and the shard's records.
+            public let done: Int
+            /// Its planned outputs.
+            public let total: Int
+            /// Its outputs that failed (in plan order), with why.
+            public let failures: [(input: String, output: String, error: String)]
+        }
+
+        public let shards: [Shard]
+        /// The latest finisher's job id and state (nil: forgotten by Slurm); nil when never submitted.
+        public let finisher: (job: String, state: SlurmClient.JobState?)?
+
+        /// Whether every planned output is up to date.
+        public var isDone: Bool { shards.allSatisfy { $0.done == $0.total } }
+        public var done: Int { shards.map(\.done).reduce(0, +) }
+        public var total: Int { shards.map(\.total).reduce(0, +) }
+    }
+
+    /// Where the run stands, with the Slurm states `states`.
+    /// - Throws: ``ClusterError/state(_:)`` when the records cannot be read.
+    public func status(_ states: SlurmStates) throws(ClusterError) -> Status {
+        let statuses = statuses(try records())
+        let reported = reportedOutputs(shardReports())
+        let shards = statuses.enumerated().map { shard, outputs in
+            let slurm: Status.Shard.Slurm =
+                run.submission(of: shard) == nil ? .notSubmitted : states.shards[shard].map { .known($0) } ?? .forgotten
+            var failures: [(input: String, output: String, error: String)] = []
+            for status in outputs where status.state != .upToDate {
+                let entry = reported[status.output]
+                let error =
+                    status.state == .failedEarlier
+                    ? "failed earlier: \(status.reason ?? "")"
+                    : entry?.status == .failed ? entry?.error : nil
+                if let error { failures.append((status.input, status.output, error)) }
+            }
+            return Status.Shard(
+                index: shard, slurm: slurm, done: outputs.filter { $0.state == .upToDate }.count, total: outputs.count,
+                failures: failures)
+        }
+        return Status(shards: shards, finisher: run.submissions.last.map { ($0.finisher, states.finisher) })
+    }
+
+    /// The shards `resume` submits again: those with some output not up to date (failed,
+    /// cancelled, out of time, their node dead); empty when every output is up to date.
+    /// - Throws: ``ClusterError/stillRunning(folder:shards:)`` while a shard or the finisher is
+    ///   pending or running; ``ClusterError/state(_:)`` when the records cannot be read.
+    public func shardsToResume(_ states: SlurmStates) throws(ClusterError) -> [Int] {
+        let running = states.shards.filter { !$0.value.hasEnded }.keys.sorted()
+        if !running.isEmpty || states.finisher?.hasEnded == false { throw .stillRunning(folder: folder, shards: running) }
+        return statuses(try records()).enumerated().filter { $0.1.contains { $0.state != .upToDate } }.map(\.offset)
+    }
+}

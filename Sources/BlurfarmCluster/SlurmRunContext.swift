@@ -1,0 +1,118 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+
+/// A run folder and what reading it needs: the run, the job planned again as its tasks plan it
+/// and split in the same shards, the job's state folder, and the up-to-date check's inputs.
+/// The command plans the job (it owns the configuration's loading); this holds the rest.
+public struct SlurmRunContext {
+    /// The run folder, absolute.
+    public let folder: String
+    public let run: SlurmRun
+    public let configuration: FarmConfiguration
+    /// The job's plan, whole.
+    public let plan: JobPlan
+    /// Each shard's part of the plan.
+    public let shardPlans: [JobPlan]
+    public let stateFolder: String
+    public let jobFolder: JobStateFolder
+    /// The plugin hashes of the job's recipes.
+    public let plugins: [String: String]
+    /// The versions the records' recipes name (``Farm/Settings/recipeVersions``).
+    public let recipeVersions: String
+
+    /// The run `run` in `folder`, its job planned as `plan` with `registry`, its state in
+    /// `stateFolder`; reads the split of `folder`.
+    /// - Throws: ``ClusterError`` when the split cannot be read or does not match the run.
+    public init(
+        folder: String, run: SlurmRun, configuration: FarmConfiguration, plan: JobPlan, registry: FilterRegistry,
+        stateFolder: String, recipeVersions: String
+    ) throws(ClusterError) {
+        self.folder = folder
+        self.run = run
+        self.configuration = configuration
+        self.plan = plan
+        let split = try ShardSplit.read((folder as NSString).appendingPathComponent(SlurmRun.splitName), shards: run.shards)
+        shardPlans = (0..<run.shards).map { plan.shard(JobShard(index: $0, count: run.shards)!, split: split) }
+        self.stateFolder = stateFolder
+        jobFolder = JobStateFolder(state: stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
+        plugins = FarmJob.pluginHashes(of: [plan], registry: registry)
+        self.recipeVersions = recipeVersions
+    }
+
+    /// Each planned output's state against `records` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
+    /// by shard, in plan order.
+    public func statuses(_ records: OutputRecords.Contents) -> [[OutputStatus]] {
+        shardPlans.map {
+            IncrementalRun.status(
+                of: $0, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
+            ).filter { $0.state != .wouldBePruned }
+        }
+    }
+
+    /// The records of the job and of its shards, merged as a run reads them.
+    /// - Throws: ``ClusterError/state(_:)``.
+    public func records() throws(ClusterError) -> OutputRecords.Contents {
+        do throws(StateError) {
+            return try ShardRecords.read(jobFolder)
+        } catch {
+            throw .state(error)
+        }
+    }
+
+    /// The reports the array tasks wrote (`reports/shard-<I>-<id>.json`), by shard, oldest first;
+    /// a report that cannot be read is left out (its shard's outputs are then not reported).
+    public func shardReports() -> [Int: [RunReport]] {
+        let reports = (folder as NSString).appendingPathComponent("reports")
+        var byShard: [Int: [RunReport]] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: reports)) ?? [] {
+            guard let match = name.wholeMatch(of: /shard-([0-9]+)-[0-9]+\.json/), let shard = Int(match.1),
+                let data = FileManager.default.contents(atPath: (reports as NSString).appendingPathComponent(name)),
+                let list = try? RunReport.decode([RunReport].self, from: data)
+            else { continue }
+            byShard[shard, default: []] += list
+        }
+        return byShard.mapValues { $0.sorted { $0.started < $1.started } }
+    }
+
+    /// What the shards' reports say of each output, by output path: the latest report that
+    /// wrote it, else the latest that names it.
+    public func reportedOutputs(_ reports: [Int: [RunReport]]) -> [String: OutputReport] {
+        var outputs: [String: OutputReport] = [:]
+        for report in reports.values.flatMap({ $0 }).sorted(by: { $0.started < $1.started }) {
+            for output in report.outputs where output.status == .written || outputs[output.output]?.status != .written {
+                outputs[output.output] = output
+            }
+        }
+        return outputs
+    }
+
+    /// The Slurm states of a run: each shard's (its latest submission's task) and the latest finisher's.
+    public struct SlurmStates: Sendable {
+        /// By shard; a shard missing has not been submitted or is no longer known to Slurm.
+        public var shards: [Int: SlurmClient.JobState]
+        /// The latest finisher's, nil when there is none or Slurm no longer knows it.
+        public var finisher: SlurmClient.JobState?
+
+        /// Whether every shard and the finisher have ended.
+        public var haveEnded: Bool { !shards.values.contains { !$0.hasEnded } && finisher?.hasEnded != false }
+    }
+
+    /// The Slurm state of each shard (its latest submission's task), and of the latest finisher.
+    /// - Throws: ``ClusterError`` when `scontrol` fails.
+    public func slurmStates() throws(ClusterError) -> SlurmStates {
+        var shards: [Int: SlurmClient.JobState] = [:]
+        var known: [String: [Int: SlurmClient.JobState]] = [:]
+        for shard in 0..<run.shards {
+            guard let submission = run.submission(of: shard) else { continue }
+            if known[submission.array] == nil { known[submission.array] = try SlurmClient.states(ofJob: submission.array) }
+            shards[shard] = known[submission.array]?[shard]
+        }
+        let finisher = try run.submissions.last.flatMap { submission throws(ClusterError) in
+            try SlurmClient.states(ofJob: submission.finisher)[-1]
+        }
+        return SlurmStates(shards: shards, finisher: finisher)
+    }
+}

@@ -1,0 +1,224 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import BlurfarmWire
+import Foundation
+
+/// The whole-image path of ``JobRunner``: an input small enough for one core is one task of
+/// the worker pool. A worker decodes it (reading the descriptor this process opened beneath
+/// the job's roots), renders every output's chain and encodes every output in memory; this
+/// process keeps the plan, the scheduling, the records and the atomic writes. While one worker
+/// decodes and encodes an image, the others do the same with theirs: every core runs codecs
+/// as well as filters, and no pixel crosses a process boundary (docs/scheduling.md, "Whole
+/// images and tiles").
+extension JobRunner {
+    /// Whether `input` goes to one worker of `pool` whole: every output has only built-in
+    /// filters (a plugin's failure is a tile's), its header reads, it has at most
+    /// ``wholeImagePixels`` pixels (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and
+    /// at least as many inputs wait (this one included, `waiting`) as there are workers — so
+    /// that the others have images of their own. Otherwise its tiles or bands share the
+    /// workers. Nil when it does not; else the header's size.
+    func wholeImage(_ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode) -> Rect? {
+        let workers = pool.settings.scheduling.workers
+        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers,
+            input.outputs.allSatisfy({ output in
+                output.variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
+            }),
+            let header = try? ImageReader.header(ofFile: input.path, confinement: confinement)
+        else { return nil }
+        let image = Rect(width: header.width, height: header.height)
+        guard image.area <= wholeImagePixels, let memory = header.decodeMemory, memory <= memoryLimit / workers
+        else { return nil }
+        return image
+    }
+
+    /// Runs the outputs of `input` in `pool`, one task per decode (``PlannedOutput/decodeResize``),
+    /// and writes what the workers encoded. Returns a report for each output, by index, except
+    /// those whose file did not fit a message (``ImageOutputFailure/Kind/tooLarge``): the
+    /// caller makes them in this process.
+    func runWhole(
+        _ input: PlannedInput, image: Rect, pool: WorkerPool, tileSize: Int, verify: VerifyMode, control: JobControl,
+        events: @escaping @Sendable (Event) -> Void
+    ) -> [Int: OutputReport] {
+        var reports: [Int: OutputReport] = [:]
+        func report(_ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []) {
+            let output = input.outputs[index]
+            var report = OutputReport(
+                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
+                decodeSeconds: decode, retries: retries, failure: failure)
+            report.createdFolders = folders
+            reports[index] = report
+            events(.outputFinished(report))
+        }
+        let opened: SharedInput
+        do throws(ImageIOError) {
+            opened = try SharedInput(input.path, confinement: confinement)
+        } catch {
+            for index in input.outputs.indices { report(index, .decode(error)) }
+            return reports
+        }
+        var resizes: [ResizeSpec?] = []
+        for output in input.outputs where !resizes.contains(output.decodeResize) { resizes.append(output.decodeResize) }
+        for resize in resizes {
+            let indices = input.outputs.indices.filter { input.outputs[$0].decodeResize == resize }
+            control.waitWhilePaused()
+            if let ended = control.ended {
+                for index in indices { report(index, ended == .cancelled ? .cancelled : .stopped) }
+                continue
+            }
+            let (request, widths) = decodeRequest(for: input, resize: resize)
+            let task = ImageTask(
+                taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path,
+                pixelLimit: pixelLimit, memoryLimit: memoryLimit / pool.settings.scheduling.workers,
+                decode: ImageDecode(request),
+                outputs: indices.map { index in
+                    let output = input.outputs[index]
+                    return ImageTaskOutput(
+                        path: output.path,
+                        decoded: widths.isEmpty ? 0 : widths.firstIndex(of: output.variant.resize!.width!)!,
+                        filters: output.variant.filters, edge: output.variant.edge, colour: output.variant.colour,
+                        tileSize: tileSize, encoding: ImageEncoding(encodeOptions(of: output.variant)),
+                        verifyDecode: verify == .decode)
+                })
+            for index in indices { events(.outputStarted(input.outputs[index], tiles: 1)) }
+            let ticket = control.ticket()
+            let answer: ImageResult, retries: Int
+            do throws(RenderFailure) {
+                (answer, retries) = try pool.renderImage(task, image: image, ticket: ticket)
+            } catch {
+                // Cut short by its job's end (the pool drops its task), or failed every attempt.
+                let ended: OutputFailure? =
+                    if let ended = control.ended { ended == .cancelled ? .cancelled : .stopped }
+                    else if error.reason == .cancelled { .cancelled } else { nil }
+                for index in indices {
+                    report(index, ended ?? .render(output: input.outputs[index].path, error.ofWholeImage), retries: error.retries)
+                }
+                continue
+            }
+            let decodeSeconds = Double(answer.decodeNanoseconds) / 1e9
+            for (index, outcome) in zip(indices, answer.outputs) {
+                let output = input.outputs[index]
+                events(.tilesDone(output, done: 1, total: 1))
+                switch outcome {
+                case .failed(let failure):
+                    guard let problem = OutputFailure(failure) else { continue }  // too large: made here
+                    report(index, problem, decode: decodeSeconds, retries: retries)
+                case .encoded(let encoded):
+                    // A job cancelled (or a run stopped) meanwhile writes nothing more.
+                    if let ended = control.ended {
+                        report(index, ended, decode: decodeSeconds, retries: retries)
+                        continue
+                    }
+                    let folders: [CreatedFolder]
+                    do throws(OutputFailure) {
+                        folders = try makeFolders(of: output)
+                    } catch {
+                        report(index, error, decode: decodeSeconds, retries: retries)
+                        continue
+                    }
+                    let clock = ContinuousClock()
+                    let start = clock.now
+                    do throws(ImageIOError) {
+                        try ImageWriter.write(
+                            encoded.bytes, to: output.path, temporaryFiles: control.temporaryFiles, confinement: confinement)
+                    } catch {
+                        report(index, .write(error), decode: decodeSeconds, retries: retries, folders: folders)
+                        continue
+                    }
+                    var written = OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
+                        tiles: encoded.tiles, pixels: encoded.width * encoded.height, decodeSeconds: decodeSeconds,
+                        filterSeconds: Double(encoded.filterNanoseconds) / 1e9,
+                        encodeSeconds: Double(encoded.encodeNanoseconds) / 1e9 + (clock.now - start).seconds,
+                        retries: retries, checksum: String(format: "%016llx", encoded.checksum))
+                    written.createdFolders = folders
+                    reports[index] = written
+                    events(.outputFinished(written))
+                }
+            }
+        }
+        return reports
+    }
+
+    /// The folders missing on the way to `output`'s, made (beneath the roots): those it made.
+    ///
+    /// - Throws: ``OutputFailure/write(_:)`` when a folder cannot be made.
+    func makeFolders(of output: PlannedOutput) throws(OutputFailure) -> [CreatedFolder] {
+        let folder = (output.path as NSString).deletingLastPathComponent
+        guard !folder.isEmpty else { return [] }
+        do throws(StateError) {
+            return try CreatedFolder.make(folder, confinement: confinement)
+        } catch {
+            throw .write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)"))
+        }
+    }
+
+    /// How `input` is decoded for the outputs of `resize`, and the widths of the sizes that
+    /// decode serves (empty for a single size), always with the largest: a size run alone (the
+    /// others up to date) is reduced from it too.
+    func decodeRequest(for input: PlannedInput, resize: ResizeSpec?) -> (DecodeRequest, widths: [Int]) {
+        let sized = input.outputs.filter { $0.decodeResize == resize && $0.largestSize != nil }
+        let widths = Set(sized.compactMap { $0.variant.resize?.width } + sized.compactMap(\.largestSize)).sorted()
+        guard let resize else { return (.whole, widths) }
+        if !widths.isEmpty { return (.thumbnails(widths: widths, upscale: resize.upscale, sharpen: resize.sharpen), widths) }
+        return (
+            .thumbnail(
+                width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit, upscale: resize.upscale,
+                crop: resize.crop.thumbnailCrop, sharpen: resize.sharpen),
+            widths
+        )
+    }
+}
+
+extension RenderFailure {
+    /// The failure as a whole-image task's: its one "tile" is the image, and the message says so.
+    var ofWholeImage: RenderFailure {
+        guard case .tileFailed(_, let attempts, _, let last) = reason else { return self }
+        return RenderFailure(.imageFailed(attempts: attempts, last: last), retries: retries)
+    }
+}
+
+extension OutputFailure {
+    /// What a worker's failure of an output means for its report; nil when the output's file
+    /// did not fit a message (it is made in the coordinator instead).
+    init?(_ failure: ImageOutputFailure) {
+        func error(_ fallback: ImageIOError.Code) -> ImageIOError {
+            ImageIOError(
+                code: failure.code.flatMap(ImageIOError.Code.init(name:)) ?? fallback, path: failure.path,
+                message: failure.message)
+        }
+        switch failure.kind {
+        case .decode: self = .decode(error(.decodeFailed))
+        case .plugin: self = .plugin(failure.message)
+        case .verification: self = .verification("\(failure.path ?? ""): \(failure.message)")
+        case .encode: self = .write(error(.encodeFailed))
+        case .tooLarge: return nil
+        }
+    }
+}
+
+extension ImageDecode {
+    /// The reader's request as the wire carries it.
+    init(_ request: DecodeRequest) {
+        switch request {
+        case .whole: self = .whole
+        case .thumbnail(let width, let height, let fit, let upscale, let crop, let sharpen):
+            self = .thumbnail(
+                width: width, height: height, fit: fit.rawValue, upscale: upscale, crop: crop.rawValue, sharpen: sharpen)
+        case .thumbnails(let widths, let upscale, let sharpen):
+            self = .thumbnails(widths: widths, upscale: upscale, sharpen: sharpen)
+        }
+    }
+}
+
+extension ImageEncoding {
+    /// ImageIO's options as the wire carries them.
+    init(_ options: EncodeOptions) {
+        self.init(
+            quality: options.quality, lossless: options.lossless, stripMetadata: options.stripMetadata,
+            background: options.background, bitDepth: options.bitDepth, progressive: options.progressive,
+            subsampling: options.subsampling)
+    }
+}

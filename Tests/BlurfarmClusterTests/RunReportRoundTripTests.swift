@@ -1,0 +1,87 @@
+import BlurfarmCluster
+import BlurfarmCoordinator
+import BlurfarmCore
+import Foundation
+import PropertyBased
+import Testing
+
+/// A run report read back from its JSON is the report written (docs/report.md): what the Slurm
+/// finisher merges is what each shard's `run --report` said, names that are not UTF-8 included.
+@Suite struct RunReportRoundTripTests {
+    /// Texts with what JSON and the report's escaping must carry: quotes, backslashes, slashes,
+    /// control characters, combining marks, characters beyond the BMP.
+    static let pieces = ["a", "photo", "/", "\\", "\"", " ", "\n", "\u{0}", "é", "e\u{301}", "\u{1F600}", "x\\xE9", "-", "."]
+
+    static func text<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        (0..<Int.random(in: 0...6, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+    }
+
+    /// A path, sometimes with bytes that are not UTF-8 (carried as ``PathEncoding`` escapes):
+    /// lone bytes 0x80…0xFF between characters, which no decoding can take for UTF-8.
+    static func path<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        var bytes: [UInt8] = []
+        for _ in 0..<Int.random(in: 0...6, using: &rng) {
+            if Int.random(in: 0..<4, using: &rng) == 0 { bytes.append(UInt8.random(in: 0x80...0xFF, using: &rng)) }
+            bytes += Array(pieces.randomElement(using: &rng)!.utf8)
+        }
+        return PathEncoding.decode(bytes).text
+    }
+
+    static func seconds<R: RandomNumberGenerator>(_ rng: inout R) -> Double {
+        Bool.random(using: &rng) ? Double(Int.random(in: 0...1000, using: &rng)) : Double.random(in: 0...10_000, using: &rng)
+    }
+
+    static func output<R: RandomNumberGenerator>(_ rng: inout R) -> OutputReport {
+        let statuses: [OutputReport.Status] = [.written, .failed, .stopped, .cancelled, .skipped, .failedEarlier]
+        let failure: OutputFailure? =
+            Bool.random(using: &rng)
+            ? .reported(
+                kind: ["decode", "render", "lost", "verification"].randomElement(using: &rng)!,
+                code: Bool.random(using: &rng) ? "EIO" : nil, message: text(&rng))
+            : nil
+        return OutputReport(
+            input: path(&rng), output: path(&rng), variant: text(&rng), status: statuses.randomElement(using: &rng)!,
+            tiles: Int.random(in: 0...Int.max, using: &rng), pixels: Int.random(in: 0...1 << 40, using: &rng),
+            bands: Int.random(in: 0...64, using: &rng), decodeSeconds: seconds(&rng), filterSeconds: seconds(&rng),
+            encodeSeconds: seconds(&rng), retries: Int.random(in: 0...5, using: &rng),
+            checksum: Bool.random(using: &rng) ? String(UInt64.random(in: 0...UInt64.max, using: &rng), radix: 16) : nil,
+            failure: failure)
+    }
+
+    static let reports = Generator<RunReport, Shrink.None<RunReport>>(run: { rng in
+        let started = Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &rng)))
+        return RunReport(
+            job: text(&rng), manifest: text(&rng), started: started,
+            finished: started.addingTimeInterval(Double(Int.random(in: 0...100_000, using: &rng))),
+            settings: RunSettings(
+                configuration: Bool.random(using: &rng) ? text(&rng) : nil, workers: Int.random(in: 0...64, using: &rng),
+                threads: Int.random(in: 0...64, using: &rng), decodedImages: Int.random(in: 1...8, using: &rng),
+                tile: Int.random(in: 0...4096, using: &rng), pixelLimit: Int.random(in: 1...Int.max, using: &rng),
+                verify: ["checksum", "decode", "untiled"].randomElement(using: &rng)!),
+            outputs: (0..<Int.random(in: 0...5, using: &rng)).map { _ in output(&rng) },
+            pruned: (0..<Int.random(in: 0...3, using: &rng)).map { _ in path(&rng) })
+    })
+
+    @Test func aReportReadBackIsTheReportWritten() async {
+        await propertyCheck(count: 500, input: Self.reports) { report in
+            let json = try RunReport.json([report])
+            let read = try RunReport.decode([RunReport].self, from: json)
+            #expect(read == [report])
+            // And it writes the same bytes again.
+            #expect(try RunReport.json(read) == json)
+        }
+    }
+
+    /// A failure of any kind comes back as the report said it: kind, code and message.
+    @Test func aFailureComesBackAsReported() throws {
+        let failure = OutputFailure.verification("b.png: not as its shard recorded it")
+        let written = OutputReport(input: "a.png", output: "b.png", variant: "", status: .failed, failure: failure)
+        let report = RunReport(
+            job: "j", manifest: "/m.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 1),
+            settings: RunSettings(configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 0, pixelLimit: 1, verify: "checksum"),
+            outputs: [written])
+        let read = try RunReport.decode(RunReport.self, from: RunReport.json(report))
+        #expect(read.outputs.first?.failure == .reported(kind: failure.kind, code: failure.code, message: failure.description))
+        #expect(read.outputs.first?.error == written.error)
+    }
+}

@@ -1,0 +1,71 @@
+import BlurfarmAPI
+import BlurfarmClient
+import BlurfarmServer
+import Foundation
+import Testing
+
+/// The typed client against a real server: each operation's answer as the API's types, each
+/// refusal as the ``ClientError`` a command maps to its exit status.
+@Suite struct FarmClientTests {
+    /// Runs `body` with a real server (token `s3cret`) and a client of it; stops the server after.
+    func withServer(_ body: (RunningServer, FarmClient) async throws -> Void) async throws {
+        let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
+        do {
+            try await body(server, FarmClient(base: URL(string: server.base)!, token: "s3cret"))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    /// Whether `error` is the server's refusal with `status`.
+    func isRefusal(_ error: ClientError?, _ status: Int) -> Bool {
+        if case .refused(status, _) = error { true } else { false }
+    }
+
+    @Test func aJobSubmittedIsListedSteeredAndWaitedForUntilItCompletes() async throws {
+        try await withServer { server, client in
+            let submitted = try await client.submit(
+                SubmitRequest(manifest: ServerFixture.manifest, folder: server.fixture.root, priority: 70))
+            let id = try #require(submitted.job.id)
+            #expect(submitted.job.priority == 70 && submitted.job.name == "served")
+            #expect(try await client.jobs().map(\.job.id) == [id])
+            #expect(try await client.job(id).job.manifestText == ServerFixture.manifest)
+            #expect(try await client.setPriority(90, of: id).job.priority == 90)
+            try await server.fixture.wait(for: id) { $0.state == .active }
+            #expect(try await client.steer(id, .pause).job.state == .paused)
+            #expect(try await client.steer(id, .resume).job.state == .active)
+            let waiting = Task { try await client.waitUntilFinished(id, every: .milliseconds(20)) }
+            let output = server.fixture.root + "/out/plasma-Kite.png"
+            server.fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 1))
+            server.fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 4))
+            server.fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
+                status: .failed, output: output, pixels: 0, tiles: 0, seconds: 0.1, retries: 0, checksum: nil,
+                errorKind: "decode", error: "plasma-Kite.jpg: not an image")))
+            server.fixture.engine.emit(.finished(job: id, failed: 1, cancelled: false))
+            let finished = try await waiting.value
+            #expect(finished.job.state == .failed && finished.job.outputsFailed == 1)
+            let outputs = try await client.outputs(of: id)
+            #expect(outputs.map(\.state) == [.failed] && outputs.first?.errorKind == "decode")
+        }
+    }
+
+    @Test func refusalsAreTypedErrors() async throws {
+        try await withServer { server, client in
+            let missing = await #expect(throws: ClientError.self) { try await client.job(99) }
+            #expect(isRefusal(missing, 404), "\(String(describing: missing))")
+            let invalid = await #expect(throws: ClientError.self) {
+                try await client.submit(SubmitRequest(manifest: "job: x\nsigam: 2\n", folder: server.fixture.root))
+            }
+            let diagnostics: String? = if case .invalidManifest(let text) = invalid { text } else { nil }
+            #expect(diagnostics?.contains("error:") == true, "\(String(describing: invalid))")
+            let stranger = FarmClient(base: URL(string: server.base)!, token: "wrong")
+            let forbidden = await #expect(throws: ClientError.self) { try await stranger.jobs() }
+            #expect(isRefusal(forbidden, 403), "\(String(describing: forbidden))")
+            let nobody = FarmClient(base: URL(string: "http://127.0.0.1:1")!, token: nil)
+            let unreachable = await #expect(throws: ClientError.self) { try await nobody.jobs() }
+            #expect(unreachable?.description.hasPrefix("cannot reach the farm service at http://127.0.0.1:1") == true)
+        }
+    }
+}
