@@ -26,6 +26,9 @@
 //   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
+//   BlurfarmBench     the benchmarks of `blurfarm bench`, each returning typed rows, and the comparison
+//                     with libvips 8.18 warm in-process (scripts/vips818-bench.py); runs `blurfarm`
+//                     as a process, so it needs Core, Kernels, Engine, Manifest and ImageIO only
 //   blurfarm          the command-line driver
 //   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
 //                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`
@@ -160,12 +163,16 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict),
+        .target(
+            name: "BlurfarmBench",
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
+            swiftSettings: pixelCode),
         .executableTarget(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
                 "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
-                "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient",
+                "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -241,6 +248,10 @@ let package = Package(
                 "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BlurfarmBenchTests",
+            dependencies: ["BlurfarmTestSupport", "BlurfarmBench"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",

@@ -8,7 +8,7 @@ set -euo pipefail
 # here (no systemd), only by that script. chromium, chromium-driver and curl: the tests of
 # `blurfarm serve` (its web page in a headless browser, its event stream).
 packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge
-  python3-pip curl chromium chromium-driver)
+  python3-pip python3-venv curl chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -39,4 +39,28 @@ fi
 if ! python3 -c 'import schemathesis, selenium' 2>/dev/null; then
   python3 -m pip install --quiet "schemathesis>=4.32,<5" "selenium>=4.20,<5" 2>/dev/null \
     || python3 -m pip install --quiet --break-system-packages "schemathesis>=4.32,<5" "selenium>=4.20,<5"
+fi
+
+# libvips 8.18, for benchmarking only: `blurfarm bench` runs every figure beside it, warm in-process
+# as pyvips, sharp and imgproxy users run it (scripts/vips818-bench.py; docs/performance.md).
+# blurfarm itself links Debian's libvips (8.14) and never this one. From PyPI (pyvips and
+# pyvips-binary, which carries libvips 8.18) into a venv of its own beside the repository's
+# sources, kept out of git (.gitignore): .venv-bench/ (BLURFARM_BENCH_VENV overrides the place).
+# pyvips-binary is reinstalled once without its dependencies: the first install can leave pyvips in
+# ABI mode against Debian's libvips; the reinstall makes it load the binary's 8.18 (API mode).
+repository=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv=${BLURFARM_BENCH_VENV:-$repository/.venv-bench}
+libvips_minor() { "$venv/bin/python" -c 'import pyvips; print(pyvips.version(0), pyvips.version(1))' 2>/dev/null || true; }
+if [[ $(libvips_minor) != "8 18" ]]; then
+  [[ -x $venv/bin/python ]] || python3 -m venv "$venv" \
+    || { echo "setup: could not make the benchmark venv $venv (python3 -m venv; Debian's python3-venv)" >&2; exit 1; }
+  "$venv/bin/pip" install --quiet --upgrade pyvips pyvips-binary \
+    && "$venv/bin/pip" install --quiet --force-reinstall --no-deps pyvips-binary \
+    || { echo "setup: could not install pyvips and pyvips-binary from PyPI into $venv" >&2; exit 1; }
+  found=$(libvips_minor)
+  if [[ $found != "8 18" ]]; then
+    echo "setup: $venv/bin/python loads libvips '${found:-none}', not 8.18: 'blurfarm bench' compares with libvips 8.18" >&2
+    echo "setup: (8 14 is Debian's libvips: pyvips did not find pyvips-binary's; remove $venv and run setup again)" >&2
+    exit 1
+  fi
 fi

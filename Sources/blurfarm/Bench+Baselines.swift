@@ -1,0 +1,169 @@
+import ArgumentParser
+import BlurfarmBench
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmManifest
+import Foundation
+
+/// The image and sigmas of the in-memory kernel benchmarks.
+struct KernelImageOptions: ParsableArguments {
+    @Option(help: "The image, relative to the corpus.")
+    var image = "special/bench-3840x2160.jpg"
+
+    @Option(help: "Gaussian sigmas to time (repeatable).")
+    var sigma: [Double] = [2, 8, 32]
+}
+
+/// `blurfarm bench engine`: the kernels through the renderer beside the linked libvips.
+struct BenchEngine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "engine",
+        abstract: "blurfarm's kernels (Float32, one thread) beside the libvips blurfarm links, in memory.",
+        discussion: """
+            Times blurfarm's gaussian at each --sigma and its motion blur (radius 20, angle 30), \
+            and beside them: vips_gaussblur at integer and float precision and vips_conv with \
+            blurfarm's own motion mask, on 3 bands and on 4 (RGBA, alpha 255). ratio = libvips \
+            time / blurfarm time (above 1: blurfarm is faster).
+            """)
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var kernel: KernelImageOptions
+    @Option(help: "Tile side for blurfarm.")
+    var tile = Renderer.defaultTileSize
+    @Flag(help: "Leave out libvips's float-precision gaussblur (slow at large sigma).")
+    var skipFloat = false
+
+    func run() throws {
+        try Bench.reportingErrors {
+            let path = try options.locations().corpus + "/" + kernel.image
+            let rows = try EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat).run()
+            if options.json { return try Bench.printJSON(rows) }
+            print("blurfarm \(Blurfarm.version) bench engine: \(path), single thread")
+            print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
+            print("median of \(options.runs) runs; ratio = libvips time / blurfarm time (above 1: blurfarm is faster)")
+            print("")
+            Bench.printTable(
+                ["filter", "bands", "blurfarm ms", "MP/s", "libvips", "precision", "ms", "ratio"],
+                rows.map {
+                    [
+                        $0.filter, String($0.bands), Bench.ms($0.blurfarmSeconds), String(format: "%.0f", $0.megapixelsPerSecond),
+                        $0.libvipsOperation, $0.precision, Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.ratio),
+                    ]
+                })
+        }
+    }
+}
+
+/// `blurfarm bench file-depth`: the 8-bit gaussian beside OpenCV and the linked libvips.
+struct BenchFileDepth: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "file-depth",
+        abstract: "The gaussian 8-bit in, 8-bit out, one thread, beside OpenCV's GaussianBlur and the linked libvips.",
+        discussion: """
+            blurfarm's file-depth gaussian as one tile into an output allocated once, OpenCV's \
+            GaussianBlur likewise (ksize 2*ceil(3 sigma)+1, BORDER_REPLICATE, cv2.setNumThreads(1), \
+            scripts/opencv-bench.py), both in processor time, and libvips's integer gaussblur in \
+            wall time; ratio = their time / blurfarm's time (above 1: blurfarm is faster).
+            """)
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var kernel: KernelImageOptions
+    @Flag(help: "Leave out OpenCV.")
+    var skipOpencv = false
+
+    func run() throws {
+        try Bench.reportingErrors {
+            let locations = try options.locations()
+            let path = locations.corpus + "/" + kernel.image
+            let result = try FileDepthBench(
+                image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv
+            ).run()
+            if options.json { return try Bench.printJSON(result) }
+            print("blurfarm \(Blurfarm.version) bench file-depth: \(path), single thread, median of \(options.runs) runs")
+            print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips); OpenCV \(result.opencvVersion ?? "-")")
+            if let note = result.note { print(note) }
+            print("")
+            Bench.printTable(
+                ["sigma", "bands", "blurfarm CPU ms", "OpenCV CPU ms", "ratio", "libvips ms", "ratio"],
+                result.rows.map {
+                    [
+                        String(describing: ParameterValue.number($0.sigma)), String($0.bands), Bench.ms($0.blurfarmSeconds),
+                        $0.opencvSeconds.map(Bench.ms) ?? "-", $0.opencvRatio.map { String(format: "%.2f", $0) } ?? "-",
+                        Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.libvipsRatio),
+                    ]
+                })
+        }
+    }
+}
+
+/// `blurfarm bench manifest`: the manifest parser on a generated manifest.
+struct BenchManifest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "manifest", abstract: "Time the manifest parser on a generated manifest.")
+    @OptionGroup var options: BenchOptions
+    @Option(help: "Size of the generated manifest, in bytes.")
+    var manifestBytes = 1 << 20
+
+    func run() throws {
+        let result = ManifestBench(bytes: manifestBytes, runs: options.runs).run()
+        if options.json { return try Bench.printJSON(result) }
+        print("blurfarm \(Blurfarm.version) bench manifest: \(result.bytes) bytes, median of \(options.runs) runs")
+        print(
+            String(
+                format: "parse to a located tree: %.1f ms; parse and check into a job: %.1f ms", result.parseSeconds * 1000,
+                result.decodeSeconds * 1000))
+    }
+}
+
+/// `blurfarm bench farm PATH...`: `blurfarm run` beside `parallel vips` with peak memory.
+struct BenchFarm: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "farm",
+        abstract: "Time 'blurfarm run' on images beside 'parallel -j N vips gaussblur' (Debian's vips), with peak memory.",
+        discussion: """
+            The peaks: the coordinator's and a worker's resident peaks, and their proportional set \
+            sizes together (shared pages counted once). ratio = vips time / blurfarm time; rerun: \
+            blurfarm run again at once, every output up to date.
+            """)
+    @OptionGroup var options: BenchOptions
+    @Argument(help: "Images or folders of them.")
+    var paths: [String]
+    @Option(help: "Worker counts to time (repeatable; default 2); 0 is the in-process engine.")
+    var workers: [Int] = []
+    @Option(help: "The gaussian's sigma.")
+    var sigma = 8.0
+    @Option(help: "Make thumbnails inside this many pixels square (JPEG q 80) instead of the gaussian, beside vipsthumbnail.")
+    var thumbnail: Int?
+    @Option(help: "The batch is the images this many times over.")
+    var copies = 1
+    @Flag(help: "Leave out vips.")
+    var skipVips = false
+
+    func run() throws {
+        try Bench.reportingErrors {
+            let result = try FarmBench(
+                paths: paths, copies: copies, workers: workers, sigma: sigma, thumbnail: thumbnail, runs: options.runs,
+                vips: !skipVips, executable: Bench.executable
+            ).run()
+            if options.json { return try Bench.printJSON(result) }
+            print(
+                "blurfarm \(Blurfarm.version) bench farm: \(result.images) images (\(String(format: "%.1f", result.megapixels)) MP), \(result.work)"
+            )
+            print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
+            print("median of \(options.runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
+            print("")
+            let f2 = { (v: Double?) in v.map { String(format: "%.2f", $0) } ?? "-" }
+            Bench.printTable(
+                [
+                    "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB",
+                    "together peak MB (PSS)", "ratio", "rerun s",
+                ],
+                result.rows.map {
+                    [
+                        $0.command, f2($0.seconds), String(format: "%.1f", $0.imagesPerSecond),
+                        String(format: "%.1f", $0.megapixelsPerSecond), $0.filterSeconds.map { String(format: "%.3f", $0) } ?? "-",
+                        Bench.megabytes($0.coordinatorPeak), Bench.megabytes($0.workerPeak), Bench.megabytes($0.togetherPeak),
+                        f2($0.ratio), f2($0.rerunSeconds),
+                    ]
+                })
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import BlurfarmBench
+import Foundation
+
+/// The options of the figures beside libvips 8.18.
+struct ComparisonOptions: ParsableArguments {
+    @Option(help: "Gaussian sigmas of the batch and the one image (repeatable).")
+    var sigma: [Double] = [2, 8, 32]
+
+    @Option(help: "Gaussian sigmas of the kernels figure (repeatable).")
+    var kernelSigma: [Double] = [2, 8, 32]
+
+    @Option(help: "The batch: at most this many images of corpus/batch1080.")
+    var images = 48
+
+    @Option(help: "The one image (and the source of the big one), relative to the corpus.")
+    var image = "special/bench-3840x2160.jpg"
+
+    @Option(help: "The web job: this many photos, generated from corpus/photos into the cache.")
+    var photos = 24
+
+    @Option(help: "The big image's width (generated from the one image into the cache).")
+    var bigWidth = 21248
+
+    @Option(help: "The big image's height.")
+    var bigHeight = 11952
+
+    @Option(help: "libvips processes of the batch and the web job.")
+    var lanes = 2
+
+    @Flag(help: "Leave OpenCV out of the kernels figure.")
+    var skipOpencv = false
+
+    var settings: LibvipsComparison.Settings {
+        var settings = LibvipsComparison.Settings()
+        settings.sigmas = sigma
+        settings.kernelSigmas = kernelSigma
+        settings.batchImages = images
+        settings.image = image
+        settings.webPhotos = photos
+        settings.bigWidth = bigWidth
+        settings.bigHeight = bigHeight
+        settings.lanes = lanes
+        settings.includeOpenCV = !skipOpencv
+        return settings
+    }
+}
+
+/// A command that runs some of the figures beside libvips 8.18 and prints them.
+protocol ComparisonCommand: ParsableCommand {
+    var options: BenchOptions { get }
+    var comparison: ComparisonOptions { get }
+    /// The figures to run, in order.
+    var figures: [BenchFigure] { get }
+}
+
+/// The benchmarks of the comparison, as `bench all --figure` names them.
+enum BenchFigure: String, CaseIterable, ExpressibleByArgument {
+    case batch, image, serve, big, web, kernels
+}
+
+extension ComparisonCommand {
+    func run() throws {
+        try Bench.reportingErrors {
+            let started = Date()
+            var settings = comparison.settings
+            settings.runs = options.runs
+            let bench = LibvipsComparison(
+                executable: Bench.executable, locations: try options.locations(), settings: settings)
+            if !options.json {
+                print("blurfarm \(Blurfarm.version) bench beside libvips \(try bench.libvipsVersion()) warm in-process")
+                print("machine: \(Machine.summary); blurfarm links libvips \(EngineBench.linkedLibvips)")
+                print("median of \(settings.runs) runs each, blurfarm and libvips alternating; ratio = blurfarm / baseline (below 1: blurfarm is faster)")
+                print("")
+            }
+            var rows: [Comparison] = []
+            for figure in figures {
+                let measured =
+                    switch figure {
+                    case .batch: try bench.batch()
+                    case .image: try bench.image()
+                    case .serve: try bench.serve()
+                    case .big: try bench.big()
+                    case .web: try bench.web()
+                    case .kernels: try bench.kernels()
+                    }
+                rows += measured
+                if !options.json { printRows(measured) }
+            }
+            if options.json {
+                let date = ISO8601DateFormatter().string(from: started)
+                try Bench.printJSON(
+                    ComparisonReport(
+                        blurfarmVersion: Blurfarm.version, libvipsVersion: try bench.libvipsVersion(),
+                        linkedLibvipsVersion: EngineBench.linkedLibvips, machine: Machine.summary, date: date,
+                        runs: settings.runs, rows: rows))
+            }
+        }
+    }
+
+    private func printRows(_ rows: [Comparison]) {
+        let header = ["figure", "case", "blurfarm ms", "baseline ms", "ratio", "blurfarm MB", "baseline MB", "baseline"]
+        Bench.printTable(
+            header,
+            rows.map {
+                [
+                    $0.figure.rawValue, $0.label, Bench.ms($0.blurfarmSeconds), Bench.ms($0.baselineSeconds),
+                    String(format: "%.2f", $0.ratio), Bench.megabytes($0.blurfarmPeakBytes),
+                    Bench.megabytes($0.baselinePeakBytes), $0.baseline,
+                ]
+            })
+        print("")
+    }
+}
+
+struct BenchAll: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "all", abstract: "Every figure beside libvips 8.18: batch (with the codec floor and cron), image, serve, big, web, kernels.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    @Option(help: "Only these figures (repeatable): batch, image, serve, big, web, kernels.")
+    var figure: [BenchFigure] = BenchFigure.allCases
+    var figures: [BenchFigure] { figure }
+}
+
+struct BenchBatch: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "batch",
+        abstract: "The 48 x 1080p batch: 'blurfarm run' vs 2 warm libvips processes, vs their codec floor, and the no-change rerun (cron).")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.batch] }
+}
+
+struct BenchImage: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "image", abstract: "One 3840x2160 JPEG: 'blurfarm apply' (cold) vs libvips in-process at concurrency 2, and at --threads 1 vs 1.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.image] }
+}
+
+struct BenchServe: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "The 3840x2160 JPEG submitted to a warm 'blurfarm serve' vs libvips in-process at concurrency 2.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.serve] }
+}
+
+struct BenchBig: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "big", abstract: "A 254 MP JPEG, sigma 8, 2 cores, with both peaks of memory.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.big] }
+}
+
+struct BenchWeb: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "web", abstract: "24 photos to srcset 1280/640/320 and a 640-wide sigma 8 backdrop vs a 2-process libvips pool.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.web] }
+}
+
+struct BenchKernels: ComparisonCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kernels", abstract: "The gaussian in memory, one thread, 8-bit RGB and RGBA, vs libvips 8.18's gaussblur and OpenCV.")
+    @OptionGroup var options: BenchOptions
+    @OptionGroup var comparison: ComparisonOptions
+    var figures: [BenchFigure] { [.kernels] }
+}
