@@ -107,22 +107,23 @@ public struct JobRunner: Sendable {
         // task holds no pixels.
         let pool = (rendering as? WorkerPool).map { $0.settings.scheduling.workers * $0.settings.scheduling.tasksHeld } ?? 0
         let lanes = min(max(decodedImages, pool), inputs.count)
-        if lanes <= 1 {
-            lane()
-        } else {
-            let group = DispatchGroup()
-            for number in 1...lanes {
-                group.enter()
-                let thread = Thread {
+        // This thread is one lane; a lane the system refuses a thread leaves its inputs to the
+        // others.
+        let group = DispatchGroup()
+        for _ in 1..<max(1, lanes) {
+            group.enter()
+            do throws(Threads.StartFailure) {
+                try Threads.start(stackSize: 8 << 20) {
                     lane()
                     group.leave()
                 }
-                thread.name = "blurfarm.image-\(number)"
-                thread.stackSize = 8 << 20
-                thread.start()
+            } catch {
+                group.leave()
+                break
             }
-            group.wait()
         }
+        lane()
+        group.wait()
         return RunReport(
             job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), settings: settings,
             outputs: results.withLock { $0.flatMap { $0 } })

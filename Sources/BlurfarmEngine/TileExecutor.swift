@@ -1,5 +1,5 @@
 import BlurfarmCore
-import Foundation
+import Dispatch
 import Synchronization
 
 /// Runs the tiles of one image. The in-process executor runs them on threads; worker
@@ -22,25 +22,29 @@ public struct ThreadedTileExecutor: TileExecutor {
 
     public func run(tiles: [Rect], _ body: @escaping @Sendable (Rect) -> Void) {
         let next = Atomic<Int>(0)
-        let workers = min(threads, tiles.count)
-        if workers <= 1 {
-            tiles.forEach(body)
-            return
-        }
-        let group = DispatchGroup()
-        for _ in 0..<workers {
-            group.enter()
-            let thread = Thread {
-                while true {
-                    let index = next.add(1, ordering: .relaxed).oldValue
-                    guard index < tiles.count else { break }
-                    body(tiles[index])
-                }
-                group.leave()
+        let loop: @Sendable () -> Void = {
+            while true {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < tiles.count else { break }
+                body(tiles[index])
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
+        // The calling thread is one of them; a thread the system refuses leaves its tiles to
+        // the others.
+        let group = DispatchGroup()
+        for _ in 1..<max(1, min(threads, tiles.count)) {
+            group.enter()
+            do throws(Threads.StartFailure) {
+                try Threads.start {
+                    loop()
+                    group.leave()
+                }
+            } catch {
+                group.leave()
+                break
+            }
+        }
+        loop()
         group.wait()
     }
 }

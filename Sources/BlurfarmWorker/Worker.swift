@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmWire
 import Dispatch
 import Foundation
@@ -54,9 +55,13 @@ public final class Worker: Sendable {
     /// Runs the conversation, reading frames from `input` (a file descriptor it does not
     /// close), until `shutdown`, the end of the input, or bad input.
     public func run(input: Int32) -> WorkerExit {
+        do throws(Threads.StartFailure) {
+            try startHeartbeats()
+        } catch {
+            return .setupFailed("cannot start the heartbeat thread: \(error)")
+        }
         writer.send(.hello(Hello(workerID: workerID, pid: pid)))
         writer.send(.ready)
-        startHeartbeats()
         let exit = readLoop(input)
         state.withLock { $0.finished = true }
         writer.close()
@@ -146,8 +151,8 @@ public final class Worker: Sendable {
 
     /// A thread that sends the running task's heartbeat every ``heartbeatInterval``, until the
     /// loop ends.
-    private func startHeartbeats() {
-        Thread.detachNewThread { [self] in
+    private func startHeartbeats() throws(Threads.StartFailure) {
+        try Threads.start { [self] in
             while true {
                 let finished = state.withLock { state -> Bool in
                     if state.finished { return true }

@@ -12,6 +12,8 @@ public enum WorkerExit: Equatable, Sendable {
     case badInput(String)
     /// Reading the input failed.
     case inputFailed(String)
+    /// The worker could not set itself up (its heartbeat thread refused): the text says why.
+    case setupFailed(String)
 
     /// Exit status after `shutdown` or the end of the input.
     public static let successStatus: Int32 = 0
@@ -21,7 +23,7 @@ public enum WorkerExit: Equatable, Sendable {
     /// parent: it died before the worker could ask to die with it (`EX_UNAVAILABLE`).
     public static let coordinatorGoneStatus: Int32 = 69
     /// Exit status at start when the process could not be set up (`EX_OSERR`): ignoring
-    /// SIGPIPE or asking for the parent-death signal failed.
+    /// SIGPIPE or asking for the parent-death signal failed, or no thread for heartbeats.
     public static let setupFailedStatus: Int32 = 71
     /// Exit status when reading the input fails (`EX_IOERR`).
     public static let inputFailedStatus: Int32 = 74
@@ -32,6 +34,7 @@ public enum WorkerExit: Equatable, Sendable {
         case .shutdown, .endOfInput: Self.successStatus
         case .badInput: Self.badInputStatus
         case .inputFailed: Self.inputFailedStatus
+        case .setupFailed: Self.setupFailedStatus
         }
     }
 
@@ -41,6 +44,7 @@ public enum WorkerExit: Equatable, Sendable {
         case .shutdown, .endOfInput: nil
         case .badInput(let text): "bad input from the coordinator: \(text)"
         case .inputFailed(let text): "cannot read from the coordinator: \(text)"
+        case .setupFailed(let text): text
         }
     }
 }

@@ -99,22 +99,26 @@ public final class Farm: Sendable {
 
     // MARK: Jobs
 
-    /// Queues `job` and returns its number at once; it runs on its own thread, side by side
-    /// with the others, and tells its progress as events ending in ``FarmEvent/jobFinished(_:_:)``.
+    /// Queues `job` and returns its number at once; it runs on its own thread (on the caller's,
+    /// which then waits, when the system refuses one), side by side with the others, and tells its progress as events ending in ``FarmEvent/jobFinished(_:_:)``.
     @discardableResult
     public func submit(_ job: FarmJob) -> FarmJobID {
         let id = FarmJobID(nextJob.add(1, ordering: .relaxed).oldValue)
         let entry = Entry(control: JobControl(job: id.rawValue, priority: job.priority, stop: settings.stop))
         jobs.withLock { $0[id] = entry }
-        let thread = Thread { [self] in
+        let body: @Sendable () -> Void = { [self] in
             let outcome = run(id, job, control: entry.control)
             entry.outcome.withLock { $0 = outcome }
             publish(.jobFinished(id, outcome))
             entry.done.signal()
         }
-        thread.name = "blurfarm.job-\(id)"
-        thread.stackSize = 8 << 20
-        thread.start()
+        do throws(Threads.StartFailure) {
+            try Threads.start(stackSize: 8 << 20, body)
+        } catch {
+            // No thread to spare: the job runs on the caller's, which waits for it, rather
+            // than never.
+            body()
+        }
         return id
     }
 

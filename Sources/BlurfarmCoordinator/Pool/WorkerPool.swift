@@ -102,7 +102,7 @@ public final class WorkerPool: ImageRendering, Sendable {
     /// and decodes the first rows of an image, in the pool's memory: ``allocator``), then
     /// calls ``waitUntilStarted(stop:)`` before it renders anything, or ``shutdown()``.
     ///
-    /// - Throws: ``RenderFailure`` when the pool's wake pipe cannot be made.
+    /// - Throws: ``RenderFailure`` when the pool's wake pipe or thread cannot be made.
     public init(
         launching settings: Settings, onNotice: @escaping @Sendable (PoolScheduler.PoolNotice) -> Void = { _ in }
     ) throws(RenderFailure) {
@@ -113,14 +113,19 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
         self.settings = settings
         self.onNotice = onNotice
-        let thread = Thread { [self, started] in
-            Syscalls.blockBrokenPipeSignalInThisThread()
-            var supervisor = PoolSupervisor(pool: self)
-            supervisor.run(started: started)
-            finished.signal()
+        do throws(Threads.StartFailure) {
+            try Threads.start { [self, started] in
+                Syscalls.blockBrokenPipeSignalInThisThread()
+                var supervisor = PoolSupervisor(pool: self)
+                supervisor.run(started: started)
+                finished.signal()
+            }
+        } catch {
+            Syscalls.close(wakePipe.read)
+            Syscalls.close(wakePipe.write)
+            ended.withLock { $0 = true }
+            throw RenderFailure(.workersUnavailable("cannot start the worker pool: \(error)"))
         }
-        thread.name = "blurfarm.worker-pool"
-        thread.start()
     }
 
     /// Waits until each worker has said `hello` and `ready`; returns at once after the first
