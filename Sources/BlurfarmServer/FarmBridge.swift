@@ -52,7 +52,7 @@ public final class FarmBridge: FarmEngine {
         let restarts = state.withLock { $0.restarts }
         return farm.workers.map { worker in
             WorkerInfo(
-                slot: worker.id, pid: worker.pid, state: worker.state,
+                slot: worker.id, pid: worker.pid, state: WorkerState(worker.state),
                 tile: worker.tile.map { "\($0.width)x\($0.height)+\($0.x)+\($0.y)" }, tilesDone: worker.tilesDone,
                 restarts: restarts[worker.id] ?? 0)
         }
@@ -137,5 +137,17 @@ public final class FarmBridge: FarmEngine {
             pixels: report.pixels, tiles: report.tiles,
             seconds: report.decodeSeconds + report.filterSeconds + report.encodeSeconds, retries: report.retries,
             checksum: report.checksum, errorKind: report.failure?.kind, error: report.error)
+    }
+}
+
+extension WorkerState {
+    /// The API's name for what the pool says a worker is doing.
+    init(_ state: WorkerStatus.State) {
+        switch state {
+        case .starting: self = .starting
+        case .idle: self = .idle
+        case .busy: self = .busy
+        case .stopping: self = .stopping
+        }
     }
 }

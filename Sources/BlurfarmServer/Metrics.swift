@@ -26,8 +26,8 @@ enum Metrics {
         let workers = service.workers()
         metric(
             "blurfarm_workers", "gauge", "Worker processes by state.",
-            ["starting", "idle", "busy", "stopping"].map { state in
-                ("{state=\"\(state)\"}", "\(workers.filter { $0.state == state }.count)")
+            WorkerState.allCases.map { state in
+                ("{state=\"\(state.rawValue)\"}", "\(workers.filter { $0.state == state }.count)")
             })
         metric(
             "blurfarm_worker_restarts_total", "counter", "Workers replaced after one was lost.",

@@ -54,7 +54,7 @@ import Testing
         let written = try APIJSON.encoder().encode(outputs)
         #expect(try APIJSON.decoder().decode(OutputList.self, from: written).outputs == outputs.outputs)
         #expect(String(decoding: written, as: UTF8.self).contains(#""state":"upToDate""#))
-        let workers = WorkerList(workers: [WorkerInfo(slot: 0, pid: 42, state: "busy", tile: "256x256+0+0", tilesDone: 3, restarts: 1)])
+        let workers = WorkerList(workers: [WorkerInfo(slot: 0, pid: 42, state: .busy, tile: "256x256+0+0", tilesDone: 3, restarts: 1)])
         #expect(try APIJSON.decoder().decode(WorkerList.self, from: APIJSON.encoder().encode(workers)).workers == workers.workers)
     }
 }

@@ -236,12 +236,12 @@ struct PoolSupervisor {
     /// The workers as the scheduler sees them, for ``WorkerPool/workers``.
     func publishWorkers() {
         let statuses = scheduler.workers.values.sorted { $0.id < $1.id }.map { worker -> WorkerStatus in
-            let (state, tile): (String, Rect?) =
+            let (state, tile): (WorkerStatus.State, Rect?) =
                 switch worker.state {
-                case .starting: ("starting", nil)
-                case .idle: ("idle", nil)
-                case .busy(let task, _): ("busy", scheduler.tasks[task]?.pending.tile)
-                case .stopping: ("stopping", nil)
+                case .starting: (.starting, nil)
+                case .idle: (.idle, nil)
+                case .busy(let task, _): (.busy, scheduler.tasks[task]?.pending.tile)
+                case .stopping: (.stopping, nil)
                 }
             return WorkerStatus(id: worker.id, pid: worker.pid, state: state, tile: tile, tilesDone: worker.tilesDone)
         }

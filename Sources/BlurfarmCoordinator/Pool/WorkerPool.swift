@@ -378,8 +378,12 @@ public final class WorkerPool: ImageRendering, Sendable {
 public struct WorkerStatus: Sendable, Equatable {
     public let id: UInt32
     public let pid: Int32
-    /// `starting`, `idle`, `busy` or `stopping`.
-    public let state: String
+    /// What it is doing.
+    public let state: State
+    /// What a worker is doing: ``PoolScheduler/WorkerState`` without its task.
+    public enum State: String, Sendable {
+        case starting, idle, busy, stopping
+    }
     /// The tile it renders, when busy.
     public let tile: Rect?
     public let tilesDone: Int
