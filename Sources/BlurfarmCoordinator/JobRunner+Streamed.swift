@@ -81,12 +81,8 @@ extension JobRunner {
         func failed(
             _ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []
         ) {
-            let output = input.outputs[index]
-            var report = OutputReport(
-                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
-                decodeSeconds: decode, retries: retries, failure: failure)
-            report.createdFolders = folders
-            reports[index] = report
+            reports[index] = OutputReport.failed(
+                input.outputs[index], of: input, failure, decode: decode, retries: retries, folders: folders)
         }
         let opened = clock.now
         let reader: BandReader

@@ -52,11 +52,8 @@ extension JobRunner {
     ) -> [Int: OutputReport] {
         var reports: [Int: OutputReport] = [:]
         func report(_ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []) {
-            let output = input.outputs[index]
-            var report = OutputReport(
-                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
-                decodeSeconds: decode, retries: retries, failure: failure)
-            report.createdFolders = folders
+            let report = OutputReport.failed(
+                input.outputs[index], of: input, failure, decode: decode, retries: retries, folders: folders)
             reports[index] = report
             events(.outputFinished(report))
         }
@@ -82,14 +79,14 @@ extension JobRunner {
             let task = ImageTask(
                 taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path,
                 pixelLimit: pixelLimit, memoryLimit: memoryLimit / pool.settings.scheduling.workers,
-                decode: ImageDecode(request),
+                decode: request,
                 outputs: indices.map { index in
                     let output = input.outputs[index]
                     return ImageTaskOutput(
                         path: output.path,
                         decoded: widths.isEmpty ? 0 : widths.firstIndex(of: output.variant.resize!.width!)!,
                         filters: output.variant.filters, edge: output.variant.edge, colour: output.variant.colour,
-                        tileSize: tileSize, encoding: ImageEncoding(encodeOptions(of: output.variant)),
+                        tileSize: tileSize, encoding: encodeOptions(of: output.variant),
                         verifyDecode: verify == .decode)
                 })
             for index in indices { events(.outputStarted(input.outputs[index], tiles: 1)) }
@@ -182,6 +179,21 @@ extension JobRunner {
     }
 }
 
+extension OutputReport {
+    /// The report of `output` of `input` that was not written: why, the seconds its decode
+    /// took, the attempts retried, the folders made on the way to it.
+    static func failed(
+        _ output: PlannedOutput, of input: PlannedInput, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0,
+        folders: [CreatedFolder] = []
+    ) -> OutputReport {
+        var report = OutputReport(
+            input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
+            decodeSeconds: decode, retries: retries, failure: failure)
+        report.createdFolders = folders
+        return report
+    }
+}
+
 extension RenderFailure {
     /// The failure as a whole-image task's: its one "tile" is the image, and the message says so.
     var ofWholeImage: RenderFailure {
@@ -209,26 +221,3 @@ extension OutputFailure {
     }
 }
 
-extension ImageDecode {
-    /// The reader's request as the wire carries it.
-    init(_ request: DecodeRequest) {
-        switch request {
-        case .whole: self = .whole
-        case .thumbnail(let width, let height, let fit, let upscale, let crop, let sharpen):
-            self = .thumbnail(
-                width: width, height: height, fit: fit.rawValue, upscale: upscale, crop: crop.rawValue, sharpen: sharpen)
-        case .thumbnails(let widths, let upscale, let sharpen):
-            self = .thumbnails(widths: widths, upscale: upscale, sharpen: sharpen)
-        }
-    }
-}
-
-extension ImageEncoding {
-    /// ImageIO's options as the wire carries them.
-    init(_ options: EncodeOptions) {
-        self.init(
-            quality: options.quality, lossless: options.lossless, stripMetadata: options.stripMetadata,
-            background: options.background, bitDepth: options.bitDepth, progressive: options.progressive,
-            subsampling: options.subsampling)
-    }
-}

@@ -235,11 +235,7 @@ public struct JobRunner: Sendable {
     ) -> OutputReport {
         var createdFolders: [CreatedFolder] = []
         func failure(_ failure: OutputFailure, decode: Double = 0, retries: Int = 0) -> OutputReport {
-            var report = OutputReport(
-                input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
-                decodeSeconds: decode, retries: retries, failure: failure)
-            report.createdFolders = createdFolders
-            return report
+            .failed(output, of: input, failure, decode: decode, retries: retries, folders: createdFolders)
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {

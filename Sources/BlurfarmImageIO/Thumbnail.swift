@@ -1,31 +1,7 @@
 import BlurfarmCore
 import CVips
 
-/// How a thumbnail fits the requested box.
-public enum ThumbnailFit: String, Sendable, CaseIterable {
-    /// The whole image inside the box, aspect ratio kept: the limiting side equals the box's,
-    /// the other is at most the box's.
-    case inside
-    /// The box filled, aspect ratio kept, the overflow cut off equally on both sides (centred).
-    /// Needs both a width and a height.
-    case cover
-    /// Exactly the box, aspect ratio not kept. Needs both a width and a height.
-    case exact
-}
-
-/// What a `cover` thumbnail keeps of the scaled image: a gravity (the side or corner kept, as
-/// sharp's `position`) or a libvips smart crop (`vips_smartcrop`, as vipsthumbnail's
-/// `--smartcrop`).
-public enum ThumbnailCrop: String, Sendable, CaseIterable {
-    /// The middle: the overflow cut equally from both sides.
-    case centre
-    case north, northEast = "north-east", east, southEast = "south-east", south
-    case southWest = "south-west", west, northWest = "north-west"
-    /// libvips's `attention` strategy: the region with the most skin tone, saturation and edges.
-    case attention
-    /// libvips's `entropy` strategy: the region with the most detail.
-    case entropy
-
+extension ThumbnailCrop {
     /// The left and top of a `width` × `height` rectangle kept of a `scaledWidth` ×
     /// `scaledHeight` image, for the gravities (the smart crops are libvips's to place).
     func offset(scaledWidth: Int, scaledHeight: Int, width: Int, height: Int) -> (left: Int, top: Int) {

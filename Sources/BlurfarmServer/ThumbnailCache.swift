@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmImageIO
 import Synchronization

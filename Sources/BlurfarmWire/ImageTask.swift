@@ -9,7 +9,11 @@ import BlurfarmCore
 /// Payload of ``WireMessage/imageTask(_:)``: one input to decode once and make outputs of.
 ///
 /// Layout: taskID u64, imageID u64, attempt u32, input string, inputName string, pixelLimit
-/// u64, memoryLimit u64, decode (``ImageDecode``), outputs (list of ``ImageTaskOutput``).
+/// u64, memoryLimit u64, decode (`DecodeRequest`: u8 tag, then 0 whole: nothing; 1 thumbnail:
+/// width optional u32, height optional u32, fit string, upscale bool, crop string, sharpen
+/// optional f64; 2 thumbnails: widths (list of u32, ascending), upscale bool, sharpen optional
+/// f64; a fit or crop is its name, e.g. `inside`, `north-east`), outputs (list of
+/// ``ImageTaskOutput``).
 public struct ImageTask: Equatable, Sendable {
     /// The coordinator's id of this task, unique within a run; the reply names it.
     public var taskID: UInt64
@@ -28,14 +32,14 @@ public struct ImageTask: Equatable, Sendable {
     /// The most bytes the decode may allocate.
     public var memoryLimit: Int
     /// How the input is decoded.
-    public var decode: ImageDecode
+    public var decode: DecodeRequest
     /// The outputs made from the decode, each answered in ``ImageResult/outputs`` in order.
     public var outputs: [ImageTaskOutput]
 
     /// A task; see the properties.
     public init(
         taskID: UInt64, imageID: UInt64, attempt: UInt32, input: String, inputName: String, pixelLimit: Int,
-        memoryLimit: Int, decode: ImageDecode, outputs: [ImageTaskOutput]
+        memoryLimit: Int, decode: DecodeRequest, outputs: [ImageTaskOutput]
     ) {
         self.taskID = taskID
         self.imageID = imageID
@@ -49,29 +53,17 @@ public struct ImageTask: Equatable, Sendable {
     }
 }
 
-/// How an image task's input is decoded (docs/image-io.md). Layout: u8 tag, then 0 whole:
-/// nothing; 1 thumbnail: width optional u32, height optional u32, fit string, upscale bool,
-/// crop string, sharpen optional f64; 2 thumbnails: widths (list of u32, ascending), upscale
-/// bool, sharpen optional f64.
-public enum ImageDecode: Equatable, Sendable {
-    /// The whole image, upright, in sRGB.
-    case whole
-    /// One thumbnail, shrunk on load: the box, its fit (`inside`, `cover`, `exact`), whether it
-    /// may enlarge, what `cover` keeps (a crop's name), the sharpening sigma.
-    case thumbnail(width: Int?, height: Int?, fit: String, upscale: Bool, crop: String, sharpen: Double?)
-    /// Thumbnails at several widths from one decode, the smaller reduced from the largest.
-    case thumbnails(widths: [Int], upscale: Bool, sharpen: Double?)
-}
-
 /// One output of an image task.
 ///
 /// Layout: path string, decoded u32, filters (as in ``TaskMessage``), edge u8, colour u8,
-/// tileSize u32, encoding (``ImageEncoding``), verifyDecode bool.
+/// tileSize u32, encoding (`EncodeOptions`: quality u8, lossless bool, stripMetadata bool,
+/// background 3 × f64, each a `Float` in 0...1, bitDepth optional u8, progressive bool,
+/// subsampling string), verifyDecode bool.
 public struct ImageTaskOutput: Equatable, Sendable {
     /// Where the coordinator will write it: its extension names the format; messages name it.
     public var path: String
-    /// Which decoded image it is made from: 0, or the index of its width in
-    /// ``ImageDecode/thumbnails(widths:upscale:sharpen:)``.
+    /// Which decoded image it is made from: 0, or the index of its width in the decode's
+    /// `thumbnails` widths.
     public var decoded: Int
     /// The filters, applied in order, each with all its arguments resolved (built-in filters:
     /// plugins run tile by tile).
@@ -80,7 +72,7 @@ public struct ImageTaskOutput: Equatable, Sendable {
     public var colour: ColourMode
     /// The tiles the worker renders the chain in (the same bits whatever the tiles).
     public var tileSize: Int
-    public var encoding: ImageEncoding
+    public var encoding: EncodeOptions
     /// Whether the worker decodes the encoded bytes again and compares them with the pixels it
     /// rendered before it answers (`verify: decode`).
     public var verifyDecode: Bool
@@ -88,7 +80,7 @@ public struct ImageTaskOutput: Equatable, Sendable {
     /// An output; see the properties.
     public init(
         path: String, decoded: Int, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, tileSize: Int,
-        encoding: ImageEncoding, verifyDecode: Bool
+        encoding: EncodeOptions, verifyDecode: Bool
     ) {
         self.path = path
         self.decoded = decoded
@@ -98,34 +90,6 @@ public struct ImageTaskOutput: Equatable, Sendable {
         self.tileSize = tileSize
         self.encoding = encoding
         self.verifyDecode = verifyDecode
-    }
-}
-
-/// How an output is encoded: ImageIO's `EncodeOptions`, field for field.
-///
-/// Layout: quality u8, lossless bool, stripMetadata bool, background 3 × f64 (each a `Float` in
-/// 0...1), bitDepth optional u8, progressive bool, subsampling string.
-public struct ImageEncoding: Equatable, Sendable {
-    public var quality: Int
-    public var lossless: Bool
-    public var stripMetadata: Bool
-    public var background: SIMD3<Float>
-    public var bitDepth: Int?
-    public var progressive: Bool
-    public var subsampling: ChromaSubsampling
-
-    /// An encoding; see ImageIO's `EncodeOptions`.
-    public init(
-        quality: Int, lossless: Bool, stripMetadata: Bool, background: SIMD3<Float>, bitDepth: Int?, progressive: Bool,
-        subsampling: ChromaSubsampling
-    ) {
-        self.quality = quality
-        self.lossless = lossless
-        self.stripMetadata = stripMetadata
-        self.background = background
-        self.bitDepth = bitDepth
-        self.progressive = progressive
-        self.subsampling = subsampling
     }
 }
 
@@ -247,9 +211,9 @@ extension ImageTask {
             w.u8(1)
             w.optional(width) { $0.integer(UInt32($1)) }
             w.optional(height) { $0.integer(UInt32($1)) }
-            w.string(fit)
+            w.string(fit.rawValue)
             w.bool(upscale)
-            w.string(crop)
+            w.string(crop.rawValue)
             w.optional(sharpen) { $0.f64($1) }
         case .thumbnails(let widths, let upscale, let sharpen):
             w.u8(2)
@@ -286,15 +250,24 @@ extension ImageTask {
         let inputName = try r.string("inputName")
         let pixelLimit = try r.u64AsInt("pixelLimit")
         let memoryLimit = try r.u64AsInt("memoryLimit")
-        let decode: ImageDecode
+        let decode: DecodeRequest
         switch try r.u8("decode") {
         case 0:
             decode = .whole
         case 1:
+            let width = try r.optional("decode.width") { (r) throws(PayloadProblem) in Int(try r.integer(UInt32.self, "decode.width")) }
+            let height = try r.optional("decode.height") { (r) throws(PayloadProblem) in Int(try r.integer(UInt32.self, "decode.height")) }
+            let fitName = try r.string("decode.fit")
+            guard let fit = ThumbnailFit(rawValue: fitName) else {
+                throw .invalidValue(field: "decode.fit", reason: "'\(fitName)' is no fit")
+            }
+            let upscale = try r.bool("decode.upscale")
+            let cropName = try r.string("decode.crop")
+            guard let crop = ThumbnailCrop(rawValue: cropName) else {
+                throw .invalidValue(field: "decode.crop", reason: "'\(cropName)' is no crop")
+            }
             decode = .thumbnail(
-                width: try r.optional("decode.width") { (r) throws(PayloadProblem) in Int(try r.integer(UInt32.self, "decode.width")) },
-                height: try r.optional("decode.height") { (r) throws(PayloadProblem) in Int(try r.integer(UInt32.self, "decode.height")) },
-                fit: try r.string("decode.fit"), upscale: try r.bool("decode.upscale"), crop: try r.string("decode.crop"),
+                width: width, height: height, fit: fit, upscale: upscale, crop: crop,
                 sharpen: try r.optional("decode.sharpen") { (r) throws(PayloadProblem) in try r.f64("decode.sharpen") })
         case 2:
             var widths: [Int] = []
@@ -313,7 +286,7 @@ extension ImageTask {
             let field = "outputs[\(i)]"
             let path = try r.string(field + ".path")
             let decoded = Int(try r.integer(UInt32.self, field + ".decoded"))
-            let images = if case .thumbnails(let widths, _, _) = decode { widths.count } else { 1 }
+            let images = decode.imageCount
             guard decoded < images else {
                 throw .invalidValue(field: field + ".decoded", reason: "\(decoded) is not one of the \(images) decoded images")
             }
@@ -336,7 +309,7 @@ extension ImageTask {
             let verifyDecode = try r.bool(field + ".verifyDecode")
             outputs.append(ImageTaskOutput(
                 path: path, decoded: decoded, filters: filters, edge: edge, colour: colour, tileSize: tileSize,
-                encoding: ImageEncoding(
+                encoding: EncodeOptions(
                     quality: quality, lossless: lossless, stripMetadata: strip, background: background, bitDepth: bitDepth,
                     progressive: progressive, subsampling: subsampling),
                 verifyDecode: verifyDecode))

@@ -23,10 +23,7 @@ struct ImageTaskRunner: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let decoded = Result { () throws(ImageIOError) -> [DecodedImage] in
-            guard let request = task.decode.request else {
-                throw ImageIOError(code: .invalidArgument, path: task.inputName, message: "unknown decode \(task.decode)")
-            }
-            return try ImageReader.decode(task.input, request, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+            try ImageReader.decode(task.input, task.decode, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
         }
         let decodeTime = clock.now - start
         let outputs: [ImageOutputResult]
@@ -37,13 +34,10 @@ struct ImageTaskRunner: Sendable {
         case .success(let images):
             // The encoded files share one frame; what does not fit is made by the coordinator.
             var room = WireProtocol.inlinePixelCapacity
+            // `decoded` is one of the decode's images: the wire refuses any other
+            // (ImageTask(from:)), and the reader makes one image per width.
             outputs = task.outputs.map { output in
-                guard images.indices.contains(output.decoded) else {
-                    return .failed(ImageOutputFailure(
-                        kind: .plugin, code: nil, path: output.path,
-                        message: "decoded image \(output.decoded) of \(images.count) asked for"))
-                }
-                return make(output, from: images[output.decoded], pixelLimit: task.pixelLimit, task: task, room: &room)
+                make(output, from: images[output.decoded], pixelLimit: task.pixelLimit, task: task, room: &room)
             }
         }
         return ImageResult(taskID: task.taskID, decodeNanoseconds: decodeTime.nanoseconds, outputs: outputs)
@@ -69,7 +63,7 @@ struct ImageTaskRunner: Sendable {
                 "the filters' output would be \(outputRect.width)x\(outputRect.height) pixels, more than the pixel "
                     + "limit of \(pixelLimit)")
         }
-        let options = output.encoding.options
+        let options = output.encoding
         let clock = ContinuousClock()
         var start = clock.now
         // A chain that keeps the channels and changes nothing (a thumbnail) is the decoded
@@ -119,29 +113,6 @@ struct ImageTaskRunner: Sendable {
         return ImageOutputFailure(
             kind: kind, code: "\(error.code)", path: path,
             message: error.message.replacing(task.input, with: task.inputName))
-    }
-}
-
-extension ImageDecode {
-    /// The reader's request; nil for a fit or crop the reader does not know.
-    var request: DecodeRequest? {
-        switch self {
-        case .whole: return .whole
-        case .thumbnail(let width, let height, let fit, let upscale, let crop, let sharpen):
-            guard let fit = ThumbnailFit(rawValue: fit), let crop = ThumbnailCrop(rawValue: crop) else { return nil }
-            return .thumbnail(width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen)
-        case .thumbnails(let widths, let upscale, let sharpen):
-            return .thumbnails(widths: widths, upscale: upscale, sharpen: sharpen)
-        }
-    }
-}
-
-extension ImageEncoding {
-    /// ImageIO's options, field for field.
-    var options: EncodeOptions {
-        EncodeOptions(
-            quality: quality, lossless: lossless, stripMetadata: stripMetadata, background: background, bitDepth: bitDepth,
-            progressive: progressive, subsampling: subsampling)
     }
 }
 

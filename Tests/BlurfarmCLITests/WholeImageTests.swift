@@ -19,9 +19,7 @@ import Glibc
     /// A blur (which the streamed path makes), and a thumbnail and a motion blur of the same
     /// 320-pixel decode; `fault` is put after the motion blur.
     static func manifest(fault: KeyValuePairs<String, String>? = nil) -> String {
-        let faultStage = fault.map { arguments in
-            "\n      - fault:" + arguments.map { "\n          \($0.key): \($0.value)" }.joined()
-        } ?? ""
+        let faultStage = WorkerPoolTests.faultStage(fault)
         return """
             job: whole
             inputs: [photos/**/*.jpg]

@@ -28,9 +28,7 @@ import Glibc
     /// twenty images run quickly, written losslessly (PNG keeps every rendered difference
     /// visible in the bytes). `fault` is put after the gaussian of the first variant.
     static func manifest(fault: KeyValuePairs<String, String>? = nil) -> String {
-        let faultStage = fault.map { arguments in
-            "\n      - fault:" + arguments.map { "\n          \($0.key): \($0.value)" }.joined()
-        } ?? ""
+        let faultStage = Self.faultStage(fault)
         return """
             job: pool
             inputs: [photos/**/*.jpg, photos/**/*.webp, photos/**/*.png, photos/**/*.tif]
@@ -66,6 +64,13 @@ import Glibc
                 colour: linear
 
             """
+    }
+
+    /// A `fault` stage with `arguments`, to follow a filter of a manifest's chain; empty for nil.
+    static func faultStage(_ arguments: KeyValuePairs<String, String>?) -> String {
+        arguments.map { arguments in
+            "\n      - fault:" + arguments.map { "\n          \($0.key): \($0.value)" }.joined()
+        } ?? ""
     }
 
     /// Every output file of the job folder, by name.

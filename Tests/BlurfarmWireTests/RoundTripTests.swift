@@ -64,13 +64,13 @@ import Testing
         .imageTask(ImageTask(
             taskID: 1, imageID: .max, attempt: .max, input: "", inputName: "\u{0}\n",
             pixelLimit: 1 << 30, memoryLimit: 1 << 33,
-            decode: .thumbnail(width: nil, height: 1, fit: "cover", upscale: true, crop: "north-east", sharpen: -.infinity),
+            decode: .thumbnail(width: nil, height: 1, fit: .cover, upscale: true, crop: .northEast, sharpen: -.infinity),
             outputs: [
                 ImageTaskOutput(
                     path: "out/a.webp", decoded: 0,
                     filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(-0.0), "x": .string("\u{1F600}")])],
                     edge: .grow, colour: .linear, tileSize: 0,
-                    encoding: ImageEncoding(
+                    encoding: EncodeOptions(
                         quality: 100, lossless: true, stripMetadata: true, background: SIMD3(1, 0, 0.5), bitDepth: 16,
                         progressive: true, subsampling: .halved),
                     verifyDecode: true)
@@ -81,7 +81,7 @@ import Testing
             outputs: [
                 ImageTaskOutput(
                     path: "s.jpg", decoded: 2, filters: [], edge: .clamp, colour: .gamma, tileSize: 256,
-                    encoding: ImageEncoding(
+                    encoding: EncodeOptions(
                         quality: 1, lossless: false, stripMetadata: false, background: .zero, bitDepth: nil,
                         progressive: false, subsampling: .auto),
                     verifyDecode: false)
@@ -375,7 +375,7 @@ import Testing
                 ImageTaskOutput(
                     path: "a-320.jpg", decoded: 0, filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(8)])],
                     edge: .clamp, colour: .gamma, tileSize: 256,
-                    encoding: ImageEncoding(
+                    encoding: EncodeOptions(
                         quality: 85, lossless: false, stripMetadata: true, background: SIMD3(1, 1, 1), bitDepth: nil,
                         progressive: false, subsampling: .halved),
                     verifyDecode: false)
@@ -422,7 +422,7 @@ import Testing
             outputs: [
                 ImageTaskOutput(
                     path: "o.jpg", decoded: 0, filters: [], edge: .clamp, colour: .gamma, tileSize: 0,
-                    encoding: ImageEncoding(
+                    encoding: EncodeOptions(
                         quality: 90, lossless: false, stripMetadata: false, background: .zero, bitDepth: nil,
                         progressive: false, subsampling: .auto),
                     verifyDecode: false)
@@ -437,6 +437,22 @@ import Testing
         let (messages, error) = decodeAll(bytes, decoder: &decoder)
         #expect(messages.isEmpty)
         #expect("\(error.map { "\($0)" } ?? "none")".contains("outputs[0].decoded"))
+    }
+
+    /// A fit or a crop the reader does not know is malformed, refused by the decoder.
+    @Test func anUnknownFitIsRefused() throws {
+        var bytes = try FrameEncoder.encode(.imageTask(ImageTask(
+            taskID: 1, imageID: 1, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1,
+            decode: .thumbnail(width: 8, height: 8, fit: .cover, upscale: false, crop: .centre, sharpen: nil), outputs: [])))
+        let name = Array("cover".utf8)
+        let at = (0..<bytes.count - name.count).first { Array(bytes[$0..<$0 + name.count]) == name }!
+        bytes[at + 4] = UInt8(ascii: "s")  // "coves"
+        let crc = referenceCRC32(bytes[0..<bytes.count - 4])
+        for k in 0..<4 { bytes[bytes.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
+        var decoder = FrameDecoder()
+        let (messages, error) = decodeAll(bytes, decoder: &decoder)
+        #expect(messages.isEmpty)
+        #expect("\(error.map { "\($0)" } ?? "none")".contains("decode.fit"))
     }
 
     // MARK: Size limit

@@ -109,7 +109,7 @@ func sameBits(_ a: WireMessage, _ b: WireMessage) -> Bool {
             && sameFilters(x.filters, y.filters)
     case (.imageTask(var x), .imageTask(var y)):
         // The doubles by their bits (NaN payloads), the rest as values.
-        func sharpenBits(_ decode: inout ImageDecode) -> UInt64? {
+        func sharpenBits(_ decode: inout DecodeRequest) -> UInt64? {
             switch decode {
             case .whole: return nil
             case .thumbnail(let w, let h, let fit, let up, let crop, let sharpen):
@@ -253,19 +253,19 @@ enum Random {
 
     static func imageTask<R: RandomNumberGenerator>(_ rng: inout R) -> ImageTask {
         let sharpen: Double? = Bool.random(using: &rng) ? double(&rng) : nil
-        let decode: ImageDecode = switch Int.random(in: 0..<3, using: &rng) {
+        let decode: DecodeRequest = switch Int.random(in: 0..<3, using: &rng) {
         case 0: .whole
         case 1:
             .thumbnail(
-                width: optionalSize(&rng), height: optionalSize(&rng), fit: string(&rng, maxCount: 8),
-                upscale: Bool.random(using: &rng), crop: string(&rng, maxCount: 8), sharpen: sharpen)
+                width: optionalSize(&rng), height: optionalSize(&rng), fit: ThumbnailFit.allCases.randomElement(using: &rng)!,
+                upscale: Bool.random(using: &rng), crop: ThumbnailCrop.allCases.randomElement(using: &rng)!, sharpen: sharpen)
         default:
             .thumbnails(
                 widths: Array(Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...9000, using: &rng) }))
                     .sorted(),
                 upscale: Bool.random(using: &rng), sharpen: sharpen)
         }
-        let images = if case .thumbnails(let widths, _, _) = decode { widths.count } else { 1 }
+        let images = decode.imageCount
         return ImageTask(
             taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), input: string(&rng), inputName: string(&rng),
             pixelLimit: Int.random(in: 0...Int.max, using: &rng), memoryLimit: Int.random(in: 0...Int.max, using: &rng),
@@ -276,7 +276,7 @@ enum Random {
                     filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
                     edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
                     tileSize: Int.random(in: 0...4096, using: &rng),
-                    encoding: ImageEncoding(
+                    encoding: EncodeOptions(
                         quality: Int.random(in: 0...255, using: &rng), lossless: Bool.random(using: &rng),
                         stripMetadata: Bool.random(using: &rng),
                         background: SIMD3((0..<3).map { _ in Float.random(in: 0...1, using: &rng) }),

@@ -1,23 +1,5 @@
 import BlurfarmCore
 
-/// How an input is decoded: whole, as one thumbnail, or as thumbnails at several widths from
-/// one decode. One value for every caller (the coordinator's image lanes, the workers' image
-/// tasks), so that an input decodes to the same pixels wherever it is decoded.
-public enum DecodeRequest: Sendable, Equatable {
-    /// ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:confinement:)``.
-    case whole
-    /// ``ImageReader/thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``.
-    case thumbnail(width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop, sharpen: Double?)
-    /// ``ImageReader/thumbnails(_:widths:upscale:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``.
-    case thumbnails(widths: [Int], upscale: Bool, sharpen: Double?)
-
-    /// Images the request decodes: one, or one per width.
-    public var imageCount: Int {
-        if case .thumbnails(let widths, _, _) = self { return widths.count }
-        return 1
-    }
-}
-
 extension ImageReader {
     /// The images `request` asks of `path`: one, or one per width in the order of the widths.
     ///

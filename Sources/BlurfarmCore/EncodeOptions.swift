@@ -1,6 +1,5 @@
-import BlurfarmCore
-
-/// How ``ImageWriter`` encodes an output file.
+/// How an output file is encoded (BlurfarmImageIO's `ImageWriter`; the wire protocol carries it to
+/// a worker as it is).
 public struct EncodeOptions: Sendable, Hashable {
     /// JPEG and lossy WebP quality, 1...100.
     public var quality: Int
