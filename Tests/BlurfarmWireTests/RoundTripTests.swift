@@ -427,16 +427,22 @@ import Testing
                         progressive: false, subsampling: .auto),
                     verifyDecode: false)
             ])))
-        // The output's `decoded` field (u32 0) follows its path; make it 1, then fix the CRC.
-        let path = Array("o.jpg".utf8)
-        let at = (0..<bytes.count - path.count).first { Array(bytes[$0..<$0 + path.count]) == path }! + path.count
-        bytes[at] = 1
-        let crc = referenceCRC32(bytes[0..<bytes.count - 4])
-        for k in 0..<4 { bytes[bytes.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
+        // The output's `decoded` field (u32 0) follows its path: made 1.
+        Self.patch(&bytes, after: "o.jpg", to: 1)
         var decoder = FrameDecoder()
         let (messages, error) = decodeAll(bytes, decoder: &decoder)
         #expect(messages.isEmpty)
         #expect("\(error.map { "\($0)" } ?? "none")".contains("outputs[0].decoded"))
+    }
+
+    /// `frame` with the byte after the first `text` in it set to `value`, its CRC made right
+    /// again: a frame whose payload alone is wrong.
+    static func patch(_ frame: inout [UInt8], after text: String, to value: UInt8) {
+        let bytes = Array(text.utf8)
+        let at = (0..<frame.count - bytes.count).first { Array(frame[$0..<$0 + bytes.count]) == bytes }! + bytes.count
+        frame[at] = value
+        let crc = referenceCRC32(frame[0..<frame.count - 4])
+        for k in 0..<4 { frame[frame.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
     }
 
     /// A fit or a crop the reader does not know is malformed, refused by the decoder.
@@ -444,11 +450,7 @@ import Testing
         var bytes = try FrameEncoder.encode(.imageTask(ImageTask(
             taskID: 1, imageID: 1, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1,
             decode: .thumbnail(width: 8, height: 8, fit: .cover, upscale: false, crop: .centre, sharpen: nil), outputs: [])))
-        let name = Array("cover".utf8)
-        let at = (0..<bytes.count - name.count).first { Array(bytes[$0..<$0 + name.count]) == name }!
-        bytes[at + 4] = UInt8(ascii: "s")  // "coves"
-        let crc = referenceCRC32(bytes[0..<bytes.count - 4])
-        for k in 0..<4 { bytes[bytes.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
+        Self.patch(&bytes, after: "cove", to: UInt8(ascii: "s"))  // "coves"
         var decoder = FrameDecoder()
         let (messages, error) = decodeAll(bytes, decoder: &decoder)
         #expect(messages.isEmpty)
