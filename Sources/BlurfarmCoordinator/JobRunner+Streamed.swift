@@ -15,7 +15,7 @@ import Synchronization
 /// path.
 extension JobRunner {
     /// The most output rows in a band: a window of a 16051-pixel-wide 8-bit RGB image is then
-    /// 128 + 2 × 24 rows at sigma 8, about 8.5 MB (docs/performance.md).
+    /// 128 + 2 × 24 rows at sigma 8, about 8.5 MB (docs/performance-history.md).
     public static let bandHeight = 128
 
     /// Windows decoded ahead of the ones rendering (``BandedRender/depth``).

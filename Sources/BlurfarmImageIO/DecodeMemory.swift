@@ -97,7 +97,7 @@ public enum DecodeMemory {
     /// and the saver's buffers. Measured: the peak resident memory of `apply --workers 0`
     /// less the process's own (59 MB, the same command refusing an image) and less the
     /// buffers above came to 2014 to 2225 rows of 3 bytes on 20000- and 30000-wide JPEGs at
-    /// sigma 8 and 32 (docs/performance.md, "Admission from the header").
+    /// sigma 8 and 32 (docs/performance-history.md, "Admission from the header").
     public static let libvipsStreamingRows = 2048
 
     /// Bytes a streamed render holds whatever the image's width: the tile threads' scratch and

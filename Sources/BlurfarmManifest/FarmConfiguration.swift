@@ -63,7 +63,7 @@ public struct FarmConfiguration: Hashable, Sendable {
 
     /// Tiles of 512 × 512 pixels (4 MiB of Float32 RGBA): in the worker pool on a 4K image the
     /// filter stage runs 1.6 times faster with a second worker at 512 against 1.5 times at 256
-    /// (fewer tasks, fewer round trips; `blurfarm bench --farm`, docs/performance.md), and in
+    /// (fewer tasks, fewer round trips; `blurfarm bench --farm`, docs/performance-history.md), and in
     /// process and on the 1080p batch 512 is as fast as 256. Still small enough to spread an
     /// image over the workers (32 tiles in 4K).
     public static let defaultTile = 512

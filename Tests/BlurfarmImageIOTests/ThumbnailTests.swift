@@ -246,7 +246,7 @@ struct ThumbnailTests {
 
     /// A 256-pixel thumbnail of a 2560x1600 baseline JPEG has the box's size. (It is decoded
     /// at 1/8 the size, shrink-on-load; how much faster that is than a full `read` is a
-    /// benchmark figure, docs/performance.md "Thumbnails", not a timed assertion here.)
+    /// benchmark figure, docs/performance-history.md "Thumbnails", not a timed assertion here.)
     @Test func thumbnailOfALargeJPEGFitsTheBox() throws {
         let path = Corpus.path("photos/mate-Aqua.jpg")
         let thumbnail = try ImageReader.thumbnail(path, width: 256, height: nil, fit: .inside, upscale: false)
