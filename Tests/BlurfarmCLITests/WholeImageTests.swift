@@ -9,7 +9,7 @@ import Glibc
 /// `blurfarm run --workers N` on a batch: while at least N inputs wait, the outputs of an
 /// input that the streamed path cannot make (here a thumbnail and a resized motion blur, one
 /// decode) are one task of one worker, which decodes the input, renders their chains and
-/// encodes them (docs/architecture.md, "Whole images or tiles"); the coordinator writes what
+/// encodes them (docs/pool.md, "Whole images or tiles"); the coordinator writes what
 /// it sends back. The bytes are those of the in-process engine, and a worker killed in the
 /// middle of an image is replaced and the image tried again, nothing left behind.
 @Suite struct WholeImageTests {

@@ -50,7 +50,7 @@ public struct FarmSettings: Sendable {
     }
 }
 
-/// The engine as a library (docs/architecture.md, "A farm"): one pool of workers that many
+/// The engine as a library (docs/farm.md, "A farm"): one pool of workers that many
 /// jobs share. Jobs are submitted at any time and run side by side, their tiles ordered by
 /// priority then arrival; each can be paused, reprioritised or cancelled alone. Everything
 /// that happens is told as ``FarmEvent``s, to an `AsyncStream` (``events()``) or a callback

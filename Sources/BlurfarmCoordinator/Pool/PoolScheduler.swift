@@ -3,7 +3,7 @@ import BlurfarmEngine
 import BlurfarmWire
 
 /// The worker pool's decisions, apart from its processes, pipes and clocks
-/// (docs/architecture.md, "The worker pool"): a value that takes what happened (a worker said
+/// (docs/pool.md, "The worker pool"): a value that takes what happened (a worker said
 /// `hello`, a result arrived, a worker fell silent, a job was cancelled) and answers what to do
 /// (send this tile to that worker, kill that one, finish that image). ``WorkerPool`` is the
 /// thin shell around it that does the I/O; the tests drive it directly, with no process.

@@ -8,7 +8,7 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The coordinator's pool of `blurfarm-worker` processes (docs/architecture.md, "The worker
+/// The coordinator's pool of `blurfarm-worker` processes (docs/pool.md, "The worker
 /// pool"): renders images by sending one `task` per tile to idle workers, the pixels in
 /// shared segments. Several images, of several jobs, are rendered at once
 /// (``render(_:chain:tileSize:ticket:)`` is called from several threads): their tiles form
