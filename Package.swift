@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmKernelsTests",
             dependencies: ["BlurfarmTestSupport", 
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmPlugins", "blurfarm",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmPlugins",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
@@ -214,14 +214,14 @@ let package = Package(
         .testTarget(
             name: "BlurfarmWorkerTests",
             dependencies: ["BlurfarmTestSupport", 
-                "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
                 "BlurfarmWorker", "BlurfarmPlugins",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmPluginsTests",
             dependencies: [
-                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmPlugins",
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmPlugins",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
