@@ -5,9 +5,11 @@ import BlurfarmKernels
 import Glibc
 #endif
 
-/// `fault`: a filter for testing the farm's failure handling, registered only when the
-/// environment has `BLURFARM_FAULT_INJECTION=1` (which worker processes inherit), so no
-/// normal manifest can name it. It copies its input, except on the tiles whose output holds
+/// `fault`: a filter for testing the farm's failure handling. It exists only in debug builds
+/// (the tests'): a release build has neither the filter nor the environment variable that
+/// turns it on. Even there it is registered only when the environment has
+/// `BLURFARM_FAULT_INJECTION=1` (which worker processes, and the shards a Slurm test submits,
+/// inherit), so no normal manifest can name it. It copies its input, except on the tiles whose output holds
 /// the pixel (`x`, `y`), where it does what `action` says:
 ///
 /// - `crash`: the process dies of SIGSEGV, on every attempt.
@@ -15,6 +17,7 @@ import Glibc
 ///   its pid into it and sleeps until it is killed, its heartbeats going on; every later
 ///   attempt finds the file and copies. A test waits for the file and kills, stops or lets
 ///   the task timeout take the process it names.
+#if DEBUG
 public struct FaultInjectionFilter: UniformReachFilter {
     /// The environment variable that makes ``FilterRegistry/forThisProcess`` register it.
     public static let environmentVariable = "BLURFARM_FAULT_INJECTION"
@@ -73,12 +76,15 @@ public struct FaultInjectionFilter: UniformReachFilter {
     }
 }
 
+#endif
+
 extension FilterRegistry {
-    /// The filters of this process: the built-in ones, and ``FaultInjectionFilter`` when the
-    /// environment asks for it. The coordinator and its workers see the same environment, so
-    /// they agree.
+    /// The filters of this process: the built-in ones, and in a debug build
+    /// ``FaultInjectionFilter`` when the environment asks for it. The coordinator and its
+    /// workers see the same environment, so they agree.
     public static var forThisProcess: FilterRegistry {
         var registry = FilterRegistry.builtIn
+        #if DEBUG
         if let value = getenv(FaultInjectionFilter.environmentVariable), String(cString: value) == "1" {
             registry.register(FaultInjectionFilter.descriptor) { spec, _ in
                 func text(_ name: String) -> String {
@@ -90,6 +96,7 @@ extension FilterRegistry {
                 return FaultInjectionFilter(x: integer("x"), y: integer("y"), action: text("action"), marker: text("marker"))
             }
         }
+        #endif
         return registry
     }
 }
