@@ -72,7 +72,7 @@ extension JobRunner {
             let indices = outputs.filter { input.outputs[$0].decodeResize == resize }
             control.waitWhilePaused()
             if let ended = control.ended {
-                for index in indices { report(index, ended == .cancelled ? .cancelled : .stopped) }
+                for index in indices { report(index, ended) }
                 continue
             }
             let (request, widths) = decodeRequest(for: input, resize: resize)
@@ -96,9 +96,7 @@ extension JobRunner {
                 (answer, retries) = try pool.renderImage(task, image: image, ticket: ticket)
             } catch {
                 // Cut short by its job's end (the pool drops its task), or failed every attempt.
-                let ended: OutputFailure? =
-                    if let ended = control.ended { ended == .cancelled ? .cancelled : .stopped }
-                    else if error.reason == .cancelled { .cancelled } else { nil }
+                let ended = control.ended ?? (error.reason == .cancelled ? .cancelled : nil)
                 for index in indices {
                     report(index, ended ?? .render(output: input.outputs[index].path, error.ofWholeImage), retries: error.retries)
                 }
@@ -181,13 +179,20 @@ extension JobRunner {
 
 extension OutputReport {
     /// The report of `output` of `input` that was not written: why, the seconds its decode
-    /// took, the attempts retried, the folders made on the way to it.
+    /// took, the attempts retried, the folders made on the way to it. Its status is `stopped`
+    /// or `cancelled` when the job's end cut it short, else `failed`.
     static func failed(
         _ output: PlannedOutput, of input: PlannedInput, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0,
         folders: [CreatedFolder] = []
     ) -> OutputReport {
+        let status: Status =
+            switch failure {
+            case .stopped: .stopped
+            case .cancelled: .cancelled
+            default: .failed
+            }
         var report = OutputReport(
-            input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
+            input: input.relativePath, output: output.path, variant: output.variant.name, status: status,
             decodeSeconds: decode, retries: retries, failure: failure)
         report.createdFolders = folders
         return report

@@ -166,9 +166,7 @@ public struct JobRunner: Sendable {
                 var report = streamed
                 if report.status == .failed, let ended = control.ended {
                     // Cut short while it was rendered: the pool drops its tiles.
-                    report = OutputReport(
-                        input: input.relativePath, output: report.output, variant: report.variant,
-                        status: ended == .cancelled ? .cancelled : .stopped, failure: ended)
+                    report = .failed(input.outputs[index], of: input, ended)
                 }
                 reports[index] = report
                 events(.outputFinished(report))
@@ -184,9 +182,7 @@ public struct JobRunner: Sendable {
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
                 if let ended = control.ended {
-                    let report = OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name,
-                        status: ended == .cancelled ? .cancelled : .stopped, failure: ended)
+                    let report = OutputReport.failed(output, of: input, ended)
                     reports[index] = report
                     events(.outputFinished(report))
                     continue
@@ -200,9 +196,7 @@ public struct JobRunner: Sendable {
                     events: events)
                 if report.status == .failed, let ended = control.ended {
                     // Cut short while it was rendered: the pool drops its tiles.
-                    report = OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name,
-                        status: ended == .cancelled ? .cancelled : .stopped, failure: ended)
+                    report = .failed(output, of: input, ended)
                 }
                 reports[index] = report
                 events(.outputFinished(report))

@@ -115,4 +115,54 @@ import Glibc
         let reference = try WorkerPoolTests.reference(job, folder, environment: Blurfarm.faultInjection)
         for (name, data) in reference { #expect(files[name] == data, "\(name) differs from the clean run") }
     }
+
+    /// SIGTERM while a worker holds an image task (stalled on its first attempt): the run
+    /// stops at once (143), its workers gone; the stalled image's outputs are reported
+    /// `stopped`, none is on disk, no temporary file is left; the next run makes exactly what
+    /// is missing, the bytes of a clean run.
+    @Test func aStopWhileAWorkerHoldsAnImageReportsItsOutputsStoppedAndTheNextRunFinishesTheJob() throws {
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        let folder = try JobCommandTests.makeJob(
+            Self.manifest(fault: WorkerPoolTests.stall(marker)), photos: Self.batch)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        let config = try WorkerPoolTests.untimedConfiguration(in: folder, wholeImages: true)
+        let report = folder.appendingPathComponent("report.json")
+
+        let coordinator = try Coordinator(
+            ["run", job, "--config", config, "--workers", "2", "--tile", "64", "--report", report.path],
+            environment: Blurfarm.faultInjection)
+        _ = try coordinator.waitForMarker(marker)
+        let workers = coordinator.children
+        #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
+        #expect(coordinator.waitForExit(timeout: 120) == 143, "\(coordinator.stderr())")
+        #expect(workers.allSatisfy { !Processes.isAlive($0) }, "workers \(workers.filter(Processes.isAlive)) are left")
+
+        let out = folder.appendingPathComponent("out")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
+        #expect(!files.contains { $0.hasPrefix(".") }, "no temporary file: \(files.sorted())")
+        let reported = try WorkerPoolTests.reportedOutputs(report)
+        #expect(reported.count == 18)
+        let written = reported.filter { $0.value["status"] as? String == "written" }.keys.map { ($0 as NSString).lastPathComponent }
+        #expect(written.sorted() == files.sorted(), "the report names exactly the files written")
+        // The stalled task was one image's thumbnail and motion blur, one decode: both stopped.
+        let stopped = reported.filter { $0.value["status"] as? String == "stopped" }.keys
+        let stalled = stopped.filter { $0.hasSuffix("-thumb.webp") || $0.hasSuffix("-motion.png") }
+        let stems = Set(stalled.map { ($0 as NSString).lastPathComponent.split(separator: "-").first ?? "" })
+        #expect(stalled.count >= 2 && stems.contains { stem in
+            stalled.contains { $0.hasSuffix("\(stem)-thumb.webp") } && stalled.contains { $0.hasSuffix("\(stem)-motion.png") }
+        }, "\(stopped.sorted())")
+        let failed = reported.filter { $0.value["status"] as? String == "failed" }
+        #expect(failed.isEmpty, "\(failed)")
+
+        // The marker is there now, so the fault copies: the next run makes what is missing.
+        let next = try Blurfarm.run(["run", job, "--config", config, "--workers", "2", "--quiet"], environment: Blurfarm.faultInjection)
+        #expect(next.status == 0, "\(next.stderr)")
+        let finished = try WorkerPoolTests.outputs(folder)
+        #expect(finished.count == 18)
+        try FileManager.default.removeItem(at: out)
+        let reference = try WorkerPoolTests.reference(job, folder, environment: Blurfarm.faultInjection)
+        for (name, data) in reference { #expect(finished[name] == data, "\(name) differs from a clean run") }
+    }
 }
