@@ -79,40 +79,30 @@ import Glibc
     }
 
     @Test func aWorkerKilledInTheMiddleOfAnImageIsReplacedAndTheImageTriedAgainWithNothingLeftBehind() throws {
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: marker) }
-        let folder = try JobCommandTests.makeJob(
-            Self.manifest(fault: WorkerPoolTests.stall(marker)), photos: Self.batch)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let job = folder.appendingPathComponent("job.job").path
-        let config = try WorkerPoolTests.untimedConfiguration(in: folder, wholeImages: true)
-        let report = folder.appendingPathComponent("report.json")
-
-        let coordinator = try Coordinator(
-            ["run", job, "--config", config, "--workers", "2", "--tile", "64", "--report", report.path],
-            environment: Blurfarm.faultInjection)
-        let stalled = try coordinator.waitForMarker(marker)
-        #expect(coordinator.children.contains(stalled), "the marker names a worker of this coordinator")
+        let stall = try StalledBatch()
+        defer { stall.remove() }
+        let stalled = try stall.coordinator.waitForMarker(stall.marker)
+        #expect(stall.coordinator.children.contains(stalled), "the marker names a worker of this coordinator")
         kill(stalled, SIGKILL)
-        let status = coordinator.waitForExit(timeout: 120)
-        #expect(status == 0, "\(coordinator.stderr())")
+        let status = stall.coordinator.waitForExit(timeout: 120)
+        #expect(status == 0, "\(stall.coordinator.stderr())")
         #expect(!Processes.isAlive(stalled), "the killed worker \(stalled) is gone")
 
         // The killed task was one image's: its two outputs of one decode were tried again
         // (a tile's retry would count for its own output alone).
-        let reported = try WorkerPoolTests.reportedOutputs(report)
+        let reported = try WorkerPoolTests.reportedOutputs(stall.report)
         let retried = reported.filter { ($0.value["retries"] as? Int ?? 0) > 0 }
         #expect(retried.count == 2, "the thumbnail and the motion blur, one decode: \(retried.keys.sorted())")
         #expect(retried.values.allSatisfy { $0["retries"] as? Int == 1 && $0["status"] as? String == "written" })
         let stems = Set(retried.keys.map { ($0 as NSString).lastPathComponent.split(separator: "-").first ?? "" })
         #expect(stems.count == 1 && retried.keys.contains { $0.hasSuffix("-thumb.webp") }, "\(retried.keys.sorted())")
         // Nothing left behind: no temporary file beside the outputs.
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("out").path)
+        let names = try FileManager.default.contentsOfDirectory(atPath: stall.folder.appendingPathComponent("out").path)
         #expect(names.count == 18 && !names.contains { $0.hasPrefix(".") }, "\(names.sorted())")
 
-        let files = try WorkerPoolTests.outputs(folder)
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
-        let reference = try WorkerPoolTests.reference(job, folder, environment: Blurfarm.faultInjection)
+        let files = try WorkerPoolTests.outputs(stall.folder)
+        try FileManager.default.removeItem(at: stall.folder.appendingPathComponent("out"))
+        let reference = try WorkerPoolTests.reference(stall.job, stall.folder, environment: Blurfarm.faultInjection)
         for (name, data) in reference { #expect(files[name] == data, "\(name) differs from the clean run") }
     }
 
@@ -121,31 +111,11 @@ import Glibc
     /// `stopped`, none is on disk, no temporary file is left; the next run makes exactly what
     /// is missing, the bytes of a clean run.
     @Test func aStopWhileAWorkerHoldsAnImageReportsItsOutputsStoppedAndTheNextRunFinishesTheJob() throws {
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: marker) }
-        let folder = try JobCommandTests.makeJob(
-            Self.manifest(fault: WorkerPoolTests.stall(marker)), photos: Self.batch)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let job = folder.appendingPathComponent("job.job").path
-        let config = try WorkerPoolTests.untimedConfiguration(in: folder, wholeImages: true)
-        let report = folder.appendingPathComponent("report.json")
-
-        let coordinator = try Coordinator(
-            ["run", job, "--config", config, "--workers", "2", "--tile", "64", "--report", report.path],
-            environment: Blurfarm.faultInjection)
-        _ = try coordinator.waitForMarker(marker)
-        let workers = coordinator.children
-        #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
-        #expect(coordinator.waitForExit(timeout: 120) == 143, "\(coordinator.stderr())")
-        #expect(workers.allSatisfy { !Processes.isAlive($0) }, "workers \(workers.filter(Processes.isAlive)) are left")
-
-        let out = folder.appendingPathComponent("out")
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
-        #expect(!files.contains { $0.hasPrefix(".") }, "no temporary file: \(files.sorted())")
-        let reported = try WorkerPoolTests.reportedOutputs(report)
+        let stall = try StalledBatch()
+        defer { stall.remove() }
+        _ = try stall.coordinator.waitForMarker(stall.marker)
+        let reported = try WorkerPoolTests.stopAndCheck(stall.coordinator, folder: stall.folder, report: stall.report)
         #expect(reported.count == 18)
-        let written = reported.filter { $0.value["status"] as? String == "written" }.keys.map { ($0 as NSString).lastPathComponent }
-        #expect(written.sorted() == files.sorted(), "the report names exactly the files written")
         // The stalled task was one image's thumbnail and motion blur, one decode: both stopped.
         let stopped = reported.filter { $0.value["status"] as? String == "stopped" }.keys
         let stalled = stopped.filter { $0.hasSuffix("-thumb.webp") || $0.hasSuffix("-motion.png") }
@@ -157,12 +127,39 @@ import Glibc
         #expect(failed.isEmpty, "\(failed)")
 
         // The marker is there now, so the fault copies: the next run makes what is missing.
-        let next = try Blurfarm.run(["run", job, "--config", config, "--workers", "2", "--quiet"], environment: Blurfarm.faultInjection)
+        let next = try Blurfarm.run(["run", stall.job, "--config", stall.config, "--workers", "2", "--quiet"], environment: Blurfarm.faultInjection)
         #expect(next.status == 0, "\(next.stderr)")
-        let finished = try WorkerPoolTests.outputs(folder)
+        let finished = try WorkerPoolTests.outputs(stall.folder)
         #expect(finished.count == 18)
-        try FileManager.default.removeItem(at: out)
-        let reference = try WorkerPoolTests.reference(job, folder, environment: Blurfarm.faultInjection)
+        try FileManager.default.removeItem(at: stall.folder.appendingPathComponent("out"))
+        let reference = try WorkerPoolTests.reference(stall.job, stall.folder, environment: Blurfarm.faultInjection)
         for (name, data) in reference { #expect(finished[name] == data, "\(name) differs from a clean run") }
+    }
+}
+
+/// The batch of ``WholeImageTests`` with a `fault` that stalls its first image task, run by a
+/// coordinator with two workers and the image tasks on: the test waits for `marker`.
+private struct StalledBatch {
+    let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
+    let folder: URL
+    let job: String
+    let config: String
+    let report: URL
+    let coordinator: Coordinator
+
+    init() throws {
+        folder = try JobCommandTests.makeJob(
+            WholeImageTests.manifest(fault: WorkerPoolTests.stall(marker)), photos: WholeImageTests.batch)
+        job = folder.appendingPathComponent("job.job").path
+        config = try WorkerPoolTests.untimedConfiguration(in: folder, wholeImages: true)
+        report = folder.appendingPathComponent("report.json")
+        coordinator = try Coordinator(
+            ["run", job, "--config", config, "--workers", "2", "--tile", "64", "--report", report.path],
+            environment: Blurfarm.faultInjection)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: marker)
+        try? FileManager.default.removeItem(at: folder)
     }
 }

@@ -269,6 +269,23 @@ import Glibc
         #expect(alive.isEmpty, "workers \(alive) survived their coordinator")
     }
 
+    /// Sends `coordinator` SIGTERM and checks what any stop must leave: exit 143, no worker
+    /// alive, no temporary file in `folder`'s `out`, and a report naming exactly the files
+    /// written. Returns the report's outputs by path.
+    static func stopAndCheck(_ coordinator: Coordinator, folder: URL, report: URL) throws -> [String: [String: Any]] {
+        let workers = coordinator.children
+        #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
+        #expect(coordinator.waitForExit(timeout: 120) == 143, "\(coordinator.stderr())")
+        #expect(workers.allSatisfy { !Processes.isAlive($0) }, "workers \(workers.filter(Processes.isAlive)) are left")
+        let out = folder.appendingPathComponent("out")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
+        #expect(!files.contains { $0.hasPrefix(".") }, "no temporary file: \(files.sorted())")
+        let outputs = try reportedOutputs(report)
+        let written = outputs.filter { $0.value["status"] as? String == "written" }.keys.map { ($0 as NSString).lastPathComponent }
+        #expect(written.sorted() == files.sorted(), "the report names exactly the files written")
+        return outputs
+    }
+
     @Test func sigtermStopsTheWorkersAndKeepsWhatWasWritten() throws {
         let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: marker) }
@@ -283,17 +300,8 @@ import Glibc
             ],
             environment: Blurfarm.faultInjection)
         _ = try coordinator.waitForMarker(marker)
-        let workers = coordinator.children
-        #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
-        #expect(coordinator.waitForExit(timeout: 120) == 143, "\(coordinator.stderr())")
-        #expect(workers.allSatisfy { !Processes.isAlive($0) }, "workers \(workers.filter(Processes.isAlive)) are left")
-        let out = folder.appendingPathComponent("out")
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
-        #expect(files.allSatisfy { $0.hasSuffix(".png") && !$0.hasPrefix(".") }, "no temporary file: \(files)")
-        let outputs = try Self.reportedOutputs(report)
+        let outputs = try Self.stopAndCheck(coordinator, folder: folder, report: report)
         #expect(outputs.count == 12)
-        let written = outputs.filter { $0.value["status"] as? String == "written" }.keys.map { ($0 as NSString).lastPathComponent }
-        #expect(written.sorted() == files.sorted(), "the report names exactly the files written")
         #expect(outputs.values.contains { $0["status"] as? String == "stopped" }, "the stalled image was stopped")
         #expect(!outputs.values.contains { $0["status"] as? String == "failed" })
     }
