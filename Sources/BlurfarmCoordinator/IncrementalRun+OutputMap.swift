@@ -28,7 +28,8 @@ extension IncrementalRun {
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
     /// records when it was made from the same bytes (``InputPlaceholder``), else made now
     /// (several inputs at once) and recorded; placeholders of inputs no record names any more
-    /// are forgotten. The file is written atomically, and only when its bytes change.
+    /// are forgotten. The file is written atomically, and only when its bytes change; its
+    /// folders are made when missing, as an output's are (``CreatedFolder``).
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
     public func writeMap(
@@ -90,12 +91,13 @@ extension IncrementalRun {
             return MapResult(written: false, missingPlaceholders: missing)
         }
         let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty, Syscalls.status(folder) == nil {
-            do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            } catch {
-                throw MapFailure(path: path, message: "cannot create its folder: \(error.localizedDescription)")
+        do throws(StateError) {
+            // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.
+            for created in try CreatedFolder.make(folder.isEmpty ? "." : folder, confinement: confinement) {
+                try records.add(created)
             }
+        } catch {
+            throw MapFailure(path: path, message: "\(error)")
         }
         do {
             try ImageWriter.write(bytes, to: path, confinement: confinement)

@@ -254,6 +254,22 @@ import Testing
         #expect(yaml.status == 64 && yaml.stderr.contains("--map must name a .json file"), "\(yaml.stderr)")
     }
 
+    /// A map that cannot be written (a file where its folder goes) fails the run, not the
+    /// outputs; the next run, with the way clear, writes it though it renders nothing.
+    @Test func aMapThatCannotBeWrittenFailsTheRunNotItsOutputs() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: job.path("site")))
+        let (blocked, report) = try job.run()
+        #expect(blocked.status == 1, "\(blocked.stderr)")
+        #expect(blocked.stderr.contains("site/images.json: cannot write the output map: "), "\(blocked.stderr)")
+        #expect(report.outputs("written").count == 15)
+        try FileManager.default.removeItem(atPath: job.path("site"))
+        let (cleared, clearedReport) = try job.run()
+        #expect(cleared.status == 0 && clearedReport.outputs("written").isEmpty, "\(cleared.stderr)")
+        try Self.expectMapMatchesDisk(job)
+    }
+
     /// Records written before they kept the outputs' sizes (and before placeholders) still
     /// give the same map: the sizes are read from the files, the placeholders made anew.
     @Test func recordsWithoutSizesOrPlaceholdersGiveTheSameMap() throws {
