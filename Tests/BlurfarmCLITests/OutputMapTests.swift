@@ -1,3 +1,4 @@
+import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmTestSupport
@@ -232,6 +233,31 @@ import Testing
             let fromHash = sum / Double(hash.width * hash.height)
             #expect(Self.distance(fromHash, expected) <= 8, "\(inputPath): \(fromHash) vs \(expected)")
         }
+    }
+
+    /// A translucent input's placeholder keeps its alpha: the hash says so, and the data URI
+    /// has an alpha channel whose mean is the input's within 8 levels.
+    @Test func aTranslucentInputsPlaceholderKeepsItsAlpha() throws {
+        let path = Fixtures.repository.appendingPathComponent("samples/alpha-garbage-under-transparent.png").path
+        let placeholder = try InputPlaceholder.make(
+            path, inputHash: "unused", pixelLimit: ImageReader.defaultPixelLimit, memoryLimit: ImageReader.usableMemory)
+        #expect(placeholder.width == 640 && placeholder.height == 400)
+        let hash = Array(try #require(Data(base64Encoded: placeholder.thumbHash)))
+        #expect(hash[2] & 0x80 != 0, "the hash has no alpha")
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let png = folder.appendingPathComponent("placeholder.png")
+        try #require(Data(base64Encoded: String(placeholder.dataURI.dropFirst("data:image/png;base64,".count)))).write(to: png)
+        func meanAlpha(_ path: String) throws -> Double {
+            let image = try ImageReader.read(path)
+            let rect = image.pixels.rect
+            var sum = 0.0
+            for y in rect.y..<rect.maxY { for x in rect.x..<rect.maxX { sum += Double(image.pixels[x, y].w) } }
+            return sum / Double(rect.width * rect.height) * 255
+        }
+        #expect(try ImageReader.header(ofFile: png.path).hasAlpha)
+        let (input, decoded) = (try meanAlpha(path), try meanAlpha(png.path))
+        #expect(abs(input - decoded) <= 8, "alpha \(decoded) vs \(input)")
     }
 
     /// `run --map FILE` writes the map there (paths relative to its folder) for a manifest
