@@ -50,6 +50,10 @@ extension IncrementalRun {
                 var size = record.width.flatMap { width in record.height.map { (width, $0) } }
                 if size == nil, let header = try? ImageReader.header(ofFile: outputPath, confinement: confinement) {
                     size = (header.width, header.height)
+                    // A record older than the sizes gets them, so the next run need not read the file.
+                    var completed = record
+                    (completed.width, completed.height) = (header.width, header.height)
+                    try? records.add(completed)
                 }
                 guard let (width, height) = size else { continue }
                 inputHash = inputHash ?? record.inputFile.hash

@@ -320,5 +320,10 @@ import Testing
         let (result, report) = try job.run()
         #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json"))) == written)
+        // The records have their sizes and placeholders again.
+        let text = try String(contentsOfFile: records, encoding: .utf8)
+        #expect(text.components(separatedBy: "\"placeholder\"").count - 1 == 5)
+        #expect(IncrementalRunTests.recordedOutputs(job).count == 15)
+        #expect(text.components(separatedBy: "\"width\"").count - 1 >= 15 + 5)
     }
 }
