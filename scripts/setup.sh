@@ -34,6 +34,13 @@ if ! python3 -c 'import cv2, numpy' 2>/dev/null; then
     || echo "setup: could not install opencv-python-headless; 'blurfarm bench' will leave OpenCV out" >&2
 fi
 
+# From PyPI, for the output map's test (OutputMapTests validates real maps against
+# docs/output-map.schema.json, JSON Schema 2020-12: jsonschema 4 or later).
+if ! python3 -c 'import importlib.metadata as m, sys; sys.exit(int(m.version("jsonschema").split(".")[0]) < 4)' 2>/dev/null; then
+  python3 -m pip install --quiet "jsonschema>=4,<5" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "jsonschema>=4,<5"
+fi
+
 # From PyPI, for the tests of `blurfarm serve`: schemathesis checks the server against
 # docs/openapi.yaml; selenium drives chromium over its web page.
 if ! python3 -c 'import schemathesis, selenium' 2>/dev/null; then

@@ -237,7 +237,7 @@ public final class IncrementalRun: Sendable {
     }
 
     /// Records the output of `report` when its status is `written` (rendered, verified, written):
-    /// hashes the file and appends its record. Does nothing for other statuses, nor for an
+    /// hashes the file, reads its size from its header, and appends its record. Does nothing for other statuses, nor for an
     /// output whose input could not be hashed before the run (it is not recorded, so it runs
     /// again next time). Call it from the runner's progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
@@ -248,9 +248,11 @@ public final class IncrementalRun: Sendable {
         guard report.status == .written, let pending = pending[report.output] else { return }
         let output = absolute(report.output)
         let file = try FileFingerprint.take(output)
+        // Its size, for the output map; a header that cannot be read leaves it to the map.
+        let header = try? ImageReader.header(ofFile: output)
         try records.add(OutputRecord(
             output: output, input: pending.input, recipe: pending.recipe, inputFile: pending.inputFile,
-            outputFile: file, written: Date()))
+            outputFile: file, written: Date(), width: header?.width, height: header?.height))
         if records.failure(for: pending.input) != nil { try records.remove(failure: pending.input) }
     }
 

@@ -10,6 +10,8 @@ public struct PlannedOutput: Sendable {
     /// For one size of a variant with `sizes`, the largest of them: one decode of the input at
     /// that width serves every size (``decodeResize``). nil otherwise.
     public var largestSize: Int? = nil
+    /// For one size of a variant with `sizes`, that size (what `{size}` expands to); nil otherwise.
+    public var size: Int? = nil
 
     /// The resize the input is decoded at for this output: the variant's, or for one of
     /// several sizes the largest's (the smaller sizes are reduced from it).

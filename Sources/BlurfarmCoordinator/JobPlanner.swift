@@ -150,7 +150,7 @@ public enum JobPlanner {
                         at: variant.pathLocation))
                 } else {
                     writers[identity] = (relative, variant, path)
-                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest))
+                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, size: size))
                 }
             }
             inputs.append(PlannedInput(path: inputPath, relativePath: relative, outputs: outputs))

@@ -17,10 +17,15 @@ public struct OutputRecord: Codable, Hashable, Sendable {
     public var outputFile: FileFingerprint
     /// When the output was written.
     public var written: Date
+    /// The output image's width and height in pixels, as written (read from its header), for
+    /// the output map; nil in records written before blurfarm kept them (the map reads the
+    /// file's header then).
+    public var width: Int?
+    public var height: Int?
 
     public init(
         output: String, input: String, recipe: String, inputFile: FileFingerprint, outputFile: FileFingerprint,
-        written: Date
+        written: Date, width: Int? = nil, height: Int? = nil
     ) {
         self.output = output
         self.input = input
@@ -28,6 +33,8 @@ public struct OutputRecord: Codable, Hashable, Sendable {
         self.inputFile = inputFile
         self.outputFile = outputFile
         self.written = written
+        self.width = width
+        self.height = height
     }
 }
 

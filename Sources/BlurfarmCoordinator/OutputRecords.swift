@@ -17,20 +17,22 @@ public final class OutputRecords: Sendable {
         var records: [String: OutputRecord]
         var folders: [String: CreatedFolder]
         var failures: [String: InputFailure]
+        var placeholders: [String: InputPlaceholder]
         /// The records file, open to append.
         var descriptor: Int32
         /// The folder holding it, for `openat` and `renameat`.
         let folder: Int32
         /// Lines in the file: when there are as many as records, it is compact already.
         var lines: Int
-        var live: Int { records.count + folders.count + failures.count }
+        var live: Int { records.count + folders.count + failures.count + placeholders.count }
     }
 
     private let state: Mutex<State>
 
     /// One line of the file: a record, the output path of a removed record, a created folder,
-    /// the path of a created folder whose record was removed, a failed input, or the input path
-    /// of a failure forgotten.
+    /// the path of a created folder whose record was removed, a failed input, the input path
+    /// of a failure forgotten, an input's placeholder, or the input path of one forgotten.
+    /// Readers that know fewer kinds skip the lines of the others (every field is optional).
     private struct Line: Codable {
         var record: OutputRecord?
         var removed: String?
@@ -38,6 +40,8 @@ public final class OutputRecords: Sendable {
         var removedFolder: String?
         var failure: InputFailure?
         var removedFailure: String?
+        var placeholder: InputPlaceholder?
+        var removedPlaceholder: String?
     }
 
     /// What a records file holds, read without changing anything (``read(folder:)``).
@@ -48,6 +52,8 @@ public final class OutputRecords: Sendable {
         public var folders: [String: CreatedFolder] = [:]
         /// The inputs that failed, by absolute input path.
         public var failures: [String: InputFailure] = [:]
+        /// The inputs' placeholders, by absolute input path.
+        public var placeholders: [String: InputPlaceholder] = [:]
     }
 
     /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the
@@ -65,7 +71,8 @@ public final class OutputRecords: Sendable {
             let (contents, lines) = try Self.read(fd, path: path, cutTornLine: true)
             state = Mutex(
                 State(
-                    records: contents.records, folders: contents.folders, failures: contents.failures, descriptor: fd,
+                    records: contents.records, folders: contents.folders, failures: contents.failures,
+                    placeholders: contents.placeholders, descriptor: fd,
                     folder: folderDescriptor, lines: lines))
         } catch {
             Syscalls.close(folderDescriptor)
@@ -151,6 +158,8 @@ public final class OutputRecords: Sendable {
             if let removed = entry.removedFolder { contents.folders[removed] = nil }
             if let failure = entry.failure { contents.failures[failure.input] = failure }
             if let removed = entry.removedFailure { contents.failures[removed] = nil }
+            if let placeholder = entry.placeholder { contents.placeholders[placeholder.input] = placeholder }
+            if let removed = entry.removedPlaceholder { contents.placeholders[removed] = nil }
             count += 1
         }
         // A torn last line (no newline after it) is cut off, so that the next line appended
@@ -222,6 +231,26 @@ public final class OutputRecords: Sendable {
         try append(Line(removedFailure: input)) { $0.failures[input] = nil }
     }
 
+    /// The placeholder of the input at the absolute path `input`, if any.
+    public func placeholder(for input: String) -> InputPlaceholder? {
+        state.withLock { $0.placeholders[input] }
+    }
+
+    /// Every placeholder, in input path order.
+    public var placeholders: [InputPlaceholder] {
+        state.withLock { $0.placeholders.values.sorted { $0.input < $1.input } }
+    }
+
+    /// Keeps `placeholder` (replacing any of the same input) and flushes it to disk.
+    public func add(_ placeholder: InputPlaceholder) throws(StateError) {
+        try append(Line(placeholder: placeholder)) { $0.placeholders[placeholder.input] = placeholder }
+    }
+
+    /// Forgets the placeholder of `input` and flushes that to disk.
+    public func remove(placeholder input: String) throws(StateError) {
+        try append(Line(removedPlaceholder: input)) { $0.placeholders[input] = nil }
+    }
+
     private func append(_ line: Line, apply: (inout State) -> Void) throws(StateError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -270,6 +299,7 @@ public final class OutputRecords: Sendable {
                 s.records.values.sorted(by: { $0.output < $1.output }).map { Line(record: $0) }
                 + s.folders.values.sorted(by: { $0.path < $1.path }).map { Line(folder: $0) }
                 + s.failures.values.sorted(by: { $0.input < $1.input }).map { Line(failure: $0) }
+                + s.placeholders.values.sorted(by: { $0.input < $1.input }).map { Line(placeholder: $0) }
             var text = Data()
             for line in lines {
                 do {

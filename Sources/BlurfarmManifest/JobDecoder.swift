@@ -7,7 +7,7 @@ import BlurfarmCore
 /// filter by name.
 public enum JobDecoder {
     /// The keys of a job, in the order the printer writes them.
-    public static let jobKeys = ["job", "inputs", "exclude", "outputs", "tile", "verify"]
+    public static let jobKeys = ["job", "inputs", "exclude", "outputs", "tile", "verify", "map"]
     /// The keys of one output variant, in the order the printer writes them.
     public static let variantKeys = [
         "name", "path", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling", "strip", "resize",
@@ -126,11 +126,17 @@ public enum JobDecoder {
             if let v = d.choice(e, of: VerifyMode.self) { verify = v } else { ok = false }
         }
 
+        let map = entry("map").map { mapPath($0, &d) }
+        if case .some(nil) = map { ok = false }
+
         guard ok, let name else { return nil }
-        return JobSpec(
+        var job = JobSpec(
             name: name, inputs: inputs.map(\.text), exclude: exclude.map(\.text), outputs: outputs, tile: tile,
             verify: verify, nameLocation: nameLocation, inputLocations: inputs.map(\.node.location),
             excludeLocations: exclude.map(\.node.location))
+        job.map = map ?? nil
+        job.mapLocation = entry("map")?.value.location
+        return job
     }
 
     /// A list of globs, each checked by ``GlobPattern``.

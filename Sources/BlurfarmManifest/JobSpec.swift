@@ -18,6 +18,11 @@ public struct JobSpec: Hashable, Sendable {
     public var tile: Int?
     /// How outputs are checked (default `checksum`).
     public var verify: VerifyMode
+    /// Where the job's output map goes (`map:`, a `.json` path relative to the manifest's
+    /// folder; docs/json.md), `nil` for none.
+    public var map: String?
+    /// Where `map:`'s value is written, when it came from a file.
+    public var mapLocation: SourceLocation?
 
     /// Where the job's name is written, when it came from a file.
     public var nameLocation: SourceLocation?
@@ -46,7 +51,7 @@ public struct JobSpec: Hashable, Sendable {
     /// Whether both say the same thing; locations are not compared.
     public static func == (a: JobSpec, b: JobSpec) -> Bool {
         a.name == b.name && a.inputs == b.inputs && a.exclude == b.exclude && a.outputs == b.outputs
-            && a.tile == b.tile && a.verify == b.verify
+            && a.tile == b.tile && a.verify == b.verify && a.map == b.map
     }
 
     /// Hashes what `==` compares.
@@ -57,6 +62,7 @@ public struct JobSpec: Hashable, Sendable {
         hasher.combine(outputs)
         hasher.combine(tile)
         hasher.combine(verify)
+        hasher.combine(map)
     }
 }
 

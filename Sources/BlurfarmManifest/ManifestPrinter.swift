@@ -53,6 +53,7 @@ public enum ManifestPrinter {
         }
         if let tile = job.tile { out += "tile: \(tile)\n" }
         out += "verify: \(job.verify.rawValue)\n"
+        if let map = job.map { out += "map: \(ScalarWriter.block(map))\n" }
         return out
     }
 }

@@ -36,6 +36,10 @@ struct Run: ParsableCommand {
 
     @OptionGroup var options: RunOptions
 
+    func validate() throws {
+        if options.map != nil, jobs.count > 1 { throw ValidationError("--map names one file: give it one manifest") }
+    }
+
     func run() throws {
         let sharding = try Sharding(options.shard, splitFile: options.split)
         let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile))
@@ -59,10 +63,11 @@ struct Run: ParsableCommand {
         var failed = 0
         var reports: [RunReport] = []
         func runJob(_ index: Int, _ plan: JobPlan) {
-            let job = FarmJob(
+            var job = FarmJob(
                 plan: plan, registry: registry, force: options.force, retryFailed: options.retryFailed,
                 prune: options.prune, forcePrune: options.forcePrune, verify: options.verify, lock: locks[index],
                 shard: sharding.shard)
+            job.map = options.map
             let outcome = engineFarm.wait(engineFarm.submit(job))!
             failed += outcome.failures
             reports.append(outcome.report)

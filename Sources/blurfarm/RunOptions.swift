@@ -70,7 +70,16 @@ struct RunOptions: ParsableArguments {
         "With --shard, the split fixed earlier (by slurm submit): a JSON list of each shard's outputs.", valueName: "file"))
     var split: String?
 
+    @Option(help: ArgumentHelp(
+        "Write the job's output map here (JSON: every output up to date with its size and bytes, and each input's "
+            + "placeholder; docs/json.md), instead of the manifest's map:.", valueName: "file.json"))
+    var map: String?
+
     func validate() throws {
+        if let map, !map.lowercased().hasSuffix(".json") || map.hasSuffix("/") {
+            throw ValidationError("--map must name a .json file, such as site/images.json")
+        }
+        if map != nil, shard != nil { throw ValidationError("--map is for whole jobs: a shard writes no map") }
         if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }

@@ -78,6 +78,18 @@ let exampleManifest = """
         #expect(job.outputs[1].filterLocations.map { "\($0.line):\($0.column)" } == ["13:9", "15:9"])
     }
 
+    /// `map:` is kept as written (relative to the manifest's folder), with its location, and
+    /// is no part of a manifest without it.
+    @Test func theOutputMapIsReadWithItsLocation() throws {
+        let base = "job: j\ninputs: [a/*.jpg]\noutputs:\n  - name: v\n    path: out/{stem}.jpg\n"
+        let job = try JobDecoder.decode(base + "map: '../site/images #1.json'\n", file: "m.job", filters: TestCatalogue.all).get()
+        #expect(job.map == "../site/images #1.json")
+        #expect(job.mapLocation == BlurfarmCore.SourceLocation(file: "m.job", line: 6, column: 6))
+        let without = try JobDecoder.decode(base, file: "n.job", filters: TestCatalogue.all).get()
+        #expect(without.map == nil && without.mapLocation == nil)
+        #expect(without != job)
+    }
+
     @Test func theParserKeepsEveryKeysAndValuesLocation() throws {
         let (node, diagnostics) = ManifestParser.parse("a: 1\nb:\n  - x\n  - [y, 'z']\n", file: "f")
         #expect(diagnostics.isEmpty)

@@ -119,10 +119,16 @@ import Testing
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
         }
-        return JobSpec(
+        var job = JobSpec(
             name: name(&rng), inputs: (0..<Int.random(in: 1...3, using: &rng)).map { _ in glob(&rng) },
             exclude: (0..<Int.random(in: 0...2, using: &rng)).map { _ in glob(&rng) }, outputs: outputs,
             tile: maybe() ? Int.random(in: 0...4096, using: &rng) : nil, verify: VerifyMode.allCases.randomElement(using: &rng)!)
+        // An output map, sometimes with names that need quoting (spaces, '#', a leading '-').
+        if maybe() {
+            let folders = ["site", "../web data", "#out", "-x", "/srv/www", "a: b"]
+            job.map = folders.randomElement(using: &rng)! + "/" + name(&rng) + (maybe() ? ".json" : ".JSON")
+        }
+        return job
     }
 
     static let jobs = Generator<JobSpec, Shrink.None<JobSpec>>(run: { rng in job(&rng) })

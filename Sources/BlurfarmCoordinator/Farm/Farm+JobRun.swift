@@ -118,11 +118,16 @@ extension Farm {
                     for folder in result.folders { publish(.pruned(id, path: folder, folder: true)) }
                 }
             }
-            try incremental.records.compact()
         } catch {
             problem(.state(error))
         }
         let report = ran.merging(incremental, started: began, pruned: pruned)
+        if let map = job.mapPath, control.ended == nil { writeMap(map, of: job, report: report, incremental, problem) }
+        do throws(StateError) {
+            try incremental.records.compact()
+        } catch {
+            problem(.state(error))
+        }
         // A job that did nothing leaves no report in the state folder (cron would fill it).
         if report.didWork {
             do {

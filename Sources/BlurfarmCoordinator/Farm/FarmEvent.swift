@@ -46,11 +46,15 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     case workersUnavailable(RenderFailure)
     /// The report could not be written to the state folder.
     case reportNotWritten(String)
+    /// The job's output map could not be written (the one there, if any, is as it was).
+    case mapNotWritten(path: String, String)
+    /// An input's placeholder could not be made: the output map lists it without one.
+    case noPlaceholder(input: String, String)
 
     /// A warning leaves the exit status as it is; the others fail the job.
     public var isWarning: Bool {
         switch self {
-        case .prunedFileChanged: true
+        case .prunedFileChanged, .noPlaceholder: true
         case .unmatchedGlobs(let diagnostics): !diagnostics.hasErrors
         default: false
         }
@@ -71,6 +75,8 @@ public enum JobProblem: Sendable, CustomStringConvertible {
             "\(ShownName.of(output)): input gone but the file was changed since it was written: left in place, record removed"
         case .workersUnavailable(let failure): "\(failure)"
         case .reportNotWritten(let reason): "cannot write the report: \(reason)"
+        case .mapNotWritten(let path, let reason): "\(ShownName.of(path)): cannot write the output map: \(reason)"
+        case .noPlaceholder(let input, let reason): "\(ShownName.of(input)): no placeholder in the output map: \(reason)"
         }
     }
 }

@@ -1,0 +1,162 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import Foundation
+import Synchronization
+
+extension IncrementalRun {
+    /// What ``writeMap(to:plan:report:pixelLimit:memoryLimit:confinement:)`` did.
+    public struct MapResult: Sendable {
+        /// Whether the file was written; false when it held these bytes already.
+        public var written: Bool
+        /// The inputs (absolute paths) whose placeholder could not be made, and why: listed
+        /// without one.
+        public var missingPlaceholders: [(input: String, reason: String)]
+    }
+
+    /// Why the output map was not written.
+    public struct MapFailure: Error, Sendable, CustomStringConvertible {
+        public let path: String
+        public let message: String
+        public var description: String { "\(ShownName.of(path)): \(message)" }
+    }
+
+    /// Writes the output map (``OutputMap``) of the job planned as `full` to `path` (relative
+    /// to the working directory), after the run whose merged report (up-to-date outputs
+    /// included, ``RunReport/merging(_:started:pruned:)``) is `report`: every planned output
+    /// that is written or up to date, recorded, and on disk, with its size from the records
+    /// (or its header, for records older than that) and its bytes from the file. Failed,
+    /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
+    /// records when it was made from the same bytes (``InputPlaceholder``), else made now
+    /// (several inputs at once) and recorded; placeholders of inputs no record names any more
+    /// are forgotten. The file is written atomically, and only when its bytes change; its
+    /// folders are made when missing, as an output's are (``CreatedFolder``).
+    /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
+    ///   then), or the records cannot be.
+    public func writeMap(
+        to path: String, plan full: JobPlan, report: RunReport, pixelLimit: Int, memoryLimit: Int,
+        confinement: RootConfinement? = nil
+    ) throws(MapFailure) -> MapResult {
+        let mapFolder = (absolute(path) as NSString).deletingLastPathComponent
+        let statuses = Dictionary(report.outputs.map { ($0.output, $0.status) }, uniquingKeysWith: { first, _ in first })
+        var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
+        for input in full.inputs {
+            var outputs: [OutputMap.Output] = []
+            var inputHash: String?
+            for output in input.outputs where statuses[output.path] == .written || statuses[output.path] == .skipped {
+                let outputPath = absolute(output.path)
+                guard let record = records.record(for: outputPath), let stamp = FileStamp.of(outputPath),
+                    let format = ImageFormat(extension: (outputPath as NSString).pathExtension)
+                else { continue }
+                var size = record.width.flatMap { width in record.height.map { (width, $0) } }
+                if size == nil, let header = try? ImageReader.header(ofFile: outputPath, confinement: confinement) {
+                    size = (header.width, header.height)
+                    // A record older than the sizes gets them, so the next run need not read the file.
+                    var completed = record
+                    (completed.width, completed.height) = (header.width, header.height)
+                    try? records.add(completed)
+                }
+                guard let (width, height) = size else { continue }
+                inputHash = inputHash ?? record.inputFile.hash
+                outputs.append(OutputMap.Output(
+                    path: OutputMap.relative(outputPath, from: mapFolder), format: format.mapName, width: width,
+                    height: height, bytes: Int(stamp.size), variant: output.variant.name, size: output.size))
+            }
+            guard let inputHash, !outputs.isEmpty else { continue }
+            let inputPath = absolute(input.path)
+            inputs.append((
+                inputPath,
+                OutputMap.Input(
+                    path: OutputMap.relative(inputPath, from: mapFolder), width: nil, height: nil, placeholder: nil,
+                    outputs: outputs),
+                inputHash
+            ))
+        }
+
+        let (placeholders, missing) = try placeholders(
+            of: inputs.map { ($0.absolute, $0.inputHash) }, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+            confinement: confinement, mapPath: path)
+        let map = OutputMap(job: full.job.name, inputs: inputs.map { input in
+            var entry = input.entry
+            if let placeholder = placeholders[input.absolute] {
+                entry.width = placeholder.width
+                entry.height = placeholder.height
+                entry.placeholder = OutputMap.Placeholder(thumbHash: placeholder.thumbHash, dataURI: placeholder.dataURI)
+            }
+            return entry
+        })
+
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try RunReport.json(map)) + Array("\n".utf8)
+        } catch {
+            throw MapFailure(path: path, message: "cannot encode the map: \(error)")
+        }
+        if let existing = FileManager.default.contents(atPath: path), Array(existing) == bytes {
+            return MapResult(written: false, missingPlaceholders: missing)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        do throws(StateError) {
+            // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.
+            for created in try CreatedFolder.make(folder.isEmpty ? "." : folder, confinement: confinement) {
+                try records.add(created)
+            }
+        } catch {
+            throw MapFailure(path: path, message: "\(error)")
+        }
+        do {
+            try ImageWriter.write(bytes, to: path, confinement: confinement)
+        } catch {
+            throw MapFailure(path: path, message: error.message)
+        }
+        return MapResult(written: true, missingPlaceholders: missing)
+    }
+
+    /// The placeholders of `inputs` (absolute path, hash of the bytes the outputs were made
+    /// from), by input: the recorded ones still good, the others made now, several at once,
+    /// and recorded. Those of inputs no output record names are forgotten.
+    private func placeholders(
+        of inputs: [(path: String, hash: String)], pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?,
+        mapPath: String
+    ) throws(MapFailure) -> ([String: InputPlaceholder], [(input: String, reason: String)]) {
+        var found: [String: InputPlaceholder] = [:]
+        var wanted: [(path: String, hash: String)] = []
+        for input in inputs {
+            if let kept = records.placeholder(for: input.path), kept.inputHash == input.hash,
+                kept.recipe == InputPlaceholder.recipe
+            {
+                found[input.path] = kept
+            } else {
+                wanted.append(input)
+            }
+        }
+        let made = Mutex([Result<InputPlaceholder, ImageIOError>?](repeating: nil, count: wanted.count))
+        let work = wanted
+        DispatchQueue.concurrentPerform(iterations: work.count) { index in
+            let result = Result { () throws(ImageIOError) -> InputPlaceholder in
+                try InputPlaceholder.make(
+                    work[index].path, inputHash: work[index].hash, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+                    confinement: confinement)
+            }
+            made.withLock { $0[index] = result }
+        }
+        var missing: [(input: String, reason: String)] = []
+        do throws(StateError) {
+            for (input, result) in zip(wanted, made.withLock { $0 }) {
+                switch result {
+                case .success(let placeholder):
+                    found[input.path] = placeholder
+                    try records.add(placeholder)
+                case .failure(let error): missing.append((input.path, error.message))
+                case nil: break
+                }
+            }
+            let named = Set(records.all.map(\.input))
+            for kept in records.placeholders where !named.contains(kept.input) {
+                try records.remove(placeholder: kept.input)
+            }
+        } catch {
+            throw MapFailure(path: mapPath, message: "cannot record a placeholder: \(error)")
+        }
+        return (found, missing)
+    }
+}

@@ -1,0 +1,96 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import Foundation
+
+/// What the output map shows of an input besides its outputs: its size and a placeholder to
+/// show while an output loads: a ThumbHash (``ThumbHash``) and the image it decodes to, as a
+/// PNG data URI. Kept in the job's records (``OutputRecords``) with the hash of the input's
+/// bytes it was made from, so that a run that renders nothing for the input still has it, and
+/// it is made again only when the input's bytes (or ``recipe``) change.
+public struct InputPlaceholder: Codable, Hashable, Sendable {
+    /// The input's absolute path: the placeholder's key.
+    public var input: String
+    /// The hash of the input's bytes it was made from (``FileFingerprint/hash``).
+    public var inputHash: String
+    /// How it was made (``recipe``): another way makes it again.
+    public var recipe: String
+    /// The input's width and height in pixels, as displayed (after its EXIF orientation).
+    public var width: Int
+    public var height: Int
+    /// The ThumbHash's bytes in standard base64 with padding, as the reference's examples write it.
+    public var thumbHash: String
+    /// `data:image/png;base64,...`: the ThumbHash decoded (at most ``ThumbHash/decodedSide``
+    /// pixels on its longer side), for pages that show it without JavaScript.
+    public var dataURI: String
+
+    /// The side of the box the input is reduced into before hashing, in pixels: ThumbHash's
+    /// limit, and a shrink-on-load thumbnail (JPEG and WebP decode at 1/8 scale) keeps it cheap.
+    public static let thumbnailSide = ThumbHash.maximumSide
+
+    /// What a placeholder is made with; change it when the way changes, so that kept ones are
+    /// made again.
+    public static let recipe = "thumbhash 1; thumbnail \(thumbnailSide) lanczos3; png \(ThumbHash.decodedSide)"
+
+    public init(
+        input: String, inputHash: String, recipe: String = Self.recipe, width: Int, height: Int, thumbHash: String,
+        dataURI: String
+    ) {
+        self.input = input
+        self.inputHash = inputHash
+        self.recipe = recipe
+        self.width = width
+        self.height = height
+        self.thumbHash = thumbHash
+        self.dataURI = dataURI
+    }
+
+    /// The placeholder of the image at `path` (absolute), whose bytes hash to `inputHash`:
+    /// its header for the size, a shrink-on-load thumbnail into ``thumbnailSide`` pixels
+    /// (colour in sRGB, upright) for the ThumbHash, the ThumbHash decoded and encoded as PNG
+    /// for the data URI.
+    /// - Throws: `ImageIOError` from reading the input or encoding the PNG.
+    public static func make(
+        _ path: String, inputHash: String, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement? = nil
+    ) throws(ImageIOError) -> InputPlaceholder {
+        let header = try ImageReader.header(ofFile: path, confinement: confinement)
+        let thumbnail = try ImageReader.thumbnail(
+            path, width: thumbnailSide, height: thumbnailSide, fit: .inside, upscale: false, pixelLimit: pixelLimit,
+            memoryLimit: memoryLimit, confinement: confinement)
+        let pixels = thumbnail.pixels
+        var rgba: [UInt8] = []
+        rgba.reserveCapacity(pixels.rect.width * pixels.rect.height * 4)
+        for y in pixels.rect.y..<pixels.rect.maxY {
+            for x in pixels.rect.x..<pixels.rect.maxX {
+                // Premultiplied floats to straight 8-bit samples, as ThumbHash takes them.
+                let pixel = pixels[x, y]
+                let alpha = pixels.hasAlpha ? pixel.w : 1
+                let colour = alpha > 0 ? SIMD3(pixel.x, pixel.y, pixel.z) / alpha : .zero
+                rgba += [colour.x, colour.y, colour.z, alpha].map { UInt8(min(max(($0 * 255).rounded(), 0), 255)) }
+            }
+        }
+        let hash = ThumbHash.encode(width: pixels.rect.width, height: pixels.rect.height, rgba: rgba)
+        guard let decoded = ThumbHash.decode(hash) else {
+            // A hash just encoded always decodes; this names the file if that ever breaks.
+            throw ImageIOError(code: .encodeFailed, path: path, message: "its ThumbHash does not decode")
+        }
+        let image = PixelBuffer(rect: Rect(x: 0, y: 0, width: decoded.width, height: decoded.height))
+        var translucent = false
+        for y in 0..<decoded.height {
+            for x in 0..<decoded.width {
+                let i = (y * decoded.width + x) * 4
+                let sample = SIMD4<Float>(
+                    Float(decoded.rgba[i]), Float(decoded.rgba[i + 1]), Float(decoded.rgba[i + 2]), Float(decoded.rgba[i + 3])
+                ) / 255
+                translucent = translucent || sample.w < 1
+                image[x, y] = SIMD4(sample.x * sample.w, sample.y * sample.w, sample.z * sample.w, sample.w)
+            }
+        }
+        let png = try ImageWriter.encode(
+            image, extension: "png", named: path, sourceBitDepth: 8, sourceHadAlpha: translucent, metadata: nil,
+            options: EncodeOptions(stripMetadata: true, bitDepth: 8))
+        return InputPlaceholder(
+            input: path, inputHash: inputHash, width: header.width, height: header.height,
+            thumbHash: Data(hash).base64EncodedString(),
+            dataURI: "data:image/png;base64," + Data(png.bytes).base64EncodedString())
+    }
+}

@@ -1,0 +1,90 @@
+import BlurfarmCore
+
+/// A job's output map (`map:` in the manifest, `run --map`): what a site build needs of the
+/// job's outputs, as JSON (docs/json.md, docs/output-map.schema.json). Every input that has
+/// an output up to date, in plan order (input path order), with those outputs in the
+/// manifest's variant and size order, and the input's placeholder. Paths are relative to the
+/// map's own folder, ready for a template. Nothing in it depends on when it was written, so a
+/// run that changes nothing leaves the file byte for byte as it was.
+public struct OutputMap: Codable, Equatable, Sendable {
+    /// The format's version: a change that could break a reader gets a new one.
+    public var version: Int
+    /// The job's name.
+    public var job: String
+    public var inputs: [Input]
+
+    /// The version this blurfarm writes.
+    public static let currentVersion = 1
+
+    public init(job: String, inputs: [Input]) {
+        version = Self.currentVersion
+        self.job = job
+        self.inputs = inputs
+    }
+
+    /// One input and its outputs that are up to date.
+    public struct Input: Codable, Equatable, Sendable {
+        /// The input's path, relative to the map's folder.
+        public var path: String
+        /// The input's size in pixels, as displayed; absent with the placeholder.
+        public var width: Int?
+        public var height: Int?
+        /// Absent when it could not be made (said as a warning by the run).
+        public var placeholder: Placeholder?
+        /// At least one.
+        public var outputs: [Output]
+    }
+
+    /// A placeholder of an input (``InputPlaceholder``).
+    public struct Placeholder: Codable, Equatable, Sendable {
+        /// ThumbHash bytes in base64 (standard alphabet, padded).
+        public var thumbHash: String
+        /// `data:image/png;base64,...`, at most 32 pixels on its longer side.
+        public var dataURI: String
+    }
+
+    /// One output file, as it is on disk.
+    public struct Output: Codable, Equatable, Sendable {
+        /// The file's path, relative to the map's folder.
+        public var path: String
+        /// From the path's extension: `jpeg`, `png`, `webp`, `tiff` or `avif` (the MIME type is
+        /// `image/` and this).
+        public var format: String
+        /// Its width and height in pixels.
+        public var width: Int
+        public var height: Int
+        /// Its size in bytes.
+        public var bytes: Int
+        /// The variant it came from.
+        public var variant: String
+        /// The size of the variant's `sizes` it is (what `{size}` expanded to); absent for a
+        /// variant without `sizes`.
+        public var size: Int?
+    }
+}
+
+extension ImageFormat {
+    /// The format as the output map names it: the MIME subtype (`image/webp`).
+    var mapName: String {
+        switch self {
+        case .jpeg: "jpeg"
+        case .png: "png"
+        case .webp: "webp"
+        case .tiff: "tiff"
+        case .avif: "avif"
+        }
+    }
+}
+
+extension OutputMap {
+    /// `path` relative to the folder `folder`, both absolute: `..` for each folder of
+    /// `folder` that `path` is not below.
+    static func relative(_ path: String, from folder: String) -> String {
+        let target = path.split(separator: "/", omittingEmptySubsequences: true)
+        let base = folder.split(separator: "/", omittingEmptySubsequences: true)
+        var common = 0
+        while common < target.count - 1, common < base.count, target[common] == base[common] { common += 1 }
+        return (Array(repeating: "..", count: base.count - common) + target[common...].map(String.init))
+            .joined(separator: "/")
+    }
+}

@@ -1,0 +1,329 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// The output map (`map:`, `run --map`; docs/json.md): after every run it lists exactly the
+/// outputs up to date on disk, with their real size and bytes, valid against
+/// docs/output-map.schema.json; a run that changes nothing leaves it byte for byte; each
+/// input's placeholder decodes to the input's mean colour.
+@Suite struct OutputMapTests {
+    typealias JobFolder = IncrementalRunTests.JobFolder
+
+    /// A job of 3 photos and 2 generated images (40 and 47 pixels wide): a srcset variant at
+    /// two sizes below every input's width (WebP) and a blurred backdrop (JPEG), its map in `site/`.
+    static func makeJob(map: String? = "site/images.json") throws -> JobFolder {
+        let job = try JobFolder.make(photos: 3, generated: 2)
+        let text = """
+            job: site
+            inputs: [in/*.jpg, in/*.ppm]
+            outputs:
+              - name: srcset
+                path: out/{stem}-{size}w.webp
+                resize:
+                  sizes: [16, 32]
+              - name: backdrop
+                path: out/backdrop/{stem}.jpg
+                filters:
+                  - gaussian:
+                      sigma: 3
+
+            """ + (map.map { "map: \($0)\n" } ?? "")
+        try text.write(toFile: job.manifest, atomically: true, encoding: .utf8)
+        return job
+    }
+
+    /// The map at `path`, parsed.
+    static func load(_ path: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// Every output the map lists: its absolute path, and the entry.
+    static func outputs(of map: [String: Any], folder: String) -> [(path: String, entry: [String: Any], input: String)] {
+        var all: [(String, [String: Any], String)] = []
+        for input in map["inputs"] as? [[String: Any]] ?? [] {
+            for output in input["outputs"] as? [[String: Any]] ?? [] {
+                let path = URL(fileURLWithPath: folder).appendingPathComponent(output["path"] as? String ?? "").standardized.path
+                all.append((path, output, input["path"] as? String ?? ""))
+            }
+        }
+        return all
+    }
+
+    /// The image files under `out/`, absolute.
+    static func filesOnDisk(_ job: JobFolder) -> Set<String> {
+        Set(IncrementalRunTests.outputTree(job).filter { !$0.hasSuffix("/") }.map {
+            URL(fileURLWithPath: job.path("out/\($0)")).standardized.path
+        })
+    }
+
+    /// Whether the map at `path` is valid against the schema (Python's jsonschema), with its message.
+    static func validate(_ path: String) throws -> CommandResult {
+        let schema = Fixtures.repository.appendingPathComponent("docs/output-map.schema.json").path
+        let script = """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            jsonschema.Draft202012Validator(schema).validate(json.load(open(sys.argv[2])))
+            """
+        return try Blurfarm.run(["-c", "exec python3 -c \"$0\" \"$1\" \"$2\"", script, schema, path], shell: true)
+    }
+
+    /// Checks that the map of `job` lists exactly the files under `out/`, each with its real
+    /// width, height, bytes and format, its variant and size, and that it is valid.
+    static func expectMapMatchesDisk(_ job: JobFolder, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+        let mapPath = job.path("site/images.json")
+        let map = try load(mapPath)
+        let listed = outputs(of: map, folder: job.path("site"))
+        #expect(Set(listed.map(\.path)) == filesOnDisk(job), sourceLocation: sourceLocation)
+        #expect(listed.count == Set(listed.map(\.path)).count, "an output listed twice", sourceLocation: sourceLocation)
+        for (path, entry, _) in listed {
+            let header = try ImageReader.header(ofFile: path)
+            let bytes = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(entry["width"] as? Int == header.width && entry["height"] as? Int == header.height, "\(path)", sourceLocation: sourceLocation)
+            #expect(entry["bytes"] as? Int == bytes, "\(path)", sourceLocation: sourceLocation)
+            let webp = path.hasSuffix(".webp")
+            #expect(entry["format"] as? String == (webp ? "webp" : "jpeg"), sourceLocation: sourceLocation)
+            #expect(entry["variant"] as? String == (webp ? "srcset" : "backdrop"), sourceLocation: sourceLocation)
+            // The size it came from is the one in its name, and its width.
+            let size = entry["size"] as? Int
+            #expect(webp ? path.hasSuffix("-\(size ?? -1)w.webp") : size == nil, "\(path)", sourceLocation: sourceLocation)
+            if let size, webp { #expect(header.width == size, "\(path)", sourceLocation: sourceLocation) }
+        }
+        let validation = try validate(mapPath)
+        #expect(validation.status == 0, "\(validation.stderr)", sourceLocation: sourceLocation)
+    }
+
+    @Test func theMapListsExactlyTheFilesOnDiskAfterRunsDeletionsAndPrunes() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let (first, _) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        try Self.expectMapMatchesDisk(job)
+        let map = try Self.load(job.path("site/images.json"))
+        #expect(map["version"] as? Int == 1 && map["job"] as? String == "site")
+        let inputs = try #require(map["inputs"] as? [[String: Any]])
+        #expect(inputs.map { $0["path"] as? String } == ["../in/gen0.ppm", "../in/gen1.ppm", "../in/photo0.jpg", "../in/photo1.jpg", "../in/photo2.jpg"])
+        #expect(inputs.allSatisfy { ($0["outputs"] as? [Any])?.count == 3 })
+        #expect(Self.filesOnDisk(job).count == 15)
+        let written = try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json")))
+
+        // Nothing changed: the same bytes (and the file is not even rewritten).
+        let before = try FileManager.default.attributesOfItem(atPath: job.path("site/images.json"))[.modificationDate] as? Date
+        let (second, secondReport) = try job.run()
+        #expect(second.status == 0 && secondReport.outputs("written").isEmpty, "\(second.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json"))) == written)
+        #expect(try FileManager.default.attributesOfItem(atPath: job.path("site/images.json"))[.modificationDate] as? Date == before)
+
+        // An output deleted is written again: the same file, the same map.
+        try FileManager.default.removeItem(atPath: job.path("out/photo1-32w.webp"))
+        let (third, thirdReport) = try job.run()
+        #expect(third.status == 0 && thirdReport.outputs("written") == ["out/photo1-32w.webp"], "\(third.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json"))) == written)
+
+        // An input gone and pruned: its outputs and its entry leave the map.
+        try FileManager.default.removeItem(atPath: job.path("in/photo2.jpg"))
+        let (pruning, pruneReport) = try job.run(["--prune"])
+        #expect(pruning.status == 0 && pruneReport.pruned.count == 3, "\(pruning.stderr)")
+        try Self.expectMapMatchesDisk(job)
+        let pruned = try Self.load(job.path("site/images.json"))
+        #expect((pruned["inputs"] as? [[String: Any]])?.map { $0["path"] as? String }.contains("../in/photo2.jpg") == false)
+
+        // An input that now fails to decode: its outputs are no longer up to date, so they are
+        // left out (the files of the earlier run stay on disk, as a failed output leaves them).
+        try Data("P6\n40 30\n255\nshort".utf8).write(to: URL(fileURLWithPath: job.path("in/gen0.ppm")))
+        let (failing, _) = try job.run()
+        #expect(failing.status == 1, "\(failing.stderr)")
+        let afterFailure = try Self.load(job.path("site/images.json"))
+        let listed = Self.outputs(of: afterFailure, folder: job.path("site"))
+        #expect(!listed.contains { $0.input == "../in/gen0.ppm" })
+        #expect(Set(listed.map(\.path)) == Self.filesOnDisk(job).filter { !$0.contains("/gen0") })
+        #expect(try Self.validate(job.path("site/images.json")).status == 0)
+    }
+
+    /// The schema is not vacuous: a map with a wrong type, a missing key or an absolute path
+    /// is refused.
+    @Test func theSchemaRefusesABrokenMap() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        _ = try job.run()
+        let good = try Self.load(job.path("site/images.json"))
+        let broken: [(String, ([String: Any]) -> [String: Any])] = [
+            ("width as a string", { map in Self.editFirstOutput(map) { $0["width"] = "160" } }),
+            ("no bytes", { map in Self.editFirstOutput(map) { $0["bytes"] = nil } }),
+            ("an absolute path", { map in Self.editFirstOutput(map) { $0["path"] = "/srv/a.webp" } }),
+            ("an unknown format", { map in Self.editFirstOutput(map) { $0["format"] = "gif" } }),
+            ("another version", { map in var m = map; m["version"] = 2; return m }),
+        ]
+        for (what, edit) in broken {
+            let path = job.path("broken.json")
+            try JSONSerialization.data(withJSONObject: edit(good)).write(to: URL(fileURLWithPath: path))
+            #expect(try Self.validate(path).status != 0, "\(what) passed the schema")
+        }
+    }
+
+    static func editFirstOutput(_ map: [String: Any], _ change: (inout [String: Any]) -> Void) -> [String: Any] {
+        var map = map
+        var inputs = map["inputs"] as! [[String: Any]]
+        var outputs = inputs[0]["outputs"] as! [[String: Any]]
+        change(&outputs[0])
+        inputs[0]["outputs"] = outputs
+        map["inputs"] = inputs
+        return map
+    }
+
+    /// The largest difference of two colours' channels.
+    static func distance(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+        max(abs(a.x - b.x), abs(a.y - b.y), abs(a.z - b.z))
+    }
+
+    /// The mean of each colour channel of the image at `path`, in 0...255.
+    static func meanColour(_ path: String) throws -> SIMD3<Double> {
+        let image = try ImageReader.read(path)
+        let rect = image.pixels.rect
+        var sum = SIMD3<Double>(0, 0, 0)
+        for y in rect.y..<rect.maxY {
+            for x in rect.x..<rect.maxX {
+                let p = image.pixels[x, y]
+                sum += SIMD3(Double(p.x), Double(p.y), Double(p.z))
+            }
+        }
+        return sum / Double(rect.width * rect.height) * 255
+    }
+
+    /// Each input's placeholder, its data URI decoded by libvips and its ThumbHash decoded as
+    /// the reference decodes it (``ThumbHash/decode(_:)``, checked against the reference in
+    /// ThumbHashTests), has the input's mean colour within 8 levels, and the input's size and
+    /// orientation.
+    @Test func thePlaceholderDecodesToTheInputsMeanColour() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let (result, _) = try job.run()
+        #expect(result.status == 0, "\(result.stderr)")
+        let map = try Self.load(job.path("site/images.json"))
+        let inputs = try #require(map["inputs"] as? [[String: Any]])
+        try #require(inputs.count == 5)
+        for input in inputs {
+            let inputPath = URL(fileURLWithPath: job.path("site")).appendingPathComponent(input["path"] as! String).path
+            let expected = try Self.meanColour(inputPath)
+            let header = try ImageReader.header(ofFile: inputPath)
+            #expect(input["width"] as? Int == header.width && input["height"] as? Int == header.height)
+            let placeholder = try #require(input["placeholder"] as? [String: String], "\(inputPath)")
+
+            let uri = try #require(placeholder["dataURI"])
+            let prefix = "data:image/png;base64,"
+            try #require(uri.hasPrefix(prefix))
+            let png = job.path("placeholder.png")
+            try #require(Data(base64Encoded: String(uri.dropFirst(prefix.count)))).write(to: URL(fileURLWithPath: png))
+            let decoded = try ImageReader.header(ofFile: png)
+            #expect(max(decoded.width, decoded.height) == 32)
+            #expect((decoded.width >= decoded.height) == (header.width >= header.height), "\(inputPath)")
+            let fromURI = try Self.meanColour(png)
+            #expect(Self.distance(fromURI, expected) <= 8, "\(inputPath): \(fromURI) vs \(expected)")
+
+            let hashBytes = try #require(Data(base64Encoded: placeholder["thumbHash"] ?? ""))
+            let hash = try #require(ThumbHash.decode(Array(hashBytes)))
+            var sum = SIMD3<Double>(0, 0, 0)
+            for i in stride(from: 0, to: hash.rgba.count, by: 4) {
+                sum += SIMD3(Double(hash.rgba[i]), Double(hash.rgba[i + 1]), Double(hash.rgba[i + 2]))
+            }
+            let fromHash = sum / Double(hash.width * hash.height)
+            #expect(Self.distance(fromHash, expected) <= 8, "\(inputPath): \(fromHash) vs \(expected)")
+        }
+    }
+
+    /// A translucent input's placeholder keeps its alpha: the hash says so, and the data URI
+    /// has an alpha channel whose mean is the input's within 8 levels.
+    @Test func aTranslucentInputsPlaceholderKeepsItsAlpha() throws {
+        let path = Fixtures.repository.appendingPathComponent("samples/alpha-garbage-under-transparent.png").path
+        let placeholder = try InputPlaceholder.make(
+            path, inputHash: "unused", pixelLimit: ImageReader.defaultPixelLimit, memoryLimit: ImageReader.usableMemory)
+        #expect(placeholder.width == 640 && placeholder.height == 400)
+        let hash = Array(try #require(Data(base64Encoded: placeholder.thumbHash)))
+        #expect(hash[2] & 0x80 != 0, "the hash has no alpha")
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let png = folder.appendingPathComponent("placeholder.png")
+        try #require(Data(base64Encoded: String(placeholder.dataURI.dropFirst("data:image/png;base64,".count)))).write(to: png)
+        func meanAlpha(_ path: String) throws -> Double {
+            let image = try ImageReader.read(path)
+            let rect = image.pixels.rect
+            var sum = 0.0
+            for y in rect.y..<rect.maxY { for x in rect.x..<rect.maxX { sum += Double(image.pixels[x, y].w) } }
+            return sum / Double(rect.width * rect.height) * 255
+        }
+        #expect(try ImageReader.header(ofFile: png.path).hasAlpha)
+        let (input, decoded) = (try meanAlpha(path), try meanAlpha(png.path))
+        #expect(abs(input - decoded) <= 8, "alpha \(decoded) vs \(input)")
+    }
+
+    /// `run --map FILE` writes the map there (paths relative to its folder) for a manifest
+    /// without `map:`, or instead of the manifest's; it names one file, so one manifest.
+    @Test func runMapWritesTheMapWhereItSays() throws {
+        let job = try Self.makeJob(map: nil)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let target = job.path("elsewhere/deeper/map.json")
+        let (result, _) = try job.run(["--map", target])
+        #expect(result.status == 0, "\(result.stderr)")
+        let map = try Self.load(target)
+        let listed = Self.outputs(of: map, folder: job.path("elsewhere/deeper"))
+        #expect(Set(listed.map(\.path)) == Self.filesOnDisk(job))
+        #expect(listed.allSatisfy { $0.entry["path"].map { ($0 as? String)?.hasPrefix("../../out/") == true } ?? false })
+        #expect(!FileManager.default.fileExists(atPath: job.path("site")))
+
+        let two = try Blurfarm.run(["run", job.manifest, job.manifest, "--config", job.config, "--map", target])
+        #expect(two.status == 64 && two.stderr.contains("--map names one file: give it one manifest"), "\(two.stderr)")
+        let yaml = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--map", job.path("map.yaml")])
+        #expect(yaml.status == 64 && yaml.stderr.contains("--map must name a .json file"), "\(yaml.stderr)")
+    }
+
+    /// A map that cannot be written (a file where its folder goes) fails the run, not the
+    /// outputs; the next run, with the way clear, writes it though it renders nothing.
+    @Test func aMapThatCannotBeWrittenFailsTheRunNotItsOutputs() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: job.path("site")))
+        let (blocked, report) = try job.run()
+        #expect(blocked.status == 1, "\(blocked.stderr)")
+        #expect(blocked.stderr.contains("site/images.json: cannot write the output map: "), "\(blocked.stderr)")
+        #expect(report.outputs("written").count == 15)
+        try FileManager.default.removeItem(atPath: job.path("site"))
+        let (cleared, clearedReport) = try job.run()
+        #expect(cleared.status == 0 && clearedReport.outputs("written").isEmpty, "\(cleared.stderr)")
+        try Self.expectMapMatchesDisk(job)
+    }
+
+    /// Records written before they kept the outputs' sizes (and before placeholders) still
+    /// give the same map: the sizes are read from the files, the placeholders made anew.
+    @Test func recordsWithoutSizesOrPlaceholdersGiveTheSameMap() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        _ = try job.run()
+        let written = try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json")))
+        let records = try #require(IncrementalRunTests.recordsFile(job))
+        var lines: [String] = []
+        for line in try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n") {
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if object["placeholder"] != nil { continue }
+            if var record = object["record"] as? [String: Any] {
+                record["width"] = nil
+                record["height"] = nil
+                object["record"] = record
+            }
+            lines.append(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: records, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: job.path("site/images.json"))
+        let (result, report) = try job.run()
+        #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json"))) == written)
+        // The records have their sizes and placeholders again.
+        let text = try String(contentsOfFile: records, encoding: .utf8)
+        #expect(text.components(separatedBy: "\"placeholder\"").count - 1 == 5)
+        #expect(IncrementalRunTests.recordedOutputs(job).count == 15)
+        #expect(text.components(separatedBy: "\"width\"").count - 1 >= 15 + 5)
+    }
+}
