@@ -66,9 +66,13 @@ import Testing
 
     /// A random opaque image decodes to a placeholder whose mean colour is within 8 levels of
     /// the image's (the DC terms are the averages, 6 bits each), and the orientation is kept.
+    /// From 8 pixels a side, as the map's thumbnails of any but the thinnest inputs are: on a
+    /// side of a pixel or two the cosines the hash keeps (5 or 7 a side) alias to copies of the
+    /// mean, whose peaks the decoder clamps, so the mean moves (a 1×1 image of (40, 40, 124)
+    /// comes back as (73, 72, 96), the reference's encoder and decoder alike).
     @Test func theMeanColourSurvivesARoundTrip() async {
-        let images = zip(Gen.int(in: 1...100), Gen.int(in: 1...100), Gen<UInt64>.value(in: 0...UInt64.max))
-        await propertyCheck(count: 60, input: images) { width, height, seed in
+        let images = zip(Gen.int(in: 8...100), Gen.int(in: 8...100), Gen<UInt64>.value(in: 0...UInt64.max))
+        await propertyCheck(count: 200, input: images) { width, height, seed in
             var state = seed | 1
             // Smooth noise around a random colour: what a downscaled photo looks like.
             func next() -> Int {
