@@ -27,6 +27,9 @@ public struct PlannedInput: Sendable {
     /// The path relative to the manifest's folder, as reports show it.
     public let relativePath: String
     public let outputs: [PlannedOutput]
+    /// The sizes of variants with `sizes` that are not made because the input is narrower
+    /// (``NotEnlargedOutput``), in the manifest's order.
+    public var notEnlarged: [NotEnlargedOutput] = []
 }
 
 /// What a job will do, before any pixel is touched: its inputs and their outputs.
