@@ -11,6 +11,17 @@ public struct PlannedOutput: Sendable {
     /// that width serves every size (``decodeResize``). nil otherwise.
     public var largestSize: Int? = nil
 
+    /// Why this size of a variant with `sizes` is not written when its image came out `width`
+    /// pixels wide, not its size's: the input was replaced by a narrower one after the plan
+    /// read its header. Its name would claim a width it does not have; the next run plans it
+    /// as not made (``NotEnlargedOutput``). Nil for any other output, or the right width.
+    public func sizeMismatch(width: Int) -> OutputFailure? {
+        guard largestSize != nil, let size = variant.resize?.width, width != size else { return nil }
+        return .verification(
+            "\(path): the input became narrower than \(size) px after the job was planned (the image is \(width) px "
+                + "wide): not written, as its name would claim a width it does not have; the next run plans it again")
+    }
+
     /// The resize the input is decoded at for this output: the variant's, or for one of
     /// several sizes the largest's (the smaller sizes are reduced from it).
     public var decodeResize: ResizeSpec? {

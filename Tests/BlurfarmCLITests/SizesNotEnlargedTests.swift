@@ -1,5 +1,6 @@
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
@@ -161,5 +162,42 @@ import Testing
                 Issue.record("\(width)x\(height) \(sizes): \(error)")
             }
         }
+    }
+
+    /// An input replaced by a narrower one between the plan and the run: the size it no longer
+    /// reaches is not written (its name would lie), the others are.
+    @Test func anInputNarrowedAfterThePlanWritesNoSizeItNoLongerReaches() throws {
+        let root = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(atPath: root.path + "/in", withIntermediateDirectories: true)
+        try Self.writeImage(root.path + "/in/a.png", width: 700, height: 50)
+        let manifest = root.path + "/p.job"
+        try """
+            job: p
+            inputs: [in/*.png]
+            outputs:
+              - name: w
+                path: out/{stem}-{size}.png
+                resize:
+                  sizes: [320, 640]
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        #expect(plan.outputCount == 2)
+        try Self.writeImage(root.path + "/in/a.png", width: 500, height: 50)
+        let runner = JobRunner(
+            registry: .builtIn, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: 1)),
+            pixelLimit: 1 << 28)
+        let report = runner.run(
+            plan,
+            settings: RunSettings(
+                configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 512, pixelLimit: 1 << 28,
+                verify: "checksum"))
+        #expect(report.outputs.map(\.status) == [.written, .failed], "\(report.outputs)")
+        #expect(report.outputs[1].failure?.kind == "verification")
+        #expect(report.outputs[1].error?.contains("narrower than 640 px") == true, "\(report.outputs[1].error ?? "")")
+        #expect(try ImageReader.header(ofFile: root.path + "/out/a-320.png").width == 320)
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/out/a-640.png"))
     }
 }
