@@ -70,10 +70,12 @@ extension SlurmRunContext {
             ?? RunSettings(
                 configuration: run.config, workers: 0, threads: 0, decodedImages: configuration.decodedImages,
                 tile: plan.tileSize, pixelLimit: configuration.pixelLimit, verify: plan.job.verify.rawValue)
-        return RunReport(
+        var report = RunReport(
             job: plan.job.name, manifest: plan.manifestPath,
             started: all.map(\.started).min() ?? run.submissions.first?.submitted ?? began, finished: Date(),
             settings: settings, outputs: outputs.sorted { (order[$0.output] ?? .max) < (order[$1.output] ?? .max) })
+        report.notEnlarged = plan.inputs.flatMap(\.notEnlarged)
+        return report
     }
 
     /// Writes `report` as `report.json` in the run folder and in the state folder's reports; the

@@ -43,12 +43,13 @@ public struct SlurmRunContext {
     }
 
     /// Each planned output's state against `records` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
-    /// by shard, in plan order.
+    /// by shard, in plan order; the sizes not made (``OutputState/notEnlarged``) are no
+    /// outputs of a shard.
     public func statuses(_ records: OutputRecords.Contents) -> [[OutputStatus]] {
         shardPlans.map {
             IncrementalRun.status(
                 of: $0, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
-            ).filter { $0.state != .wouldBePruned }
+            ).filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }
         }
     }
 

@@ -53,15 +53,21 @@ extension IncrementalRun {
     /// likely a fault (a folder not mounted, a glob edited wrongly) than a clean-up.
     public static let pruneShareLimit = 0.5
 
-    /// The records ``prune()`` acts on: not an output the current plan writes, input gone.
+    /// The records ``prune()`` acts on: not an output the current plan writes, and its input
+    /// gone or its size now larger than its input.
     private func orphans() -> [OutputRecord] {
-        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute))
+        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute), notEnlarged: notEnlarged.map { absolute($0.output) })
     }
 
-    /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is gone.
-    static func orphans(of records: [OutputRecord], planned: [String]) -> [OutputRecord] {
-        let planned = Set(planned)
-        return records.filter { !planned.contains($0.output) && Syscalls.status($0.input) == nil }
+    /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is
+    /// gone, or whose output is in `notEnlarged` (absolute paths): a size larger than its input
+    /// now, whose file (made from a wider input, or enlarged by an older blurfarm) would tell a
+    /// `srcset` a width it does not have.
+    static func orphans(of records: [OutputRecord], planned: [String], notEnlarged: [String]) -> [OutputRecord] {
+        let planned = Set(planned), notEnlarged = Set(notEnlarged)
+        return records.filter {
+            !planned.contains($0.output) && (notEnlarged.contains($0.output) || Syscalls.status($0.input) == nil)
+        }
     }
 
     /// Why ``prune()`` should not run without being forced, or nil when it may: when an input
@@ -97,7 +103,8 @@ extension IncrementalRun {
         return nil
     }
 
-    /// Removes the outputs this job recorded whose input no longer exists, and their records;
+    /// Removes the outputs this job recorded whose input no longer exists, or whose size is now
+    /// larger than their input (``NotEnlargedOutput``), and their records;
     /// then every folder blurfarm created that is empty now (each checked to be the folder
     /// created: same device and inode), and their records. Only recorded outputs are
     /// touched, never one the current plan still writes; a file that was changed since it was

@@ -26,6 +26,9 @@ public final class IncrementalRun: Sendable {
     public let records: OutputRecords
     /// Every output path of the full plan, in plan order: the report's order.
     public let plannedOutputs: [String]
+    /// The sizes of the full plan not made because their input is narrower
+    /// (``PlannedInput/notEnlarged``): the report lists them, `--prune` removes their recorded files.
+    public let notEnlarged: [NotEnlargedOutput]
 
     /// What a written output is recorded with: the input as hashed before the run, the recipe.
     struct Pending: Sendable {
@@ -124,6 +127,7 @@ public final class IncrementalRun: Sendable {
         self.skipped = skipped
         self.pending = pending
         plannedOutputs = planned
+        notEnlarged = full.inputs.flatMap(\.notEnlarged)
         let folders = folders
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
@@ -198,7 +202,9 @@ public final class IncrementalRun: Sendable {
 
     /// What `check --status` shows of a job: each planned output's state (``state(of:recipe:record:failure:decoder:input:)``,
     /// the decision `run` makes), in plan order, then each recorded output `--prune` would
-    /// remove (`wouldBePruned`: its input gone, the file still there). Reads the files' stamps,
+    /// remove (`wouldBePruned`: its input gone, or a size now larger than its input
+    /// (``PlannedInput/notEnlarged``); the file still there). The sizes not made are listed
+    /// after their input's outputs (`notEnlarged`), unless a recorded file is at their path. Reads the files' stamps,
     /// and hashes those whose stamps changed; decodes nothing and writes nothing.
     public static func status(
         of plan: JobPlan, records: OutputRecords.Contents, versions: String, plugins: [String: String] = [:],
@@ -219,9 +225,19 @@ public final class IncrementalRun: Sendable {
                     input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
                     reason: state == .failedEarlier ? failure?.reason : nil))
             }
+            for skipped in input.notEnlarged {
+                // A recorded file there is listed as one `--prune` removes.
+                let path = absolute(skipped.output, using: folders)
+                if records.records[path] != nil, exists(path) { continue }
+                statuses.append(OutputStatus(
+                    input: input.relativePath, output: skipped.output, variant: skipped.variant, state: .notEnlarged,
+                    reason: skipped.reason))
+            }
         }
         let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
-        for record in orphans(of: records.records.values.sorted { $0.output < $1.output }, planned: planned)
+        let notEnlarged = plan.inputs.flatMap(\.notEnlarged).map { absolute($0.output, using: folders) }
+        for record in orphans(
+            of: records.records.values.sorted { $0.output < $1.output }, planned: planned, notEnlarged: notEnlarged)
         where exists(record.output) {
             statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
         }

@@ -13,6 +13,17 @@ public struct PlannedOutput: Sendable {
     /// For one size of a variant with `sizes`, that size (what `{size}` expands to); nil otherwise.
     public var size: Int? = nil
 
+    /// Why this size of a variant with `sizes` is not written when its image came out `width`
+    /// pixels wide, not its size's: the input was replaced by a narrower one after the plan
+    /// read its header. Its name would claim a width it does not have; the next run plans it
+    /// as not made (``NotEnlargedOutput``). Nil for any other output, or the right width.
+    public func sizeMismatch(width: Int) -> OutputFailure? {
+        guard largestSize != nil, let size = variant.resize?.width, width != size else { return nil }
+        return .verification(
+            "\(path): the input became narrower than \(size) px after the job was planned (the image is \(width) px "
+                + "wide): not written, as its name would claim a width it does not have; the next run plans it again")
+    }
+
     /// The resize the input is decoded at for this output: the variant's, or for one of
     /// several sizes the largest's (the smaller sizes are reduced from it).
     public var decodeResize: ResizeSpec? {
@@ -29,6 +40,9 @@ public struct PlannedInput: Sendable {
     /// The path relative to the manifest's folder, as reports show it.
     public let relativePath: String
     public let outputs: [PlannedOutput]
+    /// The sizes of variants with `sizes` that are not made because the input is narrower
+    /// (``NotEnlargedOutput``), in the manifest's order.
+    public var notEnlarged: [NotEnlargedOutput] = []
 }
 
 /// What a job will do, before any pixel is touched: its inputs and their outputs.

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
 
@@ -13,7 +14,9 @@ public enum JobPlanner {
     /// globs would take as an input on the next run, and a placeholder that would climb out of
     /// its folder. Files are compared as the kernel sees them (device and inode, after every
     /// link, `.` and `..`), never by their spelling. Files the job's own variants could write
-    /// are never inputs (docs/manifest.md).
+    /// are never inputs (docs/manifest.md). The sizes of a variant with `sizes` that are wider
+    /// than the input (read from its header) and not to be enlarged are not outputs: the plan
+    /// lists them as ``PlannedInput/notEnlarged``.
     public static func plan(
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = []
     ) -> Result<JobPlan, Diagnostics> {
@@ -117,18 +120,32 @@ public enum JobPlanner {
             let inputPath = join(base, relative)
             let shownInput = ShownName.of(relative)
             var outputs: [PlannedOutput] = []
-            for (size, largest, variant) in job.outputs.flatMap(\.eachSize) {
-                let expanded: String
+            /// The output's path for `variant` (at `size`), or nil with a diagnostic.
+            func path(_ variant: VariantSpec, size: Int?) -> String? {
                 do {
-                    expanded = try variant.pathTemplate.expand(
+                    return normalise(join(base, try variant.pathTemplate.expand(
                         stem: stem, ext: ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name,
-                        size: size)
+                        size: size)))
                 } catch {
                     diagnostics.append(.error(
                         "input '\(shownInput)': \(error); such a name is refused (rename the file)", at: variant.pathLocation))
-                    continue
+                    return nil
                 }
-                let path = normalise(join(base, expanded))
+            }
+            // The input's width, read from its header only when some size may be too large for
+            // it; unreadable, every size is planned (the run reports the input).
+            let sourceWidth = job.outputs.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
+                ? (try? ImageReader.header(ofFile: inputPath))?.width : nil
+            var notEnlarged: [NotEnlargedOutput] = []
+            for variant in job.outputs {
+                for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {
+                    guard let path = path(variant.sized(size), size: size) else { continue }
+                    notEnlarged.append(NotEnlargedOutput(
+                        input: relative, output: path, variant: variant.name, width: size, sourceWidth: sourceWidth!))
+                }
+            }
+            for (size, largest, variant) in job.outputs.flatMap({ $0.eachSize(sourceWidth: sourceWidth) }) {
+                guard let path = path(variant, size: size) else { continue }
                 let shownPath = ShownName.of(path)
                 let identity = RealPath.identity(of: path)
                 let real = RealPath.resolveFolder(of: path, using: folders)
@@ -153,7 +170,7 @@ public enum JobPlanner {
                     outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, size: size))
                 }
             }
-            inputs.append(PlannedInput(path: inputPath, relativePath: relative, outputs: outputs))
+            inputs.append(PlannedInput(path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))
         }
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(

@@ -111,6 +111,10 @@ extension JobRunner {
                     guard let problem = OutputFailure(failure) else { continue }  // too large: made here
                     report(index, problem, decode: decodeSeconds, retries: retries)
                 case .encoded(let encoded):
+                    if let mismatch = output.sizeMismatch(width: encoded.width) {
+                        report(index, mismatch, decode: decodeSeconds, retries: retries)
+                        continue
+                    }
                     // A job cancelled (or a run stopped) meanwhile writes nothing more.
                     if let ended = control.ended {
                         report(index, ended, decode: decodeSeconds, retries: retries)

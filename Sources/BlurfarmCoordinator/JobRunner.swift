@@ -236,6 +236,9 @@ public struct JobRunner: Sendable {
         case .failure(let error): return failure(.decode(error))
         case .success(let (i, s)): (image, decodeSeconds) = (i, s)
         }
+        if let mismatch = output.sizeMismatch(width: image.pixels.rect.width) {
+            return failure(mismatch, decode: decodeSeconds)
+        }
         let variant = output.variant
         let chain = chain(of: output)
         // A plugin's answers are checked before any rectangle is used, and so is the size of

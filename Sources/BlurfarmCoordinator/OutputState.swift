@@ -18,6 +18,8 @@ public enum OutputState: String, Sendable, Codable, CaseIterable, CustomStringCo
     /// The input failed to decode earlier, through its own fault, and has not changed since:
     /// `run` skips it (`--retry-failed` tries it again).
     case failedEarlier
+    /// A size of a variant with `sizes` larger than its input, not made (``NotEnlargedOutput``).
+    case notEnlarged
 
     /// As `check --status` prints it: `up to date`, `stale (input changed)`, `missing`...
     public var description: String {
@@ -30,6 +32,7 @@ public enum OutputState: String, Sendable, Codable, CaseIterable, CustomStringCo
         case .missing: "missing"
         case .wouldBePruned: "would be pruned"
         case .failedEarlier: "failed earlier"
+        case .notEnlarged: "not made (larger than the source)"
         }
     }
 }

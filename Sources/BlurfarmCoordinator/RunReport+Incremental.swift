@@ -2,7 +2,8 @@ import Foundation
 
 extension RunReport {
     /// This report (of the plan ``IncrementalRun/plan``) with the outputs `incremental` took out
-    /// as up to date, in the full plan's order, and the outputs pruned; `started` (when the
+    /// as up to date, in the full plan's order, the sizes it does not make
+    /// (``IncrementalRun/notEnlarged``) and the outputs pruned; `started` (when the
     /// up-to-date check began, before the runner started) replaces the runner's start time.
     public func merging(_ incremental: IncrementalRun, started: Date, pruned: [String] = []) -> RunReport {
         let order = Dictionary(
@@ -11,6 +12,7 @@ extension RunReport {
         var merged = RunReport(
             job: job, manifest: manifest, started: min(started, self.started), finished: finished, settings: settings, outputs: all)
         merged.pruned = pruned
+        merged.notEnlarged = incremental.notEnlarged
         return merged
     }
 }

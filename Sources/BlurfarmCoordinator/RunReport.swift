@@ -190,6 +190,8 @@ public struct RunReport: Sendable, Codable, Equatable {
     public let outputs: [OutputReport]
     /// Outputs removed by `--prune` (recorded outputs whose input is gone), absolute paths.
     public var pruned: [String] = []
+    /// The sizes not made because their input is narrower (``NotEnlargedOutput``), in plan order.
+    public var notEnlarged: [NotEnlargedOutput] = []
 
     /// A report of `outputs`.
     public init(
@@ -228,16 +230,18 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var pruned: Int
         /// Outputs not tried because their input failed earlier (``OutputReport/Status/failedEarlier``).
         public var failedEarlier: Int
+        /// Sizes not made because their input is narrower (``RunReport/notEnlarged``).
+        public var notEnlarged: Int
     }
 
     public var counts: Counts {
         Counts(
             written: written, failed: failed, stopped: stopped, cancelled: cancelled, skipped: skipped, decoded: decoded, pruned: pruned.count,
-            failedEarlier: failedEarlier)
+            failedEarlier: failedEarlier, notEnlarged: notEnlarged.count)
     }
 
     private enum EncodedKeys: String, CodingKey {
-        case job, manifest, started, finished, settings, outputs, pruned, prunedBytes, counts
+        case job, manifest, started, finished, settings, outputs, pruned, prunedBytes, notEnlarged, counts
     }
 
     /// The stored properties and ``counts``.
@@ -253,6 +257,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         if pruned.contains(where: { !PathEncoding.isUTF8($0) }) {
             try c.encode(pruned.map(ReportedText.bytes(of:)), forKey: .prunedBytes)
         }
+        try c.encode(notEnlarged, forKey: .notEnlarged)
         try c.encode(counts, forKey: .counts)
     }
 
@@ -270,6 +275,7 @@ public struct RunReport: Sendable, Codable, Equatable {
             started: try c.decode(Date.self, forKey: .started), finished: try c.decode(Date.self, forKey: .finished),
             settings: try c.decode(RunSettings.self, forKey: .settings), outputs: try c.decode([OutputReport].self, forKey: .outputs),
             pruned: pruned)
+        notEnlarged = try c.decodeIfPresent([NotEnlargedOutput].self, forKey: .notEnlarged) ?? []
     }
 }
 

@@ -68,16 +68,31 @@ public struct VariantSpec: Hashable, Sendable {
 
     /// One variant per output size: for a resize with `sizes`, this variant resized to each
     /// width in turn (its `sizes` emptied), with the width and the largest of them; otherwise
-    /// the variant itself, with nil for both.
-    public var eachSize: [(size: Int?, largest: Int?, variant: VariantSpec)] {
-        guard let resize, let largest = resize.sizes.last else { return [(nil, nil, self)] }
-        return resize.sizes.map { size in
-            var sized = self
-            sized.resize = ResizeSpec(
-                width: size, height: nil, fit: resize.fit, upscale: resize.upscale, crop: resize.crop,
-                sharpen: resize.sharpen)
-            return (size, largest, sized)
+    /// the variant itself, with nil for both. Without `upscale`, the widths larger than
+    /// `sourceWidth` (the input's width as displayed, when known) are left out
+    /// (``sizesLarger(than:)``): their files would be narrower than their names say, so they
+    /// are not made, and the largest is the largest made.
+    public func eachSize(sourceWidth: Int? = nil) -> [(size: Int?, largest: Int?, variant: VariantSpec)] {
+        guard let resize, !resize.sizes.isEmpty else { return [(nil, nil, self)] }
+        let larger = sourceWidth.map(sizesLarger(than:)) ?? []
+        let made = resize.sizes.filter { !larger.contains($0) }
+        return made.map { size in (size, made.last, sized(size)) }
+    }
+
+    /// Of the widths of `sizes`, those an input `sourceWidth` pixels wide would have to be
+    /// enlarged for, and which are therefore not made; none with `upscale`.
+    public func sizesLarger(than sourceWidth: Int) -> [Int] {
+        guard let resize, !resize.upscale else { return [] }
+        return resize.sizes.filter { $0 > sourceWidth }
+    }
+
+    /// This variant resized to the width `size` alone (one of its `sizes`).
+    public func sized(_ size: Int) -> VariantSpec {
+        var sized = self
+        sized.resize = resize.map {
+            ResizeSpec(width: size, height: nil, fit: $0.fit, upscale: $0.upscale, crop: $0.crop, sharpen: $0.sharpen)
         }
+        return sized
     }
 
     /// Whether both say the same thing; locations are not compared.

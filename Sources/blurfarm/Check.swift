@@ -121,6 +121,10 @@ struct Check: ParsableCommand {
                 }
                 outputs.append(described)
             }
+            for skipped in input.notEnlarged {
+                if !json { print("    \(skipped.variant) -> \(ShownName.of(skipped.output))  not made: \(skipped.reason)") }
+                outputs.append(JobPlanJSON.Output(variant: skipped.variant, output: skipped.output, notMade: skipped.reason))
+            }
             inputs.append(JobPlanJSON.Input(
                 input: input.relativePath, width: header.width, height: header.height, overPixelLimit: over,
                 overMemoryLimit: overMemory, outputs: outputs))
@@ -164,7 +168,12 @@ struct Check: ParsableCommand {
         var size = (width: header.width, height: header.height)
         if let resize = variant.resize {
             size = resize.targetSize(width: header.width, height: header.height)
-            described.resize = "\(resize.fit.rawValue) to \(size.width)x\(size.height)"
+            var enlarging = resize
+            enlarging.upscale = true
+            let box = enlarging.targetSize(width: header.width, height: header.height)
+            // A box larger than the source keeps the source's size (sharp's `withoutEnlargement`).
+            let kept = box == size ? "" : " (not enlarged: the box is larger than the source)"
+            described.resize = "\(resize.fit.rawValue) to \(size.width)x\(size.height)\(kept)"
         }
         described.filters = []
         if !variant.filters.isEmpty {
@@ -259,6 +268,8 @@ struct JobPlanJSON: Encodable {
         var tiles: Int?
         /// Why the output's filters cannot render it (a plugin answering out of bounds).
         var error: String?
+        /// Why the output is not made: a size of `sizes` larger than the input, not enlarged.
+        var notMade: String?
 
         /// As the text plan prints it after the output's path.
         var text: String {

@@ -79,9 +79,10 @@ final class RunPrinter: Sendable {
         let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
         let pruned = report.pruned.isEmpty && !outcome.pruneAsked ? "" : ", \(report.pruned.count) pruned"
         let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
+        let notEnlarged = report.notEnlarged.isEmpty ? "" : ", \(report.notEnlarged.count) not enlarged (larger than the source)"
         let summary = "\(report.job): \(report.written) written, \(report.failed) failed\(stopped), "
             + "\(counted(outcome.inputs, "input")), in \(String(format: "%.2f", report.seconds)) s; "
-            + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(pruned)"
+            + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(notEnlarged)\(pruned)"
         if !quiet && (outcome.didWork || alwaysSummary) { print(summary) }
         log?.write(summary)
     }

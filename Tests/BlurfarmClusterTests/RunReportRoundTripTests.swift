@@ -50,7 +50,7 @@ import Testing
 
     static let reports = Generator<RunReport, Shrink.None<RunReport>>(run: { rng in
         let started = Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &rng)))
-        return RunReport(
+        var report = RunReport(
             job: text(&rng), manifest: text(&rng), started: started,
             finished: started.addingTimeInterval(Double(Int.random(in: 0...100_000, using: &rng))),
             settings: RunSettings(
@@ -60,6 +60,12 @@ import Testing
                 verify: ["checksum", "decode", "untiled"].randomElement(using: &rng)!),
             outputs: (0..<Int.random(in: 0...5, using: &rng)).map { _ in output(&rng) },
             pruned: (0..<Int.random(in: 0...3, using: &rng)).map { _ in path(&rng) })
+        report.notEnlarged = (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+            NotEnlargedOutput(
+                input: text(&rng), output: text(&rng), variant: text(&rng), width: Int.random(in: 2...10_000, using: &rng),
+                sourceWidth: Int.random(in: 1...9_999, using: &rng))
+        }
+        return report
     })
 
     @Test func aReportReadBackIsTheReportWritten() async {
