@@ -243,7 +243,7 @@ extension JobCommandTests {
         let logged = try Blurfarm.run(["run", job])
         // Only the warning that the job's JPEG glob matches nothing (its one input is a WebP).
         #expect(
-            logged.status == 0 && logged.stderr == "\(job):2:10: warning: the input glob 'photos/**/*.jpg' matches no file\n",
+            logged.status == 0 && logged.stderr == "\(job):2:10: warning: the input glob 'photos/**/*.jpg' matches no file in '\(folder.path)/photos'\n",
             "\(logged.stderr)")
         #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 input, in "), "\(logged.stdout)")
         #expect(logged.stdout.split(separator: "\n").count == 1, "\(logged.stdout)")
