@@ -80,6 +80,17 @@ struct Engine {
             logger: logger)
     }
 
+    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine: its events told
+    /// to `printer`, SIGINT and SIGTERM answered (``Interrupts``: the first stops it, a second
+    /// exits at once). The caller shuts the farm down when done, however it ends.
+    func startFarm(_ farm: FarmOptions, printer: RunPrinter) -> (farm: Farm, stop: StopRequest, interrupts: Interrupts) {
+        let stop = StopRequest()
+        let engineFarm = Farm(farmSettings(farm: farm, stop: stop, logger: farm.logger()))
+        engineFarm.onEvent(printer.handle)
+        let interrupts = Interrupts(stop: stop, onStop: engineFarm.shutdown) { engineFarm.removeTemporaryFiles() }
+        return (engineFarm, stop, interrupts)
+    }
+
     /// What renders, in words: "2 workers", "2 threads".
     var words: String { workers > 0 ? counted(workers, "worker") : counted(threads, "thread") }
 
