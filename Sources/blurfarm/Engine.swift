@@ -59,11 +59,12 @@ struct Engine {
         return capacity.workers
     }
 
-    /// The worker executable: `blurfarm-worker` beside this executable (where `swift build`
-    /// puts it), else in `../libexec/blurfarm/` from this executable's folder (where
-    /// scripts/install.sh puts it); the first of the two when neither is there, which the pool
-    /// then names in its error.
+    /// The worker executable: the one `$BLURFARM_WORKER` names, else `blurfarm-worker` beside
+    /// this executable (where `swift build` puts it), else in `../libexec/blurfarm/` from this
+    /// executable's folder (where scripts/install.sh puts it); the first of the two when
+    /// neither is there, which the pool then names in its error, with these places.
     static var workerExecutable: String {
+        if let named = ProcessInfo.processInfo.environment["BLURFARM_WORKER"], !named.isEmpty { return named }
         let folder = FarmOptions.executableFolder
         let places = [folder + "/blurfarm-worker", folder + "/../libexec/blurfarm/blurfarm-worker"]
         return places.first { FileManager.default.isExecutableFile(atPath: $0) } ?? places[0]
