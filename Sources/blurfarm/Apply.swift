@@ -21,8 +21,9 @@ struct Apply: ParsableCommand {
             says: its placeholders are a manifest path's, {stem} {ext} {name} {relpath} \
             (docs/manifest.md), e.g. -o 'thumbs/{stem}.webp'. Two inputs that would write one \
             file are an error before anything runs. Exit status as 'run': 0 every output \
-            written, 1 some failed (the others were written) or no input matched, 2 invalid \
-            arguments (nothing ran).
+            written, 1 some failed (the others were written) or no input matched, 2 a bad \
+            filter or format or two inputs writing one file (nothing ran), 64 bad arguments \
+            (a bad template).
 
             Filters run in the order given. Each --filter is a filter's name and its \
             parameters as name=value; 'blurfarm filters' lists every filter with its parameters:
