@@ -95,4 +95,43 @@ import Testing
         #expect(three.status == 64 && three.stderr.contains("give INPUT OUTPUT for one image"), "\(three.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
     }
+
+    /// On a terminal (script(1) gives the command a pseudo-terminal), the progress line `run`
+    /// draws; off one, only the summary.
+    @Test func aTerminalGetsTheProgressLineOfRun() throws {
+        let (folder, _) = try Self.photos()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = [
+            "-qec", "cd '\(folder.path)' && '\(Blurfarm.executable.path)' apply 'in/a/*.jpg' -o 'out/{stem}.png' --resize 64",
+            "/dev/null",
+        ]
+        process.environment = Blurfarm.environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let screen = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(screen)")
+        #expect(screen.contains("apply: 10/10 images, 10/10 outputs,"), "\(screen)")
+        #expect(screen.contains("MP/s, ETA"), "\(screen)")
+        let logged = try Blurfarm.run(["apply", "in/b/*.jpg", "-o", "out/{stem}.png", "--resize", "64"], in: folder)
+        #expect(logged.status == 0 && logged.stderr.isEmpty, "\(logged.stderr)")
+        #expect(logged.stdout.hasPrefix("apply: 10 written, 0 failed, 10 inputs, in "), "\(logged.stdout)")
+    }
+
+    /// A corrupt input fails alone, named, as in `run`: the others are written, status 1.
+    @Test func aCorruptInputFailsAloneWithStatusOne() throws {
+        let (folder, _) = try Self.photos()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(
+            atPath: Fixtures.corpus("special/truncated.jpg"), toPath: folder.appendingPathComponent("in/a/truncated.jpg").path)
+        let result = try Blurfarm.run(["apply", "in/a/*.jpg", "-o", "out/{stem}.png", "--resize", "64"], in: folder)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("in/a/truncated.jpg"), "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("apply: 10 written, 1 failed, 11 inputs"), "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/truncated.png").path))
+    }
 }

@@ -41,6 +41,10 @@ extension Farm {
             guard plan.outputCount > 0,
                 let ran = render(id, plan, of: job, settings: runSettings, control: control, problem: problem, written: { _ in })
             else { return ended() }
+            // Told once per input, as a recorded job tells them (never remembered here).
+            for (_, failed, error) in FailedInput.gather(ran) {
+                publish(.problem(id, .inputFailed(FailedInput(error: error, variants: failed.map(\.variant), remembered: false))))
+            }
             return JobOutcome(
                 report: ran, failures: failures.withLock { $0 } + ran.failed, inputs: plan.inputs.count, pruneAsked: false)
         }
