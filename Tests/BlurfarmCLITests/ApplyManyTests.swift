@@ -101,20 +101,9 @@ import Testing
     @Test func aTerminalGetsTheProgressLineOfRun() throws {
         let (folder, _) = try Self.photos()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = [
-            "-qec", "cd '\(folder.path)' && '\(Blurfarm.executable.path)' apply 'in/a/*.jpg' -o 'out/{stem}.png' --resize 64",
-            "/dev/null",
-        ]
-        process.environment = Blurfarm.environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let screen = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(screen)")
+        let (status, screen) = try Blurfarm.onTerminal(
+            "cd '\(folder.path)' && '\(Blurfarm.executable.path)' apply 'in/a/*.jpg' -o 'out/{stem}.png' --resize 64")
+        #expect(status == 0, "\(screen)")
         #expect(screen.contains("apply: 10/10 images, 10/10 outputs,"), "\(screen)")
         #expect(screen.contains("MP/s, ETA"), "\(screen)")
         let logged = try Blurfarm.run(["apply", "in/b/*.jpg", "-o", "out/{stem}.png", "--resize", "64"], in: folder)
