@@ -4,7 +4,15 @@
 # generated from the argument parser (swift-argument-parser's generate-manual plugin and
 # `blurfarm --generate-completion-script`), so they always match the build. Safe to run again.
 #
-#   bash scripts/install.sh [PREFIX]
+#   bash scripts/install.sh [--prefix PREFIX] [--from FOLDER]
+#   bash scripts/install.sh PREFIX                (the same as --prefix PREFIX)
+#
+# --from FOLDER installs the executables and plugins of a build already made (a folder holding
+# blurfarm and blurfarm-worker, such as .build/release or a CI artefact) instead of building the
+# release; the man page, which only a build makes, is then left out.
+#
+# Both executables are installed: blurfarm runs blurfarm-worker from ../libexec/blurfarm/ beside
+# its own folder (or beside itself), so PREFIX/bin/blurfarm finds it wherever PREFIX is.
 #
 # Installs:
 #   PREFIX/bin/blurfarm
@@ -16,20 +24,48 @@
 #   PREFIX/share/zsh/site-functions/_blurfarm
 #   PREFIX/share/fish/vendor_completions.d/blurfarm.fish
 set -euo pipefail
-prefix=${1:-/usr/local}
+usage() {
+  echo "usage: $0 [--prefix PREFIX] [--from FOLDER]   (PREFIX defaults to /usr/local)" >&2
+  exit 2
+}
+prefix=/usr/local
+from=
+while (($#)); do
+  case $1 in
+  --prefix) (($# >= 2)) || usage; prefix=$2; shift 2 ;;
+  --prefix=*) prefix=${1#--prefix=}; shift ;;
+  --from) (($# >= 2)) || usage; from=$2; shift 2 ;;
+  --from=*) from=${1#--from=}; shift ;;
+  -h | --help) usage ;;
+  -*) usage ;;
+  *) prefix=$1; shift ;;
+  esac
+done
+[[ -n $prefix ]] || usage
+# The prefix and the build folder as absolute paths: the script works from the repository.
+[[ $prefix == /* ]] || prefix=$PWD/$prefix
+[[ -z $from || $from == /* ]] || from=$PWD/$from
 cd "$(dirname "$0")/.."
 
-swift build -c release
-release=$(swift build -c release --show-bin-path)
-swift package generate-manual --configuration release
-manual=.build/plugins/GenerateManual/outputs/blurfarm/blurfarm.1
+manual=
+if [[ -n $from ]]; then
+  release=$from
+  for executable in blurfarm blurfarm-worker; do
+    [[ -x $release/$executable ]] || { echo "install.sh: $release/$executable: no such executable" >&2; exit 1; }
+  done
+else
+  swift build -c release
+  release=$(swift build -c release --show-bin-path)
+  swift package generate-manual --configuration release
+  manual=.build/plugins/GenerateManual/outputs/blurfarm/blurfarm.1
+fi
 
 install -D -m 755 "$release/blurfarm" "$prefix/bin/blurfarm"
 install -D -m 755 "$release/blurfarm-worker" "$prefix/libexec/blurfarm/blurfarm-worker"
 for plugin in libvignette.so libzoom.so; do
   install -D -m 644 "$release/$plugin" "$prefix/lib/blurfarm/plugins/$plugin"
 done
-install -D -m 644 "$manual" "$prefix/share/man/man1/blurfarm.1"
+[[ -z $manual ]] || install -D -m 644 "$manual" "$prefix/share/man/man1/blurfarm.1"
 for file in index.html app.js style.css; do
   install -D -m 644 "web/$file" "$prefix/share/blurfarm/web/$file"
 done

@@ -3,10 +3,11 @@
 # and for trying `blurfarm slurm` by hand (docs/cluster.md). Debian's packages (scripts/setup.sh
 # installs them), no systemd, nothing outside FOLDER:
 #
-#   scripts/slurm-local.sh up FOLDER     start munged, slurmctld and slurmd; print SLURM_CONF=...
-#   scripts/slurm-local.sh down FOLDER   stop them and remove FOLDER
+#   scripts/slurm-local.sh up [FOLDER]     start munged, slurmctld and slurmd; print SLURM_CONF=...
+#   scripts/slurm-local.sh down [FOLDER]   stop them and remove FOLDER
 #
-# FOLDER (created by `up`, removed by `down`) holds the configuration, the munge key and socket,
+# FOLDER defaults to /tmp/blurfarm-slurm (the same for `up` and `down`). It (created by `up`,
+# removed by `down`) holds the configuration, the munge key and socket,
 # state, spool, logs and pid files. The daemons listen on free ports picked at start, so several
 # clusters (several test processes) never meet. Run as root: slurmd starts jobs as their users,
 # munged is started as the user munge. Clients find the cluster through SLURM_CONF:
@@ -17,12 +18,12 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 up|down FOLDER" >&2
+  echo "usage: $0 up|down [FOLDER]   (FOLDER defaults to /tmp/blurfarm-slurm)" >&2
   exit 2
 }
-(($# == 2)) || usage
+(($# == 1 || $# == 2)) || usage
 action=$1
-folder=$2
+folder=${2:-/tmp/blurfarm-slurm}
 
 fail() {
   echo "slurm-local: $*" >&2

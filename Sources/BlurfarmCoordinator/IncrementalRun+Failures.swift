@@ -11,18 +11,9 @@ extension IncrementalRun {
     /// but not remembered. Every failed input is returned, even when remembering one could not
     /// be written (`error`: that input and those after it run again next time).
     public func recordFailures(of report: RunReport) -> (inputs: [FailedInput], error: StateError?) {
-        var order: [String] = []
-        var byInput: [String: [OutputReport]] = [:]
-        for output in report.outputs where output.status != .skipped && output.status != .failedEarlier {
-            if byInput[output.input] == nil { order.append(output.input) }
-            byInput[output.input, default: []].append(output)
-        }
         var failed: [FailedInput] = []
         var problem: StateError?
-        for input in order {
-            let outputs = byInput[input] ?? []
-            let decodeFailures = outputs.filter { $0.decodeError != nil }
-            guard let error = decodeFailures.first?.decodeError else { continue }
+        for (outputs, decodeFailures, error) in FailedInput.gather(report) {
             let pending = decodeFailures.lazy.compactMap { self.pending[$0.output] }.first
             var remember = decodeFailures.count == outputs.count && error.isTheInputsFault && pending != nil
             if remember, problem == nil, let pending {
@@ -50,6 +41,22 @@ public struct FailedInput: Sendable, CustomStringConvertible {
     public let variants: [String]
     /// Whether the failure was remembered (later runs skip the input until it changes).
     public let remembered: Bool
+
+    /// The inputs of `report` (one run's) that could not be decoded, in plan order: for each,
+    /// the outputs this run tried, those the decode failure cost, and the failure.
+    static func gather(_ report: RunReport) -> [(outputs: [OutputReport], failures: [OutputReport], error: ImageIOError)] {
+        var order: [String] = []
+        var byInput: [String: [OutputReport]] = [:]
+        for output in report.outputs where output.status != .skipped && output.status != .failedEarlier {
+            if byInput[output.input] == nil { order.append(output.input) }
+            byInput[output.input, default: []].append(output)
+        }
+        return order.compactMap { input in
+            let outputs = byInput[input] ?? []
+            let failures = outputs.filter { $0.decodeError != nil }
+            return failures.first?.decodeError.map { (outputs, failures, $0) }
+        }
+    }
 
     public var description: String {
         let names = variants.joined(separator: ", ")

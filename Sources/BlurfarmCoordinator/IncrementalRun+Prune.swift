@@ -84,7 +84,7 @@ extension IncrementalRun {
                     relative = glob.fixedPrefix
                 } else if record.input.hasPrefix(folder == "/" ? "/" : folder + "/") {
                     let rest = record.input.dropFirst(folder == "/" ? 1 : folder.count + 1)
-                    relative = glob.fixedPrefix.isEmpty ? String(rest) : glob.fixedPrefix + "/" + rest
+                    relative = glob.belowFixedPrefix(String(rest))
                 } else {
                     return false
                 }

@@ -40,8 +40,13 @@ public enum JobPlanner {
 
         let includes = job.inputs.compactMap { try? GlobPattern($0) }
         let excludes = job.exclude.compactMap { try? GlobPattern($0) }
-        let ownOutputs = job.outputs.compactMap { outputGlob($0.pathTemplate, job: job.name, variant: $0.name) }
-        /// Whether a path (relative to the manifest's folder) is left out of the inputs.
+        // The outputs' globs, relative, and absolute for the files absolute input globs find.
+        let relativeOutputs = job.outputs.compactMap { outputGlob($0.pathTemplate, job: job.name, variant: $0.name) }
+        let absoluteBase = GlobPattern.escaping(normalise(RealPath.absolute(base)))
+        let ownOutputs = relativeOutputs + relativeOutputs.compactMap { glob in
+            glob.isAbsolute ? nil : try? GlobPattern((absoluteBase == "/" ? "/" : absoluteBase + "/") + glob.text)
+        }
+        /// Whether a path (relative to the manifest's folder, or absolute) is left out of the inputs.
         func isLeftOut(_ relative: String) -> Bool {
             excludes.contains { $0.matches(relative) } || ownOutputs.contains { $0.matches(relative) }
         }
@@ -105,7 +110,7 @@ public enum JobPlanner {
         func nextRunGlob(_ real: String) -> GlobPattern? {
             for (glob, fixed) in zip(includes, fixedFolders) where real.hasPrefix(fixed == "/" ? "/" : fixed + "/") {
                 let below = String(real.dropFirst(fixed == "/" ? 1 : fixed.count + 1))
-                let relative = glob.fixedPrefix.isEmpty ? below : glob.fixedPrefix + "/" + below
+                let relative = glob.belowFixedPrefix(below)
                 if glob.matches(relative), !isLeftOut(relative) { return glob }
             }
             return nil
@@ -149,7 +154,12 @@ public enum JobPlanner {
                 let shownPath = ShownName.of(path)
                 let identity = RealPath.identity(of: path)
                 let real = RealPath.resolveFolder(of: path, using: folders)
-                if let other = writers[identity] {
+                if let other = writers[identity], other.variant.name == variant.name, other.path == path {
+                    diagnostics.append(.error(
+                        "the inputs '\(ShownName.of(other.input))' and '\(shownInput)' both write '\(shownPath)' "
+                            + "(variant '\(variant.name)'): put {relpath} or {ext} in its path to tell them apart",
+                        at: variant.pathLocation))
+                } else if let other = writers[identity] {
                     let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
                     diagnostics.append(.error(
                         "variants '\(other.variant.name)' (for \(ShownName.of(other.input))) and '\(variant.name)' "
@@ -175,23 +185,33 @@ public enum JobPlanner {
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
-            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts)))
+            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base)))
     }
 
     /// A diagnostic at each input glob that matches no file the job takes: a warning when
     /// another glob of the job matched, an error when none did (docs/manifest.md), with a note
-    /// when a file matches but for case.
+    /// when a file matches but for case. It names the folder the search started in (the glob's
+    /// fixed folder in `base`, absolute), and says when that folder does not exist.
     static func unmatched(
-        _ job: JobSpec, _ globs: [GlobPattern], _ counts: [(taken: Int, leftOut: Int, otherCase: String?)]
+        _ job: JobSpec, _ globs: [GlobPattern], _ counts: [(taken: Int, leftOut: Int, otherCase: String?)],
+        base: String
     ) -> [Diagnostic] {
         let anyTaken = counts.contains { $0.taken > 0 }
         var diagnostics: [Diagnostic] = []
         for (index, (glob, count)) in zip(globs, counts).enumerated() where count.taken == 0 {
             let location = index < job.inputLocations.count ? job.inputLocations[index] : nil
             let shown = ShownName.of(glob.text)
-            let message = count.leftOut > 0
-                ? "the input glob '\(shown)' matches only files that are left out (excluded, or the job's outputs)"
-                : "the input glob '\(shown)' matches no file"
+            let folder = normalise(RealPath.absolute(join(base, glob.fixedPrefix)))
+            let shownFolder = ShownName.of(folder)
+            let message: String
+            if count.leftOut > 0 {
+                message = "the input glob '\(shown)' matches only files that are left out (excluded, or the job's outputs)"
+            } else if Syscalls.status(folder) == nil {
+                let relative = glob.isAbsolute ? "" : " (a glob is relative to the manifest's folder)"
+                message = "the input glob '\(shown)' matches no file: the folder '\(shownFolder)' does not exist\(relative)"
+            } else {
+                message = "the input glob '\(shown)' matches no file in '\(shownFolder)'"
+            }
             diagnostics.append(Diagnostic(anyTaken ? .warning : .error, at: location, message))
             if let other = count.otherCase {
                 diagnostics.append(.note(
@@ -205,16 +225,11 @@ public enum JobPlanner {
 
     /// The files a variant's template could name, as a glob relative to the manifest's folder:
     /// `{job}` and `{variant}` as they are, `{relpath}` as any folders (`**`) when it is a whole
-    /// segment, any other placeholder as any text (`*`). `nil` for a template outside the
-    /// manifest's folder (absolute, or climbing with `..`): those the plan checks file by file.
+    /// segment, any other placeholder as any text (`*`); absolute for an absolute template.
+    /// `nil` for a template that climbs with `..`: those the plan checks file by file.
     static func outputGlob(_ template: PathTemplate, job: String, variant: String) -> GlobPattern? {
         var text = ""
-        func literal(_ s: String) {
-            for c in s {
-                if "*?[\\{}".contains(c) { text.append("\\") }
-                text.append(c)
-            }
-        }
+        func literal(_ s: String) { text += GlobPattern.escaping(s) }
         for (index, part) in template.parts.enumerated() {
             switch part {
             case .literal(let s): literal(s)
@@ -235,10 +250,11 @@ public enum JobPlanner {
             }
         }
         while text.hasPrefix("./") { text.removeFirst(2) }
-        let segments = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard !text.hasPrefix("/"), !segments.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        let segments = text.split(separator: "/", omittingEmptySubsequences: false).dropFirst(text.hasPrefix("/") ? 1 : 0)
+        guard !segments.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else { return nil }
         return try? GlobPattern(text)
     }
+
 
     /// What the search for one input glob found (``files(under:in:takes:descends:)``).
     struct GlobWalk {
@@ -284,11 +300,16 @@ public enum JobPlanner {
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
         var pending: [[UInt8]] = [PathEncoding.bytes(prefix)]
         while let folder = pending.popLast() {
-            func path(_ name: [UInt8]) -> [UInt8] { folder.isEmpty ? name : folder + [UInt8(ascii: "/")] + name }
+            func path(_ name: [UInt8]) -> [UInt8] {
+                folder.isEmpty ? name : folder.last == UInt8(ascii: "/") ? folder + name : folder + [UInt8(ascii: "/")] + name
+            }
+            // An absolute glob's folders are absolute: `base` takes no part.
+            let absolute = folder.first == UInt8(ascii: "/")
             let entries: [Syscalls.Entry]
             do {
                 entries = try Syscalls.entries(
-                    ofFolder: folder.isEmpty ? PathEncoding.bytes(base) : PathEncoding.bytes(join(base, "")) + folder,
+                    ofFolder: folder.isEmpty
+                        ? PathEncoding.bytes(base) : absolute ? folder : PathEncoding.bytes(join(base, "")) + folder,
                     where: { name in
                         let relative = PathEncoding.decode(path(name)).text
                         return takes(relative) || descends(relative)

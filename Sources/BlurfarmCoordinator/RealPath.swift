@@ -43,7 +43,8 @@ enum RealPath {
         }
     }
 
-    private static func absolute(_ path: String) -> String {
+    /// `path` made absolute against the working directory, as spelled (no link resolved).
+    static func absolute(_ path: String) -> String {
         // The working directory as it is now: the library keeps none of its own.
         path.hasPrefix("/") ? path : Syscalls.workingDirectory() + "/" + path
     }

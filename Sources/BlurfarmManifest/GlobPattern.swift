@@ -19,8 +19,10 @@
 /// folder (`photos/**/.thumbs/*.jpg` names one).
 ///
 /// Characters are compared as Unicode scalars, case-sensitively (`*.jpg` does not match
-/// `IMG_0042.JPG`: write `*.{jpg,JPG}`). A pattern is relative: it may not start with `/`,
-/// and it has no empty segments (`a//b`).
+/// `IMG_0042.JPG`: write `*.{jpg,JPG}`). A pattern is relative to the manifest's folder, or
+/// absolute when it starts with `/` (`/srv/photos/*.jpg`, ``isAbsolute``): it then matches
+/// absolute paths only, as a relative one matches relative paths only. It has no empty
+/// segments (`a//b`).
 public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Why a pattern was refused, with the offset (in Unicode scalars) of the offending
     /// character in the pattern.
@@ -66,11 +68,14 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// The pattern as written.
     public let text: String
+    /// Whether the pattern starts with `/`: it names absolute paths, and ``fixedPrefix`` is
+    /// absolute (`/` itself when its first segment has a wildcard).
+    public let isAbsolute: Bool
     let segments: [Segment]
     /// How many leading segments hold no wildcard (the fixed folders).
     let fixedCount: Int
 
-    /// Parses `pattern`. Throws ``SyntaxError`` for an empty pattern, a leading `/`, an
+    /// Parses `pattern`. Throws ``SyntaxError`` for an empty pattern (or `/` alone), an
     /// empty segment, an unclosed `[` or `{`, a `}` without its `{`, a `/` within braces, a
     /// name with more than ``alternativesLimit`` alternatives, a trailing `\`, or a `**`
     /// that is not a whole segment.
@@ -78,9 +83,8 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
         text = pattern
         let scalars = Array(pattern.unicodeScalars)
         guard !scalars.isEmpty else { throw SyntaxError(offset: 0, message: "empty glob") }
-        guard scalars[0] != "/" else {
-            throw SyntaxError(offset: 0, message: "a glob is relative to the manifest's folder; remove the leading '/'")
-        }
+        isAbsolute = scalars[0] == "/"
+        if isAbsolute, scalars.count == 1 { throw SyntaxError(offset: 0, message: "a glob needs a name after '/'") }
         var segments: [Segment] = []
         var pieces: [Piece] = []
         // Open braces, innermost last: where each opened, its finished alternatives, the
@@ -89,8 +93,8 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
         func append(_ piece: Piece) {
             if braces.isEmpty { pieces.append(piece) } else { braces[braces.count - 1].current.append(piece) }
         }
-        var segmentStart = 0
-        var i = 0
+        var segmentStart = isAbsolute ? 1 : 0
+        var i = segmentStart
         func closeSegment(at offset: Int) throws(SyntaxError) {
             if pieces.isEmpty { throw SyntaxError(offset: offset, message: "empty folder name in glob") }
             if pieces == [.atom(.anyRun), .atom(.anyRun)] && offset - segmentStart == 2 {
@@ -216,22 +220,50 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// The pattern as written.
     public var description: String { text }
 
+    /// The text of a pattern that matches `path` alone: its wildcard characters escaped (a
+    /// file named `a[1].jpg` given on a command line).
+    public static func escaping(_ path: String) -> String {
+        var escaped = ""
+        for c in path {
+            if "*?[\\{}".contains(c) { escaped.append("\\") }
+            escaped.append(c)
+        }
+        return escaped
+    }
+
     /// The leading folders that hold no wildcard, joined with `/` (`photos/2024` for
-    /// `photos/2024/**/*.jpg`); empty when the first segment has a wildcard. The file
-    /// search starts there, and `{relpath}` is measured from it.
+    /// `photos/2024/**/*.jpg`, `/srv/photos` for `/srv/photos/*.jpg`); empty when the first
+    /// segment of a relative pattern has a wildcard, `/` for an absolute one. The file search
+    /// starts there, and `{relpath}` is measured from it.
     public var fixedPrefix: String {
-        segments.prefix(fixedCount).map { segment in
+        let joined = segments.prefix(fixedCount).map { segment in
             guard case .name(let names) = segment else { return "" }
             var s = String.UnicodeScalarView()
             for case .literal(let c) in names[0] { s.append(c) }
             return String(s)
         }.joined(separator: "/")
+        return isAbsolute ? "/" + joined : joined
     }
 
-    /// Whether `relativePath` (`/`-separated, relative to the manifest's folder) matches.
+    /// `path` below ``fixedPrefix``: `prefix/path`, without doubling the `/` of an absolute
+    /// pattern whose prefix is `/`.
+    public func belowFixedPrefix(_ path: String) -> String {
+        let prefix = fixedPrefix
+        if prefix.isEmpty { return path }
+        return prefix.hasSuffix("/") ? prefix + path : prefix + "/" + path
+    }
+
+    /// `path`'s names, `nil` when it is absolute and the pattern is not, or the other way round.
+    private func names(_ path: String) -> [[Unicode.Scalar]]? {
+        guard path.hasPrefix("/") == isAbsolute else { return nil }
+        let rest = isAbsolute ? path.dropFirst() : path[...]
+        return rest.split(separator: "/", omittingEmptySubsequences: false).map { Array($0.unicodeScalars) }
+    }
+
+    /// Whether `relativePath` (`/`-separated, relative to the manifest's folder; absolute for
+    /// an absolute pattern) matches.
     public func matches(_ relativePath: String) -> Bool {
-        let parts = relativePath.split(separator: "/", omittingEmptySubsequences: false)
-            .map { Array($0.unicodeScalars) }
+        guard let parts = names(relativePath) else { return false }
         return Self.match(segments, parts)
     }
 
@@ -240,8 +272,8 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// list. `photos/*.png` can match below `photos` and nowhere below `photos/archive`;
     /// `photos/**/*.png` below every folder under `photos` that is not hidden.
     public func mayMatch(below relativeFolder: String) -> Bool {
-        let parts = relativeFolder.isEmpty
-            ? [] : relativeFolder.split(separator: "/", omittingEmptySubsequences: false).map { Array($0.unicodeScalars) }
+        if relativeFolder.isEmpty || (isAbsolute && relativeFolder == "/") { return Self.matchPrefix(segments, []) }
+        guard let parts = names(relativeFolder) else { return false }
         return Self.matchPrefix(segments, parts)
     }
 
@@ -249,10 +281,9 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// `photos/2024/trip/a.jpg` against `photos/**/*.jpg`), empty when the file lies in the
     /// fixed folder itself. `nil` when the path does not match.
     public func relativeFolder(of relativePath: String) -> String? {
-        guard matches(relativePath) else { return nil }
-        let parts = relativePath.split(separator: "/", omittingEmptySubsequences: false)
+        guard matches(relativePath), let parts = names(relativePath) else { return nil }
         let folders = parts.dropLast().dropFirst(fixedCount)
-        return folders.joined(separator: "/")
+        return folders.map { String(String.UnicodeScalarView($0)) }.joined(separator: "/")
     }
 
     /// Segment-level match, remembered per (pattern segment, path segment) so that any

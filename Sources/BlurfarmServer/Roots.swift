@@ -69,9 +69,14 @@ public struct Roots: Sendable {
         }
     }
 
-    /// The first file of `plan` (the manifest's folder, an input, an output) outside every root.
+    /// The first file of `plan` (the manifest's folder, an input glob's fixed folder, an
+    /// input, an output) outside every root: an absolute glob, or one climbing with `..`, is
+    /// refused by its folder even when it matches nothing.
     public func firstOutside(_ plan: JobPlan) -> String? {
-        let paths = [plan.folder] + plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) }
+        let globFolders = plan.job.inputs.compactMap { try? GlobPattern($0) }.map {
+            JobPlanner.join(plan.folder, $0.fixedPrefix.isEmpty ? "." : $0.fixedPrefix)
+        }
+        let paths = [plan.folder] + globFolders + plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) }
         return paths.first { !contains(absolute($0)) }
     }
 

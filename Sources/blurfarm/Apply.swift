@@ -8,12 +8,23 @@ import BlurfarmManifest
 import BlurfarmWorker
 import Foundation
 
-/// `blurfarm apply`: one image through a filter chain.
+/// `blurfarm apply`: one image through a filter chain, or many with an output template
+/// (``runMany()``: the farm `run` uses, on a job made from the command line).
 struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
-        abstract: "Filter one image: decode, run the filter chain tile by tile, write atomically.",
+        abstract: "Filter images: decode, run the filter chain tile by tile, write atomically.",
         discussion: """
+            'apply INPUT OUTPUT' filters one image. 'apply INPUT... -o TEMPLATE' filters every \
+            input (files, or globs such as '/srv/photos/**/*.jpg' quoted for blurfarm to expand) \
+            through the same farm as 'run', several images at once, each written where TEMPLATE \
+            says: its placeholders are a manifest path's, {stem} {ext} {name} {relpath} \
+            (docs/manifest.md), e.g. -o 'thumbs/{stem}.webp'. Two inputs that would write one \
+            file are an error before anything runs. Exit status as 'run': 0 every output \
+            written, 1 some failed (the others were written) or no input matched, 2 a bad \
+            filter or format or two inputs writing one file (nothing ran), 64 bad arguments \
+            (a bad template).
+
             Filters run in the order given. Each --filter is a filter's name and its \
             parameters as name=value; 'blurfarm filters' lists every filter with its parameters:
               gaussian sigma=S              Gaussian blur, S in pixels
@@ -27,11 +38,21 @@ struct Apply: ParsableCommand {
             Nothing is written when anything fails; an existing OUTPUT is then left as it was.
             """)
 
-    @Argument(help: "The image to read (any format libvips loads); '-' reads standard input.")
-    var input: String
+    @Argument(help: ArgumentHelp(
+        "INPUT OUTPUT: the image to read (any format libvips loads; '-' standard input) and the image to write "
+            + "('-' standard output, with --format). With -o: the inputs, files or globs.",
+        valueName: "paths"))
+    var paths: [String]
 
-    @Argument(help: "The image to write; '-' writes standard output (give --format).")
-    var output: String
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp(
+        "Where each input's output goes, a path template: 'out/{stem}.webp', 'out/{relpath}/{stem}-blur.{ext}'.",
+        valueName: "template"))
+    var template: String?
+
+    /// The single image's input (`apply INPUT OUTPUT`).
+    var input: String { paths[0] }
+    /// The single image's output (`apply INPUT OUTPUT`).
+    var output: String { paths[1] }
 
     @Option(help: "The format written to standard output (OUTPUT '-'): jpg, png, webp, tif or avif.")
     var format: String?
@@ -84,8 +105,23 @@ struct Apply: ParsableCommand {
     var verbose = false
 
     func validate() throws {
-        if output == "-", format == nil { throw ValidationError("writing to standard output ('-') needs --format, e.g. --format png") }
-        if output != "-", format != nil { throw ValidationError("--format is for standard output ('-'); a file's format follows its extension") }
+        if let template {
+            if paths.isEmpty { throw ValidationError("give the inputs to filter with -o, e.g. blurfarm apply photos/*.jpg -o 'out/{stem}.webp'") }
+            if paths.contains("-") { throw ValidationError("'-' (standard input) is for one image: apply - OUTPUT") }
+            if format != nil { throw ValidationError("--format is for standard output; -o's extension chooses the format") }
+            do { _ = try PathTemplate(template) } catch { throw ValidationError("-o '\(template)': \(error.message)") }
+        } else if paths.count != 2 {
+            throw ValidationError(
+                "give INPUT OUTPUT for one image, or the inputs and -o TEMPLATE for several "
+                    + "(e.g. blurfarm apply photos/*.jpg -o 'out/{stem}.webp')")
+        }
+        try validateOptions()
+    }
+
+    /// The checks of the options both forms share.
+    private func validateOptions() throws {
+        if template == nil, output == "-", format == nil { throw ValidationError("writing to standard output ('-') needs --format, e.g. --format png") }
+        if template == nil, output != "-", format != nil { throw ValidationError("--format is for standard output ('-'); a file's format follows its extension") }
         if resize == nil, fit != .inside || upscale { throw ValidationError("--fit and --upscale go with --resize") }
         if let resize, fit != .inside, resize.width == nil || resize.height == nil {
             throw ValidationError("--fit \(fit.rawValue) needs both sides of the box, e.g. --resize 256x256")
@@ -100,6 +136,7 @@ struct Apply: ParsableCommand {
     }
 
     func run() throws {
+        if template != nil { return try runMany() }
         do {
             try render()
         } catch let error as CommandError {

@@ -7,11 +7,17 @@ import Foundation
 
 /// The image and sigmas of the in-memory kernel benchmarks.
 struct KernelImageOptions: ParsableArguments {
-    @Option(help: "The image, relative to the corpus.")
+    @Option(help: "The image: a file (such as samples/plasma-Kite.jpg), else a path relative to the corpus.")
     var image = "special/bench-3840x2160.jpg"
 
     @Option(help: "Gaussian sigmas to time (repeatable).")
     var sigma: [Double] = [2, 8, 32]
+
+    /// The image's path: `--image` itself when it names a file (no corpus needed), else in the
+    /// corpus of `locations`.
+    func path(_ locations: () throws(BenchError) -> BenchLocations) throws(BenchError) -> String {
+        FileManager.default.fileExists(atPath: image) ? image : try locations().corpus + "/" + image
+    }
 }
 
 /// `blurfarm bench engine`: the kernels through the renderer beside the linked libvips.
@@ -34,7 +40,7 @@ struct BenchEngine: ParsableCommand {
 
     func run() throws {
         try Bench.reportingErrors {
-            let path = try options.locations().corpus + "/" + kernel.image
+            let path = try kernel.path(options.locations)
             let rows = try EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat).run()
             if options.json { return try Bench.printJSON(rows) }
             print("blurfarm \(Blurfarm.version) bench engine: \(path), single thread")
@@ -72,7 +78,7 @@ struct BenchFileDepth: ParsableCommand {
     func run() throws {
         try Bench.reportingErrors {
             let locations = try options.locations()
-            let path = locations.corpus + "/" + kernel.image
+            let path = try kernel.path { locations }
             let result = try FileDepthBench(
                 image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv
             ).run()

@@ -59,11 +59,12 @@ struct Engine {
         return capacity.workers
     }
 
-    /// The worker executable: `blurfarm-worker` beside this executable (where `swift build`
-    /// puts it), else in `../libexec/blurfarm/` from this executable's folder (where
-    /// scripts/install.sh puts it); the first of the two when neither is there, which the pool
-    /// then names in its error.
+    /// The worker executable: the one `$BLURFARM_WORKER` names, else `blurfarm-worker` beside
+    /// this executable (where `swift build` puts it), else in `../libexec/blurfarm/` from this
+    /// executable's folder (where scripts/install.sh puts it); the first of the two when
+    /// neither is there, which the pool then names in its error, with these places.
     static var workerExecutable: String {
+        if let named = ProcessInfo.processInfo.environment["BLURFARM_WORKER"], !named.isEmpty { return named }
         let folder = FarmOptions.executableFolder
         let places = [folder + "/blurfarm-worker", folder + "/../libexec/blurfarm/blurfarm-worker"]
         return places.first { FileManager.default.isExecutableFile(atPath: $0) } ?? places[0]
@@ -78,6 +79,17 @@ struct Engine {
             pluginFolders: pluginFolders, configuration: configuration, configurationPath: farm.absoluteConfigurationPath,
             stateFolder: farm.stateFolder(configuration), recipeVersions: Blurfarm.recipeVersions, stop: stop,
             logger: logger)
+    }
+
+    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine: its events told
+    /// to `printer`, SIGINT and SIGTERM answered (``Interrupts``: the first stops it, a second
+    /// exits at once). The caller shuts the farm down when done, however it ends.
+    func startFarm(_ farm: FarmOptions, printer: RunPrinter) -> (farm: Farm, stop: StopRequest, interrupts: Interrupts) {
+        let stop = StopRequest()
+        let engineFarm = Farm(farmSettings(farm: farm, stop: stop, logger: farm.logger()))
+        engineFarm.onEvent(printer.handle)
+        let interrupts = Interrupts(stop: stop, onStop: engineFarm.shutdown) { engineFarm.removeTemporaryFiles() }
+        return (engineFarm, stop, interrupts)
     }
 
     /// What renders, in words: "2 workers", "2 threads".

@@ -53,12 +53,9 @@ struct Run: ParsableCommand {
         // Every job's lock before anything runs; held until the process ends.
         let locks = try JobLocks.acquire(
             plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait, printer: printer)
-        let stop = StopRequest()
-        let engineFarm = Farm(engine.farmSettings(farm: farm, stop: stop, logger: farm.logger()))
-        engineFarm.onEvent(printer.handle)
+        let (engineFarm, stop, interrupts) = engine.startFarm(farm, printer: printer)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }
-        let interrupts = Interrupts(stop: stop, onStop: engineFarm.shutdown) { engineFarm.removeTemporaryFiles() }
         defer { withExtendedLifetime(interrupts) {} }
         var failed = 0
         var reports: [RunReport] = []

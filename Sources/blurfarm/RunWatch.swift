@@ -84,9 +84,13 @@ struct RunWatch {
             }
             for change in found.changes {
                 for (index, plan) in plans.enumerated() {
-                    guard let relative = Self.relative(change.path, to: plan.folder) else { continue }
-                    let matched = globs[index].inputs.contains { $0.matches(relative) }
-                        && !globs[index].exclude.contains { $0.matches(relative) }
+                    // As relative globs see it, and as absolute ones do.
+                    let spellings = [Self.relative(change.path, to: plan.folder)].compactMap { $0 }
+                        + (change.path.hasPrefix("/") ? [change.path] : [])
+                    guard !spellings.isEmpty else { continue }
+                    let matched = spellings.contains { path in
+                        globs[index].inputs.contains { $0.matches(path) } && !globs[index].exclude.contains { $0.matches(path) }
+                    }
                     if change.isFolder || matched {
                         waiting.insert(index)
                         lastChange = .now

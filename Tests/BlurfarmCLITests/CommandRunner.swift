@@ -62,6 +62,24 @@ enum Blurfarm {
     }
 }
 
+extension Blurfarm {
+    /// Runs the shell `command` on a pseudo-terminal (script(1)), as a user at a terminal:
+    /// its exit status and everything it drew.
+    static func onTerminal(_ command: String) throws -> (status: Int32, screen: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let screen = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, screen)
+    }
+}
+
 /// Paths of the shared test corpus and a fresh temporary folder.
 enum Fixtures {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

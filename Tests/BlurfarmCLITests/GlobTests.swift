@@ -38,11 +38,11 @@ import Testing
         let job = folder.appendingPathComponent("job.job").path
         let check = try Blurfarm.run(["check", job])
         #expect(check.status == 1, "\(check.stderr)")
-        #expect(check.stderr.contains("\(job):2:10: warning: the input glob 'photos/*.JPG' matches no file\n"), "\(check.stderr)")
+        #expect(check.stderr.contains("\(job):2:10: warning: the input glob 'photos/*.JPG' matches no file in '\(folder.path)/photos'\n"), "\(check.stderr)")
         #expect(!check.stderr.contains("photos/*.jpg'"), "\(check.stderr)")
         let run = try Blurfarm.run(["run", job])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.contains("\(job):2:10: warning: the input glob 'photos/*.JPG' matches no file\n"), "\(run.stderr)")
+        #expect(run.stderr.contains("\(job):2:10: warning: the input glob 'photos/*.JPG' matches no file in '\(folder.path)/photos'\n"), "\(run.stderr)")
         #expect(run.stdout.contains("globs: 1 written"), "\(run.stdout)")
     }
 
@@ -53,8 +53,8 @@ import Testing
         for command in ["check", "run"] {
             let result = try Blurfarm.run([command, job])
             #expect(result.status == 1, "\(command): \(result.stderr)")
-            #expect(result.stderr.contains("\(job):2:10: error: the input glob 'photos/*.png' matches no file\n"), "\(result.stderr)")
-            #expect(result.stderr.contains("\(job):2:24: error: the input glob 'photos/*.tif' matches no file\n"), "\(result.stderr)")
+            #expect(result.stderr.contains("\(job):2:10: error: the input glob 'photos/*.png' matches no file in '\(folder.path)/photos'\n"), "\(result.stderr)")
+            #expect(result.stderr.contains("\(job):2:24: error: the input glob 'photos/*.tif' matches no file in '\(folder.path)/photos'\n"), "\(result.stderr)")
         }
     }
 
@@ -72,7 +72,7 @@ import Testing
         let job = folder.appendingPathComponent("job.job")
         let strict = try Blurfarm.run(["check", job.path])
         #expect(strict.status == 1)
-        #expect(strict.stderr.contains("error: the input glob 'photos/*.jpg' matches no file\n"), "\(strict.stderr)")
+        #expect(strict.stderr.contains("error: the input glob 'photos/*.jpg' matches no file in '\(folder.path)/photos'\n"), "\(strict.stderr)")
         #expect(strict.stderr.contains(
             "note: globs are case-sensitive: 'photos/IMG_0042.JPG' matches but for case"), "\(strict.stderr)")
 
@@ -105,5 +105,56 @@ import Testing
         let named = try Blurfarm.run(["run", job.path])
         #expect(named.status == 0, "\(named.stderr)")
         #expect(named.stdout.contains("globs: 1 written"), "\(named.stdout)")
+    }
+
+    /// A glob whose folder is missing says so, with the folder it looked in and what globs are
+    /// relative to: the mistake of a manifest saved in another folder than its recipe expects.
+    @Test func aGlobWhoseFolderIsMissingNamesTheFolderItLookedIn() throws {
+        let folder = try Self.makeJob(inputs: "[photos/*.jpg, pictures/**/*.jpg]", files: ["a.jpg"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = folder.appendingPathComponent("job.job").path
+        let check = try Blurfarm.run(["check", job])
+        #expect(check.status == 1)
+        #expect(check.stderr.contains(
+            "\(job):2:24: warning: the input glob 'pictures/**/*.jpg' matches no file: the folder "
+                + "'\(folder.path)/pictures' does not exist (a glob is relative to the manifest's folder)\n"),
+            "\(check.stderr)")
+    }
+
+    /// Absolute input globs: matched as written, whatever the manifest's folder, with
+    /// `{relpath}` below their fixed folder; their outputs are left out of the inputs as a
+    /// relative glob's are; one that matches nothing names its folder.
+    @Test func absoluteInputGlobsWorkWhereverTheManifestIs() throws {
+        let folder = try Self.makeJob(inputs: "[x]", files: ["a.jpg", "trip/b.jpg"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jobs = folder.appendingPathComponent("jobs")
+        try FileManager.default.createDirectory(at: jobs, withIntermediateDirectories: true)
+        let manifest = """
+            job: absolute
+            inputs: ['\(folder.path)/photos/**/*.jpg', '\(folder.path)/pictures/*.jpg']
+            outputs:
+              - name: small
+                path: '\(folder.path)/photos/small/{relpath}/{stem}.jpg'
+                resize:
+                  width: 16
+
+            """
+        let job = jobs.appendingPathComponent("absolute.job").path
+        try manifest.write(toFile: job, atomically: true, encoding: .utf8)
+        let run = try Blurfarm.run(["run", job])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("absolute: 2 written"), "\(run.stdout)")
+        #expect(run.stderr.contains(
+            "warning: the input glob '\(folder.path)/pictures/*.jpg' matches no file: the folder "
+                + "'\(folder.path)/pictures' does not exist\n"), "\(run.stderr)")
+        for written in ["photos/small/a.jpg", "photos/small/trip/b.jpg"] {
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(written).path), "\(written)")
+        }
+        // The outputs, below the inputs' folder, are not inputs of the next run.
+        let again = try Blurfarm.run(["run", job])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!again.stdout.contains("written"), "\(again.stdout)")
+        let check = try Blurfarm.run(["check", job])
+        #expect(check.stdout.contains("2 inputs"), "\(check.stdout)")
     }
 }

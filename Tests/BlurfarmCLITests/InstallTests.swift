@@ -58,4 +58,45 @@ import Testing
             #expect((subcommand["abstract"] as? String)?.isEmpty == false, "\(subcommand["commandName"] ?? "?")")
         }
     }
+
+    /// `scripts/install.sh --prefix P --from BUILD` (twice: it is safe to run again) installs both
+    /// executables; the installed `blurfarm` finds its worker in `P/libexec/blurfarm/`; without
+    /// it, the error says where it looked and how to mend it, and `$BLURFARM_WORKER` names
+    /// another.
+    @Test func installedExecutablesFindTheirWorkerAndSayHowWhenItIsMissing() throws {
+        let prefix = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        let build = Blurfarm.executable.deletingLastPathComponent().path
+        let script = Fixtures.repository.appendingPathComponent("scripts/install.sh").path
+        for _ in 0..<2 {
+            let install = try Blurfarm.run(["-c", "exec bash \"$0\" --prefix \"$1\" --from \"$2\"", script, prefix.path, build], shell: true)
+            #expect(install.status == 0, "\(install.stderr)")
+            #expect(install.stdout.contains("installed blurfarm"), "\(install.stdout)")
+        }
+        let blurfarm = prefix.appendingPathComponent("bin/blurfarm").path
+        let worker = prefix.appendingPathComponent("libexec/blurfarm/blurfarm-worker").path
+        #expect(FileManager.default.isExecutableFile(atPath: blurfarm))
+        #expect(FileManager.default.isExecutableFile(atPath: worker))
+        let sample = Fixtures.repository.appendingPathComponent("samples/plasma-Kite.jpg").path
+        func apply(_ environment: [String: String] = [:]) throws -> CommandResult {
+            let output = prefix.appendingPathComponent("kite.png").path
+            try? FileManager.default.removeItem(atPath: output)
+            let process = ["-c", "exec \"$0\" apply \"$1\" \"$2\" --filter 'gaussian sigma=2' --workers 1", blurfarm, sample, output]
+            return try Blurfarm.run(process, environment: environment, shell: true)
+        }
+        let installed = try apply()
+        #expect(installed.status == 0, "\(installed.stderr)")
+
+        let moved = prefix.appendingPathComponent("elsewhere-worker").path
+        try FileManager.default.moveItem(atPath: worker, toPath: moved)
+        let missing = try apply()
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains(
+            "cannot start the workers: the worker executable \(prefix.path)/bin/blurfarm-worker: No such file or directory; "
+                + "blurfarm runs blurfarm-worker from beside its own executable, else from ../libexec/blurfarm/ "
+                + "(scripts/install.sh installs both executables), or the one $BLURFARM_WORKER names; "
+                + "--workers 0 renders in this process without it"), "\(missing.stderr)")
+        let named = try apply(["BLURFARM_WORKER": moved])
+        #expect(named.status == 0, "\(named.stderr)")
+    }
 }

@@ -243,22 +243,13 @@ extension JobCommandTests {
         let logged = try Blurfarm.run(["run", job])
         // Only the warning that the job's JPEG glob matches nothing (its one input is a WebP).
         #expect(
-            logged.status == 0 && logged.stderr == "\(job):2:10: warning: the input glob 'photos/**/*.jpg' matches no file\n",
+            logged.status == 0 && logged.stderr == "\(job):2:10: warning: the input glob 'photos/**/*.jpg' matches no file in '\(folder.path)/photos'\n",
             "\(logged.stderr)")
         #expect(logged.stdout.hasPrefix("test: 2 written, 0 failed, 1 input, in "), "\(logged.stdout)")
         #expect(logged.stdout.split(separator: "\n").count == 1, "\(logged.stdout)")
         // On a terminal (script(1) gives the command a pseudo-terminal): a live progress line.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "'\(Blurfarm.executable.path)' run --force '\(job)'", "/dev/null"]
-        process.environment = Blurfarm.environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let screen = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, screen) = try Blurfarm.onTerminal("'\(Blurfarm.executable.path)' run --force '\(job)'")
+        #expect(status == 0)
         #expect(screen.contains("test: 1/1 images, 2/2 outputs,"), "\(screen)")
         #expect(screen.contains("MP/s, ETA"), "\(screen)")
     }

@@ -32,7 +32,10 @@ extension IncrementalRunTests {
         // Both globs match nothing (two errors, with their count line), and the refusal.
         let lines = refused.stderr.split(separator: "\n")
         #expect(lines.count == 4, "\(refused.stderr)")
-        #expect(lines.prefix(2).allSatisfy { $0.contains(": error: the input glob 'in/*.") && $0.hasSuffix("' matches no file") })
+        #expect(lines.prefix(2).allSatisfy { 
+            $0.contains(": error: the input glob 'in/*.")
+                && $0.hasSuffix("' matches no file: the folder '\(job.path("in"))' does not exist (a glob is relative to the manifest's folder)")
+        }, "\(refused.stderr)")
         #expect(
             lines[3].hasPrefix("blurfarm: error: cron: --prune refused: input folder '")
                 && lines[3].contains("/in' of 'in/*.jpg' is missing (4 recorded outputs would be removed)"),
@@ -61,7 +64,7 @@ extension IncrementalRunTests {
         let (refused, _) = try job.run(["--prune"])
         #expect(refused.status == 1)
         #expect(
-            refused.stderr == "\(job.path("job.job")):2:20: warning: the input glob 'in/*.ppm' matches no file\n"
+            refused.stderr == "\(job.path("job.job")):2:20: warning: the input glob 'in/*.ppm' matches no file in '\(job.path("in"))'\n"
                 + "blurfarm: error: cron: --prune refused: input glob 'in/*.ppm' matches no file "
                 + "(4 recorded outputs would be removed); nothing removed (--force-prune removes them)\n",
             "\(refused.stderr)")
@@ -76,7 +79,7 @@ extension IncrementalRunTests {
         try FileManager.default.removeItem(atPath: job.path("in/photo0.jpg"))
         let (later, laterReport) = try job.run(["--prune"])
         #expect(
-            later.status == 0 && later.stderr.hasSuffix(": warning: the input glob 'in/*.ppm' matches no file\n"),
+            later.status == 0 && later.stderr.hasSuffix(": warning: the input glob 'in/*.ppm' matches no file in '\(job.path("in"))'\n"),
             "\(later.stderr)")
         #expect(Set(laterReport.pruned.map { $0.split(separator: "/").suffix(2).joined(separator: "/") })
             == ["thumb/photo0.jpg", "blur/photo0.jpg"])

@@ -58,7 +58,7 @@ import Testing
                 _ = try WorkerPool(.init(scheduling: .init(workers: 2, retries: 0), executable: path))
             } throws: { error in
                 (error as? RenderFailure)?.reason == .workersUnavailable(
-                    "cannot start the workers: the worker executable \(path): \(reason)")
+                    "cannot start the workers: the worker executable \(path): \(reason)" + PoolScheduler.missingWorkerAdvice)
             }
         }
     }
@@ -69,7 +69,8 @@ import Testing
         let missing = folder.appendingPathComponent("blurfarm-worker").path
         let pool = try WorkerPool(launching: .init(scheduling: .init(workers: 2, retries: 0), executable: missing))
         let expected = RenderFailure.Reason.workersUnavailable(
-            "cannot start the workers: the worker executable \(missing): No such file or directory")
+            "cannot start the workers: the worker executable \(missing): No such file or directory"
+                + PoolScheduler.missingWorkerAdvice)
         for _ in 0..<2 {
             #expect { try pool.waitUntilStarted() } throws: { error in (error as? RenderFailure)?.reason == expected }
         }

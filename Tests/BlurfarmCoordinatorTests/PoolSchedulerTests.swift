@@ -273,7 +273,8 @@ import BlurfarmEngine
             .workerSpawnFailed(1, .executable("/opt/x/blurfarm-worker: No such file or directory")), at: t0)
         // At the first failure, where one for want of processes waits to be tried again.
         #expect(failed == [.startFailed(
-            "cannot start the workers: the worker executable /opt/x/blurfarm-worker: No such file or directory")])
+            "cannot start the workers: the worker executable /opt/x/blurfarm-worker: No such file or directory"
+                + PoolScheduler.missingWorkerAdvice)])
     }
 
     @Test func workersThatKeepDyingBeforeHelloFailTheStart() {

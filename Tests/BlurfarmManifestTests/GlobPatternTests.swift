@@ -66,6 +66,12 @@ import Testing
         ("a/**/b/**/c", "a/x/b/y/z/c", true),
         ("a/**/b/**/c", "a/x/y/c", false),
         ("*a*a*a*a*b", String(repeating: "a", count: 60), false),
+        ("/srv/*.jpg", "/srv/a.jpg", true),
+        ("/srv/*.jpg", "srv/a.jpg", false),
+        ("srv/*.jpg", "/srv/a.jpg", false),
+        ("**/*.jpg", "/srv/a.jpg", false),
+        ("/**/*.jpg", "/srv/x/a.jpg", true),
+        ("/*.jpg", "/a.jpg", true),
     ])
     func matches(_ pattern: String, _ path: String, _ expected: Bool) throws {
         #expect(try GlobPattern(pattern).matches(path) == expected)
@@ -81,11 +87,18 @@ import Testing
         #expect(try GlobPattern("a/b/c.jpg").fixedPrefix == "a/b")
         #expect(try GlobPattern("a/b?/c.jpg").fixedPrefix == "a")
         #expect(try GlobPattern("a/{b,c}/d.jpg").fixedPrefix == "a")
+        let absolute = try GlobPattern("/srv/photos/**/*.jpg")
+        #expect(absolute.isAbsolute && absolute.fixedPrefix == "/srv/photos")
+        #expect(absolute.relativeFolder(of: "/srv/photos/2024/a.jpg") == "2024")
+        #expect(absolute.mayMatch(below: "/srv") && !absolute.mayMatch(below: "/etc"))
+        #expect(try GlobPattern("/*.jpg").fixedPrefix == "/")
+        #expect(try GlobPattern("/*.jpg").belowFixedPrefix("a.jpg") == "/a.jpg")
     }
 
     @Test(arguments: [
         ("", 0, "empty glob"),
-        ("/abs/*.jpg", 0, "a glob is relative to the manifest's folder; remove the leading '/'"),
+        ("/", 0, "a glob needs a name after '/'"),
+        ("//a", 1, "empty folder name in glob"),
         ("a//b", 2, "empty folder name in glob"),
         ("a/**x", 2, "'**' must be a whole path segment, as in 'photos/**/*.jpg'"),
         ("a/[bc", 2, "'[' is not closed by ']'"),

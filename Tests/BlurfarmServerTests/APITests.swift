@@ -62,6 +62,27 @@ import Testing
         #expect(server.fixture.engine.submitted.isEmpty)
     }
 
+    /// An absolute input glob is taken below the roots and refused outside them, by its
+    /// folder, whether or not it matches a file (a glob matching nothing says nothing of
+    /// what lies outside).
+    @Test func absoluteInputGlobsAreConfinedToTheRoots() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let inside = ServerFixture.manifest.replacingOccurrences(of: "[in/*.jpg]", with: "['\(server.fixture.root)/in/*.jpg']")
+        let accepted = try await server.call("POST", "/api/v1/jobs", json: ["manifest": inside, "folder": server.fixture.root])
+        var refused: [RunningServer.Answer] = []
+        for glob in ["/etc/*.conf", "/nonexistent-folder/*.jpg"] {
+            let outside = ServerFixture.manifest.replacingOccurrences(of: "[in/*.jpg]", with: "['\(glob)', in/*.jpg]")
+            refused.append(try await server.call("POST", "/api/v1/jobs", json: ["manifest": outside, "folder": server.fixture.root]))
+        }
+        await server.stop()
+        #expect(accepted.status == 201, "\(accepted.text)")
+        for answer in refused {
+            #expect(answer.status == 403, "\(answer.text)")
+            #expect((answer.object["error"] as? String)?.contains("outside the server's roots") == true, "\(answer.text)")
+        }
+        #expect(server.fixture.engine.submitted.count == 1)
+    }
+
     @Test func withATokenARequestWithoutItIs401AndWithAnotherIs403() async throws {
         let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
         let without = try await server.call("GET", "/api/v1/jobs", token: .some(nil))

@@ -28,6 +28,26 @@ extension Farm {
                 report: report, failures: failures.withLock { $0 } + report.failed, inputs: plan.inputs.count,
                 pruneAsked: job.prune)
         }
+        /// What the plan left out, and the globs that matched nothing: told before anything runs.
+        func tellPlanProblems() {
+            for line in plan.refused { problem(.inputRefused(manifest: plan.manifestPath, line)) }
+            let unmatched = Diagnostics(plan.unmatchedGlobs)
+            if !unmatched.isEmpty { problem(.unmatchedGlobs(unmatched)) }
+        }
+        // A job without records (`apply`): no lock, no up-to-date split, no report in the state folder.
+        guard job.keepsRecords else {
+            tellPlanProblems()
+            publish(.jobAccepted(id, job: plan.job.name, outputs: plan.outputCount, upToDate: 0, inputs: plan.inputs.count))
+            guard plan.outputCount > 0,
+                let ran = render(id, plan, of: job, settings: runSettings, control: control, problem: problem, written: { _ in })
+            else { return ended() }
+            // Told once per input, as a recorded job tells them (never remembered here).
+            for (_, failed, error) in FailedInput.gather(ran) {
+                publish(.problem(id, .inputFailed(FailedInput(error: error, variants: failed.map(\.variant), remembered: false))))
+            }
+            return JobOutcome(
+                report: ran, failures: failures.withLock { $0 } + ran.failed, inputs: plan.inputs.count, pruneAsked: false)
+        }
         let folder = JobStateFolder(state: settings.stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
         var lock = job.lock
         if lock == nil {
@@ -44,9 +64,7 @@ extension Farm {
             }
         }
         defer { withExtendedLifetime(lock) {} }
-        for line in plan.refused { problem(.inputRefused(manifest: plan.manifestPath, line)) }
-        let unmatched = Diagnostics(plan.unmatchedGlobs)
-        if !unmatched.isEmpty { problem(.unmatchedGlobs(unmatched)) }
+        tellPlanProblems()
         let incremental: IncrementalRun
         do throws(StateError) {
             incremental = IncrementalRun(
@@ -65,34 +83,16 @@ extension Farm {
             job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
             outputs: [])
         if work.outputCount > 0 {
-            let rendering: any ImageRendering
-            do throws(RenderFailure) {
-                rendering = try self.rendering()
-            } catch {
-                // Stopped while the workers started: not a failure of the job.
-                if control.ended == nil { problem(.workersUnavailable(error)) }
-                return ended()
-            }
-            let runner = JobRunner(
-                registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
-                decodedImages: configuration.decodedImages,
-                memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
-                wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
-            ran = runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
-                switch event {
-                case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))
-                case .tilesDone(let output, let done, let total):
-                    publish(.tilesDone(id, output: output.path, done: done, total: total))
-                case .outputFinished(let report):
-                    publish(.outputFinished(id, report))
-                    // Only outputs written and verified are recorded.
-                    do throws(StateError) {
-                        try incremental.recordWritten(report)
-                    } catch {
-                        problem(.notRecorded(output: report.output, error))
-                    }
+            let rendered = render(id, work, of: job, settings: runSettings, control: control, problem: problem) { report in
+                // Only outputs written and verified are recorded.
+                do throws(StateError) {
+                    try incremental.recordWritten(report)
+                } catch {
+                    problem(.notRecorded(output: report.output, error))
                 }
             }
+            guard let rendered else { return ended() }
+            ran = rendered
         }
         let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
         // Their outputs are counted failed in the report: told once per input.
@@ -139,5 +139,38 @@ extension Farm {
         return JobOutcome(
             report: report, failures: failures.withLock { $0 } + report.failed, inputs: plan.inputs.count,
             pruneAsked: job.prune)
+    }
+
+    /// Renders every output of `work` on the farm's rendering, telling each step as events and
+    /// handing each finished output to `written`; nil when the workers could not start (a
+    /// problem, unless the job was stopped meanwhile).
+    private func render(
+        _ id: FarmJobID, _ work: JobPlan, of job: FarmJob, settings runSettings: RunSettings, control: JobControl,
+        problem: (JobProblem) -> Void, written: @escaping @Sendable (OutputReport) -> Void
+    ) -> RunReport? {
+        let configuration = settings.configuration
+        let rendering: any ImageRendering
+        do throws(RenderFailure) {
+            rendering = try self.rendering()
+        } catch {
+            // Stopped while the workers started: not a failure of the job.
+            if control.ended == nil { problem(.workersUnavailable(error)) }
+            return nil
+        }
+        let runner = JobRunner(
+            registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
+            decodedImages: configuration.decodedImages,
+            memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
+            wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
+        return runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
+            switch event {
+            case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))
+            case .tilesDone(let output, let done, let total):
+                publish(.tilesDone(id, output: output.path, done: done, total: total))
+            case .outputFinished(let report):
+                publish(.outputFinished(id, report))
+                written(report)
+            }
+        }
     }
 }

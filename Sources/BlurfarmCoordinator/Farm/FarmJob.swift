@@ -43,10 +43,14 @@ public struct FarmJob: Sendable {
         return map ?? plan.job.map.map { JobPlanner.join(plan.folder, $0) }
     }
 
+    /// Whether the job has a state folder (lock, records, report): `run`'s and the service's
+    /// jobs. Without (`apply`), every output is written, nothing is recorded, nothing pruned.
+    public var keepsRecords: Bool
+
     public init(
         plan: JobPlan, registry: FilterRegistry, priority: Int = 0, force: Bool = false, retryFailed: Bool = false,
         prune: Bool = false, forcePrune: Bool = false, verify: VerifyMode? = nil, waitForLock: Bool = false,
-        lock: JobLock? = nil, shard: JobShard? = nil, confinement: RootConfinement? = nil
+        lock: JobLock? = nil, shard: JobShard? = nil, confinement: RootConfinement? = nil, keepsRecords: Bool = true
     ) {
         self.plan = plan
         self.registry = registry
@@ -60,6 +64,7 @@ public struct FarmJob: Sendable {
         self.lock = lock
         self.shard = shard
         self.confinement = confinement
+        self.keepsRecords = keepsRecords
     }
 
     /// The plugin filters the jobs `plans` use, by name, sorted.

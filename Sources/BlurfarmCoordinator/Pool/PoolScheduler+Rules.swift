@@ -21,6 +21,13 @@ extension PoolScheduler {
     /// after a backoff; after ``Settings/startAttempts`` such tries, or at once when the worker
     /// executable cannot be run, the pool fails to start, goes on with the workers it has, or
     /// (with none) begins an outage.
+    /// How to mend a worker executable that cannot be run: where blurfarm looks for it, and
+    /// the ways around it (docs/commands.md, "Installing").
+    public static let missingWorkerAdvice =
+        "; blurfarm runs blurfarm-worker from beside its own executable, else from ../libexec/blurfarm/ "
+        + "(scripts/install.sh installs both executables), or the one $BLURFARM_WORKER names; "
+        + "--workers 0 renders in this process without it"
+
     mutating func spawnFailed(_ id: WorkerID, _ failure: SpawnFailure, at now: Instant, into actions: inout [Action]) {
         workers[id] = nil
         let message: String
@@ -34,7 +41,7 @@ extension PoolScheduler {
             message = "cannot start worker \(workers.count + 1) of \(workerTarget): \(problem) "
                 + "(tried \(attempts) times); lower --workers or raise the limit"
         case .executable(let problem):
-            message = "cannot start the workers: the worker executable \(problem)"
+            message = "cannot start the workers: the worker executable \(problem)" + Self.missingWorkerAdvice
         }
         spawnRetry = nil
         if !hasStarted {

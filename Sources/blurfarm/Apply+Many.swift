@@ -1,0 +1,99 @@
+import ArgumentParser
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import Foundation
+
+/// `apply INPUT... -o TEMPLATE`: the command line made into a job (one variant, its inputs as
+/// globs relative to the working directory) and run by the farm `run` uses: the same plan
+/// (two inputs writing one file refused before anything runs, an output never an input), the
+/// same workers and images in flight, the same atomic writes, progress line and exit statuses.
+/// The job keeps no records: every output is written, as `apply` writes its one image.
+extension Apply {
+    /// The name of the job, in messages and the summary line.
+    static let jobName = "apply"
+
+    func runMany() throws {
+        let configuration = try admission.applied(to: farm.loadOrExit())
+        let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
+        let variant: VariantSpec
+        let job: JobSpec
+        do {
+            variant = try manyVariant(registry: registry)
+            job = try JobSpec(name: Self.jobName, inputs: paths.map(Self.inputGlob), outputs: [variant], tile: tile)
+        } catch let error as CommandError {
+            printError(error.message)
+            throw ExitCode(ExitStatus.invalid)
+        }
+        // The working directory stands for the manifest's folder: relative inputs and outputs
+        // are relative to it, as a shell's are. ("apply" is no file: nothing can be written there
+        // under that name, which has no image extension.)
+        var plan: JobPlan
+        switch jobLoader(configuration, registry: registry, farm: farm).plan(job, manifestPath: Self.jobName) {
+        case .failure(let diagnostics):
+            printDiagnostics(diagnostics)
+            throw ExitCode(ExitStatus.invalid)
+        case .success(let planned): plan = planned
+        }
+        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
+        // Each format once (a template with {ext} keeps each input's), with the options asked.
+        var byExtension: [String: String] = [:]
+        for path in plan.inputs.flatMap({ $0.outputs.map(\.path) }) {
+            byExtension[(path as NSString).pathExtension] = byExtension[(path as NSString).pathExtension] ?? path
+        }
+        for (ext, path) in byExtension.sorted(by: { $0.key < $1.key }) {
+            do {
+                _ = try ImageWriter.checkFormat(extension: ext, of: path, options: options)
+            } catch {
+                printError(error.description)
+                throw ExitCode(ExitStatus.invalid)
+            }
+        }
+        if let tile { plan = plan.withTileSize(tile) }
+
+        let engine = try Engine(
+            workers: workers, threads: threads, configuration: configuration,
+            pluginFolders: farm.pluginFolders(configuration), plugins: FarmJob.pluginsUsed(by: [plan], registry: registry))
+        let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, log: nil)
+        let (engineFarm, stop, interrupts) = engine.startFarm(farm, printer: printer)
+        defer { engineFarm.shutdown() }
+        defer { withExtendedLifetime(interrupts) {} }
+        let outcome = engineFarm.wait(engineFarm.submit(FarmJob(plan: plan, registry: registry, keepsRecords: false)))!
+        if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
+        if outcome.failures > 0 { throw ExitCode(ExitStatus.someFailed) }
+    }
+
+    /// The one variant the options describe, written where `-o` says.
+    private func manyVariant(registry: FilterRegistry) throws -> VariantSpec {
+        let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
+        let pathTemplate: PathTemplate
+        do {
+            pathTemplate = try PathTemplate(template ?? "")
+        } catch {
+            throw CommandError("-o '\(template ?? "")': \(error.message)")
+        }
+        if pathTemplate.uses(.size) { throw CommandError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
+        return VariantSpec(
+            name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
+            lossless: lossless, strip: strip,
+            resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) })
+    }
+
+    /// An input argument as an input glob: a file that exists is itself (its wildcard characters
+    /// escaped: a shell expanded `*.jpg` to it), anything else a glob blurfarm expands (quoted
+    /// on the command line); relative to the working directory either way.
+    static func inputGlob(_ argument: String) throws -> String {
+        var path = argument
+        while path.hasPrefix("./") { path.removeFirst(2) }
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        if FileManager.default.fileExists(atPath: path) { return GlobPattern.escaping(path) }
+        do {
+            _ = try GlobPattern(path)
+        } catch {
+            throw CommandError("'\(ShownName.of(argument))' is no file, and not a glob: \(error.message)")
+        }
+        return path
+    }
+}
