@@ -168,8 +168,8 @@ struct Check: ParsableCommand {
         }
         described.filters = []
         if !variant.filters.isEmpty {
-            let chain = FilterChain(
-                filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+            let chain = JobRunner.chain(of: output, registry: registry)
+            warnAboutRegions(of: variant, image: Rect(width: size.width, height: size.height), input: output)
             if let problem = chain.problem(forImage: Rect(width: size.width, height: size.height)) {
                 described.error = problem.message
                 return described
@@ -186,6 +186,23 @@ struct Check: ParsableCommand {
         described.width = size.width
         described.height = size.height
         return described
+    }
+
+    /// Warns, at each region's place in the manifest, about a region of `variant` that reaches
+    /// beyond its output image (`image`, after resize): it is clipped, or changes nothing.
+    private func warnAboutRegions(of variant: VariantSpec, image: Rect, input output: PlannedOutput) {
+        var warnings: [Diagnostic] = []
+        for (index, region) in variant.regions.regions.enumerated() {
+            let placement = region.placement(in: image)
+            guard placement.partlyOutside else { continue }
+            let location = index < variant.regionLocations.count ? variant.regionLocations[index] : variant.location
+            let what = placement.whollyOutside ? "lies outside" : "reaches beyond"
+            let effect = placement.whollyOutside ? "it changes nothing" : "it is clipped"
+            warnings.append(.warning(
+                "region \(index + 1) of output '\(variant.name)' \(what) its \(image.width)x\(image.height) image "
+                    + "(\(ShownName.of(output.path))): \(effect)", at: location))
+        }
+        if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
     }
 
     /// Prints what a run would do to each output of `plans` (text, or JSON with `--json`).
