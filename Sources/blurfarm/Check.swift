@@ -182,6 +182,10 @@ struct Check: ParsableCommand {
             described.pluginReach = chain.reach == nil
             described.edge = variant.edge.rawValue
             described.colour = variant.colour.rawValue
+            if !variant.regions.isEverywhere {
+                described.regions = variant.regions.regions.count
+                described.invert = variant.regions.invert
+            }
         }
         described.width = size.width
         described.height = size.height
@@ -273,6 +277,10 @@ struct JobPlanJSON: Encodable {
         var pluginReach: Bool?
         var edge: String?
         var colour: String?
+        /// How many regions the filters apply to; absent when they apply everywhere.
+        var regions: Int?
+        /// With `regions`: true when the filters apply everywhere but the regions.
+        var invert: Bool?
         var tiles: Int?
         /// Why the output's filters cannot render it (a plugin answering out of bounds).
         var error: String?
@@ -286,6 +294,7 @@ struct JobPlanJSON: Encodable {
                 parts.append(
                     reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
                 parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
+                if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
                 parts.append(counted(tiles ?? 0, "tile"))
             } else {
                 parts.append("no filters")

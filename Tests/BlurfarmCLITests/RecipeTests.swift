@@ -24,7 +24,7 @@ import Testing
 
     @Test func everyRecipeChecksAndPlansOutputs() throws {
         let recipes = try Self.recipes()
-        #expect(recipes.count == 3)
+        #expect(recipes.count == 4)
         for recipe in recipes {
             let folder = try Fixtures.temporaryFolder()
             defer { try? FileManager.default.removeItem(at: folder) }

@@ -144,6 +144,9 @@ import Testing
         let warning = result.stderr.split(separator: "\n").first { $0.contains("warning: region") }.map(String.init) ?? ""
         #expect(warning.hasPrefix(job.path + ":20:9: warning: region 2 of output 'card' reaches beyond its 853x1280 image ("))
         #expect(warning.hasSuffix("out/card/turned.png): it is clipped"), "\(result.stderr)")
+        // The plan says where each variant's filters apply.
+        #expect(result.stdout.contains("edge clamp, colour gamma; in 2 regions; "), "\(result.stdout)")
+        #expect(result.stdout.contains("edge clamp, colour gamma; everywhere but 1 region; "), "\(result.stdout)")
         #expect(!result.stderr.contains("region 1 of output 'card'") && !result.stderr.contains("'keep-subject'")
             && !result.stderr.contains("'small'"), "\(result.stderr)")
     }
