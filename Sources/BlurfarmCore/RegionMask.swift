@@ -36,8 +36,28 @@ public struct RegionMask: Hashable, Sendable {
 
     /// The coverage of every pixel of row `y` from `x` to `x + count − 1`, as `Float`s in
     /// `into` (which holds `count`): what the blend multiplies by.
+    /// The same values as ``coverage(x:y:in:)``, without measuring a distance to a region
+    /// whose box the row, or the pixel's centre, lies outside (its coverage there is 0: every
+    /// shape lies inside its box).
     public func coverage(row y: Int, from x: Int, count: Int, in image: Rect, into: inout [Float]) {
         into.removeAll(keepingCapacity: true)
-        for i in x..<(x + count) { into.append(Float(coverage(x: i, y: y, in: image))) }
+        guard !isEverywhere else {
+            into.append(contentsOf: repeatElement(1, count: count))
+            return
+        }
+        let centreY = Double(y) + 0.5
+        let crossing = regions.map { region -> (Region, left: Double, right: Double)? in
+            let box = region.box(in: image)
+            return box.top < centreY && centreY < box.bottom ? (region, box.left, box.right) : nil
+        }.compactMap { $0 }
+        for i in x..<(x + count) {
+            let centreX = Double(i) + 0.5
+            var c = 0.0
+            for (region, left, right) in crossing where left < centreX && centreX < right {
+                c = max(c, region.coverage(x: i, y: y, in: image))
+                if c == 1 { break }
+            }
+            into.append(Float(invert ? 1 - c : c))
+        }
     }
 }

@@ -108,6 +108,21 @@ import Testing
         #expect(inside.placement(in: Self.image) == (partlyOutside: false, whollyOutside: false))
     }
 
+    @Test func aRowsCoverageIsEachPixelsCoverage() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 1...60), Gen.int(in: 1...60), Gen.uint64()) { width, height, seed in
+            let mask = randomRegionMask(width: width, height: height, seed: seed)
+            let image = Rect(width: width, height: height)
+            var row: [Float] = []
+            for y in 0..<height {
+                mask.coverage(row: y, from: 0, count: width, in: image, into: &row)
+                for x in 0..<width where row[x] != Float(mask.coverage(x: x, y: y, in: image)) {
+                    Issue.record("\(mask) at (\(x), \(y)): row \(row[x]), pixel \(mask.coverage(x: x, y: y, in: image))")
+                    return
+                }
+            }
+        }
+    }
+
     /// A random chain that keeps the image's size (regions refuse `grow`).
     static func chain(seed: UInt64, regions: RegionMask) -> FilterChain {
         var rng = SplitMix(seed: seed)
