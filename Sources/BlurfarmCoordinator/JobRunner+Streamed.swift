@@ -54,7 +54,7 @@ extension JobRunner {
     public static func chain(of output: PlannedOutput, registry: FilterRegistry) -> FilterChain {
         FilterChain(
             filters: output.variant.filters.map { registry.makeFilter($0) }, edge: output.variant.edge,
-            colour: output.variant.colour)
+            colour: output.variant.colour, regions: output.variant.regions)
     }
 
     /// The variant's filter chain.

@@ -86,6 +86,7 @@ extension JobRunner {
                         path: output.path,
                         decoded: widths.isEmpty ? 0 : widths.firstIndex(of: output.variant.resize!.width!)!,
                         filters: output.variant.filters, edge: output.variant.edge, colour: output.variant.colour,
+                        regions: output.variant.regions,
                         tileSize: tileSize, encoding: encodeOptions(of: output.variant),
                         verifyDecode: verify == .decode)
                 })

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 import BlurfarmManifest
 
@@ -9,7 +10,7 @@ import BlurfarmManifest
 /// the output's path, the variant's name, tiling and verification are not (they do not change
 /// the bytes). A size of several reduced from a larger one's decode says so (`from=1024`): its
 /// bytes are not those of a resize to that width alone. Settings added after the first release
-/// (crop, sharpening, progressive JPEG, subsampling, sizes) appear only when they differ from their defaults, so the recipes of outputs
+/// (crop, sharpening, progressive JPEG, subsampling, sizes, regions) appear only when they differ from their defaults, so the recipes of outputs
 /// that do not use them, and their records, stay as they were.
 public enum OutputRecipe {
     /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with
@@ -30,11 +31,24 @@ public enum OutputRecipe {
             "filters=[" + v.filters.map(\.description).joined(separator: ", ") + "]",
             "edge=\(v.edge.rawValue)", "colour=\(v.colour.rawValue)", "resize=\(resize)", "format=\(format)",
             "quality=\(v.quality)", "lossless=\(v.lossless)",
-        ] + jpeg + [
+        ] + jpeg + regions(v.regions) + [
             "strip=\(v.strip)", "background=\(v.background)",
             versions,
         ]
         return settings.joined(separator: "; ")
             + v.filters.compactMap { filter in plugins[filter.name].map { "; plugin \(filter.name)=\($0)" } }.joined()
+    }
+
+    /// `regions=[rect x=10% y=0 width=50 height=20% corner-radius=4 feather=2, …]` and
+    /// `invert=true` when inverted; nothing for a variant without regions.
+    static func regions(_ mask: RegionMask) -> [String] {
+        guard !mask.isEverywhere else { return [] }
+        let text = ScalarWriter.length
+        let shapes = mask.regions.map { r in
+            "\(r.shape.rawValue) x=\(text(r.x)) y=\(text(r.y)) width=\(text(r.width)) height=\(text(r.height))"
+                + (r.cornerRadius > 0 ? " corner-radius=\(ScalarWriter.number(r.cornerRadius))" : "")
+                + " feather=\(ScalarWriter.number(r.feather))"
+        }
+        return ["regions=[" + shapes.joined(separator: ", ") + "]"] + (mask.invert ? ["invert=true"] : [])
     }
 }

@@ -19,6 +19,7 @@ extension FilterChain {
             let gaussian = fixedPointGaussian(forSourceChannels: samples.channels)
         {
             gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
+            regions.blend(tile: tile, source: samples, into: out, image: image)
             return
         }
         let needed = sourceRegion(for: tile, image: image)

@@ -11,15 +11,22 @@ public struct FilterChain: Sendable {
     public let filters: [any Filter]
     public let edge: EdgeRule
     public let colour: ColourMode
+    /// Where the filters apply: the chain's output is blended with its source by this mask as
+    /// the last step of every tile (``RegionMask/blend(tile:source:into:image:)``, RegionBlend.swift).
+    public let regions: RegionMask
     /// The filters (``Filter/adapted(to:)`` the colour mode) with the colour conversions of the
     /// `linear` mode around them; none for no filters, so that an empty chain copies its input
     /// whatever the colour mode.
     private let stages: [any Filter]
 
-    public init(filters: [any Filter], edge: EdgeRule = .clamp, colour: ColourMode = .gamma) {
+    /// A chain; regions need an edge rule that keeps the image's size (not `grow`: the
+    /// manifest refuses the pair).
+    public init(filters: [any Filter], edge: EdgeRule = .clamp, colour: ColourMode = .gamma, regions: RegionMask = .everywhere) {
+        precondition(regions.isEverywhere || edge != .grow, "regions are placed on an image whose size the chain keeps")
         self.filters = filters
         self.edge = edge
         self.colour = colour
+        self.regions = regions
         let adapted = filters.map { $0.adapted(to: colour) }
         stages = colour == .linear && !filters.isEmpty
             ? [ColourConversion(.toLinear)] + adapted + [ColourConversion(.toEncoded)] : adapted
@@ -144,6 +151,10 @@ public struct FilterChain: Sendable {
             let result = i == stages.count ? target : PixelBuffer.uninitialized(computed[i], channels: n)
             try stages[i - 1].apply(input: input, output: result, image: image)
             current = result
+        }
+        if !regions.isEverywhere {
+            let unfiltered = EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge, channels: n)
+            regions.blend(tile: tile, source: unfiltered, into: output, image: image)
         }
     }
 }

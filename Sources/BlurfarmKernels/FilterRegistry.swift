@@ -11,7 +11,7 @@ public struct FilterRegistry: Sendable {
 
     public init() {}
 
-    /// The built-in filters: `gaussian`, `motion` and `frost`.
+    /// The built-in filters: `gaussian`, `motion`, `frost` and `tint`.
     public static let builtIn: FilterRegistry = {
         var registry = FilterRegistry()
         registry.register(GaussianBlur.descriptor) { spec, schedule in
@@ -24,6 +24,7 @@ public struct FilterRegistry: Sendable {
                 samples: samples, schedule: schedule)
         }
         registry.register(FrostBlur.descriptor) { spec, schedule in FrostBlur(spec, schedule: schedule) }
+        registry.register(TintFilter.descriptor) { spec, _ in TintFilter(spec) }
         return registry
     }()
 

@@ -24,9 +24,7 @@ public struct FrostBlur: UniformReachFilter {
         name: "frost",
         summary: "the iOS frosted-glass look (UIImageEffects): gaussian blur, saturation, tint drawn over",
         parameters: [
-            ParameterDescriptor(
-                name: "style", kind: .string(choices: FrostStyle.allCases.map(\.rawValue)),
-                defaultValue: .string(FrostStyle.light.rawValue),
+            FrostStyle.parameter(
                 summary: "preset: light (sigma 30, tint white 0.3), extraLight (20, 0.97 at 0.82), dark (20, 0.11 at 0.73)"),
             ParameterDescriptor(
                 name: "sigma", kind: .number, minimum: 0, minimumIsExclusive: true, maximum: 1000,
@@ -71,9 +69,7 @@ public struct FrostBlur: UniformReachFilter {
     /// The frost of checked arguments (``descriptor``'s).
     public init(_ spec: FilterSpec, schedule: KernelSchedule) {
         let tint: RGBAColour? = if case .string(let hex) = spec.arguments["tint"] { RGBAColour(hex) } else { nil }
-        let style: FrostStyle = if case .string(let name) = spec.arguments["style"], let s = FrostStyle(rawValue: name) {
-            s
-        } else { .light }
+        let style = FrostStyle(of: spec)
         self.init(
             style: style, sigma: spec.arguments["sigma"]?.doubleValue, saturation: spec.arguments["saturation"]?.doubleValue,
             tint: tint, schedule: schedule)
@@ -101,11 +97,6 @@ public struct FrostBlur: UniformReachFilter {
     public func apply(input: PixelBuffer, output: PixelBuffer, image: Rect) {
         blur.apply(input: input, output: output, image: image)
         let s = Float(saturation)
-        let ta = Float(tint.w)
-        let keep = 1 - ta
-        var t = SIMD3<Float>(Float(tint.x), Float(tint.y), Float(tint.z))
-        if tintInLinearLight { for c in 0..<3 { t[c] = SRGB.toLinear(t[c]) } }
-        t *= ta
         let n = output.channels
         let out = output.rect
         output.withUnsafePixels { base in
@@ -114,14 +105,11 @@ public struct FrostBlur: UniformReachFilter {
                 for _ in 0..<out.width {
                     let a: Float = n == 4 ? p[3] : 1
                     let l = 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]
-                    for c in 0..<3 {
-                        let saturated = min(max(l + s * (p[c] - l), 0), a)
-                        p[c] = t[c] + keep * saturated
-                    }
-                    if n == 4 { p[3] = ta + keep * a }
+                    for c in 0..<3 { p[c] = min(max(l + s * (p[c] - l), 0), a) }
                     p += n
                 }
             }
         }
+        TintFilter.drawSourceOver(tint, inLinearLight: tintInLinearLight, on: output)
     }
 }

@@ -1,3 +1,5 @@
+import BlurfarmCore
+
 /// The presets of `frost`, as Apple's UIImageEffects defines them (`applyLightEffect`,
 /// `applyExtraLightEffect`, `applyDarkEffect`): a blur radius, a saturation factor and a tint
 /// drawn over the result.
@@ -27,5 +29,18 @@ public enum FrostStyle: String, CaseIterable, Sendable {
         case .extraLight: SIMD4(0.97, 0.97, 0.97, 0.82)
         case .dark: SIMD4(0.11, 0.11, 0.11, 0.73)
         }
+    }
+
+    /// The `style` parameter of the filters that take a style (`frost`, `tint`), `light` by
+    /// default, with `summary`.
+    static func parameter(summary: String) -> ParameterDescriptor {
+        ParameterDescriptor(
+            name: "style", kind: .string(choices: allCases.map(\.rawValue)), defaultValue: .string(light.rawValue),
+            summary: summary)
+    }
+
+    /// The style checked arguments name (`light` when they name none).
+    init(of spec: FilterSpec) {
+        self = if case .string(let name) = spec.arguments["style"], let style = FrostStyle(rawValue: name) { style } else { .light }
     }
 }

@@ -12,6 +12,7 @@ public enum JobDecoder {
     public static let variantKeys = [
         "name", "path", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling", "strip", "resize",
         "background",
+        "regions", "invert",
     ]
     /// The keys of `resize`.
     public static let resizeKeys = ["width", "height", "sizes", "fit", "crop", "upscale", "sharpen"]
@@ -293,11 +294,16 @@ public enum JobDecoder {
             }
         }
 
-        guard ok, let name, let template else { return nil }
+        let filterless = entry("filters").map { if case .list(let items) = $0.value.content { items.isEmpty } else { false } } ?? true
+        let regions = decodeRegions(entries, filterless: filterless, edge: edge, &d)
+        if regions == nil { ok = false }
+
+        guard ok, let name, let template, let regions else { return nil }
         return VariantSpec(
             name: name, pathTemplate: template, filters: filters, edge: edge, colour: colour, quality: quality,
-            lossless: lossless, progressive: progressive, subsampling: subsampling, strip: strip, resize: resize, background: background, location: item.location,
-            pathLocation: pathEntry?.value.location, filterLocations: filterLocations)
+            lossless: lossless, progressive: progressive, subsampling: subsampling, strip: strip, resize: resize, background: background,
+            regions: regions.mask, location: item.location,
+            pathLocation: pathEntry?.value.location, filterLocations: filterLocations, regionLocations: regions.locations)
     }
 
     /// The output path: placeholders known, a known image extension, and something that

@@ -50,6 +50,20 @@ public enum ManifestPrinter {
                 out += indent + "  sharpen: \(resize.sharpen.map(ScalarWriter.number) ?? "false")\n"
             }
             out += indent + "background: \(ScalarWriter.block(variant.background.description))\n"
+            if !variant.regions.isEverywhere {
+                out += indent + "regions:\n"
+                for region in variant.regions.regions {
+                    out += indent + "  - \(region.shape.rawValue):\n"
+                    for (key, length) in [("x", region.x), ("y", region.y), ("width", region.width), ("height", region.height)] {
+                        out += indent + "      \(key): \(ScalarWriter.length(length))\n"
+                    }
+                    if region.shape == .rect {
+                        out += indent + "      corner-radius: \(ScalarWriter.number(region.cornerRadius))\n"
+                    }
+                    out += indent + "      feather: \(ScalarWriter.number(region.feather))\n"
+                }
+                out += indent + "invert: \(variant.regions.invert)\n"
+            }
         }
         if let tile = job.tile { out += "tile: \(tile)\n" }
         out += "verify: \(job.verify.rawValue)\n"
@@ -86,6 +100,14 @@ public enum ScalarWriter {
     public static func number(_ x: Double) -> String {
         if x == x.rounded(), abs(x) < 1e15 { return String(Int(x)) }
         return "\(x)"
+    }
+
+    /// A region's coordinate: ``number(_:)``, followed by `%` for a percentage.
+    public static func length(_ length: RegionLength) -> String {
+        switch length {
+        case .pixels(let p): number(p)
+        case .percent(let q): number(q) + "%"
+        }
     }
 
     /// Whether `text` must be quoted to read back as this string.

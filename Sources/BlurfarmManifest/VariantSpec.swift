@@ -31,6 +31,8 @@ public struct VariantSpec: Hashable, Sendable {
     /// The colour transparent pixels are flattened onto for formats without alpha (JPEG);
     /// default white.
     public var background: RGBAColour
+    /// Where the filters apply (`regions` and `invert`); everywhere by default.
+    public var regions: RegionMask
 
     /// Where the variant's item starts (its first key), when it came from a file.
     public var location: SourceLocation?
@@ -38,13 +40,17 @@ public struct VariantSpec: Hashable, Sendable {
     public var pathLocation: SourceLocation?
     /// Where each filter's name stands, parallel to `filters` (empty when not from a file).
     public var filterLocations: [SourceLocation]
+    /// Where each region's shape is named, parallel to `regions.regions`.
+    public var regionLocations: [SourceLocation]
 
     /// A variant; every argument but the name and path has the manifest's default.
     public init(
         name: String, pathTemplate: PathTemplate, filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
         colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
         progressive: Bool = false, subsampling: ChromaSubsampling = .auto, strip: Bool = false, resize: ResizeSpec? = nil, background: RGBAColour = .white,
-        location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = []
+        regions: RegionMask = .everywhere,
+        location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = [],
+        regionLocations: [SourceLocation] = []
     ) {
         self.name = name
         self.pathTemplate = pathTemplate
@@ -58,9 +64,11 @@ public struct VariantSpec: Hashable, Sendable {
         self.strip = strip
         self.resize = resize
         self.background = background
+        self.regions = regions
         self.location = location
         self.pathLocation = pathLocation
         self.filterLocations = filterLocations
+        self.regionLocations = regionLocations
     }
 
     /// The encoder quality when none is given.
@@ -101,6 +109,7 @@ public struct VariantSpec: Hashable, Sendable {
             && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless
             && a.progressive == b.progressive && a.subsampling == b.subsampling && a.strip == b.strip
             && a.resize == b.resize && a.background == b.background
+            && a.regions == b.regions
     }
 
     /// Hashes what `==` compares.
@@ -117,5 +126,6 @@ public struct VariantSpec: Hashable, Sendable {
         hasher.combine(strip)
         hasher.combine(resize)
         hasher.combine(background)
+        hasher.combine(regions)
     }
 }

@@ -56,7 +56,7 @@ public struct ImageTask: Equatable, Sendable {
 /// One output of an image task.
 ///
 /// Layout: path string, decoded u32, filters (as in ``TaskMessage``), edge u8, colour u8,
-/// tileSize u32, encoding (`EncodeOptions`: quality u8, lossless bool, stripMetadata bool,
+/// regions (as in ``TaskMessage``), tileSize u32, encoding (`EncodeOptions`: quality u8, lossless bool, stripMetadata bool,
 /// background 3 × f64, each a `Float` in 0...1, bitDepth optional u8, progressive bool,
 /// subsampling string), verifyDecode bool.
 public struct ImageTaskOutput: Equatable, Sendable {
@@ -70,6 +70,8 @@ public struct ImageTaskOutput: Equatable, Sendable {
     public var filters: [FilterSpec]
     public var edge: EdgeRule
     public var colour: ColourMode
+    /// Where the filters apply (everywhere when it has no regions).
+    public var regions: RegionMask
     /// The tiles the worker renders the chain in (the same bits whatever the tiles).
     public var tileSize: Int
     public var encoding: EncodeOptions
@@ -79,14 +81,15 @@ public struct ImageTaskOutput: Equatable, Sendable {
 
     /// An output; see the properties.
     public init(
-        path: String, decoded: Int, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode, tileSize: Int,
-        encoding: EncodeOptions, verifyDecode: Bool
+        path: String, decoded: Int, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode,
+        regions: RegionMask = .everywhere, tileSize: Int, encoding: EncodeOptions, verifyDecode: Bool
     ) {
         self.path = path
         self.decoded = decoded
         self.filters = filters
         self.edge = edge
         self.colour = colour
+        self.regions = regions
         self.tileSize = tileSize
         self.encoding = encoding
         self.verifyDecode = verifyDecode
@@ -229,6 +232,7 @@ extension ImageTask {
             w.filters(output.filters)
             w.u8(output.edge.wireTag)
             w.u8(output.colour.wireTag)
+            w.regions(output.regions)
             w.integer(UInt32(output.tileSize))
             let e = output.encoding
             w.u8(UInt8(e.quality))
@@ -295,6 +299,7 @@ extension ImageTask {
             guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: field + ".edge", tag: edgeTag) }
             let colourTag = try r.u8(field + ".colour")
             guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: field + ".colour", tag: colourTag) }
+            let regions = try r.regions(field + ".regions", edge: edge)
             let tileSize = Int(try r.integer(UInt32.self, field + ".tileSize"))
             let quality = Int(try r.u8(field + ".quality"))
             let lossless = try r.bool(field + ".lossless")
@@ -308,8 +313,8 @@ extension ImageTask {
             }
             let verifyDecode = try r.bool(field + ".verifyDecode")
             outputs.append(ImageTaskOutput(
-                path: path, decoded: decoded, filters: filters, edge: edge, colour: colour, tileSize: tileSize,
-                encoding: EncodeOptions(
+                path: path, decoded: decoded, filters: filters, edge: edge, colour: colour, regions: regions,
+                tileSize: tileSize, encoding: EncodeOptions(
                     quality: quality, lossless: lossless, stripMetadata: strip, background: background, bitDepth: bitDepth,
                     progressive: progressive, subsampling: subsampling),
                 verifyDecode: verifyDecode))

@@ -99,6 +99,7 @@ extension TaskMessage {
         w.filters(filters)
         w.u8(edge.wireTag)
         w.u8(colour.wireTag)
+        w.regions(regions)
         switch pixels {
         case .shared(let source, let output, let background):
             w.u8(0)
@@ -122,6 +123,7 @@ extension TaskMessage {
         guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: "edge", tag: edgeTag) }
         let colourTag = try r.u8("colour")
         guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: "colour", tag: colourTag) }
+        let regions = try r.regions("regions", edge: edge)
         let pixels: TaskPixels = switch try r.u8("pixels") {
         case 0: .shared(
             source: try SharedRegion(from: &r, field: "pixels.source"),
@@ -132,7 +134,7 @@ extension TaskMessage {
         }
         self.init(
             taskID: taskID, imageID: imageID, attempt: attempt, tile: tile, image: image, filters: filters, edge: edge,
-            colour: colour, pixels: pixels)
+            colour: colour, regions: regions, pixels: pixels)
     }
 }
 
@@ -285,5 +287,73 @@ extension ColourMode {
         case 1: self = .linear
         default: return nil
         }
+    }
+}
+
+extension ByteWriter {
+    /// Where a chain's filters apply (``RegionMask``): a list of regions, each shape u8 (0 rect,
+    /// 1 ellipse), x, y, width, height (each a unit u8, 0 pixels or 1 percent, then f64),
+    /// cornerRadius f64, feather f64; then invert bool.
+    mutating func regions(_ mask: RegionMask) {
+        count(mask.regions.count)
+        for region in mask.regions {
+            u8(region.shape == .rect ? 0 : 1)
+            for length in [region.x, region.y, region.width, region.height] {
+                switch length {
+                case .pixels(let p):
+                    u8(0)
+                    f64(p)
+                case .percent(let q):
+                    u8(1)
+                    f64(q)
+                }
+            }
+            f64(region.cornerRadius)
+            f64(region.feather)
+        }
+        bool(mask.invert)
+    }
+}
+
+extension ByteReader {
+    /// A ``RegionMask`` as ``ByteWriter/regions(_:)`` writes it, for a chain of edge rule
+    /// `edge`: every number finite, sizes > 0, radius and feather >= 0, and no region with
+    /// `grow` (what the manifest allows).
+    mutating func regions(_ field: String, edge: EdgeRule) throws(PayloadProblem) -> RegionMask {
+        var regions: [Region] = []
+        for i in 0..<(try count(field)) {
+            let field = field + "[\(i)]"
+            let shape: Region.Shape = switch try u8(field + ".shape") {
+            case 0: .rect
+            case 1: .ellipse
+            case let tag: throw .badTag(field: field + ".shape", tag: tag)
+            }
+            var lengths: [RegionLength] = []
+            for name in ["x", "y", "width", "height"] {
+                let unit = try u8(field + "." + name)
+                let value = try f64(field + "." + name)
+                guard value.isFinite, name.count == 1 || value > 0 else {
+                    throw .invalidValue(field: field + "." + name, reason: "\(value) is not a \(name.count == 1 ? "finite position" : "size > 0")")
+                }
+                switch unit {
+                case 0: lengths.append(.pixels(value))
+                case 1: lengths.append(.percent(value))
+                case let tag: throw .badTag(field: field + "." + name, tag: tag)
+                }
+            }
+            let cornerRadius = try f64(field + ".cornerRadius")
+            let feather = try f64(field + ".feather")
+            for (name, value) in [("cornerRadius", cornerRadius), ("feather", feather)] where !(value.isFinite && value >= 0) {
+                throw .invalidValue(field: field + "." + name, reason: "\(value) is not a number of pixels >= 0")
+            }
+            regions.append(Region(
+                shape: shape, x: lengths[0], y: lengths[1], width: lengths[2], height: lengths[3],
+                cornerRadius: cornerRadius, feather: feather))
+        }
+        let mask = RegionMask(regions: regions, invert: try bool(field + ".invert"))
+        if !mask.isEverywhere, edge == .grow {
+            throw .invalidValue(field: field, reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'")
+        }
+        return mask
     }
 }

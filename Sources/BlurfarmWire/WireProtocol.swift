@@ -5,7 +5,7 @@
 //
 //   offset     size  field
 //   0          4     magic: the ASCII bytes "BFW1" (0x42 0x46 0x57 0x31)
-//   4          2     protocol version, u16 (``WireProtocol/version``, 2)
+//   4          2     protocol version, u16 (``WireProtocol/version``, 5)
 //   6          2     message type, u16 (``WireMessageType``)
 //   8          4     payload length N, u32
 //   12         N     payload (the message's fields, in the order its doc comment gives)
@@ -67,8 +67,9 @@ public enum WireProtocol {
     /// The protocol version this build speaks and accepts; any other is refused. Version 2
     /// added the sample format of shared regions and the background of shared tasks; version 3
     /// lets a worker hold two tasks, the second sent before the first's `ready`; version 4
-    /// added whole-image tasks (`imageTask`, `imageResult`).
-    public static let version: UInt16 = 4
+    /// added whole-image tasks (`imageTask`, `imageResult`); version 5 the regions of tile and
+    /// image tasks (where the filters apply).
+    public static let version: UInt16 = 5
 
     /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
     /// first's `ready` so that the worker goes on at once instead of waiting for the
@@ -219,7 +220,7 @@ public struct Hello: Equatable, Sendable {
 ///
 /// Layout: taskID u64, imageID u64, attempt u32, tile rect, image rect, filters (list of
 /// filter: name string, arguments as a list of (name string, value)), edge u8, colour u8,
-/// pixels (``TaskPixels``).
+/// regions (``RegionMask``: ``ByteWriter/regions(_:)``), pixels (``TaskPixels``).
 ///
 /// A filter's arguments go in strictly increasing byte order of their UTF-8 names (one
 /// encoding per chain; duplicates are impossible), and no two names may be canonically
@@ -243,13 +244,16 @@ public struct TaskMessage: Equatable, Sendable {
     public var edge: EdgeRule
     /// Which values the filters average.
     public var colour: ColourMode
+    /// Where the filters apply: the tile is blended with its source by this mask
+    /// (everywhere when it has no regions).
+    public var regions: RegionMask
     /// Where the source pixels are read and the tile's pixels written.
     public var pixels: TaskPixels
 
     /// A task; see the properties.
     public init(
         taskID: UInt64, imageID: UInt64, attempt: UInt32, tile: Rect, image: Rect, filters: [FilterSpec],
-        edge: EdgeRule, colour: ColourMode, pixels: TaskPixels
+        edge: EdgeRule, colour: ColourMode, regions: RegionMask = .everywhere, pixels: TaskPixels
     ) {
         self.taskID = taskID
         self.imageID = imageID
@@ -259,6 +263,7 @@ public struct TaskMessage: Equatable, Sendable {
         self.filters = filters
         self.edge = edge
         self.colour = colour
+        self.regions = regions
         self.pixels = pixels
     }
 }

@@ -52,7 +52,8 @@ struct ImageTaskRunner: Sendable {
         }
         let chain: FilterChain
         do throws(TaskRunner.Problem) {
-            chain = try tasks.makeChain(output.filters, edge: output.edge, colour: output.colour, plugins: nil)
+            chain = try tasks.makeChain(
+                output.filters, edge: output.edge, colour: output.colour, regions: output.regions, plugins: nil)
         } catch {
             return refused(error.message)
         }

@@ -51,13 +51,13 @@ public struct TaskRunner: Sendable {
 
     /// The task's filters, checked against their descriptors as the manifest checker does.
     func makeChain(_ task: TaskMessage) throws(Problem) -> FilterChain {
-        try makeChain(task.filters, edge: task.edge, colour: task.colour, plugins: plugins)
+        try makeChain(task.filters, edge: task.edge, colour: task.colour, regions: task.regions, plugins: plugins)
     }
 
     /// The chain of `specs`, each checked against its descriptor; a filter the registry does
     /// not have is loaded from `plugins`, or refused when it is nil.
     func makeChain(
-        _ specs: [FilterSpec], edge: EdgeRule, colour: ColourMode, plugins: PluginLoader?
+        _ specs: [FilterSpec], edge: EdgeRule, colour: ColourMode, regions: RegionMask, plugins: PluginLoader?
     ) throws(Problem) -> FilterChain {
         var filters: [any Filter] = []
         for (index, spec) in specs.enumerated() {
@@ -91,7 +91,7 @@ public struct TaskRunner: Sendable {
                         + problems.problems.map(\.description).joined(separator: "; "))
             }
         }
-        return FilterChain(filters: filters, edge: edge, colour: colour)
+        return FilterChain(filters: filters, edge: edge, colour: colour, regions: regions)
     }
 
     /// Renders the tile; returns its checksum and, for inline tasks, its pixels.

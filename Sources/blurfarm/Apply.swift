@@ -77,6 +77,14 @@ struct Apply: ParsableCommand {
     @Option(help: "gamma (blur the stored sRGB values) or linear (blur in linear light).")
     var colour: ColourMode = .gamma
 
+    @Option(name: .customLong("region"), help: ArgumentHelp(
+        "Filter only this rectangle of the output: x,y,width,height[,radius[,feather]], pixels or percent (10%). Repeatable.",
+        valueName: "box"))
+    var regions: [String] = []
+
+    @Flag(help: "Filter everywhere but the --region rectangles.")
+    var invertRegions = false
+
     @OptionGroup var farm: FarmOptions
 
     @Option(help: "Tile side in pixels (default: the configuration's tile); 0 renders the image as one tile.")
@@ -159,7 +167,8 @@ struct Apply: ParsableCommand {
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
         let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
-        let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour)
+        let mask = try RegionOption.mask(regions, invert: invertRegions, filters: specs.count, edge: edge).get()
+        let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
         if let format {
             _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)

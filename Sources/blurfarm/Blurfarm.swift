@@ -43,7 +43,7 @@ struct Blurfarm: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "blurfarm",
-        abstract: "A batch render farm for image filters (gaussian, motion, frost and plugins): tiled, exact.",
+        abstract: "A batch render farm for image filters (gaussian, motion, frost, tint and plugins): tiled, exact.",
         discussion: """
             Examples:
               blurfarm run jobs/example.job

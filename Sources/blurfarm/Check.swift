@@ -177,8 +177,8 @@ struct Check: ParsableCommand {
         }
         described.filters = []
         if !variant.filters.isEmpty {
-            let chain = FilterChain(
-                filters: variant.filters.map { registry.makeFilter($0) }, edge: variant.edge, colour: variant.colour)
+            let chain = JobRunner.chain(of: output, registry: registry)
+            warnAboutRegions(of: variant, image: Rect(width: size.width, height: size.height), input: output)
             if let problem = chain.problem(forImage: Rect(width: size.width, height: size.height)) {
                 described.error = problem.message
                 return described
@@ -191,10 +191,31 @@ struct Check: ParsableCommand {
             described.pluginReach = chain.reach == nil
             described.edge = variant.edge.rawValue
             described.colour = variant.colour.rawValue
+            if !variant.regions.isEverywhere {
+                described.regions = variant.regions.regions.count
+                described.invert = variant.regions.invert
+            }
         }
         described.width = size.width
         described.height = size.height
         return described
+    }
+
+    /// Warns, at each region's place in the manifest, about a region of `variant` that reaches
+    /// beyond its output image (`image`, after resize): it is clipped, or changes nothing.
+    private func warnAboutRegions(of variant: VariantSpec, image: Rect, input output: PlannedOutput) {
+        var warnings: [Diagnostic] = []
+        for (index, region) in variant.regions.regions.enumerated() {
+            let placement = region.placement(in: image)
+            guard placement.partlyOutside else { continue }
+            let location = index < variant.regionLocations.count ? variant.regionLocations[index] : variant.location
+            let what = placement.whollyOutside ? "lies outside" : "reaches beyond"
+            let effect = placement.whollyOutside ? "it changes nothing" : "it is clipped"
+            warnings.append(.warning(
+                "region \(index + 1) of output '\(variant.name)' \(what) its \(image.width)x\(image.height) image "
+                    + "(\(ShownName.of(output.path))): \(effect)", at: location))
+        }
+        if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
     }
 
     /// Prints what a run would do to each output of `plans` (text, or JSON with `--json`).
@@ -265,6 +286,10 @@ struct JobPlanJSON: Encodable {
         var pluginReach: Bool?
         var edge: String?
         var colour: String?
+        /// How many regions the filters apply to; absent when they apply everywhere.
+        var regions: Int?
+        /// With `regions`: true when the filters apply everywhere but the regions.
+        var invert: Bool?
         var tiles: Int?
         /// Why the output's filters cannot render it (a plugin answering out of bounds).
         var error: String?
@@ -280,6 +305,7 @@ struct JobPlanJSON: Encodable {
                 parts.append(
                     reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
                 parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
+                if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
                 parts.append(counted(tiles ?? 0, "tile"))
             } else {
                 parts.append("no filters")

@@ -33,7 +33,7 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(
             atPath: Fixtures.repository.appendingPathComponent("jobs/recipes").path
         ).filter { $0.hasSuffix(".job") }.sorted()
-        #expect(recipes.count == 3)
+        #expect(recipes.count == 4)
         #expect(recipes.map(\.file).sorted() == files.map { "jobs/recipes/" + $0 })
         for recipe in recipes {
             let text = try String(contentsOf: Fixtures.repository.appendingPathComponent(recipe.file), encoding: .utf8)
@@ -60,6 +60,7 @@ import Testing
         let written = FileManager.default.enumerator(atPath: scratch.appendingPathComponent("out/recipes").path)?
             .compactMap { $0 as? String }.filter { $0.contains(".") } ?? []
         #expect(written.contains { $0.hasPrefix("thumbs/") } && written.contains { $0.hasPrefix("backdrops/") }
-            && written.contains { $0.hasPrefix("frosted/") }, "\(written)")
+            && written.contains { $0.hasPrefix("frosted/") } && written.contains { $0.hasPrefix("cards/") }
+            && written.contains { $0.hasPrefix("redacted/") } && written.contains { $0.hasPrefix("portrait/") }, "\(written)")
     }
 }

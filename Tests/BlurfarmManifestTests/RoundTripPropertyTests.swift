@@ -83,6 +83,25 @@ import Testing
         }
     }
 
+    /// Regions of every shape, in pixels and percent, whole and fractional, some negative.
+    static func regions<R: RandomNumberGenerator>(_ rng: inout R) -> RegionMask {
+        func number(_ range: ClosedRange<Double>) -> Double {
+            Bool.random(using: &rng) ? Double.random(in: range, using: &rng).rounded() : Double.random(in: range, using: &rng)
+        }
+        func length(size: Bool) -> RegionLength {
+            let value = size ? max(number(0.001...5000), 0.001) : number(-5000...5000)
+            return Bool.random(using: &rng) ? .pixels(value) : .percent(value)
+        }
+        return RegionMask(
+            regions: (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                let shape = Region.Shape.allCases.randomElement(using: &rng)!
+                return Region(
+                    shape: shape, x: length(size: false), y: length(size: false), width: length(size: true),
+                    height: length(size: true), cornerRadius: shape == .rect ? number(0...500) : 0, feather: number(0...100))
+            },
+            invert: Bool.random(using: &rng))
+    }
+
     static func job<R: RandomNumberGenerator>(_ rng: inout R) -> JobSpec {
         func maybe() -> Bool { Bool.random(using: &rng) }
         var outputs: [VariantSpec] = []
@@ -118,6 +137,7 @@ import Testing
                 strip: maybe(),
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
+            if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() { outputs[k].regions = regions(&rng) }
         }
         var job = JobSpec(
             name: name(&rng), inputs: (0..<Int.random(in: 1...3, using: &rng)).map { _ in glob(&rng) },

@@ -36,11 +36,11 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 4))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 4")
+        #expect(error == .unsupportedVersion(received: 99, supported: 5))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 5")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 4))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 4))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 5))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 5))
     }
 
     @Test(arguments: [UInt16(0), 11, 0x100, 0xFFFF])
@@ -97,7 +97,7 @@ import Testing
         case 0..<4:
             return .badMagic(received: Array(c[0..<4]))
         case 4..<6:
-            return .unsupportedVersion(received: u16(c, 4), supported: 4)
+            return .unsupportedVersion(received: u16(c, 4), supported: 5)
         case 6..<8:
             let type = u16(c, 6)
             guard WireMessageType(rawValue: type) != nil else { return .unknownMessageType(type) }
@@ -223,7 +223,7 @@ import Testing
     /// changes one part.
     static func task(
         tile: (Int64, Int64, Int64, Int64) = (0, 0, 2, 2), filters: ((inout Bytes) -> Void)? = nil, edge: UInt8 = 0,
-        colour: UInt8 = 0, pixelsTag: UInt8 = 0, source: Region = Region(), output: Region = Region(),
+        colour: UInt8 = 0, regions: ((inout Bytes) -> Void)? = nil, pixelsTag: UInt8 = 0, source: Region = Region(), output: Region = Region(),
         background: [Double] = [0, 0.5, 1]
     ) -> [UInt8] {
         var b = Bytes()
@@ -244,11 +244,34 @@ import Testing
         }
         b.u8(edge)
         b.u8(colour)
+        if let regions {
+            regions(&b)
+        } else {
+            b.u32(0)
+            b.u8(0)
+        }
         b.u8(pixelsTag)
         source.write(&b)
         output.write(&b)
         for value in background { b.u64(value.bitPattern) }
         return b.bytes
+    }
+
+    /// One region, built by hand; each argument changes one part.
+    static func region(
+        shape: UInt8 = 0, unit: UInt8 = 0, x: Double = 1, width: Double = 2, feather: Double = 0, invert: UInt8 = 0
+    ) -> (inout Bytes) -> Void {
+        { b in
+            b.u32(1)
+            b.u8(shape)
+            for value in [x, 1, width, 2] {
+                b.u8(unit)
+                b.u64(value.bitPattern)
+            }
+            b.u64(Double(0).bitPattern)
+            b.u64(feather.bitPattern)
+            b.u8(invert)
+        }
     }
 
     static func taskError(_ payload: [UInt8]) -> PayloadProblem? {
@@ -291,9 +314,18 @@ import Testing
         #expect(Self.taskError(Self.task(edge: 4)) == .badTag(field: "edge", tag: 4))
         #expect(Self.taskError(Self.task(colour: 2)) == .badTag(field: "colour", tag: 2))
         #expect(Self.taskError(Self.task(pixelsTag: 2)) == .badTag(field: "pixels", tag: 2))
+        #expect(Self.taskError(Self.task(regions: Self.region(shape: 2))) == .badTag(field: "regions[0].shape", tag: 2))
+        #expect(Self.taskError(Self.task(regions: Self.region(unit: 2))) == .badTag(field: "regions[0].x", tag: 2))
+        #expect(Self.taskError(Self.task(regions: Self.region(width: 0))) == .invalidValue(field: "regions[0].width", reason: "0.0 is not a size > 0"))
+        #expect(Self.taskError(Self.task(regions: Self.region(x: .nan))) == .invalidValue(field: "regions[0].x", reason: "nan is not a finite position"))
+        #expect(Self.taskError(Self.task(regions: Self.region(feather: -1))) == .invalidValue(field: "regions[0].feather", reason: "-1.0 is not a number of pixels >= 0"))
+        #expect(Self.taskError(Self.task(regions: Self.region(invert: 2))) == .badTag(field: "regions.invert", tag: 2))
+        #expect(Self.taskError(Self.task(edge: 3, regions: Self.region())) == .invalidValue(
+            field: "regions", reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'"))
+        #expect(Self.taskError(Self.task(regions: Self.region())) == nil)
         #expect(Self.taskError(Self.task(tile: (0, 0, 1, -1))) == .invalidValue(field: "tile", reason: "negative size 1x-1"))
         #expect(Self.taskError(Self.task(tile: (0, .max, 1, 1))) == .invalidValue(field: "tile", reason: "the far edge overflows"))
-        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[0].name"))
+        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[4].name"))
         #expect(Self.taskError(Self.task(filters: Self.filter([0x67, 0xFF], []))) == .invalidUTF8(field: "filters[0].name"))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 4, [])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 4))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 2, [2])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 2))

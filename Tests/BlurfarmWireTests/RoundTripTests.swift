@@ -35,6 +35,11 @@ import Testing
         .task(TaskMessage(
             taskID: 2, imageID: 3, attempt: 1, tile: Rect(width: 2, height: 2), image: Rect(width: 2, height: 2), filters: [],
             edge: .clamp, colour: .gamma,
+            regions: RegionMask(regions: [
+                Region(
+                    shape: .ellipse, x: .pixels(-.greatestFiniteMagnitude), y: .percent(-0.0), width: .pixels(.leastNonzeroMagnitude),
+                    height: .percent(.greatestFiniteMagnitude), cornerRadius: 0, feather: .greatestFiniteMagnitude)
+            ]),
             pixels: .shared(
                 source: SharedRegion(segment: 1, byteOffset: 7, rect: Rect(width: 2, height: 2), channels: 3, format: .uint8, rowStride: 6),
                 output: SharedRegion(segment: 2, byteOffset: 10, rect: Rect(width: 2, height: 2), channels: 4, format: .uint16, rowStride: 9),
@@ -172,7 +177,7 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 4, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 5, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let crc = referenceCRC32(header)
@@ -181,7 +186,7 @@ import Testing
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 4, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 5, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -204,7 +209,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(4)
+        hello.u16(5)
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -242,6 +247,22 @@ import Testing
         task.u8(0)
         task.u8(2)  // edge: transparent
         task.u8(1)  // colour: linear
+        task.u32(2)  // regions: a rounded rect in pixels, an ellipse in percent
+        task.u8(0)
+        for v in [10.0, 20, 30, 40] {
+            task.u8(0)
+            task.u64(v.bitPattern)
+        }
+        task.u64(Double(6).bitPattern)  // cornerRadius
+        task.u64(Double(2).bitPattern)  // feather
+        task.u8(1)
+        for v in [-5.0, 12.5, 50, 25] {
+            task.u8(1)
+            task.u64(v.bitPattern)
+        }
+        task.u64(Double(0).bitPattern)
+        task.u64(Double(0.5).bitPattern)
+        task.u8(1)  // invert
         task.u8(0)  // shared
         task.u32(3)  // source: segment 3, offset 4096, rect, 4 channels, Float32, stride 400
         task.u64(4096)
@@ -268,6 +289,14 @@ import Testing
                 ]),
             ],
             edge: .transparent, colour: .linear,
+            regions: RegionMask(
+                regions: [
+                    Region(x: .pixels(10), y: .pixels(20), width: .pixels(30), height: .pixels(40), cornerRadius: 6, feather: 2),
+                    Region(
+                        shape: .ellipse, x: .percent(-5), y: .percent(12.5), width: .percent(50), height: .percent(25),
+                        feather: 0.5),
+                ],
+                invert: true),
             pixels: .shared(
                 source: SharedRegion(segment: 3, byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
                 output: SharedRegion(
@@ -285,6 +314,8 @@ import Testing
         inline.u32(0)
         inline.u8(3)  // grow
         inline.u8(0)  // gamma
+        inline.u32(0)  // no regions
+        inline.u8(0)  // not inverted
         inline.u8(1)  // inline
         inline.rect(-1, -1, 1, 2)
         inline.u8(3)
@@ -359,6 +390,8 @@ import Testing
         task.u64(Double(8).bitPattern)
         task.u8(0)  // clamp
         task.u8(0)  // gamma
+        task.u32(0)  // no regions
+        task.u8(0)  // not inverted
         task.u32(256)  // tileSize
         task.u8(85)  // quality
         task.u8(0)  // lossy

@@ -105,7 +105,8 @@ func sameBits(_ a: WireMessage, _ b: WireMessage) -> Bool {
     switch (a, b) {
     case (.task(let x), .task(let y)):
         return x.taskID == y.taskID && x.imageID == y.imageID && x.attempt == y.attempt && x.tile == y.tile
-            && x.image == y.image && x.edge == y.edge && x.colour == y.colour && x.pixels == y.pixels
+            && x.image == y.image && x.edge == y.edge && x.colour == y.colour && x.regions == y.regions
+            && x.pixels == y.pixels
             && sameFilters(x.filters, y.filters)
     case (.imageTask(var x), .imageTask(var y)):
         // The doubles by their bits (NaN payloads), the rest as values.
@@ -217,11 +218,29 @@ enum Random {
             channels: channels, rowStride: r.width * channels + Int.random(in: 0...64, using: &rng))
     }
 
+    /// Regions with any finite values the protocol allows (none with `grow`).
+    static func regions<R: RandomNumberGenerator>(_ rng: inout R, edge: EdgeRule) -> RegionMask {
+        guard edge != .grow, Bool.random(using: &rng) else { return RegionMask(invert: Bool.random(using: &rng)) }
+        func length(size: Bool) -> RegionLength {
+            let value = size ? Double.random(in: 1e-300...1e300, using: &rng) : Double.random(in: -1e300...1e300, using: &rng)
+            return Bool.random(using: &rng) ? .pixels(value) : .percent(value)
+        }
+        return RegionMask(
+            regions: (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                Region(
+                    shape: Region.Shape.allCases.randomElement(using: &rng)!, x: length(size: false), y: length(size: false),
+                    width: length(size: true), height: length(size: true),
+                    cornerRadius: Double.random(in: 0...1e9, using: &rng), feather: Double.random(in: 0...1e9, using: &rng))
+            },
+            invert: Bool.random(using: &rng))
+    }
+
     static func task<R: RandomNumberGenerator>(_ rng: inout R) -> TaskMessage {
-        TaskMessage(
+        let edge = EdgeRule.allCases.randomElement(using: &rng)!
+        return TaskMessage(
             taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), tile: rect(&rng), image: rect(&rng),
             filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
-            edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
+            edge: edge, colour: ColourMode.allCases.randomElement(using: &rng)!, regions: regions(&rng, edge: edge),
             pixels: Bool.random(using: &rng)
                 ? .shared(source: region(&rng), output: region(&rng)) : .inline(source: pixels(&rng)))
     }
@@ -271,10 +290,11 @@ enum Random {
             pixelLimit: Int.random(in: 0...Int.max, using: &rng), memoryLimit: Int.random(in: 0...Int.max, using: &rng),
             decode: decode,
             outputs: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
-                ImageTaskOutput(
+                let edge = EdgeRule.allCases.randomElement(using: &rng)!
+                return ImageTaskOutput(
                     path: string(&rng), decoded: Int.random(in: 0..<images, using: &rng),
                     filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
-                    edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
+                    edge: edge, colour: ColourMode.allCases.randomElement(using: &rng)!, regions: regions(&rng, edge: edge),
                     tileSize: Int.random(in: 0...4096, using: &rng),
                     encoding: EncodeOptions(
                         quality: Int.random(in: 0...255, using: &rng), lossless: Bool.random(using: &rng),

@@ -107,7 +107,7 @@ struct PoolSupervisor {
                 case .tiles(let tiles):
                     send(.task(TaskMessage(
                         taskID: task.task, imageID: task.image, attempt: task.attempt, tile: task.tile, image: tiles.image,
-                        filters: tiles.filters, edge: tiles.edge, colour: tiles.colour,
+                        filters: tiles.filters, edge: tiles.edge, colour: tiles.colour, regions: tiles.regions,
                         pixels: .shared(source: tiles.source, output: tiles.outputRegion, background: tiles.background))),
                         to: worker)
                 case .image(var image):

@@ -220,7 +220,7 @@ public final class WorkerPool: ImageRendering, Sendable {
         let request = PoolRequest(
             .tiles(PoolRequest.Tiles(
                 image: image, filters: chain.filters.map(\.spec), edge: chain.edge, colour: chain.colour,
-                source: sharedSource.region, output: sharedOutput.pixels, outputRegion: sharedOutput.region,
+                regions: chain.regions, source: sharedSource.region, output: sharedOutput.pixels, outputRegion: sharedOutput.region,
                 background: background)),
             progress: ticket.progress)
         let accepted = queue(request, ticket: ticket) { id in
@@ -413,6 +413,7 @@ final class PoolRequest: @unchecked Sendable {
         let filters: [FilterSpec]
         let edge: EdgeRule
         let colour: ColourMode
+        let regions: RegionMask
         let source: SharedRegion
         let output: AnyPixels
         let outputRegion: SharedRegion

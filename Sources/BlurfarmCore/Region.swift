@@ -1,0 +1,116 @@
+/// A length along one axis of the output image: pixels, or a percentage of the image's width
+/// (for `x` and `width`) or height (for `y` and `height`), resolved against the image the
+/// chain renders.
+public enum RegionLength: Hashable, Sendable {
+    /// A number of output pixels.
+    case pixels(Double)
+    /// A percentage of the image's extent along the axis (`50` is half of it).
+    case percent(Double)
+
+    /// The length in pixels for an image `extent` pixels long along the axis.
+    public func pixels(of extent: Int) -> Double {
+        switch self {
+        case .pixels(let p): p
+        case .percent(let q): q * Double(extent) / 100
+        }
+    }
+}
+
+/// One shape of a variant's `regions`: where its filters apply (docs/manifest.md, "Regions").
+///
+/// Placed in output pixels (after resize and orientation), y pointing down; pixel `(i, j)` is
+/// the unit square whose centre is `(i + 0.5, j + 0.5)`, so `x: 0, width: 10` covers pixels 0
+/// to 9 exactly.
+public struct Region: Hashable, Sendable {
+    /// The shape's outline.
+    public enum Shape: String, Hashable, Sendable, CaseIterable {
+        /// A rectangle, with rounded corners when ``Region/cornerRadius`` > 0.
+        case rect
+        /// The ellipse inscribed in the box.
+        case ellipse
+    }
+
+    public var shape: Shape
+    /// The box's left edge.
+    public var x: RegionLength
+    /// The box's top edge.
+    public var y: RegionLength
+    /// The box's width (> 0).
+    public var width: RegionLength
+    /// The box's height (> 0).
+    public var height: RegionLength
+    /// The radius of a rectangle's corners in pixels (0: square corners; at most half the
+    /// shorter side is used).
+    public var cornerRadius: Double
+    /// The width in pixels of the ramp from no filtering to full filtering, inside the outline
+    /// (0: a hard edge).
+    public var feather: Double
+
+    public init(
+        shape: Shape = .rect, x: RegionLength, y: RegionLength, width: RegionLength, height: RegionLength,
+        cornerRadius: Double = 0, feather: Double = 0
+    ) {
+        self.shape = shape
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+        self.cornerRadius = cornerRadius
+        self.feather = feather
+    }
+
+    /// The box in output pixels for an image covering `image`: (left, top, right, bottom).
+    public func box(in image: Rect) -> (left: Double, top: Double, right: Double, bottom: Double) {
+        let left = Double(image.x) + x.pixels(of: image.width)
+        let top = Double(image.y) + y.pixels(of: image.height)
+        return (left, top, left + width.pixels(of: image.width), top + height.pixels(of: image.height))
+    }
+
+    /// The signed distance in pixels from the point `(px, py)` to the outline: negative inside,
+    /// positive outside. Exact for rectangles, rounded or not, and for circles; for other
+    /// ellipses the usual first-order estimate `k0 (k0 − 1) / k1` (k0 = |p / r|, k1 = |p / r²|,
+    /// p from the centre, r the semi-axes), exact on the outline and within a fraction of a
+    /// pixel of the true distance over a feather's width.
+    public func signedDistance(x px: Double, y py: Double, in image: Rect) -> Double {
+        let b = box(in: image)
+        let cx = (b.left + b.right) / 2, cy = (b.top + b.bottom) / 2
+        let hx = (b.right - b.left) / 2, hy = (b.bottom - b.top) / 2
+        let dx = abs(px - cx), dy = abs(py - cy)
+        switch shape {
+        case .rect:
+            let r = min(max(cornerRadius, 0), hx, hy)
+            let qx = dx - hx + r, qy = dy - hy + r
+            let outside = (max(qx, 0) * max(qx, 0) + max(qy, 0) * max(qy, 0)).squareRoot()
+            return outside + min(max(qx, qy), 0) - r
+        case .ellipse:
+            let ux = dx / hx, uy = dy / hy
+            let k0 = (ux * ux + uy * uy).squareRoot()
+            let k1 = ((ux / hx) * (ux / hx) + (uy / hy) * (uy / hy)).squareRoot()
+            guard k1 > 0 else { return -min(hx, hy) }  // the centre
+            return k0 * (k0 - 1) / k1
+        }
+    }
+
+    /// How much of the filtered pixel the output pixel `(i, j)` takes, 0...1:
+    /// with d the ``signedDistance(x:y:in:)`` of the pixel's centre and f the feather,
+    /// `1` for d ≤ −f, `0` for d ≥ 0, and `smoothstep(−d / f)` between (t² (3 − 2t)); a hard
+    /// edge (f = 0) is 1 for d < 0 and 0 otherwise. The ramp lies inside the outline, so every
+    /// pixel whose centre is outside it is the source's.
+    public func coverage(x i: Int, y j: Int, in image: Rect) -> Double {
+        let d = signedDistance(x: Double(i) + 0.5, y: Double(j) + 0.5, in: image)
+        guard d < 0 else { return 0 }
+        guard feather > 0 else { return 1 }
+        let t = min(-d / feather, 1)
+        return t * t * (3 - 2 * t)
+    }
+
+    /// Whether the box reaches beyond `image` (it is clipped there: pixels beyond the image do
+    /// not exist), and whether it lies wholly outside it (it then changes nothing).
+    public func placement(in image: Rect) -> (partlyOutside: Bool, whollyOutside: Bool) {
+        let b = box(in: image)
+        let (l, t, r, btm) = (Double(image.x), Double(image.y), Double(image.maxX), Double(image.maxY))
+        let whollyOutside = b.right <= l || b.left >= r || b.bottom <= t || b.top >= btm
+        let partlyOutside = b.left < l || b.top < t || b.right > r || b.bottom > btm
+        return (partlyOutside, whollyOutside)
+    }
+}

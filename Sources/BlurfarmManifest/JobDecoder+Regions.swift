@@ -1,0 +1,159 @@
+import BlurfarmCore
+
+extension JobDecoder {
+    /// The keys of a region (`- rect:` or `- ellipse:`), in the order the printer writes them.
+    public static let regionKeys = ["x", "y", "width", "height", "corner-radius", "feather"]
+
+    /// A variant's `regions` and `invert`, with where each region's shape is named; nil after
+    /// reporting a problem. `filterless`: the variant has no filters (regions would change
+    /// nothing); `edge`: regions are placed on an image of the source's size, so not `grow`.
+    static func decodeRegions(
+        _ entries: [Node.MapEntry], filterless: Bool, edge: EdgeRule, _ d: inout Decoding
+    ) -> (mask: RegionMask, locations: [SourceLocation])? {
+        func entry(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var ok = true
+        var regions: [Region] = []
+        var locations: [SourceLocation] = []
+        if let e = entry("regions") {
+            let expected = "a list of shapes, each '- rect:' or '- ellipse:' with its keys below it"
+            switch e.value.content {
+            case .list(let items):
+                if items.isEmpty {
+                    d.error("'regions' needs at least one shape (leave it out to filter the whole image)", at: e.value.location)
+                    ok = false
+                }
+                for item in items {
+                    if let (region, location) = decodeRegion(item, expected: expected, &d) {
+                        regions.append(region)
+                        locations.append(location)
+                    } else {
+                        ok = false
+                    }
+                }
+                if filterless {
+                    d.error("'regions' says where the filters apply, and this output has none", at: e.keyLocation)
+                    ok = false
+                }
+                if edge == .grow {
+                    d.error("'regions' cannot be used with edge 'grow' (the output is larger than the image the regions are placed on)", at: e.keyLocation)
+                    d.note("use edge 'clamp', 'mirror' or 'transparent'", at: e.keyLocation)
+                    ok = false
+                }
+            case .invalid:
+                ok = false
+            default:
+                d.error("'regions' must be \(expected)", at: e.value.location)
+                ok = false
+            }
+        }
+        var invert = false
+        if let e = entry("invert") {
+            if let v = d.boolean(e) {
+                invert = v
+                if v, entry("regions") == nil {
+                    d.error("'invert' needs 'regions' (it filters everywhere but them)", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        return ok ? (RegionMask(regions: regions, invert: invert), locations) : nil
+    }
+
+    /// One `- rect:` or `- ellipse:` item with its keys.
+    static func decodeRegion(_ item: Node, expected: String, _ d: inout Decoding) -> (Region, SourceLocation)? {
+        guard case .map(let outer) = item.content, let first = outer.first else {
+            if case .invalid = item.content { return nil }
+            d.error("'regions' must be \(expected)", at: item.location)
+            return nil
+        }
+        var ok = true
+        for extra in outer.dropFirst() {
+            d.error("a region item names one shape; write '\(extra.key)' below '\(first.key)', indented", at: extra.keyLocation)
+            ok = false
+        }
+        let shapes = Region.Shape.allCases.map(\.rawValue)
+        guard let shape = Region.Shape(rawValue: first.key) else {
+            d.error("unknown shape '\(first.key)': a region is 'rect' or 'ellipse'", at: first.keyLocation)
+            if let suggestion = closestName(to: first.key, among: shapes) {
+                d.note("did you mean '\(suggestion)'?", at: first.keyLocation)
+            }
+            return nil
+        }
+        guard let entries = d.mapEntries(
+            first.value, key: first.key, expected: "a map of 'x', 'y', 'width', 'height' and 'feather' below it")
+        else { return nil }
+        d.reportUnknownKeys(entries, known: regionKeys, context: first.key)
+        func value(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var lengths: [String: RegionLength] = [:]
+        for key in ["x", "y", "width", "height"] {
+            guard let e = d.require(key, in: entries, map: first.value, context: first.key) else {
+                ok = false
+                continue
+            }
+            if let length = regionLength(e, positive: key == "width" || key == "height", &d) {
+                lengths[key] = length
+            } else {
+                ok = false
+            }
+        }
+        var cornerRadius = 0.0
+        if let e = value("corner-radius") {
+            if shape != .rect {
+                d.error("'corner-radius' applies to 'rect' only", at: e.keyLocation)
+                ok = false
+            } else if let r = pixels(e, &d) {
+                cornerRadius = r
+            } else {
+                ok = false
+            }
+        }
+        var feather = 0.0
+        if let e = value("feather") {
+            if let f = pixels(e, &d) { feather = f } else { ok = false }
+        }
+        guard ok, let x = lengths["x"], let y = lengths["y"], let width = lengths["width"], let height = lengths["height"]
+        else { return nil }
+        let region = Region(
+            shape: shape, x: x, y: y, width: width, height: height, cornerRadius: cornerRadius, feather: feather)
+        return (region, first.keyLocation)
+    }
+
+    /// A region's coordinate: pixels (`120`, `-8.5`) or a percentage of the image (`10%`);
+    /// `positive` for a width or height (> 0).
+    static func regionLength(_ e: Node.MapEntry, positive: Bool, _ d: inout Decoding) -> RegionLength? {
+        let expected = positive
+            ? "a size > 0 in pixels (120) or in percent of the image (25%)"
+            : "a position in pixels (120) or in percent of the image (10%)"
+        guard case .scalar(let s) = e.value.content else {
+            if case .invalid = e.value.content { return nil }
+            d.error("'\(e.key)' must be \(expected)", at: e.value.location)
+            return nil
+        }
+        // The number is read as every number of a manifest is, with or without a '%' after it.
+        let isPercent = s.style == .plain && s.text.hasSuffix("%")
+        let number = isPercent ? Scalar(text: String(s.text.dropLast()), style: .plain, contentColumn: 1) : s
+        guard let value = number.numberValue, value.isFinite, !positive || value > 0 else {
+            d.error("'\(e.key)' must be \(expected)", at: e.value.location)
+            return nil
+        }
+        return isPercent ? .percent(value) : .pixels(value)
+    }
+
+    /// A length in pixels >= 0 (`corner-radius`, `feather`).
+    static func pixels(_ e: Node.MapEntry, _ d: inout Decoding) -> Double? {
+        let expected = "a number of pixels >= 0"
+        guard case .scalar(let s) = e.value.content else {
+            if case .invalid = e.value.content { return nil }
+            d.error("'\(e.key)' must be \(expected)", at: e.value.location)
+            return nil
+        }
+        guard let value = s.numberValue, value.isFinite, value >= 0 else {
+            d.error("'\(e.key)' must be \(expected)", at: e.value.location)
+            if s.text.hasSuffix("%") { d.note("'\(e.key)' is in pixels, not percent", at: e.value.location) }
+            return nil
+        }
+        return value
+    }
+}

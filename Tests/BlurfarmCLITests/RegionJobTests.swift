@@ -1,0 +1,153 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// A job with regions, run every way the farm renders an image (streamed in bands by workers,
+/// whole in a worker, whole in this process, tile by tile for `verify: decode`): the same bytes
+/// each way; outside the regions the source's pixels, inside the filter's.
+@Suite struct RegionJobTests {
+    static let manifest = """
+        job: regions
+        inputs: [photos/*]
+        tile: 64
+        outputs:
+          - name: card
+            path: out/card/{stem}.png
+            filters:
+              - gaussian:
+                  sigma: 5
+              - tint:
+                  style: light
+            regions:
+              - rect:
+                  x: 10%
+                  y: 60%
+                  width: 80%
+                  height: 30%
+                  corner-radius: 24
+                  feather: 3
+              - ellipse:
+                  x: 90%
+                  y: -40
+                  width: 200
+                  height: 160
+                  feather: 6
+          - name: keep-subject
+            path: out/keep/{stem}.png
+            filters:
+              - gaussian:
+                  sigma: 4
+            regions:
+              - rect:
+                  x: 100
+                  y: 50
+                  width: 300
+                  height: 200
+            invert: true
+          - name: small
+            path: out/small/{stem}.png
+            resize:
+              width: 300
+            filters:
+              - gaussian:
+                  sigma: 3
+            regions:
+              - ellipse:
+                  x: 25%
+                  y: 25%
+                  width: 50%
+                  height: 50%
+                  feather: 4
+
+        """
+
+    /// The `card` variant's regions, as the manifest places them.
+    static let card = RegionMask(regions: [
+        Region(x: .percent(10), y: .percent(60), width: .percent(80), height: .percent(30), cornerRadius: 24, feather: 3),
+        Region(shape: .ellipse, x: .percent(90), y: .pixels(-40), width: .pixels(200), height: .pixels(160), feather: 6),
+    ])
+    static let keep = RegionMask(
+        regions: [Region(x: .pixels(100), y: .pixels(50), width: .pixels(300), height: .pixels(200))], invert: true)
+
+    @Test func everyPathRendersTheSameBytesAndTheSourcePassesThroughOutsideTheRegions() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        for photo in ["special/alpha-garbage-under-transparent.png", "special/exif-orientation-6.jpg"] {
+            try FileManager.default.copyItem(
+                atPath: Fixtures.corpus(photo), toPath: photos.appendingPathComponent((photo as NSString).lastPathComponent).path)
+        }
+        let job = folder.appendingPathComponent("job.job")
+        try Self.manifest.write(to: job, atomically: true, encoding: .utf8)
+        var runs: [[String: Data]] = []
+        let ways: [(config: String, arguments: [String])] = [
+            ("whole-image-pixels: 0", ["--workers", "2"]),  // streamed by the workers
+            ("whole-image-pixels: 100000000", ["--workers", "2"]),  // whole in a worker
+            ("", ["--workers", "0"]),  // in this process
+            ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),  // tiles of a whole image
+        ]
+        for way in ways {
+            let config = folder.appendingPathComponent("farm.conf")
+            try "state: state\n\(way.config)\n".write(to: config, atomically: true, encoding: .utf8)
+            let result = try Blurfarm.run(["run", job.path, "--config", config.path, "--force", "--quiet"] + way.arguments)
+            #expect(result.status == 0, "\(way): \(result.stderr)")
+            runs.append(try StreamedRunTests.outputs(folder))
+            if runs.count < ways.count { try FileManager.default.removeItem(at: folder.appendingPathComponent("out")) }
+        }
+        #expect(runs[0].count == 6, "\(runs[0].keys.sorted())")
+        for (k, run) in runs.enumerated().dropFirst() {
+            for (path, bytes) in runs[0] { #expect(run[path] == bytes, "\(path): way \(k) differs from the streamed") }
+        }
+        // Outside every region, the decoded source's pixels, bit for bit; inside, blurred.
+        for (stem, variant, mask) in [
+            ("alpha-garbage-under-transparent", "card", Self.card), ("exif-orientation-6", "card", Self.card),
+            ("alpha-garbage-under-transparent", "keep", Self.keep), ("exif-orientation-6", "keep", Self.keep),
+        ] {
+            let source = try ImageReader.read(photos.appendingPathComponent(stem + (stem.hasPrefix("exif") ? ".jpg" : ".png")).path).pixels
+            let output = try ImageReader.read(folder.appendingPathComponent("out/\(variant)/\(stem).png").path).pixels
+            #expect(output.rect == source.rect)
+            var untouched = 0, changed = 0
+            for y in 0..<source.rect.height {
+                for x in 0..<source.rect.width {
+                    let c = mask.coverage(x: x, y: y, in: source.rect)
+                    if c == 0 {
+                        guard output[x, y] == source[x, y] else {
+                            Issue.record("\(variant)/\(stem): (\(x), \(y)) outside the regions is \(output[x, y]), not \(source[x, y])")
+                            return
+                        }
+                        untouched += 1
+                    } else if c == 1, output[x, y] != source[x, y] {
+                        changed += 1
+                    }
+                }
+            }
+            #expect(untouched > 1000 && changed > 1000, "\(variant)/\(stem): \(untouched) untouched, \(changed) changed")
+        }
+    }
+
+    @Test func checkWarnsAtARegionThatReachesBeyondTheImage() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.corpus("special/exif-orientation-6.jpg"), toPath: photos.appendingPathComponent("turned.jpg").path)
+        let job = folder.appendingPathComponent("job.job")
+        try Self.manifest.write(to: job, atomically: true, encoding: .utf8)
+        let result = try Blurfarm.run(["check", job.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        // The ellipse at 90% is clipped; the rectangle at (100, 50) of 'keep-subject' fits the
+        // upright 853x1280 image; nothing of 'small' reaches out.
+        let warning = result.stderr.split(separator: "\n").first { $0.contains("warning: region") }.map(String.init) ?? ""
+        #expect(warning.hasPrefix(job.path + ":20:9: warning: region 2 of output 'card' reaches beyond its 853x1280 image ("))
+        #expect(warning.hasSuffix("out/card/turned.png): it is clipped"), "\(result.stderr)")
+        // The plan says where each variant's filters apply.
+        #expect(result.stdout.contains("edge clamp, colour gamma; in 2 regions; "), "\(result.stdout)")
+        #expect(result.stdout.contains("edge clamp, colour gamma; everywhere but 1 region; "), "\(result.stdout)")
+        #expect(!result.stderr.contains("region 1 of output 'card'") && !result.stderr.contains("'keep-subject'")
+            && !result.stderr.contains("'small'"), "\(result.stderr)")
+    }
+}
