@@ -56,7 +56,7 @@ extension Apply {
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration), plugins: FarmJob.pluginsUsed(by: [plan], registry: registry))
-        let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, log: nil)
+        let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, keepsRecords: false, log: nil)
         let (engineFarm, stop, interrupts) = engine.startFarm(farm, printer: printer)
         defer { engineFarm.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }

@@ -12,13 +12,17 @@ final class RunPrinter: Sendable {
     private let verbose: Bool
     /// The summary even when nothing was to do.
     private let alwaysSummary: Bool
+    /// Whether the jobs keep records (`run`'s), so that "up to date" means something; `apply`'s
+    /// keep none and write every output.
+    private let keepsRecords: Bool
     private let log: RunLog?
     private let progress = Mutex<ProgressLine?>(nil)
 
-    init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, log: RunLog?) {
+    init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, keepsRecords: Bool = true, log: RunLog?) {
         self.quiet = quiet
         self.verbose = verbose
         self.alwaysSummary = alwaysSummary
+        self.keepsRecords = keepsRecords
         self.log = log
     }
 
@@ -82,7 +86,8 @@ final class RunPrinter: Sendable {
         let notEnlarged = report.notEnlarged.isEmpty ? "" : ", \(report.notEnlarged.count) not enlarged (larger than the source)"
         let summary = "\(report.job): \(report.written) written, \(report.failed) failed\(stopped), "
             + "\(counted(outcome.inputs, "input")), in \(String(format: "%.2f", report.seconds)) s; "
-            + "\(report.skipped) up to date, \(report.decoded) decoded\(earlier)\(notEnlarged)\(pruned)"
+            + (keepsRecords ? "\(report.skipped) up to date, " : "")
+            + "\(report.decoded) decoded\(earlier)\(notEnlarged)\(pruned)"
         if !quiet && (outcome.didWork || alwaysSummary) { print(summary) }
         log?.write(summary)
     }

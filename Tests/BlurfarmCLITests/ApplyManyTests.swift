@@ -32,6 +32,7 @@ import Testing
             in: folder)
         #expect(many.status == 0, "\(many.stderr)")
         #expect(many.stdout.hasPrefix("apply: 20 written, 0 failed, 20 inputs"), "\(many.stdout)")
+        #expect(!many.stdout.contains("up to date"), "apply keeps no records: \(many.stdout)")
         let single = folder.appendingPathComponent("single")
         try FileManager.default.createDirectory(at: single, withIntermediateDirectories: true)
         for input in inputs {
