@@ -97,8 +97,10 @@ public struct FrostBlur: UniformReachFilter {
     public func apply(input: PixelBuffer, output: PixelBuffer, image: Rect) {
         blur.apply(input: input, output: output, image: image)
         let s = Float(saturation)
+        let over = SourceOver(tint, inLinearLight: tintInLinearLight)
         let n = output.channels
         let out = output.rect
+        // One pass: saturate, then draw the tint over the pixel.
         output.withUnsafePixels { base in
             for y in 0..<out.height {
                 var p = base + y * output.rowStride
@@ -106,10 +108,10 @@ public struct FrostBlur: UniformReachFilter {
                     let a: Float = n == 4 ? p[3] : 1
                     let l = 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]
                     for c in 0..<3 { p[c] = min(max(l + s * (p[c] - l), 0), a) }
+                    over.draw(on: p, channels: n)
                     p += n
                 }
             }
         }
-        TintFilter.drawSourceOver(tint, inLinearLight: tintInLinearLight, on: output)
     }
 }

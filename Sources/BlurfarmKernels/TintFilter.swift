@@ -86,25 +86,45 @@ public struct TintFilter: UniformReachFilter {
 
     /// Draws `tint` (sRGB-encoded channels, straight alpha, 0...1) source-over every
     /// premultiplied pixel of `output`, in place (opaque pixels when it has 3 channels); the
-    /// colour converted to linear light first when `inLinearLight`. The tint of `frost` and
-    /// of `tint`.
+    /// colour converted to linear light first when `inLinearLight`.
     static func drawSourceOver(_ tint: SIMD4<Double>, inLinearLight: Bool, on output: PixelBuffer) {
-        let ta = Float(tint.w)
-        let keep = 1 - ta
-        var t = SIMD3<Float>(Float(tint.x), Float(tint.y), Float(tint.z))
-        if inLinearLight { for c in 0..<3 { t[c] = SRGB.toLinear(t[c]) } }
-        t *= ta
+        let over = SourceOver(tint, inLinearLight: inLinearLight)
         let n = output.channels
         let out = output.rect
         output.withUnsafePixels { base in
             for y in 0..<out.height {
                 var p = base + y * output.rowStride
                 for _ in 0..<out.width {
-                    for c in 0..<3 { p[c] = t[c] + keep * p[c] }
-                    if n == 4 { p[3] = ta + keep * p[3] }
+                    over.draw(on: p, channels: n)
                     p += n
                 }
             }
         }
+    }
+}
+
+/// A tint drawn source-over premultiplied pixels, one pixel at a time: the step `tint` and
+/// `frost` share (frost draws it in its own pass over the tile, right after saturating).
+struct SourceOver {
+    /// The tint's colour, premultiplied by its alpha (in linear light when asked).
+    let colour: SIMD3<Float>
+    let alpha: Float
+    /// What each pixel keeps of itself: 1 − alpha.
+    let keep: Float
+
+    /// `tint`: sRGB-encoded channels and a straight alpha, 0...1.
+    init(_ tint: SIMD4<Double>, inLinearLight: Bool) {
+        alpha = Float(tint.w)
+        keep = 1 - alpha
+        var t = SIMD3<Float>(Float(tint.x), Float(tint.y), Float(tint.z))
+        if inLinearLight { for c in 0..<3 { t[c] = SRGB.toLinear(t[c]) } }
+        colour = t * alpha
+    }
+
+    /// Draws the tint over the pixel at `p` (`channels` floats: RGB of an opaque image, or RGBA).
+    @inline(__always)
+    func draw(on p: UnsafeMutablePointer<Float>, channels: Int) {
+        for c in 0..<3 { p[c] = colour[c] + keep * p[c] }
+        if channels == 4 { p[3] = alpha + keep * p[3] }
     }
 }
