@@ -67,7 +67,7 @@ extension Apply {
 
     /// The one variant the options describe, written where `-o` says.
     private func manyVariant(registry: FilterRegistry) throws -> VariantSpec {
-        let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
+        let (specs, mask) = try chainOptions(registry: registry)
         let pathTemplate: PathTemplate
         do {
             pathTemplate = try PathTemplate(template ?? "")
@@ -78,7 +78,8 @@ extension Apply {
         return VariantSpec(
             name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
             lossless: lossless, strip: strip,
-            resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) })
+            resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) },
+            regions: mask)
     }
 
     /// An input argument as an input glob: a file that exists is itself (its wildcard characters

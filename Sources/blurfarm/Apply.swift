@@ -156,6 +156,14 @@ struct Apply: ParsableCommand {
         }
     }
 
+    /// The filters (`--filter`) and where they apply (`--region`, `--invert-regions`): what
+    /// one image and `-o`'s many take alike.
+    func chainOptions(registry: FilterRegistry) throws(CommandError) -> ([FilterSpec], RegionMask) {
+        var specs: [FilterSpec] = []
+        for filter in filters { specs.append(try FilterOption.parse(filter, registry: registry).get()) }
+        return (specs, try RegionOption.mask(regions, invert: invertRegions, filters: specs.count, edge: edge).get())
+    }
+
     /// Launches `engine` for this command (``Engine/launch(_:)``); shut it down when done.
     private func launch(_ engine: Engine) throws -> Engine.Launched {
         try engine.launch(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
@@ -166,8 +174,7 @@ struct Apply: ParsableCommand {
         let limits = (pixels: configuration.pixelLimit, memory: configuration.memoryLimit ?? ImageReader.usableMemory)
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
-        let specs = try filters.map { try FilterOption.parse($0, registry: registry).get() }
-        let mask = try RegionOption.mask(regions, invert: invertRegions, filters: specs.count, edge: edge).get()
+        let (specs, mask) = try chainOptions(registry: registry)
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
         if let format {

@@ -26,7 +26,10 @@ import Testing
     @Test func twentyInputsWithATemplateEqualTwentySingleApplies() throws {
         let (folder, inputs) = try Self.photos()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let options = ["--resize", "320", "--filter", "gaussian sigma=2", "--quality", "80"]
+        // With a region, so that -o takes every option of one image (it once dropped --region).
+        let options = [
+            "--resize", "320", "--filter", "gaussian sigma=2", "--quality", "80", "--region", "10%,20%,50%,40%,8,3",
+        ]
         let many = try Blurfarm.run(
             ["apply", "in/a/*.jpg"] + inputs.suffix(10) + ["-o", "out/{stem}-blur.webp", "--workers", "2"] + options,
             in: folder)
