@@ -65,7 +65,7 @@ public struct InputPlaceholder: Codable, Hashable, Sendable {
                 let pixel = pixels[x, y]
                 let alpha = pixels.hasAlpha ? pixel.w : 1
                 let colour = alpha > 0 ? SIMD3(pixel.x, pixel.y, pixel.z) / alpha : .zero
-                rgba += [colour.x, colour.y, colour.z, alpha].map { UInt8(min(max(($0 * 255).rounded(), 0), 255)) }
+                rgba += [colour.x, colour.y, colour.z, alpha].map { UInt8(SampleConversion.quantize($0, 255)) }
             }
         }
         let hash = ThumbHash.encode(width: pixels.rect.width, height: pixels.rect.height, rgba: rgba)
@@ -74,19 +74,18 @@ public struct InputPlaceholder: Codable, Hashable, Sendable {
             throw ImageIOError(code: .encodeFailed, path: path, message: "its ThumbHash does not decode")
         }
         let image = PixelBuffer(rect: Rect(x: 0, y: 0, width: decoded.width, height: decoded.height))
-        var translucent = false
         for y in 0..<decoded.height {
             for x in 0..<decoded.width {
                 let i = (y * decoded.width + x) * 4
                 let sample = SIMD4<Float>(
                     Float(decoded.rgba[i]), Float(decoded.rgba[i + 1]), Float(decoded.rgba[i + 2]), Float(decoded.rgba[i + 3])
                 ) / 255
-                translucent = translucent || sample.w < 1
                 image[x, y] = SIMD4(sample.x * sample.w, sample.y * sample.w, sample.z * sample.w, sample.w)
             }
         }
+        // The encoder keeps alpha only when some pixel is translucent.
         let png = try ImageWriter.encode(
-            image, extension: "png", named: path, sourceBitDepth: 8, sourceHadAlpha: translucent, metadata: nil,
+            image, extension: "png", named: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions(stripMetadata: true, bitDepth: 8))
         return InputPlaceholder(
             input: path, inputHash: inputHash, width: header.width, height: header.height,
