@@ -30,17 +30,25 @@ public struct JobLoader: Sendable {
     /// The plan of a manifest's `bytes`, read from the file `manifestPath` (its folder is what
     /// its paths are relative to; diagnostics name it).
     public func plan(bytes: [UInt8], manifestPath: String) -> Result<JobPlan, Diagnostics> {
-        JobDecoder.decode(bytes, file: manifestPath, filters: registry.descriptors).flatMap {
-            plan($0, manifestPath: manifestPath)
-        }
+        decode(bytes: bytes, manifestPath: manifestPath).flatMap { plan($0, manifestPath: manifestPath) }
     }
 
     /// The plan of a manifest's `text`, read as the file `manifestPath` (its folder is what its
     /// paths are relative to; diagnostics name it).
     public func plan(text: String, manifestPath: String) -> Result<JobPlan, Diagnostics> {
-        JobDecoder.decode(text, file: manifestPath, filters: registry.descriptors).flatMap {
-            plan($0, manifestPath: manifestPath)
-        }
+        decode(text: text, manifestPath: manifestPath).flatMap { plan($0, manifestPath: manifestPath) }
+    }
+
+    /// A manifest's `bytes` decoded against the registry's filters, before the file system is
+    /// read: what a caller checks (the service's roots) before ``plan(_:manifestPath:)`` walks
+    /// the inputs' globs.
+    public func decode(bytes: [UInt8], manifestPath: String) -> Result<JobSpec, Diagnostics> {
+        JobDecoder.decode(bytes, file: manifestPath, filters: registry.descriptors)
+    }
+
+    /// A manifest's `text` decoded, as ``decode(bytes:manifestPath:)``.
+    public func decode(text: String, manifestPath: String) -> Result<JobSpec, Diagnostics> {
+        JobDecoder.decode(text, file: manifestPath, filters: registry.descriptors)
     }
 
     /// The plan of the decoded `job`, read from `manifestPath`.

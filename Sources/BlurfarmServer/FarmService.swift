@@ -2,6 +2,7 @@ import BlurfarmAPI
 import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmImageIO
+import BlurfarmManifest
 import Foundation
 import GRDB
 import Logging
@@ -119,7 +120,7 @@ public actor FarmService {
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
         let manifestPath: String
         let source: ManifestSource
-        let planned: Result<JobPlan, Diagnostics>
+        let planned: ServedPlan
         switch (request.manifest, request.path) {
         case (let text?, nil):
             guard let folder = request.folder, folder.hasPrefix("/") else {
@@ -132,22 +133,22 @@ public actor FarmService {
             guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
             manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
             source = .text
-            planned = loader.plan(text: text, manifestPath: manifestPath)
+            planned = servedPlan(loader.decode(text: text, manifestPath: manifestPath), manifestPath: manifestPath)
         case (nil, let path?):
             guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
             source = .path
-            planned = plan(manifestAt: path)
+            planned = servedPlan(manifestAt: path)
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
         }
         let plan: JobPlan
         switch planned {
-        case .failure(let diagnostics): throw .invalidManifest(diagnostics)
-        case .success(let success): plan = success
+        case .invalid(let diagnostics): throw .invalidManifest(diagnostics)
+        case .outside(let outside): throw .outsideRoots(outside)
+        case .planned(let success): plan = success
         }
-        if let outside = roots.firstOutside(plan) { throw .outsideRoots(PathOutsideRoots(path: outside)) }
         var job = QueueJob(
             id: nil, name: plan.job.name, manifest: manifestPath, source: source,
             manifestText: source == .text ? request.manifest ?? "" : "", priority: priority, state: .queued,
@@ -261,19 +262,17 @@ public actor FarmService {
         case .cancelInFarm: engine.cancel(id)
         case .submitToFarm:
             let planned = job.source == .text
-                ? loader.plan(text: job.manifestText, manifestPath: job.manifest)
-                : plan(manifestAt: job.manifest)
+                ? servedPlan(loader.decode(text: job.manifestText, manifestPath: job.manifest), manifestPath: job.manifest)
+                : servedPlan(manifestAt: job.manifest)
             let refusal: String
             var kind: JobRefusal?
             switch planned {
-            case .failure(let diagnostics):
+            case .invalid(let diagnostics):
                 refusal = DiagnosticPrinter.render(diagnostics, program: "blurfarm")
                 kind = .invalid
-            case .success(let plan):
-                if let outside = roots.firstOutside(plan) {
-                    refusal = PathOutsideRoots(path: outside).description
-                    break
-                }
+            case .outside(let outside):
+                refusal = outside.description
+            case .planned(let plan):
                 // Temporary files of writes a killed server left behind (their writer's pid is
                 // gone; files of live processes are kept whatever their age).
                 let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
@@ -302,11 +301,40 @@ public actor FarmService {
     /// The plan of the manifest file at `path`, read beneath the roots as it is now (never
     /// through a link out of them, never blocking on a FIFO); a file that cannot be read is its
     /// diagnostic, one outside the roots too.
-    private func plan(manifestAt path: String) -> Result<JobPlan, Diagnostics> {
+    private func servedPlan(manifestAt path: String) -> ServedPlan {
         do throws(RootedFileError) {
-            return loader.plan(bytes: try roots.readManifest(path), manifestPath: path)
+            return servedPlan(loader.decode(bytes: try roots.readManifest(path), manifestPath: path), manifestPath: path)
         } catch {
-            return .failure(Diagnostics([.error(error.description, at: nil)]))
+            if case .outside(let outside) = error { return .outside(outside) }
+            return .invalid(Diagnostics([.error(error.description, at: nil)]))
+        }
+    }
+
+    /// What a served manifest comes to, `decoded` from `manifestPath`.
+    private enum ServedPlan {
+        case planned(JobPlan)
+        case invalid(Diagnostics)
+        /// A folder it would walk, or a file it would read or write, is outside the roots.
+        case outside(PathOutsideRoots)
+    }
+
+    /// The plan of `decoded`: its folders checked against the roots before its globs are
+    /// walked (a glob outside them is never read, its files never named in a diagnostic), then
+    /// its inputs and outputs.
+    private func servedPlan(_ decoded: Result<JobSpec, Diagnostics>, manifestPath: String) -> ServedPlan {
+        let job: JobSpec
+        switch decoded {
+        case .failure(let diagnostics): return .invalid(diagnostics)
+        case .success(let success): job = success
+        }
+        if let outside = roots.firstOutside(job, manifestPath: manifestPath) {
+            return .outside(PathOutsideRoots(path: outside))
+        }
+        switch loader.plan(job, manifestPath: manifestPath) {
+        case .failure(let diagnostics): return .invalid(diagnostics)
+        case .success(let plan):
+            if let outside = roots.firstOutside(plan) { return .outside(PathOutsideRoots(path: outside)) }
+            return .planned(plan)
         }
     }
 

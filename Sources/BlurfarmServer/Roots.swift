@@ -69,15 +69,24 @@ public struct Roots: Sendable {
         }
     }
 
-    /// The first file of `plan` (the manifest's folder, an input glob's fixed folder, an
-    /// input, an output) outside every root: an absolute glob, or one climbing with `..`, is
-    /// refused by its folder even when it matches nothing.
-    public func firstOutside(_ plan: JobPlan) -> String? {
-        let globFolders = plan.job.inputs.compactMap { try? GlobPattern($0) }.map {
-            JobPlanner.join(plan.folder, $0.fixedPrefix.isEmpty ? "." : $0.fixedPrefix)
+    /// The first folder `job`, read from `manifestPath`, would walk outside every root: the
+    /// manifest's folder, or an input glob's fixed folder (an absolute glob, or one climbing
+    /// with `..`), refused even when it matches nothing. Checked before the job is planned, so
+    /// that a glob outside the roots is never walked and its files never named.
+    public func firstOutside(_ job: JobSpec, manifestPath: String) -> String? {
+        let folder = (manifestPath as NSString).deletingLastPathComponent
+        let base = folder.isEmpty ? "." : folder
+        let globFolders = job.inputs.compactMap { try? GlobPattern($0) }.map {
+            JobPlanner.join(base, $0.fixedPrefix.isEmpty ? "." : $0.fixedPrefix)
         }
-        let paths = [plan.folder] + globFolders + plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) }
-        return paths.first { !contains(absolute($0)) }
+        return ([base] + globFolders).first { !contains(absolute($0)) }
+    }
+
+    /// The first file of `plan` (the folders of ``firstOutside(_:manifestPath:)``, an input,
+    /// an output) outside every root.
+    public func firstOutside(_ plan: JobPlan) -> String? {
+        if let folder = firstOutside(plan.job, manifestPath: plan.manifestPath) { return folder }
+        return plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) }.first { !contains(absolute($0)) }
     }
 
     /// `path` made absolute against the working directory.

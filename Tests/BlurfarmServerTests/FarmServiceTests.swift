@@ -163,6 +163,28 @@ import Testing
         #expect(try await fixture.service.jobs(states: nil, limit: nil).isEmpty)
     }
 
+    /// An absolute input glob outside the roots is refused by its folder before it is walked:
+    /// were it planned first, the planner's diagnostic (two of its files would write one output)
+    /// would name files outside the roots.
+    @Test func anAbsoluteGlobOutsideTheRootsIsRefusedBeforeItsFilesAreRead() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let outside = fixture.folder.appendingPathComponent("elsewhere").path
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        for name in ["secret-name.jpg", "secret-name.png"] {
+            FileManager.default.createFile(atPath: outside + "/" + name, contents: Data())
+        }
+        let manifest = ServerFixture.manifest.replacingOccurrences(of: "[in/*.jpg]", with: "['\(outside)/*']")
+        await #expect {
+            _ = try await fixture.service.submit(SubmitRequest(manifest: manifest, folder: fixture.root))
+        } throws: { error in
+            guard case ServiceError.outsideRoots(let refused) = error else { return false }
+            return refused.path == outside && !"\(error)".contains("secret")
+        }
+        #expect(fixture.engine.submitted.isEmpty)
+    }
+
     @Test func afterARestartUnfinishedJobsAreQueuedAgainAndHandedToTheNewFarm() async throws {
         let first = try ServerFixture()
         defer { first.remove() }
