@@ -4,9 +4,10 @@ import Foundation
 import Synchronization
 
 extension IncrementalRun {
-    /// What ``writeMap(to:plan:report:pixelLimit:memoryLimit:confinement:)`` did.
+    /// What ``writeMap(to:plan:report:limits:confinement:control:)`` did.
     public struct MapResult: Sendable {
-        /// Whether the file was written; false when it held these bytes already.
+        /// Whether the file was written; false when it held these bytes already, or the job was
+        /// stopped or cancelled before it was (the map is left as it was).
         public var written: Bool
         /// The inputs (absolute paths) whose placeholder could not be made, and why: listed
         /// without one.
@@ -27,14 +28,16 @@ extension IncrementalRun {
     /// (or its header, for records older than that) and its bytes from the file. Failed,
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
     /// records when it was made from the same bytes (``InputPlaceholder``), else made now
-    /// (several inputs at once) and recorded; placeholders of inputs no record names any more
-    /// are forgotten. The file is written atomically, and only when its bytes change; its
-    /// folders are made when missing, as an output's are (``CreatedFolder``).
+    /// (at most `limits.decodes` inputs at once, sharing `limits.memory`) and recorded;
+    /// placeholders of inputs no record names any more are forgotten. The file is written
+    /// atomically (its temporary file in `control`'s), and only when its bytes change; its
+    /// folders are made when missing, as an output's are (``CreatedFolder``). A job `control`
+    /// stops or cancels meanwhile makes no more placeholders and leaves the map as it was.
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
     public func writeMap(
-        to path: String, plan full: JobPlan, report: RunReport, pixelLimit: Int, memoryLimit: Int,
-        confinement: RootConfinement? = nil
+        to path: String, plan full: JobPlan, report: RunReport, limits: (pixels: Int, memory: Int, decodes: Int),
+        confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = (absolute(path) as NSString).deletingLastPathComponent
         let statuses = Dictionary(report.outputs.map { ($0.output, $0.status) }, uniquingKeysWith: { first, _ in first })
@@ -73,8 +76,9 @@ extension IncrementalRun {
         }
 
         let (placeholders, missing) = try placeholders(
-            of: inputs.map { ($0.absolute, $0.inputHash) }, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
-            confinement: confinement, mapPath: path)
+            of: inputs.map { ($0.absolute, $0.inputHash) }, limits: limits, confinement: confinement, control: control,
+            mapPath: path)
+        if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
         let map = OutputMap(job: full.job.name, inputs: inputs.map { input in
             var entry = input.entry
             if let placeholder = placeholders[input.absolute] {
@@ -91,9 +95,7 @@ extension IncrementalRun {
         } catch {
             throw MapFailure(path: path, message: "cannot encode the map: \(error)")
         }
-        if let existing = FileManager.default.contents(atPath: path), Array(existing) == bytes {
-            return MapResult(written: false, missingPlaceholders: missing)
-        }
+        if Self.holds(bytes, path, confinement: confinement) { return MapResult(written: false, missingPlaceholders: missing) }
         let folder = (path as NSString).deletingLastPathComponent
         do throws(StateError) {
             // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.
@@ -104,19 +106,38 @@ extension IncrementalRun {
             throw MapFailure(path: path, message: "\(error)")
         }
         do {
-            try ImageWriter.write(bytes, to: path, confinement: confinement)
+            try ImageWriter.write(bytes, to: path, temporaryFiles: control.temporaryFiles, confinement: confinement)
         } catch {
             throw MapFailure(path: path, message: error.message)
         }
         return MapResult(written: true, missingPlaceholders: missing)
     }
 
+    /// Whether the regular file at `path` holds `bytes` already: read only when it has their
+    /// size, opened without waiting (a FIFO there is not a map: it is replaced) and beneath the
+    /// roots of `confinement` when given.
+    private static func holds(_ bytes: [UInt8], _ path: String, confinement: RootConfinement?) -> Bool {
+        guard FileStamp.of(path)?.size == Int64(bytes.count) else { return false }
+        let fd: Int32
+        if let confinement {
+            guard let file = try? confinement.openFile(path) else { return false }
+            fd = file
+        } else {
+            guard let file = try? Syscalls.openForReading(path) else { return false }
+            fd = file
+        }
+        defer { Syscalls.close(fd) }
+        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG else { return false }
+        return (try? Syscalls.readAll(fd, upTo: bytes.count + 1)) == bytes
+    }
+
     /// The placeholders of `inputs` (absolute path, hash of the bytes the outputs were made
-    /// from), by input: the recorded ones still good, the others made now, several at once,
-    /// and recorded. Those of inputs no output record names are forgotten.
+    /// from), by input: the recorded ones still good, the others made now, `limits.decodes` at
+    /// once (each with its share of `limits.memory`), none once `control` has ended, and
+    /// recorded. Those of inputs no output record names are forgotten.
     private func placeholders(
-        of inputs: [(path: String, hash: String)], pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?,
-        mapPath: String
+        of inputs: [(path: String, hash: String)], limits: (pixels: Int, memory: Int, decodes: Int),
+        confinement: RootConfinement?, control: JobControl, mapPath: String
     ) throws(MapFailure) -> ([String: InputPlaceholder], [(input: String, reason: String)]) {
         var found: [String: InputPlaceholder] = [:]
         var wanted: [(path: String, hash: String)] = []
@@ -130,14 +151,21 @@ extension IncrementalRun {
             }
         }
         let made = Mutex([Result<InputPlaceholder, ImageIOError>?](repeating: nil, count: wanted.count))
+        let next = Atomic(0)
         let work = wanted
-        DispatchQueue.concurrentPerform(iterations: work.count) { index in
-            let result = Result { () throws(ImageIOError) -> InputPlaceholder in
-                try InputPlaceholder.make(
-                    work[index].path, inputHash: work[index].hash, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
-                    confinement: confinement)
+        let lanes = max(1, min(limits.decodes, ProcessInfo.processInfo.activeProcessorCount, work.count))
+        let share = limits.memory / lanes
+        DispatchQueue.concurrentPerform(iterations: lanes) { _ in
+            while control.ended == nil {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                if index >= work.count { return }
+                let result = Result { () throws(ImageIOError) -> InputPlaceholder in
+                    try InputPlaceholder.make(
+                        work[index].path, inputHash: work[index].hash, pixelLimit: limits.pixels, memoryLimit: share,
+                        confinement: confinement)
+                }
+                made.withLock { $0[index] = result }
             }
-            made.withLock { $0[index] = result }
         }
         var missing: [(input: String, reason: String)] = []
         do throws(StateError) {

@@ -83,10 +83,11 @@ public struct Roots: Sendable {
     }
 
     /// The first file of `plan` (the folders of ``firstOutside(_:manifestPath:)``, an input,
-    /// an output) outside every root.
+    /// an output, the output map) outside every root.
     public func firstOutside(_ plan: JobPlan) -> String? {
         if let folder = firstOutside(plan.job, manifestPath: plan.manifestPath) { return folder }
-        return plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) }.first { !contains(absolute($0)) }
+        let map = plan.job.map.map { [JobPlanner.join(plan.folder, $0)] } ?? []
+        return (plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) } + map).first { !contains(absolute($0)) }
     }
 
     /// `path` made absolute against the working directory.

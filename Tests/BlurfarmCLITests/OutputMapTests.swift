@@ -296,6 +296,21 @@ import Testing
         try Self.expectMapMatchesDisk(job)
     }
 
+    /// A FIFO where the map goes is never waited on: the run compares only a regular file of
+    /// the map's size with the new map, and writes the map over the FIFO. The run is given a
+    /// minute by `timeout` (status 124 if it hangs).
+    @Test func aFIFOWhereTheMapGoesIsReplacedNotRead() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try FileManager.default.createDirectory(atPath: job.path("site"), withIntermediateDirectories: true)
+        #expect(mkfifo(job.path("site/images.json"), 0o644) == 0)
+        let result = try Blurfarm.run(
+            ["-c", "exec timeout 60 \"$0\" \"$@\"", Blurfarm.executable.path, "run", job.manifest, "--config", job.config],
+            shell: true)
+        #expect(result.status == 0, "\(result.stderr)")
+        try Self.expectMapMatchesDisk(job)
+    }
+
     /// Records written before they kept the outputs' sizes (and before placeholders) still
     /// give the same map: the sizes are read from the files, the placeholders made anew.
     @Test func recordsWithoutSizesOrPlaceholdersGiveTheSameMap() throws {

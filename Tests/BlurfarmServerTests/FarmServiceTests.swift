@@ -145,11 +145,13 @@ import Testing
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         let escapes = ServerFixture.manifest.replacingOccurrences(of: "path: out/", with: "path: ../elsewhere/")
         let linked = ServerFixture.manifest.replacingOccurrences(of: "path: out/", with: "path: link/")
+        let mapped = ServerFixture.manifest + "map: ../elsewhere/images.json\n"
         try FileManager.default.createSymbolicLink(atPath: fixture.root + "/link", withDestinationPath: outside)
         for request in [
             SubmitRequest(manifest: ServerFixture.manifest, folder: outside),
             SubmitRequest(manifest: escapes, folder: fixture.root),
             SubmitRequest(manifest: linked, folder: fixture.root),
+            SubmitRequest(manifest: mapped, folder: fixture.root),
             SubmitRequest(path: "/etc/hostname"),
         ] {
             await #expect {

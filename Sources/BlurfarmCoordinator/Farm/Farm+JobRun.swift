@@ -122,7 +122,7 @@ extension Farm {
             problem(.state(error))
         }
         let report = ran.merging(incremental, started: began, pruned: pruned)
-        if let map = job.mapPath, control.ended == nil { writeMap(map, of: job, report: report, incremental, problem) }
+        if let map = job.mapPath, control.ended == nil { writeMap(map, of: job, report: report, incremental, control: control, problem) }
         do throws(StateError) {
             try incremental.records.compact()
         } catch {
