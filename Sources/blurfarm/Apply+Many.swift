@@ -84,17 +84,17 @@ extension Apply {
 
     /// An input argument as an input glob: a file that exists is itself (its wildcard characters
     /// escaped: a shell expanded `*.jpg` to it), anything else a glob blurfarm expands (quoted
-    /// on the command line); relative to the working directory either way.
+    /// on the command line); relative to the working directory either way, its empty and `.`
+    /// segments dropped (`in//a.jpg`, `./in/./a.jpg` are `in/a.jpg`), as the kernel reads them.
     static func inputGlob(_ argument: String) throws -> String {
-        var path = argument
-        while path.hasPrefix("./") { path.removeFirst(2) }
-        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
-        if FileManager.default.fileExists(atPath: path) { return GlobPattern.escaping(path) }
+        let segments = argument.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        let path = (argument.hasPrefix("/") ? "/" : "") + segments.joined(separator: "/")
+        let glob = FileManager.default.fileExists(atPath: path) && !segments.isEmpty ? GlobPattern.escaping(path) : path
         do {
-            _ = try GlobPattern(path)
+            _ = try GlobPattern(glob)
         } catch {
             throw CommandError("'\(ShownName.of(argument))' is no file, and not a glob: \(error.message)")
         }
-        return path
+        return glob
     }
 }

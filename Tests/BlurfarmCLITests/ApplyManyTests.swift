@@ -102,6 +102,25 @@ import Testing
 
     /// On a terminal (script(1) gives the command a pseudo-terminal), the progress line `run`
     /// draws; off one, only the summary.
+    /// Empty and `.` segments in an input argument are the file the kernel reads (they were
+    /// once an invalid glob, dropped without a word); an argument neither a file nor a glob is
+    /// refused, naming it.
+    @Test func anInputSpelledWithDoubleSlashesOrDotsIsTheFile() throws {
+        let (folder, inputs) = try Self.photos()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let names = inputs.prefix(2).map { ($0 as NSString).lastPathComponent }
+        let result = try Blurfarm.run(
+            ["apply", "in//a/" + names[0], "./in/./a//" + names[1], "-o", "out/{stem}.png", "--resize", "64"], in: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("apply: 2 written, 0 failed, 2 inputs"), "\(result.stdout)")
+        for name in names {
+            let stem = (name as NSString).deletingPathExtension
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/\(stem).png").path))
+        }
+        let neither = try Blurfarm.run(["apply", "in/a/[x", "-o", "out/{stem}.png"], in: folder)
+        #expect(neither.status != 0 && neither.stderr.contains("'in/a/[x' is no file, and not a glob"), "\(neither.stderr)")
+    }
+
     @Test func aTerminalGetsTheProgressLineOfRun() throws {
         let (folder, _) = try Self.photos()
         defer { try? FileManager.default.removeItem(at: folder) }
