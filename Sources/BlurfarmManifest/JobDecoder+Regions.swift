@@ -133,8 +133,7 @@ extension JobDecoder {
         }
         // The number is read as every number of a manifest is, with or without a '%' after it.
         let isPercent = s.style == .plain && s.text.hasSuffix("%")
-        let number = isPercent ? Scalar(text: String(s.text.dropLast()), style: .plain, contentColumn: 1) : s
-        guard let value = number.numberValue, value.isFinite, !positive || value > 0 else {
+        guard let value = isPercent ? Scalar.number(String(s.text.dropLast())) : s.numberValue, !positive || value > 0 else {
             d.error("'\(e.key)' must be \(expected)", at: e.value.location)
             return nil
         }

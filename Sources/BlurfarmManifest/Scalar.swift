@@ -71,6 +71,14 @@ public struct Scalar: Hashable, Sendable {
     }
 }
 
+extension Scalar {
+    /// `text` read as a number of the manifest (``numberValue`` of a plain scalar): what the
+    /// command line's numbers that stand for a manifest's take (`apply --region`).
+    public static func number(_ text: String) -> Double? {
+        Scalar(text: text, style: .plain, contentColumn: 1).numberValue
+    }
+}
+
 /// The number syntax of the manifest language.
 enum NumberSyntax {
     /// `-?[0-9]+`

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmManifest
 
 /// Parses `apply`'s `--region x,y,w,h[,r[,feather]]`: a rectangle in output pixels (after
 /// `--resize` and the EXIF orientation), each of x, y, w, h a number or a percentage of the
@@ -17,15 +18,16 @@ enum RegionOption {
         var lengths: [RegionLength] = []
         for (index, (name, field)) in zip(["x", "y", "width", "height"], fields).enumerated() {
             let isPercent = field.hasSuffix("%")
-            guard let value = Double(isPercent ? String(field.dropLast()) : field), value.isFinite,
-                field.first.map({ $0 == "-" || $0 == "." || $0.isNumber }) == true
-            else { return problem("\(name) '\(field)' is not a number of pixels or a percentage") }
+            // Read as the manifest reads a region's numbers.
+            guard let value = Scalar.number(isPercent ? String(field.dropLast()) : field) else {
+                return problem("\(name) '\(field)' is not a number of pixels or a percentage")
+            }
             if index >= 2, value <= 0 { return problem("\(name) must be > 0") }
             lengths.append(isPercent ? .percent(value) : .pixels(value))
         }
         var extras: [Double] = []
         for (name, field) in zip(["corner radius", "feather"], fields.dropFirst(4)) {
-            guard let value = Double(field), value.isFinite, value >= 0, field.first?.isNumber == true else {
+            guard let value = Scalar.number(field), value >= 0 else {
                 return problem("the \(name) '\(field)' is not a number of pixels >= 0")
             }
             extras.append(value)

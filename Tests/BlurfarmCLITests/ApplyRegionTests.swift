@@ -51,6 +51,10 @@ import Testing
         for (arguments, message) in [
             (["--filter", "gaussian", "--region", "1,2,0,4"], "--region '1,2,0,4': width must be > 0"),
             (["--filter", "gaussian", "--region", "1,2,x,4"], "--region '1,2,x,4': width 'x' is not a number of pixels or a percentage"),
+            // Numbers as a manifest writes them: not `.5`, `0x10` or `inf`.
+            (["--filter", "gaussian", "--region", ".5,2,3,4"], "--region '.5,2,3,4': x '.5' is not a number of pixels or a percentage"),
+            (["--filter", "gaussian", "--region", "1,0x10,3,4"], "--region '1,0x10,3,4': y '0x10' is not a number of pixels or a percentage"),
+            (["--filter", "gaussian", "--region", "1,2,3,4,0,inf"], "--region '1,2,3,4,0,inf': the feather 'inf' is not a number of pixels >= 0"),
             (["--filter", "gaussian", "--region", "1,2,3"], "--region '1,2,3': expected x,y,width,height with an optional corner radius and feather, e.g. 10%,70%,80%,20%,24"),
             (["--filter", "gaussian", "--region", "1,2,3,4,-1"], "--region '1,2,3,4,-1': the corner radius '-1' is not a number of pixels >= 0"),
             (["--filter", "gaussian", "--invert-regions"], "--invert-regions needs --region"),
