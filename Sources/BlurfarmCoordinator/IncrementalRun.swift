@@ -253,7 +253,8 @@ public final class IncrementalRun: Sendable {
     }
 
     /// Records the output of `report` when its status is `written` (rendered, verified, written):
-    /// hashes the file, reads its size from its header, and appends its record. Does nothing for other statuses, nor for an
+    /// hashes the file and appends its record, with the size the runner wrote (for a report
+    /// without it, the size read from the file's header). Does nothing for other statuses, nor for an
     /// output whose input could not be hashed before the run (it is not recorded, so it runs
     /// again next time). Call it from the runner's progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
@@ -265,10 +266,11 @@ public final class IncrementalRun: Sendable {
         let output = absolute(report.output)
         let file = try FileFingerprint.take(output)
         // Its size, for the output map; a header that cannot be read leaves it to the map.
-        let header = try? ImageReader.header(ofFile: output)
+        var size = report.width.flatMap { width in report.height.map { (width, $0) } }
+        if size == nil, let header = try? ImageReader.header(ofFile: output) { size = (header.width, header.height) }
         try records.add(OutputRecord(
             output: output, input: pending.input, recipe: pending.recipe, inputFile: pending.inputFile,
-            outputFile: file, written: Date(), width: header?.width, height: header?.height))
+            outputFile: file, written: Date(), width: size?.0, height: size?.1))
         if records.failure(for: pending.input) != nil { try records.remove(failure: pending.input) }
     }
 

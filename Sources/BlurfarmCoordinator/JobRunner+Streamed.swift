@@ -230,6 +230,7 @@ extension JobRunner {
                 filterSeconds: filterSeconds, encodeSeconds: encodeTimes[chain].seconds, retries: retries,
                 checksum: String(format: "%016llx", checksums[chain]))
             report.createdFolders = entry.folders
+            (report.width, report.height) = (banded.outputs[chain].width, banded.outputs[chain].height)
             reports[entry.index] = report
         }
         return reports

@@ -144,6 +144,7 @@ extension JobRunner {
                         encodeSeconds: Double(encoded.encodeNanoseconds) / 1e9 + (clock.now - start).seconds,
                         retries: retries, checksum: String(format: "%016llx", encoded.checksum))
                     written.createdFolders = folders
+                    (written.width, written.height) = (encoded.width, encoded.height)
                     reports[index] = written
                     events(.outputFinished(written))
                 }

@@ -335,6 +335,7 @@ public struct JobRunner: Sendable {
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
             retries: retries, checksum: String(format: "%016llx", checksum))
         report.createdFolders = createdFolders
+        (report.width, report.height) = (pixels.rect.width, pixels.rect.height)
         return report
     }
 }

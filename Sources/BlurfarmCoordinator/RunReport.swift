@@ -54,6 +54,10 @@ public struct OutputReport: Sendable, Codable, Equatable {
     /// The folders made for this output that were not there before (not in the JSON report):
     /// recorded, so that `--prune` may remove them once they are empty.
     public var createdFolders: [CreatedFolder] = []
+    /// The written file's width and height in pixels, as its header says (not in the JSON
+    /// report: `pixels` is their product); recorded, for the output map. Nil unless written.
+    public var width: Int?
+    public var height: Int?
     /// Why the input could not be decoded, when that is why this output failed: a run reports
     /// it once per input and remembers it (``IncrementalRun/recordFailures(of:)``).
     public var decodeError: ImageIOError? { failure?.decodeError }
