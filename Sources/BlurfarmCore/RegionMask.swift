@@ -34,6 +34,37 @@ public struct RegionMask: Hashable, Sendable {
         return invert ? 1 - c : c
     }
 
+    /// The coverage every pixel of `tile` has, when it is the same for all and the blend is
+    /// known without measuring one: 0 when no region's box holds a pixel centre of the tile
+    /// (every shape lies inside its box), 1 when a rectangle holds every centre at least its
+    /// feather inside its outline (its signed distance is a convex function and exact, so the
+    /// four corner centres bound the rest; a billionth of a pixel to spare), swapped with
+    /// `invert`; nil when the tile must be blended pixel by pixel. What lets a tile outside
+    /// the regions skip its filters, and one inside them skip the blend: the same values as
+    /// ``coverage(x:y:in:)`` gives each pixel.
+    public func uniformCoverage(of tile: Rect, in image: Rect) -> Float? {
+        guard !isEverywhere else { return 1 }
+        guard !tile.isEmpty else { return nil }
+        let left = Double(tile.x) + 0.5, right = Double(tile.maxX) - 0.5
+        let top = Double(tile.y) + 0.5, bottom = Double(tile.maxY) - 0.5
+        let reached = regions.contains { region in
+            let box = region.box(in: image)
+            return box.left < right && left < box.right && box.top < bottom && top < box.bottom
+        }
+        let covered = reached && regions.contains { region in
+            guard region.shape == .rect else { return false }
+            let deepest = -max(region.feather, 0) - 1e-9
+            return [(left, top), (right, top), (left, bottom), (right, bottom)].allSatisfy {
+                region.signedDistance(x: $0.0, y: $0.1, in: image) <= deepest
+            }
+        }
+        switch (reached, covered) {
+        case (false, _): return invert ? 1 : 0
+        case (true, true): return invert ? 0 : 1
+        case (true, false): return nil
+        }
+    }
+
     /// The coverage of every pixel of row `y` from `x` to `x + count − 1`, as `Float`s in
     /// `into` (which holds `count`): what the blend multiplies by.
     /// The same values as ``coverage(x:y:in:)``, without measuring a distance to a region

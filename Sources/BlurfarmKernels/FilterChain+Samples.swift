@@ -18,8 +18,15 @@ extension FilterChain {
         if case .uint8(let samples) = source, case .uint8(let out) = output,
             let gaussian = fixedPointGaussian(forSourceChannels: samples.channels)
         {
-            gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
-            regions.blend(tile: tile, source: samples, into: out, image: image)
+            // As the Float32 chain: a tile no region reaches is its source, one inside a region
+            // is not blended.
+            switch regions.uniformCoverage(of: tile, in: image) {
+            case 0: output.copy(tile, from: source)
+            case 1: gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
+            default:
+                gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
+                regions.blend(tile: tile, source: samples, into: out, image: image)
+            }
             return
         }
         let needed = sourceRegion(for: tile, image: image)

@@ -139,7 +139,10 @@ public struct FilterChain: Sendable {
         let target = output.view(tile)
         let (computed, reads) = plan(tile: tile, image: image)
         let sourceEdge = edge == .grow ? EdgeRule.transparent : edge
-        if stages.isEmpty {
+        // A tile no region reaches is its source (what the blend would give it, bit for bit),
+        // and one wholly inside a region is its filtered pixels: only the regions cost.
+        let coverage = regions.uniformCoverage(of: tile, in: image)
+        if stages.isEmpty || coverage == 0 {
             target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge, channels: n))
             return
         }
@@ -152,7 +155,7 @@ public struct FilterChain: Sendable {
             try stages[i - 1].apply(input: input, output: result, image: image)
             current = result
         }
-        if !regions.isEverywhere {
+        if coverage == nil {
             let unfiltered = EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge, channels: n)
             regions.blend(tile: tile, source: unfiltered, into: output, image: image)
         }

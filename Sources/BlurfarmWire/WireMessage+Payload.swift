@@ -329,11 +329,11 @@ extension ByteReader {
             case let tag: throw .badTag(field: field + ".shape", tag: tag)
             }
             var lengths: [RegionLength] = []
-            for name in ["x", "y", "width", "height"] {
+            for (name, isSize) in [("x", false), ("y", false), ("width", true), ("height", true)] {
                 let unit = try u8(field + "." + name)
                 let value = try f64(field + "." + name)
-                guard value.isFinite, name.count == 1 || value > 0 else {
-                    throw .invalidValue(field: field + "." + name, reason: "\(value) is not a \(name.count == 1 ? "finite position" : "size > 0")")
+                guard value.isFinite, !isSize || value > 0 else {
+                    throw .invalidValue(field: field + "." + name, reason: "\(value) is not a \(isSize ? "size > 0" : "finite position")")
                 }
                 switch unit {
                 case 0: lengths.append(.pixels(value))

@@ -123,6 +123,44 @@ import Testing
         }
     }
 
+    /// The shortcut of a tile wholly outside or inside the regions: when it names a coverage,
+    /// it is every pixel's, for random masks (rounded, feathered, ellipses, inverted) and tiles.
+    @Test func aTilesUniformCoverageIsEachPixelsCoverage() async {
+        await propertyCheck(count: 400, input: Gen.int(in: 1...60), Gen.int(in: 1...60), Gen.uint64()) { width, height, seed in
+            let mask = randomRegionMask(width: width, height: height, seed: seed)
+            let image = Rect(width: width, height: height)
+            var rng = SplitMix(seed: seed &+ 1)
+            let x = Int(rng.next() % UInt64(width)), y = Int(rng.next() % UInt64(height))
+            let tile = Rect(
+                x: x, y: y, width: 1 + Int(rng.next() % UInt64(width - x)), height: 1 + Int(rng.next() % UInt64(height - y)))
+            guard let uniform = mask.uniformCoverage(of: tile, in: image) else { return }
+            for j in tile.y..<tile.maxY {
+                for i in tile.x..<tile.maxX where Float(mask.coverage(x: i, y: j, in: image)) != uniform {
+                    Issue.record("\(mask), tile \(tile): (\(i), \(j)) has \(mask.coverage(x: i, y: j, in: image)), not \(uniform)")
+                    return
+                }
+            }
+        }
+    }
+
+    /// Tiles outside a rounded, feathered rectangle, inside it past its feather, and across its
+    /// edge: 0, 1 and measured pixel by pixel; swapped when inverted.
+    @Test func tilesOutsideAndInsideARegionAreKnownWithoutMeasuring() {
+        let image = Rect(width: 100, height: 100)
+        let region = Region(
+            x: .pixels(20), y: .pixels(20), width: .pixels(60), height: .pixels(60), cornerRadius: 10, feather: 5)
+        let outside = Rect(x: 0, y: 0, width: 20, height: 100)
+        let inside = Rect(x: 30, y: 30, width: 40, height: 40)
+        let across = Rect(x: 15, y: 15, width: 10, height: 10)
+        let mask = RegionMask(regions: [region]), inverted = RegionMask(regions: [region], invert: true)
+        #expect(mask.uniformCoverage(of: outside, in: image) == 0 && inverted.uniformCoverage(of: outside, in: image) == 1)
+        #expect(mask.uniformCoverage(of: inside, in: image) == 1 && inverted.uniformCoverage(of: inside, in: image) == 0)
+        #expect(mask.uniformCoverage(of: across, in: image) == nil && inverted.uniformCoverage(of: across, in: image) == nil)
+        // Within the feather: not wholly covered.
+        #expect(mask.uniformCoverage(of: Rect(x: 22, y: 40, width: 10, height: 10), in: image) == nil)
+        #expect(RegionMask.everywhere.uniformCoverage(of: across, in: image) == 1)
+    }
+
     /// A random chain that keeps the image's size (regions refuse `grow`).
     static func chain(seed: UInt64, regions: RegionMask) -> FilterChain {
         var rng = SplitMix(seed: seed)

@@ -17,10 +17,6 @@ extension PoolScheduler {
         }
     }
 
-    /// Worker `id` could not be spawned: when the machine was short of something, tried again
-    /// after a backoff; after ``Settings/startAttempts`` such tries, or at once when the worker
-    /// executable cannot be run, the pool fails to start, goes on with the workers it has, or
-    /// (with none) begins an outage.
     /// How to mend a worker executable that cannot be run: where blurfarm looks for it, and
     /// the ways around it (docs/commands.md, "Installing").
     public static let missingWorkerAdvice =
@@ -28,6 +24,10 @@ extension PoolScheduler {
         + "(scripts/install.sh installs both executables), or the one $BLURFARM_WORKER names; "
         + "--workers 0 renders in this process without it"
 
+    /// Worker `id` could not be spawned: when the machine was short of something, tried again
+    /// after a backoff; after ``Settings/startAttempts`` such tries, or at once when the worker
+    /// executable cannot be run, the pool fails to start, goes on with the workers it has, or
+    /// (with none) begins an outage.
     mutating func spawnFailed(_ id: WorkerID, _ failure: SpawnFailure, at now: Instant, into actions: inout [Action]) {
         workers[id] = nil
         let message: String
