@@ -16,9 +16,10 @@ public enum JobPlanner {
     /// link, `.` and `..`), never by their spelling. Files the job's own variants could write
     /// are never inputs (docs/manifest.md). The sizes of a variant with `sizes` that are wider
     /// than the input (read from its header) and not to be enlarged are not outputs: the plan
-    /// lists them as ``PlannedInput/notEnlarged``.
+    /// lists them as ``PlannedInput/notEnlarged``; the widths come from `widths` (kept with the
+    /// job's state, or read from the headers).
     public static func plan(
-        _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = []
+        _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], widths: InputWidths = InputWidths()
     ) -> Result<JobPlan, Diagnostics> {
         let folder = (manifestPath as NSString).deletingLastPathComponent
         let base = folder.isEmpty ? "." : folder
@@ -137,10 +138,10 @@ public enum JobPlanner {
                     return nil
                 }
             }
-            // The input's width, read from its header only when some size may be too large for
-            // it; unreadable, every size is planned (the run reports the input).
+            // The input's width, asked only when some size may be too large for it; unreadable,
+            // every size is planned (the run reports the input).
             let sourceWidth = job.outputs.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
-                ? (try? ImageReader.header(ofFile: inputPath))?.width : nil
+                ? widths.width(of: inputPath) : nil
             var notEnlarged: [NotEnlargedOutput] = []
             for variant in job.outputs {
                 for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {

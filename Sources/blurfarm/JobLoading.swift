@@ -9,14 +9,18 @@ import BlurfarmManifest
 /// (AVIF without an AV1 encoder) is an error at its `path:`. On any problem prints every diagnostic of the
 /// configuration or of every job and throws the exit status for an invalid manifest. A plugin
 /// that fails to load is a warning: jobs that do not use it run.
-func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?) throws
+///
+/// The inputs' widths that `sizes` needs are kept in each job's state folder (``InputWidths``):
+/// read, and written back when `keepingWidths` (`run`; `check` only reads them).
+func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, keepingWidths: Bool = false) throws
     -> (FarmConfiguration, FilterRegistry, [JobPlan])
 {
     let configuration = try farm.loadOrExit()
     let registry = farm.registry(for: configuration)
     var plans: [JobPlan] = []
     var problems = Diagnostics()
-    let loader = jobLoader(configuration, registry: registry, farm: farm)
+    var loader = jobLoader(configuration, registry: registry, farm: farm)
+    loader.inputWidths = (farm.stateFolder(configuration), keepingWidths)
     for path in paths {
         switch loader.plan(fileAtPath: path) {
         case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
@@ -46,7 +50,9 @@ func jobLoader(_ configuration: FarmConfiguration, registry: FilterRegistry, far
 func replan(
     _ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry, farm: FarmOptions, tileOverride: Int?
 ) -> JobPlan? {
-    switch jobLoader(configuration, registry: registry, farm: farm).plan(plan.job, manifestPath: plan.manifestPath) {
+    var loader = jobLoader(configuration, registry: registry, farm: farm)
+    loader.inputWidths = (farm.stateFolder(configuration), true)
+    switch loader.plan(plan.job, manifestPath: plan.manifestPath) {
     case .failure(let diagnostics):
         printDiagnostics(diagnostics)
         return nil

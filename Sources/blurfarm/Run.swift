@@ -42,7 +42,7 @@ struct Run: ParsableCommand {
 
     func run() throws {
         let sharding = try Sharding(options.shard, splitFile: options.split)
-        let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile))
+        let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true))
         let configuration = options.admission.applied(to: loaded)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),

@@ -48,6 +48,43 @@ import Testing
         return (result, list?.first ?? [:])
     }
 
+    /// The inputs' widths are kept with the job's state (`input-widths.json`) so that a plan
+    /// with `sizes` need not read every header, and trusted only while the input's stamp is
+    /// the kept one: a width planted for the unchanged input is what `check` plans with (so
+    /// no header was read), the input rewritten is read again, a garbled file is read around
+    /// and written anew by the next run.
+    @Test func theInputsWidthsAreKeptWhileTheInputsAreUnchanged() throws {
+        let folder = try ThumbnailJobTests.Folder()
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        try FileManager.default.removeItem(atPath: folder.path("in/flower.jpg"))
+        try Self.writeImage(folder.path("in/a.png"), width: 600, height: 400)
+        try Self.writeManifest(folder, upscale: false)
+        #expect(try Self.run(folder).0.status == 0)
+        let files = FileManager.default.enumerator(atPath: folder.root.path)?.compactMap { $0 as? String } ?? []
+        let kept = folder.root.appendingPathComponent(try #require(files.first { $0.hasSuffix("/input-widths.json") })).path
+        func widths() throws -> [String: [String: Any]] {
+            try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: kept))) as? [String: [String: Any]])
+        }
+        var entries = try widths()
+        #expect(entries.count == 1 && entries.values.first?["width"] as? Int == 600, "\(entries)")
+        let check = { try Blurfarm.run(["check", folder.manifest, "--config", folder.config]).stdout }
+        let truth = "out/a-1280w.webp  not made: 1280 px is larger than the source (600 px)"
+
+        let key = try #require(entries.keys.first)
+        entries[key]?["width"] = 2000
+        try JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: kept))
+        let believed = try check()
+        // Planned at 1280 (check itself then reads the header to show the resize).
+        #expect(believed.contains("out/a-1280w.webp  resize inside to 600x400") && !believed.contains(truth), "\(believed)")
+
+        try Self.writeImage(folder.path("in/a.png"), width: 600, height: 400)
+        #expect(try check().contains(truth))
+        try Data("{".utf8).write(to: URL(fileURLWithPath: kept))
+        #expect(try check().contains(truth))
+        #expect(try Self.run(folder).0.status == 0)
+        #expect(try widths().values.first?["width"] as? Int == 600)
+    }
+
     @Test func aSixHundredPixelInputGetsOnlyTheSizesItReaches() throws {
         let folder = try ThumbnailJobTests.Folder()
         defer { try? FileManager.default.removeItem(at: folder.root) }
