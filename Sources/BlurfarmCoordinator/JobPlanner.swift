@@ -130,7 +130,7 @@ public enum JobPlanner {
             func path(_ variant: VariantSpec, size: Int?) -> String? {
                 do {
                     return normalise(join(base, try variant.pathTemplate.expand(
-                        stem: stem, ext: ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name,
+                        stem: stem, ext: variant.outputExtension ?? ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name,
                         size: size)))
                 } catch {
                     diagnostics.append(.error(
@@ -143,14 +143,18 @@ public enum JobPlanner {
             let sourceWidth = job.outputs.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
                 ? widths.width(of: inputPath) : nil
             var notEnlarged: [NotEnlargedOutput] = []
-            for variant in job.outputs {
+            for variant in job.outputs.flatMap({ $0.eachFormat() }) {
                 for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {
                     guard let path = path(variant.sized(size), size: size) else { continue }
                     notEnlarged.append(NotEnlargedOutput(
                         input: relative, output: path, variant: variant.name, width: size, sourceWidth: sourceWidth!))
                 }
             }
-            for (size, largest, variant) in job.outputs.flatMap({ $0.eachSize(sourceWidth: sourceWidth) }) {
+            // Each size of each format: the formats of one size are made from one render.
+            let each = job.outputs.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
+                variant.eachFormat().map { (size, largest, $0) }
+            }
+            for (size, largest, variant) in each {
                 guard let path = path(variant, size: size) else { continue }
                 let shownPath = ShownName.of(path)
                 let identity = RealPath.identity(of: path)

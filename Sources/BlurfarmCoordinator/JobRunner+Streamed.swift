@@ -134,27 +134,48 @@ extension JobRunner {
             streamed.append((index, chain, writer, folders))
         }
         guard !streamed.isEmpty else { return reports }
+        // Outputs whose pixels are the same (the formats of a variant: the same render, into
+        // the same samples over the same background) share one chain of the banded render;
+        // each band it renders is written to each of them.
+        var groups: [(key: SharedRender.Key, layout: SampleLayout, background: SIMD3<Float>, members: [Int])] = []
+        for (member, entry) in streamed.enumerated() {
+            let key = SharedRender.Key(
+                input.outputs[entry.index].variant.renderKey, bitDepth: encodeOptions(of: input.outputs[entry.index].variant).bitDepth)
+            if let g = groups.firstIndex(where: {
+                $0.key == key && $0.layout == entry.writer.layout && $0.background == entry.writer.background
+            }) {
+                groups[g].members.append(member)
+            } else {
+                groups.append((key, entry.writer.layout, entry.writer.background, [member]))
+            }
+        }
+        let members = groups.map(\.members)
         let banded = BandedRender(
-            chains: streamed.map(\.chain), tileSize: tileSize, image: image, bandHeight: Self.bandHeight(forTile: tileSize),
-            depth: Self.ringDepth)
-        let tiles = streamed.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
-        for (chain, entry) in streamed.enumerated() { events(.outputStarted(input.outputs[entry.index], tiles: tiles[chain])) }
+            chains: members.map { streamed[$0[0]].chain }, tileSize: tileSize, image: image,
+            bandHeight: Self.bandHeight(forTile: tileSize), depth: Self.ringDepth)
+        let tiles = groups.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
+        // The first output of a chain counts its tiles; the others render none of their own.
+        for (chain, group) in members.enumerated() {
+            for (k, member) in group.enumerated() {
+                events(.outputStarted(input.outputs[streamed[member].index], tiles: k == 0 ? tiles[chain] : 0))
+            }
+        }
 
-        // What each output's bands took, as they go.
-        let progress = StreamProgress(outputs: streamed.count)
+        // What each chain's bands took, as they go.
+        let progress = StreamProgress(outputs: groups.count)
         let rendering = self.rendering
-        let outputs = streamed.map { input.outputs[$0.index] }
-        let chains = streamed.map(\.chain)
-        let backgrounds = streamed.map(\.writer.background)
+        let leaders = members.map { input.outputs[streamed[$0[0]].index] }
+        let chains = members.map { streamed[$0[0]].chain }
+        let backgrounds = groups.map(\.background)
         let decodeTime = Mutex(Duration.zero)
         var encodeTimes = [Duration](repeating: .zero, count: streamed.count)
-        var checksums = [UInt64](repeating: 0, count: streamed.count)
+        var checksums = [UInt64](repeating: 0, count: groups.count)
         var writeFailures = [OutputFailure?](repeating: nil, count: streamed.count)
         let outcome = Result { () throws(StreamFailure) in
             do {
                 try banded.run(
                     source: reader.layout,
-                    outputs: streamed.map(\.writer.layout),
+                    outputs: groups.map(\.layout),
                     allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
                 ) { band in
                     let start = ContinuousClock.now
@@ -166,7 +187,7 @@ extension JobRunner {
                     let number = (band.y - banded.outputs[chain].y) / banded.bandHeight
                     let ticket = control.ticket { done, _ in
                         let total = progress.tilesDone(chain, band: number, done: done)
-                        events(.tilesDone(outputs[chain], done: total, total: tiles[chain]))
+                        events(.tilesDone(leaders[chain], done: total, total: tiles[chain]))
                     }
                     let start = ContinuousClock.now
                     let rendered = rendering.submit(
@@ -181,15 +202,16 @@ extension JobRunner {
                         }
                     }
                 } write: { chain, band in
-                    guard writeFailures[chain] == nil else { return }
                     checksums[chain] = PixelChecksum.of(band, in: band.rect, continuing: checksums[chain])
-                    let start = clock.now
-                    do throws(ImageIOError) {
-                        try streamed[chain].writer.append(band)
-                    } catch {
-                        writeFailures[chain] = .write(error)
+                    for member in members[chain] where writeFailures[member] == nil {
+                        let start = clock.now
+                        do throws(ImageIOError) {
+                            try streamed[member].writer.append(band)
+                        } catch {
+                            writeFailures[member] = .write(error)
+                        }
+                        encodeTimes[member] += clock.now - start
                     }
-                    encodeTimes[chain] += clock.now - start
                 }
             } catch let failure as StreamFailure {
                 throw failure
@@ -198,40 +220,44 @@ extension JobRunner {
             }
         }
         let decodeSeconds = decodeTime.withLock { $0 }.seconds
-        for (chain, entry) in streamed.enumerated() {
-            let output = input.outputs[entry.index]
-            var failure = writeFailures[chain]
-            if failure == nil, case .failure(let stream) = outcome {
-                switch stream {
-                case .decode(let error): failure = .decode(error)
-                case .render(let error): failure = .render(output: output.path, error)
-                case .ended(let ended): failure = ended
+        for (chain, group) in members.enumerated() {
+            for (k, member) in group.enumerated() {
+                let entry = streamed[member]
+                let output = input.outputs[entry.index]
+                var failure = writeFailures[member]
+                if failure == nil, case .failure(let stream) = outcome {
+                    switch stream {
+                    case .decode(let error): failure = .decode(error)
+                    case .render(let error): failure = .render(output: output.path, error)
+                    case .ended(let ended): failure = ended
+                    }
                 }
+                // Every row was handed to the saver: the file is whole, and written even when
+                // the job ended meanwhile (the saver may already have put it in place).
+                let start = clock.now
+                if failure == nil {
+                    do throws(ImageIOError) { try entry.writer.finish() } catch { failure = .write(error) }
+                } else {
+                    entry.writer.abandon()
+                }
+                encodeTimes[member] += clock.now - start
+                // The render's tiles, retries and time are the first output's of the chain.
+                var (retries, filterSeconds) = k == 0 ? progress.totals(chain) : (0, 0)
+                if k == 0, case .failure(.render(let error)) = outcome { retries += error.retries }
+                if let failure {
+                    failed(entry.index, failure, decode: decodeSeconds, retries: retries, folders: entry.folders)
+                    continue
+                }
+                var report = OutputReport(
+                    input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
+                    tiles: k == 0 ? tiles[chain] : 0, pixels: banded.outputs[chain].area,
+                    bands: banded.bands(ofChain: chain).count, decodeSeconds: decodeSeconds,
+                    filterSeconds: filterSeconds, encodeSeconds: encodeTimes[member].seconds, retries: retries,
+                    checksum: String(format: "%016llx", checksums[chain]))
+                report.createdFolders = entry.folders
+                (report.width, report.height) = (banded.outputs[chain].width, banded.outputs[chain].height)
+                reports[entry.index] = report
             }
-            // Every row was handed to the saver: the file is whole, and written even when the
-            // job ended meanwhile (the saver may already have put it in place).
-            let start = clock.now
-            if failure == nil {
-                do throws(ImageIOError) { try entry.writer.finish() } catch { failure = .write(error) }
-            } else {
-                entry.writer.abandon()
-            }
-            encodeTimes[chain] += clock.now - start
-            var (retries, filterSeconds) = progress.totals(chain)
-            if case .failure(.render(let error)) = outcome { retries += error.retries }
-            if let failure {
-                failed(entry.index, failure, decode: decodeSeconds, retries: retries, folders: entry.folders)
-                continue
-            }
-            var report = OutputReport(
-                input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
-                tiles: tiles[chain], pixels: banded.outputs[chain].area, bands: banded.bands(ofChain: chain).count,
-                decodeSeconds: decodeSeconds,
-                filterSeconds: filterSeconds, encodeSeconds: encodeTimes[chain].seconds, retries: retries,
-                checksum: String(format: "%016llx", checksums[chain]))
-            report.createdFolders = entry.folders
-            (report.width, report.height) = (banded.outputs[chain].width, banded.outputs[chain].height)
-            reports[entry.index] = report
         }
         return reports
     }

@@ -179,6 +179,8 @@ public struct JobRunner: Sendable {
         for resize in resizes {
             let (request, widths) = decodeRequest(for: input, resize: resize)
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
+            // Outputs that differ only in their encoding (the formats of a variant) share one render.
+            var renders: [SharedRender.Key: RenderedImage] = [:]
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
                 if let ended = control.ended {
@@ -193,7 +195,7 @@ public struct JobRunner: Sendable {
                 }
                 var report = render(
                     input: input, output: output, decoded: image, tileSize: tileSize, verify: verify, control: control,
-                    events: events)
+                    renders: &renders, events: events)
                 if report.status == .failed, let ended = control.ended {
                     // Cut short while it was rendered: the pool drops its tiles.
                     report = .failed(output, of: input, ended)
@@ -225,7 +227,8 @@ public struct JobRunner: Sendable {
     /// process there is nothing to check. An output that fails verification is not written.
     private func render(
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
-        verify: VerifyMode, control: JobControl, events: @escaping @Sendable (Event) -> Void
+        verify: VerifyMode, control: JobControl, renders: inout [SharedRender.Key: RenderedImage],
+        events: @escaping @Sendable (Event) -> Void
     ) -> OutputReport {
         var createdFolders: [CreatedFolder] = []
         func failure(_ failure: OutputFailure, decode: Double = 0, retries: Int = 0) -> OutputReport {
@@ -260,17 +263,22 @@ public struct JobRunner: Sendable {
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
         // image itself: the chain would copy it, tile by tile, to the same bits.
         let identity = chain.isIdentity(forSource: image.pixels.channels)
-        let tileCount = identity ? 0 : TileGrid(bounds: outputRect, tileSize: tileSize).tiles.count
+        let key = SharedRender.Key(variant.renderKey, bitDepth: options.bitDepth)
+        let shared = renders[key]
+        // Tiles rendered for this output: none when it shares another's render.
+        let tileCount = identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: tileSize).tiles.count
         events(.outputStarted(output, tiles: tileCount))
         let ticket = control.ticket { done, total in events(.tilesDone(output, done: done, total: total)) }
         let filterTime = clock.measure {
             rendered = Result { () throws(RenderFailure) -> RenderedImage in
                 if identity { return RenderedImage(pixels: image.pixels) }
+                if let shared { return RenderedImage(pixels: shared.pixels) }
                 return try rendering.render(
                     image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
                     tileSize: tileSize, ticket: ticket)
             }
         }
+        if !identity, shared == nil, case .success(let r) = rendered! { renders[key] = r }
         let pixels: PixelBuffer, retries: Int
         switch rendered! {
         case .success(let r): (pixels, retries) = (r.pixels, r.retries)
@@ -378,4 +386,21 @@ extension ResizeSpec.Crop {
 extension RGBAColour {
     /// The colour as sRGB values 0...1, for flattening onto it.
     var rgb: SIMD3<Float> { SIMD3(Float(red), Float(green), Float(blue)) / 255 }
+}
+
+/// Outputs of one input rendered once and encoded in several ways: the formats of a variant
+/// (``VariantSpec/eachFormat()``), and any variants that differ only in their encoding. Every
+/// path shares so (in this process, in a worker's whole-image task, band by band).
+public enum SharedRender {
+    /// What makes two outputs' pixels equal: the variant's ``VariantSpec/renderKey`` and the
+    /// output bit depth asked of the render (nil: the source's).
+    public struct Key: Hashable, Sendable {
+        public let render: VariantSpec.RenderKey
+        public let bitDepth: Int?
+
+        public init(_ render: VariantSpec.RenderKey, bitDepth: Int?) {
+            self.render = render
+            self.bitDepth = bitDepth
+        }
+    }
 }

@@ -10,7 +10,7 @@ public enum JobDecoder {
     public static let jobKeys = ["job", "inputs", "exclude", "outputs", "tile", "verify", "map"]
     /// The keys of one output variant, in the order the printer writes them.
     public static let variantKeys = [
-        "name", "path", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling", "strip", "resize",
+        "name", "path", "formats", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling", "strip", "resize",
         "background",
         "regions", "invert",
     ]
@@ -199,11 +199,15 @@ public enum JobDecoder {
         if let e = d.require("name", in: entries, map: item, context: context) { name = d.name(e) }
         if name == nil { ok = false }
 
+        var formats: [String] = []
+        if let e = entry("formats") {
+            if let v = decodeFormats(e, &d) { formats = v } else { ok = false }
+        }
         var template: PathTemplate?
         var pathEntry: Node.MapEntry?
         if let e = d.require("path", in: entries, map: item, context: context) {
             pathEntry = e
-            template = pathTemplate(e, &d)
+            template = pathTemplate(e, formats: entry("formats") != nil, &d)
         }
         if template == nil { ok = false }
 
@@ -230,9 +234,16 @@ public enum JobDecoder {
         if let e = entry("quality") {
             if let v = d.integer(e, in: 1...100) { quality = v } else { ok = false }
         }
-        /// Refuses `option` set on an entry for a path whose format does not have it.
+        /// Refuses `option` set on an entry for a path whose format does not have it, or for
+        /// `formats` none of which has it (those that do take it, the others leave it).
         func checkFormat(_ option: FormatOption, _ e: Node.MapEntry) {
-            if let ext = template?.fixedExtension, let problem = ImageFormat.problem(with: option, extension: ext) {
+            if !formats.isEmpty {
+                guard !formats.contains(where: { ImageFormat(extension: $0) == option.format }) else { return }
+                d.error(
+                    "'\(option.rawValue)' applies to \(option.format.name) outputs only, and 'formats' has none",
+                    at: e.value.location)
+                ok = false
+            } else if let ext = template?.fixedExtension, let problem = ImageFormat.problem(with: option, extension: ext) {
                 d.error(problem, at: e.value.location)
                 ok = false
             }
@@ -300,15 +311,43 @@ public enum JobDecoder {
 
         guard ok, let name, let template, let regions else { return nil }
         return VariantSpec(
-            name: name, pathTemplate: template, filters: filters, edge: edge, colour: colour, quality: quality,
+            name: name, pathTemplate: template, formats: formats, filters: filters, edge: edge, colour: colour, quality: quality,
             lossless: lossless, progressive: progressive, subsampling: subsampling, strip: strip, resize: resize, background: background,
             regions: regions.mask, location: item.location,
             pathLocation: pathEntry?.value.location, filterLocations: filterLocations, regionLocations: regions.locations)
     }
 
-    /// The output path: placeholders known, a known image extension, and something that
-    /// tells inputs apart.
-    static func pathTemplate(_ entry: Node.MapEntry, _ d: inout Decoding) -> PathTemplate? {
+    /// `formats`: a list of known output extensions, each format once.
+    static func decodeFormats(_ entry: Node.MapEntry, _ d: inout Decoding) -> [String]? {
+        let expected = "a list of output formats, such as [avif, webp, jpg]"
+        guard let items = d.scalarList(entry, expected: expected) else { return nil }
+        if items.isEmpty {
+            d.error("'formats' must name at least one format: \(expected)", at: entry.value.location)
+            return nil
+        }
+        var ok = true
+        var seen: [ImageFormat: String] = [:]
+        for item in items {
+            let ext = item.text.lowercased()
+            guard let format = ImageFormat(extension: ext) else {
+                d.error(
+                    "'\(item.text)' is not a format blurfarm writes: "
+                        + ImageFormat.extensions.joined(separator: ", "), at: item.node.location)
+                ok = false
+                continue
+            }
+            if let first = seen[format] {
+                d.error("'\(item.text)' names \(format.name) again (after '\(first)')", at: item.node.location)
+                ok = false
+            }
+            seen[format] = item.text
+        }
+        return ok ? items.map { $0.text.lowercased() } : nil
+    }
+
+    /// The output path: placeholders known, a known image extension (with `formats`, `{ext}`
+    /// in its place), and something that tells inputs apart.
+    static func pathTemplate(_ entry: Node.MapEntry, formats: Bool, _ d: inout Decoding) -> PathTemplate? {
         guard let text = d.string(entry, expected: "a path such as out/{stem}.jpg") else { return nil }
         let node = entry.value
         if text.isEmpty {
@@ -326,7 +365,12 @@ public enum JobDecoder {
         }
         var ok = true
         let extensions = ImageFormat.extensions
-        if let ext = template.fixedExtension, extensions.contains(ext.lowercased()) {
+        if formats {
+            if !template.text.hasSuffix(".{ext}") {
+                d.error("with 'formats', the output path ends in '.{ext}', which each format's extension replaces", at: node.location)
+                ok = false
+            }
+        } else if let ext = template.fixedExtension, extensions.contains(ext.lowercased()) {
             // a known format
         } else {
             d.error(

@@ -74,10 +74,11 @@ extension JobSpec {
     public func unwritableOutputs(_ unavailable: (ImageFormat) -> String?) -> Diagnostics {
         var problems: [Diagnostic] = []
         for variant in outputs {
-            guard let ext = variant.pathTemplate.fixedExtension, let format = ImageFormat(extension: ext),
-                let reason = unavailable(format)
-            else { continue }
-            problems.append(.error("output '\(variant.name)': \(reason)", at: variant.pathLocation))
+            let extensions = variant.formats.isEmpty ? [variant.pathTemplate.fixedExtension].compactMap { $0 } : variant.formats
+            for format in Set(extensions.compactMap { ImageFormat(extension: $0) }) {
+                guard let reason = unavailable(format) else { continue }
+                problems.append(.error("output '\(variant.name)': \(reason)", at: variant.pathLocation))
+            }
         }
         return Diagnostics(problems)
     }

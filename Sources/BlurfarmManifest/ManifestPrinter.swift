@@ -17,6 +17,7 @@ public enum ManifestPrinter {
             out += "  - name: \(ScalarWriter.block(variant.name))\n"
             let indent = "    "
             out += indent + "path: \(ScalarWriter.block(variant.pathTemplate.text))\n"
+            if !variant.formats.isEmpty { out += indent + "formats: \(ScalarWriter.inlineList(variant.formats))\n" }
             if variant.filters.isEmpty {
                 out += indent + "filters: []\n"
             } else {

@@ -9,6 +9,10 @@ public struct VariantSpec: Hashable, Sendable {
     public var name: String
     /// Where each output goes, relative to the manifest's folder.
     public var pathTemplate: PathTemplate
+    /// The formats written, as extensions (lower case, as the manifest spells them: `jpg` or
+    /// `jpeg`), one output each from one decode and one filter pass, `{ext}` in the path
+    /// standing for each; empty: one output, in the format of the path's extension.
+    public var formats: [String]
     /// The filter chain, applied in order; empty for a plain resize or re-encode.
     public var filters: [FilterSpec]
     /// What the filters see beyond the image's edges (default `clamp`).
@@ -45,7 +49,7 @@ public struct VariantSpec: Hashable, Sendable {
 
     /// A variant; every argument but the name and path has the manifest's default.
     public init(
-        name: String, pathTemplate: PathTemplate, filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
+        name: String, pathTemplate: PathTemplate, formats: [String] = [], filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
         colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
         progressive: Bool = false, subsampling: ChromaSubsampling = .auto, strip: Bool = false, resize: ResizeSpec? = nil, background: RGBAColour = .white,
         regions: RegionMask = .everywhere,
@@ -54,6 +58,7 @@ public struct VariantSpec: Hashable, Sendable {
     ) {
         self.name = name
         self.pathTemplate = pathTemplate
+        self.formats = formats
         self.filters = filters
         self.edge = edge
         self.colour = colour
@@ -103,9 +108,49 @@ public struct VariantSpec: Hashable, Sendable {
         return sized
     }
 
+    /// One variant per format of ``formats``: this variant writing that format alone (its
+    /// `formats` that one extension, which `{ext}` in its path stands for), without the
+    /// settings that format does not have (`lossless` is WebP's, `progressive` and
+    /// `subsampling` JPEG's); the variant itself when it names no formats.
+    public func eachFormat() -> [VariantSpec] {
+        guard !formats.isEmpty else { return [self] }
+        return formats.map { ext in
+            var one = self
+            one.formats = [ext]
+            let format = ImageFormat(extension: ext)
+            if format != .webp { one.lossless = false }
+            if format != .jpeg {
+                one.progressive = false
+                one.subsampling = .auto
+            }
+            return one
+        }
+    }
+
+    /// What `{ext}` in the path stands for: the one format of a variant of ``eachFormat()``,
+    /// else nil (the input's extension).
+    public var outputExtension: String? { formats.count == 1 ? formats[0] : nil }
+
+    /// What the pixels of an output depend on, besides the input: outputs of one input whose
+    /// keys are equal are rendered once and encoded each in its format (the formats of one
+    /// variant, and any two variants that differ only in how they are encoded).
+    public var renderKey: RenderKey {
+        RenderKey(filters: filters, edge: edge, colour: colour, resize: resize, regions: regions)
+    }
+
+    /// See ``renderKey``.
+    public struct RenderKey: Hashable, Sendable {
+        public let filters: [FilterSpec]
+        public let edge: EdgeRule
+        public let colour: ColourMode
+        public let resize: ResizeSpec?
+        public let regions: RegionMask
+    }
+
     /// Whether both say the same thing; locations are not compared.
     public static func == (a: VariantSpec, b: VariantSpec) -> Bool {
-        a.name == b.name && a.pathTemplate == b.pathTemplate && a.filters == b.filters && a.edge == b.edge
+        a.name == b.name && a.pathTemplate == b.pathTemplate && a.formats == b.formats && a.filters == b.filters
+            && a.edge == b.edge
             && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless
             && a.progressive == b.progressive && a.subsampling == b.subsampling && a.strip == b.strip
             && a.resize == b.resize && a.background == b.background
@@ -116,6 +161,7 @@ public struct VariantSpec: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(pathTemplate)
+        hasher.combine(formats)
         hasher.combine(filters)
         hasher.combine(edge)
         hasher.combine(colour)

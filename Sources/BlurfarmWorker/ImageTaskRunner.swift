@@ -34,18 +34,40 @@ struct ImageTaskRunner: Sendable {
         case .success(let images):
             // The encoded files share one frame; what does not fit is made by the coordinator.
             var room = WireProtocol.inlinePixelCapacity
+            // Outputs that differ only in their encoding (the formats of a variant) share one render.
+            var renders: [RenderKey: PixelBuffer] = [:]
             // `decoded` is one of the decode's images: the wire refuses any other
             // (ImageTask(from:)), and the reader makes one image per width.
             outputs = task.outputs.map { output in
-                make(output, from: images[output.decoded], pixelLimit: task.pixelLimit, task: task, room: &room)
+                make(
+                    output, from: images[output.decoded], pixelLimit: task.pixelLimit, task: task, room: &room,
+                    renders: &renders)
             }
         }
         return ImageResult(taskID: task.taskID, decodeNanoseconds: decodeTime.nanoseconds, outputs: outputs)
     }
 
-    /// One output rendered and encoded from `image`.
+    /// What makes two outputs' pixels equal: the decoded image and everything of the render.
+    private struct RenderKey: Hashable {
+        let decoded: Int
+        let filters: [FilterSpec]
+        let edge: EdgeRule
+        let colour: ColourMode
+        let regions: RegionMask
+        let tileSize: Int
+        let bitDepth: Int?
+
+        init(_ output: ImageTaskOutput) {
+            (decoded, filters, edge, colour, regions) = (output.decoded, output.filters, output.edge, output.colour, output.regions)
+            (tileSize, bitDepth) = (output.tileSize, output.encoding.bitDepth)
+        }
+    }
+
+    /// One output rendered and encoded from `image`: rendered once for all the outputs of
+    /// one ``RenderKey`` (`renders`), encoded for each.
     private func make(
-        _ output: ImageTaskOutput, from image: DecodedImage, pixelLimit: Int, task: ImageTask, room: inout Int
+        _ output: ImageTaskOutput, from image: DecodedImage, pixelLimit: Int, task: ImageTask, room: inout Int,
+        renders: inout [RenderKey: PixelBuffer]
     ) -> ImageOutputResult {
         func refused(_ message: String) -> ImageOutputResult {
             .failed(ImageOutputFailure(kind: .plugin, code: nil, path: output.path, message: message))
@@ -70,17 +92,24 @@ struct ImageTaskRunner: Sendable {
         // A chain that keeps the channels and changes nothing (a thumbnail) is the decoded
         // image itself.
         let identity = chain.isIdentity(forSource: image.pixels.channels)
+        let key = RenderKey(output)
+        let shared = renders[key]
         let pixels: PixelBuffer
         do throws(RenderFailure) {
-            pixels = identity
-                ? image.pixels
-                : try rendering.render(
+            if identity {
+                pixels = image.pixels
+            } else if let shared {
+                pixels = shared
+            } else {
+                pixels = try rendering.render(
                     image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
                     tileSize: output.tileSize, ticket: RenderTicket()
                 ).pixels
+            }
         } catch {
             return refused(error.description)  // the in-process renderer cannot fail
         }
+        if !identity { renders[key] = pixels }
         let filterTime = clock.now - start
         start = clock.now
         do throws(ImageIOError) {
@@ -100,7 +129,7 @@ struct ImageTaskRunner: Sendable {
             return .encoded(EncodedOutput(
                 bytes: encoded.bytes, width: pixels.rect.width, height: pixels.rect.height, bitDepth: encoded.bitDepth,
                 hasAlpha: encoded.hasAlpha, checksum: encoded.checksum,
-                tiles: identity ? 0 : TileGrid(bounds: outputRect, tileSize: output.tileSize).tiles.count,
+                tiles: identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: output.tileSize).tiles.count,
                 filterNanoseconds: filterTime.nanoseconds, encodeNanoseconds: (clock.now - start).nanoseconds))
         } catch {
             return .failed(failure(.encode, error, naming: task))

@@ -114,7 +114,11 @@ import Testing
             let sizes = Int.random(in: 0..<4, using: &rng) == 0
                 ? Array(Set((0..<Int.random(in: 1...4, using: &rng)).map { _ in Int.random(in: 1...5000, using: &rng) })).sorted()
                 : []
-            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "")\(sizes.isEmpty ? "" : "-{size}").\(ext)"
+            // Now and then several formats, `{ext}` standing for each.
+            let formats = Int.random(in: 0..<4, using: &rng) == 0
+                ? Array(["avif", "webp", "jpg", "png"].shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng))) : []
+            let path = "out\(k)/\(literal)/\(folder)\(file)\(maybe() ? "-{variant}" : "")\(sizes.isEmpty ? "" : "-{size}")."
+                + (formats.isEmpty ? ext : "{ext}")
             var resize: ResizeSpec?
             if !sizes.isEmpty {
                 let sharpen: Double? = maybe() ? nil : Double.random(in: 0.01...100, using: &rng)
@@ -127,12 +131,13 @@ import Testing
                 let sharpen: Double? = maybe() ? nil : maybe() ? ResizeSpec.defaultSharpenSigma : Double.random(in: 0.01...100, using: &rng)
                 resize = ResizeSpec(width: width, height: height, fit: fit, upscale: maybe(), crop: crop, sharpen: sharpen)
             }
-            let jpeg = ImageFormat(extension: ext) == .jpeg
+            let jpeg = formats.isEmpty ? ImageFormat(extension: ext) == .jpeg : formats.contains("jpg")
+            let webp = formats.isEmpty ? ext == "webp" : formats.contains("webp")
             outputs.append(VariantSpec(
-                name: name(&rng) + "\(k)", pathTemplate: try! PathTemplate(path),
+                name: name(&rng) + "\(k)", pathTemplate: try! PathTemplate(path), formats: formats,
                 filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
                 edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
-                quality: Int.random(in: 1...100, using: &rng), lossless: ext == "webp" && maybe(),
+                quality: Int.random(in: 1...100, using: &rng), lossless: webp && maybe(),
                 progressive: jpeg && maybe(), subsampling: jpeg ? ChromaSubsampling.allCases.randomElement(using: &rng)! : .auto,
                 strip: maybe(),
                 resize: resize,

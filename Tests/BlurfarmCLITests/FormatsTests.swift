@@ -1,0 +1,109 @@
+import BlurfarmImageIO
+import Foundation
+import Testing
+
+/// `formats: [avif, webp, jpg]`: one variant writes each format from one decode and one
+/// render, `{ext}` in its path standing for each; every file has the bytes a variant of that
+/// format alone writes, whichever path makes it (streamed bands, a worker's whole-image task,
+/// this process).
+@Suite struct FormatsTests {
+    /// The flower photo, and a job with a three-format variant and the same variant written
+    /// once per format by three single-format variants.
+    static func folder(resize: Bool) throws -> ThumbnailJobTests.Folder {
+        let folder = try ThumbnailJobTests.Folder()
+        let resizing = resize ? "    resize:\n      width: 400\n" : ""
+        func variant(_ name: String, path: String, formats: String = "", progressive: Bool = true) -> String {
+            "  - name: \(name)\n    path: \(path)\n" + formats + """
+                    filters:
+                      - gaussian:
+                          sigma: 3
+                    quality: 80
+
+                """ + (progressive ? "    progressive: true\n" : "") + resizing
+        }
+        try ("job: formats\ninputs: [in/*.jpg]\noutputs:\n"
+            + variant("web", path: "out/{stem}.{ext}", formats: "    formats: [avif, webp, jpg]\n"))
+            .write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+        try ("job: single\ninputs: [in/*.jpg]\noutputs:\n"
+            + variant("avif", path: "single/{stem}.avif", progressive: false)
+            + variant("webp", path: "single/{stem}.webp", progressive: false)
+            + variant("jpg", path: "single/{stem}.jpg"))
+            .write(toFile: folder.path("single.job"), atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    /// The report's outputs of a run, by file name and folder ("out/flower.avif").
+    static func run(
+        _ folder: ThumbnailJobTests.Folder, _ manifest: String, workers: Int
+    ) throws -> (CommandResult, [String: [String: Any]], [String: Int]) {
+        let report = folder.path("report-\(UUID().uuidString).json")
+        let result = try Blurfarm.run(
+            ["run", manifest, "--config", folder.config, "--report", report, "--workers", "\(workers)"])
+        #expect(FileManager.default.fileExists(atPath: report), "\(result.stderr)")
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]]
+        let job = list?.first ?? [:]
+        var outputs: [String: [String: Any]] = [:]
+        for output in job["outputs"] as? [[String: Any]] ?? [] {
+            let path = output["output"] as? String ?? ""
+            outputs[URL(fileURLWithPath: path).deletingLastPathComponent().lastPathComponent + "/" + (path as NSString).lastPathComponent] = output
+        }
+        return (result, outputs, job["counts"] as? [String: Int] ?? [:])
+    }
+
+    /// Streamed (no resize, workers), a worker's whole-image task (a resize, one worker for
+    /// the one input), the pool from this process (a resize, two workers: fewer inputs than
+    /// workers) and this process alone (`--workers 0`).
+    @Test(arguments: [(false, 2), (true, 1), (true, 2), (true, 0), (false, 0)])
+    func threeFormatsFromOneDecodeAndOneRender(resize: Bool, workers: Int) throws {
+        let folder = try Self.folder(resize: resize)
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        let (result, shared, counts) = try Self.run(folder, folder.manifest, workers: workers)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(counts["written"] == 3 && counts["decoded"] == 1, "\(counts)")
+        // The same variant written once per format by three variants, which differ only in
+        // their encoding: they share one render too.
+        let (alone, singles, _) = try Self.run(folder, folder.path("single.job"), workers: workers)
+        #expect(alone.status == 0, "\(alone.stderr)")
+        var outputs = shared
+        outputs.merge(singles) { a, _ in a }
+        // One render for the three formats: the first counts the tiles, the others none.
+        for folderName in ["out", "single"] {
+            let tiles = ["avif", "webp", "jpg"].map { outputs["\(folderName)/flower.\($0)"]?["tiles"] as? Int ?? -1 }
+            #expect(tiles.filter { $0 > 0 }.count == 1 && tiles.filter { $0 == 0 }.count == 2, "\(folderName): \(tiles)")
+        }
+        for ext in ["avif", "webp", "jpg"] {
+            let made = try Data(contentsOf: URL(fileURLWithPath: folder.path("out/flower.\(ext)")))
+            let alone = try Data(contentsOf: URL(fileURLWithPath: folder.path("single/flower.\(ext)")))
+            #expect(made == alone, "\(ext): \(made.count) bytes, alone \(alone.count)")
+            #expect(outputs["out/flower.\(ext)"]?["checksum"] as? String == outputs["single/flower.\(ext)"]?["checksum"] as? String)
+        }
+        // Progressive applies to the JPEG (SOF2), the other formats leave it.
+        let jpeg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder.path("out/flower.jpg"))))
+        #expect(zip(jpeg, jpeg.dropFirst()).contains { $0 == 0xFF && $1 == 0xC2 })
+        let again = try Self.run(folder, folder.manifest, workers: workers)
+        #expect(again.2["skipped"] == 3 && again.2["written"] == 0, "\(again.2)")
+    }
+
+    @Test func badFormatsAreRefusedAtTheirPlace() throws {
+        let folder = try ThumbnailJobTests.Folder()
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        for (formats, path, message) in [
+            ("[webp, gif]", "out/{stem}.{ext}", "6:21: error: 'gif' is not a format blurfarm writes"),
+            ("[jpg, jpeg]", "out/{stem}.{ext}", "6:20: error: 'jpeg' names JPEG again (after 'jpg')"),
+            ("[]", "out/{stem}.{ext}", "6:14: error: 'formats' must name at least one format"),
+            ("[webp, png]", "out/{stem}.webp", "5:11: error: with 'formats', the output path ends in '.{ext}'"),
+        ] {
+            try "job: bad\ninputs: [in/*.jpg]\noutputs:\n  - name: web\n    path: \(path)\n    formats: \(formats)\n    lossless: true\n"
+                .write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+            let check = try Blurfarm.run(["check", folder.manifest, "--config", folder.config])
+            #expect(check.status == 2 && check.stderr.contains(folder.manifest + ":" + message), "\(formats): \(check.stderr)")
+        }
+        try "job: bad\ninputs: [in/*.jpg]\noutputs:\n  - name: web\n    path: out/{stem}.{ext}\n    formats: [avif, png]\n    lossless: true\n"
+            .write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+        let lossless = try Blurfarm.run(["check", folder.manifest, "--config", folder.config])
+        #expect(
+            lossless.status == 2
+                && lossless.stderr.contains(":7:15: error: 'lossless' applies to WebP outputs only, and 'formats' has none"),
+            "\(lossless.stderr)")
+    }
+}
