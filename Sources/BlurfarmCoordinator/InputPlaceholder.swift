@@ -86,7 +86,7 @@ public struct InputPlaceholder: Codable, Hashable, Sendable {
         // The encoder keeps alpha only when some pixel is translucent.
         let png = try ImageWriter.encode(
             image, extension: "png", named: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
-            options: EncodeOptions(stripMetadata: true, bitDepth: 8))
+            options: EncodeOptions(metadata: .strip, bitDepth: 8))
         return InputPlaceholder(
             input: path, inputHash: inputHash, width: header.width, height: header.height,
             thumbHash: Data(hash).base64EncodedString(),

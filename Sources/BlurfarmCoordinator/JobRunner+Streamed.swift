@@ -63,8 +63,9 @@ extension JobRunner {
     /// The encoder's options for the variant.
     func encodeOptions(of variant: VariantSpec) -> EncodeOptions {
         EncodeOptions(
-            quality: variant.quality, lossless: variant.lossless, stripMetadata: variant.strip,
-            background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling)
+            quality: variant.quality, lossless: variant.lossless, metadata: variant.metadata,
+            background: variant.background.rgb, progressive: variant.progressive, subsampling: variant.subsampling,
+            effort: variant.effort, optimizeCoding: variant.optimizeCoding)
     }
 
     /// Streams the outputs of `input` at `indices` (each ``canStream(_:verify:)``) from one

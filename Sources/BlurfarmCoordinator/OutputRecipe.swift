@@ -10,7 +10,7 @@ import BlurfarmManifest
 /// the output's path, the variant's name, tiling and verification are not (they do not change
 /// the bytes). A size of several reduced from a larger one's decode says so (`from=1024`): its
 /// bytes are not those of a resize to that width alone. Settings added after the first release
-/// (crop, sharpening, progressive JPEG, subsampling, sizes, regions) appear only when they differ from their defaults, so the recipes of outputs
+/// (crop, sharpening, progressive JPEG, subsampling, optimized coding, effort, sizes, regions) appear only when they differ from their defaults, so the recipes of outputs
 /// that do not use them, and their records, stay as they were.
 public enum OutputRecipe {
     /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with
@@ -27,12 +27,20 @@ public enum OutputRecipe {
         var jpeg: [String] = []
         if v.progressive { jpeg.append("progressive=true") }
         if v.subsampling != .auto { jpeg.append("subsampling=\(v.subsampling.rawValue)") }
+        if v.optimizeCoding { jpeg.append("optimize-coding=true") }
+        if let effort = v.effort { jpeg.append("effort=\(effort)") }
+        // `strip=` as before `metadata:` (keep-icc was `strip: true`), so that records stay good.
+        let metadata = switch v.metadata {
+        case .keep: "strip=false"
+        case .keepICC: "strip=true"
+        case .strip: "metadata=strip"
+        }
         let settings = [
             "filters=[" + v.filters.map(\.description).joined(separator: ", ") + "]",
             "edge=\(v.edge.rawValue)", "colour=\(v.colour.rawValue)", "resize=\(resize)", "format=\(format)",
             "quality=\(v.quality)", "lossless=\(v.lossless)",
         ] + jpeg + regions(v.regions) + [
-            "strip=\(v.strip)", "background=\(v.background)",
+            metadata, "background=\(v.background)",
             versions,
         ]
         return settings.joined(separator: "; ")

@@ -38,15 +38,26 @@ public enum ImageFormat: CaseIterable, Sendable {
     public var storesAlpha: Bool { self != .jpeg }
 
     /// Why a file ending in `.ext` cannot be asked for `option`, or nil when it can: only WebP
-    /// has a lossless mode to ask for (PNG and TIFF are always lossless, JPEG never), and only
-    /// JPEG has progressive scans and a choice of chroma subsampling.
+    /// has a lossless mode to ask for (PNG and TIFF are always lossless, JPEG never), only JPEG
+    /// has progressive scans, a choice of chroma subsampling and optimized coding, and only
+    /// WebP and AVIF an effort.
     public static func problem(with option: FormatOption, extension ext: String) -> String? {
-        ImageFormat(extension: ext) == option.format
-            ? nil : "'\(option.rawValue)' applies to \(option.format.name) outputs only; this path ends in '.\(ext)'"
+        ImageFormat(extension: ext).map(option.formats.contains) == true
+            ? nil : "'\(option.rawValue)' applies to \(option.formatNames) outputs only; this path ends in '.\(ext)'"
+    }
+
+    /// The largest `effort` the format's encoder takes (libvips's `webpsave` 0–6, `heifsave`
+    /// 0–9), or nil when it has none.
+    public var maximumEffort: Int? {
+        switch self {
+        case .webp: 6
+        case .avif: 9
+        default: nil
+        }
     }
 }
 
-/// An encoder setting that only one format has, named as the manifest's key.
+/// An encoder setting that only some formats have, named as the manifest's key.
 public enum FormatOption: String, CaseIterable, Sendable {
     /// WebP's lossless mode.
     case lossless
@@ -54,14 +65,22 @@ public enum FormatOption: String, CaseIterable, Sendable {
     case progressive
     /// JPEG's chroma subsampling.
     case subsampling
+    /// JPEG's optimized Huffman coding.
+    case optimizeCoding = "optimize-coding"
+    /// The effort of WebP's and AVIF's encoders.
+    case effort
 
-    /// The one format that has the setting.
-    public var format: ImageFormat {
+    /// The formats that have the setting.
+    public var formats: [ImageFormat] {
         switch self {
-        case .lossless: .webp
-        case .progressive, .subsampling: .jpeg
+        case .lossless: [.webp]
+        case .progressive, .subsampling, .optimizeCoding: [.jpeg]
+        case .effort: [.webp, .avif]
         }
     }
+
+    /// ``formats`` as a message names them: "JPEG", "WebP and AVIF".
+    public var formatNames: String { formats.map(\.name).joined(separator: " and ") }
 }
 
 /// How a JPEG stores its colour (chroma) channels, as libvips's `jpegsave` `subsample_mode`.

@@ -34,14 +34,15 @@ public final class BandWriter: @unchecked Sendable {
     /// for the first to be taken).
     public static let defaultRingRows = 256
 
-    /// Whether an image can be written band by band to `path` with `options`: its format's
-    /// saver writes the file's bytes itself (metadata stripping rewrites JPEG, WebP and AVIF
-    /// bytes afterwards), and whether it has alpha is known before the pixels are (an output
-    /// of 4 `channels` from a source without alpha has alpha only if some pixel is
-    /// translucent, unless the format has no alpha).
+    /// Whether an image can be written band by band to `path` with `options`: whether it has
+    /// alpha is known before the pixels are (an output of 4 `channels` from a source without
+    /// alpha has alpha only if some pixel is translucent, unless the format has no alpha).
+    /// When the saver's bytes are not the file's (JPEG, WebP and AVIF with less than all the
+    /// metadata: stripping rewrites them), the file is encoded in memory, band by band all the
+    /// same, and written when it is whole.
     public static func canWrite(to path: String, channels: Int, sourceHadAlpha: Bool, options: EncodeOptions) -> Bool {
         guard let format = ImageFormat(extension: OutputPath(path).extension) else { return false }
-        return format.savesDirectly(options) && (channels == 3 || sourceHadAlpha || !format.storesAlpha)
+        return channels == 3 || sourceHadAlpha || !format.storesAlpha
     }
 
     /// Starts writing a `width` × `height` image whose rendered pixels have `channels`
@@ -98,6 +99,21 @@ public final class BandWriter: @unchecked Sendable {
                 let result = Result { () throws(ImageIOError) in
                     try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: temporaryFiles) {
                         (descriptor) throws(ImageIOError) in
+                        guard format.savesDirectly(options) else {
+                            // Encoded in memory, stripped, then written.
+                            let bytes: [UInt8]
+                            do throws(LibvipsFailure) {
+                                bytes = try format.encode(rows.image, options: options)
+                            } catch {
+                                throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+                            }
+                            do throws(SystemCallError) {
+                                try Syscalls.writeAll(descriptor, bytes)
+                            } catch {
+                                throw ImageIOError(code: .writeFailed, path: path, message: "\(error.call) failed: \(error.reason)")
+                            }
+                            return
+                        }
                         let target = VipsTargetRef(file: descriptor)
                         let encoding = Result { () throws(LibvipsFailure) in
                             try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }

@@ -43,12 +43,17 @@ public enum ImageWriter {
         }
         let asked: [(FormatOption, Bool)] = [
             (.lossless, options.lossless), (.progressive, options.progressive),
-            (.subsampling, options.subsampling != .auto),
+            (.subsampling, options.subsampling != .auto), (.optimizeCoding, options.optimizeCoding),
+            (.effort, options.effort != nil),
         ]
         for (option, isAsked) in asked where isAsked {
             if let problem = ImageFormat.problem(with: option, extension: ext) {
                 throw ImageIOError(code: .invalidArgument, path: subject, message: problem)
             }
+        }
+        if let effort = options.effort, let maximum = format.maximumEffort, !(0...maximum).contains(effort) {
+            throw ImageIOError(
+                code: .invalidArgument, path: subject, message: "\(format.name)'s effort is 0 to \(maximum), not \(effort)")
         }
         return format
     }
@@ -124,9 +129,11 @@ public enum ImageWriter {
     /// (PNG, WebP, TIFF); otherwise it is composited over `options.background`. JPEG never has
     /// alpha.
     ///
-    /// The ICC profile of `metadata` is written; unless `options.stripMetadata`, its EXIF
-    /// (orientation 1) and XMP too. A stripped output carries the ICC profile and nothing else
-    /// (no EXIF, XMP, IPTC, GPS). The orientation written is always 1 or absent.
+    /// The metadata written is `options.metadata`'s: `keep`, the ICC profile of `metadata`,
+    /// its EXIF (orientation 1) and XMP; `keep-icc`, the ICC profile and nothing else (no EXIF,
+    /// XMP, IPTC, GPS); `strip`, nothing at all. The pixels are sRGB whatever the source's
+    /// profile (``ImageReader`` converts on decode), so an output without one shows the same
+    /// colours. The orientation written is always 1 or absent.
     ///
     /// - Parameters:
     ///   - sourceBitDepth: 8 or 16, the source's depth; with `options.bitDepth` nil, 16-bit
@@ -203,12 +210,12 @@ public enum ImageWriter {
         return (format, bitDepth)
     }
 
-    /// Attaches to `image` the metadata an output carries: the ICC profile of `metadata`, its
-    /// EXIF and XMP unless `options.stripMetadata`, and orientation 1.
+    /// Attaches to `image` the metadata an output carries: the ICC profile of `metadata` unless
+    /// `strip`, its EXIF and XMP with `keep`, and orientation 1.
     static func tag(_ image: VipsImageRef, metadata: ImageMetadata?, options: EncodeOptions) {
         if let metadata {
-            if let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
-            if !options.stripMetadata {
+            if options.metadata != .strip, let icc = metadata.iccProfile { image.setBlob("icc-profile-data", icc) }
+            if options.metadata == .keep {
                 if let exif = metadata.exif { image.setBlob("exif-data", exif) }
                 if let xmp = metadata.xmp { image.setBlob("xmp-data", xmp) }
             }
@@ -259,7 +266,7 @@ private let avifUnavailability: String? = {
                 copying: [UInt8](repeating: 128, count: 8 * 8 * 3), width: 8, height: 8, bands: 3,
                 format: VIPS_FORMAT_UCHAR),
             VIPS_INTERPRETATION_sRGB)
-        _ = try Libvips.save("heifsave") { cvips_avifsave_target(image.pointer, $0, 50) }
+        _ = try Libvips.save("heifsave") { cvips_avifsave_target(image.pointer, $0, 50, Int32(ImageFormat.defaultEffort)) }
         return nil
     } catch {
         return "AVIF output needs libvips with an AV1 HEIF encoder; libvips \(Libvips.version) here has none "
@@ -270,10 +277,11 @@ private let avifUnavailability: String? = {
 /// Encoding, by format.
 extension ImageFormat {
     /// The encoded file's bytes: the metadata `image` carries, and with
-    /// `options.stripMetadata` nothing but its ICC profile.
+    /// any other `options.metadata` than `keep` nothing but its ICC profile (which a `strip`
+    /// image has not): the savers of JPEG, WebP and AVIF add an EXIF block of their own.
     func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {
         let bytes = try Libvips.save(saverName) { save(image, options: options, to: $0) }
-        guard options.stripMetadata, let strip = metadataStripper else { return bytes }
+        guard options.metadata != .keep, let strip = metadataStripper else { return bytes }
         guard let result = strip(bytes) else {
             throw LibvipsFailure(message: "the encoded \(name) is not well formed: cannot strip its metadata")
         }
@@ -284,8 +292,11 @@ extension ImageFormat {
     /// may write straight to a file (``save(_:options:to:)``): not when it strips metadata from
     /// the saver's bytes afterwards.
     func savesDirectly(_ options: EncodeOptions) -> Bool {
-        !options.stripMetadata || metadataStripper == nil
+        options.metadata == .keep || metadataStripper == nil
     }
+
+    /// libvips's default effort of `webpsave` and `heifsave`, what an output that names none gets.
+    static let defaultEffort = 4
 
     /// The libvips saver, for messages.
     var saverName: String {
@@ -321,15 +332,17 @@ extension ImageFormat {
             case .halved: subsampling = VIPS_FOREIGN_SUBSAMPLE_ON
             case .full: subsampling = VIPS_FOREIGN_SUBSAMPLE_OFF
             }
-            return cvips_jpegsave_target(image.pointer, target, quality, interlace, subsampling)
+            return cvips_jpegsave_target(
+                image.pointer, target, quality, interlace, subsampling, options.optimizeCoding ? 1 : 0)
         case .png:
             return cvips_pngsave_target(image.pointer, target)
         case .webp:
-            return cvips_webpsave_target(image.pointer, target, quality, options.lossless ? 1 : 0)
+            return cvips_webpsave_target(
+                image.pointer, target, quality, options.lossless ? 1 : 0, Int32(options.effort ?? Self.defaultEffort))
         case .tiff:
             return cvips_tiffsave_target(image.pointer, target)
         case .avif:
-            return cvips_avifsave_target(image.pointer, target, quality)
+            return cvips_avifsave_target(image.pointer, target, quality, Int32(options.effort ?? Self.defaultEffort))
         }
     }
 }

@@ -10,8 +10,8 @@ public enum JobDecoder {
     public static let jobKeys = ["job", "inputs", "exclude", "outputs", "tile", "verify", "map"]
     /// The keys of one output variant, in the order the printer writes them.
     public static let variantKeys = [
-        "name", "path", "formats", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling", "strip", "resize",
-        "background",
+        "name", "path", "formats", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling",
+        "optimize-coding", "effort", "metadata", "strip", "jpeg", "webp", "avif", "resize", "background",
         "regions", "invert",
     ]
     /// The keys of `resize`.
@@ -234,17 +234,29 @@ public enum JobDecoder {
         if let e = entry("quality") {
             if let v = d.integer(e, in: 1...100) { quality = v } else { ok = false }
         }
+        /// The formats the variant writes: its `formats`, else its path's (none when the path
+        /// is not known).
+        let written: [ImageFormat] = (formats.isEmpty ? [template?.fixedExtension].compactMap { $0 } : formats)
+            .compactMap { ImageFormat(extension: $0) }
         /// Refuses `option` set on an entry for a path whose format does not have it, or for
         /// `formats` none of which has it (those that do take it, the others leave it).
         func checkFormat(_ option: FormatOption, _ e: Node.MapEntry) {
             if !formats.isEmpty {
-                guard !formats.contains(where: { ImageFormat(extension: $0) == option.format }) else { return }
+                guard !written.contains(where: option.formats.contains) else { return }
                 d.error(
-                    "'\(option.rawValue)' applies to \(option.format.name) outputs only, and 'formats' has none",
+                    "'\(option.rawValue)' applies to \(option.formatNames) outputs only, and 'formats' has none",
                     at: e.value.location)
                 ok = false
             } else if let ext = template?.fixedExtension, let problem = ImageFormat.problem(with: option, extension: ext) {
                 d.error(problem, at: e.value.location)
+                ok = false
+            }
+        }
+        /// Refuses an `effort` beyond what one of `formats` takes (WebP 0–6, AVIF 0–9).
+        func checkEffort(_ effort: Int, _ e: Node.MapEntry, formats: [ImageFormat]) {
+            for format in formats {
+                guard let maximum = format.maximumEffort, effort > maximum else { continue }
+                d.error("\(format.name)'s effort is 0 to \(maximum), not \(effort)", at: e.value.location)
                 ok = false
             }
         }
@@ -269,9 +281,45 @@ public enum JobDecoder {
                 ok = false
             }
         }
-        var strip = false
+        let optimizeCoding = formatFlag(.optimizeCoding)
+        var effort: Int?
+        if let e = entry("effort") {
+            if let v = d.integer(e, in: 0...9) {
+                effort = v
+                checkFormat(.effort, e)
+                checkEffort(v, e, formats: written)
+            } else {
+                ok = false
+            }
+        }
+        var metadata = MetadataPolicy.keepICC
+        if let e = entry("metadata") {
+            if let v = d.choice(e, of: MetadataPolicy.self) { metadata = v } else { ok = false }
+        }
+        // `strip:` as manifests wrote it before `metadata:`: true kept the ICC profile alone.
         if let e = entry("strip") {
-            if let v = d.boolean(e) { strip = v } else { ok = false }
+            if entry("metadata") != nil {
+                d.error("'strip' and 'metadata' both say which metadata is kept: keep 'metadata'", at: e.keyLocation)
+                ok = false
+            } else if let v = d.boolean(e) {
+                metadata = v ? .keepICC : .keep
+            } else {
+                ok = false
+            }
+        }
+        var formatSettings: [ImageFormat: VariantSpec.FormatSettings] = [:]
+        for (key, format) in VariantSpec.formatBlocks {
+            guard let e = entry(key) else { continue }
+            guard written.isEmpty || written.contains(format) else {
+                d.error("'\(key)' sets \(format.name) outputs, and this variant writes none", at: e.keyLocation)
+                ok = false
+                continue
+            }
+            if let block = decodeFormatBlock(e, format: format, &d) {
+                formatSettings[format] = block
+            } else {
+                ok = false
+            }
         }
         var resize: ResizeSpec?
         if let e = entry("resize") {
@@ -312,9 +360,38 @@ public enum JobDecoder {
         guard ok, let name, let template, let regions else { return nil }
         return VariantSpec(
             name: name, pathTemplate: template, formats: formats, filters: filters, edge: edge, colour: colour, quality: quality,
-            lossless: lossless, progressive: progressive, subsampling: subsampling, strip: strip, resize: resize, background: background,
+            lossless: lossless, progressive: progressive, subsampling: subsampling, metadata: metadata, effort: effort,
+            optimizeCoding: optimizeCoding, formatSettings: formatSettings, resize: resize, background: background,
             regions: regions.mask, location: item.location,
             pathLocation: pathEntry?.value.location, filterLocations: filterLocations, regionLocations: regions.locations)
+    }
+
+    /// A `jpeg:`, `webp:` or `avif:` block: the settings of that format's outputs, over the
+    /// variant's (``VariantSpec/FormatSettings/keys(of:)``).
+    static func decodeFormatBlock(
+        _ entry: Node.MapEntry, format: ImageFormat, _ d: inout Decoding
+    ) -> VariantSpec.FormatSettings? {
+        let keys = VariantSpec.FormatSettings.keys(of: format)
+        guard let entries = d.mapEntries(entry.value, key: entry.key, expected: "a map of " + keys.joined(separator: ", "))
+        else { return nil }
+        d.reportUnknownKeys(entries, known: keys, context: entry.key)
+        var block = VariantSpec.FormatSettings()
+        for e in entries where keys.contains(e.key) {
+            switch e.key {
+            case "quality": block.quality = d.integer(e, in: 1...100)
+            case "lossless": block.lossless = d.boolean(e)
+            case "progressive": block.progressive = d.boolean(e)
+            case "optimize-coding": block.optimizeCoding = d.boolean(e)
+            case "subsampling": block.subsampling = d.choice(e, of: ChromaSubsampling.self)
+            case "effort":
+                block.effort = d.integer(e, in: 0...(format.maximumEffort ?? 9))
+            default: break
+            }
+        }
+        // A value that did not decode leaves its field nil: count what was given against what decoded.
+        let decoded = [block.quality != nil, block.lossless != nil, block.progressive != nil, block.optimizeCoding != nil,
+            block.subsampling != nil, block.effort != nil].filter { $0 }.count
+        return decoded == entries.count ? block : nil
     }
 
     /// `formats`: a list of known output extensions, each format once.

@@ -39,7 +39,22 @@ public enum ManifestPrinter {
             out += indent + "lossless: \(variant.lossless)\n"
             out += indent + "progressive: \(variant.progressive)\n"
             out += indent + "subsampling: \(variant.subsampling.rawValue)\n"
-            out += indent + "strip: \(variant.strip)\n"
+            out += indent + "optimize-coding: \(variant.optimizeCoding)\n"
+            if let effort = variant.effort { out += indent + "effort: \(effort)\n" }
+            out += indent + "metadata: \(variant.metadata.rawValue)\n"
+            for (key, format) in VariantSpec.formatBlocks {
+                guard let block = variant.formatSettings[format] else { continue }
+                let values: [(String, String?)] = [
+                    ("quality", block.quality.map(String.init)), ("lossless", block.lossless.map(String.init)),
+                    ("progressive", block.progressive.map(String.init)), ("subsampling", block.subsampling?.rawValue),
+                    ("optimize-coding", block.optimizeCoding.map(String.init)), ("effort", block.effort.map(String.init)),
+                ]
+                // A block without settings says nothing (and the language has no empty map).
+                let set = values.compactMap { key, value in value.map { (key, $0) } }
+                if set.isEmpty { continue }
+                out += indent + "\(key):\n"
+                for (name, value) in set { out += indent + "  \(name): \(value)\n" }
+            }
             if let resize = variant.resize {
                 out += indent + "resize:\n"
                 if let width = resize.width { out += indent + "  width: \(width)\n" }

@@ -27,9 +27,15 @@ public struct VariantSpec: Hashable, Sendable {
     public var progressive: Bool
     /// A JPEG output's chroma subsampling (default `auto`; JPEG only).
     public var subsampling: ChromaSubsampling
-    /// Whether metadata (EXIF, XMP, IPTC) is left out of the output (default false).
-    /// The ICC profile is kept either way.
-    public var strip: Bool
+    /// Which of the input's metadata the output carries (default `keep-icc`: the ICC profile
+    /// alone).
+    public var metadata: MetadataPolicy
+    /// WebP's and AVIF's encoder effort, nil for libvips's default (WebP and AVIF only).
+    public var effort: Int?
+    /// JPEG's optimized Huffman coding (default false; JPEG only).
+    public var optimizeCoding: Bool
+    /// Settings for one format only (`jpeg:`, `webp:`, `avif:` blocks), over the variant's.
+    public var formatSettings: [ImageFormat: FormatSettings]
     /// How the output is scaled, `nil` to keep the input's size.
     public var resize: ResizeSpec?
     /// The colour transparent pixels are flattened onto for formats without alpha (JPEG);
@@ -51,7 +57,9 @@ public struct VariantSpec: Hashable, Sendable {
     public init(
         name: String, pathTemplate: PathTemplate, formats: [String] = [], filters: [FilterSpec] = [], edge: EdgeRule = .clamp,
         colour: ColourMode = .gamma, quality: Int = VariantSpec.defaultQuality, lossless: Bool = false,
-        progressive: Bool = false, subsampling: ChromaSubsampling = .auto, strip: Bool = false, resize: ResizeSpec? = nil, background: RGBAColour = .white,
+        progressive: Bool = false, subsampling: ChromaSubsampling = .auto, metadata: MetadataPolicy = .keepICC,
+        effort: Int? = nil, optimizeCoding: Bool = false, formatSettings: [ImageFormat: FormatSettings] = [:],
+        resize: ResizeSpec? = nil, background: RGBAColour = .white,
         regions: RegionMask = .everywhere,
         location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = [],
         regionLocations: [SourceLocation] = []
@@ -66,7 +74,10 @@ public struct VariantSpec: Hashable, Sendable {
         self.lossless = lossless
         self.progressive = progressive
         self.subsampling = subsampling
-        self.strip = strip
+        self.metadata = metadata
+        self.effort = effort
+        self.optimizeCoding = optimizeCoding
+        self.formatSettings = formatSettings
         self.resize = resize
         self.background = background
         self.regions = regions
@@ -108,24 +119,68 @@ public struct VariantSpec: Hashable, Sendable {
         return sized
     }
 
-    /// One variant per format of ``formats``: this variant writing that format alone (its
-    /// `formats` that one extension, which `{ext}` in its path stands for), without the
-    /// settings that format does not have (`lossless` is WebP's, `progressive` and
-    /// `subsampling` JPEG's); the variant itself when it names no formats.
+    /// One variant per format of ``formats`` (with none, the path's): this variant writing
+    /// that format alone (its `formats` that one extension, which `{ext}` in its path stands
+    /// for), its settings those of the format's block (``formatSettings``) over the variant's,
+    /// without the settings the format does not have (`lossless` is WebP's, `effort` WebP's
+    /// and AVIF's, `progressive`, `subsampling` and `optimize-coding` JPEG's).
     public func eachFormat() -> [VariantSpec] {
-        guard !formats.isEmpty else { return [self] }
-        return formats.map { ext in
+        let extensions: [String?] = formats.isEmpty ? [nil] : formats
+        return extensions.map { ext in
             var one = self
-            one.formats = [ext]
-            let format = ImageFormat(extension: ext)
-            if format != .webp { one.lossless = false }
-            if format != .jpeg {
+            if let ext { one.formats = [ext] }
+            one.formatSettings = [:]
+            guard let format = ImageFormat(extension: ext ?? pathTemplate.fixedExtension ?? "") else { return one }
+            if let block = formatSettings[format] {
+                one.quality = block.quality ?? one.quality
+                one.lossless = block.lossless ?? one.lossless
+                one.progressive = block.progressive ?? one.progressive
+                one.subsampling = block.subsampling ?? one.subsampling
+                one.effort = block.effort ?? one.effort
+                one.optimizeCoding = block.optimizeCoding ?? one.optimizeCoding
+            }
+            if !FormatOption.lossless.formats.contains(format) { one.lossless = false }
+            if !FormatOption.effort.formats.contains(format) { one.effort = nil }
+            if !FormatOption.progressive.formats.contains(format) {
                 one.progressive = false
                 one.subsampling = .auto
+                one.optimizeCoding = false
             }
             return one
         }
     }
+
+    /// The settings of one format's block (`jpeg:`, `webp:`, `avif:`): each nil where the block
+    /// leaves the variant's.
+    public struct FormatSettings: Hashable, Sendable {
+        public var quality: Int?
+        public var lossless: Bool?
+        public var progressive: Bool?
+        public var subsampling: ChromaSubsampling?
+        public var effort: Int?
+        public var optimizeCoding: Bool?
+
+        public init(
+            quality: Int? = nil, lossless: Bool? = nil, progressive: Bool? = nil, subsampling: ChromaSubsampling? = nil,
+            effort: Int? = nil, optimizeCoding: Bool? = nil
+        ) {
+            (self.quality, self.lossless, self.progressive, self.subsampling) = (quality, lossless, progressive, subsampling)
+            (self.effort, self.optimizeCoding) = (effort, optimizeCoding)
+        }
+
+        /// The keys a block of `format` takes, in the order the canonical form prints them.
+        public static func keys(of format: ImageFormat) -> [String] {
+            switch format {
+            case .jpeg: ["quality", "progressive", "subsampling", "optimize-coding"]
+            case .webp: ["quality", "lossless", "effort"]
+            case .avif: ["quality", "effort"]
+            case .png, .tiff: []
+            }
+        }
+    }
+
+    /// The formats that take a block of their own, by the block's key.
+    public static let formatBlocks: [(key: String, format: ImageFormat)] = [("jpeg", .jpeg), ("webp", .webp), ("avif", .avif)]
 
     /// What `{ext}` in the path stands for: the one format of a variant of ``eachFormat()``,
     /// else nil (the input's extension).
@@ -152,7 +207,8 @@ public struct VariantSpec: Hashable, Sendable {
         a.name == b.name && a.pathTemplate == b.pathTemplate && a.formats == b.formats && a.filters == b.filters
             && a.edge == b.edge
             && a.colour == b.colour && a.quality == b.quality && a.lossless == b.lossless
-            && a.progressive == b.progressive && a.subsampling == b.subsampling && a.strip == b.strip
+            && a.progressive == b.progressive && a.subsampling == b.subsampling && a.metadata == b.metadata
+            && a.effort == b.effort && a.optimizeCoding == b.optimizeCoding && a.formatSettings == b.formatSettings
             && a.resize == b.resize && a.background == b.background
             && a.regions == b.regions
     }
@@ -169,7 +225,10 @@ public struct VariantSpec: Hashable, Sendable {
         hasher.combine(lossless)
         hasher.combine(progressive)
         hasher.combine(subsampling)
-        hasher.combine(strip)
+        hasher.combine(metadata)
+        hasher.combine(effort)
+        hasher.combine(optimizeCoding)
+        hasher.combine(formatSettings)
         hasher.combine(resize)
         hasher.combine(background)
         hasher.combine(regions)

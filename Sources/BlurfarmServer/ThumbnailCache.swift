@@ -38,7 +38,7 @@ final class ThumbnailCache: Sendable {
         guard let image = try? ImageReader.thumbnail(path, width: width, height: nil, fit: .inside, upscale: false)
         else { return nil }
         var options = EncodeOptions()
-        options.stripMetadata = true
+        options.metadata = .keepICC
         options.quality = 80
         return try? ImageWriter.encode(
             image.pixels, extension: "jpg", named: path, sourceBitDepth: 8, sourceHadAlpha: image.hasAlpha,

@@ -56,9 +56,9 @@ public struct ImageTask: Equatable, Sendable {
 /// One output of an image task.
 ///
 /// Layout: path string, decoded u32, filters (as in ``TaskMessage``), edge u8, colour u8,
-/// regions (as in ``TaskMessage``), tileSize u32, encoding (`EncodeOptions`: quality u8, lossless bool, stripMetadata bool,
-/// background 3 × f64, each a `Float` in 0...1, bitDepth optional u8, progressive bool,
-/// subsampling string), verifyDecode bool.
+/// regions (as in ``TaskMessage``), tileSize u32, encoding (`EncodeOptions`: quality u8, lossless bool, metadata
+/// string (`keep`, `keep-icc`, `strip`), background 3 × f64, each a `Float` in 0...1, bitDepth optional u8,
+/// progressive bool, subsampling string, effort optional u8, optimizeCoding bool), verifyDecode bool.
 public struct ImageTaskOutput: Equatable, Sendable {
     /// Where the coordinator will write it: its extension names the format; messages name it.
     public var path: String
@@ -237,11 +237,13 @@ extension ImageTask {
             let e = output.encoding
             w.u8(UInt8(e.quality))
             w.bool(e.lossless)
-            w.bool(e.stripMetadata)
+            w.string(e.metadata.rawValue)
             for c in 0..<3 { w.f64(Double(e.background[c])) }
             w.optional(e.bitDepth) { $0.u8(UInt8($1)) }
             w.bool(e.progressive)
             w.string(e.subsampling.rawValue)
+            w.optional(e.effort) { $0.u8(UInt8($1)) }
+            w.bool(e.optimizeCoding)
             w.bool(output.verifyDecode)
         }
     }
@@ -303,7 +305,10 @@ extension ImageTask {
             let tileSize = Int(try r.integer(UInt32.self, field + ".tileSize"))
             let quality = Int(try r.u8(field + ".quality"))
             let lossless = try r.bool(field + ".lossless")
-            let strip = try r.bool(field + ".stripMetadata")
+            let policy = try r.string(field + ".metadata")
+            guard let metadata = MetadataPolicy(rawValue: policy) else {
+                throw .invalidValue(field: field + ".metadata", reason: "'\(policy)' is no metadata policy")
+            }
             let background = try r.unitFloats(field + ".background")
             let bitDepth = try r.optional(field + ".bitDepth") { (r) throws(PayloadProblem) in Int(try r.u8(field + ".bitDepth")) }
             let progressive = try r.bool(field + ".progressive")
@@ -311,12 +316,14 @@ extension ImageTask {
             guard let subsampling = ChromaSubsampling(rawValue: name) else {
                 throw .invalidValue(field: field + ".subsampling", reason: "'\(name)' is no chroma subsampling")
             }
+            let effort = try r.optional(field + ".effort") { (r) throws(PayloadProblem) in Int(try r.u8(field + ".effort")) }
+            let optimizeCoding = try r.bool(field + ".optimizeCoding")
             let verifyDecode = try r.bool(field + ".verifyDecode")
             outputs.append(ImageTaskOutput(
                 path: path, decoded: decoded, filters: filters, edge: edge, colour: colour, regions: regions,
                 tileSize: tileSize, encoding: EncodeOptions(
-                    quality: quality, lossless: lossless, stripMetadata: strip, background: background, bitDepth: bitDepth,
-                    progressive: progressive, subsampling: subsampling),
+                    quality: quality, lossless: lossless, metadata: metadata, background: background, bitDepth: bitDepth,
+                    progressive: progressive, subsampling: subsampling, effort: effort, optimizeCoding: optimizeCoding),
                 verifyDecode: verifyDecode))
         }
         self.init(

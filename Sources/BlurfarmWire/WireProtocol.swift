@@ -5,7 +5,7 @@
 //
 //   offset     size  field
 //   0          4     magic: the ASCII bytes "BFW1" (0x42 0x46 0x57 0x31)
-//   4          2     protocol version, u16 (``WireProtocol/version``, 5)
+//   4          2     protocol version, u16 (``WireProtocol/version``, 6)
 //   6          2     message type, u16 (``WireMessageType``)
 //   8          4     payload length N, u32
 //   12         N     payload (the message's fields, in the order its doc comment gives)
@@ -68,8 +68,9 @@ public enum WireProtocol {
     /// added the sample format of shared regions and the background of shared tasks; version 3
     /// lets a worker hold two tasks, the second sent before the first's `ready`; version 4
     /// added whole-image tasks (`imageTask`, `imageResult`); version 5 the regions of tile and
-    /// image tasks (where the filters apply).
-    public static let version: UInt16 = 5
+    /// image tasks (where the filters apply); version 6 an image task's metadata policy,
+    /// effort and optimized coding.
+    public static let version: UInt16 = 6
 
     /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
     /// first's `ready` so that the worker goes on at once instead of waiting for the

@@ -178,17 +178,18 @@ int cvips_profile_load(const char *name, VipsBlob **out) {
 }
 
 int cvips_jpegsave_target(VipsImage *in, VipsTarget *target, int quality, int interlace,
-                          VipsForeignSubsample subsample) {
+                          VipsForeignSubsample subsample, int optimize_coding) {
     return vips_jpegsave_target(in, target, "Q", quality, "interlace", interlace ? TRUE : FALSE,
-                                "subsample_mode", subsample, NULL);
+                                "subsample_mode", subsample, "optimize_coding", optimize_coding ? TRUE : FALSE, NULL);
 }
 
 int cvips_pngsave_target(VipsImage *in, VipsTarget *target) {
     return vips_pngsave_target(in, target, NULL);
 }
 
-int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless) {
-    return vips_webpsave_target(in, target, "Q", quality, "lossless", lossless ? TRUE : FALSE, NULL);
+int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless, int effort) {
+    return vips_webpsave_target(in, target, "Q", quality, "lossless", lossless ? TRUE : FALSE, "effort", effort,
+                                NULL);
 }
 
 int cvips_tiffsave_target(VipsImage *in, VipsTarget *target) {
@@ -196,10 +197,10 @@ int cvips_tiffsave_target(VipsImage *in, VipsTarget *target) {
                                 "predictor", VIPS_FOREIGN_TIFF_PREDICTOR_HORIZONTAL, NULL);
 }
 
-int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality) {
+int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality, int effort) {
     cvips_load_modules(); /* heifsave is a module's */
     return vips_heifsave_target(in, target, "Q", quality, "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
-                                "bitdepth", 8, NULL);
+                                "bitdepth", 8, "effort", effort, NULL);
 }
 
 int cvips_target_blob(VipsTarget *target, VipsBlob **out) {

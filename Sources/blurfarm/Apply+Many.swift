@@ -37,7 +37,7 @@ extension Apply {
             throw ExitCode(ExitStatus.invalid)
         case .success(let planned): plan = planned
         }
-        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
+        let options = encodeOptions
         // Each format once (a template with {ext} keeps each input's), with the options asked.
         var byExtension: [String: String] = [:]
         for path in plan.inputs.flatMap({ $0.outputs.map(\.path) }) {
@@ -77,7 +77,7 @@ extension Apply {
         if pathTemplate.uses(.size) { throw CommandError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
         return VariantSpec(
             name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
-            lossless: lossless, strip: strip,
+            lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding,
             resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) },
             regions: mask)
     }

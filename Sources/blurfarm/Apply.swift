@@ -104,8 +104,17 @@ struct Apply: ParsableCommand {
     @Flag(help: "Write WebP losslessly.")
     var lossless = false
 
-    @Flag(help: "Strip metadata (EXIF with GPS, XMP, IPTC) from the output; the ICC profile is kept.")
+    @Option(help: "Which metadata the output keeps: keep (ICC profile, EXIF, XMP), keep-icc (the ICC profile alone: no EXIF with GPS, XMP or IPTC), strip (nothing; the colours converted to sRGB).")
+    var metadata: MetadataPolicy = .keepICC
+
+    @Flag(help: "The same as --metadata keep-icc (the default).")
     var strip = false
+
+    @Option(help: "WebP (0-6) and AVIF (0-9) encoder effort: higher is slower and smaller (default libvips's, 4).")
+    var effort: Int?
+
+    @Flag(help: "JPEG only: Huffman tables optimized for the image (a smaller file, the same pixels).")
+    var optimizeCoding = false
 
     @OptionGroup var admission: AdmissionOptions
 
@@ -141,6 +150,8 @@ struct Apply: ParsableCommand {
             throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
+        if strip, metadata != .keepICC { throw ValidationError("--strip is --metadata keep-icc: give one of them") }
+        if let effort, !(0...9).contains(effort) { throw ValidationError("--effort must be between 0 and 9") }
     }
 
     func run() throws {
@@ -154,6 +165,12 @@ struct Apply: ParsableCommand {
             printError(error.description)
             throw ExitCode(1)
         }
+    }
+
+    /// The encoder's options the flags ask for.
+    var encodeOptions: EncodeOptions {
+        EncodeOptions(
+            quality: quality, lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding)
     }
 
     /// The filters (`--filter`) and where they apply (`--region`, `--invert-regions`): what
@@ -176,7 +193,7 @@ struct Apply: ParsableCommand {
         let tile = self.tile ?? configuration.tile
         let (specs, mask) = try chainOptions(registry: registry)
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
-        let options = EncodeOptions(quality: quality, lossless: lossless, stripMetadata: strip)
+        let options = encodeOptions
         if let format {
             _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)
         } else {
@@ -296,6 +313,7 @@ struct ResizeBox: ExpressibleByArgument {
 extension ResizeSpec.Fit: ExpressibleByArgument {}
 extension EdgeRule: ExpressibleByArgument {}
 extension ColourMode: ExpressibleByArgument {}
+extension MetadataPolicy: ExpressibleByArgument {}
 
 extension Duration {
     var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }

@@ -1,4 +1,5 @@
 import BlurfarmImageIO
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -82,6 +83,60 @@ import Testing
         #expect(zip(jpeg, jpeg.dropFirst()).contains { $0 == 0xFF && $1 == 0xC2 })
         let again = try Self.run(folder, folder.manifest, workers: workers)
         #expect(again.2["skipped"] == 3 && again.2["written"] == 0, "\(again.2)")
+    }
+
+    /// Per-format blocks over the variant's settings, and the metadata kept: `webp: quality:
+    /// 30` makes a smaller WebP than the variant's quality 90, `jpeg: optimize-coding: true` a
+    /// smaller JPEG of the same pixels; the default `keep-icc` keeps the ICC profile and drops
+    /// the photo's EXIF (with its GPS position) and XMP, `metadata: keep` keeps them. `apply`
+    /// takes the same settings as options.
+    @Test func perFormatSettingsAndTheMetadataKept() throws {
+        let folder = try ThumbnailJobTests.Folder()
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        try FileManager.default.copyItem(atPath: Corpus.path("photos/plasma-ColorfulCups.jpg"), toPath: folder.path("in/cups.jpg"))
+        try """
+            job: settings
+            inputs: [in/cups.jpg]
+            outputs:
+              - name: blocks
+                path: out/blocks/{stem}.{ext}
+                formats: [webp, jpg]
+                quality: 90
+                webp:
+                  quality: 30
+                  effort: 6
+                jpeg:
+                  optimize-coding: true
+              - name: plain
+                path: out/plain/{stem}.{ext}
+                formats: [webp, jpg]
+                quality: 90
+                metadata: keep
+
+            """.write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+        let result = try Blurfarm.run(["run", folder.manifest, "--config", folder.config])
+        #expect(result.status == 0, "\(result.stderr)")
+        func size(_ path: String) throws -> Int {
+            try FileManager.default.attributesOfItem(atPath: folder.path(path))[.size] as? Int ?? 0
+        }
+        #expect(try size("out/blocks/cups.webp") < size("out/plain/cups.webp") * 2 / 3)
+        #expect(try size("out/blocks/cups.jpg") < size("out/plain/cups.jpg"))
+        let optimized = try ImageReader.read(folder.path("out/blocks/cups.jpg"))
+        let plain = try ImageReader.read(folder.path("out/plain/cups.jpg"))
+        #expect(optimized.pixels.firstDifference(from: plain.pixels) == nil, "optimized coding changes no pixel")
+        #expect(plain.metadata.exif != nil && plain.metadata.xmp != nil && plain.metadata.iccProfile != nil)
+        #expect(optimized.metadata.exif == nil && optimized.metadata.xmp == nil && optimized.metadata.iccProfile != nil)
+        let webp = try ImageReader.read(folder.path("out/blocks/cups.webp"))
+        #expect(webp.metadata.exif == nil && webp.metadata.xmp == nil && webp.metadata.iccProfile != nil)
+
+        let applied = try Blurfarm.run(
+            ["apply", "in/cups.jpg", "a.jpg", "--optimize-coding", "--metadata", "keep", "--quality", "90"], in: folder.root)
+        #expect(applied.status == 0, "\(applied.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.path("a.jpg"))).count < size("out/plain/cups.jpg") + 1)
+        let tooHard = try Blurfarm.run(["apply", "in/cups.jpg", "a.webp", "--effort", "8"], in: folder.root)
+        #expect(tooHard.status != 0 && tooHard.stderr.contains("WebP's effort is 0 to 6, not 8"), "\(tooHard.stderr)")
+        let notJPEG = try Blurfarm.run(["apply", "in/cups.jpg", "a.png", "--optimize-coding"], in: folder.root)
+        #expect(notJPEG.status != 0 && notJPEG.stderr.contains("'optimize-coding' applies to JPEG outputs only"), "\(notJPEG.stderr)")
     }
 
     @Test func badFormatsAreRefusedAtTheirPlace() throws {

@@ -55,7 +55,7 @@ struct AVIFTests {
         func encode(strip: Bool) throws -> EncodedImage {
             try ImageWriter.encode(
                 source.pixels, for: scratch.file(strip ? "stripped.avif" : "full.avif"), sourceBitDepth: 8, sourceHadAlpha: false, metadata: source.metadata,
-                options: EncodeOptions(quality: 60, stripMetadata: strip))
+                options: EncodeOptions(quality: 60, metadata: strip ? .keepICC : .keep))
         }
         let full = try encode(strip: false), stripped = try encode(strip: true)
         func contains(_ bytes: [UInt8], _ text: String) -> Bool {

@@ -153,10 +153,15 @@ struct BandStreamTests {
     ])
     func bandsGiveTheBytesOfTheWholeEncode(_ file: String, _ name: String) throws {
         let image = try ImageReader.read(Corpus.path(file))
-        let (whole, banded) = try bothWays(
-            image.pixels, to: name, bitDepth: image.bitDepth, hadAlpha: image.hasAlpha, metadata: image.metadata)
-        #expect(!whole.isEmpty)
-        #expect(whole == banded)
+        // Every metadata policy: `keep-icc` and `strip` JPEG, WebP and AVIF are encoded in
+        // memory and stripped.
+        for metadata in MetadataPolicy.allCases {
+            let (whole, banded) = try bothWays(
+                image.pixels, to: name, bitDepth: image.bitDepth, hadAlpha: image.hasAlpha, metadata: image.metadata,
+                options: EncodeOptions(metadata: metadata))
+            #expect(!whole.isEmpty)
+            #expect(whole == banded, "\(metadata)")
+        }
     }
 
     @Test func smallGeneratedImagesGiveTheSameBytes() throws {
@@ -176,9 +181,9 @@ struct BandStreamTests {
         }
     }
 
-    @Test func strippedJPEGIsNotWrittenInBandsNorTranslucencyFoundLate() {
-        #expect(!BandWriter.canWrite(to: "a.jpg", channels: 3, sourceHadAlpha: false, options: EncodeOptions(stripMetadata: true)))
-        #expect(BandWriter.canWrite(to: "a.png", channels: 3, sourceHadAlpha: false, options: EncodeOptions(stripMetadata: true)))
+    /// Translucency found late is not written band by band.
+    @Test func translucencyFoundLateIsNotWrittenInBands() {
+        #expect(BandWriter.canWrite(to: "a.jpg", channels: 3, sourceHadAlpha: false, options: EncodeOptions(metadata: .strip)))
         #expect(!BandWriter.canWrite(to: "a.png", channels: 4, sourceHadAlpha: false, options: EncodeOptions()))
         #expect(BandWriter.canWrite(to: "a.jpg", channels: 4, sourceHadAlpha: false, options: EncodeOptions()))
     }

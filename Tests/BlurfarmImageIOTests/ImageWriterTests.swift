@@ -249,23 +249,56 @@ struct ImageWriterTests {
         #expect(xmp.written.metadata.xmp == xmp.original.metadata.xmp)
     }
 
-    /// A stripped output keeps the ICC profile, which says what its colours mean, and nothing
+    /// A `keep-icc` output keeps the ICC profile, which says what its colours mean, and nothing
     /// else: this photo's EXIF (with GPS position) and XMP are gone in every format, including
     /// the EXIF block libvips's JPEG and WebP savers make of their own.
     @Test(arguments: ["jpg", "png", "webp", "tif"])
     func strippedOutputsKeepTheColourProfileAndNothingElse(format: String) throws {
         let stripped = try roundTrip(
-            "photos/plasma-ColorfulCups.jpg", to: "stripped.\(format)", options: EncodeOptions(stripMetadata: true))
+            "photos/plasma-ColorfulCups.jpg", to: "stripped.\(format)", options: EncodeOptions(metadata: .keepICC))
         #expect(stripped.original.metadata.exif != nil && stripped.original.metadata.xmp != nil)
         #expect(stripped.header.hasICCProfile)
         #expect(stripped.written.metadata.iccProfile == stripped.original.metadata.iccProfile)
         #expect(stripped.written.metadata.exif == nil)
         #expect(stripped.written.metadata.xmp == nil)
         // A source without a profile gives an output with no metadata at all.
-        let bare = try roundTrip("special/exif-orientation-6.jpg", to: "bare.\(format)", options: EncodeOptions(stripMetadata: true))
+        let bare = try roundTrip("special/exif-orientation-6.jpg", to: "bare.\(format)", options: EncodeOptions(metadata: .keepICC))
         #expect(bare.original.metadata.exif != nil && bare.original.metadata.iccProfile == nil)
         #expect(bare.written.metadata.iccProfile == nil && bare.written.metadata.exif == nil)
         #expect(bare.written.metadata.xmp == nil)
+    }
+
+    /// A `strip` output carries no metadata at all, ICC profile included: its samples are
+    /// those of `keep-icc`, which are sRGB whatever the source's profile (the Display P3 photo
+    /// decodes converted, exactly as `vips icc_transform … srgb --embedded` converts it), so
+    /// that they mean the same without a profile.
+    @Test(arguments: ["png", "jpg", "webp"])
+    func strippedOutputsCarryNothingAndTheirColoursAreSRGB(format: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let stripped = try roundTrip("special/display-p3.jpg", to: "p3.\(format)", options: EncodeOptions(metadata: .strip))
+        #expect(stripped.original.metadata.iccProfile != nil)
+        #expect(!stripped.header.hasICCProfile)
+        #expect(stripped.written.metadata.iccProfile == nil && stripped.written.metadata.exif == nil)
+        #expect(stripped.written.metadata.xmp == nil)
+        if format == "png" {
+            let expected = scratch.file("expected.png")
+            let vips = Process()
+            vips.executableURL = URL(fileURLWithPath: "/usr/bin/vips")
+            vips.arguments = ["icc_transform", Corpus.path("special/display-p3.jpg"), expected, "srgb", "--embedded"]
+            try vips.run()
+            vips.waitUntilExit()
+            #expect(vips.terminationStatus == 0)
+            let converted = try ImageReader.read(expected)
+            expectIdentical(stripped.written.pixels, converted.pixels)
+            let kept = try roundTrip("special/display-p3.jpg", to: "kept.png", options: EncodeOptions(metadata: .keepICC))
+            expectIdentical(kept.written.pixels, stripped.written.pixels)
+            #expect(kept.header.hasICCProfile)
+        }
+        let bare = try roundTrip("special/exif-orientation-6.jpg", to: "bare.\(format)", options: EncodeOptions(metadata: .strip))
+        let same = try roundTrip("special/exif-orientation-6.jpg", to: "same.\(format)", options: EncodeOptions(metadata: .keepICC))
+        #expect(bare.written.pixels.firstDifference(from: same.written.pixels) == nil)
+        #expect(bare.written.metadata.exif == nil && bare.written.metadata.iccProfile == nil)
     }
 
     /// Temporary files this host's writers left, untouched for the minimum age and proven

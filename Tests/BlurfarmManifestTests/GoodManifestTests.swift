@@ -46,7 +46,7 @@ let exampleManifest = """
             outputs: [
                 VariantSpec(
                     name: "thumb", pathTemplate: try PathTemplate("out/thumbs/{stem}.webp"), filters: [],
-                    edge: .clamp, colour: .gamma, quality: 80, lossless: false, strip: false,
+                    edge: .clamp, colour: .gamma, quality: 80, lossless: false, metadata: .keepICC,
                     resize: ResizeSpec(width: 256, height: nil, fit: .inside, upscale: false),
                     background: RGBAColour(red: 255, green: 255, blue: 255)),
                 VariantSpec(
@@ -56,7 +56,7 @@ let exampleManifest = """
                         // samples has no default: the filter derives it from the radius.
                         FilterSpec(name: "motion", arguments: ["radius": .number(20), "angle": .number(30)]),
                     ],
-                    edge: .clamp, colour: .linear, quality: 90, lossless: false, strip: false, resize: nil,
+                    edge: .clamp, colour: .linear, quality: 90, lossless: false, metadata: .keepICC, resize: nil,
                     background: RGBAColour(red: 255, green: 255, blue: 255)),
             ],
             tile: 512, verify: .checksum)
@@ -134,7 +134,8 @@ let exampleManifest = """
         #expect(job.verify == .checksum)
         let v = job.outputs[0]
         #expect(v.filters.isEmpty && v.edge == .clamp && v.colour == .gamma && v.quality == 90)
-        #expect(!v.lossless && !v.strip && v.resize == nil && v.background == .white)
+        #expect(!v.lossless && v.metadata == .keepICC && v.resize == nil && v.background == .white)
+        #expect(v.effort == nil && !v.optimizeCoding && v.formatSettings.isEmpty && v.formats.isEmpty)
         #expect(!v.progressive && v.subsampling == .auto)
         let resized = try decode(
             "job: j\ninputs: [a/*.jpg]\noutputs:\n  - name: v\n    path: o/{stem}.jpg\n    resize:\n      width: 8\n")
@@ -241,7 +242,7 @@ let exampleManifest = """
                 "strength": .number(0.5), "shape": .string("oval"), "label": .string("12"), "invert": .boolean(true),
             ]),
         ])
-        #expect(v.edge == .grow && v.colour == .linear && v.quality == 1 && v.lossless && v.strip)
+        #expect(v.edge == .grow && v.colour == .linear && v.quality == 1 && v.lossless && v.metadata == .keepICC)
         #expect(v.resize == ResizeSpec(width: 10, height: 20, fit: .exact, upscale: true))
         #expect(v.background == RGBAColour(red: 0x1A, green: 0x2B, blue: 0x3C))
         #expect(job.tile == 0 && job.verify == .untiled)

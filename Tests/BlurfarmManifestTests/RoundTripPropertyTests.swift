@@ -84,6 +84,32 @@ import Testing
     }
 
     /// Regions of every shape, in pixels and percent, whole and fractional, some negative.
+    /// Now and then a block of settings for a format the variant writes (`extensions`).
+    static func formatSettings<R: RandomNumberGenerator>(
+        _ extensions: [String], _ rng: inout R
+    ) -> [ImageFormat: VariantSpec.FormatSettings] {
+        var blocks: [ImageFormat: VariantSpec.FormatSettings] = [:]
+        for (_, format) in VariantSpec.formatBlocks where extensions.contains(where: { ImageFormat(extension: $0) == format }) {
+            guard Bool.random(using: &rng) else { continue }
+            var block = VariantSpec.FormatSettings()
+            let keys = VariantSpec.FormatSettings.keys(of: format)
+            for key in keys where Bool.random(using: &rng) {
+                switch key {
+                case "quality": block.quality = Int.random(in: 1...100, using: &rng)
+                case "lossless": block.lossless = Bool.random(using: &rng)
+                case "progressive": block.progressive = Bool.random(using: &rng)
+                case "optimize-coding": block.optimizeCoding = Bool.random(using: &rng)
+                case "subsampling": block.subsampling = ChromaSubsampling.allCases.randomElement(using: &rng)!
+                case "effort": block.effort = Int.random(in: 0...(format.maximumEffort ?? 0), using: &rng)
+                default: break
+                }
+            }
+            // A block holds at least one setting (the language has no empty map).
+            if block != VariantSpec.FormatSettings() { blocks[format] = block }
+        }
+        return blocks
+    }
+
     static func regions<R: RandomNumberGenerator>(_ rng: inout R) -> RegionMask {
         func number(_ range: ClosedRange<Double>) -> Double {
             Bool.random(using: &rng) ? Double.random(in: range, using: &rng).rounded() : Double.random(in: range, using: &rng)
@@ -139,7 +165,11 @@ import Testing
                 edge: EdgeRule.allCases.randomElement(using: &rng)!, colour: ColourMode.allCases.randomElement(using: &rng)!,
                 quality: Int.random(in: 1...100, using: &rng), lossless: webp && maybe(),
                 progressive: jpeg && maybe(), subsampling: jpeg ? ChromaSubsampling.allCases.randomElement(using: &rng)! : .auto,
-                strip: maybe(),
+                metadata: MetadataPolicy.allCases.randomElement(using: &rng)!,
+                effort: (webp || (formats.isEmpty ? ext == "avif" : formats.contains("avif"))) && maybe()
+                    ? Int.random(in: 0...6, using: &rng) : nil,
+                optimizeCoding: jpeg && maybe(),
+                formatSettings: formatSettings(formats.isEmpty ? [ext] : formats, &rng),
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
             if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() { outputs[k].regions = regions(&rng) }

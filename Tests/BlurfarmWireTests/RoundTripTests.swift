@@ -76,7 +76,7 @@ import Testing
                     filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(-0.0), "x": .string("\u{1F600}")])],
                     edge: .grow, colour: .linear, tileSize: 0,
                     encoding: EncodeOptions(
-                        quality: 100, lossless: true, stripMetadata: true, background: SIMD3(1, 0, 0.5), bitDepth: 16,
+                        quality: 100, lossless: true, metadata: .keepICC, background: SIMD3(1, 0, 0.5), bitDepth: 16,
                         progressive: true, subsampling: .halved),
                     verifyDecode: true)
             ])),
@@ -87,7 +87,7 @@ import Testing
                 ImageTaskOutput(
                     path: "s.jpg", decoded: 2, filters: [], edge: .clamp, colour: .gamma, tileSize: 256,
                     encoding: EncodeOptions(
-                        quality: 1, lossless: false, stripMetadata: false, background: .zero, bitDepth: nil,
+                        quality: 1, lossless: false, metadata: .keep, background: .zero, bitDepth: nil,
                         progressive: false, subsampling: .auto),
                     verifyDecode: false)
             ])),
@@ -177,7 +177,7 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 5, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 6, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let crc = referenceCRC32(header)
@@ -186,7 +186,7 @@ import Testing
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 5, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 6, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -209,7 +209,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(5)
+        hello.u16(6)
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -395,11 +395,14 @@ import Testing
         task.u32(256)  // tileSize
         task.u8(85)  // quality
         task.u8(0)  // lossy
-        task.u8(1)  // strip
+        task.string("keep-icc")  // metadata
         for c in [1.0, 1.0, 1.0] { task.u64(c.bitPattern) }
         task.u8(0)  // bit depth chosen by the encoder
         task.u8(0)  // baseline
         task.string("4:2:0")
+        task.u8(1)  // effort given:
+        task.u8(6)
+        task.u8(1)  // optimized coding
         task.u8(0)  // verifyDecode
         let message = WireMessage.imageTask(ImageTask(
             taskID: 5, imageID: 6, attempt: 1, input: "/proc/9/fd/3", inputName: "a.jpg", pixelLimit: 1000, memoryLimit: 2000,
@@ -409,8 +412,8 @@ import Testing
                     path: "a-320.jpg", decoded: 0, filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(8)])],
                     edge: .clamp, colour: .gamma, tileSize: 256,
                     encoding: EncodeOptions(
-                        quality: 85, lossless: false, stripMetadata: true, background: SIMD3(1, 1, 1), bitDepth: nil,
-                        progressive: false, subsampling: .halved),
+                        quality: 85, lossless: false, metadata: .keepICC, background: SIMD3(1, 1, 1), bitDepth: nil,
+                        progressive: false, subsampling: .halved, effort: 6, optimizeCoding: true),
                     verifyDecode: false)
             ]))
         #expect(try FrameEncoder.encode(message) == frame(type: 9, payload: task.bytes))
@@ -456,7 +459,7 @@ import Testing
                 ImageTaskOutput(
                     path: "o.jpg", decoded: 0, filters: [], edge: .clamp, colour: .gamma, tileSize: 0,
                     encoding: EncodeOptions(
-                        quality: 90, lossless: false, stripMetadata: false, background: .zero, bitDepth: nil,
+                        quality: 90, lossless: false, metadata: .keep, background: .zero, bitDepth: nil,
                         progressive: false, subsampling: .auto),
                     verifyDecode: false)
             ])))

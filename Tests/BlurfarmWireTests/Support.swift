@@ -298,11 +298,13 @@ enum Random {
                     tileSize: Int.random(in: 0...4096, using: &rng),
                     encoding: EncodeOptions(
                         quality: Int.random(in: 0...255, using: &rng), lossless: Bool.random(using: &rng),
-                        stripMetadata: Bool.random(using: &rng),
+                        metadata: MetadataPolicy.allCases.randomElement(using: &rng)!,
                         background: SIMD3((0..<3).map { _ in Float.random(in: 0...1, using: &rng) }),
                         bitDepth: Bool.random(using: &rng) ? [8, 16].randomElement(using: &rng)! : nil,
                         progressive: Bool.random(using: &rng),
-                        subsampling: ChromaSubsampling.allCases.randomElement(using: &rng)!),
+                        subsampling: ChromaSubsampling.allCases.randomElement(using: &rng)!,
+                        effort: Bool.random(using: &rng) ? Int.random(in: 0...9, using: &rng) : nil,
+                        optimizeCoding: Bool.random(using: &rng)),
                     verifyDecode: Bool.random(using: &rng))
             })
     }

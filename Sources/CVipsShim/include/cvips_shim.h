@@ -101,16 +101,18 @@ int cvips_profile_load(const char *name, VipsBlob **out);
 /// blurfarm strips metadata itself, keeping the ICC profile, which libvips 8.14's `strip`
 /// would drop too). The bytes are the same whatever the target.
 /// cvips_jpegsave_target: `interlace` != 0 writes a progressive JPEG; `subsample` is
-/// `subsample_mode` (auto: 4:2:0 below quality 90; on: 4:2:0; off: 4:4:4).
+/// `subsample_mode` (auto: 4:2:0 below quality 90; on: 4:2:0; off: 4:4:4);
+/// `optimize_coding` != 0 computes Huffman tables for the image.
 int cvips_jpegsave_target(VipsImage *in, VipsTarget *target, int quality, int interlace,
-                          VipsForeignSubsample subsample);
+                          VipsForeignSubsample subsample, int optimize_coding);
 int cvips_pngsave_target(VipsImage *in, VipsTarget *target);
-int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless);
+/// cvips_webpsave_target: `effort` 0–6 (libvips's default 4).
+int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless, int effort);
 int cvips_tiffsave_target(VipsImage *in, VipsTarget *target);
 /// vips_heifsave_target with AV1 compression (AVIF), 8 bits per sample, quality `quality`;
 /// fails when libvips was built without libheif or libheif has no AV1 encoder. Like the JPEG
-/// and WebP savers it writes an EXIF item of its own.
-int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality);
+/// and WebP savers it writes an EXIF item of its own. `effort` 0–9 (libvips's default 4).
+int cvips_avifsave_target(VipsImage *in, VipsTarget *target, int quality, int effort);
 
 /// A target that writes to the open file `fd` (the caller still owns and closes it): writes,
 /// reads and seeks (libtiff's) are the file's own, retried on EINTR, and the first that failed
