@@ -74,7 +74,7 @@ extension SlurmRunContext {
             job: plan.job.name, manifest: plan.manifestPath,
             started: all.map(\.started).min() ?? run.submissions.first?.submitted ?? began, finished: Date(),
             settings: settings, outputs: outputs.sorted { (order[$0.output] ?? .max) < (order[$1.output] ?? .max) })
-        report.notEnlarged = plan.inputs.flatMap(\.notEnlarged)
+        report.notEnlarged = plan.notEnlarged
         return report
     }
 

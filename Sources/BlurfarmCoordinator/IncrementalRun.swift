@@ -127,7 +127,7 @@ public final class IncrementalRun: Sendable {
         self.skipped = skipped
         self.pending = pending
         plannedOutputs = planned
-        notEnlarged = full.inputs.flatMap(\.notEnlarged)
+        notEnlarged = full.notEnlarged
         let folders = folders
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
@@ -235,7 +235,7 @@ public final class IncrementalRun: Sendable {
             }
         }
         let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
-        let notEnlarged = plan.inputs.flatMap(\.notEnlarged).map { absolute($0.output, using: folders) }
+        let notEnlarged = plan.notEnlarged.map { absolute($0.output, using: folders) }
         for record in orphans(
             of: records.records.values.sorted { $0.output < $1.output }, planned: planned, notEnlarged: notEnlarged)
         where exists(record.output) {

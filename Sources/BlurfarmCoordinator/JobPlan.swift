@@ -3,15 +3,18 @@ import BlurfarmManifest
 
 /// One output to write: an input image through one variant.
 public struct PlannedOutput: Sendable {
-    /// The variant as the manifest gives it.
+    /// The variant as this output makes it: one size of its `sizes` (``VariantSpec/sized(_:)``),
+    /// one format of its `formats` with that format's settings (``VariantSpec/eachFormat()``).
     public let variant: VariantSpec
     /// Where the output goes (relative paths are relative to the working directory).
     public let path: String
     /// For one size of a variant with `sizes`, the largest of them: one decode of the input at
     /// that width serves every size (``decodeResize``). nil otherwise.
     public var largestSize: Int? = nil
-    /// For one size of a variant with `sizes`, that size (what `{size}` expands to); nil otherwise.
-    public var size: Int? = nil
+
+    /// For one size of a variant with `sizes`, that size (what `{size}` expands to: the width
+    /// the variant was sized to); nil otherwise.
+    public var size: Int? { largestSize == nil ? nil : variant.resize?.width }
 
     /// Why this size of a variant with `sizes` is not written when its image came out `width`
     /// pixels wide, not its size's: the input was replaced by a narrower one after the plan
@@ -67,6 +70,9 @@ public struct JobPlan: Sendable {
 
     /// Every output of the job.
     public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
+
+    /// The sizes not made because their input is narrower, of every input in order.
+    public var notEnlarged: [NotEnlargedOutput] { inputs.flatMap(\.notEnlarged) }
 }
 
 extension JobPlan {

@@ -182,7 +182,7 @@ public enum JobPlanner {
                         at: variant.pathLocation))
                 } else {
                     writers[identity] = (relative, variant, path)
-                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, size: size))
+                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest))
                 }
             }
             inputs.append(PlannedInput(path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))

@@ -65,15 +65,7 @@ public struct OutputMap: Codable, Equatable, Sendable {
 
 extension ImageFormat {
     /// The format as the output map names it: the MIME subtype (`image/webp`).
-    var mapName: String {
-        switch self {
-        case .jpeg: "jpeg"
-        case .png: "png"
-        case .webp: "webp"
-        case .tiff: "tiff"
-        case .avif: "avif"
-        }
-    }
+    var mapName: String { name.lowercased() }
 }
 
 extension OutputMap {
