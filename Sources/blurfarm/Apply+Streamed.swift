@@ -11,8 +11,8 @@ import Foundation
 /// bands at the file's depth, not the image. The bytes written are those of the whole-image path.
 extension Apply {
     /// Renders the image band by band when it can be, and says whether it did. It can when the
-    /// chain has filters, all built in (a plugin's region of interest may depend on where a
-    /// tile lies); there is no `--resize` (vips_thumbnail shrinks whole images); the input and
+    /// chain's filters are all built in (a plugin's region of interest may depend on where a
+    /// tile lies; no filters at all, a format conversion, copies the bands); there is no `--resize` (vips_thumbnail shrinks whole images); the input and
     /// the output are files (not standard input or output); the input needs no turning
     /// upright (EXIF orientation 1: rotating needs the whole image); and the output's alpha and
     /// bytes are known before its last row (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``).
@@ -25,7 +25,7 @@ extension Apply {
         chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, limits: AdmissionLimits,
         launched: Engine.Launched
     ) throws -> Bool {
-        guard input != "-", format == nil, resize == nil, !chain.filters.isEmpty, chain.reach != nil,
+        guard input != "-", format == nil, resize == nil, chain.reach != nil,
             chain.filters.allSatisfy({ $0.origin == .builtIn })
         else { return false }
         let clock = ContinuousClock()
@@ -74,7 +74,8 @@ extension Apply {
             let tiles = bands.reduce(0) { $0 + banded.tiles(of: $1).count }
             let engineWords = launched.engine.words
             say(
-                "\(output): \(banded.output.width)x\(banded.output.height), \(specs.map(\.description).joined(separator: " | ")), "
+                "\(output): \(banded.output.width)x\(banded.output.height), "
+                    + (specs.isEmpty ? "no filter" : specs.map(\.description).joined(separator: " | ")) + ", "
                     + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords), "
                     + "streamed in \(counted(bands.count, "band")) of \(banded.bandHeight) rows; "
                     + "decode, filter and encode \((clock.now - start).milliseconds) ms")

@@ -204,13 +204,15 @@ struct Apply: ParsableCommand {
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
-        // With filters, the workers start while the image is opened and its first rows decoded.
-        let early = chain.filters.isEmpty ? nil : try launch(engine)
-        defer { early?.shutdown() }
+        // With filters, the workers start while the image is opened and its first rows decoded;
+        // without (a format conversion), the bands are copied in this process.
+        let early = chain.filters.isEmpty
+            ? Engine.Launched(
+                engine: engine, pool: nil, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: engine.threads)))
+            : try launch(engine)
+        defer { early.shutdown() }
         let clock = ContinuousClock()
-        if let early,
-            try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, launched: early)
-        {
+        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, launched: early) {
             return
         }
         var decoded: DecodedImage?
@@ -230,9 +232,9 @@ struct Apply: ParsableCommand {
             }
             return
         }
-        // A chain without filters that is not the identity (it adds alpha) still renders.
-        let launched = try early ?? launch(engine)
-        defer { launched.shutdown() }  // idempotent: the early one's too
+        // A chain without filters that is not the identity (it adds alpha) still renders, in
+        // this process.
+        let launched = early
         let rendering = try launched.started()
         var result: Result<RenderedImage, RenderFailure>?
         let filterTime = clock.measure {

@@ -112,6 +112,18 @@ import Testing
         }
     }
 
+    /// A format conversion (no filter) streams too, the bands copied in this process, to the
+    /// bytes of the whole image: 8- and 16-bit, alpha, JPEG to WebP.
+    @Test(arguments: [
+        ("photos/plasma-Kite.jpg", "out.webp"), ("special/deep-16bit.png", "out.png"),
+        ("special/alpha-garbage-under-transparent.png", "out.webp"), ("photos/mate-Storm.jpg", "out.jpg"),
+    ])
+    func aFormatConversionStreamsToTheBytesOfTheWholeImage(_ file: String, _ name: String) throws {
+        let (streamed, whole, said) = try bothPaths(Fixtures.corpus(file), name, ["--tile", "96"])
+        #expect(said.allSatisfy { $0.contains("no filter, edge clamp") && $0.contains("streamed in") }, "\(said)")
+        #expect(!whole.isEmpty && streamed == [whole, whole])
+    }
+
     @Test func imagesThatCannotStreamAreDecodedWhole() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
