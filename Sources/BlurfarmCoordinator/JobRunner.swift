@@ -180,7 +180,11 @@ public struct JobRunner: Sendable {
             let (request, widths) = decodeRequest(for: input, resize: resize)
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
             // Outputs that differ only in their encoding (the formats of a variant) share one render.
-            var renders: [SharedRender.Key: RenderedImage] = [:]
+            var renders = SharedRenders<SharedRender.Key, RenderedImage>(keys: input.outputs.indices.compactMap { index in
+                let output = input.outputs[index]
+                guard output.decodeResize == resize, reports[index] == nil else { return nil }
+                return SharedRender.Key(output.variant.renderKey, bitDepth: encodeOptions(of: output.variant).bitDepth)
+            })
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
                 if let ended = control.ended {
@@ -227,7 +231,7 @@ public struct JobRunner: Sendable {
     /// process there is nothing to check. An output that fails verification is not written.
     private func render(
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
-        verify: VerifyMode, control: JobControl, renders: inout [SharedRender.Key: RenderedImage],
+        verify: VerifyMode, control: JobControl, renders: inout SharedRenders<SharedRender.Key, RenderedImage>,
         events: @escaping @Sendable (Event) -> Void
     ) -> OutputReport {
         var createdFolders: [CreatedFolder] = []
@@ -264,7 +268,7 @@ public struct JobRunner: Sendable {
         // image itself: the chain would copy it, tile by tile, to the same bits.
         let identity = chain.isIdentity(forSource: image.pixels.channels)
         let key = SharedRender.Key(variant.renderKey, bitDepth: options.bitDepth)
-        let shared = renders[key]
+        let shared = renders.render(for: key)
         // Tiles rendered for this output: none when it shares another's render.
         let tileCount = identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: tileSize).tiles.count
         events(.outputStarted(output, tiles: tileCount))
@@ -278,7 +282,7 @@ public struct JobRunner: Sendable {
                     tileSize: tileSize, ticket: ticket)
             }
         }
-        if !identity, shared == nil, case .success(let r) = rendered! { renders[key] = r }
+        if case .success(let r) = rendered!, !identity { renders.done(key, render: r) } else { renders.done(key, render: nil) }
         let pixels: PixelBuffer, retries: Int
         switch rendered! {
         case .success(let r): (pixels, retries) = (r.pixels, r.retries)

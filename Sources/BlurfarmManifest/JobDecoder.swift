@@ -287,7 +287,6 @@ public enum JobDecoder {
             if let v = d.integer(e, in: 0...9) {
                 effort = v
                 checkFormat(.effort, e)
-                checkEffort(v, e, formats: written)
             } else {
                 ok = false
             }
@@ -320,6 +319,10 @@ public enum JobDecoder {
             } else {
                 ok = false
             }
+        }
+        // The variant's effort, for the formats whose block does not set their own.
+        if let effort, let e = entry("effort") {
+            checkEffort(effort, e, formats: written.filter { formatSettings[$0]?.effort == nil })
         }
         var resize: ResizeSpec?
         if let e = entry("resize") {

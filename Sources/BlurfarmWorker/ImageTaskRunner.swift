@@ -35,7 +35,7 @@ struct ImageTaskRunner: Sendable {
             // The encoded files share one frame; what does not fit is made by the coordinator.
             var room = WireProtocol.inlinePixelCapacity
             // Outputs that differ only in their encoding (the formats of a variant) share one render.
-            var renders: [RenderKey: PixelBuffer] = [:]
+            var renders = SharedRenders<RenderKey, PixelBuffer>(keys: task.outputs.map(RenderKey.init))
             // `decoded` is one of the decode's images: the wire refuses any other
             // (ImageTask(from:)), and the reader makes one image per width.
             outputs = task.outputs.map { output in
@@ -67,7 +67,7 @@ struct ImageTaskRunner: Sendable {
     /// one ``RenderKey`` (`renders`), encoded for each.
     private func make(
         _ output: ImageTaskOutput, from image: DecodedImage, pixelLimit: Int, task: ImageTask, room: inout Int,
-        renders: inout [RenderKey: PixelBuffer]
+        renders: inout SharedRenders<RenderKey, PixelBuffer>
     ) -> ImageOutputResult {
         func refused(_ message: String) -> ImageOutputResult {
             .failed(ImageOutputFailure(kind: .plugin, code: nil, path: output.path, message: message))
@@ -93,7 +93,7 @@ struct ImageTaskRunner: Sendable {
         // image itself.
         let identity = chain.isIdentity(forSource: image.pixels.channels)
         let key = RenderKey(output)
-        let shared = renders[key]
+        let shared = renders.render(for: key)
         let pixels: PixelBuffer
         do throws(RenderFailure) {
             if identity {
@@ -107,9 +107,10 @@ struct ImageTaskRunner: Sendable {
                 ).pixels
             }
         } catch {
+            renders.done(key, render: nil)
             return refused(error.description)  // the in-process renderer cannot fail
         }
-        if !identity { renders[key] = pixels }
+        renders.done(key, render: identity ? nil : pixels)
         let filterTime = clock.now - start
         start = clock.now
         do throws(ImageIOError) {
