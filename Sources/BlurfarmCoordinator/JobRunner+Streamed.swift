@@ -155,6 +155,10 @@ extension JobRunner {
             chains: members.map { streamed[$0[0]].chain }, tileSize: tileSize, image: image,
             bandHeight: Self.bandHeight(forTile: tileSize), depth: Self.ringDepth)
         let tiles = groups.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
+        let copied = groups.indices.map { chain in
+            let chain = (index: chain, filters: streamed[members[chain][0]].chain)
+            return banded.bands(ofChain: chain.index).reduce(0) { $0 + chain.filters.copiedTiles(banded.tiles(of: $1), image: image) }
+        }
         // The first output of a chain counts its tiles; the others render none of their own.
         for (chain, group) in members.enumerated() {
             for (k, member) in group.enumerated() {
@@ -251,7 +255,7 @@ extension JobRunner {
                 }
                 var report = OutputReport(
                     input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
-                    tiles: k == 0 ? tiles[chain] : 0, pixels: banded.outputs[chain].area,
+                    tiles: k == 0 ? tiles[chain] : 0, tilesCopied: k == 0 ? copied[chain] : 0, pixels: banded.outputs[chain].area,
                     bands: banded.bands(ofChain: chain).count, decodeSeconds: decodeSeconds,
                     filterSeconds: filterSeconds, encodeSeconds: encodeTimes[member].seconds, retries: retries,
                     checksum: String(format: "%016llx", checksums[chain]))

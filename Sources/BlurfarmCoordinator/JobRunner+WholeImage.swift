@@ -139,7 +139,12 @@ extension JobRunner {
                     }
                     var written = OutputReport(
                         input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
-                        tiles: encoded.tiles, pixels: encoded.width * encoded.height, decodeSeconds: decodeSeconds,
+                        tiles: encoded.tiles,
+                        // The tiles the worker copied: those of its grid no region reaches.
+                        tilesCopied: encoded.tiles == 0 ? 0 : chain(of: output).copiedTiles(
+                            TileGrid(bounds: Rect(width: encoded.width, height: encoded.height), tileSize: tileSize).tiles,
+                            image: Rect(width: encoded.width, height: encoded.height)),
+                        pixels: encoded.width * encoded.height, decodeSeconds: decodeSeconds,
                         filterSeconds: Double(encoded.filterNanoseconds) / 1e9,
                         encodeSeconds: Double(encoded.encodeNanoseconds) / 1e9 + (clock.now - start).seconds,
                         retries: retries, checksum: String(format: "%016llx", encoded.checksum))

@@ -270,7 +270,8 @@ public struct JobRunner: Sendable {
         let key = SharedRender.Key(variant.renderKey, bitDepth: options.bitDepth)
         let shared = renders.render(for: key)
         // Tiles rendered for this output: none when it shares another's render.
-        let tileCount = identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: tileSize).tiles.count
+        let tiles = identity || shared != nil ? [] : TileGrid(bounds: outputRect, tileSize: tileSize).tiles
+        let tileCount = tiles.count
         events(.outputStarted(output, tiles: tileCount))
         let ticket = control.ticket { done, total in events(.tilesDone(output, done: done, total: total)) }
         let filterTime = clock.measure {
@@ -343,7 +344,7 @@ public struct JobRunner: Sendable {
         if let problem { return failed(problem) }
         var report = OutputReport(
             input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: tileCount, pixels: pixels.rect.area,
+            tiles: tileCount, tilesCopied: chain.copiedTiles(tiles, image: image.pixels.rect), pixels: pixels.rect.area,
             decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
             retries: retries, checksum: String(format: "%016llx", checksum))
         report.createdFolders = createdFolders

@@ -28,6 +28,9 @@ public struct OutputReport: Sendable, Codable, Equatable {
     public let status: Status
     /// Tiles rendered (0 when the image was not rendered).
     public let tiles: Int
+    /// Of ``tiles``, those no region reaches, copied from the source without running the
+    /// filters (``RegionMask/uniformCoverage(of:in:)``); 0 for a variant without regions.
+    public let tilesCopied: Int
     /// Pixels of the output rendered (width × height; 0 when it was not rendered).
     public let pixels: Int
     /// The bands the image was streamed in (decoded, filtered and encoded band by band, the
@@ -68,12 +71,13 @@ public struct OutputReport: Sendable, Codable, Equatable {
     public let outputBytes: String?
 
     private enum CodingKeys: String, CodingKey {
-        case input, output, variant, status, tiles, pixels, bands, decodeSeconds, filterSeconds, encodeSeconds, retries
+        case input, output, variant, status, tiles, tilesCopied, pixels, bands, decodeSeconds, filterSeconds, encodeSeconds, retries
         case checksum, error, inputBytes, outputBytes
     }
 
     public init(
-        input: String, output: String, variant: String, status: Status, tiles: Int = 0, pixels: Int = 0, bands: Int = 0,
+        input: String, output: String, variant: String, status: Status, tiles: Int = 0, tilesCopied: Int = 0,
+        pixels: Int = 0, bands: Int = 0,
         decodeSeconds: Double = 0, filterSeconds: Double = 0, encodeSeconds: Double = 0, retries: Int = 0,
         checksum: String? = nil, failure: OutputFailure? = nil
     ) {
@@ -84,6 +88,7 @@ public struct OutputReport: Sendable, Codable, Equatable {
         self.variant = variant
         self.status = status
         self.tiles = tiles
+        self.tilesCopied = tilesCopied
         self.pixels = pixels
         self.bands = bands
         self.decodeSeconds = decodeSeconds
@@ -101,6 +106,7 @@ public struct OutputReport: Sendable, Codable, Equatable {
         try container.encode(variant, forKey: .variant)
         try container.encode(status, forKey: .status)
         try container.encode(tiles, forKey: .tiles)
+        try container.encode(tilesCopied, forKey: .tilesCopied)
         try container.encode(pixels, forKey: .pixels)
         try container.encode(bands, forKey: .bands)
         try container.encode(decodeSeconds, forKey: .decodeSeconds)
@@ -135,7 +141,9 @@ public struct OutputReport: Sendable, Codable, Equatable {
         self.init(
             input: try path(.input, bytes: .inputBytes), output: try path(.output, bytes: .outputBytes),
             variant: try container.decode(String.self, forKey: .variant), status: try container.decode(Status.self, forKey: .status),
-            tiles: try container.decode(Int.self, forKey: .tiles), pixels: try container.decode(Int.self, forKey: .pixels),
+            tiles: try container.decode(Int.self, forKey: .tiles),
+            tilesCopied: try container.decodeIfPresent(Int.self, forKey: .tilesCopied) ?? 0,
+            pixels: try container.decode(Int.self, forKey: .pixels),
             bands: try container.decodeIfPresent(Int.self, forKey: .bands) ?? 0,
             decodeSeconds: try container.decode(Double.self, forKey: .decodeSeconds),
             filterSeconds: try container.decode(Double.self, forKey: .filterSeconds),

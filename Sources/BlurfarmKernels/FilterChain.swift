@@ -78,6 +78,12 @@ public struct FilterChain: Sendable {
         return nil
     }
 
+    /// How many of `tiles` (of an image covering `image`) no region reaches: rendering copies
+    /// them from the source without running the filters (``render(tile:source:image:into:)``).
+    public func copiedTiles(_ tiles: [Rect], image: Rect) -> Int {
+        regions.isEverywhere ? 0 : tiles.reduce(0) { $0 + (regions.uniformCoverage(of: $1, in: image) == 0 ? 1 : 0) }
+    }
+
     /// The rectangle of the source image that rendering `tile` reads (what a tile's task
     /// carries: the tile grown by the halo, clipped to the image, folded by the edge rule).
     public func sourceRegion(for tile: Rect, image: Rect) -> Rect {

@@ -89,11 +89,14 @@ import Testing
             ("", ["--workers", "0"]),  // in this process
             ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),  // tiles of a whole image
         ]
-        for way in ways {
+        for (k, way) in ways.enumerated() {
             let config = folder.appendingPathComponent("farm.conf")
             try "state: state\n\(way.config)\n".write(to: config, atomically: true, encoding: .utf8)
-            let result = try Blurfarm.run(["run", job.path, "--config", config.path, "--force", "--quiet"] + way.arguments)
+            let report = folder.appendingPathComponent("report-\(k).json").path
+            let result = try Blurfarm.run(
+                ["run", job.path, "--config", config.path, "--force", "--quiet", "--report", report] + way.arguments)
             #expect(result.status == 0, "\(way): \(result.stderr)")
+            try Self.expectCopiedTiles(report: report, photos: photos, streamed: k == 0, tile: k == 3 ? 37 : 64)
             runs.append(try StreamedRunTests.outputs(folder))
             if runs.count < ways.count { try FileManager.default.removeItem(at: folder.appendingPathComponent("out")) }
         }
@@ -126,6 +129,40 @@ import Testing
             }
             #expect(untouched > 1000 && changed > 1000, "\(variant)/\(stem): \(untouched) untouched, \(changed) changed")
         }
+    }
+
+    /// The report counts the tiles copied from the source, no region reaching them: for the
+    /// `card` variant, the tiles of the image's grid (tiles of `tile` pixels) with no pixel
+    /// centre inside either region's box, when the image is rendered whole; band by band
+    /// (`streamed`: the bands cut the tiles), some but not all of its tiles.
+    static func expectCopiedTiles(report: String, photos: URL, streamed: Bool, tile: Int) throws {
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]]
+        let outputs = (list?.first?["outputs"] as? [[String: Any]]) ?? []
+        var checked = 0
+        for output in outputs where (output["output"] as? String)?.contains("/out/card/") == true {
+            let tiles = output["tiles"] as? Int ?? -1, copied = output["tilesCopied"] as? Int ?? -1
+            let name = ((output["input"] as? String ?? "") as NSString).lastPathComponent
+            let header = try ImageReader.header(ofFile: photos.appendingPathComponent(name).path)
+            let image = Rect(width: header.width, height: header.height)
+            let grid = TileGrid(bounds: image, tileSize: tile).tiles
+            let expected = grid.filter { t in
+                !card.regions.contains { region in
+                    let b = region.box(in: image)
+                    return b.left < Double(t.maxX) - 0.5 && Double(t.x) + 0.5 < b.right
+                        && b.top < Double(t.maxY) - 0.5 && Double(t.y) + 0.5 < b.bottom
+                }
+            }.count
+            if streamed {
+                #expect(copied > 0 && copied < tiles, "\(name): \(copied) of \(tiles) copied")
+            } else {
+                #expect(tiles == grid.count && copied == expected, "\(name): \(copied) of \(tiles) copied, not \(expected)")
+            }
+            checked += 1
+        }
+        #expect(checked == 2)
+        // The inverted variant filters every tile but those wholly inside its rectangle.
+        let keep = outputs.filter { ($0["output"] as? String)?.contains("/out/keep/") == true }
+        #expect(keep.count == 2 && keep.allSatisfy { ($0["tilesCopied"] as? Int ?? -1) < ($0["tiles"] as? Int ?? 0) })
     }
 
     @Test func checkWarnsAtARegionThatReachesBeyondTheImage() throws {
