@@ -88,7 +88,21 @@ extension JobRunner {
         let opened = clock.now
         let reader: BandReader
         do throws(ImageIOError) {
-            let streaming = Self.streaming(indices.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
+            // One chain for each group of outputs that will share a render (the same render,
+            // into the same kind of samples: ``SharedRender``).
+            struct Group: Hashable {
+                let render: SharedRender.Key, alpha: Bool, sixteenBit: Bool, background: RGBAColour
+            }
+            var distinct = Set<Group>()
+            let renders = indices.filter { index in
+                let output = input.outputs[index]
+                let format = ImageFormat(extension: (output.path as NSString).pathExtension)
+                return distinct.insert(Group(
+                    render: SharedRender.Key(output.variant.renderKey, bitDepth: encodeOptions(of: output.variant).bitDepth),
+                    alpha: format?.storesAlpha == true, sixteenBit: format?.stores16Bit == true,
+                    background: output.variant.background)).inserted
+            }
+            let streaming = Self.streaming(renders.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
             guard
                 let made = try BandReader.open(
                     input.path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages,
@@ -226,7 +240,9 @@ extension JobRunner {
         }
         let decodeSeconds = decodeTime.withLock { $0 }.seconds
         for (chain, group) in members.enumerated() {
-            for (k, member) in group.enumerated() {
+            // The render's tiles, retries and time go to the first output of the chain written.
+            let leader = group.first { writeFailures[$0] == nil } ?? group[0]
+            for member in group {
                 let entry = streamed[member]
                 let output = input.outputs[entry.index]
                 var failure = writeFailures[member]
@@ -246,16 +262,16 @@ extension JobRunner {
                     entry.writer.abandon()
                 }
                 encodeTimes[member] += clock.now - start
-                // The render's tiles, retries and time are the first output's of the chain.
-                var (retries, filterSeconds) = k == 0 ? progress.totals(chain) : (0, 0)
-                if k == 0, case .failure(.render(let error)) = outcome { retries += error.retries }
+                let leads = member == leader
+                var (retries, filterSeconds) = leads ? progress.totals(chain) : (0, 0)
+                if leads, case .failure(.render(let error)) = outcome { retries += error.retries }
                 if let failure {
                     failed(entry.index, failure, decode: decodeSeconds, retries: retries, folders: entry.folders)
                     continue
                 }
                 var report = OutputReport(
                     input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
-                    tiles: k == 0 ? tiles[chain] : 0, tilesCopied: k == 0 ? copied[chain] : 0, pixels: banded.outputs[chain].area,
+                    tiles: leads ? tiles[chain] : 0, tilesCopied: leads ? copied[chain] : 0, pixels: banded.outputs[chain].area,
                     bands: banded.bands(ofChain: chain).count, decodeSeconds: decodeSeconds,
                     filterSeconds: filterSeconds, encodeSeconds: encodeTimes[member].seconds, retries: retries,
                     checksum: String(format: "%016llx", checksums[chain]))
