@@ -6,7 +6,8 @@
 #   scripts/slurm-local.sh up [FOLDER]     start munged, slurmctld and slurmd; print SLURM_CONF=...
 #   scripts/slurm-local.sh down [FOLDER]   stop them and remove FOLDER
 #
-# FOLDER defaults to /tmp/blurfarm-slurm (the same for `up` and `down`). It (created by `up`,
+# FOLDER defaults to /tmp/blurfarm-slurm (the same for `up` and `down`); a link, another user's
+# folder or one writable by others is refused (someone could have planted it). It (created by `up`,
 # removed by `down`) holds the configuration, the munge key and socket,
 # state, spool, logs and pid files. The daemons listen on free ports picked at start, so several
 # clusters (several test processes) never meet. Run as root: slurmd starts jobs as their users,
@@ -28,6 +29,16 @@ folder=${2:-/tmp/blurfarm-slurm}
 fail() {
   echo "slurm-local: $*" >&2
   exit 1
+}
+
+# Refuses a folder root did not make for itself: as root in a shared /tmp, a link or a folder
+# another user planted at FOLDER would have root write (up) or delete (down) where they chose.
+check_folder() {
+  [[ -e $folder || -L $folder ]] || return 0
+  [[ ! -L $folder ]] || fail "$folder is a symbolic link: refusing to use it (give another FOLDER)"
+  [[ -d $folder ]] || fail "$folder is not a folder"
+  [[ $(stat -c %u "$folder") -eq 0 ]] || fail "$folder belongs to another user: refusing to use it (give another FOLDER)"
+  (( (8#$(stat -c %a "$folder") & 8#022) == 0 )) || fail "$folder is writable by others: refusing to use it"
 }
 
 # Whether process $1 is alive (a zombie nobody reaps is not).
@@ -55,7 +66,8 @@ stop_daemons() {
 
 case $action in
 down)
-  [[ -d $folder ]] || exit 0
+  [[ -e $folder || -L $folder ]] || exit 0
+  check_folder
   [[ -f $folder/slurm.conf ]] || fail "$folder: not a cluster of this script (no slurm.conf): left alone"
   stop_daemons
   rm -rf -- "$folder"
@@ -65,6 +77,7 @@ up) ;;
 *) usage ;;
 esac
 
+check_folder
 [[ $(id -u) -eq 0 ]] || fail "must run as root (slurmd starts jobs as their users; munged runs as user munge)"
 for tool in munged slurmctld slurmd scontrol sinfo; do
   command -v "$tool" >/dev/null || fail "$tool is not installed: run scripts/setup.sh"
@@ -72,7 +85,7 @@ done
 id munge >/dev/null 2>&1 || fail "there is no user munge: run scripts/setup.sh (the munge package creates it)"
 [[ ! -e $folder/slurm.conf ]] || fail "$folder: a cluster is there already (scripts/slurm-local.sh down $folder)"
 
-mkdir -p "$folder"
+mkdir -p -m 755 "$folder"
 folder=$(cd "$folder" && pwd -P)
 started=0
 trap '((started)) && { echo "slurm-local: logs in $folder/log:" >&2; tail -n 20 "$folder"/log/*.log "$folder"/munge/*.log >&2 2>/dev/null || true; stop_daemons; }' EXIT

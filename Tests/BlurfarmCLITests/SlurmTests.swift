@@ -37,7 +37,7 @@ struct LocalSlurm {
     /// Runs scripts/slurm-local.sh ACTION FOLDER, its standard output and error in a file. Not
     /// through Foundation's Process: the script starts daemons, and Process then missed the
     /// script's exit (its waitUntilExit never returned, the script a zombie); waitpid does not.
-    private func script(_ action: String) throws -> CommandResult {
+    func script(_ action: String) throws -> CommandResult {
         let script = Fixtures.repository.appendingPathComponent("scripts/slurm-local.sh").path
         let log = folder + ".log"
         defer { unlink(log) }
@@ -63,6 +63,27 @@ struct LocalSlurm {
     /// Runs a Slurm client (`scancel`, `scontrol`) against the cluster.
     func client(_ arguments: [String]) throws -> CommandResult {
         try Blurfarm.run(["-c", "exec \"$@\"", "sh"] + arguments, environment: environment, shell: true)
+    }
+}
+
+/// scripts/slurm-local.sh runs as root and writes and removes its folder: a folder someone else
+/// could have planted there (a link, one writable by others) is refused by `up` and `down`,
+/// nothing written or removed through it.
+@Suite struct LocalSlurmFolderTests {
+    @Test func aPlantedFolderIsRefused() throws {
+        let target = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: target) }
+        let link = target.path + "-link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target.path)
+        defer { unlink(link) }
+        for action in ["up", "down"] {
+            let result = try LocalSlurm(folder: link).script(action)
+            #expect(result.status == 1 && result.stderr.contains("is a symbolic link: refusing to use it"), "\(action): \(result.stderr)")
+        }
+        chmod(target.path, 0o777)
+        let open = try LocalSlurm(folder: target.path).script("up")
+        #expect(open.status == 1 && open.stderr.contains("is writable by others: refusing to use it"), "\(open.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path).isEmpty)
     }
 }
 
