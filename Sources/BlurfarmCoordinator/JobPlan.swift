@@ -46,6 +46,9 @@ public struct PlannedInput: Sendable {
     /// The sizes of variants with `sizes` that are not made because the input is narrower
     /// (``NotEnlargedOutput``), in the manifest's order.
     public var notEnlarged: [NotEnlargedOutput] = []
+    /// The region files read for its variants with `regions: {from: …}` (or looked for, and
+    /// missing): files the job reads, below the service's roots like its inputs.
+    public var regionFiles: [String] = []
 }
 
 /// What a job will do, before any pixel is touched: its inputs and their outputs.
@@ -67,6 +70,10 @@ public struct JobPlan: Sendable {
     /// when none did. `check` exits with status 1 for either, `run` for an error; `run
     /// --watch` prints them as warnings and waits for files.
     public var unmatchedGlobs: [Diagnostic] = []
+    /// Outputs whose input has no region file (`missing: skip`) or one without boxes: made
+    /// from the source unfiltered (or, inverted, filtered everywhere), one line each; `check`
+    /// and `run` print them as warnings.
+    public var passedThrough: [String] = []
 
     /// Every output of the job.
     public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
@@ -80,7 +87,7 @@ extension JobPlan {
     public func withTileSize(_ tileSize: Int) -> JobPlan {
         JobPlan(
             job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused,
-            unmatchedGlobs: unmatchedGlobs)
+            unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough)
     }
 }
 

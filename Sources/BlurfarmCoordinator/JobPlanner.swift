@@ -118,6 +118,7 @@ public enum JobPlanner {
         }
 
         var inputs: [PlannedInput] = []
+        var passedThrough: [String] = []
         var writers: [RealPath.Identity: (input: String, variant: VariantSpec, path: String)] = [:]
         for relative in found.keys.sorted() {
             let name = (relative as NSString).lastPathComponent
@@ -138,12 +139,41 @@ public enum JobPlanner {
                     return nil
                 }
             }
+            // Variants whose regions come from a file beside the input: read it now; a file
+            // missing (without `missing: skip`) or not as the schema says leaves the input out.
+            var variants: [VariantSpec] = []
+            var regionFiles: [String] = []
+            var leftOut: String?
+            for variant in job.outputs {
+                guard let spec = variant.regionFile else {
+                    variants.append(variant)
+                    continue
+                }
+                switch regionFile(
+                    of: variant, spec, inputPath: inputPath, shownInput: shownInput,
+                    placeholders: (stem, ext, name, found[relative]!, job.name))
+                {
+                case .regions(let resolved, let file):
+                    variants.append(resolved)
+                    regionFiles.append(file)
+                case .passedThrough(let resolved, let file, let note):
+                    variants.append(resolved)
+                    regionFiles.append(file)
+                    passedThrough.append(note)
+                case .refused(let line):
+                    leftOut = leftOut ?? line
+                }
+            }
+            if let leftOut {
+                refused.append(leftOut)
+                continue
+            }
             // The input's width, asked only when some size may be too large for it; unreadable,
             // every size is planned (the run reports the input).
-            let sourceWidth = job.outputs.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
+            let sourceWidth = variants.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
                 ? widths.width(of: inputPath) : nil
             var notEnlarged: [NotEnlargedOutput] = []
-            for variant in job.outputs.flatMap({ $0.eachFormat() }) {
+            for variant in variants.flatMap({ $0.eachFormat() }) {
                 for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {
                     guard let path = path(variant.sized(size), size: size) else { continue }
                     notEnlarged.append(NotEnlargedOutput(
@@ -151,7 +181,7 @@ public enum JobPlanner {
                 }
             }
             // Each size of each format: the formats of one size are made from one render.
-            let each = job.outputs.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
+            let each = variants.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
                 variant.eachFormat().map { (size, largest, $0) }
             }
             for (size, largest, variant) in each {
@@ -185,12 +215,14 @@ public enum JobPlanner {
                     outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest))
                 }
             }
-            inputs.append(PlannedInput(path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))
+            inputs.append(PlannedInput(
+                path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged, regionFiles: regionFiles))
         }
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
-            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base)))
+            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
+            passedThrough: passedThrough))
     }
 
     /// A diagnostic at each input glob that matches no file the job takes: a warning when

@@ -9,14 +9,19 @@ extension JobDecoder {
     /// nothing); `edge`: regions are placed on an image of the source's size, so not `grow`.
     static func decodeRegions(
         _ entries: [Node.MapEntry], filterless: Bool, edge: EdgeRule, _ d: inout Decoding
-    ) -> (mask: RegionMask, locations: [SourceLocation])? {
+    ) -> (mask: RegionMask, locations: [SourceLocation], file: RegionFile?)? {
         func entry(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
         var ok = true
         var regions: [Region] = []
         var locations: [SourceLocation] = []
+        var file: RegionFile?
         if let e = entry("regions") {
-            let expected = "a list of shapes, each '- rect:' or '- ellipse:' with its keys below it"
+            let expected = "a list of shapes, each '- rect:' or '- ellipse:' with its keys below it, "
+                + "or 'from:' a file of boxes per input"
             switch e.value.content {
+            case .map:
+                file = decodeRegionFile(e, &d)
+                if file == nil { ok = false }
             case .list(let items):
                 if items.isEmpty {
                     d.error("'regions' needs at least one shape (leave it out to filter the whole image)", at: e.value.location)
@@ -30,19 +35,19 @@ extension JobDecoder {
                         ok = false
                     }
                 }
-                if filterless {
-                    d.error("'regions' says where the filters apply, and this output has none", at: e.keyLocation)
-                    ok = false
-                }
-                if edge == .grow {
-                    d.error("'regions' cannot be used with edge 'grow' (the output is larger than the image the regions are placed on)", at: e.keyLocation)
-                    d.note("use edge 'clamp', 'mirror' or 'transparent'", at: e.keyLocation)
-                    ok = false
-                }
             case .invalid:
                 ok = false
             default:
                 d.error("'regions' must be \(expected)", at: e.value.location)
+                ok = false
+            }
+            if filterless {
+                d.error("'regions' says where the filters apply, and this output has none", at: e.keyLocation)
+                ok = false
+            }
+            if edge == .grow {
+                d.error("'regions' cannot be used with edge 'grow' (the output is larger than the image the regions are placed on)", at: e.keyLocation)
+                d.note("use edge 'clamp', 'mirror' or 'transparent'", at: e.keyLocation)
                 ok = false
             }
         }
@@ -58,7 +63,52 @@ extension JobDecoder {
                 ok = false
             }
         }
-        return ok ? (RegionMask(regions: regions, invert: invert), locations) : nil
+        return ok ? (RegionMask(regions: regions, invert: invert), locations, file) : nil
+    }
+
+    /// `regions: {from: …, shape: …, feather: …, missing: …}`: a file of boxes per input
+    /// (``RegionFile``).
+    static func decodeRegionFile(_ e: Node.MapEntry, _ d: inout Decoding) -> RegionFile? {
+        guard let entries = d.mapEntries(e.value, key: "regions", expected: "a map of " + RegionFile.keys.joined(separator: ", "))
+        else { return nil }
+        d.reportUnknownKeys(entries, known: RegionFile.keys, context: "regions")
+        func value(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var ok = entries.allSatisfy { RegionFile.keys.contains($0.key) }
+        var template: PathTemplate?
+        if let from = d.require("from", in: entries, map: e.value, context: "regions") {
+            if let text = d.string(from, expected: "a path such as {stem}.regions.json, beside each input") {
+                do {
+                    let parsed = try PathTemplate(text)
+                    if text.split(separator: "/").contains("..") {
+                        d.error("the regions' file is beside its input or below its folder: no '..'", at: from.value.location)
+                        ok = false
+                    } else if !parsed.uses(.stem), !parsed.uses(.name) {
+                        d.error("the regions' file needs '{stem}' or '{name}', or every input reads the same file", at: from.value.location)
+                        ok = false
+                    } else {
+                        template = parsed
+                    }
+                } catch {
+                    d.error(error.message, at: from.value.location(ofScalarAt: error.offset))
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        var file = RegionFile(path: (try? PathTemplate("{stem}"))!)
+        if let e = value("shape") {
+            if let v = d.choice(e, of: Region.Shape.self) { file.shape = v } else { ok = false }
+        }
+        if let e = value("feather") {
+            if let v = pixels(e, &d) { file.feather = v } else { ok = false }
+        }
+        if let e = value("missing") {
+            if let v = d.choice(e, of: RegionFile.Missing.self) { file.missing = v } else { ok = false }
+        }
+        guard ok, let template else { return nil }
+        file.path = template
+        return file
     }
 
     /// One `- rect:` or `- ellipse:` item with its keys.

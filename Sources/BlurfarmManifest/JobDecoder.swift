@@ -365,7 +365,7 @@ public enum JobDecoder {
             name: name, pathTemplate: template, formats: formats, filters: filters, edge: edge, colour: colour, quality: quality,
             lossless: lossless, progressive: progressive, subsampling: subsampling, metadata: metadata, effort: effort,
             optimizeCoding: optimizeCoding, formatSettings: formatSettings, resize: resize, background: background,
-            regions: regions.mask, location: item.location,
+            regions: regions.mask, regionFile: regions.file, location: item.location,
             pathLocation: pathEntry?.value.location, filterLocations: filterLocations, regionLocations: regions.locations)
     }
 }

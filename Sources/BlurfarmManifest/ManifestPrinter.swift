@@ -66,7 +66,14 @@ public enum ManifestPrinter {
                 out += indent + "  sharpen: \(resize.sharpen.map(ScalarWriter.number) ?? "false")\n"
             }
             out += indent + "background: \(ScalarWriter.block(variant.background.description))\n"
-            if !variant.regions.isEverywhere {
+            if let file = variant.regionFile {
+                out += indent + "regions:\n"
+                out += indent + "  from: \(ScalarWriter.block(file.path.text))\n"
+                out += indent + "  shape: \(file.shape.rawValue)\n"
+                out += indent + "  feather: \(ScalarWriter.number(file.feather))\n"
+                out += indent + "  missing: \(file.missing.rawValue)\n"
+                out += indent + "invert: \(variant.regions.invert)\n"
+            } else if !variant.regions.isEverywhere {
                 out += indent + "regions:\n"
                 for region in variant.regions.regions {
                     out += indent + "  - \(region.shape.rawValue):\n"

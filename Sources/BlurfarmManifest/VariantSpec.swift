@@ -43,6 +43,9 @@ public struct VariantSpec: Hashable, Sendable {
     public var background: RGBAColour
     /// Where the filters apply (`regions` and `invert`); everywhere by default.
     public var regions: RegionMask
+    /// Regions read per input from a file beside it (`regions: {from: …}`), nil for none: the
+    /// plan reads each input's and gives its outputs ``regions`` (keeping `invert`).
+    public var regionFile: RegionFile?
 
     /// Where the variant's item starts (its first key), when it came from a file.
     public var location: SourceLocation?
@@ -60,7 +63,7 @@ public struct VariantSpec: Hashable, Sendable {
         progressive: Bool = false, subsampling: ChromaSubsampling = .auto, metadata: MetadataPolicy = .keepICC,
         effort: Int? = nil, optimizeCoding: Bool = false, formatSettings: [ImageFormat: FormatSettings] = [:],
         resize: ResizeSpec? = nil, background: RGBAColour = .white,
-        regions: RegionMask = .everywhere,
+        regions: RegionMask = .everywhere, regionFile: RegionFile? = nil,
         location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = [],
         regionLocations: [SourceLocation] = []
     ) {
@@ -81,6 +84,7 @@ public struct VariantSpec: Hashable, Sendable {
         self.resize = resize
         self.background = background
         self.regions = regions
+        self.regionFile = regionFile
         self.location = location
         self.pathLocation = pathLocation
         self.filterLocations = filterLocations
@@ -210,7 +214,7 @@ public struct VariantSpec: Hashable, Sendable {
             && a.progressive == b.progressive && a.subsampling == b.subsampling && a.metadata == b.metadata
             && a.effort == b.effort && a.optimizeCoding == b.optimizeCoding && a.formatSettings == b.formatSettings
             && a.resize == b.resize && a.background == b.background
-            && a.regions == b.regions
+            && a.regions == b.regions && a.regionFile == b.regionFile
     }
 
     /// Hashes what `==` compares.
@@ -232,5 +236,6 @@ public struct VariantSpec: Hashable, Sendable {
         hasher.combine(resize)
         hasher.combine(background)
         hasher.combine(regions)
+        hasher.combine(regionFile)
     }
 }

@@ -83,11 +83,13 @@ public struct Roots: Sendable {
     }
 
     /// The first file of `plan` (the folders of ``firstOutside(_:manifestPath:)``, an input,
-    /// an output, the output map) outside every root.
+    /// its region files, an output, the output map) outside every root.
     public func firstOutside(_ plan: JobPlan) -> String? {
         if let folder = firstOutside(plan.job, manifestPath: plan.manifestPath) { return folder }
         let map = plan.job.map.map { [JobPlanner.join(plan.folder, $0)] } ?? []
-        return (plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) } + map).first { !contains(absolute($0)) }
+        return (plan.inputs.flatMap { [$0.path] + $0.regionFiles + $0.outputs.map(\.path) } + map).first {
+            !contains(absolute($0))
+        }
     }
 
     /// `path` made absolute against the working directory.

@@ -82,7 +82,18 @@ struct Apply: ParsableCommand {
         valueName: "box"))
     var regions: [String] = []
 
-    @Flag(help: "Filter everywhere but the --region rectangles.")
+    @Option(name: .customLong("regions"), help: ArgumentHelp(
+        "Filter only the boxes of this JSON file (a detector's: docs/regions.schema.json), placed on the output.",
+        valueName: "file"))
+    var regionFile: String?
+
+    @Option(help: "The shape each box of --regions becomes: rect, or ellipse (the ellipse inscribed: faces).")
+    var regionsShape: Region.Shape = .rect
+
+    @Option(help: "The ramp inside each box of --regions, in output pixels.")
+    var regionsFeather: Double = 0
+
+    @Flag(help: "Filter everywhere but the --region rectangles (and the --regions boxes).")
     var invertRegions = false
 
     @OptionGroup var farm: FarmOptions
@@ -173,12 +184,19 @@ struct Apply: ParsableCommand {
             quality: quality, lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding)
     }
 
-    /// The filters (`--filter`) and where they apply (`--region`, `--invert-regions`): what
-    /// one image and `-o`'s many take alike.
+    /// The filters (`--filter`) and where they apply (`--region`, `--regions`,
+    /// `--invert-regions`): what one image and `-o`'s many take alike. A `--regions` file
+    /// without boxes filters nothing (inverted: everything).
     func chainOptions(registry: FilterRegistry) throws(CommandError) -> ([FilterSpec], RegionMask) {
         var specs: [FilterSpec] = []
         for filter in filters { specs.append(try FilterOption.parse(filter, registry: registry).get()) }
-        return (specs, try RegionOption.mask(regions, invert: invertRegions, filters: specs.count, edge: edge).get())
+        let file = try regionFile.map { path throws(CommandError) in
+            try RegionOption.boxes(path, RegionFile(path: try! PathTemplate("{stem}"), shape: regionsShape, feather: regionsFeather)).get()
+        }
+        let mask = try RegionOption.mask(
+            regions, file: file, invert: invertRegions, filters: specs.count, edge: edge).get()
+        if let file, file.isEmpty, regions.isEmpty { return (invertRegions ? specs : [], .everywhere) }
+        return (specs, mask)
     }
 
     /// Launches `engine` for this command (``Engine/launch(_:)``); shut it down when done.
@@ -316,6 +334,7 @@ extension ResizeSpec.Fit: ExpressibleByArgument {}
 extension EdgeRule: ExpressibleByArgument {}
 extension ColourMode: ExpressibleByArgument {}
 extension MetadataPolicy: ExpressibleByArgument {}
+extension Region.Shape: ExpressibleByArgument {}
 
 extension Duration {
     var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }

@@ -58,6 +58,7 @@ struct Check: ParsableCommand {
         var unreadable = 0
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
+            for line in plan.passedThrough { printWarning("\(plan.manifestPath): \(line)") }
             unreadable += plan.refused.count
             if !plan.unmatchedGlobs.isEmpty {
                 printDiagnostics(Diagnostics(plan.unmatchedGlobs))

@@ -1,3 +1,4 @@
+import Foundation
 import BlurfarmCore
 import BlurfarmManifest
 
@@ -40,18 +41,21 @@ enum RegionOption {
     /// The mask of `texts` (every `--region`), inverted with `--invert-regions`, for a chain
     /// of `filters` filters under `edge`; every problem as ``parse(_:)`` says it, and regions
     /// refused as the manifest refuses them.
-    static func mask(_ texts: [String], invert: Bool, filters: Int, edge: EdgeRule) -> Result<RegionMask, CommandError> {
-        if invert, texts.isEmpty {
-            return .failure(CommandError("--invert-regions needs --region"))
+    static func mask(
+        _ texts: [String], file: [Region]? = nil, invert: Bool, filters: Int, edge: EdgeRule
+    ) -> Result<RegionMask, CommandError> {
+        let given = !texts.isEmpty || file != nil
+        if invert, !given {
+            return .failure(CommandError("--invert-regions needs --region or --regions"))
         }
-        if !texts.isEmpty, filters == 0 {
+        if given, filters == 0 {
             return .failure(CommandError("--region says where the filters apply: give one with --filter"))
         }
-        if !texts.isEmpty, edge == .grow {
+        if given, edge == .grow {
             return .failure(CommandError(
                 "--region cannot be used with --edge grow (the output is larger than the image the regions are placed on)"))
         }
-        var regions: [Region] = []
+        var regions: [Region] = file ?? []
         for text in texts {
             switch parse(text) {
             case .success(let region): regions.append(region)
@@ -59,5 +63,25 @@ enum RegionOption {
             }
         }
         return .success(RegionMask(regions: regions, invert: invert))
+    }
+
+    /// The boxes of the region file at `path` (``RegionFile``: a detector's JSON), as
+    /// `spec` shapes them; what is wrong with the file, naming it and the JSON path.
+    static func boxes(_ path: String, _ spec: RegionFile) -> Result<[Region], CommandError> {
+        let shown = ShownName.of(path)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            return .failure(CommandError("--regions '\(shown)': no such file"))
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular else {
+            return .failure(CommandError("--regions '\(shown)': not a regular file"))
+        }
+        guard (attributes[.size] as? Int ?? 0) <= RegionFile.maximumBytes,
+            let data = FileManager.default.contents(atPath: path)
+        else { return .failure(CommandError("--regions '\(shown)': cannot be read, or larger than 1 MB")) }
+        do {
+            return .success(try spec.regions(from: Array(data)))
+        } catch {
+            return .failure(CommandError("--regions '\(shown)': \(error)"))
+        }
     }
 }

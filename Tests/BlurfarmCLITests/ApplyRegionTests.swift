@@ -57,7 +57,7 @@ import Testing
             (["--filter", "gaussian", "--region", "1,2,3,4,0,inf"], "--region '1,2,3,4,0,inf': the feather 'inf' is not a number of pixels >= 0"),
             (["--filter", "gaussian", "--region", "1,2,3"], "--region '1,2,3': expected x,y,width,height with an optional corner radius and feather, e.g. 10%,70%,80%,20%,24"),
             (["--filter", "gaussian", "--region", "1,2,3,4,-1"], "--region '1,2,3,4,-1': the corner radius '-1' is not a number of pixels >= 0"),
-            (["--filter", "gaussian", "--invert-regions"], "--invert-regions needs --region"),
+            (["--filter", "gaussian", "--invert-regions"], "--invert-regions needs --region or --regions"),
             (["--region", "1,2,3,4"], "--region says where the filters apply: give one with --filter"),
             (["--filter", "gaussian", "--edge", "grow", "--region", "1,2,3,4"],
              "--region cannot be used with --edge grow (the output is larger than the image the regions are placed on)"),

@@ -60,9 +60,10 @@ import Testing
         })
     }
 
-    /// Whether the map at `path` is valid against the schema (Python's jsonschema), with its message.
-    static func validate(_ path: String) throws -> CommandResult {
-        let schema = Fixtures.repository.appendingPathComponent("docs/output-map.schema.json").path
+    /// Whether the file at `path` is valid against the schema `docs/<schema>` (Python's
+    /// jsonschema; the output map's by default), with its message.
+    static func validate(_ path: String, schema name: String = "output-map.schema.json") throws -> CommandResult {
+        let schema = Fixtures.repository.appendingPathComponent("docs/" + name).path
         let script = """
             import json, sys, jsonschema
             schema = json.load(open(sys.argv[1]))

@@ -172,7 +172,19 @@ import Testing
                 formatSettings: formatSettings(formats.isEmpty ? [ext] : formats, &rng),
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
-            if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() { outputs[k].regions = regions(&rng) }
+            if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() {
+                if maybe() {
+                    outputs[k].regions = regions(&rng)
+                } else {
+                    // Boxes from a file beside each input.
+                    outputs[k].regions = RegionMask(invert: maybe())
+                    outputs[k].regionFile = RegionFile(
+                        path: try! PathTemplate(maybe() ? "{stem}.regions.json" : "faces/{name}.json"),
+                        shape: Region.Shape.allCases.randomElement(using: &rng)!,
+                        feather: maybe() ? 0 : Double(Int.random(in: 1...40, using: &rng)) / 4,
+                        missing: RegionFile.Missing.allCases.randomElement(using: &rng)!)
+                }
+            }
         }
         var job = JobSpec(
             name: name(&rng), inputs: (0..<Int.random(in: 1...3, using: &rng)).map { _ in glob(&rng) },

@@ -31,6 +31,7 @@ extension Farm {
         /// What the plan left out, and the globs that matched nothing: told before anything runs.
         func tellPlanProblems() {
             for line in plan.refused { problem(.inputRefused(manifest: plan.manifestPath, line)) }
+            for line in plan.passedThrough { problem(.passedThrough(manifest: plan.manifestPath, line)) }
             let unmatched = Diagnostics(plan.unmatchedGlobs)
             if !unmatched.isEmpty { problem(.unmatchedGlobs(unmatched)) }
         }

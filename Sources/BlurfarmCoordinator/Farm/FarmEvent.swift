@@ -50,11 +50,14 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     case mapNotWritten(path: String, String)
     /// An input's placeholder could not be made: the output map lists it without one.
     case noPlaceholder(input: String, String)
+    /// An output made from its source unfiltered: its input has no region file
+    /// (``JobPlan/passedThrough``).
+    case passedThrough(manifest: String, String)
 
     /// A warning leaves the exit status as it is; the others fail the job.
     public var isWarning: Bool {
         switch self {
-        case .prunedFileChanged, .noPlaceholder: true
+        case .prunedFileChanged, .noPlaceholder, .passedThrough: true
         case .unmatchedGlobs(let diagnostics): !diagnostics.hasErrors
         default: false
         }
@@ -77,6 +80,7 @@ public enum JobProblem: Sendable, CustomStringConvertible {
         case .reportNotWritten(let reason): "cannot write the report: \(reason)"
         case .mapNotWritten(let path, let reason): "\(ShownName.of(path)): cannot write the output map: \(reason)"
         case .noPlaceholder(let input, let reason): "\(ShownName.of(input)): no placeholder in the output map: \(reason)"
+        case .passedThrough(let manifest, let line): "\(manifest): \(line)"
         }
     }
 }

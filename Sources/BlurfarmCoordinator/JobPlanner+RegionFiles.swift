@@ -1,0 +1,104 @@
+import BlurfarmCore
+import BlurfarmManifest
+import Foundation
+
+extension JobPlanner {
+    /// What an input's region file makes of a variant with `regions: {from: …}`.
+    enum RegionFileOutcome {
+        /// The variant with the file's boxes as its regions (`invert` kept); `file` was read.
+        case regions(VariantSpec, file: String)
+        /// No regions for this input (no file and `missing: skip`, or a file without boxes):
+        /// its output is its source, unfiltered (inverted: filtered everywhere), with a line
+        /// to say so.
+        case passedThrough(VariantSpec, file: String, note: String)
+        /// The input is left out: the line says why (no file, or a file not as the schema says).
+        case refused(String)
+    }
+
+    /// The regions of `variant` for the input at `inputPath` (shown as `shownInput`), from
+    /// the file its ``VariantSpec/regionFile`` names beside the input (its placeholders
+    /// expanded as an output path's, from `placeholders`). Read without following a FIFO,
+    /// at most ``RegionFile/maximumBytes``.
+    static func regionFile(
+        of variant: VariantSpec, _ spec: RegionFile, inputPath: String, shownInput: String,
+        placeholders: (stem: String, ext: String, name: String, relpath: String, job: String)
+    ) -> RegionFileOutcome {
+        let expanded: String
+        do {
+            expanded = try spec.path.expand(
+                stem: placeholders.stem, ext: placeholders.ext, name: placeholders.name, relpath: placeholders.relpath,
+                job: placeholders.job, variant: variant.name)
+        } catch {
+            return .refused("input '\(shownInput)': the region file of variant '\(variant.name)': \(error) (this input is left out)")
+        }
+        let folder = (inputPath as NSString).deletingLastPathComponent
+        let path = folder.isEmpty ? expanded : join(folder, expanded)
+        let shown = ShownName.of(path)
+        var passing = variant
+        passing.regionFile = nil
+        let bytes: [UInt8]
+        switch read(path) {
+        case .missing:
+            guard spec.missing == .skip else {
+                return .refused(
+                    "'\(shown)': no such file: the regions of variant '\(variant.name)' for '\(shownInput)' "
+                        + "(this input is left out; 'missing: skip' passes it through)")
+            }
+            passing.filters = []
+            passing.regions = .everywhere
+            return .passedThrough(
+                passing, file: path,
+                note: "'\(shown)': no such file: variant '\(variant.name)' of '\(shownInput)' is its source, unfiltered (missing: skip)")
+        case .unreadable(let reason):
+            return .refused("'\(shown)': \(reason): the regions of '\(shownInput)' (this input is left out)")
+        case .read(let read):
+            bytes = read
+        }
+        let regions: [Region]
+        do {
+            regions = try spec.regions(from: bytes)
+        } catch {
+            return .refused("'\(shown)': \(error) (the regions of '\(shownInput)': this input is left out)")
+        }
+        if regions.isEmpty {
+            // No box: nothing to filter (inverted: everything).
+            if !variant.regions.invert { passing.filters = [] }
+            passing.regions = .everywhere
+            return .passedThrough(
+                passing, file: path,
+                note: "'\(shown)': no boxes: variant '\(variant.name)' of '\(shownInput)' is "
+                    + (variant.regions.invert ? "filtered everywhere (invert)" : "its source, unfiltered"))
+        }
+        passing.regions = RegionMask(regions: regions, invert: variant.regions.invert)
+        return .regions(passing, file: path)
+    }
+
+    private enum Read {
+        case read([UInt8])
+        case missing
+        case unreadable(String)
+    }
+
+    /// The bytes of the regular file at `path`, opened without waiting (a FIFO is refused).
+    private static func read(_ path: String) -> Read {
+        let fd: Int32
+        do {
+            fd = try Syscalls.openForReading(path)
+        } catch where error.errno == ENOENT {
+            return .missing
+        } catch {
+            return .unreadable("cannot open: \(error.reason)")
+        }
+        defer { Syscalls.close(fd) }
+        guard let info = try? Syscalls.status(of: fd) else { return .unreadable("cannot read its status") }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .unreadable("is \(fileKindName(info.st_mode)), not a regular file") }
+        guard info.st_size <= RegionFile.maximumBytes else {
+            return .unreadable("larger than \(RegionFile.maximumBytes / 1024) KB: not a region file")
+        }
+        do {
+            return .read(try Syscalls.readAll(fd, upTo: RegionFile.maximumBytes + 1))
+        } catch {
+            return .unreadable("cannot read: \(error.reason)")
+        }
+    }
+}

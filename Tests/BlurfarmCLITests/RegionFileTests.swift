@@ -1,0 +1,144 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// `regions: {from: "{stem}.regions.json"}`: each input's boxes from a file beside it, as a
+/// detector writes them (docs/regions.schema.json). Outside the boxes the source, bit for bit;
+/// a changed file makes its input run again; a missing or malformed one fails its input alone,
+/// naming the file (and the JSON path); `missing: skip` passes the input through, said.
+@Suite struct RegionFileTests {
+    static func manifest(missing: String) -> String {
+        """
+        job: faces
+        inputs: [photos/*.jpg]
+        outputs:
+          - name: blurred
+            path: out/{stem}.png
+            filters:
+              - gaussian:
+                  sigma: 6
+            regions:
+              from: "{stem}.regions.json"
+              missing: \(missing)
+
+        """
+    }
+
+    /// A region file of `boxes` (x, y, width, height) measured on a `width` × `height` image.
+    static func regionFile(width: Int, height: Int, boxes: [(Int, Int, Int, Int)]) -> String {
+        let items = boxes.map { "{\"x\": \($0.0), \"y\": \($0.1), \"width\": \($0.2), \"height\": \($0.3), \"label\": \"face\", \"score\": 0.9}" }
+        return "{\"width\": \(width), \"height\": \(height), \"boxes\": [\(items.joined(separator: ", "))]}"
+    }
+
+    /// The report's outputs by input file name: status.
+    static func run(_ folder: URL) throws -> (CommandResult, [String: String]) {
+        let report = folder.appendingPathComponent("report-\(UUID().uuidString).json").path
+        let result = try Blurfarm.run(
+            ["run", folder.appendingPathComponent("faces.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+             "--report", report])
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]]
+        var statuses: [String: String] = [:]
+        for output in (list?.first?["outputs"] as? [[String: Any]]) ?? [] {
+            statuses[((output["input"] as? String ?? "") as NSString).lastPathComponent] = output["status"] as? String
+        }
+        return (result, statuses)
+    }
+
+    @Test func eachInputsBoxesFromTheFileBesideIt() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        for name in ["a", "b", "c"] {
+            try FileManager.default.copyItem(
+                atPath: Fixtures.corpus("photos/mate-GreenMeadow.jpg"), toPath: photos.appendingPathComponent("\(name).jpg").path)
+        }
+        try "state: state\n".write(to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        try Self.manifest(missing: "error").write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        // a: one box (on the image at half its size: the box lands at twice its numbers); b: a box
+        // with a negative width; c: none.
+        let source = try ImageReader.read(photos.appendingPathComponent("a.jpg").path).pixels
+        let (w, h) = (source.rect.width, source.rect.height)
+        try Self.regionFile(width: w / 2, height: h / 2, boxes: [(100, 80, 150, 120)])
+            .write(to: photos.appendingPathComponent("a.regions.json"), atomically: true, encoding: .utf8)
+        try Self.regionFile(width: w, height: h, boxes: [(10, 10, 50, 50), (10, 10, -5, 50)])
+            .write(to: photos.appendingPathComponent("b.regions.json"), atomically: true, encoding: .utf8)
+
+        // The files as docs/regions.schema.json says: a's valid, b's not.
+        let valid = try OutputMapTests.validate(photos.appendingPathComponent("a.regions.json").path, schema: "regions.schema.json")
+        #expect(valid.status == 0, "\(valid.stderr)")
+        let invalid = try OutputMapTests.validate(photos.appendingPathComponent("b.regions.json").path, schema: "regions.schema.json")
+        #expect(invalid.status != 0)
+
+        let (first, statuses) = try Self.run(folder)
+        #expect(first.status == 1, "\(first.stderr)")
+        #expect(first.stderr.contains("photos/b.regions.json': $.boxes[1].width: must be a number > 0"), "\(first.stderr)")
+        #expect(first.stderr.contains("photos/c.regions.json': no such file: the regions of variant 'blurred'"), "\(first.stderr)")
+        #expect(statuses == ["a.jpg": "written"], "\(statuses)")
+        // Outside the box the source, bit for bit; inside, blurred.
+        let output = try ImageReader.read(folder.appendingPathComponent("out/a.png").path).pixels
+        let box = Rect(x: 200, y: 160, width: 300, height: 240)
+        var inside = 0
+        for y in 0..<h {
+            for x in 0..<w {
+                if box.contains(Rect(x: x, y: y, width: 1, height: 1)) {
+                    if output[x, y] != source[x, y] { inside += 1 }
+                } else if output[x, y] != source[x, y] {
+                    Issue.record("(\(x), \(y)) outside the box differs from the source")
+                    return
+                }
+            }
+        }
+        #expect(inside > box.area / 2)
+
+        // Unchanged: up to date. The box moved: a runs again. `missing: skip`: c is its
+        // source, said as a warning; b still fails.
+        try Self.manifest(missing: "skip").write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        let (second, again) = try Self.run(folder)
+        #expect(second.status == 1 && again["a.jpg"] == "skipped" && again["c.jpg"] == "written", "\(again) \(second.stderr)")
+        #expect(second.stderr.contains("photos/c.regions.json': no such file: variant 'blurred' of 'photos/c.jpg' is its source, unfiltered (missing: skip)"), "\(second.stderr)")
+        let passed = try ImageReader.read(folder.appendingPathComponent("out/c.png").path).pixels
+        #expect(passed.firstDifference(from: source) == nil)
+        try Self.regionFile(width: w / 2, height: h / 2, boxes: [(10, 10, 20, 20)])
+            .write(to: photos.appendingPathComponent("a.regions.json"), atomically: true, encoding: .utf8)
+        let (third, moved) = try Self.run(folder)
+        #expect(moved["a.jpg"] == "written" && moved["c.jpg"] == "skipped", "\(moved) \(third.stderr)")
+    }
+
+    /// `apply --regions FILE` places the file's boxes as `--region` places rectangles: the
+    /// same bytes; a file without boxes filters nothing; a malformed one is refused naming
+    /// its JSON path.
+    @Test func applyTakesARegionFile() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = Fixtures.corpus("photos/mate-GreenMeadow.jpg")
+        let header = try ImageReader.header(ofFile: input)
+        let file = folder.appendingPathComponent("boxes.json")
+        try Self.regionFile(width: header.width, height: header.height, boxes: [(100, 50, 200, 100), (400, 300, 60, 60)])
+            .write(to: file, atomically: true, encoding: .utf8)
+        func apply(_ output: String, _ more: [String]) throws -> (CommandResult, Data) {
+            let path = folder.appendingPathComponent(output).path
+            let result = try Blurfarm.run(["apply", input, path, "--filter", "gaussian sigma=4", "--workers", "0"] + more)
+            return (result, (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+        }
+        let fromFile = try apply("f.png", ["--regions", file.path])
+        let fromOptions = try apply("o.png", ["--region", "100,50,200,100", "--region", "400,300,60,60"])
+        #expect(fromFile.0.status == 0 && fromOptions.0.status == 0, "\(fromFile.0.stderr)")
+        #expect(!fromFile.1.isEmpty && fromFile.1 == fromOptions.1)
+
+        try Self.regionFile(width: 10, height: 10, boxes: []).write(to: file, atomically: true, encoding: .utf8)
+        let none = try apply("n.png", ["--regions", file.path])
+        let plain = try apply("p.png", [])
+        #expect(none.0.status == 0 && plain.0.status == 0)
+        let unfiltered = try Blurfarm.run(["apply", input, folder.appendingPathComponent("u.png").path, "--workers", "0"])
+        #expect(unfiltered.status == 0)
+        #expect(none.1 == (try Data(contentsOf: folder.appendingPathComponent("u.png"))) && none.1 != plain.1)
+
+        try "{\"width\": 10, \"height\": 10, \"boxes\": [{\"x\": 1, \"y\": \"top\", \"width\": 2, \"height\": 2}]}"
+            .write(to: file, atomically: true, encoding: .utf8)
+        let bad = try apply("b.png", ["--regions", file.path])
+        #expect(bad.0.status != 0 && bad.0.stderr.contains("boxes.json': $.boxes[0].y: must be a number"), "\(bad.0.stderr)")
+    }
+}
