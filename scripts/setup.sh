@@ -71,3 +71,17 @@ if [[ $(libvips_minor) != "8 18" ]]; then
     exit 1
   fi
 fi
+
+# The face recipe (docs/recipes.md, scripts/detect-faces.py) and its test: OpenCV 4.x, whose
+# Haar cascades find faces (OpenCV 5 dropped them), and scikit-image, whose astronaut photo the
+# test detects faces in; from PyPI into a venv of their own, kept out of git: .venv-faces/
+# (BLURFARM_FACES_VENV overrides the place).
+faces=${BLURFARM_FACES_VENV:-$repository/.venv-faces}
+has_faces() { "$faces/bin/python" -c 'import cv2, os, skimage.data; assert os.path.exists(cv2.data.haarcascades + "haarcascade_frontalface_default.xml")' 2>/dev/null; }
+if ! has_faces; then
+  [[ -x $faces/bin/python ]] || python3 -m venv "$faces" \
+    || { echo "setup: could not make the face-detection venv $faces (python3 -m venv)" >&2; exit 1; }
+  "$faces/bin/pip" install --quiet --upgrade "opencv-python-headless<5" scikit-image \
+    || { echo "setup: could not install opencv-python-headless<5 and scikit-image from PyPI into $faces" >&2; exit 1; }
+  has_faces || { echo "setup: $faces has no OpenCV Haar cascade or scikit-image: remove $faces and run setup again" >&2; exit 1; }
+fi

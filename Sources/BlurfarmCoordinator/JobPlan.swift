@@ -70,9 +70,10 @@ public struct JobPlan: Sendable {
     /// when none did. `check` exits with status 1 for either, `run` for an error; `run
     /// --watch` prints them as warnings and waits for files.
     public var unmatchedGlobs: [Diagnostic] = []
-    /// Outputs whose input has no region file (`missing: skip`) or one without boxes: made
-    /// from the source unfiltered (or, inverted, filtered everywhere), one line each; `check`
-    /// and `run` print them as warnings.
+    /// Outputs whose input has no region file (`missing: skip`): made from the source
+    /// unfiltered (or, inverted, filtered everywhere), one line each; `check` and `run` print
+    /// them as warnings. (A file without boxes does the same without a word: a detector that
+    /// found nothing.)
     public var passedThrough: [String] = []
 
     /// Every output of the job.

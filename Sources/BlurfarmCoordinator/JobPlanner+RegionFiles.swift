@@ -7,10 +7,10 @@ extension JobPlanner {
     enum RegionFileOutcome {
         /// The variant with the file's boxes as its regions (`invert` kept); `file` was read.
         case regions(VariantSpec, file: String)
-        /// No regions for this input (no file and `missing: skip`, or a file without boxes):
-        /// its output is its source, unfiltered (inverted: filtered everywhere), with a line
-        /// to say so.
-        case passedThrough(VariantSpec, file: String, note: String)
+        /// No regions for this input (no file and `missing: skip`, said by `note`; or a file
+        /// without boxes: the detector found nothing, nothing to say): its output is its
+        /// source, unfiltered (inverted: filtered everywhere).
+        case passedThrough(VariantSpec, file: String, note: String?)
         /// The input is left out: the line says why (no file, or a file not as the schema says).
         case refused(String)
     }
@@ -64,10 +64,7 @@ extension JobPlanner {
             // No box: nothing to filter (inverted: everything).
             if !variant.regions.invert { passing.filters = [] }
             passing.regions = .everywhere
-            return .passedThrough(
-                passing, file: path,
-                note: "'\(shown)': no boxes: variant '\(variant.name)' of '\(shownInput)' is "
-                    + (variant.regions.invert ? "filtered everywhere (invert)" : "its source, unfiltered"))
+            return .passedThrough(passing, file: path, note: nil)
         }
         passing.regions = RegionMask(regions: regions, invert: variant.regions.invert)
         return .regions(passing, file: path)

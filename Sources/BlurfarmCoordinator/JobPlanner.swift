@@ -159,7 +159,7 @@ public enum JobPlanner {
                 case .passedThrough(let resolved, let file, let note):
                     variants.append(resolved)
                     regionFiles.append(file)
-                    passedThrough.append(note)
+                    if let note { passedThrough.append(note) }
                 case .refused(let line):
                     leftOut = leftOut ?? line
                 }

@@ -33,7 +33,7 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(
             atPath: Fixtures.repository.appendingPathComponent("jobs/recipes").path
         ).filter { $0.hasSuffix(".job") }.sorted()
-        #expect(recipes.count == 4)
+        #expect(recipes.count == 5)
         #expect(recipes.map(\.file).sorted() == files.map { "jobs/recipes/" + $0 })
         for recipe in recipes {
             let text = try String(contentsOf: Fixtures.repository.appendingPathComponent(recipe.file), encoding: .utf8)
@@ -48,6 +48,9 @@ import Testing
             try FileManager.default.copyItem(
                 at: Fixtures.repository.appendingPathComponent(folder), to: scratch.appendingPathComponent(folder))
         }
+        // The face recipe's first step: the detector writes each sample's region file.
+        let detected = try FaceRecipeTests.detectFaces(in: scratch, ["samples/*.jpg"])
+        #expect(detected.status == 0, "\(detected.stderr)")
         for (file, _) in try Self.recipes() {
             let check = try Blurfarm.run(["check", file], in: scratch)
             #expect(check.status == 0, "\(file): \(check.stdout)\(check.stderr)")
@@ -61,6 +64,7 @@ import Testing
             .compactMap { $0 as? String }.filter { $0.contains(".") } ?? []
         #expect(written.contains { $0.hasPrefix("thumbs/") } && written.contains { $0.hasPrefix("backdrops/") }
             && written.contains { $0.hasPrefix("frosted/") } && written.contains { $0.hasPrefix("cards/") }
-            && written.contains { $0.hasPrefix("redacted/") } && written.contains { $0.hasPrefix("portrait/") }, "\(written)")
+            && written.contains { $0.hasPrefix("redacted/") } && written.contains { $0.hasPrefix("portrait/") }
+            && written.contains { $0.hasPrefix("faces/") }, "\(written)")
     }
 }
