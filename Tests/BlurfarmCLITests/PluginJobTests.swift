@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmTestSupport
 import Foundation
@@ -110,6 +111,58 @@ import Testing
             }
         }
         #expect(worst <= 0.5 / 255 + 1e-6, "the inverse is off by \(worst)")
+    }
+
+    /// A plugin filter inside regions: outside them the source, bit for bit, its tiles copied
+    /// without the plugin being called (the report's `tilesCopied`); inside, the plugin's work.
+    @Test func aPluginFilterAppliesInsideItsRegionsOnly() throws {
+        let manifest = """
+            job: regions
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: inverted
+                path: out/{stem}.png
+                filters:
+                  - invert:
+                      amount: 1
+                regions:
+                  - rect:
+                      x: 10%
+                      y: 10%
+                      width: 30%
+                      height: 30%
+
+            """
+        let folder = try Self.makeJob(
+            manifest, photos: ["special/exif-orientation-6.jpg"], plugins: [("invert.c", "invert", [])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = folder.appendingPathComponent("report.json").path
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--tile", "64", "--workers", "2", "--report", report,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]]
+        let output = ((list?.first?["outputs"] as? [[String: Any]]) ?? []).first ?? [:]
+        let tiles = output["tiles"] as? Int ?? 0, copied = output["tilesCopied"] as? Int ?? 0
+        #expect(copied > tiles / 2 && copied < tiles, "\(copied) of \(tiles) tiles copied")
+        let input = try ImageReader.read(folder.appendingPathComponent("photos/exif-orientation-6.jpg").path).pixels
+        let written = try ImageReader.read(folder.appendingPathComponent("out/exif-orientation-6.png").path).pixels
+        let mask = RegionMask(regions: [Region(x: .percent(10), y: .percent(10), width: .percent(30), height: .percent(30))])
+        var inverted = 0
+        for y in 0..<input.rect.height {
+            for x in 0..<input.rect.width {
+                if mask.coverage(x: x, y: y, in: input.rect) == 0 {
+                    guard written[x, y] == input[x, y] else {
+                        Issue.record("(\(x), \(y)) outside the region is not the source")
+                        return
+                    }
+                } else if abs(written[x, y].x - (1 - input[x, y].x)) <= 1 / 255 {
+                    inverted += 1
+                }
+            }
+        }
+        #expect(inverted > input.rect.area / 20)
     }
 
     /// Parameters are checked against the plugin's declaration before anything runs, with
