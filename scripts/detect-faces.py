@@ -14,6 +14,7 @@ an image could not be read (the others are done).
 import json
 import os
 import sys
+import tempfile
 
 import cv2
 
@@ -37,10 +38,15 @@ def main(paths):
             for (x, y, w, h) in faces
         ]
         out = os.path.splitext(path)[0] + ".faces.json"
-        temporary = out + ".tmp"
-        with open(temporary, "w") as f:
-            json.dump({"width": width, "height": height, "boxes": boxes}, f)
-        os.replace(temporary, out)
+        try:
+            # A temporary file of its own beside it, renamed over it: never half written.
+            with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(out) or ".", prefix=".faces-", delete=False) as f:
+                json.dump({"width": width, "height": height, "boxes": boxes}, f)
+            os.replace(f.name, out)
+        except OSError as error:
+            print(f"detect-faces: {out}: cannot write: {error.strerror}", file=sys.stderr)
+            status = 1
+            continue
         print(f"{out}: {len(boxes)} face{'' if len(boxes) == 1 else 's'}")
     return status
 

@@ -46,9 +46,6 @@ public struct PlannedInput: Sendable {
     /// The sizes of variants with `sizes` that are not made because the input is narrower
     /// (``NotEnlargedOutput``), in the manifest's order.
     public var notEnlarged: [NotEnlargedOutput] = []
-    /// The region files read for its variants with `regions: {from: …}` (or looked for, and
-    /// missing): files the job reads, below the service's roots like its inputs.
-    public var regionFiles: [String] = []
 }
 
 /// What a job will do, before any pixel is touched: its inputs and their outputs.
@@ -71,10 +68,13 @@ public struct JobPlan: Sendable {
     /// --watch` prints them as warnings and waits for files.
     public var unmatchedGlobs: [Diagnostic] = []
     /// Outputs whose input has no region file (`missing: skip`): made from the source
-    /// unfiltered (or, inverted, filtered everywhere), one line each; `check` and `run` print
-    /// them as warnings. (A file without boxes does the same without a word: a detector that
-    /// found nothing.)
+    /// unfiltered, one line each; `check` and `run` print them as warnings. (A file without
+    /// boxes, a detector that found nothing, does the same without a word; inverted, it is
+    /// filtered everywhere.)
     public var passedThrough: [String] = []
+    /// Every region file the plan read or looked for (`regions: {from: …}`), of the inputs it
+    /// planned and of those it left out: files the job reads, below the service's roots.
+    public var regionFiles: [String] = []
 
     /// Every output of the job.
     public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
@@ -88,7 +88,7 @@ extension JobPlan {
     public func withTileSize(_ tileSize: Int) -> JobPlan {
         JobPlan(
             job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused,
-            unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough)
+            unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough, regionFiles: regionFiles)
     }
 }
 

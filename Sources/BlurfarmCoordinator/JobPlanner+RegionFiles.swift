@@ -11,8 +11,9 @@ extension JobPlanner {
         /// without boxes: the detector found nothing, nothing to say): its output is its
         /// source, unfiltered (inverted: filtered everywhere).
         case passedThrough(VariantSpec, file: String, note: String?)
-        /// The input is left out: the line says why (no file, or a file not as the schema says).
-        case refused(String)
+        /// The input is left out: the line says why (no file, or a file not as the schema says);
+        /// `file` was looked for (nil when its name could not be made).
+        case refused(String, file: String?)
     }
 
     /// The regions of `variant` for the input at `inputPath` (shown as `shownInput`), from
@@ -29,7 +30,8 @@ extension JobPlanner {
                 stem: placeholders.stem, ext: placeholders.ext, name: placeholders.name, relpath: placeholders.relpath,
                 job: placeholders.job, variant: variant.name)
         } catch {
-            return .refused("input '\(shownInput)': the region file of variant '\(variant.name)': \(error) (this input is left out)")
+            return .refused(
+                "input '\(shownInput)': the region file of variant '\(variant.name)': \(error) (this input is left out)", file: nil)
         }
         let folder = (inputPath as NSString).deletingLastPathComponent
         let path = folder.isEmpty ? expanded : join(folder, expanded)
@@ -42,7 +44,7 @@ extension JobPlanner {
             guard spec.missing == .skip else {
                 return .refused(
                     "'\(shown)': no such file: the regions of variant '\(variant.name)' for '\(shownInput)' "
-                        + "(this input is left out; 'missing: skip' passes it through)")
+                        + "(this input is left out; 'missing: skip' passes it through)", file: path)
             }
             passing.filters = []
             passing.regions = .everywhere
@@ -50,7 +52,7 @@ extension JobPlanner {
                 passing, file: path,
                 note: "'\(shown)': no such file: variant '\(variant.name)' of '\(shownInput)' is its source, unfiltered (missing: skip)")
         case .unreadable(let reason):
-            return .refused("'\(shown)': \(reason): the regions of '\(shownInput)' (this input is left out)")
+            return .refused("'\(shown)': \(reason): the regions of '\(shownInput)' (this input is left out)", file: path)
         case .read(let read):
             bytes = read
         }
@@ -58,7 +60,7 @@ extension JobPlanner {
         do {
             regions = try spec.regions(from: bytes)
         } catch {
-            return .refused("'\(shown)': \(error) (the regions of '\(shownInput)': this input is left out)")
+            return .refused("'\(shown)': \(error) (the regions of '\(shownInput)': this input is left out)", file: path)
         }
         if regions.isEmpty {
             // No box: nothing to filter (inverted: everything).

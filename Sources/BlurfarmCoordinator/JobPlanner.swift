@@ -119,6 +119,7 @@ public enum JobPlanner {
 
         var inputs: [PlannedInput] = []
         var passedThrough: [String] = []
+        var regionFiles: [String] = []
         var writers: [RealPath.Identity: (input: String, variant: VariantSpec, path: String)] = [:]
         for relative in found.keys.sorted() {
             let name = (relative as NSString).lastPathComponent
@@ -142,7 +143,6 @@ public enum JobPlanner {
             // Variants whose regions come from a file beside the input: read it now; a file
             // missing (without `missing: skip`) or not as the schema says leaves the input out.
             var variants: [VariantSpec] = []
-            var regionFiles: [String] = []
             var leftOut: String?
             for variant in job.outputs {
                 guard let spec = variant.regionFile else {
@@ -160,8 +160,9 @@ public enum JobPlanner {
                     variants.append(resolved)
                     regionFiles.append(file)
                     if let note { passedThrough.append(note) }
-                case .refused(let line):
+                case .refused(let line, let file):
                     leftOut = leftOut ?? line
+                    if let file { regionFiles.append(file) }
                 }
             }
             if let leftOut {
@@ -216,13 +217,13 @@ public enum JobPlanner {
                 }
             }
             inputs.append(PlannedInput(
-                path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged, regionFiles: regionFiles))
+                path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))
         }
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
             refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
-            passedThrough: passedThrough))
+            passedThrough: passedThrough, regionFiles: regionFiles))
     }
 
     /// A diagnostic at each input glob that matches no file the job takes: a warning when

@@ -79,8 +79,13 @@ extension JobDecoder {
             if let text = d.string(from, expected: "a path such as {stem}.regions.json, beside each input") {
                 do {
                     let parsed = try PathTemplate(text)
-                    if text.split(separator: "/").contains("..") {
-                        d.error("the regions' file is beside its input or below its folder: no '..'", at: from.value.location)
+                    if text.hasPrefix("/") || text.split(separator: "/").contains("..") {
+                        d.error("the regions' file is beside its input or below its folder: not absolute, no '..'", at: from.value.location)
+                        ok = false
+                    } else if parsed.uses(.relpath) || parsed.uses(.size) {
+                        d.error(
+                            "the regions' file is relative to its input's folder: '{relpath}' and '{size}' have no place in it",
+                            at: from.value.location)
                         ok = false
                     } else if !parsed.uses(.stem), !parsed.uses(.name) {
                         d.error("the regions' file needs '{stem}' or '{name}', or every input reads the same file", at: from.value.location)

@@ -359,6 +359,12 @@ public enum JobDecoder {
         let filterless = entry("filters").map { if case .list(let items) = $0.value.content { items.isEmpty } else { false } } ?? true
         let regions = decodeRegions(entries, filterless: filterless, edge: edge, &d)
         if regions == nil { ok = false }
+        // A file's boxes are measured on the whole image: a crop not known before the image
+        // (`cover`, smart or not) would put them elsewhere.
+        if regions?.file != nil, resize?.fit == .cover, let e = entry("regions") {
+            d.error("regions from a file are placed on the whole image: not with fit 'cover', whose crop moves them", at: e.keyLocation)
+            ok = false
+        }
 
         guard ok, let name, let template, let regions else { return nil }
         return VariantSpec(

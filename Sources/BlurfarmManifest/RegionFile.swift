@@ -49,6 +49,8 @@ public struct RegionFile: Hashable, Sendable {
 
     /// The largest region file read (a detector's boxes for one image are a few kilobytes).
     public static let maximumBytes = 1 << 20
+    /// The most boxes a file may hold (each pixel's coverage looks at each).
+    public static let maximumBoxes = 1024
 
     private struct Contents: Decodable {
         struct Box: Decodable {
@@ -76,12 +78,20 @@ public struct RegionFile: Hashable, Sendable {
         }
         guard contents.width.isFinite, contents.width > 0 else { throw Problem(path: "$.width", message: "must be a number > 0") }
         guard contents.height.isFinite, contents.height > 0 else { throw Problem(path: "$.height", message: "must be a number > 0") }
+        guard contents.boxes.count <= Self.maximumBoxes else {
+            throw Problem(path: "$.boxes", message: "more than \(Self.maximumBoxes) boxes")
+        }
         var regions: [Region] = []
         for (i, box) in contents.boxes.enumerated() {
             for (name, value, positive) in [
                 ("x", box.x, false), ("y", box.y, false), ("width", box.width, true), ("height", box.height, true),
             ] where !value.isFinite || (positive && value <= 0) {
                 throw Problem(path: "$.boxes[\(i)].\(name)", message: positive ? "must be a number > 0" : "must be a number")
+            }
+            let shares = [box.x / contents.width, box.y / contents.height, box.width / contents.width, box.height / contents.height]
+                .map { $0 * 100 }
+            guard shares.allSatisfy(\.isFinite), shares[2] > 0, shares[3] > 0 else {
+                throw Problem(path: "$.boxes[\(i)]", message: "is out of any range an image has, for its width and height")
             }
             let share = { (value: Double, extent: Double) in RegionLength.percent(value / extent * 100) }
             regions.append(Region(

@@ -87,7 +87,9 @@ public struct Roots: Sendable {
     public func firstOutside(_ plan: JobPlan) -> String? {
         if let folder = firstOutside(plan.job, manifestPath: plan.manifestPath) { return folder }
         let map = plan.job.map.map { [JobPlanner.join(plan.folder, $0)] } ?? []
-        return (plan.inputs.flatMap { [$0.path] + $0.regionFiles + $0.outputs.map(\.path) } + map).first {
+        // The region files too, those of inputs left out included: a line about one outside
+        // the roots must not reach the client.
+        return (plan.inputs.flatMap { [$0.path] + $0.outputs.map(\.path) } + plan.regionFiles + map).first {
             !contains(absolute($0))
         }
     }

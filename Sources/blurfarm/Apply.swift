@@ -162,6 +162,9 @@ struct Apply: ParsableCommand {
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
         if strip, metadata != .keepICC { throw ValidationError("--strip is --metadata keep-icc: give one of them") }
+        if regionFile != nil, fit == .cover, resize != nil {
+            throw ValidationError("--regions boxes are placed on the whole image: not with --fit cover, whose crop moves them")
+        }
         if let effort, !(0...9).contains(effort) { throw ValidationError("--effort must be between 0 and 9") }
     }
 

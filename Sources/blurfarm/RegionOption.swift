@@ -69,14 +69,19 @@ enum RegionOption {
     /// `spec` shapes them; what is wrong with the file, naming it and the JSON path.
     static func boxes(_ path: String, _ spec: RegionFile) -> Result<[Region], CommandError> {
         let shown = ShownName.of(path)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+        // Through links, as a manifest's region files are read.
+        let real = (path as NSString).resolvingSymlinksInPath
+        guard FileManager.default.fileExists(atPath: real) else {
             return .failure(CommandError("--regions '\(shown)': no such file"))
+        }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: real) else {
+            return .failure(CommandError("--regions '\(shown)': cannot read its status"))
         }
         guard attributes[.type] as? FileAttributeType == .typeRegular else {
             return .failure(CommandError("--regions '\(shown)': not a regular file"))
         }
         guard (attributes[.size] as? Int ?? 0) <= RegionFile.maximumBytes,
-            let data = FileManager.default.contents(atPath: path)
+            let data = FileManager.default.contents(atPath: real)
         else { return .failure(CommandError("--regions '\(shown)': cannot be read, or larger than 1 MB")) }
         do {
             return .success(try spec.regions(from: Array(data)))

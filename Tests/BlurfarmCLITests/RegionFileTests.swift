@@ -105,6 +105,20 @@ import Testing
             .write(to: photos.appendingPathComponent("a.regions.json"), atomically: true, encoding: .utf8)
         let (third, moved) = try Self.run(folder)
         #expect(moved["a.jpg"] == "written" && moved["c.jpg"] == "skipped", "\(moved) \(third.stderr)")
+
+        // A file without boxes (the detector found none): the source, unfiltered, not a word.
+        try Self.regionFile(width: w, height: h, boxes: []).write(
+            to: photos.appendingPathComponent("b.regions.json"), atomically: true, encoding: .utf8)
+        let (fourth, empty) = try Self.run(folder)
+        #expect(empty["b.jpg"] == "written" && !fourth.stderr.contains("b.regions.json"), "\(empty) \(fourth.stderr)")
+        #expect(try ImageReader.read(folder.appendingPathComponent("out/b.png").path).pixels.firstDifference(from: source) == nil)
+        // Inverted, a file without boxes filters everything.
+        try Self.manifest(missing: "skip").replacingOccurrences(of: "      missing: skip\n", with: "      missing: skip\n    invert: true\n")
+            .write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        let (fifth, inverted) = try Self.run(folder)
+        #expect(fifth.status == 0 && inverted["b.jpg"] == "written", "\(inverted) \(fifth.stderr)")
+        let everywhere = try ImageReader.read(folder.appendingPathComponent("out/b.png").path).pixels
+        #expect(everywhere[w / 2, h / 2] != source[w / 2, h / 2])
     }
 
     /// `apply --regions FILE` places the file's boxes as `--region` places rectangles: the

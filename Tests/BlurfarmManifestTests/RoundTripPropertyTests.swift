@@ -173,7 +173,8 @@ import Testing
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
             if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() {
-                if maybe() {
+                // Boxes from a file are measured on the whole image: not with a `cover` crop.
+                if maybe() || outputs[k].resize?.fit == .cover {
                     outputs[k].regions = regions(&rng)
                 } else {
                     // Boxes from a file beside each input.

@@ -165,6 +165,26 @@ import Testing
         #expect(try await fixture.service.jobs(states: nil, limit: nil).isEmpty)
     }
 
+    /// A region file beside an input that is a link out of the roots refuses the job (403),
+    /// whatever the file holds: no line about it reaches the client.
+    @Test func aRegionFileLinkedOutOfTheRootsRefusesTheJob() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let secret = fixture.folder.appendingPathComponent("secret.txt").path
+        try "not JSON".write(toFile: secret, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(
+            atPath: fixture.root + "/in/plasma-Kite.faces.json", withDestinationPath: secret)
+        let manifest = ServerFixture.manifest + "    regions:\n      from: \"{stem}.faces.json\"\n      missing: skip\n"
+        await #expect {
+            _ = try await fixture.service.submit(SubmitRequest(manifest: manifest, folder: fixture.root))
+        } throws: { error in
+            guard case ServiceError.outsideRoots(let refused) = error else { return false }
+            return refused.path.hasSuffix("plasma-Kite.faces.json") && !"\(error)".contains("JSON")
+        }
+        #expect(fixture.engine.submitted.isEmpty)
+    }
+
     /// An absolute input glob outside the roots is refused by its folder before it is walked:
     /// were it planned first, the planner's diagnostic (two of its files would write one output)
     /// would name files outside the roots.
