@@ -39,7 +39,7 @@ extension JobPlanner {
         var passing = variant
         passing.regionFile = nil
         let bytes: [UInt8]
-        switch read(path) {
+        switch readRegionFile(path) {
         case .missing:
             guard spec.missing == .skip else {
                 return .refused(
@@ -72,14 +72,18 @@ extension JobPlanner {
         return .regions(passing, file: path)
     }
 
-    private enum Read {
+    /// A region file's bytes, or why there are none.
+    public enum RegionFileRead: Sendable {
         case read([UInt8])
         case missing
+        /// Not a regular file, larger than ``RegionFile/maximumBytes``, or unreadable: why.
         case unreadable(String)
     }
 
-    /// The bytes of the regular file at `path`, opened without waiting (a FIFO is refused).
-    private static func read(_ path: String) -> Read {
+    /// The bytes of the regular region file at `path` (through links), opened without waiting
+    /// (a FIFO is refused), at most ``RegionFile/maximumBytes``: how the plan and `apply
+    /// --regions` read one.
+    public static func readRegionFile(_ path: String) -> RegionFileRead {
         let fd: Int32
         do {
             fd = try Syscalls.openForReading(path)

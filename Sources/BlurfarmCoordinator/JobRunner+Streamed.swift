@@ -89,16 +89,16 @@ extension JobRunner {
         let reader: BandReader
         do throws(ImageIOError) {
             // One chain for each group of outputs that will share a render (the same render,
-            // into the same kind of samples: ``SharedRender``).
+            // into the same kind of samples: ``VariantSpec/renderKey``).
             struct Group: Hashable {
-                let render: SharedRender.Key, alpha: Bool, sixteenBit: Bool, background: RGBAColour
+                let render: VariantSpec.RenderKey, alpha: Bool, sixteenBit: Bool, background: RGBAColour
             }
             var distinct = Set<Group>()
             let renders = indices.filter { index in
                 let output = input.outputs[index]
                 let format = ImageFormat(extension: (output.path as NSString).pathExtension)
                 return distinct.insert(Group(
-                    render: SharedRender.Key(output.variant.renderKey, bitDepth: encodeOptions(of: output.variant).bitDepth),
+                    render: output.variant.renderKey,
                     alpha: format?.storesAlpha == true, sixteenBit: format?.stores16Bit == true,
                     background: output.variant.background)).inserted
             }
@@ -152,10 +152,9 @@ extension JobRunner {
         // Outputs whose pixels are the same (the formats of a variant: the same render, into
         // the same samples over the same background) share one chain of the banded render;
         // each band it renders is written to each of them.
-        var groups: [(key: SharedRender.Key, layout: SampleLayout, background: SIMD3<Float>, members: [Int])] = []
+        var groups: [(key: VariantSpec.RenderKey, layout: SampleLayout, background: SIMD3<Float>, members: [Int])] = []
         for (member, entry) in streamed.enumerated() {
-            let key = SharedRender.Key(
-                input.outputs[entry.index].variant.renderKey, bitDepth: encodeOptions(of: input.outputs[entry.index].variant).bitDepth)
+            let key = input.outputs[entry.index].variant.renderKey
             if let g = groups.firstIndex(where: {
                 $0.key == key && $0.layout == entry.writer.layout && $0.background == entry.writer.background
             }) {

@@ -180,10 +180,9 @@ public struct JobRunner: Sendable {
             let (request, widths) = decodeRequest(for: input, resize: resize)
             var decoded: Result<([DecodedImage], Double), ImageIOError>?
             // Outputs that differ only in their encoding (the formats of a variant) share one render.
-            var renders = SharedRenders<SharedRender.Key, RenderedImage>(keys: input.outputs.indices.compactMap { index in
+            var renders = SharedRenders<VariantSpec.RenderKey, RenderedImage>(keys: input.outputs.indices.compactMap { index in
                 let output = input.outputs[index]
-                guard output.decodeResize == resize, reports[index] == nil else { return nil }
-                return SharedRender.Key(output.variant.renderKey, bitDepth: encodeOptions(of: output.variant).bitDepth)
+                return output.decodeResize == resize && reports[index] == nil ? output.variant.renderKey : nil
             })
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
@@ -231,7 +230,7 @@ public struct JobRunner: Sendable {
     /// process there is nothing to check. An output that fails verification is not written.
     private func render(
         input: PlannedInput, output: PlannedOutput, decoded: Result<(DecodedImage, Double), ImageIOError>, tileSize: Int,
-        verify: VerifyMode, control: JobControl, renders: inout SharedRenders<SharedRender.Key, RenderedImage>,
+        verify: VerifyMode, control: JobControl, renders: inout SharedRenders<VariantSpec.RenderKey, RenderedImage>,
         events: @escaping @Sendable (Event) -> Void
     ) -> OutputReport {
         var createdFolders: [CreatedFolder] = []
@@ -267,7 +266,7 @@ public struct JobRunner: Sendable {
         // A variant without filters (a thumbnail) whose chain keeps the channels is the decoded
         // image itself: the chain would copy it, tile by tile, to the same bits.
         let identity = chain.isIdentity(forSource: image.pixels.channels)
-        let key = SharedRender.Key(variant.renderKey, bitDepth: options.bitDepth)
+        let key = variant.renderKey
         let shared = renders.render(for: key)
         // Tiles rendered for this output: none when it shares another's render.
         let tiles = identity || shared != nil ? [] : TileGrid(bounds: outputRect, tileSize: tileSize).tiles
@@ -391,21 +390,4 @@ extension ResizeSpec.Crop {
 extension RGBAColour {
     /// The colour as sRGB values 0...1, for flattening onto it.
     var rgb: SIMD3<Float> { SIMD3(Float(red), Float(green), Float(blue)) / 255 }
-}
-
-/// Outputs of one input rendered once and encoded in several ways: the formats of a variant
-/// (``VariantSpec/eachFormat()``), and any variants that differ only in their encoding. Every
-/// path shares so (in this process, in a worker's whole-image task, band by band).
-public enum SharedRender {
-    /// What makes two outputs' pixels equal: the variant's ``VariantSpec/renderKey`` and the
-    /// output bit depth asked of the render (nil: the source's).
-    public struct Key: Hashable, Sendable {
-        public let render: VariantSpec.RenderKey
-        public let bitDepth: Int?
-
-        public init(_ render: VariantSpec.RenderKey, bitDepth: Int?) {
-            self.render = render
-            self.bitDepth = bitDepth
-        }
-    }
 }

@@ -101,19 +101,18 @@ extension JobDecoder {
                 ok = false
             }
         }
-        var file = RegionFile(path: (try? PathTemplate("{stem}"))!)
+        var shape = Region.Shape.rect, feather = 0.0, missing = RegionFile.Missing.error
         if let e = value("shape") {
-            if let v = d.choice(e, of: Region.Shape.self) { file.shape = v } else { ok = false }
+            if let v = d.choice(e, of: Region.Shape.self) { shape = v } else { ok = false }
         }
         if let e = value("feather") {
-            if let v = pixels(e, &d) { file.feather = v } else { ok = false }
+            if let v = pixels(e, &d) { feather = v } else { ok = false }
         }
         if let e = value("missing") {
-            if let v = d.choice(e, of: RegionFile.Missing.self) { file.missing = v } else { ok = false }
+            if let v = d.choice(e, of: RegionFile.Missing.self) { missing = v } else { ok = false }
         }
         guard ok, let template else { return nil }
-        file.path = template
-        return file
+        return RegionFile(path: template, shape: shape, feather: feather, missing: missing)
     }
 
     /// One `- rect:` or `- ellipse:` item with its keys.

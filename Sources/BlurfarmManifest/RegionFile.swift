@@ -64,22 +64,28 @@ public struct RegionFile: Hashable, Sendable {
         var boxes: [Box]
     }
 
-    /// The regions of the file's `bytes`: each box as a share of the image the file measured,
-    /// the shape and feather of this file's spec.
-    /// - Throws: ``Problem`` naming the JSON path of the first thing wrong.
+    /// The regions of the file's `bytes`, as this spec shapes them
+    /// (``regions(from:shape:feather:)``).
     public func regions(from bytes: [UInt8]) throws(Problem) -> [Region] {
+        try Self.regions(from: bytes, shape: shape, feather: feather)
+    }
+
+    /// The regions of a region file's `bytes`: each box as a share of the image the file
+    /// measured, as `shape`, feathered by `feather` pixels.
+    /// - Throws: ``Problem`` naming the JSON path of the first thing wrong.
+    public static func regions(from bytes: [UInt8], shape: Region.Shape, feather: Double) throws(Problem) -> [Region] {
         let contents: Contents
         do {
             contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
         } catch let error as DecodingError {
-            throw Self.problem(error)
+            throw problem(error)
         } catch {
             throw Problem(path: "$", message: "\(error)")
         }
         guard contents.width.isFinite, contents.width > 0 else { throw Problem(path: "$.width", message: "must be a number > 0") }
         guard contents.height.isFinite, contents.height > 0 else { throw Problem(path: "$.height", message: "must be a number > 0") }
-        guard contents.boxes.count <= Self.maximumBoxes else {
-            throw Problem(path: "$.boxes", message: "more than \(Self.maximumBoxes) boxes")
+        guard contents.boxes.count <= maximumBoxes else {
+            throw Problem(path: "$.boxes", message: "more than \(maximumBoxes) boxes")
         }
         var regions: [Region] = []
         for (i, box) in contents.boxes.enumerated() {

@@ -190,9 +190,10 @@ public struct VariantSpec: Hashable, Sendable {
     /// else nil (the input's extension).
     public var outputExtension: String? { formats.count == 1 ? formats[0] : nil }
 
-    /// What the pixels of an output depend on, besides the input: outputs of one input whose
-    /// keys are equal are rendered once and encoded each in its format (the formats of one
-    /// variant, and any two variants that differ only in how they are encoded).
+    /// What the pixels of an output depend on, besides the input (a variant sets nothing else
+    /// the render reads: the output's bit depth is the encoder's choice, after it): outputs of
+    /// one input whose keys are equal are rendered once and encoded each in its format (the
+    /// formats of one variant, and any two variants that differ only in how they are encoded).
     public var renderKey: RenderKey {
         RenderKey(filters: filters, edge: edge, colour: colour, resize: resize, regions: regions)
     }

@@ -194,7 +194,7 @@ struct Apply: ParsableCommand {
         var specs: [FilterSpec] = []
         for filter in filters { specs.append(try FilterOption.parse(filter, registry: registry).get()) }
         let file = try regionFile.map { path throws(CommandError) in
-            try RegionOption.boxes(path, RegionFile(path: try! PathTemplate("{stem}"), shape: regionsShape, feather: regionsFeather)).get()
+            try RegionOption.boxes(path, shape: regionsShape, feather: regionsFeather).get()
         }
         let mask = try RegionOption.mask(
             regions, file: file, invert: invertRegions, filters: specs.count, edge: edge).get()

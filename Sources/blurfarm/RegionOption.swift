@@ -1,4 +1,4 @@
-import Foundation
+import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmManifest
 
@@ -65,28 +65,20 @@ enum RegionOption {
         return .success(RegionMask(regions: regions, invert: invert))
     }
 
-    /// The boxes of the region file at `path` (``RegionFile``: a detector's JSON), as
-    /// `spec` shapes them; what is wrong with the file, naming it and the JSON path.
-    static func boxes(_ path: String, _ spec: RegionFile) -> Result<[Region], CommandError> {
-        let shown = ShownName.of(path)
-        // Through links, as a manifest's region files are read.
-        let real = (path as NSString).resolvingSymlinksInPath
-        guard FileManager.default.fileExists(atPath: real) else {
-            return .failure(CommandError("--regions '\(shown)': no such file"))
-        }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: real) else {
-            return .failure(CommandError("--regions '\(shown)': cannot read its status"))
-        }
-        guard attributes[.type] as? FileAttributeType == .typeRegular else {
-            return .failure(CommandError("--regions '\(shown)': not a regular file"))
-        }
-        guard (attributes[.size] as? Int ?? 0) <= RegionFile.maximumBytes,
-            let data = FileManager.default.contents(atPath: real)
-        else { return .failure(CommandError("--regions '\(shown)': cannot be read, or larger than 1 MB")) }
-        do {
-            return .success(try spec.regions(from: Array(data)))
-        } catch {
-            return .failure(CommandError("--regions '\(shown)': \(error)"))
+    /// The boxes of the region file at `path` (a detector's JSON, read as a manifest's region
+    /// files are: ``JobPlanner/readRegionFile(_:)``), as `shape` with `feather`; what is
+    /// wrong with the file, naming it and the JSON path.
+    static func boxes(_ path: String, shape: Region.Shape, feather: Double) -> Result<[Region], CommandError> {
+        let shown = "--regions '\(ShownName.of(path))'"
+        switch JobPlanner.readRegionFile(path) {
+        case .missing: return .failure(CommandError("\(shown): no such file"))
+        case .unreadable(let reason): return .failure(CommandError("\(shown): \(reason)"))
+        case .read(let bytes):
+            do {
+                return .success(try RegionFile.regions(from: bytes, shape: shape, feather: feather))
+            } catch {
+                return .failure(CommandError("\(shown): \(error)"))
+            }
         }
     }
 }
