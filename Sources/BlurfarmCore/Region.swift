@@ -95,9 +95,14 @@ public struct Region: Hashable, Sendable {
     /// with d the ``signedDistance(x:y:in:)`` of the pixel's centre and f the feather,
     /// `1` for d ≤ −f, `0` for d ≥ 0, and `smoothstep(−d / f)` between (t² (3 − 2t)); a hard
     /// edge (f = 0) is 1 for d < 0 and 0 otherwise. The ramp lies inside the outline, so every
-    /// pixel whose centre is outside it is the source's.
+    /// pixel whose centre is outside it is the source's; and a centre not strictly inside the
+    /// box is outside, whatever the last bit of d says on its edge (so that the row's coverage
+    /// and a tile's, which go by the box first, are the pixel's: ``RegionMask``).
     public func coverage(x i: Int, y j: Int, in image: Rect) -> Double {
-        let d = signedDistance(x: Double(i) + 0.5, y: Double(j) + 0.5, in: image)
+        let px = Double(i) + 0.5, py = Double(j) + 0.5
+        let b = box(in: image)
+        guard b.left < px, px < b.right, b.top < py, py < b.bottom else { return 0 }
+        let d = signedDistance(x: px, y: py, in: image)
         guard d < 0 else { return 0 }
         guard feather > 0 else { return 1 }
         let t = min(-d / feather, 1)

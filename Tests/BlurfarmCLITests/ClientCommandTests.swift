@@ -75,10 +75,11 @@ import Testing
     @Test func cancelAndAFailedJobsStatus() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try ServedFarm.addPhotos(to: folder, count: 6)
+        // Enough work for one worker (seconds) that the cancel comes while the job runs.
+        try ServedFarm.addPhotos(to: folder, count: 12)
         let server = try ServedFarm(folder: folder, workers: 1)
         defer { server.stop() }
-        let id = try server.submit(try server.writeJob("stopped", sigma: 12))
+        let id = try server.submit(try server.writeJob("stopped", sigma: 40))
         let cancelled = try Blurfarm.run(["cancel", "\(id)", "--server", server.base])
         #expect(cancelled.status == 0, "\(cancelled.stderr)")
         #expect(cancelled.stdout.contains("  cancel"), "\(cancelled.stdout)")

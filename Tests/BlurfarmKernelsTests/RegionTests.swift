@@ -143,6 +143,19 @@ import Testing
         }
     }
 
+    /// A centre on a box's edge is outside the shape, whatever the signed distance's last bit
+    /// says there (the case a random mask found: a box from 7.5 whose centre-to-edge distance
+    /// rounded below zero): the pixel's, the row's and the tile's coverage agree.
+    @Test func aCentreOnTheBoxsEdgeIsOutsideForPixelRowAndTile() {
+        let mask = randomRegionMask(width: 25, height: 4, seed: 18123777502872028808)
+        let image = Rect(width: 25, height: 4)
+        #expect(mask.regions.contains { $0.box(in: image).left == 7.5 })
+        var row: [Float] = []
+        mask.coverage(row: 2, from: 0, count: 25, in: image, into: &row)
+        #expect(Float(mask.coverage(x: 7, y: 2, in: image)) == row[7])
+        #expect(mask.uniformCoverage(of: Rect(x: 0, y: 2, width: 8, height: 1), in: image) == row[7])
+    }
+
     /// Tiles outside a rounded, feathered rectangle, inside it past its feather, and across its
     /// edge: 0, 1 and measured pixel by pixel; swapped when inverted.
     @Test func tilesOutsideAndInsideARegionAreKnownWithoutMeasuring() {
