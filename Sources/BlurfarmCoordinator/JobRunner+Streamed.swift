@@ -45,7 +45,10 @@ extension JobRunner {
     /// where a tile lies), and it is verified by checksums only (`decode` and `untiled`
     /// compare the whole image).
     public static func canStream(_ output: PlannedOutput, verify: VerifyMode, registry: FilterRegistry) -> Bool {
-        guard verify == .checksum, output.decodeResize == nil, !output.variant.filters.isEmpty else { return false }
+        // `output: region` writes a box rendered whole: small, and what the regions cost anyway.
+        guard verify == .checksum, output.decodeResize == nil, !output.variant.filters.isEmpty,
+            output.variant.regions.extent == .image
+        else { return false }
         guard output.variant.filters.allSatisfy({ registry.descriptor(named: $0.name)?.isPlugin == false }) else { return false }
         return chain(of: output, registry: registry).reach != nil
     }

@@ -230,6 +230,7 @@ extension OutputFailure {
         switch failure.kind {
         case .decode: self = .decode(error(.decodeFailed))
         case .plugin: self = .plugin(failure.message)
+        case .regions: self = .regions("\(ShownName.of(failure.path ?? "")): \(failure.message)")
         case .verification: self = .verification("\(failure.path ?? ""): \(failure.message)")
         case .encode: self = .write(error(.encodeFailed))
         case .tooLarge: return nil

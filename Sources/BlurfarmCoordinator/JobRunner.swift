@@ -252,6 +252,9 @@ public struct JobRunner: Sendable {
         if let problem = chain.problem(forImage: image.pixels.rect) {
             return failure(.plugin(problem.message), decode: decodeSeconds)
         }
+        if let problem = chain.regionProblem(forImage: image.pixels.rect) {
+            return failure(.regions("\(ShownName.of(output.path)): \(problem)"), decode: decodeSeconds)
+        }
         let outputRect = chain.outputRect(forImage: image.pixels.rect)
         if outputRect.area > pixelLimit {
             let plugins = chain.filters.filter { $0.origin != .builtIn }.map { "plugin '\($0.spec.name)'" }

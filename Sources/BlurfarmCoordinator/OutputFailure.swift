@@ -14,6 +14,8 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case render(output: String, RenderFailure)
     /// A plugin's answers were refused, or made the output too large: the message.
     case plugin(String)
+    /// `output: region`, and every region lies outside the image: the message.
+    case regions(String)
     /// The image rendered, but verification found it wrong: the message.
     case verification(String)
     /// It could not be encoded or written (a missing folder, a full disk).
@@ -32,6 +34,7 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .decode, .decodedEarlier: "decode"
         case .render: "render"
         case .plugin: "plugin"
+        case .regions: "regions"
         case .verification: "verification"
         case .write: "write"
         case .cancelled: "cancelled"
@@ -53,7 +56,7 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .decode(let error), .write(let error): error.description
-        case .decodedEarlier(let message), .plugin(let message), .verification(let message): message
+        case .decodedEarlier(let message), .plugin(let message), .regions(let message), .verification(let message): message
         case .render(let output, let failure): "\(output): \(failure)"
         case .cancelled: "cancelled"
         case .stopped: "stopped"

@@ -48,7 +48,8 @@ public enum OutputRecipe {
     }
 
     /// `regions=[rect x=10% y=0 width=50 height=20% corner-radius=4 feather=2, …]` and
-    /// `invert=true` when inverted; nothing for a variant without regions.
+    /// `invert=true` when inverted, `output=region` (or `output=cutout` in a format with alpha)
+    /// for `output: region`; nothing for a variant without regions.
     static func regions(_ mask: RegionMask) -> [String] {
         guard !mask.isEverywhere else { return [] }
         let text = ScalarWriter.length
@@ -57,6 +58,11 @@ public enum OutputRecipe {
                 + (r.cornerRadius > 0 ? " corner-radius=\(ScalarWriter.number(r.cornerRadius))" : "")
                 + " feather=\(ScalarWriter.number(r.feather))"
         }
-        return ["regions=[" + shapes.joined(separator: ", ") + "]"] + (mask.invert ? ["invert=true"] : [])
+        let extent = switch mask.extent {
+        case .image: [String]()
+        case .box: ["output=region"]
+        case .cutout: ["output=cutout"]
+        }
+        return ["regions=[" + shapes.joined(separator: ", ") + "]"] + (mask.invert ? ["invert=true"] : []) + extent
     }
 }

@@ -9,11 +9,27 @@ public struct RegionMask: Hashable, Sendable {
     public var regions: [Region]
     /// Whether the filters apply everywhere but the regions (the subject kept sharp).
     public var invert: Bool
+    /// What the output holds: the whole image, or only the regions' box (`output: region`).
+    public var extent: Extent
 
-    /// The mask of `regions`, inverted when `invert`.
-    public init(regions: [Region] = [], invert: Bool = false) {
+    /// What a chain with regions writes (docs/manifest.md, "Only the region: output: region").
+    public enum Extent: UInt8, Hashable, Sendable, CaseIterable {
+        /// The whole image, the regions blended in.
+        case image = 0
+        /// Only the regions' ``box(in:)``, blended as in the whole image (a format without
+        /// alpha: the source where the coverage is 0).
+        case box = 1
+        /// Only the regions' box, the filtered pixels with the coverage as their alpha
+        /// (premultiplied: each value times the coverage), so that laid over the source at the
+        /// box's place it gives the blend; what a format with alpha gets.
+        case cutout = 2
+    }
+
+    /// The mask of `regions`, inverted when `invert`, written over `extent`.
+    public init(regions: [Region] = [], invert: Bool = false, extent: Extent = .image) {
         self.regions = regions
         self.invert = invert
+        self.extent = extent
     }
 
     /// No mask: the filters apply to every pixel.
@@ -32,6 +48,28 @@ public struct RegionMask: Hashable, Sendable {
             if c == 1 { break }
         }
         return invert ? 1 - c : c
+    }
+
+    /// The smallest rectangle of whole pixels holding every pixel whose centre lies strictly
+    /// inside a region's box (so every pixel a region covers), clipped to `image`: what
+    /// `output: region` writes. Empty when every region lies outside the image, and for no
+    /// regions.
+    public func box(in image: Rect) -> Rect {
+        var union: Rect?
+        for region in regions {
+            // Clamped first (a region far beyond the image must not overflow an Int).
+            let raw = region.box(in: image)
+            func clampX(_ v: Double) -> Double { min(max(v, Double(image.x) - 1), Double(image.maxX) + 1) }
+            func clampY(_ v: Double) -> Double { min(max(v, Double(image.y) - 1), Double(image.maxY) + 1) }
+            let b = (left: clampX(raw.left), right: clampX(raw.right), top: clampY(raw.top), bottom: clampY(raw.bottom))
+            // Pixel i's centre lies strictly inside (left, right) when left - 0.5 < i < right - 0.5.
+            let x0 = Int((b.left - 0.5).rounded(.down)) + 1, x1 = Int((b.right - 0.5).rounded(.up))
+            let y0 = Int((b.top - 0.5).rounded(.down)) + 1, y1 = Int((b.bottom - 0.5).rounded(.up))
+            let pixels = Rect(x: x0, y: y0, width: max(0, x1 - x0), height: max(0, y1 - y0)).intersection(image)
+            guard !pixels.isEmpty else { continue }
+            union = union.map { $0.union(pixels) } ?? pixels
+        }
+        return union ?? Rect(x: image.x, y: image.y, width: 0, height: 0)
     }
 
     /// The coverage every pixel of `tile` has, when it is the same for all and the blend is

@@ -55,7 +55,7 @@ extension FilterChain {
     /// (`ImageRendering.render(_:sourceBitDepth:outputBitDepth:chain:tileSize:ticket:)`), whatever the tiles
     /// and the engine, so one job's bytes never depend on how it ran.
     public func fixedPointGaussian(forSourceChannels channels: Int) -> GaussianBlur? {
-        guard channels == 3, colour == .gamma, edge == .clamp || edge == .mirror, filters.count == 1,
+        guard channels == 3, colour == .gamma, regions.extent != .cutout, edge == .clamp || edge == .mirror, filters.count == 1,
             let gaussian = filters[0] as? GaussianBlur, gaussian.fixedPoint != nil
         else { return nil }
         return gaussian

@@ -47,8 +47,9 @@ public struct FilterChain: Sendable {
     /// The channels the chain works in and writes for a source with `sourceChannels`: an
     /// opaque (3-channel) source stays opaque under `clamp` and `mirror`; `transparent` and
     /// `grow` bring transparency in, so alpha is carried.
+    /// A cutout (`output: region` in a format with alpha) carries its coverage as alpha.
     public func channels(forSource sourceChannels: Int) -> Int {
-        sourceChannels == 3 && (edge == .clamp || edge == .mirror) ? 3 : 4
+        sourceChannels == 3 && (edge == .clamp || edge == .mirror) && regions.extent != .cutout ? 3 : 4
     }
 
     /// Whether rendering a source with `sourceChannels` gives the source itself, bit for bit:
@@ -61,7 +62,10 @@ public struct FilterChain: Sendable {
     /// The output rectangle for a source image covering `image`.
     /// With `grow` that is each filter's domain of definition in turn (the source grown by
     /// the chain's reach for the built-in filters); otherwise the image itself.
+    /// With `output: region` (``RegionMask/extent``), the regions' box
+    /// (``RegionMask/box(in:)``; empty when they lie outside the image: ``regionProblem(forImage:)``).
     public func outputRect(forImage image: Rect) -> Rect {
+        if regions.extent != .image { return regions.box(in: image) }
         guard edge == .grow else { return image }
         return filters.reduce(image) { $1.domainOfDefinition(forInput: $0, image: image) }
     }
@@ -76,6 +80,13 @@ public struct FilterChain: Sendable {
             if edge == .grow { input = filter.domainOfDefinition(forInput: input, image: image) }
         }
         return nil
+    }
+
+    /// Why nothing can be written for an image covering `image`: `output: region` whose
+    /// regions all lie outside it (the box is empty). Nil otherwise.
+    public func regionProblem(forImage image: Rect) -> String? {
+        guard regions.extent != .image, regions.box(in: image).isEmpty else { return nil }
+        return "'output: region': every region lies outside the \(image.width)x\(image.height) image, so there is no box to write"
     }
 
     /// How many of `tiles` (of an image covering `image`) no region reaches: rendering copies
@@ -147,7 +158,12 @@ public struct FilterChain: Sendable {
         let sourceEdge = edge == .grow ? EdgeRule.transparent : edge
         // A tile no region reaches is its source (what the blend would give it, bit for bit),
         // and one wholly inside a region is its filtered pixels: only the regions cost.
+        // A cutout's tile no region reaches is transparent.
         let coverage = regions.uniformCoverage(of: tile, in: image)
+        if coverage == 0 && regions.extent == .cutout {
+            target.copy(tile, from: PixelBuffer(rect: tile, channels: n))
+            return
+        }
         if stages.isEmpty || coverage == 0 {
             target.copy(tile, from: EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge, channels: n))
             return
@@ -161,7 +177,9 @@ public struct FilterChain: Sendable {
             try stages[i - 1].apply(input: input, output: result, image: image)
             current = result
         }
-        if coverage == nil {
+        if coverage == nil && regions.extent == .cutout {
+            regions.cut(tile: tile, into: output, image: image)
+        } else if coverage == nil {
             let unfiltered = EdgeExtension.extend(source, image: image, to: tile, rule: sourceEdge, channels: n)
             regions.blend(tile: tile, source: unfiltered, into: output, image: image)
         }

@@ -34,6 +34,25 @@ extension RegionMask {
         }
     }
 
+    /// Multiplies the rendered `output` pixels of `tile` by their coverage, every channel
+    /// (premultiplied values: the filtered pixel with the coverage as its alpha), for a
+    /// ``RegionMask/Extent/cutout``.
+    func cut(tile: Rect, into output: PixelBuffer, image: Rect) {
+        guard !isEverywhere, !tile.isEmpty else { return }
+        let out = output.view(tile), n = out.channels
+        var coverage: [Float] = []
+        out.withUnsafePixels { f in
+            for row in 0..<tile.height {
+                self.coverage(row: tile.y + row, from: tile.x, count: tile.width, in: image, into: &coverage)
+                let fr = f + row * out.rowStride
+                for i in 0..<tile.width where coverage[i] != 1 {
+                    let c = coverage[i]
+                    for k in (i * n)..<(i * n + n) { fr[k] = c == 0 ? 0 : fr[k] * c }
+                }
+            }
+        }
+    }
+
     /// Blends the rendered `output` samples of `tile` with `source` (which holds `tile`, with
     /// the same channels) at the samples' depth, rounding to nearest.
     func blend<S: FileSample>(tile: Rect, source: SampleBuffer<S>, into output: SampleBuffer<S>, image: Rect) {

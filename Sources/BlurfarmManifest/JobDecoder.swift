@@ -12,7 +12,7 @@ public enum JobDecoder {
     public static let variantKeys = [
         "name", "path", "formats", "filters", "edge", "colour", "quality", "lossless", "progressive", "subsampling",
         "optimize-coding", "effort", "metadata", "strip", "jpeg", "webp", "avif", "resize", "background",
-        "regions", "invert",
+        "regions", "invert", "output",
     ]
     /// The keys of `resize`.
     public static let resizeKeys = ["width", "height", "sizes", "fit", "crop", "upscale", "sharpen"]
@@ -366,12 +366,35 @@ public enum JobDecoder {
             ok = false
         }
 
-        guard ok, let name, let template, let regions else { return nil }
+        var mask = regions?.mask
+        if let e = entry("output"), let text = d.string(e, expected: "'image' or 'region'") {
+            switch text {
+            case "image": break
+            case "region":
+                if let why = regions.flatMap({ regions in
+                    regions.file != nil ? "regions from a file (any number of boxes per input)"
+                        : regions.mask.isEverywhere ? "no 'regions'"
+                        : regions.mask.invert ? "'invert' (everything but the regions has no box)"
+                        : !(resize?.sizes.isEmpty ?? true) ? "'sizes' (the widths would not be the sizes)" : nil
+                }) {
+                    d.error("'output: region' writes the box of the variant's regions, and this variant has \(why)", at: e.value.location)
+                    ok = false
+                }
+                mask?.extent = .box
+            default:
+                d.error("'output' must be 'image' (the whole image, the default) or 'region' (only the regions' box)", at: e.value.location)
+                ok = false
+            }
+        } else if entry("output") != nil {
+            ok = false
+        }
+
+        guard ok, let name, let template, let regions, let mask else { return nil }
         return VariantSpec(
             name: name, pathTemplate: template, formats: formats, filters: filters, edge: edge, colour: colour, quality: quality,
             lossless: lossless, progressive: progressive, subsampling: subsampling, metadata: metadata, effort: effort,
             optimizeCoding: optimizeCoding, formatSettings: formatSettings, resize: resize, background: background,
-            regions: regions.mask, regionFile: regions.file, location: item.location,
+            regions: mask, regionFile: regions.file, location: item.location,
             pathLocation: pathEntry?.value.location, filterLocations: filterLocations, regionLocations: regions.locations)
     }
 }

@@ -86,6 +86,7 @@ public enum ManifestPrinter {
                     out += indent + "      feather: \(ScalarWriter.number(region.feather))\n"
                 }
                 out += indent + "invert: \(variant.regions.invert)\n"
+                out += indent + "output: \(variant.regions.extent == .image ? "image" : "region")\n"
             }
         }
         if let tile = job.tile { out += "tile: \(tile)\n" }

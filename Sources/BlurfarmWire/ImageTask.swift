@@ -177,6 +177,8 @@ public struct ImageOutputFailure: Equatable, Sendable {
         /// The encoded file does not fit the answer's frame with the others
         /// (``WireProtocol/inlinePixelCapacity`` bytes in all): the coordinator makes it.
         case tooLarge = 4
+        /// `output: region`, and every region lies outside the image.
+        case regions = 5
     }
 
     public var kind: Kind

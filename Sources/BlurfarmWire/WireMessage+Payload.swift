@@ -293,7 +293,8 @@ extension ColourMode {
 extension ByteWriter {
     /// Where a chain's filters apply (``RegionMask``): a list of regions, each shape u8 (0 rect,
     /// 1 ellipse), x, y, width, height (each a unit u8, 0 pixels or 1 percent, then f64),
-    /// cornerRadius f64, feather f64; then invert bool.
+    /// cornerRadius f64, feather f64; then invert bool, then the extent u8
+    /// (``RegionMask/Extent``: 0 image, 1 box, 2 cutout).
     mutating func regions(_ mask: RegionMask) {
         count(mask.regions.count)
         for region in mask.regions {
@@ -312,6 +313,7 @@ extension ByteWriter {
             f64(region.feather)
         }
         bool(mask.invert)
+        u8(mask.extent.rawValue)
     }
 }
 
@@ -350,7 +352,13 @@ extension ByteReader {
                 shape: shape, x: lengths[0], y: lengths[1], width: lengths[2], height: lengths[3],
                 cornerRadius: cornerRadius, feather: feather))
         }
-        let mask = RegionMask(regions: regions, invert: try bool(field + ".invert"))
+        let invert = try bool(field + ".invert")
+        let tag = try u8(field + ".extent")
+        guard let extent = RegionMask.Extent(rawValue: tag) else { throw .badTag(field: field + ".extent", tag: tag) }
+        let mask = RegionMask(regions: regions, invert: invert, extent: extent)
+        if mask.isEverywhere ? extent != .image : invert && extent != .image {
+            throw .invalidValue(field: field + ".extent", reason: "only some regions, not inverted, have a box to write")
+        }
         if !mask.isEverywhere, edge == .grow {
             throw .invalidValue(field: field, reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'")
         }

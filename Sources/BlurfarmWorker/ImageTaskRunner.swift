@@ -80,6 +80,9 @@ struct ImageTaskRunner: Sendable {
             return refused(error.message)
         }
         if let problem = chain.problem(forImage: image.pixels.rect) { return refused(problem.message) }
+        if let problem = chain.regionProblem(forImage: image.pixels.rect) {
+            return .failed(ImageOutputFailure(kind: .regions, code: nil, path: output.path, message: problem))
+        }
         let outputRect = chain.outputRect(forImage: image.pixels.rect)
         if outputRect.area > pixelLimit {
             return refused(

@@ -25,7 +25,7 @@ extension Apply {
         chain: FilterChain, specs: [FilterSpec], tile: Int, options: EncodeOptions, limits: AdmissionLimits,
         launched: Engine.Launched
     ) throws -> Bool {
-        guard input != "-", format == nil, resize == nil, chain.reach != nil,
+        guard input != "-", format == nil, resize == nil, chain.reach != nil, chain.regions.extent == .image,
             chain.filters.allSatisfy({ $0.origin == .builtIn })
         else { return false }
         let clock = ContinuousClock()

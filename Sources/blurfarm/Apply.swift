@@ -96,6 +96,11 @@ struct Apply: ParsableCommand {
     @Flag(help: "Filter everywhere but the --region rectangles (and the --regions boxes).")
     var invertRegions = false
 
+    @Flag(help: ArgumentHelp(
+        "Write only the regions' box (the manifest's 'output: region').",
+        discussion: "In PNG, WebP, AVIF and TIFF the filtered pixels with their coverage as alpha; in JPEG the blended box."))
+    var regionOnly = false
+
     @OptionGroup var farm: FarmOptions
 
     @Option(help: "Tile side in pixels (default: the configuration's tile); 0 renders the image as one tile.")
@@ -196,8 +201,16 @@ struct Apply: ParsableCommand {
         let file = try regionFile.map { path throws(CommandError) in
             try RegionOption.boxes(path, shape: regionsShape, feather: regionsFeather).get()
         }
-        let mask = try RegionOption.mask(
+        var mask = try RegionOption.mask(
             regions, file: file, invert: invertRegions, filters: specs.count, edge: edge).get()
+        if regionOnly {
+            guard !mask.isEverywhere, !invertRegions else {
+                throw CommandError(
+                    invertRegions ? "--region-only writes the regions' box: not with --invert-regions"
+                        : "--region-only writes the regions' box: give --region or --regions (with boxes)")
+            }
+            mask.extent = .box
+        }
         if let file, file.isEmpty, regions.isEmpty { return (invertRegions ? specs : [], .everywhere) }
         return (specs, mask)
     }
@@ -212,7 +225,11 @@ struct Apply: ParsableCommand {
         let limits = (pixels: configuration.pixelLimit, memory: configuration.memoryLimit ?? ImageReader.usableMemory)
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
-        let (specs, mask) = try chainOptions(registry: registry)
+        var (specs, mask) = try chainOptions(registry: registry)
+        // Only the box: a cutout where the format has alpha (as a manifest's `output: region`).
+        if mask.extent != .image, ImageFormat(extension: format ?? (output as NSString).pathExtension)?.storesAlpha == true {
+            mask.extent = .cutout
+        }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = encodeOptions
         if let format {
@@ -244,6 +261,7 @@ struct Apply: ParsableCommand {
                 : try decode(input, limits: limits)
         }
         guard let image = decoded else { return }
+        if let problem = chain.regionProblem(forImage: image.pixels.rect) { throw CommandError("\(input): \(problem)") }
         if chain.isIdentity(forSource: image.pixels.channels) {
             let encodeTime = try clock.measure { try write(image.pixels, of: image, options: options) }
             if verbose {

@@ -184,6 +184,10 @@ struct Check: ParsableCommand {
                 described.error = problem.message
                 return described
             }
+            if let problem = chain.regionProblem(forImage: Rect(width: size.width, height: size.height)) {
+                described.error = problem
+                return described
+            }
             let outputRect = chain.outputRect(forImage: Rect(width: size.width, height: size.height))
             size = (outputRect.width, outputRect.height)
             described.tiles = TileGrid(bounds: outputRect, tileSize: plan.tileSize).count
@@ -195,6 +199,11 @@ struct Check: ParsableCommand {
             if !variant.regions.isEverywhere {
                 described.regions = variant.regions.regions.count
                 described.invert = variant.regions.invert
+            }
+            if variant.regions.extent != .image {
+                described.box = JobPlanJSON.BoxJSON(
+                    x: outputRect.x, y: outputRect.y, width: outputRect.width, height: outputRect.height,
+                    cutout: variant.regions.extent == .cutout)
             }
         }
         described.width = size.width
@@ -291,6 +300,9 @@ struct JobPlanJSON: Encodable {
         var regions: Int?
         /// With `regions`: true when the filters apply everywhere but the regions.
         var invert: Bool?
+        /// With `output: region`: the box written, `{"x":…,"y":…,"width":…,"height":…}` in the
+        /// image's pixels, and whether it is a cutout (the coverage its alpha).
+        var box: BoxJSON?
         var tiles: Int?
         /// Why the output's filters cannot render it (a plugin answering out of bounds).
         var error: String?
@@ -307,12 +319,22 @@ struct JobPlanJSON: Encodable {
                     reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
                 parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
                 if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
+                if let box {
+                    parts.append(
+                        "only their box, \(box.width)x\(box.height) at (\(box.x), \(box.y))"
+                            + (box.cutout ? ", the coverage its alpha" : ", blended"))
+                }
                 parts.append(counted(tiles ?? 0, "tile"))
             } else {
                 parts.append("no filters")
             }
             return parts.joined(separator: "; ")
         }
+    }
+
+    struct BoxJSON: Encodable {
+        var x, y, width, height: Int
+        var cutout: Bool
     }
 
     struct Input: Encodable {

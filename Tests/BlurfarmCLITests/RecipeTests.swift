@@ -65,6 +65,6 @@ import Testing
         #expect(written.contains { $0.hasPrefix("thumbs/") } && written.contains { $0.hasPrefix("backdrops/") }
             && written.contains { $0.hasPrefix("frosted/") } && written.contains { $0.hasPrefix("cards/") }
             && written.contains { $0.hasPrefix("redacted/") } && written.contains { $0.hasPrefix("portrait/") }
-            && written.contains { $0.hasPrefix("faces/") }, "\(written)")
+            && written.contains { $0.hasPrefix("faces/") } && written.contains { $0.hasPrefix("buttons/") }, "\(written)")
     }
 }

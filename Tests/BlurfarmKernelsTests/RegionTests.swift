@@ -143,6 +143,39 @@ import Testing
         }
     }
 
+    /// `output: region`'s box holds every pixel a region covers, and is the smallest rectangle
+    /// that does so with every region's box: each of its four edges has a pixel whose centre
+    /// lies strictly inside some region's box.
+    @Test func theRegionsBoxHoldsEveryCoveredPixelAndNoMore() async {
+        await propertyCheck(count: 400, input: Gen.int(in: 1...60), Gen.int(in: 1...60), Gen.uint64()) { width, height, seed in
+            var mask = randomRegionMask(width: width, height: height, seed: seed)
+            mask.invert = false
+            let image = Rect(width: width, height: height)
+            let box = mask.box(in: image)
+            #expect(image.contains(box))
+            func inAnyBox(_ i: Int, _ j: Int) -> Bool {
+                mask.regions.contains { r in
+                    let b = r.box(in: image)
+                    return b.left < Double(i) + 0.5 && Double(i) + 0.5 < b.right && b.top < Double(j) + 0.5 && Double(j) + 0.5 < b.bottom
+                }
+            }
+            for j in 0..<height {
+                for i in 0..<width where mask.coverage(x: i, y: j, in: image) > 0 || inAnyBox(i, j) {
+                    guard box.contains(x: i, y: j) else {
+                        Issue.record("\(mask): (\(i), \(j)) is covered, outside the box \(box)")
+                        return
+                    }
+                }
+            }
+            guard !box.isEmpty else { return }
+            let edges = [
+                (box.x..<box.maxX).map { ($0, box.y) }, (box.x..<box.maxX).map { ($0, box.maxY - 1) },
+                (box.y..<box.maxY).map { (box.x, $0) }, (box.y..<box.maxY).map { (box.maxX - 1, $0) },
+            ]
+            #expect(edges.allSatisfy { $0.contains { inAnyBox($0.0, $0.1) } }, "\(mask): \(box) is larger than the regions' boxes")
+        }
+    }
+
     /// A centre on a box's edge is outside the shape, whatever the signed distance's last bit
     /// says there (the case a random mask found: a box from 7.5 whose centre-to-edge distance
     /// rounded below zero): the pixel's, the row's and the tile's coverage agree.
@@ -249,7 +282,10 @@ import Testing
             count: 150, input: Gen.int(in: 1...40), Gen.int(in: 1...50), Gen.int(in: 1...20), Gen.int(in: 0...16),
             Gen.int(in: 1...3), Gen.uint64()
         ) { width, height, bandHeight, tile, threads, seed in
-            let mask = randomRegionMask(width: width, height: height, seed: seed)
+            var mask = randomRegionMask(width: width, height: height, seed: seed)
+            // Now and then only the regions' box (`output: region`), blended or a cutout.
+            if !mask.invert, seed % 3 == 1 { mask.extent = seed % 2 == 0 ? .box : .cutout }
+            if mask.extent != .image, mask.box(in: Rect(width: width, height: height)).isEmpty { return }
             // Now and then the lone gaussian over 8-bit RGB that renders in fixed point.
             let fixedPoint = seed % 4 == 0
             let chain = fixedPoint
@@ -260,9 +296,10 @@ import Testing
                 ? .float32(TestImages.random(width: width, height: height, seed: seed, opaque: seed % 5 == 0))
                 : randomSamples(width: width, height: height, bands: fixedPoint || seed % 5 == 0 ? 3 : 4, format: format, seed: seed)
             let layout = SampleLayout(format: format, channels: chain.channels(forSource: source.channels))
-            let whole = AnyPixels.uninitialized(source.rect, layout)
+            let output = chain.outputRect(forImage: source.rect)
+            let whole = AnyPixels.uninitialized(output, layout)
             Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(
-                source.rect, from: source, image: source.rect, into: whole, background: SIMD3(0.5, 0.25, 1))
+                output, from: source, image: source.rect, into: whole, background: SIMD3(0.5, 0.25, 1))
             let banded = try! BandInvarianceTests.renderedInBands(
                 source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
                 inFlight: Int(seed % 5 / 3) + 1, output: layout, background: SIMD3(0.5, 0.25, 1))

@@ -176,6 +176,8 @@ import Testing
                 // Boxes from a file are measured on the whole image: not with a `cover` crop.
                 if maybe() || outputs[k].resize?.fit == .cover {
                     outputs[k].regions = regions(&rng)
+                    // Now and then only the regions' box (not inverted, not with sizes).
+                    if !outputs[k].regions.invert, sizes.isEmpty, maybe() { outputs[k].regions.extent = .box }
                 } else {
                     // Boxes from a file beside each input.
                     outputs[k].regions = RegionMask(invert: maybe())

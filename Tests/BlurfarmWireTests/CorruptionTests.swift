@@ -36,11 +36,11 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 6))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 6")
+        #expect(error == .unsupportedVersion(received: 99, supported: 7))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 7")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 6))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 6))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 7))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 7))
     }
 
     @Test(arguments: [UInt16(0), 11, 0x100, 0xFFFF])
@@ -97,7 +97,7 @@ import Testing
         case 0..<4:
             return .badMagic(received: Array(c[0..<4]))
         case 4..<6:
-            return .unsupportedVersion(received: u16(c, 4), supported: 6)
+            return .unsupportedVersion(received: u16(c, 4), supported: 7)
         case 6..<8:
             let type = u16(c, 6)
             guard WireMessageType(rawValue: type) != nil else { return .unknownMessageType(type) }
@@ -248,7 +248,8 @@ import Testing
             regions(&b)
         } else {
             b.u32(0)
-            b.u8(0)
+            b.u8(0)  // not inverted
+            b.u8(0)  // the whole image
         }
         b.u8(pixelsTag)
         source.write(&b)
@@ -259,18 +260,22 @@ import Testing
 
     /// One region, built by hand; each argument changes one part.
     static func region(
-        shape: UInt8 = 0, unit: UInt8 = 0, x: Double = 1, width: Double = 2, feather: Double = 0, invert: UInt8 = 0
+        shape: UInt8 = 0, unit: UInt8 = 0, x: Double = 1, width: Double = 2, feather: Double = 0, invert: UInt8 = 0,
+        extent: UInt8 = 0, count: UInt32 = 1
     ) -> (inout Bytes) -> Void {
         { b in
-            b.u32(1)
-            b.u8(shape)
-            for value in [x, 1, width, 2] {
-                b.u8(unit)
-                b.u64(value.bitPattern)
+            b.u32(count)
+            for _ in 0..<count {
+                b.u8(shape)
+                for value in [x, 1, width, 2] {
+                    b.u8(unit)
+                    b.u64(value.bitPattern)
+                }
+                b.u64(Double(0).bitPattern)
+                b.u64(feather.bitPattern)
             }
-            b.u64(Double(0).bitPattern)
-            b.u64(feather.bitPattern)
             b.u8(invert)
+            b.u8(extent)
         }
     }
 
@@ -323,9 +328,15 @@ import Testing
         #expect(Self.taskError(Self.task(edge: 3, regions: Self.region())) == .invalidValue(
             field: "regions", reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'"))
         #expect(Self.taskError(Self.task(regions: Self.region())) == nil)
+        #expect(Self.taskError(Self.task(regions: Self.region(extent: 2))) == nil)
+        #expect(Self.taskError(Self.task(regions: Self.region(extent: 3))) == .badTag(field: "regions.extent", tag: 3))
+        for (invert, count): (UInt8, UInt32) in [(1, 1), (0, 0)] {
+            #expect(Self.taskError(Self.task(regions: Self.region(invert: invert, extent: 1, count: count))) == .invalidValue(
+                field: "regions.extent", reason: "only some regions, not inverted, have a box to write"))
+        }
         #expect(Self.taskError(Self.task(tile: (0, 0, 1, -1))) == .invalidValue(field: "tile", reason: "negative size 1x-1"))
         #expect(Self.taskError(Self.task(tile: (0, .max, 1, 1))) == .invalidValue(field: "tile", reason: "the far edge overflows"))
-        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[4].name"))
+        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[1].name"))
         #expect(Self.taskError(Self.task(filters: Self.filter([0x67, 0xFF], []))) == .invalidUTF8(field: "filters[0].name"))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 4, [])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 4))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 2, [2])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 2))

@@ -177,7 +177,7 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 6, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 7, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let crc = referenceCRC32(header)
@@ -186,7 +186,7 @@ import Testing
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 6, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 7, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -209,7 +209,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(6)
+        hello.u16(7)
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -263,6 +263,7 @@ import Testing
         task.u64(Double(0).bitPattern)
         task.u64(Double(0.5).bitPattern)
         task.u8(1)  // invert
+        task.u8(0)  // the whole image
         task.u8(0)  // shared
         task.u32(3)  // source: segment 3, offset 4096, rect, 4 channels, Float32, stride 400
         task.u64(4096)
@@ -316,6 +317,7 @@ import Testing
         inline.u8(0)  // gamma
         inline.u32(0)  // no regions
         inline.u8(0)  // not inverted
+        inline.u8(0)  // the whole image
         inline.u8(1)  // inline
         inline.rect(-1, -1, 1, 2)
         inline.u8(3)
@@ -392,6 +394,7 @@ import Testing
         task.u8(0)  // gamma
         task.u32(0)  // no regions
         task.u8(0)  // not inverted
+        task.u8(0)  // the whole image
         task.u32(256)  // tileSize
         task.u8(85)  // quality
         task.u8(0)  // lossy

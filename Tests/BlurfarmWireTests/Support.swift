@@ -221,6 +221,7 @@ enum Random {
     /// Regions with any finite values the protocol allows (none with `grow`).
     static func regions<R: RandomNumberGenerator>(_ rng: inout R, edge: EdgeRule) -> RegionMask {
         guard edge != .grow, Bool.random(using: &rng) else { return RegionMask(invert: Bool.random(using: &rng)) }
+        let invert = Bool.random(using: &rng)
         func length(size: Bool) -> RegionLength {
             let value = size ? Double.random(in: 1e-300...1e300, using: &rng) : Double.random(in: -1e300...1e300, using: &rng)
             return Bool.random(using: &rng) ? .pixels(value) : .percent(value)
@@ -232,7 +233,7 @@ enum Random {
                     width: length(size: true), height: length(size: true),
                     cornerRadius: Double.random(in: 0...1e9, using: &rng), feather: Double.random(in: 0...1e9, using: &rng))
             },
-            invert: Bool.random(using: &rng))
+            invert: invert, extent: invert ? .image : RegionMask.Extent.allCases.randomElement(using: &rng)!)
     }
 
     static func task<R: RandomNumberGenerator>(_ rng: inout R) -> TaskMessage {
