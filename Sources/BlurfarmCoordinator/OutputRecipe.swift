@@ -39,30 +39,11 @@ public enum OutputRecipe {
             "filters=[" + v.filters.map(\.description).joined(separator: ", ") + "]",
             "edge=\(v.edge.rawValue)", "colour=\(v.colour.rawValue)", "resize=\(resize)", "format=\(format)",
             "quality=\(v.quality)", "lossless=\(v.lossless)",
-        ] + jpeg + regions(v.regions) + [
+        ] + jpeg + v.regions.recipeParts + [
             metadata, "background=\(v.background)",
             versions,
         ]
         return settings.joined(separator: "; ")
             + v.filters.compactMap { filter in plugins[filter.name].map { "; plugin \(filter.name)=\($0)" } }.joined()
-    }
-
-    /// `regions=[rect x=10% y=0 width=50 height=20% corner-radius=4 feather=2, …]` and
-    /// `invert=true` when inverted, `output=region` (or `output=cutout` in a format with alpha)
-    /// for `output: region`; nothing for a variant without regions.
-    static func regions(_ mask: RegionMask) -> [String] {
-        guard !mask.isEverywhere else { return [] }
-        let text = ScalarWriter.length
-        let shapes = mask.regions.map { r in
-            "\(r.shape.rawValue) x=\(text(r.x)) y=\(text(r.y)) width=\(text(r.width)) height=\(text(r.height))"
-                + (r.cornerRadius > 0 ? " corner-radius=\(ScalarWriter.number(r.cornerRadius))" : "")
-                + " feather=\(ScalarWriter.number(r.feather))"
-        }
-        let extent = switch mask.extent {
-        case .image: [String]()
-        case .box: ["output=region"]
-        case .cutout: ["output=cutout"]
-        }
-        return ["regions=[" + shapes.joined(separator: ", ") + "]"] + (mask.invert ? ["invert=true"] : []) + extent
     }
 }

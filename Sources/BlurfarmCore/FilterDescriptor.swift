@@ -222,15 +222,24 @@ public struct FilterDescriptor: Sendable {
 public struct FilterSpec: Hashable, Sendable, CustomStringConvertible {
     public let name: String
     public let arguments: [String: ParameterValue]
+    /// Where this filter applies in its chain (the manifest's `regions` and `invert` in the
+    /// filter's own parameters): its output blended with its input by the mask. Everywhere
+    /// by default. Never ``RegionMask/Extent/box`` or `cutout` (a variant's `output`).
+    public var regions: RegionMask
 
-    public init(name: String, arguments: [String: ParameterValue]) {
+    public init(name: String, arguments: [String: ParameterValue], regions: RegionMask = .everywhere) {
         self.name = name
         self.arguments = arguments
+        self.regions = regions
     }
 
-    /// The filter and its arguments in a stable order, e.g. `gaussian sigma=8`.
+    /// The parameter names a filter's regions take in a manifest, which no filter may have.
+    public static let regionKeys = ["regions", "invert"]
+
+    /// The filter and its arguments in a stable order, e.g. `gaussian sigma=8`, then its
+    /// regions as a recipe says them (``RegionMask/recipeParts``).
     public var description: String {
-        ([name] + arguments.keys.sorted().map { "\($0)=\(arguments[$0]!)" }).joined(separator: " ")
+        ([name] + arguments.keys.sorted().map { "\($0)=\(arguments[$0]!)" } + regions.recipeParts).joined(separator: " ")
     }
 }
 

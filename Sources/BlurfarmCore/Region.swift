@@ -7,6 +7,15 @@ public enum RegionLength: Hashable, Sendable {
     /// A percentage of the image's extent along the axis (`50` is half of it).
     case percent(Double)
 
+    /// The length as the manifest writes it: a number (whole numbers without a fraction),
+    /// followed by `%` for a percentage.
+    public var text: String {
+        switch self {
+        case .pixels(let p): ParameterValue.number(p).description
+        case .percent(let q): ParameterValue.number(q).description + "%"
+        }
+    }
+
     /// The length in pixels for an image `extent` pixels long along the axis.
     public func pixels(of extent: Int) -> Double {
         switch self {

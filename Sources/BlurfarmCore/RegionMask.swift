@@ -32,6 +32,24 @@ public struct RegionMask: Hashable, Sendable {
         self.extent = extent
     }
 
+    /// The mask as an output's recipe says it: `regions=[rect x=10% y=0 width=50 height=20%
+    /// corner-radius=4 feather=2, …]`, then `invert=true` when inverted, `output=region` (or
+    /// `output=cutout`) for ``Extent/box`` (``Extent/cutout``); nothing for no regions.
+    public var recipeParts: [String] {
+        guard !isEverywhere else { return [] }
+        let number = { (x: Double) in ParameterValue.number(x).description }
+        let shapes = regions.map { r in
+            "\(r.shape.rawValue) x=\(r.x.text) y=\(r.y.text) width=\(r.width.text) height=\(r.height.text)"
+                + (r.cornerRadius > 0 ? " corner-radius=\(number(r.cornerRadius))" : "") + " feather=\(number(r.feather))"
+        }
+        let extent = switch extent {
+        case .image: [String]()
+        case .box: ["output=region"]
+        case .cutout: ["output=cutout"]
+        }
+        return ["regions=[" + shapes.joined(separator: ", ") + "]"] + (invert ? ["invert=true"] : []) + extent
+    }
+
     /// No mask: the filters apply to every pixel.
     public static let everywhere = RegionMask()
 

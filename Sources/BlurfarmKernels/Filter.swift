@@ -34,6 +34,11 @@ public protocol Filter: Sendable {
     /// Why the filter cannot render an image covering `image` whose input covers `input`
     /// (a plugin whose answers are out of bounds), or `nil`.
     func problem(forInput input: Rect, image: Rect) -> FilterFailure?
+
+    /// How far the filter reads at every pixel when that is the same everywhere (a
+    /// ``UniformReachFilter``: the built-in filters, also inside their regions); nil when its
+    /// region of interest depends on where the pixel lies (a plugin such as `zoom`).
+    var uniformReach: Reach? { get }
 }
 
 /// A filter whose reach is the same at every pixel (the built-in filters): its region of
@@ -52,9 +57,14 @@ extension Filter {
 
     /// None: a filter whose rectangles are computed, not answered by a plugin, has no problem.
     public func problem(forInput input: Rect, image: Rect) -> FilterFailure? { nil }
+
+    /// None, unless the filter says (``UniformReachFilter`` does).
+    public var uniformReach: Reach? { nil }
 }
 
 extension UniformReachFilter {
+    public var uniformReach: Reach? { reach }
+
     public func regionOfInterest(for output: Rect, image: Rect) -> Rect {
         output.grown(dx: reach.x, dy: reach.y)
     }

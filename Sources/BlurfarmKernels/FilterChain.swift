@@ -38,8 +38,8 @@ public struct FilterChain: Sendable {
     public var reach: Reach? {
         var sum = Reach.zero
         for filter in filters {
-            guard let uniform = filter as? any UniformReachFilter else { return nil }
-            sum = sum + uniform.reach
+            guard let reach = filter.uniformReach else { return nil }
+            sum = sum + reach
         }
         return sum
     }

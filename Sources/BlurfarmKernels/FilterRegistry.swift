@@ -42,6 +42,6 @@ public struct FilterRegistry: Sendable {
     /// The filter for checked arguments (from ``FilterDescriptor/resolve(_:)``).
     public func makeFilter(_ spec: FilterSpec, schedule: KernelSchedule = .default) -> any Filter {
         guard let factory = factories[spec.name] else { preconditionFailure("unknown filter '\(spec.name)'") }
-        return factory(spec, schedule)
+        return RegionFilter.placing(factory(spec, schedule), in: spec.regions)
     }
 }

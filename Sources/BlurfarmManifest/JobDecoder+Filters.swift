@@ -56,7 +56,23 @@ extension JobDecoder {
                 ok = false
                 continue
             }
-            if let spec = resolve(descriptor, parameters, at: nameLocation, &d) {
+            // Where this filter applies in the chain: its own `regions` and `invert`.
+            let placing = parameters.filter { FilterSpec.regionKeys.contains($0.key) }
+            parameters.removeAll { FilterSpec.regionKeys.contains($0.key) }
+            var mask = RegionMask.everywhere
+            if !placing.isEmpty {
+                if let regions = decodeRegions(placing, filterless: false, edge: .clamp, &d) {
+                    if regions.file != nil, let e = placing.first(where: { $0.key == "regions" }) {
+                        d.error("regions from a file are a variant's, not one filter's: put 'regions' beside 'filters'", at: e.keyLocation)
+                        ok = false
+                    }
+                    mask = regions.mask
+                } else {
+                    ok = false
+                }
+            }
+            if var spec = resolve(descriptor, parameters, at: nameLocation, &d) {
+                spec.regions = mask
                 chain.append((spec, nameLocation))
             } else {
                 ok = false

@@ -226,6 +226,15 @@ public enum JobDecoder {
         if let e = entry("edge") {
             if let v = d.choice(e, of: EdgeRule.self) { edge = v } else { ok = false }
         }
+        if edge == .grow, let e = entry("edge") {
+            for (filter, location) in zip(filters, filterLocations) where !filter.regions.isEverywhere {
+                d.error(
+                    "filter '\(filter.name)' has regions, which cannot be used with edge 'grow' (the output is larger "
+                        + "than the image the regions are placed on)", at: location)
+                d.note("the edge is set here", at: e.value.location)
+                ok = false
+            }
+        }
         var colour = ColourMode.gamma
         if let e = entry("colour") {
             if let v = d.choice(e, of: ColourMode.self) { colour = v } else { ok = false }

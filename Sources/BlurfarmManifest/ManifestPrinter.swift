@@ -23,13 +23,17 @@ public enum ManifestPrinter {
             } else {
                 out += indent + "filters:\n"
                 for filter in variant.filters {
-                    if filter.arguments.isEmpty {
+                    if filter.arguments.isEmpty, filter.regions.isEverywhere {
                         out += indent + "  - \(ScalarWriter.block(filter.name))\n"
                         continue
                     }
                     out += indent + "  - \(filter.name):\n"
                     for name in filter.arguments.keys.sorted() {
                         out += indent + "      \(name): \(ScalarWriter.value(filter.arguments[name]!))\n"
+                    }
+                    if !filter.regions.isEverywhere {
+                        out += regions(filter.regions.regions, indent: indent + "      ")
+                        out += indent + "      invert: \(filter.regions.invert)\n"
                     }
                 }
             }
@@ -74,17 +78,7 @@ public enum ManifestPrinter {
                 out += indent + "  missing: \(file.missing.rawValue)\n"
                 out += indent + "invert: \(variant.regions.invert)\n"
             } else if !variant.regions.isEverywhere {
-                out += indent + "regions:\n"
-                for region in variant.regions.regions {
-                    out += indent + "  - \(region.shape.rawValue):\n"
-                    for (key, length) in [("x", region.x), ("y", region.y), ("width", region.width), ("height", region.height)] {
-                        out += indent + "      \(key): \(ScalarWriter.length(length))\n"
-                    }
-                    if region.shape == .rect {
-                        out += indent + "      corner-radius: \(ScalarWriter.number(region.cornerRadius))\n"
-                    }
-                    out += indent + "      feather: \(ScalarWriter.number(region.feather))\n"
-                }
+                out += regions(variant.regions.regions, indent: indent)
                 out += indent + "invert: \(variant.regions.invert)\n"
                 out += indent + "output: \(variant.regions.extent == .image ? "image" : "region")\n"
             }
@@ -92,6 +86,24 @@ public enum ManifestPrinter {
         if let tile = job.tile { out += "tile: \(tile)\n" }
         out += "verify: \(job.verify.rawValue)\n"
         if let map = job.map { out += "map: \(ScalarWriter.block(map))\n" }
+        return out
+    }
+}
+
+extension ManifestPrinter {
+    /// `regions:` and its list of shapes, at `indent`.
+    static func regions(_ regions: [Region], indent: String) -> String {
+        var out = indent + "regions:\n"
+        for region in regions {
+            out += indent + "  - \(region.shape.rawValue):\n"
+            for (key, length) in [("x", region.x), ("y", region.y), ("width", region.width), ("height", region.height)] {
+                out += indent + "      \(key): \(length.text)\n"
+            }
+            if region.shape == .rect {
+                out += indent + "      corner-radius: \(ScalarWriter.number(region.cornerRadius))\n"
+            }
+            out += indent + "      feather: \(ScalarWriter.number(region.feather))\n"
+        }
         return out
     }
 }
@@ -124,14 +136,6 @@ public enum ScalarWriter {
     public static func number(_ x: Double) -> String {
         if x == x.rounded(), abs(x) < 1e15 { return String(Int(x)) }
         return "\(x)"
-    }
-
-    /// A region's coordinate: ``number(_:)``, followed by `%` for a percentage.
-    public static func length(_ length: RegionLength) -> String {
-        switch length {
-        case .pixels(let p): number(p)
-        case .percent(let q): number(q) + "%"
-        }
     }
 
     /// Whether `text` must be quoted to read back as this string.

@@ -92,6 +92,9 @@ public final class Plugin: @unchecked Sendable {
         guard PluginName.isValid(name) else {
             throw refuse("a parameter name is lower-case letters, digits and '-', starting with a letter")
         }
+        guard !FilterSpec.regionKeys.contains(name) else {
+            throw refuse("'regions' and 'invert' are every filter's (where it applies in its chain), not a plugin's")
+        }
         let summary = try string(p.description, "parameter '\(name)''s description", path) ?? ""
         guard p.flags & ~knownParameterFlags == 0 else {
             throw refuse("flags 0x\(String(p.flags, radix: 16)) are not defined by ABI version \(supportedABIVersion)")

@@ -303,6 +303,7 @@ extension ImageTask {
             guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: field + ".edge", tag: edgeTag) }
             let colourTag = try r.u8(field + ".colour")
             guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: field + ".colour", tag: colourTag) }
+            try r.check(filters, field: field + ".filters", edge: edge)
             let regions = try r.regions(field + ".regions", edge: edge)
             let tileSize = Int(try r.integer(UInt32.self, field + ".tileSize"))
             let quality = Int(try r.u8(field + ".quality"))

@@ -123,6 +123,7 @@ extension TaskMessage {
         guard let edge = EdgeRule(wireTag: edgeTag) else { throw .badTag(field: "edge", tag: edgeTag) }
         let colourTag = try r.u8("colour")
         guard let colour = ColourMode(wireTag: colourTag) else { throw .badTag(field: "colour", tag: colourTag) }
+        try r.check(filters, field: "filters", edge: edge)
         let regions = try r.regions("regions", edge: edge)
         let pixels: TaskPixels = switch try r.u8("pixels") {
         case 0: .shared(
@@ -139,8 +140,9 @@ extension TaskMessage {
 }
 
 extension ByteWriter {
-    /// A chain's filters: a list of (name string, arguments as a list of (name string, value)),
-    /// the arguments in increasing byte order of their names.
+    /// A chain's filters: a list of (name string, arguments as a list of (name string, value),
+    /// regions), the arguments in increasing byte order of their names, the regions where that
+    /// filter applies in the chain (as ``regions(_:)`` writes a chain's; never a box).
     mutating func filters(_ filters: [FilterSpec]) {
         count(filters.count)
         for filter in filters {
@@ -163,6 +165,7 @@ extension ByteWriter {
                     string(v)
                 }
             }
+            regions(filter.regions)
         }
     }
 }
@@ -199,9 +202,23 @@ extension ByteReader {
                 case let tag: throw .badTag(field: field + ".value", tag: tag)
                 }
             }
-            filters.append(FilterSpec(name: name, arguments: arguments))
+            // Where the filter applies in the chain: blended, never a box.
+            let regions = try regions(field + "[\(i)].regions", edge: nil)
+            if regions.extent != .image {
+                throw .invalidValue(field: field + "[\(i)].regions.extent", reason: "a filter's regions blend; only a chain writes their box")
+            }
+            filters.append(FilterSpec(name: name, arguments: arguments, regions: regions))
         }
         return filters
+    }
+
+    /// Checks that no filter of a chain of edge rule `edge` has regions with `grow` (what
+    /// the manifest allows), once the edge is read after the filters.
+    func check(_ filters: [FilterSpec], field: String, edge: EdgeRule) throws(PayloadProblem) {
+        if edge == .grow, let i = filters.firstIndex(where: { !$0.regions.isEverywhere }) {
+            throw .invalidValue(
+                field: field + "[\(i)].regions", reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'")
+        }
     }
 }
 
@@ -320,8 +337,9 @@ extension ByteWriter {
 extension ByteReader {
     /// A ``RegionMask`` as ``ByteWriter/regions(_:)`` writes it, for a chain of edge rule
     /// `edge`: every number finite, sizes > 0, radius and feather >= 0, and no region with
-    /// `grow` (what the manifest allows).
-    mutating func regions(_ field: String, edge: EdgeRule) throws(PayloadProblem) -> RegionMask {
+    /// `grow` (what the manifest allows; not checked for a nil `edge`: a filter's regions, read
+    /// before the edge, are checked with ``check(_:field:edge:)``).
+    mutating func regions(_ field: String, edge: EdgeRule?) throws(PayloadProblem) -> RegionMask {
         var regions: [Region] = []
         for i in 0..<(try count(field)) {
             let field = field + "[\(i)]"

@@ -79,9 +79,10 @@ public struct TaskRunner: Sendable {
             }
             let arguments = spec.arguments.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
             switch descriptor.resolve(arguments) {
-            case .success(let resolved):
+            case .success(var resolved):
+                resolved.regions = spec.regions
                 if let plugin {
-                    filters.append(PluginFilter(plugin: plugin, spec: resolved, mayRun: true))
+                    filters.append(RegionFilter.placing(PluginFilter(plugin: plugin, spec: resolved, mayRun: true), in: spec.regions))
                 } else {
                     filters.append(registry.makeFilter(resolved))
                 }

@@ -215,14 +215,21 @@ struct Check: ParsableCommand {
     /// beyond its output image (`image`, after resize): it is clipped, or changes nothing.
     private func warnAboutRegions(of variant: VariantSpec, image: Rect, input output: PlannedOutput) {
         var warnings: [Diagnostic] = []
-        for (index, region) in variant.regions.regions.enumerated() {
+        // The variant's regions, each at its place; then each filter's own, at the filter's.
+        let placed = variant.regions.regions.enumerated().map { index, region in
+            (region, index, "", index < variant.regionLocations.count ? variant.regionLocations[index] : variant.location)
+        } + variant.filters.enumerated().flatMap { k, filter in
+            filter.regions.regions.enumerated().map { index, region in
+                (region, index, " of filter \(k + 1) ('\(filter.name)')", k < variant.filterLocations.count ? variant.filterLocations[k] : variant.location)
+            }
+        }
+        for (region, index, of, location) in placed {
             let placement = region.placement(in: image)
             guard placement.partlyOutside else { continue }
-            let location = index < variant.regionLocations.count ? variant.regionLocations[index] : variant.location
             let what = placement.whollyOutside ? "lies outside" : "reaches beyond"
             let effect = placement.whollyOutside ? "it changes nothing" : "it is clipped"
             warnings.append(.warning(
-                "region \(index + 1) of output '\(variant.name)' \(what) its \(image.width)x\(image.height) image "
+                "region \(index + 1)\(of) of output '\(variant.name)' \(what) its \(image.width)x\(image.height) image "
                     + "(\(ShownName.of(output.path))): \(effect)", at: location))
         }
         if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }

@@ -131,6 +131,17 @@ import Testing
                       y: 10%
                       width: 30%
                       height: 30%
+              - name: own
+                path: out/own/{stem}.png
+                filters:
+                  - invert:
+                      amount: 1
+                      regions:
+                        - rect:
+                            x: 10%
+                            y: 10%
+                            width: 30%
+                            height: 30%
 
             """
         let folder = try Self.makeJob(
@@ -143,7 +154,7 @@ import Testing
         ])
         #expect(result.status == 0, "\(result.stderr)")
         let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]]
-        let output = ((list?.first?["outputs"] as? [[String: Any]]) ?? []).first ?? [:]
+        let output = ((list?.first?["outputs"] as? [[String: Any]]) ?? []).first { ($0["output"] as? String)?.contains("/own/") == false } ?? [:]
         let tiles = output["tiles"] as? Int ?? 0, copied = output["tilesCopied"] as? Int ?? 0
         #expect(copied > tiles / 2 && copied < tiles, "\(copied) of \(tiles) tiles copied")
         let input = try ImageReader.read(folder.appendingPathComponent("photos/exif-orientation-6.jpg").path).pixels
@@ -163,6 +174,10 @@ import Testing
             }
         }
         #expect(inverted > input.rect.area / 20)
+        // The plugin placed in the region as its own (`regions` among its parameters): the same
+        // blend of its output with its input, the same bytes.
+        let own = FileManager.default.contents(atPath: folder.appendingPathComponent("out/own/exif-orientation-6.png").path)
+        #expect(own != nil && own == FileManager.default.contents(atPath: folder.appendingPathComponent("out/exif-orientation-6.png").path))
     }
 
     /// Parameters are checked against the plugin's declaration before anything runs, with

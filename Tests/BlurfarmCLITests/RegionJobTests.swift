@@ -165,6 +165,95 @@ import Testing
         #expect(keep.count == 2 && keep.allSatisfy { ($0["tilesCopied"] as? Int ?? -1) < ($0["tiles"] as? Int ?? 0) })
     }
 
+    /// One filter of a chain placed in regions of its own: a frosted photo whose face box is
+    /// blurred further. The same bytes every way; outside the box, the frost alone, bit for bit.
+    @Test func aFiltersOwnRegionsRenderTheSameEveryWayAndOutsideThemTheChainWithoutIt() throws {
+        let manifest = """
+            job: placed
+            inputs: [photos/*]
+            tile: 64
+            outputs:
+              - name: face
+                path: out/face/{stem}.png
+                filters:
+                  - frost:
+                      style: light
+                  - gaussian:
+                      sigma: 8
+                      regions:
+                        - ellipse:
+                            x: 30%
+                            y: 20%
+                            width: 40%
+                            height: 30%
+                            feather: 6
+              - name: frost
+                path: out/frost/{stem}.png
+                filters:
+                  - frost:
+                      style: light
+
+            """
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.corpus("special/exif-orientation-6.jpg"), toPath: photos.appendingPathComponent("turned.jpg").path)
+        let job = folder.appendingPathComponent("job.job")
+        try manifest.write(to: job, atomically: true, encoding: .utf8)
+        var runs: [[String: Data]] = []
+        let ways: [(config: String, arguments: [String])] = [
+            ("whole-image-pixels: 0", ["--workers", "2"]), ("whole-image-pixels: 100000000", ["--workers", "2"]),
+            ("", ["--workers", "0"]), ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),
+        ]
+        for way in ways {
+            let config = folder.appendingPathComponent("farm.conf")
+            try "state: state\n\(way.config)\n".write(to: config, atomically: true, encoding: .utf8)
+            let result = try Blurfarm.run(["run", job.path, "--config", config.path, "--force", "--quiet"] + way.arguments)
+            #expect(result.status == 0, "\(way): \(result.stderr)")
+            runs.append(try StreamedRunTests.outputs(folder))
+            if runs.count < ways.count { try FileManager.default.removeItem(at: folder.appendingPathComponent("out")) }
+        }
+        #expect(runs[0].count == 2, "\(runs[0].keys.sorted())")
+        for (k, run) in runs.enumerated().dropFirst() {
+            for (path, bytes) in runs[0] { #expect(run[path] == bytes, "\(path): way \(k) differs from the streamed") }
+        }
+        let face = try ImageReader.read(folder.appendingPathComponent("out/face/turned.png").path).pixels
+        let frost = try ImageReader.read(folder.appendingPathComponent("out/frost/turned.png").path).pixels
+        let mask = RegionMask(regions: [
+            Region(shape: .ellipse, x: .percent(30), y: .percent(20), width: .percent(40), height: .percent(30), feather: 6)
+        ])
+        var same = 0, blurred = 0
+        for y in 0..<face.rect.height {
+            for x in 0..<face.rect.width {
+                let c = mask.coverage(x: x, y: y, in: face.rect)
+                if c == 0 {
+                    guard face[x, y] == frost[x, y] else {
+                        Issue.record("(\(x), \(y)) outside the face box is not the frost's")
+                        return
+                    }
+                    same += 1
+                } else if c == 1, face[x, y] != frost[x, y] {
+                    blurred += 1
+                }
+            }
+        }
+        #expect(same > 100_000 && blurred > 10_000, "\(same) the frost's, \(blurred) blurred further")
+        // The plan says where the filter applies.
+        let check = try Blurfarm.run(["check", job.path])
+        #expect(check.stdout.contains("frost "), "\(check.stdout)")
+        #expect(check.stdout.contains("gaussian sigma=8 regions=[ellipse x=30% y=20% width=40% height=30% feather=6]"), "\(check.stdout)")
+        #expect(!check.stderr.contains("warning"), "\(check.stderr)")
+        // A filter's region beyond the image is warned about at the filter.
+        try manifest.replacingOccurrences(of: "x: 30%", with: "x: 90%").write(to: job, atomically: true, encoding: .utf8)
+        let beyond = try Blurfarm.run(["check", job.path])
+        #expect(beyond.status == 0)
+        #expect(beyond.stderr.contains(
+            job.path + ":10:9: warning: region 1 of filter 2 ('gaussian') of output 'face' reaches beyond its 853x1280 image ("),
+            "\(beyond.stderr)")
+    }
+
     @Test func checkWarnsAtARegionThatReachesBeyondTheImage() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -215,10 +215,37 @@ import Testing
             filters.append(MotionBlur(radius: Double.random(in: 0...6, using: &rng), angle: 30, samples: nil))
         }
         if rng.next() % 3 == 0 { filters.append(TintFilter(style: FrostStyle.allCases[Int(rng.next() % 3)])) }
+        // Now and then one filter placed in regions of its own.
+        if rng.next() % 3 == 0 {
+            let i = Int(rng.next() % UInt64(filters.count))
+            var own = randomRegionMask(width: 40, height: 50, seed: rng.next())
+            own.extent = .image
+            filters[i] = RegionFilter.placing(filters[i], in: own)
+        }
         let edges: [EdgeRule] = [.clamp, .mirror, .transparent]
         return FilterChain(
             filters: filters, edge: edges[Int(rng.next() % 3)], colour: ColourMode.allCases[Int(rng.next() % 2)],
             regions: regions)
+    }
+
+    /// A filter placed in regions of its own blends its output with its input, as the
+    /// chain cut there would: the gaussian in the mask, then the tint everywhere, is the
+    /// gaussian's chain with the mask as its regions followed by the tint's chain, bit for bit,
+    /// whatever the tiles.
+    @Test func aFiltersOwnRegionsBlendItsOutputWithItsInputAsTheChainCutThere() async {
+        await propertyCheck(count: 150, input: Gen.int(in: 1...40), Gen.int(in: 1...40), Gen.int(in: 0...12), Gen.uint64()) {
+            width, height, tile, seed in
+            let source = TestImages.random(width: width, height: height, seed: seed, opaque: seed % 2 == 0)
+            let mask = randomRegionMask(width: width, height: height, seed: seed &+ 3)
+            let gaussian = GaussianBlur(sigma: Double(seed % 40) / 10 + 0.3), tint = TintFilter(style: .dark)
+            let executor = ThreadedTileExecutor(threads: 2)
+            let placed = FilterChain(filters: [RegionFilter.placing(gaussian, in: mask), tint])
+            let whole = Renderer(chain: placed, tileSize: tile, executor: executor).render(source)
+            let first = Renderer(chain: FilterChain(filters: [gaussian], regions: mask), tileSize: 0, executor: executor).render(source)
+            let cut = Renderer(chain: FilterChain(filters: [tint]), tileSize: 0, executor: executor).render(first)
+            #expect(whole.isBitIdentical(to: cut), "\(width)x\(height), \(mask), tile \(tile): \(whole.firstDifference(from: cut).map { "\($0)" } ?? "")")
+            #expect(placed.filters[0].spec.regions == mask && placed.reach == gaussian.reach + tint.reach)
+        }
     }
 
     @Test func outsideIsTheSourceInsideTheFilterAndOnTheFeatherTheBlend() async {

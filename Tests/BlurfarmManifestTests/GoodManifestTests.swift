@@ -217,7 +217,7 @@ let exampleManifest = """
                     strength: 0.5
                     shape: oval
                     label: 12
-                    invert: true
+                    mirrored: true
               edge: grow
               colour: linear
               quality: 1
@@ -239,7 +239,7 @@ let exampleManifest = """
         #expect(v.filters == [
             FilterSpec(name: "gaussian", arguments: ["sigma": .number(10)]),
             FilterSpec(name: "vignette", arguments: [
-                "strength": .number(0.5), "shape": .string("oval"), "label": .string("12"), "invert": .boolean(true),
+                "strength": .number(0.5), "shape": .string("oval"), "label": .string("12"), "mirrored": .boolean(true),
             ]),
         ])
         #expect(v.edge == .grow && v.colour == .linear && v.quality == 1 && v.lossless && v.metadata == .keepICC)

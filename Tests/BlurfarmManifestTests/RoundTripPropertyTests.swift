@@ -75,7 +75,7 @@ import Testing
             arguments.append(("strength", .number(Double.random(in: 0...1, using: &rng))))
             if maybe() { arguments.append(("shape", .string(maybe() ? "round" : "oval"))) }
             if maybe() { arguments.append(("label", .string(text(from: tricky, count: 0...12, &rng)))) }
-            if maybe() { arguments.append(("invert", .boolean(maybe()))) }
+            if maybe() { arguments.append(("mirrored", .boolean(maybe()))) }
         }
         switch descriptor.resolve(arguments) {
         case .success(let spec): return spec
@@ -172,6 +172,11 @@ import Testing
                 formatSettings: formatSettings(formats.isEmpty ? [ext] : formats, &rng),
                 resize: resize,
                 background: RGBAColour(red: .random(in: 0...255, using: &rng), green: .random(in: 0...255, using: &rng), blue: .random(in: 0...255, using: &rng))))
+            // Now and then one filter placed in regions of its own.
+            if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() {
+                let i = Int.random(in: outputs[k].filters.indices, using: &rng)
+                outputs[k].filters[i].regions = regions(&rng)
+            }
             if !outputs[k].filters.isEmpty, outputs[k].edge != .grow, maybe() {
                 // Boxes from a file are measured on the whole image: not with a `cover` crop.
                 if maybe() || outputs[k].resize?.fit == .cover {

@@ -32,7 +32,7 @@ enum TestCatalogue {
             ParameterDescriptor(
                 name: "shape", kind: .string(choices: ["round", "oval"]), defaultValue: .string("round"), summary: ""),
             ParameterDescriptor(name: "label", kind: .string(choices: []), defaultValue: .string(""), summary: ""),
-            ParameterDescriptor(name: "invert", kind: .boolean, defaultValue: .boolean(false), summary: ""),
+            ParameterDescriptor(name: "mirrored", kind: .boolean, defaultValue: .boolean(false), summary: ""),
         ],
         origin: .plugin(path: "plugins/libvignette.so"))
 

@@ -96,6 +96,22 @@ import Glibc
         }
     }
 
+    /// `regions` and `invert` place any filter in its chain (docs/manifest.md), so no plugin
+    /// may take a parameter of those names.
+    @Test(arguments: ["regions", "invert"])
+    func aParameterNamedAsEveryFiltersRegionsIsRefused(name: String) throws {
+        let folder = try TestPlugins.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try TestPlugins.compile(
+            "misbehave.c", as: "placed", into: folder, defines: ["NAME=\"placed\"", "PARAMETER=\"\(name)\""])
+        #expect(throws: PluginError(
+            path, "parameter '\(name)': 'regions' and 'invert' are every filter's (where it applies in its chain), not a plugin's"
+        )) { try PluginLoader(folders: [folder.path]).load(named: "placed") }
+        let fine = try TestPlugins.compile(
+            "misbehave.c", as: "amount", into: folder, defines: ["NAME=\"amount\"", "PARAMETER=\"\(name)-x\""])
+        #expect(try PluginLoader(folders: [folder.path]).load(named: "amount").descriptor.parameters.map(\.name) == ["\(name)-x"], "\(fine)")
+    }
+
     @Test func aLibraryWithoutTheEntryPointIsRefused() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -241,6 +241,9 @@ import Testing
             b.string("sigma")
             b.u8(0)
             b.u64((2.0).bitPattern)
+            b.u32(0)  // everywhere
+            b.u8(0)
+            b.u8(0)
         }
         b.u8(edge)
         b.u8(colour)
@@ -287,7 +290,9 @@ import Testing
         }
     }
 
-    static func filter(_ name: [UInt8], _ arguments: [(name: String, tag: UInt8, value: [UInt8])]) -> (inout Bytes) -> Void {
+    static func filter(
+        _ name: [UInt8], _ arguments: [(name: String, tag: UInt8, value: [UInt8])], regions: ((inout Bytes) -> Void)? = nil
+    ) -> (inout Bytes) -> Void {
         { b in
             b.u32(1)
             b.u32(UInt32(name.count))
@@ -297,6 +302,13 @@ import Testing
                 b.string(a.name)
                 b.u8(a.tag)
                 b.bytes += a.value
+            }
+            if let regions {
+                regions(&b)
+            } else {
+                b.u32(0)  // everywhere
+                b.u8(0)
+                b.u8(0)
             }
         }
     }
@@ -328,6 +340,13 @@ import Testing
         #expect(Self.taskError(Self.task(edge: 3, regions: Self.region())) == .invalidValue(
             field: "regions", reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'"))
         #expect(Self.taskError(Self.task(regions: Self.region())) == nil)
+        // A filter's own regions: blended, and not with grow.
+        let gaussian = Self.filter(Array("gaussian".utf8), [], regions: Self.region())
+        #expect(Self.taskError(Self.task(filters: gaussian)) == nil)
+        #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [], regions: Self.region(extent: 2)))) == .invalidValue(
+            field: "filters[0].regions.extent", reason: "a filter's regions blend; only a chain writes their box"))
+        #expect(Self.taskError(Self.task(filters: gaussian, edge: 3)) == .invalidValue(
+            field: "filters[0].regions", reason: "regions are placed on an image the chain keeps the size of, not with edge 'grow'"))
         #expect(Self.taskError(Self.task(regions: Self.region(extent: 2))) == nil)
         #expect(Self.taskError(Self.task(regions: Self.region(extent: 3))) == .badTag(field: "regions.extent", tag: 3))
         for (invert, count): (UInt8, UInt32) in [(1, 1), (0, 0)] {
@@ -336,7 +355,7 @@ import Testing
         }
         #expect(Self.taskError(Self.task(tile: (0, 0, 1, -1))) == .invalidValue(field: "tile", reason: "negative size 1x-1"))
         #expect(Self.taskError(Self.task(tile: (0, .max, 1, 1))) == .invalidValue(field: "tile", reason: "the far edge overflows"))
-        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[1].name"))
+        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[0].regions[2].width"))
         #expect(Self.taskError(Self.task(filters: Self.filter([0x67, 0xFF], []))) == .invalidUTF8(field: "filters[0].name"))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 4, [])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 4))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 2, [2])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 2))

@@ -228,6 +228,16 @@ import Testing
         task.string("sigma")
         task.u8(0)
         task.u64((2.5).bitPattern)
+        task.u32(1)  // the gaussian's own regions: one ellipse in pixels, inverted
+        task.u8(1)
+        for v in [1.0, 2, 3, 4] {
+            task.u8(0)
+            task.u64(v.bitPattern)
+        }
+        task.u64(Double(0).bitPattern)
+        task.u64(Double(1.5).bitPattern)
+        task.u8(1)  // inverted
+        task.u8(0)  // blended
         task.string("p")
         task.u32(5)  // arguments in byte order: "B" < "a" < "b" < "e\u{301}x" < "\u{e9}" (Swift's `<` differs)
         task.string("B")
@@ -244,6 +254,9 @@ import Testing
         task.i64(7)
         task.string("\u{e9}")
         task.u8(2)
+        task.u8(0)
+        task.u32(0)  // p applies everywhere
+        task.u8(0)
         task.u8(0)
         task.u8(2)  // edge: transparent
         task.u8(1)  // colour: linear
@@ -284,7 +297,11 @@ import Testing
             taskID: 11, imageID: 22, attempt: 2, tile: Rect(x: -4, y: 8, width: 16, height: 32),
             image: Rect(width: 100, height: 50),
             filters: [
-                FilterSpec(name: "gaussian", arguments: ["sigma": .number(2.5)]),
+                FilterSpec(
+                    name: "gaussian", arguments: ["sigma": .number(2.5)],
+                    regions: RegionMask(
+                        regions: [Region(shape: .ellipse, x: .pixels(1), y: .pixels(2), width: .pixels(3), height: .pixels(4), feather: 1.5)],
+                        invert: true)),
                 FilterSpec(name: "p", arguments: [
                     "\u{e9}": .boolean(false), "b": .string("x\u{e9}"), "e\u{301}x": .integer(7), "a": .boolean(true), "B": .integer(-3),
                 ]),
@@ -390,6 +407,9 @@ import Testing
         task.string("sigma")
         task.u8(0)
         task.u64(Double(8).bitPattern)
+        task.u32(0)  // the gaussian applies everywhere
+        task.u8(0)
+        task.u8(0)
         task.u8(0)  // clamp
         task.u8(0)  // gamma
         task.u32(0)  // no regions

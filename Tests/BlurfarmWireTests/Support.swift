@@ -198,10 +198,13 @@ enum Random {
         }
     }
 
-    static func filter<R: RandomNumberGenerator>(_ rng: inout R) -> FilterSpec {
+    /// A filter with any arguments, and now and then regions of its own (none with `grow`).
+    static func filter<R: RandomNumberGenerator>(_ rng: inout R, edge: EdgeRule) -> FilterSpec {
         var arguments: [String: ParameterValue] = [:]
         for _ in 0..<Int.random(in: 0...4, using: &rng) { arguments[string(&rng, maxCount: 4)] = value(&rng) }
-        return FilterSpec(name: string(&rng), arguments: arguments)
+        var placed = regions(&rng, edge: edge)
+        placed.extent = .image
+        return FilterSpec(name: string(&rng), arguments: arguments, regions: placed)
     }
 
     static func pixels<R: RandomNumberGenerator>(_ rng: inout R) -> InlinePixels {
@@ -240,7 +243,7 @@ enum Random {
         let edge = EdgeRule.allCases.randomElement(using: &rng)!
         return TaskMessage(
             taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), tile: rect(&rng), image: rect(&rng),
-            filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
+            filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng, edge: edge) },
             edge: edge, colour: ColourMode.allCases.randomElement(using: &rng)!, regions: regions(&rng, edge: edge),
             pixels: Bool.random(using: &rng)
                 ? .shared(source: region(&rng), output: region(&rng)) : .inline(source: pixels(&rng)))
@@ -294,7 +297,7 @@ enum Random {
                 let edge = EdgeRule.allCases.randomElement(using: &rng)!
                 return ImageTaskOutput(
                     path: string(&rng), decoded: Int.random(in: 0..<images, using: &rng),
-                    filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng) },
+                    filters: (0..<Int.random(in: 0...3, using: &rng)).map { _ in filter(&rng, edge: edge) },
                     edge: edge, colour: ColourMode.allCases.randomElement(using: &rng)!, regions: regions(&rng, edge: edge),
                     tileSize: Int.random(in: 0...4096, using: &rng),
                     encoding: EncodeOptions(

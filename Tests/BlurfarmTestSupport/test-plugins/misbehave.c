@@ -12,6 +12,7 @@
  *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
  *   -DNAME='"x"'                the name in the table (the file may say otherwise)
  *   -DMARKER='"/path"'          a constructor appends a line to /path when the library is loaded
+ *   -DPARAMETER='"name"'        one number parameter of that name (0 to 1, default 0)
  * Without FAIL or CRASH, run copies its input.
  */
 #include "blurfarm_plugin.h"
@@ -84,11 +85,21 @@ static int32_t domain_of_definition(
 }
 #endif
 
+#ifdef PARAMETER
+static const blurfarm_parameter parameters[] = {
+    {.name = PARAMETER, .description = "a number", .type = BLURFARM_PARAMETER_NUMBER, .maximum = 1},
+};
+#endif
+
 static const blurfarm_plugin table = {
     .abi_version = ABI,
     .name = NAME,
     .description = "a test plugin that misbehaves",
     .run = run,
+#ifdef PARAMETER
+    .parameters = parameters,
+    .parameter_count = 1,
+#endif
 #ifdef DOMAIN
     .domain_of_definition = domain_of_definition,
 #endif
