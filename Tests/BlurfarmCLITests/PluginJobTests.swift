@@ -116,6 +116,13 @@ import Testing
     /// A plugin filter inside regions: outside them the source, bit for bit, its tiles copied
     /// without the plugin being called (the report's `tilesCopied`); inside, the plugin's work.
     @Test func aPluginFilterAppliesInsideItsRegionsOnly() throws {
+        // The same rectangle as the variant's regions, and as the filter's own (indented below it).
+        let rect: [String] = ["- rect:", "    x: 10%", "    y: 10%", "    width: 30%", "    height: 30%"]
+        func regions(_ indent: String) -> String {
+            var lines: [String] = [indent + "regions:"]
+            for line in rect { lines.append(indent + "  " + line) }
+            return lines.joined(separator: "\n")
+        }
         let manifest = """
             job: regions
             inputs: [photos/*.jpg]
@@ -125,23 +132,13 @@ import Testing
                 filters:
                   - invert:
                       amount: 1
-                regions:
-                  - rect:
-                      x: 10%
-                      y: 10%
-                      width: 30%
-                      height: 30%
+            \(regions("    "))
               - name: own
                 path: out/own/{stem}.png
                 filters:
                   - invert:
                       amount: 1
-                      regions:
-                        - rect:
-                            x: 10%
-                            y: 10%
-                            width: 30%
-                            height: 30%
+            \(regions("          "))
 
             """
         let folder = try Self.makeJob(

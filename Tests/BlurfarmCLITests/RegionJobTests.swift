@@ -71,24 +71,36 @@ import Testing
     static let keep = RegionMask(
         regions: [Region(x: .pixels(100), y: .pixels(50), width: .pixels(300), height: .pixels(200))], invert: true)
 
-    @Test func everyPathRendersTheSameBytesAndTheSourcePassesThroughOutsideTheRegions() throws {
+    /// Every way the farm renders an image: streamed in bands by workers, whole in a worker,
+    /// whole in this process, tiles of a whole image (`verify: decode`, tiles of 37).
+    static let ways: [(config: String, arguments: [String])] = [
+        ("whole-image-pixels: 0", ["--workers", "2"]),
+        ("whole-image-pixels: 100000000", ["--workers", "2"]),
+        ("", ["--workers", "0"]),
+        ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),
+    ]
+
+    /// A folder with `photos/` holding the corpus's `photos` (by their file names) and
+    /// `job.job` holding `manifest`; remove it when done.
+    static func jobFolder(_ manifest: String, photos: [String]) throws -> (folder: URL, job: URL) {
         let folder = try Fixtures.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let photos = folder.appendingPathComponent("photos")
-        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        for photo in ["special/alpha-garbage-under-transparent.png", "special/exif-orientation-6.jpg"] {
+        let folderOfPhotos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: folderOfPhotos, withIntermediateDirectories: true)
+        for photo in photos {
             try FileManager.default.copyItem(
-                atPath: Fixtures.corpus(photo), toPath: photos.appendingPathComponent((photo as NSString).lastPathComponent).path)
+                atPath: Fixtures.corpus(photo), toPath: folderOfPhotos.appendingPathComponent((photo as NSString).lastPathComponent).path)
         }
         let job = folder.appendingPathComponent("job.job")
-        try Self.manifest.write(to: job, atomically: true, encoding: .utf8)
+        try manifest.write(to: job, atomically: true, encoding: .utf8)
+        return (folder, job)
+    }
+
+    /// Runs `job` every one of ``ways`` (`check(way, report)` after each) and expects the same
+    /// files each way; the files of the last, by their paths below `out/`.
+    static func runEveryWay(
+        _ job: URL, in folder: URL, check: (Int, String) throws -> Void = { _, _ in }
+    ) throws -> [String: Data] {
         var runs: [[String: Data]] = []
-        let ways: [(config: String, arguments: [String])] = [
-            ("whole-image-pixels: 0", ["--workers", "2"]),  // streamed by the workers
-            ("whole-image-pixels: 100000000", ["--workers", "2"]),  // whole in a worker
-            ("", ["--workers", "0"]),  // in this process
-            ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),  // tiles of a whole image
-        ]
         for (k, way) in ways.enumerated() {
             let config = folder.appendingPathComponent("farm.conf")
             try "state: state\n\(way.config)\n".write(to: config, atomically: true, encoding: .utf8)
@@ -96,14 +108,48 @@ import Testing
             let result = try Blurfarm.run(
                 ["run", job.path, "--config", config.path, "--force", "--quiet", "--report", report] + way.arguments)
             #expect(result.status == 0, "\(way): \(result.stderr)")
-            try Self.expectCopiedTiles(report: report, photos: photos, streamed: k == 0, tile: k == 3 ? 37 : 64)
+            try check(k, report)
             runs.append(try StreamedRunTests.outputs(folder))
             if runs.count < ways.count { try FileManager.default.removeItem(at: folder.appendingPathComponent("out")) }
         }
-        #expect(runs[0].count == 6, "\(runs[0].keys.sorted())")
         for (k, run) in runs.enumerated().dropFirst() {
-            for (path, bytes) in runs[0] { #expect(run[path] == bytes, "\(path): way \(k) differs from the streamed") }
+            #expect(Set(run.keys) == Set(runs[0].keys))
+            for (path, bytes) in runs[0] { #expect(run[path] == bytes, "\(path): way \(k) differs from the first") }
         }
+        return runs.last!
+    }
+
+    /// Expects every pixel of `output` outside `mask` (coverage 0) to be `reference`'s, bit for
+    /// bit; returns how many are, and how many inside it (coverage 1) differ.
+    static func compare(_ output: PixelBuffer, _ reference: PixelBuffer, outside mask: RegionMask) -> (same: Int, changed: Int) {
+        #expect(output.rect == reference.rect)
+        var same = 0, changed = 0
+        for y in 0..<output.rect.height {
+            for x in 0..<output.rect.width {
+                let c = mask.coverage(x: x, y: y, in: output.rect)
+                if c == 0 {
+                    guard output[x, y] == reference[x, y] else {
+                        Issue.record("(\(x), \(y)) outside the regions is \(output[x, y]), not \(reference[x, y])")
+                        return (same, changed)
+                    }
+                    same += 1
+                } else if c == 1, output[x, y] != reference[x, y] {
+                    changed += 1
+                }
+            }
+        }
+        return (same, changed)
+    }
+
+    @Test func everyPathRendersTheSameBytesAndTheSourcePassesThroughOutsideTheRegions() throws {
+        let (folder, job) = try Self.jobFolder(
+            Self.manifest, photos: ["special/alpha-garbage-under-transparent.png", "special/exif-orientation-6.jpg"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("photos")
+        let files = try Self.runEveryWay(job, in: folder) { k, report in
+            try Self.expectCopiedTiles(report: report, photos: photos, streamed: k == 0, tile: k == 3 ? 37 : 64)
+        }
+        #expect(files.count == 6, "\(files.keys.sorted())")
         // Outside every region, the decoded source's pixels, bit for bit; inside, blurred.
         for (stem, variant, mask) in [
             ("alpha-garbage-under-transparent", "card", Self.card), ("exif-orientation-6", "card", Self.card),
@@ -111,22 +157,7 @@ import Testing
         ] {
             let source = try ImageReader.read(photos.appendingPathComponent(stem + (stem.hasPrefix("exif") ? ".jpg" : ".png")).path).pixels
             let output = try ImageReader.read(folder.appendingPathComponent("out/\(variant)/\(stem).png").path).pixels
-            #expect(output.rect == source.rect)
-            var untouched = 0, changed = 0
-            for y in 0..<source.rect.height {
-                for x in 0..<source.rect.width {
-                    let c = mask.coverage(x: x, y: y, in: source.rect)
-                    if c == 0 {
-                        guard output[x, y] == source[x, y] else {
-                            Issue.record("\(variant)/\(stem): (\(x), \(y)) outside the regions is \(output[x, y]), not \(source[x, y])")
-                            return
-                        }
-                        untouched += 1
-                    } else if c == 1, output[x, y] != source[x, y] {
-                        changed += 1
-                    }
-                }
-            }
+            let (untouched, changed) = Self.compare(output, source, outside: mask)
             #expect(untouched > 1000 && changed > 1000, "\(variant)/\(stem): \(untouched) untouched, \(changed) changed")
         }
     }
@@ -194,51 +225,15 @@ import Testing
                       style: light
 
             """
-        let folder = try Fixtures.temporaryFolder()
+        let (folder, job) = try Self.jobFolder(manifest, photos: ["special/exif-orientation-6.jpg"])
         defer { try? FileManager.default.removeItem(at: folder) }
-        let photos = folder.appendingPathComponent("photos")
-        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            atPath: Fixtures.corpus("special/exif-orientation-6.jpg"), toPath: photos.appendingPathComponent("turned.jpg").path)
-        let job = folder.appendingPathComponent("job.job")
-        try manifest.write(to: job, atomically: true, encoding: .utf8)
-        var runs: [[String: Data]] = []
-        let ways: [(config: String, arguments: [String])] = [
-            ("whole-image-pixels: 0", ["--workers", "2"]), ("whole-image-pixels: 100000000", ["--workers", "2"]),
-            ("", ["--workers", "0"]), ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),
-        ]
-        for way in ways {
-            let config = folder.appendingPathComponent("farm.conf")
-            try "state: state\n\(way.config)\n".write(to: config, atomically: true, encoding: .utf8)
-            let result = try Blurfarm.run(["run", job.path, "--config", config.path, "--force", "--quiet"] + way.arguments)
-            #expect(result.status == 0, "\(way): \(result.stderr)")
-            runs.append(try StreamedRunTests.outputs(folder))
-            if runs.count < ways.count { try FileManager.default.removeItem(at: folder.appendingPathComponent("out")) }
-        }
-        #expect(runs[0].count == 2, "\(runs[0].keys.sorted())")
-        for (k, run) in runs.enumerated().dropFirst() {
-            for (path, bytes) in runs[0] { #expect(run[path] == bytes, "\(path): way \(k) differs from the streamed") }
-        }
-        let face = try ImageReader.read(folder.appendingPathComponent("out/face/turned.png").path).pixels
-        let frost = try ImageReader.read(folder.appendingPathComponent("out/frost/turned.png").path).pixels
+        #expect(try Self.runEveryWay(job, in: folder).count == 2)
+        let face = try ImageReader.read(folder.appendingPathComponent("out/face/exif-orientation-6.png").path).pixels
+        let frost = try ImageReader.read(folder.appendingPathComponent("out/frost/exif-orientation-6.png").path).pixels
         let mask = RegionMask(regions: [
             Region(shape: .ellipse, x: .percent(30), y: .percent(20), width: .percent(40), height: .percent(30), feather: 6)
         ])
-        var same = 0, blurred = 0
-        for y in 0..<face.rect.height {
-            for x in 0..<face.rect.width {
-                let c = mask.coverage(x: x, y: y, in: face.rect)
-                if c == 0 {
-                    guard face[x, y] == frost[x, y] else {
-                        Issue.record("(\(x), \(y)) outside the face box is not the frost's")
-                        return
-                    }
-                    same += 1
-                } else if c == 1, face[x, y] != frost[x, y] {
-                    blurred += 1
-                }
-            }
-        }
+        let (same, blurred) = Self.compare(face, frost, outside: mask)
         #expect(same > 100_000 && blurred > 10_000, "\(same) the frost's, \(blurred) blurred further")
         // The plan says where the filter applies.
         let check = try Blurfarm.run(["check", job.path])

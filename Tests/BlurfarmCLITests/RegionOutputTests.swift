@@ -41,46 +41,19 @@ import Testing
         Region(x: .percent(10), y: .percent(60), width: .percent(80), height: .percent(25), cornerRadius: 24, feather: 2)
     ])
 
-    static func photos(in folder: URL) throws -> URL {
-        let photos = folder.appendingPathComponent("photos")
-        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(
-            atPath: Fixtures.corpus("special/exif-orientation-6.jpg"), toPath: photos.appendingPathComponent("turned.jpg").path)
-        return photos
-    }
-
     @Test func theBoxAloneIsWrittenTheSameEveryWayAndLaidOverTheSourceIsTheWholeImagesBlend() throws {
-        let folder = try Fixtures.temporaryFolder()
+        let (folder, job) = try RegionJobTests.jobFolder(Self.manifest, photos: ["special/exif-orientation-6.jpg"])
         defer { try? FileManager.default.removeItem(at: folder) }
-        let photos = try Self.photos(in: folder)
-        let job = folder.appendingPathComponent("job.job")
-        try Self.manifest.write(to: job, atomically: true, encoding: .utf8)
-        var runs: [[String: Data]] = []
-        let ways: [(config: String, arguments: [String])] = [
-            ("whole-image-pixels: 0", ["--workers", "2"]),  // tiles of the box by the workers
-            ("whole-image-pixels: 100000000", ["--workers", "2"]),  // whole in a worker
-            ("", ["--workers", "0"]),  // in this process
-            ("whole-image-pixels: 0", ["--workers", "3", "--verify", "decode", "--tile", "37"]),
-        ]
-        for (k, way) in ways.enumerated() {
-            let config = folder.appendingPathComponent("farm.conf")
-            try "state: state\n\(way.config)\n".write(to: config, atomically: true, encoding: .utf8)
-            let result = try Blurfarm.run(["run", job.path, "--config", config.path, "--force", "--quiet"] + way.arguments)
-            #expect(result.status == 0, "\(way): \(result.stderr)")
-            runs.append(try StreamedRunTests.outputs(folder))
-            if runs.count < ways.count { try FileManager.default.removeItem(at: folder.appendingPathComponent("out")) }
-        }
-        #expect(runs[0].count == 3, "\(runs[0].keys.sorted())")
-        for (k, run) in runs.enumerated().dropFirst() {
-            for (path, bytes) in runs[0] { #expect(run[path] == bytes, "\(path): way \(k) differs from the first") }
-        }
+        let photos = folder.appendingPathComponent("photos")
+        let files = try RegionJobTests.runEveryWay(job, in: folder)
+        #expect(files.count == 3, "\(files.keys.sorted())")
 
         // The upright 853x1280 image; the box holds every pixel whose centre is inside the rectangle.
-        let source = try ImageReader.read(photos.appendingPathComponent("turned.jpg").path).pixels
+        let source = try ImageReader.read(photos.appendingPathComponent("exif-orientation-6.jpg").path).pixels
         let box = Self.mask.box(in: source.rect)
         #expect(box == Rect(x: 85, y: 768, width: 683, height: 320), "\(box)")
-        let whole = try ImageReader.read(folder.appendingPathComponent("out/whole/turned.png").path).pixels
-        let cutout = try ImageReader.read(folder.appendingPathComponent("out/button/turned.png").path)
+        let whole = try ImageReader.read(folder.appendingPathComponent("out/whole/exif-orientation-6.png").path).pixels
+        let cutout = try ImageReader.read(folder.appendingPathComponent("out/button/exif-orientation-6.png").path)
         #expect(cutout.pixels.rect == Rect(width: box.width, height: box.height) && cutout.pixels.channels == 4)
         // Transparent beyond the rounded corner, opaque inside the feather.
         #expect(cutout.pixels[0, 0].w == 0 && cutout.pixels[box.width - 1, box.height - 1].w == 0)
@@ -101,7 +74,7 @@ import Testing
         #expect(worst <= 2.01 / 255, "laid over the source, the cutout is \(worst * 255) levels from the blend")
 
         // JPEG has no alpha: the box of the blended image, as the whole image has it.
-        let flat = try ImageReader.read(folder.appendingPathComponent("out/flat/turned.jpg").path).pixels
+        let flat = try ImageReader.read(folder.appendingPathComponent("out/flat/exif-orientation-6.jpg").path).pixels
         #expect(flat.rect == Rect(width: box.width, height: box.height) && flat.channels == 3)
         var sum: Float = 0
         for y in 0..<box.height {
@@ -116,34 +89,32 @@ import Testing
         // `apply --region-only` writes the same file, one image or many (`-o`).
         let filters = ["--filter", "gaussian sigma=6", "--filter", "tint style=light", "--region", "10%,60%,80%,25%,24,2"]
         let one = folder.appendingPathComponent("one.png").path
-        let applied = try Blurfarm.run(["apply", photos.appendingPathComponent("turned.jpg").path, one, "--region-only"] + filters)
+        let applied = try Blurfarm.run(["apply", photos.appendingPathComponent("exif-orientation-6.jpg").path, one, "--region-only"] + filters)
         #expect(applied.status == 0, "\(applied.stderr)")
-        #expect(FileManager.default.contents(atPath: one) == runs[0]["button/turned.png"])
+        #expect(FileManager.default.contents(atPath: one) == files["button/exif-orientation-6.png"])
         let many = try Blurfarm.run(
-            ["apply", photos.appendingPathComponent("turned.jpg").path, "-o", folder.path + "/many/{stem}.{ext}", "--region-only"] + filters)
+            ["apply", photos.appendingPathComponent("exif-orientation-6.jpg").path, "-o", folder.path + "/many/{stem}.{ext}", "--region-only"] + filters)
         #expect(many.status == 0, "\(many.stderr)")
-        #expect(FileManager.default.contents(atPath: folder.path + "/many/turned.jpg") != nil)
-        let manyBox = try ImageReader.header(ofFile: folder.path + "/many/turned.jpg")
+        #expect(FileManager.default.contents(atPath: folder.path + "/many/exif-orientation-6.jpg") != nil)
+        let manyBox = try ImageReader.header(ofFile: folder.path + "/many/exif-orientation-6.jpg")
         #expect(manyBox.width == box.width && manyBox.height == box.height)
         for (extra, message) in [
             ([String](), "--region-only writes the regions' box: give --region or --regions (with boxes)"),
             (["--region", "0,0,10,10", "--invert-regions"], "--region-only writes the regions' box: not with --invert-regions"),
         ] {
             let refused = try Blurfarm.run(
-                ["apply", photos.appendingPathComponent("turned.jpg").path, one, "--region-only", "--filter", "gaussian sigma=2"] + extra)
+                ["apply", photos.appendingPathComponent("exif-orientation-6.jpg").path, one, "--region-only", "--filter", "gaussian sigma=2"] + extra)
             #expect(refused.status != 0 && refused.stderr.contains(message), "\(refused.stderr)")
         }
     }
 
     @Test func regionsOutsideTheImageFailThatOutputAloneAndCheckSaysSo() throws {
-        let folder = try Fixtures.temporaryFolder()
+        let (folder, job) = try RegionJobTests.jobFolder(
+            "job: outside\ninputs: [photos/*]\noutputs:\n"
+                + Self.variant("beyond", path: "out/beyond/{stem}.png", output: "region", x: "120%")
+                + Self.variant("button", path: "out/button/{stem}.png", output: "region"),
+            photos: ["special/exif-orientation-6.jpg"])
         defer { try? FileManager.default.removeItem(at: folder) }
-        _ = try Self.photos(in: folder)
-        let job = folder.appendingPathComponent("job.job")
-        try ("job: outside\ninputs: [photos/*]\noutputs:\n"
-            + Self.variant("beyond", path: "out/beyond/{stem}.png", output: "region", x: "120%")
-            + Self.variant("button", path: "out/button/{stem}.png", output: "region"))
-            .write(to: job, atomically: true, encoding: .utf8)
         let check = try Blurfarm.run(["check", job.path])
         #expect(check.status != 0)
         #expect(check.stderr.contains(
@@ -156,13 +127,13 @@ import Testing
             let run = try Blurfarm.run(
                 ["run", job.path, "--config", config.path, "--workers", workers, "--force", "--quiet", "--report", report])
             #expect(run.status == 1, "\(run.stderr)")
-            #expect(run.stderr.contains("out/beyond/turned.png: 'output: region': every region lies outside"), "\(run.stderr)")
+            #expect(run.stderr.contains("out/beyond/exif-orientation-6.png: 'output: region': every region lies outside"), "\(run.stderr)")
             let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [[String: Any]]
             let outputs = (list?.first?["outputs"] as? [[String: Any]]) ?? []
             let beyond = outputs.first { ($0["output"] as? String)?.contains("/out/beyond/") == true }
             #expect((beyond?["error"] as? [String: Any])?["kind"] as? String == "regions", "\(outputs)")
-            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/beyond/turned.png").path))
-            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/button/turned.png").path))
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/beyond/exif-orientation-6.png").path))
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/button/exif-orientation-6.png").path))
             try? FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
         }
     }
