@@ -70,6 +70,10 @@ struct RunWatch {
         let globs = plans.map { plan in
             (inputs: plan.job.inputs.compactMap { try? GlobPattern($0) }, exclude: plan.job.exclude.compactMap { try? GlobPattern($0) })
         }
+        // Each job's region files (`regions: {from: …}`) as its last plan looked for them: one
+        // changed, made or removed runs the job again, as an input does.
+        // (Paths as the planner makes them from the job's folder, as the watcher's are.)
+        var regionFiles = plans.map { Set($0.regionFiles) }
         var waiting: Set<Int> = []
         var lastChange = ContinuousClock.now
         // Each job's input files written to and not closed yet, with the time of their last write.
@@ -90,7 +94,7 @@ struct RunWatch {
                     guard !spellings.isEmpty else { continue }
                     let matched = spellings.contains { path in
                         globs[index].inputs.contains { $0.matches(path) } && !globs[index].exclude.contains { $0.matches(path) }
-                    }
+                    } || regionFiles[index].contains(change.path)
                     if change.isFolder || matched {
                         waiting.insert(index)
                         lastChange = .now
@@ -128,6 +132,7 @@ struct RunWatch {
                 waiting.remove(index)
                 beingWritten[index] = [:]
                 guard var plan = replan(plans[index]) else { continue }
+                regionFiles[index] = Set(plan.regionFiles)
                 plan.unmatchedGlobs = []  // said once, at the start
                 try runJob(index, plan)
                 fflush(nil)

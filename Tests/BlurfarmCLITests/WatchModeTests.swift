@@ -189,6 +189,57 @@ import Testing
         #expect(again.status == 0 && again.stdout.isEmpty && again.stderr.isEmpty, "\(again.stdout) \(again.stderr)")
     }
 
+    /// A region file (`regions: {from: …}`) made, changed or removed beside an input runs that
+    /// input again, as a changed input does; rewritten with the same boxes, it does not.
+    @Test func aRegionFileMadeChangedOrRemovedRendersItsInputAgain() throws {
+        let manifest = """
+            job: watched
+            inputs: [in/*.jpg]
+            outputs:
+              - name: faces
+                path: out/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: 4
+                regions:
+                  from: "{stem}.faces.json"
+                  missing: skip
+
+            """
+        let watch = try Watch.start(manifest: manifest)
+        defer { watch.finish() }
+        let output = watch.path("out/a.png")
+        try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/exif-orientation-6.jpg")))
+            .write(to: URL(fileURLWithPath: watch.path("in/a.jpg")))
+        try watch.waitFor("the unfiltered output") { watch.written.count == 1 }
+        let unfiltered = try Data(contentsOf: URL(fileURLWithPath: output))
+        func boxes(_ x: Int) throws {
+            try #"{"width": 853, "height": 1280, "boxes": [{"x": \#(x), "y": 100, "width": 200, "height": 200}]}"#
+                .write(toFile: watch.path("in/a.faces.json"), atomically: true, encoding: .utf8)
+        }
+        try boxes(100)
+        try watch.waitFor("the output blurred in the box") { watch.written.count == 2 }
+        let first = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(first != unfiltered)
+        try boxes(400)
+        try watch.waitFor("the output blurred in the moved box") { watch.written.count == 3 }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) != first)
+        try FileManager.default.removeItem(atPath: watch.path("in/a.faces.json"))
+        try watch.waitFor("the output unfiltered again") { watch.written.count == 4 }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == unfiltered)
+        // The same boxes written again: looked at, nothing to render (a later input's output
+        // says the watch has seen the rewrite by then).
+        try boxes(400)
+        try watch.waitFor("the output blurred in the box again") { watch.written.count == 5 }
+        try boxes(400)
+        usleep(200_000)
+        try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/grayscale.jpg")))
+            .write(to: URL(fileURLWithPath: watch.path("in/b.jpg")))
+        try watch.waitFor("the later input's output") { watch.written.contains("out/b.png") }
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
+        #expect(watch.written == Array(repeating: "out/a.png", count: 5) + ["out/b.png"], "\(watch.stdout)")
+    }
+
     @Test func deletedInputsArePrunedOnlyWithPrune() throws {
         for prune in [false, true] {
             let watch = try Watch.start(manifest: Self.manifest, arguments: prune ? ["--prune"] : [])
