@@ -107,8 +107,8 @@ struct Apply: ParsableCommand {
     var tile: Int?
 
     @Option(help: ArgumentHelp(
-        "Worker processes that render tiles, as for 'run' (default: one per core); "
-            + "0 renders in this process, with --threads threads."))
+        "Worker processes that render tiles, as for 'run' (default: one image of built-in filters renders "
+            + "in this process, with --threads threads; plugins and -o's many, one worker per core)."))
     var workers: Int?
 
     @Option(help: "Threads of the in-process engine (default: the number of cores); implies --workers 0 when --workers is not given.")
@@ -241,7 +241,7 @@ struct Apply: ParsableCommand {
         let engine = try Engine(
             workers: workers, threads: threads, configuration: configuration,
             pluginFolders: farm.pluginFolders(configuration),
-            plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true })
+            plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }, oneImage: true)
         // With filters, the workers start while the image is opened and its first rows decoded;
         // without (a format conversion), the bands are copied in this process.
         let early = chain.filters.isEmpty

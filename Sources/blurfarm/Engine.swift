@@ -8,7 +8,9 @@ import Logging
 
 /// What renders the tiles of `run` and `apply`: a pool of worker processes, or threads of this
 /// process. `--workers N`, else the configuration's `workers`, else one per core; `--threads`
-/// alone (or `--workers 0`) asks for the in-process engine. Choosing checks the options and
+/// alone (or `--workers 0`) asks for the in-process engine, and so does one image of built-in
+/// filters (`apply IN OUT`) unless `--workers` says otherwise: starting a pool and sending the
+/// pixels through shared memory costs more than it saves on one image (docs/performance.md). Choosing checks the options and
 /// starts nothing; ``launch(_:)`` starts the workers, when there is work for them.
 struct Engine {
     /// Worker processes (0: in process).
@@ -29,7 +31,7 @@ struct Engine {
     ///   (`--workers 0`, `--threads`); ``ExitCode`` 1 when no worker at all may run.
     init(
         workers: Int?, threads: Int?, configuration: FarmConfiguration, pluginFolders: [String],
-        plugins: [String]
+        plugins: [String], oneImage: Bool = false
     ) throws {
         if !plugins.isEmpty, workers == 0 || threads != nil {
             printError(
@@ -38,7 +40,8 @@ struct Engine {
             throw ExitCode(ExitStatus.invalid)
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let asked = workers ?? (threads != nil ? 0 : configuration.workers ?? cores)
+        let inProcess = threads != nil || (oneImage && plugins.isEmpty)
+        let asked = workers ?? (inProcess ? 0 : configuration.workers ?? cores)
         self.workers = try Self.capped(
             asked, by: WorkerPool.capacity(cores: cores),
             source: workers != nil ? "--workers" : configuration.workers != nil ? "the configuration's workers" : "one per core")
