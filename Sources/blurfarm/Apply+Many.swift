@@ -24,17 +24,14 @@ extension Apply {
             variant = try manyVariant(registry: registry)
             job = try JobSpec(name: Self.jobName, inputs: paths.map(Self.inputGlob), outputs: [variant], tile: tile)
         } catch let error as CommandError {
-            printError(error.message)
-            throw ExitCode(ExitStatus.invalid)
+            throw CommandError(error.message, exitCode: ExitStatus.invalid)
         }
         // The working directory stands for the manifest's folder: relative inputs and outputs
         // are relative to it, as a shell's are. ("apply" is no file: nothing can be written there
         // under that name, which has no image extension.)
         var plan: JobPlan
         switch jobLoader(configuration, registry: registry, farm: farm).plan(job, manifestPath: Self.jobName) {
-        case .failure(let diagnostics):
-            printDiagnostics(diagnostics)
-            throw ExitCode(ExitStatus.invalid)
+        case .failure(let diagnostics): throw diagnostics
         case .success(let planned): plan = planned
         }
         let options = encodeOptions
@@ -47,8 +44,7 @@ extension Apply {
             do {
                 _ = try ImageWriter.checkFormat(extension: ext, of: path, options: options)
             } catch {
-                printError(error.description)
-                throw ExitCode(ExitStatus.invalid)
+                throw CommandError(error.description, exitCode: ExitStatus.invalid)
             }
         }
         if let tile { plan = plan.withTileSize(tile) }

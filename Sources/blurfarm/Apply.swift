@@ -10,7 +10,7 @@ import Foundation
 
 /// `blurfarm apply`: one image through a filter chain, or many with an output template
 /// (``runMany()``: the farm `run` uses, on a job made from the command line).
-struct Apply: ParsableCommand {
+struct Apply: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "apply",
         abstract: "Filter images: decode, run the filter chain tile by tile, write atomically.",
@@ -173,17 +173,9 @@ struct Apply: ParsableCommand {
         if let effort, !(0...9).contains(effort) { throw ValidationError("--effort must be between 0 and 9") }
     }
 
-    func run() throws {
+    func execute() throws {
         if template != nil { return try runMany() }
-        do {
-            try render()
-        } catch let error as CommandError {
-            printError(error.message)
-            throw ExitCode(error.exitCode)
-        } catch let error as ImageIOError {
-            printError(error.description)
-            throw ExitCode(1)
-        }
+        try render()
     }
 
     /// The encoder's options the flags ask for.

@@ -21,7 +21,7 @@ struct KernelImageOptions: ParsableArguments {
 }
 
 /// `blurfarm bench engine`: the kernels through the renderer beside the linked libvips.
-struct BenchEngine: ParsableCommand {
+struct BenchEngine: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "engine",
         abstract: "blurfarm's kernels (Float32, one thread) beside the libvips blurfarm links, in memory.",
@@ -38,29 +38,27 @@ struct BenchEngine: ParsableCommand {
     @Flag(help: "Leave out libvips's float-precision gaussblur (slow at large sigma).")
     var skipFloat = false
 
-    func run() throws {
-        try Bench.reportingErrors {
-            let path = try kernel.path(options.locations)
-            let rows = try EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat).run()
-            if options.json { return try Bench.printJSON(rows) }
-            print("blurfarm \(Blurfarm.version) bench engine: \(path), single thread")
-            print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
-            print("median of \(options.runs) runs; ratio = libvips time / blurfarm time (above 1: blurfarm is faster)")
-            print("")
-            Bench.printTable(
-                ["filter", "bands", "blurfarm ms", "MP/s", "libvips", "precision", "ms", "ratio"],
-                rows.map {
-                    [
-                        $0.filter, String($0.bands), Bench.ms($0.blurfarmSeconds), String(format: "%.0f", $0.megapixelsPerSecond),
-                        $0.libvipsOperation, $0.precision, Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.ratio),
-                    ]
-                })
-        }
+    func execute() throws {
+        let path = try kernel.path(options.locations)
+        let rows = try EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat).run()
+        if options.json { return try Bench.printJSON(rows) }
+        print("blurfarm \(Blurfarm.version) bench engine: \(path), single thread")
+        print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
+        print("median of \(options.runs) runs; ratio = libvips time / blurfarm time (above 1: blurfarm is faster)")
+        print("")
+        Bench.printTable(
+            ["filter", "bands", "blurfarm ms", "MP/s", "libvips", "precision", "ms", "ratio"],
+            rows.map {
+                [
+                    $0.filter, String($0.bands), Bench.ms($0.blurfarmSeconds), String(format: "%.0f", $0.megapixelsPerSecond),
+                    $0.libvipsOperation, $0.precision, Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.ratio),
+                ]
+            })
     }
 }
 
 /// `blurfarm bench file-depth`: the 8-bit gaussian beside OpenCV and the linked libvips.
-struct BenchFileDepth: ParsableCommand {
+struct BenchFileDepth: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "file-depth",
         abstract: "The gaussian 8-bit in, 8-bit out, one thread, beside OpenCV's GaussianBlur and the linked libvips.",
@@ -75,40 +73,38 @@ struct BenchFileDepth: ParsableCommand {
     @Flag(help: "Leave out OpenCV.")
     var skipOpencv = false
 
-    func run() throws {
-        try Bench.reportingErrors {
-            let locations = try options.locations()
-            let path = try kernel.path { locations }
-            let result = try FileDepthBench(
-                image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv
-            ).run()
-            if options.json { return try Bench.printJSON(result) }
-            print("blurfarm \(Blurfarm.version) bench file-depth: \(path), single thread, median of \(options.runs) runs")
-            print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips); OpenCV \(result.opencvVersion ?? "-")")
-            if let note = result.note { print(note) }
-            print("")
-            Bench.printTable(
-                ["sigma", "bands", "blurfarm CPU ms", "OpenCV CPU ms", "ratio", "libvips ms", "ratio"],
-                result.rows.map {
-                    [
-                        String(describing: ParameterValue.number($0.sigma)), String($0.bands), Bench.ms($0.blurfarmSeconds),
-                        $0.opencvSeconds.map(Bench.ms) ?? "-", $0.opencvRatio.map { String(format: "%.2f", $0) } ?? "-",
-                        Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.libvipsRatio),
-                    ]
-                })
-        }
+    func execute() throws {
+        let locations = try options.locations()
+        let path = try kernel.path { locations }
+        let result = try FileDepthBench(
+            image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv
+        ).run()
+        if options.json { return try Bench.printJSON(result) }
+        print("blurfarm \(Blurfarm.version) bench file-depth: \(path), single thread, median of \(options.runs) runs")
+        print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips); OpenCV \(result.opencvVersion ?? "-")")
+        if let note = result.note { print(note) }
+        print("")
+        Bench.printTable(
+            ["sigma", "bands", "blurfarm CPU ms", "OpenCV CPU ms", "ratio", "libvips ms", "ratio"],
+            result.rows.map {
+                [
+                    String(describing: ParameterValue.number($0.sigma)), String($0.bands), Bench.ms($0.blurfarmSeconds),
+                    $0.opencvSeconds.map(Bench.ms) ?? "-", $0.opencvRatio.map { String(format: "%.2f", $0) } ?? "-",
+                    Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.libvipsRatio),
+                ]
+            })
     }
 }
 
 /// `blurfarm bench manifest`: the manifest parser on a generated manifest.
-struct BenchManifest: ParsableCommand {
+struct BenchManifest: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "manifest", abstract: "Time the manifest parser on a generated manifest.")
     @OptionGroup var options: BenchOptions
     @Option(help: "Size of the generated manifest, in bytes.")
     var manifestBytes = 1 << 20
 
-    func run() throws {
+    func execute() throws {
         let result = ManifestBench(bytes: manifestBytes, runs: options.runs).run()
         if options.json { return try Bench.printJSON(result) }
         print("blurfarm \(Blurfarm.version) bench manifest: \(result.bytes) bytes, median of \(options.runs) runs")
@@ -120,7 +116,7 @@ struct BenchManifest: ParsableCommand {
 }
 
 /// `blurfarm bench farm PATH...`: `blurfarm run` beside `parallel vips` with peak memory.
-struct BenchFarm: ParsableCommand {
+struct BenchFarm: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "farm",
         abstract: "Time 'blurfarm run' on images beside 'parallel -j N vips gaussblur' (Debian's vips), with peak memory.",
@@ -143,33 +139,31 @@ struct BenchFarm: ParsableCommand {
     @Flag(help: "Leave out vips.")
     var skipVips = false
 
-    func run() throws {
-        try Bench.reportingErrors {
-            let result = try FarmBench(
-                paths: paths, copies: copies, workers: workers, sigma: sigma, thumbnail: thumbnail, runs: options.runs,
-                vips: !skipVips, executable: Bench.executable
-            ).run()
-            if options.json { return try Bench.printJSON(result) }
-            print(
-                "blurfarm \(Blurfarm.version) bench farm: \(result.images) images (\(String(format: "%.1f", result.megapixels)) MP), \(result.work)"
-            )
-            print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
-            print("median of \(options.runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
-            print("")
-            let f2 = { (v: Double?) in v.map { String(format: "%.2f", $0) } ?? "-" }
-            Bench.printTable(
+    func execute() throws {
+        let result = try FarmBench(
+            paths: paths, copies: copies, workers: workers, sigma: sigma, thumbnail: thumbnail, runs: options.runs,
+            vips: !skipVips, executable: Bench.executable
+        ).run()
+        if options.json { return try Bench.printJSON(result) }
+        print(
+            "blurfarm \(Blurfarm.version) bench farm: \(result.images) images (\(String(format: "%.1f", result.megapixels)) MP), \(result.work)"
+        )
+        print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
+        print("median of \(options.runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
+        print("")
+        let f2 = { (v: Double?) in v.map { String(format: "%.2f", $0) } ?? "-" }
+        Bench.printTable(
+            [
+                "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB",
+                "together peak MB (PSS)", "ratio", "rerun s",
+            ],
+            result.rows.map {
                 [
-                    "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB",
-                    "together peak MB (PSS)", "ratio", "rerun s",
-                ],
-                result.rows.map {
-                    [
-                        $0.command, f2($0.seconds), String(format: "%.1f", $0.imagesPerSecond),
-                        String(format: "%.1f", $0.megapixelsPerSecond), $0.filterSeconds.map { String(format: "%.3f", $0) } ?? "-",
-                        Bench.megabytes($0.coordinatorPeak), Bench.megabytes($0.workerPeak), Bench.megabytes($0.togetherPeak),
-                        f2($0.ratio), f2($0.rerunSeconds),
-                    ]
-                })
-        }
+                    $0.command, f2($0.seconds), String(format: "%.1f", $0.imagesPerSecond),
+                    String(format: "%.1f", $0.megapixelsPerSecond), $0.filterSeconds.map { String(format: "%.3f", $0) } ?? "-",
+                    Bench.megabytes($0.coordinatorPeak), Bench.megabytes($0.workerPeak), Bench.megabytes($0.togetherPeak),
+                    f2($0.ratio), f2($0.rerunSeconds),
+                ]
+            })
     }
 }

@@ -47,7 +47,7 @@ struct ComparisonOptions: ParsableArguments {
 }
 
 /// A command that runs some of the figures beside libvips 8.18 and prints them.
-protocol ComparisonCommand: ParsableCommand {
+protocol ComparisonCommand: FarmCommand {
     var options: BenchOptions { get }
     var comparison: ComparisonOptions { get }
     /// The figures to run, in order.
@@ -60,41 +60,39 @@ enum BenchFigure: String, CaseIterable, ExpressibleByArgument {
 }
 
 extension ComparisonCommand {
-    func run() throws {
-        try Bench.reportingErrors {
-            let started = Date()
-            var settings = comparison.settings
-            settings.runs = options.runs
-            let bench = LibvipsComparison(
-                executable: Bench.executable, locations: try options.locations(), settings: settings)
-            if !options.json {
-                print("blurfarm \(Blurfarm.version) bench beside libvips \(try bench.libvipsVersion()) warm in-process")
-                print("machine: \(Machine.summary); blurfarm links libvips \(EngineBench.linkedLibvips)")
-                print("median of \(settings.runs) runs each, blurfarm and libvips alternating; ratio = blurfarm / baseline (below 1: blurfarm is faster)")
-                print("")
-            }
-            var rows: [Comparison] = []
-            for figure in figures {
-                let measured =
-                    switch figure {
-                    case .batch: try bench.batch()
-                    case .image: try bench.image()
-                    case .serve: try bench.serve()
-                    case .big: try bench.big()
-                    case .web: try bench.web()
-                    case .kernels: try bench.kernels()
-                    }
-                rows += measured
-                if !options.json { printRows(measured) }
-            }
-            if options.json {
-                let date = ISO8601DateFormatter().string(from: started)
-                try Bench.printJSON(
-                    ComparisonReport(
-                        blurfarmVersion: Blurfarm.version, libvipsVersion: try bench.libvipsVersion(),
-                        linkedLibvipsVersion: EngineBench.linkedLibvips, machine: Machine.summary, date: date,
-                        runs: settings.runs, rows: rows))
-            }
+    func execute() throws {
+        let started = Date()
+        var settings = comparison.settings
+        settings.runs = options.runs
+        let bench = LibvipsComparison(
+            executable: Bench.executable, locations: try options.locations(), settings: settings)
+        if !options.json {
+            print("blurfarm \(Blurfarm.version) bench beside libvips \(try bench.libvipsVersion()) warm in-process")
+            print("machine: \(Machine.summary); blurfarm links libvips \(EngineBench.linkedLibvips)")
+            print("median of \(settings.runs) runs each, blurfarm and libvips alternating; ratio = blurfarm / baseline (below 1: blurfarm is faster)")
+            print("")
+        }
+        var rows: [Comparison] = []
+        for figure in figures {
+            let measured =
+                switch figure {
+                case .batch: try bench.batch()
+                case .image: try bench.image()
+                case .serve: try bench.serve()
+                case .big: try bench.big()
+                case .web: try bench.web()
+                case .kernels: try bench.kernels()
+                }
+            rows += measured
+            if !options.json { printRows(measured) }
+        }
+        if options.json {
+            let date = ISO8601DateFormatter().string(from: started)
+            try Bench.printJSON(
+                ComparisonReport(
+                    blurfarmVersion: Blurfarm.version, libvipsVersion: try bench.libvipsVersion(),
+                    linkedLibvipsVersion: EngineBench.linkedLibvips, machine: Machine.summary, date: date,
+                    runs: settings.runs, rows: rows))
         }
     }
 

@@ -31,19 +31,6 @@ struct Bench: ParsableCommand {
     /// The running executable: what the benchmarks time and where the lookup starts.
     static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
 
-    /// Runs `body`, printing a benchmark's error and exiting with status 1.
-    static func reportingErrors(_ body: () throws -> Void) throws {
-        do {
-            try body()
-        } catch let error as BenchError {
-            printError(error.message)
-            throw ExitCode(1)
-        } catch let error as ImageIOError {
-            printError(error.description)
-            throw ExitCode(1)
-        }
-    }
-
     /// Prints `rows` under `header` as aligned columns.
     static func printTable(_ header: [String], _ rows: [[String]]) {
         let all = [header] + rows

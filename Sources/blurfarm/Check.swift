@@ -9,7 +9,7 @@ import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
 /// to each output, without touching a pixel.
-struct Check: ParsableCommand {
+struct Check: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Check job manifests and print what they would do, without touching a pixel.",
@@ -52,7 +52,7 @@ struct Check: ParsableCommand {
     @Flag(help: "Print JSON (docs/json.md) instead of text.")
     var json = false
 
-    func run() throws {
+    func execute() throws {
         let (loaded, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         let configuration = admission.applied(to: loaded)
         var unreadable = 0

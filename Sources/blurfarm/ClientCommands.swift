@@ -5,7 +5,7 @@ import BlurfarmCore
 import Foundation
 
 /// `blurfarm submit`: hand jobs to the farm service.
-struct Submit: ParsableCommand {
+struct Submit: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "submit",
         abstract: "Submit job manifests to the farm service (blurfarm serve) and print their ids.",
@@ -33,7 +33,7 @@ struct Submit: ParsableCommand {
         if let priority, !(0...100).contains(priority) { throw ValidationError("--priority must be 0 to 100") }
     }
 
-    func run() throws {
+    func execute() throws {
         let client = try server.client()
         var ids: [Int64] = []
         for path in jobs {
@@ -55,7 +55,7 @@ struct Submit: ParsableCommand {
 }
 
 /// `blurfarm jobs`: the service's queue.
-struct Jobs: ParsableCommand {
+struct Jobs: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
         abstract: "List the farm service's jobs: id, state, priority, outputs done, name.")
@@ -65,7 +65,7 @@ struct Jobs: ParsableCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func run() throws {
+    func execute() throws {
         let client = try server.client()
         let jobs = try blocking { try await client.jobs() }
         if json { return try printAnswer(JobList(jobs: jobs)) }
@@ -74,7 +74,7 @@ struct Jobs: ParsableCommand {
 }
 
 /// `blurfarm job ID`: one job of the service.
-struct Job: ParsableCommand {
+struct Job: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "job",
         abstract: "Show one job of the farm service with its outputs' errors, or wait for it.",
@@ -96,7 +96,7 @@ struct Job: ParsableCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func run() throws {
+    func execute() throws {
         let client = try server.client()
         let id = Int64(self.id)
         let job = wait ? try client.waitDrawingProgress(id) : try blocking { try await client.job(id) }
@@ -115,7 +115,7 @@ struct Job: ParsableCommand {
 }
 
 /// `blurfarm cancel ID`.
-struct Cancel: ParsableCommand {
+struct Cancel: FarmCommand {
     static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Cancel a job of the farm service.")
 
     @Argument(help: "The job's id.")
@@ -123,14 +123,14 @@ struct Cancel: ParsableCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func run() throws {
+    func execute() throws {
         let client = try server.client(), id = Int64(self.id)
         print(try blocking { try await client.steer(id, .cancel) }.line)
     }
 }
 
 /// `blurfarm retry ID`.
-struct Retry: ParsableCommand {
+struct Retry: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
         abstract: "Queue a failed or cancelled job of the farm service again, rendering its failed outputs again.")
@@ -140,7 +140,7 @@ struct Retry: ParsableCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func run() throws {
+    func execute() throws {
         let client = try server.client(), id = Int64(self.id)
         print(try blocking { try await client.steer(id, .retry) }.line)
     }

@@ -1,6 +1,9 @@
 import ArgumentParser
+import BlurfarmBench
 import BlurfarmClient
 import BlurfarmCluster
+import BlurfarmCore
+import BlurfarmImageIO
 import Foundation
 
 /// An error shown to the user: one line, already in words, with the exit status to use.
@@ -30,6 +33,11 @@ enum CommandFailure {
         case let error as CommandError: self = .message(error.message, exitCode: error.exitCode)
         case let error as ClusterError: self = .message(error.description, exitCode: Self.exitCode(of: error))
         case ClientError.invalidManifest(let diagnostics): self = .diagnostics(diagnostics, exitCode: ExitStatus.invalid)
+        // A manifest or configuration that does not read: every problem at its line:column.
+        case let diagnostics as Diagnostics:
+            self = .diagnostics(DiagnosticPrinter.render(diagnostics, program: "blurfarm"), exitCode: ExitStatus.invalid)
+        case let error as ImageIOError: self = .message(error.description, exitCode: ExitStatus.someFailed)
+        case let error as BenchError: self = .message(error.message, exitCode: ExitStatus.someFailed)
         default: self = .message("\(error)", exitCode: ExitStatus.someFailed)
         }
     }
@@ -59,6 +67,30 @@ enum CommandFailure {
         case .cannotWrite, .cannotWriteReport, .state, .toolCannotStart, .toolMissing, .toolFailed, .notAJobID,
             .finisherRefused, .stillRunning:
             ExitStatus.someFailed
+        }
+    }
+}
+
+/// A command whose failures all end through ``CommandFailure``: its ``execute()`` throws
+/// typed errors (``CommandError``, ImageIO's, the cluster's, a manifest's diagnostics) and
+/// `run()` says each and exits with its status. What ArgumentParser handles itself (an
+/// `ExitCode` already decided, a `ValidationError`, a clean exit) passes through.
+protocol FarmCommand: ParsableCommand {
+    func execute() throws
+}
+
+extension FarmCommand {
+    func run() throws {
+        do {
+            try execute()
+        } catch let error as ExitCode {
+            throw error
+        } catch let error as ValidationError {
+            throw error
+        } catch let error as CleanExit {
+            throw error
+        } catch {
+            throw ExitCode.reporting(error)
         }
     }
 }

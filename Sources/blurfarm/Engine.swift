@@ -34,10 +34,9 @@ struct Engine {
         plugins: [String], oneImage: Bool = false
     ) throws {
         if !plugins.isEmpty, workers == 0 || threads != nil {
-            printError(
+            throw CommandError(
                 "plugin filters (\(plugins.joined(separator: ", "))) run in worker processes only: "
-                    + "drop --workers 0 and --threads")
-            throw ExitCode(ExitStatus.invalid)
+                    + "drop --workers 0 and --threads", exitCode: ExitStatus.invalid)
         }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let inProcess = threads != nil || (oneImage && plugins.isEmpty)
@@ -55,8 +54,7 @@ struct Engine {
     private static func capped(_ asked: Int, by capacity: WorkerPool.Capacity, source: String) throws -> Int {
         guard asked > capacity.workers else { return asked }
         guard capacity.workers > 0 else {
-            printError("cannot run worker processes: \(capacity.reason); --workers 0 renders in this process")
-            throw ExitCode(ExitStatus.someFailed)
+            throw CommandError("cannot run worker processes: \(capacity.reason); --workers 0 renders in this process")
         }
         printWarning("\(asked) workers (\(source)) capped at \(capacity.workers): \(capacity.reason)")
         return capacity.workers
@@ -111,8 +109,7 @@ struct Engine {
             let pool = try WorkerPool(launching: settings.poolSettings)
             return Launched(engine: self, pool: pool, rendering: pool)
         } catch {
-            printError("\(error)")
-            throw ExitCode(ExitStatus.someFailed)
+            throw CommandError("\(error)")
         }
     }
 
@@ -133,8 +130,7 @@ struct Engine {
                 try pool?.waitUntilStarted()
                 return rendering
             } catch {
-                printError("\(error)")
-                throw ExitCode(ExitStatus.someFailed)
+                throw CommandError("\(error)")
             }
         }
 

@@ -82,13 +82,11 @@ struct FarmOptions: ParsableArguments {
         return Self.absolute(configuration.stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home))
     }
 
-    /// The configuration; its diagnostics printed and the exit status for an invalid
-    /// configuration thrown when it has errors.
+    /// The configuration; its ``Diagnostics`` thrown when it has errors (``CommandFailure``
+    /// prints them and ends with the exit status of an invalid input).
     func loadOrExit() throws -> FarmConfiguration {
         switch load() {
-        case .failure(let diagnostics):
-            printDiagnostics(diagnostics)
-            throw ExitCode(ExitStatus.invalid)
+        case .failure(let diagnostics): throw diagnostics
         case .success(let configuration): return configuration
         }
     }

@@ -6,7 +6,7 @@ import BlurfarmKernels
 /// `blurfarm filters [NAME]`: every filter the farm can run, built-in and plugin, from the
 /// one registry the manifest checker, the planner and the workers use; then the output
 /// formats, and whether this libvips can write AVIF.
-struct Filters: ParsableCommand {
+struct Filters: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "filters",
         abstract: "List the filters (built-in and plugins) with their parameters, or show one in full.",
@@ -26,7 +26,7 @@ struct Filters: ParsableCommand {
     @Flag(help: "Print JSON (docs/json.md) instead of text.")
     var json = false
 
-    func run() throws {
+    func execute() throws {
         let registry = farm.registry(for: try farm.loadOrExit())
         guard let name else {
             if json { return try printJSON(registry.descriptors.map(FilterJSON.init)) }
@@ -44,8 +44,7 @@ struct Filters: ParsableCommand {
             if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
                 message += " (did you mean '\(near)'?)"
             }
-            printError(message + "; available: " + registry.descriptors.map(\.name).joined(separator: ", "))
-            throw ExitCode(ExitStatus.someFailed)
+            throw CommandError(message + "; available: " + registry.descriptors.map(\.name).joined(separator: ", "))
         }
         if json { return try printJSON(FilterJSON(descriptor)) }
         print("\(descriptor.name): \(descriptor.summary)")

@@ -28,8 +28,7 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, keepingW
         }
     }
     if problems.hasErrors {
-        printDiagnostics(problems)
-        throw ExitCode(ExitStatus.invalid)
+        throw problems
     }
     return (configuration, registry, plans)
 }

@@ -5,7 +5,7 @@ import BlurfarmManifest
 import Foundation
 
 /// `blurfarm run`: run jobs.
-struct Run: ParsableCommand {
+struct Run: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run job manifests: every output of every input, written atomically.",
@@ -40,7 +40,7 @@ struct Run: ParsableCommand {
         if options.map != nil, jobs.count > 1 { throw ValidationError("--map names one file: give it one manifest") }
     }
 
-    func run() throws {
+    func execute() throws {
         let sharding = try Sharding(options.shard, splitFile: options.split)
         let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true))
         let configuration = options.admission.applied(to: loaded)

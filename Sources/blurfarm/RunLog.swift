@@ -24,15 +24,10 @@ final class RunLog: Sendable {
 
     deinit { close(descriptor) }
 
-    /// The log at `path`, or nil without one; a log that cannot be opened is said on stderr
-    /// and ends the command (exit status 2).
-    static func open(_ path: String?) throws -> RunLog? {
-        do throws(CommandError) {
-            return try path.map { path throws(CommandError) in try RunLog(path: path) }
-        } catch {
-            printError(error.message)
-            throw ExitCode(error.exitCode)
-        }
+    /// The log at `path`, or nil without one; a log that cannot be opened ends the command
+    /// (its ``CommandError``, exit status 2).
+    static func open(_ path: String?) throws(CommandError) -> RunLog? {
+        try path.map { path throws(CommandError) in try RunLog(path: path) }
     }
 
     /// Appends `message` as one stamped line (control characters escaped, so a file's name

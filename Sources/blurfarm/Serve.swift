@@ -8,7 +8,7 @@ import Synchronization
 
 /// `blurfarm serve`: the farm service (docs/serve.md): one worker pool for every job, a
 /// durable queue, the HTTP API (docs/api.md) and the status page.
-struct Serve: ParsableCommand {
+struct Serve: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the farm service: a job queue with an HTTP API, live progress and a status page.",
@@ -92,12 +92,11 @@ struct Serve: ParsableCommand {
         return parsed.port.map { "\(host):\($0)" } ?? host
     }
 
-    func run() throws {
+    func execute() throws {
         let (host, port) = Self.address(listen)!
         let token = try readToken()
         if token == nil, !ServerSettings.isLoopback(host) {
-            printError("listening on \(host) needs a token: --token-file FILE (docs/serve.md)")
-            throw ExitCode(ExitStatus.invalid)
+            throw CommandError("listening on \(host) needs a token: --token-file FILE (docs/serve.md)", exitCode: ExitStatus.invalid)
         }
         let configuration = try farm.loadOrExit()
         let registry = farm.registry(for: configuration)
@@ -105,8 +104,7 @@ struct Serve: ParsableCommand {
         do throws(PathOutsideRoots) {
             roots = try Roots(self.roots.isEmpty ? [FileManager.default.currentDirectoryPath] : self.roots)
         } catch {
-            printError("--root \(error)")
-            throw ExitCode(ExitStatus.invalid)
+            throw CommandError("--root \(error)", exitCode: ExitStatus.invalid)
         }
         FarmServer.raiseDescriptorLimit()
         let engine = try Engine(
@@ -121,8 +119,7 @@ struct Serve: ParsableCommand {
                 atPath: (databasePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             store = try QueueStore(path: databasePath)
         } catch {
-            printError("\(error)")
-            throw ExitCode(ExitStatus.someFailed)
+            throw CommandError("\(error)")
         }
         let bridge = FarmBridge(settings: engine.farmSettings(farm: farm, stop: StopRequest(), logger: logger))
         let service = FarmService(
@@ -147,8 +144,7 @@ struct Serve: ParsableCommand {
         }
         done.wait()
         if let error = failure.withLock({ $0 }) {
-            printError("\(error)")
-            throw ExitCode(ExitStatus.someFailed)
+            throw CommandError("\(error)")
         }
     }
 
@@ -164,13 +160,11 @@ struct Serve: ParsableCommand {
     private func readToken() throws -> String? {
         guard let tokenFile else { return nil }
         guard let data = FileManager.default.contents(atPath: tokenFile) else {
-            printError("--token-file '\(tokenFile)': cannot be read")
-            throw ExitCode(ExitStatus.invalid)
+            throw CommandError("--token-file '\(tokenFile)': cannot be read", exitCode: ExitStatus.invalid)
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
-            printError("--token-file '\(tokenFile)': the token must be one word of 16 characters or more")
-            throw ExitCode(ExitStatus.invalid)
+            throw CommandError("--token-file '\(tokenFile)': the token must be one word of 16 characters or more", exitCode: ExitStatus.invalid)
         }
         return token
     }

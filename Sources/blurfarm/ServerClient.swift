@@ -34,7 +34,7 @@ struct ServerOptions: ParsableArguments {
             ?? configuration.tokenFile
         {
             guard let data = FileManager.default.contents(atPath: file) else {
-                throw ExitCode.reporting(CommandError("token file '\(file)': cannot be read", exitCode: ExitStatus.invalid))
+                throw CommandError("token file '\(file)': cannot be read", exitCode: ExitStatus.invalid)
             }
             token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
@@ -64,7 +64,7 @@ func blocking<Value: Sendable>(
         return try result.withLock { $0! }.get()
     } catch {
         beforeFailing()
-        throw ExitCode.reporting(error)
+        throw error
     }
 }
 

@@ -29,15 +29,11 @@ struct Sharding {
 
     /// The shard `option` names (none when nil), read from the environment where it says so;
     /// with the split in the file `splitFile` (``ShardSplit``) when given.
-    /// - Throws: ``ExitCode`` 2 after saying why on standard error.
+    /// - Throws: the ``ClusterError`` (``CommandFailure`` says it, exit status 2).
     init(_ option: ShardOption?, splitFile: String? = nil) throws {
-        do throws(ClusterError) {
-            let shard = try option?.selector.resolve(environment: ProcessInfo.processInfo.environment)
-            self.shard = shard
-            split = try splitFile.map { path throws(ClusterError) in try ShardSplit.read(path, shards: shard?.count) }
-        } catch {
-            throw ExitCode.reporting(error)
-        }
+        let shard = try option?.selector.resolve(environment: ProcessInfo.processInfo.environment)
+        self.shard = shard
+        split = try splitFile.map { path throws(ClusterError) in try ShardSplit.read(path, shards: shard?.count) }
     }
 
     /// `loaded` (``loadJobs(_:farm:tileOverride:)``'s result) with each plan cut to the shard.

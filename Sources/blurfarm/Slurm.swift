@@ -19,7 +19,7 @@ struct Slurm: ParsableCommand {
 
 extension Slurm {
     /// `blurfarm slurm submit`.
-    struct Submit: ParsableCommand {
+    struct Submit: FarmCommand {
         static let configuration = CommandConfiguration(
             commandName: "submit",
             abstract: "Check a job, then submit its shards as a Slurm array and a finisher after them.",
@@ -59,7 +59,7 @@ extension Slurm {
             if let maxRunning, maxRunning < 1 { throw ValidationError("--max-running must be at least 1") }
         }
 
-        func run() throws {
+        func execute() throws {
             let (configuration, _, plans) = try loadJobs([FarmOptions.absolute(job)], farm: farm, tileOverride: nil)
             let plan = plans[0]
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
@@ -80,16 +80,12 @@ extension Slurm {
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
                 executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
-            do throws(ClusterError) {
-                let folder = try SlurmRun.makeFolder(in: jobFolder)
-                try run.prepare(in: folder, shardPlans: plan.shards(count: shards, pixels: weights.weight(of:)))
-                let submission = try run.submit(Array(0..<shards), folder: folder)
-                print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
-                    + "array job \(submission.array), finisher job \(submission.finisher)")
-                print("run folder: \(folder)")
-            } catch {
-                throw ExitCode.reporting(error)
-            }
+            let folder = try SlurmRun.makeFolder(in: jobFolder)
+            try run.prepare(in: folder, shardPlans: plan.shards(count: shards, pixels: weights.weight(of:)))
+            let submission = try run.submit(Array(0..<shards), folder: folder)
+            print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
+                + "array job \(submission.array), finisher job \(submission.finisher)")
+            print("run folder: \(folder)")
         }
     }
 }

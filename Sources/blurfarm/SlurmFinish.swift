@@ -6,7 +6,7 @@ import Foundation
 
 extension Slurm {
     /// `blurfarm slurm finish`: what the finisher job runs.
-    struct Finish: ParsableCommand {
+    struct Finish: FarmCommand {
         static let configuration = CommandConfiguration(
             commandName: "finish",
             abstract: "Merge the shards' records and reports of a Slurm run, and verify every output (the finisher job).",
@@ -26,24 +26,20 @@ extension Slurm {
         @Argument(help: "The run folder (printed by submit).")
         var runFolder: String
 
-        func run() throws {
+        func execute() throws {
             let context = try SlurmRunContext.load(runFolder)
             let began = Date()
             let notDone: Int
-            do throws(ClusterError) {
-                let records = try context.mergeRecords()
-                for folder in records.running { printWarning("\(folder): the shard is running: its records are merged later") }
-                let report = context.mergedReport(records: records.contents, reports: context.shardReports(), began: began)
-                for output in report.outputs where output.status == .failed || output.status == .failedEarlier {
-                    printError(output.error ?? "\(output.output): not written")
-                }
-                let path = try context.write(report)
-                notDone = report.failed + report.failedEarlier
-                print("\(report.job): \(report.written) written, \(notDone) failed, \(report.skipped) up to date, "
-                    + "in \(counted(context.run.shards, "shard")); report \(path)")
-            } catch {
-                throw ExitCode.reporting(error)
+            let records = try context.mergeRecords()
+            for folder in records.running { printWarning("\(folder): the shard is running: its records are merged later") }
+            let report = context.mergedReport(records: records.contents, reports: context.shardReports(), began: began)
+            for output in report.outputs where output.status == .failed || output.status == .failedEarlier {
+                printError(output.error ?? "\(output.output): not written")
             }
+            let path = try context.write(report)
+            notDone = report.failed + report.failedEarlier
+            print("\(report.job): \(report.written) written, \(notDone) failed, \(report.skipped) up to date, "
+                + "in \(counted(context.run.shards, "shard")); report \(path)")
             if notDone > 0 { throw ExitCode(ExitStatus.someFailed) }
         }
     }

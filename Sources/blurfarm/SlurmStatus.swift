@@ -6,7 +6,7 @@ import Foundation
 
 extension Slurm {
     /// `blurfarm slurm status`.
-    struct Status: ParsableCommand {
+    struct Status: FarmCommand {
         static let configuration = CommandConfiguration(
             commandName: "status",
             abstract: "Show a Slurm run: each shard's Slurm state, its outputs done, the failed outputs.",
@@ -26,19 +26,15 @@ extension Slurm {
         @Flag(help: "Wait until the shards and the finisher have ended; exit 0 when every output is done, else 1.")
         var wait = false
 
-        func run() throws {
+        func execute() throws {
             let context = try SlurmRunContext.load(runFolder)
             let done: Bool
-            do throws(ClusterError) {
-                var states = try context.slurmStates()
-                while wait, !states.haveEnded {
-                    Thread.sleep(forTimeInterval: 0.5)
-                    states = try context.slurmStates()
-                }
-                done = Self.print(try context.status(states), of: context)
-            } catch {
-                throw ExitCode.reporting(error)
+            var states = try context.slurmStates()
+            while wait, !states.haveEnded {
+                Thread.sleep(forTimeInterval: 0.5)
+                states = try context.slurmStates()
             }
+            done = Self.print(try context.status(states), of: context)
             if wait, !done { throw ExitCode(ExitStatus.someFailed) }
         }
 
@@ -67,7 +63,7 @@ extension Slurm {
     }
 
     /// `blurfarm slurm resume`.
-    struct Resume: ParsableCommand {
+    struct Resume: FarmCommand {
         static let configuration = CommandConfiguration(
             commandName: "resume",
             abstract: "Submit again the shards of a Slurm run that failed or were lost, and a new finisher.",
@@ -85,22 +81,18 @@ extension Slurm {
         @Argument(help: "The run folder (printed by submit).")
         var runFolder: String
 
-        func run() throws {
+        func execute() throws {
             let context = try SlurmRunContext.load(runFolder)
-            do throws(ClusterError) {
-                let unfinished = try context.shardsToResume(try context.slurmStates())
-                guard !unfinished.isEmpty else {
-                    print("nothing to resume: every output of job '\(context.plan.job.name)' is up to date")
-                    return
-                }
-                var run = context.run
-                let submission = try run.submit(unfinished, folder: context.folder, extra: ["--retry-failed"])
-                print("resubmitted \(unfinished.count == 1 ? "shard" : "shards") "
-                    + "\(unfinished.map(String.init).joined(separator: ", ")) of \(run.shards): "
-                    + "array job \(submission.array), finisher job \(submission.finisher)")
-            } catch {
-                throw ExitCode.reporting(error)
+            let unfinished = try context.shardsToResume(try context.slurmStates())
+            guard !unfinished.isEmpty else {
+                print("nothing to resume: every output of job '\(context.plan.job.name)' is up to date")
+                return
             }
+            var run = context.run
+            let submission = try run.submit(unfinished, folder: context.folder, extra: ["--retry-failed"])
+            print("resubmitted \(unfinished.count == 1 ? "shard" : "shards") "
+                + "\(unfinished.map(String.init).joined(separator: ", ")) of \(run.shards): "
+                + "array job \(submission.array), finisher job \(submission.finisher)")
         }
     }
 }
