@@ -40,10 +40,6 @@ public enum WorkerProcess {
         return getppid() == coordinatorPID
     }
 
-    /// The largest block malloc serves from its heap, and the most freed memory it keeps: 256
-    /// MiB, a 16-megapixel image's decode in `Float32` RGBA.
-    static let reusedMemory = 256 << 20
-
     /// The whole life of a `blurfarm-worker` process: bound to its coordinator, then the
     /// message loop on standard input and output until `shutdown` or the end of the input.
     /// Errors go to standard error, one line each. Returns the exit status
@@ -63,7 +59,7 @@ public enum WorkerProcess {
         // afresh and zeroed by the kernel. Kept in the heap instead, the next image reuses their
         // pages: with whole 1080p images in the workers, `perf record` put the kernel's page
         // zeroing at 14% of the run before, 9.7% after.
-        _ = blurfarm_reuse_freed_memory(Self.reusedMemory)
+        _ = blurfarm_reuse_freed_memory(BLURFARM_REUSED_MEMORY, 1)
         let runner = TaskRunner(
             registry: .forThisProcess, plugins: PluginLoader(folders: pluginFolders),
             segments: SharedSegmentTable(ownerPID: coordinatorPID))

@@ -63,16 +63,18 @@ int blurfarm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
 #if defined(__GLIBC__)
 #include <malloc.h>
 
-int blurfarm_reuse_freed_memory(long bytes) {
-    /* mallopt returns 1 on success, 0 on error. One arena: a thread's own arena grows by
-       heaps of at most 64 MiB, so an image's buffers made on the task thread would be mapped
-       afresh whatever the thresholds. */
-    return mallopt(M_ARENA_MAX, 1) && mallopt(M_MMAP_THRESHOLD, (int)bytes) && mallopt(M_TRIM_THRESHOLD, (int)bytes)
+int blurfarm_reuse_freed_memory(long bytes, int arenas) {
+    /* mallopt returns 1 on success, 0 on error. One arena for a worker: a thread's own arena
+       grows by heaps of at most 64 MiB, so an image's buffers made on the task thread would be
+       mapped afresh whatever the thresholds. */
+    return (arenas <= 0 || mallopt(M_ARENA_MAX, arenas)) && mallopt(M_MMAP_THRESHOLD, (int)bytes)
+            && mallopt(M_TRIM_THRESHOLD, (int)bytes)
         ? 0 : -1;
 }
 #else
-int blurfarm_reuse_freed_memory(long bytes) {
+int blurfarm_reuse_freed_memory(long bytes, int arenas) {
     (void)bytes;
+    (void)arenas;
     return 0;
 }
 #endif

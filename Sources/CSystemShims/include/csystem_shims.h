@@ -32,12 +32,17 @@ int blurfarm_ignore_sigpipe(void);
 /// error is reported and the temporary file removed. Returns 0, or -1 with errno set.
 int blurfarm_ignore_sigxfsz(void);
 
-/// Makes malloc serve allocations up to `bytes` from one heap for every thread and keep up to
-/// `bytes` freed at its top (mallopt M_ARENA_MAX, M_MMAP_THRESHOLD and M_TRIM_THRESHOLD;
-/// glibc), instead of mapping each
+/// Makes malloc serve allocations up to `bytes` from its heaps and keep up to `bytes` freed at
+/// their tops (mallopt M_MMAP_THRESHOLD and M_TRIM_THRESHOLD; glibc), instead of mapping each
 /// large block afresh: the pages of one image's buffers serve the next without being faulted
-/// in and zeroed again. 0, or -1 when malloc refused.
-int blurfarm_reuse_freed_memory(long bytes);
+/// in and zeroed again. `arenas` > 0 also caps the heaps (M_ARENA_MAX: 1 for a process whose
+/// images are made on one thread, so that they share one heap); 0 leaves them to malloc (a
+/// process of many threads). 0, or -1 when malloc refused.
+int blurfarm_reuse_freed_memory(long bytes, int arenas);
+
+/// The `bytes` both executables give ``blurfarm_reuse_freed_memory``: 256 MiB, a 16-megapixel
+/// image's decode in `Float32` RGBA.
+#define BLURFARM_REUSED_MEMORY (256L << 20)
 
 /// `memfd_create(name, MFD_CLOEXEC)`: an anonymous file in memory, closed on exec.
 /// Returns the descriptor, or -1 with errno set (ENOSYS off Linux).
