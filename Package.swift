@@ -15,9 +15,13 @@
 //                     module that calls dlopen) and makes them filters; Core, Kernels, the ABI header
 //   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
 //                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins
-//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in its pool of
-//                        worker processes (Wire, SharedMemory; never BlurfarmWorker); keeps the state
-//                        folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmSystem    the coordinator's system calls: one EINTR helper and one SystemCallError,
+//                     processes (spawn, wait, signals, limits), inotify; the stop request; Core + CSystemShims
+//   BlurfarmPool      the pool of worker processes: the pure PoolScheduler, the supervisor, the
+//                     launcher, shared segments, task timeouts, `WorkerPool` (an ImageRendering);
+//                     Core, Kernels, Engine, Wire, SharedMemory, System (never BlurfarmWorker)
+//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in the Pool;
+//                        keeps the state folder's output records and job locks (CXXHash); the CLI drives it
 //   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
 //                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
 //                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
@@ -119,11 +123,20 @@ let package = Package(
                 "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
             ],
             swiftSettings: strict),
+        .target(name: "BlurfarmSystem", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
+        .target(
+            name: "BlurfarmPool",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory", "BlurfarmSystem",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "CSystemShims", "CXXHash", .product(name: "Logging", package: "swift-log"),
+                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "CSystemShims", "CXXHash",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
@@ -152,7 +165,7 @@ let package = Package(
             name: "BlurfarmServer",
             dependencies: [
                 "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
-                "CSystemShims",
+                "BlurfarmPool", "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -171,8 +184,8 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmWorker", "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
-                "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
+                "BlurfarmCoordinator", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
+                "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -229,6 +242,7 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire",
+                "BlurfarmPool",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -257,7 +271,7 @@ let package = Package(
             name: "BlurfarmCLITests",
             dependencies: [
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
-                "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
+                "BlurfarmPool", "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["web"],  // the status page's browser test (Python), run by ServeTests

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmImageIO
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Foundation
 
 /// The lock a run holds on one job: an `flock` on the file `lock` in the job's state folder.

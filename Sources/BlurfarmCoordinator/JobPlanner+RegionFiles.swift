@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmManifest
 import Foundation

@@ -1,3 +1,4 @@
+import BlurfarmPool
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmWire
 import Foundation
 

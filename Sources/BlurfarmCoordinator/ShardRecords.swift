@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Foundation
 
 extension JobStateFolder {

@@ -1,3 +1,4 @@
+import BlurfarmPool
 import BlurfarmAPI
 import BlurfarmCoordinator
 import Foundation

@@ -1,3 +1,4 @@
+import BlurfarmPool
 import BlurfarmAPI
 
 /// `/metrics` in the Prometheus text format (version 0.0.4).

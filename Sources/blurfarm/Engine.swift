@@ -1,3 +1,5 @@
+import BlurfarmSystem
+import BlurfarmPool
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCoordinator
 import Dispatch
 import Foundation

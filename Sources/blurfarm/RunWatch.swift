@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore

@@ -1,3 +1,4 @@
+import BlurfarmPool
 import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmEngine

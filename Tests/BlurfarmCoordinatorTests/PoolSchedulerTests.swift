@@ -2,6 +2,7 @@ import BlurfarmCore
 import Testing
 
 @testable import BlurfarmCoordinator
+@testable import BlurfarmPool
 import BlurfarmEngine
 
 /// The pool's decisions, transition by transition, with no process: each test drives a

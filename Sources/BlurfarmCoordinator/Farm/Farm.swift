@@ -1,3 +1,5 @@
+import BlurfarmPool
+import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmManifest

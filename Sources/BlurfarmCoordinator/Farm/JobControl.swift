@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmEngine
 import BlurfarmImageIO
 import Synchronization

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmWire
 
 /// Starts, kills and stops `blurfarm-worker` processes for the pool's thread (which must be

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmKernels
@@ -50,7 +51,7 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
     }
 
-    let settings: Settings
+    package let settings: Settings
     let inbox = Mutex(Inbox())
     let wakePipe: (read: Int32, write: Int32)
     private let finished = DispatchSemaphore(value: 0)

@@ -14,7 +14,7 @@ extension Syscalls {
     /// A pipe whose ends are closed on exec (and non-blocking if asked): `pipe2` is not visible
     /// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
     /// processes, so no worker can inherit an end between `pipe` and `fcntl`.
-    static func pipe(nonBlocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
+    package static func pipe(nonBlocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
         try retrying("pipe") { Glibc.pipe(&fds) }
         for fd in fds {
@@ -24,7 +24,7 @@ extension Syscalls {
         return (fds[0], fds[1])
     }
 
-    static func setNonBlocking(_ fd: Int32) {
+    package static func setNonBlocking(_ fd: Int32) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
@@ -33,7 +33,7 @@ extension Syscalls {
     /// inherited, every other descriptor closed in the child), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
     /// whatever this process ignores. `posix_spawn` fails with EAGAIN when the user may not have
     /// another process (`RLIMIT_NPROC`), ENOMEM without memory for it.
-    static func spawn(
+    package static func spawn(
         _ executable: String, arguments: [String], environment: CStrings, stdin: Int32, stdout: Int32
     ) throws(SystemCallError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -70,29 +70,29 @@ extension Syscalls {
     }
 
     /// A null-terminated list of C strings (an `environ`), freed with it.
-    final class CStrings {
-        let pointers: [UnsafeMutablePointer<CChar>?]
+    package final class CStrings {
+        package let pointers: [UnsafeMutablePointer<CChar>?]
 
-        init(_ strings: [String]) { pointers = strings.map { strdup($0) } + [nil] }
+        package init(_ strings: [String]) { pointers = strings.map { strdup($0) } + [nil] }
 
         deinit { pointers.forEach { free($0) } }
     }
 
-    static func kill(_ pid: pid_t) { _ = Glibc.kill(pid, SIGKILL) }
+    package static func kill(_ pid: pid_t) { _ = Glibc.kill(pid, SIGKILL) }
 
     /// Whether a process `pid` exists (any process, not only a child): only ESRCH says it does
     /// not; one this process may not signal (EPERM) exists.
-    static func isRunning(_ pid: pid_t) -> Bool { Glibc.kill(pid, 0) == 0 || errno != ESRCH }
+    package static func isRunning(_ pid: pid_t) -> Bool { Glibc.kill(pid, 0) == 0 || errno != ESRCH }
 
     /// Waits for the child `pid` to end: its wait status.
-    static func wait(_ pid: pid_t) -> Int32 {
+    package static func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return status
     }
 
     /// Whether the child `pid` has ended (and is reaped), without waiting.
-    static func hasExited(_ pid: pid_t) -> Bool {
+    package static func hasExited(_ pid: pid_t) -> Bool {
         var status: Int32 = 0
         while true {
             let result = waitpid(pid, &status, WNOHANG)
@@ -102,7 +102,7 @@ extension Syscalls {
     }
 
     /// "exit status N" or "killed by signal N".
-    static func describe(status: Int32) -> String {
+    package static func describe(status: Int32) -> String {
         let signalNumber = status & 0x7F
         if signalNumber == 0 { return "exit status \((status >> 8) & 0xFF)" }
         return "killed by signal \(signalNumber)"
@@ -110,20 +110,20 @@ extension Syscalls {
 
     /// Waits up to `milliseconds` for any of `fds` to be readable (or closed): the indices of
     /// those that are.
-    static func pollReadable(_ fds: [Int32], milliseconds: Int32) -> [Int] {
+    package static func pollReadable(_ fds: [Int32], milliseconds: Int32) -> [Int] {
         var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         guard Glibc.poll(&entries, nfds_t(entries.count), milliseconds) > 0 else { return [] }
         return entries.indices.filter { entries[$0].revents != 0 }
     }
 
     /// Reads and discards what a non-blocking descriptor holds.
-    static func drain(_ fd: Int32) {
+    package static func drain(_ fd: Int32) {
         var bytes = [UInt8](repeating: 0, count: 64)
         while Glibc.read(fd, &bytes, bytes.count) > 0 {}
     }
 
     /// What one read from a non-blocking descriptor gave.
-    enum ReadOutcome {
+    package enum ReadOutcome {
         case bytes([UInt8])
         case wouldBlock
         /// End of file or an error: why.
@@ -131,7 +131,7 @@ extension Syscalls {
     }
 
     /// Reads what a non-blocking descriptor holds now (up to 64 KiB).
-    static func readAvailable(_ fd: Int32) -> ReadOutcome {
+    package static func readAvailable(_ fd: Int32) -> ReadOutcome {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         let n = Glibc.read(fd, &chunk, chunk.count)
         if n < 0 && (errno == EINTR || errno == EAGAIN) { return .wouldBlock }
@@ -141,7 +141,7 @@ extension Syscalls {
     }
 
     /// Writes one byte to a non-blocking pipe; a full pipe is fine (it is a wake-up).
-    static func writeByte(_ fd: Int32) {
+    package static func writeByte(_ fd: Int32) {
         var byte: UInt8 = 1
         _ = write(fd, &byte, 1)
     }
@@ -149,7 +149,7 @@ extension Syscalls {
     /// Blocks SIGPIPE in the calling thread only: a write to a pipe whose reader died fails
     /// with EPIPE there instead of killing the process, and the process's own handling of
     /// SIGPIPE is left as it is.
-    static func blockBrokenPipeSignalInThisThread() {
+    package static func blockBrokenPipeSignalInThisThread() {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGPIPE)
@@ -158,7 +158,7 @@ extension Syscalls {
 
     /// The soft limit of `resource` (`RLIMIT_NOFILE`, `RLIMIT_NPROC`), nil when unlimited or
     /// unknown.
-    static func softLimit(_ resource: __rlimit_resource) -> Int? {
+    package static func softLimit(_ resource: __rlimit_resource) -> Int? {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
             return nil
@@ -168,13 +168,13 @@ extension Syscalls {
 
     /// Whether `RLIMIT_NPROC` binds this process: the kernel does not apply it to a process
     /// with `CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN` (root, as a rule).
-    static var processLimitApplies: Bool { effectiveUserID != 0 }
+    package static var processLimitApplies: Bool { effectiveUserID != 0 }
 }
 
 extension SystemCallError {
     /// Whether `posix_spawn` failed because of the program itself: missing, not executable,
     /// not a program, or a path that cannot name one. Trying again would not help.
-    var isAboutTheProgram: Bool {
+    package var isAboutTheProgram: Bool {
         call == "posix_spawn" && [ENOENT, EACCES, ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG].contains(errno)
     }
 }

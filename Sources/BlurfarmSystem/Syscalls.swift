@@ -12,21 +12,26 @@ import Musl
 #endif
 
 /// A failed system call: which call, and its errno.
-struct SystemCallError: Error, CustomStringConvertible {
-    let call: String
-    let errno: Int32
+package struct SystemCallError: Error, CustomStringConvertible {
+    package let call: String
+    package let errno: Int32
+
+    package init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
 
     /// The C library's text for the errno, e.g. "No such file or directory".
-    var reason: String { String(cString: strerror(errno)) }
+    package var reason: String { String(cString: strerror(errno)) }
 
     /// "pipe: Too many open files".
-    var description: String { "\(call): \(reason)" }
+    package var description: String { "\(call): \(reason)" }
 }
 
-enum Syscalls {
+package enum Syscalls {
     /// Calls `body` until it does not fail with EINTR; a negative result throws with errno.
     @discardableResult
-    static func retrying<T: BinaryInteger>(_ call: String, _ body: () -> T) throws(SystemCallError) -> T {
+    package static func retrying<T: BinaryInteger>(_ call: String, _ body: () -> T) throws(SystemCallError) -> T {
         while true {
             let result = body()
             if result >= 0 { return result }
@@ -37,7 +42,7 @@ enum Syscalls {
 
     /// What `lstat` says of `path` (a link is not followed): its device, inode and whether
     /// it is a folder; nil when nothing is there.
-    static func identity(of path: String) throws(SystemCallError) -> (device: UInt64, inode: UInt64, isFolder: Bool)? {
+    package static func identity(of path: String) throws(SystemCallError) -> (device: UInt64, inode: UInt64, isFolder: Bool)? {
         var info = stat()
         do {
             try retrying("lstat") { PathEncoding.withCString(path) { lstat($0, &info) } }
@@ -49,7 +54,7 @@ enum Syscalls {
 
     /// Creates the folder `path` (mode 0777 less the umask): true when this call created it,
     /// false when something was there already.
-    static func makeFolder(_ path: String) throws(SystemCallError) -> Bool {
+    package static func makeFolder(_ path: String) throws(SystemCallError) -> Bool {
         do {
             try retrying("mkdir") { PathEncoding.withCString(path) { mkdir($0, 0o777) } }
             return true
@@ -60,7 +65,7 @@ enum Syscalls {
 
     /// Removes the folder `path` if it is empty: true when removed, false when it holds
     /// anything (or is not there).
-    static func removeEmptyFolder(_ path: String) throws(SystemCallError) -> Bool {
+    package static func removeEmptyFolder(_ path: String) throws(SystemCallError) -> Bool {
         do {
             try retrying("rmdir") { PathEncoding.withCString(path) { rmdir($0) } }
             return true
@@ -70,24 +75,24 @@ enum Syscalls {
     }
 
     /// Removes the file `path`.
-    static func removeFile(_ path: String) throws(SystemCallError) {
+    package static func removeFile(_ path: String) throws(SystemCallError) {
         try retrying("unlink") { PathEncoding.withCString(path) { unlink($0) } }
     }
 
     /// The status of what `path` names, following links; nil when nothing is there.
-    static func status(_ path: String) -> stat? {
+    package static func status(_ path: String) -> stat? {
         var info = stat()
         return (try? retrying("stat") { PathEncoding.withCString(path) { stat($0, &info) } }) == nil ? nil : info
     }
 
     /// Whether `path` names a folder, following links.
-    static func isFolder(_ path: String) -> Bool {
+    package static func isFolder(_ path: String) -> Bool {
         status(path).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
     }
 
     /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
     /// named (removed meanwhile).
-    static func workingDirectory() -> String {
+    package static func workingDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return "/" }
         return PathEncoding.decode(buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }).text
@@ -95,7 +100,7 @@ enum Syscalls {
 
     /// The target of the symbolic link whose path is the bytes `path`; nil when `path` is not a
     /// link (or is missing).
-    static func linkTarget(_ path: [UInt8]) -> [UInt8]? {
+    package static func linkTarget(_ path: [UInt8]) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
         let cPath = (path + [0]).map { CChar(bitPattern: $0) }
         let count = buffer.withUnsafeMutableBufferPointer { raw in
@@ -108,21 +113,21 @@ enum Syscalls {
     /// folder (not following links) and what else it is: a regular file, or a link to one, is
     /// a file; anything else that is not a folder (a FIFO, a socket, a device, a link to one)
     /// is ``Entry/otherKind``.
-    struct Entry {
-        let name: [UInt8]
-        let isFolder: Bool
-        let isFile: Bool
+    package struct Entry {
+        package let name: [UInt8]
+        package let isFolder: Bool
+        package let isFile: Bool
         /// For an entry that is neither a folder nor a file: what it is, as people say it ("a
         /// FIFO", "a link to a character device", "a link to nothing"); nil for a link to a
         /// folder (not followed).
-        var otherKind: String? = nil
+        package var otherKind: String? = nil
     }
 
     /// The entries of the folder whose path is the bytes `path` whose names `wanted` takes
     /// (all by default): only those are looked at (`fstatat`), so a folder of many files the
     /// caller does not want costs its listing alone.
     /// - Throws: the `opendir` or `readdir` failure (EACCES for a folder that cannot be read).
-    static func entries(
+    package static func entries(
         ofFolder path: [UInt8], where wanted: ([UInt8]) -> Bool = { _ in true }
     ) throws(SystemCallError) -> [Entry] {
         guard let directory = opendir((path + [0]).map { CChar(bitPattern: $0) }) else { throw SystemCallError(call: "opendir", errno: Glibc.errno) }
@@ -169,31 +174,31 @@ enum Syscalls {
 
     /// Opens the folder `path` (relative to the working directory), never through a symbolic
     /// link at its last name (ELOOP or ENOTDIR then).
-    static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
+    package static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
     }
 
     /// Opens the file `path` for reading (following links), without waiting: a FIFO without a
     /// writer opens at once (its descriptor's `fstat` says what it is) instead of blocking.
-    static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
+    package static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
     }
 
     /// Opens the file `name` in the folder `folder`, never through a symbolic link
     /// (`O_NOFOLLOW | O_CLOEXEC` added to `flags`); new files get mode 0644 less the umask.
-    static func openFile(_ name: String, in folder: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
+    package static func openFile(_ name: String, in folder: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
         try retrying("open") { PathEncoding.withCString(name) { openat(folder, $0, flags | O_NOFOLLOW | O_CLOEXEC, 0o644) } }
     }
 
     /// The status of the open descriptor `fd`.
-    static func status(of fd: Int32) throws(SystemCallError) -> stat {
+    package static func status(of fd: Int32) throws(SystemCallError) -> stat {
         var info = stat()
         try retrying("fstat") { fstat(fd, &info) }
         return info
     }
 
     /// All the bytes of the open file `fd` from its start, or its first `limit` bytes.
-    static func readAll(_ fd: Int32, upTo limit: Int = .max) throws(SystemCallError) -> [UInt8] {
+    package static func readAll(_ fd: Int32, upTo limit: Int = .max) throws(SystemCallError) -> [UInt8] {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: min(65536, limit))
         while result.count < limit {
@@ -208,19 +213,19 @@ enum Syscalls {
 
     /// Reads from `fd` into `buffer` once, from where the file stands: the number of bytes
     /// read, 0 at its end.
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
         try retrying("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// Writes `bytes` with one `write` call: the number written, which may be fewer (a full
     /// disk). With `O_APPEND`, that one call's bytes land together at the end.
-    static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) -> Int {
+    package static func writeOnce(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) -> Int {
         try retrying("write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
     }
 
     /// Writes `bytes` over the start of the open file `fd`, then cuts the file to their length:
     /// never empty on the way.
-    static func overwrite(_ fd: Int32, with bytes: [UInt8]) throws(SystemCallError) {
+    package static func overwrite(_ fd: Int32, with bytes: [UInt8]) throws(SystemCallError) {
         var written = 0
         while written < bytes.count {
             let offset = written
@@ -231,22 +236,22 @@ enum Syscalls {
         try truncate(fd, to: bytes.count)
     }
 
-    static func truncate(_ fd: Int32, to size: Int) throws(SystemCallError) {
+    package static func truncate(_ fd: Int32, to size: Int) throws(SystemCallError) {
         try retrying("ftruncate") { ftruncate(fd, off_t(size)) }
     }
 
-    static func fsync(_ fd: Int32) throws(SystemCallError) {
+    package static func fsync(_ fd: Int32) throws(SystemCallError) {
         try retrying("fsync") { Glibc.fsync(fd) }
     }
 
     /// Flushes the data of `fd` to disk (and the metadata needed to read it back).
-    static func fdatasync(_ fd: Int32) throws(SystemCallError) {
+    package static func fdatasync(_ fd: Int32) throws(SystemCallError) {
         try retrying("fdatasync") { Glibc.fdatasync(fd) }
     }
 
     /// Takes the `flock` of `fd` exclusively, waiting for its holder to let go when `wait`:
     /// false when another holds it and `wait` is false.
-    static func lockExclusively(_ fd: Int32, wait: Bool) throws(SystemCallError) -> Bool {
+    package static func lockExclusively(_ fd: Int32, wait: Bool) throws(SystemCallError) -> Bool {
         do {
             try retrying("flock") { flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) }
             return true
@@ -256,7 +261,7 @@ enum Syscalls {
     }
 
     /// Renames `from` to `to`, both in the folder `folder`.
-    static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
+    package static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
         try retrying("rename") {
             PathEncoding.withCString(from) { from in PathEncoding.withCString(to) { renameat(folder, from, folder, $0) } }
         }
@@ -264,21 +269,21 @@ enum Syscalls {
 
     /// Removes the file `name` in the folder `folder`, ignoring failure (cleaning up after
     /// another failure).
-    static func removeQuietly(_ name: String, in folder: Int32) {
+    package static func removeQuietly(_ name: String, in folder: Int32) {
         _ = PathEncoding.withCString(name) { unlinkat(folder, $0, 0) }
     }
 
     // MARK: The process
 
     /// This process's id.
-    static var processID: Int32 { getpid() }
+    package static var processID: Int32 { getpid() }
 
     /// The user this process acts as (`geteuid`).
-    static var effectiveUserID: UInt32 { geteuid() }
+    package static var effectiveUserID: UInt32 { geteuid() }
 
     /// Closes `fd`, ignoring failure: the descriptor is gone whatever `close` says (Linux), so
     /// nothing is retried and nothing is left to do about it.
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+    package static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
-    static func sleep(milliseconds: Int) { usleep(useconds_t(milliseconds * 1000)) }
+    package static func sleep(milliseconds: Int) { usleep(useconds_t(milliseconds * 1000)) }
 }

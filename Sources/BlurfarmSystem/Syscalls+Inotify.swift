@@ -11,57 +11,57 @@ import Musl
 extension Syscalls {
     /// One inotify event: the watch it came from, what happened, and the name in the watched
     /// folder it concerns (as bytes; empty for the folder itself).
-    struct InotifyEvent {
-        let watch: Int32
-        let mask: UInt32
-        let name: [UInt8]
+    package struct InotifyEvent {
+        package let watch: Int32
+        package let mask: UInt32
+        package let name: [UInt8]
     }
 
     /// A new inotify instance, non-blocking and closed on exec.
-    static func inotifyStart() throws(SystemCallError) -> Int32 {
+    package static func inotifyStart() throws(SystemCallError) -> Int32 {
         try retrying("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
     }
 
     /// Watches the folder `path` for `mask`; returns the watch descriptor (the same one when
     /// the folder is watched already). Links are not followed below the first folder.
-    static func inotifyWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
+    package static func inotifyWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
         try retrying("inotify_add_watch") { PathEncoding.withCString(path) { inotify_add_watch(fd, $0, mask | UInt32(IN_ONLYDIR)) } }
     }
 
     /// Stops the watch `watch` of the inotify instance `fd`, ignoring failure (a watch whose
     /// folder is gone is stopped already).
-    static func inotifyUnwatch(_ fd: Int32, _ watch: Int32) { _ = inotify_rm_watch(fd, watch) }
+    package static func inotifyUnwatch(_ fd: Int32, _ watch: Int32) { _ = inotify_rm_watch(fd, watch) }
 
     /// The device and inode of the folder `path` (following links, as `inotify_add_watch`
     /// does): which folder stands at that path now; nil when none does (missing, or not a folder).
-    static func folderIdentity(_ path: String) -> FolderIdentity? {
+    package static func folderIdentity(_ path: String) -> FolderIdentity? {
         guard let info = status(path), info.st_mode & S_IFMT == S_IFDIR else { return nil }
         return FolderIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// Which folder: its device and inode.
-    struct FolderIdentity: Equatable {
-        let device: UInt64
-        let inode: UInt64
+    package struct FolderIdentity: Equatable {
+        package let device: UInt64
+        package let inode: UInt64
     }
 
     /// Whether `path` (not following a link) is a regular file with one name: one that was just
     /// made by opening it for writing. A hard link made to a file (two names) is complete;
     /// so is a symbolic link.
-    static func isFileBeingMade(_ path: String) -> Bool {
+    package static func isFileBeingMade(_ path: String) -> Bool {
         var info = stat()
         guard (try? retrying("lstat", { PathEncoding.withCString(path) { lstat($0, &info) } })) != nil else { return false }
         return info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
     }
 
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
-    static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
+    package static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
         var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return try retrying("poll") { Glibc.poll(&request, 1, milliseconds) } > 0
     }
 
     /// The events waiting on the inotify descriptor `fd` (none when there are none yet).
-    static func inotifyEvents(_ fd: Int32) throws(SystemCallError) -> [InotifyEvent] {
+    package static func inotifyEvents(_ fd: Int32) throws(SystemCallError) -> [InotifyEvent] {
         // Room for many events at once: each is 16 bytes and its name (at most NAME_MAX + 1).
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         let count: Int
