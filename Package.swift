@@ -15,7 +15,7 @@
 //                     module that calls dlopen) and makes them filters; Core, Kernels, the ABI header
 //   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
 //                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins
-//   BlurfarmSystem    the coordinator's system calls: one EINTR helper and one SystemCallError,
+//   BlurfarmSystem    the system calls of the coordinator, the pool, ImageIO and the server: one EINTR helper, one SystemCallError,
 //                     processes (spawn, wait, signals, limits), inotify; the stop request; Core + CSystemShims
 //   BlurfarmPool      the pool of worker processes: the pure PoolScheduler, the supervisor, the
 //                     launcher, shared segments, task timeouts, `WorkerPool` (an ImageRendering);
@@ -153,7 +153,7 @@ let package = Package(
             name: "CSystemShims",
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
         .target(
-            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "CVips", "CVipsShim", "CSystemShims"],
+            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "BlurfarmSystem", "CVips", "CVipsShim", "CSystemShims"],
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
@@ -165,7 +165,7 @@ let package = Package(
             name: "BlurfarmServer",
             dependencies: [
                 "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
-                "BlurfarmPool", "CSystemShims",
+                "BlurfarmPool", "BlurfarmSystem", "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

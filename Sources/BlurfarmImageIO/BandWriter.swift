@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 import CVips
 import Foundation
@@ -129,14 +130,14 @@ public final class BandWriter: @unchecked Sendable {
                         }
                     }
                 }
-                try? Syscalls.close(folder)
+                Syscalls.close(folder)
                 rows.close()
                 outcome.withLock { $0 = result }
                 saved.signal()
             }
         } catch {
             rows.close()
-            try? Syscalls.close(folder)
+            Syscalls.close(folder)
             throw ImageIOError(code: .encodeFailed, path: path, message: "\(error)")
         }
     }

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 
 extension ImageReader {
@@ -47,5 +48,5 @@ public final class SharedInput: Sendable {
     /// The name another process opens the file by: `/proc/<this pid>/fd/<descriptor>`.
     public var sharedPath: String { "/proc/\(Syscalls.processID)/fd/\(descriptor)" }
 
-    deinit { try? Syscalls.close(descriptor) }
+    deinit { Syscalls.close(descriptor) }
 }

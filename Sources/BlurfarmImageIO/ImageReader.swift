@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 import CVips
 
@@ -284,7 +285,7 @@ struct InputFile {
     static func checkOpened(_ descriptor: Int32, path: String) throws(ImageIOError) {
         let opened = (try? Syscalls.status(of: descriptor)).map { Syscalls.kind(ofMode: $0.st_mode) }
         guard opened == .regular else {
-            try? Syscalls.close(descriptor)
+            Syscalls.close(descriptor)
             let what: String
             switch opened {
             case .other(let kind)?: what = "is \(kind), not a regular file"
@@ -295,7 +296,7 @@ struct InputFile {
         }
     }
 
-    func close() { try? Syscalls.close(descriptor) }
+    func close() { Syscalls.close(descriptor) }
 
     /// The name handed to libvips: the path itself, unless libvips would read a trailing
     /// "[...]" as options or the path is not UTF-8 (libvips takes it as text; the descriptor's

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 
 #if canImport(Glibc)
@@ -87,7 +88,7 @@ public struct RootConfinement: Sendable, Equatable {
             } catch {
                 return .failure(.rootUnopenable(root, error))
             }
-            defer { try? Syscalls.close(rootFolder) }
+            defer { Syscalls.close(rootFolder) }
             let rest = target.dropFirst(names.count)
             let relative = rest.isEmpty ? "." : rest.joined(separator: "/")
             var attempt = 0
@@ -184,7 +185,7 @@ public struct RootConfinement: Sendable, Equatable {
     public func makeFolder(_ path: String) throws(ImageIOError) -> Bool {
         let folder = OutputPath(path)
         let parent = try openFolder(of: folder)
-        defer { try? Syscalls.close(parent) }
+        defer { Syscalls.close(parent) }
         do {
             return try Syscalls.makeFolder(folder.fileName, in: parent)
         } catch {

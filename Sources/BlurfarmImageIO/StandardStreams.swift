@@ -1,3 +1,5 @@
+import BlurfarmSystem
+
 /// Images through standard input and output, as image tools take `-` for a file
 /// (`blurfarm apply - - --format png`).
 ///
@@ -22,7 +24,7 @@ public enum StandardStreams {
         } catch {
             throw ImageIOError(code: .fileUnreadable, path: inputName, message: "cannot read: \(error.reason)")
         }
-        defer { try? Syscalls.close(file) }
+        defer { Syscalls.close(file) }
         guard size > 0 else { throw ImageIOError(code: .notAnImage, path: inputName, message: "is empty") }
         let path = "/proc/self/fd/\(file)"
         do {

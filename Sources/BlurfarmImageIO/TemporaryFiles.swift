@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Synchronization
 
 /// The temporary files of atomic writes in progress, for whoever owns those writes (a job, a

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Hummingbird
 import Logging
 import NIOCore

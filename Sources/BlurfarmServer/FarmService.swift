@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmAPI
 import BlurfarmCore
 import BlurfarmCoordinator

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmImageIO

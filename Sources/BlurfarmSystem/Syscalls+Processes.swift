@@ -169,6 +169,28 @@ extension Syscalls {
     /// Whether `RLIMIT_NPROC` binds this process: the kernel does not apply it to a process
     /// with `CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN` (root, as a rule).
     package static var processLimitApplies: Bool { effectiveUserID != 0 }
+
+    /// Gives the memory the allocator holds free back to the system (`malloc_trim(0)`: every
+    /// arena, not only the top of the main heap). A job's images are decoded, rendered and
+    /// encoded on threads of their own, and glibc keeps what they freed in per-thread arenas
+    /// for them: a server that runs for months asks for it back when a job ends.
+    package static func returnFreedMemory() {
+        _ = malloc_trim(0)
+    }
+
+    /// This process's soft limit of open descriptors, nil when unlimited; with `raise`, first
+    /// raised to the hard limit (a server holds a descriptor per connection; the default soft
+    /// limit of 1024 is the kernel's old `select` bound, not a policy).
+    package static func descriptorLimit(raise: Bool) -> Int? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        if raise, limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur == rlim_t.max ? nil : Int(clamping: limit.rlim_cur)
+    }
 }
 
 extension SystemCallError {

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -92,7 +93,7 @@ enum AtomicFile {
     /// gives none.
     static func removeAbandoned(inFolder folder: String, minimumAge: Double) -> [String] {
         guard let directory = try? Syscalls.openDirectory(folder) else { return [] }
-        defer { try? Syscalls.close(directory) }
+        defer { Syscalls.close(directory) }
         var removed: [String] = []
         let prefix = temporaryMarker + host + "-"
         for name in Syscalls.names(inFolder: folder) where name.hasPrefix(".") {
@@ -102,7 +103,7 @@ enum AtomicFile {
                 kill(pid, 0) != 0, errno == ESRCH
             else { continue }
             guard let file = try? Syscalls.openToInspect(name, in: directory) else { continue }
-            defer { try? Syscalls.close(file) }
+            defer { Syscalls.close(file) }
             guard let info = try? Syscalls.status(of: file), info.st_mode & S_IFMT == S_IFREG,
                 info.st_uid == geteuid(), age(info) >= minimumAge,
                 Syscalls.attribute(file, markerAttribute) == "\(host)-\(tail[0])-\(tail[1])"
@@ -253,7 +254,7 @@ enum AtomicFile {
         contents: (Int32) throws(ImageIOError) -> Void
     ) throws(ImageIOError) {
         let folder = try openFolder(of: output, confinement: confinement)
-        defer { try? Syscalls.close(folder) }
+        defer { Syscalls.close(folder) }
         try write(to: output, inFolder: folder, temporaryFiles: temporaryFiles, contents: contents)
     }
 
@@ -281,7 +282,7 @@ enum AtomicFile {
         do {
             try contents(descriptor)
         } catch {
-            try? Syscalls.close(descriptor)
+            Syscalls.close(descriptor)
             if let temporary { Syscalls.removeQuietly(temporary, in: folder) }
             throw error
         }
@@ -294,10 +295,10 @@ enum AtomicFile {
             }
             let closing = descriptor
             descriptor = -1
-            try Syscalls.close(closing)
+            try Syscalls.closeReporting(closing)
             try Syscalls.rename(temporary!, to: output.fileName, in: folder)
         } catch {
-            if descriptor >= 0 { try? Syscalls.close(descriptor) }
+            if descriptor >= 0 { Syscalls.close(descriptor) }
             if let temporary { Syscalls.removeQuietly(temporary, in: folder) }
             throw ImageIOError(code: .writeFailed, path: output.path, message: "\(error.call) failed: \(error.reason)")
         }

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Glibc
 
 /// The marker structure of a JPEG file, checked before decoding: the file must reach the

@@ -1,6 +1,7 @@
 // Every libvips call blurfarm makes goes through this file: start-up, the error buffer, image
 // lifetimes, and thin throwing wrappers around the C calls (the variadic ones via CVipsShim).
 // Callers above this file never see a raw VipsImage pointer or a libvips return code.
+import BlurfarmSystem
 import CVips
 import CVipsShim
 

@@ -1,3 +1,5 @@
+import BlurfarmSystem
+
 /// The size of a binary PNM file (PBM `P4`, PGM `P5`, PPM `P6`), checked before decoding: the
 /// file must hold every row its header claims.
 ///

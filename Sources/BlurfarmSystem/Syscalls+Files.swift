@@ -1,6 +1,7 @@
-// Every system call this module makes, retried on EINTR, failing with the errno. Every path and
-// name is given to the kernel as the bytes it stands for (`PathEncoding.withCString`): a name
-// that is not UTF-8 reaches the same file it was read from.
+// The file system calls of BlurfarmImageIO's decoding and writing (atomic files beneath a
+// root, extended attributes, the memory this process may use), beside the coordinator's in
+// Syscalls.swift: one EINTR helper (`retrying`), one `SystemCallError`. Every path and name is
+// given to the kernel as the bytes it stands for (`PathEncoding.withCString`).
 import BlurfarmCore
 import CSystemShims
 
@@ -10,33 +11,13 @@ import Glibc
 import Musl
 #endif
 
-/// A failed system call: which call, and its errno.
-struct SystemCallError: Error {
-    let call: String
-    let errno: Int32
-
-    /// The C library's text for the errno, e.g. "No such file or directory".
-    var reason: String { String(cString: strerror(errno)) }
-}
-
-enum Syscalls {
-    /// Calls `body` until it does not fail with EINTR; a negative result throws with errno.
-    @discardableResult
-    private static func retrying<T: BinaryInteger>(_ call: String, _ body: () -> T) throws(SystemCallError) -> T {
-        while true {
-            let result = body()
-            if result >= 0 { return result }
-            let code = Glibc.errno
-            if code != EINTR { throw SystemCallError(call: call, errno: code) }
-        }
-    }
-
+extension Syscalls {
     /// The kind of thing at `path`, following links: nil when nothing is there. `other` says
     /// what it is, as people say it ("a FIFO", "a socket", "a character device").
-    enum FileKind: Equatable { case regular, directory, other(String) }
+    package enum FileKind: Equatable { case regular, directory, other(String) }
 
     /// The kind of a file whose `st_mode` is `mode`.
-    static func kind(ofMode mode: mode_t) -> FileKind {
+    package static func kind(ofMode mode: mode_t) -> FileKind {
         switch mode & S_IFMT {
         case S_IFREG: .regular
         case S_IFDIR: .directory
@@ -44,7 +25,7 @@ enum Syscalls {
         }
     }
 
-    static func kind(of path: String) throws(SystemCallError) -> FileKind? {
+    package static func kind(of path: String) throws(SystemCallError) -> FileKind? {
         var info = stat()
         do {
             try retrying("stat") { PathEncoding.withCString(path) { stat($0, &info) } }
@@ -54,15 +35,9 @@ enum Syscalls {
         return kind(ofMode: info.st_mode)
     }
 
-    /// Opens `path` for reading without waiting: a FIFO without a writer opens at once (and
-    /// its descriptor's `fstat` says what it is) instead of blocking.
-    static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
-    }
-
     /// Creates the file `name` in the folder `folder`, which must not exist (not even as a
     /// symbolic link), for writing; mode 0666 less the umask.
-    static func createExclusive(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
+    package static func createExclusive(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
         try retrying("open") {
             PathEncoding.withCString(name) { openat(folder, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666) }
         }
@@ -70,14 +45,14 @@ enum Syscalls {
 
     /// Creates a file without a name in the folder `folder`, for writing (``blurfarm_open_unnamed_file``:
     /// EOPNOTSUPP, EISDIR or EINVAL where the file system has none); mode 0666 less the umask.
-    static func createUnnamed(in folder: Int32) throws(SystemCallError) -> Int32 {
+    package static func createUnnamed(in folder: Int32) throws(SystemCallError) -> Int32 {
         try retrying("open(O_TMPFILE)") { blurfarm_open_unnamed_file(folder) }
     }
 
     /// Gives the file open on `fd` the name `name` in the folder `folder`: `linkat` of
     /// `/proc/self/fd/N` following the link (an unnamed file may be linked once; EEXIST when
     /// the name exists: linkat never replaces).
-    static func link(_ fd: Int32, as name: String, in folder: Int32) throws(SystemCallError) {
+    package static func link(_ fd: Int32, as name: String, in folder: Int32) throws(SystemCallError) {
         try retrying("linkat") {
             PathEncoding.withCString(name) { linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, $0, AT_SYMLINK_FOLLOW) }
         }
@@ -85,69 +60,48 @@ enum Syscalls {
 
     /// Opens the file `name` in the folder `folder` to look at it, never through a symbolic
     /// link, never blocking (a FIFO).
-    static func openToInspect(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
+    package static func openToInspect(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
         try retrying("open") {
             PathEncoding.withCString(name) { openat(folder, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         }
     }
 
-    /// The status of the open descriptor `fd`.
-    static func status(of fd: Int32) throws(SystemCallError) -> stat {
-        var info = stat()
-        try retrying("fstat") { fstat(fd, &info) }
-        return info
-    }
-
     /// Sets the extended attribute `name` of the open file `fd` to `value`.
-    static func setAttribute(_ fd: Int32, _ name: String, _ value: String) throws(SystemCallError) {
+    package static func setAttribute(_ fd: Int32, _ name: String, _ value: String) throws(SystemCallError) {
         let bytes = Array(value.utf8)
         try retrying("fsetxattr") { bytes.withUnsafeBytes { fsetxattr(fd, name, $0.baseAddress, $0.count, 0) } }
     }
 
     /// The extended attribute `name` of the open file `fd` (at most 256 bytes); nil when it has
     /// none or the file system keeps none.
-    static func attribute(_ fd: Int32, _ name: String) -> String? {
+    package static func attribute(_ fd: Int32, _ name: String) -> String? {
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = buffer.withUnsafeMutableBytes { fgetxattr(fd, name, $0.baseAddress, $0.count) }
         return count < 0 ? nil : String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
-    /// Renames `from` to `to`, both in the folder `folder`.
-    static func rename(_ from: String, to: String, in folder: Int32) throws(SystemCallError) {
-        try retrying("rename") {
-            PathEncoding.withCString(from) { from in PathEncoding.withCString(to) { renameat(folder, from, folder, $0) } }
-        }
-    }
-
-    /// Removes the file `name` in the folder `folder`, ignoring failure.
-    static func removeQuietly(_ name: String, in folder: Int32) {
-        _ = PathEncoding.withCString(name) { unlinkat(folder, $0, 0) }
-    }
-
     /// This host's name, as `gethostname` gives it ("" when it cannot).
-    /// This process's id.
-    static var processID: Int32 { getpid() }
-
-    static func hostName() -> String {
+    package static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
+    /// Opens the folder `path` (following links) for `openat`-style calls beneath it.
+    package static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
     }
 
     /// Opens `path` with `flags` beneath the open folder `root`: never above it, never through a
     /// magic link (``blurfarm_open_beneath``: EXDEV or ELOOP when resolving leaves it, EAGAIN
     /// when a concurrent rename or mount interrupted the resolution).
-    static func openFile(_ path: String, beneath root: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
+    package static func openFile(_ path: String, beneath root: Int32, flags: Int32) throws(SystemCallError) -> Int32 {
         try retrying("openat2") { PathEncoding.withCString(path) { blurfarm_open_beneath(root, $0, flags) } }
     }
 
     /// Makes the folder `name` in the open folder `folder` (mode 0777 less the umask); false
     /// when something is already there.
-    static func makeFolder(_ name: String, in folder: Int32) throws(SystemCallError) -> Bool {
+    package static func makeFolder(_ name: String, in folder: Int32) throws(SystemCallError) -> Bool {
         do {
             try retrying("mkdirat") { PathEncoding.withCString(name) { mkdirat(folder, $0, 0o777) } }
             return true
@@ -157,7 +111,7 @@ enum Syscalls {
     }
 
     /// `path` with every link, `.` and `..` resolved (`realpath`); nil when it does not exist.
-    static func realPath(_ path: String) -> String? {
+    package static func realPath(_ path: String) -> String? {
         PathEncoding.withCString(path) { pointer -> String? in
             guard let resolved = realpath(pointer, nil) else { return nil }
             defer { free(resolved) }
@@ -165,16 +119,8 @@ enum Syscalls {
         }
     }
 
-    /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
-    /// read (removed).
-    static func workingDirectory() -> String {
-        guard let path = getcwd(nil, 0) else { return "/" }
-        defer { free(path) }
-        return PathEncoding.decode(UnsafeRawBufferPointer(start: path, count: strlen(path))).text
-    }
-
     /// Writes all of `bytes` to `fd`.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
         let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
             var done = 0
             while done < raw.count {
@@ -193,13 +139,13 @@ enum Syscalls {
     }
 
     /// A new anonymous file in memory (`memfd_create`, closed on exec).
-    static func memoryFile(named name: String) throws(SystemCallError) -> Int32 {
+    package static func memoryFile(named name: String) throws(SystemCallError) -> Int32 {
         try retrying("memfd_create") { blurfarm_memfd_create(name) }
     }
 
     /// Copies everything readable from `source` (a pipe or a file) to `target`; the bytes
     /// copied.
-    static func copyAll(from source: Int32, to target: Int32) throws(SystemCallError) -> Int {
+    package static func copyAll(from source: Int32, to target: Int32) throws(SystemCallError) -> Int {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var total = 0
         while true {
@@ -211,21 +157,16 @@ enum Syscalls {
         }
     }
 
-    static func fsync(_ fd: Int32) throws(SystemCallError) {
-        try retrying("fsync") { Glibc.fsync(fd) }
-    }
-
     /// Closes `fd`. EINTR is not retried: on Linux the descriptor is gone either way.
-    static func close(_ fd: Int32) throws(SystemCallError) {
+    package static func closeReporting(_ fd: Int32) throws(SystemCallError) {
         if Glibc.close(fd) != 0 && Glibc.errno != EINTR {
             throw SystemCallError(call: "close", errno: Glibc.errno)
         }
     }
 
-
     /// The names in `folder` (without "." and ".."), as ``PathEncoding`` carries them; none when
     /// it cannot be read.
-    static func names(inFolder folder: String) -> [String] {
+    package static func names(inFolder folder: String) -> [String] {
         guard let directory = PathEncoding.withCString(folder, { opendir($0) }) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
@@ -239,17 +180,17 @@ enum Syscalls {
     }
 
     /// Removes `path`, ignoring failure (used to clean up after another failure).
-    static func removeQuietly(_ path: String) {
+    package static func removeQuietly(_ path: String) {
         _ = PathEncoding.withCString(path) { unlink($0) }
     }
 
     /// Whether the calling process may create files in the folder `path`.
-    static func canCreateFiles(in path: String) -> Bool {
+    package static func canCreateFiles(in path: String) -> Bool {
         PathEncoding.withCString(path) { access($0, W_OK | X_OK) } == 0
     }
 
     /// The size in bytes of the file open on `fd`.
-    static func size(of fd: Int32) throws(SystemCallError) -> Int {
+    package static func size(of fd: Int32) throws(SystemCallError) -> Int {
         var info = stat()
         try retrying("fstat") { fstat(fd, &info) }
         return Int(info.st_size)
@@ -257,7 +198,7 @@ enum Syscalls {
 
     /// Reads up to `count` bytes of `fd` at `offset` into `buffer` (from its start); the number
     /// read, 0 at the end of the file.
-    static func read(
+    package static func read(
         _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int
     ) throws(SystemCallError) -> Int {
         try retrying("pread") { pread(fd, buffer.baseAddress, min(count, buffer.count), off_t(offset)) }
@@ -266,7 +207,7 @@ enum Syscalls {
     /// The memory this process may use, in bytes: the least of the physical memory, the
     /// address-space and data-segment limits (`RLIMIT_AS`, `RLIMIT_DATA`) and the memory
     /// limit of its control group (cgroup v2 `memory.max`); nil when none is known.
-    static func usableMemory() -> Int? {
+    package static func usableMemory() -> Int? {
         var bounds: [Int] = []
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), pageSize = sysconf(Int32(_SC_PAGESIZE))
         if pages > 0 && pageSize > 0 { bounds.append(pages.multipliedReportingOverflow(by: pageSize).partialValue) }
