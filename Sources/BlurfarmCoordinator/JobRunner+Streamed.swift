@@ -22,8 +22,21 @@ extension JobRunner {
     public static let ringDepth = 2
 
     /// The rows of a band when tiles are `tileSize` pixels: the tile's, at most ``bandHeight``.
-    public static func bandHeight(forTile tileSize: Int) -> Int {
-        tileSize > 0 ? min(tileSize, bandHeight) : bandHeight
+    ///
+    /// For chains that reach `reach` rows, a band is at least 8 × `reach` rows (at most 1024),
+    /// so that the rows its halo adds, computed by the rows pass and thrown away, stay a quarter
+    /// of its own: at sigma 32 (reach 96) a band of 128 rows made the rows pass compute 320 rows
+    /// for 128 (docs/performance.md); one of 512, 704. Never taller than a tile. The bytes are
+    /// the same whatever the band height (`BandInvarianceTests`).
+    public static func bandHeight(forTile tileSize: Int, reach: Int = 0) -> Int {
+        let wanted = min(max(bandHeight, 8 * reach), 1024)
+        return tileSize > 0 ? min(tileSize, wanted) : wanted
+    }
+
+    /// The band height for `chains` in tiles of `tileSize`: ``bandHeight(forTile:reach:)`` at
+    /// the farthest any of them reaches up or down.
+    public static func bandHeight(forTile tileSize: Int, chains: [FilterChain]) -> Int {
+        bandHeight(forTile: tileSize, reach: chains.compactMap(\.reach?.y).max() ?? 0)
     }
 
     /// What streaming an image through `chains` (one per output, each with a ``FilterChain/reach``)
@@ -32,7 +45,7 @@ extension JobRunner {
     /// (the worker pool's; one in process).
     public static func streaming(_ chains: [FilterChain], tileSize: Int) -> DecodeMemory.Streaming {
         DecodeMemory.Streaming(
-            bandRows: bandHeight(forTile: tileSize), haloRows: chains.compactMap(\.reach?.y).max() ?? 0,
+            bandRows: bandHeight(forTile: tileSize, chains: chains), haloRows: chains.compactMap(\.reach?.y).max() ?? 0,
             haloColumns: chains.filter { $0.edge == .grow }.compactMap(\.reach?.x).max() ?? 0,
             buffers: BandedRender.blocks(depth: ringDepth, bandsInFlight: 2, chains: chains.count),
             samples: .fileDepth, outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
@@ -167,9 +180,10 @@ extension JobRunner {
             }
         }
         let members = groups.map(\.members)
+        let chains = members.map { streamed[$0[0]].chain }
         let banded = BandedRender(
-            chains: members.map { streamed[$0[0]].chain }, tileSize: tileSize, image: image,
-            bandHeight: Self.bandHeight(forTile: tileSize), depth: Self.ringDepth)
+            chains: chains, tileSize: tileSize, image: image,
+            bandHeight: Self.bandHeight(forTile: tileSize, chains: chains), depth: Self.ringDepth)
         let tiles = groups.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
         let copied = groups.indices.map { chain in
             let chain = (index: chain, filters: streamed[members[chain][0]].chain)
@@ -186,7 +200,6 @@ extension JobRunner {
         let progress = StreamProgress(outputs: groups.count)
         let rendering = self.rendering
         let leaders = members.map { input.outputs[streamed[$0[0]].index] }
-        let chains = members.map { streamed[$0[0]].chain }
         let backgrounds = groups.map(\.background)
         let decodeTime = Mutex(Duration.zero)
         var encodeTimes = [Duration](repeating: .zero, count: streamed.count)

@@ -40,7 +40,7 @@ extension Apply {
         else { return false }
         let image = Rect(width: reader.width, height: reader.height)
         let banded = BandedRender(
-            chains: [chain], tileSize: tile, image: image, bandHeight: JobRunner.bandHeight(forTile: tile),
+            chains: [chain], tileSize: tile, image: image, bandHeight: JobRunner.bandHeight(forTile: tile, chains: [chain]),
             depth: JobRunner.ringDepth)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
