@@ -14,14 +14,15 @@ import Synchronization
 /// at the file's depth, whatever its height; the bytes written are those of the whole-image
 /// path.
 extension JobRunner {
-    /// The most output rows in a band: a window of a 16051-pixel-wide 8-bit RGB image is then
-    /// 128 + 2 × 24 rows at sigma 8, about 8.5 MB (docs/performance-history.md).
+    /// The fewest output rows in a band (the tile's height allowing; more for a chain that
+    /// reaches far: ``bandHeight(forTile:reach:)``): a window of a 16051-pixel-wide 8-bit RGB
+    /// image at sigma 8 is then 192 + 2 × 24 rows, about 11.6 MB (docs/performance.md).
     public static let bandHeight = 128
 
     /// Windows decoded ahead of the ones rendering (``BandedRender/depth``).
     public static let ringDepth = 2
 
-    /// The rows of a band when tiles are `tileSize` pixels: the tile's, at most ``bandHeight``.
+    /// The rows of a band when tiles are `tileSize` pixels and the chains reach `reach` rows.
     ///
     /// For chains that reach `reach` rows, a band is at least 8 × `reach` rows (at most 1024),
     /// so that the rows its halo adds, computed by the rows pass and thrown away, stay a quarter

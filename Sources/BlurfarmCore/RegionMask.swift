@@ -32,6 +32,17 @@ public struct RegionMask: Hashable, Sendable {
         self.extent = extent
     }
 
+    /// The mask as a file of `format` is written with it: `output: region` (any extent but
+    /// ``Extent/image``) is a ``Extent/cutout`` in a format with alpha, the ``Extent/box`` of
+    /// the blended image in one without. The one place the choice is made (a manifest's
+    /// variant, `apply --region-only`).
+    public func writing(_ format: ImageFormat) -> RegionMask {
+        guard extent != .image else { return self }
+        var mask = self
+        mask.extent = format.storesAlpha ? .cutout : .box
+        return mask
+    }
+
     /// The mask as an output's recipe says it: `regions=[rect x=10% y=0 width=50 height=20%
     /// corner-radius=4 feather=2, …]`, then `invert=true` when inverted, `output=region` (or
     /// `output=cutout`) for ``Extent/box`` (``Extent/cutout``); nothing for no regions.

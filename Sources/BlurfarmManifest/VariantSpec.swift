@@ -135,9 +135,7 @@ public struct VariantSpec: Hashable, Sendable {
             if let ext { one.formats = [ext] }
             one.formatSettings = [:]
             guard let format = ImageFormat(extension: ext ?? pathTemplate.fixedExtension ?? "") else { return one }
-            // `output: region`: a format with alpha gets the cutout (the filtered pixels, the
-            // coverage their alpha), one without the box of the blended image.
-            if one.regions.extent != .image { one.regions.extent = format.storesAlpha ? .cutout : .box }
+            one.regions = one.regions.writing(format)
             if let block = formatSettings[format] {
                 one.quality = block.quality ?? one.quality
                 one.lossless = block.lossless ?? one.lossless

@@ -219,10 +219,7 @@ struct Apply: FarmCommand {
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
         var (specs, mask) = try chainOptions(registry: registry)
-        // Only the box: a cutout where the format has alpha (as a manifest's `output: region`).
-        if mask.extent != .image, ImageFormat(extension: format ?? (output as NSString).pathExtension)?.storesAlpha == true {
-            mask.extent = .cutout
-        }
+        if let written = ImageFormat(extension: format ?? (output as NSString).pathExtension) { mask = mask.writing(written) }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = encodeOptions
         if let format {
