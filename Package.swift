@@ -20,8 +20,11 @@
 //   BlurfarmPool      the pool of worker processes: the pure PoolScheduler, the supervisor, the
 //                     launcher, shared segments, task timeouts, `WorkerPool` (an ImageRendering);
 //                     Core, Kernels, Engine, Wire, SharedMemory, System (never BlurfarmWorker)
-//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in the Pool;
-//                        keeps the state folder's output records and job locks (CXXHash); the CLI drives it
+//   BlurfarmState     the state folder: output records (and created folders, failed inputs,
+//                     placeholders), job locks, file fingerprints (CXXHash), input widths, shard
+//                     loads, the output map's format, real paths; Core, Wire, ImageIO, System
+//   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in the Pool,
+//                        deciding what is up to date from the State; the CLI drives it
 //   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
 //                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
 //                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
@@ -132,10 +135,14 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
+            name: "BlurfarmState",
+            dependencies: ["BlurfarmCore", "BlurfarmWire", "BlurfarmImageIO", "BlurfarmSystem", "CXXHash"],
+            swiftSettings: strict),
+        .target(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "CSystemShims", "CXXHash",
+                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "CSystemShims", "CXXHash",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -157,14 +164,14 @@ let package = Package(
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator"],
+            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState"],
             swiftSettings: strict),
         .target(name: "BlurfarmAPI", swiftSettings: strict),
         .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
         .target(
             name: "BlurfarmServer",
             dependencies: [
-                "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
                 "BlurfarmPool", "BlurfarmSystem", "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -184,7 +191,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
+                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
                 "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -241,14 +248,14 @@ let package = Package(
         .testTarget(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
-                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire",
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmManifest", "BlurfarmWire",
                 "BlurfarmPool",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmClusterTests",
             dependencies: [
-                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmCore",
+                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
@@ -259,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
+                "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -270,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmCLITests",
             dependencies: [
-                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
                 "BlurfarmPool", "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmImageIO

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmPool
 import BlurfarmCore
 import BlurfarmEngine

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmImageIO
 
 /// One shard of a job: the `index`th (from 0) of `count`, written `I/N` (`run --shard 2/4`).

@@ -1,10 +1,8 @@
+import BlurfarmState
 import BlurfarmSystem
 import Foundation
 
 extension JobStateFolder {
-    /// A state folder at `path` (a shard's, in its job's folder).
-    init(path: String) { self.path = path }
-
     /// The folders of the job's shards: `shards/` in the job's folder.
     var shardsPath: String { (path as NSString).appendingPathComponent("shards") }
 

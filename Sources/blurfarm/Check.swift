@@ -1,3 +1,4 @@
+import BlurfarmState
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore

@@ -1,3 +1,4 @@
+import BlurfarmState
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmCoordinator

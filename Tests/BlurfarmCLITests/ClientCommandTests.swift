@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmTestSupport

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmImageIO

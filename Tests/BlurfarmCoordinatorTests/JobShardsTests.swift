@@ -1,4 +1,5 @@
 @testable import BlurfarmCoordinator
+import BlurfarmState
 import BlurfarmManifest
 import BlurfarmTestSupport
 import Foundation

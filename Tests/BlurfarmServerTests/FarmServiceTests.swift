@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmAPI
 import BlurfarmServer
 import Foundation

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO

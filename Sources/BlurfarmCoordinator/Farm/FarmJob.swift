@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest

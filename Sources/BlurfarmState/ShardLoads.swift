@@ -2,12 +2,12 @@
 /// then by index, so that ``addToLightest(_:)`` picks the shard the longest-processing-time rule
 /// of ``JobShards/assign(weights:names:count:)`` picks (the lightest, the lowest index among
 /// equals) in O(log count).
-struct ShardLoads {
+package struct ShardLoads {
     /// The heap: each shard's load and index; the root is the lightest.
     private var heap: [(load: Int, index: Int)]
 
     /// `count` empty shards (at least 1).
-    init(count: Int) {
+    package init(count: Int) {
         precondition(count > 0)
         // Empty shards in index order already satisfy the heap's order.
         heap = (0..<count).map { (0, $0) }
@@ -15,7 +15,7 @@ struct ShardLoads {
 
     /// Adds `weight` (not negative) to the lightest shard (the lowest index among equals) and
     /// returns that shard's index.
-    mutating func addToLightest(_ weight: Int) -> Int {
+    package mutating func addToLightest(_ weight: Int) -> Int {
         let index = heap[0].index
         heap[0].load = heap[0].load.addingReportingOverflow(weight).overflow ? .max : heap[0].load + weight
         siftDown(from: 0)

@@ -14,11 +14,11 @@ public final class InputWidths: Sendable {
     /// The file's name in the job's state folder.
     public static let fileName = "input-widths.json"
     /// A file larger than this is not read (a million inputs take about 120 MB).
-    static let maximumBytes = 256 << 20
+    package static let maximumBytes = 256 << 20
 
     private struct Entry: Codable {
-        var stamp: FileStamp
-        var width: Int
+        package var stamp: FileStamp
+        package var width: Int
     }
 
     /// The job's state folder; nil: nothing is read or kept.

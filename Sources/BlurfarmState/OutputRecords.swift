@@ -15,17 +15,17 @@ public final class OutputRecords: Sendable {
     public let path: String
 
     private struct State {
-        var records: [String: OutputRecord]
-        var folders: [String: CreatedFolder]
-        var failures: [String: InputFailure]
-        var placeholders: [String: InputPlaceholder]
+        package var records: [String: OutputRecord]
+        package var folders: [String: CreatedFolder]
+        package var failures: [String: InputFailure]
+        package var placeholders: [String: InputPlaceholder]
         /// The records file, open to append.
-        var descriptor: Int32
+        package var descriptor: Int32
         /// The folder holding it, for `openat` and `renameat`.
-        let folder: Int32
+        package let folder: Int32
         /// Lines in the file: when there are as many as records, it is compact already.
-        var lines: Int
-        var live: Int { records.count + folders.count + failures.count + placeholders.count }
+        package var lines: Int
+        package var live: Int { records.count + folders.count + failures.count + placeholders.count }
     }
 
     private let state: Mutex<State>
@@ -35,14 +35,14 @@ public final class OutputRecords: Sendable {
     /// of a failure forgotten, an input's placeholder, or the input path of one forgotten.
     /// Readers that know fewer kinds skip the lines of the others (every field is optional).
     private struct Line: Codable {
-        var record: OutputRecord?
-        var removed: String?
-        var folder: CreatedFolder?
-        var removedFolder: String?
-        var failure: InputFailure?
-        var removedFailure: String?
-        var placeholder: InputPlaceholder?
-        var removedPlaceholder: String?
+        package var record: OutputRecord?
+        package var removed: String?
+        package var folder: CreatedFolder?
+        package var removedFolder: String?
+        package var failure: InputFailure?
+        package var removedFailure: String?
+        package var placeholder: InputPlaceholder?
+        package var removedPlaceholder: String?
     }
 
     /// What a records file holds, read without changing anything (``read(folder:)``).
@@ -55,6 +55,13 @@ public final class OutputRecords: Sendable {
         public var failures: [String: InputFailure] = [:]
         /// The inputs' placeholders, by absolute input path.
         public var placeholders: [String: InputPlaceholder] = [:]
+
+        package init(
+            records: [String: OutputRecord] = [:], folders: [String: CreatedFolder] = [:],
+            failures: [String: InputFailure] = [:], placeholders: [String: InputPlaceholder] = [:]
+        ) {
+            (self.records, self.folders, self.failures, self.placeholders) = (records, folders, failures, placeholders)
+        }
     }
 
     /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the

@@ -61,7 +61,7 @@ public struct FileFingerprint: Codable, Hashable, Sendable {
 public enum ContentHash {
     /// Bytes read at a time: small enough to come from the heap and be reused from file to file
     /// (a megabyte, 64-byte aligned, fragmented the heap: 160 MB for 480 files).
-    static let chunkSize = 1 << 16
+    package static let chunkSize = 1 << 16
 
     /// The hash of the file at `path`, as 32 lower-case hexadecimal digits (high half first,
     /// xxHash's canonical order).

@@ -5,16 +5,16 @@ import Synchronization
 
 /// Paths as the kernel resolves them: what makes two spellings (`out/../in/a.jpg`, a folder
 /// that is a symbolic link, a hard link) the same file.
-enum RealPath {
+package enum RealPath {
     /// `path` made absolute against the working directory, with every symbolic link, `.` and
     /// `..` resolved as the kernel would. Components that do not exist yet (an output folder
     /// a run creates) are taken as spelled, so `..` after one of them removes it.
-    static func resolve(_ path: String) -> String { walk(absolute(path)) }
+    package static func resolve(_ path: String) -> String { walk(absolute(path)) }
 
     /// `path` with its folder resolved (``resolve(_:)``) and its last name as it is: where a
     /// file is, however the folders were spelled, without following a link the file may be
     /// (an output is renamed over its name, so a link there is replaced, never followed).
-    static func resolveFolder(of path: String, using folders: Folders? = nil) -> String {
+    package static func resolveFolder(of path: String, using folders: Folders? = nil) -> String {
         let absolute = absolute(path)
         let slash = absolute.lastIndex(of: "/")!
         let name = absolute[absolute.index(after: slash)...]
@@ -31,12 +31,12 @@ enum RealPath {
     /// and what matters is checked again when files are opened (relative to a folder
     /// descriptor, without following links); the next job, in a process that lives long (a
     /// farm service), resolves them anew.
-    final class Folders: Sendable {
+    package final class Folders: Sendable {
         private let resolved = Mutex<[String: String]>([:])
 
-        init() {}
+        package init() {}
 
-        func resolved(_ spelled: String, _ resolve: () -> String) -> String {
+        package func resolved(_ spelled: String, _ resolve: () -> String) -> String {
             if let known = resolved.withLock({ $0[spelled] }) { return known }
             let folder = resolve()
             resolved.withLock { $0[spelled] = folder }
@@ -45,7 +45,7 @@ enum RealPath {
     }
 
     /// `path` made absolute against the working directory, as spelled (no link resolved).
-    static func absolute(_ path: String) -> String {
+    package static func absolute(_ path: String) -> String {
         // The working directory as it is now: the library keeps none of its own.
         path.hasPrefix("/") ? path : Syscalls.workingDirectory() + "/" + path
     }
@@ -80,7 +80,7 @@ enum RealPath {
     }
 
     /// Which file a path names, however spelled.
-    enum Identity: Hashable {
+    package enum Identity: Hashable {
         /// An existing file: its device and inode (hard links are one file).
         case file(device: UInt64, inode: UInt64)
         /// A file that does not exist yet, in an existing folder: the folder's device and inode
@@ -92,7 +92,7 @@ enum RealPath {
 
     /// The identity of the file at `path`: the file it names (following every link) when it
     /// exists, else the entry its name makes in its (resolved) folder.
-    static func identity(of path: String) -> Identity {
+    package static func identity(of path: String) -> Identity {
         if let info = Syscalls.status(path) {
             return .file(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }

@@ -26,7 +26,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
     /// - Throws: ``StateError`` naming the folder that cannot be created.
     public static func make(_ path: String, confinement: RootConfinement? = nil) throws(StateError) -> [CreatedFolder] {
         var missing: [String] = []
-        var folder = IncrementalRun.absolute(path)
+        var folder = RealPath.resolveFolder(of: path, using: nil)
         do throws(SystemCallError) {
             while folder != "/", try Syscalls.identity(of: folder) == nil {
                 missing.append(folder)
@@ -61,7 +61,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
     }
 
     /// What ``removeIfEmpty()`` found.
-    enum Removal {
+    package enum Removal {
         /// It was empty and the folder created: removed.
         case removed
         /// Nothing is there any more.
@@ -73,7 +73,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
     /// Removes this folder when it is empty and still the one created (same device and inode,
     /// not a link). A folder that holds anything, or that was replaced, is left alone.
     /// - Throws: ``StateError`` when removing it fails for another reason.
-    func removeIfEmpty() throws(StateError) -> Removal {
+    package func removeIfEmpty() throws(StateError) -> Removal {
         do throws(SystemCallError) {
             guard let identity = try Syscalls.identity(of: path) else { return .gone }
             guard identity.isFolder, identity.device == device, identity.inode == inode else { return .kept }

@@ -13,6 +13,9 @@ public struct JobStateFolder: Sendable {
 
     /// The folder of the job read from `manifestPath` (relative to the working directory) named
     /// `jobName`, in the state folder `state`.
+    /// A state folder at `path` (a shard's, in its job's folder).
+    package init(path: String) { self.path = path }
+
     public init(state: String, jobName: String, manifestPath: String) {
         let digits = ContentHash.of(RealPath.resolve(manifestPath)).prefix(16)
         path = (state as NSString).appendingPathComponent("jobs/\(jobName)-\(digits)")
@@ -27,7 +30,7 @@ public struct JobStateFolder: Sendable {
     /// nobody else can plant a link where blurfarm writes. Folders above it are taken as
     /// configured.
     /// - Throws: ``StateError`` naming the folder.
-    static func openFolder(_ path: String) throws(StateError) -> Int32 {
+    package static func openFolder(_ path: String) throws(StateError) -> Int32 {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
@@ -65,7 +68,7 @@ public struct JobStateFolder: Sendable {
     /// flushed, then renamed over it in the same folder (a link at `path` is replaced, never
     /// followed).
     /// - Throws: ``StateError`` naming the file.
-    static func replace(_ path: String, in folder: Int32, with bytes: [UInt8]) throws(StateError) {
+    package static func replace(_ path: String, in folder: Int32, with bytes: [UInt8]) throws(StateError) {
         let name = (path as NSString).lastPathComponent
         let temporary = ".\(name).tmp-\(Syscalls.processID)-\(UInt32.random(in: .min ... .max))"
         let fd: Int32

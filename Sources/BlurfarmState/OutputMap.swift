@@ -33,6 +33,10 @@ public struct OutputMap: Codable, Equatable, Sendable {
         public var placeholder: Placeholder?
         /// At least one.
         public var outputs: [Output]
+
+        package init(path: String, width: Int?, height: Int?, placeholder: Placeholder?, outputs: [Output]) {
+            (self.path, self.width, self.height, self.placeholder, self.outputs) = (path, width, height, placeholder, outputs)
+        }
     }
 
     /// A placeholder of an input (``InputPlaceholder``).
@@ -41,6 +45,8 @@ public struct OutputMap: Codable, Equatable, Sendable {
         public var thumbHash: String
         /// `data:image/png;base64,...`, at most 32 pixels on its longer side.
         public var dataURI: String
+
+        package init(thumbHash: String, dataURI: String) { (self.thumbHash, self.dataURI) = (thumbHash, dataURI) }
     }
 
     /// One output file, as it is on disk.
@@ -60,18 +66,23 @@ public struct OutputMap: Codable, Equatable, Sendable {
         /// The size of the variant's `sizes` it is (what `{size}` expanded to); absent for a
         /// variant without `sizes`.
         public var size: Int?
+
+        package init(path: String, format: String, width: Int, height: Int, bytes: Int, variant: String, size: Int?) {
+            (self.path, self.format, self.width, self.height) = (path, format, width, height)
+            (self.bytes, self.variant, self.size) = (bytes, variant, size)
+        }
     }
 }
 
 extension ImageFormat {
     /// The format as the output map names it: the MIME subtype (`image/webp`).
-    var mapName: String { name.lowercased() }
+    package var mapName: String { name.lowercased() }
 }
 
 extension OutputMap {
     /// `path` relative to the folder `folder`, both absolute: `..` for each folder of
     /// `folder` that `path` is not below.
-    static func relative(_ path: String, from folder: String) -> String {
+    package static func relative(_ path: String, from folder: String) -> String {
         let target = path.split(separator: "/", omittingEmptySubsequences: true)
         let base = folder.split(separator: "/", omittingEmptySubsequences: true)
         var common = 0
