@@ -25,6 +25,9 @@
 //                     loads, the output map's format, real paths; Core, Wire, ImageIO, System
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in the Pool,
 //                        deciding what is up to date from the State; the CLI drives it
+//   BlurfarmWatch     `run --watch`: the input folders watched with inotify (`FolderWatcher`) and
+//                     `JobWatch`, the loop that runs a job again once its inputs are quiet;
+//                     Coordinator, Manifest, System
 //   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
 //                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
 //                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
@@ -166,6 +169,9 @@ let package = Package(
             name: "BlurfarmCluster",
             dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState"],
             swiftSettings: strict),
+        .target(
+            name: "BlurfarmWatch", dependencies: ["BlurfarmCore", "BlurfarmManifest", "BlurfarmSystem", "BlurfarmCoordinator"],
+            swiftSettings: strict),
         .target(name: "BlurfarmAPI", swiftSettings: strict),
         .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
         .target(
@@ -191,7 +197,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
+                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmWatch", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
                 "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import BlurfarmState
 import ArgumentParser
 import BlurfarmCoordinator
+import BlurfarmWatch
 import BlurfarmCore
 import BlurfarmManifest
 import Foundation
@@ -69,10 +70,21 @@ struct Run: FarmCommand {
             let outcome = engineFarm.wait(engineFarm.submit(job))!
             failed += outcome.failures
             reports.append(outcome.report)
+            fflush(nil)  // each batch's lines now, also into a pipe or the journal
         }
         if options.watch {
-            try RunWatch(stop: stop, printer: printer).run(plans, runJob: runJob) { plan in
-                replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: options.tile)
+            let watch = JobWatch(stop: stop) { folder in
+                printer.warn(
+                    "the watched folder '\(ShownName.of(folder))' was replaced (removed, renamed or remounted): "
+                        + "watching the folder now at its path, and looking for what changed")
+            }
+            do throws(FolderWatcher.Failure) {
+                try watch.run(plans, runJob: runJob) { plan in
+                    replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: options.tile)
+                }
+            } catch {
+                printer.fail("\(error)")
+                throw ExitCode(ExitStatus.someFailed)
             }
         } else {
             for (index, plan) in plans.enumerated() { runJob(index, plan) }

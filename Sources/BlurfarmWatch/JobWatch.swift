@@ -1,9 +1,7 @@
-import BlurfarmSystem
-import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmManifest
-import Foundation
+import BlurfarmSystem
 
 /// `blurfarm run --watch`: the ordinary run, then the jobs' input folders watched with
 /// inotify (``FolderWatcher``), and a job run again, with the same records, lock, atomic
@@ -12,52 +10,52 @@ import Foundation
 /// replaced (removed and made again, renamed over, a parent renamed, remounted) is watched again
 /// at its path, and its job run again; one that does not come back within
 /// ``folderReturnWait`` ends the watch. Ends when `stop` is requested (SIGTERM, SIGINT).
-struct RunWatch {
+public struct JobWatch {
     /// How long a job's inputs must be quiet (no file a glob matches written to, closed, moved
     /// in or away, or removed; no folder made or removed) before the job runs again: a file
     /// copied in over several seconds is rendered once, after its last write, and a batch of
     /// files copied together is one run. Documented in docs/commands.md.
-    static let quietPeriod: Duration = .seconds(1)
+    public static let quietPeriod: Duration = .seconds(1)
 
     /// How long a file that is written to and not closed yet (no `IN_CLOSE_WRITE`) holds its
     /// job back after its last write: a slow writer's file is decoded once it is closed, not
     /// half-written between two writes; a file held open and still for longer than this (a
     /// writer that hangs) is taken as it is. Documented in docs/commands.md.
-    static let unclosedFileWait: Duration = .seconds(30)
+    public static let unclosedFileWait: Duration = .seconds(30)
 
     /// How long an input folder that went away (removed, renamed, unmounted) is waited for, a
     /// folder at its path watched as soon as there is one: a restore or a deploy that makes it
     /// again takes moments; a folder still missing after this ends the watch with status 1.
     /// Documented in docs/commands.md.
-    static let folderReturnWait: Duration = .seconds(10)
+    public static let folderReturnWait: Duration = .seconds(10)
 
     /// How long the watch waits for changes before it looks at the stop request again, in
     /// milliseconds: SIGTERM ends an idle watch within this.
-    static let stopCheckInterval: Int32 = 100
+    public static let stopCheckInterval: Int32 = 100
 
     /// Set by SIGTERM or SIGINT.
     let stop: StopRequest
-    /// Where a folder watched again and a watch that fails are said (standard error, the log).
-    let printer: RunPrinter
+    /// Told the path of a watched folder that was replaced and is watched again at its path.
+    let folderReplaced: (String) -> Void
+
+    public init(stop: StopRequest, folderReplaced: @escaping (String) -> Void) {
+        self.stop = stop
+        self.folderReplaced = folderReplaced
+    }
 
     /// Runs every job of `plans` once with `runJob` (its index, its plan), then each again
     /// (planned anew by `replan`, which returns nil for a plan refused now) as its inputs
     /// change, until `stop` is requested. A glob that matches no file is a warning here: the
     /// files may be on their way.
-    /// - Throws: `ExitCode(1)` when a folder cannot be watched, or an input folder went away
-    ///   and did not come back in time (said on standard error and in the log), and what
-    ///   `runJob` throws.
-    func run(_ plans: [JobPlan], runJob: (Int, JobPlan) throws -> Void, replan: (JobPlan) -> JobPlan?) throws {
-        let watcher: FolderWatcher
+    /// - Throws: ``FolderWatcher/Failure`` when a folder cannot be watched, or an input folder
+    ///   went away and did not come back in time.
+    public func run(_ plans: [JobPlan], runJob: (Int, JobPlan) -> Void, replan: (JobPlan) -> JobPlan?)
+        throws(FolderWatcher.Failure)
+    {
         let folders = plans.map { Self.watchedFolders($0) }
-        do throws(FolderWatcher.Failure) {
-            // Watched before the first run, so that nothing that arrives during it is missed.
-            watcher = try FolderWatcher(returnWait: Self.folderReturnWait)
-            for (folder, hidden) in folders.joined() { try watcher.watchTree(folder, hidden: hidden) }
-        } catch {
-            printer.fail("\(error)")
-            throw ExitCode(ExitStatus.someFailed)
-        }
+        // Watched before the first run, so that nothing that arrives during it is missed.
+        let watcher = try FolderWatcher(returnWait: Self.folderReturnWait)
+        for (folder, hidden) in folders.joined() { try watcher.watchTree(folder, hidden: hidden) }
         for (index, plan) in plans.enumerated() {
             var plan = plan
             plan.unmatchedGlobs = plan.unmatchedGlobs.map { diagnostic in
@@ -65,8 +63,7 @@ struct RunWatch {
                 if warning.severity == .error { warning.severity = .warning }
                 return warning
             }
-            try runJob(index, plan)
-            fflush(nil)  // each batch's lines now, also into a pipe or the journal
+            runJob(index, plan)
         }
         let globs = plans.map { plan in
             (inputs: plan.job.inputs.compactMap { try? GlobPattern($0) }, exclude: plan.job.exclude.compactMap { try? GlobPattern($0) })
@@ -80,13 +77,7 @@ struct RunWatch {
         // Each job's input files written to and not closed yet, with the time of their last write.
         var beingWritten = [[String: ContinuousClock.Instant]](repeating: [:], count: plans.count)
         while stop.signalNumber == nil {
-            let found: FolderWatcher.Batch
-            do throws(FolderWatcher.Failure) {
-                found = try watcher.changes(waitingAtMost: Self.stopCheckInterval)
-            } catch {
-                printer.fail("\(error)")
-                throw ExitCode(ExitStatus.someFailed)
-            }
+            let found = try watcher.changes(waitingAtMost: Self.stopCheckInterval)
             for change in found.changes {
                 for (index, plan) in plans.enumerated() {
                     // As relative globs see it, and as absolute ones do.
@@ -115,9 +106,7 @@ struct RunWatch {
                 }
             }
             for folder in found.watchedAgain {
-                printer.warn(
-                    "the watched folder '\(ShownName.of(folder))' was replaced (removed, renamed or remounted): "
-                        + "watching the folder now at its path, and looking for what changed")
+                folderReplaced(folder)
                 for index in plans.indices where folders[index].contains(where: { $0.folder == folder }) {
                     waiting.insert(index)
                     lastChange = .now
@@ -135,15 +124,14 @@ struct RunWatch {
                 guard var plan = replan(plans[index]) else { continue }
                 regionFiles[index] = Set(plan.regionFiles)
                 plan.unmatchedGlobs = []  // said once, at the start
-                try runJob(index, plan)
-                fflush(nil)
+                runJob(index, plan)
             }
         }
     }
 
     /// The folders to watch for `plan`: each input glob's fixed folder, with the folders below
     /// it; hidden ones too when the glob names a hidden name below its fixed folder.
-    static func watchedFolders(_ plan: JobPlan) -> [(folder: String, hidden: Bool)] {
+    public static func watchedFolders(_ plan: JobPlan) -> [(folder: String, hidden: Bool)] {
         var folders: [(folder: String, hidden: Bool)] = []
         for glob in plan.job.inputs.compactMap({ try? GlobPattern($0) }) {
             let folder = glob.fixedPrefix.isEmpty ? plan.folder : JobPlanner.join(plan.folder, glob.fixedPrefix)
@@ -159,7 +147,7 @@ struct RunWatch {
     }
 
     /// `path` relative to the job's folder `base` (as the globs see it), nil when outside it.
-    static func relative(_ path: String, to base: String) -> String? {
+    public static func relative(_ path: String, to base: String) -> String? {
         if base == "." { return path.hasPrefix("/") ? nil : path }
         return path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : nil
     }
