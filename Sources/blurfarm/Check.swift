@@ -5,7 +5,6 @@ import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmWorker
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
@@ -69,7 +68,7 @@ struct Check: FarmCommand {
         if status {
             if !(try printStatus(plans, configuration: configuration, registry: registry)) { unreadable += 1 }
         } else {
-            var jobs: [JobPlanJSON] = []
+            var jobs: [PlanDescription] = []
             for plan in plans {
                 let (job, failures) = describe(plan, configuration: configuration, registry: registry)
                 unreadable += failures
@@ -80,160 +79,45 @@ struct Check: FarmCommand {
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 
-    /// The plan of one job as `--json` gives it (docs/json.md); printed as text unless `--json`.
-    /// Returns it with the number of inputs whose header cannot be read.
+    /// Prints the plan of one job (``PlanDescription``) unless `--json`, with its warnings and
+    /// its errors on standard error; returns it with the number of its inputs and outputs that
+    /// cannot be read or rendered.
     private func describe(_ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry)
-        -> (JobPlanJSON, Int)
+        -> (PlanDescription, Int)
     {
-        var unreadable = 0
+        let (description, warnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
+        if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
         if !json {
             print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
                 + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
             if plan.inputs.isEmpty { print("  no file matches the inputs") }
         }
-        var inputs: [JobPlanJSON.Input] = []
-        for input in plan.inputs {
-            let header: ImageHeader
-            do {
-                header = try ImageReader.header(ofFile: input.path)
-            } catch {
-                unreadable += 1
-                if !json { print("  \(ShownName.of(input.relativePath)): cannot be read") }
-                printError(error.description)
-                inputs.append(JobPlanJSON.Input(
-                    input: input.relativePath, error: error.description,
-                    outputs: input.outputs.map { JobPlanJSON.Output(variant: $0.variant.name, output: $0.path) }))
+        var failures = 0
+        for input in description.inputs {
+            if let error = input.error {
+                failures += 1
+                if !json { print("  \(ShownName.of(input.input)): cannot be read") }
+                printError(error)
                 continue
             }
-            let over = header.pixelCount > configuration.pixelLimit
-            let overMemory = Self.overMemoryLimit(header, input, plan, configuration, registry)
             if !json {
-                let notes = [over ? " (over the pixel limit)" : "", overMemory ? " (over the memory limit)" : ""]
-                print("  \(ShownName.of(input.relativePath))  \(header.width)x\(header.height)\(notes.joined())")
+                let notes = [input.overPixelLimit == true ? " (over the pixel limit)" : "", input.overMemoryLimit == true ? " (over the memory limit)" : ""]
+                print("  \(ShownName.of(input.input))  \(input.width ?? 0)x\(input.height ?? 0)\(notes.joined())")
             }
-            var outputs: [JobPlanJSON.Output] = []
             for output in input.outputs {
-                let described = describe(output, header, plan, registry)
-                if let problem = described.error {
-                    unreadable += 1
-                    if !json { print("    \(output.variant.name) -> \(ShownName.of(output.path))  cannot be rendered") }
-                    printError("\(input.relativePath): \(output.variant.name): \(problem)")
+                let shown = "    \(output.variant) -> \(ShownName.of(output.output))  "
+                if let notMade = output.notMade {
+                    if !json { print(shown + "not made: \(notMade)") }
+                } else if let problem = output.error {
+                    failures += 1
+                    if !json { print(shown + "cannot be rendered") }
+                    printError("\(input.input): \(output.variant): \(problem)")
                 } else if !json {
-                    print("    \(output.variant.name) -> \(ShownName.of(output.path))  " + described.text)
+                    print(shown + output.text)
                 }
-                outputs.append(described)
-            }
-            for skipped in input.notEnlarged {
-                if !json { print("    \(skipped.variant) -> \(ShownName.of(skipped.output))  not made: \(skipped.reason)") }
-                outputs.append(JobPlanJSON.Output(variant: skipped.variant, output: skipped.output, notMade: skipped.reason))
-            }
-            inputs.append(JobPlanJSON.Input(
-                input: input.relativePath, width: header.width, height: header.height, overPixelLimit: over,
-                overMemoryLimit: overMemory, outputs: outputs))
-        }
-        return (
-            JobPlanJSON(
-                job: plan.job.name, manifest: plan.manifestPath, tile: plan.tileSize, refused: plan.refused,
-                inputs: inputs),
-            unreadable
-        )
-    }
-
-    /// Whether `run` would refuse `input` for its memory: some variant decodes it at full size
-    /// (no resize), and that decode needs more than one decode's share of the memory limit (the
-    /// limit divided by `decoded-images`, as `run` gives each of its decodes): streamed, band by
-    /// band, for the outputs that stream (``JobRunner/canStream(_:verify:registry:)``, an
-    /// upright image: ``DecodeMemory/streamed(_:_:)``), whole for the rest
-    /// (``ImageHeader/decodeMemory``).
-    static func overMemoryLimit(
-        _ header: ImageHeader, _ input: PlannedInput, _ plan: JobPlan, _ configuration: FarmConfiguration,
-        _ registry: FilterRegistry
-    ) -> Bool {
-        let fullSize = input.outputs.filter { $0.decodeResize == nil }
-        guard !fullSize.isEmpty else { return false }
-        let share = (configuration.memoryLimit ?? ImageReader.usableMemory) / configuration.decodedImages
-        let streamed = header.orientation == 1 ? fullSize.filter { JobRunner.canStream($0, verify: plan.job.verify, registry: registry) } : []
-        if !streamed.isEmpty {
-            let chains = streamed.map { JobRunner.chain(of: $0, registry: registry) }
-            let needed = DecodeMemory.streamed(header.decodeSource, JobRunner.streaming(chains, tileSize: plan.tileSize))
-            if needed.map({ $0 > share }) ?? true { return true }
-        }
-        guard streamed.count < fullSize.count else { return false }
-        return header.decodeMemory.map { $0 > share } ?? true
-    }
-
-    private func describe(_ output: PlannedOutput, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
-        -> JobPlanJSON.Output
-    {
-        let variant = output.variant
-        var described = JobPlanJSON.Output(variant: variant.name, output: output.path)
-        var size = (width: header.width, height: header.height)
-        if let resize = variant.resize {
-            size = resize.targetSize(width: header.width, height: header.height)
-            var enlarging = resize
-            enlarging.upscale = true
-            let box = enlarging.targetSize(width: header.width, height: header.height)
-            // A box larger than the source keeps the source's size (sharp's `withoutEnlargement`).
-            let kept = box == size ? "" : " (not enlarged: the box is larger than the source)"
-            described.resize = "\(resize.fit.rawValue) to \(size.width)x\(size.height)\(kept)"
-        }
-        described.filters = []
-        if !variant.filters.isEmpty {
-            let chain = JobRunner.chain(of: output, registry: registry)
-            warnAboutRegions(of: variant, image: Rect(width: size.width, height: size.height), input: output)
-            if let problem = chain.problem(forImage: Rect(width: size.width, height: size.height)) {
-                described.error = problem.message
-                return described
-            }
-            if let problem = chain.regionProblem(forImage: Rect(width: size.width, height: size.height)) {
-                described.error = problem
-                return described
-            }
-            let outputRect = chain.outputRect(forImage: Rect(width: size.width, height: size.height))
-            size = (outputRect.width, outputRect.height)
-            described.tiles = TileGrid(bounds: outputRect, tileSize: plan.tileSize).count
-            described.filters = chain.filters.map { $0.spec.description }
-            described.reach = chain.reach.map { ReachJSON(x: $0.x, y: $0.y) }
-            described.pluginReach = chain.reach == nil
-            described.edge = variant.edge.rawValue
-            described.colour = variant.colour.rawValue
-            if !variant.regions.isEverywhere {
-                described.regions = variant.regions.regions.count
-                described.invert = variant.regions.invert
-            }
-            if variant.regions.extent != .image {
-                described.box = JobPlanJSON.BoxJSON(
-                    x: outputRect.x, y: outputRect.y, width: outputRect.width, height: outputRect.height,
-                    cutout: variant.regions.extent == .cutout)
             }
         }
-        described.width = size.width
-        described.height = size.height
-        return described
-    }
-
-    /// Warns, at each region's place in the manifest, about a region of `variant` that reaches
-    /// beyond its output image (`image`, after resize): it is clipped, or changes nothing.
-    private func warnAboutRegions(of variant: VariantSpec, image: Rect, input output: PlannedOutput) {
-        var warnings: [Diagnostic] = []
-        // The variant's regions, each at its place; then each filter's own, at the filter's.
-        let placed = variant.regions.regions.enumerated().map { index, region in
-            (region, index, "", index < variant.regionLocations.count ? variant.regionLocations[index] : variant.location)
-        } + variant.filters.enumerated().flatMap { k, filter in
-            filter.regions.regions.enumerated().map { index, region in
-                (region, index, " of filter \(k + 1) ('\(filter.name)')", k < variant.filterLocations.count ? variant.filterLocations[k] : variant.location)
-            }
-        }
-        for (region, index, of, location) in placed {
-            let placement = region.placement(in: image)
-            guard placement.partlyOutside else { continue }
-            let what = placement.whollyOutside ? "lies outside" : "reaches beyond"
-            let effect = placement.whollyOutside ? "it changes nothing" : "it is clipped"
-            warnings.append(.warning(
-                "region \(index + 1)\(of) of output '\(variant.name)' \(what) its \(image.width)x\(image.height) image "
-                    + "(\(ShownName.of(output.path))): \(effect)", at: location))
-        }
-        if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
+        return (description, failures)
     }
 
     /// Prints what a run would do to each output of `plans` (text, or JSON with `--json`).
@@ -243,25 +127,22 @@ struct Check: FarmCommand {
     {
         let state = farm.stateFolder(configuration)
         let plugins = FarmJob.pluginHashes(of: plans, registry: registry)
-        var jobs: [JobStatusJSON] = []
+        var jobs: [StatusDescription] = []
         var readable = true
         for plan in plans {
             let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
-            let records: OutputRecords.Contents
+            let status: StatusDescription
             do throws(StateError) {
-                // With the records of the job's shards (`run --shard`) not merged yet.
-                records = try ShardRecords.read(folder)
+                status = try StatusDescription.of(
+                    plan, folder: folder, versions: Blurfarm.recipeVersions, plugins: plugins,
+                    pixelLimit: configuration.pixelLimit)
             } catch {
                 printError("\(error)")
                 readable = false
                 continue
             }
-            let outputs = IncrementalRun.status(
-                of: plan, records: records, versions: Blurfarm.recipeVersions, plugins: plugins,
-                pixelLimit: configuration.pixelLimit)
-            var counts: [String: Int] = [:]
-            for output in outputs { counts[output.state.rawValue, default: 0] += 1 }
-            jobs.append(JobStatusJSON(job: plan.job.name, manifest: plan.manifestPath, outputs: outputs, counts: counts))
+            jobs.append(status)
+            let (outputs, counts) = (status.outputs, status.counts)
             if json { continue }
             let tally = OutputState.allCases.compactMap { state in
                 counts[state.rawValue].map { "\($0) \(state)" }
@@ -288,93 +169,26 @@ func printJSON(_ value: some Encodable) throws {
     FileHandle.standardOutput.write(try RunReport.json(value) + Data("\n".utf8))
 }
 
-/// One job's plan as `check --json` prints it (docs/json.md).
-struct JobPlanJSON: Encodable {
-    struct Output: Encodable {
-        var variant: String
-        var output: String
-        /// The output's size, after the resize and the filters.
-        var width: Int?
-        var height: Int?
-        var resize: String?
-        var filters: [String]?
-        /// The chain's reach in pixels, `{"x":…,"y":…}`; absent for plugins (their regions of interest).
-        var reach: ReachJSON?
-        /// True when the reach is the plugins' regions of interest, tile by tile.
-        var pluginReach: Bool?
-        var edge: String?
-        var colour: String?
-        /// How many regions the filters apply to; absent when they apply everywhere.
-        var regions: Int?
-        /// With `regions`: true when the filters apply everywhere but the regions.
-        var invert: Bool?
-        /// With `output: region`: the box written, `{"x":…,"y":…,"width":…,"height":…}` in the
-        /// image's pixels, and whether it is a cutout (the coverage its alpha).
-        var box: BoxJSON?
-        var tiles: Int?
-        /// Why the output's filters cannot render it (a plugin answering out of bounds).
-        var error: String?
-        /// Why the output is not made: a size of `sizes` larger than the input, not enlarged.
-        var notMade: String?
-
-        /// As the text plan prints it after the output's path.
-        var text: String {
-            var parts: [String] = []
-            if let resize { parts.append("resize \(resize)") }
-            if let filters, !filters.isEmpty {
-                parts.append(filters.joined(separator: " | "))
+extension PlanDescription.Output {
+    /// As the text plan prints it after the output's path.
+    var text: String {
+        var parts: [String] = []
+        if let resize { parts.append("resize \(resize)") }
+        if let filters, !filters.isEmpty {
+            parts.append(filters.joined(separator: " | "))
+            parts.append(
+                reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
+            parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
+            if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
+            if let box {
                 parts.append(
-                    reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
-                parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
-                if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
-                if let box {
-                    parts.append(
-                        "only their box, \(box.width)x\(box.height) at (\(box.x), \(box.y))"
-                            + (box.cutout ? ", the coverage its alpha" : ", blended"))
-                }
-                parts.append(counted(tiles ?? 0, "tile"))
-            } else {
-                parts.append("no filters")
+                    "only their box, \(box.width)x\(box.height) at (\(box.x), \(box.y))"
+                        + (box.cutout ? ", the coverage its alpha" : ", blended"))
             }
-            return parts.joined(separator: "; ")
+            parts.append(counted(tiles ?? 0, "tile"))
+        } else {
+            parts.append("no filters")
         }
+        return parts.joined(separator: "; ")
     }
-
-    struct BoxJSON: Encodable {
-        var x, y, width, height: Int
-        var cutout: Bool
-    }
-
-    struct Input: Encodable {
-        var input: String
-        var width: Int?
-        var height: Int?
-        var overPixelLimit: Bool?
-        /// Whether decoding it at full size needs more than one decode's share of `memory-limit`.
-        var overMemoryLimit: Bool?
-        /// Why the header cannot be read.
-        var error: String?
-        var outputs: [Output]
-    }
-
-    var job: String
-    var manifest: String
-    var tile: Int
-    var refused: [String]
-    var inputs: [Input]
-}
-
-/// A reach in pixels, each side.
-struct ReachJSON: Encodable {
-    var x: Int
-    var y: Int
-}
-
-/// One job's status as `check --status --json` prints it (docs/json.md).
-struct JobStatusJSON: Encodable {
-    var job: String
-    var manifest: String
-    var outputs: [OutputStatus]
-    /// Outputs by state.
-    var counts: [String: Int]
 }

@@ -1,0 +1,225 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmManifest
+import BlurfarmState
+
+extension PlanDescription {
+    /// `plan` described with `configuration`'s limits and `registry`'s filters, reading each
+    /// input's header; with the warnings about regions reaching beyond their image, each at
+    /// its place in the manifest. An input whose header cannot be read, and an output its
+    /// filters cannot render, carry their `error`.
+    public static func of(_ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry)
+        -> (description: PlanDescription, warnings: [Diagnostic])
+    {
+        var warnings: [Diagnostic] = []
+        var inputs: [Input] = []
+        for input in plan.inputs {
+            let header: ImageHeader
+            do {
+                header = try ImageReader.header(ofFile: input.path)
+            } catch {
+                inputs.append(Input(
+                    input: input.relativePath, error: error.description,
+                    outputs: input.outputs.map { Output(variant: $0.variant.name, output: $0.path) }))
+                continue
+            }
+            var outputs = input.outputs.map { output in
+                let (described, regionWarnings) = describe(output, header, plan, registry)
+                warnings += regionWarnings
+                return described
+            }
+            outputs += input.notEnlarged.map { Output(variant: $0.variant, output: $0.output, notMade: $0.reason) }
+            inputs.append(Input(
+                input: input.relativePath, width: header.width, height: header.height,
+                overPixelLimit: header.pixelCount > configuration.pixelLimit,
+                overMemoryLimit: overMemoryLimit(header, input, plan, configuration, registry), outputs: outputs))
+        }
+        let description = PlanDescription(
+            job: plan.job.name, manifest: plan.manifestPath, tile: plan.tileSize, refused: plan.refused, inputs: inputs)
+        return (description, warnings)
+    }
+
+    /// Whether `run` would refuse `input` for its memory: some variant decodes it at full size
+    /// (no resize), and that decode needs more than one decode's share of the memory limit (the
+    /// limit divided by `decoded-images`, as `run` gives each of its decodes): streamed, band by
+    /// band, for the outputs that stream (``JobRunner/canStream(_:verify:registry:)``, an
+    /// upright image: ``DecodeMemory/streamed(_:_:)``), whole for the rest
+    /// (``ImageHeader/decodeMemory``).
+    static func overMemoryLimit(
+        _ header: ImageHeader, _ input: PlannedInput, _ plan: JobPlan, _ configuration: FarmConfiguration,
+        _ registry: FilterRegistry
+    ) -> Bool {
+        let fullSize = input.outputs.filter { $0.decodeResize == nil }
+        guard !fullSize.isEmpty else { return false }
+        let share = (configuration.memoryLimit ?? ImageReader.usableMemory) / configuration.decodedImages
+        let streamed = header.orientation == 1 ? fullSize.filter { JobRunner.canStream($0, verify: plan.job.verify, registry: registry) } : []
+        if !streamed.isEmpty {
+            let chains = streamed.map { JobRunner.chain(of: $0, registry: registry) }
+            let needed = DecodeMemory.streamed(header.decodeSource, JobRunner.streaming(chains, tileSize: plan.tileSize))
+            if needed.map({ $0 > share }) ?? true { return true }
+        }
+        guard streamed.count < fullSize.count else { return false }
+        return header.decodeMemory.map { $0 > share } ?? true
+    }
+
+    private static func describe(_ output: PlannedOutput, _ header: ImageHeader, _ plan: JobPlan, _ registry: FilterRegistry)
+        -> (Output, [Diagnostic])
+    {
+        let variant = output.variant
+        var described = Output(variant: variant.name, output: output.path)
+        var size = (width: header.width, height: header.height)
+        if let resize = variant.resize {
+            size = resize.targetSize(width: header.width, height: header.height)
+            var enlarging = resize
+            enlarging.upscale = true
+            let box = enlarging.targetSize(width: header.width, height: header.height)
+            // A box larger than the source keeps the source's size (sharp's `withoutEnlargement`).
+            let kept = box == size ? "" : " (not enlarged: the box is larger than the source)"
+            described.resize = "\(resize.fit.rawValue) to \(size.width)x\(size.height)\(kept)"
+        }
+        described.filters = []
+        var warnings: [Diagnostic] = []
+        if !variant.filters.isEmpty {
+            let chain = JobRunner.chain(of: output, registry: registry)
+            let image = Rect(width: size.width, height: size.height)
+            warnings = regionWarnings(of: variant, image: image, output: output)
+            if let problem = chain.problem(forImage: image) {
+                described.error = problem.message
+                return (described, warnings)
+            }
+            if let problem = chain.regionProblem(forImage: image) {
+                described.error = problem
+                return (described, warnings)
+            }
+            let outputRect = chain.outputRect(forImage: image)
+            size = (outputRect.width, outputRect.height)
+            described.tiles = TileGrid(bounds: outputRect, tileSize: plan.tileSize).count
+            described.filters = chain.filters.map { $0.spec.description }
+            described.reach = chain.reach.map { ReachPixels(x: $0.x, y: $0.y) }
+            described.pluginReach = chain.reach == nil
+            described.edge = variant.edge.rawValue
+            described.colour = variant.colour.rawValue
+            if !variant.regions.isEverywhere {
+                described.regions = variant.regions.regions.count
+                described.invert = variant.regions.invert
+            }
+            if variant.regions.extent != .image {
+                described.box = Box(
+                    x: outputRect.x, y: outputRect.y, width: outputRect.width, height: outputRect.height,
+                    cutout: variant.regions.extent == .cutout)
+            }
+        }
+        described.width = size.width
+        described.height = size.height
+        return (described, warnings)
+    }
+
+    /// A warning, at each region's place in the manifest, about a region of `variant` that
+    /// reaches beyond its output image (`image`, after resize): it is clipped, or changes nothing.
+    private static func regionWarnings(of variant: VariantSpec, image: Rect, output: PlannedOutput) -> [Diagnostic] {
+        // The variant's regions, each at its place; then each filter's own, at the filter's.
+        let placed = variant.regions.regions.enumerated().map { index, region in
+            (region, index, "", index < variant.regionLocations.count ? variant.regionLocations[index] : variant.location)
+        } + variant.filters.enumerated().flatMap { k, filter in
+            filter.regions.regions.enumerated().map { index, region in
+                (region, index, " of filter \(k + 1) ('\(filter.name)')", k < variant.filterLocations.count ? variant.filterLocations[k] : variant.location)
+            }
+        }
+        return placed.compactMap { region, index, of, location in
+            let placement = region.placement(in: image)
+            guard placement.partlyOutside else { return nil }
+            let what = placement.whollyOutside ? "lies outside" : "reaches beyond"
+            let effect = placement.whollyOutside ? "it changes nothing" : "it is clipped"
+            return .warning(
+                "region \(index + 1)\(of) of output '\(variant.name)' \(what) its \(image.width)x\(image.height) image "
+                    + "(\(ShownName.of(output.path))): \(effect)", at: location)
+        }
+    }
+}
+
+extension StatusDescription {
+    /// What a run would do to each output of `plan` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
+    /// from the records in `folder` with those of the job's shards not merged yet.
+    public static func of(
+        _ plan: JobPlan, folder: JobStateFolder, versions: String, plugins: [String: String], pixelLimit: Int
+    ) throws(StateError) -> StatusDescription {
+        let records = try ShardRecords.read(folder)
+        let outputs = IncrementalRun.status(
+            of: plan, records: records, versions: versions, plugins: plugins, pixelLimit: pixelLimit)
+        var counts: [String: Int] = [:]
+        for output in outputs { counts[output.state.rawValue, default: 0] += 1 }
+        return StatusDescription(job: plan.job.name, manifest: plan.manifestPath, outputs: outputs, counts: counts)
+    }
+}
+
+/// One job's plan as `check` prints it, and `check --json` (docs/json.md): each input with its
+/// size (from its header), each output with its size, chain, reach and tiles, without touching a
+/// pixel.
+public struct PlanDescription: Encodable, Sendable {
+    public struct Output: Encodable, Sendable {
+        public var variant: String
+        public var output: String
+        /// The output's size, after the resize and the filters.
+        public var width: Int?
+        public var height: Int?
+        public var resize: String?
+        public var filters: [String]?
+        /// The chain's reach in pixels, `{"x":…,"y":…}`; absent for plugins (their regions of interest).
+        public var reach: ReachPixels?
+        /// True when the reach is the plugins' regions of interest, tile by tile.
+        public var pluginReach: Bool?
+        public var edge: String?
+        public var colour: String?
+        /// How many regions the filters apply to; absent when they apply everywhere.
+        public var regions: Int?
+        /// With `regions`: true when the filters apply everywhere but the regions.
+        public var invert: Bool?
+        /// With `output: region`: the box written, `{"x":…,"y":…,"width":…,"height":…}` in the
+        /// image's pixels, and whether it is a cutout (the coverage its alpha).
+        public var box: Box?
+        public var tiles: Int?
+        /// Why the output's filters cannot render it (a plugin answering out of bounds).
+        public var error: String?
+        /// Why the output is not made: a size of `sizes` larger than the input, not enlarged.
+        public var notMade: String?
+    }
+
+    /// A reach in pixels, each side.
+    public struct ReachPixels: Encodable, Sendable {
+        public var x: Int
+        public var y: Int
+    }
+
+    public struct Box: Encodable, Sendable {
+        public var x, y, width, height: Int
+        public var cutout: Bool
+    }
+
+    public struct Input: Encodable, Sendable {
+        public var input: String
+        public var width: Int?
+        public var height: Int?
+        public var overPixelLimit: Bool?
+        /// Whether decoding it at full size needs more than one decode's share of `memory-limit`.
+        public var overMemoryLimit: Bool?
+        /// Why the header cannot be read.
+        public var error: String?
+        public var outputs: [Output]
+    }
+
+    public var job: String
+    public var manifest: String
+    public var tile: Int
+    public var refused: [String]
+    public var inputs: [Input]
+}
+
+/// One job's status as `check --status --json` prints it (docs/json.md).
+public struct StatusDescription: Encodable, Sendable {
+    public var job: String
+    public var manifest: String
+    public var outputs: [OutputStatus]
+    /// Outputs by state.
+    public var counts: [String: Int]
+}
