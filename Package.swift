@@ -25,6 +25,9 @@
 //                     loads, the output map's format, real paths; Core, Wire, ImageIO, System
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in the Pool,
 //                        deciding what is up to date from the State; the CLI drives it
+//   BlurfarmFarm      the farm as a library: jobs in, events and reports out, one pool of workers
+//                     shared by every job (`Farm`, `FarmJob`, `FarmEvent`), which `run`, the
+//                     service and the cluster's shards drive; Coordinator, State, Pool
 //   BlurfarmWatch     `run --watch`: the input folders watched with inotify (`FolderWatcher`) and
 //                     `JobWatch`, the loop that runs a job again once its inputs are quiet;
 //                     Coordinator, Manifest, System
@@ -167,7 +170,14 @@ let package = Package(
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState"],
+            dependencies: ["BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState"],
+            swiftSettings: strict),
+        .target(
+            name: "BlurfarmFarm",
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmSystem",
+                "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         .target(
             name: "BlurfarmWatch", dependencies: ["BlurfarmCore", "BlurfarmManifest", "BlurfarmSystem", "BlurfarmCoordinator"],
@@ -176,7 +186,7 @@ let package = Package(
         .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
         .target(
             name: "BlurfarmServer",
-            dependencies: [
+            dependencies: ["BlurfarmFarm", 
                 "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
                 "BlurfarmPool", "BlurfarmSystem", "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -197,7 +207,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmWatch", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
+                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmWatch", "BlurfarmFarm", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
                 "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -282,7 +292,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
-            dependencies: [
+            dependencies: ["BlurfarmFarm", 
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
                 "BlurfarmPool", "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
                 .product(name: "PropertyBased", package: "swift-property-based"),

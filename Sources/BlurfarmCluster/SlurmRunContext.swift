@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import BlurfarmState
 import BlurfarmCoordinator
 import BlurfarmCore

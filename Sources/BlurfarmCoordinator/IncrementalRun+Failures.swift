@@ -43,9 +43,13 @@ public struct FailedInput: Sendable, CustomStringConvertible {
     /// Whether the failure was remembered (later runs skip the input until it changes).
     public let remembered: Bool
 
+    package init(error: ImageIOError, variants: [String], remembered: Bool) {
+        (self.error, self.variants, self.remembered) = (error, variants, remembered)
+    }
+
     /// The inputs of `report` (one run's) that could not be decoded, in plan order: for each,
     /// the outputs this run tried, those the decode failure cost, and the failure.
-    static func gather(_ report: RunReport) -> [(outputs: [OutputReport], failures: [OutputReport], error: ImageIOError)] {
+    package static func gather(_ report: RunReport) -> [(outputs: [OutputReport], failures: [OutputReport], error: ImageIOError)] {
         var order: [String] = []
         var byInput: [String: [OutputReport]] = [:]
         for output in report.outputs where output.status != .skipped && output.status != .failedEarlier {

@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import BlurfarmState
 import BlurfarmPool
 import BlurfarmAPI

@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore

@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import BlurfarmSystem
 import BlurfarmPool
 import ArgumentParser

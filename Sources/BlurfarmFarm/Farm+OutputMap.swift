@@ -1,3 +1,4 @@
+import BlurfarmCoordinator
 import BlurfarmImageIO
 
 extension Farm {

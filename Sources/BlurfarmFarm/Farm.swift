@@ -1,3 +1,4 @@
+import BlurfarmCoordinator
 import BlurfarmPool
 import BlurfarmSystem
 import BlurfarmCore

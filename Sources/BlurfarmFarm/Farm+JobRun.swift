@@ -1,3 +1,4 @@
+import BlurfarmCoordinator
 import BlurfarmState
 import BlurfarmCore
 import BlurfarmEngine
