@@ -50,11 +50,11 @@ extension Apply {
         }
         if let tile { plan = plan.withTileSize(tile) }
 
-        let engine = try Engine(
+        let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
-            pluginFolders: farm.pluginFolders(configuration), plugins: FarmJob.pluginsUsed(by: [plan], registry: registry))
+            plugins: FarmJob.pluginsUsed(by: [plan], registry: registry))
         let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, keepsRecords: false, log: nil)
-        let (engineFarm, stop, interrupts) = engine.startFarm(farm, printer: printer)
+        let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
         defer { engineFarm.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }
         let outcome = engineFarm.wait(engineFarm.submit(FarmJob(plan: plan, registry: registry, keepsRecords: false)))!

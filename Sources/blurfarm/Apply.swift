@@ -6,7 +6,7 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmWorker
+import BlurfarmFarm
 import Foundation
 
 /// `blurfarm apply`: one image through a filter chain, or many with an output template
@@ -208,14 +208,8 @@ struct Apply: FarmCommand {
         return (specs, mask)
     }
 
-    /// Launches `engine` for this command (``Engine/launch(_:)``); shut it down when done.
-    private func launch(_ engine: Engine) throws -> Engine.Launched {
-        try engine.launch(engine.farmSettings(farm: farm, stop: StopRequest(), logger: farm.logger()))
-    }
-
     private func render() throws {
         let configuration = try admission.applied(to: farm.loadOrExit())
-        let limits = (pixels: configuration.pixelLimit, memory: configuration.memoryLimit ?? ImageReader.usableMemory)
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
         var (specs, mask) = try chainOptions(registry: registry)
@@ -227,89 +221,29 @@ struct Apply: FarmCommand {
         } else {
             try ImageWriter.checkDestination(output, options: options)
         }
-
-        let engine = try Engine(
+        let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
-            pluginFolders: farm.pluginFolders(configuration),
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }, oneImage: true)
-        // With filters, the workers start while the image is opened and its first rows decoded;
-        // without (a format conversion), the bands are copied in this process.
-        let early = chain.filters.isEmpty
-            ? Engine.Launched(
-                engine: engine, pool: nil, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: engine.threads)))
-            : try launch(engine)
-        defer { early.shutdown() }
-        let clock = ContinuousClock()
-        if try renderStreamed(chain: chain, specs: specs, tile: tile, options: options, limits: limits, launched: early) {
-            return
+        let image = SingleImage(
+            input: input, output: output, format: format, resize: resize.map { ($0.width, $0.height, fit.thumbnailFit, upscale) },
+            chain: chain, tileSize: tile, options: options, pixelLimit: configuration.pixelLimit,
+            memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory)
+        let done = try image.render(
+            on: engine, settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: farm.logger()))
+        guard verbose else { return }
+        let size = "\(output): \(done.width)x\(done.height), "
+        if let bands = done.bands {
+            say(size + (specs.isEmpty ? "no filter" : specs.map(\.description).joined(separator: " | ")) + ", "
+                + "edge \(edge), colour \(colour), \(counted(done.tiles, "tile")) on \(done.engine), "
+                + "streamed in \(counted(bands.count, "band")) of \(bands.height) rows; "
+                + "decode, filter and encode \(done.total.milliseconds) ms")
+        } else if done.tiles == 0 {
+            say(size + "no filter; decode \(done.decode.milliseconds) ms, encode \(done.encode.milliseconds) ms")
+        } else {
+            say(size + "\(specs.map(\.description).joined(separator: " | ")), edge \(edge), colour \(colour), "
+                + "\(counted(done.tiles, "tile")) on \(done.engine); decode \(done.decode.milliseconds) ms, "
+                + "filter \(done.filter.milliseconds) ms, encode \(done.encode.milliseconds) ms")
         }
-        var decoded: DecodedImage?
-        let decodeTime = try clock.measure {
-            decoded =
-                input == "-"
-                ? try StandardStreams.withInputFile { path throws(ImageIOError) in try decode(path, limits: limits) }
-                : try decode(input, limits: limits)
-        }
-        guard let image = decoded else { return }
-        if let problem = chain.regionProblem(forImage: image.pixels.rect) { throw CommandError("\(input): \(problem)") }
-        if chain.isIdentity(forSource: image.pixels.channels) {
-            let encodeTime = try clock.measure { try write(image.pixels, of: image, options: options) }
-            if verbose {
-                say(
-                    "\(output): \(image.pixels.rect.width)x\(image.pixels.rect.height), no filter; "
-                        + "decode \(decodeTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
-            }
-            return
-        }
-        // A chain without filters that is not the identity (it adds alpha) still renders, in
-        // this process.
-        let launched = early
-        let rendering = try launched.started()
-        var result: Result<RenderedImage, RenderFailure>?
-        let filterTime = clock.measure {
-            result = Result { () throws(RenderFailure) -> RenderedImage in
-                try rendering.render(
-                    image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
-                    tileSize: tile, ticket: RenderTicket())
-            }
-        }
-        launched.finishing()
-        let pixels: PixelBuffer
-        switch result! {
-        case .success(let rendered): pixels = rendered.pixels
-        case .failure(let failure): throw CommandError("\(input): \(failure)")
-        }
-        let encodeTime = try clock.measure { try write(pixels, of: image, options: options) }
-        if verbose {
-            let tiles = TileGrid(bounds: pixels.rect, tileSize: tile).tiles.count
-            let engineWords = engine.words
-            say(
-                "\(output): \(pixels.rect.width)x\(pixels.rect.height), \(specs.map(\.description).joined(separator: " | ")), "
-                    + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engineWords); "
-                    + "decode \(decodeTime.milliseconds) ms, filter \(filterTime.milliseconds) ms, encode \(encodeTime.milliseconds) ms")
-        }
-    }
-
-    /// The input at `path` decoded whole, shrunk on load with `--resize`, within `limits`.
-    private func decode(_ path: String, limits: AdmissionLimits) throws(ImageIOError) -> DecodedImage {
-        guard let resize else {
-            return try ImageReader.read(path, pixelLimit: limits.pixels, memoryLimit: limits.memory)
-        }
-        return try ImageReader.thumbnail(
-            path, width: resize.width, height: resize.height, fit: fit.thumbnailFit, upscale: upscale,
-            pixelLimit: limits.pixels, memoryLimit: limits.memory)
-    }
-
-    /// Writes `pixels`, rendered from `image`, to the output atomically, or to standard output.
-    private func write(_ pixels: PixelBuffer, of image: DecodedImage, options: EncodeOptions) throws {
-        guard let format else {
-            return try ImageWriter.write(
-                pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
-                metadata: image.metadata, options: options)
-        }
-        try StandardStreams.write(ImageWriter.encode(
-            pixels, extension: format, named: "standard output", sourceBitDepth: image.bitDepth,
-            sourceHadAlpha: image.hasAlpha, metadata: image.metadata, options: options))
     }
 
     /// A `--verbose` line: on standard output, or standard error when the image goes there.
@@ -317,9 +251,6 @@ struct Apply: FarmCommand {
         if output == "-" { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
     }
 }
-
-/// The limits `apply` admits its input with: the most pixels, the most bytes its decode may use.
-typealias AdmissionLimits = (pixels: Int, memory: Int)
 
 /// `--resize`'s box: `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
 struct ResizeBox: ExpressibleByArgument {

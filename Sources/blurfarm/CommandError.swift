@@ -3,6 +3,7 @@ import BlurfarmBench
 import BlurfarmClient
 import BlurfarmCluster
 import BlurfarmCore
+import BlurfarmFarm
 import BlurfarmImageIO
 import Foundation
 
@@ -37,6 +38,9 @@ enum CommandFailure {
         case let diagnostics as Diagnostics:
             self = .diagnostics(DiagnosticPrinter.render(diagnostics, program: "blurfarm"), exitCode: ExitStatus.invalid)
         case let error as ImageIOError: self = .message(error.description, exitCode: ExitStatus.someFailed)
+        case WorkerChoice.Failure.pluginsNeedWorkers(let names):
+            self = .message(WorkerChoice.Failure.pluginsNeedWorkers(names).description, exitCode: ExitStatus.invalid)
+        case let error as WorkerChoice.Failure: self = .message(error.description, exitCode: ExitStatus.someFailed)
         case let error as BenchError: self = .message(error.message, exitCode: ExitStatus.someFailed)
         default: self = .message("\(error)", exitCode: ExitStatus.someFailed)
         }

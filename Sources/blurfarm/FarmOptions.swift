@@ -1,3 +1,4 @@
+import BlurfarmWorker
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmKernels

@@ -50,13 +50,13 @@ struct Run: FarmCommand {
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose, log: try RunLog.open(options.log))
-        let engine = try Engine(
+        let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
-            pluginFolders: farm.pluginFolders(configuration), plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
+            plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
         // Every job's lock before anything runs; held until the process ends.
         let locks = try JobLocks.acquire(
             plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait, printer: printer)
-        let (engineFarm, stop, interrupts) = engine.startFarm(farm, printer: printer)
+        let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }

@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import BlurfarmSystem
 import ArgumentParser
 import BlurfarmCoordinator
@@ -108,9 +109,7 @@ struct Serve: FarmCommand {
             throw CommandError("--root \(error)", exitCode: ExitStatus.invalid)
         }
         FarmServer.raiseDescriptorLimit()
-        let engine = try Engine(
-            workers: workers, threads: nil, configuration: configuration, pluginFolders: farm.pluginFolders(configuration),
-            plugins: [])
+        let engine = try WorkerChoice.chosen(workers: workers, threads: nil, configuration: configuration, plugins: [])
         let logger = farm.logger()
         let state = farm.stateFolder(configuration)
         let databasePath = database.map(FarmOptions.absolute) ?? state + "/serve/queue.sqlite"
@@ -122,7 +121,7 @@ struct Serve: FarmCommand {
         } catch {
             throw CommandError("\(error)")
         }
-        let bridge = FarmBridge(settings: engine.farmSettings(farm: farm, stop: StopRequest(), logger: logger))
+        let bridge = FarmBridge(settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
         let service = FarmService(
             store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
             logger: logger)

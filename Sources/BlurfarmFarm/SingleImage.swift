@@ -1,0 +1,197 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+
+/// One image through a filter chain, as `apply IN OUT` renders it: decoded, filtered tile by
+/// tile on an engine (``WorkerChoice``) and encoded, written atomically (or to standard
+/// output). Band by band when it can be (``renderStreamed(_:)``), whole otherwise.
+public struct SingleImage: Sendable {
+    /// The input: a file's path, or `-` for standard input.
+    public var input: String
+    /// The output: a file's path (its format from its extension), or `-` for standard output.
+    public var output: String
+    /// The format of standard output (an extension such as `png`); nil for a file.
+    public var format: String?
+    /// The box the input is shrunk into on load (vips_thumbnail), if any.
+    public var resize: (width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool)?
+    public var chain: FilterChain
+    public var tileSize: Int
+    public var options: EncodeOptions
+    /// The most pixels the input may have, and the most bytes its decode may use.
+    public var pixelLimit: Int
+    public var memoryLimit: Int
+
+    public init(
+        input: String, output: String, format: String?, resize: (width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool)?,
+        chain: FilterChain, tileSize: Int, options: EncodeOptions, pixelLimit: Int, memoryLimit: Int
+    ) {
+        (self.input, self.output, self.format, self.resize) = (input, output, format, resize)
+        (self.chain, self.tileSize, self.options) = (chain, tileSize, options)
+        (self.pixelLimit, self.memoryLimit) = (pixelLimit, memoryLimit)
+    }
+
+    /// What a render did, for `--verbose`.
+    public struct Summary: Sendable {
+        public var width: Int
+        public var height: Int
+        /// Tiles rendered; 0 when nothing was filtered (the identity).
+        public var tiles: Int
+        /// What rendered them, in words ("2 threads").
+        public var engine: String
+        /// Streamed: the bands and their height; nil for a whole-image render.
+        public var bands: (count: Int, height: Int)?
+        /// Whole-image renders: each stage; streamed ones overlap, and ``total`` is all of them.
+        public var decode: Duration = .zero
+        public var filter: Duration = .zero
+        public var encode: Duration = .zero
+        public var total: Duration = .zero
+    }
+
+    /// Why an image could not be rendered; its codecs' errors are ``ImageIOError``s.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// The chain's regions do not fit the image (`output: region` with every region outside).
+        case regions(input: String, problem: String)
+        /// A tile failed to render (a worker died, a plugin failed).
+        case render(input: String, RenderFailure)
+
+        public var description: String {
+            switch self {
+            case .regions(let input, let problem): "\(input): \(problem)"
+            case .render(let input, let failure): "\(input): \(failure)"
+            }
+        }
+    }
+
+    /// Renders the image on `choice` (its workers started with `settings`; without filters, a
+    /// format conversion, in this process).
+    ///
+    /// - Throws: ``Failure``, ``ImageIOError``, ``WorkerChoice/Failure``.
+    public func render(on choice: WorkerChoice, settings: FarmSettings) throws -> Summary {
+        // With filters, the workers start while the image is opened and its first rows decoded.
+        let launched = chain.filters.isEmpty ? choice.inProcess() : try choice.launch(settings)
+        defer { launched.shutdown() }
+        if let summary = try renderStreamed(launched) { return summary }
+        let clock = ContinuousClock()
+        var decoded: DecodedImage?
+        let decodeTime = try clock.measure {
+            decoded = input == "-"
+                ? try StandardStreams.withInputFile { path throws(ImageIOError) in try decode(path) }
+                : try decode(input)
+        }
+        guard let image = decoded else { throw ImageIOError(code: .decodeFailed, path: input, message: "nothing decoded") }
+        if let problem = chain.regionProblem(forImage: image.pixels.rect) { throw Failure.regions(input: input, problem: problem) }
+        var summary = Summary(
+            width: image.pixels.rect.width, height: image.pixels.rect.height, tiles: 0, engine: choice.words, decode: decodeTime)
+        if chain.isIdentity(forSource: image.pixels.channels) {
+            summary.encode = try clock.measure { try write(image.pixels, of: image) }
+            return summary
+        }
+        // A chain without filters that is not the identity (it adds alpha) still renders, in
+        // this process.
+        let rendering = try launched.started()
+        var result: Result<RenderedImage, RenderFailure>?
+        summary.filter = clock.measure {
+            result = Result { () throws(RenderFailure) -> RenderedImage in
+                try rendering.render(
+                    image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
+                    tileSize: tileSize, ticket: RenderTicket())
+            }
+        }
+        launched.finishing()
+        let pixels: PixelBuffer
+        switch result! {
+        case .success(let rendered): pixels = rendered.pixels
+        case .failure(let failure): throw Failure.render(input: input, failure)
+        }
+        summary.encode = try clock.measure { try write(pixels, of: image) }
+        (summary.width, summary.height) = (pixels.rect.width, pixels.rect.height)
+        summary.tiles = TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count
+        return summary
+    }
+
+    /// The input at `path` decoded whole, shrunk on load into ``resize``, within the limits.
+    private func decode(_ path: String) throws(ImageIOError) -> DecodedImage {
+        guard let resize else { return try ImageReader.read(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit) }
+        return try ImageReader.thumbnail(
+            path, width: resize.width, height: resize.height, fit: resize.fit, upscale: resize.upscale,
+            pixelLimit: pixelLimit, memoryLimit: memoryLimit)
+    }
+
+    /// Writes `pixels`, rendered from `image`, to the output atomically, or to standard output.
+    private func write(_ pixels: PixelBuffer, of image: DecodedImage) throws(ImageIOError) {
+        guard let format else {
+            return try ImageWriter.write(
+                pixels, to: output, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                metadata: image.metadata, options: options)
+        }
+        try StandardStreams.write(ImageWriter.encode(
+            pixels, extension: format, named: "standard output", sourceBitDepth: image.bitDepth,
+            sourceHadAlpha: image.hasAlpha, metadata: image.metadata, options: options))
+    }
+
+    /// Renders the image band by band when it can be, or returns nil. It can when the chain's
+    /// filters are all built in (a plugin's region of interest may depend on where a tile lies;
+    /// no filters at all, a format conversion, copies the bands); there is no resize
+    /// (vips_thumbnail shrinks whole images); the input and the output are files (not standard
+    /// input or output); the input needs no turning upright (EXIF orientation 1: rotating needs
+    /// the whole image); and the output's alpha and bytes are known before its last row
+    /// (``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``). The input is decoded,
+    /// filtered and encoded in horizontal bands that overlap in time (``BandedRender``,
+    /// ``BandReader``, ``BandWriter``), so memory holds a few bands at the file's depth, not the
+    /// image; the bytes written are those of the whole-image path. The bands render as
+    /// `launched` says; its workers may still be starting (the first window is decoded
+    /// meanwhile). The input is admitted with the memory streaming it needs
+    /// (``DecodeMemory/streamed(_:_:)``, a function of its width, not its height).
+    private func renderStreamed(_ launched: WorkerChoice.Launched) throws -> Summary? {
+        guard input != "-", format == nil, resize == nil, chain.reach != nil, chain.regions.extent == .image,
+            chain.filters.allSatisfy({ $0.origin == .builtIn })
+        else { return nil }
+        let clock = ContinuousClock()
+        let start = clock.now
+        guard
+            let reader = try BandReader.open(
+                input, streaming: JobRunner.streaming([chain], tileSize: tileSize), pixelLimit: pixelLimit,
+                memoryLimit: memoryLimit)
+        else { return nil }
+        let channels = chain.channels(forSource: reader.channels)
+        guard BandWriter.canWrite(to: output, channels: channels, sourceHadAlpha: reader.hasAlpha, options: options)
+        else { return nil }
+        let image = Rect(width: reader.width, height: reader.height)
+        let banded = BandedRender(
+            chains: [chain], tileSize: tileSize, image: image,
+            bandHeight: JobRunner.bandHeight(forTile: tileSize, chains: [chain]), depth: JobRunner.ringDepth)
+        let writer = try BandWriter(
+            path: output, width: banded.output.width, height: banded.output.height, channels: channels,
+            sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata, options: options)
+        let (input, chain, tileSize) = (input, chain, tileSize)
+        do {
+            try banded.run(
+                source: reader.layout, outputs: [writer.layout], allocator: launched.rendering.allocator,
+                bandsInFlight: launched.rendering.bandsInFlight
+            ) { band in
+                try reader.read(into: band)
+            } render: { _, band, window, output in
+                let rendered = try launched.started().submit(
+                    band, from: window, image: image, into: output, chain: chain, tileSize: tileSize, ticket: RenderTicket(),
+                    background: writer.background)
+                return {
+                    do throws(RenderFailure) { _ = try rendered.wait() } catch { throw Failure.render(input: input, error) }
+                }
+            } write: { _, band in
+                try writer.append(band)
+            }
+        } catch {
+            writer.abandon()
+            throw error
+        }
+        launched.finishing()
+        try writer.finish()
+        let bands = banded.bands
+        return Summary(
+            width: banded.output.width, height: banded.output.height,
+            tiles: bands.reduce(0) { $0 + banded.tiles(of: $1).count }, engine: launched.choice.words,
+            bands: (bands.count, banded.bandHeight), total: clock.now - start)
+    }
+}
