@@ -1,5 +1,6 @@
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmSystem
 
 /// Why a cluster operation failed: a shard that cannot be resolved, a run folder that cannot be
 /// read or written, a Slurm client that failed. Each case carries what its message names; the

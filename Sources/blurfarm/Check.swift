@@ -4,6 +4,7 @@ import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmSystem
 import BlurfarmWorker
 import Foundation
 

@@ -1,5 +1,6 @@
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmSystem
 import Foundation
 import Synchronization
 
