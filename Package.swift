@@ -35,6 +35,7 @@
 //                     with libvips 8.18 warm in-process (scripts/vips818-bench.py); runs `blurfarm`
 //                     as a process, so it needs Core, Kernels, Engine, Manifest and ImageIO only
 //   blurfarm          the command-line driver
+//   blurfarm-test-worker  the tests' worker whose `motion` stalls once (Tests/BlurfarmTestWorker)
 //   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
 //                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`
 import PackageDescription
@@ -188,7 +189,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
+                "BlurfarmCoordinator", "BlurfarmPool", "BlurfarmSystem", "BlurfarmSharedMemory",
                 "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,6 +199,12 @@ let package = Package(
             name: "blurfarm-worker",
             dependencies: ["BlurfarmWorker", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict + staticRuntime.swift, linkerSettings: staticRuntime.linker),
+        // The worker of the tests that stall a worker in the middle of a whole-image task
+        // (WholeImageTests): `blurfarm-worker` whose `motion` stalls once, as the `fault` test
+        // plugin does, where no plugin goes. Built beside the executables, never installed.
+        .executableTarget(
+            name: "blurfarm-test-worker", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmWorker"],
+            path: "Tests/BlurfarmTestWorker", swiftSettings: strict),
         .target(
             name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore"], path: "Tests/BlurfarmTestSupport",
             exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmKernels
 import BlurfarmPlugins
 import BlurfarmSharedMemory
 import BlurfarmSystem
@@ -31,8 +32,11 @@ public enum WorkerProcess {
     /// message loop on standard input and output until `shutdown` or the end of the input.
     /// Errors go to standard error, one line each. Returns the exit status
     /// (``WorkerExit``); the caller exits with it at once (a task still running after
-    /// `shutdown` is abandoned).
-    public static func run(workerID: UInt32, coordinatorPID: Int32, pluginFolders: [String]) -> Int32 {
+    /// `shutdown` is abandoned). `registry` holds the filters it runs besides the plugins of
+    /// `pluginFolders`: the built-in ones (a test's worker adds one of its own).
+    public static func run(
+        workerID: UInt32, coordinatorPID: Int32, pluginFolders: [String], registry: FilterRegistry = .builtIn
+    ) -> Int32 {
         do throws(SystemCallError) {
             guard try bindToParent(coordinatorPID: coordinatorPID) else {
                 say("the coordinator (pid \(coordinatorPID)) is gone")
@@ -48,7 +52,7 @@ public enum WorkerProcess {
         // zeroing at 14% of the run before, 9.7% after.
         Syscalls.reuseFreedMemory(arenas: 1)
         let runner = TaskRunner(
-            registry: .forThisProcess, plugins: PluginLoader(folders: pluginFolders),
+            registry: registry, plugins: PluginLoader(folders: pluginFolders),
             segments: SharedSegmentTable(ownerPID: coordinatorPID))
         let worker = Worker(workerID: workerID, pid: Syscalls.processID, output: STDOUT_FILENO, runner: runner)
         let exit = worker.run(input: STDIN_FILENO)

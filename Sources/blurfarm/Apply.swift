@@ -6,7 +6,6 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmWorker
 import Foundation
 
 /// `blurfarm apply`: one image through a filter chain, or many with an output template

@@ -5,7 +5,6 @@ import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmSystem
-import BlurfarmWorker
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
