@@ -2,21 +2,22 @@
 // blurfarm: a batch render farm for image filters.
 //
 // Module layout (lower modules never import higher ones):
+//   BlurfarmSystem    every system call: one EINTR helper, one SystemCallError (after swift-nio's
+//                     NIOPosix/System.swift); paths as bytes, threads that report refusal, processes
+//                     (spawn, wait, signals, limits), memory mappings, inotify; the stop request; CSystemShims
 //   BlurfarmCore      geometry, pixel buffers and their samples, tile grid, edge rules, filter descriptors,
-//                     the pixel checksum (XXH3 through CXXHash): no I/O
+//                     the pixel checksum (XXH3 through CXXHash): no I/O; System (its memory mappings)
 //   BlurfarmKernels   the filter math (gaussian, motion, colour); depends on Core and CKernels (the
 //                     8-bit gaussian's 16-bit fixed-point passes, in C for AVX2's 16-bit multiply-high)
-//   BlurfarmManifest  the job manifest language and farm configuration; depends on Core
-//   BlurfarmEngine    renders a filter chain over an image, tile by tile; Core + Kernels
+//   BlurfarmManifest  the job manifest language and farm configuration; depends on Core, System
+//   BlurfarmEngine    renders a filter chain over an image, tile by tile, on threads; Core + Kernels + System
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
-//   BlurfarmWire      the coordinator-worker protocol: framed messages; depends on Core
-//   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + CSystemShims
+//   BlurfarmWire      the coordinator-worker protocol: framed messages, no system call; depends on Core
+//   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + System
 //   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
-//                     module that calls dlopen) and makes them filters; Core, Kernels, the ABI header
+//                     module that calls dlopen) and makes them filters; Core, Kernels, System, the ABI header
 //   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
-//                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins
-//   BlurfarmSystem    the system calls of the coordinator, the pool, ImageIO and the server: one EINTR helper, one SystemCallError,
-//                     processes (spawn, wait, signals, limits), inotify; the stop request; Core + CSystemShims
+//                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins, System
 //   BlurfarmPool      the pool of worker processes: the pure PoolScheduler, the supervisor, the
 //                     launcher, shared segments, task timeouts, `WorkerPool` (an ImageRendering);
 //                     Core, Kernels, Engine, Wire, SharedMemory, System (never BlurfarmWorker)
@@ -33,7 +34,7 @@
 //                     Coordinator, Manifest, System
 //   BlurfarmCluster   a job's shards on a cluster: `--shard` resolution, the split, Slurm run folders,
 //                     the sbatch/scontrol client, the finisher's merge, status and resume decisions;
-//                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers)
+//                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers), System
 //   BlurfarmAPI       the Codable types of the farm service's API (docs/api.md), shared by the server,
 //                     the client and the tests: Foundation only
 //   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
@@ -43,6 +44,7 @@
 //                     with libvips 8.18 warm in-process (scripts/vips818-bench.py); runs `blurfarm`
 //                     as a process, so it needs Core, Kernels, Engine, Manifest and ImageIO only
 //   blurfarm          the command-line driver
+//   blurfarm-test-worker  the tests' worker whose `motion` stalls once (Tests/BlurfarmTestWorker)
 //   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
 //                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`
 import PackageDescription
@@ -104,22 +106,23 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
-        .target(name: "BlurfarmCore", dependencies: ["CXXHash"], swiftSettings: pixelCode),
+        .target(name: "BlurfarmCore", dependencies: ["BlurfarmSystem", "CXXHash"], swiftSettings: pixelCode),
         .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore", "CKernels"], swiftSettings: pixelCode),
         // The 8-bit gaussian's 16-bit fixed-point passes (AVX2's 16-bit multiply-high, which
         // Swift's SIMD types do not reach); optimised in debug builds too, as the Swift kernels.
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(vectorCPU ? ["-O2", "-mavx2"] : ["-O2"])]),
-        .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore"], swiftSettings: strict),
-        .target(name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels"], swiftSettings: pixelCode),
+        .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore", "BlurfarmSystem"], swiftSettings: strict),
+        .target(
+            name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmSystem"], swiftSettings: pixelCode),
         .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
-        .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
+        .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "BlurfarmSystem"], swiftSettings: strict),
         // The plugin ABI: one C header, a module for Swift (the host and Swift plugins).
         // SwiftPM reserves Plugins/ for package plugins, hence the explicit paths.
         .systemLibrary(name: "BlurfarmPluginABI", path: "Plugins/include"),
         .target(
-            name: "BlurfarmPlugins", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmPluginABI"],
+            name: "BlurfarmPlugins", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmSystem", "BlurfarmPluginABI"],
             swiftSettings: strict),
         .target(
             name: "vignette", path: "Plugins/vignette", publicHeadersPath: ".", cSettings: [.headerSearchPath("../include")],
@@ -129,10 +132,10 @@ let package = Package(
             name: "BlurfarmWorker",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "BlurfarmPlugins", "CSystemShims",
+                "BlurfarmSharedMemory", "BlurfarmPlugins", "BlurfarmSystem",
             ],
             swiftSettings: strict),
-        .target(name: "BlurfarmSystem", dependencies: ["BlurfarmCore", "CSystemShims"], swiftSettings: strict),
+        .target(name: "BlurfarmSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
         .target(
             name: "BlurfarmPool",
             dependencies: [
@@ -170,7 +173,10 @@ let package = Package(
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
-            dependencies: ["BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState"],
+            dependencies: [
+                "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
+                "BlurfarmState", "BlurfarmSystem",
+            ],
             swiftSettings: strict),
         .target(
             name: "BlurfarmFarm",
@@ -207,7 +213,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmWatch", "BlurfarmFarm", "BlurfarmPool", "BlurfarmSystem", "BlurfarmWorker", "BlurfarmSharedMemory",
+                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmWatch", "BlurfarmFarm", "BlurfarmPool", "BlurfarmSystem", "BlurfarmSharedMemory",
                 "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -217,6 +223,12 @@ let package = Package(
             name: "blurfarm-worker",
             dependencies: ["BlurfarmWorker", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict + staticRuntime.swift, linkerSettings: staticRuntime.linker),
+        // The worker of the tests that stall a worker in the middle of a whole-image task
+        // (WholeImageTests): `blurfarm-worker` whose `motion` stalls once, as the `fault` test
+        // plugin does, where no plugin goes. Built beside the executables, never installed.
+        .executableTarget(
+            name: "blurfarm-test-worker", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmWorker"],
+            path: "Tests/BlurfarmTestWorker", swiftSettings: strict),
         .target(
             name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore"], path: "Tests/BlurfarmTestSupport",
             exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath
@@ -237,7 +249,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmImageIOTests",
-            dependencies: ["BlurfarmTestSupport", "BlurfarmCore", "BlurfarmImageIO"],
+            dependencies: ["BlurfarmTestSupport", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmSystem"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmManifestTests",
@@ -265,13 +277,13 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmManifest", "BlurfarmWire",
-                "BlurfarmPool",
+                "BlurfarmPool", "BlurfarmSystem",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmClusterTests",
             dependencies: [
-                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmCore",
+                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmCore", "BlurfarmSystem",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),

@@ -1,6 +1,7 @@
 import BlurfarmState
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmSystem
 
 /// Why a cluster operation failed: a shard that cannot be resolved, a run folder that cannot be
 /// read or written, a Slurm client that failed. Each case carries what its message names; the

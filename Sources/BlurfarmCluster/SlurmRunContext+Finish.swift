@@ -1,6 +1,7 @@
 import BlurfarmState
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmSystem
 import Foundation
 
 extension SlurmRunContext {

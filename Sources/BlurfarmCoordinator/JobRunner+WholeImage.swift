@@ -5,6 +5,7 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmSystem
 import BlurfarmWire
 import Foundation
 

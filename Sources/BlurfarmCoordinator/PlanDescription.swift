@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmKernels

@@ -1,3 +1,5 @@
+import BlurfarmSystem
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -48,16 +50,12 @@ public final class PixelStorage: @unchecked Sendable {
         let size = max(byteCount, 16)
         self.byteCount = size
         if size >= Self.hugePageThreshold {
-            let mapped = size + Self.hugePageSize
-            guard let region = mmap(nil, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                region != MAP_FAILED
-            else { fatalError("out of memory: \(size) bytes of pixels") }
-            let misalignment = Int(bitPattern: region) % Self.hugePageSize
-            let aligned = region + (misalignment == 0 ? 0 : Self.hugePageSize - misalignment)
-            _ = madvise(aligned, size, MADV_HUGEPAGE)  // a hint: without huge pages it still works
-            base = aligned
-            let offset = aligned - region
-            release = { pointer, _ in munmap(pointer - offset, mapped) }
+            guard let mapping = Syscalls.mapZeroedMemory(byteCount: size, alignment: Self.hugePageSize) else {
+                fatalError("out of memory: \(size) bytes of pixels")
+            }
+            base = mapping.start
+            let unmap = mapping.release
+            release = { pointer, _ in unmap(pointer) }
         } else {
             guard let memory = calloc(size, 1) else { fatalError("out of memory: \(size) bytes of pixels") }
             base = memory

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmKernels
+import BlurfarmSystem
 import Foundation
 import Synchronization
 

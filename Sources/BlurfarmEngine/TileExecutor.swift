@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmSystem
 import Dispatch
 import Synchronization
 

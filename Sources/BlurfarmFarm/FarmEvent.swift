@@ -3,6 +3,7 @@ import BlurfarmState
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
+import BlurfarmSystem
 
 /// What a ``Farm`` tells as it works (``Farm/events()``, ``Farm/onEvent(_:)``).
 public enum FarmEvent: Sendable {

@@ -1,47 +1,11 @@
 import BlurfarmCore
 
-/// One piece of a line, as the parser sees it.
-///
-/// A line is a run of `- ` list markers followed by at most one of: a key (with its value
-/// when the value is on the same line), or a value. The parser builds the tree from the
-/// tokens' columns alone. A token is plain data (cheap to copy); key names and values
-/// live in the lexer's side arrays.
-struct Token {
-    enum Kind: UInt8 {
-        /// A `- ` list marker.
-        case dash
-        /// `key:`; `valueIndex` is the value written after it on the same line, or -1 when
-        /// the value is the block on the following lines.
-        case key
-        /// A value (`valueIndex`): a scalar, an inline list, or `invalid` after a reported error.
-        case value
-        /// A line dropped after an error was reported on it; the parser drops the lines
-        /// nested under it too, and marks the enclosing map or list incomplete.
-        case broken
-    }
-
-    var kind: Kind
-    /// Whether this is the first token of its line (the line's indentation is its column).
-    var startsLine: Bool
-    /// For a key without a value: a `#…` comment stood right where the value would be
-    /// (`background: #fff`), which earns a note.
-    var commentLooksLikeValue = false
-    var line: Int
-    var column: Int
-    /// The key's name in ``ManifestLexer/keyNames``, for `key` tokens.
-    var keyIndex = -1
-    /// The value in ``ManifestLexer/values``, or -1.
-    var valueIndex = -1
-
-    var isDash: Bool { kind == .dash }
-}
-
 /// Splits a manifest's bytes into tokens, line by line, and reports every lexical problem.
 ///
 /// The lexer works on UTF-8 bytes that have been checked to be valid; columns count
 /// Unicode scalars (every byte that is not a UTF-8 continuation byte starts one).
 struct ManifestLexer {
-    private let bytes: [UInt8]
+    let bytes: [UInt8]
     private let file: String
     private(set) var diagnostics: [Diagnostic] = []
     private(set) var tokens: [Token] = []
@@ -52,10 +16,10 @@ struct ManifestLexer {
 
     /// The line being read (from 1), the byte index and column of the next character, and
     /// the end of the line's content (before `\n` or `\r\n`).
-    private var line = 0
-    private var pos = 0
-    private var col = 1
-    private var end = 0
+    var line = 0
+    var pos = 0
+    var col = 1
+    var end = 0
     private var startsLine = true
 
     init(bytes: [UInt8], file: String) {
@@ -81,11 +45,11 @@ struct ManifestLexer {
         }
     }
 
-    private func location(_ column: Int) -> SourceLocation {
+    func location(_ column: Int) -> SourceLocation {
         SourceLocation(file: file, line: line, column: column)
     }
 
-    private mutating func error(_ message: String, at column: Int) {
+    mutating func error(_ message: String, at column: Int) {
         diagnostics.append(.error(message, at: location(column)))
     }
 
@@ -316,7 +280,7 @@ struct ManifestLexer {
 
     /// Reports a character that cannot start a value (YAML features we do not support,
     /// stray flow punctuation); returns whether it did, leaving `pos` at the line's end.
-    private mutating func reportIndicator() -> Bool {
+    mutating func reportIndicator() -> Bool {
         let b = bytes[pos]
         let next: UInt8? = pos + 1 < end ? bytes[pos + 1] : nil
         let column = col
@@ -343,204 +307,6 @@ struct ManifestLexer {
         return true
     }
 
-    /// Reads a plain scalar up to the line's end or a comment (and, in an inline list, up to
-    /// ',' or ']'); trailing white space is not part of it. Reports a ': ' inside it.
-    private mutating func lexPlain(stoppingAtFlowIndicators inFlow: Bool) -> Node? {
-        let startColumn = col
-        let start = pos
-        var lastContent = pos
-        var colonColumn: Int?
-        while pos < end {
-            let b = bytes[pos]
-            if b == hash, pos > start, isWhiteSpace(bytes[pos - 1]) { break }
-            if inFlow, b == comma || b == closeBracket { break }
-            if b == colon, colonColumn == nil, pos + 1 == end || isWhiteSpace(bytes[pos + 1]) {
-                colonColumn = col
-            }
-            advance()
-            if !isWhiteSpace(b) { lastContent = pos }
-        }
-        if let colonColumn {
-            if inFlow {
-                error("maps inside inline lists are not supported", at: colonColumn)
-            } else {
-                error("':' followed by a space is not allowed in a bare value; quote the value", at: colonColumn)
-            }
-            return nil
-        }
-        let text = String(decoding: bytes[start..<lastContent], as: UTF8.self)
-        return Node(
-            .scalar(Scalar(text: text, style: .plain, contentColumn: startColumn)),
-            at: location(startColumn))
-    }
-
-    /// Reads a quoted scalar starting at its quote; `invalid` after a reported error (the
-    /// scan still goes on to the closing quote, so every bad escape is reported).
-    private mutating func lexQuoted() -> Node {
-        let quote = bytes[pos]
-        let quoteColumn = col
-        let here = location(quoteColumn)
-        advance()
-        var text: [UInt8] = []
-        if quote == singleQuote {
-            let start = pos
-            while pos < end, bytes[pos] != singleQuote { advance() }
-            guard pos < end else {
-                error("unterminated string; a string ends on the line it starts", at: quoteColumn)
-                return Node(.invalid, at: here)
-            }
-            text.append(contentsOf: bytes[start..<pos])
-            advance()
-            return Node(
-                .scalar(Scalar(text: String(decoding: text, as: UTF8.self), style: .singleQuoted,
-                               contentColumn: quoteColumn + 1)),
-                at: here)
-        }
-
-        var ok = true
-        var scalarCount = 0
-        var columns: [Int]?
-        while true {
-            guard pos < end else {
-                error("unterminated string; a string ends on the line it starts", at: quoteColumn)
-                return Node(.invalid, at: here)
-            }
-            let b = bytes[pos]
-            if b == doubleQuote {
-                advance()
-                break
-            }
-            if b != backslash {
-                let scalarStart = pos
-                columns?.append(col)
-                advance()
-                text.append(contentsOf: bytes[scalarStart..<pos])
-                scalarCount += 1
-                continue
-            }
-            // An escape.
-            if columns == nil { columns = (0..<scalarCount).map { quoteColumn + 1 + $0 } }
-            let escapeColumn = col
-            advance()
-            guard pos < end else { continue }  // reported as unterminated above
-            let e = bytes[pos]
-            var produced: Unicode.Scalar?
-            switch e {
-            case doubleQuote: produced = "\""
-            case backslash: produced = "\\"
-            case UInt8(ascii: "n"): produced = "\n"
-            case UInt8(ascii: "t"): produced = "\t"
-            case UInt8(ascii: "u"):
-                advance()
-                var digits = 0
-                var value: UInt32 = 0
-                var well = pos < end && bytes[pos] == UInt8(ascii: "{")
-                if well {
-                    advance()
-                    while pos < end, let h = hexValue(bytes[pos]), digits < 8 {
-                        value = value << 4 | UInt32(h)
-                        digits += 1
-                        advance()
-                    }
-                    well = digits > 0 && pos < end && bytes[pos] == UInt8(ascii: "}")
-                }
-                guard well else {
-                    error("invalid escape; '\\u' is followed by 1 to 8 hexadecimal digits in braces: '\\u{e9}'", at: escapeColumn)
-                    ok = false
-                    continue
-                }
-                guard let scalar = Unicode.Scalar(value) else {
-                    error("'\\u{\(String(value, radix: 16, uppercase: true))}' is not a Unicode scalar value", at: escapeColumn)
-                    ok = false
-                    advance()
-                    continue
-                }
-                produced = scalar
-            default:
-                let start = pos
-                advance()
-                let shown = String(decoding: bytes[start..<pos], as: UTF8.self)
-                error("unknown escape '\\\(shown)'; the escapes are \\\" \\\\ \\n \\t and \\u{...}", at: escapeColumn)
-                ok = false
-                continue
-            }
-            advance()
-            if let produced {
-                UTF8.encode(produced) { text.append($0) }
-                columns?.append(escapeColumn)
-                scalarCount += 1
-            }
-        }
-        guard ok else { return Node(.invalid, at: here) }
-        return Node(
-            .scalar(Scalar(text: String(decoding: text, as: UTF8.self), style: .doubleQuoted,
-                           contentColumn: quoteColumn + 1, columns: columns)),
-            at: here)
-    }
-
-    /// Reads `[a, b, c]`; `invalid` after a reported error (the rest of the line is then skipped).
-    private mutating func lexInlineList() -> Node {
-        let openColumn = col
-        let here = location(openColumn)
-        let invalid = Node(.invalid, at: here)
-        advance()
-        var items: [Node] = []
-        var ok = true
-        skipWhiteSpace()
-        if pos < end, bytes[pos] == closeBracket {
-            advance()
-            return Node(.list([]), at: here)
-        }
-        func unterminated(_ lexer: inout ManifestLexer) -> Node {
-            lexer.error("unterminated inline list; an inline list ends with ']' on the line it starts", at: openColumn)
-            lexer.pos = lexer.end
-            return invalid
-        }
-        while true {
-            skipWhiteSpace()
-            if pos == end || bytes[pos] == hash { return unterminated(&self) }
-            let b = bytes[pos]
-            switch b {
-            case doubleQuote, singleQuote:
-                let item = lexQuoted()
-                if case .invalid = item.content {
-                    if pos >= end { return invalid }
-                    ok = false
-                }
-                items.append(item)
-            case openBracket:
-                error("nested inline lists are not supported", at: col)
-                pos = end
-                return invalid
-            case comma, closeBracket:
-                error("empty item in inline list", at: col)
-                pos = end
-                return invalid
-            default:
-                if reportIndicator() { return invalid }
-                guard let item = lexPlain(stoppingAtFlowIndicators: true) else {
-                    pos = end
-                    return invalid
-                }
-                items.append(item)
-            }
-            skipWhiteSpace()
-            if pos == end || bytes[pos] == hash { return unterminated(&self) }
-            if bytes[pos] == comma {
-                advance()
-                continue
-            }
-            if bytes[pos] == closeBracket {
-                advance()
-                break
-            }
-            error("expected ',' or ']' in inline list", at: col)
-            pos = end
-            return invalid
-        }
-        return ok ? Node(.list(items), at: here) : invalid
-    }
-
     /// After a complete value: only white space and a comment may follow. Reports anything
     /// else and returns false.
     private mutating func expectLineEnd(after what: String) -> Bool {
@@ -555,13 +321,13 @@ struct ManifestLexer {
     // MARK: Characters
 
     /// Moves past one Unicode scalar.
-    private mutating func advance() {
+    mutating func advance() {
         pos += 1
         while pos < end, bytes[pos] & 0xC0 == 0x80 { pos += 1 }
         col += 1
     }
 
-    private mutating func skipWhiteSpace() {
+    mutating func skipWhiteSpace() {
         while pos < end, isWhiteSpace(bytes[pos]) {
             pos += 1
             col += 1

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import BlurfarmCore
+import BlurfarmSystem
 
 /// The one place this module touches the file system: reading a manifest's or the
 /// configuration's bytes.
@@ -16,29 +17,35 @@ public enum SourceFile {
     /// At most ``ManifestLimits/maximumBytes`` + 1 bytes are read: enough for the parser to
     /// report a file that is too large, without reading a huge one whole.
     public static func readBytes(atPath path: String) -> Result<[UInt8], Diagnostics> {
-        func failure(_ code: Int32) -> Result<[UInt8], Diagnostics> {
-            .failure(Diagnostics([.error("cannot read '\(path)': \(String(cString: strerror(code)))", at: nil)]))
+        func failure(_ reason: String) -> Result<[UInt8], Diagnostics> {
+            .failure(Diagnostics([.error("cannot read '\(path)': \(reason)", at: nil)]))
         }
         // Never blocking: a FIFO opened for reading waits for a writer, forever in a service.
-        var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { return failure(errno) }
-        defer { _ = close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return failure(errno) }
+        let fd: Int32
+        do {
+            fd = try Syscalls.retrying("open") { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        } catch {
+            return failure(error.reason)
+        }
+        defer { Syscalls.close(fd) }
+        let info: stat
+        do {
+            info = try Syscalls.status(of: fd)
+        } catch {
+            return failure(error.reason)
+        }
         if info.st_mode & S_IFMT != S_IFREG {
-            return .failure(Diagnostics([.error("cannot read '\(path)': it is \(fileKindName(info.st_mode)), not a regular file", at: nil)]))
+            return failure("it is \(fileKindName(info.st_mode)), not a regular file")
         }
         let limit = ManifestLimits.maximumBytes + 1
         var bytes = [UInt8](repeating: 0, count: limit)
         var count = 0
         while count < limit {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                read(fd, buffer.baseAddress! + count, limit - count)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return failure(errno)
+            let n: Int
+            do {
+                n = try Syscalls.retrying("read") { bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit - count) } }
+            } catch {
+                return failure(error.reason)
             }
             if n == 0 { break }
             count += n

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmPluginABI
+import BlurfarmSystem
 
 /// A loaded plugin: its checked table, behind a safe API. Made by ``PluginLoader``; the
 /// library stays loaded while the process lives, so the table's pointers stay valid.

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmPluginABI
+import BlurfarmSystem
 import Synchronization
 
 /// Loads plugins by name from the configured plugin folders, and nothing else
@@ -36,7 +37,7 @@ public final class PluginLoader: Sendable {
         guard !folders.isEmpty else { throw PluginError("'\(name)'", "no plugin folders are configured") }
         for folder in folders {
             let path = Self.join(folder, PluginName.fileName(name))
-            guard case .success = Syscalls.status(path) else { continue }
+            guard Syscalls.status(path) != nil else { continue }
             try TrustedPath.checkFolder(folder)
             return try load(name, path: path)
         }
@@ -52,11 +53,11 @@ public final class PluginLoader: Sendable {
         var seen: Set<String> = []
         for folder in folders {
             let entries: [String]
-            switch Syscalls.folderEntries(folder) {
-            case .failure(let reason):
-                problems.append(PluginError(folder, "cannot read the plugin folder: \(reason)"))
+            do {
+                entries = try Syscalls.folderNames(folder).sorted()
+            } catch {
+                problems.append(PluginError(folder, "cannot read the plugin folder: \(error.reason)"))
                 continue
-            case .success(let names): entries = names.sorted()
             }
             let candidates = entries.compactMap { PluginName.name(ofFile: $0) }
             if candidates.isEmpty { continue }
@@ -88,11 +89,7 @@ public final class PluginLoader: Sendable {
     private func load(_ name: String, path: String) throws(PluginError) -> Plugin {
         if let plugin = loaded.withLock({ $0[name] }) { return plugin }
         let file = try TrustedPath.openFile(path)
-        let handle: UnsafeMutableRawPointer
-        switch Syscalls.openLibrary(file.number, name: path) {
-        case .failure(let reason): throw PluginError(path, "cannot be loaded: \(reason)")
-        case .success(let h): handle = h
-        }
+        let handle = try Syscalls.openLibrary(file.number, path: path)
         file.keepOpen()
         guard let symbol = Syscalls.symbol(BLURFARM_PLUGIN_ENTRY_POINT, in: handle) else {
             throw PluginError(path, "has no entry point '\(BLURFARM_PLUGIN_ENTRY_POINT)'")

@@ -1,3 +1,9 @@
+import BlurfarmSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Opens a plugin folder or file without a race, as systemd's `chase()` does: from `/`, one
 /// component at a time, each opened relative to the folder before it (`openat`, `O_PATH`,
 /// `O_NOFOLLOW`) and checked on its descriptor (`fstat`), so that what is checked is what is
@@ -23,7 +29,7 @@ enum TrustedPath {
         /// Leaves the descriptor open for the process's life (a loaded library's).
         func keepOpen() { kept = true }
 
-        deinit { if !kept { Syscalls.closeDescriptor(number) } }
+        deinit { if !kept { Syscalls.close(number) } }
     }
 
     /// A folder reached by a checked walk: its `O_PATH` descriptor and the path walked.
@@ -55,9 +61,11 @@ enum TrustedPath {
         let folderStatus = try status(of: folder.descriptor, folder.path, what: "plugin folder")
         try checkWriters(folderStatus, folder.path, what: "plugin folder", consequence: "no plugin is loaded from it")
         let file: Descriptor
-        switch Syscalls.openForReading(name, in: folder.descriptor.number) {
-        case .failure(let reason): throw PluginError(path, "cannot use the plugin file: \(reason)")
-        case .success(let number): file = Descriptor(number)
+        do {
+            // Never blocking (a FIFO), never becoming the controlling terminal.
+            file = Descriptor(try Syscalls.openFile(name, in: folder.descriptor.number, flags: O_RDONLY | O_NONBLOCK | O_NOCTTY))
+        } catch {
+            throw PluginError(path, "cannot use the plugin file: \(error.reason)")
         }
         let status = try status(of: file, path, what: "plugin file")
         guard status.isRegularFile else { throw PluginError(path, "the plugin file is not a regular file") }
@@ -71,18 +79,20 @@ enum TrustedPath {
     private static func walk(_ path: String, what: String, consequence: String) throws(PluginError)
         -> (folder: Folder, name: String?)
     {
-        func cannot(_ reason: SystemFailure) -> PluginError { PluginError(path, "cannot use the \(what): \(reason)") }
+        func cannot(_ error: SystemCallError) -> PluginError { PluginError(path, "cannot use the \(what): \(error.reason)") }
         var absolute = path
         if !path.hasPrefix("/") {
-            switch Syscalls.currentFolder() {
-            case .failure(let reason): throw cannot(reason)
-            case .success(let folder): absolute = PluginLoader.join(folder, path)
+            do {
+                absolute = PluginLoader.join(try Syscalls.currentFolder(), path)
+            } catch {
+                throw cannot(error)
             }
         }
         let root: Descriptor
-        switch Syscalls.openRoot() {
-        case .failure(let reason): throw cannot(reason)
-        case .success(let number): root = Descriptor(number)
+        do {
+            root = Descriptor(try Syscalls.openRoot())
+        } catch {
+            throw cannot(error)
         }
         var folders = [Folder(descriptor: root, path: "/")]
         // Components still to walk, the next one last.
@@ -97,20 +107,23 @@ enum TrustedPath {
             let parent = folders[folders.count - 1]
             let entryPath = PluginLoader.join(parent.path, name)
             let entry: Descriptor
-            switch Syscalls.openEntry(name, in: parent.descriptor.number) {
-            case .failure(let reason): throw cannot(reason)
-            case .success(let number): entry = Descriptor(number)
+            do {
+                entry = Descriptor(try Syscalls.openEntry(name, in: parent.descriptor.number))
+            } catch {
+                throw cannot(error)
             }
             let status = try self.status(of: entry, path, what: what)
             if status.isSymbolicLink {
                 links += 1
                 guard links <= mostLinks else { throw PluginError(path, "cannot use the \(what): too many symbolic links") }
-                switch Syscalls.linkTarget(entry.number) {
-                case .failure(let reason): throw cannot(reason)
-                case .success(let target):
-                    if target.hasPrefix("/") { folders.removeSubrange(1...) }
-                    pending += components(target).reversed()
+                let target: String
+                do {
+                    target = try Syscalls.linkTarget(of: entry.number)
+                } catch {
+                    throw cannot(error)
                 }
+                if target.hasPrefix("/") { folders.removeSubrange(1...) }
+                pending += components(target).reversed()
             } else if status.isDirectory {
                 // The target itself is checked by the caller, as a plugin folder.
                 if !pending.isEmpty { try checkAbove(entry, entryPath, what, path, consequence) }
@@ -132,9 +145,10 @@ enum TrustedPath {
     private static func status(of descriptor: Descriptor, _ path: String, what: String) throws(PluginError)
         -> FileStatus
     {
-        switch Syscalls.status(of: descriptor.number) {
-        case .failure(let reason): throw PluginError(path, "cannot use the \(what): \(reason)")
-        case .success(let status): return status
+        do {
+            return try Syscalls.fileStatus(of: descriptor.number)
+        } catch {
+            throw PluginError(path, "cannot use the \(what): \(error.reason)")
         }
     }
 
@@ -150,7 +164,7 @@ enum TrustedPath {
                 folderPath,
                 "\(role) is writable by \(writers(status)) and not sticky (mode \(mode(status))): \(consequence)")
         }
-        if status.owner != 0 && status.owner != Syscalls.effectiveUser {
+        if status.owner != 0 && status.owner != Syscalls.effectiveUserID {
             throw PluginError(
                 folderPath, "\(role) belongs to user \(status.owner), neither root nor this user: \(consequence)")
         }
@@ -165,7 +179,7 @@ enum TrustedPath {
             throw PluginError(
                 path, "the \(what) is writable by \(writers(status)) (mode \(mode(status))): \(consequence)")
         }
-        if status.owner != 0 && status.owner != Syscalls.effectiveUser {
+        if status.owner != 0 && status.owner != Syscalls.effectiveUserID {
             throw PluginError(
                 path, "the \(what) belongs to user \(status.owner), neither root nor this user: \(consequence)")
         }

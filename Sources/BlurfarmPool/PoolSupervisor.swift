@@ -143,7 +143,7 @@ struct PoolSupervisor {
     mutating func send(_ message: WireMessage, to worker: PoolScheduler.WorkerID) {
         guard let slot = slots[worker] else { return }
         do {
-            try FileDescriptorIO.writeAll(slot.input, try FrameEncoder.encode(message))
+            try Syscalls.writeAll(slot.input, try FrameEncoder.encode(message))
         } catch {
             handle(.workerFailed(worker, reason: "could not be sent '\(message.type)': \(error)"))
         }

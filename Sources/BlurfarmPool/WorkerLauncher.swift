@@ -69,7 +69,7 @@ final class WorkerLauncher {
     /// running after 2 s is killed.
     func stop(_ slots: [PoolSupervisor.Slot]) {
         for slot in slots {
-            if let frame = try? FrameEncoder.encode(.shutdown) { try? FileDescriptorIO.writeAll(slot.input, frame) }
+            if let frame = try? FrameEncoder.encode(.shutdown) { try? Syscalls.writeAll(slot.input, frame) }
             Syscalls.close(slot.input)
             Syscalls.close(slot.output)
         }

@@ -9,36 +9,6 @@ import Foundation
 import GRDB
 import Logging
 
-/// Why the service refused a request; each is one HTTP status (docs/api.md).
-public enum ServiceError: Error, Sendable, CustomStringConvertible {
-    /// No job has this id (404).
-    case notFound(Int64)
-    /// The job's state does not allow it (409).
-    case refused(RefusedTransition)
-    /// The manifest is invalid: its diagnostics, compiler style (422).
-    case invalidManifest(Diagnostics)
-    /// A path of the job is outside the roots (403).
-    case outsideRoots(PathOutsideRoots)
-    /// The request is malformed (400).
-    case badRequest(String)
-    /// The queue database failed (500).
-    case store(QueueStoreError)
-    /// The server is stopping (503).
-    case stopping
-
-    public var description: String {
-        switch self {
-        case .notFound(let id): "no job \(id)"
-        case .refused(let refusal): refusal.description
-        case .invalidManifest(let diagnostics): DiagnosticPrinter.render(diagnostics, program: "blurfarm")
-        case .outsideRoots(let path): path.description
-        case .badRequest(let message): message
-        case .store(let error): error.description
-        case .stopping: "the server is stopping"
-        }
-    }
-}
-
 /// The farm service: the durable queue, the scheduler, the engine's events and the event
 /// stream. Every change is one transaction of the queue store with its entry in the event log,
 /// then published. Tiles rendered are the exception, as they come by the hundred a second:
@@ -49,26 +19,26 @@ public actor FarmService {
     public nonisolated let store: QueueStore
     /// The event stream's hub.
     public nonisolated let hub: EventHub
-    private let engine: any FarmEngine
+    let engine: any FarmEngine
     private let loader: JobLoader
     /// The folders its jobs may read and write below.
     public nonisolated let roots: Roots
     private let scheduler: Scheduler
-    private let logger: Logger
+    let logger: Logger
     private var eventTask: Task<Void, Never>?
     /// Tiles rendered since the server started, and how many when, over the last ten seconds.
-    private var tilesDone = 0
-    private var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
+    var tilesDone = 0
+    var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
     /// Tiles rendered and not yet stored: by job, how many, and each output's last count.
-    private var pendingTiles: [Int64: PendingTiles] = [:]
+    var pendingTiles: [Int64: PendingTiles] = [:]
     /// Stores the pending tiles when it wakes; nil when none wait.
-    private var progressTask: Task<Void, Never>?
-    private let progressInterval: Duration
+    var progressTask: Task<Void, Never>?
+    let progressInterval: Duration
     /// The last output written (the page's thumbnail).
-    public private(set) var lastWritten: String?
+    public internal(set) var lastWritten: String?
     /// Set when the server stops: no job is taken, and the farm's end of the jobs in it is
     /// not theirs (they are taken back at the next start).
-    private var stopping = false
+    var stopping = false
 
     /// A service over `store`, rendering with `engine`; submitted manifests are planned by
     /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
@@ -212,21 +182,10 @@ public actor FarmService {
     /// The worker processes.
     public nonisolated func workers() -> [WorkerInfo] { engine.workers() }
 
-    /// Tiles rendered since the server started, and per second over the last ten seconds.
-    public func tileRate() -> (total: Int, perSecond: Double) {
-        forgetOldTiles()
-        return (tilesDone, Double(recentTiles.reduce(0) { $0 + $1.count }) / 10)
-    }
-
-    private func forgetOldTiles() {
-        let now = ContinuousClock.now
-        recentTiles.removeAll { now - $0.at > .seconds(10) }
-    }
-
     // MARK: The machine and the scheduler
 
     /// Applies `event` to job `id`'s machine, stores the new state and carries out the actions.
-    private func transition(_ id: Int64, _ event: JobEvent) throws(ServiceError) {
+    func transition(_ id: Int64, _ event: JobEvent) throws(ServiceError) {
         var job = try job(id)
         var machine = job.machine
         let actions: [JobAction]
@@ -341,7 +300,7 @@ public actor FarmService {
     }
 
     /// Hands the farm the queued jobs the scheduler picks.
-    private func schedule() throws(ServiceError) {
+    func schedule() throws(ServiceError) {
         if stopping { return }
         let entries = try storeCall { try $0.jobs(states: [.queued, .active, .paused, .cancelling]) }.map {
             Scheduler.Entry(id: $0.id!, priority: $0.priority, machine: $0.machine)
@@ -349,139 +308,8 @@ public actor FarmService {
         for id in scheduler.toDispatch(entries) { try transition(id, .dispatched) }
     }
 
-    // MARK: The engine's events
-
-    private func handle(_ event: EngineEvent) {
-        do throws(ServiceError) {
-            try apply(event)
-        } catch {
-            logger.error("\(error)")
-        }
-    }
-
-    private func apply(_ event: EngineEvent) throws(ServiceError) {
-        if case .tilesDone(let id, let output, let done, let total) = event {
-            pendingTiles[id, default: PendingTiles()].add(output: output, done: done, total: total)
-            if progressTask == nil {
-                progressTask = Task { [progressInterval] in
-                    guard (try? await Task.sleep(for: progressInterval)) != nil else { return }
-                    self.storeTiles()
-                }
-            }
-            return
-        }
-        // Every other change comes after the tiles rendered before it.
-        storeTiles()
-        if stopping {
-            switch event {
-            case .finished: return
-            case .outputFinished(_, let outcome) where outcome.status == .stopped: return
-            default: break
-            }
-        }
-        switch event {
-        case .accepted(let id, let outputs, let upToDate):
-            try update(id, kind: "job") { job, db in
-                job.outputsTotal = outputs
-                job.outputsUpToDate = upToDate
-                job.outputsWritten = 0
-                job.outputsFailed = 0
-                job.outputsCancelled = 0
-                job.tilesDone = 0
-                job.tilesTotal = 0
-                job.pixelsWritten = 0
-                try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
-            }
-        case .outputStarted(let id, let output, let tiles):
-            try update(id, kind: "output") { job, db in
-                job.tilesTotal += tiles
-                try QueueOutput(
-                    jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
-                    retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil
-                ).upsert(db)
-            }
-        case .tilesDone:
-            break  // counted above
-        case .outputFinished(let id, let outcome):
-            try update(id, kind: "output") { job, db in
-                switch outcome.status {
-                case .written:
-                    job.outputsWritten += 1
-                    job.pixelsWritten += outcome.pixels
-                case .failed: job.outputsFailed += 1
-                default: job.outputsCancelled += 1
-                }
-                let started = try QueueOutput.fetchOne(db, key: ["jobId": id, "output": outcome.output])
-                try QueueOutput(
-                    jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles,
-                    tiles: outcome.tiles, pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries,
-                    checksum: outcome.checksum, errorKind: outcome.errorKind, error: outcome.error,
-                    startedAt: started?.startedAt, finishedAt: Date()
-                ).upsert(db)
-            }
-            if outcome.status == .written { lastWritten = outcome.output }
-        case .problem(let id, let message, let refusal):
-            try update(id, kind: "job") { job, _ in
-                job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
-                if let refusal { job.refusal = refusal }
-            }
-        case .workersChanged:
-            let workers = engine.workers()
-            try save(kind: "workers") { _ in workers }
-        case .finished(let id, let failed, let cancelled):
-            try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
-            try schedule()
-            Syscalls.returnFreedMemory()
-        }
-    }
-
-    /// Stores the tiles rendered since the last time (one transaction for every job) and
-    /// publishes each job's progress.
-    private func storeTiles() {
-        progressTask?.cancel()
-        progressTask = nil
-        guard !pendingTiles.isEmpty else { return }
-        let pending = pendingTiles
-        pendingTiles = [:]
-        let count = pending.values.reduce(0) { $0 + $1.count }
-        tilesDone += count
-        forgetOldTiles()
-        recentTiles.append((ContinuousClock.now, count))
-        let jobs: [QueueJob]
-        do throws(ServiceError) {
-            jobs = try storeCall { store in
-                try store.write { db -> [QueueJob] in
-                    var jobs: [QueueJob] = []
-                    for (id, tiles) in pending.sorted(by: { $0.key < $1.key }) {
-                        guard var job = try QueueJob.fetchOne(db, key: id) else { continue }
-                        job.tilesDone += tiles.count
-                        try job.update(db)
-                        for (output, done) in tiles.done {
-                            try db.execute(
-                                sql: "UPDATE output SET tilesDone = ? WHERE jobId = ? AND output = ?",
-                                arguments: [done, id, output])
-                        }
-                        jobs.append(job)
-                    }
-                    return jobs
-                }
-            }
-        } catch {
-            logger.error("\(error)")
-            return
-        }
-        // Only encoded when someone listens: the page, a client of the stream.
-        guard hub.count > 0 else { return }
-        for job in jobs {
-            guard let last = pending[job.id!]?.last else { continue }
-            hub.publish(StreamEvent(
-                id: nil, kind: "progress",
-                data: Self.json(ProgressEvent(job: JobView(job, withManifest: false), output: last.output, done: last.done, total: last.total))))
-        }
-    }
-
     /// Changes job `id` with `body` in one transaction with its event.
-    private func update(_ id: Int64, kind: String, _ body: @escaping @Sendable (inout QueueJob, Database) throws -> Void)
+    func update(_ id: Int64, kind: String, _ body: @escaping @Sendable (inout QueueJob, Database) throws -> Void)
         throws(ServiceError)
     {
         try save(kind: kind) { db -> QueueJob in
@@ -495,7 +323,7 @@ public actor FarmService {
     /// Runs `body` in a transaction that also logs its result as an event of `kind`, then
     /// publishes the event.
     @discardableResult
-    private func save<T: Encodable & Sendable>(kind: String, _ body: @escaping @Sendable (Database) throws -> T)
+    func save<T: Encodable & Sendable>(kind: String, _ body: @escaping @Sendable (Database) throws -> T)
         throws(ServiceError) -> T
     {
         let (value, event) = try storeCall { store in
@@ -511,7 +339,7 @@ public actor FarmService {
         return value
     }
 
-    private func storeCall<T>(_ body: (QueueStore) throws -> T) throws(ServiceError) -> T {
+    func storeCall<T>(_ body: (QueueStore) throws -> T) throws(ServiceError) -> T {
         do {
             return try body(store)
         } catch let error as QueueStoreError {
@@ -525,29 +353,4 @@ public actor FarmService {
     static func json(_ value: some Encodable) -> String {
         String(decoding: (try? APIJSON.encoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
-}
-
-/// Tiles of a job rendered and not yet stored.
-struct PendingTiles: Sendable {
-    /// How many.
-    var count = 0
-    /// Each output's tiles done, as last told.
-    var done: [String: Int] = [:]
-    /// The last tile's output, its tiles done and in all.
-    var last: (output: String, done: Int, total: Int)?
-
-    mutating func add(output: String, done: Int, total: Int) {
-        count += 1
-        self.done[output] = done
-        last = (output, done, total)
-    }
-}
-
-/// Tiles rendered: the job with its progress, and the last tile's output with its tiles done
-/// and in all.
-struct ProgressEvent: Encodable {
-    var job: JobView
-    var output: String
-    var done: Int
-    var total: Int
 }

@@ -181,6 +181,42 @@ public final class QueueStore: Sendable {
         }
     }
 
+    // MARK: What the farm's events change
+
+    /// Forgets the outputs of job `id` still rendering, in the transaction `db`: the farm
+    /// accepted the job again and starts them anew.
+    public static func forgetRenderingOutputs(ofJob id: Int64, _ db: Database) throws {
+        try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
+    }
+
+    /// Records the finished `output` in the transaction `db`, with when it started (its
+    /// `startedAt` is the stored row's, none when it never started).
+    public static func recordFinished(_ output: QueueOutput, _ db: Database) throws {
+        var finished = output
+        finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
+        try finished.upsert(db)
+    }
+
+    /// Adds tiles rendered, in one transaction: to each job's `tilesDone` its `count`, and to
+    /// each of its outputs its tiles done as last told. The jobs changed (a job no longer in
+    /// the queue is skipped).
+    public func addTilesDone(_ tiles: [(job: Int64, count: Int, outputs: [String: Int])]) throws(QueueStoreError) -> [QueueJob] {
+        try write { db -> [QueueJob] in
+            var jobs: [QueueJob] = []
+            for (id, count, outputs) in tiles {
+                guard var job = try QueueJob.fetchOne(db, key: id) else { continue }
+                job.tilesDone += count
+                try job.update(db)
+                for (output, done) in outputs {
+                    try db.execute(
+                        sql: "UPDATE output SET tilesDone = ? WHERE jobId = ? AND output = ?", arguments: [done, id, output])
+                }
+                jobs.append(job)
+            }
+            return jobs
+        }
+    }
+
     /// How many events the log holds.
     public func eventCount() throws(QueueStoreError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM event") ?? 0 }

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmSystem
 
 /// A block of memory shared between processes: a memfd mapped `MAP_SHARED`, wrapped as the
 /// ``PixelStorage`` pixel buffers use.
@@ -34,7 +35,7 @@ public struct SharedSegment: Sendable {
         precondition(byteCount > 0, "a shared segment holds at least one byte")
         let fd = try Syscalls.memfdCreate(name: name)
         do {
-            try Syscalls.ftruncate(fd, size: byteCount)
+            try Syscalls.setSize(fd, byteCount)
             return try map(fd, size: byteCount)
         } catch {
             Syscalls.close(fd)
@@ -49,7 +50,7 @@ public struct SharedSegment: Sendable {
     public static func open(path: String) throws(SharedMemoryError) -> SharedSegment {
         let fd = try Syscalls.openReadWrite(path)
         do {
-            let (size, _) = try Syscalls.fstat(fd)
+            let (size, _) = try Syscalls.sizeAndIdentity(fd)
             return try map(fd, size: size)
         } catch {
             Syscalls.close(fd)
@@ -59,7 +60,7 @@ public struct SharedSegment: Sendable {
 
     /// Maps `fd` (which the segment then owns) whose size is `size` bytes.
     static func map(_ fd: Int32, size: Int) throws(SharedMemoryError) -> SharedSegment {
-        let identity = try Syscalls.fstat(fd).identity
+        let identity = try Syscalls.sizeAndIdentity(fd).identity
         let pointer = try Syscalls.mmapShared(fd, size: size)
         let storage = PixelStorage(adopting: pointer, byteCount: size) { pointer, size in
             Syscalls.release(pointer, size: size, fd: fd)

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import Synchronization
 
 /// A worker's mappings of the segments its coordinator shares, by segment id.
@@ -46,7 +47,7 @@ public final class SharedSegmentTable: Sendable {
         let fd = try Syscalls.openReadWrite(path)
         let size: Int, identity: FileIdentity
         do {
-            (size, identity) = try Syscalls.fstat(fd)
+            (size, identity) = try Syscalls.sizeAndIdentity(fd)
         } catch {
             Syscalls.close(fd)
             throw error

@@ -1,5 +1,4 @@
 import BlurfarmSystem
-import BlurfarmWire
 import Foundation
 
 /// Where one job keeps its lock and records in the state folder:
@@ -79,11 +78,7 @@ public struct JobStateFolder: Sendable {
         }
         do throws(SystemCallError) {
             defer { Syscalls.close(fd) }
-            do throws(IOFailure) {
-                try FileDescriptorIO.writeAll(fd, bytes)
-            } catch {
-                throw SystemCallError(call: error.call, errno: error.errno)
-            }
+            try Syscalls.writeAll(fd, bytes)
             try Syscalls.fsync(fd)
             try Syscalls.rename(temporary, to: name, in: folder)
         } catch {

@@ -2,7 +2,6 @@
 // root, extended attributes, the memory this process may use), beside the coordinator's in
 // Syscalls.swift: one EINTR helper (`retrying`), one `SystemCallError`. Every path and name is
 // given to the kernel as the bytes it stands for (`PathEncoding.withCString`).
-import BlurfarmCore
 import CSystemShims
 
 #if canImport(Glibc)
@@ -121,21 +120,13 @@ extension Syscalls {
 
     /// Writes all of `bytes` to `fd`.
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
-        let failure: SystemCallError? = bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = write(fd, raw.baseAddress! + done, raw.count - done)
-                if n > 0 {
-                    done += n
-                } else if n == 0 {
-                    return SystemCallError(call: "write", errno: EIO)
-                } else if Glibc.errno != EINTR {
-                    return SystemCallError(call: "write", errno: Glibc.errno)
-                }
-            }
-            return nil
+        var done = 0
+        while done < bytes.count {
+            let offset = done
+            let n = try retrying("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) } }
+            if n == 0 { throw SystemCallError(call: "write", errno: EIO) }
+            done += n
         }
-        if let failure { throw failure }
     }
 
     /// A new anonymous file in memory (`memfd_create`, closed on exec).
@@ -167,7 +158,15 @@ extension Syscalls {
     /// The names in `folder` (without "." and ".."), as ``PathEncoding`` carries them; none when
     /// it cannot be read.
     package static func names(inFolder folder: String) -> [String] {
-        guard let directory = PathEncoding.withCString(folder, { opendir($0) }) else { return [] }
+        (try? folderNames(folder)) ?? []
+    }
+
+    /// The names in `folder` (without "." and ".."), as ``PathEncoding`` carries them.
+    /// - Throws: the `opendir` failure (EACCES, ENOENT, ENOTDIR).
+    package static func folderNames(_ folder: String) throws(SystemCallError) -> [String] {
+        guard let directory = PathEncoding.withCString(folder, { opendir($0) }) else {
+            throw SystemCallError(call: "opendir", errno: Glibc.errno)
+        }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {

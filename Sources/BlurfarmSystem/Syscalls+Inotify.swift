@@ -1,6 +1,5 @@
 // The inotify system calls of `FolderWatcher` (`run --watch`), retried on EINTR, failing with
 // the errno; paths as the bytes they stand for (`PathEncoding`).
-import BlurfarmCore
 
 #if canImport(Glibc)
 import Glibc

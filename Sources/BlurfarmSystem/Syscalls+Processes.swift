@@ -1,7 +1,5 @@
-// The worker pool's system calls (pipes, spawning, signalling and reaping workers, waiting for
-// their output, the limits that bound how many can run), retried on EINTR where they can fail
-// with it.
-import BlurfarmCore
+// The system calls of processes and threads: pipes, spawning, signalling and reaping workers,
+// waiting for their output, starting threads (`Threads`), the limits that bound how many can run.
 import CSystemShims
 
 #if canImport(Glibc)
@@ -43,8 +41,7 @@ extension Syscalls {
         posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
         // Nothing else is inherited: the server's listening socket and its database, files
         // being written, were opened by libraries that do not all ask for close-on-exec.
-        let closing = blurfarm_spawn_close_from(&actions, STDERR_FILENO + 1)
-        guard closing == 0 else { throw SystemCallError(call: "posix_spawn_file_actions_addclosefrom_np", errno: closing) }
+        try retryingReturnedError("posix_spawn_file_actions_addclosefrom_np", { blurfarm_spawn_close_from(&actions, STDERR_FILENO + 1) })
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -59,13 +56,11 @@ extension Syscalls {
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        var status: Int32
-        repeat {
-            status = environment.pointers.withUnsafeBufferPointer { environment in
+        try retryingReturnedError("posix_spawn", {
+            environment.pointers.withUnsafeBufferPointer { environment in
                 posix_spawn(&pid, executable, &actions, &attributes, argv, UnsafeMutablePointer(mutating: environment.baseAddress))
             }
-        } while status == EINTR
-        guard status == 0 else { throw SystemCallError(call: "posix_spawn", errno: status) }
+        })
         return pid
     }
 
@@ -87,18 +82,15 @@ extension Syscalls {
     /// Waits for the child `pid` to end: its wait status.
     package static func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = try? retrying("waitpid") { waitpid(pid, &status, 0) }
         return status
     }
 
     /// Whether the child `pid` has ended (and is reaped), without waiting.
     package static func hasExited(_ pid: pid_t) -> Bool {
         var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, WNOHANG)
-            if result < 0 && errno == EINTR { continue }
-            return result == pid || result < 0
-        }
+        guard let result = try? retrying("waitpid", { waitpid(pid, &status, WNOHANG) }) else { return true }
+        return result == pid
     }
 
     /// "exit status N" or "killed by signal N".
@@ -146,6 +138,51 @@ extension Syscalls {
         _ = write(fd, &byte, 1)
     }
 
+    /// What a new thread runs, handed through `pthread_create`'s argument.
+    private final class ThreadBody {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    /// Starts a detached thread with a stack of `stackSize` bytes running `body` (``Threads``);
+    /// `pthread_create`'s EAGAIN when the process or its user may have no more threads.
+    package static func startThread(stackSize: Int, _ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        pthread_attr_setstacksize(&attributes, max(stackSize, Int(PTHREAD_STACK_MIN)))
+        let argument = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        var thread = pthread_t()
+        do {
+            try retryingReturnedError("pthread_create", {
+                pthread_create(&thread, &attributes, { argument in
+                    let started = Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue()
+                    started.body()
+                    return nil
+                }, argument)
+            })
+        } catch {
+            Unmanaged<ThreadBody>.fromOpaque(argument).release()
+            throw error
+        }
+    }
+
+    /// Ignores SIGPIPE in this whole process (`sigaction`): a write to a pipe whose reader died
+    /// fails with EPIPE instead of killing it.
+    package static func ignoreBrokenPipeSignal() throws(SystemCallError) {
+        try retrying("signal(SIGPIPE)") { blurfarm_ignore_sigpipe() }
+    }
+
+    /// Asks the kernel to send `signal` to this process when the thread that started it exits
+    /// (`prctl(PR_SET_PDEATHSIG)`).
+    package static func setParentDeathSignal(_ signal: Int32) throws(SystemCallError) {
+        try retrying("prctl(PR_SET_PDEATHSIG)") { blurfarm_set_parent_death_signal(signal) }
+    }
+
+    /// The id of this process's parent: 1 (or a subreaper) once the parent has died.
+    package static var parentProcessID: Int32 { getppid() }
+
     /// Blocks SIGPIPE in the calling thread only: a write to a pipe whose reader died fails
     /// with EPIPE there instead of killing the process, and the process's own handling of
     /// SIGPIPE is left as it is.
@@ -176,6 +213,15 @@ extension Syscalls {
     /// for them: a server that runs for months asks for it back when a job ends.
     package static func returnFreedMemory() {
         _ = malloc_trim(0)
+    }
+
+    /// Makes malloc serve blocks up to `BLURFARM_REUSED_MEMORY` (256 MiB) from its heaps and keep
+    /// them there when freed, so that the next image's buffers reuse the pages instead of having
+    /// them mapped and zeroed afresh (``blurfarm_reuse_freed_memory``); `arenas` > 0 caps the
+    /// heaps. False when malloc refused.
+    @discardableResult
+    package static func reuseFreedMemory(arenas: Int32) -> Bool {
+        blurfarm_reuse_freed_memory(BLURFARM_REUSED_MEMORY, arenas) == 0
     }
 
     /// This process's soft limit of open descriptors, nil when unlimited; with `raise`, first

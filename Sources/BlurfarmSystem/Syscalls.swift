@@ -1,18 +1,20 @@
-// Every system call this module makes, retried on EINTR, failing with the errno
-// (`SystemCallError`): here those on files and folders, the process's own; the worker pool's
-// (pipes, spawning and reaping workers, limits) in `Syscalls+Processes.swift`, `run --watch`'s
-// in `Syscalls+Inotify.swift`. Every path and name is given to the kernel as the bytes it stands
-// for (`PathEncoding.withCString`): a name that is not UTF-8 reaches the same file it was read from.
-import BlurfarmCore
-
+// Every system call of blurfarm, retried on EINTR by one helper (`retrying`), failing with one
+// error type (`SystemCallError`), after swift-nio's `NIOPosix/System.swift`: here those on files
+// and folders, the process's own; processes, threads and limits in `Syscalls+Processes.swift`,
+// `PixelStorage`'s mappings in `Syscalls+Memory.swift`, ImageIO's atomic files in `Syscalls+Files.swift`,
+// `run --watch`'s in `Syscalls+Inotify.swift`. A module with calls of its own (shared memory,
+// the plugin loader's `dlopen`) adds them in an extension of `Syscalls` through `retrying`. Every
+// path and name is given to the kernel as the bytes it stands for (`PathEncoding.withCString`):
+// a name that is not UTF-8 reaches the same file it was read from.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
 
-/// A failed system call: which call, and its errno.
-package struct SystemCallError: Error, CustomStringConvertible {
+/// A failed system call: which call, and its errno. The one error of the system-call layer: a
+/// module's own errors carry it as their cause (`SharedMemoryError`, `Threads.StartFailure`).
+package struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertible {
     package let call: String
     package let errno: Int32
 
@@ -37,6 +39,17 @@ package enum Syscalls {
             if result >= 0 { return result }
             let code = Glibc.errno
             if code != EINTR { throw SystemCallError(call: call, errno: code) }
+        }
+    }
+
+    /// ``retrying(_:_:)`` for a call that returns its error number instead of setting errno
+    /// (`posix_spawn`, `pthread_create`): 0 is success.
+    package static func retryingReturnedError(_ call: String, _ body: () -> Int32) throws(SystemCallError) {
+        try retrying(call) { () -> Int32 in
+            let code = body()
+            if code == 0 { return 0 }
+            Glibc.errno = code
+            return -1
         }
     }
 
@@ -93,8 +106,14 @@ package enum Syscalls {
     /// The working directory (`getcwd`), as ``PathEncoding`` carries it; "/" when it cannot be
     /// named (removed meanwhile).
     package static func workingDirectory() -> String {
+        (try? currentFolder()) ?? "/"
+    }
+
+    /// The working directory (`getcwd`), as ``PathEncoding`` carries it.
+    /// - Throws: ENOENT when it was removed, EACCES when a folder above it cannot be read.
+    package static func currentFolder() throws(SystemCallError) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
+        guard getcwd(&buffer, buffer.count) != nil else { throw SystemCallError(call: "getcwd", errno: Glibc.errno) }
         return PathEncoding.decode(buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }).text
     }
 

@@ -21,10 +21,9 @@ public final class FolderWatcher {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// The folder, as given.
         public let folder: String
-        /// The failed call (`inotify_add_watch`; `stat` for a folder that did not come back).
-        public let call: String
-        /// The errno.
-        public let errno: Int32
+        /// The failed call and its errno (`inotify_add_watch`; `stat` for a folder that did not
+        /// come back).
+        package let cause: SystemCallError
         /// For a watched folder that went away, how long it was waited for; nil otherwise.
         public var waited: Duration? = nil
 
@@ -34,10 +33,10 @@ public final class FolderWatcher {
             if let waited {
                 return "the watched folder '\(shown)' went away (removed, renamed or unmounted) and no folder came back "
                     + "at its path within \(waited.components.seconds) seconds: "
-                    + "\(SystemCallError(call: call, errno: errno).reason)"
+                    + "\(cause.reason)"
             }
-            let hint = errno == ENOSPC ? " (the system's limit of watched folders, fs.inotify.max_user_watches)" : ""
-            return "cannot watch the folder '\(shown)': \(SystemCallError(call: call, errno: errno).reason)\(hint)"
+            let hint = cause.errno == ENOSPC ? " (the system's limit of watched folders, fs.inotify.max_user_watches)" : ""
+            return "cannot watch the folder '\(shown)': \(cause.reason)\(hint)"
         }
     }
 
@@ -112,7 +111,7 @@ public final class FolderWatcher {
         do {
             descriptor = try Syscalls.inotifyStart()
         } catch {
-            throw Failure(folder: "", call: error.call, errno: error.errno)
+            throw Failure(folder: "", cause: error)
         }
     }
 
@@ -148,7 +147,7 @@ public final class FolderWatcher {
             } catch where folder != path && (error.errno == ENOENT || error.errno == ENOTDIR) {
                 continue
             } catch {
-                throw Failure(folder: folder, call: error.call, errno: error.errno)
+                throw Failure(folder: folder, cause: error)
             }
             if folder == path { first = watch }
             folders[watch] = Watched(path: folder, hidden: hidden, identity: Syscalls.folderIdentity(folder))
@@ -173,7 +172,7 @@ public final class FolderWatcher {
         do {
             events = try Syscalls.waitReadable(descriptor, milliseconds: milliseconds) ? Syscalls.inotifyEvents(descriptor) : []
         } catch {
-            throw Failure(folder: "", call: error.call, errno: error.errno)
+            throw Failure(folder: "", cause: error)
         }
         var newFolders: [(String, Bool)] = []
         // A folder removed, moved or unmounted: which folders stand where is checked below.
@@ -197,7 +196,7 @@ public final class FolderWatcher {
         for (path, hidden) in newFolders {
             do {
                 try watchFolders(path, hidden: hidden)
-            } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            } catch where error.cause.errno == ENOENT || error.cause.errno == ENOTDIR {
                 continue
             }
         }
@@ -228,7 +227,7 @@ public final class FolderWatcher {
             do {
                 try watchFolders(path, hidden: hidden)
                 batch.changes.append(Change(path: path, isFolder: true))
-            } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+            } catch where error.cause.errno == ENOENT || error.cause.errno == ENOTDIR {
                 continue
             }
         }
@@ -265,14 +264,14 @@ public final class FolderWatcher {
                     trees[k].lostSince = nil
                     batch.watchedAgain.append(trees[k].path)
                     continue
-                } catch where error.errno == ENOENT || error.errno == ENOTDIR {
+                } catch where error.cause.errno == ENOENT || error.cause.errno == ENOTDIR {
                     // Gone again already: waited for as before.
                 }
             }
             if now - since > returnWait {
                 // Nothing there, or something that is not a folder.
                 let errno = Syscalls.status(trees[k].path) == nil ? ENOENT : ENOTDIR
-                var failure = Failure(folder: trees[k].path, call: "stat", errno: errno)
+                var failure = Failure(folder: trees[k].path, cause: SystemCallError(call: "stat", errno: errno))
                 failure.waited = returnWait
                 throw failure
             }

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmWire
 import Synchronization
 
@@ -10,7 +11,7 @@ final class FrameWriter: Sendable {
     private enum Status {
         case open
         case closed
-        case failed(IOFailure)
+        case failed(SystemCallError)
     }
 
     private let fd: Int32
@@ -33,8 +34,8 @@ final class FrameWriter: Sendable {
     func send(frame: [UInt8]) {
         status.withLock { status in
             guard case .open = status else { return }
-            do throws(IOFailure) {
-                try FileDescriptorIO.writeAll(fd, frame)
+            do throws(SystemCallError) {
+                try Syscalls.writeAll(fd, frame)
             } catch {
                 status = .failed(error)
             }

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmSystem
 import BlurfarmWire
 import Dispatch
 import Foundation
@@ -74,9 +75,9 @@ public final class Worker: Sendable {
         while true {
             let count: Int
             do {
-                count = try FileDescriptorIO.read(input, into: &chunk)
+                count = try chunk.withUnsafeMutableBytes { (raw) throws(SystemCallError) in try Syscalls.read(input, into: raw) }
             } catch {
-                return .inputFailed(error.description)
+                return .inputFailed("\(error)")
             }
             if count == 0 {
                 let left = decoder.bufferedByteCount

@@ -1,7 +1,8 @@
 import BlurfarmCore
+import BlurfarmKernels
 import BlurfarmPlugins
 import BlurfarmSharedMemory
-import CSystemShims
+import BlurfarmSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -11,17 +12,6 @@ import Darwin
 
 /// Setting up a worker process so that it never outlives its coordinator.
 public enum WorkerProcess {
-    /// Why setting up failed: the call and its errno.
-    public struct SetupError: Error, Sendable, CustomStringConvertible {
-        /// The call that failed, e.g. `prctl(PR_SET_PDEATHSIG)`.
-        public let call: String
-        /// Its errno.
-        public let errno: Int32
-
-        /// One line naming the call and the error.
-        public var description: String { "\(call): \(String(cString: strerror(errno))) (errno \(errno))" }
-    }
-
     /// Ignores SIGPIPE (a closed pipe shows as a failed write), asks the kernel to send SIGKILL
     /// when the parent dies (`PR_SET_PDEATHSIG`), then checks that the parent is still
     /// `coordinatorPID`: if the coordinator died between fork and the request, the worker was
@@ -31,22 +21,23 @@ public enum WorkerProcess {
     /// for a single-threaded launcher; a coordinator starts workers from a thread that lives
     /// as long as it does.
     ///
-    /// - Throws: ``SetupError`` when `signal` or `prctl` fails.
-    public static func bindToParent(coordinatorPID: Int32) throws(SetupError) -> Bool {
-        if blurfarm_ignore_sigpipe() != 0 { throw SetupError(call: "signal(SIGPIPE)", errno: errno) }
-        if blurfarm_set_parent_death_signal(SIGKILL) != 0 {
-            throw SetupError(call: "prctl(PR_SET_PDEATHSIG)", errno: errno)
-        }
-        return getppid() == coordinatorPID
+    /// - Throws: the `SystemCallError` of `signal` or `prctl`.
+    package static func bindToParent(coordinatorPID: Int32) throws(SystemCallError) -> Bool {
+        try Syscalls.ignoreBrokenPipeSignal()
+        try Syscalls.setParentDeathSignal(SIGKILL)
+        return Syscalls.parentProcessID == coordinatorPID
     }
 
     /// The whole life of a `blurfarm-worker` process: bound to its coordinator, then the
     /// message loop on standard input and output until `shutdown` or the end of the input.
     /// Errors go to standard error, one line each. Returns the exit status
     /// (``WorkerExit``); the caller exits with it at once (a task still running after
-    /// `shutdown` is abandoned).
-    public static func run(workerID: UInt32, coordinatorPID: Int32, pluginFolders: [String]) -> Int32 {
-        do throws(SetupError) {
+    /// `shutdown` is abandoned). `registry` holds the filters it runs besides the plugins of
+    /// `pluginFolders`: the built-in ones (a test's worker adds one of its own).
+    public static func run(
+        workerID: UInt32, coordinatorPID: Int32, pluginFolders: [String], registry: FilterRegistry = .builtIn
+    ) -> Int32 {
+        do throws(SystemCallError) {
             guard try bindToParent(coordinatorPID: coordinatorPID) else {
                 say("the coordinator (pid \(coordinatorPID)) is gone")
                 return WorkerExit.coordinatorGoneStatus
@@ -59,11 +50,11 @@ public enum WorkerProcess {
         // afresh and zeroed by the kernel. Kept in the heap instead, the next image reuses their
         // pages: with whole 1080p images in the workers, `perf record` put the kernel's page
         // zeroing at 14% of the run before, 9.7% after.
-        _ = blurfarm_reuse_freed_memory(BLURFARM_REUSED_MEMORY, 1)
+        Syscalls.reuseFreedMemory(arenas: 1)
         let runner = TaskRunner(
-            registry: .forThisProcess, plugins: PluginLoader(folders: pluginFolders),
+            registry: registry, plugins: PluginLoader(folders: pluginFolders),
             segments: SharedSegmentTable(ownerPID: coordinatorPID))
-        let worker = Worker(workerID: workerID, pid: getpid(), output: STDOUT_FILENO, runner: runner)
+        let worker = Worker(workerID: workerID, pid: Syscalls.processID, output: STDOUT_FILENO, runner: runner)
         let exit = worker.run(input: STDIN_FILENO)
         if let message = exit.message { say(message) }
         return exit.status
@@ -71,7 +62,6 @@ public enum WorkerProcess {
 
     /// One line on standard error, as the CLI's errors read.
     private static func say(_ message: String) {
-        let line = Array("blurfarm: error: worker: \(ShownName.of(message))\n".utf8)
-        line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        try? Syscalls.writeAll(STDERR_FILENO, Array("blurfarm: error: worker: \(ShownName.of(message))\n".utf8))
     }
 }

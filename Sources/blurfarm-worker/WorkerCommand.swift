@@ -10,7 +10,7 @@ import Darwin
 /// `blurfarm-worker`: a worker process, started by the coordinator (`blurfarm run`, `apply`,
 /// `serve`) from the folder of its own executable. Frames on stdin and stdout, one line on
 /// stderr for errors. The whole worker is in BlurfarmWorker
-/// (``WorkerProcess/run(workerID:coordinatorPID:pluginFolders:)``); this executable links
+/// (``WorkerProcess/run(workerID:coordinatorPID:pluginFolders:registry:)``); this executable links
 /// neither libvips nor the coordinator, so a worker starts in a few milliseconds.
 @main
 struct WorkerCommand: ParsableCommand {

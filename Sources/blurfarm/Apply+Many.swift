@@ -5,6 +5,7 @@ import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmSystem
 import Foundation
 
 /// `apply INPUT... -o TEMPLATE`: the command line made into a job (one variant, its inputs as

@@ -1,4 +1,3 @@
-import BlurfarmWorker
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmKernels
@@ -112,7 +111,7 @@ struct FarmOptions: ParsableArguments {
     /// The built-in filters and every plugin `loader` finds (the ones it loaded before are
     /// not loaded again); a plugin that fails to load is printed as a warning.
     private func registry(loadingEveryPluginOf loader: PluginLoader) -> FilterRegistry {
-        let (registry, problems) = FilterRegistry.withPlugins(from: loader, mayRun: false, base: .forThisProcess)
+        let (registry, problems) = FilterRegistry.withPlugins(from: loader, mayRun: false, base: .builtIn)
         for problem in problems { printWarning("plugin not loaded: \(problem)") }
         return registry
     }
@@ -124,7 +123,7 @@ struct FarmOptions: ParsableArguments {
     /// every plugin of the folders, as ``registry(for:)``: the error then lists the filters
     /// there are, and a warning says why a plugin did not load.
     func registry(for configuration: FarmConfiguration, naming names: [String]) -> FilterRegistry {
-        var registry = FilterRegistry.forThisProcess
+        var registry = FilterRegistry.builtIn
         let loader = PluginLoader(folders: pluginFolders(configuration))
         for name in names where registry.descriptor(named: name) == nil {
             do throws(PluginError) {

@@ -1,6 +1,7 @@
 import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmManifest
+import BlurfarmSystem
 
 /// Parses `apply`'s `--region x,y,w,h[,r[,feather]]`: a rectangle in output pixels (after
 /// `--resize` and the EXIF orientation), each of x, y, w, h a number or a percentage of the

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmFarm
 import BlurfarmState
 import ArgumentParser

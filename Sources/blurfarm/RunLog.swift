@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlurfarmCore
+import BlurfarmSystem
 import Foundation
 import Synchronization
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import BlurfarmAPI
 import BlurfarmClient
 import BlurfarmCore
+import BlurfarmSystem
 import Foundation
 import Synchronization
 

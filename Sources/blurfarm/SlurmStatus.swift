@@ -2,6 +2,7 @@ import ArgumentParser
 import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmSystem
 import Foundation
 
 extension Slurm {

@@ -20,9 +20,6 @@ enum Blurfarm {
         return ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": state.path]) { $1 }
     }()
 
-    /// The environment of a run that may name the test-only `fault` filter.
-    static let faultInjection = ["BLURFARM_FAULT_INJECTION": "1"]
-
     /// Runs the executable with `arguments`; with `limits` (shell `ulimit` options, e.g.
     /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm; with
     /// `launcher`, through that Python script, which gets the executable and the arguments in

@@ -238,17 +238,18 @@ struct LocalSlurm {
     @Test func aTaskCancelledMidRenderLeavesNoPartialOutputAndResumeCompletesTheJob() throws {
         let cluster = try LocalSlurm.up()
         defer { cluster.down() }
-        let folder = try Fixtures.temporaryFolder()
-        let marker = folder.appendingPathComponent("stalled").path
-        defer { try? FileManager.default.removeItem(at: folder) }
         // The first tile to hold pixel (0, 0) stalls in its worker until killed (every later
         // attempt copies); neither the task timeout nor, on a loaded machine whose heartbeats
-        // come late, the heartbeat timeout ends it first.
+        // come late, the heartbeat timeout ends it first. The shards load the `fault` plugin
+        // from the job's configuration, as their workers do.
+        let fault = try FaultPlugin()
+        defer { fault.remove() }
+        let marker = fault.marker.path
         let job = try ShardJob.make(
-            images: 8, filters: "      - fault:\n          x: 0\n          y: 0\n          action: stall\n          marker: \(marker)",
-            configuration: "task-timeout: 3600\nheartbeat-timeout: 3600\n")
+            images: 8, filters: "      - fault:\n          x: 0\n          y: 0\n          stall: true",
+            configuration: "task-timeout: 3600\nheartbeat-timeout: 3600\n" + fault.configuration)
         defer { try? FileManager.default.removeItem(at: job.root) }
-        let runFolder = try Self.submit(job, shards: 4, on: cluster, environment: Blurfarm.faultInjection)
+        let runFolder = try Self.submit(job, shards: 4, on: cluster)
 
         // The stalled worker's task: its Slurm job is cancelled mid-render.
         var pid: Int32?
@@ -268,7 +269,7 @@ struct LocalSlurm {
         let cancel = try cluster.client(["scancel", "\(array)_\(shard)"])
         #expect(cancel.status == 0, "\(cancel.stderr)")
 
-        let status = try Self.slurm(["status", runFolder, "--wait"], job, cluster, environment: Blurfarm.faultInjection)
+        let status = try Self.slurm(["status", runFolder, "--wait"], job, cluster)
         #expect(Self.shardLines(status.stdout)[shard]?.hasPrefix("CANCELLED") == true, "\(status.stdout)")
         // Only whole outputs: no temporary file, no partial image. scancel sends SIGTERM to the
         // shard's coordinator and to its workers, the stalled one too; SIGTERM lets an output
@@ -284,15 +285,15 @@ struct LocalSlurm {
             #expect((try? ImageReader.header(ofFile: job.path("out/" + name))) != nil, "\(name) is not a whole image")
         }
 
-        let resume = try Self.slurm(["resume", runFolder], job, cluster, environment: Blurfarm.faultInjection)
+        let resume = try Self.slurm(["resume", runFolder], job, cluster)
         #expect(resume.status == 0, "\(resume.stderr)")
         #expect(
             resume.stdout.hasPrefix(missing ? "resubmitted shard \(shard) of 4" : "nothing to resume"), "\(resume.stdout)")
-        let done = try Self.slurm(["status", runFolder, "--wait"], job, cluster, environment: Blurfarm.faultInjection)
+        let done = try Self.slurm(["status", runFolder, "--wait"], job, cluster)
         #expect(done.status == 0, "\(done.stdout)\(done.stderr)")
         #expect(done.stdout.contains("8/8 outputs done"), "\(done.stdout)")
         #expect(try job.outputs().count == 8)
-        let (run, counts) = try job.run(environment: Blurfarm.faultInjection)
+        let (run, counts) = try job.run()
         #expect(run.status == 0 && counts["written"] == 0 && counts["skipped"] == 8, "\(counts) \(run.stderr)")
     }
 }

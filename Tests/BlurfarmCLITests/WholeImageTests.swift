@@ -11,16 +11,17 @@ import Glibc
 /// decode) are one task of one worker, which decodes the input, renders their chains and
 /// encodes them (docs/pool.md, "Whole images or tiles"); the coordinator writes what
 /// it sends back. The bytes are those of the in-process engine, and a worker killed in the
-/// middle of an image is replaced and the image tried again, nothing left behind.
+/// middle of an image is replaced and the image tried again, nothing left behind. The stalled
+/// worker is ``StallingWorker`` (the `fault` plugin cannot stall an image task: a chain with a
+/// plugin never goes to a worker whole).
 @Suite struct WholeImageTests {
     /// Six 1080p photos.
     static let batch = (0..<6).map { "batch1080/b0\($0).jpg" }
 
     /// A blur (which the streamed path makes), and a thumbnail and a motion blur of the same
-    /// 320-pixel decode; `fault` is put after the motion blur.
-    static func manifest(fault: KeyValuePairs<String, String>? = nil) -> String {
-        let faultStage = WorkerPoolTests.faultStage(fault)
-        return """
+    /// 320-pixel decode.
+    static func manifest() -> String {
+        """
             job: whole
             inputs: [photos/**/*.jpg]
             outputs:
@@ -40,7 +41,7 @@ import Glibc
                 filters:
                   - motion:
                       radius: 6
-                      angle: 30\(faultStage)
+                      angle: 30
                 edge: grow
 
             """
@@ -102,7 +103,7 @@ import Glibc
 
         let files = try WorkerPoolTests.outputs(stall.folder)
         try FileManager.default.removeItem(at: stall.folder.appendingPathComponent("out"))
-        let reference = try WorkerPoolTests.reference(stall.job, stall.folder, environment: Blurfarm.faultInjection)
+        let reference = try WorkerPoolTests.reference(stall.job, stall.folder)
         for (name, data) in reference { #expect(files[name] == data, "\(name) differs from the clean run") }
     }
 
@@ -126,21 +127,24 @@ import Glibc
         let failed = reported.filter { $0.value["status"] as? String == "failed" }
         #expect(failed.isEmpty, "\(failed)")
 
-        // The marker is there now, so the fault copies: the next run makes what is missing.
-        let next = try Blurfarm.run(["run", stall.job, "--config", stall.config, "--workers", "2", "--quiet"], environment: Blurfarm.faultInjection)
+        // The marker is there now, so no worker stalls: the next run makes what is missing.
+        let next = try Blurfarm.run(
+            ["run", stall.job, "--config", stall.config, "--workers", "2", "--quiet"], environment: stall.worker.environment)
         #expect(next.status == 0, "\(next.stderr)")
         let finished = try WorkerPoolTests.outputs(stall.folder)
         #expect(finished.count == 18)
         try FileManager.default.removeItem(at: stall.folder.appendingPathComponent("out"))
-        let reference = try WorkerPoolTests.reference(stall.job, stall.folder, environment: Blurfarm.faultInjection)
+        let reference = try WorkerPoolTests.reference(stall.job, stall.folder)
         for (name, data) in reference { #expect(finished[name] == data, "\(name) differs from a clean run") }
     }
 }
 
-/// The batch of ``WholeImageTests`` with a `fault` that stalls its first image task, run by a
-/// coordinator with two workers and the image tasks on: the test waits for `marker`.
+/// The batch of ``WholeImageTests`` run by a coordinator with two workers and the image tasks
+/// on, its workers ``StallingWorker``s, whose `motion` stalls its first image task: the test
+/// waits for `marker`.
 private struct StalledBatch {
-    let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
+    let worker = StallingWorker()
+    var marker: URL { worker.marker }
     let folder: URL
     let job: String
     let config: String
@@ -148,18 +152,17 @@ private struct StalledBatch {
     let coordinator: Coordinator
 
     init() throws {
-        folder = try JobCommandTests.makeJob(
-            WholeImageTests.manifest(fault: WorkerPoolTests.stall(marker)), photos: WholeImageTests.batch)
+        folder = try JobCommandTests.makeJob(WholeImageTests.manifest(), photos: WholeImageTests.batch)
         job = folder.appendingPathComponent("job.job").path
         config = try WorkerPoolTests.untimedConfiguration(in: folder, wholeImages: true)
         report = folder.appendingPathComponent("report.json")
         coordinator = try Coordinator(
             ["run", job, "--config", config, "--workers", "2", "--tile", "64", "--report", report.path],
-            environment: Blurfarm.faultInjection)
+            environment: worker.environment)
     }
 
     func remove() {
-        try? FileManager.default.removeItem(at: marker)
+        worker.remove()
         try? FileManager.default.removeItem(at: folder)
     }
 }

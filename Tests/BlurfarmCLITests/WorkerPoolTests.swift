@@ -9,9 +9,9 @@ import Glibc
 /// `blurfarm run --workers N`: tiles rendered in worker processes give the very bytes of the
 /// in-process engine; a worker killed, stopped or stalled mid-task is replaced and its tile
 /// retried; a tile that keeps crashing fails its image alone; no worker outlives its
-/// coordinator. The faults come from the test-only `fault` filter (`BLURFARM_FAULT_INJECTION=1`),
-/// whose `stall` action leaves a marker file naming the stalled worker: the tests act on that
-/// process, at a moment when it certainly holds a task, without sleeping.
+/// coordinator. The faults come from the test-only `fault` plugin (``FaultPlugin``), whose
+/// `stall` leaves a marker file naming the stalled worker: the tests act on that process, at a
+/// moment when it certainly holds a task, without sleeping.
 @Suite struct WorkerPoolTests {
     /// Twenty corpus images: photos, the special cases (16-bit, alpha, grey, CMYK, Display P3,
     /// EXIF-rotated, TIFF, WebP) and four of the 1080p batch.
@@ -90,9 +90,17 @@ import Glibc
         return Dictionary(uniqueKeysWithValues: outputs.map { ($0["output"] as? String ?? "", $0) })
     }
 
-    /// The job's outputs rendered in process, untiled: the reference every other run must match.
-    static func reference(_ job: String, _ folder: URL, environment: [String: String] = [:]) throws -> [String: Data] {
-        let result = try Blurfarm.run(["run", job, "--workers", "0", "--tile", "0", "--quiet"], environment: environment)
+    /// The job's outputs rendered untiled, in process: the reference every other run must match.
+    /// With `fault` (a plugin, which runs in worker processes only), by one worker, one tile
+    /// an image, its configuration loading the plugin and nothing else.
+    static func reference(_ job: String, _ folder: URL, fault: FaultPlugin? = nil) throws -> [String: Data] {
+        var arguments = ["run", job, "--workers", "0", "--tile", "0", "--quiet"]
+        if let fault {
+            let config = folder.appendingPathComponent("reference.conf")
+            try (fault.configuration + "whole-image-pixels: 0\n").write(to: config, atomically: true, encoding: .utf8)
+            arguments = ["run", job, "--config", config.path, "--workers", "1", "--tile", "0", "--quiet"]
+        }
+        let result = try Blurfarm.run(arguments)
         #expect(result.status == 0, "\(result.stderr)")
         let files = try outputs(folder)
         try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
@@ -124,11 +132,6 @@ import Glibc
         }
     }
 
-    /// The `fault` arguments that stall the first attempt at the tile holding (5, 5).
-    static func stall(_ marker: URL) -> KeyValuePairs<String, String> {
-        ["x": "5", "y": "5", "action": "stall", "marker": "'\(marker.path)'"]
-    }
-
     /// Runs the job with a worker stalled on its first try at one tile, does `act` to that
     /// worker once it is stalled (nil: nothing, the pool's timeouts free it), and checks that
     /// the job completes with the reference's bytes and one retried tile in the report (at
@@ -137,20 +140,20 @@ import Glibc
     static func runWithAStalledWorker(
         configuration: String, exactRetries: Bool = true, act: ((Int32) -> Void)?
     ) throws -> Int32 {
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: marker) }
-        let folder = try JobCommandTests.makeJob(Self.manifest(fault: stall(marker)), photos: Array(Self.photos.prefix(6)))
+        let fault = try FaultPlugin()
+        defer { fault.remove() }
+        let folder = try JobCommandTests.makeJob(Self.manifest(fault: FaultPlugin.stall()), photos: Array(Self.photos.prefix(6)))
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
         let config = folder.appendingPathComponent("farm.conf")
         // Tile by tile (no whole-image tasks): the stall is one tile's (WholeImageTests has an image's).
-        try (configuration + "\nwhole-image-pixels: 0\nstate: state\n").write(to: config, atomically: true, encoding: .utf8)
+        try (configuration + "\nwhole-image-pixels: 0\nstate: state\n" + fault.configuration)
+            .write(to: config, atomically: true, encoding: .utf8)
         let report = folder.appendingPathComponent("report.json")
 
         let coordinator = try Coordinator(
-            ["run", job, "--config", config.path, "--workers", "2", "--tile", "64", "--report", report.path],
-            environment: Blurfarm.faultInjection)
-        let stalled = try coordinator.waitForMarker(marker)
+            ["run", job, "--config", config.path, "--workers", "2", "--tile", "64", "--report", report.path])
+        let stalled = try coordinator.waitForMarker(fault.marker)
         if let act {
             #expect(coordinator.children.contains(stalled), "the marker names a worker of this coordinator")
             act(stalled)
@@ -161,7 +164,7 @@ import Glibc
         let files = try Self.outputs(folder)
         try FileManager.default.removeItem(at: folder.appendingPathComponent("out"))
         // The marker is still there: the reference run copies through `fault`.
-        let reference = try Self.reference(job, folder, environment: Blurfarm.faultInjection)
+        let reference = try Self.reference(job, folder, fault: fault)
         #expect(files.keys.sorted() == reference.keys.sorted())
         for (name, data) in reference { #expect(files[name] == data, "\(name) differs from the clean run") }
         let retries = try Self.reportedOutputs(report).values.map { $0["retries"] as? Int ?? -1 }
@@ -174,10 +177,10 @@ import Glibc
 
     /// A configuration in `folder` under which the stalled worker stays stalled until the test
     /// acts, however late (no task timeout to speak of), and images go tile by tile unless
-    /// `wholeImages`; its path.
-    static func untimedConfiguration(in folder: URL, wholeImages: Bool = false) throws -> String {
+    /// `wholeImages`, loading `fault` when given; its path.
+    static func untimedConfiguration(in folder: URL, wholeImages: Bool = false, fault: FaultPlugin? = nil) throws -> String {
         let config = folder.appendingPathComponent("farm.conf")
-        try ("task-timeout: 3600\nstate: state\n" + (wholeImages ? "" : "whole-image-pixels: 0\n"))
+        try ("task-timeout: 3600\nstate: state\n" + (wholeImages ? "" : "whole-image-pixels: 0\n") + (fault?.configuration ?? ""))
             .write(to: config, atomically: true, encoding: .utf8)
         return config.path
     }
@@ -214,28 +217,30 @@ import Glibc
                   - fault:
                       x: 1100
                       y: 10
-                      action: crash
+                      crash: true
 
             """
         let photos = ["special/kite.webp", "special/grayscale.jpg", "special/alpha-garbage-under-transparent.png"]
         let folder = try JobCommandTests.makeJob(manifest, photos: photos)
         defer { try? FileManager.default.removeItem(at: folder) }
+        let fault = try FaultPlugin()
+        defer { fault.remove() }
         let config = folder.appendingPathComponent("farm.conf")
         // Tile by tile: the crash is one tile's.
-        try "retries: 1\nstate: state\nwhole-image-pixels: 0\n".write(to: config, atomically: true, encoding: .utf8)
+        try ("retries: 1\nstate: state\nwhole-image-pixels: 0\n" + fault.configuration)
+            .write(to: config, atomically: true, encoding: .utf8)
         let report = folder.appendingPathComponent("report.json")
         let result = try Blurfarm.run(
             [
                 "run", folder.appendingPathComponent("job.job").path, "--config", config.path, "--workers", "2",
                 "--tile", "256", "--report", report.path,
-            ],
-            environment: Blurfarm.faultInjection)
+            ])
         #expect(result.status == 1, "\(result.stderr)")
         let failures = result.stderr.split(separator: "\n")
         #expect(failures.count == 1, "\(result.stderr)")
         let line = String(failures.first ?? "")
-        // Streamed in bands of 128 rows, which cut the tiles.
-        #expect(line.contains("alpha-garbage-under-transparent.png: tile 256x128+1024+0 failed 2 times"), "\(line)")
+        // Decoded whole and cut into tiles of 256 (a chain with a plugin is never streamed).
+        #expect(line.contains("alpha-garbage-under-transparent.png: tile 256x256+1024+0 failed 2 times"), "\(line)")
         #expect(line.contains("killed by signal 11"), "\(line)")
         #expect(result.stdout.contains("crash: 2 written, 1 failed"), "\(result.stdout)")
         let written = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("out").path)
@@ -246,16 +251,18 @@ import Glibc
     }
 
     @Test func noWorkerOutlivesAKilledCoordinator() throws {
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: marker) }
+        let fault = try FaultPlugin()
+        defer { fault.remove() }
         let folder = try JobCommandTests.makeJob(
-            Self.manifest(fault: Self.stall(marker)), photos: Array(Self.photos.prefix(2)))
+            Self.manifest(fault: FaultPlugin.stall()), photos: Array(Self.photos.prefix(2)))
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = folder.appendingPathComponent("job.job").path
         let coordinator = try Coordinator(
-            ["run", job, "--config", try Self.untimedConfiguration(in: folder), "--workers", "2", "--tile", "64", "--quiet"],
-            environment: Blurfarm.faultInjection)
-        _ = try coordinator.waitForMarker(marker)  // mid-job: one worker stalled, the other busy or idle
+            [
+                "run", job, "--config", try Self.untimedConfiguration(in: folder, fault: fault), "--workers", "2", "--tile", "64",
+                "--quiet",
+            ])
+        _ = try coordinator.waitForMarker(fault.marker)  // mid-job: one worker stalled, the other busy or idle
         let workers = coordinator.children
         #expect(workers.count == 2)
         #expect(kill(coordinator.process.processIdentifier, SIGKILL) == 0)
@@ -287,19 +294,18 @@ import Glibc
     }
 
     @Test func sigtermStopsTheWorkersAndKeepsWhatWasWritten() throws {
-        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: marker) }
+        let fault = try FaultPlugin()
+        defer { fault.remove() }
         let folder = try JobCommandTests.makeJob(
-            Self.manifest(fault: Self.stall(marker)), photos: Array(Self.photos.prefix(4)))
+            Self.manifest(fault: FaultPlugin.stall()), photos: Array(Self.photos.prefix(4)))
         defer { try? FileManager.default.removeItem(at: folder) }
         let report = folder.appendingPathComponent("report.json")
         let coordinator = try Coordinator(
             [
-                "run", folder.appendingPathComponent("job.job").path, "--config", try Self.untimedConfiguration(in: folder),
-                "--workers", "2", "--tile", "64", "--report", report.path,
-            ],
-            environment: Blurfarm.faultInjection)
-        _ = try coordinator.waitForMarker(marker)
+                "run", folder.appendingPathComponent("job.job").path, "--config",
+                try Self.untimedConfiguration(in: folder, fault: fault), "--workers", "2", "--tile", "64", "--report", report.path,
+            ])
+        _ = try coordinator.waitForMarker(fault.marker)
         let outputs = try Self.stopAndCheck(coordinator, folder: folder, report: report)
         #expect(outputs.count == 12)
         #expect(outputs.values.contains { $0["status"] as? String == "stopped" }, "the stalled image was stopped")

@@ -1,6 +1,7 @@
 import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmSystem
 import Foundation
 import PropertyBased
 import Testing

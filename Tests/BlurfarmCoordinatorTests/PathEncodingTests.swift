@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmSystem
 import Testing
 
 /// File names are bytes; ``PathEncoding`` carries them in strings and gives them back exactly.

@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import BlurfarmTestSupport
 import BlurfarmCore
 @testable import BlurfarmImageIO

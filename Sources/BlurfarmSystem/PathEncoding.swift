@@ -3,7 +3,7 @@
 /// private-use character U+F780 + (byte − 0x80), so 0xE9 is U+F7E9. The mapping is reversible,
 /// as Python's `surrogateescape`: a path read from a folder goes through plans, templates,
 /// records and messages as a string and is turned back into exactly its bytes at every system
-/// call that takes it (``withCString(_:_:)``, in each module's `Internals/Syscalls.swift`).
+/// call that takes it (``withCString(_:_:)``, in this module's `Syscalls`).
 /// People see such bytes as `\xE9` (``ShownName``). A real name that holds one of those
 /// private-use characters would be ambiguous, so it is refused (``decode(_:)`` says so).
 public enum PathEncoding {

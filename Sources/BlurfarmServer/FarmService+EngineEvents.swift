@@ -1,0 +1,92 @@
+import BlurfarmAPI
+import BlurfarmSystem
+import Foundation
+import GRDB
+
+// The engine's events: each a change of the queue in one transaction with its event, after
+// the tiles rendered before it (FarmService+Progress.swift).
+extension FarmService {
+    func handle(_ event: EngineEvent) {
+        do throws(ServiceError) {
+            try apply(event)
+        } catch {
+            logger.error("\(error)")
+        }
+    }
+
+    private func apply(_ event: EngineEvent) throws(ServiceError) {
+        if case .tilesDone(let id, let output, let done, let total) = event {
+            pendingTiles[id, default: PendingTiles()].add(output: output, done: done, total: total)
+            if progressTask == nil {
+                progressTask = Task { [progressInterval] in
+                    guard (try? await Task.sleep(for: progressInterval)) != nil else { return }
+                    self.storeTiles()
+                }
+            }
+            return
+        }
+        // Every other change comes after the tiles rendered before it.
+        storeTiles()
+        if stopping {
+            switch event {
+            case .finished: return
+            case .outputFinished(_, let outcome) where outcome.status == .stopped: return
+            default: break
+            }
+        }
+        switch event {
+        case .accepted(let id, let outputs, let upToDate):
+            try update(id, kind: "job") { job, db in
+                job.outputsTotal = outputs
+                job.outputsUpToDate = upToDate
+                job.outputsWritten = 0
+                job.outputsFailed = 0
+                job.outputsCancelled = 0
+                job.tilesDone = 0
+                job.tilesTotal = 0
+                job.pixelsWritten = 0
+                try QueueStore.forgetRenderingOutputs(ofJob: id, db)
+            }
+        case .outputStarted(let id, let output, let tiles):
+            try update(id, kind: "output") { job, db in
+                job.tilesTotal += tiles
+                try QueueOutput(
+                    jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
+                    retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil
+                ).upsert(db)
+            }
+        case .tilesDone:
+            break  // counted above
+        case .outputFinished(let id, let outcome):
+            try update(id, kind: "output") { job, db in
+                switch outcome.status {
+                case .written:
+                    job.outputsWritten += 1
+                    job.pixelsWritten += outcome.pixels
+                case .failed: job.outputsFailed += 1
+                default: job.outputsCancelled += 1
+                }
+                try QueueStore.recordFinished(
+                    QueueOutput(
+                        jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles,
+                        tiles: outcome.tiles, pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries,
+                        checksum: outcome.checksum, errorKind: outcome.errorKind, error: outcome.error,
+                        startedAt: nil, finishedAt: Date()),
+                    db)
+            }
+            if outcome.status == .written { lastWritten = outcome.output }
+        case .problem(let id, let message, let refusal):
+            try update(id, kind: "job") { job, _ in
+                job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
+                if let refusal { job.refusal = refusal }
+            }
+        case .workersChanged:
+            let workers = engine.workers()
+            try save(kind: "workers") { _ in workers }
+        case .finished(let id, let failed, let cancelled):
+            try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
+            try schedule()
+            Syscalls.returnFreedMemory()
+        }
+    }
+}
