@@ -208,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmWireTests",
             dependencies: [
-                "BlurfarmCore", "BlurfarmWire",
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
@@ -219,7 +219,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmManifestTests",
             dependencies: [
-                "BlurfarmCore", "BlurfarmManifest",
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmManifest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["bad-manifests"],  // fixtures, read through #filePath
@@ -248,18 +248,21 @@ let package = Package(
         .testTarget(
             name: "BlurfarmClusterTests",
             dependencies: [
-                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmCore",
+                "BlurfarmTestSupport", "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmAPITests",
-            dependencies: ["BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "BlurfarmTestSupport", "BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator",
+                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels",
+                "BlurfarmManifest", "BlurfarmCoordinator",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -7,7 +7,7 @@ import Testing
 ///
 /// On the main actor, as ``ServeTests`` and for the same reason: they wait for processes,
 /// which must not hold the cooperative pool's threads.
-@Suite @MainActor struct ClientCommandTests {
+@Suite(.tags(.process)) @MainActor struct ClientCommandTests {
     @Test func submitWaitsAndExitsAsRunWould() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

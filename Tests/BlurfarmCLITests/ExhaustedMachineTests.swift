@@ -16,7 +16,7 @@ import Glibc
 /// only 16 descriptors are free, and becomes blurfarm: the run's own files (lock, records, ...)
 /// fit, and the workers' pipes fail with EMFILE at a later worker. The launcher also unblocks
 /// every signal (the test runner's blocked mask is inherited otherwise).
-@Suite struct ExhaustedMachineTests {
+@Suite(.tags(.process)) struct ExhaustedMachineTests {
     static let launcher = """
         import os, resource, signal, sys
         signal.pthread_sigmask(signal.SIG_SETMASK, [])  # as cron or a shell starts it, not the test runner
@@ -202,7 +202,7 @@ extension ExhaustedMachineTests {
         return process.terminationStatus
     }
 
-    @Test(.enabled(if: geteuid() == 0, "needs root to create a user"))
+    @Test(.enabled(if: geteuid() == 0, "needs root to create a user"), .tags(.root))
     func aProcessLimitCapsTheWorkersOrEndsTheRunWithOneLine() throws {
         try Self.system(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", Self.user])
         defer { _ = try? Self.system(["userdel", Self.user]) }

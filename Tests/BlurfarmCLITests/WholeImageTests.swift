@@ -12,7 +12,7 @@ import Glibc
 /// encodes them (docs/pool.md, "Whole images or tiles"); the coordinator writes what
 /// it sends back. The bytes are those of the in-process engine, and a worker killed in the
 /// middle of an image is replaced and the image tried again, nothing left behind.
-@Suite struct WholeImageTests {
+@Suite(.tags(.process)) struct WholeImageTests {
     /// Six 1080p photos.
     static let batch = (0..<6).map { "batch1080/b0\($0).jpg" }
 

@@ -1,4 +1,5 @@
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Logging
 import Synchronization

@@ -1,4 +1,5 @@
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// time, against a real server: it gets at most its share of connections, each closed after
 /// the timeouts, and everyone else is answered meanwhile. The client is a real process
 /// (Python's sockets) on another loopback address (127.0.0.2), as another host would be.
-@Suite(.timeLimit(.minutes(2))) struct SlowClientTests {
+@Suite(.timeLimit(.minutes(2)), .tags(.process)) struct SlowClientTests {
     /// Opens `count` connections from 127.0.0.2 to `port`, each sending an unfinished head
     /// (and the first `trickle` a whole head and a body a byte every 0.2 s), prints `open`,
     /// then waits (up to 60 s) for the server to close each and prints how many it closed:

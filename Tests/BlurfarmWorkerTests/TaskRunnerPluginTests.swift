@@ -49,7 +49,7 @@ import Testing
     }
 
     /// The worker checks a plugin's answers before it uses them, whatever the coordinator did.
-    @Test func aTaskWhosePluginAnswersA2GigapixelDomainIsAFailureNamingThePlugin() throws {
+    @Test(.tags(.process)) func aTaskWhosePluginAnswersA2GigapixelDomainIsAFailureNamingThePlugin() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestPlugins.compile("misbehave.c", as: "huge", into: folder, defines: ["NAME=\"huge\"", "DOMAIN=44722,44722"])

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmSharedMemory
+import BlurfarmTestSupport
 import BlurfarmWire
 import BlurfarmWorker
 import Foundation
