@@ -112,7 +112,8 @@ import Glibc
         let run = try Started(["run", job.manifest, "--config", job.config, "--workers", "4"], starvedOfDescriptors: true)
         // Once a worker runs, the pool is starting the others, and (out of descriptors) retries
         // the one it cannot start for about 3 s.
-        while !run.hasWorkers && run.process.isRunning { Thread.sleep(forTimeInterval: 0.01) }
+        try eventually("a worker of the run") { run.hasWorkers || !run.process.isRunning }
+        // A scenario's time, not a wait for an event: the signal comes while the start retries.
         Thread.sleep(forTimeInterval: 0.3)
         #expect(run.process.isRunning, "the run ended before it was signalled")
         let signalled = ContinuousClock.now

@@ -155,7 +155,7 @@ import Testing
         // Killed once five outputs are recorded (the record follows the output's rename and
         // its count in the job).
         let state = IncrementalRunTests.JobFolder(root: folder)
-        IncrementalRunTests.waitForRecords(of: state, count: 5) { first.process.isRunning }
+        try IncrementalRunTests.waitForRecords(of: state, count: 5) { first.process.isRunning }
         first.stop(signal: SIGKILL)
         // What is recorded now was written whole (atomic rename, then the record): it must not
         // be written again. (An output renamed in place but killed before its record is written

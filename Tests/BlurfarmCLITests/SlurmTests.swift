@@ -252,11 +252,11 @@ struct LocalSlurm {
 
         // The stalled worker's task: its Slurm job is cancelled mid-render.
         var pid: Int32?
-        for _ in 0..<3000 where pid == nil {
+        try eventually("a stalled worker", timeout: .seconds(300), interval: .milliseconds(100)) {
             pid = (try? String(contentsOfFile: marker, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if pid == nil { usleep(100_000) }
+            return pid != nil
         }
-        let worker = try #require(pid, "no worker stalled in five minutes")
+        let worker = try #require(pid)
         let environment = try #require(FileManager.default.contents(atPath: "/proc/\(worker)/environ"))
         var variables: [String: String] = [:]
         for entry in environment.split(separator: 0) {

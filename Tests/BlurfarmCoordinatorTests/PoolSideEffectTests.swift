@@ -55,8 +55,7 @@ private func brokenPipeHandler() -> Int {
             done.signal()
         }.start()
         let closed = folder.appendingPathComponent("closed").path
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: closed), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        try eventually("the worker to close its input") { FileManager.default.fileExists(atPath: closed) }
         pool.cancel(job: 3)
         #expect(done.wait(timeout: .now() + 120) == .success)
         guard case .failure(let failure) = outcome.withLock({ $0 }) else {

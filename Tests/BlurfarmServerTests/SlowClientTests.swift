@@ -52,13 +52,17 @@ import Testing
         return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
 
-    /// Waits until `metric` of `server` is at least `value` (or a minute passes); its value.
-    static func wait(for metric: String, toReach value: Int, of server: RunningServer) async throws -> Int? {
-        let deadline = ContinuousClock.now + .seconds(60)
-        var current = try await Self.metric(metric, of: server)
-        while current ?? 0 < value, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+    /// Waits until `metric` of `server` is at least `value` (`eventually`, within a minute);
+    /// its value.
+    static func wait(
+        for metric: String, toReach value: Int, of server: RunningServer, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Int? {
+        var current: Int?
+        try await eventually("\(metric) to reach \(value); it is \(String(describing: current))", timeout: .seconds(60),
+            interval: .milliseconds(20), sourceLocation: sourceLocation)
+        {
             current = try await Self.metric(metric, of: server)
+            return current ?? 0 >= value
         }
         return current
     }

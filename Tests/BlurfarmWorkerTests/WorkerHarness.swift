@@ -3,6 +3,7 @@ import BlurfarmKernels
 import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -92,16 +93,13 @@ final class WorkerProcessHandle {
         return hello
     }
 
-    /// Waits for the exit (at most `timeout` seconds); returns the status and the stderr text.
-    func waitForExit(timeout: Double = 20) throws -> (status: Int32, stderr: String) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            guard Date() < deadline else {
-                process.terminate()
-                throw HarnessError("the worker did not exit within \(timeout) s")
-            }
-            usleep(10_000)
-        }
+    /// Waits for the exit (`eventually`, at most `timeout` seconds: the worker is then
+    /// terminated); returns the status and the stderr text.
+    func waitForExit(
+        timeout: Int = 20, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> (status: Int32, stderr: String) {
+        defer { if process.isRunning { process.terminate() } }
+        try eventually("the worker's exit", timeout: .seconds(timeout), sourceLocation: sourceLocation) { !process.isRunning }
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (process.terminationStatus, text)
     }

@@ -62,8 +62,7 @@ import Glibc
 
         let shutdown = try FrameEncoder.encode(.shutdown)
         #expect(shutdown.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == shutdown.count)
-        let deadline = Date().addingTimeInterval(120)
-        while finished.withLock({ $0 }) == nil, Date() < deadline { usleep(5_000) }
+        try eventually("the worker loop's end after the shutdown", interval: .milliseconds(5)) { finished.withLock { $0 } != nil }
         #expect(finished.withLock { $0 } == .shutdown)
     }
 }
