@@ -139,3 +139,28 @@ enum Chains {
         FilterChain(filters: specs.map { FilterRegistry.builtIn.makeFilter($0) }, edge: edge, colour: colour)
     }
 }
+
+/// What a `guard case` cannot give `#require`: `try #require(reply.taskResult, "…")`.
+extension WireMessage {
+    /// The result this message is; nil for any other message.
+    var taskResult: TaskResult? {
+        if case .result(let result) = self { result } else { nil }
+    }
+
+    /// The failure this message is; nil for any other message.
+    var taskFailure: TaskFailure? {
+        if case .failure(let failure) = self { failure } else { nil }
+    }
+
+    /// The hello this message is; nil for any other message.
+    var helloMessage: Hello? {
+        if case .hello(let hello) = self { hello } else { nil }
+    }
+}
+
+extension TaskPixels {
+    /// The source pixels of an inline task; nil for shared memory.
+    var inlineSource: InlinePixels? {
+        if case .inline(let source) = self { source } else { nil }
+    }
+}

@@ -47,10 +47,7 @@ import Glibc
                     rowStride: 60)))
         let frame = try FrameEncoder.encode(.task(task))
         #expect(frame.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == frame.count)
-        guard case .result(let result) = try reader.nextSkippingHeartbeats() else {
-            Issue.record("no result")
-            return
-        }
+        let result = try #require(try reader.nextSkippingHeartbeats()?.taskResult, "no result")
         #expect(try reader.nextSkippingHeartbeats() == .ready)
 
         let expected = PixelBuffer(rect: tile, channels: 3)
