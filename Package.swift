@@ -242,7 +242,7 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmManifest", "BlurfarmWire",
-                "BlurfarmPool",
+                "BlurfarmPool", "BlurfarmEngine", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
