@@ -243,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmWireTests",
             dependencies: [
-                "BlurfarmCore", "BlurfarmWire",
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
@@ -254,7 +254,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmManifestTests",
             dependencies: [
-                "BlurfarmCore", "BlurfarmManifest",
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmManifest",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["bad-manifests"],  // fixtures, read through #filePath
@@ -277,24 +277,27 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmManifest", "BlurfarmWire",
-                "BlurfarmPool", "BlurfarmSystem",
+                "BlurfarmPool", "BlurfarmSystem", "BlurfarmEngine", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmClusterTests",
             dependencies: [
-                "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmCore", "BlurfarmSystem",
+                "BlurfarmTestSupport", "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmCore", "BlurfarmSystem",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmAPITests",
-            dependencies: ["BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "BlurfarmTestSupport", "BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
+                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels",
+                "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

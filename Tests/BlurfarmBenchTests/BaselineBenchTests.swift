@@ -39,7 +39,7 @@ import Testing
     /// their proportional set sizes together, each above zero; together they hold no more than
     /// the two peaks added (a page shared by both counts once in the proportional sum, twice in
     /// the two resident sizes).
-    @Test func theFarmRowHasTheCoordinatorTheWorkerAndTheirProportionalPeakTogether() throws {
+    @Test(.tags(.process)) func theFarmRowHasTheCoordinatorTheWorkerAndTheirProportionalPeakTogether() throws {
         let result = try FarmBench(
             paths: [Corpus.path("special/bench-3840x2160.jpg")], workers: [1], runs: 1, vips: false,
             executable: BenchFixture.executable

@@ -1,11 +1,13 @@
 import BlurfarmBench
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// Each figure beside libvips 8.18 at a tiny size and one run: the typed rows hold times that
 /// are there, ratios that are blurfarm / baseline, and the libvips the venv loads. Never a
 /// timed assertion: the values are checked for sense, not speed.
-@Suite(.enabled(if: BenchFixture.hasVenv, "no .venv-bench with libvips 8.18: run scripts/setup.sh"), .serialized)
+@Suite(
+    .enabled(if: BenchFixture.hasVenv, "no .venv-bench with libvips 8.18: run scripts/setup.sh"), .serialized, .tags(.process))
 struct LibvipsComparisonTests {
     /// A row's times are positive, its ratio is blurfarm / baseline, its runs are the runs made.
     func expectSane(_ row: Comparison, runs: Int = 1, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -101,7 +103,7 @@ struct LibvipsComparisonTests {
         #expect(locations.python.hasSuffix(".venv-bench/bin/python"))
     }
 
-    @Test func aMissingVenvIsAnErrorThatSaysToRunSetup() throws {
+    @Test(.tags(.process)) func aMissingVenvIsAnErrorThatSaysToRunSetup() throws {
         let scripts = try requireLocations().scripts
         #expect {
             _ = try VipsLane(python: "/nonexistent/bin/python", script: scripts + "/vips818-bench.py")

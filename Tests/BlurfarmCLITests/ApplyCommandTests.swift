@@ -1,9 +1,10 @@
 import BlurfarmImageIO
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// `blurfarm apply` end to end, through the built executable.
-@Suite struct ApplyCommandTests {
+@Suite(.tags(.process)) struct ApplyCommandTests {
     @Test func blursACorpusPhotoAndKeepsItsSize() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

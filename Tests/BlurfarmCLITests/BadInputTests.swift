@@ -1,9 +1,10 @@
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// Bad input: one clear line naming the file and the problem, a non-zero exit, no output
 /// written, and an existing output left as it was.
-@Suite struct BadInputTests {
+@Suite(.tags(.process)) struct BadInputTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let input: String

@@ -8,7 +8,7 @@ import Testing
 ///
 /// On the main actor, as ``ServeTests`` and for the same reason: they wait for processes,
 /// which must not hold the cooperative pool's threads.
-@Suite @MainActor struct ClientCommandTests {
+@Suite(.tags(.process)) @MainActor struct ClientCommandTests {
     @Test func submitWaitsAndExitsAsRunWould() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -62,9 +62,16 @@ import Testing
         waiter.environment = Blurfarm.environment
         waiter.standardOutput = Pipe()
         try waiter.run()
+        defer { if waiter.isRunning { kill(waiter.processIdentifier, SIGKILL) } }
         try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
         first.stop(signal: SIGKILL)
-        Thread.sleep(forTimeInterval: 1)
+        // The server is down: the waiter's requests go unanswered, and it keeps asking.
+        let down = try UnansweringListener(port: port)
+        let asked = Result {
+            try eventually("the waiter to ask the server that is down twice") { down.connections >= 2 || !waiter.isRunning }
+        }
+        down.close()
+        try asked.get()
         #expect(waiter.isRunning)
         let second = try ServedFarm(folder: folder, workers: 1, port: port)
         defer { second.stop() }

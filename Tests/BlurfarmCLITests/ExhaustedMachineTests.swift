@@ -16,7 +16,7 @@ import Glibc
 /// only 16 descriptors are free, and becomes blurfarm: the run's own files (lock, records, ...)
 /// fit, and the workers' pipes fail with EMFILE at a later worker. The launcher also unblocks
 /// every signal (the test runner's blocked mask is inherited otherwise).
-@Suite struct ExhaustedMachineTests {
+@Suite(.tags(.process)) struct ExhaustedMachineTests {
     static let launcher = """
         import os, resource, signal, sys
         signal.pthread_sigmask(signal.SIG_SETMASK, [])  # as cron or a shell starts it, not the test runner
@@ -112,7 +112,8 @@ import Glibc
         let run = try Started(["run", job.manifest, "--config", job.config, "--workers", "4"], starvedOfDescriptors: true)
         // Once a worker runs, the pool is starting the others, and (out of descriptors) retries
         // the one it cannot start for about 3 s.
-        while !run.hasWorkers && run.process.isRunning { Thread.sleep(forTimeInterval: 0.01) }
+        try eventually("a worker of the run") { run.hasWorkers || !run.process.isRunning }
+        // A scenario's time, not a wait for an event: the signal comes while the start retries.
         Thread.sleep(forTimeInterval: 0.3)
         #expect(run.process.isRunning, "the run ended before it was signalled")
         let signalled = ContinuousClock.now
@@ -202,7 +203,7 @@ extension ExhaustedMachineTests {
         return process.terminationStatus
     }
 
-    @Test(.enabled(if: geteuid() == 0, "needs root to create a user"))
+    @Test(.enabled(if: geteuid() == 0, "needs root to create a user"), .tags(.root))
     func aProcessLimitCapsTheWorkersOrEndsTheRunWithOneLine() throws {
         try Self.system(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", Self.user])
         defer { _ = try? Self.system(["userdel", Self.user]) }

@@ -9,7 +9,7 @@ import Testing
 /// cascade, in the venv scripts/setup.sh makes) finds the face in scikit-image's astronaut
 /// photo and writes its region file; jobs/recipes/faces.job blurs it. The face's box differs
 /// from the photo, every pixel outside every box is the photo's.
-@Suite struct FaceRecipeTests {
+@Suite(.tags(.process)) struct FaceRecipeTests {
     /// The venv of the face recipe (`BLURFARM_FACES_VENV`, else `.venv-faces/` of the repository).
     static var python: String {
         (ProcessInfo.processInfo.environment["BLURFARM_FACES_VENV"] ?? Fixtures.repository.appendingPathComponent(".venv-faces").path)

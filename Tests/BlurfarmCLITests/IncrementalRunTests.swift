@@ -7,7 +7,7 @@ import Testing
 /// Cron use of `blurfarm run`, end to end through the built executable: up-to-date outputs are
 /// skipped without decoding, exactly the affected outputs run again, the job lock, a killed
 /// run, `--prune` (docs/scheduling.md).
-@Suite struct IncrementalRunTests {
+@Suite(.tags(.process)) struct IncrementalRunTests {
     /// A job folder: `in/` with 24 corpus photos (1920×1080 JPEG) and 6 small generated PPM
     /// images, a configuration whose state folder is inside it, and a manifest of two variants.
     struct JobFolder {
@@ -177,23 +177,24 @@ extension IncrementalRunTests {
     }
 
     /// Waits for a started run; returns its status, standard error and when it ended.
-    static func finish(_ run: Started) -> (status: Int32, stderr: String, ended: ContinuousClock.Instant) {
+    static func finish(_ run: Started) throws -> (status: Int32, stderr: String, ended: ContinuousClock.Instant) {
         _ = run.out.fileHandleForReading.readDataToEndOfFile()
         let stderr = String(decoding: run.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         run.process.waitUntilExit()
         var ended: ContinuousClock.Instant?
-        while ended == nil {  // the handler runs on another thread, right after the exit
+        // The handler runs on another thread, right after the exit.
+        try eventually("the run's termination handler", interval: .milliseconds(1)) {
             ended = run.ended.instant.withLock { $0 }
-            if ended == nil { Thread.sleep(forTimeInterval: 0.001) }
+            return ended != nil
         }
-        return (run.process.terminationStatus, stderr, ended!)
+        return (run.process.terminationStatus, stderr, try #require(ended))
     }
 
     @Test func twoRunsAtOnceOneWorksTheOtherExitsWithTheLockStatusAtOnce() throws {
         let job = try JobFolder.make(photos: 12, generated: 0, sigma: 12)
         defer { try? FileManager.default.removeItem(at: job.root) }
         let runs = [try Self.start(job, []), try Self.start(job, [])]
-        let results = runs.map(Self.finish)
+        let results = try runs.map(Self.finish)
         let locked = results.indices.filter { results[$0].status == 3 }
         let worked = results.indices.filter { results[$0].status == 0 }
         try #require(locked.count == 1 && worked.count == 1, "statuses \(results.map(\.status)): \(results.map(\.stderr))")
@@ -211,7 +212,7 @@ extension IncrementalRunTests {
         defer { try? FileManager.default.removeItem(at: job.root) }
         let reports = [job.path("a.json"), job.path("b.json")]
         let runs = try reports.map { try Self.start(job, ["--wait", "--report", $0]) }
-        let results = runs.map(Self.finish)
+        let results = try runs.map(Self.finish)
         #expect(results.map(\.status) == [0, 0], "\(results.map(\.stderr))")
         let counts = try reports.map { try Report(path: $0).counts }.sorted { ($0["written"] ?? 0) > ($1["written"] ?? 0) }
         #expect(counts[0]["written"] == 24 && counts[0]["decoded"] == 12, "\(counts)")
@@ -227,12 +228,16 @@ extension IncrementalRunTests {
         return jobs + "/" + name + "/records.jsonl"
     }
 
-    /// Waits until `job` has `count` outputs recorded, while `running` holds (or two minutes
-    /// pass).
-    static func waitForRecords(of job: JobFolder, count: Int, while running: () -> Bool) {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while recordedOutputs(job).count < count, running(), ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.005)
+    /// Waits until `job` has `count` outputs recorded, while `running` holds: the test fails
+    /// when they are not recorded in time, or when what records them ended first.
+    static func waitForRecords(
+        of job: JobFolder, count: Int, sourceLocation: SourceLocation = #_sourceLocation, while running: () -> Bool
+    ) throws {
+        try eventually("\(count) outputs recorded", interval: .milliseconds(5), sourceLocation: sourceLocation) {
+            if recordedOutputs(job).count >= count { return true }
+            try #require(
+                running(), "it ended with \(recordedOutputs(job).count) outputs recorded", sourceLocation: sourceLocation)
+            return false
         }
     }
 
@@ -255,10 +260,10 @@ extension IncrementalRunTests {
         let started = try Self.start(job, [])
         let run = (started.process, ())
         // Into the job: some outputs recorded (polled: the condition, not a guess at a time).
-        Self.waitForRecords(of: job, count: 3) { run.0.isRunning }
+        try Self.waitForRecords(of: job, count: 3) { run.0.isRunning }
         let runningAtKill = run.0.isRunning
         kill(run.0.processIdentifier, SIGKILL)
-        _ = Self.finish(started)
+        _ = try Self.finish(started)
         try #require(runningAtKill, "the run ended before it was killed: nothing was tested")
         let recorded = Self.recordedOutputs(job)
         #expect(recorded.count >= 3 && recorded.count < 32, "\(recorded.count) recorded")

@@ -1,9 +1,10 @@
 import BlurfarmImageIO
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// `blurfarm check` and `blurfarm run` end to end, through the built executable.
-@Suite struct JobCommandTests {
+@Suite(.tags(.process)) struct JobCommandTests {
     /// A folder with `photos/` holding small copies of corpus photos and a manifest.
     static func makeJob(_ manifest: String, photos: [String]) throws -> URL {
         let folder = try Fixtures.temporaryFolder()
@@ -286,11 +287,12 @@ extension JobCommandTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let out = folder.appendingPathComponent("out")
-        let deadline = Date().addingTimeInterval(300)
-        while ((try? FileManager.default.contentsOfDirectory(atPath: out.path))?.filter { $0.hasSuffix(".png") }.isEmpty ?? true),
-            Date() < deadline, process.isRunning
-        {
-            usleep(20_000)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try eventually("the run's first output", timeout: .seconds(300)) {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []
+            let written = files.contains { $0.hasSuffix(".png") }
+            try #require(written || process.isRunning, "the run ended before its first output")
+            return written
         }
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()

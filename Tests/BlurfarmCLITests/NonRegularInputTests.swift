@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Glibc
 /// device that a glob matches, or that the manifest names, is an error naming it and what it
 /// is; the other inputs are rendered, the run exits with status 1, and nothing is ever opened
 /// in a way that blocks.
-@Suite struct NonRegularInputTests {
+@Suite(.tags(.process)) struct NonRegularInputTests {
     /// `photos/` with `kite.jpg` (a real image), `pipe.jpg` (a FIFO), `socket.jpg` (a bound
     /// Unix socket), `zero.jpg` (a link to /dev/zero) and `gone.jpg` (a link to a file that is
     /// not there), and a job over `inputs`.

@@ -1,5 +1,7 @@
 import BlurfarmTestSupport
 import Foundation
+import Synchronization
+import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -49,13 +51,17 @@ final class ServedFarm {
         self.port = port
     }
 
-    /// Sends `signal` and waits for the exit (killing it with SIGKILL after `within` seconds: a
-    /// cap on a failure's wait, its status then says SIGKILL); the status and standard error.
+    /// Sends `signal` and waits for the exit; the status and standard error. A server still
+    /// running after `within` seconds fails the test and is killed (SIGKILL: its status then
+    /// says so), so that a `defer` can stop it too.
     @discardableResult
-    func stop(signal: Int32 = SIGTERM, within: TimeInterval = 300) -> (status: Int32, stderr: String) {
+    func stop(
+        signal: Int32 = SIGTERM, within: Int = 300, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> (status: Int32, stderr: String) {
         kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(within)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        try? eventually(
+            "the server's exit after signal \(signal)", timeout: .seconds(within), sourceLocation: sourceLocation
+        ) { !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -110,21 +116,25 @@ final class ServedFarm {
         return id
     }
 
-    /// What `read` gives once `condition` holds of it (or after two minutes: a cap on a
-    /// failure's wait; the caller's expectations then fail on what it read last).
-    func poll<T>(_ read: () throws -> T, until condition: (T) -> Bool) throws -> T {
-        let deadline = Date().addingTimeInterval(120)
-        while true {
-            let value = try read()
-            if condition(value) || Date() > deadline { return value }
-            Thread.sleep(forTimeInterval: 0.05)
+    /// What `read` gives once `condition` holds of it (`eventually`: the test fails, showing
+    /// what it read last, when it does not).
+    func poll<T>(
+        _ read: () throws -> T, until condition: (T) -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> T {
+        var value = try read()
+        try eventually("the condition, last read \(value)", interval: .milliseconds(50), sourceLocation: sourceLocation) {
+            value = try read()
+            return condition(value)
         }
+        return value
     }
 
-    /// Job `id` once `condition` holds (or after two minutes).
+    /// Job `id` once `condition` holds.
     @discardableResult
-    func wait(for id: Int, until condition: ([String: Any]) -> Bool) throws -> [String: Any] {
-        try poll({ try call("GET", "/api/v1/jobs/\(id)").1 }, until: condition)
+    func wait(
+        for id: Int, sourceLocation: SourceLocation = #_sourceLocation, until condition: ([String: Any]) -> Bool
+    ) throws -> [String: Any] {
+        try poll({ try call("GET", "/api/v1/jobs/\(id)").1 }, until: condition, sourceLocation: sourceLocation)
     }
 
     /// The outputs of job `id` started so far, by path: their state and tiles done.
@@ -137,18 +147,21 @@ final class ServedFarm {
         return outputs
     }
 
-    /// The outputs of job `id` once `condition` holds (or after two minutes).
+    /// The outputs of job `id` once `condition` holds.
     @discardableResult
     func waitForOutputs(
-        of id: Int, until condition: ([String: (state: String, tilesDone: Int)]) -> Bool
+        of id: Int, sourceLocation: SourceLocation = #_sourceLocation,
+        until condition: ([String: (state: String, tilesDone: Int)]) -> Bool
     ) throws -> [String: (state: String, tilesDone: Int)] {
-        try poll({ try outputs(of: id) }, until: condition)
+        try poll({ try outputs(of: id) }, until: condition, sourceLocation: sourceLocation)
     }
 
     /// Job `id` once it is finished (completed, failed or cancelled).
     @discardableResult
-    func finished(_ id: Int) throws -> [String: Any] {
-        try wait(for: id) { ["completed", "failed", "cancelled"].contains($0["state"] as? String ?? "") }
+    func finished(_ id: Int, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        try wait(for: id, sourceLocation: sourceLocation) {
+            ["completed", "failed", "cancelled"].contains($0["state"] as? String ?? "")
+        }
     }
 
     /// Starts a `blurfarm run` of `manifest` with the server's configuration (its state folder:
@@ -164,11 +177,12 @@ final class ServedFarm {
         try run.run()
         let job = (manifest as NSString).lastPathComponent.replacingOccurrences(of: ".job", with: "")
         let out = path("out/\(job)")
-        let deadline = Date().addingTimeInterval(60)
-        while ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty,
-            Date() < deadline, run.isRunning
-        {
-            Thread.sleep(forTimeInterval: 0.02)
+        try eventually("the first output of `blurfarm run \(manifest)`") {
+            if !((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty {
+                return true
+            }
+            guard run.isRunning else { throw ServeFailure(message: "`blurfarm run \(manifest)` ended before it wrote an output") }
+            return false
         }
         kill(run.processIdentifier, SIGSTOP)
         return run
@@ -212,4 +226,55 @@ final class ServedFarm {
 struct ServeFailure: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+/// A listener on `127.0.0.1:port` that takes each connection and closes it unanswered, and
+/// counts them: a server that is down, as a client that keeps asking sees it, and the proof
+/// that the client asked.
+final class UnansweringListener: Sendable {
+    private let socket: Int32
+    private let accepted = Atomic<Int>(0)
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// The connections taken so far.
+    var connections: Int { accepted.load(ordering: .relaxed) }
+
+    init(port: Int) throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServeFailure(message: "socket: errno \(errno)") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let error = errno
+            Glibc.close(fd)
+            throw ServeFailure(message: "cannot listen on 127.0.0.1:\(port): errno \(error)")
+        }
+        socket = fd
+        Thread { [self] in
+            while true {
+                let connection = accept(fd, nil, nil)
+                if connection < 0 {
+                    if errno == EINTR { continue }
+                    break  // closed
+                }
+                accepted.add(1, ordering: .relaxed)
+                Glibc.close(connection)
+            }
+            ended.signal()
+        }.start()
+    }
+
+    /// Stops listening: the port is free again.
+    func close() {
+        shutdown(socket, Int32(SHUT_RDWR))
+        ended.wait()
+        Glibc.close(socket)
+    }
 }

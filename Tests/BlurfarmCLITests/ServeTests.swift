@@ -9,7 +9,7 @@ import Testing
 /// on the main actor, one after another, never on a thread of the cooperative pool, which has
 /// one thread per core and runs the asynchronous tests of every suite (the farm service's
 /// event task among them).
-@Suite @MainActor struct ServeTests {
+@Suite(.tags(.process)) @MainActor struct ServeTests {
     @Test func aSubmittedJobCompletesWithOutputsByteIdenticalToRun() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -155,7 +155,7 @@ import Testing
         // Killed once five outputs are recorded (the record follows the output's rename and
         // its count in the job).
         let state = IncrementalRunTests.JobFolder(root: folder)
-        IncrementalRunTests.waitForRecords(of: state, count: 5) { first.process.isRunning }
+        try IncrementalRunTests.waitForRecords(of: state, count: 5) { first.process.isRunning }
         first.stop(signal: SIGKILL)
         // What is recorded now was written whole (atomic rename, then the record): it must not
         // be written again. (An output renamed in place but killed before its record is written
@@ -308,7 +308,7 @@ import Testing
     /// submitted through the API appears and its bar reaches 100 %, the cancel button cancels a
     /// second job; screenshots at 390 and 1400 px in `blurfarm-screenshots/` of the temporary
     /// folder.
-    @Test func theStatusPageShowsAJobToCompletionAndCancelsAnother() throws {
+    @Test(.tags(.browser)) func theStatusPageShowsAJobToCompletionAndCancelsAnother() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 6)

@@ -69,7 +69,7 @@ struct LocalSlurm {
 /// scripts/slurm-local.sh runs as root and writes and removes its folder: a folder someone else
 /// could have planted there (a link, one writable by others) is refused by `up` and `down`,
 /// nothing written or removed through it.
-@Suite struct LocalSlurmFolderTests {
+@Suite(.tags(.process, .slurm)) struct LocalSlurmFolderTests {
     @Test func aPlantedFolderIsRefused() throws {
         let target = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: target) }
@@ -89,7 +89,7 @@ struct LocalSlurm {
 
 /// `blurfarm slurm` on a real cluster: a job's shards as an array, the finisher, status,
 /// resume after a failure and after a task cancelled mid-render (docs/cluster.md).
-@Suite(.serialized) struct SlurmTests {
+@Suite(.serialized, .tags(.process, .slurm)) struct SlurmTests {
     /// `blurfarm slurm ARGUMENTS` against `slurm`, from the job's folder.
     static func slurm(
         _ arguments: [String], _ job: ShardJob, _ slurm: LocalSlurm, environment: [String: String] = [:]
@@ -253,11 +253,11 @@ struct LocalSlurm {
 
         // The stalled worker's task: its Slurm job is cancelled mid-render.
         var pid: Int32?
-        for _ in 0..<3000 where pid == nil {
+        try eventually("a stalled worker", timeout: .seconds(300), interval: .milliseconds(100)) {
             pid = (try? String(contentsOfFile: marker, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if pid == nil { usleep(100_000) }
+            return pid != nil
         }
-        let worker = try #require(pid, "no worker stalled in five minutes")
+        let worker = try #require(pid)
         let environment = try #require(FileManager.default.contents(atPath: "/proc/\(worker)/environ"))
         var variables: [String: String] = [:]
         for entry in environment.split(separator: 0) {

@@ -8,7 +8,7 @@ import Testing
 /// `blurfarm apply` band by band, in process and through the worker pool: the bytes of the
 /// whole-image path (which writing to standard output takes), and a failure half way leaves
 /// nothing behind.
-@Suite struct StreamedApplyTests {
+@Suite(.tags(.process)) struct StreamedApplyTests {
     /// Runs `apply input output` with `arguments` three ways: in process and with two workers
     /// (both streamed when the image can be), and to standard output (the whole-image path);
     /// returns the streamed outputs' bytes, the whole image's, and the streamed runs'
@@ -66,10 +66,7 @@ import Testing
         let gaussian = GaussianBlur(sigma: 2.7)
         let rule = EdgeRule(rawValue: edge)!
         #expect(FilterChain(filters: [gaussian], edge: rule).fixedPointGaussian(forSourceChannels: 3) != nil)
-        guard case .uint8(let source) = samples else {
-            Issue.record("8-bit random samples came as \(samples.layout.format)")
-            return
-        }
+        let source = try #require(samples.uint8Samples, "8-bit random samples came as \(samples.layout.format)")
         let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: 3)
         gaussian.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
         let (streamed, whole, _) = try bothPaths(input, "o.png", ["--filter", "gaussian sigma=2.7", "--edge", edge, "--tile", "20"])

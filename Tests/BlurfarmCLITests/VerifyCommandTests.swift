@@ -1,10 +1,11 @@
 import BlurfarmImageIO
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// `verify: decode` through `blurfarm run`: outputs with translucent pixels in every lossless
 /// format, at 8 and 16 bits, check and are written.
-@Suite struct VerifyCommandTests {
+@Suite(.tags(.process)) struct VerifyCommandTests {
     static let manifest = """
         job: translucent
         inputs: [photos/**/*.png]

@@ -5,7 +5,7 @@ import Testing
 
 /// `blurfarm run --watch` through the executable: inputs copied into a watched folder are
 /// rendered once they are quiet, changed ones again, and SIGTERM ends the watch cleanly.
-@Suite struct WatchModeTests {
+@Suite(.tags(.process)) struct WatchModeTests {
     /// A started `run --watch` with its standard output and error going to files.
     struct Watch {
         let root: URL
@@ -43,28 +43,27 @@ import Testing
         var stdout: String { (try? String(contentsOfFile: path("stdout"), encoding: .utf8)) ?? "" }
         var stderr: String { (try? String(contentsOfFile: path("stderr"), encoding: .utf8)) ?? "" }
 
-        /// Polls `condition` with a generous limit (a slow machine is not a failure).
-        func waitFor(_ what: String, _ condition: () -> Bool) throws {
-            let limit = Date().addingTimeInterval(120)
-            while !condition() {
-                guard Date() < limit, process.isRunning else {
-                    throw WatchFailure(message: "\(what) never happened; stdout: \(stdout) stderr: \(stderr)")
+        /// Waits until `condition` holds (`eventually`); the test fails if the watch ends first.
+        func waitFor(_ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) throws {
+            try eventually(
+                "\(what); stdout: \(stdout) stderr: \(stderr)", interval: .milliseconds(50), sourceLocation: sourceLocation
+            ) {
+                if condition() { return true }
+                guard process.isRunning else {
+                    throw WatchFailure(message: "the watch ended before \(what); stdout: \(stdout) stderr: \(stderr)")
                 }
-                usleep(50_000)
+                return false
             }
         }
 
-        /// Waits for the process to end by itself (a generous limit: a slow machine is not a
-        /// failure); its exit status.
-        func waitForExit(_ what: String) throws -> Int32 {
-            let limit = Date().addingTimeInterval(120)
-            while process.isRunning {
-                guard Date() < limit else {
-                    kill(process.processIdentifier, SIGKILL)
-                    throw WatchFailure(message: "\(what): the watch never ended; stdout: \(stdout) stderr: \(stderr)")
-                }
-                usleep(50_000)
-            }
+        /// Waits for the process to end by itself (`eventually`: killed when it does not); its
+        /// exit status.
+        func waitForExit(_ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            try eventually(
+                "\(what): the watch's end; stdout: \(stdout) stderr: \(stderr)", interval: .milliseconds(50),
+                sourceLocation: sourceLocation
+            ) { !process.isRunning }
             process.waitUntilExit()
             return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
         }

@@ -12,7 +12,7 @@ import Glibc
 /// coordinator. The faults come from the test-only `fault` plugin (``FaultPlugin``), whose
 /// `stall` leaves a marker file naming the stalled worker: the tests act on that process, at a
 /// moment when it certainly holds a task, without sleeping.
-@Suite struct WorkerPoolTests {
+@Suite(.tags(.process)) struct WorkerPoolTests {
     /// Twenty corpus images: photos, the special cases (16-bit, alpha, grey, CMYK, Display P3,
     /// EXIF-rotated, TIFF, WebP) and four of the 1080p batch.
     static let photos =
@@ -267,13 +267,11 @@ import Glibc
         #expect(workers.count == 2)
         #expect(kill(coordinator.process.processIdentifier, SIGKILL) == 0)
         _ = coordinator.waitForExit()
-        let deadline = Date().addingTimeInterval(30)
         var alive = workers
-        while !alive.isEmpty && Date() < deadline {
+        try eventually("the workers' end; \(alive) survived their coordinator", timeout: .seconds(30)) {
             alive = alive.filter(Processes.isAlive)
-            usleep(20_000)
+            return alive.isEmpty
         }
-        #expect(alive.isEmpty, "workers \(alive) survived their coordinator")
     }
 
     /// Sends `coordinator` SIGTERM and checks what any stop must leave: exit 143, no worker
@@ -337,35 +335,37 @@ final class Coordinator {
         }
     }
 
-    /// Waits (60 s at most) for the `fault` filter's marker file and returns the pid in it: a
-    /// worker that is stalled in a task, its heartbeats going on.
-    func waitForMarker(_ marker: URL) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline && process.isRunning {
-            if let text = try? String(contentsOf: marker, encoding: .utf8), text.hasSuffix("\n"),
-                let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                return pid
+    /// Waits (`eventually`) for the `fault` filter's marker file and returns the pid in it: a
+    /// worker that is stalled in a task, its heartbeats going on. The coordinator is killed
+    /// when none comes.
+    func waitForMarker(_ marker: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
+        var pid: Int32?
+        do {
+            try eventually("a stalled worker", sourceLocation: sourceLocation) {
+                if let text = try? String(contentsOf: marker, encoding: .utf8), text.hasSuffix("\n") {
+                    pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+                }
+                try #require(
+                    pid != nil || process.isRunning, "the coordinator ended first: \(stderr())", sourceLocation: sourceLocation)
+                return pid != nil
             }
-            usleep(10_000)
+        } catch {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            throw error
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        throw CocoaError(.featureUnsupported, userInfo: [
-            NSLocalizedDescriptionKey: "no stalled worker within 60 s: \(process.isRunning ? "" : stderr())"
-        ])
+        return try #require(pid)
     }
 
-    /// Waits for the coordinator's exit and returns its status; after `timeout` seconds it is
-    /// killed and the status is -1.
-    func waitForExit(timeout: Double = 120) -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            if Date() > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                return -1
-            }
-            usleep(20_000)
+    /// Waits for the coordinator's exit and returns its status; a coordinator still running
+    /// after `timeout` seconds fails the test, is killed, and the status is -1.
+    func waitForExit(timeout: Int = 120, sourceLocation: SourceLocation = #_sourceLocation) -> Int32 {
+        try? eventually("the coordinator's exit", timeout: .seconds(timeout), sourceLocation: sourceLocation) {
+            !process.isRunning
+        }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return -1
         }
         return process.terminationStatus
     }

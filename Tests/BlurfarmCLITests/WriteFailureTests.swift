@@ -11,7 +11,7 @@ import Glibc
 /// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk and the
 /// file-size limit give a line naming the output and the cause, remove the temporary file and
 /// leave nothing half-written; a process killed while it writes leaves no file behind.
-@Suite struct WriteFailureTests {
+@Suite(.tags(.process)) struct WriteFailureTests {
     /// A small tmpfs mounted on a new folder (root only), unmounted by `remove()`.
     struct SmallFileSystem {
         let path: String
@@ -173,17 +173,15 @@ import Glibc
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // The moment it has a file open in the output folder, it is writing the output.
         let pid = process.processIdentifier
-        let deadline = ContinuousClock.now + .seconds(120)
-        var writing = false
-        while !writing, process.isRunning, ContinuousClock.now < deadline {
+        try eventually("apply to open a file in the output folder", interval: .milliseconds(1)) {
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-            writing = fds.contains { fd in
+            let writing = fds.contains { fd in
                 let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? ""
                 return target.hasPrefix(outFolder + "/")
             }
-            if !writing { usleep(1000) }
+            try #require(writing || process.isRunning, "apply ended before it opened a file in the output folder")
+            return writing
         }
-        try #require(writing, "apply never opened a file in the output folder (it ended first, or the deadline passed)")
         kill(pid, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)

@@ -11,7 +11,7 @@ import Testing
 /// The pool against workers that misbehave in ways a real worker cannot be made to: fake
 /// workers (shell scripts) that greet properly, wait for the first byte of their first task,
 /// then send garbage, or a result whose checksum is wrong.
-@Suite struct MisbehavingWorkerTests {
+@Suite(.tags(.process)) struct MisbehavingWorkerTests {
     /// A folder with `hello-N.bin` (the frames `hello` and `ready` of worker N) for N in
     /// 1...20, `then.bin` (what the fake sends once it has a task) and `worker.sh`, the fake;
     /// after sending `then.bin` it runs `afterwards` (shell), by default waiting for its input
@@ -88,11 +88,11 @@ import Testing
         let pool = try WorkerPool(launching: .init(scheduling: .init(workers: 1, retries: 0), executable: script.path))
         let pidFile = folder.appendingPathComponent("pid-1")
         var pid: Int32?
-        for _ in 0..<12000 where pid == nil {
+        try eventually("the worker's start") {
             pid = (try? String(contentsOf: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if pid == nil { usleep(10_000) }
+            return pid != nil
         }
-        let worker = try #require(pid, "the worker never started")
+        let worker = try #require(pid)
         pool.shutdown()
         #expect(kill(worker, 0) == -1 && errno == ESRCH, "worker \(worker) outlived its pool's shutdown")
         #expect { try pool.waitUntilStarted() } throws: { error in
@@ -216,8 +216,9 @@ import Testing
         try Data().write(to: folder.appendingPathComponent("go"))
         // Either it is gone (killed), or it sees the go and writes (not killed).
         let wrote = folder.appendingPathComponent("wrote-2").path
-        let deadline = Date().addingTimeInterval(120)
-        while Processes.isAlive(pid), !FileManager.default.fileExists(atPath: wrote), Date() < deadline { usleep(10_000) }
+        try eventually("worker 2 (pid \(pid)) to end or write") {
+            !Processes.isAlive(pid) || FileManager.default.fileExists(atPath: wrote)
+        }
         #expect(!Processes.isAlive(pid), "worker 2 (pid \(pid)) still runs")
         #expect(!FileManager.default.fileExists(atPath: wrote), "a worker of the failed image wrote into the pool's memory")
         #expect(storage.withUnsafeFloats { $0[0] } == 0, "the leased memory was overwritten")

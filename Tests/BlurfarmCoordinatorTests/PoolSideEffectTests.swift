@@ -3,6 +3,7 @@ import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmEngine
 import BlurfarmKernels
+import BlurfarmTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -24,7 +25,7 @@ private func brokenPipeHandler() -> Int {
 
 /// The pool changes nothing of its process: no signal disposition, no environment of its own
 /// choosing for the workers.
-@Suite(.serialized) struct PoolSideEffectTests {
+@Suite(.serialized, .tags(.process)) struct PoolSideEffectTests {
     @Test func aWriteToAWorkerThatClosedItsInputFailsThatWorkerAndLeavesSIGPIPEAlone() throws {
         // A handler of our own, so that a SIGPIPE reaching the process is counted, not fatal.
         let previous = signal(SIGPIPE, countBrokenPipes)
@@ -54,8 +55,7 @@ private func brokenPipeHandler() -> Int {
             done.signal()
         }.start()
         let closed = folder.appendingPathComponent("closed").path
-        let deadline = Date().addingTimeInterval(120)
-        while !FileManager.default.fileExists(atPath: closed), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        try eventually("the worker to close its input") { FileManager.default.fileExists(atPath: closed) }
         pool.cancel(job: 3)
         #expect(done.wait(timeout: .now() + 120) == .success)
         guard case .failure(let failure) = outcome.withLock({ $0 }) else {

@@ -13,7 +13,7 @@ struct AdmissionTests {
     /// The header of a 30000 x 30000 PNG (900 megapixels, 13.5 GB decoded whole into `Float32`):
     /// under a memory limit of 8 GB the whole decode is refused, streaming it is admitted (it
     /// needs under 1 GB), and under the default pixel limit too. Nothing is decoded.
-    @Test func aBigImageThatStreamsWithinTheMemoryLimitIsAdmitted() throws {
+    @Test(.tags(.process)) func aBigImageThatStreamsWithinTheMemoryLimitIsAdmitted() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let path = scratch.file("big.png")
@@ -47,7 +47,7 @@ struct AdmissionTests {
     /// A 440 KB PNG of 60000 x 60000 black pixels: refused by the default pixel limit from its
     /// header, streamed or whole. Streaming it would fit in memory, so only the pixel limit
     /// stops it (docs/security.md).
-    @Test func aDecompressionBombIsRefusedByThePixelLimitByDefault() throws {
+    @Test(.tags(.process)) func aDecompressionBombIsRefusedByThePixelLimitByDefault() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let path = scratch.file("bomb.png")

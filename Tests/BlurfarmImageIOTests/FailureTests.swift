@@ -256,7 +256,7 @@ extension FailureTests {
 
     /// A 440 KB all-black PNG of 60000 × 60000: under a raised pixel limit, the memory the
     /// decode would allocate (54 GB) is refused from the header, before any pixel.
-    @Test func pngBombIsRefusedForItsMemoryBeforeDecoding() throws {
+    @Test(.tags(.process)) func pngBombIsRefusedForItsMemoryBeforeDecoding() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let path = scratch.file("bomb.png")

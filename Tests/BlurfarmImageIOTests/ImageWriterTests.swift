@@ -273,7 +273,7 @@ struct ImageWriterTests {
     /// those of `keep-icc`, which are sRGB whatever the source's profile (the Display P3 photo
     /// decodes converted, exactly as `vips icc_transform … srgb --embedded` converts it), so
     /// that they mean the same without a profile.
-    @Test(arguments: ["png", "jpg", "webp"])
+    @Test(.tags(.process), arguments: ["png", "jpg", "webp"])
     func strippedOutputsCarryNothingAndTheirColoursAreSRGB(format: String) throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
@@ -306,7 +306,7 @@ struct ImageWriterTests {
     /// blurfarm's (the extended attribute set when they were created), are removed; those of
     /// live processes (this one, pid 1), recent ones, and files that merely look like them
     /// (someone else's, without the mark, or a link) are kept.
-    @Test func onlyTemporaryFilesProvenAbandonedAreRemoved() throws {
+    @Test(.tags(.process)) func onlyTemporaryFilesProvenAbandonedAreRemoved() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let child = Process()
@@ -353,7 +353,7 @@ struct ImageWriterTests {
 @Suite struct NamesThatAreNotUTF8Tests {
     /// Written under the raw name, read back from it; an abandoned temporary file of that name
     /// is swept.
-    @Test func anOutputIsWrittenReadAndItsTemporaryFileSweptUnderItsRawName() throws {
+    @Test(.tags(.process)) func anOutputIsWrittenReadAndItsTemporaryFileSweptUnderItsRawName() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let path = scratch.file("caf\u{F7E9}.png")

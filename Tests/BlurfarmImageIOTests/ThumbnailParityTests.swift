@@ -27,7 +27,7 @@ struct ThumbnailParityTests {
         return nil
     }
 
-    @Test(arguments: [("attention", ThumbnailCrop.attention), ("entropy", .entropy)])
+    @Test(.tags(.process), arguments: [("attention", ThumbnailCrop.attention), ("entropy", .entropy)])
     func smartCropGivesVipsthumbnailsPixels(strategy: String, crop: ThumbnailCrop) throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

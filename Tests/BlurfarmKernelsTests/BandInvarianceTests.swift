@@ -149,10 +149,7 @@ import Testing
             let chain = FilterChain(filters: [gaussian], edge: edge, colour: .gamma)
             #expect(chain.fixedPointGaussian(forSourceChannels: 3) != nil, "sigma \(gaussian.mask.sigma)")
             let source = randomSamples(width: width, height: height, bands: 3, format: .uint8, seed: seed)
-            guard case .uint8(let samples) = source else {
-                Issue.record("8-bit random samples came as \(source.layout.format)")
-                return
-            }
+            let samples = try #require(source.uint8Samples, "8-bit random samples came as \(source.layout.format)")
             let whole = SampleBuffer<UInt8>(rect: source.rect, channels: 3)
             gaussian.render(tile: source.rect, source: samples, image: source.rect, edge: edge, into: whole)
             let banded = try! Self.renderedInBands(

@@ -44,7 +44,7 @@ import Glibc
         )) { try loader.load(named: "sharpen") }
     }
 
-    @Test func aFolderOthersCanWriteIsRefused() throws {
+    @Test(.tags(.process)) func aFolderOthersCanWriteIsRefused() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestPlugins.compile("invert.c", as: "invert", into: folder)
@@ -60,7 +60,7 @@ import Glibc
         #expect(try PluginLoader(folders: [folder.path]).load(named: "invert").descriptor.name == "invert")
     }
 
-    @Test func aFileOthersCanWriteIsRefused() throws {
+    @Test(.tags(.process)) func aFileOthersCanWriteIsRefused() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = try TestPlugins.compile("invert.c", as: "invert", into: folder)
@@ -71,7 +71,7 @@ import Glibc
     }
 
     /// Only root can give a file away, so this runs as root (as CI does).
-    @Test(.enabled(if: geteuid() == 0, "giving a file to another user needs root"))
+    @Test(.enabled(if: geteuid() == 0, "giving a file to another user needs root"), .tags(.process, .root))
     func aFolderOrFileOwnedBySomeoneElseIsRefused() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -87,7 +87,7 @@ import Glibc
         )) { try PluginLoader(folders: [folder.path]).load(named: "invert") }
     }
 
-    @Test func anUnknownABIVersionIsRefusedNamingBothVersions() throws {
+    @Test(.tags(.process)) func anUnknownABIVersionIsRefusedNamingBothVersions() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = try TestPlugins.compile("misbehave.c", as: "old", into: folder, defines: ["NAME=\"old\"", "ABI=7"])
@@ -98,7 +98,7 @@ import Glibc
 
     /// `regions` and `invert` place any filter in its chain (docs/manifest.md), so no plugin
     /// may take a parameter of those names.
-    @Test(arguments: ["regions", "invert"])
+    @Test(.tags(.process), arguments: ["regions", "invert"])
     func aParameterNamedAsEveryFiltersRegionsIsRefused(name: String) throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -112,7 +112,7 @@ import Glibc
         #expect(try PluginLoader(folders: [folder.path]).load(named: "amount").descriptor.parameters.map(\.name) == ["\(name)-x"], "\(fine)")
     }
 
-    @Test func aLibraryWithoutTheEntryPointIsRefused() throws {
+    @Test(.tags(.process)) func aLibraryWithoutTheEntryPointIsRefused() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = try TestPlugins.compile(
@@ -133,7 +133,7 @@ import Glibc
         }
     }
 
-    @Test func aTableWhoseNameIsNotTheFilesIsRefused() throws {
+    @Test(.tags(.process)) func aTableWhoseNameIsNotTheFilesIsRefused() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = try TestPlugins.compile("misbehave.c", as: "alias", into: folder, defines: ["NAME=\"other\""])
@@ -143,7 +143,7 @@ import Glibc
     }
 
     /// A plugin that fails to load is reported and the others load: blurfarm keeps working.
-    @Test func loadingAFolderSkipsWhatFailsAndKeepsTheRest() throws {
+    @Test(.tags(.process)) func loadingAFolderSkipsWhatFailsAndKeepsTheRest() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestPlugins.compile("invert.c", as: "invert", into: folder)
@@ -162,7 +162,7 @@ import Glibc
         ])
     }
 
-    @Test func aPluginReturningAnErrorFailsWithItsMessage() throws {
+    @Test(.tags(.process)) func aPluginReturningAnErrorFailsWithItsMessage() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestPlugins.compile("misbehave.c", as: "fail", into: folder, defines: ["NAME=\"fail\"", "FAIL"])

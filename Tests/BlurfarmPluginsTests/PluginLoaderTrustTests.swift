@@ -10,7 +10,7 @@ import Glibc
 /// The folders above a plugin folder are trusted as much as the folder: the loader checks each
 /// of them on the descriptor it walks through, and loads the file it opened, so that nobody who
 /// can rename inside one of them can swap in a library of their own.
-@Suite struct PluginLoaderTrustTests {
+@Suite(.tags(.process)) struct PluginLoaderTrustTests {
     @Test func aFolderAboveThePluginFolderThatOthersCanWriteIsRefusedUnlessSticky() throws {
         let base = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: base) }
@@ -73,7 +73,7 @@ import Glibc
     /// constructor leaves a mark, while the loader is asked for the plugin again and again. It
     /// must refuse every time (the folder above belongs to someone else), and the evil
     /// constructor must never run. Needs root, to give the folder away (CI runs as root).
-    @Test(.enabled(if: geteuid() == 0, "giving a folder to a second user needs root"))
+    @Test(.enabled(if: geteuid() == 0, "giving a folder to a second user needs root"), .tags(.root))
     func aSecondUserSwappingThePluginFolderNeverGetsALibraryLoaded() throws {
         let uid = try SecondUser.ensure()
         let base = try TestPlugins.folder()

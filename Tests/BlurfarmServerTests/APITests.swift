@@ -1,9 +1,10 @@
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// The HTTP API against a real server on an ephemeral loopback port (the engine scripted).
-@Suite(.timeLimit(.minutes(2))) struct APITests {
+@Suite(.timeLimit(.minutes(2)), .tags(.process)) struct APITests {
     @Test func healthzAnswersWithoutAToken() async throws {
         let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
         let answer = try await server.call("GET", "/healthz", token: .some(nil))

@@ -1,5 +1,6 @@
 @testable import BlurfarmServer
 import BlurfarmAPI
+import BlurfarmTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -53,7 +54,7 @@ import Testing
 
     /// `after` and `Last-Event-ID` are event ids (whole numbers, 0 or more): anything else is
     /// 400, as the OpenAPI document says.
-    @Test func anAfterThatIsNoEventIDIs400() async throws {
+    @Test(.tags(.process)) func anAfterThatIsNoEventIDIs400() async throws {
         let server = try await RunningServer.start(try ServerFixture())
         let negative = try await server.call("GET", "/api/v1/events?after=-7")
         let word = try await server.call("GET", "/api/v1/events?after=abc")

@@ -1,4 +1,5 @@
 @testable import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -45,7 +46,7 @@ import Testing
 
     /// An idle stream gets a keep-alive comment every `keepAlive` (15 s by default), read here
     /// by curl, so that a proxy does not close it.
-    @Test func anIdleStreamGetsKeepAliveComments() async throws {
+    @Test(.tags(.process)) func anIdleStreamGetsKeepAliveComments() async throws {
         #expect(ServerSettings().keepAlive == .seconds(15))
         let server = try await RunningServer.start(try ServerFixture(), keepAlive: .milliseconds(200))
         let stream = try await CurlOutput(["-N", server.base + "/api/v1/events"])

@@ -1,12 +1,13 @@
 import BlurfarmAPI
 import BlurfarmClient
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// The typed client against a real server: each operation's answer as the API's types, each
 /// refusal as the ``ClientError`` a command maps to its exit status.
-@Suite struct FarmClientTests {
+@Suite(.tags(.process)) struct FarmClientTests {
     /// Runs `body` with a real server (token `s3cret`) and a client of it; stops the server after.
     func withServer(_ body: (RunningServer, FarmClient) async throws -> Void) async throws {
         let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")

@@ -1,4 +1,5 @@
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -133,11 +134,10 @@ final class CurlOutput: Sendable {
     /// What arrived so far (decoded whole: a character may straddle two reads).
     var text: String { String(decoding: received.withLock { $0 }, as: UTF8.self) }
 
-    /// Waits until what arrived satisfies `condition` (or two minutes pass); what arrived.
+    /// Waits until what arrived satisfies `condition` (`eventually`); what arrived.
     @discardableResult
-    func wait(until condition: (String) -> Bool) async throws -> String {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !condition(text), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    func wait(sourceLocation: SourceLocation = #_sourceLocation, until condition: (String) -> Bool) async throws -> String {
+        try await eventually("the stream's text; it has \(text)", sourceLocation: sourceLocation) { () async in condition(text) }
         return text
     }
 

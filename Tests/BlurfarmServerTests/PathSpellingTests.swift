@@ -1,11 +1,12 @@
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// The token against every spelling of a path a client, a proxy or an attacker may send
 /// (curl `--path-as-is`, so nothing is normalised before the server sees it): only the exact
 /// public paths answer without it, and no other spelling of an operation ever reaches it.
-@Suite(.timeLimit(.minutes(2))) struct PathSpellingTests {
+@Suite(.timeLimit(.minutes(2)), .tags(.process)) struct PathSpellingTests {
     /// The API's operations, spelled canonically.
     static let operations: [(method: String, path: String)] = [
         ("GET", "/api/v1/jobs"), ("POST", "/api/v1/jobs"), ("GET", "/api/v1/jobs/1"), ("GET", "/api/v1/jobs/1/outputs"),

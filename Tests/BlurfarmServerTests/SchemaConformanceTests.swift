@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 /// scripts/setup.sh): every operation but the endless event stream, positive and negative
 /// requests, every check, and stateful sequences along the document's `links` (a job
 /// submitted or read, then steered by its id). No 5xx, no answer outside the schema.
-@Suite struct SchemaConformanceTests {
+@Suite(.tags(.process)) struct SchemaConformanceTests {
     static let schema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
 

@@ -1,4 +1,5 @@
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// time, against a real server: it gets at most its share of connections, each closed after
 /// the timeouts, and everyone else is answered meanwhile. The client is a real process
 /// (Python's sockets) on another loopback address (127.0.0.2), as another host would be.
-@Suite(.timeLimit(.minutes(2))) struct SlowClientTests {
+@Suite(.timeLimit(.minutes(2)), .tags(.process)) struct SlowClientTests {
     /// Opens `count` connections from 127.0.0.2 to `port`, each sending an unfinished head
     /// (and the first `trickle` a whole head and a body a byte every 0.2 s), prints `open`,
     /// then waits (up to 60 s) for the server to close each and prints how many it closed:
@@ -51,13 +52,17 @@ import Testing
         return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
 
-    /// Waits until `metric` of `server` is at least `value` (or a minute passes); its value.
-    static func wait(for metric: String, toReach value: Int, of server: RunningServer) async throws -> Int? {
-        let deadline = ContinuousClock.now + .seconds(60)
-        var current = try await Self.metric(metric, of: server)
-        while current ?? 0 < value, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+    /// Waits until `metric` of `server` is at least `value` (`eventually`, within a minute);
+    /// its value.
+    static func wait(
+        for metric: String, toReach value: Int, of server: RunningServer, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Int? {
+        var current: Int?
+        try await eventually("\(metric) to reach \(value); it is \(String(describing: current))", timeout: .seconds(60),
+            interval: .milliseconds(20), sourceLocation: sourceLocation)
+        {
             current = try await Self.metric(metric, of: server)
+            return current ?? 0 >= value
         }
         return current
     }

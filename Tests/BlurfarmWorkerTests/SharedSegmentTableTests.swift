@@ -41,11 +41,8 @@ import Glibc
             }
             held.append(candidate)
         }
-        guard let second else {
-            Issue.record("descriptor \(id) was not reused")
-            return
-        }
-        second.storage.withUnsafeFloats { $0[0] = 2 }
+        let reused = try #require(second, "descriptor \(id) was not reused")
+        reused.storage.withUnsafeFloats { $0[0] = 2 }
         let new = try table.segment(id)
         #expect(new.byteCount == 128 && new.storage.withUnsafeFloats { $0[0] } == 2)
         #expect(old.storage.withUnsafeFloats { $0[0] } == 1, "the old mapping still holds the old file")

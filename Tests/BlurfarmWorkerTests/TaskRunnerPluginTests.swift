@@ -15,14 +15,9 @@ import Testing
     @Test func aTaskNamingAPluginIsRenderedByThePlugin() throws {
         let spec = FilterSpec(name: "vignette", arguments: ["strength": .number(0.8), "radius": .number(0.2)])
         let task = WorkerConversationTests.inlineTask(id: 7, filters: [spec], size: 12)
-        guard case .result(let result) = Self.runner.execute(task), let output = result.output else {
-            Issue.record("no result")
-            return
-        }
-        guard case .inline(let source) = task.pixels else {
-            Issue.record("an inline task's pixels are not inline")
-            return
-        }
+        let answer = Self.runner.execute(task)
+        let output = try #require(answer.taskResult?.output, "no result with pixels: \(answer)")
+        let source = try #require(task.pixels.inlineSource, "an inline task's pixels are not inline")
         let plugin = try PluginLoader(folders: [TestPlugins.buildFolder]).load(named: "vignette")
         let expected = PixelBuffer(rect: task.tile, channels: 3)
         try FilterChain(filters: [PluginFilter(plugin: plugin, spec: spec, mayRun: true)])
@@ -49,7 +44,7 @@ import Testing
     }
 
     /// The worker checks a plugin's answers before it uses them, whatever the coordinator did.
-    @Test func aTaskWhosePluginAnswersA2GigapixelDomainIsAFailureNamingThePlugin() throws {
+    @Test(.tags(.process)) func aTaskWhosePluginAnswersA2GigapixelDomainIsAFailureNamingThePlugin() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestPlugins.compile("misbehave.c", as: "huge", into: folder, defines: ["NAME=\"huge\"", "DOMAIN=44722,44722"])

@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The worker process's side of the protocol: handshake, heartbeats, failures, exits.
-@Suite struct WorkerConversationTests {
+@Suite(.tags(.process)) struct WorkerConversationTests {
     /// A small inline task over a `size`×`size` RGB image.
     static func inlineTask(id: UInt64, filters: [FilterSpec], size: Int = 8) -> TaskMessage {
         let image = Rect(x: 0, y: 0, width: size, height: size)
@@ -73,28 +73,20 @@ import Glibc
         let worker = try WorkerProcessHandle(workerID: 2)
         _ = try worker.handshake()
         try worker.send(.task(Self.inlineTask(id: 1, filters: [FilterSpec(name: "gausian", arguments: ["sigma": .number(2)])])))
-        guard case .failure(let failure) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no failure for an unknown filter")
-            return
-        }
+        let failure = try #require(
+            try worker.reader.nextSkippingHeartbeats()?.taskFailure, "no failure for an unknown filter")
         #expect(failure.taskID == 1)
         #expect(failure.message.contains("unknown filter 'gausian'") && failure.message.contains("gaussian"))
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
 
         try worker.send(.task(Self.inlineTask(id: 2, filters: [FilterSpec(name: "gaussian", arguments: ["sigma": .number(-3)])])))
-        guard case .failure(let bad) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no failure for a negative sigma")
-            return
-        }
+        let bad = try #require(try worker.reader.nextSkippingHeartbeats()?.taskFailure, "no failure for a negative sigma")
         #expect(bad.taskID == 2 && bad.message.contains("'sigma' must be"))
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
 
         let good = Self.inlineTask(id: 3, filters: Self.gaussian)
         try worker.send(.task(good))
-        guard case .result(let result) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no result after the failures")
-            return
-        }
+        let result = try #require(try worker.reader.nextSkippingHeartbeats()?.taskResult, "no result after the failures")
         #expect(result.taskID == 3 && result.output?.checksum == result.checksum)
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
         try worker.send(.shutdown)
@@ -109,10 +101,8 @@ import Glibc
         try worker.send(.task(TaskMessage(
             taskID: 9, imageID: 1, attempt: 1, tile: image, image: image, filters: Self.gaussian, edge: .clamp,
             colour: .gamma, pixels: .shared(source: region, output: region))))
-        guard case .failure(let failure) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no failure for a missing segment")
-            return
-        }
+        let failure = try #require(
+            try worker.reader.nextSkippingHeartbeats()?.taskFailure, "no failure for a missing segment")
         #expect(failure.taskID == 9 && failure.message.contains("open /proc/\(getpid())/fd/999999"))
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
         try worker.closeInput()
@@ -202,10 +192,8 @@ import Glibc
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "no result for the cancelled task")
         let next = Self.inlineTask(id: 51, filters: Self.gaussian)
         try worker.send(.task(next))
-        guard case .result(let result) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no result for the task after the cancelled one")
-            return
-        }
+        let result = try #require(
+            try worker.reader.nextSkippingHeartbeats()?.taskResult, "no result for the task after the cancelled one")
         #expect(result.taskID == 51)
         try worker.send(.cancel(taskID: 51))  // done already: ignored, no reply
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
@@ -227,18 +215,13 @@ import Glibc
             try worker.send(.task(Self.inlineTask(id: 61, filters: Self.gaussian)))
             try worker.send(.cancel(taskID: 61))
         }
-        guard case .result(let first) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no result for the running task")
-            return
-        }
+        let first = try #require(try worker.reader.nextSkippingHeartbeats()?.taskResult, "no result for the running task")
         #expect(first.taskID == 60)
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
         try worker.send(.task(Self.inlineTask(id: 62, filters: Self.gaussian)))
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready, "the cancelled waiting task: no result")
-        guard case .result(let third) = try worker.reader.nextSkippingHeartbeats() else {
-            Issue.record("no result for the task after the cancelled one")
-            return
-        }
+        let third = try #require(
+            try worker.reader.nextSkippingHeartbeats()?.taskResult, "no result for the task after the cancelled one")
         #expect(third.taskID == 62)
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
 
@@ -269,20 +252,16 @@ import Glibc
         try parent.run()
         defer { if parent.isRunning { parent.terminate() } }
         var reader = FrameReader(fd: output.fileHandleForReading.fileDescriptor)
-        guard case .hello(let hello) = try reader.next() else {
-            Issue.record("no hello from the worker")
-            return
-        }
+        let hello = try #require(try reader.next()?.helloMessage, "no hello from the worker")
         #expect(try reader.next() == .ready)
         #expect(Processes.isAlive(hello.pid), "the worker runs before its parent dies")
         #expect(Self.parent(of: hello.pid) == parent.processIdentifier)
 
         kill(parent.processIdentifier, SIGKILL)
-        let deadline = Date().addingTimeInterval(30)
-        while Processes.isAlive(hello.pid), Date() < deadline { usleep(10_000) }
-        let survived = Processes.isAlive(hello.pid)
-        #expect(!survived, "worker \(hello.pid) outlived its parent")
-        if survived { kill(hello.pid, SIGKILL) }  // leave no orphan behind a failing test
+        defer { if Processes.isAlive(hello.pid) { kill(hello.pid, SIGKILL) } }  // leave no orphan behind a failing test
+        try eventually("the end of worker \(hello.pid), which outlived its parent", timeout: .seconds(30)) {
+            !Processes.isAlive(hello.pid)
+        }
     }
 
     /// The parent pid of `pid`, from /proc.

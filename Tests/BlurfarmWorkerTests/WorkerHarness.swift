@@ -3,6 +3,7 @@ import BlurfarmKernels
 import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -92,16 +93,13 @@ final class WorkerProcessHandle {
         return hello
     }
 
-    /// Waits for the exit (at most `timeout` seconds); returns the status and the stderr text.
-    func waitForExit(timeout: Double = 20) throws -> (status: Int32, stderr: String) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            guard Date() < deadline else {
-                process.terminate()
-                throw HarnessError("the worker did not exit within \(timeout) s")
-            }
-            usleep(10_000)
-        }
+    /// Waits for the exit (`eventually`, at most `timeout` seconds: the worker is then
+    /// terminated); returns the status and the stderr text.
+    func waitForExit(
+        timeout: Int = 20, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> (status: Int32, stderr: String) {
+        defer { if process.isRunning { process.terminate() } }
+        try eventually("the worker's exit", timeout: .seconds(timeout), sourceLocation: sourceLocation) { !process.isRunning }
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (process.terminationStatus, text)
     }
@@ -139,5 +137,30 @@ enum Chains {
     /// The chain the worker builds for the same specs.
     static func chain(_ specs: [FilterSpec], edge: EdgeRule, colour: ColourMode = .gamma) -> FilterChain {
         FilterChain(filters: specs.map { FilterRegistry.builtIn.makeFilter($0) }, edge: edge, colour: colour)
+    }
+}
+
+/// What a `guard case` cannot give `#require`: `try #require(reply.taskResult, "…")`.
+extension WireMessage {
+    /// The result this message is; nil for any other message.
+    var taskResult: TaskResult? {
+        if case .result(let result) = self { result } else { nil }
+    }
+
+    /// The failure this message is; nil for any other message.
+    var taskFailure: TaskFailure? {
+        if case .failure(let failure) = self { failure } else { nil }
+    }
+
+    /// The hello this message is; nil for any other message.
+    var helloMessage: Hello? {
+        if case .hello(let hello) = self { hello } else { nil }
+    }
+}
+
+extension TaskPixels {
+    /// The source pixels of an inline task; nil for shared memory.
+    var inlineSource: InlinePixels? {
+        if case .inline(let source) = self { source } else { nil }
     }
 }

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmSharedMemory
+import BlurfarmTestSupport
 import BlurfarmWire
 import BlurfarmWorker
 import Foundation
@@ -46,10 +47,7 @@ import Glibc
                     rowStride: 60)))
         let frame = try FrameEncoder.encode(.task(task))
         #expect(frame.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == frame.count)
-        guard case .result(let result) = try reader.nextSkippingHeartbeats() else {
-            Issue.record("no result")
-            return
-        }
+        let result = try #require(try reader.nextSkippingHeartbeats()?.taskResult, "no result")
         #expect(try reader.nextSkippingHeartbeats() == .ready)
 
         let expected = PixelBuffer(rect: tile, channels: 3)
@@ -61,8 +59,7 @@ import Glibc
 
         let shutdown = try FrameEncoder.encode(.shutdown)
         #expect(shutdown.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == shutdown.count)
-        let deadline = Date().addingTimeInterval(120)
-        while finished.withLock({ $0 }) == nil, Date() < deadline { usleep(5_000) }
+        try eventually("the worker loop's end after the shutdown", interval: .milliseconds(5)) { finished.withLock { $0 } != nil }
         #expect(finished.withLock { $0 } == .shutdown)
     }
 }

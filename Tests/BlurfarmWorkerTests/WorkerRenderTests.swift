@@ -2,6 +2,7 @@ import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmKernels
 import BlurfarmSharedMemory
+import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// A worker process renders every tile of an image, from shared memory or inline pixels; the
 /// stitched output is bit-identical to the in-process `Renderer`, and every result's checksum
 /// is the checksum of its tile of the output.
-@Suite struct WorkerRenderTests {
+@Suite(.tags(.process)) struct WorkerRenderTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let width: Int, height: Int, channels: Int, tileSize: Int
         let edge: EdgeRule
@@ -82,10 +83,7 @@ import Testing
                 edge: c.edge, colour: c.colour, pixels: .shared(source: source, output: target))
             try worker.send(.task(task))
             let reply = try worker.reader.nextSkippingHeartbeats()
-            guard case .result(let result) = reply else {
-                Issue.record("tile \(tile): expected a result, got \(String(describing: reply))")
-                return
-            }
+            let result = try #require(reply?.taskResult, "tile \(tile): expected a result, got \(String(describing: reply))")
             #expect(result.taskID == task.taskID && result.output == nil)
             #expect(result.checksum == PixelChecksum.of(output, in: tile), "checksum of tile \(tile)")
             #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
@@ -113,10 +111,8 @@ import Testing
                 edge: c.edge, colour: c.colour, pixels: .inline(source: InlinePixels(expected.source.view(region))))
             try worker.send(.task(task))
             let reply = try worker.reader.nextSkippingHeartbeats()
-            guard case .result(let result) = reply, let pixels = result.output else {
-                Issue.record("tile \(tile): expected a result with pixels, got \(String(describing: reply))")
-                return
-            }
+            let result = try #require(reply?.taskResult, "tile \(tile): expected a result, got \(String(describing: reply))")
+            let pixels = try #require(result.output, "tile \(tile): a result without pixels: \(result)")
             #expect(result.taskID == task.taskID && pixels.rect == tile && pixels.channels == output.channels)
             output.copy(tile, from: pixels.makeBuffer())
             #expect(result.checksum == PixelChecksum.of(output, in: tile), "checksum of tile \(tile)")
