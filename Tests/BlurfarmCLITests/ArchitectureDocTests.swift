@@ -1,3 +1,4 @@
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -36,6 +37,47 @@ import Testing
         #expect(targets.count > 20, "Package.swift's targets were not found: \(targets.sorted())")
         #expect(targets.subtracting(documented).isEmpty, "not in docs/architecture.md: \(targets.subtracting(documented).sorted())")
         #expect(documented.subtracting(targets).isEmpty, "not in Package.swift: \(documented.subtracting(targets).sorted())")
+    }
+
+    /// Each Swift or C target's row ends with what it depends on, exactly as Package.swift
+    /// says (as `swift package dump-package` reads it): module names without their `Blurfarm`,
+    /// products by name; a system library's last cell says where it comes from instead.
+    @Test(.tags(.process)) func everyRowsDependenciesAreThePackages() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift", "package", "dump-package"]
+        process.currentDirectoryURL = Self.repository
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "swift package dump-package failed")
+        let package = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let targets = try #require(package["targets"] as? [[String: Any]])
+        var declared: [String: Set<String>] = [:]
+        for target in targets where ["regular", "executable"].contains(target["type"] as? String) {
+            let name = try #require(target["name"] as? String)
+            let dependencies = (target["dependencies"] as? [[String: [Any]]] ?? []).compactMap { $0.values.first?.first as? String }
+            declared[name] = Set(dependencies)
+        }
+        try #require(declared.count > 20, "dump-package's targets were not read: \(declared.keys.sorted())")
+        let names = Set(targets.compactMap { $0["name"] as? String })
+        let document = try String(contentsOf: Self.repository.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        var documented: [String: Set<String>] = [:]
+        for line in document.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4, let name = cells[1].firstMatch(of: /^`([^`]+)`$/)?.output.1 else { continue }
+            let last = cells[cells.count - 2]
+            documented[String(name)] = last == "—" ? [] : Set(last.components(separatedBy: ", ").map { word in
+                names.contains("Blurfarm" + word) ? "Blurfarm" + word : word
+            })
+        }
+        for (name, dependencies) in declared.sorted(by: { $0.key < $1.key }) where name != "BlurfarmTestSupport" {
+            let row = documented[name]
+            #expect(row == dependencies, "\(name): docs/architecture.md says \(row.map { $0.sorted() } ?? []), Package.swift \(dependencies.sorted())")
+        }
     }
 
     /// A reference, not a diary: the details live in farm.md, rendering.md and pool.md.
