@@ -10,6 +10,18 @@ public struct StreamEvent: Sendable, Equatable {
     /// The JSON.
     public var data: String
 
+    /// What an event is about: its `event:` name on the stream and its `kind` in the log.
+    public enum Kind: String, Sendable {
+        /// A job's state or counts changed.
+        case job
+        /// An output started or finished.
+        case output
+        /// Tiles rendered (live only, never in the log).
+        case progress
+        /// The worker processes changed.
+        case workers
+    }
+
     /// The text of the event on the wire (text/event-stream).
     public var wireText: String {
         (id.map { "id: \($0)\n" } ?? "") + "event: \(kind)\ndata: \(data)\n\n"

@@ -36,7 +36,7 @@ extension FarmService {
         }
         switch event {
         case .accepted(let id, let outputs, let upToDate):
-            try update(id, kind: "job") { job, db in
+            try update(id, kind: .job) { job, db in
                 job.outputsTotal = outputs
                 job.outputsUpToDate = upToDate
                 job.outputsWritten = 0
@@ -48,7 +48,7 @@ extension FarmService {
                 try QueueStore.forgetRenderingOutputs(ofJob: id, db)
             }
         case .outputStarted(let id, let output, let tiles):
-            try update(id, kind: "output") { job, db in
+            try update(id, kind: .output) { job, db in
                 job.tilesTotal += tiles
                 try QueueOutput(
                     jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
@@ -58,7 +58,7 @@ extension FarmService {
         case .tilesDone:
             break  // counted above
         case .outputFinished(let id, let outcome):
-            try update(id, kind: "output") { job, db in
+            try update(id, kind: .output) { job, db in
                 switch outcome.status {
                 case .written:
                     job.outputsWritten += 1
@@ -76,13 +76,13 @@ extension FarmService {
             }
             if outcome.status == .written { lastWritten = outcome.output }
         case .problem(let id, let message, let refusal):
-            try update(id, kind: "job") { job, _ in
+            try update(id, kind: .job) { job, _ in
                 job.error = [job.error, message].compactMap { $0 }.joined(separator: "\n")
                 if let refusal { job.refusal = refusal }
             }
         case .workersChanged:
             let workers = engine.workers()
-            try save(kind: "workers") { _ in workers }
+            try save(kind: .workers) { _ in workers }
         case .finished(let id, let failed, let cancelled):
             try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
             try schedule()

@@ -128,7 +128,7 @@ public actor FarmService {
             outputsTotal: plan.outputCount, outputsUpToDate: 0, outputsWritten: 0, outputsFailed: 0,
             outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil, refusal: nil)
         let inserted = job
-        job = try save(kind: "job") { db in
+        job = try save(kind: .job) { db in
             var copy = inserted
             try copy.insert(db)
             return copy
@@ -170,7 +170,7 @@ public actor FarmService {
         var job = try job(id)
         job.priority = priority
         let changed = job
-        try save(kind: "job") { db in
+        try save(kind: .job) { db in
             try changed.update(db)
             return changed
         }
@@ -207,7 +207,7 @@ public actor FarmService {
             job.refusal = nil
         }
         let changed = job
-        try save(kind: "job") { db in
+        try save(kind: .job) { db in
             try changed.update(db)
             return changed
         }
@@ -251,7 +251,7 @@ public actor FarmService {
             failed.error = refusal
             failed.refusal = kind
             let changed = failed
-            try save(kind: "job") { db in
+            try save(kind: .job) { db in
                 try changed.update(db)
                 return changed
             }
@@ -309,7 +309,7 @@ public actor FarmService {
     }
 
     /// Changes job `id` with `body` in one transaction with its event.
-    func update(_ id: Int64, kind: String, _ body: @escaping @Sendable (inout QueueJob, Database) throws -> Void)
+    func update(_ id: Int64, kind: StreamEvent.Kind, _ body: @escaping @Sendable (inout QueueJob, Database) throws -> Void)
         throws(ServiceError)
     {
         try save(kind: kind) { db -> QueueJob in
@@ -323,14 +323,14 @@ public actor FarmService {
     /// Runs `body` in a transaction that also logs its result as an event of `kind`, then
     /// publishes the event.
     @discardableResult
-    func save<T: Encodable & Sendable>(kind: String, _ body: @escaping @Sendable (Database) throws -> T)
+    func save<T: Encodable & Sendable>(kind: StreamEvent.Kind, _ body: @escaping @Sendable (Database) throws -> T)
         throws(ServiceError) -> T
     {
         let (value, event) = try storeCall { store in
             try store.write { db -> (T, QueueEvent) in
                 let value = try body(db)
                 let data = (value as? QueueJob).map { Self.json(JobView($0, withManifest: false)) } ?? Self.json(value)
-                var event = QueueEvent(id: nil, at: Date(), kind: kind, jobId: (value as? QueueJob)?.id, data: data)
+                var event = QueueEvent(id: nil, at: Date(), kind: kind.rawValue, jobId: (value as? QueueJob)?.id, data: data)
                 try QueueStore.append(&event, db)
                 return (value, event)
             }
