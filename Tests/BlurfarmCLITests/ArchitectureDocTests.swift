@@ -45,7 +45,10 @@ import Testing
     @Test(.tags(.process)) func everyRowsDependenciesAreThePackages() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "dump-package"]
+        // A scratch folder of its own: `swift test` holds the lock of the package's .build.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("architecture-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        process.arguments = ["swift", "package", "--scratch-path", scratch.path, "dump-package"]
         process.currentDirectoryURL = Self.repository
         let output = Pipe()
         process.standardOutput = output
