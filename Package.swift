@@ -39,7 +39,7 @@
 //                     the client and the tests: Foundation only
 //   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
-//                     machine, the HTTP API (Hummingbird); the coordinator's Farm through FarmBridge
+//                     machine, the HTTP API (Hummingbird); BlurfarmFarm's Farm through FarmBridge
 //   BlurfarmBench     the benchmarks of `blurfarm bench`, each returning typed rows, and the comparison
 //                     with libvips 8.18 warm in-process (scripts/vips818-bench.py); runs `blurfarm`
 //                     as a process, so it needs Core, Kernels, Engine, Manifest and ImageIO only

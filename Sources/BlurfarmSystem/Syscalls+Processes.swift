@@ -174,6 +174,12 @@ extension Syscalls {
         try retrying("signal(SIGPIPE)") { blurfarm_ignore_sigpipe() }
     }
 
+    /// Ignores SIGXFSZ in this whole process: a write past the file-size limit (`ulimit -f`)
+    /// fails with EFBIG instead of killing it.
+    package static func ignoreFileSizeSignal() throws(SystemCallError) {
+        try retrying("signal(SIGXFSZ)") { blurfarm_ignore_sigxfsz() }
+    }
+
     /// Asks the kernel to send `signal` to this process when the thread that started it exits
     /// (`prctl(PR_SET_PDEATHSIG)`).
     package static func setParentDeathSignal(_ signal: Int32) throws(SystemCallError) {

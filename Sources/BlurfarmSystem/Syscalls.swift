@@ -203,6 +203,12 @@ package enum Syscalls {
         try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
     }
 
+    /// Opens the file `path` for appending, creating it (mode 0644 less the umask; not its
+    /// folder): each `write` lands at the end, so processes sharing it never interleave within one.
+    package static func openForAppending(_ path: String) throws(SystemCallError) -> Int32 {
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) } }
+    }
+
     /// Opens the file `name` in the folder `folder`, never through a symbolic link
     /// (`O_NOFOLLOW | O_CLOEXEC` added to `flags`); new files get mode 0644 less the umask.
     package static func openFile(_ name: String, in folder: Int32, flags: Int32) throws(SystemCallError) -> Int32 {

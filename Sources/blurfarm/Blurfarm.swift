@@ -1,3 +1,4 @@
+import BlurfarmSystem
 import ArgumentParser
 import BlurfarmImageIO
 import CSystemShims
@@ -28,12 +29,12 @@ struct Blurfarm: ParsableCommand {
     /// EFBIG, which names the file and removes its temporary file, instead of killing the
     /// process without a word (docs/security.md).
     static func main() {
-        _ = blurfarm_ignore_sigxfsz()  // sigaction fails only for a signal that does not exist
+        try? Syscalls.ignoreFileSizeSignal()  // sigaction fails only for a signal that does not exist
         // As a worker does (WorkerProcess), an image's buffers (decoded windows, bands, encoded
         // bytes) serve the next instead of being mapped afresh and faulted in, page by page: on
         // a 1080p batch in process, 82,690 page faults before, 27,781 after (docs/performance.md).
         // The heaps stay per thread (lanes, the tile executor, the server's).
-        _ = blurfarm_reuse_freed_memory(BLURFARM_REUSED_MEMORY, 0)
+        Syscalls.reuseFreedMemory(arenas: 0)
         if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
             print(versionText)
             return

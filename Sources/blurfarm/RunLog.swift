@@ -17,13 +17,14 @@ final class RunLog: Sendable {
     /// - Throws: ``CommandError`` naming the file when it cannot be opened.
     init(path: String) throws(CommandError) {
         self.path = path
-        descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        if descriptor < 0 {
-            throw CommandError("\(path): cannot open the log: \(String(cString: strerror(errno)))", exitCode: ExitStatus.invalid)
+        do throws(SystemCallError) {
+            descriptor = try Syscalls.openForAppending(path)
+        } catch {
+            throw CommandError("\(path): cannot open the log: \(error.reason)", exitCode: ExitStatus.invalid)
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { Syscalls.close(descriptor) }
 
     /// The log at `path`, or nil without one; a log that cannot be opened ends the command
     /// (its ``CommandError``, exit status 2).
@@ -36,7 +37,7 @@ final class RunLog: Sendable {
     /// stopping the run for: the same lines went to the terminal or cron's mail.
     func write(_ message: String) {
         let stamp = formatter.withLock { $0.string(from: Date()) }
-        let line = Data("\(stamp) blurfarm[\(getpid())]: \(ShownName.of(message))\n".utf8)
-        _ = line.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        let line = Array("\(stamp) blurfarm[\(Syscalls.processID)]: \(ShownName.of(message))\n".utf8)
+        try? Syscalls.writeAll(descriptor, line)
     }
 }
