@@ -36,7 +36,7 @@ public struct EngineBench: Sendable {
     /// Whether to time libvips's float-precision gaussblur too (slow at large sigma).
     public var includeFloat: Bool
 
-    public init(image: String, runs: Int, sigmas: [Double], tile: Int = Renderer.defaultTileSize, includeFloat: Bool = true) {
+    public init(image: String, runs: Int, sigmas: [Double], tile: Int = RenderSchedule.benchmarkTileSize, includeFloat: Bool = true) {
         self.image = image
         self.runs = max(runs, 1)
         self.sigmas = sigmas

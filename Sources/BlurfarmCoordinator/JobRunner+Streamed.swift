@@ -15,30 +15,10 @@ import Synchronization
 /// at the file's depth, whatever its height; the bytes written are those of the whole-image
 /// path.
 extension JobRunner {
-    /// The fewest output rows in a band (the tile's height allowing; more for a chain that
-    /// reaches far: ``bandHeight(forTile:reach:)``): a window of a 16051-pixel-wide 8-bit RGB
-    /// image at sigma 8 is then 192 + 2 × 24 rows, about 11.6 MB (docs/performance.md).
-    public static let bandHeight = 128
-
-    /// Windows decoded ahead of the ones rendering (``BandedRender/depth``).
-    public static let ringDepth = 2
-
-    /// The rows of a band when tiles are `tileSize` pixels and the chains reach `reach` rows.
-    ///
-    /// For chains that reach `reach` rows, a band is at least 8 × `reach` rows (at most 1024),
-    /// so that the rows its halo adds, computed by the rows pass and thrown away, stay a quarter
-    /// of its own: at sigma 32 (reach 96) a band of 128 rows made the rows pass compute 320 rows
-    /// for 128 (docs/performance.md); one of 512, 704. Never taller than a tile. The bytes are
-    /// the same whatever the band height (`BandInvarianceTests`).
-    public static func bandHeight(forTile tileSize: Int, reach: Int = 0) -> Int {
-        let wanted = min(max(bandHeight, 8 * reach), 1024)
-        return tileSize > 0 ? min(tileSize, wanted) : wanted
-    }
-
-    /// The band height for `chains` in tiles of `tileSize`: ``bandHeight(forTile:reach:)`` at
-    /// the farthest any of them reaches up or down.
+    /// The band height for `chains` in tiles of `tileSize`: ``RenderSchedule/bandRows(forTile:reach:)``
+    /// at the farthest any of them reaches up or down.
     public static func bandHeight(forTile tileSize: Int, chains: [FilterChain]) -> Int {
-        bandHeight(forTile: tileSize, reach: chains.compactMap(\.reach?.y).max() ?? 0)
+        RenderSchedule.bandRows(forTile: tileSize, reach: chains.compactMap(\.reach?.y).max() ?? 0)
     }
 
     /// What streaming an image through `chains` (one per output, each with a ``FilterChain/reach``)
@@ -49,7 +29,7 @@ extension JobRunner {
         DecodeMemory.Streaming(
             bandRows: bandHeight(forTile: tileSize, chains: chains), haloRows: chains.compactMap(\.reach?.y).max() ?? 0,
             haloColumns: chains.filter { $0.edge == .grow }.compactMap(\.reach?.x).max() ?? 0,
-            buffers: BandedRender.blocks(depth: ringDepth, bandsInFlight: 2, chains: chains.count),
+            buffers: BandedRender.blocks(depth: RenderSchedule.windowsAhead, bandsInFlight: 2, chains: chains.count),
             samples: .fileDepth, outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
     }
 
@@ -185,7 +165,7 @@ extension JobRunner {
         let chains = members.map { streamed[$0[0]].chain }
         let banded = BandedRender(
             chains: chains, tileSize: tileSize, image: image,
-            bandHeight: Self.bandHeight(forTile: tileSize, chains: chains), depth: Self.ringDepth)
+            bandHeight: Self.bandHeight(forTile: tileSize, chains: chains), depth: RenderSchedule.windowsAhead)
         let tiles = groups.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
         let copied = groups.indices.map { chain in
             let chain = (index: chain, filters: streamed[members[chain][0]].chain)

@@ -5,9 +5,6 @@ import BlurfarmKernels
 /// ``TileGrid``, renders every tile from the source with its halo, and stitches the
 /// interiors into one output buffer. Each output pixel is written by exactly one tile.
 public struct Renderer: Sendable {
-    /// The tile side used unless the configuration, manifest or command says otherwise: the
-    /// fastest in `blurfarm bench` on a 4K image (a tile's strip of rows stays in L2).
-    public static let defaultTileSize = 256
 
     public let chain: FilterChain
     /// Tile side in pixels; 0 renders the image as one tile.

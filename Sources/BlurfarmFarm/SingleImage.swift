@@ -161,7 +161,7 @@ public struct SingleImage: Sendable {
         let image = Rect(width: reader.width, height: reader.height)
         let banded = BandedRender(
             chains: [chain], tileSize: tileSize, image: image,
-            bandHeight: JobRunner.bandHeight(forTile: tileSize, chains: [chain]), depth: JobRunner.ringDepth)
+            bandHeight: JobRunner.bandHeight(forTile: tileSize, chains: [chain]), depth: RenderSchedule.windowsAhead)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata, options: options)

@@ -31,9 +31,6 @@ public final class BandWriter: @unchecked Sendable {
     private let outcome = Mutex<Result<Void, ImageIOError>?>(nil)
     private let saved = DispatchSemaphore(value: 0)
 
-    /// The rows the saver may be handed at once, unless told otherwise (a band of more waits
-    /// for the first to be taken).
-    public static let defaultRingRows = 256
 
     /// Whether an image can be written band by band to `path` with `options`: whether it has
     /// alpha is known before the pixels are (an output of 4 `channels` from a source without
@@ -60,7 +57,7 @@ public final class BandWriter: @unchecked Sendable {
     public init(
         path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
-        confinement: RootConfinement? = nil, ringRows: Int = defaultRingRows
+        confinement: RootConfinement? = nil, ringRows: Int = RenderSchedule.encoderRingRows
     ) throws(ImageIOError) {
         precondition(
             Self.canWrite(to: path, channels: channels, sourceHadAlpha: sourceHadAlpha, options: options),

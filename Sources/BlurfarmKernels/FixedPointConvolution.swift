@@ -9,11 +9,8 @@ import CKernels
 /// types do not reach). The reference schedule is obvious scalar Swift computing the same
 /// integers.
 enum FixedPointConvolution {
-    /// Samples per column block of the columns pass: the block's `stripRows + 2R` ring rows
-    /// (41 KB at sigma 8) stay in L1 or close while the strip's output rows are made (in a
-    /// stand-alone harness, 128 took 14–15 % longer at sigma 2 and 8, 4096 1 % and 10 %; with
-    /// 32-bit sums at sigma 32, 32 to 1024 within 15 %, 256 the fastest).
-    static let blockSamples = 256
+    /// Samples per column block of the columns pass (``RenderSchedule/fixedPointBlockSamples``).
+    static var blockSamples: Int { RenderSchedule.fixedPointBlockSamples }
 
     /// Renders `tile` (see ``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``).
     /// `vector` false keeps the C passes to their scalar code, which a build without AVX2 runs:

@@ -9,8 +9,4 @@ public enum KernelSchedule: String, CaseIterable, Sendable {
 
     /// The schedule the engine uses unless told otherwise.
     public static let `default` = KernelSchedule.vectorized
-    /// Rows per strip in the vectorized gaussian: the strip's intermediate rows stay in L2.
-    static let stripRows = 16
-    /// Pixels computed together in registers (eight SIMD4 accumulators).
-    static let blockPixels = 8
 }

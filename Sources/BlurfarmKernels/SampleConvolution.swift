@@ -20,16 +20,12 @@ import BlurfarmCore
 /// Values are never summed across a tile edge nor in an order that depends on the tile, so
 /// any tiling gives the same bits.
 enum SampleConvolution {
-    /// Output rows per strip: the columns pass makes them block by block from a ring of
-    /// `stripRows + 2R` rows-pass rows, so each block of the ring is read from cache once per
-    /// strip rather than once per output row.
-    static let stripRows = 32
-    /// Floats per column block of the columns pass (eight 8-lane vectors): the block's
-    /// `stripRows + 2R` rows (57 KB at sigma 32) stay in cache while the strip's rows are made.
-    static let blockFloats = 64
-
-    /// Bytes of rows-pass rows the fast schedule keeps per slab of columns: about half of L2.
-    static let ringBytes = 256 << 10
+    /// Output rows per strip (``RenderSchedule/sampleStripRows``).
+    static var stripRows: Int { RenderSchedule.sampleStripRows }
+    /// Floats per column block of the columns pass (``RenderSchedule/sampleBlockFloats``).
+    static var blockFloats: Int { RenderSchedule.sampleBlockFloats }
+    /// Bytes of rows-pass rows per slab of columns (``RenderSchedule/sampleRingBytes``).
+    static var ringBytes: Int { RenderSchedule.sampleRingBytes }
 
     /// The width of the slabs of columns the fast schedule cuts a tile into: as wide as keeps
     /// the ring of `stripRows + 2R` rows within ``ringBytes``, but at least `2R` (beyond that

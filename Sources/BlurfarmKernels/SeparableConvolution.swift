@@ -19,7 +19,7 @@ enum SeparableConvolution {
         precondition(input.rect.contains(out.grown(dx: radius, dy: radius)), "input misses the halo")
         precondition(input.channels == n, "input and output channels differ")
         if out.isEmpty { return }
-        let stripRows = schedule == .reference ? out.height : KernelSchedule.stripRows
+        let stripRows = schedule == .reference ? out.height : RenderSchedule.floatStripRows
         let pass = schedule == .reference ? reference : blocked
         // The intermediate: the strip's rows, columns out.x - R ..< out.maxX + R.
         let wide = (out.width + 2 * radius) * n

@@ -1,3 +1,5 @@
+import BlurfarmCore
+
 /// The farm's settings, read from `config/blurfarm.conf` (or the file named by `--config`
 /// or `$BLURFARM_CONFIG`). `docs/configuration.md` describes every key.
 public struct FarmConfiguration: Hashable, Sendable {
@@ -61,12 +63,8 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// (docs/configuration.md).
     public static let defaultWholeImagePixels = 1 << 24
 
-    /// Tiles of 512 × 512 pixels (4 MiB of Float32 RGBA): in the worker pool on a 4K image the
-    /// filter stage runs 1.6 times faster with a second worker at 512 against 1.5 times at 256
-    /// (fewer tasks, fewer round trips; `blurfarm bench --farm`, docs/performance-history.md), and in
-    /// process and on the 1080p batch 512 is as fast as 256. Still small enough to spread an
-    /// image over the workers (32 tiles in 4K).
-    public static let defaultTile = 512
+    /// The tile side unless the configuration says otherwise (``RenderSchedule/tileSize``).
+    public static var defaultTile: Int { RenderSchedule.tileSize }
     /// Two decoded images at once: one being rendered while the next decodes.
     public static let defaultDecodedImages = 2
     /// 2^30 pixels (32768 × 32768, a gigapixel), as ImageIO's `ImageReader.defaultPixelLimit`:

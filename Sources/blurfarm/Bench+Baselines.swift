@@ -34,7 +34,7 @@ struct BenchEngine: FarmCommand {
     @OptionGroup var options: BenchOptions
     @OptionGroup var kernel: KernelImageOptions
     @Option(help: "Tile side for blurfarm.")
-    var tile = Renderer.defaultTileSize
+    var tile = RenderSchedule.benchmarkTileSize
     @Flag(help: "Leave out libvips's float-precision gaussblur (slow at large sigma).")
     var skipFloat = false
 
