@@ -18,8 +18,11 @@ extension JobRunner {
     /// The band height for `chains` in tiles of `tileSize`: ``RenderSchedule/bandRows(forTile:reach:)``
     /// at the farthest any of them reaches up or down.
     public static func bandHeight(forTile tileSize: Int, chains: [FilterChain]) -> Int {
-        RenderSchedule.bandRows(forTile: tileSize, reach: chains.compactMap(\.reach?.y).max() ?? 0)
+        RenderSchedule.bandRows(forTile: tileSize, reach: haloRows(chains))
     }
+
+    /// The farthest any of `chains` reaches up or down.
+    static func haloRows(_ chains: [FilterChain]) -> Int { chains.compactMap(\.reach?.y).max() ?? 0 }
 
     /// What streaming an image through `chains` (one per output, each with a ``FilterChain/reach``)
     /// in tiles of `tileSize` holds, for admission (``DecodeMemory/streamed(_:_:)``): the
@@ -27,7 +30,7 @@ extension JobRunner {
     /// (the worker pool's; one in process).
     public static func streaming(_ chains: [FilterChain], tileSize: Int) -> DecodeMemory.Streaming {
         DecodeMemory.Streaming(
-            bandRows: bandHeight(forTile: tileSize, chains: chains), haloRows: chains.compactMap(\.reach?.y).max() ?? 0,
+            bandRows: bandHeight(forTile: tileSize, chains: chains), haloRows: haloRows(chains),
             haloColumns: chains.filter { $0.edge == .grow }.compactMap(\.reach?.x).max() ?? 0,
             buffers: BandedRender.blocks(depth: RenderSchedule.windowsAhead, bandsInFlight: 2, chains: chains.count),
             samples: .fileDepth, outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
@@ -40,12 +43,8 @@ extension JobRunner {
     /// where a tile lies), and it is verified by checksums only (`decode` and `untiled`
     /// compare the whole image).
     public static func canStream(_ output: PlannedOutput, verify: VerifyMode, registry: FilterRegistry) -> Bool {
-        // `output: region` writes a box rendered whole: small, and what the regions cost anyway.
-        guard verify == .checksum, output.decodeResize == nil, !output.variant.filters.isEmpty,
-            output.variant.regions.extent == .image
-        else { return false }
-        guard output.variant.filters.allSatisfy({ registry.descriptor(named: $0.name)?.isPlugin == false }) else { return false }
-        return chain(of: output, registry: registry).reach != nil
+        verify == .checksum && output.decodeResize == nil && !output.variant.filters.isEmpty
+            && chain(of: output, registry: registry).streams
     }
 
     /// The variant's filter chain, its filters made by `registry`.

@@ -105,6 +105,20 @@ public struct PixelBuffer: @unchecked Sendable {
         }
     }
 
+    /// Sets the pixels of `region` (inside the buffer's rectangle) to 0: transparent black.
+    public func clear(_ region: Rect) {
+        precondition(rect.contains(region))
+        if region.isEmpty { return }
+        let rowFloats = region.width * channels
+        withUnsafePixels { dst in
+            var d = dst + (region.y - rect.y) * rowStride + (region.x - rect.x) * channels
+            for _ in 0..<region.height {
+                d.update(repeating: 0, count: rowFloats)
+                d += rowStride
+            }
+        }
+    }
+
     /// Whether both buffers hold the same rectangle and channels with bit-identical pixels.
     public func isBitIdentical(to other: PixelBuffer) -> Bool {
         rect == other.rect && channels == other.channels && firstDifference(from: other) == nil

@@ -279,7 +279,8 @@ private final class WindowDecoder: @unchecked Sendable {
             rect: Rect(x: 0, y: rows.lowerBound, width: width, height: rows.count), channels: layout.channels,
             format: layout.format, storage: blocks.storage())
         // Rows read before come from the last window (both ends only move down).
-        // (None for a first window below the image's top: `output: region`'s box.)
+        // (None when the first window starts below the image's top: a plan whose output
+        // starts lower, as a region's box would.)
         let kept = rows.lowerBound..<max(rows.lowerBound, min(rows.upperBound, decoded))
         if let previous, !kept.isEmpty {
             window.copy(Rect(x: 0, y: kept.lowerBound, width: width, height: kept.count), from: previous)

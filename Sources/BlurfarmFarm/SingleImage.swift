@@ -74,13 +74,11 @@ public struct SingleImage: Sendable {
         defer { launched.shutdown() }
         if let summary = try renderStreamed(launched) { return summary }
         let clock = ContinuousClock()
-        var decoded: DecodedImage?
-        let decodeTime = try clock.measure {
-            decoded = input == "-"
-                ? try StandardStreams.withInputFile { path throws(ImageIOError) in try decode(path) }
-                : try decode(input)
-        }
-        guard let image = decoded else { throw ImageIOError(code: .decodeFailed, path: input, message: "nothing decoded") }
+        let decodeStart = clock.now
+        let image = input == "-"
+            ? try StandardStreams.withInputFile { path throws(ImageIOError) in try decode(path) }
+            : try decode(input)
+        let decodeTime = clock.now - decodeStart
         if let problem = chain.regionProblem(forImage: image.pixels.rect) { throw Failure.regions(input: input, problem: problem) }
         var summary = Summary(
             width: image.pixels.rect.width, height: image.pixels.rect.height, tiles: 0, engine: choice.words, decode: decodeTime)
@@ -91,20 +89,18 @@ public struct SingleImage: Sendable {
         // A chain without filters that is not the identity (it adds alpha) still renders, in
         // this process.
         let rendering = try launched.started()
-        var result: Result<RenderedImage, RenderFailure>?
-        summary.filter = clock.measure {
-            result = Result { () throws(RenderFailure) -> RenderedImage in
-                try rendering.render(
-                    image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
-                    tileSize: tileSize, ticket: RenderTicket())
-            }
-        }
-        launched.finishing()
+        let filterStart = clock.now
         let pixels: PixelBuffer
-        switch result! {
-        case .success(let rendered): pixels = rendered.pixels
-        case .failure(let failure): throw Failure.render(input: input, failure)
+        do throws(RenderFailure) {
+            pixels = try rendering.render(
+                image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: options.bitDepth, chain: chain,
+                tileSize: tileSize, ticket: RenderTicket()
+            ).pixels
+        } catch {
+            throw Failure.render(input: input, error)
         }
+        summary.filter = clock.now - filterStart
+        launched.finishing()
         summary.encode = try clock.measure { try write(pixels, of: image) }
         (summary.width, summary.height) = (pixels.rect.width, pixels.rect.height)
         summary.tiles = TileGrid(bounds: pixels.rect, tileSize: tileSize).tiles.count
@@ -131,9 +127,8 @@ public struct SingleImage: Sendable {
             sourceHadAlpha: image.hasAlpha, metadata: image.metadata, options: options))
     }
 
-    /// Renders the image band by band when it can be, or returns nil. It can when the chain's
-    /// filters are all built in (a plugin's region of interest may depend on where a tile lies;
-    /// no filters at all, a format conversion, copies the bands); there is no resize
+    /// Renders the image band by band when it can be, or returns nil. It can when the chain
+    /// ``FilterChain/streams`` (no filters at all, a format conversion, copies the bands); there is no resize
     /// (vips_thumbnail shrinks whole images); the input and the output are files (not standard
     /// input or output); the input needs no turning upright (EXIF orientation 1: rotating needs
     /// the whole image); and the output's alpha and bytes are known before its last row
@@ -145,9 +140,7 @@ public struct SingleImage: Sendable {
     /// meanwhile). The input is admitted with the memory streaming it needs
     /// (``DecodeMemory/streamed(_:_:)``, a function of its width, not its height).
     private func renderStreamed(_ launched: WorkerChoice.Launched) throws -> Summary? {
-        guard input != "-", format == nil, resize == nil, chain.reach != nil, chain.regions.extent == .image,
-            chain.filters.allSatisfy({ $0.origin == .builtIn })
-        else { return nil }
+        guard input != "-", format == nil, resize == nil, chain.streams else { return nil }
         let clock = ContinuousClock()
         let start = clock.now
         guard

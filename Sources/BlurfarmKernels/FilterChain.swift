@@ -44,6 +44,14 @@ public struct FilterChain: Sendable {
         return sum
     }
 
+    /// Whether the chain can render an image band by band (``BandedRender``): every filter
+    /// built in and reading a fixed distance (``reach``; a plugin's region of interest may
+    /// depend on where a tile lies), and it writes the whole image (`output: region` writes a
+    /// box, rendered whole: small, and what the regions cost anyway).
+    public var streams: Bool {
+        reach != nil && regions.extent == .image && filters.allSatisfy { $0.origin == .builtIn }
+    }
+
     /// The channels the chain works in and writes for a source with `sourceChannels`: an
     /// opaque (3-channel) source stays opaque under `clamp` and `mirror`; `transparent` and
     /// `grow` bring transparency in, so alpha is carried.
@@ -90,7 +98,8 @@ public struct FilterChain: Sendable {
     }
 
     /// How many of `tiles` (of an image covering `image`) no region reaches: rendering copies
-    /// them from the source without running the filters (``render(tile:source:image:into:)``).
+    /// them from the source without running the filters (``render(tile:source:image:into:)``),
+    /// or, for a cutout, leaves them transparent.
     public func copiedTiles(_ tiles: [Rect], image: Rect) -> Int {
         regions.isEverywhere ? 0 : tiles.reduce(0) { $0 + (regions.uniformCoverage(of: $1, in: image) == 0 ? 1 : 0) }
     }
@@ -161,7 +170,7 @@ public struct FilterChain: Sendable {
         // A cutout's tile no region reaches is transparent.
         let coverage = regions.uniformCoverage(of: tile, in: image)
         if coverage == 0 && regions.extent == .cutout {
-            target.copy(tile, from: PixelBuffer(rect: tile, channels: n))
+            target.clear(tile)
             return
         }
         if stages.isEmpty || coverage == 0 {

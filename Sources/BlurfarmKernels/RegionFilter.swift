@@ -10,9 +10,9 @@ import BlurfarmCore
 /// output is its input); where it is 1 there is no blend.
 public struct RegionFilter: Filter {
     /// The filter placed.
-    public let inner: any Filter
+    private let inner: any Filter
     /// Where it applies: never ``RegionMask/Extent/box`` or `cutout` (a variant's).
-    public let mask: RegionMask
+    private let mask: RegionMask
 
     /// `filter` applied inside `mask` only; `filter` itself when the mask is everywhere.
     public static func placing(_ filter: any Filter, in mask: RegionMask) -> any Filter {
@@ -33,9 +33,12 @@ public struct RegionFilter: Filter {
         return spec
     }
 
-    /// The wrapped filter's, and the output itself (the blend reads the input there).
+    /// The wrapped filter's, and the output itself (the blend reads the input there); only the
+    /// output where no region reaches it (``apply(input:output:image:)`` copies it), so the
+    /// filters before this one compute no halo for it there.
     public func regionOfInterest(for output: Rect, image: Rect) -> Rect {
-        inner.regionOfInterest(for: output, image: image).union(output)
+        if mask.uniformCoverage(of: output, in: image) == 0 { return output }
+        return inner.regionOfInterest(for: output, image: image).union(output)
     }
 
     public func domainOfDefinition(forInput input: Rect, image: Rect) -> Rect {

@@ -131,7 +131,7 @@ public struct JobWatch {
 
     /// The folders to watch for `plan`: each input glob's fixed folder, with the folders below
     /// it; hidden ones too when the glob names a hidden name below its fixed folder.
-    public static func watchedFolders(_ plan: JobPlan) -> [(folder: String, hidden: Bool)] {
+    static func watchedFolders(_ plan: JobPlan) -> [(folder: String, hidden: Bool)] {
         var folders: [(folder: String, hidden: Bool)] = []
         for glob in plan.job.inputs.compactMap({ try? GlobPattern($0) }) {
             let folder = glob.fixedPrefix.isEmpty ? plan.folder : JobPlanner.join(plan.folder, glob.fixedPrefix)
@@ -147,7 +147,7 @@ public struct JobWatch {
     }
 
     /// `path` relative to the job's folder `base` (as the globs see it), nil when outside it.
-    public static func relative(_ path: String, to base: String) -> String? {
+    static func relative(_ path: String, to base: String) -> String? {
         if base == "." { return path.hasPrefix("/") ? nil : path }
         return path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : nil
     }

@@ -38,9 +38,10 @@ enum CommandFailure {
         case let diagnostics as Diagnostics:
             self = .diagnostics(DiagnosticPrinter.render(diagnostics, program: "blurfarm"), exitCode: ExitStatus.invalid)
         case let error as ImageIOError: self = .message(error.description, exitCode: ExitStatus.someFailed)
-        case WorkerChoice.Failure.pluginsNeedWorkers(let names):
-            self = .message(WorkerChoice.Failure.pluginsNeedWorkers(names).description, exitCode: ExitStatus.invalid)
-        case let error as WorkerChoice.Failure: self = .message(error.description, exitCode: ExitStatus.someFailed)
+        // Plugins asked to run in process: the options contradict each other.
+        case let error as WorkerChoice.Failure:
+            let asked = if case .pluginsNeedWorkers = error { true } else { false }
+            self = .message(error.description, exitCode: asked ? ExitStatus.invalid : ExitStatus.someFailed)
         case let error as BenchError: self = .message(error.message, exitCode: ExitStatus.someFailed)
         default: self = .message("\(error)", exitCode: ExitStatus.someFailed)
         }

@@ -221,8 +221,7 @@ import Testing
         // Now and then one filter placed in regions of its own.
         if rng.next() % 3 == 0 {
             let i = Int(rng.next() % UInt64(filters.count))
-            var own = randomRegionMask(width: 40, height: 50, seed: rng.next())
-            own.extent = .image
+            let own = randomRegionMask(width: 40, height: 50, seed: rng.next())
             filters[i] = RegionFilter.placing(filters[i], in: own)
         }
         let edges: [EdgeRule] = [.clamp, .mirror, .transparent]
