@@ -151,7 +151,7 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "CSystemShims", "CXXHash",
+                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "CXXHash",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -169,7 +169,7 @@ let package = Package(
             name: "CSystemShims",
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
         .target(
-            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "BlurfarmSystem", "CVips", "CVipsShim", "CSystemShims"],
+            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "BlurfarmSystem", "CVips", "CVipsShim"],
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
@@ -194,7 +194,7 @@ let package = Package(
             name: "BlurfarmServer",
             dependencies: ["BlurfarmFarm", 
                 "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
-                "BlurfarmPool", "BlurfarmSystem", "CSystemShims",
+                "BlurfarmPool", "BlurfarmSystem",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

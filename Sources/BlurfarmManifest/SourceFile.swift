@@ -21,36 +21,16 @@ public enum SourceFile {
             .failure(Diagnostics([.error("cannot read '\(path)': \(reason)", at: nil)]))
         }
         // Never blocking: a FIFO opened for reading waits for a writer, forever in a service.
-        let fd: Int32
-        do {
-            fd = try Syscalls.retrying("open") { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
-        } catch {
-            return failure(error.reason)
-        }
-        defer { Syscalls.close(fd) }
-        let info: stat
-        do {
-            info = try Syscalls.status(of: fd)
-        } catch {
-            return failure(error.reason)
-        }
-        if info.st_mode & S_IFMT != S_IFREG {
-            return failure("it is \(fileKindName(info.st_mode)), not a regular file")
-        }
-        let limit = ManifestLimits.maximumBytes + 1
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var count = 0
-        while count < limit {
-            let n: Int
-            do {
-                n = try Syscalls.retrying("read") { bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit - count) } }
-            } catch {
-                return failure(error.reason)
+        do throws(SystemCallError) {
+            let fd = try Syscalls.openForReading(path)
+            defer { Syscalls.close(fd) }
+            let info = try Syscalls.status(of: fd)
+            if info.st_mode & S_IFMT != S_IFREG {
+                return failure("it is \(fileKindName(info.st_mode)), not a regular file")
             }
-            if n == 0 { break }
-            count += n
+            return .success(try Syscalls.readAll(fd, upTo: ManifestLimits.maximumBytes + 1))
+        } catch {
+            return failure(error.reason)
         }
-        bytes.removeSubrange(count...)
-        return .success(bytes)
     }
 }

@@ -5,13 +5,12 @@ import Synchronization
 public struct StreamEvent: Sendable, Equatable {
     /// The event log's id, nil for progress that is not kept.
     public var id: Int64?
-    /// `job`, `output`, `progress`, `workers`.
-    public var kind: String
+    public var kind: Kind
     /// The JSON.
     public var data: String
 
     /// What an event is about: its `event:` name on the stream and its `kind` in the log.
-    public enum Kind: String, Sendable {
+    public enum Kind: String, Sendable, Codable {
         /// A job's state or counts changed.
         case job
         /// An output started or finished.
@@ -24,7 +23,7 @@ public struct StreamEvent: Sendable, Equatable {
 
     /// The text of the event on the wire (text/event-stream).
     public var wireText: String {
-        (id.map { "id: \($0)\n" } ?? "") + "event: \(kind)\ndata: \(data)\n\n"
+        (id.map { "id: \($0)\n" } ?? "") + "event: \(kind.rawValue)\ndata: \(data)\n\n"
     }
 }
 

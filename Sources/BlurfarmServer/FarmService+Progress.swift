@@ -40,7 +40,7 @@ extension FarmService {
         for job in jobs {
             guard let last = pending[job.id!]?.last else { continue }
             hub.publish(StreamEvent(
-                id: nil, kind: StreamEvent.Kind.progress.rawValue,
+                id: nil, kind: .progress,
                 data: Self.json(ProgressEvent(job: JobView(job, withManifest: false), output: last.output, done: last.done, total: last.total))))
         }
     }

@@ -1,5 +1,3 @@
-import BlurfarmState
-import BlurfarmSystem
 import BlurfarmAPI
 import BlurfarmCore
 import BlurfarmCoordinator
@@ -330,7 +328,7 @@ public actor FarmService {
             try store.write { db -> (T, QueueEvent) in
                 let value = try body(db)
                 let data = (value as? QueueJob).map { Self.json(JobView($0, withManifest: false)) } ?? Self.json(value)
-                var event = QueueEvent(id: nil, at: Date(), kind: kind.rawValue, jobId: (value as? QueueJob)?.id, data: data)
+                var event = QueueEvent(id: nil, at: Date(), kind: kind, jobId: (value as? QueueJob)?.id, data: data)
                 try QueueStore.append(&event, db)
                 return (value, event)
             }

@@ -22,8 +22,8 @@ public struct QueueEvent: Codable, Sendable, Equatable, FetchableRecord, Mutable
     public var id: Int64?
     /// When it happened.
     public var at: Date
-    /// `job` (a job's state or progress), `output`, `workers`.
-    public var kind: String
+    /// What it is about: `job` (a job's state or progress), `output`, `workers` (stored as that text).
+    public var kind: StreamEvent.Kind
     /// The job it concerns.
     public var jobId: Int64?
     /// The change as JSON: the job as the API shows it, without its manifest's text (a job's
@@ -185,13 +185,13 @@ public final class QueueStore: Sendable {
 
     /// Forgets the outputs of job `id` still rendering, in the transaction `db`: the farm
     /// accepted the job again and starts them anew.
-    public static func forgetRenderingOutputs(ofJob id: Int64, _ db: Database) throws {
+    static func forgetRenderingOutputs(ofJob id: Int64, _ db: Database) throws {
         try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
     }
 
     /// Records the finished `output` in the transaction `db`, with when it started (its
     /// `startedAt` is the stored row's, none when it never started).
-    public static func recordFinished(_ output: QueueOutput, _ db: Database) throws {
+    static func recordFinished(_ output: QueueOutput, _ db: Database) throws {
         var finished = output
         finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
         try finished.upsert(db)

@@ -1,6 +1,6 @@
-// The file system calls of BlurfarmImageIO's decoding and writing (atomic files beneath a
-// root, extended attributes, the memory this process may use), beside the coordinator's in
-// Syscalls.swift: one EINTR helper (`retrying`), one `SystemCallError`. Every path and name is
+// The file system calls of decoding and writing images (atomic files beneath a root, extended
+// attributes, the memory this process may use), of real paths and host names, through the one
+// EINTR helper (`retrying`) and the one `SystemCallError` of Syscalls.swift. Every path and name is
 // given to the kernel as the bytes it stands for (`PathEncoding.withCString`).
 import CSystemShims
 
@@ -188,19 +188,10 @@ extension Syscalls {
         PathEncoding.withCString(path) { access($0, W_OK | X_OK) } == 0
     }
 
-    /// The size in bytes of the file open on `fd`.
-    package static func size(of fd: Int32) throws(SystemCallError) -> Int {
-        var info = stat()
-        try retrying("fstat") { fstat(fd, &info) }
-        return Int(info.st_size)
-    }
-
-    /// Reads up to `count` bytes of `fd` at `offset` into `buffer` (from its start); the number
-    /// read, 0 at the end of the file.
-    package static func read(
-        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int
-    ) throws(SystemCallError) -> Int {
-        try retrying("pread") { pread(fd, buffer.baseAddress, min(count, buffer.count), off_t(offset)) }
+    /// Reads up to `buffer.count` bytes of `fd` at `offset` into `buffer`; the number read, 0
+    /// at the end of the file.
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemCallError) -> Int {
+        try retrying("pread") { pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
     /// The memory this process may use, in bytes: the least of the physical memory, the
@@ -233,10 +224,8 @@ extension Syscalls {
     /// The text of a small file (at most 4 KiB), or nil.
     private static func readSmallFile(_ path: String) -> String? {
         guard let fd = try? openForReading(path) else { return nil }
-        defer { _ = Glibc.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        let count = bytes.withUnsafeMutableBytes { raw in (try? read(fd, into: raw, count: raw.count, at: 0)) ?? -1 }
-        guard count > 0 else { return nil }
-        return String(decoding: bytes[..<count], as: UTF8.self)
+        defer { close(fd) }
+        guard let bytes = try? readAll(fd, upTo: 4096), !bytes.isEmpty else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -45,6 +45,7 @@ package enum Syscalls {
     /// ``retrying(_:_:)`` for a call that returns its error number instead of setting errno
     /// (`posix_spawn`, `pthread_create`): 0 is success.
     package static func retryingReturnedError(_ call: String, _ body: () -> Int32) throws(SystemCallError) {
+        // Through the one EINTR loop: the returned number stands in for errno.
         try retrying(call) { () -> Int32 in
             let code = body()
             if code == 0 { return 0 }
@@ -200,7 +201,7 @@ package enum Syscalls {
     /// Opens the file `path` for reading (following links), without waiting: a FIFO without a
     /// writer opens at once (its descriptor's `fstat` says what it is) instead of blocking.
     package static func openForReading(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } }
+        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) } }
     }
 
     /// Opens the file `path` for appending, creating it (mode 0644 less the umask; not its

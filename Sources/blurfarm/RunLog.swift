@@ -38,6 +38,6 @@ final class RunLog: Sendable {
     func write(_ message: String) {
         let stamp = formatter.withLock { $0.string(from: Date()) }
         let line = Array("\(stamp) blurfarm[\(Syscalls.processID)]: \(ShownName.of(message))\n".utf8)
-        try? Syscalls.writeAll(descriptor, line)
+        _ = try? Syscalls.writeOnce(descriptor, line)
     }
 }

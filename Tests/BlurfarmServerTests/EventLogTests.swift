@@ -39,7 +39,7 @@ import Testing
         let count = Int(QueueStore.eventRetention + 3 * QueueStore.trimEvery + 7)
         try fixture.store.write { db in
             for _ in 0..<count {
-                var event = QueueEvent(id: nil, at: Date(), kind: "workers", jobId: nil, data: "[]")
+                var event = QueueEvent(id: nil, at: Date(), kind: .workers, jobId: nil, data: "[]")
                 try QueueStore.append(&event, db)
             }
         }

@@ -99,7 +99,7 @@ import Testing
         let job = try await fixture.wait(for: id) { $0.tilesDone == 100 }
         fixture.service.hub.finish()
         var progress = 0
-        for await event in events where event.kind == "progress" { progress += 1 }
+        for await event in events where event.kind == .progress { progress += 1 }
         #expect(job.tilesDone == 100)
         #expect(try await fixture.service.outputs(of: id).first?.tilesDone == 100)
         #expect((1...10).contains(progress), "\(progress) progress events for 100 tiles")
@@ -265,7 +265,7 @@ import Testing
         let id = try await fixture.submit().id!
         _ = try await fixture.service.request(.pauseRequested, job: id)
         let events = try fixture.store.events(after: 0)
-        let states = events.filter { $0.kind == "job" }.compactMap { event -> String? in
+        let states = events.filter { $0.kind == .job }.compactMap { event -> String? in
             let object = try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any]
             return object?["state"] as? String
         }

@@ -99,13 +99,13 @@ enum AtomicFile {
         for name in Syscalls.names(inFolder: folder) where name.hasPrefix(".") {
             guard let marker = name.range(of: prefix, options: .backwards) else { continue }
             let tail = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
-            guard tail.count == 2, tail[1].utf8.count == 12, let pid = Int32(tail[0]), pid > 0, pid != getpid(),
-                kill(pid, 0) != 0, errno == ESRCH
+            guard tail.count == 2, tail[1].utf8.count == 12, let pid = Int32(tail[0]), pid > 0, pid != Syscalls.processID,
+                !Syscalls.isRunning(pid)
             else { continue }
             guard let file = try? Syscalls.openToInspect(name, in: directory) else { continue }
             defer { Syscalls.close(file) }
             guard let info = try? Syscalls.status(of: file), info.st_mode & S_IFMT == S_IFREG,
-                info.st_uid == geteuid(), age(info) >= minimumAge,
+                info.st_uid == Syscalls.effectiveUserID, age(info) >= minimumAge,
                 Syscalls.attribute(file, markerAttribute) == "\(host)-\(tail[0])-\(tail[1])"
             else { continue }
             Syscalls.removeQuietly(name, in: directory)
@@ -151,7 +151,7 @@ enum AtomicFile {
     /// `pid` is the writer's (the tests name a dead one). Returns the descriptor and the file's
     /// name.
     static func createTemporary(
-        for output: OutputPath, in folder: Int32, pid: Int32 = getpid()
+        for output: OutputPath, in folder: Int32, pid: Int32 = Syscalls.processID
     ) throws(ImageIOError) -> (descriptor: Int32, name: String) {
         for _ in 0..<100 {
             let (name, tail) = temporaryName(for: output, pid: pid)
@@ -204,7 +204,7 @@ enum AtomicFile {
     /// killed process would leave (the sweep's to remove).
     static func link(_ descriptor: Int32, for output: OutputPath, in folder: Int32) throws(SystemCallError) -> String {
         for _ in 0..<100 {
-            let (name, tail) = temporaryName(for: output, pid: getpid())
+            let (name, tail) = temporaryName(for: output, pid: Syscalls.processID)
             try? Syscalls.setAttribute(descriptor, markerAttribute, tail)
             do {
                 try Syscalls.link(descriptor, as: name, in: folder)

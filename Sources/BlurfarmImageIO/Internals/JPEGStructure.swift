@@ -80,7 +80,7 @@ private struct ChunkReader {
         index = 0
         let offset = chunkOffset
         let result = chunk.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, count: raw.count, at: offset) }
+            Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, at: offset) }
         }
         switch result {
         case .success(let n): count = n
@@ -114,7 +114,7 @@ private struct ChunkReader {
             index += length
             return true
         }
-        if size == nil { size = (try? Syscalls.size(of: fd)) ?? 0 }
+        if size == nil { size = (try? Syscalls.status(of: fd)).map { Int($0.st_size) } ?? 0 }
         guard target <= size! else { return false }
         chunkOffset = target
         count = 0

@@ -14,11 +14,11 @@ enum PNMStructure {
     static func check(_ fd: Int32) throws(FileStructureProblem) {
         var header = [UInt8](repeating: 0, count: 1024)
         let read = header.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, count: raw.count, at: 0) }
+            Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, at: 0) }
         }
         let (count, size): (Int, Int)
         do throws(SystemCallError) {
-            (count, size) = (try read.get(), try Syscalls.size(of: fd))
+            (count, size) = (try read.get(), Int(try Syscalls.status(of: fd).st_size))
         } catch {
             throw FileStructureProblem(message: "cannot read: \(error.reason)")
         }

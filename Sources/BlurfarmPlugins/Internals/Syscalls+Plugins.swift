@@ -42,7 +42,7 @@ extension Syscalls {
     /// The entry `name` of the folder `folder` as an `O_PATH` descriptor, never following a
     /// symbolic link: a link gives a descriptor of the link itself (``linkTarget(of:)``).
     static func openEntry(_ name: String, in folder: Int32) throws(SystemCallError) -> Int32 {
-        try retrying("openat") { openat(folder, name, openPathOnly | O_NOFOLLOW | O_CLOEXEC) }
+        try retrying("openat") { PathEncoding.withCString(name) { openat(folder, $0, openPathOnly | O_NOFOLLOW | O_CLOEXEC) } }
     }
 
     /// `fstat` of a descriptor: what was opened, not what a path names now.
@@ -57,7 +57,7 @@ extension Syscalls {
             buffer.withUnsafeMutableBytes { readlinkat(descriptor, "", $0.baseAddress!, $0.count) }
         }
         guard length < buffer.count else { throw SystemCallError(call: "readlinkat", errno: ENAMETOOLONG) }
-        return String(decoding: buffer[..<length], as: UTF8.self)
+        return PathEncoding.decode(buffer[..<length]).text
     }
 
     /// Loads the shared library open on `descriptor` (through `/proc/self/fd/N`: exactly the

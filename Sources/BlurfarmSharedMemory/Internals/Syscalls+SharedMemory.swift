@@ -32,7 +32,7 @@ extension Syscalls {
 
     /// Opens `path` for reading and writing, closed on exec.
     static func openReadWrite(_ path: String) throws(SharedMemoryError) -> Int32 {
-        try about(path) { () throws(SystemCallError) in try retrying("open") { open(path, O_RDWR | O_CLOEXEC) } }
+        try about(path) { () throws(SystemCallError) in try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDWR | O_CLOEXEC) } } }
     }
 
     /// Sets the file's size in bytes.

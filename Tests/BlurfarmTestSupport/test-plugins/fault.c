@@ -1,6 +1,6 @@
 /*
  * fault: a test-only plugin for testing the farm's failure handling (never shipped, never in a
- * plugin folder of the shipped configuration; TestPlugins.compileFault builds it). It copies
+ * plugin folder of the shipped configuration; FaultPlugin in the CLI tests compiles it). It copies
  * its input, except on the tiles whose output holds the pixel (x, y), where:
  *
  *   crash: true   the process dies of SIGSEGV, on every attempt;
