@@ -53,8 +53,11 @@ import Testing
 
     @Test(arguments: [1, 3])
     func bandsRenderedByWorkersAreTheWholeImageBitForBit(workers: Int) async throws {
+        // Retries as the farm's: a worker late under a loaded machine (the suite runs beside
+        // hundreds of tests on two cores) is retried, with the same bits; a tile that fails every
+        // attempt still fails the property.
         let pool = try WorkerPool(
-            launching: .init(scheduling: .init(workers: workers, retries: 0), executable: BuiltExecutable.worker.path))
+            launching: .init(scheduling: .init(workers: workers), executable: BuiltExecutable.worker.path))
         defer { pool.shutdown() }
         await propertyCheck(
             count: 25, input: Gen.int(in: 1...70), Gen.int(in: 1...90), Gen.int(in: 1...24), Gen.int(in: 0...20),
