@@ -52,10 +52,11 @@ import Testing
     @Test func jobWaitWaitsAcrossARestartOfTheServer() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try ServedFarm.addPhotos(to: folder, count: 8)
+        try ServedFarm.addPhotos(to: folder, count: 12)
         let first = try ServedFarm(folder: folder, workers: 1)
         let port = first.port
-        let id = try first.submit(try first.writeJob("waited", sigma: 4))
+        // Seconds of work for one worker (as the cancel test below): the job cannot finish before the kill.
+        let id = try first.submit(try first.writeJob("waited", sigma: 40))
         let waiter = Process()
         waiter.executableURL = Blurfarm.executable
         waiter.arguments = ["job", "\(id)", "--wait", "--server", first.base]

@@ -1,3 +1,4 @@
+import Foundation
 import BlurfarmPool
 import BlurfarmCoordinator
 import BlurfarmCore
@@ -115,6 +116,8 @@ import Testing
                     }
                 ) { _, band in output.copy(band.rect, from: band) }
             } catch {
+                // Also on standard error: the property checker reports its input, not this text.
+                FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(width)x\(height), tile \(tile), bands of \(bandHeight): \(error)\n".utf8))
                 Issue.record("\(error)")
                 return
             }
