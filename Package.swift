@@ -115,7 +115,7 @@ let package = Package(
             cSettings: [.unsafeFlags(vectorCPU ? ["-O2", "-mavx2"] : ["-O2"])]),
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore", "BlurfarmSystem"], swiftSettings: strict),
         .target(
-            name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmSystem"], swiftSettings: pixelCode),
+            name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmImageIO", "BlurfarmSystem"], swiftSettings: pixelCode),
         .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "BlurfarmSystem"], swiftSettings: strict),
         // The plugin ABI: one C header, a module for Swift (the host and Swift plugins).
@@ -262,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmWorkerTests",
             dependencies: ["BlurfarmTestSupport", 
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmWire", "BlurfarmSharedMemory",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmWire", "BlurfarmSharedMemory",
                 "BlurfarmWorker", "BlurfarmPlugins",
             ],
             swiftSettings: strict),

@@ -15,27 +15,6 @@ import Synchronization
 /// at the file's depth, whatever its height; the bytes written are those of the whole-image
 /// path.
 extension JobRunner {
-    /// The band height for `chains` in tiles of `tileSize`: ``RenderSchedule/bandRows(forTile:reach:)``
-    /// at the farthest any of them reaches up or down.
-    public static func bandHeight(forTile tileSize: Int, chains: [FilterChain]) -> Int {
-        RenderSchedule.bandRows(forTile: tileSize, reach: haloRows(chains))
-    }
-
-    /// The farthest any of `chains` reaches up or down.
-    static func haloRows(_ chains: [FilterChain]) -> Int { chains.compactMap(\.reach?.y).max() ?? 0 }
-
-    /// What streaming an image through `chains` (one per output, each with a ``FilterChain/reach``)
-    /// in tiles of `tileSize` holds, for admission (``DecodeMemory/streamed(_:_:)``): the
-    /// windows and output bands of ``BandedRender`` at the file's depth, two bands in flight
-    /// (the worker pool's; one in process).
-    public static func streaming(_ chains: [FilterChain], tileSize: Int) -> DecodeMemory.Streaming {
-        DecodeMemory.Streaming(
-            bandRows: bandHeight(forTile: tileSize, chains: chains), haloRows: haloRows(chains),
-            haloColumns: chains.filter { $0.edge == .grow }.compactMap(\.reach?.x).max() ?? 0,
-            buffers: BandedRender.blocks(depth: RenderSchedule.windowsAhead, bandsInFlight: 2, chains: chains.count),
-            samples: .fileDepth, outputHasAlpha: chains.contains { $0.channels(forSource: 3) == 4 })
-    }
-
     /// Whether `output` can be streamed, as far as the plan tells (its input's header tells the
     /// rest: ``BandReader/open(_:pixelLimit:memoryLimit:)``, ``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``):
     /// it is decoded at full size (no resize: libvips shrinks whole images), its chain has filters,
@@ -99,7 +78,7 @@ extension JobRunner {
                     alpha: format?.storesAlpha == true, sixteenBit: format?.stores16Bit == true,
                     background: output.variant.background)).inserted
             }
-            let streaming = Self.streaming(renders.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
+            let streaming = BandedRender.streaming(renders.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
             guard
                 let made = try BandReader.open(
                     input.path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages,
@@ -164,7 +143,7 @@ extension JobRunner {
         let chains = members.map { streamed[$0[0]].chain }
         let banded = BandedRender(
             chains: chains, tileSize: tileSize, image: image,
-            bandHeight: Self.bandHeight(forTile: tileSize, chains: chains), depth: RenderSchedule.windowsAhead)
+            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: chains), depth: RenderSchedule.windowsAhead)
         let tiles = groups.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
         let copied = groups.indices.map { chain in
             let chain = (index: chain, filters: streamed[members[chain][0]].chain)

@@ -18,21 +18,20 @@ import Foundation
 /// images and tiles").
 extension JobRunner {
     /// The outputs of `input` that go to one worker of `pool` as whole-image tasks, or none.
-    /// Those the streamed path makes stay there: it reads and writes the file's 8- or 16-bit
-    /// samples band by band, its decode shared by them all and overlapped with the workers'
-    /// filtering, which a whole image in one worker (in `Float32`) does not beat on this
-    /// machine kind (docs/performance.md). The others (thumbnails and resizes, `verify:
-    /// decode`, what the header rules out of streaming) would be decoded whole in this process:
-    /// they go to a worker when their filters are all built in (a plugin's failure is a
-    /// tile's), the input's header reads, it has at most ``wholeImagePixels`` pixels
+    /// All of them go, when their filters are all built in (a plugin's failure is a tile's),
+    /// the input's header reads, it has at most ``wholeImagePixels`` pixels
     /// (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and at
     /// least as many inputs wait (this one included, `waiting`) as there are workers — so that
-    /// the others have images of their own. The input's size comes with them.
+    /// the others have images of their own: each worker then decodes, filters and encodes
+    /// images of its own, every core running codecs, and no pixel crosses a process boundary
+    /// (the outputs the streamed path could make, the worker makes band by band too). Else
+    /// the image is made here: band by band with its tiles spread over the workers, or decoded
+    /// whole. The input's size comes with them.
     func wholeImage(
         _ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode
     ) -> (indices: [Int], image: Rect)? {
         let workers = pool.settings.scheduling.workers
-        let indices = input.outputs.indices.filter { !Self.canStream(input.outputs[$0], verify: verify, registry: registry) }
+        let indices = Array(input.outputs.indices)
         guard wholeImagePixels > 0, verify != .untiled, waiting >= workers, !indices.isEmpty,
             indices.allSatisfy({ index in
                 input.outputs[index].variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
@@ -147,7 +146,7 @@ extension JobRunner {
                         tilesCopied: encoded.tiles == 0 ? 0 : chain(of: output).copiedTiles(
                             TileGrid(bounds: Rect(width: encoded.width, height: encoded.height), tileSize: tileSize).tiles,
                             image: Rect(width: encoded.width, height: encoded.height)),
-                        pixels: encoded.width * encoded.height, decodeSeconds: decodeSeconds,
+                        pixels: encoded.width * encoded.height, bands: encoded.bands, decodeSeconds: decodeSeconds,
                         filterSeconds: Double(encoded.filterNanoseconds) / 1e9,
                         encodeSeconds: Double(encoded.encodeNanoseconds) / 1e9 + (clock.now - start).seconds,
                         retries: retries, checksum: String(format: "%016llx", encoded.checksum))

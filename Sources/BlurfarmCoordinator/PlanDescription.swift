@@ -1,5 +1,6 @@
 import BlurfarmSystem
 import BlurfarmCore
+import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
@@ -57,7 +58,7 @@ extension PlanDescription {
         let streamed = header.orientation == 1 ? fullSize.filter { JobRunner.canStream($0, verify: plan.job.verify, registry: registry) } : []
         if !streamed.isEmpty {
             let chains = streamed.map { JobRunner.chain(of: $0, registry: registry) }
-            let needed = DecodeMemory.streamed(header.decodeSource, JobRunner.streaming(chains, tileSize: plan.tileSize))
+            let needed = DecodeMemory.streamed(header.decodeSource, BandedRender.streaming(chains, tileSize: plan.tileSize))
             if needed.map({ $0 > share }) ?? true { return true }
         }
         guard streamed.count < fullSize.count else { return false }

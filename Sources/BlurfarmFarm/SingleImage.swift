@@ -145,7 +145,7 @@ public struct SingleImage: Sendable {
         let start = clock.now
         guard
             let reader = try BandReader.open(
-                input, streaming: JobRunner.streaming([chain], tileSize: tileSize), pixelLimit: pixelLimit,
+                input, streaming: BandedRender.streaming([chain], tileSize: tileSize), pixelLimit: pixelLimit,
                 memoryLimit: memoryLimit)
         else { return nil }
         let channels = chain.channels(forSource: reader.channels)
@@ -154,7 +154,7 @@ public struct SingleImage: Sendable {
         let image = Rect(width: reader.width, height: reader.height)
         let banded = BandedRender(
             chains: [chain], tileSize: tileSize, image: image,
-            bandHeight: JobRunner.bandHeight(forTile: tileSize, chains: [chain]), depth: RenderSchedule.windowsAhead)
+            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: [chain]), depth: RenderSchedule.windowsAhead)
         let writer = try BandWriter(
             path: output, width: banded.output.width, height: banded.output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata, options: options)

@@ -11,7 +11,10 @@ import Synchronization
 /// The file's bytes are those ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:temporaryFiles:)``
 /// writes for the same pixels, and it is written as atomically: to a temporary file beside the
 /// output, renamed over it by ``finish()``; ``abandon()`` or any failure removes the temporary
-/// file and leaves the output as it was. One thread at a time may append.
+/// file and leaves the output as it was. Or, ``inMemory(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:)``,
+/// the same bytes are encoded in memory for the caller (``finishEncoded()``): a worker encodes
+/// a whole-image task's outputs so, and the coordinator writes them. One thread at a time may
+/// append.
 public final class BandWriter: @unchecked Sendable {
     /// The output file.
     public let path: String
@@ -27,8 +30,9 @@ public final class BandWriter: @unchecked Sendable {
     /// The colour a translucent pixel is composited over when the file has no alpha (the
     /// encoder's option).
     public let background: SIMD3<Float>
-    /// The saver thread's outcome, once it is done.
-    private let outcome = Mutex<Result<Void, ImageIOError>?>(nil)
+    /// The saver thread's outcome, once it is done: the bytes encoded in memory, or none
+    /// when they went to the file.
+    private let outcome = Mutex<Result<[UInt8]?, ImageIOError>?>(nil)
     private let saved = DispatchSemaphore(value: 0)
 
 
@@ -54,15 +58,43 @@ public final class BandWriter: @unchecked Sendable {
     ///
     /// - Precondition: ``canWrite(to:channels:sourceHadAlpha:options:)``.
     /// - Throws: `ImageIOError` as `ImageWriter.encode` and `ImageWriter.write` do.
-    public init(
+    public convenience init(
         path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
         confinement: RootConfinement? = nil, ringRows: Int = RenderSchedule.encoderRingRows
     ) throws(ImageIOError) {
+        try ImageWriter.checkDestination(path, options: options)
+        try self.init(
+            path: path, width: width, height: height, channels: channels, sourceBitDepth: sourceBitDepth,
+            sourceHadAlpha: sourceHadAlpha, metadata: metadata, options: options,
+            file: (temporaryFiles, confinement), ringRows: ringRows)
+    }
+
+    /// Starts encoding, as the initialiser does, the image it would write to `path`, but into
+    /// memory: no file or folder is touched (`path` names the format and the errors), and
+    /// ``finishEncoded()`` gives the bytes, those the initialiser's writer puts in the file.
+    ///
+    /// - Precondition: ``canWrite(to:channels:sourceHadAlpha:options:)``.
+    public static func inMemory(
+        path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
+        metadata: ImageMetadata?, options: EncodeOptions
+    ) throws(ImageIOError) -> BandWriter {
+        try BandWriter(
+            path: path, width: width, height: height, channels: channels, sourceBitDepth: sourceBitDepth,
+            sourceHadAlpha: sourceHadAlpha, metadata: metadata, options: options, file: nil,
+            ringRows: RenderSchedule.encoderRingRows)
+    }
+
+    /// A writer to the file `path` (`file` its temporary files and confinement), or into
+    /// memory when `file` is nil.
+    private init(
+        path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
+        metadata: ImageMetadata?, options: EncodeOptions,
+        file: (temporaryFiles: TemporaryFiles?, confinement: RootConfinement?)?, ringRows: Int
+    ) throws(ImageIOError) {
         precondition(
             Self.canWrite(to: path, channels: channels, sourceHadAlpha: sourceHadAlpha, options: options),
             "\(path) cannot be written band by band")
-        try ImageWriter.checkDestination(path, options: options)
         let output = OutputPath(path)
         let (format, bitDepth) = try ImageWriter.checkEncoding(
             extension: output.extension, named: path, size: Rect(width: width, height: height),
@@ -83,9 +115,11 @@ public final class BandWriter: @unchecked Sendable {
             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
         }
         ImageWriter.tag(rows.image, metadata: metadata, options: options)
-        let folder: Int32
+        let folder: Int32?
         do {
-            folder = try AtomicFile.openFolder(of: output, confinement: confinement)
+            folder = try file.map { file throws(ImageIOError) in
+                try AtomicFile.openFolder(of: output, confinement: file.confinement)
+            }
         } catch {
             rows.close()
             throw error
@@ -94,8 +128,15 @@ public final class BandWriter: @unchecked Sendable {
         // wait for a saver that never runs.
         do throws(Threads.StartFailure) {
             try Threads.start(stackSize: 8 << 20) { [self] in
-                let result = Result { () throws(ImageIOError) in
-                    try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: temporaryFiles) {
+                let result = Result { () throws(ImageIOError) -> [UInt8]? in
+                    guard let folder, let file else {
+                        do throws(LibvipsFailure) {
+                            return try format.encode(rows.image, options: options)
+                        } catch {
+                            throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+                        }
+                    }
+                    try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: file.temporaryFiles) {
                         (descriptor) throws(ImageIOError) in
                         guard format.savesDirectly(options) else {
                             // Encoded in memory, stripped, then written.
@@ -126,15 +167,16 @@ public final class BandWriter: @unchecked Sendable {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
                     }
+                    return nil
                 }
-                Syscalls.close(folder)
+                if let folder { Syscalls.close(folder) }
                 rows.close()
                 outcome.withLock { $0 = result }
                 saved.signal()
             }
         } catch {
             rows.close()
-            Syscalls.close(folder)
+            if let folder { Syscalls.close(folder) }
             throw ImageIOError(code: .encodeFailed, path: path, message: "\(error)")
         }
     }
@@ -188,7 +230,17 @@ public final class BandWriter: @unchecked Sendable {
     /// written.
     public func finish() throws(ImageIOError) {
         if rowsWritten < height { rows.close() }
-        try waitForSaver().get()
+        _ = try waitForSaver().get()
+    }
+
+    /// Waits for the encoder of a writer ``inMemory(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:)``
+    /// to take the last row, and returns the bytes it encoded.
+    ///
+    /// - Throws: the encoder's `ImageIOError`; finishing before the last row is a failure.
+    public func finishEncoded() throws(ImageIOError) -> [UInt8] {
+        if rowsWritten < height { rows.close() }
+        guard let bytes = try waitForSaver().get() else { preconditionFailure("\(path): a writer to a file has no bytes") }
+        return bytes
     }
 
     /// Stops the saver (no more rows come) and removes the temporary file; the output stays as
@@ -199,7 +251,7 @@ public final class BandWriter: @unchecked Sendable {
     }
 
     /// The saver thread's outcome, waiting for it the first time.
-    private func waitForSaver() -> Result<Void, ImageIOError> {
+    private func waitForSaver() -> Result<[UInt8]?, ImageIOError> {
         if let done = outcome.withLock({ $0 }) { return done }
         saved.wait()
         return outcome.withLock { $0! }

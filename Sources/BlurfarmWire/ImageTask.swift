@@ -125,7 +125,7 @@ public enum ImageOutputResult: Equatable, Sendable {
 /// An output encoded in memory, for the coordinator to write.
 ///
 /// Layout: bytes (u32 count, then the bytes), width u32, height u32, bitDepth u8, hasAlpha
-/// bool, checksum u64, tiles u32, filterNanoseconds u64, encodeNanoseconds u64.
+/// bool, checksum u64, tiles u32, bands u32, filterNanoseconds u64, encodeNanoseconds u64.
 public struct EncodedOutput: Equatable, Sendable {
     /// The file's bytes.
     public var bytes: [UInt8]
@@ -139,12 +139,15 @@ public struct EncodedOutput: Equatable, Sendable {
     public var checksum: UInt64
     /// The tiles the chain was rendered in (0 for a chain that only copies).
     public var tiles: Int
+    /// The bands the worker streamed the input in, decoding, filtering and encoding band by
+    /// band (0: decoded whole).
+    public var bands: Int
     public var filterNanoseconds: UInt64
     public var encodeNanoseconds: UInt64
 
     /// An encoded output; see the properties.
     public init(
-        bytes: [UInt8], width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, checksum: UInt64, tiles: Int,
+        bytes: [UInt8], width: Int, height: Int, bitDepth: Int, hasAlpha: Bool, checksum: UInt64, tiles: Int, bands: Int,
         filterNanoseconds: UInt64, encodeNanoseconds: UInt64
     ) {
         self.bytes = bytes
@@ -154,6 +157,7 @@ public struct EncodedOutput: Equatable, Sendable {
         self.hasAlpha = hasAlpha
         self.checksum = checksum
         self.tiles = tiles
+        self.bands = bands
         self.filterNanoseconds = filterNanoseconds
         self.encodeNanoseconds = encodeNanoseconds
     }
@@ -352,6 +356,7 @@ extension ImageResult {
                 w.bool(e.hasAlpha)
                 w.integer(e.checksum)
                 w.integer(UInt32(e.tiles))
+                w.integer(UInt32(e.bands))
                 w.integer(e.filterNanoseconds)
                 w.integer(e.encodeNanoseconds)
             case .failed(let f):
@@ -378,6 +383,7 @@ extension ImageResult {
                     height: Int(try r.integer(UInt32.self, field + ".height")), bitDepth: Int(try r.u8(field + ".bitDepth")),
                     hasAlpha: try r.bool(field + ".hasAlpha"), checksum: try r.integer(UInt64.self, field + ".checksum"),
                     tiles: Int(try r.integer(UInt32.self, field + ".tiles")),
+                    bands: Int(try r.integer(UInt32.self, field + ".bands")),
                     filterNanoseconds: try r.integer(UInt64.self, field + ".filterNanoseconds"),
                     encodeNanoseconds: try r.integer(UInt64.self, field + ".encodeNanoseconds"))))
             case 1:

@@ -69,8 +69,9 @@ public enum WireProtocol {
     /// lets a worker hold two tasks, the second sent before the first's `ready`; version 4
     /// added whole-image tasks (`imageTask`, `imageResult`); version 5 the regions of tile and
     /// image tasks (where the filters apply); version 6 an image task's metadata policy,
-    /// effort and optimized coding; version 7 the regions' extent (`output: region`) and each filter's own regions.
-    public static let version: UInt16 = 7
+    /// effort and optimized coding; version 7 the regions' extent (`output: region`) and each filter's own regions;
+    /// version 8 the bands an image task's output was streamed in (``EncodedOutput/bands``).
+    public static let version: UInt16 = 8
 
     /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
     /// first's `ready` so that the worker goes on at once instead of waiting for the

@@ -20,6 +20,8 @@ struct ImageTaskRunner: Sendable {
 
     /// The answer to `task`: one result per output, in order.
     func execute(_ task: ImageTask) -> ImageResult {
+        // Band by band when it can be: the file's samples, one decode shared as it is read.
+        if let result = streamed(task) { return result }
         let clock = ContinuousClock()
         let start = clock.now
         let decoded = Result { () throws(ImageIOError) -> [DecodedImage] in
@@ -48,7 +50,7 @@ struct ImageTaskRunner: Sendable {
     }
 
     /// What makes two outputs' pixels equal: the decoded image and everything of the render.
-    private struct RenderKey: Hashable {
+    struct RenderKey: Hashable {
         let decoded: Int
         let filters: [FilterSpec]
         let edge: EdgeRule
@@ -133,7 +135,7 @@ struct ImageTaskRunner: Sendable {
             return .encoded(EncodedOutput(
                 bytes: encoded.bytes, width: pixels.rect.width, height: pixels.rect.height, bitDepth: encoded.bitDepth,
                 hasAlpha: encoded.hasAlpha, checksum: encoded.checksum,
-                tiles: identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: output.tileSize).tiles.count,
+                tiles: identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: output.tileSize).tiles.count, bands: 0,
                 filterNanoseconds: filterTime.nanoseconds, encodeNanoseconds: (clock.now - start).nanoseconds))
         } catch {
             return .failed(failure(.encode, error, naming: task))
@@ -142,7 +144,7 @@ struct ImageTaskRunner: Sendable {
 
     /// `error` as the wire carries it, the input named as the job names it (never by the
     /// coordinator's descriptor the worker opened).
-    private func failure(_ kind: ImageOutputFailure.Kind, _ error: ImageIOError, naming task: ImageTask) -> ImageOutputFailure {
+    func failure(_ kind: ImageOutputFailure.Kind, _ error: ImageIOError, naming task: ImageTask) -> ImageOutputFailure {
         let path = error.path == task.input ? task.inputName : error.path
         return ImageOutputFailure(
             kind: kind, code: "\(error.code)", path: path,

@@ -134,7 +134,11 @@ import Testing
         var ids: [Int] = []
         for name in ["first", "second", "third"] { ids.append(try server.submit(try server.writeJob(name, sigma: 4))) }
         let urgent = try server.submit(try server.writeJob("urgent", inputs: "urgent/*", sigma: 4), priority: 90)
-        #expect(try server.wait(for: urgent) { $0["state"] as? String == "active" }["state"] as? String == "active")
+        // Its image is in the pool's queue once its output has started (it counts the
+        // output's tiles just before it queues them): "active" alone is too early on a loaded
+        // machine, where the others' images could run meanwhile.
+        let started = try server.wait(for: urgent) { (($0["progress"] as? [String: Any])?["tilesTotal"] as? Int ?? 0) > 0 }
+        #expect(started["state"] as? String == "active", "\(started)")
         for pid in pids { kill(pid, SIGCONT) }
 
         let done = try server.finished(urgent)

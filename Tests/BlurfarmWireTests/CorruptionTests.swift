@@ -36,11 +36,11 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 7))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 7")
+        #expect(error == .unsupportedVersion(received: 99, supported: 8))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 8")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 7))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 7))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 8))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 8))
     }
 
     @Test(arguments: [UInt16(0), 11, 0x100, 0xFFFF])
@@ -97,7 +97,7 @@ import Testing
         case 0..<4:
             return .badMagic(received: Array(c[0..<4]))
         case 4..<6:
-            return .unsupportedVersion(received: u16(c, 4), supported: 7)
+            return .unsupportedVersion(received: u16(c, 4), supported: WireProtocol.version)
         case 6..<8:
             let type = u16(c, 6)
             guard WireMessageType(rawValue: type) != nil else { return .unknownMessageType(type) }

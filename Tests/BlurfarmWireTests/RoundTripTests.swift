@@ -97,9 +97,9 @@ import Testing
             outputs: [
                 .encoded(EncodedOutput(
                     bytes: [0xFF, 0xD8, 0, 0xFF, 0xD9], width: 0, height: Int(UInt32.max), bitDepth: 16, hasAlpha: true,
-                    checksum: .max, tiles: 0, filterNanoseconds: .max, encodeNanoseconds: 0)),
+                    checksum: .max, tiles: 0, bands: 3, filterNanoseconds: .max, encodeNanoseconds: 0)),
                 .encoded(EncodedOutput(
-                    bytes: [], width: 1, height: 1, bitDepth: 8, hasAlpha: false, checksum: 0, tiles: 1,
+                    bytes: [], width: 1, height: 1, bitDepth: 8, hasAlpha: false, checksum: 0, tiles: 1, bands: 0,
                     filterNanoseconds: 0, encodeNanoseconds: .max)),
                 .failed(ImageOutputFailure(kind: .decode, code: "decodeFailed", path: "a.jpg", message: "VipsJpeg: \u{0}")),
                 .failed(ImageOutputFailure(kind: .tooLarge, code: nil, path: nil, message: "")),
@@ -177,7 +177,7 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 7, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 8, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let crc = referenceCRC32(header)
@@ -186,7 +186,7 @@ import Testing
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 7, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 8, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -209,7 +209,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(7)
+        hello.u16(8)  // the protocol version
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -454,6 +454,7 @@ import Testing
         result.u8(0)
         result.u64(0xABCD)  // checksum
         result.u32(2)  // tiles
+        result.u32(9)  // bands
         result.u64(7)
         result.u64(8)
         result.u8(1)  // failed
@@ -468,7 +469,7 @@ import Testing
                 taskID: 5, decodeNanoseconds: 1_000_000,
                 outputs: [
                     .encoded(EncodedOutput(
-                        bytes: [1, 2, 3], width: 320, height: 200, bitDepth: 8, hasAlpha: false, checksum: 0xABCD, tiles: 2,
+                        bytes: [1, 2, 3], width: 320, height: 200, bitDepth: 8, hasAlpha: false, checksum: 0xABCD, tiles: 2, bands: 9,
                         filterNanoseconds: 7, encodeNanoseconds: 8)),
                     .failed(ImageOutputFailure(kind: .encode, code: "encodeFailed", path: "b.jpg", message: "too wide")),
                 ]))) == frame(type: 10, payload: result.bytes))

@@ -321,7 +321,7 @@ enum Random {
                     return .encoded(EncodedOutput(
                         bytes: (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) },
                         width: Int(u32(&rng)), height: Int(u32(&rng)), bitDepth: [8, 16].randomElement(using: &rng)!,
-                        hasAlpha: Bool.random(using: &rng), checksum: u64(&rng), tiles: Int(u32(&rng)),
+                        hasAlpha: Bool.random(using: &rng), checksum: u64(&rng), tiles: Int(u32(&rng)), bands: Int(u32(&rng)),
                         filterNanoseconds: u64(&rng), encodeNanoseconds: u64(&rng)))
                 }
                 return .failed(ImageOutputFailure(

@@ -152,6 +152,11 @@ extension WireMessage {
         if case .failure(let failure) = self { failure } else { nil }
     }
 
+    /// The whole-image result this message is; nil for any other message.
+    var imageResult: ImageResult? {
+        if case .imageResult(let result) = self { result } else { nil }
+    }
+
     /// The hello this message is; nil for any other message.
     var helloMessage: Hello? {
         if case .hello(let hello) = self { hello } else { nil }

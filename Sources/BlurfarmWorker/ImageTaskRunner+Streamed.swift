@@ -1,0 +1,144 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmImageIO
+import BlurfarmKernels
+import BlurfarmWire
+import Synchronization
+
+/// A whole-image task made band by band in the worker: the input decoded at the file's depth
+/// as it is read, each band filtered on this worker's one core (the 8- and 16-bit kernels, the
+/// fixed-point gaussian for 8-bit RGB) and encoded in memory as it is finished (``BandReader``,
+/// ``BandedRender``, ``BandWriter/inMemory(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:)``),
+/// the outputs sharing one decode. The bytes are those the coordinator's streamed path writes
+/// for the same outputs, and those of the whole-image path (the band-invariance tests).
+extension ImageTaskRunner {
+    /// The answer to `task` made band by band, or nil when it cannot be: the decode is a
+    /// resize, an output is verified by decoding it again, a chain has no filters or does not
+    /// stream (``FilterChain/streams``), the outputs' tiles differ, or the input's header rules
+    /// it out (an image to turn upright, an output whose alpha is known only at the end, an
+    /// output over the pixel limit, regions that do not fit, a decode that fails to open).
+    /// `execute` then decodes the image whole, which reports each output's failure.
+    func streamed(_ task: ImageTask) -> ImageResult? {
+        let clock = ContinuousClock()
+        guard task.decode == .whole, let tileSize = task.outputs.first?.tileSize,
+            task.outputs.allSatisfy({ !$0.verifyDecode && !$0.filters.isEmpty && $0.tileSize == tileSize })
+        else { return nil }
+        var chains: [FilterChain] = []
+        for output in task.outputs {
+            guard
+                let chain = try? tasks.makeChain(
+                    output.filters, edge: output.edge, colour: output.colour, regions: output.regions, plugins: nil),
+                chain.streams
+            else { return nil }
+            chains.append(chain)
+        }
+        guard
+            let reader = try? BandReader.open(
+                task.input, streaming: BandedRender.streaming(chains, tileSize: tileSize, bandsInFlight: 1),
+                pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+        else { return nil }
+        let image = Rect(width: reader.width, height: reader.height)
+        // Each output's writer; outputs of the same pixels (the same render into the same
+        // samples over the same background: a variant's formats) share one chain of the render.
+        var writers: [BandWriter] = []
+        var groups: [(key: RenderKey, layout: SampleLayout, background: SIMD3<Float>, members: [Int])] = []
+        for (index, (output, chain)) in zip(task.outputs, chains).enumerated() {
+            let channels = chain.channels(forSource: reader.channels)
+            let outputRect = chain.outputRect(forImage: image)
+            guard chain.problem(forImage: image) == nil, chain.regionProblem(forImage: image) == nil,
+                outputRect.area <= task.pixelLimit,
+                BandWriter.canWrite(
+                    to: output.path, channels: channels, sourceHadAlpha: reader.hasAlpha, options: output.encoding),
+                let writer = try? BandWriter.inMemory(
+                    path: output.path, width: outputRect.width, height: outputRect.height, channels: channels,
+                    sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
+                    options: output.encoding)
+            else {
+                for writer in writers { writer.abandon() }
+                return nil
+            }
+            writers.append(writer)
+            let key = RenderKey(output)
+            if let g = groups.firstIndex(where: {
+                $0.key == key && $0.layout == writer.layout && $0.background == writer.background
+            }) {
+                groups[g].members.append(index)
+            } else {
+                groups.append((key, writer.layout, writer.background, [index]))
+            }
+        }
+        let banded = BandedRender(
+            chains: groups.map { chains[$0.members[0]] }, tileSize: tileSize, image: image,
+            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: chains), depth: RenderSchedule.windowsAhead)
+        var checksums = [UInt64](repeating: 0, count: groups.count)
+        var encodeTime = [Duration](repeating: .zero, count: task.outputs.count)
+        // The decode runs on a thread of its own, the filters on this one.
+        let decodeTime = Mutex(Duration.zero)
+        let filterTime = Mutex([Duration](repeating: .zero, count: groups.count))
+        let (rendering, backgrounds) = (rendering, groups.map(\.background))
+        let outcome = Result { () throws in
+            try banded.run(
+                source: reader.layout, outputs: groups.map(\.layout), bandsInFlight: rendering.bandsInFlight
+            ) { band in
+                let start = clock.now
+                defer { decodeTime.withLock { $0 += clock.now - start } }
+                try reader.read(into: band)
+            } render: { chain, band, window, output in
+                let start = clock.now
+                _ = rendering.submit(
+                    band, from: window, image: image, into: output, chain: banded.chains[chain], tileSize: tileSize,
+                    ticket: RenderTicket(), background: backgrounds[chain])
+                filterTime.withLock { $0[chain] += clock.now - start }
+                return {}
+            } write: { chain, band in
+                checksums[chain] = PixelChecksum.of(band, in: band.rect, continuing: checksums[chain])
+                for member in groups[chain].members {
+                    let start = clock.now
+                    try writers[member].append(band)
+                    encodeTime[member] += clock.now - start
+                }
+            }
+        }
+        var room = WireProtocol.inlinePixelCapacity
+        var results = [ImageOutputResult?](repeating: nil, count: task.outputs.count)
+        for (chain, group) in groups.enumerated() {
+            for (k, member) in group.members.enumerated() {
+                let output = task.outputs[member]
+                let writer = writers[member]
+                let encoding = Result { () throws(ImageIOError) -> [UInt8] in
+                    if case .failure(let error) = outcome {
+                        writer.abandon()
+                        throw error as? ImageIOError
+                            ?? ImageIOError(code: .encodeFailed, path: output.path, message: "\(error)")
+                    }
+                    let start = clock.now
+                    defer { encodeTime[member] += clock.now - start }
+                    return try writer.finishEncoded()
+                }
+                switch encoding {
+                case .failure(let error):
+                    // A read that failed is the decode's; otherwise the encoder's.
+                    let kind: ImageOutputFailure.Kind = error.path == task.input ? .decode : .encode
+                    results[member] = .failed(failure(kind, error, naming: task))
+                case .success(let bytes) where bytes.count > room:
+                    results[member] = .failed(ImageOutputFailure(
+                        kind: .tooLarge, code: nil, path: output.path,
+                        message: "\(bytes.count) bytes do not fit the \(room) left in the answer"))
+                case .success(let bytes):
+                    room -= bytes.count
+                    let outputRect = banded.outputs[chain]
+                    // The first output of a group counts the render's tiles and its time.
+                    let tiles = k == 0 ? banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } : 0
+                    results[member] = .encoded(EncodedOutput(
+                        bytes: bytes, width: outputRect.width, height: outputRect.height,
+                        bitDepth: group.layout.format.byteSize == 2 ? 16 : 8, hasAlpha: group.layout.channels == 4,
+                        checksum: checksums[chain], tiles: tiles, bands: banded.bands(ofChain: chain).count,
+                        filterNanoseconds: k == 0 ? filterTime.withLock { $0[chain] }.nanoseconds : 0,
+                        encodeNanoseconds: encodeTime[member].nanoseconds))
+                }
+            }
+        }
+        return ImageResult(
+            taskID: task.taskID, decodeNanoseconds: decodeTime.withLock { $0 }.nanoseconds, outputs: results.map { $0! })
+    }
+}
