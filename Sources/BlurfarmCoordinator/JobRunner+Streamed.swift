@@ -125,29 +125,13 @@ extension JobRunner {
             streamed.append((index, chain, writer, folders))
         }
         guard !streamed.isEmpty else { return reports }
-        // Outputs whose pixels are the same (the formats of a variant: the same render, into
-        // the same samples over the same background) share one chain of the banded render;
-        // each band it renders is written to each of them.
-        var groups: [(key: VariantSpec.RenderKey, layout: SampleLayout, background: SIMD3<Float>, members: [Int])] = []
-        for (member, entry) in streamed.enumerated() {
-            let key = input.outputs[entry.index].variant.renderKey
-            if let g = groups.firstIndex(where: {
-                $0.key == key && $0.layout == entry.writer.layout && $0.background == entry.writer.background
-            }) {
-                groups[g].members.append(member)
-            } else {
-                groups.append((key, entry.writer.layout, entry.writer.background, [member]))
-            }
-        }
-        let members = groups.map(\.members)
-        let chains = members.map { streamed[$0[0]].chain }
-        let banded = BandedRender(
-            chains: chains, tileSize: tileSize, image: image,
-            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: chains), depth: RenderSchedule.windowsAhead)
-        let tiles = groups.indices.map { chain in banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } }
-        let copied = groups.indices.map { chain in
-            let chain = (index: chain, filters: streamed[members[chain][0]].chain)
-            return banded.bands(ofChain: chain.index).reduce(0) { $0 + chain.filters.copiedTiles(banded.tiles(of: $1), image: image) }
+        let outputs = StreamedOutputs(
+            image: image, chains: streamed.map(\.chain), writers: streamed.map(\.writer),
+            keys: streamed.map { AnyHashable(input.outputs[$0.index].variant.renderKey) }, tileSize: tileSize)
+        let (banded, members) = (outputs.banded, outputs.groups)
+        let tiles = outputs.tiles
+        let copied = members.indices.map { chain in
+            banded.bands(ofChain: chain).reduce(0) { $0 + banded.chains[chain].copiedTiles(banded.tiles(of: $1), image: image) }
         }
         // The first output of a chain counts its tiles; the others render none of their own.
         for (chain, group) in members.enumerated() {
@@ -157,76 +141,46 @@ extension JobRunner {
         }
 
         // What each chain's bands took, as they go.
-        let progress = StreamProgress(outputs: groups.count)
+        let progress = StreamProgress(outputs: members.count)
         let rendering = self.rendering
         let leaders = members.map { input.outputs[streamed[$0[0]].index] }
-        let backgrounds = groups.map(\.background)
-        let decodeTime = Mutex(Duration.zero)
-        var encodeTimes = [Duration](repeating: .zero, count: streamed.count)
-        var checksums = [UInt64](repeating: 0, count: groups.count)
-        var writeFailures = [OutputFailure?](repeating: nil, count: streamed.count)
-        let outcome = Result { () throws(StreamFailure) in
-            do {
-                try banded.run(
-                    source: reader.layout,
-                    outputs: groups.map(\.layout),
-                    allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
-                ) { band in
-                    let start = ContinuousClock.now
-                    defer { decodeTime.withLock { $0 += ContinuousClock.now - start } }
-                    do throws(ImageIOError) { try reader.read(into: band) } catch { throw StreamFailure.decode(error) }
-                } render: { chain, band, window, output in
-                    // A pause holds no output already started: its bands go on (docs/api.md).
-                    if let ended = control.ended { throw StreamFailure.ended(ended) }
-                    let number = (band.y - banded.outputs[chain].y) / banded.bandHeight
-                    let ticket = control.ticket { done, _ in
-                        let total = progress.tilesDone(chain, band: number, done: done)
-                        events(.tilesDone(leaders[chain], done: total, total: tiles[chain]))
-                    }
-                    let start = ContinuousClock.now
-                    let rendered = rendering.submit(
-                        band, from: window, image: image, into: output, chain: chains[chain], tileSize: tileSize,
-                        ticket: ticket, background: backgrounds[chain])
-                    return {
-                        do throws(RenderFailure) {
-                            let done = try rendered.wait()
-                            progress.rendered(chain, retries: done.retries, from: start, to: done.at)
-                        } catch {
-                            throw StreamFailure.render(error)
-                        }
-                    }
-                } write: { chain, band in
-                    checksums[chain] = PixelChecksum.of(band, in: band.rect, continuing: checksums[chain])
-                    for member in members[chain] where writeFailures[member] == nil {
-                        let start = clock.now
-                        do throws(ImageIOError) {
-                            try streamed[member].writer.append(band)
-                        } catch {
-                            writeFailures[member] = .write(error)
-                        }
-                        encodeTimes[member] += clock.now - start
-                    }
+        var outcome = outputs.run(
+            reader: reader, allocator: rendering.allocator, bandsInFlight: rendering.bandsInFlight
+        ) { chain, band, window, output, background in
+            // A pause holds no output already started: its bands go on (docs/api.md).
+            if let ended = control.ended { throw StreamFailure.ended(ended) }
+            let number = (band.y - banded.outputs[chain].y) / banded.bandHeight
+            let ticket = control.ticket { done, _ in
+                let total = progress.tilesDone(chain, band: number, done: done)
+                events(.tilesDone(leaders[chain], done: total, total: tiles[chain]))
+            }
+            let start = ContinuousClock.now
+            let rendered = rendering.submit(
+                band, from: window, image: image, into: output, chain: banded.chains[chain], tileSize: tileSize,
+                ticket: ticket, background: background)
+            return {
+                do throws(RenderFailure) {
+                    let done = try rendered.wait()
+                    progress.rendered(chain, retries: done.retries, from: start, to: done.at)
+                } catch {
+                    throw StreamFailure.render(error)
                 }
-            } catch let failure as StreamFailure {
-                throw failure
-            } catch {
-                preconditionFailure("a banded render rethrows its closures' errors only: \(error)")
             }
         }
-        let decodeSeconds = decodeTime.withLock { $0 }.seconds
+        let decodeSeconds = outcome.decodeTime.seconds
         for (chain, group) in members.enumerated() {
             // The render's tiles, retries and time go to the first output of the chain written.
-            let leader = group.first { writeFailures[$0] == nil } ?? group[0]
+            let leader = group.first { outcome.writeFailures[$0] == nil } ?? group[0]
             for member in group {
                 let entry = streamed[member]
                 let output = input.outputs[entry.index]
-                var failure = writeFailures[member]
-                if failure == nil, case .failure(let stream) = outcome {
-                    switch stream {
-                    case .decode(let error): failure = .decode(error)
-                    case .render(let error): failure = .render(output: output.path, error)
-                    case .ended(let ended): failure = ended
-                    }
+                var failure = outcome.writeFailures[member].map(OutputFailure.write)
+                switch outcome.failure {
+                case nil: break
+                case .decode(let error): failure = failure ?? .decode(error)
+                case .render(StreamFailure.render(let error)): failure = failure ?? .render(output: output.path, error)
+                case .render(StreamFailure.ended(let ended)): failure = failure ?? ended
+                case .render(let error): preconditionFailure("a streamed render throws a StreamFailure only: \(error)")
                 }
                 // Every row was handed to the saver: the file is whole, and written even when
                 // the job ended meanwhile (the saver may already have put it in place).
@@ -236,10 +190,10 @@ extension JobRunner {
                 } else {
                     entry.writer.abandon()
                 }
-                encodeTimes[member] += clock.now - start
+                outcome.encodeTimes[member] += clock.now - start
                 let leads = member == leader
                 var (retries, filterSeconds) = leads ? progress.totals(chain) : (0, 0)
-                if leads, case .failure(.render(let error)) = outcome { retries += error.retries }
+                if leads, case .render(StreamFailure.render(let error)) = outcome.failure { retries += error.retries }
                 if let failure {
                     failed(entry.index, failure, decode: decodeSeconds, retries: retries, folders: entry.folders)
                     continue
@@ -248,8 +202,8 @@ extension JobRunner {
                     input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
                     tiles: leads ? tiles[chain] : 0, tilesCopied: leads ? copied[chain] : 0, pixels: banded.outputs[chain].area,
                     bands: banded.bands(ofChain: chain).count, decodeSeconds: decodeSeconds,
-                    filterSeconds: filterSeconds, encodeSeconds: encodeTimes[member].seconds, retries: retries,
-                    checksum: String(format: "%016llx", checksums[chain]))
+                    filterSeconds: filterSeconds, encodeSeconds: outcome.encodeTimes[member].seconds, retries: retries,
+                    checksum: String(format: "%016llx", outcome.checksums[chain]))
                 report.createdFolders = entry.folders
                 (report.width, report.height) = (banded.outputs[chain].width, banded.outputs[chain].height)
                 reports[entry.index] = report
@@ -259,9 +213,8 @@ extension JobRunner {
     }
 }
 
-/// Why a streamed image stopped: its decode, its rendering, or its job ended.
+/// Why a streamed image's rendering stopped: a band failed, or its job ended.
 private enum StreamFailure: Error {
-    case decode(ImageIOError)
     case render(RenderFailure)
     case ended(OutputFailure)
 }

@@ -152,39 +152,36 @@ public struct SingleImage: Sendable {
         guard BandWriter.canWrite(to: output, channels: channels, sourceHadAlpha: reader.hasAlpha, options: options)
         else { return nil }
         let image = Rect(width: reader.width, height: reader.height)
-        let banded = BandedRender(
-            chains: [chain], tileSize: tileSize, image: image,
-            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: [chain]), depth: RenderSchedule.windowsAhead)
+        let output = chain.outputRect(forImage: image)
         let writer = try BandWriter(
-            path: output, width: banded.output.width, height: banded.output.height, channels: channels,
+            path: self.output, width: output.width, height: output.height, channels: channels,
             sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata, options: options)
+        let streamed = StreamedOutputs(image: image, chains: [chain], writers: [writer], keys: [0], tileSize: tileSize)
         let (input, chain, tileSize) = (input, chain, tileSize)
-        do {
-            try banded.run(
-                source: reader.layout, outputs: [writer.layout], allocator: launched.rendering.allocator,
-                bandsInFlight: launched.rendering.bandsInFlight
-            ) { band in
-                try reader.read(into: band)
-            } render: { _, band, window, output in
-                let rendered = try launched.started().submit(
-                    band, from: window, image: image, into: output, chain: chain, tileSize: tileSize, ticket: RenderTicket(),
-                    background: writer.background)
-                return {
-                    do throws(RenderFailure) { _ = try rendered.wait() } catch { throw Failure.render(input: input, error) }
-                }
-            } write: { _, band in
-                try writer.append(band)
+        let outcome = streamed.run(
+            reader: reader, allocator: launched.rendering.allocator, bandsInFlight: launched.rendering.bandsInFlight
+        ) { _, band, window, output, background in
+            let rendered = try launched.started().submit(
+                band, from: window, image: image, into: output, chain: chain, tileSize: tileSize, ticket: RenderTicket(),
+                background: background)
+            return {
+                do throws(RenderFailure) { _ = try rendered.wait() } catch { throw Failure.render(input: input, error) }
             }
-        } catch {
+        }
+        switch (outcome.failure, outcome.writeFailures[0]) {
+        case (nil, nil): break
+        case (.decode(let error), _), (nil, .some(let error)):
+            writer.abandon()
+            throw error
+        case (.render(let error), _):
             writer.abandon()
             throw error
         }
         launched.finishing()
         try writer.finish()
-        let bands = banded.bands
+        let banded = streamed.banded
         return Summary(
-            width: banded.output.width, height: banded.output.height,
-            tiles: bands.reduce(0) { $0 + banded.tiles(of: $1).count }, engine: launched.choice.words,
-            bands: (bands.count, banded.bandHeight), total: clock.now - start)
+            width: output.width, height: output.height, tiles: streamed.tiles[0], engine: launched.choice.words,
+            bands: (banded.bands(ofChain: 0).count, banded.bandHeight), total: clock.now - start)
     }
 }

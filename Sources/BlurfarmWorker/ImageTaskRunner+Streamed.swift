@@ -38,11 +38,8 @@ extension ImageTaskRunner {
                 pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
         else { return nil }
         let image = Rect(width: reader.width, height: reader.height)
-        // Each output's writer; outputs of the same pixels (the same render into the same
-        // samples over the same background: a variant's formats) share one chain of the render.
         var writers: [BandWriter] = []
-        var groups: [(key: RenderKey, layout: SampleLayout, background: SIMD3<Float>, members: [Int])] = []
-        for (index, (output, chain)) in zip(task.outputs, chains).enumerated() {
+        for (output, chain) in zip(task.outputs, chains) {
             let channels = chain.channels(forSource: reader.channels)
             let outputRect = chain.outputRect(forImage: image)
             guard chain.problem(forImage: image) == nil, chain.regionProblem(forImage: image) == nil,
@@ -58,62 +55,42 @@ extension ImageTaskRunner {
                 return nil
             }
             writers.append(writer)
-            let key = RenderKey(output)
-            if let g = groups.firstIndex(where: {
-                $0.key == key && $0.layout == writer.layout && $0.background == writer.background
-            }) {
-                groups[g].members.append(index)
-            } else {
-                groups.append((key, writer.layout, writer.background, [index]))
-            }
         }
-        let banded = BandedRender(
-            chains: groups.map { chains[$0.members[0]] }, tileSize: tileSize, image: image,
-            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: chains), depth: RenderSchedule.windowsAhead)
-        var checksums = [UInt64](repeating: 0, count: groups.count)
-        var encodeTime = [Duration](repeating: .zero, count: task.outputs.count)
+        let streamed = StreamedOutputs(
+            image: image, chains: chains, writers: writers, keys: task.outputs.map { AnyHashable(RenderKey($0)) },
+            tileSize: tileSize)
         // The decode runs on a thread of its own, the filters on this one.
-        let decodeTime = Mutex(Duration.zero)
-        let filterTime = Mutex([Duration](repeating: .zero, count: groups.count))
-        let (rendering, backgrounds) = (rendering, groups.map(\.background))
-        let outcome = Result { () throws in
-            try banded.run(
-                source: reader.layout, outputs: groups.map(\.layout), bandsInFlight: rendering.bandsInFlight
-            ) { band in
-                let start = clock.now
-                defer { decodeTime.withLock { $0 += clock.now - start } }
-                try reader.read(into: band)
-            } render: { chain, band, window, output in
-                let start = clock.now
-                _ = rendering.submit(
-                    band, from: window, image: image, into: output, chain: banded.chains[chain], tileSize: tileSize,
-                    ticket: RenderTicket(), background: backgrounds[chain])
-                filterTime.withLock { $0[chain] += clock.now - start }
-                return {}
-            } write: { chain, band in
-                checksums[chain] = PixelChecksum.of(band, in: band.rect, continuing: checksums[chain])
-                for member in groups[chain].members {
-                    let start = clock.now
-                    try writers[member].append(band)
-                    encodeTime[member] += clock.now - start
-                }
-            }
+        let filterTime = Mutex([Duration](repeating: .zero, count: streamed.groups.count))
+        let (rendering, groupChains) = (rendering, streamed.banded.chains)
+        var outcome = streamed.run(reader: reader, allocator: nil, bandsInFlight: rendering.bandsInFlight) {
+            chain, band, window, output, background in
+            let start = clock.now
+            _ = rendering.submit(
+                band, from: window, image: image, into: output, chain: groupChains[chain], tileSize: tileSize,
+                ticket: RenderTicket(), background: background)
+            filterTime.withLock { $0[chain] += clock.now - start }
+            return {}
         }
+        let tiles = streamed.tiles
         var room = WireProtocol.inlinePixelCapacity
         var results = [ImageOutputResult?](repeating: nil, count: task.outputs.count)
-        for (chain, group) in groups.enumerated() {
-            for (k, member) in group.members.enumerated() {
+        for (chain, group) in streamed.groups.enumerated() {
+            for (k, member) in group.enumerated() {
                 let output = task.outputs[member]
                 let writer = writers[member]
                 let encoding = Result { () throws(ImageIOError) -> [UInt8] in
-                    if case .failure(let error) = outcome {
+                    switch (outcome.failure, outcome.writeFailures[member]) {
+                    case (.decode(let error), _), (nil, .some(let error)):
                         writer.abandon()
-                        throw error as? ImageIOError
-                            ?? ImageIOError(code: .encodeFailed, path: output.path, message: "\(error)")
+                        throw error
+                    case (.render(let error), _):
+                        writer.abandon()  // the in-process rendering does not fail
+                        throw ImageIOError(code: .encodeFailed, path: output.path, message: "\(error)")
+                    case (nil, nil):
+                        let start = clock.now
+                        defer { outcome.encodeTimes[member] += clock.now - start }
+                        return try writer.finishEncoded()
                     }
-                    let start = clock.now
-                    defer { encodeTime[member] += clock.now - start }
-                    return try writer.finishEncoded()
                 }
                 switch encoding {
                 case .failure(let error):
@@ -126,19 +103,20 @@ extension ImageTaskRunner {
                         message: "\(bytes.count) bytes do not fit the \(room) left in the answer"))
                 case .success(let bytes):
                     room -= bytes.count
-                    let outputRect = banded.outputs[chain]
+                    let outputRect = streamed.banded.outputs[chain]
+                    let layout = writer.layout
                     // The first output of a group counts the render's tiles and its time.
-                    let tiles = k == 0 ? banded.bands(ofChain: chain).reduce(0) { $0 + banded.tiles(of: $1).count } : 0
                     results[member] = .encoded(EncodedOutput(
                         bytes: bytes, width: outputRect.width, height: outputRect.height,
-                        bitDepth: group.layout.format.byteSize == 2 ? 16 : 8, hasAlpha: group.layout.channels == 4,
-                        checksum: checksums[chain], tiles: tiles, bands: banded.bands(ofChain: chain).count,
+                        bitDepth: layout.format.byteSize == 2 ? 16 : 8, hasAlpha: layout.channels == 4,
+                        checksum: outcome.checksums[chain], tiles: k == 0 ? tiles[chain] : 0,
+                        bands: streamed.banded.bands(ofChain: chain).count,
                         filterNanoseconds: k == 0 ? filterTime.withLock { $0[chain] }.nanoseconds : 0,
-                        encodeNanoseconds: encodeTime[member].nanoseconds))
+                        encodeNanoseconds: outcome.encodeTimes[member].nanoseconds))
                 }
             }
         }
         return ImageResult(
-            taskID: task.taskID, decodeNanoseconds: decodeTime.withLock { $0 }.nanoseconds, outputs: results.map { $0! })
+            taskID: task.taskID, decodeNanoseconds: outcome.decodeTime.nanoseconds, outputs: results.map { $0! })
     }
 }
