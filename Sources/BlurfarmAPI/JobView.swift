@@ -61,11 +61,26 @@ public struct JobView: Codable, Sendable {
     }
 
     /// A job as an answer gives it (the server's ``encode(to:)``); `outputsDone` is computed
-    /// again from the counts. An event's job (`"manifestText": null`) is not read back.
+    /// again from the counts. An event's job (`"manifestText": null`) is read by ``init(event:)``.
     public init(from decoder: any Decoder) throws {
         job = try QueueJob(from: decoder)
         progress = try decoder.container(keyedBy: Key.self).decode(Progress.self, forKey: .progress)
         withManifest = true
+    }
+
+    /// The job an event of the stream carries (docs/api.md, "Events"): the data of a `job` or
+    /// `output` event, or the `job` of a `progress` event's data; its manifest's text is not
+    /// shown (``withManifest`` false, ``QueueJob/manifestText`` empty). Nil when `data` is not
+    /// such a job.
+    public init?(event data: Data) {
+        guard var fields = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        if let job = fields["job"] as? [String: Any] { fields = job }
+        if fields["manifestText"] is NSNull { fields["manifestText"] = "" }
+        guard let json = try? JSONSerialization.data(withJSONObject: fields),
+            var view = try? APIJSON.decoder().decode(JobView.self, from: json)
+        else { return nil }
+        view.withManifest = false
+        self = view
     }
 
     private enum Key: String, CodingKey { case progress, outputsDone, manifestText }

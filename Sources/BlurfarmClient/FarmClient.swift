@@ -15,7 +15,7 @@ public struct FarmClient: Sendable {
 
     /// How long one request may take before the server counts as unreachable.
     public static let requestTimeout: TimeInterval = 30
-    /// How often ``waitUntilFinished(_:every:progress:)`` asks again.
+    /// How often ``waitUntilFinished(_:every:progress:)`` asks again while the server does not answer.
     public static let pollInterval: Duration = .milliseconds(250)
 
     public init(base: URL, token: String?) {
@@ -63,17 +63,18 @@ public struct FarmClient: Sendable {
         try await (call("GET", "api/v1/workers") as WorkerList).workers
     }
 
-    /// Waits until job `id` is finished, through restarts of the server (it is asked again
-    /// every `interval` while it does not answer); the job. `progress` sees the job at each answer.
+    /// Waits until job `id` is finished, through restarts of the server, and returns it. It
+    /// follows the service's event stream, so the end is seen as soon as the server says it;
+    /// while the server does not answer (or the stream ends: it stopped), it is asked again
+    /// every `interval`. `progress` sees the job at each answer and each change.
+    ///
     /// - Throws: ``ClientError/refused(status:message:)`` when the server answers an error (no such job).
     public func waitUntilFinished(
         _ id: Int64, every interval: Duration = pollInterval, progress: (JobView) -> Void = { _ in }
     ) async throws(ClientError) -> JobView {
         while true {
             do {
-                let view = try await job(id)
-                if view.job.state.isFinished { return view }
-                progress(view)
+                if let view = try await followEvents(until: id, progress: progress) { return view }
             } catch {
                 switch error {
                 case .unreachable, .unexpectedAnswer: break  // a restart: ask again

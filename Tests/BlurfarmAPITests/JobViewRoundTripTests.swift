@@ -43,6 +43,25 @@ import Testing
         }
     }
 
+    /// An event's job (`"manifestText": null`), alone or as a `progress` event's `job`, reads
+    /// back as the job with an empty text, not shown.
+    @Test func anEventsJobReadsBackWithoutItsManifest() async {
+        await propertyCheck(count: 100, input: Self.jobs) { job in
+            let view = JobView(job, withManifest: false, now: job.submittedAt.addingTimeInterval(100))
+            let written = try APIJSON.encoder().encode(view)
+            #expect(String(decoding: written, as: UTF8.self).contains(#""manifestText":null"#))
+            let progress = Data(#"{"job":"#.utf8) + written + Data(#","output":"/srv/out/a.png","done":3,"total":12}"#.utf8)
+            for data in [written, progress] {
+                let read = try #require(JobView(event: data))
+                var expected = job
+                expected.manifestText = ""
+                #expect(read.job == expected && read.progress == view.progress && !read.withManifest)
+            }
+        }
+        #expect(JobView(event: Data("not json".utf8)) == nil)
+        #expect(JobView(event: Data(#"{"id":3}"#.utf8)) == nil)
+    }
+
     @Test func outputsAndWorkersComeBackAsWritten() throws {
         let outputs = OutputList(outputs: JobOutputState.allCases.enumerated().map { index, state in
             QueueOutput(
