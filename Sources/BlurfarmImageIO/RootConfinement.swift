@@ -84,7 +84,7 @@ public struct RootConfinement: Sendable, Equatable {
         for (root, names) in candidates {
             let rootFolder: Int32
             do {
-                rootFolder = try Syscalls.openDirectory(root)
+                rootFolder = try Syscalls.openFolder(root, followingLinks: true)
             } catch {
                 return .failure(.rootUnopenable(root, error))
             }

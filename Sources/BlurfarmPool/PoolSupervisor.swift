@@ -152,7 +152,8 @@ struct PoolSupervisor {
     /// Waits up to 100 ms for the workers' output or the wake pipe, and handles what came.
     mutating func waitForInput() {
         let watched = slots.map { ($0.key, $0.value.output) }
-        let ready = Syscalls.pollReadable([pool.wakePipe.read] + watched.map(\.1), milliseconds: 100)
+        // A poll that fails (no memory for its table) is a wait that saw nothing: the loop asks again.
+        let ready = (try? Syscalls.pollReadable([pool.wakePipe.read] + watched.map(\.1), milliseconds: 100)) ?? []
         if ready.contains(0) { Syscalls.drain(pool.wakePipe.read) }
         for index in ready where index > 0 {
             let (id, fd) = watched[index - 1]

@@ -64,7 +64,7 @@ package enum RealPath {
             }
             let candidate = [UInt8(ascii: "/")] + Array((resolved + [part]).joined(separator: [UInt8(ascii: "/")]))
             // 40 links at most, as the kernel (ELOOP): past that the name is taken as spelled.
-            if links < 40, let target = Syscalls.linkTarget(candidate) {
+            if links < 40, let target = try? Syscalls.linkTarget(candidate) {
                 links += 1
                 if target.first == UInt8(ascii: "/") { resolved = [] }
                 pending += target.split(separator: UInt8(ascii: "/")).map(Array.init).reversed()

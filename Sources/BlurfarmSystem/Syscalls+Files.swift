@@ -86,11 +86,6 @@ extension Syscalls {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Opens the folder `path` (following links) for `openat`-style calls beneath it.
-    package static func openDirectory(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
-    }
-
     /// Opens `path` with `flags` beneath the open folder `root`: never above it, never through a
     /// magic link (``blurfarm_open_beneath``: EXDEV or ELOOP when resolving leaves it, EAGAIN
     /// when a concurrent rename or mount interrupted the resolution).
@@ -201,12 +196,7 @@ extension Syscalls {
         var bounds: [Int] = []
         let pages = sysconf(Int32(_SC_PHYS_PAGES)), pageSize = sysconf(Int32(_SC_PAGESIZE))
         if pages > 0 && pageSize > 0 { bounds.append(pages.multipliedReportingOverflow(by: pageSize).partialValue) }
-        for resource in [RLIMIT_AS, RLIMIT_DATA] {
-            var limit = rlimit()
-            if getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {  // RLIM_INFINITY
-                bounds.append(Int(clamping: limit.rlim_cur))
-            }
-        }
+        bounds += [RLIMIT_AS, RLIMIT_DATA].compactMap(softLimit)
         if let group = cgroupMemoryLimit() { bounds.append(group) }
         return bounds.min()
     }

@@ -55,8 +55,7 @@ extension Syscalls {
 
     /// Waits until `fd` is readable or `milliseconds` pass: whether it is readable.
     package static func waitReadable(_ fd: Int32, milliseconds: Int32) throws(SystemCallError) -> Bool {
-        var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return try retrying("poll") { Glibc.poll(&request, 1, milliseconds) } > 0
+        try !pollReadable([fd], milliseconds: milliseconds).isEmpty
     }
 
     /// The events waiting on the inotify descriptor `fd` (none when there are none yet).

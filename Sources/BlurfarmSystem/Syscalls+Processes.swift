@@ -101,10 +101,10 @@ extension Syscalls {
     }
 
     /// Waits up to `milliseconds` for any of `fds` to be readable (or closed): the indices of
-    /// those that are.
-    package static func pollReadable(_ fds: [Int32], milliseconds: Int32) -> [Int] {
+    /// those that are (none when the time passed). The one `poll` of blurfarm.
+    package static func pollReadable(_ fds: [Int32], milliseconds: Int32) throws(SystemCallError) -> [Int] {
         var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        guard Glibc.poll(&entries, nfds_t(entries.count), milliseconds) > 0 else { return [] }
+        guard try retrying("poll", { Glibc.poll(&entries, nfds_t(entries.count), milliseconds) }) > 0 else { return [] }
         return entries.indices.filter { entries[$0].revents != 0 }
     }
 
@@ -202,11 +202,15 @@ extension Syscalls {
     /// The soft limit of `resource` (`RLIMIT_NOFILE`, `RLIMIT_NPROC`), nil when unlimited or
     /// unknown.
     package static func softLimit(_ resource: __rlimit_resource) -> Int? {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
-            return nil
-        }
+        guard let limit = limits(resource), limit.rlim_cur != rlim_t.max else { return nil }  // RLIM_INFINITY
         return Int(clamping: limit.rlim_cur)
+    }
+
+    /// The soft and hard limits of `resource`; nil when the system does not say. The one
+    /// `getrlimit` of blurfarm.
+    private static func limits(_ resource: __rlimit_resource) -> rlimit? {
+        var limit = rlimit()
+        return getrlimit(__rlimit_resource_t(resource.rawValue), &limit) == 0 ? limit : nil
     }
 
     /// Whether `RLIMIT_NPROC` binds this process: the kernel does not apply it to a process
@@ -234,14 +238,11 @@ extension Syscalls {
     /// raised to the hard limit (a server holds a descriptor per connection; the default soft
     /// limit of 1024 is the kernel's old `select` bound, not a policy).
     package static func descriptorLimit(raise: Bool) -> Int? {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-        if raise, limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        if raise, var limit = limits(RLIMIT_NOFILE), limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         }
-        return limit.rlim_cur == rlim_t.max ? nil : Int(clamping: limit.rlim_cur)
+        return softLimit(RLIMIT_NOFILE)
     }
 }
 

@@ -118,15 +118,20 @@ package enum Syscalls {
         return PathEncoding.decode(buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }).text
     }
 
-    /// The target of the symbolic link whose path is the bytes `path`; nil when `path` is not a
-    /// link (or is missing).
-    package static func linkTarget(_ path: [UInt8]) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
-        let cPath = (path + [0]).map { CChar(bitPattern: $0) }
-        let count = buffer.withUnsafeMutableBufferPointer { raw in
-            raw.withMemoryRebound(to: CChar.self) { readlink(cPath, $0.baseAddress!, $0.count) }
+    /// The target of the symbolic link `name` (bytes) in the open folder `folder` (the working
+    /// directory by default), as bytes; an empty `name` reads the link an `O_PATH` descriptor
+    /// `folder` holds. The one `readlink` of blurfarm.
+    ///
+    /// - Throws: `readlinkat`'s error (EINVAL: not a link; ENOENT: missing); ENAMETOOLONG for a
+    ///   target longer than `PATH_MAX`.
+    package static func linkTarget(_ name: [UInt8], in folder: Int32 = AT_FDCWD) throws(SystemCallError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let cName = (name + [0]).map { CChar(bitPattern: $0) }
+        let length = try retrying("readlinkat") {
+            buffer.withUnsafeMutableBytes { readlinkat(folder, cName, $0.baseAddress!, $0.count) }
         }
-        return count < 0 ? nil : Array(buffer[0..<count])
+        guard length < buffer.count else { throw SystemCallError(call: "readlinkat", errno: ENAMETOOLONG) }
+        return Array(buffer[..<length])
     }
 
     /// A folder's entries (without "." and ".."), each name as its bytes, with whether it is a
@@ -174,9 +179,8 @@ package enum Syscalls {
             } else if kind == S_IFLNK {
                 if fstatat(folder, cName, &info, 0) != 0 {
                     // A link that leads nowhere: named, as what else is no file, never silent.
-                    var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
-                    let length = readlinkat(folder, cName, &target, target.count)
-                    let shown = length > 0 ? " (its target '\(ShownName.of(bytes: Array(target.prefix(length))))' does not exist)" : ""
+                    let target = (try? linkTarget(name, in: folder)) ?? []
+                    let shown = target.isEmpty ? "" : " (its target '\(ShownName.of(bytes: target))' does not exist)"
                     entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: "a link to nothing" + shown))
                 } else if info.st_mode & S_IFMT == S_IFREG {
                     entries.append(Entry(name: name, isFolder: false, isFile: true))
@@ -192,10 +196,12 @@ package enum Syscalls {
         }
     }
 
-    /// Opens the folder `path` (relative to the working directory), never through a symbolic
-    /// link at its last name (ELOOP or ENOTDIR then).
-    package static func openFolder(_ path: String) throws(SystemCallError) -> Int32 {
-        try retrying("open") { PathEncoding.withCString(path) { open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) } }
+    /// Opens the folder `path` (relative to the working directory) for `openat`-style calls
+    /// beneath it; unless `followingLinks`, never through a symbolic link at its last name
+    /// (ELOOP or ENOTDIR then).
+    package static func openFolder(_ path: String, followingLinks: Bool = false) throws(SystemCallError) -> Int32 {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW)
+        return try retrying("open") { PathEncoding.withCString(path) { open($0, flags) } }
     }
 
     /// Opens the file `path` for reading (following links), without waiting: a FIFO without a

@@ -92,7 +92,7 @@ enum AtomicFile {
     /// extended attributes) is kept. Returns the paths removed; a folder that cannot be listed
     /// gives none.
     static func removeAbandoned(inFolder folder: String, minimumAge: Double) -> [String] {
-        guard let directory = try? Syscalls.openDirectory(folder) else { return [] }
+        guard let directory = try? Syscalls.openFolder(folder, followingLinks: true) else { return [] }
         defer { Syscalls.close(directory) }
         var removed: [String] = []
         let prefix = temporaryMarker + host + "-"
@@ -238,7 +238,7 @@ enum AtomicFile {
     static func openFolder(of output: OutputPath, confinement: RootConfinement?) throws(ImageIOError) -> Int32 {
         if let confinement { return try confinement.openFolder(of: output) }
         do {
-            return try Syscalls.openDirectory(output.folder)
+            return try Syscalls.openFolder(output.folder, followingLinks: true)
         } catch where error.errno == ENOENT || error.errno == ENOTDIR {
             throw ImageIOError(code: .outputFolderMissing, path: output.path, message: "\(error.call) failed: \(error.reason)")
         } catch {

@@ -52,12 +52,7 @@ extension Syscalls {
 
     /// The target of the symbolic link an `O_PATH` descriptor of ``openEntry(_:in:)`` holds.
     static func linkTarget(of descriptor: Int32) throws(SystemCallError) -> String {
-        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = try retrying("readlinkat") {
-            buffer.withUnsafeMutableBytes { readlinkat(descriptor, "", $0.baseAddress!, $0.count) }
-        }
-        guard length < buffer.count else { throw SystemCallError(call: "readlinkat", errno: ENAMETOOLONG) }
-        return PathEncoding.decode(buffer[..<length]).text
+        PathEncoding.decode(try linkTarget([], in: descriptor)).text
     }
 
     /// Loads the shared library open on `descriptor` (through `/proc/self/fd/N`: exactly the
