@@ -6,9 +6,10 @@ set -euo pipefail
 # slurmctld, slurmd, slurm-client and munge: the one-node Slurm of scripts/slurm-local.sh, which
 # the Slurm tests stand up (docs/cluster.md); their services are never started by the packages
 # here (no systemd), only by that script. chromium, chromium-driver and curl: the tests of
-# `blurfarm serve` (its web page in a headless browser, its event stream).
+# `blurfarm serve` (its web page in a headless browser, its event stream). libjpeg-turbo-progs
+# (djpeg) and python3-pil (Pillow): the decoders a spliced JPEG is checked with (JPEGChunksTests).
 packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge
-  python3-pip python3-venv curl chromium chromium-driver)
+  python3-pip python3-venv curl chromium chromium-driver libjpeg-turbo-progs python3-pil)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -24,7 +24,15 @@ public final class BandWriter: @unchecked Sendable {
     /// Rows appended so far.
     public private(set) var rowsWritten = 0
 
-    private let rows: SuppliedRowsImage
+    /// What encodes the rows.
+    private enum Encoder {
+        /// libvips's saver, on a thread of its own from the start, taking the rows from a ring.
+        case saver(SuppliedRowsImage)
+        /// A large JPEG's chunks, each encoded as soon as its rows are in and spliced at the
+        /// end (``JPEGChunks``); written to the file opened in `folder`, or kept in memory.
+        case chunks(JPEGChunkQueue, folder: Int32?, temporaryFiles: TemporaryFiles?)
+    }
+    private let encoder: Encoder
     private let alpha: Bool
     private let bitDepth: Int
     /// The colour a translucent pixel is composited over when the file has no alpha (the
@@ -106,6 +114,17 @@ public final class BandWriter: @unchecked Sendable {
         background = options.background
         // canWrite: with 4 channels and no source alpha, the format has no alpha.
         alpha = format.storesAlpha && sourceHadAlpha
+        let plan = JPEGChunks.plan(width: width, height: height, format: format, options: options, bitDepth: bitDepth)
+        if let plan, JPEGChunks.encodesInParallel {
+            let folder = try file.map { file throws(ImageIOError) in
+                try AtomicFile.openFolder(of: output, confinement: file.confinement)
+            }
+            encoder = .chunks(
+                JPEGChunkQueue(width: width, height: height, plan: plan, metadata: metadata, options: options), folder: folder,
+                temporaryFiles: file?.temporaryFiles)
+            return
+        }
+        let rows: SuppliedRowsImage
         do throws(LibvipsFailure) {
             rows = try SuppliedRowsImage(
                 width: width, height: height, bands: alpha ? 4 : 3,
@@ -114,6 +133,9 @@ public final class BandWriter: @unchecked Sendable {
         } catch {
             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
         }
+        encoder = .saver(rows)
+        // A large JPEG's restart markers where its chunks would end (the bytes of the chunks).
+        let restartInterval = plan?.interval ?? 0
         ImageWriter.tag(rows.image, metadata: metadata, options: options)
         let folder: Int32?
         do {
@@ -131,7 +153,7 @@ public final class BandWriter: @unchecked Sendable {
                 let result = Result { () throws(ImageIOError) -> [UInt8]? in
                     guard let folder, let file else {
                         do throws(LibvipsFailure) {
-                            return try format.encode(rows.image, options: options)
+                            return try format.encode(rows.image, options: options, restartInterval: restartInterval)
                         } catch {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
@@ -142,7 +164,7 @@ public final class BandWriter: @unchecked Sendable {
                             // Encoded in memory, stripped, then written.
                             let bytes: [UInt8]
                             do throws(LibvipsFailure) {
-                                bytes = try format.encode(rows.image, options: options)
+                                bytes = try format.encode(rows.image, options: options, restartInterval: restartInterval)
                             } catch {
                                 throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                             }
@@ -155,7 +177,9 @@ public final class BandWriter: @unchecked Sendable {
                         }
                         let target = VipsTargetRef(file: descriptor)
                         let encoding = Result { () throws(LibvipsFailure) in
-                            try Libvips.save(format.saverName, to: target) { format.save(rows.image, options: options, to: $0) }
+                            try Libvips.save(format.saverName, to: target) {
+                                format.save(rows.image, options: options, restartInterval: restartInterval, to: $0)
+                            }
                         }
                         // A write that failed is the cause ("No space left on device", "File too
                         // large"), not libvips's "unable to write to target"; and a saver that
@@ -199,13 +223,14 @@ public final class BandWriter: @unchecked Sendable {
             "band \(rect) does not fit a \(width)x\(height) image written to row \(rowsWritten)")
         precondition(pixels.layout == layout, "a band in the file's layout")
         let rowBytes = width * pixels.channels * pixels.format.byteSize
-        let supplied: Bool
-        if pixels.isPacked {
-            let first = pixels.start(of: rect).first
-            supplied = withExtendedLifetime(pixels.storage) {
-                rows.supply(UnsafeRawBufferPointer(start: first, count: rowBytes * rect.height), rows: rect.height)
+        // The band's rows, packed: as they are, or copied together.
+        func withPackedRows<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+            if pixels.isPacked {
+                let first = pixels.start(of: rect).first
+                return withExtendedLifetime(pixels.storage) {
+                    body(UnsafeRawBufferPointer(start: first, count: rowBytes * rect.height))
+                }
             }
-        } else {
             var packed = [UInt8](repeating: 0, count: rowBytes * rect.height)
             packed.withUnsafeMutableBytes { out in
                 var at = 0
@@ -214,7 +239,15 @@ public final class BandWriter: @unchecked Sendable {
                     at += bytes
                 }
             }
-            supplied = packed.withUnsafeBytes { rows.supply($0, rows: rect.height) }
+            return packed.withUnsafeBytes(body)
+        }
+        let supplied: Bool
+        switch encoder {
+        case .saver(let rows):
+            supplied = withPackedRows { rows.supply($0, rows: rect.height) }
+        case .chunks(let queue, _, _):
+            withPackedRows { queue.append($0, count: rect.height) }
+            supplied = true
         }
         guard supplied else {
             try finish()
@@ -229,8 +262,7 @@ public final class BandWriter: @unchecked Sendable {
     /// Finishing before the last row is appended is a failure: the rows missing are never
     /// written.
     public func finish() throws(ImageIOError) {
-        if rowsWritten < height { rows.close() }
-        _ = try waitForSaver().get()
+        _ = try finished().get()
     }
 
     /// Waits for the encoder of a writer ``inMemory(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:)``
@@ -238,16 +270,64 @@ public final class BandWriter: @unchecked Sendable {
     ///
     /// - Throws: the encoder's `ImageIOError`; finishing before the last row is a failure.
     public func finishEncoded() throws(ImageIOError) -> [UInt8] {
-        if rowsWritten < height { rows.close() }
-        guard let bytes = try waitForSaver().get() else { preconditionFailure("\(path): a writer to a file has no bytes") }
+        guard let bytes = try finished().get() else { preconditionFailure("\(path): a writer to a file has no bytes") }
         return bytes
     }
 
     /// Stops the saver (no more rows come) and removes the temporary file; the output stays as
     /// it was.
     public func abandon() {
-        rows.close()
-        _ = waitForSaver()
+        switch encoder {
+        case .saver(let rows):
+            rows.close()
+            _ = waitForSaver()
+        case .chunks(let queue, let folder, _):
+            outcome.withLock { done in
+                guard done == nil else { return }
+                queue.abandon()
+                if let folder { Syscalls.close(folder) }
+                done = .failure(ImageIOError(code: .encodeFailed, path: path, message: "abandoned"))
+            }
+        }
+    }
+
+    /// The encoder's outcome once every row is in: the saver's, or the chunks' spliced and
+    /// written (done once; a finish before the last row fails).
+    private func finished() -> Result<[UInt8]?, ImageIOError> {
+        switch encoder {
+        case .saver(let rows):
+            if rowsWritten < height { rows.close() }
+            return waitForSaver()
+        case .chunks(let queue, let folder, let temporaryFiles):
+            return outcome.withLock { done in
+                if let done { return done }
+                let result = Result { () throws(ImageIOError) -> [UInt8]? in
+                    defer { if let folder { Syscalls.close(folder) } }
+                    guard rowsWritten == height else {
+                        queue.abandon()
+                        throw ImageIOError(code: .encodeFailed, path: path, message: "the encoder stopped before the last row")
+                    }
+                    let bytes: [UInt8]
+                    do throws(LibvipsFailure) {
+                        bytes = try queue.finish()
+                    } catch {
+                        throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+                    }
+                    guard let folder else { return bytes }
+                    try AtomicFile.write(to: OutputPath(path), inFolder: folder, temporaryFiles: temporaryFiles) {
+                        (descriptor) throws(ImageIOError) in
+                        do throws(SystemCallError) {
+                            try Syscalls.writeAll(descriptor, bytes)
+                        } catch {
+                            throw ImageIOError(code: .writeFailed, path: path, message: "\(error.call) failed: \(error.reason)")
+                        }
+                    }
+                    return nil
+                }
+                done = result
+                return result
+            }
+        }
     }
 
     /// The saver thread's outcome, waiting for it the first time.

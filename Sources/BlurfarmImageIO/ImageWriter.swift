@@ -171,10 +171,26 @@ public enum ImageWriter {
         let encoded: [UInt8]
         let checksum: UInt64
         do {
-            let image: VipsImageRef
-            (image, checksum) = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
-            tag(image, metadata: metadata, options: options)
-            encoded = try format.encode(image, options: options)
+            let plan = JPEGChunks.plan(
+                width: pixels.rect.width, height: pixels.rect.height, format: format, options: options, bitDepth: bitDepth)
+            if let plan, JPEGChunks.encodesInParallel {
+                // A large JPEG: its chunks encoded at once and spliced (the bytes of one encode
+                // with the plan's restart markers, the streamed output's).
+                let samples = PixelConversion.samples(pixels, alpha: false, background: options.background, as: UInt8.self)
+                checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: pixels.rect.width * 3) }
+                encoded = try samples.withUnsafeBytes { raw in
+                    Result { () throws(LibvipsFailure) in
+                        try JPEGChunks.encode(
+                            raw, width: pixels.rect.width, height: pixels.rect.height, metadata: metadata, options: options,
+                            plan: plan)
+                    }
+                }.get()
+            } else {
+                let image: VipsImageRef
+                (image, checksum) = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
+                tag(image, metadata: metadata, options: options)
+                encoded = try format.encode(image, options: options, restartInterval: plan?.interval ?? 0)
+            }
         } catch {
             throw ImageIOError(code: .encodeFailed, path: name, message: error.message)
         }
@@ -278,9 +294,10 @@ private let avifUnavailability: String? = {
 extension ImageFormat {
     /// The encoded file's bytes: the metadata `image` carries, and with
     /// any other `options.metadata` than `keep` nothing but its ICC profile (which a `strip`
-    /// image has not): the savers of JPEG, WebP and AVIF add an EXIF block of their own.
-    func encode(_ image: VipsImageRef, options: EncodeOptions) throws(LibvipsFailure) -> [UInt8] {
-        let bytes = try Libvips.save(saverName) { save(image, options: options, to: $0) }
+    /// image has not): the savers of JPEG, WebP and AVIF add an EXIF block of their own. A
+    /// JPEG gets a restart marker every `restartInterval` MCUs when it is above 0.
+    func encode(_ image: VipsImageRef, options: EncodeOptions, restartInterval: Int = 0) throws(LibvipsFailure) -> [UInt8] {
+        let bytes = try Libvips.save(saverName) { save(image, options: options, restartInterval: restartInterval, to: $0) }
         guard options.metadata != .keep, let strip = metadataStripper else { return bytes }
         guard let result = strip(bytes) else {
             throw LibvipsFailure(message: "the encoded \(name) is not well formed: cannot strip its metadata")
@@ -320,8 +337,11 @@ extension ImageFormat {
         }
     }
 
-    /// Runs the saver for this format on `image` into `target`, with `options`: libvips's status.
-    func save(_ image: VipsImageRef, options: EncodeOptions, to target: UnsafeMutablePointer<VipsTarget>) -> Int32 {
+    /// Runs the saver for this format on `image` into `target`, with `options` (and a JPEG's
+    /// restart interval, in MCUs: 0 for none): libvips's status.
+    func save(
+        _ image: VipsImageRef, options: EncodeOptions, restartInterval: Int = 0, to target: UnsafeMutablePointer<VipsTarget>
+    ) -> Int32 {
         let quality = Int32(options.quality)
         switch self {
         case .jpeg:
@@ -333,7 +353,7 @@ extension ImageFormat {
             case .full: subsampling = VIPS_FOREIGN_SUBSAMPLE_OFF
             }
             return cvips_jpegsave_target(
-                image.pointer, target, quality, interlace, subsampling, options.optimizeCoding ? 1 : 0)
+                image.pointer, target, quality, interlace, subsampling, options.optimizeCoding ? 1 : 0, Int32(restartInterval))
         case .png:
             return cvips_pngsave_target(image.pointer, target)
         case .webp:

@@ -178,9 +178,10 @@ int cvips_profile_load(const char *name, VipsBlob **out) {
 }
 
 int cvips_jpegsave_target(VipsImage *in, VipsTarget *target, int quality, int interlace,
-                          VipsForeignSubsample subsample, int optimize_coding) {
+                          VipsForeignSubsample subsample, int optimize_coding, int restart_interval) {
     return vips_jpegsave_target(in, target, "Q", quality, "interlace", interlace ? TRUE : FALSE,
-                                "subsample_mode", subsample, "optimize_coding", optimize_coding ? TRUE : FALSE, NULL);
+                                "subsample_mode", subsample, "optimize_coding", optimize_coding ? TRUE : FALSE,
+                                "restart_interval", restart_interval, NULL);
 }
 
 int cvips_pngsave_target(VipsImage *in, VipsTarget *target) {

@@ -293,6 +293,16 @@ extension Libvips {
         return VipsImageRef(adopting: out)
     }
 
+    /// An image over the samples at `bytes`, not copied: they must outlive the image and every
+    /// image made from it (``JPEGChunks`` encodes a chunk while its rows are held).
+    static func image(
+        borrowing bytes: UnsafeRawBufferPointer, width: Int, height: Int, bands: Int, format: VipsBandFormat
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        let out = vips_image_new_from_memory(bytes.baseAddress, bytes.count, Int32(width), Int32(height), Int32(bands), format)
+        guard let out else { throw LibvipsFailure(message: takeErrorMessage() ?? "image from memory failed") }
+        return VipsImageRef(adopting: out)
+    }
+
     /// A matrix image (a convolution mask) with scale 1 and offset 0; `values` row by row.
     static func matrix(width: Int, height: Int, values: [Double]) throws(LibvipsFailure) -> VipsImageRef {
         let out = values.withUnsafeBufferPointer {

@@ -102,9 +102,10 @@ int cvips_profile_load(const char *name, VipsBlob **out);
 /// would drop too). The bytes are the same whatever the target.
 /// cvips_jpegsave_target: `interlace` != 0 writes a progressive JPEG; `subsample` is
 /// `subsample_mode` (auto: 4:2:0 below quality 90; on: 4:2:0; off: 4:4:4);
-/// `optimize_coding` != 0 computes Huffman tables for the image.
+/// `optimize_coding` != 0 computes Huffman tables for the image; `restart_interval` > 0 puts a
+/// restart marker after every that many MCUs (0: none).
 int cvips_jpegsave_target(VipsImage *in, VipsTarget *target, int quality, int interlace,
-                          VipsForeignSubsample subsample, int optimize_coding);
+                          VipsForeignSubsample subsample, int optimize_coding, int restart_interval);
 int cvips_pngsave_target(VipsImage *in, VipsTarget *target);
 /// cvips_webpsave_target: `effort` 0–6 (libvips's default 4).
 int cvips_webpsave_target(VipsImage *in, VipsTarget *target, int quality, int lossless, int effort);
