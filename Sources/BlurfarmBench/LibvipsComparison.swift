@@ -174,3 +174,24 @@ extension LibvipsComparison {
         return rows
     }
 }
+
+extension LibvipsComparison {
+    /// The benchmarks of the comparison, as `bench all --figure` names them.
+    public enum Figure: String, Sendable, CaseIterable {
+        case batch, image, serve, big, web, kernels
+    }
+
+    /// Measures `figure`: its rows.
+    ///
+    /// - Throws: `BenchError`, or the error of the blurfarm or libvips side that failed.
+    public func measure(_ figure: Figure) throws -> [Comparison] {
+        switch figure {
+        case .batch: try batch()
+        case .image: try image()
+        case .serve: try serve()
+        case .big: try big()
+        case .web: try web()
+        case .kernels: try kernels()
+        }
+    }
+}

@@ -54,10 +54,8 @@ protocol ComparisonCommand: FarmCommand {
     var figures: [BenchFigure] { get }
 }
 
-/// The benchmarks of the comparison, as `bench all --figure` names them.
-enum BenchFigure: String, CaseIterable, ExpressibleByArgument {
-    case batch, image, serve, big, web, kernels
-}
+typealias BenchFigure = LibvipsComparison.Figure
+extension BenchFigure: ExpressibleByArgument {}
 
 extension ComparisonCommand {
     func execute() throws {
@@ -66,48 +64,14 @@ extension ComparisonCommand {
         settings.runs = options.runs
         let bench = LibvipsComparison(
             executable: Bench.executable, locations: try options.locations(), settings: settings)
-        if !options.json {
-            print("blurfarm \(Blurfarm.version) bench beside libvips \(try bench.libvipsVersion()) warm in-process")
-            print("machine: \(Machine.summary); blurfarm links libvips \(EngineBench.linkedLibvips)")
-            print("median of \(settings.runs) runs each, blurfarm and libvips alternating; ratio = blurfarm / baseline (below 1: blurfarm is faster)")
-            print("")
-        }
+        if !options.json { print(try bench.heading(version: Blurfarm.version)) }
         var rows: [Comparison] = []
         for figure in figures {
-            let measured =
-                switch figure {
-                case .batch: try bench.batch()
-                case .image: try bench.image()
-                case .serve: try bench.serve()
-                case .big: try bench.big()
-                case .web: try bench.web()
-                case .kernels: try bench.kernels()
-                }
+            let measured = try bench.measure(figure)
             rows += measured
-            if !options.json { printRows(measured) }
+            if !options.json { print(Comparison.table(measured).text + "\n") }
         }
-        if options.json {
-            let date = ISO8601DateFormatter().string(from: started)
-            try Bench.printJSON(
-                ComparisonReport(
-                    blurfarmVersion: Blurfarm.version, libvipsVersion: try bench.libvipsVersion(),
-                    linkedLibvipsVersion: EngineBench.linkedLibvips, machine: Machine.summary, date: date,
-                    runs: settings.runs, rows: rows))
-        }
-    }
-
-    private func printRows(_ rows: [Comparison]) {
-        let header = ["figure", "case", "blurfarm ms", "baseline ms", "ratio", "blurfarm MB", "baseline MB", "baseline"]
-        Bench.printTable(
-            header,
-            rows.map {
-                [
-                    $0.figure.rawValue, $0.label, Bench.ms($0.blurfarmSeconds), Bench.ms($0.baselineSeconds),
-                    String(format: "%.2f", $0.ratio), Bench.megabytes($0.blurfarmPeakBytes),
-                    Bench.megabytes($0.baselinePeakBytes), $0.baseline,
-                ]
-            })
-        print("")
+        if options.json { try Bench.printJSON(bench.report(rows, version: Blurfarm.version, started: started)) }
     }
 }
 
