@@ -78,29 +78,39 @@ enum CommandFailure {
 
 /// A command whose failures all end through ``CommandFailure``: its ``execute()`` throws
 /// typed errors (``CommandError``, ImageIO's, the cluster's, a manifest's diagnostics) and
-/// `run()` says each and exits with its status. What ArgumentParser handles itself (an
-/// `ExitCode` already decided, a `ValidationError`, a clean exit) passes through.
+/// `run()` says each and exits with its status (``ExitCode/ending(_:)``).
 protocol FarmCommand: ParsableCommand {
     func execute() throws
 }
 
 extension FarmCommand {
     func run() throws {
-        do {
-            try execute()
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as ValidationError {
-            throw error
-        } catch let error as CleanExit {
-            throw error
-        } catch {
-            throw ExitCode.reporting(error)
-        }
+        do { try execute() } catch { throw ExitCode.ending(error) }
+    }
+}
+
+/// A ``FarmCommand`` that awaits (the client commands, `serve`): its failures end the same way.
+protocol AsyncFarmCommand: AsyncParsableCommand {
+    func execute() async throws
+}
+
+extension AsyncFarmCommand {
+    func run() async throws {
+        do { try await execute() } catch { throw ExitCode.ending(error) }
     }
 }
 
 extension ExitCode {
+    /// How a command ends on `error`: what ArgumentParser handles itself (an `ExitCode` already
+    /// decided, a `ValidationError`, a clean exit) passes through; anything else is said on
+    /// standard error (``CommandFailure``) and ends with its exit status.
+    static func ending(_ error: any Error) -> any Error {
+        switch error {
+        case is ExitCode, is ValidationError, is CleanExit: error
+        default: reporting(error)
+        }
+    }
+
     /// Says `error` on standard error (``CommandFailure``); the exit status it ends the command with.
     static func reporting(_ error: any Error) -> ExitCode {
         let failure = CommandFailure(error)

@@ -3,14 +3,12 @@ import BlurfarmSystem
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmServer
-import Dispatch
 import Foundation
 import Logging
-import Synchronization
 
 /// `blurfarm serve`: the farm service (docs/serve.md): one worker pool for every job, a
 /// durable queue, the HTTP API (docs/api.md) and the status page.
-struct Serve: FarmCommand {
+struct Serve: AsyncFarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the farm service: a job queue with an HTTP API, live progress and a status page.",
@@ -94,7 +92,7 @@ struct Serve: FarmCommand {
         return parsed.port.map { "\(host):\($0)" } ?? host
     }
 
-    func execute() throws {
+    func execute() async throws {
         let (host, port) = Self.address(listen)!
         let token = try readToken()
         if token == nil, !ServerSettings.isLoopback(host) {
@@ -129,21 +127,12 @@ struct Serve: FarmCommand {
             host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
             publicHosts: publicURL.compactMap(Self.publicHost), maxConnections: maxConnections,
             maxConnectionsPerAddress: maxConnectionsPerAddress)
-        let failure = Mutex<(any Error)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
-                    let shown = host.contains(":") ? "[\(host)]" : host
-                    FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
-                }
-            } catch {
-                failure.withLock { $0 = error }
+        do {
+            try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
+                let shown = host.contains(":") ? "[\(host)]" : host
+                FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
             }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.withLock({ $0 }) {
+        } catch {
             throw CommandError("\(error)")
         }
     }

@@ -1,10 +1,7 @@
 import ArgumentParser
 import BlurfarmAPI
 import BlurfarmClient
-import BlurfarmCore
-import BlurfarmSystem
 import Foundation
-import Synchronization
 
 /// The options of the client commands (`submit`, `jobs`, `job`, `cancel`, `retry`): which
 /// farm service, and its token.
@@ -43,48 +40,18 @@ struct ServerOptions: ParsableArguments {
     }
 }
 
-/// Runs `operation` on a task and waits for it: the client commands are synchronous, as the
-/// root command is, and the client is async. A failure runs `beforeFailing`, then is said
-/// (``CommandFailure``) and thrown as its exit status.
-func blocking<Value: Sendable>(
-    _ operation: @escaping @Sendable () async throws -> Value, beforeFailing: () -> Void = {}
-) throws -> Value {
-    let result = Mutex<Result<Value, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            let value = try await operation()
-            result.withLock { $0 = .success(value) }
-        } catch {
-            result.withLock { $0 = .failure(error) }
-        }
-        done.signal()
-    }
-    done.wait()
-    do {
-        return try result.withLock { $0! }.get()
-    } catch {
-        beforeFailing()
-        throw error
-    }
-}
-
 extension FarmClient {
     /// Waits until job `id` is finished (``waitUntilFinished(_:every:progress:)``), drawing the
-    /// progress line on a terminal; the job.
-    func waitDrawingProgress(_ id: Int64) throws -> JobView {
+    /// progress line on a terminal, cleared however it ends; the job.
+    func waitDrawingProgress(_ id: Int64) async throws -> JobView {
         let line = ProgressLine.isTerminal ? ProgressLine(job: "job \(id)", outputsTotal: 0, inputsTotal: 0) : nil
-        let view = try blocking(
-            {
-                try await waitUntilFinished(id) { view in
-                    line?.show(
-                        job: view.job.name, outputs: view.progress.outputsDone, of: view.progress.outputsTotal,
-                        tiles: view.progress.tilesDone, megapixelsPerSecond: view.progress.megapixelsPerSecond ?? 0,
-                        secondsLeft: view.progress.etaSeconds ?? 0, failed: view.job.outputsFailed)
-                }
-            }, beforeFailing: { line?.clear() })
-        line?.clear()
-        return view
+        defer { line?.clear() }
+        return try await waitUntilFinished(id) { view in
+            line?.show(
+                job: view.job.name, outputs: view.progress.outputsDone, of: view.progress.outputsTotal,
+                tiles: view.progress.tilesDone, megapixelsPerSecond: view.progress.megapixelsPerSecond ?? 0,
+                secondsLeft: view.progress.etaSeconds ?? 0, failed: view.job.outputsFailed)
+        }
     }
 }
 
@@ -107,17 +74,5 @@ extension JobView {
     static func combined(_ statuses: [Int32]) -> Int32 {
         [ExitStatus.invalid, ExitStatus.locked, ExitStatus.someFailed].first(where: statuses.contains)
             ?? ExitStatus.success
-    }
-
-    /// One line for the job: id, state, priority, outputs done of all, name.
-    var line: String {
-        func padded(_ text: String, _ width: Int, left: Bool = false) -> String {
-            let fill = String(repeating: " ", count: max(0, width - text.count))
-            return left ? fill + text : text + fill
-        }
-        let failed = job.outputsFailed
-        let counts = "\(progress.outputsDone)/\(progress.outputsTotal)" + (failed > 0 ? " (\(failed) failed)" : "")
-        return padded("\(job.id ?? 0)", 5, left: true) + "  " + padded(job.state.rawValue, 10) + " "
-            + padded("\(job.priority)", 3, left: true) + "  " + padded(counts, 14) + " " + ShownName.of(job.name)
     }
 }
