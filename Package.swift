@@ -291,7 +291,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmAPITests",
             dependencies: [
-                "BlurfarmTestSupport", "BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based"),
+                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
