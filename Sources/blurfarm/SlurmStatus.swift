@@ -29,37 +29,14 @@ extension Slurm {
 
         func execute() throws {
             let context = try SlurmRunContext.load(runFolder)
-            let done: Bool
             var states = try context.slurmStates()
             while wait, !states.haveEnded {
                 Thread.sleep(forTimeInterval: 0.5)
                 states = try context.slurmStates()
             }
-            done = Self.print(try context.status(states), of: context)
-            if wait, !done { throw ExitCode(ExitStatus.someFailed) }
-        }
-
-        /// Prints `status`, the state of `context`'s run; whether every output is done.
-        private static func print(_ status: SlurmRunContext.Status, of context: SlurmRunContext) -> Bool {
-            let forgotten = "ended (no longer known to Slurm)"
-            Swift.print("job '\(context.plan.job.name)': \(counted(context.run.shards, "shard")), "
-                + "\(status.done)/\(status.total) outputs done; run folder \(context.folder)")
-            for shard in status.shards {
-                let state: String
-                switch shard.slurm {
-                case .notSubmitted: state = "not submitted"
-                case .known(let job): state = job.shown
-                case .forgotten: state = forgotten
-                }
-                Swift.print("shard \(shard.index): \(state), \(shard.done)/\(shard.total) outputs done")
-                for failure in shard.failures {
-                    Swift.print("  failed: \(ShownName.of(failure.input)) -> \(ShownName.of(failure.output)): \(failure.error)")
-                }
-            }
-            if let finisher = status.finisher {
-                Swift.print("finisher (job \(finisher.job)): \(finisher.state?.shown ?? forgotten)")
-            }
-            return status.isDone
+            let status = try context.status(states)
+            print(status.text(job: context.plan.job.name, shards: context.run.shards, folder: context.folder))
+            if wait, !status.isDone { throw ExitCode(ExitStatus.someFailed) }
         }
     }
 
