@@ -11,12 +11,7 @@ enum FilterOption {
             return .failure(CommandError("--filter '\(text)': empty filter; expected e.g. 'gaussian sigma=8'"))
         }
         guard let descriptor = registry.descriptor(named: name) else {
-            var message = "--filter '\(text)': unknown filter '\(name)'"
-            if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
-                message += " (did you mean '\(near)'?)"
-            }
-            message += "; available: " + registry.descriptors.map(\.name).joined(separator: ", ")
-            return .failure(CommandError(message))
+            return .failure(CommandError("--filter '\(text)': " + FilterDescriptor.unknown(name, among: registry.descriptors)))
         }
         var arguments: [(name: String, value: ParameterValue)] = []
         for word in words.dropFirst() {
