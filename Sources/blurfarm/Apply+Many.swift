@@ -22,10 +22,10 @@ extension Apply {
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let variant: VariantSpec
         let job: JobSpec
-        do {
+        do throws(OptionError) {
             variant = try manyVariant(registry: registry)
-            job = try JobSpec(name: Self.jobName, inputs: paths.map(Self.inputGlob), outputs: [variant], tile: tile)
-        } catch let error as CommandError {
+            job = JobSpec(name: Self.jobName, inputs: try paths.map(GlobPattern.ofArgument), outputs: [variant], tile: tile)
+        } catch {
             throw CommandError(error.message, exitCode: ExitStatus.invalid)
         }
         // The working directory stands for the manifest's folder: relative inputs and outputs
@@ -64,35 +64,19 @@ extension Apply {
     }
 
     /// The one variant the options describe, written where `-o` says.
-    private func manyVariant(registry: FilterRegistry) throws -> VariantSpec {
+    private func manyVariant(registry: FilterRegistry) throws(OptionError) -> VariantSpec {
         let (specs, mask) = try chainOptions(registry: registry)
         let pathTemplate: PathTemplate
         do {
             pathTemplate = try PathTemplate(template ?? "")
         } catch {
-            throw CommandError("-o '\(template ?? "")': \(error.message)")
+            throw OptionError("-o '\(template ?? "")': \(error.message)")
         }
-        if pathTemplate.uses(.size) { throw CommandError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
+        if pathTemplate.uses(.size) { throw OptionError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
         return VariantSpec(
             name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
             lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding,
             resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) },
             regions: mask)
-    }
-
-    /// An input argument as an input glob: a file that exists is itself (its wildcard characters
-    /// escaped: a shell expanded `*.jpg` to it), anything else a glob blurfarm expands (quoted
-    /// on the command line); relative to the working directory either way, its empty and `.`
-    /// segments dropped (`in//a.jpg`, `./in/./a.jpg` are `in/a.jpg`), as the kernel reads them.
-    static func inputGlob(_ argument: String) throws -> String {
-        let segments = argument.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        let path = (argument.hasPrefix("/") ? "/" : "") + segments.joined(separator: "/")
-        let glob = FileManager.default.fileExists(atPath: path) && !segments.isEmpty ? GlobPattern.escaping(path) : path
-        do {
-            _ = try GlobPattern(glob)
-        } catch {
-            throw CommandError("'\(ShownName.of(argument))' is no file, and not a glob: \(error.message)")
-        }
-        return glob
     }
 }

@@ -185,27 +185,11 @@ struct Apply: FarmCommand {
             quality: quality, lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding)
     }
 
-    /// The filters (`--filter`) and where they apply (`--region`, `--regions`,
-    /// `--invert-regions`): what one image and `-o`'s many take alike. A `--regions` file
-    /// without boxes filters nothing (inverted: everything).
-    func chainOptions(registry: FilterRegistry) throws(CommandError) -> ([FilterSpec], RegionMask) {
-        var specs: [FilterSpec] = []
-        for filter in filters { specs.append(try FilterOption.parse(filter, registry: registry).get()) }
-        let file = try regionFile.map { path throws(CommandError) in
-            try RegionOption.boxes(path, shape: regionsShape, feather: regionsFeather).get()
-        }
-        var mask = try RegionOption.mask(
-            regions, file: file, invert: invertRegions, filters: specs.count, edge: edge).get()
-        if regionOnly {
-            guard !mask.isEverywhere, !invertRegions else {
-                throw CommandError(
-                    invertRegions ? "--region-only writes the regions' box: not with --invert-regions"
-                        : "--region-only writes the regions' box: give --region or --regions (with boxes)")
-            }
-            mask.extent = .box
-        }
-        if let file, file.isEmpty, regions.isEmpty { return (invertRegions ? specs : [], .everywhere) }
-        return (specs, mask)
+    /// The filters and where they apply (``RegionOption/chain(filters:regions:file:shape:feather:invert:regionOnly:edge:registry:)``).
+    func chainOptions(registry: FilterRegistry) throws(OptionError) -> ([FilterSpec], RegionMask) {
+        try RegionOption.chain(
+            filters: filters, regions: regions, file: regionFile, shape: regionsShape, feather: regionsFeather,
+            invert: invertRegions, regionOnly: regionOnly, edge: edge, registry: registry)
     }
 
     private func render() throws {
