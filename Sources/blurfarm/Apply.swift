@@ -264,7 +264,6 @@ extension Region.Shape: ExpressibleByArgument {}
 
 extension Duration {
     var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
 /// Prints `blurfarm: error: message` to standard error, on one line: control characters in

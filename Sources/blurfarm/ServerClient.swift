@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlurfarmAPI
 import BlurfarmClient
+import BlurfarmFarm
 import Foundation
 
 /// The options of the client commands (`submit`, `jobs`, `job`, `cancel`, `retry`): which
@@ -44,13 +45,14 @@ extension FarmClient {
     /// Waits until job `id` is finished (``waitUntilFinished(_:every:progress:)``), drawing the
     /// progress line on a terminal, cleared however it ends; the job.
     func waitDrawingProgress(_ id: Int64) async throws -> JobView {
-        let line = ProgressLine.isTerminal ? ProgressLine(job: "job \(id)", outputsTotal: 0, inputsTotal: 0) : nil
-        defer { line?.clear() }
+        let drawing = ProgressLine.isTerminal
+        defer { if drawing { ProgressLine.clear() } }
         return try await waitUntilFinished(id) { view in
-            line?.show(
-                job: view.job.name, outputs: view.progress.outputsDone, of: view.progress.outputsTotal,
+            guard drawing else { return }
+            ProgressLine.draw(JobProgress.line(
+                job: view.job.name, images: nil, outputs: view.progress.outputsDone, of: view.progress.outputsTotal,
                 tiles: view.progress.tilesDone, megapixelsPerSecond: view.progress.megapixelsPerSecond ?? 0,
-                secondsLeft: view.progress.etaSeconds ?? 0, failed: view.job.outputsFailed)
+                secondsLeft: view.progress.etaSeconds ?? 0, failed: view.job.outputsFailed))
         }
     }
 }
