@@ -297,7 +297,7 @@ let package = Package(
         .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels",
+                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels",
                 "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],

@@ -68,33 +68,20 @@ struct Serve: AsyncFarmCommand {
         if grace < 0 { throw ValidationError("--grace must be 0 or more") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
-        if Self.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
-        for url in publicURL where Self.publicHost(url) == nil {
+        if ServerSettings.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
+        for url in publicURL where ServerSettings.publicHost(url) == nil {
             throw ValidationError("--public-url must be http(s)://host[:port], not '\(url)'")
         }
     }
 
-    /// `host:port` (`[::1]:8765` for IPv6) as its parts.
-    static func address(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (0...65535).contains(port)
-        else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
-    }
-
-    /// The `host[:port]` of a public URL (`https://farm.example.com` → `farm.example.com`).
-    static func publicHost(_ url: String) -> String? {
-        guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", let host = parsed.host,
-            !host.isEmpty
-        else { return nil }
-        return parsed.port.map { "\(host):\($0)" } ?? host
-    }
-
     func execute() async throws {
-        let (host, port) = Self.address(listen)!
-        let token = try readToken()
+        let (host, port) = ServerSettings.address(listen)!
+        let token: String?
+        do throws(OptionError) {
+            token = try tokenFile.map(ServerSettings.token(inFile:))
+        } catch {
+            throw CommandError(error.message, exitCode: ExitStatus.invalid)
+        }
         if token == nil, !ServerSettings.isLoopback(host) {
             throw CommandError("listening on \(host) needs a token: --token-file FILE (docs/serve.md)", exitCode: ExitStatus.invalid)
         }
@@ -125,7 +112,7 @@ struct Serve: AsyncFarmCommand {
             logger: logger)
         let settings = ServerSettings(
             host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
-            publicHosts: publicURL.compactMap(Self.publicHost), maxConnections: maxConnections,
+            publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,
             maxConnectionsPerAddress: maxConnectionsPerAddress)
         do {
             try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
@@ -143,18 +130,5 @@ struct Serve: AsyncFarmCommand {
         (FarmOptions.shipped("web/index.html") ?? FarmOptions.shipped("share/blurfarm/web/index.html")).map {
             ($0 as NSString).deletingLastPathComponent
         }
-    }
-
-    /// The token in `--token-file` (surrounding whitespace dropped), or nil without one.
-    private func readToken() throws -> String? {
-        guard let tokenFile else { return nil }
-        guard let data = FileManager.default.contents(atPath: tokenFile) else {
-            throw CommandError("--token-file '\(tokenFile)': cannot be read", exitCode: ExitStatus.invalid)
-        }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
-            throw CommandError("--token-file '\(tokenFile)': the token must be one word of 16 characters or more", exitCode: ExitStatus.invalid)
-        }
-        return token
     }
 }
