@@ -20,13 +20,9 @@ extension Apply {
     func runMany() throws {
         let configuration = try admission.applied(to: farm.loadOrExit())
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
-        let variant: VariantSpec
-        let job: JobSpec
-        do throws(OptionError) {
-            variant = try manyVariant(registry: registry)
-            job = JobSpec(name: Self.jobName, inputs: try paths.map(GlobPattern.ofArgument), outputs: [variant], tile: tile)
-        } catch {
-            throw CommandError(error.message, exitCode: ExitStatus.invalid)
+        let job = try CommandError.invalid { () throws(OptionError) in
+            let variant = try manyVariant(registry: registry)  // its mistakes first, then the inputs'
+            return JobSpec(name: Self.jobName, inputs: try paths.map(GlobPattern.ofArgument), outputs: [variant], tile: tile)
         }
         // The working directory stands for the manifest's folder: relative inputs and outputs
         // are relative to it, as a shell's are. ("apply" is no file: nothing can be written there

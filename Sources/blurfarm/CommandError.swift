@@ -18,6 +18,12 @@ struct CommandError: Error, CustomStringConvertible {
     }
 
     var description: String { message }
+
+    /// `body`'s value; its ``OptionError`` as a ``CommandError`` with the exit status of an
+    /// invalid input (2: nothing ran).
+    static func invalid<Value>(_ body: () throws(OptionError) -> Value) throws(CommandError) -> Value {
+        do { return try body() } catch { throw CommandError(error.message, exitCode: ExitStatus.invalid) }
+    }
 }
 
 /// How a command ends on an error: what it says on standard error and its exit status. The one

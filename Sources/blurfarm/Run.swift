@@ -2,6 +2,7 @@ import BlurfarmSystem
 import BlurfarmFarm
 import BlurfarmState
 import ArgumentParser
+import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmWatch
 import BlurfarmCore
@@ -45,18 +46,26 @@ struct Run: FarmCommand {
     }
 
     func execute() throws {
-        let sharding = try Sharding(options.shard, splitFile: options.split)
-        let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true))
+        let sharding = try Sharding(
+            options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
+        let (loaded, registry, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
+        let plans = sharding.select(allPlans)
         let configuration = options.admission.applied(to: loaded)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
-            alwaysSummary: options.verbose, log: try RunLog.open(options.log))
+            alwaysSummary: options.verbose, log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
         let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
         // Every job's lock before anything runs; held until the process ends.
-        let locks = try JobLocks.acquire(
-            plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait, printer: printer)
+        let locks: [JobLock]
+        do throws(JobLocks.Failure) {
+            locks = try JobLocks.acquire(plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait)
+        } catch {
+            printer.fail(error.description)
+            if case .busy = error { throw ExitCode(ExitStatus.locked) }
+            throw ExitCode(ExitStatus.someFailed)
+        }
         let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }

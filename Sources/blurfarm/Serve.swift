@@ -76,12 +76,7 @@ struct Serve: AsyncFarmCommand {
 
     func execute() async throws {
         let (host, port) = ServerSettings.address(listen)!
-        let token: String?
-        do throws(OptionError) {
-            token = try tokenFile.map(ServerSettings.token(inFile:))
-        } catch {
-            throw CommandError(error.message, exitCode: ExitStatus.invalid)
-        }
+        let token = try CommandError.invalid { () throws(OptionError) in try tokenFile.map(ServerSettings.token(inFile:)) }
         if token == nil, !ServerSettings.isLoopback(host) {
             throw CommandError("listening on \(host) needs a token: --token-file FILE (docs/serve.md)", exitCode: ExitStatus.invalid)
         }
