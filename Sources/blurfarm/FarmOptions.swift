@@ -102,36 +102,14 @@ struct FarmOptions: ParsableArguments {
     }
 
     /// The built-in filters and the configuration's plugins, for checking and planning: the
-    /// plugins' filters here never run (plugins run in worker processes). A plugin that fails
-    /// to load is printed as a warning and left out.
-    func registry(for configuration: FarmConfiguration) -> FilterRegistry {
-        registry(loadingEveryPluginOf: PluginLoader(folders: pluginFolders(configuration)))
-    }
-
-    /// The built-in filters and every plugin `loader` finds (the ones it loaded before are
-    /// not loaded again); a plugin that fails to load is printed as a warning.
-    private func registry(loadingEveryPluginOf loader: PluginLoader) -> FilterRegistry {
-        let (registry, problems) = FilterRegistry.withPlugins(from: loader, mayRun: false, base: .builtIn)
-        for problem in problems { printWarning("plugin not loaded: \(problem)") }
-        return registry
-    }
-
-    /// The built-in filters and, loaded by name, the plugins among `names`: the registry of a
-    /// command that names its filters (`apply`), which so opens no plugin it does not use (each
-    /// is a library to load, and a plugin written in Swift brings the shared Swift runtime:
-    /// milliseconds of every start). When a name is neither built in nor a plugin that loads,
-    /// every plugin of the folders, as ``registry(for:)``: the error then lists the filters
-    /// there are, and a warning says why a plugin did not load.
-    func registry(for configuration: FarmConfiguration, naming names: [String]) -> FilterRegistry {
-        var registry = FilterRegistry.builtIn
+    /// plugins' filters here never run (plugins run in worker processes); with `names`, only the
+    /// plugins among them, unless one is not found (``FilterRegistry/naming(_:from:)``: `apply`).
+    /// A plugin that fails to load is printed as a warning and left out.
+    func registry(for configuration: FarmConfiguration, naming names: [String]? = nil) -> FilterRegistry {
         let loader = PluginLoader(folders: pluginFolders(configuration))
-        for name in names where registry.descriptor(named: name) == nil {
-            do throws(PluginError) {
-                try registry.register(loader.load(named: name), mayRun: false)
-            } catch {
-                return self.registry(loadingEveryPluginOf: loader)
-            }
-        }
+        let (registry, problems) =
+            names.map { FilterRegistry.naming($0, from: loader) } ?? FilterRegistry.withPlugins(from: loader, mayRun: false)
+        for problem in problems { printWarning("plugin not loaded: \(problem)") }
         return registry
     }
 }
