@@ -140,6 +140,20 @@ extension PlanDescription {
 }
 
 extension StatusDescription {
+    /// What a run would do to each output of each of `plans` (``of(_:folder:versions:plugins:pixelLimit:)``),
+    /// from the records of each job's folder in the state folder `state`; a job whose records
+    /// cannot be read, their error.
+    public static func of(
+        _ plans: [JobPlan], state: String, versions: String, plugins: [String: String], pixelLimit: Int
+    ) -> [Result<StatusDescription, StateError>] {
+        plans.map { plan in
+            let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
+            return Result { () throws(StateError) in
+                try of(plan, folder: folder, versions: versions, plugins: plugins, pixelLimit: pixelLimit)
+            }
+        }
+    }
+
     /// What a run would do to each output of `plan` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
     /// from the records in `folder` with those of the job's shards not merged yet.
     public static func of(

@@ -214,20 +214,7 @@ struct Apply: FarmCommand {
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory)
         let done = try image.render(
             on: engine, settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: farm.logger()))
-        guard verbose else { return }
-        let size = "\(output): \(done.width)x\(done.height), "
-        if let bands = done.bands {
-            say(size + (specs.isEmpty ? "no filter" : specs.map(\.description).joined(separator: " | ")) + ", "
-                + "edge \(edge), colour \(colour), \(counted(done.tiles, "tile")) on \(done.engine), "
-                + "streamed in \(counted(bands.count, "band")) of \(bands.height) rows; "
-                + "decode, filter and encode \(done.total.milliseconds) ms")
-        } else if done.tiles == 0 {
-            say(size + "no filter; decode \(done.decode.milliseconds) ms, encode \(done.encode.milliseconds) ms")
-        } else {
-            say(size + "\(specs.map(\.description).joined(separator: " | ")), edge \(edge), colour \(colour), "
-                + "\(counted(done.tiles, "tile")) on \(done.engine); decode \(done.decode.milliseconds) ms, "
-                + "filter \(done.filter.milliseconds) ms, encode \(done.encode.milliseconds) ms")
-        }
+        if verbose { say(done.text(output: output, filters: specs, edge: edge, colour: colour)) }
     }
 
     /// A `--verbose` line: on standard output, or standard error when the image goes there.
@@ -262,9 +249,6 @@ extension ColourMode: ExpressibleByArgument {}
 extension MetadataPolicy: ExpressibleByArgument {}
 extension Region.Shape: ExpressibleByArgument {}
 
-extension Duration {
-    var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
-}
 
 /// Prints `blurfarm: error: message` to standard error, on one line: control characters in
 /// the message (a file's name may hold a newline) are escaped.

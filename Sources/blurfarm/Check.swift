@@ -90,27 +90,13 @@ struct Check: FarmCommand {
     private func printStatus(_ plans: [JobPlan], configuration: FarmConfiguration, registry: FilterRegistry) throws
         -> Bool
     {
-        let state = farm.stateFolder(configuration)
-        let plugins = FarmJob.pluginHashes(of: plans, registry: registry)
-        var jobs: [StatusDescription] = []
-        var readable = true
-        for plan in plans {
-            let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
-            let status: StatusDescription
-            do throws(StateError) {
-                status = try StatusDescription.of(
-                    plan, folder: folder, versions: Blurfarm.recipeVersions, plugins: plugins,
-                    pixelLimit: configuration.pixelLimit)
-            } catch {
-                printError("\(error)")
-                readable = false
-                continue
-            }
-            jobs.append(status)
-            if !json { print(status.text) }
-        }
-        if json { try printJSON(jobs) }
-        return readable
+        let statuses = StatusDescription.of(
+            plans, state: farm.stateFolder(configuration), versions: Blurfarm.recipeVersions,
+            plugins: FarmJob.pluginHashes(of: plans, registry: registry), pixelLimit: configuration.pixelLimit)
+        for case .failure(let error) in statuses { printError("\(error)") }
+        let jobs = statuses.compactMap { try? $0.get() }
+        if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }
+        return jobs.count == statuses.count
     }
 }
 
