@@ -106,6 +106,15 @@ public struct FarmConfiguration: Hashable, Sendable {
         pluginFolders.map { $0 == Self.buildFolder ? executableFolder : $0 }
     }
 
+    /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
+    /// (``buildFolder`` left as it is).
+    public func withFolders(madeAbsoluteBy absolute: (String) -> String) -> FarmConfiguration {
+        var configuration = self
+        configuration.state = state.map(absolute)
+        configuration.pluginFolders = pluginFolders.map { $0 == Self.buildFolder ? $0 : absolute($0) }
+        return configuration
+    }
+
     /// The state folder in force: ``state``, else the user's state folder of the XDG Base
     /// Directory specification, `xdgStateHome/blurfarm` (`$XDG_STATE_HOME`), else
     /// `home/.local/state/blurfarm` (an empty or relative `XDG_STATE_HOME` is ignored, as the

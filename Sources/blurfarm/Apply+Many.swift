@@ -27,23 +27,11 @@ extension Apply {
         // The working directory stands for the manifest's folder: relative inputs and outputs
         // are relative to it, as a shell's are. ("apply" is no file: nothing can be written there
         // under that name, which has no image extension.)
-        var plan: JobPlan
-        switch jobLoader(configuration, registry: registry, farm: farm).plan(job, manifestPath: Self.jobName) {
-        case .failure(let diagnostics): throw diagnostics
-        case .success(let planned): plan = planned
-        }
-        let options = encodeOptions
-        // Each format once (a template with {ext} keeps each input's), with the options asked.
-        var byExtension: [String: String] = [:]
-        for path in plan.inputs.flatMap({ $0.outputs.map(\.path) }) {
-            byExtension[(path as NSString).pathExtension] = byExtension[(path as NSString).pathExtension] ?? path
-        }
-        for (ext, path) in byExtension.sorted(by: { $0.key < $1.key }) {
-            do {
-                _ = try ImageWriter.checkFormat(extension: ext, of: path, options: options)
-            } catch {
-                throw CommandError(error.description, exitCode: ExitStatus.invalid)
-            }
+        var plan = try jobLoader(configuration, registry: registry, farm: farm).plan(job, manifestPath: Self.jobName).get()
+        do throws(ImageIOError) {
+            try plan.checkOutputFormats(encodeOptions)
+        } catch {
+            throw CommandError(error.description, exitCode: ExitStatus.invalid)
         }
         if let tile { plan = plan.withTileSize(tile) }
 

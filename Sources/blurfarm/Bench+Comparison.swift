@@ -2,8 +2,10 @@ import ArgumentParser
 import BlurfarmBench
 import Foundation
 
-/// The options of the figures beside libvips 8.18.
+/// The options of the figures beside libvips 8.18 (after those every benchmark shares).
 struct ComparisonOptions: ParsableArguments {
+    @OptionGroup var options: BenchOptions
+
     @Option(help: "Gaussian sigmas of the batch and the one image (repeatable).")
     var sigma: [Double] = [2, 8, 32]
 
@@ -33,6 +35,7 @@ struct ComparisonOptions: ParsableArguments {
 
     var settings: LibvipsComparison.Settings {
         var settings = LibvipsComparison.Settings()
+        settings.runs = options.runs
         settings.sigmas = sigma
         settings.kernelSigmas = kernelSigma
         settings.batchImages = images
@@ -48,7 +51,6 @@ struct ComparisonOptions: ParsableArguments {
 
 /// A command that runs some of the figures beside libvips 8.18 and prints them.
 protocol ComparisonCommand: FarmCommand {
-    var options: BenchOptions { get }
     var comparison: ComparisonOptions { get }
     /// The figures to run, in order.
     var figures: [BenchFigure] { get }
@@ -60,10 +62,8 @@ extension BenchFigure: ExpressibleByArgument {}
 extension ComparisonCommand {
     func execute() throws {
         let started = Date()
-        var settings = comparison.settings
-        settings.runs = options.runs
-        let bench = LibvipsComparison(
-            executable: Bench.executable, locations: try options.locations(), settings: settings)
+        let (options, settings) = (comparison.options, comparison.settings)
+        let bench = LibvipsComparison(executable: Bench.executable, locations: try options.locations(), settings: settings)
         if !options.json { print(try bench.heading(version: Blurfarm.version)) }
         var rows: [Comparison] = []
         for figure in figures {
@@ -78,7 +78,6 @@ extension ComparisonCommand {
 struct BenchAll: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "all", abstract: "Every figure beside libvips 8.18: batch (with the codec floor and cron), image, serve, big, web, kernels.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     @Option(help: "Only these figures (repeatable): batch, image, serve, big, web, kernels.")
     var figure: [BenchFigure] = BenchFigure.allCases
@@ -89,7 +88,6 @@ struct BenchBatch: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "The 48 x 1080p batch: 'blurfarm run' vs 2 warm libvips processes, vs their codec floor, and the no-change rerun (cron).")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.batch] }
 }
@@ -97,7 +95,6 @@ struct BenchBatch: ComparisonCommand {
 struct BenchImage: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "image", abstract: "One 3840x2160 JPEG: 'blurfarm apply' (cold) vs libvips in-process at concurrency 2, and at --threads 1 vs 1.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.image] }
 }
@@ -105,7 +102,6 @@ struct BenchImage: ComparisonCommand {
 struct BenchServe: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "The 3840x2160 JPEG submitted to a warm 'blurfarm serve' vs libvips in-process at concurrency 2.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.serve] }
 }
@@ -113,7 +109,6 @@ struct BenchServe: ComparisonCommand {
 struct BenchBig: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "big", abstract: "A 254 MP JPEG, sigma 8, 2 cores, with both peaks of memory.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.big] }
 }
@@ -121,7 +116,6 @@ struct BenchBig: ComparisonCommand {
 struct BenchWeb: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "web", abstract: "24 photos to srcset 1280/640/320 and a 640-wide sigma 8 backdrop vs a 2-process libvips pool.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.web] }
 }
@@ -129,7 +123,6 @@ struct BenchWeb: ComparisonCommand {
 struct BenchKernels: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "kernels", abstract: "The gaussian in memory, one thread, 8-bit RGB and RGBA, vs libvips 8.18's gaussblur and OpenCV.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.kernels] }
 }

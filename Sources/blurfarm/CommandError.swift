@@ -38,7 +38,8 @@ enum CommandFailure {
     init(_ error: any Error) {
         switch error {
         case let error as CommandError: self = .message(error.message, exitCode: error.exitCode)
-        case let error as ClusterError: self = .message(error.description, exitCode: Self.exitCode(of: error))
+        case let error as ClusterError:
+            self = .message(error.description, exitCode: error.isInvalidRequest ? ExitStatus.invalid : ExitStatus.someFailed)
         case ClientError.invalidManifest(let diagnostics): self = .diagnostics(diagnostics, exitCode: ExitStatus.invalid)
         // A manifest or configuration that does not read: every problem at its line:column.
         case let diagnostics as Diagnostics:
@@ -65,19 +66,6 @@ enum CommandFailure {
         switch self {
         case .message(let message, _): printError(message)
         case .diagnostics(let text, _): FileHandle.standardError.write(Data(text.utf8))
-        }
-    }
-
-    /// A cluster failure's exit status: 2 when what the command was given cannot be read (the
-    /// shard, the split, the run folder), 1 when Slurm or the state folder refused.
-    private static func exitCode(of error: ClusterError) -> Int32 {
-        switch error {
-        case .shardNumberTooLarge, .shardVariableNotANumber, .shardIndexNotInEnvironment, .shardCountNotInEnvironment,
-            .partialArray, .noShards, .noSuchShard, .unreadableSplit, .splitMismatch, .notARunFolder, .unreadableRun:
-            ExitStatus.invalid
-        case .cannotWrite, .cannotWriteReport, .state, .toolCannotStart, .toolMissing, .toolFailed, .notAJobID,
-            .finisherRefused, .stillRunning:
-            ExitStatus.someFailed
         }
     }
 }

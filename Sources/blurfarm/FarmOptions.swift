@@ -59,20 +59,6 @@ struct FarmOptions: ParsableArguments {
     /// `path` made absolute against the working directory, `.` and `..` resolved.
     static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
 
-    /// The configuration, or its diagnostics. Its folders are absolute: relative ones in the
-    /// file are relative to the file's folder, wherever blurfarm runs from.
-    func load() -> Result<FarmConfiguration, Diagnostics> {
-        var result = configurationPath.map(ConfigurationDecoder.decode(fileAtPath:)) ?? .success(FarmConfiguration())
-        if case .success(var configuration) = result {
-            configuration.state = configuration.state.map(Self.absolute)
-            configuration.pluginFolders = configuration.pluginFolders.map {
-                $0 == FarmConfiguration.buildFolder ? $0 : Self.absolute($0)
-            }
-            result = .success(configuration)
-        }
-        return result
-    }
-
     /// The state folder in force, absolute: the configuration's `state`, else the user's
     /// state folder (`$XDG_STATE_HOME/blurfarm`, else `$HOME/.local/state/blurfarm`, the home
     /// folder from the password database when `HOME` is unset).
@@ -83,12 +69,11 @@ struct FarmOptions: ParsableArguments {
     }
 
     /// The configuration; its ``Diagnostics`` thrown when it has errors (``CommandFailure``
-    /// prints them and ends with the exit status of an invalid input).
+    /// prints them and ends with the exit status of an invalid input). Its folders are absolute:
+    /// relative ones in the file are relative to the file's folder, wherever blurfarm runs from.
     func loadOrExit() throws -> FarmConfiguration {
-        switch load() {
-        case .failure(let diagnostics): throw diagnostics
-        case .success(let configuration): return configuration
-        }
+        try (configurationPath.map(ConfigurationDecoder.decode(fileAtPath:)) ?? .success(FarmConfiguration())).get()
+            .withFolders(madeAbsoluteBy: Self.absolute)
     }
 
     /// The folder of the running executable: what the plugin folder `{build}` stands for.

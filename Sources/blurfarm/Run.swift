@@ -100,24 +100,17 @@ struct Run: FarmCommand {
         } else {
             for (index, plan) in plans.enumerated() { runJob(index, plan) }
         }
-        if let report = options.report, !write(reports, to: report) { failed += 1 }
+        if let report = options.report {
+            do {
+                try RunReport.write(reports, to: report)
+            } catch {
+                printError("\(report): cannot write the report: \(error.localizedDescription)")
+                failed += 1
+            }
+        }
         // A watch ends with a signal: the way to stop it, not a failure.
         if let signal = stop.signalNumber, !options.watch { throw ExitCode(128 + signal) }
         if options.watch { return }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }
-
-extension Run {
-    /// Writes a report (or a list of them); says so on stderr and returns false when it cannot.
-    private func write(_ value: some Encodable, to path: String) -> Bool {
-        do {
-            try RunReport.write(value, to: path)
-            return true
-        } catch {
-            printError("\(path): cannot write the report: \(error.localizedDescription)")
-            return false
-        }
-    }
-}
-

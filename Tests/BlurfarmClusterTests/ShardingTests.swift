@@ -21,3 +21,12 @@ import Testing
         }
     }
 }
+
+/// Which cluster errors are about what was asked (``ClusterError/isInvalidRequest``: exit status 2).
+@Suite struct ClusterErrorKindTests {
+    @Test func aRunFolderThatIsNoneIsTheRequestASlurmStillRunningIsNot() {
+        #expect(ClusterError.notARunFolder(folder: "/x").isInvalidRequest)
+        #expect(!ClusterError.stillRunning(folder: "/x", shards: [1]).isInvalidRequest)
+        #expect(!ClusterError.toolMissing(tool: "sbatch", said: "").isInvalidRequest)
+    }
+}
