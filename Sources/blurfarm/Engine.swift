@@ -44,16 +44,15 @@ extension WorkerChoice {
             recipeVersions: Blurfarm.recipeVersions, stop: stop, logger: logger)
     }
 
-    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine: its events told
-    /// to `printer`, SIGINT and SIGTERM answered (``Interrupts``: the first stops it, a second
-    /// exits at once). The caller shuts the farm down when done, however it ends.
+    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine, its events told
+    /// to `printer` (``Farm/startedAnsweringSignals(_:onEvent:)``). The caller shuts the farm
+    /// down when done, however it ends.
     func startFarm(_ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter)
         -> (farm: Farm, stop: StopRequest, interrupts: Interrupts)
     {
         let stop = StopRequest()
-        let engineFarm = Farm(farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger()))
-        engineFarm.onEvent(printer.handle)
-        let interrupts = Interrupts(stop: stop, onStop: engineFarm.shutdown) { engineFarm.removeTemporaryFiles() }
+        let (engineFarm, interrupts) = Farm.startedAnsweringSignals(
+            farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger()), onEvent: printer.handle)
         return (engineFarm, stop, interrupts)
     }
 }
