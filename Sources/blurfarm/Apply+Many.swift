@@ -1,11 +1,8 @@
-import BlurfarmFarm
 import ArgumentParser
-import BlurfarmCoordinator
-import BlurfarmCore
+import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmSystem
 import Foundation
 
 /// `apply INPUT... -o TEMPLATE`: the command line made into a job (one variant, its inputs as

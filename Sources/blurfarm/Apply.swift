@@ -1,12 +1,10 @@
-import BlurfarmSystem
 import ArgumentParser
-import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmEngine
+import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmFarm
+import BlurfarmSystem
 import Foundation
 
 /// `blurfarm apply`: one image through a filter chain, or many with an output template

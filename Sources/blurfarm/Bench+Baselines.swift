@@ -1,8 +1,6 @@
 import ArgumentParser
 import BlurfarmBench
 import BlurfarmCore
-import BlurfarmEngine
-import BlurfarmManifest
 import Foundation
 
 /// The image and sigmas of the in-memory kernel benchmarks.

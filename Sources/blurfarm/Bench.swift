@@ -1,6 +1,5 @@
 import ArgumentParser
 import BlurfarmBench
-import BlurfarmImageIO
 import Foundation
 
 /// `blurfarm bench`: the benchmarks of the BlurfarmBench module, as subcommands; this file

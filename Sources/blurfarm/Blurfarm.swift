@@ -1,6 +1,6 @@
-import BlurfarmSystem
 import ArgumentParser
 import BlurfarmImageIO
+import BlurfarmSystem
 import CSystemShims
 
 /// The `blurfarm` command: a thin driver of the library modules.

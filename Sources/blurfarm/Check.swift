@@ -1,12 +1,9 @@
-import BlurfarmFarm
-import BlurfarmState
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmImageIO
+import BlurfarmFarm
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmSystem
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do

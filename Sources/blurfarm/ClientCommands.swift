@@ -1,6 +1,5 @@
 import ArgumentParser
 import BlurfarmAPI
-import BlurfarmClient
 import Foundation
 
 /// `blurfarm submit`: hand jobs to the farm service.

@@ -1,4 +1,3 @@
-import BlurfarmCoordinator
 import BlurfarmFarm
 import BlurfarmManifest
 import BlurfarmSystem

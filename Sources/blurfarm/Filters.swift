@@ -1,7 +1,5 @@
 import ArgumentParser
 import BlurfarmCore
-import BlurfarmImageIO
-import BlurfarmKernels
 
 /// `blurfarm filters [NAME]`: every filter the farm can run, built-in and plugin, from the
 /// one registry the manifest checker, the planner and the workers use; then the output

@@ -1,4 +1,3 @@
-import BlurfarmFarm
 import BlurfarmCoordinator
 import BlurfarmKernels
 import BlurfarmManifest

@@ -1,12 +1,10 @@
-import BlurfarmSystem
-import BlurfarmFarm
-import BlurfarmState
 import ArgumentParser
 import BlurfarmCluster
 import BlurfarmCoordinator
+import BlurfarmFarm
+import BlurfarmState
+import BlurfarmSystem
 import BlurfarmWatch
-import BlurfarmCore
-import BlurfarmManifest
 import Foundation
 
 /// `blurfarm run`: run jobs.

@@ -1,6 +1,4 @@
 import BlurfarmFarm
-import BlurfarmCoordinator
-import BlurfarmCore
 import BlurfarmSystem
 import Foundation
 import Synchronization

@@ -1,10 +1,8 @@
-import BlurfarmFarm
-import BlurfarmSystem
 import ArgumentParser
-import BlurfarmCoordinator
+import BlurfarmFarm
 import BlurfarmServer
+import BlurfarmSystem
 import Foundation
-import Logging
 
 /// `blurfarm serve`: the farm service (docs/serve.md): one worker pool for every job, a
 /// durable queue, the HTTP API (docs/api.md) and the status page.

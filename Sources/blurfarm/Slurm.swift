@@ -1,8 +1,7 @@
-import BlurfarmState
 import ArgumentParser
 import BlurfarmCluster
-import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmState
 import Foundation
 
 /// `blurfarm slurm`: a job's shards as a Slurm array, over shared storage (docs/cluster.md).

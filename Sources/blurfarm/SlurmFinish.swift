@@ -1,6 +1,5 @@
 import ArgumentParser
 import BlurfarmCluster
-import BlurfarmCoordinator
 import BlurfarmCore
 import Foundation
 

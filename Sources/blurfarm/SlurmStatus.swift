@@ -1,8 +1,5 @@
 import ArgumentParser
 import BlurfarmCluster
-import BlurfarmCoordinator
-import BlurfarmCore
-import BlurfarmSystem
 import Foundation
 
 extension Slurm {
