@@ -29,3 +29,31 @@ extension QueueOutput {
         state == .failed ? "  failed  \(ShownName.of(output)): \(error ?? "")" : nil
     }
 }
+
+extension JobView {
+    /// How a finished job ended, as `run` would have ended on it, from the least to the most
+    /// serious: of several jobs, the most serious is how `run` ends on them all (it checks every
+    /// manifest, then takes every lock, then renders).
+    public enum Ending: Int, Comparable, Sendable {
+        /// Completed: every output done.
+        case completed
+        /// Some outputs failed, or it was cancelled.
+        case failed
+        /// Another process (a cron `run`) held its lock: nothing of it ran.
+        case locked
+        /// Its manifest no longer checked when its turn came: nothing of it ran.
+        case invalid
+
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    /// How the job ended (a job not finished counts as ``Ending/failed``).
+    public var ending: Ending {
+        if job.state == .completed { return .completed }
+        switch job.refusal {
+        case .locked: return .locked
+        case .invalid: return .invalid
+        case nil: return .failed
+        }
+    }
+}

@@ -41,15 +41,14 @@ struct Submit: AsyncFarmCommand {
             ids.append(id)
         }
         guard wait else { return }
-        var statuses: [Int32] = []
+        var ending = JobView.Ending.completed
         for id in ids {
             let job = try await client.waitDrawingProgress(id)
             FileHandle.standardError.write(Data((job.summary + "\n").utf8))
             if let error = job.job.error { printError(error) }
-            statuses.append(job.exitStatus)
+            ending = max(ending, job.ending)
         }
-        let status = JobView.combined(statuses)
-        if status != ExitStatus.success { throw ExitCode(status) }
+        if ending != .completed { throw ExitCode(ending.exitStatus) }
     }
 }
 
@@ -106,7 +105,7 @@ struct Job: AsyncFarmCommand {
             if let error = job.job.error { printError(error) }
             for line in try await client.outputs(of: id).compactMap(\.failureLine) { print(line) }
         }
-        if wait, job.exitStatus != ExitStatus.success { throw ExitCode(job.exitStatus) }
+        if wait, job.ending != .completed { throw ExitCode(job.ending.exitStatus) }
     }
 }
 

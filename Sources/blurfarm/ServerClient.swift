@@ -19,25 +19,17 @@ struct ServerOptions: ParsableArguments {
 
     @OptionGroup var farm: FarmOptions
 
-    /// The client these options name.
+    /// The client these options name (``FarmClient/init(server:tokenFile:environment:configuredServer:configuredTokenFile:)``).
     func client() throws -> FarmClient {
-        let environment = ProcessInfo.processInfo.environment
         let configuration = try farm.loadOrExit()
-        let server = self.server ?? environment["BLURFARM_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? configuration.server ?? "http://127.0.0.1:8765"
-        guard let base = URL(string: server), base.scheme == "http" || base.scheme == "https", base.host != nil else {
-            throw ValidationError("the server must be a URL such as http://127.0.0.1:8765, not '\(server)'")
+        do throws(FarmClient.SettingsError) {
+            return try FarmClient(
+                server: server, tokenFile: tokenFile, environment: ProcessInfo.processInfo.environment,
+                configuredServer: configuration.server, configuredTokenFile: configuration.tokenFile)
+        } catch {
+            if case .notAURL = error { throw ValidationError(error.description) }
+            throw CommandError(error.description, exitCode: ExitStatus.invalid)
         }
-        var token: String?
-        if let file = tokenFile ?? environment["BLURFARM_TOKEN_FILE"].flatMap({ $0.isEmpty ? nil : $0 })
-            ?? configuration.tokenFile
-        {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CommandError("token file '\(file)': cannot be read", exitCode: ExitStatus.invalid)
-            }
-            token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        return FarmClient(base: base, token: token)
     }
 }
 
@@ -57,24 +49,14 @@ extension FarmClient {
     }
 }
 
-extension JobView {
-    /// The exit status `run` would have for a job that ended as this one: 0 completed; 3
-    /// another process (a cron `run`) held its lock, 2 its manifest no longer checked (nothing
-    /// of it ran); else 1 (some outputs failed, or it was cancelled).
+extension JobView.Ending {
+    /// The exit status `run` has for a job that ended so (docs/commands.md).
     var exitStatus: Int32 {
-        if job.state == .completed { return ExitStatus.success }
-        switch job.refusal {
-        case .locked: return ExitStatus.locked
-        case .invalid: return ExitStatus.invalid
-        case nil: return ExitStatus.someFailed
+        switch self {
+        case .completed: ExitStatus.success
+        case .failed: ExitStatus.someFailed
+        case .locked: ExitStatus.locked
+        case .invalid: ExitStatus.invalid
         }
-    }
-
-    /// The exit status of `run` for jobs ending with `statuses`: an invalid manifest (2) before
-    /// a lock held (3) before failed outputs (1), as `run` checks every manifest, then takes
-    /// every lock, then renders.
-    static func combined(_ statuses: [Int32]) -> Int32 {
-        [ExitStatus.invalid, ExitStatus.locked, ExitStatus.someFailed].first(where: statuses.contains)
-            ?? ExitStatus.success
     }
 }

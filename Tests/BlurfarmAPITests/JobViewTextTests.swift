@@ -33,3 +33,26 @@ import Testing
         #expect(output(.written).failureLine == nil)
     }
 }
+
+/// How a finished job ended (``JobView/Ending``) and the client its settings name.
+@Suite struct JobEndingAndClientSettingsTests {
+    @Test func aRefusalOutranksFailedOutputs() {
+        #expect(JobViewTextTests.view(state: .completed, written: 1, failed: 0).ending == .completed)
+        #expect(JobViewTextTests.view(state: .failed, written: 1, failed: 1).ending == .failed)
+        #expect([JobView.Ending.failed, .invalid, .locked].max() == .invalid)
+        #expect(JobView.Ending.locked > .failed)
+    }
+
+    @Test func theServerIsTheOptionThenTheEnvironmentThenTheConfiguration() throws {
+        let environment = ["BLURFARM_SERVER": "http://env:1"]
+        #expect(try FarmClient(server: nil, tokenFile: nil, environment: environment, configuredServer: "http://c:2", configuredTokenFile: nil).base.absoluteString == "http://env:1")
+        #expect(try FarmClient(server: nil, tokenFile: nil, environment: [:], configuredServer: "http://c:2", configuredTokenFile: nil).base.absoluteString == "http://c:2")
+        #expect(try FarmClient(server: nil, tokenFile: nil, environment: ["BLURFARM_SERVER": ""], configuredServer: nil, configuredTokenFile: nil).base.absoluteString == FarmClient.defaultServer)
+        #expect(throws: FarmClient.SettingsError.self) {
+            try FarmClient(server: "ftp://x", tokenFile: nil, environment: [:], configuredServer: nil, configuredTokenFile: nil)
+        }
+        #expect(throws: FarmClient.SettingsError.self) {
+            try FarmClient(server: nil, tokenFile: "/nonexistent/token", environment: [:], configuredServer: nil, configuredTokenFile: nil)
+        }
+    }
+}
