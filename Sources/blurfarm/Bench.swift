@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlurfarmBench
+import BlurfarmFarm
 import Foundation
 
 /// `blurfarm bench`: the benchmarks of the BlurfarmBench module, as subcommands; this file
@@ -28,7 +29,7 @@ struct Bench: ParsableCommand {
         defaultSubcommand: BenchAll.self)
 
     /// The running executable: what the benchmarks time and where the lookup starts.
-    static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
+    static var executable: String { Installation.executable }
 
     /// `value` as JSON on standard output.
     static func printJSON(_ value: some Encodable) throws {

@@ -18,25 +18,15 @@ extension WorkerChoice {
         return choice
     }
 
-    /// The worker executable: the one `$BLURFARM_WORKER` names, else `blurfarm-worker` beside
-    /// this executable (where `swift build` puts it), else in `../libexec/blurfarm/` from this
-    /// executable's folder (where scripts/install.sh puts it); the first of the two when
-    /// neither is there, which the pool then names in its error, with these places.
-    static var workerExecutable: String {
-        if let named = ProcessInfo.processInfo.environment["BLURFARM_WORKER"], !named.isEmpty { return named }
-        let folder = FarmOptions.executableFolder
-        let places = [folder + "/blurfarm-worker", folder + "/../libexec/blurfarm/blurfarm-worker"]
-        return places.first { FileManager.default.isExecutableFile(atPath: $0) } ?? places[0]
-    }
-
-    /// The farm's settings for this engine: the workers run ``workerExecutable`` with this
+    /// The farm's settings for this engine: the workers run ``Installation/workerExecutable(environment:)`` with this
     /// process's environment, load plugins from the configuration's folders, log through
     /// `logger`, and stop with `stop`.
     func farmSettings(
         farm: FarmOptions, configuration: FarmConfiguration, stop: StopRequest, logger: Logger
     ) -> FarmSettings {
         FarmSettings(
-            workers: workers, threads: threads, workerExecutable: Self.workerExecutable,
+            workers: workers, threads: threads,
+            workerExecutable: Installation.workerExecutable(environment: ProcessInfo.processInfo.environment),
             workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
             pluginFolders: farm.pluginFolders(configuration), configuration: configuration,
             configurationPath: farm.absoluteConfigurationPath, stateFolder: farm.stateFolder(configuration),

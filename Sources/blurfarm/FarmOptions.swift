@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlurfarmCore
+import BlurfarmFarm
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmPlugins
@@ -37,21 +38,8 @@ struct FarmOptions: ParsableArguments {
         return Self.shippedConfiguration
     }
 
-    /// `config/blurfarm.conf` in the first of the executable's folder and its ancestors that has
-    /// one (a build lives in `.build/<triple>/<configuration>/` of the checkout).
-    static var shippedConfiguration: String? { shipped("config/blurfarm.conf") }
-
-    /// `relative` in the first of the executable's folder and its ancestors that has it: a
-    /// file of the checkout (or of the installation) the executable belongs to.
-    static func shipped(_ relative: String) -> String? {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<5 {
-            let candidate = folder.appendingPathComponent(relative).path
-            if FileManager.default.fileExists(atPath: candidate) { return candidate }
-            folder.deleteLastPathComponent()
-        }
-        return nil
-    }
+    /// `config/blurfarm.conf` of the checkout or installation (``Installation/shipped(_:)``).
+    static var shippedConfiguration: String? { Installation.shipped("config/blurfarm.conf") }
 
     /// The configuration file in force as an absolute path (what reports record).
     var absoluteConfigurationPath: String? { configurationPath.map(Self.absolute) }
@@ -76,14 +64,9 @@ struct FarmOptions: ParsableArguments {
             .withFolders(madeAbsoluteBy: Self.absolute)
     }
 
-    /// The folder of the running executable: what the plugin folder `{build}` stands for.
-    static var executableFolder: String {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
-    }
-
     /// The configuration's plugin folders, `{build}` resolved: what workers are given.
     func pluginFolders(_ configuration: FarmConfiguration) -> [String] {
-        configuration.pluginFolders(executableFolder: Self.executableFolder)
+        configuration.pluginFolders(executableFolder: Installation.executableFolder)
     }
 
     /// The built-in filters and the configuration's plugins, for checking and planning: the

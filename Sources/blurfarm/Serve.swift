@@ -120,7 +120,7 @@ struct Serve: AsyncFarmCommand {
     /// The status page's files: `web/` of the checkout the executable was built in, or
     /// `share/blurfarm/web/` of the prefix it is installed under (scripts/install.sh).
     static var webFolder: String? {
-        (FarmOptions.shipped("web/index.html") ?? FarmOptions.shipped("share/blurfarm/web/index.html")).map {
+        (Installation.shipped("web/index.html") ?? Installation.shipped("share/blurfarm/web/index.html")).map {
             ($0 as NSString).deletingLastPathComponent
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlurfarmCluster
 import BlurfarmCore
+import BlurfarmFarm
 import BlurfarmState
 import Foundation
 
@@ -78,7 +79,7 @@ extension Slurm {
             if let time { options.append("--time=\(time)") }
             var run = SlurmRun(
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
-                executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, config: farm.absoluteConfigurationPath,
+                executable: Installation.executable, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
             let folder = try SlurmRun.makeFolder(in: jobFolder)
             try run.prepare(in: folder, shardPlans: plan.shards(count: shards, pixels: weights.weight(of:)))
