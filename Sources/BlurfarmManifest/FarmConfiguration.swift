@@ -106,6 +106,22 @@ public struct FarmConfiguration: Hashable, Sendable {
         pluginFolders.map { $0 == Self.buildFolder ? executableFolder : $0 }
     }
 
+    /// The configuration file in force: `given` (`--config`), else `$BLURFARM_CONFIG` in
+    /// `environment` when not empty, else `shipped` (the checkout's or installation's); nil for
+    /// the built-in defaults.
+    public static func path(given: String?, environment: [String: String], shipped: @autoclosure () -> String?) -> String? {
+        given ?? environment["BLURFARM_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? shipped()
+    }
+
+    /// The configuration with `pixelLimit` and `memoryLimit` in bytes in place of its own where
+    /// given (the command line's admission limits).
+    public func limited(pixelLimit: Int?, memoryLimit: Int?) -> FarmConfiguration {
+        var configuration = self
+        configuration.pixelLimit = pixelLimit ?? self.pixelLimit
+        configuration.memoryLimit = memoryLimit ?? self.memoryLimit
+        return configuration
+    }
+
     /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
     /// (``buildFolder`` left as it is).
     public func withFolders(madeAbsoluteBy absolute: (String) -> String) -> FarmConfiguration {

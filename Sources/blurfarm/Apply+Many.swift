@@ -47,13 +47,7 @@ extension Apply {
     /// The one variant the options describe, written where `-o` says.
     private func manyVariant(registry: FilterRegistry) throws(OptionError) -> VariantSpec {
         let (specs, mask) = try chainOptions(registry: registry)
-        let pathTemplate: PathTemplate
-        do {
-            pathTemplate = try PathTemplate(template ?? "")
-        } catch {
-            throw OptionError("-o '\(template ?? "")': \(error.message)")
-        }
-        if pathTemplate.uses(.size) { throw OptionError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
+        let pathTemplate = try PathTemplate.ofOutputOption(template ?? "")
         return VariantSpec(
             name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
             lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding,

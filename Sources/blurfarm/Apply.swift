@@ -221,23 +221,14 @@ struct Apply: FarmCommand {
     }
 }
 
-/// `--resize`'s box: `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
+/// `--resize`'s box (``ResizeSpec/box(_:)``): `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
 struct ResizeBox: ExpressibleByArgument {
     let width: Int?
     let height: Int?
 
     init?(argument: String) {
-        let parts = argument.split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
-        func side(_ text: Substring?) -> Int?? {
-            guard let text, !text.isEmpty else { return .some(nil) }
-            guard let value = Int(text), value >= 1 else { return nil }
-            return .some(value)
-        }
-        guard let width = side(parts.first), let height = side(parts.count > 1 ? parts[1] : nil),
-            width != nil || height != nil
-        else { return nil }
-        self.width = width
-        self.height = height
+        guard let box = ResizeSpec.box(argument) else { return nil }
+        (width, height) = box
     }
 }
 

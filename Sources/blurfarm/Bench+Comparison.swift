@@ -34,18 +34,9 @@ struct ComparisonOptions: ParsableArguments {
     var skipOpencv = false
 
     var settings: LibvipsComparison.Settings {
-        var settings = LibvipsComparison.Settings()
-        settings.runs = options.runs
-        settings.sigmas = sigma
-        settings.kernelSigmas = kernelSigma
-        settings.batchImages = images
-        settings.image = image
-        settings.webPhotos = photos
-        settings.bigWidth = bigWidth
-        settings.bigHeight = bigHeight
-        settings.lanes = lanes
-        settings.includeOpenCV = !skipOpencv
-        return settings
+        LibvipsComparison.Settings(
+            runs: options.runs, sigmas: sigma, batchImages: images, image: image, bigWidth: bigWidth, bigHeight: bigHeight,
+            webPhotos: photos, kernelSigmas: kernelSigma, includeOpenCV: !skipOpencv, lanes: lanes)
     }
 }
 

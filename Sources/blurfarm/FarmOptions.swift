@@ -31,11 +31,7 @@ struct FarmOptions: ParsableArguments {
     /// `--config`, else `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the
     /// checkout the executable was built in.
     var configurationPath: String? {
-        if let config { return config }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["BLURFARM_CONFIG"], !fromEnvironment.isEmpty {
-            return fromEnvironment
-        }
-        return Self.shippedConfiguration
+        FarmConfiguration.path(given: config, environment: ProcessInfo.processInfo.environment, shipped: Self.shippedConfiguration)
     }
 
     /// `config/blurfarm.conf` of the checkout or installation (``Installation/shipped(_:)``).
@@ -103,10 +99,7 @@ struct AdmissionOptions: ParsableArguments {
 
     /// `configuration` with the limits given on the command line.
     func applied(to configuration: FarmConfiguration) -> FarmConfiguration {
-        var configuration = configuration
-        if let pixelLimit { configuration.pixelLimit = pixelLimit }
-        if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
-        return configuration
+        configuration.limited(pixelLimit: pixelLimit, memoryLimit: memoryLimit?.bytes)
     }
 }
 

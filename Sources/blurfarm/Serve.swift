@@ -91,28 +91,25 @@ struct Serve: AsyncFarmCommand {
         let logger = farm.logger()
         let state = farm.stateFolder(configuration)
         let databasePath = database.map(FarmOptions.absolute) ?? state + "/serve/queue.sqlite"
-        let store: QueueStore
         do {
             try FileManager.default.createDirectory(
                 atPath: (databasePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            store = try QueueStore(path: databasePath)
-        } catch {
-            throw CommandError("\(error)")
-        }
-        let bridge = FarmBridge(settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
-        let service = FarmService(
-            store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
-            logger: logger)
-        let settings = ServerSettings(
-            host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
-            publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,
-            maxConnectionsPerAddress: maxConnectionsPerAddress)
-        do {
+            let store = try QueueStore(path: databasePath)
+            let bridge = FarmBridge(
+                settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
+            let service = FarmService(
+                store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
+                logger: logger)
+            let settings = ServerSettings(
+                host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
+                publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,
+                maxConnectionsPerAddress: maxConnectionsPerAddress)
             try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
                 FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
             }
         } catch {
+            // The queue's database or its folder, the address: one line each.
             throw CommandError("\(error)")
         }
     }

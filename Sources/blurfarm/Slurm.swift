@@ -90,3 +90,24 @@ extension Slurm {
         }
     }
 }
+
+extension Slurm {
+    /// The run folder the commands after `submit` take (`status`, `resume`, `finish`).
+    struct RunFolder: ParsableArguments {
+        @Argument(help: "The run folder (printed by submit).")
+        var runFolder: String
+
+        /// Reads the run folder and plans its job again as its tasks plan it (with the
+        /// configuration the run recorded).
+        /// - Throws: the ``ClusterError`` or the job's problem (``CommandFailure`` says it) when the folder or the job cannot be read.
+        func context() throws -> SlurmRunContext {
+            let folder = FarmOptions.absolute(runFolder)
+            let run = try SlurmRun.read(folder)
+            let farm = try FarmOptions.parse(run.config.map { ["--config", $0] } ?? [])
+            let (configuration, registry, plans) = try loadJobs([run.manifest], farm: farm, tileOverride: nil)
+            return try SlurmRunContext(
+                folder: folder, run: run, configuration: configuration, plan: plans[0], registry: registry,
+                stateFolder: farm.stateFolder(configuration), recipeVersions: Blurfarm.recipeVersions)
+        }
+    }
+}

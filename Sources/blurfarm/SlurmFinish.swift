@@ -22,11 +22,10 @@ extension Slurm {
                 their shard lost); 2 the run folder, the job or the configuration cannot be read.
                 """)
 
-        @Argument(help: "The run folder (printed by submit).")
-        var runFolder: String
+        @OptionGroup var folder: RunFolder
 
         func execute() throws {
-            let context = try SlurmRunContext.load(runFolder)
+            let context = try folder.context()
             let began = Date()
             let notDone: Int
             let records = try context.mergeRecords()

@@ -18,14 +18,13 @@ extension Slurm {
                 then exits as `run` would: 0 every output done, 1 some are not.
                 """)
 
-        @Argument(help: "The run folder (printed by submit).")
-        var runFolder: String
+        @OptionGroup var folder: RunFolder
 
         @Flag(help: "Wait until the shards and the finisher have ended; exit 0 when every output is done, else 1.")
         var wait = false
 
         func execute() throws {
-            let context = try SlurmRunContext.load(runFolder)
+            let context = try folder.context()
             var states = try context.slurmStates()
             while wait, !states.haveEnded {
                 Thread.sleep(forTimeInterval: 0.5)
@@ -53,11 +52,10 @@ extension Slurm {
                 refused; 2 the run folder, the job or the configuration cannot be read.
                 """)
 
-        @Argument(help: "The run folder (printed by submit).")
-        var runFolder: String
+        @OptionGroup var folder: RunFolder
 
         func execute() throws {
-            let context = try SlurmRunContext.load(runFolder)
+            let context = try folder.context()
             let unfinished = try context.shardsToResume(try context.slurmStates())
             guard !unfinished.isEmpty else {
                 print("nothing to resume: every output of job '\(context.plan.job.name)' is up to date")

@@ -41,3 +41,12 @@ import Testing
         #expect(try GlobPattern.ofArgument("./in//./*.jpg") == "in/*.jpg")
     }
 }
+
+/// `apply -o`'s template (``PathTemplate/ofOutputOption(_:)``).
+@Suite struct OutputOptionTests {
+    @Test func aTemplateWithSizeOrNoneIsOneLineNamingO() throws {
+        _ = try PathTemplate.ofOutputOption("out/{stem}.webp")
+        #expect(throws: OptionError.self) { try PathTemplate.ofOutputOption("out/{size}/{stem}.jpg") }
+        #expect(throws: OptionError.self) { try PathTemplate.ofOutputOption("out/{nope}.jpg") }
+    }
+}
