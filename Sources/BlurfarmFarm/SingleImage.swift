@@ -212,3 +212,17 @@ extension SingleImage.Summary {
             + "filter \(ms(filter)) ms, encode \(ms(encode)) ms"
     }
 }
+
+extension SingleImage {
+    /// Checks that `output` (a file, or standard output written in `format`) can be written
+    /// with `options`, before anything is decoded.
+    /// - Throws: the ``ImageIOError`` when the format cannot be written (no AV1 encoder, an
+    ///   option it does not take) or the file's extension names none.
+    public static func checkDestination(_ output: String, format: String?, options: EncodeOptions) throws(ImageIOError) {
+        if let format {
+            _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)
+        } else {
+            try ImageWriter.checkDestination(output, options: options)
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import Foundation
 
 /// The farm's settings, read from `config/blurfarm.conf` (or the file named by `--config`
 /// or `$BLURFARM_CONFIG`). `docs/configuration.md` describes every key.
@@ -139,6 +140,13 @@ public struct FarmConfiguration: Hashable, Sendable {
         if let state { return state }
         if let xdgStateHome, xdgStateHome.hasPrefix("/") { return xdgStateHome + "/blurfarm" }
         return (home.hasSuffix("/") ? home : home + "/") + ".local/state/blurfarm"
+    }
+
+    /// ``stateFolder(xdgStateHome:home:)`` with `XDG_STATE_HOME` and `HOME` of `environment` (the
+    /// home folder from the password database when `HOME` is unset or empty).
+    public func stateFolder(environment: [String: String]) -> String {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home)
     }
 
     /// Three retries before a tile's image is marked failed.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmCoordinator
 import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
@@ -19,12 +20,14 @@ extension Apply {
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let job = try CommandError.invalid { () throws(OptionError) in
             let variant = try manyVariant(registry: registry)  // its mistakes first, then the inputs'
-            return JobSpec(name: Self.jobName, inputs: try paths.map(GlobPattern.ofArgument), outputs: [variant], tile: tile)
+            let inputs = try paths.map(GlobPattern.ofArgument)
+            return JobSpec(name: Self.jobName, inputs: inputs, outputs: [variant], tile: tile)
         }
         // The working directory stands for the manifest's folder: relative inputs and outputs
         // are relative to it, as a shell's are. ("apply" is no file: nothing can be written there
         // under that name, which has no image extension.)
-        var plan = try jobLoader(configuration, registry: registry, farm: farm).plan(job, manifestPath: Self.jobName).get()
+        let loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+        var plan = try loader.plan(job, manifestPath: Self.jobName).get()
         do throws(ImageIOError) {
             try plan.checkOutputFormats(encodeOptions)
         } catch {

@@ -183,7 +183,8 @@ struct Apply: FarmCommand {
             quality: quality, lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding)
     }
 
-    /// The filters and where they apply (``RegionOption/chain(filters:regions:file:shape:feather:invert:regionOnly:edge:registry:)``).
+    /// The filters and where they apply
+    /// (``RegionOption/chain(filters:regions:file:shape:feather:invert:regionOnly:edge:registry:)``).
     func chainOptions(registry: FilterRegistry) throws(OptionError) -> ([FilterSpec], RegionMask) {
         try RegionOption.chain(
             filters: filters, regions: regions, file: regionFile, shape: regionsShape, feather: regionsFeather,
@@ -198,11 +199,7 @@ struct Apply: FarmCommand {
         if let written = ImageFormat(extension: format ?? (output as NSString).pathExtension) { mask = mask.writing(written) }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = encodeOptions
-        if let format {
-            _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)
-        } else {
-            try ImageWriter.checkDestination(output, options: options)
-        }
+        try SingleImage.checkDestination(output, format: format, options: options)
         let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }, oneImage: true)
@@ -212,11 +209,9 @@ struct Apply: FarmCommand {
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory)
         let done = try image.render(
             on: engine, settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: farm.logger()))
-        if verbose { say(done.text(output: output, filters: specs, edge: edge, colour: colour)) }
-    }
-
-    /// A `--verbose` line: on standard output, or standard error when the image goes there.
-    func say(_ line: String) {
+        guard verbose else { return }
+        // On standard output, or standard error when the image goes there.
+        let line = done.text(output: output, filters: specs, edge: edge, colour: colour)
         if output == "-" { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
     }
 }

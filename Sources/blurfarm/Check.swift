@@ -65,7 +65,14 @@ struct Check: FarmCommand {
             }
         }
         if status {
-            if !(try printStatus(plans, configuration: configuration, registry: registry)) { unreadable += 1 }
+            // What a run would do to each output; a job whose records cannot be read, on standard error.
+            let statuses = StatusDescription.of(
+                plans, state: farm.stateFolder(configuration), versions: Blurfarm.recipeVersions,
+                plugins: FarmJob.pluginHashes(of: plans, registry: registry), pixelLimit: configuration.pixelLimit)
+            for case .failure(let error) in statuses { printError("\(error)") }
+            let jobs = statuses.compactMap { try? $0.get() }
+            if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }
+            if jobs.count < statuses.count { unreadable += 1 }
         } else {
             var jobs: [PlanDescription] = []
             for plan in plans {
@@ -80,20 +87,6 @@ struct Check: FarmCommand {
             if json { try printJSON(jobs) }
         }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
-    }
-
-    /// Prints what a run would do to each output of `plans` (text, or JSON with `--json`).
-    /// Returns false when a job's records cannot be read (said on standard error).
-    private func printStatus(_ plans: [JobPlan], configuration: FarmConfiguration, registry: FilterRegistry) throws
-        -> Bool
-    {
-        let statuses = StatusDescription.of(
-            plans, state: farm.stateFolder(configuration), versions: Blurfarm.recipeVersions,
-            plugins: FarmJob.pluginHashes(of: plans, registry: registry), pixelLimit: configuration.pixelLimit)
-        for case .failure(let error) in statuses { printError("\(error)") }
-        let jobs = statuses.compactMap { try? $0.get() }
-        if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }
-        return jobs.count == statuses.count
     }
 }
 

@@ -143,7 +143,5 @@ struct Retry: AsyncFarmCommand {
 
 /// `value` (an answer of the API) as JSON on standard output: keys sorted, indented.
 private func printAnswer(_ value: some Encodable) throws {
-    let encoder = APIJSON.encoder()
-    encoder.outputFormatting.insert(.prettyPrinted)
-    FileHandle.standardOutput.write(try encoder.encode(value) + Data("\n".utf8))
+    FileHandle.standardOutput.write(try APIJSON.indented(value) + Data("\n".utf8))
 }

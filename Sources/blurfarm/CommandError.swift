@@ -39,7 +39,8 @@ enum CommandFailure {
         switch error {
         case let error as CommandError: self = .message(error.message, exitCode: error.exitCode)
         case let error as ClusterError:
-            self = .message(error.description, exitCode: error.isInvalidRequest ? ExitStatus.invalid : ExitStatus.someFailed)
+            let invalid = error.isInvalidRequest
+            self = .message(error.description, exitCode: invalid ? ExitStatus.invalid : ExitStatus.someFailed)
         case ClientError.invalidManifest(let diagnostics): self = .diagnostics(diagnostics, exitCode: ExitStatus.invalid)
         // A manifest or configuration that does not read: every problem at its line:column.
         case let diagnostics as Diagnostics:
@@ -47,8 +48,7 @@ enum CommandFailure {
         case let error as ImageIOError: self = .message(error.description, exitCode: ExitStatus.someFailed)
         // Plugins asked to run in process: the options contradict each other.
         case let error as WorkerChoice.Failure:
-            let asked = if case .pluginsNeedWorkers = error { true } else { false }
-            self = .message(error.description, exitCode: asked ? ExitStatus.invalid : ExitStatus.someFailed)
+            self = .message(error.description, exitCode: error.isContradiction ? ExitStatus.invalid : ExitStatus.someFailed)
         case let error as BenchError: self = .message(error.message, exitCode: ExitStatus.someFailed)
         default: self = .message("\(error)", exitCode: ExitStatus.someFailed)
         }
@@ -100,15 +100,11 @@ extension ExitCode {
     /// standard error (``CommandFailure``) and ends with its exit status.
     static func ending(_ error: any Error) -> any Error {
         switch error {
-        case is ExitCode, is ValidationError, is CleanExit: error
-        default: reporting(error)
+        case is ExitCode, is ValidationError, is CleanExit: return error
+        default:
+            let failure = CommandFailure(error)
+            failure.say()
+            return ExitCode(failure.exitCode)
         }
-    }
-
-    /// Says `error` on standard error (``CommandFailure``); the exit status it ends the command with.
-    static func reporting(_ error: any Error) -> ExitCode {
-        let failure = CommandFailure(error)
-        failure.say()
-        return ExitCode(failure.exitCode)
     }
 }

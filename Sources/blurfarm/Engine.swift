@@ -40,8 +40,8 @@ extension WorkerChoice {
         -> (farm: Farm, stop: StopRequest, interrupts: Interrupts)
     {
         let stop = StopRequest()
-        let (engineFarm, interrupts) = Farm.startedAnsweringSignals(
-            farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger()), onEvent: printer.handle)
+        let settings = farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger())
+        let (engineFarm, interrupts) = Farm.startedAnsweringSignals(settings, onEvent: printer.handle)
         return (engineFarm, stop, interrupts)
     }
 }

@@ -21,21 +21,16 @@ struct FarmOptions: ParsableArguments {
 
     /// The engine's logger: lines on standard error at ``logLevel`` and above (quiet under
     /// cron by default: a worker lost and replaced is a `notice`).
-    func logger() -> Logger {
-        var logger = Logger(label: "blurfarm") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = logLevel
-        return logger
-    }
+    func logger() -> Logger { .standardError(label: "blurfarm", level: logLevel) }
 
     /// The configuration file in force, as given, or `nil` for the built-in defaults:
     /// `--config`, else `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the
     /// checkout the executable was built in.
     var configurationPath: String? {
-        FarmConfiguration.path(given: config, environment: ProcessInfo.processInfo.environment, shipped: Self.shippedConfiguration)
+        FarmConfiguration.path(
+            given: config, environment: ProcessInfo.processInfo.environment,
+            shipped: Installation.shipped("config/blurfarm.conf"))
     }
-
-    /// `config/blurfarm.conf` of the checkout or installation (``Installation/shipped(_:)``).
-    static var shippedConfiguration: String? { Installation.shipped("config/blurfarm.conf") }
 
     /// The configuration file in force as an absolute path (what reports record).
     var absoluteConfigurationPath: String? { configurationPath.map(Self.absolute) }
@@ -47,9 +42,7 @@ struct FarmOptions: ParsableArguments {
     /// state folder (`$XDG_STATE_HOME/blurfarm`, else `$HOME/.local/state/blurfarm`, the home
     /// folder from the password database when `HOME` is unset).
     func stateFolder(_ configuration: FarmConfiguration) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return Self.absolute(configuration.stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home))
+        Self.absolute(configuration.stateFolder(environment: ProcessInfo.processInfo.environment))
     }
 
     /// The configuration; its ``Diagnostics`` thrown when it has errors (``CommandFailure``

@@ -15,30 +15,7 @@ func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, keepingW
 {
     let configuration = try farm.loadOrExit()
     let registry = farm.registry(for: configuration)
-    var loader = jobLoader(configuration, registry: registry, farm: farm)
+    var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
     loader.inputWidths = (farm.stateFolder(configuration), keepingWidths)
     return (configuration, registry, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride).get())
-}
-
-/// The loader of every job command (`check`, `run`, `serve`, `apply -o`) with the configuration
-/// in force (``JobLoader/init(configuration:registry:configurationPath:)``).
-func jobLoader(_ configuration: FarmConfiguration, registry: FilterRegistry, farm: FarmOptions) -> JobLoader {
-    JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
-}
-
-/// Plans `plan`'s job again over the file system as it is now, as ``loadJobs`` did (`run
-/// --watch`); prints the diagnostics and returns nil when the plan is refused now (two
-/// inputs that would write one output, say).
-func replan(
-    _ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry, farm: FarmOptions, tileOverride: Int?
-) -> JobPlan? {
-    var loader = jobLoader(configuration, registry: registry, farm: farm)
-    loader.inputWidths = (farm.stateFolder(configuration), true)
-    switch loader.replan(plan, tileOverride: tileOverride) {
-    case .failure(let diagnostics):
-        printDiagnostics(diagnostics)
-        return nil
-    case .success(let new):
-        return new
-    }
 }

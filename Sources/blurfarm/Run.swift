@@ -51,14 +51,16 @@ struct Run: FarmCommand {
         let configuration = options.admission.applied(to: loaded)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
-            alwaysSummary: options.verbose, log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
+            alwaysSummary: options.verbose,
+            log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
         let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
         // Every job's lock before anything runs; held until the process ends.
         let locks: [JobLock]
         do throws(JobLocks.Failure) {
-            locks = try JobLocks.acquire(plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait)
+            locks = try JobLocks.acquire(
+                plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait)
         } catch {
             printer.fail(error.description)
             if case .busy = error { throw ExitCode(ExitStatus.locked) }
@@ -82,14 +84,16 @@ struct Run: FarmCommand {
             fflush(nil)  // each batch's lines now, also into a pipe or the journal
         }
         if options.watch {
-            let watch = JobWatch(stop: stop) { folder in
-                printer.warn(
-                    "the watched folder '\(ShownName.of(folder))' was replaced (removed, renamed or remounted): "
-                        + "watching the folder now at its path, and looking for what changed")
-            }
+            let watch = JobWatch(stop: stop, warn: printer.warn)
+            // Each job planned again over the files as they are now, as loadJobs did; a plan
+            // refused now (two inputs that would write one output, say) is said, and not run.
+            var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+            loader.inputWidths = (farm.stateFolder(configuration), true)
             do throws(FolderWatcher.Failure) {
                 try watch.run(plans, runJob: runJob) { plan in
-                    replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: options.tile)
+                    let replanned = loader.replan(plan, tileOverride: options.tile)
+                    if case .failure(let diagnostics) = replanned { printDiagnostics(diagnostics) }
+                    return try? replanned.get()
                 }
             } catch {
                 printer.fail("\(error)")

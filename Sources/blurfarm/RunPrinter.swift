@@ -5,7 +5,8 @@ import Synchronization
 
 /// What `blurfarm run` shows, as a consumer of the farm's events: prints the lines
 /// ``RunNarrator`` says (the progress line on a terminal, a line per failure, and per output
-/// written with `--verbose`, the summary of each job), and the same in `--log`.
+/// written with `--verbose`, the summary of each job), and the same in `--log`. Off a terminal
+/// (cron) no progress line is drawn, so that only failures and the summary reach the log.
 final class RunPrinter: Sendable {
     private let log: RunLog?
     private let narrator: Mutex<RunNarrator>
@@ -14,7 +15,7 @@ final class RunPrinter: Sendable {
         self.log = log
         narrator = Mutex(RunNarrator(
             quiet: quiet, verbose: verbose, alwaysSummary: alwaysSummary, keepsRecords: keepsRecords,
-            showsProgress: ProgressLine.isTerminal))
+            showsProgress: Self.isTerminal))
     }
 
     /// A failure: one line on standard error, and in the log.
@@ -42,8 +43,17 @@ final class RunPrinter: Sendable {
             printDiagnostics(diagnostics)
             for diagnostic in diagnostics { log?.write(diagnostic.description) }
         case .log(let text): log?.write(text)
-        case .progress(let text): ProgressLine.draw(text)
-        case .clearProgress: ProgressLine.clear()
+        case .progress(let text): Self.drawProgress(text)
+        case .clearProgress: Self.clearProgress()
         }
     }
+
+    /// Whether standard error is a terminal: the progress line is drawn only there.
+    static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// Draws the progress line `line` (a run's, or `submit --wait`'s) over the one before, on standard error.
+    static func drawProgress(_ line: String) { FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
+
+    /// Clears the progress line, so that the summary and failures print on a clean line.
+    static func clearProgress() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
 }

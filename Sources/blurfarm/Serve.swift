@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmCoordinator
 import BlurfarmFarm
 import BlurfarmServer
 import BlurfarmSystem
@@ -66,7 +67,9 @@ struct Serve: AsyncFarmCommand {
         if grace < 0 { throw ValidationError("--grace must be 0 or more") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
-        if ServerSettings.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
+        if ServerSettings.address(listen) == nil {
+            throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765")
+        }
         for url in publicURL where ServerSettings.publicHost(url) == nil {
             throw ValidationError("--public-url must be http(s)://host[:port], not '\(url)'")
         }
@@ -97,9 +100,9 @@ struct Serve: AsyncFarmCommand {
             let store = try QueueStore(path: databasePath)
             let bridge = FarmBridge(
                 settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
-            let service = FarmService(
-                store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
-                logger: logger)
+            let loader = JobLoader(
+                configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+            let service = FarmService(store: store, engine: bridge, loader: loader, roots: roots, logger: logger)
             let settings = ServerSettings(
                 host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
                 publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,

@@ -19,7 +19,8 @@ struct ServerOptions: ParsableArguments {
 
     @OptionGroup var farm: FarmOptions
 
-    /// The client these options name (``FarmClient/init(server:tokenFile:environment:configuredServer:configuredTokenFile:)``).
+    /// The client these options name
+    /// (``FarmClient/init(server:tokenFile:environment:configuredServer:configuredTokenFile:)``).
     func client() throws -> FarmClient {
         let configuration = try farm.loadOrExit()
         do throws(FarmClient.SettingsError) {
@@ -37,11 +38,11 @@ extension FarmClient {
     /// Waits until job `id` is finished (``waitUntilFinished(_:every:progress:)``), drawing the
     /// progress line on a terminal, cleared however it ends; the job.
     func waitDrawingProgress(_ id: Int64) async throws -> JobView {
-        let drawing = ProgressLine.isTerminal
-        defer { if drawing { ProgressLine.clear() } }
+        let drawing = RunPrinter.isTerminal
+        defer { if drawing { RunPrinter.clearProgress() } }
         return try await waitUntilFinished(id) { view in
             guard drawing else { return }
-            ProgressLine.draw(JobProgress.line(
+            RunPrinter.drawProgress(JobProgress.line(
                 job: view.job.name, images: nil, outputs: view.progress.outputsDone, of: view.progress.outputsTotal,
                 tiles: view.progress.tilesDone, megapixelsPerSecond: view.progress.megapixelsPerSecond ?? 0,
                 secondsLeft: view.progress.etaSeconds ?? 0, failed: view.job.outputsFailed))

@@ -74,9 +74,7 @@ extension Slurm {
             }
             let jobFolder = JobStateFolder(
                 state: farm.stateFolder(configuration), jobName: plan.job.name, manifestPath: plan.manifestPath)
-            var options: [String] = []
-            if let partition { options.append("--partition=\(partition)") }
-            if let time { options.append("--time=\(time)") }
+            let options = [partition.map { "--partition=\($0)" }, time.map { "--time=\($0)" }].compactMap { $0 }
             var run = SlurmRun(
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
                 executable: Installation.executable, config: farm.absoluteConfigurationPath,
@@ -99,7 +97,8 @@ extension Slurm {
 
         /// Reads the run folder and plans its job again as its tasks plan it (with the
         /// configuration the run recorded).
-        /// - Throws: the ``ClusterError`` or the job's problem (``CommandFailure`` says it) when the folder or the job cannot be read.
+        /// - Throws: the ``ClusterError`` or the job's problem (``CommandFailure`` says it) when the
+        ///   folder or the job cannot be read.
         func context() throws -> SlurmRunContext {
             let folder = FarmOptions.absolute(runFolder)
             let run = try SlurmRun.read(folder)

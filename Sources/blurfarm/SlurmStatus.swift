@@ -25,11 +25,7 @@ extension Slurm {
 
         func execute() throws {
             let context = try folder.context()
-            var states = try context.slurmStates()
-            while wait, !states.haveEnded {
-                Thread.sleep(forTimeInterval: 0.5)
-                states = try context.slurmStates()
-            }
+            let states = try context.slurmStates(waitingUntilEnded: wait)
             let status = try context.status(states)
             print(status.text(job: context.plan.job.name, shards: context.run.shards, folder: context.folder))
             if wait, !status.isDone { throw ExitCode(ExitStatus.someFailed) }
@@ -63,9 +59,7 @@ extension Slurm {
             }
             var run = context.run
             let submission = try run.submit(unfinished, folder: context.folder, extra: ["--retry-failed"])
-            print("resubmitted \(unfinished.count == 1 ? "shard" : "shards") "
-                + "\(unfinished.map(String.init).joined(separator: ", ")) of \(run.shards): "
-                + "array job \(submission.array), finisher job \(submission.finisher)")
+            print(submission.resubmitted(of: run.shards))
         }
     }
 }

@@ -1,4 +1,5 @@
-import BlurfarmCluster
+@testable import BlurfarmCluster
+import Foundation
 import Testing
 
 /// What `run --shard` changes (``Sharding``), by value.
@@ -28,5 +29,16 @@ import Testing
         #expect(ClusterError.notARunFolder(folder: "/x").isInvalidRequest)
         #expect(!ClusterError.stillRunning(folder: "/x", shards: [1]).isInvalidRequest)
         #expect(!ClusterError.toolMissing(tool: "sbatch", said: "").isInvalidRequest)
+    }
+}
+
+/// What `slurm resume` says of a submission (``SlurmRun/Submission/resubmitted(of:)``) and what
+/// `slurm finish` says of outputs not done.
+@Suite struct SlurmTextTests {
+    @Test func aResubmissionNamesItsShardsAndJobs() {
+        let one = SlurmRun.Submission(array: "12", finisher: "13", shards: [2], submitted: .now)
+        #expect(one.resubmitted(of: 4) == "resubmitted shard 2 of 4: array job 12, finisher job 13")
+        let two = SlurmRun.Submission(array: "12", finisher: "13", shards: [1, 3], submitted: .now)
+        #expect(two.resubmitted(of: 4) == "resubmitted shards 1, 3 of 4: array job 12, finisher job 13")
     }
 }
