@@ -37,7 +37,8 @@
 //                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers), System
 //   BlurfarmAPI       the Codable types of the farm service's API (docs/api.md), shared by the server,
 //                     the client and the tests: Foundation only
-//   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking); API
+//   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking), and how a
+//                     job reads as text; API, System (names shown escaped)
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); BlurfarmFarm's Farm through FarmBridge
 //   BlurfarmBench     the benchmarks of `blurfarm bench`, each returning typed rows, and the comparison
@@ -189,7 +190,7 @@ let package = Package(
             name: "BlurfarmWatch", dependencies: ["BlurfarmCore", "BlurfarmManifest", "BlurfarmSystem", "BlurfarmCoordinator"],
             swiftSettings: strict),
         .target(name: "BlurfarmAPI", swiftSettings: strict),
-        .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI"], swiftSettings: strict),
+        .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI", "BlurfarmSystem"], swiftSettings: strict),
         .target(
             name: "BlurfarmServer",
             dependencies: ["BlurfarmFarm", 
@@ -290,13 +291,13 @@ let package = Package(
         .testTarget(
             name: "BlurfarmAPITests",
             dependencies: [
-                "BlurfarmTestSupport", "BlurfarmAPI", .product(name: "PropertyBased", package: "swift-property-based"),
+                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmServerTests",
             dependencies: [
-                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmCore", "BlurfarmKernels",
+                "BlurfarmTestSupport", "BlurfarmAPI", "BlurfarmClient", "BlurfarmServer", "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels",
                 "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ],

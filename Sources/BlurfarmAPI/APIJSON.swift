@@ -11,6 +11,13 @@ public enum APIJSON {
         return encoder
     }
 
+    /// `value` as the API's JSON, indented: what the client commands' `--json` print.
+    public static func indented(_ value: some Encodable) throws -> Data {
+        let encoder = encoder()
+        encoder.outputFormatting.insert(.prettyPrinted)
+        return try encoder.encode(value)
+    }
+
     /// The decoder of the server's answers.
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()

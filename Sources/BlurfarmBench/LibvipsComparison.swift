@@ -14,30 +14,46 @@ public final class LibvipsComparison {
     /// What to measure and how often; the defaults are the published figures.
     public struct Settings: Sendable, Hashable {
         /// Runs of each side per figure (medians; at least 3 for published figures).
-        public var runs = 3
+        public var runs: Int
         /// The gaussian's sigmas (pixels) of the batch, the one image and the kernels.
-        public var sigmas: [Double] = [2, 8, 32]
+        public var sigmas: [Double]
         /// The batch: at most this many of corpus/batch1080's JPEGs (all 48 by default).
-        public var batchImages = 48
+        public var batchImages: Int
         /// The one image, relative to the corpus.
-        public var image = "special/bench-3840x2160.jpg"
+        public var image: String
         /// The big image's size, generated once into the cache from the one image.
-        public var bigWidth = 21248
-        public var bigHeight = 11952
+        public var bigWidth: Int
+        public var bigHeight: Int
         /// The big image's sigma.
         public var bigSigma = 8.0
         /// The web job: this many photos, generated once into the cache from corpus/photos.
-        public var webPhotos = 24
+        public var webPhotos: Int
         /// The web photos' sizes, from the smallest to the largest, in megapixels.
         public var webMegapixels: ClosedRange<Double> = 6...16
         /// The kernels' sigmas (pixels).
-        public var kernelSigmas: [Double] = [2, 8, 32]
+        public var kernelSigmas: [Double]
         /// Whether the kernels figure runs OpenCV too.
-        public var includeOpenCV = true
+        public var includeOpenCV: Bool
         /// libvips processes of the batch and the web job (a pool of warm processes).
-        public var lanes = 2
+        public var lanes: Int
 
-        public init() {}
+        /// Settings; each not given is the published figures'.
+        public init(
+            runs: Int = 3, sigmas: [Double] = [2, 8, 32], batchImages: Int = 48, image: String = "special/bench-3840x2160.jpg",
+            bigWidth: Int = 21248, bigHeight: Int = 11952, webPhotos: Int = 24, kernelSigmas: [Double] = [2, 8, 32],
+            includeOpenCV: Bool = true, lanes: Int = 2
+        ) {
+            self.runs = runs
+            self.sigmas = sigmas
+            self.batchImages = batchImages
+            self.image = image
+            self.bigWidth = bigWidth
+            self.bigHeight = bigHeight
+            self.webPhotos = webPhotos
+            self.kernelSigmas = kernelSigmas
+            self.includeOpenCV = includeOpenCV
+            self.lanes = lanes
+        }
     }
 
     public let executable: String
@@ -172,5 +188,26 @@ extension LibvipsComparison {
         }
         try lane.setConcurrency(Machine.cores)
         return rows
+    }
+}
+
+extension LibvipsComparison {
+    /// The benchmarks of the comparison, as `bench all --figure` names them.
+    public enum Figure: String, Sendable, CaseIterable {
+        case batch, image, serve, big, web, kernels
+    }
+
+    /// Measures `figure`: its rows.
+    ///
+    /// - Throws: `BenchError`, or the error of the blurfarm or libvips side that failed.
+    public func measure(_ figure: Figure) throws -> [Comparison] {
+        switch figure {
+        case .batch: try batch()
+        case .image: try image()
+        case .serve: try serve()
+        case .big: try big()
+        case .web: try web()
+        case .kernels: try kernels()
+        }
     }
 }

@@ -85,3 +85,18 @@ public enum ClusterError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension ClusterError {
+    /// Whether what was asked cannot be read or does not exist (the shard, the split, the run
+    /// folder: an invalid request, exit status 2), rather than Slurm or the state folder refusing.
+    public var isInvalidRequest: Bool {
+        switch self {
+        case .shardNumberTooLarge, .shardVariableNotANumber, .shardIndexNotInEnvironment, .shardCountNotInEnvironment,
+            .partialArray, .noShards, .noSuchShard, .unreadableSplit, .splitMismatch, .notARunFolder, .unreadableRun:
+            true
+        case .cannotWrite, .cannotWriteReport, .state, .toolCannotStart, .toolMissing, .toolFailed, .notAJobID,
+            .finisherRefused, .stillRunning:
+            false
+        }
+    }
+}

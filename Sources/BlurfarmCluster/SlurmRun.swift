@@ -39,6 +39,13 @@ public struct SlurmRun: Codable, Sendable {
         /// The shards the array runs.
         public var shards: [Int]
         public var submitted: Date
+
+        /// What `slurm resume` says of it, a submission of some of the run's `total` shards again:
+        /// `resubmitted shards 1, 3 of 4: array job 12, finisher job 13`.
+        public func resubmitted(of total: Int) -> String {
+            "resubmitted \(shards.count == 1 ? "shard" : "shards") \(shards.map(String.init).joined(separator: ", ")) of \(total): "
+                + "array job \(array), finisher job \(finisher)"
+        }
     }
 
     /// The name of the description in the run folder.

@@ -94,3 +94,13 @@ extension SlurmRunContext {
         return path
     }
 }
+
+extension RunReport {
+    /// Its outputs not done: failed, now or earlier.
+    public var notDone: Int { failed + failedEarlier }
+
+    /// What `slurm finish` says of each output not done, one line each: its error.
+    public var notDoneLines: [String] {
+        outputs.filter { $0.status == .failed || $0.status == .failedEarlier }.map { $0.error ?? "\($0.output): not written" }
+    }
+}

@@ -1,4 +1,6 @@
 import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmSystem
 
 extension SlurmRunContext {
     /// Where a run stands: each shard's Slurm state and outputs done, and the finisher's state.
@@ -67,5 +69,30 @@ extension SlurmRunContext {
         let running = states.shards.filter { !$0.value.hasEnded }.keys.sorted()
         if !running.isEmpty || states.finisher?.hasEnded == false { throw .stillRunning(folder: folder, shards: running) }
         return statuses(try records()).enumerated().filter { $0.1.contains { $0.state != .upToDate } }.map(\.offset)
+    }
+}
+
+extension SlurmRunContext.Status {
+    /// What `slurm status` prints: a line for job `job` (its `shards` shards, outputs done of
+    /// all, the run folder `folder`), a line per shard with its Slurm state and outputs done,
+    /// each failed output under it, and the finisher's state. Lines separated by newlines, none
+    /// after the last; names shown escaped.
+    public func text(job: String, shards count: Int, folder: String) -> String {
+        let forgotten = "ended (no longer known to Slurm)"
+        var lines = ["job '\(job)': \(counted(count, "shard")), \(done)/\(total) outputs done; run folder \(folder)"]
+        for shard in shards {
+            let state: String
+            switch shard.slurm {
+            case .notSubmitted: state = "not submitted"
+            case .known(let job): state = job.shown
+            case .forgotten: state = forgotten
+            }
+            lines.append("shard \(shard.index): \(state), \(shard.done)/\(shard.total) outputs done")
+            for failure in shard.failures {
+                lines.append("  failed: \(ShownName.of(failure.input)) -> \(ShownName.of(failure.output)): \(failure.error)")
+            }
+        }
+        if let finisher { lines.append("finisher (job \(finisher.job)): \(finisher.state?.shown ?? forgotten)") }
+        return lines.joined(separator: "\n")
     }
 }

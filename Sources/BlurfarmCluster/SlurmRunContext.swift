@@ -105,6 +105,22 @@ public struct SlurmRunContext {
 
     /// The Slurm state of each shard (its latest submission's task), and of the latest finisher.
     /// - Throws: ``ClusterError`` when `scontrol` fails.
+    /// How often `slurm status --wait` asks Slurm again: scontrol is cheap, and a finished run
+    /// is seen within half a second.
+    public static let statusPollInterval = 0.5
+
+    /// ``slurmStates()``, asked again every ``statusPollInterval`` seconds until every shard and
+    /// the finisher have ended when `waiting`.
+    /// - Throws: ``ClusterError`` when scontrol cannot be run or its answer read.
+    public func slurmStates(waitingUntilEnded waiting: Bool) throws(ClusterError) -> SlurmStates {
+        var states = try slurmStates()
+        while waiting, !states.haveEnded {
+            Thread.sleep(forTimeInterval: Self.statusPollInterval)
+            states = try slurmStates()
+        }
+        return states
+    }
+
     public func slurmStates() throws(ClusterError) -> SlurmStates {
         var shards: [Int: SlurmClient.JobState] = [:]
         var known: [String: [Int: SlurmClient.JobState]] = [:]

@@ -141,6 +141,20 @@ extension PlanDescription {
 }
 
 extension StatusDescription {
+    /// What a run would do to each output of each of `plans` (``of(_:folder:versions:plugins:pixelLimit:)``),
+    /// from the records of each job's folder in the state folder `state`; a job whose records
+    /// cannot be read, their error.
+    public static func of(
+        _ plans: [JobPlan], state: String, versions: String, plugins: [String: String], pixelLimit: Int
+    ) -> [Result<StatusDescription, StateError>] {
+        plans.map { plan in
+            let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
+            return Result { () throws(StateError) in
+                try of(plan, folder: folder, versions: versions, plugins: plugins, pixelLimit: pixelLimit)
+            }
+        }
+    }
+
     /// What a run would do to each output of `plan` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
     /// from the records in `folder` with those of the job's shards not merged yet.
     public static func of(
@@ -224,4 +238,95 @@ public struct StatusDescription: Encodable, Sendable {
     public var outputs: [OutputStatus]
     /// Outputs by state.
     public var counts: [String: Int]
+}
+
+extension PlanDescription {
+    /// The plan as `check` prints it: a line for the job (its inputs, its outputs, its tiles),
+    /// then each input with its size and each of its outputs with its chain (``Output/text``);
+    /// names shown escaped (``ShownName``). Lines separated by newlines, none after the last.
+    public var text: String {
+        let outputs = inputs.reduce(0) { $0 + $1.outputs.filter { $0.notMade == nil }.count }
+        var lines = [
+            "\(manifest): job '\(job)': \(counted(inputs.count, "input")), \(counted(outputs, "output")), "
+                + (tile == 0 ? "one tile per image" : "tiles of \(tile) px")
+        ]
+        if inputs.isEmpty { lines.append("  no file matches the inputs") }
+        for input in inputs {
+            if input.error != nil {
+                lines.append("  \(ShownName.of(input.input)): cannot be read")
+                continue
+            }
+            let notes = [
+                input.overPixelLimit == true ? " (over the pixel limit)" : "",
+                input.overMemoryLimit == true ? " (over the memory limit)" : "",
+            ]
+            lines.append("  \(ShownName.of(input.input))  \(input.width ?? 0)x\(input.height ?? 0)\(notes.joined())")
+            for output in input.outputs {
+                let shown = "    \(output.variant) -> \(ShownName.of(output.output))  "
+                if let notMade = output.notMade {
+                    lines.append(shown + "not made: \(notMade)")
+                } else {
+                    lines.append(shown + (output.error == nil ? output.text : "cannot be rendered"))
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// What `check` says on standard error about the plan, one line each: an input whose header
+    /// cannot be read (its error), an output its filters cannot render (`input: variant: why`).
+    public var errors: [String] {
+        inputs.flatMap { input in
+            input.error.map { [$0] }
+                ?? input.outputs.compactMap { output in
+                    output.notMade == nil ? output.error.map { "\(input.input): \(output.variant): \($0)" } : nil
+                }
+        }
+    }
+}
+
+extension PlanDescription.Output {
+    /// As the text plan prints it after the output's path.
+    public var text: String {
+        var parts: [String] = []
+        if let resize { parts.append("resize \(resize)") }
+        if let filters, !filters.isEmpty {
+            parts.append(filters.joined(separator: " | "))
+            parts.append(
+                reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
+            parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
+            if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
+            if let box {
+                parts.append(
+                    "only their box, \(box.width)x\(box.height) at (\(box.x), \(box.y))"
+                        + (box.cutout ? ", the coverage its alpha" : ", blended"))
+            }
+            parts.append(counted(tiles ?? 0, "tile"))
+        } else {
+            parts.append("no filters")
+        }
+        return parts.joined(separator: "; ")
+    }
+}
+
+extension StatusDescription {
+    /// The status as `check --status` prints it: a line for the job (its outputs, counted by
+    /// state), then each output with its state, the states aligned, and the variant and input
+    /// it comes from or why; names shown escaped. Lines separated by newlines, none after the last.
+    public var text: String {
+        let planned = outputs.filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }.count
+        let tally = OutputState.allCases.compactMap { state in counts[state.rawValue].map { "\($0) \(state)" } }
+        var lines = [
+            "\(manifest): job '\(job)': \(counted(planned, "output"))" + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", "))
+        ]
+        let width = outputs.map { $0.state.description.count }.max() ?? 0
+        for output in outputs {
+            let shown = output.state.description
+            var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(ShownName.of(output.output))"
+            if let variant = output.variant { line += " (\(variant) of \(ShownName.of(output.input)))" }
+            if let reason = output.reason { line += ": \(reason)" }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
 }

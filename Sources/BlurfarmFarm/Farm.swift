@@ -224,3 +224,19 @@ extension FarmSettings {
             environment: workerEnvironment, logger: logger)
     }
 }
+
+extension Farm {
+    /// A farm with `settings` for a command that runs jobs (`run`, `apply -o`): its events told
+    /// to `onEvent`, SIGINT and SIGTERM answered (``Interrupts``: the first stops it through
+    /// `settings.stop` and shuts it down, a second exits at once). The caller keeps the
+    /// interrupts alive and shuts the farm down when done, however it ends.
+    public static func startedAnsweringSignals(
+        _ settings: FarmSettings, onEvent: @escaping @Sendable (FarmEvent) -> Void
+    ) -> (farm: Farm, interrupts: Interrupts) {
+        let farm = Farm(settings)
+        farm.onEvent(onEvent)
+        let interrupts = Interrupts(stop: settings.stop, onStop: farm.shutdown) { _ = farm.removeTemporaryFiles() }
+        return (farm, interrupts)
+    }
+}
+

@@ -185,3 +185,41 @@ public struct SingleImage: Sendable {
             bands: (banded.bands(ofChain: 0).count, banded.bandHeight), total: clock.now - start)
     }
 }
+
+extension SingleImage.Summary {
+    /// What `apply --verbose` says of the image written to `output` through `filters` under
+    /// `edge` and `colour`: its size, the chain, the tiles and what rendered them, the bands
+    /// when streamed, and how long each step took, in milliseconds.
+    public func text(output: String, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode) -> String {
+        func ms(_ duration: Duration) -> Int {
+            Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        }
+        let size = "\(output): \(width)x\(height), "
+        let chain = filters.map(\.description).joined(separator: " | ")
+        if let bands {
+            return size + (filters.isEmpty ? "no filter" : chain) + ", "
+                + "edge \(edge), colour \(colour), \(counted(tiles, "tile")) on \(engine), "
+                + "streamed in \(counted(bands.count, "band")) of \(bands.height) rows; "
+                + "decode, filter and encode \(ms(total)) ms"
+        } else if tiles == 0 {
+            return size + "no filter; decode \(ms(decode)) ms, encode \(ms(encode)) ms"
+        }
+        return size + "\(chain), edge \(edge), colour \(colour), "
+            + "\(counted(tiles, "tile")) on \(engine); decode \(ms(decode)) ms, "
+            + "filter \(ms(filter)) ms, encode \(ms(encode)) ms"
+    }
+}
+
+extension SingleImage {
+    /// Checks that `output` (a file, or standard output written in `format`) can be written
+    /// with `options`, before anything is decoded.
+    /// - Throws: the ``ImageIOError`` when the format cannot be written (no AV1 encoder, an
+    ///   option it does not take) or the file's extension names none.
+    public static func checkDestination(_ output: String, format: String?, options: EncodeOptions) throws(ImageIOError) {
+        if let format {
+            _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)
+        } else {
+            try ImageWriter.checkDestination(output, options: options)
+        }
+    }
+}

@@ -36,6 +36,10 @@ public struct WorkerChoice: Sendable {
             case .pool(let failure): "\(failure)"
             }
         }
+
+        /// Whether the options asked contradict each other (plugins asked to run in process),
+        /// rather than the machine refusing.
+        public var isContradiction: Bool { if case .pluginsNeedWorkers = self { true } else { false } }
     }
 
     /// The engine `workers` and `threads` (the options, nil when not given) ask for.

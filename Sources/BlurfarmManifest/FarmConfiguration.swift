@@ -1,4 +1,5 @@
 import BlurfarmCore
+import Foundation
 
 /// The farm's settings, read from `config/blurfarm.conf` (or the file named by `--config`
 /// or `$BLURFARM_CONFIG`). `docs/configuration.md` describes every key.
@@ -106,6 +107,31 @@ public struct FarmConfiguration: Hashable, Sendable {
         pluginFolders.map { $0 == Self.buildFolder ? executableFolder : $0 }
     }
 
+    /// The configuration file in force: `given` (`--config`), else `$BLURFARM_CONFIG` in
+    /// `environment` when not empty, else `shipped` (the checkout's or installation's); nil for
+    /// the built-in defaults.
+    public static func path(given: String?, environment: [String: String], shipped: @autoclosure () -> String?) -> String? {
+        given ?? environment["BLURFARM_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? shipped()
+    }
+
+    /// The configuration with `pixelLimit` and `memoryLimit` in bytes in place of its own where
+    /// given (the command line's admission limits).
+    public func limited(pixelLimit: Int?, memoryLimit: Int?) -> FarmConfiguration {
+        var configuration = self
+        configuration.pixelLimit = pixelLimit ?? self.pixelLimit
+        configuration.memoryLimit = memoryLimit ?? self.memoryLimit
+        return configuration
+    }
+
+    /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
+    /// (``buildFolder`` left as it is).
+    public func withFolders(madeAbsoluteBy absolute: (String) -> String) -> FarmConfiguration {
+        var configuration = self
+        configuration.state = state.map(absolute)
+        configuration.pluginFolders = pluginFolders.map { $0 == Self.buildFolder ? $0 : absolute($0) }
+        return configuration
+    }
+
     /// The state folder in force: ``state``, else the user's state folder of the XDG Base
     /// Directory specification, `xdgStateHome/blurfarm` (`$XDG_STATE_HOME`), else
     /// `home/.local/state/blurfarm` (an empty or relative `XDG_STATE_HOME` is ignored, as the
@@ -114,6 +140,13 @@ public struct FarmConfiguration: Hashable, Sendable {
         if let state { return state }
         if let xdgStateHome, xdgStateHome.hasPrefix("/") { return xdgStateHome + "/blurfarm" }
         return (home.hasSuffix("/") ? home : home + "/") + ".local/state/blurfarm"
+    }
+
+    /// ``stateFolder(xdgStateHome:home:)`` with `XDG_STATE_HOME` and `HOME` of `environment` (the
+    /// home folder from the password database when `HOME` is unset or empty).
+    public func stateFolder(environment: [String: String]) -> String {
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home)
     }
 
     /// Three retries before a tile's image is marked failed.

@@ -64,3 +64,20 @@ public struct ResizeSpec: Hashable, Sendable {
         self.sharpen = sharpen
     }
 }
+
+extension ResizeSpec {
+    /// A box as `apply --resize` writes it: `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in
+    /// pixels, each side at least 1; nil when `text` is none of these.
+    public static func box(_ text: String) -> (width: Int?, height: Int?)? {
+        let parts = text.split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
+        func side(_ text: Substring?) -> Int?? {
+            guard let text, !text.isEmpty else { return .some(nil) }
+            guard let value = Int(text), value >= 1 else { return nil }
+            return .some(value)
+        }
+        guard let width = side(parts.first), let height = side(parts.count > 1 ? parts[1] : nil),
+            width != nil || height != nil
+        else { return nil }
+        return (width, height)
+    }
+}

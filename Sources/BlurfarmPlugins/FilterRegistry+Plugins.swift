@@ -32,4 +32,23 @@ extension FilterRegistry {
         }
         return (registry, problems)
     }
+
+    /// The built-in filters and, loaded by name from `loader`, the plugins among `names`, for
+    /// checking and planning (`mayRun` false): the registry of a command that names its filters
+    /// (`apply`), which so opens no plugin it does not use (each is a library to load, and a
+    /// plugin written in Swift brings the shared Swift runtime: milliseconds of every start).
+    /// When a name is neither built in nor a plugin that loads, every plugin of the folders, as
+    /// ``withPlugins(from:mayRun:base:)``, with the problems met: an error then lists the
+    /// filters there are, and a problem says why a plugin did not load.
+    public static func naming(_ names: [String], from loader: PluginLoader) -> (FilterRegistry, [PluginError]) {
+        var registry = FilterRegistry.builtIn
+        for name in names where registry.descriptor(named: name) == nil {
+            do throws(PluginError) {
+                try registry.register(loader.load(named: name), mayRun: false)
+            } catch {
+                return withPlugins(from: loader, mayRun: false)
+            }
+        }
+        return (registry, [])
+    }
 }

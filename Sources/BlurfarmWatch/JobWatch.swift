@@ -35,12 +35,12 @@ public struct JobWatch {
 
     /// Set by SIGTERM or SIGINT.
     let stop: StopRequest
-    /// Told the path of a watched folder that was replaced and is watched again at its path.
-    let folderReplaced: (String) -> Void
+    /// Told a warning, in words, when a watched folder was replaced and is watched again at its path.
+    let warn: (String) -> Void
 
-    public init(stop: StopRequest, folderReplaced: @escaping (String) -> Void) {
+    public init(stop: StopRequest, warn: @escaping (String) -> Void) {
         self.stop = stop
-        self.folderReplaced = folderReplaced
+        self.warn = warn
     }
 
     /// Runs every job of `plans` once with `runJob` (its index, its plan), then each again
@@ -106,7 +106,9 @@ public struct JobWatch {
                 }
             }
             for folder in found.watchedAgain {
-                folderReplaced(folder)
+                warn(
+                    "the watched folder '\(ShownName.of(folder))' was replaced (removed, renamed or remounted): "
+                        + "watching the folder now at its path, and looking for what changed")
                 for index in plans.indices where folders[index].contains(where: { $0.folder == folder }) {
                     waiting.insert(index)
                     lastChange = .now

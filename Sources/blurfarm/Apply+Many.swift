@@ -1,11 +1,9 @@
-import BlurfarmFarm
 import ArgumentParser
 import BlurfarmCoordinator
-import BlurfarmCore
+import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmSystem
 import Foundation
 
 /// `apply INPUT... -o TEMPLATE`: the command line made into a job (one variant, its inputs as
@@ -20,34 +18,20 @@ extension Apply {
     func runMany() throws {
         let configuration = try admission.applied(to: farm.loadOrExit())
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
-        let variant: VariantSpec
-        let job: JobSpec
-        do {
-            variant = try manyVariant(registry: registry)
-            job = try JobSpec(name: Self.jobName, inputs: paths.map(Self.inputGlob), outputs: [variant], tile: tile)
-        } catch let error as CommandError {
-            throw CommandError(error.message, exitCode: ExitStatus.invalid)
+        let job = try CommandError.invalid { () throws(OptionError) in
+            let variant = try manyVariant(registry: registry)  // its mistakes first, then the inputs'
+            let inputs = try paths.map(GlobPattern.ofArgument)
+            return JobSpec(name: Self.jobName, inputs: inputs, outputs: [variant], tile: tile)
         }
         // The working directory stands for the manifest's folder: relative inputs and outputs
         // are relative to it, as a shell's are. ("apply" is no file: nothing can be written there
         // under that name, which has no image extension.)
-        var plan: JobPlan
-        switch jobLoader(configuration, registry: registry, farm: farm).plan(job, manifestPath: Self.jobName) {
-        case .failure(let diagnostics): throw diagnostics
-        case .success(let planned): plan = planned
-        }
-        let options = encodeOptions
-        // Each format once (a template with {ext} keeps each input's), with the options asked.
-        var byExtension: [String: String] = [:]
-        for path in plan.inputs.flatMap({ $0.outputs.map(\.path) }) {
-            byExtension[(path as NSString).pathExtension] = byExtension[(path as NSString).pathExtension] ?? path
-        }
-        for (ext, path) in byExtension.sorted(by: { $0.key < $1.key }) {
-            do {
-                _ = try ImageWriter.checkFormat(extension: ext, of: path, options: options)
-            } catch {
-                throw CommandError(error.description, exitCode: ExitStatus.invalid)
-            }
+        let loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+        var plan = try loader.plan(job, manifestPath: Self.jobName).get()
+        do throws(ImageIOError) {
+            try plan.checkOutputFormats(encodeOptions)
+        } catch {
+            throw CommandError(error.description, exitCode: ExitStatus.invalid)
         }
         if let tile { plan = plan.withTileSize(tile) }
 
@@ -64,35 +48,13 @@ extension Apply {
     }
 
     /// The one variant the options describe, written where `-o` says.
-    private func manyVariant(registry: FilterRegistry) throws -> VariantSpec {
+    private func manyVariant(registry: FilterRegistry) throws(OptionError) -> VariantSpec {
         let (specs, mask) = try chainOptions(registry: registry)
-        let pathTemplate: PathTemplate
-        do {
-            pathTemplate = try PathTemplate(template ?? "")
-        } catch {
-            throw CommandError("-o '\(template ?? "")': \(error.message)")
-        }
-        if pathTemplate.uses(.size) { throw CommandError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
+        let pathTemplate = try PathTemplate.ofOutputOption(template ?? "")
         return VariantSpec(
             name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
             lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding,
             resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) },
             regions: mask)
-    }
-
-    /// An input argument as an input glob: a file that exists is itself (its wildcard characters
-    /// escaped: a shell expanded `*.jpg` to it), anything else a glob blurfarm expands (quoted
-    /// on the command line); relative to the working directory either way, its empty and `.`
-    /// segments dropped (`in//a.jpg`, `./in/./a.jpg` are `in/a.jpg`), as the kernel reads them.
-    static func inputGlob(_ argument: String) throws -> String {
-        let segments = argument.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        let path = (argument.hasPrefix("/") ? "/" : "") + segments.joined(separator: "/")
-        let glob = FileManager.default.fileExists(atPath: path) && !segments.isEmpty ? GlobPattern.escaping(path) : path
-        do {
-            _ = try GlobPattern(glob)
-        } catch {
-            throw CommandError("'\(ShownName.of(argument))' is no file, and not a glob: \(error.message)")
-        }
-        return glob
     }
 }

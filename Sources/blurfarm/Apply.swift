@@ -1,12 +1,10 @@
-import BlurfarmSystem
 import ArgumentParser
-import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmEngine
+import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmFarm
+import BlurfarmSystem
 import Foundation
 
 /// `blurfarm apply`: one image through a filter chain, or many with an output template
@@ -185,27 +183,12 @@ struct Apply: FarmCommand {
             quality: quality, lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding)
     }
 
-    /// The filters (`--filter`) and where they apply (`--region`, `--regions`,
-    /// `--invert-regions`): what one image and `-o`'s many take alike. A `--regions` file
-    /// without boxes filters nothing (inverted: everything).
-    func chainOptions(registry: FilterRegistry) throws(CommandError) -> ([FilterSpec], RegionMask) {
-        var specs: [FilterSpec] = []
-        for filter in filters { specs.append(try FilterOption.parse(filter, registry: registry).get()) }
-        let file = try regionFile.map { path throws(CommandError) in
-            try RegionOption.boxes(path, shape: regionsShape, feather: regionsFeather).get()
-        }
-        var mask = try RegionOption.mask(
-            regions, file: file, invert: invertRegions, filters: specs.count, edge: edge).get()
-        if regionOnly {
-            guard !mask.isEverywhere, !invertRegions else {
-                throw CommandError(
-                    invertRegions ? "--region-only writes the regions' box: not with --invert-regions"
-                        : "--region-only writes the regions' box: give --region or --regions (with boxes)")
-            }
-            mask.extent = .box
-        }
-        if let file, file.isEmpty, regions.isEmpty { return (invertRegions ? specs : [], .everywhere) }
-        return (specs, mask)
+    /// The filters and where they apply
+    /// (``RegionOption/chain(filters:regions:file:shape:feather:invert:regionOnly:edge:registry:)``).
+    func chainOptions(registry: FilterRegistry) throws(OptionError) -> ([FilterSpec], RegionMask) {
+        try RegionOption.chain(
+            filters: filters, regions: regions, file: regionFile, shape: regionsShape, feather: regionsFeather,
+            invert: invertRegions, regionOnly: regionOnly, edge: edge, registry: registry)
     }
 
     private func render() throws {
@@ -216,11 +199,7 @@ struct Apply: FarmCommand {
         if let written = ImageFormat(extension: format ?? (output as NSString).pathExtension) { mask = mask.writing(written) }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = encodeOptions
-        if let format {
-            _ = try ImageWriter.checkFormat(extension: format, of: "standard output", options: options)
-        } else {
-            try ImageWriter.checkDestination(output, options: options)
-        }
+        try SingleImage.checkDestination(output, format: format, options: options)
         let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
             plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }, oneImage: true)
@@ -231,44 +210,20 @@ struct Apply: FarmCommand {
         let done = try image.render(
             on: engine, settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: farm.logger()))
         guard verbose else { return }
-        let size = "\(output): \(done.width)x\(done.height), "
-        if let bands = done.bands {
-            say(size + (specs.isEmpty ? "no filter" : specs.map(\.description).joined(separator: " | ")) + ", "
-                + "edge \(edge), colour \(colour), \(counted(done.tiles, "tile")) on \(done.engine), "
-                + "streamed in \(counted(bands.count, "band")) of \(bands.height) rows; "
-                + "decode, filter and encode \(done.total.milliseconds) ms")
-        } else if done.tiles == 0 {
-            say(size + "no filter; decode \(done.decode.milliseconds) ms, encode \(done.encode.milliseconds) ms")
-        } else {
-            say(size + "\(specs.map(\.description).joined(separator: " | ")), edge \(edge), colour \(colour), "
-                + "\(counted(done.tiles, "tile")) on \(done.engine); decode \(done.decode.milliseconds) ms, "
-                + "filter \(done.filter.milliseconds) ms, encode \(done.encode.milliseconds) ms")
-        }
-    }
-
-    /// A `--verbose` line: on standard output, or standard error when the image goes there.
-    func say(_ line: String) {
+        // On standard output, or standard error when the image goes there.
+        let line = done.text(output: output, filters: specs, edge: edge, colour: colour)
         if output == "-" { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { print(line) }
     }
 }
 
-/// `--resize`'s box: `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
+/// `--resize`'s box (``ResizeSpec/box(_:)``): `WIDTHxHEIGHT`, `WIDTH` (or `WIDTHx`) or `xHEIGHT`, in pixels.
 struct ResizeBox: ExpressibleByArgument {
     let width: Int?
     let height: Int?
 
     init?(argument: String) {
-        let parts = argument.split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
-        func side(_ text: Substring?) -> Int?? {
-            guard let text, !text.isEmpty else { return .some(nil) }
-            guard let value = Int(text), value >= 1 else { return nil }
-            return .some(value)
-        }
-        guard let width = side(parts.first), let height = side(parts.count > 1 ? parts[1] : nil),
-            width != nil || height != nil
-        else { return nil }
-        self.width = width
-        self.height = height
+        guard let box = ResizeSpec.box(argument) else { return nil }
+        (width, height) = box
     }
 }
 
@@ -278,10 +233,6 @@ extension ColourMode: ExpressibleByArgument {}
 extension MetadataPolicy: ExpressibleByArgument {}
 extension Region.Shape: ExpressibleByArgument {}
 
-extension Duration {
-    var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
-}
 
 /// Prints `blurfarm: error: message` to standard error, on one line: control characters in
 /// the message (a file's name may hold a newline) are escaped.

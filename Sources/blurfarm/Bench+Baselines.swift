@@ -1,8 +1,6 @@
 import ArgumentParser
 import BlurfarmBench
 import BlurfarmCore
-import BlurfarmEngine
-import BlurfarmManifest
 import Foundation
 
 /// The image and sigmas of the in-memory kernel benchmarks.
@@ -40,20 +38,10 @@ struct BenchEngine: FarmCommand {
 
     func execute() throws {
         let path = try kernel.path(options.locations)
-        let rows = try EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat).run()
+        let bench = EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat)
+        let rows = try bench.run()
         if options.json { return try Bench.printJSON(rows) }
-        print("blurfarm \(Blurfarm.version) bench engine: \(path), single thread")
-        print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
-        print("median of \(options.runs) runs; ratio = libvips time / blurfarm time (above 1: blurfarm is faster)")
-        print("")
-        Bench.printTable(
-            ["filter", "bands", "blurfarm ms", "MP/s", "libvips", "precision", "ms", "ratio"],
-            rows.map {
-                [
-                    $0.filter, String($0.bands), Bench.ms($0.blurfarmSeconds), String(format: "%.0f", $0.megapixelsPerSecond),
-                    $0.libvipsOperation, $0.precision, Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.ratio),
-                ]
-            })
+        print(bench.text(rows, version: Blurfarm.version))
     }
 }
 
@@ -76,23 +64,11 @@ struct BenchFileDepth: FarmCommand {
     func execute() throws {
         let locations = try options.locations()
         let path = try kernel.path { locations }
-        let result = try FileDepthBench(
-            image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv
-        ).run()
+        let bench = FileDepthBench(
+            image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv)
+        let result = try bench.run()
         if options.json { return try Bench.printJSON(result) }
-        print("blurfarm \(Blurfarm.version) bench file-depth: \(path), single thread, median of \(options.runs) runs")
-        print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips); OpenCV \(result.opencvVersion ?? "-")")
-        if let note = result.note { print(note) }
-        print("")
-        Bench.printTable(
-            ["sigma", "bands", "blurfarm CPU ms", "OpenCV CPU ms", "ratio", "libvips ms", "ratio"],
-            result.rows.map {
-                [
-                    String(describing: ParameterValue.number($0.sigma)), String($0.bands), Bench.ms($0.blurfarmSeconds),
-                    $0.opencvSeconds.map(Bench.ms) ?? "-", $0.opencvRatio.map { String(format: "%.2f", $0) } ?? "-",
-                    Bench.ms($0.libvipsSeconds), String(format: "%.2f", $0.libvipsRatio),
-                ]
-            })
+        print(bench.text(result, version: Blurfarm.version))
     }
 }
 
@@ -105,13 +81,10 @@ struct BenchManifest: FarmCommand {
     var manifestBytes = 1 << 20
 
     func execute() throws {
-        let result = ManifestBench(bytes: manifestBytes, runs: options.runs).run()
+        let bench = ManifestBench(bytes: manifestBytes, runs: options.runs)
+        let result = bench.run()
         if options.json { return try Bench.printJSON(result) }
-        print("blurfarm \(Blurfarm.version) bench manifest: \(result.bytes) bytes, median of \(options.runs) runs")
-        print(
-            String(
-                format: "parse to a located tree: %.1f ms; parse and check into a job: %.1f ms", result.parseSeconds * 1000,
-                result.decodeSeconds * 1000))
+        print(bench.text(result, version: Blurfarm.version))
     }
 }
 
@@ -140,30 +113,11 @@ struct BenchFarm: FarmCommand {
     var skipVips = false
 
     func execute() throws {
-        let result = try FarmBench(
+        let bench = FarmBench(
             paths: paths, copies: copies, workers: workers, sigma: sigma, thumbnail: thumbnail, runs: options.runs,
-            vips: !skipVips, executable: Bench.executable
-        ).run()
+            vips: !skipVips, executable: Bench.executable)
+        let result = try bench.run()
         if options.json { return try Bench.printJSON(result) }
-        print(
-            "blurfarm \(Blurfarm.version) bench farm: \(result.images) images (\(String(format: "%.1f", result.megapixels)) MP), \(result.work)"
-        )
-        print("machine: \(Machine.summary); libvips \(EngineBench.linkedLibvips)")
-        print("median of \(options.runs) runs, each run timing every row once, in turn; ratio = vips time / blurfarm time")
-        print("")
-        let f2 = { (v: Double?) in v.map { String(format: "%.2f", $0) } ?? "-" }
-        Bench.printTable(
-            [
-                "command", "s", "images/s", "MP/s", "filter s", "coordinator peak MB", "worker peak MB",
-                "together peak MB (PSS)", "ratio", "rerun s",
-            ],
-            result.rows.map {
-                [
-                    $0.command, f2($0.seconds), String(format: "%.1f", $0.imagesPerSecond),
-                    String(format: "%.1f", $0.megapixelsPerSecond), $0.filterSeconds.map { String(format: "%.3f", $0) } ?? "-",
-                    Bench.megabytes($0.coordinatorPeak), Bench.megabytes($0.workerPeak), Bench.megabytes($0.togetherPeak),
-                    f2($0.ratio), f2($0.rerunSeconds),
-                ]
-            })
+        print(bench.text(result, version: Blurfarm.version))
     }
 }

@@ -2,8 +2,10 @@ import ArgumentParser
 import BlurfarmBench
 import Foundation
 
-/// The options of the figures beside libvips 8.18.
+/// The options of the figures beside libvips 8.18 (after those every benchmark shares).
 struct ComparisonOptions: ParsableArguments {
+    @OptionGroup var options: BenchOptions
+
     @Option(help: "Gaussian sigmas of the batch and the one image (repeatable).")
     var sigma: [Double] = [2, 8, 32]
 
@@ -32,89 +34,41 @@ struct ComparisonOptions: ParsableArguments {
     var skipOpencv = false
 
     var settings: LibvipsComparison.Settings {
-        var settings = LibvipsComparison.Settings()
-        settings.sigmas = sigma
-        settings.kernelSigmas = kernelSigma
-        settings.batchImages = images
-        settings.image = image
-        settings.webPhotos = photos
-        settings.bigWidth = bigWidth
-        settings.bigHeight = bigHeight
-        settings.lanes = lanes
-        settings.includeOpenCV = !skipOpencv
-        return settings
+        LibvipsComparison.Settings(
+            runs: options.runs, sigmas: sigma, batchImages: images, image: image, bigWidth: bigWidth, bigHeight: bigHeight,
+            webPhotos: photos, kernelSigmas: kernelSigma, includeOpenCV: !skipOpencv, lanes: lanes)
     }
 }
 
 /// A command that runs some of the figures beside libvips 8.18 and prints them.
 protocol ComparisonCommand: FarmCommand {
-    var options: BenchOptions { get }
     var comparison: ComparisonOptions { get }
     /// The figures to run, in order.
     var figures: [BenchFigure] { get }
 }
 
-/// The benchmarks of the comparison, as `bench all --figure` names them.
-enum BenchFigure: String, CaseIterable, ExpressibleByArgument {
-    case batch, image, serve, big, web, kernels
-}
+typealias BenchFigure = LibvipsComparison.Figure
+extension BenchFigure: ExpressibleByArgument {}
 
 extension ComparisonCommand {
     func execute() throws {
         let started = Date()
-        var settings = comparison.settings
-        settings.runs = options.runs
-        let bench = LibvipsComparison(
-            executable: Bench.executable, locations: try options.locations(), settings: settings)
-        if !options.json {
-            print("blurfarm \(Blurfarm.version) bench beside libvips \(try bench.libvipsVersion()) warm in-process")
-            print("machine: \(Machine.summary); blurfarm links libvips \(EngineBench.linkedLibvips)")
-            print("median of \(settings.runs) runs each, blurfarm and libvips alternating; ratio = blurfarm / baseline (below 1: blurfarm is faster)")
-            print("")
-        }
+        let (options, settings) = (comparison.options, comparison.settings)
+        let bench = LibvipsComparison(executable: Bench.executable, locations: try options.locations(), settings: settings)
+        if !options.json { print(try bench.heading(version: Blurfarm.version)) }
         var rows: [Comparison] = []
         for figure in figures {
-            let measured =
-                switch figure {
-                case .batch: try bench.batch()
-                case .image: try bench.image()
-                case .serve: try bench.serve()
-                case .big: try bench.big()
-                case .web: try bench.web()
-                case .kernels: try bench.kernels()
-                }
+            let measured = try bench.measure(figure)
             rows += measured
-            if !options.json { printRows(measured) }
+            if !options.json { print(Comparison.table(measured).text + "\n") }
         }
-        if options.json {
-            let date = ISO8601DateFormatter().string(from: started)
-            try Bench.printJSON(
-                ComparisonReport(
-                    blurfarmVersion: Blurfarm.version, libvipsVersion: try bench.libvipsVersion(),
-                    linkedLibvipsVersion: EngineBench.linkedLibvips, machine: Machine.summary, date: date,
-                    runs: settings.runs, rows: rows))
-        }
-    }
-
-    private func printRows(_ rows: [Comparison]) {
-        let header = ["figure", "case", "blurfarm ms", "baseline ms", "ratio", "blurfarm MB", "baseline MB", "baseline"]
-        Bench.printTable(
-            header,
-            rows.map {
-                [
-                    $0.figure.rawValue, $0.label, Bench.ms($0.blurfarmSeconds), Bench.ms($0.baselineSeconds),
-                    String(format: "%.2f", $0.ratio), Bench.megabytes($0.blurfarmPeakBytes),
-                    Bench.megabytes($0.baselinePeakBytes), $0.baseline,
-                ]
-            })
-        print("")
+        if options.json { try Bench.printJSON(bench.report(rows, version: Blurfarm.version, started: started)) }
     }
 }
 
 struct BenchAll: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "all", abstract: "Every figure beside libvips 8.18: batch (with the codec floor and cron), image, serve, big, web, kernels.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     @Option(help: "Only these figures (repeatable): batch, image, serve, big, web, kernels.")
     var figure: [BenchFigure] = BenchFigure.allCases
@@ -125,7 +79,6 @@ struct BenchBatch: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "The 48 x 1080p batch: 'blurfarm run' vs 2 warm libvips processes, vs their codec floor, and the no-change rerun (cron).")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.batch] }
 }
@@ -133,7 +86,6 @@ struct BenchBatch: ComparisonCommand {
 struct BenchImage: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "image", abstract: "One 3840x2160 JPEG: 'blurfarm apply' (cold) vs libvips in-process at concurrency 2, and at --threads 1 vs 1.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.image] }
 }
@@ -141,7 +93,6 @@ struct BenchImage: ComparisonCommand {
 struct BenchServe: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve", abstract: "The 3840x2160 JPEG submitted to a warm 'blurfarm serve' vs libvips in-process at concurrency 2.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.serve] }
 }
@@ -149,7 +100,6 @@ struct BenchServe: ComparisonCommand {
 struct BenchBig: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "big", abstract: "A 254 MP JPEG, sigma 8, 2 cores, with both peaks of memory.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.big] }
 }
@@ -157,7 +107,6 @@ struct BenchBig: ComparisonCommand {
 struct BenchWeb: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "web", abstract: "24 photos to srcset 1280/640/320 and a 640-wide sigma 8 backdrop vs a 2-process libvips pool.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.web] }
 }
@@ -165,7 +114,6 @@ struct BenchWeb: ComparisonCommand {
 struct BenchKernels: ComparisonCommand {
     static let configuration = CommandConfiguration(
         commandName: "kernels", abstract: "The gaussian in memory, one thread, 8-bit RGB and RGBA, vs libvips 8.18's gaussblur and OpenCV.")
-    @OptionGroup var options: BenchOptions
     @OptionGroup var comparison: ComparisonOptions
     var figures: [BenchFigure] { [.kernels] }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import BlurfarmBench
-import BlurfarmImageIO
+import BlurfarmFarm
 import Foundation
 
 /// `blurfarm bench`: the benchmarks of the BlurfarmBench module, as subcommands; this file
@@ -29,18 +29,7 @@ struct Bench: ParsableCommand {
         defaultSubcommand: BenchAll.self)
 
     /// The running executable: what the benchmarks time and where the lookup starts.
-    static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
-
-    /// Prints `rows` under `header` as aligned columns.
-    static func printTable(_ header: [String], _ rows: [[String]]) {
-        let all = [header] + rows
-        let widths = header.indices.map { c in all.map { $0[c].count }.max()! }
-        for (i, row) in all.enumerated() {
-            print(row.enumerated().map { c, v in v.padding(toLength: widths[c], withPad: " ", startingAt: 0) }
-                .joined(separator: "  "))
-            if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
-        }
-    }
+    static var executable: String { Installation.executable }
 
     /// `value` as JSON on standard output.
     static func printJSON(_ value: some Encodable) throws {
@@ -49,8 +38,6 @@ struct Bench: ParsableCommand {
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    static func ms(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1000) }
-    static func megabytes(_ bytes: Int?) -> String { bytes.map { String(format: "%.0f", Double($0) / 1e6) } ?? "-" }
 }
 
 /// The options every benchmark shares.

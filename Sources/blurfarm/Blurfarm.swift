@@ -1,11 +1,11 @@
-import BlurfarmSystem
 import ArgumentParser
 import BlurfarmImageIO
+import BlurfarmSystem
 import CSystemShims
 
 /// The `blurfarm` command: a thin driver of the library modules.
 @main
-struct Blurfarm: ParsableCommand {
+struct Blurfarm: AsyncParsableCommand {
     static let version = "0.3.0"
 
     /// The versions every output's recipe carries (docs/scheduling.md): a new one of either
@@ -28,7 +28,7 @@ struct Blurfarm: ParsableCommand {
     /// SIGXFSZ is ignored first: a write past the file-size limit (`ulimit -f`) then fails with
     /// EFBIG, which names the file and removes its temporary file, instead of killing the
     /// process without a word (docs/security.md).
-    static func main() {
+    static func main() async {
         try? Syscalls.ignoreFileSizeSignal()  // sigaction fails only for a signal that does not exist
         // As a worker does (WorkerProcess), an image's buffers (decoded windows, bands, encoded
         // bytes) serve the next instead of being mapped afresh and faulted in, page by page: on
@@ -39,7 +39,7 @@ struct Blurfarm: ParsableCommand {
             print(versionText)
             return
         }
-        main(nil)
+        await main(nil)
     }
 
     /// `avif-output yes`, or `avif-output no (why)`: whether `.avif` outputs can be written.

@@ -1,12 +1,9 @@
-import BlurfarmFarm
-import BlurfarmState
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore
-import BlurfarmImageIO
+import BlurfarmFarm
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmSystem
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
@@ -68,100 +65,28 @@ struct Check: FarmCommand {
             }
         }
         if status {
-            if !(try printStatus(plans, configuration: configuration, registry: registry)) { unreadable += 1 }
+            // What a run would do to each output; a job whose records cannot be read, on standard error.
+            let statuses = StatusDescription.of(
+                plans, state: farm.stateFolder(configuration), versions: Blurfarm.recipeVersions,
+                plugins: FarmJob.pluginHashes(of: plans, registry: registry), pixelLimit: configuration.pixelLimit)
+            for case .failure(let error) in statuses { printError("\(error)") }
+            let jobs = statuses.compactMap { try? $0.get() }
+            if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }
+            if jobs.count < statuses.count { unreadable += 1 }
         } else {
             var jobs: [PlanDescription] = []
             for plan in plans {
-                let (job, failures) = describe(plan, configuration: configuration, registry: registry)
-                unreadable += failures
+                // The plan unless --json, its warnings and errors on standard error.
+                let (job, warnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
+                if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
+                if !json { print(job.text) }
+                for error in job.errors { printError(error) }
+                unreadable += job.errors.count
                 jobs.append(job)
             }
             if json { try printJSON(jobs) }
         }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
-    }
-
-    /// Prints the plan of one job (``PlanDescription``) unless `--json`, with its warnings and
-    /// its errors on standard error; returns it with the number of its inputs and outputs that
-    /// cannot be read or rendered.
-    private func describe(_ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry)
-        -> (PlanDescription, Int)
-    {
-        let (description, warnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
-        if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
-        if !json {
-            print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.inputs.count, "input")), \(counted(plan.outputCount, "output")), "
-                + (plan.tileSize == 0 ? "one tile per image" : "tiles of \(plan.tileSize) px"))
-            if plan.inputs.isEmpty { print("  no file matches the inputs") }
-        }
-        var failures = 0
-        for input in description.inputs {
-            if let error = input.error {
-                failures += 1
-                if !json { print("  \(ShownName.of(input.input)): cannot be read") }
-                printError(error)
-                continue
-            }
-            if !json {
-                let notes = [input.overPixelLimit == true ? " (over the pixel limit)" : "", input.overMemoryLimit == true ? " (over the memory limit)" : ""]
-                print("  \(ShownName.of(input.input))  \(input.width ?? 0)x\(input.height ?? 0)\(notes.joined())")
-            }
-            for output in input.outputs {
-                let shown = "    \(output.variant) -> \(ShownName.of(output.output))  "
-                if let notMade = output.notMade {
-                    if !json { print(shown + "not made: \(notMade)") }
-                } else if let problem = output.error {
-                    failures += 1
-                    if !json { print(shown + "cannot be rendered") }
-                    printError("\(input.input): \(output.variant): \(problem)")
-                } else if !json {
-                    print(shown + output.text)
-                }
-            }
-        }
-        return (description, failures)
-    }
-
-    /// Prints what a run would do to each output of `plans` (text, or JSON with `--json`).
-    /// Returns false when a job's records cannot be read (said on standard error).
-    private func printStatus(_ plans: [JobPlan], configuration: FarmConfiguration, registry: FilterRegistry) throws
-        -> Bool
-    {
-        let state = farm.stateFolder(configuration)
-        let plugins = FarmJob.pluginHashes(of: plans, registry: registry)
-        var jobs: [StatusDescription] = []
-        var readable = true
-        for plan in plans {
-            let folder = JobStateFolder(state: state, jobName: plan.job.name, manifestPath: plan.manifestPath)
-            let status: StatusDescription
-            do throws(StateError) {
-                status = try StatusDescription.of(
-                    plan, folder: folder, versions: Blurfarm.recipeVersions, plugins: plugins,
-                    pixelLimit: configuration.pixelLimit)
-            } catch {
-                printError("\(error)")
-                readable = false
-                continue
-            }
-            jobs.append(status)
-            let (outputs, counts) = (status.outputs, status.counts)
-            if json { continue }
-            let tally = OutputState.allCases.compactMap { state in
-                counts[state.rawValue].map { "\($0) \(state)" }
-            }
-            print("\(plan.manifestPath): job '\(plan.job.name)': \(counted(plan.outputCount, "output"))"
-                + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")))
-            let width = outputs.map { $0.state.description.count }.max() ?? 0
-            for output in outputs {
-                let shown = output.state.description
-                var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(ShownName.of(output.output))"
-                if let variant = output.variant { line += " (\(variant) of \(ShownName.of(output.input)))" }
-                if let reason = output.reason { line += ": \(reason)" }
-                print(line)
-            }
-        }
-        if json { try printJSON(jobs) }
-        return readable
     }
 }
 
@@ -169,28 +94,4 @@ struct Check: FarmCommand {
 /// read commands' `--json`.
 func printJSON(_ value: some Encodable) throws {
     FileHandle.standardOutput.write(try RunReport.json(value) + Data("\n".utf8))
-}
-
-extension PlanDescription.Output {
-    /// As the text plan prints it after the output's path.
-    var text: String {
-        var parts: [String] = []
-        if let resize { parts.append("resize \(resize)") }
-        if let filters, !filters.isEmpty {
-            parts.append(filters.joined(separator: " | "))
-            parts.append(
-                reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
-            parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
-            if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
-            if let box {
-                parts.append(
-                    "only their box, \(box.width)x\(box.height) at (\(box.x), \(box.y))"
-                        + (box.cutout ? ", the coverage its alpha" : ", blended"))
-            }
-            parts.append(counted(tiles ?? 0, "tile"))
-        } else {
-            parts.append("no filters")
-        }
-        return parts.joined(separator: "; ")
-    }
 }

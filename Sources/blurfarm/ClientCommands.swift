@@ -1,12 +1,9 @@
 import ArgumentParser
 import BlurfarmAPI
-import BlurfarmClient
-import BlurfarmCore
-import BlurfarmSystem
 import Foundation
 
 /// `blurfarm submit`: hand jobs to the farm service.
-struct Submit: FarmCommand {
+struct Submit: AsyncFarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "submit",
         abstract: "Submit job manifests to the farm service (blurfarm serve) and print their ids.",
@@ -34,29 +31,29 @@ struct Submit: FarmCommand {
         if let priority, !(0...100).contains(priority) { throw ValidationError("--priority must be 0 to 100") }
     }
 
-    func execute() throws {
+    func execute() async throws {
         let client = try server.client()
         var ids: [Int64] = []
         for path in jobs {
             let request = SubmitRequest(path: FarmOptions.absolute(path), priority: priority)
-            let id = try blocking { try await client.submit(request) }.job.id ?? 0
+            let id = try await client.submit(request).job.id ?? 0
             print(id)
             ids.append(id)
         }
         guard wait else { return }
-        var statuses: [Int32] = []
+        var ending = JobView.Ending.completed
         for id in ids {
-            let job = try client.waitDrawingProgress(id)
-            report(job)
-            statuses.append(job.exitStatus)
+            let job = try await client.waitDrawingProgress(id)
+            FileHandle.standardError.write(Data((job.summary + "\n").utf8))
+            if let error = job.job.error { printError(error) }
+            ending = max(ending, job.ending)
         }
-        let status = JobView.combined(statuses)
-        if status != ExitStatus.success { throw ExitCode(status) }
+        if ending != .completed { throw ExitCode(ending.exitStatus) }
     }
 }
 
 /// `blurfarm jobs`: the service's queue.
-struct Jobs: FarmCommand {
+struct Jobs: AsyncFarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
         abstract: "List the farm service's jobs: id, state, priority, outputs done, name.")
@@ -66,16 +63,16 @@ struct Jobs: FarmCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func execute() throws {
+    func execute() async throws {
         let client = try server.client()
-        let jobs = try blocking { try await client.jobs() }
+        let jobs = try await client.jobs()
         if json { return try printAnswer(JobList(jobs: jobs)) }
         for job in jobs { print(job.line) }
     }
 }
 
 /// `blurfarm job ID`: one job of the service.
-struct Job: FarmCommand {
+struct Job: AsyncFarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "job",
         abstract: "Show one job of the farm service with its outputs' errors, or wait for it.",
@@ -97,26 +94,23 @@ struct Job: FarmCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func execute() throws {
+    func execute() async throws {
         let client = try server.client()
         let id = Int64(self.id)
-        let job = wait ? try client.waitDrawingProgress(id) : try blocking { try await client.job(id) }
+        let job = wait ? try await client.waitDrawingProgress(id) : try await client.job(id)
         if json {
             try printAnswer(job)
         } else {
             print(job.line)
             if let error = job.job.error { printError(error) }
-            let outputs = try blocking { try await client.outputs(of: id) }
-            for output in outputs where output.state == .failed {
-                print("  failed  \(ShownName.of(output.output)): \(output.error ?? "")")
-            }
+            for line in try await client.outputs(of: id).compactMap(\.failureLine) { print(line) }
         }
-        if wait, job.exitStatus != ExitStatus.success { throw ExitCode(job.exitStatus) }
+        if wait, job.ending != .completed { throw ExitCode(job.ending.exitStatus) }
     }
 }
 
 /// `blurfarm cancel ID`.
-struct Cancel: FarmCommand {
+struct Cancel: AsyncFarmCommand {
     static let configuration = CommandConfiguration(commandName: "cancel", abstract: "Cancel a job of the farm service.")
 
     @Argument(help: "The job's id.")
@@ -124,14 +118,14 @@ struct Cancel: FarmCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func execute() throws {
+    func execute() async throws {
         let client = try server.client(), id = Int64(self.id)
-        print(try blocking { try await client.steer(id, .cancel) }.line)
+        print(try await client.steer(id, .cancel).line)
     }
 }
 
 /// `blurfarm retry ID`.
-struct Retry: FarmCommand {
+struct Retry: AsyncFarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
         abstract: "Queue a failed or cancelled job of the farm service again, rendering its failed outputs again.")
@@ -141,23 +135,13 @@ struct Retry: FarmCommand {
 
     @OptionGroup var server: ServerOptions
 
-    func execute() throws {
+    func execute() async throws {
         let client = try server.client(), id = Int64(self.id)
-        print(try blocking { try await client.steer(id, .retry) }.line)
+        print(try await client.steer(id, .retry).line)
     }
-}
-
-/// The summary of a finished job on standard error (`submit --wait`).
-private func report(_ view: JobView) {
-    let job = view.job
-    FileHandle.standardError.write(Data(
-        "\(ShownName.of(job.name)): \(job.state.rawValue): \(job.outputsWritten) written, \(job.outputsUpToDate) up to date, \(job.outputsFailed) failed\n".utf8))
-    if let error = job.error { printError(error) }
 }
 
 /// `value` (an answer of the API) as JSON on standard output: keys sorted, indented.
 private func printAnswer(_ value: some Encodable) throws {
-    let encoder = APIJSON.encoder()
-    encoder.outputFormatting.insert(.prettyPrinted)
-    FileHandle.standardOutput.write(try encoder.encode(value) + Data("\n".utf8))
+    FileHandle.standardOutput.write(try APIJSON.indented(value) + Data("\n".utf8))
 }

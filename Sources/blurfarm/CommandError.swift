@@ -18,6 +18,12 @@ struct CommandError: Error, CustomStringConvertible {
     }
 
     var description: String { message }
+
+    /// `body`'s value; its ``OptionError`` as a ``CommandError`` with the exit status of an
+    /// invalid input (2: nothing ran).
+    static func invalid<Value>(_ body: () throws(OptionError) -> Value) throws(CommandError) -> Value {
+        do { return try body() } catch { throw CommandError(error.message, exitCode: ExitStatus.invalid) }
+    }
 }
 
 /// How a command ends on an error: what it says on standard error and its exit status. The one
@@ -32,7 +38,9 @@ enum CommandFailure {
     init(_ error: any Error) {
         switch error {
         case let error as CommandError: self = .message(error.message, exitCode: error.exitCode)
-        case let error as ClusterError: self = .message(error.description, exitCode: Self.exitCode(of: error))
+        case let error as ClusterError:
+            let invalid = error.isInvalidRequest
+            self = .message(error.description, exitCode: invalid ? ExitStatus.invalid : ExitStatus.someFailed)
         case ClientError.invalidManifest(let diagnostics): self = .diagnostics(diagnostics, exitCode: ExitStatus.invalid)
         // A manifest or configuration that does not read: every problem at its line:column.
         case let diagnostics as Diagnostics:
@@ -40,8 +48,7 @@ enum CommandFailure {
         case let error as ImageIOError: self = .message(error.description, exitCode: ExitStatus.someFailed)
         // Plugins asked to run in process: the options contradict each other.
         case let error as WorkerChoice.Failure:
-            let asked = if case .pluginsNeedWorkers = error { true } else { false }
-            self = .message(error.description, exitCode: asked ? ExitStatus.invalid : ExitStatus.someFailed)
+            self = .message(error.description, exitCode: error.isContradiction ? ExitStatus.invalid : ExitStatus.someFailed)
         case let error as BenchError: self = .message(error.message, exitCode: ExitStatus.someFailed)
         default: self = .message("\(error)", exitCode: ExitStatus.someFailed)
         }
@@ -61,50 +68,43 @@ enum CommandFailure {
         case .diagnostics(let text, _): FileHandle.standardError.write(Data(text.utf8))
         }
     }
-
-    /// A cluster failure's exit status: 2 when what the command was given cannot be read (the
-    /// shard, the split, the run folder), 1 when Slurm or the state folder refused.
-    private static func exitCode(of error: ClusterError) -> Int32 {
-        switch error {
-        case .shardNumberTooLarge, .shardVariableNotANumber, .shardIndexNotInEnvironment, .shardCountNotInEnvironment,
-            .partialArray, .noShards, .noSuchShard, .unreadableSplit, .splitMismatch, .notARunFolder, .unreadableRun:
-            ExitStatus.invalid
-        case .cannotWrite, .cannotWriteReport, .state, .toolCannotStart, .toolMissing, .toolFailed, .notAJobID,
-            .finisherRefused, .stillRunning:
-            ExitStatus.someFailed
-        }
-    }
 }
 
 /// A command whose failures all end through ``CommandFailure``: its ``execute()`` throws
 /// typed errors (``CommandError``, ImageIO's, the cluster's, a manifest's diagnostics) and
-/// `run()` says each and exits with its status. What ArgumentParser handles itself (an
-/// `ExitCode` already decided, a `ValidationError`, a clean exit) passes through.
+/// `run()` says each and exits with its status (``ExitCode/ending(_:)``).
 protocol FarmCommand: ParsableCommand {
     func execute() throws
 }
 
 extension FarmCommand {
     func run() throws {
-        do {
-            try execute()
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as ValidationError {
-            throw error
-        } catch let error as CleanExit {
-            throw error
-        } catch {
-            throw ExitCode.reporting(error)
-        }
+        do { try execute() } catch { throw ExitCode.ending(error) }
+    }
+}
+
+/// A ``FarmCommand`` that awaits (the client commands, `serve`): its failures end the same way.
+protocol AsyncFarmCommand: AsyncParsableCommand {
+    func execute() async throws
+}
+
+extension AsyncFarmCommand {
+    func run() async throws {
+        do { try await execute() } catch { throw ExitCode.ending(error) }
     }
 }
 
 extension ExitCode {
-    /// Says `error` on standard error (``CommandFailure``); the exit status it ends the command with.
-    static func reporting(_ error: any Error) -> ExitCode {
-        let failure = CommandFailure(error)
-        failure.say()
-        return ExitCode(failure.exitCode)
+    /// How a command ends on `error`: what ArgumentParser handles itself (an `ExitCode` already
+    /// decided, a `ValidationError`, a clean exit) passes through; anything else is said on
+    /// standard error (``CommandFailure``) and ends with its exit status.
+    static func ending(_ error: any Error) -> any Error {
+        switch error {
+        case is ExitCode, is ValidationError, is CleanExit: return error
+        default:
+            let failure = CommandFailure(error)
+            failure.say()
+            return ExitCode(failure.exitCode)
+        }
     }
 }

@@ -1,4 +1,3 @@
-import BlurfarmCoordinator
 import BlurfarmFarm
 import BlurfarmManifest
 import BlurfarmSystem
@@ -19,41 +18,30 @@ extension WorkerChoice {
         return choice
     }
 
-    /// The worker executable: the one `$BLURFARM_WORKER` names, else `blurfarm-worker` beside
-    /// this executable (where `swift build` puts it), else in `../libexec/blurfarm/` from this
-    /// executable's folder (where scripts/install.sh puts it); the first of the two when
-    /// neither is there, which the pool then names in its error, with these places.
-    static var workerExecutable: String {
-        if let named = ProcessInfo.processInfo.environment["BLURFARM_WORKER"], !named.isEmpty { return named }
-        let folder = FarmOptions.executableFolder
-        let places = [folder + "/blurfarm-worker", folder + "/../libexec/blurfarm/blurfarm-worker"]
-        return places.first { FileManager.default.isExecutableFile(atPath: $0) } ?? places[0]
-    }
-
-    /// The farm's settings for this engine: the workers run ``workerExecutable`` with this
+    /// The farm's settings for this engine: the workers run ``Installation/workerExecutable(environment:)`` with this
     /// process's environment, load plugins from the configuration's folders, log through
     /// `logger`, and stop with `stop`.
     func farmSettings(
         farm: FarmOptions, configuration: FarmConfiguration, stop: StopRequest, logger: Logger
     ) -> FarmSettings {
         FarmSettings(
-            workers: workers, threads: threads, workerExecutable: Self.workerExecutable,
+            workers: workers, threads: threads,
+            workerExecutable: Installation.workerExecutable(environment: ProcessInfo.processInfo.environment),
             workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
             pluginFolders: farm.pluginFolders(configuration), configuration: configuration,
             configurationPath: farm.absoluteConfigurationPath, stateFolder: farm.stateFolder(configuration),
             recipeVersions: Blurfarm.recipeVersions, stop: stop, logger: logger)
     }
 
-    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine: its events told
-    /// to `printer`, SIGINT and SIGTERM answered (``Interrupts``: the first stops it, a second
-    /// exits at once). The caller shuts the farm down when done, however it ends.
+    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine, its events told
+    /// to `printer` (``Farm/startedAnsweringSignals(_:onEvent:)``). The caller shuts the farm
+    /// down when done, however it ends.
     func startFarm(_ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter)
         -> (farm: Farm, stop: StopRequest, interrupts: Interrupts)
     {
         let stop = StopRequest()
-        let engineFarm = Farm(farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger()))
-        engineFarm.onEvent(printer.handle)
-        let interrupts = Interrupts(stop: stop, onStop: engineFarm.shutdown) { engineFarm.removeTemporaryFiles() }
+        let settings = farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger())
+        let (engineFarm, interrupts) = Farm.startedAnsweringSignals(settings, onEvent: printer.handle)
         return (engineFarm, stop, interrupts)
     }
 }

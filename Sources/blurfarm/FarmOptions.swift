@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlurfarmCore
+import BlurfarmFarm
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmPlugins
@@ -20,37 +21,15 @@ struct FarmOptions: ParsableArguments {
 
     /// The engine's logger: lines on standard error at ``logLevel`` and above (quiet under
     /// cron by default: a worker lost and replaced is a `notice`).
-    func logger() -> Logger {
-        var logger = Logger(label: "blurfarm") { label in StreamLogHandler.standardError(label: label) }
-        logger.logLevel = logLevel
-        return logger
-    }
+    func logger() -> Logger { .standardError(label: "blurfarm", level: logLevel) }
 
     /// The configuration file in force, as given, or `nil` for the built-in defaults:
     /// `--config`, else `$BLURFARM_CONFIG`, else the shipped `config/blurfarm.conf` of the
     /// checkout the executable was built in.
     var configurationPath: String? {
-        if let config { return config }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["BLURFARM_CONFIG"], !fromEnvironment.isEmpty {
-            return fromEnvironment
-        }
-        return Self.shippedConfiguration
-    }
-
-    /// `config/blurfarm.conf` in the first of the executable's folder and its ancestors that has
-    /// one (a build lives in `.build/<triple>/<configuration>/` of the checkout).
-    static var shippedConfiguration: String? { shipped("config/blurfarm.conf") }
-
-    /// `relative` in the first of the executable's folder and its ancestors that has it: a
-    /// file of the checkout (or of the installation) the executable belongs to.
-    static func shipped(_ relative: String) -> String? {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<5 {
-            let candidate = folder.appendingPathComponent(relative).path
-            if FileManager.default.fileExists(atPath: candidate) { return candidate }
-            folder.deleteLastPathComponent()
-        }
-        return nil
+        FarmConfiguration.path(
+            given: config, environment: ProcessInfo.processInfo.environment,
+            shipped: Installation.shipped("config/blurfarm.conf"))
     }
 
     /// The configuration file in force as an absolute path (what reports record).
@@ -59,79 +38,35 @@ struct FarmOptions: ParsableArguments {
     /// `path` made absolute against the working directory, `.` and `..` resolved.
     static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
 
-    /// The configuration, or its diagnostics. Its folders are absolute: relative ones in the
-    /// file are relative to the file's folder, wherever blurfarm runs from.
-    func load() -> Result<FarmConfiguration, Diagnostics> {
-        var result = configurationPath.map(ConfigurationDecoder.decode(fileAtPath:)) ?? .success(FarmConfiguration())
-        if case .success(var configuration) = result {
-            configuration.state = configuration.state.map(Self.absolute)
-            configuration.pluginFolders = configuration.pluginFolders.map {
-                $0 == FarmConfiguration.buildFolder ? $0 : Self.absolute($0)
-            }
-            result = .success(configuration)
-        }
-        return result
-    }
-
     /// The state folder in force, absolute: the configuration's `state`, else the user's
     /// state folder (`$XDG_STATE_HOME/blurfarm`, else `$HOME/.local/state/blurfarm`, the home
     /// folder from the password database when `HOME` is unset).
     func stateFolder(_ configuration: FarmConfiguration) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return Self.absolute(configuration.stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home))
+        Self.absolute(configuration.stateFolder(environment: ProcessInfo.processInfo.environment))
     }
 
     /// The configuration; its ``Diagnostics`` thrown when it has errors (``CommandFailure``
-    /// prints them and ends with the exit status of an invalid input).
+    /// prints them and ends with the exit status of an invalid input). Its folders are absolute:
+    /// relative ones in the file are relative to the file's folder, wherever blurfarm runs from.
     func loadOrExit() throws -> FarmConfiguration {
-        switch load() {
-        case .failure(let diagnostics): throw diagnostics
-        case .success(let configuration): return configuration
-        }
-    }
-
-    /// The folder of the running executable: what the plugin folder `{build}` stands for.
-    static var executableFolder: String {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+        try (configurationPath.map(ConfigurationDecoder.decode(fileAtPath:)) ?? .success(FarmConfiguration())).get()
+            .withFolders(madeAbsoluteBy: Self.absolute)
     }
 
     /// The configuration's plugin folders, `{build}` resolved: what workers are given.
     func pluginFolders(_ configuration: FarmConfiguration) -> [String] {
-        configuration.pluginFolders(executableFolder: Self.executableFolder)
+        configuration.pluginFolders(executableFolder: Installation.executableFolder)
     }
 
     /// The built-in filters and the configuration's plugins, for checking and planning: the
-    /// plugins' filters here never run (plugins run in worker processes). A plugin that fails
-    /// to load is printed as a warning and left out.
-    func registry(for configuration: FarmConfiguration) -> FilterRegistry {
-        registry(loadingEveryPluginOf: PluginLoader(folders: pluginFolders(configuration)))
-    }
-
-    /// The built-in filters and every plugin `loader` finds (the ones it loaded before are
-    /// not loaded again); a plugin that fails to load is printed as a warning.
-    private func registry(loadingEveryPluginOf loader: PluginLoader) -> FilterRegistry {
-        let (registry, problems) = FilterRegistry.withPlugins(from: loader, mayRun: false, base: .builtIn)
-        for problem in problems { printWarning("plugin not loaded: \(problem)") }
-        return registry
-    }
-
-    /// The built-in filters and, loaded by name, the plugins among `names`: the registry of a
-    /// command that names its filters (`apply`), which so opens no plugin it does not use (each
-    /// is a library to load, and a plugin written in Swift brings the shared Swift runtime:
-    /// milliseconds of every start). When a name is neither built in nor a plugin that loads,
-    /// every plugin of the folders, as ``registry(for:)``: the error then lists the filters
-    /// there are, and a warning says why a plugin did not load.
-    func registry(for configuration: FarmConfiguration, naming names: [String]) -> FilterRegistry {
-        var registry = FilterRegistry.builtIn
+    /// plugins' filters here never run (plugins run in worker processes); with `names`, only the
+    /// plugins among them, unless one is not found (``FilterRegistry/naming(_:from:)``: `apply`).
+    /// A plugin that fails to load is printed as a warning and left out.
+    func registry(for configuration: FarmConfiguration, naming names: [String]? = nil) -> FilterRegistry {
         let loader = PluginLoader(folders: pluginFolders(configuration))
-        for name in names where registry.descriptor(named: name) == nil {
-            do throws(PluginError) {
-                try registry.register(loader.load(named: name), mayRun: false)
-            } catch {
-                return self.registry(loadingEveryPluginOf: loader)
-            }
-        }
+        let (registry, problems) =
+            names.map { FilterRegistry.naming($0, from: loader) } ?? FilterRegistry.withPlugins(from: loader, mayRun: false)
+        for problem in problems { printWarning("plugin not loaded: \(problem)") }
         return registry
     }
 }
@@ -157,10 +92,7 @@ struct AdmissionOptions: ParsableArguments {
 
     /// `configuration` with the limits given on the command line.
     func applied(to configuration: FarmConfiguration) -> FarmConfiguration {
-        var configuration = configuration
-        if let pixelLimit { configuration.pixelLimit = pixelLimit }
-        if let memoryLimit { configuration.memoryLimit = memoryLimit.bytes }
-        return configuration
+        configuration.limited(pixelLimit: pixelLimit, memoryLimit: memoryLimit?.bytes)
     }
 }
 

@@ -1,7 +1,5 @@
 import ArgumentParser
 import BlurfarmCore
-import BlurfarmImageIO
-import BlurfarmKernels
 
 /// `blurfarm filters [NAME]`: every filter the farm can run, built-in and plugin, from the
 /// one registry the manifest checker, the planner and the workers use; then the output
@@ -30,72 +28,15 @@ struct Filters: FarmCommand {
         let registry = farm.registry(for: try farm.loadOrExit())
         guard let name else {
             if json { return try printJSON(registry.descriptors.map(FilterJSON.init)) }
-            for descriptor in registry.descriptors {
-                print("\(descriptor.name)  (\(descriptor.origin))")
-                print("    \(descriptor.summary)")
-                for parameter in descriptor.parameters { print("    " + Self.brief(parameter)) }
-            }
+            for descriptor in registry.descriptors { print(descriptor.listing) }
             print("\noutput formats: " + ImageFormat.extensions.map { ".\($0)" }.joined(separator: " "))
             print(Blurfarm.avifLine)
             return
         }
         guard let descriptor = registry.descriptor(named: name) else {
-            var message = "unknown filter '\(name)'"
-            if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
-                message += " (did you mean '\(near)'?)"
-            }
-            throw CommandError(message + "; available: " + registry.descriptors.map(\.name).joined(separator: ", "))
+            throw CommandError(FilterDescriptor.unknown(name, among: registry.descriptors))
         }
         if json { return try printJSON(FilterJSON(descriptor)) }
-        print("\(descriptor.name): \(descriptor.summary)")
-        print("origin: \(descriptor.origin)")
-        print(descriptor.isPlugin ? "runs in: worker processes" : "runs in: the in-process engine or worker processes")
-        print(descriptor.parameters.isEmpty ? "parameters: none" : "parameters:")
-        for parameter in descriptor.parameters {
-            print("  \(parameter.name): \(parameter.rangeDescription)\(Self.defaultText(parameter))")
-            print("      \(parameter.summary)")
-        }
-    }
-
-    /// `name: range, default d`, for the list.
-    static func brief(_ parameter: ParameterDescriptor) -> String {
-        "\(parameter.name): \(parameter.rangeDescription)\(defaultText(parameter))"
-    }
-
-    static func defaultText(_ parameter: ParameterDescriptor) -> String {
-        if let value = parameter.defaultValue { return ", default \(value)" }
-        return parameter.isRequired ? ", required" : ", default: derived (see its description)"
-    }
-}
-
-/// A filter as `filters --json` prints it (docs/json.md).
-struct FilterJSON: Encodable {
-    struct Parameter: Encodable {
-        var name: String
-        /// The values accepted, in words (`a number > 0 and <= 1000`).
-        var range: String
-        /// The default as written in a manifest; absent when required or derived.
-        var `default`: String?
-        var required: Bool
-        var summary: String
-    }
-
-    var name: String
-    /// `built-in`, or the plugin's library path.
-    var origin: String
-    var plugin: Bool
-    var summary: String
-    var parameters: [Parameter]
-
-    init(_ descriptor: FilterDescriptor) {
-        name = descriptor.name
-        origin = "\(descriptor.origin)"
-        plugin = descriptor.isPlugin
-        summary = descriptor.summary
-        parameters = descriptor.parameters.map {
-            Parameter(
-                name: $0.name, range: $0.rangeDescription, default: $0.defaultValue.map { "\($0)" },
-                required: $0.isRequired, summary: $0.summary)
-        }
+        print(descriptor.details)
     }
 }

@@ -1,11 +1,10 @@
-import BlurfarmSystem
+import ArgumentParser
+import BlurfarmCluster
+import BlurfarmCoordinator
 import BlurfarmFarm
 import BlurfarmState
-import ArgumentParser
-import BlurfarmCoordinator
+import BlurfarmSystem
 import BlurfarmWatch
-import BlurfarmCore
-import BlurfarmManifest
 import Foundation
 
 /// `blurfarm run`: run jobs.
@@ -45,18 +44,28 @@ struct Run: FarmCommand {
     }
 
     func execute() throws {
-        let sharding = try Sharding(options.shard, splitFile: options.split)
-        let (loaded, registry, plans) = try sharding.select(loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true))
+        let sharding = try Sharding(
+            options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
+        let (loaded, registry, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
+        let plans = sharding.select(allPlans)
         let configuration = options.admission.applied(to: loaded)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
-            alwaysSummary: options.verbose, log: try RunLog.open(options.log))
+            alwaysSummary: options.verbose,
+            log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
         let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
         // Every job's lock before anything runs; held until the process ends.
-        let locks = try JobLocks.acquire(
-            plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait, printer: printer)
+        let locks: [JobLock]
+        do throws(JobLocks.Failure) {
+            locks = try JobLocks.acquire(
+                plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait)
+        } catch {
+            printer.fail(error.description)
+            if case .busy = error { throw ExitCode(ExitStatus.locked) }
+            throw ExitCode(ExitStatus.someFailed)
+        }
         let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }
@@ -75,14 +84,16 @@ struct Run: FarmCommand {
             fflush(nil)  // each batch's lines now, also into a pipe or the journal
         }
         if options.watch {
-            let watch = JobWatch(stop: stop) { folder in
-                printer.warn(
-                    "the watched folder '\(ShownName.of(folder))' was replaced (removed, renamed or remounted): "
-                        + "watching the folder now at its path, and looking for what changed")
-            }
+            let watch = JobWatch(stop: stop, warn: printer.warn)
+            // Each job planned again over the files as they are now, as loadJobs did; a plan
+            // refused now (two inputs that would write one output, say) is said, and not run.
+            var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+            loader.inputWidths = (farm.stateFolder(configuration), true)
             do throws(FolderWatcher.Failure) {
                 try watch.run(plans, runJob: runJob) { plan in
-                    replan(plan, configuration: configuration, registry: registry, farm: farm, tileOverride: options.tile)
+                    let replanned = loader.replan(plan, tileOverride: options.tile)
+                    if case .failure(let diagnostics) = replanned { printDiagnostics(diagnostics) }
+                    return try? replanned.get()
                 }
             } catch {
                 printer.fail("\(error)")
@@ -91,24 +102,17 @@ struct Run: FarmCommand {
         } else {
             for (index, plan) in plans.enumerated() { runJob(index, plan) }
         }
-        if let report = options.report, !write(reports, to: report) { failed += 1 }
+        if let report = options.report {
+            do {
+                try RunReport.write(reports, to: report)
+            } catch {
+                printError("\(report): cannot write the report: \(error.localizedDescription)")
+                failed += 1
+            }
+        }
         // A watch ends with a signal: the way to stop it, not a failure.
         if let signal = stop.signalNumber, !options.watch { throw ExitCode(128 + signal) }
         if options.watch { return }
         if failed > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }
-
-extension Run {
-    /// Writes a report (or a list of them); says so on stderr and returns false when it cannot.
-    private func write(_ value: some Encodable, to path: String) -> Bool {
-        do {
-            try RunReport.write(value, to: path)
-            return true
-        } catch {
-            printError("\(path): cannot write the report: \(error.localizedDescription)")
-            return false
-        }
-    }
-}
-

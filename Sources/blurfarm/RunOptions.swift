@@ -1,5 +1,4 @@
 import ArgumentParser
-import BlurfarmCoordinator
 import BlurfarmManifest
 
 /// The options of `blurfarm run`.

@@ -1,16 +1,13 @@
-import BlurfarmFarm
-import BlurfarmSystem
 import ArgumentParser
 import BlurfarmCoordinator
+import BlurfarmFarm
 import BlurfarmServer
-import Dispatch
+import BlurfarmSystem
 import Foundation
-import Logging
-import Synchronization
 
 /// `blurfarm serve`: the farm service (docs/serve.md): one worker pool for every job, a
 /// durable queue, the HTTP API (docs/api.md) and the status page.
-struct Serve: FarmCommand {
+struct Serve: AsyncFarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the farm service: a job queue with an HTTP API, live progress and a status page.",
@@ -70,33 +67,17 @@ struct Serve: FarmCommand {
         if grace < 0 { throw ValidationError("--grace must be 0 or more") }
         if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
-        if Self.address(listen) == nil { throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765") }
-        for url in publicURL where Self.publicHost(url) == nil {
+        if ServerSettings.address(listen) == nil {
+            throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765")
+        }
+        for url in publicURL where ServerSettings.publicHost(url) == nil {
             throw ValidationError("--public-url must be http(s)://host[:port], not '\(url)'")
         }
     }
 
-    /// `host:port` (`[::1]:8765` for IPv6) as its parts.
-    static func address(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (0...65535).contains(port)
-        else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host.isEmpty ? nil : (host, port)
-    }
-
-    /// The `host[:port]` of a public URL (`https://farm.example.com` → `farm.example.com`).
-    static func publicHost(_ url: String) -> String? {
-        guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", let host = parsed.host,
-            !host.isEmpty
-        else { return nil }
-        return parsed.port.map { "\(host):\($0)" } ?? host
-    }
-
-    func execute() throws {
-        let (host, port) = Self.address(listen)!
-        let token = try readToken()
+    func execute() async throws {
+        let (host, port) = ServerSettings.address(listen)!
+        let token = try CommandError.invalid { () throws(OptionError) in try tokenFile.map(ServerSettings.token(inFile:)) }
         if token == nil, !ServerSettings.isLoopback(host) {
             throw CommandError("listening on \(host) needs a token: --token-file FILE (docs/serve.md)", exitCode: ExitStatus.invalid)
         }
@@ -113,37 +94,25 @@ struct Serve: FarmCommand {
         let logger = farm.logger()
         let state = farm.stateFolder(configuration)
         let databasePath = database.map(FarmOptions.absolute) ?? state + "/serve/queue.sqlite"
-        let store: QueueStore
         do {
             try FileManager.default.createDirectory(
                 atPath: (databasePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            store = try QueueStore(path: databasePath)
-        } catch {
-            throw CommandError("\(error)")
-        }
-        let bridge = FarmBridge(settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
-        let service = FarmService(
-            store: store, engine: bridge, loader: jobLoader(configuration, registry: registry, farm: farm), roots: roots,
-            logger: logger)
-        let settings = ServerSettings(
-            host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
-            publicHosts: publicURL.compactMap(Self.publicHost), maxConnections: maxConnections,
-            maxConnectionsPerAddress: maxConnectionsPerAddress)
-        let failure = Mutex<(any Error)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
-                    let shown = host.contains(":") ? "[\(host)]" : host
-                    FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
-                }
-            } catch {
-                failure.withLock { $0 = error }
+            let store = try QueueStore(path: databasePath)
+            let bridge = FarmBridge(
+                settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
+            let loader = JobLoader(
+                configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+            let service = FarmService(store: store, engine: bridge, loader: loader, roots: roots, logger: logger)
+            let settings = ServerSettings(
+                host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
+                publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,
+                maxConnectionsPerAddress: maxConnectionsPerAddress)
+            try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
+                let shown = host.contains(":") ? "[\(host)]" : host
+                FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
             }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.withLock({ $0 }) {
+        } catch {
+            // The queue's database or its folder, the address: one line each.
             throw CommandError("\(error)")
         }
     }
@@ -151,21 +120,8 @@ struct Serve: FarmCommand {
     /// The status page's files: `web/` of the checkout the executable was built in, or
     /// `share/blurfarm/web/` of the prefix it is installed under (scripts/install.sh).
     static var webFolder: String? {
-        (FarmOptions.shipped("web/index.html") ?? FarmOptions.shipped("share/blurfarm/web/index.html")).map {
+        (Installation.shipped("web/index.html") ?? Installation.shipped("share/blurfarm/web/index.html")).map {
             ($0 as NSString).deletingLastPathComponent
         }
-    }
-
-    /// The token in `--token-file` (surrounding whitespace dropped), or nil without one.
-    private func readToken() throws -> String? {
-        guard let tokenFile else { return nil }
-        guard let data = FileManager.default.contents(atPath: tokenFile) else {
-            throw CommandError("--token-file '\(tokenFile)': cannot be read", exitCode: ExitStatus.invalid)
-        }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
-            throw CommandError("--token-file '\(tokenFile)': the token must be one word of 16 characters or more", exitCode: ExitStatus.invalid)
-        }
-        return token
     }
 }

@@ -1,8 +1,8 @@
-import BlurfarmState
 import ArgumentParser
 import BlurfarmCluster
-import BlurfarmCoordinator
 import BlurfarmCore
+import BlurfarmFarm
+import BlurfarmState
 import Foundation
 
 /// `blurfarm slurm`: a job's shards as a Slurm array, over shared storage (docs/cluster.md).
@@ -74,12 +74,10 @@ extension Slurm {
             }
             let jobFolder = JobStateFolder(
                 state: farm.stateFolder(configuration), jobName: plan.job.name, manifestPath: plan.manifestPath)
-            var options: [String] = []
-            if let partition { options.append("--partition=\(partition)") }
-            if let time { options.append("--time=\(time)") }
+            let options = [partition.map { "--partition=\($0)" }, time.map { "--time=\($0)" }].compactMap { $0 }
             var run = SlurmRun(
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,
-                executable: URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, config: farm.absoluteConfigurationPath,
+                executable: Installation.executable, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
             let folder = try SlurmRun.makeFolder(in: jobFolder)
             try run.prepare(in: folder, shardPlans: plan.shards(count: shards, pixels: weights.weight(of:)))
@@ -87,6 +85,28 @@ extension Slurm {
             print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
                 + "array job \(submission.array), finisher job \(submission.finisher)")
             print("run folder: \(folder)")
+        }
+    }
+}
+
+extension Slurm {
+    /// The run folder the commands after `submit` take (`status`, `resume`, `finish`).
+    struct RunFolder: ParsableArguments {
+        @Argument(help: "The run folder (printed by submit).")
+        var runFolder: String
+
+        /// Reads the run folder and plans its job again as its tasks plan it (with the
+        /// configuration the run recorded).
+        /// - Throws: the ``ClusterError`` or the job's problem (``CommandFailure`` says it) when the
+        ///   folder or the job cannot be read.
+        func context() throws -> SlurmRunContext {
+            let folder = FarmOptions.absolute(runFolder)
+            let run = try SlurmRun.read(folder)
+            let farm = try FarmOptions.parse(run.config.map { ["--config", $0] } ?? [])
+            let (configuration, registry, plans) = try loadJobs([run.manifest], farm: farm, tileOverride: nil)
+            return try SlurmRunContext(
+                folder: folder, run: run, configuration: configuration, plan: plans[0], registry: registry,
+                stateFolder: farm.stateFolder(configuration), recipeVersions: Blurfarm.recipeVersions)
         }
     }
 }

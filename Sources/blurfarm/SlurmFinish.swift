@@ -1,6 +1,5 @@
 import ArgumentParser
 import BlurfarmCluster
-import BlurfarmCoordinator
 import BlurfarmCore
 import Foundation
 
@@ -23,24 +22,19 @@ extension Slurm {
                 their shard lost); 2 the run folder, the job or the configuration cannot be read.
                 """)
 
-        @Argument(help: "The run folder (printed by submit).")
-        var runFolder: String
+        @OptionGroup var folder: RunFolder
 
         func execute() throws {
-            let context = try SlurmRunContext.load(runFolder)
+            let context = try folder.context()
             let began = Date()
-            let notDone: Int
             let records = try context.mergeRecords()
             for folder in records.running { printWarning("\(folder): the shard is running: its records are merged later") }
             let report = context.mergedReport(records: records.contents, reports: context.shardReports(), began: began)
-            for output in report.outputs where output.status == .failed || output.status == .failedEarlier {
-                printError(output.error ?? "\(output.output): not written")
-            }
+            for line in report.notDoneLines { printError(line) }
             let path = try context.write(report)
-            notDone = report.failed + report.failedEarlier
-            print("\(report.job): \(report.written) written, \(notDone) failed, \(report.skipped) up to date, "
+            print("\(report.job): \(report.written) written, \(report.notDone) failed, \(report.skipped) up to date, "
                 + "in \(counted(context.run.shards, "shard")); report \(path)")
-            if notDone > 0 { throw ExitCode(ExitStatus.someFailed) }
+            if report.notDone > 0 { throw ExitCode(ExitStatus.someFailed) }
         }
     }
 }

@@ -1,8 +1,5 @@
 import ArgumentParser
 import BlurfarmCluster
-import BlurfarmCoordinator
-import BlurfarmCore
-import BlurfarmSystem
 import Foundation
 
 extension Slurm {
@@ -21,45 +18,17 @@ extension Slurm {
                 then exits as `run` would: 0 every output done, 1 some are not.
                 """)
 
-        @Argument(help: "The run folder (printed by submit).")
-        var runFolder: String
+        @OptionGroup var folder: RunFolder
 
         @Flag(help: "Wait until the shards and the finisher have ended; exit 0 when every output is done, else 1.")
         var wait = false
 
         func execute() throws {
-            let context = try SlurmRunContext.load(runFolder)
-            let done: Bool
-            var states = try context.slurmStates()
-            while wait, !states.haveEnded {
-                Thread.sleep(forTimeInterval: 0.5)
-                states = try context.slurmStates()
-            }
-            done = Self.print(try context.status(states), of: context)
-            if wait, !done { throw ExitCode(ExitStatus.someFailed) }
-        }
-
-        /// Prints `status`, the state of `context`'s run; whether every output is done.
-        private static func print(_ status: SlurmRunContext.Status, of context: SlurmRunContext) -> Bool {
-            let forgotten = "ended (no longer known to Slurm)"
-            Swift.print("job '\(context.plan.job.name)': \(counted(context.run.shards, "shard")), "
-                + "\(status.done)/\(status.total) outputs done; run folder \(context.folder)")
-            for shard in status.shards {
-                let state: String
-                switch shard.slurm {
-                case .notSubmitted: state = "not submitted"
-                case .known(let job): state = job.shown
-                case .forgotten: state = forgotten
-                }
-                Swift.print("shard \(shard.index): \(state), \(shard.done)/\(shard.total) outputs done")
-                for failure in shard.failures {
-                    Swift.print("  failed: \(ShownName.of(failure.input)) -> \(ShownName.of(failure.output)): \(failure.error)")
-                }
-            }
-            if let finisher = status.finisher {
-                Swift.print("finisher (job \(finisher.job)): \(finisher.state?.shown ?? forgotten)")
-            }
-            return status.isDone
+            let context = try folder.context()
+            let states = try context.slurmStates(waitingUntilEnded: wait)
+            let status = try context.status(states)
+            print(status.text(job: context.plan.job.name, shards: context.run.shards, folder: context.folder))
+            if wait, !status.isDone { throw ExitCode(ExitStatus.someFailed) }
         }
     }
 
@@ -79,11 +48,10 @@ extension Slurm {
                 refused; 2 the run folder, the job or the configuration cannot be read.
                 """)
 
-        @Argument(help: "The run folder (printed by submit).")
-        var runFolder: String
+        @OptionGroup var folder: RunFolder
 
         func execute() throws {
-            let context = try SlurmRunContext.load(runFolder)
+            let context = try folder.context()
             let unfinished = try context.shardsToResume(try context.slurmStates())
             guard !unfinished.isEmpty else {
                 print("nothing to resume: every output of job '\(context.plan.job.name)' is up to date")
@@ -91,9 +59,7 @@ extension Slurm {
             }
             var run = context.run
             let submission = try run.submit(unfinished, folder: context.folder, extra: ["--retry-failed"])
-            print("resubmitted \(unfinished.count == 1 ? "shard" : "shards") "
-                + "\(unfinished.map(String.init).joined(separator: ", ")) of \(run.shards): "
-                + "array job \(submission.array), finisher job \(submission.finisher)")
+            print(submission.resubmitted(of: run.shards))
         }
     }
 }

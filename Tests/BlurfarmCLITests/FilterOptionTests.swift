@@ -1,4 +1,4 @@
-@testable import blurfarm
+import BlurfarmFarm
 import BlurfarmCore
 import BlurfarmKernels
 import BlurfarmManifest
@@ -43,6 +43,6 @@ import Testing
     }
 
     @Test func aNumberForAnIntegerIsStillRefused() {
-        #expect(throws: CommandError.self) { try FilterOption.parse("label count=2.5", registry: Self.registry).get() }
+        #expect(throws: OptionError.self) { try FilterOption.parse("label count=2.5", registry: Self.registry).get() }
     }
 }

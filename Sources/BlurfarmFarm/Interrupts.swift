@@ -1,5 +1,4 @@
 import BlurfarmSystem
-import BlurfarmCoordinator
 import Dispatch
 import Foundation
 
@@ -7,14 +6,15 @@ import Foundation
 /// started; `onStop` runs, which stops the worker pool, so the images in its hands are
 /// abandoned; the in-process engine finishes the outputs in hand; every output already
 /// verified is kept, the report is written, the exit status is 128 + the signal: 130 or 143). A second SIGINT exits at once, after removing
-/// the temporary files of writes in progress, so no output is ever half-written.
-final class Interrupts {
+/// the temporary files of writes in progress, so no output is ever half-written. The two lines
+/// it says go to standard error. ``Farm/startedAnsweringSignals(_:onEvent:)`` makes one.
+public final class Interrupts {
     private let sources: [any DispatchSourceSignal]
 
     /// - Parameters:
     ///   - onStop: runs at the first signal (it stops the workers).
     ///   - removeTemporaryFiles: runs at a second SIGINT, before the process exits at once.
-    init(
+    public init(
         stop: StopRequest, onStop: @escaping @Sendable () -> Void = {},
         removeTemporaryFiles: @escaping @Sendable () -> Void
     ) {

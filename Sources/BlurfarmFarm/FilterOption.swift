@@ -3,26 +3,21 @@ import BlurfarmKernels
 
 /// Parses a `--filter` argument such as `gaussian sigma=8` or `motion radius=20 angle=30`
 /// against the filter registry.
-enum FilterOption {
+public enum FilterOption {
     /// The checked filter, or every problem with the text in words.
-    static func parse(_ text: String, registry: FilterRegistry) -> Result<FilterSpec, CommandError> {
+    public static func parse(_ text: String, registry: FilterRegistry) -> Result<FilterSpec, OptionError> {
         let words = words(of: text)
         guard let name = words.first else {
-            return .failure(CommandError("--filter '\(text)': empty filter; expected e.g. 'gaussian sigma=8'"))
+            return .failure(OptionError("--filter '\(text)': empty filter; expected e.g. 'gaussian sigma=8'"))
         }
         guard let descriptor = registry.descriptor(named: name) else {
-            var message = "--filter '\(text)': unknown filter '\(name)'"
-            if let near = closestName(to: name, among: registry.descriptors.map(\.name)) {
-                message += " (did you mean '\(near)'?)"
-            }
-            message += "; available: " + registry.descriptors.map(\.name).joined(separator: ", ")
-            return .failure(CommandError(message))
+            return .failure(OptionError("--filter '\(text)': " + FilterDescriptor.unknown(name, among: registry.descriptors)))
         }
         var arguments: [(name: String, value: ParameterValue)] = []
         for word in words.dropFirst() {
             let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                return .failure(CommandError("--filter '\(text)': '\(word)' is not of the form name=value"))
+                return .failure(OptionError("--filter '\(text)': '\(word)' is not of the form name=value"))
             }
             let kind = descriptor.parameters.first { $0.name == parts[0] }?.kind
             arguments.append((parts[0], value(of: parts[1], kind: kind)))
@@ -37,12 +32,12 @@ enum FilterOption {
                 }
                 return problem.description
             }
-            return .failure(CommandError("--filter '\(text)': " + lines.joined(separator: "; ")))
+            return .failure(OptionError("--filter '\(text)': " + lines.joined(separator: "; ")))
         }
     }
 
     /// The filter's name in `text`: its first word (nil when it has none).
-    static func name(of text: String) -> String? { words(of: text).first }
+    public static func name(of text: String) -> String? { words(of: text).first }
 
     private static func words(of text: String) -> [String] {
         text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
@@ -51,7 +46,7 @@ enum FilterOption {
     /// The typed value of a `name=value` word, as a manifest types it: the text itself for a
     /// parameter that takes text (a string, a colour); otherwise an integer, a number or
     /// true/false when it is one, else the text (the descriptor then says what it expected).
-    static func value(of text: String, kind: ParameterDescriptor.Kind?) -> ParameterValue {
+    public static func value(of text: String, kind: ParameterDescriptor.Kind?) -> ParameterValue {
         if kind?.takesText == true { return .string(text) }
         if let i = Int(text) { return .integer(i) }
         if let d = Double(text), d.isFinite { return .number(d) }

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Where the running blurfarm is, and the files it ships: its executable, the worker beside
+/// it, the configuration and the status page of its checkout or installation.
+public enum Installation {
+    /// The running executable, symbolic links resolved (`/proc/self/exe`): what the benchmarks
+    /// time and Slurm's tasks run.
+    public static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
+
+    /// The folder of the running executable: what the plugin folder `{build}` stands for.
+    public static var executableFolder: String { (executable as NSString).deletingLastPathComponent }
+
+    /// `relative` in the first of the executable's folder (as it was started, `argv[0]`) and its
+    /// ancestors that has it, five at most: a file of the checkout (or of the installation) the
+    /// executable belongs to (a build lives in `.build/<triple>/<configuration>/` of the checkout).
+    public static func shipped(_ relative: String) -> String? {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = folder.appendingPathComponent(relative).path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The worker executable: the one `$BLURFARM_WORKER` in `environment` names, else
+    /// `blurfarm-worker` beside this executable (where `swift build` puts it), else in
+    /// `../libexec/blurfarm/` from this executable's folder (where scripts/install.sh puts it);
+    /// the first of the two when neither is there, which the pool then names in its error, with
+    /// these places.
+    public static func workerExecutable(environment: [String: String]) -> String {
+        if let named = environment["BLURFARM_WORKER"], !named.isEmpty { return named }
+        let places = [executableFolder + "/blurfarm-worker", executableFolder + "/../libexec/blurfarm/blurfarm-worker"]
+        return places.first { FileManager.default.isExecutableFile(atPath: $0) } ?? places[0]
+    }
+}

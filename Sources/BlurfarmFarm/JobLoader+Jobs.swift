@@ -1,0 +1,37 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmManifest
+
+extension JobLoader {
+    /// The loader of every job command (`check`, `run`, `serve`, `apply -o`): `configuration`,
+    /// `registry`, and the files every job reads besides its inputs (the configuration file at
+    /// `configurationPath`, the plugins' libraries), which outputs may never overwrite either.
+    public init(configuration: FarmConfiguration, registry: FilterRegistry, configurationPath: String?) {
+        let reads = [configurationPath].compactMap { $0 } + registry.descriptors.compactMap { descriptor in
+            if case .plugin(let path) = descriptor.origin { path } else { nil }
+        }
+        self.init(configuration: configuration, registry: registry, reads: reads)
+    }
+
+    /// Reads, checks and plans the job of every manifest of `paths`, each with the tile side
+    /// `tileOverride` when given; every diagnostic of every job when one has an error.
+    public func plans(ofFilesAt paths: [String], tileOverride: Int?) -> Result<[JobPlan], Diagnostics> {
+        var plans: [JobPlan] = []
+        var problems = Diagnostics()
+        for path in paths {
+            switch plan(fileAtPath: path) {
+            case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
+            case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
+            }
+        }
+        return problems.hasErrors ? .failure(problems) : .success(plans)
+    }
+
+    /// `plan`'s job planned again over the file system as it is now (`run --watch`), with the
+    /// tile side `tileOverride` when given; its diagnostics when it is refused now (two inputs
+    /// that would write one output, say).
+    public func replan(_ plan: JobPlan, tileOverride: Int?) -> Result<JobPlan, Diagnostics> {
+        self.plan(plan.job, manifestPath: plan.manifestPath).map { new in tileOverride.map { new.withTileSize($0) } ?? new }
+    }
+}

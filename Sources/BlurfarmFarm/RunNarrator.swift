@@ -1,0 +1,100 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmSystem
+import Foundation
+
+/// What `blurfarm run` (and `apply -o`) says of the farm's events, as lines the command prints:
+/// the progress line on a terminal, a line per failure (and per output written with
+/// `--verbose`), the summary of each job, and what goes in `--log`. It decides; it prints nothing.
+public struct RunNarrator: Sendable {
+    /// One thing to say, and where.
+    public enum Line: Sendable {
+        /// A line on standard output.
+        case output(String)
+        /// A failure: on standard error, and in the log.
+        case failure(String)
+        /// A warning: on standard error, and in the log.
+        case warning(String)
+        /// Diagnostics on standard error, compiler style, and each in the log.
+        case diagnostics(Diagnostics)
+        /// A line for the log only.
+        case log(String)
+        /// The progress line, drawn again.
+        case progress(String)
+        /// The progress line cleared, so that what follows prints on a clean line.
+        case clearProgress
+    }
+
+    private let quiet: Bool
+    /// A line per output written and pruned.
+    private let verbose: Bool
+    /// The summary even when nothing was to do.
+    private let alwaysSummary: Bool
+    /// Whether the jobs keep records (`run`'s), so that "up to date" means something; `apply`'s
+    /// keep none and write every output.
+    private let keepsRecords: Bool
+    /// Whether the progress line is drawn (standard error is a terminal).
+    private let showsProgress: Bool
+    private var progress: JobProgress?
+
+    public init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, keepsRecords: Bool = true, showsProgress: Bool) {
+        self.quiet = quiet
+        self.verbose = verbose
+        self.alwaysSummary = alwaysSummary
+        self.keepsRecords = keepsRecords
+        self.showsProgress = showsProgress
+    }
+
+    /// What to say of `event`, in order.
+    public mutating func lines(for event: FarmEvent) -> [Line] {
+        let clear: [Line] = progress == nil ? [] : [.clearProgress]
+        switch event {
+        case .jobAccepted(_, let job, let outputs, _, let inputs):
+            if !quiet && showsProgress && outputs > 0 {
+                progress = JobProgress(job: job, outputsTotal: outputs, inputsTotal: inputs)
+            }
+            return []
+        case .outputFinished(_, let output):
+            var lines = clear
+            // A decoding failure is reported once per input, after the job.
+            if output.status == .failed, let error = output.error, output.decodeError == nil {
+                lines.append(.failure(error))
+            } else if output.status == .written, verbose {
+                let retried = output.retries > 0 ? ", \(counted(output.retries, "tile")) retried" : ""
+                lines.append(.output(
+                    "\(ShownName.of(output.output)): \(output.variant) of \(ShownName.of(output.input)), "
+                        + "\(counted(output.tiles, "tile"))\(retried)"))
+            }
+            progress?.record(output)
+            return lines + (progress.map { [.progress($0.line)] } ?? [])
+        case .problem(_, let problem):
+            switch problem {
+            case .unmatchedGlobs(let diagnostics): return clear + [.diagnostics(diagnostics)]
+            case let warning where warning.isWarning: return clear + [.warning(warning.description)]
+            default: return clear + [.failure(problem.description)]
+            }
+        case .pruned(_, let path, let folder):
+            return verbose ? [.output("pruned \(ShownName.of(path))\(folder ? "/" : "")")] : []
+        case .jobFinished(_, let outcome):
+            progress = nil
+            let summary = Self.summary(outcome, keepsRecords: keepsRecords)
+            return clear + (!quiet && (outcome.didWork || alwaysSummary) ? [.output(summary)] : []) + [.log(summary)]
+        case .outputStarted, .tilesDone, .workerStarted, .workerLost: return []
+        }
+    }
+
+    /// A job's summary line: `job: 3 written, 0 failed, 2 inputs, in 1.20 s; 4 up to date, 2 decoded`,
+    /// with what was stopped, failed earlier, not enlarged and pruned; "up to date" only for a
+    /// job that `keepsRecords`.
+    public static func summary(_ outcome: JobOutcome, keepsRecords: Bool) -> String {
+        let report = outcome.report
+        let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
+        let pruned = report.pruned.isEmpty && !outcome.pruneAsked ? "" : ", \(report.pruned.count) pruned"
+        let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
+        let notEnlarged = report.notEnlarged.isEmpty ? "" : ", \(report.notEnlarged.count) not enlarged (larger than the source)"
+        return "\(report.job): \(report.written) written, \(report.failed) failed\(stopped), "
+            + "\(counted(outcome.inputs, "input")), in \(String(format: "%.2f", report.seconds)) s; "
+            + (keepsRecords ? "\(report.skipped) up to date, " : "")
+            + "\(report.decoded) decoded\(earlier)\(notEnlarged)\(pruned)"
+    }
+}

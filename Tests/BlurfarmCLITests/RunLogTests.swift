@@ -1,0 +1,22 @@
+import BlurfarmFarm
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// `run --log`'s lines (BlurfarmFarm's `RunLog`), by value.
+@Suite struct RunLogTests {
+    @Test func eachLineIsStampedWithTheProcessAndEscaped() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("run.log").path
+        try RunLog(path: path).write("a\nb")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasSuffix(" blurfarm[\(getpid())]: a\\nb\n"), "\(text)")
+        #expect(text.split(separator: "\n").count == 1)
+    }
+
+    @Test func aLogInAMissingFolderIsOneLineNamingIt() throws {
+        #expect(throws: OptionError.self) { try RunLog(path: "/nonexistent/folder/run.log") }
+        #expect(try RunLog.open(nil) == nil)
+    }
+}

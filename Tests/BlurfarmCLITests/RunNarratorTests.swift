@@ -1,0 +1,63 @@
+import BlurfarmCoordinator
+@testable import BlurfarmFarm
+import Foundation
+import Testing
+
+/// What `run` says of the farm's events (BlurfarmFarm's `RunNarrator`), by value: which lines,
+/// on which stream, in which order.
+@Suite struct RunNarratorTests {
+    static let id = FarmJobID(1)
+    static let settings = RunSettings(
+        configuration: nil, workers: 2, threads: 1, decodedImages: 2, tile: 512, pixelLimit: 1 << 30, verify: "checksum")
+
+    static func outcome(_ outputs: [OutputReport]) -> JobOutcome {
+        JobOutcome(
+            report: RunReport(
+                job: "web", manifest: "web.job", started: Date(timeIntervalSince1970: 0),
+                finished: Date(timeIntervalSince1970: 1.5), settings: settings, outputs: outputs),
+            failures: 0, inputs: 1, pruneAsked: false)
+    }
+
+    static let written = OutputReport(input: "a.jpg", output: "out/a.jpg", variant: "blur", status: .written, tiles: 3)
+
+    @Test func verboseSaysEachOutputWrittenThenTheSummary() {
+        var narrator = RunNarrator(quiet: false, verbose: true, alwaysSummary: false, showsProgress: false)
+        #expect(narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 1, upToDate: 0, inputs: 1)).isEmpty)
+        guard case .output(let line) = narrator.lines(for: .outputFinished(Self.id, Self.written)).first else {
+            Issue.record("no line for the output written")
+            return
+        }
+        #expect(line == "out/a.jpg: blur of a.jpg, 3 tiles")
+        let summary = "web: 1 written, 0 failed, 1 input, in 1.50 s; 0 up to date, 1 decoded"
+        #expect(RunNarrator.summary(Self.outcome([Self.written]), keepsRecords: true) == summary)
+        let end = narrator.lines(for: .jobFinished(Self.id, Self.outcome([Self.written])))
+        #expect(end.count == 2)
+    }
+
+    @Test func onATerminalTheProgressLineIsClearedBeforeALineAndDrawnAfter() {
+        var narrator = RunNarrator(quiet: false, verbose: true, alwaysSummary: false, showsProgress: true)
+        _ = narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 2, upToDate: 0, inputs: 1))
+        let lines = narrator.lines(for: .outputFinished(Self.id, Self.written))
+        guard lines.count == 3, case .clearProgress = lines[0], case .output = lines[1], case .progress(let text) = lines[2] else {
+            Issue.record("\(lines)")
+            return
+        }
+        #expect(text.hasPrefix("web: 1/1 images, 1/2 outputs, 3 tiles, "))
+    }
+
+    @Test func aQuietRunLogsTheSummaryOnly() {
+        var narrator = RunNarrator(quiet: true, verbose: false, alwaysSummary: false, showsProgress: true)
+        _ = narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 1, upToDate: 0, inputs: 1))
+        let lines = narrator.lines(for: .jobFinished(Self.id, Self.outcome([Self.written])))
+        guard lines.count == 1, case .log = lines[0] else {
+            Issue.record("\(lines)")
+            return
+        }
+    }
+
+    @Test func theServiceLineHasNoImages() {
+        #expect(
+            JobProgress.line(job: "j", images: nil, outputs: 1, of: 4, tiles: 9, megapixelsPerSecond: 2.25, secondsLeft: 3.4, failed: 1)
+                == "j: 1/4 outputs, 9 tiles, 2.2 MP/s, ETA 3 s, 1 failed")
+    }
+}

@@ -1,0 +1,62 @@
+@testable import BlurfarmCoordinator
+import BlurfarmState
+import Testing
+
+/// What `check` and `check --status` print, from the descriptions' values.
+@Suite struct PlanDescriptionTextTests {
+    typealias Output = PlanDescription.Output
+
+    static let plan = PlanDescription(
+        job: "web", manifest: "jobs/web.job", tile: 512, refused: [],
+        inputs: [
+            .init(
+                input: "in/a.jpg", width: 640, height: 480, overPixelLimit: false, overMemoryLimit: true,
+                outputs: [
+                    Output(
+                        variant: "blur", output: "out/a.jpg", width: 640, height: 480, filters: ["gaussian sigma=8"],
+                        reach: .init(x: 24, y: 24), edge: "clamp", colour: "gamma", tiles: 2),
+                    Output(variant: "bad", output: "out/a-bad.jpg", error: "out of bounds"),
+                    Output(variant: "big", output: "out/a-2000.jpg", notMade: "larger than the source"),
+                ]),
+            .init(input: "in/b\nc.jpg", error: "in/b: not an image", outputs: [Output(variant: "blur", output: "out/b.jpg")]),
+        ])
+
+    @Test func thePlanIsTheJobLineThenEachInputAndItsOutputs() {
+        #expect(
+            Self.plan.text == """
+                jobs/web.job: job 'web': 2 inputs, 3 outputs, tiles of 512 px
+                  in/a.jpg  640x480 (over the memory limit)
+                    blur -> out/a.jpg  gaussian sigma=8; reach 24 px; edge clamp, colour gamma; 2 tiles
+                    bad -> out/a-bad.jpg  cannot be rendered
+                    big -> out/a-2000.jpg  not made: larger than the source
+                  in/b\\nc.jpg: cannot be read
+                """)
+    }
+
+    @Test func itsErrorsAreTheUnreadableInputsAndTheOutputsThatCannotRender() {
+        #expect(Self.plan.errors == ["in/a.jpg: bad: out of bounds", "in/b: not an image"])
+    }
+
+    @Test func anEmptyPlanSaysNoFileMatches() {
+        let empty = PlanDescription(job: "j", manifest: "j.job", tile: 0, refused: [], inputs: [])
+        #expect(empty.text == "j.job: job 'j': 0 inputs, 0 outputs, one tile per image\n  no file matches the inputs")
+    }
+
+    @Test func theStatusCountsPlannedOutputsByStateWithTheStatesAligned() {
+        let status = StatusDescription(
+            job: "web", manifest: "jobs/web.job",
+            outputs: [
+                OutputStatus(input: "in/a.jpg", output: "out/a.jpg", variant: "blur", state: .upToDate),
+                OutputStatus(input: "in/b.jpg", output: "out/b.jpg", variant: "blur", state: .failedEarlier, reason: "corrupt"),
+                OutputStatus(input: "/x/c.jpg", output: "/x/out/c.jpg", variant: nil, state: .wouldBePruned),
+            ],
+            counts: ["upToDate": 1, "failedEarlier": 1, "wouldBePruned": 1])
+        #expect(
+            status.text == """
+                jobs/web.job: job 'web': 2 outputs: 1 up to date, 1 would be pruned, 1 failed earlier
+                  up to date       out/a.jpg (blur of in/a.jpg)
+                  failed earlier   out/b.jpg (blur of in/b.jpg): corrupt
+                  would be pruned  /x/out/c.jpg
+                """)
+    }
+}
