@@ -213,9 +213,9 @@ let package = Package(
         .executableTarget(
             name: "blurfarm",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmManifest",
-                "BlurfarmCoordinator", "BlurfarmState", "BlurfarmWatch", "BlurfarmFarm", "BlurfarmPool", "BlurfarmSystem", "BlurfarmSharedMemory",
-                "BlurfarmPlugins", "CSystemShims", "BlurfarmServer", "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmImageIO", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
+                "BlurfarmWatch", "BlurfarmFarm", "BlurfarmSystem", "BlurfarmPlugins", "CSystemShims", "BlurfarmServer",
+                "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
