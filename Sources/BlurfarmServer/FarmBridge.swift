@@ -6,9 +6,9 @@ import BlurfarmCoordinator
 import Foundation
 import Synchronization
 
-/// The engine of `blurfarm serve`: the coordinator's ``Farm`` (one worker pool for every job),
-/// seen as a ``FarmEngine``. Every use the server makes of the engine is in this file.
-public final class FarmBridge: FarmEngine {
+/// The farm of `blurfarm serve`: the coordinator's ``Farm`` (one worker pool for every job),
+/// seen as a ``JobFarm``. Every use the server makes of the farm is in this file.
+public final class FarmBridge: JobFarm {
     private let farm: Farm
     private struct State {
         /// The queue's job id of each farm job, and back.
@@ -18,7 +18,7 @@ public final class FarmBridge: FarmEngine {
         var rendering: [Int64: Set<String>] = [:]
         /// Workers lost in each slot.
         var restarts: [UInt32: Int] = [:]
-        var listeners: [AsyncStream<EngineEvent>.Continuation] = []
+        var listeners: [AsyncStream<JobFarmEvent>.Continuation] = []
     }
     private let state = Mutex(State())
 
@@ -28,7 +28,7 @@ public final class FarmBridge: FarmEngine {
         farm.onEvent { [weak self] event in self?.translate(event) }
     }
 
-    public func submit(_ job: ServedJob) throws(EngineRefusal) {
+    public func submit(_ job: ServedJob) throws(JobFarmRefusal) {
         // The ids are mapped before the job's first event is translated: its thread waits
         // for this lock.
         state.withLock { state in
@@ -45,8 +45,8 @@ public final class FarmBridge: FarmEngine {
     public func resume(_ id: Int64) { farmID(id).map(farm.resume) }
     public func setPriority(_ id: Int64, _ priority: Int) { farmID(id).map { farm.setPriority($0, priority) } }
 
-    public func events() -> AsyncStream<EngineEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+    public func events() -> AsyncStream<JobFarmEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: JobFarmEvent.self)
         state.withLock { $0.listeners.append(continuation) }
         return stream
     }
@@ -81,9 +81,9 @@ public final class FarmBridge: FarmEngine {
 
     /// The farm's event as the service's, sent to every listener.
     private func translate(_ event: FarmEvent) {
-        let (translated, listeners) = state.withLock { state -> (EngineEvent?, [AsyncStream<EngineEvent>.Continuation]) in
+        let (translated, listeners) = state.withLock { state -> (JobFarmEvent?, [AsyncStream<JobFarmEvent>.Continuation]) in
             func queueID(_ id: FarmJobID) -> Int64? { state.queueIDs[id] }
-            let translated: EngineEvent?
+            let translated: JobFarmEvent?
             switch event {
             case .jobAccepted(let id, _, let outputs, let upToDate, _):
                 translated = queueID(id).map { .accepted(job: $0, outputs: outputs + upToDate, upToDate: upToDate) }

@@ -15,7 +15,7 @@ public enum FarmServer {
     /// `settings` say until one of `signals` (or until the task is cancelled); `onListening`
     /// gets the port once the server listens.
     public static func run(
-        service: FarmService, engine: any FarmEngine, settings: ServerSettings, logger: Logger,
+        service: FarmService, jobFarm: any JobFarm, settings: ServerSettings, logger: Logger,
         signals: [UnixSignal] = [.sigterm, .sigint], onListening: @escaping @Sendable (Int) -> Void
     ) async throws {
         try await service.start()
@@ -38,7 +38,7 @@ public enum FarmServer {
                 onListening(bound)
             },
             logger: logger)
-        let farm = FarmLifecycle(service: service, engine: engine, grace: settings.grace, logger: logger)
+        let farm = FarmLifecycle(service: service, jobFarm: jobFarm, grace: settings.grace, logger: logger)
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: app), .init(service: farm)], gracefulShutdownSignals: signals,
@@ -63,10 +63,10 @@ private final class PortBox: Sendable {
 }
 
 /// The farm as a service: waits for the graceful shutdown, then stops the service and the
-/// engine.
+/// farm.
 struct FarmLifecycle: Service {
     let service: FarmService
-    let engine: any FarmEngine
+    let jobFarm: any JobFarm
     let grace: Duration
     let logger: Logger
 
@@ -74,7 +74,7 @@ struct FarmLifecycle: Service {
         try? await gracefulShutdown()
         logger.info("stopping: running tiles have \(grace) to finish")
         await service.beginStopping()
-        await engine.shutdown(grace: grace)
+        await jobFarm.shutdown(grace: grace)
         await service.stop()
         logger.info("stopped")
     }

@@ -7,7 +7,7 @@ import Foundation
 import GRDB
 import Logging
 
-/// The farm service: the durable queue, the scheduler, the engine's events and the event
+/// The farm service: the durable queue, the scheduler, the farm's events and the event
 /// stream. Every change is one transaction of the queue store with its entry in the event log,
 /// then published. Tiles rendered are the exception, as they come by the hundred a second:
 /// their counts are stored and published together, at most every `progressInterval` and
@@ -17,7 +17,7 @@ public actor FarmService {
     public nonisolated let store: QueueStore
     /// The event stream's hub.
     public nonisolated let hub: EventHub
-    let engine: any FarmEngine
+    let jobFarm: any JobFarm
     private let loader: JobLoader
     /// The folders its jobs may read and write below.
     public nonisolated let roots: Roots
@@ -38,16 +38,16 @@ public actor FarmService {
     /// not theirs (they are taken back at the next start).
     var stopping = false
 
-    /// A service over `store`, rendering with `engine`; submitted manifests are planned by
+    /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
     /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
     /// every `progressInterval`.
     public init(
-        store: QueueStore, engine: any FarmEngine, loader: JobLoader, roots: Roots, scheduler: Scheduler = Scheduler(),
+        store: QueueStore, jobFarm: any JobFarm, loader: JobLoader, roots: Roots, scheduler: Scheduler = Scheduler(),
         progressInterval: Duration = .milliseconds(250), logger: Logger = Logger(label: "blurfarm.serve")
     ) {
         self.store = store
         self.progressInterval = progressInterval
-        self.engine = engine
+        self.jobFarm = jobFarm
         self.loader = loader
         self.roots = roots
         self.scheduler = scheduler
@@ -55,10 +55,10 @@ public actor FarmService {
         self.hub = EventHub()
     }
 
-    /// Listens to the engine, takes back the jobs a previous server left unfinished (they are
+    /// Listens to the farm, takes back the jobs a previous server left unfinished (they are
     /// queued again; outputs written before are up to date) and starts the queue.
     public func start() throws(ServiceError) {
-        let events = engine.events()
+        let events = jobFarm.events()
         eventTask = Task { [weak self] in
             for await event in events { await self?.handle(event) }
         }
@@ -72,7 +72,7 @@ public actor FarmService {
     /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
     public func beginStopping() { stopping = true }
 
-    /// Stores the tiles rendered not yet stored, stops listening to the engine and ends the
+    /// Stores the tiles rendered not yet stored, stops listening to the farm and ends the
     /// event streams.
     public func stop() {
         storeTiles()
@@ -172,13 +172,13 @@ public actor FarmService {
             try changed.update(db)
             return changed
         }
-        if job.inFarm { engine.setPriority(id, priority) }
+        if job.inFarm { jobFarm.setPriority(id, priority) }
         try schedule()
         return try self.job(id)
     }
 
     /// The worker processes.
-    public nonisolated func workers() -> [WorkerInfo] { engine.workers() }
+    public nonisolated func workers() -> [WorkerInfo] { jobFarm.workers() }
 
     // MARK: The machine and the scheduler
 
@@ -216,9 +216,9 @@ public actor FarmService {
     private func perform(_ action: JobAction, job: QueueJob) throws(ServiceError) {
         let id = job.id!
         switch action {
-        case .pauseInFarm: engine.pause(id)
-        case .resumeInFarm: engine.resume(id)
-        case .cancelInFarm: engine.cancel(id)
+        case .pauseInFarm: jobFarm.pause(id)
+        case .resumeInFarm: jobFarm.resume(id)
+        case .cancelInFarm: jobFarm.cancel(id)
         case .submitToFarm:
             let planned = job.source == .text
                 ? servedPlan(loader.decode(text: job.manifestText, manifestPath: job.manifest), manifestPath: job.manifest)
@@ -236,8 +236,8 @@ public actor FarmService {
                 // gone; files of live processes are kept whatever their age).
                 let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
                 for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: 0) }
-                do throws(EngineRefusal) {
-                    try engine.submit(ServedJob(
+                do throws(JobFarmRefusal) {
+                    try jobFarm.submit(ServedJob(
                         id: id, plan: plan, registry: loader.registry, priority: job.priority,
                         retryFailed: job.retryFailed, confinement: roots.confinement))
                     return

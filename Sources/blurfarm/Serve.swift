@@ -90,7 +90,7 @@ struct Serve: AsyncFarmCommand {
             throw CommandError("--root \(error)", exitCode: ExitStatus.invalid)
         }
         FarmServer.raiseDescriptorLimit()
-        let engine = try WorkerChoice.chosen(workers: workers, threads: nil, configuration: configuration, plugins: [])
+        let jobFarm = try WorkerChoice.chosen(workers: workers, threads: nil, configuration: configuration, plugins: [])
         let logger = farm.logger()
         let state = farm.stateFolder(configuration)
         let databasePath = database.map(FarmOptions.absolute) ?? state + "/serve/queue.sqlite"
@@ -99,15 +99,15 @@ struct Serve: AsyncFarmCommand {
                 atPath: (databasePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             let store = try QueueStore(path: databasePath)
             let bridge = FarmBridge(
-                settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
+                settings: jobFarm.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
             let loader = JobLoader(
                 configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
-            let service = FarmService(store: store, engine: bridge, loader: loader, roots: roots, logger: logger)
+            let service = FarmService(store: store, jobFarm: bridge, loader: loader, roots: roots, logger: logger)
             let settings = ServerSettings(
                 host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
                 publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,
                 maxConnectionsPerAddress: maxConnectionsPerAddress)
-            try await FarmServer.run(service: service, engine: bridge, settings: settings, logger: logger) { port in
+            try await FarmServer.run(service: service, jobFarm: bridge, settings: settings, logger: logger) { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
                 FileHandle.standardOutput.write(Data("blurfarm serve: listening on http://\(shown):\(port)\n".utf8))
             }

@@ -3,7 +3,7 @@ import BlurfarmTestSupport
 import Foundation
 import Testing
 
-/// The HTTP API against a real server on an ephemeral loopback port (the engine scripted).
+/// The HTTP API against a real server on an ephemeral loopback port (the farm scripted).
 @Suite(.timeLimit(.minutes(2)), .tags(.process)) struct APITests {
     @Test func healthzAnswersWithoutAToken() async throws {
         let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
@@ -60,7 +60,7 @@ import Testing
         #expect(answer.status == 403)
         #expect((answer.object["error"] as? String)?.contains("outside the server's roots") == true, "\(answer.text)")
         #expect(byPath.status == 403)
-        #expect(server.fixture.engine.submitted.isEmpty)
+        #expect(server.fixture.jobFarm.submitted.isEmpty)
     }
 
     /// An absolute input glob is taken below the roots and refused outside them, by its
@@ -81,7 +81,7 @@ import Testing
             #expect(answer.status == 403, "\(answer.text)")
             #expect((answer.object["error"] as? String)?.contains("outside the server's roots") == true, "\(answer.text)")
         }
-        #expect(server.fixture.engine.submitted.count == 1)
+        #expect(server.fixture.jobFarm.submitted.count == 1)
     }
 
     @Test func withATokenARequestWithoutItIs401AndWithAnotherIs403() async throws {
@@ -166,7 +166,7 @@ import Testing
         let outOfRange = try await server.call("POST", "/api/v1/jobs/\(id)/priority", json: ["priority": 101])
         let tooEarly = try await server.call("POST", "/api/v1/jobs/\(id)/retry")
         let cancelled = try await server.call("POST", "/api/v1/jobs/\(id)/cancel")
-        server.fixture.engine.emit(.finished(job: Int64(id), failed: 0, cancelled: true))
+        server.fixture.jobFarm.emit(.finished(job: Int64(id), failed: 0, cancelled: true))
         try await server.fixture.wait(for: Int64(id)) { $0.state == .cancelled }
         let retried = try await server.call("POST", "/api/v1/jobs/\(id)/retry")
         let unknown = try await server.call("POST", "/api/v1/jobs/12345/cancel")
@@ -180,7 +180,7 @@ import Testing
         #expect(cancelled.object["state"] as? String == "cancelling")
         #expect(retried.object["state"] as? String == "active")
         #expect(unknown.status == 404)
-        #expect(server.fixture.engine.calls.contains("priority \(id) 99"))
+        #expect(server.fixture.jobFarm.calls.contains("priority \(id) 99"))
     }
 
     @Test func aBodyOverTheLimitIs413() async throws {

@@ -39,12 +39,12 @@ import Testing
             #expect(try await client.steer(id, .resume).job.state == .active)
             let waiting = Task { try await client.waitUntilFinished(id, every: .milliseconds(20)) }
             let output = server.fixture.root + "/out/plasma-Kite.png"
-            server.fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 1))
-            server.fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 4))
-            server.fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
+            server.fixture.jobFarm.emit(.accepted(job: id, outputs: 2, upToDate: 1))
+            server.fixture.jobFarm.emit(.outputStarted(job: id, output: output, tiles: 4))
+            server.fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
                 status: .failed, output: output, pixels: 0, tiles: 0, seconds: 0.1, retries: 0, checksum: nil,
                 errorKind: "decode", error: "plasma-Kite.jpg: not an image")))
-            server.fixture.engine.emit(.finished(job: id, failed: 1, cancelled: false))
+            server.fixture.jobFarm.emit(.finished(job: id, failed: 1, cancelled: false))
             let finished = try await waiting.value
             #expect(finished.job.state == .failed && finished.job.outputsFailed == 1)
             let outputs = try await client.outputs(of: id)

@@ -5,7 +5,7 @@ import Foundation
 import GRDB
 import Testing
 
-/// The service over a scripted engine: what it stores, what it asks of the farm, and what it
+/// The service over a scripted farm: what it stores, what it asks of the farm, and what it
 /// does with the farm's events.
 @Suite(.timeLimit(.minutes(2))) struct FarmServiceTests {
     @Test func aSubmittedJobIsStoredAndHandedToTheFarm() async throws {
@@ -17,9 +17,9 @@ import Testing
         #expect(job.name == "served")
         #expect(job.outputsTotal == 2)
         #expect(job.manifest == fixture.root + "/submitted.job")
-        #expect(fixture.engine.submitted.map(\.id) == [job.id!])
-        #expect(fixture.engine.submitted.first?.priority == 70)
-        #expect(fixture.engine.submitted.first?.plan.outputCount == 2)
+        #expect(fixture.jobFarm.submitted.map(\.id) == [job.id!])
+        #expect(fixture.jobFarm.submitted.first?.priority == 70)
+        #expect(fixture.jobFarm.submitted.first?.plan.outputCount == 2)
     }
 
     @Test func theFarmsEventsCarryAJobToCompletedWithItsOutputs() async throws {
@@ -28,13 +28,13 @@ import Testing
         try await fixture.service.start()
         let id = try await fixture.submit().id!
         let output = fixture.root + "/out/plasma-Kite.png"
-        fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 1))
-        fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 4))
-        fixture.engine.emit(.tilesDone(job: id, output: output, done: 1, total: 4))
-        fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
+        fixture.jobFarm.emit(.accepted(job: id, outputs: 2, upToDate: 1))
+        fixture.jobFarm.emit(.outputStarted(job: id, output: output, tiles: 4))
+        fixture.jobFarm.emit(.tilesDone(job: id, output: output, done: 1, total: 4))
+        fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
             status: .written, output: output, pixels: 1_000_000, tiles: 4, seconds: 0.5, retries: 0,
             checksum: "abc", errorKind: nil, error: nil)))
-        fixture.engine.emit(.finished(job: id, failed: 0, cancelled: false))
+        fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: false))
         let job = try await fixture.wait(for: id) { $0.state == .completed }
         #expect(job.state == .completed)
         #expect(job.outputsUpToDate == 1 && job.outputsWritten == 1 && job.outputsDone == 2)
@@ -51,11 +51,11 @@ import Testing
         try await fixture.service.start()
         let id = try await fixture.submit().id!
         let output = fixture.root + "/out/mate-FreshFlower.png"
-        fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 0))
-        fixture.engine.emit(.outputFinished(job: id, OutputOutcome(
+        fixture.jobFarm.emit(.accepted(job: id, outputs: 2, upToDate: 0))
+        fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
             status: .failed, output: output, pixels: 0, tiles: 0, seconds: 0.1, retries: 0, checksum: nil,
             errorKind: "decode", error: "in/mate-FreshFlower.jpg: truncated")))
-        fixture.engine.emit(.finished(job: id, failed: 1, cancelled: false))
+        fixture.jobFarm.emit(.finished(job: id, failed: 1, cancelled: false))
         let job = try await fixture.wait(for: id) { $0.state == .failed }
         #expect(job.state == .failed && job.outputsFailed == 1)
         let outputs = try await fixture.service.outputs(of: id)
@@ -64,7 +64,7 @@ import Testing
 
         let retried = try await fixture.service.request(.retryRequested, job: id)
         #expect(retried.state == .active)
-        #expect(fixture.engine.submitted.last?.retryFailed == true)
+        #expect(fixture.jobFarm.submitted.last?.retryFailed == true)
     }
 
     @Test func cancelPauseAndResumeReachTheFarm() async throws {
@@ -75,8 +75,8 @@ import Testing
         #expect(try await fixture.service.request(.pauseRequested, job: id).state == .paused)
         #expect(try await fixture.service.request(.resumeRequested, job: id).state == .active)
         #expect(try await fixture.service.request(.cancelRequested, job: id).state == .cancelling)
-        #expect(fixture.engine.calls == ["submit \(id)", "pause \(id)", "resume \(id)", "cancel \(id)"])
-        fixture.engine.emit(.finished(job: id, failed: 0, cancelled: true))
+        #expect(fixture.jobFarm.calls == ["submit \(id)", "pause \(id)", "resume \(id)", "cancel \(id)"])
+        fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: true))
         #expect(try await fixture.wait(for: id) { $0.state == .cancelled }.state == .cancelled)
         await #expect(throws: ServiceError.self) { try await fixture.service.request(.pauseRequested, job: id) }
     }
@@ -90,12 +90,12 @@ import Testing
         try await fixture.service.start()
         let id = try await fixture.submit().id!
         let output = fixture.root + "/out/plasma-Kite.png"
-        fixture.engine.emit(.accepted(job: id, outputs: 2, upToDate: 0))
-        fixture.engine.emit(.outputStarted(job: id, output: output, tiles: 100))
+        fixture.jobFarm.emit(.accepted(job: id, outputs: 2, upToDate: 0))
+        fixture.jobFarm.emit(.outputStarted(job: id, output: output, tiles: 100))
         try await fixture.wait(for: id) { $0.tilesTotal == 100 }
         let events = fixture.service.hub.subscribe()
         let lastLogged = try fixture.store.lastEventID()
-        for done in 1...100 { fixture.engine.emit(.tilesDone(job: id, output: output, done: done, total: 100)) }
+        for done in 1...100 { fixture.jobFarm.emit(.tilesDone(job: id, output: output, done: done, total: 100)) }
         let job = try await fixture.wait(for: id) { $0.tilesDone == 100 }
         fixture.service.hub.finish()
         var progress = 0
@@ -114,12 +114,12 @@ import Testing
         let second = try await fixture.submit(priority: 50).id!
         let third = try await fixture.submit(priority: 50).id!
         let urgent = try await fixture.submit(priority: 90).id!
-        #expect(fixture.engine.submitted.map(\.id) == [first, urgent])
+        #expect(fixture.jobFarm.submitted.map(\.id) == [first, urgent])
         #expect(try await fixture.service.job(second).state == .queued)
-        fixture.engine.emit(.finished(job: first, failed: 0, cancelled: false))
-        fixture.engine.emit(.finished(job: urgent, failed: 0, cancelled: false))
+        fixture.jobFarm.emit(.finished(job: first, failed: 0, cancelled: false))
+        fixture.jobFarm.emit(.finished(job: urgent, failed: 0, cancelled: false))
         try await fixture.wait(for: second) { $0.state == .active }
-        #expect(fixture.engine.submitted.map(\.id) == [first, urgent, second])
+        #expect(fixture.jobFarm.submitted.map(\.id) == [first, urgent, second])
         #expect(try await fixture.service.job(third).state == .queued)
     }
 
@@ -162,7 +162,7 @@ import Testing
                 return true
             }
         }
-        #expect(fixture.engine.submitted.isEmpty)
+        #expect(fixture.jobFarm.submitted.isEmpty)
         #expect(try await fixture.service.jobs(states: nil, limit: nil).isEmpty)
     }
 
@@ -183,7 +183,7 @@ import Testing
             guard case ServiceError.outsideRoots(let refused) = error else { return false }
             return refused.path.hasSuffix("plasma-Kite.faces.json") && !"\(error)".contains("JSON")
         }
-        #expect(fixture.engine.submitted.isEmpty)
+        #expect(fixture.jobFarm.submitted.isEmpty)
     }
 
     /// An absolute input glob outside the roots is refused by its folder before it is walked:
@@ -205,7 +205,7 @@ import Testing
             guard case ServiceError.outsideRoots(let refused) = error else { return false }
             return refused.path == outside && !"\(error)".contains("secret")
         }
-        #expect(fixture.engine.submitted.isEmpty)
+        #expect(fixture.jobFarm.submitted.isEmpty)
     }
 
     @Test func afterARestartUnfinishedJobsAreQueuedAgainAndHandedToTheNewFarm() async throws {
@@ -221,7 +221,7 @@ import Testing
         try await second.service.start()
         #expect(try await second.service.job(active).state == .active)
         #expect(try await second.service.job(paused).state == .paused)
-        #expect(second.engine.submitted.map(\.id) == [active])
+        #expect(second.jobFarm.submitted.map(\.id) == [active])
         #expect(try await second.service.request(.resumeRequested, job: paused).state == .active)
     }
 
@@ -240,7 +240,7 @@ import Testing
         #expect(try await fixture.service.job(later).state == .queued)
         try ServerFixture.manifest.replacingOccurrences(of: "sigma:", with: "sigam:")
             .write(toFile: path, atomically: true, encoding: .utf8)
-        fixture.engine.emit(.finished(job: first, failed: 0, cancelled: false))
+        fixture.jobFarm.emit(.finished(job: first, failed: 0, cancelled: false))
         let job = try await fixture.wait(for: later) { $0.state.isFinished }
         #expect(job.state == .failed)
         #expect(job.refusal == .invalid)
@@ -251,7 +251,7 @@ import Testing
     @Test func aJobTheFarmRefusesFailsWithTheReason() async throws {
         let fixture = try ServerFixture()
         defer { fixture.remove() }
-        fixture.engine.state.withLock { $0.refusal = "another run holds the lock of job 'served'" }
+        fixture.jobFarm.state.withLock { $0.refusal = "another run holds the lock of job 'served'" }
         try await fixture.service.start()
         let job = try await fixture.submit()
         #expect(job.state == .failed)

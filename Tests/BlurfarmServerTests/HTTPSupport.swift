@@ -36,7 +36,7 @@ struct RunningServer {
         adjust(&settings)
         let task = Task {
             try await FarmServer.run(
-                service: fixture.service, engine: fixture.engine, settings: settings, logger: logger, signals: []
+                service: fixture.service, jobFarm: fixture.jobFarm, settings: settings, logger: logger, signals: []
             ) { port in continuation.yield(port) }
         }
         var iterator = ports.makeAsyncIterator()

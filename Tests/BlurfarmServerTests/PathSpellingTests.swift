@@ -51,7 +51,7 @@ import Testing
         await server.stop()
         #expect(refused.isEmpty, "answered without the token: \(refused)")
         #expect(health == ["200"])
-        #expect(server.fixture.engine.submitted.isEmpty)
+        #expect(server.fixture.jobFarm.submitted.isEmpty)
     }
 
     @Test func withTheTokenOnlyTheCanonicalSpellingReachesAnOperation() async throws {
@@ -70,6 +70,6 @@ import Testing
         await server.stop()
         #expect(reached.isEmpty, "not answered 404: \(reached)")
         #expect(canonical == ["200", "200"])
-        #expect(server.fixture.engine.submitted.isEmpty)
+        #expect(server.fixture.jobFarm.submitted.isEmpty)
     }
 }

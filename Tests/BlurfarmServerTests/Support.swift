@@ -8,27 +8,27 @@ import Logging
 import Synchronization
 import Testing
 
-/// An engine the tests script: it records what the service asks of it and sends the events
+/// An farm the tests script: it records what the service asks of it and sends the events
 /// a test gives it, as the real farm would.
-final class ScriptedEngine: FarmEngine {
+final class ScriptedFarm: JobFarm {
     struct State {
         var submitted: [ServedJob] = []
         var calls: [String] = []
-        var listeners: [AsyncStream<EngineEvent>.Continuation] = []
+        var listeners: [AsyncStream<JobFarmEvent>.Continuation] = []
         var refusal: String?
         var workers: [WorkerInfo] = []
     }
 
     let state = Mutex(State())
 
-    func submit(_ job: ServedJob) throws(EngineRefusal) {
+    func submit(_ job: ServedJob) throws(JobFarmRefusal) {
         let refusal = state.withLock { state -> String? in
             if let refusal = state.refusal { return refusal }
             state.submitted.append(job)
             state.calls.append("submit \(job.id)")
             return nil
         }
-        if let refusal { throw EngineRefusal(refusal) }
+        if let refusal { throw JobFarmRefusal(refusal) }
     }
 
     func cancel(_ id: Int64) { record("cancel \(id)") }
@@ -36,8 +36,8 @@ final class ScriptedEngine: FarmEngine {
     func resume(_ id: Int64) { record("resume \(id)") }
     func setPriority(_ id: Int64, _ priority: Int) { record("priority \(id) \(priority)") }
 
-    func events() -> AsyncStream<EngineEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: EngineEvent.self)
+    func events() -> AsyncStream<JobFarmEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: JobFarmEvent.self)
         state.withLock { $0.listeners.append(continuation) }
         return stream
     }
@@ -47,7 +47,7 @@ final class ScriptedEngine: FarmEngine {
     func shutdown(grace: Duration) async { record("shutdown") }
 
     /// Sends `event` to the service.
-    func emit(_ event: EngineEvent) {
+    func emit(_ event: JobFarmEvent) {
         for listener in state.withLock({ $0.listeners }) { listener.yield(event) }
     }
 
@@ -58,11 +58,11 @@ final class ScriptedEngine: FarmEngine {
 }
 
 /// A root folder with two photos under `in/`, a queue database beside it, and a service over
-/// a scripted engine.
+/// a scripted farm.
 struct ServerFixture {
     let folder: URL
     let root: String
-    let engine = ScriptedEngine()
+    let jobFarm = ScriptedFarm()
     let service: FarmService
     let store: QueueStore
 
@@ -98,7 +98,7 @@ struct ServerFixture {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         service = FarmService(
-            store: store, engine: engine,
+            store: store, jobFarm: jobFarm,
             loader: JobLoader(configuration: FarmConfiguration(), registry: .builtIn, reads: []),
             roots: try Roots([root]), scheduler: Scheduler(depth: depth), progressInterval: progressInterval,
             logger: logger)

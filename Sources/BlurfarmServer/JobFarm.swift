@@ -4,7 +4,7 @@ import BlurfarmImageIO
 import BlurfarmCoordinator
 import BlurfarmKernels
 
-/// What the service gives the engine: one job of the queue, planned.
+/// What the service gives the farm: one job of the queue, planned.
 public struct ServedJob: Sendable {
     /// The queue's id of the job.
     public var id: Int64
@@ -33,7 +33,7 @@ public struct ServedJob: Sendable {
     }
 }
 
-/// How one output ended, as the engine reports it.
+/// How one output ended, as the farm reports it.
 public struct OutputOutcome: Sendable, Equatable {
     /// `written`, `failed`, `cancelled` or `stopped`.
     public var status: JobOutputState
@@ -67,8 +67,8 @@ public struct OutputOutcome: Sendable, Equatable {
     }
 }
 
-/// What the engine tells the service, by the queue's job ids.
-public enum EngineEvent: Sendable, Equatable {
+/// What the farm tells the service, by the queue's job ids.
+public enum JobFarmEvent: Sendable, Equatable {
     /// The job's outputs are planned: `outputs` in all, `upToDate` of them already.
     case accepted(job: Int64, outputs: Int, upToDate: Int)
     /// An output started, in `tiles` tiles.
@@ -87,21 +87,21 @@ public enum EngineEvent: Sendable, Equatable {
     case finished(job: Int64, failed: Int, cancelled: Bool)
 }
 
-/// Why the engine refused a job (another run holds its lock, its state folder cannot be read).
-public struct EngineRefusal: Error, Sendable, CustomStringConvertible {
-    /// The engine's message, naming the file.
+/// Why the farm refused a job (another run holds its lock, its state folder cannot be read).
+public struct JobFarmRefusal: Error, Sendable, CustomStringConvertible {
+    /// The farm's message, naming the file.
     public var description: String
 
     /// A refusal saying `description`.
     public init(_ description: String) { self.description = description }
 }
 
-/// The render engine as the service uses it: one worker pool for every job. ``FarmBridge``
-/// is the engine of `blurfarm serve` (the coordinator's `Farm`); the service's tests drive
+/// The farm as the service uses it: one worker pool for every job. ``FarmBridge``
+/// is the farm of `blurfarm serve` (the coordinator's `Farm`); the service's tests drive
 /// the service through a scripted one.
-public protocol FarmEngine: Sendable {
-    /// Queues the job's outputs (those not up to date); the engine reports on it by its id.
-    func submit(_ job: ServedJob) throws(EngineRefusal)
+public protocol JobFarm: Sendable {
+    /// Queues the job's outputs (those not up to date); the farm reports on it by its id.
+    func submit(_ job: ServedJob) throws(JobFarmRefusal)
     /// Drops the job's tiles; it finishes as cancelled.
     func cancel(_ id: Int64)
     /// Starts no new output of the job.
@@ -111,7 +111,7 @@ public protocol FarmEngine: Sendable {
     /// Changes the job's priority for the tiles not yet sent.
     func setPriority(_ id: Int64, _ priority: Int)
     /// Every event from now on.
-    func events() -> AsyncStream<EngineEvent>
+    func events() -> AsyncStream<JobFarmEvent>
     /// The worker processes.
     func workers() -> [WorkerInfo]
     /// Stops taking jobs, lets running tiles finish for up to `grace`, then stops the workers.

@@ -3,10 +3,10 @@ import BlurfarmSystem
 import Foundation
 import GRDB
 
-// The engine's events: each a change of the queue in one transaction with its event, after
+// The farm's events: each a change of the queue in one transaction with its event, after
 // the tiles rendered before it (FarmService+Progress.swift).
 extension FarmService {
-    func handle(_ event: EngineEvent) {
+    func handle(_ event: JobFarmEvent) {
         do throws(ServiceError) {
             try apply(event)
         } catch {
@@ -14,7 +14,7 @@ extension FarmService {
         }
     }
 
-    private func apply(_ event: EngineEvent) throws(ServiceError) {
+    private func apply(_ event: JobFarmEvent) throws(ServiceError) {
         if case .tilesDone(let id, let output, let done, let total) = event {
             pendingTiles[id, default: PendingTiles()].add(output: output, done: done, total: total)
             if progressTask == nil {
@@ -81,7 +81,7 @@ extension FarmService {
                 if let refusal { job.refusal = refusal }
             }
         case .workersChanged:
-            let workers = engine.workers()
+            let workers = jobFarm.workers()
             try save(kind: .workers) { _ in workers }
         case .finished(let id, let failed, let cancelled):
             try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
