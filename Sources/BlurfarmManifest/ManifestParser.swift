@@ -128,6 +128,21 @@ private struct TreeBuilder {
         }
     }
 
+    /// The next line of the block whose column is `c`, or nil where the block ends (a line left
+    /// of it). A dropped line is skipped with the lines it holds and makes the block incomplete;
+    /// one left of the block ends it incomplete too, as it may have belonged here: its
+    /// indentation cannot be trusted.
+    mutating func nextLine(ofBlockAt c: Int, incomplete: inout Bool) -> Token? {
+        while i < tokens.count {
+            let t = tokens[i]
+            if t.kind == .broken { incomplete = true }
+            if t.column < c { return nil }
+            if t.kind != .broken { return t }
+            skipBlock(of: t)
+        }
+        return nil
+    }
+
     mutating func parseMap(depth: Int, column c: Int) -> Node {
         let start = location(tokens[i])
         var entries: [Node.MapEntry] = []
@@ -135,18 +150,7 @@ private struct TreeBuilder {
         var incomplete = false
         var previousHadInlineValue = false
         var previousEntry: Int?
-        while i < tokens.count {
-            let t = tokens[i]
-            if t.column < c {
-                // A dropped line may have belonged here: its indentation cannot be trusted.
-                if t.kind == .broken { incomplete = true }
-                break
-            }
-            if t.kind == .broken {
-                incomplete = true
-                skipBlock(of: t)
-                continue
-            }
+        while let t = nextLine(ofBlockAt: c, incomplete: &incomplete) {
             if t.column > c {
                 if previousHadInlineValue, t.kind == .value {
                     error("multi-line values are not supported; write the value on one line", at: t)
@@ -226,17 +230,7 @@ private struct TreeBuilder {
         let start = location(tokens[i])
         var items: [Node] = []
         var incomplete = false
-        while i < tokens.count {
-            let t = tokens[i]
-            if t.column < c {
-                if t.kind == .broken { incomplete = true }
-                break
-            }
-            if t.kind == .broken {
-                incomplete = true
-                skipBlock(of: t)
-                continue
-            }
+        while let t = nextLine(ofBlockAt: c, incomplete: &incomplete) {
             if t.column > c {
                 error("unexpected indentation", at: t)
                 incomplete = true
