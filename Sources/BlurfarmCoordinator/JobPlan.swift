@@ -8,27 +8,32 @@ public struct PlannedOutput: Sendable {
     public let variant: VariantSpec
     /// Where the output goes (relative paths are relative to the working directory).
     public let path: String
-    /// For one size of a variant with `sizes`, the largest of them: one decode of the input at
-    /// that width serves every size (``decodeResize``). nil otherwise.
+    /// The width of the decode this output shares (``decodeResize``): for one size of a variant
+    /// with `sizes`, the largest of them, one decode of the input at that width serving every
+    /// size; for a variant resized to one of those widths alone (``JobPlanner/sharingDecodes(_:)``),
+    /// the same largest, so that it has that size's pixels. nil otherwise.
     public var largestSize: Int? = nil
+    /// Whether this output is one size of a variant with `sizes` (what `{size}` names).
+    public var isSize = false
 
     /// For one size of a variant with `sizes`, that size (what `{size}` expands to: the width
     /// the variant was sized to); nil otherwise.
-    public var size: Int? { largestSize == nil ? nil : variant.resize?.width }
+    public var size: Int? { isSize ? variant.resize?.width : nil }
 
     /// Why this size of a variant with `sizes` is not written when its image came out `width`
     /// pixels wide, not its size's: the input was replaced by a narrower one after the plan
     /// read its header. Its name would claim a width it does not have; the next run plans it
     /// as not made (``NotEnlargedOutput``). Nil for any other output, or the right width.
     public func sizeMismatch(width: Int) -> OutputFailure? {
-        guard largestSize != nil, let size = variant.resize?.width, width != size else { return nil }
+        guard let size, width != size else { return nil }
         return .verification(
             "\(path): the input became narrower than \(size) px after the job was planned (the image is \(width) px "
                 + "wide): not written, as its name would claim a width it does not have; the next run plans it again")
     }
 
     /// The resize the input is decoded at for this output: the variant's, or for one of
-    /// several sizes the largest's (the smaller sizes are reduced from it).
+    /// several sizes (and a width alone that is one of them) the largest's (the smaller sizes
+    /// are reduced from it).
     public var decodeResize: ResizeSpec? {
         guard let largestSize, var resize = variant.resize else { return variant.resize }
         resize.width = largestSize

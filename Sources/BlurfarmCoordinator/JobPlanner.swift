@@ -184,9 +184,10 @@ public enum JobPlanner {
                 }
             }
             // Each size of each format: the formats of one size are made from one render.
-            let each = variants.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
-                variant.eachFormat().map { (size, largest, $0) }
-            }
+            let each = sharingDecodes(
+                variants.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
+                    variant.eachFormat().map { (size, largest, $0) }
+                })
             for (size, largest, variant) in each {
                 guard let path = path(variant, size: size) else { continue }
                 let shownPath = ShownName.of(path)
@@ -215,7 +216,7 @@ public enum JobPlanner {
                         at: variant.pathLocation))
                 } else {
                     writers[identity] = (relative, variant, path)
-                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest))
+                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, isSize: size != nil))
                 }
             }
             inputs.append(PlannedInput(
@@ -226,6 +227,28 @@ public enum JobPlanner {
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
             refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
             passedThrough: passedThrough, regionFiles: regionFiles))
+    }
+
+    /// The outputs of one input with each variant resized to one width alone (`resize: width:
+    /// W`, fitted inside) that another variant makes as one of its `sizes` for this input, with
+    /// the same `upscale` and `sharpen`, given that variant's largest size: one decode then
+    /// serves both, and the two have the same pixels, the size's (a srcset and a blurred
+    /// backdrop at one of its widths, as a libvips script makes them). Where several variants
+    /// make that size, the smallest largest serves.
+    static func sharingDecodes(
+        _ outputs: [(size: Int?, largest: Int?, variant: VariantSpec)]
+    ) -> [(size: Int?, largest: Int?, variant: VariantSpec)] {
+        var largestOf: [ResizeSpec: Int] = [:]
+        for (size, largest, variant) in outputs {
+            guard size != nil, let largest, let resize = variant.resize else { continue }
+            largestOf[resize] = min(largestOf[resize] ?? largest, largest)
+        }
+        return outputs.map { size, largest, variant in
+            guard size == nil, let resize = variant.resize, resize.sizes.isEmpty, resize.height == nil,
+                resize.fit == .inside, let shared = largestOf[resize]
+            else { return (size, largest, variant) }
+            return (size, shared, variant)
+        }
     }
 
     /// A diagnostic at each input glob that matches no file the job takes: a warning when

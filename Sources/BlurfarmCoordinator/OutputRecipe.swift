@@ -8,7 +8,8 @@ import BlurfarmManifest
 /// the filters come from (a rebuilt plugin makes its outputs run again). Part of an output's
 /// up-to-date key;
 /// the output's path, the variant's name, tiling and verification are not (they do not change
-/// the bytes). A size of several reduced from a larger one's decode says so (`from=1024`): its
+/// the bytes). A size of several (or a width alone sharing their decode) reduced from a larger
+/// one's decode says so (`from=1024`): its
 /// bytes are not those of a resize to that width alone. Settings added after the first release
 /// (crop, sharpening, progressive JPEG, subsampling, optimized coding, effort, sizes, regions) appear only when they differ from their defaults, so the recipes of outputs
 /// that do not use them, and their records, stay as they were.

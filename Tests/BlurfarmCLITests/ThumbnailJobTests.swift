@@ -191,4 +191,76 @@ import Testing
         let sharpened = try folder.run().1
         #expect(sharpened["written"] == 6 && sharpened["decoded"] == 2, "\(sharpened)")
     }
+
+    /// A variant resized to one width alone that another variant makes as one of its sizes
+    /// shares that decode: it has the size's pixels (a srcset and a blurred backdrop at one of
+    /// its widths, as a libvips script makes them), one decode less an input; a width that is
+    /// none of the sizes, or the same width with other settings, decodes on its own.
+    @Test func aWidthAloneThatIsOneOfTheSizesHasThatSizesPixelsFromItsDecode() throws {
+        let folder = try ThumbnailJobTests.Folder()
+        defer { try? FileManager.default.removeItem(at: folder.root) }
+        try FileManager.default.copyItem(atPath: Corpus.path("photos/mate-Aqua.jpg"), toPath: folder.path("in/aqua.jpg"))
+        try """
+            job: srcset
+            inputs: [in/*.jpg]
+            outputs:
+              - name: srcset
+                path: out/{stem}-{size}.png
+                resize:
+                  sizes: [120, 240, 480]
+              - name: alone
+                path: out/alone/{stem}.png
+                resize:
+                  width: 240
+              - name: backdrop
+                path: out/backdrop/{stem}.png
+                resize:
+                  width: 240
+                filters:
+                  - gaussian:
+                      sigma: 4
+              - name: other
+                path: out/other/{stem}.png
+                resize:
+                  width: 200
+              - name: sharpened
+                path: out/sharpened/{stem}.png
+                resize:
+                  width: 240
+                  sharpen: true
+
+            """.write(toFile: folder.manifest, atomically: true, encoding: .utf8)
+        let (run, counts) = try folder.run()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(counts["written"] == 14 && counts["decoded"] == 2, "\(counts)")
+        for stem in ["aqua", "flower"] {
+            let size = try ImageReader.read(folder.path("out/\(stem)-240.png"))
+            let alone = try ImageReader.read(folder.path("out/alone/\(stem).png"))
+            // Reduced from the 480's decode, as the size is: not the thumbnail at 240 on its own.
+            #expect(samples(alone) == samples(size), "\(stem): the width alone is not the size's pixels")
+            let own = try ImageReader.thumbnail(folder.path("in/\(stem).jpg"), width: 240, height: nil, fit: .inside, upscale: false)
+            #expect(samples(own) != samples(size))
+            let sharpened = try ImageReader.read(folder.path("out/sharpened/\(stem).png"))
+            #expect(sharpened.pixels.rect == size.pixels.rect && samples(sharpened) != samples(size))
+            // The backdrop is the size's pixels blurred, as the in-process engine blurs them.
+            let backdrop = try ImageReader.read(folder.path("out/backdrop/\(stem).png"))
+            let blurred = try Blurfarm.run([
+                "apply", folder.path("out/\(stem)-240.png"), folder.path("blurred-\(stem).png"), "--filter", "gaussian sigma=4",
+            ])
+            #expect(blurred.status == 0, "\(blurred.stderr)")
+            #expect(samples(try ImageReader.read(folder.path("blurred-\(stem).png"))) == samples(backdrop))
+        }
+        // A plain thumbnail at its own width is the single thumbnail: `other` at 200 wide.
+        #expect(try ImageReader.header(ofFile: folder.path("out/other/aqua.png")).width == 200)
+        // Its recipe says where its pixels come from, so it is up to date by it.
+        #expect(try folder.run().1["skipped"] == 14)
+
+        /// Every sample of a decoded image, row by row.
+        func samples(_ image: DecodedImage) -> [Float] {
+            let p = image.pixels
+            return (p.rect.y..<p.rect.maxY).flatMap { y in
+                (p.rect.x..<p.rect.maxX).flatMap { x in [p[x, y].x, p[x, y].y, p[x, y].z, p[x, y].w] }
+            }
+        }
+    }
 }
