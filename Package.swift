@@ -307,6 +307,10 @@ let package = Package(
             dependencies: ["BlurfarmTestSupport", "BlurfarmBench"],
             swiftSettings: strict),
         .testTarget(
+            name: "BlurfarmFarmTests",
+            dependencies: ["BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator"],
+            swiftSettings: strict),
+        .testTarget(
             name: "BlurfarmCLITests",
             dependencies: ["BlurfarmFarm", 
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",

@@ -1,12 +1,12 @@
 import BlurfarmFarm
-import BlurfarmTestSupport
 import Foundation
 import Testing
 
 /// `run --log`'s lines (BlurfarmFarm's `RunLog`), by value.
 @Suite struct RunLogTests {
     @Test func eachLineIsStampedWithTheProcessAndEscaped() throws {
-        let folder = try Fixtures.temporaryFolder()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-runlog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("run.log").path
         try RunLog(path: path).write("a\nb")
