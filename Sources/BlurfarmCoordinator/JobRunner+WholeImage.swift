@@ -24,7 +24,7 @@ extension JobRunner {
     /// least as many inputs wait (this one included, `waiting`) as there are workers — so that
     /// the others have images of their own: each worker then decodes, filters and encodes
     /// images of its own, every core running codecs, and no pixel crosses a process boundary
-    /// (the outputs the streamed path could make, the worker makes band by band too). Else
+    /// (a task whose outputs can all be streamed, the worker makes band by band). Else
     /// the image is made here: band by band with its tiles spread over the workers, or decoded
     /// whole. The input's size comes with them.
     func wholeImage(

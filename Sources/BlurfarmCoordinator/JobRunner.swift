@@ -135,10 +135,10 @@ public struct JobRunner: Sendable {
     /// Runs the outputs of one input, those of one decode after another so that one decoded
     /// image (or one set of sizes) at a time is held, and returns their reports in the plan's
     /// order.
-    /// The outputs the streamed path cannot make go to one worker per decode when they should
-    /// (``wholeImage(_:pool:waiting:verify:)``, `waiting` inputs left with this one); the
-    /// others, and those too large for a worker's answer, are made here (one of `decodes` at
-    /// a time).
+    /// The outputs go to one worker per decode when they should
+    /// (``wholeImage(_:pool:waiting:verify:)``, `waiting` inputs left with this one); else,
+    /// and those too large for a worker's answer, they are made here (one of `decodes` at a
+    /// time).
     private func run(
         _ input: PlannedInput, waiting: Int, decodes: DispatchSemaphore, tileSize: Int, verify: VerifyMode,
         control: JobControl, events: @escaping @Sendable (Event) -> Void

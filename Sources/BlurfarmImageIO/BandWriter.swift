@@ -114,11 +114,11 @@ public final class BandWriter: @unchecked Sendable {
         background = options.background
         // canWrite: with 4 channels and no source alpha, the format has no alpha.
         alpha = format.storesAlpha && sourceHadAlpha
+        let folder = try file.map { file throws(ImageIOError) in
+            try AtomicFile.openFolder(of: output, confinement: file.confinement)
+        }
         let plan = JPEGChunks.plan(width: width, height: height, format: format, options: options, bitDepth: bitDepth)
         if let plan, JPEGChunks.encodesInParallel {
-            let folder = try file.map { file throws(ImageIOError) in
-                try AtomicFile.openFolder(of: output, confinement: file.confinement)
-            }
             encoder = .chunks(
                 JPEGChunkQueue(width: width, height: height, plan: plan, metadata: metadata, options: options), folder: folder,
                 temporaryFiles: file?.temporaryFiles)
@@ -131,50 +131,34 @@ public final class BandWriter: @unchecked Sendable {
                 format: bitDepth == 16 ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR,
                 interpretation: ImageWriter.interpretation(bitDepth: bitDepth), capacity: max(1, ringRows))
         } catch {
+            if let folder { Syscalls.close(folder) }
             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
         }
         encoder = .saver(rows)
         // A large JPEG's restart markers where its chunks would end (the bytes of the chunks).
         let restartInterval = plan?.interval ?? 0
         ImageWriter.tag(rows.image, metadata: metadata, options: options)
-        let folder: Int32?
-        do {
-            folder = try file.map { file throws(ImageIOError) in
-                try AtomicFile.openFolder(of: output, confinement: file.confinement)
-            }
-        } catch {
-            rows.close()
-            throw error
-        }
         // A thread refused (the user's `ulimit -u`) fails the writer at once: the appends would
         // wait for a saver that never runs.
         do throws(Threads.StartFailure) {
             try Threads.start(stackSize: 8 << 20) { [self] in
                 let result = Result { () throws(ImageIOError) -> [UInt8]? in
-                    guard let folder, let file else {
+                    // In memory (and for a file whose saver cannot write it as it is: encoded,
+                    // stripped, then written).
+                    func encoded() throws(ImageIOError) -> [UInt8] {
                         do throws(LibvipsFailure) {
                             return try format.encode(rows.image, options: options, restartInterval: restartInterval)
                         } catch {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
                     }
+                    guard let folder, let file else { return try encoded() }
+                    guard format.savesDirectly(options) else {
+                        try AtomicFile.write(try encoded(), to: output, inFolder: folder, temporaryFiles: file.temporaryFiles)
+                        return nil
+                    }
                     try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: file.temporaryFiles) {
                         (descriptor) throws(ImageIOError) in
-                        guard format.savesDirectly(options) else {
-                            // Encoded in memory, stripped, then written.
-                            let bytes: [UInt8]
-                            do throws(LibvipsFailure) {
-                                bytes = try format.encode(rows.image, options: options, restartInterval: restartInterval)
-                            } catch {
-                                throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
-                            }
-                            do throws(SystemCallError) {
-                                try Syscalls.writeAll(descriptor, bytes)
-                            } catch {
-                                throw ImageIOError(code: .writeFailed, path: path, message: "\(error.call) failed: \(error.reason)")
-                            }
-                            return
-                        }
                         let target = VipsTargetRef(file: descriptor)
                         let encoding = Result { () throws(LibvipsFailure) in
                             try Libvips.save(format.saverName, to: target) {
@@ -314,14 +298,7 @@ public final class BandWriter: @unchecked Sendable {
                         throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                     }
                     guard let folder else { return bytes }
-                    try AtomicFile.write(to: OutputPath(path), inFolder: folder, temporaryFiles: temporaryFiles) {
-                        (descriptor) throws(ImageIOError) in
-                        do throws(SystemCallError) {
-                            try Syscalls.writeAll(descriptor, bytes)
-                        } catch {
-                            throw ImageIOError(code: .writeFailed, path: path, message: "\(error.call) failed: \(error.reason)")
-                        }
-                    }
+                    try AtomicFile.write(bytes, to: OutputPath(path), inFolder: folder, temporaryFiles: temporaryFiles)
                     return nil
                 }
                 done = result

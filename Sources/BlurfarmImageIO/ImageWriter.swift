@@ -4,6 +4,15 @@ import CVipsShim
 
 /// Encodes pixels to image files through libvips, atomically.
 public enum ImageWriter {
+    /// The cores this process's encoders may use at once: the machine's by default. A large
+    /// JPEG's chunks are encoded at once from ``JPEGChunks/parallelCores`` of them, else in one
+    /// go with the same restart markers (the same bytes either way). A worker process, one
+    /// core's worth of work of a pool that has a worker a core, sets 1.
+    public static var encoderCores: Int {
+        get { JPEGChunks.cores.load(ordering: .relaxed) }
+        set { JPEGChunks.cores.store(max(1, newValue), ordering: .relaxed) }
+    }
+
     /// Why the libvips in use cannot write `format`, or nil when it can. Only AVIF may be
     /// missing: it needs libvips's `heifsave` and a libheif with an AV1 encoder, which is
     /// found out once per process by encoding an 8 × 8 image.

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmPlugins
 import BlurfarmSharedMemory
@@ -51,6 +52,8 @@ public enum WorkerProcess {
         // pages: with whole 1080p images in the workers, `perf record` put the kernel's page
         // zeroing at 14% of the run before, 9.7% after.
         Syscalls.reuseFreedMemory(arenas: 1)
+        // One core's worth of work: a large JPEG's chunks are encoded in one go, not on every core.
+        ImageWriter.encoderCores = 1
         let runner = TaskRunner(
             registry: registry, plugins: PluginLoader(folders: pluginFolders),
             segments: SharedSegmentTable(ownerPID: coordinatorPID))

@@ -181,6 +181,49 @@ struct BandStreamTests {
         }
     }
 
+    /// A JPEG of 8 MP or more is encoded with restart markers where its chunks end: the chunks
+    /// encoded at once (from `JPEGChunks.parallelCores` cores) or the image in one go give the
+    /// same bytes, whole or band by band, to a file or in memory; an abandoned chunked write
+    /// leaves the output as it was and no temporary file.
+    @Test func aLargeJPEGGivesTheSameBytesEncodedInChunksAtOnceOrInOneGo() throws {
+        let image = try ImageReader.read(Corpus.path("special/bench-3840x2160.jpg"))
+        let options = EncodeOptions(quality: 90, metadata: .keepICC)
+        let cores = ImageWriter.encoderCores
+        defer { ImageWriter.encoderCores = cores }
+        var files: [[UInt8]] = []
+        for encoderCores in [1, JPEGChunks.parallelCores] {
+            ImageWriter.encoderCores = encoderCores
+            #expect(JPEGChunks.encodesInParallel == (encoderCores > 1))
+            let (whole, banded) = try bothWays(
+                image.pixels, to: "big.jpg", bitDepth: 8, hadAlpha: false, metadata: image.metadata, options: options,
+                ringRows: 256)
+            let writer = try BandWriter.inMemory(
+                path: "big.jpg", width: image.pixels.rect.width, height: image.pixels.rect.height, channels: 3,
+                sourceBitDepth: 8, sourceHadAlpha: false, metadata: image.metadata, options: options)
+            let samples = AnyPixels.uninitialized(image.pixels.rect, writer.layout)
+            samples.store(image.pixels, in: image.pixels.rect, background: writer.background)
+            try writer.append(samples)
+            files += [whole, banded, try writer.finishEncoded()]
+
+            let scratch = try ScratchFolder()
+            defer { scratch.remove() }
+            let path = scratch.file("out.jpg")
+            try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+            let abandoned = try BandWriter(
+                path: path, width: image.pixels.rect.width, height: image.pixels.rect.height, channels: 3,
+                sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: options, temporaryFiles: TemporaryFiles())
+            let top = Rect(width: image.pixels.rect.width, height: 600)
+            let part = AnyPixels.uninitialized(top, abandoned.layout)
+            part.store(image.pixels, in: top, background: abandoned.background)
+            try abandoned.append(part)
+            abandoned.abandon()
+            #expect(try scratch.contents() == ["out.jpg"], "\(encoderCores) cores: temporary files left behind")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("old".utf8))
+        }
+        #expect(files.allSatisfy { $0 == files[0] }, "\(files.map(\.count))")
+        #expect(zip(files[0], files[0].dropFirst()).contains { $0 == 0xFF && $1 == 0xD0 }, "restart markers")
+    }
+
     /// Translucency found late is not written band by band.
     @Test func translucencyFoundLateIsNotWrittenInBands() {
         #expect(BandWriter.canWrite(to: "a.jpg", channels: 3, sourceHadAlpha: false, options: EncodeOptions(metadata: .strip)))

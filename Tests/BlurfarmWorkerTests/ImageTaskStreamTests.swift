@@ -29,7 +29,7 @@ import Glibc
     }
 
     /// The worker's answer to `outputs` of `input`, one task through the `Worker` loop over pipes.
-    static func answer(_ input: String, _ outputs: [ImageTaskOutput]) throws -> ImageResult {
+    static func answer(_ input: String, _ outputs: [ImageTaskOutput], inputName: String? = nil) throws -> ImageResult {
         var toWorker: [Int32] = [0, 0], fromWorker: [Int32] = [0, 0]
         #expect(pipe(&toWorker) == 0 && pipe(&fromWorker) == 0)
         defer { for fd in toWorker + fromWorker { close(fd) } }
@@ -43,7 +43,7 @@ import Glibc
         _ = try reader.next()  // hello
         _ = try reader.next()  // ready
         let task = ImageTask(
-            taskID: 9, imageID: 1, attempt: 1, input: input, inputName: input, pixelLimit: 100_000_000,
+            taskID: 9, imageID: 1, attempt: 1, input: input, inputName: inputName ?? input, pixelLimit: 100_000_000,
             memoryLimit: 1 << 30, decode: .whole, outputs: outputs)
         func send(_ message: WireMessage) throws {
             let frame = try FrameEncoder.encode(message)
@@ -108,13 +108,22 @@ import Glibc
         }
     }
 
+    /// A JPEG cut in the middle of its data (its end marker put back, so that it opens and
+    /// fails only as its rows are read): the output's failure is the decode's, naming the
+    /// input as the job names it, not the worker's path.
     @Test func aDecodeThatFailsIsTheOutputsFailureNamingTheInput() throws {
-        let result = try Self.answer(Corpus.path("special/truncated.jpg"), [Self.output("out/t.jpg", Self.blur)])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-cut-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cut = folder.appendingPathComponent("cut.jpg").path
+        try LyingFiles.truncatedWithEndMarker(Corpus.path("batch1080/b04.jpg"), keeping: 0.5).write(to: URL(fileURLWithPath: cut))
+        let result = try Self.answer(cut, [Self.output("out/t.jpg", Self.blur)], inputName: "in/cut.jpg")
         guard case .failed(let failure) = try #require(result.outputs.first) else {
-            Issue.record("a truncated JPEG was encoded")
+            Issue.record("a cut JPEG was encoded")
             return
         }
         #expect(failure.kind == .decode)
-        #expect(failure.path == Corpus.path("special/truncated.jpg"), "\(failure)")
+        #expect(failure.path == "in/cut.jpg", "\(failure)")
+        #expect(!failure.message.contains(cut), "\(failure)")
     }
 }

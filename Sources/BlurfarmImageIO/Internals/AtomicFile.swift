@@ -221,7 +221,17 @@ enum AtomicFile {
     static func write(
         _ bytes: [UInt8], to output: OutputPath, temporaryFiles: TemporaryFiles?, confinement: RootConfinement? = nil
     ) throws(ImageIOError) {
-        try write(to: output, temporaryFiles: temporaryFiles, confinement: confinement) { (descriptor) throws(ImageIOError) in
+        let folder = try openFolder(of: output, confinement: confinement)
+        defer { Syscalls.close(folder) }
+        try write(bytes, to: output, inFolder: folder, temporaryFiles: temporaryFiles)
+    }
+
+    /// Writes `bytes` to a new temporary file for `output` in its open folder `folder`,
+    /// atomically (``write(to:inFolder:temporaryFiles:unnamed:contents:)``).
+    static func write(
+        _ bytes: [UInt8], to output: OutputPath, inFolder folder: Int32, temporaryFiles: TemporaryFiles?
+    ) throws(ImageIOError) {
+        try write(to: output, inFolder: folder, temporaryFiles: temporaryFiles) { (descriptor) throws(ImageIOError) in
             do throws(SystemCallError) {
                 try Syscalls.writeAll(descriptor, bytes)
             } catch {

@@ -37,9 +37,12 @@ enum JPEGChunks {
     /// The cores from which the chunks are encoded at once.
     static let parallelCores = 4
 
-    /// Whether this machine encodes a plan's chunks at once (else one serial encode with its
+    /// The cores this process's encoders may use at once (``ImageWriter/encoderCores``).
+    static let cores = Atomic<Int>(ProcessInfo.processInfo.activeProcessorCount)
+
+    /// Whether this process encodes a plan's chunks at once (else one serial encode with its
     /// restart interval: the same bytes).
-    static var encodesInParallel: Bool { ProcessInfo.processInfo.activeProcessorCount >= parallelCores }
+    static var encodesInParallel: Bool { cores.load(ordering: .relaxed) >= parallelCores }
 
     /// How an image is cut: `rows` pixel rows a chunk (the last has what is left), a restart
     /// interval of `interval` MCUs (one chunk's).
@@ -232,7 +235,7 @@ final class JPEGChunkQueue: @unchecked Sendable {
 
     init(width: Int, height: Int, plan: JPEGChunks.Plan, metadata: ImageMetadata?, options: EncodeOptions) {
         (self.width, self.height, self.plan, self.metadata, self.options) = (width, height, plan, metadata, options)
-        slots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
+        slots = DispatchSemaphore(value: max(1, JPEGChunks.cores.load(ordering: .relaxed)))
     }
 
     /// Takes `count` rows of packed 8-bit RGB at `rows` (copied: the caller may reuse them).
