@@ -13,12 +13,9 @@ public struct PlannedOutput: Sendable {
     /// size; for a variant resized to one of those widths alone (``JobPlanner/sharingDecodes(_:)``),
     /// the same largest, so that it has that size's pixels. nil otherwise.
     public var largestSize: Int? = nil
-    /// Whether this output is one size of a variant with `sizes` (what `{size}` names).
-    public var isSize = false
-
     /// For one size of a variant with `sizes`, that size (what `{size}` expands to: the width
     /// the variant was sized to); nil otherwise.
-    public var size: Int? { isSize ? variant.resize?.width : nil }
+    public var size: Int? = nil
 
     /// Why this size of a variant with `sizes` is not written when its image came out `width`
     /// pixels wide, not its size's: the input was replaced by a narrower one after the plan

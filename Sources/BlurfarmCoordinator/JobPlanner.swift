@@ -216,7 +216,7 @@ public enum JobPlanner {
                         at: variant.pathLocation))
                 } else {
                     writers[identity] = (relative, variant, path)
-                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, isSize: size != nil))
+                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, size: size))
                 }
             }
             inputs.append(PlannedInput(
@@ -244,9 +244,10 @@ public enum JobPlanner {
             largestOf[resize] = min(largestOf[resize] ?? largest, largest)
         }
         return outputs.map { size, largest, variant in
-            guard size == nil, let resize = variant.resize, resize.sizes.isEmpty, resize.height == nil,
-                resize.fit == .inside, let shared = largestOf[resize]
-            else { return (size, largest, variant) }
+            // The keys are sizes' resizes: a width, fitted inside; equal to one, a width alone.
+            guard size == nil, let resize = variant.resize, let shared = largestOf[resize] else {
+                return (size, largest, variant)
+            }
             return (size, shared, variant)
         }
     }
