@@ -175,8 +175,8 @@ let package = Package(
         .target(
             name: "BlurfarmCluster",
             dependencies: [
-                "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator",
-                "BlurfarmState", "BlurfarmSystem",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
+                "BlurfarmSystem",
             ],
             swiftSettings: strict),
         .target(

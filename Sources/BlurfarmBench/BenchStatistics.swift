@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 
 #if canImport(Glibc)
@@ -29,13 +30,6 @@ public enum BenchStatistics {
     }
 }
 
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
-    }
-}
 
 /// Facts about this machine for benchmark reports.
 public enum Machine {

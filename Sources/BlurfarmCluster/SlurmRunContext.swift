@@ -1,4 +1,3 @@
-import BlurfarmFarm
 import BlurfarmState
 import BlurfarmCoordinator
 import BlurfarmCore
@@ -40,7 +39,7 @@ public struct SlurmRunContext {
         shardPlans = (0..<run.shards).map { plan.shard(JobShard(index: $0, count: run.shards)!, split: split) }
         self.stateFolder = stateFolder
         jobFolder = JobStateFolder(state: stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
-        plugins = FarmJob.pluginHashes(of: [plan], registry: registry)
+        plugins = registry.pluginHashes(of: [plan])
         self.recipeVersions = recipeVersions
     }
 
@@ -103,8 +102,6 @@ public struct SlurmRunContext {
         public var haveEnded: Bool { !shards.values.contains { !$0.hasEnded } && finisher?.hasEnded != false }
     }
 
-    /// The Slurm state of each shard (its latest submission's task), and of the latest finisher.
-    /// - Throws: ``ClusterError`` when `scontrol` fails.
     /// How often `slurm status --wait` asks Slurm again: scontrol is cheap, and a finished run
     /// is seen within half a second.
     public static let statusPollInterval = 0.5
@@ -121,6 +118,8 @@ public struct SlurmRunContext {
         return states
     }
 
+    /// The Slurm state of each shard (its latest submission's task), and of the latest finisher.
+    /// - Throws: ``ClusterError`` when `scontrol` fails.
     public func slurmStates() throws(ClusterError) -> SlurmStates {
         var shards: [Int: SlurmClient.JobState] = [:]
         var known: [String: [Int: SlurmClient.JobState]] = [:]

@@ -358,11 +358,6 @@ public struct JobRunner: Sendable {
     }
 }
 
-extension Duration {
-    /// The duration in seconds.
-    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
-}
-
 extension ResizeSpec.Fit {
     /// The image reader's name for the same fit.
     public var thumbnailFit: ThumbnailFit {

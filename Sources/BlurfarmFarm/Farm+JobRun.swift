@@ -72,7 +72,7 @@ extension Farm {
         do throws(StateError) {
             incremental = IncrementalRun(
                 plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions,
-                plugins: FarmJob.pluginHashes(of: [plan], registry: job.registry), pixelLimit: configuration.pixelLimit,
+                plugins: job.registry.pluginHashes(of: [plan]), pixelLimit: configuration.pixelLimit,
                 force: job.force, retryFailed: job.retryFailed)
         } catch {
             problem(.state(error))

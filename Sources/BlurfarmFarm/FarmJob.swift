@@ -68,26 +68,6 @@ public struct FarmJob: Sendable {
         self.confinement = confinement
         self.keepsRecords = keepsRecords
     }
-
-    /// The plugin filters the jobs `plans` use, by name, sorted.
-    public static func pluginsUsed(by plans: [JobPlan], registry: FilterRegistry) -> [String] {
-        Set(plans.flatMap { plan in
-            plan.job.outputs.flatMap(\.filters).map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }
-        }).sorted()
-    }
-
-    /// The content hash of each plugin filter's library the jobs `plans` use, by filter name:
-    /// part of their outputs' recipe (a rebuilt plugin makes them run again). Plugins whose
-    /// library cannot be read are left out.
-    public static func pluginHashes(of plans: [JobPlan], registry: FilterRegistry) -> [String: String] {
-        var hashes: [String: String] = [:]
-        for name in pluginsUsed(by: plans, registry: registry) {
-            if case .plugin(let path) = registry.descriptor(named: name)?.origin, let hash = try? ContentHash.ofFile(path) {
-                hashes[name] = hash
-            }
-        }
-        return hashes
-    }
 }
 
 /// A job's number in a farm, given when it is submitted.

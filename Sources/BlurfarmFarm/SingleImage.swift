@@ -191,9 +191,7 @@ extension SingleImage.Summary {
     /// `edge` and `colour`: its size, the chain, the tiles and what rendered them, the bands
     /// when streamed, and how long each step took, in milliseconds.
     public func text(output: String, filters: [FilterSpec], edge: EdgeRule, colour: ColourMode) -> String {
-        func ms(_ duration: Duration) -> Int {
-            Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-        }
+        func ms(_ duration: Duration) -> Int { Int(duration.milliseconds) }
         let size = "\(output): \(width)x\(height), "
         let chain = filters.map(\.description).joined(separator: " | ")
         if let bands {

@@ -121,7 +121,7 @@ public enum LibvipsReference {
                 let output = try operation(input)
                 try Libvips.withComputedPixels(of: output) { _ in }
                 let elapsed = clock.now - start
-                seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+                seconds.append(elapsed.seconds)
             }
             return seconds
         } catch {

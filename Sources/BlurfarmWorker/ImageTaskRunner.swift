@@ -151,10 +151,3 @@ struct ImageTaskRunner: Sendable {
             message: error.message.replacing(task.input, with: task.inputName))
     }
 }
-
-extension Duration {
-    /// Whole nanoseconds, at least 0.
-    var nanoseconds: UInt64 {
-        UInt64(max(0, components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000))
-    }
-}

@@ -37,7 +37,7 @@ extension Apply {
 
         let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
-            plugins: FarmJob.pluginsUsed(by: [plan], registry: registry))
+            plugins: registry.plugins(usedBy: [plan]))
         let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, keepsRecords: false, log: nil)
         let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
         defer { engineFarm.shutdown() }

@@ -202,7 +202,7 @@ struct Apply: FarmCommand {
         try SingleImage.checkDestination(output, format: format, options: options)
         let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
-            plugins: specs.map(\.name).filter { registry.descriptor(named: $0)?.isPlugin == true }, oneImage: true)
+            plugins: registry.plugins(in: specs), oneImage: true)
         let image = SingleImage(
             input: input, output: output, format: format, resize: resize.map { ($0.width, $0.height, fit.thumbnailFit, upscale) },
             chain: chain, tileSize: tile, options: options, pixelLimit: configuration.pixelLimit,

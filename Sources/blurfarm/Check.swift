@@ -52,8 +52,8 @@ struct Check: FarmCommand {
     var json = false
 
     func execute() throws {
-        let (loaded, registry, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
-        let configuration = admission.applied(to: loaded)
+        let (loader, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
+        let (configuration, registry) = (admission.applied(to: loader.configuration), loader.registry)
         var unreadable = 0
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
@@ -68,7 +68,7 @@ struct Check: FarmCommand {
             // What a run would do to each output; a job whose records cannot be read, on standard error.
             let statuses = StatusDescription.of(
                 plans, state: farm.stateFolder(configuration), versions: Blurfarm.recipeVersions,
-                plugins: FarmJob.pluginHashes(of: plans, registry: registry), pixelLimit: configuration.pixelLimit)
+                plugins: registry.pluginHashes(of: plans), pixelLimit: configuration.pixelLimit)
             for case .failure(let error) in statuses { printError("\(error)") }
             let jobs = statuses.compactMap { try? $0.get() }
             if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }

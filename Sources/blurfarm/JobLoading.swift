@@ -9,13 +9,14 @@ import BlurfarmManifest
 /// that fails to load is a warning: jobs that do not use it run.
 ///
 /// The inputs' widths that `sizes` needs are kept in each job's state folder (``InputWidths``):
-/// read, and written back when `keepingWidths` (`run`; `check` only reads them).
+/// read, and written back when `keepingWidths` (`run`; `check` only reads them). Returns the
+/// loader too (its configuration and registry), which plans a job again (`run --watch`).
 func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, keepingWidths: Bool = false) throws
-    -> (FarmConfiguration, FilterRegistry, [JobPlan])
+    -> (JobLoader, [JobPlan])
 {
     let configuration = try farm.loadOrExit()
     let registry = farm.registry(for: configuration)
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
     loader.inputWidths = (farm.stateFolder(configuration), keepingWidths)
-    return (configuration, registry, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride).get())
+    return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride).get())
 }

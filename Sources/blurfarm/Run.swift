@@ -46,16 +46,17 @@ struct Run: FarmCommand {
     func execute() throws {
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
-        let (loaded, registry, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
+        let (loader, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
+        let registry = loader.registry
         let plans = sharding.select(allPlans)
-        let configuration = options.admission.applied(to: loaded)
+        let configuration = options.admission.applied(to: loader.configuration)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose,
             log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
         let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
-            plugins: FarmJob.pluginsUsed(by: plans, registry: registry))
+            plugins: registry.plugins(usedBy: plans))
         // Every job's lock before anything runs; held until the process ends.
         let locks: [JobLock]
         do throws(JobLocks.Failure) {
@@ -85,10 +86,8 @@ struct Run: FarmCommand {
         }
         if options.watch {
             let watch = JobWatch(stop: stop, warn: printer.warn)
-            // Each job planned again over the files as they are now, as loadJobs did; a plan
+            // Each job planned again over the files as they are now, by loadJobs's loader; a plan
             // refused now (two inputs that would write one output, say) is said, and not run.
-            var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
-            loader.inputWidths = (farm.stateFolder(configuration), true)
             do throws(FolderWatcher.Failure) {
                 try watch.run(plans, runJob: runJob) { plan in
                     let replanned = loader.replan(plan, tileOverride: options.tile)

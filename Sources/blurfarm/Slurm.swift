@@ -61,7 +61,8 @@ extension Slurm {
         }
 
         func execute() throws {
-            let (configuration, _, plans) = try loadJobs([FarmOptions.absolute(job)], farm: farm, tileOverride: nil)
+            let (loader, plans) = try loadJobs([FarmOptions.absolute(job)], farm: farm, tileOverride: nil)
+            let configuration = loader.configuration
             let plan = plans[0]
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
             printDiagnostics(Diagnostics(plan.unmatchedGlobs))
@@ -103,10 +104,10 @@ extension Slurm {
             let folder = FarmOptions.absolute(runFolder)
             let run = try SlurmRun.read(folder)
             let farm = try FarmOptions.parse(run.config.map { ["--config", $0] } ?? [])
-            let (configuration, registry, plans) = try loadJobs([run.manifest], farm: farm, tileOverride: nil)
+            let (loader, plans) = try loadJobs([run.manifest], farm: farm, tileOverride: nil)
             return try SlurmRunContext(
-                folder: folder, run: run, configuration: configuration, plan: plans[0], registry: registry,
-                stateFolder: farm.stateFolder(configuration), recipeVersions: Blurfarm.recipeVersions)
+                folder: folder, run: run, configuration: loader.configuration, plan: plans[0], registry: loader.registry,
+                stateFolder: farm.stateFolder(loader.configuration), recipeVersions: Blurfarm.recipeVersions)
         }
     }
 }

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmTestSupport
 import Foundation
 import Testing
@@ -161,10 +162,6 @@ import Glibc
         ])
         #expect(applied.status == 0 && applied.stderr.contains("capped at \(4 * cores)"), "\(applied.stderr)")
     }
-}
-
-extension Duration {
-    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
 }
 
 /// `ulimit -u`. RLIMIT_NPROC counts every task (threads too) of the process's real user, and

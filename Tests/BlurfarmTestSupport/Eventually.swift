@@ -1,4 +1,5 @@
 // The one way a test waits for something to happen: it looks until it sees it, or fails.
+import BlurfarmCore
 import Foundation
 import Testing
 
@@ -15,7 +16,7 @@ public func eventually(
     _ what: @autoclosure () -> String,
     timeout: Duration = eventuallyTimeout,
     interval: Duration = .milliseconds(10),
-    sourceLocation: SourceLocation = #_sourceLocation,
+    sourceLocation: Testing.SourceLocation = #_sourceLocation,
     _ condition: () throws -> Bool
 ) throws {
     let deadline = ContinuousClock.now + timeout
@@ -25,7 +26,7 @@ public func eventually(
             try #require(happenedInTime, "waited \(timeout) for \(what())", sourceLocation: sourceLocation)
             return
         }
-        Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) * 1e-18)
+        Thread.sleep(forTimeInterval: interval.seconds)
     }
 }
 
@@ -35,7 +36,7 @@ public func eventually(
     _ what: @autoclosure () -> String,
     timeout: Duration = eventuallyTimeout,
     interval: Duration = .milliseconds(10),
-    sourceLocation: SourceLocation = #_sourceLocation,
+    sourceLocation: Testing.SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
