@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import Foundation
 
 extension FarmClient {
@@ -35,8 +36,8 @@ extension FarmClient {
         }
         var token: String?
         if let file = tokenFile ?? named("BLURFARM_TOKEN_FILE") ?? configuredTokenFile {
-            guard let data = FileManager.default.contents(atPath: file) else { throw .unreadableTokenFile(file) }
-            token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let read = APIToken.read(file: file) else { throw .unreadableTokenFile(file) }
+            token = read
         }
         self.init(base: base, token: token)
     }

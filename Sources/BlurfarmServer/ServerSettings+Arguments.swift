@@ -1,3 +1,4 @@
+import BlurfarmAPI
 import BlurfarmFarm
 import Foundation
 
@@ -26,10 +27,7 @@ extension ServerSettings {
     /// - Throws: ``OptionError`` when the file cannot be read, or its token is not one word of
     ///   16 characters or more.
     public static func token(inFile path: String) throws(OptionError) -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw OptionError("--token-file '\(path)': cannot be read")
-        }
-        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let token = APIToken.read(file: path) else { throw OptionError("--token-file '\(path)': cannot be read") }
         guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
             throw OptionError("--token-file '\(path)': the token must be one word of 16 characters or more")
         }
