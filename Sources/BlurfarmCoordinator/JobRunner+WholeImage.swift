@@ -17,8 +17,8 @@ import Foundation
 /// as well as filters, and no pixel crosses a process boundary (docs/scheduling.md, "Whole
 /// images and tiles").
 extension JobRunner {
-    /// The outputs of `input` that go to one worker of `pool` as whole-image tasks, or none.
-    /// All of them go, when their filters are all built in (a plugin's failure is a tile's),
+    /// The input's size when its outputs go to one worker of `pool` as whole-image tasks, else
+    /// nil. They go, all of them, when their filters are all built in (a plugin's failure is a tile's),
     /// the input's header reads, it has at most ``wholeImagePixels`` pixels
     /// (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and at
     /// least as many inputs wait (this one included, `waiting`) as there are workers — so that
@@ -26,22 +26,21 @@ extension JobRunner {
     /// images of its own, every core running codecs, and no pixel crosses a process boundary
     /// (a task whose outputs can all be streamed, the worker makes band by band). Else
     /// the image is made here: band by band with its tiles spread over the workers, or decoded
-    /// whole. The input's size comes with them.
+    /// whole.
     func wholeImage(
         _ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode
-    ) -> (indices: [Int], image: Rect)? {
+    ) -> Rect? {
         let workers = pool.settings.scheduling.workers
-        let indices = Array(input.outputs.indices)
-        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers, !indices.isEmpty,
-            indices.allSatisfy({ index in
-                input.outputs[index].variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
+        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers, !input.outputs.isEmpty,
+            input.outputs.allSatisfy({ output in
+                output.variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
             }),
             let header = try? ImageReader.header(ofFile: input.path, confinement: confinement)
         else { return nil }
         let image = Rect(width: header.width, height: header.height)
         guard image.area <= wholeImagePixels, let memory = header.decodeMemory, memory <= memoryLimit / workers
         else { return nil }
-        return (indices, image)
+        return image
     }
 
     /// Runs the outputs of `input` at `outputs` in `pool`, one task per decode

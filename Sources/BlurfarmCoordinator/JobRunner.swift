@@ -146,10 +146,10 @@ public struct JobRunner: Sendable {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
         if let pool = rendering as? WorkerPool, control.ended == nil,
-            let (whole, image) = wholeImage(input, pool: pool, waiting: waiting, verify: verify)
+            let image = wholeImage(input, pool: pool, waiting: waiting, verify: verify)
         {
             for (index, report) in runWhole(
-                input, outputs: whole, image: image, pool: pool, tileSize: tileSize, verify: verify, control: control,
+                input, outputs: Array(input.outputs.indices), image: image, pool: pool, tileSize: tileSize, verify: verify, control: control,
                 events: events)
             {
                 reports[index] = report
