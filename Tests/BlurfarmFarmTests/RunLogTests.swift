@@ -16,7 +16,9 @@ import Testing
     }
 
     @Test func aLogInAMissingFolderIsOneLineNamingIt() throws {
-        #expect(throws: OptionError.self) { try RunLog(path: "/nonexistent/folder/run.log") }
+        let error = #expect(throws: OptionError.self) { try RunLog(path: "/nonexistent/folder/run.log") }
+        #expect(error?.description.contains("/nonexistent/folder/run.log") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("\n") == false)
         #expect(try RunLog.open(nil) == nil)
     }
 }

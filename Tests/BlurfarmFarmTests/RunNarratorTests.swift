@@ -31,7 +31,11 @@ import Testing
         let summary = "web: 1 written, 0 failed, 1 input, in 1.50 s; 0 up to date, 1 decoded"
         #expect(RunNarrator.summary(Self.outcome([Self.written]), keepsRecords: true) == summary)
         let end = narrator.lines(for: .jobFinished(Self.id, Self.outcome([Self.written])))
-        #expect(end.count == 2)
+        guard end.count == 2, case .output(let shown) = end[0], case .log(let logged) = end[1] else {
+            Issue.record("\(end)")
+            return
+        }
+        #expect(shown == summary && logged == summary)
     }
 
     @Test func onATerminalTheProgressLineIsClearedBeforeALineAndDrawnAfter() {
