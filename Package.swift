@@ -162,6 +162,9 @@ let package = Package(
             name: "CVips", path: "Sources/CVips", pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]),
         .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // 8-bit JPEG through libjpeg-turbo (Debian's, the one libvips links) on the calling
+        // thread, with libvips's settings: the streamed paths' decoder and encoder.
+        .target(name: "CJPEGCodec", linkerSettings: [.linkedLibrary("jpeg")]),
         // xxHash (Debian's libxxhash-dev): the pixel checksum of the wire protocol, and the
         // hashes of inputs and outputs in the records of up-to-date outputs (docs/scheduling.md).
         .systemLibrary(
@@ -170,7 +173,7 @@ let package = Package(
             name: "CSystemShims",
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
         .target(
-            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "BlurfarmSystem", "CVips", "CVipsShim"],
+            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "BlurfarmSystem", "CVips", "CVipsShim", "CJPEGCodec"],
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",

@@ -8,7 +8,7 @@ set -euo pipefail
 # here (no systemd), only by that script. chromium, chromium-driver and curl: the tests of
 # `blurfarm serve` (its web page in a headless browser, its event stream). libjpeg-turbo-progs
 # (djpeg) and python3-pil (Pillow): the decoders a spliced JPEG is checked with (JPEGChunksTests).
-packages=(libvips-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge
+packages=(libvips-dev libjpeg-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge
   python3-pip python3-venv curl chromium chromium-driver libjpeg-turbo-progs python3-pil)
 missing=()
 for p in "${packages[@]}"; do

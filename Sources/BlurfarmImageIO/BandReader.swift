@@ -2,7 +2,10 @@ import BlurfarmCore
 import CVips
 
 /// An image file decoded band by band, top to bottom, with libvips's sequential access: only
-/// the rows asked for are decoded, so memory holds a band, not the image.
+/// the rows asked for are decoded, so memory holds a band, not the image. A JPEG whose samples
+/// need no colour conversion (8-bit RGB, no profile to convert from) is decoded by libjpeg
+/// straight into the band on the calling thread (``JPEGDecoder``: libvips's pixels, without
+/// its pipeline's threads and copies).
 ///
 /// The samples are those ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` converts
 /// to premultiplied `Float32`: the same checks before decoding, the same colour pipeline.
@@ -25,6 +28,8 @@ public final class BandReader: @unchecked Sendable {
     private let file: InputFile
     /// The image in sRGB, read through `region`.
     private let image: VipsImageRef
+    /// The JPEG's own decoder, when its samples are the image's as they are.
+    private let jpeg: JPEGDecoder?
     /// Made by the first read, on the thread that reads (a libvips region is its thread's);
     /// released after the last row or a failure, on the same thread.
     private var region: VipsRegionRef?
@@ -54,16 +59,21 @@ public final class BandReader: @unchecked Sendable {
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
             let (image, metadata) = try ImageReader.prepared(loaded, sixteenBit: sixteen)
-            return BandReader(file: file, image: image, bitDepth: sixteen ? 16 : 8, metadata: metadata)
+            let jpeg = try JPEGDecoder.canDecode(image, loaded: loaded) ? JPEGDecoder(descriptor: file.descriptor) : nil
+            if let jpeg, jpeg.width != image.width || jpeg.height != image.height || jpeg.components != 3 {
+                throw LibvipsFailure(message: "libjpeg decodes \(jpeg.width)x\(jpeg.height) pixels where the header says \(image.width)x\(image.height)")
+            }
+            return BandReader(file: file, image: image, jpeg: jpeg, bitDepth: sixteen ? 16 : 8, metadata: metadata)
         } catch {
             file.close()
             throw ImageIOError.decoding(path, error)
         }
     }
 
-    private init(file: InputFile, image: VipsImageRef, bitDepth: Int, metadata: ImageMetadata) {
+    private init(file: InputFile, image: VipsImageRef, jpeg: JPEGDecoder?, bitDepth: Int, metadata: ImageMetadata) {
         self.file = file
         self.image = image
+        self.jpeg = jpeg
         path = file.path
         width = image.width
         height = image.height
@@ -73,6 +83,9 @@ public final class BandReader: @unchecked Sendable {
     }
 
     deinit { file.close() }
+
+    /// Whether libjpeg decodes the file here (``JPEGDecoder``), not libvips's pipeline.
+    var decodesWithLibjpeg: Bool { jpeg != nil }
 
     /// Floats per pixel of the buffers it fills: 4 with alpha, else 3.
     public var channels: Int { hasAlpha ? 4 : 3 }
@@ -99,6 +112,14 @@ public final class BandReader: @unchecked Sendable {
             "band \(rect) is not the next rows of a \(width)x\(height) image read to row \(rowsRead)")
         guard !rect.isEmpty else { return }
         do throws(LibvipsFailure) {
+            if let jpeg {
+                let (first, stride) = pixels.start(of: rect)
+                try withExtendedLifetime(pixels.storage) { () throws(LibvipsFailure) in
+                    try jpeg.read(into: first, stride: stride, count: rect.height)
+                }
+                rowsRead = rect.maxY
+                return
+            }
             let region: VipsRegionRef
             if let made = self.region {
                 region = made

@@ -6,7 +6,9 @@ import Synchronization
 
 /// Writes an image to a file band by band, top to bottom, while its later rows are still being
 /// made: a libvips saver runs on a thread of its own from the start and copies each band's rows
-/// straight out of the band appended, so memory holds the bands, not the image.
+/// straight out of the band appended, so memory holds the bands, not the image. An 8-bit JPEG
+/// keeping no metadata but its profile is encoded by libjpeg on the appending thread instead
+/// (``JPEGEncoder``: libvips's bytes, without its thread and ring).
 ///
 /// The file's bytes are those ``ImageWriter/write(_:to:sourceBitDepth:sourceHadAlpha:metadata:options:temporaryFiles:)``
 /// writes for the same pixels, and it is written as atomically: to a temporary file beside the
@@ -31,6 +33,9 @@ public final class BandWriter: @unchecked Sendable {
         /// A large JPEG's chunks, each encoded as soon as its rows are in and spliced at the
         /// end (``JPEGChunks``); written to the file opened in `folder`, or kept in memory.
         case chunks(JPEGChunkQueue, folder: Int32?, temporaryFiles: TemporaryFiles?)
+        /// libjpeg on the appending thread, into memory; written to the file opened in
+        /// `folder`, or kept in memory.
+        case direct(JPEGEncoder, folder: Int32?, temporaryFiles: TemporaryFiles?)
     }
     private let encoder: Encoder
     private let alpha: Bool
@@ -124,6 +129,21 @@ public final class BandWriter: @unchecked Sendable {
                 temporaryFiles: file?.temporaryFiles)
             return
         }
+        // A large JPEG's restart markers where its chunks would end (the bytes of the chunks).
+        let restartInterval = plan?.interval ?? 0
+        if JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: alpha ? 4 : 3, options: options) {
+            do throws(LibvipsFailure) {
+                encoder = .direct(
+                    try JPEGEncoder(
+                        width: width, height: height, options: options, restartInterval: restartInterval,
+                        icc: options.metadata == .strip ? nil : metadata?.iccProfile),
+                    folder: folder, temporaryFiles: file?.temporaryFiles)
+            } catch {
+                if let folder { Syscalls.close(folder) }
+                throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+            }
+            return
+        }
         let rows: SuppliedRowsImage
         do throws(LibvipsFailure) {
             rows = try SuppliedRowsImage(
@@ -135,8 +155,6 @@ public final class BandWriter: @unchecked Sendable {
             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
         }
         encoder = .saver(rows)
-        // A large JPEG's restart markers where its chunks would end (the bytes of the chunks).
-        let restartInterval = plan?.interval ?? 0
         ImageWriter.tag(rows.image, metadata: metadata, options: options)
         // A thread refused (the user's `ulimit -u`) fails the writer at once: the appends would
         // wait for a saver that never runs.
@@ -232,6 +250,16 @@ public final class BandWriter: @unchecked Sendable {
         case .chunks(let queue, _, _):
             withPackedRows { queue.append($0, count: rect.height) }
             supplied = true
+        case .direct(let jpeg, _, _):
+            let (first, stride) = pixels.start(of: rect)
+            let written = withExtendedLifetime(pixels.storage) {
+                Result { () throws(LibvipsFailure) in try jpeg.write(first, stride: stride, count: rect.height) }
+            }
+            if case .failure(let error) = written {
+                abandon()
+                throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+            }
+            supplied = true
         }
         guard supplied else {
             try finish()
@@ -272,6 +300,12 @@ public final class BandWriter: @unchecked Sendable {
                 if let folder { Syscalls.close(folder) }
                 done = .failure(ImageIOError(code: .encodeFailed, path: path, message: "abandoned"))
             }
+        case .direct(_, let folder, _):
+            outcome.withLock { done in
+                guard done == nil else { return }
+                if let folder { Syscalls.close(folder) }
+                done = .failure(ImageIOError(code: .encodeFailed, path: path, message: "abandoned"))
+            }
         }
     }
 
@@ -283,27 +317,43 @@ public final class BandWriter: @unchecked Sendable {
             if rowsWritten < height { rows.close() }
             return waitForSaver()
         case .chunks(let queue, let folder, let temporaryFiles):
-            return outcome.withLock { done in
-                if let done { return done }
-                let result = Result { () throws(ImageIOError) -> [UInt8]? in
-                    defer { if let folder { Syscalls.close(folder) } }
-                    guard rowsWritten == height else {
-                        queue.abandon()
-                        throw ImageIOError(code: .encodeFailed, path: path, message: "the encoder stopped before the last row")
-                    }
-                    let bytes: [UInt8]
-                    do throws(LibvipsFailure) {
-                        bytes = try queue.finish()
-                    } catch {
-                        throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
-                    }
-                    guard let folder else { return bytes }
-                    try AtomicFile.write(bytes, to: OutputPath(path), inFolder: folder, temporaryFiles: temporaryFiles)
-                    return nil
-                }
-                done = result
-                return result
+            return finishedInMemory(folder: folder, temporaryFiles: temporaryFiles, abandon: queue.abandon) {
+                () throws(LibvipsFailure) in try queue.finish()
             }
+        case .direct(let jpeg, let folder, let temporaryFiles):
+            return finishedInMemory(folder: folder, temporaryFiles: temporaryFiles, abandon: {}) {
+                () throws(LibvipsFailure) in try jpeg.finish()
+            }
+        }
+    }
+
+    /// The outcome of an encoder that encodes in memory on the appending thread (done once; a
+    /// finish before the last row fails and calls `abandon`): the bytes `encoded` gives, or
+    /// written to the file opened in `folder`.
+    private func finishedInMemory(
+        folder: Int32?, temporaryFiles: TemporaryFiles?, abandon: () -> Void,
+        encoded: () throws(LibvipsFailure) -> [UInt8]
+    ) -> Result<[UInt8]?, ImageIOError> {
+        outcome.withLock { done in
+            if let done { return done }
+            let result = Result { () throws(ImageIOError) -> [UInt8]? in
+                defer { if let folder { Syscalls.close(folder) } }
+                guard rowsWritten == height else {
+                    abandon()
+                    throw ImageIOError(code: .encodeFailed, path: path, message: "the encoder stopped before the last row")
+                }
+                let bytes: [UInt8]
+                do throws(LibvipsFailure) {
+                    bytes = try encoded()
+                } catch {
+                    throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
+                }
+                guard let folder else { return bytes }
+                try AtomicFile.write(bytes, to: OutputPath(path), inFolder: folder, temporaryFiles: temporaryFiles)
+                return nil
+            }
+            done = result
+            return result
         }
     }
 

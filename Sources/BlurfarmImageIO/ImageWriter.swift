@@ -194,6 +194,19 @@ public enum ImageWriter {
                             plan: plan)
                     }
                 }.get()
+            } else if JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: alpha ? 4 : 3, options: options) {
+                // libjpeg on this thread: libvips's bytes (JPEGEncoder), without its pipeline.
+                let samples = PixelConversion.samples(pixels, alpha: false, background: options.background, as: UInt8.self)
+                checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: pixels.rect.width * 3) }
+                let encoder = try JPEGEncoder(
+                    width: pixels.rect.width, height: pixels.rect.height, options: options,
+                    restartInterval: plan?.interval ?? 0, icc: options.metadata == .strip ? nil : metadata?.iccProfile)
+                try samples.withUnsafeBytes { raw in
+                    Result { () throws(LibvipsFailure) in
+                        try encoder.write(raw.baseAddress!, stride: pixels.rect.width * 3, count: pixels.rect.height)
+                    }
+                }.get()
+                encoded = try encoder.finish()
             } else {
                 let image: VipsImageRef
                 (image, checksum) = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)

@@ -1,0 +1,119 @@
+import BlurfarmCore
+import CJPEGCodec
+import CVips
+
+/// 8-bit JPEG straight through libjpeg-turbo (`CJPEGCodec`) on the calling thread: rows are
+/// decoded into the caller's band and encoded from it, with no libvips pipeline, thread or
+/// ring between. The settings are libvips 8.14's, so the pixels are those `jpegload` gives
+/// and the bytes those `jpegsave` writes for the same image and options: ``BandReader`` and
+/// ``BandWriter`` use it only where that holds (``JPEGDecoder/canDecode(_:loaded:)``,
+/// ``JPEGEncoder/canEncode(format:bitDepth:channels:options:)``), which
+/// `JPEGCodecTests` checks byte for byte against libvips.
+enum JPEGCodec {
+    /// Runs one C call that reports a failure as nonzero status and a message.
+    static func check(_ call: (UnsafeMutablePointer<CChar>) -> Int32) throws(LibvipsFailure) {
+        if let failure = withMessage({ call($0) == 0 ? nil : $1() }) { throw failure }
+    }
+
+    /// Runs one C call that makes a decoder or an encoder, NULL and a message on failure.
+    static func make(_ call: (UnsafeMutablePointer<CChar>) -> OpaquePointer?) throws(LibvipsFailure) -> OpaquePointer {
+        let made = withMessage { message, failure in call(message).map(Result.success) ?? .failure(failure()) }
+        return try made.get()
+    }
+
+    /// `body` with a message buffer for one C call and what makes its failure.
+    private static func withMessage<T>(_ body: (UnsafeMutablePointer<CChar>, () -> LibvipsFailure) -> T) -> T {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(BF_JPEG_MESSAGE)) { buffer in
+            buffer.initialize(repeating: 0)
+            return body(buffer.baseAddress!) { LibvipsFailure(message: "libjpeg: " + String(cString: buffer.baseAddress!)) }
+        }
+    }
+}
+
+/// A JPEG file decoded row by row, top to bottom, to the 8-bit samples libvips's `jpegload`
+/// gives: libjpeg's default output (RGB for YCbCr), any warning a failure (`fail_on: warning`).
+final class JPEGDecoder {
+    let width: Int
+    let height: Int
+    /// Samples a pixel: 3 (RGB) or 1 (grey).
+    let components: Int
+    private let handle: OpaquePointer
+
+    /// Whether the pixels of `prepared` (``ImageReader/prepared(_:sixteenBit:)`` of `loaded`,
+    /// libvips's header of the file) are libjpeg's output as it is: a JPEG read by
+    /// `jpegload`, 8-bit RGB, which the colour pipeline left untouched (no profile to convert
+    /// from, no colour space to convert).
+    static func canDecode(_ prepared: VipsImageRef, loaded: VipsImageRef) -> Bool {
+        prepared.pointer == loaded.pointer && loaded.loader?.hasPrefix("jpegload") == true && loaded.bands == 3
+            && loaded.format == VIPS_FORMAT_UCHAR
+    }
+
+    /// Reads the header of the file open at `descriptor`, which must stay open while the
+    /// decoder reads (from the file's start, whatever the descriptor's offset).
+    init(descriptor: Int32) throws(LibvipsFailure) {
+        var width: Int32 = 0, height: Int32 = 0, components: Int32 = 0
+        handle = try JPEGCodec.make { bf_jpeg_decoder_new(descriptor, &width, &height, &components, $0) }
+        (self.width, self.height, self.components) = (Int(width), Int(height), Int(components))
+    }
+
+    deinit { bf_jpeg_decoder_free(handle) }
+
+    /// Decodes the next `count` rows, row y at `rows + y * stride` (each `width * components`
+    /// bytes).
+    func read(into rows: UnsafeMutableRawPointer, stride: Int, count: Int) throws(LibvipsFailure) {
+        try JPEGCodec.check { bf_jpeg_decoder_read(handle, rows.assumingMemoryBound(to: UInt8.self), stride, Int32(count), $0) }
+    }
+}
+
+/// A JPEG encoded row by row into memory, the bytes libvips's `jpegsave` writes for the same
+/// samples and options when the file keeps no metadata but the ICC profile (`keep-icc`,
+/// `strip`: ``ImageFormat/encode(_:options:restartInterval:)`` strips libvips's own EXIF block
+/// from those).
+final class JPEGEncoder {
+    private let handle: OpaquePointer
+    let width: Int
+    let height: Int
+    let components: Int
+
+    /// Whether an image is encoded here: an 8-bit JPEG without alpha keeping no metadata but
+    /// its profile. (With `keep`, libvips writes an EXIF block of its own: libvips encodes it.)
+    static func canEncode(format: ImageFormat, bitDepth: Int, channels: Int, options: EncodeOptions) -> Bool {
+        format == .jpeg && bitDepth == 8 && channels == 3 && options.metadata != .keep
+    }
+
+    /// Starts a `width` × `height` RGB image with `options` (quality, subsampling, progressive,
+    /// Huffman tables), a restart marker every `restartInterval` MCUs (0: none), and the ICC
+    /// profile `icc` (nil: none).
+    init(width: Int, height: Int, options: EncodeOptions, restartInterval: Int, icc: [UInt8]?) throws(LibvipsFailure) {
+        // libvips's `subsample_mode`: auto is full chroma from quality 90 on.
+        let fullChroma: Bool
+        switch options.subsampling {
+        case .auto: fullChroma = options.quality >= 90
+        case .halved: fullChroma = false
+        case .full: fullChroma = true
+        }
+        handle = try JPEGCodec.make { message in
+            (icc ?? []).withUnsafeBufferPointer { profile in
+                bf_jpeg_encoder_new(
+                    Int32(width), Int32(height), 3, Int32(options.quality), fullChroma ? 1 : 0, options.progressive ? 1 : 0,
+                    options.optimizeCoding ? 1 : 0, Int32(restartInterval), profile.baseAddress, profile.count, message)
+            }
+        }
+        (self.width, self.height, components) = (width, height, 3)
+    }
+
+    deinit { bf_jpeg_encoder_free(handle) }
+
+    /// Encodes the next `count` rows, row y at `rows + y * stride`.
+    func write(_ rows: UnsafeRawPointer, stride: Int, count: Int) throws(LibvipsFailure) {
+        try JPEGCodec.check { bf_jpeg_encoder_write(handle, rows.assumingMemoryBound(to: UInt8.self), stride, Int32(count), $0) }
+    }
+
+    /// The file, once every row is written.
+    func finish() throws(LibvipsFailure) -> [UInt8] {
+        var bytes: UnsafePointer<UInt8>?
+        var size = 0
+        try JPEGCodec.check { bf_jpeg_encoder_finish(handle, &bytes, &size, $0) }
+        return Array(UnsafeBufferPointer(start: bytes, count: size))
+    }
+}

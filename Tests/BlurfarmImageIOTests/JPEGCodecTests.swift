@@ -1,0 +1,143 @@
+import BlurfarmCore
+@testable import BlurfarmImageIO
+import BlurfarmTestSupport
+import CVips
+import Foundation
+import Testing
+
+/// libjpeg on the calling thread (``JPEGDecoder``, ``JPEGEncoder``) stands in for libvips only
+/// where it gives libvips's pixels and bytes: checked here against libvips itself.
+@Suite struct JPEGCodecTests {
+    static let streaming = DecodeMemory.Streaming(bandRows: 64, haloRows: 0, buffers: 2, samples: .bytes(1))
+
+    /// The corpus's JPEGs whose samples need no colour conversion: baseline and progressive,
+    /// chroma 4:2:0, 4:2:2 and 4:4:4, an sRGB profile.
+    static let direct = [
+        "photos/mate-Aqua.jpg", "photos/mate-FreshFlower.jpg", "photos/mate-Storm.jpg", "photos/plasma-Volna.jpg",
+        "photos/plasma-EveningGlow.jpg", "batch1080/b07.jpg",
+    ]
+
+    @Test(arguments: direct)
+    func libjpegDecodesBandsToLibvipssPixels(_ file: String) throws {
+        let reader = try #require(try BandReader.open(Corpus.path(file), streaming: Self.streaming))
+        #expect(reader.decodesWithLibjpeg)
+        let samples = AnyPixels.uninitialized(
+            Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
+        // Bands of uneven heights, some not a multiple of the 8 or 16 rows of an MCU.
+        var generator = SplitMix(seed: 27)
+        while reader.rowsRead < reader.height {
+            let rows = min(reader.height - reader.rowsRead, Int.random(in: 1...41, using: &generator))
+            try reader.read(into: samples.view(Rect(x: 0, y: reader.rowsRead, width: reader.width, height: rows)))
+        }
+        let whole = try ImageReader.read(Corpus.path(file))
+        let pixels = samples.floats(in: samples.rect)
+        #expect(pixels.isBitIdentical(to: whole.pixels), "first difference at \(String(describing: pixels.firstDifference(from: whole.pixels)))")
+        #expect(reader.metadata == whole.metadata)
+    }
+
+    /// Files whose samples libvips converts (another profile, CMYK, grey) or turns upright stay
+    /// with libvips.
+    @Test(arguments: ["special/display-p3.jpg", "special/cmyk.jpg", "special/grayscale.jpg"])
+    func aJPEGWhoseColoursAreConvertedIsLibvipss(_ file: String) throws {
+        let reader = try #require(try BandReader.open(Corpus.path(file), streaming: Self.streaming))
+        #expect(!reader.decodesWithLibjpeg)
+    }
+
+    /// libjpeg's warnings fail the decode (baseline, at the row; progressive, at open), as libvips's `fail_on: warning` does, with its message.
+    @Test(arguments: ["batch1080/b00.jpg", "photos/mate-Aqua.jpg", "photos/plasma-Volna.jpg"])
+    func damagedDataFailsTheBandDecodeWithLibjpegsMessage(_ file: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("damaged.jpg")
+        try LyingFiles.damagedEntropyCodedData(Corpus.path(file)).write(to: URL(fileURLWithPath: path))
+        // A progressive file is read whole by libjpeg as the decode starts: it fails at open.
+        let error = failure {
+            let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
+            #expect(reader.decodesWithLibjpeg)
+            let samples = AnyPixels.uninitialized(
+                Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
+            try reader.read(into: samples)
+        }
+        #expect(error?.code == .decodeFailed)
+        #expect(error?.path == path)
+        #expect(error?.message.contains("Corrupt JPEG data") == true, "\(error?.description ?? "no error")")
+    }
+
+    /// A file cut short behind an end-of-image marker passes the structure check; the decoder
+    /// fails when it reaches the rows that are missing.
+    @Test func aFileCutShortFailsWhereItsRowsEnd() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("cut.jpg")
+        try LyingFiles.truncatedWithEndMarker(Corpus.path("photos/mate-Aqua.jpg"), keeping: 0.5)
+            .write(to: URL(fileURLWithPath: path))
+        let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
+        let samples = AnyPixels.uninitialized(
+            Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
+        let error = failure { try reader.read(into: samples) }
+        #expect(error?.code == .decodeFailed, "\(error?.description ?? "no error")")
+    }
+
+    /// The encoder writes libvips's `jpegsave` bytes, its own EXIF block stripped, for random
+    /// images of odd sizes, every quality band, subsampling, progressive, optimised tables,
+    /// restart markers, with and without a profile.
+    @Test(arguments: 0..<4)
+    func theEncoderWritesLibvipssBytes(_ seed: Int) throws {
+        var generator = SplitMix(seed: UInt64(seed) &* 7919 &+ 3)
+        let profile = try ImageReader.read(Corpus.path("special/display-p3.jpg")).metadata.iccProfile
+        #expect(profile != nil)
+        for _ in 0..<6 {
+            let width = Int.random(in: 1...300, using: &generator), height = Int.random(in: 1...120, using: &generator)
+            // Smooth gradients with noise: something between flat and random for the coder.
+            let samples = (0..<(width * height * 3)).map { i -> UInt8 in
+                let x = (i / 3) % width, y = (i / 3) / width
+                return UInt8(truncatingIfNeeded: x * 3 + y * 2 + (i % 3) * 40 + Int.random(in: 0...24, using: &generator))
+            }
+            var options = EncodeOptions(
+                quality: [1, 37, 75, 89, 90, 96, 100].randomElement(using: &generator)!,
+                metadata: Bool.random(using: &generator) ? .keepICC : .strip,
+                progressive: Bool.random(using: &generator),
+                subsampling: ChromaSubsampling.allCases.randomElement(using: &generator)!,
+                optimizeCoding: Bool.random(using: &generator))
+            if Bool.random(using: &generator) { options.metadata = .keepICC }
+            let restart = [0, 0, 1, 5].randomElement(using: &generator)!
+            let metadata = Bool.random(using: &generator) ? ImageMetadata(iccProfile: profile, exif: nil, xmp: nil) : nil
+            #expect(JPEGEncoder.canEncode(format: .jpeg, bitDepth: 8, channels: 3, options: options))
+
+            let image = try Libvips.withInterpretation(
+                try Libvips.image(copying: samples, width: width, height: height, bands: 3, format: VIPS_FORMAT_UCHAR),
+                VIPS_INTERPRETATION_sRGB)
+            ImageWriter.tag(image, metadata: metadata, options: options)
+            let libvips = try ImageFormat.jpeg.encode(image, options: options, restartInterval: restart)
+
+            let encoder = try JPEGEncoder(
+                width: width, height: height, options: options, restartInterval: restart,
+                icc: options.metadata == .strip ? nil : metadata?.iccProfile)
+            // In bands of random heights, as a streamed output appends them.
+            var row = 0
+            while row < height {
+                let rows = min(height - row, Int.random(in: 1...20, using: &generator))
+                try samples.withUnsafeBytes { try encoder.write($0.baseAddress! + row * width * 3, stride: width * 3, count: rows) }
+                row += rows
+            }
+            let direct = try encoder.finish()
+            #expect(direct == libvips, "\(width)x\(height) \(options) restart \(restart): \(direct.count) bytes, libvips \(libvips.count)")
+        }
+    }
+
+    /// With `keep`, libvips writes an EXIF block of its own: libvips encodes those, and 16-bit
+    /// or alpha never reach a JPEG encoder here.
+    @Test func onlyAnEightBitJPEGWithoutAllItsMetadataIsEncodedHere() {
+        #expect(!JPEGEncoder.canEncode(format: .jpeg, bitDepth: 8, channels: 3, options: EncodeOptions(metadata: .keep)))
+        #expect(JPEGEncoder.canEncode(format: .jpeg, bitDepth: 8, channels: 3, options: EncodeOptions(metadata: .keepICC)))
+        #expect(!JPEGEncoder.canEncode(format: .png, bitDepth: 8, channels: 3, options: EncodeOptions(metadata: .strip)))
+        #expect(!JPEGEncoder.canEncode(format: .jpeg, bitDepth: 8, channels: 4, options: EncodeOptions(metadata: .strip)))
+    }
+
+    /// Finishing before the last row is a failure, not a short file.
+    @Test func finishingEarlyFails() throws {
+        let encoder = try JPEGEncoder(width: 8, height: 8, options: EncodeOptions(metadata: .strip), restartInterval: 0, icc: nil)
+        try [UInt8](repeating: 9, count: 8 * 3 * 4).withUnsafeBytes { try encoder.write($0.baseAddress!, stride: 24, count: 4) }
+        #expect(throws: LibvipsFailure.self) { try encoder.finish() }
+    }
+}
