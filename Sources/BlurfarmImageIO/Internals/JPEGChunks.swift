@@ -1,5 +1,4 @@
 import BlurfarmCore
-import CVips
 import Dispatch
 import Foundation
 import Synchronization
@@ -8,7 +7,7 @@ import Synchronization
 /// spliced into one baseline file, which no libvips release does.
 ///
 /// Each chunk is a whole number of MCU rows (16 pixel rows when the chroma is halved, else 8),
-/// encoded on its own by libvips's saver with the same settings and a restart interval of
+/// encoded on its own (``JPEGEncoder``: libvips's `jpegsave` bytes) with the same settings and a restart interval of
 /// exactly the chunk's MCUs, so its entropy-coded data holds no restart marker, starts with
 /// the DC predictions at zero and ends on a byte boundary: what a decoder expects after a
 /// restart marker. The file is the first chunk's header (its metadata, tables and scan
@@ -26,7 +25,7 @@ import Synchronization
 /// bytes depend only on the image's size and settings (``plan(width:height:format:options:bitDepth:)``),
 /// never on the process or the cores. With fewer than ``parallelCores`` cores the decode,
 /// the filters and one encoder already keep every core busy, and the chunks' own costs (a
-/// saver each, the splice) only add time: there the image is encoded in one go, with the
+/// encoder each, the splice) only add time: there the image is encoded in one go, with the
 /// plan's restart markers.
 enum JPEGChunks {
     /// Images of fewer pixels are encoded whole: below it a chunk's fixed costs outweigh the
@@ -78,17 +77,18 @@ enum JPEGChunks {
     }
 
     /// One chunk encoded: `rows` rows of `width` packed 8-bit RGB pixels at `samples` (read
-    /// in place, not copied); the first carries `metadata` (as ``ImageWriter/tag(_:metadata:options:)``
-    /// tags a whole image).
+    /// in place, not copied); the first carries the profile of `metadata` (as a whole image's
+    /// file does).
     static func encode(
         chunk samples: UnsafeRawBufferPointer, width: Int, rows: Int, first: Bool, metadata: ImageMetadata?,
         options: EncodeOptions, plan: Plan
     ) throws(LibvipsFailure) -> [UInt8] {
-        let image = try Libvips.withInterpretation(
-            Libvips.image(borrowing: samples, width: width, height: rows, bands: 3, format: VIPS_FORMAT_UCHAR),
-            ImageWriter.interpretation(bitDepth: 8))
-        ImageWriter.tag(image, metadata: first ? metadata : nil, options: options)
-        return try ImageFormat.jpeg.encode(image, options: options, restartInterval: plan.interval)
+        // A plan keeps no more metadata than the profile: libjpeg writes libvips's bytes.
+        let encoder = try JPEGEncoder(
+            width: width, height: rows, options: options, restartInterval: plan.interval,
+            icc: first && options.metadata != .strip ? metadata?.iccProfile : nil)
+        try encoder.write(samples.baseAddress!, stride: width * 3, count: rows)
+        return try encoder.finish()
     }
 
     /// The file of a whole image: `samples` packed 8-bit RGB, `width` × `height`, its chunks
@@ -123,7 +123,7 @@ enum JPEGChunks {
     ///
     /// - Throws: `LibvipsFailure` when a part is not the JPEG the plan makes (no frame or scan
     ///   header, a restart interval or MCU size other than the plan's, a restart marker inside):
-    ///   a saver that did not do what was asked.
+    ///   an encoder that did not do what was asked.
     static func splice(_ parts: [[UInt8]], height: Int, plan: Plan) throws(LibvipsFailure) -> [UInt8] {
         func failure(_ what: String) -> LibvipsFailure { LibvipsFailure(message: "the JPEG chunks cannot be spliced: \(what)") }
         var header: [UInt8] = []
