@@ -121,7 +121,7 @@ public struct BandedRender: Sendable {
 
 
     /// Renders the image: `read` fills its buffer (the image's whole width, the rows after the
-    /// last it filled) from the source, on a thread of its own; `render` renders each band of
+    /// last it filled) from the source, on a thread of its own (`decodeAhead`); `render` renders each band of
     /// each chain (``BandRendering``); `write` takes each chain's finished output bands, top to
     /// bottom, on the calling thread. The first error thrown by any of them stops them all and
     /// is rethrown, once no band is being rendered; after it, `read` is not called again.
@@ -135,8 +135,13 @@ public struct BandedRender: Sendable {
     ///     memory), blocks of one size reused from band to band; nil: this process's memory.
     ///   - bandsInFlight: bands rendered at once (at least 1): while the last tiles of one band
     ///     finish, the next band's keep the workers busy.
+    ///   - decodeAhead: whether `read` runs on a thread of its own, ahead of the rendering
+    ///     (when the rendering is other threads' or processes'); false: on the calling thread,
+    ///     a window before each band's rendering (a worker, one core's worth, gains nothing
+    ///     from a second thread).
     public func run(
         source: SampleLayout, outputs layouts: [SampleLayout]? = nil, allocator: (any PixelAllocator)? = nil, bandsInFlight: Int = 1,
+        decodeAhead: Bool = true,
         read: @escaping @Sendable (AnyPixels) throws -> Void, render: @escaping BandRendering,
         write: (_ chain: Int, _ band: AnyPixels) throws -> Void
     ) throws {
@@ -154,20 +159,20 @@ public struct BandedRender: Sendable {
             blockBytes: bytes, allocator: allocator,
             slabBlocks: Self.blocks(depth: depth, bandsInFlight: bandsInFlight, chains: chains.count))
         let decoder = WindowDecoder(plan: plan, width: width, layout: source, blocks: blocks, read: read)
-        // Decoding on a thread of its own, ahead of the rendering; where the system refuses a
-        // thread, on this one, a window at a time (slower, never stuck).
-        let decodesAhead: Bool
-        do throws(Threads.StartFailure) {
-            try Threads.start {
-                windows.finish(with: Result {
-                    for _ in plan.indices {
-                        guard windows.push(try decoder.next()) else { return }
-                    }
-                })
-            }
-            decodesAhead = true
-        } catch {
-            decodesAhead = false
+        // Decoding on a thread of its own, ahead of the rendering (when asked); else, or where
+        // the system refuses a thread, on this one, a window at a time.
+        var decodesAhead = false
+        if decodeAhead {
+            do throws(Threads.StartFailure) {
+                try Threads.start {
+                    windows.finish(with: Result {
+                        for _ in plan.indices {
+                            guard windows.push(try decoder.next()) else { return }
+                        }
+                    })
+                }
+                decodesAhead = true
+            } catch {}
         }
         // The bands being rendered, oldest first: each chain's output band and its wait.
         var rendering: [[(chain: Int, output: AnyPixels, wait: () throws -> Void)]] = []
@@ -200,7 +205,10 @@ public struct BandedRender: Sendable {
         }
         // No band is left rendering into memory about to be reused or released.
         for bands in rendering { for (_, _, wait) in bands { try? wait() } }
-        if let failure, !decodesAhead { throw failure }
+        if !decodesAhead {
+            if let failure { throw failure }
+            return
+        }
         // The decoder has pushed its last window, or stops at its next one.
         windows.cancel()
         let decoded = windows.decoderResult()

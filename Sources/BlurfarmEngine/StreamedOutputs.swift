@@ -75,7 +75,8 @@ public struct StreamedOutputs {
     /// run stops. The writers are neither finished nor abandoned: that is the caller's, output
     /// by output, from the outcome.
     public func run(
-        reader: BandReader, allocator: (any PixelAllocator)?, bandsInFlight: Int, render: @escaping Rendering
+        reader: BandReader, allocator: (any PixelAllocator)?, bandsInFlight: Int, decodeAhead: Bool = true,
+        render: @escaping Rendering
     ) -> Outcome {
         let clock = ContinuousClock()
         let decodeTime = Mutex(Duration.zero)
@@ -86,7 +87,7 @@ public struct StreamedOutputs {
         do {
             try banded.run(
                 source: reader.layout, outputs: groups.map { writers[$0[0]].layout }, allocator: allocator,
-                bandsInFlight: bandsInFlight
+                bandsInFlight: bandsInFlight, decodeAhead: decodeAhead
             ) { band in
                 let start = clock.now
                 defer { decodeTime.withLock { $0 += clock.now - start } }

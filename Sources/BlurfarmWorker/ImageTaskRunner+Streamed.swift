@@ -59,10 +59,10 @@ extension ImageTaskRunner {
         let streamed = StreamedOutputs(
             image: image, chains: chains, writers: writers, keys: task.outputs.map { AnyHashable(RenderKey($0)) },
             tileSize: tileSize)
-        // The decode runs on a thread of its own, the filters on this one.
+        // The decode, the filters and the encoders all on this thread: the worker is one core's worth.
         let filterTime = Mutex([Duration](repeating: .zero, count: streamed.groups.count))
         let (rendering, groupChains) = (rendering, streamed.banded.chains)
-        var outcome = streamed.run(reader: reader, allocator: nil, bandsInFlight: rendering.bandsInFlight) {
+        var outcome = streamed.run(reader: reader, allocator: nil, bandsInFlight: rendering.bandsInFlight, decodeAhead: false) {
             chain, band, window, output, background in
             let start = clock.now
             _ = rendering.submit(

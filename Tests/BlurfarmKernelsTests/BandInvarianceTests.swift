@@ -26,7 +26,7 @@ import Testing
     /// the rows are read once, in order.
     static func renderedInBands(
         _ source: AnyPixels, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
-        inFlight: Int = 1, output layout: SampleLayout? = nil, background: SIMD3<Float> = .zero
+        inFlight: Int = 1, output layout: SampleLayout? = nil, background: SIMD3<Float> = .zero, decodeAhead: Bool = true
     ) throws -> AnyPixels {
         let banded = BandedRender(chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: depth)
         let layout = layout ?? SampleLayout(format: .float32, channels: chain.channels(forSource: source.channels))
@@ -35,7 +35,7 @@ import Testing
         var written = banded.output.y
         try banded.run(
             source: source.layout, outputs: [layout],
-            bandsInFlight: inFlight,
+            bandsInFlight: inFlight, decodeAhead: decodeAhead,
             read: { band in
                 nextRow.withLock { row in
                     #expect(band.rect.y == row && band.rect.x == 0 && band.rect.width == source.rect.width)
@@ -55,11 +55,11 @@ import Testing
     /// ``renderedInBands(_:chain:tile:threads:bandHeight:depth:inFlight:output:background:)`` of `Float32` pixels.
     static func renderedInBands(
         _ source: PixelBuffer, chain: FilterChain, tile: Int, threads: Int, bandHeight: Int, depth: Int,
-        inFlight: Int = 1
+        inFlight: Int = 1, decodeAhead: Bool = true
     ) throws -> PixelBuffer {
         let banded = try renderedInBands(
             .float32(source), chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth,
-            inFlight: inFlight)
+            inFlight: inFlight, decodeAhead: decodeAhead)
         guard case .float32(let pixels) = banded else { preconditionFailure("Float32 in, Float32 out") }
         return pixels
     }
@@ -89,13 +89,16 @@ import Testing
             let whole = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1)).render(image)
             let depth = Int(seed % 3) + 1
             let inFlight = Int(seed % 5 / 3) + 1
+            // Decoded ahead on a thread of its own, or on the calling thread (a worker's).
+            let ahead = seed % 7 < 4
             let banded = try! Self.renderedInBands(
-                image, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth, inFlight: inFlight)
+                image, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: depth, inFlight: inFlight,
+                decodeAhead: ahead)
             #expect(banded.rect == whole.rect)
             if let d = banded.firstDifference(from: whole) {
                 let chainWords = "\(chain.filters.map(\.spec)) \(chain.edge) \(chain.colour)"
                 Issue.record(
-                    "\(width)x\(height)x\(image.channels), bands of \(bandHeight), tile \(tile), depth \(depth), chain \(chainWords): first difference at (\(d.x), \(d.y))")
+                    "\(width)x\(height)x\(image.channels), bands of \(bandHeight), tile \(tile), depth \(depth), ahead \(ahead), chain \(chainWords): first difference at (\(d.x), \(d.y))")
             }
         }
     }
@@ -193,7 +196,8 @@ import Testing
         }
     }
 
-    @Test func aReadFailureStopsTheRenderAndIsRethrown() {
+    @Test(arguments: [true, false])
+    func aReadFailureStopsTheRenderAndIsRethrown(decodeAhead: Bool) {
         struct Broken: Error {}
         let image = TestImages.random(width: 16, height: 64, seed: 1, opaque: true)
         let banded = BandedRender(
@@ -202,7 +206,7 @@ import Testing
         var written = 0
         #expect(throws: Broken.self) {
             try banded.run(
-                source: SampleLayout(format: .float32, channels: 3), bandsInFlight: 2,
+                source: SampleLayout(format: .float32, channels: 3), bandsInFlight: 2, decodeAhead: decodeAhead,
                 read: { band in
                     let count = reads.withLock { $0 += 1; return $0 }
                     if count == 3 { throw Broken() }
