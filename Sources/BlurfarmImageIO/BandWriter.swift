@@ -145,6 +145,12 @@ public final class BandWriter: @unchecked Sendable {
             return
         }
         let rows: SuppliedRowsImage
+        do throws(ImageIOError) {
+            try Libvips.start()
+        } catch {
+            if let folder { Syscalls.close(folder) }
+            throw error
+        }
         do throws(LibvipsFailure) {
             rows = try SuppliedRowsImage(
                 width: width, height: height, bands: alpha ? 4 : 3,

@@ -179,7 +179,7 @@ public enum ImageWriter {
         let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))
         let encoded: [UInt8]
         let checksum: UInt64
-        do {
+        do throws(LibvipsFailure) {
             let plan = JPEGChunks.plan(
                 width: pixels.rect.width, height: pixels.rect.height, format: format, options: options, bitDepth: bitDepth)
             if let plan, JPEGChunks.encodesInParallel {
@@ -208,6 +208,7 @@ public enum ImageWriter {
                 }.get()
                 encoded = try encoder.finish()
             } else {
+                if let failure = Libvips.startFailure { throw failure }
                 let image: VipsImageRef
                 (image, checksum) = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
                 tag(image, metadata: metadata, options: options)
@@ -223,7 +224,7 @@ public enum ImageWriter {
 
     /// The format and bit depth of an output named `name` whose extension is `ext`, of an image
     /// of `size`, checked as ``encode(_:extension:named:sourceBitDepth:sourceHadAlpha:metadata:options:)``
-    /// documents; libvips is started.
+    /// documents.
     static func checkEncoding(
         extension ext: String, named name: String, size: Rect, sourceBitDepth: Int, options: EncodeOptions
     ) throws(ImageIOError) -> (format: ImageFormat, bitDepth: Int) {
@@ -244,7 +245,6 @@ public enum ImageWriter {
         guard !size.isEmpty else {
             throw fail(.invalidArgument, "the image is empty (\(size.width)x\(size.height))")
         }
-        try Libvips.start()
         return (format, bitDepth)
     }
 

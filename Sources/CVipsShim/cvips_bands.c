@@ -1,6 +1,7 @@
 // Images read and written band by band: a region reader for the input, and an image whose
 // pixels come from rows its producer supplies (see include/cvips_shim.h).
 #include "cvips_shim.h"
+#include "cvips_lazy.h"
 
 #include <string.h>
 

@@ -1,6 +1,7 @@
 // A libvips target that writes to an open file and keeps the errno of the call that failed;
 // see include/cvips_shim.h.
 #include "cvips_shim.h"
+#include "cvips_lazy.h"
 
 #include <errno.h>
 #include <unistd.h>

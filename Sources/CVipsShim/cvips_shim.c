@@ -1,6 +1,7 @@
 // Fixed-argument wrappers around variadic libvips calls; see include/cvips_shim.h.
 #define _GNU_SOURCE
 #include "cvips_shim.h"
+#include "cvips_lazy.h"
 
 #include <dlfcn.h>
 #include <gmodule.h>

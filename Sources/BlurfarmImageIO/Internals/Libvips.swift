@@ -7,15 +7,7 @@ import CVipsShim
 
 /// The outcome of starting libvips, decided once per process (Swift runs a global's
 /// initialiser exactly once, thread-safely).
-private let libvipsStartup: String? = {
-    if cvips_start("blurfarm") != 0 {
-        return Libvips.takeErrorMessage() ?? "vips_init failed"
-    }
-    // Batch jobs must not hold memory between images: no operation cache.
-    vips_cache_set_max(0)
-    cvips_silence_warnings()
-    return nil
-}()
+private let libvipsStartup: String? = cvips_load().map { String(cString: $0) }
 
 /// libvips's built-in sRGB profile, the profile of every decoded image that had one.
 private let builtinSRGBProfile: [UInt8]? = {
@@ -35,9 +27,12 @@ enum Libvips {
     /// Starts libvips if this is the first call in the process; throws when it cannot start.
     static func start() throws(ImageIOError) {
         if let failure = libvipsStartup {
-            throw ImageIOError(code: .libvipsUnavailable, path: nil, message: "libvips did not start: \(failure)")
+            throw ImageIOError(code: .libvipsUnavailable, path: nil, message: failure)
         }
     }
+
+    /// Why libvips could not be loaded or started, as a libvips call's failure; nil once it is.
+    static var startFailure: LibvipsFailure? { libvipsStartup.map(LibvipsFailure.init(message:)) }
 
     /// The version of the libvips library loaded at run time, e.g. "8.14.1".
     static var version: String { String(cString: vips_version_string()) }

@@ -10,6 +10,12 @@
 #include <stddef.h>
 #include <vips/vips.h>
 
+/// Loads and starts libvips (Debian's libvips.so.42: cvips_start, no operation cache, its
+/// warnings silenced), once per process, thread-safe: NULL, or why it could not be loaded or
+/// started. libvips is not linked: the first libvips call of any kind does this (cvips_lazy.c),
+/// so a process that touches no image through libvips never pays for its hundred libraries.
+const char *cvips_load(void);
+
 /// Starts libvips (vips_init) without its loadable modules: the HEIF/AVIF, JPEG XL,
 /// ImageMagick, PDF and OpenSlide loaders and savers that Debian's libvips keeps in
 /// `vips-modules-8.14/` beside the library. Loading them, and the hundred-odd libraries they
