@@ -5,7 +5,8 @@ import CVips
 /// the rows asked for are decoded, so memory holds a band, not the image. A JPEG whose samples
 /// need no colour conversion (8-bit RGB, no profile to convert from) is decoded by libjpeg
 /// straight into the band on the calling thread (``JPEGDecoder``: libvips's pixels, without
-/// its pipeline's threads and copies).
+/// its pipeline's threads and copies); one with no metadata but EXIF, upright, is opened by
+/// libjpeg alone, libvips not even loaded.
 ///
 /// The samples are those ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` converts
 /// to premultiplied `Float32`: the same checks before decoding, the same colour pipeline.
@@ -26,10 +27,13 @@ public final class BandReader: @unchecked Sendable {
     public private(set) var rowsRead = 0
 
     private let file: InputFile
-    /// The image in sRGB, read through `region`.
-    private let image: VipsImageRef
-    /// The JPEG's own decoder, when its samples are the image's as they are.
-    private let jpeg: JPEGDecoder?
+    /// What decodes the rows: libvips (the image in sRGB, read through `region`), or libjpeg
+    /// when the file's samples are the image's as they are.
+    private enum Decoder {
+        case libvips(VipsImageRef)
+        case jpeg(JPEGDecoder)
+    }
+    private let decoder: Decoder
     /// Made by the first read, on the thread that reads (a libvips region is its thread's);
     /// released after the last row or a failure, on the same thread.
     private var region: VipsRegionRef?
@@ -50,6 +54,11 @@ public final class BandReader: @unchecked Sendable {
         _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int = ImageReader.defaultPixelLimit,
         memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> BandReader? {
+        if let reader = try openPlainJPEG(
+            path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
+        {
+            return reader
+        }
         let (file, loaded) = try ImageReader.openChecked(
             path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming, confinement: confinement)
         guard loaded.orientation == 1 else {
@@ -59,25 +68,64 @@ public final class BandReader: @unchecked Sendable {
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
             let (image, metadata) = try ImageReader.prepared(loaded, sixteenBit: sixteen)
-            let jpeg = try JPEGDecoder.canDecode(image, loaded: loaded) ? JPEGDecoder(descriptor: file.descriptor) : nil
-            if let jpeg, jpeg.width != image.width || jpeg.height != image.height || jpeg.components != 3 {
-                throw LibvipsFailure(message: "libjpeg decodes \(jpeg.width)x\(jpeg.height) pixels where the header says \(image.width)x\(image.height)")
+            guard JPEGDecoder.canDecode(image, loaded: loaded) else {
+                return BandReader(
+                    file: file, decoder: .libvips(image), width: image.width, height: image.height, hasAlpha: image.bands == 4,
+                    bitDepth: sixteen ? 16 : 8, metadata: metadata)
             }
-            return BandReader(file: file, image: image, jpeg: jpeg, bitDepth: sixteen ? 16 : 8, metadata: metadata)
+            let jpeg = try JPEGDecoder(descriptor: file.descriptor)
+            guard jpeg.header.width == image.width, jpeg.header.height == image.height, jpeg.header.components == 3 else {
+                throw LibvipsFailure(
+                    message: "libjpeg reads \(jpeg.header.width)x\(jpeg.header.height) pixels where libvips reads "
+                        + "\(image.width)x\(image.height)")
+            }
+            try jpeg.start()
+            return BandReader(
+                file: file, decoder: .jpeg(jpeg), width: image.width, height: image.height, hasAlpha: false, bitDepth: 8,
+                metadata: metadata)
         } catch {
             file.close()
             throw ImageIOError.decoding(path, error)
         }
     }
 
-    private init(file: InputFile, image: VipsImageRef, jpeg: JPEGDecoder?, bitDepth: Int, metadata: ImageMetadata) {
+    /// The reader of a JPEG that libjpeg opens alone (``JPEGDecoder/Header/decodesWithoutLibvips``),
+    /// after the same checks as ``ImageReader`` makes (pixel limit, memory, file structure), or
+    /// nil for any other file, which `open` then opens with libvips (whose errors it reports).
+    private static func openPlainJPEG(
+        _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?
+    ) throws(ImageIOError) -> BandReader? {
+        let file = try InputFile(path, confinement: confinement)
+        guard let jpeg = try? JPEGDecoder(descriptor: file.descriptor), jpeg.header.decodesWithoutLibvips else {
+            file.close()
+            return nil
+        }
+        let (width, height) = (jpeg.header.width, jpeg.header.height)
+        do throws(ImageIOError) {
+            try ImageReader.checkPixelLimit("\(width)x\(height)", width, height, pixelLimit, path: path)
+            let source = DecodeMemory.Source(width: width, height: height, channels: 3, sampleBytes: 1, filePixelBytes: 3)
+            try ImageReader.checkMemory(
+                DecodeMemory.streamed(source, streaming), memoryLimit, width: width, height: height, streamed: true, path: path)
+            try file.checkJPEGStructure()
+            do throws(LibvipsFailure) { try jpeg.start() } catch { throw ImageIOError.decoding(path, error) }
+        } catch {
+            file.close()
+            throw error
+        }
+        return BandReader(
+            file: file, decoder: .jpeg(jpeg), width: width, height: height, hasAlpha: false, bitDepth: 8,
+            metadata: jpeg.header.metadata)
+    }
+
+    private init(
+        file: InputFile, decoder: Decoder, width: Int, height: Int, hasAlpha: Bool, bitDepth: Int, metadata: ImageMetadata
+    ) {
         self.file = file
-        self.image = image
-        self.jpeg = jpeg
+        self.decoder = decoder
         path = file.path
-        width = image.width
-        height = image.height
-        hasAlpha = image.bands == 4
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
         self.bitDepth = bitDepth
         self.metadata = metadata
     }
@@ -85,7 +133,10 @@ public final class BandReader: @unchecked Sendable {
     deinit { file.close() }
 
     /// Whether libjpeg decodes the file here (``JPEGDecoder``), not libvips's pipeline.
-    var decodesWithLibjpeg: Bool { jpeg != nil }
+    var decodesWithLibjpeg: Bool {
+        if case .jpeg = decoder { return true }
+        return false
+    }
 
     /// Floats per pixel of the buffers it fills: 4 with alpha, else 3.
     public var channels: Int { hasAlpha ? 4 : 3 }
@@ -112,7 +163,11 @@ public final class BandReader: @unchecked Sendable {
             "band \(rect) is not the next rows of a \(width)x\(height) image read to row \(rowsRead)")
         guard !rect.isEmpty else { return }
         do throws(LibvipsFailure) {
-            if let jpeg {
+            let image: VipsImageRef
+            switch decoder {
+            case .libvips(let libvips):
+                image = libvips
+            case .jpeg(let jpeg):
                 let (first, stride) = pixels.start(of: rect)
                 try withExtendedLifetime(pixels.storage) { () throws(LibvipsFailure) in
                     try jpeg.read(into: first, stride: stride, count: rect.height)

@@ -133,11 +133,18 @@ extension ImageReader {
     static func checkMemory(
         _ bytes: Int?, _ memoryLimit: Int, of image: VipsImageRef, streamed: Bool, path: String
     ) throws(ImageIOError) {
+        try checkMemory(bytes, memoryLimit, width: image.width, height: image.height, streamed: streamed, path: path)
+    }
+
+    /// Refuses an image of `width` × `height` pixels as ``checkMemory(_:_:of:streamed:path:)`` does.
+    static func checkMemory(
+        _ bytes: Int?, _ memoryLimit: Int, width: Int, height: Int, streamed: Bool, path: String
+    ) throws(ImageIOError) {
         guard let bytes, bytes <= memoryLimit else {
             let needed = bytes.map { "about \(shown(bytes: $0))" } ?? "more memory than can be counted"
             throw ImageIOError(
                 code: .overMemoryLimit, path: path,
-                message: "\(streamed ? "streaming" : "decoding") \(image.width)x\(image.height) needs \(needed), "
+                message: "\(streamed ? "streaming" : "decoding") \(width)x\(height) needs \(needed), "
                     + "over the memory limit of \(shown(bytes: memoryLimit)) \(raisedBy("memory-limit"))")
         }
     }
@@ -313,9 +320,18 @@ struct InputFile {
     /// binary PNM shorter than its header claims (``PNMStructure``); other formats' decoders
     /// notice truncation themselves.
     func checkStructure(of image: VipsImageRef) throws(ImageIOError) {
+        if image.loader?.hasPrefix("jpegload") == true { try checkJPEGStructure() }
         do throws(FileStructureProblem) {
-            if image.loader?.hasPrefix("jpegload") == true { try JPEGStructure.check(descriptor) }
             if image.loader?.hasPrefix("ppmload") == true { try PNMStructure.check(descriptor) }
+        } catch {
+            throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
+        }
+    }
+
+    /// Refuses a JPEG whose structure is broken (``JPEGStructure``: cut short, padded).
+    func checkJPEGStructure() throws(ImageIOError) {
+        do throws(FileStructureProblem) {
+            try JPEGStructure.check(descriptor)
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }

@@ -91,7 +91,7 @@ static void bf_jpeg_source_skip(j_decompress_ptr cinfo, long count) {
 
 static void bf_jpeg_source_term(j_decompress_ptr cinfo) { (void)cinfo; }
 
-bf_jpeg_decoder *bf_jpeg_decoder_new(int fd, int *width, int *height, int *components, char *error) {
+bf_jpeg_decoder *bf_jpeg_decoder_new(int fd, bf_jpeg_header *header, char *error) {
     bf_jpeg_decoder *decoder = calloc(1, sizeof *decoder);
     if (!decoder) {
         bf_jpeg_copy_message(error, "out of memory");
@@ -113,13 +113,41 @@ bf_jpeg_decoder *bf_jpeg_decoder_new(int fd, int *width, int *height, int *compo
     decoder->source.resync_to_restart = jpeg_resync_to_restart;
     decoder->source.term_source = bf_jpeg_source_term;
     decoder->cinfo.src = &decoder->source;
+    /* The markers libvips's jpegload reads: EXIF and XMP, ICC, IPTC, Adobe. */
+    jpeg_save_markers(&decoder->cinfo, JPEG_APP0 + 1, 0xffff);
+    jpeg_save_markers(&decoder->cinfo, JPEG_APP0 + 2, 0xffff);
+    jpeg_save_markers(&decoder->cinfo, JPEG_APP0 + 13, 0xffff);
+    jpeg_save_markers(&decoder->cinfo, JPEG_APP0 + 14, 0xffff);
     jpeg_read_header(&decoder->cinfo, TRUE);
+    header->width = (int)decoder->cinfo.image_width;
+    header->height = (int)decoder->cinfo.image_height;
+    header->components = decoder->cinfo.num_components;
+    header->colour_space = decoder->cinfo.jpeg_color_space == JCS_YCbCr ? BF_JPEG_YCBCR
+                           : decoder->cinfo.jpeg_color_space == JCS_RGB ? BF_JPEG_RGB
+                                                                        : BF_JPEG_OTHER_COLOURS;
+    header->precision = decoder->cinfo.data_precision;
+    return decoder;
+}
+
+int bf_jpeg_decoder_marker(bf_jpeg_decoder *decoder, int index, int *marker, const unsigned char **data,
+                           size_t *size) {
+    jpeg_saved_marker_ptr saved = decoder->cinfo.marker_list;
+    for (int i = 0; saved && i < index; i++) saved = saved->next;
+    if (!saved) return -1;
+    *marker = saved->marker;
+    *data = saved->data;
+    *size = saved->data_length;
+    return 0;
+}
+
+int bf_jpeg_decoder_start(bf_jpeg_decoder *decoder, char *error) {
+    if (setjmp(decoder->errors.jump)) {
+        bf_jpeg_copy_message(error, decoder->errors.message);
+        return -1;
+    }
     /* libvips's jpegload sets nothing else (no shrink here): libjpeg's defaults. */
     jpeg_start_decompress(&decoder->cinfo);
-    *width = (int)decoder->cinfo.output_width;
-    *height = (int)decoder->cinfo.output_height;
-    *components = decoder->cinfo.output_components;
-    return decoder;
+    return 0;
 }
 
 int bf_jpeg_decoder_read(bf_jpeg_decoder *decoder, unsigned char *rows, size_t stride, int count, char *error) {

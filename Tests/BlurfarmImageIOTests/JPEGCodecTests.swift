@@ -35,6 +35,87 @@ import Testing
         #expect(reader.metadata == whole.metadata)
     }
 
+    /// `file` with `donor`'s EXIF block (the APP1 payload starting "Exif"), its orientation set
+    /// to `orientation`, put in after the start-of-image marker: the first EXIF block, which is
+    /// the one libvips keeps (mate-Aqua has one of its own, later).
+    static func withEXIF(_ file: String, from donor: String, orientation: UInt8) throws -> Data {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path(donor))))
+        var at = 2
+        var payload: [UInt8]?
+        while at + 4 <= bytes.count, bytes[at] == 0xFF, bytes[at + 1] != 0xDA {
+            let length = Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+            let body = Array(bytes[(at + 4)..<(at + 2 + length)])
+            if bytes[at + 1] == 0xE1, body.starts(with: Array("Exif".utf8)) { payload = body }
+            at += 2 + length
+        }
+        var exif = try #require(payload)
+        #expect(EXIF.orientation(exif) == 6)
+        exif = EXIF.withOrientationReset(exif)
+        #expect(EXIF.orientation(exif) == 1)
+        if orientation != 1 {
+            // withOrientationReset wrote 1 in the entry's byte order: find it again and set it.
+            let reset = exif
+            for i in 0..<(reset.count - 1) where Array(reset[i..<(i + 2)]) == [0x01, 0x12] || Array(reset[i..<(i + 2)]) == [0x12, 0x01] {
+                let littleEndian = reset[i] == 0x12
+                let value = i + 8
+                if littleEndian, reset[value] == 1 { exif[value] = orientation; break }
+                if !littleEndian, reset[value + 1] == 1 { exif[value + 1] = orientation; break }
+            }
+            #expect(EXIF.orientation(exif) == Int(orientation))
+        }
+        let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path(file))))
+        let segment: [UInt8] = [0xFF, 0xE1, UInt8((exif.count + 2) >> 8), UInt8((exif.count + 2) & 0xFF)] + exif
+        return Data(photo[0..<2] + segment + photo[2...])
+    }
+
+    /// A JPEG with no metadata but EXIF, upright, is opened by libjpeg alone (libvips not
+    /// asked): the same pixels and the same metadata as libvips gives.
+    @Test(arguments: ["photos/mate-Aqua.jpg", "photos/plasma-Volna.jpg", "batch1080/b03.jpg"])
+    func aJPEGWithOnlyEXIFIsOpenedByLibjpegAloneWithLibvipssMetadata(_ file: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file("exif.jpg")
+        try Self.withEXIF(file, from: "special/exif-orientation-6.jpg", orientation: 1).write(to: URL(fileURLWithPath: path))
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        let header = try JPEGDecoder(descriptor: descriptor).header
+        #expect(header.decodesWithoutLibvips && header.exif != nil)
+        let original = open(Corpus.path(file), O_RDONLY)
+        defer { close(original) }
+        #expect(try JPEGDecoder(descriptor: original).header.decodesWithoutLibvips)
+
+        let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
+        #expect(reader.decodesWithLibjpeg)
+        let samples = AnyPixels.uninitialized(
+            Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
+        try reader.read(into: samples)
+        let whole = try ImageReader.read(path)
+        #expect(reader.metadata == whole.metadata)
+        #expect(reader.metadata.exif != nil)
+        #expect(samples.floats(in: samples.rect).isBitIdentical(to: whole.pixels))
+    }
+
+    /// What libjpeg alone does not open: a file to turn upright, one with a profile or XMP,
+    /// grey, CMYK; `BandReader` leaves those to libvips (an upright one is not streamed).
+    @Test func aJPEGToTurnOrWithAProfileIsLeftToLibvips() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let turned = scratch.file("turned.jpg")
+        try Self.withEXIF("photos/mate-Aqua.jpg", from: "special/exif-orientation-6.jpg", orientation: 8)
+            .write(to: URL(fileURLWithPath: turned))
+        for path in [turned, Corpus.path("special/exif-orientation-6.jpg")] {
+            let descriptor = open(path, O_RDONLY)
+            defer { close(descriptor) }
+            #expect(try !JPEGDecoder(descriptor: descriptor).header.decodesWithoutLibvips)
+            #expect(try BandReader.open(path, streaming: Self.streaming) == nil, "turned upright whole")
+        }
+        for file in ["special/display-p3.jpg", "photos/plasma-Kite.jpg", "special/grayscale.jpg", "special/cmyk.jpg"] {
+            let descriptor = open(Corpus.path(file), O_RDONLY)
+            defer { close(descriptor) }
+            #expect(try !JPEGDecoder(descriptor: descriptor).header.decodesWithoutLibvips, "\(file)")
+        }
+    }
+
     /// Files whose samples libvips converts (another profile, CMYK, grey) or turns upright stay
     /// with libvips.
     @Test(arguments: ["special/display-p3.jpg", "special/cmyk.jpg", "special/grayscale.jpg"])

@@ -33,11 +33,39 @@ enum JPEGCodec {
 /// A JPEG file decoded row by row, top to bottom, to the 8-bit samples libvips's `jpegload`
 /// gives: libjpeg's default output (RGB for YCbCr), any warning a failure (`fail_on: warning`).
 final class JPEGDecoder {
-    let width: Int
-    let height: Int
-    /// Samples a pixel: 3 (RGB) or 1 (grey).
-    let components: Int
+    /// What the file's header says, and the metadata markers libvips reads.
+    struct Header {
+        let width: Int
+        let height: Int
+        /// Samples a pixel in the file: 1 grey, 3 colour, 4 CMYK.
+        let components: Int
+        /// Whether the file's colour is YCbCr or RGB (libjpeg's output is then RGB as it is).
+        let isRGB: Bool
+        /// Bits a sample.
+        let precision: Int
+        /// The EXIF block as libvips keeps it (the first APP1 starting "Exif"), or nil.
+        let exif: [UInt8]?
+        /// Whether an XMP packet (an APP1 starting "http") or an ICC profile (APP2) is there.
+        let hasXMP: Bool
+        let hasICCProfile: Bool
+
+        /// The EXIF orientation, 1 when there is none; nil when the EXIF cannot be read here.
+        var orientation: Int? { exif.map(EXIF.orientation) ?? 1 }
+
+        /// Whether the file is decoded here from the start, libvips never asked: 8-bit RGB or
+        /// YCbCr, upright, nothing for libvips's colour pipeline to convert (no profile), and
+        /// no metadata but EXIF (what libvips would give is then known: the EXIF block as it is).
+        var decodesWithoutLibvips: Bool {
+            precision == 8 && components == 3 && isRGB && !hasICCProfile && !hasXMP && orientation == 1
+        }
+
+        /// The metadata libvips's `jpegload` gives such a file.
+        var metadata: ImageMetadata { ImageMetadata(iccProfile: nil, exif: exif, xmp: nil) }
+    }
+
+    let header: Header
     private let handle: OpaquePointer
+    private var started = false
 
     /// Whether the pixels of `prepared` (``ImageReader/prepared(_:sixteenBit:)`` of `loaded`,
     /// libvips's header of the file) are libjpeg's output as it is: a JPEG read by
@@ -51,16 +79,45 @@ final class JPEGDecoder {
     /// Reads the header of the file open at `descriptor`, which must stay open while the
     /// decoder reads (from the file's start, whatever the descriptor's offset).
     init(descriptor: Int32) throws(LibvipsFailure) {
-        var width: Int32 = 0, height: Int32 = 0, components: Int32 = 0
-        handle = try JPEGCodec.make { bf_jpeg_decoder_new(descriptor, &width, &height, &components, $0) }
-        (self.width, self.height, self.components) = (Int(width), Int(height), Int(components))
+        var info = bf_jpeg_header()
+        handle = try JPEGCodec.make { bf_jpeg_decoder_new(descriptor, &info, $0) }
+        var exif: [UInt8]?
+        var (xmp, icc) = (false, false)
+        var index: Int32 = 0
+        var marker: Int32 = 0
+        var data: UnsafePointer<UInt8>?
+        var size = 0
+        while bf_jpeg_decoder_marker(handle, index, &marker, &data, &size) == 0 {
+            index += 1
+            let payload = UnsafeBufferPointer(start: data, count: size)
+            // libvips's tests: a prefix and more bytes than it.
+            func starts(with prefix: String) -> Bool { size > prefix.utf8.count && payload.starts(with: prefix.utf8) }
+            switch marker {
+            case 0xE1 where size > 4 && starts(with: "Exif"): if exif == nil { exif = Array(payload) }  // libvips keeps the first
+            case 0xE1 where size > 4 && starts(with: "http"): xmp = true
+            case 0xE2 where size > 14 && starts(with: "ICC_PROFILE"): icc = true
+            default: break
+            }
+        }
+        header = Header(
+            width: Int(info.width), height: Int(info.height), components: Int(info.components),
+            isRGB: info.colour_space == BF_JPEG_YCBCR || info.colour_space == BF_JPEG_RGB,
+            precision: Int(info.precision), exif: exif, hasXMP: xmp, hasICCProfile: icc)
     }
 
     deinit { bf_jpeg_decoder_free(handle) }
 
-    /// Decodes the next `count` rows, row y at `rows + y * stride` (each `width * components`
-    /// bytes).
+    /// Starts the decode (a progressive file is read whole here): the output is `width` ×
+    /// `height` × 3 samples.
+    func start() throws(LibvipsFailure) {
+        precondition(!started, "a decode starts once")
+        try JPEGCodec.check { bf_jpeg_decoder_start(handle, $0) }
+        started = true
+    }
+
+    /// Decodes the next `count` rows, row y at `rows + y * stride` (each `width * 3` bytes).
     func read(into rows: UnsafeMutableRawPointer, stride: Int, count: Int) throws(LibvipsFailure) {
+        precondition(started, "the decode has started")
         try JPEGCodec.check { bf_jpeg_decoder_read(handle, rows.assumingMemoryBound(to: UInt8.self), stride, Int32(count), $0) }
     }
 }

@@ -14,12 +14,35 @@
 typedef struct bf_jpeg_decoder bf_jpeg_decoder;
 typedef struct bf_jpeg_encoder bf_jpeg_encoder;
 
-/// Starts decoding the JPEG file open at `fd` (read from its start with pread, whatever its
-/// offset; the descriptor must outlive the decoder) to 8-bit samples of libjpeg's default
-/// output colour space (RGB for YCbCr): NULL on failure. `width`, `height` and `components`
-/// are those of the output. Any warning of libjpeg's ("Corrupt JPEG data", "Premature end of
-/// JPEG file") fails the decode, as libvips's `fail_on: warning` does.
-bf_jpeg_decoder *bf_jpeg_decoder_new(int fd, int *width, int *height, int *components, char *error);
+/// What a JPEG's header says.
+typedef struct {
+    int width;
+    int height;
+    int components;   /* in the file: 1 grey, 3 colour, 4 CMYK or YCCK */
+    int colour_space; /* BF_JPEG_YCBCR, BF_JPEG_RGB or BF_JPEG_OTHER_COLOURS */
+    int precision;    /* bits a sample */
+} bf_jpeg_header;
+
+#define BF_JPEG_YCBCR 1
+#define BF_JPEG_RGB 2
+#define BF_JPEG_OTHER_COLOURS 3
+
+/// Reads the header of the JPEG file open at `fd` (read from its start with pread, whatever
+/// its offset; the descriptor must outlive the decoder), keeping the APP1, APP2, APP13 and
+/// APP14 markers libvips's `jpegload` reads: NULL on failure. Any warning of libjpeg's
+/// ("Corrupt JPEG data", "Premature end of JPEG file") fails, as libvips's `fail_on: warning`
+/// does, here and in the calls below.
+bf_jpeg_decoder *bf_jpeg_decoder_new(int fd, bf_jpeg_header *header, char *error);
+
+/// The `index`th marker kept (0 first, in the file's order): 0 with its code (0xE1 for APP1 ...)
+/// and its payload (the decoder's), or -1 past the last.
+int bf_jpeg_decoder_marker(bf_jpeg_decoder *decoder, int index, int *marker, const unsigned char **data,
+                           size_t *size);
+
+/// Starts decoding to 8-bit samples of libjpeg's default output colour space (RGB for YCbCr
+/// and RGB files), as libvips's `jpegload` does: 0, or -1 with `error`. A progressive file is
+/// read whole here.
+int bf_jpeg_decoder_start(bf_jpeg_decoder *decoder, char *error);
 
 /// Decodes the next `count` rows, row y at `rows + y * stride`: 0, or -1 with `error`.
 int bf_jpeg_decoder_read(bf_jpeg_decoder *decoder, unsigned char *rows, size_t stride, int count, char *error);
