@@ -27,8 +27,9 @@ public struct FarmSettings: Sendable {
     public var configurationPath: String?
     /// Where records, locks and reports live (absolute).
     public var stateFolder: String
-    /// blurfarm's and libvips's versions: part of every output's recipe.
-    public var recipeVersions: String
+    /// blurfarm's and libvips's versions: part of every output's recipe. Asked only by a job
+    /// that keeps records (finding libvips's version loads libvips: `apply` never needs it).
+    public var recipeVersions: @Sendable () -> String
     /// The run's stop request (SIGINT, SIGTERM in the CLI): every job stops.
     public var stop: StopRequest
     public var logger: Logger
@@ -36,7 +37,7 @@ public struct FarmSettings: Sendable {
     public init(
         workers: Int, threads: Int, workerExecutable: String, workerEnvironment: [String] = [],
         pluginFolders: [String] = [], configuration: FarmConfiguration, configurationPath: String? = nil,
-        stateFolder: String, recipeVersions: String, stop: StopRequest = StopRequest(),
+        stateFolder: String, recipeVersions: @escaping @Sendable () -> String, stop: StopRequest = StopRequest(),
         logger: Logger = Logger(label: "blurfarm", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.workers = workers

@@ -30,7 +30,7 @@ extension WorkerChoice {
             workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
             pluginFolders: farm.pluginFolders(configuration), configuration: configuration,
             configurationPath: farm.absoluteConfigurationPath, stateFolder: farm.stateFolder(configuration),
-            recipeVersions: Blurfarm.recipeVersions, stop: stop, logger: logger)
+            recipeVersions: { Blurfarm.recipeVersions }, stop: stop, logger: logger)
     }
 
     /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine, its events told

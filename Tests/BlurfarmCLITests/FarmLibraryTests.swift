@@ -75,7 +75,7 @@ import Testing
         let farm = Farm(FarmSettings(
             workers: 2, threads: 1, workerExecutable: BuiltExecutable.worker.path,
             configuration: configuration, stateFolder: folder.appendingPathComponent("state").path,
-            recipeVersions: "farm library test"))
+            recipeVersions: { "farm library test" }))
         defer { farm.shutdown() }
         let motionDone = Atomic<Int>(0)
         let pidsAtCancel = Mutex<[Int32]>([])
@@ -154,7 +154,7 @@ import Testing
         let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 2", in: folder)
         let farm = Farm(FarmSettings(
             workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
-            stateFolder: folder.appendingPathComponent("state").path, recipeVersions: "farm library test"))
+            stateFolder: folder.appendingPathComponent("state").path, recipeVersions: { "farm library test" }))
         let events = farm.events()
         let id = farm.submit(FarmJob(plan: try Self.plan(blur, registry: .builtIn), registry: .builtIn))
         var outputs = 0
