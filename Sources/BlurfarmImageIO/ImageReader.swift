@@ -21,8 +21,15 @@ public enum ImageReader {
     public static var usableMemory: Int { machineMemory }
 
     /// The version of the libvips library in use, e.g. "8.14.1" (part of an output's
-    /// up-to-date key: a new libvips may decode differently).
+    /// up-to-date key: a new libvips may decode differently). Loads libvips.
     public static var libvipsVersion: String { Libvips.version }
+
+    /// Loads libvips on a thread of its own, for a caller that will need it soon (a run's
+    /// recipes name its version): the first libvips call then waits for that load instead of
+    /// making it. Nothing happens when the system refuses the thread.
+    public static func loadLibvipsInBackground() {
+        try? Threads.start { _ = try? Libvips.start() }
+    }
 
     /// Reads the header of the image at `path` without decoding pixels.
     ///

@@ -2,6 +2,7 @@ import ArgumentParser
 import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmFarm
+import BlurfarmImageIO
 import BlurfarmState
 import BlurfarmSystem
 import BlurfarmWatch
@@ -44,6 +45,8 @@ struct Run: FarmCommand {
     }
 
     func execute() throws {
+        // The recipes name libvips's version: libvips loads (about 15 ms) while the jobs are read.
+        ImageReader.loadLibvipsInBackground()
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
         let (loader, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
