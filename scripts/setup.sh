@@ -51,7 +51,7 @@ fi
 
 # libvips 8.18, for benchmarking only: `blurfarm bench` runs every figure beside it, warm in-process
 # as pyvips, sharp and imgproxy users run it (scripts/vips818-bench.py; docs/performance.md).
-# blurfarm itself links Debian's libvips (8.14) and never this one. From PyPI (pyvips and
+# blurfarm itself uses Debian's libvips (8.14, loaded on first use) and never this one. From PyPI (pyvips and
 # pyvips-binary, which carries libvips 8.18) into a venv of its own beside the repository's
 # sources, kept out of git (.gitignore): .venv-bench/ (BLURFARM_BENCH_VENV overrides the place).
 # pyvips-binary is reinstalled once without its dependencies: the first install can leave pyvips in
