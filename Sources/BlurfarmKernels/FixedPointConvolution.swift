@@ -9,20 +9,31 @@ import CKernels
 /// types do not reach). The reference schedule is obvious scalar Swift computing the same
 /// integers.
 enum FixedPointConvolution {
+    /// The vector code the C passes may run (ckernels.h's `vector`): every kind gives the same
+    /// integers.
+    enum Lanes: Int32 {
+        /// Scalar code only.
+        case scalar = 0
+        /// AVX2 (16 lanes) and scalar code.
+        case avx2 = 1
+        /// AVX-512BW (32 lanes) where the processor has it, then AVX2 and scalar code.
+        case widest = 2
+    }
+
     /// Samples per column block of the columns pass (``RenderSchedule/fixedPointBlockSamples``).
     static var blockSamples: Int { RenderSchedule.fixedPointBlockSamples }
 
     /// Renders `tile` (see ``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``).
-    /// `vector` false keeps the C passes to their scalar code, which a build without AVX2 runs:
-    /// for tests that compare the two.
+    /// `lanes` below ``Lanes/widest`` keeps the C passes to narrower code (AVX2, or the scalar
+    /// code a build without AVX2 runs): for tests that compare them.
     static func apply(
         _ mask: FixedPointMask, tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
-        output: SampleBuffer<UInt8>, schedule: KernelSchedule, vector: Bool = true
+        output: SampleBuffer<UInt8>, schedule: KernelSchedule, lanes: Lanes = .widest
     ) {
         precondition(source.channels == 3 && output.channels == 3 && (edge == .clamp || edge == .mirror))
         if tile.isEmpty { return }
         let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: 3)
-        let passes = Passes(mask, vector: vector)
+        let passes = Passes(mask, lanes: lanes)
         defer { passes.deallocate() }
         source.withUnsafeSamples { src in
             output.withUnsafeSamples { dst in
@@ -108,9 +119,9 @@ enum FixedPointConvolution {
         let narrow: UnsafeMutableBufferPointer<UInt16>
         let rowWeights: UnsafeMutableBufferPointer<Int16>, columnWeights: UnsafeMutableBufferPointer<Int16>
 
-        init(_ mask: FixedPointMask, vector: Bool) {
+        init(_ mask: FixedPointMask, lanes: Lanes) {
             radius = mask.radius
-            self.vector = vector ? 1 : 0
+            vector = lanes.rawValue
             sums = mask.sums
             switch mask.sums {
             case .sixteenBit(let w, _):

@@ -2,8 +2,9 @@
 // plans the rows, edges and tiles and is the only caller): 16-bit sums (`bf_fixed_*`) and, for
 // masks too wide for them, 32-bit sums of exact products (`bf_wide_*`). Each function computes,
 // for every element, exactly the integer formula given, in AVX2 lanes where the build has them
-// and `vector` is not 0, and in scalar code for the rest: the same bits either way, so any split
-// of the work gives the same output (`vector` 0 lets tests check that). Values between passes
+// and `vector` is not 0 (and AVX-512BW lanes first where the processor has them and `vector` is
+// 2), and in scalar code for the rest: the same bits every way, so any split of the work gives
+// the same output (`vector` 0 and 1 let tests check that). Values between passes
 // are unsigned 16-bit; `mulhi(a, b)` is `(a * b) >> 16` on 32 bits. The caller keeps every
 // 16-bit sum below 2^16 and every 32-bit sum below 2^31 (docs/filters.md gives the bounds).
 #ifndef BLURFARM_CKERNELS_H
@@ -11,6 +12,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/// Whether this processor has AVX-512BW, where the passes below run 32 lanes at a time when
+/// `vector` is 2 (the same integers as the AVX2 lanes); asked once.
+int bf_has_avx512bw(void);
 
 /// `dst[i] = src[i] << shift` for `i < count`: 8-bit samples as values with `shift` (0 to 8)
 /// fraction bits.
