@@ -36,9 +36,23 @@ public enum ImageReader {
     /// - Throws: `ImageIOError` with code `.fileMissing`, `.fileUnreadable`, `.notAnImage`,
     ///   `.decodeFailed` (a header libvips cannot parse) or `.libvipsUnavailable`.
     public static func header(ofFile path: String, confinement: RootConfinement? = nil) throws(ImageIOError) -> ImageHeader {
-        try Libvips.start()
         let file = try InputFile(path, confinement: confinement)
         defer { file.close() }
+        // A JPEG that libjpeg opens alone has the header libvips would read (JPEGCodecTests).
+        if let jpeg = try? JPEGDecoder(descriptor: file.descriptor), jpeg.header.decodesWithoutLibvips {
+            let (width, height) = (jpeg.header.width, jpeg.header.height)
+            let source = DecodeMemory.Source(width: width, height: height, channels: 3, sampleBytes: 1, filePixelBytes: 3)
+            return ImageHeader(
+                width: width, height: height, bitDepth: 8, hasAlpha: false, loader: "jpegload", hasICCProfile: false,
+                orientation: 1, decodeMemory: DecodeMemory.whole(source, width: width, height: height, copiesSource: false),
+                decodeSource: source)
+        }
+        return try libvipsHeader(of: file)
+    }
+
+    /// The header of the image open as `file`, as libvips reads it.
+    static func libvipsHeader(of file: InputFile) throws(ImageIOError) -> ImageHeader {
+        try Libvips.start()
         let image = try file.open(sequential: true)
         let sixteen = image.format != VIPS_FORMAT_UCHAR
         let swap = image.orientation >= 5  // orientations 5...8 turn the image a quarter

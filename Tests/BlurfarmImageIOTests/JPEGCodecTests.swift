@@ -95,6 +95,14 @@ import Testing
         #expect(samples.floats(in: samples.rect).isBitIdentical(to: whole.pixels))
     }
 
+    /// The header of a JPEG libjpeg opens alone is the one libvips reads.
+    @Test(arguments: direct + ["special/bench-3840x2160.jpg"])
+    func aPlainJPEGsHeaderIsLibvipss(_ file: String) throws {
+        let path = Corpus.path(file)
+        let viaLibvips = try ImageReader.libvipsHeader(of: InputFile(path))
+        #expect(try ImageReader.header(ofFile: path) == viaLibvips)
+    }
+
     /// What libjpeg alone does not open: a file to turn upright, one with a profile or XMP,
     /// grey, CMYK; `BandReader` leaves those to libvips (an upright one is not streamed).
     @Test func aJPEGToTurnOrWithAProfileIsLeftToLibvips() throws {
