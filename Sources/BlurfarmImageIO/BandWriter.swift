@@ -123,7 +123,7 @@ public final class BandWriter: @unchecked Sendable {
             try AtomicFile.openFolder(of: output, confinement: file.confinement)
         }
         let plan = JPEGChunks.plan(width: width, height: height, format: format, options: options, bitDepth: bitDepth)
-        if let plan, JPEGChunks.encodesInParallel {
+        if let plan, JPEGChunks.encodesInParallel(pixels: width * height) {
             encoder = .chunks(
                 JPEGChunkQueue(width: width, height: height, plan: plan, metadata: metadata, options: options), folder: folder,
                 temporaryFiles: file?.temporaryFiles)

@@ -182,7 +182,7 @@ public enum ImageWriter {
         do throws(LibvipsFailure) {
             let plan = JPEGChunks.plan(
                 width: pixels.rect.width, height: pixels.rect.height, format: format, options: options, bitDepth: bitDepth)
-            if let plan, JPEGChunks.encodesInParallel {
+            if let plan, JPEGChunks.encodesInParallel(pixels: pixels.rect.area) {
                 // A large JPEG: its chunks encoded at once and spliced (the bytes of one encode
                 // with the plan's restart markers, the streamed output's).
                 let samples = PixelConversion.samples(pixels, alpha: false, background: options.background, as: UInt8.self)

@@ -193,7 +193,7 @@ struct BandStreamTests {
         var files: [[UInt8]] = []
         for encoderCores in [1, JPEGChunks.parallelCores] {
             ImageWriter.encoderCores = encoderCores
-            #expect(JPEGChunks.encodesInParallel == (encoderCores > 1))
+            #expect(JPEGChunks.encodesInParallel(pixels: image.pixels.rect.area) == (encoderCores > 1))
             let (whole, banded) = try bothWays(
                 image.pixels, to: "big.jpg", bitDepth: 8, hadAlpha: false, metadata: image.metadata, options: options,
                 ringRows: 256)

@@ -130,6 +130,17 @@ import Testing
         }
     }
 
+    /// One core's encoder (a worker) never chunks at once; two chunk only a very large image;
+    /// from `parallelCores` every planned one.
+    @Test func theChunksAreEncodedAtOnceByTheCoresAndTheImagesSize() {
+        let (k4, big) = (3840 * 2160, 21248 * 11952)
+        func parallel(_ pixels: Int, cores: Int) -> Bool { JPEGChunks.encodesInParallel(pixels: pixels, cores: cores) }
+        #expect(!parallel(k4, cores: 1) && !parallel(big, cores: 1))
+        #expect(!parallel(k4, cores: 2) && parallel(big, cores: 2))
+        #expect(parallel(JPEGChunks.parallelPixelsOnTwoCores, cores: 2))
+        #expect(parallel(k4, cores: JPEGChunks.parallelCores) && parallel(big, cores: JPEGChunks.parallelCores))
+    }
+
     @Test func whatIsEncodedWholeHasNoPlan() {
         let large = (width: 3840, height: 2160)
         func plan(_ options: EncodeOptions, format: ImageFormat = .jpeg, bitDepth: Int = 8, size: (width: Int, height: Int) = large)
