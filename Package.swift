@@ -172,8 +172,12 @@ let package = Package(
         .target(
             name: "CSystemShims",
             cSettings: vectorCPU ? [.define("BLURFARM_REQUIRES_X86_64_V3")] : []),
+        // What files' bytes say, without a codec: JPEG and PNM structure checks, EXIF's
+        // orientation, metadata stripped from JPEG, WebP and AVIF containers.
+        .target(name: "BlurfarmFileFormats", dependencies: ["BlurfarmSystem"], swiftSettings: strict),
         .target(
-            name: "BlurfarmImageIO", dependencies: ["BlurfarmCore", "BlurfarmSystem", "CVips", "CVipsShim", "CJPEGCodec"],
+            name: "BlurfarmImageIO",
+            dependencies: ["BlurfarmCore", "BlurfarmSystem", "BlurfarmFileFormats", "CVips", "CVipsShim", "CJPEGCodec"],
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
@@ -253,7 +257,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmImageIOTests",
-            dependencies: ["BlurfarmTestSupport", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmSystem"],
+            dependencies: ["BlurfarmTestSupport", "BlurfarmCore", "BlurfarmFileFormats", "BlurfarmImageIO", "BlurfarmSystem"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmManifestTests",

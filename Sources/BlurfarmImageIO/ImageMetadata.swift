@@ -1,3 +1,4 @@
+import BlurfarmFileFormats
 /// The metadata that travels from a source image to its outputs.
 ///
 /// Made only by ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` and

@@ -1,3 +1,4 @@
+import BlurfarmFileFormats
 import BlurfarmSystem
 import BlurfarmCore
 import CVips

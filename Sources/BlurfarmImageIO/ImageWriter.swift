@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmFileFormats
 import CVips
 import CVipsShim
 

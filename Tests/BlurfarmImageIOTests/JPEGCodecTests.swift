@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmFileFormats
 @testable import BlurfarmImageIO
 import BlurfarmTestSupport
 import CVips

@@ -1,3 +1,4 @@
+import BlurfarmFileFormats
 import BlurfarmImageIO
 import BlurfarmTestSupport
 import Foundation

@@ -9,9 +9,9 @@ import BlurfarmSystem
 /// (magic, width, height and, but for `P4`, the largest sample, separated by white space and
 /// `#` comments up to the end of their line), then one white-space byte, then the samples.
 /// Plain (text) PNM, `P1`–`P3`, and PFM are left to the loader.
-enum PNMStructure {
+package enum PNMStructure {
     /// Checks the PNM open on `fd`.
-    static func check(_ fd: Int32) throws(FileStructureProblem) {
+    package static func check(_ fd: Int32) throws(FileStructureProblem) {
         var header = [UInt8](repeating: 0, count: 1024)
         let read = header.withUnsafeMutableBytes { raw in
             Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, at: 0) }

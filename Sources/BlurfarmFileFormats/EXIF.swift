@@ -4,13 +4,13 @@
 /// EXIF is a TIFF structure (byte order mark, IFD0 offset, then 12-byte entries), here
 /// optionally preceded by "Exif\0\0" as libvips stores it. Anything malformed is returned
 /// unchanged: the writer also tells libvips the orientation is 1, and libvips rewrites the tag.
-enum EXIF {
+package enum EXIF {
     static let orientationTag: UInt16 = 0x0112
     static let typeShort: UInt16 = 3
 
     /// IFD0's orientation: 1 when the tag is absent, its value when it is a SHORT of 1...8;
     /// nil when the structure or the tag is not well formed (libvips's own reading decides).
-    static func orientation(_ bytes: [UInt8]) -> Int? {
+    package static func orientation(_ bytes: [UInt8]) -> Int? {
         guard let entry = orientationEntry(bytes) else { return nil }
         guard let (at, littleEndian) = entry else { return 1 }
         let value = littleEndian ? Int(bytes[at + 8]) | Int(bytes[at + 9]) << 8 : Int(bytes[at + 8]) << 8 | Int(bytes[at + 9])
@@ -18,7 +18,7 @@ enum EXIF {
     }
 
     /// `bytes` with IFD0's orientation tag (when present and well formed) set to 1.
-    static func withOrientationReset(_ bytes: [UInt8]) -> [UInt8] {
+    package static func withOrientationReset(_ bytes: [UInt8]) -> [UInt8] {
         guard let entry = orientationEntry(bytes), let (at, littleEndian) = entry else { return bytes }
         var out = bytes
         // A SHORT value of count 1 sits in the first two bytes of the value field.

@@ -7,11 +7,11 @@
 /// Each function walks the container's own structure (JPEG marker segments before the scan,
 /// WebP's RIFF chunks) and returns the bytes without the EXIF, XMP and IPTC blocks, or nil
 /// when the bytes do not have that structure.
-enum MetadataStripping {
+package enum MetadataStripping {
     /// A JPEG without APP1 segments holding EXIF ("Exif\0\0") or XMP (Adobe's namespace) and
     /// without APP13 (Photoshop, IPTC). Everything from the start of the scan on is kept as
     /// it is.
-    static func jpegKeepingOnlyColourProfile(_ bytes: [UInt8]) -> [UInt8]? {
+    package static func jpegKeepingOnlyColourProfile(_ bytes: [UInt8]) -> [UInt8]? {
         guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
         let exif: [UInt8] = Array("Exif\0\0".utf8)
         let xmp: [UInt8] = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
@@ -46,7 +46,7 @@ enum MetadataStripping {
 
     /// A WebP without its EXIF and XMP chunks, the extended header's flags for them cleared
     /// and the RIFF size set to what remains.
-    static func webpKeepingOnlyColourProfile(_ bytes: [UInt8]) -> [UInt8]? {
+    package static func webpKeepingOnlyColourProfile(_ bytes: [UInt8]) -> [UInt8]? {
         guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WEBP".utf8)
         else { return nil }
         var out = Array(bytes[0..<12])
@@ -81,7 +81,7 @@ extension MetadataStripping {
     /// dropped items, and `mdat` holds the other items' bytes only, at the offsets the new
     /// `iloc` gives. The colour profile (a `colr` property) is kept. nil for a layout that
     /// libheif does not write (data in `idat`, a box this does not know at the top level).
-    static func avifKeepingOnlyColourProfile(_ bytes: [UInt8]) -> [UInt8]? {
+    package static func avifKeepingOnlyColourProfile(_ bytes: [UInt8]) -> [UInt8]? {
         guard let top = ISOBox.children(of: bytes[...]),
             let ftyp = top.first(where: { $0.type == "ftyp" }), let meta = top.first(where: { $0.type == "meta" }),
             top.allSatisfy({ ["ftyp", "meta", "mdat", "free", "skip"].contains($0.type) }),
