@@ -54,13 +54,14 @@ public final class BandReader: @unchecked Sendable {
         _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int = ImageReader.defaultPixelLimit,
         memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> BandReader? {
-        if let reader = try openPlainJPEG(
-            path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
-        {
-            return reader
+        let file = try InputFile(path, confinement: confinement)
+        // A JPEG's header read once by libjpeg: it opens a plain one alone, and decodes the rows
+        // of one whose samples libvips's colour pipeline leaves as they are.
+        let jpeg = try? JPEGDecoder(descriptor: file.descriptor)
+        if let jpeg, jpeg.header.decodesWithoutLibvips {
+            return try openPlainJPEG(file, jpeg, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
         }
-        let (file, loaded) = try ImageReader.openChecked(
-            path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming, confinement: confinement)
+        let loaded = try ImageReader.openChecked(file, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming)
         guard loaded.orientation == 1 else {
             file.close()
             return nil
@@ -68,12 +69,11 @@ public final class BandReader: @unchecked Sendable {
         do throws(LibvipsFailure) {
             let sixteen = loaded.format != VIPS_FORMAT_UCHAR
             let (image, metadata) = try ImageReader.prepared(loaded, sixteenBit: sixteen)
-            guard JPEGDecoder.canDecode(image, loaded: loaded) else {
+            guard let jpeg, JPEGDecoder.canDecode(image, loaded: loaded) else {
                 return BandReader(
                     file: file, decoder: .libvips(image), width: image.width, height: image.height, hasAlpha: image.bands == 4,
                     bitDepth: sixteen ? 16 : 8, metadata: metadata)
             }
-            let jpeg = try JPEGDecoder(descriptor: file.descriptor)
             guard jpeg.header.width == image.width, jpeg.header.height == image.height, jpeg.header.components == 3 else {
                 throw LibvipsFailure(
                     message: "libjpeg reads \(jpeg.header.width)x\(jpeg.header.height) pixels where libvips reads "
@@ -90,22 +90,17 @@ public final class BandReader: @unchecked Sendable {
     }
 
     /// The reader of a JPEG that libjpeg opens alone (``JPEGDecoder/Header/decodesWithoutLibvips``),
-    /// after the same checks as ``ImageReader`` makes (pixel limit, memory, file structure), or
-    /// nil for any other file, which `open` then opens with libvips (whose errors it reports).
+    /// after the same checks as ``ImageReader`` makes (pixel limit, memory, file structure);
+    /// `file` is closed when one fails.
     private static func openPlainJPEG(
-        _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?
-    ) throws(ImageIOError) -> BandReader? {
-        let file = try InputFile(path, confinement: confinement)
-        guard let jpeg = try? JPEGDecoder(descriptor: file.descriptor), jpeg.header.decodesWithoutLibvips else {
-            file.close()
-            return nil
-        }
-        let (width, height) = (jpeg.header.width, jpeg.header.height)
+        _ file: InputFile, _ jpeg: JPEGDecoder, streaming: DecodeMemory.Streaming, pixelLimit: Int, memoryLimit: Int
+    ) throws(ImageIOError) -> BandReader {
+        let (width, height, path) = (jpeg.header.width, jpeg.header.height, file.path)
         do throws(ImageIOError) {
             try ImageReader.checkPixelLimit("\(width)x\(height)", width, height, pixelLimit, path: path)
-            let source = DecodeMemory.Source(width: width, height: height, channels: 3, sampleBytes: 1, filePixelBytes: 3)
             try ImageReader.checkMemory(
-                DecodeMemory.streamed(source, streaming), memoryLimit, width: width, height: height, streamed: true, path: path)
+                DecodeMemory.streamed(jpeg.header.decodeSource, streaming), memoryLimit, width: width, height: height,
+                streamed: true, path: path)
             try file.checkJPEGStructure()
             do throws(LibvipsFailure) { try jpeg.start() } catch { throw ImageIOError.decoding(path, error) }
         } catch {

@@ -135,8 +135,7 @@ public final class BandWriter: @unchecked Sendable {
             do throws(LibvipsFailure) {
                 encoder = .direct(
                     try JPEGEncoder(
-                        width: width, height: height, options: options, restartInterval: restartInterval,
-                        icc: options.metadata == .strip ? nil : metadata?.iccProfile),
+                        width: width, height: height, options: options, restartInterval: restartInterval, metadata: metadata),
                     folder: folder, temporaryFiles: file?.temporaryFiles)
             } catch {
                 if let folder { Syscalls.close(folder) }

@@ -40,9 +40,8 @@ public enum ImageReader {
         let file = try InputFile(path, confinement: confinement)
         defer { file.close() }
         // A JPEG that libjpeg opens alone has the header libvips would read (JPEGCodecTests).
-        if let jpeg = try? JPEGDecoder(descriptor: file.descriptor), jpeg.header.decodesWithoutLibvips {
-            let (width, height) = (jpeg.header.width, jpeg.header.height)
-            let source = DecodeMemory.Source(width: width, height: height, channels: 3, sampleBytes: 1, filePixelBytes: 3)
+        if let header = (try? JPEGDecoder(descriptor: file.descriptor))?.header, header.decodesWithoutLibvips {
+            let (width, height, source) = (header.width, header.height, header.decodeSource)
             return ImageHeader(
                 width: width, height: height, bitDepth: 8, hasAlpha: false, loader: "jpegload", hasICCProfile: false,
                 orientation: 1, decodeMemory: DecodeMemory.whole(source, width: width, height: height, copiesSource: false),
@@ -121,9 +120,18 @@ extension ImageReader {
         _ path: String, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming? = nil,
         confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> (file: InputFile, image: VipsImageRef) {
-        try Libvips.start()
         let file = try InputFile(path, confinement: confinement)
+        return (file, try openChecked(file, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming))
+    }
+
+    /// `file`'s header, checked as ``openChecked(_:pixelLimit:memoryLimit:streaming:confinement:)``
+    /// checks it; `file` is closed when a check fails.
+    static func openChecked(
+        _ file: InputFile, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming?
+    ) throws(ImageIOError) -> VipsImageRef {
+        let path = file.path
         do throws(ImageIOError) {
+            try Libvips.start()
             let loaded = try file.open(sequential: true)
             try checkPixelLimit(of: loaded, pixelLimit, path: path)
             let source = decodeSource(of: loaded)
@@ -135,7 +143,7 @@ extension ImageReader {
                     memoryLimit, of: loaded, streamed: false, path: path)
             }
             try file.checkStructure(of: loaded)
-            return (file, loaded)
+            return loaded
         } catch {
             file.close()
             throw error

@@ -183,31 +183,23 @@ public enum ImageWriter {
         do throws(LibvipsFailure) {
             let plan = JPEGChunks.plan(
                 width: pixels.rect.width, height: pixels.rect.height, format: format, options: options, bitDepth: bitDepth)
-            if let plan, JPEGChunks.encodesInParallel(pixels: pixels.rect.area) {
-                // A large JPEG: its chunks encoded at once and spliced (the bytes of one encode
-                // with the plan's restart markers, the streamed output's).
+            if JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: alpha ? 4 : 3, options: options) {
+                // libjpeg on this thread (libvips's bytes, without its pipeline); a large JPEG
+                // with its plan's restart markers, its chunks encoded at once where that pays
+                // (the same bytes as one encode, the streamed output's). A plan implies this case.
+                let (width, height) = (pixels.rect.width, pixels.rect.height)
                 let samples = PixelConversion.samples(pixels, alpha: false, background: options.background, as: UInt8.self)
-                checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: pixels.rect.width * 3) }
+                checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: width * 3) }
                 encoded = try samples.withUnsafeBytes { raw in
                     Result { () throws(LibvipsFailure) in
-                        try JPEGChunks.encode(
-                            raw, width: pixels.rect.width, height: pixels.rect.height, metadata: metadata, options: options,
-                            plan: plan)
+                        if let plan, JPEGChunks.encodesInParallel(pixels: width * height) {
+                            return try JPEGChunks.encode(raw, width: width, height: height, metadata: metadata, options: options, plan: plan)
+                        }
+                        return try JPEGEncoder.encode(
+                            raw, width: width, height: height, options: options, restartInterval: plan?.interval ?? 0,
+                            metadata: metadata)
                     }
                 }.get()
-            } else if JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: alpha ? 4 : 3, options: options) {
-                // libjpeg on this thread: libvips's bytes (JPEGEncoder), without its pipeline.
-                let samples = PixelConversion.samples(pixels, alpha: false, background: options.background, as: UInt8.self)
-                checksum = samples.withUnsafeBytes { PixelChecksum.of(packedRows: $0, rowBytes: pixels.rect.width * 3) }
-                let encoder = try JPEGEncoder(
-                    width: pixels.rect.width, height: pixels.rect.height, options: options,
-                    restartInterval: plan?.interval ?? 0, icc: options.metadata == .strip ? nil : metadata?.iccProfile)
-                try samples.withUnsafeBytes { raw in
-                    Result { () throws(LibvipsFailure) in
-                        try encoder.write(raw.baseAddress!, stride: pixels.rect.width * 3, count: pixels.rect.height)
-                    }
-                }.get()
-                encoded = try encoder.finish()
             } else {
                 if let failure = Libvips.startFailure { throw failure }
                 let image: VipsImageRef

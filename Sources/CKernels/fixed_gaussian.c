@@ -2,6 +2,7 @@
 // scalar code for what is left, for builds without AVX2 and when `vector` is 0: both compute the
 // same integers.
 #include "ckernels.h"
+#include "avx512.h"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -45,9 +46,6 @@ static inline uint16_t row_value(const uint16_t *c, ptrdiff_t step, const uint16
 #if defined(__AVX2__)
 // The same passes in 32 lanes (AVX-512BW) where the processor has it (bf_has_avx512bw): the
 // same integers as the AVX2 lanes, lane for lane.
-#define BF_AVX512 __attribute__((target("avx512f,avx512bw")))
-
-BF_AVX512 static inline __m512i load512(const uint16_t *p) { return _mm512_loadu_si512((const void *)p); }
 
 // Whole blocks of 32 elements of the rows pass from `i`; returns where it stopped.
 BF_AVX512 static ptrdiff_t fixed_rows512(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, int radius,

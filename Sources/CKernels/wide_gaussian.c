@@ -4,6 +4,7 @@
 // Every product and sum is exact (the caller keeps the sums below 2^31), so the order of the
 // additions does not matter: both compute the same integers.
 #include "ckernels.h"
+#include "avx512.h"
 
 #include <string.h>
 
@@ -48,9 +49,6 @@ static inline __m256i rounded(__m256i lo, __m256i hi, int shift) {
 // The same sums in 32 lanes (AVX-512BW), for processors that have it (`bf_has_avx512bw`, asked
 // once): `vpmaddwd` and the lane shuffles work within 128-bit lanes as their AVX2 forms do, so
 // the order trick is the same and every integer is the AVX2 code's.
-#define BF_AVX512 __attribute__((target("avx512f,avx512bw")))
-
-BF_AVX512 static inline __m512i load512(const uint16_t *p) { return _mm512_loadu_si512((const void *)p); }
 
 BF_AVX512 static inline __m512i weight_pair512(const int16_t *w, int k) {
     int32_t pair;

@@ -28,14 +28,39 @@ import Testing
 
     /// `blurfarm apply` with `arguments` under `LD_DEBUG=files` (written to files in `folder`,
     /// not standard error): its status, standard error, and whether it opened a module.
-    static func apply(_ arguments: [String], in folder: URL) throws -> (status: Int32, loadedModules: Bool, stderr: String) {
+    static func apply(
+        _ arguments: [String], in folder: URL
+    ) throws -> (status: Int32, loadedModules: Bool, loadedLibvips: Bool, stderr: String) {
         let trace = folder.appendingPathComponent("ld-debug")
         let result = try Blurfarm.run(
             ["apply"] + arguments + ["--workers", "0"], environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": trace.path])
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("ld-debug") }
         let opened = try files.map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }
         #expect(!opened.isEmpty, "LD_DEBUG_OUTPUT wrote nothing")
-        return (result.status, opened.contains { $0.contains("vips-modules-") }, result.stderr)
+        return (
+            result.status, opened.contains { $0.contains("vips-modules-") }, opened.contains { $0.contains("file=libvips.so.42") },
+            result.stderr
+        )
+    }
+
+    /// libvips itself is loaded on first use, not linked (docs/image-io.md, "libvips lifecycle"):
+    /// a plain JPEG (no profile, upright) filtered to a JPEG never loads it; a PNG does.
+    @Test func aPlainJPEGLoadsNoLibvipsAndAPNGDoes() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jpeg = try Self.apply(
+            [Fixtures.corpus("photos/mate-Aqua.jpg"), folder.appendingPathComponent("o.jpg").path, "--filter", "gaussian sigma=2"],
+            in: folder)
+        #expect(jpeg.status == 0, "\(jpeg.stderr.suffix(2000))")
+        #expect(!jpeg.loadedLibvips)
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasPrefix("ld-debug") {
+            try FileManager.default.removeItem(at: folder.appendingPathComponent(file))
+        }
+        let png = try Self.apply(
+            [Fixtures.corpus("special/deep-16bit.png"), folder.appendingPathComponent("o.png").path, "--filter", "gaussian sigma=2"],
+            in: folder)
+        #expect(png.status == 0, "\(png.stderr.suffix(2000))")
+        #expect(png.loadedLibvips)
     }
 
     @Test func aJPEGInAndOutLoadsNoModule() throws {

@@ -201,8 +201,7 @@ import Testing
             let libvips = try ImageFormat.jpeg.encode(image, options: options, restartInterval: restart)
 
             let encoder = try JPEGEncoder(
-                width: width, height: height, options: options, restartInterval: restart,
-                icc: options.metadata == .strip ? nil : metadata?.iccProfile)
+                width: width, height: height, options: options, restartInterval: restart, metadata: metadata)
             // In bands of random heights, as a streamed output appends them.
             var row = 0
             while row < height {
@@ -226,7 +225,7 @@ import Testing
 
     /// Finishing before the last row is a failure, not a short file.
     @Test func finishingEarlyFails() throws {
-        let encoder = try JPEGEncoder(width: 8, height: 8, options: EncodeOptions(metadata: .strip), restartInterval: 0, icc: nil)
+        let encoder = try JPEGEncoder(width: 8, height: 8, options: EncodeOptions(metadata: .strip), restartInterval: 0, metadata: nil)
         try [UInt8](repeating: 9, count: 8 * 3 * 4).withUnsafeBytes { try encoder.write($0.baseAddress!, stride: 24, count: 4) }
         #expect(throws: LibvipsFailure.self) { try encoder.finish() }
     }

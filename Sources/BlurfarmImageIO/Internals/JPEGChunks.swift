@@ -95,11 +95,9 @@ enum JPEGChunks {
         options: EncodeOptions, plan: Plan
     ) throws(LibvipsFailure) -> [UInt8] {
         // A plan keeps no more metadata than the profile: libjpeg writes libvips's bytes.
-        let encoder = try JPEGEncoder(
-            width: width, height: rows, options: options, restartInterval: plan.interval,
-            icc: first && options.metadata != .strip ? metadata?.iccProfile : nil)
-        try encoder.write(samples.baseAddress!, stride: width * 3, count: rows)
-        return try encoder.finish()
+        try JPEGEncoder.encode(
+            samples, width: width, height: rows, options: options, restartInterval: plan.interval,
+            metadata: first ? metadata : nil)
     }
 
     /// The file of a whole image: `samples` packed 8-bit RGB, `width` × `height`, its chunks

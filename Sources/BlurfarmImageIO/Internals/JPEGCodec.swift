@@ -62,6 +62,12 @@ final class JPEGDecoder {
 
         /// The metadata libvips's `jpegload` gives such a file.
         var metadata: ImageMetadata { ImageMetadata(iccProfile: nil, exif: exif, xmp: nil) }
+
+        /// Such a file as the memory estimates see it (``ImageReader/decodeSource(of:)``'s
+        /// for libvips's header of it: 8-bit RGB).
+        var decodeSource: DecodeMemory.Source {
+            DecodeMemory.Source(width: width, height: height, channels: 3, sampleBytes: 1, filePixelBytes: 3)
+        }
     }
 
     let header: Header
@@ -141,8 +147,12 @@ final class JPEGEncoder {
 
     /// Starts a `width` × `height` RGB image with `options` (quality, subsampling, progressive,
     /// Huffman tables), a restart marker every `restartInterval` MCUs (0: none), and the ICC
-    /// profile `icc` (nil: none).
-    init(width: Int, height: Int, options: EncodeOptions, restartInterval: Int, icc: [UInt8]?) throws(LibvipsFailure) {
+    /// profile of `metadata` unless `options.metadata` is `strip` (``ImageWriter/tag(_:metadata:options:)``'s
+    /// rule; nil: no profile).
+    init(
+        width: Int, height: Int, options: EncodeOptions, restartInterval: Int, metadata: ImageMetadata?
+    ) throws(LibvipsFailure) {
+        let icc = options.metadata == .strip ? nil : metadata?.iccProfile
         // libvips's `subsample_mode`: auto is full chroma from quality 90 on.
         let fullChroma: Bool
         switch options.subsampling {
@@ -161,6 +171,18 @@ final class JPEGEncoder {
     }
 
     deinit { bf_jpeg_encoder_free(handle) }
+
+    /// The file of `height` packed rows of `width` 8-bit RGB pixels at `samples`, encoded as
+    /// the initialiser says.
+    static func encode(
+        _ samples: UnsafeRawBufferPointer, width: Int, height: Int, options: EncodeOptions, restartInterval: Int,
+        metadata: ImageMetadata?
+    ) throws(LibvipsFailure) -> [UInt8] {
+        let encoder = try JPEGEncoder(
+            width: width, height: height, options: options, restartInterval: restartInterval, metadata: metadata)
+        try encoder.write(samples.baseAddress!, stride: width * 3, count: height)
+        return try encoder.finish()
+    }
 
     /// Encodes the next `count` rows, row y at `rows + y * stride`.
     func write(_ rows: UnsafeRawPointer, stride: Int, count: Int) throws(LibvipsFailure) {
