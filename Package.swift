@@ -177,7 +177,9 @@ let package = Package(
         .target(name: "BlurfarmFileFormats", dependencies: ["BlurfarmSystem"], swiftSettings: strict),
         .target(
             name: "BlurfarmImageIO",
-            dependencies: ["BlurfarmCore", "BlurfarmSystem", "BlurfarmFileFormats", "CVips", "CVipsShim", "CJPEGCodec"],
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmSystem", "BlurfarmFileFormats", "CVips", "CVipsShim", "CJPEGCodec",
+            ],
             swiftSettings: pixelCode),
         .target(
             name: "BlurfarmCluster",
@@ -257,7 +259,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmImageIOTests",
-            dependencies: ["BlurfarmTestSupport", "BlurfarmCore", "BlurfarmFileFormats", "BlurfarmImageIO", "BlurfarmSystem"],
+            dependencies: [
+                "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmFileFormats", "BlurfarmImageIO", "BlurfarmKernels", "BlurfarmSystem",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmManifestTests",

@@ -10,10 +10,15 @@ import BlurfarmManifest
 /// the output's path, the variant's name, tiling and verification are not (they do not change
 /// the bytes). A size of several (or a width alone sharing their decode) reduced from a larger
 /// one's decode says so (`from=1024`): its
-/// bytes are not those of a resize to that width alone. Settings added after the first release
+/// bytes are not those of a resize to that width alone; every resize names the resampler. Settings added after the first release
 /// (crop, sharpening, progressive JPEG, subsampling, optimized coding, effort, sizes, regions) appear only when they differ from their defaults, so the recipes of outputs
 /// that do not use them, and their records, stay as they were.
 public enum OutputRecipe {
+    /// What resizes 8-bit images without alpha (docs/image-io.md, "Resampling"): blurfarm's own
+    /// Lanczos-3 (``LanczosResampler``; vips_resize's before, when recipes named no resampler, so
+    /// outputs recorded then render again once).
+    static let resampler = "lanczos3-blurfarm"
+
     /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with
     /// `plugins`: the content hash of the library of each plugin filter, by filter name.
     public static func of(_ output: PlannedOutput, versions: String, plugins: [String: String] = [:]) -> String {
@@ -24,6 +29,7 @@ public enum OutputRecipe {
                 + (r.upscale ? " upscale" : "") + (r.fit == .cover && r.crop != .centre ? " crop=\(r.crop.rawValue)" : "")
                 + (r.sharpen.map { " sharpen=\($0)" } ?? "")
                 + (output.largestSize.map { $0 == r.width ? "" : " from=\($0)" } ?? "")
+                + " resampler=\(resampler)"
         } ?? "none"
         var jpeg: [String] = []
         if v.progressive { jpeg.append("progressive=true") }

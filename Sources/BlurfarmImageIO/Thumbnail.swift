@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmKernels
 import CVips
 
 extension ThumbnailCrop {
@@ -166,8 +167,12 @@ extension ImageReader {
                     try checkSize(image, plan.width, plan.height)
                     return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
                 }
-                image = try Libvips.thumbnail(
-                    file: file.descriptorPath, width: plan.scaledWidth, height: plan.scaledHeight)
+                if let ours = try resampledJPEG(file, loaded, width: plan.scaledWidth, height: plan.scaledHeight) {
+                    image = ours
+                } else {
+                    image = try Libvips.thumbnail(
+                        file: file.descriptorPath, width: plan.scaledWidth, height: plan.scaledHeight)
+                }
             } else {
                 // CMYK, 16-bit, Lab, ...: vips_thumbnail (libvips 8.14) would convert these itself
                 // (CMYK not through the sRGB profile `read` uses, and leaving the CMYK profile
@@ -229,13 +234,14 @@ extension ImageReader {
 }
 
 extension ImageReader {
-    /// `image` (sRGB or RGB16 as `inSRGB` makes it) resized to `width` × `height` with
-    /// vips_resize (lanczos3, as vips_thumbnail), alpha premultiplied around the resize, the
-    /// format kept.
+    /// `image` (sRGB or RGB16 as `inSRGB` makes it) resized to `width` × `height`: 8-bit without
+    /// alpha by ``LanczosResampler``, else with vips_resize (lanczos3, as vips_thumbnail), alpha
+    /// premultiplied around the resize; the format kept.
     static func resized(
         _ image: VipsImageRef, width: Int, height: Int, sixteenBit sixteen: Bool
     ) throws(LibvipsFailure) -> VipsImageRef {
         if image.width == width && image.height == height { return image }
+        if let ours = try resampled(image, width: width, height: height) { return ours }
         let hscale = Double(width) / Double(image.width), vscale = Double(height) / Double(image.height)
         guard image.bands == 4 else { return try Libvips.resize(image, hscale: hscale, vscale: vscale) }
         let maxAlpha: Double = sixteen ? 65535 : 255
@@ -329,5 +335,83 @@ struct ThumbnailBox: Equatable {
                 scaledWidth: scaled.0, scaledHeight: scaled.1,
                 width: min(width!, scaled.0), height: min(height!, scaled.1))
         }
+    }
+}
+
+extension ImageReader {
+    /// The thumbnail of an 8-bit colour JPEG without alpha, upright as stored, decoded by libjpeg
+    /// (``JPEGDecoder``) shrunk on load as vips_thumbnail would (``shrinkOnLoad(_:)``) and
+    /// resampled to `width` × `height` by ``LanczosResampler`` as it decodes, its metadata
+    /// (profile, EXIF, XMP) libvips's header's; nil for any other file, which libvips
+    /// thumbnails. The profile is applied afterwards, as to libvips's thumbnail.
+    static func resampledJPEG(
+        _ file: InputFile, _ loaded: VipsImageRef, width: Int, height: Int
+    ) throws(LibvipsFailure) -> VipsImageRef? {
+        guard loaded.loader?.hasPrefix("jpegload") == true, loaded.format == VIPS_FORMAT_UCHAR, loaded.bands == 3,
+            loaded.orientation == 1
+        else { return nil }
+        let jpeg = try JPEGDecoder(descriptor: file.descriptor)
+        guard jpeg.header.precision == 8, jpeg.header.components == 3, jpeg.header.isRGB,
+            jpeg.header.width == loaded.width, jpeg.header.height == loaded.height
+        else { return nil }
+        let factor = min(Double(loaded.width) / Double(width), Double(loaded.height) / Double(height))
+        let shrink = shrinkOnLoad(factor)
+        // The decoded size is libjpeg's (the sides divided by the shrink, rounded up).
+        let decodedWidth = (loaded.width + shrink - 1) / shrink, decodedHeight = (loaded.height + shrink - 1) / shrink
+        guard
+            let resampler = LanczosResampler(
+                sourceWidth: decodedWidth, sourceHeight: decodedHeight, width: width, height: height, channels: 3)
+        else { return nil }
+        let decoded = try jpeg.start(shrink: shrink)
+        guard decoded == (decodedWidth, decodedHeight) else {
+            throw LibvipsFailure(message: "libjpeg decodes \(decoded.width)x\(decoded.height) pixels at 1/\(shrink), not \(decodedWidth)x\(decodedHeight)")
+        }
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        let failure = pixels.withUnsafeMutableBytes { out -> LibvipsFailure? in
+            do throws(LibvipsFailure) {
+                try resampler.resample(into: out, stride: width * 3) { row, count throws(LibvipsFailure) in
+                    try jpeg.read(into: row, stride: decodedWidth * 3, count: count)
+                }
+                return nil
+            } catch { return error }
+        }
+        if let failure { throw failure }
+        return try memoryImage(pixels, width: width, height: height, bands: 3, metadataOf: loaded)
+    }
+
+    /// libjpeg's shrink-on-load for a reduce by `factor`, as vips_thumbnail chooses it: the
+    /// largest of 8, 4 and 2 that leaves at least a factor of 2 for the resampler, else 1.
+    static func shrinkOnLoad(_ factor: Double) -> Int {
+        factor >= 16 ? 8 : factor >= 8 ? 4 : factor >= 4 ? 2 : 1
+    }
+
+    /// An 8-bit image without alpha (1 or 3 bands) resampled by ``LanczosResampler`` to `width`
+    /// × `height`, its metadata kept; nil for any other image (or a reduce too extreme for the
+    /// resampler's bound), which vips_resize resizes.
+    static func resampled(_ image: VipsImageRef, width: Int, height: Int) throws(LibvipsFailure) -> VipsImageRef? {
+        let bands = image.bands
+        guard image.format == VIPS_FORMAT_UCHAR, bands == 1 || bands == 3,
+            let resampler = LanczosResampler(
+                sourceWidth: image.width, sourceHeight: image.height, width: width, height: height, channels: bands)
+        else { return nil }
+        let rowBytes = image.width * bands
+        let pixels = try Libvips.withComputedPixels(of: image) { samples throws(LibvipsFailure) in
+            resampler.resample(samples, stride: rowBytes)
+        }
+        return try memoryImage(pixels, width: width, height: height, bands: bands, metadataOf: image)
+    }
+
+    /// `pixels` as an 8-bit sRGB (3 bands) or grey (1) libvips image with `source`'s profile,
+    /// EXIF and XMP.
+    private static func memoryImage(
+        _ pixels: [UInt8], width: Int, height: Int, bands: Int, metadataOf source: VipsImageRef
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        let image = try Libvips.withInterpretation(
+            try Libvips.image(copying: pixels, width: width, height: height, bands: bands, format: VIPS_FORMAT_UCHAR),
+            bands == 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W)
+        for name in ["icc-profile-data", "exif-data", "xmp-data"] {
+            if let blob = source.blob(name) { image.setBlob(name, blob) }
+        }
+        return image
     }
 }

@@ -140,13 +140,17 @@ int bf_jpeg_decoder_marker(bf_jpeg_decoder *decoder, int index, int *marker, con
     return 0;
 }
 
-int bf_jpeg_decoder_start(bf_jpeg_decoder *decoder, char *error) {
+int bf_jpeg_decoder_start(bf_jpeg_decoder *decoder, int shrink, int *width, int *height, char *error) {
     if (setjmp(decoder->errors.jump)) {
         bf_jpeg_copy_message(error, decoder->errors.message);
         return -1;
     }
-    /* libvips's jpegload sets nothing else (no shrink here): libjpeg's defaults. */
+    /* libvips's jpegload sets nothing else: libjpeg's defaults, and its shrink-on-load's scale. */
+    decoder->cinfo.scale_num = 1;
+    decoder->cinfo.scale_denom = (unsigned int)shrink;
     jpeg_start_decompress(&decoder->cinfo);
+    *width = (int)decoder->cinfo.output_width;
+    *height = (int)decoder->cinfo.output_height;
     return 0;
 }
 

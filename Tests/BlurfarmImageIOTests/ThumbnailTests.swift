@@ -1,11 +1,51 @@
 import BlurfarmTestSupport
 import BlurfarmCore
 import BlurfarmImageIO
+import BlurfarmKernels
 import Foundation
 import Testing
 
 @Suite("Thumbnails")
 struct ThumbnailTests {
+    /// The 8-bit levels of an opaque buffer, RGB, row by row.
+    static func levels(_ buffer: PixelBuffer) -> [UInt8] {
+        var out: [UInt8] = []
+        for y in buffer.rect.y..<buffer.rect.maxY {
+            for x in buffer.rect.x..<buffer.rect.maxX {
+                let p = buffer[x, y]
+                for c in 0..<3 { out.append(UInt8((p[c] * 255).rounded())) }
+            }
+        }
+        return out
+    }
+
+    /// A plain 8-bit JPEG (no profile, upright) is thumbnailed by blurfarm's Lanczos-3
+    /// (``LanczosResampler``) over libjpeg's decode shrunk on load as vips_thumbnail shrinks it
+    /// (by 1, 2, 4 or 8, leaving at least 2 for the resampler): its pixels are the resampler's
+    /// over libvips's own `jpegload --shrink` of the file (the `vips` program).
+    @Test(.tags(.process), arguments: [(800, 1), (500, 2), (300, 4), (150, 8)])
+    func aPlainJPEGIsTheResamplerOverItsDecodeShrunkOnLoad(width: Int, shrink: Int) throws {
+        let path = Corpus.path("photos/mate-Aqua.jpg")  // 2560x1600, no profile
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let decoded = folder.file("decoded.png")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["vips", "jpegload", path, decoded, "--shrink", String(shrink)]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let source = try ImageReader.read(decoded).pixels
+        #expect(source.rect.width == (2560 + shrink - 1) / shrink)
+        let thumb = try ImageReader.thumbnail(path, width: width, height: nil, fit: .inside, upscale: false).pixels
+        let resampler = try #require(
+            LanczosResampler(
+                sourceWidth: source.rect.width, sourceHeight: source.rect.height, width: thumb.rect.width,
+                height: thumb.rect.height, channels: 3))
+        let expected = Self.levels(source).withUnsafeBytes { resampler.resample($0, stride: source.rect.width * 3) }
+        #expect(Self.levels(thumb) == expected, "\(width) wide, shrunk by \(shrink) on load")
+    }
+
     @Test func insideFitToAWidthKeepsTheAspectRatio() throws {
         let path = Corpus.path("photos/mate-Aqua.jpg")  // 2560x1600
         let thumb = try ImageReader.thumbnail(path, width: 256, height: nil, fit: .inside, upscale: false)

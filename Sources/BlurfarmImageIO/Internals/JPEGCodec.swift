@@ -114,12 +114,17 @@ final class JPEGDecoder {
 
     deinit { bf_jpeg_decoder_free(handle) }
 
-    /// Starts the decode (a progressive file is read whole here): the output is `width` ×
-    /// `height` × 3 samples.
-    func start() throws(LibvipsFailure) {
+    /// Starts the decode (a progressive file is read whole here), scaled by 1/`shrink` (1, 2, 4
+    /// or 8: libjpeg's DCT scaling, as libvips's shrink-on-load): the output is the returned
+    /// `width` × `height` × 3 samples (the header's at `shrink` 1).
+    @discardableResult
+    func start(shrink: Int = 1) throws(LibvipsFailure) -> (width: Int, height: Int) {
         precondition(!started, "a decode starts once")
-        try JPEGCodec.check { bf_jpeg_decoder_start(handle, $0) }
+        precondition([1, 2, 4, 8].contains(shrink), "libjpeg scales by 1/1, 1/2, 1/4 or 1/8")
+        var (width, height): (Int32, Int32) = (0, 0)
+        try JPEGCodec.check { bf_jpeg_decoder_start(handle, Int32(shrink), &width, &height, $0) }
         started = true
+        return (Int(width), Int(height))
     }
 
     /// Decodes the next `count` rows, row y at `rows + y * stride` (each `width * 3` bytes).

@@ -40,9 +40,10 @@ int bf_jpeg_decoder_marker(bf_jpeg_decoder *decoder, int index, int *marker, con
                            size_t *size);
 
 /// Starts decoding to 8-bit samples of libjpeg's default output colour space (RGB for YCbCr
-/// and RGB files), as libvips's `jpegload` does: 0, or -1 with `error`. A progressive file is
-/// read whole here.
-int bf_jpeg_decoder_start(bf_jpeg_decoder *decoder, char *error);
+/// and RGB files), as libvips's `jpegload` does, scaled by 1/`shrink` (1, 2, 4 or 8: libjpeg's
+/// DCT scaling, libvips's `shrink`), and gives the decoded size: 0, or -1 with `error`. A
+/// progressive file is read whole here.
+int bf_jpeg_decoder_start(bf_jpeg_decoder *decoder, int shrink, int *width, int *height, char *error);
 
 /// Decodes the next `count` rows, row y at `rows + y * stride`: 0, or -1 with `error`.
 int bf_jpeg_decoder_read(bf_jpeg_decoder *decoder, unsigned char *rows, size_t stride, int count, char *error);

@@ -48,4 +48,25 @@ void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int 
 void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
                      ptrdiff_t offset, ptrdiff_t count, int vector);
 
+// The Lanczos resampler's passes (BlurfarmKernels' LanczosResampler plans the weights and is
+// the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of
+// IEEE operations, so the vector and scalar code give the same bits.
+
+/// `dst[i] = src[i]` as a float, for `i < count`.
+void bf_resample_widen(const uint8_t *src, float *dst, ptrdiff_t count);
+
+/// The pass along columns for `outputs` output rows: for `m < outputs` and `i < count`,
+/// `dst[m][i] = c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, summed in that order, where
+/// `r = rows + offsets[m]` and `c = w + m*taps` (the rows of consecutive outputs overlap).
+void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
+                         int outputs, ptrdiff_t count);
+
+/// The pass along a row of `channels` (1 to 4) interleaved samples: output pixel `x < outputs`,
+/// channel `c`, sums `w[x*taps + t] * src[(first[x] + t)*channels + c]` for `t` in order, then
+/// stores the sum clamped to 0...255 and rounded (half up) at `dst[x*channels + c]`. With 3
+/// channels `src` holds one more float after the last pixel any window reaches (the vector code
+/// loads four lanes a pixel); `vector` 0 runs the scalar code alone.
+void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, int taps, uint8_t *dst,
+                      ptrdiff_t outputs, int vector);
+
 #endif

@@ -1,0 +1,118 @@
+// The two passes of the Lanczos resampler declared in ckernels.h, in Float32. Every output
+// element is one fixed sequence of IEEE operations (a product, then sums in tap order; no
+// fused multiply-add: contraction is off below), so the vector code (the compiler's AVX2 lanes
+// for the columns, SSE lanes for the rows) and the scalar code give the same bits.
+#include "ckernels.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#pragma clang fp contract(off)
+
+void bf_resample_widen(const uint8_t *src, float *dst, ptrdiff_t count) {
+    for (ptrdiff_t i = 0; i < count; i++) dst[i] = (float)src[i];
+}
+
+void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
+                         int outputs, ptrdiff_t count) {
+    // Blocks of 64 samples summed in registers, each output row in turn: the output rows of
+    // one call share most of their source rows, whose blocks stay in the first-level cache.
+    enum { block = 64 };
+    ptrdiff_t start = 0;
+    for (; start + block <= count; start += block) {
+        for (int m = 0; m < outputs; m++) {
+            const float *const *r = rows + offsets[m];
+            const float *c = w + (ptrdiff_t)m * taps;
+            float acc[block];
+            for (int i = 0; i < block; i++) acc[i] = c[0] * r[0][start + i];
+            for (int t = 1; t < taps; t++) {
+                const float *row = r[t] + start;
+                const float ct = c[t];
+                for (int i = 0; i < block; i++) {
+                    const float p = ct * row[i];
+                    acc[i] = acc[i] + p;
+                }
+            }
+            for (int i = 0; i < block; i++) dst[m][start + i] = acc[i];
+        }
+    }
+    for (int m = 0; m < outputs; m++) {
+        const float *const *r = rows + offsets[m];
+        const float *c = w + (ptrdiff_t)m * taps;
+        for (ptrdiff_t i = start; i < count; i++) {
+            float acc = c[0] * r[0][i];
+            for (int t = 1; t < taps; t++) {
+                const float p = c[t] * r[t][i];
+                acc = acc + p;
+            }
+            dst[m][i] = acc;
+        }
+    }
+}
+
+static inline uint8_t level(float v) {
+    v = v < 0.0f ? 0.0f : v;
+    v = v > 255.0f ? 255.0f : v;
+    return (uint8_t)(int)(v + 0.5f);
+}
+
+// One output pixel of the rows pass, channel by channel.
+static inline void row_pixel(const float *src, int channels, int32_t first, const float *w, int taps, uint8_t *dst) {
+    for (int c = 0; c < channels; c++) {
+        const float *s = src + (ptrdiff_t)first * channels + c;
+        float acc = w[0] * s[0];
+        for (int t = 1; t < taps; t++) {
+            const float p = w[t] * s[(ptrdiff_t)t * channels];
+            acc = acc + p;
+        }
+        dst[c] = level(acc);
+    }
+}
+
+#if defined(__SSE2__)
+// Four output pixels at once, each pixel's channels in the lanes of one register (the fourth
+// lane of a 3-channel pixel reads the next pixel's first sample, never stored).
+static inline __m128i levels(__m128 v) {
+    v = _mm_max_ps(v, _mm_setzero_ps());
+    v = _mm_min_ps(v, _mm_set1_ps(255.0f));
+    return _mm_cvttps_epi32(_mm_add_ps(v, _mm_set1_ps(0.5f)));
+}
+
+static inline void store_pixel(__m128i v, int channels, uint8_t *dst) {
+    int32_t lanes[4];
+    _mm_storeu_si128((__m128i *)lanes, v);
+    for (int c = 0; c < channels; c++) dst[c] = (uint8_t)lanes[c];
+}
+#endif
+
+void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, int taps, uint8_t *dst,
+                      ptrdiff_t outputs, int vector) {
+    ptrdiff_t x = 0;
+#if defined(__SSE2__)
+    if (vector && (channels == 3 || channels == 4)) {
+        for (; x + 4 <= outputs; x += 4) {
+            const float *s0 = src + (ptrdiff_t)first[x] * channels, *s1 = src + (ptrdiff_t)first[x + 1] * channels;
+            const float *s2 = src + (ptrdiff_t)first[x + 2] * channels, *s3 = src + (ptrdiff_t)first[x + 3] * channels;
+            const float *w0 = w + x * taps, *w1 = w0 + taps, *w2 = w1 + taps, *w3 = w2 + taps;
+            __m128 a0 = _mm_mul_ps(_mm_set1_ps(w0[0]), _mm_loadu_ps(s0));
+            __m128 a1 = _mm_mul_ps(_mm_set1_ps(w1[0]), _mm_loadu_ps(s1));
+            __m128 a2 = _mm_mul_ps(_mm_set1_ps(w2[0]), _mm_loadu_ps(s2));
+            __m128 a3 = _mm_mul_ps(_mm_set1_ps(w3[0]), _mm_loadu_ps(s3));
+            for (int t = 1; t < taps; t++) {
+                const ptrdiff_t o = (ptrdiff_t)t * channels;
+                a0 = _mm_add_ps(a0, _mm_mul_ps(_mm_set1_ps(w0[t]), _mm_loadu_ps(s0 + o)));
+                a1 = _mm_add_ps(a1, _mm_mul_ps(_mm_set1_ps(w1[t]), _mm_loadu_ps(s1 + o)));
+                a2 = _mm_add_ps(a2, _mm_mul_ps(_mm_set1_ps(w2[t]), _mm_loadu_ps(s2 + o)));
+                a3 = _mm_add_ps(a3, _mm_mul_ps(_mm_set1_ps(w3[t]), _mm_loadu_ps(s3 + o)));
+            }
+            uint8_t *d = dst + x * channels;
+            store_pixel(levels(a0), channels, d);
+            store_pixel(levels(a1), channels, d + channels);
+            store_pixel(levels(a2), channels, d + 2 * channels);
+            store_pixel(levels(a3), channels, d + 3 * channels);
+        }
+    }
+#endif
+    for (; x < outputs; x++) row_pixel(src, channels, first[x], w + x * taps, taps, dst + x * channels);
+}
