@@ -27,13 +27,20 @@ enum SampleConvolution {
     /// Bytes of rows-pass rows per slab of columns (``RenderSchedule/sampleRingBytes``).
     static var ringBytes: Int { RenderSchedule.sampleRingBytes }
 
-    /// The width of the slabs of columns the fast schedule cuts a tile into: as wide as keeps
-    /// the ring of `stripRows + 2R` rows within ``ringBytes``, but at least `2R` (beyond that
-    /// the rows pass would compute more halo than slab).
+    /// The width of the slabs of columns the fast schedule cuts a tile into: the widest
+    /// multiple of ``slabMultiple`` that keeps the ring of `stripRows + 2R` rows within
+    /// ``ringBytes``, but at least `2R` (beyond that the rows pass would compute more halo than
+    /// slab), rounded up to the multiple.
     static func slabPixels(radius r: Int, channels: Int, rows: Int, sampleBytes: Int) -> Int {
         let ringRows = min(stripRows, rows) + 2 * r
-        return max(ringBytes / (ringRows * channels * sampleBytes), 2 * r, 64)
+        let fitting = ringBytes / (ringRows * channels * sampleBytes) / slabMultiple * slabMultiple
+        return max(fitting, (2 * r + slabMultiple - 1) / slabMultiple * slabMultiple, 64)
     }
+
+    /// Slabs are a multiple of 32 pixels wide, so that a slab's samples fill whole vectors of the
+    /// C passes (32 lanes) and none is left to their scalar code, which at sigma 32 (193 taps)
+    /// took a third of the kernels' time when slabs were 195 pixels (585 samples: 9 scalar).
+    static let slabMultiple = 32
 
     /// Cuts `tile` (planned as `whole`) into the slabs of columns whose ring of rows, at
     /// `sampleBytes` a ring sample, stays in L2 (``slabPixels(radius:channels:rows:sampleBytes:)``),
