@@ -22,10 +22,12 @@ extension ThumbnailCrop {
 }
 
 extension ImageReader {
-    /// Decodes `path` shrunk to fit `width` × `height` pixels, using libvips's shrink-on-load
-    /// thumbnailing (vips_thumbnail: JPEG and WebP decode at a reduced size, so a 256-pixel
-    /// thumbnail of a large photo is fast), then libvips's lanczos3 reduce. Files vips_thumbnail
-    /// would mishandle (CMYK, 16-bit, ...) are decoded at full size, then reduced the same way.
+    /// Decodes `path` shrunk to fit `width` × `height` pixels: shrunk on load as vips_thumbnail
+    /// does it (JPEG and WebP decode at a reduced size, so a 256-pixel thumbnail of a large photo
+    /// is fast), then reduced with Lanczos-3: an 8-bit colour JPEG by libjpeg and
+    /// ``LanczosResampler`` (``resampledJPEG(_:_:width:height:)``), other files by vips_thumbnail.
+    /// Files vips_thumbnail would mishandle (CMYK, 16-bit, ...) are decoded at full size, then
+    /// reduced by ``resized(_:width:height:sixteenBit:)``.
     ///
     /// Either size may be nil: then only the other bounds the image (`inside` only). The box
     /// applies to the image as displayed (after its EXIF orientation). Sizes are exact: the
@@ -81,8 +83,8 @@ extension ImageReader {
 
     /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
     /// largest exactly as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:)``
-    /// makes it (shrink-on-load at its factor, lanczos3 reduce), each smaller one reduced from
-    /// that (lanczos3, alpha premultiplied, after the ICC profile is applied), at the size a
+    /// makes it (shrink-on-load at its factor, Lanczos-3 reduce), each smaller one reduced from
+    /// that (``resized(_:width:height:sixteenBit:)``, after the ICC profile is applied), at the size a
     /// thumbnail of its own width would have. Sharpening, if asked, is applied to each after
     /// its reduce. Returned in the order of `widths`, which must be ascending and distinct.
     /// See "Thumbnails" in docs/image-io.md for why the smaller ones are reduced from the
@@ -339,17 +341,21 @@ struct ThumbnailBox: Equatable {
 }
 
 extension ImageReader {
-    /// The thumbnail of an 8-bit colour JPEG without alpha, upright as stored, decoded by libjpeg
-    /// (``JPEGDecoder``) shrunk on load as vips_thumbnail would (``shrinkOnLoad(_:)``) and
-    /// resampled to `width` × `height` by ``LanczosResampler`` as it decodes, its metadata
-    /// (profile, EXIF, XMP) libvips's header's; nil for any other file, which libvips
-    /// thumbnails. The profile is applied afterwards, as to libvips's thumbnail.
+    /// The thumbnail of an 8-bit colour JPEG, `width` × `height` upright: decoded by libjpeg
+    /// (``JPEGDecoder``) shrunk on load as vips_thumbnail would (``shrinkOnLoad(_:)``),
+    /// resampled by ``LanczosResampler`` as it decodes (to the size that is `width` × `height`
+    /// once turned), then turned upright by its EXIF orientation (``upright(_:)``, as `read`
+    /// turns an image); its metadata (profile, EXIF, XMP) libvips's header's. Nil for any other
+    /// file, which libvips thumbnails. The profile is applied afterwards, as to libvips's
+    /// thumbnail.
     static func resampledJPEG(
-        _ file: InputFile, _ loaded: VipsImageRef, width: Int, height: Int
+        _ file: InputFile, _ loaded: VipsImageRef, width upright: Int, height uprightHeight: Int
     ) throws(LibvipsFailure) -> VipsImageRef? {
-        guard loaded.loader?.hasPrefix("jpegload") == true, loaded.format == VIPS_FORMAT_UCHAR, loaded.bands == 3,
-            loaded.orientation == 1
+        guard loaded.loader?.hasPrefix("jpegload") == true, loaded.format == VIPS_FORMAT_UCHAR, loaded.bands == 3
         else { return nil }
+        // Orientations 5...8 turn the image a quarter: its stored size is the other way round.
+        let turned = loaded.orientation >= 5
+        let width = turned ? uprightHeight : upright, height = turned ? upright : uprightHeight
         let jpeg = try JPEGDecoder(descriptor: file.descriptor)
         guard jpeg.header.precision == 8, jpeg.header.components == 3, jpeg.header.isRGB,
             jpeg.header.width == loaded.width, jpeg.header.height == loaded.height
@@ -376,7 +382,9 @@ extension ImageReader {
             } catch { return error }
         }
         if let failure { throw failure }
-        return try memoryImage(pixels, width: width, height: height, bands: 3, metadataOf: loaded)
+        let image = try memoryImage(pixels, width: width, height: height, bands: 3, metadataOf: loaded)
+        image.setInt("orientation", loaded.orientation)
+        return try ImageReader.upright(image)
     }
 
     /// libjpeg's shrink-on-load for a reduce by `factor`, as vips_thumbnail chooses it: the

@@ -19,31 +19,51 @@ struct ThumbnailTests {
         return out
     }
 
-    /// A plain 8-bit JPEG (no profile, upright) is thumbnailed by blurfarm's Lanczos-3
-    /// (``LanczosResampler``) over libjpeg's decode shrunk on load as vips_thumbnail shrinks it
-    /// (by 1, 2, 4 or 8, leaving at least 2 for the resampler): its pixels are the resampler's
-    /// over libvips's own `jpegload --shrink` of the file (the `vips` program).
-    @Test(.tags(.process), arguments: [(800, 1), (500, 2), (300, 4), (150, 8)])
-    func aPlainJPEGIsTheResamplerOverItsDecodeShrunkOnLoad(width: Int, shrink: Int) throws {
-        let path = Corpus.path("photos/mate-Aqua.jpg")  // 2560x1600, no profile
+    /// An 8-bit colour JPEG is thumbnailed by blurfarm's Lanczos-3 (``LanczosResampler``) over
+    /// libjpeg's decode shrunk on load as vips_thumbnail shrinks it (by 1, 2, 4 or 8, leaving at
+    /// least 2 for the resampler), then turned upright: its pixels are the resampler's over
+    /// libvips's own `jpegload --shrink` of the file (the `vips` program), turned by the EXIF
+    /// orientation (6: a quarter clockwise).
+    @Test(.tags(.process), arguments: [
+        ("photos/mate-Aqua.jpg", 800, 1), ("photos/mate-Aqua.jpg", 500, 2), ("photos/mate-Aqua.jpg", 300, 4),
+        ("photos/mate-Aqua.jpg", 150, 8), ("special/exif-orientation-6.jpg", 256, 1),
+    ])
+    func aJPEGIsTheResamplerOverItsDecodeShrunkOnLoad(file: String, width: Int, shrink: Int) throws {
+        let path = Corpus.path(file)
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let decoded = folder.file("decoded.png")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["vips", "jpegload", path, decoded, "--shrink", String(shrink)]
+        // Saved without metadata: no EXIF orientation for `read` to apply again.
+        process.arguments = ["vips", "jpegload", path, decoded + "[strip]", "--shrink", String(shrink)]
         try process.run()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0)
-        let source = try ImageReader.read(decoded).pixels
-        #expect(source.rect.width == (2560 + shrink - 1) / shrink)
+        let source = try ImageReader.read(decoded).pixels  // as stored: jpegload does not turn it
+        #expect(source.rect.width == (Int(file.contains("orientation-6") ? 1280 : 2560) + shrink - 1) / shrink)
         let thumb = try ImageReader.thumbnail(path, width: width, height: nil, fit: .inside, upscale: false).pixels
+        let turned = file.contains("orientation-6")
+        let (storedWidth, storedHeight) = turned ? (thumb.rect.height, thumb.rect.width) : (thumb.rect.width, thumb.rect.height)
         let resampler = try #require(
             LanczosResampler(
-                sourceWidth: source.rect.width, sourceHeight: source.rect.height, width: thumb.rect.width,
-                height: thumb.rect.height, channels: 3))
-        let expected = Self.levels(source).withUnsafeBytes { resampler.resample($0, stride: source.rect.width * 3) }
-        #expect(Self.levels(thumb) == expected, "\(width) wide, shrunk by \(shrink) on load")
+                sourceWidth: source.rect.width, sourceHeight: source.rect.height, width: storedWidth,
+                height: storedHeight, channels: 3))
+        let stored = Self.levels(source).withUnsafeBytes { resampler.resample($0, stride: source.rect.width * 3) }
+        var expected = stored
+        if turned {
+            // Displayed (x, y) is stored (y, storedHeight − 1 − x).
+            for y in 0..<thumb.rect.height {
+                for x in 0..<thumb.rect.width {
+                    for c in 0..<3 {
+                        expected[(y * thumb.rect.width + x) * 3 + c] = stored[((storedHeight - 1 - x) * storedWidth + y) * 3 + c]
+                    }
+                }
+            }
+        }
+        let actual = Self.levels(thumb)
+        let first = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(actual.count == expected.count && first == nil, "\(file) \(width) wide, shrunk by \(shrink) on load: first difference \(String(describing: first)), \(zip(actual, expected).filter { $0 != $1 }.count) of \(actual.count) differ, most by \(zip(actual, expected).map { abs(Int($0) - Int($1)) }.max() ?? 0)")
     }
 
     @Test func insideFitToAWidthKeepsTheAspectRatio() throws {
