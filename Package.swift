@@ -110,7 +110,8 @@ let package = Package(
         .target(name: "BlurfarmCore", dependencies: ["BlurfarmSystem", "CXXHash"], swiftSettings: pixelCode),
         .target(name: "BlurfarmKernels", dependencies: ["BlurfarmCore", "CKernels"], swiftSettings: pixelCode),
         // The 8-bit gaussian's 16-bit fixed-point passes (AVX2's 16-bit multiply-high, which
-        // Swift's SIMD types do not reach); optimised in debug builds too, as the Swift kernels.
+        // Swift's SIMD types do not reach) and the Lanczos resampler's Float32 passes; optimised
+        // in debug builds too, as the Swift kernels.
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(vectorCPU ? ["-O2", "-mavx2"] : ["-O2"])]),

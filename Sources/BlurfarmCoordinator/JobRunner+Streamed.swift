@@ -17,7 +17,7 @@ import Synchronization
 extension JobRunner {
     /// Whether `output` can be streamed, as far as the plan tells (its input's header tells the
     /// rest: ``BandReader/open(_:pixelLimit:memoryLimit:)``, ``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``):
-    /// it is decoded at full size (no resize: libvips shrinks whole images), its chain has filters,
+    /// it is decoded at full size (no resize: a thumbnail is made whole), its chain has filters,
     /// all built in, each reading a fixed distance (a plugin's region of interest may depend on
     /// where a tile lies), and it is verified by checksums only (`decode` and `untiled`
     /// compare the whole image).
