@@ -170,7 +170,7 @@ public final class BandWriter: @unchecked Sendable {
                     // stripped, then written).
                     func encoded() throws(ImageIOError) -> [UInt8] {
                         do throws(LibvipsFailure) {
-                            return try format.encode(rows.image, options: options, restartInterval: restartInterval)
+                            return try format.encode(rows.image, options: options)
                         } catch {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
@@ -185,7 +185,7 @@ public final class BandWriter: @unchecked Sendable {
                         let target = VipsTargetRef(file: descriptor)
                         let encoding = Result { () throws(LibvipsFailure) in
                             try Libvips.save(format.saverName, to: target) {
-                                format.save(rows.image, options: options, restartInterval: restartInterval, to: $0)
+                                format.save(rows.image, options: options, to: $0)
                             }
                         }
                         // A write that failed is the cause ("No space left on device", "File too

@@ -180,10 +180,12 @@ public enum ImageWriter {
         let alpha = format.storesAlpha && (sourceHadAlpha || PixelConversion.hasTranslucency(pixels))
         let encoded: [UInt8]
         let checksum: UInt64
+        let libjpeg = JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: alpha ? 4 : 3, options: options)
+        if !libjpeg { try Libvips.start() }  // `libvipsUnavailable`, not a failed encode
         do throws(LibvipsFailure) {
             let plan = JPEGChunks.plan(
                 width: pixels.rect.width, height: pixels.rect.height, format: format, options: options, bitDepth: bitDepth)
-            if JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: alpha ? 4 : 3, options: options) {
+            if libjpeg {
                 // libjpeg on this thread (libvips's bytes, without its pipeline); a large JPEG
                 // with its plan's restart markers, its chunks encoded at once where that pays
                 // (the same bytes as one encode, the streamed output's). A plan implies this case.
@@ -201,11 +203,10 @@ public enum ImageWriter {
                     }
                 }.get()
             } else {
-                if let failure = Libvips.startFailure { throw failure }
                 let image: VipsImageRef
                 (image, checksum) = try makeImage(pixels, alpha: alpha, bitDepth: bitDepth, background: options.background)
                 tag(image, metadata: metadata, options: options)
-                encoded = try format.encode(image, options: options, restartInterval: plan?.interval ?? 0)
+                encoded = try format.encode(image, options: options)  // a chunk plan implies libjpeg: none here
             }
         } catch {
             throw ImageIOError(code: .encodeFailed, path: name, message: error.message)

@@ -148,7 +148,7 @@ extension ImageReader {
         try checkMemory(
             DecodeMemory.whole(
                 decodeSource(of: loaded), width: plan.scaledWidth, height: plan.scaledHeight,
-                copiesSource: !shrinksOnLoad && loaded.orientation != 1),
+                copiesSource: !shrinksOnLoad),
             memoryLimit, of: loaded, streamed: false, path: path)
         try file.checkStructure(of: loaded)
 
@@ -362,27 +362,19 @@ extension ImageReader {
         else { return nil }
         let factor = min(Double(loaded.width) / Double(width), Double(loaded.height) / Double(height))
         let shrink = shrinkOnLoad(factor)
-        // The decoded size is libjpeg's (the sides divided by the shrink, rounded up).
-        let decodedWidth = (loaded.width + shrink - 1) / shrink, decodedHeight = (loaded.height + shrink - 1) / shrink
+        // libjpeg's size at the shrink (each side divided by it, rounded up).
+        let decoded = try jpeg.start(shrink: shrink)
         guard
             let resampler = LanczosResampler(
-                sourceWidth: decodedWidth, sourceHeight: decodedHeight, width: width, height: height, channels: 3)
+                sourceWidth: decoded.width, sourceHeight: decoded.height, width: width, height: height, channels: 3)
         else { return nil }
-        let decoded = try jpeg.start(shrink: shrink)
-        guard decoded == (decodedWidth, decodedHeight) else {
-            throw LibvipsFailure(message: "libjpeg decodes \(decoded.width)x\(decoded.height) pixels at 1/\(shrink), not \(decodedWidth)x\(decodedHeight)")
+        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: decoded.width * 3)
+        defer { row.deallocate() }
+        let pixels = try resampler.resample { () throws(LibvipsFailure) -> UnsafePointer<UInt8> in
+            try jpeg.read(into: row, stride: decoded.width * 3, count: 1)
+            return UnsafePointer(row)
         }
-        var pixels = [UInt8](repeating: 0, count: width * height * 3)
-        let failure = pixels.withUnsafeMutableBytes { out -> LibvipsFailure? in
-            do throws(LibvipsFailure) {
-                try resampler.resample(into: out, stride: width * 3) { row, count throws(LibvipsFailure) in
-                    try jpeg.read(into: row, stride: decodedWidth * 3, count: count)
-                }
-                return nil
-            } catch { return error }
-        }
-        if let failure { throw failure }
-        let image = try memoryImage(pixels, width: width, height: height, bands: 3, metadataOf: loaded)
+        let image = try memoryImage(pixels, width: width, height: height, metadataOf: loaded)
         image.setInt("orientation", loaded.orientation)
         return try ImageReader.upright(image)
     }
@@ -393,30 +385,28 @@ extension ImageReader {
         factor >= 16 ? 8 : factor >= 8 ? 4 : factor >= 4 ? 2 : 1
     }
 
-    /// An 8-bit image without alpha (1 or 3 bands) resampled by ``LanczosResampler`` to `width`
-    /// × `height`, its metadata kept; nil for any other image (or a reduce too extreme for the
-    /// resampler's bound), which vips_resize resizes.
+    /// An 8-bit sRGB image without alpha (as ``inSRGB(_:sixteenBit:)`` makes it) resampled by
+    /// ``LanczosResampler`` to `width` × `height`, its metadata kept; nil for any other image (or
+    /// a reduce too extreme for the resampler's bound), which vips_resize resizes.
     static func resampled(_ image: VipsImageRef, width: Int, height: Int) throws(LibvipsFailure) -> VipsImageRef? {
-        let bands = image.bands
-        guard image.format == VIPS_FORMAT_UCHAR, bands == 1 || bands == 3,
+        guard image.format == VIPS_FORMAT_UCHAR, image.bands == 3,
             let resampler = LanczosResampler(
-                sourceWidth: image.width, sourceHeight: image.height, width: width, height: height, channels: bands)
+                sourceWidth: image.width, sourceHeight: image.height, width: width, height: height, channels: 3)
         else { return nil }
-        let rowBytes = image.width * bands
+        let rowBytes = image.width * 3
         let pixels = try Libvips.withComputedPixels(of: image) { samples throws(LibvipsFailure) in
             resampler.resample(samples, stride: rowBytes)
         }
-        return try memoryImage(pixels, width: width, height: height, bands: bands, metadataOf: image)
+        return try memoryImage(pixels, width: width, height: height, metadataOf: image)
     }
 
-    /// `pixels` as an 8-bit sRGB (3 bands) or grey (1) libvips image with `source`'s profile,
-    /// EXIF and XMP.
+    /// `pixels` as an 8-bit sRGB libvips image with `source`'s profile, EXIF and XMP.
     private static func memoryImage(
-        _ pixels: [UInt8], width: Int, height: Int, bands: Int, metadataOf source: VipsImageRef
+        _ pixels: [UInt8], width: Int, height: Int, metadataOf source: VipsImageRef
     ) throws(LibvipsFailure) -> VipsImageRef {
         let image = try Libvips.withInterpretation(
-            try Libvips.image(copying: pixels, width: width, height: height, bands: bands, format: VIPS_FORMAT_UCHAR),
-            bands == 3 ? VIPS_INTERPRETATION_sRGB : VIPS_INTERPRETATION_B_W)
+            try Libvips.image(copying: pixels, width: width, height: height, bands: 3, format: VIPS_FORMAT_UCHAR),
+            VIPS_INTERPRETATION_sRGB)
         for name in ["icc-profile-data", "exif-data", "xmp-data"] {
             if let blob = source.blob(name) { image.setBlob(name, blob) }
         }

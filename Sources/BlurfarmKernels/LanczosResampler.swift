@@ -32,13 +32,13 @@ import Foundation
 public struct LanczosResampler: Sendable {
     /// The weights along one axis: output `o` reads `taps` source pixels from `first[o]`, with
     /// `weights[o * taps ..< (o + 1) * taps]` (zeros pad the shorter windows).
-    public struct Axis: Sendable, Equatable {
-        public let first: [Int32]
-        public let weights: [Float]
-        public let taps: Int
+    struct Axis: Sendable, Equatable {
+        let first: [Int32]
+        let weights: [Float]
+        let taps: Int
 
         /// The largest sum of the magnitudes of one window's weights.
-        public var magnitude: Double {
+        var magnitude: Double {
             stride(from: 0, to: weights.count, by: taps).map { start in
                 weights[start..<start + taps].reduce(0) { $0 + abs(Double($1)) }
             }.max() ?? 1
@@ -46,7 +46,7 @@ public struct LanczosResampler: Sendable {
 
         /// The weights of resampling `source` pixels to `output` (both at least 1), per the
         /// definition, in double precision (``doubleWeights(source:output:)``) then `Float32`.
-        public init(source: Int, output: Int) {
+        init(source: Int, output: Int) {
             let windows = Self.doubleWeights(source: source, output: output)
             let taps = windows.map { $0.weights.count }.max() ?? 1
             var first: [Int32] = []
@@ -69,7 +69,7 @@ public struct LanczosResampler: Sendable {
 
         /// The definition's weights of each output pixel: the first source pixel it reads and
         /// the normalised weights of that pixel and those after it (edges folded in).
-        public static func doubleWeights(source: Int, output: Int) -> [(first: Int, weights: [Double])] {
+        static func doubleWeights(source: Int, output: Int) -> [(first: Int, weights: [Double])] {
             precondition(source >= 1 && output >= 1, "resampling needs pixels on both sides")
             let scale = Double(source) / Double(output)
             let widening = max(scale, 1)
@@ -107,12 +107,12 @@ public struct LanczosResampler: Sendable {
     public let height: Int
     public let channels: Int
     /// The rows pass's weights (along x) and the columns pass's (along y).
-    public let alongRows: Axis
-    public let alongColumns: Axis
+    let alongRows: Axis
+    let alongColumns: Axis
 
     /// How far, in levels, a sum before rounding may be from the definition's (the accuracy
     /// proof above).
-    public var errorBound: Double {
+    var errorBound: Double {
         let unit = 255 / Double(1 << 24)
         let columns = unit * alongColumns.magnitude * Double(alongColumns.taps + 1)
         let rows = unit * alongRows.magnitude * alongRows.magnitude * Double(alongRows.taps + 1)
@@ -138,79 +138,66 @@ public struct LanczosResampler: Sendable {
     /// Output rows the columns pass computes together (they share most of their source rows).
     static let rowsTogether = 8
 
-    /// Resamples the image whose rows `read(row, count)` decodes in order, top to bottom
-    /// (`count` rows of `sourceWidth * channels` bytes each, back to back at `row`), into
-    /// `output`: `height` rows of `width * channels` bytes, row `y` at `y * stride`. Only the
-    /// source rows the windows of ``rowsTogether`` output rows need are held (as `Float32`).
-    /// `vector` 0 runs the scalar code of the rows pass alone (the same bits).
+    /// The image whose rows `nextRow()` gives in order, top to bottom (each `sourceWidth *
+    /// channels` bytes, read before the next call), resampled: `height` rows of `width *
+    /// channels` bytes, without padding. Only the source rows the windows of ``rowsTogether``
+    /// output rows need are held (as `Float32`). `vector` false runs the scalar code of the
+    /// rows pass alone (the same bits; the columns pass is the compiler's lanes either way).
     public func resample<Failure: Error>(
-        into output: UnsafeMutableRawBufferPointer, stride: Int, vector: Bool = true,
-        readingRows read: (UnsafeMutablePointer<UInt8>, Int) throws(Failure) -> Void
-    ) throws(Failure) {
-        precondition(stride >= width * channels && output.count >= (height - 1) * stride + width * channels, "output too small")
-        let sourceSamples = sourceWidth * channels
+        vector: Bool = true, nextRow: () throws(Failure) -> UnsafePointer<UInt8>
+    ) throws(Failure) -> [UInt8] {
+        let sourceSamples = sourceWidth * channels, rowBytes = width * channels
         let taps = alongColumns.taps
         let firsts = alongColumns.first.map(Int.init)
         let groups = Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { $0..<min($0 + Self.rowsTogether, height) }
         // The held rows, a ring: source row r in slot r % held (a group's rows are consecutive).
         let held = groups.map { firsts[$0.last!] + taps - firsts[$0.first!] }.max()!
+        let ring = UnsafeMutablePointer<Float>.allocate(capacity: held * sourceSamples)
         // One float more than a row: the rows pass's vector code reads a fourth lane.
         let slot = sourceSamples + 1
-        var ring = [Float](repeating: 0, count: held * slot)
-        var summed = [Float](repeating: 0, count: Self.rowsTogether * slot)
-        var bytes = [UInt8](repeating: 0, count: sourceSamples)
+        let summed = UnsafeMutablePointer<Float>.allocate(capacity: Self.rowsTogether * slot)
+        summed.initialize(repeating: 0, count: Self.rowsTogether * slot)
+        defer {
+            ring.deallocate()
+            summed.deallocate()
+        }
         var rows = [UnsafePointer<Float>?](repeating: nil, count: held)
-        var sums = [UnsafeMutablePointer<Float>?](repeating: nil, count: Self.rowsTogether)
+        let sums = (0..<Self.rowsTogether).map { Optional(summed + $0 * slot) }
         var offsets = [Int32](repeating: 0, count: Self.rowsTogether)
+        var output = [UInt8](repeating: 0, count: height * rowBytes)
         var decoded = 0
-        try ring.withUnsafeMutableBufferPointer { ring throws(Failure) in
-            try summed.withUnsafeMutableBufferPointer { summed throws(Failure) in
-                for group in groups {
-                    let top = firsts[group.first!], bottom = firsts[group.last!] + taps
-                    while decoded < bottom {
-                        try bytes.withUnsafeMutableBufferPointer { bytes throws(Failure) in
-                            try read(bytes.baseAddress!, 1)
-                            bf_resample_widen(bytes.baseAddress!, ring.baseAddress! + (decoded % held) * slot, sourceSamples)
-                        }
-                        decoded += 1
-                    }
-                    for r in top..<bottom { rows[r - top] = UnsafePointer(ring.baseAddress! + (r % held) * slot) }
-                    for (m, y) in group.enumerated() {
-                        offsets[m] = Int32(firsts[y] - top)
-                        sums[m] = summed.baseAddress! + m * slot
-                    }
-                    alongColumns.weights.withUnsafeBufferPointer { weights in
-                        bf_resample_columns(
-                            rows, offsets, weights.baseAddress! + group.first! * taps, Int32(taps), sums, Int32(group.count),
-                            sourceSamples)
-                    }
-                    alongRows.first.withUnsafeBufferPointer { firsts in
-                        alongRows.weights.withUnsafeBufferPointer { weights in
-                            for (m, y) in group.enumerated() {
-                                let row = output.baseAddress!.advanced(by: y * stride).assumingMemoryBound(to: UInt8.self)
-                                bf_resample_rows(
-                                    summed.baseAddress! + m * slot, Int32(channels), firsts.baseAddress!, weights.baseAddress!,
-                                    Int32(alongRows.taps), row, width, vector ? 1 : 0)
-                            }
-                        }
-                    }
+        try output.withUnsafeMutableBufferPointer { output throws(Failure) in
+            for group in groups {
+                let top = firsts[group.first!], bottom = firsts[group.last!] + taps
+                while decoded < bottom {
+                    bf_resample_widen(try nextRow(), ring + (decoded % held) * sourceSamples, sourceSamples)
+                    decoded += 1
+                }
+                for r in top..<bottom { rows[r - top] = UnsafePointer(ring + (r % held) * sourceSamples) }
+                for (m, y) in group.enumerated() { offsets[m] = Int32(firsts[y] - top) }
+                alongColumns.weights.withUnsafeBufferPointer { weights in
+                    bf_resample_columns(
+                        rows, offsets, weights.baseAddress! + group.first! * taps, Int32(taps), sums, Int32(group.count),
+                        sourceSamples)
+                }
+                for (m, y) in group.enumerated() {
+                    bf_resample_rows(
+                        summed + m * slot, Int32(channels), alongRows.first, alongRows.weights, Int32(alongRows.taps),
+                        output.baseAddress! + y * rowBytes, width, vector ? 1 : 0)
                 }
             }
         }
+        return output
     }
 
-    /// `resample` of an image in memory (`sourceHeight` rows of `sourceWidth * channels` bytes,
-    /// row `y` at `y * stride`), into a new array of `height` rows without padding.
+    /// `resample` of an image in memory: `sourceHeight` rows of `sourceWidth * channels` bytes,
+    /// row `y` at `y * stride`.
     public func resample(_ source: UnsafeRawBufferPointer, stride: Int, vector: Bool = true) -> [UInt8] {
-        let rowBytes = sourceWidth * channels
-        precondition(stride >= rowBytes && source.count >= (sourceHeight - 1) * stride + rowBytes, "source too small")
+        precondition(stride >= sourceWidth * channels && source.count >= (sourceHeight - 1) * stride + sourceWidth * channels, "source too small")
         var next = 0
-        return [UInt8](unsafeUninitializedCapacity: width * height * channels) { out, count in
-            resample(into: UnsafeMutableRawBufferPointer(out), stride: width * channels, vector: vector) { row, rows in
-                UnsafeMutableRawPointer(row).copyMemory(from: source.baseAddress! + next * stride, byteCount: rows * rowBytes)
-                next += rows
-            }
-            count = width * height * channels
+        return resample(vector: vector) { () -> UnsafePointer<UInt8> in
+            defer { next += 1 }
+            return (source.baseAddress! + next * stride).assumingMemoryBound(to: UInt8.self)
         }
     }
 }

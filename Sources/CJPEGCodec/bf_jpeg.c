@@ -209,7 +209,7 @@ static void bf_jpeg_destination_term(j_compress_ptr cinfo) {
     encoder->size = encoder->capacity - encoder->destination.free_in_buffer;
 }
 
-bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int components, int quality, int full_chroma,
+bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int quality, int full_chroma,
                                      int progressive, int optimize_coding, int restart_interval,
                                      const unsigned char *icc, size_t icc_size, char *error) {
     bf_jpeg_encoder *encoder = calloc(1, sizeof *encoder);
@@ -226,7 +226,7 @@ bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int components, int 
     }
     jpeg_create_compress(&encoder->cinfo);
     /* About a tenth of the samples: a photo at quality 90 needs about that. */
-    encoder->capacity = (size_t)width * (size_t)height * (size_t)components / 10 + 4096;
+    encoder->capacity = (size_t)width * (size_t)height * 3 / 10 + 4096;
     encoder->bytes = malloc(encoder->capacity);
     if (!encoder->bytes) ERREXIT1(&encoder->cinfo, JERR_OUT_OF_MEMORY, 10);
     encoder->destination.init_destination = bf_jpeg_destination_init;
@@ -236,8 +236,8 @@ bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int components, int 
     struct jpeg_compress_struct *cinfo = &encoder->cinfo;
     cinfo->image_width = (JDIMENSION)width;
     cinfo->image_height = (JDIMENSION)height;
-    cinfo->input_components = components;
-    cinfo->in_color_space = components == 3 ? JCS_RGB : JCS_GRAYSCALE;
+    cinfo->input_components = 3;
+    cinfo->in_color_space = JCS_RGB;
     /* libvips 8.14's write_vips(), in its order. */
     jpeg_set_defaults(cinfo);
     cinfo->optimize_coding = optimize_coding ? TRUE : FALSE;
@@ -245,7 +245,7 @@ bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int components, int 
     jpeg_set_quality(cinfo, quality, TRUE);
     if (progressive) jpeg_simple_progression(cinfo);
     if (full_chroma) {
-        for (int i = 0; i < components; i++) {
+        for (int i = 0; i < 3; i++) {
             cinfo->comp_info[i].h_samp_factor = 1;
             cinfo->comp_info[i].v_samp_factor = 1;
         }

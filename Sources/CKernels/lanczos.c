@@ -14,6 +14,27 @@ void bf_resample_widen(const uint8_t *src, float *dst, ptrdiff_t count) {
     for (ptrdiff_t i = 0; i < count; i++) dst[i] = (float)src[i];
 }
 
+// Samples `start ..< start + n` of output row `m`, summed in `acc` (registers when `n` is the
+// constant block size: the function is inlined into both calls).
+static inline __attribute__((always_inline)) void column_block(const float *const *rows, const int32_t *offsets,
+                                                               const float *w, int taps, float *const *dst, int m,
+                                                               ptrdiff_t start, int n) {
+    enum { most = 64 };
+    const float *const *r = rows + offsets[m];
+    const float *c = w + (ptrdiff_t)m * taps;
+    float acc[most];
+    for (int i = 0; i < n; i++) acc[i] = c[0] * r[0][start + i];
+    for (int t = 1; t < taps; t++) {
+        const float *row = r[t] + start;
+        const float ct = c[t];
+        for (int i = 0; i < n; i++) {
+            const float p = ct * row[i];
+            acc[i] = acc[i] + p;
+        }
+    }
+    for (int i = 0; i < n; i++) dst[m][start + i] = acc[i];
+}
+
 void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
                          int outputs, ptrdiff_t count) {
     // Blocks of 64 samples summed in registers, each output row in turn: the output rows of
@@ -21,33 +42,10 @@ void bf_resample_columns(const float *const *rows, const int32_t *offsets, const
     enum { block = 64 };
     ptrdiff_t start = 0;
     for (; start + block <= count; start += block) {
-        for (int m = 0; m < outputs; m++) {
-            const float *const *r = rows + offsets[m];
-            const float *c = w + (ptrdiff_t)m * taps;
-            float acc[block];
-            for (int i = 0; i < block; i++) acc[i] = c[0] * r[0][start + i];
-            for (int t = 1; t < taps; t++) {
-                const float *row = r[t] + start;
-                const float ct = c[t];
-                for (int i = 0; i < block; i++) {
-                    const float p = ct * row[i];
-                    acc[i] = acc[i] + p;
-                }
-            }
-            for (int i = 0; i < block; i++) dst[m][start + i] = acc[i];
-        }
+        for (int m = 0; m < outputs; m++) column_block(rows, offsets, w, taps, dst, m, start, block);
     }
-    for (int m = 0; m < outputs; m++) {
-        const float *const *r = rows + offsets[m];
-        const float *c = w + (ptrdiff_t)m * taps;
-        for (ptrdiff_t i = start; i < count; i++) {
-            float acc = c[0] * r[0][i];
-            for (int t = 1; t < taps; t++) {
-                const float p = c[t] * r[t][i];
-                acc = acc + p;
-            }
-            dst[m][i] = acc;
-        }
+    if (start < count) {
+        for (int m = 0; m < outputs; m++) column_block(rows, offsets, w, taps, dst, m, start, (int)(count - start));
     }
 }
 

@@ -69,7 +69,8 @@ void *cvips_symbol(const char *name) {
     return found;
 }
 
-/* The libvips functions Swift calls (none is variadic: Swift cannot call those). */
+/* The libvips functions Swift calls, and vips_cache_set_max, which cvips_load_now calls (none is
+ * variadic: Swift cannot call those). */
 #define CVIPS_FORWARD(type, name, parameters, arguments) \
     __attribute__((visibility("hidden"))) type name parameters { return CVIPS_LAZY(name) arguments; }
 
@@ -105,7 +106,6 @@ CVIPS_FORWARD(void, vips_image_set_blob_copy, (VipsImage *image, const char *nam
               (image, name, data, length))
 CVIPS_FORWARD(void, vips_image_set_int, (VipsImage *image, const char *name, int i), (image, name, i))
 CVIPS_FORWARD(void *, vips_image_write_to_memory, (VipsImage *in, size_t *size), (in, size))
-CVIPS_FORWARD(int, vips_init, (const char *argv0), (argv0))
 CVIPS_FORWARD(VipsRegion *, vips_region_new, (VipsImage *image), (image))
 CVIPS_FORWARD(VipsTarget *, vips_target_new_to_memory, (void), ())
 CVIPS_FORWARD(const char *, vips_version_string, (void), ())

@@ -6,8 +6,9 @@
 
 #include <vips/vips.h>
 
-/* The address of libvips's `name`, loading libvips first (aborts when it cannot: cvips_start
- * loads it before any other call and reports that failure). */
+/* The address of libvips's `name`, loading libvips first (aborts when it cannot: Swift's first
+ * libvips use goes through cvips_load, which reports that failure, and asks nothing of libvips
+ * after it). */
 void *cvips_symbol(const char *name);
 
 /* `name` as a pointer to libvips's function, looked up once per call site. */

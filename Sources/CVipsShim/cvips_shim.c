@@ -39,6 +39,7 @@ static gpointer cvips_load_modules_now(gpointer unused) {
     (void)unused;
     if (cvips_modules_at_start) return NULL;
     Dl_info library;
+    // vips_init is libvips's own function here (cvips_lazy.h's lookup), so this names its file.
     if (!dladdr((void *)vips_init, &library) || !library.dli_fname) return NULL;
     char *folder = g_path_get_dirname(library.dli_fname);
     char *modules = g_strdup_printf("%s/vips-modules-%d.%d", folder, vips_version(0), vips_version(1));

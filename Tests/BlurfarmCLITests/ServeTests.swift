@@ -144,9 +144,10 @@ import Testing
         let done = try server.finished(urgent)
         #expect(done["state"] as? String == "completed")
         for id in ids { #expect(try server.finished(id)["state"] as? String == "completed") }
-        // The order the outputs were written in (their files' times, to the nanosecond), not
-        // the states seen after the fact: on a fast machine the others can all be done by the
-        // time they are asked for. Each other job has an output written after the urgent one.
+        // The order the outputs were written in (their files' times: the kernel's coarse clock,
+        // a few milliseconds, far finer than a render), not the states seen after the fact: on
+        // a fast machine the others can all be done by the time they are asked for. Each other
+        // job has an output written after the urgent one.
         func written(_ job: String) throws -> [Date] {
             let folder = server.path("out/\(job)")
             return try FileManager.default.contentsOfDirectory(atPath: folder).map {

@@ -90,13 +90,18 @@ struct BandStreamTests {
         #expect(failure { try BandReader.open(scratch.file("missing.jpg"), streaming: Self.streaming) }?.code == .fileMissing)
     }
 
-    @Test func aFileCutShortFailsAtTheBandWhereItsDataEnds() throws {
+    /// A file cut short behind an end-of-image marker passes the structure check; its first
+    /// bands decode and the band where its data ends fails, through libjpeg's own decode and
+    /// through libvips's (a photo with a profile to convert).
+    @Test(arguments: [("photos/mate-Storm.jpg", true), ("photos/plasma-Kite.jpg", false)])
+    func aFileCutShortFailsAtTheBandWhereItsDataEnds(file: String, libjpeg: Bool) throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let path = scratch.file("cut.jpg")
-        try LyingFiles.truncatedWithEndMarker(Corpus.path("photos/mate-Storm.jpg"), keeping: 0.5)
+        try LyingFiles.truncatedWithEndMarker(Corpus.path(file), keeping: 0.5)
             .write(to: URL(fileURLWithPath: path))
         let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
+        #expect(reader.decodesWithLibjpeg == libjpeg)
         var failed: ImageIOError?
         while reader.rowsRead < reader.height, failed == nil {
             let rows = min(64, reader.height - reader.rowsRead)

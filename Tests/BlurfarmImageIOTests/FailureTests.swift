@@ -1,6 +1,6 @@
 import BlurfarmTestSupport
 import BlurfarmCore
-import BlurfarmImageIO
+@testable import BlurfarmImageIO
 import Foundation
 import Testing
 
@@ -201,18 +201,29 @@ extension FailureTests {
         }
     }
 
-    /// Damaged entropy-coded data, on which libjpeg only warns and greys out the rest.
+    /// Damaged entropy-coded data, on which libjpeg only warns and greys out the rest: refused
+    /// whole, as a thumbnail and band by band (libjpeg's own decode, as libvips's `fail_on:
+    /// warning` does: a baseline file at the row, a progressive one, read whole, at open), with
+    /// libjpeg's message.
     @Test(arguments: ["batch1080/b00.jpg", "photos/mate-Aqua.jpg", "photos/plasma-Volna.jpg"])
     func damagedEntropyCodedDataIsRefused(_ file: String) throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let path = scratch.file("damaged.jpg")
         try LyingFiles.damagedEntropyCodedData(Corpus.path(file)).write(to: URL(fileURLWithPath: path))
+        let streaming = DecodeMemory.Streaming(bandRows: 64, haloRows: 0, buffers: 2, samples: .bytes(1))
         for error in [
             failure { try ImageReader.read(path) },
             failure { try ImageReader.thumbnail(path, width: 200, height: nil, fit: .inside, upscale: false) },
+            failure {
+                let reader = try #require(try BandReader.open(path, streaming: streaming))
+                #expect(reader.decodesWithLibjpeg)
+                try reader.read(into: AnyPixels.uninitialized(
+                    Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format))
+            },
         ] {
             #expect(error?.code == .decodeFailed)
+            #expect(error?.path == path)
             #expect(error?.message.contains("Corrupt JPEG data") == true, "\(error?.description ?? "no error")")
         }
     }

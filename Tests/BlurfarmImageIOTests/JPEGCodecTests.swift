@@ -12,7 +12,7 @@ import Testing
     static let streaming = DecodeMemory.Streaming(bandRows: 64, haloRows: 0, buffers: 2, samples: .bytes(1))
 
     /// The corpus's JPEGs whose samples need no colour conversion: baseline and progressive,
-    /// chroma 4:2:0, 4:2:2 and 4:4:4, an sRGB profile.
+    /// chroma 4:2:0, 4:2:2 and 4:4:4 (none carries a profile).
     static let direct = [
         "photos/mate-Aqua.jpg", "photos/mate-FreshFlower.jpg", "photos/mate-Storm.jpg", "photos/plasma-Volna.jpg",
         "photos/plasma-EveningGlow.jpg", "batch1080/b07.jpg",
@@ -131,41 +131,6 @@ import Testing
     func aJPEGWhoseColoursAreConvertedIsLibvipss(_ file: String) throws {
         let reader = try #require(try BandReader.open(Corpus.path(file), streaming: Self.streaming))
         #expect(!reader.decodesWithLibjpeg)
-    }
-
-    /// libjpeg's warnings fail the decode (baseline, at the row; progressive, at open), as libvips's `fail_on: warning` does, with its message.
-    @Test(arguments: ["batch1080/b00.jpg", "photos/mate-Aqua.jpg", "photos/plasma-Volna.jpg"])
-    func damagedDataFailsTheBandDecodeWithLibjpegsMessage(_ file: String) throws {
-        let scratch = try ScratchFolder()
-        defer { scratch.remove() }
-        let path = scratch.file("damaged.jpg")
-        try LyingFiles.damagedEntropyCodedData(Corpus.path(file)).write(to: URL(fileURLWithPath: path))
-        // A progressive file is read whole by libjpeg as the decode starts: it fails at open.
-        let error = failure {
-            let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
-            #expect(reader.decodesWithLibjpeg)
-            let samples = AnyPixels.uninitialized(
-                Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
-            try reader.read(into: samples)
-        }
-        #expect(error?.code == .decodeFailed)
-        #expect(error?.path == path)
-        #expect(error?.message.contains("Corrupt JPEG data") == true, "\(error?.description ?? "no error")")
-    }
-
-    /// A file cut short behind an end-of-image marker passes the structure check; the decoder
-    /// fails when it reaches the rows that are missing.
-    @Test func aFileCutShortFailsWhereItsRowsEnd() throws {
-        let scratch = try ScratchFolder()
-        defer { scratch.remove() }
-        let path = scratch.file("cut.jpg")
-        try LyingFiles.truncatedWithEndMarker(Corpus.path("photos/mate-Aqua.jpg"), keeping: 0.5)
-            .write(to: URL(fileURLWithPath: path))
-        let reader = try #require(try BandReader.open(path, streaming: Self.streaming))
-        let samples = AnyPixels.uninitialized(
-            Rect(width: reader.width, height: reader.height), channels: reader.channels, format: reader.format)
-        let error = failure { try reader.read(into: samples) }
-        #expect(error?.code == .decodeFailed, "\(error?.description ?? "no error")")
     }
 
     /// The encoder writes libvips's `jpegsave` bytes, its own EXIF block stripped, for random

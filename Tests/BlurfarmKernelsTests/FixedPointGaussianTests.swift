@@ -61,7 +61,7 @@ import Testing
 
     /// The C passes' widest code (AVX-512BW where this processor has it), their AVX2 code, their
     /// scalar code and the obvious Swift reference schedule give the same bits, for 16-bit and
-    /// 32-bit sums, on widths that leave every remainder of 32 and 16 lanes.
+    /// 32-bit sums, on widths that leave several remainders of 32 and 16 lanes.
     @Test(arguments: [0.3, 1.0, 2.0, 5.5, 8.0, 15.9, 16.4, 24.0, 32.0, 64.0])
     func vectorScalarAndReferenceAgreeBitForBit(sigma: Double) {
         let vectorized = GaussianBlur(sigma: sigma, schedule: .vectorized)

@@ -86,8 +86,9 @@ import Testing
         }
     }
 
-    /// The vector code (SSE lanes for 3 and 4 channels, the compiler's for the columns) and the
-    /// scalar code give the same bytes, at photo-like reduces.
+    /// The rows pass's vector code (SSE lanes for 3 and 4 channels) and its scalar code give the
+    /// same bytes, at photo-like reduces (the columns pass is the compiler's lanes either way: its
+    /// sums are one product and additions per element, whatever the lanes).
     @Test(arguments: [(1600, 1200, 1280, 960, 3), (4000, 3000, 1280, 960, 3), (997, 601, 320, 193, 4), (640, 480, 1000, 750, 3)])
     func vectorAndScalarCodeAgreeBitForBit(size: (Int, Int, Int, Int, Int)) {
         let (w, h, ow, oh, c) = size

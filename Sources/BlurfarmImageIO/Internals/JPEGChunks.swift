@@ -67,8 +67,9 @@ enum JPEGChunks {
     /// would give the first chunk's height), fewer than ``minimumPixels``, a single chunk, or
     /// so wide that one MCU row passes the restart interval's 16 bits.
     static func plan(width: Int, height: Int, format: ImageFormat, options: EncodeOptions, bitDepth: Int) -> Plan? {
-        guard format == .jpeg, bitDepth == 8, !options.progressive, !options.optimizeCoding, options.metadata != .keep,
-            width * height >= minimumPixels
+        // Only what libjpeg encodes here (JPEG carries no alpha: 3 channels).
+        guard JPEGEncoder.canEncode(format: format, bitDepth: bitDepth, channels: 3, options: options),
+            !options.progressive, !options.optimizeCoding, width * height >= minimumPixels
         else { return nil }
         let mcu = halvesChroma(options) ? 16 : 8
         let across = (width + mcu - 1) / mcu

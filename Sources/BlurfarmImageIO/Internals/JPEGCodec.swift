@@ -6,10 +6,12 @@ import CVips
 /// 8-bit JPEG straight through libjpeg-turbo (`CJPEGCodec`) on the calling thread: rows are
 /// decoded into the caller's band and encoded from it, with no libvips pipeline, thread or
 /// ring between. The settings are libvips 8.14's, so the pixels are those `jpegload` gives
-/// and the bytes those `jpegsave` writes for the same image and options: ``BandReader`` and
-/// ``BandWriter`` use it only where that holds (``JPEGDecoder/canDecode(_:loaded:)``,
-/// ``JPEGEncoder/canEncode(format:bitDepth:channels:options:)``), which
-/// `JPEGCodecTests` checks byte for byte against libvips.
+/// and the bytes those `jpegsave` writes for the same image and options: the readers and
+/// writers (``BandReader``, ``BandWriter``, ``ImageWriter``, ``JPEGChunks``,
+/// ``ImageReader/header(ofFile:)``) use it only where that holds
+/// (``JPEGDecoder/canDecode(_:loaded:)``, ``JPEGEncoder/canEncode(format:bitDepth:channels:options:)``),
+/// which `JPEGCodecTests` checks byte for byte against libvips. Thumbnails decode with it at a
+/// shrink too (``ImageReader/resampledJPEG(_:_:width:height:)``), at libjpeg's size (rounded up).
 enum JPEGCodec {
     /// Runs one C call that reports a failure as nonzero status and a message.
     static func check(_ call: (UnsafeMutablePointer<CChar>) -> Int32) throws(LibvipsFailure) {
@@ -25,7 +27,7 @@ enum JPEGCodec {
     /// `body` with a message buffer for one C call and what makes its failure.
     private static func withMessage<T>(_ body: (UnsafeMutablePointer<CChar>, () -> LibvipsFailure) -> T) -> T {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(BF_JPEG_MESSAGE)) { buffer in
-            buffer.initialize(repeating: 0)
+            buffer[0] = 0  // the C side writes a message whenever it fails
             return body(buffer.baseAddress!) { LibvipsFailure(message: "libjpeg: " + String(cString: buffer.baseAddress!)) }
         }
     }
@@ -140,9 +142,6 @@ final class JPEGDecoder {
 /// from those).
 final class JPEGEncoder {
     private let handle: OpaquePointer
-    let width: Int
-    let height: Int
-    let components: Int
 
     /// Whether an image is encoded here: an 8-bit JPEG without alpha keeping no metadata but
     /// its profile. (With `keep`, libvips writes an EXIF block of its own: libvips encodes it.)
@@ -168,11 +167,10 @@ final class JPEGEncoder {
         handle = try JPEGCodec.make { message in
             (icc ?? []).withUnsafeBufferPointer { profile in
                 bf_jpeg_encoder_new(
-                    Int32(width), Int32(height), 3, Int32(options.quality), fullChroma ? 1 : 0, options.progressive ? 1 : 0,
+                    Int32(width), Int32(height), Int32(options.quality), fullChroma ? 1 : 0, options.progressive ? 1 : 0,
                     options.optimizeCoding ? 1 : 0, Int32(restartInterval), profile.baseAddress, profile.count, message)
             }
         }
-        (self.width, self.height, components) = (width, height, 3)
     }
 
     deinit { bf_jpeg_encoder_free(handle) }

@@ -31,11 +31,9 @@ enum Libvips {
         }
     }
 
-    /// Why libvips could not be loaded or started, as a libvips call's failure; nil once it is.
-    static var startFailure: LibvipsFailure? { libvipsStartup.map(LibvipsFailure.init(message:)) }
-
-    /// The version of the libvips library loaded at run time, e.g. "8.14.1".
-    static var version: String { String(cString: vips_version_string()) }
+    /// The version of the libvips library loaded at run time, e.g. "8.14.1"; "unavailable" when
+    /// it cannot be loaded (asking the library itself would then end the process).
+    static var version: String { libvipsStartup == nil ? String(cString: vips_version_string()) : "unavailable" }
 
     /// The bytes of libvips's built-in sRGB profile (nil only if libvips cannot provide it).
     static var srgbProfile: [UInt8]? { builtinSRGBProfile }
@@ -113,7 +111,8 @@ final class VipsImageRef {
     }
 }
 
-/// A libvips failure with its message, before the caller gives it a file name and a code.
+/// A codec failure with its message (libvips's, or libjpeg's through `CJPEGCodec`), before the
+/// caller gives it a file name and a code.
 struct LibvipsFailure: Error {
     let message: String
 }

@@ -50,11 +50,11 @@ int bf_jpeg_decoder_read(bf_jpeg_decoder *decoder, unsigned char *rows, size_t s
 
 void bf_jpeg_decoder_free(bf_jpeg_decoder *decoder);
 
-/// Starts encoding a `width` × `height` image of `components` (1 or 3) 8-bit samples a pixel
+/// Starts encoding a `width` × `height` image of 8-bit RGB pixels
 /// into memory as libvips's `jpegsave` does with `strip` but the ICC profile `icc` (NULL: none):
 /// `quality`, full-resolution chroma when `full_chroma` (else libjpeg's 2 × 2), progressive,
 /// optimised Huffman tables, a restart marker every `restart_interval` MCUs (0: none).
-bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int components, int quality, int full_chroma,
+bf_jpeg_encoder *bf_jpeg_encoder_new(int width, int height, int quality, int full_chroma,
                                      int progressive, int optimize_coding, int restart_interval,
                                      const unsigned char *icc, size_t icc_size, char *error);
 
