@@ -18,6 +18,14 @@ extension FilterChain {
         if case .uint8(let samples) = source, case .uint8(let out) = output,
             let gaussian = fixedPointGaussian(forSourceChannels: samples.channels)
         {
+            if out.channels != samples.channels {
+                // RGBA into an output without alpha: the RGBA samples over the background, as
+                // the whole-image path hands the same samples to the encoder.
+                let rgba = AnyPixels.uint8(SampleBuffer<UInt8>(rect: tile, channels: samples.channels))
+                try render(tile: tile, from: source, image: image, into: rgba, background: background)
+                output.store(rgba.floats(in: tile, scratch: scratch), in: tile, background: background)
+                return
+            }
             // As the Float32 chain: a tile no region reaches is its source, one inside a region
             // is not blended.
             switch regions.uniformCoverage(of: tile, in: image) {
@@ -48,14 +56,15 @@ extension FilterChain {
     /// exact fixed point (``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``),
     /// or nil. A chain of one gaussian whose mask has a ``GaussianBlur/fixedPoint`` form (every
     /// sigma up to 64 and beyond), colour mode `gamma`, edge `clamp` or `mirror`, over opaque
-    /// RGB (3 channels; premultiplied RGBA stays in `Float32`: docs/filters.md says why). Its
+    /// RGB (3 channels) or RGBA (4: fixed point for the pixels whose window is opaque, the
+    /// file-depth `Float32` arithmetic for the others; docs/filters.md says why). Its
     /// output is within one level of the double-precision definition, not the
     /// same bits as the `Float32` arithmetic of other chains (docs/filters.md). The one place
     /// the choice is made: every 8-bit image such a chain renders takes it, streamed or whole
     /// (`ImageRendering.render(_:sourceBitDepth:outputBitDepth:chain:tileSize:ticket:)`), whatever the tiles
     /// and the engine, so one job's bytes never depend on how it ran.
     public func fixedPointGaussian(forSourceChannels channels: Int) -> GaussianBlur? {
-        guard channels == 3, colour == .gamma, regions.extent != .cutout, edge == .clamp || edge == .mirror, filters.count == 1,
+        guard channels == 3 || channels == 4, colour == .gamma, regions.extent != .cutout, edge == .clamp || edge == .mirror, filters.count == 1,
             let gaussian = filters[0] as? GaussianBlur, gaussian.fixedPoint != nil
         else { return nil }
         return gaussian

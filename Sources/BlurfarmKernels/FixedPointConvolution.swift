@@ -2,7 +2,10 @@ import BlurfarmCore
 import CKernels
 
 /// The schedule of the 8-bit gaussian in fixed point (``FixedPointMask`` defines the
-/// arithmetic, 16-bit or 32-bit sums): opaque RGB in, opaque RGB out, edge `clamp` or `mirror`.
+/// arithmetic, 16-bit or 32-bit sums): opaque RGB in and out, or RGBA in and out where the
+/// caller has found every alpha the tile reads to be 255 (each channel, alpha too, is blurred
+/// as it is: opaque pixels' premultiplied colour is their colour, and alpha stays 255); edge
+/// `clamp` or `mirror`.
 /// The same structure as ``SampleConvolution``'s fast schedule (slabs of columns, each input row
 /// once through the rows pass into a ring, the columns pass strip by strip), with the passes
 /// themselves in C (`CKernels`: AVX2's 16-bit multiply-high and multiply-add, which Swift's SIMD
@@ -30,14 +33,15 @@ enum FixedPointConvolution {
         _ mask: FixedPointMask, tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
         output: SampleBuffer<UInt8>, schedule: KernelSchedule, lanes: Lanes = .widest
     ) {
-        precondition(source.channels == 3 && output.channels == 3 && (edge == .clamp || edge == .mirror))
+        let n = source.channels
+        precondition((n == 3 || n == 4) && output.channels == n && (edge == .clamp || edge == .mirror))
         if tile.isEmpty { return }
-        let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: 3)
+        let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: n)
         let passes = Passes(mask, lanes: lanes)
         defer { passes.deallocate() }
         source.withUnsafeSamples { src in
             output.withUnsafeSamples { dst in
-                let out = dst + (tile.y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * 3
+                let out = dst + (tile.y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * n
                 if schedule == .reference {
                     reference(mask, p, src, out, output.rowStride, rows: tile.height)
                     return
@@ -46,7 +50,7 @@ enum FixedPointConvolution {
                     of: tile, planned: p, source: source, image: image, edge: edge,
                     sampleBytes: MemoryLayout<UInt16>.stride
                 ) { slab, dx in
-                    strips(passes, slab, src, out + dx * 3, output.rowStride, rows: tile.height)
+                    strips(passes, slab, src, out + dx * n, output.rowStride, rows: tile.height)
                 }
             }
         }
@@ -61,7 +65,7 @@ enum FixedPointConvolution {
         _ mask: FixedPointMask, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
         _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int
     ) {
-        let r = p.radius, width = p.columns.count, tileSamples = (width - 2 * r) * 3
+        let r = p.radius, n = p.channels, width = p.columns.count, tileSamples = (width - 2 * r) * n
         let inputRows = rows + 2 * r
         // One pass over the values `at(−R) … at(R)`, and the level of a columns-pass sum.
         let pass: (_ at: (Int) -> UInt16, _ rows: Bool) -> UInt16
@@ -90,9 +94,9 @@ enum FixedPointConvolution {
         for y in 0..<inputRows {
             let offset = p.rowOffset[y]!  // clamp and mirror: every row exists
             for i in 0..<tileSamples {
-                let x = r + i / 3, c = i % 3
+                let x = r + i / n, c = i % n
                 across[y * tileSamples + i] = pass({ k in
-                    UInt16(src[offset + (p.columnSource[x + k]! - p.computed.lowerBound) * 3 + c]) << inputShift
+                    UInt16(src[offset + (p.columnSource[x + k]! - p.computed.lowerBound) * n + c]) << inputShift
                 }, true)
             }
         }
@@ -145,13 +149,14 @@ enum FixedPointConvolution {
             columnWeights.deallocate()
         }
 
-        /// The rows pass of one widened row, `centre` at its first tile sample, into `dst`.
-        func rows(_ centre: UnsafeMutablePointer<UInt16>, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
+        /// The rows pass of one widened row of `channels` samples a pixel, `centre` at its first
+        /// tile sample, into `dst`.
+        func rows(_ centre: UnsafeMutablePointer<UInt16>, channels: Int, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
             switch sums {
             case .sixteenBit(_, let bias):
-                bf_fixed_rows(centre, 3, narrow.baseAddress, Int32(radius), bias, dst, count, vector)
+                bf_fixed_rows(centre, channels, narrow.baseAddress, Int32(radius), bias, dst, count, vector)
             case .thirtyTwoBit(let pass, _):
-                bf_wide_rows(centre, 3, rowWeights.baseAddress, Int32(radius), Int32(pass.shift), dst, count, vector)
+                bf_wide_rows(centre, channels, rowWeights.baseAddress, Int32(radius), Int32(pass.shift), dst, count, vector)
             }
         }
 
@@ -176,7 +181,7 @@ enum FixedPointConvolution {
         _ passes: Passes, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
         _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int
     ) {
-        let r = p.radius, n = 3
+        let r = p.radius, n = p.channels
         let width = p.columns.count, tileSamples = (width - 2 * r) * n
         let stripCapacity = min(SampleConvolution.stripRows, rows)
         let ringRows = stripCapacity + 2 * r
@@ -200,7 +205,7 @@ enum FixedPointConvolution {
             while made < y0 + count + 2 * r {
                 bf_fixed_widen(src + p.rowOffset[made]!, line + computedStart, p.computed.count * n, passes.inputShift, passes.vector)
                 for (i, s) in copies { (line + i * n).update(from: line + s * n, count: n) }
-                passes.rows(line + r * n, ring + (made % ringRows) * ringStride, count: tileSamples)
+                passes.rows(line + r * n, channels: n, ring + (made % ringRows) * ringStride, count: tileSamples)
                 made += 1
             }
             for j in 0..<(count + 2 * r) { window[j] = UnsafePointer(ring + ((y0 + j) % ringRows) * ringStride) }

@@ -11,11 +11,13 @@ extension GaussianBlur {
     }
 
     /// Renders the pixels of `tile` from 8-bit samples to 8-bit samples, without a `Float32`
-    /// image in between. Opaque RGB under `clamp` or `mirror` (3 channels in and out), where
-    /// the mask has a ``fixedPoint`` form, is blurred in fixed point
-    /// (``FixedPointConvolution``); everything else is premultiplied into `Float32` a strip at a
-    /// time, convolved, unpremultiplied and rounded to nearest (``SampleConvolution``). The
-    /// choice depends on sigma, the channels and the edge rule only, never on the tile.
+    /// image in between. Under `clamp` or `mirror`, where the mask has a ``fixedPoint`` form,
+    /// opaque RGB (3 channels in and out) is blurred in fixed point (``FixedPointConvolution``),
+    /// and so is every pixel of RGBA (4 channels in and out) whose whole window is opaque
+    /// (``OpaqueWindows``); everything else is premultiplied into `Float32` a strip at a time,
+    /// convolved, unpremultiplied and rounded to nearest (``SampleConvolution``). The choice
+    /// depends on sigma, the channels, the edge rule and, for RGBA, the pixel's own window,
+    /// never on the tile.
     ///
     /// `source` holds at least ``sourceRegion(for:image:edge:)`` of the image `image`, with 3
     /// channels (opaque RGB) or 4 (RGBA, straight alpha). `output` holds `tile`, which lies
@@ -29,14 +31,53 @@ extension GaussianBlur {
         tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>
     ) {
         checkTile(tile, source: source, image: image, edge: edge, output: output)
-        if let fixedPoint, output.channels == 3 {
-            FixedPointConvolution.apply(
-                fixedPoint, tile: tile, source: source, image: image, edge: edge, output: output, schedule: schedule)
-            return
+        func inFloat32(_ part: Rect, into output: SampleBuffer<UInt8>) {
+            SampleConvolution.apply(
+                weights: weights, tile: part, source: source, image: image, edge: edge, output: output,
+                schedule: schedule)
         }
-        SampleConvolution.apply(
-            weights: weights, tile: tile, source: source, image: image, edge: edge, output: output,
-            schedule: schedule)
+        guard let fixedPoint, edge == .clamp || edge == .mirror, source.channels == output.channels, !tile.isEmpty else {
+            return inFloat32(tile, into: output)
+        }
+        func inFixedPoint(_ part: Rect, into output: SampleBuffer<UInt8>) {
+            FixedPointConvolution.apply(
+                fixedPoint, tile: part, source: source, image: image, edge: edge, output: output, schedule: schedule)
+        }
+        if source.channels == 3 { return inFixedPoint(tile, into: output) }
+        // RGBA: decided for the whole tile where its alpha allows. Otherwise the tile in
+        // `Float32`, then, block by block, the pixels whose windows are opaque in fixed point over
+        // it (a block's pixels decided together where its alpha allows, else one by one): each
+        // pixel's bits are its arithmetic's, whatever the tile or block it is rendered in.
+        let r = fixedPoint.radius
+        switch OpaqueWindows(tile: tile, source: source, image: image, radius: r, pixels: false) {
+        case .all: return inFixedPoint(tile, into: output)
+        case .none: return inFloat32(tile, into: output)
+        case .some: inFloat32(tile, into: output)
+        }
+        let side = max(128, (2 * r + 31) / 32 * 32)
+        let scratch = PixelStorage.uninitialized(byteCount: side * side * 4)
+        for by in stride(from: tile.y, to: tile.maxY, by: side) {
+            for bx in stride(from: tile.x, to: tile.maxX, by: side) {
+                let block = Rect(x: bx, y: by, width: min(side, tile.maxX - bx), height: min(side, tile.maxY - by))
+                switch OpaqueWindows(tile: block, source: source, image: image, radius: r, pixels: true) {
+                case .all: inFixedPoint(block, into: output)
+                case .none: break
+                case .some(let opaque):
+                    let fixed = SampleBuffer<UInt8>(rect: block, storage: scratch, rowStride: side * 4, channels: 4)
+                    inFixedPoint(block, into: fixed)
+                    fixed.withUnsafeSamples { from in
+                        output.withUnsafeSamples { to in
+                            let origin = to + (block.y - output.rect.y) * output.rowStride + (block.x - output.rect.x) * 4
+                            for y in 0..<block.height {
+                                for x in 0..<block.width where opaque[y * block.width + x] {
+                                    (origin + y * output.rowStride + 4 * x).update(from: from + y * fixed.rowStride + 4 * x, count: 4)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Renders the pixels of `tile` from 16-bit samples to 16-bit samples, as the 8-bit

@@ -50,38 +50,51 @@ import Testing
         #expect(!whole.isEmpty && streamed == [whole, whole])
     }
 
-    /// A lone gaussian over an 8-bit opaque image, under `clamp` and `mirror`, is the 16-bit
-    /// fixed-point kernel (``FilterChain/fixedPointGaussian(forSourceChannels:)``) applied to
-    /// the file's samples, bit for bit, whichever path renders it: streamed in process or
-    /// through the workers, or whole (standard output).
-    @Test(arguments: ["clamp", "mirror"])
-    func aLoneGaussianOverEightBitRGBIsTheFixedPointKernelStreamedOrWhole(edge: String) throws {
+    /// A lone gaussian over an 8-bit image, opaque RGB or RGBA, under `clamp` and `mirror`, is
+    /// the kernel over the file's samples (``FilterChain/fixedPointGaussian(forSourceChannels:)``;
+    /// RGBA in fixed point where a pixel's window is opaque), bit for bit, whichever path renders
+    /// it: streamed in process or through the workers, or whole (standard output); and RGBA
+    /// written without alpha (JPEG) is the same bytes streamed or whole.
+    @Test(arguments: ["clamp", "mirror"], [3, 4])
+    func aLoneGaussianOverEightBitSamplesIsTheKernelStreamedOrWhole(edge: String, bands: Int) throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let samples = randomSamples(width: 97, height: 61, bands: 3, format: .uint8, seed: 12)
+        let samples =
+            bands == 3
+            ? randomSamples(width: 97, height: 61, bands: 3, format: .uint8, seed: 12)
+            : randomSpottedRGBA(width: 97, height: 61, spots: 6, seed: 12)
         let input = folder.appendingPathComponent("in.png").path
         try ImageWriter.write(
-            samples.floats(in: samples.rect), to: input, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            samples.floats(in: samples.rect), to: input, sourceBitDepth: 8, sourceHadAlpha: bands == 4, metadata: nil,
             options: EncodeOptions())
         let gaussian = GaussianBlur(sigma: 2.7)
         let rule = EdgeRule(rawValue: edge)!
-        #expect(FilterChain(filters: [gaussian], edge: rule).fixedPointGaussian(forSourceChannels: 3) != nil)
-        let source = try #require(samples.uint8Samples, "8-bit random samples came as \(samples.layout.format)")
-        let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: 3)
+        #expect(FilterChain(filters: [gaussian], edge: rule).fixedPointGaussian(forSourceChannels: bands) != nil)
+        // What the PNG holds: alpha-0 pixels lose their colour, which the blur never reads.
+        let decodedInput = try ImageReader.read(input, pixelLimit: 1 << 20, memoryLimit: 1 << 30).pixels
+        let stored = AnyPixels.uninitialized(decodedInput.rect, channels: bands, format: .uint8)
+        stored.store(decodedInput, in: decodedInput.rect, background: .zero)
+        let source = try #require(stored.uint8Samples, "8-bit samples came as \(stored.layout.format)")
+        let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: bands)
         gaussian.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
-        let (streamed, whole, _) = try bothPaths(input, "o.png", ["--filter", "gaussian sigma=2.7", "--edge", edge, "--tile", "20"])
+        let arguments = ["--filter", "gaussian sigma=2.7", "--edge", edge, "--tile", "20"]
+        let (streamed, whole, _) = try bothPaths(input, "o.png", arguments)
         #expect(streamed == [whole, whole])
         let output = folder.appendingPathComponent("o.png")
         try whole.write(to: output)
         let decoded = try ImageReader.read(output.path, pixelLimit: 1 << 20, memoryLimit: 1 << 30).pixels
-        let written = AnyPixels.uninitialized(decoded.rect, channels: 3, format: .uint8)
+        let written = AnyPixels.uninitialized(decoded.rect, channels: bands, format: .uint8)
         written.store(decoded, in: decoded.rect, background: .zero)
         func bytes(_ pixels: AnyPixels) -> [UInt8] {
             var all: [UInt8] = []
             pixels.forEachRow(in: pixels.rect) { row, count in all += UnsafeRawBufferPointer(start: row, count: count) }
             return all
         }
-        #expect(written.rect == expected.rect && bytes(written) == bytes(.uint8(expected)), "edge \(edge)")
+        #expect(written.rect == expected.rect && bytes(written) == bytes(.uint8(expected)), "edge \(edge), \(bands) bands")
+        if bands == 4 {
+            let (streamed, whole, _) = try bothPaths(input, "o.jpg", arguments)
+            #expect(!whole.isEmpty && streamed == [whole, whole], "RGBA to JPEG, edge \(edge)")
+        }
     }
 
     @Test func smallGeneratedImagesStreamToTheSameBytes() throws {

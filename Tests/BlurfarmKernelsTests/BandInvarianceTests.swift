@@ -137,11 +137,11 @@ import Testing
         }
     }
 
-    /// A lone gaussian over 8-bit opaque RGB under `clamp` or `mirror` renders the file's
-    /// samples in fixed point (``FilterChain/fixedPointGaussian(forSourceChannels:)``):
-    /// in any bands, tiles and threads, the same bits as the fixed-point kernel over the whole
-    /// image.
-    @Test func aLoneGaussianOverEightBitRGBIsTheFixedPointKernelInAnyBands() async {
+    /// A lone gaussian over 8-bit opaque RGB, or RGBA, under `clamp` or `mirror` renders the
+    /// file's samples directly (``FilterChain/fixedPointGaussian(forSourceChannels:)``; RGBA in
+    /// fixed point where a pixel's window is opaque): in any bands, tiles and threads, the same
+    /// bits as the kernel over the whole image.
+    @Test func aLoneGaussianOverEightBitSamplesIsTheFixedPointKernelInAnyBands() async {
         await propertyCheck(
             count: 120, input: Gen.int(in: 1...60), Gen.int(in: 1...50), Gen.int(in: 1...20), Gen.int(in: 0...16),
             Gen.int(in: 1...3), Gen.uint64()
@@ -149,29 +149,33 @@ import Testing
             var rng = SplitMix(seed: seed)
             let gaussian = GaussianBlur(sigma: Double.random(in: 0.3...24, using: &rng))
             let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
+            let bands = rng.next() % 2 == 0 ? 3 : 4
             let chain = FilterChain(filters: [gaussian], edge: edge, colour: .gamma)
-            #expect(chain.fixedPointGaussian(forSourceChannels: 3) != nil, "sigma \(gaussian.mask.sigma)")
-            let source = randomSamples(width: width, height: height, bands: 3, format: .uint8, seed: seed)
+            #expect(chain.fixedPointGaussian(forSourceChannels: bands) != nil, "sigma \(gaussian.mask.sigma)")
+            let source =
+                bands == 3
+                ? randomSamples(width: width, height: height, bands: 3, format: .uint8, seed: seed)
+                : randomSpottedRGBA(width: width, height: height, spots: Int(rng.next() % 4), seed: seed)
             let samples = try #require(source.uint8Samples, "8-bit random samples came as \(source.layout.format)")
-            let whole = SampleBuffer<UInt8>(rect: source.rect, channels: 3)
+            let whole = SampleBuffer<UInt8>(rect: source.rect, channels: bands)
             gaussian.render(tile: source.rect, source: samples, image: source.rect, edge: edge, into: whole)
             let banded = try! Self.renderedInBands(
                 source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
-                inFlight: Int(seed % 5 / 3) + 1, output: SampleLayout(format: .uint8, channels: 3))
+                inFlight: Int(seed % 5 / 3) + 1, output: SampleLayout(format: .uint8, channels: bands))
             if let y = Self.firstDifferentRow(banded, .uint8(whole)) {
                 Issue.record(
-                    "\(width)x\(height), sigma \(gaussian.mask.sigma), \(edge), bands of \(bandHeight), tile \(tile): first difference in row \(y)")
+                    "\(width)x\(height)x\(bands), sigma \(gaussian.mask.sigma), \(edge), bands of \(bandHeight), tile \(tile): first difference in row \(y)")
             }
         }
     }
 
     /// The fixed-point route is taken by a chain of one gaussian (with a fixed-point mask),
-    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 channels, and by no other chain.
-    @Test func onlyALoneGammaGaussianOverOpaqueRGBUnderClampOrMirrorRendersInFixedPoint() {
+    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 or 4 channels, and by no other chain.
+    @Test func onlyALoneGammaGaussianUnderClampOrMirrorTakesTheFixedPointRoute() {
         let gaussian = GaussianBlur(sigma: 3)
         #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) != nil)
         #expect(FilterChain(filters: [gaussian], edge: .mirror).fixedPointGaussian(forSourceChannels: 3) != nil)
-        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 4) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 4) != nil)
         #expect(FilterChain(filters: [gaussian], edge: .transparent).fixedPointGaussian(forSourceChannels: 3) == nil)
         #expect(FilterChain(filters: [gaussian], edge: .grow).fixedPointGaussian(forSourceChannels: 3) == nil)
         #expect(FilterChain(filters: [gaussian], edge: .clamp, colour: .linear).fixedPointGaussian(forSourceChannels: 3) == nil)

@@ -146,6 +146,75 @@ import Testing
         #expect(FixedPointMask(GaussianMask(sigma: 0.1)) == nil, "the identity has no fixed-point form")
     }
 
+    /// RGBA under `clamp` and `mirror`: a pixel whose whole window (clipped to the image) is
+    /// opaque is the fixed-point blur of the colours, alpha 255, with RGB's bound; every other
+    /// pixel is the file-depth `Float32` arithmetic's. Checked pixel by pixel against both
+    /// arithmetics run alone, the windows found by brute force, on images opaque but for a
+    /// few translucent and transparent spots, for sigmas across both fixed-point sums; and
+    /// any tiling and any lanes give the same bits.
+    @Test(arguments: [0.3, 1.0, 2.6, 8.0, 15.9, 16.4, 32.0])
+    func rgbaPixelsWithOpaqueWindowsAreTheFixedPointBlurOfTheirColours(sigma: Double) throws {
+        let gaussian = GaussianBlur(sigma: sigma)
+        let mask = try #require(gaussian.fixedPoint)
+        let r = mask.radius
+        // Wider than a block of the mixed tiles (128 pixels or more), so that those run too.
+        let (width, height) = (max(200, 3 * r), sigma > 10 ? 23 : 140)
+        var seen = (opaque: 0, other: 0)
+        for (spots, edge) in [(0, EdgeRule.clamp), (3, .mirror), (8, .clamp), (20, .mirror)] {
+            let image = try #require(randomSpottedRGBA(width: width, height: height, spots: spots, seed: UInt64(sigma * 10) + UInt64(spots)).uint8Samples)
+            let rgb = SampleBuffer<UInt8>(rect: image.rect, channels: 3)
+            for y in 0..<height { for x in 0..<width { rgb[x, y] = SIMD4(image[x, y][0], image[x, y][1], image[x, y][2], 255) } }
+            let fixed = Self.render(gaussian, rgb, edge: edge)
+            let float = SampleBuffer<UInt8>(rect: image.rect, channels: 4)
+            SampleConvolution.apply(
+                weights: gaussian.weights, tile: image.rect, source: image, image: image.rect, edge: edge, output: float,
+                schedule: gaussian.schedule)
+            let output = FileDepthGaussianTests.render(gaussian, image, edge: edge, tile: 16)
+            FileDepthGaussianTests.expectIdentical(
+                output, FileDepthGaussianTests.render(gaussian, image, edge: edge), "sigma \(sigma), \(spots) spots, tiles of 16")
+            // A window is opaque when no pixel with alpha below 255 lies within r of its centre
+            // on both axes (the edge rules fold in copies of pixels inside the window).
+            let translucent = FileDepthGaussianTests.pixels(image.rect).filter { image[$0.0, $0.1][3] != 255 }
+            for y in 0..<height {
+                for x in 0..<width {
+                    let opaque = !translucent.contains { abs($0.0 - x) <= r && abs($0.1 - y) <= r }
+                    let expected = opaque ? SIMD4(fixed[x, y][0], fixed[x, y][1], fixed[x, y][2], 255) : float[x, y]
+                    if opaque { seen.opaque += 1 } else { seen.other += 1 }
+                    if output[x, y] != expected {
+                        Issue.record(
+                            "sigma \(sigma), \(spots) spots, \(edge): (\(x), \(y)) is \(output[x, y]), the \(opaque ? "fixed-point" : "Float32") value \(expected)")
+                        return
+                    }
+                }
+            }
+            let worst = FileDepthGaussianTests.worst(output, Reference.gaussian(image, sigma: sigma, edge: edge))
+            #expect(worst.levels <= 1, "sigma \(sigma), \(spots) spots: \(worst.levels) levels at (\(worst.x), \(worst.y))")
+        }
+        #expect(seen.opaque > 0 && seen.other > 0, "sigma \(sigma): \(seen)")
+    }
+
+    /// The C passes' widest code, their AVX2 code and their scalar code, and the reference
+    /// schedule, give the same bits on opaque RGBA (4 samples a pixel, alpha blurred as it is).
+    @Test(arguments: [1.0, 8.0, 24.0])
+    func opaqueRGBAInEveryLanesIsTheSameBits(sigma: Double) throws {
+        let vectorized = GaussianBlur(sigma: sigma, schedule: .vectorized)
+        let image = try #require(randomSpottedRGBA(width: 75, height: 9, spots: 0, seed: 7).uint8Samples)
+        let rect = image.rect
+        func render(_ gaussian: GaussianBlur, _ lanes: FixedPointConvolution.Lanes) -> SampleBuffer<UInt8> {
+            let output = SampleBuffer<UInt8>(rect: rect, channels: 4)
+            FixedPointConvolution.apply(
+                gaussian.fixedPoint!, tile: rect, source: image, image: rect, edge: .mirror, output: output,
+                schedule: gaussian.schedule, lanes: lanes)
+            return output
+        }
+        let widest = render(vectorized, .widest)
+        FileDepthGaussianTests.expectIdentical(widest, render(vectorized, .avx2), "AVX2, sigma \(sigma)")
+        FileDepthGaussianTests.expectIdentical(widest, render(vectorized, .scalar), "scalar C, sigma \(sigma)")
+        FileDepthGaussianTests.expectIdentical(
+            widest, render(GaussianBlur(sigma: sigma, schedule: .reference), .widest), "reference, sigma \(sigma)")
+        #expect((0..<9).allSatisfy { y in (0..<75).allSatisfy { x in widest[x, y][3] == 255 } }, "alpha stays 255")
+    }
+
     /// A slab's samples fill whole 32-lane vectors of the C passes (their scalar code, for the
     /// samples left over, was a third of the time at sigma 32), and a slab is never narrower
     /// than the mask's two halos.
