@@ -177,7 +177,7 @@ public final class RenderInFlight: Sendable {
 
 extension ImageRendering {
     /// A whole decoded image rendered as ``render(_:chain:tileSize:ticket:)`` renders its
-    /// pixels, except that a chain with a ``FilterChain/fixedPointGaussian(forSourceChannels:)``,
+    /// pixels, except that a chain with a ``FilterChain/fixedPointFilter(forSourceChannels:)``,
     /// from an 8-bit file (`sourceBitDepth`) to 8-bit samples in the output (`outputBitDepth`,
     /// nil for the encoder's choice, which is 8 for an 8-bit source), renders the samples (the
     /// decoded pixels hold them exactly, each sample over 255) in fixed point, as when
@@ -192,7 +192,7 @@ extension ImageRendering {
     ) throws(RenderFailure) -> RenderedImage {
         let outputRect = chain.outputRect(forImage: source.rect)
         guard sourceBitDepth == 8, (outputBitDepth ?? 8) == 8, !outputRect.isEmpty,
-            chain.fixedPointGaussian(forSourceChannels: source.channels) != nil
+            chain.fixedPointFilter(forSourceChannels: source.channels) != nil
         else { return try render(source, chain: chain, tileSize: tileSize, ticket: ticket) }
         let samples = AnyPixels.uninitialized(
             source.rect, SampleLayout(format: .uint8, channels: source.channels), allocator: allocator)

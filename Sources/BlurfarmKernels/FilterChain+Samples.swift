@@ -2,7 +2,7 @@ import BlurfarmCore
 
 extension FilterChain {
     /// Renders `tile` as ``render(tile:source:image:into:)`` does, from and into pixels of any
-    /// ``SampleFormat``. A chain with a ``fixedPointGaussian(forSourceChannels:)`` renders 8-bit
+    /// ``SampleFormat``. A chain with a ``fixedPointFilter(forSourceChannels:)`` renders 8-bit
     /// samples into 8-bit samples directly, in fixed point. Otherwise the rows the tile
     /// reads (``sourceRegion(for:image:)``) are converted to premultiplied `Float32`
     /// (``AnyPixels/floats(in:scratch:)``), and the rendered tile, when `output` holds a file's
@@ -16,7 +16,7 @@ extension FilterChain {
         scratch: ScratchStorage? = nil
     ) throws(FilterFailure) {
         if case .uint8(let samples) = source, case .uint8(let out) = output,
-            let gaussian = fixedPointGaussian(forSourceChannels: samples.channels)
+            let filter = fixedPointFilter(forSourceChannels: samples.channels)
         {
             if out.channels != samples.channels {
                 // RGBA into an output without alpha: the RGBA samples over the background, as
@@ -30,9 +30,9 @@ extension FilterChain {
             // is not blended.
             switch regions.uniformCoverage(of: tile, in: image) {
             case 0: output.copy(tile, from: source)
-            case 1: gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
+            case 1: filter.render(tile: tile, source: samples, image: image, edge: edge, into: out)
             default:
-                gaussian.render(tile: tile, source: samples, image: image, edge: edge, into: out)
+                filter.render(tile: tile, source: samples, image: image, edge: edge, into: out)
                 regions.blend(tile: tile, source: samples, into: out, image: image)
             }
             return
@@ -51,22 +51,35 @@ extension FilterChain {
     }
 }
 
+/// A filter that renders 8-bit samples into 8-bit samples itself, in exact fixed point (within
+/// one level of its double-precision definition, the same bits in any tiles), for the channels
+/// and edge rules it names: a chain of it alone renders a file's samples with no `Float32` image
+/// in between (``FilterChain/fixedPointFilter(forSourceChannels:)``).
+public protocol SampleRenderingFilter: Filter {
+    /// Whether ``render(tile:source:image:edge:into:)`` serves `channels` (3: opaque RGB, 4:
+    /// RGBA) in and out under `edge`.
+    func rendersSamples(channels: Int, edge: EdgeRule) -> Bool
+    /// Renders `tile` of the image `image` from `source` (holding what the tile reads: the
+    /// chain's ``FilterChain/sourceRegion(for:image:)``) into `output`.
+    func render(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>)
+}
+
 extension FilterChain {
-    /// The gaussian that renders this chain from 8-bit samples to 8-bit samples directly, in
-    /// exact fixed point (``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``),
-    /// or nil. A chain of one gaussian whose mask has a ``GaussianBlur/fixedPoint`` form (every
-    /// sigma up to 64 and beyond), colour mode `gamma`, edge `clamp` or `mirror`, over opaque
-    /// RGB (3 channels) or RGBA (4: fixed point for the pixels whose window is opaque, the
-    /// file-depth `Float32` arithmetic for the others; docs/filters.md says why). Its
+    /// The filter that renders this chain from 8-bit samples to 8-bit samples directly, in
+    /// exact fixed point, or nil: a chain of one ``SampleRenderingFilter`` that serves the
+    /// channels under the chain's edge rule, colour mode `gamma`, no cutout region. The gaussian
+    /// (a fixed-point mask: every sigma up to 64 and beyond; `clamp` or `mirror`) serves opaque
+    /// RGB and RGBA (fixed point for the pixels whose window is opaque, the file-depth `Float32`
+    /// arithmetic for the others), the motion blur opaque RGB (docs/filters.md says why). Its
     /// output is within one level of the double-precision definition, not the
     /// same bits as the `Float32` arithmetic of other chains (docs/filters.md). The one place
     /// the choice is made: every 8-bit image such a chain renders takes it, streamed or whole
     /// (`ImageRendering.render(_:sourceBitDepth:outputBitDepth:chain:tileSize:ticket:)`), whatever the tiles
     /// and the engine, so one job's bytes never depend on how it ran.
-    public func fixedPointGaussian(forSourceChannels channels: Int) -> GaussianBlur? {
-        guard channels == 3 || channels == 4, colour == .gamma, regions.extent != .cutout, edge == .clamp || edge == .mirror, filters.count == 1,
-            let gaussian = filters[0] as? GaussianBlur, gaussian.fixedPoint != nil
+    public func fixedPointFilter(forSourceChannels channels: Int) -> (any SampleRenderingFilter)? {
+        guard colour == .gamma, regions.extent != .cutout, filters.count == 1,
+            let filter = filters[0] as? any SampleRenderingFilter, filter.rendersSamples(channels: channels, edge: edge)
         else { return nil }
-        return gaussian
+        return filter
     }
 }

@@ -106,3 +106,10 @@ extension GaussianBlur {
         precondition(output.channels == n, "the output has \(output.channels) channels, the tile needs \(n)")
     }
 }
+
+extension GaussianBlur: SampleRenderingFilter {
+    /// Opaque RGB and RGBA under `clamp` or `mirror`, where the mask has a ``fixedPoint`` form.
+    public func rendersSamples(channels: Int, edge: EdgeRule) -> Bool {
+        fixedPoint != nil && (channels == 3 || channels == 4) && (edge == .clamp || edge == .mirror)
+    }
+}

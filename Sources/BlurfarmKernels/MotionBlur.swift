@@ -22,11 +22,14 @@ public struct MotionBlur: UniformReachFilter {
     public let mask: MotionMask
     public let schedule: KernelSchedule
     private let taps: [SparseConvolution.Tap]
+    /// The mask in fixed point, for opaque 8-bit RGB (``FixedPointMotion``): every mask has one.
+    let fixedPoint: FixedPointMotion.Mask?
 
     public init(radius: Double, angle: Double, samples: Int? = nil, schedule: KernelSchedule = .default) {
         mask = MotionMask(radius: radius, angle: angle, samples: samples)
         self.schedule = schedule
         taps = mask.taps.map { SparseConvolution.Tap(dx: $0.dx, dy: $0.dy, weight: Float($0.weight)) }
+        fixedPoint = FixedPointMotion.Mask(mask)
     }
 
     public var spec: FilterSpec {
@@ -38,5 +41,27 @@ public struct MotionBlur: UniformReachFilter {
 
     public func apply(input: PixelBuffer, output: PixelBuffer, image _: Rect) {
         SparseConvolution.apply(taps: taps, input: input, output: output, schedule: schedule)
+    }
+}
+
+extension MotionBlur: SampleRenderingFilter {
+    /// Opaque RGB under `clamp` or `mirror`, where the mask has a fixed-point form (every mask).
+    public func rendersSamples(channels: Int, edge: EdgeRule) -> Bool {
+        fixedPoint != nil && channels == 3 && (edge == .clamp || edge == .mirror)
+    }
+
+    /// Renders the pixels of `tile` from 8-bit opaque RGB to 8-bit opaque RGB in fixed point
+    /// (``FixedPointMotion``), under `clamp` or `mirror` (``rendersSamples(channels:edge:)``):
+    /// within `0.5 + errorBound` (below 1) of the double-precision definition, the same bits
+    /// whatever the tiles. `source` holds the tile grown by the reach, clipped to `image`.
+    public func render(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>) {
+        precondition(rendersSamples(channels: source.channels, edge: edge), "motion renders opaque RGB under clamp or mirror")
+        let r = reach
+        let needed = Rect(x: tile.x - r.x, y: tile.y - r.y, width: tile.width + 2 * r.x, height: tile.height + 2 * r.y)
+            .intersection(image)
+        precondition(image.contains(tile) && (tile.isEmpty || source.rect.contains(needed)), "the source \(source.rect) does not hold \(needed)")
+        precondition(output.rect.contains(tile) && output.channels == 3, "the output \(output.rect) does not hold tile \(tile)")
+        FixedPointMotion.apply(
+            fixedPoint!, taps: mask.taps, tile: tile, source: source, image: image, edge: edge, output: output)
     }
 }

@@ -1,4 +1,4 @@
-// The 32-bit fixed-point gaussian passes declared in ckernels.h (masks too wide for 16-bit sums).
+// The 32-bit fixed-point passes declared in ckernels.h: the gaussian's (masks too wide for 16-bit sums) and the motion blur's sum.
 // Vector code for AVX2 (16 lanes: `vpmaddwd` multiplies 16-bit pairs exactly and adds each pair
 // into 32 bits), scalar code for what is left, for builds without AVX2 and when `vector` is 0.
 // Every product and sum is exact (the caller keeps the sums below 2^31), so the order of the
@@ -166,5 +166,43 @@ void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, 
         for (int k = 1; k <= radius; k++) acc += (int32_t)w[k] * (int32_t)(c[-k][o] + c[k][o]);
         int32_t v = (acc + half) >> shift;
         dst[o] = (uint8_t)(v > 255 ? 255 : v);
+    }
+}
+
+// The motion blur's sum (BlurfarmKernels' FixedPointMotion): taps at any offsets, two at a time
+// as `vpmaddwd` pairs them.
+#if defined(__AVX2__)
+BF_AVX512 static ptrdiff_t sparse_sum512(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst,
+                                         ptrdiff_t i, ptrdiff_t count) {
+    const __m512i zero = _mm512_setzero_si512();
+    for (; i + 32 <= count; i += 32) {
+        __m512i lo = zero, hi = zero;
+        for (int t = 0; t < taps; t += 2) add_pair512(&lo, &hi, load512(src[t] + i), load512(src[t + 1] + i), weight_pair512(w, t));
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtusepi16_epi8(rounded512(lo, hi, shift)));
+    }
+    return i;
+}
+#endif
+
+void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
+                   int vector) {
+    ptrdiff_t i = 0;
+#if defined(__AVX2__)
+    if (vector >= 2 && bf_has_avx512bw()) i = sparse_sum512(src, w, taps, shift, dst, i, count);
+    const __m256i zero = _mm256_setzero_si256();
+    for (; vector && i + 16 <= count; i += 16) {
+        __m256i lo = zero, hi = zero;
+        for (int t = 0; t < taps; t += 2) add_pair(&lo, &hi, load(src[t] + i), load(src[t + 1] + i), weight_pair(w, t));
+        __m256i v = rounded(lo, hi, shift);
+        _mm_storeu_si128((__m128i *)(dst + i),
+                         _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+    }
+#endif
+    const int32_t half = 1 << (shift - 1);
+    for (; i < count; i++) {
+        int32_t acc = 0;
+        for (int t = 0; t < taps; t++) acc += (int32_t)w[t] * (int32_t)src[t][i];
+        int32_t v = (acc + half) >> shift;
+        dst[i] = (uint8_t)(v > 255 ? 255 : v);
     }
 }

@@ -51,7 +51,7 @@ import Testing
     }
 
     /// A lone gaussian over an 8-bit image, opaque RGB or RGBA, under `clamp` and `mirror`, is
-    /// the kernel over the file's samples (``FilterChain/fixedPointGaussian(forSourceChannels:)``;
+    /// the kernel over the file's samples (``FilterChain/fixedPointFilter(forSourceChannels:)``;
     /// RGBA in fixed point where a pixel's window is opaque), bit for bit, whichever path renders
     /// it: streamed in process or through the workers, or whole (standard output); and RGBA
     /// written without alpha (JPEG) is the same bytes streamed or whole.
@@ -69,7 +69,7 @@ import Testing
             options: EncodeOptions())
         let gaussian = GaussianBlur(sigma: 2.7)
         let rule = EdgeRule(rawValue: edge)!
-        #expect(FilterChain(filters: [gaussian], edge: rule).fixedPointGaussian(forSourceChannels: bands) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: rule).fixedPointFilter(forSourceChannels: bands) != nil)
         // What the PNG holds: alpha-0 pixels lose their colour, which the blur never reads.
         let decodedInput = try ImageReader.read(input, pixelLimit: 1 << 20, memoryLimit: 1 << 30).pixels
         let stored = AnyPixels.uninitialized(decodedInput.rect, channels: bands, format: .uint8)
@@ -95,6 +95,33 @@ import Testing
             let (streamed, whole, _) = try bothPaths(input, "o.jpg", arguments)
             #expect(!whole.isEmpty && streamed == [whole, whole], "RGBA to JPEG, edge \(edge)")
         }
+    }
+
+    /// A lone motion blur over 8-bit opaque RGB, under `clamp` and `mirror`, is the fixed-point
+    /// kernel over the file's samples (``FixedPointMotion``), streamed or whole.
+    @Test(arguments: ["clamp", "mirror"])
+    func aLoneMotionBlurOverEightBitRGBIsTheKernelStreamedOrWhole(edge: String) throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let samples = randomSamples(width: 97, height: 61, bands: 3, format: .uint8, seed: 13)
+        let input = folder.appendingPathComponent("in.png").path
+        try ImageWriter.write(
+            samples.floats(in: samples.rect), to: input, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions())
+        let motion = MotionBlur(radius: 7, angle: 30)
+        let rule = EdgeRule(rawValue: edge)!
+        let source = try #require(samples.uint8Samples)
+        let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: 3)
+        motion.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
+        let (streamed, whole, _) = try bothPaths(
+            input, "o.png", ["--filter", "motion radius=7 angle=30", "--edge", edge, "--tile", "20"])
+        #expect(streamed == [whole, whole])
+        let output = folder.appendingPathComponent("o.png")
+        try whole.write(to: output)
+        let decoded = try ImageReader.read(output.path, pixelLimit: 1 << 20, memoryLimit: 1 << 30).pixels
+        let written = AnyPixels.uninitialized(decoded.rect, channels: 3, format: .uint8)
+        written.store(decoded, in: decoded.rect, background: .zero)
+        #expect(written.uint8Samples?.firstDifference(from: expected) == nil, "edge \(edge)")
     }
 
     @Test func smallGeneratedImagesStreamToTheSameBytes() throws {

@@ -90,7 +90,7 @@ import Testing
             let background = SIMD3<Float>(0.5, Float(seed % 3) / 2, 1)
             let renderer = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
             let whole: AnyPixels
-            if source.format == .uint8, layout.format == .uint8, chain.fixedPointGaussian(forSourceChannels: source.channels) != nil {
+            if source.format == .uint8, layout.format == .uint8, chain.fixedPointFilter(forSourceChannels: source.channels) != nil {
                 // 8-bit samples to 8-bit samples in fixed point: the whole image in one tile.
                 whole = AnyPixels.uninitialized(chain.outputRect(forImage: source.rect), layout)
                 renderer.render(whole.rect, from: source, image: source.rect, into: whole, background: background)

@@ -137,11 +137,12 @@ import Testing
         }
     }
 
-    /// A lone gaussian over 8-bit opaque RGB, or RGBA, under `clamp` or `mirror` renders the
-    /// file's samples directly (``FilterChain/fixedPointGaussian(forSourceChannels:)``; RGBA in
-    /// fixed point where a pixel's window is opaque): in any bands, tiles and threads, the same
-    /// bits as the kernel over the whole image.
-    @Test func aLoneGaussianOverEightBitSamplesIsTheFixedPointKernelInAnyBands() async {
+    /// A lone gaussian over 8-bit opaque RGB or RGBA, or a lone motion blur over 8-bit opaque
+    /// RGB, under `clamp` or `mirror`, renders the file's samples directly
+    /// (``FilterChain/fixedPointFilter(forSourceChannels:)``; RGBA in fixed point where a
+    /// pixel's window is opaque): in any bands, tiles and threads, the same bits as the kernel
+    /// over the whole image.
+    @Test func aLoneFixedPointFilterOverEightBitSamplesIsTheKernelInAnyBands() async {
         await propertyCheck(
             count: 120, input: Gen.int(in: 1...60), Gen.int(in: 1...50), Gen.int(in: 1...20), Gen.int(in: 0...16),
             Gen.int(in: 1...3), Gen.uint64()
@@ -150,42 +151,54 @@ import Testing
             let gaussian = GaussianBlur(sigma: Double.random(in: 0.3...24, using: &rng))
             let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
             let bands = rng.next() % 2 == 0 ? 3 : 4
-            let chain = FilterChain(filters: [gaussian], edge: edge, colour: .gamma)
-            #expect(chain.fixedPointGaussian(forSourceChannels: bands) != nil, "sigma \(gaussian.mask.sigma)")
+            let filter: any SampleRenderingFilter =
+                bands == 3 && rng.next() % 2 == 0
+                ? MotionBlur(radius: Double.random(in: 0...15, using: &rng), angle: Double.random(in: -180...180, using: &rng))
+                : gaussian
+            let chain = FilterChain(filters: [filter], edge: edge, colour: .gamma)
+            #expect(chain.fixedPointFilter(forSourceChannels: bands) != nil, "\(filter.spec)")
             let source =
                 bands == 3
                 ? randomSamples(width: width, height: height, bands: 3, format: .uint8, seed: seed)
                 : randomSpottedRGBA(width: width, height: height, spots: Int(rng.next() % 4), seed: seed)
             let samples = try #require(source.uint8Samples, "8-bit random samples came as \(source.layout.format)")
             let whole = SampleBuffer<UInt8>(rect: source.rect, channels: bands)
-            gaussian.render(tile: source.rect, source: samples, image: source.rect, edge: edge, into: whole)
+            filter.render(tile: source.rect, source: samples, image: source.rect, edge: edge, into: whole)
             let banded = try! Self.renderedInBands(
                 source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
                 inFlight: Int(seed % 5 / 3) + 1, output: SampleLayout(format: .uint8, channels: bands))
             if let y = Self.firstDifferentRow(banded, .uint8(whole)) {
                 Issue.record(
-                    "\(width)x\(height)x\(bands), sigma \(gaussian.mask.sigma), \(edge), bands of \(bandHeight), tile \(tile): first difference in row \(y)")
+                    "\(width)x\(height)x\(bands), \(filter.spec), \(edge), bands of \(bandHeight), tile \(tile): first difference in row \(y)")
             }
         }
     }
 
     /// The fixed-point route is taken by a chain of one gaussian (with a fixed-point mask),
-    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 or 4 channels, and by no other chain.
+    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 or 4 channels, or of one motion blur
+    /// over 3, and by no other chain.
     @Test func onlyALoneGammaGaussianUnderClampOrMirrorTakesTheFixedPointRoute() {
         let gaussian = GaussianBlur(sigma: 3)
-        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) != nil)
-        #expect(FilterChain(filters: [gaussian], edge: .mirror).fixedPointGaussian(forSourceChannels: 3) != nil)
-        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 4) != nil)
-        #expect(FilterChain(filters: [gaussian], edge: .transparent).fixedPointGaussian(forSourceChannels: 3) == nil)
-        #expect(FilterChain(filters: [gaussian], edge: .grow).fixedPointGaussian(forSourceChannels: 3) == nil)
-        #expect(FilterChain(filters: [gaussian], edge: .clamp, colour: .linear).fixedPointGaussian(forSourceChannels: 3) == nil)
-        #expect(FilterChain(filters: [gaussian, gaussian], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: .mirror).fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointFilter(forSourceChannels: 4) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: .transparent).fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .grow).fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp, colour: .linear).fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [gaussian, gaussian], edge: .clamp).fixedPointFilter(forSourceChannels: 3) == nil)
         #expect(
             FilterChain(filters: [MotionBlur(radius: 3, angle: 0, samples: nil)], edge: .clamp)
-                .fixedPointGaussian(forSourceChannels: 3) == nil)
+                .fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(
+            FilterChain(filters: [MotionBlur(radius: 3, angle: 0, samples: nil)], edge: .mirror)
+                .fixedPointFilter(forSourceChannels: 4) == nil)
+        #expect(
+            FilterChain(filters: [MotionBlur(radius: 3, angle: 0, samples: nil)], edge: .transparent)
+                .fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [FrostBlur()], edge: .clamp).fixedPointFilter(forSourceChannels: 3) == nil)
         // Wide sigmas have a fixed-point mask too (32-bit sums).
-        #expect(FilterChain(filters: [GaussianBlur(sigma: 32)], edge: .clamp).fixedPointGaussian(forSourceChannels: 3) != nil)
-        #expect(FilterChain(filters: [GaussianBlur(sigma: 64)], edge: .mirror).fixedPointGaussian(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [GaussianBlur(sigma: 32)], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [GaussianBlur(sigma: 64)], edge: .mirror).fixedPointFilter(forSourceChannels: 3) != nil)
     }
 
     @Test(arguments: EdgeRule.allCases)

@@ -281,7 +281,7 @@ import Testing
             let mask = randomRegionMask(width: width, height: height, seed: seed)
             let gaussian = GaussianBlur(sigma: Double(seed % 60) / 10 + 0.5)
             let regional = FilterChain(filters: [gaussian], edge: seed % 2 == 0 ? .clamp : .mirror, regions: mask)
-            #expect(regional.fixedPointGaussian(forSourceChannels: 3) != nil)
+            #expect(regional.fixedPointFilter(forSourceChannels: 3) != nil)
             let source = randomSamples(width: width, height: height, bands: 3, format: .uint8, seed: seed)
             let s = try #require(source.uint8Samples, "8-bit random samples came as \(source.layout.format)")
             let filtered = SampleBuffer<UInt8>(rect: source.rect, channels: 3)

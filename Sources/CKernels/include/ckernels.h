@@ -1,6 +1,7 @@
 // The fixed-point passes of the 8-bit gaussian (BlurfarmKernels' FixedPointConvolution, which
 // plans the rows, edges and tiles and is the only caller): 16-bit sums (`bf_fixed_*`) and, for
-// masks too wide for them, 32-bit sums of exact products (`bf_wide_*`). Each function computes,
+// masks too wide for them, 32-bit sums of exact products (`bf_wide_*`); and the motion blur's
+// 32-bit sum (`bf_sparse_sum`). Each function computes,
 // for every element, exactly the integer formula given, in AVX2 lanes where the build has them
 // and `vector` is not 0 (and AVX-512BW lanes first where the processor has them and `vector` is
 // 2), and in scalar code for the rest: the same bits every way, so any split of the work gives
@@ -47,6 +48,13 @@ void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int 
 /// at `dst + offset`.
 void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
                      ptrdiff_t offset, ptrdiff_t count, int vector);
+
+/// The motion blur's sum in 32 bits (BlurfarmKernels' FixedPointMotion is the only caller):
+/// for `i < count`, `dst[i] = min((sum_{t<taps} w[t]*src[t][i] + 2^(shift-1)) >> shift, 255)`.
+/// `taps` is even (a tap of weight 0 pads an odd list); every weight lies in 0 ... 2^15 - 1,
+/// every value below 2^15, every sum below 2^31.
+void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
+                   int vector);
 
 // The Lanczos resampler's passes (BlurfarmKernels' LanczosResampler plans the weights and is
 // the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of
