@@ -29,12 +29,16 @@ enum FixedPointConvolution {
     /// Renders `tile` (see ``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``).
     /// `lanes` below ``Lanes/widest`` keeps the C passes to narrower code (AVX2, or the scalar
     /// code a build without AVX2 runs): for tests that compare them.
+    /// With `finish` (frost's saturation and tint), `mask` is a ``FixedPointMask/keepingFraction(_:)``
+    /// form over opaque RGB: each output row's values (`level · 64`) go through `finish` into
+    /// the output's levels.
     static func apply(
         _ mask: FixedPointMask, tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
-        output: SampleBuffer<UInt8>, schedule: KernelSchedule, lanes: Lanes = .widest
+        output: SampleBuffer<UInt8>, schedule: KernelSchedule, lanes: Lanes = .widest, finish: SaturateAndTint? = nil
     ) {
         let n = source.channels
         precondition((n == 3 || n == 4) && output.channels == n && (edge == .clamp || edge == .mirror))
+        if finish != nil, case .sixteenBit = mask.sums { preconditionFailure("a finish takes the 32-bit sums' values") }
         if tile.isEmpty { return }
         let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: n)
         let passes = Passes(mask, lanes: lanes)
@@ -43,14 +47,14 @@ enum FixedPointConvolution {
             output.withUnsafeSamples { dst in
                 let out = dst + (tile.y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * n
                 if schedule == .reference {
-                    reference(mask, p, src, out, output.rowStride, rows: tile.height)
+                    reference(mask, p, src, out, output.rowStride, rows: tile.height, finish: finish)
                     return
                 }
                 SampleConvolution.forEachSlab(
                     of: tile, planned: p, source: source, image: image, edge: edge,
                     sampleBytes: MemoryLayout<UInt16>.stride
                 ) { slab, dx in
-                    strips(passes, slab, src, out + dx * n, output.rowStride, rows: tile.height)
+                    strips(passes, slab, src, out + dx * n, output.rowStride, rows: tile.height, finish: finish)
                 }
             }
         }
@@ -63,7 +67,7 @@ enum FixedPointConvolution {
 
     private static func reference(
         _ mask: FixedPointMask, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
-        _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int
+        _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int, finish: SaturateAndTint?
     ) {
         let r = p.radius, n = p.channels, width = p.columns.count, tileSamples = (width - 2 * r) * n
         let inputRows = rows + 2 * r
@@ -100,10 +104,13 @@ enum FixedPointConvolution {
                 }, true)
             }
         }
+        var values = [UInt16](repeating: 0, count: tileSamples)
         for y in 0..<rows {
             for i in 0..<tileSamples {
-                dst[y * dstStride + i] = level(pass({ k in across[(y + r + k) * tileSamples + i] }, false))
+                let sum = pass({ k in across[(y + r + k) * tileSamples + i] }, false)
+                if finish == nil { dst[y * dstStride + i] = level(sum) } else { values[i] = sum }
             }
+            if let finish { finish.apply(values, dst + y * dstStride, pixels: tileSamples / n) }
         }
     }
 
@@ -160,6 +167,13 @@ enum FixedPointConvolution {
             }
         }
 
+        /// The columns pass of `count` samples from `offset` for the output row `rows[radius]`,
+        /// its values (32-bit sums keeping fraction bits) into `values + offset`.
+        func columnValues(_ rows: UnsafePointer<UnsafePointer<UInt16>?>, _ values: UnsafeMutablePointer<UInt16>, offset: Int, count: Int) {
+            guard case .thirtyTwoBit(_, let pass) = sums else { preconditionFailure("values come from 32-bit sums") }
+            bf_wide_column_values(rows, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), values, offset, count, vector)
+        }
+
         /// The columns pass of `count` samples from `offset` for the output rows `outputs`,
         /// from `rows` (`rows[m … m + 2R]` make output row `m`).
         func columns(
@@ -179,7 +193,7 @@ enum FixedPointConvolution {
 
     private static func strips(
         _ passes: Passes, _ p: SampleConvolution.Plan, _ src: UnsafeMutablePointer<UInt8>,
-        _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int
+        _ dst: UnsafeMutablePointer<UInt8>, _ dstStride: Int, rows: Int, finish: SaturateAndTint?
     ) {
         let r = p.radius, n = p.channels
         let width = p.columns.count, tileSamples = (width - 2 * r) * n
@@ -193,7 +207,9 @@ enum FixedPointConvolution {
         let ring = UnsafeMutableRawPointer.allocate(byteCount: ringBytes, alignment: 64)
             .bindMemory(to: UInt16.self, capacity: ringRows * ringStride)
         let line = UnsafeMutablePointer<UInt16>.allocate(capacity: width * n)
-        defer { ring.deallocate(); line.deallocate() }
+        // A strip's values before `finish`, row after row.
+        let values = UnsafeMutablePointer<UInt16>.allocate(capacity: finish == nil ? 0 : stripCapacity * tileSamples)
+        defer { ring.deallocate(); line.deallocate(); values.deallocate() }
         // clamp and mirror copy every column outside the image (none is 0).
         let copies = p.copiedColumns.map { ($0.to, $0.from!) }, computedStart = p.computedStart
         var window = [UnsafePointer<UInt16>?](repeating: nil, count: ringRows)
@@ -213,6 +229,13 @@ enum FixedPointConvolution {
                 var i = 0
                 while i < tileSamples {
                     let samples = min(blockSamples, tileSamples - i)
+                    if finish != nil {
+                        for j in 0..<count {
+                            passes.columnValues(rowsAt.baseAddress! + j, values + j * tileSamples, offset: i, count: samples)
+                        }
+                        i += samples
+                        continue
+                    }
                     var j = 0
                     while j < count {
                         let m = min(4, count - j)
@@ -223,6 +246,11 @@ enum FixedPointConvolution {
                         j += m
                     }
                     i += samples
+                }
+            }
+            if let finish {
+                for j in 0..<count {
+                    finish.apply(UnsafePointer(values + j * tileSamples), dst + (y0 + j) * dstStride, pixels: tileSamples / n)
                 }
             }
             y0 += count

@@ -110,6 +110,27 @@ public struct FixedPointMask: Sendable, Equatable {
         errorBound = bound
     }
 
+    /// The 32-bit arithmetic for `mask` (any sigma) with its columns pass keeping
+    /// ``wideFractionBits`` fraction bits too (values `level · 64`, rounded half up, at most
+    /// 16320) for a pointwise step after the blur (frost's): ``errorBound`` is then how far those
+    /// values, in levels, can lie from the definition (both passes' weights, and 1/128 level from
+    /// each pass's kept fraction bits); nil where no scale has a bound below half a level.
+    static func keepingFraction(_ mask: GaussianMask) -> FixedPointMask? {
+        guard mask.radius > 0,
+            let rows = WidePass(mask, inputFractionBits: 0, outputFractionBits: wideFractionBits),
+            let columns = WidePass(mask, inputFractionBits: wideFractionBits, outputFractionBits: wideFractionBits)
+        else { return nil }
+        let bound = rows.weightError + columns.weightError + 2 / Double(2 << wideFractionBits) + 0x1p-20
+        guard bound < 0.5 else { return nil }
+        return FixedPointMask(radius: mask.radius, sums: .thirtyTwoBit(rows: rows, columns: columns), errorBound: bound)
+    }
+
+    private init(radius: Int, sums: Sums, errorBound: Double) {
+        self.radius = radius
+        self.sums = sums
+        self.errorBound = errorBound
+    }
+
     /// The mask's half weights times 2ˢ: `Wₖ = round(wₖ · 2ˢ)` for `k ≥ 1`, `W₀ = 2ˢ − 2 Σ Wₖ`,
     /// and the error in levels of a sum of values in 0 … 255 with them, `255 · Σⱼ|Wⱼ − wⱼ·2ˢ| /
     /// 2ˢ⁺¹` over the full mask; nil when `W₀` would not be positive.

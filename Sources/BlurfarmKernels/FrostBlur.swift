@@ -48,10 +48,14 @@ public struct FrostBlur: UniformReachFilter {
     /// Whether the pixels are linear light (the chain's `linear` mode): the tint is drawn
     /// converted to linear light.
     public private(set) var tintInLinearLight = false
+    /// The fixed-point form over opaque 8-bit RGB, where its bound allows (``FixedPointFrost``).
+    let fixedPoint: FixedPointFrost?
 
     /// The tint: sRGB-encoded channels and a straight alpha, 0...1.
-    public var tint: SIMD4<Double> {
-        guard let c = tintOverride else { return style.tint }
+    public var tint: SIMD4<Double> { Self.tint(tintOverride, style: style) }
+
+    private static func tint(_ override: RGBAColour?, style: FrostStyle) -> SIMD4<Double> {
+        guard let c = override else { return style.tint }
         return SIMD4(Double(c.red), Double(c.green), Double(c.blue), Double(c.alpha)) / 255
     }
 
@@ -64,6 +68,7 @@ public struct FrostBlur: UniformReachFilter {
         blur = GaussianBlur(sigma: sigma ?? style.sigma, schedule: schedule)
         self.saturation = saturation ?? style.saturation
         tintOverride = tint
+        fixedPoint = FixedPointFrost(blur: blur, saturation: self.saturation, tint: Self.tint(tint, style: style))
     }
 
     /// The frost of checked arguments (``descriptor``'s).

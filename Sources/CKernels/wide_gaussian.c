@@ -89,9 +89,10 @@ BF_AVX512 static ptrdiff_t wide_rows512(const uint16_t *centre, ptrdiff_t step, 
     return i;
 }
 
-// The columns pass over whole blocks of 32 elements from `i`; returns where it stopped.
-BF_AVX512 static ptrdiff_t wide_columns512(const uint16_t *const *c, int radius, const int16_t *w, int shift, uint8_t *dst,
-                                           ptrdiff_t offset, ptrdiff_t i, ptrdiff_t count) {
+// The columns pass over whole blocks of 32 elements from `i`, each sum stored as a level at
+// `dst8` or, when that is NULL, as a value at `dst16`; returns where it stopped.
+BF_AVX512 static ptrdiff_t wide_columns512(const uint16_t *const *c, int radius, const int16_t *w, int shift, uint8_t *dst8, uint16_t *dst16,
+                ptrdiff_t offset, ptrdiff_t i, ptrdiff_t count) {
     const __m512i zero = _mm512_setzero_si512();
     for (; i + 32 <= count; i += 32) {
         const ptrdiff_t o = offset + i;
@@ -106,7 +107,8 @@ BF_AVX512 static ptrdiff_t wide_columns512(const uint16_t *const *c, int radius,
         if (k == radius)
             add_pair512(&lo, &hi, _mm512_add_epi16(load512(c[-k] + o), load512(c[k] + o)), zero, weight_pair512(w, k));
         // Values below 2^15 (the caller's bound): unsigned saturation to 255 is packus's.
-        _mm256_storeu_si256((__m256i *)(dst + o), _mm512_cvtusepi16_epi8(rounded512(lo, hi, shift)));
+        if (dst8) _mm256_storeu_si256((__m256i *)(dst8 + o), _mm512_cvtusepi16_epi8(rounded512(lo, hi, shift)));
+        else _mm512_storeu_si512((void *)(dst16 + o), rounded512(lo, hi, shift));
     }
     return i;
 }
@@ -136,12 +138,15 @@ void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int 
     for (; i < count; i++) dst[i] = (uint16_t)((wide_sum(centre + i, step, w, radius) + half) >> shift);
 }
 
-void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
-                     ptrdiff_t offset, ptrdiff_t count, int vector) {
+// The columns pass, each sum stored as a level at `dst8` or, when that is NULL, as a value at
+// `dst16` (inlined into each of the two entry points below with its store).
+static inline __attribute__((always_inline)) void wide_columns(const uint16_t *const *rows, int radius, const int16_t *w,
+                                                               int shift, uint8_t *dst8, uint16_t *dst16,
+                                                               ptrdiff_t offset, ptrdiff_t count, int vector) {
     ptrdiff_t i = 0;
     const uint16_t *const *c = rows + radius;
 #if defined(__AVX2__)
-    if (vector >= 2 && bf_has_avx512bw()) i = wide_columns512(c, radius, w, shift, dst, offset, i, count);
+    if (vector >= 2 && bf_has_avx512bw()) i = wide_columns512(c, radius, w, shift, dst8, dst16, offset, i, count);
     const __m256i zero = _mm256_setzero_si256();
     for (; vector && i + 16 <= count; i += 16) {
         const ptrdiff_t o = offset + i;
@@ -155,8 +160,11 @@ void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, 
         }
         if (k == radius) add_pair(&lo, &hi, _mm256_add_epi16(load(c[-k] + o), load(c[k] + o)), zero, weight_pair(w, k));
         __m256i v = rounded(lo, hi, shift);
-        _mm_storeu_si128((__m128i *)(dst + o),
-                         _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+        if (dst8)
+            _mm_storeu_si128((__m128i *)(dst8 + o),
+                             _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+        else
+            _mm256_storeu_si256((__m256i *)(dst16 + o), v);
     }
 #endif
     const int32_t half = 1 << (shift - 1);
@@ -165,8 +173,19 @@ void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, 
         int32_t acc = (int32_t)w[0] * c[0][o];
         for (int k = 1; k <= radius; k++) acc += (int32_t)w[k] * (int32_t)(c[-k][o] + c[k][o]);
         int32_t v = (acc + half) >> shift;
-        dst[o] = (uint8_t)(v > 255 ? 255 : v);
+        if (dst8) dst8[o] = (uint8_t)(v > 255 ? 255 : v);
+        else dst16[o] = (uint16_t)v;
     }
+}
+
+void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
+                     ptrdiff_t offset, ptrdiff_t count, int vector) {
+    wide_columns(rows, radius, w, shift, dst, NULL, offset, count, vector);
+}
+
+void bf_wide_column_values(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint16_t *dst,
+                           ptrdiff_t offset, ptrdiff_t count, int vector) {
+    wide_columns(rows, radius, w, shift, NULL, dst, offset, count, vector);
 }
 
 // The motion blur's sum (BlurfarmKernels' FixedPointMotion): taps at any offsets, two at a time

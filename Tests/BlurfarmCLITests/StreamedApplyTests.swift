@@ -97,10 +97,11 @@ import Testing
         }
     }
 
-    /// A lone motion blur over 8-bit opaque RGB, under `clamp` and `mirror`, is the fixed-point
-    /// kernel over the file's samples (``FixedPointMotion``), streamed or whole.
-    @Test(arguments: ["clamp", "mirror"])
-    func aLoneMotionBlurOverEightBitRGBIsTheKernelStreamedOrWhole(edge: String) throws {
+    /// A lone motion blur or frost over 8-bit opaque RGB, under `clamp` and `mirror`, is the
+    /// fixed-point kernel over the file's samples (``FixedPointMotion``, ``FixedPointFrost``),
+    /// streamed or whole.
+    @Test(arguments: ["clamp", "mirror"], ["motion radius=7 angle=30", "frost style=light sigma=9"])
+    func aLoneMotionBlurOrFrostOverEightBitRGBIsTheKernelStreamedOrWhole(edge: String, spec: String) throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let samples = randomSamples(width: 97, height: 61, bands: 3, format: .uint8, seed: 13)
@@ -108,20 +109,20 @@ import Testing
         try ImageWriter.write(
             samples.floats(in: samples.rect), to: input, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions())
-        let motion = MotionBlur(radius: 7, angle: 30)
+        let filter: any SampleRenderingFilter =
+            spec.hasPrefix("motion") ? MotionBlur(radius: 7, angle: 30) : FrostBlur(style: .light, sigma: 9)
         let rule = EdgeRule(rawValue: edge)!
         let source = try #require(samples.uint8Samples)
         let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: 3)
-        motion.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
-        let (streamed, whole, _) = try bothPaths(
-            input, "o.png", ["--filter", "motion radius=7 angle=30", "--edge", edge, "--tile", "20"])
+        filter.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
+        let (streamed, whole, _) = try bothPaths(input, "o.png", ["--filter", spec, "--edge", edge, "--tile", "20"])
         #expect(streamed == [whole, whole])
         let output = folder.appendingPathComponent("o.png")
         try whole.write(to: output)
         let decoded = try ImageReader.read(output.path, pixelLimit: 1 << 20, memoryLimit: 1 << 30).pixels
         let written = AnyPixels.uninitialized(decoded.rect, channels: 3, format: .uint8)
         written.store(decoded, in: decoded.rect, background: .zero)
-        #expect(written.uint8Samples?.firstDifference(from: expected) == nil, "edge \(edge)")
+        #expect(written.uint8Samples?.firstDifference(from: expected) == nil, "\(spec), edge \(edge)")
     }
 
     @Test func smallGeneratedImagesStreamToTheSameBytes() throws {

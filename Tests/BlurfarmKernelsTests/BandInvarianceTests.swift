@@ -137,8 +137,8 @@ import Testing
         }
     }
 
-    /// A lone gaussian over 8-bit opaque RGB or RGBA, or a lone motion blur over 8-bit opaque
-    /// RGB, under `clamp` or `mirror`, renders the file's samples directly
+    /// A lone gaussian over 8-bit opaque RGB or RGBA, or a lone motion blur or frost over 8-bit
+    /// opaque RGB, under `clamp` or `mirror`, renders the file's samples directly
     /// (``FilterChain/fixedPointFilter(forSourceChannels:)``; RGBA in fixed point where a
     /// pixel's window is opaque): in any bands, tiles and threads, the same bits as the kernel
     /// over the whole image.
@@ -152,9 +152,11 @@ import Testing
             let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
             let bands = rng.next() % 2 == 0 ? 3 : 4
             let filter: any SampleRenderingFilter =
-                bands == 3 && rng.next() % 2 == 0
-                ? MotionBlur(radius: Double.random(in: 0...15, using: &rng), angle: Double.random(in: -180...180, using: &rng))
-                : gaussian
+                switch bands == 3 ? rng.next() % 3 : 0 {
+                case 1: MotionBlur(radius: Double.random(in: 0...15, using: &rng), angle: Double.random(in: -180...180, using: &rng))
+                case 2: FrostBlur(style: .dark, sigma: gaussian.mask.sigma)
+                default: gaussian
+                }
             let chain = FilterChain(filters: [filter], edge: edge, colour: .gamma)
             #expect(chain.fixedPointFilter(forSourceChannels: bands) != nil, "\(filter.spec)")
             let source =
@@ -176,7 +178,7 @@ import Testing
 
     /// The fixed-point route is taken by a chain of one gaussian (with a fixed-point mask),
     /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 or 4 channels, or of one motion blur
-    /// over 3, and by no other chain.
+    /// or frost over 3, and by no other chain.
     @Test func onlyALoneGammaGaussianUnderClampOrMirrorTakesTheFixedPointRoute() {
         let gaussian = GaussianBlur(sigma: 3)
         #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
@@ -195,7 +197,8 @@ import Testing
         #expect(
             FilterChain(filters: [MotionBlur(radius: 3, angle: 0, samples: nil)], edge: .transparent)
                 .fixedPointFilter(forSourceChannels: 3) == nil)
-        #expect(FilterChain(filters: [FrostBlur()], edge: .clamp).fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [FrostBlur()], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [FrostBlur()], edge: .grow).fixedPointFilter(forSourceChannels: 3) == nil)
         // Wide sigmas have a fixed-point mask too (32-bit sums).
         #expect(FilterChain(filters: [GaussianBlur(sigma: 32)], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
         #expect(FilterChain(filters: [GaussianBlur(sigma: 64)], edge: .mirror).fixedPointFilter(forSourceChannels: 3) != nil)

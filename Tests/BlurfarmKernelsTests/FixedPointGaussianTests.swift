@@ -46,13 +46,7 @@ import Testing
             let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: UInt64(sigma * 10))
             let output = FileDepthGaussianTests.render(gaussian, image, edge: edge, tile: 16)
             let reference = Reference.gaussian(image, sigma: sigma, edge: edge)
-            var worst = (levels: 0.0, x: 0, y: 0)
-            for (i, (x, y)) in FileDepthGaussianTests.pixels(output.rect).enumerated() {
-                for c in 0..<3 {
-                    let d = abs(Double(output[x, y][c]) - reference[i][c] * 255)
-                    if d > worst.levels { worst = (d, x, y) }
-                }
-            }
+            let worst = FileDepthGaussianTests.unroundedWorst(output, reference)
             #expect(
                 worst.levels <= 0.5 + mask.errorBound,
                 "sigma \(sigma), \(edge): \(worst.levels) levels at (\(worst.x), \(worst.y)), bound \(0.5 + mask.errorBound)")

@@ -44,20 +44,9 @@ import Testing
         let floats = AnyPixels.uint8(image).floats(in: image.rect)
         let n = samples ?? MotionMask.defaultSamples(radius: radius)
         for edge in [EdgeRule.clamp, .mirror] {
-            let chain = FilterChain(filters: [motion], edge: edge)
-            let filter = try #require(chain.fixedPointFilter(forSourceChannels: 3))
-            let output = SampleBuffer<UInt8>(rect: image.rect, channels: 3)
-            for t in TileGrid(bounds: image.rect, tileSize: 16).tiles {
-                filter.render(tile: t, source: image.view(chain.sourceRegion(for: t, image: image.rect)), image: image.rect, edge: edge, into: output)
-            }
+            let output = try FileDepthGaussianTests.routed(motion, image, edge: edge, tile: 16)
             let reference = Reference.motion(floats, radius: radius, angle: angle, samples: n, edge: edge)
-            var worst = (levels: 0.0, x: 0, y: 0)
-            for (i, (x, y)) in FileDepthGaussianTests.pixels(output.rect).enumerated() {
-                for c in 0..<3 {
-                    let d = abs(Double(output[x, y][c]) - reference[i][c] * 255)
-                    if d > worst.levels { worst = (d, x, y) }
-                }
-            }
+            let worst = FileDepthGaussianTests.unroundedWorst(output, reference)
             // 10⁻⁴: the reference reads the samples as Float32 (s / 255, rounded).
             #expect(
                 worst.levels <= 0.5 + mask.errorBound + 1e-4,

@@ -49,12 +49,24 @@ void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int 
 void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
                      ptrdiff_t offset, ptrdiff_t count, int vector);
 
+/// `bf_wide_columns` storing each `(sum + 2^(shift-1)) >> shift` as it is, at `dst + offset`
+/// (values with fraction bits, for a pointwise step after the blur: frost's).
+void bf_wide_column_values(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint16_t *dst,
+                           ptrdiff_t offset, ptrdiff_t count, int vector);
+
 /// The motion blur's sum in 32 bits (BlurfarmKernels' FixedPointMotion is the only caller):
 /// for `i < count`, `dst[i] = min((sum_{t<taps} w[t]*src[t][i] + 2^(shift-1)) >> shift, 255)`.
 /// `taps` is even (a tap of weight 0 pads an odd list); every weight lies in 0 ... 2^15 - 1,
 /// every value below 2^15, every sum below 2^31.
 void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
                    int vector);
+
+/// Frost's saturation and tint (BlurfarmKernels' SaturateAndTint) over `pixels` blurred RGB
+/// values with 6 fraction bits (`level * 64`), in float with no fused multiply-add: for each
+/// channel `c` of a pixel, with `l = 0.2126 r + 0.7152 g + 0.0722 b`,
+/// `dst = (int)(tint[c] + keep * clamp(l + saturation * (c - l), 0, 255) + 0.5)`.
+void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, float saturation, const float *tint,
+                      float keep);
 
 // The Lanczos resampler's passes (BlurfarmKernels' LanczosResampler plans the weights and is
 // the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of

@@ -1,0 +1,92 @@
+import BlurfarmCore
+@testable import BlurfarmKernels
+import BlurfarmTestSupport
+import PropertyBased
+import Testing
+
+/// Frost over 8-bit opaque RGB in fixed point (``FixedPointFrost``): every level within the
+/// bound its parameters prove of the double-precision definition, the C passes' lanes and the
+/// reference schedule bit for bit, any tiling bit for bit, and a form only where the bound holds.
+@Suite struct FixedPointFrostTests {
+    /// The presets and overrides: small and large sigma (both sides of the gaussian's switch to
+    /// 32-bit sums, which frost always takes), desaturating and saturating, other tints.
+    static let cases: [FrostBlur] = [
+        FrostBlur(style: .light), FrostBlur(style: .extraLight), FrostBlur(style: .dark),
+        FrostBlur(style: .dark, sigma: 0.8, saturation: 0.4, tint: RGBAColour("#ff400080")),
+        FrostBlur(style: .light, sigma: 3, saturation: 3),
+        FrostBlur(style: .extraLight, sigma: 9.5, saturation: 1, tint: RGBAColour("#3080c000")),
+    ]
+
+    static func render(
+        _ frost: FrostBlur, _ image: SampleBuffer<UInt8>, edge: EdgeRule, tile: Int = 0, lanes: FixedPointConvolution.Lanes = .widest
+    ) -> SampleBuffer<UInt8> {
+        let output = SampleBuffer<UInt8>(rect: image.rect, channels: 3)
+        for t in TileGrid(bounds: image.rect, tileSize: tile).tiles {
+            let source = image.view(frost.blur.sourceRegion(for: t, image: image.rect, edge: edge))
+            FixedPointConvolution.apply(
+                frost.fixedPoint!.mask, tile: t, source: source, image: image.rect, edge: edge, output: output,
+                schedule: frost.blur.schedule, lanes: lanes, finish: frost.fixedPoint!.finish)
+        }
+        return output
+    }
+
+    /// Every level within `0.5 + errorBound` of the unrounded double-precision definition
+    /// (`Reference.frost`), under `clamp` and `mirror`, through the chain's route, in tiles.
+    @Test(arguments: cases.indices)
+    func everyLevelIsWithinTheBoundOfTheDefinition(index: Int) throws {
+        let frost = Self.cases[index]
+        let fixed = try #require(frost.fixedPoint, "\(frost.spec) has no fixed-point form")
+        #expect(fixed.errorBound < 0.5)
+        let image = FileDepthGaussianTests.random(UInt8.self, width: 41, height: 29, channels: 3, seed: UInt64(frost.blur.mask.radius))
+        let floats = AnyPixels.uint8(image).floats(in: image.rect)
+        for edge in [EdgeRule.clamp, .mirror] {
+            let output = try FileDepthGaussianTests.routed(frost, image, edge: edge, tile: 13)
+            let reference = Reference.frost(
+                floats, sigma: frost.blur.mask.sigma, saturation: frost.saturation, tint: frost.tint, edge: edge)
+            let worst = FileDepthGaussianTests.unroundedWorst(output, reference)
+            // 10⁻⁴: the reference reads the samples as Float32 (s / 255, rounded).
+            #expect(
+                worst.levels <= 0.5 + fixed.errorBound + 1e-4,
+                "\(frost.spec), \(edge): \(worst.levels) levels at (\(worst.x), \(worst.y)), bound \(0.5 + fixed.errorBound)")
+        }
+    }
+
+    /// The C passes' widest code, their AVX2 and scalar code and the Swift reference schedule,
+    /// and any tiling, give the same bits.
+    @Test func lanesSchedulesAndTilesGiveTheSameBits() async {
+        await propertyCheck(
+            count: 30, input: Gen.int(in: 1...60), Gen.int(in: 1...30), Gen.int(in: 4...40), Gen.uint64()
+        ) { width, height, tile, seed in
+            var rng = SplitMix(seed: seed)
+            let style = FrostStyle.allCases[Int(rng.next() % 3)]
+            let sigma = Double.random(in: 0.3...24, using: &rng)
+            let frost = FrostBlur(style: style, sigma: sigma, saturation: Double.random(in: 0...2.5, using: &rng))
+            guard frost.fixedPoint != nil else { return }
+            let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
+            let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: seed)
+            let whole = Self.render(frost, image, edge: edge)
+            let what = "\(width)x\(height), \(frost.spec), \(edge)"
+            FileDepthGaussianTests.expectIdentical(whole, Self.render(frost, image, edge: edge, lanes: .avx2), "AVX2, \(what)")
+            FileDepthGaussianTests.expectIdentical(whole, Self.render(frost, image, edge: edge, lanes: .scalar), "scalar C, \(what)")
+            let reference = FrostBlur(style: style, sigma: sigma, saturation: frost.saturation, schedule: .reference)
+            FileDepthGaussianTests.expectIdentical(whole, Self.render(reference, image, edge: edge), "reference schedule, \(what)")
+            FileDepthGaussianTests.expectIdentical(whole, Self.render(frost, image, edge: edge, tile: tile), "tile \(tile), \(what)")
+        }
+    }
+
+    /// The presets have a form with their bounds; a form exists exactly where its bound is
+    /// below half a level (strong saturation under a clear tint has none), and only a frost with
+    /// a form takes the route, in `gamma` alone.
+    @Test func aFormExistsWhereItsBoundHolds() throws {
+        #expect(try #require(FrostBlur(style: .light).fixedPoint).errorBound < 0.14)
+        #expect(try #require(FrostBlur(style: .extraLight).fixedPoint).errorBound < 0.03)
+        #expect(try #require(FrostBlur(style: .dark).fixedPoint).errorBound < 0.04)
+        let clear = try #require(RGBAColour("#ffffff00"))
+        let strong = FrostBlur(style: .light, sigma: 40, saturation: 10, tint: clear)
+        #expect(strong.fixedPoint == nil)
+        #expect(FilterChain(filters: [strong], edge: .clamp).fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [FrostBlur(style: .dark)], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [FrostBlur(style: .dark)], edge: .clamp, colour: .linear).fixedPointFilter(forSourceChannels: 3) == nil)
+        #expect(FilterChain(filters: [FrostBlur(style: .dark)], edge: .clamp).fixedPointFilter(forSourceChannels: 4) == nil)
+    }
+}
