@@ -96,7 +96,7 @@ public struct FarmBench: Sendable {
                 let arguments = [
                     "run", job, "--config", folder.config, "--workers", "\(count)", "--quiet", "--report", report.path,
                 ]
-                let measurement = try MeasuredProcess.run(executable, arguments)
+                let measurement = try MeasuredProcess.run(executable, arguments, memory: true)
                 let filter = try Self.filterSeconds(report)
                 let rerun = try MeasuredProcess.run(executable, Array(arguments.dropLast(2))).seconds
                 farm[count, default: []].append((measurement, filter, rerun))

@@ -6,7 +6,8 @@ extension LibvipsComparison {
     /// The big image figure: a `bigWidth` × `bigHeight` JPEG (generated once into the cache from
     /// the one image, replicated with mirrored copies), gaussian at `bigSigma`, `blurfarm apply`
     /// vs a lane at concurrency 2, with blurfarm's peak memory (the coordinator and its workers
-    /// together) and the lane's (its peak reset before each run).
+    /// together, sampled in a run before the timed ones) and the lane's (its peak reset before
+    /// each run).
     ///
     /// - Throws: `BenchError`.
     public func big() throws -> [Comparison] {
@@ -17,12 +18,14 @@ extension LibvipsComparison {
         let output = folder.path + "/apply.jpg"
         let arguments = ["apply", image, output, "--filter", "gaussian sigma=\(settings.bigSigma)", "--quality", "90"]
         var ours: [Double] = [], theirs: [Double] = []
-        var ourPeak = 0, theirPeak = 0
+        // The peak memory from a run of its own (sampling it takes processor time from the run).
+        let sampled = try MeasuredProcess.run(executable, arguments, memory: true)
+        try? FileManager.default.removeItem(atPath: output)
+        let ourPeak = max(sampled.togetherPeak, sampled.coordinatorPeak)
+        var theirPeak = 0
         try lane.setConcurrency(2)
         for _ in 0..<runs {
-            let measured = try MeasuredProcess.run(executable, arguments)
-            ours.append(measured.seconds)
-            ourPeak = max(ourPeak, measured.togetherPeak, measured.coordinatorPeak)
+            ours.append(try MeasuredProcess.run(executable, arguments).seconds)
             try? FileManager.default.removeItem(atPath: output)
             try lane.request(["op": "peak_reset"])
             theirs.append(
@@ -59,12 +62,13 @@ extension LibvipsComparison {
                 BenchJob.variant(name: "backdrop", path: "out/{stem}-backdrop.jpg", resize: "width: 640", sigma: 8, quality: 85),
             ])
         var ours: [Double] = [], theirs: [Double] = []
-        var ourPeak = 0
+        // The peak memory from a run of its own (sampling it takes processor time from the run).
+        folder.clearOutputs()
+        let sampled = try MeasuredProcess.run(executable, ["run", job, "--config", folder.config, "--quiet"], memory: true)
+        let ourPeak = max(sampled.togetherPeak, sampled.coordinatorPeak)
         for _ in 0..<runs {
             folder.clearOutputs()
-            let measured = try MeasuredProcess.run(executable, ["run", job, "--config", folder.config, "--quiet"])
-            ours.append(measured.seconds)
-            ourPeak = max(ourPeak, measured.togetherPeak, measured.coordinatorPeak)
+            ours.append(try MeasuredProcess.run(executable, ["run", job, "--config", folder.config, "--quiet"]).seconds)
             let out = try folder.freshFolder("vips")
             theirs.append(
                 try pooled(

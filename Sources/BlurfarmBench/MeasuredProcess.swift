@@ -20,16 +20,18 @@ public struct MeasuredProcess: Sendable, Hashable, Codable {
 
     public init(seconds: Double) { self.seconds = seconds }
 
-    /// Runs `executable arguments`, failing on a non-zero exit, sampling the memory of it and
-    /// of its children every 25 ms (their proportional sum every 50 ms). The wall time ends
-    /// when the process is seen to exit (Foundation's termination handler), not at the next
-    /// sample: a sampling loop that slept between looks added up to its interval to every
-    /// figure, and each look took processor time from the process measured.
+    /// Runs `executable arguments`, failing on a non-zero exit; with `memory`, sampling the
+    /// memory of it and of its children every 25 ms (their proportional sum every 50 ms). The
+    /// wall time ends when the process is seen to exit (Foundation's termination handler), not
+    /// at the next sample: a sampling loop that slept between looks added up to its interval to
+    /// every figure. Each look takes processor time from the process measured (reading
+    /// `smaps_rollup` walks every mapping: 1–3% of a 2-core machine in `perf record` of the web
+    /// job), so a figure's timed runs sample nothing and its memory comes from a run of its own.
     ///
     /// - Throws: `BenchError` with the command and its standard error when it fails.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil)
-        throws(BenchError) -> MeasuredProcess
-    {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, memory: Bool = false
+    ) throws(BenchError) -> MeasuredProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -57,7 +59,8 @@ public struct MeasuredProcess: Sendable, Hashable, Codable {
         let pid = process.processIdentifier
         var measurement = MeasuredProcess(seconds: 0)
         var samples = 0
-        repeat {
+        if !memory { exited.wait() }
+        while memory {
             measurement.coordinatorPeak = max(measurement.coordinatorPeak, peakMemory(pid))
             let workers = children(of: pid)
             for child in workers {
@@ -68,7 +71,8 @@ public struct MeasuredProcess: Sendable, Hashable, Codable {
                 measurement.togetherPeak = max(measurement.togetherPeak, together)
             }
             samples += 1
-        } while exited.wait(timeout: .now() + .milliseconds(25)) == .timedOut
+            if exited.wait(timeout: .now() + .milliseconds(25)) == .success { break }
+        }
         process.waitUntilExit()
         measurement.seconds = (exit.withLock { $0! } - start).seconds
         let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
