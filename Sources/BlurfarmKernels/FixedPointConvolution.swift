@@ -60,6 +60,23 @@ enum FixedPointConvolution {
         }
     }
 
+    /// Copies the pixels of `from` (its whole rectangle, inside `output`'s) whose flag is set
+    /// (`flags`: one a pixel, row by row) into `output`.
+    static func copy(_ from: SampleBuffer<UInt8>, into output: SampleBuffer<UInt8>, where flags: [Bool]) {
+        let rect = from.rect, n = from.channels
+        precondition(output.rect.contains(rect) && output.channels == n && flags.count == rect.area)
+        from.withUnsafeSamples { source in
+            output.withUnsafeSamples { to in
+                let origin = to + (rect.y - output.rect.y) * output.rowStride + (rect.x - output.rect.x) * n
+                for y in 0..<rect.height {
+                    for x in 0..<rect.width where flags[y * rect.width + x] {
+                        (origin + y * output.rowStride + n * x).update(from: source + y * from.rowStride + n * x, count: n)
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: The reference: whole passes, one integer at a time.
 
     @inline(__always)

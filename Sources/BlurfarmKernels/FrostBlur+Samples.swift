@@ -44,9 +44,7 @@ struct SaturateAndTint: Sendable {
 
     /// `pixels` pixels of `values` into `out` (C: `bf_saturate_tint`, vectorised by the compiler).
     func apply(_ values: UnsafePointer<UInt16>, _ out: UnsafeMutablePointer<UInt8>, pixels: Int) {
-        withUnsafePointer(to: colour) { tint in
-            tint.withMemoryRebound(to: Float.self, capacity: 3) { bf_saturate_tint(values, out, pixels, saturation, $0, keep) }
-        }
+        bf_saturate_tint(values, out, pixels, saturation, colour.x, colour.y, colour.z, keep)
     }
 }
 

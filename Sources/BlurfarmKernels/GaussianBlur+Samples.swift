@@ -65,16 +65,7 @@ extension GaussianBlur {
                 case .some(let opaque):
                     let fixed = SampleBuffer<UInt8>(rect: block, storage: scratch, rowStride: side * 4, channels: 4)
                     inFixedPoint(block, into: fixed)
-                    fixed.withUnsafeSamples { from in
-                        output.withUnsafeSamples { to in
-                            let origin = to + (block.y - output.rect.y) * output.rowStride + (block.x - output.rect.x) * 4
-                            for y in 0..<block.height {
-                                for x in 0..<block.width where opaque[y * block.width + x] {
-                                    (origin + y * output.rowStride + 4 * x).update(from: from + y * fixed.rowStride + 4 * x, count: 4)
-                                }
-                            }
-                        }
-                    }
+                    FixedPointConvolution.copy(fixed, into: output, where: opaque)
                 }
             }
         }

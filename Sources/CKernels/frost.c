@@ -5,9 +5,9 @@
 
 #pragma clang fp contract(off)
 
-void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, float saturation, const float *tint,
-                      float keep) {
-    const float tr = tint[0], tg = tint[1], tb = tint[2], s = saturation;
+void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, float saturation, float tr, float tg,
+                      float tb, float keep) {
+    const float s = saturation;
     for (ptrdiff_t p = 0; p < pixels; p++) {
         const float r = (float)values[3 * p] * (1.0f / 64), g = (float)values[3 * p + 1] * (1.0f / 64),
                     b = (float)values[3 * p + 2] * (1.0f / 64);

@@ -64,9 +64,10 @@ void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int s
 /// Frost's saturation and tint (BlurfarmKernels' SaturateAndTint) over `pixels` blurred RGB
 /// values with 6 fraction bits (`level * 64`), in float with no fused multiply-add: for each
 /// channel `c` of a pixel, with `l = 0.2126 r + 0.7152 g + 0.0722 b`,
-/// `dst = (int)(tint[c] + keep * clamp(l + saturation * (c - l), 0, 255) + 0.5)`.
-void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, float saturation, const float *tint,
-                      float keep);
+/// `dst = (int)(t + keep * clamp(l + saturation * (c - l), 0, 255) + 0.5)` with `t` the
+/// channel's of `tr`, `tg`, `tb` (the tint's colour times its alpha, in levels).
+void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, float saturation, float tr, float tg,
+                      float tb, float keep);
 
 // The Lanczos resampler's passes (BlurfarmKernels' LanczosResampler plans the weights and is
 // the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of
