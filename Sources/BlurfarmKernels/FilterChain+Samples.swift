@@ -67,7 +67,8 @@ public protocol SampleRenderingFilter: Filter {
 extension FilterChain {
     /// The filter that renders this chain from 8-bit samples to 8-bit samples directly, in
     /// exact fixed point, or nil: a chain of one ``SampleRenderingFilter`` that serves the
-    /// channels under the chain's edge rule, colour mode `gamma`, no cutout region. The gaussian
+    /// channels under the chain's edge rule, colour mode `gamma`, no cutout region (and for RGBA
+    /// no region at all). The gaussian
     /// (a fixed-point mask: every sigma up to 64 and beyond; `clamp` or `mirror`) serves opaque
     /// RGB and RGBA (fixed point for the pixels whose window is opaque, the file-depth `Float32`
     /// arithmetic for the others), the motion blur opaque RGB (docs/filters.md says why). Its
@@ -77,7 +78,10 @@ extension FilterChain {
     /// (`ImageRendering.render(_:sourceBitDepth:outputBitDepth:chain:tileSize:ticket:)`), whatever the tiles
     /// and the engine, so one job's bytes never depend on how it ran.
     public func fixedPointFilter(forSourceChannels channels: Int) -> (any SampleRenderingFilter)? {
-        guard colour == .gamma, regions.extent != .cutout, filters.count == 1,
+        // RGBA under regions stays in Float32: outside them a pixel is the source's, and the
+        // whole-image path's source (premultiplied, decoded) has lost the colour a file may
+        // keep under alpha 0, which the samples still hold.
+        guard colour == .gamma, regions.extent != .cutout, channels == 3 || regions.isEverywhere, filters.count == 1,
             let filter = filters[0] as? any SampleRenderingFilter, filter.rendersSamples(channels: channels, edge: edge)
         else { return nil }
         return filter

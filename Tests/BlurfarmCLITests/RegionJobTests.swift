@@ -1,5 +1,7 @@
 import BlurfarmCore
+import BlurfarmEngine
 import BlurfarmImageIO
+import BlurfarmKernels
 import BlurfarmTestSupport
 import Foundation
 import Testing
@@ -197,7 +199,9 @@ import Testing
     }
 
     /// One filter of a chain placed in regions of its own: a frosted photo whose face box is
-    /// blurred further. The same bytes every way; outside the box, the frost alone, bit for bit.
+    /// blurred further. The same bytes every way; outside the box, the frost the chain computed
+    /// (in `Float32`, as chains are), bit for bit; the `frost` variant alone renders in fixed
+    /// point (``FilterChain/fixedPointFilter(forSourceChannels:)``), within a level of that.
     @Test func aFiltersOwnRegionsRenderTheSameEveryWayAndOutsideThemTheChainWithoutIt() throws {
         let manifest = """
             job: placed
@@ -233,8 +237,22 @@ import Testing
         let mask = RegionMask(regions: [
             Region(shape: .ellipse, x: .percent(30), y: .percent(20), width: .percent(40), height: .percent(30), feather: 6)
         ])
-        let (same, blurred) = Self.compare(face, frost, outside: mask)
+        // The frost in Float32 over the decoded photo, written as the encoder writes it.
+        let photo = try ImageReader.read(folder.appendingPathComponent("photos/exif-orientation-6.jpg").path).pixels
+        let chain = FilterChain(filters: [FrostBlur(style: .light)], edge: .clamp)
+        #expect(chain.fixedPointFilter(forSourceChannels: 3) != nil)
+        let frosted = Renderer(chain: chain, tileSize: 64, executor: ThreadedTileExecutor(threads: 2)).render(photo)
+        let levels = AnyPixels.uninitialized(frosted.rect, channels: 3, format: .uint8)
+        levels.store(frosted, in: frosted.rect, background: .zero)
+        let inFloat32 = levels.floats(in: levels.rect)
+        let (same, blurred) = Self.compare(face, inFloat32, outside: mask)
         #expect(same > 100_000 && blurred > 10_000, "\(same) the frost's, \(blurred) blurred further")
+        #expect(frost.rect == inFloat32.rect)
+        var worst: Float = 0
+        for y in 0..<frost.rect.height {
+            for x in 0..<frost.rect.width { worst = max(worst, ((frost[x, y] - inFloat32[x, y]) * 255).max(), ((inFloat32[x, y] - frost[x, y]) * 255).max()) }
+        }
+        #expect(worst <= 1.001, "the fixed-point frost is \(worst) levels from the Float32 one")
         // The plan says where the filter applies.
         let check = try Blurfarm.run(["check", job.path])
         #expect(check.stdout.contains("frost "), "\(check.stdout)")
