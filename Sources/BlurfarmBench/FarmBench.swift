@@ -89,14 +89,22 @@ public struct FarmBench: Sendable {
 
         var vipsSeconds: [Double] = []
         var farm: [Int: [(MeasuredProcess, filter: Double, rerun: Double)]] = [:]
+        let report = folder.url.appendingPathComponent("report.json")
+        func arguments(_ count: Int) -> [String] {
+            ["run", job, "--config", folder.config, "--workers", "\(count)", "--quiet", "--report", report.path]
+        }
+        // The peaks from a run of their own for each worker count (sampling memory takes processor
+        // time from the run it samples: MeasuredProcess).
+        var peaks: [Int: MeasuredProcess] = [:]
+        for count in workers {
+            folder.clearOutputs()
+            peaks[count] = try MeasuredProcess.run(executable, arguments(count), memory: true)
+        }
         for _ in 0..<runs {
             for count in workers {
                 folder.clearOutputs()
-                let report = folder.url.appendingPathComponent("report.json")
-                let arguments = [
-                    "run", job, "--config", folder.config, "--workers", "\(count)", "--quiet", "--report", report.path,
-                ]
-                let measurement = try MeasuredProcess.run(executable, arguments, memory: true)
+                let arguments = arguments(count)
+                let measurement = try MeasuredProcess.run(executable, arguments)
                 let filter = try Self.filterSeconds(report)
                 let rerun = try MeasuredProcess.run(executable, Array(arguments.dropLast(2))).seconds
                 farm[count, default: []].append((measurement, filter, rerun))
@@ -125,9 +133,9 @@ public struct FarmBench: Sendable {
                 Row(
                     command: "blurfarm run --workers \(count)", seconds: seconds,
                     imagesPerSecond: Double(files.count) / seconds, megapixelsPerSecond: megapixels / seconds,
-                    filterSeconds: median(measured.map(\.filter)), coordinatorPeak: measured.map(\.0.coordinatorPeak).max(),
-                    workerPeak: count == 0 ? nil : measured.map(\.0.workerPeak).max(),
-                    togetherPeak: measured.map(\.0.togetherPeak).max(), ratio: vipsMedian.map { $0 / seconds },
+                    filterSeconds: median(measured.map(\.filter)), coordinatorPeak: peaks[count]?.coordinatorPeak,
+                    workerPeak: count == 0 ? nil : peaks[count]?.workerPeak,
+                    togetherPeak: peaks[count]?.togetherPeak, ratio: vipsMedian.map { $0 / seconds },
                     rerunSeconds: median(measured.map(\.rerun))))
         }
         if let vipsMedian {

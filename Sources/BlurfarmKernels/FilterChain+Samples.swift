@@ -51,10 +51,12 @@ extension FilterChain {
     }
 }
 
-/// A filter that renders 8-bit samples into 8-bit samples itself, in exact fixed point (within
-/// one level of its double-precision definition, the same bits in any tiles), for the channels
-/// and edge rules it names: a chain of it alone renders a file's samples with no `Float32` image
-/// in between (``FilterChain/fixedPointFilter(forSourceChannels:)``).
+/// A filter that renders 8-bit samples into 8-bit samples itself, at the file's depth: in exact
+/// fixed point where it can (the gaussian's RGBA pixels whose window is not opaque take its
+/// file-depth `Float32` arithmetic instead), within one level of its double-precision definition,
+/// the same bits in any tiles, for the channels and edge rules it names: a chain of it alone
+/// renders a file's samples with no `Float32` image in between
+/// (``FilterChain/fixedPointFilter(forSourceChannels:)``).
 public protocol SampleRenderingFilter: Filter {
     /// Whether ``render(tile:source:image:edge:into:)`` serves `channels` (3: opaque RGB, 4:
     /// RGBA) in and out under `edge`.
@@ -65,8 +67,8 @@ public protocol SampleRenderingFilter: Filter {
 }
 
 extension FilterChain {
-    /// The filter that renders this chain from 8-bit samples to 8-bit samples directly, in
-    /// exact fixed point, or nil: a chain of one ``SampleRenderingFilter`` that serves the
+    /// The filter that renders this chain from 8-bit samples to 8-bit samples directly (in
+    /// exact fixed point where it can), or nil: a chain of one ``SampleRenderingFilter`` that serves the
     /// channels under the chain's edge rule, colour mode `gamma`, no cutout region (and for RGBA
     /// no region at all). The gaussian
     /// (a fixed-point mask: every sigma up to 64 and beyond; `clamp` or `mirror`) serves opaque

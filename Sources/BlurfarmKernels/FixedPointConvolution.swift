@@ -2,10 +2,10 @@ import BlurfarmCore
 import CKernels
 
 /// The schedule of the 8-bit gaussian in fixed point (``FixedPointMask`` defines the
-/// arithmetic, 16-bit or 32-bit sums): opaque RGB in and out, or RGBA in and out where the
-/// caller has found every alpha the tile reads to be 255 (each channel, alpha too, is blurred
-/// as it is: opaque pixels' premultiplied colour is their colour, and alpha stays 255); edge
-/// `clamp` or `mirror`.
+/// arithmetic, 16-bit or 32-bit sums): opaque RGB in and out, or RGBA in and out, each channel,
+/// alpha too, blurred as it is (a pixel whose window is opaque has its colour as premultiplied
+/// colour, and its alpha stays 255; the caller keeps only such pixels, ``OpaqueWindows``, the
+/// others' values being levels it discards); edge `clamp` or `mirror`.
 /// The same structure as ``SampleConvolution``'s fast schedule (slabs of columns, each input row
 /// once through the rows pass into a ring, the columns pass strip by strip), with the passes
 /// themselves in C (`CKernels`: AVX2's 16-bit multiply-high and multiply-add, which Swift's SIMD
@@ -39,6 +39,7 @@ enum FixedPointConvolution {
         let n = source.channels
         precondition((n == 3 || n == 4) && output.channels == n && (edge == .clamp || edge == .mirror))
         if finish != nil, case .sixteenBit = mask.sums { preconditionFailure("a finish takes the 32-bit sums' values") }
+        precondition(finish == nil || n == 3, "a finish takes opaque RGB")
         if tile.isEmpty { return }
         let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, radius: mask.radius, channels: n)
         let passes = Passes(mask, lanes: lanes)

@@ -78,7 +78,8 @@ import Testing
         let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: bands)
         gaussian.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
         let arguments = ["--filter", "gaussian sigma=2.7", "--edge", edge, "--tile", "20"]
-        let (streamed, whole, _) = try bothPaths(input, "o.png", arguments)
+        let (streamed, whole, said) = try bothPaths(input, "o.png", arguments)
+        #expect(said.allSatisfy { $0.contains("streamed in") }, "\(said)")
         #expect(streamed == [whole, whole])
         let output = folder.appendingPathComponent("o.png")
         try whole.write(to: output)
@@ -92,7 +93,8 @@ import Testing
         }
         #expect(written.rect == expected.rect && bytes(written) == bytes(.uint8(expected)), "edge \(edge), \(bands) bands")
         if bands == 4 {
-            let (streamed, whole, _) = try bothPaths(input, "o.jpg", arguments)
+            let (streamed, whole, said) = try bothPaths(input, "o.jpg", arguments)
+            #expect(said.allSatisfy { $0.contains("streamed in") }, "\(said)")
             #expect(!whole.isEmpty && streamed == [whole, whole], "RGBA to JPEG, edge \(edge)")
         }
     }
@@ -115,7 +117,8 @@ import Testing
         let source = try #require(samples.uint8Samples)
         let expected = SampleBuffer<UInt8>(rect: samples.rect, channels: 3)
         filter.render(tile: samples.rect, source: source, image: samples.rect, edge: rule, into: expected)
-        let (streamed, whole, _) = try bothPaths(input, "o.png", ["--filter", spec, "--edge", edge, "--tile", "20"])
+        let (streamed, whole, said) = try bothPaths(input, "o.png", ["--filter", spec, "--edge", edge, "--tile", "20"])
+        #expect(said.allSatisfy { $0.contains("streamed in") }, "\(said)")
         #expect(streamed == [whole, whole])
         let output = folder.appendingPathComponent("o.png")
         try whole.write(to: output)

@@ -177,13 +177,16 @@ import Testing
     }
 
     /// The fixed-point route is taken by a chain of one gaussian (with a fixed-point mask),
-    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 or 4 channels, or of one motion blur
-    /// or frost over 3, and by no other chain.
-    @Test func onlyALoneGammaGaussianUnderClampOrMirrorTakesTheFixedPointRoute() {
+    /// colour mode `gamma`, edge `clamp` or `mirror`, over 3 or 4 channels (RGBA under no
+    /// region), or of one motion blur or frost over 3, and by no other chain.
+    @Test func onlyALoneSampleRenderingFilterUnderClampOrMirrorTakesTheFixedPointRoute() {
         let gaussian = GaussianBlur(sigma: 3)
         #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointFilter(forSourceChannels: 3) != nil)
         #expect(FilterChain(filters: [gaussian], edge: .mirror).fixedPointFilter(forSourceChannels: 3) != nil)
         #expect(FilterChain(filters: [gaussian], edge: .clamp).fixedPointFilter(forSourceChannels: 4) != nil)
+        let regions = RegionMask(regions: [Region(x: .pixels(2), y: .pixels(2), width: .pixels(5), height: .pixels(5))])
+        #expect(FilterChain(filters: [gaussian], edge: .clamp, regions: regions).fixedPointFilter(forSourceChannels: 3) != nil)
+        #expect(FilterChain(filters: [gaussian], edge: .clamp, regions: regions).fixedPointFilter(forSourceChannels: 4) == nil)
         #expect(FilterChain(filters: [gaussian], edge: .transparent).fixedPointFilter(forSourceChannels: 3) == nil)
         #expect(FilterChain(filters: [gaussian], edge: .grow).fixedPointFilter(forSourceChannels: 3) == nil)
         #expect(FilterChain(filters: [gaussian], edge: .clamp, colour: .linear).fixedPointFilter(forSourceChannels: 3) == nil)

@@ -1,7 +1,9 @@
 import BlurfarmCore
+import Foundation
 @testable import BlurfarmKernels
 import BlurfarmTestSupport
 import PropertyBased
+import Synchronization
 import Testing
 
 /// Frost over 8-bit opaque RGB in fixed point (``FixedPointFrost``): every level within the
@@ -54,6 +56,7 @@ import Testing
     /// The C passes' widest code, their AVX2 and scalar code and the Swift reference schedule,
     /// and any tiling, give the same bits.
     @Test func lanesSchedulesAndTilesGiveTheSameBits() async {
+        let checked = Mutex(0)
         await propertyCheck(
             count: 30, input: Gen.int(in: 1...60), Gen.int(in: 1...30), Gen.int(in: 4...40), Gen.uint64()
         ) { width, height, tile, seed in
@@ -71,13 +74,34 @@ import Testing
             let reference = FrostBlur(style: style, sigma: sigma, saturation: frost.saturation, schedule: .reference)
             FileDepthGaussianTests.expectIdentical(whole, Self.render(reference, image, edge: edge), "reference schedule, \(what)")
             FileDepthGaussianTests.expectIdentical(whole, Self.render(frost, image, edge: edge, tile: tile), "tile \(tile), \(what)")
+            checked.withLock { $0 += 1 }
         }
+        // Saturation up to 2.5 under the presets' tints: every case has a form.
+        #expect(checked.withLock { $0 } == 30, "\(checked.withLock { $0 }) of 30 cases had a fixed-point form")
     }
 
     /// The presets have a form with their bounds; a form exists exactly where its bound is
-    /// below half a level (strong saturation under a clear tint has none), and only a frost with
-    /// a form takes the route, in `gamma` alone.
+    /// below half a level (strong saturation under a clear tint has none: a sweep of sigma,
+    /// saturation and tint alpha against the bound's formula), and only a frost with a form takes
+    /// the route, in `gamma` alone.
     @Test func aFormExistsWhereItsBoundHolds() throws {
+        var (with, without) = (0, 0)
+        for sigma in [0.5, 2, 8, 20, 40, 64] {
+            for saturation in [0.0, 1, 1.8, 4, 10] {
+                for alpha in [0, 64, 200, 255] {
+                    let tint = try #require(RGBAColour("#ffffff" + String(format: "%02x", alpha)))
+                    let frost = FrostBlur(style: .light, sigma: sigma, saturation: saturation, tint: tint)
+                    guard let blur = FixedPointMask.keepingFraction(frost.blur.mask) else {
+                        #expect(frost.fixedPoint == nil)
+                        continue
+                    }
+                    let bound = (1 - Double(alpha) / 255) * (saturation + abs(1 - saturation)) * blur.errorBound + 0.002
+                    #expect((frost.fixedPoint != nil) == (bound < 0.5), "sigma \(sigma), saturation \(saturation), alpha \(alpha): bound \(bound)")
+                    if frost.fixedPoint != nil { with += 1 } else { without += 1 }
+                }
+            }
+        }
+        #expect(with > 0 && without > 0, "\(with) with a form, \(without) without")
         #expect(try #require(FrostBlur(style: .light).fixedPoint).errorBound < 0.14)
         #expect(try #require(FrostBlur(style: .extraLight).fixedPoint).errorBound < 0.03)
         #expect(try #require(FrostBlur(style: .dark).fixedPoint).errorBound < 0.04)

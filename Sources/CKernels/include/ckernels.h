@@ -1,5 +1,6 @@
 // The fixed-point passes of the 8-bit gaussian (BlurfarmKernels' FixedPointConvolution, which
-// plans the rows, edges and tiles and is the only caller): 16-bit sums (`bf_fixed_*`) and, for
+// plans the rows, edges and tiles and is their caller; FixedPointMotion widens with
+// `bf_fixed_widen` too): 16-bit sums (`bf_fixed_*`) and, for
 // masks too wide for them, 32-bit sums of exact products (`bf_wide_*`); and the motion blur's
 // 32-bit sum (`bf_sparse_sum`). Each function computes,
 // for every element, exactly the integer formula given, in AVX2 lanes where the build has them
