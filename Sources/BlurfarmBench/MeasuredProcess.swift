@@ -58,20 +58,22 @@ public struct MeasuredProcess: Sendable, Hashable, Codable {
         do { try process.run() } catch { throw BenchError("bench: cannot start \(executable): \(error)") }
         let pid = process.processIdentifier
         var measurement = MeasuredProcess(seconds: 0)
-        var samples = 0
-        if !memory { exited.wait() }
-        while memory {
-            measurement.coordinatorPeak = max(measurement.coordinatorPeak, peakMemory(pid))
-            let workers = children(of: pid)
-            for child in workers {
-                measurement.workerPeak = max(measurement.workerPeak, peakMemory(child))
-            }
-            if samples % 2 == 0 {
-                let together = ([pid] + workers).reduce(0) { $0 + proportionalMemory($1) }
-                measurement.togetherPeak = max(measurement.togetherPeak, together)
-            }
-            samples += 1
-            if exited.wait(timeout: .now() + .milliseconds(25)) == .success { break }
+        if memory {
+            var samples = 0
+            repeat {
+                measurement.coordinatorPeak = max(measurement.coordinatorPeak, peakMemory(pid))
+                let workers = children(of: pid)
+                for child in workers {
+                    measurement.workerPeak = max(measurement.workerPeak, peakMemory(child))
+                }
+                if samples % 2 == 0 {
+                    let together = ([pid] + workers).reduce(0) { $0 + proportionalMemory($1) }
+                    measurement.togetherPeak = max(measurement.togetherPeak, together)
+                }
+                samples += 1
+            } while exited.wait(timeout: .now() + .milliseconds(25)) == .timedOut
+        } else {
+            exited.wait()
         }
         process.waitUntilExit()
         measurement.seconds = (exit.withLock { $0! } - start).seconds

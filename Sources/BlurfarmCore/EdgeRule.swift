@@ -11,6 +11,10 @@ public enum EdgeRule: String, CaseIterable, Sendable {
     /// as Core Image's output extent does.
     case grow
 
+    /// Whether every value beyond the image is a copy of one inside it (`clamp`, `mirror`): an
+    /// opaque image stays opaque, and the output keeps the image's size.
+    public var foldsIntoTheImage: Bool { self == .clamp || self == .mirror }
+
     /// The in-image coordinate whose value stands at `coordinate` on an axis of `length`
     /// pixels, or `nil` when the rule puts transparent black there.
     @inlinable

@@ -21,7 +21,11 @@ extension FilterChain {
             if out.channels != samples.channels {
                 // RGBA into an output without alpha: the RGBA samples over the background, as
                 // the whole-image path hands the same samples to the encoder.
-                let rgba = AnyPixels.uint8(SampleBuffer<UInt8>(rect: tile, channels: samples.channels))
+                let bytes = tile.area * samples.channels
+                let rgba = AnyPixels.uint8(
+                    SampleBuffer<UInt8>(
+                        rect: tile, storage: scratch?.storage(byteCount: bytes) ?? .uninitialized(byteCount: bytes),
+                        channels: samples.channels))
                 try render(tile: tile, from: source, image: image, into: rgba, background: background)
                 output.store(rgba.floats(in: tile, scratch: scratch), in: tile, background: background)
                 return
@@ -64,6 +68,26 @@ public protocol SampleRenderingFilter: Filter {
     /// Renders `tile` of the image `image` from `source` (holding what the tile reads: the
     /// chain's ``FilterChain/sourceRegion(for:image:)``) into `output`.
     func render(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>)
+}
+
+extension Filter {
+    /// Checks that rendering `tile` of `image` at the file's depth, as the chain of this filter
+    /// alone under `edge` would, is asked right: the tile inside the chain's output, `source`
+    /// inside the image and holding the tile's ``FilterChain/sourceRegion(for:image:)``, `output`
+    /// holding the tile with the chain's channels.
+    func checkSampleTile<S: FileSample>(
+        _ tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, output: SampleBuffer<S>
+    ) {
+        let chain = FilterChain(filters: [self], edge: edge)
+        precondition(chain.outputRect(forImage: image).contains(tile), "tile \(tile) lies outside the output")
+        let needed = chain.sourceRegion(for: tile, image: image)
+        precondition(
+            image.contains(source.rect) && (needed.isEmpty || source.rect.contains(needed)),
+            "the source \(source.rect) does not hold the \(needed) that tile \(tile) reads")
+        precondition(output.rect.contains(tile), "the output \(output.rect) does not hold tile \(tile)")
+        let n = chain.channels(forSource: source.channels)
+        precondition(output.channels == n, "the output has \(output.channels) channels, the tile needs \(n)")
+    }
 }
 
 extension FilterChain {

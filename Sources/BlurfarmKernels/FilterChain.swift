@@ -57,7 +57,7 @@ public struct FilterChain: Sendable {
     /// `grow` bring transparency in, so alpha is carried.
     /// A cutout (`output: region` in a format with alpha) carries its coverage as alpha.
     public func channels(forSource sourceChannels: Int) -> Int {
-        sourceChannels == 3 && (edge == .clamp || edge == .mirror) && regions.extent != .cutout ? 3 : 4
+        sourceChannels == 3 && edge.foldsIntoTheImage && regions.extent != .cutout ? 3 : 4
     }
 
     /// Whether rendering a source with `sourceChannels` gives the source itself, bit for bit:

@@ -37,7 +37,7 @@ enum FixedPointConvolution {
         output: SampleBuffer<UInt8>, schedule: KernelSchedule, lanes: Lanes = .widest, finish: SaturateAndTint? = nil
     ) {
         let n = source.channels
-        precondition((n == 3 || n == 4) && output.channels == n && (edge == .clamp || edge == .mirror))
+        precondition((n == 3 || n == 4) && output.channels == n && edge.foldsIntoTheImage)
         if finish != nil, case .sixteenBit = mask.sums { preconditionFailure("a finish takes the 32-bit sums' values") }
         precondition(finish == nil || n == 3, "a finish takes opaque RGB")
         if tile.isEmpty { return }

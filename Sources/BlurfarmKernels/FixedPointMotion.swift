@@ -2,7 +2,7 @@ import BlurfarmCore
 import CKernels
 
 /// The motion blur over opaque 8-bit RGB in fixed point, edge `clamp` or `mirror`: the mask
-/// (``Mask``, the algorithm and its proof) and the schedule (``apply(_:tile:source:image:edge:output:lanes:)``).
+/// (``Mask``, the algorithm and its proof) and the schedule (``apply(_:_:tile:source:image:edge:output:lanes:)``).
 ///
 /// **Arithmetic.** One pass: `sum = Σₜ Wₜ · s(p + dₜ)` over the ``MotionMask``'s taps, exactly in
 /// 32-bit integers (8-bit samples times 15-bit weights), with `Wₜ = round(wₜ · 2ˢ)` but for the
@@ -47,53 +47,46 @@ enum FixedPointMotion {
         }
     }
 
-    /// Renders `tile` from `source` (opaque RGB, holding the tile grown by the mask's reach and
+    /// Renders `tile` from `source` (opaque RGB, holding the tile grown by `motion`'s reach and
     /// clipped to the image) into `output` (3 channels): each output row from the taps' rows,
-    /// widened to 16 bits once each into a ring with the columns beyond the image folded in.
-    /// `lanes` below ``FixedPointConvolution/Lanes/widest`` keeps the C sum to narrower code.
+    /// widened to 16 bits once each into a ring with the columns beyond the image folded in (the
+    /// rows and columns as ``SampleConvolution/plan(tile:source:image:edge:reach:channels:)``
+    /// maps them). `lanes` below ``FixedPointConvolution/Lanes/widest`` keeps the C sum to
+    /// narrower code.
     static func apply(
-        _ fixed: Mask, taps: [MotionMask.Tap], tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
+        _ fixed: Mask, _ motion: MotionMask, tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
         output: SampleBuffer<UInt8>, lanes: FixedPointConvolution.Lanes = .widest
     ) {
-        precondition(source.channels == 3 && output.channels == 3 && (edge == .clamp || edge == .mirror))
+        precondition(source.channels == 3 && output.channels == 3 && edge.foldsIntoTheImage)
         if tile.isEmpty { return }
-        let n = 3
-        let rx = taps.map { abs($0.dx) }.max()!, ry = taps.map { abs($0.dy) }.max()!
-        // Columns tile.x − rx ..< tile.maxX + rx, rows tile.y − ry ..< tile.maxY + ry, each
-        // mapped into the image by the edge rule.
-        let columns = (tile.x - rx)..<(tile.maxX + rx)
-        let computed = columns.clamped(to: image.x..<image.maxX)
-        let copies = columns.compactMap { x -> (to: Int, from: Int)? in
-            computed.contains(x) ? nil : (x - columns.lowerBound, edge.sourceCoordinate(x - image.x, length: image.width)! + image.x - columns.lowerBound)
-        }
-        let width = columns.count, samples = tile.width * n
-        let ringRows = 2 * ry + 1
-        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringRows * width * n)
-        var pointers = [UnsafePointer<UInt16>?](repeating: nil, count: fixed.weights.count)
+        let n = 3, reach = motion.reach
+        let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, reach: reach, channels: n)
+        let copies = p.copiedColumns.map { ($0.to, $0.from!) }  // clamp and mirror copy every column outside
+        let rowSamples = p.columns.count * n, ringRows = 2 * reach.y + 1
+        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringRows * rowSamples)
         defer { ring.deallocate() }
+        var pointers = [UnsafePointer<UInt16>?](repeating: nil, count: fixed.weights.count)
         let vector = lanes.rawValue
         fixed.weights.withUnsafeBufferPointer { w in
             source.withUnsafeSamples { src in
                 output.withUnsafeSamples { dst in
-                    var made = 0  // rows tile.y − ry + j for j < made are in the ring
+                    var made = 0  // the plan's rows before `made` are in the ring
                     for y in 0..<tile.height {
-                        while made <= y + 2 * ry {
-                            let sy = edge.sourceCoordinate(tile.y - ry + made - image.y, length: image.height)! + image.y
-                            let line = ring + (made % ringRows) * width * n
-                            let from = src + (sy - source.rect.y) * source.rowStride + (computed.lowerBound - source.rect.x) * n
-                            bf_fixed_widen(from, line + (computed.lowerBound - columns.lowerBound) * n, computed.count * n, 0, vector)
+                        while made <= y + 2 * reach.y {
+                            let line = ring + (made % ringRows) * rowSamples
+                            bf_fixed_widen(src + p.rowOffset[made]!, line + p.computedStart, p.computed.count * n, 0, vector)
                             for (to, from) in copies { (line + to * n).update(from: line + from * n, count: n) }
                             made += 1
                         }
-                        for (t, tap) in taps.enumerated() {
-                            let row = ring + ((y + ry + tap.dy) % ringRows) * width * n
-                            pointers[t] = UnsafePointer(row + (rx + tap.dx) * n)
+                        for (t, tap) in motion.taps.enumerated() {
+                            let row = ring + ((y + reach.y + tap.dy) % ringRows) * rowSamples
+                            pointers[t] = UnsafePointer(row + (reach.x + tap.dx) * n)
                         }
                         // The padding tap (weight 0) reads the first tap's values.
-                        if pointers.count > taps.count { pointers[taps.count] = pointers[0] }
+                        if pointers.count > motion.taps.count { pointers[motion.taps.count] = pointers[0] }
                         let out = dst + (tile.y + y - output.rect.y) * output.rowStride + (tile.x - output.rect.x) * n
                         pointers.withUnsafeBufferPointer { p in
-                            bf_sparse_sum(p.baseAddress, w.baseAddress, Int32(p.count), Int32(fixed.shift), out, samples, vector)
+                            bf_sparse_sum(p.baseAddress, w.baseAddress, Int32(p.count), Int32(fixed.shift), out, tile.width * n, vector)
                         }
                     }
                 }

@@ -53,7 +53,7 @@ extension FrostBlur: SampleRenderingFilter {
     /// parameters have a fixed-point form (``FixedPointFrost``: the presets, and every override
     /// whose bound stays below half a level).
     public func rendersSamples(channels: Int, edge: EdgeRule) -> Bool {
-        fixedPoint != nil && !tintInLinearLight && channels == 3 && (edge == .clamp || edge == .mirror)
+        fixedPoint != nil && !tintInLinearLight && channels == 3 && edge.foldsIntoTheImage
     }
 
     /// Renders the pixels of `tile` from 8-bit opaque RGB to 8-bit opaque RGB in fixed point
@@ -62,9 +62,7 @@ extension FrostBlur: SampleRenderingFilter {
     /// `source` holds the tile grown by the reach, clipped to `image`.
     public func render(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>) {
         precondition(rendersSamples(channels: source.channels, edge: edge), "frost renders opaque RGB under clamp or mirror")
-        let needed = blur.sourceRegion(for: tile, image: image, edge: edge)
-        precondition(image.contains(tile) && (tile.isEmpty || source.rect.contains(needed)), "the source \(source.rect) does not hold \(needed)")
-        precondition(output.rect.contains(tile) && output.channels == 3, "the output \(output.rect) does not hold tile \(tile)")
+        checkSampleTile(tile, source: source, image: image, edge: edge, output: output)
         FixedPointConvolution.apply(
             fixedPoint!.mask, tile: tile, source: source, image: image, edge: edge, output: output, schedule: blur.schedule,
             finish: fixedPoint!.finish)

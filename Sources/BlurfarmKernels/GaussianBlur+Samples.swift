@@ -30,13 +30,13 @@ extension GaussianBlur {
     public func render(
         tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>
     ) {
-        checkTile(tile, source: source, image: image, edge: edge, output: output)
+        checkSampleTile(tile, source: source, image: image, edge: edge, output: output)
         func inFloat32(_ part: Rect, into output: SampleBuffer<UInt8>) {
             SampleConvolution.apply(
                 weights: weights, tile: part, source: source, image: image, edge: edge, output: output,
                 schedule: schedule)
         }
-        guard let fixedPoint, edge == .clamp || edge == .mirror, source.channels == output.channels, !tile.isEmpty else {
+        guard rendersSamples(channels: source.channels, edge: edge), let fixedPoint, !tile.isEmpty else {
             return inFloat32(tile, into: output)
         }
         func inFixedPoint(_ part: Rect, into output: SampleBuffer<UInt8>) {
@@ -49,20 +49,20 @@ extension GaussianBlur {
         // it (a block's pixels decided together where its alpha allows, else one by one): each
         // pixel's bits are its arithmetic's, whatever the tile or block it is rendered in.
         let r = fixedPoint.radius
-        switch OpaqueWindows(tile: tile, source: source, image: image, radius: r, pixels: false) {
-        case .all: return inFixedPoint(tile, into: output)
-        case .none: return inFloat32(tile, into: output)
-        case .some: inFloat32(tile, into: output)
+        switch OpaqueWindows.uniform(tile: tile, source: source, image: image, radius: r) {
+        case .opaque: return inFixedPoint(tile, into: output)
+        case .translucent: return inFloat32(tile, into: output)
+        case .mixed, nil: inFloat32(tile, into: output)
         }
         let side = max(128, (2 * r + 31) / 32 * 32)
         let scratch = PixelStorage.uninitialized(byteCount: side * side * 4)
         for by in stride(from: tile.y, to: tile.maxY, by: side) {
             for bx in stride(from: tile.x, to: tile.maxX, by: side) {
                 let block = Rect(x: bx, y: by, width: min(side, tile.maxX - bx), height: min(side, tile.maxY - by))
-                switch OpaqueWindows(tile: block, source: source, image: image, radius: r, pixels: true) {
-                case .all: inFixedPoint(block, into: output)
-                case .none: break
-                case .some(let opaque):
+                switch OpaqueWindows(tile: block, source: source, image: image, radius: r) {
+                case .opaque: inFixedPoint(block, into: output)
+                case .translucent: break
+                case .mixed(let opaque):
                     let fixed = SampleBuffer<UInt8>(rect: block, storage: scratch, rowStride: side * 4, channels: 4)
                     inFixedPoint(block, into: fixed)
                     FixedPointConvolution.copy(fixed, into: output, where: opaque)
@@ -77,30 +77,17 @@ extension GaussianBlur {
     public func render(
         tile: Rect, source: SampleBuffer<UInt16>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt16>
     ) {
-        checkTile(tile, source: source, image: image, edge: edge, output: output)
+        checkSampleTile(tile, source: source, image: image, edge: edge, output: output)
         SampleConvolution.apply(
             weights: weights, tile: tile, source: source, image: image, edge: edge, output: output,
             schedule: schedule)
     }
 
-    private func checkTile<S: FileSample>(
-        _ tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, output: SampleBuffer<S>
-    ) {
-        let chain = FilterChain(filters: [self], edge: edge)
-        precondition(chain.outputRect(forImage: image).contains(tile), "tile \(tile) lies outside the output")
-        let needed = sourceRegion(for: tile, image: image, edge: edge)
-        precondition(
-            image.contains(source.rect) && (needed.isEmpty || source.rect.contains(needed)),
-            "the source \(source.rect) does not hold the \(needed) that tile \(tile) reads")
-        precondition(output.rect.contains(tile), "the output \(output.rect) does not hold tile \(tile)")
-        let n = chain.channels(forSource: source.channels)
-        precondition(output.channels == n, "the output has \(output.channels) channels, the tile needs \(n)")
-    }
 }
 
 extension GaussianBlur: SampleRenderingFilter {
     /// Opaque RGB and RGBA under `clamp` or `mirror`, where the mask has a ``fixedPoint`` form.
     public func rendersSamples(channels: Int, edge: EdgeRule) -> Bool {
-        fixedPoint != nil && (channels == 3 || channels == 4) && (edge == .clamp || edge == .mirror)
+        fixedPoint != nil && (channels == 3 || channels == 4) && edge.foldsIntoTheImage
     }
 }

@@ -47,7 +47,7 @@ public struct MotionBlur: UniformReachFilter {
 extension MotionBlur: SampleRenderingFilter {
     /// Opaque RGB under `clamp` or `mirror`, where the mask has a fixed-point form (every mask).
     public func rendersSamples(channels: Int, edge: EdgeRule) -> Bool {
-        fixedPoint != nil && channels == 3 && (edge == .clamp || edge == .mirror)
+        fixedPoint != nil && channels == 3 && edge.foldsIntoTheImage
     }
 
     /// Renders the pixels of `tile` from 8-bit opaque RGB to 8-bit opaque RGB in fixed point
@@ -56,12 +56,7 @@ extension MotionBlur: SampleRenderingFilter {
     /// whatever the tiles. `source` holds the tile grown by the reach, clipped to `image`.
     public func render(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule, into output: SampleBuffer<UInt8>) {
         precondition(rendersSamples(channels: source.channels, edge: edge), "motion renders opaque RGB under clamp or mirror")
-        let r = reach
-        let needed = Rect(x: tile.x - r.x, y: tile.y - r.y, width: tile.width + 2 * r.x, height: tile.height + 2 * r.y)
-            .intersection(image)
-        precondition(image.contains(tile) && (tile.isEmpty || source.rect.contains(needed)), "the source \(source.rect) does not hold \(needed)")
-        precondition(output.rect.contains(tile) && output.channels == 3, "the output \(output.rect) does not hold tile \(tile)")
-        FixedPointMotion.apply(
-            fixedPoint!, taps: mask.taps, tile: tile, source: source, image: image, edge: edge, output: output)
+        checkSampleTile(tile, source: source, image: image, edge: edge, output: output)
+        FixedPointMotion.apply(fixedPoint!, mask, tile: tile, source: source, image: image, edge: edge, output: output)
     }
 }

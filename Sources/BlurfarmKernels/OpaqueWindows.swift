@@ -10,32 +10,33 @@ import BlurfarmCore
 /// (``FixedPointMask``), alpha included: the gaussian renders those pixels in fixed point and
 /// the others in `Float32` (``GaussianBlur/render(tile:source:image:edge:into:)-(_,SampleBuffer<UInt8>,_,_,_)``).
 /// The answer for a pixel depends on its window alone, never on the tile, so neither do its bits.
-enum OpaqueWindows: Equatable {
+enum OpaqueWindows {
     /// Every pixel's window is opaque.
-    case all
+    case opaque
     /// No pixel's window is.
-    case none
-    /// Some are: one flag a pixel of the tile, row by row (empty unless asked for).
-    case some([Bool])
+    case translucent
+    /// Some are: one flag a pixel of the tile, row by row.
+    case mixed([Bool])
 
-    /// The windows of radius `r` of the pixels of `tile` (inside `image`), read from `source`
-    /// (4 channels, holding the tile grown by `r` and clipped to the image). Without `pixels`,
-    /// only whether the tile reads nothing but opaque pixels (``all``), no opaque pixel
-    /// (``none``), or both (``some`` with no flags, though every window may still be one kind).
-    init(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, radius r: Int, pixels: Bool) {
+    /// The pixels the windows of radius `r` of `tile`'s pixels read, clipped to `image`.
+    private static func region(of tile: Rect, image: Rect, radius r: Int) -> Rect {
+        let x0 = max(tile.x - r, image.x), y0 = max(tile.y - r, image.y)
+        return Rect(x: x0, y: y0, width: min(tile.maxX + r, image.maxX) - x0, height: min(tile.maxY + r, image.maxY) - y0)
+    }
+
+    /// ``opaque`` when everything the windows of radius `r` of `tile`'s pixels read is opaque,
+    /// ``translucent`` when none of it is, else nil (each window may still be of one kind): the cheap
+    /// look (the lowest and highest alpha) before the pixel by pixel one.
+    static func uniform(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, radius r: Int) -> OpaqueWindows? {
         precondition(source.channels == 4)
-        let x0 = max(tile.x - r, image.x), x1 = min(tile.maxX + r, image.maxX)
-        let y0 = max(tile.y - r, image.y), y1 = min(tile.maxY + r, image.maxY)
-        let region = Rect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        let region = region(of: tile, image: image, radius: r)
         precondition(source.rect.contains(region), "the source \(source.rect) does not hold \(region)")
-        let (width, height) = (region.width, region.height)
-        // The common cases first: everything the tile reads is opaque, or nothing it reads is
-        // (alpha is each pixel's top byte as a little-endian word).
+        // Alpha is each pixel's top byte as a little-endian word.
         let (lowest, highest) = source.withUnsafeSamples { base -> (UInt32, UInt32) in
             var lowest = UInt32.max, highest = UInt32.min
-            for y in 0..<height {
-                let row = UnsafeRawPointer(base + (y0 - source.rect.y + y) * source.rowStride + (x0 - source.rect.x) * 4)
-                for x in 0..<width {
+            for y in region.y..<region.maxY {
+                let row = UnsafeRawPointer(base + (y - source.rect.y) * source.rowStride + (region.x - source.rect.x) * 4)
+                for x in 0..<region.width {
                     let word = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
                     lowest = min(lowest, word)
                     highest = max(highest, word)
@@ -43,18 +44,19 @@ enum OpaqueWindows: Equatable {
             }
             return (lowest, highest)
         }
-        if lowest >= 0xFF00_0000 {
-            self = .all
+        return lowest >= 0xFF00_0000 ? .opaque : highest < 0xFF00_0000 ? .translucent : nil
+    }
+
+    /// The windows of radius `r` of the pixels of `tile` (inside `image`), read from `source`
+    /// (4 channels, holding the tile grown by `r` and clipped to the image).
+    init(tile: Rect, source: SampleBuffer<UInt8>, image: Rect, radius r: Int) {
+        if let uniform = Self.uniform(tile: tile, source: source, image: image, radius: r) {
+            self = uniform
             return
         }
-        if highest < 0xFF00_0000 {
-            self = .none
-            return
-        }
-        guard pixels else {
-            self = .some([])
-            return
-        }
+        let region = Self.region(of: tile, image: image, radius: r)
+        let (x0, x1, y0, y1) = (region.x, region.maxX, region.y, region.maxY)
+        let (width, height) = (region.width, region.height)
         // Separable: whether each region row's window around each tile column holds a pixel
         // with alpha below 255 (from the next such pixel at or after the window's start),
         // then, down each column, how many of a window's rows do.
@@ -90,6 +92,6 @@ enum OpaqueWindows: Equatable {
                 opaqueCount += 1
             }
         }
-        self = opaqueCount == 0 ? .none : opaqueCount == tile.area ? .all : .some(flags)
+        self = opaqueCount == 0 ? .translucent : opaqueCount == tile.area ? .opaque : .mixed(flags)
     }
 }

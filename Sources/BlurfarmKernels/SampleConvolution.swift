@@ -81,18 +81,20 @@ enum SampleConvolution {
 
     /// The layout of one tile's work: which source rows and columns feed it.
     struct Plan {
-        /// Mask radius `R`.
-        let radius: Int
+        /// How far the filter reads beyond the tile on each axis.
+        let reach: Reach
+        /// The gaussian's radius `R` (its reach on both axes).
+        var radius: Int { reach.x }
         /// Working channels (the output's) and the source's.
         let channels: Int, sourceChannels: Int
-        /// The columns the rows pass reads: `tile.x − R ..< tile.maxX + R`.
+        /// The columns the rows pass reads: `tile.x − reach.x ..< tile.maxX + reach.x`.
         let columns: Range<Int>
         /// The in-image columns among them, loaded from the source; the others copy them
         /// (`clamp`, `mirror`) or are 0.
         let computed: Range<Int>
         /// For each column of `columns`, the column of `computed` it copies, or `nil` for 0.
         let columnSource: [Int?]
-        /// For each row `tile.y − R ..< tile.maxY + R`, the offset in samples from the source's
+        /// For each row `tile.y − reach.y ..< tile.maxY + reach.y`, the offset in samples from the source's
         /// origin to the row's first computed column, or `nil` for a transparent row.
         let rowOffset: [Int?]
 
@@ -112,19 +114,26 @@ enum SampleConvolution {
     static func plan<S: FileSample>(tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, radius r: Int, channels: Int)
         -> Plan
     {
+        plan(tile: tile, source: source, image: image, edge: edge, reach: Reach(x: r, y: r), channels: channels)
+    }
+
+    /// The plan of a filter reading `reach` beyond the tile (the motion blur's is not square).
+    static func plan<S: FileSample>(tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, reach: Reach, channels: Int)
+        -> Plan
+    {
         let rule = edge == .grow ? EdgeRule.transparent : edge
-        let columns = (tile.x - r)..<(tile.maxX + r)
+        let columns = (tile.x - reach.x)..<(tile.maxX + reach.x)
         let computed = columns.clamped(to: image.x..<image.maxX)
         let columnSource = columns.map { x -> Int? in
             rule.sourceCoordinate(x - image.x, length: image.width).map { $0 + image.x }
         }
-        let rowOffset = ((tile.y - r)..<(tile.maxY + r)).map { y -> Int? in
+        let rowOffset = ((tile.y - reach.y)..<(tile.maxY + reach.y)).map { y -> Int? in
             guard !computed.isEmpty, let sy = rule.sourceCoordinate(y - image.y, length: image.height) else { return nil }
             return (sy + image.y - source.rect.y) * source.rowStride
                 + (computed.lowerBound - source.rect.x) * source.channels
         }
         return Plan(
-            radius: r, channels: channels, sourceChannels: source.channels, columns: columns, computed: computed,
+            reach: reach, channels: channels, sourceChannels: source.channels, columns: columns, computed: computed,
             columnSource: columnSource, rowOffset: rowOffset)
     }
 

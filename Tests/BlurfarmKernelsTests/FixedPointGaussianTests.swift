@@ -15,20 +15,43 @@ import Testing
         24.0, 27.9, 32.0, 36.6, 41.1, 47.5, 53.3, 59.8, 64.0,
     ]
 
-    /// `gaussian` over `image` as the farm renders it, C passes in the `lanes` asked for (the
-    /// widest the processor has, AVX2, scalar code only), cut into tiles of `tile` pixels (0: one tile), each tile from its
-    /// source region alone.
+    /// `gaussian` over `image` (RGB or RGBA) in fixed point, C passes in the `lanes` asked for
+    /// (the widest the processor has, AVX2, scalar code only), cut into tiles of `tile` pixels
+    /// (0: one tile), each tile from its source region alone.
     static func render(
         _ gaussian: GaussianBlur, _ image: SampleBuffer<UInt8>, edge: EdgeRule, tile: Int = 0, lanes: FixedPointConvolution.Lanes = .widest
     ) -> SampleBuffer<UInt8> {
-        let output = SampleBuffer<UInt8>(rect: image.rect, channels: 3)
-        for t in TileGrid(bounds: image.rect, tileSize: tile).tiles {
-            let source = image.view(gaussian.sourceRegion(for: t, image: image.rect, edge: edge))
+        tiled(image, by: gaussian, edge: edge, tile: tile) { t, source, output in
             FixedPointConvolution.apply(
                 gaussian.fixedPoint!, tile: t, source: source, image: image.rect, edge: edge, output: output,
                 schedule: gaussian.schedule, lanes: lanes)
         }
+    }
+
+    /// A new buffer of `image`'s size and channels, `render(tile, source, output)` called for
+    /// each tile of `tile` pixels (0: one tile) with the source region `filter` alone under
+    /// `edge` reads for it: how the fixed-point filters' tests cut an image.
+    static func tiled(
+        _ image: SampleBuffer<UInt8>, by filter: any Filter, edge: EdgeRule, tile: Int,
+        _ render: (Rect, SampleBuffer<UInt8>, SampleBuffer<UInt8>) -> Void
+    ) -> SampleBuffer<UInt8> {
+        let output = SampleBuffer<UInt8>(rect: image.rect, channels: image.channels)
+        let chain = FilterChain(filters: [filter], edge: edge)
+        for t in TileGrid(bounds: image.rect, tileSize: tile).tiles {
+            render(t, image.view(chain.sourceRegion(for: t, image: image.rect)), output)
+        }
         return output
+    }
+
+    /// `render` in the widest lanes of the C passes, after expecting their AVX2 code and their
+    /// scalar code (which a build without AVX2 runs) to give the same bits.
+    static func inEveryLane(
+        _ what: String, _ render: (FixedPointConvolution.Lanes) -> SampleBuffer<UInt8>
+    ) -> SampleBuffer<UInt8> {
+        let widest = render(.widest)
+        FileDepthGaussianTests.expectIdentical(widest, render(.avx2), "AVX2, \(what)")
+        FileDepthGaussianTests.expectIdentical(widest, render(.scalar), "scalar C, \(what)")
+        return widest
     }
 
     /// Every output level within `0.5 + errorBound` (below 1) of the unrounded double-precision
@@ -63,10 +86,8 @@ import Testing
         for (width, height) in [(53, 9), (16, 3), (7, 21), (75, 6)] {
             let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: UInt64(width))
             for edge in [EdgeRule.clamp, .mirror] {
-                let simd = Self.render(vectorized, image, edge: edge)
                 let what = "sigma \(sigma), \(width)x\(height), \(edge)"
-                FileDepthGaussianTests.expectIdentical(simd, Self.render(vectorized, image, edge: edge, lanes: .avx2), "AVX2, \(what)")
-                FileDepthGaussianTests.expectIdentical(simd, Self.render(vectorized, image, edge: edge, lanes: .scalar), "scalar C, \(what)")
+                let simd = Self.inEveryLane(what) { Self.render(vectorized, image, edge: edge, lanes: $0) }
                 FileDepthGaussianTests.expectIdentical(simd, Self.render(reference, image, edge: edge), "reference, \(what)")
             }
         }
@@ -193,19 +214,9 @@ import Testing
     func opaqueRGBAInEveryLanesIsTheSameBits(sigma: Double) throws {
         let vectorized = GaussianBlur(sigma: sigma, schedule: .vectorized)
         let image = try #require(randomSpottedRGBA(width: 75, height: 9, spots: 0, seed: 7).uint8Samples)
-        let rect = image.rect
-        func render(_ gaussian: GaussianBlur, _ lanes: FixedPointConvolution.Lanes) -> SampleBuffer<UInt8> {
-            let output = SampleBuffer<UInt8>(rect: rect, channels: 4)
-            FixedPointConvolution.apply(
-                gaussian.fixedPoint!, tile: rect, source: image, image: rect, edge: .mirror, output: output,
-                schedule: gaussian.schedule, lanes: lanes)
-            return output
-        }
-        let widest = render(vectorized, .widest)
-        FileDepthGaussianTests.expectIdentical(widest, render(vectorized, .avx2), "AVX2, sigma \(sigma)")
-        FileDepthGaussianTests.expectIdentical(widest, render(vectorized, .scalar), "scalar C, sigma \(sigma)")
+        let widest = Self.inEveryLane("sigma \(sigma)") { Self.render(vectorized, image, edge: .mirror, lanes: $0) }
         FileDepthGaussianTests.expectIdentical(
-            widest, render(GaussianBlur(sigma: sigma, schedule: .reference), .widest), "reference, sigma \(sigma)")
+            widest, Self.render(GaussianBlur(sigma: sigma, schedule: .reference), image, edge: .mirror), "reference, sigma \(sigma)")
         #expect((0..<9).allSatisfy { y in (0..<75).allSatisfy { x in widest[x, y][3] == 255 } }, "alpha stays 255")
     }
 

@@ -21,15 +21,10 @@ import Testing
         _ motion: MotionBlur, _ image: SampleBuffer<UInt8>, edge: EdgeRule, tile: Int = 0,
         lanes: FixedPointConvolution.Lanes = .widest
     ) -> SampleBuffer<UInt8> {
-        let output = SampleBuffer<UInt8>(rect: image.rect, channels: 3)
-        let chain = FilterChain(filters: [motion], edge: edge)
-        for t in TileGrid(bounds: image.rect, tileSize: tile).tiles {
-            let source = image.view(chain.sourceRegion(for: t, image: image.rect))
+        FixedPointGaussianTests.tiled(image, by: motion, edge: edge, tile: tile) { t, source, output in
             FixedPointMotion.apply(
-                motion.fixedPoint!, taps: motion.mask.taps, tile: t, source: source, image: image.rect, edge: edge,
-                output: output, lanes: lanes)
+                motion.fixedPoint!, motion.mask, tile: t, source: source, image: image.rect, edge: edge, output: output, lanes: lanes)
         }
-        return output
     }
 
     /// Every level within `0.5 + errorBound` of the unrounded double-precision definition
@@ -67,10 +62,8 @@ import Testing
                 samples: rng.next() % 3 == 0 ? Int(rng.next() % 9) + 1 : nil)
             let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
             let image = FileDepthGaussianTests.random(UInt8.self, width: width, height: height, channels: 3, seed: seed)
-            let whole = Self.render(motion, image, edge: edge)
             let what = "\(width)x\(height), radius \(motion.mask.radius), angle \(motion.mask.angle), \(edge)"
-            FileDepthGaussianTests.expectIdentical(whole, Self.render(motion, image, edge: edge, lanes: .avx2), "AVX2, \(what)")
-            FileDepthGaussianTests.expectIdentical(whole, Self.render(motion, image, edge: edge, lanes: .scalar), "scalar C, \(what)")
+            let whole = FixedPointGaussianTests.inEveryLane(what) { Self.render(motion, image, edge: edge, lanes: $0) }
             FileDepthGaussianTests.expectIdentical(whole, Self.render(motion, image, edge: edge, tile: tile), "tile \(tile), \(what)")
         }
     }
