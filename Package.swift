@@ -37,7 +37,7 @@
 //                     typed errors, no printing; Coordinator, ImageIO (the inputs' headers), System
 //   BlurfarmAPI       the Codable types of the farm service's API (docs/api.md), shared by the server,
 //                     the client and the tests: Foundation only
-//   BlurfarmClient    an async typed client of that API (URLSession: FoundationNetworking), and how a
+//   BlurfarmClient    an async typed client of that API (AsyncHTTPClient), and how a
 //                     job reads as text; API, System (names shown escaped)
 //   BlurfarmServer    the farm service of `blurfarm serve`: the durable queue (GRDB), the job state
 //                     machine, the HTTP API (Hummingbird); BlurfarmFarm's Farm through FarmBridge
@@ -105,6 +105,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The client commands' HTTP (`submit`, `jobs`, `job`, ...): on the NIO the server already
+        // links, so `blurfarm` carries no libcurl (FoundationNetworking's URLSession loaded it and
+        // thirty libraries of its own at every start of every command).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .target(name: "BlurfarmCore", dependencies: ["BlurfarmSystem", "CXXHash"], swiftSettings: pixelCode),
@@ -200,7 +204,13 @@ let package = Package(
             name: "BlurfarmWatch", dependencies: ["BlurfarmCore", "BlurfarmManifest", "BlurfarmSystem", "BlurfarmCoordinator"],
             swiftSettings: strict),
         .target(name: "BlurfarmAPI", swiftSettings: strict),
-        .target(name: "BlurfarmClient", dependencies: ["BlurfarmAPI", "BlurfarmSystem"], swiftSettings: strict),
+        .target(
+            name: "BlurfarmClient",
+            dependencies: [
+                "BlurfarmAPI", "BlurfarmSystem", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BlurfarmServer",
             dependencies: ["BlurfarmFarm", 

@@ -1,20 +1,37 @@
+import AsyncHTTPClient
 import BlurfarmAPI
+import BlurfarmSystem
 import Foundation
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
 
 /// A client of the farm service's API (docs/api.md): each operation one request, its answer
-/// decoded into the API's types (``BlurfarmAPI``), every failure a ``ClientError``.
+/// decoded into the API's types (``BlurfarmAPI``), every failure a ``ClientError``. Requests
+/// go through one process-wide AsyncHTTPClient (``http``), so a command opens one connection
+/// for its requests and one for the event stream.
 public struct FarmClient: Sendable {
     /// The service, e.g. `http://127.0.0.1:8765`.
     public let base: URL
     /// Its token (`Authorization: Bearer`), when it has one.
     public let token: String?
 
-    /// How long one request may take before the server counts as unreachable.
-    public static let requestTimeout: TimeInterval = 30
+    /// How long one request may take, its answer read whole, before the server counts as unreachable.
+    public static let requestTimeout: TimeAmount = .seconds(30)
+    /// The largest answer read (a queue's whole job list is far below it).
+    static let largestAnswer = 64 << 20
+
+    /// The process's HTTP client: keep-alive connections on NIO's shared event loops, never shut
+    /// down (it lives as long as the process, as `HTTPClient.shared` does). A connection the
+    /// server refuses fails the request at once (not retried until the deadline: no server is
+    /// listening, and a command says so); 60 s without a byte, the event stream's keep-alive
+    /// comes every 15, is a server gone. A redirect is an answer, not followed: the token goes
+    /// only to the server named.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(60)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
     /// How often ``waitUntilFinished(_:every:progress:)`` asks again while the server does not answer.
     public static let pollInterval: Duration = .milliseconds(250)
 
@@ -104,26 +121,34 @@ public struct FarmClient: Sendable {
         }
     }
 
+    /// A request for `path` below ``base``, with the token.
+    func request(_ method: HTTPMethod, _ path: String) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: base.appendingPathComponent(path).absoluteString)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return request
+    }
+
+    /// Why a request got no answer: a connection's failure as the C library says its errno
+    /// ("Connection refused"), any other the client's word (a name not found, a timeout).
+    static func reason(_ error: any Error) -> String {
+        if let failure = error as? IOError { return SystemCallError(call: "connect", errno: failure.errnoCode).reason }
+        return "\(error)"
+    }
+
     /// One request; the status and body of the answer.
     private func send(_ method: String, _ path: String, body: Data?) async throws(ClientError) -> (Int, Data) {
-        var request = URLRequest(url: base.appendingPathComponent(path))
-        request.httpMethod = method
-        request.timeoutInterval = Self.requestTimeout
+        var request = request(HTTPMethod(rawValue: method), path)
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let answer: Result<(Int, Data), ClientError> = await withCheckedContinuation { continuation in
-            URLSession.shared.dataTask(with: request) { data, response, error in
-                if let response = response as? HTTPURLResponse {
-                    continuation.resume(returning: .success((response.statusCode, data ?? Data())))
-                } else {
-                    continuation.resume(
-                        returning: .failure(.unreachable(server: base, reason: error?.localizedDescription ?? "no answer")))
-                }
-            }.resume()
+        do {
+            let response = try await Self.http.execute(request, timeout: Self.requestTimeout)
+            let answer = try await response.body.collect(upTo: Self.largestAnswer)
+            return (Int(response.status.code), Data(answer.readableBytesView))
+        } catch {
+            throw .unreachable(server: base, reason: Self.reason(error))
         }
-        return try answer.get()
     }
 }
