@@ -4,6 +4,7 @@ import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
+import Synchronization
 
 /// The up-to-date side of a run: before the runner sees the plan,
 /// ``init(plan:records:versions:plugins:pixelLimit:force:retryFailed:)`` takes out every output
@@ -19,6 +20,11 @@ import Foundation
 /// bytes hash as recorded, and the output file is still there with the recorded bytes. A file
 /// whose stamp (size, times, inode) is the recorded one is taken to hold the recorded bytes;
 /// one whose stamp differs is hashed. Safe to call from several threads.
+///
+/// The versions a recipe names are asked only when a decision needs them: to compare a record
+/// or a remembered failure, to record an output or a failure. A first run, which has no record
+/// to compare, hands its work out before they are known, and asks them when it records its
+/// first output (`run` finds libvips's in its cache or asks a worker meanwhile: BlurfarmFarm's `LibvipsVersion`).
 public final class IncrementalRun: Sendable {
     /// The plan with the up-to-date outputs taken out (and the inputs left with none).
     public let plan: JobPlan
@@ -32,17 +38,30 @@ public final class IncrementalRun: Sendable {
     /// (``PlannedInput/notEnlarged``): the report lists them, `--prune` removes their recorded files.
     public let notEnlarged: [NotEnlargedOutput]
 
-    /// What a written output is recorded with: the input as hashed before the run, the recipe.
+    /// What a written output is recorded with: the input as hashed before the run, and the
+    /// output whose recipe it records (``recipe(of:)``).
     struct Pending: Sendable {
         let input: String
         let inputFile: FileFingerprint
-        let recipe: String
+        let output: PlannedOutput
     }
 
     let pending: [String: Pending]
 
+    /// The versions recipes name, asked once, when first needed.
+    let versions: RecipeVersions
+    /// The content hash of each plugin filter's library, by filter name (part of the recipe).
+    let plugins: [String: String]
+    /// The configuration's pixel limit, part of ``decoder``.
+    let pixelLimit: Int
+
     /// ``decoderKey(versions:pixelLimit:)`` of this run: recorded with the failures.
-    let decoder: String
+    var decoder: String { Self.decoderKey(versions: versions.text, pixelLimit: pixelLimit) }
+
+    /// The recipe `output` is recorded with in this run.
+    func recipe(of output: PlannedOutput) -> String {
+        OutputRecipe.of(output, versions: versions.text, plugins: plugins)
+    }
     /// The folders of this job's paths, each resolved once.
     let folders = RealPath.Folders()
 
@@ -55,16 +74,19 @@ public final class IncrementalRun: Sendable {
     /// earlier run again. Inputs whose outputs run are hashed here, before they are decoded,
     /// so that a record never claims newer bytes than were read. An input that cannot be read
     /// stays in the plan: the runner reports it.
-    /// `plugins`: the content hash of each plugin filter's library, by filter name (part of
-    /// the recipe). `pixelLimit`: the configuration's, part of what decides that an input
-    /// failed (``decoderKey(versions:pixelLimit:)``).
+    /// `versions`: blurfarm's and libvips's, asked at most once, and only when a decision
+    /// needs them. `plugins`: the content hash of each plugin filter's library, by filter name
+    /// (part of the recipe). `pixelLimit`: the configuration's, part of what decides that an
+    /// input failed (``decoderKey(versions:pixelLimit:)``).
     public init(
-        plan full: JobPlan, records: OutputRecords, versions: String, plugins: [String: String] = [:],
-        pixelLimit: Int, force: Bool, retryFailed: Bool = false
+        plan full: JobPlan, records: OutputRecords, versions: @escaping @Sendable () -> String,
+        plugins: [String: String] = [:], pixelLimit: Int, force: Bool, retryFailed: Bool = false
     ) {
         self.records = records
-        let decoder = Self.decoderKey(versions: versions, pixelLimit: pixelLimit)
-        self.decoder = decoder
+        let versions = RecipeVersions(versions)
+        self.versions = versions
+        self.plugins = plugins
+        self.pixelLimit = pixelLimit
         var skipped: [OutputReport] = []
         var pending: [String: Pending] = [:]
         var inputs: [PlannedInput] = []
@@ -76,13 +98,14 @@ public final class IncrementalRun: Sendable {
             for output in input.outputs {
                 let outputPath = Self.absolute(output.path, using: folders)
                 planned.append(output.path)
-                let recipe = OutputRecipe.of(output, versions: versions, plugins: plugins)
                 let record = records.record(for: outputPath)
                 let state =
                     force
                     ? .notRecorded
                     : Self.state(
-                        of: outputPath, recipe: recipe, record: record, failure: failure, decoder: decoder, input: &probe)
+                        of: outputPath, recipe: OutputRecipe.of(output, versions: versions.text, plugins: plugins),
+                        record: record, failure: failure,
+                        decoder: Self.decoderKey(versions: versions.text, pixelLimit: pixelLimit), input: &probe)
                 if state == .upToDate, let record, let current = probe.current(trusting: record.inputFile) {
                     // Touched but the same bytes: the new stamps are recorded, so the next run
                     // need not hash the files again. Not being able to is no error: the next
@@ -116,7 +139,7 @@ public final class IncrementalRun: Sendable {
                 remaining.append(output)
                 // The hash of the bytes as they are now, never a record's (the input may have changed).
                 if let fingerprint = probe.now() {
-                    pending[output.path] = Pending(input: probe.path, inputFile: fingerprint, recipe: recipe)
+                    pending[output.path] = Pending(input: probe.path, inputFile: fingerprint, output: output)
                 }
             }
             if !remaining.isEmpty {
@@ -173,16 +196,17 @@ public final class IncrementalRun: Sendable {
     /// against its record and the input's remembered failure. The first reason found is given:
     /// missing, not recorded, recipe changed, input changed, output changed; an output that is
     /// not up to date is `failedEarlier` when its input's failure holds (same bytes, same
-    /// decoder).
+    /// decoder). `recipe` is made only for an output on disk with a record, `decoder` only for
+    /// an input with a remembered failure.
     static func state(
-        of outputPath: String, recipe: String, record: OutputRecord?, failure: InputFailure?, decoder: String,
-        input: inout InputProbe
+        of outputPath: String, recipe: @autoclosure () -> String, record: OutputRecord?, failure: InputFailure?,
+        decoder: @autoclosure () -> String, input: inout InputProbe
     ) -> OutputState {
         let state: OutputState
         if !exists(outputPath) {
             state = .missing
         } else if let record {
-            if record.recipe != recipe {
+            if record.recipe != recipe() {
                 state = .recipeChanged
             } else if record.input != input.path || input.current(trusting: record.inputFile)?.hash != record.inputFile.hash {
                 state = .inputChanged
@@ -194,7 +218,7 @@ public final class IncrementalRun: Sendable {
         } else {
             state = .notRecorded
         }
-        if state != .upToDate, let failure, failure.decoder == decoder,
+        if state != .upToDate, let failure, failure.decoder == decoder(),
             input.current(trusting: failure.inputFile)?.hash == failure.inputFile.hash
         {
             return .failedEarlier
@@ -271,7 +295,7 @@ public final class IncrementalRun: Sendable {
         var size = report.width.flatMap { width in report.height.map { (width, $0) } }
         if size == nil, let header = try? ImageReader.header(ofFile: output) { size = (header.width, header.height) }
         try records.add(OutputRecord(
-            output: output, input: pending.input, recipe: pending.recipe, inputFile: pending.inputFile,
+            output: output, input: pending.input, recipe: recipe(of: pending.output), inputFile: pending.inputFile,
             outputFile: file, written: Date(), width: size?.0, height: size?.1))
         if records.failure(for: pending.input) != nil { try records.remove(failure: pending.input) }
     }
@@ -290,4 +314,24 @@ public final class IncrementalRun: Sendable {
 
     /// ``absolute(_:using:)`` with this job's folders.
     func absolute(_ path: String) -> String { Self.absolute(path, using: folders) }
+}
+
+/// The versions a run's recipes name (blurfarm's and libvips's), asked of their source once,
+/// by the first decision that needs them; every later one reads the same text.
+final class RecipeVersions: Sendable {
+    private let source: @Sendable () -> String
+    private let asked = Mutex<String?>(nil)
+
+    init(_ source: @escaping @Sendable () -> String) { self.source = source }
+
+    /// The versions: the source's answer, asked on the first read (a concurrent first read
+    /// waits for it).
+    var text: String {
+        asked.withLock { text in
+            if let text { return text }
+            let answer = source()
+            text = answer
+            return answer
+        }
+    }
 }

@@ -71,7 +71,7 @@ extension Farm {
         let incremental: IncrementalRun
         do throws(StateError) {
             incremental = IncrementalRun(
-                plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions(),
+                plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions,
                 plugins: job.registry.pluginHashes(of: [plan]), pixelLimit: configuration.pixelLimit,
                 force: job.force, retryFailed: job.retryFailed)
         } catch {

@@ -22,15 +22,13 @@ public enum ImageReader {
     public static var usableMemory: Int { machineMemory }
 
     /// The version of the libvips library in use, e.g. "8.14.1" (part of an output's
-    /// up-to-date key: a new libvips may decode differently). Loads libvips.
+    /// up-to-date key: a new libvips may decode differently). Maps libvips without starting it.
     public static var libvipsVersion: String { Libvips.version }
 
-    /// Loads libvips on a thread of its own, for a caller that will need it soon (a run's
-    /// recipes name its version): the first libvips call then waits for that load instead of
-    /// making it. Nothing happens when the system refuses the thread.
-    public static func loadLibvipsInBackground() {
-        try? Threads.start { _ = try? Libvips.start() }
-    }
+    /// The file of that libvips as the dynamic loader found it
+    /// ("/lib/x86_64-linux-gnu/libvips.so.42"); nil when it cannot be loaded. Maps libvips
+    /// without starting it.
+    public static var libvipsFile: String? { Libvips.file }
 
     /// Reads the header of the image at `path` without decoding pixels.
     ///
@@ -39,12 +37,19 @@ public enum ImageReader {
     public static func header(ofFile path: String, confinement: RootConfinement? = nil) throws(ImageIOError) -> ImageHeader {
         let file = try InputFile(path, confinement: confinement)
         defer { file.close() }
-        // A JPEG that libjpeg opens alone has the header libvips would read (JPEGCodecTests).
-        if let header = (try? JPEGDecoder(descriptor: file.descriptor))?.header, header.decodesWithoutLibvips {
+        // An 8-bit colour JPEG's header, read by libjpeg, is the one libvips would read
+        // (JPEGCodecTests), profile, XMP and orientation included: libvips is not started for
+        // it (starting it holds the dynamic loader for about 40 ms, and every thread started
+        // meanwhile waits).
+        if let header = (try? JPEGDecoder(descriptor: file.descriptor))?.header, header.readsWithoutLibvips,
+            let orientation = header.orientation
+        {
             let (width, height, source) = (header.width, header.height, header.decodeSource)
+            let swap = orientation >= 5  // orientations 5...8 turn the image a quarter
             return ImageHeader(
-                width: width, height: height, bitDepth: 8, hasAlpha: false, loader: "jpegload", hasICCProfile: false,
-                orientation: 1, decodeMemory: DecodeMemory.whole(source, width: width, height: height, copiesSource: false),
+                width: swap ? height : width, height: swap ? width : height, bitDepth: 8, hasAlpha: false,
+                loader: "jpegload", hasICCProfile: header.hasICCProfile, orientation: orientation,
+                decodeMemory: DecodeMemory.whole(source, width: width, height: height, copiesSource: orientation != 1),
                 decodeSource: source)
         }
         return try libvipsHeader(of: file)

@@ -65,17 +65,7 @@ public final class InputWidths: Sendable {
         guard let folder else { return }
         let (asked, changed) = state.withLock { ($0.asked, $0.changed) }
         guard changed else { return }
-        let bytes: [UInt8]
-        do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            bytes = Array(try encoder.encode(asked))
-        } catch {
-            throw StateError(path: folder, message: "cannot encode the inputs' widths: \(error)")
-        }
-        let descriptor = try JobStateFolder.openFolder(folder)
-        defer { Syscalls.close(descriptor) }
-        try JobStateFolder.replace((folder as NSString).appendingPathComponent(Self.fileName), in: descriptor, with: bytes)
+        try JobStateFolder.writeJSON(asked, named: Self.fileName, in: folder, what: "the inputs' widths")
         state.withLock {
             $0.known = asked
             $0.changed = false
@@ -85,13 +75,6 @@ public final class InputWidths: Sendable {
     /// The entries of `input-widths.json` in `folder`, or nil when there is no such regular
     /// file or it cannot be read as one. Never follows a link, never waits on a FIFO.
     private static func read(_ folder: String) -> [String: Entry]? {
-        guard let descriptor = try? Syscalls.openFolder(folder) else { return nil }
-        defer { Syscalls.close(descriptor) }
-        guard let fd = try? Syscalls.openFile(fileName, in: descriptor, flags: O_RDONLY | O_NONBLOCK) else { return nil }
-        defer { Syscalls.close(fd) }
-        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumBytes,
-            let bytes = try? Syscalls.readAll(fd, upTo: maximumBytes)
-        else { return nil }
-        return try? JSONDecoder().decode([String: Entry].self, from: Data(bytes))
+        JobStateFolder.readJSON([String: Entry].self, named: fileName, in: folder, maximumBytes: maximumBytes)
     }
 }

@@ -62,6 +62,41 @@ public struct JobStateFolder: Sendable {
         return fd
     }
 
+    /// `value` as JSON (keys sorted) in the file `name` of the folder `folder` (made when
+    /// missing, ``openFolder(_:)``), replaced atomically (``replace(_:in:with:)``); `what` names
+    /// the value in an error.
+    /// - Throws: ``StateError`` naming the file.
+    package static func writeJSON<Value: Encodable>(
+        _ value: Value, named name: String, in folder: String, what: String
+    ) throws(StateError) {
+        let path = (folder as NSString).appendingPathComponent(name)
+        let bytes: [UInt8]
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            bytes = Array(try encoder.encode(value))
+        } catch {
+            throw StateError(path: path, message: "cannot encode \(what): \(error)")
+        }
+        let descriptor = try openFolder(folder)
+        defer { Syscalls.close(descriptor) }
+        try replace(path, in: descriptor, with: bytes)
+    }
+
+    /// The file `name` of the folder `folder` read as JSON, or nil when there is no such
+    /// regular file, it is larger than `maximumBytes` or it does not decode. Never follows a
+    /// link, never waits on a FIFO.
+    package static func readJSON<Value: Decodable>(_: Value.Type, named name: String, in folder: String, maximumBytes: Int) -> Value? {
+        guard let descriptor = try? Syscalls.openFolder(folder) else { return nil }
+        defer { Syscalls.close(descriptor) }
+        guard let fd = try? Syscalls.openFile(name, in: descriptor, flags: O_RDONLY | O_NONBLOCK) else { return nil }
+        defer { Syscalls.close(fd) }
+        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumBytes,
+            let bytes = try? Syscalls.readAll(fd, upTo: maximumBytes)
+        else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: Data(bytes))
+    }
+
     /// Replaces the file `path` in the open folder `folder` with `bytes`: a new temporary file
     /// beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`: never an existing file or a planted link),
     /// flushed, then renamed over it in the same folder (a link at `path` is replaced, never

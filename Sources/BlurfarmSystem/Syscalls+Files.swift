@@ -113,6 +113,15 @@ extension Syscalls {
         }
     }
 
+    /// The folders the dynamic loader searches, in order, for a library this program loads by
+    /// name (`LD_LIBRARY_PATH`'s, the program's run path, the system's; `/etc/ld.so.cache` is
+    /// asked between the last two); empty when the loader cannot say.
+    package static func librarySearchPath() -> [String] {
+        guard let joined = blurfarm_library_search_path() else { return [] }
+        defer { free(joined) }
+        return String(cString: joined).split(separator: "\n").map(String.init)
+    }
+
     /// Writes all of `bytes` to `fd`.
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
         var done = 0

@@ -1,6 +1,7 @@
 // libvips loaded on first use (dlopen), not linked: a process that reads or writes no image
-// through libvips (a client, a run with nothing to do, a worker of JPEGs) never pays for
-// loading Debian's libvips and the hundred libraries it links (about 15 ms a process).
+// through libvips (a client, a coordinator of JPEGs, a worker of JPEGs) never pays for loading
+// Debian's libvips and the hundred libraries it links (about 25 ms a process), and one that
+// only names its version (`blurfarm-worker --libvips-version`) maps it without starting it.
 // glib and gobject stay linked (about 1 ms). The shim's own calls go through cvips_lazy.h;
 // the functions Swift calls are defined below, hidden (never exported, so never taking the
 // place of libvips's own for libvips or its modules), each forwarding to libvips's.
@@ -17,22 +18,53 @@
 /* The soname Debian's libvips-dev links against (libvips 8.x). */
 #define CVIPS_LIBRARY "libvips.so.42"
 
+static pthread_once_t cvips_open_once = PTHREAD_ONCE_INIT;
 static pthread_once_t cvips_load_once = PTHREAD_ONCE_INIT;
+/* The mapped library (cvips_open_now), and the one whose symbols are handed out: the mapped
+ * one from its start on, NULL again if it did not start (cvips_load_now). */
+static void *cvips_mapped;
 static void *cvips_library;
+static char cvips_open_failure[512];
 static char cvips_load_failure[512];
 /* Set on the thread loading libvips while it starts it: its calls look symbols up directly. */
 static _Thread_local int cvips_starting;
 
-static void cvips_load_now(void) {
+static void cvips_open_now(void) {
     /* Global, as when linked: libvips's modules (HEIF, ...) resolve against it. */
     void *library = dlopen(CVIPS_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
     if (!library) {
         const char *reason = dlerror();
-        snprintf(cvips_load_failure, sizeof cvips_load_failure, "cannot load %s: %s", CVIPS_LIBRARY,
+        snprintf(cvips_open_failure, sizeof cvips_open_failure, "cannot load %s: %s", CVIPS_LIBRARY,
                  reason ? reason : "dlopen failed");
         return;
     }
-    cvips_library = library;
+    cvips_mapped = library;
+}
+
+const char *cvips_version(const char **failure) {
+    pthread_once(&cvips_open_once, cvips_open_now);
+    const char *(*version)(void) =
+        cvips_mapped ? (const char *(*)(void))dlsym(cvips_mapped, "vips_version_string") : NULL;
+    if (version) return version();
+    *failure = cvips_mapped ? CVIPS_LIBRARY " has no vips_version_string" : cvips_open_failure;
+    return NULL;
+}
+
+const char *cvips_library_file(void) {
+    pthread_once(&cvips_open_once, cvips_open_now);
+    void *symbol = cvips_mapped ? dlsym(cvips_mapped, "vips_version_string") : NULL;
+    Dl_info found;
+    if (!symbol || !dladdr(symbol, &found) || !found.dli_fname) return NULL;
+    return found.dli_fname;
+}
+
+static void cvips_load_now(void) {
+    pthread_once(&cvips_open_once, cvips_open_now);
+    if (!cvips_mapped) {
+        snprintf(cvips_load_failure, sizeof cvips_load_failure, "%s", cvips_open_failure);
+        return;
+    }
+    cvips_library = cvips_mapped;
     /* Started here, once, whichever call comes first: no libvips call runs before vips_init. */
     cvips_starting = 1;
     int started = cvips_start("blurfarm");
@@ -108,4 +140,3 @@ CVIPS_FORWARD(void, vips_image_set_int, (VipsImage *image, const char *name, int
 CVIPS_FORWARD(void *, vips_image_write_to_memory, (VipsImage *in, size_t *size), (in, size))
 CVIPS_FORWARD(VipsRegion *, vips_region_new, (VipsImage *image), (image))
 CVIPS_FORWARD(VipsTarget *, vips_target_new_to_memory, (void), ())
-CVIPS_FORWARD(const char *, vips_version_string, (void), ())

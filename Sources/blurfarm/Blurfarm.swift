@@ -9,8 +9,11 @@ struct Blurfarm: AsyncParsableCommand {
     static let version = "0.3.0"
 
     /// The versions every output's recipe carries (docs/scheduling.md): a new one of either
-    /// makes every output run again.
-    static var recipeVersions: String { "blurfarm \(version); libvips \(ImageReader.libvipsVersion)" }
+    /// makes every output run again. libvips's as this process loads it.
+    static var recipeVersions: String { recipeVersions(libvips: ImageReader.libvipsVersion) }
+
+    /// The versions of a recipe with `libvips`'s version.
+    static func recipeVersions(libvips: String) -> String { "blurfarm \(version); libvips \(libvips)" }
 
     /// What `--version` prints: blurfarm's version, the libvips version loaded (part of every
     /// output's recipe), whether that libvips can write AVIF, and the CPU the kernels were built

@@ -1,4 +1,5 @@
 import BlurfarmFarm
+import BlurfarmImageIO
 import BlurfarmManifest
 import BlurfarmSystem
 import Foundation
@@ -20,9 +21,11 @@ extension WorkerChoice {
 
     /// The farm's settings for this engine: the workers run ``Installation/workerExecutable(environment:)`` with this
     /// process's environment, load plugins from the configuration's folders, log through
-    /// `logger`, and stop with `stop`.
+    /// `logger`, and stop with `stop`. The recipes name libvips's version as `libvips` finds it
+    /// (the state folder's cache or a worker), else as this process loads it.
     func farmSettings(
-        farm: FarmOptions, configuration: FarmConfiguration, stop: StopRequest, logger: Logger
+        farm: FarmOptions, configuration: FarmConfiguration, stop: StopRequest, logger: Logger,
+        libvips: LibvipsVersion? = nil
     ) -> FarmSettings {
         FarmSettings(
             workers: workers, threads: threads,
@@ -30,17 +33,19 @@ extension WorkerChoice {
             workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
             pluginFolders: farm.pluginFolders(configuration), configuration: configuration,
             configurationPath: farm.absoluteConfigurationPath, stateFolder: farm.stateFolder(configuration),
-            recipeVersions: { Blurfarm.recipeVersions }, stop: stop, logger: logger)
+            recipeVersions: { Blurfarm.recipeVersions(libvips: libvips?.version ?? ImageReader.libvipsVersion) }, stop: stop,
+            logger: logger)
     }
 
     /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine, its events told
     /// to `printer` (``Farm/startedAnsweringSignals(_:onEvent:)``). The caller shuts the farm
     /// down when done, however it ends.
-    func startFarm(_ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter)
-        -> (farm: Farm, stop: StopRequest, interrupts: Interrupts)
-    {
+    func startFarm(
+        _ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter, libvips: LibvipsVersion? = nil
+    ) -> (farm: Farm, stop: StopRequest, interrupts: Interrupts) {
         let stop = StopRequest()
-        let settings = farmSettings(farm: farm, configuration: configuration, stop: stop, logger: farm.logger())
+        let settings = farmSettings(
+            farm: farm, configuration: configuration, stop: stop, logger: farm.logger(), libvips: libvips)
         let (engineFarm, interrupts) = Farm.startedAnsweringSignals(settings, onEvent: printer.handle)
         return (engineFarm, stop, interrupts)
     }

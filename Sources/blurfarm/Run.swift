@@ -45,14 +45,18 @@ struct Run: FarmCommand {
     }
 
     func execute() throws {
-        // The recipes name libvips's version: libvips loads (about 15 ms) while the jobs are read.
-        ImageReader.loadLibvipsInBackground()
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
         let (loader, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
         let registry = loader.registry
         let plans = sharding.select(allPlans)
         let configuration = options.admission.applied(to: loader.configuration)
+        // The recipes name libvips's version: the state folder's cache or a worker process says
+        // it while the jobs start, so that this one never maps libvips for it.
+        let environment = ProcessInfo.processInfo.environment
+        let libvips = LibvipsVersion(
+            stateFolder: farm.stateFolder(configuration), worker: Installation.workerExecutable(environment: environment),
+            environment: environment)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose,
@@ -70,7 +74,7 @@ struct Run: FarmCommand {
             if case .busy = error { throw ExitCode(ExitStatus.locked) }
             throw ExitCode(ExitStatus.someFailed)
         }
-        let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
+        let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer, libvips: libvips)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }

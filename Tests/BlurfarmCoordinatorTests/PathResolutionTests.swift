@@ -31,7 +31,7 @@ import Testing
         let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
         let records = try OutputRecords(folder: "\(root)/state")
         func recordedPath() -> String {
-            let run = IncrementalRun(plan: plan, records: records, versions: "test", pixelLimit: 1 << 20, force: false)
+            let run = IncrementalRun(plan: plan, records: records, versions: { "test" }, pixelLimit: 1 << 20, force: false)
             return run.absolute(run.plannedOutputs[0])
         }
         let first = recordedPath()

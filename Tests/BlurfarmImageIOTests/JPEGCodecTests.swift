@@ -96,12 +96,28 @@ import Testing
         #expect(samples.floats(in: samples.rect).isBitIdentical(to: whole.pixels))
     }
 
-    /// The header of a JPEG libjpeg opens alone is the one libvips reads.
-    @Test(arguments: direct + ["special/bench-3840x2160.jpg"])
-    func aPlainJPEGsHeaderIsLibvipss(_ file: String) throws {
-        let path = Corpus.path(file)
+    /// The header of an 8-bit colour JPEG, read by libjpeg, is the one libvips reads: plain,
+    /// with a profile or XMP, to turn upright (6, and 8 written here); grey and CMYK are
+    /// libvips's own.
+    @Test(arguments: direct + [
+        "special/bench-3840x2160.jpg", "special/exif-orientation-6.jpg", "special/display-p3.jpg",
+        "photos/plasma-Kite.jpg", "special/grayscale.jpg", "special/cmyk.jpg", "turned",
+    ])
+    func aColourJPEGsHeaderIsLibvipss(_ file: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        var path = Corpus.path(file)
+        if file == "turned" {
+            path = scratch.file("turned.jpg")
+            try Self.withEXIF("photos/mate-Aqua.jpg", from: "special/exif-orientation-6.jpg", orientation: 8)
+                .write(to: URL(fileURLWithPath: path))
+        }
         let viaLibvips = try ImageReader.libvipsHeader(of: InputFile(path))
         #expect(try ImageReader.header(ofFile: path) == viaLibvips)
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        let byLibjpeg = try JPEGDecoder(descriptor: descriptor).header.readsWithoutLibvips
+        #expect(byLibjpeg == !["special/grayscale.jpg", "special/cmyk.jpg"].contains(file), "\(file)")
     }
 
     /// What libjpeg alone does not open: a file to turn upright, one with a profile or XMP,

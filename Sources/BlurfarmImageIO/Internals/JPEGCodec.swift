@@ -62,6 +62,13 @@ final class JPEGDecoder {
             precision == 8 && components == 3 && isRGB && !hasICCProfile && !hasXMP && orientation == 1
         }
 
+        /// Whether the header libvips reads of this file is known without it: an 8-bit colour
+        /// JPEG whose EXIF orientation, if any, reads as 1 to 8, profile and XMP or not (what
+        /// libvips then does with the samples does not change the header).
+        var readsWithoutLibvips: Bool {
+            precision == 8 && components == 3 && isRGB && orientation.map { (1...8).contains($0) } == true
+        }
+
         /// The metadata libvips's `jpegload` gives such a file.
         var metadata: ImageMetadata { ImageMetadata(iccProfile: nil, exif: exif, xmp: nil) }
 

@@ -9,6 +9,13 @@ import CVipsShim
 /// initialiser exactly once, thread-safely).
 private let libvipsStartup: String? = cvips_load().map { String(cString: $0) }
 
+/// The version of the libvips cvips_load loads, read once from the library mapped but not
+/// started (``Libvips/version``).
+private let mappedLibvipsVersion: String = {
+    var failure: UnsafePointer<CChar>?
+    return cvips_version(&failure).map { String(cString: $0) } ?? "unavailable"
+}()
+
 /// libvips's built-in sRGB profile, the profile of every decoded image that had one.
 private let builtinSRGBProfile: [UInt8]? = {
     var blob: UnsafeMutablePointer<VipsBlob>?
@@ -32,8 +39,12 @@ enum Libvips {
     }
 
     /// The version of the libvips library loaded at run time, e.g. "8.14.1"; "unavailable" when
-    /// it cannot be loaded (asking the library itself would then end the process).
-    static var version: String { libvipsStartup == nil ? String(cString: vips_version_string()) : "unavailable" }
+    /// it cannot be loaded. Maps the library (once) without starting it.
+    static var version: String { mappedLibvipsVersion }
+
+    /// The file of the libvips library mapped, as the dynamic loader found it; nil when it
+    /// cannot be loaded. Maps the library (once) without starting it.
+    static var file: String? { cvips_library_file().map { String(cString: $0) } }
 
     /// The bytes of libvips's built-in sRGB profile (nil only if libvips cannot provide it).
     static var srgbProfile: [UInt8]? { builtinSRGBProfile }

@@ -69,4 +69,10 @@ int blurfarm_open_beneath(int folder, const char *path, int flags);
 /// with errno set (EOPNOTSUPP, EISDIR or EINVAL where the file system has no such files).
 int blurfarm_open_unnamed_file(int folder);
 
+/// The folders the dynamic loader searches, in order, for a library this program loads by
+/// name (dlinfo RTLD_DI_SERINFO: LD_LIBRARY_PATH's, the program's run path, the system's; the
+/// loader's cache, /etc/ld.so.cache, is asked between the last two), each followed by a
+/// newline; NULL when the loader cannot say. The caller frees it.
+char *blurfarm_library_search_path(void);
+
 #endif

@@ -16,6 +16,16 @@
 /// so a process that touches no image through libvips never pays for its hundred libraries.
 const char *cvips_load(void);
 
+/// The version of the libvips cvips_load loads ("8.14.1"), or NULL with the reason in
+/// `*failure` when it cannot be loaded. It only maps the library (once, as cvips_load's first
+/// step): libvips is not started, so a process that needs the version alone (a worker asked
+/// `--libvips-version`) never pays for vips_init.
+const char *cvips_version(const char **failure);
+
+/// The file of the libvips cvips_version mapped, as the dynamic loader found it
+/// ("/lib/x86_64-linux-gnu/libvips.so.42"); NULL when it is not mapped.
+const char *cvips_library_file(void);
+
 /// Starts libvips (vips_init) without its loadable modules: the HEIF/AVIF, JPEG XL,
 /// ImageMagick, PDF and OpenSlide loaders and savers that Debian's libvips keeps in
 /// `vips-modules-8.14/` beside the library. Loading them, and the hundred-odd libraries they

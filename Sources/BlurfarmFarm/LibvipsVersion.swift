@@ -1,0 +1,156 @@
+import BlurfarmState
+import BlurfarmSystem
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The version of the libvips the workers load, as `run`'s recipes name it, found without
+/// mapping libvips in this process: from the state folder's cache (``LibvipsVersionCache``)
+/// while the dynamic loader would find the same file, else asked of a worker process
+/// (`blurfarm-worker --libvips-version`, on a core of its own while the jobs are planned), its
+/// answer kept in the cache. Mapping libvips takes about 25 ms (35,000 relocations over its
+/// hundred libraries) and holds the loader's lock meanwhile: every thread a coordinator started
+/// in that time (a job's, its lanes', the pool's) waited for it, and the workers with them.
+public final class LibvipsVersion: Sendable {
+    /// Where the version came from.
+    public enum Source: Sendable, Equatable {
+        /// The state folder's cache.
+        case cache
+        /// A worker process asked now.
+        case worker
+        /// Neither: the worker could not be started, did not answer in time, failed, or could
+        /// not load libvips (the caller asks the library itself).
+        case none
+    }
+
+    private enum State {
+        case asking(pid: pid_t, output: Int32)
+        case known(String?, Source)
+    }
+
+    private let state: Mutex<State>
+    private let stateFolder: String
+    private let worker: String
+    private let environment: [String: String]
+
+    /// How long the worker may take to answer; after it, it is killed and there is no answer.
+    public static let deadline: Duration = .seconds(10)
+
+    /// Looks the version up: the cache in `stateFolder` when it holds for the worker executable
+    /// `worker` in `environment`, else starts that worker asking it (with `environment`, its
+    /// standard input empty, its standard error this process's).
+    public init(stateFolder: String, worker: String, environment: [String: String]) {
+        (self.stateFolder, self.worker, self.environment) = (stateFolder, worker, environment)
+        if let kept = LibvipsVersionCache.version(inStateFolder: stateFolder, worker: worker, environment: environment) {
+            state = Mutex(.known(kept, .cache))
+        } else {
+            state = Mutex(Self.start(worker, environment: environment.map { "\($0.key)=\($0.value)" }))
+            // Its answer is read as soon as it comes, on a thread of its own: the worker is
+            // reaped and the answer kept even by a run that never asks (nothing written).
+            try? Threads.start { [self] in _ = answer }
+        }
+    }
+
+    /// The version ("8.14.1"), waiting for the worker's answer; nil when ``source`` is `none`.
+    public var version: String? { answer.version }
+
+    /// Where ``version`` came from (waiting for the worker's answer).
+    public var source: Source { answer.source }
+
+    private var answer: (version: String?, source: Source) {
+        state.withLock { state in
+            if case .asking(let pid, let output) = state {
+                let report = Self.report(of: pid, on: output)
+                if let report {
+                    // Kept for the next run; a state folder that cannot be written costs it a worker's answer.
+                    try? LibvipsVersionCache(
+                        version: report.version, file: report.file, searchPath: report.searchPath, worker: worker,
+                        environment: environment)?.save(inStateFolder: stateFolder)
+                }
+                state = .known(report?.version, report == nil ? .none : .worker)
+            }
+            guard case .known(let version, let source) = state else { return (nil, .none) }
+            return (version, source)
+        }
+    }
+
+    private static func start(_ executable: String, environment: [String]) -> State {
+        guard let output = try? Syscalls.pipe() else { return .known(nil, .none) }
+        defer { Syscalls.close(output.write) }
+        guard let input = try? Syscalls.openForReading("/dev/null") else {
+            Syscalls.close(output.read)
+            return .known(nil, .none)
+        }
+        defer { Syscalls.close(input) }
+        do throws(SystemCallError) {
+            let pid = try Syscalls.spawn(
+                executable, arguments: [executable, "--libvips-version"], environment: Syscalls.CStrings(environment),
+                stdin: input, stdout: output.write)
+            return .asking(pid: pid, output: output.read)
+        } catch {
+            Syscalls.close(output.read)
+            return .known(nil, .none)
+        }
+    }
+
+    /// What the worker says (``Report/init(_:)``), read to its end (or the deadline); closes
+    /// its output and waits for it.
+    private static func report(of pid: pid_t, on output: Int32) -> Report? {
+        defer { Syscalls.close(output) }
+        let end = ContinuousClock.now + deadline
+        var bytes: [UInt8] = []
+        reading: while bytes.count < Report.maximumBytes {
+            let left = (end - ContinuousClock.now).components
+            let milliseconds = Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
+            guard (try? Syscalls.pollReadable([output], milliseconds: milliseconds))?.isEmpty == false else {
+                Syscalls.kill(pid)  // no answer in time
+                _ = Syscalls.wait(pid)
+                return nil
+            }
+            switch Syscalls.readAvailable(output) {
+            case .bytes(let more): bytes += more
+            case .wouldBlock: continue
+            case .failed: break reading  // its end
+            }
+        }
+        if bytes.count >= Report.maximumBytes { Syscalls.kill(pid) }  // not a report, still writing
+        guard Syscalls.wait(pid) == 0 else { return nil }
+        return Report(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// What `blurfarm-worker --libvips-version` prints: the version, the library's file as the
+    /// loader found it, then the folders the loader searches, one per line.
+    struct Report: Equatable {
+        static let maximumBytes = 64 << 10
+        var version: String
+        var file: String
+        var searchPath: [String]
+
+        /// The report `text` reads as; nil for anything else ("unavailable": libvips cannot be loaded).
+        init?(_ text: String) {
+            let lines = text.split(separator: "\n").map(String.init)
+            guard lines.count >= 2, Self.isVersion(lines[0]), lines[1].hasPrefix("/") else { return nil }
+            (version, file, searchPath) = (lines[0], lines[1], Array(lines.dropFirst(2)))
+        }
+
+        /// Whether `text` reads as a version: numbers joined by dots ("8.14.1").
+        static func isVersion(_ text: String) -> Bool {
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            return text.count <= 32 && parts.count >= 2
+                && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
+        }
+    }
+
+    deinit {
+        // Never read (no thread for it): the worker is not left behind.
+        state.withLock { state in
+            if case .asking(let pid, let output) = state {
+                Syscalls.kill(pid)
+                Syscalls.close(output)
+                _ = Syscalls.wait(pid)
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmManifest
+import BlurfarmState
+import Foundation
+import Synchronization
+import Testing
+
+@testable import BlurfarmCoordinator
+
+/// The versions a recipe names are asked only when a decision needs them, once per run: a
+/// first run hands its work out before they are known (they come from a worker process, or
+/// libvips mapped: tens of milliseconds) and asks them when it records its first output.
+@Suite struct RecipeVersionsTests {
+    @Test func aFirstRunAsksTheVersionsOnlyToRecordAndARerunToCompare() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("versions-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for folder in ["job/photos", "job/out"] {
+            try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
+        }
+        for name in ["p", "q"] {
+            _ = FileManager.default.createFile(atPath: "\(root)/job/photos/\(name).jpg", contents: Data(name.utf8))
+        }
+        let manifest = "\(root)/job/job.job"
+        try "job: versions\ninputs: [photos/*.jpg]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n"
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        let records = try OutputRecords(folder: "\(root)/state")
+        let asked = Mutex(0)
+        func run(_ versions: String) -> IncrementalRun {
+            IncrementalRun(
+                plan: plan, records: records, versions: { asked.withLock { $0 += 1 }; return versions }, pixelLimit: 1 << 20,
+                force: false)
+        }
+
+        let first = run("blurfarm 1; libvips 8")
+        #expect(asked.withLock { $0 } == 0, "nothing recorded: nothing to compare")
+        #expect(first.plan.outputCount == 2)
+        for output in first.plan.inputs.flatMap(\.outputs) {
+            _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+            try first.recordWritten(OutputReport(input: "photos", output: output.path, variant: "copy", status: .written))
+        }
+        #expect(asked.withLock { $0 } == 1, "asked once, for the first record")
+
+        asked.withLock { $0 = 0 }
+        let again = run("blurfarm 1; libvips 8")
+        #expect(again.plan.outputCount == 0 && again.skipped.count == 2, "up to date")
+        #expect(asked.withLock { $0 } == 1, "asked once, to compare")
+        let upgraded = run("blurfarm 1; libvips 9")
+        #expect(upgraded.plan.outputCount == 2, "a new libvips: every output again")
+    }
+}
