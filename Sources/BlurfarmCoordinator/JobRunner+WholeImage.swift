@@ -31,7 +31,7 @@ extension JobRunner {
         _ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode
     ) -> Rect? {
         let workers = pool.settings.scheduling.workers
-        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers, !input.outputs.isEmpty,
+        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers || input.outputs.allSatisfy({ $0.decodeResize != nil }), !input.outputs.isEmpty,
             input.outputs.allSatisfy({ output in
                 output.variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
             }),
