@@ -209,6 +209,7 @@ let package = Package(
             dependencies: [
                 "BlurfarmAPI", "BlurfarmSystem", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
         .target(

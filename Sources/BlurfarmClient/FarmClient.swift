@@ -4,6 +4,7 @@ import BlurfarmSystem
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// A client of the farm service's API (docs/api.md): each operation one request, its answer
 /// decoded into the API's types (``BlurfarmAPI``), every failure a ``ClientError``. Requests
@@ -15,7 +16,8 @@ public struct FarmClient: Sendable {
     /// Its token (`Authorization: Bearer`), when it has one.
     public let token: String?
 
-    /// How long one request may take, its answer read whole, before the server counts as unreachable.
+    /// How long one request may take until its answer's head arrives, before the server counts
+    /// as unreachable (the body then comes within ``http``'s read timeout of each part).
     public static let requestTimeout: TimeAmount = .seconds(30)
     /// The largest answer read (a queue's whole job list is far below it).
     static let largestAnswer = 64 << 20
@@ -25,7 +27,8 @@ public struct FarmClient: Sendable {
     /// server refuses fails the request at once (not retried until the deadline: no server is
     /// listening, and a command says so); 60 s without a byte, the event stream's keep-alive
     /// comes every 15, is a server gone. A redirect is an answer, not followed: the token goes
-    /// only to the server named.
+    /// only to the server named. No proxy: `http_proxy` and its kin are not read (the service
+    /// is on loopback or behind a reverse proxy the client reaches directly).
     static let http: HTTPClient = {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(60)))
@@ -129,11 +132,21 @@ public struct FarmClient: Sendable {
         return request
     }
 
-    /// Why a request got no answer: a connection's failure as the C library says its errno
-    /// ("Connection refused"), any other the client's word (a name not found, a timeout).
+    /// Why a request got no answer, in words: a connection's failure as the C library says its
+    /// errno ("Connection refused"), whether to an address or to a name's addresses; a timeout
+    /// or a closed connection said so; anything else (a name not found) in the client's words.
     static func reason(_ error: any Error) -> String {
         if let failure = error as? IOError { return SystemCallError(call: "connect", errno: failure.errnoCode).reason }
-        return "\(error)"
+        if let failure = error as? NIOConnectionError, let first = failure.connectionErrors.first {
+            return reason(first.error)
+        }
+        switch error as? HTTPClientError {
+        case .connectTimeout?: return "no connection within 10 s"
+        case .readTimeout?: return "no answer within 60 s"
+        case .deadlineExceeded?: return "no answer within \(Self.requestTimeout.nanoseconds / 1_000_000_000) s"
+        case .remoteConnectionClosed?: return "the server closed the connection"
+        default: return "\(error)"
+        }
     }
 
     /// One request; the status and body of the answer.

@@ -22,7 +22,8 @@ extension JobRunner {
     /// the input's header reads, it has at most ``wholeImagePixels`` pixels
     /// (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and at
     /// least as many inputs wait (this one included, `waiting`) as there are workers — so that
-    /// the others have images of their own: each worker then decodes, filters and encodes
+    /// the others have images of their own — or every output is at most half the input's width
+    /// (``shrinksByHalf(_:_:)``: a thumbnail's decode is its work, on one core wherever it runs): each worker then decodes, filters and encodes
     /// images of its own, every core running codecs, and no pixel crosses a process boundary
     /// (a task whose outputs can all be streamed, the worker makes band by band). Else
     /// the image is made here: band by band with its tiles spread over the workers, or decoded
@@ -31,16 +32,26 @@ extension JobRunner {
         _ input: PlannedInput, pool: WorkerPool, waiting: Int, verify: VerifyMode
     ) -> Rect? {
         let workers = pool.settings.scheduling.workers
-        guard wholeImagePixels > 0, verify != .untiled, waiting >= workers || input.outputs.allSatisfy({ $0.decodeResize != nil }), !input.outputs.isEmpty,
+        guard wholeImagePixels > 0, verify != .untiled, !input.outputs.isEmpty,
             input.outputs.allSatisfy({ output in
                 output.variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
             }),
             let header = try? ImageReader.header(ofFile: input.path, confinement: confinement)
         else { return nil }
         let image = Rect(width: header.width, height: header.height)
-        guard image.area <= wholeImagePixels, let memory = header.decodeMemory, memory <= memoryLimit / workers
+        guard image.area <= wholeImagePixels, let memory = header.decodeMemory, memory <= memoryLimit / workers,
+            waiting >= workers || input.outputs.allSatisfy({ Self.shrinksByHalf($0.decodeResize, image) })
         else { return nil }
         return image
+    }
+
+    /// Whether `resize` makes at most half the width (or, without one, the height) of `image`:
+    /// a thumbnail, whose decode is most of its work.
+    static func shrinksByHalf(_ resize: ResizeSpec?, _ image: Rect) -> Bool {
+        guard let resize else { return false }
+        if let width = resize.width { return 2 * width <= image.width }
+        if let height = resize.height { return 2 * height <= image.height }
+        return false
     }
 
     /// Runs the outputs of `input` at `outputs` in `pool`, one task per decode

@@ -28,7 +28,8 @@ public struct FarmSettings: Sendable {
     /// Where records, locks and reports live (absolute).
     public var stateFolder: String
     /// blurfarm's and libvips's versions: part of every output's recipe. Asked only by a job
-    /// that keeps records (finding libvips's version loads libvips: `apply` never needs it).
+    /// that keeps records, and only when a decision needs them (libvips's version maps libvips
+    /// or asks a worker, ``LibvipsVersion``: `apply` never needs it).
     public var recipeVersions: @Sendable () -> String
     /// The run's stop request (SIGINT, SIGTERM in the CLI): every job stops.
     public var stop: StopRequest

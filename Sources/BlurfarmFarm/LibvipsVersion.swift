@@ -1,3 +1,5 @@
+import BlurfarmCore
+import BlurfarmImageIO
 import BlurfarmState
 import BlurfarmSystem
 import Synchronization
@@ -39,14 +41,16 @@ public final class LibvipsVersion: Sendable {
     public static let deadline: Duration = .seconds(10)
 
     /// Looks the version up: the cache in `stateFolder` when it holds for the worker executable
-    /// `worker` in `environment`, else starts that worker asking it (with `environment`, its
+    /// `worker` in `environment`, else starts that worker asking it (with `environment` and,
+    /// unless it says otherwise, `SWIFT_BACKTRACE=enable=no` as the pool's workers have it; its
     /// standard input empty, its standard error this process's).
     public init(stateFolder: String, worker: String, environment: [String: String]) {
         (self.stateFolder, self.worker, self.environment) = (stateFolder, worker, environment)
         if let kept = LibvipsVersionCache.version(inStateFolder: stateFolder, worker: worker, environment: environment) {
             state = Mutex(.known(kept, .cache))
         } else {
-            state = Mutex(Self.start(worker, environment: environment.map { "\($0.key)=\($0.value)" }))
+            let variables = environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { given, _ in given }
+            state = Mutex(Self.start(worker, environment: variables.map { "\($0.key)=\($0.value)" }))
             // Its answer is read as soon as it comes, on a thread of its own: the worker is
             // reaped and the answer kept even by a run that never asks (nothing written).
             try? Threads.start { [self] in _ = answer }
@@ -64,10 +68,9 @@ public final class LibvipsVersion: Sendable {
             if case .asking(let pid, let output) = state {
                 let report = Self.report(of: pid, on: output)
                 if let report {
-                    // Kept for the next run; a state folder that cannot be written costs it a worker's answer.
-                    try? LibvipsVersionCache(
-                        version: report.version, file: report.file, searchPath: report.searchPath, worker: worker,
-                        environment: environment)?.save(inStateFolder: stateFolder)
+                    // Kept for the next run, when the file the worker mapped is the one there
+                    // now; a state folder that cannot be written costs the next run a worker's answer.
+                    try? LibvipsVersionCache(report, worker: worker, environment: environment)?.save(inStateFolder: stateFolder)
                 }
                 state = .known(report?.version, report == nil ? .none : .worker)
             }
@@ -95,53 +98,39 @@ public final class LibvipsVersion: Sendable {
         }
     }
 
-    /// What the worker says (``Report/init(_:)``), read to its end (or the deadline); closes
-    /// its output and waits for it.
-    private static func report(of pid: pid_t, on output: Int32) -> Report? {
+    /// What the worker says (``LibvipsReport/init(text:)``), read to its end, the worker waited
+    /// for; nil when it does not answer and end within ``deadline`` (it is killed), fails, or
+    /// says anything else. Closes its output.
+    private static func report(of pid: pid_t, on output: Int32) -> LibvipsReport? {
         defer { Syscalls.close(output) }
         let end = ContinuousClock.now + deadline
+        func left() -> Int32 { Int32(clamping: max(0, (end - ContinuousClock.now).milliseconds)) }
         var bytes: [UInt8] = []
-        reading: while bytes.count < Report.maximumBytes {
-            let left = (end - ContinuousClock.now).components
-            let milliseconds = Int32(clamping: max(0, left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000))
-            guard (try? Syscalls.pollReadable([output], milliseconds: milliseconds))?.isEmpty == false else {
-                Syscalls.kill(pid)  // no answer in time
-                _ = Syscalls.wait(pid)
-                return nil
-            }
+        reading: while bytes.count < maximumBytes {
+            guard (try? Syscalls.pollReadable([output], milliseconds: left()))?.isEmpty == false else { break }
             switch Syscalls.readAvailable(output) {
             case .bytes(let more): bytes += more
             case .wouldBlock: continue
             case .failed: break reading  // its end
             }
         }
-        if bytes.count >= Report.maximumBytes { Syscalls.kill(pid) }  // not a report, still writing
-        guard Syscalls.wait(pid) == 0 else { return nil }
-        return Report(String(decoding: bytes, as: UTF8.self))
+        // Its output ended (or it took too long, or wrote too much): it exits within the deadline or is killed.
+        var status = Syscalls.endStatus(pid)
+        while status == nil, left() > 0 {
+            _ = try? Syscalls.pollReadable([], milliseconds: min(left(), 5))
+            status = Syscalls.endStatus(pid)
+        }
+        guard let status else {
+            Syscalls.kill(pid)
+            _ = Syscalls.wait(pid)
+            return nil
+        }
+        guard status == 0, bytes.count < maximumBytes else { return nil }
+        return LibvipsReport(text: String(decoding: bytes, as: UTF8.self))
     }
 
-    /// What `blurfarm-worker --libvips-version` prints: the version, the library's file as the
-    /// loader found it, then the folders the loader searches, one per line.
-    struct Report: Equatable {
-        static let maximumBytes = 64 << 10
-        var version: String
-        var file: String
-        var searchPath: [String]
-
-        /// The report `text` reads as; nil for anything else ("unavailable": libvips cannot be loaded).
-        init?(_ text: String) {
-            let lines = text.split(separator: "\n").map(String.init)
-            guard lines.count >= 2, Self.isVersion(lines[0]), lines[1].hasPrefix("/") else { return nil }
-            (version, file, searchPath) = (lines[0], lines[1], Array(lines.dropFirst(2)))
-        }
-
-        /// Whether `text` reads as a version: numbers joined by dots ("8.14.1").
-        static func isVersion(_ text: String) -> Bool {
-            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-            return text.count <= 32 && parts.count >= 2
-                && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
-        }
-    }
+    /// More than a report: the worker's answer is not read further.
+    static let maximumBytes = 64 << 10
 
     deinit {
         // Never read (no thread for it): the worker is not left behind.

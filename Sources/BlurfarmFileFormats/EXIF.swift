@@ -51,6 +51,8 @@ package enum EXIF {
                 ? v[0] | v[1] << 8 | v[2] << 16 | v[3] << 24
                 : v[0] << 24 | v[1] << 16 | v[2] << 8 | v[3]
         }
+        // TIFF's magic number: without it libexif reads nothing (libvips then says 1).
+        guard u16(tiff + 2) == 42 else { return nil }
         let ifd = tiff + u32(tiff + 4)
         guard ifd >= tiff + 8, ifd + 2 <= out.count else { return nil }
         let count = Int(u16(ifd))

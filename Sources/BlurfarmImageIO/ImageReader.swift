@@ -25,10 +25,6 @@ public enum ImageReader {
     /// up-to-date key: a new libvips may decode differently). Maps libvips without starting it.
     public static var libvipsVersion: String { Libvips.version }
 
-    /// The file of that libvips as the dynamic loader found it
-    /// ("/lib/x86_64-linux-gnu/libvips.so.42"); nil when it cannot be loaded. Maps libvips
-    /// without starting it.
-    public static var libvipsFile: String? { Libvips.file }
 
     /// Reads the header of the image at `path` without decoding pixels.
     ///
@@ -44,13 +40,9 @@ public enum ImageReader {
         if let header = (try? JPEGDecoder(descriptor: file.descriptor))?.header, header.readsWithoutLibvips,
             let orientation = header.orientation
         {
-            let (width, height, source) = (header.width, header.height, header.decodeSource)
-            let swap = orientation >= 5  // orientations 5...8 turn the image a quarter
-            return ImageHeader(
-                width: swap ? height : width, height: swap ? width : height, bitDepth: 8, hasAlpha: false,
-                loader: "jpegload", hasICCProfile: header.hasICCProfile, orientation: orientation,
-                decodeMemory: DecodeMemory.whole(source, width: width, height: height, copiesSource: orientation != 1),
-                decodeSource: source)
+            return upright(
+                header.decodeSource, orientation: orientation, bitDepth: 8, hasAlpha: false, loader: "jpegload",
+                hasICCProfile: header.hasICCProfile)
         }
         return try libvipsHeader(of: file)
     }
@@ -59,16 +51,23 @@ public enum ImageReader {
     static func libvipsHeader(of file: InputFile) throws(ImageIOError) -> ImageHeader {
         try Libvips.start()
         let image = try file.open(sequential: true)
-        let sixteen = image.format != VIPS_FORMAT_UCHAR
-        let swap = image.orientation >= 5  // orientations 5...8 turn the image a quarter
+        return upright(
+            decodeSource(of: image), orientation: image.orientation, bitDepth: image.format != VIPS_FORMAT_UCHAR ? 16 : 8,
+            hasAlpha: image.hasAlpha, loader: image.loader ?? "unknown",
+            hasICCProfile: vips_image_get_typeof(image.pointer, "icc-profile-data") != 0)
+    }
+
+    /// The header of a file whose pixels are `source` as stored, turned upright by its EXIF
+    /// `orientation` (5 to 8 turn it a quarter: width and height swap).
+    private static func upright(
+        _ source: DecodeMemory.Source, orientation: Int, bitDepth: Int, hasAlpha: Bool, loader: String, hasICCProfile: Bool
+    ) -> ImageHeader {
+        let swap = orientation >= 5
         return ImageHeader(
-            width: swap ? image.height : image.width, height: swap ? image.width : image.height,
-            bitDepth: sixteen ? 16 : 8, hasAlpha: image.hasAlpha, loader: image.loader ?? "unknown",
-            hasICCProfile: vips_image_get_typeof(image.pointer, "icc-profile-data") != 0,
-            orientation: image.orientation,
-            decodeMemory: DecodeMemory.whole(
-                decodeSource(of: image), width: image.width, height: image.height, copiesSource: image.orientation != 1),
-            decodeSource: decodeSource(of: image))
+            width: swap ? source.height : source.width, height: swap ? source.width : source.height, bitDepth: bitDepth,
+            hasAlpha: hasAlpha, loader: loader, hasICCProfile: hasICCProfile, orientation: orientation,
+            decodeMemory: DecodeMemory.whole(source, width: source.width, height: source.height, copiesSource: orientation != 1),
+            decodeSource: source)
     }
 
     /// Decodes the image at `path` to premultiplied RGBA Float32, upright and in sRGB.

@@ -1,3 +1,4 @@
+import BlurfarmImageIO
 import BlurfarmSystem
 import Foundation
 
@@ -8,10 +9,11 @@ import Foundation
 ///
 /// The version kept holds while the loader would find the same file: the file as found and its
 /// real path are the same, and these are as recorded (their ``Entry``: inode, size, times, or
-/// absence): that file; `/etc/ld.so.cache` and `/etc/ld.so.preload`; the worker executable;
-/// every folder the loader searches (a worker's `LD_LIBRARY_PATH`, run path and the system's,
-/// as `blurfarm-worker --libvips-version` says them) and the `glibc-hwcaps` folders in them;
-/// and `LD_LIBRARY_PATH` and `LD_PRELOAD`. A package upgrade replaces the file and rewrites the
+/// absence): that file (kept only when it is the very file the worker mapped, by inode);
+/// `/etc/ld.so.cache` and `/etc/ld.so.preload`; the worker executable; every folder the loader
+/// searches (a worker's `LD_LIBRARY_PATH`, run path and the system's, as `blurfarm-worker
+/// --libvips-version` says them) and the `glibc-hwcaps` folders in them; and the variables
+/// `LD_LIBRARY_PATH`, `LD_PRELOAD`, `LD_AUDIT` and `GLIBC_TUNABLES`. A package upgrade replaces the file and rewrites the
 /// loader's cache; a library put in a searched folder changes that folder. Anything wrong with
 /// the file means the version is asked again (of a worker): it is a cache, never a source of
 /// truth.
@@ -56,14 +58,20 @@ public struct LibvipsVersionCache: Codable, Equatable, Sendable {
         }
     }
 
-    /// The cache of `version` found in `file` by a worker at `worker` whose loader searches
-    /// `searchPath`, in an `environment`; nil when the file's real path cannot be found.
-    public init?(version: String, file: String, searchPath: [String], worker: String, environment: [String: String]) {
-        guard let loader = Self.loader(file: file, searchPath: searchPath, worker: worker, environment: environment) else {
-            return nil
-        }
-        (self.version, self.file, self.searchPath, self.loader) = (version, file, searchPath, loader)
+    /// The cache of what a worker at `worker` in an `environment` reported; nil when the file
+    /// it mapped is not the one at its real path now (replaced meanwhile: the version may not
+    /// be that file's) or the loader's search path is unknown.
+    public init?(_ report: LibvipsReport, worker: String, environment: [String: String]) {
+        guard !report.searchPath.isEmpty,
+            let loader = Self.loader(file: report.file, searchPath: report.searchPath, worker: worker, environment: environment),
+            loader.entries[loader.library]??.inode == report.inode
+        else { return nil }
+        (version, file, searchPath, self.loader) = (report.version, report.file, report.searchPath, loader)
     }
+
+    /// The environment variables that change what the loader maps (`GLIBC_TUNABLES` can choose
+    /// the `glibc-hwcaps` level).
+    static let variables = ["LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "GLIBC_TUNABLES"]
 
     /// What decides which file the loader maps for `file`'s name, now (the type's documentation).
     static func loader(file: String, searchPath: [String], worker: String, environment: [String: String]) -> Loader? {
@@ -78,7 +86,7 @@ public struct LibvipsVersionCache: Codable, Equatable, Sendable {
         }
         return Loader(
             library: library,
-            environment: Dictionary(uniqueKeysWithValues: ["LD_LIBRARY_PATH", "LD_PRELOAD"].map { ($0, environment[$0] ?? "") }),
+            environment: Dictionary(uniqueKeysWithValues: Self.variables.map { ($0, environment[$0] ?? "") }),
             entries: Dictionary(paths.map { ($0, Entry.of($0)) }, uniquingKeysWith: { first, _ in first }))
     }
 

@@ -122,6 +122,21 @@ extension Syscalls {
         return String(cString: joined).split(separator: "\n").map(String.init)
     }
 
+    /// This process's mappings, as `/proc/self/maps` lists them (address, permissions, offset,
+    /// device, inode, path: one line each); nil when it cannot be read.
+    package static func mappedFiles() -> String? {
+        guard let fd = try? openForReading("/proc/self/maps") else { return nil }
+        defer { close(fd) }
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            guard let n = try? retrying("read", { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } })
+            else { return nil }
+            if n == 0 { return String(decoding: text, as: UTF8.self) }
+            text += chunk[0..<n]
+        }
+    }
+
     /// Writes all of `bytes` to `fd`.
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
         var done = 0

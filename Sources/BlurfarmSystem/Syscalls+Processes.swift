@@ -10,8 +10,9 @@ import Musl
 
 extension Syscalls {
     /// A pipe whose ends are closed on exec (and non-blocking if asked): `pipe2` is not visible
-    /// to Swift without `_GNU_SOURCE`. In the coordinator only the pool's thread starts
-    /// processes, so no worker can inherit an end between `pipe` and `fcntl`.
+    /// to Swift without `_GNU_SOURCE`. A child started by ``spawn(_:arguments:environment:stdin:stdout:)``
+    /// inherits only its standard input and output (every other descriptor closed), so none
+    /// gets an end between `pipe` and `fcntl`.
     package static func pipe(nonBlocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
         try retrying("pipe") { Glibc.pipe(&fds) }
@@ -87,10 +88,14 @@ extension Syscalls {
     }
 
     /// Whether the child `pid` has ended (and is reaped), without waiting.
-    package static func hasExited(_ pid: pid_t) -> Bool {
+    package static func hasExited(_ pid: pid_t) -> Bool { endStatus(pid) != nil }
+
+    /// The wait status of the child `pid` when it has ended (it is then reaped), nil while it
+    /// runs; without waiting. A child that cannot be waited for counts as ended, status -1.
+    package static func endStatus(_ pid: pid_t) -> Int32? {
         var status: Int32 = 0
-        guard let result = try? retrying("waitpid", { waitpid(pid, &status, WNOHANG) }) else { return true }
-        return result == pid
+        guard let result = try? retrying("waitpid", { waitpid(pid, &status, WNOHANG) }) else { return -1 }
+        return result == pid ? status : nil
     }
 
     /// "exit status N" or "killed by signal N".

@@ -30,14 +30,10 @@ public enum WorkerProcess {
     }
 
     /// What `blurfarm-worker --libvips-version` prints for a coordinator, which then never maps
-    /// libvips to name it in its recipes (BlurfarmFarm's `LibvipsVersion`): one line each, the
-    /// version of the libvips a worker loads ("8.14.1"), its file as the dynamic loader found
-    /// it, then the folders the loader searches (what decides that it finds that file). Only
-    /// "unavailable" when libvips cannot be loaded. Maps libvips without starting it.
-    public static var libvipsReport: String {
-        guard let file = ImageReader.libvipsFile else { return "unavailable" }
-        return ([ImageReader.libvipsVersion, file] + Syscalls.librarySearchPath()).joined(separator: "\n")
-    }
+    /// libvips to name it in its recipes (BlurfarmFarm's `LibvipsVersion`): the
+    /// ``LibvipsReport`` of this process, or "unavailable" when libvips cannot be loaded. Maps
+    /// libvips without starting it.
+    public static var libvipsReport: String { LibvipsReport.ofThisProcess?.text ?? "unavailable" }
 
     /// The whole life of a `blurfarm-worker` process: bound to its coordinator, then the
     /// message loop on standard input and output until `shutdown` or the end of the input.

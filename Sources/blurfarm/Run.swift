@@ -51,12 +51,6 @@ struct Run: FarmCommand {
         let registry = loader.registry
         let plans = sharding.select(allPlans)
         let configuration = options.admission.applied(to: loader.configuration)
-        // The recipes name libvips's version: the state folder's cache or a worker process says
-        // it while the jobs start, so that this one never maps libvips for it.
-        let environment = ProcessInfo.processInfo.environment
-        let libvips = LibvipsVersion(
-            stateFolder: farm.stateFolder(configuration), worker: Installation.workerExecutable(environment: environment),
-            environment: environment)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose,
@@ -64,6 +58,16 @@ struct Run: FarmCommand {
         let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: registry.plugins(usedBy: plans))
+        // The recipes name the workers' libvips: the state folder's cache or a worker process
+        // says its version while the jobs start, so that this one never maps libvips for it.
+        // Without workers, this process's libvips renders, and is asked.
+        let environment = ProcessInfo.processInfo.environment
+        let libvips =
+            engine.workers > 0
+            ? LibvipsVersion(
+                stateFolder: farm.stateFolder(configuration), worker: Installation.workerExecutable(environment: environment),
+                environment: environment)
+            : nil
         // Every job's lock before anything runs; held until the process ends.
         let locks: [JobLock]
         do throws(JobLocks.Failure) {

@@ -83,11 +83,17 @@ import Testing
             #expect(answer.version == nil && answer.source == .none, "\(script)")
         }
         #expect(!FileManager.default.fileExists(atPath: state + "/" + LibvipsVersionCache.fileName))
-        let path = state + "/worker.sh"
-        try Data("#!/bin/sh\nprintf '8.14.1\\n/lib/x86_64-linux-gnu/libvips.so.42\\n/lib\\n'\n".utf8)
-            .write(to: URL(fileURLWithPath: path))
-        let answer = LibvipsVersion(stateFolder: state, worker: path, environment: Self.environment)
-        #expect(answer.version == "8.14.1" && answer.source == .worker)
+        // A report of a file that is not the one there now (replaced meanwhile): used, not kept.
+        let file = "/lib/x86_64-linux-gnu/libvips.so.42"
+        let real = URL(fileURLWithPath: file).resolvingSymlinksInPath().path
+        let inode = try #require((try FileManager.default.attributesOfItem(atPath: real))[.systemFileNumber] as? UInt64)
+        for (mapped, kept) in [(inode + 1, false), (inode, true)] {
+            let path = state + "/worker.sh"
+            try Data("#!/bin/sh\nprintf '8.14.1\\n\(file)\\n\(mapped)\\n/lib\\n'\n".utf8).write(to: URL(fileURLWithPath: path))
+            let answer = LibvipsVersion(stateFolder: state, worker: path, environment: Self.environment)
+            #expect(answer.version == "8.14.1" && answer.source == .worker)
+            #expect(FileManager.default.fileExists(atPath: state + "/" + LibvipsVersionCache.fileName) == kept, "\(mapped)")
+        }
     }
 
     /// `blurfarm-worker --libvips-version` prints the version, the library's file as the
@@ -97,6 +103,10 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == ImageReader.libvipsVersion)
-        #expect(lines.count > 2 && FileManager.default.fileExists(atPath: lines[1]), "\(lines)")
+        try #require(lines.count > 3, "\(lines)")
+        let real = URL(fileURLWithPath: lines[1]).resolvingSymlinksInPath().path
+        let inode = (try FileManager.default.attributesOfItem(atPath: real))[.systemFileNumber] as? UInt64
+        #expect(inode.map(String.init) == lines[2], "the inode of the file mapped: \(lines)")
+        #expect(LibvipsReport(text: run.stdout) != nil)
     }
 }

@@ -91,8 +91,8 @@ import Glibc
         }
     }
 
-    /// Outputs that are all resized (thumbnails, a resized blur) go whole to a worker even for
-    /// the last inputs, fewer than the workers: their decode is the work, and made here it
+    /// Outputs that are all at most half the input's width (thumbnails, a resized blur) go
+    /// whole to a worker even for the last inputs, fewer than the workers: their decode is the work, and made here it
     /// would run on one core all the same (after starting libvips in the coordinator). The
     /// bytes are the in-process engine's.
     @Test func resizedOutputsGoWholeToTheLastImageWithTheBytesOfTheInProcessEngine() throws {

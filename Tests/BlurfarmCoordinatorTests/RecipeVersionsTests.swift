@@ -51,3 +51,18 @@ import Testing
         #expect(upgraded.plan.outputCount == 2, "a new libvips: every output again")
     }
 }
+
+/// Which inputs go whole to one worker when fewer wait than there are workers: those whose
+/// every output is at most half the input's width (a thumbnail: its decode is the work).
+@Suite struct WholeImageRuleTests {
+    @Test func aThumbnailIsAtMostHalfTheInputsWidth() {
+        let image = Rect(width: 1920, height: 1080)
+        #expect(!JobRunner.shrinksByHalf(nil, image), "full size")
+        #expect(JobRunner.shrinksByHalf(ResizeSpec(width: 640, height: nil), image))
+        #expect(JobRunner.shrinksByHalf(ResizeSpec(width: 960, height: nil), image))
+        #expect(!JobRunner.shrinksByHalf(ResizeSpec(width: 961, height: nil), image))
+        #expect(!JobRunner.shrinksByHalf(ResizeSpec(width: 1600, height: nil), image), "a light reduce")
+        #expect(JobRunner.shrinksByHalf(ResizeSpec(width: nil, height: 540), image))
+        #expect(!JobRunner.shrinksByHalf(ResizeSpec(width: nil, height: 800), image))
+    }
+}

@@ -39,7 +39,7 @@ import Testing
     /// `file` with `donor`'s EXIF block (the APP1 payload starting "Exif"), its orientation set
     /// to `orientation`, put in after the start-of-image marker: the first EXIF block, which is
     /// the one libvips keeps (mate-Aqua has one of its own, later).
-    static func withEXIF(_ file: String, from donor: String, orientation: UInt8) throws -> Data {
+    static func withEXIF(_ file: String, from donor: String, orientation: UInt8, tiffMagic: UInt8? = nil) throws -> Data {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path(donor))))
         var at = 2
         var payload: [UInt8]?
@@ -63,6 +63,11 @@ import Testing
                 if !littleEndian, reset[value + 1] == 1 { exif[value + 1] = orientation; break }
             }
             #expect(EXIF.orientation(exif) == Int(orientation))
+        }
+        if let tiffMagic {
+            // TIFF's 42 after the byte order mark, "Exif\0\0" before it.
+            (exif[8], exif[9]) = (tiffMagic, tiffMagic)
+            #expect(EXIF.orientation(exif) == nil)
         }
         let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path(file))))
         let segment: [UInt8] = [0xFF, 0xE1, UInt8((exif.count + 2) >> 8), UInt8((exif.count + 2) & 0xFF)] + exif
@@ -101,23 +106,40 @@ import Testing
     /// libvips's own.
     @Test(arguments: direct + [
         "special/bench-3840x2160.jpg", "special/exif-orientation-6.jpg", "special/display-p3.jpg",
-        "photos/plasma-Kite.jpg", "special/grayscale.jpg", "special/cmyk.jpg", "turned",
+        "photos/plasma-Kite.jpg", "special/grayscale.jpg", "special/cmyk.jpg", "turned", "not TIFF",
+        "chunk 2",
     ])
     func aColourJPEGsHeaderIsLibvipss(_ file: String) throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         var path = Corpus.path(file)
-        if file == "turned" {
+        if file == "turned" || file == "not TIFF" {
+            // Turned by 8; or by 6 in an EXIF whose TIFF magic is not 42, which libexif (and so
+            // libvips) does not read: upright.
             path = scratch.file("turned.jpg")
-            try Self.withEXIF("photos/mate-Aqua.jpg", from: "special/exif-orientation-6.jpg", orientation: 8)
-                .write(to: URL(fileURLWithPath: path))
+            try Self.withEXIF(
+                "photos/mate-Aqua.jpg", from: "special/exif-orientation-6.jpg", orientation: file == "turned" ? 8 : 6,
+                tiffMagic: file == "turned" ? nil : 43
+            ).write(to: URL(fileURLWithPath: path))
+        }
+        if file == "chunk 2" {
+            // A profile whose one chunk says it is the second: libvips, which joins the chunks
+            // from the first, sees no profile.
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path("special/display-p3.jpg"))))
+            let name = Array("ICC_PROFILE".utf8) + [0]
+            let at = try #require(bytes.indices.first { Array(bytes[$0..<min($0 + name.count, bytes.count)]) == name })
+            #expect(bytes[at + 12] == 1)
+            bytes[at + 12] = 2
+            path = scratch.file("chunk2.jpg")
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
         }
         let viaLibvips = try ImageReader.libvipsHeader(of: InputFile(path))
         #expect(try ImageReader.header(ofFile: path) == viaLibvips)
+        #expect(viaLibvips.hasICCProfile == ["special/display-p3.jpg", "photos/plasma-Kite.jpg", "special/cmyk.jpg"].contains(file), "\(file)")
         let descriptor = open(path, O_RDONLY)
         defer { close(descriptor) }
         let byLibjpeg = try JPEGDecoder(descriptor: descriptor).header.readsWithoutLibvips
-        #expect(byLibjpeg == !["special/grayscale.jpg", "special/cmyk.jpg"].contains(file), "\(file)")
+        #expect(byLibjpeg == !["special/grayscale.jpg", "special/cmyk.jpg", "not TIFF"].contains(file), "\(file)")
     }
 
     /// What libjpeg alone does not open: a file to turn upright, one with a profile or XMP,

@@ -58,16 +58,12 @@ final class JPEGDecoder {
         /// Whether the file is decoded here from the start, libvips never asked: 8-bit RGB or
         /// YCbCr, upright, nothing for libvips's colour pipeline to convert (no profile), and
         /// no metadata but EXIF (what libvips would give is then known: the EXIF block as it is).
-        var decodesWithoutLibvips: Bool {
-            precision == 8 && components == 3 && isRGB && !hasICCProfile && !hasXMP && orientation == 1
-        }
+        var decodesWithoutLibvips: Bool { readsWithoutLibvips && !hasICCProfile && !hasXMP && orientation == 1 }
 
         /// Whether the header libvips reads of this file is known without it: an 8-bit colour
-        /// JPEG whose EXIF orientation, if any, reads as 1 to 8, profile and XMP or not (what
+        /// JPEG whose EXIF orientation reads (1 to 8, or none), profile and XMP or not (what
         /// libvips then does with the samples does not change the header).
-        var readsWithoutLibvips: Bool {
-            precision == 8 && components == 3 && isRGB && orientation.map { (1...8).contains($0) } == true
-        }
+        var readsWithoutLibvips: Bool { precision == 8 && components == 3 && isRGB && orientation != nil }
 
         /// The metadata libvips's `jpegload` gives such a file.
         var metadata: ImageMetadata { ImageMetadata(iccProfile: nil, exif: exif, xmp: nil) }
@@ -111,7 +107,8 @@ final class JPEGDecoder {
             switch marker {
             case 0xE1 where size > 4 && starts(with: "Exif"): if exif == nil { exif = Array(payload) }  // libvips keeps the first
             case 0xE1 where size > 4 && starts(with: "http"): xmp = true
-            case 0xE2 where size > 14 && starts(with: "ICC_PROFILE"): icc = true
+            // libvips joins the profile's chunks from the one numbered 1: without it, no profile.
+            case 0xE2 where size > 14 && starts(with: "ICC_PROFILE"): icc = icc || payload[12] == 1
             default: break
             }
         }
