@@ -43,7 +43,7 @@ public final class LibvipsVersion: Sendable {
     /// Looks the version up: the cache in `stateFolder` when it holds for the worker executable
     /// `worker` in `environment`, else starts that worker asking it (with `environment` and,
     /// unless it says otherwise, `SWIFT_BACKTRACE=enable=no` as the pool's workers have it; its
-    /// standard input empty, its standard error this process's).
+    /// standard input empty, its standard error discarded).
     public init(stateFolder: String, worker: String, environment: [String: String]) {
         (self.stateFolder, self.worker, self.environment) = (stateFolder, worker, environment)
         if let kept = LibvipsVersionCache.version(inStateFolder: stateFolder, worker: worker, environment: environment) {
@@ -87,10 +87,14 @@ public final class LibvipsVersion: Sendable {
             return .known(nil, .none)
         }
         defer { Syscalls.close(input) }
+        // Its complaints (a worker of another build that does not know the option) are not the
+        // run's: without an answer, this process asks its own libvips.
+        let silence = try? Syscalls.openFile("/dev/null", in: AT_FDCWD, flags: O_WRONLY)
+        defer { silence.map(Syscalls.close) }
         do throws(SystemCallError) {
             let pid = try Syscalls.spawn(
                 executable, arguments: [executable, "--libvips-version"], environment: Syscalls.CStrings(environment),
-                stdin: input, stdout: output.write)
+                stdin: input, stdout: output.write, stderr: silence)
             return .asking(pid: pid, output: output.read)
         } catch {
             Syscalls.close(output.read)

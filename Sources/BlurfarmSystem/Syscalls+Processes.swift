@@ -28,18 +28,19 @@ extension Syscalls {
     }
 
     /// Starts `executable` with `arguments` (the first is its name) and `environment` (a
-    /// null-terminated list), `stdin` and `stdout` as its standard input and output (stderr
-    /// inherited, every other descriptor closed in the child), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
+    /// null-terminated list), `stdin` and `stdout` as its standard input and output, `stderr`
+    /// as its standard error (this process's when nil; every other descriptor closed in the child), no signal blocked and SIGINT, SIGTERM and SIGPIPE at their defaults,
     /// whatever this process ignores. `posix_spawn` fails with EAGAIN when the user may not have
     /// another process (`RLIMIT_NPROC`), ENOMEM without memory for it.
     package static func spawn(
-        _ executable: String, arguments: [String], environment: CStrings, stdin: Int32, stdout: Int32
+        _ executable: String, arguments: [String], environment: CStrings, stdin: Int32, stdout: Int32, stderr: Int32? = nil
     ) throws(SystemCallError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdin, STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, stdout, STDOUT_FILENO)
+        if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, STDERR_FILENO) }
         // Nothing else is inherited: the server's listening socket and its database, files
         // being written, were opened by libraries that do not all ask for close-on-exec.
         try retryingReturnedError("posix_spawn_file_actions_addclosefrom_np", { blurfarm_spawn_close_from(&actions, STDERR_FILENO + 1) })

@@ -59,7 +59,12 @@ func registry(marker: String?) -> FilterRegistry {
     return registry
 }
 
-// The arguments of `blurfarm-worker`: --worker-id N --coordinator-pid P [--plugin-folder F]…
+// The arguments of `blurfarm-worker`: --worker-id N --coordinator-pid P [--plugin-folder F]…,
+// or --libvips-version.
+if Array(CommandLine.arguments.dropFirst()) == ["--libvips-version"] {
+    print(WorkerProcess.libvipsReport)
+    exit(0)
+}
 var options: [String: [String]] = [:]
 var arguments = CommandLine.arguments.dropFirst()
 while let name = arguments.popFirst(), let value = arguments.popFirst() { options[name, default: []].append(value) }
