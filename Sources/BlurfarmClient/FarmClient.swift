@@ -45,22 +45,22 @@ public struct FarmClient: Sendable {
 
     /// `POST /api/v1/jobs`: submits a job; the job as queued.
     public func submit(_ request: SubmitRequest) async throws(ClientError) -> JobView {
-        try await call("POST", "api/v1/jobs", body: request)
+        try await call(.POST, "api/v1/jobs", body: request)
     }
 
     /// `GET /api/v1/jobs`: every job, in queue order.
     public func jobs() async throws(ClientError) -> [JobView] {
-        try await (call("GET", "api/v1/jobs") as JobList).jobs
+        try await (call(.GET, "api/v1/jobs") as JobList).jobs
     }
 
     /// `GET /api/v1/jobs/{id}`.
     public func job(_ id: Int64) async throws(ClientError) -> JobView {
-        try await call("GET", "api/v1/jobs/\(id)")
+        try await call(.GET, "api/v1/jobs/\(id)")
     }
 
     /// `GET /api/v1/jobs/{id}/outputs`: the outputs started since the job was last handed to the farm.
     public func outputs(of id: Int64) async throws(ClientError) -> [QueueOutput] {
-        try await (call("GET", "api/v1/jobs/\(id)/outputs") as OutputList).outputs
+        try await (call(.GET, "api/v1/jobs/\(id)/outputs") as OutputList).outputs
     }
 
     /// A request that steers a job (`POST /api/v1/jobs/{id}/<verb>`, body `{}`).
@@ -70,17 +70,17 @@ public struct FarmClient: Sendable {
 
     /// Steers job `id`; the job in its new state.
     public func steer(_ id: Int64, _ request: Steering) async throws(ClientError) -> JobView {
-        try await call("POST", "api/v1/jobs/\(id)/\(request.rawValue)", body: [String: String]())
+        try await call(.POST, "api/v1/jobs/\(id)/\(request.rawValue)", body: [String: String]())
     }
 
     /// `POST /api/v1/jobs/{id}/priority`; the job.
     public func setPriority(_ priority: Int, of id: Int64) async throws(ClientError) -> JobView {
-        try await call("POST", "api/v1/jobs/\(id)/priority", body: PriorityChange(priority: priority))
+        try await call(.POST, "api/v1/jobs/\(id)/priority", body: PriorityChange(priority: priority))
     }
 
     /// `GET /api/v1/workers`.
     public func workers() async throws(ClientError) -> [WorkerInfo] {
-        try await (call("GET", "api/v1/workers") as WorkerList).workers
+        try await (call(.GET, "api/v1/workers") as WorkerList).workers
     }
 
     /// Waits until job `id` is finished, through restarts of the server, and returns it. It
@@ -109,7 +109,7 @@ public struct FarmClient: Sendable {
 
     /// `method path` with `body` as JSON; the answer decoded as `Answer` when it is 2xx.
     private func call<Answer: Decodable>(
-        _ method: String, _ path: String, body: (any Encodable)? = nil
+        _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil
     ) async throws(ClientError) -> Answer {
         let (status, data) = try await send(method, path, body: body.flatMap { try? APIJSON.encoder().encode($0) })
         guard (200..<300).contains(status) else {
@@ -150,8 +150,8 @@ public struct FarmClient: Sendable {
     }
 
     /// One request; the status and body of the answer.
-    private func send(_ method: String, _ path: String, body: Data?) async throws(ClientError) -> (Int, Data) {
-        var request = request(HTTPMethod(rawValue: method), path)
+    private func send(_ method: HTTPMethod, _ path: String, body: Data?) async throws(ClientError) -> (Int, Data) {
+        var request = request(method, path)
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))

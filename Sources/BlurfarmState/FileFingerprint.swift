@@ -30,7 +30,16 @@ public struct FileStamp: Codable, Hashable, Sendable {
     /// or cannot be read.
     public static func of(_ path: String) -> FileStamp? {
         guard let info = Syscalls.status(path), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return FileStamp(
+        return FileStamp(info)
+    }
+
+    /// The stamp of whatever is at `path` (following links: a file, a folder…), or nil when
+    /// nothing is there.
+    static func ofEntry(_ path: String) -> FileStamp? { Syscalls.status(path).map(FileStamp.init) }
+
+    /// The stamp `stat` gave.
+    init(_ info: stat) {
+        self.init(
             size: Int64(info.st_size),
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
             changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec),

@@ -8,7 +8,7 @@ import Foundation
 /// thread the process starts waits for the loader (docs/performance.md).
 ///
 /// The version kept holds while the loader would find the same file: the file as found and its
-/// real path are the same, and these are as recorded (their ``Entry``: inode, size, times, or
+/// real path are the same, and these are as recorded (their ``FileStamp``: inode, size, times, or
 /// absence): that file (kept only when it is the very file the worker mapped, by inode);
 /// `/etc/ld.so.cache` and `/etc/ld.so.preload`; the worker executable; every folder the loader
 /// searches (a worker's `LD_LIBRARY_PATH`, run path and the system's, as `blurfarm-worker
@@ -33,29 +33,12 @@ public struct LibvipsVersionCache: Codable, Equatable, Sendable {
     var loader: Loader
 
     /// What decides which file the loader maps: the real path of the file it found, the
-    /// environment variables it reads, and what is at each path it looks at (nil: nothing).
+    /// environment variables it reads, and what is at each path it looks at (its
+    /// ``FileStamp``, folders included; nil: nothing).
     struct Loader: Codable, Equatable, Sendable {
         var library: String
         var environment: [String: String]
-        var entries: [String: Entry?]
-    }
-
-    /// What is at a path: its identity, size and times.
-    struct Entry: Codable, Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var modified: Int64
-        var changed: Int64
-
-        /// The entry at `path` (following links), nil when nothing is there.
-        static func of(_ path: String) -> Entry? {
-            guard let info = Syscalls.status(path) else { return nil }
-            return Entry(
-                device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-                changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
-        }
+        var entries: [String: FileStamp?]
     }
 
     /// The cache of what a worker at `worker` in an `environment` reported; nil when the file
@@ -87,7 +70,7 @@ public struct LibvipsVersionCache: Codable, Equatable, Sendable {
         return Loader(
             library: library,
             environment: Dictionary(uniqueKeysWithValues: Self.variables.map { ($0, environment[$0] ?? "") }),
-            entries: Dictionary(paths.map { ($0, Entry.of($0)) }, uniquingKeysWith: { first, _ in first }))
+            entries: Dictionary(paths.map { ($0, FileStamp.ofEntry($0)) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The version kept in the state folder `stateFolder` when the loader would still find the

@@ -127,14 +127,7 @@ extension Syscalls {
     package static func mappedFiles() -> String? {
         guard let fd = try? openForReading("/proc/self/maps") else { return nil }
         defer { close(fd) }
-        var text: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            guard let n = try? retrying("read", { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } })
-            else { return nil }
-            if n == 0 { return String(decoding: text, as: UTF8.self) }
-            text += chunk[0..<n]
-        }
+        return (try? readAll(fd, upTo: 64 << 20)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Writes all of `bytes` to `fd`.

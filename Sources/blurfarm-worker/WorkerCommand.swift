@@ -22,8 +22,8 @@ struct WorkerCommand: ParsableCommand {
             errors to standard error.
 
             With --libvips-version it prints the version of the libvips it loads (what a \
-            coordinator's recipes name), that library's file and the folders the dynamic loader \
-            searches, one per line, and exits.
+            coordinator's recipes name), that library's file, the inode of the file mapped and \
+            the folders the dynamic loader searches, one per line, and exits.
 
             Exit status: 0 after 'shutdown' or the end of the input, 65 bad input, 69 the \
             coordinator was gone at start, 71 setup failed, 74 read error.
@@ -40,7 +40,7 @@ struct WorkerCommand: ParsableCommand {
         valueName: "folder"))
     var pluginFolder: [String] = []
 
-    @Flag(help: "Print the version of the libvips a worker loads, its file and the folders the loader searches, and exit.")
+    @Flag(help: "Print the version of the libvips a worker loads, its file, its inode and the folders the loader searches, and exit.")
     var libvipsVersion = false
 
     func validate() throws {

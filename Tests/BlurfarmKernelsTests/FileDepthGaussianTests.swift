@@ -205,6 +205,23 @@ import Testing
         return worst
     }
 
+    /// Expects every level of `filter` over `image`, through the chain's route in tiles of
+    /// `tile`, under `clamp` and `mirror`, within `0.5 + bound` of the unrounded definition
+    /// `reference(edge)` (10⁻⁴ more: the reference reads the samples as Float32, s / 255,
+    /// rounded); `label` names the case.
+    static func expectWithinTheDefinition(
+        _ filter: any Filter, _ image: SampleBuffer<UInt8>, tile: Int, bound: Double, _ label: String,
+        reference: (EdgeRule) -> [SIMD4<Double>], sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws {
+        for edge in [EdgeRule.clamp, .mirror] {
+            let worst = unroundedWorst(try routed(filter, image, edge: edge, tile: tile), reference(edge))
+            #expect(
+                worst.levels <= 0.5 + bound + 1e-4,
+                "\(label), \(edge): \(worst.levels) levels at (\(worst.x), \(worst.y)), bound \(0.5 + bound)",
+                sourceLocation: sourceLocation)
+        }
+    }
+
     /// Every pixel of `rect`, in row order.
     static func pixels(_ rect: Rect) -> [(Int, Int)] {
         (rect.y..<rect.maxY).flatMap { y in (rect.x..<rect.maxX).map { x in (x, y) } }

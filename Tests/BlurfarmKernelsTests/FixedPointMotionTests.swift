@@ -38,15 +38,9 @@ import Testing
         let image = FileDepthGaussianTests.random(UInt8.self, width: 45, height: 33, channels: 3, seed: UInt64(radius * 10))
         let floats = AnyPixels.uint8(image).floats(in: image.rect)
         let n = samples ?? MotionMask.defaultSamples(radius: radius)
-        for edge in [EdgeRule.clamp, .mirror] {
-            let output = try FileDepthGaussianTests.routed(motion, image, edge: edge, tile: 16)
-            let reference = Reference.motion(floats, radius: radius, angle: angle, samples: n, edge: edge)
-            let worst = FileDepthGaussianTests.unroundedWorst(output, reference)
-            // 10⁻⁴: the reference reads the samples as Float32 (s / 255, rounded).
-            #expect(
-                worst.levels <= 0.5 + mask.errorBound + 1e-4,
-                "radius \(radius), angle \(angle), \(edge): \(worst.levels) levels at (\(worst.x), \(worst.y)), bound \(0.5 + mask.errorBound)")
-        }
+        try FileDepthGaussianTests.expectWithinTheDefinition(
+            motion, image, tile: 16, bound: mask.errorBound, "radius \(radius), angle \(angle)"
+        ) { Reference.motion(floats, radius: radius, angle: angle, samples: n, edge: $0) }
     }
 
     /// The C sum's widest code (AVX-512BW where this processor has it), its AVX2 code and its

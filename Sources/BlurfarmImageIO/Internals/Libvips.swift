@@ -11,10 +11,7 @@ private let libvipsStartup: String? = cvips_load().map { String(cString: $0) }
 
 /// The version of the libvips cvips_load loads, read once from the library mapped but not
 /// started (``Libvips/version``).
-private let mappedLibvipsVersion: String = {
-    var failure: UnsafePointer<CChar>?
-    return cvips_version(&failure).map { String(cString: $0) } ?? "unavailable"
-}()
+private let mappedLibvipsVersion = cvips_version().map { String(cString: $0) } ?? "unavailable"
 
 /// libvips's built-in sRGB profile, the profile of every decoded image that had one.
 private let builtinSRGBProfile: [UInt8]? = {

@@ -16,11 +16,11 @@
 /// so a process that touches no image through libvips never pays for its hundred libraries.
 const char *cvips_load(void);
 
-/// The version of the libvips cvips_load loads ("8.14.1"), or NULL with the reason in
-/// `*failure` when it cannot be loaded. It only maps the library (once, as cvips_load's first
+/// The version of the libvips cvips_load loads ("8.14.1"), or NULL when it cannot be loaded
+/// (cvips_load then says why). It only maps the library (once, as cvips_load's first
 /// step): libvips is not started, so a process that needs the version alone (a worker asked
 /// `--libvips-version`) never pays for vips_init.
-const char *cvips_version(const char **failure);
+const char *cvips_version(void);
 
 /// The file of the libvips cvips_version mapped, as the dynamic loader found it
 /// ("/lib/x86_64-linux-gnu/libvips.so.42"); NULL when it is not mapped.
