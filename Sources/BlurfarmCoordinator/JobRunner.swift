@@ -33,7 +33,7 @@ public struct JobRunner: Sendable {
     /// The most bytes all the decodes in flight may allocate: each decode may use this divided
     /// by ``decodedImages`` (estimated from the header, checked before decoding).
     public let memoryLimit: Int
-    /// The most pixels an input may have to be one task of a worker (``wholeImage(_:pool:waiting:verify:)``);
+    /// The most pixels an input may have to be one task of a worker (``wholeImage(_:pool:waiting:inputs:verify:)``);
     /// 0 for never.
     public let wholeImagePixels: Int
     /// The folders inputs must be read and outputs written below, or nil (``FarmJob/confinement``).
@@ -92,7 +92,7 @@ public struct JobRunner: Sendable {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < inputs.count else { return }
                 let reports = run(
-                    inputs[index], waiting: inputs.count - index, decodes: decodes, tileSize: plan.tileSize, verify: mode,
+                    inputs[index], waiting: inputs.count - index, inputs: inputs.count, decodes: decodes, tileSize: plan.tileSize, verify: mode,
                     control: control
                 ) { event in
                     // Tile progress comes from the pool's thread: never held up behind an
@@ -136,17 +136,17 @@ public struct JobRunner: Sendable {
     /// image (or one set of sizes) at a time is held, and returns their reports in the plan's
     /// order.
     /// The outputs go to one worker per decode when they should
-    /// (``wholeImage(_:pool:waiting:verify:)``, `waiting` inputs left with this one); else,
+    /// (``wholeImage(_:pool:waiting:inputs:verify:)``, `waiting` inputs of the job's `inputs` left with this one); else,
     /// and those too large for a worker's answer, they are made here (one of `decodes` at a
     /// time).
     private func run(
-        _ input: PlannedInput, waiting: Int, decodes: DispatchSemaphore, tileSize: Int, verify: VerifyMode,
+        _ input: PlannedInput, waiting: Int, inputs: Int, decodes: DispatchSemaphore, tileSize: Int, verify: VerifyMode,
         control: JobControl, events: @escaping @Sendable (Event) -> Void
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
         if let pool = rendering as? WorkerPool, control.ended == nil,
-            let image = wholeImage(input, pool: pool, waiting: waiting, verify: verify)
+            let image = wholeImage(input, pool: pool, waiting: waiting, inputs: inputs, verify: verify)
         {
             for (index, report) in runWhole(
                 input, outputs: Array(input.outputs.indices), image: image, pool: pool, tileSize: tileSize, verify: verify, control: control,

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// `blurfarm run --workers N` on a batch: while at least N inputs wait, the outputs of an
+/// `blurfarm run --workers N` on a batch: for an input of the batch's full rounds of N, the outputs of an
 /// input that the streamed path cannot make (here a thumbnail and a resized motion blur, one
 /// decode) are one task of one worker, which decodes the input, renders their chains and
 /// encodes them (docs/pool.md, "Whole images or tiles"); the coordinator writes what

@@ -52,9 +52,28 @@ import Testing
     }
 }
 
-/// Which inputs go whole to one worker when fewer wait than there are workers: those whose
-/// every output is at most half the input's width (a thumbnail: its decode is the work).
+/// Which inputs go whole to one worker: those of the job's full rounds (the last round's
+/// inputs, fewer than the workers, are spread), and those whose every output is at most half
+/// the input's width (a thumbnail: its decode is the work).
 @Suite struct WholeImageRuleTests {
+    @Test func theInputsOfTheLastRoundShorterThanTheWorkersAreSpreadAndNoOthers() {
+        for workers in 1...5 {
+            for inputs in 1...17 {
+                // The inputs in the order they are handed out; `waiting` counts this one.
+                let whole = (0..<inputs).map { JobRunner.inFullRound(waiting: inputs - $0, inputs: inputs, workers: workers) }
+                let rounds = inputs / workers
+                #expect(
+                    whole == (0..<inputs).map { $0 < rounds * workers },
+                    "\(inputs) inputs, \(workers) workers: \(whole)")
+            }
+        }
+        // A batch that fills its rounds goes whole to its last image; a lone image is spread.
+        #expect(JobRunner.inFullRound(waiting: 1, inputs: 48, workers: 2))
+        #expect(!JobRunner.inFullRound(waiting: 1, inputs: 1, workers: 2))
+        #expect(!JobRunner.inFullRound(waiting: 1, inputs: 5, workers: 2) && JobRunner.inFullRound(waiting: 2, inputs: 5, workers: 2))
+        #expect(!JobRunner.inFullRound(waiting: 3, inputs: 3, workers: 4), "fewer inputs than workers: all spread")
+    }
+
     @Test func aThumbnailIsAtMostHalfTheInputsWidth() {
         let image = Rect(width: 1920, height: 1080)
         #expect(!JobRunner.shrinksByHalf(nil, image), "full size")
