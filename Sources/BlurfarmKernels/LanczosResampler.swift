@@ -36,6 +36,9 @@ public struct LanczosResampler: Sendable {
         let first: [Int32]
         let weights: [Float]
         let taps: Int
+        /// The weights again for the rows pass's AVX-512 code: for each group of four outputs
+        /// and each tap, the weight of each of the four, four times (16 floats).
+        let grouped: [Float]
 
         /// The largest sum of the magnitudes of one window's weights.
         var magnitude: Double {
@@ -65,6 +68,14 @@ public struct LanczosResampler: Sendable {
             self.first = first
             self.weights = weights
             self.taps = taps
+            var grouped: [Float] = []
+            grouped.reserveCapacity(output / 4 * taps * 16)
+            for group in 0..<output / 4 {
+                for t in 0..<taps {
+                    for k in 0..<4 { grouped += repeatElement(weights[(4 * group + k) * taps + t], count: 4) }
+                }
+            }
+            self.grouped = grouped
         }
 
         /// The definition's weights of each output pixel: the first source pixel it reads and
@@ -141,8 +152,8 @@ public struct LanczosResampler: Sendable {
     /// The image whose rows `nextRow()` gives in order, top to bottom (each `sourceWidth *
     /// channels` bytes, read before the next call), resampled: `height` rows of `width *
     /// channels` bytes, without padding. Only the source rows the windows of ``rowsTogether``
-    /// output rows need are held (as `Float32`). `vector` false runs the scalar code of the
-    /// rows pass alone (the same bits; the columns pass is the compiler's lanes either way).
+    /// output rows need are held (as `Float32`). `vector` false runs the scalar code of both
+    /// passes alone (the same bits as their AVX-512, AVX2 and SSE lanes).
     public func resample<Failure: Error>(
         vector: Bool = true, nextRow: () throws(Failure) -> UnsafePointer<UInt8>
     ) throws(Failure) -> [UInt8] {
@@ -178,12 +189,12 @@ public struct LanczosResampler: Sendable {
                 alongColumns.weights.withUnsafeBufferPointer { weights in
                     bf_resample_columns(
                         rows, offsets, weights.baseAddress! + group.first! * taps, Int32(taps), sums, Int32(group.count),
-                        sourceSamples)
+                        sourceSamples, vector ? 2 : 0)
                 }
                 for (m, y) in group.enumerated() {
                     bf_resample_rows(
-                        summed + m * slot, Int32(channels), alongRows.first, alongRows.weights, Int32(alongRows.taps),
-                        output.baseAddress! + y * rowBytes, width, vector ? 1 : 0)
+                        summed + m * slot, Int32(channels), alongRows.first, alongRows.weights, alongRows.grouped,
+                        Int32(alongRows.taps), output.baseAddress! + y * rowBytes, width, vector ? 2 : 0)
                 }
             }
         }

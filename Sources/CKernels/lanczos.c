@@ -1,12 +1,18 @@
 // The two passes of the Lanczos resampler declared in ckernels.h, in Float32. Every output
 // element is one fixed sequence of IEEE operations (a product, then sums in tap order; no
-// fused multiply-add: contraction is off below), so the vector code (the compiler's AVX2 lanes
-// for the columns, SSE lanes for the rows) and the scalar code give the same bits.
+// fused multiply-add: contraction is off below), so the vector code (16 lanes of AVX-512 where
+// the processor has it, else the compiler's AVX2 lanes for the columns and SSE lanes for the
+// rows) and the scalar code give the same bits.
 #include "ckernels.h"
+#include "avx512.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__SSSE3__)
+#include <tmmintrin.h>
+#endif
+#include <string.h>
 
 #pragma clang fp contract(off)
 
@@ -35,12 +41,68 @@ static inline __attribute__((always_inline)) void column_block(const float *cons
     for (int i = 0; i < n; i++) dst[m][start + i] = acc[i];
 }
 
+#if defined(__AVX2__)
+// Whole blocks of 64 samples of the columns pass in four 16-lane registers (AVX-512), each
+// output row in turn, as column_block sums them; returns where it stopped.
+BF_AVX512 static ptrdiff_t columns512(const float *const *rows, const int32_t *offsets, const float *w, int taps,
+                                      float *const *dst, int outputs, ptrdiff_t count) {
+    ptrdiff_t start = 0;
+    for (; start + 64 <= count; start += 64) {
+        for (int m = 0; m < outputs; m++) {
+            const float *const *r = rows + offsets[m];
+            const float *c = w + (ptrdiff_t)m * taps;
+            const __m512 c0 = _mm512_set1_ps(c[0]);
+            const float *row = r[0] + start;
+            __m512 a0 = _mm512_mul_ps(c0, _mm512_loadu_ps(row)), a1 = _mm512_mul_ps(c0, _mm512_loadu_ps(row + 16));
+            __m512 a2 = _mm512_mul_ps(c0, _mm512_loadu_ps(row + 32)), a3 = _mm512_mul_ps(c0, _mm512_loadu_ps(row + 48));
+            for (int t = 1; t < taps; t++) {
+                const __m512 ct = _mm512_set1_ps(c[t]);
+                row = r[t] + start;
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(ct, _mm512_loadu_ps(row)));
+                a1 = _mm512_add_ps(a1, _mm512_mul_ps(ct, _mm512_loadu_ps(row + 16)));
+                a2 = _mm512_add_ps(a2, _mm512_mul_ps(ct, _mm512_loadu_ps(row + 32)));
+                a3 = _mm512_add_ps(a3, _mm512_mul_ps(ct, _mm512_loadu_ps(row + 48)));
+            }
+            float *d = dst[m] + start;
+            _mm512_storeu_ps(d, a0); _mm512_storeu_ps(d + 16, a1);
+            _mm512_storeu_ps(d + 32, a2); _mm512_storeu_ps(d + 48, a3);
+        }
+    }
+    return start;
+}
+#endif
+
+// The scalar sums of the columns pass from sample `start` (the compiler keeps them scalar).
+static void columns_scalar(const float *const *rows, const int32_t *offsets, const float *w, int taps,
+                           float *const *dst, int outputs, ptrdiff_t start, ptrdiff_t count) {
+    for (int m = 0; m < outputs; m++) {
+        const float *const *r = rows + offsets[m];
+        const float *c = w + (ptrdiff_t)m * taps;
+#pragma clang loop vectorize(disable) interleave(disable)
+        for (ptrdiff_t i = start; i < count; i++) {
+            float acc = c[0] * r[0][i];
+            for (int t = 1; t < taps; t++) {
+                const float p = c[t] * r[t][i];
+                acc = acc + p;
+            }
+            dst[m][i] = acc;
+        }
+    }
+}
+
 void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
-                         int outputs, ptrdiff_t count) {
+                         int outputs, ptrdiff_t count, int vector) {
+    ptrdiff_t start = 0;
+    if (!vector) {
+        columns_scalar(rows, offsets, w, taps, dst, outputs, 0, count);
+        return;
+    }
+#if defined(__AVX2__)
+    if (vector >= 2 && bf_has_avx512bw()) start = columns512(rows, offsets, w, taps, dst, outputs, count);
+#endif
     // Blocks of 64 samples summed in registers, each output row in turn: the output rows of
     // one call share most of their source rows, whose blocks stay in the first-level cache.
     enum { block = 64 };
-    ptrdiff_t start = 0;
     for (; start + block <= count; start += block) {
         for (int m = 0; m < outputs; m++) column_block(rows, offsets, w, taps, dst, m, start, block);
     }
@@ -84,9 +146,56 @@ static inline void store_pixel(__m128i v, int channels, uint8_t *dst) {
 }
 #endif
 
-void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, int taps, uint8_t *dst,
-                      ptrdiff_t outputs, int vector) {
+#if defined(__AVX2__) && defined(__SSSE3__)
+// Whole groups of four output pixels of the rows pass (3 or 4 channels) from `x`, a multiple
+// of 4, with AVX-512: each pixel's channels in four lanes of one 16-lane register, as the SSE
+// code below has them in one 4-lane register, lane for lane the same products and sums.
+// `w16` holds, for each group of four outputs and each tap, each pixel's weight four times.
+BF_AVX512 static ptrdiff_t rows512(const float *src, int channels, const int32_t *first, const float *w16, int taps,
+                                   uint8_t *dst, ptrdiff_t x, ptrdiff_t outputs) {
+    const __m512 zero = _mm512_setzero_ps(), top = _mm512_set1_ps(255.0f), half = _mm512_set1_ps(0.5f);
+    // The first three bytes of each 4-byte pixel, for 3 channels.
+    const __m128i packed = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+    for (; x + 4 <= outputs; x += 4) {
+        const float *s0 = src + (ptrdiff_t)first[x] * channels, *s1 = src + (ptrdiff_t)first[x + 1] * channels;
+        const float *s2 = src + (ptrdiff_t)first[x + 2] * channels, *s3 = src + (ptrdiff_t)first[x + 3] * channels;
+        const float *g = w16 + (x / 4) * (ptrdiff_t)taps * 16;
+        __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(s0));
+        v = _mm512_insertf32x4(v, _mm_loadu_ps(s1), 1);
+        v = _mm512_insertf32x4(v, _mm_loadu_ps(s2), 2);
+        v = _mm512_insertf32x4(v, _mm_loadu_ps(s3), 3);
+        __m512 a = _mm512_mul_ps(_mm512_loadu_ps(g), v);
+        for (int t = 1; t < taps; t++) {
+            const ptrdiff_t o = (ptrdiff_t)t * channels;
+            v = _mm512_castps128_ps512(_mm_loadu_ps(s0 + o));
+            v = _mm512_insertf32x4(v, _mm_loadu_ps(s1 + o), 1);
+            v = _mm512_insertf32x4(v, _mm_loadu_ps(s2 + o), 2);
+            v = _mm512_insertf32x4(v, _mm_loadu_ps(s3 + o), 3);
+            a = _mm512_add_ps(a, _mm512_mul_ps(_mm512_loadu_ps(g + t * 16), v));
+        }
+        const __m512i l = _mm512_cvttps_epi32(_mm512_add_ps(_mm512_min_ps(_mm512_max_ps(a, zero), top), half));
+        const __m128i bytes = _mm512_cvtepi32_epi8(l);
+        uint8_t *d = dst + x * channels;
+        if (channels == 4) {
+            _mm_storeu_si128((__m128i *)d, bytes);
+        } else {
+            uint8_t twelve[16];
+            _mm_storeu_si128((__m128i *)twelve, _mm_shuffle_epi8(bytes, packed));
+            memcpy(d, twelve, 12);
+        }
+    }
+    return x;
+}
+#endif
+
+void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, const float *w16, int taps,
+                      uint8_t *dst, ptrdiff_t outputs, int vector) {
     ptrdiff_t x = 0;
+#if defined(__AVX2__) && defined(__SSSE3__)
+    if (vector >= 2 && w16 && (channels == 3 || channels == 4) && bf_has_avx512bw()) {
+        x = rows512(src, channels, first, w16, taps, dst, x, outputs);
+    }
+#endif
 #if defined(__SSE2__)
     if (vector && (channels == 3 || channels == 4)) {
         for (; x + 4 <= outputs; x += 4) {

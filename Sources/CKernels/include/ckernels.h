@@ -80,15 +80,20 @@ void bf_resample_widen(const uint8_t *src, float *dst, ptrdiff_t count);
 /// The pass along columns for `outputs` output rows: for `m < outputs` and `i < count`,
 /// `dst[m][i] = c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, summed in that order, where
 /// `r = rows + offsets[m]` and `c = w + m*taps` (the rows of consecutive outputs overlap).
+/// `vector` 0 runs the scalar code alone, 1 the AVX2 lanes, 2 also AVX-512 where the processor
+/// has it (`bf_has_avx512bw`).
 void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
-                         int outputs, ptrdiff_t count);
+                         int outputs, ptrdiff_t count, int vector);
 
 /// The pass along a row of `channels` (1 to 4) interleaved samples: output pixel `x < outputs`,
 /// channel `c`, sums `w[x*taps + t] * src[(first[x] + t)*channels + c]` for `t` in order, then
 /// stores the sum clamped to 0...255 and rounded (half up) at `dst[x*channels + c]`. With 3
 /// channels `src` holds one more float after the last pixel any window reaches (the vector code
-/// loads four lanes a pixel); `vector` 0 runs the scalar code alone.
-void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, int taps, uint8_t *dst,
-                      ptrdiff_t outputs, int vector);
+/// loads four lanes a pixel). `w16` (or NULL) holds the same weights for the AVX-512 code: for
+/// each group of four outputs `g` and tap `t`, at `(g*taps + t)*16`, the weight of each of the
+/// four, four times. `vector` 0 runs the scalar code alone, 1 the SSE lanes, 2 also AVX-512
+/// where the processor has it.
+void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, const float *w16, int taps,
+                      uint8_t *dst, ptrdiff_t outputs, int vector);
 
 #endif
