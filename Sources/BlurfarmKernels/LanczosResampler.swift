@@ -36,8 +36,9 @@ public struct LanczosResampler: Sendable {
         let first: [Int32]
         let weights: [Float]
         let taps: Int
-        /// The weights again for the rows pass's AVX-512 code: for each group of four outputs
-        /// and each tap, the weight of each of the four, four times (16 floats).
+        /// The weights again for the rows pass's AVX-512 code (empty along columns): for each
+        /// group of four outputs and each tap, the weight of each of the four, four times (16
+        /// floats).
         let grouped: [Float]
 
         /// The largest sum of the magnitudes of one window's weights.
@@ -48,8 +49,9 @@ public struct LanczosResampler: Sendable {
         }
 
         /// The weights of resampling `source` pixels to `output` (both at least 1), per the
-        /// definition, in double precision (``doubleWeights(source:output:)``) then `Float32`.
-        init(source: Int, output: Int) {
+        /// definition, in double precision (``doubleWeights(source:output:)``) then `Float32`;
+        /// `grouped` for the rows pass's.
+        init(source: Int, output: Int, grouped isGrouped: Bool = false) {
             let windows = Self.doubleWeights(source: source, output: output)
             let taps = windows.map { $0.weights.count }.max() ?? 1
             var first: [Int32] = []
@@ -69,8 +71,8 @@ public struct LanczosResampler: Sendable {
             self.weights = weights
             self.taps = taps
             var grouped: [Float] = []
-            grouped.reserveCapacity(output / 4 * taps * 16)
-            for group in 0..<output / 4 {
+            grouped.reserveCapacity(isGrouped ? output / 4 * taps * 16 : 0)
+            for group in 0..<(isGrouped ? output / 4 : 0) {
                 for t in 0..<taps {
                     for k in 0..<4 { grouped += repeatElement(weights[(4 * group + k) * taps + t], count: 4) }
                 }
@@ -141,7 +143,7 @@ public struct LanczosResampler: Sendable {
         self.width = width
         self.height = height
         self.channels = channels
-        alongRows = Axis(source: sourceWidth, output: width)
+        alongRows = Axis(source: sourceWidth, output: width, grouped: true)
         alongColumns = Axis(source: sourceHeight, output: height)
         guard errorBound < 0.5 else { return nil }
     }
