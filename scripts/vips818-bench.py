@@ -17,6 +17,7 @@ ops:
          (the codec floor)
   web    files, out, widths, backdrop_width, backdrop_sigma, quality
          each file: one shrink-on-load thumbnail to the largest width (fit inside that width),
+         in sRGB (a file with an embedded ICC profile transformed from it, as blurfarm does),
          held in memory; every other width resized from it; the backdrop resized to its width
          and blurred; each encoded JPEG Q=quality
   kernel file, bands, sigmas, runs     -> cpu: [median per sigma] of gaussblur(...).write_to_memory()
@@ -75,8 +76,12 @@ def web(request):
 
     def work():
         for path in request["files"]:
+            # A photo with an embedded ICC profile is brought to sRGB, as blurfarm's outputs are
+            # (and sharp's by default): thumbnail's output_profile, after the shrink.
+            profiled = pyvips.Image.new_from_file(path).get_typeof("icc-profile-data") != 0
+            colour = {"output_profile": "srgb"} if profiled else {}
             # size="down": an image narrower than a width is not enlarged (blurfarm's default, upscale: false)
-            largest = pyvips.Image.thumbnail(path, widths[0], height=10_000_000, size="down").copy_memory()
+            largest = pyvips.Image.thumbnail(path, widths[0], height=10_000_000, size="down", **colour).copy_memory()
             name = stem(path)
             for width in widths:
                 image = largest if width >= largest.width else largest.resize(width / largest.width)
