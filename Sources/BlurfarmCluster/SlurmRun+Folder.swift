@@ -7,12 +7,8 @@ extension SlurmRun {
     /// `reports` and `logs` folders; its path.
     /// - Throws: ``ClusterError/state(_:)`` when a folder cannot be made.
     public static func makeFolder(in job: JobStateFolder) throws(ClusterError) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         let folder = (job.path as NSString).appendingPathComponent(
-            "slurm/\(formatter.string(from: Date()))-\(ProcessInfo.processInfo.processIdentifier)")
+            "slurm/\(Date().stateFolderStamp)-\(ProcessInfo.processInfo.processIdentifier)")
         do throws(StateError) {
             for sub in ["reports", "logs"] { try JobStateFolder.makeFolder((folder as NSString).appendingPathComponent(sub)) }
         } catch {

@@ -337,11 +337,7 @@ extension RunReport {
 
     /// Where the report goes in the state folder: `reports/<job>-<UTC start>-<pid>.json`.
     public func pathInStateFolder(_ state: String) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let name = "\(job)-\(formatter.string(from: started))-\(ProcessInfo.processInfo.processIdentifier).json"
+        let name = "\(job)-\(started.stateFolderStamp)-\(ProcessInfo.processInfo.processIdentifier).json"
         return (state as NSString).appendingPathComponent("reports/" + name)
     }
 }

@@ -65,23 +65,44 @@ final class WorkerLauncher {
         return Syscalls.describe(status: Syscalls.wait(slot.pid))
     }
 
-    /// Sends `shutdown` to every worker, closes its pipes and waits for it; a worker still
-    /// running after 2 s is killed.
+    /// Sends `shutdown` to every worker and waits for each to end, then reaps it; a worker still
+    /// running after 2 s is killed. A worker's end is its output pipe's: an exiting process
+    /// closes its descriptors once its memory is gone, so the wait wakes when it happens (a
+    /// wait that looked every 5 ms lost up to 5 ms at the end of every run).
     func stop(_ slots: [PoolSupervisor.Slot]) {
         for slot in slots {
             if let frame = try? FrameEncoder.encode(.shutdown) { try? Syscalls.writeAll(slot.input, frame) }
             Syscalls.close(slot.input)
-            Syscalls.close(slot.output)
         }
         let deadline = ContinuousClock.now + .seconds(2)
+        var open = slots.map(\.output)
+        while !open.isEmpty {
+            let left = (deadline - ContinuousClock.now).milliseconds
+            guard left > 0, let ready = try? Syscalls.pollReadable(open, milliseconds: Int32(min(left, 2000))) else { break }
+            // What a worker still says is dropped; the pipe's end is the worker's.
+            for index in ready.sorted(by: >) where Self.reachedEnd(open[index]) { open.remove(at: index) }
+        }
         for slot in slots {
+            Syscalls.close(slot.output)
+            // Its descriptors closed, it is a moment from its end; after the deadline it is killed.
             while !Syscalls.hasExited(slot.pid) {
                 if ContinuousClock.now >= deadline {
                     Syscalls.kill(slot.pid)
                     _ = Syscalls.wait(slot.pid)
                     break
                 }
-                Syscalls.sleep(milliseconds: 5)
+                Syscalls.sleep(milliseconds: 1)
+            }
+        }
+    }
+
+    /// Reads what the non-blocking `fd` holds: whether its writers are gone (or it failed).
+    private static func reachedEnd(_ fd: Int32) -> Bool {
+        while true {
+            switch Syscalls.readAvailable(fd) {
+            case .bytes: continue
+            case .wouldBlock: return false
+            case .failed: return true
             }
         }
     }

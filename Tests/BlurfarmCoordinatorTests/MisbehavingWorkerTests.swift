@@ -115,6 +115,20 @@ import Testing
         #expect(pids.allSatisfy { kill($0, 0) == -1 && errno == ESRCH }, "workers \(pids) outlived the shutdown")
     }
 
+    /// Workers that do not end when told to, with their output open or closed: the pool's
+    /// shutdown kills them after its 2 s and returns, none left (the wait for an end is the
+    /// pipe's, then the process's).
+    @Test(arguments: ["exec sleep 600", "exec sleep 600 >&-"])
+    func workersThatIgnoreShutdownAreKilledAndReaped(afterwards: String) throws {
+        let folder = try Self.fakeWorker(then: [], afterwards: afterwards)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pool = try WorkerPool(.init(scheduling: .init(workers: 2, retries: 0), executable: folder.appendingPathComponent("worker.sh").path))
+        let pids = pool.workers.map(\.pid)
+        #expect(pids.count == 2, "\(pool.workers)")
+        pool.shutdown()
+        #expect(pids.allSatisfy { kill($0, 0) == -1 && errno == ESRCH }, "workers \(pids) outlived the shutdown")
+    }
+
     @Test func aWorkerThatSendsGarbageIsKilledAndReplacedUntilTheTileFails() throws {
         let folder = try Self.fakeWorker(then: Array("this is not a frame of the wire protocol".utf8))
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -22,6 +22,20 @@ import Testing
             written: Date(timeIntervalSince1970: 1_800_000_000))
     }
 
+    /// The stamp in the names of run reports and Slurm run folders: UTC, to the second (never
+    /// rounded up), ISO 8601's basic format; the report's path carries it.
+    @Test func theStateFolderStampIsUTCToTheSecond() {
+        #expect(Date(timeIntervalSince1970: 0).stateFolderStamp == "19700101T000000Z")
+        #expect(Date(timeIntervalSince1970: 1_795_659_625.9).stateFolderStamp == "20261126T022025Z")
+        #expect(Date(timeIntervalSince1970: 951_868_799).stateFolderStamp == "20000229T235959Z", "a leap day's last second")
+        let report = RunReport(
+            job: "web", manifest: "/m.job", started: Date(timeIntervalSince1970: 1_795_659_625.9), finished: Date(),
+            settings: RunSettings(
+                configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 0, pixelLimit: 1, verify: "checksum"),
+            outputs: [])
+        #expect(report.pathInStateFolder("/state") == "/state/reports/web-20261126T022025Z-\(ProcessInfo.processInfo.processIdentifier).json")
+    }
+
     @Test func recordsAddedFromManyThreadsAreAllThereAfterReopening() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
