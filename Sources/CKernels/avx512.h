@@ -1,4 +1,4 @@
-// What the AVX-512BW passes of fixed_gaussian.c and wide_gaussian.c share: the target
+// What the AVX-512 passes of fixed_gaussian.c, wide_gaussian.c and lanczos.c share: the target
 // attribute their functions are compiled with (the files are built for AVX2; these run only
 // where bf_has_avx512bw says the processor can) and the unaligned 32-lane load.
 #ifndef BLURFARM_CKERNELS_AVX512_H
