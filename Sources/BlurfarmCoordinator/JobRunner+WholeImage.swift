@@ -51,10 +51,10 @@ extension JobRunner {
     /// a full round of whole-image tasks: the job's inputs, handed out in order, fill the
     /// `workers` round after round, and only a last round of `inputs % workers` inputs leaves
     /// workers with nothing to do while its images are made. Those are spread over the
-    /// workers (a lone input too: a round of its own); every other input goes whole, the last of
-    /// a batch that fills its rounds included (48 × 1080p: spreading the last image, decoded
-    /// and encoded here while both workers still made images of their own, took 1.8% longer
-    /// than giving it to a worker; 12 × 4K, 8%).
+    /// workers (a lone input too, with two workers or more); every other input goes whole, the
+    /// last of a batch that fills its rounds included (48 × 1080p σ2: giving the last image to a
+    /// worker took 0.982× the time of spreading it, decoded and encoded here while both workers
+    /// still made images of their own; 12 × 4K, 0.905×).
     static func inFullRound(waiting: Int, inputs: Int, workers: Int) -> Bool {
         waiting > inputs % max(1, workers)
     }

@@ -36,9 +36,9 @@ public struct LanczosResampler: Sendable {
         let first: [Int32]
         let weights: [Float]
         let taps: Int
-        /// The weights again for the rows pass's AVX-512 code (empty along columns): for each
-        /// group of four outputs and each tap, the weight of each of the four, four times (16
-        /// floats).
+        /// The weights again for the rows pass's AVX-512 code (empty along columns, and where
+        /// that code does not run): for each group of four outputs and each tap, the weight of
+        /// each of the four, four times (16 floats).
         let grouped: [Float]
 
         /// The largest sum of the magnitudes of one window's weights.
@@ -143,7 +143,8 @@ public struct LanczosResampler: Sendable {
         self.width = width
         self.height = height
         self.channels = channels
-        alongRows = Axis(source: sourceWidth, output: width, grouped: true)
+        // The grouped weights only where the rows pass's AVX-512 code reads them.
+        alongRows = Axis(source: sourceWidth, output: width, grouped: channels >= 3 && bf_has_avx512bw() != 0)
         alongColumns = Axis(source: sourceHeight, output: height)
         guard errorBound < 0.5 else { return nil }
     }
@@ -154,10 +155,16 @@ public struct LanczosResampler: Sendable {
     /// The image whose rows `nextRow()` gives in order, top to bottom (each `sourceWidth *
     /// channels` bytes, read before the next call), resampled: `height` rows of `width *
     /// channels` bytes, without padding. Only the source rows the windows of ``rowsTogether``
-    /// output rows need are held (as `Float32`). `vector` false runs the scalar code of both
-    /// passes alone (the same bits as their AVX-512, AVX2 and SSE lanes).
-    public func resample<Failure: Error>(
-        vector: Bool = true, nextRow: () throws(Failure) -> UnsafePointer<UInt8>
+    /// output rows need are held (as `Float32`).
+    public func resample<Failure: Error>(nextRow: () throws(Failure) -> UnsafePointer<UInt8>) throws(Failure) -> [UInt8] {
+        try resample(lanes: .widest, nextRow: nextRow)
+    }
+
+    /// `resample(nextRow:)` with its C passes kept to `lanes` (the scalar code, AVX2 and SSE,
+    /// or also AVX-512 where the processor has it): the same bits in each, for the tests that
+    /// compare them.
+    func resample<Failure: Error>(
+        lanes: FixedPointConvolution.Lanes, nextRow: () throws(Failure) -> UnsafePointer<UInt8>
     ) throws(Failure) -> [UInt8] {
         let sourceSamples = sourceWidth * channels, rowBytes = width * channels
         let taps = alongColumns.taps
@@ -191,12 +198,15 @@ public struct LanczosResampler: Sendable {
                 alongColumns.weights.withUnsafeBufferPointer { weights in
                     bf_resample_columns(
                         rows, offsets, weights.baseAddress! + group.first! * taps, Int32(taps), sums, Int32(group.count),
-                        sourceSamples, vector ? 2 : 0)
+                        sourceSamples, lanes.rawValue)
                 }
-                for (m, y) in group.enumerated() {
-                    bf_resample_rows(
-                        summed + m * slot, Int32(channels), alongRows.first, alongRows.weights, alongRows.grouped,
-                        Int32(alongRows.taps), output.baseAddress! + y * rowBytes, width, vector ? 2 : 0)
+                alongRows.grouped.withUnsafeBufferPointer { grouped in
+                    for (m, y) in group.enumerated() {
+                        bf_resample_rows(
+                            summed + m * slot, Int32(channels), alongRows.first, alongRows.weights,
+                            grouped.isEmpty ? nil : grouped.baseAddress, Int32(alongRows.taps),
+                            output.baseAddress! + y * rowBytes, width, lanes.rawValue)
+                    }
                 }
             }
         }
@@ -205,10 +215,15 @@ public struct LanczosResampler: Sendable {
 
     /// `resample` of an image in memory: `sourceHeight` rows of `sourceWidth * channels` bytes,
     /// row `y` at `y * stride`.
-    public func resample(_ source: UnsafeRawBufferPointer, stride: Int, vector: Bool = true) -> [UInt8] {
+    public func resample(_ source: UnsafeRawBufferPointer, stride: Int) -> [UInt8] {
+        resample(source, stride: stride, lanes: .widest)
+    }
+
+    /// `resample(_:stride:)` with its C passes kept to `lanes` (``resample(lanes:nextRow:)``).
+    func resample(_ source: UnsafeRawBufferPointer, stride: Int, lanes: FixedPointConvolution.Lanes) -> [UInt8] {
         precondition(stride >= sourceWidth * channels && source.count >= (sourceHeight - 1) * stride + sourceWidth * channels, "source too small")
         var next = 0
-        return resample(vector: vector) { () -> UnsafePointer<UInt8> in
+        return resample(lanes: lanes) { () -> UnsafePointer<UInt8> in
             defer { next += 1 }
             return (source.baseAddress! + next * stride).assumingMemoryBound(to: UInt8.self)
         }

@@ -68,23 +68,38 @@ final class WorkerLauncher {
     /// Sends `shutdown` to every worker and waits for each to end, then reaps it; a worker still
     /// running after 2 s is killed. A worker's end is its output pipe's: an exiting process
     /// closes its descriptors once its memory is gone, so the wait wakes when it happens (a
-    /// wait that looked every 5 ms lost up to 5 ms at the end of every run).
+    /// wait that looked every 5 ms lost up to 5 ms at the end of every run). A pipe that
+    /// another process still holds (a plugin's child) does not keep the wait past the worker's
+    /// end: the ended workers are looked for every 100 ms as well.
     func stop(_ slots: [PoolSupervisor.Slot]) {
         for slot in slots {
             if let frame = try? FrameEncoder.encode(.shutdown) { try? Syscalls.writeAll(slot.input, frame) }
             Syscalls.close(slot.input)
         }
         let deadline = ContinuousClock.now + .seconds(2)
-        var open = slots.map(\.output)
-        while !open.isEmpty {
+        var waiting = slots
+        var ended: [PoolSupervisor.Slot] = []
+        while !waiting.isEmpty {
             let left = (deadline - ContinuousClock.now).milliseconds
-            guard left > 0, let ready = try? Syscalls.pollReadable(open, milliseconds: Int32(min(left, 2000))) else { break }
+            guard left > 0, let ready = try? Syscalls.pollReadable(waiting.map(\.output), milliseconds: Int32(min(left, 100)))
+            else { break }
             // What a worker still says is dropped; the pipe's end is the worker's.
-            for index in ready.sorted(by: >) where Self.reachedEnd(open[index]) { open.remove(at: index) }
+            for index in waiting.indices.reversed() where ready.contains(index) && Self.reachedEnd(waiting[index].output) {
+                ended.append(waiting.remove(at: index))
+            }
+            for index in waiting.indices.reversed() where Syscalls.hasExited(waiting[index].pid) {
+                Syscalls.close(waiting.remove(at: index).output)
+            }
         }
-        for slot in slots {
+        for slot in ended { Syscalls.close(slot.output) }
+        for slot in waiting {
             Syscalls.close(slot.output)
-            // Its descriptors closed, it is a moment from its end; after the deadline it is killed.
+            Syscalls.kill(slot.pid)
+            _ = Syscalls.wait(slot.pid)
+        }
+        // Their descriptors closed, the ended workers are a moment from their end (or reaped
+        // above, which ends this at once); after the deadline they are killed.
+        for slot in ended {
             while !Syscalls.hasExited(slot.pid) {
                 if ContinuousClock.now >= deadline {
                     Syscalls.kill(slot.pid)
@@ -96,14 +111,16 @@ final class WorkerLauncher {
         }
     }
 
-    /// Reads what the non-blocking `fd` holds: whether its writers are gone (or it failed).
+    /// Reads what the non-blocking `fd` holds, at most 16 reads (a worker that keeps writing
+    /// does not hold the wait past its deadline): whether its writers are gone (or it failed).
     private static func reachedEnd(_ fd: Int32) -> Bool {
-        while true {
+        for _ in 0..<16 {
             switch Syscalls.readAvailable(fd) {
             case .bytes: continue
             case .wouldBlock: return false
             case .failed: return true
             }
         }
+        return false
     }
 }

@@ -342,8 +342,8 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
     }
 
-    /// Sends `shutdown` to every worker, closes their pipes and waits for them (SIGKILL after
-    /// 2 s), then ends the pool's thread. An image still being rendered fails. Idempotent.
+    /// Sends `shutdown` to every worker, closes their input pipes and waits for each one's end
+    /// (its output pipe's end, then the process's; SIGKILL after 2 s), then ends the pool's thread. An image still being rendered fails. Idempotent.
     /// Call it when the pool is no longer needed: the pool's thread holds the pool until then.
     public func shutdown() {
         beginShutdown()

@@ -115,10 +115,11 @@ import Testing
         #expect(pids.allSatisfy { kill($0, 0) == -1 && errno == ESRCH }, "workers \(pids) outlived the shutdown")
     }
 
-    /// Workers that do not end when told to, with their output open or closed: the pool's
+    /// Workers that do not end when told to — their output open, closed, or written without
+    /// end (the wait reads at most 16 times a wake, so it reaches its deadline): the pool's
     /// shutdown kills them after its 2 s and returns, none left (the wait for an end is the
     /// pipe's, then the process's).
-    @Test(arguments: ["exec sleep 600", "exec sleep 600 >&-"])
+    @Test(arguments: ["exec sleep 600", "exec sleep 600 >&-", "exec yes"])
     func workersThatIgnoreShutdownAreKilledAndReaped(afterwards: String) throws {
         let folder = try Self.fakeWorker(then: [], afterwards: afterwards)
         defer { try? FileManager.default.removeItem(at: folder) }

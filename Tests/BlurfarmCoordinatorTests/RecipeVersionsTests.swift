@@ -67,6 +67,22 @@ import Testing
                     "\(inputs) inputs, \(workers) workers: \(whole)")
             }
         }
+        // Written out: which of the inputs, in the order handed out, go whole.
+        let table: [(inputs: Int, workers: Int, whole: [Bool])] = [
+            (8, 4, Array(repeating: true, count: 8)),
+            (7, 4, [true, true, true, true, false, false, false]),
+            (3, 2, [true, true, false]),
+            (2, 1, [true, true]),
+            (1, 1, [true]),
+            (2, 3, [false, false]),
+            (4, 0, [true, true, true, true]),  // no workers: a round of one (never asked: no pool)
+        ]
+        for row in table {
+            let whole = (0..<row.inputs).map {
+                JobRunner.inFullRound(waiting: row.inputs - $0, inputs: row.inputs, workers: row.workers)
+            }
+            #expect(whole == row.whole, "\(row.inputs) inputs, \(row.workers) workers")
+        }
         // A batch that fills its rounds goes whole to its last image; a lone image is spread.
         #expect(JobRunner.inFullRound(waiting: 1, inputs: 48, workers: 2))
         #expect(!JobRunner.inFullRound(waiting: 1, inputs: 1, workers: 2))
