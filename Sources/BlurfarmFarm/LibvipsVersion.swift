@@ -119,17 +119,7 @@ public final class LibvipsVersion: Sendable {
             }
         }
         // Its output ended (or it took too long, or wrote too much): it exits within the deadline or is killed.
-        var status = Syscalls.endStatus(pid)
-        while status == nil, left() > 0 {
-            _ = try? Syscalls.pollReadable([], milliseconds: min(left(), 5))
-            status = Syscalls.endStatus(pid)
-        }
-        guard let status else {
-            Syscalls.kill(pid)
-            _ = Syscalls.wait(pid)
-            return nil
-        }
-        guard status == 0, bytes.count < maximumBytes else { return nil }
+        guard Syscalls.endStatus(pid, killedAfter: end) == 0, bytes.count < maximumBytes else { return nil }
         return LibvipsReport(text: String(decoding: bytes, as: UTF8.self))
     }
 

@@ -77,38 +77,20 @@ final class WorkerLauncher {
             Syscalls.close(slot.input)
         }
         let deadline = ContinuousClock.now + .seconds(2)
-        var waiting = slots
-        var ended: [PoolSupervisor.Slot] = []
-        while !waiting.isEmpty {
+        var open = slots
+        while !open.isEmpty {
             let left = (deadline - ContinuousClock.now).milliseconds
-            guard left > 0, let ready = try? Syscalls.pollReadable(waiting.map(\.output), milliseconds: Int32(min(left, 100)))
+            guard left > 0, let ready = try? Syscalls.pollReadable(open.map(\.output), milliseconds: Int32(min(left, 100)))
             else { break }
-            // What a worker still says is dropped; the pipe's end is the worker's.
-            for index in waiting.indices.reversed() where ready.contains(index) && Self.reachedEnd(waiting[index].output) {
-                ended.append(waiting.remove(at: index))
-            }
-            for index in waiting.indices.reversed() where Syscalls.hasExited(waiting[index].pid) {
-                Syscalls.close(waiting.remove(at: index).output)
+            // What a worker still says is dropped; the pipe's end is the worker's (or it ended).
+            for index in open.indices.reversed()
+            where ready.contains(index) && Self.reachedEnd(open[index].output) || Syscalls.hasExited(open[index].pid) {
+                Syscalls.close(open.remove(at: index).output)
             }
         }
-        for slot in ended { Syscalls.close(slot.output) }
-        for slot in waiting {
-            Syscalls.close(slot.output)
-            Syscalls.kill(slot.pid)
-            _ = Syscalls.wait(slot.pid)
-        }
-        // Their descriptors closed, the ended workers are a moment from their end (or reaped
-        // above, which ends this at once); after the deadline they are killed.
-        for slot in ended {
-            while !Syscalls.hasExited(slot.pid) {
-                if ContinuousClock.now >= deadline {
-                    Syscalls.kill(slot.pid)
-                    _ = Syscalls.wait(slot.pid)
-                    break
-                }
-                Syscalls.sleep(milliseconds: 1)
-            }
-        }
+        for slot in open { Syscalls.close(slot.output) }
+        // Each a moment from its end (or reaped above); after the deadline, killed.
+        for slot in slots { _ = Syscalls.endStatus(slot.pid, killedAfter: deadline) }
     }
 
     /// Reads what the non-blocking `fd` holds, at most 16 reads (a worker that keeps writing

@@ -99,6 +99,20 @@ extension Syscalls {
         return result == pid ? status : nil
     }
 
+    /// The wait status of the child `pid`, looked for every millisecond until `deadline` (for a
+    /// child a moment from its end: its output has closed), then it is killed (SIGKILL) and
+    /// reaped: nil. A child that cannot be waited for counts as ended, status -1.
+    package static func endStatus(_ pid: pid_t, killedAfter deadline: ContinuousClock.Instant) -> Int32? {
+        while true {
+            if let status = endStatus(pid) { return status }
+            if ContinuousClock.now >= deadline { break }
+            sleep(milliseconds: 1)
+        }
+        kill(pid)
+        _ = wait(pid)
+        return nil
+    }
+
     /// "exit status N" or "killed by signal N".
     package static func describe(status: Int32) -> String {
         let signalNumber = status & 0x7F

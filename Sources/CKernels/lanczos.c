@@ -72,29 +72,14 @@ BF_AVX512 static ptrdiff_t columns512(const float *const *rows, const int32_t *o
 }
 #endif
 
-// The scalar sums of the columns pass from sample `start` (the compiler keeps them scalar).
-static void columns_scalar(const float *const *rows, const int32_t *offsets, const float *w, int taps,
-                           float *const *dst, int outputs, ptrdiff_t start, ptrdiff_t count) {
-    for (int m = 0; m < outputs; m++) {
-        const float *const *r = rows + offsets[m];
-        const float *c = w + (ptrdiff_t)m * taps;
-#pragma clang loop vectorize(disable) interleave(disable)
-        for (ptrdiff_t i = start; i < count; i++) {
-            float acc = c[0] * r[0][i];
-            for (int t = 1; t < taps; t++) {
-                const float p = c[t] * r[t][i];
-                acc = acc + p;
-            }
-            dst[m][i] = acc;
-        }
-    }
-}
-
 void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
                          int outputs, ptrdiff_t count, int vector) {
     ptrdiff_t start = 0;
     if (!vector) {
-        columns_scalar(rows, offsets, w, taps, dst, outputs, 0, count);
+        // One sample a block: the scalar sums.
+        for (; start < count; start++) {
+            for (int m = 0; m < outputs; m++) column_block(rows, offsets, w, taps, dst, m, start, 1);
+        }
         return;
     }
 #if defined(__AVX2__)
