@@ -30,7 +30,7 @@ public enum SampleFormat: UInt8, Sendable, CaseIterable, CustomStringConvertible
 }
 
 /// How a band's pixels are stored: the sample format and the samples a pixel (3 or 4).
-public struct SampleLayout: Equatable, Sendable {
+public struct SampleLayout: Hashable, Sendable {
     public var format: SampleFormat
     public var channels: Int
 

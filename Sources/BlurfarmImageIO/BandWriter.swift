@@ -60,6 +60,20 @@ public final class BandWriter: @unchecked Sendable {
         return channels == 3 || sourceHadAlpha || !format.storesAlpha
     }
 
+    /// The ``layout`` of a writer of an image to `path` with `options`, from a source of
+    /// `sourceBitDepth` bits with alpha or without, or nil where the encoding is refused (an
+    /// unknown extension, options the format does not take).
+    public static func layout(
+        path: String, sourceBitDepth: Int, sourceHadAlpha: Bool, options: EncodeOptions
+    ) -> SampleLayout? {
+        guard
+            let (format, bitDepth) = try? ImageWriter.checkEncoding(
+                extension: OutputPath(path).extension, named: path, size: Rect(width: 1, height: 1),
+                sourceBitDepth: sourceBitDepth, options: options)
+        else { return nil }
+        return SampleLayout(format: .file(bitDepth: bitDepth), channels: format.storesAlpha && sourceHadAlpha ? 4 : 3)
+    }
+
     /// Starts writing a `width` × `height` image whose rendered pixels have `channels`
     /// channels to `path`, encoded as ``ImageWriter/encode(_:for:sourceBitDepth:sourceHadAlpha:metadata:options:)``
     /// encodes: the temporary file is created and the saver started.

@@ -262,6 +262,22 @@ extension ImageReader {
         return DecodedImage(pixels: pixels, bitDepth: sixteen ? 16 : 8, hasAlpha: bands == 4, metadata: metadata)
     }
 
+    /// The samples of an upright `image` as ``decoded(_:sixteenBit:allocator:)`` decodes them,
+    /// before they are made `Float32`: colour to sRGB, every pixel computed, the metadata
+    /// describing the result.
+    static func decodedSamples(_ image: VipsImageRef, sixteenBit sixteen: Bool) throws(LibvipsFailure) -> DecodedSamples {
+        let (image, metadata) = try prepared(image, sixteenBit: sixteen)
+        let rect = Rect(width: image.width, height: image.height)
+        let storage = try Libvips.computedPixels(of: image)
+        let format = SampleFormat.file(bitDepth: sixteen ? 16 : 8)
+        guard storage.byteCount == rect.area * image.bands * format.byteSize else {
+            throw LibvipsFailure(message: "computed \(storage.byteCount) bytes for \(rect.width)x\(rect.height)x\(image.bands)")
+        }
+        return DecodedSamples(
+            samples: AnyPixels(rect: rect, channels: image.bands, format: format, storage: storage),
+            bitDepth: sixteen ? 16 : 8, metadata: metadata)
+    }
+
     /// An upright `image` in sRGB (step 3 of `read`, nothing computed yet), and the metadata
     /// describing the result.
     static func prepared(

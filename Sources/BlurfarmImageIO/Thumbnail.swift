@@ -77,8 +77,8 @@ extension ImageReader {
     ) throws(ImageIOError) -> DecodedImage {
         try thumbnails(
             path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
-            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator,
-            confinement: confinement)[0]
+            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement
+        ) { image, sixteen throws(LibvipsFailure) in try decoded(image, sixteenBit: sixteen, allocator: allocator) }[0]
     }
 
     /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
@@ -96,25 +96,64 @@ extension ImageReader {
         _ path: String, widths: [Int], upscale: Bool, sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit,
         memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> [DecodedImage] {
-        guard let largest = widths.last, zip(widths, widths.dropFirst()).allSatisfy({ $0 < $1 }),
+        try checkWidths(widths, path: path)
+        return try thumbnails(
+            path, width: widths.last!, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
+            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+            confinement: confinement
+        ) { image, sixteen throws(LibvipsFailure) in try decoded(image, sixteenBit: sixteen, allocator: allocator) }
+    }
+
+    /// The images a thumbnail request asks of `path` (``DecodeRequest/thumbnail(width:height:fit:upscale:crop:sharpen:)``
+    /// or ``DecodeRequest/thumbnails(widths:upscale:sharpen:)``), made as ``decode(_:_:pixelLimit:memoryLimit:allocator:confinement:)``
+    /// makes them but kept at the file's depth (``DecodedSamples``); nil for `.whole`, whose
+    /// samples ``BandReader`` reads.
+    ///
+    /// - Throws: `ImageIOError` as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``
+    ///   and ``thumbnails(_:widths:upscale:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``.
+    public static func decodeSamples(
+        _ path: String, _ request: DecodeRequest, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
+        confinement: RootConfinement? = nil
+    ) throws(ImageIOError) -> [DecodedSamples]? {
+        let samples = { (image: VipsImageRef, sixteen: Bool) throws(LibvipsFailure) -> DecodedSamples in
+            try decodedSamples(image, sixteenBit: sixteen)
+        }
+        switch request {
+        case .whole:
+            return nil
+        case .thumbnail(let width, let height, let fit, let upscale, let crop, let sharpen):
+            return try thumbnails(
+                path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
+                smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement,
+                as: samples)
+        case .thumbnails(let widths, let upscale, let sharpen):
+            try checkWidths(widths, path: path)
+            return try thumbnails(
+                path, width: widths.last!, height: nil, fit: .inside, upscale: upscale, crop: .centre,
+                sharpen: sharpen, smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit,
+                memoryLimit: memoryLimit, confinement: confinement, as: samples)
+        }
+    }
+
+    /// Fails unless `widths` are ascending, distinct, in range, and at least one.
+    private static func checkWidths(_ widths: [Int], path: String) throws(ImageIOError) {
+        guard !widths.isEmpty, zip(widths, widths.dropFirst()).allSatisfy({ $0 < $1 }),
             widths.allSatisfy({ (1...ThumbnailBox.maximumSide).contains($0) })
         else {
             throw ImageIOError(
                 code: .invalidArgument, path: path, message: "thumbnail widths \(widths) are not ascending, distinct and in 1...\(ThumbnailBox.maximumSide)")
         }
-        return try thumbnails(
-            path, width: largest, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
-            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, memoryLimit: memoryLimit,
-            allocator: allocator, confinement: confinement)
     }
 
     /// The thumbnail at `width` × `height`, preceded by those at `smallerWidths` (`inside`),
-    /// reduced from it.
-    private static func thumbnails(
+    /// reduced from it; each made what its caller keeps by `convert` (the image in sRGB or
+    /// RGB16 as ``inSRGB(_:sixteenBit:)`` makes it, and whether it is 16-bit), called before
+    /// the file is closed.
+    private static func thumbnails<Image>(
         _ path: String, width: Int?, height: Int?, fit: ThumbnailFit, upscale: Bool, crop: ThumbnailCrop,
-        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, memoryLimit: Int, allocator: (any PixelAllocator)?,
-        confinement: RootConfinement?
-    ) throws(ImageIOError) -> [DecodedImage] {
+        sharpen: Double?, smallerWidths: [Int], pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?,
+        as convert: (VipsImageRef, Bool) throws(LibvipsFailure) -> Image
+    ) throws(ImageIOError) -> [Image] {
         let box: ThumbnailBox
         do {
             box = try ThumbnailBox(width: width, height: height, fit: fit, upscale: upscale)
@@ -167,7 +206,7 @@ extension ImageReader {
                     image = try Libvips.thumbnail(
                         file: file.descriptorPath, covering: plan.width, plan.height, interesting: smart)
                     try checkSize(image, plan.width, plan.height)
-                    return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
+                    return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, as: convert)]
                 }
                 if let ours = try resampledJPEG(file, loaded, width: plan.scaledWidth, height: plan.scaledHeight) {
                     image = ours
@@ -198,19 +237,19 @@ extension ImageReader {
                 }
             }
             guard !smallerWidths.isEmpty else {
-                return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
+                return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, as: convert)]
             }
             // Decoded once, in sRGB; each smaller size reduced from it, to the size a thumbnail
             // of its own width would have.
             let base = try inSRGB(try Libvips.copyToMemory(image), sixteenBit: sixteen)
-            var all: [DecodedImage] = []
+            var all: [Image] = []
             for width in smallerWidths {
                 let size = ThumbnailBox.sized(width: width, upscale: upscale)
                     .plan(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
                 let small = try resized(base, width: size.width, height: size.height, sixteenBit: sixteen)
-                all.append(try finished(small, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator))
+                all.append(try finished(small, sharpen: sharpen, sixteenBit: sixteen, as: convert))
             }
-            return all + [try finished(base, sharpen: sharpen, sixteenBit: sixteen, allocator: allocator)]
+            return all + [try finished(base, sharpen: sharpen, sixteenBit: sixteen, as: convert)]
         } catch {
             throw ImageIOError.decoding(path, error)
         }
@@ -223,15 +262,17 @@ extension ImageReader {
         }
     }
 
-    /// The thumbnail sharpened (in sRGB) if asked, and decoded as `read` decodes.
-    private static func finished(
-        _ image: VipsImageRef, sharpen: Double?, sixteenBit sixteen: Bool, allocator: (any PixelAllocator)?
-    ) throws(LibvipsFailure) -> DecodedImage {
+    /// The thumbnail sharpened (in sRGB) if asked, and made what the caller keeps by `convert`
+    /// (``decoded(_:sixteenBit:allocator:)``, as `read` decodes, or ``decodedSamples(_:sixteenBit:)``).
+    private static func finished<Image>(
+        _ image: VipsImageRef, sharpen: Double?, sixteenBit sixteen: Bool,
+        as convert: (VipsImageRef, Bool) throws(LibvipsFailure) -> Image
+    ) throws(LibvipsFailure) -> Image {
         var image = image
         if let sharpen {
             image = try Libvips.sharpen(try inSRGB(image, sixteenBit: sixteen), sigma: sharpen)
         }
-        return try decoded(image, sixteenBit: sixteen, allocator: allocator)
+        return try convert(image, sixteen)
     }
 }
 

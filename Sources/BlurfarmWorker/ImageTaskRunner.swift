@@ -24,8 +24,15 @@ struct ImageTaskRunner: Sendable {
         if let result = streamed(task) { return result }
         let clock = ContinuousClock()
         let start = clock.now
-        let decoded = Result { () throws(ImageIOError) -> [DecodedImage] in
-            try ImageReader.decode(task.input, task.decode, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+        // A thumbnail's images at the file's depth (made Float32 only for an output that needs it).
+        let decoded = Result { () throws(ImageIOError) -> [DecodedInput] in
+            if let samples = try ImageReader.decodeSamples(
+                task.input, task.decode, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+            {
+                return samples.map(DecodedInput.init(samples:))
+            }
+            return try ImageReader.decode(task.input, task.decode, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+                .map(DecodedInput.init(floats:))
         }
         let decodeTime = clock.now - start
         let outputs: [ImageOutputResult]
@@ -38,12 +45,14 @@ struct ImageTaskRunner: Sendable {
             var room = WireProtocol.inlinePixelCapacity
             // Outputs that differ only in their encoding (the formats of a variant) share one render.
             var renders = SharedRenders<RenderKey, PixelBuffer>(keys: task.outputs.map(RenderKey.init))
+            var sampleRenders = SharedRenders<SampleRenderKey, AnyPixels>(
+                keys: task.outputs.map { SampleRenderKey($0, images[$0.decoded].samples) })
             // `decoded` is one of the decode's images: the wire refuses any other
             // (ImageTask(from:)), and the reader makes one image per width.
             outputs = task.outputs.map { output in
                 make(
                     output, from: images[output.decoded], pixelLimit: task.pixelLimit, task: task, room: &room,
-                    renders: &renders)
+                    renders: &renders, sampleRenders: &sampleRenders)
             }
         }
         return ImageResult(taskID: task.taskID, decodeNanoseconds: decodeTime.nanoseconds, outputs: outputs)
@@ -65,11 +74,28 @@ struct ImageTaskRunner: Sendable {
         }
     }
 
+    /// What makes two outputs' samples equal: their pixels' ``RenderKey`` and the samples the
+    /// encoder takes (``BandWriter/layout(path:sourceBitDepth:sourceHadAlpha:options:)``).
+    struct SampleRenderKey: Hashable {
+        let render: RenderKey
+        let layout: SampleLayout?
+
+        init(_ output: ImageTaskOutput, _ samples: DecodedSamples?) {
+            render = RenderKey(output)
+            layout = samples.flatMap { image in
+                BandWriter.layout(
+                    path: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                    options: output.encoding)
+            }
+        }
+    }
+
     /// One output rendered and encoded from `image`: rendered once for all the outputs of
-    /// one ``RenderKey`` (`renders`), encoded for each.
+    /// one ``RenderKey`` (`renders`), encoded for each; from the image's samples where it has
+    /// them and the output can be made so (``fromSamples(_:chain:image:outputRect:task:room:renders:)``).
     private func make(
-        _ output: ImageTaskOutput, from image: DecodedImage, pixelLimit: Int, task: ImageTask, room: inout Int,
-        renders: inout SharedRenders<RenderKey, PixelBuffer>
+        _ output: ImageTaskOutput, from input: DecodedInput, pixelLimit: Int, task: ImageTask, room: inout Int,
+        renders: inout SharedRenders<RenderKey, PixelBuffer>, sampleRenders: inout SharedRenders<SampleRenderKey, AnyPixels>
     ) -> ImageOutputResult {
         func refused(_ message: String) -> ImageOutputResult {
             .failed(ImageOutputFailure(kind: .plugin, code: nil, path: output.path, message: message))
@@ -81,16 +107,24 @@ struct ImageTaskRunner: Sendable {
         } catch {
             return refused(error.message)
         }
-        if let problem = chain.problem(forImage: image.pixels.rect) { return refused(problem.message) }
-        if let problem = chain.regionProblem(forImage: image.pixels.rect) {
+        if let problem = chain.problem(forImage: input.rect) { return refused(problem.message) }
+        if let problem = chain.regionProblem(forImage: input.rect) {
             return .failed(ImageOutputFailure(kind: .regions, code: nil, path: output.path, message: problem))
         }
-        let outputRect = chain.outputRect(forImage: image.pixels.rect)
+        let outputRect = chain.outputRect(forImage: input.rect)
         if outputRect.area > pixelLimit {
             return refused(
                 "the filters' output would be \(outputRect.width)x\(outputRect.height) pixels, more than the pixel "
                     + "limit of \(pixelLimit)")
         }
+        if let samples = input.samples,
+            let made = fromSamples(
+                output, chain: chain, image: samples, outputRect: outputRect, task: task, room: &room,
+                renders: &sampleRenders)
+        {
+            return made
+        }
+        let image = input.floats
         let options = output.encoding
         let clock = ContinuousClock()
         var start = clock.now
@@ -142,6 +176,76 @@ struct ImageTaskRunner: Sendable {
         }
     }
 
+    /// One output made from `image`'s samples as the streamed path makes an image's
+    /// (``ImageTaskRunner/streamed(_:)``): rendered tile by tile from the samples into those the
+    /// encoder takes (``BandWriter/layout``), once for all the outputs of one
+    /// ``SampleRenderKey`` (`renders`), and encoded in memory (``BandWriter/inMemory(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:)``):
+    /// the bytes of the `Float32` path. Nil where the output cannot be made so (the image has
+    /// alpha, the output is verified by decoding it again, its chain does not stream, its
+    /// encoder refuses the options, or a thumbnail's samples are not the encoder's):
+    /// `make` then makes it from the `Float32` pixels, and reports any failure.
+    private func fromSamples(
+        _ output: ImageTaskOutput, chain: FilterChain, image: DecodedSamples, outputRect: Rect, task: ImageTask,
+        room: inout Int, renders: inout SharedRenders<SampleRenderKey, AnyPixels>
+    ) -> ImageOutputResult? {
+        let source = image.samples
+        let identity = chain.isIdentity(forSource: source.channels)
+        let channels = chain.channels(forSource: source.channels)
+        // Opaque samples only: each is its Float32 value (v / 255 or v / 65535) and back, exactly;
+        // the Float32 pixels of a translucent one hold its colour premultiplied, which the
+        // encoder's samples round differently than the file's.
+        guard source.channels == 3, !output.verifyDecode, identity || chain.streams,
+            BandWriter.canWrite(to: output.path, channels: channels, sourceHadAlpha: image.hasAlpha, options: output.encoding),
+            let writer = try? BandWriter.inMemory(
+                path: output.path, width: outputRect.width, height: outputRect.height, channels: channels,
+                sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha, metadata: image.metadata,
+                options: output.encoding)
+        else { return nil }
+        let key = SampleRenderKey(output, image)
+        if writer.layout != key.layout || (identity && writer.layout != source.layout) {
+            writer.abandon()
+            return nil
+        }
+        let clock = ContinuousClock()
+        var start = clock.now
+        let shared = renders.render(for: key)
+        let pixels: AnyPixels
+        if identity {
+            pixels = source
+        } else if let shared {
+            pixels = shared
+        } else {
+            pixels = AnyPixels.uninitialized(outputRect, writer.layout)
+            _ = rendering.submit(
+                outputRect, from: source, image: source.rect, into: pixels, chain: chain, tileSize: output.tileSize,
+                ticket: RenderTicket(), background: writer.background)  // the in-process rendering does not fail
+        }
+        renders.done(key, render: identity ? nil : pixels)
+        let filterTime = clock.now - start
+        start = clock.now
+        let bytes: [UInt8]
+        do throws(ImageIOError) {
+            try writer.append(pixels)
+            bytes = try writer.finishEncoded()
+        } catch {
+            writer.abandon()
+            return .failed(failure(.encode, error, naming: task))
+        }
+        let encodeTime = clock.now - start
+        guard bytes.count <= room else {
+            return .failed(ImageOutputFailure(
+                kind: .tooLarge, code: nil, path: output.path,
+                message: "\(bytes.count) bytes do not fit the \(room) left in the answer"))
+        }
+        room -= bytes.count
+        return .encoded(EncodedOutput(
+            bytes: bytes, width: outputRect.width, height: outputRect.height,
+            bitDepth: writer.layout.format.byteSize == 2 ? 16 : 8, hasAlpha: writer.layout.channels == 4,
+            checksum: PixelChecksum.of(pixels, in: outputRect),
+            tiles: identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: output.tileSize).tiles.count,
+            bands: 0, filterNanoseconds: filterTime.nanoseconds, encodeNanoseconds: encodeTime.nanoseconds))
+    }
+
     /// `error` as the wire carries it, the input named as the job names it (never by the
     /// coordinator's descriptor the worker opened).
     func failure(_ kind: ImageOutputFailure.Kind, _ error: ImageIOError, naming task: ImageTask) -> ImageOutputFailure {
@@ -149,5 +253,33 @@ struct ImageTaskRunner: Sendable {
         return ImageOutputFailure(
             kind: kind, code: "\(error.code)", path: path,
             message: error.message.replacing(task.input, with: task.inputName))
+    }
+}
+
+/// One of a task's decoded images: its samples when the reader kept them
+/// (``ImageReader/decodeSamples(_:_:pixelLimit:memoryLimit:confinement:)``), and its `Float32`
+/// pixels, made from those the first time an output needs them.
+final class DecodedInput {
+    let samples: DecodedSamples?
+    private var made: DecodedImage?
+
+    init(samples: DecodedSamples) {
+        self.samples = samples
+    }
+
+    init(floats: DecodedImage) {
+        samples = nil
+        made = floats
+    }
+
+    /// The image's rectangle.
+    var rect: Rect { samples?.samples.rect ?? made!.pixels.rect }
+
+    /// The image as premultiplied `Float32`.
+    var floats: DecodedImage {
+        if let made { return made }
+        let floats = samples!.floats
+        made = floats
+        return floats
     }
 }

@@ -175,6 +175,38 @@ struct ThumbnailTests {
         #expect(thumb.metadata == full.metadata)
     }
 
+    /// A thumbnail kept at the file's depth (``ImageReader/decodeSamples(_:_:pixelLimit:memoryLimit:confinement:)``,
+    /// which a worker makes its outputs from) is the thumbnail `decode` gives, before its
+    /// samples are made `Float32`: made `Float32` they are its pixels bit for bit, with its
+    /// depth, alpha and metadata (opaque, grey, 16-bit, alpha, CMYK, EXIF-rotated; one width,
+    /// several, a cover crop, sharpened), in the same order; a whole image is read band by band
+    /// instead (nil).
+    @Test(arguments: [
+        "photos/mate-Aqua.jpg", "special/grayscale.jpg", "special/deep-16bit.png",
+        "special/alpha-garbage-under-transparent.png", "special/cmyk.jpg", "special/exif-orientation-6.jpg",
+        "special/kite.webp",
+    ])
+    func samplesAtTheFilesDepthAreTheDecodedPixelsBeforeFloat32(file: String) throws {
+        let path = Corpus.path(file)
+        let requests: [DecodeRequest] = [
+            .thumbnails(widths: [40, 90, 200], upscale: false, sharpen: nil),
+            .thumbnail(width: 120, height: 120, fit: .cover, upscale: false, crop: .north, sharpen: 1),
+            .thumbnail(width: nil, height: 77, fit: .inside, upscale: false, crop: .centre, sharpen: nil),
+        ]
+        for request in requests {
+            let floats = try ImageReader.decode(path, request)
+            let samples = try #require(try ImageReader.decodeSamples(path, request))
+            #expect(samples.count == floats.count)
+            for (kept, decoded) in zip(samples, floats) {
+                #expect(kept.samples.format == .file(bitDepth: decoded.bitDepth), "\(file) \(request)")
+                #expect(kept.bitDepth == decoded.bitDepth && kept.hasAlpha == decoded.hasAlpha)
+                #expect(kept.metadata == decoded.metadata)
+                #expect(kept.floats.pixels.isBitIdentical(to: decoded.pixels), "\(file) \(request)")
+            }
+        }
+        #expect(try ImageReader.decodeSamples(path, .whole) == nil)
+    }
+
     @Test func sixteenBitSourcesStaySixteenBit() throws {
         let thumb = try ImageReader.thumbnail(
             Corpus.path("special/deep-16bit.png"), width: 256, height: nil, fit: .inside, upscale: false)

@@ -1,6 +1,7 @@
 // Every libvips call blurfarm makes goes through this file: start-up, the error buffer, image
 // lifetimes, and thin throwing wrappers around the C calls (the variadic ones via CVipsShim).
 // Callers above this file never see a raw VipsImage pointer or a libvips return code.
+import BlurfarmCore
 import BlurfarmSystem
 import CVips
 import CVipsShim
@@ -325,6 +326,16 @@ extension Libvips {
         }
         defer { g_free(memory) }
         return try body(UnsafeRawBufferPointer(start: memory, count: size))
+    }
+
+    /// Computes every pixel of `image` into memory of its own: the interleaved samples (row
+    /// after row, no padding), freed when the storage goes.
+    static func computedPixels(of image: VipsImageRef) throws(LibvipsFailure) -> PixelStorage {
+        var size = 0
+        guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
+            throw LibvipsFailure(message: takeErrorMessage() ?? "computing pixels failed")
+        }
+        return PixelStorage(adopting: memory, byteCount: size) { pointer, _ in g_free(pointer) }
     }
 
     /// Encodes `image` with one of the shim's `*save_target` wrappers into memory and returns
