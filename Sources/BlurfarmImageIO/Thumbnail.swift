@@ -409,11 +409,8 @@ extension ImageReader {
             let resampler = LanczosResampler(
                 sourceWidth: decoded.width, sourceHeight: decoded.height, width: width, height: height, channels: 3)
         else { return nil }
-        let row = UnsafeMutablePointer<UInt8>.allocate(capacity: decoded.width * 3)
-        defer { row.deallocate() }
-        let pixels = try resampler.resample { () throws(LibvipsFailure) -> UnsafePointer<UInt8> in
+        let pixels = try resampler.resample { (row: UnsafeMutablePointer<UInt8>) throws(LibvipsFailure) in
             try jpeg.read(into: row, stride: decoded.width * 3, count: 1)
-            return UnsafePointer(row)
         }
         let image = try memoryImage(pixels, width: width, height: height, metadataOf: loaded)
         image.setInt("orientation", loaded.orientation)

@@ -16,7 +16,7 @@ import Foundation
 /// 0 … 255 and rounded half up.
 ///
 /// **The computation**: the weights in `Float32`, the columns pass first (each output row the
-/// weighted sum of its source rows, widened to `Float32`), then the rows pass (each output
+/// weighted sum of its source rows, each 8-bit sample made a `Float32`), then the rows pass (each output
 /// pixel the weighted sum of its window of that row), every sum a product then additions in tap
 /// order, no fused multiply-add (`CKernels`' `bf_resample_*`): the same bits in every lane and
 /// every schedule. **Accuracy**: each weight is within 2⁻²⁴ of its double relative to itself,
@@ -152,27 +152,30 @@ public struct LanczosResampler: Sendable {
     /// Output rows the columns pass computes together (they share most of their source rows).
     static let rowsTogether = 8
 
-    /// The image whose rows `nextRow()` gives in order, top to bottom (each `sourceWidth *
-    /// channels` bytes, read before the next call), resampled: `height` rows of `width *
-    /// channels` bytes, without padding. Only the source rows the windows of ``rowsTogether``
-    /// output rows need are held (as `Float32`).
-    public func resample<Failure: Error>(nextRow: () throws(Failure) -> UnsafePointer<UInt8>) throws(Failure) -> [UInt8] {
-        try resample(lanes: .widest, nextRow: nextRow)
+    /// The image whose rows `readRow(into:)` writes in order, top to bottom (each `sourceWidth *
+    /// channels` bytes, into the memory given, where it is held), resampled: `height` rows of
+    /// `width * channels` bytes, without padding. Only the source rows the windows of
+    /// ``rowsTogether`` output rows need are held (their 8-bit samples).
+    public func resample<Failure: Error>(
+        readRow: (UnsafeMutablePointer<UInt8>) throws(Failure) -> Void
+    ) throws(Failure) -> [UInt8] {
+        try resample(lanes: .widest, readRow: readRow)
     }
 
-    /// `resample(nextRow:)` with its C passes kept to `lanes` (the scalar code, AVX2 and SSE,
+    /// `resample(readRow:)` with its C passes kept to `lanes` (the scalar code, AVX2 and SSE,
     /// or also AVX-512 where the processor has it): the same bits in each, for the tests that
     /// compare them.
     func resample<Failure: Error>(
-        lanes: FixedPointConvolution.Lanes, nextRow: () throws(Failure) -> UnsafePointer<UInt8>
+        lanes: FixedPointConvolution.Lanes, readRow: (UnsafeMutablePointer<UInt8>) throws(Failure) -> Void
     ) throws(Failure) -> [UInt8] {
         let sourceSamples = sourceWidth * channels, rowBytes = width * channels
         let taps = alongColumns.taps
         let firsts = alongColumns.first.map(Int.init)
         let groups = Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { $0..<min($0 + Self.rowsTogether, height) }
-        // The held rows, a ring: source row r in slot r % held (a group's rows are consecutive).
+        // The held rows, a ring of their 8-bit samples: source row r in slot r % held (a group's
+        // rows are consecutive).
         let held = groups.map { firsts[$0.last!] + taps - firsts[$0.first!] }.max()!
-        let ring = UnsafeMutablePointer<Float>.allocate(capacity: held * sourceSamples)
+        let ring = UnsafeMutablePointer<UInt8>.allocate(capacity: held * sourceSamples)
         // One float more than a row: the rows pass's vector code reads a fourth lane.
         let slot = sourceSamples + 1
         let summed = UnsafeMutablePointer<Float>.allocate(capacity: Self.rowsTogether * slot)
@@ -181,7 +184,7 @@ public struct LanczosResampler: Sendable {
             ring.deallocate()
             summed.deallocate()
         }
-        var rows = [UnsafePointer<Float>?](repeating: nil, count: held)
+        var rows = [UnsafePointer<UInt8>?](repeating: nil, count: held)
         let sums = (0..<Self.rowsTogether).map { Optional(summed + $0 * slot) }
         var offsets = [Int32](repeating: 0, count: Self.rowsTogether)
         var output = [UInt8](repeating: 0, count: height * rowBytes)
@@ -190,7 +193,7 @@ public struct LanczosResampler: Sendable {
             for group in groups {
                 let top = firsts[group.first!], bottom = firsts[group.last!] + taps
                 while decoded < bottom {
-                    bf_resample_widen(try nextRow(), ring + (decoded % held) * sourceSamples, sourceSamples)
+                    try readRow(ring + (decoded % held) * sourceSamples)
                     decoded += 1
                 }
                 for r in top..<bottom { rows[r - top] = UnsafePointer(ring + (r % held) * sourceSamples) }
@@ -219,13 +222,14 @@ public struct LanczosResampler: Sendable {
         resample(source, stride: stride, lanes: .widest)
     }
 
-    /// `resample(_:stride:)` with its C passes kept to `lanes` (``resample(lanes:nextRow:)``).
+    /// `resample(_:stride:)` with its C passes kept to `lanes` (``resample(lanes:readRow:)``).
     func resample(_ source: UnsafeRawBufferPointer, stride: Int, lanes: FixedPointConvolution.Lanes) -> [UInt8] {
         precondition(stride >= sourceWidth * channels && source.count >= (sourceHeight - 1) * stride + sourceWidth * channels, "source too small")
         var next = 0
-        return resample(lanes: lanes) { () -> UnsafePointer<UInt8> in
+        let rowBytes = sourceWidth * channels
+        return resample(lanes: lanes) { (row: UnsafeMutablePointer<UInt8>) in
             defer { next += 1 }
-            return (source.baseAddress! + next * stride).assumingMemoryBound(to: UInt8.self)
+            row.update(from: (source.baseAddress! + next * stride).assumingMemoryBound(to: UInt8.self), count: rowBytes)
         }
     }
 }

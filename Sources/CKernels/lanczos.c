@@ -16,25 +16,21 @@
 
 #pragma clang fp contract(off)
 
-void bf_resample_widen(const uint8_t *src, float *dst, ptrdiff_t count) {
-    for (ptrdiff_t i = 0; i < count; i++) dst[i] = (float)src[i];
-}
-
 // Samples `start ..< start + n` of output row `m`, summed in `acc` (registers when `n` is the
 // constant block size: the function is inlined into both calls).
-static inline __attribute__((always_inline)) void column_block(const float *const *rows, const int32_t *offsets,
+static inline __attribute__((always_inline)) void column_block(const uint8_t *const *rows, const int32_t *offsets,
                                                                const float *w, int taps, float *const *dst, int m,
                                                                ptrdiff_t start, int n) {
     enum { most = 64 };
-    const float *const *r = rows + offsets[m];
+    const uint8_t *const *r = rows + offsets[m];
     const float *c = w + (ptrdiff_t)m * taps;
     float acc[most];
-    for (int i = 0; i < n; i++) acc[i] = c[0] * r[0][start + i];
+    for (int i = 0; i < n; i++) acc[i] = c[0] * (float)r[0][start + i];
     for (int t = 1; t < taps; t++) {
-        const float *row = r[t] + start;
+        const uint8_t *row = r[t] + start;
         const float ct = c[t];
         for (int i = 0; i < n; i++) {
-            const float p = ct * row[i];
+            const float p = ct * (float)row[i];
             acc[i] = acc[i] + p;
         }
     }
@@ -44,24 +40,29 @@ static inline __attribute__((always_inline)) void column_block(const float *cons
 #if defined(__AVX2__)
 // Whole blocks of 64 samples of the columns pass in four 16-lane registers (AVX-512), each
 // output row in turn, as column_block sums them; returns where it stopped.
-BF_AVX512 static ptrdiff_t columns512(const float *const *rows, const int32_t *offsets, const float *w, int taps,
+// 16 samples from `row` made floats (exactly).
+BF_AVX512 static inline __m512 floats16(const uint8_t *row) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)row)));
+}
+
+BF_AVX512 static ptrdiff_t columns512(const uint8_t *const *rows, const int32_t *offsets, const float *w, int taps,
                                       float *const *dst, int outputs, ptrdiff_t count) {
     ptrdiff_t start = 0;
     for (; start + 64 <= count; start += 64) {
         for (int m = 0; m < outputs; m++) {
-            const float *const *r = rows + offsets[m];
+            const uint8_t *const *r = rows + offsets[m];
             const float *c = w + (ptrdiff_t)m * taps;
             const __m512 c0 = _mm512_set1_ps(c[0]);
-            const float *row = r[0] + start;
-            __m512 a0 = _mm512_mul_ps(c0, _mm512_loadu_ps(row)), a1 = _mm512_mul_ps(c0, _mm512_loadu_ps(row + 16));
-            __m512 a2 = _mm512_mul_ps(c0, _mm512_loadu_ps(row + 32)), a3 = _mm512_mul_ps(c0, _mm512_loadu_ps(row + 48));
+            const uint8_t *row = r[0] + start;
+            __m512 a0 = _mm512_mul_ps(c0, floats16(row)), a1 = _mm512_mul_ps(c0, floats16(row + 16));
+            __m512 a2 = _mm512_mul_ps(c0, floats16(row + 32)), a3 = _mm512_mul_ps(c0, floats16(row + 48));
             for (int t = 1; t < taps; t++) {
                 const __m512 ct = _mm512_set1_ps(c[t]);
                 row = r[t] + start;
-                a0 = _mm512_add_ps(a0, _mm512_mul_ps(ct, _mm512_loadu_ps(row)));
-                a1 = _mm512_add_ps(a1, _mm512_mul_ps(ct, _mm512_loadu_ps(row + 16)));
-                a2 = _mm512_add_ps(a2, _mm512_mul_ps(ct, _mm512_loadu_ps(row + 32)));
-                a3 = _mm512_add_ps(a3, _mm512_mul_ps(ct, _mm512_loadu_ps(row + 48)));
+                a0 = _mm512_add_ps(a0, _mm512_mul_ps(ct, floats16(row)));
+                a1 = _mm512_add_ps(a1, _mm512_mul_ps(ct, floats16(row + 16)));
+                a2 = _mm512_add_ps(a2, _mm512_mul_ps(ct, floats16(row + 32)));
+                a3 = _mm512_add_ps(a3, _mm512_mul_ps(ct, floats16(row + 48)));
             }
             float *d = dst[m] + start;
             _mm512_storeu_ps(d, a0); _mm512_storeu_ps(d + 16, a1);
@@ -72,8 +73,8 @@ BF_AVX512 static ptrdiff_t columns512(const float *const *rows, const int32_t *o
 }
 #endif
 
-void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
-                         int outputs, ptrdiff_t count, int vector) {
+void bf_resample_columns(const uint8_t *const *rows, const int32_t *offsets, const float *w, int taps,
+                         float *const *dst, int outputs, ptrdiff_t count, int vector) {
     ptrdiff_t start = 0;
     if (!vector) {
         // One sample a block: the scalar sums.

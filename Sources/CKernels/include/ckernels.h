@@ -74,16 +74,13 @@ void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, fl
 // the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of
 // IEEE operations, so the vector and scalar code give the same bits.
 
-/// `dst[i] = src[i]` as a float, for `i < count`.
-void bf_resample_widen(const uint8_t *src, float *dst, ptrdiff_t count);
-
-/// The pass along columns for `outputs` output rows: for `m < outputs` and `i < count`,
-/// `dst[m][i] = c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, summed in that order, where
-/// `r = rows + offsets[m]` and `c = w + m*taps` (the rows of consecutive outputs overlap).
-/// `vector` 0 runs the scalar code alone, 1 the AVX2 lanes, 2 also AVX-512 where the processor
-/// has it (`bf_has_avx512bw`).
-void bf_resample_columns(const float *const *rows, const int32_t *offsets, const float *w, int taps, float *const *dst,
-                         int outputs, ptrdiff_t count, int vector);
+/// The pass along columns for `outputs` output rows of 8-bit source rows: for `m < outputs` and
+/// `i < count`, `dst[m][i] = c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, each sample
+/// made a float (exactly), summed in that order, where `r = rows + offsets[m]` and
+/// `c = w + m*taps` (the rows of consecutive outputs overlap). `vector` 0 runs the scalar code
+/// alone, 1 the AVX2 lanes, 2 also AVX-512 where the processor has it (`bf_has_avx512bw`).
+void bf_resample_columns(const uint8_t *const *rows, const int32_t *offsets, const float *w, int taps,
+                         float *const *dst, int outputs, ptrdiff_t count, int vector);
 
 /// The pass along a row of `channels` (1 to 4) interleaved samples: output pixel `x < outputs`,
 /// channel `c`, sums `w[x*taps + t] * src[(first[x] + t)*channels + c]` for `t` in order, then
