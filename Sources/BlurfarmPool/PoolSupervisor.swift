@@ -204,7 +204,7 @@ struct PoolSupervisor {
                 handle(.result(id, result.taskID))
                 pendingChecks.append((result.taskID, result.checksum, id))
             case .imageResult(let result):
-                // Checked already: the frame's CRC covers the bytes, and the worker checked
+                // Checked already: the frame's checksum covers the bytes, and the worker checked
                 // what `verify: decode` asks. Kept for the caller before the image finishes.
                 handle(.result(id, result.taskID))
                 if let sent = scheduler.unverified[result.taskID] { requests[sent.image]?.imageResult = result }

@@ -4,7 +4,7 @@
 /// ``nextMessage()`` until it returns nil (it needs more bytes). It looks at a frame's 12-byte
 /// header before taking anything: a frame with a bad magic, another version, an unknown type
 /// or a size over the maximum is refused from its header alone, before its payload is waited
-/// for. Then it waits for the whole frame, checks the CRC-32 and decodes the payload.
+/// for. Then it waits for the whole frame, checks the checksum and decodes the payload.
 ///
 /// After an error the stream is dead: ``nextMessage()`` throws the same error again, and
 /// bytes appended after it are dropped.
@@ -81,7 +81,7 @@ public struct FrameDecoder: Sendable {
 
         let payloadEnd = start + WireProtocol.headerSize + payloadLength
         let received = peek(UInt32.self, at: payloadEnd)
-        let computed = CRC32.of(buffer, start..<payloadEnd)
+        let computed = FrameChecksum.of(buffer, start..<payloadEnd)
         guard received == computed else { throw .checksumMismatch(received: received, computed: computed) }
 
         let message: WireMessage

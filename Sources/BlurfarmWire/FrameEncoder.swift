@@ -1,6 +1,6 @@
 /// Turns messages into frames (see WireProtocol.swift for the layout).
 public enum FrameEncoder {
-    /// The frame of `message`: header, payload, CRC-32.
+    /// The frame of `message`: header, payload, checksum.
     ///
     /// - Throws: ``WireError/frameTooLarge(size:maximum:)`` when the frame would exceed
     ///   ``WireProtocol/maximumFrameSize`` (inline pixels too large): every peer would refuse it.
@@ -17,7 +17,7 @@ public enum FrameEncoder {
             throw .frameTooLarge(size: size, maximum: WireProtocol.maximumFrameSize)
         }
         w.patch(u32: UInt32(payloadLength), at: 8)
-        w.integer(CRC32.of(w.bytes, 0..<w.bytes.count))
+        w.integer(FrameChecksum.of(w.bytes, 0..<w.bytes.count))
         return w.bytes
     }
 

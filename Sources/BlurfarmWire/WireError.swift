@@ -10,7 +10,7 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The frame (header, payload and checksum), `size` bytes by its header, is larger than
     /// `maximum`. Decoders refuse it from the header alone; encoders refuse to make it.
     case frameTooLarge(size: Int, maximum: Int)
-    /// The CRC-32 at the end of the frame is not the one computed over its header and payload.
+    /// The checksum at the end of the frame is not the one computed over its header and payload.
     case checksumMismatch(received: UInt32, computed: UInt32)
     /// The frame is intact but its payload is not a valid `type` message.
     case malformedPayload(type: WireMessageType, problem: PayloadProblem)

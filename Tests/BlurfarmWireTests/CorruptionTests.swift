@@ -36,11 +36,13 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 8))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 8")
+        #expect(error == .unsupportedVersion(received: 99, supported: 9))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 9")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 8))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 8))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 9))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 9))
+        // The version before, whose frames end in a CRC-32.
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 8)).error == .unsupportedVersion(received: 8, supported: 9))
     }
 
     @Test(arguments: [UInt16(0), 11, 0x100, 0xFFFF])
@@ -101,16 +103,16 @@ import Testing
         case 6..<8:
             let type = u16(c, 6)
             guard WireMessageType(rawValue: type) != nil else { return .unknownMessageType(type) }
-            return .checksumMismatch(received: u32(c, n - 4), computed: referenceCRC32(c[0..<n - 4]))
+            return .checksumMismatch(received: u32(c, n - 4), computed: referenceChecksum(c[0..<n - 4]))
         case 8..<12:
             let length = Int(u32(c, 8))
             if 16 + length > maximum { return .frameTooLarge(size: 16 + length, maximum: maximum) }
             if 16 + length > n { return nil }
-            return .checksumMismatch(received: u32(c, 12 + length), computed: referenceCRC32(c[0..<12 + length]))
+            return .checksumMismatch(received: u32(c, 12 + length), computed: referenceChecksum(c[0..<12 + length]))
         case 12..<(n - 4):
-            return .checksumMismatch(received: u32(original, n - 4), computed: referenceCRC32(c[0..<n - 4]))
+            return .checksumMismatch(received: u32(original, n - 4), computed: referenceChecksum(c[0..<n - 4]))
         default:
-            return .checksumMismatch(received: u32(c, n - 4), computed: referenceCRC32(original[0..<n - 4]))
+            return .checksumMismatch(received: u32(c, n - 4), computed: referenceChecksum(original[0..<n - 4]))
         }
     }
 
@@ -134,13 +136,13 @@ import Testing
         let crc = Self.u32(original, 20)
         var payload = original
         payload[12] ^= 0x01  // task 5 becomes task 4
-        #expect(Self.outcome(payload).error == .checksumMismatch(received: crc, computed: referenceCRC32(encoded(.cancel(taskID: 4))[0..<20])))
+        #expect(Self.outcome(payload).error == .checksumMismatch(received: crc, computed: referenceChecksum(encoded(.cancel(taskID: 4))[0..<20])))
         var checksum = original
         checksum[23] ^= 0x80
         #expect(Self.outcome(checksum).error == .checksumMismatch(received: crc ^ 0x8000_0000, computed: crc))
         var type = original
         type[6] = 7  // cancel (8) becomes shutdown (7): a known type, caught by the checksum
-        #expect(Self.outcome(type).error == .checksumMismatch(received: crc, computed: referenceCRC32(type[0..<20])))
+        #expect(Self.outcome(type).error == .checksumMismatch(received: crc, computed: referenceChecksum(type[0..<20])))
         var length = original
         length[8] = 9  // one byte longer than what arrived: wait
         #expect(Self.outcome(length).error == nil)

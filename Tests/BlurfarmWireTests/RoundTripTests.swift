@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmWire
+import CXXHash
 import PropertyBased
 import Testing
 
@@ -169,35 +170,38 @@ import Testing
 
     // MARK: The layout, byte for byte
 
-    /// The reference CRC is the standard one (its check value), so the comparisons below mean something.
-    @Test func referenceCRCHasTheStandardCheckValue() {
-        #expect(referenceCRC32(Array("123456789".utf8)) == 0xCBF4_3926)
-        #expect(referenceCRC32([]) == 0)
+    /// The reference checksum is XXH3-64 with seed 0 (xxHash's published value for no bytes,
+    /// 0x2D06800538D394C2), so the comparisons below mean something; it differs from the CRC-32
+    /// of version 8 (0xCBF43926 for "123456789").
+    @Test func referenceChecksumHasXXHashsPublishedValue() {
+        #expect(referenceChecksum([]) == 0x38D3_94C2)
+        #expect(XXH3_64bits(nil, 0) == 0x2D06_8005_38D3_94C2)
+        #expect(referenceChecksum(Array("123456789".utf8)) != 0xCBF4_3926)
     }
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 8, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 9, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
-        let crc = referenceCRC32(header)
-        #expect(Array(bytes[12...]) == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)])
+        let sum = referenceChecksum(header)
+        #expect(Array(bytes[12...]) == [UInt8(sum & 0xFF), UInt8(sum >> 8 & 0xFF), UInt8(sum >> 16 & 0xFF), UInt8(sum >> 24)])
     }
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 8, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 9, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
-    /// The checksum at the end of every frame is the CRC-32 of everything before it.
-    @Test func everyFrameEndsWithTheCRCOfHeaderAndPayload() async {
+    /// The checksum at the end of every frame is that of everything before it.
+    @Test func everyFrameEndsWithTheChecksumOfHeaderAndPayload() async {
         await propertyCheck(count: 300, input: Random.messages) { messages in
             for message in messages {
                 let bytes = encoded(message)
                 let n = bytes.count
                 let trailer = UInt32(bytes[n - 4]) | UInt32(bytes[n - 3]) << 8 | UInt32(bytes[n - 2]) << 16 | UInt32(bytes[n - 1]) << 24
-                #expect(trailer == referenceCRC32(bytes[0..<n - 4]))
+                #expect(trailer == referenceChecksum(bytes[0..<n - 4]))
                 let length = Int(bytes[8]) | Int(bytes[9]) << 8 | Int(bytes[10]) << 16 | Int(bytes[11]) << 24
                 #expect(length == n - 16)
                 #expect(Int(bytes[6]) | Int(bytes[7]) << 8 == Int(message.type.rawValue))
@@ -209,7 +213,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(8)  // the protocol version
+        hello.u16(9)  // the protocol version
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -495,14 +499,14 @@ import Testing
         #expect("\(error.map { "\($0)" } ?? "none")".contains("outputs[0].decoded"))
     }
 
-    /// `frame` with the byte after the first `text` in it set to `value`, its CRC made right
+    /// `frame` with the byte after the first `text` in it set to `value`, its checksum made right
     /// again: a frame whose payload alone is wrong.
     static func patch(_ frame: inout [UInt8], after text: String, to value: UInt8) {
         let bytes = Array(text.utf8)
         let at = (0..<frame.count - bytes.count).first { Array(frame[$0..<$0 + bytes.count]) == bytes }! + bytes.count
         frame[at] = value
-        let crc = referenceCRC32(frame[0..<frame.count - 4])
-        for k in 0..<4 { frame[frame.count - 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
+        let sum = referenceChecksum(frame[0..<frame.count - 4])
+        for k in 0..<4 { frame[frame.count - 4 + k] = UInt8(truncatingIfNeeded: sum >> (8 * k)) }
     }
 
     /// A fit or a crop the reader does not know is malformed, refused by the decoder.
