@@ -237,6 +237,7 @@ enum FixedPointConvolution {
         while y0 < rows {
             let count = min(stripCapacity, rows - y0)
             while made < y0 + count + 2 * r {
+                p.prefetch(aheadOf: made, in: src)
                 bf_fixed_widen(src + p.rowOffset[made]!, line + computedStart, p.computed.count * n, passes.inputShift, passes.vector)
                 for (i, s) in copies { (line + i * n).update(from: line + s * n, count: n) }
                 passes.rows(line + r * n, channels: n, ring + (made % ringRows) * ringStride, count: tileSamples)

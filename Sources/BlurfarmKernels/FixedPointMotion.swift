@@ -74,6 +74,7 @@ enum FixedPointMotion {
                     for y in 0..<tile.height {
                         while made <= y + 2 * reach.y {
                             let line = ring + (made % ringRows) * rowSamples
+                            p.prefetch(aheadOf: made, in: src)
                             bf_fixed_widen(src + p.rowOffset[made]!, line + p.computedStart, p.computed.count * n, 0, vector)
                             for (to, from) in copies { (line + to * n).update(from: line + from * n, count: n) }
                             made += 1

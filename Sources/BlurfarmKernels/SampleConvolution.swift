@@ -1,4 +1,5 @@
 import BlurfarmCore
+import CKernels
 
 /// The gaussian's schedule on pixels at a file's depth (8- or 16-bit samples in, the same out):
 /// convolution with a symmetric 1-D mask along rows, then along columns, in `Float32`, with the
@@ -109,6 +110,21 @@ enum SampleConvolution {
         /// Where in an extended row (`columns`, `channels` samples a pixel) the first
         /// computed column's samples go.
         var computedStart: Int { (computed.lowerBound - columns.lowerBound) * channels }
+
+        /// How many input rows ahead of the one the rows pass reads the memory is asked for
+        /// (``prefetch(aheadOf:in:)``): the rows of a tile lie an image row apart, and the
+        /// processor's prefetcher does not follow that stride, so each row's first loads waited
+        /// on the memory (the σ2 batch: the 8-bit widening 5.7% of the samples before, 1.0%
+        /// after; 0.959× wall). Four rows ahead did no better.
+        static let prefetchRows = 2
+
+        /// Asks the memory for the computed samples of input row `row + prefetchRows` of `src`,
+        /// when the tile has that row.
+        func prefetch<S>(aheadOf row: Int, in src: UnsafeMutablePointer<S>) {
+            let ahead = row + Self.prefetchRows
+            guard ahead < rowOffset.count, let offset = rowOffset[ahead] else { return }
+            bf_prefetch(src + offset, computed.count * sourceChannels * MemoryLayout<S>.stride)
+        }
     }
 
     static func plan<S: FileSample>(tile: Rect, source: SampleBuffer<S>, image: Rect, edge: EdgeRule, radius r: Int, channels: Int)
@@ -273,6 +289,7 @@ enum SampleConvolution {
                     // The rows pass for the input rows this strip needs and has not got.
                     while made < y0 + count + 2 * r {
                         let to = ring + (made % ringRows) * ringStride
+                        p.prefetch(aheadOf: made, in: src)
                         if let offset = p.rowOffset[made] {
                             load(src + offset, line + computedStart, pixels: p.computed.count, from: p.sourceChannels, to: n)
                             for (i, s) in copies {

@@ -23,6 +23,11 @@ int bf_has_avx512bw(void);
 /// fraction bits.
 void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count, int shift, int vector);
 
+/// Asks the memory for the `bytes` bytes from `p` ahead of their use (each 64-byte line
+/// prefetched into the first-level cache): a tile's coming input rows, a whole image row apart,
+/// where the processor's own prefetcher does not look. Changes nothing any pass computes.
+void bf_prefetch(const void *p, ptrdiff_t bytes);
+
 /// The pass along rows: for `i < count`,
 /// `dst[i] = bias + mulhi(c[i], w[0]) + sum_{k=1..radius} mulhi(c[i - k*step] + c[i + k*step], w[k])`
 /// with `c = centre`; `step` is the distance between neighbouring pixels (the channel count).
