@@ -9,18 +9,28 @@ extension ImageReader {
         _ path: String, _ request: DecodeRequest, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
         allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> [DecodedImage] {
-        switch request {
-        case .whole:
-            return [try read(
-                path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator, confinement: confinement)]
-        case .thumbnail(let width, let height, let fit, let upscale, let crop, let sharpen):
-            return [try thumbnail(
-                path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
-                pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator, confinement: confinement)]
-        case .thumbnails(let widths, let upscale, let sharpen):
-            return try thumbnails(
-                path, widths: widths, upscale: upscale, sharpen: sharpen, pixelLimit: pixelLimit,
-                memoryLimit: memoryLimit, allocator: allocator, confinement: confinement)
+        if let thumbnails = try thumbnails(
+            of: path, request, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement,
+            as: { image, sixteen throws(LibvipsFailure) in try decoded(image, sixteenBit: sixteen, allocator: allocator) })
+        {
+            return thumbnails
+        }
+        return [try read(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator, confinement: confinement)]
+    }
+
+    /// The images a thumbnail request asks of `path` (``DecodeRequest/thumbnail(width:height:fit:upscale:crop:sharpen:)``
+    /// or ``DecodeRequest/thumbnails(widths:upscale:sharpen:)``), made as ``decode(_:_:pixelLimit:memoryLimit:allocator:confinement:)``
+    /// makes them but kept at the file's depth (``DecodedSamples``); nil for `.whole`, whose
+    /// samples ``BandReader`` reads.
+    ///
+    /// - Throws: `ImageIOError` as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``
+    ///   and ``thumbnails(_:widths:upscale:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``.
+    public static func decodeSamples(
+        _ path: String, _ request: DecodeRequest, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
+        confinement: RootConfinement? = nil
+    ) throws(ImageIOError) -> [DecodedSamples]? {
+        try thumbnails(of: path, request, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement) {
+            image, sixteen throws(LibvipsFailure) in try decodedSamples(image, sixteenBit: sixteen)
         }
     }
 }

@@ -75,10 +75,9 @@ extension ImageReader {
         sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
         allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> DecodedImage {
-        try thumbnails(
-            path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
-            smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement
-        ) { image, sixteen throws(LibvipsFailure) in try decoded(image, sixteenBit: sixteen, allocator: allocator) }[0]
+        try decode(
+            path, .thumbnail(width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen),
+            pixelLimit: pixelLimit, memoryLimit: memoryLimit, allocator: allocator, confinement: confinement)[0]
     }
 
     /// Thumbnails of `path` at several widths (`inside`, no height) from one decode: the
@@ -96,28 +95,18 @@ extension ImageReader {
         _ path: String, widths: [Int], upscale: Bool, sharpen: Double? = nil, pixelLimit: Int = defaultPixelLimit,
         memoryLimit: Int = usableMemory, allocator: (any PixelAllocator)? = nil, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> [DecodedImage] {
-        try checkWidths(widths, path: path)
-        return try thumbnails(
-            path, width: widths.last!, height: nil, fit: .inside, upscale: upscale, crop: .centre, sharpen: sharpen,
-            smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit, memoryLimit: memoryLimit,
-            confinement: confinement
-        ) { image, sixteen throws(LibvipsFailure) in try decoded(image, sixteenBit: sixteen, allocator: allocator) }
+        try decode(
+            path, .thumbnails(widths: widths, upscale: upscale, sharpen: sharpen), pixelLimit: pixelLimit,
+            memoryLimit: memoryLimit, allocator: allocator, confinement: confinement)
     }
 
-    /// The images a thumbnail request asks of `path` (``DecodeRequest/thumbnail(width:height:fit:upscale:crop:sharpen:)``
-    /// or ``DecodeRequest/thumbnails(widths:upscale:sharpen:)``), made as ``decode(_:_:pixelLimit:memoryLimit:allocator:confinement:)``
-    /// makes them but kept at the file's depth (``DecodedSamples``); nil for `.whole`, whose
-    /// samples ``BandReader`` reads.
-    ///
-    /// - Throws: `ImageIOError` as ``thumbnail(_:width:height:fit:upscale:crop:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``
-    ///   and ``thumbnails(_:widths:upscale:sharpen:pixelLimit:memoryLimit:allocator:confinement:)``.
-    public static func decodeSamples(
-        _ path: String, _ request: DecodeRequest, pixelLimit: Int = defaultPixelLimit, memoryLimit: Int = usableMemory,
-        confinement: RootConfinement? = nil
-    ) throws(ImageIOError) -> [DecodedSamples]? {
-        let samples = { (image: VipsImageRef, sixteen: Bool) throws(LibvipsFailure) -> DecodedSamples in
-            try decodedSamples(image, sixteenBit: sixteen)
-        }
+    /// The images of a thumbnail request (nil for `.whole`), each made by `convert` as
+    /// ``thumbnails(_:width:height:fit:upscale:crop:sharpen:smallerWidths:pixelLimit:memoryLimit:confinement:as:)``
+    /// says.
+    static func thumbnails<Image>(
+        of path: String, _ request: DecodeRequest, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?,
+        as convert: (VipsImageRef, Bool) throws(LibvipsFailure) -> Image
+    ) throws(ImageIOError) -> [Image]? {
         switch request {
         case .whole:
             return nil
@@ -125,13 +114,13 @@ extension ImageReader {
             return try thumbnails(
                 path, width: width, height: height, fit: fit, upscale: upscale, crop: crop, sharpen: sharpen,
                 smallerWidths: [], pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement,
-                as: samples)
+                as: convert)
         case .thumbnails(let widths, let upscale, let sharpen):
             try checkWidths(widths, path: path)
             return try thumbnails(
                 path, width: widths.last!, height: nil, fit: .inside, upscale: upscale, crop: .centre,
                 sharpen: sharpen, smallerWidths: Array(widths.dropLast()), pixelLimit: pixelLimit,
-                memoryLimit: memoryLimit, confinement: confinement, as: samples)
+                memoryLimit: memoryLimit, confinement: confinement, as: convert)
         }
     }
 
