@@ -12,7 +12,7 @@
 //   BlurfarmManifest  the job manifest language and farm configuration; depends on Core, System
 //   BlurfarmEngine    renders a filter chain over an image, tile by tile, on threads; Core + Kernels + System
 //   BlurfarmImageIO   decoding and encoding through libvips (the only module that imports it)
-//   BlurfarmWire      the coordinator-worker protocol: framed messages, no system call; depends on Core (and xxHash)
+//   BlurfarmWire      the coordinator-worker protocol: framed messages, no system call; depends on Core
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + System
 //   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
 //                     module that calls dlopen) and makes them filters; Core, Kernels, System, the ABI header
@@ -122,7 +122,7 @@ let package = Package(
         .target(name: "BlurfarmManifest", dependencies: ["BlurfarmCore", "BlurfarmSystem"], swiftSettings: strict),
         .target(
             name: "BlurfarmEngine", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmImageIO", "BlurfarmSystem"], swiftSettings: pixelCode),
-        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore", "CXXHash"], swiftSettings: strict),
+        .target(name: "BlurfarmWire", dependencies: ["BlurfarmCore"], swiftSettings: strict),
         .target(name: "BlurfarmSharedMemory", dependencies: ["BlurfarmCore", "BlurfarmSystem"], swiftSettings: strict),
         // The plugin ABI: one C header, a module for Swift (the host and Swift plugins).
         // SwiftPM reserves Plugins/ for package plugins, hence the explicit paths.

@@ -1,5 +1,3 @@
-import CXXHash
-
 /// The checksum of a tile's pixels that a ``TaskResult`` carries: XXH3-64 (libxxhash) over
 /// the bytes of the samples (the floats' bit patterns, or a file's 8- or 16-bit samples), row
 /// by row, each row seeded with the value so far.
@@ -25,7 +23,7 @@ public enum PixelChecksum {
     public static func of(_ pixels: AnyPixels, in region: Rect, continuing: UInt64 = 0) -> UInt64 {
         precondition(pixels.rect.contains(region), "region \(region) lies outside \(pixels.rect)")
         var value = continuing
-        pixels.forEachRow(in: region) { row, bytes in value = xxh3(row, bytes, value) }
+        pixels.forEachRow(in: region) { row, bytes in value = XXH3.hash(row, bytes, seed: value) }
         return value
     }
 
@@ -37,20 +35,9 @@ public enum PixelChecksum {
         var value = continuing
         var row = 0
         while row < bytes.count {
-            value = xxh3(bytes.baseAddress! + row, rowBytes, value)
+            value = XXH3.hash(bytes.baseAddress! + row, rowBytes, seed: value)
             row += rowBytes
         }
         return value
     }
-}
-
-/// XXH3-64 with a seed: libxxhash's run-time dispatching version on x86-64 (SIMD the CPU has),
-/// the portable one elsewhere. Both give the same value.
-@inline(__always)
-private func xxh3(_ data: UnsafeRawPointer?, _ length: Int, _ seed: UInt64) -> UInt64 {
-    #if arch(x86_64)
-    XXH3_64bits_withSeed_dispatch(data, length, seed)
-    #else
-    XXH3_64bits_withSeed(data, length, seed)
-    #endif
 }

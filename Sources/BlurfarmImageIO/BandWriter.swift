@@ -71,7 +71,13 @@ public final class BandWriter: @unchecked Sendable {
                 extension: OutputPath(path).extension, named: path, size: Rect(width: 1, height: 1),
                 sourceBitDepth: sourceBitDepth, options: options)
         else { return nil }
-        return SampleLayout(format: .file(bitDepth: bitDepth), channels: format.storesAlpha && sourceHadAlpha ? 4 : 3)
+        return SampleLayout(format: .file(bitDepth: bitDepth), channels: storesAlpha(format, sourceHadAlpha: sourceHadAlpha) ? 4 : 3)
+    }
+
+    /// Whether the file has alpha: when its format stores it and the source had it (``canWrite(to:channels:sourceHadAlpha:options:)``
+    /// refuses 4 channels from a source without alpha in a format that stores it).
+    private static func storesAlpha(_ format: ImageFormat, sourceHadAlpha: Bool) -> Bool {
+        format.storesAlpha && sourceHadAlpha
     }
 
     /// Starts writing a `width` × `height` image whose rendered pixels have `channels`
@@ -132,7 +138,7 @@ public final class BandWriter: @unchecked Sendable {
         self.bitDepth = bitDepth
         background = options.background
         // canWrite: with 4 channels and no source alpha, the format has no alpha.
-        alpha = format.storesAlpha && sourceHadAlpha
+        alpha = Self.storesAlpha(format, sourceHadAlpha: sourceHadAlpha)
         let folder = try file.map { file throws(ImageIOError) in
             try AtomicFile.openFolder(of: output, confinement: file.confinement)
         }

@@ -115,7 +115,7 @@ enum SampleConvolution {
         /// (``prefetch(aheadOf:in:)``): the rows of a tile lie an image row apart, and the
         /// processor's prefetcher does not follow that stride, so each row's first loads waited
         /// on the memory (the σ2 batch: the 8-bit widening 5.7% of the samples before, 1.0%
-        /// after; 0.959× wall). Four rows ahead did no better.
+        /// after; 0.961× wall). Four rows ahead did no better.
         static let prefetchRows = 2
 
         /// Asks the memory for the computed samples of input row `row + prefetchRows` of `src`,

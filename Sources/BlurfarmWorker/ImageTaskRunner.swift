@@ -74,11 +74,14 @@ struct ImageTaskRunner: Sendable {
         }
     }
 
-    /// What makes two outputs' samples equal: their pixels' ``RenderKey`` and the samples the
-    /// encoder takes (``BandWriter/layout(path:sourceBitDepth:sourceHadAlpha:options:)``).
+    /// What makes two outputs' samples equal, as the streamed path groups outputs
+    /// (``StreamedOutputs``): their pixels' ``RenderKey``, the samples the encoder takes
+    /// (``BandWriter/layout(path:sourceBitDepth:sourceHadAlpha:options:)``) and the colour a
+    /// translucent pixel is composited over when the file has no alpha (it is in the samples).
     struct SampleRenderKey: Hashable {
         let render: RenderKey
         let layout: SampleLayout?
+        let background: SIMD3<Float>
 
         init(_ output: ImageTaskOutput, _ samples: DecodedSamples?) {
             render = RenderKey(output)
@@ -87,6 +90,7 @@ struct ImageTaskRunner: Sendable {
                     path: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
                     options: output.encoding)
             }
+            background = output.encoding.background
         }
     }
 
@@ -117,13 +121,17 @@ struct ImageTaskRunner: Sendable {
                 "the filters' output would be \(outputRect.width)x\(outputRect.height) pixels, more than the pixel "
                     + "limit of \(pixelLimit)")
         }
+        // Each output is counted by both render trackers: it is done in the one it takes, with
+        // no render in the other.
         if let samples = input.samples,
             let made = fromSamples(
                 output, chain: chain, image: samples, outputRect: outputRect, task: task, room: &room,
                 renders: &sampleRenders)
         {
+            renders.done(RenderKey(output), render: nil)
             return made
         }
+        sampleRenders.done(SampleRenderKey(output, input.samples), render: nil)
         let image = input.floats
         let options = output.encoding
         let clock = ContinuousClock()
@@ -191,21 +199,18 @@ struct ImageTaskRunner: Sendable {
         let source = image.samples
         let identity = chain.isIdentity(forSource: source.channels)
         let channels = chain.channels(forSource: source.channels)
+        let key = SampleRenderKey(output, image)
         // Opaque samples only: each is its Float32 value (v / 255 or v / 65535) and back, exactly;
         // the Float32 pixels of a translucent one hold its colour premultiplied, which the
         // encoder's samples round differently than the file's.
-        guard source.channels == 3, !output.verifyDecode, identity || chain.streams,
+        guard source.channels == 3, !output.verifyDecode, identity || chain.streams, let layout = key.layout,
+            !identity || layout == source.layout,
             BandWriter.canWrite(to: output.path, channels: channels, sourceHadAlpha: image.hasAlpha, options: output.encoding),
             let writer = try? BandWriter.inMemory(
                 path: output.path, width: outputRect.width, height: outputRect.height, channels: channels,
                 sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha, metadata: image.metadata,
                 options: output.encoding)
         else { return nil }
-        let key = SampleRenderKey(output, image)
-        if writer.layout != key.layout || (identity && writer.layout != source.layout) {
-            writer.abandon()
-            return nil
-        }
         let clock = ContinuousClock()
         var start = clock.now
         let shared = renders.render(for: key)
@@ -215,7 +220,7 @@ struct ImageTaskRunner: Sendable {
         } else if let shared {
             pixels = shared
         } else {
-            pixels = AnyPixels.uninitialized(outputRect, writer.layout)
+            pixels = AnyPixels.uninitialized(outputRect, layout)
             _ = rendering.submit(
                 outputRect, from: source, image: source.rect, into: pixels, chain: chain, tileSize: output.tileSize,
                 ticket: RenderTicket(), background: writer.background)  // the in-process rendering does not fail

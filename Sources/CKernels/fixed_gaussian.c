@@ -8,11 +8,6 @@
 #include <immintrin.h>
 #endif
 
-void bf_prefetch(const void *p, ptrdiff_t bytes) {
-    const char *c = (const char *)p;
-    for (ptrdiff_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 3);
-}
-
 static inline uint16_t mulhi(uint16_t a, uint16_t b) { return (uint16_t)(((uint32_t)a * b) >> 16); }
 
 int bf_has_avx512bw(void) {

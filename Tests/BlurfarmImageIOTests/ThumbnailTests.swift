@@ -178,8 +178,8 @@ struct ThumbnailTests {
     /// A thumbnail kept at the file's depth (``ImageReader/decodeSamples(_:_:pixelLimit:memoryLimit:confinement:)``,
     /// which a worker makes its outputs from) is the thumbnail `decode` gives, before its
     /// samples are made `Float32`: made `Float32` they are its pixels bit for bit, with its
-    /// depth, alpha and metadata (opaque, grey, 16-bit, alpha, CMYK, EXIF-rotated; one width,
-    /// several, a cover crop, sharpened), in the same order; a whole image is read band by band
+    /// depth, alpha and metadata (opaque, grey, 16-bit, alpha, CMYK, EXIF-rotated; several widths, a
+    /// cover crop sharpened, a height alone), in the same order; a whole image is read band by band
     /// instead (nil).
     @Test(arguments: [
         "photos/mate-Aqua.jpg", "special/grayscale.jpg", "special/deep-16bit.png",

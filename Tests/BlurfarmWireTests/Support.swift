@@ -4,9 +4,10 @@ import CXXHash
 import PropertyBased
 import Testing
 
-// Test-side references, written from the specifications and not from the module's code:
-// the frame checksum, a byte-wise FNV-1a 64, a little-endian writer for hand-built payloads,
-// random messages with awkward values, and a bit-exact comparison of messages.
+// Test-side references, written from the specifications and not from the module's code (the
+// frame checksum is the library's XXH3 called here, not through the module): the frame
+// checksum, a byte-wise FNV-1a 64, a little-endian writer for hand-built payloads, random
+// messages with awkward values, and a bit-exact comparison of messages.
 
 /// The frame checksum as docs/protocol.md states it: the low 32 bits of xxHash's XXH3-64 (seed
 /// 0) of the bytes, asked of the library itself (an XXH3 written here would be a second copy of

@@ -29,7 +29,9 @@ import Glibc
     }
 
     /// The worker's answer to `outputs` of `input`, one task through the `Worker` loop over pipes.
-    static func answer(_ input: String, _ outputs: [ImageTaskOutput], inputName: String? = nil) throws -> ImageResult {
+    static func answer(
+        _ input: String, _ outputs: [ImageTaskOutput], inputName: String? = nil, decode: DecodeRequest = .whole
+    ) throws -> ImageResult {
         var toWorker: [Int32] = [0, 0], fromWorker: [Int32] = [0, 0]
         #expect(pipe(&toWorker) == 0 && pipe(&fromWorker) == 0)
         defer { for fd in toWorker + fromWorker { close(fd) } }
@@ -44,7 +46,7 @@ import Glibc
         _ = try reader.next()  // ready
         let task = ImageTask(
             taskID: 9, imageID: 1, attempt: 1, input: input, inputName: inputName ?? input, pixelLimit: 100_000_000,
-            memoryLimit: 1 << 30, decode: .whole, outputs: outputs)
+            memoryLimit: 1 << 30, decode: decode, outputs: outputs)
         func send(_ message: WireMessage) throws {
             let frame = try FrameEncoder.encode(message)
             #expect(frame.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == frame.count)
@@ -106,6 +108,53 @@ import Glibc
             #expect(made.bands == 0, "\(input) was decoded whole")
             #expect(made.bytes == (try Self.wholeImage(input, outputs[0])).bytes)
         }
+    }
+
+    /// A thumbnail's outputs, made in the worker from its samples at the file's depth
+    /// (`ImageTaskRunner.fromSamples`) where they can be and from `Float32` pixels otherwise,
+    /// have the bytes and checksums of the `Float32` path in process, output by output: a
+    /// format conversion alone; one blur under `transparent` (4 channels) to JPEG over two
+    /// backgrounds (the same pixels, not the same samples: each its own render); the same to
+    /// PNG (alpha known only at the end: `Float32`); a blur verified by decoding it (`Float32`)
+    /// beside the same blur not verified (samples), the two sharing a render key.
+    @Test func aThumbnailsOutputsFromItsSamplesHaveTheBytesOfTheFloatPath() throws {
+        let input = Corpus.path("photos/mate-Aqua.jpg")
+        let decode = DecodeRequest.thumbnails(widths: [160, 320], upscale: false, sharpen: nil)
+        func output(
+            _ path: String, _ decoded: Int, _ filters: [FilterSpec], edge: EdgeRule = .mirror,
+            background: SIMD3<Float> = SIMD3(1, 1, 1), verify: Bool = false
+        ) -> ImageTaskOutput {
+            ImageTaskOutput(
+                path: path, decoded: decoded, filters: filters, edge: edge, colour: .gamma, regions: RegionMask(),
+                tileSize: 96, encoding: EncodeOptions(quality: 85, background: background), verifyDecode: verify)
+        }
+        let outputs = [
+            output("out/plain.jpg", 1, []),
+            output("out/black.jpg", 1, Self.blur, edge: .transparent, background: SIMD3(0, 0, 0)),
+            output("out/white.jpg", 1, Self.blur, edge: .transparent),
+            output("out/alpha.png", 1, Self.blur, edge: .transparent),
+            output("out/checked.jpg", 0, Self.blur, verify: true),
+            output("out/unchecked.jpg", 0, Self.blur),
+        ]
+        let result = try Self.answer(input, outputs, decode: decode)
+        let images = try ImageReader.decode(input, decode)
+        for (output, made) in zip(outputs, result.outputs) {
+            let encoded = try #require(Self.encoded(made), "\(output.path): \(made)")
+            let image = images[output.decoded]
+            let chain = Chains.chain(output.filters, edge: output.edge)
+            let pixels = try InProcessRendering(executor: ThreadedTileExecutor(threads: 1)).render(
+                image.pixels, sourceBitDepth: image.bitDepth, outputBitDepth: nil, chain: chain,
+                tileSize: output.tileSize, ticket: RenderTicket()
+            ).pixels
+            let expected = try ImageWriter.encode(
+                pixels, for: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
+                metadata: image.metadata, options: output.encoding, checkingFolder: false)
+            #expect(encoded.bytes == expected.bytes, "\(output.path)")
+            #expect(encoded.checksum == expected.checksum, "\(output.path)")
+            #expect(encoded.hasAlpha == expected.hasAlpha && encoded.bitDepth == expected.bitDepth, "\(output.path)")
+        }
+        let black = try #require(Self.encoded(result.outputs[1])), white = try #require(Self.encoded(result.outputs[2]))
+        #expect(black.bytes != white.bytes, "the backgrounds show at the transparent edge")
     }
 
     /// A JPEG cut in the middle of its data (its end marker put back, so that it opens and

@@ -320,10 +320,7 @@ extension Libvips {
     static func withComputedPixels<R>(
         of image: VipsImageRef, _ body: (UnsafeRawBufferPointer) throws(LibvipsFailure) -> R
     ) throws(LibvipsFailure) -> R {
-        var size = 0
-        guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
-            throw LibvipsFailure(message: takeErrorMessage() ?? "computing pixels failed")
-        }
+        let (memory, size) = try computed(image)
         defer { g_free(memory) }
         return try body(UnsafeRawBufferPointer(start: memory, count: size))
     }
@@ -331,11 +328,18 @@ extension Libvips {
     /// Computes every pixel of `image` into memory of its own: the interleaved samples (row
     /// after row, no padding), freed when the storage goes.
     static func computedPixels(of image: VipsImageRef) throws(LibvipsFailure) -> PixelStorage {
+        let (memory, size) = try computed(image)
+        return PixelStorage(adopting: memory, byteCount: size) { pointer, _ in g_free(pointer) }
+    }
+
+    /// Every pixel of `image` computed into memory libvips allocates (g_malloc: the caller
+    /// frees it with g_free), and its byte count.
+    private static func computed(_ image: VipsImageRef) throws(LibvipsFailure) -> (UnsafeMutableRawPointer, Int) {
         var size = 0
         guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
             throw LibvipsFailure(message: takeErrorMessage() ?? "computing pixels failed")
         }
-        return PixelStorage(adopting: memory, byteCount: size) { pointer, _ in g_free(pointer) }
+        return (memory, size)
     }
 
     /// Encodes `image` with one of the shim's `*save_target` wrappers into memory and returns
