@@ -17,9 +17,10 @@ import Foundation
 ///
 /// **The computation**: the weights in `Float32`, the columns pass first (each output row the
 /// weighted sum of its source rows, each 8-bit sample made a `Float32`), then the rows pass (each output
-/// pixel the weighted sum of its window of that row), every sum a product then additions in tap
-/// order, no fused multiply-add (`CKernels`' `bf_resample_*`): the same bits in every lane and
-/// every schedule. **Accuracy**: each weight is within 2⁻²⁴ of its double relative to itself,
+/// pixel the weighted sum of its window of that row; the sums of ``rowsTogether`` rows
+/// interleaved between the passes, so that it computes a pixel of each at once, a row a lane),
+/// every sum a product then additions in tap order, no fused multiply-add (`CKernels`'
+/// `bf_resample_*`): the same bits in every lane and every schedule. **Accuracy**: each weight is within 2⁻²⁴ of its double relative to itself,
 /// and each addition errs by at most 2⁻²⁴ of the running sum. With `T` taps a pass and `A` the
 /// largest sum of a window's weights' magnitudes (``Axis/magnitude``: lanczos-3's negative
 /// lobes make it 1.1 to 1.4, up to 1.6 when edges fold into a few pixels), the columns pass
@@ -36,10 +37,6 @@ public struct LanczosResampler: Sendable {
         let first: [Int32]
         let weights: [Float]
         let taps: Int
-        /// The weights again for the rows pass's AVX-512 code (empty along columns, and where
-        /// that code does not run): for each group of four outputs and each tap, the weight of
-        /// each of the four, four times (16 floats).
-        let grouped: [Float]
 
         /// The largest sum of the magnitudes of one window's weights.
         var magnitude: Double {
@@ -49,9 +46,8 @@ public struct LanczosResampler: Sendable {
         }
 
         /// The weights of resampling `source` pixels to `output` (both at least 1), per the
-        /// definition, in double precision (``doubleWeights(source:output:)``) then `Float32`;
-        /// `grouped` for the rows pass's.
-        init(source: Int, output: Int, grouped isGrouped: Bool = false) {
+        /// definition, in double precision (``doubleWeights(source:output:)``) then `Float32`.
+        init(source: Int, output: Int) {
             let windows = Self.doubleWeights(source: source, output: output)
             let taps = windows.map { $0.weights.count }.max() ?? 1
             var first: [Int32] = []
@@ -70,14 +66,6 @@ public struct LanczosResampler: Sendable {
             self.first = first
             self.weights = weights
             self.taps = taps
-            var grouped: [Float] = []
-            grouped.reserveCapacity(isGrouped ? output / 4 * taps * 16 : 0)
-            for group in 0..<(isGrouped ? output / 4 : 0) {
-                for t in 0..<taps {
-                    for k in 0..<4 { grouped += repeatElement(weights[(4 * group + k) * taps + t], count: 4) }
-                }
-            }
-            self.grouped = grouped
         }
 
         /// The definition's weights of each output pixel: the first source pixel it reads and
@@ -143,13 +131,13 @@ public struct LanczosResampler: Sendable {
         self.width = width
         self.height = height
         self.channels = channels
-        // The grouped weights only where the rows pass's AVX-512 code reads them.
-        alongRows = Axis(source: sourceWidth, output: width, grouped: channels >= 3 && bf_has_avx512bw() != 0)
+        alongRows = Axis(source: sourceWidth, output: width)
         alongColumns = Axis(source: sourceHeight, output: height)
         guard errorBound < 0.5 else { return nil }
     }
 
-    /// Output rows the columns pass computes together (they share most of their source rows).
+    /// Output rows computed together: the columns pass's share most of their source rows, and
+    /// the rows pass computes a pixel of each at once, a row a lane (the C passes' groups of 8).
     static let rowsTogether = 8
 
     /// The image whose rows `readRow(into:)` writes in order, top to bottom (each `sourceWidth *
@@ -162,9 +150,9 @@ public struct LanczosResampler: Sendable {
         try resample(lanes: .widest, readRow: readRow)
     }
 
-    /// `resample(readRow:)` with its C passes kept to `lanes` (the scalar code, AVX2 and SSE,
-    /// or also AVX-512 where the processor has it): the same bits in each, for the tests that
-    /// compare them.
+    /// `resample(readRow:)` with its C passes kept to `lanes` (the scalar code, AVX2, or also
+    /// AVX-512 where the processor has it): the same bits in each, for the tests that compare
+    /// them.
     func resample<Failure: Error>(
         lanes: FixedPointConvolution.Lanes, readRow: (UnsafeMutablePointer<UInt8>) throws(Failure) -> Void
     ) throws(Failure) -> [UInt8] {
@@ -176,17 +164,18 @@ public struct LanczosResampler: Sendable {
         // rows are consecutive).
         let held = groups.map { firsts[$0.last!] + taps - firsts[$0.first!] }.max()!
         let ring = UnsafeMutablePointer<UInt8>.allocate(capacity: held * sourceSamples)
-        // One float more than a row: the rows pass's vector code reads a fourth lane.
-        let slot = sourceSamples + 1
-        let summed = UnsafeMutablePointer<Float>.allocate(capacity: Self.rowsTogether * slot)
-        summed.initialize(repeating: 0, count: Self.rowsTogether * slot)
+        // A group's sums, interleaved (sample i of its row m at i * 8 + m), and the rows pass's
+        // levels before they go to their rows.
+        let summed = UnsafeMutablePointer<Float>.allocate(capacity: sourceSamples * Self.rowsTogether)
+        let stage = UnsafeMutablePointer<UInt8>.allocate(capacity: rowBytes * Self.rowsTogether)
         defer {
             ring.deallocate()
             summed.deallocate()
+            stage.deallocate()
         }
         var rows = [UnsafePointer<UInt8>?](repeating: nil, count: held)
-        let sums = (0..<Self.rowsTogether).map { Optional(summed + $0 * slot) }
         var offsets = [Int32](repeating: 0, count: Self.rowsTogether)
+        var outputRows = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: Self.rowsTogether)
         var output = [UInt8](repeating: 0, count: height * rowBytes)
         var decoded = 0
         try output.withUnsafeMutableBufferPointer { output throws(Failure) in
@@ -200,17 +189,13 @@ public struct LanczosResampler: Sendable {
                 for (m, y) in group.enumerated() { offsets[m] = Int32(firsts[y] - top) }
                 alongColumns.weights.withUnsafeBufferPointer { weights in
                     bf_resample_columns(
-                        rows, offsets, weights.baseAddress! + group.first! * taps, Int32(taps), sums, Int32(group.count),
-                        sourceSamples, lanes.rawValue)
+                        rows, offsets, weights.baseAddress! + group.first! * taps, Int32(taps), summed,
+                        Int32(group.count), sourceSamples, lanes.rawValue)
                 }
-                alongRows.grouped.withUnsafeBufferPointer { grouped in
-                    for (m, y) in group.enumerated() {
-                        bf_resample_rows(
-                            summed + m * slot, Int32(channels), alongRows.first, alongRows.weights,
-                            grouped.isEmpty ? nil : grouped.baseAddress, Int32(alongRows.taps),
-                            output.baseAddress! + y * rowBytes, width, lanes.rawValue)
-                    }
-                }
+                for (m, y) in group.enumerated() { outputRows[m] = output.baseAddress! + y * rowBytes }
+                bf_resample_rows(
+                    summed, Int32(channels), alongRows.first, alongRows.weights, Int32(alongRows.taps), outputRows,
+                    Int32(group.count), width, stage, lanes.rawValue)
             }
         }
         return output

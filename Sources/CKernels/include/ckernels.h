@@ -79,23 +79,24 @@ void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, fl
 // the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of
 // IEEE operations, so the vector and scalar code give the same bits.
 
-/// The pass along columns for `outputs` output rows of 8-bit source rows: for `m < outputs` and
-/// `i < count`, `dst[m][i] = c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, each sample
-/// made a float (exactly), summed in that order, where `r = rows + offsets[m]` and
-/// `c = w + m*taps` (the rows of consecutive outputs overlap). `vector` 0 runs the scalar code
-/// alone, 1 the AVX2 lanes, 2 also AVX-512 where the processor has it (`bf_has_avx512bw`).
-void bf_resample_columns(const uint8_t *const *rows, const int32_t *offsets, const float *w, int taps,
-                         float *const *dst, int outputs, ptrdiff_t count, int vector);
+/// The pass along columns for a group of `outputs` (1 to 8) output rows of 8-bit source rows:
+/// for `m < outputs` and `i < count`, `c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, each
+/// sample made a float (exactly), summed in that order, where `r = rows + offsets[m]` and
+/// `c = w + m*taps` (the rows of consecutive outputs overlap), stored interleaved at
+/// `dst[i*8 + m]` (8 floats a sample; the lanes of rows `outputs` to 8 are 0). `vector` 0 runs
+/// the scalar code alone, 1 the AVX2 lanes, 2 also AVX-512 where the processor has it
+/// (`bf_has_avx512bw`).
+void bf_resample_columns(const uint8_t *const *rows, const int32_t *offsets, const float *w, int taps, float *dst,
+                         int outputs, ptrdiff_t count, int vector);
 
-/// The pass along a row of `channels` (1 to 4) interleaved samples: output pixel `x < outputs`,
-/// channel `c`, sums `w[x*taps + t] * src[(first[x] + t)*channels + c]` for `t` in order, then
-/// stores the sum clamped to 0...255 and rounded (half up) at `dst[x*channels + c]`. With 3
-/// channels `src` holds one more float after the last pixel any window reaches (the vector code
-/// loads four lanes a pixel). `w16` (or NULL) holds the same weights for the AVX-512 code: for
-/// each group of four outputs `g` and tap `t`, at `(g*taps + t)*16`, the weight of each of the
-/// four, four times. `vector` 0 runs the scalar code alone, 1 the SSE lanes, 2 also AVX-512
-/// where the processor has it.
-void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, const float *w16, int taps,
-                      uint8_t *dst, ptrdiff_t outputs, int vector);
+/// The pass along the rows of a group of `rows` (1 to 8) output rows of `channels` (1 to 4)
+/// interleaved samples, from the columns pass's sums `src` (sample `i` of row `m` at
+/// `src[i*8 + m]`): output pixel `x < outputs`, channel `c`, row `m` sums
+/// `w[x*taps + t] * src[((first[x] + t)*channels + c)*8 + m]` for `t` in order, then stores the
+/// sum clamped to 0...255 and rounded (half up) at `dst[m][x*channels + c]`. `stage` holds
+/// `outputs * channels * 8` bytes of scratch. `vector` 0 runs the scalar code alone, else the
+/// AVX2 lanes (one output pixel of the 8 rows at once, a row a lane).
+void bf_resample_rows(const float *src, int channels, const int32_t *first, const float *w, int taps,
+                      uint8_t *const *dst, int rows, ptrdiff_t outputs, uint8_t *stage, int vector);
 
 #endif
