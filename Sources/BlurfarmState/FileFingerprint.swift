@@ -100,7 +100,7 @@ public enum ContentHash {
             if n == 0 { break }
             #if arch(x86_64)
             // The library's AVX2 or AVX-512 code, chosen at run time (its plain functions are
-            // built for the x86-64 baseline): the same hash, about three times sooner.
+            // built for the x86-64 baseline): the same hash.
             XXH3_128bits_update_dispatch(state, buffer, n)
             #else
             XXH3_128bits_update(state, buffer, n)

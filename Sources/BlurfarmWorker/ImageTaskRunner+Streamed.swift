@@ -97,12 +97,11 @@ extension ImageTaskRunner {
                     // A read that failed is the decode's; otherwise the encoder's.
                     let kind: ImageOutputFailure.Kind = error.path == task.input ? .decode : .encode
                     results[member] = .failed(failure(kind, error, naming: task))
-                case .success(let bytes) where bytes.count > room:
-                    results[member] = .failed(ImageOutputFailure(
-                        kind: .tooLarge, code: nil, path: output.path,
-                        message: "\(bytes.count) bytes do not fit the \(room) left in the answer"))
                 case .success(let bytes):
-                    room -= bytes.count
+                    if let tooLarge = take(bytes.count, for: output.path, from: &room) {
+                        results[member] = .failed(tooLarge)
+                        continue
+                    }
                     let outputRect = streamed.banded.outputs[chain]
                     let layout = writer.layout
                     // The first output of a group counts the render's tiles and its time.

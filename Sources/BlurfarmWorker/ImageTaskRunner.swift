@@ -164,12 +164,7 @@ struct ImageTaskRunner: Sendable {
             let encoded = try ImageWriter.encode(
                 pixels, for: output.path, sourceBitDepth: image.bitDepth, sourceHadAlpha: image.hasAlpha,
                 metadata: image.metadata, options: options, checkingFolder: false)
-            guard encoded.bytes.count <= room else {
-                return .failed(ImageOutputFailure(
-                    kind: .tooLarge, code: nil, path: output.path,
-                    message: "\(encoded.bytes.count) bytes do not fit the \(room) left in the answer"))
-            }
-            room -= encoded.bytes.count
+            if let tooLarge = take(encoded.bytes.count, for: output.path, from: &room) { return .failed(tooLarge) }
             if output.verifyDecode, let mismatch = try encoded.mismatch(against: pixels) {
                 return .failed(ImageOutputFailure(
                     kind: .verification, code: nil, path: output.path, message: "verification failed: \(mismatch)"))
@@ -237,18 +232,24 @@ struct ImageTaskRunner: Sendable {
             return .failed(failure(.encode, error, naming: task))
         }
         let encodeTime = clock.now - start
-        guard bytes.count <= room else {
-            return .failed(ImageOutputFailure(
-                kind: .tooLarge, code: nil, path: output.path,
-                message: "\(bytes.count) bytes do not fit the \(room) left in the answer"))
-        }
-        room -= bytes.count
+        if let tooLarge = take(bytes.count, for: output.path, from: &room) { return .failed(tooLarge) }
         return .encoded(EncodedOutput(
             bytes: bytes, width: outputRect.width, height: outputRect.height,
             bitDepth: writer.layout.format.byteSize == 2 ? 16 : 8, hasAlpha: writer.layout.channels == 4,
             checksum: PixelChecksum.of(pixels, in: outputRect),
             tiles: identity || shared != nil ? 0 : TileGrid(bounds: outputRect, tileSize: output.tileSize).tiles.count,
             bands: 0, filterNanoseconds: filterTime.nanoseconds, encodeNanoseconds: encodeTime.nanoseconds))
+    }
+
+    /// Takes `count` encoded bytes of the output to `path` from the `room` left in the answer's
+    /// frame; or, when they do not fit, leaves it and gives the output's `tooLarge` failure.
+    func take(_ count: Int, for path: String, from room: inout Int) -> ImageOutputFailure? {
+        guard count <= room else {
+            return ImageOutputFailure(
+                kind: .tooLarge, code: nil, path: path, message: "\(count) bytes do not fit the \(room) left in the answer")
+        }
+        room -= count
+        return nil
     }
 
     /// `error` as the wire carries it, the input named as the job names it (never by the

@@ -20,14 +20,13 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
-#include <string.h>
 
 #pragma clang fp contract(off)
 
 enum { rows_together = 8, block = 64 };
 
-// Samples `start ..< start + n` of output row `m`, summed in `acc` (registers when `n` is the
-// constant block size: the function is inlined into both calls), stored at `out`.
+// Samples `start ..< start + n` of output row `m`, summed in `acc` (registers where `n` is a
+// constant: the function is inlined into each call), stored at `out`.
 static inline __attribute__((always_inline)) void column_block(const uint8_t *const *rows, const int32_t *offsets,
                                                                const float *w, int taps, float *out, int m,
                                                                ptrdiff_t start, int n) {
