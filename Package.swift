@@ -73,10 +73,16 @@ let pixelCode: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configurati
 /// and runs on that one: the two meet only through the plugin ABI's C calls (docs/plugins.md).
 /// lld links them: gold warns about `mktemp` in the toolchain's own static Foundation. Debug
 /// builds stay dynamic: the test bundles, which link the executables' modules, run on XCTest's
-/// shared runtime and Foundation.
+/// shared runtime and Foundation. The release executables export none of their own symbols
+/// either (the toolchain's static link asks for `-export-dynamic`; `--no-export-dynamic` after
+/// it undoes that): nothing looks them up (a plugin calls nothing of the host, which reaches it
+/// through the table its entry point returns; libvips and the plugins are found with `dlsym` on
+/// their own handles), and a dynamic symbol table of 45,000 names put every symbol lookup of
+/// the loader, and the runtime's `dladdr` at its start, through it (`blurfarm help` 0.935× the
+/// time: docs/performance.md).
 let staticRuntime: (swift: [SwiftSetting], linker: [LinkerSetting]) = (
     [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
-    [.unsafeFlags(["-static-stdlib", "-use-ld=lld"], .when(configuration: .release))]
+    [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-export-dynamic"], .when(configuration: .release))]
 )
 
 let package = Package(
