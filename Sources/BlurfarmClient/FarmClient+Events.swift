@@ -6,10 +6,11 @@ import NIOCore
 /// Waiting on the service's event stream (`GET /api/v1/events`, docs/api.md): a job's end is
 /// seen as the server says it, not at the next poll.
 extension FarmClient {
-    /// Follows the event stream until job `id` is finished and returns it; nil when the stream
-    /// ends or breaks first (the server stopped). The job is asked once the stream is connected
-    /// (every change after that comes as an event), then each event of it is checked as it
-    /// comes; `progress` sees the job at each. The stream says `: keep-alive` every 15 seconds:
+    /// Follows the event stream until job `id` is finished and returns it: as the event that
+    /// finished it tells it (its manifest's text not shown), or as asked when it had finished
+    /// before; nil when the stream ends or breaks first (the server stopped). The job is asked
+    /// once the stream is connected (every change after that comes as an event), then each
+    /// event of it is checked as it comes; `progress` sees the job at each. The stream says `: keep-alive` every 15 seconds:
     /// ``http``'s read timeout (60 s of silence) ends it when the server is gone.
     ///
     /// - Throws: ``ClientError`` as ``job(_:)`` does; ``ClientError/refused(status:message:)``
@@ -46,7 +47,8 @@ extension FarmClient {
                         guard ["job", "output", "progress"].contains(event), let view = JobView(event: Data(data.utf8)),
                             view.job.id == id
                         else { continue }
-                        if view.job.state.isFinished { return try await job(id) }
+                        // The finishing event's job is the job as it ended (not asked again).
+                        if view.job.state.isFinished { return view }
                         progress(view)
                     } else if text.hasPrefix("event:") {
                         event = text.dropFirst("event:".count).trimmingCharacters(in: .whitespaces)

@@ -83,8 +83,9 @@ public struct FarmClient: Sendable {
         try await (call(.GET, "api/v1/workers") as WorkerList).workers
     }
 
-    /// Waits until job `id` is finished, through restarts of the server, and returns it. It
-    /// follows the service's event stream, so the end is seen as soon as the server says it;
+    /// Waits until job `id` is finished, through restarts of the server, and returns it (as
+    /// the event that finished it tells it: ``JobView/withManifest`` false; ``job(_:)`` has the
+    /// manifest's text). It follows the service's event stream, so the end is seen as soon as the server says it;
     /// while the server does not answer (or the stream ends: it stopped), it is asked again
     /// every `interval`. `progress` sees the job at each answer and each change.
     ///

@@ -99,7 +99,8 @@ struct Job: AsyncFarmCommand {
         let id = Int64(self.id)
         let job = wait ? try await client.waitDrawingProgress(id) : try await client.job(id)
         if json {
-            try printAnswer(job)
+            // The answer of `GET /api/v1/jobs/{id}`, its manifest's text included.
+            try printAnswer(job.withManifest ? job : try await client.job(id))
         } else {
             print(job.line)
             if let error = job.job.error { printError(error) }

@@ -127,6 +127,12 @@ import Testing
 
         let retried = try Blurfarm.run(["retry", id, "--server", server.base])
         #expect(retried.status == 0, "\(retried.stderr)")
+        // Waited for, `--json` prints the API's answer, its manifest's text included (the
+        // finishing event's job, when the wait saw one, has `null` there).
+        let doneJSON = try Blurfarm.run(["job", id, "--wait", "--json", "--server", server.base])
+        #expect(doneJSON.status == 0, "\(doneJSON.stderr)")
+        #expect(doneJSON.stdout.contains("\"state\" : \"completed\""), "\(doneJSON.stdout)")
+        #expect(doneJSON.stdout.contains("\"manifestText\" : \"\""), "\(doneJSON.stdout)")
         let done = try Blurfarm.run(["job", id, "--wait", "--server", server.base])
         #expect(done.status == 0, "\(done.stderr)")
         #expect(done.stdout.contains("completed"), "\(done.stdout)")
