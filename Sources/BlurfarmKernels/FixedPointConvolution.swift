@@ -185,11 +185,17 @@ enum FixedPointConvolution {
             }
         }
 
-        /// The columns pass of `count` samples from `offset` for the output row `rows[radius]`,
-        /// its values (32-bit sums keeping fraction bits) into `values + offset`.
-        func columnValues(_ rows: UnsafePointer<UnsafePointer<UInt16>?>, _ values: UnsafeMutablePointer<UInt16>, offset: Int, count: Int) {
+        /// The columns pass of `count` samples from `offset` for the output rows `values` (as
+        /// ``columns(_:_:offset:count:)``), their values (32-bit sums keeping fraction bits)
+        /// into `values[m] + offset`.
+        func columnValues(
+            _ rows: UnsafePointer<UnsafePointer<UInt16>?>, _ values: UnsafeBufferPointer<UnsafeMutablePointer<UInt16>?>,
+            offset: Int, count: Int
+        ) {
             guard case .thirtyTwoBit(_, let pass) = sums else { preconditionFailure("values come from 32-bit sums") }
-            bf_wide_column_values(rows, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), values, offset, count, vector)
+            bf_wide_column_values(
+                rows, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), values.baseAddress, Int32(values.count),
+                offset, count, vector)
         }
 
         /// The columns pass of `count` samples from `offset` for the output rows `outputs`,
@@ -202,9 +208,9 @@ enum FixedPointConvolution {
             case .sixteenBit(_, let bias):
                 bf_fixed_columns(rows, Int32(radius), narrow.baseAddress, bias, outputs.baseAddress, Int32(outputs.count), offset, count, vector)
             case .thirtyTwoBit(_, let pass):
-                for (m, out) in outputs.enumerated() {
-                    bf_wide_columns(rows + m, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), out, offset, count, vector)
-                }
+                bf_wide_columns(
+                    rows, Int32(radius), columnWeights.baseAddress, Int32(pass.shift), outputs.baseAddress,
+                    Int32(outputs.count), offset, count, vector)
             }
         }
     }
@@ -232,6 +238,7 @@ enum FixedPointConvolution {
         let copies = p.copiedColumns.map { ($0.to, $0.from!) }, computedStart = p.computedStart
         var window = [UnsafePointer<UInt16>?](repeating: nil, count: ringRows)
         var outputs = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
+        var valueRows = [UnsafeMutablePointer<UInt16>?](repeating: nil, count: 4)
         var made = 0
         var y0 = 0
         while y0 < rows {
@@ -248,19 +255,20 @@ enum FixedPointConvolution {
                 var i = 0
                 while i < tileSamples {
                     let samples = min(blockSamples, tileSamples - i)
-                    if finish != nil {
-                        for j in 0..<count {
-                            passes.columnValues(rowsAt.baseAddress! + j, values + j * tileSamples, offset: i, count: samples)
-                        }
-                        i += samples
-                        continue
-                    }
+                    // Output rows four at a time (the passes share their loaded rows).
                     var j = 0
                     while j < count {
                         let m = min(4, count - j)
-                        for k in 0..<m { outputs[k] = dst + (y0 + j + k) * dstStride }
-                        outputs.withUnsafeBufferPointer { o in
-                            passes.columns(rowsAt.baseAddress! + j, UnsafeBufferPointer(rebasing: o[0..<m]), offset: i, count: samples)
+                        if finish != nil {
+                            for k in 0..<m { valueRows[k] = values + (j + k) * tileSamples }
+                            valueRows.withUnsafeBufferPointer { o in
+                                passes.columnValues(rowsAt.baseAddress! + j, UnsafeBufferPointer(rebasing: o[0..<m]), offset: i, count: samples)
+                            }
+                        } else {
+                            for k in 0..<m { outputs[k] = dst + (y0 + j + k) * dstStride }
+                            outputs.withUnsafeBufferPointer { o in
+                                passes.columns(rowsAt.baseAddress! + j, UnsafeBufferPointer(rebasing: o[0..<m]), offset: i, count: samples)
+                            }
                         }
                         j += m
                     }

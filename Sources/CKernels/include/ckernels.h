@@ -48,17 +48,17 @@ void bf_fixed_columns(const uint16_t *const *rows, int radius, const uint16_t *w
 void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift, uint16_t *dst,
                   ptrdiff_t count, int vector);
 
-/// The pass along columns in 32 bits for one output row, `count` elements from element
-/// `offset`: it sums the rows `rows[0] ... rows[2*radius]` (centred on `rows[radius]`) as
-/// `bf_wide_rows` sums a row's neighbours, then stores `min((sum + 2^(shift-1)) >> shift, 255)`
-/// at `dst + offset`.
-void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *dst,
-                     ptrdiff_t offset, ptrdiff_t count, int vector);
+/// The pass along columns in 32 bits for `outputs` (1 to 4) consecutive output rows, `count`
+/// elements from element `offset`: output row `m` sums the rows `rows[m] ... rows[m + 2*radius]`
+/// (centred on `rows[m + radius]`) as `bf_wide_rows` sums a row's neighbours, then stores
+/// `min((sum + 2^(shift-1)) >> shift, 255)` at `dst[m] + offset`.
+void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint8_t *const *dst,
+                     int outputs, ptrdiff_t offset, ptrdiff_t count, int vector);
 
-/// `bf_wide_columns` storing each `(sum + 2^(shift-1)) >> shift` as it is, at `dst + offset`
+/// `bf_wide_columns` storing each `(sum + 2^(shift-1)) >> shift` as it is, at `dst[m] + offset`
 /// (values with fraction bits, for a pointwise step after the blur: frost's).
-void bf_wide_column_values(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint16_t *dst,
-                           ptrdiff_t offset, ptrdiff_t count, int vector);
+void bf_wide_column_values(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint16_t *const *dst,
+                           int outputs, ptrdiff_t offset, ptrdiff_t count, int vector);
 
 /// The motion blur's sum in 32 bits (BlurfarmKernels' FixedPointMotion is the only caller):
 /// for `i < count`, `dst[i] = min((sum_{t<taps} w[t]*src[t][i] + 2^(shift-1)) >> shift, 255)`.
