@@ -134,12 +134,13 @@ enum FixedPointConvolution {
 
     // MARK: The fast schedule.
 
-    /// The C passes for one mask: how a row is widened, passed along and down. Holds the
-    /// weights in memory of its own until ``deallocate()`` (the passes are called per row and
-    /// per block, too often to bridge an array each time).
+    /// The C passes for one mask: how a row of 8-bit samples is passed along, and the rows
+    /// down. Holds the weights in memory of its own until ``deallocate()`` (the passes are
+    /// called per row and per block, too often to bridge an array each time).
     private struct Passes {
         let radius: Int
         let vector: Int32
+        /// The fraction bits the rows pass gives each sample (the 16-bit arithmetic's).
         let inputShift: Int32
         let sums: FixedPointMask.Sums
         /// The weights as the C passes take them: the 16-bit arithmetic's, or the 32-bit
@@ -174,12 +175,12 @@ enum FixedPointConvolution {
             columnWeights.deallocate()
         }
 
-        /// The rows pass of one widened row of `channels` samples a pixel, `centre` at its first
+        /// The rows pass of one row of 8-bit samples, `channels` a pixel, `centre` at its first
         /// tile sample, into `dst`.
-        func rows(_ centre: UnsafeMutablePointer<UInt16>, channels: Int, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
+        func rows(_ centre: UnsafePointer<UInt8>, channels: Int, _ dst: UnsafeMutablePointer<UInt16>, count: Int) {
             switch sums {
             case .sixteenBit(_, let bias):
-                bf_fixed_rows(centre, channels, narrow.baseAddress, Int32(radius), bias, dst, count, vector)
+                bf_fixed_rows(centre, channels, narrow.baseAddress, Int32(radius), bias, inputShift, dst, count, vector)
             case .thirtyTwoBit(let pass, _):
                 bf_wide_rows(centre, channels, rowWeights.baseAddress, Int32(radius), Int32(pass.shift), dst, count, vector)
             }
@@ -230,7 +231,9 @@ enum FixedPointConvolution {
         let ringBytes = ringRows * ringStride * MemoryLayout<UInt16>.stride
         let ring = UnsafeMutableRawPointer.allocate(byteCount: ringBytes, alignment: 64)
             .bindMemory(to: UInt16.self, capacity: ringRows * ringStride)
-        let line = UnsafeMutablePointer<UInt16>.allocate(capacity: width * n)
+        // A row with its edge columns copied in (clamp, mirror); a tile whose columns all lie
+        // in the image has none and is read in place.
+        let line = UnsafeMutablePointer<UInt8>.allocate(capacity: width * n)
         // A strip's values before `finish`, row after row.
         let values = UnsafeMutablePointer<UInt16>.allocate(capacity: finish == nil ? 0 : stripCapacity * tileSamples)
         defer { ring.deallocate(); line.deallocate(); values.deallocate() }
@@ -245,9 +248,15 @@ enum FixedPointConvolution {
             let count = min(stripCapacity, rows - y0)
             while made < y0 + count + 2 * r {
                 p.prefetch(aheadOf: made, in: src)
-                bf_fixed_widen(src + p.rowOffset[made]!, line + computedStart, p.computed.count * n, passes.inputShift, passes.vector)
-                for (i, s) in copies { (line + i * n).update(from: line + s * n, count: n) }
-                passes.rows(line + r * n, channels: n, ring + (made % ringRows) * ringStride, count: tileSamples)
+                let row: UnsafePointer<UInt8>
+                if copies.isEmpty {
+                    row = UnsafePointer(src + p.rowOffset[made]!)
+                } else {
+                    (line + computedStart).update(from: src + p.rowOffset[made]!, count: p.computed.count * n)
+                    for (i, s) in copies { (line + i * n).update(from: line + s * n, count: n) }
+                    row = UnsafePointer(line)
+                }
+                passes.rows(row + r * n, channels: n, ring + (made % ringRows) * ringStride, count: tileSamples)
                 made += 1
             }
             for j in 0..<(count + 2 * r) { window[j] = UnsafePointer(ring + ((y0 + j) % ringRows) * ringStride) }

@@ -37,25 +37,33 @@ void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count, int shif
     for (; i < count; i++) dst[i] = (uint16_t)(src[i] << shift);
 }
 
-static inline uint16_t row_value(const uint16_t *c, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias) {
-    uint16_t acc = (uint16_t)(bias + mulhi(c[0], w[0]));
-    for (int k = 1; k <= radius; k++) acc = (uint16_t)(acc + mulhi((uint16_t)(c[-k * step] + c[k * step]), w[k]));
+// The rows pass at one element of 8-bit samples `c`, each a value with `shift` fraction bits:
+// (a << shift) + (b << shift) is (a + b) << shift, below 2^16 for a shift up to 7.
+static inline uint16_t row_value(const uint8_t *c, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias,
+                                 int shift) {
+    uint16_t acc = (uint16_t)(bias + mulhi((uint16_t)(c[0] << shift), w[0]));
+    for (int k = 1; k <= radius; k++)
+        acc = (uint16_t)(acc + mulhi((uint16_t)((c[-k * step] + c[k * step]) << shift), w[k]));
     return acc;
 }
 
 #if defined(__AVX2__)
+// 16 samples of 8 bits from `p` as 16 lanes of 16.
+static inline __m256i load_u8(const uint8_t *p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)); }
+
 // The same passes in 32 lanes (AVX-512BW) where the processor has it (bf_has_avx512bw): the
 // same integers as the AVX2 lanes, lane for lane.
 
 // Whole blocks of 32 elements of the rows pass from `i`; returns where it stopped.
-BF_AVX512 static ptrdiff_t fixed_rows512(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, int radius,
-                                         uint16_t bias, uint16_t *dst, ptrdiff_t i, ptrdiff_t count) {
+BF_AVX512 static ptrdiff_t fixed_rows512(const uint8_t *centre, ptrdiff_t step, const uint16_t *w, int radius,
+                                         uint16_t bias, int shift, uint16_t *dst, ptrdiff_t i, ptrdiff_t count) {
     const __m512i b = _mm512_set1_epi16((short)bias), w0 = _mm512_set1_epi16((short)w[0]);
+    const __m128i s = _mm_cvtsi32_si128(shift);
     for (; i + 32 <= count; i += 32) {
-        const uint16_t *c = centre + i;
-        __m512i a = _mm512_add_epi16(b, _mm512_mulhi_epu16(load512(c), w0));
+        const uint8_t *c = centre + i;
+        __m512i a = _mm512_add_epi16(b, _mm512_mulhi_epu16(_mm512_sll_epi16(load512_u8(c), s), w0));
         for (int k = 1; k <= radius; k++) {
-            __m512i p = _mm512_add_epi16(load512(c - k * step), load512(c + k * step));
+            __m512i p = _mm512_sll_epi16(_mm512_add_epi16(load512_u8(c - k * step), load512_u8(c + k * step)), s);
             a = _mm512_add_epi16(a, _mm512_mulhi_epu16(p, _mm512_set1_epi16((short)w[k])));
         }
         _mm512_storeu_si512((void *)(dst + i), a);
@@ -101,22 +109,22 @@ BF_AVX512 static ptrdiff_t fixed_columns4_512(const uint16_t *const *rows, int r
 }
 #endif
 
-void bf_fixed_rows(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias,
+void bf_fixed_rows(const uint8_t *centre, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias, int shift,
                    uint16_t *dst, ptrdiff_t count, int vector) {
     ptrdiff_t i = 0;
 #if defined(__AVX2__)
-    if (vector >= 2 && bf_has_avx512bw()) i = fixed_rows512(centre, step, w, radius, bias, dst, i, count);
+    if (vector >= 2 && bf_has_avx512bw()) i = fixed_rows512(centre, step, w, radius, bias, shift, dst, i, count);
     const __m256i b = _mm256_set1_epi16((short)bias), w0 = _mm256_set1_epi16((short)w[0]);
+    const __m128i s = _mm_cvtsi32_si128(shift);
     for (; vector && i + 32 <= count; i += 32) {
-        const uint16_t *c = centre + i;
-        __m256i a0 = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)c), w0));
-        __m256i a1 = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(c + 16)), w0));
+        const uint8_t *c = centre + i;
+        __m256i a0 = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_sll_epi16(load_u8(c), s), w0));
+        __m256i a1 = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_sll_epi16(load_u8(c + 16), s), w0));
         for (int k = 1; k <= radius; k++) {
             const __m256i wk = _mm256_set1_epi16((short)w[k]);
-            const uint16_t *l = c - k * step, *r = c + k * step;
-            __m256i p0 = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)l), _mm256_loadu_si256((const __m256i *)r));
-            __m256i p1 = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(l + 16)),
-                                          _mm256_loadu_si256((const __m256i *)(r + 16)));
+            const uint8_t *l = c - k * step, *r = c + k * step;
+            __m256i p0 = _mm256_sll_epi16(_mm256_add_epi16(load_u8(l), load_u8(r)), s);
+            __m256i p1 = _mm256_sll_epi16(_mm256_add_epi16(load_u8(l + 16), load_u8(r + 16)), s);
             a0 = _mm256_add_epi16(a0, _mm256_mulhi_epu16(p0, wk));
             a1 = _mm256_add_epi16(a1, _mm256_mulhi_epu16(p1, wk));
         }
@@ -124,17 +132,16 @@ void bf_fixed_rows(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, in
         _mm256_storeu_si256((__m256i *)(dst + i + 16), a1);
     }
     for (; vector && i + 16 <= count; i += 16) {
-        const uint16_t *c = centre + i;
-        __m256i a = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)c), w0));
+        const uint8_t *c = centre + i;
+        __m256i a = _mm256_add_epi16(b, _mm256_mulhi_epu16(_mm256_sll_epi16(load_u8(c), s), w0));
         for (int k = 1; k <= radius; k++) {
-            __m256i p = _mm256_add_epi16(_mm256_loadu_si256((const __m256i *)(c - k * step)),
-                                         _mm256_loadu_si256((const __m256i *)(c + k * step)));
+            __m256i p = _mm256_sll_epi16(_mm256_add_epi16(load_u8(c - k * step), load_u8(c + k * step)), s);
             a = _mm256_add_epi16(a, _mm256_mulhi_epu16(p, _mm256_set1_epi16((short)w[k])));
         }
         _mm256_storeu_si256((__m256i *)(dst + i), a);
     }
 #endif
-    for (; i < count; i++) dst[i] = row_value(centre + i, step, w, radius, bias);
+    for (; i < count; i++) dst[i] = row_value(centre + i, step, w, radius, bias, shift);
 }
 
 static inline uint8_t level(uint16_t sum) {

@@ -12,8 +12,8 @@
 #include <immintrin.h>
 #endif
 
-// W0 * c[0] + sum_{k=1..radius} Wk * (c[-k*step] + c[k*step]), exactly.
-static inline int32_t wide_sum(const uint16_t *c, ptrdiff_t step, const int16_t *w, int radius) {
+// W0 * c[0] + sum_{k=1..radius} Wk * (c[-k*step] + c[k*step]), exactly, of 8-bit samples.
+static inline int32_t wide_sum(const uint8_t *c, ptrdiff_t step, const int16_t *w, int radius) {
     int32_t acc = (int32_t)w[0] * c[0];
     for (int k = 1; k <= radius; k++) acc += (int32_t)w[k] * (int32_t)(c[-k * step] + c[k * step]);
     return acc;
@@ -21,6 +21,7 @@ static inline int32_t wide_sum(const uint16_t *c, ptrdiff_t step, const int16_t 
 
 #if defined(__AVX2__)
 static inline __m256i load(const uint16_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
+static inline __m256i load_u8(const uint8_t *p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)); }
 
 // The weights w[k] and w[k + 1] in both halves of every 32-bit lane, as vpmaddwd pairs them.
 static inline __m256i weight_pair(const int16_t *w, int k) {
@@ -68,22 +69,23 @@ BF_AVX512 static inline __m512i rounded512(__m512i lo, __m512i hi, int shift) {
                                _mm512_srl_epi32(_mm512_add_epi32(hi, half), s));
 }
 
-// The rows pass over whole blocks of 32 elements from `i`; returns where it stopped.
-BF_AVX512 static ptrdiff_t wide_rows512(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift,
+// The rows pass over whole blocks of 32 elements of 8-bit samples from `i`; returns where it
+// stopped.
+BF_AVX512 static ptrdiff_t wide_rows512(const uint8_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift,
                                         uint16_t *dst, ptrdiff_t i, ptrdiff_t count) {
     const __m512i zero = _mm512_setzero_si512();
     for (; i + 32 <= count; i += 32) {
-        const uint16_t *c = centre + i;
+        const uint8_t *c = centre + i;
         __m512i lo = zero, hi = zero;
-        add_pair512(&lo, &hi, load512(c), _mm512_add_epi16(load512(c - step), load512(c + step)), weight_pair512(w, 0));
+        add_pair512(&lo, &hi, load512_u8(c), _mm512_add_epi16(load512_u8(c - step), load512_u8(c + step)), weight_pair512(w, 0));
         int k = 2;
         for (; k + 1 <= radius; k += 2) {
-            __m512i a = _mm512_add_epi16(load512(c - k * step), load512(c + k * step));
-            __m512i b = _mm512_add_epi16(load512(c - (k + 1) * step), load512(c + (k + 1) * step));
+            __m512i a = _mm512_add_epi16(load512_u8(c - k * step), load512_u8(c + k * step));
+            __m512i b = _mm512_add_epi16(load512_u8(c - (k + 1) * step), load512_u8(c + (k + 1) * step));
             add_pair512(&lo, &hi, a, b, weight_pair512(w, k));
         }
         if (k == radius)
-            add_pair512(&lo, &hi, _mm512_add_epi16(load512(c - k * step), load512(c + k * step)), zero, weight_pair512(w, k));
+            add_pair512(&lo, &hi, _mm512_add_epi16(load512_u8(c - k * step), load512_u8(c + k * step)), zero, weight_pair512(w, k));
         _mm512_storeu_si512((void *)(dst + i), rounded512(lo, hi, shift));
     }
     return i;
@@ -171,23 +173,23 @@ BF_AVX512 static ptrdiff_t wide_columns512(const uint16_t *const *c, int radius,
 }
 #endif
 
-void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift, uint16_t *dst,
+void bf_wide_rows(const uint8_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift, uint16_t *dst,
                   ptrdiff_t count, int vector) {
     ptrdiff_t i = 0;
 #if defined(__AVX2__)
     if (vector >= 2 && bf_has_avx512bw()) i = wide_rows512(centre, step, w, radius, shift, dst, i, count);
     const __m256i zero = _mm256_setzero_si256();
     for (; vector && i + 16 <= count; i += 16) {
-        const uint16_t *c = centre + i;
+        const uint8_t *c = centre + i;
         __m256i lo = zero, hi = zero;
-        add_pair(&lo, &hi, load(c), _mm256_add_epi16(load(c - step), load(c + step)), weight_pair(w, 0));
+        add_pair(&lo, &hi, load_u8(c), _mm256_add_epi16(load_u8(c - step), load_u8(c + step)), weight_pair(w, 0));
         int k = 2;
         for (; k + 1 <= radius; k += 2) {
-            __m256i a = _mm256_add_epi16(load(c - k * step), load(c + k * step));
-            __m256i b = _mm256_add_epi16(load(c - (k + 1) * step), load(c + (k + 1) * step));
+            __m256i a = _mm256_add_epi16(load_u8(c - k * step), load_u8(c + k * step));
+            __m256i b = _mm256_add_epi16(load_u8(c - (k + 1) * step), load_u8(c + (k + 1) * step));
             add_pair(&lo, &hi, a, b, weight_pair(w, k));
         }
-        if (k == radius) add_pair(&lo, &hi, _mm256_add_epi16(load(c - k * step), load(c + k * step)), zero, weight_pair(w, k));
+        if (k == radius) add_pair(&lo, &hi, _mm256_add_epi16(load_u8(c - k * step), load_u8(c + k * step)), zero, weight_pair(w, k));
         _mm256_storeu_si256((__m256i *)(dst + i), rounded(lo, hi, shift));
     }
 #endif

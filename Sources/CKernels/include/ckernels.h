@@ -1,6 +1,6 @@
 // The fixed-point passes of the 8-bit gaussian (BlurfarmKernels' FixedPointConvolution, which
-// plans the rows, edges and tiles and is their caller; FixedPointMotion widens with
-// `bf_fixed_widen` too): 16-bit sums (`bf_fixed_*`) and, for
+// plans the rows, edges and tiles and is their caller; FixedPointMotion widens its rows with
+// `bf_fixed_widen`): 16-bit sums (`bf_fixed_*`) and, for
 // masks too wide for them, 32-bit sums of exact products (`bf_wide_*`); and the motion blur's
 // 32-bit sum (`bf_sparse_sum`). Each function computes,
 // for every element, exactly the integer formula given, in AVX2 lanes where the build has them
@@ -28,10 +28,11 @@ void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count, int shif
 /// where the processor's own prefetcher does not look. Changes nothing any pass computes.
 void bf_prefetch(const void *p, ptrdiff_t bytes);
 
-/// The pass along rows: for `i < count`,
-/// `dst[i] = bias + mulhi(c[i], w[0]) + sum_{k=1..radius} mulhi(c[i - k*step] + c[i + k*step], w[k])`
-/// with `c = centre`; `step` is the distance between neighbouring pixels (the channel count).
-void bf_fixed_rows(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias,
+/// The pass along rows of 8-bit samples, each taken as a value with `shift` (0 to 7) fraction
+/// bits, `v(j) = c[j] << shift` with `c = centre`: for `i < count`,
+/// `dst[i] = bias + mulhi(v(i), w[0]) + sum_{k=1..radius} mulhi(v(i - k*step) + v(i + k*step), w[k])`;
+/// `step` is the distance between neighbouring pixels (the channel count).
+void bf_fixed_rows(const uint8_t *centre, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias, int shift,
                    uint16_t *dst, ptrdiff_t count, int vector);
 
 /// The pass along columns for `outputs` (1 to 4) consecutive output rows, `count` elements from
@@ -41,11 +42,11 @@ void bf_fixed_rows(const uint16_t *centre, ptrdiff_t step, const uint16_t *w, in
 void bf_fixed_columns(const uint16_t *const *rows, int radius, const uint16_t *w, uint16_t bias, uint8_t *const *dst,
                       int outputs, ptrdiff_t offset, ptrdiff_t count, int vector);
 
-/// The pass along rows in 32 bits: for `i < count`, with `c = centre`,
+/// The pass along rows of 8-bit samples in 32 bits: for `i < count`, with `c = centre`,
 /// `dst[i] = (w[0]*c[i] + sum_{k=1..radius} w[k]*(c[i - k*step] + c[i + k*step]) + 2^(shift-1)) >> shift`.
 /// `w` holds `radius + 2` weights, the last 0 (the vector code pairs `w[k]` with `w[k + 1]`);
-/// every pair sum of values must stay below 2^15, every weight not negative.
-void bf_wide_rows(const uint16_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift, uint16_t *dst,
+/// every weight not negative.
+void bf_wide_rows(const uint8_t *centre, ptrdiff_t step, const int16_t *w, int radius, int shift, uint16_t *dst,
                   ptrdiff_t count, int vector);
 
 /// The pass along columns in 32 bits for `outputs` (1 to 4) consecutive output rows, `count`
