@@ -47,6 +47,57 @@ static inline __m256i rounded(__m256i lo, __m256i hi, int shift) {
 #endif
 
 #if defined(__AVX2__)
+// The columns pass for four output rows at once over whole blocks of 16 elements from `i`, as
+// `wide_columns4_512` below does it in 32 lanes (its comment says how the four share their
+// loaded rows); returns where it stopped.
+static ptrdiff_t wide_columns4(const uint16_t *const *c, int radius, const int16_t *w, int shift, uint8_t *const *dst8,
+                               uint16_t *const *dst16, ptrdiff_t offset, ptrdiff_t i, ptrdiff_t count) {
+    const __m256i zero = _mm256_setzero_si256();
+    for (; i + 16 <= count; i += 16) {
+        const ptrdiff_t o = offset + i;
+        __m256i lo[4], hi[4], L[5], R[5];
+        for (int j = 0; j < 5; j++) L[j] = load(c[j - 1] + o);
+        R[0] = load(c[4] + o);
+        for (int m = 0; m < 4; m++) {
+            lo[m] = hi[m] = zero;
+            add_pair(&lo[m], &hi[m], L[m + 1], _mm256_add_epi16(L[m], m < 3 ? L[m + 2] : R[0]), weight_pair(w, 0));
+        }
+        int k = 2;
+        if (k <= radius) {
+            for (int j = 0; j < 5; j++) {
+                L[j] = j > 0 || k < radius ? load(c[-k - 1 + j] + o) : zero;
+                R[j] = j < 4 || k < radius ? load(c[k + j] + o) : zero;
+            }
+        }
+        for (; k + 1 <= radius; k += 2) {
+            const __m256i wk = weight_pair(w, k);
+            for (int m = 0; m < 4; m++)
+                add_pair(&lo[m], &hi[m], _mm256_add_epi16(L[m + 1], R[m]), _mm256_add_epi16(L[m], R[m + 1]), wk);
+            if (k + 2 <= radius) {
+                L[4] = L[2]; L[3] = L[1]; L[2] = L[0];
+                L[1] = load(c[-k - 2] + o);
+                L[0] = k + 3 <= radius ? load(c[-k - 3] + o) : zero;
+                R[0] = R[2]; R[1] = R[3]; R[2] = R[4];
+                R[3] = load(c[k + 5] + o);
+                R[4] = k + 3 <= radius ? load(c[k + 6] + o) : zero;
+            }
+        }
+        if (k == radius)
+            for (int m = 0; m < 4; m++) add_pair(&lo[m], &hi[m], _mm256_add_epi16(L[m + 1], R[m]), zero, weight_pair(w, k));
+        for (int m = 0; m < 4; m++) {
+            const __m256i v = rounded(lo[m], hi[m], shift);
+            if (dst8)
+                _mm_storeu_si128((__m128i *)(dst8[m] + o),
+                                 _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+            else
+                _mm256_storeu_si256((__m256i *)(dst16[m] + o), v);
+        }
+    }
+    return i;
+}
+#endif
+
+#if defined(__AVX2__)
 // The same sums in 32 lanes (AVX-512BW), for processors that have it (`bf_has_avx512bw`, asked
 // once): `vpmaddwd` and the lane shuffles work within 128-bit lanes as their AVX2 forms do, so
 // the order trick is the same and every integer is the AVX2 code's.
@@ -237,8 +288,8 @@ static inline __attribute__((always_inline)) void wide_columns(const uint16_t *c
     }
 }
 
-// `outputs` output rows: four at once in AVX-512 where there are four, each alone otherwise
-// and for what is left (the AVX2 and scalar code go one row at a time).
+// `outputs` output rows: four at once where there are four (AVX-512, else AVX2), each alone
+// otherwise and for what is left.
 static inline __attribute__((always_inline)) void wide_column_rows(const uint16_t *const *rows, int radius,
                                                                    const int16_t *w, int shift, uint8_t *const *dst8,
                                                                    uint16_t *const *dst16, int outputs, ptrdiff_t offset,
@@ -247,6 +298,7 @@ static inline __attribute__((always_inline)) void wide_column_rows(const uint16_
 #if defined(__AVX2__)
     if (outputs == 4 && vector >= 2 && bf_has_avx512bw())
         i = wide_columns4_512(rows + radius, radius, w, shift, dst8, dst16, offset, i, count);
+    if (outputs == 4 && vector) i = wide_columns4(rows + radius, radius, w, shift, dst8, dst16, offset, i, count);
 #endif
     for (int m = 0; m < outputs; m++)
         wide_columns(rows + m, radius, w, shift, dst8 ? dst8[m] : NULL, dst8 ? NULL : dst16[m], offset + i, count - i, vector);
