@@ -48,11 +48,12 @@ enum FixedPointMotion {
     }
 
     /// Renders `tile` from `source` (opaque RGB, holding the tile grown by `motion`'s reach and
-    /// clipped to the image) into `output` (3 channels): each output row from the taps' rows,
-    /// widened to 16 bits once each into a ring with the columns beyond the image folded in (the
-    /// rows and columns as ``SampleConvolution/plan(tile:source:image:edge:reach:channels:)``
-    /// maps them). `lanes` below ``FixedPointConvolution/Lanes/widest`` keeps the C sum to
-    /// narrower code.
+    /// clipped to the image) into `output` (3 channels): each output row from the taps' rows of
+    /// 8-bit samples (the rows and columns as
+    /// ``SampleConvolution/plan(tile:source:image:edge:reach:channels:)`` maps them), read in
+    /// place when the tile's columns all lie in the image, else copied once each into a ring
+    /// with the columns beyond the image folded in. `lanes` below
+    /// ``FixedPointConvolution/Lanes/widest`` keeps the C sum to narrower code.
     static func apply(
         _ fixed: Mask, _ motion: MotionMask, tile: Rect, source: SampleBuffer<UInt8>, image: Rect, edge: EdgeRule,
         output: SampleBuffer<UInt8>, lanes: FixedPointConvolution.Lanes = .widest
@@ -62,26 +63,30 @@ enum FixedPointMotion {
         let n = 3, reach = motion.reach
         let p = SampleConvolution.plan(tile: tile, source: source, image: image, edge: edge, reach: reach, channels: n)
         let copies = p.copiedColumns.map { ($0.to, $0.from!) }  // clamp and mirror copy every column outside
-        let rowSamples = p.columns.count * n, ringRows = 2 * reach.y + 1
-        let ring = UnsafeMutablePointer<UInt16>.allocate(capacity: ringRows * rowSamples)
+        let rowSamples = p.columns.count * n, ringRows = copies.isEmpty ? 0 : 2 * reach.y + 1
+        let ring = UnsafeMutablePointer<UInt8>.allocate(capacity: ringRows * rowSamples)
         defer { ring.deallocate() }
-        var pointers = [UnsafePointer<UInt16>?](repeating: nil, count: fixed.weights.count)
+        var pointers = [UnsafePointer<UInt8>?](repeating: nil, count: fixed.weights.count)
         let vector = lanes.rawValue
         fixed.weights.withUnsafeBufferPointer { w in
             source.withUnsafeSamples { src in
                 output.withUnsafeSamples { dst in
-                    var made = 0  // the plan's rows before `made` are in the ring
+                    var made = 0  // the plan's rows before `made` are in the ring (or asked of the memory)
                     for y in 0..<tile.height {
                         while made <= y + 2 * reach.y {
-                            let line = ring + (made % ringRows) * rowSamples
                             p.prefetch(aheadOf: made, in: src)
-                            bf_fixed_widen(src + p.rowOffset[made]!, line + p.computedStart, p.computed.count * n, 0, vector)
-                            for (to, from) in copies { (line + to * n).update(from: line + from * n, count: n) }
+                            if !copies.isEmpty {
+                                let line = ring + (made % ringRows) * rowSamples
+                                (line + p.computedStart).update(from: src + p.rowOffset[made]!, count: p.computed.count * n)
+                                for (to, from) in copies { (line + to * n).update(from: line + from * n, count: n) }
+                            }
                             made += 1
                         }
                         for (t, tap) in motion.taps.enumerated() {
-                            let row = ring + ((y + reach.y + tap.dy) % ringRows) * rowSamples
-                            pointers[t] = UnsafePointer(row + (reach.x + tap.dx) * n)
+                            let source = y + reach.y + tap.dy
+                            let row = copies.isEmpty
+                                ? UnsafePointer(src + p.rowOffset[source]!) : UnsafePointer(ring + (source % ringRows) * rowSamples)
+                            pointers[t] = row + (reach.x + tap.dx) * n
                         }
                         // The padding tap (weight 0) reads the first tap's values.
                         if pointers.count > motion.taps.count { pointers[motion.taps.count] = pointers[0] }

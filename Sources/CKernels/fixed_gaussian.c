@@ -25,18 +25,6 @@ int bf_has_avx512bw(void) {
 #endif
 }
 
-void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count, int shift, int vector) {
-    ptrdiff_t i = 0;
-#if defined(__AVX2__)
-    const __m128i s = _mm_cvtsi32_si128(shift);
-    for (; vector && i + 16 <= count; i += 16) {
-        __m256i v = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(src + i)));
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_sll_epi16(v, s));
-    }
-#endif
-    for (; i < count; i++) dst[i] = (uint16_t)(src[i] << shift);
-}
-
 // The rows pass at one element of 8-bit samples `c`, each a value with `shift` fraction bits:
 // (a << shift) + (b << shift) is (a + b) << shift, below 2^16 for a shift up to 7.
 static inline uint16_t row_value(const uint8_t *c, ptrdiff_t step, const uint16_t *w, int radius, uint16_t bias,

@@ -317,19 +317,19 @@ void bf_wide_column_values(const uint16_t *const *rows, int radius, const int16_
 // The motion blur's sum (BlurfarmKernels' FixedPointMotion): taps at any offsets, two at a time
 // as `vpmaddwd` pairs them.
 #if defined(__AVX2__)
-BF_AVX512 static ptrdiff_t sparse_sum512(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst,
+BF_AVX512 static ptrdiff_t sparse_sum512(const uint8_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst,
                                          ptrdiff_t i, ptrdiff_t count) {
     const __m512i zero = _mm512_setzero_si512();
     for (; i + 32 <= count; i += 32) {
         __m512i lo = zero, hi = zero;
-        for (int t = 0; t < taps; t += 2) add_pair512(&lo, &hi, load512(src[t] + i), load512(src[t + 1] + i), weight_pair512(w, t));
+        for (int t = 0; t < taps; t += 2) add_pair512(&lo, &hi, load512_u8(src[t] + i), load512_u8(src[t + 1] + i), weight_pair512(w, t));
         _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtusepi16_epi8(rounded512(lo, hi, shift)));
     }
     return i;
 }
 #endif
 
-void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
+void bf_sparse_sum(const uint8_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
                    int vector) {
     ptrdiff_t i = 0;
 #if defined(__AVX2__)
@@ -337,7 +337,7 @@ void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int s
     const __m256i zero = _mm256_setzero_si256();
     for (; vector && i + 16 <= count; i += 16) {
         __m256i lo = zero, hi = zero;
-        for (int t = 0; t < taps; t += 2) add_pair(&lo, &hi, load(src[t] + i), load(src[t + 1] + i), weight_pair(w, t));
+        for (int t = 0; t < taps; t += 2) add_pair(&lo, &hi, load_u8(src[t] + i), load_u8(src[t + 1] + i), weight_pair(w, t));
         __m256i v = rounded(lo, hi, shift);
         _mm_storeu_si128((__m128i *)(dst + i),
                          _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));

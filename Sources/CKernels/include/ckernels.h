@@ -1,6 +1,5 @@
 // The fixed-point passes of the 8-bit gaussian (BlurfarmKernels' FixedPointConvolution, which
-// plans the rows, edges and tiles and is their caller; FixedPointMotion widens its rows with
-// `bf_fixed_widen`): 16-bit sums (`bf_fixed_*`) and, for
+// plans the rows, edges and tiles and is their caller): 16-bit sums (`bf_fixed_*`) and, for
 // masks too wide for them, 32-bit sums of exact products (`bf_wide_*`); and the motion blur's
 // 32-bit sum (`bf_sparse_sum`). Each function computes,
 // for every element, exactly the integer formula given, in AVX2 lanes where the build has them
@@ -18,10 +17,6 @@
 /// Whether this processor has AVX-512BW, where the passes below run 32 lanes at a time when
 /// `vector` is 2 (the same integers as the AVX2 lanes); asked once.
 int bf_has_avx512bw(void);
-
-/// `dst[i] = src[i] << shift` for `i < count`: 8-bit samples as values with `shift` (0 to 8)
-/// fraction bits.
-void bf_fixed_widen(const uint8_t *src, uint16_t *dst, ptrdiff_t count, int shift, int vector);
 
 /// Asks the memory for the `bytes` bytes from `p` ahead of their use (each 64-byte line
 /// prefetched into the first-level cache): a tile's coming input rows, a whole image row apart,
@@ -61,11 +56,11 @@ void bf_wide_columns(const uint16_t *const *rows, int radius, const int16_t *w, 
 void bf_wide_column_values(const uint16_t *const *rows, int radius, const int16_t *w, int shift, uint16_t *const *dst,
                            int outputs, ptrdiff_t offset, ptrdiff_t count, int vector);
 
-/// The motion blur's sum in 32 bits (BlurfarmKernels' FixedPointMotion is the only caller):
-/// for `i < count`, `dst[i] = min((sum_{t<taps} w[t]*src[t][i] + 2^(shift-1)) >> shift, 255)`.
+/// The motion blur's sum of 8-bit samples in 32 bits (BlurfarmKernels' FixedPointMotion is the
+/// only caller): for `i < count`, `dst[i] = min((sum_{t<taps} w[t]*src[t][i] + 2^(shift-1)) >> shift, 255)`.
 /// `taps` is even (a tap of weight 0 pads an odd list); every weight lies in 0 ... 2^15 - 1,
-/// every value below 2^15, every sum below 2^31.
-void bf_sparse_sum(const uint16_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
+/// every sum below 2^31.
+void bf_sparse_sum(const uint8_t *const *src, const int16_t *w, int taps, int shift, uint8_t *dst, ptrdiff_t count,
                    int vector);
 
 /// Frost's saturation and tint (BlurfarmKernels' SaturateAndTint) over `pixels` blurred RGB
