@@ -2,7 +2,8 @@ import BlurfarmCore
 
 extension FilterChain {
     /// Renders `tile` as ``render(tile:source:image:into:)`` does, from and into pixels of any
-    /// ``SampleFormat``. A chain with a ``fixedPointFilter(forSourceChannels:)`` renders 8-bit
+    /// ``SampleFormat``. An identity chain (``isIdentity(forSource:)``) over opaque samples
+    /// copies them; a chain with a ``fixedPointFilter(forSourceChannels:)`` renders 8-bit
     /// samples into 8-bit samples directly, in fixed point. Otherwise the rows the tile
     /// reads (``sourceRegion(for:image:)``) are converted to premultiplied `Float32`
     /// (``AnyPixels/floats(in:scratch:)``), and the rendered tile, when `output` holds a file's
@@ -15,6 +16,15 @@ extension FilterChain {
         tile: Rect, from source: AnyPixels, image: Rect, into output: AnyPixels, background: SIMD3<Float>,
         scratch: ScratchStorage? = nil
     ) throws(FilterFailure) {
+        // The identity over opaque samples into samples like them (a re-encode, a format
+        // conversion): the samples themselves, which their `Float32` values (`v / 255`,
+        // `v / 65535`) give back exactly, without the round trip.
+        if source.format != .float32, source.channels == 3, output.format == source.format, output.channels == 3,
+            isIdentity(forSource: 3)
+        {
+            output.copy(tile, from: source)
+            return
+        }
         if case .uint8(let samples) = source, case .uint8(let out) = output,
             let filter = fixedPointFilter(forSourceChannels: samples.channels)
         {
