@@ -231,14 +231,14 @@ enum FixedPointConvolution {
         let ringBytes = ringRows * ringStride * MemoryLayout<UInt16>.stride
         let ring = UnsafeMutableRawPointer.allocate(byteCount: ringBytes, alignment: 64)
             .bindMemory(to: UInt16.self, capacity: ringRows * ringStride)
+        // clamp and mirror copy every column outside the image (none is 0).
+        let copies = p.copiedColumns.map { ($0.to, $0.from!) }, computedStart = p.computedStart
         // A row with its edge columns copied in (clamp, mirror); a tile whose columns all lie
         // in the image has none and is read in place.
-        let line = UnsafeMutablePointer<UInt8>.allocate(capacity: width * n)
+        let line = UnsafeMutablePointer<UInt8>.allocate(capacity: copies.isEmpty ? 0 : width * n)
         // A strip's values before `finish`, row after row.
         let values = UnsafeMutablePointer<UInt16>.allocate(capacity: finish == nil ? 0 : stripCapacity * tileSamples)
         defer { ring.deallocate(); line.deallocate(); values.deallocate() }
-        // clamp and mirror copy every column outside the image (none is 0).
-        let copies = p.copiedColumns.map { ($0.to, $0.from!) }, computedStart = p.computedStart
         var window = [UnsafePointer<UInt16>?](repeating: nil, count: ringRows)
         var outputs = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: 4)
         var valueRows = [UnsafeMutablePointer<UInt16>?](repeating: nil, count: 4)
