@@ -99,8 +99,9 @@ struct Job: AsyncFarmCommand {
         let id = Int64(self.id)
         let job = wait ? try await client.waitDrawingProgress(id) : try await client.job(id)
         if json {
-            // The answer of `GET /api/v1/jobs/{id}`, its manifest's text included.
-            try printAnswer(job.withManifest ? job : try await client.job(id))
+            // The answer of `GET /api/v1/jobs/{id}` (a wait ends on an event's job, without the
+            // manifest's text).
+            try printAnswer(wait ? try await client.job(id) : job)
         } else {
             print(job.line)
             if let error = job.job.error { printError(error) }

@@ -127,8 +127,8 @@ import Testing
 
         let retried = try Blurfarm.run(["retry", id, "--server", server.base])
         #expect(retried.status == 0, "\(retried.stderr)")
-        // Waited for, `--json` prints the API's answer, its manifest's text included (the
-        // finishing event's job, when the wait saw one, has `null` there).
+        // Waited for, `--json` prints the API's answer, its manifest's text included (not the
+        // finishing event's job, which has `null` there).
         let doneJSON = try Blurfarm.run(["job", id, "--wait", "--json", "--server", server.base])
         #expect(doneJSON.status == 0, "\(doneJSON.stderr)")
         #expect(doneJSON.stdout.contains("\"state\" : \"completed\""), "\(doneJSON.stdout)")

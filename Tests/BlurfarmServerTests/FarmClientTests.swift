@@ -52,6 +52,26 @@ import Testing
         }
     }
 
+    /// A wait connected before the job ends returns the job as the event that finished it
+    /// tells it (not asked again: its manifest's text not shown). The wait has asked for the
+    /// job once connected when its first progress comes; only then does the job end.
+    @Test(.timeLimit(.minutes(1))) func aWaitEndsOnTheEventThatFinishesTheJob() async throws {
+        try await withServer { server, client in
+            let id = try #require(
+                try await client.submit(SubmitRequest(manifest: ServerFixture.manifest, folder: server.fixture.root)).job.id)
+            try await server.fixture.wait(for: id) { $0.state == .active }
+            let (asked, seen) = AsyncStream.makeStream(of: Void.self)
+            let waiting = Task { try await client.waitUntilFinished(id, every: .milliseconds(20)) { _ in seen.yield() } }
+            var progress = asked.makeAsyncIterator()
+            _ = await progress.next()
+            server.fixture.jobFarm.emit(.accepted(job: id, outputs: 1, upToDate: 1))
+            server.fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: false))
+            let finished = try await waiting.value
+            #expect(finished.job.id == id && finished.job.state == .completed && finished.job.outputsUpToDate == 1)
+            #expect(!finished.withManifest && finished.job.manifestText.isEmpty)
+        }
+    }
+
     @Test func refusalsAreTypedErrors() async throws {
         try await withServer { server, client in
             let missing = await #expect(throws: ClientError.self) { try await client.job(99) }
