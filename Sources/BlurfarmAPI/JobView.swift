@@ -60,12 +60,14 @@ public struct JobView: Codable, Sendable {
         try container.encode(job.outputsDone, forKey: .outputsDone)
     }
 
-    /// A job as an answer gives it (the server's ``encode(to:)``); `outputsDone` is computed
-    /// again from the counts. An event's job (`"manifestText": null`) is read by ``init(event:)``.
+    /// A job as the server's ``encode(to:)`` writes it; `outputsDone` is computed again from the
+    /// counts. An event's job (`"manifestText": null`) reads as not shown (``withManifest``
+    /// false, ``QueueJob/manifestText`` empty).
     public init(from decoder: any Decoder) throws {
         job = try QueueJob(from: decoder)
-        progress = try decoder.container(keyedBy: Key.self).decode(Progress.self, forKey: .progress)
-        withManifest = true
+        let fields = try decoder.container(keyedBy: Key.self)
+        progress = try fields.decode(Progress.self, forKey: .progress)
+        withManifest = try fields.decodeIfPresent(String.self, forKey: .manifestText) != nil
     }
 
     /// The job an event of the stream carries (docs/api.md, "Events"): the data of a `job` or
@@ -73,13 +75,11 @@ public struct JobView: Codable, Sendable {
     /// shown (``withManifest`` false, ``QueueJob/manifestText`` empty). Nil when `data` is not
     /// such a job.
     public init?(event data: Data) {
-        guard var fields = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
-        if let job = fields["job"] as? [String: Any] { fields = job }
-        if fields["manifestText"] is NSNull { fields["manifestText"] = "" }
-        guard let json = try? JSONSerialization.data(withJSONObject: fields),
-            var view = try? APIJSON.decoder().decode(JobView.self, from: json)
+        /// A `progress` event's data: the job under `job`.
+        struct Wrapped: Decodable { let job: JobView }
+        let decoder = APIJSON.decoder()
+        guard let view = (try? decoder.decode(JobView.self, from: data)) ?? (try? decoder.decode(Wrapped.self, from: data))?.job
         else { return nil }
-        view.withManifest = false
         self = view
     }
 

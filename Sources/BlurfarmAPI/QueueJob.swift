@@ -73,4 +73,33 @@ public struct QueueJob: Codable, Sendable, Equatable {
         self.error = error
         self.refusal = refusal
     }
+
+    /// A job as the API's JSON or the queue's row gives it. `manifestText` is an event's job's
+    /// `null` (docs/api.md, "Events": the text is not repeated by every event) or absent: it reads
+    /// as empty; every other field as the encoder writes it.
+    public init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        id = try fields.decodeIfPresent(Int64.self, forKey: .id)
+        name = try fields.decode(String.self, forKey: .name)
+        manifest = try fields.decode(String.self, forKey: .manifest)
+        source = try fields.decode(ManifestSource.self, forKey: .source)
+        manifestText = try fields.decodeIfPresent(String.self, forKey: .manifestText) ?? ""
+        priority = try fields.decode(Int.self, forKey: .priority)
+        state = try fields.decode(JobState.self, forKey: .state)
+        inFarm = try fields.decode(Bool.self, forKey: .inFarm)
+        retryFailed = try fields.decode(Bool.self, forKey: .retryFailed)
+        submittedAt = try fields.decode(Date.self, forKey: .submittedAt)
+        startedAt = try fields.decodeIfPresent(Date.self, forKey: .startedAt)
+        finishedAt = try fields.decodeIfPresent(Date.self, forKey: .finishedAt)
+        outputsTotal = try fields.decode(Int.self, forKey: .outputsTotal)
+        outputsUpToDate = try fields.decode(Int.self, forKey: .outputsUpToDate)
+        outputsWritten = try fields.decode(Int.self, forKey: .outputsWritten)
+        outputsFailed = try fields.decode(Int.self, forKey: .outputsFailed)
+        outputsCancelled = try fields.decode(Int.self, forKey: .outputsCancelled)
+        tilesDone = try fields.decode(Int.self, forKey: .tilesDone)
+        tilesTotal = try fields.decode(Int.self, forKey: .tilesTotal)
+        pixelsWritten = try fields.decode(Int.self, forKey: .pixelsWritten)
+        error = try fields.decodeIfPresent(String.self, forKey: .error)
+        refusal = try fields.decodeIfPresent(JobRefusal.self, forKey: .refusal)
+    }
 }
