@@ -5,10 +5,12 @@ import BlurfarmKernels
 /// How tall a streamed image's bands are and what streaming it holds: one answer for every
 /// place that streams an image (the coordinator, a worker's whole-image task, `apply`).
 extension BandedRender {
-    /// The band height for `chains` in tiles of `tileSize`: ``RenderSchedule/bandRows(forTile:reach:)``
-    /// at the farthest any of them reaches up or down.
-    public static func bandHeight(forTile tileSize: Int, chains: [FilterChain]) -> Int {
-        RenderSchedule.bandRows(forTile: tileSize, reach: haloRows(chains))
+    /// The band height for `chains` in tiles of `tileSize`: ``RenderSchedule/bandRows(forTile:reach:encoderWaits:)``
+    /// at the farthest any of them reaches up or down, for writers some of which wait for
+    /// their encoder's thread (``BandWriter/waitsForEncoder``) or none. Without `encoderWaits`:
+    /// the tallest a band may be, what admission counts.
+    public static func bandHeight(forTile tileSize: Int, chains: [FilterChain], encoderWaits: Bool = false) -> Int {
+        RenderSchedule.bandRows(forTile: tileSize, reach: haloRows(chains), encoderWaits: encoderWaits)
     }
 
     /// The farthest any of `chains` reaches up or down.

@@ -40,7 +40,9 @@ public struct StreamedOutputs {
         self.writers = writers
         banded = BandedRender(
             chains: leaders, tileSize: tileSize, image: image,
-            bandHeight: BandedRender.bandHeight(forTile: tileSize, chains: leaders), depth: RenderSchedule.windowsAhead)
+            bandHeight: BandedRender.bandHeight(
+                forTile: tileSize, chains: leaders, encoderWaits: writers.contains(where: \.waitsForEncoder)),
+            depth: RenderSchedule.windowsAhead)
     }
 
     /// Why a streamed render stopped: the decode, or what the rendering threw.

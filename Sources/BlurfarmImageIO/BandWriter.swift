@@ -38,6 +38,7 @@ public final class BandWriter: @unchecked Sendable {
         case direct(JPEGEncoder, folder: Int32?, temporaryFiles: TemporaryFiles?)
     }
     private let encoder: Encoder
+    private let format: ImageFormat
     private let alpha: Bool
     private let bitDepth: Int
     /// The colour a translucent pixel is composited over when the file has no alpha (the
@@ -135,6 +136,7 @@ public final class BandWriter: @unchecked Sendable {
         self.path = path
         self.width = width
         self.height = height
+        self.format = format
         self.bitDepth = bitDepth
         background = options.background
         // canWrite: with 4 channels and no source alpha, the format has no alpha.
@@ -230,6 +232,16 @@ public final class BandWriter: @unchecked Sendable {
             if let folder { Syscalls.close(folder) }
             throw ImageIOError(code: .encodeFailed, path: path, message: "\(error)")
         }
+    }
+
+    /// Whether an append waits while the saver's thread encodes the band's rows: libvips's PNG,
+    /// TIFF and JPEG savers take rows as they encode them (its WebP and AVIF savers copy the
+    /// rows into a whole picture and encode it at the end; an 8-bit JPEG keeping no metadata
+    /// is libjpeg's, on the appending thread or in chunks). Such a writer's bands are kept
+    /// short (``RenderSchedule/bandRows(forTile:reach:encoderWaits:)``).
+    public var waitsForEncoder: Bool {
+        guard case .saver = encoder else { return false }
+        return format == .png || format == .tiff || format == .jpeg
     }
 
     /// How the rows the saver takes are stored: the samples (8 or 16 bits) and bands (4 with

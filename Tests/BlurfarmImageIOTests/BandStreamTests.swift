@@ -236,6 +236,31 @@ struct BandStreamTests {
         #expect(BandWriter.canWrite(to: "a.jpg", channels: 4, sourceHadAlpha: false, options: EncodeOptions()))
     }
 
+    /// A writer whose saver thread encodes the rows as it takes them (PNG, TIFF, a JPEG keeping
+    /// its metadata) makes its appends wait, and its bands are not made taller for the reach;
+    /// one that takes the rows into memory (WebP) or encodes on the appending thread (an 8-bit
+    /// JPEG) does not.
+    @Test func writersWhoseEncoderTakesTheRowsKeepTheirBandsShort() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let stripped = EncodeOptions(metadata: .strip)
+        for (name, bitDepth, options, waits) in [
+            ("a.png", 8, stripped, true), ("b.png", 16, stripped, true), ("c.tif", 16, stripped, true),
+            ("d.jpg", 8, EncodeOptions(metadata: .keep), true), ("e.webp", 8, stripped, false), ("f.jpg", 8, stripped, false),
+        ] {
+            let writer = try BandWriter(
+                path: scratch.file(name), width: 64, height: 64, channels: 3, sourceBitDepth: bitDepth, sourceHadAlpha: false,
+                metadata: nil, options: options)
+            #expect(writer.waitsForEncoder == waits, "\(name)")
+            writer.abandon()
+        }
+        // Sigma 32 reaches 96 rows: a band of 8 times that, as tall as a tile allows, unless the
+        // encoder waits.
+        #expect(RenderSchedule.bandRows(forTile: 512, reach: 96) == 512)
+        #expect(RenderSchedule.bandRows(forTile: 512, reach: 96, encoderWaits: true) == RenderSchedule.minimumBandRows)
+        #expect(RenderSchedule.bandRows(forTile: 0, reach: 96) == 768)
+    }
+
     @Test func anAbandonedWriteLeavesTheOutputAsItWasAndNoTemporaryFile() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
