@@ -28,8 +28,8 @@ public enum RenderSchedule {
     /// A band is at least this many times the rows its chains reach, so that the rows its halo
     /// adds, computed by the rows pass and thrown away, stay a quarter of its own: at sigma 32
     /// (reach 96) a band of 128 rows made the rows pass compute 320 rows for 128; one of 768,
-    /// 960 (docs/performance.md: the sigma 32 batch 0.79x). Not for bands handed to an encoder
-    /// that takes them on a thread of its own (``bandRows(forTile:reach:encoderWaits:)``).
+    /// 960 (docs/performance.md: the sigma 32 batch 0.79x). Not for bands whose encoder takes
+    /// the rows as it encodes them (``bandRows(forTile:reach:encoderWaits:)``).
     @inlinable public static var bandReachMultiple: Int { 8 }
 
     /// The most rows in a band, however far the chains reach.
@@ -41,7 +41,7 @@ public enum RenderSchedule {
     /// PNG, TIFF, every 16-bit file), the band is not made taller for the reach:
     /// the next band renders while one encodes, and a tall band makes the first render and
     /// the last encode, which nothing overlaps, longer (a 16-bit 4K PNG at sigma 32, one
-    /// thread: 0.95x the time and 0.6x the memory of bands of 512 rows; docs/performance.md).
+    /// thread: 0.93x the time and 0.6x the memory of bands of 512 rows; docs/performance.md).
     @inlinable public static func bandRows(forTile tileSize: Int, reach: Int = 0, encoderWaits: Bool = false) -> Int {
         let wanted = min(max(minimumBandRows, encoderWaits ? 0 : bandReachMultiple * reach), maximumBandRows)
         return tileSize > 0 ? min(tileSize, wanted) : wanted
