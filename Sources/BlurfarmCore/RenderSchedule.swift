@@ -38,7 +38,8 @@ public enum RenderSchedule {
     /// The rows of a streamed band when tiles are `tileSize` pixels (0: one tile) and the
     /// chains reach `reach` rows up and down: never taller than a tile. When `encoderWaits`
     /// (a band is handed to a libvips saver whose thread takes its rows as it encodes them:
-    /// PNG, TIFF, every 16-bit file), the band is not made taller for the reach:
+    /// PNG, TIFF, a JPEG keeping its metadata, every 16-bit file), the band is not made taller
+    /// for the reach:
     /// the next band renders while one encodes, and a tall band makes the first render and
     /// the last encode, which nothing overlaps, longer (a 16-bit 4K PNG at sigma 32, one
     /// thread: 0.93x the time and 0.6x the memory of bands of 512 rows; docs/performance.md).

@@ -234,14 +234,14 @@ public final class BandWriter: @unchecked Sendable {
         }
     }
 
-    /// Whether an append waits while the saver's thread encodes the band's rows: libvips's PNG,
-    /// TIFF and JPEG savers take rows as they encode them (its WebP and AVIF savers copy the
-    /// rows into a whole picture and encode it at the end; an 8-bit JPEG keeping no metadata
-    /// is libjpeg's, on the appending thread or in chunks). Such a writer's bands are kept
-    /// short (``RenderSchedule/bandRows(forTile:reach:encoderWaits:)``).
+    /// Whether an append waits while the saver's thread encodes the band's rows: a libvips
+    /// saver that encodes rows as it takes them (``ImageFormat/saverEncodesRowsAsTaken``: PNG,
+    /// TIFF, a JPEG keeping its metadata; an 8-bit JPEG keeping no more than its profile is
+    /// libjpeg's, on the appending thread or in chunks). Such a writer's bands are kept short
+    /// (``RenderSchedule/bandRows(forTile:reach:encoderWaits:)``).
     public var waitsForEncoder: Bool {
         guard case .saver = encoder else { return false }
-        return format == .png || format == .tiff || format == .jpeg
+        return format.saverEncodesRowsAsTaken
     }
 
     /// How the rows the saver takes are stored: the samples (8 or 16 bits) and bands (4 with

@@ -328,6 +328,16 @@ extension ImageFormat {
         options.metadata == .keep || metadataStripper == nil
     }
 
+    /// Whether the libvips saver encodes the rows as it takes them (`jpegsave`, `pngsave`,
+    /// `tiffsave`), so that whoever supplies them waits on the encoder; `webpsave` and
+    /// `heifsave` copy the rows into a whole picture and encode it at the end.
+    var saverEncodesRowsAsTaken: Bool {
+        switch self {
+        case .jpeg, .png, .tiff: true
+        case .webp, .avif: false
+        }
+    }
+
     /// libvips's default effort of `webpsave` and `heifsave`, what an output that names none gets.
     static let defaultEffort = 4
 
