@@ -4,8 +4,9 @@ import Foundation
 /// it, the configuration and the status page of its checkout or installation.
 public enum Installation {
     /// The running executable, symbolic links resolved (`/proc/self/exe`): what the benchmarks
-    /// time and Slurm's tasks run.
-    public static var executable: String { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path }
+    /// time and Slurm's tasks run. Read once, at its first use: a run asks for it several times
+    /// (the worker beside it, the plugin folders), and each resolving costs a dozen system calls.
+    public static let executable: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
 
     /// The folder of the running executable: what the plugin folder `{build}` stands for.
     public static var executableFolder: String { (executable as NSString).deletingLastPathComponent }
