@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load and speed figures of `blurfarm serve` (docs/performance.md, "The farm service").
+"""Load and speed figures of `blurfarm serve` (docs/performance-history.md, "The farm service").
 
     python3 scripts/serve-load.py .build/release/blurfarm [--jobs 200] [--photos 48] [--workers 2]
 

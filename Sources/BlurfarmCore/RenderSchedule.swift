@@ -22,13 +22,13 @@ public enum RenderSchedule {
 
     /// The fewest output rows in a streamed band (the tile's height allowing; more for a
     /// chain that reaches far: ``bandRows(forTile:reach:encoderWaits:)``): a window of a 16051-pixel-wide
-    /// 8-bit RGB image at sigma 8 is then 192 + 2 × 24 rows, about 11.6 MB (docs/performance.md).
+    /// 8-bit RGB image at sigma 8 is then 192 + 2 × 24 rows, about 11.6 MB (docs/performance-history.md).
     @inlinable public static var minimumBandRows: Int { 128 }
 
     /// A band is at least this many times the rows its chains reach, so that the rows its halo
     /// adds, computed by the rows pass and thrown away, stay a quarter of its own: at sigma 32
     /// (reach 96) a band of 128 rows made the rows pass compute 320 rows for 128; one of 768,
-    /// 960 (docs/performance.md: the sigma 32 batch 0.79x). Not for bands whose encoder takes
+    /// 960 (docs/performance-history.md: the sigma 32 batch 0.79x). Not for bands whose encoder takes
     /// the rows as it encodes them (``bandRows(forTile:reach:encoderWaits:)``).
     @inlinable public static var bandReachMultiple: Int { 8 }
 

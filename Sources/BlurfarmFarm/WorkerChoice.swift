@@ -8,7 +8,7 @@ import Foundation
 /// process. The workers asked for (`--workers N`), else the configuration's `workers`, else one
 /// per core; threads asked for (`--threads`) or no workers asked for and one image of built-in
 /// filters (`apply IN OUT`) chooses the in-process engine: starting a pool and sending the
-/// pixels through shared memory costs more than it saves on one image (docs/performance.md).
+/// pixels through shared memory costs more than it saves on one image (docs/performance-history.md).
 /// Choosing checks the options and starts nothing; ``launch(_:)`` starts the workers, when
 /// there is work for them.
 public struct WorkerChoice: Sendable {

@@ -5,7 +5,7 @@ import Foundation
 /// The version of the libvips the workers load, as recipes name it, kept in the state folder
 /// (`libvips-version.json`) with what decides which file the dynamic loader maps for it, so
 /// that a run knows it without mapping libvips: mapping it takes about 25 ms, during which every
-/// thread the process starts waits for the loader (docs/performance.md).
+/// thread the process starts waits for the loader (docs/performance-history.md).
 ///
 /// The version kept holds while the loader would find the same file: the file as found and its
 /// real path are the same, and these are as recorded (their ``FileStamp``: inode, size, times, or

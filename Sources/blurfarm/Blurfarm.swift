@@ -35,7 +35,7 @@ struct Blurfarm: AsyncParsableCommand {
         try? Syscalls.ignoreFileSizeSignal()  // sigaction fails only for a signal that does not exist
         // As a worker does (WorkerProcess), an image's buffers (decoded windows, bands, encoded
         // bytes) serve the next instead of being mapped afresh and faulted in, page by page: on
-        // a 1080p batch in process, 82,690 page faults before, 27,781 after (docs/performance.md).
+        // a 1080p batch in process, 82,690 page faults before, 27,781 after (docs/performance-history.md).
         // The heaps stay per thread (lanes, the tile executor, the server's).
         Syscalls.reuseFreedMemory(arenas: 0)
         if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
