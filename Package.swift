@@ -235,7 +235,10 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BlurfarmBench",
-            dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO"],
+            dependencies: [
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmAPI",
+                "BlurfarmClient",
+            ],
             swiftSettings: pixelCode),
         .executableTarget(
             name: "blurfarm",

@@ -11,8 +11,11 @@ public struct Comparison: Sendable, Hashable, Codable {
         case image
         /// The same at `--threads 1` vs libvips at concurrency 1.
         case imageOneThread = "image-threads-1"
-        /// The one image submitted to a warm `blurfarm serve` vs libvips at concurrency 2.
+        /// The one image submitted to a warm `blurfarm serve` by `blurfarm submit --wait` (a
+        /// client process) vs libvips at concurrency 2.
         case serve
+        /// The same submitted by a client that stays (the API from a program's own process).
+        case serveWarmClient = "serve-warm-client"
         /// A 254 MP JPEG, σ8, 2 cores, with both peaks.
         case big
         /// 24 photos → srcset 1280/640/320 + a 640-wide σ8 backdrop, q85.

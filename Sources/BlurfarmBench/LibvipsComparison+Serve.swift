@@ -1,11 +1,18 @@
+import BlurfarmAPI
+import BlurfarmClient
 import BlurfarmCore
 import Foundation
+import Synchronization
 
 extension LibvipsComparison {
     /// The one image submitted to a warm `blurfarm serve` (started once on a free port, its
-    /// workers started by one job before the timing), at each sigma: `blurfarm submit JOB
-    /// --wait` (a client process, as users submit) against a warm lane at concurrency 2. Each
-    /// run's job writes outputs of its own, so none is up to date.
+    /// workers started by one job before the timing), at each sigma, two ways, each against a
+    /// warm lane at concurrency 2: `blurfarm submit JOB --wait` (a client process, as users
+    /// submit from a shell: the ``Comparison/Figure/serve`` rows), and the same request from a
+    /// client that stays (``FarmClient`` in this process, its connection kept, as a program
+    /// submits through the API: the ``Comparison/Figure/serveWarmClient`` rows). Each run's
+    /// job writes outputs of its own, so none is up to date. Call it from a thread of its own
+    /// (a command's `run`), not from async code: the warm client's calls are awaited on it.
     ///
     /// - Throws: `BenchError`.
     public func serve() throws -> [Comparison] {
@@ -21,31 +28,79 @@ extension LibvipsComparison {
         let lane = try lanes()[0]
         let out = try folder.freshFolder("vips")
         var job = 0
-        func submit(_ sigma: Double) throws -> Double {
+        func write(_ sigma: Double) throws -> String {
             job += 1
-            let path = try folder.writeJob(
+            return try folder.writeJob(
                 "serve-\(job).job", variants: [BenchJob.variant(name: "blur", path: "out/\(job)/{stem}.jpg", sigma: sigma, quality: 90)])
+        }
+        func submit(_ sigma: Double) throws -> Double {
+            let path = try write(sigma)
             return try MeasuredProcess.run(executable, ["submit", path, "--server", server.url, "--wait"]).seconds
         }
+        let client = WarmClient(server: server.url)
+        func submitWarm(_ sigma: Double) throws -> Double {
+            let path = try write(sigma)
+            return try BenchStatistics.wallSeconds { try client.submitAndWait(path) }
+        }
         _ = try submit(settings.sigmas.first ?? 8)  // starts the pool's workers: the service is warm
+        _ = try submitWarm(settings.sigmas.first ?? 8)  // and the client's connection
         try lane.setConcurrency(2)
         defer { try? lane.setConcurrency(Machine.cores) }
-        var rows: [Comparison] = []
+        let baseline = "libvips \(try libvipsVersion()) in-process, concurrency 2"
+        var cold: [Comparison] = [], warm: [Comparison] = []
         for sigma in settings.sigmas {
-            var ours: [Double] = [], theirs: [Double] = []
+            var ours: [Double] = [], oursWarm: [Double] = [], theirs: [Double] = []
             for _ in 0..<runs {
                 ours.append(try submit(sigma))
+                oursWarm.append(try submitWarm(sigma))
                 theirs.append(
                     try BenchStatistics.wallSeconds {
                         try lane.request(["op": "blur", "files": [image], "out": out, "sigma": sigma, "quality": 90])
                     })
             }
-            rows.append(
-                Comparison(
-                    figure: .serve, label: Self.label(sigma), blurfarmRuns: ours, baselineRuns: theirs,
-                    baseline: "libvips \(try libvipsVersion()) in-process, concurrency 2"))
+            cold.append(Comparison(figure: .serve, label: Self.label(sigma), blurfarmRuns: ours, baselineRuns: theirs, baseline: baseline))
+            warm.append(
+                Comparison(figure: .serveWarmClient, label: Self.label(sigma), blurfarmRuns: oursWarm, baselineRuns: theirs, baseline: baseline))
         }
-        return rows
+        return cold + warm
+    }
+}
+
+/// A client of the served farm that stays: one ``FarmClient`` (its process-wide HTTP client and
+/// kept connection) for every job, as a program submits through the API. Its async calls are
+/// awaited on the calling thread, which must not be one of the concurrency pool's.
+final class WarmClient: Sendable {
+    private let client: FarmClient
+
+    init(server: String) { client = FarmClient(base: URL(string: server)!, token: nil) }
+
+    /// Submits the manifest at `path` (`POST /api/v1/jobs`), waits for its end on the event
+    /// stream, and checks that it wrote its one output.
+    ///
+    /// - Throws: `BenchError` when the service refuses the job or the job does not write it.
+    func submitAndWait(_ path: String) throws(BenchError) {
+        let outcome = Mutex<Result<JobView, ClientError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let client = client
+        Task.detached {
+            let result: Result<JobView, ClientError>
+            do throws(ClientError) {
+                let submitted = try await client.submit(SubmitRequest(path: path))
+                result = .success(try await client.waitUntilFinished(submitted.job.id ?? -1))
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        switch outcome.withLock({ $0 }) {
+        case .success(let view) where view.job.state == .completed && view.job.outputsWritten == 1: return
+        case .success(let view):
+            throw BenchError("bench: the served job \(path) ended \(view.job.state.rawValue) with \(view.job.outputsWritten) written")
+        case .failure(let error): throw BenchError("bench: the served job \(path): \(error)")
+        case nil: throw BenchError("bench: the served job \(path) gave no answer")
+        }
     }
 }
 
