@@ -33,6 +33,9 @@ public final class LibvipsVersion: Sendable {
     }
 
     private let state: Mutex<State>
+    /// The worker while it is not reaped: ``end()`` may kill it only then (the number of a
+    /// process reaped may be another's). Its reaping is done under this lock.
+    private let unreaped = Mutex<pid_t?>(nil)
     private let stateFolder: String
     private let worker: String
     private let environment: [String: String]
@@ -50,7 +53,9 @@ public final class LibvipsVersion: Sendable {
             state = Mutex(.known(kept, .cache))
         } else {
             let variables = environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { given, _ in given }
-            state = Mutex(Self.start(worker, environment: variables.map { "\($0.key)=\($0.value)" }))
+            let started = Self.start(worker, environment: variables.map { "\($0.key)=\($0.value)" })
+            state = Mutex(started)
+            if case .asking(let pid, _) = started { unreaped.withLock { $0 = pid } }
             // Its answer is read as soon as it comes, on a thread of its own: the worker is
             // reaped and the answer kept even by a run that never asks (nothing written).
             try? Threads.start { [self] in _ = answer }
@@ -66,7 +71,7 @@ public final class LibvipsVersion: Sendable {
     private var answer: (version: String?, source: Source) {
         state.withLock { state in
             if case .asking(let pid, let output) = state {
-                let report = Self.report(of: pid, on: output)
+                let report = Self.report(of: pid, on: output, unreaped: unreaped)
                 if let report {
                     // Kept for the next run, when the file the worker mapped is the one there
                     // now; a state folder that cannot be written costs the next run a worker's answer.
@@ -102,10 +107,24 @@ public final class LibvipsVersion: Sendable {
         }
     }
 
+    /// Ends the asking with the run, so that no process of the run outlives it: a worker that
+    /// has not answered yet is waited for (its answer kept for the next run, as by a run that
+    /// asked), or, when `stopped` (a run stopped by a signal ends at once), killed; reaped
+    /// either way. Nothing to do once the version is known.
+    public func end(stopped: Bool) {
+        if stopped {
+            unreaped.withLock { pid in
+                if let pid { Syscalls.kill(pid) }
+            }
+        }
+        _ = answer  // reaped: by the thread reading the answer, or here when there is none
+    }
+
     /// What the worker says (``LibvipsReport/init(text:)``), read to its end, the worker waited
-    /// for; nil when it does not answer and end within ``deadline`` (it is killed), fails, or
-    /// says anything else. Closes its output.
-    private static func report(of pid: pid_t, on output: Int32) -> LibvipsReport? {
+    /// for (reaped under `unreaped`'s lock, which it then clears); nil when it does not answer
+    /// and end within ``deadline`` (it is killed), fails, or says anything else. Closes its
+    /// output.
+    private static func report(of pid: pid_t, on output: Int32, unreaped: borrowing Mutex<pid_t?>) -> LibvipsReport? {
         defer { Syscalls.close(output) }
         let end = ContinuousClock.now + deadline
         func left() -> Int32 { Int32(clamping: max(0, (end - ContinuousClock.now).milliseconds)) }
@@ -119,21 +138,16 @@ public final class LibvipsVersion: Sendable {
             }
         }
         // Its output ended (or it took too long, or wrote too much): it exits within the deadline or is killed.
-        guard Syscalls.endStatus(pid, killedAfter: end) == 0, bytes.count < maximumBytes else { return nil }
+        let status = unreaped.withLock { unreaped -> Int32? in
+            unreaped = nil
+            return Syscalls.endStatus(pid, killedAfter: end)
+        }
+        guard status == 0, bytes.count < maximumBytes else { return nil }
         return LibvipsReport(text: String(decoding: bytes, as: UTF8.self))
     }
 
     /// More than a report: the worker's answer is not read further.
     static let maximumBytes = 64 << 10
 
-    deinit {
-        // Never read (no thread for it): the worker is not left behind.
-        state.withLock { state in
-            if case .asking(let pid, let output) = state {
-                Syscalls.kill(pid)
-                Syscalls.close(output)
-                _ = Syscalls.wait(pid)
-            }
-        }
-    }
+    deinit { end(stopped: true) }  // never read (no thread for it): the worker is not left behind
 }

@@ -68,6 +68,10 @@ struct Run: FarmCommand {
                 stateFolder: farm.stateFolder(configuration), worker: Installation.workerExecutable(environment: environment),
                 environment: environment)
             : nil
+        // Its worker, if it has not answered by the end, ends with the run (killed if a signal
+        // stopped it): the last thing done, after the farm's shutdown.
+        var stopOfTheRun: StopRequest?
+        defer { libvips?.end(stopped: stopOfTheRun?.signalNumber != nil) }
         // Every job's lock before anything runs; held until the process ends.
         let locks: [JobLock]
         do throws(JobLocks.Failure) {
@@ -79,6 +83,7 @@ struct Run: FarmCommand {
             throw ExitCode(ExitStatus.someFailed)
         }
         let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer, libvips: libvips)
+        stopOfTheRun = stop
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }
         defer { withExtendedLifetime(interrupts) {} }

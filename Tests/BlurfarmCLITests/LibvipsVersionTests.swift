@@ -96,6 +96,39 @@ import Testing
         }
     }
 
+    /// ``LibvipsVersion/end(stopped:)``, at a run's end: a worker that has not answered yet is
+    /// waited for (its answer is the run's), or, when a signal stopped the run, killed; reaped
+    /// either way, so that it does not outlive the run.
+    @Test func theWorkerAskedEndsWithTheRun() throws {
+        let state = try Self.stateFolder()
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        func script(_ name: String, _ body: String) throws -> String {
+            let path = state + "/" + name
+            try Data("#!/bin/sh\n\(body)\n".utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+            return path
+        }
+        // A worker that answers after a moment (a file of another inode: used, not kept).
+        let slow = try script("slow.sh", "sleep 0.3\nprintf '8.14.1\\n/lib/x86_64-linux-gnu/libvips.so.42\\n1\\n/lib\\n'")
+        let waited = LibvipsVersion(stateFolder: state, worker: slow, environment: Self.environment)
+        waited.end(stopped: false)
+        #expect(waited.source == .worker && waited.version == "8.14.1")
+        // A worker that never answers, and says which process it is.
+        let said = state + "/pid"
+        let silent = try script("silent.sh", "echo $$ > '\(said).tmp'; mv '\(said).tmp' '\(said)'; exec sleep 600")
+        let stopped = LibvipsVersion(stateFolder: state, worker: silent, environment: Self.environment)
+        var pid: Int32?
+        try eventually("the worker asked") {
+            pid = (try? String(contentsOfFile: said, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return pid != nil
+        }
+        stopped.end(stopped: true)
+        #expect(stopped.source == .none && stopped.version == nil)
+        // Reaped: no such process (a zombie still answers signal 0).
+        let asked = try #require(pid)
+        #expect(kill(asked, 0) == -1 && errno == ESRCH, "the worker \(asked) outlived the run")
+    }
+
     /// `blurfarm-worker --libvips-version` prints the version, the library's file as the
     /// loader found it (a real file) and the folders it searches.
     @Test func theWorkersReport() throws {

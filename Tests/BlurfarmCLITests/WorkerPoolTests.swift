@@ -295,6 +295,35 @@ import Glibc
         return outputs
     }
 
+    /// A run stopped by a signal while the worker asked libvips's version (a fresh state folder
+    /// keeps none) has not answered leaves no process behind: that worker is killed and reaped
+    /// with the run, not left running past it.
+    @Test func aStoppedRunLeavesNoWorkerAskingTheVersion() throws {
+        let folder = try JobCommandTests.makeJob(Self.manifest(), photos: Array(Self.photos.prefix(2)))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Asked the version, it says which process it is and never answers; else the real worker.
+        let marker = folder.appendingPathComponent("asked")
+        let wrapper = folder.appendingPathComponent("worker.sh")
+        try """
+            #!/bin/sh
+            if [ "$1" = --libvips-version ]; then echo $$ > '\(marker.path).tmp'; mv '\(marker.path).tmp' '\(marker.path)'; exec sleep 600; fi
+            exec '\(BuiltExecutable.worker.path)' "$@"
+
+            """.write(to: wrapper, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper.path)
+        let coordinator = try Coordinator(
+            [
+                "run", folder.appendingPathComponent("job.job").path, "--config", try Self.untimedConfiguration(in: folder),
+                "--workers", "2", "--quiet",
+            ],
+            environment: ["BLURFARM_WORKER": wrapper.path])
+        let asked = try coordinator.waitForMarker(marker)
+        #expect(kill(coordinator.process.processIdentifier, SIGTERM) == 0)
+        #expect(coordinator.waitForExit() == 143, "\(coordinator.stderr())")
+        // Reaped by the run: no such process (a zombie still answers signal 0).
+        #expect(kill(asked, 0) == -1 && errno == ESRCH, "the worker asked the version, \(asked), outlived the run")
+    }
+
     @Test func sigtermStopsTheWorkersAndKeepsWhatWasWritten() throws {
         let fault = try FaultPlugin()
         defer { fault.remove() }
