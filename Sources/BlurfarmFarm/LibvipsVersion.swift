@@ -33,7 +33,7 @@ public final class LibvipsVersion: Sendable {
     }
 
     private let state: Mutex<State>
-    /// The worker while it is not reaped: ``end()`` may kill it only then (the number of a
+    /// The worker while it is not reaped: ``end(stopped:)`` may kill it only then (the number of a
     /// process reaped may be another's). Its reaping is done under this lock.
     private let unreaped = Mutex<pid_t?>(nil)
     private let stateFolder: String
