@@ -108,8 +108,8 @@ import Testing
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
             return path
         }
-        // A worker that answers after a moment (a file of another inode: used, not kept).
-        let slow = try script("slow.sh", "sleep 0.3\nprintf '8.14.1\\n/lib/x86_64-linux-gnu/libvips.so.42\\n1\\n/lib\\n'")
+        // A worker that answers after a moment (of a file that is not there: used, not kept).
+        let slow = try script("slow.sh", "sleep 0.3\nprintf '8.14.1\\n/nonexistent/libvips.so.42\\n1\\n/lib\\n'")
         let waited = LibvipsVersion(stateFolder: state, worker: slow, environment: Self.environment)
         waited.end(stopped: false)
         #expect(waited.source == .worker && waited.version == "8.14.1")
