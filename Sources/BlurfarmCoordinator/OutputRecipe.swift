@@ -38,9 +38,11 @@ public enum OutputRecipe {
         if v.subsampling != .auto { jpeg.append("subsampling=\(v.subsampling.rawValue)") }
         if v.optimizeCoding { jpeg.append("optimize-coding=true") }
         if let effort = v.effort { jpeg.append("effort=\(effort)") }
-        // `strip=` as before `metadata:` (keep-icc was `strip: true`), so that records stay good.
+        // keep-icc as `strip=` before `metadata:` (it was `strip: true`), so that its records stay
+        // good; `keep` is new since its EXIF lost the original's pictures (its thumbnail): an
+        // output kept with them is made once more.
         let metadata = switch v.metadata {
-        case .keep: "strip=false"
+        case .keep: "metadata=keep"
         case .keepICC: "strip=true"
         case .strip: "metadata=strip"
         }

@@ -1,19 +1,23 @@
-/// The one EXIF edit blurfarm makes, setting the orientation tag of IFD0 to 1, and the one
-/// EXIF reading: that tag.
+/// The EXIF edits blurfarm makes, setting the orientation tag of IFD0 to 1 and taking out
+/// the images it embeds, and the one EXIF reading: that tag.
 ///
 /// EXIF is a TIFF structure (byte order mark, IFD0 offset, then 12-byte entries), here
-/// optionally preceded by "Exif\0\0" as libvips stores it. Anything malformed is returned
-/// unchanged: the writer also tells libvips the orientation is 1, and libvips rewrites the tag.
+/// optionally preceded by "Exif\0\0" as libvips stores it. A malformed structure is left as it
+/// is (the writer also tells libvips the orientation is 1, and libvips rewrites the tag); only
+/// the JPEG streams in it are zeroed wherever they are.
 package enum EXIF {
-    static let orientationTag: UInt16 = 0x0112
-    static let typeShort: UInt16 = 3
+    static let orientationTag = 0x0112
+    static let typeShort = 3
+    static let typeLong = 4
+    static let stripOffsetsTag = 0x0111, stripByteCountsTag = 0x0117
+    static let jpegOffsetTag = 0x0201, jpegLengthTag = 0x0202  // JPEGInterchangeFormat(Length)
 
     /// IFD0's orientation: 1 when the tag is absent, its value when it is a SHORT of 1...8;
     /// nil when the structure or the tag is not well formed (libvips's own reading decides).
     package static func orientation(_ bytes: [UInt8]) -> Int? {
         guard let entry = orientationEntry(bytes) else { return nil }
         guard let (at, littleEndian) = entry else { return 1 }
-        let value = littleEndian ? Int(bytes[at + 8]) | Int(bytes[at + 9]) << 8 : Int(bytes[at + 8]) << 8 | Int(bytes[at + 9])
+        let value = TIFFView(bytes: bytes, littleEndian: littleEndian).u16(at + 8)
         return (1...8).contains(value) ? value : nil
     }
 
@@ -27,36 +31,103 @@ package enum EXIF {
         return out
     }
 
+    /// `bytes` without the pictures of the original it carries: IFD1 (the thumbnail, a small
+    /// copy of the whole photo) unlinked and its image bytes zeroed, and every other complete
+    /// JPEG stream in it (a maker note's preview) zeroed. An output's pixels are filtered,
+    /// redacted or resized: its EXIF must not hold the photo as it was (docs/image-io.md,
+    /// "Metadata"). Offsets stay as they were; libvips, re-reading the block, drops what
+    /// nothing points to. Malformed structure is left alone, but the JPEG streams are zeroed
+    /// wherever they are.
+    package static func withoutPictures(_ bytes: [UInt8]) -> [UInt8] {
+        var out = bytes
+        if let tiff = tiffStart(out) {
+            unlinkThumbnail(&out, tiff: tiff.at, littleEndian: tiff.littleEndian)
+        }
+        zeroJPEGStreams(&out)
+        return out
+    }
+
+    /// Sets IFD0's link to IFD1 to 0 and zeroes the bytes IFD1's thumbnail entries point to
+    /// (JPEGInterchangeFormat and its length; StripOffsets and StripByteCounts).
+    private static func unlinkThumbnail(_ out: inout [UInt8], tiff: Int, littleEndian: Bool) {
+        let view = TIFFView(bytes: out, littleEndian: littleEndian)
+        let u16 = view.u16, u32 = view.u32
+        func zero(from start: Int, count: Int) {
+            let lower = tiff + start
+            guard start >= 0, count > 0, lower < out.count else { return }
+            for i in lower..<min(out.count, lower + count) { out[i] = 0 }
+        }
+        let ifd0 = tiff + u32(tiff + 4)
+        guard ifd0 >= tiff + 8, ifd0 + 2 <= out.count else { return }
+        let link = ifd0 + 2 + u16(ifd0) * 12
+        guard link + 4 <= out.count else { return }
+        let ifd1 = tiff + u32(link)
+        for i in link..<(link + 4) { out[i] = 0 }
+        guard ifd1 > tiff, ifd1 + 2 <= out.count else { return }
+        // An entry's values: inline when they fit in its 4-byte field, else at its offset.
+        func values(_ entry: Int) -> [Int] {
+            let type = u16(entry + 2), count = u32(entry + 4)
+            let size = type == typeShort ? 2 : type == typeLong ? 4 : 0
+            guard size > 0, count > 0, count <= 1 << 16 else { return [] }
+            let start = count * size <= 4 ? entry + 8 : tiff + u32(entry + 8)
+            guard start >= 0, start + count * size <= out.count else { return [] }
+            return (0..<count).map { size == 2 ? u16(start + $0 * 2) : u32(start + $0 * 4) }
+        }
+        var tags: [Int: [Int]] = [:]
+        for index in 0..<u16(ifd1) {
+            let entry = ifd1 + 2 + index * 12
+            guard entry + 12 <= out.count else { break }
+            tags[u16(entry)] = values(entry)
+        }
+        for (offsets, lengths) in [(jpegOffsetTag, jpegLengthTag), (stripOffsetsTag, stripByteCountsTag)] {
+            for (start, count) in zip(tags[offsets] ?? [], tags[lengths] ?? []) { zero(from: start, count: count) }
+        }
+    }
+
+    /// Zeroes every complete JPEG stream in `out`: from a start of image (FF D8 FF) to the end
+    /// of image (FF D9) after it. A start with no end after it is left alone.
+    private static func zeroJPEGStreams(_ out: inout [UInt8]) {
+        var at = 0
+        while at + 3 <= out.count {
+            guard out[at] == 0xFF, out[at + 1] == 0xD8, out[at + 2] == 0xFF else {
+                at += 1
+                continue
+            }
+            var end = at + 3
+            while end + 2 <= out.count, !(out[end] == 0xFF && out[end + 1] == 0xD9) { end += 1 }
+            guard end + 2 <= out.count else { return }
+            for i in at..<(end + 2) { out[i] = 0 }
+            at = end + 2
+        }
+    }
+
+    /// Where the TIFF structure starts in `bytes` (after an "Exif\0\0" header) and its byte
+    /// order; nil when it has no byte order mark and magic number.
+    private static func tiffStart(_ bytes: [UInt8]) -> (at: Int, littleEndian: Bool)? {
+        let exifHeader: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0]  // "Exif\0\0"
+        let tiff = bytes.starts(with: exifHeader) ? exifHeader.count : 0
+        guard bytes.count >= tiff + 8 else { return nil }
+        let littleEndian: Bool
+        switch (bytes[tiff], bytes[tiff + 1]) {
+        case (0x49, 0x49): littleEndian = true  // "II"
+        case (0x4D, 0x4D): littleEndian = false  // "MM"
+        default: return nil
+        }
+        return TIFFView(bytes: bytes, littleEndian: littleEndian).u16(tiff + 2) == 42 ? (tiff, littleEndian) : nil
+    }
+
     /// Where IFD0's orientation entry is in `bytes` (a SHORT of count 1) and the byte order;
     /// .some(nil) when IFD0 has no such tag; nil when the structure or the tag is not well
     /// formed.
     private static func orientationEntry(_ bytes: [UInt8]) -> (at: Int, littleEndian: Bool)?? {
         let out = bytes
-        let exifHeader: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0]  // "Exif\0\0"
-        let tiff = out.starts(with: exifHeader) ? exifHeader.count : 0
-        guard out.count >= tiff + 8 else { return nil }
-        let littleEndian: Bool
-        switch (out[tiff], out[tiff + 1]) {
-        case (0x49, 0x49): littleEndian = true  // "II"
-        case (0x4D, 0x4D): littleEndian = false  // "MM"
-        default: return nil
-        }
-        func u16(_ at: Int) -> UInt16 {
-            let a = UInt16(out[at]), b = UInt16(out[at + 1])
-            return littleEndian ? a | b << 8 : a << 8 | b
-        }
-        func u32(_ at: Int) -> Int {
-            let v = (0..<4).map { Int(out[at + $0]) }
-            return littleEndian
-                ? v[0] | v[1] << 8 | v[2] << 16 | v[3] << 24
-                : v[0] << 24 | v[1] << 16 | v[2] << 8 | v[3]
-        }
-        // TIFF's magic number: without it libexif reads nothing (libvips then says 1).
-        guard u16(tiff + 2) == 42 else { return nil }
+        // TIFF's byte order mark and magic number: without them libexif reads nothing (libvips then says 1).
+        guard let (tiff, littleEndian) = tiffStart(out) else { return nil }
+        let view = TIFFView(bytes: out, littleEndian: littleEndian)
+        let u16 = view.u16, u32 = view.u32
         let ifd = tiff + u32(tiff + 4)
         guard ifd >= tiff + 8, ifd + 2 <= out.count else { return nil }
-        let count = Int(u16(ifd))
-        for entry in 0..<count {
+        for entry in 0..<u16(ifd) {
             let at = ifd + 2 + entry * 12
             guard at + 12 <= out.count else { return nil }
             guard u16(at) == orientationTag else { continue }
@@ -64,5 +135,21 @@ package enum EXIF {
             return .some((at, littleEndian))
         }
         return .some(nil)
+    }
+}
+
+/// Reads a TIFF structure's integers in its byte order; the caller checks the bounds.
+private struct TIFFView {
+    let bytes: [UInt8]
+    let littleEndian: Bool
+
+    func u16(_ at: Int) -> Int {
+        let a = Int(bytes[at]), b = Int(bytes[at + 1])
+        return littleEndian ? a | b << 8 : a << 8 | b
+    }
+
+    func u32(_ at: Int) -> Int {
+        let v = (0..<4).map { Int(bytes[at + $0]) }
+        return littleEndian ? v[0] | v[1] << 8 | v[2] << 16 | v[3] << 24 : v[0] << 24 | v[1] << 16 | v[2] << 8 | v[3]
     }
 }

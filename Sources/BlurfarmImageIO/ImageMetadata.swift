@@ -7,8 +7,10 @@ import BlurfarmFileFormats
 /// It always describes the pixels as decoded:
 /// - `iccProfile` is the profile of the decoded (sRGB) pixels: libvips's built-in sRGB
 ///   profile when the file had a profile, nil when it had none;
-/// - `exif` has its orientation set to 1 (the pixels are already upright);
-/// - `xmp` is copied as it was.
+/// - `exif` has its orientation set to 1 (the pixels are already upright) and no picture of
+///   the original: its thumbnail and any maker note's preview are taken out
+///   (``EXIF/withoutPictures(_:)``), since the outputs' pixels are filtered, redacted or resized;
+/// - `xmp` is copied as it was but for its thumbnails (``XMP/withoutPictures(_:)``).
 public struct ImageMetadata: Sendable, Hashable {
     /// ICC profile bytes describing the decoded pixels, or nil.
     public let iccProfile: [UInt8]?
@@ -19,7 +21,7 @@ public struct ImageMetadata: Sendable, Hashable {
 
     init(iccProfile: [UInt8]?, exif: [UInt8]?, xmp: [UInt8]?) {
         self.iccProfile = iccProfile
-        self.exif = exif.map(EXIF.withOrientationReset)
-        self.xmp = xmp
+        self.exif = exif.map { EXIF.withoutPictures(EXIF.withOrientationReset($0)) }
+        self.xmp = xmp.map(XMP.withoutPictures)
     }
 }

@@ -1,0 +1,102 @@
+import BlurfarmCore
+import BlurfarmFileFormats
+@testable import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// Metadata kept (`keep`) carries no picture of the original: an output is blurred, redacted
+/// or resized, and the EXIF thumbnail or an XMP thumbnail of the photo as it was would show
+/// what it hides (docs/image-io.md, "Metadata").
+@Suite struct EmbeddedPicturesTests {
+    /// Where a JPEG stream starts in `bytes` at or after `from`, if anywhere.
+    static func jpegStart(in bytes: [UInt8], from: Int = 0) -> Int? {
+        guard bytes.count >= 3, from <= bytes.count - 3 else { return nil }
+        return (from...(bytes.count - 3)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xD8 && bytes[$0 + 2] == 0xFF }
+    }
+
+    /// A little-endian EXIF block: IFD0 with the orientation (6) and a maker note (UNDEFINED)
+    /// holding `makerNote`, linked to IFD1, whose JPEGInterchangeFormat points at `thumbnail`.
+    static func exif(makerNote: [UInt8], thumbnail: [UInt8]) -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        func u32(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
+        // TIFF offsets: header 8, IFD0 at 8 (2 entries: 2 + 24 + 4 = 30), IFD1 at 38 (2 entries,
+        // 30), the maker note at 68, the thumbnail after it.
+        let makerNoteAt = 68, thumbnailAt = 68 + makerNote.count
+        var tiff: [UInt8] = [0x49, 0x49] + u16(42) + u32(8)
+        tiff += u16(2) + u16(0x0112) + u16(3) + u32(1) + u16(6) + u16(0)
+        tiff += u16(0x927C) + u16(7) + u32(makerNote.count) + u32(makerNoteAt) + u32(38)
+        tiff += u16(2) + u16(0x0201) + u16(4) + u32(1) + u32(thumbnailAt)
+        tiff += u16(0x0202) + u16(4) + u32(1) + u32(thumbnail.count) + u32(0)
+        precondition(tiff.count == makerNoteAt)
+        return Array("Exif".utf8) + [0, 0] + tiff + makerNote + thumbnail
+    }
+
+    @Test func theEXIFThumbnailIsUnlinkedAndZeroedAndAMakerNotesPreviewZeroed() throws {
+        let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 4, 0xFF, 0xD9]
+        let preview: [UInt8] = [0xFF, 0xD8, 0xFF, 0xDB, 9, 9, 0xFF, 0xD9]
+        let makerNote: [UInt8] = Array("Nikon".utf8) + [0, 7] + preview + [5, 6]
+        let original = Self.exif(makerNote: makerNote, thumbnail: thumbnail)
+        let cleaned = EXIF.withoutPictures(original)
+        #expect(cleaned.count == original.count)
+        #expect(Self.jpegStart(in: cleaned) == nil)
+        #expect(EXIF.orientation(cleaned) == 6, "IFD0 is read as before")
+        // IFD0's link to IFD1 (TIFF offset 34, after "Exif\0\0") is 0; nothing else but the two
+        // pictures changed.
+        let tiff = 6
+        #expect(Array(cleaned[(tiff + 34)..<(tiff + 38)]) == [0, 0, 0, 0])
+        var expected = original
+        for i in (tiff + 34)..<(tiff + 38) { expected[i] = 0 }
+        let previewAt = tiff + 68 + 7, thumbnailAt = tiff + 68 + makerNote.count
+        for i in previewAt..<(previewAt + preview.count) { expected[i] = 0 }
+        for i in thumbnailAt..<(thumbnailAt + thumbnail.count) { expected[i] = 0 }
+        #expect(cleaned == expected)
+        #expect(Array(cleaned[(previewAt + preview.count)...].prefix(2)) == [5, 6])
+    }
+
+    @Test func anEXIFWithoutPicturesIsUnchangedAndAStartWithoutAnEndIsLeft() {
+        let plain = Self.exif(makerNote: [1, 2, 3, 0xFF, 0xD8, 0xFF, 4], thumbnail: [])
+        var unlinked = plain
+        for i in (6 + 34)..<(6 + 38) { unlinked[i] = 0 }
+        #expect(EXIF.withoutPictures(plain) == unlinked)
+        #expect(EXIF.withoutPictures(unlinked) == unlinked)
+        let malformed: [UInt8] = [1, 2, 0xFF, 0xD8, 0xFF, 7, 0xFF, 0xD9, 3]
+        #expect(EXIF.withoutPictures(malformed) == [1, 2, 0, 0, 0, 0, 0, 0, 3])
+    }
+
+    @Test func xmpThumbnailsAreEmptiedAndTheRestKept() {
+        let packet = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description xmp:Rating="3" \
+            xmpGImg:image = '/9j/4AAQSkZJRg==' other="1"><xmp:Thumbnails><rdf:Alt><rdf:li>\
+            <xapGImg:width>256</xapGImg:width><xapGImg:image>/9j/4AAQ&#xA;SkZJRgABAQ</xapGImg:image>\
+            </rdf:li></rdf:Alt></xmp:Thumbnails></rdf:Description></rdf:RDF></x:xmpmeta>
+            """
+        let expected = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description xmp:Rating="3" \
+            xmpGImg:image = '' other="1"><xmp:Thumbnails><rdf:Alt><rdf:li>\
+            <xapGImg:width>256</xapGImg:width><xapGImg:image></xapGImg:image>\
+            </rdf:li></rdf:Alt></xmp:Thumbnails></rdf:Description></rdf:RDF></x:xmpmeta>
+            """
+        #expect(String(decoding: XMP.withoutPictures(Array(packet.utf8)), as: UTF8.self) == expected)
+        let none = Array("<x:xmpmeta><rdf:Description xmp:Rating=\"3\"/></x:xmpmeta>".utf8)
+        #expect(XMP.withoutPictures(none) == none)
+    }
+
+    /// mate-Storm.jpg's EXIF holds a 4 KB thumbnail of the photo: written with `keep`, blurred,
+    /// in each format that carries EXIF, the output has EXIF but no JPEG stream but its own.
+    @Test(arguments: ["kept.jpg", "kept.webp", "kept.png"])
+    func aPhotosThumbnailIsNotKept(_ name: String) throws {
+        let source = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path("photos/mate-Storm.jpg"))))
+        #expect(Self.jpegStart(in: source, from: 2) != nil, "the corpus photo has a thumbnail")
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let original = try ImageReader.read(Corpus.path("photos/mate-Storm.jpg"))
+        let path = scratch.file(name)
+        try ImageWriter.write(
+            original.pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: original.metadata,
+            options: EncodeOptions(metadata: .keep))
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(Self.jpegStart(in: written, from: name.hasSuffix(".jpg") ? 2 : 0) == nil)
+        #expect(try ImageReader.read(path).metadata.exif != nil, "the EXIF is kept")
+    }
+}
