@@ -4,7 +4,7 @@ extension JobDecoder {
     /// The output map's path (`map: site/images.json`): one JSON file for the whole job,
     /// relative to the manifest's folder as the outputs' paths are (docs/json.md). Refused,
     /// at the value, when it is not a string, is empty, ends in '/', does not end in `.json`,
-    /// holds a placeholder (one map per job, not per input) or a NUL byte.
+    /// or holds a placeholder (one map per job, not per input). (A NUL is refused by the lexer.)
     static func mapPath(_ entry: Node.MapEntry, _ d: inout Decoding) -> String? {
         guard let text = d.string(entry, expected: "a path such as site/images.json") else { return nil }
         let node = entry.value
@@ -16,10 +16,6 @@ extension JobDecoder {
             d.error(
                 "'map' is one file for the whole job: placeholders such as '{stem}' have no meaning here",
                 at: node.location(ofScalarAt: brace))
-            return nil
-        }
-        if text.utf8.contains(0) {
-            d.error("'map' must not contain a NUL byte", at: node.location)
             return nil
         }
         if text.hasSuffix("/") || !text.lowercased().hasSuffix(".json") || text.split(separator: "/").last == ".json" {

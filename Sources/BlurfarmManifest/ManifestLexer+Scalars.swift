@@ -114,6 +114,14 @@ extension ManifestLexer {
                     advance()
                     continue
                 }
+                // A file name ends at a NUL: a path holding one would be written somewhere else
+                // than the plan checked.
+                guard value != 0 else {
+                    error("'\\u{0}' (NUL) cannot be in a value: a path or a name ends at it", at: escapeColumn)
+                    ok = false
+                    advance()
+                    continue
+                }
                 produced = scalar
             default:
                 let start = pos

@@ -88,6 +88,11 @@ public actor FarmService {
         if stopping { throw .stopping }
         let priority = request.priority ?? 50
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
+        // A file name ends at a NUL: a path holding one would name another file than the one checked.
+        for (key, value) in [("path", request.path), ("folder", request.folder), ("name", request.name)]
+        where value?.utf8.contains(0) == true {
+            throw .badRequest("'\(key)' must not contain a NUL character")
+        }
         let manifestPath: String
         let source: ManifestSource
         let planned: ServedPlan

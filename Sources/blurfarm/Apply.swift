@@ -4,6 +4,7 @@ import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmState
 import BlurfarmSystem
 import Foundation
 
@@ -200,6 +201,12 @@ struct Apply: FarmCommand {
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = encodeOptions
         try SingleImage.checkDestination(output, format: format, options: options)
+        // As a manifest's output may not be its input: the file is read while the output is made.
+        if input != "-", output != "-", RealPath.identity(of: output) == RealPath.identity(of: input) {
+            throw CommandError(
+                "'\(output)' would overwrite the input '\(input)' (the same file): write the output elsewhere",
+                exitCode: ExitStatus.invalid)
+        }
         let engine = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
             plugins: registry.plugins(in: specs), oneImage: true)

@@ -50,6 +50,12 @@ struct Run: FarmCommand {
         let (loader, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
         let registry = loader.registry
         let plans = sharding.select(allPlans)
+        if let map = options.map, let plan = plans.first {
+            // As the manifest's map: is checked when planned, and an input glob must not take it.
+            let problem = JobPlanner.mapProblem(map, of: plan)
+                ?? JobPlanner.mapInputGlob(map, of: plan).map { "the input glob '\($0)' would take it as an input: write it elsewhere or exclude it" }
+            if let problem { throw CommandError("--map cannot be '\(map)': \(problem)", exitCode: ExitStatus.invalid) }
+        }
         let configuration = options.admission.applied(to: loader.configuration)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),

@@ -20,6 +20,24 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.png"])
     }
 
+    /// An output that is the input (the same name, or a hard link to it) is refused before
+    /// anything is read, as a manifest's output that is one of its inputs: the photo is kept.
+    @Test func anOutputThatIsTheInputIsRefusedAndTheInputKept() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("k.jpg").path
+        try FileManager.default.copyItem(atPath: Fixtures.corpus("photos/plasma-Kite.jpg"), toPath: input)
+        try FileManager.default.linkItem(atPath: input, toPath: folder.appendingPathComponent("hard.jpg").path)
+        let original = try Data(contentsOf: URL(fileURLWithPath: input))
+        for output in ["k.jpg", "./k.jpg", "hard.jpg"] {
+            let result = try Blurfarm.run(["apply", "k.jpg", output, "--filter", "gaussian sigma=2"], in: folder)
+            #expect(result.status == 2, "\(output): \(result.stderr)")
+            #expect(result.stderr.contains("'\(output)' would overwrite the input 'k.jpg' (the same file)"), "\(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == original)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["hard.jpg", "k.jpg"])
+    }
+
     /// The tile size and the engine (threads of this process, or one or two worker
     /// processes) do not change the bytes written.
     @Test func tileSizeAndWorkersDoNotChangeTheBytesWritten() throws {

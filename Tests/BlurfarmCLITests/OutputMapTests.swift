@@ -282,6 +282,66 @@ import Testing
         #expect(yaml.status == 64 && yaml.stderr.contains("--map must name a .json file"), "\(yaml.stderr)")
     }
 
+    /// The map is never a file the job reads nor one of its inputs: a map that is a region
+    /// file is refused at its line (before anything is written); a map in the inputs' folder
+    /// is left out of them, so the next run does nothing; `--map` where an input glob would
+    /// take it is refused.
+    @Test func theMapIsNeverAFileTheJobReadsNorAnInput() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(atPath: folder.appendingPathComponent("in").path, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.corpus("photos/plasma-Kite.jpg"), toPath: folder.appendingPathComponent("in/kite.jpg").path)
+        let faces = #"{"width":1024,"height":640,"boxes":[{"x":10,"y":10,"width":100,"height":100}]}"#
+        try Data(faces.utf8).write(to: folder.appendingPathComponent("in/kite.faces.json"))
+        func job(inputs: String, map: String) -> String {
+            """
+            job: m
+            inputs: [\(inputs)]
+            exclude: [in/*.faces.json]
+            map: \(map)
+            outputs:
+              - name: t
+                path: out/{stem}.png
+                resize:
+                  width: 64
+                filters:
+                  - gaussian:
+                      sigma: 2
+                regions:
+                  from: "{stem}.faces.json"
+
+            """
+        }
+        try job(inputs: "in/*.jpg", map: "in/kite.faces.json").write(
+            to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        for command in ["check", "run"] {
+            let refused = try Blurfarm.run([command, "faces.job"], in: folder)
+            #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+            #expect(
+                refused.stderr.contains(
+                    "faces.job:4:6: error: 'map' cannot be 'in/kite.faces.json': it is the region file 'in/kite.faces.json', which the job reads"),
+                "\(refused.stderr)")
+        }
+        #expect(String(decoding: try Data(contentsOf: folder.appendingPathComponent("in/kite.faces.json")), as: UTF8.self) == faces)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+
+        try job(inputs: "in/*", map: "in/images.json").write(
+            to: folder.appendingPathComponent("all.job"), atomically: true, encoding: .utf8)
+        let first = try Blurfarm.run(["run", "all.job"], in: folder)
+        #expect(first.status == 0 && first.stdout.contains("1 written, 0 failed"), "\(first.stdout)\(first.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("in/images.json").path))
+        let again = try Blurfarm.run(["run", "all.job", "--verbose"], in: folder)
+        #expect(again.status == 0 && again.stdout.contains("0 written, 0 failed"), "\(again.stdout)\(again.stderr)")
+
+        let taken = try Blurfarm.run(["run", "all.job", "--map", "in/other.json"], in: folder)
+        #expect(taken.status == 2, "\(taken.stderr)")
+        #expect(
+            taken.stderr.contains("--map cannot be 'in/other.json': the input glob 'in/*' would take it as an input"),
+            "\(taken.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("in/other.json").path))
+    }
+
     /// A map that cannot be written (a file where its folder goes) fails the run, not the
     /// outputs; the next run, with the way clear, writes it though it renders nothing.
     @Test func aMapThatCannotBeWrittenFailsTheRunNotItsOutputs() throws {

@@ -192,6 +192,24 @@ import Testing
         #expect(answer.status == 413)
     }
 
+    /// A file name ends at a NUL: a path, folder or name holding one is refused, not cut short
+    /// to another file than the one checked (and nothing is queued).
+    @Test func aNULInAPathFolderOrNameIs400() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let root = server.fixture.root
+        let answers = [
+            try await server.call("POST", "/api/v1/jobs", json: ["path": root + "/a.job\u{0}x"]),
+            try await server.call("POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": root + "/\u{0}../x"]),
+            try await server.call(
+                "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": root, "name": "a\u{0}.job"]),
+        ]
+        let list = try await server.call("GET", "/api/v1/jobs")
+        await server.stop()
+        #expect(answers.map(\.status) == [400, 400, 400], "\(answers.map(\.text))")
+        #expect(answers.map { $0.object["error"] as? String } == ["path", "folder", "name"].map { "'\($0)' must not contain a NUL character" })
+        #expect((list.object["jobs"] as? [[String: Any]])?.isEmpty == true)
+    }
+
     @Test func theEventStreamSendsEveryChangeAndReplaysTheLog() async throws {
         let server = try await RunningServer.start(try ServerFixture())
         let id = try await server.call(
