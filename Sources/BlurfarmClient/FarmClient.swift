@@ -99,6 +99,8 @@ public struct FarmClient: Sendable {
             } catch {
                 switch error {
                 case .unreachable, .unexpectedAnswer: break  // a restart: ask again
+                // A proxy in front of the restarting service (nginx: 502, 503, 504): ask again.
+                case .refused(let status, _) where (502...504).contains(status): break
                 case .refused, .invalidManifest: throw error
                 }
             }

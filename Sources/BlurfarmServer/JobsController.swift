@@ -52,7 +52,8 @@ struct JobsController {
             limit = number
         }
         return try await Routes.answer { () throws(ServiceError) in
-            JobList(jobs: try await service.jobs(states: states, limit: limit).map { JobView($0) })
+            // Without their manifests' text (up to 1 MiB each): the job's own answer has it.
+            JobList(jobs: try await service.jobs(states: states, limit: limit).map { JobView($0, withManifest: false) })
         }
     }
 

@@ -15,7 +15,9 @@ public enum Routes {
     public static func router(
         service: FarmService, settings: ServerSettings, connections: ConnectionLimits, port: @escaping @Sendable () -> Int
     ) -> Router<BasicRequestContext> {
-        let router = Router()
+        // HEAD answers as GET without the body (GuardMiddleware allows it on every GET path):
+        // a monitor's HEAD /healthz sees 200.
+        let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: GuardMiddleware(settings: settings, port: port))
         router.get("/healthz") { _, _ in Self.json(["status": "ok"]) }
         router.get("/metrics") { _, _ in

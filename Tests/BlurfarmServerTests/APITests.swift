@@ -13,6 +13,21 @@ import Testing
         #expect(answer.object["status"] as? String == "ok")
     }
 
+    /// HEAD answers as GET does, without the body: a monitor's HEAD /healthz sees 200.
+    @Test func headIsGetWithoutItsBody() async throws {
+        let server = try await RunningServer.start(try ServerFixture(), token: "s3cret")
+        let health = try await server.call("HEAD", "/healthz", token: .some(nil))
+        let jobs = try await server.call("HEAD", "/api/v1/jobs", token: "s3cret")
+        let unknown = try await server.call("HEAD", "/api/v1/nothing", token: "s3cret")
+        let withoutToken = try await server.call("HEAD", "/api/v1/jobs", token: .some(nil))
+        await server.stop()
+        #expect(health.status == 200 && health.text.isEmpty, "\(health.status) \(health.text)")
+        #expect(health.headers["content-length"] == "15", "\(health.headers)")  // {"status":"ok"}
+        #expect(jobs.status == 200 && jobs.text.isEmpty, "\(jobs.status)")
+        #expect(unknown.status == 404)
+        #expect(withoutToken.status == 401)
+    }
+
     @Test func submitListAndShowAJobWithItsProgress() async throws {
         let server = try await RunningServer.start(try ServerFixture())
         let submitted = try await server.call(
@@ -30,6 +45,9 @@ import Testing
         #expect(submitted.object["state"] as? String == "active")
         #expect(submitted.object["priority"] as? Int == 60)
         #expect((list.object["jobs"] as? [[String: Any]])?.map { $0["id"] as? Int } == [id])
+        // The list leaves the manifests' text (up to 1 MiB each) to the job's own answer.
+        #expect((list.object["jobs"] as? [[String: Any]])?.first?["manifestText"] is NSNull)
+        #expect(one.object["manifestText"] as? String == ServerFixture.manifest)
         #expect((none.object["jobs"] as? [[String: Any]])?.isEmpty == true)
         let progress = one.object["progress"] as? [String: Any]
         #expect(progress?["outputsTotal"] as? Int == 2)

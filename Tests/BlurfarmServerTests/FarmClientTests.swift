@@ -25,6 +25,57 @@ import Testing
         if case .refused(status, _) = error { true } else { false }
     }
 
+    /// A proxy's 502, 503 or 504 while the service restarts (nginx in front, docs/serve.md) is
+    /// waited through, as a connection refused is: the wait asks again until the stream
+    /// answers. A Python server (a thread a connection) stands in for the proxy: 502, 503 and 504 to the first three
+    /// event streams, then the stream, and the job finished.
+    @Test(.timeLimit(.minutes(1))) func waitingAsksAgainThroughAProxysBadGateway() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = QueueJob(
+            id: 7, name: "j", manifest: "/j.job", source: .path, manifestText: "", priority: 50, state: .completed,
+            inFarm: false, retryFailed: false, submittedAt: Date(), startedAt: Date(), finishedAt: Date(), outputsTotal: 1,
+            outputsUpToDate: 0, outputsWritten: 1, outputsFailed: 0, outputsCancelled: 0, tilesDone: 1, tilesTotal: 1,
+            pixelsWritten: 1, error: nil, refusal: nil)
+        try APIJSON.encoder().encode(JobView(job)).write(to: folder.appendingPathComponent("job.json"))
+        let script = """
+            import http.server, sys
+            job = open(sys.argv[1] + '/job.json', 'rb').read()
+            statuses = [502, 503, 504]
+            class H(http.server.BaseHTTPRequestHandler):
+                protocol_version = 'HTTP/1.1'
+                def log_message(self, *a): pass
+                def do_GET(self):
+                    if self.path == '/api/v1/events' and statuses:
+                        self.send_response(statuses.pop(0)); self.send_header('Content-Length', '0'); self.end_headers()
+                    elif self.path == '/api/v1/events':
+                        self.send_response(200); self.send_header('Content-Type', 'text/event-stream'); self.end_headers()
+                        self.wfile.write(b': connected\\n\\n'); self.wfile.flush()
+                    else:
+                        self.send_response(200); self.send_header('Content-Type', 'application/json')
+                        self.send_header('Content-Length', str(len(job))); self.end_headers(); self.wfile.write(job)
+            s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+            print(s.server_address[1], flush=True)
+            s.serve_forever()
+            """
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", "-c", script, folder.path]
+        let out = Pipe()
+        proxy.standardOutput = out
+        try proxy.run()
+        // SIGKILL: a process started from a test's thread may have SIGTERM blocked (CurlOutput).
+        defer {
+            kill(proxy.processIdentifier, SIGKILL)
+            proxy.waitUntilExit()
+        }
+        let port = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let client = FarmClient(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
+        let finished = try await client.waitUntilFinished(7, every: .milliseconds(10))
+        #expect(finished.job.state == .completed && finished.job.id == 7)
+    }
+
     @Test func aJobSubmittedIsListedSteeredAndWaitedForUntilItCompletes() async throws {
         try await withServer { server, client in
             let submitted = try await client.submit(
