@@ -67,6 +67,25 @@ import Testing
         #expect(fixture.jobFarm.submitted.last?.retryFailed == true)
     }
 
+    /// A job's problems fill its `error` up to 20 lines, each cut at 1,000 bytes, then one line
+    /// counts the rest: every event repeats the job, so thousands of problems (an input left
+    /// out each) must not make every event, and the log, grow with them.
+    @Test func aJobsErrorKeepsItsFirstProblemsAndCountsTheRest() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let long = String(repeating: "x", count: 5000)
+        for index in 1...2000 { fixture.jobFarm.emit(.problem(job: id, index == 3 ? long : "input \(index) is left out", refusal: nil)) }
+        fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: false))
+        let job = try await fixture.wait(for: id) { $0.state.isFinished }
+        let lines = (job.error ?? "").split(separator: "\n").map(String.init)
+        #expect(lines.count == 21)
+        #expect(lines.first == "input 1 is left out" && lines[19] == "input 20 is left out")
+        #expect(lines[2] == String(repeating: "x", count: 1000) + "…")
+        #expect(lines.last == "… and 1980 more problems")
+    }
+
     @Test func cancelPauseAndResumeReachTheFarm() async throws {
         let fixture = try ServerFixture()
         defer { fixture.remove() }
