@@ -213,7 +213,7 @@ public enum ImageWriter {
         }
         return EncodedImage(
             path: name, bytes: encoded, format: format, bitDepth: bitDepth, hasAlpha: alpha,
-            background: options.background, lossless: options.lossless, checksum: checksum)
+            background: options.background, lossless: options.lossless, quality: options.quality, checksum: checksum)
     }
 
     /// The format and bit depth of an output named `name` whose extension is `ext`, of an image

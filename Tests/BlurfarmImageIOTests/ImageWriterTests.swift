@@ -378,22 +378,39 @@ struct ImageWriterTests {
 }
 
 @Suite struct EncodedImageVerificationTests {
-    @Test func losslessAndGoodLossyOutputsCheckAndPoorOnesDoNot() throws {
+    /// A lossless file must give back every sample; a lossy one, at any quality, passes when
+    /// honestly encoded (quality 1 too: the quality is the user's) and fails where a strip of
+    /// its rows is not the picture (here rows 32–47 inverted in the pixels it is checked against).
+    @Test func losslessOutputsCheckExactlyAndLossyOnesStripByStrip() throws {
         let decoded = try ImageReader.read(Corpus.path("special/kite.webp"))
         let png = try ImageWriter.encode(
             decoded.pixels, for: "/tmp/x.png", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
         #expect(png.isLossless)
         #expect(try png.mismatch(against: decoded.pixels) == nil)
-        let good = try ImageWriter.encode(
-            decoded.pixels, for: "/tmp/x.jpg", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
-            options: EncodeOptions(quality: 90))
-        #expect(!good.isLossless)
-        #expect(try good.mismatch(against: decoded.pixels) == nil)
-        let poor = try ImageWriter.encode(
-            decoded.pixels, for: "/tmp/x.jpg", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
-            options: EncodeOptions(quality: 1))
-        let message = try poor.mismatch(against: decoded.pixels)
-        #expect(message?.hasPrefix("PSNR") == true, "\(message ?? "nil")")
+        let formats = [("jpg", [1, 30, 75, 90, 100]), ("webp", [1, 30, 75, 90, 100])]
+            + (ImageWriter.unavailability(of: .avif) == nil ? [("avif", [1, 50, 90])] : [])
+        for (format, qualities) in formats {
+            for quality in qualities {
+                let honest = try ImageWriter.encode(
+                    decoded.pixels, for: "/tmp/x.\(format)", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+                    options: EncodeOptions(quality: quality))
+                #expect(!honest.isLossless)
+                let mismatch = try honest.mismatch(against: decoded.pixels)
+                #expect(mismatch == nil, "\(format) at quality \(quality): \(mismatch ?? "")")
+            }
+        }
+        let inverted = makeBuffer(width: decoded.pixels.rect.width, height: decoded.pixels.rect.height) { x, y in
+            let p = decoded.pixels[x, y]
+            return (32..<48).contains(y) ? SIMD4(1 - p.x, 1 - p.y, 1 - p.z, 1) : SIMD4(p.x, p.y, p.z, 1)
+        }
+        for quality in [1, 90] {
+            let jpeg = try ImageWriter.encode(
+                decoded.pixels, for: "/tmp/x.jpg", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+                options: EncodeOptions(quality: quality))
+            let message = try jpeg.mismatch(against: inverted)
+            #expect(message?.hasPrefix("rows 32–47 decode at a PSNR of ") == true, "\(message ?? "nil")")
+            #expect(message?.hasSuffix(" dB for quality \(quality)") == true, "\(message ?? "nil")")
+        }
         // A lossless file compared with other pixels names the differing samples.
         let other = PixelBuffer(rect: decoded.pixels.rect, channels: 3)
         #expect(try png.mismatch(against: other)?.contains("samples differ") == true)
