@@ -119,12 +119,16 @@ public struct Region: Hashable, Sendable {
     }
 
     /// Whether the box reaches beyond `image` (it is clipped there: pixels beyond the image do
-    /// not exist), and whether it lies wholly outside it (it then changes nothing).
+    /// not exist), and whether it lies wholly outside it (it then changes nothing). An edge
+    /// within a millionth of a pixel of the image's is on it: a region file's box that ends at
+    /// the image's edge (x + width = the file's width) comes back as percentages whose pixels
+    /// sum to one rounding step past it (1000 + 920 of 1920, at 320 wide: 320.00000000000006).
     public func placement(in image: Rect) -> (partlyOutside: Bool, whollyOutside: Bool) {
         let b = box(in: image)
+        let e = 1e-6
         let (l, t, r, btm) = (Double(image.x), Double(image.y), Double(image.maxX), Double(image.maxY))
-        let whollyOutside = b.right <= l || b.left >= r || b.bottom <= t || b.top >= btm
-        let partlyOutside = b.left < l || b.top < t || b.right > r || b.bottom > btm
+        let whollyOutside = b.right <= l + e || b.left >= r - e || b.bottom <= t + e || b.top >= btm - e
+        let partlyOutside = b.left < l - e || b.top < t - e || b.right > r + e || b.bottom > btm + e
         return (partlyOutside, whollyOutside)
     }
 }

@@ -106,6 +106,17 @@ import Testing
         #expect(away.placement(in: Self.image) == (partlyOutside: true, whollyOutside: true))
         let inside = Region(x: .pixels(0), y: .pixels(0), width: .percent(100), height: .percent(100))
         #expect(inside.placement(in: Self.image) == (partlyOutside: false, whollyOutside: false))
+        // A region file's box that ends at the image's edge, as its shares of 1920 x 1280,
+        // at every width: on the edge, not beyond it (its pixels sum one rounding step past).
+        let share = { (value: Double, extent: Double) in RegionLength.percent(value / extent * 100) }
+        let atTheEdge = Region(
+            x: share(1000, 1920), y: share(1000, 1280), width: share(920, 1920), height: share(280, 1280))
+        for width in [320, 641, 1000, 1280, 1919, 1920] {
+            let image = Rect(width: width, height: width * 2 / 3)
+            #expect(atTheEdge.placement(in: image) == (partlyOutside: false, whollyOutside: false), "\(width)")
+        }
+        let beyond = Region(x: share(1000, 1920), y: .pixels(0), width: share(921, 1920), height: .pixels(1))
+        #expect(beyond.placement(in: Rect(width: 1920, height: 10)) == (partlyOutside: true, whollyOutside: false))
     }
 
     @Test func aRowsCoverageIsEachPixelsCoverage() async {
