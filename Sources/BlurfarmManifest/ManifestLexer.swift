@@ -38,7 +38,8 @@ struct ManifestLexer {
             var lineEnd = lineStart
             while lineEnd < count, bytes[lineEnd] != 0x0A { lineEnd += 1 }
             var contentEnd = lineEnd
-            if contentEnd > lineStart, bytes[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+            // CRLF: the CR is the line's end only before a LF (at the file's end, it is an error).
+            if contentEnd > lineStart, contentEnd < count, bytes[contentEnd - 1] == 0x0D { contentEnd -= 1 }
             lexLine(from: lineStart, to: contentEnd)
             if lineEnd >= count { break }
             lineStart = lineEnd + 1

@@ -178,10 +178,18 @@ package enum Syscalls {
                 entries.append(Entry(name: name, isFolder: false, isFile: true))
             } else if kind == S_IFLNK {
                 if fstatat(folder, cName, &info, 0) != 0 {
-                    // A link that leads nowhere: named, as what else is no file, never silent.
+                    // A link that leads nowhere: named, as what else is no file, never silent;
+                    // as the kernel says why (a loop of links, a folder that may not be read).
+                    let reason = errno
                     let target = (try? linkTarget(name, in: folder)) ?? []
-                    let shown = target.isEmpty ? "" : " (its target '\(ShownName.of(bytes: target))' does not exist)"
-                    entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: "a link to nothing" + shown))
+                    let shownTarget = ShownName.of(bytes: target)
+                    let kind =
+                        switch reason {
+                        case ELOOP: "a loop of symbolic links" + (target.isEmpty ? "" : " (through '\(shownTarget)')")
+                        case EACCES: "a link whose target may not be reached" + (target.isEmpty ? "" : " ('\(shownTarget)': permission denied)")
+                        default: "a link to nothing" + (target.isEmpty ? "" : " (its target '\(shownTarget)' does not exist)")
+                        }
+                    entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: kind))
                 } else if info.st_mode & S_IFMT == S_IFREG {
                     entries.append(Entry(name: name, isFolder: false, isFile: true))
                 } else if info.st_mode & S_IFMT == S_IFDIR {

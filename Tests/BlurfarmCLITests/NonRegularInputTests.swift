@@ -12,8 +12,8 @@ import Glibc
 /// in a way that blocks.
 @Suite(.tags(.process)) struct NonRegularInputTests {
     /// `photos/` with `kite.jpg` (a real image), `pipe.jpg` (a FIFO), `socket.jpg` (a bound
-    /// Unix socket), `zero.jpg` (a link to /dev/zero) and `gone.jpg` (a link to a file that is
-    /// not there), and a job over `inputs`.
+    /// Unix socket), `zero.jpg` (a link to /dev/zero), `gone.jpg` (a link to a file that is
+    /// not there) and `loop-a.jpg` and `loop-b.jpg` (links to each other), and a job over `inputs`.
     static func makeJob(inputs: String) throws -> (folder: URL, manifest: String) {
         let folder = try Fixtures.temporaryFolder()
         let photos = folder.appendingPathComponent("photos").path
@@ -22,6 +22,8 @@ import Glibc
         try #require(mkfifo(photos + "/pipe.jpg", 0o644) == 0)
         try FileManager.default.createSymbolicLink(atPath: photos + "/zero.jpg", withDestinationPath: "/dev/zero")
         try FileManager.default.createSymbolicLink(atPath: photos + "/gone.jpg", withDestinationPath: "moved-away.jpg")
+        try FileManager.default.createSymbolicLink(atPath: photos + "/loop-a.jpg", withDestinationPath: "loop-b.jpg")
+        try FileManager.default.createSymbolicLink(atPath: photos + "/loop-b.jpg", withDestinationPath: "loop-a.jpg")
         let bind = Process()
         bind.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         bind.arguments = ["python3", "-c", "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])", photos + "/socket.jpg"]
@@ -52,6 +54,7 @@ import Glibc
                 "'photos/pipe.jpg': is a FIFO, not a regular file", "'photos/socket.jpg': is a socket, not a regular file",
                 "'photos/zero.jpg': is a link to a character device, not a regular file",
                 "'photos/gone.jpg': is a link to nothing (its target 'moved-away.jpg' does not exist), not a regular file",
+                "'photos/loop-a.jpg': is a loop of symbolic links (through 'loop-b.jpg'), not a regular file",
             ] {
                 #expect(result.stderr.contains("\(job.manifest): \(line)"), "\(command): \(result.stderr)")
             }
