@@ -42,13 +42,17 @@ struct GuardMiddleware: RouterMiddleware {
         }
         let path = request.uri.path
         if let token = settings.token, !Self.publicPaths.contains(path) {
-            guard let header = request.headers[.authorization] else {
+            // The scheme's name is case-insensitive (RFC 9110 11.1); credentials that are not a
+            // bearer token are none (401), a bearer token not this server's is refused (403).
+            let prefix = "bearer "
+            guard let header = request.headers[.authorization], header.lowercased().hasPrefix(prefix),
+                header.count > prefix.count
+            else {
                 var answer = Routes.problem(.unauthorized, "this server needs a token: Authorization: Bearer <token>")
                 answer.headers[.wwwAuthenticate] = "Bearer"
                 return answer
             }
-            let prefix = "Bearer "
-            guard header.hasPrefix(prefix), TokenCheck.matches(header.dropFirst(prefix.count), token) else {
+            guard TokenCheck.matches(header.dropFirst(prefix.count), token) else {
                 return Routes.problem(.forbidden, "the token is not this server's")
             }
         }

@@ -108,12 +108,19 @@ import Testing
         let wrong = try await server.call("GET", "/api/v1/jobs", token: "s3cres")
         let short = try await server.call("GET", "/metrics", token: "s3")
         let right = try await server.call("GET", "/api/v1/jobs")
+        // The scheme's name in any case; credentials that are no bearer token are none (401).
+        let lowercase = try await server.call("GET", "/api/v1/jobs", token: .some(nil), headers: ["Authorization": "bearer s3cret"])
+        let empty = try await server.call("GET", "/api/v1/jobs", token: .some(nil), headers: ["Authorization": "Bearer "])
+        let basic = try await server.call("GET", "/api/v1/jobs", token: .some(nil), headers: ["Authorization": "Basic czNjcmV0"])
         await server.stop()
         #expect(without.status == 401)
         #expect(without.headers["www-authenticate"] == "Bearer")
         #expect(wrong.status == 403)
         #expect(short.status == 403)
         #expect(right.status == 200)
+        #expect(lowercase.status == 200)
+        #expect(empty.status == 401 && empty.headers["www-authenticate"] == "Bearer")
+        #expect(basic.status == 401 && basic.headers["www-authenticate"] == "Bearer")
     }
 
     @Test func aHostHeaderNamingAnotherServerIsRefused() async throws {
