@@ -37,7 +37,8 @@ struct GuardMiddleware: RouterMiddleware {
     /// it, so no two spellings ever reach one operation.
     func refusal(of request: Request) -> Response? {
         let port = port()
-        guard let authority = request.head.authority, allowedHosts(port: port).contains(authority.lowercased()) else {
+        guard let authority = request.head.authority?.lowercased(), settings.listensEverywhere || allowedHosts(port: port).contains(authority)
+        else {
             return Routes.problem(.misdirectedRequest, "the Host header does not name this server")
         }
         let path = request.uri.path
@@ -68,8 +69,10 @@ struct GuardMiddleware: RouterMiddleware {
             if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
                 return Routes.problem(.forbidden, "a request from another site cannot change the farm")
             }
+            // The page's origin: a name of this server, or (listening everywhere) the Host asked.
+            let origins = settings.listensEverywhere ? [authority] : allowedHosts(port: port)
             if let origin = request.headers[.origin],
-                !allowedHosts(port: port).contains(where: { origin.lowercased() == "http://\($0)" || origin.lowercased() == "https://\($0)" })
+                !origins.contains(where: { origin.lowercased() == "http://\($0)" || origin.lowercased() == "https://\($0)" })
             {
                 return Routes.problem(.forbidden, "a request from another origin cannot change the farm")
             }
@@ -107,12 +110,18 @@ struct GuardMiddleware: RouterMiddleware {
     }
 
     /// The Host headers that name this server: its address and port, the loopback names
-    /// when it listens on a loopback address, and its public names (`--public-url`).
+    /// when it listens on a loopback address, and its public names (`--public-url`, also with
+    /// the port of http or https written out). Listening everywhere, every Host is taken
+    /// (``ServerSettings/listensEverywhere``: the token is required there).
     func allowedHosts(port: Int) -> Set<String> {
         var hosts: Set<String> = [settings.host.contains(":") ? "[\(settings.host)]:\(port)" : "\(settings.host):\(port)"]
-        if ServerSettings.isLoopback(settings.host) || settings.host == "0.0.0.0" || settings.host == "::" {
+        if ServerSettings.isLoopback(settings.host) {
             hosts.formUnion(["localhost:\(port)", "127.0.0.1:\(port)", "[::1]:\(port)"])
         }
-        return hosts.union(settings.publicHosts)
+        for name in settings.publicHosts {
+            hosts.insert(name)
+            if !name.contains(":") || name.hasSuffix("]") { hosts.formUnion(["\(name):80", "\(name):443"]) }
+        }
+        return hosts
     }
 }

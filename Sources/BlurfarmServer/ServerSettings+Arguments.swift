@@ -14,13 +14,15 @@ extension ServerSettings {
         return host.isEmpty ? nil : (host, port)
     }
 
-    /// The `host[:port]` of a public URL (`https://farm.example.com` → `farm.example.com`); nil
-    /// when it is not an http(s) URL with a host.
+    /// The `host[:port]` of a public URL (`https://farm.example.com` → `farm.example.com`); the
+    /// scheme's own port is left out (`https://farm.example.com:443` → `farm.example.com`, the
+    /// Host a proxy sends); nil when it is not an http(s) URL with a host.
     public static func publicHost(_ url: String) -> String? {
         guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", let host = parsed.host,
             !host.isEmpty
         else { return nil }
-        return parsed.port.map { "\(host):\($0)" } ?? host
+        let own = parsed.scheme == "https" ? 443 : 80
+        return parsed.port.flatMap { $0 == own ? nil : "\(host):\($0)" } ?? host
     }
 
     /// The token in the file at `path` (`--token-file`), surrounding whitespace dropped.

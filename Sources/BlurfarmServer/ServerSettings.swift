@@ -49,10 +49,19 @@ public struct ServerSettings: Sendable {
         self.maxConnectionsPerAddress = maxConnectionsPerAddress
     }
 
-    /// Whether `host` is a loopback address (where the token may be left out).
+    /// Whether `host` is a loopback address (where the token may be left out): `localhost`,
+    /// `::1` or an IPv4 address in 127.0.0.0/8 written as one (not a name that starts with
+    /// `127.`, which may resolve anywhere).
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127"
+            && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
+
+    /// Whether the server listens on every address (`0.0.0.0`, `::`): it cannot know every
+    /// name it is reached by, and a token is required there (docs/serve.md).
+    public var listensEverywhere: Bool { host == "0.0.0.0" || host == "::" }
 }
 
 /// A bearer token compared in constant time (as long as the lengths match).

@@ -142,6 +142,9 @@ import Testing
         let proxied = try await RunningServer.curl([
             "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", server.base + "/api/v1/jobs",
         ])
+        let withPort = try await RunningServer.curl([
+            "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com:443", server.base + "/api/v1/jobs",
+        ])
         let page = try await RunningServer.curl([
             "-o", "/dev/null", "-w", "%{http_code}", "-H", "Host: farm.example.com", "-H",
             "Origin: https://farm.example.com", "-H", "Content-Type: application/json", "-d", "{}",
@@ -153,9 +156,27 @@ import Testing
             server.base + "/api/v1/jobs",
         ])
         await server.stop()
-        #expect(proxied == "200")
+        #expect(proxied == "200" && withPort == "200")
         #expect(page == "400")  // past the checks: `{}` names no manifest
         #expect(other == "403")
+    }
+
+    /// Listening on every address (a token required there), the server cannot know every name
+    /// it is reached by: any Host is taken, and a change's Origin must be that Host's.
+    @Test func listeningEverywhereAnyHostIsTakenAndAChangesOriginMustBeItsHosts() async throws {
+        let server = try await RunningServer.start(try ServerFixture(), token: "s3cret") { $0.host = "0.0.0.0" }
+        func curl(_ extra: [String]) async throws -> String {
+            try await RunningServer.curl(
+                ["-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer s3cret"] + extra)
+        }
+        let byAddress = try await curl(["-H", "Host: 192.0.2.7:\(server.port)", server.base + "/api/v1/jobs"])
+        let change = ["-H", "Content-Type: application/json", "-d", "{}", server.base + "/api/v1/jobs"]
+        let sameOrigin = try await curl(["-H", "Host: farm.lan:\(server.port)", "-H", "Origin: http://farm.lan:\(server.port)"] + change)
+        let otherOrigin = try await curl(["-H", "Host: farm.lan:\(server.port)", "-H", "Origin: http://evil.example"] + change)
+        await server.stop()
+        #expect(byAddress == "200")
+        #expect(sameOrigin == "400")  // past the checks: `{}` names no manifest
+        #expect(otherOrigin == "403")
     }
 
     @Test func changesNeedJSONAndASameOriginPage() async throws {

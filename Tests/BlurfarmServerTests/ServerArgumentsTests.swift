@@ -17,6 +17,19 @@ import Testing
         #expect(ServerSettings.publicHost("https://farm.example.com") == "farm.example.com")
         #expect(ServerSettings.publicHost("http://farm:8080/x") == "farm:8080")
         #expect(ServerSettings.publicHost("ftp://farm") == nil)
+        // The scheme's own port is the Host a proxy sends without it.
+        #expect(ServerSettings.publicHost("https://farm.example.com:443") == "farm.example.com")
+        #expect(ServerSettings.publicHost("http://farm.example.com:80/") == "farm.example.com")
+        #expect(ServerSettings.publicHost("https://farm.example.com:80") == "farm.example.com:80")
+    }
+
+    /// A token may be left out only on a loopback address written as one: a name that starts
+    /// with `127.` may resolve anywhere.
+    @Test func onlyLoopbackAddressesAreLoopback() {
+        for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1"] { #expect(ServerSettings.isLoopback(host), "\(host)") }
+        for host in ["127.example.com", "127.0.0", "127.0.0.256", "127.0.0.1.nip.io", "0.0.0.0", "128.0.0.1", "::"] {
+            #expect(!ServerSettings.isLoopback(host), "\(host)")
+        }
     }
 
     @Test func aTokenIsOneWordOf16CharactersOrMore() throws {
