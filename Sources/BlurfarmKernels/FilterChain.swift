@@ -91,10 +91,16 @@ public struct FilterChain: Sendable {
     }
 
     /// Why nothing can be written for an image covering `image`: `output: region` whose
-    /// regions all lie outside it (the box is empty). Nil otherwise.
+    /// regions hold no pixel of it (the box is empty): all outside it, or, inside, each too thin
+    /// to hold a pixel's centre. Nil otherwise.
     public func regionProblem(forImage image: Rect) -> String? {
         guard regions.extent != .image, regions.box(in: image).isEmpty else { return nil }
-        return "'output: region': every region lies outside the \(image.width)x\(image.height) image, so there is no box to write"
+        let outside = regions.regions.allSatisfy { $0.placement(in: image).whollyOutside }
+        return "'output: region': "
+            + (outside
+                ? "every region lies outside the \(image.width)x\(image.height) image"
+                : "no region holds a whole pixel's centre of the \(image.width)x\(image.height) image (too thin or too small)")
+            + ", so there is no box to write"
     }
 
     /// How many of `tiles` (of an image covering `image`) no region reaches: rendering copies

@@ -306,7 +306,7 @@ public actor FarmService {
     func schedule() throws(ServiceError) {
         if stopping { return }
         let entries = try storeCall { try $0.jobs(states: [.queued, .active, .paused, .cancelling]) }.map {
-            Scheduler.Entry(id: $0.id!, priority: $0.priority, machine: $0.machine)
+            Scheduler.Entry(id: $0.id!, priority: $0.priority, machine: $0.machine, key: "\($0.name)\u{0}\($0.manifest)")
         }
         for id in scheduler.toDispatch(entries) { try transition(id, .dispatched) }
     }

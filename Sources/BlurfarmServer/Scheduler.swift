@@ -3,7 +3,9 @@
 ///
 /// The farm itself orders the tiles of the jobs it has by priority, so the scheduler keeps it
 /// fed with a few jobs (`depth`) and hands it at once any queued job of a higher priority than
-/// all the farm has: a high-priority job submitted behind others overtakes them.
+/// all the farm has: a high-priority job submitted behind others overtakes them. A job paused
+/// in the farm starts nothing, so it does not count against the depth; a job whose manifest
+/// the farm has (the same job, submitted twice) waits for it: both would take one lock.
 public struct Scheduler: Sendable {
     /// A job as the scheduler sees it.
     public struct Entry: Sendable, Equatable {
@@ -13,12 +15,15 @@ public struct Scheduler: Sendable {
         public var priority: Int
         /// Its state machine.
         public var machine: JobMachine
+        /// What one run of it locks (its name and manifest): two jobs of one key never run at once.
+        public var key: String
 
-        /// A job `id` with `priority` and `machine`.
-        public init(id: Int64, priority: Int, machine: JobMachine) {
+        /// A job `id` with `priority`, `machine` and the `key` of its lock (empty: its own).
+        public init(id: Int64, priority: Int, machine: JobMachine, key: String = "") {
             self.id = id
             self.priority = priority
             self.machine = machine
+            self.key = key.isEmpty ? "#\(id)" : key
         }
     }
 
@@ -33,13 +38,16 @@ public struct Scheduler: Sendable {
 
     /// The ids of the queued jobs to dispatch now, in order.
     public func toDispatch(_ jobs: [Entry]) -> [Int64] {
-        let running = jobs.filter(\.machine.inFarm)
+        let inFarm = jobs.filter(\.machine.inFarm)
+        let running = inFarm.filter { $0.machine.state != .paused }
         var count = running.count
         var highest = running.map(\.priority).max()
+        var locked = Set(inFarm.map(\.key))
         var chosen: [Int64] = []
-        for job in Self.inOrder(jobs.filter { $0.machine.state == .queued }) {
+        for job in Self.inOrder(jobs.filter { $0.machine.state == .queued }) where !locked.contains(job.key) {
             if count < depth || highest.map({ job.priority > $0 }) ?? true {
                 chosen.append(job.id)
+                locked.insert(job.key)
                 count += 1
                 highest = max(highest ?? job.priority, job.priority)
             } else {

@@ -214,6 +214,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
     }
 
+    /// An output whose pixels depend on the tiling (a plugin that blackens its tiles' first
+    /// rows) fails `--verify untiled`, is reported and not written; the others are written.
+    @Test func anOutputThatDependsOnTheTilingFailsVerificationAndIsNotWritten() throws {
+        let folder = try Self.makeJob(
+            Self.blurAnd("seams"), photos: ["special/kite.webp"], plugins: [("misbehave.c", "seams", ["NAME=\"seams\"", "SEAMS"])])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try Blurfarm.run([
+            "run", folder.appendingPathComponent("job.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--workers", "2", "--tile", "64", "--verify", "untiled",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("plugged: 1 written, 1 failed"), "\(result.stdout)")
+        #expect(result.stderr.contains("out/kite-plugged.png: verification failed: "), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-blur.png").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/kite-plugged.png").path))
+    }
+
     @Test func aPluginReturningAnErrorFailsItsTaskWithThePluginsMessage() throws {
         let folder = try Self.makeJob(
             Self.blurAnd("fail"), photos: ["special/kite.webp"], plugins: [("misbehave.c", "fail", ["NAME=\"fail\"", "FAIL"])])

@@ -119,6 +119,21 @@ import Testing
         #expect(beyond.placement(in: Rect(width: 1920, height: 10)) == (partlyOutside: true, whollyOutside: false))
     }
 
+    /// `output: region` with no box says why: the regions lie outside the image, or inside
+    /// it each is too thin to hold a pixel's centre.
+    @Test func anEmptyRegionOutputSaysWhetherItsRegionsAreOutsideOrTooThin() throws {
+        let chain = { (region: Region) in
+            FilterChain(filters: [], regions: RegionMask(regions: [region], extent: .box))
+        }
+        let thin = Region(x: .pixels(10.6), y: .pixels(5), width: .pixels(0.8), height: .pixels(10))
+        let away = Region(x: .pixels(50), y: .pixels(5), width: .pixels(5), height: .pixels(10))
+        let thinProblem = try #require(chain(thin).regionProblem(forImage: Self.image))
+        #expect(thinProblem.contains("no region holds a whole pixel's centre of the 40x30 image"), "\(thinProblem)")
+        let awayProblem = try #require(chain(away).regionProblem(forImage: Self.image))
+        #expect(awayProblem.contains("every region lies outside the 40x30 image"), "\(awayProblem)")
+        #expect(chain(Region(x: .pixels(1), y: .pixels(1), width: .pixels(3), height: .pixels(3))).regionProblem(forImage: Self.image) == nil)
+    }
+
     @Test func aRowsCoverageIsEachPixelsCoverage() async {
         await propertyCheck(count: 300, input: Gen.int(in: 1...60), Gen.int(in: 1...60), Gen.uint64()) { width, height, seed in
             let mask = randomRegionMask(width: width, height: height, seed: seed)

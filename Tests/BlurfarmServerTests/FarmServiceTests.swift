@@ -129,10 +129,10 @@ import Testing
         let fixture = try ServerFixture(depth: 1)
         defer { fixture.remove() }
         try await fixture.service.start()
-        let first = try await fixture.submit(priority: 50).id!
-        let second = try await fixture.submit(priority: 50).id!
-        let third = try await fixture.submit(priority: 50).id!
-        let urgent = try await fixture.submit(priority: 90).id!
+        let first = try await fixture.submit(priority: 50, name: "first.job").id!
+        let second = try await fixture.submit(priority: 50, name: "second.job").id!
+        let third = try await fixture.submit(priority: 50, name: "third.job").id!
+        let urgent = try await fixture.submit(priority: 90, name: "urgent.job").id!
         #expect(fixture.jobFarm.submitted.map(\.id) == [first, urgent])
         #expect(try await fixture.service.job(second).state == .queued)
         fixture.jobFarm.emit(.finished(job: first, failed: 0, cancelled: false))
@@ -231,8 +231,8 @@ import Testing
         let first = try ServerFixture()
         defer { first.remove() }
         try await first.service.start()
-        let active = try await first.submit().id!
-        let paused = try await first.submit().id!
+        let active = try await first.submit(name: "active.job").id!
+        let paused = try await first.submit(name: "paused.job").id!
         _ = try await first.service.request(.pauseRequested, job: paused)
         await first.service.stop()
 

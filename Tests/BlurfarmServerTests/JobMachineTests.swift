@@ -240,10 +240,24 @@ import Testing
         #expect(Scheduler(depth: 2).toDispatch(jobs) == [3])
     }
 
-    @Test func aJobPausedInTheFarmCountsAgainstTheDepth() {
-        let jobs = [
-            Scheduler.Entry(id: 1, priority: 50, machine: JobMachine(state: .paused, inFarm: true)), Self.queued(2, 50),
-        ]
-        #expect(Scheduler(depth: 1).toDispatch(jobs).isEmpty)
+    /// A paused job starts nothing: the next job goes to the farm (two paused jobs left the
+    /// workers idle with a third queued).
+    @Test func aJobPausedInTheFarmDoesNotCountAgainstTheDepth() {
+        let paused = { (id: Int64) in Scheduler.Entry(id: id, priority: 50, machine: JobMachine(state: .paused, inFarm: true)) }
+        #expect(Scheduler(depth: 1).toDispatch([paused(1), Self.queued(2, 50)]) == [2])
+        #expect(Scheduler(depth: 2).toDispatch([paused(1), paused(2), Self.queued(3, 50), Self.queued(4, 50)]) == [3, 4])
+    }
+
+    /// The same job submitted twice would take one lock twice (the second refused as `locked`
+    /// by the server itself): it waits for the first, and a job after it goes on.
+    @Test func aJobWhoseManifestTheFarmHasWaitsForIt() {
+        func job(_ id: Int64, _ key: String, _ machine: JobMachine = JobMachine()) -> Scheduler.Entry {
+            Scheduler.Entry(id: id, priority: 50, machine: machine, key: key)
+        }
+        let inFarm = JobMachine(state: .active, inFarm: true)
+        #expect(Scheduler(depth: 2).toDispatch([job(1, "a"), job(2, "a"), job(3, "b")]) == [1, 3])
+        #expect(Scheduler(depth: 3).toDispatch([job(1, "a", inFarm), job(2, "a"), job(3, "b")]) == [3])
+        #expect(Scheduler(depth: 3).toDispatch([job(1, "a", JobMachine(state: .paused, inFarm: true)), job(2, "a")]).isEmpty)
+        #expect(Scheduler(depth: 2).toDispatch([Self.queued(1, 50), Self.queued(2, 50)]) == [1, 2])
     }
 }

@@ -108,8 +108,10 @@ struct ServerFixture {
 
     /// Submits the fixture's manifest with `priority`.
     @discardableResult
-    func submit(priority: Int = 50) async throws -> QueueJob {
-        try await service.submit(SubmitRequest(manifest: Self.manifest, folder: root, priority: priority))
+    /// Submits the fixture's manifest as `name` (nil: `submitted.job`). Jobs of one name and
+    /// manifest wait for each other (one lock): tests that want several in the farm name them.
+    func submit(priority: Int = 50, name: String? = nil) async throws -> QueueJob {
+        try await service.submit(SubmitRequest(manifest: Self.manifest, folder: root, name: name, priority: priority))
     }
 
     /// Waits until job `id` satisfies `condition`; returns it (as it is when the service's

@@ -7,6 +7,8 @@
  *   -DMESSAGE='"text"'          with FAIL: the message run returns instead of the usual one
  *   -DOVERRUN                   run copies its input, then writes one pixel past its tile
  *   -DSCRIBBLE                  run copies its input, then writes into its input
+ *   -DSEAMS                     run copies its input, then blackens its tile's first row: the
+ *                               pixels depend on the tiling (what --verify untiled catches)
  *   -DDOMAIN=W,H                domain_of_definition answers W x H pixels at (0, 0)
  *   -DABI=7                     the table claims ABI version 7
  *   -DNO_ENTRY                  no blurfarm_plugin_entry (another function instead)
@@ -70,6 +72,9 @@ static int32_t run(
 #endif
 #ifdef SCRIBBLE
     input->data[0] = 0.5f;
+#endif
+#ifdef SEAMS
+    for (int64_t i = 0; i < out.width; i++) memset(output->data + i * 4, 0, 3 * sizeof(float));
 #endif
     return BLURFARM_OK;
 #endif
