@@ -58,8 +58,22 @@ public enum Routes {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            throw HTTPError(.badRequest, message: "the body is not the JSON expected: \(error)")
+            throw HTTPError(.badRequest, message: "the body is not the JSON expected: \(Self.reason(error))")
         }
+    }
+
+    /// Where and why a body did not decode, in words (not Swift's description of the error).
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "it cannot be read" }
+        let (keys, message): ([any CodingKey], String) =
+            switch error {
+            case .keyNotFound(let key, let context): (context.codingPath + [key], "is missing")
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                (context.codingPath, context.debugDescription)
+            @unknown default: ([], "it cannot be read")
+            }
+        let path = keys.reduce("$") { path, key in key.intValue.map { "\(path)[\($0)]" } ?? "\(path).\(key.stringValue)" }
+        return "\(path): \(message)"
     }
 
     /// `body`'s value as JSON with `status`, or its error as the error's status.

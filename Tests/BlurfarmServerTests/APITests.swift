@@ -229,6 +229,20 @@ import Testing
         #expect(server.fixture.jobFarm.calls.contains("priority \(id) 99"))
     }
 
+    /// A body of the wrong shape is 400 naming the field and the trouble, not Swift's
+    /// description of a decoding error.
+    @Test func aBodyOfTheWrongShapeIs400NamingTheField() async throws {
+        let server = try await RunningServer.start(try ServerFixture())
+        let wrongType = try await server.call("POST", "/api/v1/jobs", json: ["path": 12])
+        let priority = try await server.call("POST", "/api/v1/jobs/1/priority", json: ["level": 3])
+        await server.stop()
+        #expect(wrongType.status == 400 && priority.status == 400)
+        let wrongTypeError = wrongType.object["error"] as? String ?? ""
+        #expect(wrongTypeError.hasPrefix("the body is not the JSON expected: $.path: "), "\(wrongTypeError)")
+        #expect(priority.object["error"] as? String == "the body is not the JSON expected: $.priority: is missing")
+        #expect(!wrongTypeError.contains("Swift.") && !wrongTypeError.contains("CodingKeys"), "\(wrongTypeError)")
+    }
+
     @Test func aBodyOverTheLimitIs413() async throws {
         let server = try await RunningServer.start(try ServerFixture())
         let huge = String(repeating: "#", count: 100 * 1024)
