@@ -10,6 +10,9 @@ struct EventStream: Sendable {
     /// The last event of the log the client has: it gets those after it.
     private let start: Int64
     private let live: AsyncStream<Message>
+    /// Events of the log read at a time for a client catching up: what a client that does not
+    /// read holds in the server's memory while its writes wait (the log keeps 10,000).
+    static let replayPage = 100
 
     private enum Message: Sendable {
         case event(StreamEvent)
@@ -44,13 +47,13 @@ struct EventStream: Sendable {
     /// `write` throws: the client left).
     func send(_ write: (String) async throws -> Void) async throws {
         var last = start
-        var replay = (try? store.events(after: last)) ?? []
+        var replay = (try? store.events(after: last, limit: Self.replayPage)) ?? []
         while !replay.isEmpty {
             for event in replay {
                 try await write(StreamEvent(id: event.id, kind: event.kind, data: event.data).wireText)
                 last = event.id ?? last
             }
-            replay = (try? store.events(after: last)) ?? []
+            replay = (try? store.events(after: last, limit: Self.replayPage)) ?? []
         }
         try await write(": connected\n\n")
         for await message in live {
