@@ -109,9 +109,7 @@ public struct RegionFile: Hashable, Sendable {
 
     /// A decoding error as the JSON path it happened at.
     private static func problem(_ error: DecodingError) -> Problem {
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.reduce("$") { path, key in key.intValue.map { "\(path)[\($0)]" } ?? "\(path).\(key.stringValue)" }
-        }
+        let path = JSONPath.of
         switch error {
         case .keyNotFound(let key, let context):
             return Problem(path: path(context.codingPath + [key]), message: "is missing")

@@ -72,8 +72,7 @@ public enum Routes {
                 (context.codingPath, context.debugDescription)
             @unknown default: ([], "it cannot be read")
             }
-        let path = keys.reduce("$") { path, key in key.intValue.map { "\(path)[\($0)]" } ?? "\(path).\(key.stringValue)" }
-        return "\(path): \(message)"
+        return "\(JSONPath.of(keys)): \(message)"
     }
 
     /// `body`'s value as JSON with `status`, or its error as the error's status.

@@ -59,9 +59,11 @@ public struct ServerSettings: Sendable {
             && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
 
-    /// Whether the server listens on every address (`0.0.0.0`, `::`): it cannot know every
-    /// name it is reached by, and a token is required there (docs/serve.md).
-    public var listensEverywhere: Bool { host == "0.0.0.0" || host == "::" }
+    /// Whether the server listens on every address (`0.0.0.0`, `::`) with a token (`serve`
+    /// requires one there, docs/serve.md): it cannot know every name it is reached by, and a
+    /// page elsewhere pointing a name at it has no token. Without a token, false: the names
+    /// of ``host`` alone are taken.
+    public var listensEverywhere: Bool { (host == "0.0.0.0" || host == "::") && token != nil }
 }
 
 /// A bearer token compared in constant time (as long as the lengths match).

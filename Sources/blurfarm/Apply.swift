@@ -202,7 +202,9 @@ struct Apply: FarmCommand {
         let options = encodeOptions
         try SingleImage.checkDestination(output, format: format, options: options)
         // As a manifest's output may not be its input: the file is read while the output is made.
-        if input != "-", output != "-", RealPath.identity(of: output) == RealPath.identity(of: input) {
+        if input != "-", output != "-", case let read = RealPath.identity(of: input), case .file = read,
+            RealPath.identity(of: output) == read
+        {
             throw CommandError(
                 "'\(output)' would overwrite the input '\(input)' (the same file): write the output elsewhere",
                 exitCode: ExitStatus.invalid)
