@@ -46,7 +46,8 @@ public enum ImageWriter {
         guard let format = ImageFormat(extension: ext) else {
             throw ImageIOError(
                 code: .unsupportedOutputExtension, path: subject,
-                message: "cannot write '.\(ext)' files (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
+                message: (ext.isEmpty ? "has no extension to name its format" : "cannot write '.\(ext)' files")
+                    + " (supported: \(ImageFormat.extensions.joined(separator: ", ")))")
         }
         if let reason = unavailability(of: format) {
             throw ImageIOError(code: .unsupportedOutputExtension, path: subject, message: reason)

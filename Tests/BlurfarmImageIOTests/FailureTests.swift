@@ -135,7 +135,9 @@ struct FailureTests {
             }
         }
         #expect(write("out.gif")?.code == .unsupportedOutputExtension)
+        #expect(write("out.gif")?.message.hasPrefix("cannot write '.gif' files (supported: ") == true)
         #expect(write("no-extension")?.code == .unsupportedOutputExtension)
+        #expect(write("no-extension")?.message.hasPrefix("has no extension to name its format (supported: ") == true)
         #expect(write("out.jpg", EncodeOptions(bitDepth: 16))?.code == .invalidArgument)
         #expect(write("out.webp", EncodeOptions(bitDepth: 16))?.code == .invalidArgument)
         #expect(write("out.jpg", EncodeOptions(quality: 0))?.code == .invalidArgument)
