@@ -140,8 +140,8 @@ struct ManifestLexer {
     }
 
     /// The first character not allowed anywhere in a file: control characters other than tab
-    /// (a carriage return is allowed only before a line feed) and a byte order mark after the
-    /// start of the file.
+    /// (C0, DEL and C1; a carriage return is allowed only before a line feed) and a byte order
+    /// mark after the start of the file.
     private func forbiddenCharacter(from start: Int) -> (column: Int, message: String)? {
         var column = 1
         var i = start
@@ -152,6 +152,11 @@ struct ManifestLexer {
                     return (column, "carriage return (U+000D) without a line feed; lines end in LF or CRLF")
                 }
                 return (column, "control character \(unicodeName(UInt32(b))) is not allowed")
+            }
+            // The C1 controls, U+0080…U+009F (C2 80…C2 9F): NEXT LINE (U+0085) and the others
+            // are control characters as much as the C0 ones, invisible in an editor.
+            if b == 0xC2, i + 1 < end, (0x80...0x9F).contains(bytes[i + 1]) {
+                return (column, "control character \(unicodeName(UInt32(bytes[i + 1]))) is not allowed")
             }
             if b == 0xEF, i + 2 < end, bytes[i + 1] == 0xBB, bytes[i + 2] == 0xBF {
                 return (column, "byte order mark (U+FEFF) is allowed only at the start of the file")

@@ -154,6 +154,7 @@ public enum ScalarWriter {
         }
         for (k, c) in b.enumerated() {
             if c < 0x20 || c == 0x7F { return true }
+            if c == 0xC2, k + 1 < b.count, (0x80...0x9F).contains(b[k + 1]) { return true }  // C1 controls
             if c == colon, k + 1 == b.count || isWhiteSpace(b[k + 1]) { return true }
             if c == hash, k > 0, isWhiteSpace(b[k - 1]) { return true }
             if inFlow, c == comma || c == openBracket || c == closeBracket { return true }
@@ -185,9 +186,9 @@ public enum ScalarWriter {
         return out + "\""
     }
 
-    /// Characters the parser refuses raw in a file: controls (tab included here, to keep
-    /// quoted text on one visible line) and the byte order mark.
+    /// Characters the parser refuses raw in a file: controls (C0, DEL and C1; tab included
+    /// here, to keep quoted text on one visible line) and the byte order mark.
     private static func isEscaped(_ s: Unicode.Scalar) -> Bool {
-        s.value < 0x20 || s.value == 0x7F || s.value == 0xFEFF
+        s.value < 0x20 || (0x7F...0x9F).contains(s.value) || s.value == 0xFEFF
     }
 }

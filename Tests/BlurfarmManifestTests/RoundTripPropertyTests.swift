@@ -8,7 +8,7 @@ import Testing
     /// Characters that need quoting, escapes, or care in some position.
     static let tricky: [Unicode.Scalar] = [
         "a", "b", "Z", "0", "9", " ", "#", ":", "-", "'", "\"", "\\", "\t", "\n", "[", "]", ",", "{", "}", "&",
-        "*", "!", "|", ">", "%", "@", "`", "?", ".", "\u{e9}", "\u{1F600}", "\u{7}", "\u{FEFF}", "\u{7F}",
+        "*", "!", "|", ">", "%", "@", "`", "?", ".", "\u{e9}", "\u{1F600}", "\u{7}", "\u{FEFF}", "\u{7F}", "\u{85}",
         "\r", "\u{2028}",
     ]
     static let nameBytes = Array("abcxyzABC0123456789-_.".unicodeScalars)
