@@ -44,10 +44,18 @@ public enum JobPlanner {
         let includes = job.inputs.compactMap { try? GlobPattern($0) }
         let excludes = job.exclude.compactMap { try? GlobPattern($0) }
         // The outputs' globs, relative, and absolute for the files absolute input globs find.
-        // The output map is one of the job's outputs too (never an input).
+        // The output map is one of the job's outputs too (never an input): relative to the
+        // manifest's folder when it lies below it (`run --map` gives it absolute).
+        let folderPath = normalise(RealPath.absolute(base))
+        let mapGlob = job.map.flatMap { map -> GlobPattern? in
+            let path = normalise(RealPath.absolute(join(base, map)))
+            let below = folderPath == "/" ? String(path.dropFirst())
+                : path.hasPrefix(folderPath + "/") ? String(path.dropFirst(folderPath.count + 1)) : path
+            return try? GlobPattern(GlobPattern.escaping(below))
+        }
         let relativeOutputs = job.outputs.compactMap { outputGlob($0.pathTemplate, job: job.name, variant: $0.name) }
-            + (job.map.flatMap { try? GlobPattern(GlobPattern.escaping(normalise($0))) }.map { [$0] } ?? [])
-        let absoluteBase = GlobPattern.escaping(normalise(RealPath.absolute(base)))
+            + (mapGlob.map { [$0] } ?? [])
+        let absoluteBase = GlobPattern.escaping(folderPath)
         let ownOutputs = relativeOutputs + relativeOutputs.compactMap { glob in
             glob.isAbsolute ? nil : try? GlobPattern((absoluteBase == "/" ? "/" : absoluteBase + "/") + glob.text)
         }
@@ -224,51 +232,24 @@ public enum JobPlanner {
             inputs.append(PlannedInput(
                 path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))
         }
-        if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
-        let plan = JobPlan(
-            job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
-            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
-            passedThrough: passedThrough, regionFiles: regionFiles)
-        if let map = job.map, let problem = mapProblem(join(base, map), of: plan, reads: reads) {
-            return .failure(Diagnostics([.error("'map' cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation)]))
-        }
-        return .success(plan)
-    }
-
-    /// Why the output map cannot be written at `map` for `plan`: it is a file the job reads (an
-    /// input, the manifest, a region file, one of `reads`) or one of its outputs; nil when it
-    /// can. (The manifest's `map:` is left out of the inputs as the outputs are; `blurfarm run
-    /// --map` also asks ``mapInputGlob(_:of:)``.)
-    public static func mapProblem(_ map: String, of plan: JobPlan, reads: [String] = []) -> String? {
-        let identity = RealPath.identity(of: map)
-        if RealPath.identity(of: plan.manifestPath) == identity { return "it is the manifest" }
-        if let read = reads.first(where: { RealPath.identity(of: $0) == identity }) {
-            return "it is '\(ShownName.of(read))', which the job reads"
-        }
-        if let file = plan.regionFiles.first(where: { RealPath.identity(of: $0) == identity }) {
-            return "it is the region file '\(ShownName.of(file))', which the job reads"
-        }
-        for input in plan.inputs {
-            if RealPath.identity(of: input.path) == identity { return "it is the input '\(ShownName.of(input.relativePath))'" }
-            if let output = input.outputs.first(where: { RealPath.identity(of: $0.path) == identity }) {
-                return "variant '\(output.variant.name)' writes it (for \(ShownName.of(input.relativePath)))"
+        // The output map is never a file the job reads or another of its outputs.
+        if let map = job.map {
+            let identity = RealPath.identity(of: join(base, map))
+            let problem =
+                read[identity].map { "it is \($0)" }
+                ?? regionFiles.first { RealPath.identity(of: $0) == identity }.map {
+                    "it is the region file '\(ShownName.of($0))', which the job reads"
+                }
+                ?? writers[identity].map { "variant '\($0.variant.name)' writes it (for \(ShownName.of($0.input)))" }
+            if let problem {
+                diagnostics.append(.error("the output map cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation))
             }
         }
-        return nil
-    }
-
-    /// The input glob of `plan` that would take the output map at `map` as an input, if any.
-    public static func mapInputGlob(_ map: String, of plan: JobPlan) -> String? {
-        let absolute = normalise(RealPath.absolute(map)), base = normalise(RealPath.absolute(plan.folder))
-        let relative = absolute.hasPrefix(base == "/" ? "/" : base + "/") ? String(absolute.dropFirst(base == "/" ? 1 : base.count + 1)) : nil
-        let excludes = plan.job.exclude.compactMap { try? GlobPattern($0) }
-        for text in plan.job.inputs {
-            guard let glob = try? GlobPattern(text) else { continue }
-            let path = glob.isAbsolute ? absolute : relative
-            guard let path, glob.matches(path), !excludes.contains(where: { $0.matches(path) }) else { continue }
-            return text
-        }
-        return nil
+        if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
+        return .success(JobPlan(
+            job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
+            refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
+            passedThrough: passedThrough, regionFiles: regionFiles))
     }
 
     /// The outputs of one input with each variant resized to one width alone (`resize: width:

@@ -33,16 +33,12 @@ public struct FarmJob: Sendable {
     /// nil for none: each input and each output's folder is opened beneath one, never through a
     /// link that leaves them (``RootConfinement``), and so is every folder made for an output.
     public var confinement: RootConfinement?
-    /// Where the output map goes (`run --map`, relative to the working directory), instead of
-    /// the manifest's `map:`; nil to take the manifest's (``mapPath``).
-    public var map: String?
-
-    /// The output map's path, relative to the working directory: ``map``, else the manifest's
-    /// `map:` in the manifest's folder; nil for none. A shard writes none: its records are
-    /// part of the job's (the next whole run writes the map).
+    /// The output map's path, relative to the working directory: the job's `map:` (the
+    /// manifest's, in its folder, or `run --map`'s, absolute) ; nil for none. A shard writes
+    /// none: its records are part of the job's (the next whole run writes the map).
     public var mapPath: String? {
         if shard != nil { return nil }
-        return map ?? plan.job.map.map { JobPlanner.join(plan.folder, $0) }
+        return plan.job.map.map { JobPlanner.join(plan.folder, $0) }
     }
 
     /// Whether the job has a state folder (lock, records, report): `run`'s and the service's

@@ -2,6 +2,7 @@ import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmState
 
 extension JobLoader {
     /// The loader of every job command (`check`, `run`, `serve`, `apply -o`): `configuration`,
@@ -15,12 +16,21 @@ extension JobLoader {
     }
 
     /// Reads, checks and plans the job of every manifest of `paths`, each with the tile side
-    /// `tileOverride` when given; every diagnostic of every job when one has an error.
-    public func plans(ofFilesAt paths: [String], tileOverride: Int?) -> Result<[JobPlan], Diagnostics> {
+    /// `tileOverride` when given, and its output map at `map` (relative to the working folder:
+    /// `run --map`) in place of its manifest's `map:` when given (planned as the manifest's
+    /// is: never an input, never a file the job reads); every diagnostic of every job when one
+    /// has an error.
+    public func plans(ofFilesAt paths: [String], tileOverride: Int?, map: String? = nil) -> Result<[JobPlan], Diagnostics> {
         var plans: [JobPlan] = []
         var problems = Diagnostics()
         for path in paths {
-            switch plan(fileAtPath: path) {
+            let decoded = JobDecoder.decode(fileAtPath: path, filters: registry.descriptors).map { job in
+                guard let map else { return job }
+                var overridden = job
+                (overridden.map, overridden.mapLocation) = (RealPath.absolute(map), nil)
+                return overridden
+            }
+            switch decoded.flatMap({ plan($0, manifestPath: path) }) {
             case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
             case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
             }

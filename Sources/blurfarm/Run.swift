@@ -47,15 +47,10 @@ struct Run: FarmCommand {
     func execute() throws {
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
-        let (loader, allPlans) = try loadJobs(jobs, farm: farm, tileOverride: options.tile, keepingWidths: true)
+        let (loader, allPlans) = try loadJobs(
+            jobs, farm: farm, tileOverride: options.tile, keepingWidths: true, map: options.map)
         let registry = loader.registry
         let plans = sharding.select(allPlans)
-        if let map = options.map, let plan = plans.first {
-            // As the manifest's map: is checked when planned, and an input glob must not take it.
-            let problem = JobPlanner.mapProblem(map, of: plan)
-                ?? JobPlanner.mapInputGlob(map, of: plan).map { "the input glob '\($0)' would take it as an input: write it elsewhere or exclude it" }
-            if let problem { throw CommandError("--map cannot be '\(map)': \(problem)", exitCode: ExitStatus.invalid) }
-        }
         let configuration = options.admission.applied(to: loader.configuration)
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
@@ -96,11 +91,10 @@ struct Run: FarmCommand {
         var failed = 0
         var reports: [RunReport] = []
         func runJob(_ index: Int, _ plan: JobPlan) {
-            var job = FarmJob(
+            let job = FarmJob(
                 plan: plan, registry: registry, force: options.force, retryFailed: options.retryFailed,
                 prune: options.prune, forcePrune: options.forcePrune, verify: options.verify, lock: locks[index],
                 shard: sharding.shard)
-            job.map = options.map
             let outcome = engineFarm.wait(engineFarm.submit(job))!
             failed += outcome.failures
             reports.append(outcome.report)
