@@ -20,16 +20,19 @@ public enum FarmServer {
     ) async throws {
         try await service.start()
         let box = PortBox(settings.port)
-        // Connections never take the descriptors the farm needs (workers, images, the queue).
-        let descriptors = Syscalls.descriptorLimit(raise: false) ?? Int.max
+        // Connections never take the descriptors the farm needs (workers, images, the queue):
+        // by default half of what is left of the limit `serve` raised, never more than that.
+        let most = ConnectionLimits.defaultTotal(descriptors: Syscalls.descriptorLimit(raise: false))
         let limits = ConnectionLimits(
-            total: min(settings.maxConnections, max(16, (descriptors - 256) / 2)), perAddress: settings.maxConnectionsPerAddress)
-        let requestTimeout = settings.requestTimeout
+            total: min(settings.maxConnections ?? most, most), perAddress: settings.maxConnectionsPerAddress)
+        let (headTimeout, requestTimeout) = (settings.headTimeout, settings.requestTimeout)
         let router = Routes.router(service: service, settings: settings, connections: limits, port: { box.value })
         let app = Application(
             router: router,
             server: .http1(configuration: .init(
-                additionalChannelHandlers: [ConnectionGuard(limits: limits, requestTimeout: requestTimeout)],
+                additionalChannelHandlers: [
+                    ConnectionGuard(limits: limits, headTimeout: headTimeout, requestTimeout: requestTimeout)
+                ],
                 idleTimeout: TimeAmount(settings.idleTimeout))),
             configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
             onServerRunning: { channel in

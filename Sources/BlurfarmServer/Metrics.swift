@@ -35,9 +35,16 @@ enum Metrics {
             [("", "\(workers.reduce(0) { $0 + $1.restarts })")])
         metric("blurfarm_connections", "gauge", "HTTP connections open.", [("", "\(connections.count)")])
         metric(
+            "blurfarm_connections_limit", "gauge", "The most HTTP connections at once (--max-connections).",
+            [("", "\(connections.total)")])
+        metric(
             "blurfarm_connections_refused_total", "counter",
             "HTTP connections closed as they were accepted: over the limit of one address or of all.",
             [("", "\(connections.refused)")])
+        metric(
+            "blurfarm_connections_closed_for_room_total", "counter",
+            "HTTP connections closed to make room for a newcomer, all being taken: each the one waiting longest for a request's head.",
+            [("", "\(connections.closedForRoom)")])
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -19,21 +19,25 @@ public struct ServerSettings: Sendable {
     public var publicHosts: [String]
     /// How often an event stream with nothing to say sends a keep-alive comment.
     public var keepAlive: Duration
-    /// How long a connection may take to send a request's head, and stay idle between
-    /// requests, before it is closed.
+    /// How long a keep-alive connection may stay idle between requests (and any connection
+    /// silent) before it is closed.
     public var idleTimeout: Duration
+    /// How long a request's head may take to arrive whole, from its first byte (the first
+    /// request's: from the connection's start): `--head-timeout`.
+    public var headTimeout: Duration
     /// How long a request may take to arrive whole once its head has (its body).
     public var requestTimeout: Duration
-    /// The most connections at once, and from one remote address (``ConnectionLimits``).
-    public var maxConnections: Int
+    /// The most connections at once (nil: ``ConnectionLimits/defaultTotal(descriptors:)`` of the
+    /// descriptors the process may open), and from one remote address (``ConnectionLimits``).
+    public var maxConnections: Int?
     public var maxConnectionsPerAddress: Int
 
     /// Settings.
     public init(
         host: String = "127.0.0.1", port: Int = 8765, token: String? = nil, webFolder: String? = nil,
         maxBody: Int = 1 << 20, grace: Duration = .seconds(30), publicHosts: [String] = [],
-        keepAlive: Duration = .seconds(15), idleTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
-        maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128
+        keepAlive: Duration = .seconds(15), idleTimeout: Duration = .seconds(30), headTimeout: Duration = .seconds(10),
+        requestTimeout: Duration = .seconds(60), maxConnections: Int? = nil, maxConnectionsPerAddress: Int = 128
     ) {
         self.host = host
         self.port = port
@@ -44,6 +48,7 @@ public struct ServerSettings: Sendable {
         self.publicHosts = publicHosts.map { $0.lowercased() }
         self.keepAlive = keepAlive
         self.idleTimeout = idleTimeout
+        self.headTimeout = headTimeout
         self.requestTimeout = requestTimeout
         self.maxConnections = maxConnections
         self.maxConnectionsPerAddress = maxConnectionsPerAddress

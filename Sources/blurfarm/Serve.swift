@@ -52,8 +52,15 @@ struct Serve: AsyncFarmCommand {
     @Option(help: "The most seconds the outputs being rendered get to finish after SIGTERM or SIGINT.")
     var grace: Double = 30
 
-    @Option(help: "The most HTTP connections at once (never more than half the descriptors the process may open).")
-    var maxConnections = ServerSettings().maxConnections
+    @Option(help: ArgumentHelp(
+        "The most HTTP connections at once (default and most: half the descriptors the process may open, less 256 kept for the farm); when all are taken, the one waiting longest for a request's head is closed for a newcomer.",
+        valueName: "count"))
+    var maxConnections: Int?
+
+    @Option(help: ArgumentHelp(
+        "The most seconds a request's head may take to arrive whole, from its first byte (the first request's: from the connection's start).",
+        valueName: "seconds"))
+    var headTimeout: Double = Double(ServerSettings().headTimeout.components.seconds)
 
     @Option(help: ArgumentHelp(
         "The most HTTP connections at once from one address (behind a reverse proxy every client is the proxy's).",
@@ -65,7 +72,8 @@ struct Serve: AsyncFarmCommand {
     func validate() throws {
         if let workers, workers < 0 { throw ValidationError("--workers must be 0 or more") }
         if grace < 0 { throw ValidationError("--grace must be 0 or more") }
-        if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if !(headTimeout > 0 && headTimeout <= 3600) { throw ValidationError("--head-timeout must be more than 0 and at most 3600 seconds") }
         if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
         if ServerSettings.address(listen) == nil {
             throw ValidationError("--listen must be host:port, e.g. 127.0.0.1:8765")
@@ -105,7 +113,8 @@ struct Serve: AsyncFarmCommand {
             let service = FarmService(store: store, jobFarm: bridge, loader: loader, roots: roots, logger: logger)
             let settings = ServerSettings(
                 host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),
-                publicHosts: publicURL.compactMap(ServerSettings.publicHost), maxConnections: maxConnections,
+                publicHosts: publicURL.compactMap(ServerSettings.publicHost),
+                headTimeout: .milliseconds(Int64(headTimeout * 1000)), maxConnections: maxConnections,
                 maxConnectionsPerAddress: maxConnectionsPerAddress)
             try await FarmServer.run(service: service, jobFarm: bridge, settings: settings, logger: logger) { port in
                 let shown = host.contains(":") ? "[\(host)]" : host

@@ -74,6 +74,7 @@ import Testing
         let server = try await RunningServer.start(try ServerFixture()) { settings in
             settings.maxConnectionsPerAddress = 20
             settings.idleTimeout = .seconds(600)
+            settings.headTimeout = .seconds(600)
             settings.requestTimeout = .seconds(600)
         }
         let client = try await CurlOutput(command: ["python3", "-c", Self.client, "\(server.port)", "60", "3"])
@@ -95,6 +96,7 @@ import Testing
     @Test func halfSentHeadsAndTrickledBodiesAreClosedWhenTheirTimeIsUp() async throws {
         let server = try await RunningServer.start(try ServerFixture()) { settings in
             settings.idleTimeout = .seconds(2)
+            settings.headTimeout = .seconds(2)
             settings.requestTimeout = .seconds(2)
         }
         let client = try await CurlOutput(command: ["python3", "-c", Self.client, "\(server.port)", "8", "3"])
@@ -104,5 +106,83 @@ import Testing
         await server.stop()
         #expect(health.status == 200)
         #expect(report.contains("closed 8 of 8"), "\(report)")
+    }
+
+    /// Connections from `addresses` loopback addresses (127.0.0.2 on), `each` from every one,
+    /// each sending half a request's head and then one more header line every `interval`
+    /// seconds, so that it is never idle; prints `open` once all are made, then keeps them
+    /// going (for 120 s at most) until it is killed.
+    static let trickler = """
+        import socket, sys, time
+        port, addresses, each, interval = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+        socks = []
+        for a in range(addresses):
+            for i in range(each):
+                s = socket.socket(); s.bind(("127.0.0.%d" % (2 + a), 0))
+                try:
+                    s.connect(("127.0.0.1", port))
+                    s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n" % port)
+                    socks.append(s)
+                except OSError:
+                    s.close()
+        print("open", flush=True)
+        end = time.time() + 120
+        while socks and time.time() < end:
+            time.sleep(interval)
+            for s in list(socks):
+                try: s.sendall(b"X-Slow: 1\\r\\n")
+                except OSError: socks.remove(s)
+        """
+
+    /// A head sent one header line at a time, steadily enough never to be idle, is closed when
+    /// the head's time is up (2 s here), though the idle timeout is ten minutes: the whole head
+    /// has a deadline (`--head-timeout`), as Go's `ReadHeaderTimeout` and nginx's
+    /// `client_header_timeout`.
+    @Test func aHeadTrickledInLineByLineIsClosedAtTheHeadsDeadline() async throws {
+        let server = try await RunningServer.start(try ServerFixture()) { settings in
+            settings.idleTimeout = .seconds(600)
+            settings.requestTimeout = .seconds(600)
+            settings.headTimeout = .seconds(2)
+        }
+        let client = try await CurlOutput(command: ["python3", "-c", Self.trickler, "\(server.port)", "1", "4", "0.2"])
+        try await client.wait { $0.contains("open\n") }
+        try await eventually("the four trickled heads closed", timeout: .seconds(60), interval: .milliseconds(50)) {
+            (try await Self.metric("blurfarm_connections", of: server) ?? 0) <= 1
+        }
+        _ = await client.close()
+        let health = try await server.call("GET", "/healthz")
+        await server.stop()
+        #expect(health.status == 200)
+    }
+
+    /// Slow clients on nine addresses, each within its share, together holding every place
+    /// (12 × 9 = 108 connections for 100 places), their heads never finished and never idle,
+    /// with deadlines far away: a client on a tenth address (curl from 127.0.0.11) and the
+    /// test's own are still answered, each taking the place of the connection that has waited
+    /// longest for its head.
+    @Test func slowClientsOnManyAddressesGiveWayToANewcomer() async throws {
+        let server = try await RunningServer.start(try ServerFixture()) { settings in
+            settings.idleTimeout = .seconds(600)
+            settings.requestTimeout = .seconds(600)
+            settings.headTimeout = .seconds(600)
+            settings.maxConnections = 100
+            settings.maxConnectionsPerAddress = 12
+        }
+        let client = try await CurlOutput(command: ["python3", "-c", Self.trickler, "\(server.port)", "9", "12", "1"])
+        try await client.wait { $0.contains("open\n") }
+        // Every place is taken by the slow clients (the eight over the total gave way to later ones).
+        _ = try await Self.wait(for: "blurfarm_connections_closed_for_room_total", toReach: 8, of: server)
+        let newcomer = try await CurlOutput([
+            "--interface", "127.0.0.11", "-o", "/dev/null", "-w", "%{http_code}\n", "--max-time", "30", server.base + "/healthz",
+        ])
+        try await newcomer.wait { $0.contains("\n") }
+        let answered = await newcomer.close()
+        let jobs = try await server.call("GET", "/api/v1/jobs")
+        let open = try await Self.metric("blurfarm_connections", of: server)
+        _ = await client.close()
+        await server.stop()
+        #expect(answered.contains("200"), "curl from 127.0.0.11: \(answered)")
+        #expect(jobs.status == 200)
+        #expect((open ?? 0) <= 100, "connections open: \(String(describing: open))")
     }
 }
