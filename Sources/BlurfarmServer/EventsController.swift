@@ -20,7 +20,7 @@ struct EventsController {
             ("after", request.uri.queryParameters.get("after")),
         ] {
             guard let text else { continue }
-            guard let number = Int64(text), number >= 0 else {
+            guard let number = Self.eventID(text) else {
                 return Routes.problem(.badRequest, "\(name) must be an event id, a whole number 0 or more")
             }
             after = after ?? number
@@ -35,5 +35,13 @@ struct EventsController {
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no"],
             body: body)
+    }
+
+    /// The event id `text` names: any whole number 0 or more, in decimal digits (docs/openapi.yaml
+    /// sets no maximum); one past the largest id a log can hold is taken as that largest, which is
+    /// past the log's end, where the stream starts. Nil for anything else (a sign, a space, no digit).
+    static func eventID(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int64(text) ?? .max
     }
 }

@@ -56,4 +56,33 @@ import Testing
         #expect(text.hasPrefix(": connected\n\n"), "\(text)")
         #expect(text.contains(": keep-alive\n\n"), "\(text)")
     }
+
+    /// `Last-Event-ID` (and `after`) take any whole number, as docs/openapi.yaml says (no
+    /// maximum): one past the log's end, however long (the value schemathesis sent), starts the
+    /// stream at the end, so the client gets the next change and nothing before it; what is not
+    /// a whole number is 400. Read by curl.
+    @Test(.tags(.process)) func anyWholeNumberIsAnEventIDAndOnePastTheEndStartsAtTheEnd() async throws {
+        let fixture = try ServerFixture()
+        let server = try await RunningServer.start(fixture)
+        let submitted = try await server.call("POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": fixture.root])
+        #expect(submitted.status == 201, "\(submitted.text)")
+        let huge = "14842173916487036177267298875824144384"
+        let stream = try await CurlOutput(["-N", "-H", "Last-Event-ID: \(huge)", server.base + "/api/v1/events"])
+        try await stream.wait { $0.contains(": connected\n\n") }
+        let id = try #require(submitted.object["id"] as? Int)
+        _ = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
+        try await stream.wait { $0.contains("\"state\":\"paused\"") }
+        let text = await stream.close()
+        let byQuery = try await CurlOutput(["-N", server.base + "/api/v1/events?after=\(huge)"])
+        try await byQuery.wait { $0.contains(": connected\n\n") }
+        _ = await byQuery.close()
+        var refused: [String: Int] = [:]
+        for bad in ["-1", "+5", "1e3", "x"] {
+            refused[bad] = try await server.call("GET", "/api/v1/events", headers: ["Last-Event-ID": bad]).status
+        }
+        await server.stop()
+        // Only the change made after the client connected: no event of the job's submission.
+        #expect(text.components(separatedBy: "event: job").count == 2, "\(text)")
+        #expect(refused.values.allSatisfy { $0 == 400 }, "\(refused)")
+    }
 }
