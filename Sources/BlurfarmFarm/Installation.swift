@@ -11,11 +11,12 @@ public enum Installation {
     /// The folder of the running executable: what the plugin folder `{build}` stands for.
     public static var executableFolder: String { (executable as NSString).deletingLastPathComponent }
 
-    /// `relative` in the first of the executable's folder (as it was started, `argv[0]`) and its
-    /// ancestors that has it, five at most: a file of the checkout (or of the installation) the
-    /// executable belongs to (a build lives in `.build/<triple>/<configuration>/` of the checkout).
+    /// `relative` in the first of the executable's folder (the kernel's answer, ``executable``:
+    /// `argv[0]` is only a name when the executable was found on the `PATH`) and its ancestors
+    /// that has it, five at most: a file of the checkout (or of the installation) the executable
+    /// belongs to (a build lives in `.build/<triple>/<configuration>/` of the checkout).
     public static func shipped(_ relative: String) -> String? {
-        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var folder = URL(fileURLWithPath: executableFolder, isDirectory: true)
         for _ in 0..<5 {
             let candidate = folder.appendingPathComponent(relative).path
             if FileManager.default.fileExists(atPath: candidate) { return candidate }

@@ -100,4 +100,29 @@ import Testing
         let named = try apply(["BLURFARM_WORKER": moved])
         #expect(named.status == 0, "\(named.stderr)")
     }
+
+    /// An installed `blurfarm serve` started by name (found on the PATH, from another working
+    /// folder, as a systemd unit or docs/serve.md starts it) serves its status page: its files
+    /// are found from the kernel's answer for the executable (`/proc/self/exe`), not `argv[0]`.
+    @Test func anInstalledServeStartedByNameServesItsPage() throws {
+        let prefix = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        let build = Blurfarm.executable.deletingLastPathComponent().path
+        let script = Fixtures.repository.appendingPathComponent("scripts/install.sh").path
+        let install = try Blurfarm.run(["-c", "exec bash \"$0\" --prefix \"$1\" --from \"$2\"", script, prefix.path, build], shell: true)
+        #expect(install.status == 0, "\(install.stderr)")
+        // Not below the prefix: from there `argv[0]` resolved against the working folder would
+        // find the page too.
+        let elsewhere = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let server = try ServedFarm(
+            folder: elsewhere, workers: 1, byName: prefix.appendingPathComponent("bin").path, workingFolder: elsewhere)
+        defer { server.stop() }
+        for path in ["/", "/app.js", "/style.css"] {
+            let (status, body) = try server.raw("GET", path)
+            #expect(status == 200, "GET \(path): \(status) \(String(decoding: body, as: UTF8.self))")
+        }
+        let (_, page) = try server.raw("GET", "/")
+        #expect(String(decoding: page, as: UTF8.self).contains("<html"))
+    }
 }

@@ -18,19 +18,34 @@ final class ServedFarm {
     var base: String { "http://127.0.0.1:\(port)" }
     func path(_ relative: String) -> String { folder.appendingPathComponent(relative).path }
 
-    /// Starts the server (workers and more `arguments`) and waits until it listens.
-    init(folder: URL, workers: Int = 2, port: Int = 0, arguments: [String] = []) throws {
+    /// Starts the server (workers and more `arguments`) and waits until it listens. `byName`:
+    /// started as `blurfarm` found on `PATH` (`PATH` first holding that folder), in the
+    /// working folder `workingFolder`, as a systemd unit or a shell starts an installed one.
+    init(
+        folder: URL, workers: Int = 2, port: Int = 0, arguments: [String] = [], byName: String? = nil,
+        workingFolder: URL? = nil
+    ) throws {
         self.folder = folder
         let config = folder.appendingPathComponent("farm.conf").path
         if !FileManager.default.fileExists(atPath: config) {
             try "state: state\n".write(toFile: config, atomically: true, encoding: .utf8)
         }
-        process.executableURL = Blurfarm.executable
-        process.arguments = [
+        let serve = [
             "serve", "--listen", "127.0.0.1:\(port)", "--workers", "\(workers)", "--root", folder.path, "--config", config,
             "--grace", "5",
         ] + arguments
-        process.environment = Blurfarm.environment
+        var environment = Blurfarm.environment
+        if let byName {
+            // env(1) looks `blurfarm` up on the PATH and runs it with argv[0] "blurfarm".
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["blurfarm"] + serve
+            environment["PATH"] = byName + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        } else {
+            process.executableURL = Blurfarm.executable
+            process.arguments = serve
+        }
+        process.environment = environment
+        if let workingFolder { process.currentDirectoryURL = workingFolder }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = errors
@@ -51,7 +66,16 @@ final class ServedFarm {
         self.port = port
     }
 
-    /// Sends `signal` and waits for the exit; the status and standard error. A server still
+    /// A server the test left running (it failed, or threw before its `stop`) is killed with the
+    /// object: no server or worker outlives the test that started it.
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Sends `signal` (0: none, a signal sent already) and waits for the exit; the status and standard error. A server still
     /// running after `within` seconds fails the test and is killed (SIGKILL: its status then
     /// says so), so that a `defer` can stop it too.
     @discardableResult

@@ -195,23 +195,48 @@ import Testing
         #expect(stopped.status == 0)
     }
 
-    /// `systemctl restart`: SIGTERM under load lets the outputs being rendered finish (one
-    /// caught half-rendered), starts no other, and exits as soon as they are written, not when
-    /// the grace runs out (ten minutes here: the test kills it after two); the job goes on
-    /// at the next start.
+    /// `systemctl restart`: SIGTERM lets the outputs being rendered finish, starts no other,
+    /// and exits as soon as they are written, not when the grace runs out (ten minutes here:
+    /// the test kills it after two); the job goes on at the next start. The state is made, not
+    /// raced for: a test plugin (`hold`) keeps every tile in its worker while the file `hold`
+    /// exists, so outputs are caught mid-render however fast or busy the machine is, and the
+    /// test lets them go once the server is stopping (its changes answered 503).
     @Test func sigtermLetsRunningOutputsFinishExitsZeroAndTheJobGoesOnAtTheNextStart() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 12)
-        // Tile by tile: the test catches an output half-rendered (no whole-image tasks).
-        try "state: state\nwhole-image-pixels: 0\n".write(
+        let hold = folder.appendingPathComponent("hold")
+        try Data().write(to: hold)
+        let plugins = folder.appendingPathComponent("plugins")
+        try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
+        try TestPlugins.setMode(0o755, plugins)
+        try TestPlugins.compile("misbehave.c", as: "hold", into: plugins, defines: ["NAME=\"hold\"", "HOLD=\"\(hold.path)\""])
+        // Tile by tile (no whole-image tasks), the plugin first in the chain.
+        try "state: state\nwhole-image-pixels: 0\nplugin-folders: [plugins]\n".write(
             to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
         let first = try ServedFarm(folder: folder, workers: 1, arguments: ["--grace", "600"])
-        let id = try first.submit(try first.writeJob("stopped", sigma: 8))
-        try first.wait(for: id) { ($0["outputsWritten"] as? Int ?? 0) >= 1 }
-        let before = try first.waitForOutputs(of: id) { $0.values.contains { $0.state == "rendering" && $0.tilesDone > 0 } }
+        let manifest = first.path("stopped.job")
+        try """
+            job: stopped
+            inputs: [photos/*]
+            outputs:
+              - name: blur
+                path: out/stopped/{stem}.png
+                filters:
+                  - hold
+                  - gaussian:
+                      sigma: 8
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let id = try first.submit(manifest)
+        let before = try first.waitForOutputs(of: id) { $0.values.contains { $0.state == "rendering" } }
         let inFlight = before.filter { $0.value.state == "rendering" }.keys
-        let stopped = first.stop(signal: SIGTERM, within: 120)
+        kill(first.process.processIdentifier, SIGTERM)
+        // Stopping: the farm starts no other output; then the held tiles go on. (A submission
+        // with a priority out of range changes nothing: 400 until the server stops, then 503.)
+        try first.poll({ try first.call("POST", "/api/v1/jobs", json: ["path": manifest, "priority": 500]).0 }) { $0 == 503 }
+        try FileManager.default.removeItem(at: hold)
+        let stopped = first.stop(signal: 0, within: 120)
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(first.process.terminationReason == .exit)
         let out = folder.appendingPathComponent("out/stopped").path
@@ -263,6 +288,11 @@ import Testing
         let (health, _) = try server.call("GET", "/healthz")
         #expect(refused == 3)
         #expect(health == 200)
+        // The total follows the descriptor limit `serve` raised (its soft limit to this hard one).
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let hard = limit.rlim_max >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_max)
+        #expect(try server.metrics()["blurfarm_connections_limit"] == min(1 << 20, max(16, (hard - 256) / 2)))
     }
 
     /// The workers (where plugins run) inherit no descriptor of the server's but their pipes:

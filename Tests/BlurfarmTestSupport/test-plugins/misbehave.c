@@ -15,6 +15,8 @@
  *   -DNAME='"x"'                the name in the table (the file may say otherwise)
  *   -DMARKER='"/path"'          a constructor appends a line to /path when the library is loaded
  *   -DPARAMETER='"name"'        one number parameter of that name (0 to 1, default 0)
+ *   -DHOLD='"/path"'            run waits while the file /path exists, then copies its input:
+ *                               a test holds a tile mid-render for as long as it needs
  * Without FAIL or CRASH, run copies its input.
  */
 #include "blurfarm_plugin.h"
@@ -61,6 +63,9 @@ static int32_t run(
     for (;;) sleep(1000);
     return BLURFARM_OK;
 #else
+#ifdef HOLD
+    while (access(HOLD, F_OK) == 0) usleep(10000);
+#endif
     const blurfarm_rect out = output->rect;
     for (int64_t y = 0; y < out.height; y++) {
         memcpy(output->data + y * output->row_stride,
