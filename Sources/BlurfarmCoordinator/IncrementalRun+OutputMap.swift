@@ -23,6 +23,25 @@ extension IncrementalRun {
         public var description: String { "\(ShownName.of(path)): \(message)" }
     }
 
+    /// Why the output map must stay as it is after this run, or nil when it may be written:
+    /// inputs that vanish with their folder (an unmounted disk), behind a glob that suddenly
+    /// matches nothing, or behind a folder that could not be read, are not gone, and a site
+    /// build must not publish a map without them. The same signs as ``pruneRefusal()``'s, and
+    /// `--force-prune` overrides both: the inputs are really gone.
+    public func mapRefusal() -> String? {
+        switch pruneRefusal() {
+        case .folderMissing(let folder, let glob, let outputs)?:
+            return "input folder '\(ShownName.of(folder))' of '\(ShownName.of(glob))' is missing (\(counted(outputs, "recorded output")) would leave the map)"
+        case .globEmpty(let glob, let outputs)?:
+            return "input glob '\(ShownName.of(glob))' matches no file (\(counted(outputs, "recorded output")) would leave the map)"
+        case .tooMany?, nil: break
+        }
+        if !plan.refused.isEmpty, let unseen = records.all.first(where: { !plannedInputs.contains($0.input) }) {
+            return "the inputs could not all be read (\(plan.refused[0])), and '\(ShownName.of(unseen.input))' was not seen"
+        }
+        return nil
+    }
+
     /// Writes the output map (``OutputMap``) of the job planned as `full` to `path` (relative
     /// to the working directory), after the run whose merged report (up-to-date outputs
     /// included, ``RunReport/merging(_:started:pruned:)``) is `report`: every planned output

@@ -20,7 +20,7 @@ extension IncrementalRun {
 
     /// What ``prune()`` removed.
     public struct PruneResult: Sendable {
-        /// What was done to each recorded output whose input is gone, in path order.
+        /// What was done to each recorded output the plan no longer writes, in path order.
         public let outputs: [Pruned]
         /// The folders removed (created by blurfarm, left empty), absolute paths, innermost first.
         public let folders: [String]
@@ -55,21 +55,21 @@ extension IncrementalRun {
     /// likely a fault (a folder not mounted, a glob edited wrongly) than a clean-up.
     public static let pruneShareLimit = 0.5
 
-    /// The records ``prune()`` acts on: not an output the current plan writes, and its input
-    /// gone or its size now larger than its input.
+    /// The records ``prune()`` acts on: each output the current plan does not write
+    /// (``orphans(of:planned:reads:)``).
     private func orphans() -> [OutputRecord] {
-        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute), notEnlarged: notEnlarged.map { absolute($0.output) })
+        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute), reads: plannedInputs)
     }
 
-    /// Of `records`, those whose output is not in `planned` (absolute paths) and whose input is
-    /// gone, or whose output is in `notEnlarged` (absolute paths): a size larger than its input
-    /// now, whose file (made from a wider input, or enlarged by an older blurfarm) would tell a
-    /// `srcset` a width it does not have.
-    static func orphans(of records: [OutputRecord], planned: [String], notEnlarged: [String]) -> [OutputRecord] {
-        let planned = Set(planned), notEnlarged = Set(notEnlarged)
-        return records.filter {
-            !planned.contains($0.output) && (notEnlarged.contains($0.output) || Syscalls.status($0.input) == nil)
-        }
+    /// Of `records`, those whose output is not in `planned` (absolute paths): its input is gone,
+    /// or left out of the inputs now; its variant or size was removed or renamed, or its
+    /// path template changed; or it is a size now larger than its input (whose file, made
+    /// from a wider input or enlarged by an older blurfarm, would tell a `srcset` a width it
+    /// does not have). Never a file in `reads` (absolute paths: what the plan reads, an old
+    /// output folder now among the inputs): it is no output any more.
+    static func orphans(of records: [OutputRecord], planned: [String], reads: Set<String>) -> [OutputRecord] {
+        let planned = Set(planned)
+        return records.filter { !planned.contains($0.output) && !reads.contains($0.output) }
     }
 
     /// Why ``prune()`` should not run without being forced, or nil when it may: when an input
@@ -105,8 +105,9 @@ extension IncrementalRun {
         return nil
     }
 
-    /// Removes the outputs this job recorded whose input no longer exists, or whose size is now
-    /// larger than their input (``NotEnlargedOutput``), and their records;
+    /// Removes the outputs this job recorded that the current plan does not write (``orphans(of:planned:reads:)``:
+    /// their input gone or left out, their variant, size or path changed, a size now larger
+    /// than their input), and their records;
     /// then every folder blurfarm created that is empty now (each checked to be the folder
     /// created: same device and inode), and their records. Only recorded outputs are
     /// touched, never one the current plan still writes; a file that was changed since it was

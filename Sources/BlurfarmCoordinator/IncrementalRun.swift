@@ -34,6 +34,8 @@ public final class IncrementalRun: Sendable {
     public let records: OutputRecords
     /// Every output path of the full plan, in plan order: the report's order.
     public let plannedOutputs: [String]
+    /// Every input of the full plan, absolute: files ``prune()`` never removes.
+    let plannedInputs: Set<String>
     /// The sizes of the full plan not made because their input is narrower
     /// (``PlannedInput/notEnlarged``): the report lists them, `--prune` removes their recorded files.
     public let notEnlarged: [NotEnlargedOutput]
@@ -154,6 +156,7 @@ public final class IncrementalRun: Sendable {
         plannedOutputs = planned
         notEnlarged = full.notEnlarged
         let folders = folders
+        plannedInputs = Set(full.inputs.map { Self.absolute($0.path, using: folders) })
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
             return (glob, Self.absolute(shown, using: folders), shown, full.inputs.contains { glob.matches($0.relativePath) })
@@ -228,7 +231,8 @@ public final class IncrementalRun: Sendable {
 
     /// What `check --status` shows of a job: each planned output's state (``state(of:recipe:record:failure:decoder:input:)``,
     /// the decision `run` makes), in plan order, then each recorded output `--prune` would
-    /// remove (`wouldBePruned`: its input gone, or a size now larger than its input
+    /// remove (`wouldBePruned`: one the plan no longer writes, ``orphans(of:planned:reads:)``: its
+    /// input gone, its variant or size removed or renamed, a size now larger than its input
     /// (``PlannedInput/notEnlarged``); the file still there). The sizes not made are listed
     /// after their input's outputs (`notEnlarged`), unless a recorded file is at their path. Reads the files' stamps,
     /// and hashes those whose stamps changed; decodes nothing and writes nothing.
@@ -261,9 +265,8 @@ public final class IncrementalRun: Sendable {
             }
         }
         let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
-        let notEnlarged = plan.notEnlarged.map { absolute($0.output, using: folders) }
-        for record in orphans(
-            of: records.records.values.sorted { $0.output < $1.output }, planned: planned, notEnlarged: notEnlarged)
+        let reads = Set(plan.inputs.map { absolute($0.path, using: folders) })
+        for record in orphans(of: records.records.values.sorted { $0.output < $1.output }, planned: planned, reads: reads)
         where exists(record.output) {
             statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
         }

@@ -89,11 +89,11 @@ public enum ThumbHash {
         return hash
     }
 
-    /// The placeholder `hash` stands for: ``decodedSide`` pixels on its longer side, the other
-    /// side from the approximate aspect ratio, 8-bit RGBA row by row (colour not premultiplied),
-    /// with the reference's saturation boost. nil when `hash` is too short for what its header
-    /// says it holds.
-    public static func decode(_ hash: [UInt8]) -> (width: Int, height: Int, rgba: [UInt8])? {
+    /// The placeholder `hash` stands for: `longerSide` pixels on its longer side (the
+    /// reference's ``decodedSide`` unless said), the other side from the approximate aspect
+    /// ratio, 8-bit RGBA row by row (colour not premultiplied), with the reference's saturation
+    /// boost. nil when `hash` is too short for what its header says it holds.
+    public static func decode(_ hash: [UInt8], longerSide: Int = decodedSide) -> (width: Int, height: Int, rgba: [UInt8])? {
         guard hash.count >= 5 else { return nil }
         let header24 = Int(hash[0]) | Int(hash[1]) << 8 | Int(hash[2]) << 16
         let header16 = Int(hash[3]) | Int(hash[4]) << 8
@@ -128,7 +128,7 @@ public enum ThumbHash {
         }
 
         let ratio = Double(isLandscape ? longSide : shortSide) / Double(isLandscape ? shortSide : longSide)
-        let side = Double(decodedSide)
+        let side = Double(longerSide)
         let width = quantize(ratio > 1 ? side : side * ratio)
         let height = quantize(ratio > 1 ? side / ratio : side)
         guard width > 0, height > 0 else { return nil }

@@ -125,7 +125,13 @@ extension Farm {
             problem(.state(error))
         }
         let report = ran.merging(incremental, started: began, pruned: pruned)
-        if let map = job.mapPath, control.ended == nil { writeMap(map, of: job, report: report, incremental, control: control, problem) }
+        if let map = job.mapPath, control.ended == nil {
+            if !job.forcePrune, let reason = incremental.mapRefusal() {
+                problem(.mapKept(path: map, reason))
+            } else {
+                writeMap(map, of: job, report: report, incremental, control: control, problem)
+            }
+        }
         do throws(StateError) {
             try incremental.records.compact()
         } catch {

@@ -51,6 +51,9 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     case reportNotWritten(String)
     /// The job's output map could not be written (the one there, if any, is as it was).
     case mapNotWritten(path: String, String)
+    /// The job's output map was left byte for byte as it was: inputs it lists may be out of
+    /// sight, not gone (``IncrementalRun/mapRefusal()``).
+    case mapKept(path: String, String)
     /// An input's placeholder could not be made: the output map lists it without one.
     case noPlaceholder(input: String, String)
     /// An output made from its source unfiltered: its input has no region file
@@ -82,6 +85,8 @@ public enum JobProblem: Sendable, CustomStringConvertible {
         case .workersUnavailable(let failure): "\(failure)"
         case .reportNotWritten(let reason): "cannot write the report: \(reason)"
         case .mapNotWritten(let path, let reason): "\(ShownName.of(path)): cannot write the output map: \(reason)"
+        case .mapKept(let path, let reason):
+            "\(ShownName.of(path)): the output map is left as it was: \(reason); --force-prune if those inputs are really gone"
         case .noPlaceholder(let input, let reason): "\(ShownName.of(input)): no placeholder in the output map: \(reason)"
         case .passedThrough(let manifest, let line): "\(manifest): \(line)"
         }

@@ -19,17 +19,29 @@ public struct InputPlaceholder: Codable, Hashable, Sendable {
     public var height: Int
     /// The ThumbHash's bytes in standard base64 with padding, as the reference's examples write it.
     public var thumbHash: String
-    /// `data:image/png;base64,...`: the ThumbHash decoded (at most ``ThumbHash/decodedSide``
-    /// pixels on its longer side), for pages that show it without JavaScript.
+    /// `data:image/png;base64,...`: the ThumbHash decoded, for pages that show it without
+    /// JavaScript (a browser scales it up smoothly), under ``dataURILimit`` bytes: the largest
+    /// of ``dataURISides`` on its longer side that fits.
     public var dataURI: String
 
     /// The side of the box the input is reduced into before hashing, in pixels: ThumbHash's
     /// limit, and a shrink-on-load thumbnail (JPEG and WebP decode at 1/8 scale) keeps it cheap.
     public static let thumbnailSide = ThumbHash.maximumSide
 
+    /// The most bytes of a data URI, whole: a page of 100 photos inlines at most 100 KB of
+    /// placeholders (plaiceholder's and sharp's are a few hundred bytes each).
+    public static let dataURILimit = 1024
+
+    /// The longer sides the data URI's image is tried at, largest first. A ThumbHash holds at
+    /// most 7 cosine terms along a side, so 16 samples across already carry all it says; the
+    /// larger sides only save the browser's scaling, and 8 always fits (8 × 8 RGBA is 256 bytes
+    /// before compression).
+    public static let dataURISides = [32, 24, 16, 12, 8]
+
     /// What a placeholder is made with; change it when the way changes, so that kept ones are
     /// made again.
-    public static let recipe = "thumbhash 1; thumbnail \(thumbnailSide) lanczos3; png \(ThumbHash.decodedSide)"
+    public static let recipe =
+        "thumbhash 1; thumbnail \(thumbnailSide) lanczos3; png \(dataURISides.map(String.init).joined(separator: "/")) under \(dataURILimit)"
 
     public init(
         input: String, inputHash: String, recipe: String = Self.recipe, width: Int, height: Int, thumbHash: String,
@@ -69,7 +81,26 @@ public struct InputPlaceholder: Codable, Hashable, Sendable {
             }
         }
         let hash = ThumbHash.encode(width: pixels.rect.width, height: pixels.rect.height, rgba: rgba)
-        guard let decoded = ThumbHash.decode(hash) else {
+        var dataURI: String?
+        for side in dataURISides {
+            let uri = try Self.dataURI(of: hash, longerSide: side, named: path)
+            if uri.utf8.count <= dataURILimit {
+                dataURI = uri
+                break
+            }
+        }
+        guard let dataURI else {
+            // 8 x 8 RGBA pixels always fit; this names the file if that ever breaks.
+            throw ImageIOError(code: .encodeFailed, path: path, message: "its placeholder does not fit in \(dataURILimit) bytes")
+        }
+        return InputPlaceholder(
+            input: path, inputHash: inputHash, width: header.width, height: header.height,
+            thumbHash: Data(hash).base64EncodedString(), dataURI: dataURI)
+    }
+
+    /// `hash` decoded at `longerSide` pixels on its longer side, as a PNG data URI.
+    private static func dataURI(of hash: [UInt8], longerSide: Int, named path: String) throws(ImageIOError) -> String {
+        guard let decoded = ThumbHash.decode(hash, longerSide: longerSide) else {
             // A hash just encoded always decodes; this names the file if that ever breaks.
             throw ImageIOError(code: .encodeFailed, path: path, message: "its ThumbHash does not decode")
         }
@@ -87,9 +118,6 @@ public struct InputPlaceholder: Codable, Hashable, Sendable {
         let png = try ImageWriter.encode(
             image, extension: "png", named: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions(metadata: .strip, bitDepth: 8))
-        return InputPlaceholder(
-            input: path, inputHash: inputHash, width: header.width, height: header.height,
-            thumbHash: Data(hash).base64EncodedString(),
-            dataURI: "data:image/png;base64," + Data(png.bytes).base64EncodedString())
+        return "data:image/png;base64," + Data(png.bytes).base64EncodedString()
     }
 }

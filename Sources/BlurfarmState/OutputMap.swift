@@ -1,4 +1,6 @@
+import Foundation
 import BlurfarmCore
+import BlurfarmSystem
 
 /// A job's output map (`map:` in the manifest, `run --map`): what a site build needs of the
 /// job's outputs, as JSON (docs/json.md, docs/output-map.schema.json). Every input that has
@@ -24,9 +26,14 @@ public struct OutputMap: Codable, Equatable, Sendable {
 
     /// One input and its outputs that are up to date.
     public struct Input: Codable, Equatable, Sendable {
-        /// The input's path, relative to the map's folder.
+        /// The input's path, relative to the map's folder (a byte that is not UTF-8 shown as
+        /// `\xE9`: ``pathBytes`` then has it exactly).
         public var path: String
-        /// The input's size in pixels, as displayed; absent with the placeholder.
+        /// The path's exact bytes in base64, only when it is not UTF-8: what tells apart two
+        /// names that show alike (`caf\xE9.png` with the byte 0xE9, and a name with a backslash).
+        public var pathBytes: String?
+        /// The input's size in pixels, as displayed; present with the placeholder, absent when
+        /// it could not be made.
         public var width: Int?
         public var height: Int?
         /// Absent when it could not be made (said as a warning by the run).
@@ -36,6 +43,7 @@ public struct OutputMap: Codable, Equatable, Sendable {
 
         package init(path: String, width: Int?, height: Int?, placeholder: Placeholder?, outputs: [Output]) {
             (self.path, self.width, self.height, self.placeholder, self.outputs) = (path, width, height, placeholder, outputs)
+            pathBytes = OutputMap.exactBytes(of: path)
         }
     }
 
@@ -51,8 +59,10 @@ public struct OutputMap: Codable, Equatable, Sendable {
 
     /// One output file, as it is on disk.
     public struct Output: Codable, Equatable, Sendable {
-        /// The file's path, relative to the map's folder.
+        /// The file's path, relative to the map's folder (as the input's: ``pathBytes`` beside
+        /// it when it is not UTF-8).
         public var path: String
+        public var pathBytes: String?
         /// From the path's extension: `jpeg`, `png`, `webp`, `tiff` or `avif` (the MIME type is
         /// `image/` and this).
         public var format: String
@@ -70,6 +80,7 @@ public struct OutputMap: Codable, Equatable, Sendable {
         package init(path: String, format: String, width: Int, height: Int, bytes: Int, variant: String, size: Int?) {
             (self.path, self.format, self.width, self.height) = (path, format, width, height)
             (self.bytes, self.variant, self.size) = (bytes, variant, size)
+            pathBytes = OutputMap.exactBytes(of: path)
         }
     }
 }
@@ -80,6 +91,12 @@ extension ImageFormat {
 }
 
 extension OutputMap {
+    /// The exact bytes of `path` in base64 when it is not UTF-8 (it carries bytes as
+    /// ``PathEncoding`` does), else nil.
+    static func exactBytes(of path: String) -> String? {
+        PathEncoding.isUTF8(path) ? nil : Data(PathEncoding.bytes(path)).base64EncodedString()
+    }
+
     /// `path` relative to the folder `folder`, both absolute: `..` for each folder of
     /// `folder` that `path` is not below.
     package static func relative(_ path: String, from folder: String) -> String {

@@ -337,6 +337,41 @@ import Glibc
         #expect(RawNames.inFolder(job.path("out")) == [Array("a.jpg".utf8), Array("b.jpg".utf8)])
     }
 
+    /// A Latin-1 name (`caf` 0xE9 `.png`) beside its look-alike in UTF-8 (`caf\xE9.png`, with a
+    /// real backslash) in an output map: two inputs and two outputs, every entry told apart by
+    /// its `pathBytes` (present only for the name that is not UTF-8, and exactly the bytes of
+    /// the file on disk), the map valid against its schema.
+    @Test func aNameThatIsNotUTF8AndItsLookAlikeAreTwoEntriesOfTheMap() throws {
+        let job = try Job.make(inputs: [], manifest: Self.manifest(path: "out/{stem}.jpg") + "map: site/map.json\n")
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try FileManager.default.createDirectory(atPath: job.path("in"), withIntermediateDirectories: true)
+        let latin1 = Self.latin1Cafe + Array(".png".utf8)
+        let lookAlike = Array("caf\\xE9.png".utf8)
+        try Self.makeFile(named: latin1, in: job.path("in"))
+        try Self.makeFile(named: lookAlike, in: job.path("in"))
+        let run = try job.run("run")
+        #expect(run.status == 0, "\(run.stderr)")
+        let map = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: job.path("site/map.json")))) as? [String: Any])
+        let inputs = try #require(map["inputs"] as? [[String: Any]])
+        try #require(inputs.count == 2)
+        /// An entry's exact bytes: `pathBytes` when present, else the path's UTF-8.
+        func bytes(_ entry: [String: Any]) -> [UInt8] {
+            if let encoded = entry["pathBytes"] as? String { return Array(Data(base64Encoded: encoded) ?? Data()) }
+            return Array((entry["path"] as? String ?? "").utf8)
+        }
+        let inputBytes = Set(inputs.map(bytes))
+        #expect(inputBytes == [Array("../in/".utf8) + latin1, Array("../in/".utf8) + lookAlike], "\(inputs)")
+        #expect(inputs.filter { $0["pathBytes"] != nil }.count == 1)
+        let outputs = inputs.flatMap { $0["outputs"] as? [[String: Any]] ?? [] }
+        #expect(Set(outputs.map(bytes)) == [
+            Array("../out/".utf8) + Self.latin1Cafe + Array(".jpg".utf8), Array("../out/caf\\xE9.jpg".utf8),
+        ], "\(outputs)")
+        // Each output's bytes name a file on disk.
+        #expect(Set(RawNames.inFolder(job.path("out")) ?? []) == [Self.latin1Cafe + Array(".jpg".utf8), Array("caf\\xE9.jpg".utf8)])
+        #expect(try OutputMapTests.validate(job.path("site/map.json")).status == 0)
+    }
+
     /// A failure on an input whose name is not UTF-8 is one line with the name escaped, on
     /// standard error, in the log and in the report (which stays JSON).
     @Test func aNameThatIsNotUTF8IsEscapedInErrorsTheLogAndTheReport() throws {

@@ -146,6 +146,73 @@ import Testing
         #expect(try Self.validate(job.path("site/images.json")).status == 0)
     }
 
+    /// The photo folder moved away (an unmounted disk) and brought back: the run that cannot see
+    /// it exits 1, refuses to prune, and leaves the map byte for byte as it was, with its time
+    /// (a site build in between publishes every image still); the run after it finds all up to
+    /// date. With `--force-prune` (the inputs are really gone) the map is written without them.
+    @Test func aMissingInputFolderLeavesTheMapAsItWas() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let (first, _) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        let mapPath = job.path("site/images.json")
+        let written = try Data(contentsOf: URL(fileURLWithPath: mapPath))
+        let time = try FileManager.default.attributesOfItem(atPath: mapPath)[.modificationDate] as? Date
+        try FileManager.default.moveItem(atPath: job.path("in"), toPath: job.path("away"))
+        for arguments in [[], ["--prune"]] {
+            let (away, _) = try job.run(arguments)
+            #expect(away.status == 1, "\(away.stderr)")
+            #expect(away.stderr.contains("site/images.json: the output map is left as it was: input folder"), "\(away.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+            #expect(try FileManager.default.attributesOfItem(atPath: mapPath)[.modificationDate] as? Date == time)
+        }
+        #expect(Self.filesOnDisk(job).count == 15)
+        try FileManager.default.moveItem(atPath: job.path("away"), toPath: job.path("in"))
+        let (back, backReport) = try job.run()
+        #expect(back.status == 0 && backReport.outputs("written").isEmpty, "\(back.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+        // Really gone: --force-prune removes the outputs, and the map follows.
+        try FileManager.default.moveItem(atPath: job.path("in"), toPath: job.path("away"))
+        let (forced, forcedReport) = try job.run(["--force-prune"])
+        #expect(forcedReport.pruned.count == 15, "\(forced.stderr)")
+        #expect(try Self.load(mapPath)["inputs"] as? [Any] == nil || (try Self.load(mapPath)["inputs"] as? [Any])?.isEmpty == true)
+    }
+
+    /// A variant renamed (its `path` changed) and a size removed leave outputs no plan makes:
+    /// `check --status` lists them as `would be pruned`; a run without `--prune` keeps them;
+    /// `--prune` removes them (from the records: a file beside them that blurfarm did not write
+    /// stays, and so does its folder), and the map follows.
+    @Test func outputsOfARenamedVariantOrARemovedSizeArePruned() throws {
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let (first, _) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        try Data("not blurfarm's".utf8).write(to: URL(fileURLWithPath: job.path("out/backdrop/notes.txt")))
+        var manifest = try String(contentsOfFile: job.manifest, encoding: .utf8)
+        manifest = manifest.replacingOccurrences(of: "path: out/backdrop/{stem}.jpg", with: "path: out/blurred/{stem}.jpg")
+            .replacingOccurrences(of: "sizes: [16, 32]", with: "sizes: [32]")
+        try manifest.write(toFile: job.manifest, atomically: true, encoding: .utf8)
+        let status = try Blurfarm.run(["check", job.manifest, "--config", job.config, "--status"])
+        let wouldGo = status.stdout.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("would be pruned") }
+        #expect(wouldGo.count == 10, "\(status.stdout)")
+        #expect(wouldGo.contains { $0.contains("out/backdrop/photo0.jpg") } && wouldGo.contains { $0.contains("photo0-16w.webp") })
+        let (kept, _) = try job.run()
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(FileManager.default.fileExists(atPath: job.path("out/backdrop/photo0.jpg")))
+        // Ten of the twenty recorded outputs: not more than half, so no --force-prune is needed.
+        let (pruning, report) = try job.run(["--prune"])
+        #expect(pruning.status == 0, "\(pruning.stderr)")
+        #expect(report.pruned.count == 10, "\(report.pruned)")
+        #expect(!FileManager.default.fileExists(atPath: job.path("out/backdrop/photo0.jpg")))
+        #expect(!FileManager.default.fileExists(atPath: job.path("out/photo0-16w.webp")))
+        #expect(FileManager.default.fileExists(atPath: job.path("out/backdrop/notes.txt")))
+        #expect(FileManager.default.fileExists(atPath: job.path("out/blurred/photo0.jpg")))
+        try FileManager.default.removeItem(atPath: job.path("out/backdrop/notes.txt"))
+        try Self.expectMapMatchesDisk(job)
+        let after = try Blurfarm.run(["check", job.manifest, "--config", job.config, "--status"])
+        #expect(!after.stdout.contains("would be pruned"), "\(after.stdout)")
+    }
+
     /// The schema is not vacuous: a map with a wrong type, a missing key or an absolute path
     /// is refused.
     @Test func theSchemaRefusesABrokenMap() throws {
@@ -221,7 +288,8 @@ import Testing
             let png = job.path("placeholder.png")
             try #require(Data(base64Encoded: String(uri.dropFirst(prefix.count)))).write(to: URL(fileURLWithPath: png))
             let decoded = try ImageReader.header(ofFile: png)
-            #expect(max(decoded.width, decoded.height) == 32)
+            #expect(uri.utf8.count <= InputPlaceholder.dataURILimit, "\(inputPath): \(uri.utf8.count) bytes")
+            #expect(InputPlaceholder.dataURISides.contains(max(decoded.width, decoded.height)))
             #expect((decoded.width >= decoded.height) == (header.width >= header.height), "\(inputPath)")
             let fromURI = try Self.meanColour(png)
             #expect(Self.distance(fromURI, expected) <= 8, "\(inputPath): \(fromURI) vs \(expected)")
@@ -235,6 +303,29 @@ import Testing
             let fromHash = sum / Double(hash.width * hash.height)
             #expect(Self.distance(fromHash, expected) <= 8, "\(inputPath): \(fromHash) vs \(expected)")
         }
+    }
+
+    /// Every placeholder of the corpus (photos, 1080p frames, the special files that decode) is
+    /// at most 1 KB as a data URI (32 pixels on its longer side when that fits; 16 for most
+    /// photos here, whose ThumbHash 16 samples already carry whole).
+    @Test func everyPlaceholderIsUnderOneKilobyte() throws {
+        var sides: [Int: Int] = [:]
+        for folder in ["photos", "batch1080", "special"] {
+            let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.corpus(folder)).sorted()
+            for name in names {
+                let path = Fixtures.corpus("\(folder)/\(name)")
+                guard let placeholder = try? InputPlaceholder.make(
+                    path, inputHash: "unused", pixelLimit: ImageReader.defaultPixelLimit, memoryLimit: ImageReader.usableMemory)
+                else { continue }
+                #expect(placeholder.dataURI.utf8.count <= 1024, "\(name): \(placeholder.dataURI.utf8.count) bytes")
+                let png = Data(base64Encoded: String(placeholder.dataURI.dropFirst("data:image/png;base64,".count)))!
+                // The PNG's IHDR: width and height, big-endian, at bytes 16 and 20.
+                let side = max(png[16...19].reduce(0) { $0 << 8 | Int($1) }, png[20...23].reduce(0) { $0 << 8 | Int($1) })
+                sides[side, default: 0] += 1
+            }
+        }
+        #expect(sides.values.reduce(0, +) >= 40, "\(sides)")
+        #expect(Set(sides.keys).isSubset(of: InputPlaceholder.dataURISides), "\(sides)")
     }
 
     /// A translucent input's placeholder keeps its alpha: the hash says so, and the data URI
