@@ -133,6 +133,7 @@ public enum JobPlanner {
         var passedThrough: [String] = []
         var regionFiles: [String] = []
         var writers: [RealPath.Identity: (input: String, variant: VariantSpec, path: String)] = [:]
+        var collisions = Collisions()
         for relative in found.keys.sorted() {
             let name = (relative as NSString).lastPathComponent
             let ext = (name as NSString).pathExtension
@@ -204,10 +205,8 @@ public enum JobPlanner {
                 let identity = RealPath.identity(of: path)
                 let real = RealPath.resolveFolder(of: path, using: folders)
                 if let other = writers[identity], other.variant.name == variant.name, other.path == path {
-                    diagnostics.append(.error(
-                        "the inputs '\(ShownName.of(other.input))' and '\(shownInput)' both write '\(shownPath)' "
-                            + "(variant '\(variant.name)'): put {relpath} or {ext} in its path to tell them apart",
-                        at: variant.pathLocation))
+                    // Told once per variant, after every input: 30 photos into one file is one line.
+                    collisions.add(variant, other.input, relative, path)
                 } else if let other = writers[identity] {
                     let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
                     diagnostics.append(.error(
@@ -245,6 +244,7 @@ public enum JobPlanner {
                 diagnostics.append(.error("the output map cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation))
             }
         }
+        diagnostics += collisions.diagnostics
         if !diagnostics.isEmpty { return .failure(Diagnostics(diagnostics)) }
         return .success(JobPlan(
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
@@ -440,5 +440,55 @@ public enum JobPlanner {
         }
         let joined = parts.joined(separator: "/")
         return path.hasPrefix("/") ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+}
+
+/// Inputs of one variant that would write one file, gathered while planning and told once per
+/// variant (the first pair, how many inputs and files in all, and the placeholders that would
+/// tell them apart and are not in the path yet), not once per pair.
+struct Collisions {
+    private var byVariant: [String: (variant: VariantSpec, first: (String, String, String), inputs: Set<String>, files: Set<String>)] = [:]
+    private var order: [String] = []
+
+    /// `input` (relative) would write `path`, which `earlier` writes, for `variant`.
+    mutating func add(_ variant: VariantSpec, _ earlier: String, _ input: String, _ path: String) {
+        if byVariant[variant.name] == nil {
+            order.append(variant.name)
+            byVariant[variant.name] = (variant, (earlier, input, path), [], [])
+        }
+        byVariant[variant.name]!.inputs.formUnion([earlier, input])
+        byVariant[variant.name]!.files.insert(path)
+    }
+
+    /// One error per variant.
+    var diagnostics: [Diagnostic] {
+        order.map { name in
+            let (variant, (a, b, path), inputs, files) = byVariant[name]!
+            let more = inputs.count > 2
+                ? " (\(inputs.count) inputs write \(counted(files.count, "file")) between them)" : ""
+            return .error(
+                "the inputs '\(ShownName.of(a))' and '\(ShownName.of(b))' both write '\(ShownName.of(path))'\(more) "
+                    + "(variant '\(name)'): \(Self.hint(variant.pathTemplate, a, b))",
+                at: variant.pathLocation)
+        }
+    }
+
+    /// What to put in `template` to tell the inputs `a` and `b` (relative paths) apart.
+    static func hint(_ template: PathTemplate, _ a: String, _ b: String) -> String {
+        let (nameA, nameB) = ((a as NSString).lastPathComponent, (b as NSString).lastPathComponent)
+        let (stemA, stemB) = ((nameA as NSString).deletingPathExtension, (nameB as NSString).deletingPathExtension)
+        let wanted: [PathTemplate.Placeholder]
+        if stemA != stemB {
+            wanted = template.uses(.stem) || template.uses(.name) ? [.relpath] : [.stem]
+        } else if nameA != nameB {
+            wanted = [.ext]
+        } else {
+            wanted = [.relpath]
+        }
+        let missing = wanted.filter { !template.uses($0) }
+        guard let first = missing.first else {
+            return "two input globs take files of one name from different folders; give each its own variant or path"
+        }
+        return "put {\(first.rawValue)} in its path to tell them apart"
     }
 }

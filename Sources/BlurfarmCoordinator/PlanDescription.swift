@@ -1,3 +1,4 @@
+import Foundation
 import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmEngine
@@ -312,21 +313,36 @@ extension PlanDescription.Output {
 extension StatusDescription {
     /// The status as `check --status` prints it: a line for the job (its outputs, counted by
     /// state), then each output with its state, the states aligned, and the variant and input
-    /// it comes from or why; names shown escaped. Lines separated by newlines, none after the last.
+    /// it comes from or why; names shown escaped, every path as the working folder sees it
+    /// (``shownPath(_:)``). Lines separated by newlines, none after the last.
     public var text: String {
+        let folder = (manifest as NSString).deletingLastPathComponent
         let planned = outputs.filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }.count
         let tally = OutputState.allCases.compactMap { state in counts[state.rawValue].map { "\($0) \(state)" } }
         var lines = [
-            "\(manifest): job '\(job)': \(counted(planned, "output"))" + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", "))
+            "\(Self.shownPath(manifest)): job '\(job)': \(counted(planned, "output"))" + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", "))
         ]
         let width = outputs.map { $0.state.description.count }.max() ?? 0
         for output in outputs {
             let shown = output.state.description
-            var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(ShownName.of(output.output))"
-            if let variant = output.variant { line += " (\(variant) of \(ShownName.of(output.input)))" }
+            var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(Self.shownPath(output.output))"
+            // A planned output's input is relative to the manifest's folder; a pruned one's absolute.
+            let input = output.input.hasPrefix("/") ? output.input : JobPlanner.join(folder.isEmpty ? "." : folder, output.input)
+            if let variant = output.variant { line += " (\(variant) of \(Self.shownPath(input)))" } else { line += " (of \(Self.shownPath(input)))" }
             if let reason = output.reason { line += ": \(reason)" }
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `path` as a message shows it: relative to the working folder when it is below it, else
+    /// absolute; `.` and `..` taken out (`jobs/../../photos/a.jpg` → `../photos/a.jpg` from
+    /// `jobs`' folder), control characters and bytes that are not UTF-8 escaped (``ShownName``).
+    public static func shownPath(_ path: String) -> String {
+        let here = FileManager.default.currentDirectoryPath
+        let absolute = JobPlanner.normalise(path.hasPrefix("/") ? path : JobPlanner.join(here, path))
+        if absolute == here { return "." }
+        let prefix = here == "/" ? "/" : here + "/"
+        return ShownName.of(absolute.hasPrefix(prefix) ? String(absolute.dropFirst(prefix.count)) : absolute)
     }
 }

@@ -227,8 +227,18 @@ public struct RunReport: Sendable, Codable, Equatable {
     public var cancelled: Int { outputs.filter { $0.status == .cancelled }.count }
     public var skipped: Int { outputs.filter { $0.status == .skipped }.count }
     public var failedEarlier: Int { outputs.filter { $0.status == .failedEarlier }.count }
-    /// Inputs the run decoded (or tried to): those with an output written or failed.
-    public var decoded: Int { Set(outputs.filter { $0.status == .written || $0.status == .failed }.map(\.input)).count }
+    /// Inputs the run decoded: those with an output written, or failed after its input was
+    /// decoded (an input that is not an image, corrupt or missing was not).
+    public var decoded: Int {
+        Set(outputs.filter { output in
+            switch (output.status, output.failure) {
+            case (.written, _): true
+            case (.failed, .decode?), (.failed, .reported(kind: "decode", _, _)?): false
+            case (.failed, _): true
+            default: false
+            }
+        }.map(\.input)).count
+    }
     public var seconds: Double { finished.timeIntervalSince(started) }
 
     /// The report's counts, as the JSON report's `counts` gives them.

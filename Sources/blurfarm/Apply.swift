@@ -77,7 +77,9 @@ struct Apply: FarmCommand {
     @Option(help: "gamma (blur the stored sRGB values) or linear (blur in linear light).")
     var colour: ColourMode = .gamma
 
-    @Option(name: .customLong("region"), help: ArgumentHelp(
+    // `.unconditional`: the value is the next word even when it starts with a dash, so a box
+    // off the image's left edge reads as given (`--region -20,10,100,100`).
+    @Option(name: .customLong("region"), parsing: .unconditionalSingleValue, help: ArgumentHelp(
         "Filter only this rectangle of the output: x,y,width,height[,radius[,feather]], pixels or percent (10%). Repeatable.",
         valueName: "box"))
     var regions: [String] = []
@@ -142,7 +144,14 @@ struct Apply: FarmCommand {
             if paths.isEmpty { throw ValidationError("give the inputs to filter with -o, e.g. blurfarm apply photos/*.jpg -o 'out/{stem}.webp'") }
             if paths.contains("-") { throw ValidationError("'-' (standard input) is for one image: apply - OUTPUT") }
             if format != nil { throw ValidationError("--format is for standard output; -o's extension chooses the format") }
-            do { _ = try PathTemplate(template) } catch { throw ValidationError("-o '\(template)': \(error.message)") }
+            let parsed: PathTemplate
+            do { parsed = try PathTemplate(template) } catch { throw ValidationError("-o '\(template)': \(error.message)") }
+            // Several files into a path that names no input: every one would write the same file.
+            if paths.count > 1, ![.stem, .name, .relpath, .ext].contains(where: parsed.uses) {
+                throw ValidationError(
+                    "-o '\(template)' names one file for \(paths.count) inputs: put {stem} in it to tell them apart, "
+                        + "e.g. -o '\(Self.withStem(template))'")
+            }
         } else if paths.count != 2 {
             throw ValidationError(
                 "give INPUT OUTPUT for one image, or the inputs and -o TEMPLATE for several "
@@ -152,6 +161,14 @@ struct Apply: FarmCommand {
     }
 
     /// The checks of the options both forms share.
+    /// `template` with `{stem}` as its file name's stem (`flat/thumb.webp` → `flat/{stem}.webp`).
+    static func withStem(_ template: String) -> String {
+        let folder = (template as NSString).deletingLastPathComponent
+        let ext = (template as NSString).pathExtension
+        let name = "{stem}" + (ext.isEmpty ? "" : "." + ext)
+        return folder.isEmpty ? name : folder + "/" + name
+    }
+
     private func validateOptions() throws {
         if template == nil, output == "-", format == nil { throw ValidationError("writing to standard output ('-') needs --format, e.g. --format png") }
         if template == nil, output != "-", format != nil { throw ValidationError("--format is for standard output ('-'); a file's format follows its extension") }

@@ -77,8 +77,31 @@ import Testing
         let stem = name.replacingOccurrences(of: ".jpg", with: "")
         #expect(result.stderr.contains(
             "error: the inputs 'in/a/\(name)' and 'in/b/\(name)' both write 'out/\(stem).png' (variant 'apply'): "
-                + "put {relpath} or {ext} in its path to tell them apart"), "\(result.stderr)")
+                + "put {relpath} in its path to tell them apart"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
+    /// Many inputs into one file: one line, not one per pair. Named files with a template that
+    /// names no input (`flat/thumb.webp`) are a usage error (64, as commands.md says of a bad
+    /// template) suggesting `{stem}`; a glob blurfarm expands into one file is one line counting
+    /// them (exit 2), suggesting what the template lacks ({stem}), never a placeholder it has
+    /// ({ext}; the twins of the test above get {relpath}).
+    @Test func manyInputsIntoOneFileAreOneLine() throws {
+        let (folder, inputs) = try Self.photos()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let flat = try Blurfarm.run(["apply"] + inputs + ["-o", "flat/thumb.webp"], in: folder)
+        #expect(flat.status == 64, "\(flat.stderr)")
+        #expect(flat.stderr.split(separator: "\n").count(where: { $0.lowercased().contains("error") }) == 1, "\(flat.stderr)")
+        #expect(flat.stderr.contains("-o 'flat/thumb.webp' names one file for \(inputs.count) inputs: put {stem} in it"), "\(flat.stderr)")
+        #expect(flat.stderr.contains("-o 'flat/{stem}.webp'"), "\(flat.stderr)")
+        // A glob blurfarm expands: the plan finds the 20 inputs writing one file, told in one line.
+        let globbed = try Blurfarm.run(["apply", "in/**/*.jpg", "-o", "flat/thumb.{ext}"], in: folder)
+        #expect(globbed.status == 2, "\(globbed.stderr)")
+        let errors = globbed.stderr.split(separator: "\n").filter { $0.contains("error:") }
+        #expect(errors.count == 1, "\(globbed.stderr)")
+        #expect(errors.first?.contains("(20 inputs write 1 file between them)") == true, "\(globbed.stderr)")
+        #expect(errors.first?.contains("put {stem} in its path") == true && errors.first?.contains("{ext} in") == false, "\(globbed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("flat").path))
     }
 
     /// A glob that matches nothing names the folder it looked in (status 1, as `run`); a

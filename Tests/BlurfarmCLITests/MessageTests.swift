@@ -72,6 +72,21 @@ import Testing
         }
     }
 
+    /// Job `one`: the inputs of `inputs` blurred (σ 1) to `out/{stem}.png`.
+    static func oneJob(inputs: String) -> String {
+        """
+        job: one
+        inputs: [\(inputs)]
+        outputs:
+          - name: blur
+            path: out/{stem}.png
+            filters:
+              - gaussian:
+                  sigma: 1
+
+        """
+    }
+
     @Test func oneInputAndOneTileAreSingular() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -79,17 +94,7 @@ import Testing
         try IncrementalRunTests.ppm(width: 24, height: 16, using: &random)
             .write(to: folder.appendingPathComponent("in.ppm"))
         try "state: state\n".write(to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
-        try """
-            job: one
-            inputs: [in.ppm]
-            outputs:
-              - name: blur
-                path: out/{stem}.png
-                filters:
-                  - gaussian:
-                      sigma: 1
-
-            """.write(to: folder.appendingPathComponent("one.job"), atomically: true, encoding: .utf8)
+        try Self.oneJob(inputs: "in.ppm").write(to: folder.appendingPathComponent("one.job"), atomically: true, encoding: .utf8)
         let check = try Blurfarm.run(["check", "one.job", "--config", "farm.conf"], in: folder)
         #expect(check.status == 0, "\(check.stderr)")
         #expect(check.stdout.contains("job 'one': 1 input, 1 output, "), "\(check.stdout)")
@@ -98,6 +103,38 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("blur of in.ppm, 1 tile\n"), "\(run.stdout)")
         #expect(run.stdout.contains("one: 1 written, 0 failed, 1 input, in "), "\(run.stdout)")
+    }
+
+    /// A file that is not an image is not counted as decoded; `--region` takes a box off the
+    /// left edge as written (`--region -20,10,100,100`, not only `--region=-20,…`); `check
+    /// --status` shows every path as the working folder sees it: relative below it, `..`
+    /// taken out (a manifest named as `jobs/../one.job`), pruned outputs and their inputs too.
+    @Test func countsRegionsAndPathsReadAsMeant() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var random = SplitMix(seed: 3)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("in"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("jobs"), withIntermediateDirectories: true)
+        for name in ["a", "b"] {
+            try IncrementalRunTests.ppm(width: 24, height: 16, using: &random).write(to: folder.appendingPathComponent("in/\(name).ppm"))
+        }
+        try Data("not an image".utf8).write(to: folder.appendingPathComponent("in/c.ppm"))
+        try "state: state\n".write(to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        try Self.oneJob(inputs: "in/*.ppm").write(to: folder.appendingPathComponent("one.job"), atomically: true, encoding: .utf8)
+        let run = try Blurfarm.run(["run", "one.job", "--config", "farm.conf", "--verbose", "--workers", "0"], in: folder)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stdout.contains(", 2 decoded"), "\(run.stdout)")
+
+        let region = try Blurfarm.run(
+            ["apply", "in/a.ppm", "a.png", "--filter", "gaussian sigma=2", "--region", "-20,10,100,100"], in: folder)
+        #expect(region.status == 0, "\(region.stderr)")
+
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("in/b.ppm"))
+        let status = try Blurfarm.run(["check", "jobs/../one.job", "--config", "farm.conf", "--status"], in: folder)
+        let lines = status.stdout.split(separator: "\n").dropFirst()
+        #expect(lines.contains { $0.contains("out/a.png (blur of in/a.ppm)") }, "\(status.stdout)")
+        #expect(lines.contains { $0.contains("would be pruned  out/b.png (of in/b.ppm)") }, "\(status.stdout)")
+        #expect(!status.stdout.contains(folder.path) && !status.stdout.contains("../"), "\(status.stdout)")
     }
 
     @Test func versionNamesBlurfarmLibvipsAndTheCPUTarget() throws {

@@ -42,11 +42,14 @@ import Testing
         #expect(empty.text == "j.job: job 'j': 0 inputs, 0 outputs, one tile per image\n  no file matches the inputs")
     }
 
+    /// Every path as the working folder sees it: a planned output's input joined to the
+    /// manifest's folder (`jobs/in/a.jpg`), paths outside the working folder absolute, `..`
+    /// taken out.
     @Test func theStatusCountsPlannedOutputsByStateWithTheStatesAligned() {
         let status = StatusDescription(
-            job: "web", manifest: "jobs/web.job",
+            job: "web", manifest: "jobs/../jobs/web.job",
             outputs: [
-                OutputStatus(input: "in/a.jpg", output: "out/a.jpg", variant: "blur", state: .upToDate),
+                OutputStatus(input: "in/a.jpg", output: "out/./a.jpg", variant: "blur", state: .upToDate),
                 OutputStatus(input: "in/b.jpg", output: "out/b.jpg", variant: "blur", state: .failedEarlier, reason: "corrupt"),
                 OutputStatus(input: "/x/c.jpg", output: "/x/out/c.jpg", variant: nil, state: .wouldBePruned),
             ],
@@ -54,9 +57,9 @@ import Testing
         #expect(
             status.text == """
                 jobs/web.job: job 'web': 2 outputs: 1 up to date, 1 would be pruned, 1 failed earlier
-                  up to date       out/a.jpg (blur of in/a.jpg)
-                  failed earlier   out/b.jpg (blur of in/b.jpg): corrupt
-                  would be pruned  /x/out/c.jpg
+                  up to date       out/a.jpg (blur of jobs/in/a.jpg)
+                  failed earlier   out/b.jpg (blur of jobs/in/b.jpg): corrupt
+                  would be pruned  /x/out/c.jpg (of /x/c.jpg)
                 """)
     }
 }
