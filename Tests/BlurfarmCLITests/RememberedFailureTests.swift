@@ -208,10 +208,11 @@ import Testing
         let text = try job.blurfarm(["check", "--status"])
         #expect(text.status == 0 && text.stdout.split(separator: "\n").count == 15, "\(text.stdout)")
         for (state, output) in [
-            ("stale (input changed)", "out/blur/a.jpg (blur of in/a.jpg)"), ("stale (output changed)", "out/blur/b.jpg"),
+            // Every path as the working folder sees it: the job's folder is outside it, so absolute.
+            ("stale (input changed)", "out/blur/a.jpg (blur of \(job.path("in/a.jpg")))"), ("stale (output changed)", "out/blur/b.jpg"),
             ("missing", "out/blur/c.jpg"), ("up to date", "out/blur/d.jpg"), ("stale (not recorded)", "out/blur/e.jpg"),
             ("stale (recipe changed)", "out/thumb/d.jpg"), ("would be pruned", job.path("out/thumb/gone.jpg")),
-            ("failed earlier", "out/blur/bad.jpg (blur of in/bad.jpg): "),
+            ("failed earlier", "out/blur/bad.jpg (blur of \(job.path("in/bad.jpg"))): "),
         ] {
             #expect(text.stdout.split(separator: "\n").contains { $0.hasPrefix("  \(state) ") && $0.contains(output) },
                 "\(state) \(output): \(text.stdout)")

@@ -234,7 +234,7 @@ import Testing
         kill(first.process.processIdentifier, SIGTERM)
         // Stopping: the farm starts no other output; then the held tiles go on. (A submission
         // with a priority out of range changes nothing: 400 until the server stops, then 503.)
-        try first.poll({ try first.call("POST", "/api/v1/jobs", json: ["path": manifest, "priority": 500]).0 }) { $0 == 503 }
+        _ = try first.poll({ try first.call("POST", "/api/v1/jobs", json: ["path": manifest, "priority": 500]).0 }) { $0 == 503 }
         try FileManager.default.removeItem(at: hold)
         let stopped = first.stop(signal: 0, within: 120)
         #expect(stopped.status == 0, "\(stopped.stderr)")
