@@ -36,7 +36,11 @@ extension IncrementalRun {
             return "input glob '\(ShownName.of(glob))' matches no file (\(counted(outputs, "recorded output")) would leave the map)"
         case .tooMany?, nil: break
         }
-        if !plan.refused.isEmpty, let unseen = records.all.first(where: { !plannedInputs.contains($0.input) }) {
+        // An input left out for its regions was seen: it failed, and leaves the map.
+        let failed = Set(regionFailedInputs.map(absolute))
+        if !plan.refused.isEmpty,
+            let unseen = records.all.first(where: { !plannedInputs.contains($0.input) && !failed.contains($0.input) })
+        {
             return "the inputs could not all be read (\(plan.refused[0])), and '\(ShownName.of(unseen.input))' was not seen"
         }
         return nil

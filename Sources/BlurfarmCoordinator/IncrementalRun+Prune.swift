@@ -72,6 +72,32 @@ extension IncrementalRun {
         return records.filter { !planned.contains($0.output) && !reads.contains($0.output) }
     }
 
+    /// Takes the recorded output at `path` (as planned) out of what the job vouches for: its
+    /// file removed when it is as blurfarm wrote it (a file changed since is left, only its
+    /// record goes), its record removed. For outputs whose regions could not be had this run
+    /// (``JobPlan/regionFailed``): a photo redacted with other boxes than the ones it has now
+    /// is not left published as current. Nil when the job recorded nothing there.
+    /// - Throws: ``StateError`` when the file or the record cannot be removed.
+    public func withdraw(_ path: String) throws(StateError) -> Pruned? {
+        let output = absolute(path)
+        guard let record = records.record(for: output) else { return nil }
+        let action: Pruned.Action
+        if !Self.exists(output) {
+            action = .alreadyGone
+        } else if Self.isUnchanged(output, as: record.outputFile) {
+            do throws(SystemCallError) {
+                try Syscalls.removeFile(output)
+            } catch {
+                throw StateError(path: output, message: "cannot remove: \(error.reason)")
+            }
+            action = .removed
+        } else {
+            action = .keptChanged
+        }
+        try records.remove(output: output)
+        return Pruned(output: output, action: action)
+    }
+
     /// Why ``prune()`` should not run without being forced, or nil when it may: when an input
     /// glob whose fixed folder is missing, or that matches no file, matched the inputs of
     /// outputs that would be removed; or when more than ``pruneShareLimit`` of the recorded

@@ -36,6 +36,8 @@ public final class IncrementalRun: Sendable {
     public let plannedOutputs: [String]
     /// Every input of the full plan, absolute: files ``prune()`` never removes.
     let plannedInputs: Set<String>
+    /// The inputs the full plan left out because their regions could not be had.
+    let regionFailedInputs: [String]
     /// The sizes of the full plan not made because their input is narrower
     /// (``PlannedInput/notEnlarged``): the report lists them, `--prune` removes their recorded files.
     public let notEnlarged: [NotEnlargedOutput]
@@ -157,6 +159,7 @@ public final class IncrementalRun: Sendable {
         notEnlarged = full.notEnlarged
         let folders = folders
         plannedInputs = Set(full.inputs.map { Self.absolute($0.path, using: folders) })
+        regionFailedInputs = full.regionFailed.map(\.input)
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
             return (glob, Self.absolute(shown, using: folders), shown, full.inputs.contains { glob.matches($0.relativePath) })

@@ -74,9 +74,26 @@ public struct JobPlan: Sendable {
     /// boxes, a detector that found nothing, does the same without a word; inverted, it is
     /// filtered everywhere.)
     public var passedThrough: [String] = []
+    /// The outputs of those (`missing: skip`), as planned: published as their source,
+    /// unredacted; the run's summary and report count them.
+    public var unredacted: [String] = []
     /// Every region file the plan read or looked for (`regions: {from: …}`), of the inputs it
     /// planned and of those it left out: files the job reads, below the service's roots.
     public var regionFiles: [String] = []
+    /// The inputs left out because their regions could not be had (a region file missing
+    /// without `missing: skip`, unreadable, not as the schema says, measured on another image),
+    /// each with its outputs of the variants that take regions: an output an earlier run wrote
+    /// with other boxes is not left as current (``IncrementalRun/withdraw(_:)``). Their lines
+    /// are in ``refused``.
+    public var regionFailed: [RegionFailure] = []
+
+    /// An input whose regions could not be had, and the outputs they would have placed.
+    public struct RegionFailure: Sendable {
+        /// The input, as planned (``PlannedInput/path``).
+        public let input: String
+        /// The paths of its outputs of the variants that take regions.
+        public let outputs: [String]
+    }
 
     /// Every output of the job.
     public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
@@ -90,7 +107,8 @@ extension JobPlan {
     public func withTileSize(_ tileSize: Int) -> JobPlan {
         JobPlan(
             job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused,
-            unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough, regionFiles: regionFiles)
+            unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles,
+            regionFailed: regionFailed)
     }
 }
 

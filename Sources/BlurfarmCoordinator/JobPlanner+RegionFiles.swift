@@ -1,5 +1,6 @@
 import BlurfarmSystem
 import BlurfarmCore
+import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
 
@@ -51,7 +52,8 @@ extension JobPlanner {
             passing.regions = .everywhere
             return .passedThrough(
                 passing, file: path,
-                note: "'\(shown)': no such file: variant '\(variant.name)' of '\(shownInput)' is its source, unfiltered (missing: skip)")
+                note: "'\(shown)': no such file: variant '\(variant.name)' of '\(shownInput)' is published unredacted, "
+                    + "its source unfiltered (missing: skip)")
         case .unreadable(let reason):
             return .refused("'\(shown)': \(reason): the regions of '\(shownInput)' (this input is left out)", file: path)
         case .read(let read):
@@ -59,7 +61,11 @@ extension JobPlanner {
         }
         let regions: [Region]
         do {
-            regions = try spec.regions(from: bytes)
+            // Checked against the image as shown; an input that cannot be read fails at its run.
+            let displayed = (try? ImageReader.header(ofFile: inputPath)).map {
+                RegionFile.DisplayedImage(width: $0.width, height: $0.height, orientation: $0.orientation)
+            }
+            regions = try spec.regions(from: bytes, displayed: displayed)
         } catch {
             return .refused("'\(shown)': \(error) (the regions of '\(shownInput)': this input is left out)", file: path)
         }

@@ -134,6 +134,8 @@ public enum JobPlanner {
         var regionFiles: [String] = []
         var writers: [RealPath.Identity: (input: String, variant: VariantSpec, path: String)] = [:]
         var collisions = Collisions()
+        var regionFailed: [JobPlan.RegionFailure] = []
+        var unredacted: [String] = []
         for relative in found.keys.sorted() {
             let name = (relative as NSString).lastPathComponent
             let ext = (name as NSString).pathExtension
@@ -157,6 +159,8 @@ public enum JobPlanner {
             // missing (without `missing: skip`) or not as the schema says leaves the input out.
             var variants: [VariantSpec] = []
             var leftOut: String?
+            var failedVariants: [VariantSpec] = []
+            var withoutRegionFile: Set<String> = []  // variants passed through: no region file, `missing: skip`
             for variant in job.outputs {
                 guard let spec = variant.regionFile else {
                     variants.append(variant)
@@ -172,14 +176,27 @@ public enum JobPlanner {
                 case .passedThrough(let resolved, let file, let note):
                     variants.append(resolved)
                     regionFiles.append(file)
-                    if let note { passedThrough.append(note) }
+                    if let note {
+                        passedThrough.append(note)
+                        withoutRegionFile.insert(variant.name)
+                    }
                 case .refused(let line, let file):
                     leftOut = leftOut ?? line
+                    failedVariants.append(variant)
                     if let file { regionFiles.append(file) }
                 }
             }
             if let leftOut {
                 refused.append(leftOut)
+                if !failedVariants.isEmpty {
+                    // Every size and format those variants could have written: whatever an earlier run made.
+                    let outputs = failedVariants.flatMap { variant in
+                        variant.eachSize(sourceWidth: nil).flatMap { size, _, sized in
+                            sized.eachFormat().compactMap { path($0, size: size) }
+                        }
+                    }
+                    regionFailed.append(JobPlan.RegionFailure(input: inputPath, outputs: outputs))
+                }
                 continue
             }
             // The input's width, asked only when some size may be too large for it; unreadable,
@@ -226,6 +243,7 @@ public enum JobPlanner {
                 } else {
                     writers[identity] = (relative, variant, path)
                     outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, size: size))
+                    if withoutRegionFile.contains(variant.name) { unredacted.append(path) }
                 }
             }
             inputs.append(PlannedInput(
@@ -249,7 +267,7 @@ public enum JobPlanner {
         return .success(JobPlan(
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
             refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
-            passedThrough: passedThrough, regionFiles: regionFiles))
+            passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
     }
 
     /// The outputs of one input with each variant resized to one width alone (`resize: width:

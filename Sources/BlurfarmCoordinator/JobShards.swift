@@ -90,11 +90,14 @@ extension JobPlan {
         return (0..<count).map { index in part(index, inputs: zip(inputs, assigned).filter { $0.1 == index }.map(\.0)) }
     }
 
-    /// Shard `index`'s plan with `inputs`: shard 0 keeps the refused lines and unmatched globs.
+    /// Shard `index`'s plan with `inputs`: shard 0 keeps the refused lines, the unmatched globs
+    /// and the inputs whose regions failed.
     private func part(_ index: Int, inputs: [PlannedInput]) -> JobPlan {
         JobPlan(
             job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize,
-            refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [])
+            refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [],
+            unredacted: unredacted.filter { Set(inputs.flatMap { $0.outputs.map(\.path) }).contains($0) },
+            regionFailed: index == 0 ? regionFailed : [])
     }
 
     /// The part of this plan that shard `shard` runs under a split fixed earlier (`slurm

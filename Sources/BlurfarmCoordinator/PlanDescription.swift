@@ -38,6 +38,15 @@ extension PlanDescription {
                 overPixelLimit: header.pixelCount > configuration.pixelLimit,
                 overMemoryLimit: overMemoryLimit(header, input, plan, configuration, registry), outputs: outputs))
         }
+        // A variant that redacts (regions, or regions from a file per input) and keeps the
+        // photo's metadata: its EXIF and XMP (a GPS position, names, captions) go with it.
+        for variant in plan.job.outputs where variant.metadata == .keep && (variant.regionFile != nil || !variant.regions.isEverywhere) {
+            warnings.append(.warning(
+                "output '\(variant.name)' filters regions and keeps the photo's metadata (metadata: keep): its EXIF and "
+                    + "XMP (a GPS position, names, captions) are published with it, though never a picture of the "
+                    + "original; 'metadata: keep-icc' (the default) keeps the colour profile alone",
+                at: variant.location))
+        }
         let description = PlanDescription(
             job: plan.job.name, manifest: plan.manifestPath, tile: plan.tileSize, refused: plan.refused, inputs: inputs)
         return (description, warnings)

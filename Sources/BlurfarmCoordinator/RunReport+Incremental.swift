@@ -13,6 +13,7 @@ extension RunReport {
             job: job, manifest: manifest, started: min(started, self.started), finished: finished, settings: settings, outputs: all)
         merged.pruned = pruned
         merged.notEnlarged = incremental.notEnlarged
+        merged.unredacted = unredacted
         return merged
     }
 }

@@ -206,6 +206,10 @@ public struct RunReport: Sendable, Codable, Equatable {
     public var pruned: [String] = []
     /// The sizes not made because their input is narrower (``NotEnlargedOutput``), in plan order.
     public var notEnlarged: [NotEnlargedOutput] = []
+    /// The outputs written or up to date that are published unredacted: their variant takes
+    /// regions from a file per input, theirs is missing, and `missing: skip` makes them their
+    /// source, unfiltered (``JobPlan/unredacted``). In plan order.
+    public var unredacted: [String] = []
 
     /// A report of `outputs`.
     public init(
@@ -256,16 +260,18 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var failedEarlier: Int
         /// Sizes not made because their input is narrower (``RunReport/notEnlarged``).
         public var notEnlarged: Int
+        /// Outputs published unredacted (``RunReport/unredacted``).
+        public var unredacted: Int
     }
 
     public var counts: Counts {
         Counts(
             written: written, failed: failed, stopped: stopped, cancelled: cancelled, skipped: skipped, decoded: decoded, pruned: pruned.count,
-            failedEarlier: failedEarlier, notEnlarged: notEnlarged.count)
+            failedEarlier: failedEarlier, notEnlarged: notEnlarged.count, unredacted: unredacted.count)
     }
 
     private enum EncodedKeys: String, CodingKey {
-        case job, manifest, started, finished, settings, outputs, pruned, prunedBytes, notEnlarged, counts
+        case job, manifest, started, finished, settings, outputs, pruned, prunedBytes, notEnlarged, unredacted, counts
     }
 
     /// The stored properties and ``counts``.
@@ -282,6 +288,7 @@ public struct RunReport: Sendable, Codable, Equatable {
             try c.encode(pruned.map(ReportedText.bytes(of:)), forKey: .prunedBytes)
         }
         try c.encode(notEnlarged, forKey: .notEnlarged)
+        try c.encode(unredacted, forKey: .unredacted)
         try c.encode(counts, forKey: .counts)
     }
 
@@ -300,6 +307,7 @@ public struct RunReport: Sendable, Codable, Equatable {
             settings: try c.decode(RunSettings.self, forKey: .settings), outputs: try c.decode([OutputReport].self, forKey: .outputs),
             pruned: pruned)
         notEnlarged = try c.decodeIfPresent([NotEnlargedOutput].self, forKey: .notEnlarged) ?? []
+        unredacted = try c.decodeIfPresent([String].self, forKey: .unredacted) ?? []
     }
 }
 

@@ -16,6 +16,43 @@ public enum RegionLength: Hashable, Sendable {
         }
     }
 
+    /// The largest magnitude of a length in pixels (2²⁴, 16,777,216), and of a corner radius or a
+    /// feather: beyond any side of an image blurfarm decodes (the pixel limit keeps them far
+    /// smaller). A larger number places nothing anyone meant, and beyond about 10¹⁵ a box's
+    /// edges lose the pixel's centre to rounding (`x: 0, width: 1e20` covered half the image and
+    /// filtered none of it), or trap when made whole: such numbers are refused where they are
+    /// written, never taken as a silent no-op.
+    public static let largestPixels = 16_777_216.0
+    /// The largest magnitude of a percentage (10,000%: a hundred images across).
+    public static let largestPercent = 10_000.0
+
+    /// Why this length cannot place a region, in words (`1e+20 pixels is beyond any image: at
+    /// most 16777216`), or nil when it can: finite and within ``largestPixels`` or
+    /// ``largestPercent``.
+    public var placementProblem: String? {
+        let (value, limit, unit) = switch self {
+        case .pixels(let p): (p, Self.largestPixels, " pixels")
+        case .percent(let q): (q, Self.largestPercent, "%")
+        }
+        guard value.isFinite else { return "\(value) is not a number a region can be placed by" }
+        guard abs(value) <= limit else {
+            return "\(ParameterValue.number(value).description)\(unit) is beyond any image: at most "
+                + "\(ParameterValue.number(limit).description)\(unit) either way"
+        }
+        return nil
+    }
+
+    /// Why `value` cannot be a corner radius or a feather in pixels, or nil: finite, ≥ 0 and at
+    /// most ``largestPixels``.
+    public static func pixelsProblem(_ value: Double) -> String? {
+        guard value.isFinite, value >= 0 else { return "must be a number of pixels >= 0" }
+        guard value <= largestPixels else {
+            return "\(ParameterValue.number(value).description) pixels is beyond any image: at most "
+                + "\(ParameterValue.number(largestPixels).description)"
+        }
+        return nil
+    }
+
     /// The length in pixels for an image `extent` pixels long along the axis.
     public func pixels(of extent: Int) -> Double {
         switch self {

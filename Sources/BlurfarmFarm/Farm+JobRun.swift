@@ -102,6 +102,23 @@ extension Farm {
         for input in failedInputs { publish(.problem(id, .inputFailed(input))) }
         if let recordingProblem { problem(.state(recordingProblem)) }
         var pruned: [String] = []
+        // Outputs made with regions this run could not have (their input failed, said above):
+        // not left published as current, as a pruned output is not.
+        for output in plan.regionFailed.flatMap(\.outputs) where control.ended == nil {
+            do throws(StateError) {
+                guard let withdrawn = try incremental.withdraw(output) else { continue }
+                switch withdrawn.action {
+                case .removed:
+                    pruned.append(withdrawn.output)
+                    publish(.pruned(id, path: withdrawn.output, folder: false))
+                    problem(.withdrawn(withdrawn.output))
+                case .alreadyGone: break
+                case .keptChanged: problem(.prunedFileChanged(withdrawn.output))
+                }
+            } catch {
+                problem(.state(error))
+            }
+        }
         do throws(StateError) {
             // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
             if job.prune, control.ended == nil, plan.refused.isEmpty {
@@ -124,7 +141,9 @@ extension Farm {
         } catch {
             problem(.state(error))
         }
-        let report = ran.merging(incremental, started: began, pruned: pruned)
+        var report = ran.merging(incremental, started: began, pruned: pruned)
+        let published = Set(report.outputs.filter { $0.status == .written || $0.status == .skipped }.map(\.output))
+        report.unredacted = plan.unredacted.filter(published.contains)
         if let map = job.mapPath, control.ended == nil {
             if !job.forcePrune, let reason = incremental.mapRefusal() {
                 problem(.mapKept(path: map, reason))

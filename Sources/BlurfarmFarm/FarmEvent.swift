@@ -45,6 +45,9 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     case pruneRefused(job: String, IncrementalRun.PruneRefusal)
     /// An output to prune was changed since it was written: left in place, its record removed.
     case prunedFileChanged(String)
+    /// An output an earlier run made with regions this run could not have (its input failed
+    /// for them): removed, so that it is not left published as current.
+    case withdrawn(String)
     /// The workers could not start: nothing of the job ran.
     case workersUnavailable(RenderFailure)
     /// The report could not be written to the state folder.
@@ -63,7 +66,7 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     /// A warning leaves the exit status as it is; the others fail the job.
     public var isWarning: Bool {
         switch self {
-        case .prunedFileChanged, .noPlaceholder, .passedThrough: true
+        case .prunedFileChanged, .noPlaceholder, .passedThrough, .withdrawn: true
         case .unmatchedGlobs(let diagnostics): !diagnostics.hasErrors
         default: false
         }
@@ -82,6 +85,9 @@ public enum JobProblem: Sendable, CustomStringConvertible {
             "\(job): --prune refused: \(refusal); nothing removed (--force-prune removes them)"
         case .prunedFileChanged(let output):
             "\(ShownName.of(output)): input gone but the file was changed since it was written: left in place, record removed"
+        case .withdrawn(let output):
+            "\(ShownName.of(output)): removed: made with regions this run could not have (its input failed, above); "
+                + "made again once they can be had"
         case .workersUnavailable(let failure): "\(failure)"
         case .reportNotWritten(let reason): "cannot write the report: \(reason)"
         case .mapNotWritten(let path, let reason): "\(ShownName.of(path)): cannot write the output map: \(reason)"

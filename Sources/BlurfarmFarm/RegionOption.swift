@@ -26,13 +26,16 @@ public enum RegionOption {
                 return problem("\(name) '\(field)' is not a number of pixels or a percentage")
             }
             if index >= 2, value <= 0 { return problem("\(name) must be > 0") }
-            lengths.append(isPercent ? .percent(value) : .pixels(value))
+            let length: RegionLength = isPercent ? .percent(value) : .pixels(value)
+            if let words = length.placementProblem { return problem("\(name): \(words)") }
+            lengths.append(length)
         }
         var extras: [Double] = []
         for (name, field) in zip(["corner radius", "feather"], fields.dropFirst(4)) {
             guard let value = Scalar.number(field), value >= 0 else {
                 return problem("the \(name) '\(field)' is not a number of pixels >= 0")
             }
+            if let words = RegionLength.pixelsProblem(value) { return problem("the \(name): \(words)") }
             extras.append(value)
         }
         return .success(Region(
@@ -70,14 +73,16 @@ public enum RegionOption {
     /// The boxes of the region file at `path` (a detector's JSON, read as a manifest's region
     /// files are: ``JobPlanner/readRegionFile(_:)``), as `shape` with `feather`; what is
     /// wrong with the file, naming it and the JSON path.
-    public static func boxes(_ path: String, shape: Region.Shape, feather: Double) -> Result<[Region], OptionError> {
+    public static func boxes(
+        _ path: String, shape: Region.Shape, feather: Double, displayed: RegionFile.DisplayedImage? = nil
+    ) -> Result<[Region], OptionError> {
         let shown = "--regions '\(ShownName.of(path))'"
         switch JobPlanner.readRegionFile(path) {
         case .missing: return .failure(OptionError("\(shown): no such file"))
         case .unreadable(let reason): return .failure(OptionError("\(shown): \(reason)"))
         case .read(let bytes):
             do {
-                return .success(try RegionFile.regions(from: bytes, shape: shape, feather: feather))
+                return .success(try RegionFile.regions(from: bytes, shape: shape, feather: feather, displayed: displayed))
             } catch {
                 return .failure(OptionError("\(shown): \(error)"))
             }
@@ -87,14 +92,17 @@ public enum RegionOption {
     /// The filters (each `--filter`) and where they apply (each `--region`, the `--regions`
     /// file's boxes as `shape` with `feather`, everywhere but them with `invert`, only their box
     /// with `regionOnly`): what `apply`'s one image and `-o`'s many take alike. A `--regions`
-    /// file without boxes filters nothing (inverted: everything).
+    /// file without boxes filters nothing (inverted: everything); with `displayed` (one image),
+    /// the file's size is checked against the image's as shown.
     public static func chain(
         filters: [String], regions: [String], file regionFile: String?, shape: Region.Shape, feather: Double,
-        invert: Bool, regionOnly: Bool, edge: EdgeRule, registry: FilterRegistry
+        invert: Bool, regionOnly: Bool, edge: EdgeRule, registry: FilterRegistry, displayed: RegionFile.DisplayedImage? = nil
     ) throws(OptionError) -> ([FilterSpec], RegionMask) {
         var specs: [FilterSpec] = []
         for filter in filters { specs.append(try FilterOption.parse(filter, registry: registry).get()) }
-        let file = try regionFile.map { path throws(OptionError) in try boxes(path, shape: shape, feather: feather).get() }
+        let file = try regionFile.map { path throws(OptionError) in
+            try boxes(path, shape: shape, feather: feather, displayed: displayed).get()
+        }
         var mask = try mask(regions, file: file, invert: invert, filters: specs.count, edge: edge).get()
         if regionOnly {
             guard !mask.isEverywhere, !invert else {

@@ -84,7 +84,7 @@ public struct RunNarrator: Sendable {
     }
 
     /// A job's summary line: `job: 3 written, 0 failed, 2 inputs, in 1.20 s; 4 up to date, 2 decoded`,
-    /// with what was stopped, failed earlier, not enlarged and pruned; "up to date" only for a
+    /// with what was stopped, failed earlier, not enlarged, published unredacted and pruned; "up to date" only for a
     /// job that `keepsRecords`.
     public static func summary(_ outcome: JobOutcome, keepsRecords: Bool) -> String {
         let report = outcome.report
@@ -92,9 +92,11 @@ public struct RunNarrator: Sendable {
         let pruned = report.pruned.isEmpty && !outcome.pruneAsked ? "" : ", \(report.pruned.count) pruned"
         let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
         let notEnlarged = report.notEnlarged.isEmpty ? "" : ", \(report.notEnlarged.count) not enlarged (larger than the source)"
+        let unredacted = report.unredacted.isEmpty
+            ? "" : ", \(report.unredacted.count) published unredacted (no region file: missing: skip)"
         return "\(report.job): \(report.written) written, \(report.failed) failed\(stopped), "
             + "\(counted(outcome.inputs, "input")), in \(String(format: "%.2f", report.seconds)) s; "
             + (keepsRecords ? "\(report.skipped) up to date, " : "")
-            + "\(report.decoded) decoded\(earlier)\(notEnlarged)\(pruned)"
+            + "\(report.decoded) decoded\(earlier)\(notEnlarged)\(unredacted)\(pruned)"
     }
 }

@@ -191,7 +191,12 @@ extension JobDecoder {
             d.error("'\(e.key)' must be \(expected)", at: e.value.location)
             return nil
         }
-        return isPercent ? .percent(value) : .pixels(value)
+        let length: RegionLength = isPercent ? .percent(value) : .pixels(value)
+        if let problem = length.placementProblem {
+            d.error("'\(e.key)': \(problem)", at: e.value.location)
+            return nil
+        }
+        return length
     }
 
     /// A length in pixels >= 0 (`corner-radius`, `feather`).
@@ -205,6 +210,10 @@ extension JobDecoder {
         guard let value = s.numberValue, value.isFinite, value >= 0 else {
             d.error("'\(e.key)' must be \(expected)", at: e.value.location)
             if s.text.hasSuffix("%") { d.note("'\(e.key)' is in pixels, not percent", at: e.value.location) }
+            return nil
+        }
+        if let problem = RegionLength.pixelsProblem(value) {
+            d.error("'\(e.key)': \(problem)", at: e.value.location)
             return nil
         }
         return value

@@ -64,16 +64,53 @@ public struct RegionFile: Hashable, Sendable {
         var boxes: [Box]
     }
 
-    /// The regions of the file's `bytes`, as this spec shapes them
-    /// (``regions(from:shape:feather:)``).
-    public func regions(from bytes: [UInt8]) throws(Problem) -> [Region] {
-        try Self.regions(from: bytes, shape: shape, feather: feather)
+    /// The regions of the file's `bytes`, as this spec shapes them, for the image `displayed`
+    /// (``regions(from:shape:feather:displayed:)``).
+    public func regions(from bytes: [UInt8], displayed: DisplayedImage?) throws(Problem) -> [Region] {
+        try Self.regions(from: bytes, shape: shape, feather: feather, displayed: displayed)
+    }
+
+    /// The image a region file's boxes are placed on, as its header says: its size as shown
+    /// (after its EXIF orientation) and that orientation (1...8).
+    public struct DisplayedImage: Sendable {
+        public let width: Int
+        public let height: Int
+        public let orientation: Int
+
+        public init(width: Int, height: Int, orientation: Int) {
+            (self.width, self.height, self.orientation) = (width, height, orientation)
+        }
+    }
+
+    /// Why boxes measured on a `width` × `height` image cannot be placed on `image`, or nil
+    /// when they can: the file's width and height must have the shape of the image as shown
+    /// (within 1%: a detector may measure a smaller copy). Boxes a detector measured on the
+    /// stored pixels of a photo turned by its EXIF orientation (320×240 for a photo shown
+    /// 240×320) would be stretched onto other pixels than the faces.
+    public static func sizeProblem(width: Double, height: Double, image: DisplayedImage) -> String? {
+        func sameShape(_ w: Double, _ h: Double) -> Bool { abs(width * h - height * w) <= 0.01 * width * h }
+        let (shownW, shownH) = (Double(image.width), Double(image.height))
+        if sameShape(shownW, shownH) { return nil }
+        let measured = "\(ParameterValue.number(width).description)x\(ParameterValue.number(height).description)"
+        if image.orientation >= 5, sameShape(shownH, shownW) {
+            return "the boxes were measured on \(measured), the stored pixels of a photo shown \(image.width)x\(image.height) "
+                + "(EXIF orientation \(image.orientation)): measure them on the photo as shown, turned upright"
+        }
+        return "the boxes were measured on \(measured), which is not the shape of the image (\(image.width)x\(image.height) as shown)"
     }
 
     /// The regions of a region file's `bytes`: each box as a share of the image the file
-    /// measured, as `shape`, feathered by `feather` pixels.
+    /// measured, as `shape`, feathered by `feather` pixels; with `displayed`, the file's size
+    /// checked against the image's (``sizeProblem(width:height:image:)``).
     /// - Throws: ``Problem`` naming the JSON path of the first thing wrong.
-    public static func regions(from bytes: [UInt8], shape: Region.Shape, feather: Double) throws(Problem) -> [Region] {
+    public static func regions(
+        from bytes: [UInt8], shape: Region.Shape, feather: Double, displayed: DisplayedImage? = nil
+    ) throws(Problem) -> [Region] {
+        // A key given twice means one thing to Foundation (the first) and another to Python,
+        // JavaScript and jq (the last): such a file is refused, not read one way.
+        if let duplicate = JSONDuplicateKeys.first(in: bytes) {
+            throw Problem(path: duplicate, message: "is given twice (readers disagree on which value counts)")
+        }
         let contents: Contents
         do {
             contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
@@ -82,8 +119,13 @@ public struct RegionFile: Hashable, Sendable {
         } catch {
             throw Problem(path: "$", message: "\(error)")
         }
-        guard contents.width.isFinite, contents.width > 0 else { throw Problem(path: "$.width", message: "must be a number > 0") }
-        guard contents.height.isFinite, contents.height > 0 else { throw Problem(path: "$.height", message: "must be a number > 0") }
+        for (name, value) in [("width", contents.width), ("height", contents.height)] {
+            guard value.isFinite, value > 0 else { throw Problem(path: "$.\(name)", message: "must be a number > 0") }
+            if let problem = RegionLength.pixels(value).placementProblem { throw Problem(path: "$.\(name)", message: problem) }
+        }
+        if let displayed, let problem = sizeProblem(width: contents.width, height: contents.height, image: displayed) {
+            throw Problem(path: "$.width", message: problem)
+        }
         guard contents.boxes.count <= maximumBoxes else {
             throw Problem(path: "$.boxes", message: "more than \(maximumBoxes) boxes")
         }
@@ -94,9 +136,16 @@ public struct RegionFile: Hashable, Sendable {
             ] where !value.isFinite || (positive && value <= 0) {
                 throw Problem(path: "$.boxes[\(i)].\(name)", message: positive ? "must be a number > 0" : "must be a number")
             }
+            // Checked as the shares of the image they become, the file's own width and height
+            // being that image: a box a hundred images away places nothing anyone meant.
             let shares = [box.x / contents.width, box.y / contents.height, box.width / contents.width, box.height / contents.height]
                 .map { $0 * 100 }
-            guard shares.allSatisfy(\.isFinite), shares[2] > 0, shares[3] > 0 else {
+            for (name, share) in zip(["x", "y", "width", "height"], shares) {
+                if let problem = RegionLength.percent(share).placementProblem {
+                    throw Problem(path: "$.boxes[\(i)].\(name)", message: "places the box beyond any image: \(problem) of the image")
+                }
+            }
+            guard shares[2] > 0, shares[3] > 0 else {
                 throw Problem(path: "$.boxes[\(i)]", message: "is out of any range an image has, for its width and height")
             }
             let share = { (value: Double, extent: Double) in RegionLength.percent(value / extent * 100) }

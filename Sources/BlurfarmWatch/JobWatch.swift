@@ -132,13 +132,20 @@ public struct JobWatch {
     }
 
     /// The folders to watch for `plan`: each input glob's fixed folder, with the folders below
-    /// it; hidden ones too when the glob names a hidden name below its fixed folder.
+    /// it; hidden ones too when the glob names a hidden name below its fixed folder, or a
+    /// variant's region files are in a hidden folder beside their input (`from:
+    /// .faces/{stem}.json`: a region file arriving there must run the job, or the photo stays
+    /// published unredacted).
     static func watchedFolders(_ plan: JobPlan) -> [(folder: String, hidden: Bool)] {
         var folders: [(folder: String, hidden: Bool)] = []
+        let hiddenRegionFiles = plan.job.outputs.contains { variant in
+            guard let text = variant.regionFile?.path.text else { return false }
+            return text.hasPrefix(".") || text.contains("/.")
+        }
         for glob in plan.job.inputs.compactMap({ try? GlobPattern($0) }) {
             let folder = glob.fixedPrefix.isEmpty ? plan.folder : JobPlanner.join(plan.folder, glob.fixedPrefix)
             let below = glob.text.dropFirst(glob.fixedPrefix.count)
-            let hidden = below.hasPrefix(".") || below.contains("/.")
+            let hidden = below.hasPrefix(".") || below.contains("/.") || hiddenRegionFiles
             if let k = folders.firstIndex(where: { $0.folder == folder }) {
                 folders[k].hidden = folders[k].hidden || hidden
             } else {

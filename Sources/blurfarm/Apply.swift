@@ -188,6 +188,9 @@ struct Apply: FarmCommand {
             throw ValidationError("--regions boxes are placed on the whole image: not with --fit cover, whose crop moves them")
         }
         if let effort, !(0...9).contains(effort) { throw ValidationError("--effort must be between 0 and 9") }
+        if let problem = RegionLength.pixelsProblem(regionsFeather) {
+            throw ValidationError("--regions-feather '\(regionsFeather)': \(problem)")
+        }
     }
 
     func execute() throws {
@@ -204,9 +207,15 @@ struct Apply: FarmCommand {
     /// The filters and where they apply
     /// (``RegionOption/chain(filters:regions:file:shape:feather:invert:regionOnly:edge:registry:)``).
     func chainOptions(registry: FilterRegistry) throws(OptionError) -> ([FilterSpec], RegionMask) {
-        try RegionOption.chain(
+        // One image's --regions file is checked against its size as shown (a file measured on
+        // the stored pixels of a turned photo is refused).
+        let displayed = template == nil && input != "-"
+            ? (try? ImageReader.header(ofFile: input)).map {
+                RegionFile.DisplayedImage(width: $0.width, height: $0.height, orientation: $0.orientation)
+            } : nil
+        return try RegionOption.chain(
             filters: filters, regions: regions, file: regionFile, shape: regionsShape, feather: regionsFeather,
-            invert: invertRegions, regionOnly: regionOnly, edge: edge, registry: registry)
+            invert: invertRegions, regionOnly: regionOnly, edge: edge, registry: registry, displayed: displayed)
     }
 
     private func render() throws {

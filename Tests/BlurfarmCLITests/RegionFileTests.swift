@@ -99,7 +99,7 @@ import Testing
         try Self.manifest(missing: "skip").write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
         let (second, again) = try Self.run(folder)
         #expect(second.status == 1 && again["a.jpg"] == "skipped" && again["c.jpg"] == "written", "\(again) \(second.stderr)")
-        #expect(second.stderr.contains("photos/c.regions.json': no such file: variant 'blurred' of 'photos/c.jpg' is its source, unfiltered (missing: skip)"), "\(second.stderr)")
+        #expect(second.stderr.contains("photos/c.regions.json': no such file: variant 'blurred' of 'photos/c.jpg' is published unredacted, its source unfiltered (missing: skip)"), "\(second.stderr)")
         let passed = try ImageReader.read(folder.appendingPathComponent("out/c.png").path).pixels
         #expect(passed.firstDifference(from: source) == nil)
         try Self.regionFile(width: w / 2, height: h / 2, boxes: [(10, 10, 20, 20)])
@@ -143,7 +143,7 @@ import Testing
         #expect(fromFile.0.status == 0 && fromOptions.0.status == 0, "\(fromFile.0.stderr)")
         #expect(!fromFile.1.isEmpty && fromFile.1 == fromOptions.1)
 
-        try Self.regionFile(width: 10, height: 10, boxes: []).write(to: file, atomically: true, encoding: .utf8)
+        try Self.regionFile(width: header.width, height: header.height, boxes: []).write(to: file, atomically: true, encoding: .utf8)
         let none = try apply("n.png", ["--regions", file.path])
         let plain = try apply("p.png", [])
         #expect(none.0.status == 0 && plain.0.status == 0)
@@ -151,9 +151,77 @@ import Testing
         #expect(unfiltered.status == 0)
         #expect(none.1 == (try Data(contentsOf: folder.appendingPathComponent("u.png"))) && none.1 != plain.1)
 
-        try "{\"width\": 10, \"height\": 10, \"boxes\": [{\"x\": 1, \"y\": \"top\", \"width\": 2, \"height\": 2}]}"
+        try "{\"width\": \(header.width), \"height\": \(header.height), \"boxes\": [{\"x\": 1, \"y\": \"top\", \"width\": 2, \"height\": 2}]}"
             .write(to: file, atomically: true, encoding: .utf8)
         let bad = try apply("b.png", ["--regions", file.path])
         #expect(bad.0.status != 0 && bad.0.stderr.contains("boxes.json': $.boxes[0].y: must be a number"), "\(bad.0.stderr)")
+    }
+
+    /// Every way a photo could be published unredacted fails closed: numbers that place
+    /// nothing (a feather of inf, nan, -5 or 1e400; a box of 1e20) are refused; a region file
+    /// measured on the stored pixels of a turned photo fails its input, naming both sizes, and
+    /// the output an earlier run made with other boxes is removed and leaves the map; `missing:
+    /// skip` is counted in the summary and the report as published unredacted; `check` warns
+    /// when a redacting variant keeps the metadata.
+    @Test func redactionFailsClosed() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = Fixtures.corpus("special/exif-orientation-6.jpg")
+        let header = try ImageReader.header(ofFile: input)
+        try #require(header.orientation == 6 && header.width < header.height)
+        for feather in ["inf", "nan", "-5", "1e400"] {
+            let result = try Blurfarm.run([
+                "apply", input, folder.appendingPathComponent("f.png").path, "--filter", "gaussian sigma=4", "--region",
+                "10,10,100,100", "--regions-feather=\(feather)",
+            ])
+            #expect(result.status == 64, "\(feather): \(result.stderr)")
+        }
+        let boxes = folder.appendingPathComponent("boxes.json")
+        try Self.regionFile(width: header.width, height: header.height, boxes: [(0, 0, 100, 100)])
+            .replacingOccurrences(of: "\"width\": 100", with: "\"width\": 1e20").write(to: boxes, atomically: true, encoding: .utf8)
+        let huge = try Blurfarm.run(["apply", input, folder.appendingPathComponent("h.png").path, "--filter", "gaussian sigma=4", "--regions", boxes.path])
+        #expect(huge.status != 0 && huge.stderr.contains("$.boxes[0].width: places the box beyond any image"), "\(huge.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("h.png").path))
+
+        // A job: the turned photo, its faces file beside it, a map.
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: input, toPath: photos.appendingPathComponent("a.jpg").path)
+        try FileManager.default.copyItem(atPath: Fixtures.corpus("photos/mate-GreenMeadow.jpg"), toPath: photos.appendingPathComponent("b.jpg").path)
+        try "state: state\n".write(to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        try (Self.manifest(missing: "skip") + "map: site/map.json\n")
+            .write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        let faces = photos.appendingPathComponent("a.regions.json")
+        try Self.regionFile(width: header.width, height: header.height, boxes: [(100, 100, 200, 200)]).write(to: faces, atomically: true, encoding: .utf8)
+        let (first, firstStatuses) = try Self.run(folder)
+        #expect(first.status == 0 && firstStatuses == ["a.jpg": "written", "b.jpg": "written"], "\(firstStatuses) \(first.stderr)")
+        #expect(first.stderr.contains("variant 'blurred' of 'photos/b.jpg' is published unredacted"), "\(first.stderr)")
+        let verbose = try Blurfarm.run([
+            "run", folder.appendingPathComponent("faces.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
+            "--verbose", "--force",
+        ])
+        #expect(verbose.stdout.contains("1 published unredacted (no region file: missing: skip)"), "\(verbose.stdout)")
+        let reports = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("state/reports").path)
+        let reportData = try Data(contentsOf: folder.appendingPathComponent("state/reports/" + reports.sorted().last!))
+        let report = try #require(try JSONSerialization.jsonObject(with: reportData) as? [String: Any])
+        #expect((report["unredacted"] as? [String])?.count == 1 && (report["unredacted"] as? [String])?.first?.hasSuffix("out/b.png") == true, "\(report["unredacted"] ?? "none")")
+        #expect((report["counts"] as? [String: Any])?["unredacted"] as? Int == 1)
+
+        // Measured on the stored pixels (what a detector ignoring EXIF writes): a fails, its
+        // earlier output goes, and the map lists only b.
+        try Self.regionFile(width: header.height, height: header.width, boxes: [(100, 100, 200, 200)]).write(to: faces, atomically: true, encoding: .utf8)
+        let (second, _) = try Self.run(folder)
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("the boxes were measured on \(header.height)x\(header.width), the stored pixels of a photo shown \(header.width)x\(header.height) (EXIF orientation 6)"), "\(second.stderr)")
+        #expect(second.stderr.contains("out/a.png: removed: made with regions this run could not have"), "\(second.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/a.png").path))
+        let map = try OutputMapTests.load(folder.appendingPathComponent("site/map.json").path)
+        #expect((map["inputs"] as? [[String: Any]])?.compactMap { $0["path"] as? String } == ["../photos/b.jpg"], "\(map)")
+
+        // metadata: keep on a redacting variant: check warns.
+        try (Self.manifest(missing: "skip").replacingOccurrences(of: "    regions:\n", with: "    metadata: keep\n    regions:\n"))
+            .write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", folder.appendingPathComponent("faces.job").path, "--config", folder.appendingPathComponent("farm.conf").path])
+        #expect(check.stderr.contains("output 'blurred' filters regions and keeps the photo's metadata (metadata: keep)"), "\(check.stderr)")
     }
 }

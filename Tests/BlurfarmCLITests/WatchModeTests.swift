@@ -190,7 +190,10 @@ import Testing
 
     /// A region file (`regions: {from: …}`) made, changed or removed beside an input runs that
     /// input again, as a changed input does; rewritten with the same boxes, it does not.
-    @Test func aRegionFileMadeChangedOrRemovedRendersItsInputAgain() throws {
+    /// A watch of a job blurring the boxes of region files at `from` (`missing: skip`), once
+    /// it wrote `out/a.png` from a turned photo without one: the watch, that output's path and
+    /// its bytes (the photo unfiltered).
+    static func watchingRegionFiles(from: String) throws -> (watch: Watch, output: String, unfiltered: Data) {
         let manifest = """
             job: watched
             inputs: [in/*.jpg]
@@ -201,17 +204,26 @@ import Testing
                   - gaussian:
                       sigma: 4
                 regions:
-                  from: "{stem}.faces.json"
+                  from: "\(from)"
                   missing: skip
 
             """
         let watch = try Watch.start(manifest: manifest)
+        do {
+            let output = watch.path("out/a.png")
+            try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/exif-orientation-6.jpg")))
+                .write(to: URL(fileURLWithPath: watch.path("in/a.jpg")))
+            try watch.waitFor("the unfiltered output") { watch.written.count == 1 }
+            return (watch, output, try Data(contentsOf: URL(fileURLWithPath: output)))
+        } catch {
+            watch.finish()  // no watch outlives its test
+            throw error
+        }
+    }
+
+    @Test func aRegionFileMadeChangedOrRemovedRendersItsInputAgain() throws {
+        let (watch, output, unfiltered) = try Self.watchingRegionFiles(from: "{stem}.faces.json")
         defer { watch.finish() }
-        let output = watch.path("out/a.png")
-        try Data(contentsOf: URL(fileURLWithPath: Fixtures.corpus("special/exif-orientation-6.jpg")))
-            .write(to: URL(fileURLWithPath: watch.path("in/a.jpg")))
-        try watch.waitFor("the unfiltered output") { watch.written.count == 1 }
-        let unfiltered = try Data(contentsOf: URL(fileURLWithPath: output))
         func boxes(_ x: Int) throws {
             try #"{"width": 853, "height": 1280, "boxes": [{"x": \#(x), "y": 100, "width": 200, "height": 200}]}"#
                 .write(toFile: watch.path("in/a.faces.json"), atomically: true, encoding: .utf8)
@@ -237,6 +249,20 @@ import Testing
         try watch.waitFor("the later input's output") { watch.written.contains("out/b.png") }
         #expect(watch.terminate() == 0, "\(watch.stderr)")
         #expect(watch.written == Array(repeating: "out/a.png", count: 5) + ["out/b.png"], "\(watch.stdout)")
+    }
+
+    /// Region files in a hidden folder beside the inputs (`from: .faces/{stem}.json`, as a
+    /// detector writes them): the folder made after the watch started and a file arriving in
+    /// it run the input again, so the photo does not stay published unblurred.
+    @Test func aRegionFileArrivingInAHiddenFolderRendersItsInputAgain() throws {
+        let (watch, output, unfiltered) = try Self.watchingRegionFiles(from: ".faces/{stem}.json")
+        defer { watch.finish() }
+        try FileManager.default.createDirectory(atPath: watch.path("in/.faces"), withIntermediateDirectories: true)
+        try #"{"width": 853, "height": 1280, "boxes": [{"x": 100, "y": 100, "width": 200, "height": 200}]}"#
+            .write(toFile: watch.path("in/.faces/a.json"), atomically: true, encoding: .utf8)
+        try watch.waitFor("the output blurred in the box") { watch.written.count == 2 }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) != unfiltered)
+        #expect(watch.terminate() == 0, "\(watch.stderr)")
     }
 
     @Test func deletedInputsArePrunedOnlyWithPrune() throws {

@@ -82,6 +82,61 @@ import Testing
         #expect(XMP.withoutPictures(none) == none)
     }
 
+    /// Google's camera keeps the whole original photo as `GImage:Data` and a depth map as
+    /// `GDepth:Data`; any other property whose value is base64 of a picture (a PNG here) goes
+    /// too; base64 that is no picture, and every other byte, stays.
+    @Test func everyPictureInXMPIsEmptiedWhateverItsName() {
+        let jpeg = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8U"
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+        let text = "aGVsbG8gd29ybGQsIHRoaXMgaXMgbm8gcGljdHVyZQ=="
+        let packet = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description GImage:Mime="image/jpeg"             GImage:Data="\(jpeg)" GDepth:Format="RangeInverse" GDepth:Data="\(png)" note="\(text)">            <my:Preview>
+            \(png)
+            </my:Preview><my:Caption>\(text)</my:Caption></rdf:Description></rdf:RDF></x:xmpmeta>
+            """
+        let cleaned = String(decoding: XMP.withoutPictures(Array(packet.utf8)), as: UTF8.self)
+        #expect(!cleaned.contains(jpeg) && !cleaned.contains(png), "\(cleaned)")
+        #expect(cleaned.contains("GImage:Data=\"\"") && cleaned.contains("GDepth:Data=\"\""), "\(cleaned)")
+        #expect(cleaned.contains("<my:Preview></my:Preview>"), "\(cleaned)")
+        #expect(cleaned.components(separatedBy: text).count == 3, "\(cleaned)")
+        #expect(cleaned.contains("GImage:Mime=\"image/jpeg\"") && cleaned.contains("GDepth:Format=\"RangeInverse\""))
+    }
+
+    /// A photo whose XMP holds the original as `GImage:Data` (a 1 KB JPEG in base64), written
+    /// with `metadata: keep` in each format that carries XMP: the XMP is kept, the picture is not.
+    @Test(arguments: ["kept.jpg", "kept.webp", "kept.png", "kept.tif"])
+    func theOriginalInXMPIsNotKept(_ name: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let small = try ImageReader.thumbnail(
+            Corpus.path("photos/mate-Storm.jpg"), width: 32, height: 32, fit: .inside, upscale: false,
+            pixelLimit: ImageReader.defaultPixelLimit, memoryLimit: ImageReader.usableMemory)
+        let original = try ImageWriter.encode(
+            small.pixels, extension: "jpg", named: "original", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions(metadata: .strip))
+        let base64 = Data(original.bytes).base64EncodedString()
+        let xmp = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array("""
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">            <rdf:Description xmlns:GImage="http://ns.google.com/photos/1.0/image/" GImage:Mime="image/jpeg"             GImage:Data="\(base64)"/></rdf:RDF></x:xmpmeta>
+            """.utf8)
+        // The photo with that XMP as an APP1 segment after its start.
+        let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path("photos/mate-Storm.jpg"))))
+        let segment: [UInt8] = [0xFF, 0xE1, UInt8((xmp.count + 2) >> 8), UInt8((xmp.count + 2) & 0xFF)] + xmp
+        let source = scratch.file("source.jpg")
+        try Data(Array(photo[..<2]) + segment + Array(photo[2...])).write(to: URL(fileURLWithPath: source))
+        let read = try ImageReader.read(source)
+        #expect(read.metadata.xmp.map { String(decoding: $0, as: UTF8.self).contains("GImage:Mime") } == true)
+        let path = scratch.file(name)
+        try ImageWriter.write(
+            read.pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: read.metadata,
+            options: EncodeOptions(metadata: .keep))
+        let written = try ImageReader.read(path)
+        let kept = String(decoding: written.metadata.xmp ?? [], as: UTF8.self)
+        #expect(kept.contains("GImage:Mime"), "the XMP is kept: \(kept.prefix(200))")
+        #expect(!kept.contains(String(base64.prefix(40))), "the original is in the XMP")
+        let bytes = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+        #expect(!bytes.contains(String(base64.prefix(40))), "the original is in the file")
+    }
+
     /// mate-Storm.jpg's EXIF holds a 4 KB thumbnail of the photo: written with `keep`, blurred,
     /// in each format that carries EXIF, the output has EXIF but no JPEG stream but its own.
     @Test(arguments: ["kept.jpg", "kept.webp", "kept.png"])
