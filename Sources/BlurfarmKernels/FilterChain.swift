@@ -23,6 +23,8 @@ public struct FilterChain: Sendable {
     /// manifest refuses the pair).
     public init(filters: [any Filter], edge: EdgeRule = .clamp, colour: ColourMode = .gamma, regions: RegionMask = .everywhere) {
         precondition(regions.isEverywhere || edge != .grow, "regions are placed on an image whose size the chain keeps")
+        // A redaction without regions of its own measures the chain's (each face at its size).
+        let filters = filters.map { filter -> any Filter in (filter as? RedactFilter)?.placed(in: regions) ?? filter }
         self.filters = filters
         self.edge = edge
         self.colour = colour

@@ -11,7 +11,7 @@ public struct FilterRegistry: Sendable {
 
     public init() {}
 
-    /// The built-in filters: `gaussian`, `motion`, `frost` and `tint`.
+    /// The built-in filters: `gaussian`, `motion`, `frost`, `tint` and `redact`.
     public static let builtIn: FilterRegistry = {
         var registry = FilterRegistry()
         registry.register(GaussianBlur.descriptor) { spec, schedule in
@@ -25,6 +25,7 @@ public struct FilterRegistry: Sendable {
         }
         registry.register(FrostBlur.descriptor) { spec, schedule in FrostBlur(spec, schedule: schedule) }
         registry.register(TintFilter.descriptor) { spec, _ in TintFilter(spec) }
+        registry.register(RedactFilter.descriptor) { spec, _ in RedactFilter(spec) }
         return registry
     }()
 
@@ -42,6 +43,9 @@ public struct FilterRegistry: Sendable {
     /// The filter for checked arguments (from ``FilterDescriptor/resolve(_:)``).
     public func makeFilter(_ spec: FilterSpec, schedule: KernelSchedule = .default) -> any Filter {
         guard let factory = factories[spec.name] else { preconditionFailure("unknown filter '\(spec.name)'") }
-        return RegionFilter.placing(factory(spec, schedule), in: spec.regions)
+        var filter = factory(spec, schedule)
+        // A redaction with regions of its own measures them (its chain's are given by the chain).
+        if let redact = filter as? RedactFilter, !spec.regions.isEverywhere { filter = redact.placed(in: spec.regions) }
+        return RegionFilter.placing(filter, in: spec.regions)
     }
 }

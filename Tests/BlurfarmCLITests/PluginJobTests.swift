@@ -436,7 +436,7 @@ import Testing
         #expect(unknown.status == 1)
         #expect(unknown.stderr == """
             blurfarm: warning: plugin not loaded: \(old): built for plugin ABI version 9; this blurfarm supports version 1
-            blurfarm: error: --filter 'invertt amount=1': unknown filter 'invertt' (did you mean 'invert'?); available: gaussian, motion, frost, tint, invert
+            blurfarm: error: --filter 'invertt amount=1': unknown filter 'invertt' (did you mean 'invert'?); available: gaussian, motion, frost, tint, redact, invert
 
             """)
     }

