@@ -93,6 +93,8 @@ public struct JobPlan: Sendable {
         public let input: String
         /// The paths of its outputs of the variants that take regions.
         public let outputs: [String]
+        /// Why, in words (its line of ``refused``).
+        public let reason: String
     }
 
     /// Every output of the job.

@@ -35,8 +35,7 @@ extension JobPlanner {
             return .refused(
                 "input '\(shownInput)': the region file of variant '\(variant.name)': \(error) (this input is left out)", file: nil)
         }
-        let folder = (inputPath as NSString).deletingLastPathComponent
-        let path = folder.isEmpty ? expanded : join(folder, expanded)
+        let path = regionFilePath(expanded, inputPath: inputPath)
         let shown = ShownName.of(path)
         var passing = variant
         passing.regionFile = nil
@@ -77,6 +76,24 @@ extension JobPlanner {
         }
         passing.regions = RegionMask(regions: regions, invert: variant.regions.invert)
         return .regions(passing, file: path)
+    }
+
+    /// The region file of the input at `inputPath` whose template expanded to `expanded`: beside
+    /// the input, in its folder.
+    static func regionFilePath(_ expanded: String, inputPath: String) -> String {
+        let folder = (inputPath as NSString).deletingLastPathComponent
+        return folder.isEmpty ? expanded : join(folder, expanded)
+    }
+
+    /// The region file `spec` names for the input at `inputPath` of `variant` in job `job`, or
+    /// nil when its name cannot be made (the plan said why): what the review sheet reads again.
+    public static func regionFilePath(of spec: RegionFile, variant: String, inputPath: String, job: String) -> String? {
+        let name = (inputPath as NSString).lastPathComponent
+        let ext = (name as NSString).pathExtension
+        let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        guard let expanded = try? spec.path.expand(stem: stem, ext: ext, name: name, relpath: "", job: job, variant: variant)
+        else { return nil }
+        return regionFilePath(expanded, inputPath: inputPath)
     }
 
     /// A region file's bytes, or why there are none.

@@ -195,7 +195,7 @@ public enum JobPlanner {
                             sized.eachFormat().compactMap { path($0, size: size) }
                         }
                     }
-                    regionFailed.append(JobPlan.RegionFailure(input: inputPath, outputs: outputs))
+                    regionFailed.append(JobPlan.RegionFailure(input: inputPath, outputs: outputs, reason: leftOut))
                 }
                 continue
             }

@@ -52,16 +52,33 @@ public struct RegionFile: Hashable, Sendable {
     /// The most boxes a file may hold (each pixel's coverage looks at each).
     public static let maximumBoxes = 1024
 
-    private struct Contents: Decodable {
-        struct Box: Decodable {
-            var x: Double
-            var y: Double
-            var width: Double
-            var height: Double
+    /// What a region file says: the size of the image its boxes were measured on, and the boxes.
+    public struct Contents: Decodable, Sendable {
+        /// One box, in the measured image's pixels, with what the detector said of it.
+        public struct Box: Decodable, Sendable {
+            public var x: Double
+            public var y: Double
+            public var width: Double
+            public var height: Double
+            /// Carried for the review sheet; a value of another type is left out, not refused.
+            public var label: String?
+            public var score: Double?
+
+            private enum Keys: String, CodingKey { case x, y, width, height, label, score }
+
+            public init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: Keys.self)
+                x = try c.decode(Double.self, forKey: .x)
+                y = try c.decode(Double.self, forKey: .y)
+                width = try c.decode(Double.self, forKey: .width)
+                height = try c.decode(Double.self, forKey: .height)
+                label = try? c.decodeIfPresent(String.self, forKey: .label)
+                score = try? c.decodeIfPresent(Double.self, forKey: .score)
+            }
         }
-        var width: Double
-        var height: Double
-        var boxes: [Box]
+        public var width: Double
+        public var height: Double
+        public var boxes: [Box]
     }
 
     /// The regions of the file's `bytes`, as this spec shapes them, for the image `displayed`
@@ -106,6 +123,19 @@ public struct RegionFile: Hashable, Sendable {
     public static func regions(
         from bytes: [UInt8], shape: Region.Shape, feather: Double, displayed: DisplayedImage? = nil
     ) throws(Problem) -> [Region] {
+        let contents = try contents(of: bytes, displayed: displayed)
+        return contents.boxes.map { box in
+            let share = { (value: Double, extent: Double) in RegionLength.percent(value / extent * 100) }
+            return Region(
+                shape: shape, x: share(box.x, contents.width), y: share(box.y, contents.height),
+                width: share(box.width, contents.width), height: share(box.height, contents.height), feather: feather)
+        }
+    }
+
+    /// What a region file's `bytes` say, every check of ``regions(from:shape:feather:displayed:)``
+    /// made: what the review sheet draws (with the detector's scores).
+    /// - Throws: ``Problem`` naming the JSON path of the first thing wrong.
+    public static func contents(of bytes: [UInt8], displayed: DisplayedImage? = nil) throws(Problem) -> Contents {
         // A key given twice means one thing to Foundation (the first) and another to Python,
         // JavaScript and jq (the last): such a file is refused, not read one way.
         if let duplicate = JSONDuplicateKeys.first(in: bytes) {
@@ -129,7 +159,6 @@ public struct RegionFile: Hashable, Sendable {
         guard contents.boxes.count <= maximumBoxes else {
             throw Problem(path: "$.boxes", message: "more than \(maximumBoxes) boxes")
         }
-        var regions: [Region] = []
         for (i, box) in contents.boxes.enumerated() {
             for (name, value, positive) in [
                 ("x", box.x, false), ("y", box.y, false), ("width", box.width, true), ("height", box.height, true),
@@ -148,12 +177,8 @@ public struct RegionFile: Hashable, Sendable {
             guard shares[2] > 0, shares[3] > 0 else {
                 throw Problem(path: "$.boxes[\(i)]", message: "is out of any range an image has, for its width and height")
             }
-            let share = { (value: Double, extent: Double) in RegionLength.percent(value / extent * 100) }
-            regions.append(Region(
-                shape: shape, x: share(box.x, contents.width), y: share(box.y, contents.height),
-                width: share(box.width, contents.width), height: share(box.height, contents.height), feather: feather))
         }
-        return regions
+        return contents
     }
 
     /// A decoding error as the JSON path it happened at.

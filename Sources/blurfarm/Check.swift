@@ -2,8 +2,10 @@ import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmFarm
+import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmSystem
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
@@ -51,6 +53,11 @@ struct Check: FarmCommand {
     @Flag(help: "Print JSON (docs/json.md) instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp(
+        "Also write a review sheet into this folder (index.html): each photo whose regions come from a file, its boxes drawn with their scores, failing, unredacted and box-less photos first.",
+        valueName: "folder"))
+    var sheet: String?
+
     func execute() throws {
         let (loader, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
         let (configuration, registry) = (admission.applied(to: loader.configuration), loader.registry)
@@ -86,7 +93,29 @@ struct Check: FarmCommand {
             }
             if json { try printJSON(jobs) }
         }
+        if let sheet { try writeSheet(plans, to: sheet, configuration: configuration) }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
+    }
+
+    /// The review sheet of `plans` in `folder` (docs/privacy.md, "Reviewing"), and one line on
+    /// standard error saying where and what to look at first.
+    private func writeSheet(_ plans: [JobPlan], to folder: String, configuration: FarmConfiguration) throws {
+        let entries: [ReviewSheet.Entry]
+        do {
+            entries = try ReviewSheet.write(
+                plans, to: folder,
+                limits: (configuration.pixelLimit, configuration.memoryLimit ?? ImageReader.usableMemory, configuration.decodedImages))
+        } catch {
+            throw CommandError("--sheet '\(ShownName.of(folder))': cannot write the review sheet: \(error.localizedDescription)")
+        }
+        if entries.isEmpty {
+            printWarning("--sheet: no variant takes its regions from a file per input: the sheet lists no photo")
+        }
+        let first = entries.filter { $0.status != .boxes }.count
+        // On standard error: standard output is the plan (or its JSON).
+        FileHandle.standardError.write(Data((
+            "blurfarm: review sheet: \(ShownName.of((folder as NSString).appendingPathComponent("index.html"))): "
+                + "\(counted(entries.count, "photo")), \(first) to look at first (failing, unredacted or without a box)\n").utf8))
     }
 }
 
