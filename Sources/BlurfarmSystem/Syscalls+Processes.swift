@@ -194,6 +194,18 @@ extension Syscalls {
         try retrying("signal(SIGPIPE)") { blurfarm_ignore_sigpipe() }
     }
 
+    /// Sends every `signals` (two: SIGINT and SIGTERM) this process receives to the pipe whose
+    /// write end is `writeEnd`, one byte each, its number (`sigaction` with a handler that only
+    /// writes): a thread reading the other end answers them.
+    package static func forwardSignals(_ signals: (Int32, Int32), to writeEnd: Int32) throws(SystemCallError) {
+        try retrying("sigaction") { blurfarm_forward_signals(writeEnd, signals.0, signals.1) }
+    }
+
+    /// Ignores both `signals` in this whole process (`sigaction`).
+    package static func ignoreSignals(_ signals: (Int32, Int32)) {
+        _ = blurfarm_ignore_signals(signals.0, signals.1)
+    }
+
     /// Ignores SIGXFSZ in this whole process: a write past the file-size limit (`ulimit -f`)
     /// fails with EFBIG instead of killing it.
     package static func ignoreFileSizeSignal() throws(SystemCallError) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 /* sigaction(signal, SIG_IGN). */
 static int blurfarm_ignore(int signal) {
@@ -13,6 +14,35 @@ static int blurfarm_ignore(int signal) {
     action.sa_handler = SIG_IGN;
     sigemptyset(&action.sa_mask);
     return sigaction(signal, &action, NULL);
+}
+
+/* The descriptor the forwarding handler writes a signal's number to. */
+static volatile int blurfarm_forward_fd = -1;
+
+/* Async-signal-safe: one byte, the signal's number, to the pipe; errno kept. A full pipe
+   (a flood of signals) drops the byte: the signal has been said already. */
+static void blurfarm_forward(int signal) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)signal;
+    ssize_t written = write(blurfarm_forward_fd, &byte, 1);
+    (void)written;
+    errno = saved;
+}
+
+int blurfarm_forward_signals(int write_fd, int first, int second) {
+    blurfarm_forward_fd = write_fd;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = blurfarm_forward;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    if (sigaction(first, &action, NULL) != 0) return -1;
+    return sigaction(second, &action, NULL);
+}
+
+int blurfarm_ignore_signals(int first, int second) {
+    if (blurfarm_ignore(first) != 0) return -1;
+    return blurfarm_ignore(second);
 }
 
 int blurfarm_ignore_sigpipe(void) {

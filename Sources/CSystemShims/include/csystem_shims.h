@@ -23,6 +23,16 @@ const char *blurfarm_cpu_target(void);
 /// Returns 0, or -1 with errno set (ENOSYS off Linux).
 int blurfarm_set_parent_death_signal(int signal);
 
+/// Installs one handler for the signals `first` and `second` (`sigaction`, `SA_RESTART`) that
+/// writes the signal's number, one byte, to `write_fd` (a non-blocking pipe's write end): a
+/// thread reading the pipe then answers the signal outside the handler. Nothing is
+/// allocated when a signal comes: no descriptor, no registration that can fail later.
+/// Returns 0, or -1 with errno set.
+int blurfarm_forward_signals(int write_fd, int first, int second);
+
+/// `sigaction(first, SIG_IGN)` and `sigaction(second, SIG_IGN)`. Returns 0, or -1 with errno set.
+int blurfarm_ignore_signals(int first, int second);
+
 /// `sigaction(SIGPIPE, SIG_IGN)`: a write to a closed pipe fails with EPIPE instead of killing
 /// the process. Returns 0, or -1 with errno set.
 int blurfarm_ignore_sigpipe(void);
