@@ -229,16 +229,17 @@ extension FarmSettings {
 
 extension Farm {
     /// A farm with `settings` for a command that runs jobs (`run`, `apply -o`): its events told
-    /// to `onEvent`, SIGINT and SIGTERM answered (``Interrupts``: the first stops it through
-    /// `settings.stop` and shuts it down, a second exits at once). The caller keeps the
-    /// interrupts alive and shuts the farm down when done, however it ends.
+    /// to `onEvent`, SIGINT and SIGTERM answered by `interrupts` (made before the command
+    /// started anything, for `settings.stop`: the first signal stops the farm and shuts it
+    /// down, a second SIGINT exits at once). The caller keeps the interrupts alive and shuts
+    /// the farm down when done, however it ends.
     public static func startedAnsweringSignals(
-        _ settings: FarmSettings, onEvent: @escaping @Sendable (FarmEvent) -> Void
-    ) -> (farm: Farm, interrupts: Interrupts) {
+        _ settings: FarmSettings, interrupts: Interrupts, onEvent: @escaping @Sendable (FarmEvent) -> Void
+    ) -> Farm {
         let farm = Farm(settings)
         farm.onEvent(onEvent)
-        let interrupts = Interrupts(stop: settings.stop, onStop: farm.shutdown) { _ = farm.removeTemporaryFiles() }
-        return (farm, interrupts)
+        interrupts.attach(onStop: farm.shutdown) { _ = farm.removeTemporaryFiles() }
+        return farm
     }
 }
 

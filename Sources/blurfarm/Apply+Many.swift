@@ -1,9 +1,11 @@
 import ArgumentParser
 import BlurfarmCoordinator
+import BlurfarmCore
 import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmSystem
 import Foundation
 
 /// `apply INPUT... -o TEMPLATE`: the command line made into a job (one variant, its inputs as
@@ -39,9 +41,11 @@ extension Apply {
             workers: workers, threads: threads, configuration: configuration,
             plugins: registry.plugins(usedBy: [plan]))
         let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, keepsRecords: false, log: nil)
-        let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer)
-        defer { engineFarm.shutdown() }
+        let interrupts = Interrupts(stop: StopRequest())
         defer { withExtendedLifetime(interrupts) {} }
+        let stop = interrupts.stop
+        let engineFarm = engine.startFarm(farm, configuration: configuration, printer: printer, interrupts: interrupts)
+        defer { engineFarm.shutdown() }
         let outcome = engineFarm.wait(engineFarm.submit(FarmJob(plan: plan, registry: registry, keepsRecords: false)))!
         if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
         if outcome.failures > 0 { throw ExitCode(ExitStatus.someFailed) }

@@ -38,15 +38,15 @@ extension WorkerChoice {
     }
 
     /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine, its events told
-    /// to `printer` (``Farm/startedAnsweringSignals(_:onEvent:)``). The caller shuts the farm
-    /// down when done, however it ends.
+    /// to `printer`, stopped by the signals `interrupts` answers (made before the command
+    /// started anything: ``Farm/startedAnsweringSignals(_:interrupts:onEvent:)``). The caller
+    /// shuts the farm down when done, however it ends.
     func startFarm(
-        _ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter, libvips: LibvipsVersion? = nil
-    ) -> (farm: Farm, stop: StopRequest, interrupts: Interrupts) {
-        let stop = StopRequest()
+        _ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter, interrupts: Interrupts,
+        libvips: LibvipsVersion? = nil
+    ) -> Farm {
         let settings = farmSettings(
-            farm: farm, configuration: configuration, stop: stop, logger: farm.logger(), libvips: libvips)
-        let (engineFarm, interrupts) = Farm.startedAnsweringSignals(settings, onEvent: printer.handle)
-        return (engineFarm, stop, interrupts)
+            farm: farm, configuration: configuration, stop: interrupts.stop, logger: farm.logger(), libvips: libvips)
+        return Farm.startedAnsweringSignals(settings, interrupts: interrupts, onEvent: printer.handle)
     }
 }

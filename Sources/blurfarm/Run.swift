@@ -59,6 +59,11 @@ struct Run: FarmCommand {
         let engine = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: registry.plugins(usedBy: plans))
+        // SIGINT and SIGTERM answered from here, before anything is started (a worker asked
+        // libvips's version, the jobs' locks): a signal stops the run whenever it comes.
+        let interrupts = Interrupts(stop: StopRequest())
+        defer { withExtendedLifetime(interrupts) {} }
+        let stop = interrupts.stop
         // The recipes name the workers' libvips: the state folder's cache or a worker process
         // says its version while the jobs start, so that this one never maps libvips for it.
         // Without workers, this process's libvips renders, and is asked.
@@ -71,8 +76,7 @@ struct Run: FarmCommand {
             : nil
         // Its worker, if it has not answered by the end, ends with the run (killed if a signal
         // stopped it): the last thing done, after the farm's shutdown.
-        var stopOfTheRun: StopRequest?
-        defer { libvips?.end(stopped: stopOfTheRun?.signalNumber != nil) }
+        defer { libvips?.end(stopped: stop.signalNumber != nil) }
         // Every job's lock before anything runs; held until the process ends.
         let locks: [JobLock]
         do throws(JobLocks.Failure) {
@@ -83,11 +87,10 @@ struct Run: FarmCommand {
             if case .busy = error { throw ExitCode(ExitStatus.locked) }
             throw ExitCode(ExitStatus.someFailed)
         }
-        let (engineFarm, stop, interrupts) = engine.startFarm(farm, configuration: configuration, printer: printer, libvips: libvips)
-        stopOfTheRun = stop
+        let engineFarm = engine.startFarm(
+            farm, configuration: configuration, printer: printer, interrupts: interrupts, libvips: libvips)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { engineFarm.shutdown() }
-        defer { withExtendedLifetime(interrupts) {} }
         var failed = 0
         var reports: [RunReport] = []
         func runJob(_ index: Int, _ plan: JobPlan) {
