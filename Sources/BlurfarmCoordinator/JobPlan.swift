@@ -104,7 +104,22 @@ public struct JobPlan: Sendable {
     public var notEnlarged: [NotEnlargedOutput] { inputs.flatMap(\.notEnlarged) }
 }
 
+extension PlannedOutput {
+    /// The same output made by `variant` (its regions detected: ``DetectedRegions``).
+    func with(variant: VariantSpec) -> PlannedOutput {
+        PlannedOutput(variant: variant, path: path, largestSize: largestSize, size: size)
+    }
+}
+
 extension JobPlan {
+    /// The same plan with other inputs (every list of what it left out kept).
+    func withInputs(_ inputs: [PlannedInput]) -> JobPlan {
+        JobPlan(
+            job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused,
+            unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles,
+            regionFailed: regionFailed)
+    }
+
     /// The same plan with another tile side (the command line's `--tile`).
     public func withTileSize(_ tileSize: Int) -> JobPlan {
         JobPlan(

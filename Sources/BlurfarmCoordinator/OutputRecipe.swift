@@ -7,7 +7,8 @@ import BlurfarmManifest
 /// settings, the versions of blurfarm and libvips, and the content hash of each plugin library
 /// the filters come from (a rebuilt plugin makes its outputs run again). Part of an output's
 /// up-to-date key;
-/// the output's path, the variant's name, tiling and verification are not (they do not change
+/// regions a detector finds are named by the detection's settings and the detector's identity
+/// (the boxes follow from the input's bytes and these); the output's path, the variant's name, tiling and verification are not (they do not change
 /// the bytes). A size of several (or a width alone sharing their decode) reduced from a larger
 /// one's decode says so (`from=1024`): its
 /// bytes are not those of a resize to that width alone; every resize names the resampler. Settings added after the first release
@@ -50,11 +51,16 @@ public enum OutputRecipe {
             "filters=[" + v.filters.map(\.description).joined(separator: ", ") + "]",
             "edge=\(v.edge.rawValue)", "colour=\(v.colour.rawValue)", "resize=\(resize)", "format=\(format)",
             "quality=\(v.quality)", "lossless=\(v.lossless)",
-        ] + jpeg + v.regions.recipeParts + [
+        ] + jpeg + (v.detection.map { [$0.recipe] } ?? v.regions.recipeParts) + [
             metadata, "background=\(v.background)",
             versions,
         ]
         return settings.joined(separator: "; ")
             + v.filters.compactMap { filter in plugins[filter.name].map { "; plugin \(filter.name)=\($0)" } }.joined()
+            + (v.detection.flatMap { d in plugins[detectorKey(d.detector)].map { "; detector \(d.detector)=\($0)" } } ?? "")
     }
+
+    /// The key of `plugins` holding the identity of the detector `name` (``RegionDetector/identity``):
+    /// its model, library and schedule, which decide its boxes.
+    public static func detectorKey(_ name: String) -> String { "detect \(name)" }
 }

@@ -53,7 +53,8 @@ extension PlanDescription {
         warnings += plan.job.outputs.compactMap { weakest[$0.name]?.warning }
         // A variant that redacts (regions, or regions from a file per input) and keeps the
         // photo's metadata: its EXIF and XMP (a GPS position, names, captions) go with it.
-        for variant in plan.job.outputs where variant.metadata == .keep && (variant.regionFile != nil || !variant.regions.isEverywhere) {
+        for variant in plan.job.outputs
+        where variant.metadata == .keep && (variant.regionFile != nil || variant.detection != nil || !variant.regions.isEverywhere) {
             warnings.append(.warning(
                 "output '\(variant.name)' filters regions and keeps the photo's metadata (metadata: keep): its EXIF and "
                     + "XMP (a GPS position, names, captions) are published with it, though never a picture of the "
@@ -127,6 +128,10 @@ extension PlanDescription {
             described.colour = variant.colour.rawValue
             if !variant.regions.isEverywhere {
                 described.regions = variant.regions.regions.count
+                described.invert = variant.regions.invert
+            }
+            if let detection = variant.detection {
+                described.detect = String(detection.recipe.dropFirst("regions=detect ".count))
                 described.invert = variant.regions.invert
             }
             if variant.regions.extent != .image {
@@ -244,8 +249,11 @@ public struct PlanDescription: Encodable, Sendable {
         public var colour: String?
         /// How many regions the filters apply to; absent when they apply everywhere.
         public var regions: Int?
-        /// With `regions`: true when the filters apply everywhere but the regions.
+        /// With `regions` or `detect`: true when the filters apply everywhere but the regions.
         public var invert: Bool?
+        /// The detector that finds the regions in each input when the job runs, with its
+        /// settings (`faces threshold=0.2 grow=1.3 shape=ellipse feather=0`); absent otherwise.
+        public var detect: String?
         /// With `output: region`: the box written, `{"x":…,"y":…,"width":…,"height":…}` in the
         /// image's pixels, and whether it is a cutout (the coverage its alpha).
         public var box: Box?
@@ -351,6 +359,7 @@ extension PlanDescription.Output {
                 reach.map { "reach \(Reach(x: $0.x, y: $0.y))" } ?? "reach: each tile's region of interest, where it lies (a plugin's, redact's boxes)")
             parts.append("edge \(edge ?? ""), colour \(colour ?? "")")
             if let regions { parts.append((invert == true ? "everywhere but " : "in ") + counted(regions, "region")) }
+            if let detect { parts.append((invert == true ? "everywhere but " : "in ") + "the regions detected by \(detect)") }
             if let box {
                 parts.append(
                     "only their box, \(box.width)x\(box.height) at (\(box.x), \(box.y))"

@@ -1,6 +1,8 @@
 import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmManifest
+import BlurfarmState
+import BlurfarmPlugins
 import BlurfarmSystem
 import Foundation
 import Synchronization
@@ -58,10 +60,24 @@ public enum ReviewSheet {
 
     /// The entries of `plans`: each input of each variant with a region file, most urgent first,
     /// then by job, variant and input.
-    public static func entries(of plans: [JobPlan]) -> [Entry] {
+    /// Variants whose regions a detector finds list each input with the boxes the run will
+    /// filter (those of `detectors`, cached or found now: at least the threshold, grown), or
+    /// failing with why (the detector missing, the photo unreadable).
+    public static func entries(
+        of plans: [JobPlan], detectors: [String: Result<RegionDetector, PluginError>] = [:],
+        limits: (pixels: Int, memory: Int, decodes: Int) = (ImageReader.defaultPixelLimit, ImageReader.usableMemory, 1)
+    ) -> [Entry] {
         var entries: [Entry] = []
         for plan in plans {
             for variant in plan.job.outputs {
+                if let detection = variant.detection {
+                    for input in plan.inputs {
+                        entries.append(entry(
+                            of: input, variant: variant.name, detection: detection, detector: detectors[detection.detector],
+                            plan: plan, limits: limits))
+                    }
+                    continue
+                }
                 guard let spec = variant.regionFile else { continue }
                 for failure in plan.regionFailed {
                     entries.append(Entry(
@@ -115,6 +131,36 @@ public enum ReviewSheet {
         }
     }
 
+    /// The entry of a planned input for a variant whose regions `detection` finds: the regions
+    /// the run will filter (the detector's boxes at or above the threshold, grown), with scores.
+    private static func entry(
+        of input: PlannedInput, variant: String, detection: RegionDetection,
+        detector: Result<RegionDetector, PluginError>?, plan: JobPlan, limits: (pixels: Int, memory: Int, decodes: Int)
+    ) -> Entry {
+        func made(_ status: Status, _ boxes: [(x: Double, y: Double, width: Double, height: Double, score: Double?)] = []) -> Entry {
+            Entry(job: plan.job.name, variant: variant, input: input.relativePath, path: input.path, status: status, boxes: boxes)
+        }
+        let found: RegionDetector
+        switch detector {
+        case .success(let detector): found = detector
+        case .failure(let error): return made(.fails("the detector '\(detection.detector)': \(error)"))
+        case nil: return made(.fails("the detector '\(detection.detector)' was not loaded"))
+        }
+        let contents: RegionFile.Contents
+        do {
+            contents = try found.boxes(
+                ofImageAt: input.path, contentHash: try ContentHash.ofFile(input.path), pixelLimit: limits.pixels,
+                memoryLimit: limits.memory, confinement: nil)
+        } catch {
+            return made(.fails("\(error)"))
+        }
+        let kept = detection.kept(contents)
+        if kept.isEmpty { return made(.noBoxes) }
+        return made(.boxes, kept.map { box in
+            (box.x / contents.width, box.y / contents.height, box.width / contents.width, box.height / contents.height, box.score)
+        })
+    }
+
     /// The longer side of a thumbnail, in pixels.
     public static let thumbnailSide = 320
 
@@ -124,9 +170,10 @@ public enum ReviewSheet {
     /// failing, with why. Returns the entries as written.
     /// - Throws: `CocoaError` when the folder or a file cannot be written.
     public static func write(
-        _ plans: [JobPlan], to folder: String, limits: (pixels: Int, memory: Int, decodes: Int)
+        _ plans: [JobPlan], to folder: String, detectors: [String: Result<RegionDetector, PluginError>] = [:],
+        limits: (pixels: Int, memory: Int, decodes: Int)
     ) throws -> [Entry] {
-        var entries = entries(of: plans)
+        var entries = entries(of: plans, detectors: detectors, limits: limits)
         let thumbs = (folder as NSString).appendingPathComponent("thumbs")
         try FileManager.default.createDirectory(atPath: thumbs, withIntermediateDirectories: true)
         // One thumbnail an input, however many variants list it.

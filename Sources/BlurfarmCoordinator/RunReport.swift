@@ -201,7 +201,7 @@ public struct RunReport: Sendable, Codable, Equatable {
     public let started: Date
     public let finished: Date
     public let settings: RunSettings
-    public let outputs: [OutputReport]
+    public var outputs: [OutputReport]
     /// Outputs removed by `--prune` (recorded outputs whose input is gone), absolute paths.
     public var pruned: [String] = []
     /// The sizes not made because their input is narrower (``NotEnlargedOutput``), in plan order.

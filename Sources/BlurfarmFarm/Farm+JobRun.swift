@@ -3,6 +3,7 @@ import BlurfarmState
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
+import BlurfarmPlugins
 import Foundation
 import Synchronization
 
@@ -37,13 +38,40 @@ extension Farm {
             let unmatched = Diagnostics(plan.unmatchedGlobs)
             if !unmatched.isEmpty { problem(.unmatchedGlobs(unmatched)) }
         }
+        // The detectors the regions name, before anything runs: without one, nothing does.
+        let detectors: [String: RegionDetector]
+        do throws(PluginError) {
+            detectors = try self.detectors(for: plan)
+        } catch {
+            tellPlanProblems()
+            problem(.detectorUnavailable(error))
+            return ended()
+        }
+        /// `work` with its detecting outputs given their regions (``DetectedRegions``), and
+        /// those whose input's boxes could not be had, failed.
+        func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
+            DetectedRegions.resolve(
+                work, detectors: detectors, threads: max(1, settings.workers), pixelLimit: configuration.pixelLimit,
+                memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement,
+                control: control, cacheProblem: { problem(.state($0)) })
+        }
         // A job without records (`apply`): no lock, no up-to-date split, no report in the state folder.
         guard job.keepsRecords else {
             tellPlanProblems()
             publish(.jobAccepted(id, job: plan.job.name, outputs: plan.outputCount, upToDate: 0, inputs: plan.inputs.count))
-            guard plan.outputCount > 0,
-                let ran = render(id, plan, of: job, settings: runSettings, control: control, problem: problem, written: { _ in })
-            else { return ended() }
+            guard plan.outputCount > 0 else { return ended() }
+            let detection = detected(plan)
+            var ran = ended().report
+            if detection.plan.outputCount > 0 {
+                guard let rendered = render(
+                    id, detection.plan, of: job, settings: runSettings, control: control, problem: problem, written: { _ in })
+                else { return ended() }
+                // Timed from the job's start: detecting is part of it.
+                ran = RunReport(
+                    job: rendered.job, manifest: rendered.manifest, started: began, finished: rendered.finished,
+                    settings: rendered.settings, outputs: rendered.outputs)
+            }
+            ran.outputs += detection.failed
             // Told once per input, as a recorded job tells them (never remembered here).
             for (_, failed, error) in FailedInput.gather(ran) {
                 publish(.problem(id, .inputFailed(FailedInput(error: error, variants: failed.map(\.variant), remembered: false))))
@@ -72,7 +100,7 @@ extension Farm {
         do throws(StateError) {
             incremental = IncrementalRun(
                 plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions,
-                plugins: job.registry.pluginHashes(of: [plan]), pixelLimit: configuration.pixelLimit,
+                plugins: job.registry.pluginHashes(of: [plan]).merging(detectors.recipeIdentities) { $1 }, pixelLimit: configuration.pixelLimit,
                 force: job.force, retryFailed: job.retryFailed)
         } catch {
             problem(.state(error))
@@ -85,8 +113,9 @@ extension Farm {
         var ran = RunReport(
             job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
             outputs: [])
-        if work.outputCount > 0 {
-            let rendered = render(id, work, of: job, settings: runSettings, control: control, problem: problem) { report in
+        let detection = detected(work)
+        if detection.plan.outputCount > 0 {
+            let rendered = render(id, detection.plan, of: job, settings: runSettings, control: control, problem: problem) { report in
                 // Only outputs written and verified are recorded.
                 do throws(StateError) {
                     try incremental.recordWritten(report)
@@ -97,6 +126,7 @@ extension Farm {
             guard let rendered else { return ended() }
             ran = rendered
         }
+        ran.outputs += detection.failed
         let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
         // Their outputs are counted failed in the report: told once per input.
         for input in failedInputs { publish(.problem(id, .inputFailed(input))) }
@@ -104,7 +134,8 @@ extension Farm {
         var pruned: [String] = []
         // Outputs made with regions this run could not have (their input failed, said above):
         // not left published as current, as a pruned output is not.
-        for output in plan.regionFailed.flatMap(\.outputs) where control.ended == nil {
+        let detectionFailed = detection.failed.filter { $0.status == .failed }.map(\.output)
+        for output in plan.regionFailed.flatMap(\.outputs) + detectionFailed where control.ended == nil {
             do throws(StateError) {
                 guard let withdrawn = try incremental.withdraw(output) else { continue }
                 switch withdrawn.action {

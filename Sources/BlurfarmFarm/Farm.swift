@@ -71,6 +71,8 @@ public final class Farm: Sendable {
     /// Held while the pool starts (not ``pool``'s lock: a callback may ask for ``workers``).
     private let starting = NSLock()
     private let isShutDown = Atomic<Bool>(false)
+    /// The detectors jobs' regions name, each loaded and its model opened once (``detectors(for:)``).
+    let detectors = Mutex<[String: RegionDetector]>([:])
 
     /// A submitted job: how to steer it, and its outcome once done.
     private final class Entry: Sendable {

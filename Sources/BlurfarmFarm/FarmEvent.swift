@@ -1,4 +1,5 @@
 import BlurfarmCoordinator
+import BlurfarmPlugins
 import BlurfarmState
 import BlurfarmCore
 import BlurfarmEngine
@@ -50,6 +51,9 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     case withdrawn(String)
     /// The workers could not start: nothing of the job ran.
     case workersUnavailable(RenderFailure)
+    /// A detector the job's regions name could not be loaded or its model opened: nothing of
+    /// the job ran.
+    case detectorUnavailable(PluginError)
     /// The report could not be written to the state folder.
     case reportNotWritten(String)
     /// The job's output map could not be written (the one there, if any, is as it was).
@@ -89,6 +93,7 @@ public enum JobProblem: Sendable, CustomStringConvertible {
             "\(ShownName.of(output)): removed: made with regions this run could not have (its input failed, above); "
                 + "made again once they can be had"
         case .workersUnavailable(let failure): "\(failure)"
+        case .detectorUnavailable(let error): "the job's regions cannot be detected, so nothing of it ran: \(error)"
         case .reportNotWritten(let reason): "cannot write the report: \(reason)"
         case .mapNotWritten(let path, let reason): "\(ShownName.of(path)): cannot write the output map: \(reason)"
         case .mapKept(let path, let reason):

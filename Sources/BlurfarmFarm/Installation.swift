@@ -25,6 +25,15 @@ public enum Installation {
         return nil
     }
 
+    /// The folder detectors find their models in (docs/regions.md#detecting): the one
+    /// `$BLURFARM_MODELS` in `environment` names, else `models/` of the checkout (where
+    /// scripts/setup.sh puts CenterFace), else `share/blurfarm/models/` of the installation
+    /// (scripts/install.sh); the last, to be named in the detector's error, when neither is there.
+    public static func modelFolder(environment: [String: String]) -> String {
+        if let named = environment["BLURFARM_MODELS"], !named.isEmpty { return named }
+        return shipped("models") ?? shipped("share/blurfarm/models") ?? executableFolder + "/../share/blurfarm/models"
+    }
+
     /// The worker executable: the one `$BLURFARM_WORKER` in `environment` names, else
     /// `blurfarm-worker` beside this executable (where `swift build` puts it), else in
     /// `../libexec/blurfarm/` from this executable's folder (where scripts/install.sh puts it);

@@ -9,16 +9,20 @@ extension JobDecoder {
     /// nothing); `edge`: regions are placed on an image of the source's size, so not `grow`.
     static func decodeRegions(
         _ entries: [Node.MapEntry], filterless: Bool, edge: EdgeRule, _ d: inout Decoding
-    ) -> (mask: RegionMask, locations: [SourceLocation], file: RegionFile?)? {
+    ) -> (mask: RegionMask, locations: [SourceLocation], file: RegionFile?, detection: RegionDetection?)? {
         func entry(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
         var ok = true
         var regions: [Region] = []
         var locations: [SourceLocation] = []
         var file: RegionFile?
+        var detection: RegionDetection?
         if let e = entry("regions") {
             let expected = "a list of shapes, each '- rect:' or '- ellipse:' with its keys below it, "
-                + "or 'from:' a file of boxes per input"
+                + "'from:' a file of boxes per input, or 'detect:' a detector (faces)"
             switch e.value.content {
+            case .map(let keys) where keys.contains { $0.key == "detect" }:
+                detection = decodeRegionDetection(e, &d)
+                if detection == nil { ok = false }
             case .map:
                 file = decodeRegionFile(e, &d)
                 if file == nil { ok = false }
@@ -63,7 +67,64 @@ extension JobDecoder {
                 ok = false
             }
         }
-        return ok ? (RegionMask(regions: regions, invert: invert), locations, file) : nil
+        return ok ? (RegionMask(regions: regions, invert: invert), locations, file, detection) : nil
+    }
+
+    /// `regions: {detect: …, threshold: …, grow: …, shape: …, feather: …}`: the boxes a
+    /// detector finds in each input (``RegionDetection``).
+    static func decodeRegionDetection(_ e: Node.MapEntry, _ d: inout Decoding) -> RegionDetection? {
+        guard let entries = d.mapEntries(e.value, key: "regions", expected: "a map of " + RegionDetection.keys.joined(separator: ", "))
+        else { return nil }
+        if let from = entries.first(where: { $0.key == "from" }) {
+            d.error("'regions' takes its boxes from a file ('from') or a detector ('detect'), not both", at: from.keyLocation)
+            return nil
+        }
+        d.reportUnknownKeys(entries, known: RegionDetection.keys, context: "regions")
+        func value(_ key: String) -> Node.MapEntry? { entries.first { $0.key == key } }
+        var ok = entries.allSatisfy { RegionDetection.keys.contains($0.key) }
+        var detection = RegionDetection(detector: "")
+        if let e = value("detect") {
+            if let name = d.string(e, expected: "a detector's name, such as faces") {
+                // A plugin's name (lib<name>.so): never a path.
+                if !name.isEmpty, name.utf8.first.map({ (97...122).contains($0) }) == true,
+                    name.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 45 })
+                {
+                    detection.detector = name
+                } else {
+                    d.error("'detect' must be a detector's name: lower-case letters, digits and '-' (such as faces)", at: e.value.location)
+                    ok = false
+                }
+            } else {
+                ok = false
+            }
+        }
+        /// A plain finite number that `accepts`, or nil after an error saying `expected`.
+        func number(_ e: Node.MapEntry, _ expected: String, _ accepts: (Double) -> Bool) -> Double? {
+            if case .invalid = e.value.content { return nil }
+            guard case .scalar(let s) = e.value.content, let v = s.numberValue, v.isFinite, accepts(v) else {
+                d.error("'\(e.key)' must be \(expected)", at: e.value.location)
+                return nil
+            }
+            return v
+        }
+        if let e = value("threshold") {
+            if let v = number(e, "a score > 0 and <= 1", { $0 > 0 && $0 <= 1 }) { detection.threshold = v } else { ok = false }
+        }
+        if let e = value("grow") {
+            let largest = RegionDetection.largestGrow
+            if let v = number(e, "a number from 1 to \(Int(largest))", { $0 >= 1 && $0 <= largest }) {
+                detection.grow = v
+            } else {
+                ok = false
+            }
+        }
+        if let e = value("shape") {
+            if let v = d.choice(e, of: Region.Shape.self) { detection.shape = v } else { ok = false }
+        }
+        if let e = value("feather") {
+            if let v = pixels(e, &d) { detection.feather = v } else { ok = false }
+        }
+        return ok ? detection : nil
     }
 
     /// `regions: {from: …, shape: …, feather: …, missing: …}`: a file of boxes per input

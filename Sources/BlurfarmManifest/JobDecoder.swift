@@ -370,8 +370,9 @@ public enum JobDecoder {
         if regions == nil { ok = false }
         // A file's boxes are measured on the whole image: a crop not known before the image
         // (`cover`, smart or not) would put them elsewhere.
-        if regions?.file != nil, resize?.fit == .cover, let e = entry("regions") {
-            d.error("regions from a file are placed on the whole image: not with fit 'cover', whose crop moves them", at: e.keyLocation)
+        if regions?.file != nil || regions?.detection != nil, resize?.fit == .cover, let e = entry("regions") {
+            let which = regions?.file != nil ? "regions from a file" : "detected regions"
+            d.error("\(which) are placed on the whole image: not with fit 'cover', whose crop moves them", at: e.keyLocation)
             ok = false
         }
 
@@ -382,6 +383,7 @@ public enum JobDecoder {
             case "region":
                 if let why = regions.flatMap({ regions in
                     regions.file != nil ? "regions from a file (any number of boxes per input)"
+                        : regions.detection != nil ? "detected regions (any number of boxes per input)"
                         : regions.mask.isEverywhere ? "no 'regions'"
                         : regions.mask.invert ? "'invert' (everything but the regions has no box)"
                         : !(resize?.sizes.isEmpty ?? true) ? "'sizes' (the widths would not be the sizes)" : nil
@@ -403,7 +405,7 @@ public enum JobDecoder {
             name: name, pathTemplate: template, formats: formats, filters: filters, edge: edge, colour: colour, quality: quality,
             lossless: lossless, progressive: progressive, subsampling: subsampling, metadata: metadata, effort: effort,
             optimizeCoding: optimizeCoding, formatSettings: formatSettings, resize: resize, background: background,
-            regions: mask, regionFile: regions.file, location: item.location,
+            regions: mask, regionFile: regions.file, detection: regions.detection, location: item.location,
             pathLocation: pathEntry?.value.location, filterLocations: filterLocations, regionLocations: regions.locations)
     }
 }

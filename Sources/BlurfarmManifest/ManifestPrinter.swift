@@ -77,6 +77,14 @@ public enum ManifestPrinter {
                 out += indent + "  feather: \(ScalarWriter.number(file.feather))\n"
                 out += indent + "  missing: \(file.missing.rawValue)\n"
                 out += indent + "invert: \(variant.regions.invert)\n"
+            } else if let detection = variant.detection {
+                out += indent + "regions:\n"
+                out += indent + "  detect: \(ScalarWriter.block(detection.detector))\n"
+                out += indent + "  threshold: \(ScalarWriter.number(detection.threshold))\n"
+                out += indent + "  grow: \(ScalarWriter.number(detection.grow))\n"
+                out += indent + "  shape: \(detection.shape.rawValue)\n"
+                out += indent + "  feather: \(ScalarWriter.number(detection.feather))\n"
+                out += indent + "invert: \(variant.regions.invert)\n"
             } else if !variant.regions.isEverywhere {
                 out += regions(variant.regions.regions, indent: indent)
                 out += indent + "invert: \(variant.regions.invert)\n"

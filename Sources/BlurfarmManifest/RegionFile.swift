@@ -53,9 +53,9 @@ public struct RegionFile: Hashable, Sendable {
     public static let maximumBoxes = 1024
 
     /// What a region file says: the size of the image its boxes were measured on, and the boxes.
-    public struct Contents: Decodable, Sendable {
+    public struct Contents: Codable, Sendable {
         /// One box, in the measured image's pixels, with what the detector said of it.
-        public struct Box: Decodable, Sendable {
+        public struct Box: Codable, Sendable {
             public var x: Double
             public var y: Double
             public var width: Double
@@ -65,6 +65,20 @@ public struct RegionFile: Hashable, Sendable {
             public var score: Double?
 
             private enum Keys: String, CodingKey { case x, y, width, height, label, score }
+
+            public init(x: Double, y: Double, width: Double, height: Double, label: String? = nil, score: Double? = nil) {
+                (self.x, self.y, self.width, self.height, self.label, self.score) = (x, y, width, height, label, score)
+            }
+
+            public func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: Keys.self)
+                try c.encode(x, forKey: .x)
+                try c.encode(y, forKey: .y)
+                try c.encode(width, forKey: .width)
+                try c.encode(height, forKey: .height)
+                try c.encodeIfPresent(label, forKey: .label)
+                try c.encodeIfPresent(score, forKey: .score)
+            }
 
             public init(from decoder: any Decoder) throws {
                 let c = try decoder.container(keyedBy: Keys.self)
@@ -79,6 +93,10 @@ public struct RegionFile: Hashable, Sendable {
         public var width: Double
         public var height: Double
         public var boxes: [Box]
+
+        public init(width: Double, height: Double, boxes: [Box]) {
+            (self.width, self.height, self.boxes) = (width, height, boxes)
+        }
     }
 
     /// The regions of the file's `bytes`, as this spec shapes them, for the image `displayed`

@@ -46,6 +46,9 @@ public struct VariantSpec: Hashable, Sendable {
     /// Regions read per input from a file beside it (`regions: {from: …}`), nil for none: the
     /// plan reads each input's and gives its outputs ``regions`` (keeping `invert`).
     public var regionFile: RegionFile?
+    /// Regions a detector finds in each input (`regions: {detect: …}`), nil for none: the run
+    /// gives the outputs it makes their ``regions`` (keeping `invert`) from the boxes.
+    public var detection: RegionDetection?
 
     /// Where the variant's item starts (its first key), when it came from a file.
     public var location: SourceLocation?
@@ -63,7 +66,7 @@ public struct VariantSpec: Hashable, Sendable {
         progressive: Bool = false, subsampling: ChromaSubsampling = .auto, metadata: MetadataPolicy = .keepICC,
         effort: Int? = nil, optimizeCoding: Bool = false, formatSettings: [ImageFormat: FormatSettings] = [:],
         resize: ResizeSpec? = nil, background: RGBAColour = .white,
-        regions: RegionMask = .everywhere, regionFile: RegionFile? = nil,
+        regions: RegionMask = .everywhere, regionFile: RegionFile? = nil, detection: RegionDetection? = nil,
         location: SourceLocation? = nil, pathLocation: SourceLocation? = nil, filterLocations: [SourceLocation] = [],
         regionLocations: [SourceLocation] = []
     ) {
@@ -85,6 +88,7 @@ public struct VariantSpec: Hashable, Sendable {
         self.background = background
         self.regions = regions
         self.regionFile = regionFile
+        self.detection = detection
         self.location = location
         self.pathLocation = pathLocation
         self.filterLocations = filterLocations
@@ -216,7 +220,7 @@ public struct VariantSpec: Hashable, Sendable {
             && a.progressive == b.progressive && a.subsampling == b.subsampling && a.metadata == b.metadata
             && a.effort == b.effort && a.optimizeCoding == b.optimizeCoding && a.formatSettings == b.formatSettings
             && a.resize == b.resize && a.background == b.background
-            && a.regions == b.regions && a.regionFile == b.regionFile
+            && a.regions == b.regions && a.regionFile == b.regionFile && a.detection == b.detection
     }
 
     /// Hashes what `==` compares.
@@ -239,5 +243,6 @@ public struct VariantSpec: Hashable, Sendable {
         hasher.combine(background)
         hasher.combine(regions)
         hasher.combine(regionFile)
+        hasher.combine(detection)
     }
 }

@@ -67,7 +67,7 @@ public final class Plugin: @unchecked Sendable {
     }
 
     /// A C string of the table, checked to end within ``longestString`` bytes and to be UTF-8.
-    private static func string(_ pointer: UnsafePointer<CChar>?, _ what: String, _ path: String) throws(PluginError)
+    static func string(_ pointer: UnsafePointer<CChar>?, _ what: String, _ path: String) throws(PluginError)
         -> String?
     {
         guard let pointer else { return nil }

@@ -87,14 +87,21 @@ public struct JobStateFolder: Sendable {
     /// regular file, it is larger than `maximumBytes` or it does not decode. Never follows a
     /// link, never waits on a FIFO.
     package static func readJSON<Value: Decodable>(_: Value.Type, named name: String, in folder: String, maximumBytes: Int) -> Value? {
+        guard let bytes = readBytes(named: name, in: folder, maximumBytes: maximumBytes) else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: Data(bytes))
+    }
+
+    /// The bytes of the regular file `name` of the folder `folder`, or nil when there is no
+    /// such file or it is larger than `maximumBytes`; read as ``readJSON(_:named:in:maximumBytes:)`` reads.
+    package static func readBytes(named name: String, in folder: String, maximumBytes: Int) -> [UInt8]? {
         guard let descriptor = try? Syscalls.openFolder(folder) else { return nil }
         defer { Syscalls.close(descriptor) }
         guard let fd = try? Syscalls.openFile(name, in: descriptor, flags: O_RDONLY | O_NONBLOCK) else { return nil }
         defer { Syscalls.close(fd) }
-        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumBytes,
-            let bytes = try? Syscalls.readAll(fd, upTo: maximumBytes)
-        else { return nil }
-        return try? JSONDecoder().decode(Value.self, from: Data(bytes))
+        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumBytes else {
+            return nil
+        }
+        return try? Syscalls.readAll(fd, upTo: maximumBytes)
     }
 
     /// Replaces the file `path` in the open folder `folder` with `bytes`: a new temporary file

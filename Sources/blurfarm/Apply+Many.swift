@@ -22,7 +22,7 @@ extension Apply {
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let job = try CommandError.invalid { () throws(OptionError) in
             let variant = try manyVariant(registry: registry)  // its mistakes first, then the inputs'
-            let inputs = try paths.map(GlobPattern.ofArgument)
+            let inputs = try (template == nil ? [input] : paths).map(GlobPattern.ofArgument)
             return JobSpec(name: Self.jobName, inputs: inputs, outputs: [variant], tile: tile)
         }
         // The working directory stands for the manifest's folder: relative inputs and outputs
@@ -53,12 +53,20 @@ extension Apply {
 
     /// The one variant the options describe, written where `-o` says.
     private func manyVariant(registry: FilterRegistry) throws(OptionError) -> VariantSpec {
-        let (specs, mask) = try chainOptions(registry: registry)
-        let pathTemplate = try PathTemplate.ofOutputOption(template ?? "")
+        var (specs, mask) = try chainOptions(registry: registry)
+        // `apply IN OUT --redact`: OUT names the one output.
+        let pathTemplate = try PathTemplate.ofOutputOption(template ?? output)
+        let detection = redact.map {
+            RegionDetection(detector: $0, threshold: threshold, grow: grow, shape: regionsShape ?? .ellipse, feather: regionsFeather)
+        }
+        if detection != nil {
+            if filters.isEmpty { specs = [try FilterOption.parse("redact", registry: registry).get()] }
+            mask = RegionMask(regions: [], invert: invertRegions)
+        }
         return VariantSpec(
             name: Self.jobName, pathTemplate: pathTemplate, filters: specs, edge: edge, colour: colour, quality: quality,
             lossless: lossless, metadata: metadata, effort: effort, optimizeCoding: optimizeCoding,
             resize: resize.map { ResizeSpec(width: $0.width, height: $0.height, fit: fit, upscale: upscale) },
-            regions: mask)
+            regions: mask, detection: detection)
     }
 }

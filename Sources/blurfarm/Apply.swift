@@ -89,8 +89,20 @@ struct Apply: FarmCommand {
         valueName: "file"))
     var regionFile: String?
 
-    @Option(help: "The shape each box of --regions becomes: rect, or ellipse (the ellipse inscribed: faces).")
-    var regionsShape: Region.Shape = .rect
+    @Option(help: "The shape each box of --regions or --redact becomes: rect, or ellipse (the ellipse inscribed: faces); default rect for --regions, ellipse for --redact.")
+    var regionsShape: Region.Shape?
+
+    @Option(help: ArgumentHelp(
+        "Find the regions with this detector and redact them: faces (CenterFace; docs/regions.md#detecting). "
+            + "The filter is 'redact' (each face hidden at its own size) unless --filter says otherwise.",
+        valueName: "detector"))
+    var redact: String?
+
+    @Option(help: "With --redact: the lowest score a box is kept with, above 0 and at most 1 (deface's default 0.2).")
+    var threshold: Double = RegionDetection.defaultThreshold
+
+    @Option(help: "With --redact: how much larger than the detector's box the region is, from 1 to 10 (each side moves out by (grow - 1) times the box's size, as deface's --mask-scale; default 1.3).")
+    var grow: Double = RegionDetection.defaultGrow
 
     @Option(help: "The ramp inside each box of --regions, in output pixels.")
     var regionsFeather: Double = 0
@@ -188,13 +200,31 @@ struct Apply: FarmCommand {
             throw ValidationError("--regions boxes are placed on the whole image: not with --fit cover, whose crop moves them")
         }
         if let effort, !(0...9).contains(effort) { throw ValidationError("--effort must be between 0 and 9") }
+        if let redact {
+            if regionFile != nil || !regions.isEmpty || regionOnly {
+                throw ValidationError("--redact \(redact) finds the regions: not with --region, --regions or --region-only")
+            }
+            if fit == .cover, resize != nil {
+                throw ValidationError("--redact's boxes are placed on the whole image: not with --fit cover, whose crop moves them")
+            }
+            if paths.contains("-") { throw ValidationError("--redact reads files: not standard input or output ('-')") }
+        } else if threshold != RegionDetection.defaultThreshold || grow != RegionDetection.defaultGrow {
+            throw ValidationError("--threshold and --grow go with --redact")
+        }
+        guard threshold.isFinite, threshold > 0, threshold <= 1 else {
+            throw ValidationError("--threshold must be a score above 0 and at most 1")
+        }
+        guard grow.isFinite, grow >= 1, grow <= RegionDetection.largestGrow else {
+            throw ValidationError("--grow must be a number from 1 to \(Int(RegionDetection.largestGrow))")
+        }
         if let problem = RegionLength.pixelsProblem(regionsFeather) {
             throw ValidationError("--regions-feather '\(regionsFeather)': \(problem)")
         }
     }
 
     func execute() throws {
-        if template != nil { return try runMany() }
+        // Detecting runs on the farm: one image is a job of one input.
+        if template != nil || redact != nil { return try runMany() }
         try render()
     }
 
@@ -214,7 +244,7 @@ struct Apply: FarmCommand {
                 RegionFile.DisplayedImage(width: $0.width, height: $0.height, orientation: $0.orientation)
             } : nil
         return try RegionOption.chain(
-            filters: filters, regions: regions, file: regionFile, shape: regionsShape, feather: regionsFeather,
+            filters: filters, regions: regions, file: regionFile, shape: regionsShape ?? .rect, feather: regionsFeather,
             invert: invertRegions, regionOnly: regionOnly, edge: edge, registry: registry, displayed: displayed)
     }
 

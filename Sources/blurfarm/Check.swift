@@ -6,6 +6,7 @@ import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmSystem
+import BlurfarmPlugins
 import Foundation
 
 /// `blurfarm check`: validate jobs and print their plans, or (`--status`) what a run would do
@@ -54,7 +55,7 @@ struct Check: FarmCommand {
     var json = false
 
     @Option(help: ArgumentHelp(
-        "Also write a review sheet into this folder (index.html): each photo whose regions come from a file, its boxes drawn with their scores, failing, unredacted and box-less photos first.",
+        "Also write a review sheet into this folder (index.html): each photo whose regions come from a file or a detector, its boxes drawn with their scores, failing, unredacted and box-less photos first.",
         valueName: "folder"))
     var sheet: String?
 
@@ -102,14 +103,24 @@ struct Check: FarmCommand {
     private func writeSheet(_ plans: [JobPlan], to folder: String, configuration: FarmConfiguration) throws {
         let entries: [ReviewSheet.Entry]
         do {
+            // The detectors the plans name, each loaded once (a missing one fails its photos).
+            var detectors: [String: Result<RegionDetector, PluginError>] = [:]
+            for name in Set(plans.flatMap { $0.job.outputs.compactMap { $0.detection?.detector } }) {
+                detectors[name] = Result { () throws(PluginError) in
+                    try RegionDetector(
+                        named: name, loader: PluginLoader(folders: farm.pluginFolders(configuration)),
+                        modelFolder: Installation.modelFolder(environment: ProcessInfo.processInfo.environment),
+                        stateFolder: farm.stateFolder(configuration))
+                }
+            }
             entries = try ReviewSheet.write(
-                plans, to: folder,
+                plans, to: folder, detectors: detectors,
                 limits: (configuration.pixelLimit, configuration.memoryLimit ?? ImageReader.usableMemory, configuration.decodedImages))
         } catch {
             throw CommandError("--sheet '\(ShownName.of(folder))': cannot write the review sheet: \(error.localizedDescription)")
         }
         if entries.isEmpty {
-            printWarning("--sheet: no variant takes its regions from a file per input: the sheet lists no photo")
+            printWarning("--sheet: no variant takes its regions from a file per input or a detector: the sheet lists no photo")
         }
         let first = entries.filter { $0.status != .boxes }.count
         // On standard error: standard output is the plan (or its JSON).

@@ -92,11 +92,7 @@ struct RunnableBlock: Sendable, CustomTestStringConvertible {
         let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let result = try Blurfarm.run(
             ["-c", "exec bash -c \"$1\"", "sh", "set -euo pipefail\n" + block.text], in: scratch,
-            // The face recipe's venv is the repository's (scripts/setup.sh makes it there).
-            environment: [
-                "PATH": path, "HOME": scratch.path,
-                "BLURFARM_FACES_VENV": FaceRecipeTests.python.replacingOccurrences(of: "/bin/python", with: ""),
-            ], shell: true)
+            environment: ["PATH": path, "HOME": scratch.path], shell: true)
         #expect(
             result.status == 0,
             "\(block.page):\(block.line) exited \(result.status)\n\(block.text)\nstdout:\n\(result.stdout)\nstderr:\n\(result.stderr)")

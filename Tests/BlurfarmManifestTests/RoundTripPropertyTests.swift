@@ -183,6 +183,15 @@ import Testing
                     outputs[k].regions = regions(&rng)
                     // Now and then only the regions' box (not inverted, not with sizes).
                     if !outputs[k].regions.invert, sizes.isEmpty, maybe() { outputs[k].regions.extent = .box }
+                } else if maybe() {
+                    // Boxes a detector finds in each input.
+                    outputs[k].regions = RegionMask(invert: maybe())
+                    outputs[k].detection = RegionDetection(
+                        detector: maybe() ? "faces" : "plates-2",
+                        threshold: maybe() ? RegionDetection.defaultThreshold : Double(Int.random(in: 1...100, using: &rng)) / 100,
+                        grow: maybe() ? RegionDetection.defaultGrow : 1 + Double(Int.random(in: 0...36, using: &rng)) / 4,
+                        shape: Region.Shape.allCases.randomElement(using: &rng)!,
+                        feather: maybe() ? 0 : Double(Int.random(in: 1...40, using: &rng)) / 4)
                 } else {
                     // Boxes from a file beside each input.
                     outputs[k].regions = RegionMask(invert: maybe())

@@ -1,0 +1,130 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmManifest
+import BlurfarmState
+import BlurfarmSystem
+import Foundation
+import Synchronization
+
+/// The step of a run between the up-to-date split and rendering that gives the outputs whose
+/// variants detect their regions (`regions: {detect: …}`) the regions of their input's boxes
+/// (``RegionDetector``), several inputs at once. An input whose boxes cannot be had fails:
+/// its outputs of those variants are reported failed and left out of the work (nothing is
+/// written for them, and the caller withdraws what an earlier run wrote); its other outputs run.
+public enum DetectedRegions {
+    /// The work with its detecting outputs given their regions, the reports of those that
+    /// failed, and their paths.
+    public struct Outcome: Sendable {
+        public let plan: JobPlan
+        public let failed: [OutputReport]
+    }
+
+    /// Resolves every output of `plan` whose variant detects, with `detectors` (by name; every
+    /// detector the plan names), on `threads` threads; stops starting inputs once `control`
+    /// ends (their outputs are reported as it ended). `cacheProblem` hears of boxes that could
+    /// not be cached.
+    public static func resolve(
+        _ plan: JobPlan, detectors: [String: RegionDetector], threads: Int, pixelLimit: Int, memoryLimit: Int,
+        confinement: RootConfinement?, control: JobControl, cacheProblem: @escaping @Sendable (StateError) -> Void
+    ) -> Outcome {
+        let detecting = plan.inputs.indices.filter { plan.inputs[$0].outputs.contains { $0.variant.detection != nil } }
+        guard !detecting.isEmpty else { return Outcome(plan: plan, failed: []) }
+        let results = Mutex<[Int: Result<RegionFile.Contents, OutputFailure>]>([:])
+        let next = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(threads, detecting.count))) { _ in
+            while true {
+                let (_, taken) = next.add(1, ordering: .relaxed)
+                let position = taken - 1
+                guard position < detecting.count else { return }
+                let index = detecting[position]
+                let input = plan.inputs[index]
+                let result: Result<RegionFile.Contents, OutputFailure>
+                if let ended = control.ended {
+                    result = .failure(ended)
+                } else {
+                    result = boxes(
+                        of: input, detectors: detectors, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+                        confinement: confinement, cacheProblem: cacheProblem)
+                }
+                results.withLock { $0[index] = result }
+            }
+        }
+        var inputs: [PlannedInput] = []
+        var failed: [OutputReport] = []
+        let found = results.withLock { $0 }
+        for (index, input) in plan.inputs.enumerated() {
+            guard let result = found[index] else {
+                inputs.append(input)
+                continue
+            }
+            var outputs: [PlannedOutput] = []
+            for output in input.outputs {
+                guard let detection = output.variant.detection else {
+                    outputs.append(output)
+                    continue
+                }
+                switch result {
+                case .success(let contents):
+                    outputs.append(output.with(variant: resolved(output.variant, detection, contents)))
+                case .failure(let failure):
+                    let status: OutputReport.Status =
+                        failure == .stopped ? .stopped : failure == .cancelled ? .cancelled : .failed
+                    failed.append(OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: status,
+                        failure: failure))
+                }
+            }
+            if !outputs.isEmpty {
+                inputs.append(PlannedInput(
+                    path: input.path, relativePath: input.relativePath, outputs: outputs, notEnlarged: input.notEnlarged))
+            }
+        }
+        return Outcome(plan: plan.withInputs(inputs), failed: failed)
+    }
+
+    /// The boxes of `input`'s image for its detecting variants (one detector per input: the
+    /// plan's variants name one; another is asked for by its own variants).
+    static func boxes(
+        of input: PlannedInput, detectors: [String: RegionDetector], pixelLimit: Int, memoryLimit: Int,
+        confinement: RootConfinement?, cacheProblem: @escaping @Sendable (StateError) -> Void
+    ) -> Result<RegionFile.Contents, OutputFailure> {
+        let names = Set(input.outputs.compactMap { $0.variant.detection?.detector })
+        guard names.count == 1, let name = names.first, let detector = detectors[name] else {
+            return .failure(.regions(
+                "\(input.path): its variants detect with \(names.sorted().joined(separator: " and ")): one detector a job"))
+        }
+        let hash: String
+        do {
+            hash = try ContentHash.ofFile(input.path)
+        } catch {
+            return .failure(.decode(ImageIOError(code: .fileUnreadable, path: input.path, message: error.message)))
+        }
+        do throws(RegionDetector.Failure) {
+            return .success(try detector.boxes(
+                ofImageAt: input.path, contentHash: hash, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+                confinement: confinement, cacheProblem: cacheProblem))
+        } catch {
+            switch error {
+            case .decode(let error): return .failure(.decode(error))
+            case .detector(let error):
+                return .failure(.regions("\(input.path): detector '\(name)' failed, so nothing of it is written: \(error)"))
+            }
+        }
+    }
+
+    /// `variant` with the regions of `contents`' boxes that `detection` keeps: filtered there
+    /// (inverted: everywhere else); with no box, its source unfiltered (inverted: filtered
+    /// everywhere), as a region file without boxes.
+    static func resolved(_ variant: VariantSpec, _ detection: RegionDetection, _ contents: RegionFile.Contents) -> VariantSpec {
+        var resolved = variant
+        resolved.detection = nil
+        let regions = detection.regions(of: contents)
+        if regions.isEmpty {
+            if !variant.regions.invert { resolved.filters = [] }
+            resolved.regions = .everywhere
+        } else {
+            resolved.regions = RegionMask(regions: regions, invert: variant.regions.invert)
+        }
+        return resolved
+    }
+}

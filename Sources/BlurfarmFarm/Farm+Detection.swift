@@ -1,0 +1,39 @@
+import BlurfarmCoordinator
+import BlurfarmCore
+import BlurfarmPlugins
+import Foundation
+
+extension Farm {
+    /// The detectors the regions of `plan` name (`regions: {detect: …}`), by name: each loaded
+    /// from the farm's plugin folders and its model opened from ``Installation/modelFolder(environment:)``
+    /// once for the farm's life; none for a plan that detects nothing.
+    ///
+    /// - Throws: ``PluginError``: a detector missing, or its model (the error says how to
+    ///   install it).
+    func detectors(for plan: JobPlan) throws(PluginError) -> [String: RegionDetector] {
+        let names = Set(plan.job.outputs.compactMap { $0.detection?.detector })
+        var found: [String: RegionDetector] = [:]
+        for name in names.sorted() {
+            if let loaded = detectors.withLock({ $0[name] }) {
+                found[name] = loaded
+                continue
+            }
+            let detector = try RegionDetector(
+                named: name, loader: PluginLoader(folders: settings.pluginFolders), modelFolder: Installation.modelFolder(environment: ProcessInfo.processInfo.environment),
+                stateFolder: settings.stateFolder)
+            found[name] = detectors.withLock { loaded in
+                if let first = loaded[name] { return first }
+                loaded[name] = detector
+                return detector
+            }
+        }
+        return found
+    }
+}
+
+extension [String: RegionDetector] {
+    /// Each detector's identity under its recipe key (``OutputRecipe/detectorKey(_:)``).
+    var recipeIdentities: [String: String] {
+        [String: String](uniqueKeysWithValues: map { (OutputRecipe.detectorKey($0.key), $0.value.identity) })
+    }
+}

@@ -1,0 +1,217 @@
+import BlurfarmCore
+import BlurfarmImageIO
+import BlurfarmTestSupport
+import Foundation
+import Testing
+
+/// blurfarm's face detector at work (docs/manifest.md#regions-a-detector-finds): a small face
+/// in a large photo found in its tiles, boxes cached by the photo's content, nothing run
+/// without the model, and an input whose detection fails withdrawn.
+@Suite(.tags(.process)) struct FaceDetectionTests {
+    /// A scratch folder with a state folder of its own (no test's cached boxes are another's).
+    struct Scratch {
+        let folder: URL
+        var environment: [String: String] { ["XDG_STATE_HOME": folder.appendingPathComponent("xdg").path] }
+        /// The cached boxes: each file's JSON, by name.
+        func cachedBoxes() throws -> [String: [String: Any]] {
+            let root = folder.appendingPathComponent("xdg/blurfarm/detections/faces")
+            var found: [String: [String: Any]] = [:]
+            for identity in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
+                let folder = root.appendingPathComponent(identity)
+                for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".json") {
+                    let data = try Data(contentsOf: folder.appendingPathComponent(name))
+                    found[name] = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+                }
+            }
+            return found
+        }
+    }
+
+    static func scratch() throws -> Scratch { Scratch(folder: try Fixtures.temporaryFolder()) }
+
+    /// Runs the `vips` command (libvips-tools) with `arguments`.
+    static func vips(_ arguments: [String]) throws {
+        let result = try Blurfarm.run(["-c", "exec vips \"$@\"", "vips"] + arguments, shell: true)
+        try #require(result.status == 0, "vips \(arguments): \(result.stderr)")
+    }
+
+    /// The astronaut at a quarter of her size (her face about 22 x 30 px) near the corner of a
+    /// 4000 x 3000 photo: made small enough for one pass, the face would be 5 px; the tiles at
+    /// full size find it.
+    @Test func aSmallFaceInALargePhotoIsFoundInItsTiles() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let small = scratch.folder.appendingPathComponent("small.png").path
+        let large = scratch.folder.appendingPathComponent("large.png").path
+        try Self.vips(["resize", FaceRecipeTests.astronaut.path, small, "0.25"])
+        try Self.vips(["embed", small, large, "2900", "2100", "4000", "3000", "--extend", "white"])
+        let output = scratch.folder.appendingPathComponent("out.png").path
+        let run = try Blurfarm.run(["apply", large, output, "--redact", "faces"], environment: scratch.environment)
+        try #require(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let cached = try scratch.cachedBoxes()
+        try #require(cached.count == 1)
+        let file = try #require(cached.values.first)
+        #expect(file["width"] as? Double == 4000 && file["height"] as? Double == 3000)
+        let boxes = (file["boxes"] as? [[String: Any]] ?? []).filter { ($0["score"] as? Double ?? 0) >= 0.2 }
+        // Her face: CenterFace's box at full size is about (181, 58, 88 x 120); a quarter of it, placed.
+        let centre = (x: 2900 + (181 + 44) / 4.0, y: 2100 + (58 + 60) / 4.0)
+        let found = boxes.filter { box in
+            let (x, y, w, h) = (box["x"] as? Double ?? 0, box["y"] as? Double ?? 0, box["width"] as? Double ?? 0, box["height"] as? Double ?? 0)
+            return abs(x + w / 2 - centre.x) < 8 && abs(y + h / 2 - centre.y) < 8 && w > 12 && w < 40
+        }
+        #expect(found.count == 1, "no box at her face \(centre) among \(boxes)")
+        // Redacted there; the photo's pixels far from it.
+        let redacted = try ImageReader.read(output).pixels
+        let source = try ImageReader.read(large).pixels
+        let face = Rect(x: Int(centre.x) - 4, y: Int(centre.y) - 5, width: 8, height: 10)
+        #expect(FaceRecipeTests.difference(redacted, source, in: face) > 0.02)
+        #expect(FaceRecipeTests.difference(redacted, source, in: Rect(x: 0, y: 0, width: 2800, height: 2000)) == 0)
+    }
+
+    /// The boxes are kept in the state folder by the photo's content: a second run reads them
+    /// (a box written into the cache is what it redacts), a changed photo is detected again.
+    @Test func boxesAreKeptByThePhotosContentAndReadAgain() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let photo = FaceRecipeTests.astronaut.path
+        let first = scratch.folder.appendingPathComponent("first.png").path
+        try #require(try Blurfarm.run(["apply", photo, first, "--redact", "faces"], environment: scratch.environment).status == 0)
+        let cached = try scratch.cachedBoxes()
+        try #require(cached.count == 1)
+        let (name, file) = try #require(cached.first)
+        let boxes = file["boxes"] as? [[String: Any]] ?? []
+        #expect(boxes.contains { ($0["score"] as? Double ?? 0) > 0.8 && $0["label"] as? String == "face" })
+        // The cache made to say: one box, in the bottom right corner, nowhere near her face.
+        let root = scratch.folder.appendingPathComponent("xdg/blurfarm/detections/faces")
+        let identity = try #require(try FileManager.default.contentsOfDirectory(atPath: root.path).first)
+        let planted = #"{"width": 512, "height": 512, "boxes": [{"x": 400, "y": 400, "width": 80, "height": 80, "score": 0.99, "label": "face"}]}"#
+        try Data(planted.utf8).write(to: root.appendingPathComponent("\(identity)/\(name)"))
+        let second = scratch.folder.appendingPathComponent("second.png").path
+        try #require(try Blurfarm.run(["apply", photo, second, "--redact", "faces"], environment: scratch.environment).status == 0)
+        let source = try ImageReader.read(photo).pixels
+        let redacted = try ImageReader.read(second).pixels
+        #expect(FaceRecipeTests.difference(redacted, source, in: Rect(x: 210, y: 100, width: 30, height: 40)) == 0, "detected again")
+        #expect(FaceRecipeTests.difference(redacted, source, in: Rect(x: 430, y: 430, width: 20, height: 20)) > 0.01)
+        // Another photo (hers, mirrored): detected, and kept beside.
+        let mirrored = scratch.folder.appendingPathComponent("mirrored.png").path
+        try Self.vips(["flip", photo, mirrored, "horizontal"])
+        let third = scratch.folder.appendingPathComponent("third.png").path
+        try #require(try Blurfarm.run(["apply", mirrored, third, "--redact", "faces"], environment: scratch.environment).status == 0)
+        #expect(try scratch.cachedBoxes().count == 2)
+    }
+
+    @Test func withoutTheModelNothingRunsAndTheErrorSaysHowToInstallIt() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let output = scratch.folder.appendingPathComponent("out.jpg")
+        let run = try Blurfarm.run(
+            ["apply", FaceRecipeTests.astronaut.path, output.path, "--redact", "faces"],
+            environment: scratch.environment.merging(["BLURFARM_MODELS": scratch.folder.path]) { $1 })
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("centerface.onnx") && run.stderr.contains("scripts/setup.sh"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+        let unknown = try Blurfarm.run(
+            ["apply", FaceRecipeTests.astronaut.path, output.path, "--redact", "plates"], environment: scratch.environment)
+        #expect(unknown.status == 1 && unknown.stderr.contains("no libplates.so in the plugin folders"), "\(unknown.stderr)")
+    }
+
+    /// A job that detects: up to date on its second run; another threshold renders it again
+    /// (the detection's settings are in the recipe); a photo replaced by one that cannot be
+    /// decoded fails, and the output made of the earlier photo is withdrawn, not left published.
+    @Test func aJobThatDetectsIsUpToDateUntilItsSettingsOrPhotoChange() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let photos = scratch.folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        let photo = photos.appendingPathComponent("astronaut.jpg")
+        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photo)
+        func manifest(threshold: String) throws {
+            try """
+            job: faces
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: redacted
+                path: out/{stem}.jpg
+                filters: [redact]
+                regions:
+                  detect: faces
+                  threshold: \(threshold)
+
+            """.write(to: scratch.folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        }
+        func run() throws -> CommandResult { try Blurfarm.run(["run", "faces.job"], in: scratch.folder, environment: scratch.environment) }
+        try manifest(threshold: "0.2")
+        let first = try run()
+        #expect(first.status == 0 && first.stdout.contains("1 written"), "\(first.stdout)\(first.stderr)")
+        let again = try run()
+        // Up to date: nothing decoded, nothing said.
+        #expect(again.status == 0 && !again.stdout.contains("written"), "\(again.stdout)")
+        try manifest(threshold: "0.5")
+        let other = try run()
+        #expect(other.status == 0 && other.stdout.contains("1 written"), "\(other.stdout)\(other.stderr)")
+        // The photo replaced by the first 2000 bytes of itself.
+        let bytes = try Data(contentsOf: FaceRecipeTests.astronaut)
+        try bytes.prefix(2000).write(to: photo)
+        let failed = try run()
+        let output = scratch.folder.appendingPathComponent("out/astronaut.jpg").path
+        #expect(failed.status == 1, "\(failed.stdout)\(failed.stderr)")
+        #expect(failed.stderr.contains("removed: made with regions this run could not have"), "\(failed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    /// The face is found on the photo as shown whatever its storage: turned by its EXIF
+    /// orientation (stored on its side, shown upright), grey, or RGBA with alpha; the boxes are
+    /// in the upright photo's pixels.
+    @Test(arguments: ["turned", "grey", "rgba"]) func theFaceIsFoundOnThePhotoAsShown(_ kind: String) throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let photo = scratch.folder.appendingPathComponent(kind == "rgba" ? "photo.png" : "photo.jpg").path
+        // Pillow (Debian's python3-pil, for Debian's python3) writes the EXIF orientation; the photo stored turned a quarter clockwise is shown upright.
+        let script = switch kind {
+        case "turned":
+            "im = Image.open(a).transpose(Image.Transpose.ROTATE_90); e = Image.Exif(); e[0x0112] = 6; im.save(b, quality=92, exif=e)"
+        case "grey": "Image.open(a).convert('L').save(b, quality=92)"
+        default: "im = Image.open(a).convert('RGBA'); im.putalpha(230); im.save(b)"
+        }
+        let made = try Blurfarm.run(
+            ["-c", "exec /usr/bin/python3 -c \"import sys; from PIL import Image; a, b = sys.argv[1:]; \(script)\" \"$0\" \"$1\"",
+             FaceRecipeTests.astronaut.path, photo], shell: true)
+        try #require(made.status == 0, "\(made.stderr)")
+        let output = scratch.folder.appendingPathComponent("out.png").path
+        let run = try Blurfarm.run(["apply", photo, output, "--redact", "faces"], environment: scratch.environment)
+        try #require(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let file = try #require(try scratch.cachedBoxes().values.first)
+        #expect(file["width"] as? Double == 512 && file["height"] as? Double == 512)
+        let faces = (file["boxes"] as? [[String: Any]] ?? []).filter { box in
+            let (x, y, w, h) = (box["x"] as? Double ?? 0, box["y"] as? Double ?? 0, box["width"] as? Double ?? 0, box["height"] as? Double ?? 0)
+            return (box["score"] as? Double ?? 0) >= 0.5 && abs(x + w / 2 - 225) < 15 && abs(y + h / 2 - 118) < 15
+        }
+        #expect(faces.count == 1, "\(kind): \(file)")
+    }
+
+    /// `check --sheet` lists a detecting variant's photos with the regions the run will filter
+    /// (the detector's boxes at its threshold, grown) and their scores.
+    @Test func theReviewSheetShowsTheDetectedRegions() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let photos = scratch.folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photos.appendingPathComponent("astronaut.jpg"))
+        try """
+            job: faces
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: redacted
+                path: out/{stem}.jpg
+                filters: [redact]
+                regions:
+                  detect: faces
+
+            """.write(to: scratch.folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", "faces.job", "--sheet", "sheet"], in: scratch.folder, environment: scratch.environment)
+        #expect(check.status == 0 && check.stderr.contains("1 photo, 0 to look at first"), "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("in the regions detected by faces threshold=0.2 grow=1.3 shape=ellipse"), "\(check.stdout)")
+        let page = try String(contentsOf: scratch.folder.appendingPathComponent("sheet/index.html"), encoding: .utf8)
+        #expect(page.contains("1 box") && page.contains("0.93"), "\(page)")
+    }
+}

@@ -1,0 +1,81 @@
+import BlurfarmCore
+import BlurfarmPlugins
+import BlurfarmTestSupport
+import PropertyBased
+import Testing
+
+@testable import BlurfarmCoordinator
+
+/// The tiles a large image is searched in (``DetectionSchedule``) and how their boxes are
+/// merged (``RegionDetector``): the halo argument of the farm's tiles, for detection.
+@Suite struct DetectionScheduleTests {
+    /// Every square of the overlap's side lies whole in some tile, and the tiles stay inside
+    /// the image, at most a tile's side: so a face up to the overlap is seen whole by a tile.
+    @Test func everyObjectUpToTheOverlapLiesWholeInSomeTile() async {
+        await propertyCheck(
+            count: 200, input: Gen.int(in: 1...9000), Gen.int(in: 1...9000), Gen.int(in: 0...100_000), Gen.int(in: 0...100_000)
+        ) { width, height, u, v in
+            let schedule = DetectionSchedule.standard
+            let tiles = schedule.tiles(width: width, height: height)
+            let image = Rect(width: width, height: height)
+            guard schedule.isTiled(width: width, height: height) else {
+                #expect(tiles.isEmpty)
+                return
+            }
+            for tile in tiles {
+                #expect(image.contains(tile) && tile.width <= schedule.tileSide && tile.height <= schedule.tileSide)
+            }
+            let side = min(schedule.overlap, width, height)
+            let square = Rect(x: u % (width - side + 1), y: v % (height - side + 1), width: side, height: side)
+            #expect(tiles.contains { $0.contains(square) }, "\(square) of \(width)x\(height) is whole in no tile")
+        }
+    }
+
+    @Test func anImageAsLargeAsTheWholePassIsSearchedOnce() {
+        let schedule = DetectionSchedule.standard
+        #expect(!schedule.isTiled(width: 1024, height: 700) && schedule.tiles(width: 1024, height: 700).isEmpty)
+        #expect(schedule.isTiled(width: 1025, height: 10))
+        // 24 MP: 6000 x 4000 in 8 x 5 tiles of 1024 stepping 768, the last flush with the edge.
+        let tiles = schedule.tiles(width: 6000, height: 4000)
+        #expect(tiles.count == 8 * 5)
+        #expect(tiles.last == Rect(x: 6000 - 1024, y: 4000 - 1024, width: 1024, height: 1024))
+    }
+
+    /// A box touching a tile's edge inside the image is cut (its tile holds part of it); at
+    /// the image's own edge it is whole.
+    @Test func aBoxAtATilesInnerEdgeIsCutAtTheImagesEdgeItIsNot() {
+        let image = Rect(width: 3000, height: 2000)
+        let tile = Rect(x: 768, y: 0, width: 1024, height: 1024)
+        func box(_ x: Double, _ y: Double) -> DetectorSession.Box { DetectorSession.Box(x: x, y: y, width: 40, height: 40, score: 0.9) }
+        #expect(RegionDetector.isCut(box(768, 100), by: tile, in: image))  // the left edge, inside the image
+        #expect(RegionDetector.isCut(box(1760, 100), by: tile, in: image))  // the right edge
+        #expect(RegionDetector.isCut(box(900, 990), by: tile, in: image))  // the bottom edge
+        #expect(!RegionDetector.isCut(box(900, 0), by: tile, in: image))  // the top: the image's edge
+        #expect(!RegionDetector.isCut(box(900, 500), by: tile, in: image))
+    }
+
+    /// Suppression keeps the better of two boxes overlapping by an IoU of 0.3 or more, both of
+    /// two that overlap less, and boxes above a threshold are the same whether suppressed
+    /// among every box or among those above it (why boxes are cached down to the lowest).
+    @Test func suppressionKeepsTheBetterBoxAndCommutesWithAThreshold() async {
+        let a = DetectorSession.Box(x: 0, y: 0, width: 100, height: 100, score: 0.9)
+        let b = DetectorSession.Box(x: 20, y: 0, width: 100, height: 100, score: 0.8)  // IoU 80/120
+        let c = DetectorSession.Box(x: 70, y: 0, width: 100, height: 100, score: 0.95)  // IoU with a 30/170
+        #expect(RegionDetector.suppressed([a, b]) == [a])
+        #expect(RegionDetector.suppressed([b, a]) == [a])
+        #expect(RegionDetector.suppressed([a, c]) == [c, a])
+        await propertyCheck(count: 100, input: Gen.uint64(), Gen.int(in: 1...90)) { seed, percent in
+            var rng = SplitMix(seed: seed)
+            let boxes = (0..<30).map { _ in
+                DetectorSession.Box(
+                    x: Double(rng.next() % 300), y: Double(rng.next() % 300), width: Double(10 + rng.next() % 80),
+                    height: Double(10 + rng.next() % 80), score: Double(rng.next() % 1000) / 1000)
+            }
+            let threshold = Double(percent) / 100
+            #expect(
+                RegionDetector.suppressed(boxes).filter { $0.score >= threshold }
+                    == RegionDetector.suppressed(boxes.filter { $0.score >= threshold }))
+        }
+    }
+}
+
