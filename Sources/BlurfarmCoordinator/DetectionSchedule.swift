@@ -1,6 +1,6 @@
 import BlurfarmCore
 
-/// How an image is searched for a detector's objects (docs/regions.md#detecting): the
+/// How an image is searched for a detector's objects (docs/manifest.md#regions-a-detector-finds): the
 /// algorithm is ``RegionDetector``'s, the schedule is these tunables, as RenderSchedule is the
 /// render's. A detector's network is trained on objects of a range of sizes in images of a
 /// moderate size: a 20 px face in a 24 MP photo is lost when the photo is made small enough

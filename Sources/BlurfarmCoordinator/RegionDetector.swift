@@ -7,7 +7,7 @@ import BlurfarmSystem
 import Foundation
 import Synchronization
 
-/// A detector plugin at work for a run (docs/regions.md#detecting): the boxes of each image,
+/// A detector plugin at work for a run (docs/manifest.md#regions-a-detector-finds): the boxes of each image,
 /// found on the image as shown (upright) with ``DetectionSchedule``'s passes, merged, and kept
 /// in the state folder by the image's content and the detector's identity, so that a rerun,
 /// or another variant, does not detect again, while a changed photo, model, plugin or schedule

