@@ -64,6 +64,15 @@ public enum DetectedRegions {
                     continue
                 }
                 switch result {
+                case .success(let contents)
+                where contents.boxes.count >= RegionFile.maximumBoxes
+                    && detection.threshold < contents.boxes.compactMap(\.score).min() ?? 1:
+                    // More boxes than a region file holds: those scoring less than the last kept are unknown.
+                    failed.append(OutputReport(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
+                        failure: .regions(
+                            "\(input.path): detector '\(detection.detector)' found more than \(RegionFile.maximumBoxes) boxes "
+                                + "scoring \(ParameterValue.number(detection.threshold)) or more: a higher threshold, or regions of your own")))
                 case .success(let contents):
                     outputs.append(output.with(variant: resolved(output.variant, detection, contents)))
                 case .failure(let failure):

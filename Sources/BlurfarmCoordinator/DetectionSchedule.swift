@@ -1,30 +1,44 @@
 import BlurfarmCore
 
-/// How an image is searched for a detector's objects (docs/manifest.md#regions-a-detector-finds): the
-/// algorithm is ``RegionDetector``'s, the schedule is these tunables, as RenderSchedule is the
-/// render's. A detector's network is trained on objects of a range of sizes in images of a
-/// moderate size: a 20 px face in a 24 MP photo is lost when the photo is made small enough
-/// for one pass, and a face filling the photo is not seen by a tile. So a large image is
-/// searched twice: whole, made smaller (the large objects), and in overlapping tiles at full
-/// size (the small ones), as the farm renders tiles with halos.
+/// How an image is searched for a detector's objects (docs/manifest.md#regions-a-detector-finds):
+/// the algorithm is ``RegionDetector``'s, the schedule is these tunables, as RenderSchedule is
+/// the render's. A detector's network finds objects from a size of its own upward, at a cost
+/// and a memory proportional to the pixels it is given (CenterFace: faces from about 10 to 12 px,
+/// about 250 MB a megapixel through OpenCV's DNN, 0.5 s a megapixel on this machine's two
+/// cores). So a photo is searched at the scale where the smallest face wanted is the smallest
+/// the network finds, in overlapping tiles when that is still large, as the farm renders tiles
+/// with halos; and a tiled photo is also searched whole, made smaller, for the faces larger
+/// than the tiles' overlap.
 public struct DetectionSchedule: Hashable, Sendable {
-    /// An image whose longer side is at most this is searched once, whole, at full size; a
-    /// larger one is also searched whole made this size (its longer side). CenterFace keeps
-    /// finding faces down to about 16 px: at 1024 px, every face of at least 1/64 of a photo's
-    /// longer side (94 px in a 6000 px, 24 MP photo) is found here.
+    /// A photo whose longer side is at most this is searched once, whole, at full size: cheap
+    /// enough (a megapixel) to find every face the network can, from about 10 px.
     public var wholeSide: Int
-    /// The side of the square tiles a larger image is searched in at full size: the network's
-    /// time is proportional to the pixels, its memory too (about 150 MB for a 1024 px tile).
+    /// The smallest face, in the photo's pixels, a larger photo is searched for: it is
+    /// searched at the scale that makes such a face ``detectorSmallest`` pixels (0.6, for 20
+    /// and 12). A 20 px face in a 24 MP photo is found, in 54% of the network's pixels a search
+    /// at full size needs, in tiles of a twenty-fifth of its memory.
+    public var smallestFace: Int
+    /// The smallest face the detector finds reliably, in the pixels it is given: CenterFace
+    /// finds faces of 10 px now and then, of 12 px every time in `blurfarm bench faces`'s photos
+    /// (at 10, one 24 px face of 57 was lost).
+    public var detectorSmallest: Int
+    /// The most pixels along a tile's side, in the scaled photo: a tile's network run takes
+    /// about 250 MB, a whole 6 MP photo's 1.5 GB.
     public var tileSide: Int
-    /// How far neighbouring tiles overlap, as a halo does: every face up to this size lies
-    /// whole in some tile (a box a tile cuts, touching an edge inside the image, is left to
-    /// the tile that holds it whole). It overlaps the sizes the whole pass finds (faces from 94
-    /// px in a 24 MP photo, 188 px in a 96 MP one) up to 256 MP photos (16384 px, 256 / 16).
+    /// How far neighbouring tiles overlap, in the scaled photo, as a halo: every face up to
+    /// this size (320 px of the photo at 0.6) lies whole in some tile; a box a tile cuts,
+    /// touching an edge inside the photo, is left to the tile that holds it whole. Larger faces
+    /// are found by the whole pass (``wholeSide``), where a 320 px face of a 16384 px photo is
+    /// still 20 px.
     public var overlap: Int
 
-    public init(wholeSide: Int = 1024, tileSide: Int = 1024, overlap: Int = 256) {
-        precondition(wholeSide > 0 && tileSide > overlap && overlap >= 0, "a detection schedule of \(tileSide) px tiles overlapping \(overlap) px")
+    public init(wholeSide: Int = 1024, smallestFace: Int = 20, detectorSmallest: Int = 12, tileSide: Int = 1024, overlap: Int = 192) {
+        precondition(
+            wholeSide > 0 && smallestFace > 0 && detectorSmallest > 0 && tileSide > overlap && overlap >= 0,
+            "a detection schedule of \(tileSide) px tiles overlapping \(overlap) px")
         self.wholeSide = wholeSide
+        self.smallestFace = smallestFace
+        self.detectorSmallest = detectorSmallest
         self.tileSide = tileSide
         self.overlap = overlap
     }
@@ -32,30 +46,59 @@ public struct DetectionSchedule: Hashable, Sendable {
     public static let standard = DetectionSchedule()
 
     /// What the cached boxes of a schedule are named by: another schedule finds other boxes.
-    public var key: String { "whole\(wholeSide)-tiles\(tileSide)-overlap\(overlap)" }
+    public var key: String {
+        "whole\(wholeSide)-face\(smallestFace)/\(detectorSmallest)-tiles\(tileSide)-overlap\(overlap)"
+    }
 
-    /// Whether a `width` × `height` image is searched in tiles (and whole, made smaller), or
-    /// once whole at full size.
-    public func isTiled(width: Int, height: Int) -> Bool { max(width, height) > wholeSide }
+    /// How a `width` × `height` photo is searched.
+    public enum Plan: Equatable, Sendable {
+        /// Once, whole, at `width` × `height` (the photo's size, or the scaled photo's).
+        case whole(width: Int, height: Int)
+        /// Whole, made `whole` (its longer side ``wholeSide``), and in `tiles` of the photo
+        /// scaled to `scaled`.
+        case tiled(whole: (width: Int, height: Int), scaled: (width: Int, height: Int), tiles: [Rect])
 
-    /// The tiles a `width` × `height` image is searched in at full size: rows and columns of
-    /// ``tileSide`` squares stepping ``tileSide`` - ``overlap``, the last of each flush with the
-    /// image's edge; none when the image is searched whole (``isTiled(width:height:)``).
-    public func tiles(width: Int, height: Int) -> [Rect] {
-        guard isTiled(width: width, height: height) else { return [] }
-        let xs = starts(width), ys = starts(height)
-        return ys.flatMap { y in
-            xs.map { x in Rect(x: x, y: y, width: min(tileSide, width - x), height: min(tileSide, height - y)) }
+        public static func == (a: Plan, b: Plan) -> Bool {
+            switch (a, b) {
+            case (.whole(let w, let h), .whole(let w2, let h2)): w == w2 && h == h2
+            case (.tiled(let w, let s, let t), .tiled(let w2, let s2, let t2)):
+                w == w2 && s == s2 && t == t2
+            default: false
+            }
+        }
+
+        /// The pixels the network is given, in all.
+        public var networkPixels: Int {
+            switch self {
+            case .whole(let w, let h): w * h
+            case .tiled(let whole, _, let tiles): whole.width * whole.height + tiles.reduce(0) { $0 + $1.area }
+            }
         }
     }
 
-    /// The starts of the tiles along an `extent`: 0, step, 2 step… and the last flush with the
-    /// end (one tile when it fits).
-    func starts(_ extent: Int) -> [Int] {
-        if extent <= tileSide { return [0] }
-        let step = tileSide - overlap
-        var starts = Array(stride(from: 0, to: extent - tileSide, by: step))
-        starts.append(extent - tileSide)
-        return starts
+    /// The search of a `width` × `height` photo.
+    public func plan(width: Int, height: Int) -> Plan {
+        if max(width, height) <= wholeSide { return .whole(width: width, height: height) }
+        let scale = min(1, Double(detectorSmallest) / Double(smallestFace))
+        let scaled = (width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
+        if max(scaled.width, scaled.height) <= wholeSide { return .whole(width: scaled.width, height: scaled.height) }
+        let shrink = Double(wholeSide) / Double(max(width, height))
+        let whole = (width: max(1, Int((Double(width) * shrink).rounded())), height: max(1, Int((Double(height) * shrink).rounded())))
+        return .tiled(whole: whole, scaled: scaled, tiles: tiles(width: scaled.width, height: scaled.height))
+    }
+
+    /// The tiles of a scaled photo `width` × `height` (``spans(_:)`` across and down).
+    public func tiles(width: Int, height: Int) -> [Rect] {
+        let xs = spans(width), ys = spans(height)
+        return ys.flatMap { y in xs.map { x in Rect(x: x.start, y: y.start, width: x.size, height: y.size) } }
+    }
+
+    /// The tiles along an `extent`: as few as fit ``tileSide``, all of one size, each
+    /// overlapping the next by at least ``overlap`` (the last flush with the end).
+    func spans(_ extent: Int) -> [(start: Int, size: Int)] {
+        if extent <= tileSide { return [(0, extent)] }
+        let count = (extent - overlap + (tileSide - overlap) - 1) / (tileSide - overlap)
+        let size = (extent + (count - 1) * overlap + count - 1) / count
+        return (0..<count).map { i in (i == count - 1 ? extent - size : i * (size - overlap), size) }
     }
 }

@@ -103,55 +103,73 @@ public final class RegionDetector: Sendable {
         return try? RegionFile.contents(of: bytes)
     }
 
-    /// The boxes found in the image at `path`, with ``schedule``'s passes.
+    /// The boxes found in the image at `path`, with ``schedule``'s passes, in the pixels of
+    /// the image as shown.
     func detect(_ path: String, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?) throws(Failure)
         -> RegionFile.Contents
     {
-        let image: PixelBuffer
+        let shown: (width: Int, height: Int)
         do {
-            image = try ImageReader.read(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement).pixels
+            let header = try ImageReader.header(ofFile: path, confinement: confinement)
+            shown = (header.width, header.height)
         } catch {
             throw .decode(error)
         }
-        let (width, height) = (image.rect.width, image.rect.height)
+        /// The photo as shown, at full size or made `width` × `height` (upright, sRGB).
+        func decoded(_ width: Int, _ height: Int) throws(Failure) -> PixelBuffer {
+            do {
+                if width == shown.width, height == shown.height {
+                    return try ImageReader.read(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement).pixels
+                }
+                return try ImageReader.thumbnail(
+                    path, width: width, height: height, fit: .inside, upscale: false, pixelLimit: pixelLimit,
+                    memoryLimit: memoryLimit, confinement: confinement
+                ).pixels
+            } catch {
+                throw .decode(error)
+            }
+        }
         let session = try takeSession()
         defer { sessions.withLock { $0.append(session) } }
-        let lowest = detector.lowestThreshold
+        /// The boxes in `buffer`, in its image's pixels.
         func found(in buffer: PixelBuffer) throws(Failure) -> [DetectorSession.Box] {
             do {
-                return try session.detect(buffer, threshold: lowest)
+                return try session.detect(buffer, threshold: detector.lowestThreshold)
             } catch {
                 throw .detector(error)
             }
         }
-        guard schedule.isTiled(width: width, height: height) else {
-            return contents(width: width, height: height, Self.suppressed(try found(in: image)))
+        /// `boxes` found in an image `image` pixels wide and high, in the photo's pixels.
+        func inPhoto(_ boxes: [DetectorSession.Box], of image: Rect) -> [DetectorSession.Box] {
+            let (sx, sy) = (Double(shown.width) / Double(image.width), Double(shown.height) / Double(image.height))
+            return boxes.map {
+                DetectorSession.Box(
+                    x: $0.rect.x * sx, y: $0.rect.y * sy, width: $0.rect.width * sx, height: $0.rect.height * sy, score: $0.score)
+            }
         }
-        // The whole image made smaller: the large objects.
-        let small: PixelBuffer
-        do {
-            small = try ImageReader.thumbnail(
-                path, width: schedule.wholeSide, height: schedule.wholeSide, fit: .inside, upscale: false,
-                pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement
-            ).pixels
-        } catch {
-            throw .decode(error)
+        switch schedule.plan(width: shown.width, height: shown.height) {
+        case .whole(let width, let height):
+            let image = try decoded(width, height)
+            return contents(width: shown.width, height: shown.height, Self.suppressed(inPhoto(try found(in: image), of: image.rect)))
+        case .tiled(let whole, let scaled, _):
+            // Whole, made small: the faces larger than the tiles' overlap.
+            let small = try decoded(whole.width, whole.height)
+            var boxes = inPhoto(try found(in: small), of: small.rect)
+            // In tiles of the photo scaled: the small ones, each whole in some tile.
+            let image = try decoded(scaled.width, scaled.height)
+            for tile in schedule.tiles(width: image.rect.width, height: image.rect.height) {
+                let whole = try found(in: image.view(tile)).filter { !Self.isCut($0, by: tile, in: image.rect) }
+                boxes += inPhoto(whole, of: image.rect)
+            }
+            return contents(width: shown.width, height: shown.height, Self.suppressed(boxes))
         }
-        let (sx, sy) = (Double(width) / Double(small.rect.width), Double(height) / Double(small.rect.height))
-        var boxes = try found(in: small).map {
-            DetectorSession.Box(
-                x: $0.rect.x * sx, y: $0.rect.y * sy, width: $0.rect.width * sx, height: $0.rect.height * sy, score: $0.score)
-        }
-        // Tiles at full size: the small ones, each whole in some tile.
-        for tile in schedule.tiles(width: width, height: height) {
-            boxes += try found(in: image.view(tile)).filter { !Self.isCut($0, by: tile, in: image.rect) }
-        }
-        return contents(width: width, height: height, Self.suppressed(boxes))
     }
 
-    /// `boxes` as a region file says them, the best first, at most a region file's number.
+    /// `boxes` as a region file says them, the best first, at most a region file's number
+    /// (``RegionFile/maximumBoxes``; the rest score less: ``DetectedRegions`` fails a photo whose
+    /// threshold reaches below the boxes kept).
     private func contents(width: Int, height: Int, _ boxes: [DetectorSession.Box]) -> RegionFile.Contents {
-        let kept = boxes.prefix(DetectorSession.mostBoxes)
+        let kept = boxes.sorted { $0.score > $1.score }.prefix(RegionFile.maximumBoxes)
         return RegionFile.Contents(
             width: Double(width), height: Double(height),
             boxes: kept.map {

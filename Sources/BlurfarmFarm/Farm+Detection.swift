@@ -27,6 +27,16 @@ extension Farm {
                 return detector
             }
         }
+        // A threshold below the detector's lowest would read boxes it never kept.
+        for variant in plan.job.outputs {
+            guard let detection = variant.detection, let detector = found[detection.detector],
+                detection.threshold < detector.detector.lowestThreshold
+            else { continue }
+            throw PluginError(
+                detector.detector.path,
+                "variant '\(variant.name)' keeps boxes scoring \(ParameterValue.number(detection.threshold)) or more; "
+                    + "'\(detection.detector)' gives none below \(ParameterValue.number(detector.detector.lowestThreshold))")
+        }
         return found
     }
 }

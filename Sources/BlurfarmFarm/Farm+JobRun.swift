@@ -50,10 +50,13 @@ extension Farm {
         /// `work` with its detecting outputs given their regions (``DetectedRegions``), and
         /// those whose input's boxes could not be had, failed.
         func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
-            DetectedRegions.resolve(
+            let outcome = DetectedRegions.resolve(
                 work, detectors: detectors, threads: max(1, settings.workers), pixelLimit: configuration.pixelLimit,
                 memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement,
                 control: control, cacheProblem: { problem(.state($0)) })
+            // Told as any output's end is: each failed output is said, with why.
+            for report in outcome.failed { publish(.outputFinished(id, report)) }
+            return outcome
         }
         // A job without records (`apply`): no lock, no up-to-date split, no report in the state folder.
         guard job.keepsRecords else {

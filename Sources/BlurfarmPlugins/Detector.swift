@@ -96,8 +96,9 @@ public final class DetectorSession: @unchecked Sendable {
 
     deinit { table.pointee.close(state) }
 
-    /// The most boxes taken from one call (as many as a region file may hold).
-    public static let mostBoxes = 1024
+    /// The most boxes taken from one call: a tile of faces at the lowest threshold has a few
+    /// thousand; more is a detector gone wrong.
+    public static let mostBoxes = 1 << 16
 
     /// One box the detector found, in the image coordinates of the buffer given.
     public struct Box: Sendable, Equatable {

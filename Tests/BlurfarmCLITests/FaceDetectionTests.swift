@@ -214,4 +214,34 @@ import Testing
         let page = try String(contentsOf: scratch.folder.appendingPathComponent("sheet/index.html"), encoding: .utf8)
         #expect(page.contains("1 box") && page.contains("0.93"), "\(page)")
     }
+
+    /// A photo gets the same boxes whatever its detector ran before: one thread detects a
+    /// large photo (tiles and a whole pass of other sizes) and then the astronaut, and her
+    /// boxes are those of a run on her alone. (OpenCV 4.6 keeps the shapes of the first input a
+    /// net ran: given another size, it found 1,430 boxes in a tile of 7 faces.)
+    @Test func aPhotoGetsTheSameBoxesWhateverRanBefore() throws {
+        let scratch = try Self.scratch(), alone = try Self.scratch()
+        defer {
+            try? FileManager.default.removeItem(at: scratch.folder)
+            try? FileManager.default.removeItem(at: alone.folder)
+        }
+        let small = scratch.folder.appendingPathComponent("small.png").path
+        try Self.vips(["resize", FaceRecipeTests.astronaut.path, small, "0.5"])
+        let photos = scratch.folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try Self.vips(["embed", small, photos.appendingPathComponent("a-large.png").path, "2000", "1500", "4000", "3000", "--extend", "white"])
+        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photos.appendingPathComponent("b-astronaut.jpg"))
+        let both = try Blurfarm.run(
+            ["apply", "photos/*", "-o", "out/{stem}.png", "--redact", "faces", "--workers", "1"], in: scratch.folder,
+            environment: scratch.environment)
+        try #require(both.status == 0, "\(both.stdout)\(both.stderr)")
+        let first = try Blurfarm.run(
+            ["apply", FaceRecipeTests.astronaut.path, alone.folder.appendingPathComponent("out.png").path, "--redact", "faces"],
+            environment: alone.environment)
+        try #require(first.status == 0, "\(first.stderr)")
+        let (name, boxes) = try #require(try alone.cachedBoxes().first)
+        let after = try #require(try scratch.cachedBoxes()[name], "her boxes were not cached")
+        #expect(NSDictionary(dictionary: after).isEqual(to: boxes), "\(after) after the large photo, \(boxes) alone")
+        #expect((boxes["boxes"] as? [Any])?.count ?? 0 < 20, "\(boxes)")
+    }
 }

@@ -10,18 +10,14 @@ import Testing
 /// merged (``RegionDetector``): the halo argument of the farm's tiles, for detection.
 @Suite struct DetectionScheduleTests {
     /// Every square of the overlap's side lies whole in some tile, and the tiles stay inside
-    /// the image, at most a tile's side: so a face up to the overlap is seen whole by a tile.
+    /// the scaled photo, at most a tile's side: so a face up to the overlap is seen whole by a tile.
     @Test func everyObjectUpToTheOverlapLiesWholeInSomeTile() async {
         await propertyCheck(
-            count: 200, input: Gen.int(in: 1...9000), Gen.int(in: 1...9000), Gen.int(in: 0...100_000), Gen.int(in: 0...100_000)
+            count: 300, input: Gen.int(in: 1...9000), Gen.int(in: 1...9000), Gen.int(in: 0...100_000), Gen.int(in: 0...100_000)
         ) { width, height, u, v in
             let schedule = DetectionSchedule.standard
             let tiles = schedule.tiles(width: width, height: height)
             let image = Rect(width: width, height: height)
-            guard schedule.isTiled(width: width, height: height) else {
-                #expect(tiles.isEmpty)
-                return
-            }
             for tile in tiles {
                 #expect(image.contains(tile) && tile.width <= schedule.tileSide && tile.height <= schedule.tileSide)
             }
@@ -31,21 +27,29 @@ import Testing
         }
     }
 
-    @Test func anImageAsLargeAsTheWholePassIsSearchedOnce() {
+    @Test func aPhotoIsSearchedWholeUpToItsSideThenScaledThenTiled() {
         let schedule = DetectionSchedule.standard
-        #expect(!schedule.isTiled(width: 1024, height: 700) && schedule.tiles(width: 1024, height: 700).isEmpty)
-        #expect(schedule.isTiled(width: 1025, height: 10))
-        // 24 MP: 6000 x 4000 in 8 x 5 tiles of 1024 stepping 768, the last flush with the edge.
-        let tiles = schedule.tiles(width: 6000, height: 4000)
-        #expect(tiles.count == 8 * 5)
-        #expect(tiles.last == Rect(x: 6000 - 1024, y: 4000 - 1024, width: 1024, height: 1024))
+        // Up to 1024 px: once at full size.
+        #expect(schedule.plan(width: 1024, height: 700) == .whole(width: 1024, height: 700))
+        // Up to 1706 px: once at 0.6 of its size, where a 20 px face is 12 px.
+        #expect(schedule.plan(width: 1700, height: 1133) == .whole(width: 1020, height: 680))
+        // 24 MP: whole at 1024 px, and at 0.6 (3600 x 2400) in 5 x 3 tiles of at most 1024 px.
+        guard case .tiled(let whole, let scaled, let tiles) = schedule.plan(width: 6000, height: 4000) else {
+            Issue.record("a 24 MP photo is tiled")
+            return
+        }
+        #expect(whole == (1024, 683) && scaled == (3600, 2400))
+        #expect(tiles.count == 5 * 3 && tiles.allSatisfy { $0.width <= 1024 && $0.height <= 1024 })
+        // 12.9 megapixels through the network (tiles of 874 x 928, the whole pass 0.7): 54% of a
+        // search at full size.
+        #expect(schedule.plan(width: 6000, height: 4000).networkPixels < 6000 * 4000 * 55 / 100)
     }
 
     /// A box touching a tile's edge inside the image is cut (its tile holds part of it); at
     /// the image's own edge it is whole.
     @Test func aBoxAtATilesInnerEdgeIsCutAtTheImagesEdgeItIsNot() {
         let image = Rect(width: 3000, height: 2000)
-        let tile = Rect(x: 768, y: 0, width: 1024, height: 1024)
+        let tile = Rect(x: 768, y: 0, width: 1024, height: 1024)  // a tile of a scaled photo
         func box(_ x: Double, _ y: Double) -> DetectorSession.Box { DetectorSession.Box(x: x, y: y, width: 40, height: 40, score: 0.9) }
         #expect(RegionDetector.isCut(box(768, 100), by: tile, in: image))  // the left edge, inside the image
         #expect(RegionDetector.isCut(box(1760, 100), by: tile, in: image))  // the right edge
