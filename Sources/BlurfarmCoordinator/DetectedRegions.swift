@@ -19,6 +19,12 @@ public enum DetectedRegions {
         public let failed: [OutputReport]
     }
 
+    /// How many photos are detected at once for a farm of `workers` workers: half as many (at
+    /// least one). A network's run already uses every core (OpenCV's threads): on two cores,
+    /// `blurfarm bench faces`'s photos took 8.4 s detected one at a time and two at a time, and
+    /// two at a time held 330 MB more.
+    public static func photosAtOnce(workers: Int) -> Int { max(1, workers / 2) }
+
     /// Resolves every output of `plan` whose variant detects, with `detectors` (by name; every
     /// detector the plan names), on `threads` threads; stops starting inputs once `control`
     /// ends (their outputs are reported as it ended). `cacheProblem` hears of boxes that could

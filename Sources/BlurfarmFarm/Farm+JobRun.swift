@@ -51,7 +51,8 @@ extension Farm {
         /// those whose input's boxes could not be had, failed.
         func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
             let outcome = DetectedRegions.resolve(
-                work, detectors: detectors, threads: max(1, settings.workers), pixelLimit: configuration.pixelLimit,
+                work, detectors: detectors, threads: DetectedRegions.photosAtOnce(workers: settings.workers),
+                pixelLimit: configuration.pixelLimit,
                 memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement,
                 control: control, cacheProblem: { problem(.state($0)) })
             // Told as any output's end is: each failed output is said, with why.

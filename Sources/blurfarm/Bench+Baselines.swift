@@ -121,3 +121,30 @@ struct BenchFarm: FarmCommand {
         print(bench.text(result, version: Blurfarm.version))
     }
 }
+
+struct BenchFaces: FarmCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faces",
+        abstract: "Time 'apply --redact faces' on 6-16 MP photos beside deface 1.5.0, with peak memory and the faces found.",
+        discussion: """
+            The photos are made once in the cache (scripts/faces-bench.py: the corpus's photos \
+            made 6 to 16 MP with NASA's astronaut pasted in at up to seven sizes). deface runs \
+            from .venv-deface (scripts/setup.sh makes it) with its defaults. Every blurfarm run \
+            starts from an empty state folder: it detects every photo. throughput = deface's \
+            time / blurfarm's; memory = the peak of the redacting job / the same job redacting \
+            whole photos (coordinator and workers, shared pages counted once).
+            """)
+    @OptionGroup var options: BenchOptions
+    @Option(help: "The Python with deface and onnxruntime (default: the repository's .venv-deface/bin/python).")
+    var defacePython: String?
+
+    func execute() throws {
+        let locations = try options.locations()
+        let bench = FaceBench(
+            locations: locations, defacePython: defacePython ?? locations.scripts + "/../.venv-deface/bin/python",
+            runs: options.runs, executable: Bench.executable)
+        let result = try bench.run()
+        if options.json { return try Bench.printJSON(result) }
+        print(bench.text(result, version: Blurfarm.version))
+    }
+}
