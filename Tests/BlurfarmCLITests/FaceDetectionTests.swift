@@ -244,4 +244,36 @@ import Testing
         #expect(NSDictionary(dictionary: after).isEqual(to: boxes), "\(after) after the large photo, \(boxes) alone")
         #expect((boxes["boxes"] as? [Any])?.count ?? 0 < 20, "\(boxes)")
     }
+
+    /// The boxes, and the redacted photo, do not depend on the job's tiles or workers: a
+    /// 12 MP photo with two faces, detected and redacted in 256 px tiles by one worker, and in
+    /// one tile by two, gives the same cached boxes and the same bytes.
+    @Test func theBoxesAndTheOutputDoNotDependOnTilesOrWorkers() throws {
+        let first = try Self.scratch(), second = try Self.scratch()
+        defer {
+            try? FileManager.default.removeItem(at: first.folder)
+            try? FileManager.default.removeItem(at: second.folder)
+        }
+        let small = first.folder.appendingPathComponent("small.png").path
+        let half = first.folder.appendingPathComponent("half.png").path
+        let large = first.folder.appendingPathComponent("large.png").path
+        try Self.vips(["resize", FaceRecipeTests.astronaut.path, small, "0.3"])
+        try Self.vips(["embed", FaceRecipeTests.astronaut.path, half, "300", "200", "4000", "3000", "--extend", "mirror"])
+        try Self.vips(["insert", half, small, large, "3000", "2200"])
+        var outputs: [Data] = []
+        var caches: [[String: [String: Any]]] = []
+        for (scratch, options) in [(first, ["--tile", "256", "--workers", "1"]), (second, ["--tile", "0", "--workers", "2"])] {
+            let output = scratch.folder.appendingPathComponent("out.png")
+            let run = try Blurfarm.run(["apply", large, output.path, "--redact", "faces"] + options, environment: scratch.environment)
+            try #require(run.status == 0, "\(options): \(run.stdout)\(run.stderr)")
+            outputs.append(try Data(contentsOf: output))
+            caches.append(try scratch.cachedBoxes())
+        }
+        #expect(caches[0].count == 1 && caches[0].keys == caches[1].keys)
+        for (name, boxes) in caches[0] {
+            #expect(NSDictionary(dictionary: boxes).isEqual(to: caches[1][name] ?? [:]), "\(boxes) against \(caches[1][name] ?? [:])")
+            #expect((boxes["boxes"] as? [[String: Any]] ?? []).filter { ($0["score"] as? Double ?? 0) >= 0.5 }.count >= 2, "\(boxes)")
+        }
+        #expect(outputs[0] == outputs[1], "the redacted photos differ")
+    }
 }
