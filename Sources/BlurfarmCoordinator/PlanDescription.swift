@@ -51,6 +51,9 @@ extension PlanDescription {
                 overMemoryLimit: overMemoryLimit(header, input, plan, configuration, registry), outputs: outputs))
         }
         warnings += plan.job.outputs.compactMap { weakest[$0.name]?.warning }
+        // A variant whose regions a detector finds, blurred with a fixed sigma: the faces it
+        // hides are known now, the faces found only when the job runs.
+        warnings += plan.job.outputs.compactMap(fixedBlurOfDetectedRegions)
         // A variant that redacts (regions, or regions from a file per input) and keeps the
         // photo's metadata: its EXIF and XMP (a GPS position, names, captions) go with it.
         for variant in plan.job.outputs
@@ -175,6 +178,28 @@ extension PlanDescription {
                 + "a region \(Int(side)) pixels across (\(ShownName.of(output.path))): it needs sigma "
                 + "\(Int(needed.rounded(.up))) or more; 'redact' hides each region at its own size",
             at: variant.location))
+    }
+
+    /// A warning about a variant whose regions a detector finds and whose filters blur them with a
+    /// fixed sigma (its `gaussian` and `frost` filters, in quadrature): the largest face that
+    /// sigma hides (``sigmaToHide(side:)`` backwards), larger ones left readable; nil when it
+    /// redacts (`redact` scales itself) or blurs everything but the regions.
+    private static func fixedBlurOfDetectedRegions(_ variant: VariantSpec) -> Diagnostic? {
+        guard let detection = variant.detection, !variant.regions.invert,
+            !variant.filters.contains(where: { $0.name == "redact" })
+        else { return nil }
+        let sigmas = variant.filters.compactMap { filter -> Double? in
+            guard filter.name == "gaussian" || filter.name == "frost", filter.regions.isEverywhere else { return nil }
+            return filter.arguments["sigma"]?.doubleValue ?? (filter.name == "frost" ? 20 : nil)
+        }
+        guard !sigmas.isEmpty else { return nil }
+        let sigma = sigmas.reduce(0) { ($0 * $0 + $1 * $1).squareRoot() }
+        let side = Int((sigma * 2 * 12.0.squareRoot()).rounded(.down))
+        return .warning(
+            "output '\(variant.name)' blurs the regions \(detection.detector) finds with sigma "
+                + "\(ParameterValue.number(sigma).description): it hides those up to \(side) pixels across, and a larger one "
+                + "stays readable; 'redact' hides each region at its own size",
+            at: variant.location)
     }
 
     /// A warning, at each region's place in the manifest, about a region of `variant` that

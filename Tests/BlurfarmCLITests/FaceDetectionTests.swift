@@ -276,4 +276,39 @@ import Testing
         }
         #expect(outputs[0] == outputs[1], "the redacted photos differ")
     }
+
+    /// A fixed-sigma gaussian over detected faces is possible, and `check` says which faces it
+    /// leaves readable (sigma 12 hides faces up to 83 px: side / (2 sqrt 12), deface's strength).
+    @Test func checkWarnsThatAFixedSigmaLeavesLargeDetectedFacesReadable() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        let photos = scratch.folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photos.appendingPathComponent("astronaut.jpg"))
+        try """
+            job: faces
+            inputs: [photos/*.jpg]
+            outputs:
+              - name: blurred
+                path: out/{stem}.jpg
+                filters:
+                  - gaussian:
+                      sigma: 12
+                regions:
+                  detect: faces
+              - name: redacted
+                path: out/{stem}-r.jpg
+                filters: [redact]
+                regions:
+                  detect: faces
+
+            """.write(to: scratch.folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        let check = try Blurfarm.run(["check", "faces.job"], in: scratch.folder, environment: scratch.environment)
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(
+            check.stderr.contains(
+                "faces.job:4:5: warning: output 'blurred' blurs the regions faces finds with sigma 12: it hides those up to 83 pixels across"),
+            "\(check.stderr)")
+        #expect(!check.stderr.contains("output 'redacted'"), "\(check.stderr)")
+    }
 }
