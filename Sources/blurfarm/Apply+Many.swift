@@ -48,6 +48,8 @@ extension Apply {
         defer { engineFarm.shutdown() }
         let outcome = engineFarm.wait(engineFarm.submit(FarmJob(plan: plan, registry: registry, keepsRecords: false)))!
         if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
+        // The sheet reads the boxes the run cached: nothing is detected twice.
+        if let sheet { try farm.writeSheet([plan], to: sheet, configuration: configuration) }
         if outcome.failures > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 

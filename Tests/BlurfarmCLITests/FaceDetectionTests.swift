@@ -213,6 +213,13 @@ import Testing
         #expect(check.stdout.contains("in the regions detected by faces threshold=0.2 grow=1.3 shape=ellipse"), "\(check.stdout)")
         let page = try String(contentsOf: scratch.folder.appendingPathComponent("sheet/index.html"), encoding: .utf8)
         #expect(page.contains("1 box") && page.contains("0.93"), "\(page)")
+        // apply --redact --sheet: the photos it redacted, their boxes read from what it cached.
+        let apply = try Blurfarm.run(
+            ["apply", "photos/*.jpg", "-o", "applied/{stem}.jpg", "--redact", "faces", "--sheet", "applied-sheet"],
+            in: scratch.folder, environment: scratch.environment)
+        #expect(apply.status == 0 && apply.stderr.contains("review sheet: applied-sheet/index.html: 1 photo"), "\(apply.stderr)")
+        let applied = try String(contentsOf: scratch.folder.appendingPathComponent("applied-sheet/index.html"), encoding: .utf8)
+        #expect(applied.contains("1 box") && applied.contains("0.93"), "\(applied)")
     }
 
     /// A photo gets the same boxes whatever its detector ran before: one thread detects a
