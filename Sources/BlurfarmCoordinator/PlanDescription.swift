@@ -161,12 +161,7 @@ extension PlanDescription {
         let variant = output.variant
         guard !variant.regions.isEverywhere, !variant.regions.invert, !variant.filters.contains(where: { $0.name == "redact" })
         else { return nil }
-        let sigmas = variant.filters.compactMap { filter -> Double? in
-            guard filter.name == "gaussian" || filter.name == "frost", filter.regions.isEverywhere else { return nil }
-            return filter.arguments["sigma"]?.doubleValue ?? (filter.name == "frost" ? 20 : nil)
-        }
-        guard !sigmas.isEmpty else { return nil }
-        let sigma = sigmas.reduce(0) { ($0 * $0 + $1 * $1).squareRoot() }
+        guard let sigma = fixedSigma(of: variant) else { return nil }
         let sides = variant.regions.regions.map { region in
             let box = RegionMask(regions: [region]).box(in: image)
             return Double(max(box.width, box.height))
@@ -180,6 +175,16 @@ extension PlanDescription {
             at: variant.location))
     }
 
+    /// The sigma `variant`'s fixed blurs add up to over its regions: its `gaussian` and `frost`
+    /// filters (frost's default 20), in quadrature; nil when it has none.
+    private static func fixedSigma(of variant: VariantSpec) -> Double? {
+        let sigmas = variant.filters.compactMap { filter -> Double? in
+            guard filter.name == "gaussian" || filter.name == "frost", filter.regions.isEverywhere else { return nil }
+            return filter.arguments["sigma"]?.doubleValue ?? (filter.name == "frost" ? 20 : nil)
+        }
+        return sigmas.isEmpty ? nil : sigmas.reduce(0) { ($0 * $0 + $1 * $1).squareRoot() }
+    }
+
     /// A warning about a variant whose regions a detector finds and whose filters blur them with a
     /// fixed sigma (its `gaussian` and `frost` filters, in quadrature): the largest face that
     /// sigma hides (``sigmaToHide(side:)`` backwards), larger ones left readable; nil when it
@@ -188,12 +193,7 @@ extension PlanDescription {
         guard let detection = variant.detection, !variant.regions.invert,
             !variant.filters.contains(where: { $0.name == "redact" })
         else { return nil }
-        let sigmas = variant.filters.compactMap { filter -> Double? in
-            guard filter.name == "gaussian" || filter.name == "frost", filter.regions.isEverywhere else { return nil }
-            return filter.arguments["sigma"]?.doubleValue ?? (filter.name == "frost" ? 20 : nil)
-        }
-        guard !sigmas.isEmpty else { return nil }
-        let sigma = sigmas.reduce(0) { ($0 * $0 + $1 * $1).squareRoot() }
+        guard let sigma = fixedSigma(of: variant) else { return nil }
         let side = Int((sigma * 2 * 12.0.squareRoot()).rounded(.down))
         return .warning(
             "output '\(variant.name)' blurs the regions \(detection.detector) finds with sigma "

@@ -12,6 +12,19 @@ import Testing
     struct Scratch {
         let folder: URL
         var environment: [String: String] { ["XDG_STATE_HOME": folder.appendingPathComponent("xdg").path] }
+        /// `photos/astronaut.jpg` (once) and `faces.job` reading `photos/*.jpg` into `outputs`
+        /// (the manifest's list of variants, each `  - name: …`).
+        func job(outputs: String) throws {
+            let photos = folder.appendingPathComponent("photos")
+            try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+            let photo = photos.appendingPathComponent("astronaut.jpg")
+            if !FileManager.default.fileExists(atPath: photo.path) {
+                try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photo)
+            }
+            try ("job: faces\ninputs: [photos/*.jpg]\noutputs:\n" + outputs)
+                .write(to: folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+        }
+
         /// The cached boxes: each file's JSON, by name.
         func cachedBoxes() throws -> [String: [String: Any]] {
             let root = folder.appendingPathComponent("xdg/blurfarm/detections/faces")
@@ -121,24 +134,18 @@ import Testing
     @Test func aJobThatDetectsIsUpToDateUntilItsSettingsOrPhotoChange() throws {
         let scratch = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: scratch.folder) }
-        let photos = scratch.folder.appendingPathComponent("photos")
-        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        let photo = photos.appendingPathComponent("astronaut.jpg")
-        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photo)
         func manifest(threshold: String) throws {
-            try """
-            job: faces
-            inputs: [photos/*.jpg]
-            outputs:
-              - name: redacted
-                path: out/{stem}.jpg
-                filters: [redact]
-                regions:
-                  detect: faces
-                  threshold: \(threshold)
+            try scratch.job(outputs: """
+                  - name: redacted
+                    path: out/{stem}.jpg
+                    filters: [redact]
+                    regions:
+                      detect: faces
+                      threshold: \(threshold)
 
-            """.write(to: scratch.folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+                """)
         }
+        let photo = scratch.folder.appendingPathComponent("photos/astronaut.jpg")
         func run() throws -> CommandResult { try Blurfarm.run(["run", "faces.job"], in: scratch.folder, environment: scratch.environment) }
         try manifest(threshold: "0.2")
         let first = try run()
@@ -194,20 +201,14 @@ import Testing
     @Test func theReviewSheetShowsTheDetectedRegions() throws {
         let scratch = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: scratch.folder) }
-        let photos = scratch.folder.appendingPathComponent("photos")
-        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photos.appendingPathComponent("astronaut.jpg"))
-        try """
-            job: faces
-            inputs: [photos/*.jpg]
-            outputs:
+        try scratch.job(outputs: """
               - name: redacted
                 path: out/{stem}.jpg
                 filters: [redact]
                 regions:
                   detect: faces
 
-            """.write(to: scratch.folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+            """)
         let check = try Blurfarm.run(["check", "faces.job", "--sheet", "sheet"], in: scratch.folder, environment: scratch.environment)
         #expect(check.status == 0 && check.stderr.contains("1 photo, 0 to look at first"), "\(check.stdout)\(check.stderr)")
         #expect(check.stdout.contains("in the regions detected by faces threshold=0.2 grow=1.3 shape=ellipse"), "\(check.stdout)")
@@ -289,13 +290,7 @@ import Testing
     @Test func checkWarnsThatAFixedSigmaLeavesLargeDetectedFacesReadable() throws {
         let scratch = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: scratch.folder) }
-        let photos = scratch.folder.appendingPathComponent("photos")
-        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: FaceRecipeTests.astronaut, to: photos.appendingPathComponent("astronaut.jpg"))
-        try """
-            job: faces
-            inputs: [photos/*.jpg]
-            outputs:
+        try scratch.job(outputs: """
               - name: blurred
                 path: out/{stem}.jpg
                 filters:
@@ -309,7 +304,7 @@ import Testing
                 regions:
                   detect: faces
 
-            """.write(to: scratch.folder.appendingPathComponent("faces.job"), atomically: true, encoding: .utf8)
+            """)
         let check = try Blurfarm.run(["check", "faces.job"], in: scratch.folder, environment: scratch.environment)
         #expect(check.status == 0, "\(check.stderr)")
         #expect(
