@@ -23,7 +23,7 @@
 //                     Core, Kernels, Engine, Wire, SharedMemory, System (never BlurfarmWorker)
 //   BlurfarmState     the state folder: output records (and created folders, failed inputs,
 //                     placeholders), job locks, file fingerprints (CXXHash), input widths, shard
-//                     loads, the output map's format, real paths; Core, Wire, ImageIO, System
+//                     loads, the output map's format, real paths; Core, ImageIO, System
 //   BlurfarmCoordinator  plans jobs (globs, outputs) and runs them, in process or in the Pool,
 //                        deciding what is up to date from the State; the CLI drives it
 //   BlurfarmFarm      the farm as a library: jobs in, events and reports out, one pool of workers
@@ -166,14 +166,13 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BlurfarmState",
-            dependencies: ["BlurfarmCore", "BlurfarmWire", "BlurfarmImageIO", "BlurfarmSystem", "CXXHash"],
+            dependencies: ["BlurfarmCore", "BlurfarmImageIO", "BlurfarmSystem", "CXXHash"],
             swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmPlugins", "CXXHash",
-                .product(name: "Logging", package: "swift-log"),
+                "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmPlugins",
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses

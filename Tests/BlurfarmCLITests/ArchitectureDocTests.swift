@@ -39,10 +39,8 @@ import Testing
         #expect(documented.subtracting(targets).isEmpty, "not in Package.swift: \(documented.subtracting(targets).sorted())")
     }
 
-    /// Each Swift or C target's row ends with what it depends on, exactly as Package.swift
-    /// says (as `swift package dump-package` reads it): module names without their `Blurfarm`,
-    /// products by name; a system library's last cell says where it comes from instead.
-    @Test(.tags(.process)) func everyRowsDependenciesAreThePackages() throws {
+    /// The targets of Package.swift, as `swift package dump-package` reads them.
+    static func packageTargets() throws -> [[String: Any]] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // A scratch folder of its own: `swift test` holds the lock of the package's .build.
@@ -58,7 +56,41 @@ import Testing
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "swift package dump-package failed")
         let package = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let targets = try #require(package["targets"] as? [[String: Any]])
+        return try #require(package["targets"] as? [[String: Any]])
+    }
+
+    /// Every module a Swift target of Package.swift depends on is imported by one of its files,
+    /// and every module of the package its files import is among its dependencies: the map of
+    /// the modules is the code's (architecture.md: "a module imports only modules below it").
+    @Test(.tags(.process)) func everyDependencyIsImportedAndEveryImportDeclared() throws {
+        let targets = try Self.packageTargets()
+        let names = Set(targets.compactMap { $0["name"] as? String })
+        let importLine = /^\s*(?:@testable\s+|@preconcurrency\s+)?(?:public\s+|package\s+|internal\s+)?import\s+(\w+)/
+        for target in targets where ["regular", "executable"].contains(target["type"] as? String) {
+            let name = try #require(target["name"] as? String)
+            let folder = Self.repository.appendingPathComponent(target["path"] as? String ?? "Sources/\(name)")
+            let files = (FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? [])
+                .filter { $0.hasSuffix(".swift") }
+            guard !files.isEmpty else { continue }  // C targets: their headers say what they use
+            var imports: Set<String> = []
+            for file in files {
+                let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    if let match = line.firstMatch(of: importLine) { imports.insert(String(match.output.1)) }
+                }
+            }
+            let dependencies = Set((target["dependencies"] as? [[String: [Any]]] ?? []).compactMap { $0.values.first?.first as? String })
+            #expect(dependencies.subtracting(imports).isEmpty, "\(name) depends on \(dependencies.subtracting(imports).sorted()) but imports none of them")
+            let undeclared = imports.intersection(names).subtracting(dependencies).subtracting([name])
+            #expect(undeclared.isEmpty, "\(name) imports \(undeclared.sorted()) without depending on them")
+        }
+    }
+
+    /// Each Swift or C target's row ends with what it depends on, exactly as Package.swift
+    /// says (as `swift package dump-package` reads it): module names without their `Blurfarm`,
+    /// products by name; a system library's last cell says where it comes from instead.
+    @Test(.tags(.process)) func everyRowsDependenciesAreThePackages() throws {
+        let targets = try Self.packageTargets()
         var declared: [String: Set<String>] = [:]
         for target in targets where ["regular", "executable"].contains(target["type"] as? String) {
             let name = try #require(target["name"] as? String)
