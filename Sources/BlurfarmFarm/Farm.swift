@@ -223,7 +223,7 @@ extension FarmSettings {
                 workers: workers, retries: configuration.retries,
                 heartbeatTimeout: duration(configuration.heartbeatTimeout),
                 taskTimeout: configuration.taskTimeout.map { .fixed(duration($0)) } ?? .adaptive,
-                startAttempts: WorkerPool.startAttempts),
+                startAttempts: PoolSchedule.startAttempts),
             executable: workerExecutable, pluginFolders: pluginFolders,
             environment: workerEnvironment, logger: logger)
     }

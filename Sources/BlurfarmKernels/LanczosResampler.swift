@@ -137,8 +137,9 @@ public struct LanczosResampler: Sendable {
     }
 
     /// Output rows computed together: the columns pass's share most of their source rows, and
-    /// the rows pass computes a pixel of each at once, a row a lane (the C passes' groups of 8).
-    static let rowsTogether = 8
+    /// the rows pass computes a pixel of each at once, a row a lane: the C passes' groups,
+    /// defined once in ckernels.h.
+    static let rowsTogether = Int(BF_LANCZOS_ROWS_TOGETHER)
 
     /// The image whose rows `readRow(into:)` writes in order, top to bottom (each `sourceWidth *
     /// channels` bytes, into the memory given, where it is held), resampled: `height` rows of

@@ -58,7 +58,7 @@ public struct PoolScheduler: Sendable {
 
         public init(
             workers: Int, retries: Int = 3, heartbeatTimeout: Duration = .seconds(10),
-            taskTimeout: TaskTimeout = .adaptive, startAttempts: Int = 6, tasksHeld: Int = WireProtocol.tasksHeld
+            taskTimeout: TaskTimeout = .adaptive, startAttempts: Int = PoolSchedule.startAttempts, tasksHeld: Int = WireProtocol.tasksHeld
         ) {
             precondition(workers >= 1, "a pool has at least one worker")
             precondition(retries >= 0, "retries cannot be negative")

@@ -77,11 +77,6 @@ public final class WorkerPool: ImageRendering, Sendable {
         var stoppedBySignal: Int32?
     }
 
-    /// How many times a worker that cannot be started at all (`pipe` or `posix_spawn` fails:
-    /// no descriptors, no processes, no memory) is tried, waiting 0.1 s after the first
-    /// failure and twice as long after each next: about 3 s in all.
-    public static let startAttempts = 6
-
     /// Starts the workers and waits until each has said `hello` and `ready`: ``init(launching:onNotice:)``
     /// and ``waitUntilStarted(stop:)``.
     ///

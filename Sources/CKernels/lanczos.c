@@ -23,7 +23,7 @@
 
 #pragma clang fp contract(off)
 
-enum { rows_together = 8, block = 64 };
+enum { rows_together = BF_LANCZOS_ROWS_TOGETHER, block = 64 };
 
 // Samples `start ..< start + n` of output row `m`, summed in `acc` (registers where `n` is a
 // constant: the function is inlined into each call), stored at `out`.

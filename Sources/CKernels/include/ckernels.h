@@ -75,6 +75,10 @@ void bf_saturate_tint(const uint16_t *values, uint8_t *dst, ptrdiff_t pixels, fl
 // the only caller), in Float32 with no fused multiply-add: each output is one fixed sequence of
 // IEEE operations, so the vector and scalar code give the same bits.
 
+/// Output rows the passes compute together (8: a row a lane of AVX2's 8 floats): the groups the
+/// Swift caller plans, and the interleaving of the columns pass's output. One definition for both.
+#define BF_LANCZOS_ROWS_TOGETHER 8
+
 /// The pass along columns for a group of `outputs` (1 to 8) output rows of 8-bit source rows:
 /// for `m < outputs` and `i < count`, `c[0]*r[0][i] + c[1]*r[1][i] + ...` over `taps` rows, each
 /// sample made a float (exactly), summed in that order, where `r = rows + offsets[m]` and
