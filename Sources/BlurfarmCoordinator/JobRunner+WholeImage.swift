@@ -207,8 +207,8 @@ extension JobRunner {
         if !widths.isEmpty { return (.thumbnails(widths: widths, upscale: resize.upscale, sharpen: resize.sharpen), widths) }
         return (
             .thumbnail(
-                width: resize.width, height: resize.height, fit: resize.fit.thumbnailFit, upscale: resize.upscale,
-                crop: resize.crop.thumbnailCrop, sharpen: resize.sharpen),
+                width: resize.width, height: resize.height, fit: resize.fit, upscale: resize.upscale,
+                crop: resize.crop, sharpen: resize.sharpen),
             widths
         )
     }

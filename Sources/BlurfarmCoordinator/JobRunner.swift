@@ -358,36 +358,6 @@ public struct JobRunner: Sendable {
     }
 }
 
-extension ResizeSpec.Fit {
-    /// The image reader's name for the same fit.
-    public var thumbnailFit: ThumbnailFit {
-        switch self {
-        case .inside: .inside
-        case .cover: .cover
-        case .exact: .exact
-        }
-    }
-}
-
-extension ResizeSpec.Crop {
-    /// The image reader's name for the same crop.
-    public var thumbnailCrop: ThumbnailCrop {
-        switch self {
-        case .centre: .centre
-        case .north: .north
-        case .northEast: .northEast
-        case .east: .east
-        case .southEast: .southEast
-        case .south: .south
-        case .southWest: .southWest
-        case .west: .west
-        case .northWest: .northWest
-        case .attention: .attention
-        case .entropy: .entropy
-        }
-    }
-}
-
 extension RGBAColour {
     /// The colour as sRGB values 0...1, for flattening onto it.
     var rgb: SIMD3<Float> { SIMD3(Float(red), Float(green), Float(blue)) / 255 }

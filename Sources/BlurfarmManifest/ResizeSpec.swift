@@ -1,31 +1,17 @@
+import BlurfarmCore
+
 /// How a variant scales its output, written as `resize:` with `width` and/or `height`.
 public struct ResizeSpec: Hashable, Sendable {
-    /// How the image is fitted to the box.
-    public enum Fit: String, CaseIterable, Hashable, Sendable {
-        /// Scale to fit inside the box, keeping the aspect ratio (the default). With only a
-        /// width or a height, the other side follows the aspect ratio.
-        case inside
-        /// Scale to cover the whole box, keeping the aspect ratio, and crop the overflow
-        /// equally on both sides. Needs both sides.
-        case cover
-        /// Scale to exactly `width` × `height`, changing the aspect ratio. Needs both sides.
-        case exact
-    }
+    /// How the image fits the box (`fit:`): `inside` (the default: the aspect ratio kept, with
+    /// only a width or a height the other side follows it), `cover` (the box filled, the
+    /// overflow cropped as `crop` says; both sides) or `exact` (the box, the aspect ratio not
+    /// kept; both sides): the image reader's own, one name for one concept.
+    public typealias Fit = ThumbnailFit
 
-    /// Which part of the scaled image `cover` keeps: a gravity (the side or corner kept, as
-    /// sharp's `position`) or one of libvips's smart crops (`vips_smartcrop`'s `interesting`, as
-    /// vipsthumbnail's `--smartcrop`).
-    public enum Crop: String, CaseIterable, Hashable, Sendable {
-        /// The middle: the overflow cut equally from both sides (the default).
-        case centre
-        case north, northEast = "north-east", east, southEast = "south-east", south
-        case southWest = "south-west", west, northWest = "north-west"
-        /// The region libvips finds most interesting to people: skin tones, saturated colour,
-        /// strong edges.
-        case attention
-        /// The region with the most entropy (detail).
-        case entropy
-    }
+    /// Which part of the scaled image `cover` keeps (`crop:`): a gravity (the side or corner
+    /// kept, as sharp's `position`), the middle by default, or one of libvips's smart crops
+    /// (`attention`, `entropy`): the image reader's own.
+    public typealias Crop = ThumbnailCrop
 
     /// The sharpening sigma when `sharpen: true`: `vips_sharpen`'s default.
     public static let defaultSharpenSigma = 0.5

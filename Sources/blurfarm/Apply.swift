@@ -274,7 +274,7 @@ struct Apply: FarmCommand {
             workers: workers, threads: threads, configuration: configuration,
             plugins: registry.plugins(in: specs), oneImage: true)
         let image = SingleImage(
-            input: input, output: output, format: format, resize: resize.map { ($0.width, $0.height, fit.thumbnailFit, upscale) },
+            input: input, output: output, format: format, resize: resize.map { ($0.width, $0.height, fit, upscale) },
             chain: chain, tileSize: tile, options: options, pixelLimit: configuration.pixelLimit,
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory)
         let done = try image.render(
