@@ -33,39 +33,42 @@ public enum DetectedRegions {
         _ plan: JobPlan, detectors: [String: RegionDetector], threads: Int, pixelLimit: Int, memoryLimit: Int,
         confinement: RootConfinement?, control: JobControl, cacheProblem: @escaping @Sendable (StateError) -> Void
     ) -> Outcome {
-        let detecting = plan.inputs.indices.filter { plan.inputs[$0].outputs.contains { $0.variant.detection != nil } }
+        // Each input with each detector its variants name (one detection serves every variant
+        // that names it, whatever its threshold, grow or shape).
+        let detecting = plan.inputs.indices.flatMap { index in
+            Set(plan.inputs[index].outputs.compactMap { $0.variant.detection?.detector }).sorted().map { (index, $0) }
+        }
         guard !detecting.isEmpty else { return Outcome(plan: plan, failed: []) }
-        let results = Mutex<[Int: Result<RegionFile.Contents, OutputFailure>]>([:])
+        let results = Mutex<[Int: [String: Result<RegionFile.Contents, OutputFailure>]]>([:])
         let next = Atomic(0)
         DispatchQueue.concurrentPerform(iterations: max(1, min(threads, detecting.count))) { _ in
             while true {
                 let (_, taken) = next.add(1, ordering: .relaxed)
                 let position = taken - 1
                 guard position < detecting.count else { return }
-                let index = detecting[position]
-                let input = plan.inputs[index]
+                let (index, name) = detecting[position]
                 let result: Result<RegionFile.Contents, OutputFailure>
                 if let ended = control.ended {
                     result = .failure(ended)
                 } else {
                     result = boxes(
-                        of: input, detectors: detectors, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+                        of: plan.inputs[index], by: detectors[name]!, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
                         confinement: confinement, cacheProblem: cacheProblem)
                 }
-                results.withLock { $0[index] = result }
+                results.withLock { $0[index, default: [:]][name] = result }
             }
         }
         var inputs: [PlannedInput] = []
         var failed: [OutputReport] = []
         let found = results.withLock { $0 }
         for (index, input) in plan.inputs.enumerated() {
-            guard let result = found[index] else {
+            guard let results = found[index] else {
                 inputs.append(input)
                 continue
             }
             var outputs: [PlannedOutput] = []
             for output in input.outputs {
-                guard let detection = output.variant.detection else {
+                guard let detection = output.variant.detection, let result = results[detection.detector] else {
                     outputs.append(output)
                     continue
                 }
@@ -97,17 +100,11 @@ public enum DetectedRegions {
         return Outcome(plan: plan.withInputs(inputs), failed: failed)
     }
 
-    /// The boxes of `input`'s image for its detecting variants (one detector per input: the
-    /// plan's variants name one; another is asked for by its own variants).
+    /// The boxes `detector` finds in `input`'s image.
     static func boxes(
-        of input: PlannedInput, detectors: [String: RegionDetector], pixelLimit: Int, memoryLimit: Int,
+        of input: PlannedInput, by detector: RegionDetector, pixelLimit: Int, memoryLimit: Int,
         confinement: RootConfinement?, cacheProblem: @escaping @Sendable (StateError) -> Void
     ) -> Result<RegionFile.Contents, OutputFailure> {
-        let names = Set(input.outputs.compactMap { $0.variant.detection?.detector })
-        guard names.count == 1, let name = names.first, let detector = detectors[name] else {
-            return .failure(.regions(
-                "\(input.path): its variants detect with \(names.sorted().joined(separator: " and ")): one detector a job"))
-        }
         let hash: String
         do {
             hash = try ContentHash.ofFile(input.path)
@@ -122,7 +119,8 @@ public enum DetectedRegions {
             switch error {
             case .decode(let error): return .failure(.decode(error))
             case .detector(let error):
-                return .failure(.regions("\(input.path): detector '\(name)' failed, so nothing of it is written: \(error)"))
+                return .failure(.regions(
+                    "\(input.path): detector '\(detector.detector.name)' failed, so nothing of it is written: \(error)"))
             }
         }
     }

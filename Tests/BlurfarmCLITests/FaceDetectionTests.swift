@@ -354,4 +354,37 @@ import Testing
             #expect(after <= before / 4, "\(box): \(after) of \(before)")
         }
     }
+
+    /// Two variants detecting with one detector, at other thresholds and shapes: the photo is
+    /// detected once, and each variant places its own regions.
+    @Test func variantsOfOneDetectorShareOneDetection() throws {
+        let scratch = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: scratch.folder) }
+        try scratch.job(outputs: """
+              - name: ellipses
+                path: out/{stem}-e.png
+                filters: [redact]
+                regions:
+                  detect: faces
+              - name: boxes
+                path: out/{stem}-b.png
+                filters:
+                  - redact:
+                      style: solid
+                regions:
+                  detect: faces
+                  threshold: 0.9
+                  grow: 1
+                  shape: rect
+
+            """)
+        let run = try Blurfarm.run(["run", "faces.job"], in: scratch.folder, environment: scratch.environment)
+        #expect(run.status == 0 && run.stdout.contains("2 written"), "\(run.stdout)\(run.stderr)")
+        #expect(try scratch.cachedBoxes().count == 1)
+        let ellipses = try ImageReader.read(scratch.folder.appendingPathComponent("out/astronaut-e.png").path).pixels
+        let boxes = try ImageReader.read(scratch.folder.appendingPathComponent("out/astronaut-b.png").path).pixels
+        // The solid box fills her detector box to its corner; the grown ellipse blurs it there.
+        #expect(boxes[186, 62] == boxes[260, 170], "a solid box is one colour")
+        #expect(ellipses[186, 62] != boxes[186, 62])
+    }
 }
