@@ -21,8 +21,10 @@ public enum DetectedRegions {
 
     /// How many photos are detected at once for a farm of `workers` workers: half as many (at
     /// least one). A network's run already uses every core (OpenCV's threads): on two cores,
-    /// `blurfarm bench faces`'s photos took 8.4 s detected one at a time and two at a time, and
-    /// two at a time held 330 MB more.
+    /// `blurfarm bench faces`'s photos took the same time one at a time and two at a time (8.4
+    /// and 8.7 s), and one at a time holds one network's buffers (about 250 MB a tile), not two.
+    /// (The job's peak is its rendering's, which moved between 1.3 and 1.6 GB from run to run
+    /// either way.)
     public static func photosAtOnce(workers: Int) -> Int { max(1, workers / 2) }
 
     /// Resolves every output of `plan` whose variant detects, with `detectors` (by name; every

@@ -50,41 +50,44 @@ public struct DetectionSchedule: Hashable, Sendable {
         "whole\(wholeSide)-face\(smallestFace)/\(detectorSmallest)-tiles\(tileSide)-overlap\(overlap)"
     }
 
-    /// How a `width` × `height` photo is searched.
-    public enum Plan: Equatable, Sendable {
-        /// Once, whole, at `width` × `height` (the photo's size, or the scaled photo's).
-        case whole(width: Int, height: Int)
-        /// Whole, made `whole` (its longer side ``wholeSide``), and in `tiles` of the photo
-        /// scaled to `scaled`.
-        case tiled(whole: (width: Int, height: Int), scaled: (width: Int, height: Int), tiles: [Rect])
+    /// A width and a height, in pixels.
+    public struct Size: Hashable, Sendable {
+        public var width: Int
+        public var height: Int
 
-        public static func == (a: Plan, b: Plan) -> Bool {
-            switch (a, b) {
-            case (.whole(let w, let h), .whole(let w2, let h2)): w == w2 && h == h2
-            case (.tiled(let w, let s, let t), .tiled(let w2, let s2, let t2)):
-                w == w2 && s == s2 && t == t2
-            default: false
-            }
+        public init(_ width: Int, _ height: Int) { (self.width, self.height) = (width, height) }
+
+        /// This size scaled by `factor`, each side rounded, at least a pixel.
+        func scaled(_ factor: Double) -> Size {
+            Size(max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())))
         }
+    }
 
-        /// The pixels the network is given, in all.
-        public var networkPixels: Int {
-            switch self {
-            case .whole(let w, let h): w * h
-            case .tiled(let whole, _, let tiles): whole.width * whole.height + tiles.reduce(0) { $0 + $1.area }
-            }
+    /// How a photo is searched.
+    public enum Plan: Hashable, Sendable {
+        /// Once, whole, at this size (the photo's, or the scaled photo's).
+        case whole(Size)
+        /// Whole, made `whole` (its longer side ``wholeSide``), and in the tiles
+        /// (``tiles(width:height:)``) of the photo made `scaled`.
+        case tiled(whole: Size, scaled: Size)
+    }
+
+    /// The pixels the network is given, in all, to search a photo as `plan` says.
+    public func networkPixels(_ plan: Plan) -> Int {
+        switch plan {
+        case .whole(let size): size.width * size.height
+        case .tiled(let whole, let scaled):
+            whole.width * whole.height + tiles(width: scaled.width, height: scaled.height).reduce(0) { $0 + $1.area }
         }
     }
 
     /// The search of a `width` × `height` photo.
     public func plan(width: Int, height: Int) -> Plan {
-        if max(width, height) <= wholeSide { return .whole(width: width, height: height) }
-        let scale = min(1, Double(detectorSmallest) / Double(smallestFace))
-        let scaled = (width: max(1, Int((Double(width) * scale).rounded())), height: max(1, Int((Double(height) * scale).rounded())))
-        if max(scaled.width, scaled.height) <= wholeSide { return .whole(width: scaled.width, height: scaled.height) }
-        let shrink = Double(wholeSide) / Double(max(width, height))
-        let whole = (width: max(1, Int((Double(width) * shrink).rounded())), height: max(1, Int((Double(height) * shrink).rounded())))
-        return .tiled(whole: whole, scaled: scaled, tiles: tiles(width: scaled.width, height: scaled.height))
+        let photo = Size(width, height)
+        if max(width, height) <= wholeSide { return .whole(photo) }
+        let scaled = photo.scaled(min(1, Double(detectorSmallest) / Double(smallestFace)))
+        if max(scaled.width, scaled.height) <= wholeSide { return .whole(scaled) }
+        return .tiled(whole: photo.scaled(Double(wholeSide) / Double(max(width, height))), scaled: scaled)
     }
 
     /// The tiles of a scaled photo `width` × `height` (``spans(_:)`` across and down).

@@ -134,7 +134,7 @@ extension PlanDescription {
                 described.invert = variant.regions.invert
             }
             if let detection = variant.detection {
-                described.detect = String(detection.recipe.dropFirst("regions=detect ".count))
+                described.detect = detection.settings
                 described.invert = variant.regions.invert
             }
             if variant.regions.extent != .image {

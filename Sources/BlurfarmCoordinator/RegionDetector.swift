@@ -143,15 +143,14 @@ public final class RegionDetector: Sendable {
         func inPhoto(_ boxes: [DetectorSession.Box], of image: Rect) -> [DetectorSession.Box] {
             let (sx, sy) = (Double(shown.width) / Double(image.width), Double(shown.height) / Double(image.height))
             return boxes.map {
-                DetectorSession.Box(
-                    x: $0.rect.x * sx, y: $0.rect.y * sy, width: $0.rect.width * sx, height: $0.rect.height * sy, score: $0.score)
+                DetectorSession.Box(x: $0.x * sx, y: $0.y * sy, width: $0.width * sx, height: $0.height * sy, score: $0.score)
             }
         }
         switch schedule.plan(width: shown.width, height: shown.height) {
-        case .whole(let width, let height):
-            let image = try decoded(width, height)
+        case .whole(let size):
+            let image = try decoded(size.width, size.height)
             return contents(width: shown.width, height: shown.height, Self.suppressed(inPhoto(try found(in: image), of: image.rect)))
-        case .tiled(let whole, let scaled, _):
+        case .tiled(let whole, let scaled):
             // Whole, made small: the faces larger than the tiles' overlap.
             let small = try decoded(whole.width, whole.height)
             var boxes = inPhoto(try found(in: small), of: small.rect)
@@ -165,17 +164,16 @@ public final class RegionDetector: Sendable {
         }
     }
 
-    /// `boxes` as a region file says them, the best first, at most a region file's number
-    /// (``RegionFile/maximumBoxes``; the rest score less: ``DetectedRegions`` fails a photo whose
-    /// threshold reaches below the boxes kept).
+    /// `boxes` (best first, as ``suppressed(_:limit:)`` leaves them) as a region file says them,
+    /// at most a region file's number (``RegionFile/maximumBoxes``; the rest score less:
+    /// ``DetectedRegions`` fails a photo whose threshold reaches below the boxes kept).
     private func contents(width: Int, height: Int, _ boxes: [DetectorSession.Box]) -> RegionFile.Contents {
-        let kept = boxes.sorted { $0.score > $1.score }.prefix(RegionFile.maximumBoxes)
+        let kept = boxes.prefix(RegionFile.maximumBoxes)
         return RegionFile.Contents(
             width: Double(width), height: Double(height),
             boxes: kept.map {
                 RegionFile.Contents.Box(
-                    x: $0.rect.x, y: $0.rect.y, width: $0.rect.width, height: $0.rect.height, label: detector.label,
-                    score: $0.score)
+                    x: $0.x, y: $0.y, width: $0.width, height: $0.height, label: detector.label, score: $0.score)
             })
     }
 
@@ -192,7 +190,7 @@ public final class RegionDetector: Sendable {
     /// (within a pixel): the tile holds part of it, and the tile beside holds it whole (or the
     /// whole pass finds it, when it is larger than the overlap).
     static func isCut(_ box: DetectorSession.Box, by tile: Rect, in image: Rect) -> Bool {
-        let (x, y, w, h) = box.rect
+        let (x, y, w, h) = (box.x, box.y, box.width, box.height)
         return (tile.x > image.x && x <= Double(tile.x) + 1) || (tile.y > image.y && y <= Double(tile.y) + 1)
             || (tile.maxX < image.maxX && x + w >= Double(tile.maxX) - 1)
             || (tile.maxY < image.maxY && y + h >= Double(tile.maxY) - 1)
@@ -207,10 +205,10 @@ public final class RegionDetector: Sendable {
         for index in order {
             let b = boxes[index]
             let overlapping = kept.contains { a in
-                let w = max(0, min(a.rect.x + a.rect.width, b.rect.x + b.rect.width) - max(a.rect.x, b.rect.x))
-                let h = max(0, min(a.rect.y + a.rect.height, b.rect.y + b.rect.height) - max(a.rect.y, b.rect.y))
+                let w = max(0, min(a.x + a.width, b.x + b.width) - max(a.x, b.x))
+                let h = max(0, min(a.y + a.height, b.y + b.height) - max(a.y, b.y))
                 let inter = w * h
-                return inter / (a.rect.width * a.rect.height + b.rect.width * b.rect.height - inter) >= limit
+                return inter / (a.width * a.height + b.width * b.height - inter) >= limit
             }
             if !overlapping { kept.append(b) }
         }

@@ -38,12 +38,16 @@ public struct RegionDetection: Hashable, Sendable {
     /// The keys of `regions: {detect: …}`, in the order the printer writes them.
     public static let keys = ["detect", "threshold", "grow", "shape", "feather"]
 
-    /// What an output's recipe says of these regions (their boxes follow from the input's
-    /// bytes and the detector's identity, which the recipe names beside).
-    public var recipe: String {
-        "regions=detect \(detector) threshold=\(ParameterValue.number(threshold)) grow=\(ParameterValue.number(grow)) "
+    /// The detector and its settings in words: `faces threshold=0.2 grow=1.3 shape=ellipse
+    /// feather=0` (what `check` says and its JSON's `detect`).
+    public var settings: String {
+        "\(detector) threshold=\(ParameterValue.number(threshold)) grow=\(ParameterValue.number(grow)) "
             + "shape=\(shape.rawValue) feather=\(ParameterValue.number(feather))"
     }
+
+    /// What an output's recipe says of these regions (their boxes follow from the input's
+    /// bytes and the detector's identity, which the recipe names beside).
+    public var recipe: String { "regions=detect " + settings }
 
     /// The detector's `boxes` this detection keeps (scoring at least ``threshold``), each
     /// grown by ``grow``, in the same pixels, with their scores and labels.

@@ -102,16 +102,14 @@ public final class DetectorSession: @unchecked Sendable {
 
     /// One box the detector found, in the image coordinates of the buffer given.
     public struct Box: Sendable, Equatable {
-        public var rect: (x: Double, y: Double, width: Double, height: Double)
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
         public var score: Double
 
         public init(x: Double, y: Double, width: Double, height: Double, score: Double) {
-            rect = (x, y, width, height)
-            self.score = score
-        }
-
-        public static func == (a: Box, b: Box) -> Bool {
-            a.rect == b.rect && a.score == b.score
+            (self.x, self.y, self.width, self.height, self.score) = (x, y, width, height, score)
         }
     }
 

@@ -8,9 +8,12 @@ import Testing
 /// in a large photo found in its tiles, boxes cached by the photo's content, nothing run
 /// without the model, and an input whose detection fails withdrawn.
 @Suite(.tags(.process)) struct FaceDetectionTests {
-    /// A scratch folder with a state folder of its own (no test's cached boxes are another's).
-    struct Scratch {
+    /// A scratch folder with a state folder of its own (no test's cached boxes are another's),
+    /// removed with the value.
+    final class Scratch {
         let folder: URL
+        init(folder: URL) { self.folder = folder }
+        deinit { try? FileManager.default.removeItem(at: folder) }
         var environment: [String: String] { ["XDG_STATE_HOME": folder.appendingPathComponent("xdg").path] }
         /// `photos/astronaut.jpg` (once) and `faces.job` reading `photos/*.jpg` into `outputs`
         /// (the manifest's list of variants, each `  - name: …`).
@@ -53,7 +56,6 @@ import Testing
     /// full size find it.
     @Test func aSmallFaceInALargePhotoIsFoundInItsTiles() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         let small = scratch.folder.appendingPathComponent("small.png").path
         let large = scratch.folder.appendingPathComponent("large.png").path
         try Self.vips(["resize", FaceRecipeTests.astronaut.path, small, "0.25"])
@@ -85,7 +87,6 @@ import Testing
     /// (a box written into the cache is what it redacts), a changed photo is detected again.
     @Test func boxesAreKeptByThePhotosContentAndReadAgain() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         let photo = FaceRecipeTests.astronaut.path
         let first = scratch.folder.appendingPathComponent("first.png").path
         try #require(try Blurfarm.run(["apply", photo, first, "--redact", "faces"], environment: scratch.environment).status == 0)
@@ -115,7 +116,6 @@ import Testing
 
     @Test func withoutTheModelNothingRunsAndTheErrorSaysHowToInstallIt() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         let output = scratch.folder.appendingPathComponent("out.jpg")
         let run = try Blurfarm.run(
             ["apply", FaceRecipeTests.astronaut.path, output.path, "--redact", "faces"],
@@ -133,7 +133,6 @@ import Testing
     /// decoded fails, and the output made of the earlier photo is withdrawn, not left published.
     @Test func aJobThatDetectsIsUpToDateUntilItsSettingsOrPhotoChange() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         func manifest(threshold: String) throws {
             try scratch.job(outputs: """
                   - name: redacted
@@ -171,7 +170,6 @@ import Testing
     /// in the upright photo's pixels.
     @Test(arguments: ["turned", "grey", "rgba"]) func theFaceIsFoundOnThePhotoAsShown(_ kind: String) throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         let photo = scratch.folder.appendingPathComponent(kind == "rgba" ? "photo.png" : "photo.jpg").path
         // Pillow (Debian's python3-pil, for Debian's python3) writes the EXIF orientation; the photo stored turned a quarter clockwise is shown upright.
         let script = switch kind {
@@ -200,7 +198,6 @@ import Testing
     /// (the detector's boxes at its threshold, grown) and their scores.
     @Test func theReviewSheetShowsTheDetectedRegions() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         try scratch.job(outputs: """
               - name: redacted
                 path: out/{stem}.jpg
@@ -229,10 +226,6 @@ import Testing
     /// net ran: given another size, it found 1,430 boxes in a tile of 7 faces.)
     @Test func aPhotoGetsTheSameBoxesWhateverRanBefore() throws {
         let scratch = try Self.scratch(), alone = try Self.scratch()
-        defer {
-            try? FileManager.default.removeItem(at: scratch.folder)
-            try? FileManager.default.removeItem(at: alone.folder)
-        }
         let small = scratch.folder.appendingPathComponent("small.png").path
         try Self.vips(["resize", FaceRecipeTests.astronaut.path, small, "0.5"])
         let photos = scratch.folder.appendingPathComponent("photos")
@@ -258,10 +251,6 @@ import Testing
     /// one tile by two, gives the same cached boxes and the same bytes.
     @Test func theBoxesAndTheOutputDoNotDependOnTilesOrWorkers() throws {
         let first = try Self.scratch(), second = try Self.scratch()
-        defer {
-            try? FileManager.default.removeItem(at: first.folder)
-            try? FileManager.default.removeItem(at: second.folder)
-        }
         let small = first.folder.appendingPathComponent("small.png").path
         let half = first.folder.appendingPathComponent("half.png").path
         let large = first.folder.appendingPathComponent("large.png").path
@@ -289,7 +278,6 @@ import Testing
     /// leaves readable (sigma 12 hides faces up to 83 px: side / (2 sqrt 12), deface's strength).
     @Test func checkWarnsThatAFixedSigmaLeavesLargeDetectedFacesReadable() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         try scratch.job(outputs: """
               - name: blurred
                 path: out/{stem}.jpg
@@ -320,7 +308,6 @@ import Testing
     /// of the photo's there, as deface's defaults leave.
     @Test func everyFaceFoundKeepsAtMostAQuarterOfItsDetailFrom20To800Pixels() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         func path(_ name: String) -> String { scratch.folder.appendingPathComponent(name).path }
         let corpus = Fixtures.corpus("photos/plasma-Kite.jpg")
         try Self.vips(["thumbnail", corpus, path("photo0.png"), "5000", "--height", "3500", "--size", "force"])
@@ -359,7 +346,6 @@ import Testing
     /// detected once, and each variant places its own regions.
     @Test func variantsOfOneDetectorShareOneDetection() throws {
         let scratch = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: scratch.folder) }
         try scratch.job(outputs: """
               - name: ellipses
                 path: out/{stem}-e.png
