@@ -116,13 +116,13 @@ std::vector<Box> suppressed(std::vector<Box> found, double limit) {
 }
 
 int32_t detect(
-    void *state, const blurfarm_buffer *image, double threshold, blurfarm_detection *out, size_t capacity,
-    size_t *count, char *message, size_t messageSize) {
+    void *state, const blurfarm_buffer *image, double threshold, int32_t threads, blurfarm_detection *out,
+    size_t capacity, size_t *count, char *message, size_t messageSize) {
     auto *detector = static_cast<Detector *>(state);
     if (detector == nullptr || image == nullptr || count == nullptr || image->data == nullptr
         || (image->channels != 3 && image->channels != 4) || image->rect.width <= 0 || image->rect.height <= 0
-        || image->row_stride < image->rect.width * image->channels || !(threshold > 0 && threshold <= 1)) {
-        say(message, messageSize, "the image or threshold given is not one the face detector takes");
+        || image->row_stride < image->rect.width * image->channels || !(threshold > 0 && threshold <= 1) || threads < 1) {
+        say(message, messageSize, "the image, threshold or threads given are not ones the face detector takes");
         return BLURFARM_ERROR_INVALID_ARGUMENT;
     }
     const int width = static_cast<int>(image->rect.width), height = static_cast<int>(image->rect.height);
@@ -143,6 +143,10 @@ int32_t detect(
             detector->width = newWidth;
             detector->height = newHeight;
         }
+        // OpenCV's threads are the process's: every call of a run asks the same number.
+        // Several images on a thread each beat one image on every thread (its layers wait for
+        // each other): `blurfarm bench faces` 6.8 s against 7.1 s.
+        if (cv::getNumThreads() != threads) cv::setNumThreads(threads);
         detector->net.setInput(blob);
         std::vector<cv::Mat> outputs;
         detector->net.forward(outputs, std::vector<cv::String>{"537", "538", "539"});

@@ -168,7 +168,7 @@ const blurfarm_plugin *blurfarm_plugin_entry(void);
  */
 
 /** The detector table's ABI version this header describes. */
-#define BLURFARM_DETECTOR_ABI_VERSION 1u
+#define BLURFARM_DETECTOR_ABI_VERSION 2u
 
 /** The name of the function a detector plugin exports. */
 #define BLURFARM_DETECTOR_ENTRY_POINT "blurfarm_detector_entry"
@@ -198,13 +198,15 @@ typedef int32_t (*blurfarm_detector_open_fn)(
 /**
  * Finds the objects in `image` (channels 3: RGB, or 4: premultiplied RGBA; Float32, 0...1),
  * each scoring at least `threshold`, after the detector's own suppression of overlapping
- * boxes. Writes the first `capacity` of them into `boxes` and their number into `*count`
- * (which may exceed `capacity`: blurfarm then calls again with room for all). Returns
- * BLURFARM_OK, or a negative code after writing a message as `run` does.
+ * boxes, on at most `threads` threads (1 or more: blurfarm detects several images at once, each
+ * call on its share of the cores; one image alone gets them all). Writes the first `capacity`
+ * of them into `boxes` and their number into `*count` (which may exceed `capacity`: blurfarm
+ * then calls again with room for all). Returns BLURFARM_OK, or a negative code after writing a
+ * message as `run` does.
  */
 typedef int32_t (*blurfarm_detect_fn)(
-    void *state, const blurfarm_buffer *image, double threshold, blurfarm_detection *boxes, size_t capacity,
-    size_t *count, char *message, size_t message_size);
+    void *state, const blurfarm_buffer *image, double threshold, int32_t threads, blurfarm_detection *boxes,
+    size_t capacity, size_t *count, char *message, size_t message_size);
 
 /** Releases a state `open` made. */
 typedef void (*blurfarm_detector_close_fn)(void *state);

@@ -15,39 +15,51 @@ public struct DetectionSchedule: Hashable, Sendable {
     public var wholeSide: Int
     /// The smallest face, in the photo's pixels, a larger photo is searched for: it is
     /// searched at the scale that makes such a face ``detectorSmallest`` pixels (0.6, for 20
-    /// and 12). A 20 px face in a 24 MP photo is found, in 49% of the network's pixels a search
-    /// at full size needs, in tiles of a twenty-fifth of its memory.
+    /// and 12). A 20 px face in a 24 MP photo is found, in 43% of the network's pixels a search
+    /// at full size needs, in tiles of a fourteenth of its memory.
     public var smallestFace: Int
     /// The smallest face the detector finds reliably, in the pixels it is given: CenterFace
     /// finds faces of 10 px now and then, of 12 px every time in `blurfarm bench faces`'s photos
     /// (at 10, one 24 px face of 57 was lost).
     public var detectorSmallest: Int
     /// The most pixels along a tile's side, in the scaled photo: a tile's network run takes
-    /// about 250 MB, a whole 6 MP photo's 1.5 GB.
+    /// about 250 MB a megapixel (a 1536 × 1536 tile 590 MB; a whole 6 MP photo 1.5 GB), given
+    /// back before the rendering starts (``RegionDetector/closeIdleSessions()``). Larger tiles
+    /// overlap less of each other: `blurfarm bench faces`'s 94 MP go through the network as
+    /// 39.9 MP in tiles of 1536, 43.8 MP in tiles of 1024 (7.8 s and 8.1 s).
     public var tileSide: Int
     /// How far neighbouring tiles overlap, in the scaled photo, as a halo: every face up to
     /// this size (213 px of the photo at 0.6) lies whole in some tile; a box a tile cuts,
     /// touching an edge inside the photo, is left to the tile that holds it whole. Larger faces
-    /// are found by the whole pass (``wholeSide``), where a 213 px face of a 16384 px photo is
-    /// still 13 px.
+    /// are found by the whole pass (``cutFace``).
     public var overlap: Int
+    /// The size a tiled photo's whole pass makes a face as large as the tiles' overlap (the
+    /// largest a tile may cut): twice the smallest the detector finds reliably, so that every
+    /// face a tile may cut is found whole there, at a small cost (a 6000 × 4000 photo is made
+    /// 675 × 450: 0.3 MP).
+    public var cutFace: Int
 
-    public init(wholeSide: Int = 1024, smallestFace: Int = 20, detectorSmallest: Int = 12, tileSide: Int = 1024, overlap: Int = 128) {
+    public init(
+        wholeSide: Int = 1024, smallestFace: Int = 20, detectorSmallest: Int = 12, tileSide: Int = 1536, overlap: Int = 128,
+        cutFace: Int = 24
+    ) {
         precondition(
-            wholeSide > 0 && smallestFace > 0 && detectorSmallest > 0 && tileSide > overlap && overlap >= 0,
-            "a detection schedule of \(tileSide) px tiles overlapping \(overlap) px")
+            wholeSide > 0 && smallestFace > 0 && detectorSmallest > 0 && tileSide > overlap && overlap >= cutFace
+                && cutFace >= detectorSmallest,
+            "a detection schedule of \(tileSide) px tiles overlapping \(overlap) px, cut faces made \(cutFace) px")
         self.wholeSide = wholeSide
         self.smallestFace = smallestFace
         self.detectorSmallest = detectorSmallest
         self.tileSide = tileSide
         self.overlap = overlap
+        self.cutFace = cutFace
     }
 
     public static let standard = DetectionSchedule()
 
     /// What the cached boxes of a schedule are named by: another schedule finds other boxes.
     public var key: String {
-        "whole\(wholeSide)-face\(smallestFace)/\(detectorSmallest)-tiles\(tileSide)-overlap\(overlap)"
+        "whole\(wholeSide)-face\(smallestFace)/\(detectorSmallest)-tiles\(tileSide)-overlap\(overlap)-cut\(cutFace)"
     }
 
     /// A width and a height, in pixels.
@@ -67,8 +79,8 @@ public struct DetectionSchedule: Hashable, Sendable {
     public enum Plan: Hashable, Sendable {
         /// Once, whole, at this size (the photo's, or the scaled photo's).
         case whole(Size)
-        /// Whole, made `whole` (its longer side ``wholeSide``), and in the tiles
-        /// (``tiles(width:height:)``) of the photo made `scaled`.
+        /// Whole, made `whole` (where a face of the tiles' overlap is ``cutFace`` pixels), and
+        /// in the tiles (``tiles(width:height:)``) of the photo made `scaled`.
         case tiled(whole: Size, scaled: Size)
     }
 
@@ -85,9 +97,11 @@ public struct DetectionSchedule: Hashable, Sendable {
     public func plan(width: Int, height: Int) -> Plan {
         let photo = Size(width, height)
         if max(width, height) <= wholeSide { return .whole(photo) }
-        let scaled = photo.scaled(min(1, Double(detectorSmallest) / Double(smallestFace)))
-        if max(scaled.width, scaled.height) <= wholeSide { return .whole(scaled) }
-        return .tiled(whole: photo.scaled(Double(wholeSide) / Double(max(width, height))), scaled: scaled)
+        let scale = min(1, Double(detectorSmallest) / Double(smallestFace))
+        let scaled = photo.scaled(scale)
+        if max(scaled.width, scaled.height) <= tileSide { return .whole(scaled) }
+        // A face the tiles' overlap long in the scaled photo is overlap / scale in the photo.
+        return .tiled(whole: photo.scaled(Double(cutFace) * scale / Double(overlap)), scaled: scaled)
     }
 
     /// The tiles of a scaled photo `width` × `height` (``spans(_:)`` across and down).

@@ -70,19 +70,19 @@ public final class RegionDetector: Sendable {
     }
 
     /// The boxes of the image at `path` (its content hashing to `contentHash`): the cached
-    /// ones, else found and cached (a cache that cannot be written is told to `cacheProblem`:
+    /// ones, else found (the detector on at most `threads` threads) and cached (a cache that cannot be written is told to `cacheProblem`:
     /// the boxes are good, the next run detects again). Scores are the detector's; the boxes
     /// are in the pixels of the image as shown, whose size the result gives.
     ///
     /// - Throws: ``Failure``.
     public func boxes(
-        ofImageAt path: String, contentHash: String, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?,
-        cacheProblem: (StateError) -> Void = { _ in }
+        ofImageAt path: String, contentHash: String, threads: Int, pixelLimit: Int, memoryLimit: Int,
+        confinement: RootConfinement?, cacheProblem: (StateError) -> Void = { _ in }
     ) throws(Failure) -> RegionFile.Contents {
         let name = "\(contentHash).json"
         if let cached = cached(name) { return cached }
         let stamp = FileStamp.of(path)
-        let found = try detect(path, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
+        let found = try detect(path, threads: threads, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
         // Filed under the hash only when the file did not change while it was read.
         if stamp != nil, FileStamp.of(path) == stamp {
             do throws(StateError) {
@@ -105,7 +105,7 @@ public final class RegionDetector: Sendable {
 
     /// The boxes found in the image at `path`, with ``schedule``'s passes, in the pixels of
     /// the image as shown.
-    func detect(_ path: String, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?) throws(Failure)
+    func detect(_ path: String, threads: Int, pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?) throws(Failure)
         -> RegionFile.Contents
     {
         let shown: (width: Int, height: Int)
@@ -134,7 +134,7 @@ public final class RegionDetector: Sendable {
         /// The boxes in `buffer`, in its image's pixels.
         func found(in buffer: PixelBuffer) throws(Failure) -> [DetectorSession.Box] {
             do {
-                return try session.detect(buffer, threshold: detector.lowestThreshold)
+                return try session.detect(buffer, threshold: detector.lowestThreshold, threads: threads)
             } catch {
                 throw .detector(error)
             }
@@ -175,6 +175,17 @@ public final class RegionDetector: Sendable {
                 RegionFile.Contents.Box(
                     x: $0.x, y: $0.y, width: $0.width, height: $0.height, label: detector.label, score: $0.score)
             })
+    }
+
+    /// Closes the sessions no thread is using, with their networks' buffers (a tile's take
+    /// hundreds of megabytes, kept for the next call): a run's detection step ends with them, so
+    /// that its rendering does not carry them (the next step reopens one, its model read again).
+    public func closeIdleSessions() {
+        let idle = sessions.withLock { sessions in
+            defer { sessions = [] }
+            return sessions
+        }
+        withExtendedLifetime(idle) {}
     }
 
     private func takeSession() throws(Failure) -> DetectorSession {

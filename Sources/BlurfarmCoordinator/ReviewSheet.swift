@@ -149,7 +149,8 @@ public enum ReviewSheet {
         let contents: RegionFile.Contents
         do {
             contents = try found.boxes(
-                ofImageAt: input.path, contentHash: try ContentHash.ofFile(input.path), pixelLimit: limits.pixels,
+                ofImageAt: input.path, contentHash: try ContentHash.ofFile(input.path),
+                threads: ProcessInfo.processInfo.activeProcessorCount, pixelLimit: limits.pixels,
                 memoryLimit: limits.memory, confinement: nil)
         } catch {
             return made(.fails("\(error)"))

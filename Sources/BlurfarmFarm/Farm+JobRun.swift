@@ -51,7 +51,7 @@ extension Farm {
         /// those whose input's boxes could not be had, failed.
         func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
             let outcome = DetectedRegions.resolve(
-                work, detectors: detectors, threads: DetectedRegions.photosAtOnce(workers: settings.workers),
+                work, detectors: detectors, parallelism: settings.workers > 0 ? settings.workers : settings.threads,
                 pixelLimit: configuration.pixelLimit,
                 memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement,
                 control: control, cacheProblem: { problem(.state($0)) })

@@ -113,12 +113,14 @@ public final class DetectorSession: @unchecked Sendable {
         }
     }
 
-    /// The boxes in `image` (3 or 4 channels) scoring at least `threshold`. A box that is not
+    /// The boxes in `image` (3 or 4 channels) scoring at least `threshold`, found on at most
+    /// `threads` threads (at least 1). A box that is not
     /// finite, not inside the buffer's rectangle grown by its own size, or scores outside
     /// [threshold, 1] is refused: the detector is broken.
     ///
     /// - Throws: ``PluginError`` with the detector's message.
-    public func detect(_ image: PixelBuffer, threshold: Double) throws(PluginError) -> [Box] {
+    public func detect(_ image: PixelBuffer, threshold: Double, threads: Int) throws(PluginError) -> [Box] {
+        let threads = Int32(clamping: max(1, threads))
         var capacity = 64
         while true {
             var found = [blurfarm_detection](repeating: blurfarm_detection(), count: capacity)
@@ -128,7 +130,8 @@ public final class DetectorSession: @unchecked Sendable {
                 var buffer = blurfarm_buffer(image, data: pixels)
                 return found.withUnsafeMutableBufferPointer { f in
                     message.withUnsafeMutableBufferPointer { m in
-                        table.pointee.detect(state, &buffer, threshold, f.baseAddress, f.count, &count, m.baseAddress, m.count - 1)
+                        table.pointee.detect(
+                            state, &buffer, threshold, threads, f.baseAddress, f.count, &count, m.baseAddress, m.count - 1)
                     }
                 }
             }

@@ -342,6 +342,42 @@ import Testing
         }
     }
 
+    /// Two jobs that detect, run by one farm: the first's detection step closes its session
+    /// (the network's buffers given back before its photos render), and the second's opens
+    /// one again: its photo, the first's mirrored, gets her boxes mirrored.
+    @Test func aSecondJobDetectsAgainAfterTheFirstGaveBackItsNetwork() throws {
+        let scratch = try Self.scratch()
+        let variant = "  - name: redacted\n    path: out/{stem}.png\n    filters: [redact]\n    regions:\n      detect: faces\n"
+        try scratch.job(outputs: variant)
+        let mirrored = scratch.folder.appendingPathComponent("mirrored")
+        try FileManager.default.createDirectory(at: mirrored, withIntermediateDirectories: true)
+        try Self.vips(["flip", FaceRecipeTests.astronaut.path, mirrored.appendingPathComponent("flipped.png").path, "horizontal"])
+        try ("job: mirrored\ninputs: [mirrored/*.png]\noutputs:\n" + variant)
+            .write(to: scratch.folder.appendingPathComponent("mirrored.job"), atomically: true, encoding: .utf8)
+        let run = try Blurfarm.run(["run", "faces.job", "mirrored.job"], in: scratch.folder, environment: scratch.environment)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        for output in ["out/astronaut.png", "out/flipped.png"] {
+            #expect(FileManager.default.fileExists(atPath: scratch.folder.appendingPathComponent(output).path), "\(output)")
+        }
+        let cached = try scratch.cachedBoxes().values.map { contents in
+            ((contents["boxes"] as? [[String: Any]]) ?? []).filter { ($0["score"] as? Double ?? 0) >= 0.5 }
+        }
+        try #require(cached.count == 2, "\(cached)")
+        let (one, other) = (cached[0], cached[1])
+        #expect(!one.isEmpty && one.count == other.count, "\(one) and \(other)")
+        // Her face's box, mirrored across the 512 px photo, within 3 pixels.
+        func lefts(_ boxes: [[String: Any]], mirrored: Bool) -> [Double] {
+            boxes.compactMap { box in
+                guard let x = box["x"] as? Double, let width = box["width"] as? Double else { return nil }
+                return mirrored ? 512 - x - width : x
+            }.sorted()
+        }
+        // (Mirroring is its own inverse: whichever file is hers, the other mirrored is it.)
+        for (a, b) in zip(lefts(one, mirrored: false), lefts(other, mirrored: true)) {
+            #expect(abs(a - b) <= 3, "\(one) against \(other) mirrored")
+        }
+    }
+
     /// Two variants detecting with one detector, at other thresholds and shapes: the photo is
     /// detected once, and each variant places its own regions.
     @Test func variantsOfOneDetectorShareOneDetection() throws {

@@ -31,16 +31,31 @@ import Testing
         let schedule = DetectionSchedule.standard
         // Up to 1024 px: once at full size.
         #expect(schedule.plan(width: 1024, height: 700) == .whole(.init(1024, 700)))
-        // Up to 1706 px: once at 0.6 of its size, where a 20 px face is 12 px.
+        // Up to 2560 px: once at 0.6 of its size, where a 20 px face is 12 px.
         #expect(schedule.plan(width: 1700, height: 1133) == .whole(.init(1020, 680)))
-        // 24 MP: whole at 1024 px, and at 0.6 (3600 x 2400) in 4 x 3 tiles of 1024 x 896.
+        #expect(schedule.plan(width: 2560, height: 1707) == .whole(.init(1536, 1024)))
+        // 24 MP: at 0.6 (3600 x 2400) in 3 x 2 tiles of 1312 x 1280, and whole made 675 x 450,
+        // where a face of the tiles' overlap (128 px at 0.6: 213 px) is 24 px.
         let plan = schedule.plan(width: 6000, height: 4000)
-        #expect(plan == .tiled(whole: .init(1024, 683), scaled: .init(3600, 2400)))
+        #expect(plan == .tiled(whole: .init(675, 450), scaled: .init(3600, 2400)))
         let tiles = schedule.tiles(width: 3600, height: 2400)
-        #expect(tiles.count == 4 * 3 && tiles.allSatisfy { $0.width == 1024 && $0.height == 896 })
-        // 11.7 megapixels through the network (the tiles 11.0, the whole pass 0.7): 49% of a
+        #expect(tiles.count == 3 * 2 && tiles.allSatisfy { $0.width == 1312 && $0.height == 1280 })
+        // 10.4 megapixels through the network (the tiles 10.1, the whole pass 0.3): 43% of a
         // search at full size.
-        #expect(schedule.networkPixels(plan) < 6000 * 4000 / 2)
+        #expect(schedule.networkPixels(plan) == 6 * 1312 * 1280 + 675 * 450)
+    }
+
+    /// As many photos at once as the farm has workers, each on its share of the cores: one
+    /// thread each when there are photos enough, every core for a photo alone, and never
+    /// more threads in all than the cores.
+    @Test func photosAreDetectedOnePerWorkerOrAloneOnEveryCore() async {
+        #expect(DetectedRegions.split(parallelism: 2, photos: 8) == (2, 1))
+        #expect(DetectedRegions.split(parallelism: 2, photos: 1) == (1, 2))
+        #expect(DetectedRegions.split(parallelism: 8, photos: 3) == (3, 2))
+        await propertyCheck(count: 200, input: Gen.int(in: 1...64), Gen.int(in: 1...1000)) { parallelism, photos in
+            let (atOnce, threadsEach) = DetectedRegions.split(parallelism: parallelism, photos: photos)
+            #expect(atOnce == min(parallelism, photos) && threadsEach >= 1 && atOnce * threadsEach <= parallelism)
+        }
     }
 
     /// A box touching a tile's edge inside the image is cut (its tile holds part of it); at
