@@ -1,7 +1,6 @@
 import BlurfarmAPI
 import BlurfarmSystem
 import Foundation
-import GRDB
 
 // The farm's events: each a change of the queue in one transaction with its event, after
 // the tiles rendered before it (FarmService+Progress.swift).
@@ -36,7 +35,7 @@ extension FarmService {
         }
         switch event {
         case .accepted(let id, let outputs, let upToDate):
-            try update(id, kind: .job) { job, db in
+            try update(id, kind: .job, outputs: .forgetRendering) { job in
                 job.outputsTotal = outputs
                 job.outputsUpToDate = upToDate
                 job.outputsWritten = 0
@@ -45,20 +44,20 @@ extension FarmService {
                 job.tilesDone = 0
                 job.tilesTotal = 0
                 job.pixelsWritten = 0
-                try QueueStore.forgetRenderingOutputs(ofJob: id, db)
             }
         case .outputStarted(let id, let output, let tiles):
-            try update(id, kind: .output) { job, db in
-                job.tilesTotal += tiles
-                try QueueOutput(
-                    jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
-                    retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil
-                ).upsert(db)
-            }
+            let started = QueueOutput(
+                jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
+                retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil)
+            try update(id, kind: .output, outputs: .started(started)) { job in job.tilesTotal += tiles }
         case .tilesDone:
             break  // counted above
         case .outputFinished(let id, let outcome):
-            try update(id, kind: .output) { job, db in
+            let finished = QueueOutput(
+                jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles, tiles: outcome.tiles,
+                pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries, checksum: outcome.checksum,
+                errorKind: outcome.errorKind, error: outcome.error, startedAt: nil, finishedAt: Date())
+            try update(id, kind: .output, outputs: .finished(finished)) { job in
                 switch outcome.status {
                 case .written:
                     job.outputsWritten += 1
@@ -66,23 +65,16 @@ extension FarmService {
                 case .failed: job.outputsFailed += 1
                 default: job.outputsCancelled += 1
                 }
-                try QueueStore.recordFinished(
-                    QueueOutput(
-                        jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles,
-                        tiles: outcome.tiles, pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries,
-                        checksum: outcome.checksum, errorKind: outcome.errorKind, error: outcome.error,
-                        startedAt: nil, finishedAt: Date()),
-                    db)
             }
             if outcome.status == .written { lastWritten = outcome.output }
         case .problem(let id, let message, let refusal):
-            try update(id, kind: .job) { job, _ in
+            try update(id, kind: .job) { job in
                 job.error = Self.error(job.error, adding: message)
                 if let refusal { job.refusal = refusal }
             }
         case .workersChanged:
-            let workers = jobFarm.workers()
-            try save(kind: .workers) { _ in workers }
+            let workers = QueueEvent(id: nil, at: Date(), kind: .workers, jobId: nil, data: Self.json(jobFarm.workers()))
+            publish(try storeCall { try $0.log(workers) })
         case .finished(let id, let failed, let cancelled):
             try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
             try schedule()

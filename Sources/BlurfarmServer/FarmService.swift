@@ -4,7 +4,6 @@ import BlurfarmCoordinator
 import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
-import GRDB
 import Logging
 
 /// The farm service: the durable queue, the scheduler, the farm's events and the event
@@ -130,12 +129,9 @@ public actor FarmService {
             inFarm: false, retryFailed: false, submittedAt: Date(), startedAt: nil, finishedAt: nil,
             outputsTotal: plan.outputCount, outputsUpToDate: 0, outputsWritten: 0, outputsFailed: 0,
             outputsCancelled: 0, tilesDone: 0, tilesTotal: 0, pixelsWritten: 0, error: nil, refusal: nil)
-        let inserted = job
-        job = try save(kind: .job) { db in
-            var copy = inserted
-            try copy.insert(db)
-            return copy
-        }
+        let (inserted, event) = try storeCall { [job] in try $0.insert(job) { Self.event(.job, of: $0) } }
+        publish(event)
+        job = inserted
         logger.info("job \(job.id!) '\(job.name)' queued", metadata: ["manifest": "\(manifestPath)"])
         try schedule()
         return try self.job(job.id!)
@@ -172,11 +168,7 @@ public actor FarmService {
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
         var job = try job(id)
         job.priority = priority
-        let changed = job
-        try save(kind: .job) { db in
-            try changed.update(db)
-            return changed
-        }
+        try save(job)
         if job.inFarm { jobFarm.setPriority(id, priority) }
         try schedule()
         return try self.job(id)
@@ -209,13 +201,9 @@ public actor FarmService {
             job.error = nil
             job.refusal = nil
         }
-        let changed = job
-        try save(kind: .job) { db in
-            try changed.update(db)
-            return changed
-        }
+        try save(job)
         logger.info("job \(id) \(machine.state.rawValue)")
-        for action in actions { try perform(action, job: changed) }
+        for action in actions { try perform(action, job: job) }
     }
 
     private func perform(_ action: JobAction, job: QueueJob) throws(ServiceError) {
@@ -253,11 +241,7 @@ public actor FarmService {
             var failed = try self.job(id)
             failed.error = refusal
             failed.refusal = kind
-            let changed = failed
-            try save(kind: .job) { db in
-                try changed.update(db)
-                return changed
-            }
+            try save(failed)
             try transition(id, .farmRefused)
         }
     }
@@ -311,35 +295,30 @@ public actor FarmService {
         for id in scheduler.toDispatch(entries) { try transition(id, .dispatched) }
     }
 
-    /// Changes job `id` with `body` in one transaction with its event.
-    func update(_ id: Int64, kind: StreamEvent.Kind, _ body: @escaping @Sendable (inout QueueJob, Database) throws -> Void)
-        throws(ServiceError)
-    {
-        try save(kind: kind) { db -> QueueJob in
-            guard var job = try QueueJob.fetchOne(db, key: id) else { throw ServiceError.notFound(id) }
-            try body(&job, db)
-            try job.update(db)
-            return job
+    /// Changes job `id` with `body`, and its outputs' rows as `outputs` says, in one
+    /// transaction with its event of `kind` (QueueStore's), then publishes the event.
+    func update(
+        _ id: Int64, kind: StreamEvent.Kind, outputs: QueueStore.OutputChange = .none, _ body: @escaping @Sendable (inout QueueJob) -> Void
+    ) throws(ServiceError) {
+        guard let (_, event) = try storeCall({ try $0.change(id, outputs: outputs, body) { Self.event(kind, of: $0) } }) else {
+            throw .notFound(id)
         }
+        publish(event)
     }
 
-    /// Runs `body` in a transaction that also logs its result as an event of `kind`, then
-    /// publishes the event.
-    @discardableResult
-    func save<T: Encodable & Sendable>(kind: StreamEvent.Kind, _ body: @escaping @Sendable (Database) throws -> T)
-        throws(ServiceError) -> T
-    {
-        let (value, event) = try storeCall { store in
-            try store.write { db -> (T, QueueEvent) in
-                let value = try body(db)
-                let data = (value as? QueueJob).map { Self.json(JobView($0, withManifest: false)) } ?? Self.json(value)
-                var event = QueueEvent(id: nil, at: Date(), kind: kind, jobId: (value as? QueueJob)?.id, data: data)
-                try QueueStore.append(&event, db)
-                return (value, event)
-            }
-        }
+    /// Stores `job` as it is, in one transaction with its event, then publishes the event.
+    func save(_ job: QueueJob) throws(ServiceError) {
+        publish(try storeCall { try $0.save(job, event: Self.event(.job, of: job)) })
+    }
+
+    /// The event of `kind` that tells `job`: its view, without its manifest's text.
+    static func event(_ kind: StreamEvent.Kind, of job: QueueJob) -> QueueEvent {
+        QueueEvent(id: nil, at: Date(), kind: kind, jobId: job.id, data: json(JobView(job, withManifest: false)))
+    }
+
+    /// Sends `event`, stored, to the stream's clients.
+    func publish(_ event: QueueEvent) {
         hub.publish(StreamEvent(id: event.id, kind: event.kind, data: event.data))
-        return value
     }
 
     func storeCall<T>(_ body: (QueueStore) throws -> T) throws(ServiceError) -> T {

@@ -122,8 +122,8 @@ public final class QueueStore: Sendable {
         return migrator
     }
 
-    /// Runs `body` in one write transaction.
-    public func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(QueueStoreError) -> T {
+    /// Runs `body` in one write transaction (the store's own: every change is one of its methods).
+    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(QueueStoreError) -> T {
         do {
             return try database.write(body)
         } catch {
@@ -132,7 +132,7 @@ public final class QueueStore: Sendable {
     }
 
     /// Runs `body` in a read transaction.
-    public func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(QueueStoreError) -> T {
+    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) throws(QueueStoreError) -> T {
         do {
             return try database.read(body)
         } catch {
@@ -174,27 +174,85 @@ public final class QueueStore: Sendable {
 
     /// Adds `event` to the log in the transaction `db` (its id set), trimming the log to the
     /// newest ``eventRetention`` every ``trimEvery`` events.
-    public static func append(_ event: inout QueueEvent, _ db: Database) throws {
+    static func append(_ event: inout QueueEvent, _ db: Database) throws {
         try event.insert(db)
         if let id = event.id, id % trimEvery == 0 {
             try db.execute(sql: "DELETE FROM event WHERE id <= ?", arguments: [id - eventRetention])
         }
     }
 
-    // MARK: What the farm's events change
+    // MARK: Changes, each one transaction with the event that tells it
 
-    /// Forgets the outputs of job `id` still rendering, in the transaction `db`: the farm
-    /// accepted the job again and starts them anew.
-    static func forgetRenderingOutputs(ofJob id: Int64, _ db: Database) throws {
-        try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
+    /// What a change of a job does to the rows of its outputs.
+    public enum OutputChange: Sendable {
+        case none
+        /// The farm accepted the job again and starts its outputs anew: the rows of those still
+        /// rendering go.
+        case forgetRendering
+        /// An output started: its row, made or replaced.
+        case started(QueueOutput)
+        /// An output finished: its row, with when it started (the stored row's; none when it
+        /// never started).
+        case finished(QueueOutput)
     }
 
-    /// Records the finished `output` in the transaction `db`, with when it started (its
-    /// `startedAt` is the stored row's, none when it never started).
-    static func recordFinished(_ output: QueueOutput, _ db: Database) throws {
-        var finished = output
-        finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
-        try finished.upsert(db)
+    /// Inserts `job` and the event `event` makes of it as inserted (its id given): the job
+    /// and the event, each with its id.
+    public func insert(_ job: QueueJob, event: @Sendable (QueueJob) -> QueueEvent) throws(QueueStoreError) -> (QueueJob, QueueEvent) {
+        try write { db in
+            var inserted = job
+            try inserted.insert(db)
+            var told = event(inserted)
+            try Self.append(&told, db)
+            return (inserted, told)
+        }
+    }
+
+    /// Stores every column of `job` (a row that exists) with `event`: the event with its id.
+    public func save(_ job: QueueJob, event: QueueEvent) throws(QueueStoreError) -> QueueEvent {
+        try write { db in
+            try job.update(db)
+            var told = event
+            try Self.append(&told, db)
+            return told
+        }
+    }
+
+    /// Changes job `id` with `body`, and the rows of its outputs as `outputs` says, with the
+    /// event `event` makes of the job changed: the job and the event (its id given); nil when
+    /// there is no job `id` (nothing changed).
+    public func change(
+        _ id: Int64, outputs: OutputChange = .none, _ body: @Sendable (inout QueueJob) -> Void,
+        event: @Sendable (QueueJob) -> QueueEvent
+    ) throws(QueueStoreError) -> (QueueJob, QueueEvent)? {
+        try write { db -> (QueueJob, QueueEvent)? in
+            guard var job = try QueueJob.fetchOne(db, key: id) else { return nil }
+            body(&job)
+            try job.update(db)
+            switch outputs {
+            case .none: break
+            case .forgetRendering:
+                try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
+            case .started(let output):
+                try output.upsert(db)
+            case .finished(let output):
+                var finished = output
+                finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
+                try finished.upsert(db)
+            }
+            var told = event(job)
+            try Self.append(&told, db)
+            return (job, told)
+        }
+    }
+
+    /// Adds `event`, which changes no row (the workers): the event with its id.
+    public func log(_ event: QueueEvent) throws(QueueStoreError) -> QueueEvent {
+        try write { db in
+            var told = event
+            try Self.append(&told, db)
+            return told
+        }
     }
 
     /// Adds tiles rendered, in one transaction: to each job's `tilesDone` its `count`, and to

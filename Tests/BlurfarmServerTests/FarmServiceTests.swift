@@ -1,6 +1,6 @@
 import BlurfarmState
 import BlurfarmAPI
-import BlurfarmServer
+@testable import BlurfarmServer
 import Foundation
 import GRDB
 import Testing
