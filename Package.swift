@@ -214,6 +214,15 @@ let package = Package(
                 "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", "BlurfarmPlugins", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // What only the commands need, above the farm: their options in words, the lines
+        // they print, signals, where the installation is, which engine renders.
+        .target(
+            name: "BlurfarmCommandSupport",
+            dependencies: [
+                "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO",
+                "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "BlurfarmWatch", dependencies: ["BlurfarmCore", "BlurfarmManifest", "BlurfarmSystem", "BlurfarmCoordinator"],
             swiftSettings: strict),
@@ -228,7 +237,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BlurfarmServer",
-            dependencies: ["BlurfarmFarm", 
+            dependencies: ["BlurfarmFarm", "BlurfarmCommandSupport",
                 "BlurfarmAPI", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
                 "BlurfarmPool", "BlurfarmSystem",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -252,7 +261,7 @@ let package = Package(
             name: "blurfarm",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmImageIO", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState",
-                "BlurfarmWatch", "BlurfarmFarm", "BlurfarmSystem", "BlurfarmPlugins", "CSystemShims", "BlurfarmServer",
+                "BlurfarmWatch", "BlurfarmFarm", "BlurfarmCommandSupport", "BlurfarmSystem", "BlurfarmPlugins", "CSystemShims", "BlurfarmServer",
                 "BlurfarmCluster", "BlurfarmAPI", "BlurfarmClient", "BlurfarmBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -348,12 +357,12 @@ let package = Package(
             dependencies: ["BlurfarmTestSupport", "BlurfarmBench"],
             swiftSettings: strict),
         .testTarget(
-            name: "BlurfarmFarmTests",
-            dependencies: ["BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator"],
+            name: "BlurfarmCommandSupportTests",
+            dependencies: ["BlurfarmCommandSupport", "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator"],
             swiftSettings: strict),
         .testTarget(
             name: "BlurfarmCLITests",
-            dependencies: ["BlurfarmFarm", 
+            dependencies: ["BlurfarmFarm", "BlurfarmCommandSupport",
                 "BlurfarmTestSupport", "blurfarm", "BlurfarmCore", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
                 "BlurfarmPool", "BlurfarmManifest", "BlurfarmKernels", "BlurfarmEngine",
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -15,14 +15,15 @@ public struct JobLoader: Sendable {
     /// The other files every job reads (the configuration, the plugins' libraries): outputs
     /// may never overwrite these.
     public var reads: [String]
-    /// The state folder whose jobs keep their inputs' widths (``InputWidths``), and whether a
-    /// plan writes them back (`run`) or only reads them (`check`); nil: every header is read.
-    public var inputWidths: (state: String, keep: Bool)?
+    /// The state folder whose jobs keep their inputs' widths (``InputWidths``): planning reads
+    /// them, and a plan carries them (``JobPlan/inputWidths``) for the run to keep; nil: every
+    /// header is read.
+    public var inputWidths: String?
 
     /// A loader for `configuration` and `registry`.
     public init(
         configuration: FarmConfiguration, registry: FilterRegistry, reads: [String],
-        inputWidths: (state: String, keep: Bool)? = nil
+        inputWidths: String? = nil
     ) {
         self.configuration = configuration
         self.registry = registry
@@ -64,13 +65,14 @@ public struct JobLoader: Sendable {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
         let widths = inputWidths.map {
-            InputWidths(folder: JobStateFolder(state: $0.state, jobName: job.name, manifestPath: manifestPath).path)
+            InputWidths(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path)
         } ?? InputWidths()
-        let planned = JobPlanner.plan(
-            job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths)
-        // A cache: a state folder that cannot be written costs the next plan the headers, and
-        // the run that needs the folder says why.
-        if case .success = planned, inputWidths?.keep == true { try? widths.save() }
-        return planned
+        return JobPlanner.plan(
+            job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths
+        ).map { plan in
+            var plan = plan
+            if inputWidths != nil { plan.inputWidths = widths }
+            return plan
+        }
     }
 }

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmCore
 import BlurfarmManifest
 
@@ -86,6 +87,10 @@ public struct JobPlan: Sendable {
     /// with other boxes is not left as current (``IncrementalRun/withdraw(_:)``). Their lines
     /// are in ``refused``.
     public var regionFailed: [RegionFailure] = []
+    /// The inputs' widths planning read (kept ones, and headers read where the kept one was
+    /// stale), for the run to keep in the state folder under the job's lock
+    /// (``InputWidths/save()``): planning writes nothing. Nil for a plan without a state folder.
+    public var inputWidths: InputWidths? = nil
 
     /// An input whose regions could not be had, and the outputs they would have placed.
     public struct RegionFailure: Sendable {

@@ -202,7 +202,7 @@ public enum JobPlanner {
             // The input's width, asked only when some size may be too large for it; unreadable,
             // every size is planned (the run reports the input).
             let sourceWidth = variants.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
-                ? widths.width(of: inputPath) : nil
+                ? widths.width(of: inputPath) { (try? ImageReader.header(ofFile: $0))?.width } : nil
             var notEnlarged: [NotEnlargedOutput] = []
             for variant in variants.flatMap({ $0.eachFormat() }) {
                 for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {

@@ -16,11 +16,13 @@ import Synchronization
 /// the worker pool), and each output written atomically. An input that cannot be read fails its
 /// outputs and the run goes on. The runner holds no global state: create one per run.
 ///
-/// **Images in flight.** `decodedImages` threads each take the next input, decode it, render
-/// its outputs and encode them, so that while one image is being decoded or encoded the tiles
-/// of another keep the workers busy, and at most `decodedImages` inputs are decoded at once
-/// (each with its outputs of one resize at a time): the bound on pixel memory, whatever the
-/// number of inputs.
+/// **Images in flight.** Lanes, each a thread, take the next input and make its outputs: as
+/// many as `decodedImages`, or with a worker pool as many as its workers hold tasks (a worker
+/// makes a small image whole, decoded and encoded there: a lane waiting for it holds no
+/// pixels), whichever is more. At most `decodedImages` inputs are decoded in this process at
+/// once (each with its outputs of one resize at a time): the bound on this process's pixel
+/// memory, whatever the number of inputs; while one image is decoded or encoded, the tiles of
+/// another keep the workers busy.
 public struct JobRunner: Sendable {
     /// The filters the variants name.
     public let registry: FilterRegistry

@@ -5,7 +5,7 @@ import Foundation
 
 extension Farm {
     /// The detectors the regions of `plan` name (`regions: {detect: …}`), by name: each loaded
-    /// from the farm's plugin folders and its model opened from ``Installation/modelFolder(environment:)``
+    /// from the farm's plugin folders and its model opened from ``FarmSettings/modelFolder``
     /// once for the farm's life; none for a plan that detects nothing.
     ///
     /// - Throws: ``PluginError``: a detector missing, or its model (the error says how to
@@ -18,8 +18,11 @@ extension Farm {
                 found[name] = loaded
                 continue
             }
+            guard let modelFolder = settings.modelFolder else {
+                throw PluginError(name, "this farm has no models folder (FarmSettings.modelFolder): no detector can open its model")
+            }
             let detector = try RegionDetector(
-                named: name, loader: PluginLoader(folders: settings.pluginFolders), modelFolder: Installation.modelFolder(environment: ProcessInfo.processInfo.environment),
+                named: name, loader: PluginLoader(folders: settings.pluginFolders), modelFolder: modelFolder,
                 stateFolder: settings.stateFolder)
             found[name] = detectors.withLock { loaded in
                 if let first = loaded[name] { return first }

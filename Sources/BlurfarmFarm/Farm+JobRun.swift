@@ -84,22 +84,25 @@ extension Farm {
                 report: ran, failures: failures.withLock { $0 } + ran.failed, inputs: plan.inputs.count, pruneAsked: false)
         }
         let folder = JobStateFolder(state: settings.stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
+        // Taken as `run` takes every job's before it starts (``JobLocks``), unless the job
+        // comes with it.
         var lock = job.lock
         if lock == nil {
-            do throws(StateError) {
-                switch try JobLock.acquire(folder.lockPath(shard: job.shard), wait: job.waitForLock) {
-                case .acquired(let acquired): lock = acquired
-                case .busy(let holder):
-                    problem(.locked(job: plan.job.name, holder: holder, lock: folder.lockPath(shard: job.shard)))
-                    return ended()
-                }
+            do throws(JobLocks.Failure) {
+                lock = try JobLocks.acquire([plan], state: settings.stateFolder, shard: job.shard, wait: job.waitForLock).first
             } catch {
-                problem(.state(error))
+                switch error {
+                case .busy(let busy): problem(busy)
+                case .cannotLock(let error): problem(.state(error))
+                }
                 return ended()
             }
         }
         defer { withExtendedLifetime(lock) {} }
         tellPlanProblems()
+        // The widths planning read, kept under the lock. A cache: a state folder that cannot be
+        // written costs the next plan the headers, and the records below say why.
+        try? plan.inputWidths?.save()
         let incremental: IncrementalRun
         do throws(StateError) {
             incremental = IncrementalRun(

@@ -19,8 +19,11 @@ public struct FarmSettings: Sendable {
     public var workerExecutable: String
     /// The workers' environment, `NAME=value`.
     public var workerEnvironment: [String]
-    /// The folders the workers load plugins from.
+    /// The folders the workers load plugins from (and the coordinator its detectors).
     public var pluginFolders: [String]
+    /// The folder detectors find their models in (docs/manifest.md#regions-a-detector-finds);
+    /// nil: a job whose regions a detector finds is refused, saying so.
+    public var modelFolder: String?
     /// Retries, timeouts, the pixel limit, images decoded at once.
     public var configuration: FarmConfiguration
     /// The configuration file's absolute path, for the reports.
@@ -37,7 +40,7 @@ public struct FarmSettings: Sendable {
 
     public init(
         workers: Int, threads: Int, workerExecutable: String, workerEnvironment: [String] = [],
-        pluginFolders: [String] = [], configuration: FarmConfiguration, configurationPath: String? = nil,
+        pluginFolders: [String] = [], modelFolder: String? = nil, configuration: FarmConfiguration, configurationPath: String? = nil,
         stateFolder: String, recipeVersions: @escaping @Sendable () -> String, stop: StopRequest = StopRequest(),
         logger: Logger = Logger(label: "blurfarm", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
@@ -46,6 +49,7 @@ public struct FarmSettings: Sendable {
         self.workerExecutable = workerExecutable
         self.workerEnvironment = workerEnvironment
         self.pluginFolders = pluginFolders
+        self.modelFolder = modelFolder
         self.configuration = configuration
         self.configurationPath = configurationPath
         self.stateFolder = stateFolder
@@ -228,20 +232,3 @@ extension FarmSettings {
             environment: workerEnvironment, logger: logger)
     }
 }
-
-extension Farm {
-    /// A farm with `settings` for a command that runs jobs (`run`, `apply -o`): its events told
-    /// to `onEvent`, SIGINT and SIGTERM answered by `interrupts` (made before the command
-    /// started anything, for `settings.stop`: the first signal stops the farm and shuts it
-    /// down, a second SIGINT exits at once). The caller keeps the interrupts alive and shuts
-    /// the farm down when done, however it ends.
-    public static func startedAnsweringSignals(
-        _ settings: FarmSettings, interrupts: Interrupts, onEvent: @escaping @Sendable (FarmEvent) -> Void
-    ) -> Farm {
-        let farm = Farm(settings)
-        farm.onEvent(onEvent)
-        interrupts.attach(onStop: farm.shutdown) { _ = farm.removeTemporaryFiles() }
-        return farm
-    }
-}
-

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import BlurfarmAPI
 import BlurfarmFarm
 import Foundation

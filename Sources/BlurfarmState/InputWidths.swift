@@ -1,5 +1,4 @@
 import BlurfarmSystem
-import BlurfarmImageIO
 import Foundation
 import Synchronization
 
@@ -40,16 +39,16 @@ public final class InputWidths: Sendable {
     }
 
     /// The width of the input at `path` (relative to the working directory): kept, when the
-    /// file's stamp is the one kept with it, else read from its header; nil when the header
-    /// cannot be read.
-    public func width(of path: String) -> Int? {
+    /// file's stamp is the one kept with it, else `header`'s (the planner reads the file's
+    /// header); nil when it has none.
+    public func width(of path: String, header: (String) -> Int?) -> Int? {
         let key = RealPath.absolute(path)
         guard let stamp = FileStamp.of(path) else { return nil }
         if let kept = state.withLock({ $0.known[key] }), kept.stamp == stamp {
             state.withLock { $0.asked[key] = kept }
             return kept.width
         }
-        guard let width = (try? ImageReader.header(ofFile: path))?.width else { return nil }
+        guard let width = header(path) else { return nil }
         state.withLock {
             $0.asked[key] = Entry(stamp: stamp, width: width)
             $0.changed = true

@@ -1,4 +1,3 @@
-import BlurfarmImageIO
 import BlurfarmSystem
 import Foundation
 
@@ -41,15 +40,18 @@ public struct LibvipsVersionCache: Codable, Equatable, Sendable {
         var entries: [String: FileStamp?]
     }
 
-    /// The cache of what a worker at `worker` in an `environment` reported; nil when the file
-    /// it mapped is not the one at its real path now (replaced meanwhile: the version may not
-    /// be that file's) or the loader's search path is unknown.
-    public init?(_ report: LibvipsReport, worker: String, environment: [String: String]) {
-        guard !report.searchPath.isEmpty,
-            let loader = Self.loader(file: report.file, searchPath: report.searchPath, worker: worker, environment: environment),
-            loader.entries[loader.library]??.inode == report.inode
+    /// The cache of what a worker at `worker` in an `environment` reported (`LibvipsReport`'s
+    /// fields: libvips's `version`, the `file` the loader found, its `inode`, and the loader's
+    /// `searchPath`); nil when the file it mapped is not the one at its real path now (replaced
+    /// meanwhile: the version may not be that file's) or the loader's search path is unknown.
+    public init?(
+        version: String, file: String, inode: UInt64, searchPath: [String], worker: String, environment: [String: String]
+    ) {
+        guard !searchPath.isEmpty,
+            let loader = Self.loader(file: file, searchPath: searchPath, worker: worker, environment: environment),
+            loader.entries[loader.library]??.inode == inode
         else { return nil }
-        (version, file, searchPath, self.loader) = (report.version, report.file, report.searchPath, loader)
+        (self.version, self.file, self.searchPath, self.loader) = (version, file, searchPath, loader)
     }
 
     /// The environment variables that change what the loader maps (`GLIBC_TUNABLES` can choose

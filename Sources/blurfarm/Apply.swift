@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmFarm
@@ -303,9 +304,3 @@ extension ColourMode: ExpressibleByArgument {}
 extension MetadataPolicy: ExpressibleByArgument {}
 extension Region.Shape: ExpressibleByArgument {}
 
-
-/// Prints `blurfarm: error: message` to standard error, on one line: control characters in
-/// the message (a file's name may hold a newline) are escaped.
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data("blurfarm: error: \(ShownName.of(message))\n".utf8))
-}

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmCoordinator
 import BlurfarmCore

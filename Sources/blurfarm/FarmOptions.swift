@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmCore
 import BlurfarmFarm
@@ -110,11 +111,6 @@ struct ByteCount: ExpressibleByArgument {
     }
 }
 
-/// Prints `blurfarm: warning: message` to standard error.
-func printWarning(_ message: String) {
-    FileHandle.standardError.write(Data("blurfarm: warning: \(message)\n".utf8))
-}
-
 /// Exit statuses of the job commands (docs/commands.md).
 enum ExitStatus {
     /// Every output was written (`run`), the job is valid and every input readable (`check`).
@@ -125,11 +121,6 @@ enum ExitStatus {
     static let invalid: Int32 = 2
     /// Another run holds the lock of a job named (`run` without `--wait`): nothing ran.
     static let locked: Int32 = 3
-}
-
-/// Prints diagnostics, compiler style, to standard error.
-func printDiagnostics(_ diagnostics: Diagnostics) {
-    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics, program: "blurfarm").utf8))
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

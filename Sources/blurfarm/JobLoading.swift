@@ -9,15 +9,15 @@ import BlurfarmManifest
 /// that fails to load is a warning: jobs that do not use it run.
 ///
 /// The inputs' widths that `sizes` needs are kept in each job's state folder (``InputWidths``):
-/// read, and written back when `keepingWidths` (`run`; `check` only reads them). Returns the
+/// read here, and written back by the run, under the job's lock (`check` only reads them). Returns the
 /// loader too (its configuration and registry), which plans a job again (`run --watch`).
 /// `map` (`run --map`) is the job's output map in place of its manifest's.
-func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, keepingWidths: Bool = false, map: String? = nil)
+func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, map: String? = nil)
     throws -> (JobLoader, [JobPlan])
 {
     let configuration = try farm.loadOrExit()
     let registry = farm.registry(for: configuration)
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
-    loader.inputWidths = (farm.stateFolder(configuration), keepingWidths)
+    loader.inputWidths = farm.stateFolder(configuration)
     return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride, map: map).get())
 }

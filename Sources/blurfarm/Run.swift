@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmCluster
 import BlurfarmCoordinator
@@ -48,7 +49,7 @@ struct Run: FarmCommand {
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
         let (loader, allPlans) = try loadJobs(
-            jobs, farm: farm, tileOverride: options.tile, keepingWidths: true, map: options.map)
+            jobs, farm: farm, tileOverride: options.tile, map: options.map)
         let registry = loader.registry
         let plans = sharding.select(allPlans)
         let configuration = options.admission.applied(to: loader.configuration)

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmFarm
 import BlurfarmSystem
 import Foundation
@@ -7,11 +8,11 @@ import Synchronization
 /// ``RunNarrator`` says (the progress line on a terminal, a line per failure, and per output
 /// written with `--verbose`, the summary of each job), and the same in `--log`. Off a terminal
 /// (cron) no progress line is drawn, so that only failures and the summary reach the log.
-final class RunPrinter: Sendable {
+public final class RunPrinter: Sendable {
     private let log: RunLog?
     private let narrator: Mutex<RunNarrator>
 
-    init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, keepsRecords: Bool = true, log: RunLog?) {
+    public init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, keepsRecords: Bool = true, log: RunLog?) {
         self.log = log
         narrator = Mutex(RunNarrator(
             quiet: quiet, verbose: verbose, alwaysSummary: alwaysSummary, keepsRecords: keepsRecords,
@@ -19,12 +20,13 @@ final class RunPrinter: Sendable {
     }
 
     /// A failure: one line on standard error, and in the log.
-    func fail(_ line: String) { say(.failure(line)) }
+    public func fail(_ line: String) { say(.failure(line)) }
 
     /// A warning: one line on standard error, and in the log.
-    func warn(_ line: String) { say(.warning(line)) }
+    public func warn(_ line: String) { say(.warning(line)) }
 
-    func handle(_ event: FarmEvent) {
+    /// Prints what ``RunNarrator`` says of `event`.
+    public func handle(_ event: FarmEvent) {
         narrator.withLock { narrator in
             for line in narrator.lines(for: event) { say(line) }
         }
@@ -49,11 +51,27 @@ final class RunPrinter: Sendable {
     }
 
     /// Whether standard error is a terminal: the progress line is drawn only there.
-    static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+    public static var isTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
     /// Draws the progress line `line` (a run's, or `submit --wait`'s) over the one before, on standard error.
-    static func drawProgress(_ line: String) { FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
+    public static func drawProgress(_ line: String) { FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8)) }
 
     /// Clears the progress line, so that the summary and failures print on a clean line.
-    static func clearProgress() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    public static func clearProgress() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+}
+
+/// Prints `blurfarm: error: message` to standard error, on one line: control characters in
+/// the message (a file's name may hold a newline) are escaped.
+public func printError(_ message: String) {
+    FileHandle.standardError.write(Data("blurfarm: error: \(ShownName.of(message))\n".utf8))
+}
+
+/// Prints `blurfarm: warning: message` to standard error.
+public func printWarning(_ message: String) {
+    FileHandle.standardError.write(Data("blurfarm: warning: \(message)\n".utf8))
+}
+
+/// Prints diagnostics, compiler style, to standard error.
+public func printDiagnostics(_ diagnostics: Diagnostics) {
+    FileHandle.standardError.write(Data(DiagnosticPrinter.render(diagnostics, program: "blurfarm").utf8))
 }

@@ -1,8 +1,9 @@
+@testable import BlurfarmCommandSupport
 import BlurfarmCore
-@testable import BlurfarmFarm
+import BlurfarmFarm
 import Testing
 
-/// What `apply --verbose` says of an image (BlurfarmFarm's `SingleImage.Summary.text`), by value.
+/// What `apply --verbose` says of an image (BlurfarmCommandSupport's `SingleImage.Summary.text`), by value.
 @Suite struct SingleImageSummaryTests {
     static let gaussian = FilterSpec(name: "gaussian", arguments: ["sigma": .number(8)])
 

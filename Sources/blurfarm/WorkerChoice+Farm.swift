@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmManifest
@@ -5,10 +6,11 @@ import BlurfarmSystem
 import Foundation
 import Logging
 
-/// The engine of `run`, `apply` and `serve` (``WorkerChoice``), chosen from the options and the
-/// configuration, and the farm's settings for it.
+/// What renders for `run`, `apply` and `serve` (``WorkerChoice``: worker processes or threads
+/// of this process), chosen from the options and the configuration, and the farm's settings
+/// for it.
 extension WorkerChoice {
-    /// The engine `--workers` and `--threads` ask for, else the configuration's `workers`; a
+    /// The choice `--workers` and `--threads` ask for, else the configuration's `workers`; a
     /// cap on the workers is said as a warning.
     static func chosen(
         workers: Int?, threads: Int?, configuration: FarmConfiguration, plugins: [String], oneImage: Bool = false
@@ -19,8 +21,9 @@ extension WorkerChoice {
         return choice
     }
 
-    /// The farm's settings for this engine: the workers run ``Installation/workerExecutable(environment:)`` with this
-    /// process's environment, load plugins from the configuration's folders, log through
+    /// The farm's settings for this choice: the workers run ``Installation/workerExecutable(environment:)`` with this
+    /// process's environment, load plugins from the configuration's folders, detectors find their models in
+    /// ``Installation/modelFolder(environment:)``, log through
     /// `logger`, and stop with `stop`. The recipes name libvips's version as `libvips` finds it
     /// (the state folder's cache or a worker), else as this process loads it.
     func farmSettings(
@@ -31,13 +34,14 @@ extension WorkerChoice {
             workers: workers, threads: threads,
             workerExecutable: Installation.workerExecutable(environment: ProcessInfo.processInfo.environment),
             workerEnvironment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" },
-            pluginFolders: farm.pluginFolders(configuration), configuration: configuration,
+            pluginFolders: farm.pluginFolders(configuration),
+            modelFolder: Installation.modelFolder(environment: ProcessInfo.processInfo.environment), configuration: configuration,
             configurationPath: farm.absoluteConfigurationPath, stateFolder: farm.stateFolder(configuration),
             recipeVersions: { Blurfarm.recipeVersions(libvips: libvips?.version ?? ImageReader.libvipsVersion) }, stop: stop,
             logger: logger)
     }
 
-    /// The farm of a command that runs jobs (`run`, `apply -o`) on this engine, its events told
+    /// The farm of a command that runs jobs (`run`, `apply -o`) with this choice, its events told
     /// to `printer`, stopped by the signals `interrupts` answers (made before the command
     /// started anything: ``Farm/startedAnsweringSignals(_:interrupts:onEvent:)``). The caller
     /// shuts the farm down when done, however it ends.

@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import BlurfarmSystem
 import Dispatch
 import Foundation
@@ -110,3 +111,20 @@ public final class Interrupts: Sendable {
         Syscalls.close(pipe.write)
     }
 }
+
+extension Farm {
+    /// A farm with `settings` for a command that runs jobs (`run`, `apply -o`): its events told
+    /// to `onEvent`, SIGINT and SIGTERM answered by `interrupts` (made before the command
+    /// started anything, for `settings.stop`: the first signal stops the farm and shuts it
+    /// down, a second SIGINT exits at once). The caller keeps the interrupts alive and shuts
+    /// the farm down when done, however it ends.
+    public static func startedAnsweringSignals(
+        _ settings: FarmSettings, interrupts: Interrupts, onEvent: @escaping @Sendable (FarmEvent) -> Void
+    ) -> Farm {
+        let farm = Farm(settings)
+        farm.onEvent(onEvent)
+        interrupts.attach(onStop: farm.shutdown) { _ = farm.removeTemporaryFiles() }
+        return farm
+    }
+}
+

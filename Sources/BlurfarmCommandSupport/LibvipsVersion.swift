@@ -75,7 +75,9 @@ public final class LibvipsVersion: Sendable {
                 if let report {
                     // Kept for the next run, when the file the worker mapped is the one there
                     // now; a state folder that cannot be written costs the next run a worker's answer.
-                    try? LibvipsVersionCache(report, worker: worker, environment: environment)?.save(inStateFolder: stateFolder)
+                    try? LibvipsVersionCache(
+                        version: report.version, file: report.file, inode: report.inode, searchPath: report.searchPath,
+                        worker: worker, environment: environment)?.save(inStateFolder: stateFolder)
                 }
                 state = .known(report?.version, report == nil ? .none : .worker)
             }

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import BlurfarmCore
 import BlurfarmFarm
 import BlurfarmKernels

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import BlurfarmFarm
 import BlurfarmCore
 import BlurfarmKernels

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import BlurfarmFarm
 import Foundation
 import Testing

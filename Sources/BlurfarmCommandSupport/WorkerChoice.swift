@@ -1,3 +1,4 @@
+import BlurfarmFarm
 import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmEngine

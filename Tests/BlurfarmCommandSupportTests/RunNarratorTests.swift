@@ -1,3 +1,4 @@
+@testable import BlurfarmCommandSupport
 import BlurfarmCoordinator
 @testable import BlurfarmFarm
 import Foundation
