@@ -59,10 +59,8 @@ public struct FarmConfiguration: Hashable, Sendable {
         self.retries = retries
     }
 
-    /// 16 megapixels: a decode (premultiplied `Float32`) and outputs that fit a worker's share
-    /// of memory, and well under a second of one core, so that the tail of a batch stays short
-    /// (docs/configuration.md).
-    public static let defaultWholeImagePixels = 1 << 24
+    /// ``PoolSchedule/wholeImagePixels``.
+    public static let defaultWholeImagePixels = PoolSchedule.wholeImagePixels
 
     /// The tile side unless the configuration says otherwise (``RenderSchedule/tileSize``).
     public static var defaultTile: Int { RenderSchedule.tileSize }
@@ -95,8 +93,8 @@ public struct FarmConfiguration: Hashable, Sendable {
         guard bytes >= 1, bytes < 0x1p63 else { return nil }
         return Int(bytes)
     }
-    /// Ten seconds of silence before a worker counts as hung.
-    public static let defaultHeartbeatTimeout = 10.0
+    /// ``PoolSchedule/heartbeatTimeout``.
+    public static let defaultHeartbeatTimeout = PoolSchedule.heartbeatTimeout
     /// The plugin folder `{build}`: the folder that holds the running `blurfarm` executable,
     /// where `swift build` puts the example plugins (`libvignette.so`, `libzoom.so`), whatever
     /// the build's configuration and scratch path. The command line resolves it.
@@ -149,6 +147,6 @@ public struct FarmConfiguration: Hashable, Sendable {
         return stateFolder(xdgStateHome: environment["XDG_STATE_HOME"], home: home)
     }
 
-    /// Three retries before a tile's image is marked failed.
-    public static let defaultRetries = 3
+    /// ``PoolSchedule/retries``.
+    public static let defaultRetries = PoolSchedule.retries
 }

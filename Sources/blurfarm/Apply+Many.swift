@@ -38,16 +38,16 @@ extension Apply {
         }
         if let tile { plan = plan.withTileSize(tile) }
 
-        let engine = try WorkerChoice.chosen(
+        let choice = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
             plugins: registry.plugins(usedBy: [plan]))
         let printer = RunPrinter(quiet: false, verbose: verbose, alwaysSummary: verbose, keepsRecords: false, log: nil)
         let interrupts = Interrupts(stop: StopRequest())
         defer { withExtendedLifetime(interrupts) {} }
         let stop = interrupts.stop
-        let engineFarm = engine.startFarm(farm, configuration: configuration, printer: printer, interrupts: interrupts)
-        defer { engineFarm.shutdown() }
-        let outcome = engineFarm.wait(engineFarm.submit(FarmJob(plan: plan, registry: registry, keepsRecords: false)))!
+        let started = choice.startFarm(farm, configuration: configuration, printer: printer, interrupts: interrupts)
+        defer { started.shutdown() }
+        let outcome = started.wait(started.submit(FarmJob(plan: plan, registry: registry, keepsRecords: false)))!
         if let signal = stop.signalNumber { throw ExitCode(128 + signal) }
         // The sheet reads the boxes the run cached: nothing is detected twice.
         if let sheet { try farm.writeSheet([plan], to: sheet, configuration: configuration) }

@@ -271,7 +271,7 @@ struct Apply: FarmCommand {
                 "'\(output)' would overwrite the input '\(input)' (the same file): write the output elsewhere",
                 exitCode: ExitStatus.invalid)
         }
-        let engine = try WorkerChoice.chosen(
+        let choice = try WorkerChoice.chosen(
             workers: workers, threads: threads, configuration: configuration,
             plugins: registry.plugins(in: specs), oneImage: true)
         let image = SingleImage(
@@ -279,7 +279,7 @@ struct Apply: FarmCommand {
             chain: chain, tileSize: tile, options: options, pixelLimit: configuration.pixelLimit,
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory)
         let done = try image.render(
-            on: engine, settings: engine.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: farm.logger()))
+            on: choice, settings: choice.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: farm.logger()))
         guard verbose else { return }
         // On standard output, or standard error when the image goes there.
         let line = done.text(output: output, filters: specs, edge: edge, colour: colour)

@@ -57,7 +57,7 @@ struct Run: FarmCommand {
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose,
             log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
-        let engine = try WorkerChoice.chosen(
+        let choice = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: registry.plugins(usedBy: plans))
         // SIGINT and SIGTERM answered from here, before anything is started (a worker asked
@@ -70,7 +70,7 @@ struct Run: FarmCommand {
         // Without workers, this process's libvips renders, and is asked.
         let environment = ProcessInfo.processInfo.environment
         let libvips =
-            engine.workers > 0
+            choice.workers > 0
             ? LibvipsVersion(
                 stateFolder: farm.stateFolder(configuration), worker: Installation.workerExecutable(environment: environment),
                 environment: environment)
@@ -88,10 +88,10 @@ struct Run: FarmCommand {
             if case .busy = error { throw ExitCode(ExitStatus.locked) }
             throw ExitCode(ExitStatus.someFailed)
         }
-        let engineFarm = engine.startFarm(
+        let started = choice.startFarm(
             farm, configuration: configuration, printer: printer, interrupts: interrupts, libvips: libvips)
         // The workers start with the first job that has work, and stop at the end, however it ends.
-        defer { engineFarm.shutdown() }
+        defer { started.shutdown() }
         var failed = 0
         var reports: [RunReport] = []
         func runJob(_ index: Int, _ plan: JobPlan) {
@@ -99,7 +99,7 @@ struct Run: FarmCommand {
                 plan: plan, registry: registry, force: options.force, retryFailed: options.retryFailed,
                 prune: options.prune, forcePrune: options.forcePrune, verify: options.verify, lock: locks[index],
                 shard: sharding.shard)
-            let outcome = engineFarm.wait(engineFarm.submit(job))!
+            let outcome = started.wait(started.submit(job))!
             failed += outcome.failures
             reports.append(outcome.report)
             fflush(nil)  // each batch's lines now, also into a pipe or the journal
