@@ -171,8 +171,8 @@ let package = Package(
         .target(
             name: "BlurfarmCoordinator",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmPlugins",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO",
+                "BlurfarmSystem", "BlurfarmState", "BlurfarmPlugins",
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses

@@ -4,7 +4,6 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
-import BlurfarmWire
 import Foundation
 import Synchronization
 
@@ -55,11 +54,8 @@ extension JobRunner {
     ) -> [Int: OutputReport] {
         let clock = ContinuousClock()
         var reports: [Int: OutputReport] = [:]
-        func failed(
-            _ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []
-        ) {
-            reports[index] = OutputReport.failed(
-                input.outputs[index], of: input, failure, decode: decode, retries: retries, folders: folders)
+        func failed(_ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0) {
+            reports[index] = OutputReport.failed(input.outputs[index], of: input, failure, decode: decode, retries: retries)
         }
         let opened = clock.now
         let reader: BandReader
@@ -92,7 +88,7 @@ extension JobRunner {
         }
         let image = Rect(width: reader.width, height: reader.height)
         // The outputs streamed, each with its chain and writer.
-        var streamed: [(index: Int, chain: FilterChain, writer: BandWriter, folders: [CreatedFolder])] = []
+        var streamed: [(index: Int, chain: FilterChain, writer: BandWriter, commit: OutputCommit)] = []
         for index in indices {
             let output = input.outputs[index]
             let chain = chain(of: output)
@@ -107,9 +103,9 @@ extension JobRunner {
                         + "limit of \(pixelLimit)"))
                 continue
             }
-            let folders: [CreatedFolder]
+            let commit: OutputCommit
             do throws(OutputFailure) {
-                folders = try makeFolders(of: output)
+                commit = try OutputCommit(output, of: input, confinement: confinement)
             } catch {
                 failed(index, error)
                 continue
@@ -122,7 +118,7 @@ extension JobRunner {
                     sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
                     options: options, temporaryFiles: control.temporaryFiles, confinement: confinement)
             else { continue }
-            streamed.append((index, chain, writer, folders))
+            streamed.append((index, chain, writer, commit))
         }
         guard !streamed.isEmpty else { return reports }
         let outputs = StreamedOutputs(
@@ -186,7 +182,11 @@ extension JobRunner {
                 // the job ended meanwhile (the saver may already have put it in place).
                 let start = clock.now
                 if failure == nil {
-                    do throws(ImageIOError) { try entry.writer.finish() } catch { failure = .write(error) }
+                    do throws(OutputFailure) {
+                        try entry.commit.write(unless: nil) { () throws(ImageIOError) in try entry.writer.finish() }
+                    } catch {
+                        failure = error
+                    }
                 } else {
                     entry.writer.abandon()
                 }
@@ -195,18 +195,14 @@ extension JobRunner {
                 var (retries, filterSeconds) = leads ? progress.totals(chain) : (0, 0)
                 if leads, case .render(StreamFailure.render(let error)) = outcome.failure { retries += error.retries }
                 if let failure {
-                    failed(entry.index, failure, decode: decodeSeconds, retries: retries, folders: entry.folders)
+                    reports[entry.index] = entry.commit.failed(failure, decode: decodeSeconds, retries: retries)
                     continue
                 }
-                var report = OutputReport(
-                    input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
-                    tiles: leads ? tiles[chain] : 0, tilesCopied: leads ? copied[chain] : 0, pixels: banded.outputs[chain].area,
-                    bands: banded.bands(ofChain: chain).count, decodeSeconds: decodeSeconds,
-                    filterSeconds: filterSeconds, encodeSeconds: outcome.encodeTimes[member].seconds, retries: retries,
-                    checksum: String(format: "%016llx", outcome.checksums[chain]))
-                report.createdFolders = entry.folders
-                (report.width, report.height) = (banded.outputs[chain].width, banded.outputs[chain].height)
-                reports[entry.index] = report
+                reports[entry.index] = entry.commit.written(OutputCommit.Written(
+                    width: banded.outputs[chain].width, height: banded.outputs[chain].height, tiles: leads ? tiles[chain] : 0,
+                    tilesCopied: leads ? copied[chain] : 0, bands: banded.bands(ofChain: chain).count,
+                    decodeSeconds: decodeSeconds, filterSeconds: filterSeconds, encodeSeconds: outcome.encodeTimes[member].seconds,
+                    retries: retries, checksum: outcome.checksums[chain]))
             }
         }
         return reports

@@ -1,12 +1,10 @@
 import BlurfarmState
-import BlurfarmPool
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmSystem
-import BlurfarmWire
 import Foundation
 
 /// The whole-image path of ``JobRunner``: an input small enough for one core is one task of
@@ -17,7 +15,7 @@ import Foundation
 /// as well as filters, and no pixel crosses a process boundary (docs/pool.md, "Whole
 /// images or tiles").
 extension JobRunner {
-    /// The input's size when its outputs go to one worker of `pool` as whole-image tasks, else
+    /// The input's size when its outputs go to one of the rendering's `workers` as whole-image tasks, else
     /// nil. They go, all of them, when their filters are all built in (a plugin's failure is a tile's),
     /// the input's header reads, it has at most ``wholeImagePixels`` pixels
     /// (`whole-image-pixels`) and its decode fits a worker's share of the memory limit, and the
@@ -30,9 +28,8 @@ extension JobRunner {
     /// band). Else the image is made here: band by band with its tiles spread over the workers,
     /// or decoded whole.
     func wholeImage(
-        _ input: PlannedInput, pool: WorkerPool, waiting: Int, inputs: Int, verify: VerifyMode
+        _ input: PlannedInput, workers: Int, waiting: Int, inputs: Int, verify: VerifyMode
     ) -> Rect? {
-        let workers = pool.settings.scheduling.workers
         guard wholeImagePixels > 0, verify != .untiled, !input.outputs.isEmpty,
             input.outputs.allSatisfy({ output in
                 output.variant.filters.allSatisfy { registry.descriptor(named: $0.name)?.isPlugin == false }
@@ -68,20 +65,21 @@ extension JobRunner {
         return false
     }
 
-    /// Runs the outputs of `input` at `outputs` in `pool`, one task per decode
+    /// Runs the outputs of `input` at `outputs` in the rendering's `workers`, one task per decode
     /// (``PlannedOutput/decodeResize``), and writes what the workers encoded. Returns a report
     /// for each, by index, except those whose file did not fit a message
     /// (``ImageOutputFailure/Kind/tooLarge``): the caller makes them in this process.
     func runWhole(
-        _ input: PlannedInput, outputs: [Int], image: Rect, pool: WorkerPool, tileSize: Int, verify: VerifyMode,
+        _ input: PlannedInput, outputs: [Int], image: Rect, workers: Int, tileSize: Int, verify: VerifyMode,
         control: JobControl, events: @escaping @Sendable (Event) -> Void
     ) -> [Int: OutputReport] {
         var reports: [Int: OutputReport] = [:]
-        func report(_ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0, folders: [CreatedFolder] = []) {
-            let report = OutputReport.failed(
-                input.outputs[index], of: input, failure, decode: decode, retries: retries, folders: folders)
+        func finish(_ index: Int, _ report: OutputReport) {
             reports[index] = report
             events(.outputFinished(report))
+        }
+        func report(_ index: Int, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0) {
+            finish(index, .failed(input.outputs[index], of: input, failure, decode: decode, retries: retries))
         }
         let opened: SharedInput
         do throws(ImageIOError) {
@@ -104,7 +102,7 @@ extension JobRunner {
             let (request, widths) = decodeRequest(for: input, resize: resize)
             let task = ImageTask(
                 taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path,
-                pixelLimit: pixelLimit, memoryLimit: memoryLimit / pool.settings.scheduling.workers,
+                pixelLimit: pixelLimit, memoryLimit: memoryLimit / workers,
                 decode: request,
                 outputs: indices.map { index in
                     let output = input.outputs[index]
@@ -120,7 +118,7 @@ extension JobRunner {
             let ticket = control.ticket()
             let answer: ImageResult, retries: Int
             do throws(RenderFailure) {
-                (answer, retries) = try pool.renderImage(task, image: image, ticket: ticket)
+                (answer, retries) = try rendering.renderImage(task, image: image, ticket: ticket)
             } catch {
                 // Cut short by its job's end (the pool drops its task), or failed every attempt.
                 let ended = control.ended ?? (error.reason == .cancelled ? .cancelled : nil)
@@ -147,54 +145,38 @@ extension JobRunner {
                         report(index, ended, decode: decodeSeconds, retries: retries)
                         continue
                     }
-                    let folders: [CreatedFolder]
+                    let commit: OutputCommit
                     do throws(OutputFailure) {
-                        folders = try makeFolders(of: output)
+                        commit = try OutputCommit(output, of: input, confinement: confinement)
                     } catch {
                         report(index, error, decode: decodeSeconds, retries: retries)
                         continue
                     }
                     let clock = ContinuousClock()
                     let start = clock.now
-                    do throws(ImageIOError) {
-                        try ImageWriter.write(
-                            encoded.bytes, to: output.path, temporaryFiles: control.temporaryFiles, confinement: confinement)
+                    do throws(OutputFailure) {
+                        try commit.write(unless: control) { () throws(ImageIOError) in
+                            try ImageWriter.write(
+                                encoded.bytes, to: output.path, temporaryFiles: control.temporaryFiles, confinement: confinement)
+                        }
                     } catch {
-                        report(index, .write(error), decode: decodeSeconds, retries: retries, folders: folders)
+                        finish(index, commit.failed(error, decode: decodeSeconds, retries: retries))
                         continue
                     }
-                    var written = OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .written,
-                        tiles: encoded.tiles,
+                    finish(index, commit.written(OutputCommit.Written(
+                        width: encoded.width, height: encoded.height, tiles: encoded.tiles,
                         // The tiles the worker copied: those of its grid no region reaches.
                         tilesCopied: encoded.tiles == 0 ? 0 : chain(of: output).copiedTiles(
                             TileGrid(bounds: Rect(width: encoded.width, height: encoded.height), tileSize: tileSize).tiles,
                             image: Rect(width: encoded.width, height: encoded.height)),
-                        pixels: encoded.width * encoded.height, bands: encoded.bands, decodeSeconds: decodeSeconds,
+                        bands: encoded.bands, decodeSeconds: decodeSeconds,
                         filterSeconds: Double(encoded.filterNanoseconds) / 1e9,
                         encodeSeconds: Double(encoded.encodeNanoseconds) / 1e9 + (clock.now - start).seconds,
-                        retries: retries, checksum: String(format: "%016llx", encoded.checksum))
-                    written.createdFolders = folders
-                    (written.width, written.height) = (encoded.width, encoded.height)
-                    reports[index] = written
-                    events(.outputFinished(written))
+                        retries: retries, checksum: encoded.checksum)))
                 }
             }
         }
         return reports
-    }
-
-    /// The folders missing on the way to `output`'s, made (beneath the roots): those it made.
-    ///
-    /// - Throws: ``OutputFailure/write(_:)`` when a folder cannot be made.
-    func makeFolders(of output: PlannedOutput) throws(OutputFailure) -> [CreatedFolder] {
-        let folder = (output.path as NSString).deletingLastPathComponent
-        guard !folder.isEmpty else { return [] }
-        do throws(StateError) {
-            return try CreatedFolder.make(folder, confinement: confinement)
-        } catch {
-            throw .write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)"))
-        }
     }
 
     /// How `input` is decoded for the outputs of `resize`, and the widths of the sizes that
@@ -211,28 +193,6 @@ extension JobRunner {
                 crop: resize.crop, sharpen: resize.sharpen),
             widths
         )
-    }
-}
-
-extension OutputReport {
-    /// The report of `output` of `input` that was not written: why, the seconds its decode
-    /// took, the attempts retried, the folders made on the way to it. Its status is `stopped`
-    /// or `cancelled` when the job's end cut it short, else `failed`.
-    static func failed(
-        _ output: PlannedOutput, of input: PlannedInput, _ failure: OutputFailure, decode: Double = 0, retries: Int = 0,
-        folders: [CreatedFolder] = []
-    ) -> OutputReport {
-        let status: Status =
-            switch failure {
-            case .stopped: .stopped
-            case .cancelled: .cancelled
-            default: .failed
-            }
-        var report = OutputReport(
-            input: input.relativePath, output: output.path, variant: output.variant.name, status: status,
-            decodeSeconds: decode, retries: retries, failure: failure)
-        report.createdFolders = folders
-        return report
     }
 }
 

@@ -1,12 +1,10 @@
 import BlurfarmState
-import BlurfarmPool
 import BlurfarmCore
 import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmSystem
-import BlurfarmWire
 import Foundation
 import Synchronization
 
@@ -26,7 +24,8 @@ import Synchronization
 public struct JobRunner: Sendable {
     /// The filters the variants name.
     public let registry: FilterRegistry
-    /// What renders each image: ``InProcessRendering`` or a ``WorkerPool``.
+    /// What renders each image: ``InProcessRendering``, or a worker pool (which also makes
+    /// whole images: ``ImageRendering/wholeImageWorkers``).
     public let rendering: any ImageRendering
     /// Largest image, in pixels, that is decoded (checked on the header first).
     public let pixelLimit: Int
@@ -110,7 +109,7 @@ public struct JobRunner: Sendable {
         }
         // With workers, a lane per task the workers can hold: a lane waiting for a whole-image
         // task holds no pixels.
-        let pool = (rendering as? WorkerPool).map { $0.settings.scheduling.workers * $0.settings.scheduling.tasksHeld } ?? 0
+        let pool = rendering.wholeImageWorkers.map { $0.workers * $0.tasksHeld } ?? 0
         let lanes = min(max(decodedImages, pool), inputs.count)
         // This thread is one lane; a lane the system refuses a thread leaves its inputs to the
         // others.
@@ -147,11 +146,11 @@ public struct JobRunner: Sendable {
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
-        if let pool = rendering as? WorkerPool, control.ended == nil,
-            let image = wholeImage(input, pool: pool, waiting: waiting, inputs: inputs, verify: verify)
+        if let workers = rendering.wholeImageWorkers?.workers, control.ended == nil,
+            let image = wholeImage(input, workers: workers, waiting: waiting, inputs: inputs, verify: verify)
         {
             for (index, report) in runWhole(
-                input, outputs: Array(input.outputs.indices), image: image, pool: pool, tileSize: tileSize, verify: verify, control: control,
+                input, outputs: Array(input.outputs.indices), image: image, workers: workers, tileSize: tileSize, verify: verify, control: control,
                 events: events)
             {
                 reports[index] = report
@@ -238,9 +237,8 @@ public struct JobRunner: Sendable {
         verify: VerifyMode, control: JobControl, renders: inout SharedRenders<VariantSpec.RenderKey, RenderedImage>,
         events: @escaping @Sendable (Event) -> Void
     ) -> OutputReport {
-        var createdFolders: [CreatedFolder] = []
         func failure(_ failure: OutputFailure, decode: Double = 0, retries: Int = 0) -> OutputReport {
-            .failed(output, of: input, failure, decode: decode, retries: retries, folders: createdFolders)
+            .failed(output, of: input, failure, decode: decode, retries: retries)
         }
         let image: DecodedImage, decodeSeconds: Double
         switch decoded {
@@ -321,8 +319,9 @@ public struct JobRunner: Sendable {
                     "\(output.path): verification failed: tiled and untiled renders differ, first at (\(d.x), \(d.y))"))
             }
         }
+        let commit: OutputCommit
         do throws(OutputFailure) {
-            createdFolders = try makeFolders(of: output)
+            commit = try OutputCommit(output, of: input, confinement: confinement)
         } catch {
             return failed(error)
         }
@@ -337,26 +336,23 @@ public struct JobRunner: Sendable {
                     problem = .verification("\(output.path): verification failed: \(mismatch)")
                     return
                 }
-                // A job cancelled (or a run stopped) meanwhile writes nothing more.
-                if let ended = control.ended {
-                    problem = ended
-                    return
+                do throws(OutputFailure) {
+                    try commit.write(unless: control) { () throws(ImageIOError) in
+                        try ImageWriter.write(encoded, temporaryFiles: control.temporaryFiles, confinement: confinement)
+                    }
+                    checksum = encoded.checksum
+                } catch {
+                    problem = error
                 }
-                try ImageWriter.write(encoded, temporaryFiles: control.temporaryFiles, confinement: confinement)
-                checksum = encoded.checksum
             } catch {
                 problem = .write(error)
             }
         }
-        if let problem { return failed(problem) }
-        var report = OutputReport(
-            input: input.relativePath, output: output.path, variant: variant.name, status: .written,
-            tiles: tileCount, tilesCopied: chain.copiedTiles(tiles, image: image.pixels.rect), pixels: pixels.rect.area,
-            decodeSeconds: decodeSeconds, filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds,
-            retries: retries, checksum: String(format: "%016llx", checksum))
-        report.createdFolders = createdFolders
-        (report.width, report.height) = (pixels.rect.width, pixels.rect.height)
-        return report
+        if let problem { return commit.failed(problem, decode: decodeSeconds, retries: retries) }
+        return commit.written(OutputCommit.Written(
+            width: pixels.rect.width, height: pixels.rect.height, tiles: tileCount,
+            tilesCopied: chain.copiedTiles(tiles, image: image.pixels.rect), decodeSeconds: decodeSeconds,
+            filterSeconds: filterTime.seconds, encodeSeconds: encodeTime.seconds, retries: retries, checksum: checksum))
     }
 }
 

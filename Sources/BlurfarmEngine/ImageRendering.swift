@@ -97,6 +97,21 @@ public protocol ImageRendering: Sendable {
     /// The bands of a streamed image rendered at once: more than one when the tiles of the
     /// next band should keep the renderers busy while the last tiles of one finish.
     var bandsInFlight: Int { get }
+
+    /// The processes that make whole images (``renderImage(_:image:ticket:)``), and the tasks
+    /// each holds at once: a worker pool's workers; nil for a rendering that makes none (this
+    /// process's threads, which render tiles only).
+    var wholeImageWorkers: (workers: Int, tasksHeld: Int)? { get }
+
+    /// Makes `task` in one of ``wholeImageWorkers`` (its ids and attempt are the rendering's
+    /// to fill in): the input decoded, each output's chain rendered and encoded there; the
+    /// answer and the attempts retried. `image` (the input's size, from its header) sizes the
+    /// task's timeout; `ticket` places it (one "tile": the image) and hears when it is done.
+    /// Asked only of a rendering with ``wholeImageWorkers``.
+    ///
+    /// - Throws: ``RenderFailure``: the task failed every attempt, its job was cancelled, the
+    ///   rendering was shut down.
+    func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int)
 }
 
 /// Renders in this process with the engine's ``Renderer`` and a ``TileExecutor`` (the threads
@@ -139,6 +154,14 @@ public struct InProcessRendering: ImageRendering {
 
     /// One: the executor's threads share each band's tiles.
     public var bandsInFlight: Int { 1 }
+
+    /// None: this process's threads render tiles, and the runner decodes and encodes here.
+    public var wholeImageWorkers: (workers: Int, tasksHeld: Int)? { nil }
+
+    /// Never asked (``wholeImageWorkers`` is nil).
+    public func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int) {
+        preconditionFailure("whole images are made by worker processes, and this rendering has none")
+    }
 }
 
 /// A region being rendered (``ImageRendering/submit(_:from:image:into:chain:tileSize:ticket:)``):

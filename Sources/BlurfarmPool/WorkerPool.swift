@@ -240,6 +240,11 @@ public final class WorkerPool: ImageRendering, Sendable {
         }
     }
 
+    /// Its workers, each holding ``PoolScheduler/Settings/tasksHeld`` tasks at once.
+    public var wholeImageWorkers: (workers: Int, tasksHeld: Int)? {
+        (settings.scheduling.workers, settings.scheduling.tasksHeld)
+    }
+
     /// Runs `task` (its ids and attempt are the pool's to fill in) in one worker, which decodes
     /// the input, renders each output's chain and encodes each output, and returns the
     /// worker's answer and the attempts retried. `image` (the input's size, from its header)
