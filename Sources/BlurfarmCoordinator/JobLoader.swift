@@ -68,7 +68,8 @@ public struct JobLoader: Sendable {
             InputWidths(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path)
         } ?? InputWidths()
         return JobPlanner.plan(
-            job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths
+            job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths,
+            outputLimit: configuration.maxOutputs
         ).map { plan in
             var plan = plan
             if inputWidths != nil { plan.inputWidths = widths }

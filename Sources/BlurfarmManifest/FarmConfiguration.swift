@@ -16,6 +16,10 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// The largest image accepted, in pixels (width × height), checked from the header
     /// before decoding: the guard against decompression bombs.
     public var pixelLimit: Int
+    /// The most outputs one job may ask for (inputs × every size of every format of every
+    /// variant), checked before it is planned: a manifest asking more is refused, naming the
+    /// limit (`max-outputs`).
+    public var maxOutputs: Int = Self.defaultMaxOutputs
     /// The most bytes decoding may allocate, checked against the estimate from the header
     /// before decoding (shared by the `decodedImages` decodes of `run`); `nil` for all the
     /// process may use (the physical memory, `ulimit -v`/`-d`, the cgroup's `memory.max`).
@@ -112,14 +116,20 @@ public struct FarmConfiguration: Hashable, Sendable {
         given ?? environment["BLURFARM_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? shipped()
     }
 
-    /// The configuration with `pixelLimit` and `memoryLimit` in bytes in place of its own where
-    /// given (the command line's admission limits).
-    public func limited(pixelLimit: Int?, memoryLimit: Int?) -> FarmConfiguration {
+    /// The configuration with `pixelLimit`, `memoryLimit` in bytes and `maxOutputs` in place of
+    /// its own where given (the command line's admission limits).
+    public func limited(pixelLimit: Int?, memoryLimit: Int?, maxOutputs: Int? = nil) -> FarmConfiguration {
         var configuration = self
         configuration.pixelLimit = pixelLimit ?? self.pixelLimit
         configuration.memoryLimit = memoryLimit ?? self.memoryLimit
+        configuration.maxOutputs = maxOutputs ?? self.maxOutputs
         return configuration
     }
+
+    /// A million outputs: today's plan holds every output in memory (about 2 GB and two
+    /// minutes for a million, docs/performance.md), so a job much larger is a mistake more
+    /// often than a library; a larger one says so in `max-outputs`.
+    public static let defaultMaxOutputs = 1_000_000
 
     /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
     /// (``buildFolder`` left as it is).

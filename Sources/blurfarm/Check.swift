@@ -61,8 +61,8 @@ struct Check: FarmCommand {
     var sheet: String?
 
     func execute() throws {
-        let (loader, plans) = try loadJobs(jobs, farm: farm, tileOverride: tile)
-        let (configuration, registry) = (admission.applied(to: loader.configuration), loader.registry)
+        let (loader, plans) = try loadJobs(jobs, farm: farm, admission: admission, tileOverride: tile)
+        let (configuration, registry) = (loader.configuration, loader.registry)
         var unreadable = 0
         for plan in plans {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }

@@ -90,13 +90,19 @@ struct AdmissionOptions: ParsableArguments {
         valueName: "bytes"))
     var memoryLimit: ByteCount?
 
+    @Option(help: ArgumentHelp(
+        "Refuse a job asking for more outputs than this (inputs x sizes x formats of every variant), before planning it "
+            + "(default: the configuration's max-outputs, else 1000000).", valueName: "outputs"))
+    var maxOutputs: Int?
+
     func validate() throws {
         if let pixelLimit, pixelLimit < 1 { throw ValidationError("--pixel-limit must be at least 1") }
+        if let maxOutputs, maxOutputs < 1 { throw ValidationError("--max-outputs must be at least 1") }
     }
 
     /// `configuration` with the limits given on the command line.
     func applied(to configuration: FarmConfiguration) -> FarmConfiguration {
-        configuration.limited(pixelLimit: pixelLimit, memoryLimit: memoryLimit?.bytes)
+        configuration.limited(pixelLimit: pixelLimit, memoryLimit: memoryLimit?.bytes, maxOutputs: maxOutputs)
     }
 }
 

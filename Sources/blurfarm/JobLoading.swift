@@ -11,11 +11,16 @@ import BlurfarmManifest
 /// The inputs' widths that `sizes` needs are kept in each job's state folder (``InputWidths``):
 /// read here, and written back by the run, under the job's lock (`check` only reads them). Returns the
 /// loader too (its configuration and registry), which plans a job again (`run --watch`).
-/// `map` (`run --map`) is the job's output map in place of its manifest's.
-func loadJobs(_ paths: [String], farm: FarmOptions, tileOverride: Int?, map: String? = nil)
+/// `map` (`run --map`) is the job's output map in place of its manifest's; `admission`, the
+/// command line's limits, in place of the configuration's (the loader's configuration has them).
+func loadJobs(
+    _ paths: [String], farm: FarmOptions, admission: AdmissionOptions? = nil, tileOverride: Int?, map: String? = nil
+)
     throws -> (JobLoader, [JobPlan])
 {
-    let configuration = try farm.loadOrExit()
+    // The command line's limits before anything is planned (`--max-outputs` refuses a plan).
+    let loaded = try farm.loadOrExit()
+    let configuration = admission?.applied(to: loaded) ?? loaded
     let registry = farm.registry(for: configuration)
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
     loader.inputWidths = farm.stateFolder(configuration)

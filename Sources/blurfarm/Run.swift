@@ -49,10 +49,10 @@ struct Run: FarmCommand {
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
         let (loader, allPlans) = try loadJobs(
-            jobs, farm: farm, tileOverride: options.tile, map: options.map)
+            jobs, farm: farm, admission: options.admission, tileOverride: options.tile, map: options.map)
         let registry = loader.registry
         let plans = sharding.select(allPlans)
-        let configuration = options.admission.applied(to: loader.configuration)
+        let configuration = loader.configuration
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
             alwaysSummary: options.verbose,

@@ -138,4 +138,43 @@ import Testing
         let text = try Blurfarm.run(["check", job, "--config", config, "--memory-limit", "16MB", "--pixel-limit", "1000"])
         #expect(text.stdout.contains("kite.webp  1024x640 (over the pixel limit) (over the memory limit)"), "\(text.stdout)")
     }
+
+    /// A job asking for more outputs than `max-outputs` (inputs x sizes x formats of every
+    /// variant) is refused before it is planned, at its inputs' line and column, naming the
+    /// limit: by `check` and `run` (nothing written), from the option or the configuration.
+    @Test func aJobAskingForMoreOutputsThanTheLimitIsRefusedNamingIt() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("in")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        for name in ["a", "b", "c"] {
+            try FileManager.default.copyItem(atPath: Corpus.path("special/kite.webp"), toPath: photos.path + "/\(name).webp")
+        }
+        let job = folder.appendingPathComponent("many.job").path
+        try """
+            job: many
+            inputs: [in/*.webp]
+            outputs:
+              - name: thumbs
+                path: out/{stem}-{size}.jpg
+                resize:
+                  sizes: [64, 128]
+
+            """.write(toFile: job, atomically: true, encoding: .utf8)
+        let config = folder.appendingPathComponent("blurfarm.conf").path
+        try "state: state\nmax-outputs: 5\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let refusal = "\(job):2:10: error: job 'many' asks for 6 outputs (3 inputs, 2 each), more than the limit of 5 "
+            + "(max-outputs in the configuration, or --max-outputs): split the job, or raise the limit"
+        for command in ["check", "run"] {
+            let refused = try Blurfarm.run([command, job, "--config", config])
+            #expect(refused.status == 2, "\(command): \(refused.stderr)")
+            #expect(refused.stderr.contains(refusal), "\(command): \(refused.stderr)")
+        }
+        let option = try Blurfarm.run(["run", job, "--config", config, "--max-outputs", "4"])
+        #expect(option.status == 2 && option.stderr.contains("more than the limit of 4"), "\(option.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+        let raised = try Blurfarm.run(["run", job, "--config", config, "--max-outputs", "6"])
+        #expect(raised.status == 0, "\(raised.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("out").path).count == 6)
+    }
 }

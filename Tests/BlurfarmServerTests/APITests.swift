@@ -1,3 +1,4 @@
+import BlurfarmManifest
 import BlurfarmServer
 import BlurfarmTestSupport
 import Foundation
@@ -66,6 +67,25 @@ import Testing
         #expect(answer.status == 422)
         let diagnostics = answer.object["diagnostics"] as? String ?? ""
         #expect(diagnostics.contains("\(server.fixture.root)/mine.job:8:11: error: unknown key 'sigam'"), "\(diagnostics)")
+    }
+
+    /// A job asking for more outputs than `max-outputs` is refused before it is planned: 422,
+    /// naming the limit and the manifest's inputs at their line and column.
+    @Test func aJobAskingForMoreOutputsThanTheLimitIs422() async throws {
+        var configuration = FarmConfiguration()
+        configuration.maxOutputs = 1
+        let server = try await RunningServer.start(try ServerFixture(configuration: configuration))
+        let answer = try await server.call(
+            "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root, "name": "big.job"])
+        let jobs = try await server.call("GET", "/api/v1/jobs")
+        await server.stop()
+        #expect(answer.status == 422)
+        let diagnostics = answer.object["diagnostics"] as? String ?? ""
+        #expect(
+            diagnostics.contains(
+                "\(server.fixture.root)/big.job:2:10: error: job 'served' asks for 2 outputs (2 inputs, 1 each), more than the "
+                    + "limit of 1 (max-outputs in the configuration, or --max-outputs)"), "\(diagnostics)")
+        #expect((jobs.object["jobs"] as? [Any])?.isEmpty == true, "\(jobs.text)")
     }
 
     @Test func pathsOutsideTheRootsAre403() async throws {

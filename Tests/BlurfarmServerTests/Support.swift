@@ -79,7 +79,10 @@ struct ServerFixture {
         """
 
     /// A fixture; `database` reuses the queue of an earlier one (a restart).
-    init(reusing earlier: ServerFixture? = nil, depth: Int = 2, progressInterval: Duration = .milliseconds(250)) throws {
+    init(
+        reusing earlier: ServerFixture? = nil, depth: Int = 2, progressInterval: Duration = .milliseconds(250),
+        configuration: FarmConfiguration = FarmConfiguration()
+    ) throws {
         if let earlier {
             folder = earlier.folder
         } else {
@@ -99,7 +102,7 @@ struct ServerFixture {
         logger.logLevel = .critical
         service = FarmService(
             store: store, jobFarm: jobFarm,
-            loader: JobLoader(configuration: FarmConfiguration(), registry: .builtIn, reads: []),
+            loader: JobLoader(configuration: configuration, registry: .builtIn, reads: []),
             roots: try Roots([root]), scheduler: Scheduler(depth: depth), progressInterval: progressInterval,
             logger: logger)
     }
