@@ -148,3 +148,30 @@ struct BenchFaces: FarmCommand {
         print(bench.text(result, version: Blurfarm.version))
     }
 }
+
+struct BenchScale: FarmCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scale",
+        abstract: "A photo library kept up to date: the first run and a no-change run of 1k, 10k and 100k small inputs, beside find.",
+        discussion: """
+            For each --inputs: that many 64 x 48 PNGs in 20 folders (made once in the cache), a \
+            job of three variants (a 24 px thumbnail, a sigma 2 blur to JPEG, a WebP \
+            conversion). The first run from nothing and a run with nothing changed, timed \
+            (medians of --runs) and their peak memory taken (coordinator and workers, shared \
+            pages counted once), beside `find` stating every input and output once.
+            """)
+    @OptionGroup var options: BenchOptions
+    @Option(help: "The libraries' numbers of inputs (repeatable).")
+    var inputs: [Int] = [1000, 10000, 100_000]
+
+    func validate() throws {
+        if inputs.isEmpty || inputs.contains(where: { $0 < 1 }) { throw ValidationError("--inputs must be 1 or more") }
+    }
+
+    func execute() throws {
+        let bench = ScaleBench(locations: try options.locations(), sizes: inputs, runs: options.runs, executable: Bench.executable)
+        let rows = try bench.run()
+        if options.json { return try Bench.printJSON(rows) }
+        print(bench.text(rows, version: Blurfarm.version))
+    }
+}

@@ -25,7 +25,7 @@ struct Bench: ParsableCommand {
             """,
         subcommands: [
             BenchAll.self, BenchBatch.self, BenchImage.self, BenchServe.self, BenchBig.self, BenchWeb.self, BenchKernels.self,
-            BenchEngine.self, BenchFileDepth.self, BenchManifest.self, BenchFarm.self, BenchFaces.self,
+            BenchEngine.self, BenchFileDepth.self, BenchManifest.self, BenchFarm.self, BenchFaces.self, BenchScale.self,
         ],
         defaultSubcommand: BenchAll.self)
 

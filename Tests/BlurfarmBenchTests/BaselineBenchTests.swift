@@ -52,4 +52,27 @@ import Testing
         #expect(together <= coordinator + worker + 1_000_000, "\(together) bytes together, \(coordinator) + \(worker) apart")
         #expect(row.seconds > 0 && (row.rerunSeconds ?? 0) > 0 && row.ratio == nil)
     }
+
+    /// The scale benchmark at a tiny size: its library made once (each photo its own bytes, in
+    /// 20 folders), the first run writing three outputs an input, a no-change run, `find`.
+    @Test(.tags(.process)) func theScaleRowHasTheFirstAndTheNoChangeRunBesideFind() throws {
+        let locations = try requireLocations()
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-scale-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let bench = ScaleBench(
+            locations: BenchLocations(
+                scripts: locations.scripts, corpus: locations.corpus, python: locations.python,
+                opencvPython: locations.opencvPython, cache: cache),
+            sizes: [30], runs: 1, executable: BenchFixture.executable)
+        let rows = try bench.run()
+        let row = try #require(rows.first)
+        #expect(rows.count == 1 && row.inputs == 30 && row.outputs == 90)
+        #expect(row.firstSeconds > 0 && row.noChangeSeconds > 0 && row.findSeconds > 0)
+        #expect(row.firstPeak > 0 && row.noChangePeak > 0)
+        let pictures = try FileManager.default.subpathsOfDirectory(atPath: cache + "/scale-30").filter { $0.hasSuffix(".png") }
+        #expect(pictures.count == 30 && Set(pictures.map { ($0 as NSString).deletingLastPathComponent }).count == 20)
+        let bytes = Set(try pictures.map { try Data(contentsOf: URL(fileURLWithPath: cache + "/scale-30/" + $0)) })
+        #expect(bytes.count == 30, "two generated photos are the same")
+        #expect(bench.text(rows, version: "test").contains("no-change / find"))
+    }
 }
