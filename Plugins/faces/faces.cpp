@@ -35,7 +35,7 @@ struct Detector {
         int width, height;
         cv::dnn::Net net;
     };
-    // Most recently used first; at most `kept`.
+    // Most recently used first; at most `kept`. Width 0: the net read at open, not run yet.
     std::vector<Sized> nets;
     static constexpr size_t kept = 2;
 
@@ -53,11 +53,18 @@ cv::dnn::Net network(const std::vector<char> &model) {
 cv::dnn::Net &Detector::net(int width, int height) {
     auto found = std::find_if(nets.begin(), nets.end(), [&](const Sized &n) { return n.width == width && n.height == height; });
     if (found == nets.end()) {
-        if (nets.size() >= kept) nets.pop_back();  // its buffers go before the next net's are made
-        nets.insert(nets.begin(), Sized{width, height, network(model)});
-    } else if (found != nets.begin()) {
-        std::rotate(nets.begin(), found, found + 1);
+        // The net `open` read, not run yet, serves the first size; later sizes get nets of their own.
+        found = std::find_if(nets.begin(), nets.end(), [](const Sized &n) { return n.width == 0; });
+        if (found != nets.end()) {
+            found->width = width;
+            found->height = height;
+        } else {
+            if (nets.size() >= kept) nets.pop_back();  // its buffers go before the next net's are made
+            nets.insert(nets.begin(), Sized{width, height, network(model)});
+            found = nets.begin();
+        }
     }
+    std::rotate(nets.begin(), found, found + 1);
     return nets.front().net;
 }
 
@@ -93,8 +100,8 @@ int32_t open(const char *folder, void **state, char *identity, size_t identitySi
     char text[64];
     std::snprintf(text, sizeof text, "centerface-%016llx", static_cast<unsigned long long>(fnv1a(bytes)));
     try {
-        network(bytes);  // a model OpenCV cannot load fails here, not in a photo
-        auto *detector = new Detector{bytes, {}};
+        // Read now, so that a model OpenCV cannot load fails here, not in a photo.
+        auto *detector = new Detector{bytes, {Detector::Sized{0, 0, network(bytes)}}};
         *state = detector;
     } catch (const cv::Exception &error) {
         say(message, messageSize, path + ": OpenCV cannot load it: " + error.msg);

@@ -45,6 +45,13 @@ import Testing
 
     static func scratch() throws -> Scratch { Scratch(folder: try Fixtures.temporaryFolder()) }
 
+    /// The variant `redacted`: `redact` over the regions `faces` finds (at `threshold`, else
+    /// the default), written to `path`, as a manifest's list of variants says it.
+    static func redacting(path: String = "out/{stem}.jpg", threshold: String? = nil) -> String {
+        "  - name: redacted\n    path: \(path)\n    filters: [redact]\n    regions:\n      detect: faces\n"
+            + (threshold.map { "      threshold: \($0)\n" } ?? "")
+    }
+
     /// Runs the `vips` command (libvips-tools) with `arguments`.
     static func vips(_ arguments: [String]) throws {
         let result = try Blurfarm.run(["-c", "exec vips \"$@\"", "vips"] + arguments, shell: true)
@@ -133,17 +140,7 @@ import Testing
     /// decoded fails, and the output made of the earlier photo is withdrawn, not left published.
     @Test func aJobThatDetectsIsUpToDateUntilItsSettingsOrPhotoChange() throws {
         let scratch = try Self.scratch()
-        func manifest(threshold: String) throws {
-            try scratch.job(outputs: """
-                  - name: redacted
-                    path: out/{stem}.jpg
-                    filters: [redact]
-                    regions:
-                      detect: faces
-                      threshold: \(threshold)
-
-                """)
-        }
+        func manifest(threshold: String) throws { try scratch.job(outputs: Self.redacting(threshold: threshold)) }
         let photo = scratch.folder.appendingPathComponent("photos/astronaut.jpg")
         func run() throws -> CommandResult { try Blurfarm.run(["run", "faces.job"], in: scratch.folder, environment: scratch.environment) }
         try manifest(threshold: "0.2")
@@ -198,14 +195,7 @@ import Testing
     /// (the detector's boxes at its threshold, grown) and their scores.
     @Test func theReviewSheetShowsTheDetectedRegions() throws {
         let scratch = try Self.scratch()
-        try scratch.job(outputs: """
-              - name: redacted
-                path: out/{stem}.jpg
-                filters: [redact]
-                regions:
-                  detect: faces
-
-            """)
+        try scratch.job(outputs: Self.redacting())
         let check = try Blurfarm.run(["check", "faces.job", "--sheet", "sheet"], in: scratch.folder, environment: scratch.environment)
         #expect(check.status == 0 && check.stderr.contains("1 photo, 0 to look at first"), "\(check.stdout)\(check.stderr)")
         #expect(check.stdout.contains("in the regions detected by faces threshold=0.2 grow=1.3 shape=ellipse"), "\(check.stdout)")
@@ -347,7 +337,7 @@ import Testing
     /// one again: its photo, the first's mirrored, gets her boxes mirrored.
     @Test func aSecondJobDetectsAgainAfterTheFirstGaveBackItsNetwork() throws {
         let scratch = try Self.scratch()
-        let variant = "  - name: redacted\n    path: out/{stem}.png\n    filters: [redact]\n    regions:\n      detect: faces\n"
+        let variant = Self.redacting(path: "out/{stem}.png")
         try scratch.job(outputs: variant)
         let mirrored = scratch.folder.appendingPathComponent("mirrored")
         try FileManager.default.createDirectory(at: mirrored, withIntermediateDirectories: true)
