@@ -220,7 +220,8 @@ let package = Package(
             name: "BlurfarmCommandSupport",
             dependencies: [
                 "BlurfarmFarm", "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO",
-                "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", .product(name: "Logging", package: "swift-log"),
+                "BlurfarmSystem", "BlurfarmPool", "BlurfarmState", "BlurfarmCoordinator", "BlurfarmPlugins", "BlurfarmWatch",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .target(

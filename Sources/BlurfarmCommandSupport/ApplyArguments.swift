@@ -36,4 +36,13 @@ extension PathTemplate {
         if template.uses(.size) { throw OptionError("-o: '{size}' goes with a manifest's sizes:, which apply has not") }
         return template
     }
+
+    /// `template` with `{stem}` as its file name's stem (`flat/thumb.webp` → `flat/{stem}.webp`):
+    /// what `apply -o` suggests when one file is named for several inputs.
+    public static func withStem(_ template: String) -> String {
+        let folder = (template as NSString).deletingLastPathComponent
+        let ext = (template as NSString).pathExtension
+        let name = "{stem}" + (ext.isEmpty ? "" : "." + ext)
+        return folder.isEmpty ? name : folder + "/" + name
+    }
 }

@@ -168,7 +168,7 @@ struct Apply: FarmCommand {
             if paths.count > 1, ![.stem, .name, .relpath, .ext].contains(where: parsed.uses) {
                 throw ValidationError(
                     "-o '\(template)' names one file for \(paths.count) inputs: put {stem} in it to tell them apart, "
-                        + "e.g. -o '\(Self.withStem(template))'")
+                        + "e.g. -o '\(PathTemplate.withStem(template))'")
             }
         } else if paths.count != 2 {
             throw ValidationError(
@@ -179,14 +179,6 @@ struct Apply: FarmCommand {
     }
 
     /// The checks of the options both forms share.
-    /// `template` with `{stem}` as its file name's stem (`flat/thumb.webp` → `flat/{stem}.webp`).
-    static func withStem(_ template: String) -> String {
-        let folder = (template as NSString).deletingLastPathComponent
-        let ext = (template as NSString).pathExtension
-        let name = "{stem}" + (ext.isEmpty ? "" : "." + ext)
-        return folder.isEmpty ? name : folder + "/" + name
-    }
-
     private func validateOptions() throws {
         if template == nil, output == "-", format == nil { throw ValidationError("writing to standard output ('-') needs --format, e.g. --format png") }
         if template == nil, output != "-", format != nil { throw ValidationError("--format is for standard output ('-'); a file's format follows its extension") }

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmBench
 import BlurfarmCore
@@ -39,9 +40,7 @@ struct BenchEngine: FarmCommand {
     func execute() throws {
         let path = try kernel.path(options.locations)
         let bench = EngineBench(image: path, runs: options.runs, sigmas: kernel.sigma, tile: tile, includeFloat: !skipFloat)
-        let rows = try bench.run()
-        if options.json { return try Bench.printJSON(rows) }
-        print(bench.text(rows, version: Blurfarm.version))
+        try bench.print(json: options.json)
     }
 }
 
@@ -66,9 +65,7 @@ struct BenchFileDepth: FarmCommand {
         let path = try kernel.path { locations }
         let bench = FileDepthBench(
             image: path, runs: options.runs, sigmas: kernel.sigma, locations: locations, includeOpenCV: !skipOpencv)
-        let result = try bench.run()
-        if options.json { return try Bench.printJSON(result) }
-        print(bench.text(result, version: Blurfarm.version))
+        try bench.print(json: options.json)
     }
 }
 
@@ -82,9 +79,7 @@ struct BenchManifest: FarmCommand {
 
     func execute() throws {
         let bench = ManifestBench(bytes: manifestBytes, runs: options.runs)
-        let result = bench.run()
-        if options.json { return try Bench.printJSON(result) }
-        print(bench.text(result, version: Blurfarm.version))
+        try bench.print(json: options.json)
     }
 }
 
@@ -116,9 +111,7 @@ struct BenchFarm: FarmCommand {
         let bench = FarmBench(
             paths: paths, copies: copies, workers: workers, sigma: sigma, thumbnail: thumbnail, runs: options.runs,
             vips: !skipVips, executable: Bench.executable)
-        let result = try bench.run()
-        if options.json { return try Bench.printJSON(result) }
-        print(bench.text(result, version: Blurfarm.version))
+        try bench.print(json: options.json)
     }
 }
 
@@ -143,9 +136,7 @@ struct BenchFaces: FarmCommand {
         let bench = FaceBench(
             locations: locations, defacePython: defacePython ?? locations.scripts + "/../.venv-deface/bin/python",
             runs: options.runs, executable: Bench.executable)
-        let result = try bench.run()
-        if options.json { return try Bench.printJSON(result) }
-        print(bench.text(result, version: Blurfarm.version))
+        try bench.print(json: options.json)
     }
 }
 
@@ -170,8 +161,6 @@ struct BenchScale: FarmCommand {
 
     func execute() throws {
         let bench = ScaleBench(locations: try options.locations(), sizes: inputs, runs: options.runs, executable: Bench.executable)
-        let rows = try bench.run()
-        if options.json { return try Bench.printJSON(rows) }
-        print(bench.text(rows, version: Blurfarm.version))
+        try bench.print(json: options.json)
     }
 }

@@ -1,3 +1,4 @@
+import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmBench
 import Foundation
@@ -55,14 +56,14 @@ extension ComparisonCommand {
         let started = Date()
         let (options, settings) = (comparison.options, comparison.settings)
         let bench = LibvipsComparison(executable: Bench.executable, locations: try options.locations(), settings: settings)
-        if !options.json { print(try bench.heading(version: Blurfarm.version)) }
+        if !options.json { print(try bench.heading(version: Release.version)) }
         var rows: [Comparison] = []
         for figure in figures {
             let measured = try bench.measure(figure)
             rows += measured
             if !options.json { print(Comparison.table(measured).text + "\n") }
         }
-        if options.json { try Bench.printJSON(bench.report(rows, version: Blurfarm.version, started: started)) }
+        if options.json { try printJSON(bench.report(rows, version: Release.version, started: started)) }
     }
 }
 

@@ -31,14 +31,6 @@ struct Bench: ParsableCommand {
 
     /// The running executable: what the benchmarks time and where the lookup starts.
     static var executable: String { Installation.executable }
-
-    /// `value` as JSON on standard output.
-    static func printJSON(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
-    }
-
 }
 
 /// The options every benchmark shares.
@@ -68,5 +60,14 @@ struct BenchOptions: ParsableArguments {
         try BenchLocations.find(
             executable: Bench.executable, scripts: scripts, corpus: corpus, python: python, opencvPython: opencvPython,
             cache: cache)
+    }
+}
+
+extension Benchmark {
+    /// Runs, and prints the result: as JSON with `json` (docs/json.md's encoding), else as its table.
+    func print(json: Bool) throws {
+        let result = try run()
+        if json { return try printJSON(result) }
+        Swift.print(text(result, version: Release.version))
     }
 }

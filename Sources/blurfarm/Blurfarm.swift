@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmCommandSupport
 import BlurfarmImageIO
 import BlurfarmSystem
 import CSystemShims
@@ -6,20 +7,11 @@ import CSystemShims
 /// The `blurfarm` command: a thin driver of the library modules.
 @main
 struct Blurfarm: AsyncParsableCommand {
-    static let version = "0.3.0"
-
-    /// The versions every output's recipe carries (docs/scheduling.md): a new one of either
-    /// makes every output run again. libvips's as this process loads it.
-    static var recipeVersions: String { recipeVersions(libvips: ImageReader.libvipsVersion) }
-
-    /// The versions of a recipe with `libvips`'s version.
-    static func recipeVersions(libvips: String) -> String { "blurfarm \(version); libvips \(libvips)" }
-
     /// What `--version` prints: blurfarm's version, the libvips version loaded (part of every
     /// output's recipe), whether that libvips can write AVIF, and the CPU the kernels were built
     /// for, one per line.
     static var versionText: String {
-        "blurfarm \(version)\nlibvips \(ImageReader.libvipsVersion)\n\(avifLine)\n"
+        "blurfarm \(Release.version)\nlibvips \(ImageReader.libvipsVersion)\n\(avifLine)\n"
             + "cpu-target \(String(cString: blurfarm_cpu_target()))"
     }
 
@@ -66,7 +58,7 @@ struct Blurfarm: AsyncParsableCommand {
             Documentation: README.md and docs/ in the source tree.
             """,
         // For the help's `--version` line; `main` prints `versionText` (with the AVIF line).
-        version: "blurfarm \(version)",
+        version: "blurfarm \(Release.version)",
         // Every command names itself (`commandName`): without it ArgumentParser derives the name
         // from the type's through `String(describing:)`, whose failing casts each scan every
         // protocol conformance of the executable, milliseconds of every start.

@@ -76,7 +76,7 @@ struct Check: FarmCommand {
         if status {
             // What a run would do to each output; a job whose records cannot be read, on standard error.
             let statuses = StatusDescription.of(
-                plans, state: farm.stateFolder(configuration), versions: Blurfarm.recipeVersions,
+                plans, state: farm.stateFolder(configuration), versions: Release.recipeVersions,
                 plugins: registry.pluginHashes(of: plans), pixelLimit: configuration.pixelLimit)
             for case .failure(let error) in statuses { printError("\(error)") }
             let jobs = statuses.compactMap { try? $0.get() }

@@ -92,38 +92,28 @@ struct Run: FarmCommand {
             farm, configuration: configuration, printer: printer, interrupts: interrupts, libvips: libvips)
         // The workers start with the first job that has work, and stop at the end, however it ends.
         defer { started.shutdown() }
-        var failed = 0
-        var reports: [RunReport] = []
-        func runJob(_ index: Int, _ plan: JobPlan) {
-            let job = FarmJob(
+        let series = JobSeries(farm: started) { index, plan in
+            FarmJob(
                 plan: plan, registry: registry, force: options.force, retryFailed: options.retryFailed,
                 prune: options.prune, forcePrune: options.forcePrune, verify: options.verify, lock: locks[index],
                 shard: sharding.shard)
-            let outcome = started.wait(started.submit(job))!
-            failed += outcome.failures
-            reports.append(outcome.report)
-            fflush(nil)  // each batch's lines now, also into a pipe or the journal
         }
-        if options.watch {
-            let watch = JobWatch(stop: stop, warn: printer.warn)
-            // Each job planned again over the files as they are now, by loadJobs's loader; a plan
-            // refused now (two inputs that would write one output, say) is said, and not run.
-            do throws(FolderWatcher.Failure) {
-                try watch.run(plans, runJob: runJob) { plan in
-                    let replanned = loader.replan(plan, tileOverride: options.tile)
-                    if case .failure(let diagnostics) = replanned { printDiagnostics(diagnostics) }
-                    return try? replanned.get()
-                }
-            } catch {
-                printer.fail("\(error)")
-                throw ExitCode(ExitStatus.someFailed)
+        // Watching, each job planned again over the files as they are now, by loadJobs's loader;
+        // a plan refused now (two inputs that would write one output, say) is said, and not run.
+        do throws(FolderWatcher.Failure) {
+            try series.run(plans, watch: options.watch ? JobWatch(stop: stop, warn: printer.warn) : nil) { plan in
+                let replanned = loader.replan(plan, tileOverride: options.tile)
+                if case .failure(let diagnostics) = replanned { printDiagnostics(diagnostics) }
+                return try? replanned.get()
             }
-        } else {
-            for (index, plan) in plans.enumerated() { runJob(index, plan) }
+        } catch {
+            printer.fail("\(error)")
+            throw ExitCode(ExitStatus.someFailed)
         }
+        var failed = series.failures
         if let report = options.report {
             do {
-                try RunReport.write(reports, to: report)
+                try RunReport.write(series.reports, to: report)
             } catch {
                 printError("\(report): cannot write the report: \(error.localizedDescription)")
                 failed += 1

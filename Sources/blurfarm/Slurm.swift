@@ -108,7 +108,7 @@ extension Slurm {
             let (loader, plans) = try loadJobs([run.manifest], farm: farm, tileOverride: nil)
             return try SlurmRunContext(
                 folder: folder, run: run, configuration: loader.configuration, plan: plans[0], registry: loader.registry,
-                stateFolder: farm.stateFolder(loader.configuration), recipeVersions: Blurfarm.recipeVersions)
+                stateFolder: farm.stateFolder(loader.configuration), recipeVersions: Release.recipeVersions)
         }
     }
 }

@@ -1,4 +1,3 @@
-import BlurfarmCommandSupport
 import BlurfarmFarm
 import BlurfarmImageIO
 import BlurfarmManifest
@@ -12,7 +11,7 @@ import Logging
 extension WorkerChoice {
     /// The choice `--workers` and `--threads` ask for, else the configuration's `workers`; a
     /// cap on the workers is said as a warning.
-    static func chosen(
+    public static func chosen(
         workers: Int?, threads: Int?, configuration: FarmConfiguration, plugins: [String], oneImage: Bool = false
     ) throws(WorkerChoice.Failure) -> WorkerChoice {
         let choice = try WorkerChoice(
@@ -26,8 +25,8 @@ extension WorkerChoice {
     /// ``Installation/modelFolder(environment:)``, log through
     /// `logger`, and stop with `stop`. The recipes name libvips's version as `libvips` finds it
     /// (the state folder's cache or a worker), else as this process loads it.
-    func farmSettings(
-        farm: FarmOptions, configuration: FarmConfiguration, stop: StopRequest, logger: Logger,
+    public func farmSettings(
+        farm: some FarmLocating, configuration: FarmConfiguration, stop: StopRequest, logger: Logger,
         libvips: LibvipsVersion? = nil
     ) -> FarmSettings {
         FarmSettings(
@@ -37,7 +36,7 @@ extension WorkerChoice {
             pluginFolders: farm.pluginFolders(configuration),
             modelFolder: Installation.modelFolder(environment: ProcessInfo.processInfo.environment), configuration: configuration,
             configurationPath: farm.absoluteConfigurationPath, stateFolder: farm.stateFolder(configuration),
-            recipeVersions: { Blurfarm.recipeVersions(libvips: libvips?.version ?? ImageReader.libvipsVersion) }, stop: stop,
+            recipeVersions: { Release.recipeVersions(libvips: libvips?.version ?? ImageReader.libvipsVersion) }, stop: stop,
             logger: logger)
     }
 
@@ -45,8 +44,8 @@ extension WorkerChoice {
     /// to `printer`, stopped by the signals `interrupts` answers (made before the command
     /// started anything: ``Farm/startedAnsweringSignals(_:interrupts:onEvent:)``). The caller
     /// shuts the farm down when done, however it ends.
-    func startFarm(
-        _ farm: FarmOptions, configuration: FarmConfiguration, printer: RunPrinter, interrupts: Interrupts,
+    public func startFarm(
+        _ farm: some FarmLocating, configuration: FarmConfiguration, printer: RunPrinter, interrupts: Interrupts,
         libvips: LibvipsVersion? = nil
     ) -> Farm {
         let settings = farmSettings(

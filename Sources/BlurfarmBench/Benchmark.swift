@@ -1,0 +1,16 @@
+/// A benchmark of `blurfarm bench` other than the figures beside libvips (``LibvipsComparison``):
+/// it runs, and its typed result is printed as JSON or, by ``text(_:version:)``, as a table.
+public protocol Benchmark {
+    associatedtype Result: Encodable
+    /// Measures.
+    func run() throws -> Result
+    /// `result` as its subcommand prints it, under a heading naming blurfarm's `version`.
+    func text(_ result: Result, version: String) -> String
+}
+
+extension EngineBench: Benchmark {}
+extension FileDepthBench: Benchmark {}
+extension ManifestBench: Benchmark {}
+extension FarmBench: Benchmark {}
+extension FaceBench: Benchmark {}
+extension ScaleBench: Benchmark {}
