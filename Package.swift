@@ -16,8 +16,12 @@
 //   BlurfarmSharedMemory  memfd segments shared by the coordinator and its workers; Core + System
 //   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
 //                     module that calls dlopen) and makes them filters; Core, Kernels, System, the ABI header
+//   BlurfarmDetection how a photo is searched for a detector's boxes (`PhotoSearch`: decoded as shown
+//                     at the schedule's sizes, the passes merged) and a detector's kept sessions;
+//                     Core, ImageIO, Plugins
 //   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
-//                     render, encode); Core, Kernels, Engine, ImageIO, Wire, SharedMemory, Plugins, System
+//                     render, encode; detection tasks); Core, Kernels, Engine, ImageIO, Wire,
+//                     SharedMemory, Plugins, Detection, System
 //   BlurfarmPool      the pool of worker processes: the pure PoolScheduler, the supervisor, the
 //                     launcher, shared segments, task timeouts, `WorkerPool` (an ImageRendering);
 //                     Core, Kernels, Engine, Wire, SharedMemory, System (never BlurfarmWorker)
@@ -153,8 +157,11 @@ let package = Package(
             name: "BlurfarmWorker",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmWire",
-                "BlurfarmSharedMemory", "BlurfarmPlugins", "BlurfarmSystem",
+                "BlurfarmSharedMemory", "BlurfarmPlugins", "BlurfarmDetection", "BlurfarmSystem",
             ],
+            swiftSettings: strict),
+        .target(
+            name: "BlurfarmDetection", dependencies: ["BlurfarmCore", "BlurfarmImageIO", "BlurfarmPlugins"],
             swiftSettings: strict),
         .target(name: "BlurfarmSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
         .target(
@@ -172,7 +179,7 @@ let package = Package(
             name: "BlurfarmCoordinator",
             dependencies: [
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmManifest", "BlurfarmImageIO",
-                "BlurfarmSystem", "BlurfarmState", "BlurfarmPlugins",
+                "BlurfarmSystem", "BlurfarmState", "BlurfarmPlugins", "BlurfarmDetection",
             ],
             swiftSettings: strict),
         // libvips through pkg-config's glib flags: vips.pc adds -pthread, which SwiftPM refuses
@@ -328,7 +335,7 @@ let package = Package(
             name: "BlurfarmCoordinatorTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmManifest", "BlurfarmWire",
-                "BlurfarmPool", "BlurfarmSystem", "BlurfarmEngine", "BlurfarmPlugins",
+                "BlurfarmPool", "BlurfarmSystem", "BlurfarmEngine", "BlurfarmPlugins", "BlurfarmDetection",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),

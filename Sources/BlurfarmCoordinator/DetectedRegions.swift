@@ -1,4 +1,6 @@
 import BlurfarmCore
+import BlurfarmDetection
+import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmManifest
 import BlurfarmState
@@ -8,7 +10,10 @@ import Synchronization
 
 /// The step of a run between the up-to-date split and rendering that gives the outputs whose
 /// variants detect their regions (`regions: {detect: …}`) the regions of their input's boxes
-/// (``RegionDetector``), several inputs at once. An input whose boxes cannot be had fails:
+/// (``RegionDetector``), several inputs at once: searched in the worker processes when the
+/// rendering has them (a `detectionTask` each: a detector that crashes takes a worker, not the
+/// coordinator, and each worker's network keeps its buffers from photo to photo in its one
+/// heap), else in this process. An input whose boxes cannot be had fails:
 /// its outputs of those variants are reported failed and left out of the work (nothing is
 /// written for them, and the caller withdraws what an earlier run wrote); its other outputs run.
 public enum DetectedRegions {
@@ -32,12 +37,14 @@ public enum DetectedRegions {
     }
 
     /// Resolves every output of `plan` whose variant detects, with `detectors` (by name; every
-    /// detector the plan names), on `parallelism` cores as ``split(parallelism:photos:)`` says; stops starting inputs once `control`
-    /// ends (their outputs are reported as it ended). `cacheProblem` hears of boxes that could
-    /// not be cached.
+    /// detector the plan names), in the workers of `rendering` when it has them, else here on
+    /// `parallelism` cores, as ``split(parallelism:photos:)`` says; stops starting inputs once
+    /// `control` ends (their outputs are reported as it ended). `cacheProblem` hears of boxes
+    /// that could not be cached.
     public static func resolve(
-        _ plan: JobPlan, detectors: [String: RegionDetector], parallelism: Int, pixelLimit: Int, memoryLimit: Int,
-        confinement: RootConfinement?, control: JobControl, cacheProblem: @escaping @Sendable (StateError) -> Void
+        _ plan: JobPlan, detectors: [String: RegionDetector], rendering: (any ImageRendering)?, parallelism: Int,
+        pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?, control: JobControl,
+        cacheProblem: @escaping @Sendable (StateError) -> Void
     ) -> Outcome {
         // Each input with each detector its variants name (one detection serves every variant
         // that names it, whatever its threshold, grow or shape).
@@ -52,7 +59,8 @@ public enum DetectedRegions {
         let detecting = pairs.indices.sorted { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }.map { pairs[$0] }
         let results = Mutex<[Int: [String: Result<RegionFile.Contents, OutputFailure>]]>([:])
         let next = Atomic(0)
-        let (atOnce, threadsEach) = split(parallelism: parallelism, photos: detecting.count)
+        let workers = rendering?.wholeImageWorkers?.workers
+        let (atOnce, threadsEach) = split(parallelism: workers ?? parallelism, photos: detecting.count)
         DispatchQueue.concurrentPerform(iterations: atOnce) { _ in
             while true {
                 let (_, taken) = next.add(1, ordering: .relaxed)
@@ -63,10 +71,10 @@ public enum DetectedRegions {
                 if let ended = control.ended {
                     result = .failure(ended)
                 } else {
-                    result = boxes(
-                        of: plan.inputs[index], by: detectors[name]!, threads: threadsEach, pixelLimit: pixelLimit,
-                        memoryLimit: memoryLimit,
-                        confinement: confinement, cacheProblem: cacheProblem)
+                    let search = Search(
+                        detector: detectors[name]!, rendering: workers == nil ? nil : rendering, threads: threadsEach,
+                        pixelLimit: pixelLimit, memoryLimit: memoryLimit / atOnce, confinement: confinement, control: control)
+                    result = search.boxes(of: plan.inputs[index], cacheProblem: cacheProblem)
                 }
                 results.withLock { $0[index, default: [:]][name] = result }
             }
@@ -116,27 +124,92 @@ public enum DetectedRegions {
         return Outcome(plan: plan.withInputs(inputs), failed: failed)
     }
 
-    /// The boxes `detector` finds in `input`'s image.
-    static func boxes(
-        of input: PlannedInput, by detector: RegionDetector, threads: Int, pixelLimit: Int, memoryLimit: Int,
-        confinement: RootConfinement?, cacheProblem: @escaping @Sendable (StateError) -> Void
-    ) -> Result<RegionFile.Contents, OutputFailure> {
-        let hash: String
-        do {
-            hash = try ContentHash.ofFile(input.path)
-        } catch {
-            return .failure(.decode(ImageIOError(code: .fileUnreadable, path: input.path, message: error.message)))
+    /// How one photo is searched: by `detector`, in a worker of `rendering` (nil: in this
+    /// process), the network on `threads` threads, its decodes within `pixelLimit` and
+    /// `memoryLimit`.
+    struct Search {
+        let detector: RegionDetector
+        let rendering: (any ImageRendering)?
+        let threads: Int
+        let pixelLimit: Int
+        let memoryLimit: Int
+        let confinement: RootConfinement?
+        let control: JobControl
+
+        /// The boxes `detector` finds in `input`'s image: cached, or searched now and cached.
+        func boxes(
+            of input: PlannedInput, cacheProblem: @escaping @Sendable (StateError) -> Void
+        ) -> Result<RegionFile.Contents, OutputFailure> {
+            let hash: String
+            do {
+                hash = try ContentHash.ofFile(input.path)
+            } catch {
+                return .failure(.decode(ImageIOError(code: .fileUnreadable, path: input.path, message: error.message)))
+            }
+            return Result { () throws(OutputFailure) in
+                try detector.boxes(ofImageAt: input.path, contentHash: hash, cacheProblem: cacheProblem) { () throws(OutputFailure) in
+                    guard let rendering else {
+                        do throws(PhotoSearch.Failure) {
+                            return try detector.search(
+                                input.path, threads: threads, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
+                                confinement: confinement)
+                        } catch {
+                            throw failure(error, of: input)
+                        }
+                    }
+                    return try inWorker(input, rendering: rendering)
+                }
+            }
         }
-        do throws(RegionDetector.Failure) {
-            return .success(try detector.boxes(
-                ofImageAt: input.path, contentHash: hash, threads: threads, pixelLimit: pixelLimit, memoryLimit: memoryLimit,
-                confinement: confinement, cacheProblem: cacheProblem))
-        } catch {
+
+        /// `input`'s photo searched in a worker: opened here, beneath the job's roots, and read
+        /// there through this process's descriptor, as a whole image's task reads it.
+        private func inWorker(_ input: PlannedInput, rendering: any ImageRendering) throws(OutputFailure) -> PhotoSearch.Found {
+            let image: Rect, opened: SharedInput
+            do throws(ImageIOError) {
+                let header = try ImageReader.header(ofFile: input.path, confinement: confinement)
+                image = Rect(x: 0, y: 0, width: header.width, height: header.height)
+                opened = try SharedInput(input.path, confinement: confinement)
+            } catch {
+                throw .decode(error)
+            }
+            let task = DetectionTask(
+                taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path, pixelLimit: pixelLimit,
+                memoryLimit: memoryLimit, detector: detector.detector.name, modelFolder: detector.modelFolder,
+                identity: detector.modelIdentity, threads: threads, schedule: detector.schedule)
+            let answer: DetectionResult
+            do throws(RenderFailure) {
+                answer = try withExtendedLifetime(opened) { () throws(RenderFailure) in
+                    try rendering.detect(task, image: image, ticket: control.ticket()).0
+                }
+            } catch {
+                // Cut short by its job's end (the pool drops its task), or failed every attempt.
+                // Its one "tile" is the photo: said as a search.
+                var said = error
+                if case .tileFailed(_, let attempts, _, let last) = error.reason {
+                    said = RenderFailure(.searchFailed(attempts: attempts, last: last), retries: error.retries)
+                }
+                throw control.ended ?? (error.reason == .cancelled ? .cancelled : .regions(
+                    "\(input.path): detector '\(detector.detector.name)' could not search it, so nothing of it is written: \(said)"))
+            }
+            switch answer.outcome {
+            case .found(let width, let height, let boxes): return PhotoSearch.Found(width: width, height: height, boxes: boxes)
+            case .failed(let failure) where failure.kind == .decode:
+                throw .decode(ImageIOError(
+                    code: failure.code.flatMap(ImageIOError.Code.init(name:)) ?? .decodeFailed, path: input.path,
+                    message: failure.message))
+            case .failed(let failure):
+                throw .regions(
+                    "\(input.path): detector '\(detector.detector.name)' failed, so nothing of it is written: \(failure.message)")
+            }
+        }
+
+        /// What a search in this process that failed means for `input`'s outputs.
+        private func failure(_ error: PhotoSearch.Failure, of input: PlannedInput) -> OutputFailure {
             switch error {
-            case .decode(let error): return .failure(.decode(error))
+            case .decode(let error): .decode(error)
             case .detector(let error):
-                return .failure(.regions(
-                    "\(input.path): detector '\(detector.detector.name)' failed, so nothing of it is written: \(error)"))
+                .regions("\(input.path): detector '\(detector.detector.name)' failed, so nothing of it is written: \(error)")
             }
         }
     }

@@ -13,6 +13,8 @@ public struct RenderFailure: Error, Sendable, Equatable, CustomStringConvertible
         case tileFailed(tile: Rect, attempts: UInt32, plugins: [String], last: String)
         /// A whole-image task (decoded, filtered and encoded in one worker) failed every attempt.
         case imageFailed(attempts: UInt32, last: String)
+        /// A detection task (a photo decoded and searched in one worker) failed every attempt.
+        case searchFailed(attempts: UInt32, last: String)
         /// Its job was cancelled.
         case cancelled
         /// The pool was shut down (the run stopped).
@@ -43,6 +45,8 @@ public struct RenderFailure: Error, Sendable, Equatable, CustomStringConvertible
                 + "; the last time: \(last)"
         case .imageFailed(let attempts, let last):
             "decoding, filtering and encoding it in a worker failed \(attempts) times; the last time: \(last)"
+        case .searchFailed(let attempts, let last):
+            "searching it in a worker failed \(attempts) times; the last time: \(last)"
         case .cancelled: "cancelled"
         case .poolShutDown: "the worker pool was shut down"
         case .workersUnavailable(let problem): problem
@@ -112,6 +116,15 @@ public protocol ImageRendering: Sendable {
     /// - Throws: ``RenderFailure``: the task failed every attempt, its job was cancelled, the
     ///   rendering was shut down.
     func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int)
+
+    /// Searches a photo as `task` says in one of ``wholeImageWorkers`` (its ids and attempt
+    /// are the rendering's to fill in): the photo decoded there, the detector's network run
+    /// there on its passes; the answer and the attempts retried. `image` (the photo's size, from
+    /// its header) sizes the task's timeout; `ticket` places it and hears when it is done.
+    /// Asked only of a rendering with ``wholeImageWorkers``.
+    ///
+    /// - Throws: ``RenderFailure``, as ``renderImage(_:image:ticket:)``.
+    func detect(_ task: DetectionTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (DetectionResult, retries: Int)
 }
 
 /// Renders in this process with the engine's ``Renderer`` and a ``TileExecutor`` (the threads
@@ -161,6 +174,11 @@ public struct InProcessRendering: ImageRendering {
     /// Never asked (``wholeImageWorkers`` is nil).
     public func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int) {
         preconditionFailure("whole images are made by worker processes, and this rendering has none")
+    }
+
+    /// Never asked (``wholeImageWorkers`` is nil): the coordinator searches here itself.
+    public func detect(_ task: DetectionTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (DetectionResult, retries: Int) {
+        preconditionFailure("photos are searched in worker processes, and this rendering has none")
     }
 }
 

@@ -50,8 +50,14 @@ extension Farm {
         /// `work` with its detecting outputs given their regions (``DetectedRegions``), and
         /// those whose input's boxes could not be had, failed.
         func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
+            // In the workers, started now (the rendering after needs them too); workers that
+            // cannot start are said when the rendering asks for them, and the photos are searched
+            // here meanwhile, so that no output goes on without its boxes.
+            let searching = !detectors.isEmpty && work.inputs.contains { $0.outputs.contains { $0.variant.detection != nil } }
+            let rendering = searching && settings.workers > 0 ? try? self.rendering() : nil
             let outcome = DetectedRegions.resolve(
-                work, detectors: detectors, parallelism: settings.workers > 0 ? settings.workers : settings.threads,
+                work, detectors: detectors, rendering: rendering,
+                parallelism: settings.workers > 0 ? settings.workers : settings.threads,
                 pixelLimit: configuration.pixelLimit,
                 memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement,
                 control: control, cacheProblem: { problem(.state($0)) })

@@ -101,17 +101,7 @@ public final class DetectorSession: @unchecked Sendable {
     public static let mostBoxes = 1 << 16
 
     /// One box the detector found, in the image coordinates of the buffer given.
-    public struct Box: Sendable, Equatable {
-        public var x: Double
-        public var y: Double
-        public var width: Double
-        public var height: Double
-        public var score: Double
-
-        public init(x: Double, y: Double, width: Double, height: Double, score: Double) {
-            (self.x, self.y, self.width, self.height, self.score) = (x, y, width, height, score)
-        }
-    }
+    public typealias Box = DetectedBox
 
     /// The boxes in `image` (3 or 4 channels) scoring at least `threshold`, found on at most
     /// `threads` threads (at least 1). A box that is not

@@ -114,6 +114,9 @@ struct PoolSupervisor {
                 case .image(var image):
                     (image.taskID, image.imageID, image.attempt) = (task.task, task.image, task.attempt)
                     send(.imageTask(image), to: worker)
+                case .detection(var detection):
+                    (detection.taskID, detection.imageID, detection.attempt) = (task.task, task.image, task.attempt)
+                    send(.detectionTask(detection), to: worker)
                 }
             case .cancel(let task, let worker):
                 send(.cancel(taskID: task), to: worker)
@@ -209,8 +212,13 @@ struct PoolSupervisor {
                 handle(.result(id, result.taskID))
                 if let sent = scheduler.unverified[result.taskID] { requests[sent.image]?.imageResult = result }
                 handle(.verified(result.taskID, checksumMismatch: nil))
+            case .detectionResult(let result):
+                // A photo's boxes, or why not: an answer, checked as it was read.
+                handle(.result(id, result.taskID))
+                if let sent = scheduler.unverified[result.taskID] { requests[sent.image]?.detectionResult = result }
+                handle(.verified(result.taskID, checksumMismatch: nil))
             case .failure(let failure): handle(.failure(id, failure.taskID, message: failure.message))
-            case .task, .imageTask, .shutdown, .cancel:
+            case .task, .imageTask, .detectionTask, .shutdown, .cancel:
                 return handle(.workerFailed(id, reason: "sent '\(message.type)', which only a coordinator sends"))
             }
         }

@@ -256,22 +256,48 @@ public final class WorkerPool: ImageRendering, Sendable {
     /// - Throws: ``RenderFailure``: the task failed every attempt, its job was cancelled, the
     ///   pool was shut down.
     public func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int) {
-        let request = PoolRequest(.image(task), progress: ticket.progress)
+        // The decode, every output's filters and encode: a generous multiple of the pixels read
+        // for the timeout's allowance.
+        let pixels = image.area.multipliedReportingOverflow(by: 2 + 2 * task.outputs.count).partialValue
+        let (request, retries) = try runWhole(.image(task), image: image, pixelsRead: pixels, ticket: ticket)
+        guard let result = request.imageResult else { preconditionFailure("an image task finished without its worker's answer") }
+        return (result, retries)
+    }
+
+    /// Runs `task` (its ids and attempt are the pool's to fill in) in one worker, which
+    /// decodes the photo as shown and runs the detector's network on the schedule's passes, and
+    /// returns the worker's answer and the attempts retried. `image` (the photo's size, from its
+    /// header) sizes the task's timeout; `ticket` places it in the queue and hears when it is
+    /// done. A worker that dies or hangs on it (a detector that crashes) is replaced and the
+    /// task tried again on another, as a tile is.
+    ///
+    /// - Throws: ``RenderFailure``, as ``renderImage(_:image:ticket:)``.
+    public func detect(_ task: DetectionTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (DetectionResult, retries: Int) {
+        // The decodes at the passes' sizes, the network's set-up and its passes: a generous
+        // multiple of the photo's pixels for the timeout's allowance (a 16 MP photo's search on
+        // one thread takes about 7 s of the 1,280 s allowed).
+        let pixels = image.area.multipliedReportingOverflow(by: 4).partialValue
+        let (request, retries) = try runWhole(.detection(task), image: image, pixelsRead: pixels, ticket: ticket)
+        guard let result = request.detectionResult else { preconditionFailure("a detection task finished without its worker's answer") }
+        return (result, retries)
+    }
+
+    /// Queues `work`, one task of a whole input (`image`, its "tile") for one worker, allowed
+    /// the timeout of `pixelsRead` pixels, and waits for it: the finished request, which holds
+    /// the worker's answer, and the attempts retried.
+    private func runWhole(_ work: PoolRequest.Work, image: Rect, pixelsRead: Int, ticket: RenderTicket) throws(RenderFailure)
+        -> (PoolRequest, retries: Int)
+    {
+        let request = PoolRequest(work, progress: ticket.progress)
         let accepted = queue(request, ticket: ticket) { id in
-            // The decode, every output's filters and encode: a generous multiple of the
-            // pixels read for the timeout's allowance.
             PoolScheduler.Image(
-                tiles: [image], pixelsRead: [image.area.multipliedReportingOverflow(by: 2 + 2 * task.outputs.count).partialValue],
+                tiles: [image], pixelsRead: [pixelsRead],
                 order: PoolScheduler.ImageOrder(priority: ticket.priority, job: ticket.job, image: id))
         }
         guard accepted else { throw RenderFailure(.poolShutDown) }
         request.done.wait()
         switch request.result! {
-        case .success(let retries):
-            guard let result = request.imageResult else {
-                preconditionFailure("an image task finished without its worker's answer")
-            }
-            return (result, retries)
+        case .success(let retries): return (request, retries)
         case .failure(let failure): throw failure
         }
     }
@@ -406,6 +432,9 @@ final class PoolRequest: @unchecked Sendable {
         /// One whole-image task: the worker decodes, renders and encodes (its ids, attempt
         /// and nothing else filled in by the pool's thread when it is sent).
         case image(ImageTask)
+        /// One detection task: the worker decodes the photo and runs the detector (its ids
+        /// and attempt filled in as an image task's).
+        case detection(DetectionTask)
     }
 
     /// A chain rendered tile by tile: where its pixels are.
@@ -428,6 +457,8 @@ final class PoolRequest: @unchecked Sendable {
     var result: Result<Int, RenderFailure>?
     /// A whole-image task's answer, once it came.
     var imageResult: ImageResult?
+    /// A detection task's answer, once it came.
+    var detectionResult: DetectionResult?
     /// When the pool's thread heard of the last tile.
     var finished = ContinuousClock.now
 

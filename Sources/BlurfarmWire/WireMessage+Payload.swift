@@ -41,6 +41,10 @@ extension WireMessage {
             task.write(to: &w)
         case .imageResult(let result):
             result.write(to: &w)
+        case .detectionTask(let task):
+            task.write(to: &w)
+        case .detectionResult(let result):
+            result.write(to: &w)
         }
     }
 
@@ -83,6 +87,10 @@ extension WireMessage {
             message = .imageTask(try ImageTask(from: &r))
         case .imageResult:
             message = .imageResult(try ImageResult(from: &r))
+        case .detectionTask:
+            message = .detectionTask(try DetectionTask(from: &r))
+        case .detectionResult:
+            message = .detectionResult(try DetectionResult(from: &r))
         }
         guard r.remaining == 0 else { throw .trailingBytes(count: r.remaining) }
         return message

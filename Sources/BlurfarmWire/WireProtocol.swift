@@ -5,7 +5,7 @@
 //
 //   offset     size  field
 //   0          4     magic: the ASCII bytes "BFW1" (0x42 0x46 0x57 0x31)
-//   4          2     protocol version, u16 (``WireProtocol/version``, 9)
+//   4          2     protocol version, u16 (``WireProtocol/version``, 10)
 //   6          2     message type, u16 (``WireMessageType``)
 //   8          4     payload length N, u32
 //   12         N     payload (the message's fields, in the order its doc comment gives)
@@ -43,13 +43,17 @@
 //
 //   worker → coordinator: hello (once, first), ready (done with a task: one more may come),
 //                         heartbeat, result (tile task done), failure (task's filter failed),
-//                         imageResult (image task done: its outputs encoded, or why not)
+//                         imageResult (image task done: its outputs encoded, or why not),
+//                         detectionResult (detection task done: the photo's boxes, or why not)
 //   coordinator → worker: task (one tile), imageTask (one whole image: decode, filter,
-//                         encode; ImageTask.swift), cancel, shutdown
+//                         encode; ImageTask.swift), detectionTask (one photo searched with a
+//                         detector; DetectionTask.swift), cancel, shutdown
 //
-// A task is either kind: a worker holds at most two of either or both, and answers a tile
+// A task is any of the three kinds: a worker holds at most two of any, and answers a tile
 // task with `result` or `failure`, an image task with `imageResult` (whose outputs each say
-// whether they were made: a bad input is an answer, not a failure of the task).
+// whether they were made: a bad input is an answer, not a failure of the task), a detection
+// task with `detectionResult` (a photo that cannot be decoded, or a detector that fails, is
+// an answer too).
 //
 // A worker says `ready` after `hello` when it is set up, after each `result` or `failure`, and
 // after it drops a cancelled task (for which it sends no result). It holds at most two tasks:
@@ -72,8 +76,9 @@ public enum WireProtocol {
     /// effort and optimized coding; version 7 the regions' extent (`output: region`) and each filter's own regions;
     /// version 8 the bands an image task's output was streamed in (``EncodedOutput/bands``);
     /// version 9 the frame checksum XXH3 (CRC-32 before: a whole-image task's encoded bytes are
-    /// checksummed by the worker and the coordinator, 1.2% of a batch's processor time).
-    public static let version: UInt16 = 9
+    /// checksummed by the worker and the coordinator, 1.2% of a batch's processor time);
+    /// version 10 detection tasks (`detectionTask`, `detectionResult`).
+    public static let version: UInt16 = 10
 
     /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
     /// first's `ready` so that the worker goes on at once instead of waiting for the
@@ -122,6 +127,10 @@ public enum WireMessageType: UInt16, CaseIterable, Sendable, CustomStringConvert
     case imageTask = 9
     /// ``WireMessage/imageResult(_:)``
     case imageResult = 10
+    /// ``WireMessage/detectionTask(_:)``
+    case detectionTask = 11
+    /// ``WireMessage/detectionResult(_:)``
+    case detectionResult = 12
 
     /// The message's name, e.g. `task`.
     public var description: String {
@@ -136,6 +145,8 @@ public enum WireMessageType: UInt16, CaseIterable, Sendable, CustomStringConvert
         case .cancel: "cancel"
         case .imageTask: "imageTask"
         case .imageResult: "imageResult"
+        case .detectionTask: "detectionTask"
+        case .detectionResult: "detectionResult"
         }
     }
 }
@@ -184,6 +195,15 @@ public enum WireMessage: Equatable, Sendable {
     /// was not made. Type 10. Payload: ``ImageResult``.
     case imageResult(ImageResult)
 
+    /// Coordinator → worker: decode one photo as shown and search it with a detector, as the
+    /// task's schedule says. Sent only to a worker that said `ready`, as a `task` is; cancelled
+    /// the same way. Type 11. Payload: ``DetectionTask``.
+    case detectionTask(DetectionTask)
+
+    /// Worker → coordinator: a detection task is done; the photo's size as shown and its
+    /// boxes, or why there are none. Type 12. Payload: ``DetectionResult``.
+    case detectionResult(DetectionResult)
+
     /// The type code written in the frame's header.
     public var type: WireMessageType {
         switch self {
@@ -197,6 +217,8 @@ public enum WireMessage: Equatable, Sendable {
         case .cancel: .cancel
         case .imageTask: .imageTask
         case .imageResult: .imageResult
+        case .detectionTask: .detectionTask
+        case .detectionResult: .detectionResult
         }
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 import Synchronization
 
 /// The worker's side of the conversation (docs/protocol.md): reads frames from one file
-/// descriptor, writes frames to another, renders tasks with a ``TaskRunner``.
+/// descriptor, writes frames to another, renders tasks with a ``TaskRunner`` (whole images with
+/// an ``ImageTaskRunner``, photos searched with a ``DetectionTaskRunner``).
 ///
 /// ``run(input:)`` sends `hello` and `ready`, then reads. Tasks run one after the other on a
 /// thread of their own while the loop goes on reading, so `cancel` and `shutdown` are seen
@@ -28,6 +29,7 @@ public final class Worker: Sendable {
     public let pid: Int32
     private let runner: TaskRunner
     private let images: ImageTaskRunner
+    private let detections: DetectionTaskRunner
     private let writer: FrameWriter
     private let tasks = DispatchQueue(label: "blurfarm.worker.task")
 
@@ -50,6 +52,7 @@ public final class Worker: Sendable {
         self.pid = pid
         self.runner = runner
         images = ImageTaskRunner(tasks: runner)
+        detections = DetectionTaskRunner(plugins: runner.plugins)
         writer = FrameWriter(fd: output)
     }
 
@@ -89,15 +92,27 @@ public final class Worker: Sendable {
                     switch message {
                     case .shutdown:
                         return .shutdown
+                    // Rendering comes once the photos are searched: the detectors' buffers go first.
                     case .task(let task):
-                        if let busy = accept(task.taskID, { [runner] in runner.execute(task) }) { return .badInput(busy) }
+                        let execute = { @Sendable [runner, detections] in
+                            detections.closeSessions()
+                            return runner.execute(task)
+                        }
+                        if let busy = accept(task.taskID, execute) { return .badInput(busy) }
                     case .imageTask(let task):
-                        if let busy = accept(task.taskID, { [images] in .imageResult(images.execute(task)) }) { return .badInput(busy) }
+                        let execute = { @Sendable [images, detections] in
+                            detections.closeSessions()
+                            return WireMessage.imageResult(images.execute(task))
+                        }
+                        if let busy = accept(task.taskID, execute) { return .badInput(busy) }
+                    case .detectionTask(let task):
+                        let execute = { @Sendable [detections] in WireMessage.detectionResult(detections.execute(task)) }
+                        if let busy = accept(task.taskID, execute) { return .badInput(busy) }
                     case .cancel(let taskID):
                         state.withLock { state in
                             if state.running?.id == taskID || state.waiting.contains(taskID) { state.cancelled.insert(taskID) }
                         }
-                    case .hello, .ready, .result, .failure, .heartbeat, .imageResult:
+                    case .hello, .ready, .result, .failure, .heartbeat, .imageResult, .detectionResult:
                         return .badInput("a coordinator does not send '\(message.type)'")
                     }
                 }

@@ -1,5 +1,5 @@
 import BlurfarmCore
-import BlurfarmPlugins
+import BlurfarmDetection
 import BlurfarmTestSupport
 import PropertyBased
 import Testing
@@ -7,7 +7,7 @@ import Testing
 @testable import BlurfarmCoordinator
 
 /// The tiles a large image is searched in (``DetectionSchedule``) and how their boxes are
-/// merged (``RegionDetector``): the halo argument of the farm's tiles, for detection.
+/// merged (`PhotoSearch`): the halo argument of the farm's tiles, for detection.
 @Suite struct DetectionScheduleTests {
     /// Every square of the overlap's side lies whole in some tile, and the tiles stay inside
     /// the scaled photo, at most a tile's side: so a face up to the overlap is seen whole by a tile.
@@ -63,35 +63,35 @@ import Testing
     @Test func aBoxAtATilesInnerEdgeIsCutAtTheImagesEdgeItIsNot() {
         let image = Rect(width: 3000, height: 2000)
         let tile = Rect(x: 768, y: 0, width: 1024, height: 1024)  // a tile of a scaled photo
-        func box(_ x: Double, _ y: Double) -> DetectorSession.Box { DetectorSession.Box(x: x, y: y, width: 40, height: 40, score: 0.9) }
-        #expect(RegionDetector.isCut(box(768, 100), by: tile, in: image))  // the left edge, inside the image
-        #expect(RegionDetector.isCut(box(1760, 100), by: tile, in: image))  // the right edge
-        #expect(RegionDetector.isCut(box(900, 990), by: tile, in: image))  // the bottom edge
-        #expect(!RegionDetector.isCut(box(900, 0), by: tile, in: image))  // the top: the image's edge
-        #expect(!RegionDetector.isCut(box(900, 500), by: tile, in: image))
+        func box(_ x: Double, _ y: Double) -> DetectedBox { DetectedBox(x: x, y: y, width: 40, height: 40, score: 0.9) }
+        #expect(PhotoSearch.isCut(box(768, 100), by: tile, in: image))  // the left edge, inside the image
+        #expect(PhotoSearch.isCut(box(1760, 100), by: tile, in: image))  // the right edge
+        #expect(PhotoSearch.isCut(box(900, 990), by: tile, in: image))  // the bottom edge
+        #expect(!PhotoSearch.isCut(box(900, 0), by: tile, in: image))  // the top: the image's edge
+        #expect(!PhotoSearch.isCut(box(900, 500), by: tile, in: image))
     }
 
     /// Suppression keeps the better of two boxes overlapping by an IoU of 0.3 or more, both of
     /// two that overlap less, and boxes above a threshold are the same whether suppressed
     /// among every box or among those above it (why boxes are cached down to the lowest).
     @Test func suppressionKeepsTheBetterBoxAndCommutesWithAThreshold() async {
-        let a = DetectorSession.Box(x: 0, y: 0, width: 100, height: 100, score: 0.9)
-        let b = DetectorSession.Box(x: 20, y: 0, width: 100, height: 100, score: 0.8)  // IoU 80/120
-        let c = DetectorSession.Box(x: 70, y: 0, width: 100, height: 100, score: 0.95)  // IoU with a 30/170
-        #expect(RegionDetector.suppressed([a, b]) == [a])
-        #expect(RegionDetector.suppressed([b, a]) == [a])
-        #expect(RegionDetector.suppressed([a, c]) == [c, a])
+        let a = DetectedBox(x: 0, y: 0, width: 100, height: 100, score: 0.9)
+        let b = DetectedBox(x: 20, y: 0, width: 100, height: 100, score: 0.8)  // IoU 80/120
+        let c = DetectedBox(x: 70, y: 0, width: 100, height: 100, score: 0.95)  // IoU with a 30/170
+        #expect(PhotoSearch.suppressed([a, b]) == [a])
+        #expect(PhotoSearch.suppressed([b, a]) == [a])
+        #expect(PhotoSearch.suppressed([a, c]) == [c, a])
         await propertyCheck(count: 100, input: Gen.uint64(), Gen.int(in: 1...90)) { seed, percent in
             var rng = SplitMix(seed: seed)
             let boxes = (0..<30).map { _ in
-                DetectorSession.Box(
+                DetectedBox(
                     x: Double(rng.next() % 300), y: Double(rng.next() % 300), width: Double(10 + rng.next() % 80),
                     height: Double(10 + rng.next() % 80), score: Double(rng.next() % 1000) / 1000)
             }
             let threshold = Double(percent) / 100
             #expect(
-                RegionDetector.suppressed(boxes).filter { $0.score >= threshold }
-                    == RegionDetector.suppressed(boxes.filter { $0.score >= threshold }))
+                PhotoSearch.suppressed(boxes).filter { $0.score >= threshold }
+                    == PhotoSearch.suppressed(boxes.filter { $0.score >= threshold }))
         }
     }
 }

@@ -36,16 +36,17 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 9))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 9")
+        #expect(error == .unsupportedVersion(received: 99, supported: 10))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 10")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 9))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 9))
-        // The version before, whose frames end in a CRC-32.
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 8)).error == .unsupportedVersion(received: 8, supported: 9))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 10))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 10))
+        // The version before detection tasks, and the one before it, whose frames end in a CRC-32.
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 9)).error == .unsupportedVersion(received: 9, supported: 10))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 8)).error == .unsupportedVersion(received: 8, supported: 10))
     }
 
-    @Test(arguments: [UInt16(0), 11, 0x100, 0xFFFF])
+    @Test(arguments: [UInt16(0), 13, 0x100, 0xFFFF])
     func unknownMessageType(_ type: UInt16) {
         #expect(Self.outcome(frame(type: type, payload: [])).error == .unknownMessageType(type))
     }

@@ -105,6 +105,26 @@ import Testing
                 .failed(ImageOutputFailure(kind: .decode, code: "decodeFailed", path: "a.jpg", message: "VipsJpeg: \u{0}")),
                 .failed(ImageOutputFailure(kind: .tooLarge, code: nil, path: nil, message: "")),
             ])),
+        .detectionTask(DetectionTask(
+            taskID: .max, imageID: 0, attempt: .max, input: "/proc/1/fd/9", inputName: "photos/\u{e9}t\u{e9} [1].jpg",
+            pixelLimit: Int.max, memoryLimit: 0, detector: "faces", modelFolder: "", identity: "centerface sha256=\u{0}",
+            threads: Int(UInt32.max), schedule: .standard)),
+        .detectionTask(DetectionTask(
+            taskID: 0, imageID: .max, attempt: 1, input: "", inputName: "\n", pixelLimit: 1, memoryLimit: 1, detector: "",
+            modelFolder: "/m", identity: "", threads: 1,
+            schedule: DetectionSchedule(wholeSide: 1, smallestFace: 1, detectorSmallest: 1, tileSide: 2, overlap: 1, cutFace: 1))),
+        .detectionResult(DetectionResult(taskID: 0, outcome: .found(width: 1, height: Int(UInt32.max), boxes: []))),
+        .detectionResult(DetectionResult(
+            taskID: .max,
+            outcome: .found(
+                width: 6000, height: 4000,
+                boxes: [
+                    DetectedBox(x: -0.0, y: -1e300, width: .leastNonzeroMagnitude, height: 1e300, score: 0),
+                    DetectedBox(x: 5999.5, y: 0, width: 20, height: 24, score: 1),
+                ]))),
+        .detectionResult(DetectionResult(
+            taskID: 7, outcome: .failed(DetectionFailure(kind: .decode, code: "decodeFailed", message: "VipsJpeg: \u{0}")))),
+        .detectionResult(DetectionResult(taskID: 8, outcome: .failed(DetectionFailure(kind: .detector, code: nil, message: "")))),
     ]
 
     @Test func awkwardMessagesCoverEveryType() {
@@ -183,17 +203,17 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 9, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 10, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let sum = referenceChecksum(header)
         #expect(Array(bytes[12...]) == [UInt8(sum & 0xFF), UInt8(sum >> 8 & 0xFF), UInt8(sum >> 16 & 0xFF), UInt8(sum >> 24)])
-        #expect(sum == 0x0C31_CE67)  // the whole frame, pinned
+        #expect(sum == 0x20EA_C3AB)  // the whole frame, pinned
     }
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 9, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 10, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -216,7 +236,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(9)  // the protocol version
+        hello.u16(10)  // the protocol version
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -480,6 +500,88 @@ import Testing
                         filterNanoseconds: 7, encodeNanoseconds: 8)),
                     .failed(ImageOutputFailure(kind: .encode, code: "encodeFailed", path: "b.jpg", message: "too wide")),
                 ]))) == frame(type: 10, payload: result.bytes))
+    }
+
+    /// The detection messages, written by hand from DetectionTask.swift's layouts.
+    @Test func detectionPayloadsFollowTheDocumentedLayout() throws {
+        var task = Bytes()
+        task.u64(5)  // taskID
+        task.u64(6)  // imageID
+        task.u32(2)  // attempt
+        task.string("/proc/9/fd/3")
+        task.string("a.jpg")
+        task.u64(1000)  // pixelLimit
+        task.u64(2000)  // memoryLimit
+        task.string("faces")
+        task.string("/models")
+        task.string("centerface sha256=ab")
+        task.u32(2)  // threads
+        for value: UInt32 in [1024, 20, 12, 1536, 128, 24] { task.u32(value) }  // the standard schedule
+        #expect(try FrameEncoder.encode(.detectionTask(DetectionTask(
+            taskID: 5, imageID: 6, attempt: 2, input: "/proc/9/fd/3", inputName: "a.jpg", pixelLimit: 1000, memoryLimit: 2000,
+            detector: "faces", modelFolder: "/models", identity: "centerface sha256=ab", threads: 2, schedule: .standard)))
+            == frame(type: 11, payload: task.bytes))
+
+        var found = Bytes()
+        found.u64(5)
+        found.u8(0)  // found
+        found.u32(640)
+        found.u32(480)
+        found.u32(1)  // one box
+        for value in [10.5, 20, 30, 40, 0.875] { found.u64(value.bitPattern) }
+        #expect(try FrameEncoder.encode(.detectionResult(DetectionResult(
+            taskID: 5,
+            outcome: .found(width: 640, height: 480, boxes: [DetectedBox(x: 10.5, y: 20, width: 30, height: 40, score: 0.875)]))))
+            == frame(type: 12, payload: found.bytes))
+
+        var failed = Bytes()
+        failed.u64(5)
+        failed.u8(1)  // failed
+        failed.u8(0)  // decode
+        failed.u8(1)
+        failed.string("decodeFailed")
+        failed.string("not a JPEG")
+        #expect(try FrameEncoder.encode(.detectionResult(DetectionResult(
+            taskID: 5, outcome: .failed(DetectionFailure(kind: .decode, code: "decodeFailed", message: "not a JPEG")))))
+            == frame(type: 12, payload: failed.bytes))
+    }
+
+    /// What no detector gives and no schedule is, refused from the payload: a box without a
+    /// size or not finite, a score past 1, a search without a thread, tiles within their overlap.
+    @Test func detectionPayloadsOutsideTheirRangesAreRefused() throws {
+        for box in [[0.0, 0, 0, 1, 0.5], [0, 0, 1, 1, 1.5], [.nan, 0, 1, 1, 0.5], [0, .infinity, 1, 1, 0.5], [0, 0, 1, 1, -0.1]] {
+            var result = Bytes()
+            result.u64(1)
+            result.u8(0)
+            result.u32(10)
+            result.u32(10)
+            result.u32(1)
+            for value in box { result.u64(value.bitPattern) }
+            var decoder = FrameDecoder()
+            decoder.append(frame(type: 12, payload: result.bytes))
+            #expect(throws: WireError.self, "box \(box)") { try decoder.nextMessage() }
+        }
+        func task(threads: UInt32, schedule: [UInt32]) -> [UInt8] {
+            var task = Bytes()
+            task.u64(1)
+            task.u64(1)
+            task.u32(1)
+            for text in ["i", "i"] { task.string(text) }
+            task.u64(1)
+            task.u64(1)
+            for text in ["faces", "/m", "id"] { task.string(text) }
+            task.u32(threads)
+            for value in schedule { task.u32(value) }
+            return frame(type: 11, payload: task.bytes)
+        }
+        for (threads, schedule) in [(0, [1024, 20, 12, 1536, 128, 24]), (1, [1024, 20, 12, 128, 128, 24]), (1, [1024, 20, 30, 1536, 128, 24]), (1, [0, 20, 12, 1536, 128, 24])] as [(UInt32, [UInt32])] {
+            var decoder = FrameDecoder()
+            decoder.append(task(threads: threads, schedule: schedule))
+            #expect(throws: WireError.self, "threads \(threads), schedule \(schedule)") { try decoder.nextMessage() }
+        }
+        var decoder = FrameDecoder()
+        decoder.append(task(threads: 1, schedule: [1024, 20, 12, 1536, 128, 24]))
+        #expect(try decoder.nextMessage()?.type == .detectionTask)
     }
 
     /// A thumbnail output's decoded image must be one of the decode's widths.

@@ -267,7 +267,46 @@ enum Random {
         case .cancel: .cancel(taskID: u64(&rng))
         case .imageTask: .imageTask(imageTask(&rng))
         case .imageResult: .imageResult(imageResult(&rng))
+        case .detectionTask: .detectionTask(detectionTask(&rng))
+        case .detectionResult: .detectionResult(detectionResult(&rng))
         }
+    }
+
+    /// A detection task with any fields the protocol allows (a schedule whose tiles are longer
+    /// than their overlap, which holds the cut faces, which are at least the detector's least).
+    static func detectionTask<R: RandomNumberGenerator>(_ rng: inout R) -> DetectionTask {
+        let least = Int.random(in: 1...64, using: &rng)
+        let cut = Int.random(in: least...256, using: &rng)
+        let overlap = Int.random(in: cut...1024, using: &rng)
+        let schedule = DetectionSchedule(
+            wholeSide: Int.random(in: 1...Int(UInt32.max), using: &rng), smallestFace: Int.random(in: 1...1000, using: &rng),
+            detectorSmallest: least, tileSide: Int.random(in: (overlap + 1)...Int(UInt32.max), using: &rng), overlap: overlap,
+            cutFace: cut)
+        return DetectionTask(
+            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), input: string(&rng), inputName: string(&rng),
+            pixelLimit: Int.random(in: 0...Int.max, using: &rng), memoryLimit: Int.random(in: 0...Int.max, using: &rng),
+            detector: string(&rng), modelFolder: string(&rng), identity: string(&rng, maxCount: 40),
+            threads: Int.random(in: 1...Int(UInt32.max), using: &rng), schedule: schedule)
+    }
+
+    /// A detection result: boxes a detector may give (finite, with a size, scoring 0...1), or a failure.
+    static func detectionResult<R: RandomNumberGenerator>(_ rng: inout R) -> DetectionResult {
+        guard Bool.random(using: &rng) else {
+            return DetectionResult(taskID: u64(&rng), outcome: .failed(DetectionFailure(
+                kind: Bool.random(using: &rng) ? .decode : .detector, code: Bool.random(using: &rng) ? string(&rng) : nil,
+                message: string(&rng, maxCount: 40))))
+        }
+        let boxes = (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+            DetectedBox(
+                x: Double.random(in: -1e6...1e6, using: &rng), y: Double.random(in: -1e6...1e6, using: &rng),
+                width: Double.random(in: 1e-9...1e6, using: &rng), height: Double.random(in: 1e-9...1e6, using: &rng),
+                score: [0, 1, Double.random(in: 0...1, using: &rng)].randomElement(using: &rng)!)
+        }
+        return DetectionResult(
+            taskID: u64(&rng),
+            outcome: .found(
+                width: Int.random(in: 1...Int(UInt32.max), using: &rng), height: Int.random(in: 1...Int(UInt32.max), using: &rng),
+                boxes: boxes))
     }
 
     static func optionalSize<R: RandomNumberGenerator>(_ rng: inout R) -> Int? {

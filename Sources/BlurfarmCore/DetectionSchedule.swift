@@ -1,8 +1,6 @@
-import BlurfarmCore
-
 /// How an image is searched for a detector's objects (docs/manifest.md#regions-a-detector-finds):
-/// the algorithm is ``RegionDetector``'s, the schedule is these tunables, as RenderSchedule is
-/// the render's. A detector's network finds objects from a size of its own upward, at a cost
+/// the algorithm is BlurfarmDetection's `PhotoSearch`, the schedule is these tunables, as
+/// ``RenderSchedule`` is the render's. A detector's network finds objects from a size of its own upward, at a cost
 /// and a memory proportional to the pixels it is given (CenterFace: faces from about 10 to 12 px,
 /// about 250 MB a megapixel through OpenCV's DNN, 0.5 s a megapixel on this machine's two
 /// cores). So a photo is searched at the scale where the smallest face wanted is the smallest
@@ -24,7 +22,8 @@ public struct DetectionSchedule: Hashable, Sendable {
     public var detectorSmallest: Int
     /// The most pixels along a tile's side, in the scaled photo: a tile's network run takes
     /// about 250 MB a megapixel (a 1536 × 1536 tile 590 MB; a whole 6 MP photo 1.5 GB), given
-    /// back before the rendering starts (``RegionDetector/closeIdleSessions()``). Larger tiles
+    /// back before the rendering starts (a worker closes its detectors' sessions when it is given
+    /// other work). Larger tiles
     /// overlap less of each other: `blurfarm bench faces`'s 94 MP go through the network as
     /// 39.9 MP in tiles of 1536, 43.8 MP in tiles of 1024 (7.8 s and 8.1 s).
     public var tileSide: Int
@@ -70,7 +69,7 @@ public struct DetectionSchedule: Hashable, Sendable {
         public init(_ width: Int, _ height: Int) { (self.width, self.height) = (width, height) }
 
         /// This size scaled by `factor`, each side rounded, at least a pixel.
-        func scaled(_ factor: Double) -> Size {
+        public func scaled(_ factor: Double) -> Size {
             Size(max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())))
         }
     }
