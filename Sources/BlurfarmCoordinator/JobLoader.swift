@@ -60,8 +60,9 @@ public struct JobLoader: Sendable {
         JobDecoder.decode(text, file: manifestPath, filters: registry.descriptors)
     }
 
-    /// The plan of the decoded `job`, read from `manifestPath`.
-    public func plan(_ job: JobSpec, manifestPath: String) -> Result<JobPlan, Diagnostics> {
+    /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
+    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:stopped:)`` says.
+    public func plan(_ job: JobSpec, manifestPath: String, stopped: () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
         let widths = inputWidths.map {
@@ -69,7 +70,7 @@ public struct JobLoader: Sendable {
         } ?? InputWidths()
         return JobPlanner.plan(
             job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths,
-            outputLimit: configuration.maxOutputs
+            outputLimit: configuration.maxOutputs, stopped: stopped
         ).map { plan in
             var plan = plan
             if inputWidths != nil { plan.inputWidths = widths }

@@ -20,9 +20,12 @@ public enum JobPlanner {
     /// than the input (read from its header) and not to be enlarged are not outputs: the plan
     /// lists them as ``PlannedInput/notEnlarged``; the widths come from `widths` (kept with the
     /// job's state, or read from the headers).
+    ///
+    /// `stopped` is asked between folders of the glob walk and between inputs: once it says
+    /// true, planning ends with ``stoppedDiagnostic`` (a served job cancelled while it plans).
     public static func plan(
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], widths: InputWidths = InputWidths(),
-        outputLimit: Int = .max
+        outputLimit: Int = .max, stopped: () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
         let folder = (manifestPath as NSString).deletingLastPathComponent
         let base = folder.isEmpty ? "." : folder
@@ -72,7 +75,8 @@ public enum JobPlanner {
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for glob in includes {
             let caseless = try? GlobPattern(glob.text.lowercased())
-            let walk = files(matching: glob, in: base)
+            let walk = files(matching: glob, in: base, stopped: stopped)
+            if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
             var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
             // What the glob names that is not a file (a FIFO, a socket, a link to a device): an
@@ -151,6 +155,7 @@ public enum JobPlanner {
         var regionFailed: [JobPlan.RegionFailure] = []
         var unredacted: [String] = []
         for relative in found.keys.sorted() {
+            if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
             let name = (relative as NSString).lastPathComponent
             let ext = (name as NSString).pathExtension
             let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
@@ -393,13 +398,16 @@ public enum JobPlanner {
 
     /// What `glob` takes below its fixed folder in `base`, and what it would take but for case
     /// (for the hint when it matches nothing): ``files(under:in:takes:descends:)``.
-    static func files(matching glob: GlobPattern, in base: String) -> GlobWalk {
+    static func files(matching glob: GlobPattern, in base: String, stopped: () -> Bool = { false }) -> GlobWalk {
         let caseless = try? GlobPattern(glob.text.lowercased())
         return files(
             under: glob.fixedPrefix, in: base,
             takes: { glob.matches($0) || caseless?.matches($0.lowercased()) == true },
-            descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true })
+            descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true }, stopped: stopped)
     }
+
+    /// Why a plan whose `stopped` said true has no outputs.
+    public static let stoppedDiagnostic = Diagnostic.error("planning stopped: the job was cancelled while it planned", at: nil)
 
     /// The files below `prefix` (relative to `base`) whose paths relative to `base` `takes`
     /// accepts, reading only the folders below which `descends` says a path could be taken (a
@@ -410,7 +418,8 @@ public enum JobPlanner {
     /// folder are not followed (no cycles); the fixed folder itself may be one. Paths are
     /// carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF).
     static func files(
-        under prefix: String, in base: String, takes: (String) -> Bool, descends: (String) -> Bool
+        under prefix: String, in base: String, takes: (String) -> Bool, descends: (String) -> Bool,
+        stopped: () -> Bool = { false }
     ) -> GlobWalk {
         let start = prefix.isEmpty ? base : join(base, prefix)
         guard let info = Syscalls.status(start) else { return GlobWalk() }
@@ -418,7 +427,7 @@ public enum JobPlanner {
         var walk = GlobWalk()
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
         var pending: [[UInt8]] = [PathEncoding.bytes(prefix)]
-        while let folder = pending.popLast() {
+        while !stopped(), let folder = pending.popLast() {
             func path(_ name: [UInt8]) -> [UInt8] {
                 folder.isEmpty ? name : folder.last == UInt8(ascii: "/") ? folder + name : folder + [UInt8(ascii: "/")] + name
             }

@@ -5,12 +5,15 @@ import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
 import Logging
+import Synchronization
 
 /// The farm service: the durable queue, the scheduler, the farm's events and the event
 /// stream. Every change is one transaction of the queue store with its entry in the event log,
 /// then published. Tiles rendered are the exception, as they come by the hundred a second:
 /// their counts are stored and published together, at most every `progressInterval` and
-/// before any other change of the queue.
+/// before any other change of the queue. Manifests are planned off the actor, on threads of
+/// their own (a plan of a million outputs takes minutes): every other call is answered while
+/// one plans, and a job cancelled while it plans stops planning.
 public actor FarmService {
     /// The queue.
     public nonisolated let store: QueueStore
@@ -36,6 +39,10 @@ public actor FarmService {
     /// Set when the server stops: no job is taken, and the farm's end of the jobs in it is
     /// not theirs (they are taken back at the next start).
     var stopping = false
+    /// The jobs being planned for the farm (dispatched, not yet in it), each with its stop.
+    private var planning: [Int64: PlanningStop] = [:]
+    /// Manifests being planned now: submitted ones being checked, and dispatched jobs.
+    public private(set) var plansInProgress = 0
 
     /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
     /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
@@ -69,7 +76,10 @@ public actor FarmService {
 
     /// Takes no more jobs (requests that change the queue are refused), and ignores how the
     /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
-    public func beginStopping() { stopping = true }
+    public func beginStopping() {
+        stopping = true
+        for stop in planning.values { stop.stop() }
+    }
 
     /// Stores the tiles rendered not yet stored, stops listening to the farm and ends the
     /// event streams.
@@ -82,8 +92,9 @@ public actor FarmService {
     // MARK: Requests
 
     /// Checks and queues a job: the manifest must plan now and every file it names must be
-    /// below the roots, before anything runs.
-    public func submit(_ request: SubmitRequest) throws(ServiceError) -> QueueJob {
+    /// below the roots, before anything runs. The plan is made off the actor: other calls are
+    /// answered meanwhile.
+    public func submit(_ request: SubmitRequest) async throws(ServiceError) -> QueueJob {
         if stopping { throw .stopping }
         let priority = request.priority ?? 50
         guard (0...100).contains(priority) else { throw .badRequest("priority must be 0 to 100, not \(priority)") }
@@ -94,7 +105,7 @@ public actor FarmService {
         }
         let manifestPath: String
         let source: ManifestSource
-        let planned: ServedPlan
+        let plan: @Sendable () -> ServedPlan
         switch (request.manifest, request.path) {
         case (let text?, nil):
             guard let folder = request.folder, folder.hasPrefix("/") else {
@@ -107,22 +118,33 @@ public actor FarmService {
             guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
             manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
             source = .text
-            planned = servedPlan(loader.decode(text: text, manifestPath: manifestPath), manifestPath: manifestPath)
+            plan = { [self, manifestPath] in
+                servedPlan(loader.decode(text: text, manifestPath: manifestPath), manifestPath: manifestPath)
+            }
         case (nil, let path?):
             guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
             source = .path
-            planned = servedPlan(manifestAt: path)
+            plan = { [self] in servedPlan(manifestAt: path) }
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
         }
-        let plan: JobPlan
+        plansInProgress += 1
+        let planned = await Self.offActor(plan)
+        plansInProgress -= 1
+        if stopping { throw .stopping }
         switch planned {
         case .invalid(let diagnostics): throw .invalidManifest(diagnostics)
         case .outside(let outside): throw .outsideRoots(outside)
-        case .planned(let success): plan = success
+        case .planned(let plan): return try queue(plan, manifestPath: manifestPath, source: source, request: request, priority: priority)
         }
+    }
+
+    /// Queues the job `plan` plans, as `request` submitted it.
+    private func queue(
+        _ plan: JobPlan, manifestPath: String, source: ManifestSource, request: SubmitRequest, priority: Int
+    ) throws(ServiceError) -> QueueJob {
         var job = QueueJob(
             id: nil, name: plan.job.name, manifest: manifestPath, source: source,
             manifestText: source == .text ? request.manifest ?? "" : "", priority: priority, state: .queued,
@@ -211,47 +233,101 @@ public actor FarmService {
         switch action {
         case .pauseInFarm: jobFarm.pause(id)
         case .resumeInFarm: jobFarm.resume(id)
-        case .cancelInFarm: jobFarm.cancel(id)
+        case .cancelInFarm:
+            jobFarm.cancel(id)
+            planning[id]?.stop()
         case .submitToFarm:
-            let planned = job.source == .text
-                ? servedPlan(loader.decode(text: job.manifestText, manifestPath: job.manifest), manifestPath: job.manifest)
-                : servedPlan(manifestAt: job.manifest)
-            let refusal: String
-            var kind: JobRefusal?
-            switch planned {
-            case .invalid(let diagnostics):
-                refusal = DiagnosticPrinter.render(diagnostics, program: "blurfarm")
-                kind = .invalid
-            case .outside(let outside):
-                refusal = outside.description
-            case .planned(let plan):
-                // Temporary files of writes a killed server left behind (their writer's pid is
-                // gone; files of live processes are kept whatever their age).
-                let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
-                for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: 0) }
-                do throws(JobFarmRefusal) {
-                    try jobFarm.submit(ServedJob(
-                        id: id, plan: plan, registry: loader.registry, priority: job.priority,
-                        retryFailed: job.retryFailed, confinement: roots.confinement))
-                    return
-                } catch {
-                    refusal = error.description
+            // Planned again as its files are now, off the actor; cancelling it stops the plan.
+            let stop = PlanningStop()
+            planning[id] = stop
+            plansInProgress += 1
+            let (source, text, manifest) = (job.source, job.manifestText, job.manifest)
+            Task {
+                let planned = await Self.offActor { [self] in
+                    let planned = source == .text
+                        ? servedPlan(loader.decode(text: text, manifestPath: manifest), manifestPath: manifest, stopped: stop.isStopped)
+                        : servedPlan(manifestAt: manifest, stopped: stop.isStopped)
+                    if case .planned(let plan) = planned, !stop.isStopped() {
+                        // Temporary files of writes a killed server left behind (their writer's
+                        // pid is gone; files of live processes are kept whatever their age).
+                        let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
+                        for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: 0) }
+                    }
+                    return planned
                 }
+                planEnded(id, planned, stop)
             }
-            var failed = try self.job(id)
-            failed.error = refusal
-            failed.refusal = kind
-            try save(failed)
-            try transition(id, .farmRefused)
+        }
+    }
+
+    /// The end of job `id`'s plan for the farm: the job handed to the farm (paused there if it
+    /// was paused meanwhile), or failed with why it does not plan, or cancelled when it was
+    /// cancelled while it planned. Nothing when the server is stopping: the job stays
+    /// unfinished for the next start.
+    private func planEnded(_ id: Int64, _ planned: ServedPlan, _ stop: PlanningStop) {
+        plansInProgress -= 1
+        if planning[id] === stop { planning[id] = nil }
+        if stopping { return }
+        do throws(ServiceError) {
+            let machine = try job(id).machine
+            if stop.isStopped(), machine.state == .cancelling {
+                // It never reached the farm: its cancel ends here.
+                try transition(id, .farmFinished(failed: 0, cancelled: true))
+            } else if machine.inFarm, machine.state == .active || machine.state == .paused {
+                try submitPlanned(id, planned)
+            }
+            try schedule()
+        } catch {
+            logger.error("job \(id): \(error)")
+        }
+    }
+
+    /// Hands job `id`, planned as `planned`, to the farm; a job that no longer plans, or that
+    /// the farm refuses, fails with why.
+    private func submitPlanned(_ id: Int64, _ planned: ServedPlan) throws(ServiceError) {
+        let job = try job(id)
+        let refusal: String
+        var kind: JobRefusal?
+        switch planned {
+        case .invalid(let diagnostics):
+            refusal = DiagnosticPrinter.render(diagnostics, program: "blurfarm")
+            kind = .invalid
+        case .outside(let outside):
+            refusal = outside.description
+        case .planned(let plan):
+            do throws(JobFarmRefusal) {
+                try jobFarm.submit(ServedJob(
+                    id: id, plan: plan, registry: loader.registry, priority: job.priority,
+                    retryFailed: job.retryFailed, confinement: roots.confinement))
+                // Paused while it planned: the farm holds it from the start.
+                if job.state == .paused { jobFarm.pause(id) }
+                return
+            } catch {
+                refusal = error.description
+            }
+        }
+        var failed = job
+        failed.error = refusal
+        failed.refusal = kind
+        try save(failed)
+        try transition(id, .farmRefused)
+    }
+
+    /// `work` on a thread of its own (GCD's, not one of the few the concurrency pool has: a
+    /// plan may take minutes), awaited: the actor answers other calls meanwhile.
+    private static func offActor<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
         }
     }
 
     /// The plan of the manifest file at `path`, read beneath the roots as it is now (never
     /// through a link out of them, never blocking on a FIFO); a file that cannot be read is its
     /// diagnostic, one outside the roots too.
-    private func servedPlan(manifestAt path: String) -> ServedPlan {
+    private nonisolated func servedPlan(manifestAt path: String, stopped: @Sendable () -> Bool = { false }) -> ServedPlan {
         do throws(RootedFileError) {
-            return servedPlan(loader.decode(bytes: try roots.readManifest(path), manifestPath: path), manifestPath: path)
+            return servedPlan(
+                loader.decode(bytes: try roots.readManifest(path), manifestPath: path), manifestPath: path, stopped: stopped)
         } catch {
             if case .outside(let outside) = error { return .outside(outside) }
             return .invalid(Diagnostics([.error(error.description, at: nil)]))
@@ -259,7 +335,7 @@ public actor FarmService {
     }
 
     /// What a served manifest comes to, `decoded` from `manifestPath`.
-    private enum ServedPlan {
+    private enum ServedPlan: Sendable {
         case planned(JobPlan)
         case invalid(Diagnostics)
         /// A folder it would walk, or a file it would read or write, is outside the roots.
@@ -269,7 +345,9 @@ public actor FarmService {
     /// The plan of `decoded`: its folders checked against the roots before its globs are
     /// walked (a glob outside them is never read, its files never named in a diagnostic), then
     /// its inputs and outputs.
-    private func servedPlan(_ decoded: Result<JobSpec, Diagnostics>, manifestPath: String) -> ServedPlan {
+    private nonisolated func servedPlan(
+        _ decoded: Result<JobSpec, Diagnostics>, manifestPath: String, stopped: @Sendable () -> Bool = { false }
+    ) -> ServedPlan {
         let job: JobSpec
         switch decoded {
         case .failure(let diagnostics): return .invalid(diagnostics)
@@ -278,7 +356,7 @@ public actor FarmService {
         if let outside = roots.firstOutside(job, manifestPath: manifestPath) {
             return .outside(PathOutsideRoots(path: outside))
         }
-        switch loader.plan(job, manifestPath: manifestPath) {
+        switch loader.plan(job, manifestPath: manifestPath, stopped: stopped) {
         case .failure(let diagnostics): return .invalid(diagnostics)
         case .success(let plan):
             if let outside = roots.firstOutside(plan) { return .outside(PathOutsideRoots(path: outside)) }
@@ -335,4 +413,14 @@ public actor FarmService {
     static func json(_ value: some Encodable) -> String {
         String(decoding: (try? APIJSON.encoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
     }
+}
+
+/// The stop of a plan made off the service's actor: set when its job is cancelled, or the
+/// server stops; the planner asks it between folders and inputs.
+final class PlanningStop: Sendable {
+    private let stopped = Atomic(false)
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    @Sendable func isStopped() -> Bool { stopped.load(ordering: .relaxed) }
 }

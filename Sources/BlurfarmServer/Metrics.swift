@@ -16,6 +16,9 @@ enum Metrics {
             "blurfarm_jobs", "gauge", "Jobs by state.",
             JobState.allCases.map { ("{state=\"\($0.rawValue)\"}", "\(counts[$0] ?? 0)") })
         metric("blurfarm_queue_depth", "gauge", "Jobs queued, waiting for the farm.", [("", "\(counts[.queued] ?? 0)")])
+        metric(
+            "blurfarm_plans_in_progress", "gauge", "Manifests being planned: submissions being checked, jobs dispatched to the farm.",
+            [("", "\(await service.plansInProgress)")])
         let totals = (try? service.store.outputTotals()) ?? (written: 0, failed: 0)
         metric("blurfarm_outputs_written_total", "counter", "Outputs written by served jobs.", [("", "\(totals.written)")])
         metric("blurfarm_outputs_failed_total", "counter", "Outputs that failed in served jobs.", [("", "\(totals.failed)")])

@@ -64,6 +64,7 @@ import Testing
 
         let retried = try await fixture.service.request(.retryRequested, job: id)
         #expect(retried.state == .active)
+        try await fixture.settled()
         #expect(fixture.jobFarm.submitted.last?.retryFailed == true)
     }
 
@@ -138,6 +139,7 @@ import Testing
         fixture.jobFarm.emit(.finished(job: first, failed: 0, cancelled: false))
         fixture.jobFarm.emit(.finished(job: urgent, failed: 0, cancelled: false))
         try await fixture.wait(for: second) { $0.state == .active }
+        try await fixture.settled()
         #expect(fixture.jobFarm.submitted.map(\.id) == [first, urgent, second])
         #expect(try await fixture.service.job(third).state == .queued)
     }
@@ -238,6 +240,7 @@ import Testing
 
         let second = try ServerFixture(reusing: first)
         try await second.service.start()
+        try await second.settled()
         #expect(try await second.service.job(active).state == .active)
         #expect(try await second.service.job(paused).state == .paused)
         #expect(second.jobFarm.submitted.map(\.id) == [active])
@@ -272,7 +275,8 @@ import Testing
         defer { fixture.remove() }
         fixture.jobFarm.state.withLock { $0.refusal = "another run holds the lock of job 'served'" }
         try await fixture.service.start()
-        let job = try await fixture.submit()
+        // Refused once planned, after the submission answered.
+        let job = try await fixture.service.job(try await fixture.submit().id!)
         #expect(job.state == .failed)
         #expect(job.error == "another run holds the lock of job 'served'")
     }

@@ -3,6 +3,7 @@ import BlurfarmCoordinator
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmServer
+import BlurfarmTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -114,7 +115,15 @@ struct ServerFixture {
     /// Submits the fixture's manifest as `name` (nil: `submitted.job`). Jobs of one name and
     /// manifest wait for each other (one lock): tests that want several in the farm name them.
     func submit(priority: Int = 50, name: String? = nil) async throws -> QueueJob {
-        try await service.submit(SubmitRequest(manifest: Self.manifest, folder: root, name: name, priority: priority))
+        let job = try await service.submit(SubmitRequest(manifest: Self.manifest, folder: root, name: name, priority: priority))
+        try await settled()
+        return job
+    }
+
+    /// Waits until no manifest is being planned: the jobs dispatched are in the farm (the
+    /// service plans them off its actor first).
+    func settled() async throws {
+        try await eventually("the service's plans to end") { await service.plansInProgress == 0 }
     }
 
     /// Waits until job `id` satisfies `condition`; returns it (as it is when the service's
