@@ -17,8 +17,8 @@
 //   BlurfarmPlugins   the plugin host: loads plugins by name from the plugin folders (the only
 //                     module that calls dlopen) and makes them filters; Core, Kernels, System, the ABI header
 //   BlurfarmDetection how a photo is searched for a detector's boxes (`PhotoSearch`: decoded as shown
-//                     at the schedule's sizes, the passes merged) and a detector's kept sessions;
-//                     Core, ImageIO, Plugins
+//                     at the schedule's sizes, the passes merged) and a detector's kept sessions
+//                     and identity; Core, ImageIO, Plugins, State (the library's content hash)
 //   BlurfarmWorker    the worker process's logic (message loop, tile tasks, whole-image tasks: decode,
 //                     render, encode; detection tasks); Core, Kernels, Engine, ImageIO, Wire,
 //                     SharedMemory, Plugins, Detection, System
@@ -161,7 +161,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
-            name: "BlurfarmDetection", dependencies: ["BlurfarmCore", "BlurfarmImageIO", "BlurfarmPlugins"],
+            name: "BlurfarmDetection", dependencies: ["BlurfarmCore", "BlurfarmImageIO", "BlurfarmPlugins", "BlurfarmState"],
             swiftSettings: strict),
         .target(name: "BlurfarmSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
         .target(
@@ -321,7 +321,7 @@ let package = Package(
             name: "BlurfarmWorkerTests",
             dependencies: ["BlurfarmTestSupport", 
                 "BlurfarmCore", "BlurfarmKernels", "BlurfarmEngine", "BlurfarmImageIO", "BlurfarmWire", "BlurfarmSharedMemory",
-                "BlurfarmWorker", "BlurfarmPlugins",
+                "BlurfarmWorker", "BlurfarmPlugins", "BlurfarmDetection",
             ],
             swiftSettings: strict),
         .testTarget(

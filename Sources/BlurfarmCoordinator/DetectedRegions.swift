@@ -46,11 +46,7 @@ public enum DetectedRegions {
         pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?, control: JobControl,
         cacheProblem: @escaping @Sendable (StateError) -> Void
     ) -> Outcome {
-        // Each input with each detector its variants name (one detection serves every variant
-        // that names it, whatever its threshold, grow or shape).
-        let pairs = plan.inputs.indices.flatMap { index in
-            Set(plan.inputs[index].outputs.compactMap { $0.variant.detection?.detector }).sorted().map { (index, $0) }
-        }
+        let pairs = searches(in: plan)
         guard !pairs.isEmpty else { return Outcome(plan: plan, failed: []) }
         // Largest file first: the last photo a thread takes is a small one, not a large one
         // that runs alone while the other threads have nothing left (0.2 s of 7 in `blurfarm
@@ -73,7 +69,9 @@ public enum DetectedRegions {
                 } else {
                     let search = Search(
                         detector: detectors[name]!, rendering: workers == nil ? nil : rendering, threads: threadsEach,
-                        pixelLimit: pixelLimit, memoryLimit: memoryLimit / atOnce, confinement: confinement, control: control)
+                        // A worker's decode gets its share of the limit, as a whole image's task does.
+                        pixelLimit: pixelLimit, memoryLimit: workers == nil ? memoryLimit : memoryLimit / atOnce,
+                        confinement: confinement, control: control)
                     result = search.boxes(of: plan.inputs[index], cacheProblem: cacheProblem)
                 }
                 results.withLock { $0[index, default: [:]][name] = result }
@@ -82,9 +80,31 @@ public enum DetectedRegions {
         // The networks' buffers go before the rendering starts, and what the allocator kept of them.
         for detector in detectors.values { detector.closeIdleSessions() }
         Syscalls.returnFreedMemory()
+        return outcome(plan, results.withLock { $0 })
+    }
+
+    /// Every output of `plan` whose variant detects failed with `failure`, unsearched (no
+    /// worker could start: the photos are not searched in this process instead, where a
+    /// detector that crashes would take the run with it).
+    public static func unsearched(_ plan: JobPlan, because failure: OutputFailure) -> Outcome {
+        var results: [Int: [String: Result<RegionFile.Contents, OutputFailure>]] = [:]
+        for (index, name) in searches(in: plan) { results[index, default: [:]][name] = .failure(failure) }
+        return outcome(plan, results)
+    }
+
+    /// Each input of `plan` with each detector its variants name (one detection serves every
+    /// variant that names it, whatever its threshold, grow or shape).
+    static func searches(in plan: JobPlan) -> [(Int, String)] {
+        plan.inputs.indices.flatMap { index in
+            Set(plan.inputs[index].outputs.compactMap { $0.variant.detection?.detector }).sorted().map { (index, $0) }
+        }
+    }
+
+    /// `plan` with its detecting outputs given the regions of `found`'s boxes (by input index,
+    /// then detector), or failed with why there are none.
+    static func outcome(_ plan: JobPlan, _ found: [Int: [String: Result<RegionFile.Contents, OutputFailure>]]) -> Outcome {
         var inputs: [PlannedInput] = []
         var failed: [OutputReport] = []
-        let found = results.withLock { $0 }
         for (index, input) in plan.inputs.enumerated() {
             guard let results = found[index] else {
                 inputs.append(input)
@@ -176,7 +196,7 @@ public enum DetectedRegions {
             let task = DetectionTask(
                 taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path, pixelLimit: pixelLimit,
                 memoryLimit: memoryLimit, detector: detector.detector.name, modelFolder: detector.modelFolder,
-                identity: detector.modelIdentity, threads: threads, schedule: detector.schedule)
+                identity: detector.identity, threads: threads, schedule: detector.schedule)
             let answer: DetectionResult
             do throws(RenderFailure) {
                 answer = try withExtendedLifetime(opened) { () throws(RenderFailure) in
@@ -184,19 +204,23 @@ public enum DetectedRegions {
                 }
             } catch {
                 // Cut short by its job's end (the pool drops its task), or failed every attempt.
-                // Its one "tile" is the photo: said as a search.
-                var said = error
-                if case .tileFailed(_, let attempts, _, let last) = error.reason {
-                    said = RenderFailure(.searchFailed(attempts: attempts, last: last), retries: error.retries)
-                }
                 throw control.ended ?? (error.reason == .cancelled ? .cancelled : .regions(
-                    "\(input.path): detector '\(detector.detector.name)' could not search it, so nothing of it is written: \(said)"))
+                    "\(input.path): detector '\(detector.detector.name)' could not search it, so nothing of it is written: "
+                        + "\(error.ofSearch)"))
             }
             switch answer.outcome {
-            case .found(let width, let height, let boxes): return PhotoSearch.Found(width: width, height: height, boxes: boxes)
-            case .failed(let failure) where failure.kind == .decode:
+            case .found(let width, let height, let boxes) where width == image.width && height == image.height:
+                return PhotoSearch.Found(width: width, height: height, boxes: boxes)
+            case .found(let width, let height, _):
+                // The photo changed between its header here and its decode there: its boxes are
+                // not cached, and the next run searches it again.
                 throw .decode(ImageIOError(
-                    code: failure.code.flatMap(ImageIOError.Code.init(name:)) ?? .decodeFailed, path: input.path,
+                    code: .fileUnreadable, path: input.path,
+                    message: "changed while it was searched (\(image.width) x \(image.height), then \(width) x \(height))"))
+            case .failed(let failure) where failure.kind == .decode:
+                // A code no reader knows is not taken for the input's own fault (remembered as failed).
+                throw .decode(ImageIOError(
+                    code: failure.code.flatMap(ImageIOError.Code.init(name:)) ?? .fileUnreadable, path: input.path,
                     message: failure.message))
             case .failed(let failure):
                 throw .regions(

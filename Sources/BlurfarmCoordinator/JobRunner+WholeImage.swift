@@ -202,6 +202,12 @@ extension RenderFailure {
         guard case .tileFailed(_, let attempts, _, let last) = reason else { return self }
         return RenderFailure(.imageFailed(attempts: attempts, last: last), retries: retries)
     }
+
+    /// The failure as a detection task's: its one "tile" is the photo searched.
+    var ofSearch: RenderFailure {
+        guard case .tileFailed(_, let attempts, _, let last) = reason else { return self }
+        return RenderFailure(.searchFailed(attempts: attempts, last: last), retries: retries)
+    }
 }
 
 extension OutputFailure {

@@ -19,12 +19,11 @@ import Foundation
 /// detector's state serves one thread at a time).
 public final class RegionDetector: Sendable {
     public var detector: Detector { sessions.detector }
-    /// What the cached boxes are filed under: the model's identity (as the detector names
-    /// it), the plugin library's content hash and the schedule. Part of the outputs' recipes.
-    public let identity: String
-    /// The model's identity as its session names it: what a worker's session must name too
+    /// What the cached boxes are filed under (``DetectorSessions/identity(of:schedule:)``): the
+    /// model's identity, the plugin library's content hash and the schedule. Part of the
+    /// outputs' recipes, and what a worker searching for it must find too
     /// (``DetectionTask/identity``).
-    public let modelIdentity: String
+    public let identity: String
     /// Where the detector opens its model.
     public var modelFolder: String { sessions.modelFolder }
     public let schedule: DetectionSchedule
@@ -45,18 +44,11 @@ public final class RegionDetector: Sendable {
     ) throws(PluginError) {
         let detector = try loader.detector(named: name)
         let session = try detector.session(modelFolder: modelFolder)
-        let library: String
-        do {
-            library = try ContentHash.ofFile(detector.path)
-        } catch {
-            throw PluginError(detector.path, "cannot read it to hash it: \(error.message)")
-        }
-        modelIdentity = session.identity
-        identity = "\(session.identity) plugin=\(library) \(schedule.key)"
+        sessions = try DetectorSessions(detector, modelFolder: modelFolder, opened: session)
+        identity = sessions.identity(of: session, schedule: schedule)
         self.schedule = schedule
         cacheFolder = (stateFolder as NSString).appendingPathComponent(
             "detections/\(name)/\(ContentHash.of(identity).prefix(16))")
-        sessions = DetectorSessions(detector, modelFolder: modelFolder, opened: session)
     }
 
     /// The boxes of the image at `path` (its content hashing to `contentHash`): the cached

@@ -43,8 +43,9 @@ public struct DetectionSchedule: Hashable, Sendable {
         cutFace: Int = 24
     ) {
         precondition(
-            wholeSide > 0 && smallestFace > 0 && detectorSmallest > 0 && tileSide > overlap && overlap >= cutFace
-                && cutFace >= detectorSmallest,
+            Self.holds(
+                wholeSide: wholeSide, smallestFace: smallestFace, detectorSmallest: detectorSmallest, tileSide: tileSide,
+                overlap: overlap, cutFace: cutFace),
             "a detection schedule of \(tileSide) px tiles overlapping \(overlap) px, cut faces made \(cutFace) px")
         self.wholeSide = wholeSide
         self.smallestFace = smallestFace
@@ -52,6 +53,15 @@ public struct DetectionSchedule: Hashable, Sendable {
         self.tileSide = tileSide
         self.overlap = overlap
         self.cutFace = cutFace
+    }
+
+    /// Whether these make a schedule: sides and sizes positive, tiles longer than their overlap,
+    /// which holds the faces the whole pass makes ``cutFace`` pixels, at least the detector's least.
+    public static func holds(
+        wholeSide: Int, smallestFace: Int, detectorSmallest: Int, tileSide: Int, overlap: Int, cutFace: Int
+    ) -> Bool {
+        wholeSide > 0 && smallestFace > 0 && detectorSmallest > 0 && tileSide > overlap && overlap >= cutFace
+            && cutFace >= detectorSmallest
     }
 
     public static let standard = DetectionSchedule()

@@ -1,4 +1,4 @@
-// A detection task as data (docs/protocol.md, "Detection"): one photo searched for a
+// A detection task as data (docs/protocol.md, "detectionTask (11)"): one photo searched for a
 // detector's boxes by one worker, as a whole-image task makes one photo's outputs there. The
 // coordinator asks through its `ImageRendering` (a worker pool runs it), BlurfarmWire carries
 // it, a worker runs it with BlurfarmDetection's `PhotoSearch`; the coordinator keeps the boxes
@@ -48,9 +48,10 @@ public struct DetectionTask: Equatable, Sendable {
     public var detector: String
     /// Where the detector opens its model.
     public var modelFolder: String
-    /// The model's identity as the coordinator's session named it: a worker whose model says
-    /// another (the file replaced meanwhile) refuses the task, so that no box is cached under
-    /// a model that did not find it.
+    /// What the coordinator files the boxes under: the model's identity as its session names
+    /// it, the detector library's content hash and the schedule's key. A worker whose detector
+    /// says another (the model or the plugin replaced meanwhile) refuses the task, so that no
+    /// box is cached under a detector that did not find it.
     public var identity: String
     /// The threads the detector's network may use.
     public var threads: Int

@@ -1,4 +1,6 @@
+import BlurfarmCore
 import BlurfarmPlugins
+import BlurfarmState
 import Synchronization
 
 /// A detector's sessions, kept from photo to photo (a session's network keeps its buffers for
@@ -9,17 +11,34 @@ public final class DetectorSessions: Sendable {
     public let detector: Detector
     /// Where each new session opens its model.
     public let modelFolder: String
+    /// The content hash of the detector's library, read when the sessions were made.
+    public let libraryHash: String
     private let idle: Mutex<[DetectorSession]>
 
     /// Sessions of `detector` with models from `modelFolder`; `opened`, a first one already open.
-    public init(_ detector: Detector, modelFolder: String, opened: DetectorSession? = nil) {
+    ///
+    /// - Throws: ``PluginError`` when the detector's library cannot be read to hash it.
+    public init(_ detector: Detector, modelFolder: String, opened: DetectorSession? = nil) throws(PluginError) {
         self.detector = detector
         self.modelFolder = modelFolder
+        do {
+            libraryHash = try ContentHash.ofFile(detector.path)
+        } catch {
+            throw PluginError(detector.path, "cannot read it to hash it: \(error.message)")
+        }
         idle = Mutex(opened.map { [$0] } ?? [])
     }
 
+    /// What the boxes `session` finds with `schedule` are filed under: its model's identity
+    /// (as the detector names it), the library's hash and the schedule. A changed model, plugin
+    /// or schedule finds other boxes; the coordinator and a worker searching for it must say the
+    /// same.
+    public func identity(of session: DetectorSession, schedule: DetectionSchedule) -> String {
+        "\(session.identity) plugin=\(libraryHash) \(schedule.key)"
+    }
+
     /// `body` with a session no other thread uses (an idle one, else a new one), kept for the
-    /// next when it returns.
+    /// next unless the detector failed in it (its state may be broken: the next opens afresh).
     ///
     /// - Throws: ``PhotoSearch/Failure/detector(_:)`` when no session opens; what `body` throws.
     public func withSession<Value>(_ body: (DetectorSession) throws(PhotoSearch.Failure) -> Value) throws(PhotoSearch.Failure)
@@ -35,8 +54,14 @@ public final class DetectorSessions: Sendable {
                 throw .detector(error)
             }
         }
-        defer { idle.withLock { $0.append(session) } }
-        return try body(session)
+        do throws(PhotoSearch.Failure) {
+            let value = try body(session)
+            idle.withLock { $0.append(session) }
+            return value
+        } catch {
+            if case .decode = error { idle.withLock { $0.append(session) } }
+            throw error
+        }
     }
 
     /// Closes the sessions no thread is using, with their networks' buffers (a tile's take

@@ -50,11 +50,20 @@ extension Farm {
         /// `work` with its detecting outputs given their regions (``DetectedRegions``), and
         /// those whose input's boxes could not be had, failed.
         func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
-            // In the workers, started now (the rendering after needs them too); workers that
-            // cannot start are said when the rendering asks for them, and the photos are searched
-            // here meanwhile, so that no output goes on without its boxes.
+            // In the workers, started now (the rendering after needs them too). Without
+            // workers that can start, the photos are not searched (nor written).
             let searching = !detectors.isEmpty && work.inputs.contains { $0.outputs.contains { $0.variant.detection != nil } }
-            let rendering = searching && settings.workers > 0 ? try? self.rendering() : nil
+            var rendering: (any ImageRendering)?
+            if searching, settings.workers > 0 {
+                do throws(RenderFailure) {
+                    rendering = try self.rendering()
+                } catch {
+                    let outcome = DetectedRegions.unsearched(
+                        work, because: control.ended ?? .regions("no worker could start to search the photos, so nothing of them is written: \(error)"))
+                    for report in outcome.failed { publish(.outputFinished(id, report)) }
+                    return outcome
+                }
+            }
             let outcome = DetectedRegions.resolve(
                 work, detectors: detectors, rendering: rendering,
                 parallelism: settings.workers > 0 ? settings.workers : settings.threads,

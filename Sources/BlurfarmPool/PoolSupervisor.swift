@@ -204,15 +204,18 @@ struct PoolSupervisor {
             case .ready: handle(.ready(id))
             case .heartbeat: handle(.heartbeat(id))
             case .result(let result):
+                guard answers(result.taskID, message) else { return handle(.workerFailed(id, reason: mismatch(message))) }
                 handle(.result(id, result.taskID))
                 pendingChecks.append((result.taskID, result.checksum, id))
             case .imageResult(let result):
+                guard answers(result.taskID, message) else { return handle(.workerFailed(id, reason: mismatch(message))) }
                 // Checked already: the frame's checksum covers the bytes, and the worker checked
                 // what `verify: decode` asks. Kept for the caller before the image finishes.
                 handle(.result(id, result.taskID))
                 if let sent = scheduler.unverified[result.taskID] { requests[sent.image]?.imageResult = result }
                 handle(.verified(result.taskID, checksumMismatch: nil))
             case .detectionResult(let result):
+                guard answers(result.taskID, message) else { return handle(.workerFailed(id, reason: mismatch(message))) }
                 // A photo's boxes, or why not: an answer, checked as it was read.
                 handle(.result(id, result.taskID))
                 if let sent = scheduler.unverified[result.taskID] { requests[sent.image]?.detectionResult = result }
@@ -223,6 +226,22 @@ struct PoolSupervisor {
             }
         }
     }
+
+    /// Whether `answer` is the kind of answer task `taskID` asks for (a tile's `result`, a
+    /// whole image's `imageResult`, a search's `detectionResult`); true for a task the pool no
+    /// longer knows (a cancelled task's late answer: the scheduler drops it).
+    func answers(_ taskID: PoolScheduler.TaskID, _ answer: WireMessage) -> Bool {
+        guard let sent = scheduler.unverified[taskID] ?? scheduler.tasks[taskID], let work = requests[sent.image]?.work else {
+            return true
+        }
+        switch (work, answer) {
+        case (.tiles, .result), (.image, .imageResult), (.detection, .detectionResult): return true
+        default: return false
+        }
+    }
+
+    /// Why a worker that answered a task with another kind of answer is dropped.
+    func mismatch(_ answer: WireMessage) -> String { "answered a task with '\(answer.type)', which that task does not take" }
 
     /// The output and tile of a task in flight.
     func requestOf(task: PoolScheduler.TaskID) -> (output: AnyPixels, tile: Rect)? {

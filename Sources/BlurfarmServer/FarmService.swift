@@ -41,6 +41,8 @@ public actor FarmService {
     var stopping = false
     /// The jobs being planned for the farm (dispatched, not yet in it), each with its stop.
     private var planning: [Int64: PlanningStop] = [:]
+    /// The stops of the submissions being planned (stopped with the server).
+    private var submissions: [ObjectIdentifier: PlanningStop] = [:]
     /// Manifests being planned now: submitted ones being checked, and dispatched jobs.
     public private(set) var plansInProgress = 0
 
@@ -78,7 +80,7 @@ public actor FarmService {
     /// farm ends the jobs it has: they stay unfinished in the queue for the next start.
     public func beginStopping() {
         stopping = true
-        for stop in planning.values { stop.stop() }
+        for stop in Array(planning.values) + Array(submissions.values) { stop.stop() }
     }
 
     /// Stores the tiles rendered not yet stored, stops listening to the farm and ends the
@@ -106,6 +108,7 @@ public actor FarmService {
         let manifestPath: String
         let source: ManifestSource
         let plan: @Sendable () -> ServedPlan
+        let stop = PlanningStop()
         switch (request.manifest, request.path) {
         case (let text?, nil):
             guard let folder = request.folder, folder.hasPrefix("/") else {
@@ -118,20 +121,20 @@ public actor FarmService {
             guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
             manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
             source = .text
-            plan = { [self, manifestPath] in
-                servedPlan(loader.decode(text: text, manifestPath: manifestPath), manifestPath: manifestPath)
-            }
+            plan = { [self, manifestPath] in servedPlan(text: text, manifestPath: manifestPath, stopped: stop.isStopped) }
         case (nil, let path?):
             guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
             source = .path
-            plan = { [self] in servedPlan(manifestAt: path) }
+            plan = { [self] in servedPlan(manifestAt: path, stopped: stop.isStopped) }
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
         }
         plansInProgress += 1
+        submissions[ObjectIdentifier(stop)] = stop
         let planned = await Self.offActor(plan)
+        submissions[ObjectIdentifier(stop)] = nil
         plansInProgress -= 1
         if stopping { throw .stopping }
         switch planned {
@@ -191,7 +194,7 @@ public actor FarmService {
         var job = try job(id)
         job.priority = priority
         try save(job)
-        if job.inFarm { jobFarm.setPriority(id, priority) }
+        if job.inFarm, planning[id] == nil { jobFarm.setPriority(id, priority) }
         try schedule()
         return try self.job(id)
     }
@@ -231,11 +234,11 @@ public actor FarmService {
     private func perform(_ action: JobAction, job: QueueJob) throws(ServiceError) {
         let id = job.id!
         switch action {
-        case .pauseInFarm: jobFarm.pause(id)
-        case .resumeInFarm: jobFarm.resume(id)
+        // A job being planned is not in the farm yet: its plan's end reads its state then.
+        case .pauseInFarm: if planning[id] == nil { jobFarm.pause(id) }
+        case .resumeInFarm: if planning[id] == nil { jobFarm.resume(id) }
         case .cancelInFarm:
-            jobFarm.cancel(id)
-            planning[id]?.stop()
+            if let stop = planning[id] { stop.stop() } else { jobFarm.cancel(id) }
         case .submitToFarm:
             // Planned again as its files are now, off the actor; cancelling it stops the plan.
             let stop = PlanningStop()
@@ -245,7 +248,7 @@ public actor FarmService {
             Task {
                 let planned = await Self.offActor { [self] in
                     let planned = source == .text
-                        ? servedPlan(loader.decode(text: text, manifestPath: manifest), manifestPath: manifest, stopped: stop.isStopped)
+                        ? servedPlan(text: text, manifestPath: manifest, stopped: stop.isStopped)
                         : servedPlan(manifestAt: manifest, stopped: stop.isStopped)
                     if case .planned(let plan) = planned, !stop.isStopped() {
                         // Temporary files of writes a killed server left behind (their writer's
@@ -319,6 +322,11 @@ public actor FarmService {
         await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
         }
+    }
+
+    /// The plan of a submitted manifest's `text`, read as the file `manifestPath`.
+    private nonisolated func servedPlan(text: String, manifestPath: String, stopped: @Sendable () -> Bool) -> ServedPlan {
+        servedPlan(loader.decode(text: text, manifestPath: manifestPath), manifestPath: manifestPath, stopped: stopped)
     }
 
     /// The plan of the manifest file at `path`, read beneath the roots as it is now (never

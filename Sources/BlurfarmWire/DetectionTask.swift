@@ -41,7 +41,10 @@ extension DetectionTask {
             values.append(Int(try r.integer(UInt32.self, "schedule." + name)))
         }
         let (whole, smallest, detectorSmallest, tile, overlap, cut) = (values[0], values[1], values[2], values[3], values[4], values[5])
-        guard whole > 0, smallest > 0, detectorSmallest > 0, tile > overlap, overlap >= cut, cut >= detectorSmallest else {
+        guard DetectionSchedule.holds(
+            wholeSide: whole, smallestFace: smallest, detectorSmallest: detectorSmallest, tileSide: tile, overlap: overlap,
+            cutFace: cut)
+        else {
             throw .invalidValue(
                 field: "schedule", reason: "\(values) is no schedule (tiles longer than their overlap, cut faces within it)")
         }

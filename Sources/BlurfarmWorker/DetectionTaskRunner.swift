@@ -4,7 +4,7 @@ import BlurfarmPlugins
 import BlurfarmSystem
 import Synchronization
 
-/// Answers detection tasks (docs/protocol.md, "Detection"): the photo decoded as shown and
+/// Answers detection tasks (docs/protocol.md, "detectionTask (11)"): the photo decoded as shown and
 /// searched with `PhotoSearch`, the coordinator's own algorithm, by the detector the task names
 /// (loaded from the worker's plugin folders when a task first names it). Each detector keeps
 /// its session from photo to photo, so that a network set up for a size serves the next photo
@@ -33,11 +33,12 @@ final class DetectionTaskRunner: Sendable {
         }
         do throws(PhotoSearch.Failure) {
             let found = try sessions.withSession { (session) throws(PhotoSearch.Failure) in
-                // The coordinator files the boxes under its model's identity: another finds others.
-                guard session.identity == task.identity else {
+                // The coordinator files the boxes under its detector's identity: another finds others.
+                let identity = sessions.identity(of: session, schedule: task.schedule)
+                guard identity == task.identity else {
                     throw .detector(PluginError(
                         sessions.detector.path,
-                        "its model is now '\(session.identity)', not '\(task.identity)' as the run began: was it replaced?"))
+                        "it is now '\(identity)', not '\(task.identity)' as the run began: was the model or the plugin replaced?"))
                 }
                 return try PhotoSearch.boxes(
                     ofImageAt: task.input, session: session, schedule: task.schedule, threads: task.threads,
@@ -58,7 +59,7 @@ final class DetectionTaskRunner: Sendable {
         let key = task.detector + "\u{0}" + task.modelFolder
         if let kept = detectors.withLock({ $0[key] }) { return kept }
         guard let plugins else { throw PluginError(task.detector, "this worker was started without plugin folders") }
-        let loaded = DetectorSessions(try plugins.detector(named: task.detector), modelFolder: task.modelFolder)
+        let loaded = try DetectorSessions(try plugins.detector(named: task.detector), modelFolder: task.modelFolder)
         detectors.withLock { $0[key] = loaded }
         return loaded
     }

@@ -23,6 +23,12 @@ public final class Worker: Sendable {
     /// one a second; half that leaves room for a loaded machine.
     public static let heartbeatInterval: Duration = .milliseconds(500)
 
+    /// How long a worker idle after searching photos keeps its detectors' sessions (their
+    /// networks' buffers, hundreds of megabytes): long enough for the next photo of a job's
+    /// detection step (the pool sends it at once), short enough that a worker of a service left
+    /// idle after a job gives the memory back within seconds.
+    public static let detectorIdleRelease: Duration = .seconds(2)
+
     /// The id the coordinator gave this worker (sent in `hello`).
     public let workerID: UInt32
     /// The process id sent in `hello`.
@@ -42,6 +48,8 @@ public final class Worker: Sendable {
         var cancelled: Set<UInt64> = []
         /// Whether the loop has ended.
         var finished = false
+        /// When the last detection task ended, while its detector's sessions are open.
+        var searchedAt: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -107,7 +115,7 @@ public final class Worker: Sendable {
                         if let busy = accept(task.taskID, execute) { return .badInput(busy) }
                     case .detectionTask(let task):
                         let execute = { @Sendable [detections] in WireMessage.detectionResult(detections.execute(task)) }
-                        if let busy = accept(task.taskID, execute) { return .badInput(busy) }
+                        if let busy = accept(task.taskID, searches: true, execute) { return .badInput(busy) }
                     case .cancel(let taskID):
                         state.withLock { state in
                             if state.running?.id == taskID || state.waiting.contains(taskID) { state.cancelled.insert(taskID) }
@@ -124,7 +132,7 @@ public final class Worker: Sendable {
 
     /// Queues task `taskID` for the task thread, which answers it with `execute`'s reply, or
     /// says why it cannot (the worker holds `WireProtocol.tasksHeld` tasks already).
-    private func accept(_ taskID: UInt64, _ execute: @escaping @Sendable () -> WireMessage) -> String? {
+    private func accept(_ taskID: UInt64, searches: Bool = false, _ execute: @escaping @Sendable () -> WireMessage) -> String? {
         let held: [UInt64]? = state.withLock { state in
             let held = (state.running.map { [$0.id] } ?? []) + state.waiting
             if held.count >= WireProtocol.tasksHeld { return held }
@@ -157,6 +165,7 @@ public final class Worker: Sendable {
             // task follows its reply.
             let cancelled = state.withLock { state in
                 state.running = nil
+                state.searchedAt = searches ? .now : nil
                 return state.cancelled.remove(taskID) != nil
             }
             if !cancelled { writer.send(frame: frame) }
@@ -166,19 +175,26 @@ public final class Worker: Sendable {
     }
 
     /// A thread that sends the running task's heartbeat every ``heartbeatInterval``, until the
-    /// loop ends.
+    /// loop ends; and that has the task thread close the detectors' sessions once the worker has
+    /// been idle for ``detectorIdleRelease`` after a search.
     private func startHeartbeats() throws(Threads.StartFailure) {
         try Threads.start { [self] in
             while true {
-                let finished = state.withLock { state -> Bool in
-                    if state.finished { return true }
+                let (finished, release) = state.withLock { state -> (Bool, Bool) in
+                    if state.finished { return (true, false) }
                     if let running = state.running, running.lastBeat.duration(to: .now) >= Self.heartbeatInterval {
                         state.running = (running.id, ContinuousClock.now)
                         writer.send(.heartbeat(taskID: running.id))
                     }
-                    return false
+                    guard state.running == nil, state.waiting.isEmpty, let searched = state.searchedAt,
+                        searched.duration(to: .now) >= Self.detectorIdleRelease
+                    else { return (false, false) }
+                    state.searchedAt = nil
+                    return (false, true)
                 }
                 if finished { return }
+                // On the task thread, after any task queued meanwhile: the sessions are its own.
+                if release { tasks.async { [detections] in detections.closeSessions() } }
                 Thread.sleep(forTimeInterval: 0.1)  // a fifth of the interval: beats at most 0.1 s late
             }
         }

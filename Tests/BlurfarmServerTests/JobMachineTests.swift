@@ -109,6 +109,14 @@ import Testing
         #expect(actions.isEmpty)
     }
 
+    /// Paused while it planned for the farm, then its plan failed (or the farm refused it).
+    @Test func pausedRefusedByTheFarmBecomesFailed() throws {
+        let (machine, actions) = try Self.after(.farmRefused, from: .paused, inFarm: true)
+        #expect(machine == JobMachine(state: .failed))
+        #expect(actions.isEmpty)
+        #expect(throws: RefusedTransition.self) { try Self.after(.farmRefused, from: .paused, inFarm: false) }
+    }
+
     @Test func failedRetriedBecomesQueuedRetryingFailedOutputs() throws {
         let (machine, actions) = try Self.after(.retryRequested, from: .failed)
         #expect(machine == JobMachine(state: .queued, retryFailed: true))

@@ -54,4 +54,20 @@ import Testing
         #expect(await service.plansInProgress == 0)
         #expect(!fixture.jobFarm.calls.contains("submit \(large.id!)"), "\(fixture.jobFarm.calls)")
     }
+
+    /// Paused while it plans for the farm, a job reaches the farm paused (it was told nothing
+    /// while it planned: the farm did not have it).
+    @Test func aJobPausedWhileItPlansReachesTheFarmPaused() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let manifest = try Self.largeManifest(in: fixture, inputs: 400, variants: 200)
+        let service = fixture.service
+        let large = try await service.submit(SubmitRequest(manifest: manifest, folder: fixture.root, name: "large.job"))
+        try #require(await service.plansInProgress == 1, "the dispatched job's plan ended before it could be paused")
+        #expect(try await service.request(.pauseRequested, job: large.id!).state == .paused)
+        try await fixture.settled()
+        #expect(fixture.jobFarm.calls == ["submit \(large.id!)", "pause \(large.id!)"], "\(fixture.jobFarm.calls)")
+        #expect(try await service.job(large.id!).state == .paused)
+    }
 }
