@@ -55,8 +55,16 @@ public enum DetectedRegions {
         let detecting = pairs.indices.sorted { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }.map { pairs[$0] }
         let results = Mutex<[Int: [String: Result<RegionFile.Contents, OutputFailure>]]>([:])
         let next = Atomic(0)
+        // In the workers when the rendering has them (a rendering of this process's threads
+        // makes no whole image and searches no photo), each decode with its share of the limit
+        // as a whole image's task has; else here, each with the whole limit.
         let workers = rendering?.wholeImageWorkers?.workers
         let (atOnce, threadsEach) = split(parallelism: workers ?? parallelism, photos: detecting.count)
+        let search = { @Sendable (detector: RegionDetector) in
+            Search(
+                detector: detector, rendering: workers == nil ? nil : rendering, threads: threadsEach, pixelLimit: pixelLimit,
+                memoryLimit: workers == nil ? memoryLimit : memoryLimit / atOnce, confinement: confinement, control: control)
+        }
         DispatchQueue.concurrentPerform(iterations: atOnce) { _ in
             while true {
                 let (_, taken) = next.add(1, ordering: .relaxed)
@@ -67,12 +75,7 @@ public enum DetectedRegions {
                 if let ended = control.ended {
                     result = .failure(ended)
                 } else {
-                    let search = Search(
-                        detector: detectors[name]!, rendering: workers == nil ? nil : rendering, threads: threadsEach,
-                        // A worker's decode gets its share of the limit, as a whole image's task does.
-                        pixelLimit: pixelLimit, memoryLimit: workers == nil ? memoryLimit : memoryLimit / atOnce,
-                        confinement: confinement, control: control)
-                    result = search.boxes(of: plan.inputs[index], cacheProblem: cacheProblem)
+                    result = search(detectors[name]!).boxes(of: plan.inputs[index], cacheProblem: cacheProblem)
                 }
                 results.withLock { $0[index, default: [:]][name] = result }
             }
@@ -194,8 +197,9 @@ public enum DetectedRegions {
                 throw .decode(error)
             }
             let task = DetectionTask(
-                taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path, pixelLimit: pixelLimit,
-                memoryLimit: memoryLimit, detector: detector.detector.name, modelFolder: detector.modelFolder,
+                taskID: 0, imageID: 0, attempt: 0,
+                input: TaskInput(path: opened.sharedPath, name: input.path, pixelLimit: pixelLimit, memoryLimit: memoryLimit),
+                detector: detector.detector.name, modelFolder: detector.modelFolder,
                 identity: detector.identity, threads: threads, schedule: detector.schedule)
             let answer: DetectionResult
             do throws(RenderFailure) {

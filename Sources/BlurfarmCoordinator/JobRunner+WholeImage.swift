@@ -101,8 +101,8 @@ extension JobRunner {
             }
             let (request, widths) = decodeRequest(for: input, resize: resize)
             let task = ImageTask(
-                taskID: 0, imageID: 0, attempt: 0, input: opened.sharedPath, inputName: input.path,
-                pixelLimit: pixelLimit, memoryLimit: memoryLimit / workers,
+                taskID: 0, imageID: 0, attempt: 0,
+                input: TaskInput(path: opened.sharedPath, name: input.path, pixelLimit: pixelLimit, memoryLimit: memoryLimit / workers),
                 decode: request,
                 outputs: indices.map { index in
                     let output = input.outputs[index]

@@ -24,8 +24,7 @@ public struct DetectedBox: Sendable, Equatable {
 
 /// Payload of the wire's `detectionTask`: one photo to search with a detector.
 ///
-/// Layout: taskID u64, imageID u64, attempt u32, input string, inputName string, pixelLimit
-/// u64, memoryLimit u64, detector string, modelFolder string, identity string, threads u32,
+/// Layout: taskID u64, imageID u64, attempt u32, input (``TaskInput``), detector string, modelFolder string, identity string, threads u32,
 /// schedule (wholeSide, smallestFace, detectorSmallest, tileSide, overlap, cutFace: u32 each,
 /// a ``DetectionSchedule``'s fields in its initializer's order).
 public struct DetectionTask: Equatable, Sendable {
@@ -35,15 +34,8 @@ public struct DetectionTask: Equatable, Sendable {
     public var imageID: UInt64
     /// 1 for the first try, 2 for the first retry, and so on.
     public var attempt: UInt32
-    /// What the worker opens: the coordinator's open descriptor of the input (as an image
-    /// task's ``ImageTask/input``).
-    public var input: String
-    /// The input as the job names it: the worker's messages say this, never ``input``.
-    public var inputName: String
-    /// The largest `width * height` decoded (checked on the header first).
-    public var pixelLimit: Int
-    /// The most bytes a decode may allocate.
-    public var memoryLimit: Int
+    /// The photo the worker decodes, at the sizes the schedule's passes need.
+    public var input: TaskInput
     /// The detector plugin's name (the worker loads it from its plugin folders).
     public var detector: String
     /// Where the detector opens its model.
@@ -60,16 +52,13 @@ public struct DetectionTask: Equatable, Sendable {
 
     /// A task; see the properties.
     public init(
-        taskID: UInt64, imageID: UInt64, attempt: UInt32, input: String, inputName: String, pixelLimit: Int, memoryLimit: Int,
-        detector: String, modelFolder: String, identity: String, threads: Int, schedule: DetectionSchedule
+        taskID: UInt64, imageID: UInt64, attempt: UInt32, input: TaskInput, detector: String, modelFolder: String,
+        identity: String, threads: Int, schedule: DetectionSchedule
     ) {
         self.taskID = taskID
         self.imageID = imageID
         self.attempt = attempt
         self.input = input
-        self.inputName = inputName
-        self.pixelLimit = pixelLimit
-        self.memoryLimit = memoryLimit
         self.detector = detector
         self.modelFolder = modelFolder
         self.identity = identity

@@ -6,8 +6,7 @@
 
 /// Payload of the wire's `imageTask`: one input to decode once and make outputs of.
 ///
-/// Layout: taskID u64, imageID u64, attempt u32, input string, inputName string, pixelLimit
-/// u64, memoryLimit u64, decode (`DecodeRequest`: u8 tag, then 0 whole: nothing; 1 thumbnail:
+/// Layout: taskID u64, imageID u64, attempt u32, input (``TaskInput``), decode (`DecodeRequest`: u8 tag, then 0 whole: nothing; 1 thumbnail:
 /// width optional u32, height optional u32, fit string, upscale bool, crop string, sharpen
 /// optional f64; 2 thumbnails: widths (list of u32, ascending), upscale bool, sharpen optional
 /// f64; a fit or crop is its name, e.g. `inside`, `north-east`), outputs (list of
@@ -19,16 +18,8 @@ public struct ImageTask: Equatable, Sendable {
     public var imageID: UInt64
     /// 1 for the first try, 2 for the first retry, and so on.
     public var attempt: UInt32
-    /// What the worker opens: the coordinator's open descriptor of the input,
-    /// `/proc/<coordinator pid>/fd/<n>` (opened beneath the job's roots by the coordinator:
-    /// the worker never resolves the job's paths).
-    public var input: String
-    /// The input as the job names it: the worker's messages say this, never ``input``.
-    public var inputName: String
-    /// The largest `width * height` decoded (checked on the header first).
-    public var pixelLimit: Int
-    /// The most bytes the decode may allocate.
-    public var memoryLimit: Int
+    /// The file the worker decodes.
+    public var input: TaskInput
     /// How the input is decoded.
     public var decode: DecodeRequest
     /// The outputs made from the decode, each answered in ``ImageResult/outputs`` in order.
@@ -36,18 +27,34 @@ public struct ImageTask: Equatable, Sendable {
 
     /// A task; see the properties.
     public init(
-        taskID: UInt64, imageID: UInt64, attempt: UInt32, input: String, inputName: String, pixelLimit: Int,
-        memoryLimit: Int, decode: DecodeRequest, outputs: [ImageTaskOutput]
+        taskID: UInt64, imageID: UInt64, attempt: UInt32, input: TaskInput, decode: DecodeRequest, outputs: [ImageTaskOutput]
     ) {
         self.taskID = taskID
         self.imageID = imageID
         self.attempt = attempt
         self.input = input
-        self.inputName = inputName
-        self.pixelLimit = pixelLimit
-        self.memoryLimit = memoryLimit
         self.decode = decode
         self.outputs = outputs
+    }
+}
+
+/// The file a whole-input task reads (an image task's, a detection task's), as the worker opens
+/// it: the coordinator opens it beneath the job's roots and keeps it open while the task is out.
+///
+/// Layout: path string, name string, pixelLimit u64, memoryLimit u64.
+public struct TaskInput: Equatable, Sendable {
+    /// What the worker opens: the coordinator's open descriptor of the input,
+    /// `/proc/<coordinator pid>/fd/<n>` (the worker never resolves the job's paths).
+    public var path: String
+    /// The input as the job names it: the worker's messages say this, never ``path``.
+    public var name: String
+    /// The largest `width * height` decoded (checked on the header first).
+    public var pixelLimit: Int
+    /// The most bytes a decode may allocate.
+    public var memoryLimit: Int
+
+    public init(path: String, name: String, pixelLimit: Int, memoryLimit: Int) {
+        (self.path, self.name, self.pixelLimit, self.memoryLimit) = (path, name, pixelLimit, memoryLimit)
     }
 }
 

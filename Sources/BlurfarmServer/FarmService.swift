@@ -44,7 +44,7 @@ public actor FarmService {
     /// The stops of the submissions being planned (stopped with the server).
     private var submissions: [ObjectIdentifier: PlanningStop] = [:]
     /// Manifests being planned now: submitted ones being checked, and dispatched jobs.
-    public private(set) var plansInProgress = 0
+    public var plansInProgress: Int { planning.count + submissions.count }
 
     /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
     /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
@@ -131,11 +131,9 @@ public actor FarmService {
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
         }
-        plansInProgress += 1
         submissions[ObjectIdentifier(stop)] = stop
         let planned = await Self.offActor(plan)
         submissions[ObjectIdentifier(stop)] = nil
-        plansInProgress -= 1
         if stopping { throw .stopping }
         switch planned {
         case .invalid(let diagnostics): throw .invalidManifest(diagnostics)
@@ -243,7 +241,6 @@ public actor FarmService {
             // Planned again as its files are now, off the actor; cancelling it stops the plan.
             let stop = PlanningStop()
             planning[id] = stop
-            plansInProgress += 1
             let (source, text, manifest) = (job.source, job.manifestText, job.manifest)
             Task {
                 let planned = await Self.offActor { [self] in
@@ -268,7 +265,6 @@ public actor FarmService {
     /// cancelled while it planned. Nothing when the server is stopping: the job stays
     /// unfinished for the next start.
     private func planEnded(_ id: Int64, _ planned: ServedPlan, _ stop: PlanningStop) {
-        plansInProgress -= 1
         if planning[id] === stop { planning[id] = nil }
         if stopping { return }
         do throws(ServiceError) {

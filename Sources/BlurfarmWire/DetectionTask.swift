@@ -9,10 +9,7 @@ extension DetectionTask {
         w.integer(taskID)
         w.integer(imageID)
         w.integer(attempt)
-        w.string(input)
-        w.string(inputName)
-        w.integer(UInt64(pixelLimit))
-        w.integer(UInt64(memoryLimit))
+        input.write(to: &w)
         w.string(detector)
         w.string(modelFolder)
         w.string(identity)
@@ -27,10 +24,7 @@ extension DetectionTask {
         let taskID = try r.integer(UInt64.self, "taskID")
         let imageID = try r.integer(UInt64.self, "imageID")
         let attempt = try r.integer(UInt32.self, "attempt")
-        let input = try r.string("input")
-        let inputName = try r.string("inputName")
-        let pixelLimit = try r.u64AsInt("pixelLimit")
-        let memoryLimit = try r.u64AsInt("memoryLimit")
+        let input = try TaskInput(from: &r)
         let detector = try r.string("detector")
         let modelFolder = try r.string("modelFolder")
         let identity = try r.string("identity")
@@ -49,8 +43,8 @@ extension DetectionTask {
                 field: "schedule", reason: "\(values) is no schedule (tiles longer than their overlap, cut faces within it)")
         }
         self.init(
-            taskID: taskID, imageID: imageID, attempt: attempt, input: input, inputName: inputName, pixelLimit: pixelLimit,
-            memoryLimit: memoryLimit, detector: detector, modelFolder: modelFolder, identity: identity, threads: threads,
+            taskID: taskID, imageID: imageID, attempt: attempt, input: input, detector: detector, modelFolder: modelFolder,
+            identity: identity, threads: threads,
             schedule: DetectionSchedule(
                 wholeSide: whole, smallestFace: smallest, detectorSmallest: detectorSmallest, tileSide: tile, overlap: overlap,
                 cutFace: cut))

@@ -9,10 +9,7 @@ extension ImageTask {
         w.integer(taskID)
         w.integer(imageID)
         w.integer(attempt)
-        w.string(input)
-        w.string(inputName)
-        w.integer(UInt64(pixelLimit))
-        w.integer(UInt64(memoryLimit))
+        input.write(to: &w)
         switch decode {
         case .whole:
             w.u8(0)
@@ -58,10 +55,7 @@ extension ImageTask {
         let taskID = try r.integer(UInt64.self, "taskID")
         let imageID = try r.integer(UInt64.self, "imageID")
         let attempt = try r.integer(UInt32.self, "attempt")
-        let input = try r.string("input")
-        let inputName = try r.string("inputName")
-        let pixelLimit = try r.u64AsInt("pixelLimit")
-        let memoryLimit = try r.u64AsInt("memoryLimit")
+        let input = try TaskInput(from: &r)
         let decode: DecodeRequest
         switch try r.u8("decode") {
         case 0:
@@ -134,8 +128,22 @@ extension ImageTask {
                 verifyDecode: verifyDecode))
         }
         self.init(
-            taskID: taskID, imageID: imageID, attempt: attempt, input: input, inputName: inputName, pixelLimit: pixelLimit,
-            memoryLimit: memoryLimit, decode: decode, outputs: outputs)
+            taskID: taskID, imageID: imageID, attempt: attempt, input: input, decode: decode, outputs: outputs)
+    }
+}
+
+extension TaskInput {
+    func write(to w: inout ByteWriter) {
+        w.string(path)
+        w.string(name)
+        w.integer(UInt64(pixelLimit))
+        w.integer(UInt64(memoryLimit))
+    }
+
+    init(from r: inout ByteReader) throws(PayloadProblem) {
+        self.init(
+            path: try r.string("input"), name: try r.string("inputName"), pixelLimit: try r.u64AsInt("pixelLimit"),
+            memoryLimit: try r.u64AsInt("memoryLimit"))
     }
 }
 

@@ -41,8 +41,8 @@ final class DetectionTaskRunner: Sendable {
                         "it is now '\(identity)', not '\(task.identity)' as the run began: was the model or the plugin replaced?"))
                 }
                 return try PhotoSearch.boxes(
-                    ofImageAt: task.input, session: session, schedule: task.schedule, threads: task.threads,
-                    pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+                    ofImageAt: task.input.path, session: session, schedule: task.schedule, threads: task.threads,
+                    pixelLimit: task.input.pixelLimit, memoryLimit: task.input.memoryLimit)
             }
             return DetectionResult(taskID: task.taskID, outcome: .found(width: found.width, height: found.height, boxes: found.boxes))
         } catch {

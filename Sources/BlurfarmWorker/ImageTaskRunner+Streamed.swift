@@ -34,8 +34,8 @@ extension ImageTaskRunner {
         }
         guard
             let reader = try? BandReader.open(
-                task.input, streaming: BandedRender.streaming(chains, tileSize: tileSize, bandsInFlight: 1),
-                pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+                task.input.path, streaming: BandedRender.streaming(chains, tileSize: tileSize, bandsInFlight: 1),
+                pixelLimit: task.input.pixelLimit, memoryLimit: task.input.memoryLimit)
         else { return nil }
         let image = Rect(width: reader.width, height: reader.height)
         var writers: [BandWriter] = []
@@ -43,7 +43,7 @@ extension ImageTaskRunner {
             let channels = chain.channels(forSource: reader.channels)
             let outputRect = chain.outputRect(forImage: image)
             guard chain.problem(forImage: image) == nil, chain.regionProblem(forImage: image) == nil,
-                outputRect.area <= task.pixelLimit,
+                outputRect.area <= task.input.pixelLimit,
                 BandWriter.canWrite(
                     to: output.path, channels: channels, sourceHadAlpha: reader.hasAlpha, options: output.encoding),
                 let writer = try? BandWriter.inMemory(
@@ -95,7 +95,7 @@ extension ImageTaskRunner {
                 switch encoding {
                 case .failure(let error):
                     // A read that failed is the decode's; otherwise the encoder's.
-                    let kind: ImageOutputFailure.Kind = error.path == task.input ? .decode : .encode
+                    let kind: ImageOutputFailure.Kind = error.path == task.input.path ? .decode : .encode
                     results[member] = .failed(failure(kind, error, naming: task))
                 case .success(let bytes):
                     if let tooLarge = take(bytes.count, for: output.path, from: &room) {

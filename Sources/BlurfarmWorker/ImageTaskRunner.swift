@@ -27,11 +27,12 @@ struct ImageTaskRunner: Sendable {
         // A thumbnail's images at the file's depth (made Float32 only for an output that needs it).
         let decoded = Result { () throws(ImageIOError) -> [DecodedInput] in
             if let samples = try ImageReader.decodeSamples(
-                task.input, task.decode, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+                task.input.path, task.decode, pixelLimit: task.input.pixelLimit, memoryLimit: task.input.memoryLimit)
             {
                 return samples.map(DecodedInput.init(samples:))
             }
-            return try ImageReader.decode(task.input, task.decode, pixelLimit: task.pixelLimit, memoryLimit: task.memoryLimit)
+            return try ImageReader.decode(
+                task.input.path, task.decode, pixelLimit: task.input.pixelLimit, memoryLimit: task.input.memoryLimit)
                 .map(DecodedInput.init(floats:))
         }
         let decodeTime = clock.now - start
@@ -51,7 +52,7 @@ struct ImageTaskRunner: Sendable {
             // (ImageTask(from:)), and the reader makes one image per width.
             outputs = task.outputs.map { output in
                 make(
-                    output, from: images[output.decoded], pixelLimit: task.pixelLimit, task: task, room: &room,
+                    output, from: images[output.decoded], pixelLimit: task.input.pixelLimit, task: task, room: &room,
                     renders: &renders, sampleRenders: &sampleRenders)
             }
         }
@@ -255,10 +256,10 @@ struct ImageTaskRunner: Sendable {
     /// `error` as the wire carries it, the input named as the job names it (never by the
     /// coordinator's descriptor the worker opened).
     func failure(_ kind: ImageOutputFailure.Kind, _ error: ImageIOError, naming task: ImageTask) -> ImageOutputFailure {
-        let path = error.path == task.input ? task.inputName : error.path
+        let path = error.path == task.input.path ? task.input.name : error.path
         return ImageOutputFailure(
             kind: kind, code: "\(error.code)", path: path,
-            message: error.message.replacing(task.input, with: task.inputName))
+            message: error.message.replacing(task.input.path, with: task.input.name))
     }
 }
 

@@ -113,6 +113,7 @@ import Testing
             let outside = ServerFixture.manifest.replacingOccurrences(of: "[in/*.jpg]", with: "['\(glob)', in/*.jpg]")
             refused.append(try await server.call("POST", "/api/v1/jobs", json: ["manifest": outside, "folder": server.fixture.root]))
         }
+        try await server.fixture.settled()  // the accepted job planned for the farm
         await server.stop()
         #expect(accepted.status == 201, "\(accepted.text)")
         for answer in refused {
@@ -226,6 +227,7 @@ import Testing
         let id = try await server.call(
             "POST", "/api/v1/jobs", json: ["manifest": ServerFixture.manifest, "folder": server.fixture.root]
         ).object["id"] as? Int ?? 0
+        try await server.fixture.settled()  // in the farm: its steering reaches the farm
         let paused = try await server.call("POST", "/api/v1/jobs/\(id)/pause")
         let resumed = try await server.call("POST", "/api/v1/jobs/\(id)/resume")
         let priority = try await server.call("POST", "/api/v1/jobs/\(id)/priority", json: ["priority": 99])

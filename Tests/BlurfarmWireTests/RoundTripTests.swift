@@ -65,11 +65,12 @@ import Testing
         .cancel(taskID: 0),
         .cancel(taskID: .max),
         .imageTask(ImageTask(
-            taskID: .max, imageID: 0, attempt: 1, input: "/proc/1/fd/9", inputName: "photos/\u{e9}t\u{e9} [1].jpg",
-            pixelLimit: Int.max, memoryLimit: 0, decode: .whole, outputs: [])),
+            taskID: .max, imageID: 0, attempt: 1,
+            input: TaskInput(path: "/proc/1/fd/9", name: "photos/\u{e9}t\u{e9} [1].jpg", pixelLimit: Int.max, memoryLimit: 0),
+            decode: .whole, outputs: [])),
         .imageTask(ImageTask(
-            taskID: 1, imageID: .max, attempt: .max, input: "", inputName: "\u{0}\n",
-            pixelLimit: 1 << 30, memoryLimit: 1 << 33,
+            taskID: 1, imageID: .max, attempt: .max,
+            input: TaskInput(path: "", name: "\u{0}\n", pixelLimit: 1 << 30, memoryLimit: 1 << 33),
             decode: .thumbnail(width: nil, height: 1, fit: .cover, upscale: true, crop: .northEast, sharpen: -.infinity),
             outputs: [
                 ImageTaskOutput(
@@ -82,7 +83,7 @@ import Testing
                     verifyDecode: true)
             ])),
         .imageTask(ImageTask(
-            taskID: 2, imageID: 3, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1,
+            taskID: 2, imageID: 3, attempt: 1, input: TaskInput(path: "i", name: "i", pixelLimit: 1, memoryLimit: 1),
             decode: .thumbnails(widths: [1, 320, 4_000_000_000], upscale: false, sharpen: nil),
             outputs: [
                 ImageTaskOutput(
@@ -106,11 +107,14 @@ import Testing
                 .failed(ImageOutputFailure(kind: .tooLarge, code: nil, path: nil, message: "")),
             ])),
         .detectionTask(DetectionTask(
-            taskID: .max, imageID: 0, attempt: .max, input: "/proc/1/fd/9", inputName: "photos/\u{e9}t\u{e9} [1].jpg",
-            pixelLimit: Int.max, memoryLimit: 0, detector: "faces", modelFolder: "", identity: "centerface sha256=\u{0}",
+            taskID: .max, imageID: 0, attempt: .max,
+            input: TaskInput(path: "/proc/1/fd/9", name: "photos/\u{e9}t\u{e9} [1].jpg", pixelLimit: Int.max, memoryLimit: 0),
+            detector: "faces", modelFolder: "", identity: "centerface sha256=\u{0}",
             threads: Int(UInt32.max), schedule: .standard)),
         .detectionTask(DetectionTask(
-            taskID: 0, imageID: .max, attempt: 1, input: "", inputName: "\n", pixelLimit: 1, memoryLimit: 1, detector: "",
+            taskID: 0, imageID: .max, attempt: 1,
+            input: TaskInput(path: "", name: "\n", pixelLimit: 1, memoryLimit: 1),
+            detector: "",
             modelFolder: "/m", identity: "", threads: 1,
             schedule: DetectionSchedule(wholeSide: 1, smallestFace: 1, detectorSmallest: 1, tileSide: 2, overlap: 1, cutFace: 1))),
         .detectionResult(DetectionResult(taskID: 0, outcome: .found(width: 1, height: Int(UInt32.max), boxes: []))),
@@ -455,7 +459,8 @@ import Testing
         task.u8(1)  // optimized coding
         task.u8(0)  // verifyDecode
         let message = WireMessage.imageTask(ImageTask(
-            taskID: 5, imageID: 6, attempt: 1, input: "/proc/9/fd/3", inputName: "a.jpg", pixelLimit: 1000, memoryLimit: 2000,
+            taskID: 5, imageID: 6, attempt: 1,
+            input: TaskInput(path: "/proc/9/fd/3", name: "a.jpg", pixelLimit: 1000, memoryLimit: 2000),
             decode: .thumbnails(widths: [320, 640], upscale: false, sharpen: 0.5),
             outputs: [
                 ImageTaskOutput(
@@ -518,7 +523,8 @@ import Testing
         task.u32(2)  // threads
         for value: UInt32 in [1024, 20, 12, 1536, 128, 24] { task.u32(value) }  // the standard schedule
         #expect(try FrameEncoder.encode(.detectionTask(DetectionTask(
-            taskID: 5, imageID: 6, attempt: 2, input: "/proc/9/fd/3", inputName: "a.jpg", pixelLimit: 1000, memoryLimit: 2000,
+            taskID: 5, imageID: 6, attempt: 2,
+            input: TaskInput(path: "/proc/9/fd/3", name: "a.jpg", pixelLimit: 1000, memoryLimit: 2000),
             detector: "faces", modelFolder: "/models", identity: "centerface sha256=ab", threads: 2, schedule: .standard)))
             == frame(type: 11, payload: task.bytes))
 
@@ -587,7 +593,9 @@ import Testing
     /// A thumbnail output's decoded image must be one of the decode's widths.
     @Test func anImageOutputOfAnImageTheDecodeDoesNotMakeIsRefused() throws {
         var bytes = try FrameEncoder.encode(.imageTask(ImageTask(
-            taskID: 1, imageID: 1, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1, decode: .whole,
+            taskID: 1, imageID: 1, attempt: 1,
+            input: TaskInput(path: "i", name: "i", pixelLimit: 1, memoryLimit: 1),
+            decode: .whole,
             outputs: [
                 ImageTaskOutput(
                     path: "o.jpg", decoded: 0, filters: [], edge: .clamp, colour: .gamma, tileSize: 0,
@@ -617,7 +625,7 @@ import Testing
     /// A fit or a crop the reader does not know is malformed, refused by the decoder.
     @Test func anUnknownFitIsRefused() throws {
         var bytes = try FrameEncoder.encode(.imageTask(ImageTask(
-            taskID: 1, imageID: 1, attempt: 1, input: "i", inputName: "i", pixelLimit: 1, memoryLimit: 1,
+            taskID: 1, imageID: 1, attempt: 1, input: TaskInput(path: "i", name: "i", pixelLimit: 1, memoryLimit: 1),
             decode: .thumbnail(width: 8, height: 8, fit: .cover, upscale: false, crop: .centre, sharpen: nil), outputs: [])))
         Self.patch(&bytes, after: "cove", to: UInt8(ascii: "s"))  // "coves"
         var decoder = FrameDecoder()

@@ -283,8 +283,8 @@ enum Random {
             detectorSmallest: least, tileSide: Int.random(in: (overlap + 1)...Int(UInt32.max), using: &rng), overlap: overlap,
             cutFace: cut)
         return DetectionTask(
-            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), input: string(&rng), inputName: string(&rng),
-            pixelLimit: Int.random(in: 0...Int.max, using: &rng), memoryLimit: Int.random(in: 0...Int.max, using: &rng),
+            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng),
+            input: taskInput(&rng),
             detector: string(&rng), modelFolder: string(&rng), identity: string(&rng, maxCount: 40),
             threads: Int.random(in: 1...Int(UInt32.max), using: &rng), schedule: schedule)
     }
@@ -309,6 +309,13 @@ enum Random {
                 boxes: boxes))
     }
 
+    /// The file a whole-input task reads: any names, any limits.
+    static func taskInput<R: RandomNumberGenerator>(_ rng: inout R) -> TaskInput {
+        TaskInput(
+            path: string(&rng), name: string(&rng), pixelLimit: Int.random(in: 0...Int.max, using: &rng),
+            memoryLimit: Int.random(in: 0...Int.max, using: &rng))
+    }
+
     static func optionalSize<R: RandomNumberGenerator>(_ rng: inout R) -> Int? {
         Bool.random(using: &rng) ? Int.random(in: 1...100_000, using: &rng) : nil
     }
@@ -329,8 +336,8 @@ enum Random {
         }
         let images = decode.imageCount
         return ImageTask(
-            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng), input: string(&rng), inputName: string(&rng),
-            pixelLimit: Int.random(in: 0...Int.max, using: &rng), memoryLimit: Int.random(in: 0...Int.max, using: &rng),
+            taskID: u64(&rng), imageID: u64(&rng), attempt: u32(&rng),
+            input: taskInput(&rng),
             decode: decode,
             outputs: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
                 let edge = EdgeRule.allCases.randomElement(using: &rng)!

@@ -27,8 +27,9 @@ import Testing
         #expect(identity.hasPrefix("faultdetector 1 plugin=") && identity.hasSuffix(DetectionSchedule.standard.key))
         func task(_ id: UInt64, input: String = photo, identity: String) -> DetectionTask {
             DetectionTask(
-                taskID: id, imageID: 1, attempt: 1, input: input, inputName: "photo.png", pixelLimit: 1 << 30,
-                memoryLimit: 1 << 30, detector: "faultdetector", modelFolder: folder.path, identity: identity, threads: 1,
+                taskID: id, imageID: 1, attempt: 1,
+                input: TaskInput(path: input, name: "photo.png", pixelLimit: 1 << 30, memoryLimit: 1 << 30),
+                detector: "faultdetector", modelFolder: folder.path, identity: identity, threads: 1,
                 schedule: .standard)
         }
         let runner = DetectionTaskRunner(plugins: PluginLoader(folders: [folder.path]))

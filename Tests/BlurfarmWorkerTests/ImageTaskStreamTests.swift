@@ -45,8 +45,9 @@ import Glibc
         _ = try reader.next()  // hello
         _ = try reader.next()  // ready
         let task = ImageTask(
-            taskID: 9, imageID: 1, attempt: 1, input: input, inputName: inputName ?? input, pixelLimit: 100_000_000,
-            memoryLimit: 1 << 30, decode: decode, outputs: outputs)
+            taskID: 9, imageID: 1, attempt: 1,
+            input: TaskInput(path: input, name: inputName ?? input, pixelLimit: 100_000_000, memoryLimit: 1 << 30),
+            decode: decode, outputs: outputs)
         func send(_ message: WireMessage) throws {
             let frame = try FrameEncoder.encode(message)
             #expect(frame.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == frame.count)
