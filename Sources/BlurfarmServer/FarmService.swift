@@ -3,6 +3,7 @@ import BlurfarmCore
 import BlurfarmCoordinator
 import BlurfarmImageIO
 import BlurfarmManifest
+import BlurfarmSystem
 import Foundation
 import Logging
 import Synchronization
@@ -312,11 +313,19 @@ public actor FarmService {
         try transition(id, .farmRefused)
     }
 
-    /// `work` on a thread of its own (GCD's, not one of the few the concurrency pool has: a
-    /// plan may take minutes), awaited: the actor answers other calls meanwhile.
+    /// `work` on a thread of its own, awaited: the actor answers other calls meanwhile. Not one
+    /// of the few threads the concurrency pool has, nor GCD's: a plan may take minutes, and
+    /// GCD's global queue on Linux adds a thread beside a busy one only when the processors are
+    /// idle, so on a loaded machine a one-output submission waited for a large plan to end
+    /// (`PlanningOffActorTests`). Where the system refuses a thread, GCD's.
     private static func offActor<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
+            do throws(Threads.StartFailure) {
+                // The glob walk and the manifest's parser recurse: the main thread's stack.
+                try Threads.start(stackSize: 8 << 20) { continuation.resume(returning: work()) }
+            } catch {
+                DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
+            }
         }
     }
 
