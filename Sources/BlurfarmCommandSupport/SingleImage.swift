@@ -144,9 +144,10 @@ public struct SingleImage: Sendable {
         guard input != "-", format == nil, resize == nil, chain.streams else { return nil }
         let clock = ContinuousClock()
         let start = clock.now
+        let streaming = { [chain, tileSize] in BandedRender.streaming([chain], tileSize: tileSize, image: $0) }
         guard
             let reader = try BandReader.open(
-                input, streaming: BandedRender.streaming([chain], tileSize: tileSize), pixelLimit: pixelLimit,
+                input, streaming: streaming, pixelLimit: pixelLimit,
                 memoryLimit: memoryLimit)
         else { return nil }
         let channels = chain.channels(forSource: reader.channels)

@@ -17,9 +17,9 @@ extension JobRunner {
     /// Whether `output` can be streamed, as far as the plan tells (its input's header tells the
     /// rest: ``BandReader/open(_:pixelLimit:memoryLimit:)``, ``BandWriter/canWrite(to:channels:sourceHadAlpha:options:)``):
     /// it is decoded at full size (no resize: a thumbnail is made whole), its chain has filters,
-    /// all built in, each reading a fixed distance (a plugin's region of interest may depend on
-    /// where a tile lies), and it is verified by checksums only (`decode` and `untiled`
-    /// compare the whole image).
+    /// all built in (a plugin's region of interest may depend on where a tile lies; how far the
+    /// others reach in the image its header tells: ``FilterChain/streams(in:)``), and it is
+    /// verified by checksums only (`decode` and `untiled` compare the whole image).
     public static func canStream(_ output: PlannedOutput, verify: VerifyMode, registry: FilterRegistry) -> Bool {
         verify == .checksum && output.decodeResize == nil && !output.variant.filters.isEmpty
             && chain(of: output, registry: registry).streams
@@ -74,7 +74,8 @@ extension JobRunner {
                     alpha: format?.storesAlpha == true, sixteenBit: format?.stores16Bit == true,
                     background: output.variant.background)).inserted
             }
-            let streaming = BandedRender.streaming(renders.map { chain(of: input.outputs[$0]) }, tileSize: tileSize)
+            let chains = renders.map { chain(of: input.outputs[$0]) }
+            let streaming = { (image: Rect) in BandedRender.streaming(chains, tileSize: tileSize, image: image) }
             guard
                 let made = try BandReader.open(
                     input.path, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit / decodedImages,

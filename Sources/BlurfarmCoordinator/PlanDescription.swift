@@ -82,11 +82,15 @@ extension PlanDescription {
         let fullSize = input.outputs.filter { $0.decodeResize == nil }
         guard !fullSize.isEmpty else { return false }
         let share = (configuration.memoryLimit ?? ImageReader.usableMemory) / configuration.decodedImages
-        let streamed = header.orientation == 1 ? fullSize.filter { JobRunner.canStream($0, verify: plan.job.verify, registry: registry) } : []
+        var streamed = header.orientation == 1 ? fullSize.filter { JobRunner.canStream($0, verify: plan.job.verify, registry: registry) } : []
         if !streamed.isEmpty {
             let chains = streamed.map { JobRunner.chain(of: $0, registry: registry) }
-            let needed = DecodeMemory.streamed(header.decodeSource, BandedRender.streaming(chains, tileSize: plan.tileSize))
-            if needed.map({ $0 > share }) ?? true { return true }
+            if let streaming = BandedRender.streaming(chains, tileSize: plan.tileSize, image: Rect(width: header.width, height: header.height)) {
+                let needed = DecodeMemory.streamed(header.decodeSource, streaming)
+                if needed.map({ $0 > share }) ?? true { return true }
+            } else {
+                streamed = []  // too far a reach for the image: decoded whole
+            }
         }
         guard streamed.count < fullSize.count else { return false }
         return header.decodeMemory.map { $0 > share } ?? true
@@ -125,8 +129,9 @@ extension PlanDescription {
             size = (outputRect.width, outputRect.height)
             described.tiles = TileGrid(bounds: outputRect, tileSize: plan.tileSize).count
             described.filters = chain.filters.map { $0.spec.description }
-            described.reach = chain.reach.map { ReachPixels(x: $0.x, y: $0.y) }
-            described.pluginReach = chain.reach == nil
+            let reach = chain.reach(in: image)
+            described.reach = reach.map { ReachPixels(x: $0.x, y: $0.y) }
+            described.pluginReach = reach == nil
             described.edge = variant.edge.rawValue
             described.colour = variant.colour.rawValue
             if !variant.regions.isEverywhere {

@@ -35,6 +35,15 @@ public enum RenderSchedule {
     /// The most rows in a band, however far the chains reach.
     @inlinable public static var maximumBandRows: Int { 1024 }
 
+    /// The farthest up and down a chain may read for an image to be streamed whatever its size
+    /// (a taller image streams while the reach is at most a quarter of its height:
+    /// `FilterChain.streams(in:)`). A window holds its band and the reach above and below, and a
+    /// streamed render holds about eight windows (`BandedRender.blocks`): at 1024 rows, 8-bit
+    /// windows of a 16 MP photo hold about what its whole `Float32` decode does, and farther (a
+    /// redaction's box over most of the image) each tile would convert most of a window: the
+    /// image is decoded whole instead. Every built-in blur up to sigma 341 reaches less.
+    @inlinable public static var maximumStreamedReach: Int { 1024 }
+
     /// The rows of a streamed band when tiles are `tileSize` pixels (0: one tile) and the
     /// chains reach `reach` rows up and down: never taller than a tile. When `encoderWaits`
     /// (a band is handed to a libvips saver whose thread takes its rows as it encodes them:

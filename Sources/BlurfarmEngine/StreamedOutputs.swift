@@ -41,7 +41,7 @@ public struct StreamedOutputs {
         banded = BandedRender(
             chains: leaders, tileSize: tileSize, image: image,
             bandHeight: BandedRender.bandHeight(
-                forTile: tileSize, chains: leaders, encoderWaits: writers.contains(where: \.waitsForEncoder)),
+                forTile: tileSize, chains: leaders, image: image, encoderWaits: writers.contains(where: \.waitsForEncoder)),
             depth: RenderSchedule.windowsAhead)
     }
 

@@ -41,17 +41,18 @@ public final class BandReader: @unchecked Sendable {
 
     /// Opens the image at `path` for reading band by band, after the checks of
     /// ``ImageReader/read(_:pixelLimit:memoryLimit:allocator:)`` (pixel limit, memory, file
-    /// structure), the memory being what streaming it as `streaming` says needs
-    /// (``DecodeMemory/streamed(_:_:)``: a function of the width, not the height). Nil when the
-    /// image must be turned upright (EXIF orientation other than 1): rotating needs the whole
-    /// image, so such a file is read whole with `ImageReader.read` (which checks the memory of
-    /// a whole decode).
+    /// structure), the memory being what streaming it as `streaming` says for its size needs
+    /// (``DecodeMemory/streamed(_:_:)``: a function of the width and the reach, not the
+    /// height). Nil when the image must be turned upright (EXIF orientation other than 1):
+    /// rotating needs the whole image, so such a file is read whole with `ImageReader.read`
+    /// (which checks the memory of a whole decode); nil too when `streaming` answers nil for
+    /// its size (a chain that reads too far in it: `FilterChain.streams(in:)`).
     ///
     /// - Parameter streaming: how the caller holds the bands it reads (rows, halo, ring depth,
-    ///   bytes a sample).
+    ///   bytes a sample) for an image covering the rectangle, or nil: not band by band.
     /// - Throws: `ImageIOError` as `ImageReader.read` does.
     public static func open(
-        _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int = ImageReader.defaultPixelLimit,
+        _ path: String, streaming: @escaping (Rect) -> DecodeMemory.Streaming?, pixelLimit: Int = ImageReader.defaultPixelLimit,
         memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> BandReader? {
         let file = try InputFile(path, confinement: confinement)
@@ -59,10 +60,14 @@ public final class BandReader: @unchecked Sendable {
         // of one whose samples libvips's colour pipeline leaves as they are.
         let jpeg = try? JPEGDecoder(descriptor: file.descriptor)
         if let jpeg, jpeg.header.decodesWithoutLibvips {
-            return try openPlainJPEG(file, jpeg, streaming: streaming, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
+            guard let plan = streaming(Rect(width: jpeg.header.width, height: jpeg.header.height)) else {
+                file.close()
+                return nil
+            }
+            return try openPlainJPEG(file, jpeg, streaming: plan, pixelLimit: pixelLimit, memoryLimit: memoryLimit)
         }
         let loaded = try ImageReader.openChecked(file, pixelLimit: pixelLimit, memoryLimit: memoryLimit, streaming: streaming)
-        guard loaded.orientation == 1 else {
+        guard loaded.orientation == 1, streaming(Rect(width: loaded.width, height: loaded.height)) != nil else {
             file.close()
             return nil
         }
@@ -87,6 +92,15 @@ public final class BandReader: @unchecked Sendable {
             file.close()
             throw ImageIOError.decoding(path, error)
         }
+    }
+
+    /// Opens the image at `path` as ``open(_:streaming:pixelLimit:memoryLimit:confinement:)``
+    /// does, streamed as `streaming` says whatever its size.
+    public static func open(
+        _ path: String, streaming: DecodeMemory.Streaming, pixelLimit: Int = ImageReader.defaultPixelLimit,
+        memoryLimit: Int = ImageReader.usableMemory, confinement: RootConfinement? = nil
+    ) throws(ImageIOError) -> BandReader? {
+        try open(path, streaming: { _ in streaming }, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
     }
 
     /// The reader of a JPEG that libjpeg opens alone (``JPEGDecoder/Header/decodesWithoutLibvips``),

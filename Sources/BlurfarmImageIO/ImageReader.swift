@@ -121,7 +121,7 @@ extension ImageReader {
     /// holds the bands, else ``DecodeMemory/whole(_:width:height:copiesSource:)``), the file's
     /// structure. The caller closes the file.
     static func openChecked(
-        _ path: String, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming? = nil,
+        _ path: String, pixelLimit: Int, memoryLimit: Int, streaming: ((Rect) -> DecodeMemory.Streaming?)? = nil,
         confinement: RootConfinement? = nil
     ) throws(ImageIOError) -> (file: InputFile, image: VipsImageRef) {
         let file = try InputFile(path, confinement: confinement)
@@ -129,9 +129,11 @@ extension ImageReader {
     }
 
     /// `file`'s header, checked as ``openChecked(_:pixelLimit:memoryLimit:streaming:confinement:)``
-    /// checks it; `file` is closed when a check fails.
+    /// checks it; `file` is closed when a check fails. `streaming` says how the caller holds
+    /// the bands of an image covering the rectangle; its nil (not streamed at that size) leaves
+    /// the memory to the whole decode that follows.
     static func openChecked(
-        _ file: InputFile, pixelLimit: Int, memoryLimit: Int, streaming: DecodeMemory.Streaming?
+        _ file: InputFile, pixelLimit: Int, memoryLimit: Int, streaming: ((Rect) -> DecodeMemory.Streaming?)?
     ) throws(ImageIOError) -> VipsImageRef {
         let path = file.path
         do throws(ImageIOError) {
@@ -140,7 +142,9 @@ extension ImageReader {
             try checkPixelLimit(of: loaded, pixelLimit, path: path)
             let source = decodeSource(of: loaded)
             if let streaming {
-                try checkMemory(DecodeMemory.streamed(source, streaming), memoryLimit, of: loaded, streamed: true, path: path)
+                if let plan = streaming(Rect(width: loaded.width, height: loaded.height)) {
+                    try checkMemory(DecodeMemory.streamed(source, plan), memoryLimit, of: loaded, streamed: true, path: path)
+                }
             } else {
                 try checkMemory(
                     DecodeMemory.whole(source, width: loaded.width, height: loaded.height, copiesSource: loaded.orientation != 1),

@@ -35,10 +35,12 @@ public protocol Filter: Sendable {
     /// (a plugin whose answers are out of bounds), or `nil`.
     func problem(forInput input: Rect, image: Rect) -> FilterFailure?
 
-    /// How far the filter reads at every pixel when that is the same everywhere (a
-    /// ``UniformReachFilter``: the built-in filters, also inside their regions); nil when its
-    /// region of interest depends on where the pixel lies (a plugin such as `zoom`).
-    var uniformReach: Reach? { get }
+    /// The farthest the filter reads from any pixel it computes, for a source image covering
+    /// `image`: every ``regionOfInterest(for:image:)`` lies within its output grown by it. A
+    /// ``UniformReachFilter``'s reach (the same at every pixel: the blurs, also inside their
+    /// regions), a redaction's largest region (``RedactFilter``); nil when only the filter knows,
+    /// rectangle by rectangle (a plugin such as `zoom`).
+    func reach(in image: Rect) -> Reach?
 }
 
 /// A filter whose reach is the same at every pixel (the built-in filters): its region of
@@ -58,12 +60,12 @@ extension Filter {
     /// None: a filter whose rectangles are computed, not answered by a plugin, has no problem.
     public func problem(forInput input: Rect, image: Rect) -> FilterFailure? { nil }
 
-    /// None, unless the filter says (``UniformReachFilter`` does).
-    public var uniformReach: Reach? { nil }
+    /// Unknown, unless the filter says (``UniformReachFilter`` does).
+    public func reach(in image: Rect) -> Reach? { nil }
 }
 
 extension UniformReachFilter {
-    public var uniformReach: Reach? { reach }
+    public func reach(in image: Rect) -> Reach? { reach }
 
     public func regionOfInterest(for output: Rect, image: Rect) -> Rect {
         output.grown(dx: reach.x, dy: reach.y)

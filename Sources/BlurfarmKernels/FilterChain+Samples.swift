@@ -51,6 +51,14 @@ extension FilterChain {
             }
             return
         }
+        // A tile no region reaches, from opaque samples into samples like them: the samples
+        // themselves (what their Float32 values, copied and stored, give back exactly).
+        if source.format != .float32, source.channels == 3, output.format == source.format, output.channels == 3,
+            regions.extent == .image, regions.uniformCoverage(of: tile, in: image) == 0
+        {
+            output.copy(tile, from: source)
+            return
+        }
         let needed = sourceRegion(for: tile, image: image)
         let floats = source.floats(
             in: needed.isEmpty ? Rect(x: source.rect.x, y: source.rect.y, width: 0, height: 0) : needed, scratch: scratch)

@@ -34,24 +34,34 @@ public struct FilterChain: Sendable {
             ? [ColourConversion(.toLinear)] + adapted + [ColourConversion(.toEncoded)] : adapted
     }
 
-    /// The chain's reach when every filter reads the same distance at every pixel (the
-    /// built-in filters): the sum of their reaches. `nil` when a filter's region of interest
-    /// depends on where the pixel lies (a plugin such as `zoom`).
-    public var reach: Reach? {
+    /// The farthest the chain reads from any output pixel, for a source image covering `image`:
+    /// the sum of its filters' reaches (``Filter/reach(in:)``). Nil when a filter's region of
+    /// interest only it knows, rectangle by rectangle (a plugin such as `zoom`).
+    public func reach(in image: Rect) -> Reach? {
         var sum = Reach.zero
         for filter in filters {
-            guard let reach = filter.uniformReach else { return nil }
+            guard let reach = filter.reach(in: image) else { return nil }
             sum = sum + reach
         }
         return sum
     }
 
-    /// Whether the chain can render an image band by band (``BandedRender``): every filter
-    /// built in and reading a fixed distance (``reach``; a plugin's region of interest may
-    /// depend on where a tile lies), and it writes the whole image (`output: region` writes a
-    /// box, rendered whole: small, and what the regions cost anyway).
+    /// Whether the chain may render an image band by band (``BandedRender``), as far as it
+    /// tells before the image's size is known (``streams(in:)`` decides): every filter built in
+    /// (a plugin's region of interest may depend on where a tile lies), and it writes the whole
+    /// image (`output: region` writes a box, rendered whole: small, and what the regions cost
+    /// anyway).
     public var streams: Bool {
-        reach != nil && regions.extent == .image && filters.allSatisfy { $0.origin == .builtIn }
+        regions.extent == .image && filters.allSatisfy { $0.origin == .builtIn }
+    }
+
+    /// Whether the chain renders an image covering `image` band by band: it ``streams`` and
+    /// reaches at most ``RenderSchedule/maximumStreamedReach`` rows up and down, or a quarter of
+    /// the image's height when that is more (a redaction reads each region's whole box: its
+    /// bands stream while the boxes are small beside the image).
+    public func streams(in image: Rect) -> Bool {
+        guard streams, let reach = reach(in: image) else { return false }
+        return reach.y <= max(RenderSchedule.maximumStreamedReach, image.height / 4)
     }
 
     /// The channels the chain works in and writes for a source with `sourceChannels`: an

@@ -22,8 +22,9 @@ import BlurfarmCore
 /// Exact under tiling: the region of interest of an output rectangle is the rectangle with the
 /// whole box (clipped to the image) of every region that reaches it, so every tile sums the
 /// same pixels in the same order (rows top to bottom, each left to right) and writes the same
-/// values. Its reach depends on where the pixel lies, so its chain renders whole images, not
-/// bands.
+/// values. Its reach depends on where the pixel lies: at most its largest box
+/// (``reach(in:)``), so an image whose boxes are small beside it streams in bands, each band's
+/// window holding the whole boxes that reach it.
 public struct RedactFilter: Filter {
     public static let descriptor = FilterDescriptor(
         name: "redact",
@@ -107,6 +108,16 @@ public struct RedactFilter: Filter {
         var rect = output
         for (_, box) in boxes(in: image) where !box.intersection(output).isEmpty { rect = rect.union(box) }
         return rect
+    }
+
+    /// The largest box's width and height (less one pixel: a box that meets an output
+    /// rectangle reaches at most that far beyond it); none for `solid`, which reads only the
+    /// pixel it writes.
+    public func reach(in image: Rect) -> Reach? {
+        guard style != .solid else { return .zero }
+        return boxes(in: image).reduce(Reach.zero) { reach, entry in
+            Reach(x: max(reach.x, entry.pixels.width - 1), y: max(reach.y, entry.pixels.height - 1))
+        }
     }
 
     public func domainOfDefinition(forInput input: Rect, image: Rect) -> Rect { input }

@@ -45,7 +45,7 @@ public struct RegionFilter: Filter {
         inner.domainOfDefinition(forInput: input, image: image)
     }
 
-    public var uniformReach: Reach? { inner.uniformReach }
+    public func reach(in image: Rect) -> Reach? { inner.reach(in: image) }
 
     public func adapted(to colour: ColourMode) -> any Filter {
         RegionFilter(inner: inner.adapted(to: colour), mask: mask)

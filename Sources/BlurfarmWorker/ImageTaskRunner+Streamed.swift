@@ -15,7 +15,7 @@ extension ImageTaskRunner {
     /// The answer to `task` made band by band, or nil when it cannot be: the decode is a
     /// resize, an output is verified by decoding it again, a chain has no filters or does not
     /// stream (``FilterChain/streams``), the outputs' tiles differ, or the input's header rules
-    /// it out (an image to turn upright, an output whose alpha is known only at the end, an
+    /// it out (a chain reaching too far in it: ``FilterChain/streams(in:)``; an image to turn upright, an output whose alpha is known only at the end, an
     /// output over the pixel limit, regions that do not fit, a decode that fails to open).
     /// `execute` then decodes the image whole, which reports each output's failure.
     func streamed(_ task: ImageTask) -> ImageResult? {
@@ -34,7 +34,7 @@ extension ImageTaskRunner {
         }
         guard
             let reader = try? BandReader.open(
-                task.input.path, streaming: BandedRender.streaming(chains, tileSize: tileSize, bandsInFlight: 1),
+                task.input.path, streaming: { BandedRender.streaming(chains, tileSize: tileSize, image: $0, bandsInFlight: 1) },
                 pixelLimit: task.input.pixelLimit, memoryLimit: task.input.memoryLimit)
         else { return nil }
         let image = Rect(width: reader.width, height: reader.height)

@@ -31,12 +31,16 @@ import Testing
         return image
     }
 
-    /// A chain of one to three built-in filters with random parameters.
+    /// A chain of one to three built-in filters with random parameters (a redaction among them,
+    /// placed in the chain's regions or over the whole image).
     static func chain(seed: UInt64, edge: EdgeRule) -> FilterChain {
         var rng = SplitMix(seed: seed)
         var filters: [any Filter] = []
         for _ in 0...(rng.next() % 3) {
-            switch rng.next() % 3 {
+            switch rng.next() % 4 {
+            case 3:
+                filters.append(RedactFilter(
+                    style: RedactFilter.Style.allCases[Int(rng.next() % 3)], cells: Int(rng.next() % 7) + 2))
             case 0: filters.append(GaussianBlur(sigma: Double.random(in: 0.3...5, using: &rng)))
             case 1:
                 filters.append(MotionBlur(

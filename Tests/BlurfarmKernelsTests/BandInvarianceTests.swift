@@ -137,6 +137,40 @@ import Testing
         }
     }
 
+    /// A redaction (random style, random regions: some beyond the image, some in percent, some
+    /// inverted) streamed at the file's depth, the tiles no region reaches copied as samples and
+    /// the others converted with each box they meet whole in their window: the same bytes as
+    /// the whole image converted to floats, rendered, and stored in one piece, in any bands,
+    /// tiles and threads (how `--redact faces` photos are made since they stream).
+    @Test func aRedactionStreamedInBandsIsTheWholeRenderStoredAsTheEncoderStoresIt() async {
+        await propertyCheck(
+            count: 150, input: Gen.int(in: 1...48), Gen.int(in: 1...60), Gen.int(in: 1...20), Gen.int(in: 0...16),
+            Gen.int(in: 1...3), Gen.uint64()
+        ) { width, height, bandHeight, tile, threads, seed in
+            var rng = SplitMix(seed: seed)
+            let style = RedactFilter.Style.allCases[Int(rng.next() % 3)]
+            let redact = RedactFilter(style: style, cells: Int(rng.next() % 7) + 2, colour: RGBAColour("#20406080")!)
+            let edge: EdgeRule = rng.next() % 2 == 0 ? .clamp : .mirror
+            let chain = FilterChain(
+                filters: [redact], edge: edge, colour: ColourMode.allCases[Int(rng.next() % 2)],
+                regions: randomRegionMask(width: width, height: height, seed: seed))
+            let format: SampleFormat = rng.next() % 4 == 0 ? .uint16 : .uint8
+            let source = randomSamples(width: width, height: height, bands: rng.next() % 3 == 0 ? 4 : 3, format: format, seed: seed)
+            let bands = chain.channels(forSource: source.channels)
+            let wholeFloats = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
+                .render(source.floats(in: source.rect))
+            let whole = AnyPixels.uninitialized(wholeFloats.rect, channels: bands, format: format)
+            whole.store(wholeFloats, in: wholeFloats.rect, background: .zero)
+            let banded = try! Self.renderedInBands(
+                source, chain: chain, tile: tile, threads: threads, bandHeight: bandHeight, depth: Int(seed % 3) + 1,
+                inFlight: Int(seed % 5 / 3) + 1, output: SampleLayout(format: format, channels: bands))
+            if let y = Self.firstDifferentRow(banded, whole) {
+                Issue.record(
+                    "\(width)x\(height)x\(source.channels) \(format), \(redact.spec) in \(chain.regions), bands of \(bandHeight), tile \(tile): first difference in row \(y)")
+            }
+        }
+    }
+
     /// A lone gaussian over 8-bit opaque RGB or RGBA, or a lone motion blur or frost over 8-bit
     /// opaque RGB, under `clamp` or `mirror`, renders the file's samples directly
     /// (``FilterChain/fixedPointFilter(forSourceChannels:)``; RGBA in fixed point where a

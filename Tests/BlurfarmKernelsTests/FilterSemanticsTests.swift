@@ -118,7 +118,7 @@ extension FilterSemanticsTests {
     @Test func aTileReadsItsHaloClippedToTheImage() {
         let image = Rect(width: 100, height: 80)
         let chain = FilterChain(filters: [GaussianBlur(sigma: 2), MotionBlur(radius: 5, angle: 0)], edge: .clamp)
-        #expect(chain.reach == Reach(x: 11, y: 6))
+        #expect(chain.reach(in: image) == Reach(x: 11, y: 6))
         // An interior tile reads the tile grown by the chain's reach.
         #expect(chain.sourceRegion(for: Rect(x: 40, y: 30, width: 16, height: 16), image: image)
             == Rect(x: 29, y: 24, width: 38, height: 28))

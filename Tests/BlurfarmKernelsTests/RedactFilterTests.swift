@@ -86,6 +86,43 @@ import Testing
         }
     }
 
+    /// A redaction's reach in an image (``RedactFilter/reach(in:)``: its largest box) bounds the
+    /// region of interest of every output rectangle, which is what a streamed band's window is
+    /// made from; `solid` reads only its pixels. Its chain streams while the reach is at most
+    /// ``RenderSchedule/maximumStreamedReach`` rows or a quarter of the image, and whole
+    /// otherwise (a box over most of a tall image).
+    @Test func itsReachBoundsEveryRegionOfInterestAndDecidesWhetherItStreams() async {
+        await propertyCheck(
+            count: 300, input: Gen.int(in: 1...120), Gen.int(in: 1...120), Gen.uint64()
+        ) { width, height, seed in
+            var rng = SplitMix(seed: seed)
+            let image = Rect(width: width, height: height)
+            let style = RedactFilter.Style.allCases[Int(rng.next() % 3)]
+            let mask = randomRegionMask(width: width, height: height, seed: seed)
+            let redact = try #require(FilterChain(filters: [RedactFilter(style: style)], regions: mask).filters[0] as? RedactFilter)
+            let reach = try #require(redact.reach(in: image))
+            if style == .solid { #expect(reach == .zero) }
+            for _ in 0..<8 {
+                let x = Int(rng.next() % UInt64(width)), y = Int(rng.next() % UInt64(height))
+                let output = Rect(
+                    x: x, y: y, width: Int(rng.next() % UInt64(width - x)) + 1, height: Int(rng.next() % UInt64(height - y)) + 1)
+                let read = redact.regionOfInterest(for: output, image: image)
+                #expect(output.grown(dx: reach.x, dy: reach.y).contains(read), "\(output) reads \(read), beyond \(reach) in \(mask)")
+            }
+        }
+        let face = { (side: Int) in
+            RegionMask(regions: [Region(shape: .ellipse, x: .pixels(10), y: .pixels(10), width: .pixels(Double(side)), height: .pixels(Double(side)))])
+        }
+        let photo = Rect(width: 4000, height: 3000)
+        #expect(FilterChain(filters: [RedactFilter()], regions: face(600)).streams(in: photo))
+        #expect(FilterChain(filters: [RedactFilter()], regions: face(600)).reach(in: photo) == Reach(x: 599, y: 599))
+        #expect(!FilterChain(filters: [RedactFilter()], regions: face(2000)).streams(in: photo))
+        #expect(FilterChain(filters: [RedactFilter()], regions: face(2000)).streams(in: Rect(width: 4000, height: 8000)))
+        #expect(!FilterChain(filters: [RedactFilter()]).streams(in: photo), "no regions: the whole image is the box")
+        #expect(FilterChain(filters: [RedactFilter(style: .solid)]).streams(in: photo))
+        #expect(FilterChain(filters: [RedactFilter()]).streams(in: Rect(width: 800, height: 600)))
+    }
+
     /// `mosaic` keeps at most `cells` (8 by default) values along a face's longer side;
     /// `solid` paints the colour; with no regions the whole image is the one region.
     @Test func mosaicHasAtMostItsCellsAcrossAndSolidIsItsColour() {

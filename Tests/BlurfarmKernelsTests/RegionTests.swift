@@ -272,7 +272,7 @@ import Testing
             let first = Renderer(chain: FilterChain(filters: [gaussian], regions: mask), tileSize: 0, executor: executor).render(source)
             let cut = Renderer(chain: FilterChain(filters: [tint]), tileSize: 0, executor: executor).render(first)
             #expect(whole.isBitIdentical(to: cut), "\(width)x\(height), \(mask), tile \(tile): \(whole.firstDifference(from: cut).map { "\($0)" } ?? "")")
-            #expect(placed.filters[0].spec.regions == mask && placed.reach == gaussian.reach + tint.reach)
+            #expect(placed.filters[0].spec.regions == mask && placed.reach(in: Rect(width: width, height: height)) == gaussian.reach + tint.reach)
         }
     }
 
@@ -399,6 +399,6 @@ import Testing
         let spec = TintFilter(colour: RGBAColour("#102030")!, alpha: 0.25).spec
         #expect(TintFilter(spec).tint == TintFilter(colour: RGBAColour("#102030")!, alpha: 0.25).tint)
         // A tint is pointwise.
-        #expect(FilterChain(filters: [TintFilter()]).reach == .zero)
+        #expect(FilterChain(filters: [TintFilter()]).reach(in: Rect(width: 8, height: 8)) == .zero)
     }
 }

@@ -21,7 +21,7 @@ struct StallingFilter: Filter {
 
     var origin: FilterDescriptor.Origin { filter.origin }
     var spec: FilterSpec { filter.spec }
-    var uniformReach: Reach? { filter.uniformReach }
+    func reach(in image: Rect) -> Reach? { filter.reach(in: image) }
 
     func regionOfInterest(for output: Rect, image: Rect) -> Rect { filter.regionOfInterest(for: output, image: image) }
     func domainOfDefinition(forInput input: Rect, image: Rect) -> Rect { filter.domainOfDefinition(forInput: input, image: image) }
