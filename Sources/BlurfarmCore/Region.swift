@@ -112,29 +112,67 @@ public struct Region: Hashable, Sendable {
         return (left, top, left + width.pixels(of: image.width), top + height.pixels(of: image.height))
     }
 
+    /// The region placed in an image covering `image`: its box and the numbers its outline is
+    /// measured by, computed once for the many pixels a row or a tile asks about.
+    public func placed(in image: Rect) -> Placed { Placed(self, box: box(in: image)) }
+
+    /// A region placed in an image (``placed(in:)``): what ``signedDistance(x:y:in:)`` and
+    /// ``coverage(x:y:in:)`` compute for each pixel, the box and its centre made once.
+    public struct Placed: Sendable {
+        public let shape: Shape
+        /// The box in output pixels.
+        public let left: Double, top: Double, right: Double, bottom: Double
+        /// The box's centre and half its sides.
+        let cx: Double, cy: Double, hx: Double, hy: Double
+        let cornerRadius: Double
+        public let feather: Double
+
+        init(_ region: Region, box b: (left: Double, top: Double, right: Double, bottom: Double)) {
+            shape = region.shape
+            (left, top, right, bottom) = b
+            (cx, cy) = ((b.left + b.right) / 2, (b.top + b.bottom) / 2)
+            (hx, hy) = ((b.right - b.left) / 2, (b.bottom - b.top) / 2)
+            cornerRadius = region.cornerRadius
+            feather = region.feather
+        }
+
+        /// ``Region/signedDistance(x:y:in:)``.
+        public func signedDistance(x px: Double, y py: Double) -> Double {
+            let dx = abs(px - cx), dy = abs(py - cy)
+            switch shape {
+            case .rect:
+                let r = min(max(cornerRadius, 0), hx, hy)
+                let qx = dx - hx + r, qy = dy - hy + r
+                let outside = (max(qx, 0) * max(qx, 0) + max(qy, 0) * max(qy, 0)).squareRoot()
+                return outside + min(max(qx, qy), 0) - r
+            case .ellipse:
+                let ux = dx / hx, uy = dy / hy
+                let k0 = (ux * ux + uy * uy).squareRoot()
+                let k1 = ((ux / hx) * (ux / hx) + (uy / hy) * (uy / hy)).squareRoot()
+                guard k1 > 0 else { return -min(hx, hy) }  // the centre
+                return k0 * (k0 - 1) / k1
+            }
+        }
+
+        /// ``Region/coverage(x:y:in:)``.
+        public func coverage(x i: Int, y j: Int) -> Double {
+            let px = Double(i) + 0.5, py = Double(j) + 0.5
+            guard left < px, px < right, top < py, py < bottom else { return 0 }
+            let d = signedDistance(x: px, y: py)
+            guard d < 0 else { return 0 }
+            guard feather > 0 else { return 1 }
+            let t = min(-d / feather, 1)
+            return t * t * (3 - 2 * t)
+        }
+    }
+
     /// The signed distance in pixels from the point `(px, py)` to the outline: negative inside,
     /// positive outside. Exact for rectangles, rounded or not, and for circles; for other
     /// ellipses the usual first-order estimate `k0 (k0 − 1) / k1` (k0 = |p / r|, k1 = |p / r²|,
     /// p from the centre, r the semi-axes), exact on the outline and within a fraction of a
     /// pixel of the true distance over a feather's width.
     public func signedDistance(x px: Double, y py: Double, in image: Rect) -> Double {
-        let b = box(in: image)
-        let cx = (b.left + b.right) / 2, cy = (b.top + b.bottom) / 2
-        let hx = (b.right - b.left) / 2, hy = (b.bottom - b.top) / 2
-        let dx = abs(px - cx), dy = abs(py - cy)
-        switch shape {
-        case .rect:
-            let r = min(max(cornerRadius, 0), hx, hy)
-            let qx = dx - hx + r, qy = dy - hy + r
-            let outside = (max(qx, 0) * max(qx, 0) + max(qy, 0) * max(qy, 0)).squareRoot()
-            return outside + min(max(qx, qy), 0) - r
-        case .ellipse:
-            let ux = dx / hx, uy = dy / hy
-            let k0 = (ux * ux + uy * uy).squareRoot()
-            let k1 = ((ux / hx) * (ux / hx) + (uy / hy) * (uy / hy)).squareRoot()
-            guard k1 > 0 else { return -min(hx, hy) }  // the centre
-            return k0 * (k0 - 1) / k1
-        }
+        placed(in: image).signedDistance(x: px, y: py)
     }
 
     /// How much of the filtered pixel the output pixel `(i, j)` takes, 0...1:
@@ -145,14 +183,7 @@ public struct Region: Hashable, Sendable {
     /// box is outside, whatever the last bit of d says on its edge (so that the row's coverage
     /// and a tile's, which go by the box first, are the pixel's: ``RegionMask``).
     public func coverage(x i: Int, y j: Int, in image: Rect) -> Double {
-        let px = Double(i) + 0.5, py = Double(j) + 0.5
-        let b = box(in: image)
-        guard b.left < px, px < b.right, b.top < py, py < b.bottom else { return 0 }
-        let d = signedDistance(x: px, y: py, in: image)
-        guard d < 0 else { return 0 }
-        guard feather > 0 else { return 1 }
-        let t = min(-d / feather, 1)
-        return t * t * (3 - 2 * t)
+        placed(in: image).coverage(x: i, y: j)
     }
 
     /// Whether the box reaches beyond `image` (it is clipped there: pixels beyond the image do

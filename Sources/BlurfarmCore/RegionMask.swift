@@ -144,15 +144,12 @@ public struct RegionMask: Hashable, Sendable {
             return
         }
         let centreY = Double(y) + 0.5
-        let crossing = regions.map { region -> (Region, left: Double, right: Double)? in
-            let box = region.box(in: image)
-            return box.top < centreY && centreY < box.bottom ? (region, box.left, box.right) : nil
-        }.compactMap { $0 }
+        let crossing = regions.map { $0.placed(in: image) }.filter { $0.top < centreY && centreY < $0.bottom }
         for i in x..<(x + count) {
             let centreX = Double(i) + 0.5
             var c = 0.0
-            for (region, left, right) in crossing where left < centreX && centreX < right {
-                c = max(c, region.coverage(x: i, y: y, in: image))
+            for region in crossing where region.left < centreX && centreX < region.right {
+                c = max(c, region.coverage(x: i, y: y))
                 if c == 1 { break }
             }
             into.append(Float(invert ? 1 - c : c))

@@ -36,12 +36,15 @@ public enum RenderSchedule {
     @inlinable public static var maximumBandRows: Int { 1024 }
 
     /// The farthest up and down a chain may read for an image to be streamed whatever its size
-    /// (a taller image streams while the reach is at most a quarter of its height:
-    /// `FilterChain.streams(in:)`). A window holds its band and the reach above and below, and a
-    /// streamed render holds about eight windows (`BandedRender.blocks`): at 1024 rows, 8-bit
-    /// windows of a 16 MP photo hold about what its whole `Float32` decode does, and farther (a
-    /// redaction's box over most of the image) each tile would convert most of a window: the
-    /// image is decoded whole instead. Every built-in blur up to sigma 341 reaches less.
+    /// (a taller image streams while the reach is at most half its height:
+    /// `FilterChain.streams(in:)`). A window holds its band and the reach above and below (never
+    /// more than the image), and a streamed render holds about eight windows
+    /// (`BandedRender.blocks`): 8-bit windows then hold less than the whole image's `Float32`
+    /// pixels and their render's output (32 bytes a pixel). Farther (a redaction whose box covers
+    /// most of the image, or a region-less one: the whole image), every tile would convert most
+    /// of the image to `Float32` for its box: such an image is decoded whole instead. A face
+    /// grown 1.3 times for redaction is 1,400 rows in a 16 MP photo where it is 600 pixels
+    /// across (`bench faces`); every built-in blur up to sigma 341 reaches less than 1024.
     @inlinable public static var maximumStreamedReach: Int { 1024 }
 
     /// The rows of a streamed band when tiles are `tileSize` pixels (0: one tile) and the

@@ -56,12 +56,12 @@ public struct FilterChain: Sendable {
     }
 
     /// Whether the chain renders an image covering `image` band by band: it ``streams`` and
-    /// reaches at most ``RenderSchedule/maximumStreamedReach`` rows up and down, or a quarter of
-    /// the image's height when that is more (a redaction reads each region's whole box: its
-    /// bands stream while the boxes are small beside the image).
+    /// reaches at most ``RenderSchedule/maximumStreamedReach`` rows up and down, or half the
+    /// image's height when that is more (a redaction reads each region's whole box: its bands
+    /// stream while no box covers most of the image).
     public func streams(in image: Rect) -> Bool {
         guard streams, let reach = reach(in: image) else { return false }
-        return reach.y <= max(RenderSchedule.maximumStreamedReach, image.height / 4)
+        return reach.y <= max(RenderSchedule.maximumStreamedReach, image.height / 2)
     }
 
     /// The channels the chain works in and writes for a source with `sourceChannels`: an

@@ -128,24 +128,38 @@ public struct RedactFilter: Filter {
         let placed = boxes(in: image).filter { !$0.pixels.intersection(out).isEmpty && !$0.pixels.isEmpty }
         guard !placed.isEmpty else { return }
         let grids = style == .solid ? [] : placed.map { Grid(style: style, cells: cells, box: $0.pixels, input: input) }
+        let regions = placed.map { $0.region?.placed(in: image) }
         let opaque = output.channels == 3
         // Premultiplied; on an opaque image drawn opaque (its channels as given).
         let (rgb, alpha) = solidColour
         let solid = opaque ? SIMD4<Float>(rgb.x, rgb.y, rgb.z, 1) : SIMD4<Float>(rgb.x * alpha, rgb.y * alpha, rgb.z * alpha, alpha)
-        for y in out.y..<out.maxY {
-            for x in out.x..<out.maxX {
-                // The region covering the pixel most; none: it stays its input.
-                var best = -1
-                var coverage = 0.0
-                for (k, entry) in placed.enumerated() where entry.pixels.contains(x: x, y: y) {
-                    let c = entry.region?.coverage(x: x, y: y, in: image) ?? 1
-                    if c > coverage { (best, coverage) = (k, c) }
+        let (channels, stride) = (output.channels, output.rowStride)
+        output.withUnsafePixels { pixels in
+            for y in out.y..<out.maxY {
+                // The boxes on this row, and the columns they span inside the output.
+                let crossing = placed.indices.filter { placed[$0].pixels.y <= y && y < placed[$0].pixels.maxY }
+                guard !crossing.isEmpty else { continue }
+                let from = max(out.x, crossing.map { placed[$0].pixels.x }.min()!)
+                let to = min(out.maxX, crossing.map { placed[$0].pixels.maxX }.max()!)
+                let row = pixels + (y - out.y) * stride
+                for x in from..<max(from, to) {
+                    // The region covering the pixel most; none: it stays its input.
+                    var best = -1
+                    var coverage = 0.0
+                    for k in crossing where placed[k].pixels.x <= x && x < placed[k].pixels.maxX {
+                        let c = regions[k]?.coverage(x: x, y: y) ?? 1
+                        if c > coverage { (best, coverage) = (k, c) }
+                    }
+                    guard best >= 0 else { continue }
+                    let value = style == .solid ? solid : grids[best].value(x: x, y: y)
+                    let q = row + (x - out.x) * channels
+                    q[0] = value.x
+                    q[1] = value.y
+                    q[2] = value.z
+                    // An opaque image stays opaque (the interpolation's weights sum to 1 only
+                    // nearly): its alpha, 1, is not stored.
+                    if !opaque { q[3] = value.w }
                 }
-                guard best >= 0 else { continue }
-                var value = style == .solid ? solid : grids[best].value(x: x, y: y)
-                // An opaque image stays opaque (the interpolation's weights sum to 1 only nearly).
-                if opaque { value.w = 1 }
-                output[x, y] = value
             }
         }
     }
@@ -184,13 +198,22 @@ public struct RedactFilter: Filter {
             smooth = style == .blur
             var sums = [SIMD4<Double>](repeating: .zero, count: columns * rows)
             var counts = [Double](repeating: 0, count: columns * rows)
-            // Rows top to bottom, each left to right: the same order in every tile.
-            for y in box.y..<box.maxY {
-                let row = min(rows - 1, Int((Double(y - box.y) + 0.5) / cellHeight))
-                for x in box.x..<box.maxX {
-                    let column = min(columns - 1, Int((Double(x - box.x) + 0.5) / cellWidth))
-                    sums[row * columns + column] += SIMD4<Double>(input[x, y])
-                    counts[row * columns + column] += 1
+            precondition(input.rect.contains(box), "the input \(input.rect) does not hold the box \(box)")
+            // Each column's cell, made once for the box's rows.
+            let (columns, rows, cellWidth, cellHeight) = (columns, rows, cellWidth, cellHeight)
+            let cellOfColumn = (0..<box.width).map { min(columns - 1, Int((Double($0) + 0.5) / cellWidth)) }
+            let (channels, stride) = (input.channels, input.rowStride)
+            input.withUnsafePixels { pixels in
+                // Rows top to bottom, each left to right: the same order in every tile.
+                for y in box.y..<box.maxY {
+                    let first = min(rows - 1, Int((Double(y - box.y) + 0.5) / cellHeight)) * columns
+                    var p = pixels + (y - input.rect.y) * stride + (box.x - input.rect.x) * channels
+                    for cell in cellOfColumn {
+                        sums[first + cell] += SIMD4<Double>(
+                            Double(p[0]), Double(p[1]), Double(p[2]), channels == 4 ? Double(p[3]) : 1)
+                        counts[first + cell] += 1
+                        p += channels
+                    }
                 }
             }
             means = zip(sums, counts).map { sum, count in count > 0 ? SIMD4<Float>(sum / count) : .zero }

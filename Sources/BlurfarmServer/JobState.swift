@@ -118,7 +118,11 @@ public struct JobMachine: Sendable, Equatable, Codable {
             inFarm = false
             state = cancelled ? .cancelled : failed > 0 ? .failed : .completed
             return []
-        case (.active, .farmRefused), (.paused, .farmRefused) where inFarm:
+        case (.active, .farmRefused):
+            inFarm = false
+            state = .failed
+            return []
+        case (.paused, .farmRefused) where inFarm:
             // Paused while it planned, and its plan failed (or the farm refused it).
             inFarm = false
             state = .failed
