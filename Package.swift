@@ -173,7 +173,9 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "BlurfarmState",
-            dependencies: ["BlurfarmCore", "BlurfarmImageIO", "BlurfarmSystem", "CXXHash"],
+            dependencies: [
+                "BlurfarmCore", "BlurfarmImageIO", "BlurfarmSystem", "CXXHash", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .target(
             name: "BlurfarmCoordinator",

@@ -23,7 +23,6 @@ extension SlurmRunContext {
             }
             let records = try OutputRecords(folder: jobFolder.path)
             let running = try ShardRecords.merge(jobFolder, into: records)
-            try records.compact()
             withExtendedLifetime(lock) {}
             return MergedRecords(running: running, contents: try ShardRecords.read(jobFolder))
         } catch {

@@ -95,59 +95,71 @@ public final class IncrementalRun: Sendable {
         var pending: [String: Pending] = [:]
         var inputs: [PlannedInput] = []
         var planned: [String] = []
-        for input in full.inputs {
-            var probe = InputProbe(path: Self.absolute(input.path, using: folders))
-            let failure = force || retryFailed ? nil : records.failure(for: probe.path)
-            var remaining: [PlannedOutput] = []
-            for output in input.outputs {
-                let outputPath = Self.absolute(output.path, using: folders)
-                planned.append(output.path)
-                let record = records.record(for: outputPath)
-                let state =
-                    force
-                    ? .notRecorded
-                    : Self.state(
-                        of: outputPath, recipe: OutputRecipe.of(output, versions: versions.text, plugins: plugins),
-                        record: record, failure: failure,
-                        decoder: Self.decoderKey(versions: versions.text, pixelLimit: pixelLimit), input: &probe)
-                if state == .upToDate, let record, let current = probe.current(trusting: record.inputFile) {
-                    // Touched but the same bytes: the new stamps are recorded, so the next run
-                    // need not hash the files again. Not being able to is no error: the next
-                    // run hashes them again and decides the same.
-                    if let outputStamp = FileStamp.of(outputPath),
-                        current.stamp != record.inputFile.stamp || outputStamp != record.outputFile.stamp
-                    {
-                        var refreshed = record
-                        refreshed.inputFile = current
-                        refreshed.outputFile.stamp = outputStamp
-                        try? records.add(refreshed)
-                    }
-                    skipped.append(OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name, status: .skipped))
-                    continue
-                }
-                if state == .failedEarlier, let failure {
-                    // Touched but the same bytes: its new stamp is recorded, as for an output.
-                    if let current = probe.current(trusting: failure.inputFile), current.stamp != failure.inputFile.stamp,
-                        records.failure(for: probe.path)?.inputFile.stamp != current.stamp
-                    {
-                        var refreshed = failure
-                        refreshed.inputFile = current
-                        try? records.add(refreshed)
-                    }
-                    skipped.append(OutputReport(
-                        input: input.relativePath, output: output.path, variant: output.variant.name,
-                        status: .failedEarlier, failure: .decodedEarlier("\(input.path): \(failure.reason)")))
-                    continue
-                }
-                remaining.append(output)
-                // The hash of the bytes as they are now, never a record's (the input may have changed).
-                if let fingerprint = probe.now() {
-                    pending[output.path] = Pending(input: probe.path, inputFile: fingerprint, output: output)
-                }
+        // The records of a batch of inputs' outputs are read from the index together, and
+        // only theirs: memory holds a batch's, whatever the job's size.
+        for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
+            let batch = full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)]
+            var paths: [(input: String, outputs: [String])] = []
+            for input in batch {
+                var outputs: [String] = []
+                for output in input.outputs { outputs.append(Self.absolute(output.path, using: folders)) }
+                paths.append((Self.absolute(input.path, using: folders), outputs))
             }
-            if !remaining.isEmpty {
-                inputs.append(PlannedInput(path: input.path, relativePath: input.relativePath, outputs: remaining))
+            let known = records.lookUp(outputs: paths.flatMap(\.outputs), failuresOf: force || retryFailed ? [] : paths.map(\.input))
+            for (input, paths) in zip(batch, paths) {
+                var probe = FileProbe(path: paths.input)
+                let failure = known.failures[probe.path]
+                var remaining: [PlannedOutput] = []
+                for (output, outputPath) in zip(input.outputs, paths.outputs) {
+                    var outputFile = FileProbe(path: outputPath)
+                    planned.append(output.path)
+                    let record = known.records[outputFile.path]
+                    let state =
+                        force
+                        ? .notRecorded
+                        : Self.state(
+                            of: &outputFile, recipe: OutputRecipe.of(output, versions: versions.text, plugins: plugins),
+                            record: record, failure: failure,
+                            decoder: Self.decoderKey(versions: versions.text, pixelLimit: pixelLimit), input: &probe)
+                    if state == .upToDate, let record, let current = probe.current(trusting: record.inputFile) {
+                        // Touched but the same bytes: the new stamps are recorded, so the next run
+                        // need not hash the files again. Not being able to is no error: the next
+                        // run hashes them again and decides the same.
+                        if let outputStamp = outputFile.stamp(),
+                            current.stamp != record.inputFile.stamp || outputStamp != record.outputFile.stamp
+                        {
+                            var refreshed = record
+                            refreshed.inputFile = current
+                            refreshed.outputFile.stamp = outputStamp
+                            try? records.add(refreshed)
+                        }
+                        skipped.append(OutputReport(
+                            input: input.relativePath, output: output.path, variant: output.variant.name, status: .skipped))
+                        continue
+                    }
+                    if state == .failedEarlier, let failure {
+                        // Touched but the same bytes: its new stamp is recorded, as for an output.
+                        if let current = probe.current(trusting: failure.inputFile), current.stamp != failure.inputFile.stamp,
+                            records.failure(for: probe.path)?.inputFile.stamp != current.stamp
+                        {
+                            var refreshed = failure
+                            refreshed.inputFile = current
+                            try? records.add(refreshed)
+                        }
+                        skipped.append(OutputReport(
+                            input: input.relativePath, output: output.path, variant: output.variant.name,
+                            status: .failedEarlier, failure: .decodedEarlier("\(input.path): \(failure.reason)")))
+                        continue
+                    }
+                    remaining.append(output)
+                    // The hash of the bytes as they are now, never a record's (the input may have changed).
+                    if let fingerprint = probe.now() {
+                        pending[output.path] = Pending(input: probe.path, inputFile: fingerprint, output: output)
+                    }
+                }
+                if !remaining.isEmpty {
+                    inputs.append(PlannedInput(path: input.path, relativePath: input.relativePath, outputs: remaining))
+                }
             }
         }
         plan = JobPlan(
@@ -166,20 +178,44 @@ public final class IncrementalRun: Sendable {
         }
     }
 
+    /// Inputs whose outputs' records are read from the index at once (``OutputRecords/lookUp(outputs:failuresOf:)``):
+    /// one read of the index for many lookups, without holding more than a batch's records.
+    static let lookupBatch = 256
+
     /// What decides whether an input that failed fails again: the versions of blurfarm and
     /// libvips, and the pixel limit.
     public static func decoderKey(versions: String, pixelLimit: Int) -> String {
         "\(versions); pixel limit \(pixelLimit)"
     }
 
-    /// One input file as the up-to-date check reads it: hashed at most once, and not at all
-    /// while its stamp is a recorded one.
-    struct InputProbe {
-        /// The input's absolute path.
+    /// One file (an input, or an output) as the up-to-date check reads it: stated once,
+    /// hashed at most once, and not at all while its stamp is a recorded one. A no-change run
+    /// makes one `stat` of each input and each output this way (issue 47's floor), however many
+    /// outputs an input has and however many questions the check asks of each.
+    struct FileProbe {
+        /// The file's absolute path.
         let path: String
+        private var stated: stat??
         private var taken: FileFingerprint??
 
         init(path: String) { self.path = path }
+
+        /// What `stat` says of the path (following links), asked once; nil when nothing is there.
+        private mutating func status() -> stat? {
+            if let stated { return stated }
+            let info = Syscalls.status(path)
+            stated = .some(info)
+            return info
+        }
+
+        /// Whether anything is at the path (a file, a folder, a link even if it leads nowhere).
+        mutating func exists() -> Bool { status() != nil || IncrementalRun.exists(path) }
+
+        /// The file's stamp now, nil when it is not a regular file.
+        mutating func stamp() -> FileStamp? {
+            guard let info = status(), info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return FileStamp(info)
+        }
 
         /// The fingerprint of the bytes as they are now (hashed once), nil when unreadable.
         mutating func now() -> FileFingerprint? {
@@ -191,32 +227,39 @@ public final class IncrementalRun: Sendable {
 
         /// The fingerprint, taking `recorded` as it is when the file's stamp is the recorded one.
         mutating func current(trusting recorded: FileFingerprint?) -> FileFingerprint? {
-            if let recorded, let stamp = FileStamp.of(path), stamp == recorded.stamp { return recorded }
+            if let recorded, let stamp = stamp(), stamp == recorded.stamp { return recorded }
             return now()
+        }
+
+        /// Whether the file still holds the bytes `recorded` describes: the same stamp, or the
+        /// same size and hash (``IncrementalRun/isUnchanged(_:as:)``).
+        mutating func isUnchanged(as recorded: FileFingerprint) -> Bool {
+            guard let stamp = stamp(), stamp.size == recorded.stamp.size else { return false }
+            return stamp == recorded.stamp || now()?.hash == recorded.hash
         }
     }
 
     /// The one up-to-date decision, which `run` (``init(plan:records:versions:plugins:pixelLimit:force:retryFailed:)``)
     /// and `check --status` (``status(of:records:versions:plugins:pixelLimit:)``) both ask:
-    /// the state of the output at the absolute path `outputPath` whose recipe is `recipe`,
+    /// the state of the output `output` (its absolute path, stated once) whose recipe is `recipe`,
     /// against its record and the input's remembered failure. The first reason found is given:
     /// missing, not recorded, recipe changed, input changed, output changed; an output that is
     /// not up to date is `failedEarlier` when its input's failure holds (same bytes, same
     /// decoder). `recipe` is made only for an output on disk with a record, `decoder` only for
     /// an input with a remembered failure.
     static func state(
-        of outputPath: String, recipe: @autoclosure () -> String, record: OutputRecord?, failure: InputFailure?,
-        decoder: @autoclosure () -> String, input: inout InputProbe
+        of output: inout FileProbe, recipe: @autoclosure () -> String, record: OutputRecord?, failure: InputFailure?,
+        decoder: @autoclosure () -> String, input: inout FileProbe
     ) -> OutputState {
         let state: OutputState
-        if !exists(outputPath) {
+        if !output.exists() {
             state = .missing
         } else if let record {
             if record.recipe != recipe() {
                 state = .recipeChanged
             } else if record.input != input.path || input.current(trusting: record.inputFile)?.hash != record.inputFile.hash {
                 state = .inputChanged
-            } else if !isUnchanged(outputPath, as: record.outputFile) {
+            } else if !output.isUnchanged(as: record.outputFile) {
                 state = .outputChanged
             } else {
                 state = .upToDate
@@ -247,13 +290,13 @@ public final class IncrementalRun: Sendable {
         let folders = RealPath.Folders()
         var statuses: [OutputStatus] = []
         for input in plan.inputs {
-            var probe = InputProbe(path: absolute(input.path, using: folders))
+            var probe = FileProbe(path: absolute(input.path, using: folders))
             let failure = records.failures[probe.path]
             for output in input.outputs {
-                let outputPath = absolute(output.path, using: folders)
+                var outputFile = FileProbe(path: absolute(output.path, using: folders))
                 let state = Self.state(
-                    of: outputPath, recipe: OutputRecipe.of(output, versions: versions, plugins: plugins),
-                    record: records.records[outputPath], failure: failure, decoder: decoder, input: &probe)
+                    of: &outputFile, recipe: OutputRecipe.of(output, versions: versions, plugins: plugins),
+                    record: records.records[outputFile.path], failure: failure, decoder: decoder, input: &probe)
                 statuses.append(OutputStatus(
                     input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
                     reason: state == .failedEarlier ? failure?.reason : nil))

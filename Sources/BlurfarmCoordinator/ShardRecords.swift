@@ -77,19 +77,14 @@ public enum ShardRecords {
         var running: [String] = []
         for name in names.sorted() where name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil {
             let shard = JobStateFolder(path: (job.shardsPath as NSString).appendingPathComponent(name))
-            let recordsFile = (shard.path as NSString).appendingPathComponent("records.jsonl")
-            guard Syscalls.status(recordsFile) != nil else { continue }
+            guard OutputRecords.exist(in: shard.path) else { continue }
             switch try JobLock.acquire(shard.lockPath, wait: false) {
             case .busy:
                 running.append(shard.path)
             case .acquired(let lock):
                 try withExtendedLifetime(lock) { () throws(StateError) in
                     try bringUp(records, to: OutputRecords.read(folder: shard.path), outputs: nil, inputs: nil)
-                    do throws(SystemCallError) {
-                        try Syscalls.removeFile(recordsFile)
-                    } catch {
-                        throw StateError(path: recordsFile, message: "merged, but cannot remove: \(error.reason)")
-                    }
+                    try OutputRecords.removeFiles(in: shard.path)
                 }
             }
         }
@@ -123,10 +118,9 @@ public enum ShardRecords {
             folders: Dictionary(uniqueKeysWithValues: records.folders.map { ($0.path, $0) }),
             failures: Dictionary(uniqueKeysWithValues: records.failures.map { ($0.input, $0) }))
         let changes = Changes(from: other, over: mine, outputs: outputs, inputs: inputs)
-        for record in changes.records { try records.add(record) }
-        for failure in changes.failures { try records.add(failure) }
-        for input in changes.forgottenFailures { try records.remove(failure: input) }
-        for folder in changes.folders { try records.add(folder) }
+        try records.add(
+            records: changes.records, failures: changes.failures, forgettingFailures: changes.forgottenFailures,
+            folders: changes.folders)
     }
 
     /// What bringing records `mine` up to date with `other` changes, for the outputs in

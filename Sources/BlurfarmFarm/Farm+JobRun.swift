@@ -204,11 +204,6 @@ extension Farm {
                 writeMap(map, of: job, report: report, incremental, control: control, problem)
             }
         }
-        do throws(StateError) {
-            try incremental.records.compact()
-        } catch {
-            problem(.state(error))
-        }
         // A job that did nothing leaves no report in the state folder (cron would fill it).
         if report.didWork {
             do {

@@ -38,7 +38,7 @@ public struct FileStamp: Codable, Hashable, Sendable {
     static func ofEntry(_ path: String) -> FileStamp? { Syscalls.status(path).map(FileStamp.init) }
 
     /// The stamp `stat` gave.
-    init(_ info: stat) {
+    package init(_ info: stat) {
         self.init(
             size: Int64(info.st_size),
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),

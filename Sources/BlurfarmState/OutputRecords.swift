@@ -1,49 +1,31 @@
 import BlurfarmSystem
 import Foundation
+import GRDB
 import Synchronization
 
-/// The records of the outputs one job wrote, of the output folders it created and of the inputs
-/// that failed through their own fault (``InputFailure``), kept in its state folder as
-/// `records.jsonl`: one JSON line per event (an output, a created folder or a failed input
-/// recorded, a record removed), appended and flushed to disk as
-/// it happens, so a run that is killed loses no record of what it finished. A torn last line
-/// (the process died while appending) is ignored. ``compact()`` rewrites the file with one line
-/// per live record, atomically. Safe to call from several threads; one process at a time
-/// (the job's ``JobLock``) writes a job's records.
+/// The records of the outputs one job wrote, of the output folders it created, of the inputs
+/// that failed through their own fault (``InputFailure``) and of the inputs' placeholders, kept
+/// in its state folder as an index: the SQLite database `records.sqlite` (through GRDB), one
+/// row per output. A run looks up the records of the outputs it plans one at a time
+/// (``record(for:)``), reading in proportion to what it looks up and holding none of them; each
+/// change is a transaction on disk before it returns (WAL, `synchronous = FULL`: the `fdatasync`
+/// each line of the records file had), so a run that is killed loses no record of what it
+/// finished. A state folder an earlier blurfarm kept (`records.jsonl`, one JSON line per
+/// change) is migrated on first use, in one transaction, and its file removed. Safe to call from
+/// several threads; one process at a time (the job's ``JobLock``) writes a job's records.
 public final class OutputRecords: Sendable {
-    /// The records file.
+    /// The index's file name in a job's state folder.
+    public static let fileName = "records.sqlite"
+    /// The files the records may be kept in: the index, its write-ahead log and shared memory
+    /// (SQLite's, beside it while it is open), and the file of earlier versions.
+    static let fileNames = [fileName, fileName + "-wal", fileName + "-shm", RecordLines.name]
+
+    /// The index file.
     public let path: String
-
-    private struct State {
-        package var records: [String: OutputRecord]
-        package var folders: [String: CreatedFolder]
-        package var failures: [String: InputFailure]
-        package var placeholders: [String: InputPlaceholder]
-        /// The records file, open to append.
-        package var descriptor: Int32
-        /// The folder holding it, for `openat` and `renameat`.
-        package let folder: Int32
-        /// Lines in the file: when there are as many as records, it is compact already.
-        package var lines: Int
-        package var live: Int { records.count + folders.count + failures.count + placeholders.count }
-    }
-
-    private let state: Mutex<State>
-
-    /// One line of the file: a record, the output path of a removed record, a created folder,
-    /// the path of a created folder whose record was removed, a failed input, the input path
-    /// of a failure forgotten, an input's placeholder, or the input path of one forgotten.
-    /// Readers that know fewer kinds skip the lines of the others (every field is optional).
-    private struct Line: Codable {
-        package var record: OutputRecord?
-        package var removed: String?
-        package var folder: CreatedFolder?
-        package var removedFolder: String?
-        package var failure: InputFailure?
-        package var removedFailure: String?
-        package var placeholder: InputPlaceholder?
-        package var removedPlaceholder: String?
-    }
+    private let database: DatabaseQueue
+    /// The id of each recipe text in the index's `recipe` table, as committed (a variant's
+    /// recipe is shared by all its outputs: kept once).
+    private let recipeIDs = Mutex<[String: Int64]>([:])
 
     /// What a records file holds, read without changing anything (``read(folder:)``).
     public struct Contents: Sendable {
@@ -64,57 +46,113 @@ public final class OutputRecords: Sendable {
         }
     }
 
-    /// Opens (creating if need be) the records file `records.jsonl` in `folder`, creating the
-    /// folder too, and reads it. The file is opened in the folder's descriptor, never through a
-    /// symbolic link, and the folder must not be one (``JobStateFolder/openFolder(_:)``).
-    /// - Throws: ``StateError`` naming the file when it cannot be created, read or appended to,
-    ///   is a link, or when a line other than the last is not a record.
+    /// Opens (creating if need be) the index `records.sqlite` in `folder`, creating the folder
+    /// too, and migrates the folder's `records.jsonl` into it when there is one. The folder must
+    /// not be a link (``JobStateFolder/openFolder(_:)``), nor any of the records' files in it.
+    /// - Throws: ``StateError`` naming the file when it cannot be created, read or written, is
+    ///   a link, or when a line of a `records.jsonl` other than the last is not a record.
     public init(folder: String) throws(StateError) {
         let folderDescriptor = try JobStateFolder.openFolder(folder)
-        let path = (folder as NSString).appendingPathComponent("records.jsonl")
-        self.path = path
-        let fd: Int32
+        defer { Syscalls.close(folderDescriptor) }
+        path = (folder as NSString).appendingPathComponent(Self.fileName)
+        try Self.refuseLinks(in: folder)
         do {
-            fd = try Self.open(in: folderDescriptor, path: path, flags: O_RDWR | O_CREAT | O_APPEND)
-            let (contents, lines) = try Self.read(fd, path: path, cutTornLine: true)
-            state = Mutex(
-                State(
-                    records: contents.records, folders: contents.folders, failures: contents.failures,
-                    placeholders: contents.placeholders, descriptor: fd,
-                    folder: folderDescriptor, lines: lines))
+            database = try DatabaseQueue(path: path, configuration: Self.configuration(readonly: false))
+            try Self.migrator.migrate(database)
         } catch {
-            Syscalls.close(folderDescriptor)
-            throw error
+            throw StateError(path: path, message: "cannot open the records: \(error) (remove the file to start afresh)")
         }
-    }
-
-    deinit {
-        state.withLock {
-            Syscalls.close($0.descriptor)
-            Syscalls.close($0.folder)
+        let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
+        guard let legacy = try RecordLines.read(in: folderDescriptor, path: legacyPath) else { return }
+        // In one transaction with the mark that it was done: a run killed while migrating
+        // migrates again, one killed after it finds the mark and only removes the old file.
+        try write { db, recipes in
+            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'migrated'") == nil else { return }
+            try Self.insert(legacy, db, recipes: &recipes)
+            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('migrated', ?)", arguments: [RecordLines.name])
         }
-    }
-
-    /// Opens `records.jsonl` (or its temporary copy) in `folder` without following a link: a
-    /// link there is refused with a line that says so.
-    private static func open(in folder: Int32, path: String, flags: Int32) throws(StateError) -> Int32 {
         do {
-            return try Syscalls.openFile((path as NSString).lastPathComponent, in: folder, flags: flags)
-        } catch where error.errno == ELOOP {
-            throw StateError(path: path, message: "is a symbolic link: refusing to use it as the records (remove it)")
-        } catch where error.errno == EEXIST {
-            throw StateError(path: path, message: "exists already")
+            try Syscalls.removeFile(legacyPath)
         } catch {
-            throw StateError(path: path, message: "cannot open: \(error.reason)")
+            throw StateError(path: legacyPath, message: "migrated into \(Self.fileName), but cannot remove: \(error.reason)")
         }
     }
 
-    /// The records in `records.jsonl` in `folder`, read only: nothing is created, repaired or
-    /// locked (`check --status`). A folder or file that does not exist holds no records.
-    /// - Throws: ``StateError`` when the file cannot be read, is a link, or a line other than the
-    ///   last is not a record.
+    /// How the index is opened: a busy database waited for (a reader beside the run), and for
+    /// writing, WAL with each commit synced.
+    private static func configuration(readonly: Bool) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = readonly
+        configuration.busyMode = .timeout(10)
+        if !readonly {
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+        }
+        return configuration
+    }
+
+    /// A link where a records file goes is refused (SQLite would follow it): the state folder
+    /// is trusted to hold the job's own files only.
+    private static func refuseLinks(in folder: String) throws(StateError) {
+        for name in fileNames {
+            let path = (folder as NSString).appendingPathComponent(name)
+            if let info = Syscalls.linkStatus(path), info.st_mode & S_IFMT == S_IFLNK {
+                throw StateError(path: path, message: "is a symbolic link: refusing to use it as the records (remove it)")
+            }
+        }
+    }
+
+    /// The index's tables: a row per output (its fingerprints in columns, its recipe by id),
+    /// per recipe, per created folder, per remembered failure and per placeholder (these two
+    /// as JSON: few, and read whole), and what was migrated.
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "recipe") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("text", .text).notNull().unique()
+            }
+            try db.create(table: "output", options: [.withoutRowID]) { table in
+                table.primaryKey("output", .text)
+                table.column("input", .text).notNull()
+                table.column("recipe", .integer).notNull()
+                for file in ["input", "output"] {
+                    table.column(file + "Hash", .text).notNull()
+                    for field in ["Size", "Modified", "Changed", "Inode", "Device"] {
+                        table.column(file + field, .integer).notNull()
+                    }
+                }
+                table.column("written", .double).notNull()
+                table.column("width", .integer)
+                table.column("height", .integer)
+            }
+            try db.create(table: "folder", options: [.withoutRowID]) { table in
+                table.primaryKey("path", .text)
+                table.column("device", .integer).notNull()
+                table.column("inode", .integer).notNull()
+            }
+            for (name, key) in [("failure", "input"), ("placeholder", "input")] {
+                try db.create(table: name, options: [.withoutRowID]) { table in
+                    table.primaryKey(key, .text)
+                    table.column("json", .text).notNull()
+                }
+            }
+            try db.create(table: "meta", options: [.withoutRowID]) { table in
+                table.primaryKey("key", .text)
+                table.column("value", .text).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// The records in `folder`, read only: nothing is created, migrated, repaired or locked
+    /// (`check --status`, a shard's view of its job). A folder that does not exist, or holds no
+    /// records, holds none; a folder not yet migrated is read from its `records.jsonl`.
+    /// - Throws: ``StateError`` when a records file cannot be read or is a link, or a line of a
+    ///   `records.jsonl` other than the last is not a record.
     public static func read(folder: String) throws(StateError) -> Contents {
-        let path = (folder as NSString).appendingPathComponent("records.jsonl")
         let folderDescriptor: Int32
         do {
             folderDescriptor = try Syscalls.openFolder(folder)
@@ -124,203 +162,303 @@ public final class OutputRecords: Sendable {
             throw StateError(path: folder, message: "cannot open: \(error.reason)")
         }
         defer { Syscalls.close(folderDescriptor) }
-        let fd: Int32
-        do {
-            fd = try Syscalls.openFile("records.jsonl", in: folderDescriptor, flags: O_RDONLY)
-        } catch where error.errno == ENOENT {
-            return Contents()
-        } catch where error.errno == ELOOP {
-            throw StateError(path: path, message: "is a symbolic link: refusing to use it as the records (remove it)")
-        } catch {
-            throw StateError(path: path, message: "cannot open: \(error.reason)")
+        try refuseLinks(in: folder)
+        let path = (folder as NSString).appendingPathComponent(fileName)
+        let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
+        guard Syscalls.linkStatus(path) != nil else {
+            return try RecordLines.read(in: folderDescriptor, path: legacyPath) ?? Contents()
         }
-        defer { Syscalls.close(fd) }
-        return try read(fd, path: path, cutTornLine: false).contents
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
+            return try database.read { db in
+                // Opened by a version that migrates, killed before it did: the old file holds them.
+                let migrated = try db.tableExists("meta")
+                    && String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'migrated'") != nil
+                if !migrated, Syscalls.linkStatus(legacyPath) != nil {
+                    return try RecordLines.read(in: folderDescriptor, path: legacyPath) ?? Contents()
+                }
+                guard try db.tableExists("output") else { return Contents() }
+                return try contents(db)
+            }
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
+        }
     }
 
-    /// The records, created folders and failures in the open file `fd`, and the number of its
-    /// lines; a torn last line is cut off the file when `cutTornLine`.
-    private static func read(
-        _ fd: Int32, path: String, cutTornLine: Bool
-    ) throws(StateError) -> (contents: Contents, lines: Int) {
-        let data: Data
-        do {
-            data = Data(try Syscalls.readAll(fd))
-        } catch {
-            throw StateError(path: path, message: "cannot read: \(error.reason)")
+    /// Removes every records file in `folder` (a shard's, merged into its job's).
+    /// - Throws: ``StateError`` naming the file that cannot be removed.
+    public static func removeFiles(in folder: String) throws(StateError) {
+        for name in fileNames {
+            let path = (folder as NSString).appendingPathComponent(name)
+            do {
+                try Syscalls.removeFile(path)
+            } catch where error.errno == ENOENT {
+                continue
+            } catch {
+                throw StateError(path: path, message: "merged, but cannot remove: \(error.reason)")
+            }
         }
+    }
+
+    /// Whether `folder` holds records (an index or an old records file).
+    public static func exist(in folder: String) -> Bool {
+        fileNames.contains { Syscalls.linkStatus((folder as NSString).appendingPathComponent($0)) != nil }
+    }
+
+    // MARK: Reading
+
+    private static let outputColumns = """
+        output.output, output.input, recipe.text, output.inputHash, output.inputSize, output.inputModified,
+        output.inputChanged, output.inputInode, output.inputDevice, output.outputHash, output.outputSize,
+        output.outputModified, output.outputChanged, output.outputInode, output.outputDevice, output.written,
+        output.width, output.height FROM output JOIN recipe ON recipe.id = output.recipe
+        """
+
+    /// The record in a row of ``outputColumns``.
+    private static func record(_ row: Row) -> OutputRecord {
+        func stamp(_ first: Int) -> FileStamp {
+            FileStamp(
+                size: row[first], modified: row[first + 1], changed: row[first + 2],
+                inode: UInt64(bitPattern: row[first + 3] as Int64), device: UInt64(bitPattern: row[first + 4] as Int64))
+        }
+        return OutputRecord(
+            output: row[0], input: row[1], recipe: row[2],
+            inputFile: FileFingerprint(stamp: stamp(4), hash: row[3]),
+            outputFile: FileFingerprint(stamp: stamp(10), hash: row[9]),
+            written: Date(timeIntervalSinceReferenceDate: row[15]), width: row[16], height: row[17])
+    }
+
+    private static func json<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(type, from: Data(text.utf8))
+    }
+
+    private static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Everything in the index.
+    private static func contents(_ db: Database) throws -> Contents {
         var contents = Contents()
-        var count = 0
-        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        for (number, line) in lines.enumerated() where !line.isEmpty {
-            guard let entry = try? decoder.decode(Line.self, from: Data(line)) else {
-                // Only the last line may be torn: the process that appended it died.
-                if number == lines.count - 1 { break }
-                throw StateError(path: path, message: "line \(number + 1) is not a record (remove the file to start afresh)")
-            }
-            if let record = entry.record { contents.records[record.output] = record }
-            if let removed = entry.removed { contents.records[removed] = nil }
-            if let folder = entry.folder { contents.folders[folder.path] = folder }
-            if let removed = entry.removedFolder { contents.folders[removed] = nil }
-            if let failure = entry.failure { contents.failures[failure.input] = failure }
-            if let removed = entry.removedFailure { contents.failures[removed] = nil }
-            if let placeholder = entry.placeholder { contents.placeholders[placeholder.input] = placeholder }
-            if let removed = entry.removedPlaceholder { contents.placeholders[removed] = nil }
-            count += 1
+        let rows = try Row.fetchCursor(db, sql: "SELECT " + outputColumns)
+        while let row = try rows.next() {
+            let record = record(row)
+            contents.records[record.output] = record
         }
-        // A torn last line (no newline after it) is cut off, so that the next line appended
-        // starts on a line of its own.
-        let end = data.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-        if end < data.count, cutTornLine {
-            do {
-                try Syscalls.truncate(fd, to: end)
-            } catch {
-                throw StateError(path: path, message: "cannot cut off a torn last line: \(error.reason)")
-            }
-            return (contents, -1)  // whatever the cut-off text held, the next compaction rewrites the file
+        for row in try Row.fetchAll(db, sql: "SELECT path, device, inode FROM folder") {
+            let folder = CreatedFolder(
+                path: row[0], device: UInt64(bitPattern: row[1] as Int64), inode: UInt64(bitPattern: row[2] as Int64))
+            contents.folders[folder.path] = folder
         }
-        return (contents, count)
+        for text in try String.fetchAll(db, sql: "SELECT json FROM failure") {
+            let failure = try json(InputFailure.self, text)
+            contents.failures[failure.input] = failure
+        }
+        for text in try String.fetchAll(db, sql: "SELECT json FROM placeholder") {
+            let placeholder = try json(InputPlaceholder.self, text)
+            contents.placeholders[placeholder.input] = placeholder
+        }
+        return contents
+    }
+
+    /// `body`'s answer from the index; a failure to read is none. Outside a transaction, as
+    /// each statement is one: GRDB's `read` begins a read-only transaction each time, and
+    /// prepares its statements again (a lookup per output took three times as long).
+    private func read<T>(_ body: (Database) throws -> T?) -> T? {
+        (try? database.inDatabase(body)) ?? nil
     }
 
     /// The record of the output at the absolute path `output`, if any.
     public func record(for output: String) -> OutputRecord? {
-        state.withLock { $0.records[output] }
+        read { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT " + Self.outputColumns + " WHERE output.output = ?"), arguments: [output])
+                .map(Self.record)
+        }
+    }
+
+    /// The records of `outputs` and the remembered failures of `inputs` (absolute paths) that
+    /// there are, read in one transaction: a batch of a run's lookups, the index's pages read
+    /// once for all of them.
+    public func lookUp(outputs: [String], failuresOf inputs: [String]) -> Contents {
+        read { db in
+            var found = Contents()
+            try db.inTransaction(.deferred) {
+                let record = try db.cachedStatement(sql: "SELECT " + Self.outputColumns + " WHERE output.output = ?")
+                for output in outputs {
+                    if let row = try Row.fetchOne(record, arguments: [output]) { found.records[output] = Self.record(row) }
+                }
+                let failure = try db.cachedStatement(sql: "SELECT json FROM failure WHERE input = ?")
+                for input in inputs {
+                    if let text = try String.fetchOne(failure, arguments: [input]) {
+                        found.failures[input] = try Self.json(InputFailure.self, text)
+                    }
+                }
+                return .commit
+            }
+            return found
+        } ?? Contents()
     }
 
     /// Every record, in output path order.
     public var all: [OutputRecord] {
-        state.withLock { $0.records.values.sorted { $0.output < $1.output } }
-    }
-
-    /// Records `record` (replacing any record of the same output) and flushes it to disk.
-    public func add(_ record: OutputRecord) throws(StateError) {
-        try append(Line(record: record)) { $0.records[record.output] = record }
-    }
-
-    /// Removes the record of `output` and flushes that to disk.
-    public func remove(output: String) throws(StateError) {
-        try append(Line(removed: output)) { $0.records[output] = nil }
+        (read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map(Self.record) } ?? [])
+            .sorted { $0.output < $1.output }
     }
 
     /// Every folder recorded as created, in path order.
     public var folders: [CreatedFolder] {
-        state.withLock { $0.folders.values.sorted { $0.path < $1.path } }
-    }
-
-    /// Records that blurfarm created `folder` and flushes it to disk.
-    public func add(_ folder: CreatedFolder) throws(StateError) {
-        try append(Line(folder: folder)) { $0.folders[folder.path] = folder }
-    }
-
-    /// Removes the record of the created folder at `path` and flushes that to disk.
-    public func remove(folder path: String) throws(StateError) {
-        try append(Line(removedFolder: path)) { $0.folders[path] = nil }
+        (read { db in try Self.contents(db).folders.values.sorted { $0.path < $1.path } }) ?? []
     }
 
     /// The remembered failure of the input at the absolute path `input`, if any.
     public func failure(for input: String) -> InputFailure? {
-        state.withLock { $0.failures[input] }
+        read { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT json FROM failure WHERE input = ?"), arguments: [input])
+                .map { try Self.json(InputFailure.self, $0) }
+        }
     }
 
     /// Every remembered failure, in input path order.
     public var failures: [InputFailure] {
-        state.withLock { $0.failures.values.sorted { $0.input < $1.input } }
-    }
-
-    /// Remembers `failure` (replacing any of the same input) and flushes it to disk.
-    public func add(_ failure: InputFailure) throws(StateError) {
-        try append(Line(failure: failure)) { $0.failures[failure.input] = failure }
-    }
-
-    /// Forgets the failure of `input` and flushes that to disk.
-    public func remove(failure input: String) throws(StateError) {
-        try append(Line(removedFailure: input)) { $0.failures[input] = nil }
+        (read { db in try String.fetchAll(db, sql: "SELECT json FROM failure").map { try Self.json(InputFailure.self, $0) } } ?? [])
+            .sorted { $0.input < $1.input }
     }
 
     /// The placeholder of the input at the absolute path `input`, if any.
     public func placeholder(for input: String) -> InputPlaceholder? {
-        state.withLock { $0.placeholders[input] }
+        read { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT json FROM placeholder WHERE input = ?"), arguments: [input])
+                .map { try Self.json(InputPlaceholder.self, $0) }
+        }
     }
 
     /// Every placeholder, in input path order.
     public var placeholders: [InputPlaceholder] {
-        state.withLock { $0.placeholders.values.sorted { $0.input < $1.input } }
+        (read { db in
+            try String.fetchAll(db, sql: "SELECT json FROM placeholder").map { try Self.json(InputPlaceholder.self, $0) }
+        } ?? []).sorted { $0.input < $1.input }
     }
 
-    /// Keeps `placeholder` (replacing any of the same input) and flushes it to disk.
-    public func add(_ placeholder: InputPlaceholder) throws(StateError) {
-        try append(Line(placeholder: placeholder)) { $0.placeholders[placeholder.input] = placeholder }
-    }
+    // MARK: Writing
 
-    /// Forgets the placeholder of `input` and flushes that to disk.
-    public func remove(placeholder input: String) throws(StateError) {
-        try append(Line(removedPlaceholder: input)) { $0.placeholders[input] = nil }
-    }
-
-    private func append(_ line: Line, apply: (inout State) -> Void) throws(StateError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let bytes: [UInt8]
+    /// Runs `body` in one transaction, on disk when it returns; `body` is given the recipe ids
+    /// it made, kept once the transaction is committed.
+    private func write(_ body: (Database, inout [String: Int64]) throws -> Void) throws(StateError) {
+        var recipes = recipeIDs.withLock { $0 }
         do {
-            bytes = Array(try encoder.encode(line) + Data("\n".utf8))
+            try database.write { db in try body(db, &recipes) }
         } catch {
-            throw StateError(path: path, message: "cannot encode a record: \(error)")
+            throw StateError(path: path, message: "cannot write a record: \(error)")
         }
-        let path = self.path
-        try state.withLock { (s: inout State) throws(StateError) in
-            // One write call per line (O_APPEND): a line is whole or, if the process dies, last.
-            // A short or failed write (a full disk) is cut off again, so that the next line
-            // does not land after half a line.
-            let size = (try? Syscalls.status(of: s.descriptor))?.st_size
-            let reason: String
-            do throws(SystemCallError) {
-                let written = try Syscalls.writeOnce(s.descriptor, bytes)
-                if written == bytes.count {
-                    try Syscalls.fdatasync(s.descriptor)
-                    apply(&s)
-                    s.lines += 1
-                    return
-                }
-                reason = "wrote \(written) of \(bytes.count) bytes"
-            } catch {
-                reason = error.reason
-            }
-            if let size { try? Syscalls.truncate(s.descriptor, to: Int(size)) }
-            throw StateError(path: path, message: "cannot append a record: \(reason)")
-        }
+        recipeIDs.withLock { $0.merge(recipes) { old, _ in old } }
     }
 
-    /// Rewrites the file with one line per live record: a temporary file beside it, flushed,
-    /// then renamed over it. Does nothing when the file has one line per record already (a run
-    /// that changed nothing writes nothing).
-    public func compact() throws(StateError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let path = self.path
-        try state.withLock { (s: inout State) throws(StateError) in
-            if s.lines == s.live { return }
-            let lines =
-                s.records.values.sorted(by: { $0.output < $1.output }).map { Line(record: $0) }
-                + s.folders.values.sorted(by: { $0.path < $1.path }).map { Line(folder: $0) }
-                + s.failures.values.sorted(by: { $0.input < $1.input }).map { Line(failure: $0) }
-                + s.placeholders.values.sorted(by: { $0.input < $1.input }).map { Line(placeholder: $0) }
-            var text = Data()
-            for line in lines {
-                do {
-                    text += try encoder.encode(line) + Data("\n".utf8)
-                } catch {
-                    throw StateError(path: path, message: "cannot encode a record: \(error)")
-                }
-            }
-            try JobStateFolder.replace(path, in: s.folder, with: Array(text))
-            let fresh = try Self.open(in: s.folder, path: path, flags: O_WRONLY | O_APPEND)
-            Syscalls.close(s.descriptor)
-            s.descriptor = fresh
-            s.lines = s.live
+    /// The id of `recipe` in the `recipe` table, added if need be.
+    private static func recipeID(_ recipe: String, _ db: Database, _ recipes: inout [String: Int64]) throws -> Int64 {
+        if let id = recipes[recipe] { return id }
+        try db.execute(sql: "INSERT OR IGNORE INTO recipe (text) VALUES (?)", arguments: [recipe])
+        guard let id = try Int64.fetchOne(db, sql: "SELECT id FROM recipe WHERE text = ?", arguments: [recipe]) else {
+            throw StateError(path: db.description, message: "a recipe just written cannot be read back")
+        }
+        recipes[recipe] = id
+        return id
+    }
+
+    private static func insert(_ record: OutputRecord, _ db: Database, _ recipes: inout [String: Int64]) throws {
+        let recipe = try recipeID(record.recipe, db, &recipes)
+        func stamp(_ s: FileStamp) -> [(any DatabaseValueConvertible)?] {
+            [s.size, s.modified, s.changed, Int64(bitPattern: s.inode), Int64(bitPattern: s.device)]
+        }
+        let values: [(any DatabaseValueConvertible)?] =
+            [record.output, record.input, recipe, record.inputFile.hash] + stamp(record.inputFile.stamp)
+            + [record.outputFile.hash] + stamp(record.outputFile.stamp)
+            + [record.written.timeIntervalSinceReferenceDate, record.width, record.height]
+        try db.cachedStatement(sql: """
+            INSERT OR REPLACE INTO output (output, input, recipe, inputHash, inputSize, inputModified, inputChanged,
+            inputInode, inputDevice, outputHash, outputSize, outputModified, outputChanged, outputInode, outputDevice,
+            written, width, height) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: StatementArguments(values))
+    }
+
+    private static func insert(_ folder: CreatedFolder, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO folder (path, device, inode) VALUES (?, ?, ?)").execute(
+            arguments: [folder.path, Int64(bitPattern: folder.device), Int64(bitPattern: folder.inode)])
+    }
+
+    private static func insert(_ failure: InputFailure, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO failure (input, json) VALUES (?, ?)").execute(
+            arguments: [failure.input, try json(failure)])
+    }
+
+    private static func insert(_ placeholder: InputPlaceholder, _ db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO placeholder (input, json) VALUES (?, ?)").execute(
+            arguments: [placeholder.input, try json(placeholder)])
+    }
+
+    /// Everything in `contents`, in one transaction.
+    private static func insert(_ contents: Contents, _ db: Database, recipes: inout [String: Int64]) throws {
+        for record in contents.records.values { try insert(record, db, &recipes) }
+        for folder in contents.folders.values { try insert(folder, db) }
+        for failure in contents.failures.values { try insert(failure, db) }
+        for placeholder in contents.placeholders.values { try insert(placeholder, db) }
+    }
+
+    /// Records `record` (replacing any record of the same output), on disk when it returns.
+    public func add(_ record: OutputRecord) throws(StateError) {
+        try write { db, recipes in try Self.insert(record, db, &recipes) }
+    }
+
+    /// Removes the record of `output`, on disk when it returns.
+    public func remove(output: String) throws(StateError) {
+        try write { db, _ in try db.execute(sql: "DELETE FROM output WHERE output = ?", arguments: [output]) }
+    }
+
+    /// Records that blurfarm created `folder`, on disk when it returns.
+    public func add(_ folder: CreatedFolder) throws(StateError) {
+        try write { db, _ in try Self.insert(folder, db) }
+    }
+
+    /// Removes the record of the created folder at `path`, on disk when it returns.
+    public func remove(folder path: String) throws(StateError) {
+        try write { db, _ in try db.execute(sql: "DELETE FROM folder WHERE path = ?", arguments: [path]) }
+    }
+
+    /// Remembers `failure` (replacing any of the same input), on disk when it returns.
+    public func add(_ failure: InputFailure) throws(StateError) {
+        try write { db, _ in try Self.insert(failure, db) }
+    }
+
+    /// Forgets the failure of `input`, on disk when it returns.
+    public func remove(failure input: String) throws(StateError) {
+        try write { db, _ in try db.execute(sql: "DELETE FROM failure WHERE input = ?", arguments: [input]) }
+    }
+
+    /// Keeps `placeholder` (replacing any of the same input), on disk when it returns.
+    public func add(_ placeholder: InputPlaceholder) throws(StateError) {
+        try write { db, _ in try Self.insert(placeholder, db) }
+    }
+
+    /// Forgets the placeholder of `input`, on disk when it returns.
+    public func remove(placeholder input: String) throws(StateError) {
+        try write { db, _ in try db.execute(sql: "DELETE FROM placeholder WHERE input = ?", arguments: [input]) }
+    }
+
+    /// Records `records`, `failures` and `folders` and forgets the failures of `forgotten`, in
+    /// one transaction (a shard's records merged into its job's: all or none).
+    public func add(
+        records: [OutputRecord], failures: [InputFailure], forgettingFailures forgotten: [String], folders: [CreatedFolder]
+    ) throws(StateError) {
+        try write { db, recipes in
+            for record in records { try Self.insert(record, db, &recipes) }
+            for failure in failures { try Self.insert(failure, db) }
+            for input in forgotten { try db.execute(sql: "DELETE FROM failure WHERE input = ?", arguments: [input]) }
+            for folder in folders { try Self.insert(folder, db) }
         }
     }
 }

@@ -93,6 +93,13 @@ package enum Syscalls {
         try retrying("unlink") { PathEncoding.withCString(path) { unlink($0) } }
     }
 
+    /// What `lstat` says of `path` (a link is not followed: its own status); nil when nothing
+    /// is there.
+    package static func linkStatus(_ path: String) -> stat? {
+        var info = stat()
+        return (try? retrying("lstat") { PathEncoding.withCString(path) { lstat($0, &info) } }) == nil ? nil : info
+    }
+
     /// The status of what `path` names, following links; nil when nothing is there.
     package static func status(_ path: String) -> stat? {
         var info = stat()

@@ -175,9 +175,9 @@ import Glibc
 
     // MARK: State files behind planted links
 
-    /// A run, then `lock` or `records.jsonl` replaced by a link to a victim file: the next run
-    /// fails with one line naming the file and the victim keeps its bytes.
-    @Test(arguments: ["lock", "records.jsonl"])
+    /// A run, then `lock` or the records' index replaced by a link to a victim file: the next
+    /// run fails with one line naming the file and the victim keeps its bytes.
+    @Test(arguments: ["lock", "records.sqlite"])
     func aLinkPlantedWhereAStateFileGoesIsRefused(_ name: String) throws {
         let job = try Job.make(manifest: Self.manifest(path: "out/{stem}.png"))
         defer { try? FileManager.default.removeItem(at: job.root) }

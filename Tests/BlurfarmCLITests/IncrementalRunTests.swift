@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmImageIO
 import BlurfarmTestSupport
 import Foundation
@@ -222,10 +223,11 @@ extension IncrementalRunTests {
 
 extension IncrementalRunTests {
     /// The records file of the job (one in the state folder).
-    static func recordsFile(_ job: JobFolder) -> String? {
+    /// The job's state folder, once a run made it.
+    static func recordsFolder(_ job: JobFolder) -> String? {
         let jobs = job.path("state/jobs")
         guard let name = try? FileManager.default.contentsOfDirectory(atPath: jobs).first else { return nil }
-        return jobs + "/" + name + "/records.jsonl"
+        return jobs + "/" + name
     }
 
     /// Waits until `job` has `count` outputs recorded, while `running` holds: the test fails
@@ -243,15 +245,45 @@ extension IncrementalRunTests {
 
     /// Output paths in the records file (whole lines only).
     static func recordedOutputs(_ job: JobFolder) -> Set<String> {
-        guard let path = recordsFile(job), let data = FileManager.default.contents(atPath: path) else { return [] }
-        var outputs: Set<String> = []
-        for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                let record = object["record"] as? [String: Any], let output = record["output"] as? String
-            else { continue }
-            outputs.insert(output)
+        guard let folder = recordsFolder(job), let records = try? OutputRecords.read(folder: folder) else { return [] }
+        return Set(records.records.keys)
+    }
+
+    /// A run with nothing to do leaves the records' index as it was, byte for byte; and a
+    /// state folder an earlier blurfarm kept (`records.jsonl`) is migrated by the next run,
+    /// which finds every output up to date from it and writes none.
+    @Test func aNoChangeRunTouchesNoRecordAndAnEarlierVersionsRecordsAreMigrated() throws {
+        let job = try JobFolder.make(photos: 3, generated: 2)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let (first, _) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        let folder = try #require(Self.recordsFolder(job))
+        let index = folder + "/" + OutputRecords.fileName
+        func snapshot() throws -> (Data, Date?) {
+            (try Data(contentsOf: URL(fileURLWithPath: index)),
+             try FileManager.default.attributesOfItem(atPath: index)[.modificationDate] as? Date)
         }
-        return outputs
+        let before = try snapshot()
+        let (second, report) = try job.run()
+        #expect(second.status == 0 && report.counts["skipped"] == 10, "\(second.stderr)")
+        let after = try snapshot()
+        #expect(after.0 == before.0 && after.1 == before.1, "a run that changed nothing wrote to the records")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["lock", OutputRecords.fileName])
+
+        // The records as blurfarm 0.3.0 kept them: one JSON line each.
+        let contents = try OutputRecords.read(folder: folder)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        var lines = ""
+        for record in contents.records.values { lines += String(decoding: try encoder.encode(["record": record]), as: UTF8.self) + "\n" }
+        for made in contents.folders.values { lines += String(decoding: try encoder.encode(["folder": made]), as: UTF8.self) + "\n" }
+        try FileManager.default.removeItem(atPath: index)
+        try lines.write(toFile: folder + "/records.jsonl", atomically: true, encoding: .utf8)
+        let (third, migrated) = try job.run()
+        #expect(third.status == 0 && migrated.counts["skipped"] == 10 && migrated.counts["written"] == 0, "\(third.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["lock", OutputRecords.fileName])
+        #expect(try OutputRecords.read(folder: folder).records.count == 10)
     }
 
     @Test func aRunKilledMidJobIsFinishedByTheNextWhichRedoesOnlyWhatWasNotRecorded() throws {
@@ -278,13 +310,6 @@ extension IncrementalRunTests {
                 }
             }
         }
-        // As if it had died while appending a record: a torn last line, ignored and cut off.
-        let records = try #require(Self.recordsFile(job))
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: records))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(#"{"record":{"input":"/gone","inp"#.utf8))
-        try handle.close()
-
         let (next, report) = try job.run()
         #expect(next.status == 0, "\(next.stderr)")
         let (after, afterReport) = try job.run()

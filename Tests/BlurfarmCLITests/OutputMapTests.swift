@@ -476,27 +476,22 @@ import Testing
         defer { try? FileManager.default.removeItem(at: job.root) }
         _ = try job.run()
         let written = try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json")))
-        let records = try #require(IncrementalRunTests.recordsFile(job))
-        var lines: [String] = []
-        for line in try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n") {
-            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            if object["placeholder"] != nil { continue }
-            if var record = object["record"] as? [String: Any] {
-                record["width"] = nil
-                record["height"] = nil
-                object["record"] = record
+        let folder = try #require(IncrementalRunTests.recordsFolder(job))
+        do {
+            let records = try OutputRecords(folder: folder)
+            for var record in records.all {
+                (record.width, record.height) = (nil, nil)
+                try records.add(record)
             }
-            lines.append(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+            for placeholder in records.placeholders { try records.remove(placeholder: placeholder.input) }
         }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: records, atomically: true, encoding: .utf8)
         try FileManager.default.removeItem(atPath: job.path("site/images.json"))
         let (result, report) = try job.run()
         #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: job.path("site/images.json"))) == written)
         // The records have their sizes and placeholders again.
-        let text = try String(contentsOfFile: records, encoding: .utf8)
-        #expect(text.components(separatedBy: "\"placeholder\"").count - 1 == 5)
-        #expect(IncrementalRunTests.recordedOutputs(job).count == 15)
-        #expect(text.components(separatedBy: "\"width\"").count - 1 >= 15 + 5)
+        let records = try OutputRecords.read(folder: folder)
+        #expect(records.placeholders.count == 5)
+        #expect(records.records.count == 15 && records.records.values.allSatisfy { $0.width != nil && $0.height != nil })
     }
 }

@@ -170,14 +170,14 @@ import Testing
         #expect(read.records["/o/1"]?.outputFile.hash.first == "9")
         #expect(read.records["/o/2"]?.outputFile.hash.first == "2")
         #expect(read.records["/o/3"] != nil && read.failures["/i/3"] == nil && read.failures["/i/4"] != nil)
-        #expect(FileManager.default.fileExists(atPath: job.shard(shard0).path + "/records.jsonl"))
+        #expect(FileManager.default.fileExists(atPath: job.shard(shard0).path + "/records.sqlite"))
         // A plain run merges them and removes the shards' files; the same records after reopening.
         let merged = try ShardRecords.openMerging(job)
         #expect(merged.record(for: "/o/1")?.outputFile.hash.first == "9")
         #expect(merged.record(for: "/o/2")?.outputFile.hash.first == "2")
         #expect(merged.record(for: "/o/3") != nil && merged.failure(for: "/i/3") == nil && merged.failure(for: "/i/4") != nil)
-        #expect(!FileManager.default.fileExists(atPath: job.shard(shard0).path + "/records.jsonl"))
-        #expect(!FileManager.default.fileExists(atPath: job.shard(shard1).path + "/records.jsonl"))
+        #expect(!FileManager.default.fileExists(atPath: job.shard(shard0).path + "/records.sqlite"))
+        #expect(!FileManager.default.fileExists(atPath: job.shard(shard1).path + "/records.sqlite"))
         #expect(try OutputRecords(folder: job.path).all == merged.all)
     }
 

@@ -5,8 +5,8 @@ import Synchronization
 import BlurfarmTestSupport
 import Testing
 
-/// The state folder's parts on their own: the records file under several threads, after a
-/// torn write and compaction; the job lock; the content hash.
+/// The state folder's parts on their own: the records index under several threads, the
+/// migration of an earlier version's records file; the job lock; the content hash.
 @Suite struct StateFolderTests {
     static func temporaryFolder() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-state-\(UUID().uuidString)").path
@@ -57,26 +57,62 @@ import Testing
         #expect(reopened.all.count == 319)
         #expect(reopened.record(for: "/out/7.jpg") == nil)
         #expect(reopened.record(for: "/out/300.jpg") == Self.record(300))
-        // Compaction leaves one line per record and the same records.
-        try reopened.compact()
-        let lines = try String(contentsOfFile: reopened.path, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 319)
+        // Read only, the same records; one row per output, however often one was written.
+        #expect(try OutputRecords.read(folder: folder).records.count == 319)
+        try reopened.add(Self.record(300))
         #expect(try OutputRecords(folder: folder).all == reopened.all)
     }
 
-    @Test func aTornLastLineIsDroppedAndTheNextAppendStartsAFreshLine() throws {
+    /// The records of an earlier blurfarm (`records.jsonl`, one JSON line per change, maybe a
+    /// torn last line) are read as they are by `check --status` before the first run, and
+    /// migrated into the index by the first run that opens them: the same records, the line
+    /// torn dropped, the old file removed.
+    @Test func aRecordsFileOfAnEarlierVersionIsMigratedOnFirstUse() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        func line(_ key: String, _ value: some Encodable) throws -> String {
+            String(decoding: try encoder.encode([key: value]), as: UTF8.self) + "\n"
+        }
+        let failure = InputFailure(
+            input: "/in/bad.jpg", inputFile: Self.record(9).inputFile, reason: "not a JPEG", decoder: "8.14; pixel limit 9",
+            failed: Date(timeIntervalSince1970: 1_800_000_100))
+        let folderMade = CreatedFolder(path: "/out/a", device: 4, inode: 77)
+        let text = try line("record", Self.record(1)) + line("record", Self.record(2)) + line("removed", "/out/2.jpg")
+            + line("record", Self.record(4)) + line("folder", folderMade) + line("failure", failure)
+            + #"{"record":{"output":"/out/5.j"#
+        let legacy = folder + "/records.jsonl"
+        try text.write(toFile: legacy, atomically: true, encoding: .utf8)
+        let before = try OutputRecords.read(folder: folder)
+        #expect(before.records.keys.sorted() == ["/out/1.jpg", "/out/4.jpg"])
+        #expect(FileManager.default.fileExists(atPath: legacy), "reading changes nothing")
         let records = try OutputRecords(folder: folder)
-        try records.add(Self.record(1))
-        let handle = try #require(FileHandle(forWritingAtPath: records.path))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(#"{"record":{"output":"/out/2.j"#.utf8))
-        try handle.close()
-        let reopened = try OutputRecords(folder: folder)
-        #expect(reopened.all == [Self.record(1)])
-        try reopened.add(Self.record(3))
-        #expect(try OutputRecords(folder: folder).all == [Self.record(1), Self.record(3)])
+        #expect(records.all == [Self.record(1), Self.record(4)])
+        #expect(records.folders == [folderMade] && records.failures == [failure])
+        #expect(!FileManager.default.fileExists(atPath: legacy))
+        try records.add(Self.record(3))
+        #expect(try OutputRecords(folder: folder).all == [Self.record(1), Self.record(3), Self.record(4)])
+        #expect(try OutputRecords.read(folder: folder).records.count == 3)
+    }
+
+    /// An index that is not one (a damaged file) is an error naming it, never records lost
+    /// quietly.
+    @Test func aDamagedIndexIsAnErrorNamingTheFile() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/" + OutputRecords.fileName
+        try String(repeating: "not a database ", count: 100).write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            _ = try OutputRecords(folder: folder)
+        } throws: { error in
+            (error as? StateError)?.description.hasPrefix("\(path): cannot open the records") == true
+        }
+        #expect {
+            _ = try OutputRecords.read(folder: folder)
+        } throws: { error in
+            (error as? StateError)?.description.hasPrefix("\(path): cannot read the records") == true
+        }
     }
 
     @Test func aDamagedLineBeforeTheLastIsAnErrorNamingTheFile() throws {
