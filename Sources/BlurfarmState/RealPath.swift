@@ -15,7 +15,7 @@ package enum RealPath {
     /// file is, however the folders were spelled, without following a link the file may be
     /// (an output is renamed over its name, so a link there is replaced, never followed).
     package static func resolveFolder(of path: String, using folders: Folders? = nil) -> String {
-        let absolute = absolute(path)
+        let absolute = path.hasPrefix("/") ? path : (folders?.workingDirectory ?? Syscalls.workingDirectory()) + "/" + path
         let slash = absolute.lastIndex(of: "/")!
         let name = absolute[absolute.index(after: slash)...]
         if name.isEmpty || name == "." || name == ".." { return walk(absolute) }
@@ -26,13 +26,15 @@ package enum RealPath {
         return folder == "/" ? "/" + name : folder + "/" + name
     }
 
-    /// Folders already resolved, by their absolute spelling, for the paths of one job (one
-    /// plan, one run): a link changed while a job plans is a race the plan cannot win anyway,
-    /// and what matters is checked again when files are opened (relative to a folder
-    /// descriptor, without following links); the next job, in a process that lives long (a
-    /// farm service), resolves them anew.
+    /// Folders already resolved, by their absolute spelling, and the working directory, for the
+    /// paths of one job (one plan, one run): a link changed while a job plans is a race the
+    /// plan cannot win anyway, and what matters is checked again when files are opened
+    /// (relative to a folder descriptor, without following links); the next job, in a process
+    /// that lives long (a farm service), resolves them anew.
     package final class Folders: Sendable {
         private let resolved = Mutex<[String: String]>([:])
+        /// The working directory when the job began (`getcwd` once, not once a path).
+        package let workingDirectory = Syscalls.workingDirectory()
 
         package init() {}
 
