@@ -6,12 +6,15 @@ import Synchronization
 /// The records of the outputs one job wrote, of the output folders it created, of the inputs
 /// that failed through their own fault (``InputFailure``) and of the inputs' placeholders, kept
 /// in its state folder as an index: the SQLite database `records.sqlite` (through GRDB), one
-/// row per output. A run looks up the records of the outputs it plans one at a time
-/// (``record(for:)``), reading in proportion to what it looks up and holding none of them; each
+/// row per output. A run looks up the records of the outputs it plans a batch at a time
+/// (``lookUp(outputs:failuresOf:)``), reading in proportion to what it looks up and holding no
+/// more than a batch's; each
 /// change is a transaction on disk before it returns (WAL, `synchronous = FULL`: the `fdatasync`
 /// each line of the records file had), so a run that is killed loses no record of what it
 /// finished. A state folder an earlier blurfarm kept (`records.jsonl`, one JSON line per
-/// change) is migrated on first use, in one transaction, and its file removed. Safe to call from
+/// change) is migrated on first use, in one transaction, and its file removed; one found beside
+/// the index (a run killed between the two, or an earlier blurfarm run since) is laid over it
+/// the same way, its records the later. Safe to call from
 /// several threads; one process at a time (the job's ``JobLock``) writes a job's records.
 public final class OutputRecords: Sendable {
     /// The index's file name in a job's state folder.
@@ -64,13 +67,9 @@ public final class OutputRecords: Sendable {
         }
         let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
         guard let legacy = try RecordLines.read(in: folderDescriptor, path: legacyPath) else { return }
-        // In one transaction with the mark that it was done: a run killed while migrating
-        // migrates again, one killed after it finds the mark and only removes the old file.
-        try write { db, recipes in
-            guard try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'migrated'") == nil else { return }
-            try Self.insert(legacy, db, recipes: &recipes)
-            try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('migrated', ?)", arguments: [RecordLines.name])
-        }
+        // In one transaction, then the file removed: a run killed before the commit migrates
+        // again, one killed after it lays the same records over themselves.
+        try write { db, recipes in try Self.insert(legacy, db, recipes: &recipes) }
         do {
             try Syscalls.removeFile(legacyPath)
         } catch {
@@ -106,7 +105,7 @@ public final class OutputRecords: Sendable {
 
     /// The index's tables: a row per output (its fingerprints in columns, its recipe by id),
     /// per recipe, per created folder, per remembered failure and per placeholder (these two
-    /// as JSON: few, and read whole), and what was migrated.
+    /// as JSON: few, and read whole).
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -139,17 +138,14 @@ public final class OutputRecords: Sendable {
                     table.column("json", .text).notNull()
                 }
             }
-            try db.create(table: "meta", options: [.withoutRowID]) { table in
-                table.primaryKey("key", .text)
-                table.column("value", .text).notNull()
-            }
         }
         return migrator
     }
 
     /// The records in `folder`, read only: nothing is created, migrated, repaired or locked
     /// (`check --status`, a shard's view of its job). A folder that does not exist, or holds no
-    /// records, holds none; a folder not yet migrated is read from its `records.jsonl`.
+    /// records, holds none; a `records.jsonl` not yet migrated is laid over the index, as the
+    /// next run will.
     /// - Throws: ``StateError`` when a records file cannot be read or is a link, or a line of a
     ///   `records.jsonl` other than the last is not a record.
     public static func read(folder: String) throws(StateError) -> Contents {
@@ -164,27 +160,23 @@ public final class OutputRecords: Sendable {
         defer { Syscalls.close(folderDescriptor) }
         try refuseLinks(in: folder)
         let path = (folder as NSString).appendingPathComponent(fileName)
-        let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
-        guard Syscalls.linkStatus(path) != nil else {
-            return try RecordLines.read(in: folderDescriptor, path: legacyPath) ?? Contents()
-        }
-        do {
-            let database = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
-            return try database.read { db in
-                // Opened by a version that migrates, killed before it did: the old file holds them.
-                let migrated = try db.tableExists("meta")
-                    && String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'migrated'") != nil
-                if !migrated, Syscalls.linkStatus(legacyPath) != nil {
-                    return try RecordLines.read(in: folderDescriptor, path: legacyPath) ?? Contents()
-                }
-                guard try db.tableExists("output") else { return Contents() }
-                return try contents(db)
+        var contents = Contents()
+        if Syscalls.linkStatus(path) != nil {
+            do {
+                let database = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
+                contents = try database.read { db in try db.tableExists("output") ? Self.contents(db) : Contents() }
+            } catch {
+                throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
             }
-        } catch let error as StateError {
-            throw error
-        } catch {
-            throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
         }
+        let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
+        if let legacy = try RecordLines.read(in: folderDescriptor, path: legacyPath) {
+            contents.records.merge(legacy.records) { _, later in later }
+            contents.folders.merge(legacy.folders) { _, later in later }
+            contents.failures.merge(legacy.failures) { _, later in later }
+            contents.placeholders.merge(legacy.placeholders) { _, later in later }
+        }
+        return contents
     }
 
     /// Removes every records file in `folder` (a shard's, merged into its job's).

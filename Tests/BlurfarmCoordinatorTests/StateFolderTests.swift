@@ -94,6 +94,17 @@ import Testing
         try records.add(Self.record(3))
         #expect(try OutputRecords(folder: folder).all == [Self.record(1), Self.record(3), Self.record(4)])
         #expect(try OutputRecords.read(folder: folder).records.count == 3)
+
+        // A records file beside the index (a run killed between the migration's commit and the
+        // file's removal, or an earlier blurfarm run on the folder since): laid over it, its
+        // records the later, when read and when opened.
+        var rewritten = Self.record(3)
+        rewritten.recipe = "filters=[gaussian sigma=30]"
+        try (try line("record", rewritten) + line("record", Self.record(6))).write(toFile: legacy, atomically: true, encoding: .utf8)
+        let expected = [Self.record(1), rewritten, Self.record(4), Self.record(6)]
+        #expect(try OutputRecords.read(folder: folder).records.values.sorted { $0.output < $1.output } == expected)
+        #expect(try OutputRecords(folder: folder).all == expected)
+        #expect(!FileManager.default.fileExists(atPath: legacy))
     }
 
     /// An index that is not one (a damaged file) is an error naming it, never records lost
