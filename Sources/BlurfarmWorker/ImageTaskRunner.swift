@@ -185,7 +185,7 @@ struct ImageTaskRunner: Sendable {
     /// encoder takes (``BandWriter/layout``), once for all the outputs of one
     /// ``SampleRenderKey`` (`renders`), and encoded in memory (``BandWriter/inMemory(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:)``):
     /// the bytes of the `Float32` path. Nil where the output cannot be made so (the image has
-    /// alpha, the output is verified by decoding it again, its chain does not stream, its
+    /// alpha, the output is verified by decoding it again, its chain does not stream in it, its
     /// encoder refuses the options, or a thumbnail's samples are not the encoder's):
     /// `make` then makes it from the `Float32` pixels, and reports any failure.
     private func fromSamples(
@@ -199,7 +199,9 @@ struct ImageTaskRunner: Sendable {
         // Opaque samples only: each is its Float32 value (v / 255 or v / 65535) and back, exactly;
         // the Float32 pixels of a translucent one hold its colour premultiplied, which the
         // encoder's samples round differently than the file's.
-        guard source.channels == 3, !output.verifyDecode, identity || chain.streams, let layout = key.layout,
+        // A chain that reaches too far in the image to stream (a redaction's box over most of
+        // it) would convert most of it for each tile: the `Float32` path converts it once.
+        guard source.channels == 3, !output.verifyDecode, identity || chain.streams(in: source.rect), let layout = key.layout,
             !identity || layout == source.layout,
             BandWriter.canWrite(to: output.path, channels: channels, sourceHadAlpha: image.hasAlpha, options: output.encoding),
             let writer = try? BandWriter.inMemory(
