@@ -126,9 +126,11 @@ import Testing
                 return
             }
             if PixelChecksum.of(output, in: output.rect) != PixelChecksum.of(whole, in: whole.rect) {
-                let chainWords = "\(chain.filters.map(\.spec)) \(edge) \(chain.colour)"
-                Issue.record(
-                    "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ")
+                let chainWords = "\(chain.filters.map(\.spec)) \(edge) \(chain.colour) \(chain.regions)"
+                let words = "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ"
+                // On standard error too: the property checker reports its (shrunk) input, not this text.
+                FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(words)\n".utf8))
+                Issue.record("\(words)")
             }
         }
     }
