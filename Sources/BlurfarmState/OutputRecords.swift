@@ -243,11 +243,7 @@ public final class OutputRecords: Sendable {
             let record = record(row)
             contents.records[record.output] = record
         }
-        for row in try Row.fetchAll(db, sql: "SELECT path, device, inode FROM folder") {
-            let folder = CreatedFolder(
-                path: row[0], device: UInt64(bitPattern: row[1] as Int64), inode: UInt64(bitPattern: row[2] as Int64))
-            contents.folders[folder.path] = folder
-        }
+        for folder in try folders(db) { contents.folders[folder.path] = folder }
         for text in try String.fetchAll(db, sql: "SELECT json FROM failure") {
             let failure = try json(InputFailure.self, text)
             contents.failures[failure.input] = failure
@@ -257,6 +253,13 @@ public final class OutputRecords: Sendable {
             contents.placeholders[placeholder.input] = placeholder
         }
         return contents
+    }
+
+    /// Every created folder in the index.
+    private static func folders(_ db: Database) throws -> [CreatedFolder] {
+        try Row.fetchAll(db, sql: "SELECT path, device, inode FROM folder").map { row in
+            CreatedFolder(path: row[0], device: UInt64(bitPattern: row[1] as Int64), inode: UInt64(bitPattern: row[2] as Int64))
+        }
     }
 
     /// `body`'s answer from the index; a failure to read is none. Outside a transaction, as
@@ -305,7 +308,7 @@ public final class OutputRecords: Sendable {
 
     /// Every folder recorded as created, in path order.
     public var folders: [CreatedFolder] {
-        (read { db in try Self.contents(db).folders.values.sorted { $0.path < $1.path } }) ?? []
+        (read { db in try Self.folders(db) } ?? []).sorted { $0.path < $1.path }
     }
 
     /// The remembered failure of the input at the absolute path `input`, if any.
