@@ -232,7 +232,7 @@ public final class IncrementalRun: Sendable {
         }
 
         /// Whether the file still holds the bytes `recorded` describes: the same stamp, or the
-        /// same size and hash (``IncrementalRun/isUnchanged(_:as:)``).
+        /// same size and hash (what ``IncrementalRun/isUnchanged(_:as:)`` asks of a path).
         mutating func isUnchanged(as recorded: FileFingerprint) -> Bool {
             guard let stamp = stamp(), stamp.size == recorded.stamp.size else { return false }
             return stamp == recorded.stamp || now()?.hash == recorded.hash
@@ -322,9 +322,8 @@ public final class IncrementalRun: Sendable {
     /// Whether the file at `path` still holds the bytes `recorded` describes: the same stamp,
     /// or the same size and hash.
     static func isUnchanged(_ path: String, as recorded: FileFingerprint) -> Bool {
-        guard let stamp = FileStamp.of(path), stamp.size == recorded.stamp.size else { return false }
-        if stamp == recorded.stamp { return true }
-        return (try? ContentHash.ofFile(path)) == recorded.hash
+        var file = FileProbe(path: path)
+        return file.isUnchanged(as: recorded)
     }
 
     /// Records the output of `report` when its status is `written` (rendered, verified, written):
