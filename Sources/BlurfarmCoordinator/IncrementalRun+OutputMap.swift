@@ -38,8 +38,8 @@ extension IncrementalRun {
         }
         // An input left out for its regions was seen: it failed, and leaves the map.
         let failed = Set(regionFailedInputs.map(absolute))
-        if !plan.refused.isEmpty,
-            let unseen = records.all.first(where: { !plannedInputs.contains($0.input) && !failed.contains($0.input) })
+        if !plan.refused.isEmpty, case let planned = plannedInputs,
+            let unseen = records.all.first(where: { !planned.contains($0.input) && !failed.contains($0.input) })
         {
             return "the inputs could not all be read (\(plan.refused[0])), and '\(ShownName.of(unseen.input))' was not seen"
         }

@@ -32,10 +32,12 @@ public final class IncrementalRun: Sendable {
     public let skipped: [OutputReport]
     /// The job's records.
     public let records: OutputRecords
+    /// The full plan, before the up-to-date outputs were taken out.
+    let full: JobPlan
     /// Every output path of the full plan, in plan order: the report's order.
-    public let plannedOutputs: [String]
-    /// Every input of the full plan, absolute: files ``prune()`` never removes.
-    let plannedInputs: Set<String>
+    public var plannedOutputs: some Sequence<String> { full.inputs.lazy.flatMap { $0.outputs.lazy.map(\.path) } }
+    /// Every input of the full plan, absolute: files ``prune()`` never removes (made when asked).
+    var plannedInputs: Set<String> { Set(full.inputs.map { absolute($0.path) }) }
     /// The inputs the full plan left out because their regions could not be had.
     let regionFailedInputs: [String]
     /// The sizes of the full plan not made because their input is narrower
@@ -63,9 +65,9 @@ public final class IncrementalRun: Sendable {
     var decoder: String { Self.decoderKey(versions: versions.text, pixelLimit: pixelLimit) }
 
     /// The recipe `output` is recorded with in this run.
-    func recipe(of output: PlannedOutput) -> String {
-        OutputRecipe.of(output, versions: versions.text, plugins: plugins)
-    }
+    func recipe(of output: PlannedOutput) -> String { recipes.of(output, versions: versions.text) }
+    /// This run's recipes, each made once.
+    let recipes: OutputRecipe.Made
     /// The folders of this job's paths, each resolved once.
     let folders = RealPath.Folders()
 
@@ -90,11 +92,12 @@ public final class IncrementalRun: Sendable {
         let versions = RecipeVersions(versions)
         self.versions = versions
         self.plugins = plugins
+        let recipes = OutputRecipe.Made(plugins: plugins)
+        self.recipes = recipes
         self.pixelLimit = pixelLimit
         var skipped: [OutputReport] = []
         var pending: [String: Pending] = [:]
         var inputs: [PlannedInput] = []
-        var planned: [String] = []
         // The records of a batch of inputs' outputs are read from the index together, and
         // only theirs: memory holds a batch's, whatever the job's size.
         for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
@@ -112,13 +115,12 @@ public final class IncrementalRun: Sendable {
                 var remaining: [PlannedOutput] = []
                 for (output, outputPath) in zip(input.outputs, paths.outputs) {
                     var outputFile = FileProbe(path: outputPath)
-                    planned.append(output.path)
                     let record = known.records[outputFile.path]
                     let state =
                         force
                         ? .notRecorded
                         : Self.state(
-                            of: &outputFile, recipe: OutputRecipe.of(output, versions: versions.text, plugins: plugins),
+                            of: &outputFile, recipe: recipes.of(output, versions: versions.text),
                             record: record, failure: failure,
                             decoder: Self.decoderKey(versions: versions.text, pixelLimit: pixelLimit), input: &probe)
                     if state == .upToDate, let record, let current = probe.current(trusting: record.inputFile) {
@@ -167,10 +169,9 @@ public final class IncrementalRun: Sendable {
             refused: full.refused)
         self.skipped = skipped
         self.pending = pending
-        plannedOutputs = planned
+        self.full = full
         notEnlarged = full.notEnlarged
         let folders = folders
-        plannedInputs = Set(full.inputs.map { Self.absolute($0.path, using: folders) })
         regionFailedInputs = full.regionFailed.map(\.input)
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)
@@ -288,6 +289,7 @@ public final class IncrementalRun: Sendable {
     ) -> [OutputStatus] {
         let decoder = decoderKey(versions: versions, pixelLimit: pixelLimit)
         let folders = RealPath.Folders()
+        let recipes = OutputRecipe.Made(plugins: plugins)
         var statuses: [OutputStatus] = []
         for input in plan.inputs {
             var probe = FileProbe(path: absolute(input.path, using: folders))
@@ -295,7 +297,7 @@ public final class IncrementalRun: Sendable {
             for output in input.outputs {
                 var outputFile = FileProbe(path: absolute(output.path, using: folders))
                 let state = Self.state(
-                    of: &outputFile, recipe: OutputRecipe.of(output, versions: versions, plugins: plugins),
+                    of: &outputFile, recipe: recipes.of(output, versions: versions),
                     record: records.records[outputFile.path], failure: failure, decoder: decoder, input: &probe)
                 statuses.append(OutputStatus(
                     input: input.relativePath, output: output.path, variant: output.variant.name, state: state,

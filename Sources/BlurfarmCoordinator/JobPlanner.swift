@@ -90,6 +90,7 @@ public enum JobPlanner {
                 let line = "'\(ShownName.of(bytes: other.bytes))': is \(other.kind), not a regular file (this input is left out)"
                 if !refused.contains(line) { refused.append(line) }
             }
+            // Each file matched and checked once: counted, and taken unless an earlier glob took it.
             for file in walk.files {
                 guard glob.matches(file.relative) else {
                     if counts.otherCase == nil, caseless?.matches(file.relative.lowercased()) == true {
@@ -97,11 +98,12 @@ public enum JobPlanner {
                     }
                     continue
                 }
-                if isLeftOut(file.relative) { counts.leftOut += 1 } else { counts.taken += 1 }
-            }
-            matchCounts.append(counts)
-            for file in walk.files where found[file.relative] == nil {
-                guard glob.matches(file.relative), !isLeftOut(file.relative) else { continue }
+                if isLeftOut(file.relative) {
+                    counts.leftOut += 1
+                    continue
+                }
+                counts.taken += 1
+                guard found[file.relative] == nil else { continue }
                 if let bytes = file.ambiguousBytes {
                     let line = "'\(ShownName.of(bytes: bytes))': the file name holds characters U+F780…U+F7FF, which "
                         + "blurfarm uses for bytes that are not UTF-8: rename it (this input is left out)"
@@ -110,6 +112,7 @@ public enum JobPlanner {
                 }
                 found[file.relative] = glob.relativeFolder(of: file.relative) ?? ""
             }
+            matchCounts.append(counts)
         }
 
         // The outputs the manifest asks for, every size of every format of every variant for
@@ -127,13 +130,13 @@ public enum JobPlanner {
 
         // Every file the job reads, by identity, as a message names it.
         let folders = RealPath.Folders()
-        var read: [RealPath.Identity: String] = [:]
+        var read: [RealPath.Identity: ReadFile] = [:]
         for relative in found.keys.sorted() {
             let identity = RealPath.identity(of: join(base, relative))
-            if read[identity] == nil { read[identity] = "the input '\(ShownName.of(relative))'" }
+            if read[identity] == nil { read[identity] = .input(relative) }
         }
-        read[RealPath.identity(of: manifestPath)] = "the manifest '\(ShownName.of(manifestPath))'"
-        for path in reads { read[RealPath.identity(of: path)] = "'\(ShownName.of(path))', which the job reads" }
+        read[RealPath.identity(of: manifestPath)] = .manifest(manifestPath)
+        for path in reads { read[RealPath.identity(of: path)] = .other(path) }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
         /// The glob that would take the file at `real` (a resolved path) as an input on the next
@@ -150,7 +153,11 @@ public enum JobPlanner {
         var inputs: [PlannedInput] = []
         var passedThrough: [String] = []
         var regionFiles: [String] = []
-        var writers: [RealPath.Identity: (input: String, variant: VariantSpec, path: String)] = [:]
+        var writers: [RealPath.Identity: (input: String, variant: PlannedVariant, path: String)] = [:]
+        // The job's variants expanded to each size and format, by the input's width (nil: not
+        // read), when no variant is resolved per input.
+        var expanded: [Int?: [(size: Int?, largest: Int?, variant: PlannedVariant)]] = [:]
+        let sharesVariants = !job.outputs.contains { $0.regionFile != nil }
         var collisions = Collisions()
         var regionFailed: [JobPlan.RegionFailure] = []
         var unredacted: [String] = []
@@ -160,7 +167,7 @@ public enum JobPlanner {
             let ext = (name as NSString).pathExtension
             let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
             let inputPath = join(base, relative)
-            let shownInput = ShownName.of(relative)
+            var shownInput: String { ShownName.of(relative) }
             var outputs: [PlannedOutput] = []
             /// The output's path for `variant` (at `size`), or nil with a diagnostic.
             func path(_ variant: VariantSpec, size: Int?) -> String? {
@@ -230,23 +237,35 @@ public enum JobPlanner {
                         input: relative, output: path, variant: variant.name, width: size, sourceWidth: sourceWidth!))
                 }
             }
-            // Each size of each format: the formats of one size are made from one render.
-            let each = sharingDecodes(
-                variants.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
-                    variant.eachFormat().map { (size, largest, $0) }
-                })
-            for (size, largest, variant) in each {
+            // Each size of each format: the formats of one size are made from one render. The
+            // job's variants as they stand are expanded once per source width and shared by
+            // their outputs; variants resolved for this input alone (regions from its file) are
+            // its own.
+            let each: [(size: Int?, largest: Int?, variant: PlannedVariant)]
+            if sharesVariants, let known = expanded[sourceWidth] {
+                each = known
+            } else {
+                each = sharingDecodes(
+                    variants.flatMap { $0.eachSize(sourceWidth: sourceWidth) }.flatMap { size, largest, variant in
+                        variant.eachFormat().map { (size, largest, $0) }
+                    }
+                ).map { ($0.size, $0.largest, PlannedVariant($0.variant)) }
+                if sharesVariants { expanded[sourceWidth] = each }
+            }
+            outputs.reserveCapacity(each.count)
+            for (size, largest, shared) in each {
+                let variant = shared.spec
                 guard let path = path(variant, size: size) else { continue }
-                let shownPath = ShownName.of(path)
-                let identity = RealPath.identity(of: path)
+                var shownPath: String { ShownName.of(path) }
+                let identity = RealPath.identity(of: path, using: folders)
                 let real = RealPath.resolveFolder(of: path, using: folders)
-                if let other = writers[identity], other.variant.name == variant.name, other.path == path {
+                if let other = writers[identity], other.variant.spec.name == variant.name, other.path == path {
                     // Told once per variant, after every input: 30 photos into one file is one line.
                     collisions.add(variant, other.input, relative, path)
                 } else if let other = writers[identity] {
                     let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
                     diagnostics.append(.error(
-                        "variants '\(other.variant.name)' (for \(ShownName.of(other.input))) and '\(variant.name)' "
+                        "variants '\(other.variant.spec.name)' (for \(ShownName.of(other.input))) and '\(variant.name)' "
                             + "(for \(shownInput)) both write '\(shownPath)'\(same)",
                         at: variant.pathLocation))
                 } else if let victim = read[identity] {
@@ -260,8 +279,8 @@ public enum JobPlanner {
                             + "input on the next run; write the outputs elsewhere or exclude them",
                         at: variant.pathLocation))
                 } else {
-                    writers[identity] = (relative, variant, path)
-                    outputs.append(PlannedOutput(variant: variant, path: path, largestSize: largest, size: size))
+                    writers[identity] = (relative, shared, path)
+                    outputs.append(PlannedOutput(shared: shared, path: path, largestSize: largest, size: size))
                     if withoutRegionFile.contains(variant.name) { unredacted.append(path) }
                 }
             }
@@ -276,7 +295,7 @@ public enum JobPlanner {
                 ?? regionFiles.first { RealPath.identity(of: $0) == identity }.map {
                     "it is the region file '\(ShownName.of($0))', which the job reads"
                 }
-                ?? writers[identity].map { "variant '\($0.variant.name)' writes it (for \(ShownName.of($0.input)))" }
+                ?? writers[identity].map { "variant '\($0.variant.spec.name)' writes it (for \(ShownName.of($0.input)))" }
             if let problem {
                 diagnostics.append(.error("the output map cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation))
             }
@@ -287,6 +306,19 @@ public enum JobPlanner {
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
             refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
             passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
+    }
+
+    /// A file the job reads, as a message names it (made only for a message).
+    enum ReadFile: CustomStringConvertible {
+        case input(String), manifest(String), other(String)
+
+        var description: String {
+            switch self {
+            case .input(let relative): "the input '\(ShownName.of(relative))'"
+            case .manifest(let path): "the manifest '\(ShownName.of(path))'"
+            case .other(let path): "'\(ShownName.of(path))', which the job reads"
+            }
+        }
     }
 
     /// The outputs of one input with each variant resized to one width alone (`resize: width:

@@ -1,6 +1,7 @@
 import BlurfarmCore
 import Foundation
 import BlurfarmManifest
+import Synchronization
 
 /// The canonical description of what makes an output's bytes: the variant's filters with all
 /// their parameters (defaults filled in), edge rule, colour mode, resize, format and encoder
@@ -26,7 +27,7 @@ public enum OutputRecipe {
     /// `plugins`: the content hash of the library of each plugin filter, by filter name.
     public static func of(_ output: PlannedOutput, versions: String, plugins: [String: String] = [:]) -> String {
         let v = output.variant
-        let format = (output.path as NSString).pathExtension.lowercased()
+        let format = format(of: output.path)
         let resize = v.resize.map { r in
             "\(r.width.map(String.init) ?? "-")x\(r.height.map(String.init) ?? "-") \(r.fit.rawValue)"
                 + (r.upscale ? " upscale" : "") + (r.fit == .cover && r.crop != .centre ? " crop=\(r.crop.rawValue)" : "")
@@ -58,6 +59,57 @@ public enum OutputRecipe {
         return settings.joined(separator: "; ")
             + v.filters.compactMap { filter in plugins[filter.name].map { "; plugin \(filter.name)=\($0)" } }.joined()
             + (v.detection.flatMap { d in plugins[detectorKey(d.detector)].map { "; detector \(d.detector)=\($0)" } } ?? "")
+    }
+
+    /// The format a recipe names for an output at `path`: its extension, lower case (as
+    /// `NSString.pathExtension` reads it; a name with one dot, not leading, is read here
+    /// without it, the same).
+    static func format(of path: String) -> String {
+        let bytes = path.utf8
+        let name = bytes[(bytes.lastIndex(of: UInt8(ascii: "/")).map(bytes.index(after:)) ?? bytes.startIndex)...]
+        if let dot = name.firstIndex(of: UInt8(ascii: ".")), dot != name.startIndex,
+            name.lastIndex(of: UInt8(ascii: ".")) == dot
+        {
+            return String(decoding: name[name.index(after: dot)...], as: UTF8.self).lowercased()
+        }
+        return (path as NSString).pathExtension.lowercased()
+    }
+
+    /// The recipes of one run's outputs (``of(_:versions:plugins:)``), each made once per
+    /// shared variant, decode width, format and versions: a job's 300,000 outputs have a few
+    /// recipes between them, and making each anew was a tenth of a no-change run.
+    final class Made: Sendable {
+        private let plugins: [String: String]
+        private let made = Mutex<[Key: String]>([:])
+
+        init(plugins: [String: String]) { self.plugins = plugins }
+
+        /// The variant by identity (held, so that its address names no other while the run
+        /// lasts), and what else a recipe reads of its output.
+        private struct Key: Hashable {
+            let variant: PlannedVariant
+            let largestSize: Int?
+            let format: String
+            let versions: String
+
+            static func == (a: Key, b: Key) -> Bool {
+                a.variant === b.variant && a.largestSize == b.largestSize && a.format == b.format && a.versions == b.versions
+            }
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(ObjectIdentifier(variant))
+                hasher.combine(largestSize)
+                hasher.combine(format)
+            }
+        }
+
+        /// ``OutputRecipe/of(_:versions:plugins:)`` of `output`.
+        func of(_ output: PlannedOutput, versions: String) -> String {
+            let key = Key(variant: output.shared, largestSize: output.largestSize, format: format(of: output.path), versions: versions)
+            if let known = made.withLock({ $0[key] }) { return known }
+            let recipe = OutputRecipe.of(output, versions: versions, plugins: plugins)
+            made.withLock { $0[key] = recipe }
+            return recipe
+        }
     }
 
     /// The key of `plugins` holding the identity of the detector `name` (``RegionDetector/identity``):

@@ -6,9 +6,22 @@ extension RunReport {
     /// (``IncrementalRun/notEnlarged``) and the outputs pruned; `started` (when the
     /// up-to-date check began, before the runner started) replaces the runner's start time.
     public func merging(_ incremental: IncrementalRun, started: Date, pruned: [String] = []) -> RunReport {
-        let order = Dictionary(
-            incremental.plannedOutputs.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        let all = (outputs + incremental.skipped).sorted { (order[$0.output] ?? .max) < (order[$1.output] ?? .max) }
+        // The skipped are in plan order already: walked beside the plan, with the outputs that
+        // ran (in the order they ended) found by path; those the plan does not name go last.
+        var ran = Dictionary(grouping: outputs.indices, by: { outputs[$0].output })
+        let skipped = incremental.skipped
+        var all: [OutputReport] = []
+        all.reserveCapacity(outputs.count + skipped.count)
+        var next = 0
+        for path in incremental.plannedOutputs {
+            if let indices = ran.removeValue(forKey: path) { all += indices.map { outputs[$0] } }
+            if next < skipped.count, skipped[next].output == path {
+                all.append(skipped[next])
+                next += 1
+            }
+        }
+        all += skipped[next...]
+        all += outputs.indices.filter { ran[outputs[$0].output] != nil }.map { outputs[$0] }
         var merged = RunReport(
             job: job, manifest: manifest, started: min(started, self.started), finished: finished, settings: settings, outputs: all)
         merged.pruned = pruned

@@ -28,49 +28,93 @@ public struct OutputReport: Sendable, Codable, Equatable {
     public let output: String
     public let variant: String
     public let status: Status
+    /// What rendering it told, nil when it was not rendered and nothing else was said of it
+    /// (an output up to date): a report of 300,000 outputs, most of them skipped, holds 64
+    /// bytes for each of those, not the 300 its every field took.
+    private var rendering: Shared?
+
     /// Tiles rendered (0 when the image was not rendered).
-    public let tiles: Int
+    public var tiles: Int { rendering?.details.tiles ?? 0 }
     /// Of ``tiles``, those no region reaches, copied from the source without running the
     /// filters (``RegionMask/uniformCoverage(of:in:)``); 0 for a variant without regions.
-    public let tilesCopied: Int
+    public var tilesCopied: Int { rendering?.details.tilesCopied ?? 0 }
     /// Pixels of the output rendered (width × height; 0 when it was not rendered).
-    public let pixels: Int
+    public var pixels: Int { rendering?.details.pixels ?? 0 }
     /// The bands the image was streamed in (decoded, filtered and encoded band by band, the
     /// outputs of one input sharing one decode); 0 when it was decoded whole.
-    public let bands: Int
+    public var bands: Int { rendering?.details.bands ?? 0 }
     /// Seconds spent decoding the input (shared by the input's outputs), filtering and
     /// encoding+writing this output. For a streamed image the three overlap: the filter
     /// seconds are those during which some band of the output was rendering.
-    public let decodeSeconds: Double
-    public let filterSeconds: Double
-    public let encodeSeconds: Double
+    public var decodeSeconds: Double { rendering?.details.decodeSeconds ?? 0 }
+    public var filterSeconds: Double { rendering?.details.filterSeconds ?? 0 }
+    public var encodeSeconds: Double { rendering?.details.encodeSeconds ?? 0 }
     /// Tile attempts that failed and were retried (a worker that died, hung, ran past the task
     /// timeout or sent a bad checksum); 0 in process.
-    public let retries: Int
+    public var retries: Int { rendering?.details.retries ?? 0 }
     /// The ``PixelChecksum`` of the whole rendered image (before encoding), 16 hex digits; the
     /// same whatever rendered it (in process, any number of workers, any tile size). Nil when
     /// the image was not rendered.
-    public let checksum: String?
+    public var checksum: String? { rendering?.details.checksum }
     /// Why it was not written, when `status` is `failed` or `failedEarlier` (also `stopped` and
     /// `cancelled` when they cut it short).
-    public let failure: OutputFailure?
+    public var failure: OutputFailure? { rendering?.details.failure }
     /// The problem, one line naming the file, when `status` is `failed`.
     public var error: String? { failure?.description }
     /// The folders made for this output that were not there before (not in the JSON report):
     /// recorded, so that `--prune` may remove them once they are empty.
-    public var createdFolders: [CreatedFolder] = []
+    public var createdFolders: [CreatedFolder] {
+        get { rendering?.details.createdFolders ?? [] }
+        set { change { $0.createdFolders = newValue } }
+    }
     /// The written file's width and height in pixels, as its header says (not in the JSON
     /// report: `pixels` is their product); recorded, for the output map. Nil unless written.
-    public var width: Int?
-    public var height: Int?
+    public var width: Int? {
+        get { rendering?.details.width }
+        set { change { $0.width = newValue } }
+    }
+    public var height: Int? {
+        get { rendering?.details.height }
+        set { change { $0.height = newValue } }
+    }
     /// Why the input could not be decoded, when that is why this output failed: a run reports
     /// it once per input and remembers it (``IncrementalRun/recordFailures(of:)``).
     public var decodeError: ImageIOError? { failure?.decodeError }
 
     /// The exact bytes of ``input`` and ``output`` in base64 when they are not UTF-8 (the JSON
     /// strings then show those bytes as `\xE9`: ``RunReport/json(_:)``); nil when they are.
-    public let inputBytes: String?
-    public let outputBytes: String?
+    public var inputBytes: String? { ReportedText.bytes(of: input) }
+    public var outputBytes: String? { ReportedText.bytes(of: output) }
+
+    /// Everything but the names and the status, each at its default when not told.
+    private struct Details: Equatable {
+        var tiles = 0, tilesCopied = 0, pixels = 0, bands = 0
+        var decodeSeconds = 0.0, filterSeconds = 0.0, encodeSeconds = 0.0
+        var retries = 0
+        var checksum: String?
+        var failure: OutputFailure?
+        var createdFolders: [CreatedFolder] = []
+        var width: Int?
+        var height: Int?
+    }
+
+    /// ``Details`` held once, nil when each is at its default.
+    private final class Shared: Sendable {
+        let details: Details
+        init(_ details: Details) { self.details = details }
+        static func of(_ details: Details) -> Shared? { details == Details() ? nil : Shared(details) }
+    }
+
+    private mutating func change(_ edit: (inout Details) -> Void) {
+        var details = rendering?.details ?? Details()
+        edit(&details)
+        rendering = Shared.of(details)
+    }
+
+    public static func == (a: OutputReport, b: OutputReport) -> Bool {
+        a.input == b.input && a.output == b.output && a.variant == b.variant && a.status == b.status
+            && (a.rendering?.details ?? Details()) == (b.rendering?.details ?? Details())
+    }
 
     private enum CodingKeys: String, CodingKey {
         case input, output, variant, status, tiles, tilesCopied, pixels, bands, decodeSeconds, filterSeconds, encodeSeconds, retries
@@ -85,20 +129,12 @@ public struct OutputReport: Sendable, Codable, Equatable {
     ) {
         self.input = input
         self.output = output
-        inputBytes = ReportedText.bytes(of: input)
-        outputBytes = ReportedText.bytes(of: output)
         self.variant = variant
         self.status = status
-        self.tiles = tiles
-        self.tilesCopied = tilesCopied
-        self.pixels = pixels
-        self.bands = bands
-        self.decodeSeconds = decodeSeconds
-        self.filterSeconds = filterSeconds
-        self.encodeSeconds = encodeSeconds
-        self.retries = retries
-        self.checksum = checksum
-        self.failure = failure
+        rendering = Shared.of(Details(
+            tiles: tiles, tilesCopied: tilesCopied, pixels: pixels, bands: bands, decodeSeconds: decodeSeconds,
+            filterSeconds: filterSeconds, encodeSeconds: encodeSeconds, retries: retries, checksum: checksum,
+            failure: failure))
     }
 
     public func encode(to encoder: any Encoder) throws {

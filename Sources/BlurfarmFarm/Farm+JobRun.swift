@@ -195,8 +195,10 @@ extension Farm {
             problem(.state(error))
         }
         var report = ran.merging(incremental, started: began, pruned: pruned)
-        let published = Set(report.outputs.filter { $0.status == .written || $0.status == .skipped }.map(\.output))
-        report.unredacted = plan.unredacted.filter(published.contains)
+        if !plan.unredacted.isEmpty {
+            let published = Set(report.outputs.filter { $0.status == .written || $0.status == .skipped }.map(\.output))
+            report.unredacted = plan.unredacted.filter(published.contains)
+        }
         if let map = job.mapPath, control.ended == nil {
             if !job.forcePrune, let reason = incremental.mapRefusal() {
                 problem(.mapKept(path: map, reason))

@@ -74,6 +74,11 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     let segments: [Segment]
     /// How many leading segments hold no wildcard (the fixed folders).
     let fixedCount: Int
+    /// ``fixedPrefix`` and the `/` after it, in UTF-8, when there are fixed folders: a path
+    /// that does not start with these bytes cannot match, which ``matches(_:)`` sees without
+    /// taking the path apart (most of what a plan asks is whether an input is one of the
+    /// outputs, which lie in another folder).
+    private let fixedFolders: [UInt8]
 
     /// Parses `pattern`. Throws ``SyntaxError`` for an empty pattern (or `/` alone), an
     /// empty segment, an unclosed `[` or `{`, a `}` without its `{`, a `/` within braces, a
@@ -197,6 +202,7 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
             }
             return false
         }.count
+        fixedFolders = fixedCount == 0 ? [] : Array(Self.fixedPrefix(segments, fixedCount, isAbsolute).utf8) + [UInt8(ascii: "/")]
     }
 
     /// Every name that `pieces` stands for, braces expanded left to right, each once; stops
@@ -235,7 +241,9 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// `photos/2024/**/*.jpg`, `/srv/photos` for `/srv/photos/*.jpg`); empty when the first
     /// segment of a relative pattern has a wildcard, `/` for an absolute one. The file search
     /// starts there, and `{relpath}` is measured from it.
-    public var fixedPrefix: String {
+    public var fixedPrefix: String { Self.fixedPrefix(segments, fixedCount, isAbsolute) }
+
+    private static func fixedPrefix(_ segments: [Segment], _ fixedCount: Int, _ isAbsolute: Bool) -> String {
         let joined = segments.prefix(fixedCount).map { segment in
             guard case .name(let names) = segment else { return "" }
             var s = String.UnicodeScalarView()
@@ -263,6 +271,8 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Whether `relativePath` (`/`-separated, relative to the manifest's folder; absolute for
     /// an absolute pattern) matches.
     public func matches(_ relativePath: String) -> Bool {
+        // Scalars are equal where their UTF-8 bytes are.
+        if !fixedFolders.isEmpty, !relativePath.utf8.starts(with: fixedFolders) { return false }
         guard let parts = names(relativePath) else { return false }
         return Self.match(segments, parts)
     }

@@ -33,6 +33,7 @@ package enum RealPath {
     /// that lives long (a farm service), resolves them anew.
     package final class Folders: Sendable {
         private let resolved = Mutex<[String: String]>([:])
+        private let identities = Mutex<[String: (device: UInt64, inode: UInt64)?]>([:])
         /// The working directory when the job began (`getcwd` once, not once a path).
         package let workingDirectory = Syscalls.workingDirectory()
 
@@ -43,6 +44,15 @@ package enum RealPath {
             let folder = resolve()
             resolved.withLock { $0[spelled] = folder }
             return folder
+        }
+
+        /// The device and inode of the resolved folder `real` (nil when it is not there),
+        /// stated once (``RealPath/identity(of:using:)``).
+        package func identity(ofFolder real: String, _ state: () -> (UInt64, UInt64)?) -> (device: UInt64, inode: UInt64)? {
+            if let known = identities.withLock({ $0[real] }) { return known }
+            let identity = state().map { (device: $0.0, inode: $0.1) }
+            identities.withLock { $0[real] = .some(identity) }
+            return identity
         }
     }
 
@@ -94,15 +104,17 @@ package enum RealPath {
 
     /// The identity of the file at `path`: the file it names (following every link) when it
     /// exists, else the entry its name makes in its (resolved) folder.
-    package static func identity(of path: String) -> Identity {
+    /// With `folders`, each folder is resolved and stated once (a first run's outputs, none of
+    /// them there yet, share a few folders).
+    package static func identity(of path: String, using folders: Folders? = nil) -> Identity {
         if let info = Syscalls.status(path) {
             return .file(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }
-        let real = resolveFolder(of: path)
+        let real = resolveFolder(of: path, using: folders)
         let folder = (real as NSString).deletingLastPathComponent
-        if let info = Syscalls.status(folder) {
-            return .entry(
-                device: UInt64(info.st_dev), inode: UInt64(info.st_ino), name: (real as NSString).lastPathComponent)
+        let stated = { Syscalls.status(folder).map { (UInt64($0.st_dev), UInt64($0.st_ino)) } }
+        if let (device, inode) = folders?.identity(ofFolder: folder, stated) ?? stated() {
+            return .entry(device: device, inode: inode, name: (real as NSString).lastPathComponent)
         }
         return .path(real)
     }

@@ -101,3 +101,49 @@ import Testing
         #expect(!JobRunner.shrinksByHalf(ResizeSpec(width: nil, height: 800), image))
     }
 }
+
+/// A recipe names an output's format as `NSString.pathExtension` reads its path, whichever
+/// way ``OutputRecipe/format(of:)`` reads it; a run makes each distinct recipe once
+/// (``OutputRecipe/Made``) and hands every output the one ``OutputRecipe/of(_:versions:plugins:)`` makes.
+@Suite struct RecipeFormatTests {
+    static let pieces = ["a", "B", ".", "/", "jpg", "PNG", "..", " ", "é", "\u{1F600}", "x.y", ""]
+
+    @Test func theFormatIsThePathsExtensionAsFoundationReadsIt() {
+        var rng = SystemRandomNumberGenerator()
+        let fixed = ["a.jpg", "out/a.JPG", ".jpg", "a.", "a", "a/b", "a/", "a.b/c", "a.b/c.d", "/x/.y.z", "a..b", ".", "..", "/"]
+        let random = (0..<5000).map { _ in
+            (0..<Int.random(in: 0...6, using: &rng)).map { _ in Self.pieces.randomElement(using: &rng)! }.joined()
+        }
+        // Planned paths are normalised (no empty folder name): Foundation itself traps on
+        // some paths holding `//` (`"//é"`), which no output has.
+        for path in fixed + random where !path.contains("//") {
+            #expect(OutputRecipe.format(of: path) == (path as NSString).pathExtension.lowercased(), "\(path)")
+        }
+    }
+
+    @Test func eachOutputGetsTheRecipeMadeForItAlone() throws {
+        let spec = try JobDecoder.decode(
+            "job: r\ninputs: [in/*.png]\noutputs:\n  - name: a\n    path: out/{size}/{stem}.{ext}\n"
+                + "    resize:\n      sizes: [10, 20]\n    formats: [jpg, webp]\n",
+            file: "r.job", filters: FilterRegistry.builtIn.descriptors
+        ).get()
+        let made = OutputRecipe.Made(plugins: ["gaussian": "h"])
+        var outputs: [PlannedOutput] = []
+        for variant in spec.outputs {
+            let shared = variant.eachSize().flatMap { size, largest, sized in
+                sized.eachFormat().map { (size, largest, PlannedVariant($0)) }
+            }
+            for name in ["p.png", "q.PNG", "r.Png.png", ".png"] {
+                for (size, largest, variant) in shared {
+                    outputs.append(PlannedOutput(shared: variant, path: "out/\(size ?? 0)/\(name)", largestSize: largest, size: size))
+                    outputs.append(PlannedOutput(shared: variant, path: "out/\(size ?? 0)/\(name)", largestSize: nil, size: size))
+                }
+            }
+        }
+        for versions in ["v1", "v2"] {
+            for output in outputs + outputs.reversed() {
+                #expect(made.of(output, versions: versions) == OutputRecipe.of(output, versions: versions, plugins: ["gaussian": "h"]))
+            }
+        }
+    }
+}
