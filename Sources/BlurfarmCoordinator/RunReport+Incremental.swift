@@ -6,10 +6,22 @@ extension RunReport {
     /// (``IncrementalRun/notEnlarged``) and the outputs pruned; `started` (when the
     /// up-to-date check began, before the runner started) replaces the runner's start time.
     public func merging(_ incremental: IncrementalRun, started: Date, pruned: [String] = []) -> RunReport {
-        // The skipped are in plan order already: walked beside the plan, with the outputs that
-        // ran (in the order they ended) found by path; those the plan does not name go last.
+        // A run that rendered nothing (cron's usual one) reports the skipped as they are:
+        // the same array, not a copy.
+        let all = outputs.isEmpty ? incremental.skipped : merged(with: incremental.skipped, in: incremental)
+        var merged = RunReport(
+            job: job, manifest: manifest, started: min(started, self.started), finished: finished, settings: settings, outputs: all)
+        merged.pruned = pruned
+        merged.notEnlarged = incremental.notEnlarged
+        merged.unredacted = unredacted
+        return merged
+    }
+
+    /// This report's outputs with `skipped`, in the plan's order. The skipped are in that
+    /// order already: they are walked beside the plan, with the outputs that ran (in the order
+    /// they ended) found by path; those the plan does not name go last.
+    private func merged(with skipped: [OutputReport], in incremental: IncrementalRun) -> [OutputReport] {
         var ran = Dictionary(grouping: outputs.indices, by: { outputs[$0].output })
-        let skipped = incremental.skipped
         var all: [OutputReport] = []
         all.reserveCapacity(outputs.count + skipped.count)
         var next = 0
@@ -22,11 +34,6 @@ extension RunReport {
         }
         all += skipped[next...]
         all += outputs.indices.filter { ran[outputs[$0].output] != nil }.map { outputs[$0] }
-        var merged = RunReport(
-            job: job, manifest: manifest, started: min(started, self.started), finished: finished, settings: settings, outputs: all)
-        merged.pruned = pruned
-        merged.notEnlarged = incremental.notEnlarged
-        merged.unredacted = unredacted
-        return merged
+        return all
     }
 }

@@ -110,6 +110,15 @@ public struct JobStateFolder: Sendable {
     /// followed).
     /// - Throws: ``StateError`` naming the file.
     package static func replace(_ path: String, in folder: Int32, with bytes: [UInt8]) throws(StateError) {
+        try replace(path, in: folder) { write in try write(bytes) }
+    }
+
+    /// ``replace(_:in:with:)`` with the bytes `produce` hands its `write`, in order: a file
+    /// too large to hold (a report of 300,000 outputs) written as it is made. Whatever
+    /// `produce` throws leaves the file as it was, and is in the ``StateError``'s message.
+    package static func replace(
+        _ path: String, in folder: Int32, producing produce: (_ write: ([UInt8]) throws(SystemCallError) -> Void) throws -> Void
+    ) throws(StateError) {
         let name = (path as NSString).lastPathComponent
         let temporary = ".\(name).tmp-\(Syscalls.processID)-\(UInt32.random(in: .min ... .max))"
         let fd: Int32
@@ -118,14 +127,14 @@ public struct JobStateFolder: Sendable {
         } catch {
             throw StateError(path: path, message: "cannot create a temporary file beside it: \(error.reason)")
         }
-        do throws(SystemCallError) {
+        do {
             defer { Syscalls.close(fd) }
-            try Syscalls.writeAll(fd, bytes)
+            try produce { bytes throws(SystemCallError) in try Syscalls.writeAll(fd, bytes) }
             try Syscalls.fsync(fd)
             try Syscalls.rename(temporary, to: name, in: folder)
         } catch {
             Syscalls.removeQuietly(temporary, in: folder)
-            throw StateError(path: path, message: "cannot write: \(error.reason)")
+            throw StateError(path: path, message: "cannot write: \((error as? SystemCallError)?.reason ?? "\(error)")")
         }
     }
 }

@@ -208,15 +208,23 @@ public final class OutputRecords: Sendable {
         output.width, output.height FROM output JOIN recipe ON recipe.id = output.recipe
         """
 
-    /// The record in a row of ``outputColumns``.
-    private static func record(_ row: Row) -> OutputRecord {
+    /// ``outputColumns`` with the recipe's id in place of its text, of the output table alone:
+    /// what a lookup reads (``lookUp(outputs:failuresOf:)``), each recipe's text read once for
+    /// the rows that share it.
+    private static let lookedUpColumns = outputColumns
+        .replacingOccurrences(of: "recipe.text", with: "output.recipe")
+        .replacingOccurrences(of: " JOIN recipe ON recipe.id = output.recipe", with: "")
+
+    /// The record in a row of ``outputColumns`` (or of ``lookedUpColumns``, with its `output`
+    /// and `recipe` given: the path looked up, and the text of the row's recipe).
+    private static func record(_ row: Row, output: String? = nil, recipe: String? = nil) -> OutputRecord {
         func stamp(_ first: Int) -> FileStamp {
             FileStamp(
                 size: row[first], modified: row[first + 1], changed: row[first + 2],
                 inode: UInt64(bitPattern: row[first + 3] as Int64), device: UInt64(bitPattern: row[first + 4] as Int64))
         }
         return OutputRecord(
-            output: row[0], input: row[1], recipe: row[2],
+            output: output ?? row[0], input: row[1], recipe: recipe ?? row[2],
             inputFile: FileFingerprint(stamp: stamp(4), hash: row[3]),
             outputFile: FileFingerprint(stamp: stamp(10), hash: row[9]),
             written: Date(timeIntervalSinceReferenceDate: row[15]), width: row[16], height: row[17])
@@ -273,7 +281,7 @@ public final class OutputRecords: Sendable {
     public func record(for output: String) -> OutputRecord? {
         read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT " + Self.outputColumns + " WHERE output.output = ?"), arguments: [output])
-                .map(Self.record)
+                .map { Self.record($0) }
         }
     }
 
@@ -284,9 +292,18 @@ public final class OutputRecords: Sendable {
         read { db in
             var found = Contents()
             try db.inTransaction(.deferred) {
-                let record = try db.cachedStatement(sql: "SELECT " + Self.outputColumns + " WHERE output.output = ?")
+                let record = try db.cachedStatement(sql: "SELECT " + Self.lookedUpColumns + " WHERE output.output = ?")
+                let recipe = try db.cachedStatement(sql: "SELECT text FROM recipe WHERE id = ?")
+                // Each recipe's text read once, and one string shared by its records.
+                var recipes: [Int64: String] = [:]
                 for output in outputs {
-                    if let row = try Row.fetchOne(record, arguments: [output]) { found.records[output] = Self.record(row) }
+                    guard let row = try Row.fetchOne(record, arguments: [output]) else { continue }
+                    let id: Int64 = row[2]
+                    if recipes[id] == nil {
+                        guard let text = try String.fetchOne(recipe, arguments: [id]) else { continue }
+                        recipes[id] = text
+                    }
+                    found.records[output] = Self.record(row, output: output, recipe: recipes[id])
                 }
                 let failure = try db.cachedStatement(sql: "SELECT json FROM failure WHERE input = ?")
                 for input in inputs {
@@ -302,7 +319,7 @@ public final class OutputRecords: Sendable {
 
     /// Every record, in output path order.
     public var all: [OutputRecord] {
-        (read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map(Self.record) } ?? [])
+        (read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map { Self.record($0) } } ?? [])
             .sorted { $0.output < $1.output }
     }
 

@@ -79,6 +79,31 @@ import Testing
         }
     }
 
+    /// A report written as it is encoded (each output into the rest of its report, in
+    /// pieces: what the state folder and `run --report` get) is byte for byte what encoding
+    /// it whole makes, alone and in a list, empty lists included.
+    @Test func aReportWrittenInPiecesIsTheReportEncodedWhole() async {
+        await propertyCheck(count: 300, input: Self.reports.array(of: 0...3)) { reports in
+            var pieces: [[UInt8]] = []
+            try RunReport.writeJSON(reports, list: true, to: { pieces.append($0) })
+            #expect(Data(pieces.joined()) == (try RunReport.json(reports)))
+            for report in reports {
+                var alone: [UInt8] = []
+                try RunReport.writeJSON([report], list: false, to: { alone += $0 })
+                #expect(Data(alone) == (try RunReport.json(report)))
+            }
+        }
+        // Large enough to be written in several pieces.
+        let many = RunReport(
+            job: "j", manifest: "m.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 9),
+            settings: RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 0, pixelLimit: 1, verify: "checksum"),
+            outputs: (0..<2000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .skipped) })
+        var pieces: [[UInt8]] = []
+        try? RunReport.writeJSON([many], list: false, to: { pieces.append($0) })
+        #expect(pieces.count > 1)
+        #expect(Data(pieces.joined()) == (try? RunReport.json(many)))
+    }
+
     /// A failure of any kind comes back as the report said it: kind, code and message.
     @Test func aFailureComesBackAsReported() throws {
         let failure = OutputFailure.verification("b.png: not as its shard recorded it")
