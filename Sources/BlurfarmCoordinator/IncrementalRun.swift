@@ -84,9 +84,13 @@ public final class IncrementalRun: Sendable {
     /// needs them. `plugins`: the content hash of each plugin filter's library, by filter name
     /// (part of the recipe). `pixelLimit`: the configuration's, part of what decides that an
     /// input failed (``decoderKey(versions:pixelLimit:)``).
+    /// `stopped` is asked between batches of inputs: once it says true (the job was stopped or
+    /// cancelled while its outputs were checked), the inputs not checked yet stay in the plan
+    /// unchecked, for the runner to report as it reports any work its job ended before.
     public init(
         plan full: JobPlan, records: OutputRecords, versions: @escaping @Sendable () -> String,
-        plugins: [String: String] = [:], pixelLimit: Int, force: Bool, retryFailed: Bool = false
+        plugins: [String: String] = [:], pixelLimit: Int, force: Bool, retryFailed: Bool = false,
+        stopped: () -> Bool = { false }
     ) {
         self.records = records
         let versions = RecipeVersions(versions)
@@ -101,6 +105,10 @@ public final class IncrementalRun: Sendable {
         // The records of a batch of inputs' outputs are read from the index together, and
         // only theirs: memory holds a batch's, whatever the job's size.
         for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
+            if stopped() {
+                inputs += full.inputs[first...]
+                break
+            }
             let batch = full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)]
             var paths: [(input: String, outputs: [String])] = []
             for input in batch {

@@ -317,12 +317,17 @@ public actor FarmService {
     /// of the few threads the concurrency pool has, nor GCD's: a plan may take minutes, and
     /// GCD's global queue on Linux adds a thread beside a busy one only when the processors are
     /// idle, so on a loaded machine a one-output submission waited for a large plan to end
-    /// (`PlanningOffActorTests`). Where the system refuses a thread, GCD's.
+    /// (`PlanningOffActorTests`). Where the system refuses a thread, GCD's. The thread is
+    /// background work (``Threads/runInBackground()``): on two busy cores, a call now and then
+    /// waited over 100 ms for the plan to give up its core.
     private static func offActor<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
         await withCheckedContinuation { continuation in
             do throws(Threads.StartFailure) {
                 // The glob walk and the manifest's parser recurse: the main thread's stack.
-                try Threads.start(stackSize: 8 << 20) { continuation.resume(returning: work()) }
+                try Threads.start(stackSize: 8 << 20) {
+                    Threads.runInBackground()
+                    continuation.resume(returning: work())
+                }
             } catch {
                 DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
             }

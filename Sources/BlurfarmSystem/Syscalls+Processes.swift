@@ -164,6 +164,18 @@ extension Syscalls {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
+    /// Makes the calling thread background work: its niceness (Linux keeps one per thread)
+    /// raised to `niceness`, or left where it is when it is already higher. The other threads
+    /// of the process keep theirs, and get the processors first when both want them.
+    package static func lowerThisThreadsPriority(to niceness: Int32) throws(SystemCallError) {
+        let thread = id_t(blurfarm_thread_id())
+        errno = 0
+        let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread)
+        if now == -1, errno != 0 { throw SystemCallError(call: "getpriority", errno: errno) }
+        guard now < niceness else { return }
+        try retrying("setpriority") { setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, niceness) }
+    }
+
     /// Starts a detached thread with a stack of `stackSize` bytes running `body` (``Threads``);
     /// `pthread_create`'s EAGAIN when the process or its user may have no more threads.
     package static func startThread(stackSize: Int, _ body: @escaping @Sendable () -> Void) throws(SystemCallError) {

@@ -11,6 +11,13 @@ public enum Threads {
         public var description: String { "cannot start a thread: \(cause.reason)" }
     }
 
+    /// Makes the calling thread background work (niceness 10): the threads of the process that
+    /// answer people are scheduled before it when they share the processors. Where the system
+    /// refuses, it runs as it was.
+    public static func runInBackground() {
+        try? Syscalls.lowerThisThreadsPriority(to: 10)
+    }
+
     /// Starts a thread running `body`, with a stack of `stackSize` bytes.
     ///
     /// - Throws: ``StartFailure`` when the system refuses the thread; `body` is then not run.

@@ -49,6 +49,10 @@ int blurfarm_ignore_sigpipe(void) {
     return blurfarm_ignore(SIGPIPE);
 }
 
+int blurfarm_thread_id(void) {
+    return (int)gettid();
+}
+
 int blurfarm_ignore_sigxfsz(void) {
     return blurfarm_ignore(SIGXFSZ);
 }

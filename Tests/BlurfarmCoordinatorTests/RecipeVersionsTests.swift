@@ -147,3 +147,36 @@ import Testing
         }
     }
 }
+
+/// A job stopped or cancelled while its outputs are checked stops checking them between two
+/// batches of inputs: the inputs not checked stay in the plan, unchecked (nothing hashed for
+/// them), for the runner to report as ended (a served job of a million outputs answered its
+/// cancel 8.6 s late, the time its check took).
+@Suite struct StoppedCheckTests {
+    @Test func theCheckStopsBetweenBatchesAndLeavesTheRestUnchecked() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("stopped-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: "\(root)/job/photos", withIntermediateDirectories: true)
+        let count = IncrementalRun.lookupBatch + 44
+        for index in 0..<count {
+            _ = FileManager.default.createFile(atPath: "\(root)/job/photos/\(index).jpg", contents: Data("\(index)".utf8))
+        }
+        let manifest = "\(root)/job/job.job"
+        try "job: stopped\ninputs: [photos/*.jpg]\noutputs:\n  - name: a\n    path: out/a/{stem}.png\n  - name: b\n    path: out/b/{stem}.png\n"
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        let records = try OutputRecords(folder: "\(root)/state")
+        for stopAt in [0, 1, Int.max] {
+            let asked = Mutex(0)
+            let run = IncrementalRun(
+                plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false,
+                stopped: { asked.withLock { asked in defer { asked += 1 }; return asked >= stopAt } })
+            // Every input is still to be made, checked or not, in the plan's order.
+            #expect(run.plan.inputs.map(\.path) == plan.inputs.map(\.path))
+            // Only the checked inputs' outputs were hashed for their records.
+            let checked = stopAt > count ? count : min(stopAt * IncrementalRun.lookupBatch, count)
+            #expect(run.pending.count == checked * 2, "stopped at batch \(stopAt)")
+        }
+    }
+}

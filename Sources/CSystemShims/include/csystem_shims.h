@@ -37,6 +37,9 @@ int blurfarm_ignore_signals(int first, int second);
 /// the process. Returns 0, or -1 with errno set.
 int blurfarm_ignore_sigpipe(void);
 
+/// `gettid()`: the calling thread's id (glibc declares it only with _GNU_SOURCE). Never fails.
+int blurfarm_thread_id(void);
+
 /// `sigaction(SIGXFSZ, SIG_IGN)`: a write past the file-size limit (`ulimit -f`,
 /// `RLIMIT_FSIZE`) fails with EFBIG ("File too large") instead of killing the process, so the
 /// error is reported and the temporary file removed. Returns 0, or -1 with errno set.
