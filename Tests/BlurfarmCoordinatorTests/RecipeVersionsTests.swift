@@ -12,21 +12,28 @@ import Testing
 /// first run hands its work out before they are known (they come from a worker process, or
 /// libvips mapped: tens of milliseconds) and asks them when it records its first output.
 @Suite struct RecipeVersionsTests {
-    @Test func aFirstRunAsksTheVersionsOnlyToRecordAndARerunToCompare() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("versions-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: root) }
+    /// A job in a new temporary folder (returned, for the caller to remove): `photos`, each a
+    /// `.jpg` holding its name's bytes in `job/photos`, the manifest `text` as `job/job.job`,
+    /// its plan, and records in `state`.
+    static func plannedJob(photos: [String], _ text: String) throws -> (String, JobPlan, OutputRecords) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("recipes-\(UUID().uuidString)").path
         for folder in ["job/photos", "job/out"] {
             try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
         }
-        for name in ["p", "q"] {
+        for name in photos {
             _ = FileManager.default.createFile(atPath: "\(root)/job/photos/\(name).jpg", contents: Data(name.utf8))
         }
         let manifest = "\(root)/job/job.job"
-        try "job: versions\ninputs: [photos/*.jpg]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n"
-            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        try text.write(toFile: manifest, atomically: true, encoding: .utf8)
         let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
         let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
-        let records = try OutputRecords(folder: "\(root)/state")
+        return (root, plan, try OutputRecords(folder: "\(root)/state"))
+    }
+
+    @Test func aFirstRunAsksTheVersionsOnlyToRecordAndARerunToCompare() throws {
+        let (root, plan, records) = try Self.plannedJob(
+            photos: ["p", "q"], "job: versions\ninputs: [photos/*.jpg]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n")
+        defer { try? FileManager.default.removeItem(atPath: root) }
         let asked = Mutex(0)
         func run(_ versions: String) -> IncrementalRun {
             IncrementalRun(
@@ -154,19 +161,11 @@ import Testing
 /// cancel 8.6 s late, the time its check took).
 @Suite struct StoppedCheckTests {
     @Test func theCheckStopsBetweenBatchesAndLeavesTheRestUnchecked() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("stopped-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.createDirectory(atPath: "\(root)/job/photos", withIntermediateDirectories: true)
         let count = IncrementalRun.lookupBatch + 44
-        for index in 0..<count {
-            _ = FileManager.default.createFile(atPath: "\(root)/job/photos/\(index).jpg", contents: Data("\(index)".utf8))
-        }
-        let manifest = "\(root)/job/job.job"
-        try "job: stopped\ninputs: [photos/*.jpg]\noutputs:\n  - name: a\n    path: out/a/{stem}.png\n  - name: b\n    path: out/b/{stem}.png\n"
-            .write(toFile: manifest, atomically: true, encoding: .utf8)
-        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
-        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
-        let records = try OutputRecords(folder: "\(root)/state")
+        let (root, plan, records) = try RecipeVersionsTests.plannedJob(
+            photos: (0..<count).map(String.init),
+            "job: stopped\ninputs: [photos/*.jpg]\noutputs:\n  - name: a\n    path: out/a/{stem}.png\n  - name: b\n    path: out/b/{stem}.png\n")
+        defer { try? FileManager.default.removeItem(atPath: root) }
         for stopAt in [0, 1, Int.max] {
             let asked = Mutex(0)
             let run = IncrementalRun(
