@@ -46,6 +46,15 @@ public actor FarmService {
     private var submissions: [ObjectIdentifier: PlanningStop] = [:]
     /// Manifests being planned now: submitted ones being checked, and dispatched jobs.
     public var plansInProgress: Int { planning.count + submissions.count }
+    /// The plan a submission was checked with, while its job is queued (``queue(_:manifestPath:source:request:priority:)``):
+    /// a job that goes to the farm then takes it, planned a moment before; one that waits is
+    /// planned again when its turn comes, as its files are then.
+    private var checkedPlan: (id: Int64, plan: JobPlan)?
+    /// Manifests planned since the server started (each submission's check, each job's plan
+    /// for the farm).
+    private let plansMade = Atomic<Int>(0)
+    /// ``plansMade``, for `/metrics`.
+    public nonisolated var plansTotal: Int { plansMade.load(ordering: .relaxed) }
 
     /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
     /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
@@ -157,6 +166,8 @@ public actor FarmService {
         publish(event)
         job = inserted
         logger.info("job \(job.id!) '\(job.name)' queued", metadata: ["manifest": "\(manifestPath)"])
+        checkedPlan = (job.id!, plan)
+        defer { checkedPlan = nil }
         try schedule()
         return try self.job(job.id!)
     }
@@ -239,15 +250,18 @@ public actor FarmService {
         case .cancelInFarm:
             if let stop = planning[id] { stop.stop() } else { jobFarm.cancel(id) }
         case .submitToFarm:
-            // Planned again as its files are now, off the actor; cancelling it stops the plan.
+            // Planned again as its files are now, off the actor (unless it was checked just now,
+            // in this call); cancelling it stops the plan.
             let stop = PlanningStop()
             planning[id] = stop
             let (source, text, manifest) = (job.source, job.manifestText, job.manifest)
+            let checked = checkedPlan.flatMap { $0.id == id ? ServedPlan.planned($0.plan) : nil }
             Task {
                 let planned = await Self.offActor { [self] in
-                    let planned = source == .text
-                        ? servedPlan(text: text, manifestPath: manifest, stopped: stop.isStopped)
-                        : servedPlan(manifestAt: manifest, stopped: stop.isStopped)
+                    let planned = checked
+                        ?? (source == .text
+                            ? servedPlan(text: text, manifestPath: manifest, stopped: stop.isStopped)
+                            : servedPlan(manifestAt: manifest, stopped: stop.isStopped))
                     if case .planned(let plan) = planned, !stop.isStopped() {
                         // Temporary files of writes a killed server left behind (their writer's
                         // pid is gone; files of live processes are kept whatever their age).
@@ -374,6 +388,7 @@ public actor FarmService {
         if let outside = roots.firstOutside(job, manifestPath: manifestPath) {
             return .outside(PathOutsideRoots(path: outside))
         }
+        plansMade.add(1, ordering: .relaxed)
         switch loader.plan(job, manifestPath: manifestPath, stopped: stopped) {
         case .failure(let diagnostics): return .invalid(diagnostics)
         case .success(let plan):

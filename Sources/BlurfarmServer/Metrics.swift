@@ -19,6 +19,10 @@ enum Metrics {
         metric(
             "blurfarm_plans_in_progress", "gauge", "Manifests being planned: submissions being checked, jobs dispatched to the farm.",
             [("", "\(await service.plansInProgress)")])
+        metric(
+            "blurfarm_plans_total", "counter",
+            "Manifests planned since the server started: submissions checked, jobs planned again when their turn came.",
+            [("", "\(service.plansTotal)")])
         let totals = (try? service.store.outputTotals()) ?? (written: 0, failed: 0)
         metric("blurfarm_outputs_written_total", "counter", "Outputs written by served jobs.", [("", "\(totals.written)")])
         metric("blurfarm_outputs_failed_total", "counter", "Outputs that failed in served jobs.", [("", "\(totals.failed)")])

@@ -22,6 +22,27 @@ import Testing
         #expect(fixture.jobFarm.submitted.first?.plan.outputCount == 2)
     }
 
+    /// A job that goes to the farm as it is submitted takes the plan its submission was
+    /// checked with (a million outputs planned once, not twice); one that waited in the queue is
+    /// planned again when its turn comes, as its files are then.
+    @Test func aJobTakenAtOnceIsPlannedOnceAndOneThatWaitedAgain() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let first = try await fixture.submit().id!
+        #expect(fixture.jobFarm.submitted.map(\.id) == [first])
+        #expect(fixture.service.plansTotal == 1, "checked, then handed to the farm as it was")
+        // The farm has the job of this manifest: the same job submitted again waits for it.
+        let second = try await fixture.submit().id!
+        #expect(try await fixture.service.job(second).state == .queued)
+        #expect(fixture.service.plansTotal == 2)
+        fixture.jobFarm.emit(.finished(job: first, failed: 0, cancelled: false))
+        _ = try await fixture.wait(for: second) { $0.inFarm }
+        try await fixture.settled()
+        #expect(fixture.jobFarm.submitted.map(\.id) == [first, second])
+        #expect(fixture.service.plansTotal == 3, "planned again when its turn came")
+    }
+
     @Test func theFarmsEventsCarryAJobToCompletedWithItsOutputs() async throws {
         let fixture = try ServerFixture()
         defer { fixture.remove() }
