@@ -10,9 +10,9 @@ manifest submitted by path while a probe calls, in turn and every 0.2 s, `GET /a
 `GET /metrics` and a one-output submission, each timed by curl (`time_total`), the
 submission's own answer timed the same way. The samples taken while the server says a plan is
 in progress (`blurfarm_plans_in_progress` above 0) are the figures: median, max, and how many
-took over 100 ms. The large job is cancelled --cancel-after seconds into the farm's plan of it
-(the service plans a job again when its turn comes), and the time until it reads `cancelled`
-is printed. Exits 1 when the server does not answer as expected.
+took over 100 ms. The large job is then cancelled --cancel-after seconds after its submission
+was answered (it went to the farm with the plan its submission was checked with), and the
+state it ends in and when are printed. Exits 1 when the server does not answer as expected.
 """
 import argparse
 import json
@@ -30,7 +30,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("blurfarm")
 parser.add_argument("--inputs", type=int, default=5000)
 parser.add_argument("--variants", type=int, default=200)
-parser.add_argument("--cancel-after", type=float, default=3, help="seconds into the farm's plan")
+parser.add_argument("--cancel-after", type=float, default=3, help="seconds after the submission is answered")
 arguments = parser.parse_args()
 blurfarm = os.path.abspath(arguments.blurfarm)
 
@@ -87,7 +87,7 @@ try:
     def submit_big():
         started = time.monotonic()
         seconds, status, text = curl("POST", "/api/v1/jobs", {"path": f"{root}/big.job"})
-        submitted.update(seconds=seconds, status=status, text=text, wall=time.monotonic() - started)
+        submitted.update(seconds=seconds, status=status, text=text, answered=time.monotonic())
 
     submitter = threading.Thread(target=submit_big)
     submitter.start()
@@ -111,22 +111,21 @@ try:
             if planning():
                 samples[name].append(seconds)
         time.sleep(0.2)
-        if not submitter.is_alive() and "dispatched" not in submitted:
-            # The submission's plan is over: the farm's plan of the job follows.
-            submitted["dispatched"] = time.monotonic()
-            submitted["id"] = json.loads(submitted["text"]).get("id")
-        if "dispatched" in submitted and "cancelled" not in submitted \
-                and time.monotonic() - submitted["dispatched"] > arguments.cancel_after:
-            # Cancelled while the farm plans it.
-            submitted["cancelled"] = time.monotonic()
-            curl("POST", f"/api/v1/jobs/{submitted['id']}/cancel", {})
-            while time.monotonic() - submitted["cancelled"] < 120:
-                _, _, text = curl("GET", f"/api/v1/jobs/{submitted['id']}")
-                if json.loads(text).get("state") == "cancelled":
-                    submitted["cancelled after"] = time.monotonic() - submitted["cancelled"]
-                    break
-                time.sleep(0.02)
     submitter.join()
+    # The job in the farm (its up-to-date check, then its run), cancelled --cancel-after
+    # seconds after the submission was answered.
+    job = json.loads(submitted["text"]).get("id")
+    time.sleep(max(0, arguments.cancel_after - (time.monotonic() - submitted["answered"])))
+    cancelled = time.monotonic()
+    curl("POST", f"/api/v1/jobs/{job}/cancel", {})
+    state = None
+    while time.monotonic() - cancelled < 120:
+        _, _, text = curl("GET", f"/api/v1/jobs/{job}")
+        state = json.loads(text).get("state")
+        if state in ("cancelled", "failed", "completed"):
+            submitted["ended"] = (state, time.monotonic() - cancelled)
+            break
+        time.sleep(0.02)
     print(f"{arguments.inputs} inputs x {arguments.variants} variants: the submission answered "
           f"{submitted.get('status')} after {submitted.get('seconds', 0):.1f} s")
     print(f"{'call while a plan ran':<26} {'samples':>7} {'median ms':>10} {'max ms':>8} {'over 100 ms':>12}")
@@ -134,8 +133,11 @@ try:
         if times:
             print(f"{name:<26} {len(times):>7} {statistics.median(times) * 1000:>10.1f} "
                   f"{max(times) * 1000:>8.1f} {sum(t > 0.1 for t in times):>12}")
-    if "cancelled after" in submitted:
-        print(f"cancelled while the farm planned it: 'cancelled' {submitted['cancelled after']:.2f} s after the cancel")
+    if "ended" in submitted:
+        state, seconds = submitted["ended"]
+        print(f"cancelled {arguments.cancel_after:.0f} s after its submission was answered: '{state}' {seconds:.2f} s later")
+    else:
+        print(f"cancelled {arguments.cancel_after:.0f} s after its submission was answered: still '{state}' 120 s later")
     server.terminate()
     server.wait(timeout=60)
     if submitted.get("status") != 201 and submitted.get("status") != 202:
