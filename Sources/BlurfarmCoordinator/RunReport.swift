@@ -368,11 +368,6 @@ extension RunReport {
         try replace(path) { write in try writeJSON(reports, list: true, to: write) }
     }
 
-    /// ``write(_:to:)`` of one report.
-    public static func write(_ report: RunReport, to path: String) throws {
-        try replace(path) { write in try writeJSON([report], list: false, to: write) }
-    }
-
     /// Replaces the file at `path` with what `produce` writes, creating its folder if need be.
     private static func replace(
         _ path: String, producing produce: (_ write: ([UInt8]) throws(SystemCallError) -> Void) throws -> Void
