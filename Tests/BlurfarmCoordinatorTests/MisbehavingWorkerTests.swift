@@ -168,10 +168,12 @@ import Testing
             _ = try pool.render(source, chain: Self.chain, tileSize: 0)
             Issue.record("a wrong checksum was accepted")
         } catch {
-            #expect(
-                error.description
-                    == "tile 40x30+0+0 failed 1 times; the last time: checksum mismatch: worker 1 sent 0, the output holds \(expected)",
-                "\(error)")
+            // Worker 1's, unless a loaded machine failed its start and a later number took the
+            // slot (seen once beside stress-ng: worker 2).
+            let prefix = "tile 40x30+0+0 failed 1 times; the last time: checksum mismatch: worker "
+            let rest = error.description.dropFirst(prefix.count).drop { $0.isNumber }
+            #expect(error.description.hasPrefix(prefix), "\(error)")
+            #expect(rest == " sent 0, the output holds \(expected)", "\(error)")
         }
     }
 
