@@ -169,7 +169,7 @@ import Testing
             Issue.record("a wrong checksum was accepted")
         } catch {
             // Worker 1's, unless a loaded machine failed its start and a later number took the
-            // slot (seen once beside stress-ng: worker 2).
+            // slot (seen once with every core kept busy by other processes: worker 2).
             let prefix = "tile 40x30+0+0 failed 1 times; the last time: checksum mismatch: worker "
             let rest = error.description.dropFirst(prefix.count).drop { $0.isNumber }
             #expect(error.description.hasPrefix(prefix), "\(error)")
