@@ -35,6 +35,7 @@ arguments = parser.parse_args()
 blurfarm = os.path.abspath(arguments.blurfarm)
 
 root = tempfile.mkdtemp(prefix="serve-plan-")
+server = None
 try:
     os.makedirs(f"{root}/photos")
     os.makedirs(f"{root}/small")
@@ -112,6 +113,8 @@ try:
                 samples[name].append(seconds)
         time.sleep(0.2)
     submitter.join()
+    if submitted.get("status") not in (201, 202):
+        sys.exit(f"the large submission answered {submitted.get('status')}: {submitted.get('text', '')[:300]}")
     # The job in the farm (its up-to-date check, then its run), cancelled --cancel-after
     # seconds after the submission was answered.
     job = json.loads(submitted["text"]).get("id")
@@ -138,9 +141,8 @@ try:
         print(f"cancelled {arguments.cancel_after:.0f} s after its submission was answered: '{state}' {seconds:.2f} s later")
     else:
         print(f"cancelled {arguments.cancel_after:.0f} s after its submission was answered: still '{state}' 120 s later")
-    server.terminate()
-    server.wait(timeout=60)
-    if submitted.get("status") != 201 and submitted.get("status") != 202:
-        sys.exit(f"the large submission answered {submitted.get('status')}: {submitted.get('text', '')[:300]}")
 finally:
+    if server is not None:
+        server.terminate()
+        server.wait(timeout=60)
     shutil.rmtree(root, ignore_errors=True)

@@ -357,9 +357,8 @@ extension RunReport {
     /// file beside it, then a rename), creating its folder if need be. Keys sorted, dates in
     /// ISO 8601 (UTC), indented.
     public static func write(_ value: some Encodable, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try json(value).write(to: url, options: .atomic)
+        let bytes = Array(try json(value))
+        try replace(path) { write in try write(bytes) }
     }
 
     /// Writes `reports` as JSON to `path` as ``write(_:to:)`` does, the bytes
