@@ -40,11 +40,12 @@ public enum DetectedRegions {
     /// detector the plan names), in the workers of `rendering` when it has them, else here on
     /// `parallelism` cores, as ``split(parallelism:photos:)`` says; stops starting inputs once
     /// `control` ends (their outputs are reported as it ended). `cacheProblem` hears of boxes
-    /// that could not be cached.
+    /// that could not be cached. `willRead` hears of each input before it is first read, from
+    /// the thread that then reads it (``IncrementalRun/willRead(_:)``).
     public static func resolve(
         _ plan: JobPlan, detectors: [String: RegionDetector], rendering: (any ImageRendering)?, parallelism: Int,
         pixelLimit: Int, memoryLimit: Int, confinement: RootConfinement?, control: JobControl,
-        cacheProblem: @escaping @Sendable (StateError) -> Void
+        cacheProblem: @escaping @Sendable (StateError) -> Void, willRead: @Sendable (PlannedInput) -> Void = { _ in }
     ) -> Outcome {
         let pairs = searches(in: plan)
         guard !pairs.isEmpty else { return Outcome(plan: plan, failed: []) }
@@ -75,6 +76,7 @@ public enum DetectedRegions {
                 if let ended = control.ended {
                     result = .failure(ended)
                 } else {
+                    willRead(plan.inputs[index])
                     result = search(detectors[name]!).boxes(of: plan.inputs[index], cacheProblem: cacheProblem)
                 }
                 results.withLock { $0[index, default: [:]][name] = result }

@@ -15,12 +15,13 @@ extension IncrementalRun {
         var failed: [FailedInput] = []
         var problem: StateError?
         for (outputs, decodeFailures, error) in FailedInput.gather(report) {
-            let pending = decodeFailures.lazy.compactMap { self.pending[$0.output] }.first
-            var remember = decodeFailures.count == outputs.count && error.isTheInputsFault && pending != nil
-            if remember, problem == nil, let pending {
+            let read = reading.withLock { table in decodeFailures.lazy.map(\.output).first { table[$0] != nil }.flatMap { table[$0] } }
+            let inputFile = read?.fingerprint
+            var remember = decodeFailures.count == outputs.count && error.isTheInputsFault && inputFile != nil
+            if remember, problem == nil, let read, let inputFile {
                 do throws(StateError) {
                     try records.add(InputFailure(
-                        input: pending.input, inputFile: pending.inputFile, reason: error.message, decoder: decoder,
+                        input: read.input, inputFile: inputFile, reason: error.message, decoder: decoder,
                         failed: Date()))
                 } catch {
                     problem = error

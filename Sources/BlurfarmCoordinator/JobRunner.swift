@@ -62,6 +62,10 @@ public struct JobRunner: Sendable {
     /// What the runner tells as it goes: outputs finished one call at a time, from the image
     /// threads; tile progress as it comes, from the rendering's thread.
     public enum Event: Sendable {
+        /// An input is about to be read (decoded here, or sent to a worker), from the thread
+        /// that reads it, which waits for this call: the last moment to fingerprint it
+        /// (``IncrementalRun/willRead(_:)``).
+        case inputRead(PlannedInput)
         /// An output's rendering begins: its input is decoded, its tiles are about to go out.
         case outputStarted(PlannedOutput, tiles: Int)
         /// Tiles of the output done so far.
@@ -146,6 +150,7 @@ public struct JobRunner: Sendable {
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
+        if control.ended == nil { events(.inputRead(input)) }
         if let workers = rendering.wholeImageWorkers?.workers, control.ended == nil,
             let image = wholeImage(input, workers: workers, waiting: waiting, inputs: inputs, verify: verify)
         {

@@ -48,8 +48,9 @@ extension Farm {
             return ended()
         }
         /// `work` with its detecting outputs given their regions (``DetectedRegions``), and
-        /// those whose input's boxes could not be had, failed.
-        func detected(_ work: JobPlan) -> DetectedRegions.Outcome {
+        /// those whose input's boxes could not be had, failed; `willRead` hears of each input
+        /// before it is searched.
+        func detected(_ work: JobPlan, willRead: @Sendable (PlannedInput) -> Void = { _ in }) -> DetectedRegions.Outcome {
             // In the workers, started now (the rendering after needs them too). Without
             // workers that can start, the photos are not searched (nor written).
             let searching = !detectors.isEmpty && work.inputs.contains { $0.outputs.contains { $0.variant.detection != nil } }
@@ -69,7 +70,7 @@ extension Farm {
                 parallelism: settings.workers > 0 ? settings.workers : settings.threads,
                 pixelLimit: configuration.pixelLimit,
                 memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory, confinement: job.confinement,
-                control: control, cacheProblem: { problem(.state($0)) })
+                control: control, cacheProblem: { problem(.state($0)) }, willRead: willRead)
             // Told as any output's end is: each failed output is said, with why.
             for report in outcome.failed { publish(.outputFinished(id, report)) }
             return outcome
@@ -83,7 +84,8 @@ extension Farm {
             var ran = ended().report
             if detection.plan.outputCount > 0 {
                 guard let rendered = render(
-                    id, detection.plan, of: job, settings: runSettings, control: control, problem: problem, written: { _ in })
+                    id, detection.plan, of: job, settings: runSettings, control: control, problem: problem, willRead: { _ in },
+                    written: { _ in })
                 else { return ended() }
                 // Timed from the job's start: detecting is part of it.
                 ran = RunReport(
@@ -135,9 +137,14 @@ extension Farm {
         var ran = RunReport(
             job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
             outputs: [])
-        let detection = detected(work)
+        // Each input is fingerprinted as it is first read, searched or decoded: its outputs
+        // are recorded with the bytes as they were before any of this run's reads.
+        let detection = detected(work, willRead: incremental.willRead)
         if detection.plan.outputCount > 0 {
-            let rendered = render(id, detection.plan, of: job, settings: runSettings, control: control, problem: problem) { report in
+            let rendered = render(
+                id, detection.plan, of: job, settings: runSettings, control: control, problem: problem,
+                willRead: incremental.willRead
+            ) { report in
                 // Only outputs written and verified are recorded.
                 do throws(StateError) {
                     try incremental.recordWritten(report)
@@ -219,12 +226,13 @@ extension Farm {
             pruneAsked: job.prune)
     }
 
-    /// Renders every output of `work` on the farm's rendering, telling each step as events and
-    /// handing each finished output to `written`; nil when the workers could not start (a
-    /// problem, unless the job was stopped meanwhile).
+    /// Renders every output of `work` on the farm's rendering, telling each step as events,
+    /// each input to `willRead` before it is read and each finished output to `written`; nil
+    /// when the workers could not start (a problem, unless the job was stopped meanwhile).
     private func render(
         _ id: FarmJobID, _ work: JobPlan, of job: FarmJob, settings runSettings: RunSettings, control: JobControl,
-        problem: (JobProblem) -> Void, written: @escaping @Sendable (OutputReport) -> Void
+        problem: (JobProblem) -> Void, willRead: @escaping @Sendable (PlannedInput) -> Void,
+        written: @escaping @Sendable (OutputReport) -> Void
     ) -> RunReport? {
         let configuration = settings.configuration
         let rendering: any ImageRendering
@@ -242,6 +250,7 @@ extension Farm {
             wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
         return runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
             switch event {
+            case .inputRead(let input): willRead(input)
             case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))
             case .tilesDone(let output, let done, let total):
                 publish(.tilesDone(id, output: output.path, done: done, total: total))

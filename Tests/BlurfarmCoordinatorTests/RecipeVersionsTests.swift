@@ -44,9 +44,12 @@ import Testing
         let first = run("blurfarm 1; libvips 8")
         #expect(asked.withLock { $0 } == 0, "nothing recorded: nothing to compare")
         #expect(first.plan.outputCount == 2)
-        for output in first.plan.inputs.flatMap(\.outputs) {
-            _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
-            try first.recordWritten(OutputReport(input: "photos", output: output.path, variant: "copy", status: .written))
+        for input in first.plan.inputs {
+            first.willRead(input)
+            for output in input.outputs {
+                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+                try first.recordWritten(OutputReport(input: "photos", output: output.path, variant: "copy", status: .written))
+            }
         }
         #expect(asked.withLock { $0 } == 1, "asked once, for the first record")
 
@@ -166,16 +169,26 @@ import Testing
             photos: (0..<count).map(String.init),
             "job: stopped\ninputs: [photos/*.jpg]\noutputs:\n  - name: a\n    path: out/a/{stem}.png\n  - name: b\n    path: out/b/{stem}.png\n")
         defer { try? FileManager.default.removeItem(atPath: root) }
+        // Every output made and recorded once: a checked output is up to date.
+        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false)
+        for folder in ["a", "b"] { try FileManager.default.createDirectory(atPath: "\(root)/job/out/\(folder)", withIntermediateDirectories: true) }
+        for input in first.plan.inputs {
+            first.willRead(input)
+            for output in input.outputs {
+                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+                try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
+            }
+        }
         for stopAt in [0, 1, Int.max] {
             let asked = Mutex(0)
             let run = IncrementalRun(
                 plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false,
                 stopped: { asked.withLock { asked in defer { asked += 1 }; return asked >= stopAt } })
-            // Every input is still to be made, checked or not, in the plan's order.
-            #expect(run.plan.inputs.map(\.path) == plan.inputs.map(\.path))
-            // Only the checked inputs' outputs were hashed for their records.
+            // The checked inputs' outputs are up to date; the others are still to be made,
+            // unchecked, in the plan's order.
             let checked = stopAt > count ? count : min(stopAt * IncrementalRun.lookupBatch, count)
-            #expect(run.pending.count == checked * 2, "stopped at batch \(stopAt)")
+            #expect(run.skipped.count == checked * 2, "stopped at batch \(stopAt)")
+            #expect(run.plan.inputs.map(\.path) == Array(plan.inputs.map(\.path)[checked...]), "stopped at batch \(stopAt)")
         }
     }
 }
