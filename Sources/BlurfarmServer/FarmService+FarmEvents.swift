@@ -3,7 +3,8 @@ import BlurfarmSystem
 import Foundation
 
 // The farm's events: each a change of the queue in one transaction with its event, after
-// the tiles rendered before it (FarmService+Progress.swift).
+// the tiles rendered and the outputs finished before it, which are stored together
+// (FarmService+Progress.swift).
 extension FarmService {
     func handle(_ event: JobFarmEvent) {
         do throws(ServiceError) {
@@ -14,28 +15,39 @@ extension FarmService {
     }
 
     private func apply(_ event: JobFarmEvent) throws(ServiceError) {
-        if case .tilesDone(let id, let output, let done, let total) = event {
+        switch event {
+        case .tilesDone(let id, let output, let done, let total):
             pendingTiles[id, default: PendingTiles()].add(output: output, done: done, total: total)
-            if progressTask == nil {
-                progressTask = Task { [progressInterval] in
-                    guard (try? await Task.sleep(for: progressInterval)) != nil else { return }
-                    self.storeTiles()
-                }
-            }
+            storeProgressSoon()
             return
+        case .outputStarted(let id, let output, let tiles):
+            let started = QueueOutput(
+                jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
+                retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil)
+            // Stored at once, with what waits: a client sees every output rendering as it
+            // renders, so one that sees none rendering in a paused job sees the last of its
+            // outputs' ends stored too. Starts come at most as fast as outputs render; ends
+            // also come by the thousand a second (inputs that fail at once).
+            pendingOutputs[id, default: PendingOutputs()].started(started)
+            storeProgress()
+            return
+        case .outputFinished(let id, let outcome):
+            if stopping, outcome.status == .stopped { return }
+            let finished = QueueOutput(
+                jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles, tiles: outcome.tiles,
+                pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries, checksum: outcome.checksum,
+                errorKind: outcome.errorKind, error: outcome.error, startedAt: nil, finishedAt: Date())
+            addFinishedOutput(id, finished)
+            if outcome.status == .written { lastWritten = outcome.output }
+            return
+        default: break
         }
-        // Every other change comes after the tiles rendered before it.
-        storeTiles()
-        if stopping {
-            switch event {
-            case .finished: return
-            case .outputFinished(_, let outcome) where outcome.status == .stopped: return
-            default: break
-            }
-        }
+        // Every other change comes after the tiles and outputs before it.
+        storeProgress()
+        if stopping, case .finished = event { return }
         switch event {
         case .accepted(let id, let outputs, let upToDate):
-            try update(id, kind: .job, outputs: .forgetRendering) { job in
+            try update(id, kind: .job, outputs: [.forgetRendering]) { job in
                 job.outputsTotal = outputs
                 job.outputsUpToDate = upToDate
                 job.outputsWritten = 0
@@ -45,28 +57,8 @@ extension FarmService {
                 job.tilesTotal = 0
                 job.pixelsWritten = 0
             }
-        case .outputStarted(let id, let output, let tiles):
-            let started = QueueOutput(
-                jobId: id, output: output, state: .rendering, tilesDone: 0, tiles: tiles, pixels: 0, seconds: nil,
-                retries: 0, checksum: nil, errorKind: nil, error: nil, startedAt: Date(), finishedAt: nil)
-            try update(id, kind: .output, outputs: .started(started)) { job in job.tilesTotal += tiles }
-        case .tilesDone:
-            break  // counted above
-        case .outputFinished(let id, let outcome):
-            let finished = QueueOutput(
-                jobId: id, output: outcome.output, state: outcome.status, tilesDone: outcome.tiles, tiles: outcome.tiles,
-                pixels: outcome.pixels, seconds: outcome.seconds, retries: outcome.retries, checksum: outcome.checksum,
-                errorKind: outcome.errorKind, error: outcome.error, startedAt: nil, finishedAt: Date())
-            try update(id, kind: .output, outputs: .finished(finished)) { job in
-                switch outcome.status {
-                case .written:
-                    job.outputsWritten += 1
-                    job.pixelsWritten += outcome.pixels
-                case .failed: job.outputsFailed += 1
-                default: job.outputsCancelled += 1
-                }
-            }
-            if outcome.status == .written { lastWritten = outcome.output }
+        case .outputStarted, .outputFinished, .tilesDone:
+            break  // kept above
         case .problem(let id, let message, let refusal):
             try update(id, kind: .job) { job in
                 job.error = Self.error(job.error, adding: message)

@@ -1,9 +1,51 @@
 import BlurfarmAPI
 import Foundation
 
-// Tiles rendered: counted as they come, by the hundred a second, stored and published
-// together at most every `progressInterval`, and the rate the metrics give.
+// Tiles rendered and outputs finished: kept as they come, by the hundred a second (outputs
+// that fail at once, thousands), stored and published together at most every
+// `progressInterval` (outputs also once ``outputBatch`` wait) and with an output's start, and
+// the rate the metrics give.
 extension FarmService {
+    /// The most output changes kept before they are stored, whatever the time: a transaction's
+    /// worth, and the bound on what waits in memory. Stored one transaction and one event each,
+    /// 200,000 outputs that failed at once took over a minute to store, and their job's cancel
+    /// waited behind them.
+    static let outputBatch = 1000
+
+    /// Stores what waits once `progressInterval` has passed, unless a store is due already.
+    func storeProgressSoon() {
+        guard progressTask == nil else { return }
+        progressTask = Task { [progressInterval] in
+            guard (try? await Task.sleep(for: progressInterval)) != nil else { return }
+            self.storeProgress()
+        }
+    }
+
+    /// Keeps an output's end for job `id`; stores everything waiting once ``outputBatch``
+    /// outputs wait.
+    func addFinishedOutput(_ id: Int64, _ output: QueueOutput) {
+        pendingOutputs[id, default: PendingOutputs()].finished(output)
+        pendingOutputCount += 1
+        if pendingOutputCount >= Self.outputBatch { storeProgress() } else { storeProgressSoon() }
+    }
+
+    /// Stores the outputs started and finished since the last time (one transaction and one
+    /// `output` event for each job), then the tiles rendered.
+    func storeProgress() {
+        progressTask?.cancel()
+        progressTask = nil
+        let outputs = pendingOutputs
+        pendingOutputs = [:]
+        pendingOutputCount = 0
+        for (id, pending) in outputs.sorted(by: { $0.key < $1.key }) {
+            do throws(ServiceError) {
+                try update(id, kind: .output, outputs: pending.changes) { pending.apply(to: &$0) }
+            } catch {
+                logger.error("\(error)")
+            }
+        }
+        storeTiles()
+    }
     /// Tiles rendered since the server started, and per second over the last ten seconds.
     public func tileRate() -> (total: Int, perSecond: Double) {
         forgetOldTiles()
@@ -17,9 +59,7 @@ extension FarmService {
 
     /// Stores the tiles rendered since the last time (one transaction for every job) and
     /// publishes each job's progress.
-    func storeTiles() {
-        progressTask?.cancel()
-        progressTask = nil
+    private func storeTiles() {
         guard !pendingTiles.isEmpty else { return }
         let pending = pendingTiles
         pendingTiles = [:]
@@ -59,6 +99,38 @@ struct PendingTiles: Sendable {
         count += 1
         self.done[output] = done
         last = (output, done, total)
+    }
+}
+
+/// Outputs of a job started and finished and not yet stored: their rows' changes, in the order
+/// they came, and what they add to the job's counts.
+struct PendingOutputs: Sendable {
+    private(set) var changes: [QueueStore.OutputChange] = []
+    private var tilesTotal = 0, written = 0, pixels = 0, failed = 0, cancelled = 0
+
+    mutating func started(_ output: QueueOutput) {
+        changes.append(.started(output))
+        tilesTotal += output.tiles
+    }
+
+    mutating func finished(_ output: QueueOutput) {
+        changes.append(.finished(output))
+        switch output.state {
+        case .written:
+            written += 1
+            pixels += output.pixels
+        case .failed: failed += 1
+        default: cancelled += 1
+        }
+    }
+
+    /// `job` with these outputs counted.
+    func apply(to job: inout QueueJob) {
+        job.tilesTotal += tilesTotal
+        job.outputsWritten += written
+        job.pixelsWritten += pixels
+        job.outputsFailed += failed
+        job.outputsCancelled += cancelled
     }
 }
 

@@ -10,9 +10,9 @@ import Synchronization
 
 /// The farm service: the durable queue, the scheduler, the farm's events and the event
 /// stream. Every change is one transaction of the queue store with its entry in the event log,
-/// then published. Tiles rendered are the exception, as they come by the hundred a second:
-/// their counts are stored and published together, at most every `progressInterval` and
-/// before any other change of the queue. Manifests are planned off the actor, on threads of
+/// then published. Tiles rendered and outputs finished are the exception, as they come by the
+/// hundred (outputs up to thousands) a second: they are stored and published together, at
+/// most every `progressInterval` and before any other change of the queue. Manifests are planned off the actor, on threads of
 /// their own (a plan of a million outputs takes minutes): every other call is answered while
 /// one plans, and a job cancelled while it plans stops planning.
 public actor FarmService {
@@ -32,7 +32,11 @@ public actor FarmService {
     var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
     /// Tiles rendered and not yet stored: by job, how many, and each output's last count.
     var pendingTiles: [Int64: PendingTiles] = [:]
-    /// Stores the pending tiles when it wakes; nil when none wait.
+    /// Outputs finished (and one started, while it is stored) and not yet stored, by job.
+    var pendingOutputs: [Int64: PendingOutputs] = [:]
+    /// Outputs not yet stored, of every job.
+    var pendingOutputCount = 0
+    /// Stores the pending tiles and outputs when it wakes; nil when none wait.
     var progressTask: Task<Void, Never>?
     let progressInterval: Duration
     /// The last output written (the page's thumbnail).
@@ -57,8 +61,8 @@ public actor FarmService {
     public nonisolated var plansTotal: Int { plansMade.load(ordering: .relaxed) }
 
     /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
-    /// `loader` and must stay below `roots`. Tiles rendered are stored and published at most
-    /// every `progressInterval`.
+    /// `loader` and must stay below `roots`. Tiles rendered and outputs finished are stored and
+    /// published at most every `progressInterval`.
     public init(
         store: QueueStore, jobFarm: any JobFarm, loader: JobLoader, roots: Roots, scheduler: Scheduler = Scheduler(),
         progressInterval: Duration = .milliseconds(250), logger: Logger = Logger(label: "blurfarm.serve")
@@ -93,10 +97,10 @@ public actor FarmService {
         for stop in Array(planning.values) + Array(submissions.values) { stop.stop() }
     }
 
-    /// Stores the tiles rendered not yet stored, stops listening to the farm and ends the
+    /// Stores the tiles and outputs not yet stored, stops listening to the farm and ends the
     /// event streams.
     public func stop() {
-        storeTiles()
+        storeProgress()
         eventTask?.cancel()
         hub.finish()
     }
@@ -409,7 +413,7 @@ public actor FarmService {
     /// Changes job `id` with `body`, and its outputs' rows as `outputs` says, in one
     /// transaction with its event of `kind` (QueueStore's), then publishes the event.
     func update(
-        _ id: Int64, kind: StreamEvent.Kind, outputs: QueueStore.OutputChange = .none, _ body: @escaping @Sendable (inout QueueJob) -> Void
+        _ id: Int64, kind: StreamEvent.Kind, outputs: [QueueStore.OutputChange] = [], _ body: @escaping @Sendable (inout QueueJob) -> Void
     ) throws(ServiceError) {
         guard let (_, event) = try storeCall({ try $0.change(id, outputs: outputs, body) { Self.event(kind, of: $0) } }) else {
             throw .notFound(id)

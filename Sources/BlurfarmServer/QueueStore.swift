@@ -185,7 +185,6 @@ public final class QueueStore: Sendable {
 
     /// What a change of a job does to the rows of its outputs.
     public enum OutputChange: Sendable {
-        case none
         /// The farm accepted the job again and starts its outputs anew: the rows of those still
         /// rendering go.
         case forgetRendering
@@ -218,27 +217,28 @@ public final class QueueStore: Sendable {
         }
     }
 
-    /// Changes job `id` with `body`, and the rows of its outputs as `outputs` says, with the
-    /// event `event` makes of the job changed: the job and the event (its id given); nil when
-    /// there is no job `id` (nothing changed).
+    /// Changes job `id` with `body`, and the rows of its outputs as each of `outputs` says, in
+    /// order, with the event `event` makes of the job changed, in one transaction: the job and
+    /// the event (its id given); nil when there is no job `id` (nothing changed).
     public func change(
-        _ id: Int64, outputs: OutputChange = .none, _ body: @Sendable (inout QueueJob) -> Void,
+        _ id: Int64, outputs: [OutputChange] = [], _ body: @Sendable (inout QueueJob) -> Void,
         event: @Sendable (QueueJob) -> QueueEvent
     ) throws(QueueStoreError) -> (QueueJob, QueueEvent)? {
         try write { db -> (QueueJob, QueueEvent)? in
             guard var job = try QueueJob.fetchOne(db, key: id) else { return nil }
             body(&job)
             try job.update(db)
-            switch outputs {
-            case .none: break
-            case .forgetRendering:
-                try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
-            case .started(let output):
-                try output.upsert(db)
-            case .finished(let output):
-                var finished = output
-                finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
-                try finished.upsert(db)
+            for change in outputs {
+                switch change {
+                case .forgetRendering:
+                    try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
+                case .started(let output):
+                    try output.upsert(db)
+                case .finished(let output):
+                    var finished = output
+                    finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
+                    try finished.upsert(db)
+                }
             }
             var told = event(job)
             try Self.append(&told, db)

@@ -147,6 +147,39 @@ import Testing
         #expect(try fixture.store.lastEventID() == lastLogged)  // progress is not kept in the log
     }
 
+    /// Outputs that fail at once (inputs that are not images) end by the thousand a second:
+    /// their ends are stored and published together, a transaction and an `output` event for
+    /// each ``FarmService/outputBatch`` of them (or each progress interval, or before the
+    /// job's next other change), not one each; every one is stored with its job's counts.
+    /// One each, 200,000 took over a minute to store, and their job's cancel waited behind
+    /// them.
+    @Test func outputsEndedAtOnceAreStoredTogetherEveryOne() async throws {
+        // An interval longer than the test: only the batch and the job's end store them.
+        let fixture = try ServerFixture(progressInterval: .seconds(600))
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let count = 2 * FarmService.outputBatch + 500
+        fixture.jobFarm.emit(.accepted(job: id, outputs: count, upToDate: 0))
+        _ = try await fixture.wait(for: id) { $0.outputsTotal == count }
+        let lastLogged = try fixture.store.lastEventID()
+        for index in 0..<count {
+            fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
+                status: .failed, output: fixture.root + "/out/\(index).png", pixels: 0, tiles: 0, seconds: 0, retries: 0,
+                checksum: nil, errorKind: "decode", error: "in/\(index).jpg: not an image")))
+        }
+        fixture.jobFarm.emit(.finished(job: id, failed: count, cancelled: false))
+        let job = try await fixture.wait(for: id) { $0.state == .failed }
+        #expect(job.outputsFailed == count)
+        let outputs = try await fixture.service.outputs(of: id)
+        #expect(outputs.count == count && outputs.allSatisfy { $0.state == .failed && $0.errorKind == "decode" })
+        // Three `output` events (two full batches, then the rest before the job's end), and
+        // the job's end.
+        let logged = try fixture.store.events(after: lastLogged)
+        #expect(logged.filter { $0.kind == .output }.count == 3, "\(logged.map(\.kind))")
+        #expect(logged.count < 10, "\(logged.count) events for \(count) outputs")
+    }
+
     @Test func aHighPriorityJobSubmittedBehindOthersGoesToTheFarmAtOnce() async throws {
         let fixture = try ServerFixture(depth: 1)
         defer { fixture.remove() }
