@@ -128,15 +128,27 @@ public enum JobPlanner {
                 at: job.inputLocations.first)]))
         }
 
-        // Every file the job reads, by identity, as a message names it.
+        // Every file the job reads, by identity, as a message names it: the inputs in an index
+        // (the identities of those whose hash an output's matches asked again), the manifest
+        // and the other files it reads by their identities.
         let folders = RealPath.Folders()
-        var read: [RealPath.Identity: ReadFile] = [:]
-        for relative in found.keys.sorted() {
-            let identity = RealPath.identity(of: join(base, relative))
-            if read[identity] == nil { read[identity] = .input(relative) }
+        let relatives = found.keys.sorted()
+        var inputIdentities = IdentityIndex<Int>(capacity: relatives.count)
+        for (index, relative) in relatives.enumerated() {
+            inputIdentities.add(RealPath.identity(of: join(base, relative)), at: index)
         }
-        read[RealPath.identity(of: manifestPath)] = .manifest(manifestPath)
-        for path in reads { read[RealPath.identity(of: path)] = .other(path) }
+        inputIdentities.seal()
+        var otherReads: [RealPath.Identity: ReadFile] = [:]
+        otherReads[RealPath.identity(of: manifestPath)] = .manifest(manifestPath)
+        for path in reads { otherReads[RealPath.identity(of: path)] = .other(path) }
+        /// The file the job reads that is the file of `identity`, if any (the first input, in
+        /// order, of several).
+        func read(_ identity: RealPath.Identity) -> ReadFile? {
+            if let other = otherReads[identity] { return other }
+            return inputIdentities.candidates(of: identity)
+                .first { RealPath.identity(of: join(base, relatives[$0])) == identity }
+                .map { .input(relatives[$0]) }
+        }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
         /// The glob that would take the file at `real` (a resolved path) as an input on the next
@@ -153,7 +165,8 @@ public enum JobPlanner {
         var inputs: [PlannedInput] = []
         var passedThrough: [String] = []
         var regionFiles: [String] = []
-        var writers: [RealPath.Identity: (input: String, variant: PlannedVariant, path: String)] = [:]
+        // The outputs by identity: two that are one file are found once every output is in.
+        var writers = IdentityIndex<Writer>(capacity: asked)
         // The job's variants expanded to each size and format, by the input's width (nil: not
         // read), when no variant is resolved per input.
         var expanded: [Int?: [(size: Int?, largest: Int?, variant: PlannedVariant)]] = [:]
@@ -161,7 +174,7 @@ public enum JobPlanner {
         var collisions = Collisions()
         var regionFailed: [JobPlan.RegionFailure] = []
         var unredacted: [String] = []
-        for relative in found.keys.sorted() {
+        for relative in relatives {
             if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
             let name = (relative as NSString).lastPathComponent
             let ext = (name as NSString).pathExtension
@@ -259,16 +272,7 @@ public enum JobPlanner {
                 var shownPath: String { ShownName.of(path) }
                 let identity = RealPath.identity(of: path, using: folders)
                 let real = RealPath.resolveFolder(of: path, using: folders)
-                if let other = writers[identity], other.variant.spec.name == variant.name, other.path == path {
-                    // Told once per variant, after every input: 30 photos into one file is one line.
-                    collisions.add(variant, other.input, relative, path)
-                } else if let other = writers[identity] {
-                    let same = other.path == path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
-                    diagnostics.append(.error(
-                        "variants '\(other.variant.spec.name)' (for \(ShownName.of(other.input))) and '\(variant.name)' "
-                            + "(for \(shownInput)) both write '\(shownPath)'\(same)",
-                        at: variant.pathLocation))
-                } else if let victim = read[identity] {
+                if let victim = read(identity) {
                     diagnostics.append(.error(
                         "variant '\(variant.name)' would overwrite \(victim) (writing '\(shownPath)' for \(shownInput))",
                         at: variant.pathLocation))
@@ -279,7 +283,7 @@ public enum JobPlanner {
                             + "input on the next run; write the outputs elsewhere or exclude them",
                         at: variant.pathLocation))
                 } else {
-                    writers[identity] = (relative, shared, path)
+                    writers.add(identity, at: Writer(input: inputs.count, output: outputs.count, before: diagnostics.count))
                     outputs.append(PlannedOutput(shared: shared, path: path, largestSize: largest, size: size))
                     if withoutRegionFile.contains(variant.name) { unredacted.append(path) }
                 }
@@ -287,15 +291,23 @@ public enum JobPlanner {
             inputs.append(PlannedInput(
                 path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))
         }
+        writers.seal()
+        sameFiles(inputs, writers, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
         // The output map is never a file the job reads or another of its outputs.
         if let map = job.map {
             let identity = RealPath.identity(of: join(base, map))
+            let writer = writers.candidates(of: identity).first {
+                RealPath.identity(of: inputs[$0.input].outputs[$0.output].path, using: folders) == identity
+            }
             let problem =
-                read[identity].map { "it is \($0)" }
+                read(identity).map { "it is \($0)" }
                 ?? regionFiles.first { RealPath.identity(of: $0) == identity }.map {
                     "it is the region file '\(ShownName.of($0))', which the job reads"
                 }
-                ?? writers[identity].map { "variant '\($0.variant.spec.name)' writes it (for \(ShownName.of($0.input)))" }
+                ?? writer.map {
+                    "variant '\(inputs[$0.input].outputs[$0.output].variant.name)' writes it "
+                        + "(for \(ShownName.of(inputs[$0.input].relativePath)))"
+                }
             if let problem {
                 diagnostics.append(.error("the output map cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation))
             }
@@ -306,6 +318,62 @@ public enum JobPlanner {
             job: job, manifestPath: manifestPath, folder: base, inputs: inputs, tileSize: job.tile ?? defaultTile,
             refused: refused, unmatchedGlobs: unmatched(job, includes, matchCounts, base: base),
             passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
+    }
+
+    /// An output of a plan being made: its input's place in the plan and its own in the
+    /// input's, and the number of diagnostics before it (where one that names it goes).
+    struct Writer: Comparable {
+        private let inputIndex: UInt32, outputIndex: UInt32, diagnosticsBefore: UInt32
+        var input: Int { Int(inputIndex) }
+        var output: Int { Int(outputIndex) }
+        var before: Int { Int(diagnosticsBefore) }
+
+        init(input: Int, output: Int, before: Int) {
+            (inputIndex, outputIndex, diagnosticsBefore) = (UInt32(input), UInt32(output), UInt32(before))
+        }
+
+        static func < (a: Writer, b: Writer) -> Bool { (a.inputIndex, a.outputIndex) < (b.inputIndex, b.outputIndex) }
+        static func == (a: Writer, b: Writer) -> Bool { (a.inputIndex, a.outputIndex) == (b.inputIndex, b.outputIndex) }
+    }
+
+    /// The outputs of `inputs` that are one file (``IdentityIndex/sharedHashes()``, then their
+    /// identities asked again): each after the first of its file is a collision of one variant
+    /// (told once per variant) or an error of its own, placed where the plan came to it, as
+    /// if it had been told then.
+    static func sameFiles(
+        _ inputs: [PlannedInput], _ writers: IdentityIndex<Writer>, folders: RealPath.Folders,
+        diagnostics: inout [Diagnostic], collisions: inout Collisions
+    ) {
+        var later: [(writer: Writer, first: Writer)] = []
+        for run in writers.sharedHashes() {
+            var files: [(identity: RealPath.Identity, first: Writer)] = []
+            for writer in run {
+                let identity = RealPath.identity(of: inputs[writer.input].outputs[writer.output].path, using: folders)
+                if let file = files.first(where: { $0.identity == identity }) {
+                    later.append((writer, file.first))
+                } else {
+                    files.append((identity, writer))
+                }
+            }
+        }
+        var placed: [(before: Int, Diagnostic)] = []
+        for (writer, first) in later.sorted(by: { $0.writer < $1.writer }) {
+            let (input, output) = (inputs[writer.input], inputs[writer.input].outputs[writer.output])
+            let (otherInput, other) = (inputs[first.input], inputs[first.input].outputs[first.output])
+            let variant = output.variant
+            if other.variant.name == variant.name, other.path == output.path {
+                // Told once per variant, after every input: 30 photos into one file is one line.
+                collisions.add(variant, otherInput.relativePath, input.relativePath, output.path)
+            } else {
+                let same = other.path == output.path ? "" : " (as '\(ShownName.of(other.path))': the same file)"
+                placed.append((writer.before, .error(
+                    "variants '\(other.variant.name)' (for \(ShownName.of(otherInput.relativePath))) and '\(variant.name)' "
+                        + "(for \(ShownName.of(input.relativePath))) both write '\(ShownName.of(output.path))'\(same)",
+                    at: variant.pathLocation)))
+            }
+        }
+        // From the last, so that each goes where the plan came to its output.
+        for (before, diagnostic) in placed.reversed() { diagnostics.insert(diagnostic, at: before) }
     }
 
     /// A file the job reads, as a message names it (made only for a message).

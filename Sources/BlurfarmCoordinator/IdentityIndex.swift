@@ -1,0 +1,61 @@
+import BlurfarmState
+
+/// Files by identity (``RealPath/Identity``), as a plan checks them: each held as its
+/// identity's hash and a position (where the caller keeps the file), sorted once all are in.
+/// About 24 bytes a file, where a dictionary from identity to its writer held about 100: 63 MB
+/// of the 125 MB heap peak of a 100,000-input plan, and 17 MB more for the inputs.
+///
+/// A hash tells files apart but cannot say two are one: ``candidates(of:)`` and
+/// ``sharedHashes()`` give the positions whose hashes match, and the caller compares their
+/// identities, asked again of those few files alone (a plan's outputs that are one file, an
+/// output that is an input: none in a plan that passes).
+struct IdentityIndex<Position: Comparable> {
+    private var entries: [(hash: Int, position: Position)] = []
+    private var isSorted = true
+
+    init(capacity: Int = 0) { entries.reserveCapacity(capacity) }
+
+    /// Adds the file of `identity` at `position`.
+    mutating func add(_ identity: RealPath.Identity, at position: Position) {
+        entries.append((identity.hashValue, position))
+        isSorted = false
+    }
+
+    /// Sorts the files, for the lookups: by hash, then position.
+    mutating func seal() {
+        entries.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
+        isSorted = true
+    }
+
+    /// The positions of the files that may be `identity`, in order (after ``seal()``).
+    func candidates(of identity: RealPath.Identity) -> [Position] {
+        precondition(isSorted, "an index is sealed before it is asked")
+        let hash = identity.hashValue
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].hash < hash { low = middle + 1 } else { high = middle }
+        }
+        var found: [Position] = []
+        while low < entries.count, entries[low].hash == hash {
+            found.append(entries[low].position)
+            low += 1
+        }
+        return found
+    }
+
+    /// Every run of two or more positions of one hash, each in order (after ``seal()``): the
+    /// files that may be one.
+    func sharedHashes() -> [[Position]] {
+        precondition(isSorted, "an index is sealed before it is asked")
+        var runs: [[Position]] = []
+        var start = 0
+        while start < entries.count {
+            var end = start + 1
+            while end < entries.count, entries[end].hash == entries[start].hash { end += 1 }
+            if end - start > 1 { runs.append(entries[start..<end].map(\.position)) }
+            start = end
+        }
+        return runs
+    }
+}
