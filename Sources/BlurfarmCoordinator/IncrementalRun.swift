@@ -124,6 +124,8 @@ public final class IncrementalRun: Sendable {
         self.recipes = recipes
         self.pixelLimit = pixelLimit
         var skipped: [OutputReport] = []
+        var checked = 0
+        let planned = full.outputCount
         var inputs: [PlannedInput] = []
         // The records of a batch of inputs' outputs are read from the index together, and
         // only theirs: memory holds a batch's, whatever the job's size.
@@ -132,7 +134,14 @@ public final class IncrementalRun: Sendable {
                 inputs += full.inputs[first...]
                 break
             }
+            // While every output checked is up to date (cron's usual run), room for all the
+            // plan's: grown by doubling, the array held its old and new storage at once, 50 MB
+            // of a 100,000-input run's 103 MB heap peak.
+            if first > 0, skipped.count == checked, skipped.capacity < planned {
+                skipped.reserveCapacity(planned)
+            }
             let batch = full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)]
+            checked += batch.reduce(0) { $0 + $1.outputs.count }
             var paths: [(input: String, outputs: [String])] = []
             for input in batch {
                 var outputs: [String] = []

@@ -37,6 +37,28 @@ import Testing
         #expect(report.pathInStateFolder("/state") == "/state/reports/web-20261126T022025Z-\(ProcessInfo.processInfo.processIdentifier).json")
     }
 
+    /// A batch's lookups, many outputs to a statement (``OutputRecords/lookUpChunk``): each
+    /// output's record is the one read alone, those without a record are absent, and the
+    /// failures are read when there are any.
+    @Test func aBatchOfLookupsFindsWhatEachLookupFinds() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let records = try OutputRecords(folder: folder)
+        let count = 2 * OutputRecords.lookUpChunk + 100
+        for i in stride(from: 0, to: count, by: 2) { try records.add(Self.record(i)) }
+        let asked = (0..<count).map { "/out/\($0).jpg" }
+        let inputs = (0..<count).map { "/in/\($0).jpg" }
+        let none = records.lookUp(outputs: asked, failuresOf: inputs)
+        #expect(none.records.count == count / 2 && none.failures.isEmpty)
+        for path in asked { #expect(none.records[path] == records.record(for: path), "\(path)") }
+        let failure = InputFailure(
+            input: "/in/5.jpg", inputFile: Self.record(5).inputFile, reason: "truncated", decoder: "d",
+            failed: Date(timeIntervalSince1970: 1_800_000_000))
+        try records.add(failure)
+        let failed = records.lookUp(outputs: [], failuresOf: inputs)
+        #expect(failed.failures == ["/in/5.jpg": failure] && failed.records.isEmpty)
+    }
+
     @Test func recordsAddedFromManyThreadsAreAllThereAfterReopening() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
