@@ -291,9 +291,11 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// `photos/2024/trip/a.jpg` against `photos/**/*.jpg`), empty when the file lies in the
     /// fixed folder itself. `nil` when the path does not match.
     public func relativeFolder(of relativePath: String) -> String? {
-        guard matches(relativePath), let parts = names(relativePath) else { return nil }
-        let folders = parts.dropLast().dropFirst(fixedCount)
-        return folders.map { String(String.UnicodeScalarView($0)) }.joined(separator: "/")
+        guard matches(relativePath) else { return nil }
+        // The names as ``names(_:)`` splits them, from the bytes: a `/` is one in UTF-8.
+        let names = (isAbsolute ? relativePath.utf8.dropFirst() : relativePath.utf8[...])
+            .split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        return names.dropLast().dropFirst(fixedCount).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
     }
 
     /// Segment-level match, remembered per (pattern segment, path segment) so that any

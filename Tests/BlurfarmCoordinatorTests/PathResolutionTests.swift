@@ -3,6 +3,7 @@ import BlurfarmCore
 import BlurfarmKernels
 import BlurfarmManifest
 import Foundation
+import BlurfarmTestSupport
 import Testing
 
 @testable import BlurfarmCoordinator
@@ -40,5 +41,22 @@ import Testing
         let second = recordedPath()
         #expect(first.hasSuffix("/A/p.png"), "\(first)")
         #expect(second.hasSuffix("/B/p.png"), "\(second)")
+    }
+}
+
+/// The planner's one spelling of a path (``JobPlanner/normalise(_:)``) reads most paths as
+/// they are, from their bytes (``JobPlanner/isNormal(_:)``): it must say what respelling them
+/// name by name says, whatever the path.
+@Suite struct PathSpellingPlanTests {
+    @Test func aPathTakenAsItIsIsThePathRespelled() {
+        let names = ["a", "bb", ".", "..", "", "...", ".x", "x.", "é", "a.b"]
+        var generator = SplitMix(seed: 2026)
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...5, using: &generator)
+            let path = (Bool.random(using: &generator) ? "/" : "")
+                + (0..<count).map { _ in names.randomElement(using: &generator)! }.joined(separator: "/")
+            #expect(JobPlanner.normalise(path) == JobPlanner.respelled(path), "\(path)")
+            if JobPlanner.isNormal(path) { #expect(JobPlanner.respelled(path) == path, "\(path)") }
+        }
     }
 }
