@@ -150,11 +150,11 @@ public final class IncrementalRun: Sendable {
             }
             let known = records.lookUp(outputs: paths.flatMap(\.outputs), failuresOf: force || retryFailed ? [] : paths.map(\.input))
             for (input, paths) in zip(batch, paths) {
-                var probe = FileProbe(path: paths.input)
+                var probe = FileProbe(path: paths.input, seen: input.seen)
                 let failure = known.failures[probe.path]
                 var remaining: [PlannedOutput] = []
                 for (output, outputPath) in zip(input.outputs, paths.outputs) {
-                    var outputFile = FileProbe(path: outputPath)
+                    var outputFile = FileProbe(path: outputPath, seen: output.seen)
                     let record = known.records[outputFile.path]
                     let state =
                         force
@@ -167,8 +167,8 @@ public final class IncrementalRun: Sendable {
                         // Touched but the same bytes: the new stamps are recorded, so the next run
                         // need not hash the files again. Not being able to is no error: the next
                         // run hashes them again and decides the same.
-                        if let outputStamp = outputFile.stamp(),
-                            current.stamp != record.inputFile.stamp || outputStamp != record.outputFile.stamp
+                        if current.stamp != record.inputFile.stamp || !outputFile.hasStamp(record.outputFile.stamp),
+                            let outputStamp = outputFile.stamp()
                         {
                             var refreshed = record
                             refreshed.inputFile = current
@@ -231,10 +231,13 @@ public final class IncrementalRun: Sendable {
     struct FileProbe {
         /// The file's absolute path.
         let path: String
+        /// What the plan saw of it (``SeenStamp``): compared with a record's stamp before any
+        /// `stat`, so a no-change run states each file once, as it plans.
+        private let seen: SeenStamp
         private var stated: stat??
         private var taken: FileFingerprint??
 
-        init(path: String) { self.path = path }
+        init(path: String, seen: SeenStamp = .unseen) { (self.path, self.seen) = (path, seen) }
 
         /// What `stat` says of the path (following links), asked once; nil when nothing is there.
         private mutating func status() -> stat? {
@@ -245,7 +248,10 @@ public final class IncrementalRun: Sendable {
         }
 
         /// Whether anything is at the path (a file, a folder, a link even if it leads nowhere).
-        mutating func exists() -> Bool { status() != nil || IncrementalRun.exists(path) }
+        mutating func exists() -> Bool { seen.isFile || status() != nil || IncrementalRun.exists(path) }
+
+        /// Whether the file's stamp is `recorded`: as the plan saw it, else as `stat` says.
+        mutating func hasStamp(_ recorded: FileStamp) -> Bool { seen.matches(recorded) ?? (stamp() == recorded) }
 
         /// The file's stamp now, nil when it is not a regular file.
         mutating func stamp() -> FileStamp? {
@@ -263,13 +269,14 @@ public final class IncrementalRun: Sendable {
 
         /// The fingerprint, taking `recorded` as it is when the file's stamp is the recorded one.
         mutating func current(trusting recorded: FileFingerprint?) -> FileFingerprint? {
-            if let recorded, let stamp = stamp(), stamp == recorded.stamp { return recorded }
+            if let recorded, seen.matches(recorded.stamp) == true || stamp() == recorded.stamp { return recorded }
             return now()
         }
 
         /// Whether the file still holds the bytes `recorded` describes: the same stamp, or the
         /// same size and hash (what ``IncrementalRun/isUnchanged(_:as:)`` asks of a path).
         mutating func isUnchanged(as recorded: FileFingerprint) -> Bool {
+            if seen.matches(recorded.stamp) == true { return true }
             guard let stamp = stamp(), stamp.size == recorded.stamp.size else { return false }
             return stamp == recorded.stamp || now()?.hash == recorded.hash
         }
@@ -327,10 +334,10 @@ public final class IncrementalRun: Sendable {
         let recipes = OutputRecipe.Made(plugins: plugins)
         var statuses: [OutputStatus] = []
         for input in plan.inputs {
-            var probe = FileProbe(path: absolute(input.path, using: folders))
+            var probe = FileProbe(path: absolute(input.path, using: folders), seen: input.seen)
             let failure = records.failures[probe.path]
             for output in input.outputs {
-                var outputFile = FileProbe(path: absolute(output.path, using: folders))
+                var outputFile = FileProbe(path: absolute(output.path, using: folders), seen: output.seen)
                 let state = Self.state(
                     of: &outputFile, recipe: recipes.of(output, versions: versions),
                     record: records.records[outputFile.path], failure: failure, decoder: decoder, input: &probe)

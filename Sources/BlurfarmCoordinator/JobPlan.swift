@@ -24,17 +24,25 @@ public struct PlannedOutput: Sendable {
     /// with `sizes`, the largest of them, one decode of the input at that width serving every
     /// size; for a variant resized to one of those widths alone (``JobPlanner/sharingDecodes(_:)``),
     /// the same largest, so that it has that size's pixels. nil otherwise.
-    public var largestSize: Int? = nil
+    public var largestSize: Int? { Self.width(widths.largest) }
     /// For one size of a variant with `sizes`, that size (what `{size}` expands to: the width
     /// the variant was sized to); nil otherwise.
-    public var size: Int? = nil
+    public var size: Int? { Self.width(widths.size) }
+    /// ``largestSize`` and ``size``, -1 for none (widths are 1 or more): 16 bytes where two
+    /// optional widths took 32, in each of a plan's outputs.
+    private let widths: (largest: Int, size: Int)
+    /// What the plan saw of the file at ``path`` (``SeenStamp``): what the up-to-date check
+    /// that follows compares before it asks `stat` again.
+    public let seen: SeenStamp
 
-    /// An output made by `shared`.
-    public init(shared: PlannedVariant, path: String, largestSize: Int? = nil, size: Int? = nil) {
+    private static func width(_ stored: Int) -> Int? { stored < 0 ? nil : stored }
+
+    /// An output made by `shared`; `seen`, what the plan saw of the file.
+    public init(shared: PlannedVariant, path: String, largestSize: Int? = nil, size: Int? = nil, seen: SeenStamp = .unseen) {
         self.shared = shared
         self.path = path
-        self.largestSize = largestSize
-        self.size = size
+        widths = (largestSize ?? -1, size ?? -1)
+        self.seen = seen
     }
 
     /// An output made by `variant`, held by this output alone.
@@ -73,6 +81,8 @@ public struct PlannedInput: Sendable {
     /// The sizes of variants with `sizes` that are not made because the input is narrower
     /// (``NotEnlargedOutput``), in the manifest's order.
     public var notEnlarged: [NotEnlargedOutput] = []
+    /// What the plan saw of the file (``SeenStamp``), for the up-to-date check that follows.
+    public var seen: SeenStamp = .unseen
 }
 
 /// What a job will do, before any pixel is touched: its inputs and their outputs.

@@ -67,8 +67,8 @@ public enum JobPlanner {
         func isLeftOut(_ relative: String) -> Bool {
             excludes.contains { $0.matches(relative) } || ownOutputs.contains { $0.matches(relative) }
         }
-        // Each file once, with {relpath} from the first glob that matches it.
-        var found: [String: String] = [:]
+        // Each file once, with {relpath} from the first glob that matches it, and its identity.
+        var found: [String: (relpath: String, file: Stated)] = [:]
         var refused: [String] = []
         // Per input glob: the files it matches, those left out, and those it would match but
         // for case (for the hint when it matches none).
@@ -111,7 +111,7 @@ public enum JobPlanner {
                     if !refused.contains(line) { refused.append(line) }
                     continue
                 }
-                found[file.relative] = relpath
+                found[file.relative] = (relpath, file.file)
             }
             matchCounts.append(counts)
         }
@@ -136,7 +136,8 @@ public enum JobPlanner {
         let relatives = found.keys.sorted()
         var inputIdentities = IdentityIndex<Int>(capacity: relatives.count)
         for (index, relative) in relatives.enumerated() {
-            inputIdentities.add(RealPath.identity(of: join(base, relative)), at: index)
+            let file = found[relative]!.file
+            inputIdentities.add(.file(device: file.device, inode: file.inode), at: index)
         }
         inputIdentities.seal()
         var otherReads: [RealPath.Identity: ReadFile] = [:]
@@ -187,7 +188,7 @@ public enum JobPlanner {
             func path(_ variant: VariantSpec, size: Int?) -> String? {
                 do {
                     return normalise(join(base, try variant.pathTemplate.expand(
-                        stem: stem, ext: variant.outputExtension ?? ext, name: name, relpath: found[relative]!, job: job.name, variant: variant.name,
+                        stem: stem, ext: variant.outputExtension ?? ext, name: name, relpath: found[relative]!.relpath, job: job.name, variant: variant.name,
                         size: size)))
                 } catch {
                     diagnostics.append(.error(
@@ -208,7 +209,7 @@ public enum JobPlanner {
                 }
                 switch regionFile(
                     of: variant, spec, inputPath: inputPath, shownInput: shownInput,
-                    placeholders: (stem, ext, name, found[relative]!, job.name))
+                    placeholders: (stem, ext, name, found[relative]!.relpath, job.name))
                 {
                 case .regions(let resolved, let file):
                     variants.append(resolved)
@@ -271,7 +272,9 @@ public enum JobPlanner {
                 let variant = shared.spec
                 guard let path = path(variant, size: size) else { continue }
                 var shownPath: String { ShownName.of(path) }
-                let identity = RealPath.identity(of: path, using: folders)
+                // One `stat`, whose stamp the up-to-date check compares (``SeenStamp``).
+                let stated = Syscalls.status(path)
+                let identity = RealPath.identity(of: path, stated: stated, using: folders)
                 let real = RealPath.resolveFolder(of: path, using: folders)
                 if let victim = read(identity) {
                     diagnostics.append(.error(
@@ -285,12 +288,14 @@ public enum JobPlanner {
                         at: variant.pathLocation))
                 } else {
                     writers.add(identity, at: Writer(input: inputs.count, output: outputs.count, before: diagnostics.count))
-                    outputs.append(PlannedOutput(shared: shared, path: path, largestSize: largest, size: size))
+                    outputs.append(PlannedOutput(
+                        shared: shared, path: path, largestSize: largest, size: size, seen: stated.map(SeenStamp.init) ?? .unseen))
                     if withoutRegionFile.contains(variant.name) { unredacted.append(path) }
                 }
             }
             inputs.append(PlannedInput(
-                path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged))
+                path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged,
+                seen: found[relative]!.file.seen))
         }
         writers.seal()
         sameFiles(inputs, writers, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
@@ -481,12 +486,23 @@ public enum JobPlanner {
     }
 
 
+    /// What the glob walk's `stat` said of a file it found: its identity, and its stamp
+    /// (``SeenStamp``) for the up-to-date check.
+    struct Stated {
+        let device: UInt64, inode: UInt64
+        let seen: SeenStamp
+
+        init(_ info: stat) {
+            (device, inode, seen) = (UInt64(info.st_dev), UInt64(info.st_ino), SeenStamp(info))
+        }
+    }
+
     /// What the search for one input glob found (``files(under:in:takes:descends:)``).
     struct GlobWalk {
         /// The regular files (and links to them) taken, as `/`-separated paths relative to the
-        /// base; a path that would be ambiguous as text (it holds U+F780…U+F7FF itself) comes with
-        /// its bytes.
-        var files: [(relative: String, ambiguousBytes: [UInt8]?)] = []
+        /// base, each with what `stat` said as it told what it is; a path that would be
+        /// ambiguous as text (it holds U+F780…U+F7FF itself) comes with its bytes.
+        var files: [(relative: String, ambiguousBytes: [UInt8]?, file: Stated)] = []
         /// What was taken that is neither a file nor a folder (a FIFO, a socket, a device or a
         /// link to one): its path, as text and as bytes, and what it is ("a FIFO").
         var others: [(relative: String, bytes: [UInt8], kind: String)] = []
@@ -524,7 +540,9 @@ public enum JobPlanner {
     ) -> GlobWalk {
         let start = prefix.isEmpty ? base : join(base, prefix)
         guard let info = Syscalls.status(start) else { return GlobWalk() }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return GlobWalk(files: [(prefix, nil)]) }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            return GlobWalk(files: [(prefix, nil, Stated(info))])
+        }
         var walk = GlobWalk()
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
         var pending: [[UInt8]] = [PathEncoding.bytes(prefix)]
@@ -556,8 +574,8 @@ public enum JobPlanner {
                     if descends(text) { pending.append(bytes) }
                 } else if !takes(text) {
                     continue
-                } else if entry.isFile {
-                    walk.files.append((text, ambiguous ? bytes : nil))
+                } else if entry.isFile, let file = entry.file {
+                    walk.files.append((text, ambiguous ? bytes : nil, Stated(file)))
                 } else if let kind = entry.otherKind {
                     walk.others.append((text, bytes, kind))
                 }

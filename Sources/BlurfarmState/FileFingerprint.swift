@@ -47,6 +47,39 @@ public struct FileStamp: Codable, Hashable, Sendable {
     }
 }
 
+/// What a plan saw of a file as it planned it, for the up-to-date check that follows at once:
+/// the digest of the file's stamp when it was a regular file. The check compares it with a
+/// record's stamp before it asks `stat` again, so a no-change run states each file once
+/// (issue 47: it stated each twice, once to plan and once to check). The digest is keyed by
+/// this process's hashing seed: it is only compared with digests this process makes.
+public struct SeenStamp: Hashable, Sendable {
+    private let digest: UInt64
+
+    /// Not seen (or not a regular file): the check asks `stat`.
+    public static let unseen = SeenStamp(digest: 0)
+
+    private init(digest: UInt64) { self.digest = digest }
+
+    /// A file with `stamp`.
+    public init(_ stamp: FileStamp) {
+        var hasher = Hasher()
+        hasher.combine(stamp)
+        let digest = UInt64(bitPattern: Int64(hasher.finalize()))
+        self.digest = digest == 0 ? 1 : digest
+    }
+
+    /// What `stat` said: a regular file's stamp, or unseen.
+    package init(_ info: stat) {
+        self = info.st_mode & S_IFMT == S_IFREG ? SeenStamp(FileStamp(info)) : .unseen
+    }
+
+    /// Whether a regular file was seen.
+    public var isFile: Bool { digest != 0 }
+
+    /// Whether the file seen had `stamp`; nil when none was seen.
+    public func matches(_ stamp: FileStamp) -> Bool? { digest == 0 ? nil : SeenStamp(stamp) == self }
+}
+
 /// A file's contents as the records know them: its stamp before hashing and the XXH3-128 hash
 /// of its bytes (libxxhash), as 32 hexadecimal digits.
 public struct FileFingerprint: Codable, Hashable, Sendable {

@@ -107,7 +107,12 @@ package enum RealPath {
     /// With `folders`, each folder is resolved and stated once (a first run's outputs, none of
     /// them there yet, share a few folders).
     package static func identity(of path: String, using folders: Folders? = nil) -> Identity {
-        if let info = Syscalls.status(path) {
+        identity(of: path, stated: Syscalls.status(path), using: folders)
+    }
+
+    /// ``identity(of:using:)``, given what `stat` said of `path` (nil: nothing is there).
+    package static func identity(of path: String, stated info: stat?, using folders: Folders? = nil) -> Identity {
+        if let info {
             return .file(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }
         let real = resolveFolder(of: path, using: folders)

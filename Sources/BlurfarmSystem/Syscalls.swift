@@ -149,6 +149,9 @@ package enum Syscalls {
         package let name: [UInt8]
         package let isFolder: Bool
         package let isFile: Bool
+        /// For a file (or a link to one): what `stat` of its path says (the `fstatat` that told
+        /// what it is).
+        package var file: stat? = nil
         /// For an entry that is neither a folder nor a file: what it is, as people say it ("a
         /// FIFO", "a link to a character device", "a link to nothing"); nil for a link to a
         /// folder (not followed).
@@ -182,7 +185,7 @@ package enum Syscalls {
             if kind == S_IFDIR {
                 entries.append(Entry(name: name, isFolder: true, isFile: false))
             } else if kind == S_IFREG {
-                entries.append(Entry(name: name, isFolder: false, isFile: true))
+                entries.append(Entry(name: name, isFolder: false, isFile: true, file: info))
             } else if kind == S_IFLNK {
                 if fstatat(folder, cName, &info, 0) != 0 {
                     // A link that leads nowhere: named, as what else is no file, never silent;
@@ -198,7 +201,7 @@ package enum Syscalls {
                         }
                     entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: kind))
                 } else if info.st_mode & S_IFMT == S_IFREG {
-                    entries.append(Entry(name: name, isFolder: false, isFile: true))
+                    entries.append(Entry(name: name, isFolder: false, isFile: true, file: info))
                 } else if info.st_mode & S_IFMT == S_IFDIR {
                     entries.append(Entry(name: name, isFolder: false, isFile: false))  // not followed
                 } else {

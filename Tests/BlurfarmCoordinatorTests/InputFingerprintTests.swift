@@ -1,3 +1,6 @@
+import BlurfarmCore
+import BlurfarmKernels
+import BlurfarmManifest
 import BlurfarmState
 import Foundation
 import Testing
@@ -31,7 +34,12 @@ import Testing
             #expect(records.record(for: run.absolute(output.path))?.inputFile.hash == firstRead.hash)
         }
         #expect(run.reading.withLock { $0.isEmpty }, "forgotten once its outputs are recorded")
-        let again = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
+        // The next run plans again, as every run does.
+        let replanned = try JobPlanner.plan(
+            JobDecoder.decode(fileAtPath: plan.manifestPath, filters: FilterRegistry.builtIn.descriptors).get(),
+            manifestPath: plan.manifestPath, defaultTile: 512
+        ).get()
+        let again = IncrementalRun(plan: replanned, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
         #expect(again.plan.inputs.map(\.path).contains(input.path), "its bytes changed since they were recorded")
     }
 
@@ -53,5 +61,36 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 8) { _ in run.willRead(input) }
         let entries = run.reading.withLock { Array($0.values) }
         #expect(entries.count == 2 && entries.allSatisfy { $0 === entries[0] })
+    }
+}
+
+/// The up-to-date check that follows a plan compares what the plan's `stat` saw of each file
+/// (``SeenStamp``) with its record before it asks `stat` again: a no-change run states each
+/// file once, as it plans.
+@Suite struct SeenStampTests {
+    static let stamp = FileStamp(size: 10, modified: 1, changed: 2, inode: 3, device: 4)
+    static let recorded = FileFingerprint(stamp: stamp, hash: String(repeating: "a", count: 32))
+
+    @Test func aFileSeenWithItsRecordedStampIsNotStatedAgain() {
+        // Nothing is at the path now: only what the plan saw can say it is there, unchanged.
+        var probe = IncrementalRun.FileProbe(path: "/nonexistent-\(UUID().uuidString)", seen: SeenStamp(Self.stamp))
+        let (exists, unchanged) = (probe.exists(), probe.isUnchanged(as: Self.recorded))
+        let (current, same) = (probe.current(trusting: Self.recorded), probe.hasStamp(Self.stamp))
+        #expect(exists && unchanged && same)
+        #expect(current == Self.recorded)
+    }
+
+    @Test func aFileSeenWithAnotherStampOrNotSeenIsStated() {
+        var other = Self.stamp
+        other.modified += 1
+        for seen in [SeenStamp(other), .unseen] {
+            var probe = IncrementalRun.FileProbe(path: "/nonexistent-\(UUID().uuidString)", seen: seen)
+            let (unchanged, current, same) = (
+                probe.isUnchanged(as: Self.recorded), probe.current(trusting: Self.recorded), probe.hasStamp(Self.stamp)
+            )
+            #expect(!unchanged && !same, "the file is asked, and is not there")
+            #expect(current == nil)
+        }
+        #expect(SeenStamp(other).matches(Self.stamp) == false && SeenStamp.unseen.matches(Self.stamp) == nil)
     }
 }
