@@ -29,6 +29,18 @@ struct IdentityIndex<Position: Comparable> {
 
     /// The positions of the files that may be `identity`, in order (after ``seal()``).
     func candidates(of identity: RealPath.Identity) -> [Position] {
+        entries[range(of: identity)].map(\.position)
+    }
+
+    /// The first position, in order, of the files that may be `identity` that `matches`
+    /// takes: a lookup that allocates nothing, as a plan makes one for each output.
+    func first(of identity: RealPath.Identity, where matches: (Position) -> Bool) -> Position? {
+        for index in range(of: identity) where matches(entries[index].position) { return entries[index].position }
+        return nil
+    }
+
+    /// Where the entries of `identity`'s hash are (after ``seal()``).
+    private func range(of identity: RealPath.Identity) -> Range<Int> {
         precondition(isSorted, "an index is sealed before it is asked")
         let hash = identity.hashValue
         var low = 0, high = entries.count
@@ -36,12 +48,9 @@ struct IdentityIndex<Position: Comparable> {
             let middle = (low + high) / 2
             if entries[middle].hash < hash { low = middle + 1 } else { high = middle }
         }
-        var found: [Position] = []
-        while low < entries.count, entries[low].hash == hash {
-            found.append(entries[low].position)
-            low += 1
-        }
-        return found
+        var end = low
+        while end < entries.count, entries[end].hash == hash { end += 1 }
+        return low..<end
     }
 
     /// Every run of two or more positions of one hash, each in order (after ``seal()``): the

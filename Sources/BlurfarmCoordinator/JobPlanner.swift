@@ -147,8 +147,7 @@ public enum JobPlanner {
         /// order, of several).
         func read(_ identity: RealPath.Identity) -> ReadFile? {
             if let other = otherReads[identity] { return other }
-            return inputIdentities.candidates(of: identity)
-                .first { RealPath.identity(of: join(base, relatives[$0])) == identity }
+            return inputIdentities.first(of: identity) { RealPath.identity(of: join(base, relatives[$0])) == identity }
                 .map { .input(relatives[$0]) }
         }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
@@ -178,6 +177,7 @@ public enum JobPlanner {
         var unredacted: [String] = []
         for relative in relatives {
             if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
+            let (relpath, walked) = found[relative]!
             let name = (relative as NSString).lastPathComponent
             let ext = (name as NSString).pathExtension
             let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
@@ -188,7 +188,7 @@ public enum JobPlanner {
             func path(_ variant: VariantSpec, size: Int?) -> String? {
                 do {
                     return normalise(join(base, try variant.pathTemplate.expand(
-                        stem: stem, ext: variant.outputExtension ?? ext, name: name, relpath: found[relative]!.relpath, job: job.name, variant: variant.name,
+                        stem: stem, ext: variant.outputExtension ?? ext, name: name, relpath: relpath, job: job.name, variant: variant.name,
                         size: size)))
                 } catch {
                     diagnostics.append(.error(
@@ -209,7 +209,7 @@ public enum JobPlanner {
                 }
                 switch regionFile(
                     of: variant, spec, inputPath: inputPath, shownInput: shownInput,
-                    placeholders: (stem, ext, name, found[relative]!.relpath, job.name))
+                    placeholders: (stem, ext, name, relpath, job.name))
                 {
                 case .regions(let resolved, let file):
                     variants.append(resolved)
@@ -295,14 +295,14 @@ public enum JobPlanner {
             }
             inputs.append(PlannedInput(
                 path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged,
-                seen: found[relative]!.file.seen))
+                seen: walked.seen))
         }
         writers.seal()
         sameFiles(inputs, writers, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
         // The output map is never a file the job reads or another of its outputs.
         if let map = job.map {
             let identity = RealPath.identity(of: join(base, map))
-            let writer = writers.candidates(of: identity).first {
+            let writer = writers.first(of: identity) {
                 RealPath.identity(of: inputs[$0.input].outputs[$0.output].path, using: folders) == identity
             }
             let problem =

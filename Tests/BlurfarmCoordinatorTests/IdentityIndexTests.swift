@@ -33,6 +33,7 @@ import Testing
             for (position, identity) in identities.enumerated() { reference[identity, default: []].append(position) }
             for (identity, positions) in reference {
                 #expect(index.candidates(of: identity).filter { identities[$0] == identity } == positions)
+                #expect(index.first(of: identity) { identities[$0] == identity } == positions.first)
             }
             #expect(index.candidates(of: .path("/never")).allSatisfy { identities[$0] != .path("/never") })
             let shared = index.sharedHashes().flatMap { run in
