@@ -162,6 +162,24 @@ public enum JobPlanner {
             }
             return nil
         }
+        // Whether an output's folder lies in an input glob's fixed folder, by the folder's
+        // spelling: only then is its path resolved and matched against the globs (resolved
+        // name by name for every output, 6% of a no-change run).
+        var inInputFolders: [Substring: Bool] = [:]
+        /// The output's real path when an input glob's fixed folder holds it, else nil.
+        func realPathIfTaken(_ path: String) -> String? {
+            let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+            let spelled = slash.map { path[..<$0] } ?? ""
+            if inInputFolders[spelled] == false { return nil }
+            let real = RealPath.resolveFolder(of: path, using: folders)
+            if inInputFolders[spelled] == nil {
+                let folder = String(real[..<real.utf8.lastIndex(of: UInt8(ascii: "/"))!])
+                inInputFolders[spelled] = fixedFolders.contains { fixed in
+                    fixed == "/" || folder == fixed || folder.hasPrefix(fixed + "/")
+                }
+            }
+            return inInputFolders[spelled]! ? real : nil
+        }
 
         var inputs: [PlannedInput] = []
         var passedThrough: [String] = []
@@ -275,12 +293,11 @@ public enum JobPlanner {
                 // One `stat`, whose stamp the up-to-date check compares (``SeenStamp``).
                 let stated = Syscalls.status(path)
                 let identity = RealPath.identity(of: path, stated: stated, using: folders)
-                let real = RealPath.resolveFolder(of: path, using: folders)
                 if let victim = read(identity) {
                     diagnostics.append(.error(
                         "variant '\(variant.name)' would overwrite \(victim) (writing '\(shownPath)' for \(shownInput))",
                         at: variant.pathLocation))
-                } else if let glob = nextRunGlob(real) {
+                } else if let real = realPathIfTaken(path), let glob = nextRunGlob(real) {
                     diagnostics.append(.error(
                         "variant '\(variant.name)' writes '\(shownPath)' (for \(shownInput)), which is really "
                             + "'\(ShownName.of(real))': the input glob '\(glob)' would take it as an "
