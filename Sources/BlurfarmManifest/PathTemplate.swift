@@ -138,24 +138,29 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
         stem: String, ext: String, name: String, relpath: String, job: String, variant: String, size: Int? = nil
     ) throws(ClimbError) -> String {
         var result = ""
-        var segment = ""
-        // The placeholder that made (part of) the current segment, if any.
+        // The current segment, as its length and its dots in bytes (read from the bytes: a
+        // character at a time was 6% of a no-change run's plan), and the placeholder that made
+        // (part of) it, if any.
+        var (length, dots) = (0, 0)
         var maker: Placeholder?
         func closeSegment() throws(ClimbError) {
-            if let maker, segment == "." || segment == ".." { throw ClimbError(placeholder: maker, segment: segment) }
-            segment = ""
+            if let maker, length == dots, dots == 1 || dots == 2 {
+                throw ClimbError(placeholder: maker, segment: dots == 1 ? "." : "..")
+            }
+            (length, dots) = (0, 0)
         }
         func append(_ text: Substring, from placeholder: Placeholder?) throws(ClimbError) {
-            for character in text {
-                if character == "/" {
+            for byte in text.utf8 {
+                if byte == UInt8(ascii: "/") {
                     try closeSegment()
                     maker = placeholder
                 } else {
-                    segment.append(character)
+                    length += 1
+                    if byte == UInt8(ascii: ".") { dots += 1 }
                     if let placeholder { maker = placeholder }
                 }
-                result.append(character)
             }
+            result += text
         }
         var skipSlash = false
         for part in parts {
