@@ -74,7 +74,6 @@ public enum JobPlanner {
         // for case (for the hint when it matches none).
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for glob in includes {
-            let caseless = try? GlobPattern(glob.text.lowercased())
             let walk = files(matching: glob, in: base, stopped: stopped)
             if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
@@ -92,13 +91,12 @@ public enum JobPlanner {
             }
             // Each file matched and checked once: counted, and taken unless an earlier glob took it.
             for file in walk.files {
-                // Its folder below the glob's fixed one ({relpath}): nil when it does not match.
-                guard let relpath = glob.relativeFolder(of: file.relative) else {
-                    if counts.otherCase == nil, caseless?.matches(file.relative.lowercased()) == true {
-                        counts.otherCase = file.relative
-                    }
+                guard file.matched else {
+                    if counts.otherCase == nil { counts.otherCase = file.relative }
                     continue
                 }
+                // Its folder below the glob's fixed one: {relpath}.
+                let relpath = glob.folderBelowFixedPrefix(of: file.relative)
                 if isLeftOut(file.relative) {
                     counts.leftOut += 1
                     continue
@@ -517,9 +515,10 @@ public enum JobPlanner {
     /// What the search for one input glob found (``files(under:in:takes:descends:)``).
     struct GlobWalk {
         /// The regular files (and links to them) taken, as `/`-separated paths relative to the
-        /// base, each with what `stat` said as it told what it is; a path that would be
-        /// ambiguous as text (it holds U+F780…U+F7FF itself) comes with its bytes.
-        var files: [(relative: String, ambiguousBytes: [UInt8]?, file: Stated)] = []
+        /// base, each with what `stat` said as it told what it is, and whether the glob
+        /// matches it (else it would but for case); a path that would be ambiguous as text (it
+        /// holds U+F780…U+F7FF itself) comes with its bytes.
+        var files: [(relative: String, ambiguousBytes: [UInt8]?, file: Stated, matched: Bool)] = []
         /// What was taken that is neither a file nor a folder (a FIFO, a socket, a device or a
         /// link to one): its path, as text and as bytes, and what it is ("a FIFO").
         var others: [(relative: String, bytes: [UInt8], kind: String)] = []
@@ -536,9 +535,12 @@ public enum JobPlanner {
         let caseless = try? GlobPattern(glob.text.lowercased())
         return files(
             under: glob.fixedPrefix, in: base,
-            takes: { glob.matches($0) || caseless?.matches($0.lowercased()) == true },
+            takes: { glob.matches($0) ? .matched : caseless?.matches($0.lowercased()) == true ? .otherCase : nil },
             descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true }, stopped: stopped)
     }
+
+    /// How a walk takes a path: as one its glob matches, or as one it would match but for case.
+    enum Take { case matched, otherCase }
 
     /// Why a plan whose `stopped` said true has no outputs.
     public static let stoppedDiagnostic = Diagnostic.error("planning stopped: the job was cancelled while it planned", at: nil)
@@ -552,13 +554,14 @@ public enum JobPlanner {
     /// folder are not followed (no cycles); the fixed folder itself may be one. Paths are
     /// carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF).
     static func files(
-        under prefix: String, in base: String, takes: (String) -> Bool, descends: (String) -> Bool,
+        under prefix: String, in base: String, takes: (String) -> Take?, descends: (String) -> Bool,
         stopped: () -> Bool = { false }
     ) -> GlobWalk {
         let start = prefix.isEmpty ? base : join(base, prefix)
         guard let info = Syscalls.status(start) else { return GlobWalk() }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            return GlobWalk(files: [(prefix, nil, Stated(info))])
+            guard let take = takes(prefix) else { return GlobWalk() }
+            return GlobWalk(files: [(prefix, nil, Stated(info), take == .matched)])
         }
         var walk = GlobWalk()
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
@@ -570,13 +573,20 @@ public enum JobPlanner {
             // An absolute glob's folders are absolute: `base` takes no part.
             let absolute = folder.first == UInt8(ascii: "/")
             let entries: [Syscalls.Entry]
+            // What was decided of each name wanted, in the order the listing asked: each path
+            // decoded and matched once (the entries come back in that order, a few fewer).
+            var decided: [(name: [UInt8], bytes: [UInt8], text: String, ambiguous: Bool, take: Take?)] = []
             do {
                 entries = try Syscalls.entries(
                     ofFolder: folder.isEmpty
                         ? PathEncoding.bytes(base) : absolute ? folder : PathEncoding.bytes(join(base, "")) + folder,
                     where: { name in
-                        let relative = PathEncoding.decode(path(name)).text
-                        return takes(relative) || descends(relative)
+                        let bytes = path(name)
+                        let (text, ambiguous) = PathEncoding.decode(bytes)
+                        let take = takes(text)
+                        guard take != nil || descends(text) else { return false }
+                        decided.append((name, bytes, text, ambiguous, take))
+                        return true
                     })
                 walk.listed.append(PathEncoding.decode(folder).text)
             } catch {
@@ -584,15 +594,17 @@ public enum JobPlanner {
                 walk.unreadable.append("cannot read the folder '\(shown)' (\(error.reason)): its files are left out")
                 continue
             }
+            var next = 0
             for entry in entries {
-                let bytes = path(entry.name)
-                let (text, ambiguous) = PathEncoding.decode(bytes)
+                guard let at = decided[next...].firstIndex(where: { $0.name == entry.name }) else { continue }
+                let (_, bytes, text, ambiguous, take) = decided[at]
+                next = at + 1
                 if entry.isFolder {
                     if descends(text) { pending.append(bytes) }
-                } else if !takes(text) {
+                } else if take == nil {
                     continue
                 } else if entry.isFile, let file = entry.file {
-                    walk.files.append((text, ambiguous ? bytes : nil, Stated(file)))
+                    walk.files.append((text, ambiguous ? bytes : nil, Stated(file), take == .matched))
                 } else if let kind = entry.otherKind {
                     walk.others.append((text, bytes, kind))
                 }

@@ -291,7 +291,11 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// `photos/2024/trip/a.jpg` against `photos/**/*.jpg`), empty when the file lies in the
     /// fixed folder itself. `nil` when the path does not match.
     public func relativeFolder(of relativePath: String) -> String? {
-        guard matches(relativePath) else { return nil }
+        matches(relativePath) ? folderBelowFixedPrefix(of: relativePath) : nil
+    }
+
+    /// ``relativeFolder(of:)`` of a path known to match, without matching it again.
+    public func folderBelowFixedPrefix(of relativePath: String) -> String {
         // The names as ``names(_:)`` splits them, from the bytes: a `/` is one in UTF-8.
         let names = (isAbsolute ? relativePath.utf8.dropFirst() : relativePath.utf8[...])
             .split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
