@@ -21,6 +21,9 @@ extension RunReport {
     /// order already: they are walked beside the plan, with the outputs that ran (in the order
     /// they ended) found by path; those the plan does not name go last.
     private func merged(with skipped: [OutputReport], in incremental: IncrementalRun) -> [OutputReport] {
+        // Nothing skipped and every output made in the plan's order (a first run's): the
+        // outputs as they are, not a copy beside a dictionary of their paths.
+        if skipped.isEmpty, outputs.lazy.map(\.output).elementsEqual(incremental.plannedOutputs) { return outputs }
         var ran = Dictionary(grouping: outputs.indices, by: { outputs[$0].output })
         var all: [OutputReport] = []
         all.reserveCapacity(outputs.count + skipped.count)
