@@ -214,11 +214,13 @@ public enum JobPlanner {
             }
             // Variants whose regions come from a file beside the input: read it now; a file
             // missing (without `missing: skip`) or not as the schema says leaves the input out.
-            var variants: [VariantSpec] = []
+            // Without such variants, the job's own, shared (copied once an input, they were a
+            // twentieth of a no-change run's plan).
+            var variants: [VariantSpec] = sharesVariants ? job.outputs : []
             var leftOut: String?
             var failedVariants: [VariantSpec] = []
             var withoutRegionFile: Set<String> = []  // variants passed through: no region file, `missing: skip`
-            for variant in job.outputs {
+            for variant in sharesVariants ? [] : job.outputs {
                 guard let spec = variant.regionFile else {
                     variants.append(variant)
                     continue
