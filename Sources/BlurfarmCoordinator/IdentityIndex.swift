@@ -2,13 +2,13 @@ import BlurfarmState
 
 /// Files by identity (``RealPath/Identity``), as a plan checks them: each held as its
 /// identity's hash and a position (where the caller keeps the file), sorted once all are in.
-/// About 24 bytes a file, where a dictionary from identity to its writer held about 100: 63 MB
-/// of the 125 MB heap peak of a 100,000-input plan, and 17 MB more for the inputs.
+/// 24 bytes an output and 16 an input, where the dictionaries from identity to writer and to
+/// input held 63 and 17 MB of the 125 MB heap peak of a 100,000-input plan.
 ///
-/// A hash tells files apart but cannot say two are one: ``candidates(of:)`` and
-/// ``sharedHashes()`` give the positions whose hashes match, and the caller compares their
-/// identities, asked again of those few files alone (a plan's outputs that are one file, an
-/// output that is an input: none in a plan that passes).
+/// A hash tells files apart but cannot say two are one: ``first(of:where:)``,
+/// ``candidates(of:)`` and ``sharedHashes()`` give the positions whose hashes match, and the
+/// caller compares their identities, asked again of those few files alone (a plan's outputs
+/// that are one file, an output that is an input: none in a plan that passes).
 struct IdentityIndex<Position: Comparable> {
     private var entries: [(hash: Int, position: Position)] = []
     private var isSorted = true

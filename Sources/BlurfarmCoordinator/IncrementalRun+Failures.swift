@@ -15,7 +15,10 @@ extension IncrementalRun {
         var failed: [FailedInput] = []
         var problem: StateError?
         for (outputs, decodeFailures, error) in FailedInput.gather(report) {
-            let read = reading.withLock { table in decodeFailures.lazy.map(\.output).first { table[$0] != nil }.flatMap { table[$0] } }
+            let read = reading.withLock { table -> Reading? in
+                for failure in decodeFailures { if let read = table[failure.output] { return read } }
+                return nil
+            }
             let inputFile = read?.fingerprint
             var remember = decodeFailures.count == outputs.count && error.isTheInputsFault && inputFile != nil
             if remember, problem == nil, let read, let inputFile {

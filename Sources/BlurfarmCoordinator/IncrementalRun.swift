@@ -10,9 +10,10 @@ import Synchronization
 /// ``init(plan:records:versions:plugins:pixelLimit:force:retryFailed:)`` takes out every output
 /// that is up to date (reported `skipped`, its input not decoded for it) and those of inputs
 /// that failed earlier (`failedEarlier`); while the runner works, ``willRead(_:)`` fingerprints
-/// each input before it is first read and ``recordWritten(_:)`` records each output it wrote; after, ``recordFailures(of:)`` reports and remembers the inputs that
-/// could not be decoded, ``pruneRefusal()`` says whether pruning looks like a missing input
-/// folder, and ``prune()`` removes the recorded outputs whose input is gone.
+/// each input before it is first read and ``recordWritten(_:)`` records each output it wrote;
+/// after, ``recordFailures(of:)`` reports and remembers the inputs that could not be decoded,
+/// ``pruneRefusal()`` says whether pruning looks like a missing input folder, and ``prune()``
+/// removes the recorded outputs whose input is gone.
 /// ``status(of:records:versions:plugins:pixelLimit:)`` asks the same question for
 /// `check --status`, changing nothing.
 ///
@@ -49,7 +50,7 @@ public final class IncrementalRun: Sendable {
     /// and its failure remembered with (``recordFailures(of:)``). Held from its first read
     /// until its outputs are recorded (an input whose outputs failed, until the run ends), so
     /// that memory holds the inputs in flight, whatever the number of inputs: hashed here
-    /// before the run, a first run of 100,000 inputs held 300,000 of them, 94 MB.
+    /// before the run, a first run of 10,000 inputs held 30,000 of them, 9.5 MB.
     final class Reading: Sendable {
         /// The input's absolute path.
         let input: String
@@ -381,7 +382,7 @@ public final class IncrementalRun: Sendable {
     /// Its outputs are recorded only after it (``recordWritten(_:)``).
     public func willRead(_ input: PlannedInput) {
         let reading = reading.withLock { table -> Reading in
-            if let known = input.outputs.first(where: { table[$0.path] != nil }) { return table[known.path]! }
+            for output in input.outputs { if let known = table[output.path] { return known } }
             let new = Reading(input: absolute(input.path), outputs: input.outputs)
             for output in input.outputs { table[output.path] = new }
             return new

@@ -139,7 +139,7 @@ public struct PathTemplate: Hashable, Sendable, CustomStringConvertible {
     ) throws(ClimbError) -> String {
         var result = ""
         // The current segment, as its length and its dots in bytes (read from the bytes: a
-        // character at a time was 6% of a no-change run's plan), and the placeholder that made
+        // character at a time was 6% of a no-change run), and the placeholder that made
         // (part of) it, if any.
         var (length, dots) = (0, 0)
         var maker: Placeholder?

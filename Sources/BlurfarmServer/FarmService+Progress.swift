@@ -25,8 +25,9 @@ extension FarmService {
     /// outputs wait.
     func addFinishedOutput(_ id: Int64, _ output: QueueOutput) {
         pendingOutputs[id, default: PendingOutputs()].finished(output)
-        pendingOutputCount += 1
-        if pendingOutputCount >= Self.outputBatch { storeProgress() } else { storeProgressSoon() }
+        // The jobs in the farm are few: their waiting outputs counted as they come.
+        let waiting = pendingOutputs.values.reduce(0) { $0 + $1.changes.count }
+        if waiting >= Self.outputBatch { storeProgress() } else { storeProgressSoon() }
     }
 
     /// Stores the outputs started and finished since the last time (one transaction and one
@@ -36,7 +37,6 @@ extension FarmService {
         progressTask = nil
         let outputs = pendingOutputs
         pendingOutputs = [:]
-        pendingOutputCount = 0
         for (id, pending) in outputs.sorted(by: { $0.key < $1.key }) {
             do throws(ServiceError) {
                 try update(id, kind: .output, outputs: pending.changes) { pending.apply(to: &$0) }

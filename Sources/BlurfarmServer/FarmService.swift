@@ -34,8 +34,6 @@ public actor FarmService {
     var pendingTiles: [Int64: PendingTiles] = [:]
     /// Outputs finished (and one started, while it is stored) and not yet stored, by job.
     var pendingOutputs: [Int64: PendingOutputs] = [:]
-    /// Outputs not yet stored, of every job.
-    var pendingOutputCount = 0
     /// Stores the pending tiles and outputs when it wakes; nil when none wait.
     var progressTask: Task<Void, Never>?
     let progressInterval: Duration

@@ -16,7 +16,7 @@ package enum RealPath {
     /// (an output is renamed over its name, so a link there is replaced, never followed).
     package static func resolveFolder(of path: String, using folders: Folders? = nil) -> String {
         let absolute = path.hasPrefix("/") ? path : (folders?.workingDirectory ?? Syscalls.workingDirectory()) + "/" + path
-        // From the bytes: a `/` is one in UTF-8 (the characters' view cost a twelfth of a plan).
+        // From the bytes: a `/` is one in UTF-8 (the characters' view was 3% of a no-change run).
         let slash = absolute.utf8.lastIndex(of: UInt8(ascii: "/"))!
         let name = absolute[absolute.utf8.index(after: slash)...]
         if name.isEmpty || name == "." || name == ".." { return walk(absolute) }
