@@ -54,16 +54,13 @@ public final class IncrementalRun: Sendable {
     final class Reading: Sendable {
         /// The input's absolute path.
         let input: String
-        /// Its outputs as the check planned them, whose recipes are recorded, by path.
-        let outputs: [String: PlannedOutput]
+        /// Its outputs as the check planned them, whose recipes are recorded.
+        let outputs: [PlannedOutput]
         /// The fingerprint, taken by the first reader; the others wait for it (nil inside:
         /// the input could not be hashed, and its outputs are not recorded).
         private let taken = Mutex<FileFingerprint??>(nil)
 
-        init(input: String, outputs: [PlannedOutput]) {
-            self.input = input
-            self.outputs = Dictionary(outputs.map { ($0.path, $0) }) { first, _ in first }
-        }
+        init(input: String, outputs: [PlannedOutput]) { (self.input, self.outputs) = (input, outputs) }
 
         /// The bytes as they are now, hashed by the first caller (the others wait).
         var fingerprint: FileFingerprint? {
@@ -402,7 +399,7 @@ public final class IncrementalRun: Sendable {
     public func recordWritten(_ report: OutputReport) throws(StateError) {
         for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let reading = reading.withLock({ $0.removeValue(forKey: report.output) }),
-            let planned = reading.outputs[report.output], let inputFile = reading.fingerprint
+            let planned = reading.outputs.first(where: { $0.path == report.output }), let inputFile = reading.fingerprint
         else { return }
         let output = absolute(report.output)
         let file = try FileFingerprint.take(output)

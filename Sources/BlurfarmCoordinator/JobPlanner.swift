@@ -605,7 +605,7 @@ public enum JobPlanner {
                     if descends(text) { pending.append(bytes) }
                 } else if take == nil {
                     continue
-                } else if entry.isFile, let file = entry.file {
+                } else if let file = entry.file {
                     walk.files.append((text, ambiguous ? bytes : nil, Stated(file), take == .matched))
                 } else if let kind = entry.otherKind {
                     walk.others.append((text, bytes, kind))

@@ -46,6 +46,7 @@ extension FarmService {
         }
         storeTiles()
     }
+
     /// Tiles rendered since the server started, and per second over the last ten seconds.
     public func tileRate() -> (total: Int, perSecond: Double) {
         forgetOldTiles()

@@ -215,16 +215,16 @@ public final class OutputRecords: Sendable {
         .replacingOccurrences(of: "recipe.text", with: "output.recipe")
         .replacingOccurrences(of: " JOIN recipe ON recipe.id = output.recipe", with: "")
 
-    /// The record in a row of ``outputColumns`` (or of ``lookedUpColumns``, with its `output`
-    /// and `recipe` given: the path looked up, and the text of the row's recipe).
-    private static func record(_ row: Row, output: String? = nil, recipe: String? = nil) -> OutputRecord {
+    /// The record in a row of ``outputColumns`` (or of ``lookedUpColumns``, with its `recipe`
+    /// given: the text of the row's recipe).
+    private static func record(_ row: Row, recipe: String? = nil) -> OutputRecord {
         func stamp(_ first: Int) -> FileStamp {
             FileStamp(
                 size: row[first], modified: row[first + 1], changed: row[first + 2],
                 inode: UInt64(bitPattern: row[first + 3] as Int64), device: UInt64(bitPattern: row[first + 4] as Int64))
         }
         return OutputRecord(
-            output: output ?? row[0], input: row[1], recipe: recipe ?? row[2],
+            output: row[0], input: row[1], recipe: recipe ?? row[2],
             inputFile: FileFingerprint(stamp: stamp(4), hash: row[3]),
             outputFile: FileFingerprint(stamp: stamp(10), hash: row[9]),
             written: Date(timeIntervalSinceReferenceDate: row[15]), width: row[16], height: row[17])

@@ -148,9 +148,8 @@ package enum Syscalls {
     package struct Entry {
         package let name: [UInt8]
         package let isFolder: Bool
-        package let isFile: Bool
         /// For a file (or a link to one): what `stat` of its path says (the `fstatat` that told
-        /// what it is).
+        /// what it is); nil for anything else.
         package var file: stat? = nil
         /// For an entry that is neither a folder nor a file: what it is, as people say it ("a
         /// FIFO", "a link to a character device", "a link to nothing"); nil for a link to a
@@ -183,9 +182,9 @@ package enum Syscalls {
             guard fstatat(folder, cName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }  // gone meanwhile
             let kind = info.st_mode & S_IFMT
             if kind == S_IFDIR {
-                entries.append(Entry(name: name, isFolder: true, isFile: false))
+                entries.append(Entry(name: name, isFolder: true))
             } else if kind == S_IFREG {
-                entries.append(Entry(name: name, isFolder: false, isFile: true, file: info))
+                entries.append(Entry(name: name, isFolder: false, file: info))
             } else if kind == S_IFLNK {
                 if fstatat(folder, cName, &info, 0) != 0 {
                     // A link that leads nowhere: named, as what else is no file, never silent;
@@ -199,17 +198,17 @@ package enum Syscalls {
                         case EACCES: "a link whose target may not be reached" + (target.isEmpty ? "" : " ('\(shownTarget)': permission denied)")
                         default: "a link to nothing" + (target.isEmpty ? "" : " (its target '\(shownTarget)' does not exist)")
                         }
-                    entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: kind))
+                    entries.append(Entry(name: name, isFolder: false, otherKind: kind))
                 } else if info.st_mode & S_IFMT == S_IFREG {
-                    entries.append(Entry(name: name, isFolder: false, isFile: true, file: info))
+                    entries.append(Entry(name: name, isFolder: false, file: info))
                 } else if info.st_mode & S_IFMT == S_IFDIR {
-                    entries.append(Entry(name: name, isFolder: false, isFile: false))  // not followed
+                    entries.append(Entry(name: name, isFolder: false))  // not followed
                 } else {
                     entries.append(Entry(
-                        name: name, isFolder: false, isFile: false, otherKind: "a link to " + fileKindName(info.st_mode)))
+                        name: name, isFolder: false, otherKind: "a link to " + fileKindName(info.st_mode)))
                 }
             } else {
-                entries.append(Entry(name: name, isFolder: false, isFile: false, otherKind: fileKindName(info.st_mode)))
+                entries.append(Entry(name: name, isFolder: false, otherKind: fileKindName(info.st_mode)))
             }
         }
     }

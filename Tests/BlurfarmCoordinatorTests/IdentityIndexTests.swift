@@ -1,6 +1,4 @@
 import BlurfarmCore
-import BlurfarmKernels
-import BlurfarmManifest
 import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
@@ -67,9 +65,8 @@ import Testing
                 path: src/{stem}.png
 
             """.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
         let diagnostics: Diagnostics
-        switch JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512) {
+        switch try RecipeVersionsTests.plan(manifestAt: manifest) {
         case .success: Issue.record("planned"); return
         case .failure(let failure): diagnostics = failure
         }

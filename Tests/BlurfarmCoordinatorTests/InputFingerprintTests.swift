@@ -1,6 +1,3 @@
-import BlurfarmCore
-import BlurfarmKernels
-import BlurfarmManifest
 import BlurfarmState
 import Foundation
 import Testing
@@ -35,10 +32,7 @@ import Testing
         }
         #expect(run.reading.withLock { $0.isEmpty }, "forgotten once its outputs are recorded")
         // The next run plans again, as every run does.
-        let replanned = try JobPlanner.plan(
-            JobDecoder.decode(fileAtPath: plan.manifestPath, filters: FilterRegistry.builtIn.descriptors).get(),
-            manifestPath: plan.manifestPath, defaultTile: 512
-        ).get()
+        let replanned = try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get()
         let again = IncrementalRun(plan: replanned, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
         #expect(again.plan.inputs.map(\.path).contains(input.path), "its bytes changed since they were recorded")
     }

@@ -28,8 +28,7 @@ import Testing
                 path: out/{stem}.png
 
             """.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
-        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        let plan = try RecipeVersionsTests.plan(manifestAt: manifest).get()
         let records = try OutputRecords(folder: "\(root)/state")
         func recordedPath() -> String {
             let run = IncrementalRun(plan: plan, records: records, versions: { "test" }, pixelLimit: 1 << 20, force: false)

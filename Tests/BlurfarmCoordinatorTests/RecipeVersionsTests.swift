@@ -25,9 +25,14 @@ import Testing
         }
         let manifest = "\(root)/job/job.job"
         try text.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
-        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
-        return (root, plan, try OutputRecords(folder: "\(root)/state"))
+        return (root, try plan(manifestAt: manifest).get(), try OutputRecords(folder: "\(root)/state"))
+    }
+
+    /// The plan of the manifest at `path` as `run` makes it (tiles of 512), or why there is
+    /// none. Throws when the manifest does not decode.
+    static func plan(manifestAt path: String) throws -> Result<JobPlan, Diagnostics> {
+        let spec = try JobDecoder.decode(fileAtPath: path, filters: FilterRegistry.builtIn.descriptors).get()
+        return JobPlanner.plan(spec, manifestPath: path, defaultTile: 512)
     }
 
     @Test func aFirstRunAsksTheVersionsOnlyToRecordAndARerunToCompare() throws {
