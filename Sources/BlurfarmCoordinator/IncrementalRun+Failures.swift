@@ -3,18 +3,19 @@ import BlurfarmImageIO
 import Foundation
 
 extension IncrementalRun {
-    /// Gathers the outputs of `report` (this run's) that failed because their input could not
-    /// be decoded, one ``FailedInput`` per input in plan order, naming the variants it cost;
+    /// Gathers the outputs of `outputs` (this run's, of whole inputs: a batch's) that failed
+    /// because their input could not be decoded, one ``FailedInput`` per input in plan order, naming the variants it cost;
     /// and remembers the inputs that failed through their own fault (corrupt, not an image,
     /// over the pixel limit) with every output this run tried, so that later runs skip them
     /// (``OutputState/failedEarlier``) until the file changes. A failure that is not the
     /// input's (a missing or unreadable file, a worker, the disk, a plugin, a stop) is reported
     /// but not remembered. Every failed input is returned, even when remembering one could not
-    /// be written (`error`: that input and those after it run again next time).
-    public func recordFailures(of report: RunReport) -> (inputs: [FailedInput], error: StateError?) {
+    /// be written (`error`: that input and those after it run again next time). The inputs of
+    /// `outputs` are forgotten (``willRead(_:)``): call it once their every output has ended.
+    public func recordFailures(of outputs: [OutputReport]) -> (inputs: [FailedInput], error: StateError?) {
         var failed: [FailedInput] = []
         var problem: StateError?
-        for (outputs, decodeFailures, error) in FailedInput.gather(report) {
+        for (outputs, decodeFailures, error) in FailedInput.gather(outputs) {
             let read = reading.withLock { table -> Reading? in
                 for failure in decodeFailures { if let read = table[failure.output] { return read } }
                 return nil
@@ -33,6 +34,8 @@ extension IncrementalRun {
             remember = remember && problem == nil
             failed.append(FailedInput(error: error, variants: decodeFailures.map(\.variant), remembered: remember))
         }
+        // The inputs of `outputs` are done with: those that failed are forgotten too.
+        reading.withLock { table in for output in outputs { table.removeValue(forKey: output.output) } }
         return (failed, problem)
     }
 }
@@ -51,12 +54,12 @@ public struct FailedInput: Sendable, CustomStringConvertible {
         (self.error, self.variants, self.remembered) = (error, variants, remembered)
     }
 
-    /// The inputs of `report` (one run's) that could not be decoded, in plan order: for each,
+    /// The inputs of `outputs` (of one run) that could not be decoded, in plan order: for each,
     /// the outputs this run tried, those the decode failure cost, and the failure.
-    package static func gather(_ report: RunReport) -> [(outputs: [OutputReport], failures: [OutputReport], error: ImageIOError)] {
+    package static func gather(_ outputs: [OutputReport]) -> [(outputs: [OutputReport], failures: [OutputReport], error: ImageIOError)] {
         var order: [String] = []
         var byInput: [String: [OutputReport]] = [:]
-        for output in report.outputs where output.status != .skipped && output.status != .failedEarlier {
+        for output in outputs where output.status != .skipped && output.status != .failedEarlier {
             if byInput[output.input] == nil { order.append(output.input) }
             byInput[output.input, default: []].append(output)
         }

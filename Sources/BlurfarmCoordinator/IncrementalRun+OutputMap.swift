@@ -47,9 +47,8 @@ extension IncrementalRun {
     }
 
     /// Writes the output map (``OutputMap``) of the job planned as `full` to `path` (relative
-    /// to the working directory), after the run whose merged report (up-to-date outputs
-    /// included, ``RunReport/merging(_:started:pruned:)``) is `report`: every planned output
-    /// that is written or up to date, recorded, and on disk, with its size from the records
+    /// to the working directory), after the run that wrote or found up to date the outputs
+    /// `published` (their paths as planned): every one of them recorded and on disk, with its size from the records
     /// (or its header, for records older than that) and its bytes from the file. Failed,
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
     /// records when it was made from the same bytes (``InputPlaceholder``), else made now
@@ -61,16 +60,15 @@ extension IncrementalRun {
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
     public func writeMap(
-        to path: String, plan full: JobPlan, report: RunReport, limits: (pixels: Int, memory: Int, decodes: Int),
+        to path: String, plan full: JobPlan, published: Set<String>, limits: (pixels: Int, memory: Int, decodes: Int),
         confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = (absolute(path) as NSString).deletingLastPathComponent
-        let statuses = Dictionary(report.outputs.map { ($0.output, $0.status) }, uniquingKeysWith: { first, _ in first })
         var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
         for input in full.inputs {
             var outputs: [OutputMap.Output] = []
             var inputHash: String?
-            for output in input.outputs where statuses[output.path] == .written || statuses[output.path] == .skipped {
+            for output in input.outputs where published.contains(output.path) {
                 let outputPath = absolute(output.path)
                 guard let record = records.record(for: outputPath), let stamp = FileStamp.of(outputPath),
                     let format = ImageFormat(extension: (outputPath as NSString).pathExtension)

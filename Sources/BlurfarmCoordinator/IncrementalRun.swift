@@ -48,7 +48,8 @@ public final class IncrementalRun: Sendable {
     /// An input being made, fingerprinted as it is first read (``willRead(_:)``), before
     /// anything decodes it: what its written outputs are recorded with (``recordWritten(_:)``)
     /// and its failure remembered with (``recordFailures(of:)``). Held from its first read
-    /// until its outputs are recorded (an input whose outputs failed, until the run ends), so
+    /// until its outputs are recorded (an input whose outputs failed, until its batch's
+    /// failures are: ``batches(of:)``), so
     /// that memory holds the inputs in flight, whatever the number of inputs: hashed here
     /// before the run, a first run of 10,000 inputs held 30,000 of them, 9.5 MB.
     final class Reading: Sendable {

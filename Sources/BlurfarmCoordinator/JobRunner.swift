@@ -77,15 +77,17 @@ public struct JobRunner: Sendable {
     /// Runs `plan` under `control` (stopped, cancelled, paused, its place in the pool's
     /// queue), telling `events` as it goes. `verify` overrides the job's `verify:` mode. The
     /// reports come in the plan's order, whatever order the outputs finished in.
+    /// `plan` may be a batch of a job's work, with `around` of the job's inputs before and after
+    /// it (``IncrementalRun/Batch``), whose abandoned files were removed for the whole job
+    /// (``removeAbandonedFiles(of:)``) unless `removingAbandoned`.
     public func run(
         _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, control: JobControl = JobControl(),
+        around: (before: Int, after: Int) = (0, 0), removingAbandoned: Bool = true,
         events: @escaping @Sendable (Event) -> Void = { _ in }
     ) -> RunReport {
         let mode = verify ?? plan.job.verify
         let started = Date()
-        // Temporary files that an earlier run killed outright left beside these outputs.
-        let folders = Set(plan.inputs.flatMap(\.outputs).map { ($0.path as NSString).deletingLastPathComponent })
-        for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder.isEmpty ? "." : folder) }
+        if removingAbandoned { Self.removeAbandonedFiles(of: plan) }
         let inputs = plan.inputs
         let next = Atomic<Int>(0)
         // Decodes in this process: at most `decodedImages` at once, whatever the lanes.
@@ -97,7 +99,8 @@ public struct JobRunner: Sendable {
                 let index = next.add(1, ordering: .relaxed).oldValue
                 guard index < inputs.count else { return }
                 let reports = run(
-                    inputs[index], waiting: inputs.count - index, inputs: inputs.count, decodes: decodes, tileSize: plan.tileSize, verify: mode,
+                    inputs[index], waiting: inputs.count - index + around.after, inputs: around.before + inputs.count + around.after,
+                    decodes: decodes, tileSize: plan.tileSize, verify: mode,
                     control: control
                 ) { event in
                     // Tile progress comes from the pool's thread: never held up behind an
@@ -141,6 +144,14 @@ public struct JobRunner: Sendable {
                 for reports in results { all += reports }
                 return all
             })
+    }
+
+    /// Removes the temporary files that an earlier run killed outright left beside the
+    /// outputs of `plan` (``ImageWriter/removeAbandonedTemporaryFiles(inFolder:)``), a listing
+    /// of each of their folders.
+    public static func removeAbandonedFiles(of plan: JobPlan) {
+        let folders = Set(plan.inputs.lazy.flatMap(\.outputs).map { ($0.path as NSString).deletingLastPathComponent })
+        for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder.isEmpty ? "." : folder) }
     }
 
     /// Runs the outputs of one input, those of one decode after another so that one decoded

@@ -237,7 +237,14 @@ public struct RunReport: Sendable, Codable, Equatable {
     public let started: Date
     public let finished: Date
     public let settings: RunSettings
-    public var outputs: [OutputReport]
+    /// The outputs, in plan order; those of a job the farm ran with records, read back from
+    /// the state folder (``ReportedOutputs/Spilling``) as a report file gives them.
+    public var outputs: [OutputReport] {
+        get { reported.all }
+        set { reported = .held(newValue) }
+    }
+    /// The outputs as they are held.
+    package private(set) var reported: ReportedOutputs
     /// Outputs removed by `--prune` (recorded outputs whose input is gone), absolute paths.
     public var pruned: [String] = []
     /// The sizes not made because their input is narrower (``NotEnlargedOutput``), in plan order.
@@ -257,29 +264,28 @@ public struct RunReport: Sendable, Codable, Equatable {
         self.started = started
         self.finished = finished
         self.settings = settings
-        self.outputs = outputs
+        reported = .held(outputs)
         self.pruned = pruned
     }
 
+    /// A report of the outputs `reported`.
+    package init(
+        job: String, manifest: String, started: Date, finished: Date, settings: RunSettings, reported: ReportedOutputs
+    ) {
+        self.init(job: job, manifest: manifest, started: started, finished: finished, settings: settings, outputs: [])
+        self.reported = reported
+    }
+
     // Counted, never filtered into a copy: a report of 300,000 up-to-date outputs is 19 MB.
-    public var written: Int { outputs.count { $0.status == .written } }
-    public var failed: Int { outputs.count { $0.status == .failed } }
-    public var stopped: Int { outputs.count { $0.status == .stopped } }
-    public var cancelled: Int { outputs.count { $0.status == .cancelled } }
-    public var skipped: Int { outputs.count { $0.status == .skipped } }
-    public var failedEarlier: Int { outputs.count { $0.status == .failedEarlier } }
+    public var written: Int { reported.count(of: .written) }
+    public var failed: Int { reported.count(of: .failed) }
+    public var stopped: Int { reported.count(of: .stopped) }
+    public var cancelled: Int { reported.count(of: .cancelled) }
+    public var skipped: Int { reported.count(of: .skipped) }
+    public var failedEarlier: Int { reported.count(of: .failedEarlier) }
     /// Inputs the run decoded: those with an output written, or failed after its input was
     /// decoded (an input that is not an image, corrupt or missing was not).
-    public var decoded: Int {
-        Set(outputs.lazy.filter { output in
-            switch (output.status, output.failure) {
-            case (.written, _): true
-            case (.failed, .decode?), (.failed, .reported(kind: "decode", _, _)?): false
-            case (.failed, _): true
-            default: false
-            }
-        }.map(\.input)).count
-    }
+    public var decoded: Int { reported.decoded }
     public var seconds: Double { finished.timeIntervalSince(started) }
 
     /// The report's counts, as the JSON report's `counts` gives them.
@@ -419,14 +425,17 @@ extension RunReport {
                 continue
             }
             try out.append(head[..<slot.lowerBound], indent: base)
-            if report.outputs.isEmpty {
+            let count = report.reported.count
+            if count == 0 {
                 try out.append(empty, indent: base)
             } else {
                 try out.append("\n  \"outputs\" : [", indent: base)
-                for (position, output) in report.outputs.enumerated() {
+                var position = 0
+                try report.reported.forEachEncoded(encoder) { piece in
                     try out.append("\n", indent: base)
-                    try out.append(ReportedText.showingBytes(in: try encoder.encode(output)), indent: base + 4)
-                    if position < report.outputs.count - 1 { try out.append(",", indent: base) }
+                    try out.append(piece, indent: base + 4)
+                    if position < count - 1 { try out.append(",", indent: base) }
+                    position += 1
                 }
                 try out.append("\n  ]", indent: base)
             }
@@ -484,7 +493,7 @@ extension RunReport {
     }
 
     /// The encoder of ``json(_:)``.
-    private static func encoder() -> JSONEncoder {
+    static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -15,9 +15,10 @@ public enum PoolSchedule {
     public static let workersPerCore = 4
     /// Descriptors each worker holds in the coordinator (its two pipe ends).
     public static let descriptorsPerWorker = 2
-    /// Descriptors kept for the rest of a run (standard streams, lock, records, the wake pipe,
-    /// inputs being decoded, shared segments, libvips): a run uses about 14 at rest.
-    public static let descriptorsKept = 24
+    /// Descriptors kept for the rest of a run (standard streams, lock, records, the report's
+    /// outputs, the wake pipe, inputs being decoded, shared segments, libvips): a run uses
+    /// about 15 at rest.
+    public static let descriptorsKept = 25
     /// Processes (threads count) each worker may take (a worker runs 3 or 4 threads).
     public static let tasksPerWorker = 4
     /// Processes kept for the coordinator's own threads (about 20 with two images streaming:

@@ -31,6 +31,16 @@ extension Farm {
                 report: report, failures: failures.withLock { $0 } + report.failed, inputs: plan.inputs.count,
                 pruneAsked: job.prune)
         }
+        /// The farm's rendering; nil when the workers could not start (a problem, unless the job
+        /// was stopped meanwhile).
+        func startRendering() -> (any ImageRendering)? {
+            do throws(RenderFailure) {
+                return try self.rendering()
+            } catch {
+                if control.ended == nil { problem(.workersUnavailable(error)) }
+                return nil
+            }
+        }
         /// What the plan left out, and the globs that matched nothing: told before anything runs.
         func tellPlanProblems() {
             for line in plan.refused { problem(.inputRefused(manifest: plan.manifestPath, line)) }
@@ -83,10 +93,10 @@ extension Farm {
             let detection = detected(plan)
             var ran = ended().report
             if detection.plan.outputCount > 0 {
-                guard let rendered = render(
-                    id, detection.plan, of: job, settings: runSettings, control: control, problem: problem, willRead: { _ in },
+                guard let rendering = startRendering() else { return ended() }
+                let rendered = render(
+                    id, detection.plan, of: job, on: rendering, settings: runSettings, control: control, willRead: { _ in },
                     written: { _ in })
-                else { return ended() }
                 // Timed from the job's start: detecting is part of it.
                 ran = RunReport(
                     job: rendered.job, manifest: rendered.manifest, started: began, finished: rendered.finished,
@@ -94,7 +104,7 @@ extension Farm {
             }
             ran.outputs += detection.failed
             // Told once per input, as a recorded job tells them (never remembered here).
-            for (_, failed, error) in FailedInput.gather(ran) {
+            for (_, failed, error) in FailedInput.gather(ran.outputs) {
                 publish(.problem(id, .inputFailed(FailedInput(error: error, variants: failed.map(\.variant), remembered: false))))
             }
             return JobOutcome(
@@ -134,36 +144,54 @@ extension Farm {
         publish(.jobAccepted(
             id, job: plan.job.name, outputs: work.outputCount, upToDate: plan.outputCount - work.outputCount,
             inputs: plan.inputs.count))
-        var ran = RunReport(
-            job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
-            outputs: [])
-        // Each input is fingerprinted as it is first read, searched or decoded: its outputs
-        // are recorded with the bytes as they were before any of this run's reads.
-        let detection = detected(work, willRead: incremental.willRead)
-        if detection.plan.outputCount > 0 {
-            let rendered = render(
-                id, detection.plan, of: job, settings: runSettings, control: control, problem: problem,
-                willRead: incremental.willRead
-            ) { report in
-                // Only outputs written and verified are recorded.
-                do throws(StateError) {
-                    try incremental.recordWritten(report)
-                } catch {
-                    problem(.notRecorded(output: report.output, error))
+        // Made, recorded and reported a batch of inputs at a time, in plan order: the run holds
+        // a batch's reports, the report's details go to the state folder as each batch ends.
+        let reported = ReportedOutputs.Spilling(state: settings.stateFolder)
+        // What the map and the unredacted list need of the outputs: those written or up to date.
+        let watched = job.mapPath == nil ? Set(plan.unredacted) : nil
+        var published: Set<String> = []
+        var detectionFailed: [String] = []
+        var rendering: (any ImageRendering)?
+        if work.outputCount > 0 { JobRunner.removeAbandonedFiles(of: work) }
+        var finished = Date()
+        for batch in incremental.batches(of: IncrementalRun.reportBatch) {
+            var ran: [OutputReport] = []
+            if batch.work.outputCount > 0 {
+                // Each input is fingerprinted as it is first read, searched or decoded: its outputs
+                // are recorded with the bytes as they were before any of this run's reads.
+                let detection = detected(batch.work, willRead: incremental.willRead)
+                if detection.plan.outputCount > 0 {
+                    guard let started = rendering ?? startRendering() else { return ended() }
+                    rendering = started
+                    ran = render(
+                        id, detection.plan, of: job, on: started, around: batch.around, settings: runSettings,
+                        control: control, willRead: incremental.willRead
+                    ) { report in
+                        // Only outputs written and verified are recorded.
+                        do throws(StateError) {
+                            try incremental.recordWritten(report)
+                        } catch {
+                            problem(.notRecorded(output: report.output, error))
+                        }
+                    }.outputs
                 }
+                ran += detection.failed
+                detectionFailed += detection.failed.filter { $0.status == .failed }.map(\.output)
+                let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
+                // Their outputs are counted failed in the report: told once per input.
+                for input in failedInputs { publish(.problem(id, .inputFailed(input))) }
+                if let recordingProblem { problem(.state(recordingProblem)) }
             }
-            guard let rendered else { return ended() }
-            ran = rendered
+            let outputs = batch.merged(ran)
+            for output in outputs where output.status == .written || output.status == .skipped {
+                if watched?.contains(output.output) ?? true { published.insert(output.output) }
+            }
+            reported.add(outputs)
+            finished = Date()
         }
-        ran.outputs += detection.failed
-        let (failedInputs, recordingProblem) = incremental.recordFailures(of: ran)
-        // Their outputs are counted failed in the report: told once per input.
-        for input in failedInputs { publish(.problem(id, .inputFailed(input))) }
-        if let recordingProblem { problem(.state(recordingProblem)) }
         var pruned: [String] = []
         // Outputs made with regions this run could not have (their input failed, said above):
         // not left published as current, as a pruned output is not.
-        let detectionFailed = detection.failed.filter { $0.status == .failed }.map(\.output)
         for output in plan.regionFailed.flatMap(\.outputs) + detectionFailed where control.ended == nil {
             do throws(StateError) {
                 guard let withdrawn = try incremental.withdraw(output) else { continue }
@@ -201,16 +229,17 @@ extension Farm {
         } catch {
             problem(.state(error))
         }
-        var report = ran.merging(incremental, started: began, pruned: pruned)
-        if !plan.unredacted.isEmpty {
-            let published = Set(report.outputs.filter { $0.status == .written || $0.status == .skipped }.map(\.output))
-            report.unredacted = plan.unredacted.filter(published.contains)
-        }
+        var report = RunReport(
+            job: plan.job.name, manifest: plan.manifestPath, started: began, finished: finished, settings: runSettings,
+            reported: reported.finish())
+        report.pruned = pruned
+        report.notEnlarged = incremental.notEnlarged
+        report.unredacted = plan.unredacted.filter(published.contains)
         if let map = job.mapPath, control.ended == nil {
             if !job.forcePrune, let reason = incremental.mapRefusal() {
                 problem(.mapKept(path: map, reason))
             } else {
-                writeMap(map, of: job, report: report, incremental, control: control, problem)
+                writeMap(map, of: job, published: published, incremental, control: control, problem)
             }
         }
         // A job that did nothing leaves no report in the state folder (cron would fill it).
@@ -226,29 +255,23 @@ extension Farm {
             pruneAsked: job.prune)
     }
 
-    /// Renders every output of `work` on the farm's rendering, telling each step as events,
-    /// each input to `willRead` before it is read and each finished output to `written`; nil
-    /// when the workers could not start (a problem, unless the job was stopped meanwhile).
+    /// Renders every output of `work` (a batch of the job's, with `around` of its inputs before
+    /// and after: ``IncrementalRun/Batch``) on `rendering`, telling each step as events, each
+    /// input to `willRead` before it is read and each finished output to `written`.
     private func render(
-        _ id: FarmJobID, _ work: JobPlan, of job: FarmJob, settings runSettings: RunSettings, control: JobControl,
-        problem: (JobProblem) -> Void, willRead: @escaping @Sendable (PlannedInput) -> Void,
-        written: @escaping @Sendable (OutputReport) -> Void
-    ) -> RunReport? {
+        _ id: FarmJobID, _ work: JobPlan, of job: FarmJob, on rendering: any ImageRendering,
+        around: (before: Int, after: Int) = (0, 0), settings runSettings: RunSettings, control: JobControl,
+        willRead: @escaping @Sendable (PlannedInput) -> Void, written: @escaping @Sendable (OutputReport) -> Void
+    ) -> RunReport {
         let configuration = settings.configuration
-        let rendering: any ImageRendering
-        do throws(RenderFailure) {
-            rendering = try self.rendering()
-        } catch {
-            // Stopped while the workers started: not a failure of the job.
-            if control.ended == nil { problem(.workersUnavailable(error)) }
-            return nil
-        }
         let runner = JobRunner(
             registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
             decodedImages: configuration.decodedImages,
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
             wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
-        return runner.run(work, verify: job.verify, settings: runSettings, control: control) { [self] event in
+        return runner.run(
+            work, verify: job.verify, settings: runSettings, control: control, around: around, removingAbandoned: around == (0, 0)
+        ) { [self] event in
             switch event {
             case .inputRead(let input): willRead(input)
             case .outputStarted(let output, let tiles): publish(.outputStarted(id, output: output.path, tiles: tiles))

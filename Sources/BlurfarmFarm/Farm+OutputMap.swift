@@ -2,17 +2,18 @@ import BlurfarmCoordinator
 import BlurfarmImageIO
 
 extension Farm {
-    /// Writes the output map of `job` to `path` after its run (``IncrementalRun/writeMap(to:plan:report:limits:confinement:control:)``):
+    /// Writes the output map of `job` to `path` after its run, which wrote or found up to date
+    /// the outputs `published` (``IncrementalRun/writeMap(to:plan:published:limits:confinement:control:)``):
     /// a map that cannot be written is a problem of the job, an input without a placeholder a
     /// warning.
     func writeMap(
-        _ path: String, of job: FarmJob, report: RunReport, _ incremental: IncrementalRun, control: JobControl,
+        _ path: String, of job: FarmJob, published: Set<String>, _ incremental: IncrementalRun, control: JobControl,
         _ problem: (JobProblem) -> Void
     ) {
         let configuration = settings.configuration
         do throws(IncrementalRun.MapFailure) {
             let result = try incremental.writeMap(
-                to: path, plan: job.plan, report: report,
+                to: path, plan: job.plan, published: published,
                 limits: (
                     configuration.pixelLimit, configuration.memoryLimit ?? ImageReader.usableMemory,
                     configuration.decodedImages

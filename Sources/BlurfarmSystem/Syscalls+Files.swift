@@ -42,7 +42,7 @@ extension Syscalls {
         }
     }
 
-    /// Creates a file without a name in the folder `folder`, for writing (``blurfarm_open_unnamed_file``:
+    /// Creates a file without a name in the folder `folder`, for writing and reading (``blurfarm_open_unnamed_file``:
     /// EOPNOTSUPP, EISDIR or EINVAL where the file system has none); mode 0666 less the umask.
     package static func createUnnamed(in folder: Int32) throws(SystemCallError) -> Int32 {
         try retrying("open(O_TMPFILE)") { blurfarm_open_unnamed_file(folder) }

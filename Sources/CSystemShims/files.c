@@ -20,7 +20,7 @@ int blurfarm_open_beneath(int folder, const char *path, int flags) {
 }
 
 int blurfarm_open_unnamed_file(int folder) {
-    return openat(folder, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    return openat(folder, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 }
 #else
 int blurfarm_open_beneath(int folder, const char *path, int flags) {

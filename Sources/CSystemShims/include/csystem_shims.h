@@ -77,7 +77,7 @@ int blurfarm_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 /// or -1 with errno set (ENOSYS on an older kernel or off Linux).
 int blurfarm_open_beneath(int folder, const char *path, int flags);
 
-/// `openat(folder, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666)`: a new file without a name in
+/// `openat(folder, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666)`: a new file without a name in
 /// the open folder `folder`, which `linkat` can give one later. Returns the descriptor, or -1
 /// with errno set (EOPNOTSUPP, EISDIR or EINVAL where the file system has no such files).
 int blurfarm_open_unnamed_file(int folder);

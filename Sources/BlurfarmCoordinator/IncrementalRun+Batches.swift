@@ -1,0 +1,88 @@
+import Foundation
+
+extension IncrementalRun {
+    /// Inputs of the plan made, recorded and reported together (``batches(of:)``): what a run
+    /// holds of its outputs' reports before they go to disk (``ReportedOutputs/Spilling``),
+    /// about 3,000 outputs' at the bench's three variants. Enough that the renderer's lanes
+    /// rarely wait at a batch's end: the last images of one batch finish while the lanes have
+    /// nothing else, for about one image's time on each lane in a batch of a thousand.
+    public static let reportBatch = 1024
+
+    /// A batch of the full plan's inputs, in plan order (``batches(of:)``).
+    public struct Batch: Sendable {
+        /// Its inputs with outputs to make (of ``plan``), as ``plan`` has them.
+        public let work: JobPlan
+        /// The inputs of ``plan`` before and after this batch's.
+        public let around: (before: Int, after: Int)
+        /// Its outputs the check took out (of ``skipped``), in plan order.
+        let skipped: ArraySlice<OutputReport>
+        /// Its output paths in plan order.
+        let paths: [String]
+
+        /// The batch's outputs in plan order: `ran` (those of ``work``, in any order) with those
+        /// the check took out (without work, those themselves, not a copy); any the plan does
+        /// not name last.
+        public func merged(_ ran: [OutputReport]) -> ArraySlice<OutputReport> {
+            if ran.isEmpty { return skipped }
+            var byPath = Dictionary(grouping: ran.indices, by: { ran[$0].output })
+            var all: [OutputReport] = []
+            all.reserveCapacity(ran.count + skipped.count)
+            var next = skipped.startIndex
+            for path in paths {
+                if let indices = byPath.removeValue(forKey: path) { all += indices.map { ran[$0] } }
+                if next < skipped.endIndex, skipped[next].output == path {
+                    all.append(skipped[next])
+                    next += 1
+                }
+            }
+            all += skipped[next...]
+            all += ran.indices.filter { byPath[ran[$0].output] != nil }.map { ran[$0] }
+            return all[...]
+        }
+    }
+
+    /// The full plan in batches of `size` inputs, in plan order, each with its work and the
+    /// outputs the check took out of it: a run makes, records and reports one after another,
+    /// so that it holds a batch's reports, not the job's.
+    public func batches(of size: Int) -> Batches { Batches(run: self, size: max(1, size)) }
+
+    /// ``batches(of:)``.
+    public struct Batches: Sequence, IteratorProtocol {
+        let run: IncrementalRun
+        let size: Int
+        /// The next batch's first input in the full plan, in the work and in the outputs taken out.
+        var first = 0, work = 0, skipped = 0
+
+        public mutating func next() -> Batch? {
+            let (full, plan) = (run.full, run.plan)
+            guard first < full.inputs.count || work < plan.inputs.count || skipped < run.skipped.count else { return nil }
+            let inputs = full.inputs[first..<Swift.min(first + size, full.inputs.count)]
+            first = inputs.endIndex
+            let last = first == full.inputs.count
+            var paths: [String] = []
+            var batchWork: [PlannedInput] = []
+            let workBefore = work
+            for input in inputs {
+                paths += input.outputs.map { $0.path }
+                if work < plan.inputs.count, plan.inputs[work].path == input.path {
+                    batchWork.append(plan.inputs[work])
+                    work += 1
+                }
+            }
+            // The last batch takes whatever is left, so that nothing of the plan is lost.
+            if last {
+                batchWork += plan.inputs[work...]
+                work = plan.inputs.count
+            }
+            // Those taken out are in plan order too: the batch's come next.
+            let from = skipped
+            for path in paths where skipped < run.skipped.count && run.skipped[skipped].output == path { skipped += 1 }
+            if last { skipped = run.skipped.count }
+            return Batch(
+                work: JobPlan(
+                    job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: batchWork,
+                    tileSize: plan.tileSize, refused: plan.refused),
+                around: (workBefore, plan.inputs.count - work), skipped: run.skipped[from..<skipped], paths: paths)
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import BlurfarmState
+import BlurfarmSystem
+import Foundation
+
+/// The outputs of a run as its report holds them, in plan order: as values, or (a job the farm
+/// runs with records, ``Spilling``) mostly on disk.
+package enum ReportedOutputs: Sendable, Equatable {
+    case held([OutputReport])
+    case spilled(Spilled)
+
+    /// Every output, as values: those on disk read back as a report file gives them
+    /// (``OutputReport/init(from:)``: a failure as `reported`, no sizes or created folders).
+    var all: [OutputReport] {
+        switch self {
+        case .held(let outputs): outputs
+        case .spilled(let spilled): spilled.all
+        }
+    }
+
+    var count: Int {
+        switch self {
+        case .held(let outputs): outputs.count
+        case .spilled(let spilled): spilled.places.count
+        }
+    }
+
+    /// How many have `status`: counted, never filtered into a copy.
+    func count(of status: OutputReport.Status) -> Int {
+        switch self {
+        case .held(let outputs): outputs.count { $0.status == status }
+        case .spilled(let spilled): spilled.counts[status, default: 0]
+        }
+    }
+
+    /// The inputs the run decoded (``RunReport/decoded``).
+    var decoded: Int {
+        switch self {
+        case .held(let outputs): Self.decodedInputs(of: outputs)
+        case .spilled(let spilled): spilled.decoded
+        }
+    }
+
+    /// Hands each output to `body` in order, as the JSON `encoder` makes of it (the report's
+    /// text of it: ``ReportedText/showingBytes(in:)``); those on disk as they were written.
+    func forEachEncoded(_ encoder: JSONEncoder, _ body: (Data) throws -> Void) throws {
+        switch self {
+        case .held(let outputs):
+            for output in outputs { try body(ReportedText.showingBytes(in: try encoder.encode(output))) }
+        case .spilled(let spilled):
+            try spilled.forEach { item in
+                switch item {
+                case .encoded(let piece): try body(piece)
+                case .held(let output): try body(ReportedText.showingBytes(in: try encoder.encode(output)))
+                }
+            }
+        }
+    }
+
+    package static func == (a: ReportedOutputs, b: ReportedOutputs) -> Bool { a.all == b.all }
+
+    /// How many inputs of `outputs` were decoded: those with an output written, or failed after
+    /// the input was decoded (an input that is not an image, corrupt or missing was not).
+    static func decodedInputs(of outputs: some Sequence<OutputReport>) -> Int {
+        Set(outputs.lazy.filter { output in
+            switch (output.status, output.failure) {
+            case (.written, _): true
+            case (.failed, .decode?), (.failed, .reported(kind: "decode", _, _)?): false
+            case (.failed, _): true
+            default: false
+            }
+        }.map(\.input)).count
+    }
+
+    /// Outputs on disk and in memory, in order (``Spilling``).
+    package final class Spilled: Sendable {
+        /// The unnamed file of the outputs on disk: each as its length (4 bytes, little-endian)
+        /// then its JSON; its first `fileLength` bytes, then `tail` (what could not be written).
+        private let file: Int32
+        private let fileLength: Int
+        private let tail: [UInt8]
+        /// For each output in order, whether it is the next encoded one (else the next held).
+        let places: [Bool]
+        /// The outputs not encoded, in order, in pieces (those of a batch without work are the
+        /// up-to-date check's own: ``IncrementalRun/Batch/merged(_:)``).
+        private let held: [ArraySlice<OutputReport>]
+        /// How many outputs have each status.
+        let counts: [OutputReport.Status: Int]
+        /// The inputs decoded (``RunReport/decoded``).
+        let decoded: Int
+
+        fileprivate init(
+            file: Int32, fileLength: Int, tail: [UInt8], places: [Bool], held: [ArraySlice<OutputReport>],
+            counts: [OutputReport.Status: Int], decoded: Int
+        ) {
+            (self.file, self.fileLength, self.tail) = (file, fileLength, tail)
+            (self.places, self.held, self.counts, self.decoded) = (places, held, counts, decoded)
+        }
+
+        deinit { Syscalls.close(file) }
+
+        enum Item {
+            case encoded(Data)
+            case held(OutputReport)
+        }
+
+        /// Hands each output to `body` in order.
+        /// - Throws: ``SystemCallError`` when the file cannot be read back, or what `body` throws.
+        func forEach(_ body: (Item) throws -> Void) throws {
+            var reader = Reader(file: file, fileLength: fileLength, tail: tail)
+            var outputs = held.lazy.joined().makeIterator()
+            for encoded in places {
+                if encoded {
+                    try body(.encoded(try reader.next()))
+                } else if let output = outputs.next() {
+                    try body(.held(output))
+                }
+            }
+        }
+
+        var all: [OutputReport] {
+            var outputs: [OutputReport] = []
+            outputs.reserveCapacity(places.count)
+            // Read back as written: this fails only with the disk, and then those after are left out.
+            try? forEach { item in
+                switch item {
+                case .encoded(let piece): outputs.append(try RunReport.decode(OutputReport.self, from: piece))
+                case .held(let output): outputs.append(output)
+                }
+            }
+            return outputs
+        }
+
+        /// The pieces one after another: the file's, read 64 KB at a time, then the tail's.
+        private struct Reader {
+            let file: Int32
+            let fileLength: Int
+            let tail: [UInt8]
+            var buffer: [UInt8] = []
+            var start = 0
+            var offset = 0
+            var tailRead = false
+
+            init(file: Int32, fileLength: Int, tail: [UInt8]) { (self.file, self.fileLength, self.tail) = (file, fileLength, tail) }
+
+            mutating func next() throws(SystemCallError) -> Data {
+                let length = try take(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+                return Data(try take(length))
+            }
+
+            private mutating func take(_ count: Int) throws(SystemCallError) -> ArraySlice<UInt8> {
+                while buffer.count - start < count {
+                    buffer.removeSubrange(..<start)
+                    start = 0
+                    guard offset < fileLength else {
+                        guard !tailRead else { throw SystemCallError(call: "pread", errno: EIO) }
+                        buffer += tail
+                        tailRead = true
+                        continue
+                    }
+                    var chunk = [UInt8](repeating: 0, count: min(max(1 << 16, count), fileLength - offset))
+                    let read = try chunk.withUnsafeMutableBytes { bytes in
+                        Result { () throws(SystemCallError) in try Syscalls.read(file, into: bytes, at: offset) }
+                    }.get()
+                    if read == 0 { throw SystemCallError(call: "pread", errno: EIO) }
+                    offset += read
+                    buffer += chunk[..<read]
+                }
+                defer { start += count }
+                return buffer[start..<start + count]
+            }
+        }
+    }
+
+    /// A run's outputs gathered batch by batch, in plan order: each output written encoded at
+    /// once into an unnamed file of the state folder and held as its place alone; the others
+    /// (up to date, failed, stopped, cancelled: few, but for the up to date, which the check
+    /// holds already) as values. A first run of 100,000 inputs held what rendering told of
+    /// its 300,000 outputs, 49 MB of its heap. Where the state folder's file system has no
+    /// unnamed files, every output is held; once a write fails, the encoded outputs not
+    /// written stay in memory.
+    package final class Spilling {
+        private var file: Int32?
+        private var fileLength = 0
+        private var writable = true
+        private var places: [Bool] = []
+        private var held: [ArraySlice<OutputReport>] = []
+        private var counts: [OutputReport.Status: Int] = [:]
+        private var decoded = 0
+        /// Encoded outputs not written yet: written about 64 KB at a time.
+        private var buffer: [UInt8] = []
+        private let encoder = RunReport.encoder()
+
+        /// Spilling into the state folder `state`, or holding every output when no file can be made there.
+        package init(state: String) {
+            guard let folder = try? JobStateFolder.openFolder(state) else { return }
+            defer { Syscalls.close(folder) }
+            file = try? Syscalls.createUnnamed(in: folder)
+        }
+
+        deinit { if let file { Syscalls.close(file) } }
+
+        /// Adds `batch`, the outputs of a batch of whole inputs in plan order.
+        package func add(_ batch: ArraySlice<OutputReport>) {
+            var kept: [OutputReport] = []
+            for output in batch {
+                counts[output.status, default: 0] += 1
+                if file != nil, output.status == .written, output.failure == nil,
+                    let piece = try? ReportedText.showingBytes(in: encoder.encode(output))
+                {
+                    withUnsafeBytes(of: UInt32(piece.count).littleEndian) { buffer += $0 }
+                    buffer += piece
+                    places.append(true)
+                    if buffer.count >= 1 << 16 { flush() }
+                } else {
+                    kept.append(output)
+                    places.append(false)
+                }
+            }
+            // A batch held whole (up to date, failed) is kept as it came, not copied.
+            if kept.count == batch.count, !batch.isEmpty {
+                held.append(batch)
+            } else if !kept.isEmpty {
+                held.append(kept[...])
+            }
+            decoded += ReportedOutputs.decodedInputs(of: batch)
+        }
+
+        /// The outputs added, in order.
+        package func finish() -> ReportedOutputs {
+            flush()
+            guard let file else { return .held(Array(held.joined())) }
+            self.file = nil
+            return .spilled(Spilled(
+                file: file, fileLength: fileLength, tail: buffer, places: places, held: held, counts: counts, decoded: decoded))
+        }
+
+        /// Writes what is buffered, as far as the file takes it.
+        private func flush() {
+            guard let file, writable else { return }
+            do throws(SystemCallError) {
+                while !buffer.isEmpty {
+                    let written = try Syscalls.writeOnce(file, buffer)
+                    if written == 0 { throw SystemCallError(call: "write", errno: EIO) }
+                    buffer.removeFirst(written)
+                    fileLength += written
+                }
+            } catch {
+                writable = false
+            }
+        }
+    }
+}

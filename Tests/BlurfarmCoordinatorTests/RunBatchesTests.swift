@@ -1,0 +1,138 @@
+import BlurfarmState
+import Foundation
+import Testing
+
+@testable import BlurfarmCoordinator
+
+/// A run makes, records and reports its plan a batch of inputs at a time
+/// (``IncrementalRun/batches(of:)``), and its report's outputs go to the state folder as each
+/// batch ends (``ReportedOutputs/Spilling``): issue 47, a run whose memory holds a batch's
+/// reports, not the job's.
+@Suite struct RunBatchesTests {
+    static let manifest =
+        "job: batches\ninputs: [photos/*.jpg]\noutputs:\n  - name: a\n    path: out/{stem}-a.png\n  - name: b\n    path: out/{stem}-b.png\n"
+
+    /// A random number generator with a seed, so that a failure says how to see it again.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test(arguments: 0..<6) func batchesCoverThePlanOnceAndMergeInPlanOrder(seed: UInt64) throws {
+        var random = Seeded(state: seed)
+        let photos = (0..<Int.random(in: 1...30, using: &random)).map { String(format: "p%02d", $0) }
+        let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A first run records some outputs: the next run finds them up to date.
+        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
+        for input in first.plan.inputs where Bool.random(using: &random) {
+            first.willRead(input)
+            for output in input.outputs where Bool.random(using: &random) {
+                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+                try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
+            }
+        }
+        let run = IncrementalRun(
+            plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
+            pixelLimit: 1 << 20, force: false)
+        let size = Int.random(in: 1...7, using: &random)
+        var work: [PlannedInput] = []
+        var reported: [OutputReport] = []
+        for batch in run.batches(of: size) {
+            #expect(batch.around.before == work.count, "seed \(seed)")
+            work += batch.work.inputs
+            #expect(batch.around.after == run.plan.inputs.count - work.count, "seed \(seed)")
+            // The batch's work ends in any order.
+            let ran = batch.work.inputs.flatMap { input in
+                input.outputs.map { OutputReport(input: input.relativePath, output: $0.path, variant: $0.variant.name, status: .written) }
+            }
+            reported += batch.merged(ran.shuffled(using: &random))
+        }
+        #expect(work.map(\.path) == run.plan.inputs.map(\.path), "every input to make, once, in order (seed \(seed))")
+        #expect(work.map { $0.outputs.map(\.path) } == run.plan.inputs.map { $0.outputs.map(\.path) })
+        let planned = plan.inputs.flatMap { $0.outputs.map(\.path) }
+        #expect(reported.map(\.output) == planned, "every output once, in plan order (seed \(seed))")
+        #expect(reported.filter { $0.status == .skipped }.map(\.output) == run.skipped.map(\.output))
+    }
+
+    /// Reports of every status, with random details, as a run gathers them.
+    static func outputs(_ count: Int, using random: inout Seeded) -> [OutputReport] {
+        (0..<count).map { index in
+            let status: OutputReport.Status = [.written, .written, .written, .skipped, .failed, .stopped, .failedEarlier].randomElement(using: &random)!
+            let failure: OutputFailure? =
+                switch status {
+                case .failed: .verification("out/\(index).png: the decoded output is not the rendered image")
+                case .stopped: .stopped
+                case .failedEarlier: .decodedEarlier("in/\(index / 2).jpg: not an image")
+                default: nil
+                }
+            let rendered = status == .written
+            return OutputReport(
+                input: "in/\(index / 2).jpg", output: "out/\(index)-é.png", variant: "v\(index % 3)", status: status,
+                tiles: rendered ? Int.random(in: 1...64, using: &random) : 0, pixels: rendered ? Int.random(in: 1...1 << 30, using: &random) : 0,
+                bands: rendered ? Int.random(in: 0...9, using: &random) : 0,
+                decodeSeconds: rendered ? Double.random(in: 0..<2, using: &random) : 0,
+                filterSeconds: rendered ? Double.random(in: 0..<2, using: &random) : 0,
+                encodeSeconds: rendered ? Double.random(in: 0..<2, using: &random) : 0,
+                checksum: rendered ? String(format: "%016llx", random.next()) : nil, failure: failure)
+        }
+    }
+
+    static func report(_ reported: ReportedOutputs) -> RunReport {
+        let settings = RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 512, pixelLimit: 1 << 28, verify: "checksum")
+        return RunReport(
+            job: "spill", manifest: "spill.job", started: Date(timeIntervalSince1970: 1), finished: Date(timeIntervalSince1970: 2),
+            settings: settings, reported: reported)
+    }
+
+    @Test(arguments: 0..<6) func aReportSpilledToTheStateFolderIsTheReportHeld(seed: UInt64) throws {
+        var random = Seeded(state: seed)
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let outputs = Self.outputs(Int.random(in: 0...3_000, using: &random), using: &random)
+        let spilling = ReportedOutputs.Spilling(state: state)
+        var next = 0
+        // Batches of whole inputs (two outputs each), as a run adds them.
+        while next < outputs.count {
+            let end = min(outputs.count, next + 2 * Int.random(in: 1...250, using: &random))
+            spilling.add(outputs[next..<end])
+            next = end
+        }
+        let (spilled, held) = (Self.report(spilling.finish()), Self.report(.held(outputs)))
+        guard case .spilled = spilled.reported else {
+            Issue.record("the state folder takes an unnamed file")
+            return
+        }
+        // The report file, byte for byte, whatever held the outputs.
+        #expect(try RunReport.json(spilled) == RunReport.json(held), "seed \(seed)")
+        var written: [UInt8] = []
+        try RunReport.writeJSON([spilled], list: false) { written += $0 }
+        #expect(Data(written) == (try RunReport.json(held)))
+        #expect(spilled.counts == held.counts, "seed \(seed)")
+        // Read back: the written as a report file gives them, the others as they were.
+        let expected = try outputs.map { $0.status == .written ? try RunReport.decode(OutputReport.self, from: RunReport.json($0)) : $0 }
+        #expect(spilled.outputs == expected, "seed \(seed)")
+        #expect(spilled.outputs.filter { $0.status != .written }.map(\.failure) == outputs.filter { $0.status != .written }.map(\.failure))
+    }
+
+    @Test func withoutAStateFolderEveryOutputIsHeld() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-folder-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: file, contents: Data())
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var random = Seeded(state: 7)
+        let outputs = Self.outputs(50, using: &random)
+        let spilling = ReportedOutputs.Spilling(state: file + "/state")
+        spilling.add(outputs[...])
+        guard case .held(let held) = spilling.finish() else {
+            Issue.record("no unnamed file can be made under a file")
+            return
+        }
+        #expect(held == outputs)
+    }
+}
