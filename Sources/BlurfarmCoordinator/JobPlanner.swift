@@ -90,6 +90,7 @@ public enum JobPlanner {
                 if !refused.contains(line) { refused.append(line) }
             }
             // Each file matched and checked once: counted, and taken unless an earlier glob took it.
+            found.reserveCapacity(found.count + walk.files.count)
             for file in walk.files {
                 guard file.matched else {
                     if counts.otherCase == nil { counts.otherCase = file.relative }
@@ -131,10 +132,13 @@ public enum JobPlanner {
         // (the identities of those whose hash an output's matches asked again), the manifest
         // and the other files it reads by their identities.
         let folders = RealPath.Folders()
-        let relatives = found.keys.sorted()
+        // In plan order, the dictionary let go: each input read from its entry, not looked up.
+        let entries = found.sorted { $0.key < $1.key }
+        found = [:]
+        let relatives = entries.map(\.key)
         var inputIdentities = IdentityIndex<Int>(capacity: relatives.count)
-        for (index, relative) in relatives.enumerated() {
-            let file = found[relative]!.file
+        for (index, entry) in entries.enumerated() {
+            let file = entry.value.file
             inputIdentities.add(.file(device: file.device, inode: file.inode), at: index)
         }
         inputIdentities.seal()
@@ -191,12 +195,9 @@ public enum JobPlanner {
         var collisions = Collisions()
         var regionFailed: [JobPlan.RegionFailure] = []
         var unredacted: [String] = []
-        for relative in relatives {
+        for (relative, (relpath, walked)) in entries {
             if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
-            let (relpath, walked) = found[relative]!
-            let name = (relative as NSString).lastPathComponent
-            let ext = (name as NSString).pathExtension
-            let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+            let (name, ext, stem) = nameParts(of: relative)
             let inputPath = join(base, relative)
             var shownInput: String { ShownName.of(relative) }
             var outputs: [PlannedOutput] = []
@@ -640,6 +641,21 @@ public enum JobPlanner {
 }
 
 extension JobPlanner {
+    /// The name of `relative` (a walked input's path, without a `/` at its end) after its last
+    /// `/`, that name's extension after its last `.` when the dot neither begins nor ends it,
+    /// and the name without it: NSString's `lastPathComponent`, `pathExtension` and their
+    /// difference (`PathSpellingPlanTests`), read from the bytes (through NSString, 3.7% of a
+    /// 100,000-input no-change run).
+    static func nameParts(of relative: String) -> (name: String, ext: String, stem: String) {
+        let bytes = relative.utf8
+        let start = bytes.lastIndex(of: UInt8(ascii: "/")).map(bytes.index(after:)) ?? bytes.startIndex
+        let name = relative[start...]
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex,
+            name.utf8.index(after: dot) != name.endIndex
+        else { return (String(name), "", String(name)) }
+        return (String(name), String(name[name.utf8.index(after: dot)...]), String(name[..<dot]))
+    }
+
     /// Whether ``normalise(_:)`` leaves `path` as it is: no empty name (`//`, a `/` at the
     /// end), no `.` or `..`, read from its bytes (most paths a plan makes, which spent 5% of
     /// a 100,000-input no-change run split and joined again).

@@ -58,4 +58,21 @@ import Testing
             if JobPlanner.isNormal(path) { #expect(JobPlanner.respelled(path) == path, "\(path)") }
         }
     }
+
+    /// An input's `{name}`, `{ext}` and `{stem}`, read from its bytes, are what NSString says.
+    @Test func anInputsNameAndExtensionAreNSStrings() {
+        let pieces = ["a", "b", ".", "..", " ", "é", "\u{F7E9}", "png", "tar", "x y"]
+        var generator = SplitMix(seed: 47)
+        for _ in 0..<20_000 {
+            let names = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+                (0..<Int.random(in: 1...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            }
+            let relative = names.joined(separator: "/")
+            let name = (relative as NSString).lastPathComponent
+            let ext = (name as NSString).pathExtension
+            let parts = JobPlanner.nameParts(of: relative)
+            #expect(parts.name == name && parts.ext == ext, "\(relative)")
+            #expect(parts.stem == (ext.isEmpty ? name : String(name.dropLast(ext.count + 1))), "\(relative)")
+        }
+    }
 }
