@@ -21,6 +21,12 @@ struct IdentityIndex<Position: Comparable> {
         isSorted = false
     }
 
+    /// Adds the files of `other`, each at the position `moved` makes of its own.
+    mutating func append(_ other: IdentityIndex, moving moved: (Position) -> Position) {
+        entries += other.entries.lazy.map { ($0.hash, moved($0.position)) }
+        isSorted = false
+    }
+
     /// Sorts the files, for the lookups: by hash, then position.
     mutating func seal() {
         entries.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
@@ -68,3 +74,5 @@ struct IdentityIndex<Position: Comparable> {
         return runs
     }
 }
+
+extension IdentityIndex: Sendable where Position: Sendable {}

@@ -61,8 +61,8 @@ public struct JobLoader: Sendable {
     }
 
     /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
-    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:stopped:)`` says.
-    public func plan(_ job: JobSpec, manifestPath: String, stopped: () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
+    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:stopped:)`` says.
+    public func plan(_ job: JobSpec, manifestPath: String, stopped: @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
         let widths = inputWidths.map {
