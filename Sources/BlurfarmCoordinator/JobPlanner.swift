@@ -170,7 +170,7 @@ public enum JobPlanner {
         let sharesVariants = !job.outputs.contains { $0.regionFile != nil }
         /// Plans the inputs of `entries` in `range`: a part of the plan, whose positions and
         /// diagnostics count from its start (``PlannedPart``).
-        @Sendable func planPart(_ range: Range<Int>) -> PlannedPart {
+        @Sendable func planPart(_ range: Range<Int>, stopped: @Sendable () -> Bool) -> PlannedPart {
             var part = PlannedPart(writers: IdentityIndex(capacity: range.count * perInput))
             var diagnostics: [Diagnostic] = []
             var inputs: [PlannedInput] = []
@@ -324,13 +324,32 @@ public enum JobPlanner {
             return part
         }
         // In parts, one a core, each of at least `partInputs`, planned at once and put
-        // together in order: the plan is the one a single part makes (`PlanPartsTests`).
+        // together in order: the plan is the one a single part makes (`PlanPartsTests`). The
+        // first on this thread, the others on threads it starts, which share its niceness (the
+        // service's background planning); a part the system refuses a thread runs here.
         let partCount = max(1, min(ProcessInfo.processInfo.activeProcessorCount, entries.count / max(1, partInputs)))
         let bounds = (0...partCount).map { entries.count * $0 / partCount }
         let planned = Mutex([PlannedPart?](repeating: nil, count: partCount))
-        DispatchQueue.concurrentPerform(iterations: partCount) { index in
-            let part = planPart(bounds[index]..<bounds[index + 1])
-            planned.withLock { $0[index] = part }
+        withoutActuallyEscaping(stopped) { stopped in
+            let group = DispatchGroup()
+            for index in 1..<partCount {
+                let range = bounds[index]..<bounds[index + 1]
+                group.enter()
+                do throws(Threads.StartFailure) {
+                    try Threads.start(stackSize: 8 << 20) {
+                        let part = planPart(range, stopped: stopped)
+                        planned.withLock { $0[index] = part }
+                        group.leave()
+                    }
+                } catch {
+                    let part = planPart(range, stopped: stopped)
+                    planned.withLock { $0[index] = part }
+                    group.leave()
+                }
+            }
+            let first = planPart(bounds[0]..<bounds[1], stopped: stopped)
+            planned.withLock { $0[0] = first }
+            group.wait()
         }
         var inputs: [PlannedInput] = []
         var passedThrough: [String] = []

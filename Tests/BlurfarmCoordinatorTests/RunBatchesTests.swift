@@ -31,16 +31,22 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         // A first run records some outputs: the next run finds them up to date.
         let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
+        #expect(first.plan.inputs.map(\.path) == plan.inputs.map(\.path), "a first run makes every input")
+        var recorded: Set<String> = []
         for input in first.plan.inputs where Bool.random(using: &random) {
             first.willRead(input)
             for output in input.outputs where Bool.random(using: &random) {
                 _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
                 try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
+                recorded.insert(output.path)
             }
         }
         let run = IncrementalRun(
             plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
             pixelLimit: 1 << 20, force: false)
+        // The work: every output not recorded, its input with it.
+        let expected = plan.inputs.map { $0.outputs.map(\.path).filter { !recorded.contains($0) } }.filter { !$0.isEmpty }
+        #expect(run.plan.inputs.map { $0.outputs.map(\.path) } == expected, "seed \(seed)")
         let size = Int.random(in: 1...7, using: &random)
         var work: [PlannedInput] = []
         var reported: [OutputReport] = []
