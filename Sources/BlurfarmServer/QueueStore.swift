@@ -233,11 +233,9 @@ public final class QueueStore: Sendable {
                 case .forgetRendering:
                     try QueueOutput.filter(Column("jobId") == id && Column("state") == JobOutputState.rendering.rawValue).deleteAll(db)
                 case .started(let output):
-                    try output.upsert(db)
+                    try Self.store(output, keepingStart: false, db)
                 case .finished(let output):
-                    var finished = output
-                    finished.startedAt = try QueueOutput.fetchOne(db, key: ["jobId": output.jobId, "output": output.output])?.startedAt
-                    try finished.upsert(db)
+                    try Self.store(output, keepingStart: true, db)
                 }
             }
             var told = event(job)
@@ -245,6 +243,32 @@ public final class QueueStore: Sendable {
             return (job, told)
         }
     }
+
+    /// Writes `output`'s row, added or replaced; `keepingStart`: a row already there keeps its
+    /// `startedAt`, a new one has none. One prepared statement for every row: GRDB's `upsert`
+    /// and the fetch of the row's start built their SQL again for each, 50 µs an output (a
+    /// million-output job's ends were stored 13,000 a second, 75 s after its run had ended).
+    private static func store(_ output: QueueOutput, keepingStart: Bool, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: keepingStart ? storeKeepingStart : storeWhole)
+        try statement.execute(arguments: [
+            output.jobId, output.output, output.state.rawValue, output.tilesDone, output.tiles, output.pixels, output.seconds,
+            output.retries, output.checksum, output.errorKind, output.error, keepingStart ? nil : output.startedAt,
+            output.finishedAt,
+        ])
+    }
+
+    /// ``store(_:keepingStart:_:)``'s statements.
+    private static let (storeWhole, storeKeepingStart) = {
+        let columns = [
+            "jobId", "output", "state", "tilesDone", "tiles", "pixels", "seconds", "retries", "checksum", "errorKind", "error",
+            "startedAt", "finishedAt",
+        ]
+        func sql(updating updated: [String]) -> String {
+            "INSERT INTO output (\(columns.joined(separator: ", "))) VALUES (\(repeatElement("?", count: columns.count).joined(separator: ", ")))"
+                + " ON CONFLICT (jobId, output) DO UPDATE SET " + updated.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        }
+        return (sql(updating: Array(columns.dropFirst(2))), sql(updating: columns.dropFirst(2).filter { $0 != "startedAt" }))
+    }()
 
     /// Adds `event`, which changes no row (the workers): the event with its id.
     public func log(_ event: QueueEvent) throws(QueueStoreError) -> QueueEvent {

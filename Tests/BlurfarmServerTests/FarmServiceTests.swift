@@ -1,5 +1,6 @@
 import BlurfarmState
 import BlurfarmAPI
+import BlurfarmTestSupport
 @testable import BlurfarmServer
 import Foundation
 import GRDB
@@ -64,6 +65,33 @@ import Testing
         #expect(outputs.map(\.output) == [output])
         #expect(outputs.first?.state == .written && outputs.first?.checksum == "abc")
         #expect(JobView(job).progress.fraction == 1)
+    }
+
+    /// An output's row is written whole when it starts and when it ends, the end keeping the
+    /// start's time (``QueueStore``'s one prepared statement for every row).
+    @Test func anOutputsEndKeepsItsStartAndAnOutputEndedUnstartedHasNone() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let (started, unstarted) = (fixture.root + "/out/started.png", fixture.root + "/out/unstarted.png")
+        fixture.jobFarm.emit(.accepted(job: id, outputs: 2, upToDate: 0))
+        fixture.jobFarm.emit(.outputStarted(job: id, output: started, tiles: 4))
+        try await eventually("the output's start to be stored") {
+            try await fixture.service.outputs(of: id).first { $0.output == started }?.startedAt != nil
+        }
+        let start = try #require(try await fixture.service.outputs(of: id).first { $0.output == started }?.startedAt)
+        for output in [started, unstarted] {
+            fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
+                status: .written, output: output, pixels: 64, tiles: 4, seconds: 0.5, retries: 1, checksum: "c0ffee",
+                errorKind: nil, error: nil)))
+        }
+        fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: false))
+        _ = try await fixture.wait(for: id) { $0.state == .completed }
+        let rows = try await fixture.service.outputs(of: id)
+        #expect(rows.map(\.output) == [started, unstarted])
+        #expect(rows.allSatisfy { $0.state == .written && $0.tiles == 4 && $0.retries == 1 && $0.checksum == "c0ffee" && $0.finishedAt != nil })
+        #expect(rows[0].startedAt == start && rows[1].startedAt == nil, "\(rows)")
     }
 
     @Test func aFailedOutputKeepsItsErrorAndTheJobFails() async throws {
