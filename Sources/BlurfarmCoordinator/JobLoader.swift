@@ -62,7 +62,7 @@ public struct JobLoader: Sendable {
 
     /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
     /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:stopped:)`` says.
-    public func plan(_ job: JobSpec, manifestPath: String, stopped: @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
+    public func plan(_ job: JobSpec, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
         let widths = inputWidths.map {

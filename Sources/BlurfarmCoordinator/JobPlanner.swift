@@ -27,7 +27,7 @@ public enum JobPlanner {
     /// The inputs are planned in parts of at least `partInputs`, one a core, at once.
     public static func plan(
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], widths: InputWidths = InputWidths(),
-        outputLimit: Int = .max, partInputs: Int = planPartInputs, stopped: @Sendable () -> Bool = { false }
+        outputLimit: Int = .max, partInputs: Int = planPartInputs, stopped: @escaping @Sendable () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
         let folder = (manifestPath as NSString).deletingLastPathComponent
         let base = folder.isEmpty ? "." : folder
@@ -330,27 +330,25 @@ public enum JobPlanner {
         let partCount = max(1, min(ProcessInfo.processInfo.activeProcessorCount, entries.count / max(1, partInputs)))
         let bounds = (0...partCount).map { entries.count * $0 / partCount }
         let planned = Mutex([PlannedPart?](repeating: nil, count: partCount))
-        withoutActuallyEscaping(stopped) { stopped in
-            let group = DispatchGroup()
-            for index in 1..<partCount {
-                let range = bounds[index]..<bounds[index + 1]
-                group.enter()
-                do throws(Threads.StartFailure) {
-                    try Threads.start(stackSize: 8 << 20) {
-                        let part = planPart(range, stopped: stopped)
-                        planned.withLock { $0[index] = part }
-                        group.leave()
-                    }
-                } catch {
+        let group = DispatchGroup()
+        for index in 1..<partCount {
+            let range = bounds[index]..<bounds[index + 1]
+            group.enter()
+            do throws(Threads.StartFailure) {
+                try Threads.start(stackSize: 8 << 20) {
                     let part = planPart(range, stopped: stopped)
                     planned.withLock { $0[index] = part }
                     group.leave()
                 }
+            } catch {
+                let part = planPart(range, stopped: stopped)
+                planned.withLock { $0[index] = part }
+                group.leave()
             }
-            let first = planPart(bounds[0]..<bounds[1], stopped: stopped)
-            planned.withLock { $0[0] = first }
-            group.wait()
         }
+        let first = planPart(bounds[0]..<bounds[1], stopped: stopped)
+        planned.withLock { $0[0] = first }
+        group.wait()
         var inputs: [PlannedInput] = []
         var passedThrough: [String] = []
         var regionFiles: [String] = []

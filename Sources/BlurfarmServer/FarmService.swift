@@ -351,14 +351,14 @@ public actor FarmService {
     }
 
     /// The plan of a submitted manifest's `text`, read as the file `manifestPath`.
-    private nonisolated func servedPlan(text: String, manifestPath: String, stopped: @Sendable () -> Bool) -> ServedPlan {
+    private nonisolated func servedPlan(text: String, manifestPath: String, stopped: @escaping @Sendable () -> Bool) -> ServedPlan {
         servedPlan(loader.decode(text: text, manifestPath: manifestPath), manifestPath: manifestPath, stopped: stopped)
     }
 
     /// The plan of the manifest file at `path`, read beneath the roots as it is now (never
     /// through a link out of them, never blocking on a FIFO); a file that cannot be read is its
     /// diagnostic, one outside the roots too.
-    private nonisolated func servedPlan(manifestAt path: String, stopped: @Sendable () -> Bool = { false }) -> ServedPlan {
+    private nonisolated func servedPlan(manifestAt path: String, stopped: @escaping @Sendable () -> Bool = { false }) -> ServedPlan {
         do throws(RootedFileError) {
             return servedPlan(
                 loader.decode(bytes: try roots.readManifest(path), manifestPath: path), manifestPath: path, stopped: stopped)
@@ -380,7 +380,7 @@ public actor FarmService {
     /// walked (a glob outside them is never read, its files never named in a diagnostic), then
     /// its inputs and outputs.
     private nonisolated func servedPlan(
-        _ decoded: Result<JobSpec, Diagnostics>, manifestPath: String, stopped: @Sendable () -> Bool = { false }
+        _ decoded: Result<JobSpec, Diagnostics>, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }
     ) -> ServedPlan {
         let job: JobSpec
         switch decoded {
