@@ -78,8 +78,9 @@ public struct JobRunner: Sendable {
     /// queue), telling `events` as it goes. `verify` overrides the job's `verify:` mode. The
     /// reports come in the plan's order, whatever order the outputs finished in.
     /// `plan` may be a batch of a job's work, with `around` of the job's inputs before and after
-    /// it (``IncrementalRun/Batch``), whose abandoned files were removed for the whole job
-    /// (``removeAbandonedFiles(of:)``) unless `removingAbandoned`.
+    /// it (``IncrementalRun/Batch``); `removingAbandoned`: whether the temporary files an earlier
+    /// run killed outright left beside its outputs are removed first (``removeAbandonedFiles(of:)``:
+    /// a batch's were, with its job's).
     public func run(
         _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, control: JobControl = JobControl(),
         around: (before: Int, after: Int) = (0, 0), removingAbandoned: Bool = true,

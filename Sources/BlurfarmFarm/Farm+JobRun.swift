@@ -255,12 +255,13 @@ extension Farm {
             pruneAsked: job.prune)
     }
 
-    /// Renders every output of `work` (a batch of the job's, with `around` of its inputs before
-    /// and after: ``IncrementalRun/Batch``) on `rendering`, telling each step as events, each
-    /// input to `willRead` before it is read and each finished output to `written`.
+    /// Renders every output of `work` on `rendering`, telling each step as events, each input
+    /// to `willRead` before it is read and each finished output to `written`. `work` is the
+    /// job's, or a batch of it with `around` of its inputs before and after
+    /// (``IncrementalRun/Batch``), whose job's abandoned files were removed before the first.
     private func render(
         _ id: FarmJobID, _ work: JobPlan, of job: FarmJob, on rendering: any ImageRendering,
-        around: (before: Int, after: Int) = (0, 0), settings runSettings: RunSettings, control: JobControl,
+        around: (before: Int, after: Int)? = nil, settings runSettings: RunSettings, control: JobControl,
         willRead: @escaping @Sendable (PlannedInput) -> Void, written: @escaping @Sendable (OutputReport) -> Void
     ) -> RunReport {
         let configuration = settings.configuration
@@ -270,7 +271,8 @@ extension Farm {
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
             wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
         return runner.run(
-            work, verify: job.verify, settings: runSettings, control: control, around: around, removingAbandoned: around == (0, 0)
+            work, verify: job.verify, settings: runSettings, control: control, around: around ?? (0, 0),
+            removingAbandoned: around == nil
         ) { [self] event in
             switch event {
             case .inputRead(let input): willRead(input)
