@@ -73,9 +73,10 @@ package enum ReportedOutputs: Sendable, Equatable {
 
     /// Outputs on disk and in memory, in order (``Spilling``).
     package final class Spilled: Sendable {
-        /// The unnamed file of the outputs on disk: each as its length (4 bytes, little-endian)
-        /// then its JSON; its first `fileLength` bytes, then `tail` (what could not be written).
-        private let file: Int32
+        /// The encoded outputs, each as its length (4 bytes, little-endian) then its JSON: the
+        /// first `fileLength` bytes of the unnamed file `file` (none for a small report), then
+        /// `tail` (those not written).
+        private let file: Int32?
         private let fileLength: Int
         private let tail: [UInt8]
         /// For each output in order, whether it is the next encoded one (else the next held).
@@ -89,14 +90,17 @@ package enum ReportedOutputs: Sendable, Equatable {
         let decoded: Int
 
         fileprivate init(
-            file: Int32, fileLength: Int, tail: [UInt8], places: [Bool], held: [ArraySlice<OutputReport>],
+            file: Int32?, fileLength: Int, tail: [UInt8], places: [Bool], held: [ArraySlice<OutputReport>],
             counts: [OutputReport.Status: Int], decoded: Int
         ) {
             (self.file, self.fileLength, self.tail) = (file, fileLength, tail)
             (self.places, self.held, self.counts, self.decoded) = (places, held, counts, decoded)
         }
 
-        deinit { Syscalls.close(file) }
+        deinit { if let file { Syscalls.close(file) } }
+
+        /// Whether some of the outputs are in the state folder's file.
+        var isOnDisk: Bool { file != nil }
 
         enum Item {
             case encoded(Data)
@@ -132,7 +136,7 @@ package enum ReportedOutputs: Sendable, Equatable {
 
         /// The pieces one after another: the file's, read 64 KB at a time, then the tail's.
         private struct Reader {
-            let file: Int32
+            let file: Int32?
             let fileLength: Int
             let tail: [UInt8]
             var buffer: [UInt8] = []
@@ -140,7 +144,7 @@ package enum ReportedOutputs: Sendable, Equatable {
             var offset = 0
             var tailRead = false
 
-            init(file: Int32, fileLength: Int, tail: [UInt8]) { (self.file, self.fileLength, self.tail) = (file, fileLength, tail) }
+            init(file: Int32?, fileLength: Int, tail: [UInt8]) { (self.file, self.fileLength, self.tail) = (file, fileLength, tail) }
 
             mutating func next() throws(SystemCallError) -> Data {
                 let length = try take(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
@@ -151,7 +155,7 @@ package enum ReportedOutputs: Sendable, Equatable {
                 while buffer.count - start < count {
                     buffer.removeSubrange(..<start)
                     start = 0
-                    guard offset < fileLength else {
+                    guard let file, offset < fileLength else {
                         guard !tailRead else { throw SystemCallError(call: "pread", errno: EIO) }
                         buffer += tail
                         tailRead = true
@@ -172,30 +176,30 @@ package enum ReportedOutputs: Sendable, Equatable {
     }
 
     /// A run's outputs gathered batch by batch, in plan order: each output written encoded at
-    /// once into an unnamed file of the state folder and held as its place alone; the others
-    /// (up to date, failed, stopped, cancelled: few, but for the up to date, which the check
-    /// holds already) as values. A first run of 100,000 inputs held what rendering told of
-    /// its 300,000 outputs, 49 MB of its heap. Where the state folder's file system has no
-    /// unnamed files, every output is held; once a write fails, the encoded outputs not
-    /// written stay in memory.
+    /// once, the others (up to date, failed, stopped, cancelled: few, but for the up to date,
+    /// which the check holds already) as values. The encoded outputs are held until they pass
+    /// ``heldBytes``, then go to an unnamed file of the state folder: a first run of 100,000
+    /// inputs held what rendering told of its 300,000 outputs, 49 MB of its heap, and a series
+    /// of jobs, each keeping its report to the end, holds a file only for each large one.
+    /// Where the file cannot be made or written, they stay in memory.
     package final class Spilling {
+        /// The encoded outputs held before they go to the file: 1 MiB, about 2,000 outputs.
+        static let heldBytes = 1 << 20
+        private let state: String
         private var file: Int32?
         private var fileLength = 0
-        private var writable = true
+        /// Whether the encoded outputs may still go to the file.
+        private var spilling = true
         private var places: [Bool] = []
         private var held: [ArraySlice<OutputReport>] = []
         private var counts: [OutputReport.Status: Int] = [:]
         private var decoded = 0
-        /// Encoded outputs not written yet: written about 64 KB at a time.
+        /// Encoded outputs not written: written about 64 KB at a time once the file is made.
         private var buffer: [UInt8] = []
         private let encoder = RunReport.encoder()
 
-        /// Spilling into the state folder `state`, or holding every output when no file can be made there.
-        package init(state: String) {
-            guard let folder = try? JobStateFolder.openFolder(state) else { return }
-            defer { Syscalls.close(folder) }
-            file = try? Syscalls.createUnnamed(in: folder)
-        }
+        /// The outputs of a run whose state folder is `state`.
+        package init(state: String) { self.state = state }
 
         deinit { if let file { Syscalls.close(file) } }
 
@@ -204,13 +208,13 @@ package enum ReportedOutputs: Sendable, Equatable {
             var kept: [OutputReport] = []
             for output in batch {
                 counts[output.status, default: 0] += 1
-                if file != nil, output.status == .written, output.failure == nil,
+                if output.status == .written, output.failure == nil,
                     let piece = try? ReportedText.showingBytes(in: encoder.encode(output))
                 {
                     withUnsafeBytes(of: UInt32(piece.count).littleEndian) { buffer += $0 }
                     buffer += piece
                     places.append(true)
-                    if buffer.count >= 1 << 16 { flush() }
+                    if buffer.count >= (file == nil ? Self.heldBytes : 1 << 16) { flush() }
                 } else {
                     kept.append(output)
                     places.append(false)
@@ -227,25 +231,36 @@ package enum ReportedOutputs: Sendable, Equatable {
 
         /// The outputs added, in order.
         package func finish() -> ReportedOutputs {
-            flush()
-            guard let file else { return .held(Array(held.joined())) }
-            self.file = nil
+            if file != nil { flush() }
+            defer { file = nil }
             return .spilled(Spilled(
                 file: file, fileLength: fileLength, tail: buffer, places: places, held: held, counts: counts, decoded: decoded))
         }
 
-        /// Writes what is buffered, as far as the file takes it.
+        /// Writes what is held to the file, made the first time, as far as it takes it.
         private func flush() {
-            guard let file, writable else { return }
+            guard spilling else { return }
+            if file == nil {
+                guard let folder = try? JobStateFolder.openFolder(state) else {
+                    spilling = false
+                    return
+                }
+                defer { Syscalls.close(folder) }
+                file = try? Syscalls.createUnnamed(in: folder)
+                guard file != nil else {
+                    spilling = false
+                    return
+                }
+            }
             do throws(SystemCallError) {
-                while !buffer.isEmpty {
+                while let file, !buffer.isEmpty {
                     let written = try Syscalls.writeOnce(file, buffer)
                     if written == 0 { throw SystemCallError(call: "write", errno: EIO) }
                     buffer.removeFirst(written)
                     fileLength += written
                 }
             } catch {
-                writable = false
+                spilling = false
             }
         }
     }

@@ -101,7 +101,8 @@ import Testing
         var random = Seeded(state: seed)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let outputs = Self.outputs(Int.random(in: 0...3_000, using: &random), using: &random)
+        // From none to several MB of them: held, then on disk.
+        let outputs = Self.outputs([0, 1, 300, 2_500, 6_000, 9_000][Int(seed)], using: &random)
         let spilling = ReportedOutputs.Spilling(state: state)
         var next = 0
         // Batches of whole inputs (two outputs each), as a run adds them.
@@ -111,10 +112,14 @@ import Testing
             next = end
         }
         let (spilled, held) = (Self.report(spilling.finish()), Self.report(.held(outputs)))
-        guard case .spilled = spilled.reported else {
-            Issue.record("the state folder takes an unnamed file")
+        guard case .spilled(let stored) = spilled.reported else {
+            Issue.record("a run's outputs are gathered encoded")
             return
         }
+        // On disk once the written outputs' entries pass the bytes held.
+        let encoded = try outputs.filter { $0.status == .written }.reduce(0) { $0 + 4 + (try RunReport.json($1).count) }
+        #expect(stored.isOnDisk == (encoded >= ReportedOutputs.Spilling.heldBytes), "\(encoded) bytes, seed \(seed)")
+        print("seed \(seed): \(outputs.count) outputs, \(encoded) bytes encoded, on disk: \(stored.isOnDisk)")
         // The report file, byte for byte, whatever held the outputs.
         #expect(try RunReport.json(spilled) == RunReport.json(held), "seed \(seed)")
         var written: [UInt8] = []
@@ -127,18 +132,21 @@ import Testing
         #expect(spilled.outputs.filter { $0.status != .written }.map(\.failure) == outputs.filter { $0.status != .written }.map(\.failure))
     }
 
-    @Test func withoutAStateFolderEveryOutputIsHeld() throws {
+    @Test func withoutAStateFolderTheOutputsStayInMemory() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-folder-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: file, contents: Data())
         defer { try? FileManager.default.removeItem(atPath: file) }
         var random = Seeded(state: 7)
-        let outputs = Self.outputs(50, using: &random)
+        // Far more than the bytes held: they would go to the file.
+        let outputs = Self.outputs(8_000, using: &random)
         let spilling = ReportedOutputs.Spilling(state: file + "/state")
         spilling.add(outputs[...])
-        guard case .held(let held) = spilling.finish() else {
-            Issue.record("no unnamed file can be made under a file")
+        let spilled = Self.report(spilling.finish())
+        guard case .spilled(let stored) = spilled.reported else {
+            Issue.record("a run's outputs are gathered encoded")
             return
         }
-        #expect(held == outputs)
+        #expect(!stored.isOnDisk)
+        #expect(try RunReport.json(spilled) == RunReport.json(Self.report(.held(outputs))))
     }
 }
