@@ -1,4 +1,5 @@
 import BlurfarmState
+import BlurfarmTestSupport
 import Foundation
 import Testing
 
@@ -12,20 +13,8 @@ import Testing
     static let manifest =
         "job: batches\ninputs: [photos/*.jpg]\noutputs:\n  - name: a\n    path: out/{stem}-a.png\n  - name: b\n    path: out/{stem}-b.png\n"
 
-    /// A random number generator with a seed, so that a failure says how to see it again.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test(arguments: 0..<6) func batchesCoverThePlanOnceAndMergeInPlanOrder(seed: UInt64) throws {
-        var random = Seeded(state: seed)
+        var random = SplitMix(seed: seed)
         let photos = (0..<Int.random(in: 1...30, using: &random)).map { String(format: "p%02d", $0) }
         let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -68,7 +57,7 @@ import Testing
     }
 
     /// Reports of every status, with random details, as a run gathers them.
-    static func outputs(_ count: Int, using random: inout Seeded) -> [OutputReport] {
+    static func outputs(_ count: Int, using random: inout SplitMix) -> [OutputReport] {
         (0..<count).map { index in
             let status: OutputReport.Status = [.written, .written, .written, .skipped, .failed, .stopped, .failedEarlier].randomElement(using: &random)!
             let failure: OutputFailure? =
@@ -98,7 +87,7 @@ import Testing
     }
 
     @Test(arguments: 0..<6) func aReportSpilledToTheStateFolderIsTheReportHeld(seed: UInt64) throws {
-        var random = Seeded(state: seed)
+        var random = SplitMix(seed: seed)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: state) }
         // From none to several MB of them: held, then on disk.
@@ -136,7 +125,7 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-folder-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: file, contents: Data())
         defer { try? FileManager.default.removeItem(atPath: file) }
-        var random = Seeded(state: 7)
+        var random = SplitMix(seed: 7)
         // Far more than the bytes held: they would go to the file.
         let outputs = Self.outputs(8_000, using: &random)
         let spilling = ReportedOutputs.Spilling(state: file + "/state")
