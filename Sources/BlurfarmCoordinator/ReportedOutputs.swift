@@ -184,8 +184,9 @@ package enum ReportedOutputs: Sendable, Equatable {
     /// Where the file cannot be made or written, they stay in memory.
     package final class Spilling {
         /// The encoded outputs held before they go to the file: 1 MiB, about 2,000 outputs.
-        static let heldBytes = 1 << 20
+        package static let heldBytes = 1 << 20
         private let state: String
+        private let heldBytes: Int
         private var file: Int32?
         private var fileLength = 0
         /// Whether the encoded outputs may still go to the file.
@@ -198,8 +199,8 @@ package enum ReportedOutputs: Sendable, Equatable {
         private var buffer: [UInt8] = []
         private let encoder = RunReport.encoder()
 
-        /// The outputs of a run whose state folder is `state`.
-        package init(state: String) { self.state = state }
+        /// The outputs of a run whose state folder is `state`, held until their entries pass `heldBytes`.
+        package init(state: String, heldBytes: Int = Spilling.heldBytes) { (self.state, self.heldBytes) = (state, heldBytes) }
 
         deinit { if let file { Syscalls.close(file) } }
 
@@ -214,7 +215,7 @@ package enum ReportedOutputs: Sendable, Equatable {
                     withUnsafeBytes(of: UInt32(piece.count).littleEndian) { buffer += $0 }
                     buffer += piece
                     places.append(true)
-                    if buffer.count >= (file == nil ? Self.heldBytes : 1 << 16) { flush() }
+                    if buffer.count >= (file == nil ? heldBytes : 1 << 16) { flush() }
                 } else {
                     kept.append(output)
                     places.append(false)

@@ -79,6 +79,9 @@ import Testing
         }
     }
 
+    /// The bytes a test's reports hold before they go to disk.
+    static let heldBytes = 16 << 10
+
     static func report(_ reported: ReportedOutputs) -> RunReport {
         let settings = RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 512, pixelLimit: 1 << 28, verify: "checksum")
         return RunReport(
@@ -90,13 +93,13 @@ import Testing
         var random = SplitMix(seed: seed)
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: state) }
-        // From none to several MB of them: held, then on disk.
-        let outputs = Self.outputs([0, 1, 300, 2_500, 6_000, 9_000][Int(seed)], using: &random)
-        let spilling = ReportedOutputs.Spilling(state: state)
+        // From none to many times the bytes held (16 KB here, for a light test): held, then on disk.
+        let outputs = Self.outputs([0, 1, 30, 100, 300, 900][Int(seed)], using: &random)
+        let spilling = ReportedOutputs.Spilling(state: state, heldBytes: Self.heldBytes)
         var next = 0
         // Batches of whole inputs (two outputs each), as a run adds them.
         while next < outputs.count {
-            let end = min(outputs.count, next + 2 * Int.random(in: 1...250, using: &random))
+            let end = min(outputs.count, next + 2 * Int.random(in: 1...50, using: &random))
             spilling.add(outputs[next..<end])
             next = end
         }
@@ -107,7 +110,7 @@ import Testing
         }
         // On disk once the written outputs' entries pass the bytes held.
         let encoded = try outputs.filter { $0.status == .written }.reduce(0) { $0 + 4 + (try RunReport.json($1).count) }
-        #expect(stored.isOnDisk == (encoded >= ReportedOutputs.Spilling.heldBytes), "\(encoded) bytes, seed \(seed)")
+        #expect(stored.isOnDisk == (encoded >= Self.heldBytes), "\(encoded) bytes, seed \(seed)")
         print("seed \(seed): \(outputs.count) outputs, \(encoded) bytes encoded, on disk: \(stored.isOnDisk)")
         // The report file, byte for byte, whatever held the outputs.
         #expect(try RunReport.json(spilled) == RunReport.json(held), "seed \(seed)")
@@ -127,8 +130,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: file) }
         var random = SplitMix(seed: 7)
         // Far more than the bytes held: they would go to the file.
-        let outputs = Self.outputs(8_000, using: &random)
-        let spilling = ReportedOutputs.Spilling(state: file + "/state")
+        let outputs = Self.outputs(900, using: &random)
+        let spilling = ReportedOutputs.Spilling(state: file + "/state", heldBytes: Self.heldBytes)
         spilling.add(outputs[...])
         let spilled = Self.report(spilling.finish())
         guard case .spilled(let stored) = spilled.reported else {
