@@ -206,7 +206,7 @@ package enum ReportedOutputs: Sendable, Equatable {
 
         /// Adds `batch`, the outputs of a batch of whole inputs in plan order.
         package func add(_ batch: ArraySlice<OutputReport>) {
-            var kept: [OutputReport] = []
+            let first = places.count
             for output in batch {
                 counts[output.status, default: 0] += 1
                 if output.status == .written, output.failure == nil,
@@ -217,15 +217,16 @@ package enum ReportedOutputs: Sendable, Equatable {
                     places.append(true)
                     if buffer.count >= (file == nil ? heldBytes : 1 << 16) { flush() }
                 } else {
-                    kept.append(output)
                     places.append(false)
                 }
             }
-            // A batch held whole (up to date, failed) is kept as it came, not copied.
-            if kept.count == batch.count, !batch.isEmpty {
-                held.append(batch)
-            } else if !kept.isEmpty {
-                held.append(kept[...])
+            // A batch held whole (up to date, failed: a no-change run's) is kept as it came, not
+            // copied; of the others, those not encoded.
+            let encoded = places[first...]
+            if !encoded.contains(true) {
+                if !batch.isEmpty { held.append(batch) }
+            } else if encoded.contains(false) {
+                held.append(zip(batch, encoded).filter { !$0.1 }.map(\.0)[...])
             }
             decoded += ReportedOutputs.decodedInputs(of: batch)
         }
