@@ -9,8 +9,9 @@
 # FOLDER defaults to /tmp/blurfarm-slurm (the same for `up` and `down`); a link, another user's
 # folder or one writable by others is refused (someone could have planted it). It (created by `up`,
 # removed by `down`) holds the configuration, the munge key and socket,
-# state, spool, logs and pid files. The daemons listen on free ports picked at start, so several
-# clusters (several test processes) never meet. Run as root: slurmd starts jobs as their users,
+# state, spool, logs and pid files. The daemons listen on free ports picked at start, below the
+# range of outgoing connections' ports, so several clusters (several test processes) never meet;
+# a port taken between the pick and the daemon's bind is picked again. Run as root: slurmd starts jobs as their users,
 # munged is started as the user munge. Clients find the cluster through SLURM_CONF:
 #   export SLURM_CONF=FOLDER/slurm.conf; sbatch ...
 #
@@ -46,11 +47,12 @@ alive() {
   [[ -r /proc/$1/stat ]] && [[ $(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) != Z ]]
 }
 
-# Stops the daemons whose pid files are in the folder: each by its pid, all at once, waited for
-# (5 s, then SIGKILL).
+# Stops the daemons whose pid files (given, or all three) are in the folder: each by its pid, all
+# at once, waited for (5 s, then SIGKILL).
 stop_daemons() {
-  local file pid pids=()
-  for file in run/slurmd.pid run/slurmctld.pid munge/munged.pid; do
+  local file pid pids=() files=("$@")
+  ((${#files[@]})) || files=(run/slurmd.pid run/slurmctld.pid munge/munged.pid)
+  for file in "${files[@]}"; do
     [[ -f $folder/$file ]] || continue
     pid=$(cat "$folder/$file" 2>/dev/null || true)
     [[ $pid =~ ^[0-9]+$ ]] && kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
@@ -104,19 +106,40 @@ runuser -u munge -- munged --force --socket="$socket" --key-file="$folder/munge/
   --pid-file="$folder/munge/munged.pid" --log-file="$folder/munge/munged.log" --seed-file="$folder/munge/munged.seed" \
   </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "munged did not start (see $folder/munge/munged.log)"
 
-# Free TCP ports for slurmctld and slurmd.
-read -r ctld_port node_port < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
-
 node=$(slurmd -C | head -n 1)
 [[ $node == NodeName=* ]] || fail "slurmd -C did not describe this node: $node"
 node_name=${node%% *}
 node_name=${node_name#NodeName=}
 host=$(hostname -s)
+export SLURM_CONF=$folder/slurm.conf
 
+# Two free TCP ports for slurmctld and slurmd, below the kernel's range for outgoing connections:
+# a port from that range, free now, can be taken by any client's connection (the tests make
+# hundreds) before the daemon binds it. Another cluster starting at the same time can still pick
+# the same port; the start is then tried again on others.
+pick_ports() {
+  python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+ports = []
+while len(ports) < 2:
+    port = random.randrange(10000, low)
+    if port in ports:
+        continue
+    s = socket.socket()
+    try:
+        s.bind(("", port))
+        ports.append(port)
+    except OSError:
+        pass
+    finally:
+        s.close()
+print(*ports)'
+}
+
+# slurm.conf for ports $1 (slurmctld) and $2 (slurmd).
+write_configuration() {
+  local ctld_port=$1 node_port=$2
 cat >"$folder/slurm.conf" <<EOF
 # A one-node cluster of scripts/slurm-local.sh: everything under $folder.
 ClusterName=blurfarm-local
@@ -152,22 +175,42 @@ MpiDefault=none
 $node NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=local Nodes=$node_name Default=YES MaxTime=INFINITE State=UP
 EOF
-export SLURM_CONF=$folder/slurm.conf
+}
 
-# The daemons' standard streams go to a file: a caller reading this script's output to its end
-# (a test) must not wait for the daemons.
-slurmctld -f "$SLURM_CONF" -i </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmctld did not start"
-slurmd -f "$SLURM_CONF" -N "$node_name" </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmd did not start"
+# Starts slurmctld and slurmd on new ports: 0 once the node is idle (slurmd registered with the
+# controller); 1 when a daemon could not bind its port, after stopping both and setting their
+# logs aside. Fails the script otherwise.
+start_cluster() {
+  local ports state= log
+  ports=$(pick_ports)
+  write_configuration $ports
+  # The daemons' standard streams go to a file: a caller reading this script's output to its end
+  # (a test) must not wait for the daemons.
+  slurmctld -f "$SLURM_CONF" -i </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmctld did not start"
+  slurmd -f "$SLURM_CONF" -N "$node_name" </dev/null >>"$folder/log/daemons.log" 2>&1 || fail "slurmd did not start"
+  for _ in $(seq 150); do
+    state=$(sinfo -h -n "$node_name" -o %T 2>/dev/null || true)
+    [[ $state == idle ]] && return 0
+    if grep -qs "Unable to bind listen port" "$folder"/log/slurmctld.log "$folder"/log/slurmd.log; then
+      echo "slurm-local: a port of $ports was taken; starting again on others" >&2
+      stop_daemons run/slurmd.pid run/slurmctld.pid
+      for log in slurmctld slurmd; do
+        [[ -f $folder/log/$log.log ]] && mv "$folder/log/$log.log" "$folder/log/$log.log.$attempt"
+      done
+      rm -f "$folder"/run/slurm*.pid
+      return 1
+    fi
+    sleep 0.1
+  done
+  fail "the node did not become idle in 15 s (state: ${state:-unknown})"
+}
 
-# Up when the node is idle (slurmd registered with the controller).
-for _ in $(seq 150); do
-  state=$(sinfo -h -n "$node_name" -o %T 2>/dev/null || true)
-  if [[ $state == idle ]]; then
+for attempt in 1 2 3; do
+  if start_cluster; then
     started=0
     trap - EXIT
     echo "SLURM_CONF=$SLURM_CONF"
     exit 0
   fi
-  sleep 0.1
 done
-fail "the node did not become idle in 15 s (state: ${state:-unknown})"
+fail "the daemons found no free ports in 3 tries"
