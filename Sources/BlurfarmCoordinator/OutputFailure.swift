@@ -64,6 +64,16 @@ public enum OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A failure as a report's `error` gives it: ``cancelled`` and ``stopped``, which carry
+    /// nothing more, as themselves; any other as ``reported(kind:code:message:)``.
+    public init(kind: String, code: String?, message: String) {
+        switch (kind, code, message) {
+        case ("cancelled", nil, "cancelled"): self = .cancelled
+        case ("stopped", nil, "stopped"): self = .stopped
+        default: self = .reported(kind: kind, code: code, message: message)
+        }
+    }
+
     /// The decoding failure this is, if it is one (reported once per input, remembered).
     public var decodeError: ImageIOError? {
         if case .decode(let error) = self { return error }

@@ -175,13 +175,15 @@ package enum ReportedOutputs: Sendable, Equatable {
         }
     }
 
-    /// A run's outputs gathered batch by batch, in plan order: each output written encoded at
-    /// once, the others (up to date, failed, stopped, cancelled: few, but for the up to date,
-    /// which the check holds already) as values. The encoded outputs are held until they pass
-    /// ``heldBytes``, then go to an unnamed file of the state folder: a first run of 100,000
-    /// inputs held what rendering told of its 300,000 outputs, 49 MB of its heap, and a series
+    /// A run's outputs gathered batch by batch, in plan order: each output the run tried
+    /// (written, failed, cancelled, stopped) encoded at once, those the up-to-date check holds
+    /// already (up to date, failed earlier) as values. The encoded outputs are held until they
+    /// pass ``heldBytes``, then go to an unnamed file of the state folder: a first run of
+    /// 100,000 inputs held what rendering told of its 300,000 outputs, 49 MB of its heap; a
+    /// served job of a million outputs cancelled (or failed) held 280 MB of them; and a series
     /// of jobs, each keeping its report to the end, holds a file only for each large one.
-    /// Where the file cannot be made or written, they stay in memory.
+    /// Where the file cannot be made or written, they stay in memory. Read back, an output is
+    /// what a report file gives (``OutputReport/init(from:)``).
     package final class Spilling {
         /// The encoded outputs held before they go to the file: 1 MiB, about 2,000 outputs.
         package static let heldBytes = 1 << 20
@@ -209,7 +211,7 @@ package enum ReportedOutputs: Sendable, Equatable {
             let first = places.count
             for output in batch {
                 counts[output.status, default: 0] += 1
-                if output.status == .written, output.failure == nil,
+                if output.status != .skipped, output.status != .failedEarlier,
                     let piece = try? ReportedText.showingBytes(in: encoder.encode(output))
                 {
                     withUnsafeBytes(of: UInt32(piece.count).littleEndian) { buffer += $0 }
@@ -220,8 +222,8 @@ package enum ReportedOutputs: Sendable, Equatable {
                     places.append(false)
                 }
             }
-            // A batch held whole (up to date, failed: a no-change run's) is kept as it came, not
-            // copied; of the others, those not encoded.
+            // A batch held whole (up to date, failed earlier: a no-change run's) is kept as it
+            // came, not copied; of the others, those not encoded.
             let encoded = places[first...]
             if !encoded.contains(true) {
                 if !batch.isEmpty { held.append(batch) }

@@ -166,7 +166,7 @@ public struct OutputReport: Sendable, Codable, Equatable {
 
     /// An output read back from a report (``RunReport/decode(_:from:)``): a name that is not
     /// UTF-8 comes back with its exact bytes (`inputBytes`, `outputBytes`), the failure as
-    /// ``OutputFailure/reported(kind:code:message:)``; ``createdFolders`` are not in reports.
+    /// ``OutputFailure/init(kind:code:message:)`` reads it; ``createdFolders`` are not in reports.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func path(_ key: CodingKeys, bytes: CodingKeys) throws -> String {
@@ -188,7 +188,7 @@ public struct OutputReport: Sendable, Codable, Equatable {
             encodeSeconds: try container.decode(Double.self, forKey: .encodeSeconds),
             retries: try container.decode(Int.self, forKey: .retries),
             checksum: try container.decodeIfPresent(String.self, forKey: .checksum),
-            failure: failure.map { .reported(kind: $0.kind, code: $0.code, message: $0.message) })
+            failure: failure.map { OutputFailure(kind: $0.kind, code: $0.code, message: $0.message) })
     }
 
     /// The `error` object of a report's output.

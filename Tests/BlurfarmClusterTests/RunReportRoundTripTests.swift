@@ -116,4 +116,23 @@ import Testing
         #expect(read.outputs.first?.failure == .reported(kind: failure.kind, code: failure.code, message: failure.description))
         #expect(read.outputs.first?.error == written.error)
     }
+
+    /// A cancelled or stopped output, which says nothing more, comes back as itself; an error
+    /// only like one, as reported.
+    @Test func cancelledAndStoppedComeBackAsThemselves() throws {
+        let failures: [OutputFailure] = [
+            .cancelled, .stopped, .reported(kind: "cancelled", code: "x", message: "cancelled"),
+            .reported(kind: "stopped", code: nil, message: "stopped by hand"),
+        ]
+        let outputs = failures.enumerated().map { index, failure in
+            OutputReport(
+                input: "a.png", output: "\(index).png", variant: "", status: index == 1 ? .stopped : .cancelled, failure: failure)
+        }
+        let report = RunReport(
+            job: "j", manifest: "/m.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 1),
+            settings: RunSettings(configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 0, pixelLimit: 1, verify: "checksum"),
+            outputs: outputs)
+        let read = try RunReport.decode(RunReport.self, from: RunReport.json(report))
+        #expect(read.outputs.map(\.failure) == failures)
+    }
 }

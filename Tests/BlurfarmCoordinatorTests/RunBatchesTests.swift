@@ -59,11 +59,12 @@ import Testing
     /// Reports of every status, with random details, as a run gathers them.
     static func outputs(_ count: Int, using random: inout SplitMix) -> [OutputReport] {
         (0..<count).map { index in
-            let status: OutputReport.Status = [.written, .written, .written, .skipped, .failed, .stopped, .failedEarlier].randomElement(using: &random)!
+            let status: OutputReport.Status = [.written, .written, .written, .skipped, .failed, .stopped, .cancelled, .failedEarlier].randomElement(using: &random)!
             let failure: OutputFailure? =
                 switch status {
                 case .failed: .verification("out/\(index).png: the decoded output is not the rendered image")
                 case .stopped: .stopped
+                case .cancelled: .cancelled
                 case .failedEarlier: .decodedEarlier("in/\(index / 2).jpg: not an image")
                 default: nil
                 }
@@ -108,8 +109,9 @@ import Testing
             Issue.record("a run's outputs are gathered encoded")
             return
         }
-        // On disk once the written outputs' entries pass the bytes held.
-        let encoded = try outputs.filter { $0.status == .written }.reduce(0) { $0 + 4 + (try RunReport.json($1).count) }
+        // On disk once the entries of the outputs the run tried pass the bytes held.
+        let tried = { (output: OutputReport) in output.status != .skipped && output.status != .failedEarlier }
+        let encoded = try outputs.filter(tried).reduce(0) { $0 + 4 + (try RunReport.json($1).count) }
         #expect(stored.isOnDisk == (encoded >= Self.heldBytes), "\(encoded) bytes, seed \(seed)")
         print("seed \(seed): \(outputs.count) outputs, \(encoded) bytes encoded, on disk: \(stored.isOnDisk)")
         // The report file, byte for byte, whatever held the outputs.
@@ -118,10 +120,16 @@ import Testing
         try RunReport.writeJSON([spilled], list: false) { written += $0 }
         #expect(Data(written) == (try RunReport.json(held)))
         #expect(spilled.counts == held.counts, "seed \(seed)")
-        // Read back: the written as a report file gives them, the others as they were.
-        let expected = try outputs.map { $0.status == .written ? try RunReport.decode(OutputReport.self, from: RunReport.json($0)) : $0 }
+        // Read back: those the run tried as a report file gives them (cancelled and stopped
+        // exactly as they were), those the check held as they were.
+        let expected = try outputs.map { tried($0) ? try RunReport.decode(OutputReport.self, from: RunReport.json($0)) : $0 }
         #expect(spilled.outputs == expected, "seed \(seed)")
-        #expect(spilled.outputs.filter { $0.status != .written }.map(\.failure) == outputs.filter { $0.status != .written }.map(\.failure))
+        let heldAsValues = { (reports: [OutputReport]) in reports.filter { !tried($0) }.map(\.failure) }
+        #expect(heldAsValues(spilled.outputs) == heldAsValues(outputs))
+        let stoppedOrCancelled = { (reports: [OutputReport]) in
+            reports.filter { $0.status == .stopped || $0.status == .cancelled }.map(\.failure)
+        }
+        #expect(stoppedOrCancelled(spilled.outputs) == stoppedOrCancelled(outputs))
     }
 
     @Test func withoutAStateFolderTheOutputsStayInMemory() throws {
