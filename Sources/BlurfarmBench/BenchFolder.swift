@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 
 #if canImport(Glibc)
@@ -27,7 +28,7 @@ final class BenchFolder {
         var files: [String] = []
         for copy in 0..<copies {
             for (index, image) in images.enumerated() {
-                let name = String(format: "c%03d-%05d-", copy, index) + (image as NSString).lastPathComponent
+                let name = String(format: "c%03d-%05d-", copy, index) + PathName.lastName(of: image)
                 let link = url.appendingPathComponent("in").appendingPathComponent(name)
                 try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: image)
                 files.append(link.path)

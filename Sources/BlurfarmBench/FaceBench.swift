@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmImageIO
 import Foundation
 
@@ -55,7 +56,7 @@ public struct FaceBench: Sendable {
     ///
     /// - Throws: `BenchError`: deface or pyvips missing, a command failed.
     public func run() throws -> Result {
-        let deface = (defacePython as NSString).deletingLastPathComponent + "/deface"
+        let deface = PathName.folder(of: defacePython) + "/deface"
         guard FileManager.default.isExecutableFile(atPath: deface) else {
             throw BenchError("bench faces: no \(deface): scripts/setup.sh makes .venv-deface with deface 1.5.0 and onnxruntime")
         }
@@ -74,9 +75,9 @@ public struct FaceBench: Sendable {
         let defaceIn = try folder.freshFolder("deface-in")
         for photo in photos {
             try FileManager.default.createSymbolicLink(
-                atPath: defaceIn + "/" + (photo as NSString).lastPathComponent, withDestinationPath: photo)
+                atPath: defaceIn + "/" + PathName.lastName(of: photo), withDestinationPath: photo)
         }
-        let defaceInputs = photos.map { defaceIn + "/" + ($0 as NSString).lastPathComponent }
+        let defaceInputs = photos.map { defaceIn + "/" + PathName.lastName(of: $0) }
         func redact(_ filter: [String]) -> [String] {
             ["apply", folder.path + "/in/*", "-o", folder.path + "/out/{stem}.jpg", "--config", folder.config, "--quality", "90"]
                 + filter

@@ -19,7 +19,7 @@ extension LibvipsComparison {
         let image = try corpus(settings.image)
         let folder = try BenchFolder()
         // A copy, not a link: a served job may read only below its roots.
-        let input = folder.path + "/in/" + (image as NSString).lastPathComponent
+        let input = folder.path + "/in/" + PathName.lastName(of: image)
         do { try FileManager.default.copyItem(atPath: image, toPath: input) } catch {
             throw BenchError("bench: cannot copy \(image): \(error)")
         }

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmManifest
 import BlurfarmSystem
 import Foundation
@@ -40,7 +41,7 @@ extension PathTemplate {
     /// `template` with `{stem}` as its file name's stem (`flat/thumb.webp` → `flat/{stem}.webp`):
     /// what `apply -o` suggests when one file is named for several inputs.
     public static func withStem(_ template: String) -> String {
-        let folder = (template as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: template)
         let ext = (template as NSString).pathExtension
         let name = "{stem}" + (ext.isEmpty ? "" : "." + ext)
         return folder.isEmpty ? name : folder + "/" + name

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import Foundation
 
 /// Where the running blurfarm is, and the files it ships: its executable, the worker beside
@@ -9,7 +10,7 @@ public enum Installation {
     public static let executable: String = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
 
     /// The folder of the running executable: what the plugin folder `{build}` stands for.
-    public static var executableFolder: String { (executable as NSString).deletingLastPathComponent }
+    public static var executableFolder: String { PathName.folder(of: executable) }
 
     /// `relative` in the first of the executable's folder (the kernel's answer, ``executable``:
     /// `argv[0]` is only a name when the executable was found on the `PATH`) and its ancestors

@@ -63,7 +63,7 @@ extension IncrementalRun {
         to path: String, plan full: JobPlan, published: Set<String>, limits: (pixels: Int, memory: Int, decodes: Int),
         confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
-        let mapFolder = (absolute(path) as NSString).deletingLastPathComponent
+        let mapFolder = PathName.folder(of: absolute(path))
         var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
         for input in full.inputs {
             var outputs: [OutputMap.Output] = []
@@ -119,7 +119,7 @@ extension IncrementalRun {
             throw MapFailure(path: path, message: "cannot encode the map: \(error)")
         }
         if Self.holds(bytes, path, confinement: confinement) { return MapResult(written: false, missingPlaceholders: missing) }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: path)
         do throws(StateError) {
             // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.
             for created in try CreatedFolder.make(folder.isEmpty ? "." : folder, confinement: confinement) {

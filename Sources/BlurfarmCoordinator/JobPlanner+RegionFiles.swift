@@ -81,14 +81,14 @@ extension JobPlanner {
     /// The region file of the input at `inputPath` whose template expanded to `expanded`: beside
     /// the input, in its folder.
     static func regionFilePath(_ expanded: String, inputPath: String) -> String {
-        let folder = (inputPath as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: inputPath)
         return folder.isEmpty ? expanded : join(folder, expanded)
     }
 
     /// The region file `spec` names for the input at `inputPath` of `variant` in job `job`, or
     /// nil when its name cannot be made (the plan said why): what the review sheet reads again.
     public static func regionFilePath(of spec: RegionFile, variant: String, inputPath: String, job: String) -> String? {
-        let name = (inputPath as NSString).lastPathComponent
+        let name = PathName.lastName(of: inputPath)
         let ext = (name as NSString).pathExtension
         let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
         guard let expanded = try? spec.path.expand(stem: stem, ext: ext, name: name, relpath: "", job: job, variant: variant)

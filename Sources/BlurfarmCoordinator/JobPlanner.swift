@@ -29,7 +29,7 @@ public enum JobPlanner {
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], widths: InputWidths = InputWidths(),
         outputLimit: Int = .max, partInputs: Int = planPartInputs, stopped: @escaping @Sendable () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
-        let folder = (manifestPath as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: manifestPath)
         let base = folder.isEmpty ? "." : folder
         var diagnostics: [Diagnostic] = []
         // Paths in the manifest are text: one of the characters that stand for bytes in file
@@ -791,7 +791,7 @@ struct Collisions {
 
     /// What to put in `template` to tell the inputs `a` and `b` (relative paths) apart.
     static func hint(_ template: PathTemplate, _ a: String, _ b: String) -> String {
-        let (nameA, nameB) = ((a as NSString).lastPathComponent, (b as NSString).lastPathComponent)
+        let (nameA, nameB) = (PathName.lastName(of: a), PathName.lastName(of: b))
         let (stemA, stemB) = ((nameA as NSString).deletingPathExtension, (nameB as NSString).deletingPathExtension)
         let wanted: [PathTemplate.Placeholder]
         if stemA != stemB {

@@ -148,11 +148,25 @@ public struct JobRunner: Sendable {
     }
 
     /// Removes the temporary files that an earlier run killed outright left beside the
-    /// outputs of `plan` (``ImageWriter/removeAbandonedTemporaryFiles(inFolder:)``), a listing
-    /// of each of their folders.
-    public static func removeAbandonedFiles(of plan: JobPlan) {
-        let folders = Set(plan.inputs.lazy.flatMap(\.outputs).map { ($0.path as NSString).deletingLastPathComponent })
-        for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder.isEmpty ? "." : folder) }
+    /// outputs of `plan`, not written for `minimumAge` seconds
+    /// (``ImageWriter/removeAbandonedTemporaryFiles(inFolder:minimumAge:)``), a listing of each
+    /// of their folders.
+    public static func removeAbandonedFiles(of plan: JobPlan, minimumAge: Double = 600) {
+        for folder in outputFolders(of: plan) { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: minimumAge) }
+    }
+
+    /// The folders of `plan`'s outputs, each once (`.` for none): a set as they come, not an
+    /// array of every output's (a million outputs in a few folders made a million strings,
+    /// 79 MB).
+    static func outputFolders(of plan: JobPlan) -> Set<String> {
+        var folders: Set<String> = []
+        for input in plan.inputs {
+            for output in input.outputs {
+                let folder = PathName.folder(of: output.path)
+                folders.insert(folder.isEmpty ? "." : folder)
+            }
+        }
+        return folders
     }
 
     /// Runs the outputs of one input, those of one decode after another so that one decoded

@@ -21,7 +21,7 @@ struct OutputCommit {
     init(_ output: PlannedOutput, of input: PlannedInput, confinement: RootConfinement?) throws(OutputFailure) {
         self.output = output
         self.input = input
-        let folder = (output.path as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: output.path)
         guard !folder.isEmpty else {
             folders = []
             return

@@ -409,7 +409,7 @@ extension StatusDescription {
     /// it comes from or why; names shown escaped, every path as the working folder sees it
     /// (``shownPath(_:)``). Lines separated by newlines, none after the last.
     public var text: String {
-        let folder = (manifest as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: manifest)
         let planned = outputs.filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }.count
         let tally = OutputState.allCases.compactMap { state in counts[state.rawValue].map { "\($0) \(state)" } }
         var lines = [

@@ -377,7 +377,7 @@ extension RunReport {
     private static func replace(
         _ path: String, producing produce: (_ write: ([UInt8]) throws(SystemCallError) -> Void) throws -> Void
     ) throws {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: path)
         try FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true)
         let descriptor = try Syscalls.openFolder(folder.isEmpty ? "." : folder, followingLinks: true)
         defer { Syscalls.close(descriptor) }
@@ -392,7 +392,7 @@ extension RunReport {
     @discardableResult
     public func writeInStateFolder(_ state: String) throws -> String {
         let path = pathInStateFolder(state)
-        let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
+        let folder = try JobStateFolder.openFolder(PathName.folder(of: path))
         defer { Syscalls.close(folder) }
         try JobStateFolder.replace(path, in: folder) { write in
             try Self.writeJSON([self], list: false, to: write)

@@ -267,8 +267,7 @@ public actor FarmService {
                     if case .planned(let plan) = planned, !stop.isStopped() {
                         // Temporary files of writes a killed server left behind (their writer's
                         // pid is gone; files of live processes are kept whatever their age).
-                        let folders = Set(plan.inputs.flatMap { $0.outputs.map { ($0.path as NSString).deletingLastPathComponent } })
-                        for folder in folders { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: 0) }
+                        JobRunner.removeAbandonedFiles(of: plan, minimumAge: 0)
                     }
                     return planned
                 }

@@ -75,7 +75,7 @@ public struct Roots: Sendable {
     /// with `..`), refused even when it matches nothing. Checked before the job is planned, so
     /// that a glob outside the roots is never walked and its files never named.
     public func firstOutside(_ job: JobSpec, manifestPath: String) -> String? {
-        let folder = (manifestPath as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: manifestPath)
         let base = folder.isEmpty ? "." : folder
         let globFolders = job.inputs.compactMap { try? GlobPattern($0) }.map {
             JobPlanner.join(base, $0.fixedPrefix.isEmpty ? "." : $0.fixedPrefix)

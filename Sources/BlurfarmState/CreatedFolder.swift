@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmSystem
 import BlurfarmImageIO
 import Foundation
@@ -30,7 +31,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
         do throws(SystemCallError) {
             while folder != "/", try Syscalls.identity(of: folder) == nil {
                 missing.append(folder)
-                folder = (folder as NSString).deletingLastPathComponent
+                folder = PathName.folder(of: folder)
             }
         } catch {
             throw StateError(path: folder, message: "cannot create the folder: \(error.reason)")

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmSystem
 import Foundation
 
@@ -28,12 +29,12 @@ public final class JobLock: Sendable {
     /// blocks until the holder lets go; without, returns ``Outcome/busy(holder:)`` at once.
     /// - Throws: ``StateError`` naming the file when it cannot be created or locked.
     public static func acquire(_ path: String, wait: Bool) throws(StateError) -> Outcome {
-        let folder = try JobStateFolder.openFolder((path as NSString).deletingLastPathComponent)
+        let folder = try JobStateFolder.openFolder(PathName.folder(of: path))
         defer { Syscalls.close(folder) }
         let fd: Int32
         do {
             // Never through a link someone planted: it could point at any file.
-            fd = try Syscalls.openFile((path as NSString).lastPathComponent, in: folder, flags: O_RDWR | O_CREAT)
+            fd = try Syscalls.openFile(PathName.lastName(of: path), in: folder, flags: O_RDWR | O_CREAT)
         } catch where error.errno == ELOOP {
             throw StateError(path: path, message: "is a symbolic link: refusing to use it as the lock (remove it)")
         } catch {

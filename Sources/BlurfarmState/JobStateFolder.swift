@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmSystem
 import Foundation
 
@@ -119,7 +120,7 @@ public struct JobStateFolder: Sendable {
     package static func replace(
         _ path: String, in folder: Int32, producing produce: (_ write: ([UInt8]) throws(SystemCallError) -> Void) throws -> Void
     ) throws(StateError) {
-        let name = (path as NSString).lastPathComponent
+        let name = PathName.lastName(of: path)
         let temporary = ".\(name).tmp-\(Syscalls.processID)-\(UInt32.random(in: .min ... .max))"
         let fd: Int32
         do {

@@ -117,10 +117,10 @@ package enum RealPath {
             return .file(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }
         let real = resolveFolder(of: path, using: folders)
-        let folder = (real as NSString).deletingLastPathComponent
+        let folder = PathName.folder(of: real)
         let stated = { Syscalls.status(folder).map { (UInt64($0.st_dev), UInt64($0.st_ino)) } }
         if let (device, inode) = folders?.identity(ofFolder: folder, stated) ?? stated() {
-            return .entry(device: device, inode: inode, name: (real as NSString).lastPathComponent)
+            return .entry(device: device, inode: inode, name: PathName.lastName(of: real))
         }
         return .path(real)
     }

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmCommandSupport
 import ArgumentParser
 import BlurfarmCoordinator
@@ -105,7 +106,7 @@ struct Serve: AsyncFarmCommand {
         let databasePath = database.map(FarmOptions.absolute) ?? state + "/serve/queue.sqlite"
         do {
             try FileManager.default.createDirectory(
-                atPath: (databasePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                atPath: PathName.folder(of: databasePath), withIntermediateDirectories: true)
             let store = try QueueStore(path: databasePath)
             let bridge = FarmBridge(
                 settings: jobFarm.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
@@ -131,7 +132,7 @@ struct Serve: AsyncFarmCommand {
     /// `share/blurfarm/web/` of the prefix it is installed under (scripts/install.sh).
     static var webFolder: String? {
         (Installation.shipped("web/index.html") ?? Installation.shipped("share/blurfarm/web/index.html")).map {
-            ($0 as NSString).deletingLastPathComponent
+            PathName.folder(of: $0)
         }
     }
 }

@@ -72,6 +72,22 @@ import Testing
         }
     }
 
+    /// A manifest named with one character (`blurfarm check j`) is read, checked and run, in
+    /// the working folder and beside it: Foundation's path functions stopped the process on it.
+    @Test func aManifestOfOneCharacterIsCheckedAndRun() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("photos"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.corpus("photos/mate-Aqua.jpg"), toPath: folder.appendingPathComponent("photos/k.jpg").path)
+        try Self.oneJob(inputs: "photos/*.jpg").write(to: folder.appendingPathComponent("é"), atomically: true, encoding: .utf8)
+        for arguments in [["check", "é"], ["check", "./é"], ["run", "é", "--quiet"]] {
+            let result = try Blurfarm.run(arguments, in: folder, environment: ["XDG_STATE_HOME": folder.appendingPathComponent("state").path])
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/k.png").path))
+    }
+
     /// Job `one`: the inputs of `inputs` blurred (σ 1) to `out/{stem}.png`.
     static func oneJob(inputs: String) -> String {
         """
