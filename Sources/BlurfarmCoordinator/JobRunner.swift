@@ -155,18 +155,17 @@ public struct JobRunner: Sendable {
         for folder in outputFolders(of: plan) { ImageWriter.removeAbandonedTemporaryFiles(inFolder: folder, minimumAge: minimumAge) }
     }
 
-    /// The folders of `plan`'s outputs, each once (`.` for none): a set as they come, not an
-    /// array of every output's (a million outputs in a few folders made a million strings,
-    /// 79 MB).
-    static func outputFolders(of plan: JobPlan) -> Set<String> {
-        var folders: Set<String> = []
+    /// The folders of `plan`'s outputs, each once (`.` for none): read in their paths as they
+    /// come, not copied (a million outputs in a few folders made a million strings, 79 MB).
+    static func outputFolders(of plan: JobPlan) -> [String] {
+        var folders: Set<Substring> = []
         for input in plan.inputs {
             for output in input.outputs {
-                let folder = PathName.folder(of: output.path)
+                let folder = PathName.folderInPlace(of: output.path)
                 folders.insert(folder.isEmpty ? "." : folder)
             }
         }
-        return folders
+        return folders.map(String.init)
     }
 
     /// Runs the outputs of one input, those of one decode after another so that one decoded

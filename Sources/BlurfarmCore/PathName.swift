@@ -7,13 +7,16 @@ public enum PathName {
     /// The path without its last name: trailing `/`s left out, then what comes before the last
     /// `/` (`/` for a name at the root and for the root itself, empty for a name without a
     /// folder).
-    public static func folder(of path: String) -> String {
+    public static func folder(of path: String) -> String { String(folderInPlace(of: path)) }
+
+    /// ``folder(of:)`` as a part of `path`, not copied (the folders of a million outputs).
+    public static func folderInPlace(of path: String) -> Substring {
         let trimmed = trimmed(path)
         if trimmed.isEmpty { return path.isEmpty ? "" : "/" }
         guard let slash = trimmed.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
         let before = trimmed[..<slash]
         guard let last = before.utf8.lastIndex(where: { $0 != UInt8(ascii: "/") }) else { return "/" }
-        return String(before[...last])
+        return before[...last]
     }
 
     /// The path's last name: trailing `/`s left out, then what comes after the last `/` (`/`

@@ -20,6 +20,7 @@ import Testing
             if Bool.random(using: &generator) { path += slashes.randomElement(using: &generator)! }
             let folder = parts.count == 1 ? (rooted ? "/" : "") : (rooted ? "/" : "") + parts.dropLast().joined(separator: "/")
             #expect(PathName.lastName(of: path) == parts.last!, "\(path)")
+            #expect(PathName.folderInPlace(of: path) == PathName.folder(of: path), "\(path)")
             // The folder's names are those before the last, as the path spells its slashes.
             #expect(PathName.folder(of: path).split(separator: "/").map(String.init) == folder.split(separator: "/").map(String.init), "\(path)")
             #expect(PathName.folder(of: path).hasPrefix("/") == rooted, "\(path)")
