@@ -191,7 +191,7 @@ start_cluster() {
   for _ in $(seq 150); do
     state=$(sinfo -h -n "$node_name" -o %T 2>/dev/null || true)
     [[ $state == idle ]] && return 0
-    if grep -qs "Unable to bind listen port" "$folder"/log/slurmctld.log "$folder"/log/slurmd.log; then
+    if grep -qs -e "Unable to bind listen port" -e "Address already in use" "$folder"/log/slurmctld.log "$folder"/log/slurmd.log; then
       echo "slurm-local: a port of $ports was taken; starting again on others" >&2
       stop_daemons run/slurmd.pid run/slurmctld.pid
       for log in slurmctld slurmd; do
