@@ -9,9 +9,10 @@ extension IncrementalRun {
     /// fault (corrupt, not an image, over the pixel limit) with every output this run tried,
     /// so that later runs skip them (``OutputState/failedEarlier``) until the file changes. A
     /// failure that is not the input's (a missing or unreadable file, a worker, the disk, a
-    /// plugin, a stop) is reported but not remembered. Every failed input is returned, even when remembering one could not
-    /// be written (`error`: that input and those after it run again next time). The inputs of
-    /// `outputs` are forgotten (``willRead(_:)``): call it once their every output has ended.
+    /// plugin, a stop) is reported but not remembered. Every failed input is returned, even
+    /// when remembering one could not be written (`error`: that input and those after it run
+    /// again next time). The inputs of `outputs` are forgotten (``willRead(_:)``): call it once
+    /// their every output has ended.
     public func recordFailures(of outputs: [OutputReport]) -> (inputs: [FailedInput], error: StateError?) {
         var failed: [FailedInput] = []
         var problem: StateError?

@@ -29,7 +29,7 @@ public func eventually(
     while try !condition() {
         if budget.isSpent() {
             let happenedInTime = try condition()  // one last look, after the deadline
-            try #require(happenedInTime, "waited \(timeout) for \(what())", sourceLocation: sourceLocation)
+            try #require(happenedInTime, "looked for \(timeout) (each gap over \(WaitBudget.longestGap) counted as that) for \(what())", sourceLocation: sourceLocation)
             return
         }
         Thread.sleep(forTimeInterval: interval.seconds)
@@ -49,7 +49,7 @@ public func eventually(
     while try await !condition() {
         if budget.isSpent() {
             let happenedInTime = try await condition()
-            try #require(happenedInTime, "waited \(timeout) for \(what())", sourceLocation: sourceLocation)
+            try #require(happenedInTime, "looked for \(timeout) (each gap over \(WaitBudget.longestGap) counted as that) for \(what())", sourceLocation: sourceLocation)
             return
         }
         try await Task.sleep(for: interval)
@@ -64,7 +64,7 @@ public struct WaitBudget {
     public static let longestGap: Duration = .seconds(2)
 
     let timeout: Duration
-    private(set) var counted: Duration = .zero
+    private var counted: Duration = .zero
     private var last: ContinuousClock.Instant
 
     public init(_ timeout: Duration, now: ContinuousClock.Instant = .now) {
