@@ -16,6 +16,10 @@ public final class FarmBridge: JobFarm {
         var farmIDs: [Int64: FarmJobID] = [:]
         /// Outputs started and not finished, by queue job id.
         var rendering: [Int64: Set<String>] = [:]
+        /// Outputs cancelled before they started and not yet told, by queue job id: told as
+        /// one count before the job's next event (its end comes after them), so that a
+        /// cancelled job of a million outputs sends the service one event, not a million.
+        var cancelledUnstarted: [Int64: Int] = [:]
         /// Workers lost in each slot.
         var restarts: [UInt32: Int] = [:]
         var listeners: [AsyncStream<JobFarmEvent>.Continuation] = []
@@ -81,36 +85,46 @@ public final class FarmBridge: JobFarm {
 
     /// The farm's event as the service's, sent to every listener.
     private func translate(_ event: FarmEvent) {
-        let (translated, listeners) = state.withLock { state -> (JobFarmEvent?, [AsyncStream<JobFarmEvent>.Continuation]) in
+        let (translated, listeners) = state.withLock { state -> ([JobFarmEvent], [AsyncStream<JobFarmEvent>.Continuation]) in
             func queueID(_ id: FarmJobID) -> Int64? { state.queueIDs[id] }
-            let translated: JobFarmEvent?
+            var translated: [JobFarmEvent] = []
+            /// `event` of job `job`, after the count of its outputs cancelled unstarted.
+            func send(_ event: JobFarmEvent, of job: Int64) {
+                if let count = state.cancelledUnstarted.removeValue(forKey: job) {
+                    translated.append(.outputsCancelled(job: job, count: count))
+                }
+                translated.append(event)
+            }
             switch event {
             case .jobAccepted(let id, _, let outputs, let upToDate, _):
-                translated = queueID(id).map { .accepted(job: $0, outputs: outputs + upToDate, upToDate: upToDate) }
+                if let job = queueID(id) { send(.accepted(job: job, outputs: outputs + upToDate, upToDate: upToDate), of: job) }
             case .outputStarted(let id, let output, let tiles):
-                translated = queueID(id).map { .outputStarted(job: $0, output: output, tiles: tiles) }
-                if let job = queueID(id) { state.rendering[job, default: []].insert(output) }
+                if let job = queueID(id) {
+                    send(.outputStarted(job: job, output: output, tiles: tiles), of: job)
+                    state.rendering[job, default: []].insert(output)
+                }
             case .tilesDone(let id, let output, let done, let total):
-                translated = queueID(id).map { .tilesDone(job: $0, output: output, done: done, total: total) }
+                if let job = queueID(id) { send(.tilesDone(job: job, output: output, done: done, total: total), of: job) }
             case .outputFinished(let id, let report):
-                translated = queueID(id).map { .outputFinished(job: $0, Self.outcome(report)) }
-                if let job = queueID(id) { state.rendering[job]?.remove(report.output) }
+                guard let job = queueID(id) else { break }
+                if state.rendering[job]?.remove(report.output) == nil, report.status == .cancelled {
+                    state.cancelledUnstarted[job, default: 0] += 1
+                } else {
+                    send(.outputFinished(job: job, Self.outcome(report)), of: job)
+                }
             case .problem(let id, let problem):
                 let refusal: JobRefusal? = if case .locked = problem { .locked } else { nil }
-                translated = problem.isWarning
-                    ? nil : queueID(id).map { .problem(job: $0, problem.description, refusal: refusal) }
+                if !problem.isWarning, let job = queueID(id) { send(.problem(job: job, problem.description, refusal: refusal), of: job) }
             case .pruned:
-                translated = nil
+                break
             case .workerStarted:
-                translated = .workersChanged
+                translated = [.workersChanged]
             case .workerLost(let slot, _, _):
                 state.restarts[slot, default: 0] += 1
-                translated = .workersChanged
+                translated = [.workersChanged]
             case .jobFinished(let id, let outcome):
-                translated = queueID(id).map {
-                    .finished(job: $0, failed: outcome.failures, cancelled: outcome.report.cancelled > 0)
-                }
                 if let job = queueID(id) {
+                    send(.finished(job: job, failed: outcome.failures, cancelled: outcome.report.cancelled > 0), of: job)
                     state.rendering[job] = nil
                     state.farmIDs[job] = nil
                 }
@@ -118,8 +132,9 @@ public final class FarmBridge: JobFarm {
             }
             return (translated, state.listeners)
         }
-        guard let translated else { return }
-        for listener in listeners { listener.yield(translated) }
+        for event in translated {
+            for listener in listeners { listener.yield(event) }
+        }
     }
 
     /// The API's state of an output that ended as `status`.

@@ -40,6 +40,10 @@ extension FarmService {
             addFinishedOutput(id, finished)
             if outcome.status == .written { lastWritten = outcome.output }
             return
+        case .outputsCancelled(let id, let count):
+            pendingOutputs[id, default: PendingOutputs()].cancelled(count)
+            storeProgressSoon()
+            return
         default: break
         }
         // Every other change comes after the tiles and outputs before it.
@@ -57,7 +61,7 @@ extension FarmService {
                 job.tilesTotal = 0
                 job.pixelsWritten = 0
             }
-        case .outputStarted, .outputFinished, .tilesDone:
+        case .outputStarted, .outputFinished, .outputsCancelled, .tilesDone:
             break  // kept above
         case .problem(let id, let message, let refusal):
             try update(id, kind: .job) { job in

@@ -125,6 +125,10 @@ struct PendingOutputs: Sendable {
         }
     }
 
+    /// `count` outputs cancelled before they started: counted, without rows (the outputs a
+    /// job lists are those started).
+    mutating func cancelled(_ count: Int) { cancelled += count }
+
     /// `job` with these outputs counted.
     func apply(to job: inout QueueJob) {
         job.tilesTotal += tilesTotal

@@ -83,6 +83,12 @@ import Testing
         #expect(resumed["outputsWritten"] as? Int == 10)
         #expect(gone["state"] as? String == "cancelled")
         #expect((gone["outputsWritten"] as? Int ?? 10) < 10)
+        // Every output is counted once; those cancelled before they started have no row.
+        let counts = ["outputsWritten", "outputsFailed", "outputsCancelled"].map { gone[$0] as? Int ?? -1 }
+        #expect(counts.reduce(0, +) == 10, "\(gone)")
+        let rows = try server.call("GET", "/api/v1/jobs/\(cancelled)/outputs").1["outputs"] as? [[String: Any]] ?? []
+        #expect(rows.allSatisfy { $0["startedAt"] is String }, "\(rows)")
+        #expect(rows.count < 10, "\(rows.count) rows: every output started before the cancel")
         let left = (try? FileManager.default.contentsOfDirectory(atPath: server.path("out/cancelled"))) ?? []
         #expect(left.allSatisfy { !$0.hasPrefix(".") }, "temporary files left: \(left)")
     }

@@ -150,6 +150,31 @@ import Testing
         await #expect(throws: ServiceError.self) { try await fixture.service.request(.pauseRequested, job: id) }
     }
 
+    /// Outputs cancelled before they started are counted, without a row each: the outputs a
+    /// job lists are those started (docs/api.md), and a million-output job cancelled early
+    /// stored a row for each (17 s before it was `cancelled`).
+    @Test func outputsCancelledBeforeTheyStartAreCountedWithoutRows() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        let id = try await fixture.submit().id!
+        let output = fixture.root + "/out/plasma-Kite.png"
+        fixture.jobFarm.emit(.accepted(job: id, outputs: 12, upToDate: 0))
+        fixture.jobFarm.emit(.outputStarted(job: id, output: output, tiles: 4))
+        #expect(try await fixture.service.request(.cancelRequested, job: id).state == .cancelling)
+        fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
+            status: .cancelled, output: output, pixels: 0, tiles: 1, seconds: 0.1, retries: 0, checksum: nil,
+            errorKind: nil, error: nil)))
+        fixture.jobFarm.emit(.outputsCancelled(job: id, count: 11))
+        fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: true))
+        let job = try await fixture.wait(for: id) { $0.state == .cancelled }
+        #expect(job.outputsCancelled == 12)
+        #expect(job.outputsWritten == 0 && job.outputsFailed == 0)
+        let rows = try await fixture.service.outputs(of: id)
+        #expect(rows.map(\.output) == [output])
+        #expect(rows.first?.state == .cancelled)
+    }
+
     /// Tiles come by the hundred a second: their counts are stored and published together
     /// (at most every progress interval), not one transaction and one event each; the last
     /// ones are stored without waiting for another event.
