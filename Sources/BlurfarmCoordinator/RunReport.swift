@@ -468,13 +468,22 @@ extension RunReport {
             try append(Data(text.utf8), indent: indent)
         }
 
-        mutating func append(_ bytes: some Collection<UInt8>, indent: Int) throws(SystemCallError) {
-            for byte in bytes {
-                if atLineStart, byte != UInt8(ascii: "\n") {
-                    buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        /// `bytes`, each line that is not empty after `indent` spaces: line by line, not byte
+        /// by byte (byte by byte, through `Data`'s iterator, it was a fifth of the time a
+        /// cancelled million-output job took to write its report).
+        mutating func append(_ bytes: Data, indent: Int) throws(SystemCallError) {
+            bytes.withUnsafeBytes { bytes in
+                let newline = UInt8(ascii: "\n")
+                var start = bytes.startIndex
+                while start < bytes.endIndex {
+                    if atLineStart, bytes[start] != newline {
+                        buffer.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+                    }
+                    let end = bytes[start...].firstIndex(of: newline).map { $0 + 1 } ?? bytes.endIndex
+                    buffer.append(contentsOf: bytes[start..<end])
+                    atLineStart = bytes[end - 1] == newline
+                    start = end
                 }
-                buffer.append(byte)
-                atLineStart = byte == UInt8(ascii: "\n")
             }
             if buffer.count >= 1 << 16 { try flush() }
         }
