@@ -152,7 +152,7 @@ extension Farm {
         var published: Set<String> = []
         var detectionFailed: [String] = []
         var rendering: (any ImageRendering)?
-        if work.outputCount > 0 { JobRunner.removeAbandonedFiles(of: work) }
+        if work.outputCount > 0 { JobRunner.removeAbandonedFiles(of: work, minimumAge: job.abandonedAge) }
         var finished = Date()
         for batch in incremental.batches(of: IncrementalRun.reportBatch) {
             var ran: [OutputReport] = []

@@ -44,11 +44,17 @@ public struct FarmJob: Sendable {
     /// Whether the job has a state folder (lock, records, report): `run`'s and the service's
     /// jobs. Without (`apply`), every output is written, nothing is recorded, nothing pruned.
     public var keepsRecords: Bool
+    /// How long a temporary file that a writer now gone left beside the outputs must have been
+    /// untouched before the run removes it (``JobRunner/removeAbandonedFiles(of:minimumAge:)``):
+    /// 10 minutes, as a folder may be shared with another host, whose processes are not seen
+    /// here; the service's jobs, below its own roots, 0.
+    public var abandonedAge: Double
 
     public init(
         plan: JobPlan, registry: FilterRegistry, priority: Int = 0, force: Bool = false, retryFailed: Bool = false,
         prune: Bool = false, forcePrune: Bool = false, verify: VerifyMode? = nil, waitForLock: Bool = false,
-        lock: JobLock? = nil, shard: JobShard? = nil, confinement: RootConfinement? = nil, keepsRecords: Bool = true
+        lock: JobLock? = nil, shard: JobShard? = nil, confinement: RootConfinement? = nil, keepsRecords: Bool = true,
+        abandonedAge: Double = 600
     ) {
         self.plan = plan
         self.registry = registry
@@ -63,6 +69,7 @@ public struct FarmJob: Sendable {
         self.shard = shard
         self.confinement = confinement
         self.keepsRecords = keepsRecords
+        self.abandonedAge = abandonedAge
     }
 }
 

@@ -38,7 +38,7 @@ public final class FarmBridge: JobFarm {
         state.withLock { state in
             let id = farm.submit(FarmJob(
                 plan: job.plan, registry: job.registry, priority: job.priority, retryFailed: job.retryFailed,
-                confinement: job.confinement))
+                confinement: job.confinement, abandonedAge: 0))
             state.queueIDs[id] = job.id
             state.farmIDs[job.id] = id
         }

@@ -259,17 +259,13 @@ public actor FarmService {
             let (source, text, manifest) = (job.source, job.manifestText, job.manifest)
             let checked = checkedPlan.flatMap { $0.id == id ? ServedPlan.planned($0.plan) : nil }
             Task {
+                // Temporary files of writes a killed server left behind are the farm's to remove,
+                // before it writes (FarmBridge: whatever their age).
                 let planned = await Self.offActor { [self] in
-                    let planned = checked
+                    checked
                         ?? (source == .text
                             ? servedPlan(text: text, manifestPath: manifest, stopped: stop.isStopped)
                             : servedPlan(manifestAt: manifest, stopped: stop.isStopped))
-                    if case .planned(let plan) = planned, !stop.isStopped() {
-                        // Temporary files of writes a killed server left behind (their writer's
-                        // pid is gone; files of live processes are kept whatever their age).
-                        JobRunner.removeAbandonedFiles(of: plan, minimumAge: 0)
-                    }
-                    return planned
                 }
                 planEnded(id, planned, stop)
             }
