@@ -182,6 +182,8 @@ public enum JobPlanner {
             // spelling: only then is its path resolved and matched against the globs (resolved
             // name by name for every output, 6% of a no-change run).
             var inInputFolders: [Substring: Bool] = [:]
+            // The outputs' folders, each held once (``PlannedOutput/path``).
+            var prefixes = PathPrefix.Made()
             /// The output's real path when an input glob's fixed folder holds it, else nil.
             func realPathIfTaken(_ path: String) -> String? {
                 let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
@@ -311,8 +313,10 @@ public enum JobPlanner {
                             at: variant.pathLocation))
                     } else {
                         part.writers.add(identity, at: Writer(input: inputs.count, output: outputs.count, before: diagnostics.count))
+                        let (prefix, name) = prefixes.split(path)
                         outputs.append(PlannedOutput(
-                            shared: shared, path: path, largestSize: largest, size: size, seen: stated.map(SeenStamp.init) ?? .unseen))
+                            shared: shared, prefix: prefix, name: name, largestSize: largest, size: size,
+                            seen: stated.map(SeenStamp.init) ?? .unseen))
                         if withoutRegionFile.contains(variant.name) { part.unredacted.append(path) }
                     }
                 }

@@ -104,7 +104,7 @@ public enum OutputRecipe {
 
         /// ``OutputRecipe/of(_:versions:plugins:)`` of `output`.
         func of(_ output: PlannedOutput, versions: String) -> String {
-            let key = Key(variant: output.shared, largestSize: output.largestSize, format: format(of: output.path), versions: versions)
+            let key = Key(variant: output.shared, largestSize: output.largestSize, format: format(of: output.name), versions: versions)
             if let known = made.withLock({ $0[key] }) { return known }
             let recipe = OutputRecipe.of(output, versions: versions, plugins: plugins)
             made.withLock { $0[key] = recipe }
