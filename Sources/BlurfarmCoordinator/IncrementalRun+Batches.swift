@@ -14,7 +14,7 @@ extension IncrementalRun {
         public let work: JobPlan
         /// The inputs of ``plan`` before and after this batch's.
         public let around: (before: Int, after: Int)
-        /// Its outputs the check took out (of ``skipped``), in plan order.
+        /// Its outputs the check took out (``skipped``), in plan order.
         let skipped: ArraySlice<OutputReport>
         /// Its output paths in plan order.
         let paths: [String]
@@ -55,7 +55,7 @@ extension IncrementalRun {
 
         public mutating func next() -> Batch? {
             let (full, plan) = (run.full, run.plan)
-            guard first < full.inputs.count || work < plan.inputs.count || skipped < run.skipped.count else { return nil }
+            guard first < full.inputs.count || work < plan.inputs.count else { return nil }
             let inputs = full.inputs[first..<Swift.min(first + size, full.inputs.count)]
             first = inputs.endIndex
             let last = first == full.inputs.count
@@ -74,15 +74,17 @@ extension IncrementalRun {
                 batchWork += plan.inputs[work...]
                 work = plan.inputs.count
             }
-            // Those taken out are in plan order too: the batch's come next.
-            let from = skipped
-            for path in paths where skipped < run.skipped.count && run.skipped[skipped].output == path { skipped += 1 }
-            if last { skipped = run.skipped.count }
+            // Those taken out are in plan order too: the batch's come next, made for it.
+            var reports: [OutputReport] = []
+            while skipped < run.takenOut.count, last || Int(run.takenOut[skipped].input) < first {
+                reports.append(run.report(of: run.takenOut[skipped]))
+                skipped += 1
+            }
             return Batch(
                 work: JobPlan(
                     job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: batchWork,
                     tileSize: plan.tileSize, refused: plan.refused),
-                around: (workBefore, plan.inputs.count - work), skipped: run.skipped[from..<skipped], paths: paths)
+                around: (workBefore, plan.inputs.count - work), skipped: reports[...], paths: paths)
         }
     }
 }

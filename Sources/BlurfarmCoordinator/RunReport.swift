@@ -33,6 +33,9 @@ public struct OutputReport: Sendable, Codable, Equatable {
     /// bytes for each of those, not the 300 its every field took.
     private var rendering: Shared?
 
+    /// Whether nothing but its names and status is told of it (an output up to date).
+    var isUpToDateAlone: Bool { rendering == nil }
+
     /// Tiles rendered (0 when the image was not rendered).
     public var tiles: Int { rendering?.details.tiles ?? 0 }
     /// Of ``tiles``, those no region reaches, copied from the source without running the

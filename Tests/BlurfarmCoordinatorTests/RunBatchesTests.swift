@@ -109,9 +109,13 @@ import Testing
             Issue.record("a run's outputs are gathered encoded")
             return
         }
-        // On disk once the entries of the outputs the run tried pass the bytes held.
+        // On disk once the entries of the outputs the run tried, and the names of those up to
+        // date, pass the bytes held (those failed earlier are held as values).
         let tried = { (output: OutputReport) in output.status != .skipped && output.status != .failedEarlier }
-        let encoded = try outputs.filter(tried).reduce(0) { $0 + 4 + (try RunReport.json($1).count) }
+        let encoded = try outputs.reduce(0) { bytes, output in
+            if output.status == .skipped { return bytes + 4 + 12 + [output.input, output.output, output.variant].reduce(0) { $0 + $1.utf8.count } }
+            return bytes + (tried(output) ? 4 + (try RunReport.json(output).count) : 0)
+        }
         #expect(stored.isOnDisk == (encoded >= Self.heldBytes), "\(encoded) bytes, seed \(seed)")
         print("seed \(seed): \(outputs.count) outputs, \(encoded) bytes encoded, on disk: \(stored.isOnDisk)")
         // The report file, byte for byte, whatever held the outputs.
@@ -130,6 +134,27 @@ import Testing
             reports.filter { $0.status == .stopped || $0.status == .cancelled }.map(\.failure)
         }
         #expect(stoppedOrCancelled(spilled.outputs) == stoppedOrCancelled(outputs))
+    }
+
+    /// A no-change run's outputs, all up to date, go to the state folder by their names, not
+    /// held as values to the run's end; read back, they are what they were.
+    @Test func outputsUpToDateGoToTheStateFolderByTheirNames() throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let outputs = (0..<3000).map { index in
+            OutputReport(input: "in/\(index / 3)-\u{F7E9}.jpg", output: "/out/v\(index % 3)/\(index / 3)é.png", variant: "v\(index % 3)", status: .skipped)
+        }
+        let spilling = ReportedOutputs.Spilling(state: state, heldBytes: Self.heldBytes)
+        for first in stride(from: 0, to: outputs.count, by: 300) { spilling.add(outputs[first..<first + 300]) }
+        let spilled = Self.report(spilling.finish())
+        guard case .spilled(let stored) = spilled.reported else {
+            Issue.record("a run's outputs are gathered encoded")
+            return
+        }
+        #expect(stored.isOnDisk)
+        #expect(stored.places.allSatisfy { $0 == .named })
+        #expect(spilled.outputs == outputs)
+        #expect(try RunReport.json(spilled) == RunReport.json(Self.report(.held(outputs))))
     }
 
     @Test func withoutAStateFolderTheOutputsStayInMemory() throws {
