@@ -142,8 +142,7 @@ public enum DetectedRegions {
                 }
             }
             if !outputs.isEmpty {
-                inputs.append(PlannedInput(
-                    path: input.path, relativePath: input.relativePath, outputs: outputs, notEnlarged: input.notEnlarged))
+                inputs.append(input.with(outputs: outputs, notEnlarged: input.notEnlarged))
             }
         }
         return Outcome(plan: plan.withInputs(inputs), failed: failed)

@@ -231,7 +231,7 @@ public final class IncrementalRun: Sendable {
                 // The first input not made whole: the work is its own list from here.
                 if inputs == nil { inputs = Array(full.inputs[..<checkedInputs]) }
                 if !remaining.isEmpty {
-                    inputs?.append(PlannedInput(path: input.path, relativePath: input.relativePath, outputs: remaining))
+                    inputs?.append(input.with(outputs: remaining))
                 }
             }
         }

@@ -110,16 +110,52 @@ public struct PlannedOutput: Sendable {
 
 /// One input image and every output the job makes of it.
 public struct PlannedInput: Sendable {
-    /// The file to read.
-    public let path: String
+    /// The file to read: the manifest's folder, shared by the plan's inputs, then
+    /// ``relativePath`` (held whole, the paths of 100,000 inputs took 8 MB).
+    public var path: String {
+        switch spelled {
+        case .after(let prefix): prefix.text + relativePath
+        case .whole(let path): path
+        }
+    }
+    private let spelled: Spelled
     /// The path relative to the manifest's folder, as reports show it.
     public let relativePath: String
-    public let outputs: [PlannedOutput]
+    public private(set) var outputs: [PlannedOutput]
     /// The sizes of variants with `sizes` that are not made because the input is narrower
     /// (``NotEnlargedOutput``), in the manifest's order.
     public var notEnlarged: [NotEnlargedOutput] = []
     /// What the plan saw of the file (``SeenStamp``), for the up-to-date check that follows.
     public var seen: SeenStamp = .unseen
+
+    /// How ``path`` is held: ``relativePath`` after a shared prefix, or whole (a path that does
+    /// not end with it).
+    private enum Spelled: Sendable {
+        case after(PathPrefix)
+        case whole(String)
+    }
+
+    /// The input `relativePath`, read at `prefix` followed by it.
+    init(prefix: PathPrefix, relativePath: String, outputs: [PlannedOutput], notEnlarged: [NotEnlargedOutput], seen: SeenStamp) {
+        (spelled, self.relativePath, self.outputs, self.notEnlarged, self.seen) = (.after(prefix), relativePath, outputs, notEnlarged, seen)
+    }
+
+    /// The input `relativePath`, read at `path`.
+    public init(
+        path: String, relativePath: String, outputs: [PlannedOutput], notEnlarged: [NotEnlargedOutput] = [], seen: SeenStamp = .unseen
+    ) {
+        spelled = path.hasSuffix(relativePath)
+            ? .after(PathPrefix(String(path.utf8.dropLast(relativePath.utf8.count))!)) : .whole(path)
+        (self.relativePath, self.outputs, self.notEnlarged, self.seen) = (relativePath, outputs, notEnlarged, seen)
+    }
+
+    /// The same input with `outputs` (and, unless given, no sizes left unmade), its path shared.
+    func with(outputs: [PlannedOutput], notEnlarged: [NotEnlargedOutput] = []) -> PlannedInput {
+        var input = self
+        input.outputs = outputs
+        input.notEnlarged = notEnlarged
+        return input
+    }
 }
 
 /// What a job will do, before any pixel is touched: its inputs and their outputs.

@@ -168,6 +168,8 @@ public enum JobPlanner {
             return nil
         }
         let sharesVariants = !job.outputs.contains { $0.regionFile != nil }
+        // What an input's path is its relative path after (``join(_:_:)``), held once.
+        let (basePrefix, noPrefix) = (PathPrefix(base == "." ? "" : base + "/"), PathPrefix(""))
         /// Plans the inputs of `entries` in `range`: a part of the plan, whose positions and
         /// diagnostics count from its start (``PlannedPart``).
         @Sendable func planPart(_ range: Range<Int>, stopped: @Sendable () -> Bool) -> PlannedPart {
@@ -321,8 +323,8 @@ public enum JobPlanner {
                     }
                 }
                 inputs.append(PlannedInput(
-                    path: inputPath, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged,
-                    seen: walked.seen))
+                    prefix: relative.hasPrefix("/") ? noPrefix : basePrefix, relativePath: relative, outputs: outputs,
+                    notEnlarged: notEnlarged, seen: walked.seen))
             }
             (part.inputs, part.diagnostics) = (inputs, diagnostics)
             return part

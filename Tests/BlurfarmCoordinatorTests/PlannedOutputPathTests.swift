@@ -4,9 +4,9 @@ import Testing
 
 @testable import BlurfarmCoordinator
 
-/// An output's path is held as its folder's shared prefix and its name (``PathPrefix``): read
-/// back, it is the path it was made from, byte for byte, and the outputs of one folder share
-/// one prefix.
+/// An output's path is held as its folder's shared prefix and its name, an input's as the
+/// manifest's folder's prefix and its relative path (``PathPrefix``): read back, each is the
+/// path it was made from, byte for byte, and the outputs of one folder share one prefix.
 @Suite struct PlannedOutputPathTests {
     @Test func anOutputsPathIsThePathItWasMadeFrom() {
         let names = ["a", "é", "x y", ".", "..", "", ".x", "\u{F7E9}", "e\u{301}", "photo-000123.jpg", "a-name-longer-than-fifteen.webp"]
@@ -35,5 +35,14 @@ import Testing
         #expect(a !== c)
         #expect((a.text, nameA, nameB) == ("/photos/out/", "a.jpg", "b.jpg"))
         #expect((d.text, nameD) == ("", "a.jpg"))
+    }
+
+    @Test func anInputsPathIsThePathItWasMadeFrom() {
+        let cases = [("/job/in/a.jpg", "in/a.jpg"), ("in/a.jpg", "in/a.jpg"), ("/abs/a.jpg", "/abs/a.jpg"), ("/x/é/b", "é/b"), ("/x/y", "z")]
+        for (path, relative) in cases {
+            let input = PlannedInput(path: path, relativePath: relative, outputs: [])
+            #expect(input.path == path && input.relativePath == relative, "\(path)")
+            #expect(input.with(outputs: []).path == path, "\(path)")
+        }
     }
 }
