@@ -21,9 +21,11 @@ struct IdentityIndex<Position: Comparable> {
         isSorted = false
     }
 
-    /// Adds the files of `other`, each at the position `moved` makes of its own.
+    /// Adds the files of `other`, each at the position `moved` makes of its own: one by one
+    /// into room made once (mapped whole first, they took a third copy of `other`).
     mutating func append(_ other: IdentityIndex, moving moved: (Position) -> Position) {
-        entries += other.entries.lazy.map { ($0.hash, moved($0.position)) }
+        entries.reserveCapacity(entries.count + other.entries.count)
+        for entry in other.entries { entries.append((entry.hash, moved(entry.position))) }
         isSorted = false
     }
 

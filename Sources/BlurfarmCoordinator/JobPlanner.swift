@@ -173,7 +173,8 @@ public enum JobPlanner {
         /// Plans the inputs of `entries` in `range`: a part of the plan, whose positions and
         /// diagnostics count from its start (``PlannedPart``).
         @Sendable func planPart(_ range: Range<Int>, stopped: @Sendable () -> Bool) -> PlannedPart {
-            var part = PlannedPart(writers: IdentityIndex(capacity: range.count * perInput))
+            // The first part's index takes every part's in turn: room for them all at once.
+            var part = PlannedPart(writers: IdentityIndex(capacity: (range.lowerBound == 0 ? entries.count : range.count) * perInput))
             var diagnostics: [Diagnostic] = []
             var inputs: [PlannedInput] = []
             inputs.reserveCapacity(range.count)
