@@ -29,17 +29,19 @@ import Synchronization
 public final class IncrementalRun: Sendable {
     /// The plan with the up-to-date outputs taken out (and the inputs left with none).
     public let plan: JobPlan
-    /// The outputs taken out, in plan order, each by its place in the full plan: 8 bytes an
+    /// The outputs taken out, in plan order, each by its place in the full plan: 12 bytes an
     /// output, where its report (``report(of:)``) took 64 and, with its path, 150 (a no-change
     /// run of 300,000 outputs held 19 MB of them to its end).
     let takenOut: [TakenOut]
-    /// The reason of each input taken out because it failed earlier, by its place in the full plan.
+    /// Why each input whose outputs are taken out as failed earlier failed, by its place in
+    /// the full plan.
     let failedEarlier: [UInt32: String]
 
-    /// An output the check took out (up to date, or its input failed earlier), by its input's
-    /// place in the full plan and its own in the input's.
+    /// An output the check took out, up to date or because its input failed earlier, by its
+    /// input's place in the full plan and its own in the input's.
     struct TakenOut {
         let input: UInt32, output: UInt32
+        let failedEarlier: Bool
     }
 
     /// The outputs taken out, as the report shows them (status `skipped` or `failedEarlier`),
@@ -49,7 +51,7 @@ public final class IncrementalRun: Sendable {
     /// The report of an output taken out: `skipped`, or `failedEarlier` with its input's reason.
     func report(of taken: TakenOut) -> OutputReport {
         let input = full.inputs[Int(taken.input)], output = input.outputs[Int(taken.output)]
-        guard let reason = failedEarlier[taken.input] else {
+        guard taken.failedEarlier, let reason = failedEarlier[taken.input] else {
             return OutputReport(input: input.relativePath, output: output.path, variant: output.variant.name, status: .skipped)
         }
         return OutputReport(
@@ -204,7 +206,7 @@ public final class IncrementalRun: Sendable {
                             refreshed.outputFile.stamp = outputStamp
                             try? records.add(refreshed)
                         }
-                        takenOut.append(TakenOut(input: UInt32(checkedInputs), output: UInt32(index)))
+                        takenOut.append(TakenOut(input: UInt32(checkedInputs), output: UInt32(index), failedEarlier: false))
                         continue
                     }
                     if state == .failedEarlier, let failure {
@@ -216,7 +218,7 @@ public final class IncrementalRun: Sendable {
                             refreshed.inputFile = current
                             try? records.add(refreshed)
                         }
-                        takenOut.append(TakenOut(input: UInt32(checkedInputs), output: UInt32(index)))
+                        takenOut.append(TakenOut(input: UInt32(checkedInputs), output: UInt32(index), failedEarlier: true))
                         failedEarlier[UInt32(checkedInputs)] = failure.reason
                         continue
                     }
