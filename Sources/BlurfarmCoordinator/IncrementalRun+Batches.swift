@@ -16,7 +16,7 @@ extension IncrementalRun {
         public let around: (before: Int, after: Int)
         /// Its outputs the check took out (``skipped``), in plan order.
         let skipped: ArraySlice<OutputReport>
-        /// Its output paths in plan order.
+        /// Its output paths in plan order (none for a batch without work).
         let paths: [String]
 
         /// The batch's outputs in plan order: `ran` (those of ``work``, in any order) with those
@@ -59,12 +59,11 @@ extension IncrementalRun {
             let inputs = full.inputs[first..<Swift.min(first + size, full.inputs.count)]
             first = inputs.endIndex
             let last = first == full.inputs.count
-            var paths: [String] = []
             var batchWork: [PlannedInput] = []
             let workBefore = work
             for input in inputs {
-                paths += input.outputs.map { $0.path }
-                if work < plan.inputs.count, plan.inputs[work].path == input.path {
+                // The same input, by its name's bytes (a plan names each input once).
+                if work < plan.inputs.count, plan.inputs[work].relativePath.utf8.elementsEqual(input.relativePath.utf8) {
                     batchWork.append(plan.inputs[work])
                     work += 1
                 }
@@ -74,6 +73,8 @@ extension IncrementalRun {
                 batchWork += plan.inputs[work...]
                 work = plan.inputs.count
             }
+            // Its outputs' paths, for its work's reports to be put in order: none without work.
+            let paths = batchWork.isEmpty ? [] : inputs.flatMap { $0.outputs.map(\.path) }
             // Those taken out are in plan order too: the batch's come next, made for it.
             var reports: [OutputReport] = []
             while skipped < run.takenOut.count, last || Int(run.takenOut[skipped].input) < first {
