@@ -230,8 +230,10 @@ import Testing
         }
     }
 
+    /// Any string without a NUL, which a value cannot hold (docs/manifest.md: a file name ends
+    /// at it; `bad-escapes.job`): drawn from every scalar, this failed about one run in a hundred.
     @Test func anyStringSurvivesAsAFilterArgument() async {
-        let strings = Gen<UInt32>.value(in: 0...0x10FFFF).compactMap(Unicode.Scalar.init).array(of: 0...20)
+        let strings = Gen<UInt32>.value(in: 1...0x10FFFF).compactMap(Unicode.Scalar.init).array(of: 0...20)
             .map { scalars in
                 var view = String.UnicodeScalarView()
                 view.append(contentsOf: scalars)
