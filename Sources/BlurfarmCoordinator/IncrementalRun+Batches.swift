@@ -14,7 +14,7 @@ extension IncrementalRun {
         public let work: JobPlan
         /// The inputs of ``plan`` before and after this batch's.
         public let around: (before: Int, after: Int)
-        /// Its outputs the check took out (``skipped``), in plan order.
+        /// Its outputs the check took out (``takenOut``), as reports, in plan order.
         let skipped: ArraySlice<OutputReport>
         /// Its output paths in plan order (none for a batch without work).
         let paths: [String]

@@ -44,10 +44,6 @@ public final class IncrementalRun: Sendable {
         let failedEarlier: Bool
     }
 
-    /// The outputs taken out, as the report shows them (status `skipped` or `failedEarlier`),
-    /// in plan order.
-    public var skipped: [OutputReport] { takenOut.map(report(of:)) }
-
     /// The report of an output taken out: `skipped`, or `failedEarlier` with its input's reason.
     func report(of taken: TakenOut) -> OutputReport {
         let input = full.inputs[Int(taken.input)], output = input.outputs[Int(taken.output)]

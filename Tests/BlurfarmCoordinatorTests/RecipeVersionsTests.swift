@@ -60,7 +60,7 @@ import Testing
 
         asked.withLock { $0 = 0 }
         let again = run("blurfarm 1; libvips 8")
-        #expect(again.plan.outputCount == 0 && again.skipped.count == 2, "up to date")
+        #expect(again.plan.outputCount == 0 && again.takenOut.count == 2, "up to date")
         #expect(asked.withLock { $0 } == 1, "asked once, to compare")
         let upgraded = run("blurfarm 1; libvips 9")
         #expect(upgraded.plan.outputCount == 2, "a new libvips: every output again")
@@ -192,7 +192,7 @@ import Testing
             // The checked inputs' outputs are up to date; the others are still to be made,
             // unchecked, in the plan's order.
             let checked = stopAt > count ? count : min(stopAt * IncrementalRun.lookupBatch, count)
-            #expect(run.skipped.count == checked * 2, "stopped at batch \(stopAt)")
+            #expect(run.takenOut.count == checked * 2, "stopped at batch \(stopAt)")
             #expect(run.plan.inputs.map(\.path) == Array(plan.inputs.map(\.path)[checked...]), "stopped at batch \(stopAt)")
         }
     }
