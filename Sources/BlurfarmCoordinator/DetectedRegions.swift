@@ -145,7 +145,7 @@ public enum DetectedRegions {
                 inputs.append(input.with(outputs: outputs, notEnlarged: input.notEnlarged))
             }
         }
-        return Outcome(plan: plan.withInputs(inputs), failed: failed)
+        return Outcome(plan: plan.withInputs(PlannedInputs(inputs)), failed: failed)
     }
 
     /// How one photo is searched: by `detector`, in a worker of `rendering` (nil: in this

@@ -56,15 +56,19 @@ extension IncrementalRun {
         public mutating func next() -> Batch? {
             let (full, plan) = (run.full, run.plan)
             guard first < full.inputs.count || work < plan.inputs.count else { return nil }
-            let inputs = full.inputs[first..<Swift.min(first + size, full.inputs.count)]
-            first = inputs.endIndex
+            // Each input made whole once (``PlannedInputs``).
+            let start = first
+            let inputs = Array(full.inputs[first..<Swift.min(first + size, full.inputs.count)])
+            first += inputs.count
             let last = first == full.inputs.count
             var batchWork: [PlannedInput] = []
             let workBefore = work
             for input in inputs {
                 // The same input, by its name's bytes (a plan names each input once).
-                if work < plan.inputs.count, plan.inputs[work].relativePath.utf8.elementsEqual(input.relativePath.utf8) {
-                    batchWork.append(plan.inputs[work])
+                guard work < plan.inputs.count else { break }
+                let next = plan.inputs[work]
+                if next.relativePath.utf8.elementsEqual(input.relativePath.utf8) {
+                    batchWork.append(next)
                     work += 1
                 }
             }
@@ -78,12 +82,14 @@ extension IncrementalRun {
             // Those taken out are in plan order too: the batch's come next, made for it.
             var reports: [OutputReport] = []
             while skipped < run.takenOut.count, last || Int(run.takenOut[skipped].input) < first {
-                reports.append(run.report(of: run.takenOut[skipped]))
+                let taken = run.takenOut[skipped]
+                let index = Int(taken.input) - start
+                reports.append(index >= 0 && index < inputs.count ? run.report(of: taken, in: inputs[index]) : run.report(of: taken))
                 skipped += 1
             }
             return Batch(
                 work: JobPlan(
-                    job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: batchWork,
+                    job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: PlannedInputs(batchWork),
                     tileSize: plan.tileSize, refused: plan.refused),
                 around: (workBefore, plan.inputs.count - work), skipped: reports[...], paths: paths)
         }

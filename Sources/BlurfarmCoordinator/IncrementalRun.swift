@@ -45,8 +45,11 @@ public final class IncrementalRun: Sendable {
     }
 
     /// The report of an output taken out: `skipped`, or `failedEarlier` with its input's reason.
-    func report(of taken: TakenOut) -> OutputReport {
-        let input = full.inputs[Int(taken.input)], output = input.outputs[Int(taken.output)]
+    func report(of taken: TakenOut) -> OutputReport { report(of: taken, in: full.inputs[Int(taken.input)]) }
+
+    /// ``report(of:)`` of an output of `input`, made whole already.
+    func report(of taken: TakenOut, in input: PlannedInput) -> OutputReport {
+        let output = input.outputs[Int(taken.output)]
         guard taken.failedEarlier, let reason = failedEarlier[taken.input] else {
             return OutputReport(input: input.relativePath, output: output.path, variant: output.variant.name, status: .skipped)
         }
@@ -166,7 +169,8 @@ public final class IncrementalRun: Sendable {
             if first > 0, takenOut.count == checked, takenOut.capacity < planned {
                 takenOut.reserveCapacity(planned)
             }
-            let batch = full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)]
+            // Each input made whole once (``PlannedInputs``).
+            let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
             checked += batch.reduce(0) { $0 + $1.outputs.count }
             var paths: [(input: String, outputs: [String])] = []
             for input in batch {
@@ -234,7 +238,7 @@ public final class IncrementalRun: Sendable {
             }
         }
         plan = JobPlan(
-            job: full.job, manifestPath: full.manifestPath, folder: full.folder, inputs: inputs ?? full.inputs,
+            job: full.job, manifestPath: full.manifestPath, folder: full.folder, inputs: inputs.map(PlannedInputs.init) ?? full.inputs,
             tileSize: full.tileSize, refused: full.refused)
         (self.takenOut, self.failedEarlier) = (takenOut, failedEarlier)
         self.full = full

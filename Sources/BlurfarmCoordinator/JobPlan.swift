@@ -57,7 +57,7 @@ public struct PlannedOutput: Sendable {
     /// the paths of a 100,000-input plan's 300,000 outputs took 24 MB; a name of up to 15
     /// bytes takes none beside the output's own.
     public var path: String { prefix.text + name }
-    private let prefix: PathPrefix
+    let prefix: PathPrefix
     /// The output's file name: its path after the last `/`.
     public let name: String
     /// The width of the decode this output shares (``decodeResize``): for one size of a variant
@@ -178,7 +178,8 @@ public struct JobPlan: Sendable {
     public let manifestPath: String
     /// The folder globs and output paths are relative to.
     public let folder: String
-    public let inputs: [PlannedInput]
+    /// Held packed as the planner made them (``PlannedInputs``): each read is made whole.
+    public let inputs: PlannedInputs
     /// Tile side in pixels (0: one tile per image): the manifest's, else the configuration's.
     public let tileSize: Int
     /// What the inputs' globs found but the plan leaves out, one line each, names escaped: a
@@ -223,10 +224,10 @@ public struct JobPlan: Sendable {
     }
 
     /// Every output of the job.
-    public var outputCount: Int { inputs.reduce(0) { $0 + $1.outputs.count } }
+    public var outputCount: Int { inputs.outputCount }
 
     /// The sizes not made because their input is narrower, of every input in order.
-    public var notEnlarged: [NotEnlargedOutput] { inputs.flatMap(\.notEnlarged) }
+    public var notEnlarged: [NotEnlargedOutput] { inputs.notEnlarged }
 }
 
 extension PlannedOutput {
@@ -238,7 +239,7 @@ extension PlannedOutput {
 
 extension JobPlan {
     /// The same plan with other inputs (every list of what it left out kept).
-    func withInputs(_ inputs: [PlannedInput]) -> JobPlan {
+    func withInputs(_ inputs: PlannedInputs) -> JobPlan {
         JobPlan(
             job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize, refused: refused,
             unmatchedGlobs: unmatchedGlobs, passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles,

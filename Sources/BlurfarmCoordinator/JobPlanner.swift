@@ -137,8 +137,7 @@ public enum JobPlanner {
         // In plan order, the dictionary let go: each input read from its entry, not looked up.
         let entries = found.sorted { $0.key < $1.key }
         found = [:]
-        let relatives = entries.map(\.key)
-        var inputIdentities = IdentityIndex<Int>(capacity: relatives.count)
+        var inputIdentities = IdentityIndex<Int>(capacity: entries.count)
         for (index, entry) in entries.enumerated() {
             let file = entry.value.file
             inputIdentities.add(.file(device: file.device, inode: file.inode), at: index)
@@ -152,8 +151,8 @@ public enum JobPlanner {
         /// order, of several).
         @Sendable func read(_ identity: RealPath.Identity) -> ReadFile? {
             if let other = readFiles[identity] { return other }
-            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, relatives[$0])) == identity }
-                .map { .input(relatives[$0]) }
+            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries[$0].key)) == identity }
+                .map { .input(entries[$0].key) }
         }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
@@ -176,8 +175,9 @@ public enum JobPlanner {
             // The first part's index takes every part's in turn: room for them all at once.
             var part = PlannedPart(writers: IdentityIndex(capacity: (range.lowerBound == 0 ? entries.count : range.count) * perInput))
             var diagnostics: [Diagnostic] = []
-            var inputs: [PlannedInput] = []
-            inputs.reserveCapacity(range.count)
+            var inputs = PlannedInputs.Packer(capacity: range.count)
+            // An input's outputs as they are planned, packed with it: one list for all.
+            var outputs: [PlannedOutput] = []
             // The job's variants expanded to each size and format, by the input's width (nil: not
             // read), when no variant is resolved per input.
             var expanded: [Int?: [(size: Int?, largest: Int?, variant: PlannedVariant)]] = [:]
@@ -210,7 +210,7 @@ public enum JobPlanner {
                 let (name, ext, stem) = nameParts(of: relative)
                 let inputPath = join(base, relative)
                 var shownInput: String { ShownName.of(relative) }
-                var outputs: [PlannedOutput] = []
+                outputs.removeAll(keepingCapacity: true)
                 /// The output's path for `variant` (at `size`), or nil with a diagnostic.
                 func path(_ variant: VariantSpec, size: Int?) -> String? {
                     do {
@@ -296,7 +296,6 @@ public enum JobPlanner {
                     ).map { ($0.size, $0.largest, PlannedVariant($0.variant)) }
                     if sharesVariants { expanded[sourceWidth] = each }
                 }
-                outputs.reserveCapacity(each.count)
                 for (size, largest, shared) in each {
                     let variant = shared.spec
                     guard let path = path(variant, size: size) else { continue }
@@ -323,11 +322,11 @@ public enum JobPlanner {
                         if withoutRegionFile.contains(variant.name) { part.unredacted.append(path) }
                     }
                 }
-                inputs.append(PlannedInput(
+                inputs.append(
                     prefix: relative.hasPrefix("/") ? noPrefix : basePrefix, relativePath: relative, outputs: outputs,
-                    notEnlarged: notEnlarged, seen: walked.seen))
+                    notEnlarged: notEnlarged, seen: walked.seen)
             }
-            (part.inputs, part.diagnostics) = (inputs, diagnostics)
+            (part.inputs, part.diagnostics) = (inputs.packed(), diagnostics)
             return part
         }
         // In parts, one a core, each of at least `partInputs`, planned at once and put
@@ -351,7 +350,8 @@ public enum JobPlanner {
         let first = planPart(bounds[0]..<bounds[1], stopped: stopped)
         planned.withLock { $0[0] = first }
         group.wait()
-        var inputs: [PlannedInput] = []
+        var inputParts: [PlannedInputs] = []
+        var inputCount = 0
         var passedThrough: [String] = []
         var regionFiles: [String] = []
         var regionFailed: [JobPlan.RegionFailure] = []
@@ -362,15 +362,16 @@ public enum JobPlanner {
         var parts = planned.withLock { parts in defer { parts = [] }; return parts }
         for index in parts.indices {
             guard let part = parts[index].take(), !part.stopped else { return .failure(Diagnostics([stoppedDiagnostic])) }
-            let (inputsBefore, diagnosticsBefore) = (inputs.count, diagnostics.count)
+            let (inputsBefore, diagnosticsBefore) = (inputCount, diagnostics.count)
             if inputsBefore == 0, diagnosticsBefore == 0 {
-                (writers, inputs) = (part.writers, part.inputs)
+                writers = part.writers
             } else {
                 writers.append(part.writers) {
                     Writer(input: $0.input + inputsBefore, output: $0.output, before: $0.before + diagnosticsBefore)
                 }
-                inputs += part.inputs
             }
+            inputParts.append(part.inputs)
+            inputCount += part.inputs.count
             diagnostics += part.diagnostics
             refused += part.refused
             passedThrough += part.passedThrough
@@ -378,6 +379,8 @@ public enum JobPlanner {
             regionFailed += part.regionFailed
             unredacted += part.unredacted
         }
+        let inputs = PlannedInputs(joining: inputParts)
+        inputParts = []
         var collisions = Collisions()
         writers.seal()
         sameFiles(inputs, writers, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
@@ -418,7 +421,7 @@ public enum JobPlanner {
     /// plan; positions and diagnostics count from the part's start.
     struct PlannedPart {
         var writers: IdentityIndex<Writer>
-        var inputs: [PlannedInput] = []
+        var inputs: PlannedInputs = []
         var diagnostics: [Diagnostic] = []
         var refused: [String] = []
         var passedThrough: [String] = []
@@ -450,7 +453,7 @@ public enum JobPlanner {
     /// (told once per variant) or an error of its own, placed where the plan came to it, as
     /// if it had been told then.
     static func sameFiles(
-        _ inputs: [PlannedInput], _ writers: IdentityIndex<Writer>, folders: RealPath.Folders,
+        _ inputs: PlannedInputs, _ writers: IdentityIndex<Writer>, folders: RealPath.Folders,
         diagnostics: inout [Diagnostic], collisions: inout Collisions
     ) {
         var later: [(writer: Writer, first: Writer)] = []

@@ -94,7 +94,7 @@ extension JobPlan {
     /// and the inputs whose regions failed.
     private func part(_ index: Int, inputs: [PlannedInput]) -> JobPlan {
         JobPlan(
-            job: job, manifestPath: manifestPath, folder: folder, inputs: inputs, tileSize: tileSize,
+            job: job, manifestPath: manifestPath, folder: folder, inputs: PlannedInputs(inputs), tileSize: tileSize,
             refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [],
             unredacted: unredacted.filter { Set(inputs.flatMap { $0.outputs.map(\.path) }).contains($0) },
             regionFailed: index == 0 ? regionFailed : [])

@@ -76,6 +76,12 @@ public struct SeenStamp: Hashable, Sendable {
     /// Whether a regular file was seen.
     public var isFile: Bool { digest != 0 }
 
+    /// The digest as it is held, for a plan that packs its outputs (``init(packed:)`` reads it back).
+    package var packed: UInt64 { digest }
+
+    /// The stamp seen whose ``packed`` digest is `packed`.
+    package init(packed: UInt64) { digest = packed }
+
     /// Whether the file seen had `stamp`; nil when none was seen.
     public func matches(_ stamp: FileStamp) -> Bool? { digest == 0 ? nil : SeenStamp(stamp) == self }
 }

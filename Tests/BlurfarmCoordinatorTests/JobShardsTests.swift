@@ -23,7 +23,7 @@ import Testing
         }
         let plan = JobPlan(
             job: JobSpec(name: "mixed", inputs: ["in/*"], outputs: specs), manifestPath: "/job/job.job", folder: "/job",
-            inputs: inputs, tileSize: 0)
+            inputs: PlannedInputs(inputs), tileSize: 0)
         return (plan, headers)
     }
 
@@ -67,7 +67,7 @@ import Testing
         let sizes = [(300, 200), (300, 200), (50, 50), (1000, 10), (300, 200), (7, 7), (640, 480)]
         let (plan, headers) = try Self.plan(sizes)
         let reversed = JobPlan(
-            job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: plan.inputs.reversed(),
+            job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: PlannedInputs(plan.inputs.reversed()),
             tileSize: 0)
         for index in 0..<3 {
             let shard = try #require(JobShard(index: index, count: 3))

@@ -1,0 +1,270 @@
+import BlurfarmState
+
+/// A plan's inputs (``JobPlan/inputs``), in plan order, each made whole (a ``PlannedInput``
+/// with its outputs) when it is read. The planner's are held packed, a part of the plan in one
+/// buffer of bytes (``Packed``): held as values, the 100,000 inputs of a plan and their 300,000
+/// outputs took 33 MB of a no-change run's 53 MB heap peak (the output lists 20, the inputs
+/// and their paths 13). Inputs given as a list (a batch's work, a test's plan) are held as
+/// they are.
+public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
+    private let parts: [Part]
+    /// Each part's first input, then the number of inputs.
+    private let starts: [Int]
+    /// The outputs of every input, counted as the parts were made.
+    public let outputCount: Int
+
+    /// Inputs held together: listed, or a range of a packed part's.
+    enum Part: Sendable {
+        case listed([PlannedInput])
+        case packed(Packed, Range<Int>)
+
+        var count: Int {
+            switch self {
+            case .listed(let inputs): inputs.count
+            case .packed(_, let range): range.count
+            }
+        }
+
+        var outputCount: Int {
+            switch self {
+            case .listed(let inputs): inputs.reduce(0) { $0 + $1.outputs.count }
+            case .packed(let packed, let range):
+                range.count == packed.count ? packed.outputCount : range.reduce(0) { $0 + packed.outputCount(at: $1) }
+            }
+        }
+    }
+
+    public init(_ inputs: [PlannedInput]) { self.init(parts: [.listed(inputs)]) }
+
+    public init(arrayLiteral inputs: PlannedInput...) { self.init(inputs) }
+
+    /// The inputs of `pieces`, one after another (none copied).
+    init(joining pieces: [PlannedInputs]) { self.init(parts: pieces.flatMap(\.parts)) }
+
+    init(parts: [Part]) {
+        self.parts = parts.filter { $0.count > 0 }
+        var starts = [0]
+        for part in self.parts { starts.append(starts[starts.count - 1] + part.count) }
+        self.starts = starts
+        outputCount = self.parts.reduce(0) { $0 + $1.outputCount }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { starts[starts.count - 1] }
+
+    public subscript(position: Int) -> PlannedInput {
+        precondition(position >= 0 && position < endIndex, "PlannedInputs: index \(position) out of range")
+        let (part, offset) = locate(position)
+        switch parts[part] {
+        case .listed(let inputs): return inputs[offset]
+        case .packed(let packed, let range): return packed.input(at: range.lowerBound + offset)
+        }
+    }
+
+    /// The part holding input `position` (the last whose first input is not after it), and
+    /// the input's place in it.
+    private func locate(_ position: Int) -> (part: Int, offset: Int) {
+        var (low, high) = (0, parts.count - 1)
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if starts[middle] <= position { low = middle } else { high = middle - 1 }
+        }
+        return (low, position - starts[low])
+    }
+
+    /// The sizes not made because their input is narrower (``PlannedInput/notEnlarged``), of
+    /// every input in order, the packed inputs not read.
+    var notEnlarged: [NotEnlargedOutput] {
+        parts.flatMap { part -> [NotEnlargedOutput] in
+            switch part {
+            case .listed(let inputs): inputs.flatMap(\.notEnlarged)
+            case .packed(let packed, let range):
+                packed.notEnlarged.keys.filter(range.contains).sorted().flatMap { packed.notEnlarged[$0]! }
+            }
+        }
+    }
+}
+
+extension PlannedInputs {
+    /// Inputs planned together, in one buffer: for each input the index of its path's prefix,
+    /// its relative path, what the plan saw of it, and its outputs, each as its variant's and
+    /// its folder's indexes in the part's tables, its name, its widths and what the plan saw;
+    /// numbers as LEB128, what was seen as 8 bytes. An output of `bench scale`'s job takes 25
+    /// bytes where its value took 67 (with its list's share), an input 36 where its value and
+    /// its path's string took 128: the plan of 100,000 inputs 12 MB, where it took 33.
+    final class Packed: Sendable {
+        /// The bytes, in chunks of about ``Packer/chunkBytes``: grown by doubling, one buffer
+        /// held up to twice its bytes at once.
+        let chunks: [[UInt8]]
+        /// Each input's chunk (the high 32 bits) and first byte in it.
+        let offsets: [Int]
+        let prefixes: [PathPrefix]
+        let variants: [PlannedVariant]
+        /// The sizes not made (rare), by input.
+        let notEnlarged: [Int: [NotEnlargedOutput]]
+        /// Each input's number of outputs, and their sum.
+        let outputCounts: [UInt16]
+        let outputCount: Int
+
+        fileprivate init(_ packer: Packer) {
+            chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [packer.chunk])
+            (offsets, prefixes, variants) = (packer.offsets, packer.prefixes, packer.variants)
+            (notEnlarged, outputCounts, outputCount) = (packer.notEnlarged, packer.outputCounts, packer.outputCount)
+        }
+
+        var count: Int { offsets.count }
+
+        func outputCount(at index: Int) -> Int { Int(outputCounts[index]) }
+
+        /// Input `index`, made whole.
+        func input(at index: Int) -> PlannedInput {
+            let offset = offsets[index]
+            var reader = Reader(bytes: chunks[offset >> 32], at: offset & 0xffff_ffff)
+            let prefix = prefixes[reader.number()]
+            let relativePath = reader.text()
+            let seen = SeenStamp(packed: reader.word())
+            let count = Int(outputCounts[index])
+            var outputs: [PlannedOutput] = []
+            outputs.reserveCapacity(count)
+            for _ in 0..<count {
+                let variant = variants[reader.number()]
+                let folder = prefixes[reader.number()]
+                let name = reader.text()
+                let (largest, size) = (reader.number() - 1, reader.number() - 1)
+                outputs.append(PlannedOutput(
+                    shared: variant, prefix: folder, name: name, largestSize: largest < 0 ? nil : largest,
+                    size: size < 0 ? nil : size, seen: SeenStamp(packed: reader.word())))
+            }
+            return PlannedInput(
+                prefix: prefix, relativePath: relativePath, outputs: outputs, notEnlarged: notEnlarged[index] ?? [], seen: seen)
+        }
+    }
+
+    /// Makes a ``Packed`` part, input after input.
+    struct Packer {
+        /// The chunks filled, and the one being filled.
+        fileprivate var chunks: [[UInt8]] = []
+        fileprivate var chunk: [UInt8] = []
+        /// The input being packed, before it goes into a chunk.
+        private var bytes: [UInt8] = []
+        fileprivate var offsets: [Int] = []
+        fileprivate var prefixes: [PathPrefix] = []
+        fileprivate var variants: [PlannedVariant] = []
+        fileprivate var notEnlarged: [Int: [NotEnlargedOutput]] = [:]
+        fileprivate var outputCounts: [UInt16] = []
+        fileprivate var outputCount = 0
+        /// The tables' entries by object: each prefix and variant held once.
+        private var prefixIndex: [ObjectIdentifier: Int] = [:]
+        private var variantIndex: [ObjectIdentifier: Int] = [:]
+
+        init(capacity: Int) {
+            offsets.reserveCapacity(capacity)
+            outputCounts.reserveCapacity(capacity)
+        }
+
+        /// The inputs packed so far.
+        var count: Int { offsets.count }
+
+        /// Packs the input `relativePath`, read at `prefix` followed by it.
+        mutating func append(
+            prefix: PathPrefix, relativePath: String, outputs: [PlannedOutput], notEnlarged: [NotEnlargedOutput], seen: SeenStamp
+        ) {
+            precondition(outputs.count <= Int(UInt16.max), "an input of more than \(UInt16.max) outputs")
+            if !notEnlarged.isEmpty { self.notEnlarged[offsets.count] = notEnlarged }
+            outputCounts.append(UInt16(outputs.count))
+            bytes.removeAll(keepingCapacity: true)
+            outputCount += outputs.count
+            put(index(of: prefix))
+            put(relativePath)
+            put(seen.packed)
+            for output in outputs {
+                put(index(of: output.shared))
+                put(index(of: output.prefix))
+                put(output.name)
+                put((output.largestSize ?? -1) + 1)
+                put((output.size ?? -1) + 1)
+                put(output.seen.packed)
+            }
+            if chunk.count + bytes.count > chunk.capacity {
+                if !chunk.isEmpty { chunks.append(chunk) }
+                chunk = []
+                chunk.reserveCapacity(Swift.max(Self.chunkBytes, bytes.count))
+            }
+            offsets.append(chunks.count << 32 | chunk.count)
+            chunk += bytes
+        }
+
+        /// The bytes of a chunk: a few hundred to a few thousand inputs'.
+        static let chunkBytes = 1 << 18
+
+        /// The part packed.
+        func packed() -> PlannedInputs { PlannedInputs(parts: [.packed(Packed(self), 0..<count)]) }
+
+        private mutating func index(of prefix: PathPrefix) -> Int {
+            if let index = prefixIndex[ObjectIdentifier(prefix)] { return index }
+            prefixes.append(prefix)
+            prefixIndex[ObjectIdentifier(prefix)] = prefixes.count - 1
+            return prefixes.count - 1
+        }
+
+        private mutating func index(of variant: PlannedVariant) -> Int {
+            if let index = variantIndex[ObjectIdentifier(variant)] { return index }
+            variants.append(variant)
+            variantIndex[ObjectIdentifier(variant)] = variants.count - 1
+            return variants.count - 1
+        }
+
+        /// A number of 0 or more, 7 bits a byte, low first.
+        private mutating func put(_ number: Int) {
+            var rest = UInt(number)
+            while rest >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            bytes.append(UInt8(rest))
+        }
+
+        /// A text: the number of its UTF-8 bytes, then them.
+        private mutating func put(_ text: String) {
+            put(text.utf8.count)
+            bytes.append(contentsOf: text.utf8)
+        }
+
+        /// 8 bytes, low first.
+        private mutating func put(_ word: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+        }
+    }
+
+    /// Reads what a ``Packer`` put, in its order.
+    private struct Reader {
+        let bytes: [UInt8]
+        var at: Int
+
+        mutating func number() -> Int {
+            var (number, shift) = (UInt(0), UInt(0))
+            while true {
+                let byte = bytes[at]
+                at += 1
+                number |= UInt(byte & 0x7f) << shift
+                if byte < 0x80 { return Int(number) }
+                shift += 7
+            }
+        }
+
+        mutating func text() -> String {
+            let count = number()
+            defer { at += count }
+            return String(decoding: bytes[at..<at + count], as: UTF8.self)
+        }
+
+        mutating func word() -> UInt64 {
+            var word = UInt64(0)
+            for shift in stride(from: 0, to: 64, by: 8) {
+                word |= UInt64(bytes[at]) << UInt64(shift)
+                at += 1
+            }
+            return word
+        }
+    }
+}
