@@ -69,13 +69,13 @@ public enum JobPlanner {
         @Sendable func isLeftOut(_ relative: String) -> Bool {
             excludes.contains { $0.matches(relative) } || ownOutputs.contains { $0.matches(relative) }
         }
-        // Each file once, with {relpath} from the first glob that matches it, and its identity.
-        var found: [String: (relpath: String, file: Stated)] = [:]
+        // Each file once, from the first glob that matches it ({relpath} is its), and its identity.
+        var found = FoundInputs()
         var refused: [String] = []
         // Per input glob: the files it matches, those left out, and those it would match but
         // for case (for the hint when it matches none).
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
-        for glob in includes {
+        for (globIndex, glob) in includes.enumerated() {
             let walk = files(matching: glob, in: base, stopped: stopped)
             if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
@@ -92,30 +92,28 @@ public enum JobPlanner {
                 if !refused.contains(line) { refused.append(line) }
             }
             // Each file matched and checked once: counted, and taken unless an earlier glob took it.
-            found.reserveCapacity(found.count + walk.files.count)
+            found.reserve(walk.files.count, bytes: walk.files.reduce(0) { $0 + $1.relative.utf8.count })
             for file in walk.files {
                 guard file.matched else {
                     if counts.otherCase == nil { counts.otherCase = file.relative }
                     continue
                 }
-                // Its folder below the glob's fixed one: {relpath}.
-                let relpath = glob.folderBelowFixedPrefix(of: file.relative)
                 if isLeftOut(file.relative) {
                     counts.leftOut += 1
                     continue
                 }
                 counts.taken += 1
-                guard found[file.relative] == nil else { continue }
                 if let bytes = file.ambiguousBytes {
                     let line = "'\(ShownName.of(bytes: bytes))': the file name holds characters U+F780…U+F7FF, which "
                         + "blurfarm uses for bytes that are not UTF-8: rename it (this input is left out)"
                     if !refused.contains(line) { refused.append(line) }
                     continue
                 }
-                found[file.relative] = (relpath, file.file)
+                found.add(file.relative, glob: globIndex, file: file.file)
             }
             matchCounts.append(counts)
         }
+        found.seal()
 
         // The outputs the manifest asks for, every size of every format of every variant for
         // each input, against the limit, before any is planned: an absurd manifest costs the
@@ -134,12 +132,11 @@ public enum JobPlanner {
         // (the identities of those whose hash an output's matches asked again), the manifest
         // and the other files it reads by their identities.
         let folders = RealPath.Folders()
-        // In plan order, the dictionary let go: each input read from its entry, not looked up.
-        let entries = found.sorted { $0.key < $1.key }
-        found = [:]
+        // In plan order: each input read from its place.
+        let entries = found
         var inputIdentities = IdentityIndex<Int>(capacity: entries.count)
-        for (index, entry) in entries.enumerated() {
-            let file = entry.value.file
+        for index in 0..<entries.count {
+            let file = entries.file(index)
             inputIdentities.add(.file(device: file.device, inode: file.inode), at: index)
         }
         inputIdentities.seal()
@@ -151,8 +148,8 @@ public enum JobPlanner {
         /// order, of several).
         @Sendable func read(_ identity: RealPath.Identity) -> ReadFile? {
             if let other = readFiles[identity] { return other }
-            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries[$0].key)) == identity }
-                .map { .input(entries[$0].key) }
+            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries.relative($0))) == identity }
+                .map { .input(entries.relative($0)) }
         }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
@@ -202,7 +199,10 @@ public enum JobPlanner {
                 return inInputFolders[spelled]! ? real : nil
             }
 
-            for (relative, (relpath, walked)) in entries[range] {
+            for index in range {
+                let (relative, walked) = (entries.relative(index), entries.file(index))
+                // Its folder below the fixed one of the glob that took it: {relpath}.
+                let relpath = includes[entries.glob(index)].folderBelowFixedPrefix(of: relative)
                 if stopped() {
                     part.stopped = true
                     break

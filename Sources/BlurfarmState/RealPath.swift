@@ -98,9 +98,27 @@ package enum RealPath {
         case file(device: UInt64, inode: UInt64)
         /// A file that does not exist yet, in an existing folder: the folder's device and inode
         /// and the name.
-        case entry(device: UInt64, inode: UInt64, name: String)
+        case entry(device: UInt64, inode: UInt64, name: Bytes)
         /// A file in a folder that does not exist yet: its resolved path.
-        case path(String)
+        case path(Bytes)
+
+        /// A name or a path as the kernel compares it, by its bytes: Swift's strings compare
+        /// (and hash) by canonical equivalence, and `é` and `e` with a combining accent, one
+        /// string, are two files.
+        package struct Bytes: Hashable {
+            package let text: String
+
+            package init(_ text: String) { self.text = text }
+
+            package static func == (a: Bytes, b: Bytes) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+            /// The bytes' FNV-1a hash, combined once.
+            package func hash(into hasher: inout Hasher) {
+                var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+                for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                hasher.combine(hash)
+            }
+        }
     }
 
     /// The identity of the file at `path`: the file it names (following every link) when it
@@ -120,8 +138,8 @@ package enum RealPath {
         let folder = PathName.folder(of: real)
         let stated = { Syscalls.status(folder).map { (UInt64($0.st_dev), UInt64($0.st_ino)) } }
         if let (device, inode) = folders?.identity(ofFolder: folder, stated) ?? stated() {
-            return .entry(device: device, inode: inode, name: PathName.lastName(of: real))
+            return .entry(device: device, inode: inode, name: Identity.Bytes(PathName.lastName(of: real)))
         }
-        return .path(real)
+        return .path(Identity.Bytes(real))
     }
 }

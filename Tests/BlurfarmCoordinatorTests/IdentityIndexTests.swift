@@ -13,6 +13,9 @@ import Testing
     /// Random identities, many of them repeated: the candidates of each, told apart by their
     /// identities, are exactly the positions that hold it, and the runs of one hash hold every
     /// file that more than one position holds.
+    /// Names of files, among them two that are one string to Swift and two files to the kernel.
+    static let names = (0..<38).map { "f\($0)" } + ["\u{E9}", "e\u{301}"]
+
     @Test func candidatesAndSharedHashesAreWhatADictionaryFinds() {
         var generator = SplitMix(seed: 47)
         for _ in 0..<200 {
@@ -20,8 +23,8 @@ import Testing
             let identities: [RealPath.Identity] = (0..<count).map { _ in
                 switch Int.random(in: 0..<3, using: &generator) {
                 case 0: .file(device: UInt64.random(in: 1...2, using: &generator), inode: UInt64.random(in: 1...40, using: &generator))
-                case 1: .entry(device: 1, inode: UInt64.random(in: 1...3, using: &generator), name: "f\(Int.random(in: 0..<40, using: &generator))")
-                default: .path("/missing/f\(Int.random(in: 0..<40, using: &generator))")
+                case 1: .entry(device: 1, inode: UInt64.random(in: 1...3, using: &generator), name: .init(Self.names[Int.random(in: 0..<Self.names.count, using: &generator)]))
+                default: .path(.init("/missing/" + Self.names[Int.random(in: 0..<Self.names.count, using: &generator)]))
                 }
             }
             var index = IdentityIndex<Int>(capacity: count)
@@ -33,7 +36,7 @@ import Testing
                 #expect(index.candidates(of: identity).filter { identities[$0] == identity } == positions)
                 #expect(index.first(of: identity) { identities[$0] == identity } == positions.first)
             }
-            #expect(index.candidates(of: .path("/never")).allSatisfy { identities[$0] != .path("/never") })
+            #expect(index.candidates(of: .path(.init("/never"))).allSatisfy { identities[$0] != .path(.init("/never")) })
             let shared = index.sharedHashes().flatMap { run in
                 Dictionary(grouping: run) { identities[$0] }.values.filter { $0.count > 1 }
             }
