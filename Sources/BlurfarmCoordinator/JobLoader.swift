@@ -1,4 +1,5 @@
 import BlurfarmState
+import BlurfarmSystem
 import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmKernels
@@ -68,7 +69,7 @@ public struct JobLoader: Sendable {
         let widths = inputWidths.map {
             InputWidths(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path)
         } ?? InputWidths()
-        return JobPlanner.plan(
+        let planned = JobPlanner.plan(
             job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths,
             outputLimit: configuration.maxOutputs, stopped: stopped
         ).map { plan in
@@ -76,5 +77,10 @@ public struct JobLoader: Sendable {
             if inputWidths != nil { plan.inputWidths = widths }
             return plan
         }
+        // What planning let go (the walk's files, the index of the outputs) stays with the
+        // arenas of the threads that planned, which the run's threads may not share: given back,
+        // a no-change run at 100k inputs peaked at 61 MB, where it peaked at 73 (`VmHWM`).
+        Syscalls.returnFreedMemory()
+        return planned
     }
 }
