@@ -50,8 +50,9 @@ extension IncrementalRun {
     public struct Batches: Sequence, IteratorProtocol {
         let run: IncrementalRun
         let size: Int
-        /// The next batch's first input in the full plan, in the work and in the outputs taken out.
-        var first = 0, work = 0, skipped = 0
+        /// The next batch's first input in the full plan and in the work, and its first output
+        /// in the full plan.
+        var first = 0, work = 0, outputs = 0
 
         public mutating func next() -> Batch? {
             let (full, plan) = (run.full, run.plan)
@@ -79,13 +80,16 @@ extension IncrementalRun {
             }
             // Its outputs' paths, for its work's reports to be put in order: none without work.
             let paths = batchWork.isEmpty ? [] : inputs.flatMap { $0.outputs.map(\.path) }
-            // Those taken out are in plan order too: the batch's come next, made for it.
+            // Those taken out are in plan order too: the batch's, made for it.
             var reports: [OutputReport] = []
-            while skipped < run.takenOut.count, last || Int(run.takenOut[skipped].input) < first {
-                let taken = run.takenOut[skipped]
-                let index = Int(taken.input) - start
-                reports.append(index >= 0 && index < inputs.count ? run.report(of: taken, in: inputs[index]) : run.report(of: taken))
-                skipped += 1
+            for (offset, input) in inputs.enumerated() {
+                for index in input.outputs.indices {
+                    if let failedEarlier = run.takenOut.failedEarlier(at: outputs + index) {
+                        let taken = TakenOut(input: UInt32(start + offset), output: UInt32(index), failedEarlier: failedEarlier)
+                        reports.append(run.report(of: taken, in: input))
+                    }
+                }
+                outputs += input.outputs.count
             }
             return Batch(
                 work: JobPlan(

@@ -29,10 +29,10 @@ import Synchronization
 public final class IncrementalRun: Sendable {
     /// The plan with the up-to-date outputs taken out (and the inputs left with none).
     public let plan: JobPlan
-    /// The outputs taken out, in plan order, each by its place in the full plan: 12 bytes an
-    /// output, where its report (``report(of:)``) took 64 and, with its path, 150 (a no-change
-    /// run of 300,000 outputs held 19 MB of them to its end).
-    let takenOut: [TakenOut]
+    /// The outputs taken out, by their places among the full plan's outputs: 2 bits an output,
+    /// where a list of places took 12 bytes, their reports (``report(of:in:)``) 64 and, with
+    /// their paths, 150 (a no-change run of 300,000 outputs held 19 MB of reports to its end).
+    let takenOut: TakenOuts
     /// Why each input whose outputs are taken out as failed earlier failed, by its place in
     /// the full plan.
     let failedEarlier: [UInt32: String]
@@ -44,10 +44,39 @@ public final class IncrementalRun: Sendable {
         let failedEarlier: Bool
     }
 
-    /// The report of an output taken out: `skipped`, or `failedEarlier` with its input's reason.
-    func report(of taken: TakenOut) -> OutputReport { report(of: taken, in: full.inputs[Int(taken.input)]) }
+    /// The outputs the check took out (``takenOut``): two bits an output, in plan order.
+    struct TakenOuts {
+        private var taken: [UInt64] = [], failed: [UInt64] = []
+        /// How many were taken out.
+        private(set) var count = 0
 
-    /// ``report(of:)`` of an output of `input`, made whole already.
+        init(outputs: Int) {
+            taken = Array(repeating: 0, count: (outputs + 63) / 64)
+            failed = taken
+        }
+
+        /// Takes out the output at `position` among the plan's, up to date or `failedEarlier`.
+        mutating func take(_ position: Int, failedEarlier: Bool) {
+            taken[position / 64] |= 1 << UInt64(position % 64)
+            if failedEarlier { failed[position / 64] |= 1 << UInt64(position % 64) }
+            count += 1
+        }
+
+        /// Whether the output at `position` was taken out, and if so whether as failed earlier
+        /// (nil: it was not).
+        func failedEarlier(at position: Int) -> Bool? {
+            guard taken[position / 64] & (1 << UInt64(position % 64)) != 0 else { return nil }
+            return failed[position / 64] & (1 << UInt64(position % 64)) != 0
+        }
+
+        /// The places taken out, in order.
+        var positions: [Int] {
+            taken.indices.flatMap { word in (0..<64).filter { taken[word] & (1 << UInt64($0)) != 0 }.map { word * 64 + $0 } }
+        }
+    }
+
+    /// The report of an output of `input` (made whole already) taken out: `skipped`, or
+    /// `failedEarlier` with its input's reason.
     func report(of taken: TakenOut, in input: PlannedInput) -> OutputReport {
         let output = input.outputs[Int(taken.output)]
         guard taken.failedEarlier, let reason = failedEarlier[taken.input] else {
@@ -148,14 +177,13 @@ public final class IncrementalRun: Sendable {
         let recipes = OutputRecipe.Made(plugins: plugins)
         self.recipes = recipes
         self.pixelLimit = pixelLimit
-        var takenOut: [TakenOut] = []
+        var takenOut = TakenOuts(outputs: full.outputCount)
         var failedEarlier: [UInt32: String] = [:]
-        var checked = 0
-        let planned = full.outputCount
         // The work: while every input checked is to be made whole (a first run's), nil, and the
         // plan's own inputs are the work's, not a copy of them (9 MB of a first run at 100k).
         var inputs: [PlannedInput]?
-        var checkedInputs = 0
+        // The inputs checked, and their outputs.
+        var (checkedInputs, outputsBefore) = (0, 0)
         // The records of a batch of inputs' outputs are read from the index together, and
         // only theirs: memory holds a batch's, whatever the job's size.
         for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
@@ -163,15 +191,8 @@ public final class IncrementalRun: Sendable {
                 inputs? += full.inputs[first...]
                 break
             }
-            // While every output checked is up to date (cron's usual run), room for all the
-            // plan's: grown by doubling, the array held its old and new storage at once, 50 MB
-            // of a 100,000-input run's 103 MB heap peak.
-            if first > 0, takenOut.count == checked, takenOut.capacity < planned {
-                takenOut.reserveCapacity(planned)
-            }
             // Each input made whole once (``PlannedInputs``).
             let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
-            checked += batch.reduce(0) { $0 + $1.outputs.count }
             var paths: [(input: String, outputs: [String])] = []
             for input in batch {
                 var outputs: [String] = []
@@ -180,7 +201,7 @@ public final class IncrementalRun: Sendable {
             }
             let known = records.lookUp(outputs: paths.flatMap(\.outputs), failuresOf: force || retryFailed ? [] : paths.map(\.input))
             for (input, paths) in zip(batch, paths) {
-                defer { checkedInputs += 1 }
+                defer { (checkedInputs, outputsBefore) = (checkedInputs + 1, outputsBefore + input.outputs.count) }
                 var probe = FileProbe(path: paths.input, seen: input.seen)
                 let failure = known.failures[probe.path]
                 var remaining: [PlannedOutput] = []
@@ -206,7 +227,7 @@ public final class IncrementalRun: Sendable {
                             refreshed.outputFile.stamp = outputStamp
                             try? records.add(refreshed)
                         }
-                        takenOut.append(TakenOut(input: UInt32(checkedInputs), output: UInt32(index), failedEarlier: false))
+                        takenOut.take(outputsBefore + index, failedEarlier: false)
                         continue
                     }
                     if state == .failedEarlier, let failure {
@@ -218,7 +239,7 @@ public final class IncrementalRun: Sendable {
                             refreshed.inputFile = current
                             try? records.add(refreshed)
                         }
-                        takenOut.append(TakenOut(input: UInt32(checkedInputs), output: UInt32(index), failedEarlier: true))
+                        takenOut.take(outputsBefore + index, failedEarlier: true)
                         failedEarlier[UInt32(checkedInputs)] = failure.reason
                         continue
                     }
