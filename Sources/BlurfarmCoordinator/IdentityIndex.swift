@@ -23,14 +23,6 @@ struct IdentityIndex<Position: Comparable> {
         isSorted = false
     }
 
-    /// Adds the files of `other`, each at the position `moved` makes of its own: one by one
-    /// into room made once (mapped whole first, they took a third copy of `other`).
-    mutating func append(_ other: IdentityIndex, moving moved: (Position) -> Position) {
-        entries.reserveCapacity(entries.count + other.entries.count)
-        for entry in other.entries { entries.append((entry.hash, moved(entry.position))) }
-        isSorted = false
-    }
-
     /// The part of `identity`'s hash the index keeps.
     private static func hash(of identity: RealPath.Identity) -> UInt32 { UInt32(truncatingIfNeeded: identity.hashValue) }
 
@@ -68,17 +60,34 @@ struct IdentityIndex<Position: Comparable> {
 
     /// Every run of two or more positions of one hash, each in order (after ``seal()``): the
     /// files that may be one.
-    func sharedHashes() -> [[Position]] {
-        precondition(isSorted, "an index is sealed before it is asked")
-        var runs: [[Position]] = []
-        var start = 0
-        while start < entries.count {
-            var end = start + 1
-            while end < entries.count, entries[end].hash == entries[start].hash { end += 1 }
-            if end - start > 1 { runs.append(entries[start..<end].map(\.position)) }
-            start = end
+    func sharedHashes() -> [[Position]] { Self.sharedHashes(across: [self]).map { $0.map(\.position) } }
+
+    /// ``sharedHashes()`` of `indexes` (each sealed) as if they were one, without making them
+    /// one: each run's positions by their index's place, then in order. A plan's parts each
+    /// index their outputs; put together, the parts' indexes were held twice at once.
+    static func sharedHashes(across indexes: [IdentityIndex]) -> [[(index: Int, position: Position)]] {
+        precondition(indexes.allSatisfy(\.isSorted), "an index is sealed before it is asked")
+        let lists = indexes.map(\.entries)
+        var starts = Array(repeating: 0, count: lists.count), ends = starts
+        var runs: [[(index: Int, position: Position)]] = []
+        while true {
+            // The smallest hash not gone through, and where each list's entries of it end.
+            var smallest: UInt32?
+            for (list, start) in zip(lists, starts) where start < list.count {
+                smallest = min(smallest ?? list[start].hash, list[start].hash)
+            }
+            guard let hash = smallest else { return runs }
+            var count = 0
+            for index in lists.indices {
+                var end = starts[index]
+                while end < lists[index].count, lists[index][end].hash == hash { end += 1 }
+                (ends[index], count) = (end, count + end - starts[index])
+            }
+            if count > 1 {
+                runs.append(lists.indices.flatMap { index in lists[index][starts[index]..<ends[index]].map { (index, $0.position) } })
+            }
+            for index in lists.indices { starts[index] = ends[index] }
         }
-        return runs
     }
 }
 

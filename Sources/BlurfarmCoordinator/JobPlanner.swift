@@ -133,12 +133,11 @@ public enum JobPlanner {
         // and the other files it reads by their identities.
         let folders = RealPath.Folders()
         // In plan order: each input read from its place.
-        let entries = found
-        var inputIdentities = IdentityIndex<Int>(capacity: entries.count)
-        for index in 0..<entries.count {
-            let file = entries.file(index)
-            inputIdentities.add(.file(device: file.device, inode: file.inode), at: index)
+        var inputIdentities = IdentityIndex<UInt32>(capacity: found.count)
+        for (index, file) in found.takeIdentities().enumerated() {
+            inputIdentities.add(.file(device: file.device, inode: file.inode), at: UInt32(index))
         }
+        let entries = found
         inputIdentities.seal()
         var otherReads: [RealPath.Identity: ReadFile] = [:]
         otherReads[RealPath.identity(of: manifestPath)] = .manifest(manifestPath)
@@ -148,8 +147,8 @@ public enum JobPlanner {
         /// order, of several).
         @Sendable func read(_ identity: RealPath.Identity) -> ReadFile? {
             if let other = readFiles[identity] { return other }
-            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries.relative($0))) == identity }
-                .map { .input(entries.relative($0)) }
+            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries.relative(Int($0)))) == identity }
+                .map { .input(entries.relative(Int($0))) }
         }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
@@ -170,7 +169,7 @@ public enum JobPlanner {
         /// diagnostics count from its start (``PlannedPart``).
         @Sendable func planPart(_ range: Range<Int>, stopped: @Sendable () -> Bool) -> PlannedPart {
             // The first part's index takes every part's in turn: room for them all at once.
-            var part = PlannedPart(writers: IdentityIndex(capacity: (range.lowerBound == 0 ? entries.count : range.count) * perInput))
+            var part = PlannedPart(writers: IdentityIndex(capacity: range.count * perInput))
             var diagnostics: [Diagnostic] = []
             var inputs = PlannedInputs.Packer(capacity: range.count)
             // An input's outputs as they are planned, packed with it: one list for all.
@@ -200,7 +199,7 @@ public enum JobPlanner {
             }
 
             for index in range {
-                let (relative, walked) = (entries.relative(index), entries.file(index))
+                let (relative, seen) = (entries.relative(index), entries.seen(index))
                 // Its folder below the fixed one of the glob that took it: {relpath}.
                 let relpath = includes[entries.glob(index)].folderBelowFixedPrefix(of: relative)
                 if stopped() {
@@ -324,9 +323,10 @@ public enum JobPlanner {
                 }
                 inputs.append(
                     prefix: relative.hasPrefix("/") ? noPrefix : basePrefix, relativePath: relative, outputs: outputs,
-                    notEnlarged: notEnlarged, seen: walked.seen)
+                    notEnlarged: notEnlarged, seen: seen)
             }
             (part.inputs, part.diagnostics) = (inputs.packed(), diagnostics)
+            part.writers.seal()
             return part
         }
         // In parts, one a core, each of at least `partInputs`, planned at once and put
@@ -356,20 +356,14 @@ public enum JobPlanner {
         var regionFiles: [String] = []
         var regionFailed: [JobPlan.RegionFailure] = []
         var unredacted: [String] = []
-        // The outputs by identity: two that are one file are found once every output is in.
-        var writers = IdentityIndex<Writer>()
-        // Each part let go once it is in; the first one's storage taken as it is.
+        // The outputs by identity, each part's index with the inputs and diagnostics before the
+        // part: two that are one file are found once every output is in.
+        var writers: [(index: IdentityIndex<Writer>, inputsBefore: Int, diagnosticsBefore: Int)] = []
+        // Each part let go once it is in.
         var parts = planned.withLock { parts in defer { parts = [] }; return parts }
         for index in parts.indices {
             guard let part = parts[index].take(), !part.stopped else { return .failure(Diagnostics([stoppedDiagnostic])) }
-            let (inputsBefore, diagnosticsBefore) = (inputCount, diagnostics.count)
-            if inputsBefore == 0, diagnosticsBefore == 0 {
-                writers = part.writers
-            } else {
-                writers.append(part.writers) {
-                    Writer(input: $0.input + inputsBefore, output: $0.output, before: $0.before + diagnosticsBefore)
-                }
-            }
+            writers.append((part.writers, inputCount, diagnostics.count))
             inputParts.append(part.inputs)
             inputCount += part.inputs.count
             diagnostics += part.diagnostics
@@ -381,15 +375,25 @@ public enum JobPlanner {
         }
         let inputs = PlannedInputs(joining: inputParts)
         inputParts = []
+        /// A writer of part `part` as the plan places it.
+        func placed(_ part: Int, _ writer: Writer) -> Writer {
+            Writer(
+                input: writer.input + writers[part].inputsBefore, output: writer.output,
+                before: writer.before + writers[part].diagnosticsBefore)
+        }
         var collisions = Collisions()
-        writers.seal()
-        sameFiles(inputs, writers, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
+        let runs = IdentityIndex<Writer>.sharedHashes(across: writers.map(\.index))
+        let shared: [[Writer]] = runs.map { run in run.map { placed($0.index, $0.position) } }
+        sameFiles(inputs, shared, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
         // The output map is never a file the job reads or another of its outputs.
         if let map = job.map {
             let identity = RealPath.identity(of: join(base, map))
-            let writer = writers.first(of: identity) {
-                RealPath.identity(of: inputs[$0.input].outputs[$0.output].path, using: folders) == identity
-            }
+            let writer = writers.indices.lazy.compactMap { part in
+                writers[part].index.first(of: identity) {
+                    let writer = placed(part, $0)
+                    return RealPath.identity(of: inputs[writer.input].outputs[writer.output].path, using: folders) == identity
+                }.map { placed(part, $0) }
+            }.first
             let problem =
                 read(identity).map { "it is \($0)" }
                 ?? regionFiles.first { RealPath.identity(of: $0) == identity }.map {
@@ -448,16 +452,16 @@ public enum JobPlanner {
         static func == (a: Writer, b: Writer) -> Bool { (a.inputIndex, a.outputIndex) == (b.inputIndex, b.outputIndex) }
     }
 
-    /// The outputs of `inputs` that are one file (``IdentityIndex/sharedHashes()``, then their
-    /// identities asked again): each after the first of its file is a collision of one variant
-    /// (told once per variant) or an error of its own, placed where the plan came to it, as
-    /// if it had been told then.
+    /// The outputs of `inputs` that are one file (of each run of writers whose hashes are one,
+    /// ``IdentityIndex/sharedHashes(across:)``, their identities asked again): each after the
+    /// first of its file is a collision of one variant (told once per variant) or an error of
+    /// its own, placed where the plan came to it, as if it had been told then.
     static func sameFiles(
-        _ inputs: PlannedInputs, _ writers: IdentityIndex<Writer>, folders: RealPath.Folders,
+        _ inputs: PlannedInputs, _ shared: [[Writer]], folders: RealPath.Folders,
         diagnostics: inout [Diagnostic], collisions: inout Collisions
     ) {
         var later: [(writer: Writer, first: Writer)] = []
-        for run in writers.sharedHashes() {
+        for run in shared {
             var files: [(identity: RealPath.Identity, first: Writer)] = []
             for writer in run {
                 let identity = RealPath.identity(of: inputs[writer.input].outputs[writer.output].path, using: folders)

@@ -41,6 +41,16 @@ import Testing
                 Dictionary(grouping: run) { identities[$0] }.values.filter { $0.count > 1 }
             }
             #expect(Set(shared) == Set(reference.values.filter { $0.count > 1 }))
+            // In parts (a plan's), the runs are the whole index's, the parts never put together.
+            let cuts = ([0, count] + (0..<Int.random(in: 0...3, using: &generator)).map { _ in Int.random(in: 0...count, using: &generator) }).sorted()
+            let parts = zip(cuts, cuts.dropFirst()).map { range -> IdentityIndex<Int> in
+                var part = IdentityIndex<Int>()
+                for position in range.0..<range.1 { part.add(identities[position], at: position) }
+                part.seal()
+                return part
+            }
+            let across: [[Int]] = IdentityIndex<Int>.sharedHashes(across: parts).map { run in run.map(\.position) }
+            #expect(across == index.sharedHashes(), "cut at \(cuts)")
         }
     }
 
