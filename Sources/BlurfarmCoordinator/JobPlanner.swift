@@ -138,6 +138,11 @@ public enum JobPlanner {
             inputIdentities.add(.file(device: file.device, inode: file.inode), at: UInt32(index))
         }
         let entries = found
+        // What the walk let go (its files as strings, their sorting) given back before the
+        // parts are planned: the threads of the parts after the first, each with its arena,
+        // would not reuse it. A no-change run at 100k inputs peaked at 53 MiB, where it peaked
+        // at 61 (same time, nine pairs).
+        Syscalls.returnFreedMemory()
         inputIdentities.seal()
         var otherReads: [RealPath.Identity: ReadFile] = [:]
         otherReads[RealPath.identity(of: manifestPath)] = .manifest(manifestPath)
