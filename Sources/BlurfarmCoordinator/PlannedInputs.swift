@@ -13,23 +13,22 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
     /// The outputs of every input, counted as the parts were made.
     public let outputCount: Int
 
-    /// Inputs held together: listed, or a range of a packed part's.
+    /// Inputs held together: listed, or packed.
     enum Part: Sendable {
         case listed([PlannedInput])
-        case packed(Packed, Range<Int>)
+        case packed(Packed)
 
         var count: Int {
             switch self {
             case .listed(let inputs): inputs.count
-            case .packed(_, let range): range.count
+            case .packed(let packed): packed.count
             }
         }
 
         var outputCount: Int {
             switch self {
             case .listed(let inputs): inputs.reduce(0) { $0 + $1.outputs.count }
-            case .packed(let packed, let range):
-                range.count == packed.count ? packed.outputCount : range.reduce(0) { $0 + packed.outputCount(at: $1) }
+            case .packed(let packed): packed.outputCount
             }
         }
     }
@@ -57,7 +56,7 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
         let (part, offset) = locate(position)
         switch parts[part] {
         case .listed(let inputs): return inputs[offset]
-        case .packed(let packed, let range): return packed.input(at: range.lowerBound + offset)
+        case .packed(let packed): return packed.input(at: offset)
         }
     }
 
@@ -78,8 +77,7 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
         parts.flatMap { part -> [NotEnlargedOutput] in
             switch part {
             case .listed(let inputs): inputs.flatMap(\.notEnlarged)
-            case .packed(let packed, let range):
-                packed.notEnlarged.keys.filter(range.contains).sorted().flatMap { packed.notEnlarged[$0]! }
+            case .packed(let packed): packed.notEnlarged.keys.sorted().flatMap { packed.notEnlarged[$0]! }
             }
         }
     }
@@ -88,10 +86,11 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
 extension PlannedInputs {
     /// Inputs planned together, in one buffer: for each input the index of its path's prefix,
     /// its relative path, what the plan saw of it, and its outputs, each as its variant's and
-    /// its folder's indexes in the part's tables, its name, its widths and what the plan saw;
-    /// numbers as LEB128, what was seen as 8 bytes. An output of `bench scale`'s job takes 25
-    /// bytes where its value took 67 (with its list's share), an input 36 where its value and
-    /// its path's string took 128: the plan of 100,000 inputs 12 MB, where it took 33.
+    /// its folder's indexes in the part's tables, its name (after the name before it), its
+    /// widths and what the plan saw; numbers as LEB128, what was seen as 8 bytes. An output of
+    /// `bench scale`'s job takes 17 bytes where its value took 67 (with its list's share), an
+    /// input 36 where its value and its path's string took 128: the plan of 100,000 inputs
+    /// 9 MB, where it took 33.
     final class Packed: Sendable {
         /// The bytes, in chunks of about ``Packer/chunkBytes``: grown by doubling, one buffer
         /// held up to twice its bytes at once.
@@ -114,8 +113,6 @@ extension PlannedInputs {
 
         var count: Int { offsets.count }
 
-        func outputCount(at index: Int) -> Int { Int(outputCounts[index]) }
-
         /// Input `index`, made whole.
         func input(at index: Int) -> PlannedInput {
             let offset = offsets[index]
@@ -126,13 +123,14 @@ extension PlannedInputs {
             let count = Int(outputCounts[index])
             var outputs: [PlannedOutput] = []
             outputs.reserveCapacity(count)
+            var name = Array(Packer.lastName(of: relativePath))
             for _ in 0..<count {
                 let variant = variants[reader.number()]
                 let folder = prefixes[reader.number()]
-                let name = reader.text()
+                reader.name(after: &name)
                 let (largest, size) = (reader.number() - 1, reader.number() - 1)
                 outputs.append(PlannedOutput(
-                    shared: variant, prefix: folder, name: name, largestSize: largest < 0 ? nil : largest,
+                    shared: variant, prefix: folder, name: String(decoding: name, as: UTF8.self), largestSize: largest < 0 ? nil : largest,
                     size: size < 0 ? nil : size, seen: SeenStamp(packed: reader.word())))
             }
             return PlannedInput(
@@ -155,6 +153,8 @@ extension PlannedInputs {
         fileprivate var outputCount = 0
         /// The tables' entries by object: each prefix and variant held once.
         private var prefixIndex: [ObjectIdentifier: Int] = [:]
+        /// The name the next output's is written after (``putName(_:)``).
+        private var previous: [UInt8] = []
         private var variantIndex: [ObjectIdentifier: Int] = [:]
 
         init(capacity: Int) {
@@ -177,10 +177,12 @@ extension PlannedInputs {
             put(index(of: prefix))
             put(relativePath)
             put(seen.packed)
+            previous.removeAll(keepingCapacity: true)
+            previous += Self.lastName(of: relativePath)
             for output in outputs {
                 put(index(of: output.shared))
                 put(index(of: output.prefix))
-                put(output.name)
+                putName(output.name)
                 put((output.largestSize ?? -1) + 1)
                 put((output.size ?? -1) + 1)
                 put(output.seen.packed)
@@ -198,7 +200,7 @@ extension PlannedInputs {
         static let chunkBytes = 1 << 18
 
         /// The part packed.
-        func packed() -> PlannedInputs { PlannedInputs(parts: [.packed(Packed(self), 0..<count)]) }
+        func packed() -> PlannedInputs { PlannedInputs(parts: [.packed(Packed(self))]) }
 
         private mutating func index(of prefix: PathPrefix) -> Int {
             if let index = prefixIndex[ObjectIdentifier(prefix)] { return index }
@@ -212,6 +214,28 @@ extension PlannedInputs {
             variants.append(variant)
             variantIndex[ObjectIdentifier(variant)] = variants.count - 1
             return variants.count - 1
+        }
+
+        /// An output's name after the name before it (the input's own, for its first output):
+        /// the number of first bytes they share, then the rest as a text. The outputs of an
+        /// input mostly share its stem: `i0000001.png`'s three took 40 bytes, now 13.
+        private mutating func putName(_ name: String) {
+            var shared = 0
+            for (before, byte) in zip(previous, name.utf8) {
+                guard before == byte else { break }
+                shared += 1
+            }
+            put(shared)
+            put(name.utf8.count - shared)
+            bytes += name.utf8.dropFirst(shared)
+            previous.removeSubrange(shared...)
+            previous += name.utf8.dropFirst(shared)
+        }
+
+        /// The last name of `path`: its bytes after its last `/`.
+        static func lastName(of path: String) -> Substring.UTF8View {
+            let utf8 = path.utf8
+            return Substring(path)[(utf8.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex)...].utf8
         }
 
         /// A number of 0 or more, 7 bits a byte, low first.
@@ -250,6 +274,15 @@ extension PlannedInputs {
                 if byte < 0x80 { return Int(number) }
                 shift += 7
             }
+        }
+
+        /// The name written after `name` (``Packer/putName(_:)``), in its place.
+        mutating func name(after name: inout [UInt8]) {
+            let shared = number()
+            let count = number()
+            name.removeSubrange(shared...)
+            name += bytes[at..<at + count]
+            at += count
         }
 
         mutating func text() -> String {
