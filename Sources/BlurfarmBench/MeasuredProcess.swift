@@ -20,8 +20,10 @@ public struct MeasuredProcess: Sendable, Hashable, Codable {
 
     public init(seconds: Double) { self.seconds = seconds }
 
-    /// Runs `executable arguments`, failing on a non-zero exit; with `memory`, sampling the
-    /// memory of it and of its children every 25 ms (their proportional sum every 50 ms). The
+    /// Runs `executable arguments`, failing on a non-zero exit; with `memory`, sampling its own
+    /// peak every millisecond, its children's every 25 ms and their proportional sum every 50 ms.
+    /// A no-change run of 1,000 inputs lasts about 40 ms and peaks at its end: sampled every
+    /// 25 ms, its peak read 32 MB where the kernel's (`/usr/bin/time -f %M`) was 37. The
     /// wall time ends when the process is seen to exit (Foundation's termination handler), not
     /// at the next sample: a sampling loop that slept between looks added up to its interval to
     /// every figure. Each look takes processor time from the process measured (reading
@@ -60,18 +62,21 @@ public struct MeasuredProcess: Sendable, Hashable, Codable {
         var measurement = MeasuredProcess(seconds: 0)
         if memory {
             var samples = 0
+            var workers: [Int32] = []
             repeat {
                 measurement.coordinatorPeak = max(measurement.coordinatorPeak, peakMemory(pid))
-                let workers = children(of: pid)
-                for child in workers {
-                    measurement.workerPeak = max(measurement.workerPeak, peakMemory(child))
+                if samples % 25 == 0 {
+                    workers = children(of: pid)
+                    for child in workers {
+                        measurement.workerPeak = max(measurement.workerPeak, peakMemory(child))
+                    }
                 }
-                if samples % 2 == 0 {
+                if samples % 50 == 0 {
                     let together = ([pid] + workers).reduce(0) { $0 + proportionalMemory($1) }
                     measurement.togetherPeak = max(measurement.togetherPeak, together)
                 }
                 samples += 1
-            } while exited.wait(timeout: .now() + .milliseconds(25)) == .timedOut
+            } while exited.wait(timeout: .now() + .milliseconds(1)) == .timedOut
         } else {
             exited.wait()
         }
