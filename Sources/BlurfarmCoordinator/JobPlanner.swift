@@ -173,7 +173,7 @@ public enum JobPlanner {
         /// Plans the inputs of `entries` in `range`: a part of the plan, whose positions and
         /// diagnostics count from its start (``PlannedPart``).
         @Sendable func planPart(_ range: Range<Int>, stopped: @Sendable () -> Bool) -> PlannedPart {
-            // The first part's index takes every part's in turn: room for them all at once.
+            // Each part indexes its own outputs (searched together once all are in).
             var part = PlannedPart(writers: IdentityIndex(capacity: range.count * perInput))
             var diagnostics: [Diagnostic] = []
             var inputs = PlannedInputs.Packer(capacity: range.count)
