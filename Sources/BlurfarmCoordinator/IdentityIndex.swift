@@ -8,7 +8,7 @@ import BlurfarmState
 /// by chance, and are asked again as any others that share a hash.
 ///
 /// A hash tells files apart but cannot say two are one: ``first(of:where:)``,
-/// ``candidates(of:)`` and ``sharedHashes()`` give the positions whose hashes match, and the
+/// ``candidates(of:)`` and ``sharedHashes(across:)`` give the positions whose hashes match, and the
 /// caller compares their identities, asked again of those few files alone (a plan's outputs
 /// that are one file, an output that is an input: none in a plan that passes).
 struct IdentityIndex<Position: Comparable> {
@@ -58,13 +58,10 @@ struct IdentityIndex<Position: Comparable> {
         return low..<end
     }
 
-    /// Every run of two or more positions of one hash, each in order (after ``seal()``): the
-    /// files that may be one.
-    func sharedHashes() -> [[Position]] { Self.sharedHashes(across: [self]).map { $0.map(\.position) } }
-
-    /// ``sharedHashes()`` of `indexes` (each sealed) as if they were one, without making them
-    /// one: each run's positions by their index's place, then in order. A plan's parts each
-    /// index their outputs; put together, the parts' indexes were held twice at once.
+    /// Every run of two or more positions of one hash in `indexes` (each sealed), as if they
+    /// were one index, without making them one: the files that may be one, each run's
+    /// positions by their index's place, then in order. A plan's parts each index their
+    /// outputs; put together, the parts' indexes were held twice at once.
     static func sharedHashes(across indexes: [IdentityIndex]) -> [[(index: Int, position: Position)]] {
         precondition(indexes.allSatisfy(\.isSorted), "an index is sealed before it is asked")
         let lists = indexes.map(\.entries)

@@ -68,11 +68,6 @@ public final class IncrementalRun: Sendable {
             guard taken[position / 64] & (1 << UInt64(position % 64)) != 0 else { return nil }
             return failed[position / 64] & (1 << UInt64(position % 64)) != 0
         }
-
-        /// The places taken out, in order.
-        var positions: [Int] {
-            taken.indices.flatMap { word in (0..<64).filter { taken[word] & (1 << UInt64($0)) != 0 }.map { word * 64 + $0 } }
-        }
     }
 
     /// The report of an output of `input` (made whole already) taken out: `skipped`, or

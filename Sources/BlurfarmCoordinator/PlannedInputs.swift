@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmState
 
 /// A plan's inputs (``JobPlan/inputs``), in plan order, each made whole (a ``PlannedInput``
@@ -123,7 +124,7 @@ extension PlannedInputs {
             let count = Int(outputCounts[index])
             var outputs: [PlannedOutput] = []
             outputs.reserveCapacity(count)
-            var name = Array(Packer.lastName(of: relativePath))
+            var name = Array(PathName.lastName(of: relativePath).utf8)
             for _ in 0..<count {
                 let variant = variants[reader.number()]
                 let folder = prefixes[reader.number()]
@@ -178,7 +179,7 @@ extension PlannedInputs {
             put(relativePath)
             put(seen.packed)
             previous.removeAll(keepingCapacity: true)
-            previous += Self.lastName(of: relativePath)
+            previous += PathName.lastName(of: relativePath).utf8
             for output in outputs {
                 put(index(of: output.shared))
                 put(index(of: output.prefix))
@@ -230,12 +231,6 @@ extension PlannedInputs {
             bytes += name.utf8.dropFirst(shared)
             previous.removeSubrange(shared...)
             previous += name.utf8.dropFirst(shared)
-        }
-
-        /// The last name of `path`: its bytes after its last `/`.
-        static func lastName(of path: String) -> Substring.UTF8View {
-            let utf8 = path.utf8
-            return Substring(path)[(utf8.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex)...].utf8
         }
 
         /// A number of 0 or more, 7 bits a byte, low first.
