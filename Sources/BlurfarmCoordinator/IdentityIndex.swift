@@ -7,8 +7,8 @@ import BlurfarmState
 /// (with the whole hash, an output took 24). Of 300,000 outputs, about 10 pairs share 32 bits
 /// by chance, and are asked again as any others that share a hash.
 ///
-/// A hash tells files apart but cannot say two are one: ``first(of:where:)``,
-/// ``candidates(of:)`` and ``sharedHashes(across:)`` give the positions whose hashes match, and the
+/// A hash tells files apart but cannot say two are one: ``first(of:where:)`` and
+/// ``sharedHashes(across:)`` give the positions whose hashes match, and the
 /// caller compares their identities, asked again of those few files alone (a plan's outputs
 /// that are one file, an output that is an input: none in a plan that passes).
 struct IdentityIndex<Position: Comparable> {
@@ -30,11 +30,6 @@ struct IdentityIndex<Position: Comparable> {
     mutating func seal() {
         entries.sort { ($0.hash, $0.position) < ($1.hash, $1.position) }
         isSorted = true
-    }
-
-    /// The positions of the files that may be `identity`, in order (after ``seal()``).
-    func candidates(of identity: RealPath.Identity) -> [Position] {
-        entries[range(of: identity)].map(\.position)
     }
 
     /// The first position, in order, of the files that may be `identity` that `matches`

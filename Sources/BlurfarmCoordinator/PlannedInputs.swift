@@ -86,11 +86,11 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
 
 extension PlannedInputs {
     /// Inputs planned together, in one buffer: for each input the index of its path's prefix,
-    /// its relative path, what the plan saw of it, and its outputs, each as its variant's and
-    /// its folder's indexes in the part's tables, its name (after the name before it), its
-    /// widths and what the plan saw; numbers as LEB128, what was seen as 8 bytes. An output of
+    /// its relative path, what the plan saw of it, the number of its outputs, then each output
+    /// as its variant's and its folder's indexes in the part's tables, its name (after the name
+    /// before it), its widths and what the plan saw; numbers as LEB128, what was seen as 8 bytes. An output of
     /// `bench scale`'s job takes 17 bytes where its value took 67 (with its list's share), an
-    /// input 36 where its value and its path's string took 128: the plan of 100,000 inputs
+    /// input 35 where its value and its path's string took 128: the plan of 100,000 inputs
     /// 9 MB, where it took 33.
     final class Packed: Sendable {
         /// The bytes, in chunks of about ``Packer/chunkBytes``: grown by doubling, one buffer
@@ -102,14 +102,13 @@ extension PlannedInputs {
         let variants: [PlannedVariant]
         /// The sizes not made (rare), by input.
         let notEnlarged: [Int: [NotEnlargedOutput]]
-        /// Each input's number of outputs, and their sum.
-        let outputCounts: [UInt16]
+        /// The number of every input's outputs.
         let outputCount: Int
 
         fileprivate init(_ packer: Packer) {
             chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [packer.chunk])
             (offsets, prefixes, variants) = (packer.offsets, packer.prefixes, packer.variants)
-            (notEnlarged, outputCounts, outputCount) = (packer.notEnlarged, packer.outputCounts, packer.outputCount)
+            (notEnlarged, outputCount) = (packer.notEnlarged, packer.outputCount)
         }
 
         var count: Int { offsets.count }
@@ -121,7 +120,7 @@ extension PlannedInputs {
             let prefix = prefixes[reader.number()]
             let relativePath = reader.text()
             let seen = SeenStamp(packed: reader.word())
-            let count = Int(outputCounts[index])
+            let count = reader.number()
             var outputs: [PlannedOutput] = []
             outputs.reserveCapacity(count)
             var name = Array(PathName.lastName(of: relativePath).utf8)
@@ -150,7 +149,6 @@ extension PlannedInputs {
         fileprivate var prefixes: [PathPrefix] = []
         fileprivate var variants: [PlannedVariant] = []
         fileprivate var notEnlarged: [Int: [NotEnlargedOutput]] = [:]
-        fileprivate var outputCounts: [UInt16] = []
         fileprivate var outputCount = 0
         /// The tables' entries by object: each prefix and variant held once.
         private var prefixIndex: [ObjectIdentifier: Int] = [:]
@@ -160,7 +158,6 @@ extension PlannedInputs {
 
         init(capacity: Int) {
             offsets.reserveCapacity(capacity)
-            outputCounts.reserveCapacity(capacity)
         }
 
         /// The inputs packed so far.
@@ -170,14 +167,13 @@ extension PlannedInputs {
         mutating func append(
             prefix: PathPrefix, relativePath: String, outputs: [PlannedOutput], notEnlarged: [NotEnlargedOutput], seen: SeenStamp
         ) {
-            precondition(outputs.count <= Int(UInt16.max), "an input of more than \(UInt16.max) outputs")
             if !notEnlarged.isEmpty { self.notEnlarged[offsets.count] = notEnlarged }
-            outputCounts.append(UInt16(outputs.count))
             bytes.removeAll(keepingCapacity: true)
             outputCount += outputs.count
             put(index(of: prefix))
             put(relativePath)
             put(seen.packed)
+            put(outputs.count)
             previous.removeAll(keepingCapacity: true)
             previous += PathName.lastName(of: relativePath).utf8
             for output in outputs {

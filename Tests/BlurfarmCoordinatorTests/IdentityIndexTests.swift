@@ -33,10 +33,12 @@ import Testing
             var reference: [RealPath.Identity: [Int]] = [:]
             for (position, identity) in identities.enumerated() { reference[identity, default: []].append(position) }
             for (identity, positions) in reference {
-                #expect(index.candidates(of: identity).filter { identities[$0] == identity } == positions)
-                #expect(index.first(of: identity) { identities[$0] == identity } == positions.first)
+                // Each of its positions, in order: the first from each on.
+                for position in positions {
+                    #expect(index.first(of: identity) { $0 >= position && identities[$0] == identity } == position)
+                }
             }
-            #expect(index.candidates(of: .path(.init("/never"))).allSatisfy { identities[$0] != .path(.init("/never")) })
+            #expect(index.first(of: .path(.init("/never"))) { identities[$0] == .path(.init("/never")) } == nil)
             let whole: [[Int]] = IdentityIndex<Int>.sharedHashes(across: [index]).map { run in run.map(\.position) }
             let shared = whole.flatMap { run in
                 Dictionary(grouping: run) { identities[$0] }.values.filter { $0.count > 1 }
