@@ -20,6 +20,10 @@ public struct JobLoader: Sendable {
     /// them, and a plan carries them (``JobPlan/inputWidths``) for the run to keep; nil: every
     /// header is read.
     public var inputWidths: String?
+    /// The folder (the state folder) where a large plan keeps its inputs while it is carried
+    /// out, in an unnamed file (``SpillFile``); nil, or where it cannot, the system's temporary
+    /// folder.
+    public var planFolder: String?
 
     /// A loader for `configuration` and `registry`.
     public init(
@@ -62,7 +66,7 @@ public struct JobLoader: Sendable {
     }
 
     /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
-    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:stopped:)`` says.
+    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:spill:stopped:)`` says.
     public func plan(_ job: JobSpec, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
@@ -71,7 +75,8 @@ public struct JobLoader: Sendable {
         } ?? InputWidths()
         let planned = JobPlanner.plan(
             job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths,
-            outputLimit: configuration.maxOutputs, stopped: stopped
+            outputLimit: configuration.maxOutputs, spill: SpillFile(in: SpillFile.folders(preferring: planFolder)),
+            stopped: stopped
         ).map { plan in
             var plan = plan
             if inputWidths != nil { plan.inputWidths = widths }

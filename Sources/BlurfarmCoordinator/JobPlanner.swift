@@ -24,10 +24,12 @@ public enum JobPlanner {
     ///
     /// `stopped` is asked between folders of the glob walk and between inputs: once it says
     /// true, planning ends with ``stoppedDiagnostic`` (a served job cancelled while it plans).
-    /// The inputs are planned in parts of at least `partInputs`, one a core, at once.
+    /// The inputs are planned in parts of at least `partInputs`, one a core, at once; what the
+    /// plan holds of them goes to `spill` as it is made, where there is one (``PlannedInputs``).
     public static func plan(
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], widths: InputWidths = InputWidths(),
-        outputLimit: Int = .max, partInputs: Int = planPartInputs, stopped: @escaping @Sendable () -> Bool = { false }
+        outputLimit: Int = .max, partInputs: Int = planPartInputs, spill: SpillFile? = nil,
+        stopped: @escaping @Sendable () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
         let folder = PathName.folder(of: manifestPath)
         let base = folder.isEmpty ? "." : folder
@@ -176,7 +178,7 @@ public enum JobPlanner {
             // Each part indexes its own outputs (searched together once all are in).
             var part = PlannedPart(writers: IdentityIndex(capacity: range.count * perInput))
             var diagnostics: [Diagnostic] = []
-            var inputs = PlannedInputs.Packer(capacity: range.count)
+            var inputs = PlannedInputs.Packer(capacity: range.count, spill: spill)
             // An input's outputs as they are planned, packed with it: one list for all.
             var outputs: [PlannedOutput] = []
             // The job's variants expanded to each size and format, by the input's width (nil: not
@@ -420,7 +422,7 @@ public enum JobPlanner {
             passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
     }
 
-    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:stopped:)``
+    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:spill:stopped:)``
     /// plans a job's inputs in parts, one a core): below this, one part. Most of a part's time
     /// is its outputs' `stat` and their paths; 1,024 inputs take about 25 ms, far more than
     /// starting a thread.

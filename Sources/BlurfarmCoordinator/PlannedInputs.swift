@@ -1,12 +1,16 @@
 import BlurfarmCore
 import BlurfarmState
+import BlurfarmSystem
+import Synchronization
 
 /// A plan's inputs (``JobPlan/inputs``), in plan order, each made whole (a ``PlannedInput``
 /// with its outputs) when it is read. The planner's are held packed, a part of the plan in one
 /// buffer of bytes (``Packed``): held as values, the 100,000 inputs of a plan and their 300,000
 /// outputs took 33 MB of a no-change run's 53 MB heap peak (the output lists 20, the inputs
-/// and their paths 13). Inputs given as a list (a batch's work, a test's plan) are held as
-/// they are.
+/// and their paths 13). A part's full chunks go, as they fill, to the plan's unnamed file
+/// where it has one (``SpillFile``: the loader's, in the state folder), and are read back a
+/// chunk at a time: the plan of 100,000 inputs, 9 MB packed, holds its parts' last chunks.
+/// Inputs given as a list (a batch's work, a test's plan) are held as they are.
 public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private let parts: [Part]
     /// Each part's first input, then the number of inputs.
@@ -93,9 +97,14 @@ extension PlannedInputs {
     /// input 35 where its value and its path's string took 128: the plan of 100,000 inputs
     /// 9 MB, where it took 33.
     final class Packed: Sendable {
-        /// The bytes, in chunks of about ``Packer/chunkBytes``: grown by doubling, one buffer
-        /// held up to twice its bytes at once.
-        let chunks: [[UInt8]]
+        /// The bytes, in chunks of about ``Packer/chunkBytes``: each full one in the plan's
+        /// file where it has one (``SpillFile``), the last held.
+        let chunks: [Chunk]
+        /// The plan's file, where its full chunks are.
+        let spill: SpillFile?
+        /// The chunk read from the file last: inputs are mostly read in order, a chunk's few
+        /// hundred to few thousand one after another.
+        private let lastRead = Mutex<(index: Int, bytes: [UInt8])?>(nil)
         /// Each input's chunk (the high 32 bits) and first byte in it.
         let offsets: [Int]
         let prefixes: [PathPrefix]
@@ -105,8 +114,15 @@ extension PlannedInputs {
         /// The number of every input's outputs.
         let outputCount: Int
 
+        /// A chunk's bytes: held, or where the plan's file has them.
+        enum Chunk: Sendable {
+            case held([UInt8])
+            case spilled(offset: Int, count: Int)
+        }
+
         fileprivate init(_ packer: Packer) {
-            chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [packer.chunk])
+            chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [.held(packer.chunk)])
+            spill = packer.spill
             (offsets, prefixes, variants) = (packer.offsets, packer.prefixes, packer.variants)
             (notEnlarged, outputCount) = (packer.notEnlarged, packer.outputCount)
         }
@@ -116,7 +132,7 @@ extension PlannedInputs {
         /// Input `index`, made whole.
         func input(at index: Int) -> PlannedInput {
             let offset = offsets[index]
-            var reader = Reader(bytes: chunks[offset >> 32], at: offset & 0xffff_ffff)
+            var reader = Reader(bytes: bytes(ofChunk: offset >> 32), at: offset & 0xffff_ffff)
             let prefix = prefixes[reader.number()]
             let relativePath = reader.text()
             let seen = SeenStamp(packed: reader.word())
@@ -136,12 +152,32 @@ extension PlannedInputs {
             return PlannedInput(
                 prefix: prefix, relativePath: relativePath, outputs: outputs, notEnlarged: notEnlarged[index] ?? [], seen: seen)
         }
+
+        /// The bytes of chunk `index`, read back from the plan's file when they are there. A
+        /// file this process wrote and holds open that cannot be read back is a failed disk,
+        /// as a swap device that fails: the process ends, saying so.
+        private func bytes(ofChunk index: Int) -> [UInt8] {
+            switch chunks[index] {
+            case .held(let bytes): return bytes
+            case .spilled(let offset, let count):
+                return lastRead.withLock { last in
+                    if let last, last.index == index { return last.bytes }
+                    do throws(SystemCallError) {
+                        let bytes = try spill!.bytes(count, at: offset)
+                        last = (index, bytes)
+                        return bytes
+                    } catch {
+                        fatalError("blurfarm: the plan's inputs cannot be read back from its unnamed file: \(error)")
+                    }
+                }
+            }
+        }
     }
 
     /// Makes a ``Packed`` part, input after input.
     struct Packer {
         /// The chunks filled, and the one being filled.
-        fileprivate var chunks: [[UInt8]] = []
+        fileprivate var chunks: [Packed.Chunk] = []
         fileprivate var chunk: [UInt8] = []
         /// The input being packed, before it goes into a chunk.
         private var bytes: [UInt8] = []
@@ -156,8 +192,13 @@ extension PlannedInputs {
         private var previous: [UInt8] = []
         private var variantIndex: [ObjectIdentifier: Int] = [:]
 
-        init(capacity: Int) {
+        /// Where full chunks go: nil, or a file that cannot be made or written, held.
+        fileprivate let spill: SpillFile?
+
+        /// A packer of about `capacity` inputs, whose full chunks go to `spill`.
+        init(capacity: Int, spill: SpillFile? = nil) {
             offsets.reserveCapacity(capacity)
+            self.spill = spill
         }
 
         /// The inputs packed so far.
@@ -185,7 +226,9 @@ extension PlannedInputs {
                 put(output.seen.packed)
             }
             if chunk.count + bytes.count > chunk.capacity {
-                if !chunk.isEmpty { chunks.append(chunk) }
+                if !chunk.isEmpty {
+                    chunks.append(spill?.append(chunk).map { .spilled(offset: $0, count: chunk.count) } ?? .held(chunk))
+                }
                 chunk = []
                 chunk.reserveCapacity(Swift.max(Self.chunkBytes, bytes.count))
             }

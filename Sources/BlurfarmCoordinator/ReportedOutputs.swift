@@ -76,7 +76,7 @@ package enum ReportedOutputs: Sendable, Equatable {
         /// The encoded outputs, each as its length (4 bytes, little-endian) then its JSON, or
         /// for one up to date its names (``Place/named``): the first `fileLength` bytes of the
         /// unnamed file `file` (none for a small report), then `tail` (those not written).
-        private let file: Int32?
+        private let file: SpillFile?
         private let fileLength: Int
         private let tail: [UInt8]
         /// For each output in order, where it is.
@@ -89,14 +89,12 @@ package enum ReportedOutputs: Sendable, Equatable {
         let decoded: Int
 
         fileprivate init(
-            file: Int32?, fileLength: Int, tail: [UInt8], places: [Place], held: [ArraySlice<OutputReport>],
+            file: SpillFile?, fileLength: Int, tail: [UInt8], places: [Place], held: [ArraySlice<OutputReport>],
             counts: [OutputReport.Status: Int], decoded: Int
         ) {
             (self.file, self.fileLength, self.tail) = (file, fileLength, tail)
             (self.places, self.held, self.counts, self.decoded) = (places, held, counts, decoded)
         }
-
-        deinit { if let file { Syscalls.close(file) } }
 
         /// Whether some of the outputs are in the state folder's file.
         var isOnDisk: Bool { file != nil }
@@ -165,7 +163,7 @@ package enum ReportedOutputs: Sendable, Equatable {
 
         /// The pieces one after another: the file's, read 64 KB at a time, then the tail's.
         private struct Reader {
-            let file: Int32?
+            let file: SpillFile?
             let fileLength: Int
             let tail: [UInt8]
             var buffer: [UInt8] = []
@@ -173,7 +171,7 @@ package enum ReportedOutputs: Sendable, Equatable {
             var offset = 0
             var tailRead = false
 
-            init(file: Int32?, fileLength: Int, tail: [UInt8]) { (self.file, self.fileLength, self.tail) = (file, fileLength, tail) }
+            init(file: SpillFile?, fileLength: Int, tail: [UInt8]) { (self.file, self.fileLength, self.tail) = (file, fileLength, tail) }
 
             mutating func next() throws(SystemCallError) -> Data {
                 let length = try take(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
@@ -190,13 +188,9 @@ package enum ReportedOutputs: Sendable, Equatable {
                         tailRead = true
                         continue
                     }
-                    var chunk = [UInt8](repeating: 0, count: min(max(1 << 16, count), fileLength - offset))
-                    let read = try chunk.withUnsafeMutableBytes { bytes in
-                        Result { () throws(SystemCallError) in try Syscalls.read(file, into: bytes, at: offset) }
-                    }.get()
-                    if read == 0 { throw SystemCallError(call: "pread", errno: EIO) }
-                    offset += read
-                    buffer += chunk[..<read]
+                    let chunk = try file.bytes(min(max(1 << 16, count), fileLength - offset), at: offset)
+                    offset += chunk.count
+                    buffer += chunk
                 }
                 defer { start += count }
                 return buffer[start..<start + count]
@@ -219,7 +213,8 @@ package enum ReportedOutputs: Sendable, Equatable {
         package static let heldBytes = 1 << 20
         private let state: String
         private let heldBytes: Int
-        private var file: Int32?
+        /// The file, once something is in it.
+        private var file: SpillFile?
         private var fileLength = 0
         /// Whether the encoded outputs may still go to the file.
         private var spilling = true
@@ -233,8 +228,6 @@ package enum ReportedOutputs: Sendable, Equatable {
 
         /// The outputs of a run whose state folder is `state`, held until their entries pass `heldBytes`.
         package init(state: String, heldBytes: Int = Spilling.heldBytes) { (self.state, self.heldBytes) = (state, heldBytes) }
-
-        deinit { if let file { Syscalls.close(file) } }
 
         /// Adds `batch`, the outputs of a batch of whole inputs in plan order.
         package func add(_ batch: ArraySlice<OutputReport>) {
@@ -267,36 +260,21 @@ package enum ReportedOutputs: Sendable, Equatable {
         /// The outputs added, in order.
         package func finish() -> ReportedOutputs {
             if file != nil { flush() }
-            defer { file = nil }
             return .spilled(Spilled(
                 file: file, fileLength: fileLength, tail: buffer, places: places, held: held, counts: counts, decoded: decoded))
         }
 
-        /// Writes what is held to the file, made the first time, as far as it takes it.
+        /// Writes what is held to the file, made the first time; what it cannot take stays held.
         private func flush() {
-            guard spilling else { return }
-            if file == nil {
-                guard let folder = try? JobStateFolder.openFolder(state) else {
-                    spilling = false
-                    return
-                }
-                defer { Syscalls.close(folder) }
-                file = try? Syscalls.createUnnamed(in: folder)
-                guard file != nil else {
-                    spilling = false
-                    return
-                }
-            }
-            do throws(SystemCallError) {
-                while let file, !buffer.isEmpty {
-                    let written = try Syscalls.writeOnce(file, buffer)
-                    if written == 0 { throw SystemCallError(call: "write", errno: EIO) }
-                    buffer.removeFirst(written)
-                    fileLength += written
-                }
-            } catch {
+            guard spilling, !buffer.isEmpty else { return }
+            let file = self.file ?? SpillFile(stateFolder: state)
+            guard file.append(buffer) != nil else {
                 spilling = false
+                return
             }
+            self.file = file
+            fileLength += buffer.count
+            buffer.removeAll(keepingCapacity: true)
         }
     }
 }

@@ -24,5 +24,6 @@ func loadJobs(
     let registry = farm.registry(for: configuration)
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
     loader.inputWidths = farm.stateFolder(configuration)
+    loader.planFolder = loader.inputWidths
     return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride, map: map).get())
 }

@@ -110,8 +110,9 @@ struct Serve: AsyncFarmCommand {
             let store = try QueueStore(path: databasePath)
             let bridge = FarmBridge(
                 settings: jobFarm.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
-            let loader = JobLoader(
+            var loader = JobLoader(
                 configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+            loader.planFolder = state
             let service = FarmService(store: store, jobFarm: bridge, loader: loader, roots: roots, logger: logger)
             let settings = ServerSettings(
                 host: host, port: port, token: token, webFolder: Self.webFolder, grace: .milliseconds(Int64(grace * 1000)),

@@ -1,6 +1,7 @@
 import BlurfarmManifest
 import BlurfarmState
 import BlurfarmTestSupport
+import Foundation
 import Testing
 
 @testable import BlurfarmCoordinator
@@ -11,7 +12,13 @@ import Testing
 @Suite struct PlannedInputsTests {
     static let names = ["a", "é", "x y", ".", "", "\u{F7E9}", "e\u{301}", "i0000123.png", "a-name-longer-than-fifteen.webp", "😀"]
 
-    @Test func anInputReadBackIsTheInputPacked() {
+    /// Held, and with the full chunks in an unnamed file of a folder (``SpillFile``), which
+    /// the process then holds open.
+    @Test(arguments: [false, true]) func anInputReadBackIsTheInputPacked(spilled: Bool) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("packed-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let spill = spilled ? SpillFile(in: [folder]) : nil
         var generator = SplitMix(seed: 4747)
         let variants = (0..<3).map { PlannedVariant(VariantSpec(name: "v\($0)", pathTemplate: try! PathTemplate("out/{stem}.png"))) }
         var made = PathPrefix.Made()
@@ -30,7 +37,7 @@ import Testing
         // Parts of a few inputs, of thousands (past a chunk), one input of more bytes than a
         // chunk, a part of none, and a listed part between them.
         for (index, count) in [3, 4000, 1, 0, 250].enumerated() {
-            var packer = PlannedInputs.Packer(capacity: count)
+            var packer = PlannedInputs.Packer(capacity: count, spill: spill)
             var listed: [PlannedInput] = []
             for _ in 0..<count {
                 let outputCount = index == 2 ? 2000 : Int.random(in: 0...5, using: &generator)
@@ -55,6 +62,12 @@ import Testing
             parts.append(index == 4 ? PlannedInputs(listed) : packer.packed())
         }
         let inputs = PlannedInputs(joining: parts)
+        // The file, unnamed, is the process's: /proc names it after its folder, "(deleted)".
+        let files = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+        }
+        #expect(files.contains { $0.hasPrefix(folder + "/") && $0.hasSuffix("(deleted)") } == spilled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
         #expect(inputs.count == expected.count)
         #expect(inputs.outputCount == expected.reduce(0) { $0 + $1.outputs.count })
         #expect(inputs.notEnlarged == expected.flatMap(\.notEnlarged))
