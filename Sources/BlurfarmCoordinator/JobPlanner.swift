@@ -4,7 +4,6 @@ import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmManifest
 import Foundation
-import Synchronization
 
 /// Expands a job's globs over the file system and names every output: the plan that
 /// `blurfarm check` prints and `blurfarm run` carries out.
@@ -337,26 +336,11 @@ public enum JobPlanner {
             return part
         }
         // In parts, one a core, each of at least `partInputs`, planned at once and put
-        // together in order: the plan is the one a single part makes (`PlanPartsTests`). The
-        // first on this thread, the others on threads it starts, which share its niceness (the
-        // service's background planning); a part the system refuses a thread runs here.
+        // together in order: the plan is the one a single part makes (`PlanPartsTests`).
         let partCount = max(1, min(ProcessInfo.processInfo.activeProcessorCount, entries.count / max(1, partInputs)))
         let bounds = (0...partCount).map { entries.count * $0 / partCount }
-        let planned = Mutex([PlannedPart?](repeating: nil, count: partCount))
-        let group = DispatchGroup()
-        for index in 1..<partCount {
-            let range = bounds[index]..<bounds[index + 1]
-            group.enter()
-            let work: @Sendable () -> Void = {
-                let part = planPart(range, stopped: stopped)
-                planned.withLock { $0[index] = part }
-                group.leave()
-            }
-            do throws(Threads.StartFailure) { try Threads.start(stackSize: 8 << 20, work) } catch { work() }
-        }
-        let first = planPart(bounds[0]..<bounds[1], stopped: stopped)
-        planned.withLock { $0[0] = first }
-        group.wait()
+        // Each part let go once it is in.
+        var parts = Threads.concurrently(partCount) { planPart(bounds[$0]..<bounds[$0 + 1], stopped: stopped) }.map(Optional.some)
         var inputParts: [PlannedInputs] = []
         var inputCount = 0
         var passedThrough: [String] = []
@@ -366,8 +350,6 @@ public enum JobPlanner {
         // The outputs by identity, each part's index with the inputs and diagnostics before the
         // part: two that are one file are found once every output is in.
         var writers: [(index: IdentityIndex<Writer>, inputsBefore: Int, diagnosticsBefore: Int)] = []
-        // Each part let go once it is in.
-        var parts = planned.withLock { parts in defer { parts = [] }; return parts }
         for index in parts.indices {
             guard let part = parts[index].take(), !part.stopped else { return .failure(Diagnostics([stoppedDiagnostic])) }
             writers.append((part.writers, inputCount, diagnostics.count))

@@ -1,3 +1,6 @@
+import Dispatch
+import Synchronization
+
 /// Threads that are known to have started. Foundation's `Thread.start()` says nothing when the
 /// system refuses a thread (a user at its `ulimit -u`), and whoever waits for that thread
 /// then waits for ever; this says so, and the caller does the work another way or fails.
@@ -16,6 +19,37 @@ public enum Threads {
     /// refuses, it runs as it was.
     public static func runInBackground() {
         try? Syscalls.lowerThisThreadsPriority(to: 10)
+    }
+
+    /// `body(0)`, `body(1)`, … `body(count - 1)` at once, their answers in order once all are
+    /// in: the first on the calling thread, each other on a thread of its own with a stack of
+    /// `stackSize` bytes (sharing the caller's niceness: the service's background planning),
+    /// or, where the system refuses one, on the calling thread after the first.
+    public static func concurrently<Answer: Sendable>(
+        _ count: Int, stackSize: Int = 8 << 20, _ body: @escaping @Sendable (Int) -> Answer
+    ) -> [Answer] {
+        let answers = Mutex([Answer?](repeating: nil, count: count))
+        let group = DispatchGroup()
+        var refused: [Int] = []
+        for index in 1..<Swift.max(1, count) {
+            group.enter()
+            do throws(StartFailure) {
+                try start(stackSize: stackSize) {
+                    let answer = body(index)
+                    answers.withLock { $0[index] = answer }
+                    group.leave()
+                }
+            } catch {
+                group.leave()
+                refused.append(index)
+            }
+        }
+        for index in (count > 0 ? [0] : []) + refused {
+            let answer = body(index)
+            answers.withLock { $0[index] = answer }
+        }
+        group.wait()
+        return answers.withLock { answers in answers.map { $0! } }
     }
 
     /// Starts a thread running `body`, with a stack of `stackSize` bytes.

@@ -30,12 +30,20 @@ import Testing
                 recorded.insert(output.path)
             }
         }
-        let run = IncrementalRun(
-            plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
-            pixelLimit: 1 << 20, force: false)
+        // Checked in one part, and in several at once: the same.
+        func checked(inParts parts: Int) throws -> IncrementalRun {
+            IncrementalRun(
+                plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
+                pixelLimit: 1 << 20, force: false, parts: parts)
+        }
+        let (run, inParts) = (try checked(inParts: 1), try checked(inParts: Int.random(in: 2...5, using: &random)))
         // The work: every output not recorded, its input with it.
         let expected = plan.inputs.map { $0.outputs.map(\.path).filter { !recorded.contains($0) } }.filter { !$0.isEmpty }
-        #expect(run.plan.inputs.map { $0.outputs.map(\.path) } == expected, "seed \(seed)")
+        for checked in [run, inParts] {
+            #expect(checked.plan.inputs.map { $0.outputs.map(\.path) } == expected, "seed \(seed)")
+            #expect(checked.plan.inputs.map(\.path) == run.plan.inputs.map(\.path), "seed \(seed)")
+            #expect((0..<plan.outputCount).map(checked.takenOut.failedEarlier(at:)) == (0..<plan.outputCount).map { recorded.contains(plan.inputs.flatMap(\.outputs)[$0].path) ? false : nil })
+        }
         let size = Int.random(in: 1...7, using: &random)
         var work: [PlannedInput] = []
         var reported: [OutputReport] = []
