@@ -172,9 +172,10 @@ public final class IncrementalRun: Sendable {
     /// (part of the recipe). `pixelLimit`: the configuration's, part of what decides that an
     /// input failed (``decoderKey(versions:pixelLimit:)``).
     /// The inputs are checked in `parts` at once (nil: one a core, of at least
-    /// ``checkPartInputs`` each). `stopped` is asked between batches of inputs: once it says true (the job was stopped or
-    /// cancelled while its outputs were checked), the inputs not checked yet stay in the plan
-    /// unchecked, for the runner to report as it reports any work its job ended before.
+    /// ``checkPartInputs`` each). `stopped` is asked between batches of inputs: once it says
+    /// true (the job was stopped or cancelled while its outputs were checked), the inputs not
+    /// checked yet stay in the plan unchecked, for the runner to report as it reports any work
+    /// its job ended before.
     public init(
         plan full: JobPlan, records: OutputRecords, versions: @escaping @Sendable () -> String,
         plugins: [String: String] = [:], pixelLimit: Int, force: Bool, retryFailed: Bool = false,
@@ -276,14 +277,14 @@ public final class IncrementalRun: Sendable {
         // another), put together in order: the check in one part, as the tests compare.
         let partCount = max(1, min(full.inputs.count, parts ?? min(ProcessInfo.processInfo.activeProcessorCount, full.inputs.count / Self.checkPartInputs)))
         let bounds = (0...partCount).map { full.inputs.count * $0 / partCount }
-        let parts = Threads.concurrently(partCount) { check(bounds[$0]..<bounds[$0 + 1]) }
+        let checked = Threads.concurrently(partCount) { check(bounds[$0]..<bounds[$0 + 1]) }
         var takenOut = TakenOuts(outputs: full.outputCount)
         var failedEarlier: [UInt32: String] = [:]
         // The work: while every input checked is to be made whole (a first run's), nil, and the
         // plan's own inputs are the work's, not a copy of them (9 MB of a first run at 100k).
         var inputs: [PlannedInput]?
         var outputsBefore = 0
-        for (index, part) in parts.enumerated() {
+        for (index, part) in checked.enumerated() {
             takenOut.take(part.takenOut, at: outputsBefore)
             failedEarlier.merge(part.failedEarlier) { $1 }
             outputsBefore += part.outputs

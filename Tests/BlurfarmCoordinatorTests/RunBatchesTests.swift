@@ -1,6 +1,7 @@
 import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BlurfarmCoordinator
@@ -62,6 +63,62 @@ import Testing
         let planned = plan.inputs.flatMap { $0.outputs.map(\.path) }
         #expect(reported.map(\.output) == planned, "every output once, in plan order (seed \(seed))")
         #expect(reported.filter { $0.status == .skipped }.map(\.output) == planned.indices.filter { run.takenOut.failedEarlier(at: $0) != nil }.map { planned[$0] })
+    }
+
+    /// A check in parts stopped partway (a job cancelled while its outputs are checked): each
+    /// output of the plan is taken out (up to date: recorded) or in the work, once, and the
+    /// work is in plan order, whichever parts had checked what.
+    @Test(arguments: 0..<6) func aCheckStoppedInPartsLeavesWhatItDidNotCheckInTheWork(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        let photos = (0..<Int.random(in: 1...30, using: &random)).map { String(format: "p%02d", $0) }
+        let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
+        var recorded: Set<String> = []
+        for input in first.plan.inputs where Bool.random(using: &random) {
+            first.willRead(input)
+            for output in input.outputs {
+                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+                try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
+                recorded.insert(output.path)
+            }
+        }
+        let asks = Mutex(0)
+        let stopAfter = Int.random(in: 0...3, using: &random)
+        let run = IncrementalRun(
+            plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
+            pixelLimit: 1 << 20, force: false, parts: Int.random(in: 2...5, using: &random),
+            stopped: { asks.withLock { $0 += 1; return $0 > stopAfter } })
+        let planned = plan.inputs.flatMap { $0.outputs.map(\.path) }
+        let work = run.plan.inputs.flatMap { $0.outputs.map(\.path) }
+        #expect(Set(work).count == work.count, "seed \(seed)")
+        for (place, path) in planned.enumerated() {
+            let takenOut = run.takenOut.failedEarlier(at: place) != nil
+            #expect(takenOut != work.contains(path), "\(path), seed \(seed)")
+            #expect(!takenOut || recorded.contains(path), "\(path), seed \(seed)")
+        }
+        let inWork = Set(run.plan.inputs.map(\.path))
+        #expect(run.plan.inputs.map(\.path) == plan.inputs.map(\.path).filter(inWork.contains), "seed \(seed)")
+    }
+
+    /// Stopped after two batches of the index's reads, with the work its own list (the first
+    /// input is up to date): the inputs not checked are in the work, after those checked.
+    @Test func aCheckStoppedAfterItsFirstBatchesKeepsTheRestInTheWork() throws {
+        let photos = (0..<(2 * IncrementalRun.lookupBatch + 88)).map { String(format: "p%03d", $0) }
+        let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
+        first.willRead(plan.inputs[0])
+        for output in plan.inputs[0].outputs {
+            _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+            try first.recordWritten(OutputReport(input: plan.inputs[0].relativePath, output: output.path, variant: "a", status: .written))
+        }
+        let asks = Mutex(0)
+        let run = IncrementalRun(
+            plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
+            pixelLimit: 1 << 20, force: false, parts: 1, stopped: { asks.withLock { $0 += 1; return $0 > 2 } })
+        #expect(run.plan.inputs.map(\.path) == plan.inputs.dropFirst().map(\.path))
+        #expect((0..<plan.outputCount).map { run.takenOut.failedEarlier(at: $0) != nil } == (0..<plan.outputCount).map { $0 < 2 })
     }
 
     /// Reports of every status, with random details, as a run gathers them.
