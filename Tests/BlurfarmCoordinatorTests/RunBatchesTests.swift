@@ -20,17 +20,7 @@ import Testing
         let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
         defer { try? FileManager.default.removeItem(atPath: root) }
         // A first run records some outputs: the next run finds them up to date.
-        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
-        #expect(first.plan.inputs.map(\.path) == plan.inputs.map(\.path), "a first run makes every input")
-        var recorded: Set<String> = []
-        for input in first.plan.inputs where Bool.random(using: &random) {
-            first.willRead(input)
-            for output in input.outputs where Bool.random(using: &random) {
-                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
-                try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
-                recorded.insert(output.path)
-            }
-        }
+        let recorded = try Self.firstRun(plan, records) { _ in Bool.random(using: &random) }
         // Checked in one part, and in several at once: the same.
         func checked(inParts parts: Int) throws -> IncrementalRun {
             IncrementalRun(
@@ -73,16 +63,9 @@ import Testing
         let photos = (0..<Int.random(in: 1...30, using: &random)).map { String(format: "p%02d", $0) }
         let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
-        var recorded: Set<String> = []
-        for input in first.plan.inputs where Bool.random(using: &random) {
-            first.willRead(input)
-            for output in input.outputs {
-                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
-                try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
-                recorded.insert(output.path)
-            }
-        }
+        // Every output of some inputs up to date.
+        let chosen = Set(plan.inputs.filter { _ in Bool.random(using: &random) }.flatMap { $0.outputs.map(\.path) })
+        let recorded = try Self.firstRun(plan, records, writes: chosen.contains)
         let asks = Mutex(0)
         let stopAfter = Int.random(in: 0...3, using: &random)
         let run = IncrementalRun(
@@ -107,18 +90,30 @@ import Testing
         let photos = (0..<(2 * IncrementalRun.lookupBatch + 88)).map { String(format: "p%03d", $0) }
         let (root, plan, records) = try RecipeVersionsTests.plannedJob(photos: photos, Self.manifest)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
-        first.willRead(plan.inputs[0])
-        for output in plan.inputs[0].outputs {
-            _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
-            try first.recordWritten(OutputReport(input: plan.inputs[0].relativePath, output: output.path, variant: "a", status: .written))
-        }
+        _ = try Self.firstRun(plan, records) { $0 == plan.inputs[0].outputs[0].path || $0 == plan.inputs[0].outputs[1].path }
         let asks = Mutex(0)
         let run = IncrementalRun(
             plan: try RecipeVersionsTests.plan(manifestAt: plan.manifestPath).get(), records: records, versions: { "v" },
             pixelLimit: 1 << 20, force: false, parts: 1, stopped: { asks.withLock { $0 += 1; return $0 > 2 } })
         #expect(run.plan.inputs.map(\.path) == plan.inputs.dropFirst().map(\.path))
         #expect((0..<plan.outputCount).map { run.takenOut.failedEarlier(at: $0) != nil } == (0..<plan.outputCount).map { $0 < 2 })
+    }
+
+    /// A first run of `plan` that writes and records the outputs `writes` takes (asked in plan
+    /// order), each input read before; their paths.
+    static func firstRun(_ plan: JobPlan, _ records: OutputRecords, writes: (String) -> Bool) throws -> Set<String> {
+        let first = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
+        #expect(first.plan.inputs.map(\.path) == plan.inputs.map(\.path), "a first run makes every input")
+        var recorded: Set<String> = []
+        for input in first.plan.inputs {
+            first.willRead(input)
+            for output in input.outputs where writes(output.path) {
+                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+                try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
+                recorded.insert(output.path)
+            }
+        }
+        return recorded
     }
 
     /// Reports of every status, with random details, as a run gathers them.
