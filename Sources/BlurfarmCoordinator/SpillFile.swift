@@ -9,13 +9,15 @@ import Synchronization
 /// the first write; gone with its last reference, and with the process however it ends (it
 /// has no name to leave behind). Where it cannot be made, or a write fails, ``append(_:)``
 /// says so and the caller keeps its bytes in memory.
+/// Public as the planner's parameter (``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:spill:stopped:)``);
+/// made by ``JobLoader`` and the report's ``ReportedOutputs/Spilling``.
 public final class SpillFile: Sendable {
     /// Makes the file: its descriptor, or nil.
     private let make: @Sendable () -> Int32?
     private let state = Mutex<(file: Int32?, length: Int, failed: Bool)>((nil, 0, false))
 
     /// A file to be made, when first written, in the first of `folders` (that exists) that takes one.
-    public init(in folders: [String]) {
+    init(in folders: [String]) {
         make = {
             folders.lazy.compactMap { folder -> Int32? in
                 guard let opened = try? Syscalls.openFolder(folder, followingLinks: true) else { return nil }
@@ -39,7 +41,7 @@ public final class SpillFile: Sendable {
 
     /// The folders a plan's file goes in: `preferred` (the state folder, beside the records,
     /// when it exists), then the system's temporary folder.
-    public static func folders(preferring preferred: String?) -> [String] {
+    static func folders(preferring preferred: String?) -> [String] {
         (preferred.map { [$0] } ?? []) + [ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"]
     }
 
