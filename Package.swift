@@ -338,7 +338,7 @@ let package = Package(
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCore", "BlurfarmKernels", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmManifest", "BlurfarmWire",
                 "BlurfarmPool", "BlurfarmSystem", "BlurfarmEngine", "BlurfarmPlugins", "BlurfarmDetection",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
         .testTarget(

@@ -211,7 +211,7 @@ public final class IncrementalRun: Sendable {
                     for output in input.outputs { outputs.append(Self.absolute(output.path, using: folders)) }
                     paths.append((Self.absolute(input.path, using: folders), outputs))
                 }
-                let known = records.lookUp(outputs: paths.flatMap(\.outputs), failuresOf: force || retryFailed ? [] : paths.map(\.input))
+                let known = records.lookUp(recordsOf: paths.map(\.input), failures: !force && !retryFailed)
                 for (input, paths) in zip(batch, paths) {
                     defer { (checkedInputs, outputsBefore) = (checkedInputs + 1, outputsBefore + input.outputs.count) }
                     var probe = FileProbe(path: paths.input, seen: input.seen)
@@ -333,7 +333,7 @@ public final class IncrementalRun: Sendable {
     /// read the index in turn, and decide at once.
     static let checkPartInputs = 4096
 
-    /// Inputs whose outputs' records are read from the index at once (``OutputRecords/lookUp(outputs:failuresOf:)``):
+    /// Inputs whose outputs' records are read from the index at once (``OutputRecords/lookUp(recordsOf:failures:)``):
     /// one read of the index for many lookups, without holding more than a batch's records.
     static let lookupBatch = 256
 

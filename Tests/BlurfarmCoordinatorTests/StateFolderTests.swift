@@ -1,6 +1,7 @@
 import BlurfarmState
 import BlurfarmCoordinator
 import Foundation
+import GRDB
 import Synchronization
 import BlurfarmTestSupport
 import Testing
@@ -37,26 +38,92 @@ import Testing
         #expect(report.pathInStateFolder("/state") == "/state/reports/web-20261126T022025Z-\(ProcessInfo.processInfo.processIdentifier).json")
     }
 
-    /// A batch's lookups, many outputs to a statement (``OutputRecords/lookUpChunk``): each
-    /// output's record is the one read alone, those without a record are absent, and the
-    /// failures are read when there are any.
+    /// A batch's lookups, many inputs to a statement (``OutputRecords/lookUpChunk``): each
+    /// output's record is the one read alone, those without a record are absent, an input's
+    /// outputs are all found, an output another input wrote since is found under that input
+    /// only, and the failures are read when asked for and there are any.
     @Test func aBatchOfLookupsFindsWhatEachLookupFinds() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let records = try OutputRecords(folder: folder)
         let count = 2 * OutputRecords.lookUpChunk + 100
         for i in stride(from: 0, to: count, by: 2) { try records.add(Self.record(i)) }
-        let asked = (0..<count).map { "/out/\($0).jpg" }
+        // A second output of input 4, and output 6 written since by input 8.
+        var second = Self.record(4)
+        second.output = "/out/4.webp"
+        try records.add(second)
+        var moved = Self.record(6)
+        moved.input = "/in/8.jpg"
+        try records.add(moved)
         let inputs = (0..<count).map { "/in/\($0).jpg" }
-        let none = records.lookUp(outputs: asked, failuresOf: inputs)
-        #expect(none.records.count == count / 2 && none.failures.isEmpty)
-        for path in asked { #expect(none.records[path] == records.record(for: path), "\(path)") }
+        let none = records.lookUp(recordsOf: inputs.shuffled(), failures: true)
+        #expect(none.records.count == count / 2 + 1 && none.failures.isEmpty)
+        for i in 0..<count {
+            let path = "/out/\(i).jpg"
+            #expect(none.records[path] == records.record(for: path), "\(path)")
+        }
+        #expect(none.records["/out/4.webp"] == second && none.records["/out/6.jpg"] == moved)
+        #expect(records.lookUp(recordsOf: ["/in/6.jpg"], failures: true).records.isEmpty)
+        #expect(records.lookUp(recordsOf: ["/in/8.jpg"], failures: true).records.keys.sorted() == ["/out/6.jpg", "/out/8.jpg"])
         let failure = InputFailure(
             input: "/in/5.jpg", inputFile: Self.record(5).inputFile, reason: "truncated", decoder: "d",
             failed: Date(timeIntervalSince1970: 1_800_000_000))
         try records.add(failure)
-        let failed = records.lookUp(outputs: [], failuresOf: inputs)
+        let failed = records.lookUp(recordsOf: ["/in/5.jpg", "/in/7.jpg"], failures: true)
         #expect(failed.failures == ["/in/5.jpg": failure] && failed.records.isEmpty)
+        #expect(records.lookUp(recordsOf: ["/in/5.jpg"], failures: false).failures.isEmpty)
+    }
+
+    /// An index an earlier blurfarm kept ("v1", its rows in output order) is migrated on first
+    /// use: the same records, each found by its input's lookup, and still one row an output.
+    @Test func anIndexOfAnEarlierVersionIsMigratedOnFirstUse() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let earlier = [Self.record(1), Self.record(2), Self.record(3)]
+        do {
+            // The schema as "v1" made it, with GRDB's record of the migration.
+            let database = try DatabaseQueue(path: folder + "/" + OutputRecords.fileName)
+            try database.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                    INSERT INTO grdb_migrations VALUES ('v1');
+                    CREATE TABLE "recipe" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "text" TEXT NOT NULL UNIQUE);
+                    CREATE TABLE "output" ("output" TEXT PRIMARY KEY NOT NULL, "input" TEXT NOT NULL,
+                    "recipe" INTEGER NOT NULL, "inputHash" TEXT NOT NULL, "inputSize" INTEGER NOT NULL,
+                    "inputModified" INTEGER NOT NULL, "inputChanged" INTEGER NOT NULL, "inputInode" INTEGER NOT NULL,
+                    "inputDevice" INTEGER NOT NULL, "outputHash" TEXT NOT NULL, "outputSize" INTEGER NOT NULL,
+                    "outputModified" INTEGER NOT NULL, "outputChanged" INTEGER NOT NULL, "outputInode" INTEGER NOT NULL,
+                    "outputDevice" INTEGER NOT NULL, "written" DOUBLE NOT NULL, "width" INTEGER, "height" INTEGER) WITHOUT ROWID;
+                    CREATE TABLE "folder" ("path" TEXT PRIMARY KEY NOT NULL, "device" INTEGER NOT NULL,
+                    "inode" INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE "failure" ("input" TEXT PRIMARY KEY NOT NULL, "json" TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE "placeholder" ("input" TEXT PRIMARY KEY NOT NULL, "json" TEXT NOT NULL) WITHOUT ROWID;
+                    """)
+                for (id, record) in earlier.enumerated() {
+                    try db.execute(sql: "INSERT INTO recipe VALUES (?, ?)", arguments: [id + 1, record.recipe])
+                    let (i, o) = (record.inputFile.stamp, record.outputFile.stamp)
+                    let values: [(any DatabaseValueConvertible)?] = [
+                        record.output, record.input, id + 1, record.inputFile.hash, i.size, i.modified, i.changed,
+                        Int64(i.inode), Int64(i.device), record.outputFile.hash, o.size, o.modified, o.changed,
+                        Int64(o.inode), Int64(o.device), record.written.timeIntervalSinceReferenceDate, record.width,
+                        record.height,
+                    ]
+                    try db.execute(
+                        sql: "INSERT INTO output VALUES (" + repeatElement("?", count: values.count).joined(separator: ",") + ")",
+                        arguments: StatementArguments(values))
+                }
+            }
+        }
+        #expect(try OutputRecords.read(folder: folder).records.values.sorted { $0.output < $1.output } == earlier)
+        let records = try OutputRecords(folder: folder)
+        #expect(records.all == earlier)
+        #expect(records.lookUp(recordsOf: ["/in/2.jpg", "/in/3.jpg"], failures: false).records == [
+            "/out/2.jpg": earlier[1], "/out/3.jpg": earlier[2],
+        ])
+        var moved = Self.record(4)
+        moved.output = "/out/1.jpg"
+        try records.add(moved)
+        #expect(try OutputRecords(folder: folder).all == [moved, earlier[1], earlier[2]])
     }
 
     @Test func recordsAddedFromManyThreadsAreAllThereAfterReopening() throws {
