@@ -262,10 +262,12 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `path`'s names, `nil` when it is absolute and the pattern is not, or the other way round.
-    private func names(_ path: String) -> [[Unicode.Scalar]]? {
+    /// Slices of `path`, its scalars read in place: a walk matches every file it lists (an
+    /// array of scalars a name took 30% of the walk of 100,000 inputs).
+    private func names(_ path: String) -> [Substring.UnicodeScalarView]? {
         guard path.hasPrefix("/") == isAbsolute else { return nil }
         let rest = isAbsolute ? path.dropFirst() : path[...]
-        return rest.split(separator: "/", omittingEmptySubsequences: false).map { Array($0.unicodeScalars) }
+        return rest.split(separator: "/", omittingEmptySubsequences: false).map(\.unicodeScalars)
     }
 
     /// Whether `relativePath` (`/`-separated, relative to the manifest's folder; absolute for
@@ -305,10 +307,10 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Segment-level match, remembered per (pattern segment, path segment) so that any
     /// number of `**` stays quadratic at worst. `**` takes no hidden folder (a name that
     /// starts with `.`).
-    private static func match(_ pattern: [Segment], _ path: [[Unicode.Scalar]]) -> Bool {
+    private static func match(_ pattern: [Segment], _ path: [Substring.UnicodeScalarView]) -> Bool {
         // 0: not computed, 1: no, 2: yes.
         var memo = [UInt8](repeating: 0, count: (pattern.count + 1) * (path.count + 1))
-        func isHidden(_ name: [Unicode.Scalar]) -> Bool { name.first == "." }
+        func isHidden(_ name: Substring.UnicodeScalarView) -> Bool { name.first == "." }
         func from(_ p: Int, _ s: Int) -> Bool {
             if p == pattern.count { return s == path.count }
             let key = p * (path.count + 1) + s
@@ -321,7 +323,7 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
             case .anyFolders:
                 result = from(p + 1, s) || (s < path.count && !isHidden(path[s]) && from(p, s + 1))
             case .name(let names):
-                result = s < path.count && names.contains { matchName($0[...], path[s][...]) } && from(p + 1, s + 1)
+                result = s < path.count && names.contains { matchName($0[...], path[s]) } && from(p + 1, s + 1)
             }
             memo[key] = result ? 2 : 1
             return result
@@ -332,7 +334,7 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Whether the names `folder` can be the leading folders of a match: some way of matching
     /// them against the pattern's first segments leaves at least one segment to match the
     /// names below (a `**` may take all of them and still match more).
-    private static func matchPrefix(_ pattern: [Segment], _ folder: [[Unicode.Scalar]]) -> Bool {
+    private static func matchPrefix(_ pattern: [Segment], _ folder: [Substring.UnicodeScalarView]) -> Bool {
         var memo = [UInt8](repeating: 0, count: (pattern.count + 1) * (folder.count + 1))
         func from(_ p: Int, _ s: Int) -> Bool {
             if s == folder.count { return p < pattern.count }
@@ -344,7 +346,7 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
             case .anyFolders:
                 result = from(p + 1, s) || (folder[s].first != "." && from(p, s + 1))
             case .name(let names):
-                result = names.contains { matchName($0[...], folder[s][...]) } && from(p + 1, s + 1)
+                result = names.contains { matchName($0[...], folder[s]) } && from(p + 1, s + 1)
             }
             memo[key] = result ? 2 : 1
             return result
@@ -355,10 +357,10 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     /// Name-level match of `*`, `?`, sets and literals (classic wildcard matching with one
     /// backtrack point: linear in practice, never exponential).
     /// A name that starts with `.` (hidden) matches only a pattern that starts with a literal `.`.
-    private static func matchName(_ atoms: ArraySlice<Atom>, _ name: ArraySlice<Unicode.Scalar>) -> Bool {
+    private static func matchName(_ atoms: ArraySlice<Atom>, _ name: Substring.UnicodeScalarView) -> Bool {
         if name.first == ".", atoms.first != .literal(".") { return false }
         var a = atoms.startIndex, n = name.startIndex
-        var star: (a: Int, n: Int)?
+        var star: (a: Int, n: Substring.UnicodeScalarView.Index)?
         while n < name.endIndex {
             if a < atoms.endIndex {
                 switch atoms[a] {
@@ -368,23 +370,24 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
                     continue
                 case .anyOne:
                     a += 1
-                    n += 1
+                    name.formIndex(after: &n)
                     continue
                 case .literal(let c) where c == name[n]:
                     a += 1
-                    n += 1
+                    name.formIndex(after: &n)
                     continue
                 case .set(let ranges, let negated) where ranges.contains { $0.contains(name[n]) } != negated:
                     a += 1
-                    n += 1
+                    name.formIndex(after: &n)
                     continue
                 default: break
                 }
             }
             guard let backtrack = star else { return false }
-            star = (backtrack.a, backtrack.n + 1)
+            let after = name.index(after: backtrack.n)
+            star = (backtrack.a, after)
             a = backtrack.a + 1
-            n = backtrack.n + 1
+            n = after
         }
         while a < atoms.endIndex, atoms[a] == .anyRun { a += 1 }
         return a == atoms.endIndex
