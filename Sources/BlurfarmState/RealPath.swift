@@ -15,19 +15,31 @@ package enum RealPath {
     /// file is, however the folders were spelled, without following a link the file may be
     /// (an output is renamed over its name, so a link there is replaced, never followed).
     package static func resolveFolder(of path: String, using folders: Folders? = nil) -> String {
-        let absolute = path.hasPrefix("/") ? path : (folders?.workingDirectory ?? Syscalls.workingDirectory()) + "/" + path
         // From the bytes: a `/` is one in UTF-8 (the characters' view was 3% of a no-change run).
-        let slash = absolute.utf8.lastIndex(of: UInt8(ascii: "/"))!
-        let name = absolute[absolute.utf8.index(after: slash)...]
-        if name.isEmpty || name == "." || name == ".." { return walk(absolute) }
-        // Folders repeat from file to file: each is resolved once per job (`folders`).
-        let spelledFolder = String(absolute[..<slash])
-        let resolve = { walk(spelledFolder.isEmpty ? "/" : spelledFolder) }
-        let folder = folders?.resolved(spelledFolder, resolve) ?? resolve()
-        return folder == "/" ? "/" + name : folder + "/" + name
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let name = slash.map { path[path.utf8.index(after: $0)...] } ?? path[...]
+        let workingDirectory = { folders?.workingDirectory ?? Syscalls.workingDirectory() }
+        if name.isEmpty || name == "." || name == ".." {
+            return walk(path.hasPrefix("/") ? path : workingDirectory() + "/" + path)
+        }
+        // The folder as spelled: absolute, or relative to the working directory ("" for it).
+        // Folders repeat from file to file: each is resolved once per job (`folders`), found
+        // by its spelling, which for a short relative one is a string without storage of its
+        // own (a plan's and a check's absolute paths, made and joined again, were a third of
+        // the check of a 100,000-input no-change run).
+        let spelled = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? ""
+        let resolve = {
+            walk(spelled.hasPrefix("/") ? spelled : spelled.isEmpty ? workingDirectory() : workingDirectory() + "/" + spelled)
+        }
+        let folder = folders?.resolved(spelled, resolve) ?? resolve()
+        var joined = folder
+        joined.reserveCapacity(folder.utf8.count + 1 + name.utf8.count)
+        if folder != "/" { joined += "/" }
+        joined += name
+        return joined
     }
 
-    /// Folders already resolved, by their absolute spelling, and the working directory, for the
+    /// Folders already resolved, by their spelling (``resolveFolder(of:using:)``), and the working directory, for the
     /// paths of one job (one plan, one run): a link changed while a job plans is a race the
     /// plan cannot win anyway, and what matters is checked again when files are opened
     /// (relative to a folder descriptor, without following links); the next job, in a process

@@ -41,6 +41,37 @@ import Testing
         #expect(first.hasSuffix("/A/p.png"), "\(first)")
         #expect(second.hasSuffix("/B/p.png"), "\(second)")
     }
+
+    /// A path's folder, resolved once for a job's paths by its spelling and joined to the
+    /// path's name, is what resolving the folder of the whole absolute spelling gives:
+    /// relative and absolute spellings, a file in `/`, `.` and `..` before and at the end, a
+    /// link among the folders; with a job's folders (each spelling twice) and without.
+    @Test func aPathsFolderResolvedByItsSpellingIsItsWholeFolderResolved() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paths-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: "\(root)/real/sub", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(root)/link", withDestinationPath: "\(root)/real")
+        let spellings = [
+            "a.jpg", "/a.jpg", "sub/a.jpg", "sub/../b.jpg", "./c.jpg", "sub/.", "sub/..", ".", "x/y/", "a/b/c/d.webp",
+            "\(root)/link/sub/d.jpg", "\(root)/link/../real/e.jpg", "\(root)/link/sub/../f.jpg", "\(root)/link/g.jpg",
+            "\(root)/link", "\(root)/link/", "/",
+        ]
+        let workingDirectory = FileManager.default.currentDirectoryPath
+        func whole(_ path: String) -> String {
+            let absolute = path.hasPrefix("/") ? path : workingDirectory + "/" + path
+            let slash = absolute.utf8.lastIndex(of: UInt8(ascii: "/"))!
+            let name = String(absolute[absolute.utf8.index(after: slash)...])
+            if ["", ".", ".."].contains(name) { return RealPath.resolve(absolute) }
+            let folder = RealPath.resolve(slash == absolute.startIndex ? "/" : String(absolute[..<slash]))
+            return folder == "/" ? "/" + name : folder + "/" + name
+        }
+        let folders = RealPath.Folders()
+        for path in spellings + spellings {
+            #expect(RealPath.resolveFolder(of: path, using: folders) == whole(path), "\(path)")
+            #expect(RealPath.resolveFolder(of: path) == whole(path), "\(path)")
+        }
+        #expect(RealPath.resolveFolder(of: "\(root)/link/sub/d.jpg", using: folders) == "\(RealPath.resolve(root))/real/sub/d.jpg")
+    }
 }
 
 /// The planner's one spelling of a path (``JobPlanner/normalise(_:)``) reads most paths as
