@@ -267,7 +267,15 @@ public struct GlobPattern: Hashable, Sendable, CustomStringConvertible {
     private func names(_ path: String) -> [Substring.UnicodeScalarView]? {
         guard path.hasPrefix("/") == isAbsolute else { return nil }
         let rest = isAbsolute ? path.dropFirst() : path[...]
-        return rest.split(separator: "/", omittingEmptySubsequences: false).map(\.unicodeScalars)
+        // Split at the bytes of `/` (a split of the characters was half of a match).
+        var names: [Substring.UnicodeScalarView] = []
+        var start = rest.startIndex
+        for index in rest.utf8.indices where rest.utf8[index] == UInt8(ascii: "/") {
+            names.append(rest[start..<index].unicodeScalars)
+            start = rest.utf8.index(after: index)
+        }
+        names.append(rest[start...].unicodeScalars)
+        return names
     }
 
     /// Whether `relativePath` (`/`-separated, relative to the manifest's folder; absolute for

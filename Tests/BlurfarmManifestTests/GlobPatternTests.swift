@@ -175,8 +175,8 @@ import Testing
     }
 
     @Test func agreesWithAReferenceMatcher() async {
-        let patternPieces = ["a", "b", ".", "/", "*", "?", "**/", "{a,.b}", "{*,.}", "{,a{b,*}}"]
-        let pathPieces = ["a", "b", ".", "/"]
+        let patternPieces = ["a", "b", "é", ".", "/", "*", "?", "**/", "{a,.b}", "{*,.}", "{,a{b,*}}"]
+        let pathPieces = ["a", "b", "é", ".", "/"]
         let patterns = Gen.element(of: patternPieces).array(of: 1...6).map { $0.map { $0! }.joined() }
             .filter { (try? GlobPattern($0)) != nil }
         let paths = Gen.element(of: pathPieces).array(of: 1...8).map { $0.map { $0! }.joined() }
