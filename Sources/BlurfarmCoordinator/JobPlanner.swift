@@ -169,6 +169,12 @@ public enum JobPlanner {
             return nil
         }
         let sharesVariants = !job.outputs.contains { $0.regionFile != nil }
+        /// Whether some size of `variants` may be too large for an input (not enlarged).
+        @Sendable func mayNotEnlarge(_ variants: [VariantSpec]) -> Bool {
+            variants.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
+        }
+        // The job's variants' answer, asked once (asked an input, each variant was copied).
+        let jobMayNotEnlarge = mayNotEnlarge(job.outputs)
         // What an input's path is its relative path after (``join(_:_:)``), held once.
         let (basePrefix, noPrefix) = (PathPrefix(base == "." ? "" : base + "/"), PathPrefix(""))
         /// Plans the inputs of `entries` in `range`: a part of the plan, whose positions and
@@ -276,7 +282,7 @@ public enum JobPlanner {
                 }
                 // The input's width, asked only when some size may be too large for it; unreadable,
                 // every size is planned (the run reports the input).
-                let sourceWidth = variants.contains { $0.resize.map { !$0.sizes.isEmpty && !$0.upscale } ?? false }
+                let sourceWidth = (sharesVariants ? jobMayNotEnlarge : mayNotEnlarge(variants))
                     ? widths.width(of: inputPath) { (try? ImageReader.header(ofFile: $0))?.width } : nil
                 var notEnlarged: [NotEnlargedOutput] = []
                 for variant in sourceWidth == nil ? [] : variants.flatMap({ $0.eachFormat() }) {
@@ -302,8 +308,9 @@ public enum JobPlanner {
                     if sharesVariants { expanded[sourceWidth] = each }
                 }
                 for (size, largest, shared) in each {
-                    let variant = shared.spec
-                    guard let path = path(variant, size: size) else { continue }
+                    // The shared spec read in place, not copied an output.
+                    guard let path = path(shared.spec, size: size) else { continue }
+                    var variant: VariantSpec { shared.spec }
                     var shownPath: String { ShownName.of(path) }
                     // One `stat`, whose stamp the up-to-date check compares (``SeenStamp``).
                     let stated = Syscalls.status(path)
@@ -324,7 +331,7 @@ public enum JobPlanner {
                         outputs.append(PlannedOutput(
                             shared: shared, prefix: prefix, name: name, largestSize: largest, size: size,
                             seen: stated.map(SeenStamp.init) ?? .unseen))
-                        if withoutRegionFile.contains(variant.name) { part.unredacted.append(path) }
+                        if !withoutRegionFile.isEmpty, withoutRegionFile.contains(variant.name) { part.unredacted.append(path) }
                     }
                 }
                 inputs.append(
