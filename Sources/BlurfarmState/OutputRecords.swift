@@ -327,6 +327,8 @@ public final class OutputRecords: Sendable {
     public func lookUp(recordsOf inputs: [String], failures: Bool) -> Contents {
         read { db in
             var found = Contents()
+            // An input's outputs: three at the bench's variants.
+            found.records.reserveCapacity(3 * inputs.count)
             try db.inTransaction(.deferred) {
                 let recipe = try db.cachedStatement(sql: "SELECT text FROM recipe WHERE id = ?")
                 // Each recipe's text read once, and one string shared by its records.
@@ -335,7 +337,7 @@ public final class OutputRecords: Sendable {
                     let chunk = inputs[first..<min(first + Self.lookUpChunk, inputs.count)]
                     let records = try db.cachedStatement(
                         sql: "SELECT " + Self.lookedUpColumns + " WHERE output.input IN ("
-                            + repeatElement("?", count: chunk.count).joined(separator: ",") + ")")
+                            + String(repeating: "?,", count: chunk.count - 1) + "?)")
                     let rows = try Row.fetchCursor(records, arguments: StatementArguments(Array(chunk)))
                     while let row = try rows.next() {
                         let id: Int64 = row[2]
