@@ -77,10 +77,30 @@ public enum JobPlanner {
         // for case (for the hint when it matches none).
         var matchCounts: [(taken: Int, leftOut: Int, otherCase: String?)] = []
         for (globIndex, glob) in includes.enumerated() {
-            let walk = files(matching: glob, in: base, stopped: stopped)
+            var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
+            var ambiguous: [String] = []
+            // Each file matched and checked once, as the walk finds it: counted, and taken
+            // unless an earlier glob took it.
+            let walk = files(matching: glob, in: base, stopped: stopped) { file in
+                guard file.matched else {
+                    if counts.otherCase == nil { counts.otherCase = file.relative }
+                    return
+                }
+                if isLeftOut(file.relative) {
+                    counts.leftOut += 1
+                    return
+                }
+                counts.taken += 1
+                if let bytes = file.ambiguousBytes {
+                    ambiguous.append(
+                        "'\(ShownName.of(bytes: bytes))': the file name holds characters U+F780…U+F7FF, which "
+                            + "blurfarm uses for bytes that are not UTF-8: rename it (this input is left out)")
+                    return
+                }
+                found.add(file.relative, glob: globIndex, file: file.file)
+            }
             if stopped() { return .failure(Diagnostics([stoppedDiagnostic])) }
             for folder in walk.unreadable where !refused.contains(folder) { refused.append(folder) }
-            var counts: (taken: Int, leftOut: Int, otherCase: String?) = (0, 0, nil)
             // What the glob names that is not a file (a FIFO, a socket, a link to a device): an
             // error each, never a silent gap, and never opened (a FIFO would block).
             for other in walk.others where glob.matches(other.relative) {
@@ -92,26 +112,7 @@ public enum JobPlanner {
                 let line = "'\(ShownName.of(bytes: other.bytes))': is \(other.kind), not a regular file (this input is left out)"
                 if !refused.contains(line) { refused.append(line) }
             }
-            // Each file matched and checked once: counted, and taken unless an earlier glob took it.
-            found.reserve(walk.files.count, bytes: walk.files.reduce(0) { $0 + $1.relative.utf8.count })
-            for file in walk.files {
-                guard file.matched else {
-                    if counts.otherCase == nil { counts.otherCase = file.relative }
-                    continue
-                }
-                if isLeftOut(file.relative) {
-                    counts.leftOut += 1
-                    continue
-                }
-                counts.taken += 1
-                if let bytes = file.ambiguousBytes {
-                    let line = "'\(ShownName.of(bytes: bytes))': the file name holds characters U+F780…U+F7FF, which "
-                        + "blurfarm uses for bytes that are not UTF-8: rename it (this input is left out)"
-                    if !refused.contains(line) { refused.append(line) }
-                    continue
-                }
-                found.add(file.relative, glob: globIndex, file: file.file)
-            }
+            for line in ambiguous where !refused.contains(line) { refused.append(line) }
             matchCounts.append(counts)
         }
         found.seal()
@@ -135,11 +136,13 @@ public enum JobPlanner {
         let folders = RealPath.Folders()
         // In plan order: each input read from its place.
         var inputIdentities = IdentityIndex<UInt32>(capacity: found.count)
-        for (index, file) in found.takeIdentities().enumerated() {
+        for index in 0..<found.count {
+            let file = found.identity(index)
             inputIdentities.add(.file(device: file.device, inode: file.inode), at: UInt32(index))
         }
+        found.dropIdentities()
         let entries = found
-        // What the walk let go (its files as strings, their sorting) given back before the
+        // What the walk let go (its folders' listings, the sorting of its files) given back before the
         // parts are planned: the threads of the parts after the first, each with its arena,
         // would not reuse it. A no-change run at 100k inputs peaked at 53 MiB, where it peaked
         // at 61 (same time, nine pairs).
@@ -603,13 +606,15 @@ public enum JobPlanner {
         }
     }
 
-    /// What the search for one input glob found (``files(under:in:takes:descends:)``).
+    /// A regular file (or a link to one) a walk took (``files(under:in:takes:descends:stopped:each:)``),
+    /// as a `/`-separated path relative to the base, with what `stat` said as it told what it
+    /// is, and whether the glob matches it (else it would but for case); a path that would be
+    /// ambiguous as text (it holds U+F780…U+F7FF itself) comes with its bytes.
+    typealias WalkedFile = (relative: String, ambiguousBytes: [UInt8]?, file: Stated, matched: Bool)
+
+    /// What the search for one input glob found besides its files, which it hands over as it
+    /// finds them (``files(under:in:takes:descends:stopped:each:)``).
     struct GlobWalk {
-        /// The regular files (and links to them) taken, as `/`-separated paths relative to the
-        /// base, each with what `stat` said as it told what it is, and whether the glob
-        /// matches it (else it would but for case); a path that would be ambiguous as text (it
-        /// holds U+F780…U+F7FF itself) comes with its bytes.
-        var files: [(relative: String, ambiguousBytes: [UInt8]?, file: Stated, matched: Bool)] = []
         /// What was taken that is neither a file nor a folder (a FIFO, a socket, a device or a
         /// link to one): its path, as text and as bytes, and what it is ("a FIFO").
         var others: [(relative: String, bytes: [UInt8], kind: String)] = []
@@ -621,13 +626,16 @@ public enum JobPlanner {
     }
 
     /// What `glob` takes below its fixed folder in `base`, and what it would take but for case
-    /// (for the hint when it matches nothing): ``files(under:in:takes:descends:)``.
-    static func files(matching glob: GlobPattern, in base: String, stopped: () -> Bool = { false }) -> GlobWalk {
+    /// (for the hint when it matches nothing): ``files(under:in:takes:descends:stopped:each:)``.
+    static func files(
+        matching glob: GlobPattern, in base: String, stopped: () -> Bool = { false }, each: (WalkedFile) -> Void
+    ) -> GlobWalk {
         let caseless = try? GlobPattern(glob.text.lowercased())
         return files(
             under: glob.fixedPrefix, in: base,
             takes: { glob.matches($0) ? .matched : caseless?.matches($0.lowercased()) == true ? .otherCase : nil },
-            descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true }, stopped: stopped)
+            descends: { glob.mayMatch(below: $0) || caseless?.mayMatch(below: $0.lowercased()) == true }, stopped: stopped,
+            each: each)
     }
 
     /// How a walk takes a path: as one its glob matches, or as one it would match but for case.
@@ -646,13 +654,13 @@ public enum JobPlanner {
     /// carried as ``PathEncoding`` makes them (bytes that are not UTF-8 as U+F780…U+F7FF).
     static func files(
         under prefix: String, in base: String, takes: (String) -> Take?, descends: (String) -> Bool,
-        stopped: () -> Bool = { false }
+        stopped: () -> Bool = { false }, each: (WalkedFile) -> Void
     ) -> GlobWalk {
         let start = prefix.isEmpty ? base : join(base, prefix)
         guard let info = Syscalls.status(start) else { return GlobWalk() }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            guard let take = takes(prefix) else { return GlobWalk() }
-            return GlobWalk(files: [(prefix, nil, Stated(info), take == .matched)])
+            if let take = takes(prefix) { each((prefix, nil, Stated(info), take == .matched)) }
+            return GlobWalk()
         }
         var walk = GlobWalk()
         // Folders to read, as byte paths relative to `base`: names are bytes, not text.
@@ -695,7 +703,7 @@ public enum JobPlanner {
                 } else if take == nil {
                     continue
                 } else if let file = entry.file {
-                    walk.files.append((text, ambiguous ? bytes : nil, Stated(file), take == .matched))
+                    each((text, ambiguous ? bytes : nil, Stated(file), take == .matched))
                 } else if let kind = entry.otherKind {
                     walk.others.append((text, bytes, kind))
                 }

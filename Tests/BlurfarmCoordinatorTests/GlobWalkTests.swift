@@ -20,8 +20,11 @@ import Testing
         return base
     }
 
-    func walk(_ pattern: String, in base: String) throws -> JobPlanner.GlobWalk {
-        JobPlanner.files(matching: try GlobPattern(pattern), in: base)
+    /// The folders a walk listed and the files it handed over, in its order.
+    func walk(_ pattern: String, in base: String) throws -> (listed: [String], files: [String]) {
+        var files: [String] = []
+        let walk = JobPlanner.files(matching: try GlobPattern(pattern), in: base) { files.append($0.relative) }
+        return (walk.listed, files)
     }
 
     @Test func aPatternWithoutFoldersListsOnlyItsFolder() throws {
@@ -29,7 +32,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }
         let found = try walk("photos/*.png", in: base)
         #expect(found.listed == ["photos"])
-        #expect(found.files.map(\.relative) == ["photos/a.png"])
+        #expect(found.files == ["photos/a.png"])
     }
 
     @Test func namedFoldersAreTheOnlyOnesListed() throws {
@@ -37,7 +40,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: base) }
         let found = try walk("photos/{2024,2025}/*.png", in: base)
         #expect(found.listed.sorted() == ["photos", "photos/2024"])
-        #expect(found.files.map(\.relative) == ["photos/2024/c.png"])
+        #expect(found.files == ["photos/2024/c.png"])
         #expect(try walk("*/archive/deeper/*.png", in: base).listed.sorted()
             == ["", "photos", "photos/archive", "photos/archive/deeper"])
     }
@@ -48,6 +51,6 @@ import Testing
         let found = try walk("photos/**/*.png", in: base)
         #expect(found.listed.sorted() == ["photos", "photos/2024", "photos/archive", "photos/archive/deeper"])
         #expect(found.files.count == 3 + 3)
-        #expect(try walk("photos/**/.hidden/*.png", in: base).files.map(\.relative) == ["photos/.hidden/d.png"])
+        #expect(try walk("photos/**/.hidden/*.png", in: base).files == ["photos/.hidden/d.png"])
     }
 }
