@@ -142,9 +142,9 @@ public enum JobPlanner {
         }
         found.dropIdentities()
         let entries = found
-        // What the walk let go (its folders' listings, the sorting of its files) given back before the
-        // parts are planned: the threads of the parts after the first, each with its arena,
-        // would not reuse it. A no-change run at 100k inputs peaked at 53 MiB, where it peaked
+        // What the walk let go (its folders' listings, the sorting of its files) given back
+        // before the parts are planned: the threads of the parts after the first, each with
+        // its arena, would not reuse it. A no-change run at 100k inputs peaked at 53 MiB, where it peaked
         // at 61 (same time, nine pairs).
         Syscalls.returnFreedMemory()
         inputIdentities.seal()
