@@ -18,7 +18,7 @@ extension IncrementalRun {
         var problem: StateError?
         for (outputs, decodeFailures, error) in FailedInput.gather(outputs) {
             let read = reading.withLock { table -> Reading? in
-                for failure in decodeFailures { if let read = table[failure.output] { return read } }
+                for failure in decodeFailures { if let read = table[.init(failure.output)] { return read } }
                 return nil
             }
             let inputFile = read?.fingerprint
@@ -36,7 +36,7 @@ extension IncrementalRun {
             failed.append(FailedInput(error: error, variants: decodeFailures.map(\.variant), remembered: remember))
         }
         // The inputs of `outputs` are done with: those that failed are forgotten too.
-        reading.withLock { table in for output in outputs { table.removeValue(forKey: output.output) } }
+        reading.withLock { table in for output in outputs { table.removeValue(forKey: .init(output.output)) } }
         return (failed, problem)
     }
 }
@@ -58,11 +58,13 @@ public struct FailedInput: Sendable, CustomStringConvertible {
     /// The inputs of `outputs` (of one run) that could not be decoded, in plan order: for each,
     /// the outputs this run tried, those the decode failure cost, and the failure.
     package static func gather(_ outputs: [OutputReport]) -> [(outputs: [OutputReport], failures: [OutputReport], error: ImageIOError)] {
-        var order: [String] = []
-        var byInput: [String: [OutputReport]] = [:]
+        // By the input's bytes: twin names (one string to Swift) are two inputs.
+        var order: [RealPath.Identity.Bytes] = []
+        var byInput: [RealPath.Identity.Bytes: [OutputReport]] = [:]
         for output in outputs where output.status != .skipped && output.status != .failedEarlier {
-            if byInput[output.input] == nil { order.append(output.input) }
-            byInput[output.input, default: []].append(output)
+            let input = RealPath.Identity.Bytes(output.input)
+            if byInput[input] == nil { order.append(input) }
+            byInput[input, default: []].append(output)
         }
         return order.compactMap { input in
             let outputs = byInput[input] ?? []

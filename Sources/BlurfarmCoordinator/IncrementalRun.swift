@@ -138,8 +138,10 @@ public final class IncrementalRun: Sendable {
         }
     }
 
-    /// The inputs read and not yet recorded, by the path of each of their outputs.
-    let reading = Mutex<[String: Reading]>([:])
+    /// The inputs read and not yet recorded, by the path of each of their outputs, by its
+    /// bytes: two outputs whose paths are one string to Swift but other bytes (`é`, and `e`
+    /// with a combining accent) are two files, and each is recorded as its own input's.
+    let reading = Mutex<[RealPath.Identity.Bytes: Reading]>([:])
 
     /// The versions recipes name, asked once, when first needed.
     let versions: RecipeVersions
@@ -215,11 +217,11 @@ public final class IncrementalRun: Sendable {
                 for (input, paths) in zip(batch, paths) {
                     defer { (checkedInputs, outputsBefore) = (checkedInputs + 1, outputsBefore + input.outputs.count) }
                     var probe = FileProbe(path: paths.input, seen: input.seen)
-                    let failure = known.failures[probe.path]
+                    let failure = known.failures[.init(probe.path)]
                     var remaining: [PlannedOutput] = []
                     for (index, (output, outputPath)) in zip(input.outputs, paths.outputs).enumerated() {
                         var outputFile = FileProbe(path: outputPath, seen: output.seen)
-                        let record = known.records[outputFile.path]
+                        let record = known.records[.init(outputFile.path)]
                         let state =
                             force
                             ? .notRecorded
@@ -496,9 +498,9 @@ public final class IncrementalRun: Sendable {
     /// Its outputs are recorded only after it (``recordWritten(_:)``).
     public func willRead(_ input: PlannedInput) {
         let reading = reading.withLock { table -> Reading in
-            for output in input.outputs { if let known = table[output.path] { return known } }
+            for output in input.outputs { if let known = table[.init(output.path)] { return known } }
             let new = Reading(input: absolute(input.path), outputs: input.outputs)
-            for output in input.outputs { table[output.path] = new }
+            for output in input.outputs { table[.init(output.path)] = new }
             return new
         }
         _ = reading.fingerprint
@@ -515,8 +517,9 @@ public final class IncrementalRun: Sendable {
     /// its status. A written output's input is no longer remembered as failed.
     public func recordWritten(_ report: OutputReport) throws(StateError) {
         for folder in report.createdFolders { try records.add(folder) }
-        guard report.status == .written, let reading = reading.withLock({ $0.removeValue(forKey: report.output) }),
-            let planned = reading.outputs.first(where: { $0.path == report.output }), let inputFile = reading.fingerprint
+        guard report.status == .written, let reading = reading.withLock({ $0.removeValue(forKey: .init(report.output)) }),
+            let planned = reading.outputs.first(where: { $0.path.utf8.elementsEqual(report.output.utf8) }),
+            let inputFile = reading.fingerprint
         else { return }
         let output = absolute(report.output)
         let file = try FileFingerprint.take(output)

@@ -68,7 +68,7 @@ package enum ReportedOutputs: Sendable, Equatable {
             case (.failed, _): true
             default: false
             }
-        }.map(\.input)).count
+        }.map { RealPath.Identity.Bytes($0.input) }).count
     }
 
     /// Outputs on disk and in memory, in order (``Spilling``).

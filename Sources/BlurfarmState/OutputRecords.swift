@@ -324,9 +324,9 @@ public final class OutputRecords: Sendable {
     /// and its row's copy, not in SQLite (17% of a 100,000-input no-change run). An output
     /// recorded as another input's is not among them: its record says it is not up to date
     /// as the input is planned now.
-    public func lookUp(recordsOf inputs: [String], failures: Bool) -> Contents {
+    package func lookUp(recordsOf inputs: [String], failures: Bool) -> LookedUp {
         read { db in
-            var found = Contents()
+            var found = LookedUp()
             // An input's outputs: three at the bench's variants.
             found.records.reserveCapacity(3 * inputs.count)
             try db.inTransaction(.deferred) {
@@ -346,21 +346,29 @@ public final class OutputRecords: Sendable {
                             recipes[id] = text
                         }
                         let record = Self.record(row, recipe: recipes[id])
-                        found.records[record.output] = record
+                        found.records[.init(record.output)] = record
                     }
                 }
                 if failures, try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM failure)")) == true {
                     let failure = try db.cachedStatement(sql: "SELECT json FROM failure WHERE input = ?")
                     for input in inputs {
                         if let text = try String.fetchOne(failure, arguments: [input]) {
-                            found.failures[input] = try Self.json(InputFailure.self, text)
+                            found.failures[.init(input)] = try Self.json(InputFailure.self, text)
                         }
                     }
                 }
                 return .commit
             }
             return found
-        } ?? Contents()
+        } ?? LookedUp()
+    }
+
+    /// What a batch of lookups found (``lookUp(recordsOf:failures:)``): the records by their
+    /// outputs' paths and the failures by their inputs', each path by its bytes (two whose
+    /// names are one string to Swift, `é` and `e` with a combining accent, are two files).
+    package struct LookedUp: Sendable {
+        package var records: [RealPath.Identity.Bytes: OutputRecord] = [:]
+        package var failures: [RealPath.Identity.Bytes: InputFailure] = [:]
     }
 
     /// Inputs looked up by one statement (``lookUp(recordsOf:failures:)``): a run's batch of

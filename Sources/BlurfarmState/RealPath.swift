@@ -117,7 +117,7 @@ package enum RealPath {
         /// A name or a path as the kernel compares it, by its bytes: Swift's strings compare
         /// (and hash) by canonical equivalence, and `é` and `e` with a combining accent, one
         /// string, are two files.
-        package struct Bytes: Hashable {
+        package struct Bytes: Hashable, Sendable {
             package let text: String
 
             package init(_ text: String) { self.text = text }

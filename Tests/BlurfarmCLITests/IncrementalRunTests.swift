@@ -249,6 +249,33 @@ extension IncrementalRunTests {
         return Set(records.records.keys)
     }
 
+    /// Two inputs whose names are one string to Swift but other bytes (`é`, and `e` with a
+    /// combining accent), with other pixels, and so their outputs: each output is recorded as
+    /// its own input's, and a second run finds all of them up to date and decodes nothing.
+    @Test func twinNamesAreRecordedApartAndUpToDateOnTheSecondRun() throws {
+        let job = try JobFolder.make(photos: 1, generated: 0)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        var random = SplitMix(seed: 11)
+        for (index, name) in ["\u{E9}", "e\u{301}"].enumerated() {
+            try Self.ppm(width: 20 + index, height: 16, using: &random).write(to: URL(fileURLWithPath: job.path("in/\(name).ppm")))
+        }
+        let (first, firstReport) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(firstReport.counts["written"] == 6 && firstReport.counts["decoded"] == 3, "\(firstReport.counts)")
+        // Every row of the index (a dictionary by path would take the twins for one).
+        let records = try OutputRecords(folder: try #require(Self.recordsFolder(job))).all
+        #expect(records.count == 6)
+        for name in ["\u{E9}", "e\u{301}"] {
+            let input = Array(job.path("in/\(name).ppm").utf8)
+            let outputs = ["thumb", "blur"].map { Array(job.path("out/\($0)/\(name).jpg").utf8) }
+            let mine = records.filter { record in outputs.contains { record.output.utf8.elementsEqual($0) } }
+            #expect(mine.count == 2 && mine.allSatisfy { $0.input.utf8.elementsEqual(input) }, "\(name.unicodeScalars.count) scalars")
+        }
+        let (second, secondReport) = try job.run()
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(secondReport.counts["skipped"] == 6 && secondReport.counts["decoded"] == 0, "\(secondReport.counts)")
+    }
+
     /// A run with nothing to do leaves the records' index as it was, byte for byte; and a
     /// state folder an earlier blurfarm kept (`records.jsonl`) is migrated by the next run,
     /// which finds every output up to date from it and writes none.
