@@ -6,7 +6,7 @@ import Synchronization
 /// The records of the outputs one job wrote, of the output folders it created, of the inputs
 /// that failed through their own fault (``InputFailure``) and of the inputs' placeholders, kept
 /// in its state folder as an index: the SQLite database `records.sqlite` (through GRDB), one
-/// row per output. A run looks up the records of the outputs it plans a batch at a time
+/// row per output. A run looks up the records of the inputs it plans a batch at a time
 /// (``lookUp(recordsOf:failures:)``), reading in proportion to what it looks up and holding no
 /// more than a batch's; each
 /// change is a transaction on disk before it returns (WAL, `synchronous = FULL`: the `fdatasync`
@@ -164,6 +164,7 @@ public final class OutputRecords: Sendable {
                 fingerprintColumns(table)
                 table.primaryKey(["input", "output"])
             }
+            // The same columns in the same order (its paths, then ``fingerprintColumns``).
             try db.execute(sql: "INSERT INTO outputByInput SELECT * FROM output ORDER BY input, output")
             try db.drop(table: "output")
             try db.rename(table: "outputByInput", to: "output")
