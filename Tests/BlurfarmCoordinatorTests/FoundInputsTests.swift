@@ -36,6 +36,31 @@ import Testing
         }
     }
 
+    /// Past a segment of entries (``Segments``, 4,096) and of paths' bytes (``ByteSegments``,
+    /// 64 KiB; some paths thousands of bytes long): each file is read back, in order, as it
+    /// was added: its path, its glob, and its identity.
+    @Test func filesPastTheirSegmentsAreReadBackAsAdded() {
+        var generator = SplitMix(seed: 2026)
+        var found = JobPlanner.FoundInputs()
+        var added: [(path: String, glob: Int, inode: UInt64)] = []
+        for index in 0..<10_000 {
+            let folder = Int.random(in: 0..<50, using: &generator) == 0 ? Int.random(in: 500...3000, using: &generator) : 1
+            let path = String(repeating: "d", count: folder) + "/\(index).png"
+            var info = stat()
+            info.st_ino = UInt(index * 7 + 1)
+            found.add(path, glob: index % 3, file: JobPlanner.Stated(info))
+            added.append((path, index % 3, UInt64(index * 7 + 1)))
+        }
+        found.seal()
+        let expected = added.sorted { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+        #expect(found.count == expected.count)
+        let wrong = expected.indices.filter { index in
+            found.relative(index) != expected[index].path || found.glob(index) != expected[index].glob
+                || found.identity(index).inode != expected[index].inode
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) files read back otherwise, the first at \(wrong.first ?? -1)")
+    }
+
     /// Two files whose names are one string to Swift but other bytes are two inputs (one was
     /// never planned); a file two globs take is planned once, with the first glob's {relpath}.
     @Test(arguments: [false, true]) func twoNamesOfOneStringAreTwoInputs(reversed: Bool) throws {
