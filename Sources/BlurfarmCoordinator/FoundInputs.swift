@@ -18,7 +18,7 @@ extension JobPlanner {
         private var bytes = ByteSegments()
         private var entries = Segments<Entry>()
         private var identities = Segments<(device: UInt64, inode: UInt64)>()
-        /// The entries in plan order, once sealed (nil: in the order added, and sealed).
+        /// The entries in plan order, once sealed (nil: in the order added).
         private var order: [UInt32]?
         private var sorted = true
 
@@ -36,7 +36,7 @@ extension JobPlanner {
         mutating func add(_ relative: String, glob: Int, file: Stated) {
             entries.append(Entry(path: bytes.append(relative.utf8), glob: UInt32(glob), seen: file.seen))
             identities.append((file.device, file.inode))
-            sorted = false
+            (order, sorted) = (nil, false)
         }
 
         /// Puts the files in plan order (by their bytes) and keeps each path once, from the
