@@ -18,9 +18,8 @@ extension JobPlanner {
         private var bytes = ByteSegments()
         private var entries = Segments<Entry>()
         private var identities = Segments<(device: UInt64, inode: UInt64)>()
-        /// The entries in plan order, once sealed (nil: in the order added).
+        /// The entries in plan order, once sealed (nil: not sealed since the last file added).
         private var order: [UInt32]?
-        private var sorted = true
 
         private struct Entry {
             /// Where the path's bytes are in ``bytes``.
@@ -36,13 +35,13 @@ extension JobPlanner {
         mutating func add(_ relative: String, glob: Int, file: Stated) {
             entries.append(Entry(path: bytes.append(relative.utf8), glob: UInt32(glob), seen: file.seen))
             identities.append((file.device, file.inode))
-            (order, sorted) = (nil, false)
+            order = nil
         }
 
         /// Puts the files in plan order (by their bytes) and keeps each path once, from the
         /// first glob that took it.
         mutating func seal() {
-            guard !sorted else { return }
+            guard order == nil else { return }
             let (bytes, entries) = (self.bytes, self.entries)
             let order = (0..<UInt32(entries.count)).sorted { a, b in
                 let (x, y) = (entries[Int(a)], entries[Int(b)])
@@ -63,7 +62,6 @@ extension JobPlanner {
                 kept.append(index)
             }
             self.order = kept
-            sorted = true
         }
 
         /// File `index`'s place among those added (after ``seal()``).
