@@ -37,9 +37,9 @@ extension IncrementalRun {
         case .tooMany?, nil: break
         }
         // An input left out for its regions was seen: it failed, and leaves the map.
-        let failed = Set(regionFailedInputs.map(absolute))
+        let failed = Set(regionFailedInputs.map { RealPath.Identity.Bytes(absolute($0)) })
         if !plan.refused.isEmpty, case let planned = plannedInputs,
-            let unseen = records.all.first(where: { !planned.contains($0.input) && !failed.contains($0.input) })
+            let unseen = records.all.first(where: { !planned.contains(.init($0.input)) && !failed.contains(.init($0.input)) })
         {
             return "the inputs could not all be read (\(plan.refused[0])), and '\(ShownName.of(unseen.input))' was not seen"
         }
@@ -104,7 +104,7 @@ extension IncrementalRun {
         if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
         let map = OutputMap(job: full.job.name, inputs: inputs.map { input in
             var entry = input.entry
-            if let placeholder = placeholders[input.absolute] {
+            if let placeholder = placeholders[.init(input.absolute)] {
                 entry.width = placeholder.width
                 entry.height = placeholder.height
                 entry.placeholder = OutputMap.Placeholder(thumbHash: placeholder.thumbHash, dataURI: placeholder.dataURI)
@@ -155,20 +155,21 @@ extension IncrementalRun {
     }
 
     /// The placeholders of `inputs` (absolute path, hash of the bytes the outputs were made
-    /// from), by input: the recorded ones still good, the others made now, `limits.decodes` at
-    /// once (each with its share of `limits.memory`), none once `control` has ended, and
-    /// recorded. Those of inputs no output record names are forgotten.
+    /// from), by input (by its bytes: twin names have a placeholder each): the recorded ones
+    /// still good, the others made now, `limits.decodes` at once (each with its share of
+    /// `limits.memory`), none once `control` has ended, and recorded. Those of inputs no output
+    /// record names are forgotten.
     private func placeholders(
         of inputs: [(path: String, hash: String)], limits: (pixels: Int, memory: Int, decodes: Int),
         confinement: RootConfinement?, control: JobControl, mapPath: String
-    ) throws(MapFailure) -> ([String: InputPlaceholder], [(input: String, reason: String)]) {
-        var found: [String: InputPlaceholder] = [:]
+    ) throws(MapFailure) -> ([RealPath.Identity.Bytes: InputPlaceholder], [(input: String, reason: String)]) {
+        var found: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
         var wanted: [(path: String, hash: String)] = []
         for input in inputs {
             if let kept = records.placeholder(for: input.path), kept.inputHash == input.hash,
                 kept.recipe == InputPlaceholder.recipe
             {
-                found[input.path] = kept
+                found[.init(input.path)] = kept
             } else {
                 wanted.append(input)
             }
@@ -195,14 +196,14 @@ extension IncrementalRun {
             for (input, result) in zip(wanted, made.withLock { $0 }) {
                 switch result {
                 case .success(let placeholder):
-                    found[input.path] = placeholder
+                    found[.init(input.path)] = placeholder
                     try records.add(placeholder)
                 case .failure(let error): missing.append((input.path, error.message))
                 case nil: break
                 }
             }
-            let named = Set(records.all.map(\.input))
-            for kept in records.placeholders where !named.contains(kept.input) {
+            let named = Set(records.all.map { RealPath.Identity.Bytes($0.input) })
+            for kept in records.placeholders where !named.contains(.init(kept.input)) {
                 try records.remove(placeholder: kept.input)
             }
         } catch {

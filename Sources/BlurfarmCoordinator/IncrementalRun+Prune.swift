@@ -66,10 +66,11 @@ extension IncrementalRun {
     /// path template changed; or it is a size now larger than its input (whose file, made
     /// from a wider input or enlarged by an older blurfarm, would tell a `srcset` a width it
     /// does not have). Never a file in `reads` (absolute paths: what the plan reads, an old
-    /// output folder now among the inputs): it is no output any more.
-    static func orphans(of records: [OutputRecord], planned: [String], reads: Set<String>) -> [OutputRecord] {
-        let planned = Set(planned)
-        return records.filter { !planned.contains($0.output) && !reads.contains($0.output) }
+    /// output folder now among the inputs): it is no output any more. Paths are compared by
+    /// their bytes (`é`, and `e` with a combining accent, are two files).
+    static func orphans(of records: [OutputRecord], planned: [String], reads: Set<RealPath.Identity.Bytes>) -> [OutputRecord] {
+        let planned = Set(planned.map(RealPath.Identity.Bytes.init))
+        return records.filter { !planned.contains(.init($0.output)) && !reads.contains(.init($0.output)) }
     }
 
     /// Takes the recorded output at `path` (as planned) out of what the job vouches for: its

@@ -101,8 +101,9 @@ public final class IncrementalRun: Sendable {
     let full: JobPlan
     /// Every output path of the full plan, in plan order: the report's order.
     public var plannedOutputs: some Sequence<String> { full.inputs.lazy.flatMap { $0.outputs.lazy.map(\.path) } }
-    /// Every input of the full plan, absolute: files ``prune()`` never removes (made when asked).
-    var plannedInputs: Set<String> { Set(full.inputs.map { absolute($0.path) }) }
+    /// Every input of the full plan, absolute, by its bytes: files ``prune()`` never removes
+    /// (made when asked).
+    var plannedInputs: Set<RealPath.Identity.Bytes> { Set(full.inputs.map { .init(absolute($0.path)) }) }
     /// The inputs the full plan left out because their regions could not be had.
     let regionFailedInputs: [String]
     /// The sizes of the full plan not made because their input is narrower
@@ -456,12 +457,12 @@ public final class IncrementalRun: Sendable {
         var statuses: [OutputStatus] = []
         for input in plan.inputs {
             var probe = FileProbe(path: absolute(input.path, using: folders), seen: input.seen)
-            let failure = records.failures[probe.path]
+            let failure = records.failures[.init(probe.path)]
             for output in input.outputs {
                 var outputFile = FileProbe(path: absolute(output.path, using: folders), seen: output.seen)
                 let state = Self.state(
                     of: &outputFile, recipe: recipes.of(output, versions: versions),
-                    record: records.records[outputFile.path], failure: failure, decoder: decoder, input: &probe)
+                    record: records.records[.init(outputFile.path)], failure: failure, decoder: decoder, input: &probe)
                 statuses.append(OutputStatus(
                     input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
                     reason: state == .failedEarlier ? failure?.reason : nil))
@@ -469,15 +470,15 @@ public final class IncrementalRun: Sendable {
             for skipped in input.notEnlarged {
                 // A recorded file there is listed as one `--prune` removes.
                 let path = absolute(skipped.output, using: folders)
-                if records.records[path] != nil, exists(path) { continue }
+                if records.records[.init(path)] != nil, exists(path) { continue }
                 statuses.append(OutputStatus(
                     input: input.relativePath, output: skipped.output, variant: skipped.variant, state: .notEnlarged,
                     reason: skipped.reason))
             }
         }
         let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
-        let reads = Set(plan.inputs.map { absolute($0.path, using: folders) })
-        for record in orphans(of: records.records.values.sorted { $0.output < $1.output }, planned: planned, reads: reads)
+        let reads = Set(plan.inputs.map { RealPath.Identity.Bytes(absolute($0.path, using: folders)) })
+        for record in orphans(of: records.records.sorted { $0.key < $1.key }.map(\.value), planned: planned, reads: reads)
         where exists(record.output) {
             statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
         }

@@ -53,8 +53,8 @@ public enum ShardRecords {
         let records = try OutputRecords(folder: job.shard(shard).path)
         let jobs = try OutputRecords.read(folder: job.path)
         try bringUp(
-            records, to: jobs, outputs: Set(plan.inputs.flatMap(\.outputs).map { IncrementalRun.absolute($0.path) }),
-            inputs: Set(plan.inputs.map { IncrementalRun.absolute($0.path) }))
+            records, to: jobs, outputs: Set(plan.inputs.flatMap(\.outputs).map { .init(IncrementalRun.absolute($0.path)) }),
+            inputs: Set(plan.inputs.map { .init(IncrementalRun.absolute($0.path)) }))
         return records
     }
 
@@ -100,26 +100,24 @@ public enum ShardRecords {
         for name in names.sorted() where name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil {
             let shard = try OutputRecords.read(folder: (job.shardsPath as NSString).appendingPathComponent(name))
             let changes = Changes(from: shard, over: contents, outputs: nil, inputs: nil)
-            for record in changes.records { contents.records[record.output] = record }
-            for failure in changes.failures { contents.failures[failure.input] = failure }
+            for record in changes.records { contents.records[.init(record.output)] = record }
+            for failure in changes.failures { contents.failures[.init(failure.input)] = failure }
             for input in changes.forgottenFailures { contents.failures[input] = nil }
-            for folder in changes.folders { contents.folders[folder.path] = folder }
+            for folder in changes.folders { contents.folders[.init(folder.path)] = folder }
         }
         return contents
     }
 
     /// Brings `records` up to date with `other` (``Changes``), for the outputs in `outputs` and
-    /// the inputs in `inputs` (every one when nil).
+    /// the inputs in `inputs` (every one when nil), each path by its bytes.
     static func bringUp(
-        _ records: OutputRecords, to other: OutputRecords.Contents, outputs: Set<String>?, inputs: Set<String>?
+        _ records: OutputRecords, to other: OutputRecords.Contents, outputs: Set<RealPath.Identity.Bytes>?,
+        inputs: Set<RealPath.Identity.Bytes>?
     ) throws(StateError) {
-        let mine = OutputRecords.Contents(
-            records: Dictionary(uniqueKeysWithValues: records.all.map { ($0.output, $0) }),
-            folders: Dictionary(uniqueKeysWithValues: records.folders.map { ($0.path, $0) }),
-            failures: Dictionary(uniqueKeysWithValues: records.failures.map { ($0.input, $0) }))
+        let mine = OutputRecords.Contents(records: records.all, folders: records.folders, failures: records.failures)
         let changes = Changes(from: other, over: mine, outputs: outputs, inputs: inputs)
         try records.add(
-            records: changes.records, failures: changes.failures, forgettingFailures: changes.forgottenFailures,
+            records: changes.records, failures: changes.failures, forgettingFailures: changes.forgottenFailures.map(\.text),
             folders: changes.folders)
     }
 
@@ -127,14 +125,18 @@ public enum ShardRecords {
     /// `outputs` and the inputs in `inputs` (every one when nil): a record of `other` written
     /// later than the one in `mine` (or with none there) is taken, a failure remembered later
     /// likewise; a failure in `mine` is forgotten when `other` wrote an output of that input
-    /// after it failed; the folders `other` created that `mine` lacks are taken.
+    /// after it failed; the folders `other` created that `mine` lacks are taken. Paths are
+    /// compared by their bytes, and taken in their order.
     struct Changes {
         var records: [OutputRecord] = []
         var failures: [InputFailure] = []
-        var forgottenFailures: [String] = []
+        var forgottenFailures: [RealPath.Identity.Bytes] = []
         var folders: [CreatedFolder] = []
 
-        init(from other: OutputRecords.Contents, over mine: OutputRecords.Contents, outputs: Set<String>?, inputs: Set<String>?) {
+        init(
+            from other: OutputRecords.Contents, over mine: OutputRecords.Contents, outputs: Set<RealPath.Identity.Bytes>?,
+            inputs: Set<RealPath.Identity.Bytes>?
+        ) {
             for (path, record) in other.records.sorted(by: { $0.key < $1.key }) where outputs?.contains(path) ?? true {
                 if let kept = mine.records[path], kept.written >= record.written { continue }
                 records.append(record)
@@ -143,12 +145,14 @@ public enum ShardRecords {
                 if let kept = mine.failures[input], kept.failed >= failure.failed { continue }
                 failures.append(failure)
             }
-            var lastWritten: [String: Date] = [:]
+            var lastWritten: [RealPath.Identity.Bytes: Date] = [:]
             for record in other.records.values {
-                lastWritten[record.input] = max(lastWritten[record.input] ?? .distantPast, record.written)
+                let input = RealPath.Identity.Bytes(record.input)
+                lastWritten[input] = max(lastWritten[input] ?? .distantPast, record.written)
             }
+            let taken = Set(failures.map { RealPath.Identity.Bytes($0.input) })
             for (input, failure) in mine.failures.sorted(by: { $0.key < $1.key }) where inputs?.contains(input) ?? true {
-                if let written = lastWritten[input], written > failure.failed, !failures.contains(where: { $0.input == input }) {
+                if let written = lastWritten[input], written > failure.failed, !taken.contains(input) {
                     forgottenFailures.append(input)
                 }
             }

@@ -57,14 +57,14 @@ enum RecordLines {
                 if number == lines.count - 1 { break }
                 throw StateError(path: path, message: "line \(number + 1) is not a record (remove the file to start afresh)")
             }
-            if let record = entry.record { contents.records[record.output] = record }
-            if let removed = entry.removed { contents.records[removed] = nil }
-            if let folder = entry.folder { contents.folders[folder.path] = folder }
-            if let removed = entry.removedFolder { contents.folders[removed] = nil }
-            if let failure = entry.failure { contents.failures[failure.input] = failure }
-            if let removed = entry.removedFailure { contents.failures[removed] = nil }
-            if let placeholder = entry.placeholder { contents.placeholders[placeholder.input] = placeholder }
-            if let removed = entry.removedPlaceholder { contents.placeholders[removed] = nil }
+            if let record = entry.record { contents.records[.init(record.output)] = record }
+            if let removed = entry.removed { contents.records[.init(removed)] = nil }
+            if let folder = entry.folder { contents.folders[.init(folder.path)] = folder }
+            if let removed = entry.removedFolder { contents.folders[.init(removed)] = nil }
+            if let failure = entry.failure { contents.failures[.init(failure.input)] = failure }
+            if let removed = entry.removedFailure { contents.failures[.init(removed)] = nil }
+            if let placeholder = entry.placeholder { contents.placeholders[.init(placeholder.input)] = placeholder }
+            if let removed = entry.removedPlaceholder { contents.placeholders[.init(removed)] = nil }
         }
         return contents
     }

@@ -30,22 +30,31 @@ public final class OutputRecords: Sendable {
     /// recipe is shared by all its outputs: kept once).
     private let recipeIDs = Mutex<[String: Int64]>([:])
 
-    /// What a records file holds, read without changing anything (``read(folder:)``).
+    /// What a records file holds, read without changing anything (``read(folder:)``), or the
+    /// records and failures a batch of lookups found (``lookUp(recordsOf:failures:)``). Each
+    /// path by its bytes: two whose names are one string to Swift (`é`, and `e` with a
+    /// combining accent) are two files, with a record each.
     public struct Contents: Sendable {
         /// The output records, by absolute output path.
-        public var records: [String: OutputRecord] = [:]
+        package var records: [RealPath.Identity.Bytes: OutputRecord] = [:]
         /// The created folders, by absolute path.
-        public var folders: [String: CreatedFolder] = [:]
+        package var folders: [RealPath.Identity.Bytes: CreatedFolder] = [:]
         /// The inputs that failed, by absolute input path.
-        public var failures: [String: InputFailure] = [:]
+        package var failures: [RealPath.Identity.Bytes: InputFailure] = [:]
         /// The inputs' placeholders, by absolute input path.
-        public var placeholders: [String: InputPlaceholder] = [:]
+        package var placeholders: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
 
+        package init() {}
+
+        /// Keyed by their paths: the output's, the folder's, the input's.
         package init(
-            records: [String: OutputRecord] = [:], folders: [String: CreatedFolder] = [:],
-            failures: [String: InputFailure] = [:], placeholders: [String: InputPlaceholder] = [:]
+            records: [OutputRecord] = [], folders: [CreatedFolder] = [], failures: [InputFailure] = [],
+            placeholders: [InputPlaceholder] = []
         ) {
-            (self.records, self.folders, self.failures, self.placeholders) = (records, folders, failures, placeholders)
+            for record in records { self.records[.init(record.output)] = record }
+            for folder in folders { self.folders[.init(folder.path)] = folder }
+            for failure in failures { self.failures[.init(failure.input)] = failure }
+            for placeholder in placeholders { self.placeholders[.init(placeholder.input)] = placeholder }
         }
     }
 
@@ -281,16 +290,16 @@ public final class OutputRecords: Sendable {
         let rows = try Row.fetchCursor(db, sql: "SELECT " + outputColumns)
         while let row = try rows.next() {
             let record = record(row)
-            contents.records[record.output] = record
+            contents.records[.init(record.output)] = record
         }
-        for folder in try folders(db) { contents.folders[folder.path] = folder }
+        for folder in try folders(db) { contents.folders[.init(folder.path)] = folder }
         for text in try String.fetchAll(db, sql: "SELECT json FROM failure") {
             let failure = try json(InputFailure.self, text)
-            contents.failures[failure.input] = failure
+            contents.failures[.init(failure.input)] = failure
         }
         for text in try String.fetchAll(db, sql: "SELECT json FROM placeholder") {
             let placeholder = try json(InputPlaceholder.self, text)
-            contents.placeholders[placeholder.input] = placeholder
+            contents.placeholders[.init(placeholder.input)] = placeholder
         }
         return contents
     }
@@ -325,9 +334,9 @@ public final class OutputRecords: Sendable {
     /// and its row's copy, not in SQLite (17% of a 100,000-input no-change run). An output
     /// recorded as another input's is not among them: its record says it is not up to date
     /// as the input is planned now.
-    package func lookUp(recordsOf inputs: [String], failures: Bool) -> LookedUp {
+    package func lookUp(recordsOf inputs: [String], failures: Bool) -> Contents {
         read { db in
-            var found = LookedUp()
+            var found = Contents()
             // An input's outputs: three at the bench's variants.
             found.records.reserveCapacity(3 * inputs.count)
             try db.inTransaction(.deferred) {
@@ -361,30 +370,26 @@ public final class OutputRecords: Sendable {
                 return .commit
             }
             return found
-        } ?? LookedUp()
-    }
-
-    /// What a batch of lookups found (``lookUp(recordsOf:failures:)``): the records by their
-    /// outputs' paths and the failures by their inputs', each path by its bytes (two whose
-    /// names are one string to Swift, `é` and `e` with a combining accent, are two files).
-    package struct LookedUp: Sendable {
-        package var records: [RealPath.Identity.Bytes: OutputRecord] = [:]
-        package var failures: [RealPath.Identity.Bytes: InputFailure] = [:]
+        } ?? Contents()
     }
 
     /// Inputs looked up by one statement (``lookUp(recordsOf:failures:)``): a run's batch of
     /// 256 in one; far below SQLite's 32,766 parameters.
     package static let lookUpChunk = 1024
 
-    /// Every record, in output path order.
+    /// Every record, in output path order (by the paths' bytes, as ``RealPath/Identity/Bytes``
+    /// orders them: so are the lists below).
     public var all: [OutputRecord] {
-        (read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map { Self.record($0) } } ?? [])
-            .sorted { $0.output < $1.output }
+        Self.sorted(read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map { Self.record($0) } } ?? [], by: \.output)
     }
 
     /// Every folder recorded as created, in path order.
     public var folders: [CreatedFolder] {
-        (read { db in try Self.folders(db) } ?? []).sorted { $0.path < $1.path }
+        Self.sorted(read { db in try Self.folders(db) } ?? [], by: \.path)
+    }
+
+    private static func sorted<T>(_ items: [T], by path: (T) -> String) -> [T] {
+        items.sorted { RealPath.Identity.Bytes(path($0)) < RealPath.Identity.Bytes(path($1)) }
     }
 
     /// The remembered failure of the input at the absolute path `input`, if any.
@@ -397,8 +402,9 @@ public final class OutputRecords: Sendable {
 
     /// Every remembered failure, in input path order.
     public var failures: [InputFailure] {
-        (read { db in try String.fetchAll(db, sql: "SELECT json FROM failure").map { try Self.json(InputFailure.self, $0) } } ?? [])
-            .sorted { $0.input < $1.input }
+        Self.sorted(
+            read { db in try String.fetchAll(db, sql: "SELECT json FROM failure").map { try Self.json(InputFailure.self, $0) } } ?? [],
+            by: \.input)
     }
 
     /// The placeholder of the input at the absolute path `input`, if any.
@@ -411,9 +417,10 @@ public final class OutputRecords: Sendable {
 
     /// Every placeholder, in input path order.
     public var placeholders: [InputPlaceholder] {
-        (read { db in
-            try String.fetchAll(db, sql: "SELECT json FROM placeholder").map { try Self.json(InputPlaceholder.self, $0) }
-        } ?? []).sorted { $0.input < $1.input }
+        Self.sorted(
+            read { db in
+                try String.fetchAll(db, sql: "SELECT json FROM placeholder").map { try Self.json(InputPlaceholder.self, $0) }
+            } ?? [], by: \.input)
     }
 
     // MARK: Writing

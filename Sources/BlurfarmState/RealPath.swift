@@ -116,13 +116,16 @@ package enum RealPath {
 
         /// A name or a path as the kernel compares it, by its bytes: Swift's strings compare
         /// (and hash) by canonical equivalence, and `é` and `e` with a combining accent, one
-        /// string, are two files.
-        package struct Bytes: Hashable, Sendable {
+        /// string, are two files. Ordered by the bytes, as `ls` in the C locale and SQLite order
+        /// paths.
+        package struct Bytes: Hashable, Comparable, Sendable {
             package let text: String
 
             package init(_ text: String) { self.text = text }
 
             package static func == (a: Bytes, b: Bytes) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+
+            package static func < (a: Bytes, b: Bytes) -> Bool { a.text.utf8.lexicographicallyPrecedes(b.text.utf8) }
 
             /// The bytes' FNV-1a hash, combined once.
             package func hash(into hasher: inout Hasher) {

@@ -108,7 +108,7 @@ import Testing
         #expect(firstStatuses["thumb/bad.jpg"] == "failed" && firstStatuses["blur/kite.jpg"] == "written")
         let records = try OutputRecords.read(folder: job.path("state/jobs").appending("/")
             + (try FileManager.default.contentsOfDirectory(atPath: job.path("state/jobs")).first ?? ""))
-        #expect(records.failures[job.path("in/bad.jpg")] != nil, "\(records.failures.keys)")
+        #expect(records.failures[.init(job.path("in/bad.jpg"))] != nil, "\(records.failures.keys.map(\.text))")
 
         // Later runs: quiet, exit 0, the outputs `failedEarlier` in the report and counted.
         let (second, secondStatuses, secondCounts) = try job.run()

@@ -167,9 +167,9 @@ import Testing
         }
         // What status reads, changing nothing.
         let read = try ShardRecords.read(job)
-        #expect(read.records["/o/1"]?.outputFile.hash.first == "9")
-        #expect(read.records["/o/2"]?.outputFile.hash.first == "2")
-        #expect(read.records["/o/3"] != nil && read.failures["/i/3"] == nil && read.failures["/i/4"] != nil)
+        #expect(read.records[.init("/o/1")]?.outputFile.hash.first == "9")
+        #expect(read.records[.init("/o/2")]?.outputFile.hash.first == "2")
+        #expect(read.records[.init("/o/3")] != nil && read.failures[.init("/i/3")] == nil && read.failures[.init("/i/4")] != nil)
         #expect(FileManager.default.fileExists(atPath: job.shard(shard0).path + "/records.sqlite"))
         // A plain run merges them and removes the shards' files; the same records after reopening.
         let merged = try ShardRecords.openMerging(job)
@@ -179,6 +179,35 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: job.shard(shard0).path + "/records.sqlite"))
         #expect(!FileManager.default.fileExists(atPath: job.shard(shard1).path + "/records.sqlite"))
         #expect(try OutputRecords(folder: job.path).all == merged.all)
+    }
+
+    /// Twin paths (`é`, and `e` with a combining accent: one string to Swift, two files) are
+    /// merged apart: each output's record is the later of its own two, each input's failure
+    /// goes or stays by its own outputs.
+    @Test func twinPathsAreMergedApart() throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-shards-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let job = JobStateFolder(state: state, jobName: "j", manifestPath: "/nowhere/j.job")
+        let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+        let jobRecords = try OutputRecords(folder: job.path)
+        try jobRecords.add(Self.record("/o/\(composed)", input: "/i/\(composed)", written: 300, hash: "1"))
+        try jobRecords.add(Self.record("/o/\(decomposed)", input: "/i/\(decomposed)", written: 100, hash: "2"))
+        try jobRecords.add(Self.failure("/i/\(decomposed)", failed: 150))
+        do {
+            let shard = try OutputRecords(folder: job.shard(try #require(JobShard(index: 0, count: 2))).path)
+            try shard.add(Self.record("/o/\(composed)", input: "/i/\(composed)", written: 200, hash: "9"))
+            try shard.add(Self.record("/o/\(decomposed)", input: "/i/\(decomposed)", written: 200, hash: "8"))
+            try shard.add(Self.failure("/i/\(composed)", failed: 400))
+        }
+        let read = try ShardRecords.read(job)
+        #expect(read.records.count == 2)
+        #expect(read.records[.init("/o/\(composed)")]?.outputFile.hash.first == "1")
+        #expect(read.records[.init("/o/\(decomposed)")]?.outputFile.hash.first == "8")
+        #expect(read.failures.keys.map(\.text) == ["/i/\(composed)"])
+        // The same when merged, in the paths' byte order (`e`, 0x65, before `é`, 0xC3 0xA9).
+        let merged = try ShardRecords.openMerging(job)
+        #expect(merged.all.map { $0.outputFile.hash.first } == ["8", "1"])
+        #expect(merged.failures.map { Array($0.input.utf8) } == [Array("/i/\(composed)".utf8)])
     }
 
     @Test func aRunningShardsRecordsAreLeftForLaterAndAShardStartsFromTheJobs() throws {
