@@ -163,11 +163,9 @@ public final class Farm: Sendable {
         return entry.outcome.withLock { $0 }
     }
 
-    /// ``wait(_:)`` without blocking a task's thread.
+    /// ``wait(_:)`` without blocking a task's thread (``Threads/awaited(stackSize:_:)``).
     public func finished(_ id: FarmJobID) async -> JobOutcome? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: self.wait(id)) }
-        }
+        await Threads.awaited { self.wait(id) }
     }
 
     /// The worker processes now (none before the first job with work, or in process).

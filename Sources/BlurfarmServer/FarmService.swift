@@ -324,24 +324,18 @@ public actor FarmService {
         try transition(id, .farmRefused)
     }
 
-    /// `work` on a thread of its own, awaited: the actor answers other calls meanwhile. Not one
-    /// of the few threads the concurrency pool has, nor GCD's: a plan may take minutes, and
-    /// GCD's global queue on Linux adds a thread beside a busy one only when the processors are
-    /// idle, so on a loaded machine a one-output submission waited for a large plan to end
-    /// (`PlanningOffActorTests`). Where the system refuses a thread, GCD's. The thread is
+    /// `work` on a thread of its own, awaited (``Threads/awaited(stackSize:_:)``): the actor
+    /// answers other calls meanwhile. Not one of the few threads the concurrency pool has, nor
+    /// GCD's: a plan may take minutes, and GCD's global queue on Linux adds a thread beside a
+    /// busy one only when the processors are idle, so on a loaded machine a one-output
+    /// submission waited for a large plan to end (`PlanningOffActorTests`). The thread is
     /// background work (``Threads/runInBackground()``): on two busy cores, a call now and then
     /// waited over 100 ms for the plan to give up its core.
     private static func offActor<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
-        await withCheckedContinuation { continuation in
-            do throws(Threads.StartFailure) {
-                // The glob walk and the manifest's parser recurse: the main thread's stack.
-                try Threads.start(stackSize: 8 << 20) {
-                    Threads.runInBackground()
-                    continuation.resume(returning: work())
-                }
-            } catch {
-                DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
-            }
+        // The glob walk and the manifest's parser recurse: the main thread's stack.
+        await Threads.awaited(stackSize: 8 << 20) {
+            Threads.runInBackground()
+            return work()
         }
     }
 

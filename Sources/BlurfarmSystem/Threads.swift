@@ -52,6 +52,23 @@ public enum Threads {
         return answers.withLock { answers in answers.map { $0! } }
     }
 
+    /// `work`'s answer, made on a thread of its own (with a stack of `stackSize` bytes) while
+    /// the awaiting task gives up its thread: never on one of the concurrency pool's few
+    /// threads (one a core), nor on GCD's global queue, whose threads on Linux are the same
+    /// ones (work that waits there stops every task of the process). Where the system refuses
+    /// a thread, on GCD's.
+    public static func awaited<Value: Sendable>(
+        stackSize: Int = 1 << 20, _ work: @escaping @Sendable () -> Value
+    ) async -> Value {
+        await withCheckedContinuation { continuation in
+            do throws(StartFailure) {
+                try start(stackSize: stackSize) { continuation.resume(returning: work()) }
+            } catch {
+                DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
+            }
+        }
+    }
+
     /// Starts a thread running `body`, with a stack of `stackSize` bytes.
     ///
     /// - Throws: ``StartFailure`` when the system refuses the thread; `body` is then not run.
