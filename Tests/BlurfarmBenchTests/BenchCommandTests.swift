@@ -5,7 +5,7 @@ import Testing
 
 /// `blurfarm bench` as a user runs it: the subcommand's `--json` is the module's typed report,
 /// and a missing venv is one error line and exit status 1.
-@Suite(.tags(.process)) struct BenchCommandTests {
+@Suite(.tags(.process), .blocking) struct BenchCommandTests {
     /// Runs the built `blurfarm` with `arguments`: its exit status, standard output and error.
     func blurfarm(_ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let process = Process()

@@ -6,7 +6,7 @@ import Testing
 /// by `apply` (streamed and whole) and `run`, with one line naming the file, why, and the
 /// setting that raises the limit, nothing written; `--memory-limit` and the configuration's
 /// `memory-limit`; `check` saying which inputs are over the limits.
-@Suite(.tags(.process)) struct AdmissionCommandTests {
+@Suite(.tags(.process), .blocking) struct AdmissionCommandTests {
     /// A 440 KB PNG of 60000 x 60000 black pixels (1 bit a pixel, zlib at level 9).
     static func writeBomb(in folder: URL) throws -> String {
         let path = folder.appendingPathComponent("bomb.png").path

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `blurfarm apply` end to end, through the built executable.
-@Suite(.tags(.process)) struct ApplyCommandTests {
+@Suite(.tags(.process), .blocking) struct ApplyCommandTests {
     @Test func blursACorpusPhotoAndKeepsItsSize() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -5,7 +5,7 @@ import Testing
 /// `apply INPUT... -o TEMPLATE`: the one-liner, run by the farm, writes what `apply INPUT
 /// OUTPUT` writes for each input; inputs that would write one file are refused before anything
 /// runs.
-@Suite(.tags(.process)) struct ApplyManyTests {
+@Suite(.tags(.process), .blocking) struct ApplyManyTests {
     /// 20 photos, 10 in `in/a` and 10 in `in/b`, in a fresh folder.
     static func photos() throws -> (folder: URL, inputs: [String]) {
         let folder = try Fixtures.temporaryFolder()

@@ -6,7 +6,7 @@ import Testing
 
 /// `blurfarm apply --region` and `--invert-regions`: the manifest's rectangles on one image,
 /// the same bytes in this process and in workers, the source outside them.
-@Suite(.tags(.process)) struct ApplyRegionTests {
+@Suite(.tags(.process), .blocking) struct ApplyRegionTests {
     @Test func regionsFilterOnlyTheirPixelsAndInvertFiltersTheRest() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -4,7 +4,7 @@ import Testing
 
 /// Bad input: one clear line naming the file and the problem, a non-zero exit, no output
 /// written, and an existing output left as it was.
-@Suite(.tags(.process)) struct BadInputTests {
+@Suite(.tags(.process), .blocking) struct BadInputTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String
         let input: String

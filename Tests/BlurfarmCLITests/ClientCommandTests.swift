@@ -5,10 +5,7 @@ import Testing
 
 /// The client commands (`submit`, `jobs`, `job`, `cancel`, `retry`) against a real
 /// `blurfarm serve` (docs/serve.md).
-///
-/// On the main actor, as ``ServeTests`` and for the same reason: they wait for processes,
-/// which must not hold the cooperative pool's threads.
-@Suite(.tags(.process)) @MainActor struct ClientCommandTests {
+@Suite(.tags(.process), .blocking) struct ClientCommandTests {
     @Test func submitWaitsAndExitsAsRunWould() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -106,16 +103,17 @@ import Testing
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 8)
+        let hold = try ServedFarm.holdTiles(in: folder)
         let server = try ServedFarm(folder: folder, workers: 1)
         defer { server.stop() }
-        let manifest = try server.writeJob("cron", sigma: 10)
+        let manifest = try server.writeJob("cron", held: true)
         let cron = try server.startRun(manifest)
-        defer { kill(cron.processIdentifier, SIGCONT) }  // also when the test throws
+        defer { try? FileManager.default.removeItem(at: hold) }  // also when the test throws
         let locked = try Blurfarm.run(["run", manifest, "--config", server.path("farm.conf")])
         let submitted = try Blurfarm.run(["submit", manifest, "--wait", "--server", server.base])
         let id = submitted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let waited = try Blurfarm.run(["job", id, "--wait", "--server", server.base])
-        kill(cron.processIdentifier, SIGCONT)
+        try FileManager.default.removeItem(at: hold)
         cron.waitUntilExit()
         #expect(cron.terminationStatus == 0)
         #expect(locked.status == 3, "\(locked.stderr)")

@@ -5,7 +5,7 @@ import Testing
 /// Photos searched in the worker processes (docs/pool.md, "Detection"): the detector runs
 /// there, not in the coordinator, so one that crashes takes a worker, is tried again on
 /// another, and fails its photo alone, unwritten, while the run goes on.
-@Suite(.tags(.process)) struct DetectionInWorkersTests {
+@Suite(.tags(.process), .blocking) struct DetectionInWorkersTests {
     /// The test-only `faultdetector` (Tests/BlurfarmTestSupport/test-plugins/faultdetector.c):
     /// the middle half of every image, each call's process id appended to `detected`, a fault
     /// on images wider than 100 px.

@@ -56,7 +56,7 @@ struct RunnableBlock: Sendable, CustomTestStringConvertible {
 /// block through bash (`set -euo pipefail`) from a scratch copy of the repository's `samples/`,
 /// `jobs/`, `config/` and `scripts/`, with the built `blurfarm` and `blurfarm-worker` first on
 /// the PATH, and must exit 0.
-@Suite(.tags(.process)) struct DocsCommandsTests {
+@Suite(.tags(.process), .blocking) struct DocsCommandsTests {
     /// The pages have runnable blocks where the issue asks for them: the quick start, the
     /// one-liners and the recipes; and a marker is never misspelt (an unmarked `sh` block is
     /// fine, one whose info string starts with `sh run` but is not the marker is a typo).

@@ -17,7 +17,7 @@ import Glibc
 /// only 16 descriptors are free, and becomes blurfarm: the run's own files (lock, records, ...)
 /// fit, and the workers' pipes fail with EMFILE at a later worker. The launcher also unblocks
 /// every signal (the test runner's blocked mask is inherited otherwise).
-@Suite(.tags(.process)) struct ExhaustedMachineTests {
+@Suite(.tags(.process), .blocking) struct ExhaustedMachineTests {
     static let launcher = """
         import os, resource, signal, sys
         signal.pthread_sigmask(signal.SIG_SETMASK, [])  # as cron or a shell starts it, not the test runner

@@ -7,7 +7,7 @@ import Testing
 /// blurfarm's face detector at work (docs/manifest.md#regions-a-detector-finds): a small face
 /// in a large photo found in its tiles, boxes cached by the photo's content, nothing run
 /// without the model, and an input whose detection fails withdrawn.
-@Suite(.tags(.process)) struct FaceDetectionTests {
+@Suite(.tags(.process), .blocking) struct FaceDetectionTests {
     /// A scratch folder with a state folder of its own (no test's cached boxes are another's),
     /// removed with the value.
     final class Scratch {

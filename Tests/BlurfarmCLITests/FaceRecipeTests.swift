@@ -7,7 +7,7 @@ import Testing
 /// The face recipe of docs/recipes.md, end to end: jobs/recipes/faces.job finds the face in
 /// NASA's portrait of Eileen Collins with blurfarm's detector and redacts it. The face differs
 /// from the photo, every pixel away from it is the photo's.
-@Suite(.tags(.process)) struct FaceRecipeTests {
+@Suite(.tags(.process), .blocking) struct FaceRecipeTests {
     /// The test photo with a face (Tests/BlurfarmCLITests/faces/README.md).
     static let astronaut = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("faces/astronaut.jpg")
 

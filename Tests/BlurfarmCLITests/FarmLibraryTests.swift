@@ -10,7 +10,7 @@ import Testing
 
 /// The engine as a library, with no CLI in the way: jobs planned and submitted to one
 /// ``Farm``, its events consumed, one job cancelled while the other goes on.
-@Suite(.serialized, .tags(.process)) struct FarmLibraryTests {
+@Suite(.serialized, .tags(.process), .blocking) struct FarmLibraryTests {
     /// `count` small real photos (corpus frames shrunk by libvips) in `folder/photos`.
     static func photos(_ count: Int, in folder: URL) throws {
         let photos = folder.appendingPathComponent("photos")

@@ -10,7 +10,7 @@ import Glibc
 /// outputs compared as files, not spellings; outputs a later run would take as inputs;
 /// placeholders that would climb; state files behind planted links; a manifest reached through
 /// a linked folder; names that are not text. End to end, through the built executable.
-@Suite(.tags(.process)) struct FileTrustTests {
+@Suite(.tags(.process), .blocking) struct FileTrustTests {
     /// A job folder: `in/` with small generated images, a configuration whose state folder is
     /// inside it, and the manifest `job.job`.
     struct Job {

@@ -7,7 +7,7 @@ import Testing
 /// render, `{ext}` in its path standing for each; every file has the bytes a variant of that
 /// format alone writes, whichever path makes it (streamed bands, a worker's whole-image task,
 /// this process).
-@Suite(.tags(.process)) struct FormatsTests {
+@Suite(.tags(.process), .blocking) struct FormatsTests {
     /// The flower photo, and a job with a three-format variant and the same variant written
     /// once per format by three single-format variants.
     static func folder(resize: Bool) throws -> ThumbnailJobTests.Folder {

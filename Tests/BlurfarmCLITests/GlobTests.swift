@@ -4,7 +4,7 @@ import Testing
 
 /// Input globs through the executable: globs that match nothing are named with their place in
 /// the manifest, case-sensitivity and its alternatives, and hidden files left out.
-@Suite(.tags(.process)) struct GlobTests {
+@Suite(.tags(.process), .blocking) struct GlobTests {
     /// A folder with `photos/` holding `files` (each a copy of a small corpus JPEG, or bytes
     /// that are no image when its name starts with `._`), and `job.job` taking `inputs`.
     static func makeJob(inputs: String, files: [String]) throws -> URL {

@@ -8,7 +8,7 @@ import Testing
 /// Cron use of `blurfarm run`, end to end through the built executable: up-to-date outputs are
 /// skipped without decoding, exactly the affected outputs run again, the job lock, a killed
 /// run, `--prune` (docs/scheduling.md).
-@Suite(.tags(.process)) struct IncrementalRunTests {
+@Suite(.tags(.process), .blocking) struct IncrementalRunTests {
     /// A job folder: `in/` with 24 corpus photos (1920×1080 JPEG) and 6 small generated PPM
     /// images, a configuration whose state folder is inside it, and a manifest of two variants.
     struct JobFolder {

@@ -5,7 +5,7 @@ import Testing
 /// What `scripts/install.sh` installs besides the executable, generated from the argument
 /// parser: the shell completions, and the description of every command the man page is made
 /// from (swift-argument-parser's generate-manual plugin reads `--experimental-dump-help`).
-@Suite(.tags(.process)) struct InstallTests {
+@Suite(.tags(.process), .blocking) struct InstallTests {
     /// Completing `blurfarm ap` in a real bash, as bash calls the script's function (the
     /// command, the word and the word before it), offers `apply`; `blurfarm run --wa` offers
     /// `--wait` and `--watch`.

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `blurfarm check` and `blurfarm run` end to end, through the built executable.
-@Suite(.tags(.process)) struct JobCommandTests {
+@Suite(.tags(.process), .blocking) struct JobCommandTests {
     /// A folder with `photos/` holding small copies of corpus photos and a manifest.
     static func makeJob(_ manifest: String, photos: [String]) throws -> URL {
         let folder = try Fixtures.temporaryFolder()

@@ -8,7 +8,7 @@ import Testing
 /// OpenSlide) are loaded on first need: a JPEG in and out loads none of them, a format only a
 /// module reads (BMP, through ImageMagick) and an AVIF output load them and work. Seen by the
 /// dynamic linker itself (`LD_DEBUG=files` names every library a process opens).
-@Suite(.tags(.process)) struct LibvipsModulesTests {
+@Suite(.tags(.process), .blocking) struct LibvipsModulesTests {
     /// A 3 × 2 24-bit BMP, bottom row first, rows padded to 4 bytes: blue, green, red per pixel.
     static func bmp(_ rows: [[(UInt8, UInt8, UInt8)]]) -> Data {
         let width = rows[0].count, height = rows.count

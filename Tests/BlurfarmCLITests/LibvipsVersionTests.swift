@@ -9,7 +9,7 @@ import Testing
 /// `run`'s recipes name the version of the libvips the workers load without this process
 /// mapping libvips: a worker says it (`blurfarm-worker --libvips-version`), and the state
 /// folder keeps it while the dynamic loader would find the same file.
-@Suite(.tags(.process)) struct LibvipsVersionTests {
+@Suite(.tags(.process), .blocking) struct LibvipsVersionTests {
     /// A fresh state folder (removed by the caller).
     static func stateFolder() throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("libvips-\(UUID().uuidString)")

@@ -9,7 +9,7 @@ import Testing
 /// outputs stream), a window 60000 pixels wide needs about 1.4 GB, over the runs' memory limit of
 /// 200 MB; the runs also get a 16 GiB address-space limit (`ulimit -v`), so the outcome does
 /// not depend on the test machine's memory.
-@Suite(.tags(.process)) struct LyingInputTests {
+@Suite(.tags(.process), .blocking) struct LyingInputTests {
     /// 16 GiB of address space, in the KiB `ulimit -v` takes.
     static let addressSpace = "-v \(16 << 20)"
 

@@ -5,7 +5,7 @@ import Testing
 
 /// What the command says: help texts that read as paragraphs at any width, one prefix on every
 /// error line, counts in the singular when there is one (issue 10, defect 7).
-@Suite(.tags(.process)) struct MessageTests {
+@Suite(.tags(.process), .blocking) struct MessageTests {
     /// Every command's help, as `blurfarm COMMAND --help` prints it.
     static let commands: [[String]] = [[], ["apply"], ["check"], ["run"], ["filters"], ["bench"]]
 

@@ -10,7 +10,7 @@ import Glibc
 /// device that a glob matches, or that the manifest names, is an error naming it and what it
 /// is; the other inputs are rendered, the run exits with status 1, and nothing is ever opened
 /// in a way that blocks.
-@Suite(.tags(.process)) struct NonRegularInputTests {
+@Suite(.tags(.process), .blocking) struct NonRegularInputTests {
     /// `photos/` with `kite.jpg` (a real image), `pipe.jpg` (a FIFO), `socket.jpg` (a bound
     /// Unix socket), `zero.jpg` (a link to /dev/zero), `gone.jpg` (a link to a file that is
     /// not there) and `loop-a.jpg` and `loop-b.jpg` (links to each other), and a job over `inputs`.

@@ -10,7 +10,7 @@ import Testing
 /// outputs up to date on disk, with their real size and bytes, valid against
 /// docs/output-map.schema.json; a run that changes nothing leaves it byte for byte; each
 /// input's placeholder decodes to the input's mean colour.
-@Suite(.tags(.process)) struct OutputMapTests {
+@Suite(.tags(.process), .blocking) struct OutputMapTests {
     typealias JobFolder = IncrementalRunTests.JobFolder
 
     /// A job of 3 photos and 2 generated images (40 and 47 pixels wide): a srcset variant at

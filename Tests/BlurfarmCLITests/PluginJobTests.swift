@@ -6,7 +6,7 @@ import Testing
 
 /// Plugins end to end through the built executable: one built outside the repository from the
 /// header alone, the shipped examples, bad parameters, and plugins that fail or crash.
-@Suite(.tags(.process)) struct PluginJobTests {
+@Suite(.tags(.process), .blocking) struct PluginJobTests {
     /// A job folder (photos, `job.job`) with a `plugins/` folder holding the test plugins
     /// `plugins` (file name in test-plugins/, plugin name, cc defines), and `farm.conf` loading
     /// plugins from there.

@@ -6,7 +6,7 @@ import Testing
 /// of the page follows a `<!-- file: jobs/recipes/NAME.job -->` line and is that file's text,
 /// and each file checks, plans outputs and runs on the repository's `samples/`, as the page
 /// says, from a scratch copy of `samples/` and `jobs/`.
-@Suite(.tags(.process)) struct RecipeTests {
+@Suite(.tags(.process), .blocking) struct RecipeTests {
     /// The ```job blocks of the page, in order, each with the file its marker line names.
     static func recipes() throws -> [(file: String, text: String)] {
         let page = try String(

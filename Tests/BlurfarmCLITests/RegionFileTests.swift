@@ -9,7 +9,7 @@ import Testing
 /// detector writes them (docs/regions.schema.json). Outside the boxes the source, bit for bit;
 /// a changed file makes its input run again; a missing or malformed one fails its input alone,
 /// naming the file (and the JSON path); `missing: skip` passes the input through, said.
-@Suite(.tags(.process)) struct RegionFileTests {
+@Suite(.tags(.process), .blocking) struct RegionFileTests {
     static func manifest(missing: String) -> String {
         """
         job: faces

@@ -9,7 +9,7 @@ import Testing
 /// A job with regions, run every way the farm renders an image (streamed in bands by workers,
 /// whole in a worker, whole in this process, tile by tile for `verify: decode`): the same bytes
 /// each way; outside the regions the source's pixels, inside the filter's.
-@Suite(.tags(.process)) struct RegionJobTests {
+@Suite(.tags(.process), .blocking) struct RegionJobTests {
     static let manifest = """
         job: regions
         inputs: [photos/*]

@@ -7,7 +7,7 @@ import Testing
 /// `output: region`: only the regions' box is written; in PNG the filtered pixels with the
 /// coverage as alpha (laid over the source at the box's place, the whole image's blend), in
 /// JPEG the box of the blended image. The same bytes every way the farm renders an image.
-@Suite(.tags(.process)) struct RegionOutputTests {
+@Suite(.tags(.process), .blocking) struct RegionOutputTests {
     static func variant(_ name: String, path: String, output: String, x: String = "10%") -> String {
         """
           - name: \(name)

@@ -7,7 +7,7 @@ import Testing
 /// remembered in the job's records and skipped quietly until it changes (`--retry-failed`
 /// forces it); `check --status` says what a run would do to every output, reading nothing but
 /// stamps and hashes and writing nothing; the read commands' `--json` (docs/json.md).
-@Suite(.tags(.process)) struct RememberedFailureTests {
+@Suite(.tags(.process), .blocking) struct RememberedFailureTests {
     /// A job folder: `in/` with the given files, a configuration whose state folder is inside
     /// it, and a manifest of two variants (thumb, blur) over `in/*`.
     struct JobFolder {

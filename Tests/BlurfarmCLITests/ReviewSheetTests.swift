@@ -8,7 +8,7 @@ import Testing
 /// regions come from a file, its boxes drawn with their scores, the ones to look at first
 /// (failing, published unredacted, without a box) first; looked at in headless Chromium, whose
 /// screenshot shows the boxes.
-@Suite(.tags(.process, .browser)) struct ReviewSheetTests {
+@Suite(.tags(.process, .browser), .blocking) struct ReviewSheetTests {
     @Test func theSheetShowsEachPhotosBoxesAndListsTheUrgentFirst() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
 import Synchronization
@@ -188,10 +189,29 @@ final class ServedFarm {
         }
     }
 
-    /// Starts a `blurfarm run` of `manifest` with the server's configuration (its state folder:
-    /// the same job lock), one worker, as cron would, and returns once it wrote its first
-    /// output (it holds the job's lock), stopped (SIGSTOP): it holds the lock however long the
-    /// test takes, until the test lets it go on (SIGCONT).
+    /// Makes the configuration of `folder` (written before the server starts) load the test
+    /// plugin `hold`, which keeps each tile in its worker while the file `hold` in the folder
+    /// exists, and render tile by tile (no whole-image tasks, where the plugin would not be
+    /// first); writes that file and returns it. A job with `hold` first among its filters
+    /// (``writeJob(_:inputs:sigma:held:)``) then renders nothing until the test removes the file:
+    /// a test makes the state it needs (outputs mid-render, a run holding its lock) rather than
+    /// racing a fast or busy machine for it.
+    static func holdTiles(in folder: URL) throws -> URL {
+        let hold = folder.appendingPathComponent("hold")
+        try Data().write(to: hold)
+        let plugins = folder.appendingPathComponent("plugins")
+        try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
+        try TestPlugins.setMode(0o755, plugins)
+        try TestPlugins.compile("misbehave.c", as: "hold", into: plugins, defines: ["NAME=\"hold\"", "HOLD=\"\(hold.path)\""])
+        try "state: state\nwhole-image-pixels: 0\nplugin-folders: [plugins]\n".write(
+            to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        return hold
+    }
+
+    /// Starts a `blurfarm run` of `manifest`, a job whose tiles are held (``holdTiles(in:)``),
+    /// with the server's configuration (its state folder: the same job lock), one worker, as
+    /// cron would, and returns once the run holds the job's lock (its process id in the lock
+    /// file). It holds the lock until the test removes the hold file and the run ends.
     func startRun(_ manifest: String) throws -> Process {
         let run = Process()
         run.executableURL = Blurfarm.executable
@@ -200,21 +220,19 @@ final class ServedFarm {
         run.standardError = Pipe()
         try run.run()
         let job = (manifest as NSString).lastPathComponent.replacingOccurrences(of: ".job", with: "")
-        let out = path("out/\(job)")
-        try eventually("the first output of `blurfarm run \(manifest)`") {
-            if !((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter({ !$0.hasPrefix(".") }).isEmpty {
-                return true
-            }
-            guard run.isRunning else { throw ServeFailure(message: "`blurfarm run \(manifest)` ended before it wrote an output") }
+        let lock = JobStateFolder(state: path("state"), jobName: job, manifestPath: manifest).lockPath
+        try eventually("`blurfarm run \(manifest)` holding the job's lock") {
+            if (try? String(contentsOfFile: lock, encoding: .utf8)) == "\(run.processIdentifier)\n" { return true }
+            guard run.isRunning else { throw ServeFailure(message: "`blurfarm run \(manifest)` ended before it took the lock") }
             return false
         }
-        kill(run.processIdentifier, SIGSTOP)
         return run
     }
 
     /// Writes `manifest.job`-style `name.job` in the folder: job `name`, the files of `inputs`
-    /// blurred (gaussian `sigma`) to `out/name/{stem}.png`. Returns its path.
-    func writeJob(_ name: String, inputs: String = "photos/*", sigma: Double = 1.5) throws -> String {
+    /// blurred (gaussian `sigma`) to `out/name/{stem}.png`, each tile first held while the file
+    /// `hold` exists when `held` (``holdTiles(in:)``). Returns its path.
+    func writeJob(_ name: String, inputs: String = "photos/*", sigma: Double = 1.5, held: Bool = false) throws -> String {
         let manifest = path("\(name).job")
         try """
             job: \(name)
@@ -222,7 +240,7 @@ final class ServedFarm {
             outputs:
               - name: blur
                 path: out/\(name)/{stem}.png
-                filters:
+                filters:\(held ? "\n      - hold" : "")
                   - gaussian:
                       sigma: \(sigma)
 

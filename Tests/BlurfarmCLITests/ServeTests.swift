@@ -5,11 +5,9 @@ import Testing
 /// `blurfarm serve` end to end: the built executable on an ephemeral loopback port, real
 /// workers, real photos (docs/serve.md, docs/api.md).
 ///
-/// Its tests wait for processes for seconds at a time (the server, `run`, Chromium): they run
-/// on the main actor, one after another, never on a thread of the cooperative pool, which has
-/// one thread per core and runs the asynchronous tests of every suite (the farm service's
-/// event task among them).
-@Suite(.tags(.process)) @MainActor struct ServeTests {
+/// Its tests wait for processes for seconds at a time (the server, `run`, Chromium): each on a
+/// thread of its own (``BlockingTrait``).
+@Suite(.tags(.process), .blocking) struct ServeTests {
     @Test func aSubmittedJobCompletesWithOutputsByteIdenticalToRun() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -211,29 +209,9 @@ import Testing
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 12)
-        let hold = folder.appendingPathComponent("hold")
-        try Data().write(to: hold)
-        let plugins = folder.appendingPathComponent("plugins")
-        try FileManager.default.createDirectory(at: plugins, withIntermediateDirectories: true)
-        try TestPlugins.setMode(0o755, plugins)
-        try TestPlugins.compile("misbehave.c", as: "hold", into: plugins, defines: ["NAME=\"hold\"", "HOLD=\"\(hold.path)\""])
-        // Tile by tile (no whole-image tasks), the plugin first in the chain.
-        try "state: state\nwhole-image-pixels: 0\nplugin-folders: [plugins]\n".write(
-            to: folder.appendingPathComponent("farm.conf"), atomically: true, encoding: .utf8)
+        let hold = try ServedFarm.holdTiles(in: folder)
         let first = try ServedFarm(folder: folder, workers: 1, arguments: ["--grace", "600"])
-        let manifest = first.path("stopped.job")
-        try """
-            job: stopped
-            inputs: [photos/*]
-            outputs:
-              - name: blur
-                path: out/stopped/{stem}.png
-                filters:
-                  - hold
-                  - gaussian:
-                      sigma: 8
-
-            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let manifest = try first.writeJob("stopped", sigma: 8, held: true)
         let id = try first.submit(manifest)
         let before = try first.waitForOutputs(of: id) { $0.values.contains { $0.state == "rendering" } }
         let inFlight = before.filter { $0.value.state == "rendering" }.keys
@@ -322,19 +300,22 @@ import Testing
         }
     }
 
+    /// A cron run of the same manifest holds the job's lock (its tiles held by the `hold`
+    /// plugin, however fast the machine): the served job fails naming it, and writes nothing.
     @Test func aServedJobAndARunOfTheSameManifestNeverWriteAtOnce() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try ServedFarm.addPhotos(to: folder, count: 8)
+        let hold = try ServedFarm.holdTiles(in: folder)
         let server = try ServedFarm(folder: folder, workers: 1)
         defer { server.stop() }
-        let manifest = try server.writeJob("shared", sigma: 10)
+        let manifest = try server.writeJob("shared", held: true)
         // A cron run of the same manifest, with the server's configuration (state folder).
         let run = try server.startRun(manifest)
-        defer { kill(run.processIdentifier, SIGCONT) }  // also when the test throws
+        defer { try? FileManager.default.removeItem(at: hold) }  // also when the test throws
         let id = try server.submit(manifest)
         let job = try server.finished(id)
-        kill(run.processIdentifier, SIGCONT)
+        try FileManager.default.removeItem(at: hold)
         run.waitUntilExit()
         #expect(run.terminationStatus == 0)
         #expect(job["state"] as? String == "failed", "\(job)")

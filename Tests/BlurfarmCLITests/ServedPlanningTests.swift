@@ -8,7 +8,7 @@ import Testing
 /// while it plans for the farm when its turn comes, it ends `cancelled` with no output started.
 /// How long those answers take is measured by `scripts/serve-plan-probe.py`
 /// (docs/performance.md), not here.
-@Suite(.tags(.process)) struct ServedPlanningTests {
+@Suite(.tags(.process), .blocking) struct ServedPlanningTests {
     @Test func otherClientsAreAnsweredWhileALargeManifestPlansAndItIsCancelledWhileItPlans() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -4,7 +4,7 @@ import Testing
 
 /// A real `blurfarm serve` against clients that race its files: the roots hold when a file is
 /// opened, not only when a job is submitted, and nothing a client names can block the server.
-@Suite(.tags(.process)) struct ServedTrustTests {
+@Suite(.tags(.process), .blocking) struct ServedTrustTests {
     /// A job paused in the farm, its output folder then swapped for a link to a folder outside
     /// every root (a rename and a symlink, as another user of the root could): resumed, its
     /// outputs are refused when written, and nothing lands outside.

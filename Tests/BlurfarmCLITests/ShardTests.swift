@@ -93,7 +93,7 @@ struct ShardJob {
 
 /// `run --shard I/N` on one host: the shards together write what one run writes, at the same
 /// time, each under its own lock; a plain run afterwards finds everything up to date.
-@Suite(.tags(.process)) struct ShardTests {
+@Suite(.tags(.process), .blocking) struct ShardTests {
     @Test func threeShardsAtOnceWriteTheSameBytesAsOneRunAndThenNothingIsToDo() throws {
         let job = try ShardJob.make(images: 12)
         let local = try job.copy()

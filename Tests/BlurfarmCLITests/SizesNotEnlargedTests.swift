@@ -13,7 +13,7 @@ import Testing
 /// are not made (sharp's `withoutEnlargement`), said by `check`, the report and `check
 /// --status`; `upscale: true` enlarges; `--prune` removes a recorded file at a size the input
 /// no longer reaches.
-@Suite(.tags(.process)) struct SizesNotEnlargedTests {
+@Suite(.tags(.process), .blocking) struct SizesNotEnlargedTests {
     /// A `width` × `height` PNG of a gradient at `path`.
     static func writeImage(_ path: String, width: Int, height: Int) throws {
         let pixels = PixelBuffer(rect: Rect(width: width, height: height), channels: 3)

@@ -69,7 +69,7 @@ struct LocalSlurm {
 /// scripts/slurm-local.sh runs as root and writes and removes its folder: a folder someone else
 /// could have planted there (a link, one writable by others) is refused by `up` and `down`,
 /// nothing written or removed through it.
-@Suite(.tags(.process, .slurm)) struct LocalSlurmFolderTests {
+@Suite(.tags(.process, .slurm), .blocking) struct LocalSlurmFolderTests {
     @Test func aPlantedFolderIsRefused() throws {
         let target = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: target) }
@@ -89,7 +89,7 @@ struct LocalSlurm {
 
 /// `blurfarm slurm` on a real cluster: a job's shards as an array, the finisher, status,
 /// resume after a failure and after a task cancelled mid-render (docs/cluster.md).
-@Suite(.serialized, .tags(.process, .slurm)) struct SlurmTests {
+@Suite(.serialized, .tags(.process, .slurm), .blocking) struct SlurmTests {
     /// `blurfarm slurm ARGUMENTS` against `slurm`, from the job's folder.
     static func slurm(
         _ arguments: [String], _ job: ShardJob, _ slurm: LocalSlurm, environment: [String: String] = [:]

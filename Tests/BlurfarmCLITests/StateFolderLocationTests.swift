@@ -5,7 +5,7 @@ import Testing
 /// Where a run keeps its records: the configuration's `state` (relative to the configuration
 /// file, wherever the run starts), else the user's state folder, never the checkout (issue 10,
 /// defect 9).
-@Suite(.tags(.process)) struct StateFolderLocationTests {
+@Suite(.tags(.process), .blocking) struct StateFolderLocationTests {
     /// A folder with `job/one.job` (one small input) and `config/`.
     static func makeFolder() throws -> URL {
         let root = try Fixtures.temporaryFolder()

@@ -8,7 +8,7 @@ import Testing
 /// `blurfarm apply` band by band, in process and through the worker pool: the bytes of the
 /// whole-image path (which writing to standard output takes), and a failure half way leaves
 /// nothing behind.
-@Suite(.tags(.process)) struct StreamedApplyTests {
+@Suite(.tags(.process), .blocking) struct StreamedApplyTests {
     /// Runs `apply input output` with `arguments` three ways: in process and with two workers
     /// (both streamed when the image can be), and to standard output (the whole-image path);
     /// returns the streamed outputs' bytes, the whole image's, and the streamed runs'

@@ -5,7 +5,7 @@ import Testing
 /// `blurfarm run` streams images band by band through the worker pool: the variants of one
 /// input share one decode, the bytes are those of the whole-image path (which `verify: decode`
 /// takes), and a decode that fails half way leaves no output and no temporary file.
-@Suite(.tags(.process)) struct StreamedRunTests {
+@Suite(.tags(.process), .blocking) struct StreamedRunTests {
     static let manifest = """
         job: streamed
         inputs: [photos/*]

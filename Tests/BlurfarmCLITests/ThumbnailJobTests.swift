@@ -5,7 +5,7 @@ import Testing
 
 /// Thumbnail variants through the built executable: smart and gravity crops, sharpening,
 /// progressive JPEG with chosen subsampling, and each setting in the output's recipe.
-@Suite(.tags(.process)) struct ThumbnailJobTests {
+@Suite(.tags(.process), .blocking) struct ThumbnailJobTests {
     struct Folder {
         let root: URL
         func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
@@ -100,7 +100,7 @@ import Testing
 
 /// `.avif` outputs through the executable: written, lossy-verified, stripped; and `--version`
 /// and `filters` say AVIF is available.
-@Suite(.tags(.process)) struct AVIFJobTests {
+@Suite(.tags(.process), .blocking) struct AVIFJobTests {
     @Test func anAVIFVariantIsWrittenStrippedAndVerified() throws {
         let folder = try ThumbnailJobTests.Folder()
         defer { try? FileManager.default.removeItem(at: folder.root) }
@@ -141,7 +141,7 @@ import Testing
 
 /// `sizes` through the executable: one output per size in the plan, in the records and in the
 /// up-to-date checks, all from one decode of each input.
-@Suite(.tags(.process)) struct ThumbnailSizesJobTests {
+@Suite(.tags(.process), .blocking) struct ThumbnailSizesJobTests {
     @Test func everySizeIsAnOutputOfItsOwnFromOneDecode() throws {
         let folder = try ThumbnailJobTests.Folder()
         defer { try? FileManager.default.removeItem(at: folder.root) }

@@ -5,7 +5,7 @@ import Testing
 
 /// `verify: decode` through `blurfarm run`: outputs with translucent pixels in every lossless
 /// format, at 8 and 16 bits, check and are written.
-@Suite(.tags(.process)) struct VerifyCommandTests {
+@Suite(.tags(.process), .blocking) struct VerifyCommandTests {
     static let manifest = """
         job: translucent
         inputs: [photos/**/*.png]

@@ -5,7 +5,7 @@ import Testing
 
 /// `blurfarm run --watch` through the executable: inputs copied into a watched folder are
 /// rendered once they are quiet, changed ones again, and SIGTERM ends the watch cleanly.
-@Suite(.tags(.process)) struct WatchModeTests {
+@Suite(.tags(.process), .blocking) struct WatchModeTests {
     /// A started `run --watch` with its standard output and error going to files.
     struct Watch {
         let root: URL

@@ -14,7 +14,7 @@ import Glibc
 /// middle of an image is replaced and the image tried again, nothing left behind. The stalled
 /// worker is ``StallingWorker`` (the `fault` plugin cannot stall an image task: a chain with a
 /// plugin never goes to a worker whole).
-@Suite(.tags(.process)) struct WholeImageTests {
+@Suite(.tags(.process), .blocking) struct WholeImageTests {
     /// Six 1080p photos.
     static let batch = (0..<6).map { "batch1080/b0\($0).jpg" }
 

@@ -12,7 +12,7 @@ import Glibc
 /// coordinator. The faults come from the test-only `fault` plugin (``FaultPlugin``), whose
 /// `stall` leaves a marker file naming the stalled worker: the tests act on that process, at a
 /// moment when it certainly holds a task, without sleeping.
-@Suite(.tags(.process)) struct WorkerPoolTests {
+@Suite(.tags(.process), .blocking) struct WorkerPoolTests {
     /// Twenty corpus images: photos, the special cases (16-bit, alpha, grey, CMYK, Display P3,
     /// EXIF-rotated, TIFF, WebP) and four of the 1080p batch.
     static let photos =

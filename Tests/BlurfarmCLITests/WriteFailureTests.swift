@@ -11,7 +11,7 @@ import Glibc
 /// Writes that cannot finish (docs/security.md, "An exhausted machine"): a full disk and the
 /// file-size limit give a line naming the output and the cause, remove the temporary file and
 /// leave nothing half-written; a process killed while it writes leaves no file behind.
-@Suite(.tags(.process)) struct WriteFailureTests {
+@Suite(.tags(.process), .blocking) struct WriteFailureTests {
     /// A small tmpfs mounted on a new folder (root only), unmounted by `remove()`.
     struct SmallFileSystem {
         let path: String

@@ -11,7 +11,7 @@ import Testing
 /// The pool against workers that misbehave in ways a real worker cannot be made to: fake
 /// workers (shell scripts) that greet properly, wait for the first byte of their first task,
 /// then send garbage, or a result whose checksum is wrong.
-@Suite(.tags(.process)) struct MisbehavingWorkerTests {
+@Suite(.tags(.process), .blocking) struct MisbehavingWorkerTests {
     /// A folder with `hello-N.bin` (the frames `hello` and `ready` of worker N) for N in
     /// 1...20, `then.bin` (what the fake sends once it has a task) and `worker.sh`, the fake;
     /// after sending `then.bin` it runs `afterwards` (shell), by default waiting for its input

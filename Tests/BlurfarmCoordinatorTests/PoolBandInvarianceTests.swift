@@ -14,7 +14,7 @@ import Testing
 /// flight, chain, edge rule, colour mode, regions and sample format (`Float32`, or a file's samples
 /// converted in the workers). The pool is launched, not started: the first windows are decoded
 /// into its memory while its workers start, as `apply` does.
-@Suite(.serialized, .tags(.process)) struct PoolBandInvarianceTests {
+@Suite(.serialized, .tags(.process), .blocking) struct PoolBandInvarianceTests {
     /// Random premultiplied pixels, a third of the images opaque (3 channels).
     static func image(width: Int, height: Int, seed: UInt64) -> PixelBuffer {
         var rng = SplitMix(seed: seed)

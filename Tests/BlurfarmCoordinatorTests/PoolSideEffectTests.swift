@@ -25,7 +25,7 @@ private func brokenPipeHandler() -> Int {
 
 /// The pool changes nothing of its process: no signal disposition, no environment of its own
 /// choosing for the workers.
-@Suite(.serialized, .tags(.process)) struct PoolSideEffectTests {
+@Suite(.serialized, .tags(.process), .blocking) struct PoolSideEffectTests {
     @Test func aWriteToAWorkerThatClosedItsInputFailsThatWorkerAndLeavesSIGPIPEAlone() throws {
         // A handler of our own, so that a SIGPIPE reaching the process is counted, not fatal.
         let previous = signal(SIGPIPE, countBrokenPipes)

@@ -7,7 +7,7 @@ import Testing
 
 /// A plugin's answers are untrusted input: its rectangles are bounded before any use, what it
 /// writes past its tile is caught, and its messages are data.
-@Suite(.tags(.process)) struct PluginAnswerTests {
+@Suite(.tags(.process), .blocking) struct PluginAnswerTests {
     static func filter(_ name: String, defines: [String]) throws -> (PluginFilter, URL) {
         let folder = try TestPlugins.folder()
         try TestPlugins.compile("misbehave.c", as: name, into: folder, defines: ["NAME=\"\(name)\""] + defines)

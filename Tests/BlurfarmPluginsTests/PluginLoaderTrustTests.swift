@@ -10,7 +10,7 @@ import Glibc
 /// The folders above a plugin folder are trusted as much as the folder: the loader checks each
 /// of them on the descriptor it walks through, and loads the file it opened, so that nobody who
 /// can rename inside one of them can swap in a library of their own.
-@Suite(.tags(.process)) struct PluginLoaderTrustTests {
+@Suite(.tags(.process), .blocking) struct PluginLoaderTrustTests {
     @Test func aFolderAboveThePluginFolderThatOthersCanWriteIsRefusedUnlessSticky() throws {
         let base = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: base) }

@@ -11,7 +11,7 @@ import Testing
 /// A worker's detection tasks: the photo searched with the detector the task names, the boxes
 /// in the photo's pixels; a detector other than the coordinator's (its identity), and a photo
 /// that does not decode, are answers that say so.
-@Suite(.tags(.process)) struct DetectionTaskRunnerTests {
+@Suite(.tags(.process), .blocking) struct DetectionTaskRunnerTests {
     @Test func aSearchGivesTheDetectorsBoxesAndRefusesAnotherIdentity() throws {
         let folder = try TestPlugins.folder()
         defer { try? FileManager.default.removeItem(at: folder) }

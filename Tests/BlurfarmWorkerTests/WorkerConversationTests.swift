@@ -11,7 +11,7 @@ import Glibc
 #endif
 
 /// The worker process's side of the protocol: handshake, heartbeats, failures, exits.
-@Suite(.tags(.process)) struct WorkerConversationTests {
+@Suite(.tags(.process), .blocking) struct WorkerConversationTests {
     /// A small inline task over a `size`×`size` RGB image.
     static func inlineTask(id: UInt64, filters: [FilterSpec], size: Int = 8) -> TaskMessage {
         let image = Rect(x: 0, y: 0, width: size, height: size)

@@ -10,7 +10,7 @@ import Testing
 /// A worker process renders every tile of an image, from shared memory or inline pixels; the
 /// stitched output is bit-identical to the in-process `Renderer`, and every result's checksum
 /// is the checksum of its tile of the output.
-@Suite(.tags(.process)) struct WorkerRenderTests {
+@Suite(.tags(.process), .blocking) struct WorkerRenderTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let width: Int, height: Int, channels: Int, tileSize: Int
         let edge: EdgeRule
