@@ -48,7 +48,7 @@ extension IncrementalRun {
 
     /// Writes the output map (``OutputMap``) of the job planned as `full` to `path` (relative
     /// to the working directory), after the run that wrote or found up to date the outputs
-    /// `published` (their paths as planned): every one of them recorded and on disk, with its size from the records
+    /// `published` (their paths as planned, by their bytes): every one of them recorded and on disk, with its size from the records
     /// (or its header, for records older than that) and its bytes from the file. Failed,
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
     /// records when it was made from the same bytes (``InputPlaceholder``), else made now
@@ -59,8 +59,8 @@ extension IncrementalRun {
     /// stops or cancels meanwhile makes no more placeholders and leaves the map as it was.
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
-    public func writeMap(
-        to path: String, plan full: JobPlan, published: Set<String>, limits: (pixels: Int, memory: Int, decodes: Int),
+    package func writeMap(
+        to path: String, plan full: JobPlan, published: Set<RealPath.Identity.Bytes>, limits: (pixels: Int, memory: Int, decodes: Int),
         confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = PathName.folder(of: absolute(path))
@@ -68,7 +68,7 @@ extension IncrementalRun {
         for input in full.inputs {
             var outputs: [OutputMap.Output] = []
             var inputHash: String?
-            for output in input.outputs where published.contains(output.path) {
+            for output in input.outputs where published.contains(.init(output.path)) {
                 let outputPath = absolute(output.path)
                 guard let record = records.record(for: outputPath), let stamp = FileStamp.of(outputPath),
                     let format = ImageFormat(extension: (outputPath as NSString).pathExtension)

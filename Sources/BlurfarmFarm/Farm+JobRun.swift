@@ -147,9 +147,10 @@ extension Farm {
         // Made, recorded and reported a batch of inputs at a time, in plan order: the run holds
         // a batch's reports, the report's details go to the state folder as each batch ends.
         let reported = ReportedOutputs.Spilling(state: settings.stateFolder)
-        // What the map and the unredacted list need of the outputs: those written or up to date.
-        let watched = job.mapPath == nil ? Set(plan.unredacted) : nil
-        var published: Set<String> = []
+        // What the map and the unredacted list need of the outputs: those written or up to date,
+        // by their paths' bytes (twin names are two files).
+        let watched = job.mapPath == nil ? Set(plan.unredacted.map(RealPath.Identity.Bytes.init)) : nil
+        var published: Set<RealPath.Identity.Bytes> = []
         var detectionFailed: [String] = []
         var rendering: (any ImageRendering)?
         if work.outputCount > 0 { JobRunner.removeAbandonedFiles(of: work, minimumAge: job.abandonedAge) }
@@ -184,7 +185,8 @@ extension Farm {
             }
             let outputs = batch.merged(ran)
             for output in outputs where output.status == .written || output.status == .skipped {
-                if watched?.contains(output.output) ?? true { published.insert(output.output) }
+                let path = RealPath.Identity.Bytes(output.output)
+                if watched?.contains(path) ?? true { published.insert(path) }
             }
             reported.add(outputs)
             finished = Date()
@@ -234,7 +236,7 @@ extension Farm {
             reported: reported.finish())
         report.pruned = pruned
         report.notEnlarged = incremental.notEnlarged
-        report.unredacted = plan.unredacted.filter(published.contains)
+        report.unredacted = plan.unredacted.filter { published.contains(.init($0)) }
         if let map = job.mapPath, control.ended == nil {
             if !job.forcePrune, let reason = incremental.mapRefusal() {
                 problem(.mapKept(path: map, reason))

@@ -1,5 +1,6 @@
 import BlurfarmCoordinator
 import BlurfarmImageIO
+import BlurfarmState
 
 extension Farm {
     /// Writes the output map of `job` to `path` after its run, which wrote or found up to date
@@ -7,7 +8,7 @@ extension Farm {
     /// a map that cannot be written is a problem of the job, an input without a placeholder a
     /// warning.
     func writeMap(
-        _ path: String, of job: FarmJob, published: Set<String>, _ incremental: IncrementalRun, control: JobControl,
+        _ path: String, of job: FarmJob, published: Set<RealPath.Identity.Bytes>, _ incremental: IncrementalRun, control: JobControl,
         _ problem: (JobProblem) -> Void
     ) {
         let configuration = settings.configuration

@@ -372,6 +372,32 @@ import Glibc
         #expect(try OutputMapTests.validate(job.path("site/map.json")).status == 0)
     }
 
+    /// Twin names (`é`, and `e` with a combining accent: one string to Swift, two files) of
+    /// other sizes are two entries of the map, each with its own input's size, twice as the
+    /// second run reads the placeholders back from the records.
+    @Test func twinNamesAreTwoEntriesOfTheMapEachWithItsOwnSize() throws {
+        let job = try Job.make(inputs: [], manifest: Self.manifest(path: "out/{stem}.jpg") + "map: site/map.json\n")
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try FileManager.default.createDirectory(atPath: job.path("in"), withIntermediateDirectories: true)
+        var random = SplitMix(seed: 12)
+        let twins = [(name: "\u{E9}", width: 20), (name: "e\u{301}", width: 30)]
+        for twin in twins {
+            let image = IncrementalRunTests.ppm(width: twin.width, height: 16, using: &random)
+            try Self.makeFile(named: Array("\(twin.name).png".utf8), in: job.path("in"), contents: Array(image))
+        }
+        for pass in ["first", "second"] {
+            let run = try job.run("run")
+            #expect(run.status == 0, "\(run.stderr)")
+            let map = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: job.path("site/map.json"))))
+            let inputs = (map as? [String: Any])?["inputs"] as? [[String: Any]] ?? []
+            let widths = twins.map { twin in
+                inputs.filter { ($0["path"] as? String)?.utf8.elementsEqual("../in/\(twin.name).png".utf8) == true }
+                    .compactMap { $0["width"] as? Int }
+            }
+            #expect(widths == twins.map { [$0.width] }, "\(pass) run: \(inputs)")
+        }
+    }
+
     /// A failure on an input whose name is not UTF-8 is one line with the name escaped, on
     /// standard error, in the log and in the report (which stays JSON).
     @Test func aNameThatIsNotUTF8IsEscapedInErrorsTheLogAndTheReport() throws {
