@@ -48,8 +48,9 @@ extension IncrementalRun {
 
     /// Writes the output map (``OutputMap``) of the job planned as `full` to `path` (relative
     /// to the working directory), after the run that wrote or found up to date the outputs
-    /// `published` (their paths as planned, by their bytes): every one of them recorded and on disk, with its size from the records
-    /// (or its header, for records older than that) and its bytes from the file. Failed,
+    /// `published` (their paths as planned, by their bytes): every one of them recorded and on
+    /// disk, with its size from the records (or its header, for records older than that) and
+    /// its bytes from the file. Failed,
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
     /// records when it was made from the same bytes (``InputPlaceholder``), else made now
     /// (at most `limits.decodes` inputs at once, sharing `limits.memory`) and recorded;
@@ -60,8 +61,8 @@ extension IncrementalRun {
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
     package func writeMap(
-        to path: String, plan full: JobPlan, published: Set<RealPath.Identity.Bytes>, limits: (pixels: Int, memory: Int, decodes: Int),
-        confinement: RootConfinement?, control: JobControl
+        to path: String, plan full: JobPlan, published: Set<RealPath.Identity.Bytes>,
+        limits: (pixels: Int, memory: Int, decodes: Int), confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = PathName.folder(of: absolute(path))
         var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []

@@ -325,12 +325,10 @@ public actor FarmService {
     }
 
     /// `work` on a thread of its own, awaited (``Threads/awaited(stackSize:_:)``): the actor
-    /// answers other calls meanwhile. Not one of the few threads the concurrency pool has, nor
-    /// GCD's: a plan may take minutes, and GCD's global queue on Linux adds a thread beside a
-    /// busy one only when the processors are idle, so on a loaded machine a one-output
-    /// submission waited for a large plan to end (`PlanningOffActorTests`). The thread is
-    /// background work (``Threads/runInBackground()``): on two busy cores, a call now and then
-    /// waited over 100 ms for the plan to give up its core.
+    /// answers other calls meanwhile. A plan may take minutes: on GCD's global queue, on a
+    /// loaded machine, a one-output submission waited for a large plan to end
+    /// (`PlanningOffActorTests`). The thread is background work (``Threads/runInBackground()``):
+    /// on two busy cores, a call now and then waited over 100 ms for the plan to give up its core.
     private static func offActor<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
         // The glob walk and the manifest's parser recurse: the main thread's stack.
         await Threads.awaited(stackSize: 8 << 20) {

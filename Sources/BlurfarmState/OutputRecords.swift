@@ -380,7 +380,9 @@ public final class OutputRecords: Sendable {
     /// Every record, in output path order (by the paths' bytes, as ``RealPath/Identity/Bytes``
     /// orders them: so are the lists below).
     public var all: [OutputRecord] {
-        Self.sorted(read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map { Self.record($0) } } ?? [], by: \.output)
+        Self.sorted(
+            read { db in try Row.fetchAll(db, sql: "SELECT " + Self.outputColumns).map { Self.record($0) } } ?? [],
+            by: \.output)
     }
 
     /// Every folder recorded as created, in path order.
@@ -403,7 +405,9 @@ public final class OutputRecords: Sendable {
     /// Every remembered failure, in input path order.
     public var failures: [InputFailure] {
         Self.sorted(
-            read { db in try String.fetchAll(db, sql: "SELECT json FROM failure").map { try Self.json(InputFailure.self, $0) } } ?? [],
+            read { db in
+                try String.fetchAll(db, sql: "SELECT json FROM failure").map { try Self.json(InputFailure.self, $0) }
+            } ?? [],
             by: \.input)
     }
 

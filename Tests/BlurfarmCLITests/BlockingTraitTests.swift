@@ -1,5 +1,4 @@
 import BlurfarmTestSupport
-import Dispatch
 import Testing
 
 /// The tests that block their thread run on threads of their own, not the cooperative pool's

@@ -18,9 +18,10 @@ extension Trait where Self == BlockingTrait {
 ///
 /// Why: Swift Testing runs every test on the cooperative pool, one thread a core (two here),
 /// and the servers the asynchronous tests start in the test process answer on that pool too.
-/// Two tests waiting for processes held both threads, and every server in the process stopped
-/// answering until one of them ended: a CI run failed when three such stalls of about 30 s
-/// each outlasted `FarmClientTests`' and `PathSpellingTests`' 30 s deadlines. With this trait
+/// In thread dumps taken every 10 s of a whole run, both threads were held by tests waiting
+/// for processes in every sample; while they are, no server in the process answers. A CI run
+/// in which the process stalled three times for about 30 s failed at `FarmClientTests`' and
+/// `PathSpellingTests`' 30 s deadlines. With this trait
 /// a test's body prefers a thread of the ``BlockingTests`` executors: it waits there, and the
 /// pool is left to the tests that await.
 ///
