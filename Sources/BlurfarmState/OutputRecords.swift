@@ -44,8 +44,6 @@ public final class OutputRecords: Sendable {
         /// The inputs' placeholders, by absolute input path.
         package var placeholders: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
 
-        package init() {}
-
         /// Keyed by their paths: the output's, the folder's, the input's.
         package init(
             records: [OutputRecord] = [], folders: [CreatedFolder] = [], failures: [InputFailure] = [],
