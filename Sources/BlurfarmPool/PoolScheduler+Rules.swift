@@ -35,7 +35,11 @@ extension PoolScheduler {
         case .shortOf(let problem):
             let attempts = (spawnRetry?.attempts ?? 0) + 1
             guard attempts >= settings.startAttempts else {
-                spawnRetry = (attempts, now + .milliseconds(100) * (1 << (attempts - 1)), problem)
+                let backoff = Duration.milliseconds(100) * (1 << (attempts - 1))
+                spawnRetry = (attempts, now + backoff, problem)
+                actions.append(.notice(.workerStartRetried(
+                    worker: workers.count + 1, workers: workerTarget, attempt: attempts, attempts: settings.startAttempts,
+                    backoff: backoff, problem: problem)))
                 return
             }
             message = "cannot start worker \(workers.count + 1) of \(workerTarget): \(problem) "

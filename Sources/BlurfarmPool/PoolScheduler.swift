@@ -292,6 +292,9 @@ public struct PoolScheduler: Sendable {
         case workerLost(WorkerID, pid: Int32, reason: String, exit: String)
         case tileRetried(ImageID, tile: Rect, attempt: UInt32, reason: String)
         case workersCannotStart(String)
+        /// Worker `worker` of the `workers` wanted could not be spawned for want of something
+        /// (`problem`): tried again after `backoff`, this was try `attempt` of `attempts`.
+        case workerStartRetried(worker: Int, workers: Int, attempt: Int, attempts: Int, backoff: Duration, problem: String)
         case workerTargetLowered(to: Int, reason: String)
     }
 }

@@ -1,6 +1,7 @@
 import BlurfarmCore
 import BlurfarmTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -44,12 +45,14 @@ import Glibc
         return (folder, manifest, config)
     }
 
-    /// A started process, its standard error collected, killed by `watchdog` seconds if it is
-    /// still running then (a hang fails the test instead of the test run).
+    /// A started process, its standard error collected as it comes, killed by `watchdog`
+    /// seconds if it is still running then (a hang fails the test instead of the test run).
     final class Started: @unchecked Sendable {
         let process = Process()
         let err = Pipe()
         let began = ContinuousClock.now
+        /// Standard error so far, and whether it has ended.
+        private let collected = Mutex((text: "", ended: false))
 
         init(_ arguments: [String], starvedOfDescriptors: Bool, watchdog: Double = 120) throws {
             if starvedOfDescriptors {
@@ -62,32 +65,27 @@ import Glibc
             process.standardOutput = FileHandle.nullDevice
             process.standardError = err
             try process.run()
+            Thread.detachNewThread { [self] in
+                while case let data = err.fileHandleForReading.availableData, !data.isEmpty {
+                    collected.withLock { $0.text += String(decoding: data, as: UTF8.self) }
+                }
+                collected.withLock { $0.ended = true }
+            }
             let process = self.process
             DispatchQueue.global().asyncAfter(deadline: .now() + watchdog) {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
         }
 
-        /// Whether the run has started a worker (`blurfarm-worker --worker-id ...`): its pool is
-        /// starting (or running).
-        var hasWorkers: Bool {
-            let tasks = "/proc/\(process.processIdentifier)/task"
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
-            return names.contains { task in
-                // Not any child: the launcher may be a shell script (pyenv) with children of its own.
-                let children = (try? String(contentsOfFile: "\(tasks)/\(task)/children", encoding: .utf8)) ?? ""
-                return children.split(separator: " ").contains { child in
-                    let commandLine = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(child)/cmdline"))) ?? Data()
-                    return String(decoding: commandLine, as: UTF8.self).contains("blurfarm-worker\u{0}--worker-id")
-                }
-            }
-        }
+        /// Standard error so far.
+        var standardError: String { collected.withLock { $0.text } }
 
         /// Waits for the exit: the status, standard error and the seconds since the start.
-        func finish() -> (status: Int32, stderr: String, seconds: Double) {
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        func finish() throws -> (status: Int32, stderr: String, seconds: Double) {
             process.waitUntilExit()
-            return (process.terminationStatus, stderr, (ContinuousClock.now - began).seconds)
+            let seconds = (ContinuousClock.now - began).seconds
+            try eventually("standard error to end") { collected.withLock { $0.ended } }
+            return (process.terminationStatus, standardError, seconds)
         }
     }
 
@@ -95,7 +93,7 @@ import Glibc
         let job = try Self.makeJob()
         defer { try? FileManager.default.removeItem(at: job.folder) }
         let run = try Started(["run", job.manifest, "--config", job.config, "--workers", "4"], starvedOfDescriptors: true)
-        let (status, stderr, seconds) = run.finish()
+        let (status, stderr, seconds) = try run.finish()
         print("run without descriptors for its workers: exit \(status) after \(seconds) s: \(stderr)")
         #expect(status == 1, "\(stderr)")
         #expect(stderr.split(separator: "\n").count == 1, "\(stderr)")
@@ -110,16 +108,18 @@ import Glibc
     @Test func sigtermWhileWorkerStartsAreRetriedEndsTheRunAtOnce() throws {
         let job = try Self.makeJob()
         defer { try? FileManager.default.removeItem(at: job.folder) }
-        let run = try Started(["run", job.manifest, "--config", job.config, "--workers", "4"], starvedOfDescriptors: true)
-        // Once a worker runs, the pool is starting the others, and (out of descriptors) retries
-        // the one it cannot start for about 3 s.
-        try eventually("a worker of the run") { run.hasWorkers || !run.process.isRunning }
-        // A scenario's time, not a wait for an event: the signal comes while the start retries.
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(run.process.isRunning, "the run ended before it was signalled")
+        let run = try Started(
+            ["run", job.manifest, "--config", job.config, "--workers", "4", "--log-level", "info"], starvedOfDescriptors: true)
+        // Out of descriptors, the pool tries a worker's start again after 100 ms, then 200, 400,
+        // 800 and 1,600 (about 3 s in all), each retry on the log at `info`: the signal comes
+        // after the first.
+        try eventually("a worker's start retried: \(run.standardError)") {
+            run.standardError.contains("; trying again in 100 ms (try 1 of 6)") || !run.process.isRunning
+        }
+        #expect(run.process.isRunning, "the run ended before it was signalled: \(run.standardError)")
         let signalled = ContinuousClock.now
         kill(run.process.processIdentifier, SIGTERM)
-        let (status, stderr, _) = run.finish()
+        let (status, stderr, _) = try run.finish()
         print("SIGTERM during a retrying start: exit \(status) \((ContinuousClock.now - signalled).seconds) s after the signal")
         #expect(status == 128 + SIGTERM, "\(stderr)")
         #expect(stderr.contains("blurfarm: stopping"), "\(stderr)")

@@ -256,10 +256,17 @@ import BlurfarmEngine
     @Test func workerThatCannotBeSpawnedIsRetriedWithBackoff() {
         var scheduler = PoolScheduler(settings: .init(workers: 1, startAttempts: 3))
         #expect(scheduler.start(at: t0) == [.startWorker(1)])
-        #expect(scheduler.handle(.workerSpawnFailed(1, .shortOf("pipe: Too many open files")), at: t0).isEmpty)
+        // Each retry told (an operator's log at `info`), with its backoff: 100 ms, then doubled.
+        func retried(_ attempt: Int, in milliseconds: Int64) -> [Action] {
+            [.notice(.workerStartRetried(
+                worker: 1, workers: 1, attempt: attempt, attempts: 3, backoff: .milliseconds(milliseconds),
+                problem: "pipe: Too many open files"))]
+        }
+        #expect(scheduler.handle(.workerSpawnFailed(1, .shortOf("pipe: Too many open files")), at: t0) == retried(1, in: 100))
         #expect(scheduler.handle(.tick, at: at(0.05)).isEmpty)
         #expect(scheduler.handle(.tick, at: at(0.1)) == [.startWorker(2)])
-        _ = scheduler.handle(.workerSpawnFailed(2, .shortOf("pipe: Too many open files")), at: at(0.1))
+        #expect(
+            scheduler.handle(.workerSpawnFailed(2, .shortOf("pipe: Too many open files")), at: at(0.1)) == retried(2, in: 200))
         #expect(scheduler.handle(.tick, at: at(0.25)).isEmpty)
         #expect(scheduler.handle(.tick, at: at(0.3)) == [.startWorker(3)])
         let failed = scheduler.handle(.workerSpawnFailed(3, .shortOf("pipe: Too many open files")), at: at(0.3))
