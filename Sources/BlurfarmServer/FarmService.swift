@@ -57,6 +57,19 @@ public actor FarmService {
     private let plansMade = Atomic<Int>(0)
     /// ``plansMade``, for `/metrics`.
     public nonisolated var plansTotal: Int { plansMade.load(ordering: .relaxed) }
+    /// Told on a plan's thread each time its planner asks whether to stop (between the glob
+    /// walk's folders and between inputs), with the job's id (nil: a submission's check): how
+    /// a test holds a plan in progress (`PlanningOffActorTests`). Nil but in tests.
+    private var planningAsks: (@Sendable (Int64?) -> Void)?
+
+    /// Sets ``planningAsks`` for the plans that start from now on.
+    func tellPlanningAsks(_ asks: (@Sendable (Int64?) -> Void)?) { planningAsks = asks }
+
+    /// The stop of a plan of `job` (nil: a submission's check), which tells ``planningAsks``.
+    private func planningStop(of job: Int64?) -> PlanningStop {
+        guard let asks = planningAsks else { return PlanningStop() }
+        return PlanningStop { asks(job) }
+    }
 
     /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
     /// `loader` and must stay below `roots`. Tiles rendered and outputs finished are stored and
@@ -120,7 +133,7 @@ public actor FarmService {
         let manifestPath: String
         let source: ManifestSource
         let plan: @Sendable () -> ServedPlan
-        let stop = PlanningStop()
+        let stop = planningStop(of: nil)
         switch (request.manifest, request.path) {
         case (let text?, nil):
             guard let folder = request.folder, folder.hasPrefix("/") else {
@@ -133,13 +146,13 @@ public actor FarmService {
             guard roots.contains(folder) else { throw .outsideRoots(PathOutsideRoots(path: folder)) }
             manifestPath = (folder.hasSuffix("/") ? folder : folder + "/") + name
             source = .text
-            plan = { [self, manifestPath] in servedPlan(text: text, manifestPath: manifestPath, stopped: stop.isStopped) }
+            plan = { [self, manifestPath] in servedPlan(text: text, manifestPath: manifestPath, stopped: stop.plannerAsks) }
         case (nil, let path?):
             guard path.hasPrefix("/") else { throw .badRequest("'path' must be absolute") }
             guard roots.contains(path) else { throw .outsideRoots(PathOutsideRoots(path: path)) }
             manifestPath = path
             source = .path
-            plan = { [self] in servedPlan(manifestAt: path, stopped: stop.isStopped) }
+            plan = { [self] in servedPlan(manifestAt: path, stopped: stop.plannerAsks) }
         default:
             throw .badRequest("give either 'manifest' (with 'folder') or 'path'")
         }
@@ -254,7 +267,7 @@ public actor FarmService {
         case .submitToFarm:
             // Planned again as its files are now, off the actor (unless it was checked just now,
             // in this call); cancelling it stops the plan.
-            let stop = PlanningStop()
+            let stop = planningStop(of: id)
             planning[id] = stop
             let (source, text, manifest) = (job.source, job.manifestText, job.manifest)
             let checked = checkedPlan.flatMap { $0.id == id ? ServedPlan.planned($0.plan) : nil }
@@ -264,8 +277,8 @@ public actor FarmService {
                 let planned = await Self.offActor { [self] in
                     checked
                         ?? (source == .text
-                            ? servedPlan(text: text, manifestPath: manifest, stopped: stop.isStopped)
-                            : servedPlan(manifestAt: manifest, stopped: stop.isStopped))
+                            ? servedPlan(text: text, manifestPath: manifest, stopped: stop.plannerAsks)
+                            : servedPlan(manifestAt: manifest, stopped: stop.plannerAsks))
                 }
                 planEnded(id, planned, stop)
             }
@@ -441,8 +454,18 @@ public actor FarmService {
 /// server stops; the planner asks it between folders and inputs.
 final class PlanningStop: Sendable {
     private let stopped = Atomic(false)
+    /// Told each time the planner asks (``FarmService/planningAsks``).
+    private let asked: (@Sendable () -> Void)?
+
+    init(asked: (@Sendable () -> Void)? = nil) { self.asked = asked }
 
     func stop() { stopped.store(true, ordering: .relaxed) }
 
     @Sendable func isStopped() -> Bool { stopped.load(ordering: .relaxed) }
+
+    /// What the planner asks between folders and inputs: ``isStopped()``, once `asked` was told.
+    @Sendable func plannerAsks() -> Bool {
+        asked?()
+        return isStopped()
+    }
 }
