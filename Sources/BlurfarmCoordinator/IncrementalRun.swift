@@ -478,7 +478,10 @@ public final class IncrementalRun: Sendable {
         }
         let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
         let reads = Set(plan.inputs.map { RealPath.Identity.Bytes(absolute($0.path, using: folders)) })
-        for record in orphans(of: records.records.sorted { $0.key < $1.key }.map(\.value), planned: planned, reads: reads)
+        // The orphans (few, mostly) sorted by their paths' bytes, not every record: sorting a
+        // 300,000-record job's records was 29% of its `check --status`.
+        let orphaned = orphans(of: Array(records.records.values), planned: planned, reads: reads)
+        for record in orphaned.sorted(by: { RealPath.Identity.Bytes($0.output) < .init($1.output) })
         where exists(record.output) {
             statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
         }

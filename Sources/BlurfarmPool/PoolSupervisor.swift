@@ -259,8 +259,8 @@ struct PoolSupervisor {
             logger.info("image \(image): tile \(tile) attempt \(attempt) failed: \(reason); retried")
         case .workersCannotStart(let problem): logger.warning("\(problem); trying again after a backoff")
         case .workerStartRetried(let worker, let target, let attempt, let attempts, let backoff, let problem):
-            logger.info(
-                "cannot start worker \(worker) of \(target): \(problem); trying again in \(backoff.milliseconds) ms (try \(attempt) of \(attempts))")
+            let next = "trying again in \(backoff.milliseconds) ms (try \(attempt) of \(attempts))"
+            logger.info("cannot start worker \(worker) of \(target): \(problem); \(next)")
         case .workerTargetLowered(let count, let reason): logger.warning("\(reason); going on with \(count) workers")
         }
     }

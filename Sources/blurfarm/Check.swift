@@ -82,18 +82,31 @@ struct Check: FarmCommand {
             let jobs = statuses.compactMap { try? $0.get() }
             if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }
             if jobs.count < statuses.count { unreadable += 1 }
-        } else {
+        } else if json {
+            // The plans whole, their warnings and errors on standard error.
             var jobs: [PlanDescription] = []
             for plan in plans {
-                // The plan unless --json, its warnings and errors on standard error.
                 let (job, warnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
                 if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
-                if !json { print(job.text) }
                 for error in job.errors { printError(error) }
                 unreadable += job.errors.count
                 jobs.append(job)
             }
-            if json { try printJSON(jobs) }
+            try printJSON(jobs)
+        } else {
+            // Each plan printed as its inputs are described, then its warnings and errors on
+            // standard error.
+            for plan in plans {
+                print(PlanDescription.headline(of: plan))
+                var errors: [String] = []
+                let warnings = PlanDescription.describe(plan, configuration: configuration, registry: registry) { inputs in
+                    print(inputs.flatMap(\.lines).joined(separator: "\n"))
+                    errors += inputs.flatMap(\.errors)
+                }
+                if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
+                for error in errors { printError(error) }
+                unreadable += errors.count
+            }
         }
         if let sheet { try farm.writeSheet(plans, to: sheet, configuration: configuration) }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
