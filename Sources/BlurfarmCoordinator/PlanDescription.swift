@@ -9,7 +9,8 @@ import BlurfarmState
 
 extension PlanDescription {
     /// `plan` described with `configuration`'s limits and `registry`'s filters, reading each
-    /// input's header (``describe(_:configuration:registry:each:)``), with its warnings.
+    /// input's header, with its warnings: ``describe(_:configuration:registry:atOnce:threads:each:)``
+    /// kept whole (`check --json`).
     public static func of(_ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry)
         -> (description: PlanDescription, warnings: [Diagnostic])
     {
@@ -20,19 +21,18 @@ extension PlanDescription {
         return (description, warnings)
     }
 
-    /// Inputs described together at most (``describe(_:configuration:registry:each:)``): a
-    /// part of them on each core, then handed on. Most of an input's time is its header, read by
-    /// libvips (0.3 ms for a small PNG).
+    /// Inputs described together at most, a part of them on each core, then handed on
+    /// (``describe(_:configuration:registry:atOnce:threads:each:)``). Most of an input's time is
+    /// its header, read by libvips (about 0.2 ms for a small PNG).
     public static let describedInputs = 4096
 
     /// Describes `plan`'s inputs, reading each one's header, with `configuration`'s limits and
-    /// `registry`'s filters, and hands them to `each` in plan order, at most
-    /// ``describedInputs`` at a time (`check` prints them as they come: a plan of 300,000
-    /// outputs took 34 s and 291 MB described whole, one core reading the headers). Returns the
-    /// warnings: regions reaching beyond their image, each at its place in the manifest, and the
-    /// variants' own. An input whose header cannot be read, and an output its filters cannot
-    /// render, carry their `error`.
-    /// `atOnce` and `threads` are tunables (`PlanDescriptionPartsTests`: any give the same).
+    /// `registry`'s filters, and hands them to `each` in plan order, `atOnce` at most at a time,
+    /// described on `threads` (`check` prints them as they come: a plan of 300,000 outputs took
+    /// 291 MB described whole, 60 MB so; any `atOnce` and `threads` give the same,
+    /// `PlanDescriptionPartsTests`). Returns the warnings: regions reaching beyond their image,
+    /// each at its place in the manifest, and the variants' own. An input whose header cannot be
+    /// read, and an output its filters cannot render, carry their `error`.
     public static func describe(
         _ plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry, atOnce: Int = describedInputs,
         threads: Int = ProcessInfo.processInfo.activeProcessorCount, each: ([Input]) -> Void
