@@ -44,10 +44,13 @@ extension PlanDescription {
         var weakest: [String: (side: Double, warning: Diagnostic)] = [:]
         for first in stride(from: 0, to: plan.inputs.count, by: max(1, atOnce)) {
             let inputs = first..<min(first + max(1, atOnce), plan.inputs.count)
-            // A part on each thread, of 256 inputs at least (a thread's start is about one header's time).
+            // A part on each thread, of 256 inputs at least.
             let parts = max(1, min(threads, inputs.count / 256))
             let bounds = (0...parts).map { inputs.lowerBound + inputs.count * $0 / parts }
-            for part in Threads.concurrently(parts, { describe(plan.inputs[bounds[$0]..<bounds[$0 + 1]], of: plan, configuration, registry) }) {
+            let described = Threads.concurrently(parts) { part in
+                describe(plan.inputs[bounds[part]..<bounds[part + 1]], of: plan, configuration, registry)
+            }
+            for part in described {
                 each(part.inputs)
                 warnings += part.warnings
                 // The first input's warning of the largest side, as one pass over them keeps.
