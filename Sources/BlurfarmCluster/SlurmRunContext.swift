@@ -49,7 +49,7 @@ public struct SlurmRunContext {
     public func statuses(_ records: OutputRecords.Contents) -> [[OutputStatus]] {
         shardPlans.map {
             IncrementalRun.status(
-                of: $0, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
+                of: $0, records: .whole(records), versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
             ).filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }
         }
     }

@@ -440,49 +440,98 @@ public final class IncrementalRun: Sendable {
         return state
     }
 
+    /// The records `check --status` decides against: looked up a batch of inputs at a time in
+    /// the job's index, as a run looks them up (memory holds a batch's records, whatever the
+    /// job's size), or read whole where they must first be laid over each other (``of(_:)``).
+    public enum StatusRecords: Sendable {
+        case index(OutputRecords)
+        case whole(OutputRecords.Contents)
+
+        /// The records of the job in `folder` as the next run will see them, read without
+        /// changing anything: its index, or read whole (``ShardRecords/read(_:)``) when a shard's
+        /// records wait to be merged into it or it is of an earlier format.
+        /// - Throws: ``StateError`` when a records file cannot be read.
+        public static func of(_ folder: JobStateFolder) throws(StateError) -> StatusRecords {
+            if !ShardRecords.waiting(folder), let index = try OutputRecords.reading(folder: folder.path) {
+                return .index(index)
+            }
+            return .whole(try ShardRecords.read(folder))
+        }
+
+        /// The records of the outputs of `inputs` (absolute paths), with their failures; whole,
+        /// every record.
+        func lookUp(_ inputs: [String]) -> OutputRecords.Contents {
+            switch self {
+            case .index(let index): index.lookUp(recordsOf: inputs, failures: true)
+            case .whole(let contents): contents
+            }
+        }
+
+        /// The records ``orphans(of:planned:reads:)`` keeps, sorted by their paths' bytes: of an
+        /// index, only theirs are read.
+        func orphans(planned: [String], reads: Set<RealPath.Identity.Bytes>) -> [OutputRecord] {
+            let orphaned: [OutputRecord]
+            switch self {
+            case .index(let index):
+                let planned = Set(planned.map(RealPath.Identity.Bytes.init))
+                orphaned = index.outputs.lazy.map(RealPath.Identity.Bytes.init)
+                    .filter { !planned.contains($0) && !reads.contains($0) }
+                    .compactMap { index.record(for: $0.text) }
+            case .whole(let contents):
+                orphaned = IncrementalRun.orphans(of: Array(contents.records.values), planned: planned, reads: reads)
+            }
+            return orphaned.sorted { RealPath.Identity.Bytes($0.output) < .init($1.output) }
+        }
+    }
+
     /// What `check --status` shows of a job: each planned output's state (``state(of:recipe:record:failure:decoder:input:)``,
     /// the decision `run` makes), in plan order, then each recorded output `--prune` would
     /// remove (`wouldBePruned`: one the plan no longer writes, ``orphans(of:planned:reads:)``: its
     /// input gone, its variant or size removed or renamed, a size now larger than its input
     /// (``PlannedInput/notEnlarged``); the file still there). The sizes not made are listed
-    /// after their input's outputs (`notEnlarged`), unless a recorded file is at their path. Reads the files' stamps,
-    /// and hashes those whose stamps changed; decodes nothing and writes nothing.
+    /// after their input's outputs (`notEnlarged`), unless a recorded file is at their path.
+    /// Reads the files' stamps, and hashes those whose stamps changed; decodes nothing and
+    /// writes nothing. The records are looked up a batch of inputs at a time
+    /// (``lookupBatch``), and an output recorded as another input's has no record, as in a
+    /// run (``OutputRecords/lookUp(recordsOf:failures:)``).
     public static func status(
-        of plan: JobPlan, records: OutputRecords.Contents, versions: String, plugins: [String: String] = [:],
-        pixelLimit: Int
+        of plan: JobPlan, records: StatusRecords, versions: String, plugins: [String: String] = [:], pixelLimit: Int
     ) -> [OutputStatus] {
         let decoder = decoderKey(versions: versions, pixelLimit: pixelLimit)
         let folders = RealPath.Folders()
         let recipes = OutputRecipe.Made(plugins: plugins)
         var statuses: [OutputStatus] = []
-        for input in plan.inputs {
-            var probe = FileProbe(path: absolute(input.path, using: folders), seen: input.seen)
-            let failure = records.failures[.init(probe.path)]
-            for output in input.outputs {
-                var outputFile = FileProbe(path: absolute(output.path, using: folders), seen: output.seen)
-                let state = Self.state(
-                    of: &outputFile, recipe: recipes.of(output, versions: versions),
-                    record: records.records[.init(outputFile.path)], failure: failure, decoder: decoder, input: &probe)
-                statuses.append(OutputStatus(
-                    input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
-                    reason: state == .failedEarlier ? failure?.reason : nil))
-            }
-            for skipped in input.notEnlarged {
-                // A recorded file there is listed as one `--prune` removes.
-                let path = absolute(skipped.output, using: folders)
-                if records.records[.init(path)] != nil, exists(path) { continue }
-                statuses.append(OutputStatus(
-                    input: input.relativePath, output: skipped.output, variant: skipped.variant, state: .notEnlarged,
-                    reason: skipped.reason))
+        for first in stride(from: 0, to: plan.inputs.count, by: lookupBatch) {
+            let batch = Array(plan.inputs[first..<min(first + lookupBatch, plan.inputs.count)])
+            let found = records.lookUp(batch.map { absolute($0.path, using: folders) })
+            for input in batch {
+                var probe = FileProbe(path: absolute(input.path, using: folders), seen: input.seen)
+                let failure = found.failures[.init(probe.path)]
+                for output in input.outputs {
+                    var outputFile = FileProbe(path: absolute(output.path, using: folders), seen: output.seen)
+                    let record = found.records[.init(outputFile.path)].flatMap { $0.input == probe.path ? $0 : nil }
+                    let state = Self.state(
+                        of: &outputFile, recipe: recipes.of(output, versions: versions), record: record, failure: failure,
+                        decoder: decoder, input: &probe)
+                    statuses.append(OutputStatus(
+                        input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
+                        reason: state == .failedEarlier ? failure?.reason : nil))
+                }
+                for skipped in input.notEnlarged {
+                    // A recorded file there is listed as one `--prune` removes.
+                    let path = absolute(skipped.output, using: folders)
+                    if found.records[.init(path)] != nil, exists(path) { continue }
+                    statuses.append(OutputStatus(
+                        input: input.relativePath, output: skipped.output, variant: skipped.variant, state: .notEnlarged,
+                        reason: skipped.reason))
+                }
             }
         }
         let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
         let reads = Set(plan.inputs.map { RealPath.Identity.Bytes(absolute($0.path, using: folders)) })
-        // The orphans (few, mostly) sorted by their paths' bytes, not every record: sorting a
-        // 300,000-record job's records was 29% of its `check --status`.
-        let orphaned = orphans(of: Array(records.records.values), planned: planned, reads: reads)
-        for record in orphaned.sorted(by: { RealPath.Identity.Bytes($0.output) < .init($1.output) })
-        where exists(record.output) {
+        // The orphans (few, mostly) sorted alone: sorting a 300,000-record job's records was 29%
+        // of its `check --status`.
+        for record in records.orphans(planned: planned, reads: reads) where exists(record.output) {
             statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
         }
         return statuses

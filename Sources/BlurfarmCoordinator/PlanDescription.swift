@@ -290,11 +290,12 @@ extension StatusDescription {
     }
 
     /// What a run would do to each output of `plan` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
-    /// from the records in `folder` with those of the job's shards not merged yet.
+    /// from the records in `folder` with those of the job's shards not merged yet
+    /// (``IncrementalRun/StatusRecords/of(_:)``).
     public static func of(
         _ plan: JobPlan, folder: JobStateFolder, versions: String, plugins: [String: String], pixelLimit: Int
     ) throws(StateError) -> StatusDescription {
-        let records = try ShardRecords.read(folder)
+        let records = try IncrementalRun.StatusRecords.of(folder)
         let outputs = IncrementalRun.status(
             of: plan, records: records, versions: versions, plugins: plugins, pixelLimit: pixelLimit)
         var counts: [String: Int] = [:]
@@ -457,20 +458,28 @@ extension PlanDescription.Output {
 }
 
 extension StatusDescription {
-    /// The status as `check --status` prints it: a line for the job (its outputs, counted by
-    /// state), then each output with its state, the states aligned, and the variant and input
-    /// it comes from or why; names shown escaped, every path as the working folder sees it
-    /// (``shownPath(_:from:)``). Lines separated by newlines, none after the last.
+    /// The status as `check --status` prints it (``forEachLine(_:)``), lines separated by
+    /// newlines, none after the last.
     public var text: String {
+        var lines: [String] = []
+        forEachLine { lines.append($0) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Each line of the status, in turn (`check --status` prints them a few thousand at a time):
+    /// a line for the job (its outputs, counted by state), then each output with its state, the
+    /// states aligned, and the variant and input it comes from or why; names shown escaped,
+    /// every path as the working folder sees it (``shownPath(_:from:)``).
+    public func forEachLine(_ body: (String) -> Void) {
         let folder = PathName.folder(of: manifest)
         // Asked once: `getcwd` for each of 600,000 paths was 11% of a `check --status`.
         let here = FileManager.default.currentDirectoryPath
-        let planned = outputs.filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }.count
+        let planned = outputs.count { $0.state != .wouldBePruned && $0.state != .notEnlarged }
         let tally = OutputState.allCases.compactMap { state in counts[state.rawValue].map { "\($0) \(state)" } }
-        var lines = [
-            "\(Self.shownPath(manifest, from: here)): job '\(job)': \(counted(planned, "output"))" + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", "))
-        ]
-        let width = outputs.map { $0.state.description.count }.max() ?? 0
+        body(
+            "\(Self.shownPath(manifest, from: here)): job '\(job)': \(counted(planned, "output"))"
+                + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")))
+        let width = outputs.lazy.map { $0.state.description.count }.max() ?? 0
         for output in outputs {
             let shown = output.state.description
             var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(Self.shownPath(output.output, from: here))"
@@ -479,9 +488,8 @@ extension StatusDescription {
             let shownInput = Self.shownPath(input, from: here)
             line += output.variant.map { " (\($0) of \(shownInput))" } ?? " (of \(shownInput))"
             if let reason = output.reason { line += ": \(reason)" }
-            lines.append(line)
+            body(line)
         }
-        return lines.joined(separator: "\n")
     }
 
     /// `path` as a message shows it: relative to the working folder when it is below it, else

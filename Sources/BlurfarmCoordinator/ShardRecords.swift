@@ -91,6 +91,15 @@ public enum ShardRecords {
         return running
     }
 
+    /// Whether a shard of the job in `job` holds records not merged into the job's yet.
+    public static func waiting(_ job: JobStateFolder) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: job.shardsPath)) ?? []
+        return names.contains { name in
+            name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil
+                && OutputRecords.exist(in: (job.shardsPath as NSString).appendingPathComponent(name))
+        }
+    }
+
     /// The records of the job in `job` with those of its shards merged into them, as the next
     /// plain run will see them, read without changing anything (`slurm status`).
     /// - Throws: ``StateError`` when a records file cannot be read.

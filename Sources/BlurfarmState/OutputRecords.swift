@@ -89,6 +89,32 @@ public final class OutputRecords: Sendable {
         }
     }
 
+    /// The index in `folder` opened to read alone (nothing created, migrated or written), or nil
+    /// when there is none, when an earlier blurfarm made it, or when a `records.jsonl` not yet
+    /// migrated lies beside it (``read(folder:)`` reads those whole, as the next run will
+    /// migrate them): what `check --status` looks records up in, a batch of inputs at a time
+    /// (``lookUp(recordsOf:failures:)``).
+    /// - Throws: ``StateError`` naming the file when it is a link or cannot be opened.
+    package static func reading(folder: String) throws(StateError) -> OutputRecords? {
+        try refuseLinks(in: folder)
+        let path = (folder as NSString).appendingPathComponent(fileName)
+        let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
+        guard Syscalls.linkStatus(path) != nil, Syscalls.linkStatus(legacyPath) == nil else { return nil }
+        do {
+            let database = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
+            let migrator = Self.migrator
+            let applied = try database.read { db in try migrator.appliedIdentifiers(db) }
+            return applied == Set(migrator.migrations) ? OutputRecords(path: path, database: database) : nil
+        } catch {
+            throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
+        }
+    }
+
+    private init(path: String, database: DatabaseQueue) {
+        self.path = path
+        self.database = database
+    }
+
     /// How the index is opened: a busy database waited for (a reader beside the run), and for
     /// writing, WAL with each commit synced.
     private static func configuration(readonly: Bool) -> Configuration {
@@ -374,6 +400,11 @@ public final class OutputRecords: Sendable {
     /// Inputs looked up by one statement (``lookUp(recordsOf:failures:)``): a run's batch of
     /// 256 in one; far below SQLite's 32,766 parameters.
     package static let lookUpChunk = 1024
+
+    /// The absolute paths of the outputs recorded, in no order, their records not read.
+    package var outputs: [String] {
+        read { db in try String.fetchAll(db, sql: "SELECT output FROM output") } ?? []
+    }
 
     /// Every record, in output path order (by the paths' bytes, as ``RealPath/Identity/Bytes``
     /// orders them: so are the lists below).

@@ -80,7 +80,22 @@ struct Check: FarmCommand {
                 plugins: registry.pluginHashes(of: plans), pixelLimit: configuration.pixelLimit)
             for case .failure(let error) in statuses { printError("\(error)") }
             let jobs = statuses.compactMap { try? $0.get() }
-            if json { try printJSON(jobs) } else { jobs.forEach { print($0.text) } }
+            if json {
+                try printJSON(jobs)
+            } else {
+                // A few thousand lines at a time, not the status's text whole.
+                for job in jobs {
+                    var lines: [String] = []
+                    job.forEachLine { line in
+                        lines.append(line)
+                        if lines.count == 4096 {
+                            print(lines.joined(separator: "\n"))
+                            lines.removeAll(keepingCapacity: true)
+                        }
+                    }
+                    if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+                }
+            }
             if jobs.count < statuses.count { unreadable += 1 }
         } else if json {
             // The plans whole, their warnings and errors on standard error.

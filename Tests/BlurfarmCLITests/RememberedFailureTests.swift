@@ -1,3 +1,5 @@
+import BlurfarmCoordinator
+import BlurfarmManifest
 import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
@@ -48,6 +50,22 @@ import Testing
                           sigma: 1
 
                 """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        }
+
+        /// The statuses of the job's outputs from the records looked up in the index a batch at
+        /// a time, which must be those from the records read whole; how many.
+        func statusesLookedUpAndWhole(sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+            let loader = JobLoader(configuration: FarmConfiguration(), registry: .builtIn, reads: [])
+            let plan = try loader.plan(fileAtPath: manifest).get()
+            let folder = JobStateFolder(state: path("state"), jobName: plan.job.name, manifestPath: manifest)
+            let index = try #require(try OutputRecords.reading(folder: folder.path), sourceLocation: sourceLocation)
+            func statuses(_ records: IncrementalRun.StatusRecords) -> [String] {
+                IncrementalRun.status(of: plan, records: records, versions: "v", pixelLimit: 1 << 30)
+                    .map { "\($0.output) \($0.state) \($0.reason ?? "")" }
+            }
+            let lookedUp = statuses(.index(index))
+            #expect(lookedUp == statuses(.whole(try OutputRecords.read(folder: folder.path))), sourceLocation: sourceLocation)
+            return lookedUp.count
         }
 
         func blurfarm(_ arguments: [String]) throws -> CommandResult {
@@ -204,6 +222,7 @@ import Testing
         ]
         #expect(states == expected)
         #expect(counts["recipeChanged"] == 4 && counts["wouldBePruned"] == 2 && counts["failedEarlier"] == 2)
+        #expect(try job.statusesLookedUpAndWhole() == 14)
 
         // The text says the same, one line an output.
         let text = try job.blurfarm(["check", "--status"])
@@ -249,4 +268,22 @@ import Testing
         let motion = try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any]
         #expect(motion?["name"] as? String == "motion" && motion?["origin"] as? String == "built-in", "\(one.stdout)")
     }
+
+    /// An output recorded for another input (its input renamed, the same stem) has no record
+    /// for this one: `check --status` says so, as the run decides (it writes the output), from
+    /// the index and from the records read whole alike.
+    @Test func anOutputRecordedForAnotherInputIsNotRecordedForTheInputNow() throws {
+        let job = try JobFolder.make(["x.jpg": "special/grayscale.jpg"])
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        #expect(try job.run().0.status == 0)
+        try FileManager.default.moveItem(atPath: job.path("in/x.jpg"), toPath: job.path("in/x.png"))
+        let (status, states, _) = try job.status()
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(states == ["thumb/x.jpg": "notRecorded", "blur/x.jpg": "notRecorded"])
+        #expect(try job.statusesLookedUpAndWhole() == 2)
+        let (ran, ranStatuses, _) = try job.run()
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(ranStatuses == ["thumb/x.jpg": "written", "blur/x.jpg": "written"])
+    }
+
 }
