@@ -394,6 +394,22 @@ extension PlanDescription {
             + (tile == 0 ? "one tile per image" : "tiles of \(tile) px") + (inputs == 0 ? "\n  no file matches the inputs" : "")
     }
 
+    /// `plan` as `check` prints it, handed to `body` as its inputs are described
+    /// (``describe(_:configuration:registry:atOnce:threads:each:)``): ``headline(of:)``, then
+    /// each part's ``Input/lines`` joined by newlines. Returns its warnings, and the lines
+    /// `check` says on standard error (``Input/errors``).
+    public static func text(
+        of plan: JobPlan, configuration: FarmConfiguration, registry: FilterRegistry, _ body: (String) -> Void
+    ) -> (warnings: [Diagnostic], errors: [String]) {
+        body(headline(of: plan))
+        var errors: [String] = []
+        let warnings = describe(plan, configuration: configuration, registry: registry) { inputs in
+            body(inputs.flatMap(\.lines).joined(separator: "\n"))
+            errors += inputs.flatMap(\.errors)
+        }
+        return (warnings, errors)
+    }
+
     /// ``headline(manifest:job:inputs:outputs:tile:)`` of `plan`, before its inputs are described.
     public static func headline(of plan: JobPlan) -> String {
         headline(
@@ -458,25 +474,37 @@ extension PlanDescription.Output {
 }
 
 extension StatusDescription {
-    /// The status as `check --status` prints it (``forEachLine(_:)``), lines separated by
+    /// The status as `check --status` prints it (``forEachPart(_:)``), lines separated by
     /// newlines, none after the last.
     public var text: String {
-        var lines: [String] = []
-        forEachLine { lines.append($0) }
-        return lines.joined(separator: "\n")
+        var parts: [String] = []
+        forEachPart { parts.append($0) }
+        return parts.joined(separator: "\n")
     }
 
-    /// Each line of the status, in turn (`check --status` prints them a few thousand at a time):
-    /// a line for the job (its outputs, counted by state), then each output with its state, the
-    /// states aligned, and the variant and input it comes from or why; names shown escaped,
-    /// every path as the working folder sees it (``shownPath(_:from:)``).
-    public func forEachLine(_ body: (String) -> Void) {
+    /// Lines handed on together (``forEachPart(_:)``): the status's text is never held whole.
+    public static let partLines = 4096
+
+    /// The status's lines, handed to `body` ``partLines`` at a time, joined by newlines
+    /// (`check --status` prints each part): a line for the job (its outputs, counted by state),
+    /// then each output with its state, the states aligned, and the variant and input it comes
+    /// from or why; names shown escaped, every path as the working folder sees it
+    /// (``shownPath(_:from:)``).
+    public func forEachPart(_ body: (String) -> Void) {
+        var lines: [String] = []
+        func add(_ line: String) {
+            lines.append(line)
+            if lines.count == Self.partLines {
+                body(lines.joined(separator: "\n"))
+                lines.removeAll(keepingCapacity: true)
+            }
+        }
         let folder = PathName.folder(of: manifest)
         // Asked once: `getcwd` for each of 600,000 paths was 11% of a `check --status`.
         let here = FileManager.default.currentDirectoryPath
         let planned = outputs.count { $0.state != .wouldBePruned && $0.state != .notEnlarged }
         let tally = OutputState.allCases.compactMap { state in counts[state.rawValue].map { "\($0) \(state)" } }
-        body(
+        add(
             "\(Self.shownPath(manifest, from: here)): job '\(job)': \(counted(planned, "output"))"
                 + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")))
         let width = outputs.lazy.map { $0.state.description.count }.max() ?? 0
@@ -488,8 +516,9 @@ extension StatusDescription {
             let shownInput = Self.shownPath(input, from: here)
             line += output.variant.map { " (\($0) of \(shownInput))" } ?? " (of \(shownInput))"
             if let reason = output.reason { line += ": \(reason)" }
-            body(line)
+            add(line)
         }
+        if !lines.isEmpty { body(lines.joined(separator: "\n")) }
     }
 
     /// `path` as a message shows it: relative to the working folder when it is below it, else

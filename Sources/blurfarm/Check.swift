@@ -80,48 +80,26 @@ struct Check: FarmCommand {
                 plugins: registry.pluginHashes(of: plans), pixelLimit: configuration.pixelLimit)
             for case .failure(let error) in statuses { printError("\(error)") }
             let jobs = statuses.compactMap { try? $0.get() }
-            if json {
-                try printJSON(jobs)
-            } else {
-                // A few thousand lines at a time, not the status's text whole.
-                for job in jobs {
-                    var lines: [String] = []
-                    job.forEachLine { line in
-                        lines.append(line)
-                        if lines.count == 4096 {
-                            print(lines.joined(separator: "\n"))
-                            lines.removeAll(keepingCapacity: true)
-                        }
-                    }
-                    if !lines.isEmpty { print(lines.joined(separator: "\n")) }
-                }
-            }
+            if json { try printJSON(jobs) } else { jobs.forEach { $0.forEachPart { print($0) } } }
             if jobs.count < statuses.count { unreadable += 1 }
-        } else if json {
-            // The plans whole, their warnings and errors on standard error.
+        } else {
+            // The plans, printed as their inputs are described (whole, with --json); their
+            // warnings and errors on standard error.
             var jobs: [PlanDescription] = []
             for plan in plans {
-                let (job, warnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
-                if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
-                for error in job.errors { printError(error) }
-                unreadable += job.errors.count
-                jobs.append(job)
-            }
-            try printJSON(jobs)
-        } else {
-            // Each plan printed as its inputs are described, then its warnings and errors on
-            // standard error.
-            for plan in plans {
-                print(PlanDescription.headline(of: plan))
-                var errors: [String] = []
-                let warnings = PlanDescription.describe(plan, configuration: configuration, registry: registry) { inputs in
-                    print(inputs.flatMap(\.lines).joined(separator: "\n"))
-                    errors += inputs.flatMap(\.errors)
+                let (warnings, errors): ([Diagnostic], [String])
+                if json {
+                    let (job, jobWarnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
+                    (warnings, errors) = (jobWarnings, job.errors)
+                    jobs.append(job)
+                } else {
+                    (warnings, errors) = PlanDescription.text(of: plan, configuration: configuration, registry: registry) { print($0) }
                 }
                 if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
                 for error in errors { printError(error) }
                 unreadable += errors.count
             }
+            if json { try printJSON(jobs) }
         }
         if let sheet { try farm.writeSheet(plans, to: sheet, configuration: configuration) }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }

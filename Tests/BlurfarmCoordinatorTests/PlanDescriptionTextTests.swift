@@ -62,4 +62,17 @@ import Testing
                   would be pruned  /x/out/c.jpg (of /x/c.jpg)
                 """)
     }
+
+    /// `check --status` prints the status a part at a time, never its text whole: parts of
+    /// ``StatusDescription/partLines`` lines, the last of what is left, together the text.
+    @Test func theStatusIsHandedOnInPartsOfItsLines() {
+        let outputs = (0..<5000).map { OutputStatus(input: "in/\($0).jpg", output: "out/\($0).jpg", variant: "v", state: .missing) }
+        let status = StatusDescription(job: "j", manifest: "/j.job", outputs: outputs, counts: ["missing": 5000])
+        var parts: [String] = []
+        status.forEachPart { parts.append($0) }
+        #expect(parts.map { $0.split(separator: "\n").count } == [StatusDescription.partLines, 5001 - StatusDescription.partLines])
+        #expect(parts.joined(separator: "\n") == status.text)
+        #expect(status.text.split(separator: "\n").count == 5001)
+    }
+
 }
