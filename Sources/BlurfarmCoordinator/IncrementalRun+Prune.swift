@@ -56,21 +56,24 @@ extension IncrementalRun {
     public static let pruneShareLimit = 0.5
 
     /// The records ``prune()`` acts on: each output the current plan does not write
-    /// (``orphans(of:planned:reads:)``).
+    /// (``orphans(of:at:planned:reads:)``).
     private func orphans() -> [OutputRecord] {
-        Self.orphans(of: records.all, planned: plannedOutputs.map(absolute), reads: plannedInputs)
+        Self.orphans(of: records.all, at: \.output, planned: plannedOutputs.map(absolute), reads: plannedInputs)
     }
 
-    /// Of `records`, those whose output is not in `planned` (absolute paths): its input is gone,
+    /// Of `records` (or of any items whose output's absolute path is at `output`), those whose
+    /// output is not in `planned` (absolute paths): its input is gone,
     /// or left out of the inputs now; its variant or size was removed or renamed, or its
     /// path template changed; or it is a size now larger than its input (whose file, made
     /// from a wider input or enlarged by an older blurfarm, would tell a `srcset` a width it
     /// does not have). Never a file in `reads` (absolute paths: what the plan reads, an old
     /// output folder now among the inputs): it is no output any more. Paths are compared by
     /// their bytes (`é`, and `e` with a combining accent, are two files).
-    static func orphans(of records: [OutputRecord], planned: [String], reads: Set<RealPath.Identity.Bytes>) -> [OutputRecord] {
+    static func orphans<Item>(
+        of records: [Item], at output: (Item) -> String, planned: [String], reads: Set<RealPath.Identity.Bytes>
+    ) -> [Item] {
         let planned = Set(planned.map(RealPath.Identity.Bytes.init))
-        return records.filter { !planned.contains(.init($0.output)) && !reads.contains(.init($0.output)) }
+        return records.filter { !planned.contains(.init(output($0))) && !reads.contains(.init(output($0))) }
     }
 
     /// Takes the recorded output at `path` (as planned) out of what the job vouches for: its
@@ -132,7 +135,7 @@ extension IncrementalRun {
         return nil
     }
 
-    /// Removes the outputs this job recorded that the current plan does not write (``orphans(of:planned:reads:)``:
+    /// Removes the outputs this job recorded that the current plan does not write (``orphans(of:at:planned:reads:)``:
     /// their input gone or left out, their variant, size or path changed, a size now larger
     /// than their input), and their records;
     /// then every folder blurfarm created that is empty now (each checked to be the folder

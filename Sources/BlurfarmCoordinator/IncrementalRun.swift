@@ -467,18 +467,16 @@ public final class IncrementalRun: Sendable {
             }
         }
 
-        /// The records ``orphans(of:planned:reads:)`` keeps, sorted by their paths' bytes: of an
-        /// index, only theirs are read.
+        /// The records ``orphans(of:at:planned:reads:)`` keeps, sorted by their paths' bytes: of
+        /// an index, only theirs are read.
         func orphans(planned: [String], reads: Set<RealPath.Identity.Bytes>) -> [OutputRecord] {
             let orphaned: [OutputRecord]
             switch self {
             case .index(let index):
-                let planned = Set(planned.map(RealPath.Identity.Bytes.init))
-                orphaned = index.outputs.lazy.map(RealPath.Identity.Bytes.init)
-                    .filter { !planned.contains($0) && !reads.contains($0) }
-                    .compactMap { index.record(for: $0.text) }
+                orphaned = IncrementalRun.orphans(of: index.outputs, at: { $0 }, planned: planned, reads: reads)
+                    .compactMap(index.record(for:))
             case .whole(let contents):
-                orphaned = IncrementalRun.orphans(of: Array(contents.records.values), planned: planned, reads: reads)
+                orphaned = IncrementalRun.orphans(of: Array(contents.records.values), at: \.output, planned: planned, reads: reads)
             }
             return orphaned.sorted { RealPath.Identity.Bytes($0.output) < .init($1.output) }
         }
@@ -486,7 +484,7 @@ public final class IncrementalRun: Sendable {
 
     /// What `check --status` shows of a job: each planned output's state (``state(of:recipe:record:failure:decoder:input:)``,
     /// the decision `run` makes), in plan order, then each recorded output `--prune` would
-    /// remove (`wouldBePruned`: one the plan no longer writes, ``orphans(of:planned:reads:)``: its
+    /// remove (`wouldBePruned`: one the plan no longer writes, ``orphans(of:at:planned:reads:)``: its
     /// input gone, its variant or size removed or renamed, a size now larger than its input
     /// (``PlannedInput/notEnlarged``); the file still there). The sizes not made are listed
     /// after their input's outputs (`notEnlarged`), unless a recorded file is at their path.

@@ -379,14 +379,6 @@ public struct StatusDescription: Encodable, Sendable {
 }
 
 extension PlanDescription {
-    /// The plan as `check` prints it: ``headline(manifest:job:inputs:outputs:tile:)``, then
-    /// each input's ``Input/lines``. Lines separated by newlines, none after the last.
-    public var text: String {
-        let outputs = inputs.reduce(0) { $0 + $1.outputs.filter { $0.notMade == nil }.count }
-        let headline = Self.headline(manifest: manifest, job: job, inputs: inputs.count, outputs: outputs, tile: tile)
-        return ([headline] + inputs.flatMap(\.lines)).joined(separator: "\n")
-    }
-
     /// The job's line of its plan (its inputs, its outputs, its tiles), and when it has no
     /// input, one saying so.
     public static func headline(manifest: String, job: String, inputs: Int, outputs: Int, tile: Int) -> String {
@@ -474,14 +466,6 @@ extension PlanDescription.Output {
 }
 
 extension StatusDescription {
-    /// The status as `check --status` prints it (``forEachPart(_:)``), lines separated by
-    /// newlines, none after the last.
-    public var text: String {
-        var parts: [String] = []
-        forEachPart { parts.append($0) }
-        return parts.joined(separator: "\n")
-    }
-
     /// Lines handed on together (``forEachPart(_:)``): the status's text is never held whole.
     public static let partLines = 4096
 

@@ -19,6 +19,13 @@ extension JobStateFolder {
         shard.map { self.shard($0).lockPath } ?? lockPath
     }
 
+    /// The folders of this job's shards (`shards/<I>-of-<N>/`) there are, in name order.
+    var shardFolders: [JobStateFolder] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: shardsPath)) ?? []).sorted()
+            .filter { $0.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil }
+            .map { JobStateFolder(path: (shardsPath as NSString).appendingPathComponent($0)) }
+    }
+
     /// The folder of `shard` of this job, `shards/<I>-of-<N>/`: its own lock and records, so
     /// that shards running at once on several hosts never take the job's lock nor write one file.
     public func shard(_ shard: JobShard) -> JobStateFolder {
@@ -73,11 +80,8 @@ public enum ShardRecords {
     /// - Throws: ``StateError`` when a records file cannot be read or written, or a shard's lock taken.
     @discardableResult
     public static func merge(_ job: JobStateFolder, into records: OutputRecords) throws(StateError) -> [String] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: job.shardsPath) else { return [] }
         var running: [String] = []
-        for name in names.sorted() where name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil {
-            let shard = JobStateFolder(path: (job.shardsPath as NSString).appendingPathComponent(name))
-            guard OutputRecords.exist(in: shard.path) else { continue }
+        for shard in job.shardFolders where OutputRecords.exist(in: shard.path) {
             switch try JobLock.acquire(shard.lockPath, wait: false) {
             case .busy:
                 running.append(shard.path)
@@ -93,11 +97,7 @@ public enum ShardRecords {
 
     /// Whether a shard of the job in `job` holds records not merged into the job's yet.
     public static func waiting(_ job: JobStateFolder) -> Bool {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: job.shardsPath)) ?? []
-        return names.contains { name in
-            name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil
-                && OutputRecords.exist(in: (job.shardsPath as NSString).appendingPathComponent(name))
-        }
+        job.shardFolders.contains { OutputRecords.exist(in: $0.path) }
     }
 
     /// The records of the job in `job` with those of its shards merged into them, as the next
@@ -105,9 +105,8 @@ public enum ShardRecords {
     /// - Throws: ``StateError`` when a records file cannot be read.
     public static func read(_ job: JobStateFolder) throws(StateError) -> OutputRecords.Contents {
         var contents = try OutputRecords.read(folder: job.path)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: job.shardsPath)) ?? []
-        for name in names.sorted() where name.wholeMatch(of: /[0-9]+-of-[0-9]+/) != nil {
-            let shard = try OutputRecords.read(folder: (job.shardsPath as NSString).appendingPathComponent(name))
+        for shardFolder in job.shardFolders {
+            let shard = try OutputRecords.read(folder: shardFolder.path)
             let changes = Changes(from: shard, over: contents, outputs: nil, inputs: nil)
             for record in changes.records { contents.records[.init(record.output)] = record }
             for failure in changes.failures { contents.failures[.init(failure.input)] = failure }

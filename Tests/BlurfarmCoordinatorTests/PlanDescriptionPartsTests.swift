@@ -75,9 +75,15 @@ import Testing
             #expect(sameDescription, "\(atOnce) at once on \(threads) threads: \(parts.json.count) bytes, not \(one.json.count)")
             #expect(sameWarnings, "\(atOnce) at once on \(threads) threads: \(parts.warnings.count) warnings, not \(one.warnings.count)")
         }
-        // The text `check` prints of it, whole, is the headline and each input's lines.
-        let (whole, _) = PlanDescription.of(plan, configuration: loader.configuration, registry: loader.registry)
-        #expect(whole.text.hasPrefix(PlanDescription.headline(of: plan) + "\n"))
-        #expect(whole.text.split(separator: "\n").count == 1 + whole.inputs.reduce(0) { $0 + $1.lines.count })
+        // The text `check` prints as it describes is the headline, then each input's lines, as
+        // the description made whole (`check --json`'s) says them; its errors theirs.
+        let (whole, wholeWarnings) = PlanDescription.of(plan, configuration: loader.configuration, registry: loader.registry)
+        var printed: [String] = []
+        let (warnings, errors) = PlanDescription.text(of: plan, configuration: loader.configuration, registry: loader.registry) {
+            printed.append($0)
+        }
+        #expect(printed.joined(separator: "\n") == ([PlanDescription.headline(of: plan)] + whole.inputs.flatMap(\.lines)).joined(separator: "\n"))
+        #expect(errors == whole.errors && errors.count == 86)
+        #expect(warnings.map(\.message) == wholeWarnings.map(\.message))
     }
 }

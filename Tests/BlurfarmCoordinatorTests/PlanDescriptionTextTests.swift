@@ -21,16 +21,20 @@ import Testing
             .init(input: "in/b\nc.jpg", error: "in/b: not an image", outputs: [Output(variant: "blur", output: "out/b.jpg")]),
         ])
 
+    /// The job's line, then each input's (``PlanDescription/text(of:configuration:registry:_:)``
+    /// prints them as they are described).
     @Test func thePlanIsTheJobLineThenEachInputAndItsOutputs() {
         #expect(
-            Self.plan.text == """
-                jobs/web.job: job 'web': 2 inputs, 3 outputs, tiles of 512 px
-                  in/a.jpg  640x480 (over the memory limit)
-                    blur -> out/a.jpg  gaussian sigma=8; reach 24 px; edge clamp, colour gamma; 2 tiles
-                    bad -> out/a-bad.jpg  cannot be rendered
-                    big -> out/a-2000.jpg  not made: larger than the source
-                  in/b\\nc.jpg: cannot be read
-                """)
+            PlanDescription.headline(manifest: "jobs/web.job", job: "web", inputs: 2, outputs: 3, tile: 512)
+                == "jobs/web.job: job 'web': 2 inputs, 3 outputs, tiles of 512 px")
+        #expect(
+            Self.plan.inputs.flatMap(\.lines) == [
+                "  in/a.jpg  640x480 (over the memory limit)",
+                "    blur -> out/a.jpg  gaussian sigma=8; reach 24 px; edge clamp, colour gamma; 2 tiles",
+                "    bad -> out/a-bad.jpg  cannot be rendered",
+                "    big -> out/a-2000.jpg  not made: larger than the source",
+                "  in/b\\nc.jpg: cannot be read",
+            ])
     }
 
     @Test func itsErrorsAreTheUnreadableInputsAndTheOutputsThatCannotRender() {
@@ -38,8 +42,9 @@ import Testing
     }
 
     @Test func anEmptyPlanSaysNoFileMatches() {
-        let empty = PlanDescription(job: "j", manifest: "j.job", tile: 0, refused: [], inputs: [])
-        #expect(empty.text == "j.job: job 'j': 0 inputs, 0 outputs, one tile per image\n  no file matches the inputs")
+        #expect(
+            PlanDescription.headline(manifest: "j.job", job: "j", inputs: 0, outputs: 0, tile: 0)
+                == "j.job: job 'j': 0 inputs, 0 outputs, one tile per image\n  no file matches the inputs")
     }
 
     /// Every path as the working folder sees it: a planned output's input joined to the
@@ -55,7 +60,7 @@ import Testing
             ],
             counts: ["upToDate": 1, "failedEarlier": 1, "wouldBePruned": 1])
         #expect(
-            status.text == """
+            Self.text(of: status) == """
                 jobs/web.job: job 'web': 2 outputs: 1 up to date, 1 would be pruned, 1 failed earlier
                   up to date       out/a.jpg (blur of jobs/in/a.jpg)
                   failed earlier   out/b.jpg (blur of jobs/in/b.jpg): corrupt
@@ -71,8 +76,13 @@ import Testing
         var parts: [String] = []
         status.forEachPart { parts.append($0) }
         #expect(parts.map { $0.split(separator: "\n").count } == [StatusDescription.partLines, 5001 - StatusDescription.partLines])
-        #expect(parts.joined(separator: "\n") == status.text)
-        #expect(status.text.split(separator: "\n").count == 5001)
+        #expect(parts.joined(separator: "\n").split(separator: "\n").count == 5001)
     }
 
+    /// What `check --status` prints of `status`: its parts, one after the other.
+    static func text(of status: StatusDescription) -> String {
+        var parts: [String] = []
+        status.forEachPart { parts.append($0) }
+        return parts.joined(separator: "\n")
+    }
 }
