@@ -40,7 +40,7 @@ import Testing
             defer { answered.withLock { $0 = true } }
             return try await service.submit(SubmitRequest(manifest: manifest, folder: fixture.root, name: "large.job"))
         }
-        try await eventually("the large manifest's plan to be held") { checking.isHeld }
+        try await eventually("the large manifest's plan to be held") { () async in checking.isHeld }
         let listed = try await service.jobs(states: nil, limit: nil)
         let small = try await service.submit(SubmitRequest(manifest: ServerFixture.manifest, folder: fixture.root, name: "small.job"))
         #expect(listed.isEmpty)
@@ -56,7 +56,7 @@ import Testing
         await service.tellPlanningAsks(dispatching.asked)
         fixture.jobFarm.emit(.finished(job: small.id!, failed: 0, cancelled: false))
         _ = try await fixture.wait(for: large.id!) { $0.state == .active }
-        try await eventually("the dispatched job's plan to be held") { dispatching.isHeld }
+        try await eventually("the dispatched job's plan to be held") { () async in dispatching.isHeld }
         #expect(await service.plansInProgress == 1)
         #expect(try await service.jobs(states: [.completed], limit: nil).map(\.id) == [small.id])
         let cancelling = try await service.request(.cancelRequested, job: large.id!)
@@ -85,7 +85,7 @@ import Testing
         await service.tellPlanningAsks(dispatching.asked)
         fixture.jobFarm.emit(.finished(job: small.id!, failed: 0, cancelled: false))
         _ = try await fixture.wait(for: large.id!) { $0.state == .active }
-        try await eventually("the dispatched job's plan to be held") { dispatching.isHeld }
+        try await eventually("the dispatched job's plan to be held") { () async in dispatching.isHeld }
         #expect(try await service.request(.pauseRequested, job: large.id!).state == .paused)
         #expect(fixture.jobFarm.calls == ["submit \(small.id!)"], "the farm was told of a job it did not have")
         dispatching.release()
