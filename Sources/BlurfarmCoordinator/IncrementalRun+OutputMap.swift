@@ -26,10 +26,10 @@ extension IncrementalRun {
     /// Why the output map must stay as it is after this run, or nil when it may be written:
     /// inputs that vanish with their folder (an unmounted disk), behind a glob that suddenly
     /// matches nothing, or behind a folder that could not be read, are not gone, and a site
-    /// build must not publish a map without them. The same signs as ``pruneRefusal()``'s, and
+    /// build must not publish a map without them. The same signs as ``pruneRefusal(_:)``'s, and
     /// `--force-prune` overrides both: the inputs are really gone.
     public func mapRefusal() -> String? {
-        switch pruneRefusal() {
+        switch pruneRefusal(orphans()) {
         case .folderMissing(let folder, let glob, let outputs)?:
             return "input folder '\(ShownName.of(folder))' of '\(ShownName.of(glob))' is missing (\(counted(outputs, "recorded output")) would leave the map)"
         case .globEmpty(let glob, let outputs)?:
@@ -38,8 +38,8 @@ extension IncrementalRun {
         }
         // An input left out for its regions was seen: it failed, and leaves the map.
         let failed = Set(regionFailedInputs.map { RealPath.Identity.Bytes(absolute($0)) })
-        if !plan.refused.isEmpty, case let planned = plannedInputs,
-            let unseen = records.all.first(where: { !planned.contains(.init($0.input)) && !failed.contains(.init($0.input)) })
+        if !plan.refused.isEmpty, case let planned = plannedPaths,
+            let unseen = records.all.first(where: { !planned.reads($0.input) && !failed.contains(.init($0.input)) })
         {
             return "the inputs could not all be read (\(plan.refused[0])), and '\(ShownName.of(unseen.input))' was not seen"
         }

@@ -3,7 +3,7 @@ import BlurfarmSystem
 import BlurfarmCore
 
 extension IncrementalRun {
-    /// What ``prune()`` did to one recorded output.
+    /// What ``prune(_:)`` did to one recorded output.
     public struct Pruned: Sendable {
         public enum Action: Sendable {
             /// The file was removed, and its record.
@@ -18,7 +18,7 @@ extension IncrementalRun {
         public let action: Action
     }
 
-    /// What ``prune()`` removed.
+    /// What ``prune(_:)`` removed.
     public struct PruneResult: Sendable {
         /// What was done to each recorded output the plan no longer writes, in path order.
         public let outputs: [Pruned]
@@ -55,25 +55,23 @@ extension IncrementalRun {
     /// likely a fault (a folder not mounted, a glob edited wrongly) than a clean-up.
     public static let pruneShareLimit = 0.5
 
-    /// The records ``prune()`` acts on: each output the current plan does not write
-    /// (``orphans(of:at:planned:reads:)``).
-    private func orphans() -> [OutputRecord] {
-        Self.orphans(of: records.all, at: \.output, planned: plannedOutputs.map(absolute), reads: plannedInputs)
-    }
+    /// The records ``prune(_:)`` acts on, as the records are now: each output the current plan
+    /// does not write (``orphans(in:kept:)``). Found once for ``pruneRefusal(_:)`` and
+    /// ``prune(_:)`` (twice, they were a third of a no-change `run --prune` at 100,000 inputs).
+    public func orphans() -> [OutputRecord] { Self.orphans(in: records, kept: plannedPaths) }
 
-    /// Of `records` (or of any items whose output's absolute path is at `output`), those whose
-    /// output is not in `planned` (absolute paths): its input is gone,
-    /// or left out of the inputs now; its variant or size was removed or renamed, or its
-    /// path template changed; or it is a size now larger than its input (whose file, made
-    /// from a wider input or enlarged by an older blurfarm, would tell a `srcset` a width it
-    /// does not have). Never a file in `reads` (absolute paths: what the plan reads, an old
-    /// output folder now among the inputs): it is no output any more. Paths are compared by
-    /// their bytes (`é`, and `e` with a combining accent, are two files).
-    static func orphans<Item>(
-        of records: [Item], at output: (Item) -> String, planned: [String], reads: Set<RealPath.Identity.Bytes>
-    ) -> [Item] {
-        let planned = Set(planned.map(RealPath.Identity.Bytes.init))
-        return records.filter { !planned.contains(.init(output($0))) && !reads.contains(.init(output($0))) }
+    /// The records in `records` whose output is not in `kept` (``PlannedPaths/holds(_:)``):
+    /// its input is gone, or left out of the inputs now; its variant or size was removed or
+    /// renamed, or its path template changed; or it is a size now larger than its input
+    /// (whose file, made from a wider input or enlarged by an older blurfarm, would tell a
+    /// `srcset` a width it does not have). Never a file the plan reads (an old output folder
+    /// now among the inputs): it is no output any more. Paths are compared by their bytes
+    /// (`é`, and `e` with a combining accent, are two files). The recorded paths are read one
+    /// after another and only the orphans' records are read, sorted by their paths' bytes.
+    static func orphans(in records: OutputRecords, kept: PlannedPaths) -> [OutputRecord] {
+        var orphaned: [String] = []
+        records.forEachOutput { if !kept.holds($0) { orphaned.append($0) } }
+        return records.records(at: orphaned).sorted { RealPath.Identity.Bytes($0.output) < .init($1.output) }
     }
 
     /// Takes the recorded output at `path` (as planned) out of what the job vouches for: its
@@ -102,12 +100,13 @@ extension IncrementalRun {
         return Pruned(output: output, action: action)
     }
 
-    /// Why ``prune()`` should not run without being forced, or nil when it may: when an input
+    /// Why ``prune(_:)`` should not remove `orphans` (``orphans()``) without being forced, or
+    /// nil when it may: when an input
     /// glob whose fixed folder is missing, or that matches no file, matched the inputs of
     /// outputs that would be removed; or when more than ``pruneShareLimit`` of the recorded
     /// outputs would be removed. Outputs already gone do not count (only their records would go).
-    public func pruneRefusal() -> PruneRefusal? {
-        let removable = orphans().filter { Self.exists($0.output) }
+    public func pruneRefusal(_ orphans: [OutputRecord]) -> PruneRefusal? {
+        let removable = orphans.filter { Self.exists($0.output) }
         if removable.isEmpty { return nil }
         for (glob, folder, shownFolder, matches) in inputGlobs where !matches {
             let matched = removable.filter { record in
@@ -128,29 +127,30 @@ extension IncrementalRun {
             }
             return .globEmpty(glob: glob.text, outputs: matched.count)
         }
-        let recorded = records.all.count
+        let recorded = records.count
         if Double(removable.count) > Double(recorded) * Self.pruneShareLimit {
             return .tooMany(outputs: removable.count, recorded: recorded)
         }
         return nil
     }
 
-    /// Removes the outputs this job recorded that the current plan does not write (``orphans(of:at:planned:reads:)``:
+    /// Removes `orphans` (``orphans()``), the outputs this job recorded that the current plan
+    /// does not write (``orphans(in:kept:)``:
     /// their input gone or left out, their variant, size or path changed, a size now larger
     /// than their input), and their records;
     /// then every folder blurfarm created that is empty now (each checked to be the folder
     /// created: same device and inode), and their records. Only recorded outputs are
     /// touched, never one the current plan still writes; a file that was changed since it was
     /// written is left in place (its record is dropped); a folder that holds anything, or that
-    /// blurfarm did not create, is never removed. Check ``pruneRefusal()`` first.
+    /// blurfarm did not create, is never removed. Check ``pruneRefusal(_:)`` first.
     /// - Throws: ``StateError`` when a file, a folder or the records cannot be removed.
-    public func prune() throws(StateError) -> PruneResult {
+    public func prune(_ orphans: [OutputRecord]) throws(StateError) -> PruneResult {
         // Failures remembered of inputs that are gone: nothing left to skip.
         for failure in records.failures where Syscalls.status(failure.input) == nil {
             try records.remove(failure: failure.input)
         }
         var outputs: [Pruned] = []
-        for record in orphans() {
+        for record in orphans {
             let action: Pruned.Action
             if !Self.exists(record.output) {
                 action = .alreadyGone

@@ -12,7 +12,7 @@ import Synchronization
 /// that failed earlier (`failedEarlier`); while the runner works, ``willRead(_:)`` fingerprints
 /// each input before it is first read and ``recordWritten(_:)`` records each output it wrote;
 /// after, ``recordFailures(of:)`` reports and remembers the inputs that could not be decoded,
-/// ``pruneRefusal()`` says whether pruning looks like a missing input folder, and ``prune()``
+/// ``pruneRefusal(_:)`` says whether pruning looks like a missing input folder, and ``prune(_:)``
 /// removes the recorded outputs whose input is gone.
 /// ``status(of:records:versions:plugins:pixelLimit:)`` asks the same question for
 /// `check --status`, changing nothing.
@@ -99,11 +99,17 @@ public final class IncrementalRun: Sendable {
     public let records: OutputRecords
     /// The full plan, before the up-to-date outputs were taken out.
     let full: JobPlan
-    /// Every output path of the full plan, in plan order: the report's order.
-    public var plannedOutputs: some Sequence<String> { full.inputs.lazy.flatMap { $0.outputs.lazy.map(\.path) } }
-    /// Every input of the full plan, absolute, by its bytes: files ``prune()`` never removes
-    /// (made when asked).
-    var plannedInputs: Set<RealPath.Identity.Bytes> { Set(full.inputs.map { .init(absolute($0.path)) }) }
+    /// The full plan's outputs and inputs, by their absolute paths: what ``prune(_:)`` never
+    /// removes (made when first asked, then kept).
+    var plannedPaths: PlannedPaths {
+        planned.withLock { planned in
+            if let planned { return planned }
+            let made = PlannedPaths(full, folders: folders)
+            planned = made
+            return made
+        }
+    }
+    private let planned = Mutex<PlannedPaths?>(nil)
     /// The inputs the full plan left out because their regions could not be had.
     let regionFailedInputs: [String]
     /// The sizes of the full plan not made because their input is narrower
@@ -162,7 +168,7 @@ public final class IncrementalRun: Sendable {
     let folders = RealPath.Folders()
 
     /// The job's input globs with their fixed folder (absolute, and as shown), and whether
-    /// each matches a file now: what ``pruneRefusal()`` checks.
+    /// each matches a file now: what ``pruneRefusal(_:)`` checks.
     let inputGlobs: [(glob: GlobPattern, folder: String, shownFolder: String, matches: Bool)]
 
     /// Splits `plan` against `records`. With `force` nothing is up to date (every output runs
@@ -467,24 +473,22 @@ public final class IncrementalRun: Sendable {
             }
         }
 
-        /// The records ``orphans(of:at:planned:reads:)`` keeps, sorted by their paths' bytes: of
-        /// an index, only theirs are read.
-        func orphans(planned: [String], reads: Set<RealPath.Identity.Bytes>) -> [OutputRecord] {
-            let orphaned: [OutputRecord]
+        /// The records ``orphans(in:kept:)`` finds, sorted by their paths' bytes: of an index,
+        /// only theirs are read.
+        func orphans(kept: PlannedPaths) -> [OutputRecord] {
             switch self {
             case .index(let index):
-                orphaned = IncrementalRun.orphans(of: index.outputs, at: { $0 }, planned: planned, reads: reads)
-                    .compactMap(index.record(for:))
+                return IncrementalRun.orphans(in: index, kept: kept)
             case .whole(let contents):
-                orphaned = IncrementalRun.orphans(of: Array(contents.records.values), at: \.output, planned: planned, reads: reads)
+                return contents.records.values.filter { !kept.holds($0.output) }
+                    .sorted { RealPath.Identity.Bytes($0.output) < .init($1.output) }
             }
-            return orphaned.sorted { RealPath.Identity.Bytes($0.output) < .init($1.output) }
         }
     }
 
     /// What `check --status` shows of a job: each planned output's state (``state(of:recipe:record:failure:decoder:input:)``,
     /// the decision `run` makes), in plan order, then each recorded output `--prune` would
-    /// remove (`wouldBePruned`: one the plan no longer writes, ``orphans(of:at:planned:reads:)``: its
+    /// remove (`wouldBePruned`: one the plan no longer writes, ``orphans(in:kept:)``: its
     /// input gone, its variant or size removed or renamed, a size now larger than its input
     /// (``PlannedInput/notEnlarged``); the file still there). The sizes not made are listed
     /// after their input's outputs (`notEnlarged`), unless a recorded file is at their path.
@@ -494,15 +498,16 @@ public final class IncrementalRun: Sendable {
     /// run (``OutputRecords/lookUp(recordsOf:failures:)``).
     public static func status(
         of plan: JobPlan, records: StatusRecords, versions: String, plugins: [String: String] = [:], pixelLimit: Int
-    ) -> [OutputStatus] {
+    ) -> OutputStatuses {
         let decoder = decoderKey(versions: versions, pixelLimit: pixelLimit)
         let folders = RealPath.Folders()
         let recipes = OutputRecipe.Made(plugins: plugins)
-        var statuses: [OutputStatus] = []
+        var statuses = OutputStatuses.Planned(plan: plan)
+        statuses.states.reserveCapacity(plan.outputCount)
         for first in stride(from: 0, to: plan.inputs.count, by: lookupBatch) {
             let batch = Array(plan.inputs[first..<min(first + lookupBatch, plan.inputs.count)])
             let found = records.lookUp(batch.map { absolute($0.path, using: folders) })
-            for input in batch {
+            for (offset, input) in batch.enumerated() {
                 var probe = FileProbe(path: absolute(input.path, using: folders), seen: input.seen)
                 let failure = found.failures[.init(probe.path)]
                 for output in input.outputs {
@@ -511,28 +516,23 @@ public final class IncrementalRun: Sendable {
                     let state = Self.state(
                         of: &outputFile, recipe: recipes.of(output, versions: versions), record: record, failure: failure,
                         decoder: decoder, input: &probe)
-                    statuses.append(OutputStatus(
-                        input: input.relativePath, output: output.path, variant: output.variant.name, state: state,
-                        reason: state == .failedEarlier ? failure?.reason : nil))
+                    statuses.states.append(OutputStatuses.Planned.code(state))
+                    if state == .failedEarlier, let failure { statuses.failures[first + offset] = failure.reason }
                 }
                 for skipped in input.notEnlarged {
                     // A recorded file there is listed as one `--prune` removes.
                     let path = absolute(skipped.output, using: folders)
-                    if found.records[.init(path)] != nil, exists(path) { continue }
-                    statuses.append(OutputStatus(
-                        input: input.relativePath, output: skipped.output, variant: skipped.variant, state: .notEnlarged,
-                        reason: skipped.reason))
+                    let listedAsOrphan = found.records[.init(path)] != nil && exists(path)
+                    statuses.states.append(listedAsOrphan ? OutputStatuses.Planned.hidden : OutputStatuses.Planned.notEnlarged)
                 }
             }
         }
-        let planned = plan.inputs.flatMap(\.outputs).map { absolute($0.path, using: folders) }
-        let reads = Set(plan.inputs.map { RealPath.Identity.Bytes(absolute($0.path, using: folders)) })
         // The orphans (few, mostly) sorted alone: sorting every record of a 30,000-output job
         // was 29% of its `check --status`.
-        for record in records.orphans(planned: planned, reads: reads) where exists(record.output) {
-            statuses.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
+        for record in records.orphans(kept: PlannedPaths(plan, folders: folders)) where exists(record.output) {
+            statuses.orphans.append(OutputStatus(input: record.input, output: record.output, variant: nil, state: .wouldBePruned))
         }
-        return statuses
+        return OutputStatuses(statuses)
     }
 
     /// Whether the file at `path` still holds the bytes `recorded` describes: the same stamp,

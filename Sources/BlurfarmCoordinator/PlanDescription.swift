@@ -298,9 +298,7 @@ extension StatusDescription {
         let records = try IncrementalRun.StatusRecords.of(folder)
         let outputs = IncrementalRun.status(
             of: plan, records: records, versions: versions, plugins: plugins, pixelLimit: pixelLimit)
-        var counts: [String: Int] = [:]
-        for output in outputs { counts[output.state.rawValue, default: 0] += 1 }
-        return StatusDescription(job: plan.job.name, manifest: plan.manifestPath, outputs: outputs, counts: counts)
+        return StatusDescription(job: plan.job.name, manifest: plan.manifestPath, outputs: outputs)
     }
 }
 
@@ -373,9 +371,13 @@ public struct PlanDescription: Encodable, Sendable {
 public struct StatusDescription: Encodable, Sendable {
     public var job: String
     public var manifest: String
-    public var outputs: [OutputStatus]
+    public let outputs: OutputStatuses
     /// Outputs by state.
-    public var counts: [String: Int]
+    public let counts: [String: Int]
+
+    public init(job: String, manifest: String, outputs: OutputStatuses) {
+        (self.job, self.manifest, self.outputs, counts) = (job, manifest, outputs, outputs.counts)
+    }
 }
 
 extension PlanDescription {
@@ -487,12 +489,13 @@ extension StatusDescription {
         // Asked once: `getcwd` for each path shown, two an output, was 11% of a 30,000-output
         // `check --status`.
         let here = FileManager.default.currentDirectoryPath
-        let planned = outputs.count { $0.state != .wouldBePruned && $0.state != .notEnlarged }
-        let tally = OutputState.allCases.compactMap { state in counts[state.rawValue].map { "\($0) \(state)" } }
+        let present = OutputState.allCases.compactMap { state in counts[state.rawValue].map { (state, $0) } }
+        let planned = present.reduce(0) { $0 + ($1.0 == .wouldBePruned || $1.0 == .notEnlarged ? 0 : $1.1) }
+        let tally = present.map { "\($1) \($0)" }
         add(
             "\(Self.shownPath(manifest, from: here)): job '\(job)': \(counted(planned, "output"))"
                 + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")))
-        let width = outputs.lazy.map { $0.state.description.count }.max() ?? 0
+        let width = present.lazy.map { $0.0.description.count }.max() ?? 0
         for output in outputs {
             let shown = output.state.description
             var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(Self.shownPath(output.output, from: here))"

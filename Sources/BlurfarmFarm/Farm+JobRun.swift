@@ -212,10 +212,11 @@ extension Farm {
         do throws(StateError) {
             // Inputs the globs could not see (an unreadable folder) are not gone: nothing is pruned.
             if job.prune, control.ended == nil, plan.refused.isEmpty {
-                if !job.forcePrune, let refusal = incremental.pruneRefusal() {
+                let orphans = incremental.orphans()
+                if !job.forcePrune, let refusal = incremental.pruneRefusal(orphans) {
                     problem(.pruneRefused(job: plan.job.name, refusal))
                 } else {
-                    let result = try incremental.prune()
+                    let result = try incremental.prune(orphans)
                     for item in result.outputs {
                         switch item.action {
                         case .removed:

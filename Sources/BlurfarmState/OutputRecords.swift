@@ -401,9 +401,46 @@ public final class OutputRecords: Sendable {
     /// 256 in one; far below SQLite's 32,766 parameters.
     package static let lookUpChunk = 1024
 
-    /// The absolute paths of the outputs recorded, in no order, their records not read.
-    package var outputs: [String] {
-        read { db in try String.fetchAll(db, sql: "SELECT output FROM output") } ?? []
+    /// Hands `body` the absolute path of each output recorded, a row at a time, in the order
+    /// of their inputs' paths (the table's: a plan's order, so that whoever asks the plan
+    /// of each reads it in order; by the index of the outputs' paths, the 100,000-input plan
+    /// of a no-change `run --prune` was read back a chunk from its file for almost every
+    /// output, 22–30 s): their records are not read, nor are the paths held (the orphans'
+    /// rule asks of each: `IncrementalRun.orphans(in:kept:)`). An index that cannot be read
+    /// hands none.
+    package func forEachOutput(_ body: (String) -> Void) {
+        _ = read { db -> Bool? in
+            let outputs = try String.fetchCursor(db, sql: "SELECT output FROM output ORDER BY input, output")
+            while let output = try outputs.next() { body(output) }
+            return true
+        }
+    }
+
+    /// How many outputs are recorded.
+    public var count: Int {
+        read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM output") } ?? 0
+    }
+
+    /// The records of those of `outputs` (absolute paths) that have one, in no order: read in
+    /// one transaction, ``lookUpChunk`` paths a statement.
+    package func records(at outputs: [String]) -> [OutputRecord] {
+        guard !outputs.isEmpty else { return [] }
+        return read { db in
+            var found: [OutputRecord] = []
+            try db.inTransaction(.deferred) {
+                for first in stride(from: 0, to: outputs.count, by: Self.lookUpChunk) {
+                    let chunk = outputs[first..<min(first + Self.lookUpChunk, outputs.count)]
+                    let rows = try Row.fetchCursor(
+                        db.cachedStatement(
+                            sql: "SELECT " + Self.outputColumns + " WHERE output.output IN ("
+                                + String(repeating: "?,", count: chunk.count - 1) + "?)"),
+                        arguments: StatementArguments(Array(chunk)))
+                    while let row = try rows.next() { found.append(Self.record(row)) }
+                }
+                return .commit
+            }
+            return found
+        } ?? []
     }
 
     /// Every record, in output path order (by the paths' bytes, as ``RealPath/Identity/Bytes``

@@ -32,7 +32,7 @@ import Testing
         let records = try OutputRecords(folder: "\(root)/state")
         func recordedPath() -> String {
             let run = IncrementalRun(plan: plan, records: records, versions: { "test" }, pixelLimit: 1 << 20, force: false)
-            return run.absolute(Array(run.plannedOutputs)[0])
+            return run.absolute(plan.inputs[0].outputs[0].path)
         }
         let first = recordedPath()
         try FileManager.default.removeItem(atPath: "\(root)/job/out")

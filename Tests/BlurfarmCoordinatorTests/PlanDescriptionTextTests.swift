@@ -53,12 +53,11 @@ import Testing
     @Test func theStatusCountsPlannedOutputsByStateWithTheStatesAligned() {
         let status = StatusDescription(
             job: "web", manifest: "jobs/../jobs/web.job",
-            outputs: [
+            outputs: OutputStatuses([
                 OutputStatus(input: "in/a.jpg", output: "out/./a.jpg", variant: "blur", state: .upToDate),
                 OutputStatus(input: "in/b.jpg", output: "out/b.jpg", variant: "blur", state: .failedEarlier, reason: "corrupt"),
                 OutputStatus(input: "/x/c.jpg", output: "/x/out/c.jpg", variant: nil, state: .wouldBePruned),
-            ],
-            counts: ["upToDate": 1, "failedEarlier": 1, "wouldBePruned": 1])
+            ]))
         #expect(
             Self.text(of: status) == """
                 jobs/web.job: job 'web': 2 outputs: 1 up to date, 1 would be pruned, 1 failed earlier
@@ -72,7 +71,7 @@ import Testing
     /// ``StatusDescription/partLines`` lines, the last of what is left, together the text.
     @Test func theStatusIsHandedOnInPartsOfItsLines() {
         let outputs = (0..<5000).map { OutputStatus(input: "in/\($0).jpg", output: "out/\($0).jpg", variant: "v", state: .missing) }
-        let status = StatusDescription(job: "j", manifest: "/j.job", outputs: outputs, counts: ["missing": 5000])
+        let status = StatusDescription(job: "j", manifest: "/j.job", outputs: OutputStatuses(outputs))
         var parts: [String] = []
         status.forEachPart { parts.append($0) }
         #expect(parts.map { $0.split(separator: "\n").count } == [StatusDescription.partLines, 5001 - StatusDescription.partLines])

@@ -74,6 +74,35 @@ import Testing
         #expect(records.lookUp(recordsOf: ["/in/5.jpg"], failures: false).failures.isEmpty)
     }
 
+    /// What the orphans' rule reads of an index: every recorded output's path once, in its
+    /// input's order (the plan's), not the outputs' (`/in/1.jpg`'s output `/out/z.jpg` comes
+    /// before `/in/2.jpg`'s `/out/a.jpg`); how many there are; and the records of a list of
+    /// paths, more than a statement takes, those without one left out.
+    @Test func theRecordedPathsComeInTheirInputsOrderAndTheirRecordsOnAsking() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let records = try OutputRecords(folder: folder)
+        let count = OutputRecords.lookUpChunk + 300
+        var added: [OutputRecord] = []
+        for i in (0..<count).shuffled() {
+            var record = Self.record(i)
+            record.input = String(format: "/in/%05d.jpg", i)
+            record.output = String(format: "/out/%05d.jpg", count - i)
+            try records.add(record)
+            added.append(record)
+        }
+        var seen: [String] = []
+        records.forEachOutput { seen.append($0) }
+        #expect(seen == added.sorted { $0.input < $1.input }.map(\.output))
+        #expect(records.count == count)
+        let asked = added.map(\.output).shuffled() + ["/out/none.jpg"]
+        let found = records.records(at: asked)
+        #expect(found.count == count)
+        #expect(Set(found.map(\.output)) == Set(added.map(\.output)))
+        for record in found.prefix(50) { #expect(records.record(for: record.output) == record) }
+        #expect(records.records(at: []).isEmpty)
+    }
+
     /// An index an earlier blurfarm kept ("v1", its rows in output order) is migrated on first
     /// use: the same records, each found by its input's lookup, and still one row an output;
     /// the table keyed by input and output, the output paths' unique index beside it, and no
