@@ -65,61 +65,77 @@ extension IncrementalRun {
         limits: (pixels: Int, memory: Int, decodes: Int), confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = PathName.folder(of: absolute(path))
-        var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
-        for input in full.inputs {
-            var outputs: [OutputMap.Output] = []
-            var inputHash: String?
-            for output in input.outputs where published.contains(.init(output.path)) {
-                let outputPath = absolute(output.path)
-                guard let record = records.record(for: outputPath), let stamp = FileStamp.of(outputPath),
-                    let format = ImageFormat(extension: (outputPath as NSString).pathExtension)
-                else { continue }
-                var size = record.width.flatMap { width in record.height.map { (width, $0) } }
-                if size == nil, let header = try? ImageReader.header(ofFile: outputPath, confinement: confinement) {
-                    size = (header.width, header.height)
-                    // A record older than the sizes gets them, so the next run need not read the file.
-                    var completed = record
-                    (completed.width, completed.height) = (header.width, header.height)
-                    try? records.add(completed)
+        let text = OutputMapText(job: full.job.name, comparedWith: path, confinement: confinement)
+        var missing: [(input: String, reason: String)] = []
+        // A batch of inputs at a time: their records looked up together, as a run looks them
+        // up, their placeholders read or made, their entries encoded and handed on.
+        for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
+            let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
+            let found = records.lookUp(recordsOf: batch.map { absolute($0.path) }, failures: false)
+            var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
+            for input in batch {
+                var outputs: [OutputMap.Output] = []
+                var inputHash: String?
+                for output in input.outputs where published.contains(.init(output.path)) {
+                    let outputPath = absolute(output.path)
+                    guard let record = found.records[.init(outputPath)], let stamp = FileStamp.of(outputPath),
+                        let format = ImageFormat(extension: (outputPath as NSString).pathExtension)
+                    else { continue }
+                    var size = record.width.flatMap { width in record.height.map { (width, $0) } }
+                    if size == nil, let header = try? ImageReader.header(ofFile: outputPath, confinement: confinement) {
+                        size = (header.width, header.height)
+                        // A record older than the sizes gets them, so the next run need not read the file.
+                        var completed = record
+                        (completed.width, completed.height) = (header.width, header.height)
+                        try? records.add(completed)
+                    }
+                    guard let (width, height) = size else { continue }
+                    inputHash = inputHash ?? record.inputFile.hash
+                    outputs.append(OutputMap.Output(
+                        path: OutputMap.relative(outputPath, from: mapFolder), format: format.mapName, width: width,
+                        height: height, bytes: Int(stamp.size), variant: output.variant.name, size: output.size))
                 }
-                guard let (width, height) = size else { continue }
-                inputHash = inputHash ?? record.inputFile.hash
-                outputs.append(OutputMap.Output(
-                    path: OutputMap.relative(outputPath, from: mapFolder), format: format.mapName, width: width,
-                    height: height, bytes: Int(stamp.size), variant: output.variant.name, size: output.size))
+                guard let inputHash, !outputs.isEmpty else { continue }
+                let inputPath = absolute(input.path)
+                inputs.append((
+                    inputPath,
+                    OutputMap.Input(
+                        path: OutputMap.relative(inputPath, from: mapFolder), width: nil, height: nil, placeholder: nil,
+                        outputs: outputs),
+                    inputHash
+                ))
             }
-            guard let inputHash, !outputs.isEmpty else { continue }
-            let inputPath = absolute(input.path)
-            inputs.append((
-                inputPath,
-                OutputMap.Input(
-                    path: OutputMap.relative(inputPath, from: mapFolder), width: nil, height: nil, placeholder: nil,
-                    outputs: outputs),
-                inputHash
-            ))
+            let (placeholders, unmade) = try placeholders(
+                of: inputs.map { ($0.absolute, $0.inputHash) }, limits: limits, confinement: confinement, control: control,
+                mapPath: path)
+            missing += unmade
+            if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
+            do {
+                for input in inputs {
+                    var entry = input.entry
+                    if let placeholder = placeholders[.init(input.absolute)] {
+                        entry.width = placeholder.width
+                        entry.height = placeholder.height
+                        entry.placeholder = OutputMap.Placeholder(thumbHash: placeholder.thumbHash, dataURI: placeholder.dataURI)
+                    }
+                    try text.add(entry)
+                }
+            } catch {
+                throw MapFailure(path: path, message: "cannot encode the map: \(error)")
+            }
         }
-
-        let (placeholders, missing) = try placeholders(
-            of: inputs.map { ($0.absolute, $0.inputHash) }, limits: limits, confinement: confinement, control: control,
-            mapPath: path)
-        if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
-        let map = OutputMap(job: full.job.name, inputs: inputs.map { input in
-            var entry = input.entry
-            if let placeholder = placeholders[.init(input.absolute)] {
-                entry.width = placeholder.width
-                entry.height = placeholder.height
-                entry.placeholder = OutputMap.Placeholder(thumbHash: placeholder.thumbHash, dataURI: placeholder.dataURI)
-            }
-            return entry
-        })
-
-        let bytes: [UInt8]
+        do throws(StateError) {
+            try records.forgetPlaceholdersOfInputsNotRecorded()
+        } catch {
+            throw MapFailure(path: path, message: "cannot record a placeholder: \(error)")
+        }
+        let unchanged: Bool
         do {
-            bytes = Array(try RunReport.json(map)) + Array("\n".utf8)
+            unchanged = try text.finish()
         } catch {
             throw MapFailure(path: path, message: "cannot encode the map: \(error)")
         }
-        if Self.holds(bytes, path, confinement: confinement) { return MapResult(written: false, missingPlaceholders: missing) }
+        if unchanged { return MapResult(written: false, missingPlaceholders: missing) }
         let folder = PathName.folder(of: path)
         do throws(StateError) {
             // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.
@@ -130,46 +146,28 @@ extension IncrementalRun {
             throw MapFailure(path: path, message: "\(error)")
         }
         do {
-            try ImageWriter.write(bytes, to: path, temporaryFiles: control.temporaryFiles, confinement: confinement)
+            try ImageWriter.write(
+                to: path, temporaryFiles: control.temporaryFiles, confinement: confinement, parts: text.parts(path: path))
         } catch {
             throw MapFailure(path: path, message: error.message)
         }
         return MapResult(written: true, missingPlaceholders: missing)
     }
 
-    /// Whether the regular file at `path` holds `bytes` already: read only when it has their
-    /// size, opened without waiting (a FIFO there is not a map: it is replaced) and beneath the
-    /// roots of `confinement` when given.
-    private static func holds(_ bytes: [UInt8], _ path: String, confinement: RootConfinement?) -> Bool {
-        guard FileStamp.of(path)?.size == Int64(bytes.count) else { return false }
-        let fd: Int32
-        if let confinement {
-            guard let file = try? confinement.openFile(path) else { return false }
-            fd = file
-        } else {
-            guard let file = try? Syscalls.openForReading(path) else { return false }
-            fd = file
-        }
-        defer { Syscalls.close(fd) }
-        guard let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT == S_IFREG else { return false }
-        return (try? Syscalls.readAll(fd, upTo: bytes.count + 1)) == bytes
-    }
-
     /// The placeholders of `inputs` (absolute path, hash of the bytes the outputs were made
     /// from), by input (by its bytes: twin names have a placeholder each): the recorded ones
     /// still good, the others made now, `limits.decodes` at once (each with its share of
-    /// `limits.memory`), none once `control` has ended, and recorded. Those of inputs no output
-    /// record names are forgotten.
+    /// `limits.memory`), none once `control` has ended, and recorded (the map's batch of inputs;
+    /// the placeholders of inputs no output record names are forgotten after the last).
     private func placeholders(
         of inputs: [(path: String, hash: String)], limits: (pixels: Int, memory: Int, decodes: Int),
         confinement: RootConfinement?, control: JobControl, mapPath: String
     ) throws(MapFailure) -> ([RealPath.Identity.Bytes: InputPlaceholder], [(input: String, reason: String)]) {
         var found: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
         var wanted: [(path: String, hash: String)] = []
+        let recorded = records.placeholders(for: inputs.map(\.path))
         for input in inputs {
-            if let kept = records.placeholder(for: input.path), kept.inputHash == input.hash,
-                kept.recipe == InputPlaceholder.recipe
-            {
+            if let kept = recorded[.init(input.path)], kept.inputHash == input.hash, kept.recipe == InputPlaceholder.recipe {
                 found[.init(input.path)] = kept
             } else {
                 wanted.append(input)
@@ -202,10 +200,6 @@ extension IncrementalRun {
                 case .failure(let error): missing.append((input.path, error.message))
                 case nil: break
                 }
-            }
-            let named = Set(records.all.map { RealPath.Identity.Bytes($0.input) })
-            for kept in records.placeholders where !named.contains(.init(kept.input)) {
-                try records.remove(placeholder: kept.input)
             }
         } catch {
             throw MapFailure(path: mapPath, message: "cannot record a placeholder: \(error)")

@@ -1,4 +1,5 @@
 import BlurfarmCore
+import BlurfarmSystem
 import BlurfarmFileFormats
 import CVips
 import CVipsShim
@@ -128,6 +129,29 @@ public enum ImageWriter {
         let name = OutputPath(path)
         try name.checkFolder()
         try AtomicFile.write(bytes, to: name, temporaryFiles: temporaryFiles, confinement: confinement)
+    }
+
+    /// Writes the file at `path` from its parts, asked of `parts` in order until it says nil (a
+    /// file of more bytes than are held at once: the output map), as
+    /// ``write(_:to:temporaryFiles:confinement:)`` writes one made whole: atomically, beneath
+    /// the roots of `confinement` when given. An error `parts` throws leaves the file as it was.
+    ///
+    /// - Throws: as ``write(_:temporaryFiles:confinement:)``, or what `parts` throws.
+    public static func write(
+        to path: String, temporaryFiles: TemporaryFiles? = nil, confinement: RootConfinement? = nil,
+        parts: () throws(ImageIOError) -> [UInt8]?
+    ) throws(ImageIOError) {
+        let name = OutputPath(path)
+        try name.checkFolder()
+        try AtomicFile.write(to: name, temporaryFiles: temporaryFiles, confinement: confinement) { (descriptor) throws(ImageIOError) in
+            while let part = try parts() {
+                do throws(SystemCallError) {
+                    try Syscalls.writeAll(descriptor, part)
+                } catch {
+                    throw ImageIOError(code: .writeFailed, path: path, message: "\(error.call) failed: \(error.reason)")
+                }
+            }
+        }
     }
 
     /// Encodes `pixels` in memory in the format `path`'s extension names, without writing.

@@ -100,6 +100,18 @@ extension OutputMap {
     /// `path` relative to the folder `folder`, both absolute: `..` for each folder of
     /// `folder` that `path` is not below.
     package static func relative(_ path: String, from folder: String) -> String {
+        // Below the folder, as most outputs are: the rest of the path, found by its bytes
+        // (split by names, each output's path was 8% of a no-change run with a map at 100,000
+        // inputs). Only a rest without empty names, which splitting would take out.
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        if path.utf8.starts(with: prefix.utf8) {
+            let rest = path.utf8.dropFirst(prefix.utf8.count)
+            if !rest.isEmpty, rest.first != UInt8(ascii: "/"), rest.last != UInt8(ascii: "/"),
+                !zip(rest, rest.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") })
+            {
+                return String(Substring(rest))
+            }
+        }
         let target = path.split(separator: "/", omittingEmptySubsequences: true)
         let base = folder.split(separator: "/", omittingEmptySubsequences: true)
         var common = 0

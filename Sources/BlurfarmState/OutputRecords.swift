@@ -485,6 +485,31 @@ public final class OutputRecords: Sendable {
         }
     }
 
+    /// The placeholders of those of `inputs` (absolute paths) that have one, by input: read in
+    /// one transaction, ``lookUpChunk`` inputs a statement (the output map's batch of inputs).
+    package func placeholders(for inputs: [String]) -> [RealPath.Identity.Bytes: InputPlaceholder] {
+        guard !inputs.isEmpty else { return [:] }
+        return read { db in
+            var found: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
+            try db.inTransaction(.deferred) {
+                for first in stride(from: 0, to: inputs.count, by: Self.lookUpChunk) {
+                    let chunk = inputs[first..<min(first + Self.lookUpChunk, inputs.count)]
+                    let texts = try String.fetchCursor(
+                        db.cachedStatement(
+                            sql: "SELECT json FROM placeholder WHERE input IN ("
+                                + String(repeating: "?,", count: chunk.count - 1) + "?)"),
+                        arguments: StatementArguments(Array(chunk)))
+                    while let text = try texts.next() {
+                        let placeholder = try Self.json(InputPlaceholder.self, text)
+                        found[.init(placeholder.input)] = placeholder
+                    }
+                }
+                return .commit
+            }
+            return found
+        } ?? [:]
+    }
+
     /// Every placeholder, in input path order.
     public var placeholders: [InputPlaceholder] {
         Self.sorted(
@@ -590,6 +615,12 @@ public final class OutputRecords: Sendable {
     /// Keeps `placeholder` (replacing any of the same input), on disk when it returns.
     public func add(_ placeholder: InputPlaceholder) throws(StateError) {
         try write { db, _ in try Self.insert(placeholder, db) }
+    }
+
+    /// Forgets the placeholders of the inputs no output record names, on disk when it returns:
+    /// one statement, the paths compared by their bytes (SQLite's `BINARY`).
+    public func forgetPlaceholdersOfInputsNotRecorded() throws(StateError) {
+        try write { db, _ in try db.execute(sql: "DELETE FROM placeholder WHERE input NOT IN (SELECT input FROM output)") }
     }
 
     /// Forgets the placeholder of `input`, on disk when it returns.

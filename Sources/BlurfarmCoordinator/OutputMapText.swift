@@ -1,0 +1,137 @@
+import BlurfarmImageIO
+import BlurfarmState
+import BlurfarmSystem
+import Foundation
+
+/// The output map's JSON, the bytes ``RunReport/json(_:)`` makes of the whole ``OutputMap``
+/// and a newline, made an input at a time: each input's entry encoded alone and set in the
+/// map's frame (JSON's pretty printing is the same text wherever a value stands, but for its
+/// indent). The bytes go to an unnamed file (``SpillFile``) as they come, and are compared with
+/// the file at the map's path, read as far as they go: a map of 100,000 inputs (173 MB, with
+/// its placeholders) was held whole, encoded whole, and the file read whole to compare, 1.2
+/// GB, on every run of a site build, changed or not. `OutputMapTextTests`: the same bytes as
+/// the map encoded whole.
+final class OutputMapText {
+    private let job: String
+    /// ``RunReport/json(_:)``'s encoder, made once (an entry each, it was a tenth of the map).
+    private let encoder = RunReport.encoder()
+    private let spill = SpillFile(in: SpillFile.folders(preferring: nil))
+    /// The bytes made, in order: in the unnamed file, or held where it could not take them.
+    private var pieces: [Piece] = []
+    /// The bytes not yet handed on (at most ``pieceBytes`` and an entry).
+    private var pending: [UInt8] = []
+    private var length = 0
+    private var inputs = 0
+    /// The file at the map's path, while its bytes are these so far (nil: it is not there, is
+    /// not a regular file, or differs).
+    private var existing: Int32?
+
+    private enum Piece {
+        case spilled(offset: Int, count: Int)
+        case held([UInt8])
+    }
+
+    /// Bytes handed on together: to the unnamed file, compared, then written.
+    static let pieceBytes = 1 << 20
+
+    /// A map of the job `job`, compared with the regular file at `path` (opened without
+    /// waiting: a FIFO there is not a map, and is replaced; beneath the roots of `confinement`
+    /// when given).
+    init(job: String, comparedWith path: String, confinement: RootConfinement?) {
+        self.job = job
+        let opened: Int32? = confinement.map { try? $0.openFile(path) } ?? (try? Syscalls.openForReading(path))
+        if let opened {
+            if let info = try? Syscalls.status(of: opened), info.st_mode & S_IFMT == S_IFREG {
+                existing = opened
+            } else {
+                Syscalls.close(opened)
+            }
+        }
+    }
+
+    deinit { if let existing { Syscalls.close(existing) } }
+
+    /// Adds `input`'s entry.
+    /// - Throws: what the encoder throws.
+    func add(_ input: OutputMap.Input) throws {
+        let entry = ReportedText.showingBytes(in: try encoder.encode(input))
+        take(inputs == 0 ? Array("{\n  \"inputs\" : [\n".utf8) : Array(",\n".utf8))
+        var line = true
+        var indented: [UInt8] = []
+        indented.reserveCapacity(entry.count + entry.count / 8)
+        for byte in entry {
+            if line { indented += [0x20, 0x20, 0x20, 0x20] }
+            indented.append(byte)
+            line = byte == UInt8(ascii: "\n")
+        }
+        take(indented)
+        inputs += 1
+    }
+
+    /// Ends the map: whether the file at its path holds these bytes already.
+    /// - Throws: what the encoder throws.
+    func finish() throws -> Bool {
+        if inputs == 0 {
+            take(Array(try RunReport.json(OutputMap(job: job, inputs: [])) + Data("\n".utf8)))
+        } else {
+            let frame = ReportedText.showingBytes(in: try encoder.encode(job))
+            take(Array("\n  ],\n  \"job\" : ".utf8) + Array(frame) + Array(",\n  \"version\" : \(OutputMap.currentVersion)\n}\n".utf8))
+        }
+        handOn()
+        guard let existing else { return false }
+        var byte: [UInt8] = [0]
+        let more = byte.withUnsafeMutableBytes { (try? Syscalls.read(existing, into: $0, at: length)) ?? 1 }
+        return more == 0
+    }
+
+    /// The bytes, a piece at a time, then nil (after ``finish()``).
+    /// - Throws: ``ImageIOError`` when the unnamed file cannot be read back.
+    func parts(path: String) -> () throws(ImageIOError) -> [UInt8]? {
+        var next = 0
+        return { [self] () throws(ImageIOError) -> [UInt8]? in
+            guard next < pieces.count else { return nil }
+            defer { next += 1 }
+            switch pieces[next] {
+            case .held(let bytes): return bytes
+            case .spilled(let offset, let count):
+                do throws(SystemCallError) {
+                    return try spill.bytes(count, at: offset)
+                } catch {
+                    throw ImageIOError(code: .writeFailed, path: path, message: "the map's bytes cannot be read back: \(error.reason)")
+                }
+            }
+        }
+    }
+
+    private func take(_ bytes: [UInt8]) {
+        pending += bytes
+        if pending.count >= Self.pieceBytes { handOn() }
+    }
+
+    /// Compares the pending bytes with the file's at their place, and keeps them.
+    private func handOn() {
+        guard !pending.isEmpty else { return }
+        if let file = existing {
+            var theirs = [UInt8](repeating: 0, count: pending.count)
+            var read = 0
+            while read < theirs.count {
+                let count = theirs.withUnsafeMutableBytes { buffer in
+                    (try? Syscalls.read(file, into: UnsafeMutableRawBufferPointer(rebasing: buffer[read...]), at: length + read)) ?? 0
+                }
+                if count == 0 { break }
+                read += count
+            }
+            if read < theirs.count || theirs != pending {
+                Syscalls.close(file)
+                existing = nil
+            }
+        }
+        if let offset = spill.append(pending) {
+            pieces.append(.spilled(offset: offset, count: pending.count))
+        } else {
+            pieces.append(.held(pending))
+        }
+        length += pending.count
+        pending.removeAll(keepingCapacity: true)
+    }
+}
