@@ -65,7 +65,12 @@ extension IncrementalRun {
         limits: (pixels: Int, memory: Int, decodes: Int), confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = PathName.folder(of: absolute(path))
-        let text = OutputMapText(job: full.job.name, comparedWith: path, confinement: confinement)
+        let text: OutputMapText
+        do {
+            text = try OutputMapText(job: full.job.name, comparedWith: path, confinement: confinement)
+        } catch {
+            throw MapFailure(path: path, message: "cannot encode the map: \(error)")
+        }
         var missing: [(input: String, reason: String)] = []
         // A batch of inputs at a time: their records looked up together, as a run looks them
         // up, their placeholders read or made, their entries encoded and handed on.
@@ -129,13 +134,7 @@ extension IncrementalRun {
         } catch {
             throw MapFailure(path: path, message: "cannot record a placeholder: \(error)")
         }
-        let unchanged: Bool
-        do {
-            unchanged = try text.finish()
-        } catch {
-            throw MapFailure(path: path, message: "cannot encode the map: \(error)")
-        }
-        if unchanged { return MapResult(written: false, missingPlaceholders: missing) }
+        if text.finish() { return MapResult(written: false, missingPlaceholders: missing) }
         let folder = PathName.folder(of: path)
         do throws(StateError) {
             // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.

@@ -5,23 +5,21 @@ import Foundation
 
 /// The output map's JSON, the bytes ``RunReport/json(_:)`` makes of the whole ``OutputMap``
 /// and a newline, made an input at a time: each input's entry encoded alone and set in the
-/// map's frame (JSON's pretty printing is the same text wherever a value stands, but for its
-/// indent). The bytes go to an unnamed file (``SpillFile``) as they come, and are compared with
+/// map's frame (``JSONFrame``). The bytes go to an unnamed file (``SpillFile``) as they come, and are compared with
 /// the file at the map's path, read as far as they go: a map of 100,000 inputs (173 MB, with
 /// its placeholders) was held whole, encoded whole, and the file read whole to compare, 1.2
 /// GB, on every run of a site build, changed or not. `OutputMapTextTests`: the same bytes as
 /// the map encoded whole.
 final class OutputMapText {
-    private let job: String
-    /// ``RunReport/json(_:)``'s encoder, made once (an entry each, it was a tenth of the map).
-    private let encoder = RunReport.encoder()
+    /// The map's frame, its inputs set in as they come (one encoder for all: made an entry
+    /// each, it was a tenth of the map's time).
+    private var frame: JSONFrame
     private let spill = SpillFile(in: SpillFile.folders(preferring: nil))
     /// The bytes made, in order: in the unnamed file, or held where it could not take them.
     private var pieces: [Piece] = []
     /// The bytes not yet handed on (at most ``pieceBytes`` and an entry).
     private var pending: [UInt8] = []
     private var length = 0
-    private var inputs = 0
     /// The file at the map's path, while its bytes are these so far (nil: it is not there, is
     /// not a regular file, or differs).
     private var existing: Int32?
@@ -37,8 +35,9 @@ final class OutputMapText {
     /// A map of the job `job`, compared with the regular file at `path` (opened without
     /// waiting: a FIFO there is not a map, and is replaced; beneath the roots of `confinement`
     /// when given).
-    init(job: String, comparedWith path: String, confinement: RootConfinement?) {
-        self.job = job
+    /// - Throws: what the encoder throws.
+    init(job: String, comparedWith path: String, confinement: RootConfinement?) throws {
+        frame = try JSONFrame(OutputMap(job: job, inputs: []), lists: "inputs")
         let opened: Int32? = confinement.map { try? $0.openFile(path) } ?? (try? Syscalls.openForReading(path))
         if let opened {
             if let info = try? Syscalls.status(of: opened), info.st_mode & S_IFMT == S_IFREG {
@@ -54,29 +53,19 @@ final class OutputMapText {
     /// Adds `input`'s entry.
     /// - Throws: what the encoder throws.
     func add(_ input: OutputMap.Input) throws {
-        let entry = ReportedText.showingBytes(in: try encoder.encode(input))
-        take(inputs == 0 ? Array("{\n  \"inputs\" : [\n".utf8) : Array(",\n".utf8))
-        var line = true
-        var indented: [UInt8] = []
-        indented.reserveCapacity(entry.count + entry.count / 8)
-        for byte in entry {
-            if line { indented += [0x20, 0x20, 0x20, 0x20] }
-            indented.append(byte)
-            line = byte == UInt8(ascii: "\n")
+        if !listOpen {
+            take(frame.openList())
+            listOpen = true
         }
-        take(indented)
-        inputs += 1
+        take(try frame.element(input))
     }
 
+    private var listOpen = false
+
     /// Ends the map: whether the file at its path holds these bytes already.
-    /// - Throws: what the encoder throws.
-    func finish() throws -> Bool {
-        if inputs == 0 {
-            take(Array(try RunReport.json(OutputMap(job: job, inputs: [])) + Data("\n".utf8)))
-        } else {
-            let frame = ReportedText.showingBytes(in: try encoder.encode(job))
-            take(Array("\n  ],\n  \"job\" : ".utf8) + Array(frame) + Array(",\n  \"version\" : \(OutputMap.currentVersion)\n}\n".utf8))
-        }
+    func finish() -> Bool {
+        if !listOpen { take(frame.openList()) }
+        take(frame.closeList() + frame.finish() + Array("\n".utf8))
         handOn()
         guard let existing else { return false }
         var byte: [UInt8] = [0]

@@ -80,26 +80,30 @@ struct Check: FarmCommand {
                 plugins: registry.pluginHashes(of: plans), pixelLimit: configuration.pixelLimit)
             for case .failure(let error) in statuses { printError("\(error)") }
             let jobs = statuses.compactMap { try? $0.get() }
-            if json { try printJSON(jobs) } else { jobs.forEach { $0.forEachPart { print($0) } } }
+            if json {
+                try StatusDescription.json(of: jobs) { FileHandle.standardOutput.write(Data($0)) }
+            } else {
+                jobs.forEach { $0.forEachPart { print($0) } }
+            }
             if jobs.count < statuses.count { unreadable += 1 }
         } else {
-            // The plans, printed as their inputs are described (whole, with --json); their
-            // warnings and errors on standard error.
-            var jobs: [PlanDescription] = []
-            for plan in plans {
-                let (warnings, errors): ([Diagnostic], [String])
-                if json {
-                    let (job, jobWarnings) = PlanDescription.of(plan, configuration: configuration, registry: registry)
-                    (warnings, errors) = (jobWarnings, job.errors)
-                    jobs.append(job)
-                } else {
-                    (warnings, errors) = PlanDescription.text(of: plan, configuration: configuration, registry: registry) { print($0) }
-                }
+            // The plans, printed as their inputs are described; their warnings and errors on
+            // standard error.
+            func tell(_ warnings: [Diagnostic], _ errors: [String]) {
                 if !warnings.isEmpty { printDiagnostics(Diagnostics(warnings)) }
                 for error in errors { printError(error) }
                 unreadable += errors.count
             }
-            if json { try printJSON(jobs) }
+            if json {
+                try PlanDescription.json(
+                    of: plans, configuration: configuration, registry: registry, { FileHandle.standardOutput.write(Data($0)) },
+                    told: tell)
+            } else {
+                for plan in plans {
+                    let (warnings, errors) = PlanDescription.text(of: plan, configuration: configuration, registry: registry) { print($0) }
+                    tell(warnings, errors)
+                }
+            }
         }
         if let sheet { try farm.writeSheet(plans, to: sheet, configuration: configuration) }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }

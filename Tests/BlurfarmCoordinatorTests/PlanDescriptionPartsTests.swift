@@ -1,6 +1,7 @@
 import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmTestSupport
+import BlurfarmCore
 import Foundation
 import Testing
 @testable import BlurfarmCoordinator
@@ -76,14 +77,27 @@ import Testing
             #expect(sameWarnings, "\(atOnce) at once on \(threads) threads: \(parts.warnings.count) warnings, not \(one.warnings.count)")
         }
         // The text `check` prints as it describes is the headline, then each input's lines, as
-        // the description made whole (`check --json`'s) says them; its errors theirs.
-        let (whole, wholeWarnings) = PlanDescription.of(plan, configuration: loader.configuration, registry: loader.registry)
+        // the description made whole says them; its errors theirs. And `check --json`, made as
+        // it describes, is the description made whole encoded, twice over (two jobs).
+        var wholeInputs: [PlanDescription.Input] = []
+        let wholeWarnings = PlanDescription.describe(plan, configuration: loader.configuration, registry: loader.registry) {
+            wholeInputs += $0
+        }
+        let whole = PlanDescription(
+            job: plan.job.name, manifest: plan.manifestPath, tile: plan.tileSize, refused: plan.refused, inputs: wholeInputs)
+        var json: [UInt8] = []
+        var told: [(warnings: [Diagnostic], errors: [String])] = []
+        try PlanDescription.json(of: [plan, plan], configuration: loader.configuration, registry: loader.registry, { json += $0 }) {
+            told.append(($0, $1))
+        }
+        #expect(json == Array(try RunReport.json([whole, whole])) + Array("\n".utf8))
+        #expect(told.count == 2 && told.allSatisfy { $0.errors == whole.inputs.flatMap(\.errors) && $0.warnings.map(\.message) == wholeWarnings.map(\.message) })
         var printed: [String] = []
         let (warnings, errors) = PlanDescription.text(of: plan, configuration: loader.configuration, registry: loader.registry) {
             printed.append($0)
         }
         #expect(printed.joined(separator: "\n") == ([PlanDescription.headline(of: plan)] + whole.inputs.flatMap(\.lines)).joined(separator: "\n"))
-        #expect(errors == whole.errors && errors.count == 86)
+        #expect(errors == whole.inputs.flatMap(\.errors) && errors.count == 86)
         #expect(warnings.map(\.message) == wholeWarnings.map(\.message))
     }
 }

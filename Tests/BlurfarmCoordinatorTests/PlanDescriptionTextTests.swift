@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func itsErrorsAreTheUnreadableInputsAndTheOutputsThatCannotRender() {
-        #expect(Self.plan.errors == ["in/a.jpg: bad: out of bounds", "in/b: not an image"])
+        #expect(Self.plan.inputs.flatMap(\.errors) == ["in/a.jpg: bad: out of bounds", "in/b: not an image"])
     }
 
     @Test func anEmptyPlanSaysNoFileMatches() {
@@ -76,6 +76,24 @@ import Testing
         status.forEachPart { parts.append($0) }
         #expect(parts.map { $0.split(separator: "\n").count } == [StatusDescription.partLines, 5001 - StatusDescription.partLines])
         #expect(parts.joined(separator: "\n").split(separator: "\n").count == 5001)
+    }
+
+    /// `check --status --json` prints the statuses a part at a time, each made as it is
+    /// encoded: the list of them encoded whole.
+    @Test func theStatusAsJSONIsHandedOnInPartsOfTheWholeEncoding() throws {
+        let outputs = (0..<9000).map {
+            OutputStatus(
+                input: "in/\($0).jpg", output: "out/\($0).jpg", variant: $0 % 7 == 0 ? nil : "v",
+                state: $0 % 3 == 0 ? .failedEarlier : .missing, reason: $0 % 3 == 0 ? "corrupt" : nil)
+        }
+        let statuses = [
+            StatusDescription(job: "j", manifest: "/j.job", outputs: OutputStatuses(outputs)),
+            StatusDescription(job: "empty", manifest: "/e.job", outputs: OutputStatuses([])),
+        ]
+        var parts: [[UInt8]] = []
+        try StatusDescription.json(of: statuses) { parts.append($0) }
+        #expect(parts.count > 2)
+        #expect(Array(parts.joined()) == Array(try RunReport.json(statuses)) + Array("\n".utf8))
     }
 
     /// What `check --status` prints of `status`: its parts, one after the other.
