@@ -1,3 +1,4 @@
+import BlurfarmState
 import Foundation
 
 extension IncrementalRun {
@@ -18,6 +19,22 @@ extension IncrementalRun {
         let skipped: ArraySlice<OutputReport>
         /// Its output paths in plan order (none for a batch without work).
         let paths: [String]
+        /// The place of its first output among the full plan's.
+        let firstOutput: Int
+        /// The places among the full plan's of ``skipped``'s outputs.
+        let skippedPlaces: [Int]
+
+        /// Adds to `published` the places of its outputs `ran` wrote or found up to date (those
+        /// of ``work``'s, any order) and of those the check found up to date: what the output
+        /// map lists.
+        public func publish(_ ran: [OutputReport], into published: inout PublishedOutputs) {
+            for (report, place) in zip(skipped, skippedPlaces) where report.status == .skipped { published.insert(place) }
+            let made = ran.filter { $0.status == .written || $0.status == .skipped }
+            guard !made.isEmpty else { return }
+            var places: [RealPath.Identity.Bytes: Int] = [:]
+            for (offset, path) in paths.enumerated() where places[.init(path)] == nil { places[.init(path)] = firstOutput + offset }
+            for report in made { if let place = places[.init(report.output)] { published.insert(place) } }
+        }
 
         /// The batch's outputs in plan order: `ran` (those of ``work``, in any order) with those
         /// the check took out (without work, those themselves, not a copy); any the plan does
@@ -82,11 +99,14 @@ extension IncrementalRun {
             let paths = batchWork.isEmpty ? [] : inputs.flatMap { $0.outputs.map(\.path) }
             // Those taken out are in plan order too: the batch's, made for it.
             var reports: [OutputReport] = []
+            var places: [Int] = []
+            let firstOutput = outputs
             for (offset, input) in inputs.enumerated() {
                 for index in input.outputs.indices {
                     if let failedEarlier = run.takenOut.failedEarlier(at: outputs + index) {
                         let taken = TakenOut(input: UInt32(start + offset), output: UInt32(index), failedEarlier: failedEarlier)
                         reports.append(run.report(of: taken, in: input))
+                        places.append(outputs + index)
                     }
                 }
                 outputs += input.outputs.count
@@ -95,7 +115,26 @@ extension IncrementalRun {
                 work: JobPlan(
                     job: plan.job, manifestPath: plan.manifestPath, folder: plan.folder, inputs: PlannedInputs(batchWork),
                     tileSize: plan.tileSize, refused: plan.refused),
-                around: (workBefore, plan.inputs.count - work), skipped: reports[...], paths: paths)
+                around: (workBefore, plan.inputs.count - work), skipped: reports[...], paths: paths, firstOutput: firstOutput,
+                skippedPlaces: places)
         }
+    }
+}
+
+/// The outputs of a run's full plan that it wrote or found up to date, by their places among
+/// the plan's outputs (``IncrementalRun/Batch/publish(_:into:)``): a bit an output, where the
+/// set of their paths held 300,000 strings through a run with an output map.
+public struct PublishedOutputs: Sendable {
+    private var words: [UInt64] = []
+
+    public init() {}
+
+    mutating func insert(_ place: Int) {
+        if place / 64 >= words.count { words += repeatElement(0, count: place / 64 + 1 - words.count) }
+        words[place / 64] |= 1 << UInt64(place % 64)
+    }
+
+    func contains(_ place: Int) -> Bool {
+        place / 64 < words.count && words[place / 64] & (1 << UInt64(place % 64)) != 0
     }
 }

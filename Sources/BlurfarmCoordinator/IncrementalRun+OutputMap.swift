@@ -48,7 +48,7 @@ extension IncrementalRun {
 
     /// Writes the output map (``OutputMap``) of the job planned as `full` to `path` (relative
     /// to the working directory), after the run that wrote or found up to date the outputs
-    /// `published` (their paths as planned, by their bytes): every one of them recorded and on
+    /// `published` (by their places in `full`): every one of them recorded and on
     /// disk, with its size from the records (or its header, for records older than that) and
     /// its bytes from the file. Failed,
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
@@ -61,7 +61,7 @@ extension IncrementalRun {
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
     package func writeMap(
-        to path: String, plan full: JobPlan, published: Set<RealPath.Identity.Bytes>,
+        to path: String, plan full: JobPlan, published: PublishedOutputs,
         limits: (pixels: Int, memory: Int, decodes: Int), confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let mapFolder = PathName.folder(of: absolute(path))
@@ -74,6 +74,7 @@ extension IncrementalRun {
         var missing: [(input: String, reason: String)] = []
         // A batch of inputs at a time: their records looked up together, as a run looks them
         // up, their placeholders read or made, their entries encoded and handed on.
+        var place = 0
         for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
             let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
             let found = records.lookUp(recordsOf: batch.map { absolute($0.path) }, failures: false)
@@ -81,7 +82,9 @@ extension IncrementalRun {
             for input in batch {
                 var outputs: [OutputMap.Output] = []
                 var inputHash: String?
-                for output in input.outputs where published.contains(.init(output.path)) {
+                for output in input.outputs {
+                    place += 1
+                    guard published.contains(place - 1) else { continue }
                     let outputPath = absolute(output.path)
                     guard let record = found.records[.init(outputPath)], let stamp = FileStamp.of(outputPath),
                         let format = ImageFormat(extension: (outputPath as NSString).pathExtension)

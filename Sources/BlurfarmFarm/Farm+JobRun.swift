@@ -148,9 +148,11 @@ extension Farm {
         // a batch's reports, the report's details go to the state folder as each batch ends.
         let reported = ReportedOutputs.Spilling(state: settings.stateFolder)
         // What the map and the unredacted list need of the outputs: those written or up to date,
-        // by their paths' bytes (twin names are two files).
-        let watched = job.mapPath == nil ? Set(plan.unredacted.map(RealPath.Identity.Bytes.init)) : nil
-        var published: Set<RealPath.Identity.Bytes> = []
+        // by their places in the plan for the map, by their paths' bytes among those published
+        // unredacted (twin names are two files).
+        let unredacted = Set(plan.unredacted.map(RealPath.Identity.Bytes.init))
+        var published = PublishedOutputs()
+        var publishedUnredacted: Set<RealPath.Identity.Bytes> = []
         var detectionFailed: [String] = []
         var rendering: (any ImageRendering)?
         if work.outputCount > 0 { JobRunner.removeAbandonedFiles(of: work, minimumAge: job.abandonedAge) }
@@ -184,9 +186,12 @@ extension Farm {
                 if let recordingProblem { problem(.state(recordingProblem)) }
             }
             let outputs = batch.merged(ran)
-            for output in outputs where output.status == .written || output.status == .skipped {
-                let path = RealPath.Identity.Bytes(output.output)
-                if watched?.contains(path) ?? true { published.insert(path) }
+            if job.mapPath != nil { batch.publish(ran, into: &published) }
+            if !unredacted.isEmpty {
+                for output in outputs where output.status == .written || output.status == .skipped {
+                    let path = RealPath.Identity.Bytes(output.output)
+                    if unredacted.contains(path) { publishedUnredacted.insert(path) }
+                }
             }
             reported.add(outputs)
             finished = Date()
@@ -237,7 +242,7 @@ extension Farm {
             reported: reported.finish())
         report.pruned = pruned
         report.notEnlarged = incremental.notEnlarged
-        report.unredacted = plan.unredacted.filter { published.contains(.init($0)) }
+        report.unredacted = plan.unredacted.filter { publishedUnredacted.contains(.init($0)) }
         if let map = job.mapPath, control.ended == nil {
             if !job.forcePrune, let reason = incremental.mapRefusal() {
                 problem(.mapKept(path: map, reason))

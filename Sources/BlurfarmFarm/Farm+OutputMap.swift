@@ -8,7 +8,7 @@ extension Farm {
     /// a map that cannot be written is a problem of the job, an input without a placeholder a
     /// warning.
     func writeMap(
-        _ path: String, of job: FarmJob, published: Set<RealPath.Identity.Bytes>, _ incremental: IncrementalRun,
+        _ path: String, of job: FarmJob, published: PublishedOutputs, _ incremental: IncrementalRun,
         control: JobControl, _ problem: (JobProblem) -> Void
     ) {
         let configuration = settings.configuration

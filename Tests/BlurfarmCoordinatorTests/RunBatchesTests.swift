@@ -38,16 +38,24 @@ import Testing
         let size = Int.random(in: 1...7, using: &random)
         var work: [PlannedInput] = []
         var reported: [OutputReport] = []
+        var published = PublishedOutputs()
         for batch in run.batches(of: size) {
             #expect(batch.around.before == work.count, "seed \(seed)")
             work += batch.work.inputs
             #expect(batch.around.after == run.plan.inputs.count - work.count, "seed \(seed)")
-            // The batch's work ends in any order.
+            // The batch's work ends in any order, written or failed.
             let ran = batch.work.inputs.flatMap { input in
-                input.outputs.map { OutputReport(input: input.relativePath, output: $0.path, variant: $0.variant.name, status: .written) }
-            }
-            reported += batch.merged(ran.shuffled(using: &random))
+                input.outputs.map {
+                    OutputReport(
+                        input: input.relativePath, output: $0.path, variant: $0.variant.name,
+                        status: Bool.random(using: &random) ? .written : .failed)
+                }
+            }.shuffled(using: &random)
+            reported += batch.merged(ran)
+            batch.publish(ran, into: &published)
         }
+        // Published: each output written or up to date, by its place in the plan, and no other.
+        #expect((0..<plan.outputCount).map(published.contains) == reported.map { $0.status == .written || $0.status == .skipped })
         #expect(work.map(\.path) == run.plan.inputs.map(\.path), "every input to make, once, in order (seed \(seed))")
         #expect(work.map { $0.outputs.map(\.path) } == run.plan.inputs.map { $0.outputs.map(\.path) })
         let planned = plan.inputs.flatMap { $0.outputs.map(\.path) }
