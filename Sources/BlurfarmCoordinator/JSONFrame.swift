@@ -42,15 +42,15 @@ struct JSONFrame {
     /// - Throws: what the encoder throws.
     mutating func element(_ element: some Encodable) throws -> [UInt8] {
         guard let indent = open?.indent else { preconditionFailure("no list is open") }
-        let text = ReportedText.showingBytes(in: try encoder.encode(element))
+        // As an array: `Data`'s iterator, a byte at a time, was a twentieth of a map's time.
+        let text = [UInt8](ReportedText.showingBytes(in: try encoder.encode(element)))
         var bytes: [UInt8] = elements == 0 ? [] : Array(",\n".utf8)
         bytes.reserveCapacity(bytes.count + text.count + text.count / 8)
-        var lineStarts = true
-        for byte in text {
-            // An empty line (an empty list's) stays empty.
-            if lineStarts, byte != UInt8(ascii: "\n") { bytes += indent }
-            bytes.append(byte)
-            lineStarts = byte == UInt8(ascii: "\n")
+        // Each line indented; an empty line (an empty list's) stays empty.
+        for (index, line) in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "\n")) }
+            if !line.isEmpty { bytes += indent }
+            bytes += line
         }
         elements += 1
         return bytes
