@@ -67,7 +67,8 @@ extension IncrementalRun {
         let mapFolder = PathName.folder(of: absolute(path))
         let text: OutputMapText
         do {
-            text = try OutputMapText(job: full.job.name, comparedWith: path, confinement: confinement)
+            text = try OutputMapText(
+                job: full.job.name, comparedWith: path, confinement: confinement, keptIn: PathName.folder(of: records.path))
         } catch {
             throw MapFailure(path: path, message: "cannot encode the map: \(error)")
         }

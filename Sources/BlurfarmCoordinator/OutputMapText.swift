@@ -14,7 +14,7 @@ final class OutputMapText {
     /// The map's frame, its inputs set in as they come (one encoder for all: made an entry
     /// each, it was a tenth of the map's time).
     private var frame: JSONFrame
-    private let spill = SpillFile(in: SpillFile.folders(preferring: nil))
+    private let spill: SpillFile
     /// The bytes made, in order: in the unnamed file, or held where it could not take them.
     private var pieces: [Piece] = []
     /// The bytes not yet handed on (at most ``pieceBytes`` and an entry).
@@ -34,10 +34,12 @@ final class OutputMapText {
 
     /// A map of the job `job`, compared with the regular file at `path` (opened without
     /// waiting: a FIFO there is not a map, and is replaced; beneath the roots of `confinement`
-    /// when given).
+    /// when given), its bytes kept in an unnamed file in `folder` (the job's state folder:
+    /// the system's temporary folder, often memory, comes after it).
     /// - Throws: what the encoder throws.
-    init(job: String, comparedWith path: String, confinement: RootConfinement?) throws {
+    init(job: String, comparedWith path: String, confinement: RootConfinement?, keptIn folder: String?) throws {
         frame = try JSONFrame(OutputMap(job: job, inputs: []), lists: "inputs")
+        spill = SpillFile(in: SpillFile.folders(preferring: folder))
         let opened: Int32? = confinement.map { try? $0.openFile(path) } ?? (try? Syscalls.openForReading(path))
         if let opened {
             if let info = try? Syscalls.status(of: opened), info.st_mode & S_IFMT == S_IFREG {

@@ -35,7 +35,7 @@ import Testing
     /// The bytes of `map` made an input at a time, compared with the file at `path`: whether
     /// it held them, and the bytes.
     static func streamed(_ map: OutputMap, comparedWith path: String) throws -> (Bool, [UInt8]) {
-        let text = try OutputMapText(job: map.job, comparedWith: path, confinement: nil)
+        let text = try OutputMapText(job: map.job, comparedWith: path, confinement: nil, keptIn: nil)
         for input in map.inputs { try text.add(input) }
         let unchanged = text.finish()
         var bytes: [UInt8] = []
