@@ -16,6 +16,10 @@ struct JSONFrame {
     private var elements = 0
     private let encoder = RunReport.encoder()
 
+    /// Bytes of a framed text handed on together, about: to standard output, or to the map's
+    /// unnamed file and the comparison with the map on disk.
+    static let partBytes = 1 << 20
+
     /// The frame of `value`, whose lists under `key` that are to be filled are empty.
     /// - Throws: what the encoder throws.
     init(_ value: some Encodable, lists key: String) throws {

@@ -17,9 +17,11 @@ final class OutputMapText {
     private let spill: SpillFile
     /// The bytes made, in order: in the unnamed file, or held where it could not take them.
     private var pieces: [Piece] = []
-    /// The bytes not yet handed on (at most ``pieceBytes`` and an entry).
+    /// The bytes not yet handed on (at most ``JSONFrame/partBytes`` and an entry).
     private var pending: [UInt8] = []
     private var length = 0
+    /// Whether the frame's list of inputs is open (its first entry is in).
+    private var listOpen = false
     /// The file at the map's path, while its bytes are these so far (nil: it is not there, is
     /// not a regular file, or differs).
     private var existing: Int32?
@@ -29,8 +31,6 @@ final class OutputMapText {
         case held([UInt8])
     }
 
-    /// Bytes handed on together: to the unnamed file, compared, then written.
-    static let pieceBytes = 1 << 20
 
     /// A map of the job `job`, compared with the regular file at `path` (opened without
     /// waiting: a FIFO there is not a map, and is replaced; beneath the roots of `confinement`
@@ -61,8 +61,6 @@ final class OutputMapText {
         }
         take(try frame.element(input))
     }
-
-    private var listOpen = false
 
     /// Ends the map: whether the file at its path holds these bytes already.
     func finish() -> Bool {
@@ -96,7 +94,7 @@ final class OutputMapText {
 
     private func take(_ bytes: [UInt8]) {
         pending += bytes
-        if pending.count >= Self.pieceBytes { handOn() }
+        if pending.count >= JSONFrame.partBytes { handOn() }
     }
 
     /// Compares the pending bytes with the file's at their place, and keeps them.

@@ -415,7 +415,7 @@ public struct StatusDescription: Encodable, Sendable {
             var bytes = frame.openList()
             for output in status.outputs {
                 bytes += try frame.element(output)
-                if bytes.count >= OutputMapText.pieceBytes {
+                if bytes.count >= JSONFrame.partBytes {
                     body(bytes)
                     bytes.removeAll(keepingCapacity: true)
                 }

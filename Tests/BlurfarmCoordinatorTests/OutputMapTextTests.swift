@@ -53,7 +53,7 @@ import Testing
             let whole = Array(try RunReport.json(map)) + Array("\n".utf8)
             let (_, bytes) = try Self.streamed(map, comparedWith: "/nonexistent/map.json")
             #expect(bytes == whole, "\(count) inputs")
-            if count == 3000 { #expect(whole.count > 2 * OutputMapText.pieceBytes) }
+            if count == 3000 { #expect(whole.count > 2 * JSONFrame.partBytes) }
         }
     }
 
@@ -72,7 +72,7 @@ import Testing
             return try Self.streamed(map, comparedWith: path).0
         }
         #expect(try holds(whole))
-        for place in [0, OutputMapText.pieceBytes + 17, whole.count - 2] {
+        for place in [0, JSONFrame.partBytes + 17, whole.count - 2] {
             var changed = whole
             changed[place] ^= 1
             #expect(try !holds(changed), "byte \(place)")
