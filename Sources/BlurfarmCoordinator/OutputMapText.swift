@@ -5,11 +5,11 @@ import Foundation
 
 /// The output map's JSON, the bytes ``RunReport/json(_:)`` makes of the whole ``OutputMap``
 /// and a newline, made an input at a time: each input's entry encoded alone and set in the
-/// map's frame (``JSONFrame``). The bytes go to an unnamed file (``SpillFile``) as they come, and are compared with
-/// the file at the map's path, read as far as they go: a map of 100,000 inputs (173 MB, with
-/// its placeholders) was held whole, encoded whole, and the file read whole to compare, 1.2
-/// GB, on every run of a site build, changed or not. `OutputMapTextTests`: the same bytes as
-/// the map encoded whole.
+/// map's frame (``JSONFrame``). The bytes go to an unnamed file (``SpillFile``) as they come,
+/// and are compared with the file at the map's path, read as far as they go: a map of 100,000
+/// inputs (173 MB, with its placeholders) was held whole, encoded whole, and the file read
+/// whole to compare, 1.2 GB, on every run of a site build, changed or not.
+/// `OutputMapTextTests`: the same bytes as the map encoded whole.
 final class OutputMapText {
     /// The map's frame, its inputs set in as they come (one encoder for all: made an entry
     /// each, it was a tenth of the map's time).
@@ -30,7 +30,6 @@ final class OutputMapText {
         case spilled(offset: Int, count: Int)
         case held([UInt8])
     }
-
 
     /// A map of the job `job`, compared with the regular file at `path` (opened without
     /// waiting: a FIFO there is not a map, and is replaced; beneath the roots of `confinement`
@@ -68,9 +67,8 @@ final class OutputMapText {
         take(frame.closeList() + frame.finish() + Array("\n".utf8))
         handOn()
         guard let existing else { return false }
-        var byte: [UInt8] = [0]
-        let more = byte.withUnsafeMutableBytes { (try? Syscalls.read(existing, into: $0, at: length)) ?? 1 }
-        return more == 0
+        // Not one byte more.
+        return (try? Syscalls.readBytes(existing, count: 1, at: length))?.isEmpty ?? false
     }
 
     /// The bytes, a piece at a time, then nil (after ``finish()``).
@@ -100,20 +98,9 @@ final class OutputMapText {
     /// Compares the pending bytes with the file's at their place, and keeps them.
     private func handOn() {
         guard !pending.isEmpty else { return }
-        if let file = existing {
-            var theirs = [UInt8](repeating: 0, count: pending.count)
-            var read = 0
-            while read < theirs.count {
-                let count = theirs.withUnsafeMutableBytes { buffer in
-                    (try? Syscalls.read(file, into: UnsafeMutableRawBufferPointer(rebasing: buffer[read...]), at: length + read)) ?? 0
-                }
-                if count == 0 { break }
-                read += count
-            }
-            if read < theirs.count || theirs != pending {
-                Syscalls.close(file)
-                existing = nil
-            }
+        if let file = existing, (try? Syscalls.readBytes(file, count: pending.count, at: length)) != pending {
+            Syscalls.close(file)
+            existing = nil
         }
         if let offset = spill.append(pending) {
             pieces.append(.spilled(offset: offset, count: pending.count))

@@ -70,17 +70,8 @@ public final class SpillFile: Sendable {
     /// - Throws: ``SystemCallError`` when the file cannot be read there.
     func bytes(_ count: Int, at offset: Int) throws(SystemCallError) -> [UInt8] {
         guard let file = state.withLock({ $0.file }) else { throw SystemCallError(call: "pread", errno: EBADF) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let read = try bytes.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemCallError) in
-                    try Syscalls.read(file, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + done)
-                }
-            }.get()
-            if read == 0 { throw SystemCallError(call: "pread", errno: EIO) }
-            done += read
-        }
+        let bytes = try Syscalls.readBytes(file, count: count, at: offset)
+        if bytes.count < count { throw SystemCallError(call: "pread", errno: EIO) }
         return bytes
     }
 }

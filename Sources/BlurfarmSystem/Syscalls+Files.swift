@@ -200,6 +200,23 @@ extension Syscalls {
         PathEncoding.withCString(path) { access($0, W_OK | X_OK) } == 0
     }
 
+    /// The `count` bytes of `fd` from `offset`, or those there are before the end of the file
+    /// (fewer, none at its end): `pread` until they are all read.
+    package static func readBytes(_ fd: Int32, count: Int, at offset: Int) throws(SystemCallError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let read = try bytes.withUnsafeMutableBytes { buffer in
+                Result { () throws(SystemCallError) in
+                    try Self.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + done)
+                }
+            }.get()
+            if read == 0 { break }
+            done += read
+        }
+        return done == count ? bytes : Array(bytes[..<done])
+    }
+
     /// Reads up to `buffer.count` bytes of `fd` at `offset` into `buffer`; the number read, 0
     /// at the end of the file.
     package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemCallError) -> Int {
