@@ -477,14 +477,6 @@ public final class OutputRecords: Sendable {
             by: \.input)
     }
 
-    /// The placeholder of the input at the absolute path `input`, if any.
-    public func placeholder(for input: String) -> InputPlaceholder? {
-        read { db in
-            try String.fetchOne(db.cachedStatement(sql: "SELECT json FROM placeholder WHERE input = ?"), arguments: [input])
-                .map { try Self.json(InputPlaceholder.self, $0) }
-        }
-    }
-
     /// The placeholders of those of `inputs` (absolute paths) that have one, by input: read in
     /// one transaction, ``lookUpChunk`` inputs a statement (the output map's batch of inputs).
     package func placeholders(for inputs: [String]) -> [RealPath.Identity.Bytes: InputPlaceholder] {
