@@ -65,7 +65,7 @@ final class BenchFolder {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
             throw BenchError("bench: cannot read the folder \(folder)")
         }
-        return names.filter { extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        return names.filter { extensions.contains(PathName.pathExtension(of: $0).lowercased()) }.sorted()
             .map { (folder as NSString).appendingPathComponent($0) }
     }
 }

@@ -42,7 +42,7 @@ extension PathTemplate {
     /// what `apply -o` suggests when one file is named for several inputs.
     public static func withStem(_ template: String) -> String {
         let folder = PathName.folder(of: template)
-        let ext = (template as NSString).pathExtension
+        let ext = PathName.pathExtension(of: template)
         let name = "{stem}" + (ext.isEmpty ? "" : "." + ext)
         return folder.isEmpty ? name : folder + "/" + name
     }

@@ -12,7 +12,7 @@ extension JobPlan {
     public func checkOutputFormats(_ options: EncodeOptions) throws(ImageIOError) {
         var byExtension: [String: String] = [:]
         for path in inputs.flatMap({ $0.outputs.map(\.path) }) {
-            byExtension[(path as NSString).pathExtension] = byExtension[(path as NSString).pathExtension] ?? path
+            byExtension[PathName.pathExtension(of: path)] = byExtension[PathName.pathExtension(of: path)] ?? path
         }
         for (ext, path) in byExtension.sorted(by: { $0.key < $1.key }) {
             _ = try ImageWriter.checkFormat(extension: ext, of: path, options: options)

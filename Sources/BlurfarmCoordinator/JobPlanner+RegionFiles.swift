@@ -89,7 +89,7 @@ extension JobPlanner {
     /// nil when its name cannot be made (the plan said why): what the review sheet reads again.
     public static func regionFilePath(of spec: RegionFile, variant: String, inputPath: String, job: String) -> String? {
         let name = PathName.lastName(of: inputPath)
-        let ext = (name as NSString).pathExtension
+        let ext = PathName.pathExtension(of: name)
         let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
         guard let expanded = try? spec.path.expand(stem: stem, ext: ext, name: name, relpath: "", job: job, variant: variant)
         else { return nil }

@@ -68,7 +68,7 @@ extension JobRunner {
             var distinct = Set<Group>()
             let renders = indices.filter { index in
                 let output = input.outputs[index]
-                let format = ImageFormat(extension: (output.path as NSString).pathExtension)
+                let format = ImageFormat(extension: PathName.pathExtension(of: output.path))
                 return distinct.insert(Group(
                     render: output.variant.renderKey,
                     alpha: format?.storesAlpha == true, sixteenBit: format?.stores16Bit == true,

@@ -61,19 +61,8 @@ public enum OutputRecipe {
             + (v.detection.flatMap { d in plugins[detectorKey(d.detector)].map { "; detector \(d.detector)=\($0)" } } ?? "")
     }
 
-    /// The format a recipe names for an output at `path`: its extension, lower case (as
-    /// `NSString.pathExtension` reads it; a name with one dot, not leading, is read here
-    /// without it, the same).
-    static func format(of path: String) -> String {
-        let bytes = path.utf8
-        let name = bytes[(bytes.lastIndex(of: UInt8(ascii: "/")).map(bytes.index(after:)) ?? bytes.startIndex)...]
-        if let dot = name.firstIndex(of: UInt8(ascii: ".")), dot != name.startIndex,
-            name.lastIndex(of: UInt8(ascii: ".")) == dot
-        {
-            return String(decoding: name[name.index(after: dot)...], as: UTF8.self).lowercased()
-        }
-        return (path as NSString).pathExtension.lowercased()
-    }
+    /// The format a recipe names for an output at `path`: its extension, lower case.
+    static func format(of path: String) -> String { PathName.pathExtension(of: path).lowercased() }
 
     /// The recipes of one run's outputs (``of(_:versions:plugins:)``), each made once per
     /// shared variant, decode width, format and versions: a job's 300,000 outputs have a few

@@ -251,7 +251,7 @@ struct Apply: FarmCommand {
         let registry = farm.registry(for: configuration, naming: filters.compactMap(FilterOption.name(of:)))
         let tile = self.tile ?? configuration.tile
         var (specs, mask) = try chainOptions(registry: registry)
-        if let written = ImageFormat(extension: format ?? (output as NSString).pathExtension) { mask = mask.writing(written) }
+        if let written = ImageFormat(extension: format ?? PathName.pathExtension(of: output)) { mask = mask.writing(written) }
         let chain = FilterChain(filters: specs.map { registry.makeFilter($0) }, edge: edge, colour: colour, regions: mask)
         let options = encodeOptions
         try SingleImage.checkDestination(output, format: format, options: options)

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmTestSupport
+import Foundation
 import Testing
 
 /// A path's folder and last name (``PathName``), by what they are: the names the path was made
@@ -25,6 +26,21 @@ import Testing
             #expect(PathName.folder(of: path).split(separator: "/").map(String.init) == folder.split(separator: "/").map(String.init), "\(path)")
             #expect(PathName.folder(of: path).hasPrefix("/") == rooted, "\(path)")
             #expect(PathName.folder(of: path).isEmpty == (parts.count == 1 && !rooted), "\(path)")
+        }
+    }
+
+    /// A path's extension is NSString's, for names with dots anywhere, alone, doubled, first
+    /// and last, below folders or not, with a slash after.
+    @Test func aPathsExtensionIsNSStrings() {
+        let pieces = ["a", ".", "..", "jpg", "é", "x y", "e\u{301}", "webp"]
+        var generator = SplitMix(seed: 48)
+        for _ in 0..<20_000 {
+            let names = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+                (0..<Int.random(in: 1...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            }
+            var path = (Bool.random(using: &generator) ? "/" : "") + names.joined(separator: "/")
+            if Int.random(in: 0..<8, using: &generator) == 0 { path += "/" }
+            #expect(PathName.pathExtension(of: path) == (path as NSString).pathExtension, "\(path)")
         }
     }
 
