@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 
 extension IncrementalRun {
-    /// What ``writeMap(to:plan:report:limits:confinement:control:)`` did.
+    /// What ``writeMap(to:plan:published:limits:confinement:control:)`` did.
     public struct MapResult: Sendable {
         /// Whether the file was written; false when it held these bytes already, or the job was
         /// stopped or cancelled before it was (the map is left as it was).
@@ -50,13 +50,16 @@ extension IncrementalRun {
     /// to the working directory), after the run that wrote or found up to date the outputs
     /// `published` (by their places in `full`): every one of them recorded and on
     /// disk, with its size from the records (or its header, for records older than that) and
-    /// its bytes from the file. Failed,
+    /// its bytes too (the file's: the run found its stamp the record's, or recorded it as it
+    /// wrote it: one `stat` an output in a run, the plan's). Failed,
     /// stopped and pruned outputs are not in it. The placeholder of an input is taken from the
     /// records when it was made from the same bytes (``InputPlaceholder``), else made now
     /// (at most `limits.decodes` inputs at once, sharing `limits.memory`) and recorded;
     /// placeholders of inputs no record names any more are forgotten. The file is written
     /// atomically (its temporary file in `control`'s), and only when its bytes change; its
-    /// folders are made when missing, as an output's are (``CreatedFolder``). A job `control`
+    /// folders are made when missing, as an output's are (``CreatedFolder``). When the file is
+    /// the one the last run left (``OutputMapStamp``), the entries are hashed first
+    /// (``OutputMapDigest``), and encoded only when their digest is another. A job `control`
     /// stops or cancels meanwhile makes no more placeholders and leaves the map as it was.
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
@@ -64,7 +67,45 @@ extension IncrementalRun {
         to path: String, plan full: JobPlan, published: PublishedOutputs,
         limits: (pixels: Int, memory: Int, decodes: Int), confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
-        let mapFolder = PathName.folder(of: absolute(path))
+        let key = absolute(path)
+        func digest() throws(MapFailure) -> OutputMapDigest {
+            do {
+                return try OutputMapDigest(job: full.job.name)
+            } catch {
+                throw MapFailure(path: path, message: "cannot encode the map: \(error)")
+            }
+        }
+        /// Its stamp kept, or a failure naming the records.
+        func keep(_ digest: OutputMapDigest) throws(MapFailure) {
+            guard let file = OutputMapText.stamp(ofFileAt: path, confinement: confinement) else { return }
+            do throws(StateError) {
+                try records.keep(OutputMapStamp(digest: digest.digest(), file: file), at: key)
+            } catch {
+                throw MapFailure(path: path, message: "cannot record the map's stamp: \(error)")
+            }
+        }
+        func forgetPlaceholders() throws(MapFailure) {
+            do throws(StateError) {
+                try records.forgetPlaceholdersOfInputsNotRecorded()
+            } catch {
+                throw MapFailure(path: path, message: "cannot record a placeholder: \(error)")
+            }
+        }
+        var failed: [RealPath.Identity.Bytes: String] = [:]
+        // The file the last run left: its entries hashed, and left as it is when they are the same.
+        if let kept = records.mapStamp(at: key), OutputMapText.stamp(ofFileAt: path, confinement: confinement) == kept.file {
+            let hashed = try digest()
+            let missing = try entries(
+                of: full, published: published, mapPath: path, limits: limits, confinement: confinement, control: control,
+                failed: [:]
+            ) { input throws(MapFailure) in hashed.add(input) }
+            if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
+            if hashed.digest() == kept.digest {
+                try forgetPlaceholders()
+                return MapResult(written: false, missingPlaceholders: missing)
+            }
+            for (input, reason) in missing { failed[.init(input)] = reason }
+        }
         let text: OutputMapText
         do {
             text = try OutputMapText(
@@ -72,73 +113,24 @@ extension IncrementalRun {
         } catch {
             throw MapFailure(path: path, message: "cannot encode the map: \(error)")
         }
-        var missing: [(input: String, reason: String)] = []
-        // A batch of inputs at a time: their records looked up together, as a run looks them
-        // up, their placeholders read or made, their entries encoded and handed on.
-        var place = 0
-        for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
-            let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
-            let found = records.lookUp(recordsOf: batch.map { absolute($0.path) }, failures: false)
-            var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
-            for input in batch {
-                var outputs: [OutputMap.Output] = []
-                var inputHash: String?
-                for output in input.outputs {
-                    place += 1
-                    guard published.contains(place - 1) else { continue }
-                    let outputPath = absolute(output.path)
-                    guard let record = found.records[.init(outputPath)], let stamp = FileStamp.of(outputPath),
-                        let format = ImageFormat(extension: (outputPath as NSString).pathExtension)
-                    else { continue }
-                    var size = record.width.flatMap { width in record.height.map { (width, $0) } }
-                    if size == nil, let header = try? ImageReader.header(ofFile: outputPath, confinement: confinement) {
-                        size = (header.width, header.height)
-                        // A record older than the sizes gets them, so the next run need not read the file.
-                        var completed = record
-                        (completed.width, completed.height) = (header.width, header.height)
-                        try? records.add(completed)
-                    }
-                    guard let (width, height) = size else { continue }
-                    inputHash = inputHash ?? record.inputFile.hash
-                    outputs.append(OutputMap.Output(
-                        path: OutputMap.relative(outputPath, from: mapFolder), format: format.mapName, width: width,
-                        height: height, bytes: Int(stamp.size), variant: output.variant.name, size: output.size))
-                }
-                guard let inputHash, !outputs.isEmpty else { continue }
-                let inputPath = absolute(input.path)
-                inputs.append((
-                    inputPath,
-                    OutputMap.Input(
-                        path: OutputMap.relative(inputPath, from: mapFolder), width: nil, height: nil, placeholder: nil,
-                        outputs: outputs),
-                    inputHash
-                ))
-            }
-            let (placeholders, unmade) = try placeholders(
-                of: inputs.map { ($0.absolute, $0.inputHash) }, limits: limits, confinement: confinement, control: control,
-                mapPath: path)
-            missing += unmade
-            if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
+        let hashed = try digest()
+        let missing = try entries(
+            of: full, published: published, mapPath: path, limits: limits, confinement: confinement, control: control,
+            failed: failed
+        ) { input throws(MapFailure) in
             do {
-                for input in inputs {
-                    var entry = input.entry
-                    if let placeholder = placeholders[.init(input.absolute)] {
-                        entry.width = placeholder.width
-                        entry.height = placeholder.height
-                        entry.placeholder = OutputMap.Placeholder(thumbHash: placeholder.thumbHash, dataURI: placeholder.dataURI)
-                    }
-                    try text.add(entry)
-                }
+                try text.add(input)
             } catch {
                 throw MapFailure(path: path, message: "cannot encode the map: \(error)")
             }
+            hashed.add(input)
         }
-        do throws(StateError) {
-            try records.forgetPlaceholdersOfInputsNotRecorded()
-        } catch {
-            throw MapFailure(path: path, message: "cannot record a placeholder: \(error)")
+        if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
+        try forgetPlaceholders()
+        if text.finish() {
+            try keep(hashed)
+            return MapResult(written: false, missingPlaceholders: missing)
         }
-        if text.finish() { return MapResult(written: false, missingPlaceholders: missing) }
         let folder = PathName.folder(of: path)
         do throws(StateError) {
             // Made as an output's folders are (beneath the roots, with `confinement`), and recorded.
@@ -154,24 +146,98 @@ extension IncrementalRun {
         } catch {
             throw MapFailure(path: path, message: error.message)
         }
+        try keep(hashed)
         return MapResult(written: true, missingPlaceholders: missing)
+    }
+
+    /// The map's entries of the job planned as `full` (``writeMap(to:plan:published:limits:confinement:control:)``),
+    /// each given to `each` in order, a batch of inputs at a time: their records looked up
+    /// together, as a run looks them up, their placeholders read or made (not those of
+    /// `failed`, which failed already, by input, with why), and the inputs whose placeholder
+    /// could not be made. Stops after the batch in which `control` ends.
+    private func entries(
+        of full: JobPlan, published: PublishedOutputs, mapPath path: String, limits: (pixels: Int, memory: Int, decodes: Int),
+        confinement: RootConfinement?, control: JobControl, failed: [RealPath.Identity.Bytes: String],
+        each: (OutputMap.Input) throws(MapFailure) -> Void
+    ) throws(MapFailure) -> [(input: String, reason: String)] {
+        let relative = OutputMap.RelativePaths(from: PathName.folder(of: absolute(path)))
+        var missing: [(input: String, reason: String)] = []
+        var place = 0
+        for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
+            let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
+            let found = records.lookUp(recordsOf: batch.map { absolute($0.path) }, failures: false)
+            var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
+            for input in batch {
+                var outputs: [OutputMap.Output] = []
+                var inputHash: String?
+                for output in input.outputs {
+                    place += 1
+                    guard published.contains(place - 1) else { continue }
+                    let outputPath = absolute(output.path)
+                    guard let record = found.records[.init(outputPath)],
+                        let format = ImageFormat(extension: PathName.pathExtension(of: outputPath))
+                    else { continue }
+                    var size = record.width.flatMap { width in record.height.map { (width, $0) } }
+                    if size == nil, let header = try? ImageReader.header(ofFile: outputPath, confinement: confinement) {
+                        size = (header.width, header.height)
+                        // A record older than the sizes gets them, so the next run need not read the file.
+                        var completed = record
+                        (completed.width, completed.height) = (header.width, header.height)
+                        try? records.add(completed)
+                    }
+                    guard let (width, height) = size else { continue }
+                    inputHash = inputHash ?? record.inputFile.hash
+                    outputs.append(OutputMap.Output(
+                        path: relative.relative(outputPath), format: format.mapName, width: width,
+                        height: height, bytes: Int(record.outputFile.stamp.size), variant: output.variant.name, size: output.size))
+                }
+                guard let inputHash, !outputs.isEmpty else { continue }
+                let inputPath = absolute(input.path)
+                inputs.append((
+                    inputPath,
+                    OutputMap.Input(
+                        path: relative.relative(inputPath), width: nil, height: nil, placeholder: nil,
+                        outputs: outputs),
+                    inputHash
+                ))
+            }
+            let (placeholders, unmade) = try placeholders(
+                of: inputs.map { ($0.absolute, $0.inputHash) }, limits: limits, confinement: confinement, control: control,
+                mapPath: path, failed: failed)
+            missing += unmade
+            if control.ended != nil { return missing }
+            for input in inputs {
+                var entry = input.entry
+                if let placeholder = placeholders[.init(input.absolute)] {
+                    entry.width = placeholder.width
+                    entry.height = placeholder.height
+                    entry.placeholder = OutputMap.Placeholder(thumbHash: placeholder.thumbHash, dataURI: placeholder.dataURI)
+                }
+                try each(entry)
+            }
+        }
+        return missing
     }
 
     /// The placeholders of `inputs` (absolute path, hash of the bytes the outputs were made
     /// from), by input (by its bytes: twin names have a placeholder each): the recorded ones
     /// still good, the others made now, `limits.decodes` at once (each with its share of
     /// `limits.memory`), none once `control` has ended, and recorded (the map's batch of inputs;
-    /// the placeholders of inputs no output record names are forgotten after the last).
+    /// the placeholders of inputs no output record names are forgotten after the last); those
+    /// of `failed` (by input, with why) are not made again, and are missing.
     private func placeholders(
         of inputs: [(path: String, hash: String)], limits: (pixels: Int, memory: Int, decodes: Int),
-        confinement: RootConfinement?, control: JobControl, mapPath: String
+        confinement: RootConfinement?, control: JobControl, mapPath: String, failed: [RealPath.Identity.Bytes: String]
     ) throws(MapFailure) -> ([RealPath.Identity.Bytes: InputPlaceholder], [(input: String, reason: String)]) {
         var found: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
         var wanted: [(path: String, hash: String)] = []
+        var missing: [(input: String, reason: String)] = []
         let recorded = records.placeholders(for: inputs.map(\.path))
         for input in inputs {
             if let kept = recorded[.init(input.path)], kept.inputHash == input.hash, kept.recipe == InputPlaceholder.recipe {
                 found[.init(input.path)] = kept
+            } else if let reason = failed[.init(input.path)] {
+                missing.append((input.path, reason))
             } else {
                 wanted.append(input)
             }
@@ -193,7 +259,6 @@ extension IncrementalRun {
                 made.withLock { $0[index] = result }
             }
         }
-        var missing: [(input: String, reason: String)] = []
         do throws(StateError) {
             for (input, result) in zip(wanted, made.withLock { $0 }) {
                 switch result {

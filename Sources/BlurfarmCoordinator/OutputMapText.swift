@@ -39,14 +39,25 @@ final class OutputMapText {
     init(job: String, comparedWith path: String, confinement: RootConfinement?, keptIn folder: String?) throws {
         frame = try JSONFrame(OutputMap(job: job, inputs: []), lists: "inputs")
         spill = SpillFile(in: SpillFile.folders(preferring: folder))
+        existing = Self.open(path, confinement: confinement)?.file
+    }
+
+    /// The stamp of the regular file at the map's path `path` (beneath the roots of
+    /// `confinement` when given), or nil when there is none: what ``OutputMapStamp`` compares.
+    static func stamp(ofFileAt path: String, confinement: RootConfinement?) -> FileStamp? {
+        guard let (file, info) = open(path, confinement: confinement) else { return nil }
+        Syscalls.close(file)
+        return FileStamp(info)
+    }
+
+    /// The regular file at `path`, opened to read without waiting (a FIFO there is not a map),
+    /// and its status; nil when there is none.
+    private static func open(_ path: String, confinement: RootConfinement?) -> (file: Int32, info: stat)? {
         let opened: Int32? = confinement.map { try? $0.openFile(path) } ?? (try? Syscalls.openForReading(path))
-        if let opened {
-            if let info = try? Syscalls.status(of: opened), info.st_mode & S_IFMT == S_IFREG {
-                existing = opened
-            } else {
-                Syscalls.close(opened)
-            }
-        }
+        guard let opened else { return nil }
+        if let info = try? Syscalls.status(of: opened), info.st_mode & S_IFMT == S_IFREG { return (opened, info) }
+        Syscalls.close(opened)
+        return nil
     }
 
     deinit { if let existing { Syscalls.close(existing) } }

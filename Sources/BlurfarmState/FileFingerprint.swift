@@ -124,9 +124,7 @@ public enum ContentHash {
         if let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT != S_IFREG {
             throw StateError(path: path, message: "is \(fileKindName(info.st_mode)), not a regular file")
         }
-        guard let state = XXH3_createState() else { throw StateError(path: path, message: "cannot allocate a hash state") }
-        defer { XXH3_freeState(state) }
-        XXH3_128bits_reset(state)
+        let hasher = Hasher()
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
@@ -137,15 +135,39 @@ public enum ContentHash {
                 throw StateError(path: path, message: "cannot read: \(error.reason)")
             }
             if n == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(start: buffer, count: n))
+        }
+        return hasher.digest()
+    }
+
+    /// XXH3-128 of bytes given a part at a time (a file's chunks, the output map's entries),
+    /// as ``ofFile(_:)`` gives it: the same hash as of the parts together.
+    package final class Hasher {
+        private let state: OpaquePointer
+
+        package init() {
+            // Only a failed allocation makes it nil, as Swift's own would stop the process.
+            guard let state = XXH3_createState() else { fatalError("cannot allocate a hash state") }
+            self.state = state
+            XXH3_128bits_reset(state)
+        }
+
+        deinit { XXH3_freeState(state) }
+
+        package func update(_ bytes: UnsafeRawBufferPointer) {
             #if arch(x86_64)
             // The library's AVX2 or AVX-512 code, chosen at run time (its plain functions are
             // built for the x86-64 baseline): the same hash.
-            XXH3_128bits_update_dispatch(state, buffer, n)
+            XXH3_128bits_update_dispatch(state, bytes.baseAddress, bytes.count)
             #else
-            XXH3_128bits_update(state, buffer, n)
+            XXH3_128bits_update(state, bytes.baseAddress, bytes.count)
             #endif
         }
-        return hex(XXH3_128bits_digest(state))
+
+        package func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+
+        /// The hash of the bytes so far, as 32 lower-case hexadecimal digits.
+        package func digest() -> String { ContentHash.hex(XXH3_128bits_digest(state)) }
     }
 
     /// The hash of `text`'s UTF-8 bytes, as 32 hexadecimal digits.

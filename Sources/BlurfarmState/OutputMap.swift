@@ -100,23 +100,70 @@ extension OutputMap {
     /// `path` relative to the folder `folder`, both absolute: `..` for each folder of
     /// `folder` that `path` is not below.
     package static func relative(_ path: String, from folder: String) -> String {
-        // Below the folder, as most outputs are: the rest of the path, found by its bytes
-        // (split by names, each output's path was 8% of a no-change run with a map at 100,000
-        // inputs). Only a rest without empty names, which splitting would take out.
-        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
-        if path.utf8.starts(with: prefix.utf8) {
-            let rest = path.utf8.dropFirst(prefix.utf8.count)
-            if !rest.isEmpty, rest.first != UInt8(ascii: "/"), rest.last != UInt8(ascii: "/"),
-                !zip(rest, rest.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") })
-            {
-                return String(Substring(rest))
-            }
-        }
+        if let below = below(path, folder) { return below }
         let target = path.split(separator: "/", omittingEmptySubsequences: true)
+        return (way(to: target.dropLast(), from: folder) + target.suffix(1).map(String.init)).joined(separator: "/")
+    }
+
+    /// `path` relative to `folder` when it lies below it, else nil: the rest of the path,
+    /// found by its bytes (split by names, each output's path was 8% of a no-change run with a
+    /// map at 100,000 inputs). Only a rest without empty names, which splitting would take out.
+    private static func below(_ path: String, _ folder: String) -> String? {
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        guard path.utf8.starts(with: prefix.utf8) else { return nil }
+        let rest = path.utf8.dropFirst(prefix.utf8.count)
+        guard !rest.isEmpty, rest.first != UInt8(ascii: "/"), rest.last != UInt8(ascii: "/"),
+            !zip(rest, rest.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == UInt8(ascii: "/") })
+        else { return nil }
+        return String(Substring(rest))
+    }
+
+    /// The names that lead from `folder` to the folder of `names`: `..` for each of
+    /// `folder`'s that `names` do not begin with, then the rest of `names`.
+    private static func way(to names: ArraySlice<Substring>, from folder: String) -> [String] {
         let base = folder.split(separator: "/", omittingEmptySubsequences: true)
         var common = 0
-        while common < target.count - 1, common < base.count, target[common] == base[common] { common += 1 }
-        return (Array(repeating: "..", count: base.count - common) + target[common...].map(String.init))
-            .joined(separator: "/")
+        while common < names.count, common < base.count, names[names.startIndex + common] == base[common] { common += 1 }
+        return Array(repeating: "..", count: base.count - common) + names.dropFirst(common).map(String.init)
     }
+
+    /// Paths made relative to one folder, as ``relative(_:from:)`` makes them, the way from
+    /// it to each folder outside it worked out once: a library's inputs lie in few folders,
+    /// and made name by name each input's path was a twentieth of a no-change run with a map.
+    package final class RelativePaths {
+        private let folder: String
+        /// The way to each folder of a path met (``way(to:from:)``, joined), by its bytes.
+        private var ways: [RealPath.Identity.Bytes: String] = [:]
+
+        package init(from folder: String) { self.folder = folder }
+
+        package func relative(_ path: String) -> String {
+            if let below = OutputMap.below(path, folder) { return below }
+            let name = PathName.lastName(of: path)
+            guard !name.isEmpty, name != "/" else { return OutputMap.relative(path, from: folder) }
+            let parent = PathName.folder(of: path)
+            let key = RealPath.Identity.Bytes(parent)
+            let way =
+                ways[key]
+                ?? {
+                    let way = OutputMap.way(to: parent.split(separator: "/", omittingEmptySubsequences: true)[...], from: folder)
+                        .joined(separator: "/")
+                    ways[key] = way
+                    return way
+                }()
+            return way.isEmpty ? name : way + "/" + name
+        }
+    }
+}
+
+/// What the output map at a path was made of when a run last wrote it, or found it holding the
+/// bytes it would write: the digest of its entries (the coordinator's `OutputMapDigest`) and
+/// the file's stamp then. A later run whose entries have that digest, finding the file with
+/// that stamp (the same inode, size, and modification and status change times: the stamps an
+/// output's record is checked by), leaves the map as it is without encoding it.
+public struct OutputMapStamp: Equatable, Sendable {
+    package var digest: String
+    package var file: FileStamp
+
+    package init(digest: String, file: FileStamp) { (self.digest, self.file) = (digest, file) }
 }

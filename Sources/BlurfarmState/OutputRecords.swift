@@ -4,7 +4,8 @@ import GRDB
 import Synchronization
 
 /// The records of the outputs one job wrote, of the output folders it created, of the inputs
-/// that failed through their own fault (``InputFailure``) and of the inputs' placeholders, kept
+/// that failed through their own fault (``InputFailure``), of the inputs' placeholders and of
+/// what its output map was made of (``OutputMapStamp``), kept
 /// in its state folder as an index: the SQLite database `records.sqlite` (through GRDB), one
 /// row per output. A run looks up the records of the inputs it plans a batch at a time
 /// (``lookUp(recordsOf:failures:)``), reading in proportion to what it looks up and holding no
@@ -71,9 +72,9 @@ public final class OutputRecords: Sendable {
             let migrator = Self.migrator
             let earlier = try database.read { db in try migrator.appliedIdentifiers(db) }
             try migrator.migrate(database)
-            // An index an earlier blurfarm made, migrated: the pages its old rows held are
-            // given back (the 81 MB of "v1"'s rows at 300,000 outputs), once.
-            if !earlier.isEmpty, earlier != Set(migrator.migrations) { try database.vacuum() }
+            // An index of "v1" moved to "v2": the pages its old rows held are given back (the
+            // 81 MB of "v1"'s rows at 300,000 outputs), once. A table added later is no reason.
+            if !earlier.isEmpty, !earlier.contains("v2") { try database.vacuum() }
         } catch {
             throw StateError(path: path, message: "cannot open the records: \(error) (remove the file to start afresh)")
         }
@@ -142,10 +143,11 @@ public final class OutputRecords: Sendable {
     }
 
     /// The index's tables: a row per output (its fingerprints in columns, its recipe by id),
-    /// per recipe, per created folder, per remembered failure and per placeholder (these two
-    /// as JSON: few, and read whole). "v1" kept the outputs' rows in output path order; "v2"
-    /// keeps them in input path order, with an index of the output paths (see
-    /// ``lookUp(recordsOf:failures:)``).
+    /// per recipe, per created folder, per remembered failure (as JSON: few, and read whole)
+    /// and per placeholder. "v1" kept the outputs' rows in output path order; "v2" keeps them
+    /// in input path order, with an index of the output paths (see
+    /// ``lookUp(recordsOf:failures:)``); "v3" keeps the placeholders in columns, not as JSON,
+    /// and adds a row per output map, its stamp.
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         /// The columns of an output's row after its paths: its recipe and fingerprints.
@@ -203,6 +205,32 @@ public final class OutputRecords: Sendable {
             try db.rename(table: "outputByInput", to: "output")
             // One row an output: a record of an output another input now writes replaces it.
             try db.create(index: "outputPath", on: "output", columns: ["output"], options: .unique)
+        }
+        // The placeholders in columns, read without a JSON decoder (one an input, each read
+        // by a run with a map: decoding them was a tenth of a no-change run with a map); a
+        // row whose JSON is not a placeholder's is left behind (it is made again). And what
+        // each output map the job wrote was made of (``OutputMapStamp``), by its path.
+        migrator.registerMigration("v3") { db in
+            try db.create(table: "placeholderRow", options: [.withoutRowID]) { table in
+                table.primaryKey("input", .text)
+                for (name, type) in Self.placeholderFields {
+                    table.column(name, type == "text" ? .text : .integer).notNull()
+                }
+            }
+            try db.execute(
+                sql: "INSERT INTO placeholderRow SELECT input, "
+                    + Self.placeholderFields.map { "json_extract(json, '$.\($0.name)')" }.joined(separator: ", ")
+                    + " FROM placeholder WHERE json_valid(json) AND "
+                    + Self.placeholderFields.map { "json_type(json, '$.\($0.name)') = '\($0.type)'" }.joined(separator: " AND "))
+            try db.drop(table: "placeholder")
+            try db.rename(table: "placeholderRow", to: "placeholder")
+            try db.create(table: "mapStamp", options: [.withoutRowID]) { table in
+                table.primaryKey("path", .text)
+                table.column("digest", .text).notNull()
+                for field in ["size", "modified", "changed", "inode", "device"] {
+                    table.column(field, .integer).notNull()
+                }
+            }
         }
         return migrator
     }
@@ -295,6 +323,32 @@ public final class OutputRecords: Sendable {
             written: Date(timeIntervalSinceReferenceDate: row[15]), width: row[16], height: row[17])
     }
 
+    /// A placeholder's columns after its input, and their JSON types (``InputPlaceholder``'s
+    /// fields; "v3" made them of the JSON that "v1" kept).
+    private static let placeholderFields: [(name: String, type: String)] = [
+        ("inputHash", "text"), ("recipe", "text"), ("width", "integer"), ("height", "integer"), ("thumbHash", "text"),
+        ("dataURI", "text"),
+    ]
+
+    /// The columns a placeholder is read from (``placeholder(_:)``).
+    private static let placeholderColumns = (["input"] + placeholderFields.map(\.name)).joined(separator: ", ")
+
+    private static func placeholder(_ row: Row) -> InputPlaceholder {
+        InputPlaceholder(
+            input: row[0], inputHash: row[1], recipe: row[2], width: row[3], height: row[4], thumbHash: row[5], dataURI: row[6])
+    }
+
+    /// Every placeholder in `db`: in columns, or as JSON in an index not migrated to "v3" (read
+    /// alone, ``read(folder:)``), where one that is not a placeholder's is left out, as "v3"
+    /// leaves it (it is made again).
+    private static func placeholders(_ db: Database) throws -> [InputPlaceholder] {
+        guard try db.tableExists("placeholder") else { return [] }
+        if try db.columns(in: "placeholder").contains(where: { $0.name == "json" }) {
+            return try String.fetchAll(db, sql: "SELECT json FROM placeholder").compactMap { try? json(InputPlaceholder.self, $0) }
+        }
+        return try Row.fetchAll(db, sql: "SELECT \(placeholderColumns) FROM placeholder").map(placeholder)
+    }
+
     private static func json<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -321,10 +375,7 @@ public final class OutputRecords: Sendable {
             let failure = try json(InputFailure.self, text)
             contents.failures[.init(failure.input)] = failure
         }
-        for text in try String.fetchAll(db, sql: "SELECT json FROM placeholder") {
-            let placeholder = try json(InputPlaceholder.self, text)
-            contents.placeholders[.init(placeholder.input)] = placeholder
-        }
+        for placeholder in try placeholders(db) { contents.placeholders[.init(placeholder.input)] = placeholder }
         return contents
     }
 
@@ -486,13 +537,13 @@ public final class OutputRecords: Sendable {
             try db.inTransaction(.deferred) {
                 for first in stride(from: 0, to: inputs.count, by: Self.lookUpChunk) {
                     let chunk = inputs[first..<min(first + Self.lookUpChunk, inputs.count)]
-                    let texts = try String.fetchCursor(
+                    let rows = try Row.fetchCursor(
                         db.cachedStatement(
-                            sql: "SELECT json FROM placeholder WHERE input IN ("
+                            sql: "SELECT \(Self.placeholderColumns) FROM placeholder WHERE input IN ("
                                 + String(repeating: "?,", count: chunk.count - 1) + "?)"),
                         arguments: StatementArguments(Array(chunk)))
-                    while let text = try texts.next() {
-                        let placeholder = try Self.json(InputPlaceholder.self, text)
+                    while let row = try rows.next() {
+                        let placeholder = Self.placeholder(row)
                         found[.init(placeholder.input)] = placeholder
                     }
                 }
@@ -502,12 +553,26 @@ public final class OutputRecords: Sendable {
         } ?? [:]
     }
 
+    /// The stamp kept of the output map at `path` (absolute), if any.
+    package func mapStamp(at path: String) -> OutputMapStamp? {
+        read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT digest, size, modified, changed, inode, device FROM mapStamp WHERE path = ?",
+                arguments: [path]
+            ).map { row in
+                OutputMapStamp(
+                    digest: row[0],
+                    file: FileStamp(
+                        size: row[1], modified: row[2], changed: row[3], inode: UInt64(bitPattern: row[4]),
+                        device: UInt64(bitPattern: row[5])))
+            }
+        }
+    }
+
     /// Every placeholder, in input path order.
     public var placeholders: [InputPlaceholder] {
         Self.sorted(
-            read { db in
-                try String.fetchAll(db, sql: "SELECT json FROM placeholder").map { try Self.json(InputPlaceholder.self, $0) }
-            } ?? [], by: \.input)
+            read { db in try Self.placeholders(db) } ?? [], by: \.input)
     }
 
     // MARK: Writing
@@ -562,8 +627,12 @@ public final class OutputRecords: Sendable {
     }
 
     private static func insert(_ placeholder: InputPlaceholder, _ db: Database) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO placeholder (input, json) VALUES (?, ?)").execute(
-            arguments: [placeholder.input, try json(placeholder)])
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO placeholder (\(placeholderColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [
+            placeholder.input, placeholder.inputHash, placeholder.recipe, placeholder.width, placeholder.height,
+            placeholder.thumbHash, placeholder.dataURI,
+        ])
     }
 
     /// Everything in `contents`, in one transaction.
@@ -618,6 +687,19 @@ public final class OutputRecords: Sendable {
     /// Forgets the placeholder of `input`, on disk when it returns.
     public func remove(placeholder input: String) throws(StateError) {
         try write { db, _ in try db.execute(sql: "DELETE FROM placeholder WHERE input = ?", arguments: [input]) }
+    }
+
+    /// Keeps `stamp` of the output map at `path` (absolute; replacing the one kept), on disk
+    /// when it returns.
+    package func keep(_ stamp: OutputMapStamp, at path: String) throws(StateError) {
+        try write { db, _ in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO mapStamp (path, digest, size, modified, changed, inode, device) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    path, stamp.digest, stamp.file.size, stamp.file.modified, stamp.file.changed,
+                    Int64(bitPattern: stamp.file.inode), Int64(bitPattern: stamp.file.device),
+                ])
+        }
     }
 
     /// Records `records`, `failures` and `folders` and forgets the failures of `forgotten`, in

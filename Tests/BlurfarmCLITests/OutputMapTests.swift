@@ -36,6 +36,15 @@ import Testing
         return job
     }
 
+    /// ``makeJob(map:)`` run once: the job, its map's path and bytes.
+    static func firstRun() throws -> (job: JobFolder, map: String, written: Data) {
+        let job = try makeJob()
+        let (first, _) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        let map = job.path("site/images.json")
+        return (job, map, try Data(contentsOf: URL(fileURLWithPath: map)))
+    }
+
     /// The map at `path`, parsed.
     static func load(_ path: String) throws -> [String: Any] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -151,12 +160,8 @@ import Testing
     /// (a site build in between publishes every image still); the run after it finds all up to
     /// date. With `--force-prune` (the inputs are really gone) the map is written without them.
     @Test func aMissingInputFolderLeavesTheMapAsItWas() throws {
-        let job = try Self.makeJob()
+        let (job, mapPath, written) = try Self.firstRun()
         defer { try? FileManager.default.removeItem(at: job.root) }
-        let (first, _) = try job.run()
-        #expect(first.status == 0, "\(first.stderr)")
-        let mapPath = job.path("site/images.json")
-        let written = try Data(contentsOf: URL(fileURLWithPath: mapPath))
         let time = try FileManager.default.attributesOfItem(atPath: mapPath)[.modificationDate] as? Date
         try FileManager.default.moveItem(atPath: job.path("in"), toPath: job.path("away"))
         for arguments in [[], ["--prune"]] {
@@ -436,6 +441,67 @@ import Testing
         #expect(overFaces.status == 2, "\(overFaces.stderr)")
         #expect(overFaces.stderr.contains("/in/kite.faces.json': it is the region file"), "\(overFaces.stderr)")
         #expect(String(decoding: try Data(contentsOf: folder.appendingPathComponent("in/kite.faces.json")), as: UTF8.self) == faces)
+    }
+
+    /// A run keeps the map's stamp (``OutputMapStamp``): the file's, with the digest of its
+    /// entries. A no-change run whose entries have that digest, finding that file, leaves it
+    /// without reading it: bytes changed by hand behind a stamp kept as theirs stay, which shows
+    /// the run trusted the stamp. Any other change is seen: bytes changed in place (the file's
+    /// status change time moves), the file replaced by a copy of itself (another inode: compared,
+    /// the same bytes, left, and its stamp kept), or removed: the map is made again.
+    @Test func aNoChangeRunTrustsTheMapsStampAndNothingElse() throws {
+        let (job, mapPath, written) = try Self.firstRun()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let folder = try #require(IncrementalRunTests.recordsFolder(job))
+        let key = RealPath.resolveFolder(of: mapPath)
+        func kept() throws -> OutputMapStamp? { try OutputRecords(folder: folder).mapStamp(at: key) }
+        let stamp = try #require(try kept())
+        #expect(stamp.file == FileStamp.of(mapPath))
+        /// The map with the job's name changed in place, the same length.
+        func tamper() throws -> Data {
+            let changed = try #require(
+                String(decoding: written, as: UTF8.self).replacingOccurrences(of: "\"job\" : \"site\"", with: "\"job\" : \"sitf\"")
+                    .data(using: .utf8))
+            #expect(changed.count == written.count && changed != written)
+            let handle = try #require(FileHandle(forWritingAtPath: mapPath))
+            try handle.write(contentsOf: changed)
+            try handle.close()
+            return changed
+        }
+        func run() throws {
+            let (result, report) = try job.run()
+            #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
+        }
+
+        // Changed in place: its stamp is another, so it is compared and made again.
+        _ = try tamper()
+        try run()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+        #expect(try kept()?.file == FileStamp.of(mapPath))
+
+        // Changed in place behind a stamp kept as its own: trusted, left as it is.
+        let tampered = try tamper()
+        let trusted = try #require(try kept())
+        try OutputRecords(folder: folder).keep(
+            OutputMapStamp(digest: trusted.digest, file: try #require(FileStamp.of(mapPath))), at: key)
+        try run()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == tampered)
+
+        // Replaced by a copy of the right bytes: compared, left, its stamp kept.
+        let copy = job.path("site/copy.json")
+        try written.write(to: URL(fileURLWithPath: copy))
+        #expect(rename(copy, mapPath) == 0)
+        let copied = FileStamp.of(mapPath)
+        try run()
+        #expect(FileStamp.of(mapPath) == copied)
+        #expect(try kept()?.file == copied)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+
+        // Removed: made again.
+        try FileManager.default.removeItem(atPath: mapPath)
+        try run()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+        #expect(try kept()?.file == FileStamp.of(mapPath))
     }
 
     /// A map that cannot be written (a file where its folder goes) fails the run, not the

@@ -107,5 +107,15 @@ import Testing
                 #expect(OutputMap.relative(target, from: folder) == byNames(target, folder), "\(target) from \(folder)")
             }
         }
+        // Paths made relative to one folder, its way to each other folder kept
+        // (``OutputMap/RelativePaths``): the same, folder after folder met again.
+        for folder in ["/", "/a", "/site/b", "/a/\u{E9}/site", "/b//a/"] {
+            let paths = OutputMap.RelativePaths(from: folder)
+            for _ in 0..<2000 {
+                var target = path(Int.random(in: 0...4, using: &generator))
+                if Int.random(in: 0..<10, using: &generator) == 0 { target += "/" }
+                #expect(paths.relative(target) == byNames(target, folder), "\(target) from \(folder)")
+            }
+        }
     }
 }

@@ -145,11 +145,24 @@ import Testing
                         sql: "INSERT INTO output VALUES (" + repeatElement("?", count: values.count).joined(separator: ",") + ")",
                         arguments: StatementArguments(values))
                 }
+                // Placeholders as JSON, as "v1" and "v2" kept them: one good, two that are not one.
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                try db.execute(
+                    sql: "INSERT INTO placeholder VALUES (?, ?), (?, ?), (?, ?)",
+                    arguments: [
+                        Self.placeholder.input, String(decoding: try encoder.encode(Self.placeholder), as: UTF8.self),
+                        "/in/broken.jpg", "{not json", "/in/short.jpg", #"{"input":"/in/short.jpg","width":1}"#,
+                    ])
             }
         }
+        // Read alone before it is migrated: the placeholders as JSON.
+        #expect(try OutputRecords.read(folder: folder).placeholders.count == 1)
         #expect(try OutputRecords.read(folder: folder).records.values.sorted { $0.output < $1.output } == earlier)
         let records = try OutputRecords(folder: folder)
         #expect(records.all == earlier)
+        #expect(records.placeholders == [Self.placeholder])
+        #expect(records.placeholders(for: [Self.placeholder.input, "/in/broken.jpg"]) == [.init(Self.placeholder.input): Self.placeholder])
         // Its rows now in input order, one an output, and the old rows' pages given back.
         let (key, uniqueIndexes, freePages) = try DatabaseQueue(path: folder + "/" + OutputRecords.fileName).read { db in
             (try db.primaryKey("output").columns, try db.indexes(on: "output").filter(\.isUnique).map(\.columns),
@@ -163,6 +176,36 @@ import Testing
         moved.output = "/out/1.jpg"
         try records.add(moved)
         #expect(try OutputRecords(folder: folder).all == [moved] + earlier.filter { $0.output != "/out/1.jpg" })
+    }
+
+    /// A placeholder with what JSON escapes in its texts: a byte that is not UTF-8 as the walk
+    /// carries it, quotes, a backslash, a control character.
+    static let placeholder = InputPlaceholder(
+        input: "/in/caf\u{F7E9} \"q\" \\ \u{1}.jpg", inputHash: "00ff", recipe: InputPlaceholder.recipe, width: 640, height: 480,
+        thumbHash: "3OcRJYB4d3h/iIeHeEh3eIhw+j2w", dataURI: "data:image/png;base64,iVBORw0KGgo=")
+
+    /// An output map's stamp (``OutputMapStamp``) is kept by its path's bytes (two names one
+    /// string to Swift are two maps), replaced by the next, and read back after reopening.
+    @Test func aMapsStampIsKeptByItsPath() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (nfc, nfd) = ("/site/caf\u{E9}.json", "/site/cafe\u{301}.json")
+        func stamp(_ digest: String, _ inode: UInt64) -> OutputMapStamp {
+            OutputMapStamp(
+                digest: digest,
+                file: FileStamp(size: 10, modified: -1, changed: Int64.max, inode: inode, device: UInt64.max))
+        }
+        do {
+            let records = try OutputRecords(folder: folder)
+            #expect(records.mapStamp(at: nfc) == nil)
+            try records.keep(stamp("a", 1), at: nfc)
+            try records.keep(stamp("b", 2), at: nfd)
+            try records.keep(stamp("c", UInt64.max), at: nfc)
+        }
+        let records = try OutputRecords(folder: folder)
+        #expect(records.mapStamp(at: nfc) == stamp("c", UInt64.max))
+        #expect(records.mapStamp(at: nfd) == stamp("b", 2))
+        #expect(records.mapStamp(at: "/site/other.json") == nil)
     }
 
     @Test func recordsAddedFromManyThreadsAreAllThereAfterReopening() throws {
