@@ -13,13 +13,20 @@ final class OutputMapDigest {
     /// Raised when the bytes below change meaning: a digest kept by another version then
     /// differs.
     static let version = 1
-    private let hasher = ContentHash.Hasher()
+    private let hasher: ContentHash.Hasher
     /// The bytes of the entry being added, reused.
     private var bytes: [UInt8] = []
 
+    /// Why a digest could not be begun: the hash's state could not be allocated.
+    struct NoHashState: Error, CustomStringConvertible {
+        var description: String { "cannot allocate a hash state" }
+    }
+
     /// The digest of a map of the job `job`, before its entries.
-    /// - Throws: what the encoder throws.
+    /// - Throws: ``NoHashState``, or what the encoder throws.
     init(job: String) throws {
+        guard let hasher = ContentHash.Hasher() else { throw NoHashState() }
+        self.hasher = hasher
         let sample = ReportedText.showingBytes(in: try RunReport.encoder().encode(OutputMap(job: job, inputs: Self.sample)))
         integer(Self.version)
         text(job)

@@ -124,7 +124,7 @@ public enum ContentHash {
         if let info = try? Syscalls.status(of: fd), info.st_mode & S_IFMT != S_IFREG {
             throw StateError(path: path, message: "is \(fileKindName(info.st_mode)), not a regular file")
         }
-        let hasher = Hasher()
+        guard let hasher = Hasher() else { throw StateError(path: path, message: "cannot allocate a hash state") }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         while true {
@@ -145,9 +145,9 @@ public enum ContentHash {
     package final class Hasher {
         private let state: OpaquePointer
 
-        package init() {
-            // Only a failed allocation makes it nil, as Swift's own would stop the process.
-            guard let state = XXH3_createState() else { fatalError("cannot allocate a hash state") }
+        /// Nil when its state cannot be allocated.
+        package init?() {
+            guard let state = XXH3_createState() else { return nil }
             self.state = state
             XXH3_128bits_reset(state)
         }
