@@ -12,7 +12,8 @@ extension JobPlan {
     public func checkOutputFormats(_ options: EncodeOptions) throws(ImageIOError) {
         var byExtension: [String: String] = [:]
         for path in inputs.flatMap({ $0.outputs.map(\.path) }) {
-            byExtension[PathName.pathExtension(of: path)] = byExtension[PathName.pathExtension(of: path)] ?? path
+            let ext = PathName.pathExtension(of: path)
+            if byExtension[ext] == nil { byExtension[ext] = path }
         }
         for (ext, path) in byExtension.sorted(by: { $0.key < $1.key }) {
             _ = try ImageWriter.checkFormat(extension: ext, of: path, options: options)

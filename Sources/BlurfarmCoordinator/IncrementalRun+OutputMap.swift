@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 
 extension IncrementalRun {
-    /// What ``writeMap(to:plan:published:limits:confinement:control:)`` did.
+    /// What ``writeMap(to:plan:published:changedOutputs:limits:confinement:control:)`` did.
     public struct MapResult: Sendable {
         /// Whether the file was written; false when it held these bytes already, or the job was
         /// stopped or cancelled before it was (the map is left as it was).
@@ -58,13 +58,16 @@ extension IncrementalRun {
     /// placeholders of inputs no record names any more are forgotten. The file is written
     /// atomically (its temporary file in `control`'s), and only when its bytes change; its
     /// folders are made when missing, as an output's are (``CreatedFolder``). When the file is
-    /// the one the last run left (``OutputMapStamp``), the entries are hashed first
-    /// (``OutputMapDigest``), and encoded only when their digest is another. A job `control`
+    /// the one the last run left (``OutputMapStamp``) and the run `changedOutputs` not (it wrote,
+    /// failed or pruned none), the entries are hashed first (``OutputMapDigest``), and encoded
+    /// only when their digest is another; after a run that changed outputs they are encoded at
+    /// once (the map most likely changed with them, and hashing first would be a pass lost:
+    /// 3 s at 100,000 inputs). A job `control`
     /// stops or cancels meanwhile makes no more placeholders and leaves the map as it was.
     /// - Throws: ``MapFailure`` when the map cannot be encoded or written (nothing changed
     ///   then), or the records cannot be.
     package func writeMap(
-        to path: String, plan full: JobPlan, published: PublishedOutputs,
+        to path: String, plan full: JobPlan, published: PublishedOutputs, changedOutputs: Bool,
         limits: (pixels: Int, memory: Int, decodes: Int), confinement: RootConfinement?, control: JobControl
     ) throws(MapFailure) -> MapResult {
         let key = absolute(path)
@@ -92,8 +95,11 @@ extension IncrementalRun {
             }
         }
         var failed: [RealPath.Identity.Bytes: String] = [:]
-        // The file the last run left: its entries hashed, and left as it is when they are the same.
-        if let kept = records.mapStamp(at: key), OutputMapText.stamp(ofFileAt: path, confinement: confinement) == kept.file {
+        // The file the last run left, after a run that changed no output: its entries hashed,
+        // and left as it is when they are the same.
+        if !changedOutputs, let kept = records.mapStamp(at: key),
+            OutputMapText.stamp(ofFileAt: path, confinement: confinement) == kept.file
+        {
             let hashed = try digest()
             let missing = try entries(
                 of: full, published: published, mapPath: path, limits: limits, confinement: confinement, control: control,
@@ -150,7 +156,7 @@ extension IncrementalRun {
         return MapResult(written: true, missingPlaceholders: missing)
     }
 
-    /// The map's entries of the job planned as `full` (``writeMap(to:plan:published:limits:confinement:control:)``),
+    /// The map's entries of the job planned as `full` (``writeMap(to:plan:published:changedOutputs:limits:confinement:control:)``),
     /// each given to `each` in order, a batch of inputs at a time: their records looked up
     /// together, as a run looks them up, their placeholders read or made (not those of
     /// `failed`, which failed already, by input, with why), and the inputs whose placeholder

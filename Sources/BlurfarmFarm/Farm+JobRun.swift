@@ -247,7 +247,7 @@ extension Farm {
             if !job.forcePrune, let reason = incremental.mapRefusal() {
                 problem(.mapKept(path: map, reason))
             } else {
-                writeMap(map, of: job, published: published, incremental, control: control, problem)
+                writeMap(map, of: job, published: published, changedOutputs: report.didWork, incremental, control: control, problem)
             }
         }
         // A job that did nothing leaves no report in the state folder (cron would fill it).

@@ -446,9 +446,10 @@ import Testing
     /// A run keeps the map's stamp (``OutputMapStamp``): the file's, with the digest of its
     /// entries. A no-change run whose entries have that digest, finding that file, leaves it
     /// without reading it: bytes changed by hand behind a stamp kept as theirs stay, which shows
-    /// the run trusted the stamp. Any other change is seen: bytes changed in place (the file's
-    /// status change time moves), the file replaced by a copy of itself (another inode: compared,
-    /// the same bytes, left, and its stamp kept), or removed: the map is made again.
+    /// the run trusted the stamp; a run that writes an output encodes the map whatever the
+    /// stamp. Any other change is seen: bytes changed in place (the file's status change time
+    /// moves), the file replaced by a copy of itself (another inode: compared, the same bytes,
+    /// left, and its stamp kept), or removed: the map is made again.
     @Test func aNoChangeRunTrustsTheMapsStampAndNothingElse() throws {
         let (job, mapPath, written) = try Self.firstRun()
         defer { try? FileManager.default.removeItem(at: job.root) }
@@ -486,6 +487,13 @@ import Testing
             OutputMapStamp(digest: trusted.digest, file: try #require(FileStamp.of(mapPath))), at: key)
         try run()
         #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == tampered)
+
+        // A run that writes an output encodes the map at once, stamp or not: made again.
+        try FileManager.default.removeItem(atPath: job.path("out/photo1-32w.webp"))
+        let (rewriting, rewritingReport) = try job.run()
+        #expect(rewriting.status == 0 && rewritingReport.outputs("written") == ["out/photo1-32w.webp"], "\(rewriting.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+        #expect(try kept()?.file == FileStamp.of(mapPath))
 
         // Replaced by a copy of the right bytes: compared, left, its stamp kept.
         let copy = job.path("site/copy.json")
