@@ -311,16 +311,25 @@ public final class OutputRecords: Sendable {
     /// The record in a row of ``outputColumns`` (or of ``lookedUpColumns``, with its `recipe`
     /// given: the text of the row's recipe).
     private static func record(_ row: Row, recipe: String? = nil) -> OutputRecord {
-        func stamp(_ first: Int) -> FileStamp {
-            FileStamp(
-                size: row[first], modified: row[first + 1], changed: row[first + 2],
-                inode: UInt64(bitPattern: row[first + 3] as Int64), device: UInt64(bitPattern: row[first + 4] as Int64))
-        }
-        return OutputRecord(
+        OutputRecord(
             output: row[0], input: row[1], recipe: recipe ?? row[2],
-            inputFile: FileFingerprint(stamp: stamp(4), hash: row[3]),
-            outputFile: FileFingerprint(stamp: stamp(10), hash: row[9]),
+            inputFile: FileFingerprint(stamp: stamp(row, at: 4), hash: row[3]),
+            outputFile: FileFingerprint(stamp: stamp(row, at: 10), hash: row[9]),
             written: Date(timeIntervalSinceReferenceDate: row[15]), width: row[16], height: row[17])
+    }
+
+    /// A stamp from its five columns in `row` from `first` on (size, modification and status
+    /// change times, inode, device: ``values(of:)``), as an output's record and a map's stamp
+    /// keep it.
+    private static func stamp(_ row: Row, at first: Int) -> FileStamp {
+        FileStamp(
+            size: row[first], modified: row[first + 1], changed: row[first + 2],
+            inode: UInt64(bitPattern: row[first + 3] as Int64), device: UInt64(bitPattern: row[first + 4] as Int64))
+    }
+
+    /// The five columns' values of `stamp` (``stamp(_:at:)``).
+    private static func values(of stamp: FileStamp) -> [(any DatabaseValueConvertible)?] {
+        [stamp.size, stamp.modified, stamp.changed, Int64(bitPattern: stamp.inode), Int64(bitPattern: stamp.device)]
     }
 
     /// A placeholder's columns after its input, and their JSON types (``InputPlaceholder``'s
@@ -559,13 +568,7 @@ public final class OutputRecords: Sendable {
             try Row.fetchOne(
                 db, sql: "SELECT digest, size, modified, changed, inode, device FROM mapStamp WHERE path = ?",
                 arguments: [path]
-            ).map { row in
-                OutputMapStamp(
-                    digest: row[0],
-                    file: FileStamp(
-                        size: row[1], modified: row[2], changed: row[3], inode: UInt64(bitPattern: row[4]),
-                        device: UInt64(bitPattern: row[5])))
-            }
+            ).map { row in OutputMapStamp(digest: row[0], file: Self.stamp(row, at: 1)) }
         }
     }
 
@@ -602,12 +605,9 @@ public final class OutputRecords: Sendable {
 
     private static func insert(_ record: OutputRecord, _ db: Database, _ recipes: inout [String: Int64]) throws {
         let recipe = try recipeID(record.recipe, db, &recipes)
-        func stamp(_ s: FileStamp) -> [(any DatabaseValueConvertible)?] {
-            [s.size, s.modified, s.changed, Int64(bitPattern: s.inode), Int64(bitPattern: s.device)]
-        }
         let values: [(any DatabaseValueConvertible)?] =
-            [record.output, record.input, recipe, record.inputFile.hash] + stamp(record.inputFile.stamp)
-            + [record.outputFile.hash] + stamp(record.outputFile.stamp)
+            [record.output, record.input, recipe, record.inputFile.hash] + values(of: record.inputFile.stamp)
+            + [record.outputFile.hash] + values(of: record.outputFile.stamp)
             + [record.written.timeIntervalSinceReferenceDate, record.width, record.height]
         try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO output (output, input, recipe, inputHash, inputSize, inputModified, inputChanged,
@@ -695,10 +695,7 @@ public final class OutputRecords: Sendable {
         try write { db, _ in
             try db.execute(
                 sql: "INSERT OR REPLACE INTO mapStamp (path, digest, size, modified, changed, inode, device) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                arguments: [
-                    path, stamp.digest, stamp.file.size, stamp.file.modified, stamp.file.changed,
-                    Int64(bitPattern: stamp.file.inode), Int64(bitPattern: stamp.file.device),
-                ])
+                arguments: StatementArguments([path, stamp.digest] + Self.values(of: stamp.file)))
         }
     }
 
