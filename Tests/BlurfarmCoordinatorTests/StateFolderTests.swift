@@ -178,6 +178,53 @@ import Testing
         #expect(try OutputRecords(folder: folder).all == [moved] + earlier.filter { $0.output != "/out/1.jpg" })
     }
 
+    /// An index whose placeholders "v3" kept in a table without row ids, where a placeholder of
+    /// about 1,000 bytes (as a photo's data URI makes it) takes a page of its own besides its
+    /// row, is moved by "v4" into a table with row ids: the same placeholders, each found by its
+    /// input, in less than half the pages, none left free.
+    @Test func placeholdersKeptWithoutRowIDsAreMovedIntoATableWithThem() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let placeholders = (0..<300).map { i in
+            InputPlaceholder(
+                input: "/in/\(i).jpg", inputHash: String(repeating: "0", count: 32), recipe: InputPlaceholder.recipe,
+                width: 640, height: 480, thumbHash: "3OcRJYB4d3h/iIeHeEh3eIhw+j2w",
+                dataURI: "data:image/png;base64," + String(repeating: "A", count: 800 + i % 60))
+        }
+        let path = folder + "/" + OutputRecords.fileName
+        do {
+            let records = try OutputRecords(folder: folder)
+            for placeholder in placeholders { try records.add(placeholder) }
+            try records.add(Self.record(1))
+        }
+        // The table as "v3" made it, its rows copied, and GRDB's record of "v4" taken out.
+        try DatabaseQueue(path: path).write { db in
+            let columns = try db.columns(in: "placeholder").map { "\"\($0.name)\" \($0.type) NOT NULL" }
+            try db.execute(sql: """
+                CREATE TABLE v3 (\(columns[0]) PRIMARY KEY, \(columns.dropFirst().joined(separator: ", "))) WITHOUT ROWID;
+                INSERT INTO v3 SELECT * FROM placeholder; DROP TABLE placeholder; ALTER TABLE v3 RENAME TO placeholder;
+                DELETE FROM grdb_migrations WHERE identifier = 'v4';
+                """)
+        }
+        try DatabaseQueue(path: path).vacuum()
+        func pages() throws -> (total: Int, free: Int, withoutRowID: Bool) {
+            try DatabaseQueue(path: path).read { db in
+                (try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0, try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0,
+                 try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE name = 'placeholder'")?.contains("WITHOUT ROWID") ?? false)
+            }
+        }
+        let before = try pages()
+        #expect(before.withoutRowID)
+        // Read alone before it is migrated, then migrated on first use.
+        #expect(try OutputRecords.read(folder: folder).placeholders.count == placeholders.count)
+        let records = try OutputRecords(folder: folder)
+        let after = try pages()
+        #expect(!after.withoutRowID && after.free == 0 && after.total * 2 < before.total, "\(before) \(after)")
+        #expect(records.placeholders == placeholders.sorted { Array($0.input.utf8).lexicographicallyPrecedes(Array($1.input.utf8)) })
+        #expect(records.placeholders(for: ["/in/7.jpg", "/in/none.jpg"]) == [.init("/in/7.jpg"): placeholders[7]])
+        #expect(records.all == [Self.record(1)])
+    }
+
     /// A placeholder with what JSON escapes in its texts: a byte that is not UTF-8 as the walk
     /// carries it, quotes, a backslash, a control character.
     static let placeholder = InputPlaceholder(
