@@ -9,8 +9,8 @@ extension SlurmRunContext {
     public struct MergedRecords {
         /// The shard folders whose shard is running: their records are merged later.
         public let running: [String]
-        /// The records of the job and of its shards after the merge.
-        public let contents: OutputRecords.Contents
+        /// The records of the job and of its shards after the merge (``SlurmRunContext/records()``).
+        public let records: IncrementalRun.StatusRecords
     }
 
     /// Takes the job's lock (waiting for it) and merges the records of every shard not running
@@ -24,7 +24,7 @@ extension SlurmRunContext {
             let records = try OutputRecords(folder: jobFolder.path)
             let running = try ShardRecords.merge(jobFolder, into: records)
             withExtendedLifetime(lock) {}
-            return MergedRecords(running: running, contents: try ShardRecords.read(jobFolder))
+            return MergedRecords(running: running, records: try IncrementalRun.StatusRecords.of(jobFolder))
         } catch {
             throw .state(error)
         }
@@ -33,7 +33,7 @@ extension SlurmRunContext {
     /// The run's report: every planned output in plan order, as the latest shard report
     /// that wrote it says (with its checksum), up to date when the records say so and no
     /// report wrote it; failed, with why, when it is not up to date now.
-    public func mergedReport(records: OutputRecords.Contents, reports: [Int: [RunReport]], began: Date) -> RunReport {
+    public func mergedReport(records: IncrementalRun.StatusRecords, reports: [Int: [RunReport]], began: Date) -> RunReport {
         let reported = reportedOutputs(reports)
         var outputs: [OutputReport] = []
         for (shard, statuses) in statuses(records).enumerated() {

@@ -46,19 +46,21 @@ public struct SlurmRunContext {
     /// Each planned output's state against `records` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
     /// by shard, in plan order; the sizes not made (``OutputState/notEnlarged``) are no
     /// outputs of a shard.
-    public func statuses(_ records: OutputRecords.Contents) -> [[OutputStatus]] {
+    public func statuses(_ records: IncrementalRun.StatusRecords) -> [[OutputStatus]] {
         shardPlans.map {
             IncrementalRun.status(
-                of: $0, records: .whole(records), versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
+                of: $0, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
             ).filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }
         }
     }
 
-    /// The records of the job and of its shards, merged as a run reads them.
+    /// The records of the job and of its shards, merged as a run reads them
+    /// (``IncrementalRun/StatusRecords/of(_:)``: the job's index, looked up as a run looks it
+    /// up, once no shard's records wait to be merged).
     /// - Throws: ``ClusterError/state(_:)``.
-    public func records() throws(ClusterError) -> OutputRecords.Contents {
+    public func records() throws(ClusterError) -> IncrementalRun.StatusRecords {
         do throws(StateError) {
-            return try ShardRecords.read(jobFolder)
+            return try IncrementalRun.StatusRecords.of(jobFolder)
         } catch {
             throw .state(error)
         }

@@ -171,7 +171,13 @@ extension IncrementalRun {
         var place = 0
         for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
             let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
-            let found = records.lookUp(recordsOf: batch.map { absolute($0.path) }, failures: false)
+            // Records that cannot be read fail the map: it would leave their outputs out.
+            let found: OutputRecords.Contents
+            do throws(StateError) {
+                found = try records.lookUp(recordsOf: batch.map { absolute($0.path) }, failures: false)
+            } catch {
+                throw MapFailure(path: error.path, message: error.message)
+            }
             var inputs: [(absolute: String, entry: OutputMap.Input, inputHash: String)] = []
             for input in batch {
                 var outputs: [OutputMap.Output] = []

@@ -220,7 +220,9 @@ public final class IncrementalRun: Sendable {
                     for output in input.outputs { outputs.append(Self.absolute(output.path, using: folders)) }
                     paths.append((Self.absolute(input.path, using: folders), outputs))
                 }
-                let known = records.lookUp(recordsOf: paths.map(\.input), failures: !force && !retryFailed)
+                // An index that cannot be read leaves the batch's outputs not recorded: made again,
+                // never taken for up to date.
+                let known = (try? records.lookUp(recordsOf: paths.map(\.input), failures: !force && !retryFailed)) ?? .init()
                 for (input, paths) in zip(batch, paths) {
                     defer { (checkedInputs, outputsBefore) = (checkedInputs + 1, outputsBefore + input.outputs.count) }
                     var probe = FileProbe(path: paths.input, seen: input.seen)
@@ -448,27 +450,27 @@ public final class IncrementalRun: Sendable {
 
     /// The records `check --status` decides against: looked up a batch of inputs at a time in
     /// the job's index, as a run looks them up (memory holds a batch's records, whatever the
-    /// job's size), or read whole where they must first be laid over each other (``of(_:)``).
+    /// job's size), or read whole where an earlier blurfarm kept them (``of(_:)``).
     public enum StatusRecords: Sendable {
         case index(OutputRecords)
         case whole(OutputRecords.Contents)
 
         /// The records of the job in `folder` as the next run will see them, read without
-        /// changing anything: its index, or read whole (``ShardRecords/read(_:)``) when a shard's
-        /// records wait to be merged into it or it is of an earlier format.
+        /// changing anything: its index; its records and its shards' laid over each other in a
+        /// temporary index (``ShardRecords/overlaid(_:)``) when a shard's records wait to be
+        /// merged into it; read whole when they are of an earlier format.
         /// - Throws: ``StateError`` when a records file cannot be read.
         public static func of(_ folder: JobStateFolder) throws(StateError) -> StatusRecords {
-            if !ShardRecords.waiting(folder), let index = try OutputRecords.reading(folder: folder.path) {
-                return .index(index)
-            }
-            return .whole(try ShardRecords.read(folder))
+            if ShardRecords.waiting(folder) { return .index(try ShardRecords.overlaid(folder)) }
+            if let index = try OutputRecords.reading(folder: folder.path) { return .index(index) }
+            return .whole(try OutputRecords.read(folder: folder.path))
         }
 
         /// The records of the outputs of `inputs` (absolute paths), with their failures; whole,
         /// every record.
         func lookUp(_ inputs: [String]) -> OutputRecords.Contents {
             switch self {
-            case .index(let index): index.lookUp(recordsOf: inputs, failures: true)
+            case .index(let index): (try? index.lookUp(recordsOf: inputs, failures: true)) ?? .init()
             case .whole(let contents): contents
             }
         }

@@ -53,15 +53,49 @@ public enum ShardRecords {
     }
 
     /// The records of `shard` of the job whose folder is `job`, brought up to date with the
-    /// job's records for the outputs and inputs of `plan` (the shard's part). Hold the shard's
-    /// lock (its folder's ``JobStateFolder/lockPath``).
+    /// job's records for the outputs and inputs of `plan` (the shard's part), in one
+    /// transaction. The job's index is looked up ``OutputRecords/lookUpChunk`` of the plan's
+    /// inputs at a time, as a run looks its records up: a shard reads in proportion to its
+    /// part, not to the job (job records of an earlier format are read whole, ``readable(_:)``).
+    /// Hold the shard's lock (its folder's ``JobStateFolder/lockPath``).
     /// - Throws: ``StateError`` when either records file cannot be read or written.
     public static func open(_ shard: JobShard, of job: JobStateFolder, plan: JobPlan) throws(StateError) -> OutputRecords {
+        try open(shard, of: job, plan: plan, batch: OutputRecords.lookUpChunk)
+    }
+
+    /// ``open(_:of:plan:)``, looking up `batch` inputs together.
+    static func open(_ shard: JobShard, of job: JobStateFolder, plan: JobPlan, batch: Int) throws(StateError) -> OutputRecords {
         let records = try OutputRecords(folder: job.shard(shard).path)
-        let jobs = try OutputRecords.read(folder: job.path)
-        try bringUp(
-            records, to: jobs, outputs: Set(plan.inputs.flatMap(\.outputs).map { .init(IncrementalRun.absolute($0.path)) }),
-            inputs: Set(plan.inputs.map { .init(IncrementalRun.absolute($0.path)) }))
+        /// Whether a record is of an output that `inputs` write, under the input that writes it
+        /// (a record under another input is not that output's to the run: not taken).
+        func planned(_ inputs: some Sequence<PlannedInput>) -> (OutputRecord) -> Bool {
+            var writer: [RealPath.Identity.Bytes: RealPath.Identity.Bytes] = [:]
+            for input in inputs {
+                let path = RealPath.Identity.Bytes(IncrementalRun.absolute(input.path))
+                for output in input.outputs { writer[.init(IncrementalRun.absolute(output.path))] = path }
+            }
+            return { writer[.init($0.output)] == .init($0.input) }
+        }
+        let index = try readable(job.path)
+        let jobs = try index.foldersAndFailures()
+        var first = 0
+        let next = { () throws(StateError) -> OutputRecords.Overlay? in
+            guard first < plan.inputs.count else { return nil }
+            let inputs = Array(plan.inputs[first..<min(first + batch, plan.inputs.count)])
+            first += inputs.count
+            let found = try index.lookUp(recordsOf: inputs.map { IncrementalRun.absolute($0.path) }, failures: false)
+            return OutputRecords.Overlay(records: Array(found.records.values), takes: planned(inputs))
+        }
+        // The plan's inputs among those with a failure remembered (few), for the failures.
+        let failed = Set(try records.foldersAndFailures().failures.keys).union(jobs.failures.keys)
+        var planned: Set<RealPath.Identity.Bytes> = []
+        for input in failed.isEmpty ? [] : plan.inputs {
+            let path = RealPath.Identity.Bytes(IncrementalRun.absolute(input.path))
+            if failed.contains(path) { planned.insert(path) }
+        }
+        try records.layOver(
+            next, failures: jobs.failures.values.filter { planned.contains(.init($0.input)) }, folders: Array(jobs.folders.values),
+            forgetting: planned.contains)
         return records
     }
 
@@ -76,10 +110,13 @@ public enum ShardRecords {
 
     /// Merges the records of every shard of the job in `job` that is not running (its lock is
     /// free) into `records` (the job's), removing each shard's records once merged. Returns the
-    /// shards' folders skipped because they are running.
-    /// - Throws: ``StateError`` when a records file cannot be read or written, or a shard's lock taken.
+    /// shards' folders skipped because they are running. Each shard's records are laid over the
+    /// job's in one transaction, ``mergePage`` of them at a time in their inputs' order, each
+    /// looked up in the job's by its output's path: memory holds a page, whatever the job's size.
+    /// - Throws: ``StateError`` when a records file cannot be read or written, or a shard's lock
+    ///   taken; the shard's records then stay, none of them merged.
     @discardableResult
-    public static func merge(_ job: JobStateFolder, into records: OutputRecords) throws(StateError) -> [String] {
+    public static func merge(_ job: JobStateFolder, into records: OutputRecords, page: Int = mergePage) throws(StateError) -> [String] {
         var running: [String] = []
         for shard in job.shardFolders where OutputRecords.exist(in: shard.path) {
             switch try JobLock.acquire(shard.lockPath, wait: false) {
@@ -87,7 +124,7 @@ public enum ShardRecords {
                 running.append(shard.path)
             case .acquired(let lock):
                 try withExtendedLifetime(lock) { () throws(StateError) in
-                    try bringUp(records, to: OutputRecords.read(folder: shard.path), outputs: nil, inputs: nil)
+                    try layOver(shard, on: records, page: page)
                     try OutputRecords.removeFiles(in: shard.path)
                 }
             }
@@ -95,76 +132,70 @@ public enum ShardRecords {
         return running
     }
 
+    /// A shard's records read a page at a time when merged (``merge(_:into:)``): 4,096 records,
+    /// a few MB, one statement each.
+    public static let mergePage = 4096
+
+    /// Lays the records of the shard in `shard` (migrated first, if an earlier blurfarm wrote
+    /// them) over `records`, closing them before they are removed.
+    private static func layOver(_ shard: JobStateFolder, on records: OutputRecords, page: Int) throws(StateError) {
+        try layOver(try OutputRecords(folder: shard.path), on: records, page: page)
+    }
+
+    /// Lays every record of `source` over `records` (``OutputRecords/layOver(_:failures:folders:forgetting:)``),
+    /// `page` of them at a time in their inputs' order.
+    private static func layOver(_ source: OutputRecords, on records: OutputRecords, page size: Int) throws(StateError) {
+        let remembered = try source.foldersAndFailures()
+        var last: (input: String, output: String)?
+        var ended = false
+        try records.layOver(
+            { () throws(StateError) -> OutputRecords.Overlay? in
+                guard !ended else { return nil }
+                let page = try source.page(after: last, limit: size)
+                ended = page.count < size
+                guard let end = page.last else { return nil }
+                last = (end.input, end.output)
+                return OutputRecords.Overlay(records: page)
+            }, failures: Array(remembered.failures.values), folders: Array(remembered.folders.values), forgetting: { _ in true })
+    }
+
+    /// The records in `folder` to be read, changing nothing: its index, or, where an earlier
+    /// blurfarm kept them (a `records.jsonl`, an index not yet migrated), all of them read and
+    /// put in a temporary index (``OutputRecords/temporary()``), as the next run will see them.
+    private static func readable(_ folder: String) throws(StateError) -> OutputRecords {
+        if let index = try OutputRecords.reading(folder: folder) { return index }
+        let whole = try OutputRecords.read(folder: folder)
+        let index = try OutputRecords.temporary()
+        var records: [OutputRecord]? = Array(whole.records.values)
+        try index.layOver(
+            { () throws(StateError) -> OutputRecords.Overlay? in
+                defer { records = nil }
+                return records.map { OutputRecords.Overlay(records: $0) }
+            }, failures: Array(whole.failures.values), folders: Array(whole.folders.values), forgetting: { _ in true })
+        return index
+    }
+
+    /// The records of the job in `job` with those of its shards laid over them, as the next
+    /// plain run will see them (``merge(_:into:page:)``'s rule), read without changing anything
+    /// (`slurm status`, `check --status` while shards' records wait): in a temporary index
+    /// (``OutputRecords/temporary()``), each folder's records laid over it ``mergePage`` at a
+    /// time, so that memory holds a page, whatever the job's size.
+    /// - Throws: ``StateError`` when a records file cannot be read.
+    public static func overlaid(_ job: JobStateFolder) throws(StateError) -> OutputRecords {
+        try overlaid(job, page: mergePage)
+    }
+
+    /// ``overlaid(_:)``, `page` records at a time.
+    static func overlaid(_ job: JobStateFolder, page: Int) throws(StateError) -> OutputRecords {
+        let records = try OutputRecords.temporary()
+        for folder in [job] + job.shardFolders where OutputRecords.exist(in: folder.path) {
+            try layOver(try readable(folder.path), on: records, page: page)
+        }
+        return records
+    }
+
     /// Whether a shard of the job in `job` holds records not merged into the job's yet.
     public static func waiting(_ job: JobStateFolder) -> Bool {
         job.shardFolders.contains { OutputRecords.exist(in: $0.path) }
-    }
-
-    /// The records of the job in `job` with those of its shards merged into them, as the next
-    /// plain run will see them, read without changing anything (`slurm status`).
-    /// - Throws: ``StateError`` when a records file cannot be read.
-    public static func read(_ job: JobStateFolder) throws(StateError) -> OutputRecords.Contents {
-        var contents = try OutputRecords.read(folder: job.path)
-        for shardFolder in job.shardFolders {
-            let shard = try OutputRecords.read(folder: shardFolder.path)
-            let changes = Changes(from: shard, over: contents, outputs: nil, inputs: nil)
-            for record in changes.records { contents.records[.init(record.output)] = record }
-            for failure in changes.failures { contents.failures[.init(failure.input)] = failure }
-            for input in changes.forgottenFailures { contents.failures[input] = nil }
-            for folder in changes.folders { contents.folders[.init(folder.path)] = folder }
-        }
-        return contents
-    }
-
-    /// Brings `records` up to date with `other` (``Changes``), for the outputs in `outputs` and
-    /// the inputs in `inputs` (every one when nil), each path by its bytes.
-    static func bringUp(
-        _ records: OutputRecords, to other: OutputRecords.Contents, outputs: Set<RealPath.Identity.Bytes>?,
-        inputs: Set<RealPath.Identity.Bytes>?
-    ) throws(StateError) {
-        let mine = OutputRecords.Contents(records: records.all, folders: records.folders, failures: records.failures)
-        let changes = Changes(from: other, over: mine, outputs: outputs, inputs: inputs)
-        try records.add(
-            records: changes.records, failures: changes.failures, forgettingFailures: changes.forgottenFailures.map(\.text),
-            folders: changes.folders)
-    }
-
-    /// What bringing records `mine` up to date with `other` changes, for the outputs in
-    /// `outputs` and the inputs in `inputs` (every one when nil): a record of `other` written
-    /// later than the one in `mine` (or with none there) is taken, a failure remembered later
-    /// likewise; a failure in `mine` is forgotten when `other` wrote an output of that input
-    /// after it failed; the folders `other` created that `mine` lacks are taken. Paths are
-    /// compared by their bytes, and taken in their order.
-    struct Changes {
-        var records: [OutputRecord] = []
-        var failures: [InputFailure] = []
-        var forgottenFailures: [RealPath.Identity.Bytes] = []
-        var folders: [CreatedFolder] = []
-
-        init(
-            from other: OutputRecords.Contents, over mine: OutputRecords.Contents, outputs: Set<RealPath.Identity.Bytes>?,
-            inputs: Set<RealPath.Identity.Bytes>?
-        ) {
-            for (path, record) in other.records.sorted(by: { $0.key < $1.key }) where outputs?.contains(path) ?? true {
-                if let kept = mine.records[path], kept.written >= record.written { continue }
-                records.append(record)
-            }
-            for (input, failure) in other.failures.sorted(by: { $0.key < $1.key }) where inputs?.contains(input) ?? true {
-                if let kept = mine.failures[input], kept.failed >= failure.failed { continue }
-                failures.append(failure)
-            }
-            var lastWritten: [RealPath.Identity.Bytes: Date] = [:]
-            for record in other.records.values {
-                let input = RealPath.Identity.Bytes(record.input)
-                lastWritten[input] = max(lastWritten[input] ?? .distantPast, record.written)
-            }
-            let taken = Set(failures.map { RealPath.Identity.Bytes($0.input) })
-            for (input, failure) in mine.failures.sorted(by: { $0.key < $1.key }) where inputs?.contains(input) ?? true {
-                if let written = lastWritten[input], written > failure.failed, !taken.contains(input) {
-                    forgottenFailures.append(input)
-                }
-            }
-            folders = other.folders.sorted(by: { $0.key < $1.key }).filter { mine.folders[$0.key] == nil }.map(\.value)
-        }
     }
 }

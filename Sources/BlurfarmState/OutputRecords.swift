@@ -112,6 +112,21 @@ public final class OutputRecords: Sendable {
         }
     }
 
+    /// An index in no folder, to be read and then let go: SQLite's private temporary database,
+    /// on disk once it outgrows SQLite's cache of a few MB, and gone when closed. Records laid
+    /// over each other to be read, changing nothing of the state folder (``layOver(_:failures:folders:forgetting:)``).
+    /// - Throws: ``StateError`` when it cannot be created.
+    package static func temporary() throws(StateError) -> OutputRecords {
+        let path = "(a temporary index of records)"
+        do {
+            let database = try DatabaseQueue(path: "")
+            try migrator.migrate(database)
+            return OutputRecords(path: path, database: database)
+        } catch {
+            throw StateError(path: path, message: "cannot be made: \(error)")
+        }
+    }
+
     private init(path: String, database: DatabaseQueue) {
         self.path = path
         self.database = database
@@ -398,12 +413,14 @@ public final class OutputRecords: Sendable {
             contents.records[.init(record.output)] = record
         }
         for folder in try folders(db) { contents.folders[.init(folder.path)] = folder }
-        for text in try String.fetchAll(db, sql: "SELECT json FROM failure") {
-            let failure = try json(InputFailure.self, text)
-            contents.failures[.init(failure.input)] = failure
-        }
+        for failure in try failures(db) { contents.failures[.init(failure.input)] = failure }
         for placeholder in try placeholders(db) { contents.placeholders[.init(placeholder.input)] = placeholder }
         return contents
+    }
+
+    /// Every failure remembered in the index.
+    private static func failures(_ db: Database) throws -> [InputFailure] {
+        try String.fetchAll(db, sql: "SELECT json FROM failure").map { try json(InputFailure.self, $0) }
     }
 
     /// Every created folder in the index.
@@ -418,6 +435,16 @@ public final class OutputRecords: Sendable {
     /// prepares its statements again (a lookup per output took three times as long).
     private func read<T>(_ body: (Database) throws -> T?) -> T? {
         (try? database.inDatabase(body)) ?? nil
+    }
+
+    /// `body`'s answer from the index, as ``read(_:)`` asks it; a failure to read is a
+    /// ``StateError`` naming the index.
+    private func reading<T>(_ body: (Database) throws -> T) throws(StateError) -> T {
+        do {
+            return try database.inDatabase(body)
+        } catch {
+            throw StateError(path: path, message: "cannot read the records: \(error)")
+        }
     }
 
     /// The record of the output at the absolute path `output`, if any.
@@ -436,8 +463,9 @@ public final class OutputRecords: Sendable {
     /// and its row's copy, not in SQLite (17% of a 100,000-input no-change run). An output
     /// recorded as another input's is not among them: its record says it is not up to date
     /// as the input is planned now.
-    package func lookUp(recordsOf inputs: [String], failures: Bool) -> Contents {
-        read { db in
+    /// - Throws: ``StateError`` naming the index when it cannot be read.
+    package func lookUp(recordsOf inputs: [String], failures: Bool) throws(StateError) -> Contents {
+        try reading { db in
             var found = Contents()
             // An input's outputs: three at the bench's variants.
             found.records.reserveCapacity(3 * inputs.count)
@@ -472,7 +500,7 @@ public final class OutputRecords: Sendable {
                 return .commit
             }
             return found
-        } ?? Contents()
+        }
     }
 
     /// Inputs looked up by one statement (``lookUp(recordsOf:failures:)``): a run's batch of
@@ -521,6 +549,33 @@ public final class OutputRecords: Sendable {
         } ?? []
     }
 
+    /// Up to `limit` records in the table's order (by input, then output path: a plan's order),
+    /// those after `last` (the input and output of the last record of the page before): the
+    /// records a page at a time, each page one statement, whatever the job's size.
+    /// - Throws: ``StateError`` naming the index when it cannot be read.
+    package func page(after last: (input: String, output: String)?, limit: Int) throws(StateError) -> [OutputRecord] {
+        try reading { db in
+            let order = " ORDER BY output.input, output.output LIMIT ?"
+            guard let last else {
+                return try Row.fetchAll(db.cachedStatement(sql: "SELECT " + Self.outputColumns + order), arguments: [limit])
+                    .map { Self.record($0) }
+            }
+            return try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT " + Self.outputColumns + " WHERE (output.input, output.output) > (?, ?)" + order),
+                arguments: [last.input, last.output, limit]
+            ).map { Self.record($0) }
+        }
+    }
+
+    /// What the index remembers besides its outputs and placeholders: the folders created and
+    /// the inputs' failures (few: one a folder of outputs, one a failed input), read whole.
+    /// - Throws: ``StateError`` naming the index when it cannot be read.
+    package func foldersAndFailures() throws(StateError) -> Contents {
+        try reading { db in
+            Contents(folders: try Self.folders(db), failures: try Self.failures(db))
+        }
+    }
+
     /// Every record, in output path order (by the paths' bytes, as ``RealPath/Identity/Bytes``
     /// orders them: so are the lists below).
     public var all: [OutputRecord] {
@@ -549,9 +604,7 @@ public final class OutputRecords: Sendable {
     /// Every remembered failure, in input path order.
     public var failures: [InputFailure] {
         Self.sorted(
-            read { db in
-                try String.fetchAll(db, sql: "SELECT json FROM failure").map { try Self.json(InputFailure.self, $0) }
-            } ?? [],
+            read { db in try Self.failures(db) } ?? [],
             by: \.input)
     }
 
@@ -717,16 +770,89 @@ public final class OutputRecords: Sendable {
         }
     }
 
-    /// Records `records`, `failures` and `folders` and forgets the failures of `forgotten`, in
-    /// one transaction (a shard's records merged into its job's: all or none).
-    public func add(
-        records: [OutputRecord], failures: [InputFailure], forgettingFailures forgotten: [String], folders: [CreatedFolder]
+    /// Another's records laid over these, a batch at a time (``layOver(_:failures:folders:forgetting:)``):
+    /// `records`, every record the other keeps of some inputs, of which those `takes` says may
+    /// be taken (any, by default).
+    package struct Overlay {
+        package var records: [OutputRecord]
+        package var takes: (OutputRecord) -> Bool
+
+        package init(records: [OutputRecord], takes: @escaping (OutputRecord) -> Bool = { _ in true }) {
+            self.records = records
+            self.takes = takes
+        }
+    }
+
+    /// Brings these records up to date with another's (a shard's and its job's), in one
+    /// transaction, holding one batch of them at a time: `next` is asked for batches
+    /// (``Overlay``) until it answers nil. The later of two wins, each path by its bytes:
+    /// - a record taken whose output has none here, or one written earlier;
+    /// - each of `failures` (the other's) whose input has none here, or one remembered earlier;
+    /// - a failure kept here is forgotten when the other wrote an output of its input after it
+    ///   failed and `failures` brings none of that input, for the inputs `forgetting` names;
+    /// - each of `folders` (the other's) not kept here.
+    /// - Throws: ``StateError`` when either side cannot be read, or these cannot be written:
+    ///   then nothing is changed.
+    package func layOver(
+        _ next: () throws(StateError) -> Overlay?, failures: [InputFailure], folders: [CreatedFolder],
+        forgetting: (RealPath.Identity.Bytes) -> Bool
     ) throws(StateError) {
-        try write { db, recipes in
-            for record in records { try Self.insert(record, db, &recipes) }
-            for failure in failures { try Self.insert(failure, db) }
-            for input in forgotten { try db.execute(sql: "DELETE FROM failure WHERE input = ?", arguments: [input]) }
-            for folder in folders { try Self.insert(folder, db) }
+        // The other's failure to read, thrown as itself (the transaction rolled back).
+        var failed: StateError?
+        do throws(StateError) {
+            try write { db, recipes in
+                var kept: [RealPath.Identity.Bytes: InputFailure] = [:]
+                for failure in try Self.failures(db) { kept[.init(failure.input)] = failure }
+                // The last output the other wrote of each input whose failure is kept here.
+                var lastWritten: [RealPath.Identity.Bytes: Date] = [:]
+                while true {
+                    let overlay: Overlay?
+                    do throws(StateError) {
+                        overlay = try next()
+                    } catch {
+                        failed = error
+                        throw error
+                    }
+                    guard let overlay else { break }
+                    var written: [RealPath.Identity.Bytes: Double] = [:]
+                    let taken = overlay.records.filter(overlay.takes)
+                    for first in stride(from: 0, to: taken.count, by: Self.lookUpChunk) {
+                        let chunk = taken[first..<min(first + Self.lookUpChunk, taken.count)].map(\.output)
+                        let rows = try Row.fetchCursor(
+                            db.cachedStatement(
+                                sql: "SELECT output, written FROM output WHERE output IN ("
+                                    + String(repeating: "?,", count: chunk.count - 1) + "?)"),
+                            arguments: StatementArguments(chunk))
+                        while let row = try rows.next() { written[.init(row[0] as String)] = row[1] }
+                    }
+                    for record in taken {
+                        if let mine = written[.init(record.output)], mine >= record.written.timeIntervalSinceReferenceDate { continue }
+                        try Self.insert(record, db, &recipes)
+                    }
+                    for record in overlay.records where !kept.isEmpty {
+                        let input = RealPath.Identity.Bytes(record.input)
+                        if kept[input] != nil { lastWritten[input] = max(lastWritten[input] ?? .distantPast, record.written) }
+                    }
+                }
+                var brought: Set<RealPath.Identity.Bytes> = []
+                for failure in failures {
+                    let input = RealPath.Identity.Bytes(failure.input)
+                    if let mine = kept[input], mine.failed >= failure.failed { continue }
+                    try Self.insert(failure, db)
+                    brought.insert(input)
+                }
+                for (input, failure) in kept where forgetting(input) && !brought.contains(input) {
+                    if let written = lastWritten[input], written > failure.failed {
+                        try db.execute(sql: "DELETE FROM failure WHERE input = ?", arguments: [failure.input])
+                    }
+                }
+                for folder in folders {
+                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO folder (path, device, inode) VALUES (?, ?, ?)").execute(
+                        arguments: [folder.path, Int64(bitPattern: folder.device), Int64(bitPattern: folder.inode)])
+                }
+            }
+        } catch {
+            throw failed ?? error
         }
     }
 }

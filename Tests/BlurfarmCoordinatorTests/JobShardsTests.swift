@@ -132,6 +132,12 @@ import Testing
 
     // MARK: The shards' records
 
+    /// A state folder of its own (to be removed) and the folder of job `j` in it.
+    static func temporaryJob() -> (state: String, job: JobStateFolder) {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-shards-\(UUID().uuidString)").path
+        return (state, JobStateFolder(state: state, jobName: "j", manifestPath: "/nowhere/j.job"))
+    }
+
     static func record(_ output: String, input: String, written: TimeInterval, hash: Character = "b") -> OutputRecord {
         let stamp = FileStamp(size: 1, modified: 1, changed: 2, inode: 3, device: 4)
         return OutputRecord(
@@ -149,9 +155,8 @@ import Testing
     }
 
     @Test func theJobMergesItsShardsRecordsTheLaterWrittenWinningAndTheirFilesGo() throws {
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-shards-\(UUID().uuidString)").path
+        let (state, job) = Self.temporaryJob()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let job = JobStateFolder(state: state, jobName: "j", manifestPath: "/nowhere/j.job")
         let jobRecords = try OutputRecords(folder: job.path)
         try jobRecords.add(Self.record("/o/1", input: "/i/1", written: 100, hash: "1"))  // older than shard 0's
         try jobRecords.add(Self.record("/o/2", input: "/i/2", written: 300, hash: "2"))  // newer than shard 0's
@@ -166,7 +171,7 @@ import Testing
             try other.add(Self.failure("/i/4", failed: 200))
         }
         // What status reads, changing nothing.
-        let read = try ShardRecords.read(job)
+        let read = Self.contents(try ShardRecords.overlaid(job))
         #expect(read.records[.init("/o/1")]?.outputFile.hash.first == "9")
         #expect(read.records[.init("/o/2")]?.outputFile.hash.first == "2")
         #expect(read.records[.init("/o/3")] != nil && read.failures[.init("/i/3")] == nil && read.failures[.init("/i/4")] != nil)
@@ -185,9 +190,8 @@ import Testing
     /// merged apart: each output's record is the later of its own two, each input's failure
     /// goes or stays by its own outputs.
     @Test func twinPathsAreMergedApart() throws {
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-shards-\(UUID().uuidString)").path
+        let (state, job) = Self.temporaryJob()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let job = JobStateFolder(state: state, jobName: "j", manifestPath: "/nowhere/j.job")
         let (composed, decomposed) = ("\u{E9}", "e\u{301}")
         let jobRecords = try OutputRecords(folder: job.path)
         try jobRecords.add(Self.record("/o/\(composed)", input: "/i/\(composed)", written: 300, hash: "1"))
@@ -199,7 +203,7 @@ import Testing
             try shard.add(Self.record("/o/\(decomposed)", input: "/i/\(decomposed)", written: 200, hash: "8"))
             try shard.add(Self.failure("/i/\(composed)", failed: 400))
         }
-        let read = try ShardRecords.read(job)
+        let read = Self.contents(try ShardRecords.overlaid(job))
         #expect(read.records.count == 2)
         #expect(read.records[.init("/o/\(composed)")]?.outputFile.hash.first == "1")
         #expect(read.records[.init("/o/\(decomposed)")]?.outputFile.hash.first == "8")
@@ -210,10 +214,182 @@ import Testing
         #expect(merged.failures.map { Array($0.input.utf8) } == [Array("/i/\(composed)".utf8)])
     }
 
-    @Test func aRunningShardsRecordsAreLeftForLaterAndAShardStartsFromTheJobs() throws {
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-shards-\(UUID().uuidString)").path
+    /// The rule as a model, whole and in memory: `other`'s records, failures and folders laid
+    /// over `mine`, each path by its bytes. A record `takes` allows is taken when `mine` has
+    /// none of its output or one written earlier; a failure of one of `inputs` (nil: any) when
+    /// `mine` has none of its input or one remembered earlier; a failure of `mine` of one of
+    /// `inputs` is forgotten when `other` wrote an output of its input after it failed, unless
+    /// `other`'s failure of it was taken; a folder when `mine` has none at its path.
+    static func laidOver(
+        _ other: OutputRecords.Contents, over mine: OutputRecords.Contents, takes: (OutputRecord) -> Bool = { _ in true },
+        inputs: Set<RealPath.Identity.Bytes>? = nil
+    ) -> OutputRecords.Contents {
+        var result = mine
+        for record in other.records.values where takes(record) {
+            if let kept = mine.records[.init(record.output)], kept.written >= record.written { continue }
+            result.records[.init(record.output)] = record
+        }
+        var brought: Set<RealPath.Identity.Bytes> = []
+        for failure in other.failures.values where inputs?.contains(.init(failure.input)) ?? true {
+            if let kept = mine.failures[.init(failure.input)], kept.failed >= failure.failed { continue }
+            result.failures[.init(failure.input)] = failure
+            brought.insert(.init(failure.input))
+        }
+        for (input, failure) in mine.failures where (inputs?.contains(input) ?? true) && !brought.contains(input) {
+            if other.records.values.contains(where: { RealPath.Identity.Bytes($0.input) == input && $0.written > failure.failed }) {
+                result.failures[input] = nil
+            }
+        }
+        for (path, folder) in other.folders where mine.folders[path] == nil { result.folders[path] = folder }
+        return result
+    }
+
+    /// The path `k` in `folder`: `/folder/é0` for 0, `/folder/é0` with `e` and a combining accent
+    /// for 1 (its twin), `/folder/2` … `/folder/6`, `/folder/é1` for 7, and so on.
+    static func path(_ folder: String, _ k: Int) -> String {
+        "/\(folder)/" + (k % 7 == 0 ? "\u{E9}\(k / 7)" : k % 7 == 1 ? "e\u{301}\(k / 7)" : "\(k)")
+    }
+
+    /// Random records of outputs `/o/0…` (some twins: `é`, and `e` with a combining accent) of
+    /// inputs `/i/0…`, written at random times, failures of random inputs, and folders.
+    static func randomContents(_ count: Int, using random: inout SplitMix) -> OutputRecords.Contents {
+        let records = (0..<count).map { _ in
+            record(
+                Self.path("o", Int.random(in: 0..<30, using: &random)), input: Self.path("i", Int.random(in: 0..<12, using: &random)),
+                written: Double(Int.random(in: 0..<6, using: &random)) * 100, hash: "0123456789".randomElement(using: &random)!)
+        }
+        let failures = (0..<Int.random(in: 0..<5, using: &random)).map { _ in
+            failure(Self.path("i", Int.random(in: 0..<12, using: &random)), failed: Double(Int.random(in: 0..<6, using: &random)) * 100 + 50)
+        }
+        let folders = (0..<Int.random(in: 0..<3, using: &random)).map { _ in
+            CreatedFolder(path: Self.path("o", Int.random(in: 0..<4, using: &random)), device: 1, inode: random.next() >> 1)
+        }
+        return OutputRecords.Contents(records: records, folders: folders, failures: failures)
+    }
+
+    /// Records `contents` in `folder`'s index.
+    static func add(_ contents: OutputRecords.Contents, in folder: String) throws {
+        let records = try OutputRecords(folder: folder)
+        for record in contents.records.values { try records.add(record) }
+        for failure in contents.failures.values { try records.add(failure) }
+        for folder in contents.folders.values { try records.add(folder) }
+    }
+
+    /// What `records` keep, by path.
+    static func contents(_ records: OutputRecords) -> OutputRecords.Contents {
+        OutputRecords.Contents(records: records.all, folders: records.folders, failures: records.failures)
+    }
+
+    /// Shards' records merged a page at a time into the job's (``ShardRecords/merge(_:into:page:)``),
+    /// and laid over them in a temporary index to be read (``ShardRecords/overlaid(_:)``, what
+    /// `slurm status` reads), are what the rule's model gives (``laidOver(_:over:takes:inputs:)``),
+    /// whatever the pages: for random records, twins among them.
+    @Test func aMergeAPageAtATimeIsTheRuleLaidOverWhole() throws {
+        for seed in UInt64(1)...12 {
+            var random = SplitMix(seed: seed)
+            let (state, job) = Self.temporaryJob()
+            defer { try? FileManager.default.removeItem(atPath: state) }
+            var whole = Self.randomContents(Int.random(in: 0..<25, using: &random), using: &random)
+            try Self.add(whole, in: job.path)
+            for index in 0..<2 {
+                let shard = try #require(JobShard(index: index, count: 2))
+                let records = Self.randomContents(Int.random(in: 1..<25, using: &random), using: &random)
+                try Self.add(records, in: job.shard(shard).path)
+                whole = Self.laidOver(records, over: whole)
+            }
+            let page = Int.random(in: 1...6, using: &random)
+            // Read alone, as `slurm status` reads them, then merged.
+            for (what, contents) in [
+                ("overlaid", Self.contents(try ShardRecords.overlaid(job, page: page))),
+                ("merged", try { () throws -> OutputRecords.Contents in
+                    let records = try OutputRecords(folder: job.path)
+                    #expect(try ShardRecords.merge(job, into: records, page: page).isEmpty)
+                    return Self.contents(records)
+                }()),
+            ] {
+                #expect(contents.records == whole.records, "seed \(seed), \(what)")
+                #expect(contents.failures == whole.failures, "seed \(seed), \(what)")
+                #expect(contents.folders == whole.folders, "seed \(seed), \(what)")
+            }
+            #expect(!ShardRecords.waiting(job))
+        }
+    }
+
+    /// A shard's records brought up to date with the job's a batch of its inputs at a time
+    /// (``ShardRecords/open(_:of:plan:batch:)``) are the rule's answer for its plan's outputs
+    /// and inputs (``laidOver(_:over:takes:inputs:)``): the job's records of other inputs, and of outputs
+    /// the shard does not write, are not taken. An output's record under an input that does not
+    /// plan it now is not taken either (the run would not take it as that output's).
+    @Test func aShardStartsFromTheJobsRecordsOfItsPlanABatchAtATime() throws {
+        for seed in UInt64(1)...12 {
+            var random = SplitMix(seed: seed)
+            let (state, job) = Self.temporaryJob()
+            defer { try? FileManager.default.removeItem(atPath: state) }
+            let shard = try #require(JobShard(index: 0, count: 2))
+            // The shard's plan: some inputs, each planning the outputs of its own number.
+            let numbers = (0..<12).filter { _ in Bool.random(using: &random) }
+            let inputs = numbers.map { k in
+                let name = Self.path("i", k)
+                let outputs = (0..<30).filter { $0 % 12 == k }.map { o in
+                    PlannedOutput(variant: VariantSpec(name: "v", pathTemplate: try! PathTemplate("o/{stem}.png")), path: Self.path("o", o))
+                }
+                return PlannedInput(path: name, relativePath: String(name.dropFirst()), outputs: outputs)
+            }
+            let plan = JobPlan(
+                job: JobSpec(name: "j", inputs: ["i/*"], outputs: []), manifestPath: "/nowhere/j.job", folder: "/",
+                inputs: PlannedInputs(inputs), tileSize: 0)
+            let jobs = Self.randomContents(Int.random(in: 0..<40, using: &random), using: &random)
+            let mine = Self.randomContents(Int.random(in: 0..<20, using: &random), using: &random)
+            try Self.add(jobs, in: job.path)
+            try Self.add(mine, in: job.shard(shard).path)
+            // The rule, whole: the job's records of each planned output under its planned input
+            // (by the paths' bytes), and the failures of the planned inputs, forgotten by any
+            // output their input wrote later.
+            let pairs = Set(inputs.flatMap { input in input.outputs.map { [Array(input.path.utf8), Array($0.path.utf8)] } })
+            let expected = Self.laidOver(
+                jobs, over: mine, takes: { pairs.contains([Array($0.input.utf8), Array($0.output.utf8)]) },
+                inputs: Set(inputs.map { RealPath.Identity.Bytes($0.path) }))
+            let opened = Self.contents(try ShardRecords.open(shard, of: job, plan: plan, batch: Int.random(in: 1...4, using: &random)))
+            #expect(opened.records == expected.records, "seed \(seed)")
+            #expect(opened.failures == expected.failures, "seed \(seed)")
+            #expect(opened.folders == expected.folders, "seed \(seed)")
+        }
+    }
+
+    /// A shard whose records cannot be read part way through a merge leaves the job's records
+    /// as they were (the merge is one transaction) and its own records where they are.
+    @Test func aShardThatCannotBeReadIsNotMergedAtAll() throws {
+        let (state, job) = Self.temporaryJob()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let job = JobStateFolder(state: state, jobName: "j", manifestPath: "/nowhere/j.job")
+        try Self.add(OutputRecords.Contents(records: [Self.record("/o/kept", input: "/i/kept", written: 100)]), in: job.path)
+        let shard = job.shard(try #require(JobShard(index: 0, count: 2)))
+        let index = shard.path + "/" + OutputRecords.fileName
+        do {
+            let records = try OutputRecords(folder: shard.path)
+            // Long paths: the rows fill pages, and the later pages hold the later inputs' rows.
+            for k in 0..<400 {
+                try records.add(Self.record("/o/\(k)-" + String(repeating: "x", count: 200), input: String(format: "/i/%04d", k), written: 200))
+            }
+        }
+        // Every page of the second half of the file made garbage: the first pages read, then one fails.
+        let size = try #require(FileManager.default.attributesOfItem(atPath: index)[.size] as? Int)
+        let handle = try #require(FileHandle(forWritingAtPath: index))
+        try handle.seek(toOffset: UInt64(size / 2 / 4096 * 4096))
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: size - size / 2 / 4096 * 4096))
+        try handle.close()
+        let records = try OutputRecords(folder: job.path)
+        #expect {
+            try ShardRecords.merge(job, into: records, page: 16)
+        } throws: { error in
+            (error as? StateError)?.path == index
+        }
+        #expect(records.all.map(\.output) == ["/o/kept"])
+        #expect(FileManager.default.fileExists(atPath: index))
+    }
+
+    @Test func aRunningShardsRecordsAreLeftForLaterAndAShardStartsFromTheJobs() throws {
+        let (state, job) = Self.temporaryJob()
+        defer { try? FileManager.default.removeItem(atPath: state) }
         let shard = try #require(JobShard(index: 1, count: 3))
         let (plan, _) = try Self.plan([(10, 10), (20, 20)])
         let jobRecords = try OutputRecords(folder: job.path)
