@@ -58,7 +58,12 @@ extension IncrementalRun {
     /// The records ``prune(_:)`` acts on, as the records are now: each output the current plan
     /// does not write (``orphans(in:kept:)``). Found once for ``pruneRefusal(_:)`` and
     /// ``prune(_:)`` (twice, they were a third of a no-change `run --prune` at 100,000 inputs).
-    public func orphans() -> [OutputRecord] { Self.orphans(in: records, kept: plannedPaths) }
+    /// None without walking the recorded paths when every output recorded as the check began
+    /// was a planned one (``recordedBefore``): a no-change run's `--prune` and output map.
+    public func orphans() -> [OutputRecord] {
+        if recordedBefore == recordedPlanned { return [] }
+        return Self.orphans(in: records, kept: plannedPaths)
+    }
 
     /// The records in `records` whose output is not in `kept` (``PlannedPaths/holds(_:)``):
     /// its input is gone, or left out of the inputs now; its variant or size was removed or

@@ -110,6 +110,14 @@ public final class IncrementalRun: Sendable {
         }
     }
     private let planned = Mutex<PlannedPaths?>(nil)
+    /// How many outputs the records held when the check began (nil: not counted, the run
+    /// asks no orphans), and how many of them the check found as the records of planned
+    /// outputs (the lookups' rows are each an output's, and each planned output's path is
+    /// its own). When the two are one, every recorded output was a planned one, and outputs
+    /// recorded since are planned ones too (a run records only what it writes): there is no
+    /// orphan (``orphans()``), and the recorded paths need not be walked.
+    let recordedBefore: Int?
+    let recordedPlanned: Int
     /// The inputs the full plan left out because their regions could not be had.
     let regionFailedInputs: [String]
     /// The sizes of the full plan not made because their input is narrower
@@ -184,13 +192,16 @@ public final class IncrementalRun: Sendable {
     /// ``checkPartInputs`` each). `stopped` is asked between batches of inputs: once it says
     /// true (the job was stopped or cancelled while its outputs were checked), the inputs not
     /// checked yet stay in the plan unchecked, for the runner to report as it reports any work
-    /// its job ended before.
+    /// its job ended before. `orphansAsked`: whether ``orphans()`` will be (`--prune`, an
+    /// output map), for which the records are counted as the check begins (``recordedBefore``).
     public init(
         plan full: JobPlan, records: OutputRecords, versions: @escaping @Sendable () -> String,
         plugins: [String: String] = [:], pixelLimit: Int, force: Bool, retryFailed: Bool = false,
-        parts: Int? = nil, stopped: @escaping @Sendable () -> Bool = { false }
+        parts: Int? = nil, orphansAsked: Bool = true, stopped: @escaping @Sendable () -> Bool = { false }
     ) {
         self.records = records
+        // Before the check, which refreshes records but adds none.
+        recordedBefore = orphansAsked ? records.count : nil
         let versions = RecipeVersions(versions)
         self.versions = versions
         self.plugins = plugins
@@ -231,6 +242,7 @@ public final class IncrementalRun: Sendable {
                     for (index, (output, outputPath)) in zip(input.outputs, paths.outputs).enumerated() {
                         var outputFile = FileProbe(path: outputPath, seen: output.seen)
                         let record = known.records[.init(outputFile.path)]
+                        if record != nil { part.recorded += 1 }
                         let state =
                             force
                             ? .notRecorded
@@ -315,6 +327,7 @@ public final class IncrementalRun: Sendable {
             job: full.job, manifestPath: full.manifestPath, folder: full.folder, inputs: inputs.map(PlannedInputs.init) ?? full.inputs,
             tileSize: full.tileSize, refused: full.refused)
         (self.takenOut, self.failedEarlier) = (takenOut, failedEarlier)
+        recordedPlanned = checked.reduce(0) { $0 + $1.recorded }
         self.full = full
         notEnlarged = full.notEnlarged
         regionFailedInputs = full.regionFailed.map(\.input)
@@ -337,6 +350,8 @@ public final class IncrementalRun: Sendable {
         var unchecked: Range<Int>?
         /// The outputs of its inputs checked.
         var outputs = 0
+        /// Of those, the outputs with a record.
+        var recorded = 0
     }
 
     /// Inputs checked together at least (a part of the check, one a core): below this, one

@@ -135,7 +135,8 @@ extension Farm {
             incremental = IncrementalRun(
                 plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions,
                 plugins: job.registry.pluginHashes(of: [plan]).merging(detectors.recipeIdentities) { $1 }, pixelLimit: configuration.pixelLimit,
-                force: job.force, retryFailed: job.retryFailed, stopped: { control.ended != nil })
+                force: job.force, retryFailed: job.retryFailed, orphansAsked: job.prune || job.mapPath != nil,
+                stopped: { control.ended != nil })
         } catch {
             problem(.state(error))
             return ended()

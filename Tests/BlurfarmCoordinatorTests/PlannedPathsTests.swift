@@ -49,4 +49,44 @@ import Testing
         // Both accents' outputs are planned, each its own file.
         #expect(paths.writes("\(root)/job/out/\u{E9}.png") && paths.writes("\(root)/job/out/e\u{301}.png"))
     }
+
+    /// A run's orphans are none, without walking the recorded paths, only when every output
+    /// recorded as its check began was found as a planned output's record; with an orphan
+    /// among them, or a planned output recorded under an input no longer planned, the paths
+    /// are walked, and the answer is the rule's (``IncrementalRun/orphans(in:kept:)``).
+    @Test func theOrphansAreNoneWithoutAWalkOnlyWhenEveryRecordIsAPlannedOutputs() throws {
+        let (root, plan, records) = try RecipeVersionsTests.plannedJob(
+            photos: (0..<12).map { "p\($0)" } + ["\u{E9}", "e\u{301}"],
+            "job: orphans\ninputs: [photos/*.jpg]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n  - name: small\n    path: out/small/{stem}.webp\n")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let stamp = FileStamp(size: 1, modified: 1, changed: 2, inode: 3, device: 4)
+        func record(_ output: String, _ input: String) -> OutputRecord {
+            OutputRecord(
+                output: output, input: input, recipe: "r", inputFile: FileFingerprint(stamp: stamp, hash: "a"),
+                outputFile: FileFingerprint(stamp: stamp, hash: "b"), written: Date(timeIntervalSince1970: 1))
+        }
+        for input in plan.inputs {
+            for output in input.outputs { try records.add(record(IncrementalRun.absolute(output.path), IncrementalRun.absolute(input.path))) }
+        }
+        /// The run's orphans, whether it found them without walking, and the rule's.
+        func orphans(parts: Int) -> (run: [String], counted: Bool, rule: [String]) {
+            let run = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false, parts: parts)
+            return (run.orphans().map(\.output), run.recordedBefore == run.recordedPlanned,
+                    IncrementalRun.orphans(in: records, kept: run.plannedPaths).map(\.output))
+        }
+        for parts in [1, 3] {
+            #expect(orphans(parts: parts) == ([], true, []))
+        }
+        // An orphan: found by walking.
+        let gone = "\(root)/job/out/gone.png"
+        try records.add(record(gone, "\(root)/job/photos/gone.jpg"))
+        #expect(orphans(parts: 2) == ([gone], false, [gone]))
+        try records.remove(output: gone)
+        // A planned output recorded under an input no longer planned: not found by the
+        // lookups, so walked; no orphan, its path being planned.
+        try records.add(record(IncrementalRun.absolute(plan.inputs[0].outputs[0].path), "\(root)/job/photos/old.jpg"))
+        #expect(orphans(parts: 1) == ([], false, []))
+        let run = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false, orphansAsked: false)
+        #expect(run.recordedBefore == nil && run.orphans().isEmpty)
+    }
 }
