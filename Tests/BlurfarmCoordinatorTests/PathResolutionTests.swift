@@ -106,4 +106,25 @@ import Testing
             #expect(parts.stem == (ext.isEmpty ? name : String(name.dropLast(ext.count + 1))), "\(relative)")
         }
     }
+
+    /// A path by its bytes (``RealPath/Identity/Bytes``) is equal to another exactly when their
+    /// UTF-8 bytes are, and hashes alike then: for random paths, short (kept in the string
+    /// itself) and long, ASCII and not, twins (`é`, and `e` with a combining accent) among
+    /// them, and a path made from a substring.
+    @Test func aPathByItsBytesIsEqualExactlyWhenItsBytesAre() {
+        var random = SplitMix(seed: 47)
+        let parts = ["a", "/", "\u{E9}", "e\u{301}", "\u{301}", "\u{F7E9}", "photos", ".jpg", "\u{1F600}", "x"]
+        let paths = (0..<400).map { _ in
+            (0..<Int.random(in: 0..<12, using: &random)).map { _ in parts.randomElement(using: &random)! }.joined()
+        } + ["/out/" + String("a/é.jpg".dropFirst(2))]
+        for a in paths {
+            for b in paths.prefix(80) + [a] {
+                let (x, y) = (RealPath.Identity.Bytes(a), RealPath.Identity.Bytes(b))
+                #expect((x == y) == (Array(a.utf8) == Array(b.utf8)), "\(Array(a.utf8)) \(Array(b.utf8))")
+                if x == y { #expect(x.hashValue == y.hashValue) }
+            }
+        }
+        #expect(Set(paths.map(RealPath.Identity.Bytes.init)).count == Set(paths.map { Array($0.utf8) }).count)
+    }
 }
+
