@@ -68,7 +68,7 @@ public enum ShardRecords {
         let records = try OutputRecords(folder: job.shard(shard).path)
         /// Whether a record is of an output that `inputs` write, under the input that writes it
         /// (a record under another input is not that output's to the run: not taken).
-        func planned(_ inputs: some Sequence<PlannedInput>) -> (OutputRecord) -> Bool {
+        func writtenBy(_ inputs: some Sequence<PlannedInput>) -> (OutputRecord) -> Bool {
             var writer: [RealPath.Identity.Bytes: RealPath.Identity.Bytes] = [:]
             for input in inputs {
                 let path = RealPath.Identity.Bytes(IncrementalRun.absolute(input.path))
@@ -84,18 +84,18 @@ public enum ShardRecords {
             let inputs = Array(plan.inputs[first..<min(first + batch, plan.inputs.count)])
             first += inputs.count
             let found = try index.lookUp(recordsOf: inputs.map { IncrementalRun.absolute($0.path) }, failures: false)
-            return OutputRecords.Overlay(records: Array(found.records.values), takes: planned(inputs))
+            return OutputRecords.Overlay(records: Array(found.records.values), takes: writtenBy(inputs))
         }
         // The plan's inputs among those with a failure remembered (few), for the failures.
         let failed = Set(try records.foldersAndFailures().failures.keys).union(jobs.failures.keys)
-        var planned: Set<RealPath.Identity.Bytes> = []
+        var plannedFailed: Set<RealPath.Identity.Bytes> = []
         for input in failed.isEmpty ? [] : plan.inputs {
             let path = RealPath.Identity.Bytes(IncrementalRun.absolute(input.path))
-            if failed.contains(path) { planned.insert(path) }
+            if failed.contains(path) { plannedFailed.insert(path) }
         }
         try records.layOver(
-            next, failures: jobs.failures.values.filter { planned.contains(.init($0.input)) }, folders: Array(jobs.folders.values),
-            forgetting: planned.contains)
+            next, failures: jobs.failures.values.filter { plannedFailed.contains(.init($0.input)) },
+            folders: Array(jobs.folders.values), forgetting: plannedFailed.contains)
         return records
     }
 
@@ -132,8 +132,8 @@ public enum ShardRecords {
         return running
     }
 
-    /// A shard's records read a page at a time when merged (``merge(_:into:)``): 4,096 records,
-    /// a few MB, one statement each.
+    /// A shard's records read a page at a time when merged (``merge(_:into:page:)``) or laid
+    /// over the job's to be read (``overlaid(_:)``): 4,096 records, a few MB, one statement each.
     public static let mergePage = 4096
 
     /// Lays the records of the shard in `shard` (migrated first, if an earlier blurfarm wrote
