@@ -39,9 +39,20 @@ extension IncrementalRun {
         // An input left out for its regions was seen: it failed, and leaves the map.
         let failed = Set(regionFailedInputs.map { RealPath.Identity.Bytes(absolute($0)) })
         if !plan.refused.isEmpty, case let planned = plannedPaths,
-            let unseen = records.all.first(where: { !planned.reads($0.input) && !failed.contains(.init($0.input)) })
+            let unseen = firstRecord(where: { !planned.reads($0.input) && !failed.contains(.init($0.input)) })
         {
             return "the inputs could not all be read (\(plan.refused[0])), and '\(ShownName.of(unseen.input))' was not seen"
+        }
+        return nil
+    }
+
+    /// The first record, in the table's order, that `matches`: read `page` at a time, not
+    /// whole; nil when none does or the records cannot be read.
+    func firstRecord(page size: Int = ShardRecords.mergePage, where matches: (OutputRecord) -> Bool) -> OutputRecord? {
+        var last: (input: String, output: String)?
+        while let page = try? records.page(after: last, limit: size), let end = page.last {
+            if let found = page.first(where: matches) { return found }
+            last = (end.input, end.output)
         }
         return nil
     }

@@ -89,4 +89,27 @@ import Testing
         let run = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false, orphansAsked: false)
         #expect(run.recordedBefore == nil && run.orphans().isEmpty)
     }
+
+    /// The first record that matches, as a map refused for an unreadable folder asks it
+    /// (``IncrementalRun/firstRecord(page:where:)``): found page by page in the table's order
+    /// (by input, then output), on the first page or a later one, and none when none matches.
+    @Test func theFirstRecordThatMatchesIsFoundPageByPage() throws {
+        let (root, plan, records) = try RecipeVersionsTests.plannedJob(
+            photos: ["p"], "job: first\ninputs: [photos/*.jpg]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let stamp = FileStamp(size: 1, modified: 1, changed: 2, inode: 3, device: 4)
+        for k in [7, 3, 11, 0, 5, 9, 1] {
+            try records.add(OutputRecord(
+                output: "/out/\(k)", input: String(format: "/in/%02d", k), recipe: "r", inputFile: FileFingerprint(stamp: stamp, hash: "a"),
+                outputFile: FileFingerprint(stamp: stamp, hash: "b"), written: Date(timeIntervalSince1970: 1)))
+        }
+        let run = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false)
+        for page in [1, 2, 3, 100] {
+            #expect(run.firstRecord(page: page) { _ in true }?.input == "/in/00")
+            #expect(run.firstRecord(page: page) { $0.input >= "/in/04" }?.input == "/in/05")
+            #expect(run.firstRecord(page: page) { $0.output == "/out/11" }?.input == "/in/11")
+            #expect(run.firstRecord(page: page) { $0.output == "/out/4" } == nil)
+        }
+    }
 }
+
