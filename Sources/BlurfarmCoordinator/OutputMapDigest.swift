@@ -67,8 +67,10 @@ final class OutputMapDigest {
         bytes.removeAll(keepingCapacity: true)
     }
 
+    /// `value` in 8 bytes, the lowest first.
     private func integer(_ value: Int) {
-        withUnsafeBytes(of: UInt64(bitPattern: Int64(value)).littleEndian) { bytes += $0 }
+        let word = UInt64(bitPattern: Int64(value))
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
     }
 
     private func text(_ value: String) {
