@@ -70,13 +70,13 @@ public struct JobLoader: Sendable {
     public func plan(_ job: JobSpec, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
+        let spill = SpillFile(in: SpillFile.folders(preferring: planFolder))
         let widths = inputWidths.map {
-            InputWidths(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path)
+            InputWidths(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path, spill: spill)
         } ?? InputWidths()
         let planned = JobPlanner.plan(
             job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths,
-            outputLimit: configuration.maxOutputs, spill: SpillFile(in: SpillFile.folders(preferring: planFolder)),
-            stopped: stopped
+            outputLimit: configuration.maxOutputs, spill: spill, stopped: stopped
         ).map { plan in
             var plan = plan
             if inputWidths != nil { plan.inputWidths = widths }

@@ -209,8 +209,9 @@ public struct JobPlan: Sendable {
     /// are in ``refused``.
     public var regionFailed: [RegionFailure] = []
     /// The inputs' widths planning read (kept ones, and headers read where the kept one was
-    /// stale), for the run to keep in the state folder under the job's lock
-    /// (``InputWidths/save()``): planning writes nothing. Nil for a plan without a state folder.
+    /// stale), for the run to keep in its records under the job's lock
+    /// (``InputWidths/save(into:forgetting:)``): planning writes nothing. Nil for a plan
+    /// without a state folder.
     public var inputWidths: InputWidths? = nil
 
     /// An input whose regions could not be had, and the outputs they would have placed.

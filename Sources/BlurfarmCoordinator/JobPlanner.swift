@@ -213,7 +213,14 @@ public enum JobPlanner {
                 return inInputFolders[spelled]! ? real : nil
             }
 
+            // The kept widths of the next inputs, looked up together when the job may not
+            // enlarge (``InputWidths``): a part's batch at a time.
+            var widthsKept = InputWidths.Batch()
             for index in range {
+                if jobMayNotEnlarge, (index - range.lowerBound) % OutputRecords.lookUpChunk == 0 {
+                    widthsKept = widths.lookUp(
+                        (index..<min(index + OutputRecords.lookUpChunk, range.upperBound)).map { join(base, entries.relative($0)) })
+                }
                 let (relative, seen) = (entries.relative(index), entries.seen(index))
                 // Its folder below the fixed one of the glob that took it: {relpath}.
                 let relpath = includes[entries.glob(index)].folderBelowFixedPrefix(of: relative)
@@ -286,7 +293,7 @@ public enum JobPlanner {
                 // The input's width, asked only when some size may be too large for it; unreadable,
                 // every size is planned (the run reports the input).
                 let sourceWidth = (sharesVariants ? jobMayNotEnlarge : mayNotEnlarge(variants))
-                    ? widths.width(of: inputPath) { (try? ImageReader.header(ofFile: $0))?.width } : nil
+                    ? widths.width(of: inputPath, in: widthsKept) { (try? ImageReader.header(ofFile: $0))?.width } : nil
                 var notEnlarged: [NotEnlargedOutput] = []
                 for variant in sourceWidth == nil ? [] : variants.flatMap({ $0.eachFormat() }) {
                     for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {

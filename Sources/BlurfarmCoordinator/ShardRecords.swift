@@ -137,9 +137,22 @@ public enum ShardRecords {
     public static let mergePage = 4096
 
     /// Lays the records of the shard in `shard` (migrated first, if an earlier blurfarm wrote
-    /// them) over `records`, closing them before they are removed.
+    /// them) over `records`, closing them before they are removed; then the inputs' widths it
+    /// kept (``InputWidths``), ``OutputRecords/widthsPage`` at a time, each replacing the job's
+    /// (read later, or of an input the job had none of). The widths are a cache: a merge
+    /// killed between the two transactions costs the next plan those headers.
     private static func layOver(_ shard: JobStateFolder, on records: OutputRecords, page: Int) throws(StateError) {
-        try layOver(try OutputRecords(folder: shard.path), on: records, page: page)
+        let source = try OutputRecords(folder: shard.path)
+        try layOver(source, on: records, page: page)
+        var last: String?
+        var ended = false
+        try records.keepWidths { () throws(StateError) -> [KeptWidth]? in
+            guard !ended else { return nil }
+            let widths = try source.widthsPage(after: last, limit: OutputRecords.widthsPage)
+            ended = widths.count < OutputRecords.widthsPage
+            last = widths.last?.input
+            return widths
+        }
     }
 
     /// Lays every record of `source` over `records` (``OutputRecords/layOver(_:failures:folders:forgetting:)``),

@@ -127,13 +127,15 @@ extension Farm {
         }
         defer { withExtendedLifetime(lock) {} }
         tellPlanProblems()
-        // The widths planning read, kept under the lock. A cache: a state folder that cannot be
-        // written costs the next plan the headers, and the records below say why.
-        try? plan.inputWidths?.save()
         let incremental: IncrementalRun
         do throws(StateError) {
+            let records = try ShardRecords.records(folder, shard: job.shard, plan: plan)
+            // The widths planning read, kept under the lock: a shard's in its own records, which
+            // the job's merge lays over the job's. A cache: records that cannot be written cost
+            // the next plan the headers.
+            try? plan.inputWidths?.save(into: records, forgetting: job.shard == nil)
             incremental = IncrementalRun(
-                plan: plan, records: try ShardRecords.records(folder, shard: job.shard, plan: plan), versions: settings.recipeVersions,
+                plan: plan, records: records, versions: settings.recipeVersions,
                 plugins: job.registry.pluginHashes(of: [plan]).merging(detectors.recipeIdentities) { $1 }, pixelLimit: configuration.pixelLimit,
                 force: job.force, retryFailed: job.retryFailed, orphansAsked: job.prune || job.mapPath != nil,
                 stopped: { control.ended != nil })

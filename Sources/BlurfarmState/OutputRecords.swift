@@ -164,7 +164,7 @@ public final class OutputRecords: Sendable {
     /// in input path order, with an index of the output paths (see
     /// ``lookUp(recordsOf:failures:)``); "v3" keeps the placeholders in columns, not as JSON,
     /// and adds a row per output map, its stamp; "v4" keeps the placeholders in a table with
-    /// row ids, each in its page.
+    /// row ids, each in its page; "v5" adds a row per input width (``KeptWidth``).
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         /// The columns of an output's row after its paths: its recipe and fingerprints.
@@ -265,6 +265,16 @@ public final class OutputRecords: Sendable {
             try db.drop(table: "placeholder")
             try db.rename(table: "placeholderRow", to: "placeholder")
         }
+        // The inputs' widths, each with the stamp its file had (``InputWidths``): a cache the
+        // planner looks up a batch of inputs at a time, where "input-widths.json" was read
+        // whole (17 MB, and 47 MB of a plan's memory, at 100,000 inputs).
+        migrator.registerMigration("v5") { db in
+            try db.create(table: "inputWidth", options: [.withoutRowID]) { table in
+                table.primaryKey("input", .text)
+                for field in Self.widthStampColumns { table.column(field, .integer).notNull() }
+                table.column("width", .integer).notNull()
+            }
+        }
         return migrator
     }
 
@@ -354,14 +364,14 @@ public final class OutputRecords: Sendable {
     /// A stamp from its five columns in `row` from `first` on (size, modification and status
     /// change times, inode, device: ``values(of:)``), as an output's record and a map's stamp
     /// keep it.
-    private static func stamp(_ row: Row, at first: Int) -> FileStamp {
+    static func stamp(_ row: Row, at first: Int) -> FileStamp {
         FileStamp(
             size: row[first], modified: row[first + 1], changed: row[first + 2],
             inode: UInt64(bitPattern: row[first + 3] as Int64), device: UInt64(bitPattern: row[first + 4] as Int64))
     }
 
     /// The five columns' values of `stamp` (``stamp(_:at:)``).
-    private static func values(of stamp: FileStamp) -> [(any DatabaseValueConvertible)?] {
+    static func values(of stamp: FileStamp) -> [(any DatabaseValueConvertible)?] {
         [stamp.size, stamp.modified, stamp.changed, Int64(bitPattern: stamp.inode), Int64(bitPattern: stamp.device)]
     }
 
@@ -433,13 +443,13 @@ public final class OutputRecords: Sendable {
     /// `body`'s answer from the index; a failure to read is none. Outside a transaction, as
     /// each statement is one: GRDB's `read` begins a read-only transaction each time, and
     /// prepares its statements again (a lookup per output took three times as long).
-    private func read<T>(_ body: (Database) throws -> T?) -> T? {
+    func read<T>(_ body: (Database) throws -> T?) -> T? {
         (try? database.inDatabase(body)) ?? nil
     }
 
     /// `body`'s answer from the index, as ``read(_:)`` asks it; a failure to read is a
     /// ``StateError`` naming the index.
-    private func reading<T>(_ body: (Database) throws -> T) throws(StateError) -> T {
+    func reading<T>(_ body: (Database) throws -> T) throws(StateError) -> T {
         do {
             return try database.inDatabase(body)
         } catch {
@@ -503,6 +513,21 @@ public final class OutputRecords: Sendable {
         }
     }
 
+    /// Hands `body` each row that `select` (a statement up to its `IN`) finds among `keys`,
+    /// read in one transaction, ``lookUpChunk`` keys a statement.
+    static func eachRow(in db: Database, _ select: String, among keys: [String], _ body: (Row) throws -> Void) throws {
+        try db.inTransaction(.deferred) {
+            for first in stride(from: 0, to: keys.count, by: lookUpChunk) {
+                let chunk = keys[first..<min(first + lookUpChunk, keys.count)]
+                let rows = try Row.fetchCursor(
+                    db.cachedStatement(sql: select + " IN (" + String(repeating: "?,", count: chunk.count - 1) + "?)"),
+                    arguments: StatementArguments(Array(chunk)))
+                while let row = try rows.next() { try body(row) }
+            }
+            return .commit
+        }
+    }
+
     /// Inputs looked up by one statement (``lookUp(recordsOf:failures:)``): a run's batch of
     /// 256 in one; far below SQLite's 32,766 parameters.
     package static let lookUpChunk = 1024
@@ -533,17 +558,8 @@ public final class OutputRecords: Sendable {
         guard !outputs.isEmpty else { return [] }
         return read { db in
             var found: [OutputRecord] = []
-            try db.inTransaction(.deferred) {
-                for first in stride(from: 0, to: outputs.count, by: Self.lookUpChunk) {
-                    let chunk = outputs[first..<min(first + Self.lookUpChunk, outputs.count)]
-                    let rows = try Row.fetchCursor(
-                        db.cachedStatement(
-                            sql: "SELECT " + Self.outputColumns + " WHERE output.output IN ("
-                                + String(repeating: "?,", count: chunk.count - 1) + "?)"),
-                        arguments: StatementArguments(Array(chunk)))
-                    while let row = try rows.next() { found.append(Self.record(row)) }
-                }
-                return .commit
+            try Self.eachRow(in: db, "SELECT " + Self.outputColumns + " WHERE output.output", among: outputs) { row in
+                found.append(Self.record(row))
             }
             return found
         } ?? []
@@ -614,20 +630,9 @@ public final class OutputRecords: Sendable {
         guard !inputs.isEmpty else { return [:] }
         return read { db in
             var found: [RealPath.Identity.Bytes: InputPlaceholder] = [:]
-            try db.inTransaction(.deferred) {
-                for first in stride(from: 0, to: inputs.count, by: Self.lookUpChunk) {
-                    let chunk = inputs[first..<min(first + Self.lookUpChunk, inputs.count)]
-                    let rows = try Row.fetchCursor(
-                        db.cachedStatement(
-                            sql: "SELECT \(Self.placeholderColumns) FROM placeholder WHERE input IN ("
-                                + String(repeating: "?,", count: chunk.count - 1) + "?)"),
-                        arguments: StatementArguments(Array(chunk)))
-                    while let row = try rows.next() {
-                        let placeholder = Self.placeholder(row)
-                        found[.init(placeholder.input)] = placeholder
-                    }
-                }
-                return .commit
+            try Self.eachRow(in: db, "SELECT \(Self.placeholderColumns) FROM placeholder WHERE input", among: inputs) { row in
+                let placeholder = Self.placeholder(row)
+                found[.init(placeholder.input)] = placeholder
             }
             return found
         } ?? [:]
@@ -653,7 +658,7 @@ public final class OutputRecords: Sendable {
 
     /// Runs `body` in one transaction, on disk when it returns; `body` is given the recipe ids
     /// it made, kept once the transaction is committed.
-    private func write(_ body: (Database, inout [String: Int64]) throws -> Void) throws(StateError) {
+    func write(_ body: (Database, inout [String: Int64]) throws -> Void) throws(StateError) {
         var recipes = recipeIDs.withLock { $0 }
         do {
             try database.write { db in try body(db, &recipes) }

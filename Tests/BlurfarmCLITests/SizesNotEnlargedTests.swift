@@ -4,6 +4,7 @@ import BlurfarmEngine
 import BlurfarmImageIO
 import BlurfarmKernels
 import BlurfarmManifest
+import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
 import PropertyBased
@@ -48,11 +49,12 @@ import Testing
         return (result, list?.first ?? [:])
     }
 
-    /// The inputs' widths are kept with the job's state (`input-widths.json`) so that a plan
-    /// with `sizes` need not read every header, and trusted only while the input's stamp is
-    /// the kept one: a width planted for the unchanged input is what `check` plans with (so
-    /// no header was read), the input rewritten is read again, a garbled file is read around
-    /// and written anew by the next run.
+    /// The inputs' widths are kept in the job's records (``KeptWidth``) so that a plan with
+    /// `sizes` need not read every header, and trusted only while the input's stamp is the
+    /// kept one: a width planted for the unchanged input is what `check` plans with (so no
+    /// header was read), the input rewritten is read again and the run keeps its width anew.
+    /// A garbled file of earlier versions (`input-widths.json`) is read around, and the run
+    /// removes it.
     @Test func theInputsWidthsAreKeptWhileTheInputsAreUnchanged() throws {
         let folder = try ThumbnailJobTests.Folder()
         defer { try? FileManager.default.removeItem(at: folder.root) }
@@ -61,28 +63,31 @@ import Testing
         try Self.writeManifest(folder, upscale: false)
         #expect(try Self.run(folder).0.status == 0)
         let files = FileManager.default.enumerator(atPath: folder.root.path)?.compactMap { $0 as? String } ?? []
-        let kept = folder.root.appendingPathComponent(try #require(files.first { $0.hasSuffix("/input-widths.json") })).path
-        func widths() throws -> [String: [String: Any]] {
-            try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: kept))) as? [String: [String: Any]])
-        }
-        var entries = try widths()
-        #expect(entries.count == 1 && entries.values.first?["width"] as? Int == 600, "\(entries)")
+        let index = try #require(files.first { $0.hasSuffix("/" + OutputRecords.fileName) })
+        let state = folder.root.appendingPathComponent((index as NSString).deletingLastPathComponent).path
+        func widths() throws -> [KeptWidth] { try OutputRecords(folder: state).widthsPage(after: nil, limit: 10) }
+        let first = try widths()
+        #expect(first.count == 1 && first.first?.width == 600, "\(first)")
         let check = { try Blurfarm.run(["check", folder.manifest, "--config", folder.config]).stdout }
         let truth = "out/a-1280w.webp  not made: 1280 px is larger than the source (600 px)"
 
-        let key = try #require(entries.keys.first)
-        entries[key]?["width"] = 2000
-        try JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: kept))
+        var planted = try #require(first.first)
+        planted.width = 2000
+        var batches = [[planted]]
+        try OutputRecords(folder: state).keepWidths { batches.popLast() }
         let believed = try check()
         // Planned at 1280 (check itself then reads the header to show the resize).
         #expect(believed.contains("out/a-1280w.webp  resize inside to 600x400") && !believed.contains(truth), "\(believed)")
 
         try Self.writeImage(folder.path("in/a.png"), width: 600, height: 400)
         #expect(try check().contains(truth))
-        try Data("{".utf8).write(to: URL(fileURLWithPath: kept))
+        let legacy = state + "/" + InputWidths.legacyFileName
+        try Data("{".utf8).write(to: URL(fileURLWithPath: legacy))
         #expect(try check().contains(truth))
         #expect(try Self.run(folder).0.status == 0)
-        #expect(try widths().values.first?["width"] as? Int == 600)
+        let kept = try widths()
+        #expect(kept.count == 1 && kept.first?.width == 600 && kept.first?.stamp != planted.stamp, "\(kept)")
+        #expect(!FileManager.default.fileExists(atPath: legacy))
     }
 
     @Test func aSixHundredPixelInputGetsOnlyTheSizesItReaches() throws {

@@ -23,15 +23,15 @@ import Testing
 
         let plan = try loader.plan(fileAtPath: manifest).get()
         #expect(plan.notEnlarged.count == 2, "640 and 1280 are wider than the 600 px input")
-        let kept = JobStateFolder(state: state, jobName: "srcset", manifestPath: manifest).path + "/" + InputWidths.fileName
-        #expect(!FileManager.default.fileExists(atPath: kept), "planning wrote \(kept)")
+        let folder = JobStateFolder(state: state, jobName: "srcset", manifestPath: manifest).path
         #expect(!FileManager.default.fileExists(atPath: state), "planning made the state folder")
 
         // What the run does once it holds the lock: the width read from the header is kept.
         let widths = try #require(plan.inputWidths)
-        try widths.save()
-        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: kept))) as? [String: [String: Any]]
-        #expect(saved?.values.first?["width"] as? Int == 600, "\(String(describing: saved))")
+        let records = try OutputRecords(folder: folder)
+        try widths.save(into: records, forgetting: true)
+        let kept = try records.widthsPage(after: nil, limit: 10)
+        #expect(kept.map(\.width) == [600] && kept.first?.input.hasSuffix("/in/a.png") == true, "\(kept)")
         // A loader without a state folder plans without kept widths, and carries none.
         let unkept = try JobLoader(configuration: FarmConfiguration(), registry: .builtIn, reads: []).plan(fileAtPath: manifest).get()
         #expect(unkept.inputWidths == nil)
