@@ -16,10 +16,10 @@ public struct JobLoader: Sendable {
     /// The other files every job reads (the configuration, the plugins' libraries): outputs
     /// may never overwrite these.
     public var reads: [String]
-    /// The state folder whose jobs keep their inputs' widths (``InputWidths``): planning reads
-    /// them, and a plan carries them (``JobPlan/inputWidths``) for the run to keep; nil: every
+    /// The state folder whose jobs keep their inputs' sizes (``InputSizes``): planning reads
+    /// them, and a plan carries them (``JobPlan/inputSizes``) for the run to keep; nil: every
     /// header is read.
-    public var inputWidths: String?
+    public var inputSizes: String?
     /// The folder (the state folder) where a large plan keeps its inputs while it is carried
     /// out, in an unnamed file (``SpillFile``); nil, or where it cannot, the system's temporary
     /// folder.
@@ -28,12 +28,12 @@ public struct JobLoader: Sendable {
     /// A loader for `configuration` and `registry`.
     public init(
         configuration: FarmConfiguration, registry: FilterRegistry, reads: [String],
-        inputWidths: String? = nil
+        inputSizes: String? = nil
     ) {
         self.configuration = configuration
         self.registry = registry
         self.reads = reads
-        self.inputWidths = inputWidths
+        self.inputSizes = inputSizes
     }
 
     /// The plan of the manifest file at `path`.
@@ -66,20 +66,20 @@ public struct JobLoader: Sendable {
     }
 
     /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
-    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:spill:stopped:)`` says.
+    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:stopped:)`` says.
     public func plan(_ job: JobSpec, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
         let spill = SpillFile(in: SpillFile.folders(preferring: planFolder))
-        let widths = inputWidths.map {
-            InputWidths(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path, spill: spill)
-        } ?? InputWidths()
+        let sizes = inputSizes.map {
+            InputSizes(folder: JobStateFolder(state: $0, jobName: job.name, manifestPath: manifestPath).path, spill: spill)
+        } ?? InputSizes()
         let planned = JobPlanner.plan(
-            job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, widths: widths,
+            job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, sizes: sizes,
             outputLimit: configuration.maxOutputs, spill: spill, stopped: stopped
         ).map { plan in
             var plan = plan
-            if inputWidths != nil { plan.inputWidths = widths }
+            if inputSizes != nil { plan.inputSizes = sizes }
             return plan
         }
         // What planning let go (the walk's files, the index of the outputs) stays with the

@@ -208,11 +208,11 @@ public struct JobPlan: Sendable {
     /// with other boxes is not left as current (``IncrementalRun/withdraw(_:)``). Their lines
     /// are in ``refused``.
     public var regionFailed: [RegionFailure] = []
-    /// The inputs' widths planning read (kept ones, and headers read where the kept one was
-    /// stale), for the run to keep in its records under the job's lock
-    /// (``InputWidths/save(into:forgetting:)``): planning writes nothing. Nil for a plan
+    /// The inputs' sizes planning read (kept ones, and headers read where the kept one was
+    /// stale) and a shard's split weighs by, for the run to keep in its records under its lock
+    /// (``InputSizes/save(into:forgetting:)``): planning writes nothing. Nil for a plan
     /// without a state folder.
-    public var inputWidths: InputWidths? = nil
+    public var inputSizes: InputSizes? = nil
 
     /// An input whose regions could not be had, and the outputs they would have placed.
     public struct RegionFailure: Sendable {

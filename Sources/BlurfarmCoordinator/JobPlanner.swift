@@ -18,7 +18,7 @@ public enum JobPlanner {
     /// link, `.` and `..`), never by their spelling. Files the job's own variants could write
     /// are never inputs (docs/manifest.md). The sizes of a variant with `sizes` that are wider
     /// than the input (read from its header) and not to be enlarged are not outputs: the plan
-    /// lists them as ``PlannedInput/notEnlarged``; the widths come from `widths` (kept with the
+    /// lists them as ``PlannedInput/notEnlarged``; the widths come from `sizes` (kept with the
     /// job's state, or read from the headers).
     ///
     /// `stopped` is asked between folders of the glob walk and between inputs: once it says
@@ -26,7 +26,7 @@ public enum JobPlanner {
     /// The inputs are planned in parts of at least `partInputs`, one a core, at once; what the
     /// plan holds of them goes to `spill` as it is made, where there is one (``PlannedInputs``).
     public static func plan(
-        _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], widths: InputWidths = InputWidths(),
+        _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], sizes: InputSizes = InputSizes(),
         outputLimit: Int = .max, partInputs: Int = planPartInputs, spill: SpillFile? = nil,
         stopped: @escaping @Sendable () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
@@ -213,12 +213,12 @@ public enum JobPlanner {
                 return inInputFolders[spelled]! ? real : nil
             }
 
-            // The kept widths of the next inputs, looked up together when the job may not
-            // enlarge (``InputWidths``): a part's batch at a time.
-            var widthsKept = InputWidths.Batch()
+            // The kept sizes of the next inputs, looked up together when the job may not
+            // enlarge (``InputSizes``): a part's batch at a time.
+            var sizesKept = InputSizes.Batch()
             for index in range {
                 if jobMayNotEnlarge, (index - range.lowerBound) % OutputRecords.lookUpChunk == 0 {
-                    widthsKept = widths.lookUp(
+                    sizesKept = sizes.lookUp(
                         (index..<min(index + OutputRecords.lookUpChunk, range.upperBound)).map { join(base, entries.relative($0)) })
                 }
                 let (relative, seen) = (entries.relative(index), entries.seen(index))
@@ -293,7 +293,7 @@ public enum JobPlanner {
                 // The input's width, asked only when some size may be too large for it; unreadable,
                 // every size is planned (the run reports the input).
                 let sourceWidth = (sharesVariants ? jobMayNotEnlarge : mayNotEnlarge(variants))
-                    ? widths.width(of: inputPath, in: widthsKept) { (try? ImageReader.header(ofFile: $0))?.width } : nil
+                    ? sizes.size(of: inputPath, in: sizesKept, header: JobShards.headerSize)?.width : nil
                 var notEnlarged: [NotEnlargedOutput] = []
                 for variant in sourceWidth == nil ? [] : variants.flatMap({ $0.eachFormat() }) {
                     for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {
@@ -421,7 +421,7 @@ public enum JobPlanner {
             passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
     }
 
-    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:widths:outputLimit:partInputs:spill:stopped:)``
+    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:stopped:)``
     /// plans a job's inputs in parts, one a core): below this, one part. Most of a part's time
     /// is its outputs' `stat` and their paths; 1,024 inputs take about 25 ms, far more than
     /// starting a thread.

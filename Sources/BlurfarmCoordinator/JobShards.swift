@@ -65,39 +65,72 @@ public enum JobShards {
         }
     }
 
-    /// ``weight(of:header:)`` with the size read from the input's header (no pixel decoded).
-    public static func weightFromHeader(of input: PlannedInput) -> Int {
-        let header = try? ImageReader.header(ofFile: input.path)
-        return weight(of: input, header: header.map { ($0.width, $0.height) })
+    /// An input's width and height from its header (no pixel decoded), or nil when it cannot
+    /// be read.
+    public static func headerSize(_ path: String) -> InputSizes.Size? {
+        (try? ImageReader.header(ofFile: path)).map { ($0.width, $0.height) }
     }
 }
 
 extension JobPlan {
+    /// Each input's weight (``JobShards/weight(of:header:)``), in plan order: its size kept in
+    /// the job's records while the input is unchanged (``inputSizes``), else read from its
+    /// header, the kept ones looked up ``OutputRecords/lookUpChunk`` inputs at a time. Every
+    /// host that weighs the same files finds the same weights: a kept size is its header's.
+    /// `unreadable` is told of each header that cannot be read (such an input weighs 1).
+    public func weights(unreadable: (ImageIOError) -> Void = { _ in }) -> [Int] {
+        let sizes = inputSizes ?? InputSizes()
+        var weights: [Int] = []
+        weights.reserveCapacity(inputs.count)
+        for first in stride(from: 0, to: inputs.count, by: OutputRecords.lookUpChunk) {
+            let batch = Array(inputs[first..<min(first + OutputRecords.lookUpChunk, inputs.count)])
+            let kept = sizes.lookUp(batch.map(\.path))
+            for input in batch {
+                let size = sizes.size(of: input.path, in: kept) { path -> InputSizes.Size? in
+                    do throws(ImageIOError) {
+                        let header = try ImageReader.header(ofFile: path)
+                        return (header.width, header.height)
+                    } catch {
+                        unreadable(error)
+                        return nil
+                    }
+                }
+                weights.append(JobShards.weight(of: input, header: size))
+            }
+        }
+        return weights
+    }
+
     /// The part of this plan that shard `shard` runs: the inputs ``JobShards/assign(weights:names:count:)``
-    /// gives it, each with all its outputs, in plan order. `pixels` weighs an input (by default
-    /// from its header). Shard 0 keeps the plan's refused lines and unmatched globs (they are
+    /// gives it, each with all its outputs, in plan order, the inputs weighed by ``weights(unreadable:)``
+    /// (or by `pixels`). Shard 0 keeps the plan's refused lines and unmatched globs (they are
     /// reported once, not by every shard). Only this shard's part is made, whatever the
     /// count: a shard beyond the inputs is empty.
-    public func shard(_ shard: JobShard, pixels: (PlannedInput) -> Int = JobShards.weightFromHeader) -> JobPlan {
-        let assigned = JobShards.assign(weights: inputs.map(pixels), names: inputs.map(\.relativePath), count: shard.count)
+    public func shard(_ shard: JobShard, pixels: ((PlannedInput) -> Int)? = nil) -> JobPlan {
+        let weights = pixels.map { inputs.map($0) } ?? weights()
+        let assigned = JobShards.assign(weights: weights, names: inputs.map(\.relativePath), count: shard.count)
         return part(shard.index, inputs: zip(inputs, assigned).filter { $0.1 == shard.index }.map(\.0))
     }
 
     /// Every shard's part of this plan when it is split in `count` (``shard(_:pixels:)`` of
-    /// each), weighing each input once: `count` plans (`slurm submit`: one per array task).
-    public func shards(count: Int, pixels: (PlannedInput) -> Int = JobShards.weightFromHeader) -> [JobPlan] {
-        let assigned = JobShards.assign(weights: inputs.map(pixels), names: inputs.map(\.relativePath), count: count)
+    /// each), the inputs weighed once, by `weights` (in plan order): `count` plans (`slurm
+    /// submit`: one per array task).
+    public func shards(count: Int, weights: [Int]) -> [JobPlan] {
+        let assigned = JobShards.assign(weights: weights, names: inputs.map(\.relativePath), count: count)
         return (0..<count).map { index in part(index, inputs: zip(inputs, assigned).filter { $0.1 == index }.map(\.0)) }
     }
 
     /// Shard `index`'s plan with `inputs`: shard 0 keeps the refused lines, the unmatched globs
     /// and the inputs whose regions failed.
     private func part(_ index: Int, inputs: [PlannedInput]) -> JobPlan {
-        JobPlan(
+        var part = JobPlan(
             job: job, manifestPath: manifestPath, folder: folder, inputs: PlannedInputs(inputs), tileSize: tileSize,
             refused: index == 0 ? refused : [], unmatchedGlobs: index == 0 ? unmatchedGlobs : [],
             unredacted: unredacted.filter { Set(inputs.flatMap { $0.outputs.map(\.path) }).contains($0) },
             regionFailed: index == 0 ? regionFailed : [])
+        // The sizes read for the whole plan, for the shard's run to keep in its records.
+        part.inputSizes = inputSizes
+        return part
     }
 
     /// The part of this plan that shard `shard` runs under a split fixed earlier (`slurm

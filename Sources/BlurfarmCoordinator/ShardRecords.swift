@@ -138,7 +138,7 @@ public enum ShardRecords {
 
     /// Lays the records of the shard in `shard` (migrated first, if an earlier blurfarm wrote
     /// them) over `records`, closing them before they are removed; then the inputs' widths it
-    /// kept (``InputWidths``), ``OutputRecords/widthsPage`` at a time, each replacing the job's
+    /// kept (``InputSizes``), ``OutputRecords/sizesPage`` at a time, each replacing the job's
     /// (read later, or of an input the job had none of). The widths are a cache: a merge
     /// killed between the two transactions costs the next plan those headers.
     private static func layOver(_ shard: JobStateFolder, on records: OutputRecords, page: Int) throws(StateError) {
@@ -146,10 +146,10 @@ public enum ShardRecords {
         try layOver(source, on: records, page: page)
         var last: String?
         var ended = false
-        try records.keepWidths { () throws(StateError) -> [KeptWidth]? in
+        try records.keepSizes { () throws(StateError) -> [KeptSize]? in
             guard !ended else { return nil }
-            let widths = try source.widthsPage(after: last, limit: OutputRecords.widthsPage)
-            ended = widths.count < OutputRecords.widthsPage
+            let widths = try source.sizesPage(after: last, limit: OutputRecords.sizesPage)
+            ended = widths.count < OutputRecords.sizesPage
             last = widths.last?.input
             return widths
         }

@@ -133,7 +133,7 @@ extension Farm {
             // The widths planning read, kept under the lock: a shard's in its own records, which
             // the job's merge lays over the job's. A cache: records that cannot be written cost
             // the next plan the headers.
-            try? plan.inputWidths?.save(into: records, forgetting: job.shard == nil)
+            try? plan.inputSizes?.save(into: records, forgetting: job.shard == nil)
             incremental = IncrementalRun(
                 plan: plan, records: records, versions: settings.recipeVersions,
                 plugins: job.registry.pluginHashes(of: [plan]).merging(detectors.recipeIdentities) { $1 }, pixelLimit: configuration.pixelLimit,

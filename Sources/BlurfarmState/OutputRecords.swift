@@ -164,7 +164,7 @@ public final class OutputRecords: Sendable {
     /// in input path order, with an index of the output paths (see
     /// ``lookUp(recordsOf:failures:)``); "v3" keeps the placeholders in columns, not as JSON,
     /// and adds a row per output map, its stamp; "v4" keeps the placeholders in a table with
-    /// row ids, each in its page; "v5" adds a row per input width (``KeptWidth``).
+    /// row ids, each in its page; "v5" adds a row per input's size (``KeptSize``).
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         /// The columns of an output's row after its paths: its recipe and fingerprints.
@@ -265,14 +265,16 @@ public final class OutputRecords: Sendable {
             try db.drop(table: "placeholder")
             try db.rename(table: "placeholderRow", to: "placeholder")
         }
-        // The inputs' widths, each with the stamp its file had (``InputWidths``): a cache the
-        // planner looks up a batch of inputs at a time, where "input-widths.json" was read
-        // whole (17 MB, and 47 MB of a plan's memory, at 100,000 inputs).
+        // The inputs' sizes, each with the stamp its file had (``KeptSize``): a cache the
+        // planner looks up a batch of inputs at a time, where "input-widths.json" kept the
+        // widths and was read whole (17 MB, and 47 MB of a plan's memory, at 100,000 inputs);
+        // with the heights, a shard weighs the inputs by them.
         migrator.registerMigration("v5") { db in
-            try db.create(table: "inputWidth", options: [.withoutRowID]) { table in
+            try db.create(table: "inputSize", options: [.withoutRowID]) { table in
                 table.primaryKey("input", .text)
-                for field in Self.widthStampColumns { table.column(field, .integer).notNull() }
+                for field in Self.sizeStampColumns { table.column(field, .integer).notNull() }
                 table.column("width", .integer).notNull()
+                table.column("height", .integer).notNull()
             }
         }
         return migrator

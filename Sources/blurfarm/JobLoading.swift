@@ -8,8 +8,8 @@ import BlurfarmManifest
 /// configuration or of every job and throws the exit status for an invalid manifest. A plugin
 /// that fails to load is a warning: jobs that do not use it run.
 ///
-/// The inputs' widths that `sizes` needs are kept in each job's state folder (``InputWidths``):
-/// read here, and written back by the run, under the job's lock (`check` only reads them). Returns the
+/// The inputs' sizes that `sizes` and a shard's split need are kept in each job's records
+/// (``InputSizes``): read here, and kept by the run, under its lock (`check` only reads them). Returns the
 /// loader too (its configuration and registry), which plans a job again (`run --watch`).
 /// `map` (`run --map`) is the job's output map in place of its manifest's; `admission`, the
 /// command line's limits, in place of the configuration's (the loader's configuration has them).
@@ -23,7 +23,7 @@ func loadJobs(
     let configuration = admission?.applied(to: loaded) ?? loaded
     let registry = farm.registry(for: configuration)
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
-    loader.inputWidths = farm.stateFolder(configuration)
-    loader.planFolder = loader.inputWidths
+    loader.inputSizes = farm.stateFolder(configuration)
+    loader.planFolder = loader.inputSizes
     return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride, map: map).get())
 }

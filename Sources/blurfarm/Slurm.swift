@@ -68,8 +68,9 @@ extension Slurm {
             for line in plan.refused { printError("\(plan.manifestPath): \(line)") }
             printDiagnostics(Diagnostics(plan.unmatchedGlobs))
             // The split by pixels, fixed for every task (split.json); an unreadable input is named.
-            let weights = ShardWeights(of: plan)
-            for error in weights.unreadable { printWarning("\(error.description): its outputs will fail") }
+            var unreadable: [String] = []
+            let weights = plan.weights { unreadable.append($0.description) }
+            for error in unreadable { printWarning("\(error): its outputs will fail") }
             let shards = SlurmRun.shardCount(requested: self.shards, inputs: plan.inputs.count)
             if shards < self.shards {
                 printWarning("--shards \(self.shards): the job has \(counted(plan.inputs.count, "input")); submitting \(counted(shards, "shard"))")
@@ -82,7 +83,7 @@ extension Slurm {
                 executable: Installation.executable, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
             let folder = try SlurmRun.makeFolder(in: jobFolder)
-            try run.prepare(in: folder, shardPlans: plan.shards(count: shards, pixels: weights.weight(of:)))
+            try run.prepare(in: folder, shardPlans: plan.shards(count: shards, weights: weights))
             let submission = try run.submit(Array(0..<shards), folder: folder)
             print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
                 + "array job \(submission.array), finisher job \(submission.finisher)")

@@ -49,12 +49,12 @@ import Testing
         return (result, list?.first ?? [:])
     }
 
-    /// The inputs' widths are kept in the job's records (``KeptWidth``) so that a plan with
+    /// The inputs' sizes are kept in the job's records (``KeptSize``) so that a plan with
     /// `sizes` need not read every header, and trusted only while the input's stamp is the
     /// kept one: a width planted for the unchanged input is what `check` plans with (so no
     /// header was read), the input rewritten is read again and the run keeps its width anew.
-    /// A garbled file of earlier versions (`input-widths.json`) is read around, and the run
-    /// removes it.
+    /// A garbled widths' file of earlier versions (`input-widths.json`) is not read, and the
+    /// run removes it.
     @Test func theInputsWidthsAreKeptWhileTheInputsAreUnchanged() throws {
         let folder = try ThumbnailJobTests.Folder()
         defer { try? FileManager.default.removeItem(at: folder.root) }
@@ -65,7 +65,7 @@ import Testing
         let files = FileManager.default.enumerator(atPath: folder.root.path)?.compactMap { $0 as? String } ?? []
         let index = try #require(files.first { $0.hasSuffix("/" + OutputRecords.fileName) })
         let state = folder.root.appendingPathComponent((index as NSString).deletingLastPathComponent).path
-        func widths() throws -> [KeptWidth] { try OutputRecords(folder: state).widthsPage(after: nil, limit: 10) }
+        func widths() throws -> [KeptSize] { try OutputRecords(folder: state).sizesPage(after: nil, limit: 10) }
         let first = try widths()
         #expect(first.count == 1 && first.first?.width == 600, "\(first)")
         let check = { try Blurfarm.run(["check", folder.manifest, "--config", folder.config]).stdout }
@@ -74,14 +74,14 @@ import Testing
         var planted = try #require(first.first)
         planted.width = 2000
         var batches = [[planted]]
-        try OutputRecords(folder: state).keepWidths { batches.popLast() }
+        try OutputRecords(folder: state).keepSizes { batches.popLast() }
         let believed = try check()
         // Planned at 1280 (check itself then reads the header to show the resize).
         #expect(believed.contains("out/a-1280w.webp  resize inside to 600x400") && !believed.contains(truth), "\(believed)")
 
         try Self.writeImage(folder.path("in/a.png"), width: 600, height: 400)
         #expect(try check().contains(truth))
-        let legacy = state + "/" + InputWidths.legacyFileName
+        let legacy = state + "/" + InputSizes.legacyFileName
         try Data("{".utf8).write(to: URL(fileURLWithPath: legacy))
         #expect(try check().contains(truth))
         #expect(try Self.run(folder).0.status == 0)

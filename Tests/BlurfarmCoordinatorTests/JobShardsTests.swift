@@ -39,13 +39,13 @@ import Testing
         for k in 0..<8 { sizes.insert((6000, 4000), at: k * 4) }
         let (plan, headers) = try Self.plan(sizes)
         for count in [2, 3, 4, 5] {
-            let shards = plan.shards(count: count, pixels: Self.pixels(headers))
+            let shards = plan.shards(count: count, weights: plan.inputs.map(Self.pixels(headers)))
             let loads = shards.map { $0.inputs.reduce(0) { $0 + Self.pixels(headers)($1) } }
             let mean = Double(loads.reduce(0, +)) / Double(count)
             #expect(Double(loads.max()!) <= mean * 1.25, "\(count) shards: \(loads)")
         }
         // Counting images instead would give shard 0 all eight big ones.
-        let four = plan.shards(count: 4, pixels: Self.pixels(headers))
+        let four = plan.shards(count: 4, weights: plan.inputs.map(Self.pixels(headers)))
         #expect(four.map { $0.inputs.filter { headers[$0.relativePath]! == (6000, 4000) }.count } == [2, 2, 2, 2])
     }
 
@@ -53,7 +53,7 @@ import Testing
         let sizes = (0..<37).map { i in (i * 7919 % 4990 + 10, i * 104_729 % 4990 + 10) }
         let (plan, headers) = try Self.plan(sizes, variants: 3)
         for count in 1...9 {
-            let shards = plan.shards(count: count, pixels: Self.pixels(headers))
+            let shards = plan.shards(count: count, weights: plan.inputs.map(Self.pixels(headers)))
             let all = shards.flatMap(\.inputs).map(\.relativePath)
             #expect(all.sorted() == plan.inputs.map(\.relativePath))
             for shard in shards {
@@ -79,14 +79,14 @@ import Testing
 
     @Test func aFixedSplitKeepsItsShardsWhenAnInputsPixelsChange() throws {
         let (plan, headers) = try Self.plan([(100, 100), (200, 200), (300, 300), (400, 400)])
-        let split = plan.shards(count: 2, pixels: Self.pixels(headers)).map { $0.inputs.flatMap(\.outputs).map(\.path) }
+        let split = plan.shards(count: 2, weights: plan.inputs.map(Self.pixels(headers))).map { $0.inputs.flatMap(\.outputs).map(\.path) }
         var changed = headers
         changed["in/00.jpg"] = (5000, 5000)  // a corrupt input fixed: its header reads now
         for index in 0..<2 {
             let shard = try #require(JobShard(index: index, count: 2))
             #expect(plan.shard(shard, split: split).inputs.flatMap(\.outputs).map(\.path) == split[index])
         }
-        #expect(plan.shards(count: 2, pixels: Self.pixels(changed)).map { $0.inputs.flatMap(\.outputs).map(\.path) } != split)
+        #expect(plan.shards(count: 2, weights: plan.inputs.map(Self.pixels(changed))).map { $0.inputs.flatMap(\.outputs).map(\.path) } != split)
     }
 
     @Test func shardsOutOfRangeDoNotExist() {

@@ -4,12 +4,12 @@ import BlurfarmTestSupport
 import Foundation
 import Testing
 
-/// The inputs' widths kept in the job's records (``InputWidths``, ``KeptWidth``): looked up a
-/// batch at a time, a header read only where the input's stamp is not the kept one, the widths
+/// The inputs' sizes kept in the job's records (``InputSizes``, ``KeptSize``): looked up a
+/// batch at a time, a header read only where the input's stamp is not the kept one, the sizes
 /// read waiting in the plan's file until the run keeps them, the stale ones forgotten by the
-/// job's own run only, a shard's laid over the job's by the merge, and the file of earlier
-/// versions moved in and removed.
-@Suite struct InputWidthsTests {
+/// job's own run only, a shard's laid over the job's by the merge, and the widths' file of
+/// earlier versions removed.
+@Suite struct InputSizesTests {
     /// A folder with `count` files `in/NN.png` (their bytes do not matter: the widths come
     /// from the test's `header`), and the job's state folder.
     struct Folder {
@@ -25,9 +25,10 @@ import Testing
     }
 
     /// Asks `widths` the widths of `inputs` (indexes) as the planner does, `batch` at a time;
-    /// the header of input i says 100 + i, plus `shift`. Returns the widths and the headers read.
+    /// the header of input i says 100 + i wide (plus `shift`) and 50 + i high. Returns the
+    /// widths and the headers read.
     static func ask(
-        _ widths: InputWidths, _ inputs: [Int], in folder: Folder, batch: Int = 3, shift: Int = 0
+        _ widths: InputSizes, _ inputs: [Int], in folder: Folder, batch: Int = 3, shift: Int = 0
     ) -> (widths: [Int?], headers: [Int]) {
         var headers: [Int] = []
         var found: [Int?] = []
@@ -35,17 +36,19 @@ import Testing
             let part = Array(inputs[first..<min(first + batch, inputs.count)])
             let kept = widths.lookUp(part.map(folder.input))
             for index in part {
-                found.append(widths.width(of: folder.input(index), in: kept) { _ in
+                let size = widths.size(of: folder.input(index), in: kept) { _ in
                     headers.append(index)
-                    return 100 + index + shift
-                })
+                    return (100 + index + shift, 50 + index)
+                }
+                #expect(size == nil || size?.height == 50 + index)
+                found.append(size?.width)
             }
         }
         return (found, headers)
     }
 
     static func kept(_ records: OutputRecords) throws -> [String: Int] {
-        Dictionary(uniqueKeysWithValues: try records.widthsPage(after: nil, limit: 1000).map { ($0.input, $0.width) })
+        Dictionary(uniqueKeysWithValues: try records.sizesPage(after: nil, limit: 1000).map { ($0.input, $0.width) })
     }
 
     @Test func widthsAreReadOnceKeptByTheRunAndForgottenWithTheirInputs() throws {
@@ -54,7 +57,7 @@ import Testing
         let records = try OutputRecords(folder: folder.state)
 
         // The first plan reads every header; all but the last two widths wait in the plan's file.
-        let first = InputWidths(folder: folder.state, spill: SpillFile(in: [folder.root]), held: 4)
+        let first = InputSizes(folder: folder.state, spill: SpillFile(in: [folder.root]), held: 4)
         let asked = Self.ask(first, Array(0..<10), in: folder)
         #expect(asked.widths == (0..<10).map { 100 + $0 } && asked.headers == Array(0..<10))
         #expect(first.waiting == (2, 8))
@@ -65,7 +68,7 @@ import Testing
         // The next plan reads the header of the input rewritten alone, and the run forgets the
         // widths of the three inputs no longer planned.
         try Data("rewritten, longer".utf8).write(to: URL(fileURLWithPath: folder.input(4)))
-        let second = InputWidths(folder: folder.state, spill: SpillFile(in: [folder.root]), held: 4)
+        let second = InputSizes(folder: folder.state, spill: SpillFile(in: [folder.root]), held: 4)
         let again = Self.ask(second, Array(0..<7), in: folder, batch: 2, shift: 1000)
         #expect(again.headers == [4])
         #expect(again.widths == [100, 101, 102, 103, 1104, 105, 106])
@@ -76,14 +79,14 @@ import Testing
 
         // A shard's save keeps what it read and forgets nothing (it plans a part of the job).
         let shardRecords = try OutputRecords(folder: folder.root + "/shard")
-        try shardRecords.keepWidths { nil }
-        let shard = InputWidths(folder: folder.state)
+        try shardRecords.keepSizes { nil }
+        let shard = InputSizes(folder: folder.state)
         try Data("rewritten again".utf8).write(to: URL(fileURLWithPath: folder.input(0)))
         #expect(Self.ask(shard, [0, 1], in: folder, shift: 2000).headers == [0])
         try shard.save(into: shardRecords, forgetting: false)
         #expect(try Self.kept(shardRecords) == [folder.input(0): 2100])
-        var other = [[KeptWidth(input: "/elsewhere.png", stamp: try #require(FileStamp.of(folder.input(1))), width: 7)]]
-        try shardRecords.keepWidths { other.popLast() }
+        var other = [[KeptSize(input: "/elsewhere.png", stamp: try #require(FileStamp.of(folder.input(1))), width: 7, height: 7)]]
+        try shardRecords.keepSizes { other.popLast() }
         try shard.save(into: shardRecords, forgetting: false)
         #expect(try Self.kept(shardRecords).count == 2, "a shard's save forgot a width")
     }
@@ -93,51 +96,44 @@ import Testing
         let folder = try Folder(count: 5)
         defer { try? FileManager.default.removeItem(atPath: folder.root) }
         let records = try OutputRecords(folder: folder.state)
-        let first = InputWidths(folder: folder.state)
+        let first = InputSizes(folder: folder.state)
         _ = Self.ask(first, Array(0..<5), in: folder)
         try first.save(into: records, forgetting: true)
         let log = folder.state + "/" + OutputRecords.fileName + "-wal"
         let size = try FileManager.default.attributesOfItem(atPath: log)[.size] as? Int
-        let next = InputWidths(folder: folder.state)
+        let next = InputSizes(folder: folder.state)
         #expect(Self.ask(next, Array(0..<5), in: folder).headers.isEmpty)
         try next.save(into: records, forgetting: true)
         #expect(try FileManager.default.attributesOfItem(atPath: log)[.size] as? Int == size)
         #expect(try Self.kept(records).count == 5)
     }
 
-    /// The file earlier versions kept is read while it is there: a width whose stamp is the
-    /// file's is used, the other read again; the job's run moves them into the index and
-    /// removes the file, a shard's leaves it.
-    @Test func theFileOfEarlierVersionsIsMovedIntoTheIndex() throws {
+    /// The widths' file earlier versions kept is not read (the headers are); the job's run
+    /// removes it, even when it has nothing to keep, and a shard's leaves it.
+    @Test func theWidthsFileOfEarlierVersionsIsRemovedByTheJobsRun() throws {
         let folder = try Folder(count: 3)
         defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try FileManager.default.createDirectory(atPath: folder.state, withIntermediateDirectories: true)
-        let stamp = try #require(FileStamp.of(folder.input(0)))
-        var stale = try #require(FileStamp.of(folder.input(1)))
-        stale.size += 1
-        struct Entry: Encodable {
-            var stamp: FileStamp
-            var width: Int
-        }
-        let legacy = [
-            RealPath.absolute(folder.input(0)): Entry(stamp: stamp, width: 500),
-            RealPath.absolute(folder.input(1)): Entry(stamp: stale, width: 500),
-        ]
-        let file = folder.state + "/" + InputWidths.legacyFileName
-        try JSONEncoder().encode(legacy).write(to: URL(fileURLWithPath: file))
+        let file = folder.state + "/" + InputSizes.legacyFileName
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: file))
 
-        let shard = InputWidths(folder: folder.state)
-        #expect(Self.ask(shard, [0, 1, 2], in: folder).widths == [500, 101, 102])
+        let shard = InputSizes(folder: folder.state)
+        #expect(Self.ask(shard, [0, 1, 2], in: folder).headers == [0, 1, 2])
         try shard.save(into: try OutputRecords(folder: folder.root + "/shard"), forgetting: false)
         #expect(FileManager.default.fileExists(atPath: file), "a shard removed the job's file")
 
         let records = try OutputRecords(folder: folder.state)
-        let widths = InputWidths(folder: folder.state)
-        let asked = Self.ask(widths, [0, 1, 2], in: folder)
-        #expect(asked.widths == [500, 101, 102] && asked.headers == [1, 2])
-        try widths.save(into: records, forgetting: true)
+        let first = InputSizes(folder: folder.state)
+        _ = Self.ask(first, [0, 1, 2], in: folder)
+        try first.save(into: records, forgetting: true)
         #expect(!FileManager.default.fileExists(atPath: file))
-        #expect(try Self.kept(records) == [folder.input(0): 500, folder.input(1): 101, folder.input(2): 102])
+        #expect(try Self.kept(records) == [folder.input(0): 100, folder.input(1): 101, folder.input(2): 102])
+        // Put back beside widths all kept: the next run has nothing to keep, and removes it.
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: file))
+        let next = InputSizes(folder: folder.state)
+        #expect(Self.ask(next, [0, 1, 2], in: folder).headers.isEmpty)
+        try next.save(into: records, forgetting: true)
+        #expect(!FileManager.default.fileExists(atPath: file))
     }
 
     /// The merge lays a shard's widths over the job's: the shard's replace the job's, the
@@ -148,14 +144,14 @@ import Testing
         let stamp = try #require(FileStamp.of(folder.input(0)))
         let job = JobStateFolder(path: folder.state)
         let records = try OutputRecords(folder: job.path)
-        let count = OutputRecords.widthsPage + 3
-        var jobs = [[KeptWidth(input: "/a/0", stamp: stamp, width: 1), KeptWidth(input: "/job", stamp: stamp, width: 2)]]
-        try records.keepWidths { jobs.popLast() }
+        let count = OutputRecords.sizesPage + 3
+        var jobs = [[KeptSize(input: "/a/0", stamp: stamp, width: 1, height: 1), KeptSize(input: "/job", stamp: stamp, width: 2, height: 2)]]
+        try records.keepSizes { jobs.popLast() }
         let shard = try OutputRecords(folder: job.shard(try #require(JobShard(index: 0, count: 2))).path)
-        var batches = [(0..<count).map { KeptWidth(input: "/a/\($0)", stamp: stamp, width: 10 + $0) }]
-        try shard.keepWidths { batches.popLast() }
+        var batches = [(0..<count).map { KeptSize(input: "/a/\($0)", stamp: stamp, width: 10 + $0, height: 1) }]
+        try shard.keepSizes { batches.popLast() }
         try ShardRecords.merge(job, into: records)
-        let merged = try records.widthsPage(after: nil, limit: 2 * count)
+        let merged = try records.sizesPage(after: nil, limit: 2 * count)
         #expect(merged.count == count + 1)
         #expect(merged.first { $0.input == "/job" }?.width == 2)
         #expect(merged.filter { $0.input.hasPrefix("/a/") }.allSatisfy { $0.width == 10 + Int($0.input.dropFirst(3))! })
