@@ -212,8 +212,7 @@ let package = Package(
         .target(
             name: "BlurfarmCluster",
             dependencies: [
-                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmImageIO", "BlurfarmCoordinator", "BlurfarmState",
-                "BlurfarmSystem",
+                "BlurfarmCore", "BlurfarmKernels", "BlurfarmManifest", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmSystem",
             ],
             swiftSettings: strict),
         .target(

@@ -34,11 +34,13 @@ public final class InputSizes: Sendable {
         fileprivate init(kept: [RealPath.Identity.Bytes: KeptSize]) { self.kept = kept }
     }
 
-    /// The job's state folder (nil: nothing is read or kept), its index opened to read, and
-    /// where the sizes read from headers wait.
+    /// The job's state folder (nil: nothing is read or kept), and where the sizes read from
+    /// headers wait.
     private let folder: String?
-    private let index: OutputRecords?
     private let spill: SpillFile?
+    /// The job's index opened to read, once asked (nil inside: it cannot be), until
+    /// ``closeIndex()``: a plan holds no descriptor, and leaves no log behind the run's writer.
+    private let index = Mutex<OutputRecords??>(nil)
     private let held: Int
 
     private struct State {
@@ -60,12 +62,12 @@ public final class InputSizes: Sendable {
 
     /// Sizes read from the headers, none kept.
     public init() {
-        (folder, index, spill, held) = (nil, nil, nil, Self.heldSizes)
+        (folder, spill, held) = (nil, nil, Self.heldSizes)
         state = Mutex(State())
     }
 
-    /// The sizes kept in the state folder `folder` (``JobStateFolder/path``): its index, opened
-    /// to read now; those read from headers wait in `spill` when given.
+    /// The sizes kept in the state folder `folder` (``JobStateFolder/path``), in its index,
+    /// opened to read when first looked up; those read from headers wait in `spill` when given.
     public convenience init(folder: String, spill: SpillFile? = nil) {
         self.init(folder: folder, spill: spill, held: Self.heldSizes)
     }
@@ -75,15 +77,25 @@ public final class InputSizes: Sendable {
         self.folder = folder
         self.spill = spill
         self.held = held
-        index = try? OutputRecords.reading(folder: folder)
         state = Mutex(State())
     }
 
     /// The kept sizes of `paths` (inputs, relative to the working directory), looked up
     /// together: the batch ``size(of:in:header:)`` takes. None when the index cannot be read.
     public func lookUp(_ paths: [String]) -> Batch {
-        guard let index else { return Batch() }
-        return Batch(kept: (try? index.sizes(of: paths.map(RealPath.absolute))) ?? [:])
+        guard let folder else { return Batch() }
+        let opened = index.withLock { index -> OutputRecords? in
+            if index == nil { index = .some(try? OutputRecords.reading(folder: folder)) }
+            return index!
+        }
+        guard let opened else { return Batch() }
+        return Batch(kept: (try? opened.sizes(of: paths.map(RealPath.absolute))) ?? [:])
+    }
+
+    /// Closes the index ``lookUp(_:)`` opened (a later lookup opens it again): planning and a
+    /// split's weighing call it when they are done.
+    public func closeIndex() {
+        index.withLock { $0 = nil }
     }
 
     /// The size of the input at `path` (relative to the working directory): kept (in `batch`,

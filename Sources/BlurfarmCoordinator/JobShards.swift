@@ -98,6 +98,7 @@ extension JobPlan {
                 weights.append(JobShards.weight(of: input, header: size))
             }
         }
+        sizes.closeIndex()
         return weights
     }
 

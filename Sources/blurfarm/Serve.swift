@@ -112,6 +112,8 @@ struct Serve: AsyncFarmCommand {
                 settings: jobFarm.farmSettings(farm: farm, configuration: configuration, stop: StopRequest(), logger: logger))
             var loader = JobLoader(
                 configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
+            // Served jobs keep their inputs' sizes in their records, as `run`'s do.
+            loader.inputSizes = state
             loader.planFolder = state
             let service = FarmService(store: store, jobFarm: bridge, loader: loader, roots: roots, logger: logger)
             let settings = ServerSettings(

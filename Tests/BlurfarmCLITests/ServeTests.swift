@@ -1,3 +1,4 @@
+import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
 import Testing
@@ -321,6 +322,35 @@ import Testing
         #expect(job["state"] as? String == "failed", "\(job)")
         #expect((job["error"] as? String)?.contains("job 'shared' is already running (pid \(run.processIdentifier)") == true, "\(job)")
         #expect(job["outputsWritten"] as? Int == 0)
+    }
+
+    /// A served job keeps its inputs' sizes in the job's records as `run` does (a variant with
+    /// `sizes` needs each width): the next submission plans with the kept ones, reading no
+    /// header of an unchanged input. A width planted for one input is what it plans with.
+    @Test func aServedJobKeepsItsInputsSizesAsRunDoes() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ServedFarm.addPhotos(to: folder, count: 4)
+        let server = try ServedFarm(folder: folder)
+        defer { server.stop() }
+        let manifest = server.path("srcset.job")
+        try "job: srcset\ninputs: [photos/*]\noutputs:\n  - name: w\n    path: out/{stem}-{size}w.png\n    resize:\n      sizes: [32, 64]\n"
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let first = try server.finished(try server.submit(manifest))
+        #expect(first["state"] as? String == "completed" && first["outputsTotal"] as? Int == 8, "\(first)")
+        let files = FileManager.default.enumerator(atPath: server.path("state"))?.compactMap { $0 as? String } ?? []
+        let index = try #require(files.first { $0.hasSuffix("/" + OutputRecords.fileName) })
+        let records = try OutputRecords(folder: server.path("state/" + (index as NSString).deletingLastPathComponent))
+        let kept = try records.sizesPage(after: nil, limit: 10)
+        #expect(kept.count == 4 && kept.allSatisfy { $0.width > 64 }, "\(kept)")
+
+        var planted = try #require(kept.first)
+        planted.width = 40
+        var batches = [[planted]]
+        try records.keepSizes { batches.popLast() }
+        let second = try server.finished(try server.submit(manifest))
+        // The planted input is planned at 32 alone: 64 is wider than the 40 px it is said to be.
+        #expect(second["state"] as? String == "completed" && second["outputsTotal"] as? Int == 7, "\(second)")
     }
 
     @Test func anAddressOtherThanLoopbackNeedsAToken() throws {

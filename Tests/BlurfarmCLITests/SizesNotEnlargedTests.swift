@@ -88,6 +88,10 @@ import Testing
         let kept = try widths()
         #expect(kept.count == 1 && kept.first?.width == 600 && kept.first?.stamp != planted.stamp, "\(kept)")
         #expect(!FileManager.default.fileExists(atPath: legacy))
+        // A run that changes nothing: the plan's reader closed before the run's writer, which
+        // leaves no log behind the index.
+        #expect(try Self.run(folder).0.status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state).sorted() == ["lock", OutputRecords.fileName])
     }
 
     @Test func aSixHundredPixelInputGetsOnlyTheSizesItReaches() throws {
