@@ -49,6 +49,9 @@ public final class InputSizes: Sendable {
         /// share keeps a stale size and costs a walk: never a wrong size, as the stamp decides).
         var asked: Set<Int> = []
         var withSize = 0
+        /// Whether any size was looked up: a plan that needs none (no `sizes`, no split) asks
+        /// of no input, so it cannot say which kept sizes are stale.
+        var lookedUp = false
         /// Sizes to be kept: those held, and where the plan's file has the others.
         var read: [KeptSize] = []
         var spilled: [(offset: Int, bytes: Int, sizes: Int)] = []
@@ -84,6 +87,7 @@ public final class InputSizes: Sendable {
     /// together: the batch ``size(of:in:header:)`` takes. None when the index cannot be read.
     public func lookUp(_ paths: [String]) -> Batch {
         guard let folder else { return Batch() }
+        state.withLock { $0.lookedUp = true }
         let opened = index.withLock { index -> OutputRecords? in
             if index == nil { index = .some(try? OutputRecords.reading(folder: folder)) }
             return index!
@@ -138,14 +142,18 @@ public final class InputSizes: Sendable {
     }
 
     /// Keeps the sizes read from headers in `records`, the index the run writes (the job's, or
-    /// a shard's), in one transaction. With `forgetting` (the job's own index), the sizes of
-    /// inputs not asked this time are forgotten too, and the file of earlier versions removed.
-    /// Nothing is written when nothing changed.
+    /// a shard's), in one transaction. With `forgetting` (the job's own index), the file of
+    /// earlier versions is removed, and, when sizes were looked up (the plan needed them), the
+    /// sizes of inputs not asked this time are forgotten too. Nothing is written when nothing
+    /// changed.
     /// - Throws: ``StateError`` naming the file that cannot be read or written.
     public func save(into records: OutputRecords, forgetting: Bool) throws(StateError) {
         guard let folder else { return }
-        let (inMemory, spilled, asked, expected) = state.withLock { ($0.read, $0.spilled, $0.asked, $0.withSize) }
-        if inMemory.isEmpty, spilled.isEmpty, !forgetting || records.sizeCount == expected {
+        let (inMemory, spilled, asked, expected, lookedUp) = state.withLock {
+            ($0.read, $0.spilled, $0.asked, $0.withSize, $0.lookedUp)
+        }
+        let forgets = forgetting && lookedUp
+        if inMemory.isEmpty, spilled.isEmpty, !forgets || records.sizeCount == expected {
             return try removeLegacyFile(in: folder, if: forgetting)
         }
         var next = 0
@@ -161,7 +169,7 @@ public final class InputSizes: Sendable {
                     }
                 }
                 return next == spilled.count ? inMemory : nil
-            }, forgettingAllBut: forgetting ? { asked.contains(RealPath.Identity.Bytes($0).hashValue) } : nil,
+            }, forgettingAllBut: forgets ? { asked.contains(RealPath.Identity.Bytes($0).hashValue) } : nil,
             expected: expected)
         state.withLock {
             $0.read = []

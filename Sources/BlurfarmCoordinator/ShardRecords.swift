@@ -137,9 +137,9 @@ public enum ShardRecords {
     public static let mergePage = 4096
 
     /// Lays the records of the shard in `shard` (migrated first, if an earlier blurfarm wrote
-    /// them) over `records`, closing them before they are removed; then the inputs' widths it
+    /// them) over `records`, closing them before they are removed; then the inputs' sizes it
     /// kept (``InputSizes``), ``OutputRecords/sizesPage`` at a time, each replacing the job's
-    /// (read later, or of an input the job had none of). The widths are a cache: a merge
+    /// (read later, or of an input the job had none of). The sizes are a cache: a merge
     /// killed between the two transactions costs the next plan those headers.
     private static func layOver(_ shard: JobStateFolder, on records: OutputRecords, page: Int) throws(StateError) {
         let source = try OutputRecords(folder: shard.path)
@@ -148,10 +148,10 @@ public enum ShardRecords {
         var ended = false
         try records.keepSizes { () throws(StateError) -> [KeptSize]? in
             guard !ended else { return nil }
-            let widths = try source.sizesPage(after: last, limit: OutputRecords.sizesPage)
-            ended = widths.count < OutputRecords.sizesPage
-            last = widths.last?.input
-            return widths
+            let sizes = try source.sizesPage(after: last, limit: OutputRecords.sizesPage)
+            ended = sizes.count < OutputRecords.sizesPage
+            last = sizes.last?.input
+            return sizes
         }
     }
 

@@ -130,9 +130,9 @@ extension Farm {
         let incremental: IncrementalRun
         do throws(StateError) {
             let records = try ShardRecords.records(folder, shard: job.shard, plan: plan)
-            // The widths planning read, kept under the lock: a shard's in its own records, which
-            // the job's merge lays over the job's. A cache: records that cannot be written cost
-            // the next plan the headers.
+            // The sizes planning and the split read, kept under the lock: a shard's in its own
+            // records, which the job's merge lays over the job's. A cache: records that cannot be
+            // written cost the next plan the headers.
             try? plan.inputSizes?.save(into: records, forgetting: job.shard == nil)
             incremental = IncrementalRun(
                 plan: plan, records: records, versions: settings.recipeVersions,

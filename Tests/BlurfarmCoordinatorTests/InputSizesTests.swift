@@ -91,7 +91,8 @@ import Testing
         #expect(try Self.kept(shardRecords).count == 2, "a shard's save forgot a width")
     }
 
-    /// A run that asks what is kept writes nothing: the index's log does not grow.
+    /// A run that asks what is kept writes nothing: the index's log does not grow; one that
+    /// asks nothing forgets nothing.
     @Test func aRunThatReadsNoHeaderWritesNothing() throws {
         let folder = try Folder(count: 5)
         defer { try? FileManager.default.removeItem(atPath: folder.root) }
@@ -106,6 +107,9 @@ import Testing
         try next.save(into: records, forgetting: true)
         #expect(try FileManager.default.attributesOfItem(atPath: log)[.size] as? Int == size)
         #expect(try Self.kept(records).count == 5)
+        // A plan that needs no size (no `sizes`, no split) asks of no input: it forgets none.
+        try InputSizes(folder: folder.state).save(into: records, forgetting: true)
+        #expect(try Self.kept(records).count == 5, "a run that needed no size forgot them")
     }
 
     /// The widths' file earlier versions kept is not read (the headers are); the job's run
