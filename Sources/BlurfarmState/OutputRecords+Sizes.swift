@@ -77,36 +77,23 @@ extension OutputRecords {
     package func keepSizes(
         _ next: () throws(StateError) -> [KeptSize]?, forgettingAllBut kept: ((String) -> Bool)? = nil, expected: Int = 0
     ) throws(StateError) {
-        var failed: StateError?
-        do throws(StateError) {
-            try write { db, _ in
-                while true {
-                    let batch: [KeptSize]?
-                    do throws(StateError) {
-                        batch = try next()
-                    } catch {
-                        failed = error
-                        throw error
-                    }
-                    guard let batch else { break }
-                    for size in batch { try Self.insert(size, db) }
-                }
-                guard let kept, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM inputSize") != expected else { return }
-                var last: String?
-                while true {
-                    let inputs = try String.fetchAll(
-                        db.cachedStatement(
-                            sql: "SELECT input FROM inputSize" + (last == nil ? "" : " WHERE input > ?") + " ORDER BY input LIMIT ?"),
-                        arguments: StatementArguments(last.map { [$0, Self.sizesPage] } ?? [Self.sizesPage]))
-                    for input in inputs where !kept(input) {
-                        try db.cachedStatement(sql: "DELETE FROM inputSize WHERE input = ?").execute(arguments: [input])
-                    }
-                    guard inputs.count == Self.sizesPage else { break }
-                    last = inputs.last
-                }
+        try write(pulling: next) { db, _, next in
+            while let batch = try next() {
+                for size in batch { try Self.insert(size, db) }
             }
-        } catch {
-            throw failed ?? error
+            guard let kept, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM inputSize") != expected else { return }
+            var last: String?
+            while true {
+                let inputs = try String.fetchAll(
+                    db.cachedStatement(
+                        sql: "SELECT input FROM inputSize" + (last == nil ? "" : " WHERE input > ?") + " ORDER BY input LIMIT ?"),
+                    arguments: StatementArguments(last.map { [$0, Self.sizesPage] } ?? [Self.sizesPage]))
+                for input in inputs where !kept(input) {
+                    try db.cachedStatement(sql: "DELETE FROM inputSize WHERE input = ?").execute(arguments: [input])
+                }
+                guard inputs.count == Self.sizesPage else { break }
+                last = inputs.last
+            }
         }
     }
 

@@ -670,6 +670,31 @@ public final class OutputRecords: Sendable {
         recipeIDs.withLock { $0.merge(recipes) { old, _ in old } }
     }
 
+    /// Runs `body` in one transaction (``write(_:)``), handing it a function that pulls the
+    /// next batch from `next`: a failure of `next` (another index that cannot be read) is
+    /// thrown as itself, the transaction rolled back, not as a failure to write.
+    func write<Batch>(
+        pulling next: () throws(StateError) -> Batch?, _ body: (Database, inout [String: Int64], () throws -> Batch?) throws -> Void
+    ) throws(StateError) {
+        var failed: StateError?
+        do throws(StateError) {
+            try withoutActuallyEscaping(next) { (next) throws(StateError) in
+                try write { db, recipes in
+                    try body(db, &recipes) {
+                        do throws(StateError) {
+                            return try next()
+                        } catch {
+                            failed = error
+                            throw error
+                        }
+                    }
+                }
+            }
+        } catch {
+            throw failed ?? error
+        }
+    }
+
     /// The id of `recipe` in the `recipe` table, added if need be.
     private static func recipeID(_ recipe: String, _ db: Database, _ recipes: inout [String: Int64]) throws -> Int64 {
         if let id = recipes[recipe] { return id }
@@ -804,62 +829,49 @@ public final class OutputRecords: Sendable {
         _ next: () throws(StateError) -> Overlay?, failures: [InputFailure], folders: [CreatedFolder],
         forgetting: (RealPath.Identity.Bytes) -> Bool
     ) throws(StateError) {
-        // The other's failure to read, thrown as itself (the transaction rolled back).
-        var failed: StateError?
-        do throws(StateError) {
-            try write { db, recipes in
-                var kept: [RealPath.Identity.Bytes: InputFailure] = [:]
-                for failure in try Self.failures(db) { kept[.init(failure.input)] = failure }
-                // The last output the other wrote of each input whose failure is kept here.
-                var lastWritten: [RealPath.Identity.Bytes: Date] = [:]
-                while true {
-                    let overlay: Overlay?
-                    do throws(StateError) {
-                        overlay = try next()
-                    } catch {
-                        failed = error
-                        throw error
-                    }
-                    guard let overlay else { break }
-                    var written: [RealPath.Identity.Bytes: Double] = [:]
-                    let taken = overlay.records.filter(overlay.takes)
-                    for first in stride(from: 0, to: taken.count, by: Self.lookUpChunk) {
-                        let chunk = taken[first..<min(first + Self.lookUpChunk, taken.count)].map(\.output)
-                        let rows = try Row.fetchCursor(
-                            db.cachedStatement(
-                                sql: "SELECT output, written FROM output WHERE output IN ("
-                                    + String(repeating: "?,", count: chunk.count - 1) + "?)"),
-                            arguments: StatementArguments(chunk))
-                        while let row = try rows.next() { written[.init(row[0] as String)] = row[1] }
-                    }
-                    for record in taken {
-                        if let mine = written[.init(record.output)], mine >= record.written.timeIntervalSinceReferenceDate { continue }
-                        try Self.insert(record, db, &recipes)
-                    }
-                    for record in overlay.records where !kept.isEmpty {
-                        let input = RealPath.Identity.Bytes(record.input)
-                        if kept[input] != nil { lastWritten[input] = max(lastWritten[input] ?? .distantPast, record.written) }
-                    }
+        // The other's failure to read is thrown as itself (the transaction rolled back).
+        try write(pulling: next) { db, recipes, next in
+            var kept: [RealPath.Identity.Bytes: InputFailure] = [:]
+            for failure in try Self.failures(db) { kept[.init(failure.input)] = failure }
+            // The last output the other wrote of each input whose failure is kept here.
+            var lastWritten: [RealPath.Identity.Bytes: Date] = [:]
+            while let overlay = try next() {
+                var written: [RealPath.Identity.Bytes: Double] = [:]
+                let taken = overlay.records.filter(overlay.takes)
+                for first in stride(from: 0, to: taken.count, by: Self.lookUpChunk) {
+                    let chunk = taken[first..<min(first + Self.lookUpChunk, taken.count)].map(\.output)
+                    let rows = try Row.fetchCursor(
+                        db.cachedStatement(
+                            sql: "SELECT output, written FROM output WHERE output IN ("
+                                + String(repeating: "?,", count: chunk.count - 1) + "?)"),
+                        arguments: StatementArguments(chunk))
+                    while let row = try rows.next() { written[.init(row[0] as String)] = row[1] }
                 }
-                var brought: Set<RealPath.Identity.Bytes> = []
-                for failure in failures {
-                    let input = RealPath.Identity.Bytes(failure.input)
-                    if let mine = kept[input], mine.failed >= failure.failed { continue }
-                    try Self.insert(failure, db)
-                    brought.insert(input)
+                for record in taken {
+                    if let mine = written[.init(record.output)], mine >= record.written.timeIntervalSinceReferenceDate { continue }
+                    try Self.insert(record, db, &recipes)
                 }
-                for (input, failure) in kept where forgetting(input) && !brought.contains(input) {
-                    if let written = lastWritten[input], written > failure.failed {
-                        try db.execute(sql: "DELETE FROM failure WHERE input = ?", arguments: [failure.input])
-                    }
-                }
-                for folder in folders {
-                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO folder (path, device, inode) VALUES (?, ?, ?)").execute(
-                        arguments: [folder.path, Int64(bitPattern: folder.device), Int64(bitPattern: folder.inode)])
+                for record in overlay.records where !kept.isEmpty {
+                    let input = RealPath.Identity.Bytes(record.input)
+                    if kept[input] != nil { lastWritten[input] = max(lastWritten[input] ?? .distantPast, record.written) }
                 }
             }
-        } catch {
-            throw failed ?? error
+            var brought: Set<RealPath.Identity.Bytes> = []
+            for failure in failures {
+                let input = RealPath.Identity.Bytes(failure.input)
+                if let mine = kept[input], mine.failed >= failure.failed { continue }
+                try Self.insert(failure, db)
+                brought.insert(input)
+            }
+            for (input, failure) in kept where forgetting(input) && !brought.contains(input) {
+                if let written = lastWritten[input], written > failure.failed {
+                    try db.execute(sql: "DELETE FROM failure WHERE input = ?", arguments: [failure.input])
+                }
+            }
+            for folder in folders {
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO folder (path, device, inode) VALUES (?, ?, ?)").execute(
+                    arguments: [folder.path, Int64(bitPattern: folder.device), Int64(bitPattern: folder.inode)])
+            }
         }
     }
 }
