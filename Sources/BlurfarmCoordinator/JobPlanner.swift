@@ -293,7 +293,7 @@ public enum JobPlanner {
                 // The input's width, asked only when some size may be too large for it; unreadable,
                 // every size is planned (the run reports the input).
                 let sourceWidth = (sharesVariants ? jobMayNotEnlarge : mayNotEnlarge(variants))
-                    ? sizes.size(of: inputPath, in: sizesKept, header: JobShards.headerSize)?.width : nil
+                    ? sizes.size(of: inputPath, in: sizesKept) { try? JobShards.headerSize($0) }?.width : nil
                 var notEnlarged: [NotEnlargedOutput] = []
                 for variant in sourceWidth == nil ? [] : variants.flatMap({ $0.eachFormat() }) {
                     for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {

@@ -65,10 +65,11 @@ public enum JobShards {
         }
     }
 
-    /// An input's width and height from its header (no pixel decoded), or nil when it cannot
-    /// be read.
-    public static func headerSize(_ path: String) -> InputSizes.Size? {
-        (try? ImageReader.header(ofFile: path)).map { ($0.width, $0.height) }
+    /// An input's width and height from its header (no pixel decoded).
+    /// - Throws: ``ImageIOError`` when the header cannot be read.
+    public static func headerSize(_ path: String) throws(ImageIOError) -> InputSizes.Size {
+        let header = try ImageReader.header(ofFile: path)
+        return (header.width, header.height)
     }
 }
 
@@ -88,8 +89,7 @@ extension JobPlan {
             for input in batch {
                 let size = sizes.size(of: input.path, in: kept) { path -> InputSizes.Size? in
                     do throws(ImageIOError) {
-                        let header = try ImageReader.header(ofFile: path)
-                        return (header.width, header.height)
+                        return try JobShards.headerSize(path)
                     } catch {
                         unreadable(error)
                         return nil

@@ -516,7 +516,8 @@ public final class OutputRecords: Sendable {
     }
 
     /// Hands `body` each row that `select` (a statement up to its `IN`) finds among `keys`,
-    /// read in one transaction, ``lookUpChunk`` keys a statement.
+    /// read in one transaction of its own (so never inside ``write(_:)``), ``lookUpChunk``
+    /// keys a statement.
     static func eachRow(in db: Database, _ select: String, among keys: [String], _ body: (Row) throws -> Void) throws {
         try db.inTransaction(.deferred) {
             for first in stride(from: 0, to: keys.count, by: lookUpChunk) {

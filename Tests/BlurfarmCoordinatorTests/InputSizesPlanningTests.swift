@@ -53,7 +53,7 @@ import Testing
         let (root, manifest, state, loader) = try Self.job(["a": (600, 400), "b": (300, 200)], sizes: "[320, 640]")
         defer { try? FileManager.default.removeItem(atPath: root) }
         func byHeaders(_ plan: JobPlan) -> [Int] {
-            plan.inputs.map { JobShards.weight(of: $0, header: JobShards.headerSize($0.path)) }
+            plan.inputs.map { JobShards.weight(of: $0, header: try? JobShards.headerSize($0.path)) }
         }
 
         let plan = try loader.plan(fileAtPath: manifest).get()
