@@ -32,51 +32,61 @@ extension SlurmRunContext {
 
     /// The run's report: every planned output in plan order, as the latest shard report
     /// that wrote it says (with its checksum), up to date when the records say so and no
-    /// report wrote it; failed, with why, when it is not up to date now.
-    public func mergedReport(records: IncrementalRun.StatusRecords, reports: [Int: [RunReport]], began: Date) -> RunReport {
-        let reported = reportedOutputs(reports)
-        var outputs: [OutputReport] = []
-        for (shard, statuses) in statuses(records).enumerated() {
-            for status in statuses {
-                let entry = reported[status.output]
-                let variant = status.variant ?? ""
-                if status.state == .upToDate {
-                    outputs.append(
-                        entry?.status == .written
-                            ? entry!
-                            : OutputReport(input: status.input, output: status.output, variant: variant, status: .skipped))
-                } else if let entry, entry.status == .failed || entry.status == .failedEarlier {
-                    outputs.append(entry)
-                } else {
-                    // The kind: `decode` (failed earlier), `lost` (its shard never wrote it), or
-                    // `verification` (not as its shard recorded it).
-                    let (kind, why): (String, String)
-                    switch (entry?.status, status.state) {
-                    case (_, .failedEarlier): (kind, why) = ("decode", "failed earlier: \(status.reason ?? "its input cannot be decoded")")
-                    case (nil, _): (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
-                    case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
-                    default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
-                    }
-                    outputs.append(OutputReport(
-                        input: status.input, output: status.output, variant: variant, status: .failed,
-                        failure: .reported(kind: kind, code: nil, message: "\(ShownName.of(status.output)): \(why)")))
-                }
-            }
+    /// report wrote it; failed, with why, when it is not up to date now. Made a batch of
+    /// inputs at a time into the state folder's unnamed file, as a run's report is
+    /// (``ReportedOutputs/Spilling``): its outputs are not held.
+    /// - Throws: ``ClusterError/state(_:)`` when the reports' index cannot be read.
+    public func mergedReport(records: IncrementalRun.StatusRecords, reports: ShardReports, began: Date) throws(ClusterError) -> RunReport {
+        let outputs = ReportedOutputs.Spilling(state: stateFolder)
+        var batch: [(shard: Int, status: OutputStatus)] = []
+        func add() throws(ClusterError) {
+            let reported = try reports.outputs(batch.map(\.status.output))
+            outputs.add(batch.map { Self.merged($0.status, shard: $0.shard, reported: reported[$0.status.output]) }[...])
+            batch.removeAll(keepingCapacity: true)
         }
-        let order = Dictionary(
-            plan.inputs.flatMap(\.outputs).enumerated().map { ($1.path, $0) }, uniquingKeysWith: { a, _ in a })
-        let all = reports.values.flatMap { $0 }
+        try forEachStatus(records) { (shard, status) throws(ClusterError) in
+            // Whole inputs a batch: a new input once the batch is full.
+            if batch.count >= Self.mergeBatch, batch.last?.status.input != status.input { try add() }
+            batch.append((shard, status))
+        }
+        try add()
         let settings =
-            all.last?.settings
+            reports.settings
             ?? RunSettings(
                 configuration: run.config, workers: 0, threads: 0, decodedImages: configuration.decodedImages,
                 tile: plan.tileSize, pixelLimit: configuration.pixelLimit, verify: plan.job.verify.rawValue)
         var report = RunReport(
-            job: plan.job.name, manifest: plan.manifestPath,
-            started: all.map(\.started).min() ?? run.submissions.first?.submitted ?? began, finished: Date(),
-            settings: settings, outputs: outputs.sorted { (order[$0.output] ?? .max) < (order[$1.output] ?? .max) })
+            job: plan.job.name, manifest: plan.manifestPath, started: reports.started ?? run.submissions.first?.submitted ?? began,
+            finished: Date(), settings: settings, reported: outputs.finish())
         report.notEnlarged = plan.notEnlarged
         return report
+    }
+
+    /// Outputs merged a batch (``mergedReport(records:reports:began:)``): their reports looked
+    /// up in one transaction.
+    static let mergeBatch = 1024
+
+    /// What the merged report says of the output whose state is `status`, run by shard
+    /// `shard`, of which the shards' reports say `reported`.
+    private static func merged(_ status: OutputStatus, shard: Int, reported: ShardReports.Reported?) -> OutputReport {
+        let variant = status.variant ?? ""
+        if status.state == .upToDate {
+            if reported?.status == .written, let output = reported?.output { return output }
+            return OutputReport(input: status.input, output: status.output, variant: variant, status: .skipped)
+        }
+        if reported?.status == .failed || reported?.status == .failedEarlier, let output = reported?.output { return output }
+        // The kind: `decode` (failed earlier), `lost` (its shard never wrote it), or
+        // `verification` (not as its shard recorded it).
+        let (kind, why): (String, String)
+        switch (reported?.status, status.state) {
+        case (_, .failedEarlier): (kind, why) = ("decode", "failed earlier: \(status.reason ?? "its input cannot be decoded")")
+        case (nil, _): (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
+        case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
+        default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
+        }
+        return OutputReport(
+            input: status.input, output: status.output, variant: variant, status: .failed,
+            failure: .reported(kind: kind, code: nil, message: "\(ShownName.of(status.output)): \(why)"))
     }
 
     /// Writes `report` as `report.json` in the run folder and in the state folder's reports; the
@@ -98,8 +108,12 @@ extension RunReport {
     /// Its outputs not done: failed, now or earlier.
     public var notDone: Int { failed + failedEarlier }
 
-    /// What `slurm finish` says of each output not done, one line each: its error.
-    public var notDoneLines: [String] {
-        outputs.filter { $0.status == .failed || $0.status == .failedEarlier }.map { $0.error ?? "\($0.output): not written" }
+    /// Hands `body` what `slurm finish` says of each output not done, one line each: its
+    /// error. The outputs are read back a piece at a time, and only when one is not done.
+    public func forEachNotDoneLine(_ body: (String) -> Void) {
+        guard notDone > 0 else { return }
+        reported.forEach { output in
+            if output.status == .failed || output.status == .failedEarlier { body(output.error ?? "\(output.output): not written") }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import BlurfarmCoordinator
+import BlurfarmState
 import BlurfarmCore
 import BlurfarmSystem
 
@@ -37,26 +38,42 @@ extension SlurmRunContext {
         public var total: Int { shards.map(\.total).reduce(0, +) }
     }
 
-    /// Where the run stands, with the Slurm states `states`.
-    /// - Throws: ``ClusterError/state(_:)`` when the records cannot be read.
+    /// Where the run stands, with the Slurm states `states`: the outputs counted as their
+    /// states are walked, the shards' reports read, and looked up, for those not up to date
+    /// alone (a run done reads none).
+    /// - Throws: ``ClusterError/state(_:)`` when the records or the reports' index cannot be read.
     public func status(_ states: SlurmStates) throws(ClusterError) -> Status {
-        let statuses = statuses(try records())
-        let reported = reportedOutputs(shardReports())
-        let shards = statuses.enumerated().map { shard, outputs in
-            let slurm: Status.Shard.Slurm =
-                run.submission(of: shard) == nil ? .notSubmitted : states.shards[shard].map { .known($0) } ?? .forgotten
-            var failures: [(input: String, output: String, error: String)] = []
-            for status in outputs where status.state != .upToDate {
-                let entry = reported[status.output]
+        var reports: ShardReports?
+        var done = Array(repeating: 0, count: run.shards), total = done
+        var failures = Array(repeating: [(input: String, output: String, error: String)](), count: run.shards)
+        var notDone: [(shard: Int, status: OutputStatus)] = []
+        func add() throws(ClusterError) {
+            guard !notDone.isEmpty else { return }
+            if reports == nil { reports = try shardReports() }
+            let reported = try reports!.outputs(notDone.map(\.status.output))
+            for (shard, status) in notDone {
                 let error =
                     status.state == .failedEarlier
                     ? "failed earlier: \(status.reason ?? "")"
-                    : entry?.status == .failed ? entry?.error : nil
-                if let error { failures.append((status.input, status.output, error)) }
+                    : reported[status.output]?.status == .failed ? reported[status.output]?.output?.error : nil
+                if let error { failures[shard].append((status.input, status.output, error)) }
             }
-            return Status.Shard(
-                index: shard, slurm: slurm, done: outputs.filter { $0.state == .upToDate }.count, total: outputs.count,
-                failures: failures)
+            notDone.removeAll(keepingCapacity: true)
+        }
+        try forEachStatus(try records()) { (shard, status) throws(ClusterError) in
+            total[shard] += 1
+            if status.state == .upToDate {
+                done[shard] += 1
+            } else {
+                notDone.append((shard, status))
+                if notDone.count == Self.mergeBatch { try add() }
+            }
+        }
+        try add()
+        let shards = (0..<run.shards).map { shard in
+            let slurm: Status.Shard.Slurm =
+                run.submission(of: shard) == nil ? .notSubmitted : states.shards[shard].map { .known($0) } ?? .forgotten
+            return Status.Shard(index: shard, slurm: slurm, done: done[shard], total: total[shard], failures: failures[shard])
         }
         return Status(shards: shards, finisher: run.submissions.last.map { ($0.finisher, states.finisher) })
     }
@@ -68,7 +85,9 @@ extension SlurmRunContext {
     public func shardsToResume(_ states: SlurmStates) throws(ClusterError) -> [Int] {
         let running = states.shards.filter { !$0.value.hasEnded }.keys.sorted()
         if !running.isEmpty || states.finisher?.hasEnded == false { throw .stillRunning(folder: folder, shards: running) }
-        return statuses(try records()).enumerated().filter { $0.1.contains { $0.state != .upToDate } }.map(\.offset)
+        var resumed = Set<Int>()
+        forEachStatus(try records()) { shard, status in if status.state != .upToDate { resumed.insert(shard) } }
+        return resumed.sorted()
     }
 }
 

@@ -15,8 +15,9 @@ public struct SlurmRunContext {
     public let configuration: FarmConfiguration
     /// The job's plan, whole.
     public let plan: JobPlan
-    /// Each shard's part of the plan.
-    public let shardPlans: [JobPlan]
+    /// The shards that run each input of the plan, in plan order (``JobPlan/shards(listing:only:)``):
+    /// none for an input new since the split.
+    public let inputShards: [[Int]]
     public let stateFolder: String
     public let jobFolder: JobStateFolder
     /// The plugin hashes of the job's recipes.
@@ -36,21 +37,32 @@ public struct SlurmRunContext {
         self.configuration = configuration
         self.plan = plan
         let split = try ShardSplit.read((folder as NSString).appendingPathComponent(SlurmRun.splitName), shards: run.shards)
-        shardPlans = (0..<run.shards).map { plan.shard(JobShard(index: $0, count: run.shards)!, split: split) }
+        inputShards = plan.shards(listing: split)
         self.stateFolder = stateFolder
         jobFolder = JobStateFolder(state: stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
         plugins = registry.pluginHashes(of: [plan])
         self.recipeVersions = recipeVersions
     }
 
-    /// Each planned output's state against `records` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``),
-    /// by shard, in plan order; the sizes not made (``OutputState/notEnlarged``) are no
-    /// outputs of a shard.
-    public func statuses(_ records: IncrementalRun.StatusRecords) -> [[OutputStatus]] {
-        shardPlans.map {
-            IncrementalRun.status(
-                of: $0, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit
-            ).filter { $0.state != .wouldBePruned && $0.state != .notEnlarged }
+    /// Hands `body` each planned output's state against `records` (``IncrementalRun/status(of:records:versions:plugins:pixelLimit:)``)
+    /// in plan order, with the shard that runs its input (each of them, for an input a split
+    /// written by hand gives two); an input of no shard (new since the split) is left out, as
+    /// are the sizes not made (``OutputState/notEnlarged``). The states are those of the whole
+    /// plan, asked once: asked of each shard's part, each shard's walk listed every other
+    /// shard's outputs as orphans, and stated them.
+    public func forEachStatus<Failure: Error>(
+        _ records: IncrementalRun.StatusRecords, _ body: (_ shard: Int, OutputStatus) throws(Failure) -> Void
+    ) throws(Failure) {
+        let statuses = IncrementalRun.status(
+            of: plan, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit)
+        var pending = statuses.makeIterator()
+        var status = pending.next()
+        for (input, shards) in zip(plan.inputs, inputShards) {
+            while let current = status, current.input == input.relativePath {
+                status = pending.next()
+                guard current.state != .wouldBePruned, current.state != .notEnlarged else { continue }
+                for shard in shards { try body(shard, current) }
+            }
         }
     }
 
@@ -66,31 +78,10 @@ public struct SlurmRunContext {
         }
     }
 
-    /// The reports the array tasks wrote (`reports/shard-<I>-<id>.json`), by shard, oldest first;
-    /// a report that cannot be read is left out (its shard's outputs are then not reported).
-    public func shardReports() -> [Int: [RunReport]] {
-        let reports = (folder as NSString).appendingPathComponent("reports")
-        var byShard: [Int: [RunReport]] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: reports)) ?? [] {
-            guard let match = name.wholeMatch(of: /shard-([0-9]+)-[0-9]+\.json/), let shard = Int(match.1),
-                let data = FileManager.default.contents(atPath: (reports as NSString).appendingPathComponent(name)),
-                let list = try? RunReport.decode([RunReport].self, from: data)
-            else { continue }
-            byShard[shard, default: []] += list
-        }
-        return byShard.mapValues { $0.sorted { $0.started < $1.started } }
-    }
-
-    /// What the shards' reports say of each output, by output path: the latest report that
-    /// wrote it, else the latest that names it.
-    public func reportedOutputs(_ reports: [Int: [RunReport]]) -> [String: OutputReport] {
-        var outputs: [String: OutputReport] = [:]
-        for report in reports.values.flatMap({ $0 }).sorted(by: { $0.started < $1.started }) {
-            for output in report.outputs where output.status == .written || outputs[output.output]?.status != .written {
-                outputs[output.output] = output
-            }
-        }
-        return outputs
+    /// The reports the array tasks wrote, in `reports/` (``ShardReports/of(folder:)``).
+    /// - Throws: ``ClusterError/state(_:)`` when their index cannot be made or written.
+    public func shardReports() throws(ClusterError) -> ShardReports {
+        try ShardReports.of(folder: (folder as NSString).appendingPathComponent("reports"))
     }
 
     /// The Slurm states of a run: each shard's (its latest submission's task) and the latest finisher's.

@@ -11,9 +11,17 @@ package enum ReportedOutputs: Sendable, Equatable {
     /// Every output, as values: those on disk read back as a report file gives them
     /// (``OutputReport/init(from:)``: a failure as `reported`, no sizes or created folders).
     var all: [OutputReport] {
+        var outputs: [OutputReport] = []
+        outputs.reserveCapacity(count)
+        forEach { outputs.append($0) }
+        return outputs
+    }
+
+    /// Hands `body` each output in order, as ``all`` gives them, one at a time.
+    package func forEach(_ body: (OutputReport) -> Void) {
         switch self {
-        case .held(let outputs): outputs
-        case .spilled(let spilled): spilled.all
+        case .held(let outputs): outputs.forEach(body)
+        case .spilled(let spilled): spilled.forEachOutput(body)
         }
     }
 
@@ -148,17 +156,15 @@ package enum ReportedOutputs: Sendable, Equatable {
             }
         }
 
-        var all: [OutputReport] {
-            var outputs: [OutputReport] = []
-            outputs.reserveCapacity(places.count)
+        /// Hands `body` each output in order, as a report file gives it.
+        func forEachOutput(_ body: (OutputReport) -> Void) {
             // Read back as written: this fails only with the disk, and then those after are left out.
             try? forEach { item in
                 switch item {
-                case .encoded(let piece): outputs.append(try RunReport.decode(OutputReport.self, from: piece))
-                case .held(let output): outputs.append(output)
+                case .encoded(let piece): body(try RunReport.decode(OutputReport.self, from: piece))
+                case .held(let output): body(output)
                 }
             }
-            return outputs
         }
 
         /// The pieces one after another: the file's, read 64 KB at a time, then the tail's.

@@ -30,8 +30,8 @@ extension Slurm {
             let began = Date()
             let records = try context.mergeRecords()
             for folder in records.running { printWarning("\(folder): the shard is running: its records are merged later") }
-            let report = context.mergedReport(records: records.records, reports: context.shardReports(), began: began)
-            for line in report.notDoneLines { printError(line) }
+            let report = try context.mergedReport(records: records.records, reports: try context.shardReports(), began: began)
+            report.forEachNotDoneLine { printError($0) }
             let path = try context.write(report)
             print("\(report.job): \(report.written) written, \(report.notDone) failed, \(report.skipped) up to date, "
                 + "in \(counted(context.run.shards, "shard")); report \(path)")

@@ -89,6 +89,27 @@ import Testing
         #expect(plan.shards(count: 2, weights: plan.inputs.map(Self.pixels(changed))).map { $0.inputs.flatMap(\.outputs).map(\.path) } != split)
     }
 
+    /// Under a split, an input is run by each shard that lists one of its outputs, the
+    /// outputs compared as the files they name: one shard for each input of the split, none
+    /// for one new since, two for an output a split written by hand lists twice. Every shard's
+    /// listing, made in one walk, is what each shard's own part takes.
+    @Test func aSplitGivesEachInputTheShardsThatListItsOutputs() throws {
+        let (plan, _) = try Self.plan([(1, 1), (1, 1), (1, 1), (1, 1), (1, 1)], variants: 2)
+        let split = [
+            ["/job/out/v0/0.png", "/job/out/v1/0.png", "/job/out/v1/../v0/3.png"],
+            ["/job/out/v0/1.png", "/job/out/v1/1.png", "/job/out/v1/3.png", "/job/out/v1/0.png"],
+            ["/job/out/v0/2.png", "/job/out/v1/2.png"],
+        ]
+        let listing = plan.shards(listing: split)
+        #expect(listing == [[0, 1], [1], [2], [0, 1], []])
+        for index in 0..<3 {
+            let shard = try #require(JobShard(index: index, count: 3))
+            #expect(plan.shard(shard, split: split).inputs.map(\.relativePath)
+                == zip(plan.inputs, listing).filter { $0.1.contains(index) }.map(\.0.relativePath))
+            #expect(plan.shards(listing: split, only: index) == listing.map { $0.filter { $0 == index } })
+        }
+    }
+
     @Test func shardsOutOfRangeDoNotExist() {
         #expect(JobShard(index: 4, count: 4) == nil)
         #expect(JobShard(index: -1, count: 4) == nil)

@@ -1,0 +1,135 @@
+import BlurfarmCoordinator
+import BlurfarmState
+import BlurfarmSystem
+import Foundation
+
+/// The reports a Slurm run's array tasks wrote, gathered for `slurm finish` and `slurm status`
+/// (``SlurmRunContext/shardReports()``): what each says of each output in a temporary index
+/// (``ReportedIndex``), read a report file an output at a time and looked up a batch of
+/// outputs at a time; the reports themselves held without their outputs.
+public struct ShardReports {
+    /// A report read: its shard, the Slurm job id of its task, its number in the index, and
+    /// the report without its outputs.
+    struct Read {
+        let shard: Int
+        let job: Int
+        let number: Int
+        let head: RunReport
+    }
+
+    /// What the reports say of one output (``outputs(_:)``).
+    public struct Reported {
+        public let status: OutputReport.Status
+        /// The output as the report gave it, for those whose status is in ``ShardReports/kept``.
+        public let output: OutputReport?
+    }
+
+    private let index: ReportedIndex
+    /// The reports in the order in which a later one says more of an output: by start, then
+    /// by the Slurm job id of their task (a shard resubmitted), then as numbered.
+    let reports: [Read]
+    /// Each report's place in ``reports``, by its number.
+    private let rank: [Int: Int]
+
+    init(index: ReportedIndex, reports: [Read]) {
+        self.index = index
+        self.reports = reports.sorted { ($0.head.started, $0.job, $0.number) < ($1.head.started, $1.job, $1.number) }
+        rank = Dictionary(uniqueKeysWithValues: self.reports.enumerated().map { ($1.number, $0) })
+    }
+
+    /// The statuses whose outputs are kept whole in the index: those `slurm finish` and `slurm
+    /// status` give as the report said them (a written output's checksum, a failure's error).
+    /// Of the others, the status alone.
+    static let kept: Set<OutputReport.Status> = [.written, .failed, .failedEarlier]
+
+    /// The first report's start, nil when there is none.
+    var started: Date? { reports.first?.head.started }
+    /// The latest report's settings, nil when there is none.
+    var settings: RunSettings? { reports.last?.head.settings }
+
+    /// The reports in `folder` (`shard-<I>-<Slurm job id>.json`, each task's `run --report`),
+    /// each read an output at a time into a new index; a file that cannot be read to its end
+    /// is left out (its shard's outputs are then not reported by it).
+    /// - Throws: ``ClusterError/state(_:)`` when the index cannot be made or written.
+    package static func of(folder: String) throws(ClusterError) -> ShardReports {
+        do throws(StateError) {
+            let index = try ReportedIndex()
+            var reports: [Read] = []
+            for name in Syscalls.names(inFolder: folder).sorted() {
+                guard let match = name.wholeMatch(of: /shard-([0-9]+)-([0-9]+)\.json/), let shard = Int(match.1),
+                    let job = Int(match.2)
+                else { continue }
+                reports += try read(
+                    (folder as NSString).appendingPathComponent(name), shard: shard, job: job, numbered: reports.count, into: index)
+            }
+            return ShardReports(index: index, reports: reports)
+        } catch {
+            throw .state(error)
+        }
+    }
+
+    /// Reads the report file at `path`, of shard `shard` by the task of Slurm job `job`, into
+    /// `index`, its reports numbered from `first`. A file that cannot be read to its end adds
+    /// nothing: what it added is forgotten, and it has no report.
+    /// - Throws: ``StateError`` when the index cannot be written.
+    private static func read(_ path: String, shard: Int, job: Int, numbered first: Int, into index: ReportedIndex) throws(StateError) -> [Read] {
+        let decoder = JSONDecoder()
+        var batch: [(output: String, status: String, text: Data?)] = []
+        var batchReport = first
+        var failure: StateError?
+        func add() throws(StateError) {
+            if !batch.isEmpty { try index.add(report: batchReport, batch) }
+            batch.removeAll(keepingCapacity: true)
+        }
+        do {
+            let heads = try RunReport.read(streaming: path) { report, text in
+                let output = try decoder.decode(OutputReport.self, from: text)
+                do throws(StateError) {
+                    if first + report != batchReport || batch.count == 4096 { try add() }
+                } catch {
+                    failure = error
+                    throw error
+                }
+                batchReport = first + report
+                batch.append((output.output, output.status.rawValue, kept.contains(output.status) ? text : nil))
+            }
+            try add()
+            return heads.enumerated().map { Read(shard: shard, job: job, number: first + $0, head: $1) }
+        } catch {
+            if let failure { throw failure }
+            for number in first...batchReport { try index.forget(report: number) }
+            return []
+        }
+    }
+
+    /// What the reports say of each of `outputs` (paths as planned) that one names: the latest
+    /// report that wrote it, else the latest that names it (``chosen(_:rank:)``).
+    /// - Throws: ``ClusterError/state(_:)`` when the index cannot be read.
+    public func outputs(_ outputs: [String]) throws(ClusterError) -> [String: Reported] {
+        let found: [String: [ReportedIndex.Entry]]
+        do throws(StateError) {
+            found = try index.entries(of: outputs)
+        } catch {
+            throw .state(error)
+        }
+        let decoder = JSONDecoder()
+        var reported: [String: Reported] = [:]
+        for (output, entries) in found {
+            guard let entry = Self.chosen(entries, rank: { rank[$0] ?? -1 }),
+                let status = OutputReport.Status(rawValue: entry.status)
+            else { continue }
+            reported[output] = Reported(status: status, output: entry.text.flatMap { try? decoder.decode(OutputReport.self, from: $0) })
+        }
+        return reported
+    }
+
+    /// Of one output's `entries` (in the order added), the one the merged report gives: the
+    /// latest report's (by `rank`) that wrote it, else the latest's that names it; of two in one
+    /// report, the later.
+    static func chosen(_ entries: [ReportedIndex.Entry], rank: (Int) -> Int) -> ReportedIndex.Entry? {
+        entries.enumerated().max { a, b in
+            (a.element.status == OutputReport.Status.written.rawValue ? 1 : 0, rank(a.element.report), a.offset)
+                < (b.element.status == OutputReport.Status.written.rawValue ? 1 : 0, rank(b.element.report), b.offset)
+        }?.element
+    }
+}

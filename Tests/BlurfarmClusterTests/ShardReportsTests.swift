@@ -1,0 +1,153 @@
+import BlurfarmCluster
+import BlurfarmCoordinator
+import Foundation
+import PropertyBased
+import Testing
+
+/// The shards' reports as `slurm finish` and `slurm status` read them: a file an output at a
+/// time (``RunReport/read(streaming:output:)``), into a temporary index whose lookups give the
+/// rule the merged report was made by when every report was decoded whole.
+@Suite struct ShardReportsTests {
+    /// A report file read an output at a time gives what decoding it whole gives: each output's
+    /// text decodes to the output, in order, and each report without its outputs is the report
+    /// with none. Names with quotes, backslashes, brackets and bytes that are not UTF-8 included.
+    @Test func aReportFileReadAnOutputAtATimeIsTheFileDecodedWhole() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/reports.json"
+        let bracketed = OutputReport(input: "[{\"", output: "}]\\\"],", variant: "{", status: .written, checksum: "ab")
+        await propertyCheck(count: 300, input: RunReportRoundTripTests.reports.array(of: 0...3)) { reports in
+            var reports = reports
+            if var first = reports.first {
+                first.outputs += [bracketed]
+                reports[0] = first
+            }
+            try RunReport.write(reports, to: path)
+            var outputs: [[OutputReport]] = reports.map { _ in [] }
+            let heads = try RunReport.read(streaming: path) { report, text in
+                outputs[report].append(try RunReport.decode(OutputReport.self, from: text))
+            }
+            let whole = try RunReport.decode([RunReport].self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(outputs == whole.map(\.outputs))
+            #expect(heads == whole.map { report in
+                var head = report
+                head.outputs = []
+                return head
+            })
+        }
+        // Several chunks of the file: 2,000 outputs, 700 KB.
+        let many = Self.report(started: 0, (0..<2000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .skipped) })
+        try RunReport.write([many], to: path)
+        var count = 0
+        let heads = try RunReport.read(streaming: path) { _, text in
+            let output = try RunReport.decode(OutputReport.self, from: text)
+            #expect(output.output == "out/\(count).jpg")
+            count += 1
+        }
+        #expect(count == 2000)
+        #expect(heads.map(\.started) == [many.started])
+    }
+
+    /// A file cut short, or not a list of reports, is refused, whatever was handed over before.
+    @Test func aFileThatIsNotAListOfReportsIsRefused() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/reports.json"
+        let whole = try RunReport.json([Self.report(started: 0, (0..<50).map { Self.output($0 % 7, .written, report: 0) })])
+        for cut in stride(from: 0, to: whole.count - 2, by: 97) {
+            try whole.prefix(cut).write(to: URL(fileURLWithPath: path))
+            #expect(throws: (any Error).self, "cut at \(cut)") { try RunReport.read(streaming: path) { _, _ in } }
+        }
+        for text in ["{}", "[1]", "[{\"outputs\": [1]}]", "[]]", "[{}]", "[] x"] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            #expect(throws: (any Error).self, "\(text)") { try RunReport.read(streaming: path) { _, _ in } }
+        }
+        try Data("[]".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try RunReport.read(streaming: path) { _, _ in }.isEmpty)
+    }
+
+    /// The merged report's rule, looked up in the index a batch at a time, is the rule laid
+    /// over reports decoded whole: of each output, the latest report (by start, then by Slurm
+    /// job id, then by file name) that wrote it, else the latest that names it; a file that cannot be read says
+    /// nothing. Random reports of 3 shards over 12 outputs, starts that tie, corrupt files.
+    @Test func eachOutputIsWhatTheLatestReportThatWroteItSaysElseTheLatestThatNamesIt() async throws {
+        let statuses: [OutputReport.Status] = [.written, .failed, .stopped, .cancelled, .skipped, .failedEarlier]
+        let files = Generator<[(shard: Int, job: Int, report: RunReport?)], Shrink.None<[(shard: Int, job: Int, report: RunReport?)]>>(run: { rng in
+            (0..<Int.random(in: 0...8, using: &rng)).map { number in
+                let report = Self.report(
+                    started: Double(Int.random(in: 0...3, using: &rng)),
+                    (0..<Int.random(in: 0...14, using: &rng)).map { _ in
+                        Self.output(Int.random(in: 0..<12, using: &rng), statuses.randomElement(using: &rng)!, report: number)
+                    })
+                return (Int.random(in: 0..<3, using: &rng), number * 7 % 11, Int.random(in: 0..<6, using: &rng) == 0 ? nil : report)
+            }
+        })
+        await propertyCheck(count: 200, input: files) { files in
+            let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+            var read: [(job: Int, name: String, report: RunReport)] = []
+            for (shard, job, report) in files {
+                let name = "shard-\(shard)-\(job).json"
+                let path = folder + "/" + name
+                guard !FileManager.default.fileExists(atPath: path) else { continue }
+                if let report {
+                    try RunReport.write([report], to: path)
+                    read.append((job, name, try RunReport.decode([RunReport].self, from: Data(contentsOf: URL(fileURLWithPath: path)))[0]))
+                } else {
+                    try Data(RunReport.json([Self.report(started: 9, [Self.output(0, .written, report: -1)])]).dropLast(9)).write(to: URL(fileURLWithPath: path))
+                }
+            }
+            // The rule, as it was: every report decoded whole, laid over each other in order.
+            var model: [String: OutputReport] = [:]
+            for (_, _, report) in read.sorted(by: { ($0.report.started, $0.job, $0.name) < ($1.report.started, $1.job, $1.name) }) {
+                for output in report.outputs where output.status == .written || model[output.output]?.status != .written {
+                    model[output.output] = output
+                }
+            }
+            let reports = try ShardReports.of(folder: folder)
+            let found = try reports.outputs((0..<12).map { "out/\($0).jpg" } + ["out/none.jpg"])
+            #expect(found.mapValues(\.status) == model.mapValues(\.status))
+            for (output, reported) in found where [.written, .failed, .failedEarlier].contains(reported.status) {
+                #expect(reported.output == model[output])
+            }
+            for (output, reported) in found where ![.written, .failed, .failedEarlier].contains(reported.status) {
+                #expect(reported.output == nil, "\(output)")
+            }
+        }
+    }
+
+    /// A new folder of its own.
+    /// A report cut short says nothing, though what it said before the cut went to the index
+    /// (past a batch of 4,096 outputs): a later report that wrote every output, cut short,
+    /// leaves what the earlier one said.
+    @Test func aReportCutShortPastABatchSaysNothing() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try RunReport.write([Self.report(started: 0, (0..<12).map { Self.output($0, .skipped, report: 0) })], to: folder + "/shard-0-1.json")
+        let cut = try RunReport.json([Self.report(started: 5, (0..<5000).map { Self.output($0 % 12, .written, report: 1) })])
+        try Data(cut.dropLast(40)).write(to: URL(fileURLWithPath: folder + "/shard-0-2.json"))
+        let found = try ShardReports.of(folder: folder).outputs((0..<12).map { "out/\($0).jpg" })
+        #expect(found.count == 12)
+        #expect(found.values.allSatisfy { $0.status == .skipped })
+    }
+
+    static func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-reports-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func report(started: Double, _ outputs: [OutputReport]) -> RunReport {
+        RunReport(
+            job: "j", manifest: "/m.job", started: Date(timeIntervalSince1970: started), finished: Date(timeIntervalSince1970: started + 1),
+            settings: RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 0, pixelLimit: 1, verify: "checksum"),
+            outputs: outputs)
+    }
+
+    /// Output `index`, with `status`, its checksum naming `report`: which report gave it.
+    static func output(_ index: Int, _ status: OutputReport.Status, report: Int) -> OutputReport {
+        OutputReport(
+            input: "in/\(index).png", output: "out/\(index).jpg", variant: "v", status: status, checksum: "\(report)",
+            failure: status == .failed ? .reported(kind: "render", code: nil, message: "failed in \(report)") : nil)
+    }
+}
