@@ -5,7 +5,7 @@ import Foundation
 
 /// The reports a Slurm run's array tasks wrote, gathered for `slurm finish` and `slurm status`
 /// (``SlurmRunContext/shardReports()``): what each says of each output in a temporary index
-/// (``ReportedIndex``), read a report file an output at a time and looked up a batch of
+/// (``PathIndex``), read a report file an output at a time and looked up a batch of
 /// outputs at a time; the reports themselves held without their outputs.
 public struct ShardReports {
     /// A report read: its shard, the Slurm job id of its task, its number in the index, and
@@ -24,14 +24,14 @@ public struct ShardReports {
         public let output: OutputReport?
     }
 
-    private let index: ReportedIndex
+    private let index: PathIndex
     /// The reports in the order in which a later one says more of an output: by start, then
     /// by the Slurm job id of their task (a shard resubmitted), then as numbered.
     let reports: [Read]
     /// Each report's place in ``reports``, by its number.
     private let rank: [Int: Int]
 
-    init(index: ReportedIndex, reports: [Read]) {
+    init(index: PathIndex, reports: [Read]) {
         self.index = index
         self.reports = reports.sorted { ($0.head.started, $0.job, $0.number) < ($1.head.started, $1.job, $1.number) }
         rank = Dictionary(uniqueKeysWithValues: self.reports.enumerated().map { ($1.number, $0) })
@@ -53,7 +53,7 @@ public struct ShardReports {
     /// - Throws: ``ClusterError/state(_:)`` when the index cannot be made or written.
     package static func of(folder: String) throws(ClusterError) -> ShardReports {
         do throws(StateError) {
-            let index = try ReportedIndex()
+            let index = try PathIndex(name: "(a temporary index of the shards' reports)")
             var reports: [Read] = []
             for name in Syscalls.names(inFolder: folder).sorted() {
                 guard let match = name.wholeMatch(of: /shard-([0-9]+)-([0-9]+)\.json/), let shard = Int(match.1),
@@ -72,13 +72,13 @@ public struct ShardReports {
     /// `index`, its reports numbered from `first`. A file that cannot be read to its end adds
     /// nothing: what it added is forgotten, and it has no report.
     /// - Throws: ``StateError`` when the index cannot be written.
-    private static func read(_ path: String, shard: Int, job: Int, numbered first: Int, into index: ReportedIndex) throws(StateError) -> [Read] {
+    private static func read(_ path: String, shard: Int, job: Int, numbered first: Int, into index: PathIndex) throws(StateError) -> [Read] {
         let decoder = JSONDecoder()
-        var batch: [(output: String, status: String, text: Data?)] = []
+        var batch: [(path: String, word: String, text: Data?)] = []
         var batchReport = first
         var failure: StateError?
         func add() throws(StateError) {
-            if !batch.isEmpty { try index.add(report: batchReport, batch) }
+            if !batch.isEmpty { try index.add(batch, number: batchReport) }
             batch.removeAll(keepingCapacity: true)
         }
         do {
@@ -97,26 +97,27 @@ public struct ShardReports {
             return heads.enumerated().map { Read(shard: shard, job: job, number: first + $0, head: $1) }
         } catch {
             if let failure { throw failure }
-            for number in first...batchReport { try index.forget(report: number) }
+            for number in first...batchReport { try index.forget(number: number) }
             return []
         }
     }
 
-    /// What the reports say of each of `outputs` (paths as planned) that one names: the latest
+    /// What the reports say of each of `outputs` (paths as planned) that one names, by the
+    /// output's bytes: the latest
     /// report that wrote it, else the latest that names it (``chosen(_:rank:)``).
     /// - Throws: ``ClusterError/state(_:)`` when the index cannot be read.
-    public func outputs(_ outputs: [String]) throws(ClusterError) -> [String: Reported] {
-        let found: [String: [ReportedIndex.Entry]]
+    package func outputs(_ outputs: [String]) throws(ClusterError) -> [RealPath.Identity.Bytes: Reported] {
+        let found: [RealPath.Identity.Bytes: [PathIndex.Entry]]
         do throws(StateError) {
             found = try index.entries(of: outputs)
         } catch {
             throw .state(error)
         }
         let decoder = JSONDecoder()
-        var reported: [String: Reported] = [:]
+        var reported: [RealPath.Identity.Bytes: Reported] = [:]
         for (output, entries) in found {
             guard let entry = Self.chosen(entries, rank: { rank[$0] ?? -1 }),
-                let status = OutputReport.Status(rawValue: entry.status)
+                let status = OutputReport.Status(rawValue: entry.word)
             else { continue }
             reported[output] = Reported(status: status, output: entry.text.flatMap { try? decoder.decode(OutputReport.self, from: $0) })
         }
@@ -126,10 +127,10 @@ public struct ShardReports {
     /// Of one output's `entries` (in the order added), the one the merged report gives: the
     /// latest report's (by `rank`) that wrote it, else the latest's that names it; of two in one
     /// report, the later.
-    static func chosen(_ entries: [ReportedIndex.Entry], rank: (Int) -> Int) -> ReportedIndex.Entry? {
+    static func chosen(_ entries: [PathIndex.Entry], rank: (Int) -> Int) -> PathIndex.Entry? {
         entries.enumerated().max { a, b in
-            (a.element.status == OutputReport.Status.written.rawValue ? 1 : 0, rank(a.element.report), a.offset)
-                < (b.element.status == OutputReport.Status.written.rawValue ? 1 : 0, rank(b.element.report), b.offset)
+            (a.element.word == OutputReport.Status.written.rawValue ? 1 : 0, rank(a.element.number), a.offset)
+                < (b.element.word == OutputReport.Status.written.rawValue ? 1 : 0, rank(b.element.number), b.offset)
         }?.element
     }
 }

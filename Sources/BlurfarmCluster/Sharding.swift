@@ -5,8 +5,8 @@ import BlurfarmCoordinator
 public struct Sharding: Sendable {
     /// The shard run, or nil for a whole job.
     public let shard: JobShard?
-    /// The split fixed at submission (`--split`: each shard's outputs), or nil to split by pixels now.
-    public let split: [[String]]?
+    /// The split fixed at submission (`--split`: this shard's outputs), or nil to split by pixels now.
+    public let split: ShardSplit.Index?
 
     /// The shard `selector` names (none when nil), read from `environment` where it says so;
     /// with the split in the file `splitFile` (``ShardSplit``) when given.
@@ -14,12 +14,15 @@ public struct Sharding: Sendable {
     public init(_ selector: ShardSelector?, splitFile: String? = nil, environment: [String: String]) throws(ClusterError) {
         let shard = try selector?.resolve(environment: environment)
         self.shard = shard
-        split = try splitFile.map { path throws(ClusterError) in try ShardSplit.read(path, shards: shard?.count) }
+        split = try splitFile.map { path throws(ClusterError) in try ShardSplit.read(path, shards: shard?.count, only: shard?.index) }
     }
 
     /// `plans` each cut to the shard (all of each without one).
-    public func select(_ plans: [JobPlan]) -> [JobPlan] {
+    /// - Throws: ``ClusterError/state(_:)`` when the split's index cannot be read.
+    public func select(_ plans: [JobPlan]) throws(ClusterError) -> [JobPlan] {
         guard let shard else { return plans }
-        return plans.map { plan in split.map { plan.shard(shard, split: $0) } ?? plan.shard(shard) }
+        return try plans.map { plan throws(ClusterError) in
+            try split.map { split throws(ClusterError) in try plan.shard(shard, listedBy: split.shards(listing:)) } ?? plan.shard(shard)
+        }
     }
 }

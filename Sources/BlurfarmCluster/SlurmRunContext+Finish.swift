@@ -41,7 +41,7 @@ extension SlurmRunContext {
         var batch: [(shard: Int, status: OutputStatus)] = []
         func add() throws(ClusterError) {
             let reported = try reports.outputs(batch.map(\.status.output))
-            outputs.add(batch.map { Self.merged($0.status, shard: $0.shard, reported: reported[$0.status.output]) }[...])
+            outputs.add(batch.map { Self.merged($0.status, shard: $0.shard, reported: reported[.init($0.status.output)]) }[...])
             batch.removeAll(keepingCapacity: true)
         }
         try forEachStatus(records) { (shard, status) throws(ClusterError) in

@@ -55,7 +55,7 @@ extension SlurmRunContext {
                 let error =
                     status.state == .failedEarlier
                     ? "failed earlier: \(status.reason ?? "")"
-                    : reported[status.output]?.status == .failed ? reported[status.output]?.output?.error : nil
+                    : reported[.init(status.output)]?.status == .failed ? reported[.init(status.output)]?.output?.error : nil
                 if let error { failures[shard].append((status.input, status.output, error)) }
             }
             notDone.removeAll(keepingCapacity: true)

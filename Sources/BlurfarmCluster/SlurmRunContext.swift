@@ -15,7 +15,7 @@ public struct SlurmRunContext {
     public let configuration: FarmConfiguration
     /// The job's plan, whole.
     public let plan: JobPlan
-    /// The shards that run each input of the plan, in plan order (``JobPlan/shards(listing:only:)``):
+    /// The shards that run each input of the plan, in plan order (``JobPlan/shards(listedBy:)``):
     /// none for an input new since the split.
     public let inputShards: [[Int]]
     public let stateFolder: String
@@ -37,7 +37,7 @@ public struct SlurmRunContext {
         self.configuration = configuration
         self.plan = plan
         let split = try ShardSplit.read((folder as NSString).appendingPathComponent(SlurmRun.splitName), shards: run.shards)
-        inputShards = plan.shards(listing: split)
+        inputShards = try plan.shards(listedBy: split.shards(listing:))
         self.stateFolder = stateFolder
         jobFolder = JobStateFolder(state: stateFolder, jobName: plan.job.name, manifestPath: plan.manifestPath)
         plugins = registry.pluginHashes(of: [plan])

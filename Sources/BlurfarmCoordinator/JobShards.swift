@@ -136,41 +136,47 @@ extension JobPlan {
 
     /// The part of this plan that shard `shard` runs under a split fixed earlier (`slurm
     /// submit` records one, so that a shard run again runs the same outputs even when an input's
-    /// header changed, a corrupt input fixed): the inputs with an output in `split[shard.index]`
-    /// (outputs compared as absolute paths), each with all its outputs, in plan order. An input
-    /// of none of the split's shards (new since) is in none. Shard 0 keeps the refused lines
-    /// and unmatched globs.
-    public func shard(_ shard: JobShard, split: [[String]]) -> JobPlan {
-        guard split.indices.contains(shard.index) else { return part(shard.index, inputs: []) }
-        let listing = shards(listing: split, only: shard.index)
-        return part(shard.index, inputs: zip(inputs, listing).filter { !$0.1.isEmpty }.map(\.0))
+    /// header changed, a corrupt input fixed): the inputs with an output the split gives the
+    /// shard (``shards(listedBy:)``), each with all its outputs, in plan order. An input of none
+    /// of the split's shards (new since) is in none. Shard 0 keeps the refused lines and
+    /// unmatched globs.
+    package func shard<Failure: Error>(
+        _ shard: JobShard, listedBy listing: (_ outputs: [String]) throws(Failure) -> [RealPath.Identity.Bytes: [Int]]
+    ) throws(Failure) -> JobPlan {
+        let shards = try shards(listedBy: listing)
+        return part(shard.index, inputs: zip(inputs, shards).filter { $0.1.contains(shard.index) }.map(\.0))
     }
 
-    /// The shards of `split` (only `only` when given) that list an output of each input, in
-    /// plan order (``shard(_:split:)``'s rule: one for each input of the split, none for an
-    /// input new since, two for an output a split written by hand gives two), the plan walked
-    /// once and each folder resolved once (resolved for each output in each shard's walk, the
-    /// four parts of a 300,000-output plan took `slurm finish` 12 s; made, they held its
-    /// inputs whole).
-    public func shards(listing split: [[String]], only: Int? = nil) -> [[Int]] {
+    /// The shards that run each input under a split, in plan order: those that list one of its
+    /// outputs (one for each input of the split, none for an input new since, two for an
+    /// output a split written by hand gives two). `listing` answers, for a batch of outputs'
+    /// absolute paths (``IncrementalRun/absolute(_:using:)``, each folder resolved once), the
+    /// shards that list each: the plan walked once, ``lookupBatch`` inputs a batch. (Cut into
+    /// each shard's part, each folder resolved for each output in each shard's walk, the four
+    /// parts of a 300,000-output plan took `slurm finish` 12 s, and held its inputs whole.)
+    package func shards<Failure: Error>(
+        listedBy listing: (_ outputs: [String]) throws(Failure) -> [RealPath.Identity.Bytes: [Int]]
+    ) throws(Failure) -> [[Int]] {
         let folders = RealPath.Folders()
-        // The shard listing each output; a second one, rare, aside.
-        var listing: [String: Int] = [:]
-        var more: [String: [Int]] = [:]
-        for index in only.map({ [$0] }) ?? Array(split.indices) {
-            for path in split[index] {
-                let absolute = IncrementalRun.absolute(path, using: folders)
-                if listing[absolute] == nil { listing[absolute] = index } else { more[absolute, default: []].append(index) }
-            }
+        var shards: [[Int]] = []
+        shards.reserveCapacity(inputs.count)
+        for first in stride(from: 0, to: inputs.count, by: IncrementalRun.lookupBatch) {
+            let batch = inputs[first..<min(first + IncrementalRun.lookupBatch, inputs.count)]
+            let outputs = batch.map { $0.outputs.map { IncrementalRun.absolute($0.path, using: folders) } }
+            let listed = try listing(outputs.flatMap { $0 })
+            for paths in outputs { shards.append(Set(paths.flatMap { listed[.init($0)] ?? [] }).sorted()) }
         }
-        return inputs.map { input in
-            var shards = Set<Int>()
-            for output in input.outputs {
-                let absolute = IncrementalRun.absolute(output.path, using: folders)
-                if let shard = listing[absolute] { shards.insert(shard) }
-                shards.formUnion(more[absolute] ?? [])
-            }
-            return shards.sorted()
+        return shards
+    }
+
+    /// A `listing` for ``shards(listedBy:)`` of the split `split` in memory (each shard's
+    /// output paths), of every shard or of `only` alone.
+    package static func listing(of split: [[String]], only: Int? = nil) -> (_ outputs: [String]) -> [RealPath.Identity.Bytes: [Int]] {
+        let folders = RealPath.Folders()
+        var listing: [RealPath.Identity.Bytes: [Int]] = [:]
+        for index in only.map({ [$0] }) ?? Array(split.indices) where split.indices.contains(index) {
+            for path in split[index] { listing[.init(IncrementalRun.absolute(path, using: folders)), default: []].append(index) }
         }
+        return { outputs in outputs.reduce(into: [:]) { found, output in found[.init(output)] = listing[.init(output)] } }
     }
 }

@@ -31,13 +31,69 @@ extension RunReport {
     }
 }
 
-/// The state of reading a list of reports byte by byte (``RunReport/read(streaming:output:)``):
-/// JSON's nesting and strings are followed; the list is at depth 1, a report's members at 2,
-/// its outputs' array at 3 and each output's members at 4 and deeper.
-private struct ReportListScanner {
-    private var depth = 0
+/// JSON's strings and nesting followed a byte at a time: how the files read as they stream
+/// (a report's, ``RunReport/read(streaming:output:)``; a split's) find their elements without
+/// decoding the whole file.
+package struct JSONNesting {
+    /// How deep the byte is: inside how many objects and arrays.
+    package private(set) var depth = 0
     private var inString = false
     private var escaped = false
+
+    package init() {}
+
+    /// What a byte was.
+    package enum Step: Equatable {
+        /// A string's opening quote.
+        case stringOpened
+        /// Inside a string (an escape's bytes included).
+        case inString
+        /// A string's closing quote.
+        case stringClosed
+        /// `{` or `[`, and `}` or `]`: ``depth`` is now the new one.
+        case opened, closed
+        /// Anything else outside strings.
+        case other
+    }
+
+    private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+
+    /// Follows `byte`.
+    package mutating func follow(_ byte: UInt8) -> Step {
+        if inString {
+            if escaped {
+                escaped = false
+            } else if byte == Self.backslash {
+                escaped = true
+            } else if byte == Self.quote {
+                inString = false
+                return .stringClosed
+            }
+            return .inString
+        }
+        switch byte {
+        case Self.quote:
+            inString = true
+            return .stringOpened
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            depth += 1
+            return .opened
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            return .closed
+        default: return .other
+        }
+    }
+
+    /// Whether `byte` is JSON's white space.
+    package static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+}
+
+/// The state of reading a list of reports byte by byte (``RunReport/read(streaming:output:)``):
+/// the list is at depth 1, a report's members at 2, its outputs' array at 3 and each output's
+/// members at 4 and deeper.
+private struct ReportListScanner {
+    private var nesting = JSONNesting()
     /// Whether the next string at depth 2 is a member's name, and the name being read.
     private var expectingName = false
     private var readingName = false
@@ -51,7 +107,6 @@ private struct ReportListScanner {
     private var ended = false
     private(set) var reports: [RunReport] = []
 
-    private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
     private static let outputsName = Array("outputs".utf8)
 
     private func corrupt(_ why: String) -> DecodingError {
@@ -60,99 +115,58 @@ private struct ReportListScanner {
 
     mutating func scan(_ bytes: [UInt8], output: (Int, Data) throws -> Void) throws {
         for byte in bytes {
+            let depth = nesting.depth
+            let step = nesting.follow(byte)
             if inElement {
                 element.append(byte)
-                if follow(byte), depth == 3 {
+                if step == .closed, nesting.depth == 3 {
                     inElement = false
                     try output(reports.count, Data(element))
                 }
                 continue
             }
-            if inString {
+            if step == .inString || step == .stringClosed {
                 head.append(byte)
-                _ = follow(byte)
+                if readingName, step == .inString { name.append(byte) }
+                if step == .stringClosed { readingName = false }
                 continue
             }
-            switch byte {
-            case 0x20, 0x0A, 0x0D, 0x09:
+            if JSONNesting.isSpace(byte) {
                 if depth >= 2, !inOutputs { head.append(byte) }
                 continue
-            default: break
             }
             if ended { throw corrupt("text after the list") }
-            switch depth {
-            case 0:
-                guard byte == UInt8(ascii: "[") else { throw corrupt("it does not begin with '['") }
-                depth = 1
-            case 1:
-                switch byte {
-                case UInt8(ascii: "{"):
-                    head = [byte]
-                    depth = 2
-                    expectingName = true
-                case UInt8(ascii: ","): break
-                case UInt8(ascii: "]"):
-                    depth = 0
-                    ended = true
-                default: throw corrupt("an element of the list is not an object")
-                }
-            case 3 where inOutputs:
-                switch byte {
-                case UInt8(ascii: "{"):
-                    element = [byte]
-                    inElement = true
-                    depth = 4
-                case UInt8(ascii: ","): break
-                case UInt8(ascii: "]"):
-                    head.append(byte)
-                    inOutputs = false
-                    depth = 2
-                default: throw corrupt("an output is not an object")
-                }
+            switch (depth, byte) {
+            case (0, UInt8(ascii: "[")): break
+            case (0, _): throw corrupt("it does not begin with '['")
+            case (1, UInt8(ascii: "{")):
+                head = [byte]
+                expectingName = true
+            case (1, UInt8(ascii: ",")): break
+            case (1, UInt8(ascii: "]")): ended = true
+            case (1, _): throw corrupt("an element of the list is not an object")
+            case (3, UInt8(ascii: "{")) where inOutputs:
+                element = [byte]
+                inElement = true
+            case (3, UInt8(ascii: ",")) where inOutputs: break
+            case (3, UInt8(ascii: "]")) where inOutputs:
+                head.append(byte)
+                inOutputs = false
+            case (3, _) where inOutputs: throw corrupt("an output is not an object")
             default:
                 head.append(byte)
-                if depth == 2, byte == UInt8(ascii: "["), name == Self.outputsName {
-                    inOutputs = true
-                    depth = 3
-                } else if depth == 2, byte == UInt8(ascii: "}") {
-                    depth = 1
+                guard depth == 2 else { continue }
+                switch byte {
+                case UInt8(ascii: "[") where name == Self.outputsName: inOutputs = true
+                case UInt8(ascii: "}"):
                     reports.append(try RunReport.decode(RunReport.self, from: Data(head)))
                     head = []
-                } else {
-                    if depth == 2, byte == UInt8(ascii: ",") { expectingName = true }
-                    if depth == 2, byte == Self.quote, expectingName {
-                        (expectingName, readingName, name) = (false, true, [])
-                    }
-                    _ = follow(byte)
+                case UInt8(ascii: ","): expectingName = true
+                case UInt8(ascii: "\"") where expectingName: (expectingName, readingName, name) = (false, true, [])
+                default: break
                 }
             }
         }
-    }
-
-    /// Follows `byte` through strings and nesting: whether it closed an object or array.
-    private mutating func follow(_ byte: UInt8) -> Bool {
-        if inString {
-            if escaped {
-                escaped = false
-            } else if byte == Self.backslash {
-                escaped = true
-            } else if byte == Self.quote {
-                inString = false
-                readingName = false
-            } else if readingName {
-                name.append(byte)
-            }
-            return false
-        }
-        switch byte {
-        case Self.quote: inString = true
-        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-        case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            depth -= 1
-            return true
-        default: break
-        }
-        return false
     }
 
     /// The reports read, once the whole list was.

@@ -370,6 +370,15 @@ extension RunReport {
         try replace(path) { write in try write(bytes) }
     }
 
+    /// Writes `value` as ``write(_:to:)`` does, but a name's bytes that are not UTF-8 kept as
+    /// they are carried (U+F780…U+F7FF, ``PathEncoding``), not shown as `\xNN`: a file the farm
+    /// reads back itself and matches names against (a run's split: shown, a non-UTF-8 output
+    /// read back as another name, and its input was in no shard).
+    public static func writeExact(_ value: some Encodable, to path: String) throws {
+        let bytes = Array(try encoder().encode(value))
+        try replace(path) { write in try write(bytes) }
+    }
+
     /// Writes `reports` as JSON to `path` as ``write(_:to:)`` does, the bytes
     /// ``json(_:)`` makes, each output encoded as it is written (``writeJSON(_:list:to:)``).
     public static func write(_ reports: [RunReport], to path: String) throws {

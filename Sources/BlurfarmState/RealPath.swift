@@ -39,32 +39,33 @@ package enum RealPath {
         return joined
     }
 
-    /// Folders already resolved, by their spelling (``resolveFolder(of:using:)``), and the working directory, for the
+    /// Folders already resolved, by their spelling's bytes (``resolveFolder(of:using:)``: two
+    /// spellings one string to Swift, `é` and `e` with a combining accent, are two folders), and the working directory, for the
     /// paths of one job (one plan, one run): a link changed while a job plans is a race the
     /// plan cannot win anyway, and what matters is checked again when files are opened
     /// (relative to a folder descriptor, without following links); the next job, in a process
     /// that lives long (a farm service), resolves them anew.
     package final class Folders: Sendable {
-        private let resolved = Mutex<[String: String]>([:])
-        private let identities = Mutex<[String: (device: UInt64, inode: UInt64)?]>([:])
+        private let resolved = Mutex<[Identity.Bytes: String]>([:])
+        private let identities = Mutex<[Identity.Bytes: (device: UInt64, inode: UInt64)?]>([:])
         /// The working directory when the job began (`getcwd` once, not once a path).
         package let workingDirectory = Syscalls.workingDirectory()
 
         package init() {}
 
         package func resolved(_ spelled: String, _ resolve: () -> String) -> String {
-            if let known = resolved.withLock({ $0[spelled] }) { return known }
+            if let known = resolved.withLock({ $0[.init(spelled)] }) { return known }
             let folder = resolve()
-            resolved.withLock { $0[spelled] = folder }
+            resolved.withLock { $0[.init(spelled)] = folder }
             return folder
         }
 
         /// The device and inode of the resolved folder `real` (nil when it is not there),
         /// stated once (``RealPath/identity(of:using:)``).
         package func identity(ofFolder real: String, _ state: () -> (UInt64, UInt64)?) -> (device: UInt64, inode: UInt64)? {
-            if let known = identities.withLock({ $0[real] }) { return known }
+            if let known = identities.withLock({ $0[.init(real)] }) { return known }
             let identity = state().map { (device: $0.0, inode: $0.1) }
-            identities.withLock { $0[real] = .some(identity) }
+            identities.withLock { $0[.init(real)] = .some(identity) }
             return identity
         }
     }

@@ -51,7 +51,7 @@ struct Run: FarmCommand {
         let (loader, allPlans) = try loadJobs(
             jobs, farm: farm, admission: options.admission, tileOverride: options.tile, map: options.map)
         let registry = loader.registry
-        let plans = sharding.select(allPlans)
+        let plans = try sharding.select(allPlans)
         let configuration = loader.configuration
         let printer = RunPrinter(
             quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),

@@ -7,7 +7,7 @@ import Testing
     @Test func noSelectorIsTheWholeJob() throws {
         let sharding = try Sharding(nil, environment: [:])
         #expect(sharding.shard == nil && sharding.split == nil)
-        #expect(sharding.select([]).isEmpty)
+        #expect(try sharding.select([]).isEmpty)
     }
 
     @Test func envTakesTheShardFromSlurm() throws {
