@@ -8,10 +8,9 @@ import Foundation
 /// (``PathIndex``), read a report file an output at a time and looked up a batch of
 /// outputs at a time; the reports themselves held without their outputs.
 public struct ShardReports {
-    /// A report read: its shard, the Slurm job id of its task, its number in the index, and
-    /// the report without its outputs.
+    /// A report read: the Slurm job id of its task, its number in the index, and the report
+    /// without its outputs.
     struct Read {
-        let shard: Int
         let job: Int
         let number: Int
         let head: RunReport
@@ -56,11 +55,8 @@ public struct ShardReports {
             let index = try PathIndex(name: "(a temporary index of the shards' reports)")
             var reports: [Read] = []
             for name in Syscalls.names(inFolder: folder).sorted() {
-                guard let match = name.wholeMatch(of: /shard-([0-9]+)-([0-9]+)\.json/), let shard = Int(match.1),
-                    let job = Int(match.2)
-                else { continue }
-                reports += try read(
-                    (folder as NSString).appendingPathComponent(name), shard: shard, job: job, numbered: reports.count, into: index)
+                guard let match = name.wholeMatch(of: /shard-[0-9]+-([0-9]+)\.json/), let job = Int(match.1) else { continue }
+                reports += try read((folder as NSString).appendingPathComponent(name), job: job, numbered: reports.count, into: index)
             }
             return ShardReports(index: index, reports: reports)
         } catch {
@@ -68,11 +64,11 @@ public struct ShardReports {
         }
     }
 
-    /// Reads the report file at `path`, of shard `shard` by the task of Slurm job `job`, into
-    /// `index`, its reports numbered from `first`. A file that cannot be read to its end adds
+    /// Reads the report file at `path`, written by the task of Slurm job `job`, into `index`,
+    /// its reports numbered from `first`. A file that cannot be read to its end adds
     /// nothing: what it added is forgotten, and it has no report.
     /// - Throws: ``StateError`` when the index cannot be written.
-    private static func read(_ path: String, shard: Int, job: Int, numbered first: Int, into index: PathIndex) throws(StateError) -> [Read] {
+    private static func read(_ path: String, job: Int, numbered first: Int, into index: PathIndex) throws(StateError) -> [Read] {
         let decoder = JSONDecoder()
         var batch: [(path: String, word: String, text: Data?)] = []
         var batchReport = first
@@ -94,7 +90,7 @@ public struct ShardReports {
                 batch.append((output.output, output.status.rawValue, kept.contains(output.status) ? text : nil))
             }
             try add()
-            return heads.enumerated().map { Read(shard: shard, job: job, number: first + $0, head: $1) }
+            return heads.enumerated().map { Read(job: job, number: first + $0, head: $1) }
         } catch {
             if let failure { throw failure }
             for number in first...batchReport { try index.forget(number: number) }

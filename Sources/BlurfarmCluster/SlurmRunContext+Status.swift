@@ -50,7 +50,8 @@ extension SlurmRunContext {
         func add() throws(ClusterError) {
             guard !notDone.isEmpty else { return }
             if reports == nil { reports = try shardReports() }
-            let reported = try reports!.outputs(notDone.map(\.status.output))
+            guard let gathered = reports else { return }
+            let reported = try gathered.outputs(notDone.map(\.status.output))
             for (shard, status) in notDone {
                 let error =
                     status.state == .failedEarlier

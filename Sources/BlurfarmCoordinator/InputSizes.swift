@@ -141,6 +141,18 @@ public final class InputSizes: Sendable {
         state.withLock { $0.spilled.append((offset, bytes.count, sizes.count)) }
     }
 
+    /// Keeps the sizes read from headers in the job's own records, in `job`, unless a run holds
+    /// the job's lock (taken without waiting, and let go at once): what `slurm submit` does,
+    /// which plans on the login node and holds no lock, so that its array tasks, each planning
+    /// the whole job, and its finisher do not read every input's header again. Forgets none.
+    /// Whether they were kept (false: a run holds the lock, and keeps its own).
+    /// - Throws: ``StateError`` naming the lock or the index.
+    public func keepUnlessLocked(in job: JobStateFolder) throws(StateError) -> Bool {
+        guard case .acquired(let lock) = try JobLock.acquire(job.lockPath, wait: false) else { return false }
+        try withExtendedLifetime(lock) { () throws(StateError) in try save(into: try OutputRecords(folder: job.path), forgetting: false) }
+        return true
+    }
+
     /// Keeps the sizes read from headers in `records`, the index the run writes (the job's, or
     /// a shard's), in one transaction. With `forgetting` (the job's own index), the file of
     /// earlier versions is removed, and, when sizes were looked up (the plan needed them), the

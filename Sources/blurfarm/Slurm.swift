@@ -75,8 +75,8 @@ extension Slurm {
             if shards < self.shards {
                 printWarning("--shards \(self.shards): the job has \(counted(plan.inputs.count, "input")); submitting \(counted(shards, "shard"))")
             }
-            let jobFolder = JobStateFolder(
-                state: farm.stateFolder(configuration), jobName: plan.job.name, manifestPath: plan.manifestPath)
+            let jobFolder = JobStateFolder(state: farm.stateFolder(configuration), jobName: plan.job.name, manifestPath: plan.manifestPath)
+            _ = try plan.inputSizes?.keepUnlessLocked(in: jobFolder)  // for the tasks: they read no header again
             let options = [partition.map { "--partition=\($0)" }, time.map { "--time=\($0)" }].compactMap { $0 }
             var run = SlurmRun(
                 job: plan.job.name, manifest: plan.manifestPath, directory: FileManager.default.currentDirectoryPath,

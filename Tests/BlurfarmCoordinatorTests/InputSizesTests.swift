@@ -91,6 +91,31 @@ import Testing
         #expect(try Self.kept(shardRecords).count == 2, "a shard's save forgot a width")
     }
 
+    /// What `slurm submit`'s plan read is kept in the job's records unless a run holds the
+    /// job's lock, so that its tasks read no header again; it forgets nothing.
+    @Test func sizesReadBySubmitAreKeptUnlessARunHoldsTheLock() throws {
+        let folder = try Folder(count: 4)
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        let job = JobStateFolder(path: folder.state)
+        let records = try OutputRecords(folder: folder.state)
+        var kept = [[KeptSize(input: folder.input(3), stamp: try #require(FileStamp.of(folder.input(3))), width: 103, height: 53)]]
+        try records.keepSizes { kept.popLast() }
+        let submit = InputSizes(folder: folder.state)
+        #expect(Self.ask(submit, [0, 1], in: folder).headers == [0, 1])
+        do {
+            guard case .acquired(let lock) = try JobLock.acquire(job.lockPath, wait: false) else {
+                Issue.record("the lock is held")
+                return
+            }
+            let keptUnderLock = try withExtendedLifetime(lock) { try submit.keepUnlessLocked(in: job) }
+            #expect(!keptUnderLock)
+            #expect(try Self.kept(records) == [folder.input(3): 103], "kept under a run's lock")
+        }
+        #expect(try submit.keepUnlessLocked(in: job))
+        #expect(try Self.kept(records) == [folder.input(0): 100, folder.input(1): 101, folder.input(3): 103])
+        #expect(Self.ask(InputSizes(folder: folder.state), [0, 1, 2, 3], in: folder).headers == [2])
+    }
+
     /// A run that asks what is kept writes nothing: the index's log does not grow; one that
     /// asks nothing forgets nothing.
     @Test func aRunThatReadsNoHeaderWritesNothing() throws {
