@@ -99,8 +99,8 @@ public struct ShardReports {
     }
 
     /// What the reports say of each of `outputs` (paths as planned) that one names, by the
-    /// output's bytes: the latest
-    /// report that wrote it, else the latest that names it (``chosen(_:rank:)``).
+    /// output's bytes: the latest report that wrote it, else the latest that names it
+    /// (``chosen(_:rank:)``).
     /// - Throws: ``ClusterError/state(_:)`` when the index cannot be read.
     package func outputs(_ outputs: [String]) throws(ClusterError) -> [RealPath.Identity.Bytes: Reported] {
         let found: [RealPath.Identity.Bytes: [PathIndex.Entry]]

@@ -57,11 +57,9 @@ public enum ShardSplit {
     /// - Throws: ``SystemCallError`` when the file cannot be read, `DecodingError` when it is not
     ///   a list of lists of strings, or what `body` throws.
     static func forEachBatch(_ path: String, _ body: (_ shard: Int, _ paths: [String]) throws -> Void) throws -> Int {
-        let fd = try Syscalls.openForReading(path)
-        defer { Syscalls.close(fd) }
         let corrupt = DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a list of lists of paths"))
         var nesting = JSONNesting()
-        var (shard, ended, offset) = (0, false, 0)
+        var (shard, ended) = (0, false)
         // Each string's text as in the file, quotes included, gathered into a JSON list.
         var list: [UInt8] = [UInt8(ascii: "[")]
         var strings = 0
@@ -71,10 +69,7 @@ public enum ShardSplit {
             try body(shard, try JSONDecoder().decode([String].self, from: Data(list)))
             (list, strings) = ([UInt8(ascii: "[")], 0)
         }
-        while true {
-            let chunk = try Syscalls.readBytes(fd, count: 1 << 16, at: offset)
-            if chunk.isEmpty { break }
-            offset += chunk.count
+        try Syscalls.forEachChunk(of: path) { chunk in
             for byte in chunk {
                 let depth = nesting.depth
                 switch nesting.follow(byte) {

@@ -17,16 +17,8 @@ extension RunReport {
     package static func read(
         streaming path: String, output: (_ report: Int, _ text: Data) throws -> Void
     ) throws -> [RunReport] {
-        let fd = try Syscalls.openForReading(path)
-        defer { Syscalls.close(fd) }
         var scanner = ReportListScanner()
-        var offset = 0
-        while true {
-            let chunk = try Syscalls.readBytes(fd, count: 1 << 16, at: offset)
-            if chunk.isEmpty { break }
-            offset += chunk.count
-            try scanner.scan(chunk, output: output)
-        }
+        try Syscalls.forEachChunk(of: path) { chunk in try scanner.scan(chunk, output: output) }
         return try scanner.finish()
     }
 }

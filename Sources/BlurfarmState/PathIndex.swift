@@ -8,7 +8,8 @@ import GRDB
 /// status` gather their shards' reports so (the output's path, the report's number, the
 /// output's status and text: four reports of 75,000 outputs each, decoded whole and laid over
 /// each other in a dictionary, held most of `slurm finish`'s 560 MB), and a run's split (each
-/// output's absolute path and its shard: 80 MB of `slurm finish`'s next 139 MB, held whole).
+/// output's absolute path and its shard: decoded whole, 80 MB of the 139 MB `slurm finish`
+/// took once its reports were read so).
 package final class PathIndex: Sendable {
     /// What one list says of one path.
     package struct Entry: Sendable, Equatable {

@@ -217,6 +217,21 @@ extension Syscalls {
         return done == count ? bytes : Array(bytes[..<done])
     }
 
+    /// Hands `body` the bytes of the file at `path` from its start, `size` at a time (fewer at
+    /// its end): a file read as it streams, never held whole.
+    /// - Throws: the `open` or `pread` failure, or what `body` throws.
+    package static func forEachChunk(of path: String, size: Int = 1 << 16, _ body: ([UInt8]) throws -> Void) throws {
+        let fd = try openForReading(path)
+        defer { close(fd) }
+        var offset = 0
+        while true {
+            let chunk = try readBytes(fd, count: size, at: offset)
+            if chunk.isEmpty { return }
+            offset += chunk.count
+            try body(chunk)
+        }
+    }
+
     /// Reads up to `buffer.count` bytes of `fd` at `offset` into `buffer`; the number read, 0
     /// at the end of the file.
     package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemCallError) -> Int {
