@@ -168,15 +168,4 @@ extension JobPlan {
         }
         return shards
     }
-
-    /// A `listing` for ``shards(listedBy:)`` of the split `split` in memory (each shard's
-    /// output paths), of every shard or of `only` alone.
-    package static func listing(of split: [[String]], only: Int? = nil) -> (_ outputs: [String]) -> [RealPath.Identity.Bytes: [Int]] {
-        let folders = RealPath.Folders()
-        var listing: [RealPath.Identity.Bytes: [Int]] = [:]
-        for index in only.map({ [$0] }) ?? Array(split.indices) where split.indices.contains(index) {
-            for path in split[index] { listing[.init(IncrementalRun.absolute(path, using: folders)), default: []].append(index) }
-        }
-        return { outputs in outputs.reduce(into: [:]) { found, output in found[.init(output)] = listing[.init(output)] } }
-    }
 }
