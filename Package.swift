@@ -287,7 +287,7 @@ let package = Package(
             name: "blurfarm-test-worker", dependencies: ["BlurfarmCore", "BlurfarmKernels", "BlurfarmWorker"],
             path: "Tests/BlurfarmTestWorker", swiftSettings: strict),
         .target(
-            name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore", "BlurfarmSystem"], path: "Tests/BlurfarmTestSupport",
+            name: "BlurfarmTestSupport", dependencies: ["BlurfarmCore", "BlurfarmState", "BlurfarmSystem"], path: "Tests/BlurfarmTestSupport",
             exclude: ["test-plugins"],  // C sources the tests compile with cc, read through #filePath
             swiftSettings: strict),
         .testTarget(

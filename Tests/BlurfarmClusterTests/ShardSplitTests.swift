@@ -1,12 +1,13 @@
 import BlurfarmCluster
 import BlurfarmCoordinator
 import BlurfarmState
+import BlurfarmTestSupport
 import Foundation
 import PropertyBased
 import Testing
 
 /// A split file read a batch of paths at a time into an index (``ShardSplit/read(_:shards:only:)``)
-/// answers as the split decoded whole does (``listing(of:only:)``).
+/// answers as the split decoded whole does (``SplitListing``).
 @Suite struct ShardSplitTests {
     static let splits = Generator<[[String]], Shrink.None<[[String]]>>(run: { rng in
         (0..<Int.random(in: 1...4, using: &rng)).map { _ in
@@ -26,11 +27,11 @@ import Testing
             let path = folder + "/split-\(UUID().uuidString).json"
             try ShardSplit.write(split, to: path)
             let asked = split.flatMap { $0 }.map { RealPath.resolveFolder(of: $0) } + ["/split/none"]
-            let (read, whole) = (try ShardSplit.read(path, shards: split.count).shards(listing: asked), Self.listing(of: split)(asked))
+            let (read, whole) = (try ShardSplit.read(path, shards: split.count).shards(listing: asked), SplitListing.of( split)(asked))
             #expect(read == whole)
             let only = split.count - 1
             let (readOne, wholeOne) = (
-                try ShardSplit.read(path, shards: split.count, only: only).shards(listing: asked), Self.listing(of: split, only: only)(asked)
+                try ShardSplit.read(path, shards: split.count, only: only).shards(listing: asked), SplitListing.of( split, only: only)(asked)
             )
             #expect(readOne == wholeOne)
         }
@@ -65,17 +66,6 @@ import Testing
             }
         }
         #expect(try ShardSplit.read(path, shards: 2).shards(listing: ["/b"]) == [.init("/b"): [1]])
-    }
-
-    /// A `listing` for ``JobPlan/shards(listedBy:)`` of the split `split` held whole (what the
-    /// split's index answers, ``ShardSplit/read(_:shards:only:)``), of every shard or of `only`.
-    static func listing(of split: [[String]], only: Int? = nil) -> (_ outputs: [String]) -> [RealPath.Identity.Bytes: [Int]] {
-        let folders = RealPath.Folders()
-        var listing: [RealPath.Identity.Bytes: [Int]] = [:]
-        for index in only.map({ [$0] }) ?? Array(split.indices) {
-            for path in split[index] { listing[.init(RealPath.resolveFolder(of: path, using: folders)), default: []].append(index) }
-        }
-        return { outputs in outputs.reduce(into: [:]) { found, output in found[.init(output)] = listing[.init(output)] } }
     }
 
     /// What `body` throws, nil when it does not.

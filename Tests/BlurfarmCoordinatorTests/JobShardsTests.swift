@@ -84,7 +84,7 @@ import Testing
         changed["in/00.jpg"] = (5000, 5000)  // a corrupt input fixed: its header reads now
         for index in 0..<2 {
             let shard = try #require(JobShard(index: index, count: 2))
-            #expect(plan.shard(shard, listedBy: Self.listing(of: split)).inputs.flatMap(\.outputs).map(\.path) == split[index])
+            #expect(plan.shard(shard, listedBy: SplitListing.of( split)).inputs.flatMap(\.outputs).map(\.path) == split[index])
         }
         #expect(plan.shards(count: 2, weights: plan.inputs.map(Self.pixels(changed))).map { $0.inputs.flatMap(\.outputs).map(\.path) } != split)
     }
@@ -100,25 +100,14 @@ import Testing
             ["/job/out/v0/1.png", "/job/out/v1/1.png", "/job/out/v1/3.png", "/job/out/v1/0.png"],
             ["/job/out/v0/2.png", "/job/out/v1/2.png"],
         ]
-        let listing = plan.shards(listedBy: Self.listing(of: split))
+        let listing = plan.shards(listedBy: SplitListing.of( split))
         #expect(listing == [[0, 1], [1], [2], [0, 1], []])
         for index in 0..<3 {
             let shard = try #require(JobShard(index: index, count: 3))
-            #expect(plan.shard(shard, listedBy: Self.listing(of: split)).inputs.map(\.relativePath)
+            #expect(plan.shard(shard, listedBy: SplitListing.of( split)).inputs.map(\.relativePath)
                 == zip(plan.inputs, listing).filter { $0.1.contains(index) }.map(\.0.relativePath))
-            #expect(plan.shards(listedBy: Self.listing(of: split, only: index)) == listing.map { $0.filter { $0 == index } })
+            #expect(plan.shards(listedBy: SplitListing.of( split, only: index)) == listing.map { $0.filter { $0 == index } })
         }
-    }
-
-    /// A `listing` for ``JobPlan/shards(listedBy:)`` of the split `split` held whole (what the
-    /// split's index answers, ``ShardSplit/read(_:shards:only:)``), of every shard or of `only`.
-    static func listing(of split: [[String]], only: Int? = nil) -> (_ outputs: [String]) -> [RealPath.Identity.Bytes: [Int]] {
-        let folders = RealPath.Folders()
-        var listing: [RealPath.Identity.Bytes: [Int]] = [:]
-        for index in only.map({ [$0] }) ?? Array(split.indices) {
-            for path in split[index] { listing[.init(RealPath.resolveFolder(of: path, using: folders)), default: []].append(index) }
-        }
-        return { outputs in outputs.reduce(into: [:]) { found, output in found[.init(output)] = listing[.init(output)] } }
     }
 
     @Test func shardsOutOfRangeDoNotExist() {
