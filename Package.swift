@@ -344,7 +344,7 @@ let package = Package(
             name: "BlurfarmClusterTests",
             dependencies: [
                 "BlurfarmTestSupport", "BlurfarmCluster", "BlurfarmCoordinator", "BlurfarmState", "BlurfarmCore", "BlurfarmSystem",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                "BlurfarmManifest", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(

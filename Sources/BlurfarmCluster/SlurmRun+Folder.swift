@@ -18,10 +18,12 @@ extension SlurmRun {
     }
 
     /// Writes what the tasks read in the new run folder `folder`: the split (each shard's
-    /// outputs, from `shardPlans`), the batch scripts and this description.
+    /// outputs: `plan`'s inputs, each in the shard `assigned` gives it), the batch scripts and
+    /// this description.
     /// - Throws: ``ClusterError/cannotWrite(path:underlying:)`` naming the file.
-    public func prepare(in folder: String, shardPlans: [JobPlan]) throws(ClusterError) {
-        try ShardSplit.write(ShardSplit.of(shardPlans), to: (folder as NSString).appendingPathComponent(Self.splitName))
+    public func prepare(in folder: String, plan: JobPlan, assigned: [Int]) throws(ClusterError) {
+        let split = (folder as NSString).appendingPathComponent(Self.splitName)
+        try ShardSplit.write(plan, assigned: assigned, shards: shards, to: split)
         try writeScripts(in: folder)
         try write(in: folder)
     }

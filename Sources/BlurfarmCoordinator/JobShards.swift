@@ -108,17 +108,15 @@ extension JobPlan {
     /// reported once, not by every shard). Only this shard's part is made, whatever the
     /// count: a shard beyond the inputs is empty.
     public func shard(_ shard: JobShard, pixels: ((PlannedInput) -> Int)? = nil) -> JobPlan {
-        let weights = pixels.map { inputs.map($0) } ?? weights()
-        let assigned = JobShards.assign(weights: weights, names: inputs.map(\.relativePath), count: shard.count)
+        let assigned = shardAssignment(count: shard.count, weights: pixels.map { inputs.map($0) } ?? weights())
         return part(shard.index, inputs: zip(inputs, assigned).filter { $0.1 == shard.index }.map(\.0))
     }
 
-    /// Every shard's part of this plan when it is split in `count` (``shard(_:pixels:)`` of
-    /// each), the inputs weighed once, by `weights` (in plan order): `count` plans (`slurm
-    /// submit`: one per array task).
-    public func shards(count: Int, weights: [Int]) -> [JobPlan] {
-        let assigned = JobShards.assign(weights: weights, names: inputs.map(\.relativePath), count: count)
-        return (0..<count).map { index in part(index, inputs: zip(inputs, assigned).filter { $0.1 == index }.map(\.0)) }
+    /// The shard of each input, in plan order, when this plan is split in `count`, the
+    /// inputs weighed by `weights` (in plan order): what ``shard(_:pixels:)`` gives each shard
+    /// (`slurm submit` writes it as the run's split, ``ShardSplit``, without making the parts).
+    public func shardAssignment(count: Int, weights: [Int]) -> [Int] {
+        JobShards.assign(weights: weights, names: inputs.map(\.relativePath), count: count)
     }
 
     /// Shard `index`'s plan with `inputs`: shard 0 keeps the refused lines, the unmatched globs

@@ -379,6 +379,42 @@ extension RunReport {
         try replace(path) { write in try write(bytes) }
     }
 
+    /// Writes a list of `count` lists of strings to `path` as ``writeExact(_:to:)`` writes
+    /// them, byte for byte, list `i`'s strings handed to `add` by `strings(i, add)` a batch at a
+    /// time: each batch encoded as it comes, nothing held but a piece of the file.
+    package static func writeExact(
+        listsOf count: Int, to path: String, strings: (_ list: Int, _ add: ([String]) throws -> Void) throws -> Void
+    ) throws {
+        let encoder = encoder()
+        let (newline, space) = (UInt8(ascii: "\n"), UInt8(ascii: " "))
+        try replace(path) { write in try withoutActuallyEscaping(write) { write in
+            var out = Array("[".utf8)
+            for list in 0..<count {
+                out += Array((list == 0 ? "\n  [" : ",\n  [").utf8)
+                var empty = true
+                try strings(list) { batch in
+                    guard !batch.isEmpty else { return }
+                    // `[\n  "a",\n  "b"\n]`: its lines between the brackets, two spaces deeper
+                    // (a string's own line breaks are escaped: each one here ends a line).
+                    let encoded = Array(try encoder.encode(batch))
+                    if !empty { out.append(UInt8(ascii: ",")) }
+                    empty = false
+                    for byte in encoded[1..<(encoded.count - 2)] {
+                        out.append(byte)
+                        if byte == newline { out += [space, space] }
+                    }
+                    if out.count >= 1 << 16 {
+                        try write(out)
+                        out.removeAll(keepingCapacity: true)
+                    }
+                }
+                out += Array((empty ? "\n\n  ]" : "\n  ]").utf8)
+            }
+            out += Array((count == 0 ? "\n\n]" : "\n]").utf8)
+            try write(out)
+        } }
+    }
+
     /// Writes `reports` as JSON to `path` as ``write(_:to:)`` does, the bytes
     /// ``json(_:)`` makes, each output encoded as it is written (``writeJSON(_:list:to:)``).
     public static func write(_ reports: [RunReport], to path: String) throws {

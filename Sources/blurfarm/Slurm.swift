@@ -83,7 +83,7 @@ extension Slurm {
                 executable: Installation.executable, config: farm.absoluteConfigurationPath,
                 shards: shards, maxRunning: maxRunning, sbatchArguments: options + sbatchArg)
             let folder = try SlurmRun.makeFolder(in: jobFolder)
-            try run.prepare(in: folder, shardPlans: plan.shards(count: shards, weights: weights))
+            try run.prepare(in: folder, plan: plan, assigned: plan.shardAssignment(count: shards, weights: weights))
             let submission = try run.submit(Array(0..<shards), folder: folder)
             print("submitted job '\(plan.job.name)' in \(counted(shards, "shard")) (\(counted(plan.outputCount, "output"))): "
                 + "array job \(submission.array), finisher job \(submission.finisher)")

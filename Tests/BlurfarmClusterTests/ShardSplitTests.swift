@@ -1,5 +1,6 @@
 import BlurfarmCluster
-import BlurfarmCoordinator
+@testable import BlurfarmCoordinator
+import BlurfarmManifest
 import BlurfarmState
 import BlurfarmTestSupport
 import Foundation
@@ -41,6 +42,49 @@ import Testing
             try check(split)
         }
         try check([(0..<6000).map { "/split/out/\($0).jpg" }, [], (6000..<10000).map { "/split/out/\($0).jpg" }])
+    }
+
+    /// A split is written a batch of paths at a time as the whole split's encoding writes it,
+    /// byte for byte: names with quotes, backslashes, control characters and bytes that are not
+    /// UTF-8 (kept, not shown), empty shards, and shards of several batches.
+    @Test func aSplitWrittenABatchAtATimeIsTheSplitEncodedWhole() async throws {
+        let folder = try ShardReportsTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func check(_ split: [[String]]) throws {
+            let (path, whole) = (folder + "/split-\(UUID().uuidString).json", folder + "/whole-\(UUID().uuidString).json")
+            try ShardSplit.write(split, to: path)
+            try RunReport.writeExact(split, to: whole)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: whole)))
+        }
+        await propertyCheck(count: 200, input: Self.splits) { split in try check(split) }
+        try check([[], (0..<9000).map { "/split/out/\($0).jpg" }, [], ["/split/\"quoted\"\n"]])
+    }
+
+    /// A plan's split lists each shard's outputs: the outputs of the inputs the assignment
+    /// gives it, in plan order, a shard of no input empty; as the split written whole says.
+    @Test func aPlansSplitListsTheOutputsOfTheInputsEachShardIsGiven() throws {
+        let folder = try ShardReportsTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let specs = try (0..<3).map { v in VariantSpec(name: "v\(v)", pathTemplate: try PathTemplate("out/v\(v)/{stem}.png")) }
+        let inputs = (0..<2000).map { i in
+            PlannedInput(
+                path: "/job/in/\(i).jpg", relativePath: "in/\(i).jpg",
+                outputs: specs.map { PlannedOutput(variant: $0, path: "/job/out/\($0.name)/\(i).png") })
+        }
+        let plan = JobPlan(
+            job: JobSpec(name: "split", inputs: ["in/*"], outputs: specs), manifestPath: "/job/job.job", folder: "/job",
+            inputs: PlannedInputs(inputs), tileSize: 0)
+        // Shard 2 of 4 gets no input; shard 0 most of them (more outputs than a batch).
+        let assigned = (0..<inputs.count).map { $0 % 5 == 0 ? 1 : $0 % 7 == 0 ? 3 : 0 }
+        let path = folder + "/split.json"
+        try ShardSplit.write(plan, assigned: assigned, shards: 4, to: path)
+        let expected = (0..<4).map { shard in
+            zip(inputs, assigned).filter { $0.1 == shard }.flatMap { $0.0.outputs.map(\.path) }
+        }
+        #expect(expected[0].count > 4096 && expected[2].isEmpty)
+        let whole = folder + "/whole.json"
+        try RunReport.writeExact(expected, to: whole)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: whole)))
     }
 
     /// A file that is not a list of lists of paths, or cut short, is unreadable; one of another

@@ -31,6 +31,13 @@ import Testing
         { input in JobShards.weight(of: input, header: headers[input.relativePath].map { ($0.0, $0.1) }) }
     }
 
+    /// Each shard's inputs, in plan order, when `plan` is split in `count`
+    /// (``JobPlan/shardAssignment(count:weights:)``).
+    static func parts(_ plan: JobPlan, count: Int, weights: [Int]) -> [[PlannedInput]] {
+        let assigned = plan.shardAssignment(count: count, weights: weights)
+        return (0..<count).map { index in zip(plan.inputs, assigned).filter { $0.1 == index }.map(\.0) }
+    }
+
     @Test func eightBigImagesAmongFortySmallOnesAreSpreadWithinAQuarterOfTheMean() throws {
         // 8 images of 24 MP (6000 × 4000) and 40 of 1 MP (1000 × 1000), mixed: every fourth of
         // the first 32 is big, so that dealing images in turn (or in runs of 12) would give one
@@ -39,26 +46,29 @@ import Testing
         for k in 0..<8 { sizes.insert((6000, 4000), at: k * 4) }
         let (plan, headers) = try Self.plan(sizes)
         for count in [2, 3, 4, 5] {
-            let shards = plan.shards(count: count, weights: plan.inputs.map(Self.pixels(headers)))
-            let loads = shards.map { $0.inputs.reduce(0) { $0 + Self.pixels(headers)($1) } }
+            let shards = Self.parts(plan, count: count, weights: plan.inputs.map(Self.pixels(headers)))
+            let loads = shards.map { $0.reduce(0) { $0 + Self.pixels(headers)($1) } }
             let mean = Double(loads.reduce(0, +)) / Double(count)
             #expect(Double(loads.max()!) <= mean * 1.25, "\(count) shards: \(loads)")
         }
         // Counting images instead would give shard 0 all eight big ones.
-        let four = plan.shards(count: 4, weights: plan.inputs.map(Self.pixels(headers)))
-        #expect(four.map { $0.inputs.filter { headers[$0.relativePath]! == (6000, 4000) }.count } == [2, 2, 2, 2])
+        let four = Self.parts(plan, count: 4, weights: plan.inputs.map(Self.pixels(headers)))
+        #expect(four.map { $0.filter { headers[$0.relativePath]! == (6000, 4000) }.count } == [2, 2, 2, 2])
     }
 
     @Test func everyInputIsInExactlyOneShardWithAllItsOutputsInPlanOrder() throws {
         let sizes = (0..<37).map { i in (i * 7919 % 4990 + 10, i * 104_729 % 4990 + 10) }
         let (plan, headers) = try Self.plan(sizes, variants: 3)
         for count in 1...9 {
-            let shards = plan.shards(count: count, weights: plan.inputs.map(Self.pixels(headers)))
-            let all = shards.flatMap(\.inputs).map(\.relativePath)
+            let shards = Self.parts(plan, count: count, weights: plan.inputs.map(Self.pixels(headers)))
+            let all = shards.flatMap { $0 }.map(\.relativePath)
             #expect(all.sorted() == plan.inputs.map(\.relativePath))
-            for shard in shards {
-                #expect(shard.inputs.allSatisfy { $0.outputs.count == 3 })
-                #expect(shard.inputs.map(\.relativePath) == shard.inputs.map(\.relativePath).sorted())
+            for (index, shard) in shards.enumerated() {
+                #expect(shard.allSatisfy { $0.outputs.count == 3 })
+                #expect(shard.map(\.relativePath) == shard.map(\.relativePath).sorted())
+                // The assignment is what each shard's own run takes.
+                let part = plan.shard(try #require(JobShard(index: index, count: count)), pixels: Self.pixels(headers))
+                #expect(part.inputs.map(\.relativePath) == shard.map(\.relativePath))
             }
         }
     }
@@ -79,14 +89,14 @@ import Testing
 
     @Test func aFixedSplitKeepsItsShardsWhenAnInputsPixelsChange() throws {
         let (plan, headers) = try Self.plan([(100, 100), (200, 200), (300, 300), (400, 400)])
-        let split = plan.shards(count: 2, weights: plan.inputs.map(Self.pixels(headers))).map { $0.inputs.flatMap(\.outputs).map(\.path) }
+        let split = Self.parts(plan, count: 2, weights: plan.inputs.map(Self.pixels(headers))).map { $0.flatMap(\.outputs).map(\.path) }
         var changed = headers
         changed["in/00.jpg"] = (5000, 5000)  // a corrupt input fixed: its header reads now
         for index in 0..<2 {
             let shard = try #require(JobShard(index: index, count: 2))
             #expect(plan.shard(shard, listedBy: SplitListing.of( split)).inputs.flatMap(\.outputs).map(\.path) == split[index])
         }
-        #expect(plan.shards(count: 2, weights: plan.inputs.map(Self.pixels(changed))).map { $0.inputs.flatMap(\.outputs).map(\.path) } != split)
+        #expect(Self.parts(plan, count: 2, weights: plan.inputs.map(Self.pixels(changed))).map { $0.flatMap(\.outputs).map(\.path) } != split)
     }
 
     /// Under a split, an input is run by each shard that lists one of its outputs, the
