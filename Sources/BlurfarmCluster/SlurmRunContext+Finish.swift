@@ -89,14 +89,14 @@ extension SlurmRunContext {
             failure: .reported(kind: kind, code: nil, message: "\(ShownName.of(status.output)): \(why)"))
     }
 
-    /// Writes `report` as `report.json` in the run folder and in the state folder's reports; the
-    /// first path.
+    /// Writes `report` in the state folder's reports, and as `report.json` in the run folder
+    /// (a list of the one report, made from the first file: its outputs encoded once); the
+    /// second path.
     /// - Throws: ``ClusterError/cannotWriteReport(path:underlying:)`` naming `report.json`.
     public func write(_ report: RunReport) throws(ClusterError) -> String {
         let path = (folder as NSString).appendingPathComponent("report.json")
         do {
-            try RunReport.write([report], to: path)
-            try report.writeInStateFolder(stateFolder)
+            try RunReport.write(listOfReportIn: try report.writeInStateFolder(stateFolder), to: path)
         } catch {
             throw .cannotWriteReport(path: path, underlying: error)
         }

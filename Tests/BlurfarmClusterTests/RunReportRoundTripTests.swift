@@ -104,6 +104,25 @@ import Testing
         #expect(Data(pieces.joined()) == (try? RunReport.json(many)))
     }
 
+    /// The run folder's list of one report made from the report's file (what `slurm finish`
+    /// writes from the state folder's copy) is byte for byte the list encoded whole, the file
+    /// read in pieces that cut lines anywhere.
+    @Test func aListMadeFromAReportsFileIsTheListEncodedWhole() async throws {
+        let folder = try ShardReportsTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func check(_ report: RunReport) throws {
+            let (single, list) = (folder + "/single-\(UUID().uuidString).json", folder + "/list-\(UUID().uuidString).json")
+            try RunReport.json(report).write(to: URL(fileURLWithPath: single))
+            try RunReport.write(listOfReportIn: single, to: list)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: list)) == RunReport.json([report]))
+        }
+        await propertyCheck(count: 200, input: Self.reports) { report in try check(report) }
+        try check(RunReport(
+            job: "j", manifest: "m.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 9),
+            settings: RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 0, pixelLimit: 1, verify: "checksum"),
+            outputs: (0..<3000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .skipped) }))
+    }
+
     /// A failure of any kind comes back as the report said it: kind, code and message.
     @Test func aFailureComesBackAsReported() throws {
         let failure = OutputFailure.verification("b.png: not as its shard recorded it")
