@@ -68,7 +68,7 @@ public final class OutputRecords: Sendable {
         path = (folder as NSString).appendingPathComponent(Self.fileName)
         try Self.refuseLinks(in: folder)
         do {
-            database = try DatabaseQueue(path: path, configuration: Self.configuration(readonly: false))
+            database = try DatabaseQueue(path: path, configuration: Self.configuration(writing: true))
             let migrator = Self.migrator
             let earlier = try database.read { db in try migrator.appliedIdentifiers(db) }
             try migrator.migrate(database)
@@ -103,7 +103,7 @@ public final class OutputRecords: Sendable {
         let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)
         guard Syscalls.linkStatus(path) != nil, Syscalls.linkStatus(legacyPath) == nil else { return nil }
         do {
-            let database = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
+            let database = try DatabaseQueue(path: path, configuration: configuration(writing: false))
             let migrator = Self.migrator
             let applied = try database.read { db in try migrator.appliedIdentifiers(db) }
             return applied == Set(migrator.migrations) ? OutputRecords(path: path, database: database) : nil
@@ -134,14 +134,22 @@ public final class OutputRecords: Sendable {
 
     /// How the index is opened: a busy database waited for (a reader beside the run), and for
     /// writing, WAL with each commit synced.
-    private static func configuration(readonly: Bool) -> Configuration {
+    ///
+    /// To read alone (`check`), the file is opened as for writing (read-only when the file is
+    /// write-protected: SQLite falls back) with every statement refused that would write
+    /// (`query_only`). Opened read-only, SQLite makes the WAL's `-wal` and `-shm` files beside
+    /// an index no run has open, and cannot remove them when it closes (the last connection
+    /// removes them after a checkpoint, which a read-only one cannot make): `check` left two
+    /// empty files in the state folder.
+    private static func configuration(writing: Bool) -> Configuration {
         var configuration = Configuration()
-        configuration.readonly = readonly
         configuration.busyMode = .timeout(10)
-        if !readonly {
-            configuration.prepareDatabase { db in
+        configuration.prepareDatabase { db in
+            if writing {
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+            } else {
+                try db.execute(sql: "PRAGMA query_only = ON")
             }
         }
         return configuration
@@ -301,7 +309,7 @@ public final class OutputRecords: Sendable {
         var contents = Contents()
         if Syscalls.linkStatus(path) != nil {
             do {
-                let database = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
+                let database = try DatabaseQueue(path: path, configuration: configuration(writing: false))
                 contents = try database.read { db in try db.tableExists("output") ? Self.contents(db) : Contents() }
             } catch {
                 throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")

@@ -191,8 +191,13 @@ import Testing
         ])
         defer { try? FileManager.default.removeItem(at: job.root) }
         _ = try job.run()
-        // Before anything changes: the same decision as the run's.
+        // Before anything changes: the same decision as the run's. The records are read with
+        // no run beside: nothing is left in the state folder (read-only, SQLite left the WAL's
+        // two files beside them).
+        let stateBefore = try job.snapshot("state")
         let (_, fresh, _) = try job.status()
+        #expect(try job.snapshot("state") == stateBefore, "check --status changed the state folder")
+        #expect(!stateBefore.isEmpty)
         #expect(fresh["blur/a.jpg"] == "upToDate" && fresh["thumb/bad.jpg"] == "failedEarlier", "\(fresh)")
 
         try job.writeManifest(thumbWidth: 50)  // every thumb's recipe
