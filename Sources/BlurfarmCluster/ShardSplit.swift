@@ -101,9 +101,9 @@ public enum ShardSplit {
 
     /// Writes the split of `plan` in `shards` shards, each input's outputs in the shard
     /// `assigned` gives it (in plan order), to `path` atomically, each name's bytes kept: the
-    /// bytes ``write(_:to:)`` writes for each shard's list of output paths, made a batch of
-    /// paths at a time. (Gathered and encoded whole, the split of 300,000 outputs was most
-    /// of `slurm submit`'s 171 MB.)
+    /// bytes of the list of each shard's list of output paths encoded whole, made a batch of
+    /// paths at a time (``RunReport/writeExact(listsOf:to:strings:)``). (Gathered and encoded
+    /// whole, the split of 300,000 outputs was most of `slurm submit`'s 144 MB.)
     /// - Throws: ``ClusterError/cannotWrite(path:underlying:)``.
     public static func write(_ plan: JobPlan, assigned: [Int], shards: Int, to path: String) throws(ClusterError) {
         precondition(assigned.count == plan.inputs.count, "a shard for each input")
@@ -120,21 +120,6 @@ public enum ShardSplit {
                     }
                 }
                 try add(batch)
-            }
-        } catch {
-            throw .cannotWrite(path: path, underlying: error)
-        }
-    }
-
-    /// Writes `split` (each shard's output paths) to `path` atomically (as the reports are
-    /// written), each name's bytes kept: what ``RunReport/writeExact(_:to:)`` writes of it.
-    /// - Throws: ``ClusterError/cannotWrite(path:underlying:)``.
-    public static func write(_ split: [[String]], to path: String) throws(ClusterError) {
-        do {
-            try RunReport.writeExact(listsOf: split.count, to: path) { shard, add in
-                for start in stride(from: 0, to: split[shard].count, by: Self.writeBatch) {
-                    try add(Array(split[shard][start..<min(start + Self.writeBatch, split[shard].count)]))
-                }
             }
         } catch {
             throw .cannotWrite(path: path, underlying: error)

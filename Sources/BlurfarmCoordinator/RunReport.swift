@@ -370,49 +370,52 @@ extension RunReport {
         try replace(path) { write in try write(bytes) }
     }
 
-    /// Writes `value` as ``write(_:to:)`` does, but a name's bytes that are not UTF-8 kept as
-    /// they are carried (U+F780…U+F7FF, ``PathEncoding``), not shown as `\xNN`: a file the farm
-    /// reads back itself and matches names against (a run's split: shown, a non-UTF-8 output
-    /// read back as another name, and its input was in no shard).
-    public static func writeExact(_ value: some Encodable, to path: String) throws {
-        let bytes = Array(try encoder().encode(value))
-        try replace(path) { write in try write(bytes) }
-    }
-
-    /// Writes a list of `count` lists of strings to `path` as ``writeExact(_:to:)`` writes
-    /// them, byte for byte, list `i`'s strings handed to `add` by `strings(i, add)` a batch at a
-    /// time: each batch encoded as it comes, nothing held but a piece of the file.
+    /// Writes a list of `count` lists of strings to `path` atomically, the bytes ``encoder()``
+    /// makes of the list whole, list `i`'s strings handed to `add` by `strings(i, add)` a batch
+    /// at a time: each batch encoded as it comes, nothing held but a piece of the file. A name's
+    /// bytes that are not UTF-8 are kept as they are carried (U+F780…U+F7FF, ``PathEncoding``),
+    /// not shown as `\xNN`: a file the farm reads back itself and matches names against (a run's
+    /// split: shown, a non-UTF-8 output was read back as another name, and its input was in no
+    /// shard).
     package static func writeExact(
         listsOf count: Int, to path: String, strings: (_ list: Int, _ add: ([String]) throws -> Void) throws -> Void
     ) throws {
         let encoder = encoder()
+        try replace(path) { write in
+            try withoutActuallyEscaping(write) { write in try writeLists(count, encoder: encoder, strings: strings, to: write) }
+        }
+    }
+
+    /// ``writeExact(listsOf:to:strings:)``'s bytes, handed to `write` about 64 KB at a time.
+    private static func writeLists(
+        _ count: Int, encoder: JSONEncoder, strings: (_ list: Int, _ add: ([String]) throws -> Void) throws -> Void,
+        to write: @escaping ([UInt8]) throws(SystemCallError) -> Void
+    ) throws {
         let (newline, space) = (UInt8(ascii: "\n"), UInt8(ascii: " "))
-        try replace(path) { write in try withoutActuallyEscaping(write) { write in
-            var out = Array("[".utf8)
-            for list in 0..<count {
-                out += Array((list == 0 ? "\n  [" : ",\n  [").utf8)
-                var empty = true
-                try strings(list) { batch in
-                    guard !batch.isEmpty else { return }
-                    // `[\n  "a",\n  "b"\n]`: its lines between the brackets, two spaces deeper
-                    // (a string's own line breaks are escaped: each one here ends a line).
-                    let encoded = Array(try encoder.encode(batch))
-                    if !empty { out.append(UInt8(ascii: ",")) }
-                    empty = false
-                    for byte in encoded[1..<(encoded.count - 2)] {
-                        out.append(byte)
-                        if byte == newline { out += [space, space] }
-                    }
-                    if out.count >= 1 << 16 {
-                        try write(out)
-                        out.removeAll(keepingCapacity: true)
-                    }
+        var out = Array("[".utf8)
+        for list in 0..<count {
+            out += Array((list == 0 ? "\n  [" : ",\n  [").utf8)
+            var empty = true
+            try strings(list) { batch in
+                guard !batch.isEmpty else { return }
+                // `[\n  "a",\n  "b"\n]`: its lines between the brackets, two spaces deeper
+                // (a string's own line breaks are escaped: each one here ends a line).
+                let encoded = Array(try encoder.encode(batch))
+                if !empty { out.append(UInt8(ascii: ",")) }
+                empty = false
+                for byte in encoded[1..<(encoded.count - 2)] {
+                    out.append(byte)
+                    if byte == newline { out += [space, space] }
                 }
-                out += Array((empty ? "\n\n  ]" : "\n  ]").utf8)
+                if out.count >= 1 << 16 {
+                    try write(out)
+                    out.removeAll(keepingCapacity: true)
+                }
             }
-            out += Array((count == 0 ? "\n\n]" : "\n]").utf8)
-            try write(out)
-        } }
+            out += Array((empty ? "\n\n  ]" : "\n  ]").utf8)
+        }
+        out += Array((count == 0 ? "\n\n]" : "\n]").utf8)
+        try write(out)
     }
 
     /// Writes `reports` as JSON to `path` as ``write(_:to:)`` does, the bytes
@@ -567,7 +570,7 @@ extension RunReport {
     }
 
     /// The encoder of ``json(_:)``.
-    static func encoder() -> JSONEncoder {
+    package static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -26,7 +26,7 @@ import Testing
         // A file each: the property's cases run at once.
         func check(_ split: [[String]]) throws {
             let path = folder + "/split-\(UUID().uuidString).json"
-            try ShardSplit.write(split, to: path)
+            try Self.encodedWhole(split).write(to: URL(fileURLWithPath: path))
             let asked = split.flatMap { $0 }.map { RealPath.resolveFolder(of: $0) } + ["/split/none"]
             let (read, whole) = (try ShardSplit.read(path, shards: split.count).shards(listing: asked), SplitListing.of( split)(asked))
             #expect(read == whole)
@@ -44,24 +44,34 @@ import Testing
         try check([(0..<6000).map { "/split/out/\($0).jpg" }, [], (6000..<10000).map { "/split/out/\($0).jpg" }])
     }
 
-    /// A split is written a batch of paths at a time as the whole split's encoding writes it,
-    /// byte for byte: names with quotes, backslashes, control characters and bytes that are not
-    /// UTF-8 (kept, not shown), empty shards, and shards of several batches.
-    @Test func aSplitWrittenABatchAtATimeIsTheSplitEncodedWhole() async throws {
+    /// A split encoded whole, the tests' oracle: what `JSONEncoder` makes of it with the
+    /// reports' settings, a name's bytes kept.
+    static func encodedWhole(_ split: [[String]]) throws -> Data { try RunReport.encoder().encode(split) }
+
+    /// Lists of strings written a batch at a time (a split) are byte for byte the lists
+    /// encoded whole, whatever the batches: names with quotes, backslashes, control characters
+    /// and bytes that are not UTF-8 (kept, not shown), empty lists and batches, no list, and
+    /// lists of several batches and pieces of the file.
+    @Test func listsWrittenABatchAtATimeAreTheListsEncodedWhole() async throws {
         let folder = try ShardReportsTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        func check(_ split: [[String]]) throws {
-            let (path, whole) = (folder + "/split-\(UUID().uuidString).json", folder + "/whole-\(UUID().uuidString).json")
-            try ShardSplit.write(split, to: path)
-            try RunReport.writeExact(split, to: whole)
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: whole)))
+        func check(_ split: [[String]], batch: Int) throws {
+            let path = folder + "/split-\(UUID().uuidString).json"
+            try RunReport.writeExact(listsOf: split.count, to: path) { list, add in
+                for start in stride(from: 0, to: split[list].count, by: batch) {
+                    try add(Array(split[list][start..<min(start + batch, split[list].count)]))
+                }
+                try add([])
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Self.encodedWhole(split))
         }
-        await propertyCheck(count: 200, input: Self.splits) { split in try check(split) }
-        try check([[], (0..<9000).map { "/split/out/\($0).jpg" }, [], ["/split/\"quoted\"\n"]])
+        await propertyCheck(count: 200, input: Self.splits, Gen.int(in: 1...4)) { split, batch in try check(split, batch: batch) }
+        try check([[], (0..<9000).map { "/split/out/\($0).jpg" }, [], ["/split/\"quoted\"\n"]], batch: 4096)
+        try check([], batch: 1)
     }
 
     /// A plan's split lists each shard's outputs: the outputs of the inputs the assignment
-    /// gives it, in plan order, a shard of no input empty; as the split written whole says.
+    /// gives it, in plan order, a shard of no input empty; as the split encoded whole says.
     @Test func aPlansSplitListsTheOutputsOfTheInputsEachShardIsGiven() throws {
         let folder = try ShardReportsTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -82,9 +92,7 @@ import Testing
             zip(inputs, assigned).filter { $0.1 == shard }.flatMap { $0.0.outputs.map(\.path) }
         }
         #expect(expected[0].count > 4096 && expected[2].isEmpty)
-        let whole = folder + "/whole.json"
-        try RunReport.writeExact(expected, to: whole)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: whole)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Self.encodedWhole(expected))
     }
 
     /// A file that is not a list of lists of paths, or cut short, is unreadable; one of another
@@ -101,7 +109,7 @@ import Testing
                 continue
             }
         }
-        try ShardSplit.write([["/a"], ["/b"]], to: path)
+        try Self.encodedWhole([["/a"], ["/b"]]).write(to: URL(fileURLWithPath: path))
         for expected in [3, nil] {
             let error = Self.refusal { () throws(ClusterError) in _ = try ShardSplit.read(path, shards: expected) }
             guard case .splitMismatch(path, 2, expected)? = error else {
