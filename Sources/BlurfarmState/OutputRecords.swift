@@ -108,8 +108,22 @@ public final class OutputRecords: Sendable {
             let applied = try database.read { db in try migrator.appliedIdentifiers(db) }
             return applied == Set(migrator.migrations) ? OutputRecords(path: path, database: database) : nil
         } catch {
-            throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
+            throw readingFailure(error, path: path, folder: folder)
         }
+    }
+
+    /// Why the index at `path` in `folder` could not be read alone: SQLite makes the WAL's
+    /// `-wal` and `-shm` files beside an index no run has open, so that a user who may not
+    /// write in its folder cannot read it (said so, not "remove the file", which is no answer
+    /// to it).
+    private static func readingFailure(_ error: any Error, path: String, folder: String) -> StateError {
+        guard Syscalls.canCreateFiles(in: folder) else {
+            return StateError(
+                path: path,
+                message: "cannot read the records: \(error); SQLite reads them with its -wal and -shm files beside them, "
+                    + "which this user may not make in \(folder): read them as a user who may write there")
+        }
+        return StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
     }
 
     /// An index in no folder, to be read and then let go: SQLite's private temporary database,
@@ -312,7 +326,7 @@ public final class OutputRecords: Sendable {
                 let database = try DatabaseQueue(path: path, configuration: configuration(writing: false))
                 contents = try database.read { db in try db.tableExists("output") ? Self.contents(db) : Contents() }
             } catch {
-                throw StateError(path: path, message: "cannot read the records: \(error) (remove the file to start afresh)")
+                throw readingFailure(error, path: path, folder: folder)
             }
         }
         let legacyPath = (folder as NSString).appendingPathComponent(RecordLines.name)

@@ -466,7 +466,35 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: job.root) }
         chmod(job.path("in/private"), 0)
         defer { chmod(job.path("in/private"), 0o755) }
-        var arguments = [Blurfarm.executable.path, "check", job.manifest, "--config", job.config]
+        let (status, stderr) = try Self.blurfarmAsAUser(["check", job.manifest, "--config", job.config])
+        #expect(status == 1, "\(stderr)")
+        #expect(stderr.contains("cannot read the folder 'in/private' (Permission denied)"), "\(stderr)")
+    }
+
+    /// Records in a job's state folder that this user may not write in cannot be read (SQLite
+    /// reads an index with its `-wal` and `-shm` files beside it): `check --status` says so and
+    /// why, without advising to remove them, and leaves the folder as it was.
+    @Test func recordsInAFolderThisUserMayNotWriteInAreAnErrorSayingWhy() throws {
+        let job = try Job.make(manifest: Self.manifest(path: "out/{stem}.png"))
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        #expect(try job.run().status == 0)
+        let jobs = job.path("state/jobs")
+        let folder = jobs + "/" + (try #require(try FileManager.default.contentsOfDirectory(atPath: jobs).first))
+        chmod(folder, 0o555)
+        defer { chmod(folder, 0o755) }
+        let (status, stderr) = try Self.blurfarmAsAUser(["check", job.manifest, "--config", job.config, "--status"])
+        #expect(status == 1, "\(stderr)")
+        #expect(
+            stderr.contains("records.sqlite: cannot read the records") && stderr.contains("may not make in \(folder)")
+                && !stderr.contains("remove the file"), "\(stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["lock", "records.sqlite"])
+    }
+
+    /// Runs blurfarm with `arguments` as a user bound by files' permissions: as root (CI),
+    /// without the capabilities that let root read and write anything. Its status and
+    /// standard error.
+    static func blurfarmAsAUser(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        var arguments = [Blurfarm.executable.path] + arguments
         if getuid() == 0 { arguments = ["/usr/bin/setpriv", "--bounding-set=-dac_override,-dac_read_search"] + arguments }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0])
@@ -478,7 +506,6 @@ import Glibc
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         _ = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(stderr)")
-        #expect(stderr.contains("cannot read the folder 'in/private' (Permission denied)"), "\(stderr)")
+        return (process.terminationStatus, stderr)
     }
 }
