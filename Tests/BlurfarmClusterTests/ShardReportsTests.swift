@@ -74,34 +74,41 @@ import Testing
     /// nothing. Random reports of 3 shards over 12 outputs, starts that tie, corrupt files.
     @Test func eachOutputIsWhatTheLatestReportThatWroteItSaysElseTheLatestThatNamesIt() async throws {
         let statuses: [OutputReport.Status] = [.written, .failed, .stopped, .cancelled, .skipped, .failedEarlier]
-        let files = Generator<[(shard: Int, job: Int, report: RunReport?)], Shrink.None<[(shard: Int, job: Int, report: RunReport?)]>>(run: { rng in
+        // A file holds one report or two (a run of several jobs), or is cut short (nil).
+        let files = Generator<[(shard: Int, job: Int, reports: [RunReport]?)], Shrink.None<[(shard: Int, job: Int, reports: [RunReport]?)]>>(run: { rng in
             (0..<Int.random(in: 0...8, using: &rng)).map { number in
-                let report = Self.report(
-                    started: Double(Int.random(in: 0...3, using: &rng)),
-                    (0..<Int.random(in: 0...14, using: &rng)).map { _ in
-                        Self.output(Int.random(in: 0..<12, using: &rng), statuses.randomElement(using: &rng)!, report: number)
-                    })
-                return (Int.random(in: 0..<3, using: &rng), number * 7 % 11, Int.random(in: 0..<6, using: &rng) == 0 ? nil : report)
+                let reports = (0..<Int.random(in: 1...2, using: &rng)).map { part in
+                    Self.report(
+                        started: Double(Int.random(in: 0...3, using: &rng)),
+                        (0..<Int.random(in: 0...14, using: &rng)).map { _ in
+                            Self.output(Int.random(in: 0..<12, using: &rng), statuses.randomElement(using: &rng)!, report: number * 2 + part)
+                        })
+                }
+                return (Int.random(in: 0..<3, using: &rng), number * 7 % 11, Int.random(in: 0..<6, using: &rng) == 0 ? nil : reports)
             }
         })
         await propertyCheck(count: 200, input: files) { files in
             let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-            var read: [(job: Int, name: String, report: RunReport)] = []
-            for (shard, job, report) in files {
+            var read: [(job: Int, name: String, position: Int, report: RunReport)] = []
+            for (shard, job, reports) in files {
                 let name = "shard-\(shard)-\(job).json"
                 let path = folder + "/" + name
                 guard !FileManager.default.fileExists(atPath: path) else { continue }
-                if let report {
-                    try RunReport.write([report], to: path)
-                    read.append((job, name, try RunReport.decode([RunReport].self, from: Data(contentsOf: URL(fileURLWithPath: path)))[0]))
+                if let reports {
+                    try RunReport.write(reports, to: path)
+                    let decoded = try RunReport.decode([RunReport].self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+                    read += decoded.enumerated().map { (job, name, $0, $1) }
                 } else {
                     try Data(RunReport.json([Self.report(started: 9, [Self.output(0, .written, report: -1)])]).dropLast(9)).write(to: URL(fileURLWithPath: path))
                 }
             }
-            // The rule, as it was: every report decoded whole, laid over each other in order.
+            // The rule, as it was: every report decoded whole, laid over each other in order
+            // (a file's reports in their order).
             var model: [String: OutputReport] = [:]
-            for (_, _, report) in read.sorted(by: { ($0.report.started, $0.job, $0.name) < ($1.report.started, $1.job, $1.name) }) {
+            for (_, _, _, report) in read.sorted(by: {
+                ($0.report.started, $0.job, $0.name, $0.position) < ($1.report.started, $1.job, $1.name, $1.position)
+            }) {
                 for output in report.outputs where output.status == .written || model[output.output]?.status != .written {
                     model[output.output] = output
                 }
