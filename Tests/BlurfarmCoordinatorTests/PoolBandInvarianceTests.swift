@@ -78,77 +78,75 @@ import Testing
     /// retried (a difference seen once under load, and not again with its input, is told
     /// apart from a kernel's by them).
     static func renderBanded(pool: WorkerPool, workers: Int, width: Int, height: Int, bandHeight: Int, tile: Int, seed: UInt64) {
+        let edge = EdgeRule.allCases[Int(seed % UInt64(EdgeRule.allCases.count))]
+        let everywhere = Self.chain(seed: seed &+ 1, edge: edge)
+        // Two thirds of the chains that keep the size filter only random regions.
+        let chain = edge != .grow && seed % 3 != 2
+            ? FilterChain(
+                filters: everywhere.filters, edge: edge, colour: everywhere.colour,
+                regions: randomRegionMask(width: width, height: height, seed: seed))
+            : everywhere
+        // Half the images stream as the farm streams files: windows of 8- or 16-bit samples
+        // and output bands of the encoder's samples (3 bands over a background, or 4),
+        // converted in the workers; the other half in Float32.
+        let fileDepth = seed % 2 == 0
+        let source: AnyPixels
+        let layout: SampleLayout
+        if fileDepth {
+            let format: SampleFormat = seed % 4 == 0 ? .uint8 : .uint16
+            source = randomSamples(width: width, height: height, bands: seed % 3 == 0 ? 3 : 4, format: format, seed: seed)
+            layout = SampleLayout(
+                format: seed % 5 == 0 ? .uint8 : format, channels: seed % 7 < 3 ? 3 : chain.channels(forSource: source.channels))
+        } else {
+            source = .float32(Self.image(width: width, height: height, seed: seed))
+            layout = SampleLayout(format: .float32, channels: chain.channels(forSource: source.channels))
+        }
+        let background = SIMD3<Float>(0.5, Float(seed % 3) / 2, 1)
+        let renderer = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
+        let whole: AnyPixels
+        if source.format == .uint8, layout.format == .uint8, chain.fixedPointFilter(forSourceChannels: source.channels) != nil {
+            // 8-bit samples to 8-bit samples in fixed point: the whole image in one tile.
+            whole = AnyPixels.uninitialized(chain.outputRect(forImage: source.rect), layout)
+            renderer.render(whole.rect, from: source, image: source.rect, into: whole, background: background)
+        } else {
+            let wholeFloats = renderer.render(source.floats(in: source.rect))
+            whole = AnyPixels.uninitialized(wholeFloats.rect, channels: layout.channels, format: layout.format)
+            whole.store(wholeFloats, in: wholeFloats.rect, background: background)
+        }
+        let banded = BandedRender(
+            chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: Int(seed % 3) + 1)
+        let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
+        let retried = Atomic<Int>(0)
         do {
-            let edge = EdgeRule.allCases[Int(seed % UInt64(EdgeRule.allCases.count))]
-            let everywhere = Self.chain(seed: seed &+ 1, edge: edge)
-            // Two thirds of the chains that keep the size filter only random regions.
-            let chain = edge != .grow && seed % 3 != 2
-                ? FilterChain(
-                    filters: everywhere.filters, edge: edge, colour: everywhere.colour,
-                    regions: randomRegionMask(width: width, height: height, seed: seed))
-                : everywhere
-            // Half the images stream as the farm streams files: windows of 8- or 16-bit samples
-            // and output bands of the encoder's samples (3 bands over a background, or 4),
-            // converted in the workers; the other half in Float32.
-            let fileDepth = seed % 2 == 0
-            let source: AnyPixels
-            let layout: SampleLayout
-            if fileDepth {
-                let format: SampleFormat = seed % 4 == 0 ? .uint8 : .uint16
-                source = randomSamples(width: width, height: height, bands: seed % 3 == 0 ? 3 : 4, format: format, seed: seed)
-                layout = SampleLayout(
-                    format: seed % 5 == 0 ? .uint8 : format, channels: seed % 7 < 3 ? 3 : chain.channels(forSource: source.channels))
-            } else {
-                source = .float32(Self.image(width: width, height: height, seed: seed))
-                layout = SampleLayout(format: .float32, channels: chain.channels(forSource: source.channels))
-            }
-            let background = SIMD3<Float>(0.5, Float(seed % 3) / 2, 1)
-            let renderer = Renderer(chain: chain, tileSize: 0, executor: ThreadedTileExecutor(threads: 1))
-            let whole: AnyPixels
-            if source.format == .uint8, layout.format == .uint8, chain.fixedPointFilter(forSourceChannels: source.channels) != nil {
-                // 8-bit samples to 8-bit samples in fixed point: the whole image in one tile.
-                whole = AnyPixels.uninitialized(chain.outputRect(forImage: source.rect), layout)
-                renderer.render(whole.rect, from: source, image: source.rect, into: whole, background: background)
-            } else {
-                let wholeFloats = renderer.render(source.floats(in: source.rect))
-                whole = AnyPixels.uninitialized(wholeFloats.rect, channels: layout.channels, format: layout.format)
-                whole.store(wholeFloats, in: wholeFloats.rect, background: background)
-            }
-            let banded = BandedRender(
-                chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: Int(seed % 3) + 1)
-            let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
-            let retried = Atomic<Int>(0)
-            do {
-                try banded.run(
-                    source: source.layout, outputs: [layout],
-                    allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
-                    read: { band in band.copy(band.rect, from: source) },
-                    render: { _, band, window, into in
-                        try pool.waitUntilStarted()
-                        let rendered = pool.submit(
-                            band, from: window, image: source.rect, into: into, chain: chain, tileSize: tile,
-                            ticket: RenderTicket(), background: background)
-                        return { retried.add(try rendered.wait().retries, ordering: .relaxed) }
-                    }
-                ) { _, band in output.copy(band.rect, from: band) }
-            } catch {
-                // Also on standard error: the property checker reports its input, not this text.
-                FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(width)x\(height), tile \(tile), bands of \(bandHeight): \(error)\n".utf8))
-                Issue.record("\(error)")
-                return
-            }
-            if PixelChecksum.of(output, in: output.rect) != PixelChecksum.of(whole, in: whole.rect) {
-                let chainWords = "\(chain.filters.map(\.spec)) \(edge) \(chain.colour) \(chain.regions)"
-                let rows = output.rect.y..<output.rect.maxY
-                let differing = rows.filter { y in
-                    let row = Rect(x: output.rect.x, y: y, width: output.rect.width, height: 1)
-                    return PixelChecksum.of(output, in: row) != PixelChecksum.of(whole, in: row)
+            try banded.run(
+                source: source.layout, outputs: [layout],
+                allocator: pool.allocator, bandsInFlight: Int(seed % 4) + 1,
+                read: { band in band.copy(band.rect, from: source) },
+                render: { _, band, window, into in
+                    try pool.waitUntilStarted()
+                    let rendered = pool.submit(
+                        band, from: window, image: source.rect, into: into, chain: chain, tileSize: tile,
+                        ticket: RenderTicket(), background: background)
+                    return { retried.add(try rendered.wait().retries, ordering: .relaxed) }
                 }
-                let words = "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ in rows \(differing), \(retried.load(ordering: .relaxed)) tiles retried"
-                // On standard error too: the property checker reports its (shrunk) input, not this text.
-                FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(words)\n".utf8))
-                Issue.record("\(words)")
+            ) { _, band in output.copy(band.rect, from: band) }
+        } catch {
+            // Also on standard error: the property checker reports its input, not this text.
+            FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(width)x\(height), tile \(tile), bands of \(bandHeight): \(error)\n".utf8))
+            Issue.record("\(error)")
+            return
+        }
+        if PixelChecksum.of(output, in: output.rect) != PixelChecksum.of(whole, in: whole.rect) {
+            let chainWords = "\(chain.filters.map(\.spec)) \(edge) \(chain.colour) \(chain.regions)"
+            let rows = output.rect.y..<output.rect.maxY
+            let differing = rows.filter { y in
+                let row = Rect(x: output.rect.x, y: y, width: output.rect.width, height: 1)
+                return PixelChecksum.of(output, in: row) != PixelChecksum.of(whole, in: row)
             }
+            let words = "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ in rows \(differing), \(retried.load(ordering: .relaxed)) tiles retried"
+            // On standard error too: the property checker reports its (shrunk) input, not this text.
+            FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(words)\n".utf8))
+            Issue.record("\(words)")
         }
     }
 }
