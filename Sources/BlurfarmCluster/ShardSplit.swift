@@ -106,7 +106,8 @@ public enum ShardSplit {
     /// whole, the split of 300,000 outputs was most of `slurm submit`'s 144 MB.)
     /// - Throws: ``ClusterError/cannotWrite(path:underlying:)``.
     public static func write(_ plan: JobPlan, assigned: [Int], shards: Int, to path: String) throws(ClusterError) {
-        precondition(assigned.count == plan.inputs.count, "a shard for each input")
+        precondition(
+            assigned.count == plan.inputs.count && assigned.allSatisfy((0..<shards).contains), "one of the shards for each input")
         // Each shard's inputs by their place in the plan: the plan walked once in all, not once
         // a shard (a shard an input, at 100,000 inputs, would be 10¹⁰ steps).
         var inputsOf = [[Int]](repeating: [], count: shards)
