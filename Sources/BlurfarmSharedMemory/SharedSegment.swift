@@ -16,6 +16,12 @@ public struct SharedSegment: Sendable {
     /// The identity of the file behind the descriptor (device and inode).
     let identity: FileIdentity
 
+    /// The device of the file behind the descriptor, as `fstat` says.
+    public var device: UInt64 { identity.device }
+    /// The inode of the file behind the descriptor, as `fstat` says: with ``device``, which file
+    /// the segment is, which a task names beside ``id`` (docs/protocol.md, "Shared segments").
+    public var inode: UInt64 { identity.inode }
+
     /// Size of the segment in bytes.
     public var byteCount: Int { storage.byteCount }
 

@@ -233,6 +233,8 @@ extension ByteReader {
 extension SharedRegion {
     func write(to w: inout ByteWriter) {
         w.integer(segment)
+        w.integer(file.device)
+        w.integer(file.inode)
         w.integer(UInt64(byteOffset))
         w.rect(rect)
         w.u8(UInt8(channels))
@@ -242,6 +244,8 @@ extension SharedRegion {
 
     init(from r: inout ByteReader, field: String) throws(PayloadProblem) {
         let segment = try r.integer(UInt32.self, field + ".segment")
+        let file = SegmentFile(
+            device: try r.integer(UInt64.self, field + ".file.device"), inode: try r.integer(UInt64.self, field + ".file.inode"))
         let byteOffset = try r.u64AsInt(field + ".byteOffset")
         let rect = try r.rect(field + ".rect")
         let channels = Int(try r.u8(field + ".channels"))
@@ -251,7 +255,7 @@ extension SharedRegion {
         if let problem = Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride) {
             throw .invalidValue(field: field, reason: problem)
         }
-        self.init(segment: segment, byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride)
+        self.init(segment: segment, file: file, byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride)
     }
 }
 

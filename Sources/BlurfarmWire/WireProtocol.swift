@@ -77,8 +77,9 @@ public enum WireProtocol {
     /// version 8 the bands an image task's output was streamed in (``EncodedOutput/bands``);
     /// version 9 the frame checksum XXH3 (CRC-32 before: a whole-image task's encoded bytes are
     /// checksummed by the worker and the coordinator, 1.2% of a batch's processor time);
-    /// version 10 detection tasks (`detectionTask`, `detectionResult`).
-    public static let version: UInt16 = 10
+    /// version 10 detection tasks (`detectionTask`, `detectionResult`); version 11 the file (device,
+    /// inode) of a shared region's segment, which the worker checks.
+    public static let version: UInt16 = 11
 
     /// Tasks a worker holds at once, at most: one running and one waiting, sent before the
     /// first's `ready` so that the worker goes on at once instead of waiting for the
@@ -310,10 +311,25 @@ public enum TaskPixels: Equatable, Sendable {
     case inline(source: InlinePixels)
 }
 
+/// Which file a shared segment is: the device and inode `fstat` gives for it. Layout: device
+/// u64, inode u64.
+public struct SegmentFile: Hashable, Sendable, CustomStringConvertible {
+    public let device: UInt64
+    public let inode: UInt64
+
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
+    /// E.g. `device 23, inode 4711`.
+    public var description: String { "device \(device), inode \(inode)" }
+}
+
 /// A rectangle of pixels in a shared memory segment.
 ///
-/// Layout: segment u32, byteOffset u64, rect, channels u8, format u8 (0 `Float32`, 1 8-bit,
-/// 2 16-bit samples: ``SampleFormat``), rowStride u64.
+/// Layout: segment u32, file (``SegmentFile``: device u64, inode u64), byteOffset u64, rect,
+/// channels u8, format u8 (0 `Float32`, 1 8-bit, 2 16-bit samples: ``SampleFormat``), rowStride u64.
 ///
 /// The pixel at `(rect.x + i, rect.y + j)` starts at byte
 /// `byteOffset + (j * rowStride + i * channels) * size` of the segment, where size is the
@@ -324,6 +340,11 @@ public struct SharedRegion: Equatable, Sendable {
     /// The segment's id: a number the coordinator assigned when it passed the segment's
     /// file descriptor (memfd) to the worker.
     public let segment: UInt32
+    /// The device and inode of the file the segment is, as the coordinator's `fstat` of it says.
+    /// The worker refuses a task whose segment id names another file (a descriptor number the
+    /// coordinator's process closed and reused while a task still named it): it fails closed
+    /// instead of reading or writing another file's bytes.
+    public let file: SegmentFile
     /// Bytes from the start of the segment to the first sample of the rectangle's origin
     /// pixel; a multiple of the sample's size.
     public let byteOffset: Int
@@ -339,11 +360,15 @@ public struct SharedRegion: Equatable, Sendable {
     /// A region; traps unless `channels` is 3 or 4, `byteOffset` is a non-negative multiple
     /// of the sample's size, `rowStride >= rect.width * channels`, and ``byteRange`` fits in
     /// an `Int`.
-    public init(segment: UInt32, byteOffset: Int, rect: Rect, channels: Int, format: SampleFormat = .float32, rowStride: Int) {
+    public init(
+        segment: UInt32, file: SegmentFile, byteOffset: Int, rect: Rect, channels: Int, format: SampleFormat = .float32,
+        rowStride: Int
+    ) {
         precondition(
             Self.problem(byteOffset: byteOffset, rect: rect, channels: channels, format: format, rowStride: rowStride) == nil,
             "invalid shared region")
         self.segment = segment
+        self.file = file
         self.byteOffset = byteOffset
         self.rect = rect
         self.channels = channels

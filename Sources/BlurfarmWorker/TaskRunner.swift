@@ -165,6 +165,11 @@ public struct TaskRunner: Sendable {
         } catch {
             throw Problem("\(role) segment \(region.segment): \(error)")
         }
+        guard segment.device == region.file.device, segment.inode == region.file.inode else {
+            throw Problem(
+                "\(role) segment \(region.segment): \(segments.path(of: region.segment)) is the file device \(segment.device), "
+                    + "inode \(segment.inode), not the task's segment (\(region.file))")
+        }
         guard region.byteRange.upperBound <= segment.byteCount else {
             throw Problem(
                 "\(role) region spans bytes \(region.byteRange) of segment \(region.segment), "

@@ -36,14 +36,16 @@ import Testing
 
     @Test func version99IsRefusedNamingBothVersions() {
         let error = Self.outcome(frame(type: 2, payload: [], version: 99)).error
-        #expect(error == .unsupportedVersion(received: 99, supported: 10))
-        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 10")
+        #expect(error == .unsupportedVersion(received: 99, supported: 11))
+        #expect(error?.description == "unsupported protocol version 99: this peer speaks version 11")
         // From the header alone, whatever follows.
-        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 10))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 10))
-        // The version before detection tasks, and the one before it, whose frames end in a CRC-32.
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 9)).error == .unsupportedVersion(received: 9, supported: 10))
-        #expect(Self.outcome(frame(type: 2, payload: [], version: 8)).error == .unsupportedVersion(received: 8, supported: 10))
+        #expect(Self.outcome(Self.header(type: 3, length: 1000, version: 99)).error == .unsupportedVersion(received: 99, supported: 11))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 0)).error == .unsupportedVersion(received: 0, supported: 11))
+        // The version before segment files, the one before detection tasks, and the one before
+        // it, whose frames end in a CRC-32.
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 10)).error == .unsupportedVersion(received: 10, supported: 11))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 9)).error == .unsupportedVersion(received: 9, supported: 11))
+        #expect(Self.outcome(frame(type: 2, payload: [], version: 8)).error == .unsupportedVersion(received: 8, supported: 11))
     }
 
     @Test(arguments: [UInt16(0), 13, 0x100, 0xFFFF])
@@ -209,11 +211,14 @@ import Testing
     // MARK: Tasks
 
     struct Region {
-        var segment: UInt32 = 1, offset: UInt64 = 0, rect: (Int64, Int64, Int64, Int64) = (0, 0, 2, 2)
+        var segment: UInt32 = 1, device: UInt64 = 23, inode: UInt64 = 4711, offset: UInt64 = 0
+        var rect: (Int64, Int64, Int64, Int64) = (0, 0, 2, 2)
         var channels: UInt8 = 4, format: UInt8 = 0, stride: UInt64 = 8
 
         func write(_ b: inout Bytes) {
             b.u32(segment)
+            b.u64(device)
+            b.u64(inode)
             b.u64(offset)
             b.rect(rect.0, rect.1, rect.2, rect.3)
             b.u8(channels)
@@ -325,8 +330,12 @@ import Testing
         }
         #expect(task.filters == [FilterSpec(name: "gaussian", arguments: ["sigma": .number(2)])])
         #expect(task.pixels == .shared(
-            source: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 2, height: 2), channels: 4, rowStride: 8),
-            output: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 2, height: 2), channels: 4, rowStride: 8),
+            source: SharedRegion(
+                segment: 1, file: SegmentFile(device: 23, inode: 4711), byteOffset: 0, rect: Rect(width: 2, height: 2),
+                channels: 4, rowStride: 8),
+            output: SharedRegion(
+                segment: 1, file: SegmentFile(device: 23, inode: 4711), byteOffset: 0, rect: Rect(width: 2, height: 2),
+                channels: 4, rowStride: 8),
             background: SIMD3(0, 0.5, 1)))
     }
 
@@ -358,7 +367,7 @@ import Testing
         }
         #expect(Self.taskError(Self.task(tile: (0, 0, 1, -1))) == .invalidValue(field: "tile", reason: "negative size 1x-1"))
         #expect(Self.taskError(Self.task(tile: (0, .max, 1, 1))) == .invalidValue(field: "tile", reason: "the far edge overflows"))
-        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .truncated(field: "filters[0].regions[2].width"))
+        #expect(Self.taskError(Self.task(filters: { $0.u32(.max) })) == .badTag(field: "filters[0].regions[0].x", tag: 23))
         #expect(Self.taskError(Self.task(filters: Self.filter([0x67, 0xFF], []))) == .invalidUTF8(field: "filters[0].name"))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 4, [])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 4))
         #expect(Self.taskError(Self.task(filters: Self.filter(Array("g".utf8), [("a", 2, [2])]))) == .badTag(field: "filters[0].arguments[0].value", tag: 2))

@@ -31,8 +31,8 @@ import Testing
             ],
             edge: .grow, colour: .linear,
             pixels: .shared(
-                source: SharedRegion(segment: .max, byteOffset: Int.max - 3 - 16 * 4, rect: Rect(x: -9, y: -9, width: 4, height: 1), channels: 4, rowStride: 16),
-                output: SharedRegion(segment: 0, byteOffset: 0, rect: Rect(x: 0, y: 0, width: 0, height: 0), channels: 3, rowStride: 0)))),
+                source: SharedRegion(segment: .max, file: SegmentFile(device: .max, inode: .max), byteOffset: Int.max - 3 - 16 * 4, rect: Rect(x: -9, y: -9, width: 4, height: 1), channels: 4, rowStride: 16),
+                output: SharedRegion(segment: 0, file: SegmentFile(device: 0, inode: 0), byteOffset: 0, rect: Rect(x: 0, y: 0, width: 0, height: 0), channels: 3, rowStride: 0)))),
         .task(TaskMessage(
             taskID: 2, imageID: 3, attempt: 1, tile: Rect(width: 2, height: 2), image: Rect(width: 2, height: 2), filters: [],
             edge: .clamp, colour: .gamma,
@@ -42,8 +42,8 @@ import Testing
                     height: .percent(.greatestFiniteMagnitude), cornerRadius: 0, feather: .greatestFiniteMagnitude)
             ]),
             pixels: .shared(
-                source: SharedRegion(segment: 1, byteOffset: 7, rect: Rect(width: 2, height: 2), channels: 3, format: .uint8, rowStride: 6),
-                output: SharedRegion(segment: 2, byteOffset: 10, rect: Rect(width: 2, height: 2), channels: 4, format: .uint16, rowStride: 9),
+                source: SharedRegion(segment: 1, file: SegmentFile(device: 1, inode: 1 << 40), byteOffset: 7, rect: Rect(width: 2, height: 2), channels: 3, format: .uint8, rowStride: 6),
+                output: SharedRegion(segment: 2, file: SegmentFile(device: 2, inode: 3), byteOffset: 10, rect: Rect(width: 2, height: 2), channels: 4, format: .uint16, rowStride: 9),
                 background: SIMD3(1, 0.5, 0.125)))),
         .task(TaskMessage(
             taskID: 0, imageID: .max, attempt: 1, tile: Rect(x: 0, y: 0, width: 2, height: 2),
@@ -165,8 +165,8 @@ import Testing
             filters: [FilterSpec(name: "f", arguments: ["n": .number(nan), "s": .number(signalling), "z": .number(-0.0)])],
             edge: .mirror, colour: .gamma,
             pixels: .shared(
-                source: SharedRegion(segment: 1, byteOffset: 0, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4),
-                output: SharedRegion(segment: 2, byteOffset: 64, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4)))
+                source: SharedRegion(segment: 1, file: SegmentFile(device: 5, inode: 6), byteOffset: 0, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4),
+                output: SharedRegion(segment: 2, file: SegmentFile(device: 5, inode: 7), byteOffset: 64, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4)))
         var decoder = FrameDecoder()
         let (messages, _) = decodeAll(try FrameEncoder.encode(.task(task)), decoder: &decoder)
         guard case .task(let decoded) = messages.first else {
@@ -207,17 +207,17 @@ import Testing
 
     @Test func readyFrameIsHeaderAndChecksum() throws {
         let bytes = try FrameEncoder.encode(.ready)
-        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 10, 0, 2, 0, 0, 0, 0, 0]
+        let header: [UInt8] = [0x42, 0x46, 0x57, 0x31, 11, 0, 2, 0, 0, 0, 0, 0]
         #expect(bytes.count == 16)
         #expect(Array(bytes[0..<12]) == header)
         let sum = referenceChecksum(header)
         #expect(Array(bytes[12...]) == [UInt8(sum & 0xFF), UInt8(sum >> 8 & 0xFF), UInt8(sum >> 16 & 0xFF), UInt8(sum >> 24)])
-        #expect(sum == 0x20EA_C3AB)  // the whole frame, pinned
+        #expect(sum == 0xD2B6_5EB9)  // the whole frame, pinned
     }
 
     @Test func cancelFrameIsLittleEndian() throws {
         let bytes = try FrameEncoder.encode(.cancel(taskID: 0x0102_0304_0506_0708))
-        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 10, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
+        #expect(Array(bytes[0..<20]) == [0x42, 0x46, 0x57, 0x31, 11, 0, 8, 0, 8, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1])
         #expect(bytes.count == 24)
     }
 
@@ -240,7 +240,7 @@ import Testing
     @Test func payloadsFollowTheDocumentedLayout() throws {
         var hello = Bytes()
         hello.u32(7)
-        hello.u16(10)  // the protocol version
+        hello.u16(11)  // the protocol version
         hello.i32(-2)
         #expect(try FrameEncoder.encode(.hello(Hello(workerID: 7, pid: -2))) == frame(type: 1, payload: hello.bytes))
 
@@ -309,13 +309,17 @@ import Testing
         task.u8(1)  // invert
         task.u8(0)  // the whole image
         task.u8(0)  // shared
-        task.u32(3)  // source: segment 3, offset 4096, rect, 4 channels, Float32, stride 400
+        task.u32(3)  // source: segment 3 (device 9, inode 123456789), offset 4096, rect, 4 channels, Float32, stride 400
+        task.u64(9)
+        task.u64(123_456_789)
         task.u64(4096)
         task.rect(-16, 0, 60, 50)
         task.u8(4)
         task.u8(0)
         task.u64(400)
         task.u32(4)  // output: 3 channels of 16-bit samples
+        task.u64(9)
+        task.u64(1 << 63)
         task.u64(2)
         task.rect(-4, 8, 16, 32)
         task.u8(3)
@@ -347,9 +351,9 @@ import Testing
                 ],
                 invert: true),
             pixels: .shared(
-                source: SharedRegion(segment: 3, byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
+                source: SharedRegion(segment: 3, file: SegmentFile(device: 9, inode: 123_456_789), byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
                 output: SharedRegion(
-                    segment: 4, byteOffset: 2, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, format: .uint16,
+                    segment: 4, file: SegmentFile(device: 9, inode: 1 << 63), byteOffset: 2, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, format: .uint16,
                     rowStride: 48),
                 background: SIMD3(0.25, 1, 0))))
         #expect(try FrameEncoder.encode(message) == frame(type: 3, payload: task.bytes))
@@ -683,9 +687,9 @@ import Testing
     }
 
     @Test func sharedRegionSpansItsRows() {
-        let region = SharedRegion(segment: 1, byteOffset: 64, rect: Rect(x: -3, y: 2, width: 10, height: 4), channels: 3, rowStride: 40)
+        let region = SharedRegion(segment: 1, file: SegmentFile(device: 1, inode: 2), byteOffset: 64, rect: Rect(x: -3, y: 2, width: 10, height: 4), channels: 3, rowStride: 40)
         #expect(region.byteRange == 64..<(64 + (40 * 3 + 30) * 4))
-        let empty = SharedRegion(segment: 1, byteOffset: 8, rect: Rect(x: 0, y: 0, width: 0, height: 7), channels: 4, rowStride: 0)
+        let empty = SharedRegion(segment: 1, file: SegmentFile(device: 1, inode: 2), byteOffset: 8, rect: Rect(x: 0, y: 0, width: 0, height: 7), channels: 4, rowStride: 0)
         #expect(empty.byteRange == 8..<8)
     }
 }

@@ -1,5 +1,6 @@
 import BlurfarmCore
 import BlurfarmKernels
+import BlurfarmSharedMemory
 import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
@@ -168,4 +169,9 @@ extension TaskPixels {
     var inlineSource: InlinePixels? {
         if case .inline(let source) = self { source } else { nil }
     }
+}
+
+extension SharedSegment {
+    /// The file a task names beside this segment's id.
+    var file: SegmentFile { SegmentFile(device: device, inode: inode) }
 }
