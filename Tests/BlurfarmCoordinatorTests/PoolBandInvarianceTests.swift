@@ -117,6 +117,16 @@ import Testing
             chains: [chain], tileSize: tile, image: source.rect, bandHeight: bandHeight, depth: Int(seed % 3) + 1)
         let output = AnyPixels.uninitialized(banded.output, channels: layout.channels, format: layout.format)
         let retried = Atomic<Int>(0)
+        // Each window's rows that are not the source's, when its band is submitted and once it
+        // is rendered: a window written while its band renders is told apart from a wrong tile.
+        let windowChanges = Mutex<[String]>([])
+        @Sendable func checkWindow(_ window: AnyPixels, of band: Rect, _ when: String) {
+            let rows = (window.rect.y..<window.rect.maxY).filter { y in
+                let row = Rect(x: window.rect.x, y: y, width: window.rect.width, height: 1)
+                return PixelChecksum.of(window, in: row) != PixelChecksum.of(source, in: row)
+            }
+            if !rows.isEmpty { windowChanges.withLock { $0.append("band \(band)'s window \(when) differs in rows \(rows)") } }
+        }
         do {
             try banded.run(
                 source: source.layout, outputs: [layout],
@@ -124,10 +134,14 @@ import Testing
                 read: { band in band.copy(band.rect, from: source) },
                 render: { _, band, window, into in
                     try pool.waitUntilStarted()
+                    checkWindow(window, of: band, "as submitted")
                     let rendered = pool.submit(
                         band, from: window, image: source.rect, into: into, chain: chain, tileSize: tile,
                         ticket: RenderTicket(), background: background)
-                    return { retried.add(try rendered.wait().retries, ordering: .relaxed) }
+                    return {
+                        retried.add(try rendered.wait().retries, ordering: .relaxed)
+                        checkWindow(window, of: band, "once rendered")
+                    }
                 }
             ) { _, band in output.copy(band.rect, from: band) }
         } catch {
@@ -143,8 +157,14 @@ import Testing
                 let row = Rect(x: output.rect.x, y: y, width: output.rect.width, height: 1)
                 return PixelChecksum.of(output, in: row) != PixelChecksum.of(whole, in: row)
             }
-            let words = "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ in rows \(differing), \(retried.load(ordering: .relaxed)) tiles retried"
+            let words = "\(width)x\(height)x\(source.channels) \(source.format) to \(layout.channels) \(layout.format), bands of \(bandHeight), tile \(tile), \(workers) workers, chain \(chainWords): the pixels differ in rows \(differing), \(retried.load(ordering: .relaxed)) tiles retried; windows: \(windowChanges.withLock { $0.isEmpty ? "each the source's rows" : $0.joined(separator: "; ") })"
             // On standard error too: the property checker reports its (shrunk) input, not this text.
+            FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(words)\n".utf8))
+            Issue.record("\(words)")
+        } else if let changes = windowChanges.withLock({ $0.isEmpty ? nil : $0 }) {
+            // The right pixels from a window that was not the source's: memory lent or written
+            // while a band held it, caught even where the filters did not reach the rows.
+            let words = "\(width)x\(height), bands of \(bandHeight), tile \(tile), \(workers) workers: \(changes.joined(separator: "; "))"
             FileHandle.standardError.write(Data("PoolBandInvarianceTests: \(words)\n".utf8))
             Issue.record("\(words)")
         }
