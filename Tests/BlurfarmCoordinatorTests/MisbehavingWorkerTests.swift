@@ -199,6 +199,11 @@ import Testing
     /// which the pool lends to the next image. Worker 1 fails its task once worker 2 has one;
     /// worker 2 "renders" until the test, holding the failure, says go, then writes into every
     /// segment of the pool. Killed in time, it never sees the go.
+    ///
+    /// Only worker 2 writes: the segments it finds are every one of this process, the pools of
+    /// the tests running beside this one among them. The workers that replace it used to write
+    /// too, once the pool's shutdown let them past their first byte, 8 bytes at the start of
+    /// every segment: the band-invariance test's windows, rendered wrong now and then.
     @Test func aWorkerStillRenderingAFailedImageIsKilledBeforeItsMemoryIsLentAgain() throws {
         let reply = try FrameEncoder.encode(.failure(TaskFailure(taskID: 1, message: "boom"))) + FrameEncoder.encode(.ready)
         let folder = try Self.fakeWorker(
@@ -207,6 +212,7 @@ import Testing
                 here="$(dirname "$0")"
                 wait_for() { i=0; while [ ! -e "$here/$1" ] && [ $i -lt 6000 ]; do sleep 0.02; i=$((i+1)); done; }
                 if [ "$2" = 1 ]; then wait_for rendering-2; cat "$here/fail.bin"; exec cat >/dev/null; fi
+                if [ "$2" != 2 ]; then exec cat >/dev/null; fi
                 echo $$ > "$here/pid-$2.tmp" && mv "$here/pid-$2.tmp" "$here/rendering-$2"
                 wait_for go
                 for f in /proc/$4/fd/*; do
@@ -239,5 +245,10 @@ import Testing
         #expect(!Processes.isAlive(pid), "worker 2 (pid \(pid)) still runs")
         #expect(!FileManager.default.fileExists(atPath: wrote), "a worker of the failed image wrote into the pool's memory")
         #expect(storage.withUnsafeFloats { $0[0] } == 0, "the leased memory was overwritten")
+        // Nor does any worker write once the pool is shut down (a replacement, past its first
+        // byte, the shutdown's).
+        pool.shutdown()
+        let writers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("wrote-") }
+        #expect(writers.isEmpty, "workers wrote into every segment of this process: \(writers)")
     }
 }
