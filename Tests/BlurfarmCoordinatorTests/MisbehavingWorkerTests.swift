@@ -188,8 +188,12 @@ import Testing
             _ = try pool.render(Self.image(), chain: Self.chain, tileSize: 0)
             Issue.record("a failed task rendered an image")
         } catch {
-            // Not retried: a filter's error does not change on another try.
-            #expect(error.description == "tile 40x30+0+0: worker 1: plugin 'x': out of ideas", "\(error)")
+            // Not retried: a filter's error does not change on another try. Worker 1's, unless a
+            // loaded machine failed its start and a later number took the slot (seen once, with
+            // two runs of the suite at once on two cores: worker 2).
+            let prefix = "tile 40x30+0+0: worker "
+            #expect(error.description.hasPrefix(prefix), "\(error)")
+            #expect(error.description.dropFirst(prefix.count).drop { $0.isNumber } == ": plugin 'x': out of ideas", "\(error)")
             #expect(error.retries == 0)
         }
     }
