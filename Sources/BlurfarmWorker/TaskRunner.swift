@@ -165,10 +165,11 @@ public struct TaskRunner: Sendable {
         } catch {
             throw Problem("\(role) segment \(region.segment): \(error)")
         }
-        guard segment.device == region.file.device, segment.inode == region.file.inode else {
+        let opened = SegmentFile(device: segment.device, inode: segment.inode)
+        guard opened == region.file else {
             throw Problem(
-                "\(role) segment \(region.segment): \(segments.path(of: region.segment)) is the file device \(segment.device), "
-                    + "inode \(segment.inode), not the task's segment (\(region.file))")
+                "\(role) segment \(region.segment): \(segments.path(of: region.segment)) is the file \(opened), "
+                    + "not the task's segment (\(region.file))")
         }
         guard region.byteRange.upperBound <= segment.byteCount else {
             throw Problem(
