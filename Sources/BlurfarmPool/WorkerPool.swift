@@ -327,8 +327,7 @@ public final class WorkerPool: ImageRendering, Sendable {
         let pixels: AnyPixels
         var region: SharedRegion {
             SharedRegion(
-                segment: segment.id, file: SegmentFile(device: segment.device, inode: segment.inode),
-                byteOffset: storageOffset + pixels.byteOffset, rect: pixels.rect,
+                segment: segment.id, file: segment.identity, byteOffset: storageOffset + pixels.byteOffset, rect: pixels.rect,
                 channels: pixels.channels, format: pixels.format, rowStride: pixels.rowStride)
         }
     }

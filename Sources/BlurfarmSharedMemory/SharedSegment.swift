@@ -13,14 +13,9 @@ public struct SharedSegment: Sendable {
     public private(set) var storage: PixelStorage
     /// The segment's file descriptor in this process; valid while ``storage`` lives.
     public let fileDescriptor: Int32
-    /// The identity of the file behind the descriptor (device and inode).
-    let identity: FileIdentity
-
-    /// The device of the file behind the descriptor, as `fstat` says.
-    public var device: UInt64 { identity.device }
-    /// The inode of the file behind the descriptor, as `fstat` says: with ``device``, which file
-    /// the segment is, which a task names beside ``id`` (docs/protocol.md, "Shared segments").
-    public var inode: UInt64 { identity.inode }
+    /// The file behind the descriptor (device and inode, as `fstat` says), which a task names
+    /// beside ``id`` (docs/protocol.md, "Shared segments").
+    public let identity: FileIdentity
 
     /// Size of the segment in bytes.
     public var byteCount: Int { storage.byteCount }

@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmSystem
 import Synchronization
 

@@ -244,7 +244,7 @@ extension SharedRegion {
 
     init(from r: inout ByteReader, field: String) throws(PayloadProblem) {
         let segment = try r.integer(UInt32.self, field + ".segment")
-        let file = SegmentFile(
+        let file = FileIdentity(
             device: try r.integer(UInt64.self, field + ".file.device"), inode: try r.integer(UInt64.self, field + ".file.inode"))
         let byteOffset = try r.u64AsInt(field + ".byteOffset")
         let rect = try r.rect(field + ".rect")

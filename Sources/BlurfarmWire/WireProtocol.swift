@@ -311,24 +311,9 @@ public enum TaskPixels: Equatable, Sendable {
     case inline(source: InlinePixels)
 }
 
-/// Which file a shared segment is: the device and inode `fstat` gives for it. Layout: device
-/// u64, inode u64.
-public struct SegmentFile: Hashable, Sendable, CustomStringConvertible {
-    public let device: UInt64
-    public let inode: UInt64
-
-    public init(device: UInt64, inode: UInt64) {
-        self.device = device
-        self.inode = inode
-    }
-
-    /// E.g. `device 23, inode 4711`.
-    public var description: String { "device \(device), inode \(inode)" }
-}
-
 /// A rectangle of pixels in a shared memory segment.
 ///
-/// Layout: segment u32, file (``SegmentFile``: device u64, inode u64), byteOffset u64, rect,
+/// Layout: segment u32, file (``FileIdentity``: device u64, inode u64), byteOffset u64, rect,
 /// channels u8, format u8 (0 `Float32`, 1 8-bit, 2 16-bit samples: ``SampleFormat``), rowStride u64.
 ///
 /// The pixel at `(rect.x + i, rect.y + j)` starts at byte
@@ -344,7 +329,7 @@ public struct SharedRegion: Equatable, Sendable {
     /// The worker refuses a task whose segment id names another file (a descriptor number the
     /// coordinator's process closed and reused while a task still named it): it fails closed
     /// instead of reading or writing another file's bytes.
-    public let file: SegmentFile
+    public let file: FileIdentity
     /// Bytes from the start of the segment to the first sample of the rectangle's origin
     /// pixel; a multiple of the sample's size.
     public let byteOffset: Int
@@ -361,7 +346,7 @@ public struct SharedRegion: Equatable, Sendable {
     /// of the sample's size, `rowStride >= rect.width * channels`, and ``byteRange`` fits in
     /// an `Int`.
     public init(
-        segment: UInt32, file: SegmentFile, byteOffset: Int, rect: Rect, channels: Int, format: SampleFormat = .float32,
+        segment: UInt32, file: FileIdentity, byteOffset: Int, rect: Rect, channels: Int, format: SampleFormat = .float32,
         rowStride: Int
     ) {
         precondition(

@@ -165,10 +165,9 @@ public struct TaskRunner: Sendable {
         } catch {
             throw Problem("\(role) segment \(region.segment): \(error)")
         }
-        let opened = SegmentFile(device: segment.device, inode: segment.inode)
-        guard opened == region.file else {
+        guard segment.identity == region.file else {
             throw Problem(
-                "\(role) segment \(region.segment): \(segments.path(of: region.segment)) is the file \(opened), "
+                "\(role) segment \(region.segment): \(segments.path(of: region.segment)) is the file \(segment.identity), "
                     + "not the task's segment (\(region.file))")
         }
         guard region.byteRange.upperBound <= segment.byteCount else {

@@ -331,10 +331,10 @@ import Testing
         #expect(task.filters == [FilterSpec(name: "gaussian", arguments: ["sigma": .number(2)])])
         #expect(task.pixels == .shared(
             source: SharedRegion(
-                segment: 1, file: SegmentFile(device: 23, inode: 4711), byteOffset: 0, rect: Rect(width: 2, height: 2),
+                segment: 1, file: FileIdentity(device: 23, inode: 4711), byteOffset: 0, rect: Rect(width: 2, height: 2),
                 channels: 4, rowStride: 8),
             output: SharedRegion(
-                segment: 1, file: SegmentFile(device: 23, inode: 4711), byteOffset: 0, rect: Rect(width: 2, height: 2),
+                segment: 1, file: FileIdentity(device: 23, inode: 4711), byteOffset: 0, rect: Rect(width: 2, height: 2),
                 channels: 4, rowStride: 8),
             background: SIMD3(0, 0.5, 1)))
     }

@@ -31,8 +31,8 @@ import Testing
             ],
             edge: .grow, colour: .linear,
             pixels: .shared(
-                source: SharedRegion(segment: .max, file: SegmentFile(device: .max, inode: .max), byteOffset: Int.max - 3 - 16 * 4, rect: Rect(x: -9, y: -9, width: 4, height: 1), channels: 4, rowStride: 16),
-                output: SharedRegion(segment: 0, file: SegmentFile(device: 0, inode: 0), byteOffset: 0, rect: Rect(x: 0, y: 0, width: 0, height: 0), channels: 3, rowStride: 0)))),
+                source: SharedRegion(segment: .max, file: FileIdentity(device: .max, inode: .max), byteOffset: Int.max - 3 - 16 * 4, rect: Rect(x: -9, y: -9, width: 4, height: 1), channels: 4, rowStride: 16),
+                output: SharedRegion(segment: 0, file: FileIdentity(device: 0, inode: 0), byteOffset: 0, rect: Rect(x: 0, y: 0, width: 0, height: 0), channels: 3, rowStride: 0)))),
         .task(TaskMessage(
             taskID: 2, imageID: 3, attempt: 1, tile: Rect(width: 2, height: 2), image: Rect(width: 2, height: 2), filters: [],
             edge: .clamp, colour: .gamma,
@@ -42,8 +42,8 @@ import Testing
                     height: .percent(.greatestFiniteMagnitude), cornerRadius: 0, feather: .greatestFiniteMagnitude)
             ]),
             pixels: .shared(
-                source: SharedRegion(segment: 1, file: SegmentFile(device: 1, inode: 1 << 40), byteOffset: 7, rect: Rect(width: 2, height: 2), channels: 3, format: .uint8, rowStride: 6),
-                output: SharedRegion(segment: 2, file: SegmentFile(device: 2, inode: 3), byteOffset: 10, rect: Rect(width: 2, height: 2), channels: 4, format: .uint16, rowStride: 9),
+                source: SharedRegion(segment: 1, file: FileIdentity(device: 1, inode: 1 << 40), byteOffset: 7, rect: Rect(width: 2, height: 2), channels: 3, format: .uint8, rowStride: 6),
+                output: SharedRegion(segment: 2, file: FileIdentity(device: 2, inode: 3), byteOffset: 10, rect: Rect(width: 2, height: 2), channels: 4, format: .uint16, rowStride: 9),
                 background: SIMD3(1, 0.5, 0.125)))),
         .task(TaskMessage(
             taskID: 0, imageID: .max, attempt: 1, tile: Rect(x: 0, y: 0, width: 2, height: 2),
@@ -165,8 +165,8 @@ import Testing
             filters: [FilterSpec(name: "f", arguments: ["n": .number(nan), "s": .number(signalling), "z": .number(-0.0)])],
             edge: .mirror, colour: .gamma,
             pixels: .shared(
-                source: SharedRegion(segment: 1, file: SegmentFile(device: 5, inode: 6), byteOffset: 0, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4),
-                output: SharedRegion(segment: 2, file: SegmentFile(device: 5, inode: 7), byteOffset: 64, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4)))
+                source: SharedRegion(segment: 1, file: FileIdentity(device: 5, inode: 6), byteOffset: 0, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4),
+                output: SharedRegion(segment: 2, file: FileIdentity(device: 5, inode: 7), byteOffset: 64, rect: Rect(width: 1, height: 1), channels: 4, rowStride: 4)))
         var decoder = FrameDecoder()
         let (messages, _) = decodeAll(try FrameEncoder.encode(.task(task)), decoder: &decoder)
         guard case .task(let decoded) = messages.first else {
@@ -351,9 +351,9 @@ import Testing
                 ],
                 invert: true),
             pixels: .shared(
-                source: SharedRegion(segment: 3, file: SegmentFile(device: 9, inode: 123_456_789), byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
+                source: SharedRegion(segment: 3, file: FileIdentity(device: 9, inode: 123_456_789), byteOffset: 4096, rect: Rect(x: -16, y: 0, width: 60, height: 50), channels: 4, rowStride: 400),
                 output: SharedRegion(
-                    segment: 4, file: SegmentFile(device: 9, inode: 1 << 63), byteOffset: 2, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, format: .uint16,
+                    segment: 4, file: FileIdentity(device: 9, inode: 1 << 63), byteOffset: 2, rect: Rect(x: -4, y: 8, width: 16, height: 32), channels: 3, format: .uint16,
                     rowStride: 48),
                 background: SIMD3(0.25, 1, 0))))
         #expect(try FrameEncoder.encode(message) == frame(type: 3, payload: task.bytes))
@@ -687,9 +687,9 @@ import Testing
     }
 
     @Test func sharedRegionSpansItsRows() {
-        let region = SharedRegion(segment: 1, file: SegmentFile(device: 1, inode: 2), byteOffset: 64, rect: Rect(x: -3, y: 2, width: 10, height: 4), channels: 3, rowStride: 40)
+        let region = SharedRegion(segment: 1, file: FileIdentity(device: 1, inode: 2), byteOffset: 64, rect: Rect(x: -3, y: 2, width: 10, height: 4), channels: 3, rowStride: 40)
         #expect(region.byteRange == 64..<(64 + (40 * 3 + 30) * 4))
-        let empty = SharedRegion(segment: 1, file: SegmentFile(device: 1, inode: 2), byteOffset: 8, rect: Rect(x: 0, y: 0, width: 0, height: 7), channels: 4, rowStride: 0)
+        let empty = SharedRegion(segment: 1, file: FileIdentity(device: 1, inode: 2), byteOffset: 8, rect: Rect(x: 0, y: 0, width: 0, height: 7), channels: 4, rowStride: 0)
         #expect(empty.byteRange == 8..<8)
     }
 }

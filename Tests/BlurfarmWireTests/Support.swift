@@ -217,7 +217,7 @@ enum Random {
         let r = rect(&rng, maxSize: 4096)
         let channels = Bool.random(using: &rng) ? 3 : 4
         return SharedRegion(
-            segment: u32(&rng), file: SegmentFile(device: UInt64.random(in: 0...UInt64.max, using: &rng), inode: UInt64.random(in: 0...UInt64.max, using: &rng)), byteOffset: 4 * Int.random(in: 0...(1 << 40), using: &rng), rect: r,
+            segment: u32(&rng), file: FileIdentity(device: UInt64.random(in: 0...UInt64.max, using: &rng), inode: UInt64.random(in: 0...UInt64.max, using: &rng)), byteOffset: 4 * Int.random(in: 0...(1 << 40), using: &rng), rect: r,
             channels: channels, rowStride: r.width * channels + Int.random(in: 0...64, using: &rng))
     }
 

@@ -41,9 +41,9 @@ import Glibc
             let source = PixelBuffer(rect: image, storage: segment.storage, channels: 4)
             Pixels.randomize(source, seed: id)
             let motion = ("motion", ["radius": ParameterValue.number(120), "angle": .number(10), "samples": .integer(400)])
-            let sourceRegion = SharedRegion(segment: segment.id, file: segment.file, byteOffset: 0, rect: image, channels: 4, rowStride: 4096)
+            let sourceRegion = SharedRegion(segment: segment.id, file: segment.identity, byteOffset: 0, rect: image, channels: 4, rowStride: 4096)
             let outputRegion = SharedRegion(
-                segment: segment.id, file: segment.file, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 4096)
+                segment: segment.id, file: segment.identity, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 4096)
             message = TaskMessage(
                 taskID: id, imageID: 1, attempt: 1, tile: image, image: image,
                 filters: Chains.specs(Array(repeating: motion, count: 6)), edge: .clamp, colour: .gamma,
@@ -97,7 +97,7 @@ import Glibc
         let worker = try WorkerProcessHandle(workerID: 3)
         _ = try worker.handshake()
         let image = Rect(x: 0, y: 0, width: 4, height: 4)
-        let region = SharedRegion(segment: 999_999, file: SegmentFile(device: 0, inode: 0), byteOffset: 0, rect: image, channels: 4, rowStride: 16)
+        let region = SharedRegion(segment: 999_999, file: FileIdentity(device: 0, inode: 0), byteOffset: 0, rect: image, channels: 4, rowStride: 16)
         try worker.send(.task(TaskMessage(
             taskID: 9, imageID: 1, attempt: 1, tile: image, image: image, filters: Self.gaussian, edge: .clamp,
             colour: .gamma, pixels: .shared(source: region, output: region))))
@@ -122,7 +122,7 @@ import Glibc
         let floats = image.area * 4 * 2
         func contents() -> [UInt32] { named.storage.withUnsafeFloats { p in (0..<floats).map { p[$0].bitPattern } } }
         let before = contents()
-        func task(id: UInt64, file: SegmentFile) -> WireMessage {
+        func task(id: UInt64, file: FileIdentity) -> WireMessage {
             .task(TaskMessage(
                 taskID: id, imageID: 1, attempt: 1, tile: image, image: image, filters: Self.gaussian, edge: .clamp,
                 colour: .gamma,
@@ -131,18 +131,18 @@ import Glibc
                     output: SharedRegion(
                         segment: named.id, file: file, byteOffset: image.area * 16, rect: image, channels: 4, rowStride: 16))))
         }
-        try worker.send(task(id: 1, file: other.file))
+        try worker.send(task(id: 1, file: other.identity))
         let failure = try #require(
             try worker.reader.nextSkippingHeartbeats()?.taskFailure, "no failure for a segment id naming another file")
         #expect(failure.taskID == 1)
         #expect(
             failure.message
-                == "source segment \(named.id): /proc/\(getpid())/fd/\(named.id) is the file device \(named.device), "
-                + "inode \(named.inode), not the task's segment (device \(other.device), inode \(other.inode))")
+                == "source segment \(named.id): /proc/\(getpid())/fd/\(named.id) is the file device \(named.identity.device), "
+                + "inode \(named.identity.inode), not the task's segment (device \(other.identity.device), inode \(other.identity.inode))")
         #expect(try worker.reader.nextSkippingHeartbeats() == .ready)
         #expect(contents() == before, "the worker wrote into a segment it refused")
 
-        try worker.send(task(id: 2, file: named.file))
+        try worker.send(task(id: 2, file: named.identity))
         let result = try #require(try worker.reader.nextSkippingHeartbeats()?.taskResult, "no result for the right file")
         #expect(result.taskID == 2)
         #expect(contents() != before)

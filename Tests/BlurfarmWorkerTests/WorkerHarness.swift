@@ -1,6 +1,5 @@
 import BlurfarmCore
 import BlurfarmKernels
-import BlurfarmSharedMemory
 import BlurfarmTestSupport
 import BlurfarmWire
 import Foundation
@@ -169,9 +168,4 @@ extension TaskPixels {
     var inlineSource: InlinePixels? {
         if case .inline(let source) = self { source } else { nil }
     }
-}
-
-extension SharedSegment {
-    /// The file a task names beside this segment's id.
-    var file: SegmentFile { SegmentFile(device: device, inode: inode) }
 }

@@ -41,9 +41,9 @@ import Glibc
         let task = TaskMessage(
             taskID: 5, imageID: 1, attempt: 1, tile: tile, image: image, filters: specs, edge: .mirror, colour: .gamma,
             pixels: .shared(
-                source: SharedRegion(segment: segment.id, file: segment.file, byteOffset: 0, rect: image, channels: 3, rowStride: 60),
+                source: SharedRegion(segment: segment.id, file: segment.identity, byteOffset: 0, rect: image, channels: 3, rowStride: 60),
                 output: SharedRegion(
-                    segment: segment.id, file: segment.file, byteOffset: image.area * 12 + (3 * 20 + 5) * 12, rect: tile, channels: 3,
+                    segment: segment.id, file: segment.identity, byteOffset: image.area * 12 + (3 * 20 + 5) * 12, rect: tile, channels: 3,
                     rowStride: 60)))
         let frame = try FrameEncoder.encode(.task(task))
         #expect(frame.withUnsafeBytes { write(toWorker[1], $0.baseAddress, $0.count) } == frame.count)

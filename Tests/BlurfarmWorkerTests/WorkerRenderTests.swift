@@ -72,10 +72,10 @@ import Testing
         for (index, tile) in expected.tiles.enumerated() {
             let region = expected.chain.sourceRegion(for: tile, image: image)
             let source = SharedRegion(
-                segment: sourceSegment.id, file: sourceSegment.file, byteOffset: (region.y * image.width + region.x) * c.channels * 4,
+                segment: sourceSegment.id, file: sourceSegment.identity, byteOffset: (region.y * image.width + region.x) * c.channels * 4,
                 rect: region, channels: c.channels, rowStride: image.width * c.channels)
             let target = SharedRegion(
-                segment: outputSegment.id, file: outputSegment.file,
+                segment: outputSegment.id, file: outputSegment.identity,
                 byteOffset: ((tile.y - outputRect.y) * outputRect.width + tile.x - outputRect.x) * outChannels * 4,
                 rect: tile, channels: outChannels, rowStride: outputRect.width * outChannels)
             let task = TaskMessage(

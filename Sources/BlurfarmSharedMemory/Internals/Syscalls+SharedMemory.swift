@@ -1,6 +1,7 @@
 // The system calls of BlurfarmSharedMemory, through BlurfarmSystem's `Syscalls` (retried there
 // on interruption); each failure a SharedMemoryError that carries the call's SystemCallError and
 // says what it was applied to.
+import BlurfarmCore
 import BlurfarmSystem
 
 #if canImport(Glibc)
@@ -8,12 +9,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// The identity of an open file: device and inode.
-struct FileIdentity: Hashable {
-    let device: UInt64
-    let inode: UInt64
-}
 
 extension Syscalls {
     /// Runs `body`; its failure as a ``SharedMemoryError`` about `subject`.
