@@ -386,36 +386,30 @@ extension RunReport {
         }
     }
 
-    /// ``writeExact(listsOf:to:strings:)``'s bytes, handed to `write` about 64 KB at a time.
+    /// ``writeExact(listsOf:to:strings:)``'s bytes, handed to `write` about 64 KB at a time
+    /// (``IndentedPieces``).
     private static func writeLists(
         _ count: Int, encoder: JSONEncoder, strings: (_ list: Int, _ add: ([String]) throws -> Void) throws -> Void,
         to write: @escaping ([UInt8]) throws(SystemCallError) -> Void
     ) throws {
-        let (newline, space) = (UInt8(ascii: "\n"), UInt8(ascii: " "))
-        var out = Array("[".utf8)
+        var out = IndentedPieces(write: write)
+        try out.append("[", indent: 0)
         for list in 0..<count {
-            out += Array((list == 0 ? "\n  [" : ",\n  [").utf8)
+            try out.append(list == 0 ? "\n  [" : ",\n  [", indent: 0)
             var empty = true
             try strings(list) { batch in
                 guard !batch.isEmpty else { return }
                 // `[\n  "a",\n  "b"\n]`: its lines between the brackets, two spaces deeper
                 // (a string's own line breaks are escaped: each one here ends a line).
-                let encoded = Array(try encoder.encode(batch))
-                if !empty { out.append(UInt8(ascii: ",")) }
+                let encoded = try encoder.encode(batch)
+                if !empty { try out.append(",", indent: 0) }
                 empty = false
-                for byte in encoded[1..<(encoded.count - 2)] {
-                    out.append(byte)
-                    if byte == newline { out += [space, space] }
-                }
-                if out.count >= 1 << 16 {
-                    try write(out)
-                    out.removeAll(keepingCapacity: true)
-                }
+                try out.append(encoded[1..<(encoded.count - 2)], indent: 2)
             }
-            out += Array((empty ? "\n\n  ]" : "\n  ]").utf8)
+            try out.append(empty ? "\n\n  ]" : "\n  ]", indent: 0)
         }
-        out += Array((count == 0 ? "\n\n]" : "\n]").utf8)
-        try write(out)
+        try out.append(count == 0 ? "\n\n]" : "\n]", indent: 0)
+        try out.flush()
     }
 
     /// Writes `reports` as JSON to `path` as ``write(_:to:)`` does, the bytes
