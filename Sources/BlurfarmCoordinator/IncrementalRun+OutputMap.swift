@@ -70,8 +70,10 @@ extension IncrementalRun {
     /// atomically (its temporary file in `control`'s), and only when its bytes change; its
     /// folders are made when missing, as an output's are (``CreatedFolder``). When the file is
     /// the one the last run left (``OutputMapStamp``) and the run `changedOutputs` not (it wrote,
-    /// failed or pruned none), the entries are hashed first (``OutputMapDigest``), and encoded
-    /// only when their digest is another; after a run that changed outputs they are encoded at
+    /// failed or pruned none), the map is left as it is when the plan's digest is the one kept
+    /// and the records have not changed since (``OutputMapStamp/plan``); otherwise the entries
+    /// are hashed first (``OutputMapDigest``), and encoded only when their digest is another;
+    /// after a run that changed outputs they are encoded at
     /// once (the map most likely changed with them, and hashing first would be a pass lost:
     /// 3 s at 100,000 inputs). A job `control`
     /// stops or cancels meanwhile makes no more placeholders and leaves the map as it was.
@@ -89,11 +91,25 @@ extension IncrementalRun {
                 throw MapFailure(path: path, message: "cannot encode the map: \(error)")
             }
         }
-        /// Its stamp kept, or a failure naming the records.
-        func keep(_ digest: OutputMapDigest) throws(MapFailure) {
+        // The plan's digest (``OutputMapDigest/plan(of:published:mapPath:absolute:)``), made once.
+        var planned: String?
+        func plan() throws(MapFailure) -> String {
+            if let planned { return planned }
+            do {
+                let made = try OutputMapDigest.plan(of: full, published: published, mapPath: key) { absolute($0) }
+                planned = made
+                return made
+            } catch {
+                throw MapFailure(path: path, message: "cannot encode the map: \(error)")
+            }
+        }
+        /// Its stamp kept, with the plan's digest when no placeholder is `missing` (the next run
+        /// tries those again), or a failure naming the records.
+        func keep(_ digest: OutputMapDigest, missing: [(input: String, reason: String)]) throws(MapFailure) {
             guard let file = OutputMapText.stamp(ofFileAt: path, confinement: confinement) else { return }
+            let stamp = OutputMapStamp(digest: digest.digest(), file: file, plan: missing.isEmpty ? try plan() : nil)
             do throws(StateError) {
-                try records.keep(OutputMapStamp(digest: digest.digest(), file: file), at: key)
+                try records.keep(stamp, at: key)
             } catch {
                 throw MapFailure(path: path, message: "cannot record the map's stamp: \(error)")
             }
@@ -111,6 +127,12 @@ extension IncrementalRun {
         if !changedOutputs, let kept = records.mapStamp(at: key),
             OutputMapText.stamp(ofFileAt: path, confinement: confinement) == kept.file
         {
+            // The records as they were when the map was made, and the same plan: the same
+            // entries, neither looked up nor hashed (no placeholder was missing then, and none
+            // is forgotten now: no output's record went since the last were).
+            if let keptPlan = kept.plan, try keptPlan == plan() {
+                return MapResult(written: false, missingPlaceholders: [])
+            }
             let hashed = try digest()
             let missing = try entries(
                 of: full, published: published, mapPath: path, limits: limits, confinement: confinement, control: control,
@@ -119,6 +141,8 @@ extension IncrementalRun {
             if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
             if hashed.digest() == kept.digest {
                 try forgetPlaceholders()
+                // The records or the plan moved, not the entries: the stamp kept with them now.
+                if missing.isEmpty { try keep(hashed, missing: missing) }
                 return MapResult(written: false, missingPlaceholders: missing)
             }
             for (input, reason) in missing { failed[.init(input)] = reason }
@@ -145,7 +169,7 @@ extension IncrementalRun {
         if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
         try forgetPlaceholders()
         if text.finish() {
-            try keep(hashed)
+            try keep(hashed, missing: missing)
             return MapResult(written: false, missingPlaceholders: missing)
         }
         let folder = PathName.folder(of: path)
@@ -163,7 +187,7 @@ extension IncrementalRun {
         } catch {
             throw MapFailure(path: path, message: error.message)
         }
-        try keep(hashed)
+        try keep(hashed, missing: missing)
         return MapResult(written: true, missingPlaceholders: missing)
     }
 

@@ -1,4 +1,6 @@
 import BlurfarmState
+import BlurfarmCore
+import BlurfarmImageIO
 import Foundation
 
 /// The digest (XXH3-128) of an output map's entries, made without encoding them: every field
@@ -57,6 +59,37 @@ final class OutputMapDigest {
             optional(output.size, integer)
         }
         hashBytes()
+    }
+
+    /// The digest of what the plan `full` of a run that published `published` (by their places
+    /// in `full`) gives the entries of the map at `mapPath` (absolute), besides the records
+    /// (``OutputMapStamp/plan``): after the job's name and the sample entry's text, the
+    /// placeholders' recipe and the map's path, every input in order by its path, and each of
+    /// its outputs by whether it was published, its path, format, variant and size (the paths
+    /// made absolute by `absolute`, as the entries' are).
+    /// - Throws: what ``init(job:)`` throws.
+    static func plan(
+        of full: JobPlan, published: PublishedOutputs, mapPath: String, absolute: (String) -> String
+    ) throws -> String {
+        let digest = try OutputMapDigest(job: full.job.name)
+        digest.text(InputPlaceholder.recipe)
+        digest.text(mapPath)
+        var place = 0
+        for input in full.inputs {
+            digest.text(absolute(input.path))
+            digest.integer(input.outputs.count)
+            for output in input.outputs {
+                digest.bytes.append(published.contains(place) ? 1 : 0)
+                place += 1
+                let path = absolute(output.path)
+                digest.text(path)
+                digest.optional(ImageFormat(extension: PathName.pathExtension(of: path))?.mapName, digest.text)
+                digest.text(output.variant.name)
+                digest.optional(output.size, digest.integer)
+            }
+            digest.hashBytes()
+        }
+        return digest.digest()
     }
 
     /// The digest of the map so far, as 32 hexadecimal digits.

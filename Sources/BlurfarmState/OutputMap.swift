@@ -161,9 +161,22 @@ extension OutputMap {
 /// the file's stamp then. A later run whose entries have that digest, finding the file with
 /// that stamp (the same inode, size, and modification and status change times: the stamps an
 /// output's record is checked by), leaves the map as it is without encoding it.
+///
+/// And the digest of what the run's plan gave the entries (`OutputMapDigest.plan`: the inputs
+/// and outputs by path, which were published), which the records vouch for only while they are
+/// as they were then: a later run with that plan, finding that file, leaves the map without
+/// looking up a record or hashing an entry. The rest of an entry is the records' (an output's
+/// size and bytes, an input's placeholder), and any change to them since is seen
+/// (``OutputRecords/mapStamp(at:)``).
 public struct OutputMapStamp: Equatable, Sendable {
     package var digest: String
     package var file: FileStamp
+    /// The plan's digest, kept with the records' generation (``OutputRecords/keep(_:at:)``);
+    /// read back only while the records' generation is that one, else nil. Nil when the map
+    /// was left without a placeholder it should have had: the next run tries to make it again.
+    package var plan: String?
 
-    package init(digest: String, file: FileStamp) { (self.digest, self.file) = (digest, file) }
+    package init(digest: String, file: FileStamp, plan: String? = nil) {
+        (self.digest, self.file, self.plan) = (digest, file, plan)
+    }
 }

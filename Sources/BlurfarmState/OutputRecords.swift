@@ -186,7 +186,8 @@ public final class OutputRecords: Sendable {
     /// in input path order, with an index of the output paths (see
     /// ``lookUp(recordsOf:failures:)``); "v3" keeps the placeholders in columns, not as JSON,
     /// and adds a row per output map, its stamp; "v4" keeps the placeholders in a table with
-    /// row ids, each in its page; "v5" adds a row per input's size (``KeptSize``).
+    /// row ids, each in its page; "v5" adds a row per input's size (``KeptSize``); "v6" counts
+    /// the changes to the outputs' and placeholders' rows (the records' generation).
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         /// The columns of an output's row after its paths: its recipe and fingerprints.
@@ -297,6 +298,29 @@ public final class OutputRecords: Sendable {
                 for field in Self.sizeStampColumns { table.column(field, .integer).notNull() }
                 table.column("width", .integer).notNull()
                 table.column("height", .integer).notNull()
+            }
+        }
+        // The records' generation: one more with every row of an output or a placeholder
+        // added, changed or removed, by whatever writes it (a run, a shard's merge, `prune`,
+        // an earlier blurfarm, SQLite's shell), through triggers. What an output map's entries
+        // are made of besides the plan; a map's stamp keeps the generation it was made at
+        // (``OutputMapStamp/plan``). A migration that makes one of these tables anew makes its
+        // triggers again.
+        migrator.registerMigration("v6") { db in
+            try db.create(table: "generation") { table in
+                table.column("value", .integer).notNull()
+            }
+            try db.execute(sql: "INSERT INTO generation (value) VALUES (0)")
+            for table in ["output", "placeholder"] {
+                for change in ["INSERT", "UPDATE", "DELETE"] {
+                    try db.execute(
+                        sql: "CREATE TRIGGER \(table)\(change.capitalized) AFTER \(change) ON \(table) "
+                            + "BEGIN UPDATE generation SET value = value + 1; END")
+                }
+            }
+            try db.alter(table: "mapStamp") { table in
+                table.add(column: "plan", .text)
+                table.add(column: "generation", .integer)
             }
         }
         return migrator
@@ -663,13 +687,17 @@ public final class OutputRecords: Sendable {
         } ?? [:]
     }
 
-    /// The stamp kept of the output map at `path` (absolute), if any.
+    /// The stamp kept of the output map at `path` (absolute), if any: its plan's digest only
+    /// while the records' generation is the one kept with it (one statement: what it reads is
+    /// one state of the index).
     package func mapStamp(at path: String) -> OutputMapStamp? {
         read { db in
             try Row.fetchOne(
-                db, sql: "SELECT digest, size, modified, changed, inode, device FROM mapStamp WHERE path = ?",
+                db,
+                sql: "SELECT digest, size, modified, changed, inode, device, "
+                    + "CASE WHEN generation = (SELECT value FROM generation) THEN plan END FROM mapStamp WHERE path = ?",
                 arguments: [path]
-            ).map { row in OutputMapStamp(digest: row[0], file: Self.stamp(row, at: 1)) }
+            ).map { row in OutputMapStamp(digest: row[0], file: Self.stamp(row, at: 1), plan: row[6]) }
         }
     }
 
@@ -815,13 +843,15 @@ public final class OutputRecords: Sendable {
         try write { db, _ in try db.execute(sql: "DELETE FROM placeholder WHERE input = ?", arguments: [input]) }
     }
 
-    /// Keeps `stamp` of the output map at `path` (absolute; replacing the one kept), on disk
-    /// when it returns.
+    /// Keeps `stamp` of the output map at `path` (absolute; replacing the one kept), with the
+    /// records' generation now (in the same transaction), on disk when it returns: the map
+    /// must have been made of these records as they are.
     package func keep(_ stamp: OutputMapStamp, at path: String) throws(StateError) {
         try write { db, _ in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO mapStamp (path, digest, size, modified, changed, inode, device) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                arguments: StatementArguments([path, stamp.digest] + Self.values(of: stamp.file)))
+                sql: "INSERT OR REPLACE INTO mapStamp (path, digest, size, modified, changed, inode, device, plan, generation) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM generation))",
+                arguments: StatementArguments([path, stamp.digest] + Self.values(of: stamp.file) + [stamp.plan]))
         }
     }
 

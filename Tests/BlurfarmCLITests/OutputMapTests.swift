@@ -512,6 +512,44 @@ import Testing
         #expect(try kept()?.file == FileStamp.of(mapPath))
     }
 
+    /// A no-change run with the plan of the run that made the map, over records unchanged
+    /// since (``OutputMapStamp/plan``), leaves the map without hashing its entries: a digest
+    /// kept wrong stays wrong. A record written again (the same bytes) is a change: the entries
+    /// are hashed, the digest is found wrong, the map compared and left, and the right stamp
+    /// kept. An input removed (the records as they were) is a change of plan: the map is made
+    /// again without it.
+    @Test func aNoChangeRunOverTheSamePlanAndRecordsLeavesTheMapUnhashed() throws {
+        let (job, mapPath, written) = try Self.firstRun()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let folder = try #require(IncrementalRunTests.recordsFolder(job))
+        let key = RealPath.resolveFolder(of: mapPath)
+        func kept() throws -> OutputMapStamp? { try OutputRecords(folder: folder).mapStamp(at: key) }
+        func run() throws {
+            let (result, report) = try job.run()
+            #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
+        }
+        let stamp = try #require(try kept())
+        #expect(stamp.plan != nil && stamp.file == FileStamp.of(mapPath))
+        var wrong = stamp
+        wrong.digest = String(repeating: "0", count: 32)
+        try OutputRecords(folder: folder).keep(wrong, at: key)
+        try run()
+        #expect(try kept() == wrong)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+
+        let records = try OutputRecords(folder: folder)
+        try records.add(try #require(records.all.first))
+        try run()
+        #expect(try kept() == stamp)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+
+        try FileManager.default.removeItem(atPath: job.path("in/photo1.jpg"))
+        try run()
+        let inputs = (try Self.load(mapPath)["inputs"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        #expect(inputs.count == 4 && !inputs.contains { $0.hasSuffix("photo1.jpg") }, "\(inputs)")
+        #expect(try kept()?.file == FileStamp.of(mapPath))
+    }
+
     /// A map that cannot be written (a file where its folder goes) fails the run, not the
     /// outputs; the next run, with the way clear, writes it though it renders nothing.
     @Test func aMapThatCannotBeWrittenFailsTheRunNotItsOutputs() throws {

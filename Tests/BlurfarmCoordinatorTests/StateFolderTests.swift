@@ -255,6 +255,59 @@ import Testing
         #expect(records.mapStamp(at: "/site/other.json") == nil)
     }
 
+    /// A map's stamp keeps its plan's digest with the records' generation
+    /// (``OutputMapStamp/plan``): read back while no row of an output or a placeholder has been
+    /// added, replaced (even by itself) or removed since, by this process or another, and
+    /// not once one has; reads, a change to other tables, and a removal that removes nothing
+    /// leave it. A stamp kept before "v6" (no generation) has none.
+    @Test func aMapsPlanDigestIsReadBackOnlyWhileTheRecordsAreUnchanged() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = FileStamp(size: 10, modified: 1, changed: 2, inode: 3, device: 4)
+        let (map, kept) = ("/site/map.json", OutputMapStamp(digest: "d", file: file, plan: "p"))
+        let records = try OutputRecords(folder: folder)
+        func keep() throws { try records.keep(kept, at: map) }
+        try records.add(Self.record(1))
+        try keep()
+        #expect(records.mapStamp(at: map) == kept)
+        // What leaves the records' generation as it is.
+        _ = try records.lookUp(recordsOf: ["/in/1.jpg"], failures: true)
+        _ = records.placeholders(for: [Self.placeholder.input])
+        _ = records.all
+        try records.forgetPlaceholdersOfInputsNotRecorded()
+        try records.remove(placeholder: "/in/none.jpg")
+        try records.add(InputFailure(
+            input: "/in/2.jpg", inputFile: Self.record(2).inputFile, reason: "bad", decoder: "d", failed: Date()))
+        try records.add(CreatedFolder(path: "/out", device: 1, inode: 2))
+        #expect(records.mapStamp(at: map) == kept)
+        #expect(try OutputRecords(folder: folder).mapStamp(at: map) == kept)
+        // What changes it, each alone: the plan is no longer vouched for, the rest is kept.
+        let changes: [(String, () throws -> Void)] = [
+            ("a record added", { try records.add(Self.record(2)) }),
+            ("a record replaced by itself", { try records.add(Self.record(1)) }),
+            ("a record removed", { try records.remove(output: Self.record(2).output) }),
+            ("a placeholder added", { try records.add(Self.placeholder) }),
+            ("a placeholder removed", { try records.remove(placeholder: Self.placeholder.input) }),
+            ("a placeholder forgotten", {
+                try records.add(Self.placeholder)
+                try keep()
+                try records.forgetPlaceholdersOfInputsNotRecorded()
+            }),
+            ("a record written by another process", { try OutputRecords(folder: folder).add(Self.record(3)) }),
+        ]
+        for (change, make) in changes {
+            try keep()
+            try make()
+            #expect(records.mapStamp(at: map) == OutputMapStamp(digest: "d", file: file), "\(change)")
+        }
+        // A stamp without a generation, as "v6" finds those kept before it.
+        try keep()
+        try DatabaseQueue(path: folder + "/" + OutputRecords.fileName).write { db in
+            try db.execute(sql: "UPDATE mapStamp SET generation = NULL")
+        }
+        #expect(records.mapStamp(at: map) == OutputMapStamp(digest: "d", file: file))
+    }
+
     @Test func recordsAddedFromManyThreadsAreAllThereAfterReopening() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
