@@ -96,18 +96,19 @@ extension IncrementalRun {
         func plan() throws(MapFailure) -> String {
             if let planned { return planned }
             do {
-                let made = try OutputMapDigest.plan(of: full, published: published, mapPath: key) { absolute($0) }
+                let made = try OutputMapDigest.plan(
+                    of: full, published: published, mapPath: key, versions: versions.text) { absolute($0) }
                 planned = made
                 return made
             } catch {
                 throw MapFailure(path: path, message: "cannot encode the map: \(error)")
             }
         }
-        /// Its stamp kept, with the plan's digest when no placeholder is `missing` (the next run
+        /// Its stamp kept, with the plan's digest when the entries had no `gaps` (the next run
         /// tries those again), or a failure naming the records.
-        func keep(_ digest: OutputMapDigest, missing: [(input: String, reason: String)]) throws(MapFailure) {
+        func keep(_ digest: OutputMapDigest, _ gaps: Gaps) throws(MapFailure) {
             guard let file = OutputMapText.stamp(ofFileAt: path, confinement: confinement) else { return }
-            let stamp = OutputMapStamp(digest: digest.digest(), file: file, plan: missing.isEmpty ? try plan() : nil)
+            let stamp = OutputMapStamp(digest: digest.digest(), file: file, plan: gaps.isEmpty ? try plan() : nil)
             do throws(StateError) {
                 try records.keep(stamp, at: key)
             } catch {
@@ -128,24 +129,24 @@ extension IncrementalRun {
             OutputMapText.stamp(ofFileAt: path, confinement: confinement) == kept.file
         {
             // The records as they were when the map was made, and the same plan: the same
-            // entries, neither looked up nor hashed (no placeholder was missing then, and none
+            // entries, neither looked up nor hashed (they had no gaps then, and no placeholder
             // is forgotten now: no output's record went since the last were).
             if let keptPlan = kept.plan, try keptPlan == plan() {
                 return MapResult(written: false, missingPlaceholders: [])
             }
             let hashed = try digest()
-            let missing = try entries(
+            let gaps = try entries(
                 of: full, published: published, mapPath: path, limits: limits, confinement: confinement, control: control,
                 failed: [:]
             ) { input throws(MapFailure) in hashed.add(input) }
-            if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
+            if control.ended != nil { return MapResult(written: false, missingPlaceholders: gaps.missing) }
             if hashed.digest() == kept.digest {
                 try forgetPlaceholders()
                 // The records or the plan moved, not the entries: the stamp kept with them now.
-                if missing.isEmpty { try keep(hashed, missing: missing) }
-                return MapResult(written: false, missingPlaceholders: missing)
+                if gaps.isEmpty { try keep(hashed, gaps) }
+                return MapResult(written: false, missingPlaceholders: gaps.missing)
             }
-            for (input, reason) in missing { failed[.init(input)] = reason }
+            for (input, reason) in gaps.missing { failed[.init(input)] = reason }
         }
         let text: OutputMapText
         do {
@@ -155,7 +156,7 @@ extension IncrementalRun {
             throw MapFailure(path: path, message: "cannot encode the map: \(error)")
         }
         let hashed = try digest()
-        let missing = try entries(
+        let gaps = try entries(
             of: full, published: published, mapPath: path, limits: limits, confinement: confinement, control: control,
             failed: failed
         ) { input throws(MapFailure) in
@@ -166,11 +167,11 @@ extension IncrementalRun {
             }
             hashed.add(input)
         }
-        if control.ended != nil { return MapResult(written: false, missingPlaceholders: missing) }
+        if control.ended != nil { return MapResult(written: false, missingPlaceholders: gaps.missing) }
         try forgetPlaceholders()
         if text.finish() {
-            try keep(hashed, missing: missing)
-            return MapResult(written: false, missingPlaceholders: missing)
+            try keep(hashed, gaps)
+            return MapResult(written: false, missingPlaceholders: gaps.missing)
         }
         let folder = PathName.folder(of: path)
         do throws(StateError) {
@@ -187,22 +188,32 @@ extension IncrementalRun {
         } catch {
             throw MapFailure(path: path, message: error.message)
         }
-        try keep(hashed, missing: missing)
-        return MapResult(written: true, missingPlaceholders: missing)
+        try keep(hashed, gaps)
+        return MapResult(written: true, missingPlaceholders: gaps.missing)
+    }
+
+    /// What ``entries(of:published:mapPath:limits:confinement:control:failed:each:)`` could not
+    /// give in full, which a later run tries again: the inputs whose placeholder could not be
+    /// made (and why), and whether a published output was left out because its size could not
+    /// be read from its header. A map with gaps keeps no plan (``OutputMapStamp/plan``).
+    private struct Gaps {
+        var missing: [(input: String, reason: String)] = []
+        var unsized = false
+        var isEmpty: Bool { missing.isEmpty && !unsized }
     }
 
     /// The map's entries of the job planned as `full` (``writeMap(to:plan:published:changedOutputs:limits:confinement:control:)``),
     /// each given to `each` in order, a batch of inputs at a time: their records looked up
     /// together, as a run looks them up, their placeholders read or made (not those of
-    /// `failed`, which failed already, by input, with why), and the inputs whose placeholder
-    /// could not be made. Stops after the batch in which `control` ends.
+    /// `failed`, which failed already, by input, with why), and the gaps left (``Gaps``). Stops
+    /// after the batch in which `control` ends.
     private func entries(
         of full: JobPlan, published: PublishedOutputs, mapPath path: String, limits: (pixels: Int, memory: Int, decodes: Int),
         confinement: RootConfinement?, control: JobControl, failed: [RealPath.Identity.Bytes: String],
         each: (OutputMap.Input) throws(MapFailure) -> Void
-    ) throws(MapFailure) -> [(input: String, reason: String)] {
+    ) throws(MapFailure) -> Gaps {
         let relative = OutputMap.RelativePaths(from: PathName.folder(of: absolute(path)))
-        var missing: [(input: String, reason: String)] = []
+        var gaps = Gaps()
         var place = 0
         for first in stride(from: 0, to: full.inputs.count, by: Self.lookupBatch) {
             let batch = Array(full.inputs[first..<min(first + Self.lookupBatch, full.inputs.count)])
@@ -232,7 +243,10 @@ extension IncrementalRun {
                         (completed.width, completed.height) = (header.width, header.height)
                         try? records.add(completed)
                     }
-                    guard let (width, height) = size else { continue }
+                    guard let (width, height) = size else {
+                        gaps.unsized = true
+                        continue
+                    }
                     inputHash = inputHash ?? record.inputFile.hash
                     outputs.append(OutputMap.Output(
                         path: relative.relative(outputPath), format: format.mapName, width: width,
@@ -251,8 +265,8 @@ extension IncrementalRun {
             let (placeholders, unmade) = try placeholders(
                 of: inputs.map { ($0.absolute, $0.inputHash) }, limits: limits, confinement: confinement, control: control,
                 mapPath: path, failed: failed)
-            missing += unmade
-            if control.ended != nil { return missing }
+            gaps.missing += unmade
+            if control.ended != nil { return gaps }
             for input in inputs {
                 var entry = input.entry
                 if let placeholder = placeholders[.init(input.absolute)] {
@@ -263,7 +277,7 @@ extension IncrementalRun {
                 try each(entry)
             }
         }
-        return missing
+        return gaps
     }
 
     /// The placeholders of `inputs` (absolute path, hash of the bytes the outputs were made

@@ -64,16 +64,20 @@ final class OutputMapDigest {
     /// The digest of what the plan `full` of a run that published `published` (by their places
     /// in `full`) gives the entries of the map at `mapPath` (absolute), besides the records
     /// (``OutputMapStamp/plan``): after the job's name and the sample entry's text, the
-    /// placeholders' recipe and the map's path, every input in order by its path, and each of
-    /// its outputs by whether it was published, its path, format, variant and size (the paths
-    /// made absolute by `absolute`, as the entries' are).
+    /// `versions` the recipes name (blurfarm's and libvips's: another blurfarm may make its
+    /// entries otherwise, so its first run makes them), the placeholders' recipe and the map's
+    /// path, every input in order by its path, and each of its outputs by whether it was
+    /// published, its path, format, variant and size (the paths made absolute by `absolute`,
+    /// as the entries' are).
     /// - Throws: what ``init(job:)`` throws.
     static func plan(
-        of full: JobPlan, published: PublishedOutputs, mapPath: String, absolute: (String) -> String
+        of full: JobPlan, published: PublishedOutputs, mapPath: String, versions: String, absolute: (String) -> String
     ) throws -> String {
         let digest = try OutputMapDigest(job: full.job.name)
+        digest.text(versions)
         digest.text(InputPlaceholder.recipe)
         digest.text(mapPath)
+        digest.hashBytes()
         var place = 0
         for input in full.inputs {
             digest.text(absolute(input.path))

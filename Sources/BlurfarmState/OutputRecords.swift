@@ -845,7 +845,8 @@ public final class OutputRecords: Sendable {
 
     /// Keeps `stamp` of the output map at `path` (absolute; replacing the one kept), with the
     /// records' generation now (in the same transaction), on disk when it returns: the map
-    /// must have been made of these records as they are.
+    /// must have been made of these records as they are, which holds because the caller holds
+    /// the job's lock (``JobLock``), so nothing else wrote them since it read them.
     package func keep(_ stamp: OutputMapStamp, at path: String) throws(StateError) {
         try write { db, _ in
             try db.execute(

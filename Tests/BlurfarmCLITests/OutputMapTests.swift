@@ -515,9 +515,10 @@ import Testing
     /// A no-change run with the plan of the run that made the map, over records unchanged
     /// since (``OutputMapStamp/plan``), leaves the map without hashing its entries: a digest
     /// kept wrong stays wrong. A record written again (the same bytes) is a change: the entries
-    /// are hashed, the digest is found wrong, the map compared and left, and the right stamp
-    /// kept. An input removed (the records as they were) is a change of plan: the map is made
-    /// again without it.
+    /// are hashed; found the same, the stamp is kept with the plan again; found another (the
+    /// digest kept wrong), the map is compared and left, and the right stamp kept. A change of
+    /// plan that renders nothing is seen: a variant renamed (its outputs up to date, their
+    /// entries another variant's) and an input removed (the records as they were).
     @Test func aNoChangeRunOverTheSamePlanAndRecordsLeavesTheMapUnhashed() throws {
         let (job, mapPath, written) = try Self.firstRun()
         defer { try? FileManager.default.removeItem(at: job.root) }
@@ -528,6 +529,11 @@ import Testing
             let (result, report) = try job.run()
             #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
         }
+        /// A record of the job written again as it is: the records' generation moves.
+        func rewriteARecord() throws {
+            let records = try OutputRecords(folder: folder)
+            try records.add(try #require(records.all.first))
+        }
         let stamp = try #require(try kept())
         #expect(stamp.plan != nil && stamp.file == FileStamp.of(mapPath))
         var wrong = stamp
@@ -537,11 +543,24 @@ import Testing
         #expect(try kept() == wrong)
         #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
 
-        let records = try OutputRecords(folder: folder)
-        try records.add(try #require(records.all.first))
+        try OutputRecords(folder: folder).keep(stamp, at: key)
+        try rewriteARecord()
+        #expect(try kept()?.plan == nil)
+        try run()
+        #expect(try kept() == stamp)
+
+        try OutputRecords(folder: folder).keep(wrong, at: key)
+        try rewriteARecord()
         try run()
         #expect(try kept() == stamp)
         #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
+
+        let manifest = try String(contentsOfFile: job.manifest, encoding: .utf8)
+        try manifest.replacingOccurrences(of: "name: backdrop", with: "name: blurred")
+            .write(toFile: job.manifest, atomically: true, encoding: .utf8)
+        try run()
+        let variants = Set(Self.outputs(of: try Self.load(mapPath), folder: job.path("site")).compactMap { $0.entry["variant"] as? String })
+        #expect(variants == ["srcset", "blurred"])
 
         try FileManager.default.removeItem(atPath: job.path("in/photo1.jpg"))
         try run()
