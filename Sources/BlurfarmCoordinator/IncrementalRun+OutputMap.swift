@@ -91,7 +91,7 @@ extension IncrementalRun {
                 throw MapFailure(path: path, message: "cannot encode the map: \(error)")
             }
         }
-        // The plan's digest (``OutputMapDigest/plan(of:published:mapPath:absolute:)``), made once.
+        // The plan's digest (``OutputMapDigest/plan(of:published:mapPath:versions:absolute:)``), made once.
         var planned: String?
         func plan() throws(MapFailure) -> String {
             if let planned { return planned }

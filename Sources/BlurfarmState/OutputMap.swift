@@ -173,7 +173,8 @@ public struct OutputMapStamp: Equatable, Sendable {
     package var file: FileStamp
     /// The plan's digest, kept with the records' generation (``OutputRecords/keep(_:at:)``);
     /// read back only while the records' generation is that one, else nil. Nil when the map
-    /// was left without a placeholder it should have had: the next run tries to make it again.
+    /// was left with a gap (a placeholder that could not be made, an output whose size could
+    /// not be read): the next run tries again.
     package var plan: String?
 
     package init(digest: String, file: FileStamp, plan: String? = nil) {
