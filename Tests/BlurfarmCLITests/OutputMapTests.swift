@@ -45,6 +45,27 @@ import Testing
         return (job, map, try Data(contentsOf: URL(fileURLWithPath: map)))
     }
 
+    /// The stamp the records of ``firstRun()``'s job keep of its map (``OutputMapStamp``), read
+    /// and kept through a fresh handle on the records, as another run would.
+    struct KeptStamp {
+        let folder: String
+        let key: String
+
+        init(_ job: JobFolder, map: String) throws {
+            folder = try #require(IncrementalRunTests.recordsFolder(job))
+            key = RealPath.resolveFolder(of: map)
+        }
+
+        func read() throws -> OutputMapStamp? { try OutputRecords(folder: folder).mapStamp(at: key) }
+        func keep(_ stamp: OutputMapStamp) throws { try OutputRecords(folder: folder).keep(stamp, at: key) }
+    }
+
+    /// A run of `job` that must succeed and write no output.
+    static func runWritingNothing(_ job: JobFolder, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+        let (result, report) = try job.run()
+        #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)", sourceLocation: sourceLocation)
+    }
+
     /// The map at `path`, parsed.
     static func load(_ path: String) throws -> [String: Any] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -453,9 +474,9 @@ import Testing
     @Test func aNoChangeRunTrustsTheMapsStampAndNothingElse() throws {
         let (job, mapPath, written) = try Self.firstRun()
         defer { try? FileManager.default.removeItem(at: job.root) }
-        let folder = try #require(IncrementalRunTests.recordsFolder(job))
-        let key = RealPath.resolveFolder(of: mapPath)
-        func kept() throws -> OutputMapStamp? { try OutputRecords(folder: folder).mapStamp(at: key) }
+        let stamps = try KeptStamp(job, map: mapPath)
+        func kept() throws -> OutputMapStamp? { try stamps.read() }
+        func run() throws { try Self.runWritingNothing(job) }
         let stamp = try #require(try kept())
         #expect(stamp.file == FileStamp.of(mapPath))
         /// The map with the job's name changed in place, the same length.
@@ -469,10 +490,6 @@ import Testing
             try handle.close()
             return changed
         }
-        func run() throws {
-            let (result, report) = try job.run()
-            #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
-        }
 
         // Changed in place: its stamp is another, so it is compared and made again.
         _ = try tamper()
@@ -483,8 +500,7 @@ import Testing
         // Changed in place behind a stamp kept as its own: trusted, left as it is.
         let tampered = try tamper()
         let trusted = try #require(try kept())
-        try OutputRecords(folder: folder).keep(
-            OutputMapStamp(digest: trusted.digest, file: try #require(FileStamp.of(mapPath))), at: key)
+        try stamps.keep(OutputMapStamp(digest: trusted.digest, file: try #require(FileStamp.of(mapPath))))
         try run()
         #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == tampered)
 
@@ -522,34 +538,30 @@ import Testing
     @Test func aNoChangeRunOverTheSamePlanAndRecordsLeavesTheMapUnhashed() throws {
         let (job, mapPath, written) = try Self.firstRun()
         defer { try? FileManager.default.removeItem(at: job.root) }
-        let folder = try #require(IncrementalRunTests.recordsFolder(job))
-        let key = RealPath.resolveFolder(of: mapPath)
-        func kept() throws -> OutputMapStamp? { try OutputRecords(folder: folder).mapStamp(at: key) }
-        func run() throws {
-            let (result, report) = try job.run()
-            #expect(result.status == 0 && report.outputs("written").isEmpty, "\(result.stderr)")
-        }
+        let stamps = try KeptStamp(job, map: mapPath)
+        func kept() throws -> OutputMapStamp? { try stamps.read() }
+        func run() throws { try Self.runWritingNothing(job) }
         /// A record of the job written again as it is: the records' generation moves.
         func rewriteARecord() throws {
-            let records = try OutputRecords(folder: folder)
+            let records = try OutputRecords(folder: stamps.folder)
             try records.add(try #require(records.all.first))
         }
         let stamp = try #require(try kept())
         #expect(stamp.plan != nil && stamp.file == FileStamp.of(mapPath))
         var wrong = stamp
         wrong.digest = String(repeating: "0", count: 32)
-        try OutputRecords(folder: folder).keep(wrong, at: key)
+        try stamps.keep(wrong)
         try run()
         #expect(try kept() == wrong)
         #expect(try Data(contentsOf: URL(fileURLWithPath: mapPath)) == written)
 
-        try OutputRecords(folder: folder).keep(stamp, at: key)
+        try stamps.keep(stamp)
         try rewriteARecord()
         #expect(try kept()?.plan == nil)
         try run()
         #expect(try kept() == stamp)
 
-        try OutputRecords(folder: folder).keep(wrong, at: key)
+        try stamps.keep(wrong)
         try rewriteARecord()
         try run()
         #expect(try kept() == stamp)
