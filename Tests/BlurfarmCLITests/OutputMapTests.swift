@@ -581,6 +581,69 @@ import Testing
         #expect(try kept()?.file == FileStamp.of(mapPath))
     }
 
+    /// A map with gaps keeps no plan, so the next run goes through its entries again: an
+    /// output the records trust whose size they lack and whose header cannot be read (left out
+    /// of the map), and an input whose placeholder cannot be made (said, and its entry without
+    /// one). Once both are mended, the stamp is kept with the plan again.
+    @Test func aMapWithGapsKeepsNoPlan() throws {
+        let (job, mapPath, _) = try Self.firstRun()
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let stamps = try KeptStamp(job, map: mapPath)
+        #expect(try stamps.read()?.plan != nil)
+        func entries() throws -> [(path: String, entry: [String: Any], input: String)] {
+            Self.outputs(of: try Self.load(mapPath), folder: job.path("site"))
+        }
+
+        // An output's bytes replaced, and its record made to trust them with no size: the
+        // run takes it as up to date, and cannot read its header.
+        let records = try OutputRecords(folder: stamps.folder)
+        var unsized = try #require(records.all.first { $0.output.hasSuffix("/backdrop/photo0.jpg") })
+        let original = try Data(contentsOf: URL(fileURLWithPath: unsized.output))
+        try Data("not an image any more".utf8).write(to: URL(fileURLWithPath: unsized.output))
+        unsized.outputFile.stamp = try #require(FileStamp.of(unsized.output))
+        (unsized.width, unsized.height) = (nil, nil)
+        try records.add(unsized)
+        try Self.runWritingNothing(job)
+        #expect(try !entries().contains { $0.path == unsized.output })
+        #expect(try entries().count == 14)
+        #expect(try stamps.read()?.plan == nil)
+        // Not kept with a plan, the next run reads the header again.
+        try Self.runWritingNothing(job)
+        #expect(try stamps.read()?.plan == nil)
+
+        // The output's own bytes back, and an input's bytes replaced with its record trusting
+        // them and its placeholder forgotten: the map says the placeholder is missing.
+        try original.write(to: URL(fileURLWithPath: unsized.output))
+        unsized.outputFile.stamp = try #require(FileStamp.of(unsized.output))
+        try records.add(unsized)
+        let input = job.path("in/photo1.jpg")
+        let inputBytes = try Data(contentsOf: URL(fileURLWithPath: input))
+        try Data(repeating: 0x5A, count: 64).write(to: URL(fileURLWithPath: input))
+        let stamp = try #require(FileStamp.of(input))
+        for var record in records.all where record.input == RealPath.resolveFolder(of: input) {
+            record.inputFile.stamp = stamp
+            try records.add(record)
+        }
+        try records.remove(placeholder: RealPath.resolveFolder(of: input))
+        let (missing, report) = try job.run()
+        #expect(missing.status == 0 && report.outputs("written").isEmpty, "\(missing.stderr)")
+        #expect(missing.stderr.contains("photo1.jpg: no placeholder in the output map"), "\(missing.stderr)")
+        #expect(try entries().count == 15)
+        #expect(try stamps.read()?.plan == nil)
+
+        // Its own bytes back (and its records trusting them): the placeholder is made, and the
+        // plan kept.
+        try inputBytes.write(to: URL(fileURLWithPath: input))
+        let restored = try #require(FileStamp.of(input))
+        for var record in records.all where record.input == RealPath.resolveFolder(of: input) {
+            record.inputFile.stamp = restored
+            try records.add(record)
+        }
+        try Self.runWritingNothing(job)
+        #expect(try stamps.read()?.plan != nil)
+        try Self.expectMapMatchesDisk(job)
+    }
+
     /// A map that cannot be written (a file where its folder goes) fails the run, not the
     /// outputs; the next run, with the way clear, writes it though it renders nothing.
     @Test func aMapThatCannotBeWrittenFailsTheRunNotItsOutputs() throws {
