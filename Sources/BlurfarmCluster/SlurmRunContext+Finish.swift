@@ -96,7 +96,7 @@ extension SlurmRunContext {
     public func write(_ report: RunReport) throws(ClusterError) -> String {
         let path = (folder as NSString).appendingPathComponent("report.json")
         do {
-            try RunReport.write(listOfReportIn: try report.writeInStateFolder(stateFolder), to: path)
+            try RunReport.write(listOfReportIn: try report.writeInStateFolder(stateFolder, keeping: configuration.reportsKept), to: path)
         } catch {
             throw .cannotWriteReport(path: path, underlying: error)
         }

@@ -449,17 +449,47 @@ extension RunReport {
     /// Writes this report to ``pathInStateFolder(_:)`` as ``write(_:to:)`` does, but in the
     /// state folder's way: the `reports` folder may not be a symbolic link and must belong to
     /// the running user, not writable by others, and the file is created relative to it,
-    /// never through a link (``JobStateFolder/replace(_:in:with:)``). Returns the path.
+    /// never through a link (``JobStateFolder/replace(_:in:with:)``). Then the job's reports
+    /// there but this one and the newest `kept - 1` others are removed
+    /// (``removeOldReports(of:in:descriptor:keeping:except:)``). Returns the path.
     /// - Throws: ``StateError`` naming the file or folder.
     @discardableResult
-    public func writeInStateFolder(_ state: String) throws -> String {
+    public func writeInStateFolder(_ state: String, keeping kept: Int) throws -> String {
         let path = pathInStateFolder(state)
-        let folder = try JobStateFolder.openFolder(PathName.folder(of: path))
+        let reports = PathName.folder(of: path)
+        let folder = try JobStateFolder.openFolder(reports)
         defer { Syscalls.close(folder) }
         try JobStateFolder.replace(path, in: folder) { write in
             try Self.writeJSON([self], list: false, to: write)
         }
+        Self.removeOldReports(
+            of: job, in: reports, descriptor: folder, keeping: kept, except: PathName.lastName(of: path))
         return path
+    }
+
+    /// The start of a report of job `job` in the state folder, named as
+    /// ``pathInStateFolder(_:)`` names it (`<job>-<UTC start>-<pid>.json`), as its name gives
+    /// it; nil for any other name (another job's report, whose name may begin with this one's).
+    static func start(ofReportNamed name: String, job: String) -> String? {
+        guard let match = name.wholeMatch(of: /(.+)-([0-9]{8}T[0-9]{6}Z)-[0-9]+\.json/), match.1 == job else { return nil }
+        return String(match.2)
+    }
+
+    /// Removes job `job`'s reports from the state folder's `reports` folder (at `folder`, open
+    /// as `descriptor`) but `except` and the newest `kept - 1` others: newest by their start
+    /// (their names'), then by when they were written. Only regular files named as the job's
+    /// reports are removed; one that cannot be removed stays (a cron job's folder kept to a
+    /// size, never a run failed for it).
+    static func removeOldReports(of job: String, in folder: String, descriptor: Int32, keeping kept: Int, except: String) {
+        let reports = Syscalls.names(inFolder: folder).compactMap { name -> (name: String, start: String, written: Int64)? in
+            guard name != except, let start = start(ofReportNamed: name, job: job),
+                let info = Syscalls.linkStatus((folder as NSString).appendingPathComponent(name)),
+                info.st_mode & S_IFMT == S_IFREG
+            else { return nil }
+            return (name, start, Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        }
+        let newestFirst = reports.sorted { ($0.start, $0.written, $0.name) > ($1.start, $1.written, $1.name) }
+        for report in newestFirst.dropFirst(max(0, kept - 1)) { Syscalls.removeQuietly(report.name, in: descriptor) }
     }
 
     /// `reports` as ``json(_:)`` writes them (`list`: as a list, else the one report alone),

@@ -256,7 +256,7 @@ extension Farm {
         // A job that did nothing leaves no report in the state folder (cron would fill it).
         if report.didWork {
             do {
-                _ = try report.writeInStateFolder(settings.stateFolder)
+                _ = try report.writeInStateFolder(settings.stateFolder, keeping: configuration.reportsKept)
             } catch {
                 problem(.reportNotWritten("\(error)"))
             }

@@ -28,6 +28,9 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// resolved against the configuration file's folder, so this is that joined path); `nil`
     /// when it gives none: then the user's state folder (``stateFolder(environment:)``).
     public var state: String?
+    /// The reports the state folder keeps of each job (`reports-kept`): after a job's report is
+    /// written there, its oldest beyond this many are removed.
+    public var reportsKept: Int = Self.defaultReportsKept
     /// Folders plugins are loaded from, in order; relative paths resolved as for `state`.
     /// ``buildFolder`` stands for the folder of the running `blurfarm` executable.
     public var pluginFolders: [String]
@@ -126,10 +129,17 @@ public struct FarmConfiguration: Hashable, Sendable {
         return configuration
     }
 
-    /// A million outputs: today's plan holds every output in memory (about 2 GB and two
-    /// minutes for a million, docs/performance.md), so a job much larger is a mistake more
-    /// often than a library; a larger one says so in `max-outputs`.
+    /// A million outputs: a plan is held in parts on disk (a million outputs planned in 71 MB,
+    /// docs/configuration.md), so this bound is not memory's; a job much larger is a mistaken
+    /// glob more often than a library (and its report is about 500 MB); a larger one says so
+    /// in `max-outputs`.
     public static let defaultMaxOutputs = 1_000_000
+
+    /// Thirty reports of each job: a month of daily runs, or the last thirty that did work of
+    /// a cron job that runs often (a run with nothing to do writes none). A report lists every
+    /// output of its job (100 MB for the 300,000 outputs of `bench scale`'s 100k library), so
+    /// a folder that kept them all would grow with every run that changed one photo.
+    public static let defaultReportsKept = 30
 
     /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
     /// (``buildFolder`` left as it is).

@@ -282,6 +282,31 @@ extension IncrementalRunTests {
         #expect(states == Array(repeating: "upToDate", count: 6), "\(status.stdout)")
     }
 
+    /// The state folder keeps the newest `reports-kept` reports of a job: each run that did
+    /// work writes one and removes the oldest beyond that many; a run with nothing to do
+    /// writes none and removes none.
+    @Test func theStateFolderKeepsTheNewestReportsOfAJob() throws {
+        let job = try JobFolder.make(photos: 1, generated: 1)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try "state: state\nreports-kept: 2\n".write(toFile: job.config, atomically: true, encoding: .utf8)
+        func reports() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: job.path("state/reports")).sorted()
+        }
+        var seen: [String] = []
+        for forced in [false, true, true] {
+            let (result, report) = try job.run(forced ? ["--force"] : [])
+            #expect(result.status == 0 && report.counts["written"] == 4, "\(result.stderr)")
+            let now = try reports()
+            let new = now.filter { !seen.contains($0) }
+            #expect(new.count == 1 && new[0].hasPrefix("cron-"), "\(now)")
+            seen += new
+            #expect(Set(now) == Set(seen.suffix(2)), "\(now) after \(seen)")
+        }
+        let (idle, _) = try job.run()
+        #expect(idle.status == 0, "\(idle.stderr)")
+        #expect(Set(try reports()) == Set(seen.suffix(2)))
+    }
+
     /// A run with nothing to do leaves the records' index as it was, byte for byte; and a
     /// state folder an earlier blurfarm kept (`records.jsonl`) is migrated by the next run,
     /// which finds every output up to date from it and writes none.

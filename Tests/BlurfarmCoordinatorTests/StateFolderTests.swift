@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmState
 import BlurfarmCoordinator
 import Foundation
@@ -36,6 +37,53 @@ import Testing
                 configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 0, pixelLimit: 1, verify: "checksum"),
             outputs: [])
         #expect(report.pathInStateFolder("/state") == "/state/reports/web-20261126T022025Z-\(ProcessInfo.processInfo.processIdentifier).json")
+    }
+
+    /// A report written into the state folder keeping `kept` (`reports-kept`) leaves the job's
+    /// newest `kept` reports, itself among them whatever its start: for every count of earlier
+    /// reports and every `kept`, the others are the newest by their names' start (then by when
+    /// they were written). Another job's reports (one whose name begins with this job's), a
+    /// file not named as a report, a folder and a link named as the job's reports stay.
+    @Test func aReportWrittenKeepsTheJobsNewestReportsAndNothingElseGoes() throws {
+        let settings = RunSettings(
+            configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 0, pixelLimit: 1, verify: "checksum")
+        func report(_ job: String, started: TimeInterval) -> RunReport {
+            RunReport(
+                job: job, manifest: "/m.job", started: Date(timeIntervalSince1970: started), finished: Date(),
+                settings: settings, outputs: [])
+        }
+        let base: TimeInterval = 1_795_659_625
+        for earlier in 0...5 {
+            for kept in 1...4 {
+                let state = try Self.temporaryFolder()
+                defer { try? FileManager.default.removeItem(atPath: state) }
+                let reports = state + "/reports"
+                try FileManager.default.createDirectory(atPath: reports, withIntermediateDirectories: true)
+                // The job's earlier reports: one a minute, the last two in one second (the
+                // later written later), by other processes.
+                var names: [String] = []
+                for i in 0..<earlier {
+                    let stamp = Date(timeIntervalSince1970: base + TimeInterval(60 * min(i, max(0, earlier - 2)))).stateFolderStamp
+                    let name = "photos-\(stamp)-\(1000 - i).json"
+                    try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(reports)/\(name)"))
+                    try FileManager.default.setAttributes(
+                        [.modificationDate: Date(timeIntervalSince1970: base + TimeInterval(i))], ofItemAtPath: "\(reports)/\(name)")
+                    names.append(name)
+                }
+                let others = [
+                    "photos-2-20200101T000000Z-1.json", "photos-notes.json", "photos-20200101T000000Z-1.json.tmp",
+                    "photos-20200101T000000Z-2.json", "photos-20200101T000000Z-3.json",
+                ]
+                for name in others.prefix(3) { try Data("{}".utf8).write(to: URL(fileURLWithPath: "\(reports)/\(name)")) }
+                try FileManager.default.createDirectory(atPath: "\(reports)/\(others[3])", withIntermediateDirectories: false)
+                try FileManager.default.createSymbolicLink(atPath: "\(reports)/\(others[4])", withDestinationPath: "photos-notes.json")
+                // Written now, started before every earlier report.
+                let written = try report("photos", started: base - 3600).writeInStateFolder(state, keeping: kept)
+                let left = Set(try FileManager.default.contentsOfDirectory(atPath: reports))
+                let expected = Set(others + [PathName.lastName(of: written)] + names.suffix(kept - 1))
+                #expect(left == expected, "\(earlier) earlier, keeping \(kept)")
+            }
+        }
     }
 
     /// A batch's lookups, many inputs to a statement (``OutputRecords/lookUpChunk``): each
