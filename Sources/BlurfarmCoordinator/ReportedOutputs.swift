@@ -50,15 +50,21 @@ package enum ReportedOutputs: Sendable, Equatable {
 
     /// Hands each output to `body` in order, as the JSON `encoder` makes of it (the report's
     /// text of it: ``ReportedText/showingBytes(in:)``); those on disk as they were written.
+    /// Those up to date and nothing else (most of a cron run's) are put in the encoder's text
+    /// of one such output (``UpToDateText``), not encoded one by one.
     func forEachEncoded(_ encoder: JSONEncoder, _ body: (Data) throws -> Void) throws {
+        let upToDate = UpToDateText(encoder)
+        func encoded(_ output: OutputReport) throws -> Data {
+            try upToDate?.text(of: output) ?? ReportedText.showingBytes(in: try encoder.encode(output))
+        }
         switch self {
         case .held(let outputs):
-            for output in outputs { try body(ReportedText.showingBytes(in: try encoder.encode(output))) }
+            for output in outputs { try body(try encoded(output)) }
         case .spilled(let spilled):
             try spilled.forEach { item in
                 switch item {
                 case .encoded(let piece): try body(piece)
-                case .held(let output): try body(ReportedText.showingBytes(in: try encoder.encode(output)))
+                case .held(let output): try body(try encoded(output))
                 }
             }
         }
@@ -281,6 +287,79 @@ package enum ReportedOutputs: Sendable, Equatable {
             self.file = file
             fileLength += buffer.count
             buffer.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+/// The text a report's encoder makes of an output up to date and nothing else told of it
+/// (``OutputReport/isUpToDateAlone``), made without the encoder: the encoder's own text of one
+/// such output, cut at its three names, with each output's names put in, escaped as the encoder
+/// escapes a string (`"` and `\` after a backslash; U+0000…U+001F as `\b`, `\t`, `\n`, `\f`,
+/// `\r` or `\u00xx`; every other character as it is: `ReportedOutputsTests`). A name that is
+/// not UTF-8 (``PathEncoding``) adds keys to the text, and is left to the encoder. Encoded one
+/// by one, the 299,997 outputs up to date in the report of a run of `bench scale`'s 100k
+/// library that changed one photo took 30% of the run.
+struct UpToDateText {
+    /// The encoder's text around the names: `pieces[0]`, a name, `pieces[1]`, …, `pieces[3]`.
+    private let pieces: [[UInt8]]
+    /// The name in each gap: 0 the input, 1 the output, 2 the variant.
+    private let names: [Int]
+
+    /// The text of `encoder` (the report's: ``RunReport/encoder()``); nil when it escapes `/`
+    /// (as ``escape(_:into:)`` does not), or when its text of an output does not hold each
+    /// name once, as it is.
+    init?(_ encoder: JSONEncoder) {
+        guard encoder.outputFormatting.contains(.withoutEscapingSlashes) else { return nil }
+        let marks = (0..<3).map { "\u{E000}\($0)\u{E000}" }
+        guard let text = try? encoder.encode(OutputReport(input: marks[0], output: marks[1], variant: marks[2], status: .skipped))
+        else { return nil }
+        let bytes = [UInt8](text)
+        var gaps: [(range: Range<Int>, name: Int)] = []
+        for (name, mark) in marks.enumerated() {
+            guard let range = bytes.firstRange(of: Array(mark.utf8)), bytes[range.upperBound...].firstRange(of: Array(mark.utf8)) == nil
+            else { return nil }
+            gaps.append((range, name))
+        }
+        gaps.sort { $0.range.lowerBound < $1.range.lowerBound }
+        var pieces: [[UInt8]] = []
+        var start = 0
+        for gap in gaps {
+            pieces.append(Array(bytes[start..<gap.range.lowerBound]))
+            start = gap.range.upperBound
+        }
+        pieces.append(Array(bytes[start...]))
+        (self.pieces, names) = (pieces, gaps.map(\.name))
+    }
+
+    /// `output`'s text, as the encoder would make it; nil unless it is up to date and nothing
+    /// else, its names UTF-8.
+    func text(of output: OutputReport) -> Data? {
+        guard output.status == .skipped, output.isUpToDateAlone else { return nil }
+        var text = pieces[0]
+        for (name, piece) in zip(names, pieces.dropFirst()) {
+            let value = name == 0 ? output.input : name == 1 ? output.output : output.variant
+            guard PathEncoding.isUTF8(value) else { return nil }
+            Self.escape(value, into: &text)
+            text += piece
+        }
+        return Data(text)
+    }
+
+    /// `string`'s UTF-8 appended to `text` as the inside of a JSON string, escaped as the
+    /// encoder escapes it.
+    static func escape(_ string: String, into text: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): text += [UInt8(ascii: "\\"), byte]
+            case 0x08: text += Array("\\b".utf8)
+            case 0x09: text += Array("\\t".utf8)
+            case 0x0A: text += Array("\\n".utf8)
+            case 0x0C: text += Array("\\f".utf8)
+            case 0x0D: text += Array("\\r".utf8)
+            case 0..<0x20: text += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            default: text.append(byte)
+            }
         }
     }
 }

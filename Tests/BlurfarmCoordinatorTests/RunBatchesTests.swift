@@ -225,6 +225,31 @@ import Testing
         #expect(try RunReport.json(spilled) == RunReport.json(Self.report(.held(outputs))))
     }
 
+    /// An output up to date and nothing else, put in the encoder's text (``UpToDateText``), is
+    /// the encoder's text of it, for names of every ASCII character, other UTF-8 (U+2028, an
+    /// emoji) and the marks the text is cut at; a name that is not UTF-8, and any other
+    /// output, is left to the encoder, as is every output of an encoder that escapes `/`.
+    @Test(arguments: 0..<4) func anOutputUpToDatePutInTheEncodersTextIsTheEncodersText(seed: UInt64) throws {
+        var random = SplitMix(seed: seed)
+        let pool = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) } + ["é", "\u{2028}", "😀", "\u{E000}1\u{E000}", "\u{E000}"]
+        func name() -> String { (0..<Int.random(in: 0...12, using: &random)).map { _ in pool.randomElement(using: &random)! }.joined() }
+        let escaping = JSONEncoder()
+        escaping.outputFormatting = [.prettyPrinted, .sortedKeys]
+        #expect(UpToDateText(escaping) == nil)
+        let compact = JSONEncoder()
+        compact.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for encoder in [RunReport.encoder(), compact] {
+            let text = try #require(UpToDateText(encoder))
+            for _ in 0..<2000 {
+                let output = OutputReport(input: name(), output: name(), variant: name(), status: .skipped)
+                #expect(text.text(of: output) == ReportedText.showingBytes(in: try encoder.encode(output)), "\(output)")
+            }
+            #expect(text.text(of: OutputReport(input: "in/\u{F7E9}.jpg", output: "o.png", variant: "v", status: .skipped)) == nil)
+            #expect(text.text(of: OutputReport(input: "i.jpg", output: "o.png", variant: "v", status: .stopped)) == nil)
+            #expect(text.text(of: OutputReport(input: "i.jpg", output: "o.png", variant: "v", status: .skipped, tiles: 1)) == nil)
+        }
+    }
+
     @Test func withoutAStateFolderTheOutputsStayInMemory() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("not-a-folder-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: file, contents: Data())
