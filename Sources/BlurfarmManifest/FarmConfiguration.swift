@@ -129,17 +129,20 @@ public struct FarmConfiguration: Hashable, Sendable {
         return configuration
     }
 
-    /// A million outputs: a plan is held in parts on disk (a million outputs planned in 71 MB,
-    /// docs/configuration.md), so this bound is not memory's; a job much larger is a mistaken
-    /// glob more often than a library (and its report is about 500 MB); a larger one says so
-    /// in `max-outputs`.
-    public static let defaultMaxOutputs = 1_000_000
+    /// Ten million outputs: a million photos in ten variants. A plan is held in parts on disk,
+    /// about 25 bytes an output left in memory (ten million planned by `check --status` in 64 s
+    /// and 300 MB, a million in 6.3 s and 71 MB: docs/configuration.md), so a library of a
+    /// million photos plans within this bound; a job much larger is a mistaken glob more often
+    /// than a library (and its report is about 3 GB); a larger one says so in `max-outputs`.
+    /// (A million, while a plan held every output in memory: 2 GB.)
+    public static let defaultMaxOutputs = 10_000_000
 
-    /// Thirty reports of each job: a month of daily runs, or the last thirty that did work of
-    /// a cron job that runs often (a run with nothing to do writes none). A report lists every
-    /// output of its job (100 MB for the 300,000 outputs of `bench scale`'s 100k library), so
-    /// a folder that kept them all would grow with every run that changed one photo.
-    public static let defaultReportsKept = 30
+    /// Ten reports of each job: the last ten runs that did work (a run with nothing to do
+    /// writes none), a cron job's recent history. A report lists every output of its job (100
+    /// MB for the 300,000 outputs of `bench scale`'s 100k library, about 330 bytes an output),
+    /// so a folder that kept them all would grow with every run that changed one photo; ten
+    /// of that library's are 1 GB.
+    public static let defaultReportsKept = 10
 
     /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
     /// (``buildFolder`` left as it is).

@@ -42,7 +42,7 @@ struct AdmissionOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "Refuse a job asking for more outputs than this (inputs x sizes x formats of every variant), before planning it "
-            + "(default: the configuration's max-outputs, else 1000000).", valueName: "outputs"))
+            + "(default: the configuration's max-outputs, else 10000000).", valueName: "outputs"))
     var maxOutputs: Int?
 
     func validate() throws {

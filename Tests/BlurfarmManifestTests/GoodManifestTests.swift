@@ -279,7 +279,7 @@ let exampleManifest = """
         #expect(c.tile == 256)
         #expect(c.decodedImages == 2 && c.pixelLimit == 1 << 30 && c.memoryLimit == nil && c.retries == 3)
         #expect(c.heartbeatTimeout == 10 && c.taskTimeout == nil)
-        #expect(c.reportsKept == 30)
+        #expect(c.reportsKept == 10)
         #expect(try ConfigurationDecoder.decode("reports-kept: 1\n", file: "c.conf").get().reportsKept == 1)
         #expect(c.state == "etc/bf/var/blurfarm")
         #expect(c.pluginFolders == ["etc/bf/plugins", "/opt/bf"])
