@@ -7,7 +7,9 @@ import Foundation
 /// in the cache), a job of three variants each (a 24 px thumbnail, a sigma 2 blur to JPEG, a
 /// WebP conversion): the first run from nothing, then a run with nothing changed, each timed
 /// and its peak memory taken (coordinator and workers, shared pages counted once), beside the
-/// floor a no-change run stands on: `find` stating every input and output once.
+/// floor a no-change run stands on: `find` stating every input and output once; and a run with
+/// one output to make again, as a cron run that finds one photo changed (its work, and the
+/// report of every output).
 public struct ScaleBench: Sendable {
     public struct Row: Sendable, Hashable, Codable {
         public var inputs: Int
@@ -20,6 +22,8 @@ public struct ScaleBench: Sendable {
         public var noChangePeak: Int
         /// `find` over the inputs and outputs, a stat of each (`-printf '%s %T@'`).
         public var findSeconds: Double
+        /// A run with one output to make again (its file deleted before): the median seconds.
+        public var oneMadeSeconds: Double
 
         /// The first run's milliseconds an input.
         public var firstMillisecondsPerInput: Double { firstSeconds * 1000 / Double(max(inputs, 1)) }
@@ -95,6 +99,16 @@ public struct ScaleBench: Sendable {
             find.append(try MeasuredProcess.run("/usr/bin/find", findArguments).seconds)
         }
         let noChangePeak = try peak()
+        // The first input's thumbnail deleted before each run, and made again by it.
+        let gone = folder.path + "/out/thumb/i0000000.jpg"
+        var oneMade: [Double] = []
+        for _ in 0..<runs {
+            try FileManager.default.removeItem(atPath: gone)
+            oneMade.append(try MeasuredProcess.run(executable, run).seconds)
+            guard FileManager.default.fileExists(atPath: gone) else {
+                throw BenchError("bench scale: the run did not make \(gone) again")
+            }
+        }
         let outputs = try ["thumb", "blur", "webp"].reduce(0) {
             $0 + (try FileManager.default.contentsOfDirectory(atPath: folder.path + "/out/" + $1).count)
         }
@@ -103,7 +117,8 @@ public struct ScaleBench: Sendable {
         }
         return Row(
             inputs: count, outputs: outputs, firstSeconds: median(first), firstPeak: firstPeak,
-            noChangeSeconds: median(noChange), noChangePeak: noChangePeak, findSeconds: median(find))
+            noChangeSeconds: median(noChange), noChangePeak: noChangePeak, findSeconds: median(find),
+            oneMadeSeconds: median(oneMade))
     }
 
     /// The folder of `count` generated 64 x 48 PNGs in ``folders`` folders below `cache`, made
@@ -149,13 +164,14 @@ public struct ScaleBench: Sendable {
         let table = BenchTable(
             header: [
                 "inputs", "outputs", "first run s", "ms an input", "its peak MB", "no-change s", "its peak MB", "find s",
-                "no-change / find",
+                "no-change / find", "one made s",
             ],
             rows: rows.map {
                 [
                     "\($0.inputs)", "\($0.outputs)", BenchTable.fixed($0.firstSeconds), BenchTable.fixed($0.firstMillisecondsPerInput),
                     BenchTable.megabytes($0.firstPeak), BenchTable.fixed($0.noChangeSeconds), BenchTable.megabytes($0.noChangePeak),
                     BenchTable.fixed($0.findSeconds, 3), BenchTable.fixed($0.noChangeOverFind, 1),
+                    BenchTable.fixed($0.oneMadeSeconds),
                 ]
             })
         return """
