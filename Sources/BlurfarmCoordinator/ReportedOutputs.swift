@@ -295,7 +295,7 @@ package enum ReportedOutputs: Sendable, Equatable {
 /// (``OutputReport/isUpToDateAlone``), made without the encoder: the encoder's own text of one
 /// such output, cut at its three names, with each output's names put in, escaped as the encoder
 /// escapes a string (`"` and `\` after a backslash; U+0000…U+001F as `\b`, `\t`, `\n`, `\f`,
-/// `\r` or `\u00xx`; every other character as it is: `ReportedOutputsTests`). A name that is
+/// `\r` or `\u00xx`; every other character as it is: `RunBatchesTests`). A name that is
 /// not UTF-8 (``PathEncoding``) adds keys to the text, and is left to the encoder. Encoded one
 /// by one, the 299,997 outputs up to date in the report of a run of `bench scale`'s 100k
 /// library that changed one photo took 30% of the run.
@@ -345,10 +345,12 @@ struct UpToDateText {
         return Data(text)
     }
 
+    /// The digits of `\u00xx`, lowercase as the encoder writes them.
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// `string`'s UTF-8 appended to `text` as the inside of a JSON string, escaped as the
     /// encoder escapes it.
     static func escape(_ string: String, into text: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): text += [UInt8(ascii: "\\"), byte]
@@ -357,7 +359,7 @@ struct UpToDateText {
             case 0x0A: text += Array("\\n".utf8)
             case 0x0C: text += Array("\\f".utf8)
             case 0x0D: text += Array("\\r".utf8)
-            case 0..<0x20: text += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            case 0..<0x20: text += Array("\\u00".utf8) + [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]]
             default: text.append(byte)
             }
         }
