@@ -100,7 +100,7 @@ public struct ScaleBench: Sendable {
         }
         let noChangePeak = try peak()
         // The first input's thumbnail deleted before each run, and made again by it.
-        let gone = folder.path + "/out/thumb/i0000000.jpg"
+        let gone = folder.path + "/out/thumb/\(Self.photoName(0)).jpg"
         var oneMade: [Double] = []
         for _ in 0..<runs {
             try FileManager.default.removeItem(atPath: gone)
@@ -120,6 +120,9 @@ public struct ScaleBench: Sendable {
             noChangeSeconds: median(noChange), noChangePeak: noChangePeak, findSeconds: median(find),
             oneMadeSeconds: median(oneMade))
     }
+
+    /// The name of the library's photo `index` (its stem, and its outputs').
+    static func photoName(_ index: Int) -> String { String(format: "i%07d", index) }
 
     /// The folder of `count` generated 64 x 48 PNGs in ``folders`` folders below `cache`, made
     /// once: each photo its own (a gradient and a square placed by its number), named by its
@@ -144,7 +147,7 @@ public struct ScaleBench: Sendable {
                     image[x, y] = inSquare ? SIMD4(1, 1 - shade, 0.2, 1) : SIMD4(shade, Float(y) / Float(height), 0.5, 1)
                 }
             }
-            let path = root + String(format: "/f%02d/i%07d.png", index % folders, index)
+            let path = root + String(format: "/f%02d/", index % folders) + photoName(index) + ".png"
             do {
                 let png = try ImageWriter.encode(
                     image, extension: "png", named: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,

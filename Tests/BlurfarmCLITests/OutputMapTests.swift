@@ -594,17 +594,30 @@ import Testing
             Self.outputs(of: try Self.load(mapPath), folder: job.path("site"))
         }
 
+        let records = try OutputRecords(folder: stamps.folder)
+        /// `bytes` written to `path`, and the records of `path`, as an output (`sized`: with its
+        /// size, else none) or as an input, made to trust them: a run takes the file as unchanged.
+        func write(_ bytes: Data, to path: String, sized: Bool = true) throws {
+            try bytes.write(to: URL(fileURLWithPath: path))
+            let stamp = try #require(FileStamp.of(path))
+            for var record in records.all where record.output == path || record.input == RealPath.resolveFolder(of: path) {
+                if record.output == path {
+                    record.outputFile.stamp = stamp
+                    if !sized { (record.width, record.height) = (nil, nil) }
+                } else {
+                    record.inputFile.stamp = stamp
+                }
+                try records.add(record)
+            }
+        }
+
         // An output's bytes replaced, and its record made to trust them with no size: the
         // run takes it as up to date, and cannot read its header.
-        let records = try OutputRecords(folder: stamps.folder)
-        var unsized = try #require(records.all.first { $0.output.hasSuffix("/backdrop/photo0.jpg") })
-        let original = try Data(contentsOf: URL(fileURLWithPath: unsized.output))
-        try Data("not an image any more".utf8).write(to: URL(fileURLWithPath: unsized.output))
-        unsized.outputFile.stamp = try #require(FileStamp.of(unsized.output))
-        (unsized.width, unsized.height) = (nil, nil)
-        try records.add(unsized)
+        let unsized = try #require(records.all.first { $0.output.hasSuffix("/backdrop/photo0.jpg") }).output
+        let original = try Data(contentsOf: URL(fileURLWithPath: unsized))
+        try write(Data("not an image any more".utf8), to: unsized, sized: false)
         try Self.runWritingNothing(job)
-        #expect(try !entries().contains { $0.path == unsized.output })
+        #expect(try !entries().contains { $0.path == unsized })
         #expect(try entries().count == 14)
         #expect(try stamps.read()?.plan == nil)
         // Not kept with a plan, the next run reads the header again.
@@ -613,17 +626,10 @@ import Testing
 
         // The output's own bytes back, and an input's bytes replaced with its record trusting
         // them and its placeholder forgotten: the map says the placeholder is missing.
-        try original.write(to: URL(fileURLWithPath: unsized.output))
-        unsized.outputFile.stamp = try #require(FileStamp.of(unsized.output))
-        try records.add(unsized)
+        try write(original, to: unsized)
         let input = job.path("in/photo1.jpg")
         let inputBytes = try Data(contentsOf: URL(fileURLWithPath: input))
-        try Data(repeating: 0x5A, count: 64).write(to: URL(fileURLWithPath: input))
-        let stamp = try #require(FileStamp.of(input))
-        for var record in records.all where record.input == RealPath.resolveFolder(of: input) {
-            record.inputFile.stamp = stamp
-            try records.add(record)
-        }
+        try write(Data(repeating: 0x5A, count: 64), to: input)
         try records.remove(placeholder: RealPath.resolveFolder(of: input))
         let (missing, report) = try job.run()
         #expect(missing.status == 0 && report.outputs("written").isEmpty, "\(missing.stderr)")
@@ -633,12 +639,7 @@ import Testing
 
         // Its own bytes back (and its records trusting them): the placeholder is made, and the
         // plan kept.
-        try inputBytes.write(to: URL(fileURLWithPath: input))
-        let restored = try #require(FileStamp.of(input))
-        for var record in records.all where record.input == RealPath.resolveFolder(of: input) {
-            record.inputFile.stamp = restored
-            try records.add(record)
-        }
+        try write(inputBytes, to: input)
         try Self.runWritingNothing(job)
         #expect(try stamps.read()?.plan != nil)
         try Self.expectMapMatchesDisk(job)
