@@ -20,6 +20,11 @@ ops:
          in sRGB (a file with an embedded ICC profile transformed from it, as blurfarm does),
          held in memory; every other width resized from it; the backdrop resized to its width
          and blurred; each encoded JPEG Q=quality
+  scale  files, out, width, sigma, quality
+         each file, `blurfarm bench scale`'s three variants: a thumbnail to the width (not
+         enlarged) into out/thumb/<stem>.jpg, gaussblur(sigma, min_ampl=0.011) into
+         out/blur/<stem>.jpg, the image as it is into out/webp/<stem>.webp; each Q=quality (the
+         folders made by the caller)
   kernel file, bands, sigmas, runs     -> cpu: [median per sigma] of gaussblur(...).write_to_memory()
          on the file's pixels held in memory (bands 4: alpha 255 added)
   peak_reset / peak                    -> resets / reads this process's peak resident memory (bytes)
@@ -89,6 +94,22 @@ def web(request):
             shrunk = largest if backdrop_width >= largest.width else largest.resize(backdrop_width / largest.width)
             backdrop = shrunk.gaussblur(backdrop_sigma, min_ampl=MIN_AMPL)
             backdrop.jpegsave(os.path.join(out, f"{name}-backdrop.jpg"), Q=quality)
+    return timed(work)
+
+
+def scale(request):
+    width, sigma, quality, out = request["width"], request["sigma"], request["quality"], request["out"]
+
+    def work():
+        for path in request["files"]:
+            name = stem(path)
+            # size="down": an image narrower than the width is not enlarged (blurfarm's default)
+            thumbnail = pyvips.Image.thumbnail(path, width, height=10_000_000, size="down")
+            thumbnail.jpegsave(os.path.join(out, "thumb", name + ".jpg"), Q=quality)
+            image = pyvips.Image.new_from_file(path, access="sequential")
+            image.gaussblur(sigma, min_ampl=MIN_AMPL).jpegsave(os.path.join(out, "blur", name + ".jpg"), Q=quality)
+            image = pyvips.Image.new_from_file(path, access="sequential")
+            image.webpsave(os.path.join(out, "webp", name + ".webp"), Q=quality)
     return timed(work)
 
 
@@ -162,6 +183,8 @@ def answer(request):
         return blur(request)
     if op == "web":
         return web(request)
+    if op == "scale":
+        return scale(request)
     if op == "kernel":
         return kernel(request)
     if op == "peak":

@@ -1,5 +1,6 @@
-/// A benchmark of `blurfarm bench` other than the figures beside libvips (``LibvipsComparison``):
-/// it runs, and its typed result is printed as JSON or, by ``text(_:version:)``, as a table.
+/// A benchmark of `blurfarm bench` other than the figures of ``LibvipsComparison`` (one whose
+/// figure stands beside libvips borrows its lanes, as ``ScaleBench`` does): it runs, and its
+/// typed result is printed as JSON or, by ``text(_:version:)``, as a table.
 public protocol Benchmark {
     associatedtype Result: Encodable
     /// Measures.

@@ -6,9 +6,11 @@ import Foundation
 /// million photos"). For each size, that many small generated PNGs in 20 folders (made once
 /// in the cache), a job of three variants each (a 24 px thumbnail, a sigma 2 blur to JPEG, a
 /// WebP conversion): the first run from nothing, then a run with nothing changed, each timed
-/// and its peak memory taken (coordinator and workers, shared pages counted once), beside the
-/// floor a no-change run stands on: `find` stating every input and output once; and a run with
-/// one output to make again, as a cron run that finds one photo changed (its work, and the
+/// and its peak memory taken (coordinator and workers, shared pages counted once), the first
+/// run beside warm libvips 8.18 lanes making the same three outputs of each input
+/// (scripts/vips818-bench.py's `scale`, one process a core, alternating with it), the no-change
+/// run beside the floor it stands on: `find` stating every input and output once; and a run
+/// with one output to make again, as a cron run that finds one photo changed (its work, and the
 /// report of every output).
 public struct ScaleBench: Sendable {
     public struct Row: Sendable, Hashable, Codable {
@@ -24,9 +26,15 @@ public struct ScaleBench: Sendable {
         public var findSeconds: Double
         /// A run with one output to make again (its file deleted before): the median seconds.
         public var oneMadeSeconds: Double
+        /// The libvips lanes making the first run's outputs: the median seconds, and the lanes
+        /// ("libvips 8.18.7, 2 processes").
+        public var libvipsSeconds: Double
+        public var libvips: String
 
         /// The first run's milliseconds an input.
         public var firstMillisecondsPerInput: Double { firstSeconds * 1000 / Double(max(inputs, 1)) }
+        /// The first run's time over the libvips lanes'.
+        public var firstOverLibvips: Double { firstSeconds / max(libvipsSeconds, 1e-9) }
         /// The no-change run's time over `find`'s.
         public var noChangeOverFind: Double { noChangeSeconds / max(findSeconds, 1e-9) }
     }
@@ -47,30 +55,36 @@ public struct ScaleBench: Sendable {
     /// The folders the inputs are spread over, as a library's years or albums are.
     static let folders = 20
 
+    /// The thumbnail's width, the blur's sigma and the encoders' quality (the default) of the
+    /// variants below, which the libvips lanes are given.
+    static let (thumbnailWidth, sigma, quality) = (24, 2.0, 90)
+
     /// The three variants: the issue's.
     static let variants = """
           - name: thumb
             path: out/thumb/{stem}.jpg
             resize:
-              width: 24
+              width: \(thumbnailWidth)
           - name: blur
             path: out/blur/{stem}.jpg
             filters:
               - gaussian:
-                  sigma: 2
+                  sigma: \(ParameterValue.number(sigma))
           - name: webp
             path: out/webp/{stem}.webp
         """
 
     /// Measures each size in turn.
     ///
-    /// - Throws: `BenchError`: the inputs cannot be made, a command failed.
+    /// - Throws: `BenchError`: the inputs cannot be made, a command failed, the libvips lanes
+    ///   cannot start.
     public func run() throws -> [Row] {
-        try sizes.map(measure)
+        let comparison = LibvipsComparison(executable: executable, locations: locations, settings: .init(runs: runs))
+        return try sizes.map { try measure($0, beside: comparison) }
     }
 
-    /// One size: its library made (once), then the runs.
-    func measure(_ count: Int) throws -> Row {
+    /// One size: its library made (once), then the runs, the first beside `comparison`'s lanes.
+    func measure(_ count: Int, beside comparison: LibvipsComparison) throws -> Row {
         let library = try Self.library(count, in: locations.cache)
         let folder = try BenchFolder()
         try FileManager.default.removeItem(atPath: folder.path + "/in")
@@ -79,10 +93,24 @@ public struct ScaleBench: Sendable {
         try "job: scale\ninputs: [in/*/*.png]\noutputs:\n\(Self.variants)\n".write(toFile: job, atomically: true, encoding: .utf8)
         let run = ["run", job, "--config", folder.config, "--quiet"]
         let median = BenchStatistics.median
-        var first: [Double] = []
+        let photos = try (0..<Self.folders).flatMap { try BenchFolder.images(in: library + String(format: "/f%02d", $0)) }
+        let lanesOut = folder.path + "/libvips"
+        let request: [String: Any] = [
+            "op": "scale", "out": lanesOut, "width": Self.thumbnailWidth, "sigma": Self.sigma, "quality": Self.quality,
+        ]
+        var first: [Double] = [], lanes: [Double] = []
         for _ in 0..<runs {
             folder.clearOutputs()
             first.append(try MeasuredProcess.run(executable, run).seconds)
+            try? FileManager.default.removeItem(atPath: lanesOut)
+            for variant in ["thumb", "blur", "webp"] {
+                try FileManager.default.createDirectory(atPath: lanesOut + "/" + variant, withIntermediateDirectories: true)
+            }
+            lanes.append(try comparison.pooled(photos, request))
+        }
+        let made = try ["thumb", "blur", "webp"].reduce(0) { $0 + (try FileManager.default.contentsOfDirectory(atPath: lanesOut + "/" + $1).count) }
+        guard made == 3 * count else {
+            throw BenchError("bench scale: the libvips lanes made \(made) outputs of \(count) inputs, where 3 each were asked")
         }
         /// A run's peak: its processes' proportional sum, sampled every 50 ms, or for a run too
         /// short for that (a no-change run starts no worker) the coordinator's own peak.
@@ -118,7 +146,7 @@ public struct ScaleBench: Sendable {
         return Row(
             inputs: count, outputs: outputs, firstSeconds: median(first), firstPeak: firstPeak,
             noChangeSeconds: median(noChange), noChangePeak: noChangePeak, findSeconds: median(find),
-            oneMadeSeconds: median(oneMade))
+            oneMadeSeconds: median(oneMade), libvipsSeconds: median(lanes), libvips: try comparison.poolName())
     }
 
     /// The name of the library's photo `index` (its stem, and its outputs').
@@ -167,19 +195,20 @@ public struct ScaleBench: Sendable {
         let table = BenchTable(
             header: [
                 "inputs", "outputs", "first run s", "ms an input", "its peak MB", "no-change s", "its peak MB", "find s",
-                "no-change / find", "one made s",
+                "no-change / find", "one made s", "libvips s", "first / libvips",
             ],
             rows: rows.map {
                 [
                     "\($0.inputs)", "\($0.outputs)", BenchTable.fixed($0.firstSeconds), BenchTable.fixed($0.firstMillisecondsPerInput),
                     BenchTable.megabytes($0.firstPeak), BenchTable.fixed($0.noChangeSeconds), BenchTable.megabytes($0.noChangePeak),
                     BenchTable.fixed($0.findSeconds, 3), BenchTable.fixed($0.noChangeOverFind, 1),
-                    BenchTable.fixed($0.oneMadeSeconds),
+                    BenchTable.fixed($0.oneMadeSeconds), BenchTable.fixed($0.libvipsSeconds),
+                    BenchTable.fixed($0.firstOverLibvips),
                 ]
             })
         return """
             blurfarm \(version): a library of small PNGs in \(Self.folders) folders, 3 variants each (24 px thumbnail, \
-            sigma 2 blur to JPEG, WebP), medians of \(runs) runs
+            sigma 2 blur to JPEG, WebP), medians of \(runs) runs; the first run beside \(rows.first?.libvips ?? "libvips")
             \(table.text)
             """
     }

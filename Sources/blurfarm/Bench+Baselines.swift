@@ -143,13 +143,13 @@ struct BenchFaces: FarmCommand {
 struct BenchScale: FarmCommand {
     static let configuration = CommandConfiguration(
         commandName: "scale",
-        abstract: "A photo library kept up to date: the first run and a no-change run of 1k, 10k and 100k small inputs, beside find.",
+        abstract: "A photo library kept up to date: the first run and a no-change run of 1k, 10k and 100k small inputs, beside libvips and find.",
         discussion: """
             For each --inputs: that many 64 x 48 PNGs in 20 folders (made once in the cache), a job of three \
             variants (a 24 px thumbnail, a sigma 2 blur to JPEG, a WebP conversion). The first run from nothing \
-            and a run with nothing changed, timed (medians of --runs) and their peak memory taken (coordinator \
-            and workers, shared pages counted once), beside `find` stating every input and output once; then a \
-            run with one output to make again (its file deleted), as cron's when a photo changed.
+            and a run with nothing changed, timed (medians of --runs), their peak memory taken (coordinator and \
+            workers, shared pages once), the first beside warm libvips 8.18 lanes making the same outputs, the \
+            second beside `find` stating every input and output; then a run making a deleted output again.
             """)
     @OptionGroup var options: BenchOptions
     @Option(help: "The libraries' numbers of inputs (repeatable).")

@@ -54,8 +54,8 @@ import Testing
     }
 
     /// The scale benchmark at a tiny size: its library made once (each photo its own bytes, in
-    /// 20 folders), the first run writing three outputs an input, a no-change run, `find`, a run
-    /// making one output again.
+    /// 20 folders), the first run writing three outputs an input beside the libvips lanes making
+    /// as many, a no-change run, `find`, a run making one output again.
     @Test(.tags(.process)) func theScaleRowHasTheFirstAndTheNoChangeRunBesideFind() throws {
         let locations = try requireLocations()
         let cache = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-scale-\(UUID().uuidString)").path
@@ -70,11 +70,12 @@ import Testing
         #expect(rows.count == 1 && row.inputs == 30 && row.outputs == 90)
         #expect(row.firstSeconds > 0 && row.noChangeSeconds > 0 && row.findSeconds > 0 && row.oneMadeSeconds > 0)
         #expect(row.firstPeak > 0 && row.noChangePeak > 0)
+        #expect(row.libvipsSeconds > 0 && row.libvips.hasPrefix("libvips 8.18"))
         let pictures = try FileManager.default.subpathsOfDirectory(atPath: cache + "/scale-30").filter { $0.hasSuffix(".png") }
         #expect(pictures.count == 30 && Set(pictures.map { ($0 as NSString).deletingLastPathComponent }).count == 20)
         let bytes = Set(try pictures.map { try Data(contentsOf: URL(fileURLWithPath: cache + "/scale-30/" + $0)) })
         #expect(bytes.count == 30, "two generated photos are the same")
         let text = bench.text(rows, version: "test")
-        #expect(text.contains("no-change / find") && text.contains("one made s"))
+        #expect(text.contains("no-change / find") && text.contains("one made s") && text.contains("first / libvips"))
     }
 }
