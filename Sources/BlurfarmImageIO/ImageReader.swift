@@ -44,6 +44,15 @@ public enum ImageReader {
                 header.decodeSource, orientation: orientation, bitDepth: 8, hasAlpha: false, loader: "jpegload",
                 hasICCProfile: header.hasICCProfile)
         }
+        // A plain PNG's header (``PNGHeader``) is the one libvips would read (PNGHeaderTests).
+        if let png = PNGHeader.read(file.descriptor) {
+            let sampleBytes = png.sixteenBit ? 2 : 1
+            let source = DecodeMemory.Source(
+                width: png.width, height: png.height, channels: png.hasAlpha ? 4 : 3, sampleBytes: sampleBytes,
+                filePixelBytes: png.bands * sampleBytes)
+            return upright(
+                source, orientation: 1, bitDepth: 8 * sampleBytes, hasAlpha: png.hasAlpha, loader: "pngload", hasICCProfile: false)
+        }
         return try libvipsHeader(of: file)
     }
 
