@@ -28,18 +28,21 @@ package struct PNGHeader: Sendable, Hashable {
     package var hasAlpha: Bool { bands == 2 || bands == 4 }
 
     /// The bytes a header is looked for in: a PNG whose image data starts later (a long text
-    /// chunk first) is left to libvips.
+    /// chunk first) is left to libvips. The image data itself may go on past them.
     static let prefixBytes = 1 << 16
 
     /// The header of the PNG open on `fd` (its first ``prefixBytes`` read with `pread`), or
     /// nil when it is not a plain PNG, or cannot be read.
     package static func read(_ fd: Int32) -> PNGHeader? {
-        var bytes = [UInt8](repeating: 0, count: prefixBytes)
-        let count = bytes.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemCallError) -> Int in try Syscalls.read(fd, into: raw, at: 0) }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: prefixBytes) { buffer, count in
+            do throws(SystemCallError) {
+                count = try Syscalls.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0)
+            } catch {
+                failed = true
+            }
         }
-        guard case .success(let n) = count else { return nil }
-        return parse(bytes[0..<n])
+        return failed ? nil : parse(bytes[...])
     }
 
     /// The chunks whose data libvips only keeps as metadata, or ignores.
@@ -61,20 +64,22 @@ package struct PNGHeader: Sendable, Hashable {
         var seen: Set<String> = []
         var paletteEntries = 0
         while true {
-            // length, type, data, CRC: the whole chunk within the bytes read.
+            // Length and type; the image data's first chunk ends the header (libpng reads no
+            // more of it for the header, nor checks its CRC until it decodes).
             guard at + 8 <= bytes.endIndex else { return nil }
             let length = word(at)
-            guard length <= bytes.endIndex - at - 12 else { return nil }
             let typeBytes = bytes[(at + 4)..<(at + 8)]
             guard typeBytes.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else { return nil }
             let type = String(decoding: typeBytes, as: UTF8.self)
-            let data = bytes[(at + 8)..<(at + 8 + length)]
-            guard UInt32(word(at + 8 + length)) == crc32(bytes[(at + 4)..<(at + 8 + length)]) else { return nil }
-            at += 12 + length
             if type == "IDAT" {
                 guard let header, colourType != 3 || seen.contains("PLTE") else { return nil }
                 return header
             }
+            // Any other chunk whole within the bytes read, its CRC right.
+            guard length <= bytes.endIndex - at - 12 else { return nil }
+            let data = bytes[(at + 8)..<(at + 8 + length)]
+            guard UInt32(word(at + 8 + length)) == crc32(bytes[(at + 4)..<(at + 8 + length)]) else { return nil }
+            at += 12 + length
             guard seen.insert(type).inserted else { return nil }
             switch type {
             case "IHDR":

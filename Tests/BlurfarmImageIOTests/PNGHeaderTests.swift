@@ -18,24 +18,29 @@ import Testing
 
     static func bigEndian(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
 
-    /// A PNG of `width` × `height` whose rows are all zero (filter 0), in one stored deflate
-    /// block (an interlaced one is 1 × 1: its one pass is that row), with `extra` chunks
-    /// between the header and the data.
+    /// A PNG of `width` × `height` whose rows are all zero (filter 0), in stored deflate
+    /// blocks of at most 65,535 bytes, in one `IDAT` chunk (an interlaced one is 1 × 1: its one
+    /// pass is that row), with `extra` chunks between the header and the data.
     static func png(
         width: Int = 3, height: Int = 2, depth: UInt8 = 8, colour: UInt8 = 2, interlace: UInt8 = 0, extra: [[UInt8]] = []
     ) -> [UInt8] {
         let samples = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(colour)]!
         let rowBytes = 1 + (width * samples * Int(depth) + 7) / 8
-        let raw = [UInt8](repeating: 0, count: min(rowBytes * height, 60_000))
-        // zlib: header, one final stored block, Adler-32.
+        let raw = [UInt8](repeating: 0, count: rowBytes * height)
+        // zlib: header, stored blocks (the last marked final), Adler-32.
         var (a, b): (UInt32, UInt32) = (1, 0)
         for byte in raw {
             a = (a + UInt32(byte)) % 65521
             b = (b + a) % 65521
         }
-        let length = raw.count
-        let zlib: [UInt8] = [0x78, 0x01, 0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
-            + raw + bigEndian(Int((b << 16) | a))
+        var zlib: [UInt8] = [0x78, 0x01]
+        for start in stride(from: 0, to: max(raw.count, 1), by: 65535) {
+            let length = min(65535, raw.count - start)
+            let final: UInt8 = start + length >= raw.count ? 1 : 0
+            zlib += [final, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
+            zlib += raw[start..<(start + length)]
+        }
+        zlib += bigEndian(Int((b << 16) | a))
         let header = bigEndian(width) + bigEndian(height) + [depth, colour, 0, 0, interlace]
         return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + extra.flatMap { $0 }
             + chunk("IDAT", zlib) + chunk("IEND", [])
@@ -63,6 +68,7 @@ import Testing
             ("interlaced", png(width: 1, height: 1, interlace: 1), true),
             ("interlaced palette, tRNS", png(width: 1, height: 1, colour: 3, interlace: 1, extra: [palette, chunk("tRNS", [7])]), true),
             ("wide", png(width: 100_000, height: 3, colour: 0), true),
+            ("image data past the bytes read", png(width: 30_000, height: 5, colour: 2), true),
             (
                 "metadata chunks",
                 png(extra: [
@@ -120,7 +126,9 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let viaLibvips = Self.outcome { () throws(ImageIOError) in try ImageReader.libvipsHeader(of: InputFile(path)) }
         #expect(Self.outcome { () throws(ImageIOError) in try ImageReader.header(ofFile: path) } == viaLibvips, "\(name)")
-        #expect((PNGHeader.parse(bytes[...]) != nil) == plain, "\(name)")
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        #expect((PNGHeader.read(descriptor) != nil) == plain, "\(name)")
         if plain { #expect(viaLibvips.header != nil, "\(name)") }
     }
 
