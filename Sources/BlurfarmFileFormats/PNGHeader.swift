@@ -11,9 +11,10 @@ import BlurfarmSystem
 /// 1,000,000 each way (libpng's default limit), a depth that its colour type allows,
 /// compression and filter 0, interlace 0 or 1; before the first `IDAT`, each chunk at most
 /// once, its CRC right, and only `PLTE` (a palette's, before its `tRNS`), `tRNS` (of a length
-/// libpng takes: not with an alpha channel), and chunks that only add metadata to libvips's image (`gAMA`,
-/// `cHRM`, `sRGB`, `pHYs`, `bKGD`, `sBIT`, `tIME`, `tEXt`, `zTXt`, `iTXt`). No `iCCP` (a
-/// profile, which libvips may refuse) and no `eXIf` (an orientation): those are libvips's.
+/// libpng takes: not with an alpha channel), and chunks that only add metadata to libvips's
+/// image (`gAMA`, `cHRM`, `sRGB`, `pHYs`, `bKGD`, `sBIT`, `tIME`, `tEXt`, `zTXt`, `iTXt`). No
+/// `iCCP` (a profile, which libvips may refuse) and no `eXIf` (an orientation): those are
+/// libvips's.
 /// `PNGHeaderTests` holds every case to libvips's own header of the same file.
 package struct PNGHeader: Sendable, Hashable {
     package var width: Int
@@ -87,7 +88,9 @@ package struct PNGHeader: Sendable, Hashable {
                 let (width, height) = (word(data.startIndex), word(data.startIndex + 4))
                 let depth = Int(data[data.startIndex + 8])
                 colourType = Int(data[data.startIndex + 9])
-                let (compression, filter, interlace) = (data[data.startIndex + 10], data[data.startIndex + 11], data[data.startIndex + 12])
+                let (compression, filter, interlace) = (
+                    data[data.startIndex + 10], data[data.startIndex + 11], data[data.startIndex + 12]
+                )
                 let depths: [Int: [Int]] = [0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16]]
                 guard (1...1_000_000).contains(width), (1...1_000_000).contains(height),
                     depths[colourType]?.contains(depth) == true, compression == 0, filter == 0, interlace <= 1
@@ -100,7 +103,13 @@ package struct PNGHeader: Sendable, Hashable {
             case "tRNS":
                 // As libpng takes it (else it ignores the chunk, with a warning): a grey level,
                 // an RGB colour, or at most one alpha a palette entry.
-                let fits = colourType == 0 ? length == 2 : colourType == 2 ? length == 6 : colourType == 3 && length >= 1 && length <= paletteEntries
+                let fits: Bool
+                switch colourType {
+                case 0: fits = length == 2
+                case 2: fits = length == 6
+                case 3: fits = length >= 1 && length <= paletteEntries
+                default: fits = false
+                }
                 guard header != nil, fits else { return nil }
                 header?.bands += 1
             default:
