@@ -53,6 +53,12 @@ public enum ImageReader {
             return upright(
                 source, orientation: 1, bitDepth: 8 * sampleBytes, hasAlpha: png.hasAlpha, loader: "pngload", hasICCProfile: false)
         }
+        // And a simple WebP's (``WebPHeader``, WebPHeaderTests).
+        if let webp = WebPHeader.read(file.descriptor) {
+            let source = DecodeMemory.Source(
+                width: webp.width, height: webp.height, channels: webp.hasAlpha ? 4 : 3, sampleBytes: 1)
+            return upright(source, orientation: 1, bitDepth: 8, hasAlpha: webp.hasAlpha, loader: "webpload", hasICCProfile: false)
+        }
         return try libvipsHeader(of: file)
     }
 
