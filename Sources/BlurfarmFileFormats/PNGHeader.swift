@@ -25,25 +25,15 @@ package struct PNGHeader: Sendable, Hashable {
     /// Whether a sample is 16 bits (libvips's `ushort`); depths under 8 are expanded to 8.
     package var sixteenBit: Bool
 
-    /// Whether libvips's image has alpha (`vips_image_hasalpha`: two bands of grey, or four).
-    package var hasAlpha: Bool { bands == 2 || bands == 4 }
-
     /// The bytes a header is looked for in: a PNG whose image data starts later (a long text
     /// chunk first) is left to libvips. The image data itself may go on past them.
     static let prefixBytes = 1 << 16
 
-    /// The header of the PNG open on `fd` (its first ``prefixBytes`` read with `pread`), or
-    /// nil when it is not a plain PNG, or cannot be read.
+    /// The header of the PNG open on `fd` (its first ``prefixBytes``), or nil when it is not a
+    /// plain PNG, or cannot be read.
     package static func read(_ fd: Int32) -> PNGHeader? {
-        var failed = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: prefixBytes) { buffer, count in
-            do throws(SystemCallError) {
-                count = try Syscalls.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0)
-            } catch {
-                failed = true
-            }
-        }
-        return failed ? nil : parse(bytes[...])
+        guard let bytes = try? Syscalls.readBytes(fd, count: prefixBytes, at: 0) else { return nil }
+        return parse(bytes[...])
     }
 
     /// The chunks whose data libvips only keeps as metadata, or ignores.

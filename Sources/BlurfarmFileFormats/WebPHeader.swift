@@ -20,29 +20,18 @@ package struct WebPHeader: Sendable, Hashable {
     package var height: Int
     package var hasAlpha: Bool
 
-    /// The header of the WebP open on `fd` (its size from `fstat`, its chunks' first bytes read
-    /// with `pread`), or nil when it is not a plain WebP, or cannot be read.
+    /// The header of the WebP open on `fd` (its size from `fstat`, its chunks' first bytes
+    /// read), or nil when it is not a plain WebP, or cannot be read.
     package static func read(_ fd: Int32) -> WebPHeader? {
         guard let size = try? Syscalls.status(of: fd).st_size else { return nil }
         return parse(fileSize: Int(size)) { offset, count in
-            var failed = false
-            let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, read in
-                do throws(SystemCallError) {
-                    read = try Syscalls.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
-                } catch {
-                    failed = true
-                }
-            }
-            return failed || bytes.count < count ? nil : bytes
+            (try? Syscalls.readBytes(fd, count: count, at: offset)).flatMap { $0.count == count ? $0 : nil }
         }
     }
 
     /// The header of the WebP of `fileSize` bytes whose bytes `read(offset, count)` gives (nil
     /// when it cannot), or nil (see the type).
     package static func parse(fileSize: Int, read: (Int, Int) -> [UInt8]?) -> WebPHeader? {
-        func little(_ bytes: [UInt8], _ at: Int, _ count: Int) -> Int {
-            (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
-        }
         func tag(_ bytes: [UInt8], _ at: Int) -> String { String(decoding: bytes[at..<(at + 4)], as: UTF8.self) }
         guard let riff = read(0, 12), tag(riff, 0) == "RIFF", tag(riff, 8) == "WEBP", little(riff, 4, 4) + 8 == fileSize
         else { return nil }
@@ -74,7 +63,7 @@ package struct WebPHeader: Sendable, Hashable {
 
     /// The image of a `VP8 ` or `VP8L` chunk of `size` bytes that begins with `bytes`.
     private static func image(_ tag: String, size: Int, _ bytes: [UInt8]) -> WebPHeader? {
-        func little(_ at: Int, _ count: Int) -> Int { (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        func little(_ at: Int, _ count: Int) -> Int { Self.little(bytes, at, count) }
         switch tag {
         case "VP8 ":
             guard bytes.count == 10 else { return nil }
@@ -93,5 +82,10 @@ package struct WebPHeader: Sendable, Hashable {
         default:
             return nil
         }
+    }
+
+    /// The little-endian number of `count` bytes at `at` in `bytes`.
+    private static func little(_ bytes: [UInt8], _ at: Int, _ count: Int) -> Int {
+        (0..<count).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
     }
 }

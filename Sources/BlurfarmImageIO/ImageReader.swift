@@ -44,22 +44,25 @@ public enum ImageReader {
                 header.decodeSource, orientation: orientation, bitDepth: 8, hasAlpha: false, loader: "jpegload",
                 hasICCProfile: header.hasICCProfile)
         }
-        // A plain PNG's header (``PNGHeader``) is the one libvips would read (PNGHeaderTests).
+        // A plain PNG's or WebP's header (``PNGHeader``, ``WebPHeader``) is the one libvips
+        // would read (PNGHeaderTests, WebPHeaderTests).
         if let png = PNGHeader.read(file.descriptor) {
-            let sampleBytes = png.sixteenBit ? 2 : 1
-            let source = DecodeMemory.Source(
-                width: png.width, height: png.height, channels: png.hasAlpha ? 4 : 3, sampleBytes: sampleBytes,
-                filePixelBytes: png.bands * sampleBytes)
-            return upright(
-                source, orientation: 1, bitDepth: 8 * sampleBytes, hasAlpha: png.hasAlpha, loader: "pngload", hasICCProfile: false)
+            return plain(width: png.width, height: png.height, bands: png.bands, sampleBytes: png.sixteenBit ? 2 : 1, loader: "pngload")
         }
-        // And a simple WebP's (``WebPHeader``, WebPHeaderTests).
         if let webp = WebPHeader.read(file.descriptor) {
-            let source = DecodeMemory.Source(
-                width: webp.width, height: webp.height, channels: webp.hasAlpha ? 4 : 3, sampleBytes: 1)
-            return upright(source, orientation: 1, bitDepth: 8, hasAlpha: webp.hasAlpha, loader: "webpload", hasICCProfile: false)
+            return plain(width: webp.width, height: webp.height, bands: webp.hasAlpha ? 4 : 3, sampleBytes: 1, loader: "webpload")
         }
         return try libvipsHeader(of: file)
+    }
+
+    /// The header of a file libvips loads upright as `bands` bands (grey, grey and alpha, RGB
+    /// or RGB and alpha) of `sampleBytes` bytes, without a profile: a plain PNG or WebP.
+    private static func plain(width: Int, height: Int, bands: Int, sampleBytes: Int, loader: String) -> ImageHeader {
+        let hasAlpha = bands == 2 || bands == 4
+        let source = DecodeMemory.Source(
+            width: width, height: height, channels: hasAlpha ? 4 : 3, sampleBytes: sampleBytes,
+            filePixelBytes: bands * sampleBytes)
+        return upright(source, orientation: 1, bitDepth: 8 * sampleBytes, hasAlpha: hasAlpha, loader: loader, hasICCProfile: false)
     }
 
     /// The header of the image open as `file`, as libvips reads it.
