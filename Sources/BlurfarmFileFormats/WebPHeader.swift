@@ -1,5 +1,4 @@
 import BlurfarmSystem
-import Glibc
 
 /// The header libvips's `webpload` (libwebp's demuxer) reads of a plain WebP, read from its
 /// chunks' first bytes without starting libvips: its size and whether it has alpha (as
