@@ -19,8 +19,13 @@ public struct ShardReports {
     /// What the reports say of one output (``outputs(_:)``).
     public struct Reported {
         public let status: OutputReport.Status
+        /// The output's text as the report's encoder makes it alone (``ReportedText/unindented(_:)``),
+        /// for those whose status is in ``ShardReports/kept``: `slurm finish` puts it in the
+        /// merged report as it is.
+        let text: Data?
+
         /// The output as the report gave it, for those whose status is in ``ShardReports/kept``.
-        public let output: OutputReport?
+        public var output: OutputReport? { text.flatMap { try? RunReport.decode(OutputReport.self, from: $0) } }
     }
 
     private let index: PathIndex
@@ -65,11 +70,18 @@ public struct ShardReports {
     }
 
     /// Reads the report file at `path`, written by the task of Slurm job `job`, into `index`,
-    /// its reports numbered from `first`. A file that cannot be read to its end adds
-    /// nothing: what it added is forgotten, and it has no report.
+    /// its reports numbered from `first`: of each output its names and status (decoded whole,
+    /// every output of the 100k bench's shards took a fifth of `slurm finish`), and for those
+    /// kept, its text as the encoder makes it alone. A file that cannot be read to its end
+    /// adds nothing: what it added is forgotten, and it has no report.
     /// - Throws: ``StateError`` when the index cannot be written.
     private static func read(_ path: String, job: Int, numbered first: Int, into index: PathIndex) throws(StateError) -> [Read] {
         let decoder = JSONDecoder()
+        /// `text` as the encoder makes it alone: the file's indentation taken out, or, for a
+        /// file indented otherwise, decoded and encoded again.
+        func alone(_ text: Data) throws -> Data {
+            try ReportedText.unindented(text) ?? RunReport.json(try RunReport.decode(OutputReport.self, from: text))
+        }
         var batch: [(path: String, word: String, text: Data?)] = []
         var batchReport = first
         var failure: StateError?
@@ -79,7 +91,7 @@ public struct ShardReports {
         }
         do {
             let heads = try RunReport.read(streaming: path) { report, text in
-                let output = try decoder.decode(OutputReport.self, from: text)
+                let output = try decoder.decode(OutputReport.Names.self, from: text)
                 do throws(StateError) {
                     if first + report != batchReport || batch.count == 4096 { try add() }
                 } catch {
@@ -87,7 +99,7 @@ public struct ShardReports {
                     throw error
                 }
                 batchReport = first + report
-                batch.append((output.output, output.status.rawValue, kept.contains(output.status) ? text : nil))
+                batch.append((output.output, output.status.rawValue, kept.contains(output.status) ? try alone(text) : nil))
             }
             try add()
             return heads.enumerated().map { Read(job: job, number: first + $0, head: $1) }
@@ -109,13 +121,12 @@ public struct ShardReports {
         } catch {
             throw .state(error)
         }
-        let decoder = JSONDecoder()
         var reported: [RealPath.Identity.Bytes: Reported] = [:]
         for (output, entries) in found {
             guard let entry = Self.chosen(entries, rank: { rank[$0] ?? -1 }),
                 let status = OutputReport.Status(rawValue: entry.word)
             else { continue }
-            reported[output] = Reported(status: status, output: entry.text.flatMap { try? decoder.decode(OutputReport.self, from: $0) })
+            reported[output] = Reported(status: status, text: entry.text)
         }
         return reported
     }

@@ -41,7 +41,7 @@ extension SlurmRunContext {
         var batch: [(shard: Int, status: OutputStatus)] = []
         func add() throws(ClusterError) {
             let reported = try reports.outputs(batch.map(\.status.output))
-            outputs.add(batch.map { Self.merged($0.status, shard: $0.shard, reported: reported[.init($0.status.output)]) }[...])
+            outputs.add(batch.map { Self.merged($0.status, shard: $0.shard, reported: reported[.init($0.status.output)]) })
             batch.removeAll(keepingCapacity: true)
         }
         try forEachStatus(records) { (shard, status) throws(ClusterError) in
@@ -67,14 +67,19 @@ extension SlurmRunContext {
     static let mergeBatch = 1024
 
     /// What the merged report says of the output whose state is `status`, run by shard
-    /// `shard`, of which the shards' reports say `reported`.
-    private static func merged(_ status: OutputStatus, shard: Int, reported: ShardReports.Reported?) -> OutputReport {
+    /// `shard`, of which the shards' reports say `reported`: an output written, by its names and
+    /// its report's text, not decoded (put in the merged report as it is: ``ReportedOutputs/Spilling``); one failed, decoded.
+    private static func merged(_ status: OutputStatus, shard: Int, reported: ShardReports.Reported?) -> (output: OutputReport, text: Data?) {
         let variant = status.variant ?? ""
         if status.state == .upToDate {
-            if reported?.status == .written, let output = reported?.output { return output }
-            return OutputReport(input: status.input, output: status.output, variant: variant, status: .skipped)
+            if reported?.status == .written, let text = reported?.text {
+                return (OutputReport(input: status.input, output: status.output, variant: variant, status: .written), text)
+            }
+            return (OutputReport(input: status.input, output: status.output, variant: variant, status: .skipped), nil)
         }
-        if reported?.status == .failed || reported?.status == .failedEarlier, let output = reported?.output { return output }
+        if reported?.status == .failed || reported?.status == .failedEarlier, let output = reported?.output {
+            return (output, reported?.text)
+        }
         // The kind: `decode` (failed earlier), `lost` (its shard never wrote it), or
         // `verification` (not as its shard recorded it).
         let (kind, why): (String, String)
@@ -84,9 +89,10 @@ extension SlurmRunContext {
         case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
         default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
         }
-        return OutputReport(
+        let failed = OutputReport(
             input: status.input, output: status.output, variant: variant, status: .failed,
             failure: .reported(kind: kind, code: nil, message: "\(ShownName.of(status.output)): \(why)"))
+        return (failed, nil)
     }
 
     /// Writes `report` in the state folder's reports, and as `report.json` in the run folder

@@ -242,14 +242,20 @@ package enum ReportedOutputs: Sendable, Equatable {
         package init(state: String, heldBytes: Int = Spilling.heldBytes) { (self.state, self.heldBytes) = (state, heldBytes) }
 
         /// Adds `batch`, the outputs of a batch of whole inputs in plan order.
-        package func add(_ batch: ArraySlice<OutputReport>) {
+        package func add(_ batch: ArraySlice<OutputReport>) { add(batch.map { ($0, nil) }) }
+
+        /// Adds `batch`, the outputs of a batch of whole inputs in plan order, each with its
+        /// text where a report file gave it (as the encoder makes it alone: `slurm finish`'s,
+        /// ``ReportedText/unindented(_:)``), put in as it is, where `output` gives its names and
+        /// status alone; the others encoded.
+        package func add(_ batch: [(output: OutputReport, text: Data?)]) {
             var held: [OutputReport] = []
-            for output in batch {
+            for (output, text) in batch {
                 counts[output.status, default: 0] += 1
                 if output.status == .skipped, output.isUpToDateAlone {
                     add(Spilled.names(of: output), as: .named)
                 } else if output.status != .skipped, output.status != .failedEarlier,
-                    let piece = try? ReportedText.showingBytes(in: encoder.encode(output))
+                    let piece = text ?? (try? ReportedText.showingBytes(in: encoder.encode(output)))
                 {
                     add(piece, as: .encoded)
                 } else {
@@ -258,7 +264,7 @@ package enum ReportedOutputs: Sendable, Equatable {
                 }
             }
             if !held.isEmpty { self.held.append(held[...]) }
-            decoded += ReportedOutputs.decodedInputs(of: batch)
+            decoded += ReportedOutputs.decodedInputs(of: batch.map(\.output))
         }
 
         /// Adds one output's `piece`, its length first.

@@ -23,6 +23,37 @@ extension RunReport {
     }
 }
 
+extension ReportedText {
+    /// An output's `text` as ``RunReport/read(streaming:output:)`` hands it, each line after the
+    /// first indented as deep as the output lies in its file, as the report's encoder makes it
+    /// alone (`{`, its members two spaces in, `}`): the spaces the file's writer added after each
+    /// line break (``RunReport/writeJSON(_:list:to:)``) taken out. A line break is never in a
+    /// JSON string (it is escaped there), so every one is the encoder's. Nil when the text is not
+    /// so laid out (a report file indented by another tool).
+    package static func unindented(_ text: Data) -> Data? {
+        let (newline, space) = (UInt8(ascii: "\n"), UInt8(ascii: " "))
+        let bytes = [UInt8](text)
+        guard bytes.count > 2, bytes[0] == UInt8(ascii: "{"), bytes[1] == newline else { return nil }
+        // The first member's spaces: the encoder's two, and what the file added.
+        let added = (bytes[2...].firstIndex { $0 != space } ?? bytes.endIndex) - 2 - 2
+        guard added >= 0 else { return nil }
+        if added == 0 { return text }
+        var alone: [UInt8] = []
+        alone.reserveCapacity(bytes.count)
+        var at = 0
+        while at < bytes.count {
+            let end = bytes[at...].firstIndex(of: newline).map { $0 + 1 } ?? bytes.endIndex
+            alone += bytes[at..<end]
+            at = end
+            // An empty line (an empty array's) has no spaces; any other, the file's first.
+            guard at < bytes.count, bytes[at] != newline else { continue }
+            guard at + added <= bytes.count, bytes[at..<at + added].allSatisfy({ $0 == space }) else { return nil }
+            at += added
+        }
+        return Data(alone)
+    }
+}
+
 /// JSON's strings and nesting followed a byte at a time: how the files read as they stream
 /// (a report's, ``RunReport/read(streaming:output:)``; a split's) find their elements without
 /// decoding the whole file.

@@ -167,6 +167,11 @@ struct LocalSlurm {
         #expect(Set(reported.compactMap { ($0["output"] as? String).map { ($0 as NSString).lastPathComponent } })
             == Set((0..<24).map { String(format: "g%02d.png", $0) }))
         #expect(try ShardJob.counts(runFolder + "/report.json")["written"] == 24)
+        // Laid out as a report's writer lays it out, each output's members eight spaces in:
+        // the shards' texts of their outputs, put in as they are, lost their files' indentation.
+        let members = try String(contentsOfFile: runFolder + "/report.json", encoding: .utf8)
+            .split(separator: "\n").filter { $0.contains("\"checksum\" : ") }
+        #expect(members.count == 24 && members.allSatisfy { $0.prefix { $0 == " " }.count == 8 }, "\(members)")
         // The same bytes as one local run.
         let (whole, counts) = try local.run()
         #expect(whole.status == 0 && counts["written"] == 24, "\(whole.stderr)")

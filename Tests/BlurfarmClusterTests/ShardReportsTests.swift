@@ -25,11 +25,20 @@ import Testing
             }
             try RunReport.write(reports, to: path)
             var outputs: [[OutputReport]] = reports.map { _ in [] }
+            var texts: [Data] = [], names: [OutputReport] = []
             let heads = try RunReport.read(streaming: path) { report, text in
                 outputs[report].append(try RunReport.decode(OutputReport.self, from: text))
+                texts.append(text)
+                names.append(try RunReport.decode(OutputReport.Names.self, from: text).report)
             }
             let whole = try RunReport.decode([RunReport].self, from: Data(contentsOf: URL(fileURLWithPath: path)))
             #expect(outputs == whole.map(\.outputs))
+            // Each output's text, its file's indentation taken out, is byte for byte the
+            // encoder's text of it alone (what `slurm finish` puts in its report as it is), and
+            // its names and status are the output's.
+            let all = whole.flatMap(\.outputs)
+            #expect(texts.map(ReportedText.unindented) == (try all.map { Optional(try RunReport.json($0)) }))
+            #expect(names == all.map { OutputReport(input: $0.input, output: $0.output, variant: $0.variant, status: $0.status) })
             #expect(heads == whole.map { report in
                 var head = report
                 head.outputs = []
@@ -48,6 +57,18 @@ import Testing
         }
         #expect(count == 2000)
         #expect(heads.map(\.started) == [many.started])
+    }
+
+    /// An output's text laid out otherwise than the report's writer lays it out (by another
+    /// tool) is not taken for the encoder's: it is nil, and `slurm finish` encodes the output again.
+    @Test func textLaidOutOtherwiseIsNotUnindented() throws {
+        let alone = try RunReport.json(Self.output(1, .written, report: 0))
+        #expect(ReportedText.unindented(alone) == alone)
+        let deeper = Data(String(decoding: alone, as: UTF8.self).replacingOccurrences(of: "\n", with: "\n    ").utf8)
+        #expect(ReportedText.unindented(deeper) == alone)
+        for other in ["{\"output\":\"a\"}", "{\n\t\"output\" : \"a\"\n}", "{\n \"output\" : \"a\"\n}", "{\n    \"a\" : 1,\n  \"b\" : 2\n}", "[]", ""] {
+            #expect(ReportedText.unindented(Data(other.utf8)) == nil, "\(other)")
+        }
     }
 
     /// A file cut short, or not a list of reports, is refused, whatever was handed over before.
