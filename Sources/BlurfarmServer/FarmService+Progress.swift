@@ -1,10 +1,10 @@
 import BlurfarmAPI
 import Foundation
 
-// Tiles rendered and outputs finished: kept as they come, by the hundred a second (outputs
-// that fail at once, thousands), stored and published together at most every
-// `progressInterval` (outputs also once ``outputBatch`` wait) and with an output's start, and
-// the rate the metrics give.
+// Tiles rendered and outputs started and finished: kept as they come, by the hundred a second
+// (small photos, or outputs that fail at once: thousands), stored and published together at
+// most every `progressInterval` (outputs also once ``outputBatch`` wait), at once for an output
+// that starts in a job the farm holds (``farmHolds``), and the rate the metrics give.
 extension FarmService {
     /// The most output changes kept before they are stored, whatever the time: a transaction's
     /// worth, and the bound on what waits in memory. Stored one transaction and one event each,
@@ -21,14 +21,16 @@ extension FarmService {
         }
     }
 
-    /// Keeps an output's end for job `id`; stores everything waiting once ``outputBatch``
-    /// outputs wait.
-    func addFinishedOutput(_ id: Int64, _ output: QueueOutput) {
-        pendingOutputs[id, default: PendingOutputs()].finished(output)
-        // The jobs in the farm are few: their waiting outputs counted as they come.
-        let waiting = pendingOutputs.values.reduce(0) { $0 + $1.changes.count }
-        if waiting >= Self.outputBatch { storeProgress() } else { storeProgressSoon() }
+    /// Keeps an output's start or end for job `id` (`edit`); stores everything waiting once
+    /// ``outputBatch`` outputs wait.
+    func addOutputChange(_ id: Int64, _ edit: (inout PendingOutputs) -> Void) {
+        edit(&pendingOutputs[id, default: PendingOutputs()])
+        if outputChangesWaiting >= Self.outputBatch { storeProgress() } else { storeProgressSoon() }
     }
+
+    /// The outputs' starts and ends not yet stored (the jobs in the farm are few: counted as
+    /// asked).
+    package var outputChangesWaiting: Int { pendingOutputs.values.reduce(0) { $0 + $1.changes.count } }
 
     /// Stores the outputs started and finished since the last time (one transaction and one
     /// `output` event for each job), then the tiles rendered.

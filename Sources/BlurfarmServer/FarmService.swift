@@ -10,9 +10,10 @@ import Synchronization
 
 /// The farm service: the durable queue, the scheduler, the farm's events and the event
 /// stream. Every change is one transaction of the queue store with its entry in the event log,
-/// then published. Tiles rendered and outputs finished are the exception, as they come by the
-/// hundred (outputs up to thousands) a second: they are stored and published together, at
-/// most every `progressInterval` and before any other change of the queue. Manifests are planned off the actor, on threads of
+/// then published. Tiles rendered and outputs started and finished are the exception, as they
+/// come by the hundred (outputs up to thousands) a second: they are stored and published
+/// together, at most every `progressInterval` and before any other change of the queue (an
+/// output that starts in a paused or cancelled job, at once). Manifests are planned off the actor, on threads of
 /// their own (a plan of a million outputs takes minutes): every other call is answered while
 /// one plans, and a job cancelled while it plans stops planning.
 public actor FarmService {
@@ -32,8 +33,11 @@ public actor FarmService {
     var recentTiles: [(at: ContinuousClock.Instant, count: Int)] = []
     /// Tiles rendered and not yet stored: by job, how many, and each output's last count.
     var pendingTiles: [Int64: PendingTiles] = [:]
-    /// Outputs finished (and one started, while it is stored) and not yet stored, by job.
+    /// Outputs started and finished and not yet stored, by job.
     var pendingOutputs: [Int64: PendingOutputs] = [:]
+    /// The jobs the farm was told to pause or cancel (and not to resume): an output that starts
+    /// in one is stored at once.
+    var farmHolds: Set<Int64> = []
     /// Stores the pending tiles and outputs when it wakes; nil when none wait.
     var progressTask: Task<Void, Never>?
     let progressInterval: Duration
@@ -229,8 +233,11 @@ public actor FarmService {
 
     // MARK: The machine and the scheduler
 
-    /// Applies `event` to job `id`'s machine, stores the new state and carries out the actions.
+    /// Applies `event` to job `id`'s machine, stores the new state and carries out the actions,
+    /// after the tiles and outputs waiting: a job paused has its outputs that started before
+    /// the pause stored.
     func transition(_ id: Int64, _ event: JobEvent) throws(ServiceError) {
+        storeProgress()
         var job = try job(id)
         var machine = job.machine
         let actions: [JobAction]
@@ -260,9 +267,14 @@ public actor FarmService {
         let id = job.id!
         switch action {
         // A job being planned is not in the farm yet: its plan's end reads its state then.
-        case .pauseInFarm: if planning[id] == nil { jobFarm.pause(id) }
-        case .resumeInFarm: if planning[id] == nil { jobFarm.resume(id) }
+        case .pauseInFarm:
+            farmHolds.insert(id)
+            if planning[id] == nil { jobFarm.pause(id) }
+        case .resumeInFarm:
+            farmHolds.remove(id)
+            if planning[id] == nil { jobFarm.resume(id) }
         case .cancelInFarm:
+            farmHolds.insert(id)
             if let stop = planning[id] { stop.stop() } else { jobFarm.cancel(id) }
         case .submitToFarm:
             // Planned again as its files are now, off the actor (unless it was checked just now,
@@ -324,7 +336,10 @@ public actor FarmService {
                     id: id, plan: plan, registry: loader.registry, priority: job.priority,
                     retryFailed: job.retryFailed, confinement: roots.confinement))
                 // Paused while it planned: the farm holds it from the start.
-                if job.state == .paused { jobFarm.pause(id) }
+                if job.state == .paused {
+                    farmHolds.insert(id)
+                    jobFarm.pause(id)
+                }
                 return
             } catch {
                 refusal = error.description
