@@ -58,9 +58,26 @@ public struct FarmClient: Sendable {
         try await call(.GET, "api/v1/jobs/\(id)")
     }
 
-    /// `GET /api/v1/jobs/{id}/outputs`: the outputs started since the job was last handed to the farm.
-    public func outputs(of id: Int64) async throws(ClientError) -> [QueueOutput] {
-        try await (call(.GET, "api/v1/jobs/\(id)/outputs") as OutputList).outputs
+    /// `GET /api/v1/jobs/{id}/outputs`: the outputs started since the job was last handed to the
+    /// farm, by path, those in `states` only when given: every page, `pageSize` outputs each (the
+    /// server's default when nil), each asked after the last path of the one before.
+    public func outputs(of id: Int64, states: [JobOutputState]? = nil, pageSize: Int? = nil) async throws(ClientError) -> [QueueOutput] {
+        var outputs: [QueueOutput] = []
+        var after: String?
+        repeat {
+            var query: [(String, String)] = []
+            if let states { query.append(("state", states.map(\.rawValue).joined(separator: ","))) }
+            if let pageSize { query.append(("limit", "\(pageSize)")) }
+            if let after { query.append(("after", after)) }
+            let page: OutputList = try await call(.GET, "api/v1/jobs/\(id)/outputs", query: query)
+            outputs += page.outputs
+            // A page that does not go on from the one before would be asked for again forever.
+            if let next = page.next, next == after || page.outputs.isEmpty {
+                throw .unexpectedAnswer(status: 200, reason: "the outputs' page after '\(ShownName.of(next))' does not go on")
+            }
+            after = page.next
+        } while after != nil
+        return outputs
     }
 
     /// A request that steers a job (`POST /api/v1/jobs/{id}/<verb>`, body `{}`).
@@ -112,9 +129,9 @@ public struct FarmClient: Sendable {
 
     /// `method path` with `body` as JSON; the answer decoded as `Answer` when it is 2xx.
     private func call<Answer: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: (any Encodable)? = nil
     ) async throws(ClientError) -> Answer {
-        let (status, data) = try await send(method, path, body: body.flatMap { try? APIJSON.encoder().encode($0) })
+        let (status, data) = try await send(method, path, query: query, body: body.flatMap { try? APIJSON.encoder().encode($0) })
         guard (200..<300).contains(status) else {
             let problem = try? APIJSON.decoder().decode(Problem.self, from: data)
             if let diagnostics = problem?.diagnostics { throw .invalidManifest(diagnostics: diagnostics) }
@@ -127,9 +144,11 @@ public struct FarmClient: Sendable {
         }
     }
 
-    /// A request for `path` below ``base``, with the token.
-    func request(_ method: HTTPMethod, _ path: String) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: base.appendingPathComponent(path).absoluteString)
+    /// A request for `path` below ``base`` with `query` (each value percent-encoded whole: a
+    /// path's `&`, `=`, `+` and `%` are its own), with the token.
+    func request(_ method: HTTPMethod, _ path: String, query: [(String, String)] = []) -> HTTPClientRequest {
+        let text = query.map { "\($0)=\($1.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $1)" }.joined(separator: "&")
+        var request = HTTPClientRequest(url: base.appendingPathComponent(path).absoluteString + (text.isEmpty ? "" : "?" + text))
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         return request
@@ -152,9 +171,12 @@ public struct FarmClient: Sendable {
         }
     }
 
+    /// The characters a query's value keeps as they are (RFC 3986's unreserved).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     /// One request; the status and body of the answer.
-    private func send(_ method: HTTPMethod, _ path: String, body: Data?) async throws(ClientError) -> (Int, Data) {
-        var request = request(method, path)
+    private func send(_ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data?) async throws(ClientError) -> (Int, Data) {
+        var request = request(method, path, query: query)
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))

@@ -202,10 +202,19 @@ public actor FarmService {
         try storeCall { try $0.jobs(states: states, limit: limit) }
     }
 
-    /// The outputs of job `id` started so far.
-    public func outputs(of id: Int64) throws(ServiceError) -> [QueueOutput] {
-        _ = try job(id)
-        return try storeCall { try $0.outputs(of: id) }
+    /// The outputs of job `id` started so far, by path: those in `states` only when given,
+    /// after the path `after` when given, at most `limit` (``OutputList/next`` when more follow).
+    /// Read off the actor, from the queue's database: a job's outputs are a million rows at
+    /// most, and every other call is answered while a client reads them (read on the actor, the
+    /// 30,000 rows of one job held it 0.22 s).
+    public nonisolated func outputs(
+        of id: Int64, states: [JobOutputState]? = nil, after: String? = nil, limit: Int = .max
+    ) throws(ServiceError) -> OutputList {
+        guard try storeCall({ try $0.job(id) }) != nil else { throw .notFound(id) }
+        var page = try storeCall { try $0.outputs(of: id, states: states, after: after, limit: limit == .max ? limit : limit + 1) }
+        guard page.count > limit else { return OutputList(outputs: page) }
+        page.removeLast(page.count - limit)
+        return OutputList(outputs: page, next: page.last?.output)
     }
 
     /// Pauses, resumes, cancels or retries the job `id`.
@@ -449,7 +458,7 @@ public actor FarmService {
         hub.publish(StreamEvent(id: event.id, kind: event.kind, data: event.data))
     }
 
-    func storeCall<T>(_ body: (QueueStore) throws -> T) throws(ServiceError) -> T {
+    nonisolated func storeCall<T>(_ body: (QueueStore) throws -> T) throws(ServiceError) -> T {
         do {
             return try body(store)
         } catch let error as QueueStoreError {

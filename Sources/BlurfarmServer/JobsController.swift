@@ -33,23 +33,12 @@ struct JobsController {
 
     @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        var states: [JobState]?
-        if let text = query.get("state") {
-            var parsed: [JobState] = []
-            for word in text.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let state = JobState(rawValue: String(word)) else {
-                    return Routes.problem(.badRequest, "unknown state '\(ShownName.of(String(word)))'")
-                }
-                parsed.append(state)
-            }
-            states = parsed
-        }
-        var limit: Int?
-        if let text = query.get("limit") {
-            guard let number = Int(text), (1...1_000_000).contains(number) else {
-                return Routes.problem(.badRequest, "limit must be a number from 1 to 1000000")
-            }
-            limit = number
+        let (states, limit): ([JobState]?, Int?)
+        do throws(BadQuery) {
+            states = try Self.list(query.get("state"), of: "state", JobState.init(rawValue:))
+            limit = try Self.limit(query.get("limit"), most: 1_000_000)
+        } catch {
+            return Routes.problem(.badRequest, error.message)
         }
         return try await Routes.answer { () throws(ServiceError) in
             // Without their manifests' text (up to 1 MiB each): the job's own answer has it.
@@ -57,15 +46,54 @@ struct JobsController {
         }
     }
 
+    /// A query's parameter that does not read: answered 400 with `message`.
+    struct BadQuery: Error {
+        let message: String
+    }
+
+    /// The values of a comma-separated list `text` (a query's parameter), each made by `make`;
+    /// nil without one.
+    /// - Throws: ``BadQuery`` naming the first that `make` does not take as an unknown `what`.
+    static func list<Value>(_ text: String?, of what: String, _ make: (String) -> Value?) throws(BadQuery) -> [Value]? {
+        guard let text else { return nil }
+        var values: [Value] = []
+        for word in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let value = make(String(word)) else { throw BadQuery(message: "unknown \(what) '\(ShownName.of(String(word)))'") }
+            values.append(value)
+        }
+        return values
+    }
+
+    /// The `limit` parameter's number `text`, from 1 to `most`; nil without one.
+    /// - Throws: ``BadQuery`` when it is not such a number.
+    static func limit(_ text: String?, most: Int) throws(BadQuery) -> Int? {
+        guard let text else { return nil }
+        guard let number = Int(text), (1...most).contains(number) else { throw BadQuery(message: "limit must be a number from 1 to \(most)") }
+        return number
+    }
+
     @Sendable func show(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try Routes.jobID(context)
         return try await Routes.answer { () throws(ServiceError) in JobView(try await service.job(id)) }
     }
 
+    /// The outputs a page gives unless `limit` says otherwise, and the most it may say: a
+    /// million-output job's list is 250 MB of JSON, and a page of the default about 2.5 MB.
+    static let (outputsPage, mostOutputsPage) = (10_000, 100_000)
+
     @Sendable func outputs(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try Routes.jobID(context)
+        let query = request.uri.queryParameters
+        let (states, limit): ([JobOutputState]?, Int?)
+        do throws(BadQuery) {
+            states = try Self.list(query.get("state"), of: "output state", JobOutputState.init(rawValue:))
+            limit = try Self.limit(query.get("limit"), most: Self.mostOutputsPage)
+        } catch {
+            return Routes.problem(.badRequest, error.message)
+        }
+        let after = query.get("after")
         return try await Routes.answer { () throws(ServiceError) in
-            OutputList(outputs: try await service.outputs(of: id))
+            try service.outputs(of: id, states: states, after: after, limit: limit ?? Self.outputsPage)
         }
     }
 

@@ -155,9 +155,18 @@ public final class QueueStore: Sendable {
         }
     }
 
-    /// Every output of job `id`, by path.
-    public func outputs(of id: Int64) throws(QueueStoreError) -> [QueueOutput] {
-        try read { db in try QueueOutput.filter(Column("jobId") == id).order(Column("output")).fetchAll(db) }
+    /// The outputs of job `id` by path: those in `states` only when given, after the path
+    /// `after` when given, at most `limit`.
+    public func outputs(
+        of id: Int64, states: [JobOutputState]? = nil, after: String? = nil, limit: Int = .max
+    ) throws(QueueStoreError) -> [QueueOutput] {
+        try read { db in
+            // From the (jobId, output) key, in its order: a page costs its rows, not the job's.
+            var request = QueueOutput.filter(Column("jobId") == id)
+            if let after { request = request.filter(Column("output") > after) }
+            if let states { request = request.filter(states.map(\.rawValue).contains(Column("state"))) }
+            return try request.order(Column("output")).limit(limit).fetchAll(db)
+        }
     }
 
     /// The event log after event `id` (all of it for 0), oldest first, at most `limit`.

@@ -106,7 +106,7 @@ struct Job: AsyncFarmCommand {
         } else {
             print(job.line)
             if let error = job.job.error { printError(error) }
-            for line in try await client.outputs(of: id).compactMap(\.failureLine) { print(line) }
+            for line in try await client.outputs(of: id, states: [.failed]).compactMap(\.failureLine) { print(line) }
         }
         if wait, job.ending != .completed { throw ExitCode(job.ending.exitStatus) }
     }

@@ -1,6 +1,7 @@
 import BlurfarmAPI
 import BlurfarmClient
 import BlurfarmServer
+import BlurfarmSystem
 import BlurfarmTestSupport
 import Foundation
 import Testing
@@ -100,6 +101,47 @@ import Testing
             #expect(finished.job.state == .failed && finished.job.outputsFailed == 1)
             let outputs = try await client.outputs(of: id)
             #expect(outputs.map(\.state) == [.failed] && outputs.first?.errorKind == "decode")
+        }
+    }
+
+    /// A job's outputs come a page at a time by path (`limit`: the server's 10,000 unless told,
+    /// at most 100,000; `after`: the page's `next`, absent on the last page; `state`: a list),
+    /// read off the service's actor, and the client follows `next` to the end. Paths with `&`,
+    /// `=`, `+`, `%`, spaces and a byte that is not UTF-8 page as they are; bad parameters are
+    /// 400, a job that is not there 404.
+    @Test func outputsComeAPageAtATimeAndTheClientReadsThemAll() async throws {
+        try await withServer { server, client in
+            let id = try #require(
+                try await client.submit(SubmitRequest(manifest: ServerFixture.manifest, folder: server.fixture.root)).job.id)
+            try await server.fixture.wait(for: id) { $0.state == .active }
+            let pieces = ["&a=b", "+", "%20", " x", "é", PathEncoding.decode([0xE9]).text, "?", "#"]
+            let names = (0..<30).map { server.fixture.root + "/out/\($0 % 7)\(pieces[$0 % pieces.count])-\($0).png" }
+            server.fixture.jobFarm.emit(.accepted(job: id, outputs: names.count, upToDate: 0))
+            for (index, name) in names.enumerated() {
+                let failed = index % 3 == 0
+                server.fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
+                    status: failed ? .failed : .written, output: name, pixels: 0, tiles: 0, seconds: 0.1, retries: 0,
+                    checksum: nil, errorKind: failed ? "decode" : nil, error: failed ? "not an image" : nil)))
+            }
+            server.fixture.jobFarm.emit(.finished(job: id, failed: 10, cancelled: false))
+            try await server.fixture.wait(for: id) { $0.state == .failed }
+
+            let all = try await client.outputs(of: id)
+            #expect(all.count == 30 && Set(all.map(\.output)) == Set(names))
+            func rows(_ outputs: [QueueOutput]) -> [String] { outputs.map { "\($0.output) \($0.state)" } }
+            #expect(rows(try await client.outputs(of: id, pageSize: 4)) == rows(all))
+            #expect(rows(try await client.outputs(of: id, states: [.failed], pageSize: 3)) == rows(all.filter { $0.state == .failed }))
+            #expect(rows(try await client.outputs(of: id, states: [.failed, .written], pageSize: 7)) == rows(all))
+            #expect(try await client.outputs(of: id, states: [.rendering]).isEmpty)
+            // The raw answers: `next` only when the limit cut the page.
+            let whole = try await server.call("GET", "/api/v1/jobs/\(id)/outputs?limit=30").object
+            let cut = try await server.call("GET", "/api/v1/jobs/\(id)/outputs?limit=29").object
+            #expect((whole["outputs"] as? [Any])?.count == 30 && whole["next"] == nil)
+            #expect((cut["outputs"] as? [Any])?.count == 29 && cut["next"] as? String == all[28].output)
+            for query in ["limit=0", "limit=100001", "limit=ten", "state=sleeping", "state=failed,"] {
+                #expect(try await server.call("GET", "/api/v1/jobs/\(id)/outputs?\(query)").status == 400, "\(query)")
+            }
+            #expect(try await server.call("GET", "/api/v1/jobs/999/outputs").status == 404)
         }
     }
 
