@@ -68,7 +68,8 @@ extension SlurmRunContext {
 
     /// What the merged report says of the output whose state is `status`, run by shard
     /// `shard`, of which the shards' reports say `reported`: an output written, by its names and
-    /// its report's text, not decoded (put in the merged report as it is: ``ReportedOutputs/Spilling``); one failed, decoded.
+    /// its report's text, not decoded (put in the merged report as it is:
+    /// ``ReportedOutputs/Spilling``); one failed, decoded.
     private static func merged(_ status: OutputStatus, shard: Int, reported: ShardReports.Reported?) -> (output: OutputReport, text: Data?) {
         let variant = status.variant ?? ""
         if status.state == .upToDate {
