@@ -9,7 +9,7 @@ import BlurfarmCore
 public enum ConfigurationDecoder {
     /// The configuration's keys, in the order `docs/configuration.md` lists them.
     public static let keys = [
-        "workers", "tile", "decoded-images", "whole-image-pixels", "pixel-limit", "memory-limit", "max-outputs", "state", "reports-kept", "plugin-folders", "task-timeout",
+        "workers", "tile", "decoded-images", "whole-image-pixels", "pixel-limit", "memory-limit", "max-outputs", "state", "reports-kept", "jobs-kept", "plugin-folders", "task-timeout",
         "heartbeat-timeout", "retries", "server", "token-file",
     ]
 
@@ -76,6 +76,7 @@ public enum ConfigurationDecoder {
         integer("max-outputs", 1...Int.max, &d) { c.maxOutputs = $0 }
         integer("retries", 0...Int.max, &d) { c.retries = $0 }
         integer("reports-kept", 1...Int.max, &d) { c.reportsKept = $0 }
+        integer("jobs-kept", 1...Int.max, &d) { c.jobsKept = $0 }
         if let e = entry("memory-limit") {
             if case .scalar(let scalar) = e.value.content, let bytes = FarmConfiguration.byteCount(scalar.text) {
                 c.memoryLimit = bytes

@@ -31,6 +31,9 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// The reports the state folder keeps of each job (`reports-kept`): after a job's report is
     /// written there, its oldest beyond this many are removed.
     public var reportsKept: Int = Self.defaultReportsKept
+    /// The finished jobs of one manifest the service's queue keeps (`jobs-kept`): after one of
+    /// them finishes, the oldest beyond this many are removed with their outputs' rows.
+    public var jobsKept: Int = Self.defaultJobsKept
     /// Folders plugins are loaded from, in order; relative paths resolved as for `state`.
     /// ``buildFolder`` stands for the folder of the running `blurfarm` executable.
     public var pluginFolders: [String]
@@ -143,6 +146,8 @@ public struct FarmConfiguration: Hashable, Sendable {
     /// so a folder that kept them all would grow with every run that changed one photo; ten
     /// of that library's are 1 GB.
     public static let defaultReportsKept = 10
+    /// ``jobsKept`` unless the file says otherwise: as many as the reports of a job.
+    public static let defaultJobsKept = 10
 
     /// The configuration with its ``state`` and ``pluginFolders`` made absolute by `absolute`
     /// (``buildFolder`` left as it is).

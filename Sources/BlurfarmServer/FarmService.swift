@@ -269,7 +269,25 @@ public actor FarmService {
         }
         try save(job)
         logger.info("job \(id) \(machine.state.rawValue)")
+        if machine.state.isFinished { forgetFinished(like: job) }
         for action in actions { try perform(action, job: job) }
+    }
+
+    /// Removes, off the actor, the finished jobs of `job`'s manifest but the newest `jobs-kept`
+    /// with their outputs' rows (``QueueStore/forgetFinished(name:manifest:keeping:chunk:)``):
+    /// a manifest submitted by cron keeps its last runs in the queue, not every run's rows.
+    private func forgetFinished(like job: QueueJob) {
+        let (store, kept, logger, name, manifest) = (store, loader.configuration.jobsKept, logger, job.name, job.manifest)
+        Task {
+            await Self.offActor {
+                do throws(QueueStoreError) {
+                    let gone = try store.forgetFinished(name: name, manifest: manifest, keeping: kept)
+                    if !gone.isEmpty { logger.info("jobs \(gone.map(String.init).joined(separator: ", ")) removed from the queue (jobs-kept \(kept))") }
+                } catch {
+                    logger.error("\(error)")
+                }
+            }
+        }
     }
 
     private func perform(_ action: JobAction, job: QueueJob) throws(ServiceError) {

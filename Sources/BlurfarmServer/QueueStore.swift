@@ -155,6 +155,43 @@ public final class QueueStore: Sendable {
         }
     }
 
+    /// Removes the finished jobs of `manifest` named `name` but the newest `kept` (by their end,
+    /// then id), each with its outputs' rows: the rows `chunk` at a time, each chunk a
+    /// transaction of its own (the rows of a million-output job removed at once held the
+    /// database's writer, and so the service, for seconds), then the job; a job no longer
+    /// finished when its turn comes (retried) is left. A job left part removed (the process
+    /// killed) is removed the next time. The ids removed.
+    public func forgetFinished(name: String, manifest: String, keeping kept: Int, chunk: Int = 10_000) throws(QueueStoreError) -> [Int64] {
+        let finished = JobState.allCases.filter(\.isFinished).map(\.rawValue)
+        let among = "state IN (\(finished.map { _ in "?" }.joined(separator: ", ")))"
+        let old = try read { db in
+            var arguments: StatementArguments = [name, manifest]
+            arguments += StatementArguments(finished)
+            arguments += [kept]
+            return try Int64.fetchAll(
+                db, sql: "SELECT id FROM job WHERE name = ? AND manifest = ? AND \(among) ORDER BY finishedAt DESC, id DESC LIMIT -1 OFFSET ?",
+                arguments: arguments)
+        }
+        var gone: [Int64] = []
+        for id in old {
+            let arguments: StatementArguments = [id] + StatementArguments(finished)
+            let stillFinished = "EXISTS (SELECT 1 FROM job WHERE id = ? AND \(among))"
+            while try write({ db in
+                try db.execute(
+                    sql: "DELETE FROM output WHERE rowid IN (SELECT rowid FROM output WHERE jobId = ? AND \(stillFinished) LIMIT ?)",
+                    arguments: [id] + arguments + [chunk])
+                return db.changesCount
+            }) > 0 {}
+            if try write({ db in
+                try db.execute(sql: "DELETE FROM job WHERE id = ? AND \(among)", arguments: arguments)
+                return db.changesCount
+            }) > 0 {
+                gone.append(id)
+            }
+        }
+        return gone
+    }
+
     /// The outputs of job `id` by path: those in `states` only when given, after the path
     /// `after` when given, at most `limit`.
     public func outputs(

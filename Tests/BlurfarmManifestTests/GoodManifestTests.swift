@@ -281,6 +281,8 @@ let exampleManifest = """
         #expect(c.heartbeatTimeout == 10 && c.taskTimeout == nil)
         #expect(c.reportsKept == 10)
         #expect(try ConfigurationDecoder.decode("reports-kept: 1\n", file: "c.conf").get().reportsKept == 1)
+        #expect(c.jobsKept == 10)
+        #expect(try ConfigurationDecoder.decode("jobs-kept: 3\n", file: "c.conf").get().jobsKept == 3)
         #expect(c.state == "etc/bf/var/blurfarm")
         #expect(c.pluginFolders == ["etc/bf/plugins", "/opt/bf"])
         // {build} is kept for the command line, which knows the executable's folder.

@@ -1,5 +1,6 @@
 import BlurfarmState
 import BlurfarmAPI
+import BlurfarmManifest
 import BlurfarmTestSupport
 @testable import BlurfarmServer
 import Foundation
@@ -270,6 +271,51 @@ import Testing
             try fixture.service.outputs(of: id).outputs.contains { $0.output.hasSuffix("/out/late.png") && $0.state == .rendering }
         }
         #expect(try await fixture.service.job(id).tilesTotal == 67)
+    }
+
+    /// A manifest submitted by cron every night keeps its last `jobs-kept` finished jobs in
+    /// the queue, not every night's outputs' rows: once one finishes, the older finished jobs of
+    /// the same manifest go with their rows. Another manifest's jobs, and the manifest's jobs
+    /// that have not finished, stay.
+    @Test func theQueueKeepsTheLastFinishedJobsOfAManifest() async throws {
+        var configuration = FarmConfiguration()
+        configuration.jobsKept = 2
+        let fixture = try ServerFixture(configuration: configuration)
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        /// Job `id` finished, five outputs of it written.
+        func finish(_ id: Int64) async throws {
+            fixture.jobFarm.emit(.accepted(job: id, outputs: 5, upToDate: 0))
+            for index in 0..<5 {
+                fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
+                    status: .written, output: fixture.root + "/out/\(index).png", pixels: 64, tiles: 1, seconds: 0.1, retries: 0,
+                    checksum: "c0ffee", errorKind: nil, error: nil)))
+            }
+            fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: false))
+            try await fixture.wait(for: id) { $0.state == .completed }
+        }
+        let other = try await fixture.submit(name: "other.job").id!
+        try await finish(other)
+        var nightly: [Int64] = []
+        for _ in 0..<3 {
+            nightly.append(try await fixture.submit().id!)
+            try await finish(nightly.last!)
+        }
+        let running = try await fixture.submit().id!
+        try await eventually("the oldest finished nightly job removed") { () async throws -> Bool in
+            try fixture.store.job(nightly[0]) == nil
+        }
+        #expect(try fixture.store.outputs(of: nightly[0]).isEmpty)
+        for kept in nightly[1...] + [other] {
+            #expect(try fixture.store.job(kept)?.state == .completed && fixture.store.outputs(of: kept).count == 5, "job \(kept)")
+        }
+        #expect(try fixture.store.job(running)?.state == .active)
+        #expect(try await fixture.service.jobs(states: nil, limit: nil).compactMap(\.id).sorted() == ([other, running] + nightly[1...]).sorted())
+        // The rows go a chunk at a time, then the job.
+        let job = try #require(try fixture.store.job(nightly[1]))
+        #expect(try fixture.store.forgetFinished(name: job.name, manifest: job.manifest, keeping: 1, chunk: 2) == [nightly[1]])
+        #expect(try fixture.store.job(nightly[1]) == nil && fixture.store.outputs(of: nightly[1]).isEmpty)
+        #expect(try fixture.store.job(nightly[2]) != nil && fixture.store.job(running) != nil)
     }
 
     @Test func aHighPriorityJobSubmittedBehindOthersGoesToTheFarmAtOnce() async throws {
