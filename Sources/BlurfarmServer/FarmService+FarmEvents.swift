@@ -79,7 +79,6 @@ extension FarmService {
             let workers = QueueEvent(id: nil, at: Date(), kind: .workers, jobId: nil, data: Self.json(jobFarm.workers()))
             publish(try storeCall { try $0.log(workers) })
         case .finished(let id, let failed, let cancelled):
-            farmHolds.remove(id)
             try transition(id, .farmFinished(failed: failed, cancelled: cancelled))
             try schedule()
             Syscalls.returnFreedMemory()

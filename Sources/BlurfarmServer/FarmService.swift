@@ -269,7 +269,10 @@ public actor FarmService {
         }
         try save(job)
         logger.info("job \(id) \(machine.state.rawValue)")
-        if machine.state.isFinished { forgetFinished(like: job) }
+        if machine.state.isFinished {
+            farmHolds.remove(id)
+            forgetFinished(like: job)
+        }
         for action in actions { try perform(action, job: job) }
     }
 
