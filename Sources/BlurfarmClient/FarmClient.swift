@@ -181,10 +181,18 @@ public struct FarmClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
+        let response: HTTPClientResponse
         do {
-            let response = try await Self.http.execute(request, timeout: Self.requestTimeout)
+            response = try await Self.http.execute(request, timeout: Self.requestTimeout)
+        } catch {
+            throw .unreachable(server: base, reason: Self.reason(error))
+        }
+        do {
             let answer = try await response.body.collect(upTo: Self.largestAnswer)
             return (Int(response.status.code), Data(answer.readableBytesView))
+        } catch is NIOTooManyBytesError {
+            // Reached, and answering: not "cannot reach" (a whole 300,000-output list was so).
+            throw .unexpectedAnswer(status: Int(response.status.code), reason: "it is larger than \(Self.largestAnswer >> 20) MB, the most a client reads")
         } catch {
             throw .unreachable(server: base, reason: Self.reason(error))
         }

@@ -60,21 +60,37 @@ import Testing
             print(s.server_address[1], flush=True)
             s.serve_forever()
             """
-        let proxy = Process()
-        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        proxy.arguments = ["python3", "-c", script, folder.path]
-        let out = Pipe()
-        proxy.standardOutput = out
-        try proxy.run()
-        // SIGKILL: a process started from a test's thread may have SIGTERM blocked (CurlOutput).
-        defer {
-            kill(proxy.processIdentifier, SIGKILL)
-            proxy.waitUntilExit()
-        }
-        let port = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let proxy = try PythonServer(script, folder.path)
+        defer { proxy.stop() }
+        let port = proxy.port
         let client = FarmClient(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
         let finished = try await client.waitUntilFinished(7, every: .milliseconds(10))
         #expect(finished.job.state == .completed && finished.job.id == 7)
+    }
+
+    /// An answer larger than the client reads (64 MB) is the server's answer that is not the
+    /// API's, saying so: not "cannot reach the farm service", which the server was.
+    @Test(.timeLimit(.minutes(1))) func anAnswerTooLargeIsSaidSo() async throws {
+        let script = """
+            import http.server
+            body = b'{"jobs": ["' + b'a' * (65 << 20) + b'"]}'
+            class H(http.server.BaseHTTPRequestHandler):
+                protocol_version = 'HTTP/1.1'
+                def log_message(self, *a): pass
+                def do_GET(self):
+                    self.send_response(200); self.send_header('Content-Type', 'application/json')
+                    self.send_header('Content-Length', str(len(body))); self.end_headers()
+                    try: self.wfile.write(body)
+                    except OSError: pass
+            s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+            print(s.server_address[1], flush=True)
+            s.serve_forever()
+            """
+        let server = try PythonServer(script)
+        defer { server.stop() }
+        let client = FarmClient(base: URL(string: "http://127.0.0.1:\(server.port)")!, token: nil)
+        let error = await #expect(throws: ClientError.self) { try await client.jobs() }
+        #expect(error?.description == "the farm service's answer (HTTP 200) is not the API's JSON: it is larger than 64 MB, the most a client reads")
     }
 
     @Test func aJobSubmittedIsListedSteeredAndWaitedForUntilItCompletes() async throws {
@@ -181,5 +197,29 @@ import Testing
             let unreachable = await #expect(throws: ClientError.self) { try await nobody.jobs() }
             #expect(unreachable?.description.hasPrefix("cannot reach the farm service at http://127.0.0.1:1") == true)
         }
+    }
+}
+
+/// A Python HTTP server of the test's (`script`, run with `arguments`, printing its port on
+/// its first line): what the farm service is not, for the client to meet.
+final class PythonServer: Sendable {
+    private let process: Process
+    let port: String
+
+    init(_ script: String, _ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        self.process = process
+        port = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// SIGKILL: a process started from a test's thread may have SIGTERM blocked (CurlOutput).
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }
