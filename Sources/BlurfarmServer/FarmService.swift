@@ -204,9 +204,9 @@ public actor FarmService {
 
     /// The outputs of job `id` started so far, by path: those in `states` only when given,
     /// after the path `after` when given, at most `limit` (``OutputList/next`` when more follow).
-    /// Read off the actor, from the queue's database: a job's outputs are a million rows at
-    /// most, and every other call is answered while a client reads them (read on the actor, the
-    /// 30,000 rows of one job held it 0.22 s).
+    /// Read off the actor, from the queue's database: a job may have millions of outputs, and
+    /// every other call is answered while a client reads them (read on the actor, a 300,000-output
+    /// job's whole list kept the job list waiting 0.9 s).
     public nonisolated func outputs(
         of id: Int64, states: [JobOutputState]? = nil, after: String? = nil, limit: Int = .max
     ) throws(ServiceError) -> OutputList {
