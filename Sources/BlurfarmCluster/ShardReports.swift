@@ -70,7 +70,7 @@ public struct ShardReports {
     }
 
     /// Reads the report file at `path`, written by the task of Slurm job `job`, into `index`,
-    /// its reports numbered from `first`: of each output its names and status (decoded whole,
+    /// its reports numbered from `first`: of each output its path and status (decoded whole,
     /// every output of the 100k bench's shards took a fifth of `slurm finish`), and for those
     /// kept, its text as the encoder makes it alone. A file that cannot be read to its end
     /// adds nothing: what it added is forgotten, and it has no report.
@@ -91,7 +91,7 @@ public struct ShardReports {
         }
         do {
             let heads = try RunReport.read(streaming: path) { report, text in
-                let output = try decoder.decode(OutputReport.Names.self, from: text)
+                let output = try decoder.decode(OutputReport.PathAndStatus.self, from: text)
                 do throws(StateError) {
                     if first + report != batchReport || batch.count == 4096 { try add() }
                 } catch {

@@ -197,23 +197,18 @@ public struct OutputReport: Sendable, Codable, Equatable {
         return try container.decode(String.self, forKey: key)
     }
 
-    /// An output's names and status read from its report text, the rest left: what `slurm
+    /// An output's path and status read from its report text, the rest left: what `slurm
     /// finish` asks of each output of its shards' reports (``init(from:)`` of every one of
     /// 300,000 outputs, twice, was a third of the finisher's time).
-    package struct Names: Decodable, Equatable {
-        package let input: String, output: String, variant: String
+    package struct PathAndStatus: Decodable {
+        package let output: String
         package let status: Status
 
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            input = try OutputReport.path(in: container, .input, bytes: .inputBytes)
             output = try OutputReport.path(in: container, .output, bytes: .outputBytes)
-            variant = try container.decode(String.self, forKey: .variant)
             status = try container.decode(Status.self, forKey: .status)
         }
-
-        /// The output with these names and status, and nothing else told of it.
-        package var report: OutputReport { OutputReport(input: input, output: output, variant: variant, status: status) }
     }
 
     /// The `error` object of a report's output.

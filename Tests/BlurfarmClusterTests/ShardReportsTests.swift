@@ -25,20 +25,21 @@ import Testing
             }
             try RunReport.write(reports, to: path)
             var outputs: [[OutputReport]] = reports.map { _ in [] }
-            var texts: [Data] = [], names: [OutputReport] = []
+            var texts: [Data] = [], keys: [String] = []
             let heads = try RunReport.read(streaming: path) { report, text in
                 outputs[report].append(try RunReport.decode(OutputReport.self, from: text))
                 texts.append(text)
-                names.append(try RunReport.decode(OutputReport.Names.self, from: text).report)
+                let key = try RunReport.decode(OutputReport.PathAndStatus.self, from: text)
+                keys.append("\(key.output) \(key.status)")
             }
             let whole = try RunReport.decode([RunReport].self, from: Data(contentsOf: URL(fileURLWithPath: path)))
             #expect(outputs == whole.map(\.outputs))
             // Each output's text, its file's indentation taken out, is byte for byte the
             // encoder's text of it alone (what `slurm finish` puts in its report as it is), and
-            // its names and status are the output's.
+            // its path and status are the output's.
             let all = whole.flatMap(\.outputs)
             #expect(texts.map(ReportedText.unindented) == (try all.map { Optional(try RunReport.json($0)) }))
-            #expect(names == all.map { OutputReport(input: $0.input, output: $0.output, variant: $0.variant, status: $0.status) })
+            #expect(keys == all.map { "\($0.output) \($0.status)" })
             #expect(heads == whole.map { report in
                 var head = report
                 head.outputs = []
