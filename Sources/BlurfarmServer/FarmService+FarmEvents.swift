@@ -31,12 +31,8 @@ extension FarmService {
             // what waits: a client that sees none rendering there sees the last of its outputs'
             // ends stored too (those that started before the pause were stored with it:
             // ``transition(_:_:)``).
-            if farmHolds.contains(id) {
-                pendingOutputs[id, default: PendingOutputs()].started(started)
-                storeProgress()
-            } else {
-                addOutputChange(id) { $0.started(started) }
-            }
+            addOutputChange(id) { $0.started(started) }
+            if farmHolds.contains(id) { storeProgress() }
             return
         case .outputFinished(let id, let outcome):
             if stopping, outcome.status == .stopped { return }
