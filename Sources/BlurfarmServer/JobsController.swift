@@ -93,7 +93,7 @@ struct JobsController {
         }
         let after = query.get("after")
         return try await Routes.answer { () throws(ServiceError) in
-            try service.outputs(of: id, states: states, after: after, limit: limit ?? Self.outputsPage)
+            try await service.outputs(of: id, states: states, after: after, limit: limit ?? Self.outputsPage)
         }
     }
 

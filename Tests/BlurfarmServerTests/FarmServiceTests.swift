@@ -62,7 +62,7 @@ import Testing
         #expect(job.state == .completed)
         #expect(job.outputsUpToDate == 1 && job.outputsWritten == 1 && job.outputsDone == 2)
         #expect(job.tilesDone == 1 && job.tilesTotal == 4)
-        let outputs = try fixture.service.outputs(of: id).outputs
+        let outputs = try await fixture.service.outputs(of: id).outputs
         #expect(outputs.map(\.output) == [output])
         #expect(outputs.first?.state == .written && outputs.first?.checksum == "abc")
         #expect(JobView(job).progress.fraction == 1)
@@ -79,9 +79,9 @@ import Testing
         fixture.jobFarm.emit(.accepted(job: id, outputs: 2, upToDate: 0))
         fixture.jobFarm.emit(.outputStarted(job: id, output: started, tiles: 4))
         try await eventually("the output's start to be stored") { () async throws -> Bool in
-            try fixture.service.outputs(of: id).outputs.first { $0.output == started }?.startedAt != nil
+            try await fixture.service.outputs(of: id).outputs.first { $0.output == started }?.startedAt != nil
         }
-        let start = try #require(try fixture.service.outputs(of: id).outputs.first { $0.output == started }?.startedAt)
+        let start = try #require(try await fixture.service.outputs(of: id).outputs.first { $0.output == started }?.startedAt)
         for output in [started, unstarted] {
             fixture.jobFarm.emit(.outputFinished(job: id, OutputOutcome(
                 status: .written, output: output, pixels: 64, tiles: 4, seconds: 0.5, retries: 1, checksum: "c0ffee",
@@ -89,7 +89,7 @@ import Testing
         }
         fixture.jobFarm.emit(.finished(job: id, failed: 0, cancelled: false))
         _ = try await fixture.wait(for: id) { $0.state == .completed }
-        let rows = try fixture.service.outputs(of: id).outputs
+        let rows = try await fixture.service.outputs(of: id).outputs
         #expect(rows.map(\.output) == [started, unstarted])
         #expect(rows.allSatisfy { $0.state == .written && $0.tiles == 4 && $0.retries == 1 && $0.checksum == "c0ffee" && $0.finishedAt != nil })
         #expect(rows[0].startedAt == start && rows[1].startedAt == nil, "\(rows)")
@@ -108,7 +108,7 @@ import Testing
         fixture.jobFarm.emit(.finished(job: id, failed: 1, cancelled: false))
         let job = try await fixture.wait(for: id) { $0.state == .failed }
         #expect(job.state == .failed && job.outputsFailed == 1)
-        let outputs = try fixture.service.outputs(of: id).outputs
+        let outputs = try await fixture.service.outputs(of: id).outputs
         #expect(outputs.first?.errorKind == "decode")
         #expect(outputs.first?.error == "in/mate-FreshFlower.jpg: truncated")
 
@@ -171,7 +171,7 @@ import Testing
         let job = try await fixture.wait(for: id) { $0.state == .cancelled }
         #expect(job.outputsCancelled == 12)
         #expect(job.outputsWritten == 0 && job.outputsFailed == 0)
-        let rows = try fixture.service.outputs(of: id).outputs
+        let rows = try await fixture.service.outputs(of: id).outputs
         #expect(rows.map(\.output) == [output])
         #expect(rows.first?.state == .cancelled)
     }
@@ -196,7 +196,7 @@ import Testing
         var progress = 0
         for await event in events where event.kind == .progress { progress += 1 }
         #expect(job.tilesDone == 100)
-        #expect(try fixture.service.outputs(of: id).outputs.first?.tilesDone == 100)
+        #expect(try await fixture.service.outputs(of: id).outputs.first?.tilesDone == 100)
         #expect((1...10).contains(progress), "\(progress) progress events for 100 tiles")
         #expect(try fixture.store.lastEventID() == lastLogged)  // progress is not kept in the log
     }
@@ -225,7 +225,7 @@ import Testing
         fixture.jobFarm.emit(.finished(job: id, failed: count, cancelled: false))
         let job = try await fixture.wait(for: id) { $0.state == .failed }
         #expect(job.outputsFailed == count)
-        let outputs = try fixture.service.outputs(of: id).outputs
+        let outputs = try await fixture.service.outputs(of: id).outputs
         #expect(outputs.count == count && outputs.allSatisfy { $0.state == .failed && $0.errorKind == "decode" })
         // Three `output` events (two full batches, then the rest before the job's end), and
         // the job's end.
@@ -254,7 +254,7 @@ import Testing
         fixture.jobFarm.emit(.problem(job: id, "in/x.jpg: unreadable", refusal: nil))
         let told = try await fixture.wait(for: id) { $0.error != nil }
         #expect(told.tilesTotal == 50)
-        #expect(try fixture.service.outputs(of: id).outputs.filter { $0.state == .rendering }.count == 50)
+        #expect(try await fixture.service.outputs(of: id).outputs.filter { $0.state == .rendering }.count == 50)
         let logged = try fixture.store.events(after: lastLogged)
         #expect(logged.map(\.kind) == [.output, .job], "\(logged.map(\.kind))")
 
@@ -263,12 +263,12 @@ import Testing
         try await eventually("the ten starts taken") { await fixture.service.outputChangesWaiting == 10 }
         let beforePause = try fixture.store.lastEventID()
         #expect(try await fixture.service.request(.pauseRequested, job: id).state == .paused)
-        #expect(try fixture.service.outputs(of: id).outputs.filter { $0.state == .rendering }.count == 60)
+        #expect(try await fixture.service.outputs(of: id).outputs.filter { $0.state == .rendering }.count == 60)
         #expect(try fixture.store.events(after: beforePause).map(\.kind) == [.output, .job])
         #expect(fixture.jobFarm.calls.contains("pause \(id)"))
         fixture.jobFarm.emit(.outputStarted(job: id, output: fixture.root + "/out/late.png", tiles: 7))
         try await eventually("the output started in the paused job stored") { () async throws -> Bool in
-            try fixture.service.outputs(of: id).outputs.contains { $0.output.hasSuffix("/out/late.png") && $0.state == .rendering }
+            try await fixture.service.outputs(of: id).outputs.contains { $0.output.hasSuffix("/out/late.png") && $0.state == .rendering }
         }
         #expect(try await fixture.service.job(id).tilesTotal == 67)
     }
