@@ -516,9 +516,11 @@ extension StatusDescription {
 
     /// The status's lines, handed to `body` ``partLines`` at a time, joined by newlines
     /// (`check --status` prints each part): a line for the job (its outputs, counted by state),
-    /// then each output with its state, the states aligned, and the variant and input it comes
-    /// from or why; names shown escaped, every path as the working folder sees it
-    /// (``shownPath(_:from:)``).
+    /// then each output a run would do something to (all but those up to date) with its state,
+    /// the states aligned, and the variant and input it comes from or why; names shown escaped,
+    /// every path as the working folder sees it (``shownPath(_:from:)``). The outputs up to date
+    /// are counted, not listed: a library of 300,000 outputs up to date printed 300,000 lines,
+    /// 20 MB, to say so (the JSON, for scripts, gives every output).
     public func forEachPart(_ body: (String) -> Void) {
         var lines: [String] = []
         func add(_ line: String) {
@@ -538,8 +540,10 @@ extension StatusDescription {
         add(
             "\(Self.shownPath(manifest, from: here)): job '\(job)': \(counted(planned, "output"))"
                 + (tally.isEmpty ? "" : ": " + tally.joined(separator: ", ")))
-        let width = present.lazy.map { $0.0.description.count }.max() ?? 0
-        for output in outputs {
+        let listed = present.filter { $0.0 != .upToDate }
+        let width = listed.lazy.map { $0.0.description.count }.max() ?? 0
+        // With every output up to date (a cron job's library, as it mostly is), none is even made.
+        for output in listed.isEmpty ? OutputStatuses([]) : outputs where output.state != .upToDate {
             let shown = output.state.description
             var line = "  \(shown)\(String(repeating: " ", count: width - shown.count))  \(Self.shownPath(output.output, from: here))"
             // A planned output's input is relative to the manifest's folder; a pruned one's absolute.

@@ -21,12 +21,12 @@ struct Check: FarmCommand {
             prints the plan: each input with its size (read from the file's header), its \
             outputs, each variant's filter chain with its reach in pixels, and the tiles.
 
-            With --status, a dry run: for every output, what `run` would decide (the same \
-            decision): up to date, stale (input changed, recipe changed, output changed, not \
-            recorded), missing, failed earlier, and the recorded outputs `run --prune` would \
-            remove (would be pruned). Nothing is decoded, no lock is taken, nothing is written.
+            With --status, a dry run: what `run` would decide of each output (the same \
+            decision), counted by state, each listed but those up to date: stale (input, \
+            recipe, output changed, not recorded), missing, failed earlier, the recorded outputs \
+            `run --prune` would remove (would be pruned). Nothing is decoded, locked or written.
 
-            With --json, the plan or the status as JSON on standard output (docs/json.md).
+            With --json, the plan, or the status of every output, as JSON (docs/json.md).
 
             An input glob that matches no file is named, with its place in the manifest: a \
             warning when another glob of the job matched, an error when none did. Globs are \
@@ -49,7 +49,7 @@ struct Check: FarmCommand {
     @Option(help: "Tile side in pixels, overriding the manifest and configuration (0: one tile per image).")
     var tile: Int?
 
-    @Flag(help: "Say what a run would do to each output (up to date, stale, missing, failed earlier, would be pruned); decodes nothing, writes nothing.")
+    @Flag(help: "Say what a run would do (stale, missing, failed earlier, would be pruned; outputs up to date counted); decodes nothing, writes nothing.")
     var status = false
 
     @Flag(help: "Print JSON (docs/json.md) instead of text.")

@@ -146,9 +146,10 @@ import Testing
         #expect(region.status == 0, "\(region.stderr)")
 
         try FileManager.default.removeItem(at: folder.appendingPathComponent("in/b.ppm"))
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("out/a.png"))
         let status = try Blurfarm.run(["check", "jobs/../one.job", "--config", "farm.conf", "--status"], in: folder)
         let lines = status.stdout.split(separator: "\n").dropFirst()
-        #expect(lines.contains { $0.contains("out/a.png (blur of in/a.ppm)") }, "\(status.stdout)")
+        #expect(lines.contains { $0.contains("missing          out/a.png (blur of in/a.ppm)") }, "\(status.stdout)")
         #expect(lines.contains { $0.contains("would be pruned  out/b.png (of in/b.ppm)") }, "\(status.stdout)")
         #expect(!status.stdout.contains(folder.path) && !status.stdout.contains("../"), "\(status.stdout)")
     }

@@ -49,22 +49,39 @@ import Testing
 
     /// Every path as the working folder sees it: a planned output's input joined to the
     /// manifest's folder (`jobs/in/a.jpg`), paths outside the working folder absolute, `..`
-    /// taken out.
+    /// taken out. The outputs up to date are counted, not listed, nor aligned to.
     @Test func theStatusCountsPlannedOutputsByStateWithTheStatesAligned() {
         let status = StatusDescription(
             job: "web", manifest: "jobs/../jobs/web.job",
             outputs: OutputStatuses([
                 OutputStatus(input: "in/a.jpg", output: "out/./a.jpg", variant: "blur", state: .upToDate),
                 OutputStatus(input: "in/b.jpg", output: "out/b.jpg", variant: "blur", state: .failedEarlier, reason: "corrupt"),
+                OutputStatus(input: "in/b.jpg", output: "out/b.png", variant: "png", state: .missing),
                 OutputStatus(input: "/x/c.jpg", output: "/x/out/c.jpg", variant: nil, state: .wouldBePruned),
             ]))
         #expect(
             Self.text(of: status) == """
-                jobs/web.job: job 'web': 2 outputs: 1 up to date, 1 would be pruned, 1 failed earlier
-                  up to date       out/a.jpg (blur of jobs/in/a.jpg)
+                jobs/web.job: job 'web': 3 outputs: 1 up to date, 1 missing, 1 would be pruned, 1 failed earlier
                   failed earlier   out/b.jpg (blur of jobs/in/b.jpg): corrupt
+                  missing          out/b.png (png of jobs/in/b.jpg)
                   would be pruned  /x/out/c.jpg (of /x/c.jpg)
                 """)
+        let upToDate = StatusDescription(
+            job: "web", manifest: "/jobs/web.job",
+            outputs: OutputStatuses([
+                OutputStatus(input: "in/a.jpg", output: "/out/a.jpg", variant: "blur", state: .upToDate),
+                OutputStatus(input: "in/b.jpg", output: "/out/b.jpg", variant: "blur", state: .missing),
+                OutputStatus(input: "in/c.jpg", output: "/out/c.jpg", variant: "blur", state: .upToDate),
+            ]))
+        #expect(
+            Self.text(of: upToDate) == """
+                /jobs/web.job: job 'web': 3 outputs: 2 up to date, 1 missing
+                  missing  /out/b.jpg (blur of /jobs/in/b.jpg)
+                """)
+        let allUpToDate = StatusDescription(
+            job: "web", manifest: "/jobs/web.job",
+            outputs: OutputStatuses([OutputStatus(input: "in/a.jpg", output: "/out/a.jpg", variant: "blur", state: .upToDate)]))
+        #expect(Self.text(of: allUpToDate) == "/jobs/web.job: job 'web': 1 output: 1 up to date")
     }
 
     /// `check --status` prints the status a part at a time, never its text whole: parts of
