@@ -8,12 +8,18 @@ enum BenchFixture {
     static var executable: String { BuiltExecutable.url.path }
 
     /// The locations the lookup finds from the built executable, with the generated images in a
-    /// temporary cache (the tests generate small ones).
+    /// temporary cache (the tests generate small ones), removed when the tests' process ends.
     static let locations: BenchLocations? = {
         guard var found = try? BenchLocations.find(executable: BuiltExecutable.url.path, corpus: Corpus.root) else { return nil }
-        found.cache = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-bench-tests-\(getpid())").path
+        found.cache = cache
+        atexit { try? FileManager.default.removeItem(atPath: BenchFixture.cache) }
         return found
     }()
+
+    /// The generated images' cache, one for each process of tests.
+    static var cache: String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-bench-tests-\(getpid())").path
+    }
 
     /// Whether scripts/setup.sh has made the venv with libvips 8.18 (`.venv-bench`).
     static var hasVenv: Bool { locations.map { FileManager.default.isExecutableFile(atPath: $0.python) } ?? false }

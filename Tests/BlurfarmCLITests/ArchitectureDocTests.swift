@@ -43,10 +43,13 @@ import Testing
     static func packageTargets() throws -> [[String: Any]] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        // A scratch folder of its own: `swift test` holds the lock of the package's .build.
+        // A scratch folder of its own: `swift test` holds the lock of the package's .build. And a
+        // temporary folder of its own, removed with it: SwiftPM leaves its locks there.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("architecture-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        process.arguments = ["swift", "package", "--scratch-path", scratch.path, "dump-package"]
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": scratch.appendingPathComponent("tmp").path]) { $1 }
+        process.arguments = ["swift", "package", "--scratch-path", scratch.appendingPathComponent("build").path, "dump-package"]
         process.currentDirectoryURL = Self.repository
         let output = Pipe()
         process.standardOutput = output

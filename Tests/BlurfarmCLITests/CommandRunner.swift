@@ -13,12 +13,18 @@ enum Blurfarm {
     static var executable: URL { BuiltExecutable.url }
 
     /// The environment of every process the tests start: this one's, with the user's state
-    /// folder (a configuration without `state:`) in a temporary folder, never the real home.
+    /// folder (a configuration without `state:`) in a temporary folder, never the real home,
+    /// removed when the tests' process ends.
     static let environment: [String: String] = {
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-test-xdg-state-\(getpid())")
-        try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        return ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": state.path]) { $1 }
+        try? FileManager.default.createDirectory(atPath: userStateFolder, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: Blurfarm.userStateFolder) }
+        return ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": userStateFolder]) { $1 }
     }()
+
+    /// The tests' `XDG_STATE_HOME`, one for each process of tests.
+    static var userStateFolder: String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("blurfarm-test-xdg-state-\(getpid())").path
+    }
 
     /// Runs the executable with `arguments`; with `limits` (shell `ulimit` options, e.g.
     /// `["-n 24"]`), through `/bin/sh`, which sets those limits and then becomes blurfarm; with
