@@ -66,6 +66,9 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     /// An output made from its source unfiltered: its input has no region file
     /// (``JobPlan/passedThrough``).
     case passedThrough(manifest: String, String)
+    /// An output found its disk full (``ImageIOError/Code/diskFull``): the job wrote nothing
+    /// more (``JobControl/stopWriting()``).
+    case writingStopped(job: String, ImageIOError)
 
     /// A warning leaves the exit status as it is; the others fail the job.
     public var isWarning: Bool {
@@ -100,6 +103,9 @@ public enum JobProblem: Sendable, CustomStringConvertible {
             "\(ShownName.of(path)): the output map is left as it was: \(reason); --force-prune if those inputs are really gone"
         case .noPlaceholder(let input, let reason): "\(ShownName.of(input)): no placeholder in the output map: \(reason)"
         case .passedThrough(let manifest, let line): "\(manifest): \(line)"
+        case .writingStopped(let job, let error):
+            "job '\(job)' stopped writing: \(error) (every output there would fail alike); the outputs not written are "
+                + "left for the next run"
         }
     }
 }

@@ -214,7 +214,7 @@ public final class BandWriter: @unchecked Sendable {
                         // large"), not libvips's "unable to write to target"; and a saver that
                         // did not notice it must not leave a cut file in place.
                         if let failure = target.fileFailure {
-                            throw ImageIOError(code: .writeFailed, path: path, message: "\(failure.call) failed: \(failure.reason)")
+                            throw .writing(path, failure)
                         }
                         if case .failure(let error) = encoding {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)

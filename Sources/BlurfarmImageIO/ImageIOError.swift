@@ -1,3 +1,11 @@
+import BlurfarmSystem
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// A failure to read or write an image file, worded for the person running the job.
 ///
 /// The description names the file first, then says what went wrong; where libvips gave a
@@ -40,8 +48,11 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         case inputOutsideRoots
         /// libvips failed to encode the pixels (e.g. a JPEG wider than 65535 pixels).
         case encodeFailed
-        /// Writing, syncing or renaming the output file failed (disk full, I/O error).
+        /// Writing, syncing or renaming the output file failed (an I/O error, a file too large).
         case writeFailed
+        /// The output's file system has no room left, or the user's quota there is used up
+        /// (ENOSPC, EDQUOT): every write there fails alike until room is made.
+        case diskFull
         /// An argument was out of range (an option value, a buffer of the wrong size).
         case invalidArgument
         /// A libvips operation run by ``LibvipsReference`` failed.
@@ -70,6 +81,15 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
     static func decoding(_ path: String, _ failure: LibvipsFailure) -> ImageIOError {
         let refused = failure.message.contains("unable to create thread") || failure.message.contains("creating thread")
         return ImageIOError(code: refused ? .systemRefusedThread : .decodeFailed, path: path, message: failure.message)
+    }
+
+    /// The failure of writing `path` that the system call reported as `error`: `.diskFull`
+    /// when there is no room (ENOSPC) or no quota left (EDQUOT), else `.writeFailed`;
+    /// `message` says what was being done (default: which call failed, and why).
+    package static func writing(_ path: String, _ error: SystemCallError, message: String? = nil) -> ImageIOError {
+        ImageIOError(
+            code: error.errno == ENOSPC || error.errno == EDQUOT ? .diskFull : .writeFailed, path: path,
+            message: message ?? "\(error.call) failed: \(error.reason)")
     }
 
     /// "path: message", or just the message when no file is concerned.

@@ -148,7 +148,7 @@ public enum ImageWriter {
                 do throws(SystemCallError) {
                     try Syscalls.writeAll(descriptor, part)
                 } catch {
-                    throw ImageIOError(code: .writeFailed, path: path, message: "\(error.call) failed: \(error.reason)")
+                    throw .writing(path, error)
                 }
             }
         }

@@ -106,6 +106,52 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
     }
 
+    /// A full disk stops the job's writing: the output that found it fails with its line, the
+    /// job says once that it stopped writing, the outputs not yet written are `stopped` (counted,
+    /// not a line each: a library of a million photos on a full disk would decode every one to
+    /// fail its write, a line each), nothing is left half-written; once there is room, the next
+    /// run makes every output.
+    @Test(
+        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
+    func aFullDiskStopsTheJobsWritingAndTheNextRunMakesTheRest() throws {
+        let disk = try SmallFileSystem(kilobytes: 64 << 10)
+        defer { disk.remove() }
+        try disk.fill(leaving: 16 << 10)
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let photos = job.folder.appendingPathComponent("photos").path
+        let count = 24
+        for i in 1..<count { try FileManager.default.copyItem(atPath: photos + "/kite.webp", toPath: photos + "/kite\(i).webp") }
+        let out = job.folder.appendingPathComponent("out").path
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        let report = job.folder.appendingPathComponent("report.json").path
+
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        #expect(run.status == 1, "\(run.stderr)")
+        let full = run.stderr.split(separator: "\n").filter {
+            $0.contains("-blur.png: write failed: No space left on device") && !$0.contains("stopped writing")
+        }
+        #expect(full.count >= 1 && full.count < count, "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing: ").count == 2, "\(run.stderr)")
+        let counts = try Self.counts(report)
+        #expect(counts["written"] == 0 && counts["failed"] == full.count, "\(counts)")
+        #expect(counts["stopped"] == count - full.count, "\(counts)")
+        #expect(run.stdout.contains("\(count - full.count) not started (stopped)"), "\(run.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+
+        try FileManager.default.removeItem(atPath: disk.path + "/filler")
+        let rerun = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try Self.counts(report)["written"] == count)
+    }
+
+    /// The counts of the one report of the `--report` file at `path`.
+    static func counts(_ path: String) throws -> [String: Int] {
+        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [[String: Any]]
+        return try #require(list?.first?["counts"] as? [String: Int])
+    }
+
     /// Under `ulimit -f`, a write past the limit fails with EFBIG (SIGXFSZ is ignored): one
     /// line naming the output, status 1, the temporary file removed. Before, the process died
     /// of SIGXFSZ without a word and `apply` left its temporary file.

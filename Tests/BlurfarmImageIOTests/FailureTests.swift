@@ -1,5 +1,6 @@
 import BlurfarmTestSupport
 import BlurfarmCore
+import BlurfarmSystem
 @testable import BlurfarmImageIO
 import Foundation
 import Testing
@@ -34,6 +35,16 @@ struct FailureTests {
         try LyingFiles.damagedEntropyCodedData(Corpus.path("photos/mate-Aqua.jpg")).write(to: URL(fileURLWithPath: damaged))
         let error = failure { try ImageReader.read(damaged) }
         #expect(error?.message.contains("Corrupt JPEG data") == true, "message: \(error?.message ?? "none")")
+    }
+
+    /// A write the system refused for want of room (ENOSPC) or of quota (EDQUOT) is a full
+    /// disk, which stops a job's writing; any other refusal a failed write.
+    @Test func aWriteRefusedForWantOfRoomIsAFullDisk() {
+        for (errno, code) in [(ENOSPC, ImageIOError.Code.diskFull), (EDQUOT, .diskFull), (EIO, .writeFailed), (EFBIG, .writeFailed)] {
+            let error = ImageIOError.writing("out/a.png", SystemCallError(call: "write", errno: errno))
+            #expect(error.code == code)
+            #expect(error.description == "out/a.png: write failed: \(String(cString: strerror(errno)))")
+        }
     }
 
     @Test func textFileIsNotAnImage() {

@@ -133,15 +133,14 @@ enum AtomicFile {
 
     /// The `ImageIOError` for a failure to create a file in the output's folder: the folder
     /// gone (`.outputFolderMissing`), not writable (`.outputFolderNotWritable`), or anything
-    /// else (`.writeFailed`: no room, no inodes).
+    /// else (``ImageIOError/writing(_:_:message:)``: no room, no inodes, an I/O error).
     private static func creationFailure(_ output: OutputPath, _ error: SystemCallError) -> ImageIOError {
-        let code: ImageIOError.Code
+        let message = "\(error.call) failed: \(error.reason)"
         switch error.errno {
-        case ENOENT, ENOTDIR: code = .outputFolderMissing
-        case EACCES, EPERM, EROFS: code = .outputFolderNotWritable
-        default: code = .writeFailed
+        case ENOENT, ENOTDIR: return ImageIOError(code: .outputFolderMissing, path: output.path, message: message)
+        case EACCES, EPERM, EROFS: return ImageIOError(code: .outputFolderNotWritable, path: output.path, message: message)
+        default: return .writing(output.path, error)
         }
-        return ImageIOError(code: code, path: output.path, message: "\(error.call) failed: \(error.reason)")
     }
 
     /// Creates a new temporary file for `output` in the open folder `folder`:
@@ -235,7 +234,7 @@ enum AtomicFile {
             do throws(SystemCallError) {
                 try Syscalls.writeAll(descriptor, bytes)
             } catch {
-                throw ImageIOError(code: .writeFailed, path: output.path, message: "\(error.call) failed: \(error.reason)")
+                throw .writing(output.path, error)
             }
         }
     }
@@ -310,7 +309,7 @@ enum AtomicFile {
         } catch {
             if descriptor >= 0 { Syscalls.close(descriptor) }
             if let temporary { Syscalls.removeQuietly(temporary, in: folder) }
-            throw ImageIOError(code: .writeFailed, path: output.path, message: "\(error.call) failed: \(error.reason)")
+            throw .writing(output.path, error)
         }
 
         // Make the rename itself durable. File systems that cannot sync a folder say EINVAL.
