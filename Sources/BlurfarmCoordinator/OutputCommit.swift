@@ -29,7 +29,7 @@ struct OutputCommit {
         do throws(StateError) {
             folders = try CreatedFolder.make(folder, confinement: confinement)
         } catch {
-            throw .write(ImageIOError(code: .outputFolderNotWritable, path: output.path, message: "\(error)"))
+            throw .write(ImageIOError(code: error.isDiskFull ? .diskFull : .outputFolderNotWritable, path: output.path, message: "\(error)"))
         }
     }
 

@@ -84,13 +84,19 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The failure of writing `path` that the system call reported as `error`: `.diskFull`
-    /// when there is no room (ENOSPC) or no quota left (EDQUOT), else `.writeFailed`;
-    /// `message` says what was being done (default: which call failed, and why).
-    package static func writing(_ path: String, _ error: SystemCallError, message: String? = nil) -> ImageIOError {
+    /// when there is no room (ENOSPC) or no quota left (EDQUOT, ``isOutOfRoom(_:)``), else
+    /// `otherwise`; `message` says what was being done (default: which call failed, and why).
+    package static func writing(
+        _ path: String, _ error: SystemCallError, message: String? = nil, otherwise: Code = .writeFailed
+    ) -> ImageIOError {
         ImageIOError(
-            code: error.errno == ENOSPC || error.errno == EDQUOT ? .diskFull : .writeFailed, path: path,
+            code: isOutOfRoom(error.errno) ? .diskFull : otherwise, path: path,
             message: message ?? "\(error.call) failed: \(error.reason)")
     }
+
+    /// Whether a system call's `errno` says the file system has no room (ENOSPC: no blocks or
+    /// no inodes) or the user no quota (EDQUOT) left.
+    package static func isOutOfRoom(_ errno: Int32) -> Bool { errno == ENOSPC || errno == EDQUOT }
 
     /// "path: message", or just the message when no file is concerned.
     public var description: String {

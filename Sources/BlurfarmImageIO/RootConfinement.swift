@@ -189,8 +189,8 @@ public struct RootConfinement: Sendable, Equatable {
         do {
             return try Syscalls.makeFolder(folder.fileName, in: parent)
         } catch {
-            throw ImageIOError(
-                code: .outputFolderNotWritable, path: path, message: "cannot create the folder: \(error.call) failed: \(error.reason)")
+            throw .writing(
+                path, error, message: "cannot create the folder: \(error.call) failed: \(error.reason)", otherwise: .outputFolderNotWritable)
         }
     }
 

@@ -42,7 +42,9 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
                 do throws(ImageIOError) {
                     guard try confinement.makeFolder(folder) else { continue }
                 } catch {
-                    throw StateError(path: folder, message: error.message)
+                    var failure = StateError(path: folder, message: error.message)
+                    failure.isDiskFull = error.code == .diskFull
+                    throw failure
                 }
             }
             do throws(SystemCallError) {
@@ -51,7 +53,9 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
                     created.append(CreatedFolder(path: folder, device: identity.device, inode: identity.inode))
                 }
             } catch {
-                throw StateError(path: folder, message: "cannot create the folder: \(error.reason)")
+                var failure = StateError(path: folder, message: "cannot create the folder: \(error.reason)")
+                failure.isDiskFull = ImageIOError.isOutOfRoom(error.errno)
+                throw failure
             }
         }
         // Something else than a folder in the way (a file, a dangling link) fails here.

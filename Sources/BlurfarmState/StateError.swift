@@ -5,6 +5,9 @@ public struct StateError: Error, Sendable, CustomStringConvertible {
     public let path: String
     /// What went wrong, in words.
     public let message: String
+    /// Whether it went wrong for want of room or quota on the file system
+    /// (``ImageIOError/isOutOfRoom(_:)``): a folder that could not be made on a full disk.
+    public var isDiskFull = false
 
     public init(path: String, message: String) {
         self.path = path

@@ -28,11 +28,12 @@ import Glibc
             let description: String
         }
 
-        init(kilobytes: Int) throws {
+        /// Mounts one of `kilobytes`, with at most `inodes` files and folders (its root one of them).
+        init(kilobytes: Int, inodes: Int? = nil) throws {
             path = try Fixtures.temporaryFolder().path
             let mount = Process()
             mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-            mount.arguments = ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path]
+            mount.arguments = ["-t", "tmpfs", "-o", "size=\(kilobytes)k" + (inodes.map { ",nr_inodes=\($0)" } ?? ""), "tmpfs", path]
             mount.standardError = FileHandle.nullDevice
             try mount.run()
             mount.waitUntilExit()
@@ -144,6 +145,35 @@ import Glibc
         let rerun = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         #expect(try Self.counts(report)["written"] == count)
+    }
+
+    /// A disk with no inode left is as full: the output's folder cannot be made (ENOSPC from
+    /// `mkdir`), and the job stops writing all the same.
+    @Test(
+        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
+    func aDiskWithoutInodesStopsTheJobsWritingAtItsFolder() throws {
+        let disk = try SmallFileSystem(kilobytes: 64 << 10, inodes: 4)
+        defer { disk.remove() }
+        var taken = 0
+        while FileManager.default.createFile(atPath: disk.path + "/taken\(taken)", contents: nil) { taken += 1 }
+        #expect(taken > 0 && errno == ENOSPC, "\(taken) files: \(String(cString: strerror(errno)))")
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let photos = job.folder.appendingPathComponent("photos").path
+        for i in 1..<8 { try FileManager.default.copyItem(atPath: photos + "/kite.webp", toPath: photos + "/kite\(i).webp") }
+        let out = job.folder.appendingPathComponent("out").path
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        try String(contentsOfFile: job.manifest, encoding: .utf8).replacingOccurrences(of: "out/{stem}-blur.png", with: "out/blurred/{stem}.png")
+            .write(toFile: job.manifest, atomically: true, encoding: .utf8)
+        let report = job.folder.appendingPathComponent("report.json").path
+
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("blurred: cannot create the folder: No space left on device"), "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing: ").count == 2, "\(run.stderr)")
+        let counts = try Self.counts(report)
+        #expect(counts["written"] == 0 && counts["stopped"]! > 0 && counts["failed"]! + counts["stopped"]! == 8, "\(counts)")
     }
 
     /// The counts of the one report of the `--report` file at `path`.
