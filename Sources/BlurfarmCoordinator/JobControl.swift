@@ -4,8 +4,9 @@ import BlurfarmImageIO
 import Synchronization
 
 /// How a running job is steered, from any thread: stopped with the whole run (``stop``),
-/// cancelled alone, stopped writing (``stopWriting()``), paused, given another priority. The runner checks it before each output
-/// and before each write; the pool orders and cancels the job's tiles by its ``job`` number.
+/// cancelled alone, stopped writing (``stopWriting()``), paused, given another priority. The
+/// runner checks it before each output and before each write; the pool orders and cancels the
+/// job's tiles by its ``job`` number.
 public final class JobControl: Sendable {
     /// The job's number in the pool's queue (its arrival).
     public let job: UInt64

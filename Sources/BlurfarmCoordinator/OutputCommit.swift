@@ -29,7 +29,9 @@ struct OutputCommit {
         do throws(StateError) {
             folders = try CreatedFolder.make(folder, confinement: confinement)
         } catch {
-            throw .write(ImageIOError(code: error.isDiskFull ? .diskFull : .outputFolderNotWritable, path: output.path, message: "\(error)"))
+            // A folder that cannot be made for want of room is a full disk, as a file is.
+            let code: ImageIOError.Code = error.isDiskFull ? .diskFull : .outputFolderNotWritable
+            throw .write(ImageIOError(code: code, path: output.path, message: "\(error)"))
         }
     }
 

@@ -133,7 +133,7 @@ enum AtomicFile {
 
     /// The `ImageIOError` for a failure to create a file in the output's folder: the folder
     /// gone (`.outputFolderMissing`), not writable (`.outputFolderNotWritable`), or anything
-    /// else (``ImageIOError/writing(_:_:message:)``: no room, no inodes, an I/O error).
+    /// else (``ImageIOError/writing(_:_:message:otherwise:)``: no room, no inodes, an I/O error).
     private static func creationFailure(_ output: OutputPath, _ error: SystemCallError) -> ImageIOError {
         let message = "\(error.call) failed: \(error.reason)"
         switch error.errno {
