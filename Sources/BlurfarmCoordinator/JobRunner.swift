@@ -181,13 +181,23 @@ public struct JobRunner: Sendable {
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
+        // The outputs on a disk found full are not made (``JobControl/stopWriting(at:)``); an
+        // input with none left is not read.
+        if control.ended == nil {
+            for (index, output) in input.outputs.enumerated() {
+                guard let stopped = control.ended(writing: output.path) else { continue }
+                reports[index] = .failed(output, of: input, stopped)
+                events(.outputFinished(reports[index]!))
+            }
+            if !reports.contains(where: { $0 == nil }) { return reports.map { $0! } }
+        }
         if control.ended == nil { events(.inputRead(input)) }
         if let workers = rendering.wholeImageWorkers?.workers, control.ended == nil,
             let image = wholeImage(input, workers: workers, waiting: waiting, inputs: inputs, verify: verify)
         {
             for (index, report) in runWhole(
-                input, outputs: Array(input.outputs.indices), image: image, workers: workers, tileSize: tileSize, verify: verify, control: control,
-                events: events)
+                input, outputs: input.outputs.indices.filter { reports[$0] == nil }, image: image, workers: workers,
+                tileSize: tileSize, verify: verify, control: control, events: events)
             {
                 reports[index] = report
             }
@@ -226,7 +236,7 @@ public struct JobRunner: Sendable {
             })
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
-                if let ended = control.ended {
+                if let ended = control.ended(writing: output.path) {
                     let report = OutputReport.failed(output, of: input, ended)
                     reports[index] = report
                     events(.outputFinished(report))

@@ -36,13 +36,13 @@ struct OutputCommit {
     }
 
     /// Puts the file in place with `write` (an atomic write of the encoded bytes, or a band
-    /// writer's last rename), unless `control`'s job ended meanwhile (a cancelled job, or a
-    /// stopped run, writes nothing more). A band writer whose rows were all handed over is
+    /// writer's last rename), unless `control`'s job ended meanwhile (a cancelled job, a
+    /// stopped run, or a full disk there writes nothing more). A band writer whose rows were all handed over is
     /// finished even so (`control` nil): its file may already be in place.
     ///
     /// - Throws: how the job ended, or ``OutputFailure/write(_:)``.
     func write(unless control: JobControl?, _ write: () throws(ImageIOError) -> Void) throws(OutputFailure) {
-        if let ended = control?.ended { throw ended }
+        if let ended = control?.ended(writing: output.path) { throw ended }
         do throws(ImageIOError) {
             try write()
         } catch {

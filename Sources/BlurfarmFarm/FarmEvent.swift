@@ -67,7 +67,7 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     /// (``JobPlan/passedThrough``).
     case passedThrough(manifest: String, String)
     /// An output found its disk full (``ImageIOError/Code/diskFull``): the job wrote nothing
-    /// more (``JobControl/stopWriting()``).
+    /// more there (``JobControl/stopWriting(at:)``).
     case writingStopped(job: String, ImageIOError)
 
     /// A warning leaves the exit status as it is; the others fail the job.
@@ -104,8 +104,8 @@ public enum JobProblem: Sendable, CustomStringConvertible {
         case .noPlaceholder(let input, let reason): "\(ShownName.of(input)): no placeholder in the output map: \(reason)"
         case .passedThrough(let manifest, let line): "\(manifest): \(line)"
         case .writingStopped(let job, let error):
-            "job '\(job)' stopped writing: \(error) (every output there would fail alike); the outputs not written are "
-                + "left for the next run"
+            "job '\(job)' stopped writing to the disk of \(error) (every output there would fail alike); its outputs "
+                + "there not written are left for the next run, the others go on"
         }
     }
 }

@@ -107,11 +107,12 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
     }
 
-    /// A full disk stops the job's writing: the output that found it fails with its line, the
-    /// job says once that it stopped writing, the outputs not yet written are `stopped` (counted,
-    /// not a line each: a library of a million photos on a full disk would decode every one to
-    /// fail its write, a line each), nothing is left half-written; once there is room, the next
-    /// run makes every output.
+    /// A full disk stops the job's writing there: the output that found it fails with its line,
+    /// the job says once that it stopped writing there, its outputs there not yet written are
+    /// `stopped` (counted, not a line each: a library of a million photos on a full disk would
+    /// decode every one to fail its write, a line each), nothing is left half-written; its
+    /// variant on another disk is written whole; once there is room, the next run makes every
+    /// output.
     @Test(
         .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
     func aFullDiskStopsTheJobsWritingAndTheNextRunMakesTheRest() throws {
@@ -126,6 +127,10 @@ import Glibc
         let out = job.folder.appendingPathComponent("out").path
         try FileManager.default.removeItem(atPath: out)
         try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        // A second variant, a thumbnail, on the job's own disk.
+        try String(contentsOfFile: job.manifest, encoding: .utf8)
+            .appending("  - name: thumb\n    path: kept/{stem}.jpg\n    resize:\n      width: 32\n")
+            .write(toFile: job.manifest, atomically: true, encoding: .utf8)
         let report = job.folder.appendingPathComponent("report.json").path
 
         let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
@@ -134,12 +139,13 @@ import Glibc
             $0.contains("-blur.png: write failed: No space left on device") && !$0.contains("stopped writing")
         }
         #expect(full.count >= 1 && full.count < count, "\(run.stderr)")
-        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing: ").count == 2, "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
         let counts = try Self.counts(report)
-        #expect(counts["written"] == 0 && counts["failed"] == full.count, "\(counts)")
+        #expect(counts["written"] == count && counts["failed"] == full.count, "\(counts)")
         #expect(counts["stopped"] == count - full.count, "\(counts)")
         #expect(run.stdout.contains("\(count - full.count) not started (stopped)"), "\(run.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk.path) == ["filler"], "temporary files left")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: job.folder.path + "/kept").count == count)
 
         try FileManager.default.removeItem(atPath: disk.path + "/filler")
         let rerun = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
@@ -171,7 +177,7 @@ import Glibc
         let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("blurred: cannot create the folder: No space left on device"), "\(run.stderr)")
-        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing: ").count == 2, "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
         let counts = try Self.counts(report)
         #expect(counts["written"] == 0 && counts["stopped"]! > 0 && counts["failed"]! + counts["stopped"]! == 8, "\(counts)")
     }
