@@ -29,7 +29,7 @@ public final class JobControl: Sendable {
     public func cancel() { state.withLock { $0.cancelled = true } }
 
     /// Stops the job's writing to the file system that holds `path`: an output there found it
-    /// full, and every write there after it would fail alike. Its outputs there not yet written
+    /// full or read-only, and every write there after it would fail alike. Its outputs there not yet written
     /// are `stopped`, as in a stopped run, left for the next run (``ended(writing:)``); its
     /// others go on. True the first time it is asked of that file system.
     public func stopWriting(at path: String) -> Bool {

@@ -29,9 +29,8 @@ struct OutputCommit {
         do throws(StateError) {
             folders = try CreatedFolder.make(folder, confinement: confinement)
         } catch {
-            // A folder that cannot be made for want of room is a full disk, as a file is.
-            let code: ImageIOError.Code = error.isDiskFull ? .diskFull : .outputFolderNotWritable
-            throw .write(ImageIOError(code: code, path: output.path, message: "\(error)"))
+            // A folder that cannot be made on a full or read-only disk is refused as a file is.
+            throw .write(ImageIOError(code: error.refusal ?? .outputFolderNotWritable, path: output.path, message: "\(error)"))
         }
     }
 

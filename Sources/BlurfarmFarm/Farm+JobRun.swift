@@ -293,10 +293,10 @@ extension Farm {
             case .outputFinished(let report):
                 publish(.outputFinished(id, report))
                 written(report)
-                // A full disk fails every write there after it alike: the job writes no more
-                // there, its outputs there not written are left for the next run, and that is
-                // said once a file system (the output's failure is already counted).
-                if case .write(let error)? = report.failure, error.code == .diskFull, control.stopWriting(at: report.output) {
+                // A full or read-only disk fails every write there after it alike: the job
+                // writes no more there, its outputs there not written are left for the next
+                // run, and that is said once a file system (the output's failure is counted).
+                if case .write(let error)? = report.failure, error.refusesEveryWriteThere, control.stopWriting(at: report.output) {
                     publish(.problem(id, .writingStopped(job: work.job.name, error)))
                 }
             }

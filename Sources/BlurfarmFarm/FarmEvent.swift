@@ -66,8 +66,8 @@ public enum JobProblem: Sendable, CustomStringConvertible {
     /// An output made from its source unfiltered: its input has no region file
     /// (``JobPlan/passedThrough``).
     case passedThrough(manifest: String, String)
-    /// An output found its disk full (``ImageIOError/Code/diskFull``): the job wrote nothing
-    /// more there (``JobControl/stopWriting(at:)``).
+    /// An output found its disk full or read-only (``ImageIOError/refusesEveryWriteThere``):
+    /// the job wrote nothing more there (``JobControl/stopWriting(at:)``).
     case writingStopped(job: String, ImageIOError)
 
     /// A warning leaves the exit status as it is; the others fail the job.

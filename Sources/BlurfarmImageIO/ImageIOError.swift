@@ -53,6 +53,9 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         /// The output's file system has no room left, or the user's quota there is used up
         /// (ENOSPC, EDQUOT): every write there fails alike until room is made.
         case diskFull
+        /// The output's file system is mounted read-only (EROFS; ext4 remounts so after errors):
+        /// every write there fails alike until it is mounted read-write.
+        case readOnlyFileSystem
         /// An argument was out of range (an option value, a buffer of the wrong size).
         case invalidArgument
         /// A libvips operation run by ``LibvipsReference`` failed.
@@ -83,20 +86,30 @@ public struct ImageIOError: Error, CustomStringConvertible, Sendable {
         return ImageIOError(code: refused ? .systemRefusedThread : .decodeFailed, path: path, message: failure.message)
     }
 
-    /// The failure of writing `path` that the system call reported as `error`: `.diskFull`
-    /// when there is no room (ENOSPC) or no quota left (EDQUOT, ``isOutOfRoom(_:)``), else
-    /// `otherwise`; `message` says what was being done (default: which call failed, and why).
+    /// The failure of writing `path` that the system call reported as `error`: the file
+    /// system's refusal when it is one (``refusal(_:)``: full, read-only), else `otherwise`;
+    /// `message` says what was being done (default: which call failed, and why).
     package static func writing(
         _ path: String, _ error: SystemCallError, message: String? = nil, otherwise: Code = .writeFailed
     ) -> ImageIOError {
         ImageIOError(
-            code: isOutOfRoom(error.errno) ? .diskFull : otherwise, path: path,
-            message: message ?? "\(error.call) failed: \(error.reason)")
+            code: refusal(error.errno) ?? otherwise, path: path, message: message ?? "\(error.call) failed: \(error.reason)")
     }
 
-    /// Whether a system call's `errno` says the file system has no room (ENOSPC: no blocks or
-    /// no inodes) or the user no quota (EDQUOT) left.
-    package static func isOutOfRoom(_ errno: Int32) -> Bool { errno == ENOSPC || errno == EDQUOT }
+    /// The code of a system call's `errno` when it says the file system refuses every write,
+    /// not this one alone: `.diskFull` for no room (ENOSPC: no block or no inode) or no quota
+    /// (EDQUOT), `.readOnlyFileSystem` for EROFS; nil for any other.
+    package static func refusal(_ errno: Int32) -> Code? {
+        switch errno {
+        case ENOSPC, EDQUOT: .diskFull
+        case EROFS: .readOnlyFileSystem
+        default: nil
+        }
+    }
+
+    /// Whether every write to the file system this one went to would fail alike (``refusal(_:)``):
+    /// a job writes nothing more there.
+    public var refusesEveryWriteThere: Bool { code == .diskFull || code == .readOnlyFileSystem }
 
     /// "path: message", or just the message when no file is concerned.
     public var description: String {

@@ -43,7 +43,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
                     guard try confinement.makeFolder(folder) else { continue }
                 } catch {
                     var failure = StateError(path: folder, message: error.message)
-                    failure.isDiskFull = error.code == .diskFull
+                    failure.refusal = error.refusesEveryWriteThere ? error.code : nil
                     throw failure
                 }
             }
@@ -54,7 +54,7 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
                 }
             } catch {
                 var failure = StateError(path: folder, message: "cannot create the folder: \(error.reason)")
-                failure.isDiskFull = ImageIOError.isOutOfRoom(error.errno)
+                failure.refusal = ImageIOError.refusal(error.errno)
                 throw failure
             }
         }

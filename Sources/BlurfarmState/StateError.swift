@@ -1,3 +1,5 @@
+import BlurfarmImageIO
+
 /// A problem with the state folder (records of written outputs, job locks): one line naming
 /// the file.
 public struct StateError: Error, Sendable, CustomStringConvertible {
@@ -5,9 +7,9 @@ public struct StateError: Error, Sendable, CustomStringConvertible {
     public let path: String
     /// What went wrong, in words.
     public let message: String
-    /// Whether it went wrong for want of room or quota on the file system
-    /// (``ImageIOError/isOutOfRoom(_:)``): a folder that could not be made on a full disk.
-    public var isDiskFull = false
+    /// The file system's refusal of every write, when that is why it went wrong
+    /// (``ImageIOError/refusal(_:)``: full, read-only): a folder that could not be made there.
+    public var refusal: ImageIOError.Code?
 
     public init(path: String, message: String) {
         self.path = path

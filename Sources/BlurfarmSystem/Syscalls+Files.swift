@@ -197,7 +197,13 @@ extension Syscalls {
 
     /// Whether the calling process may create files in the folder `path`.
     package static func canCreateFiles(in path: String) -> Bool {
-        PathEncoding.withCString(path) { access($0, W_OK | X_OK) } == 0
+        (try? checkCanCreateFiles(in: path)) != nil
+    }
+
+    /// Throws unless the calling process may create files in the folder `path`: why not
+    /// (EACCES, or EROFS for a read-only file system).
+    package static func checkCanCreateFiles(in path: String) throws(SystemCallError) {
+        try retrying("access") { PathEncoding.withCString(path) { access($0, W_OK | X_OK) } }
     }
 
     /// The `count` bytes of `fd` from `offset`, or those there are before the end of the file

@@ -56,6 +56,16 @@ import Glibc
             try #require(ftruncate(fd, off_t(max(0, size - room))) == 0)
         }
 
+        /// Mounts it again read-only (EROFS for every write, as ext4 does after errors).
+        func remountReadOnly() throws {
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = ["-o", "remount,ro", path]
+            try mount.run()
+            mount.waitUntilExit()
+            try #require(mount.terminationStatus == 0, "mount -o remount,ro \(path)")
+        }
+
         func remove() {
             let unmount = Process()
             unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
@@ -180,6 +190,32 @@ import Glibc
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
         let counts = try Self.counts(report)
         #expect(counts["written"] == 0 && counts["stopped"]! > 0 && counts["failed"]! + counts["stopped"]! == 8, "\(counts)")
+    }
+
+    /// A read-only file system (ext4 remounts so after errors) refuses every write there as a
+    /// full one does: one output's line, the job's once, the others there stopped.
+    @Test(
+        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
+    func aReadOnlyDiskStopsTheJobsWritingThere() throws {
+        let disk = try SmallFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        try disk.remountReadOnly()
+        let job = try Self.makeJob()
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let photos = job.folder.appendingPathComponent("photos").path
+        for i in 1..<8 { try FileManager.default.copyItem(atPath: photos + "/kite.webp", toPath: photos + "/kite\(i).webp") }
+        let out = job.folder.appendingPathComponent("out").path
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        let report = job.folder.appendingPathComponent("report.json").path
+
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        #expect(run.status == 1, "\(run.stderr)")
+        let refused = run.stderr.split(separator: "\n").filter { $0.contains("Read-only file system") && !$0.contains("stopped writing") }
+        #expect(refused.count >= 1 && refused.count < 8, "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
+        let counts = try Self.counts(report)
+        #expect(counts["failed"] == refused.count && counts["stopped"] == 8 - refused.count, "\(counts)")
     }
 
     /// The counts of the one report of the `--report` file at `path`.

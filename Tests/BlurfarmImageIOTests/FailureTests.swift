@@ -38,13 +38,22 @@ struct FailureTests {
     }
 
     /// A write the system refused for want of room (ENOSPC) or of quota (EDQUOT) is a full
-    /// disk, which stops a job's writing; any other refusal a failed write.
-    @Test func aWriteRefusedForWantOfRoomIsAFullDisk() {
-        for (errno, code) in [(ENOSPC, ImageIOError.Code.diskFull), (EDQUOT, .diskFull), (EIO, .writeFailed), (EFBIG, .writeFailed)] {
+    /// disk, one on a read-only file system (EROFS) is that: every write there would fail alike,
+    /// and a job writes nothing more there; any other refusal is a failed write, or the code the
+    /// caller gives.
+    @Test func aWriteRefusedByTheFileSystemItselfSaysSo() {
+        for (errno, code) in [
+            (ENOSPC, ImageIOError.Code.diskFull), (EDQUOT, .diskFull), (EROFS, .readOnlyFileSystem), (EIO, .writeFailed),
+            (EFBIG, .writeFailed),
+        ] {
             let error = ImageIOError.writing("out/a.png", SystemCallError(call: "write", errno: errno))
             #expect(error.code == code)
+            #expect(error.refusesEveryWriteThere == (code != .writeFailed))
             #expect(error.description == "out/a.png: write failed: \(String(cString: strerror(errno)))")
         }
+        let folder = ImageIOError.writing(
+            "out/a", SystemCallError(call: "mkdir", errno: EACCES), message: "cannot create the folder", otherwise: .outputFolderNotWritable)
+        #expect(folder.code == .outputFolderNotWritable && folder.description == "out/a: cannot create the folder")
     }
 
     @Test func textFileIsNotAnImage() {

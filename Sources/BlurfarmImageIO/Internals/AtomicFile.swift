@@ -49,9 +49,11 @@ struct OutputPath {
         guard kind == .directory else {
             throw ImageIOError(code: .outputFolderMissing, path: path, message: "'\(folder)' is not a folder")
         }
-        guard Syscalls.canCreateFiles(in: folder) else {
-            throw ImageIOError(
-                code: .outputFolderNotWritable, path: path, message: "folder '\(folder)' is not writable")
+        do throws(SystemCallError) {
+            try Syscalls.checkCanCreateFiles(in: folder)
+        } catch {
+            // A read-only file system refuses every write there, not this one alone.
+            throw .writing(path, error, message: "folder '\(folder)' is not writable: \(error.reason)", otherwise: .outputFolderNotWritable)
         }
     }
 }
@@ -133,12 +135,13 @@ enum AtomicFile {
 
     /// The `ImageIOError` for a failure to create a file in the output's folder: the folder
     /// gone (`.outputFolderMissing`), not writable (`.outputFolderNotWritable`), or anything
-    /// else (``ImageIOError/writing(_:_:message:otherwise:)``: no room, no inodes, an I/O error).
+    /// else (``ImageIOError/writing(_:_:message:otherwise:)``: no room, no inodes, a read-only
+    /// file system, an I/O error).
     private static func creationFailure(_ output: OutputPath, _ error: SystemCallError) -> ImageIOError {
         let message = "\(error.call) failed: \(error.reason)"
         switch error.errno {
         case ENOENT, ENOTDIR: return ImageIOError(code: .outputFolderMissing, path: output.path, message: message)
-        case EACCES, EPERM, EROFS: return ImageIOError(code: .outputFolderNotWritable, path: output.path, message: message)
+        case EACCES, EPERM: return ImageIOError(code: .outputFolderNotWritable, path: output.path, message: message)
         default: return .writing(output.path, error)
         }
     }
