@@ -129,28 +129,21 @@ import Glibc
         let disk = try SmallFileSystem(kilobytes: 64 << 10)
         defer { disk.remove() }
         try disk.fill(leaving: 16 << 10)
-        let job = try Self.makeJob()
-        defer { try? FileManager.default.removeItem(at: job.folder) }
-        let photos = job.folder.appendingPathComponent("photos").path
         let count = 24
-        for i in 1..<count { try FileManager.default.copyItem(atPath: photos + "/kite.webp", toPath: photos + "/kite\(i).webp") }
-        let out = job.folder.appendingPathComponent("out").path
-        try FileManager.default.removeItem(atPath: out)
-        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
+        let job = try Self.makeJob(photos: count, outputsOn: disk.path)
+        defer { try? FileManager.default.removeItem(at: job.folder) }
         // A second variant, a thumbnail, on the job's own disk.
         try String(contentsOfFile: job.manifest, encoding: .utf8)
             .appending("  - name: thumb\n    path: kept/{stem}.jpg\n    resize:\n      width: 32\n")
             .write(toFile: job.manifest, atomically: true, encoding: .utf8)
-        let report = job.folder.appendingPathComponent("report.json").path
-
-        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", job.report])
         #expect(run.status == 1, "\(run.stderr)")
         let full = run.stderr.split(separator: "\n").filter {
             $0.contains("-blur.png: write failed: No space left on device") && !$0.contains("stopped writing")
         }
         #expect(full.count >= 1 && full.count < count, "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(report)
+        let counts = try Self.counts(job.report)
         #expect(counts["written"] == count && counts["failed"] == full.count, "\(counts)")
         #expect(counts["stopped"] == count - full.count, "\(counts)")
         #expect(run.stdout.contains("\(count - full.count) not started (stopped)"), "\(run.stdout)")
@@ -158,9 +151,9 @@ import Glibc
         #expect(try FileManager.default.contentsOfDirectory(atPath: job.folder.path + "/kept").count == count)
 
         try FileManager.default.removeItem(atPath: disk.path + "/filler")
-        let rerun = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        let rerun = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", job.report])
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(try Self.counts(report)["written"] == count)
+        #expect(try Self.counts(job.report)["written"] == count)
     }
 
     /// A disk with no inode left is as full: the output's folder cannot be made (ENOSPC from
@@ -173,22 +166,15 @@ import Glibc
         var taken = 0
         while FileManager.default.createFile(atPath: disk.path + "/taken\(taken)", contents: nil) { taken += 1 }
         #expect(taken > 0 && errno == ENOSPC, "\(taken) files: \(String(cString: strerror(errno)))")
-        let job = try Self.makeJob()
+        let job = try Self.makeJob(photos: 8, outputsOn: disk.path)
         defer { try? FileManager.default.removeItem(at: job.folder) }
-        let photos = job.folder.appendingPathComponent("photos").path
-        for i in 1..<8 { try FileManager.default.copyItem(atPath: photos + "/kite.webp", toPath: photos + "/kite\(i).webp") }
-        let out = job.folder.appendingPathComponent("out").path
-        try FileManager.default.removeItem(atPath: out)
-        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
         try String(contentsOfFile: job.manifest, encoding: .utf8).replacingOccurrences(of: "out/{stem}-blur.png", with: "out/blurred/{stem}.png")
             .write(toFile: job.manifest, atomically: true, encoding: .utf8)
-        let report = job.folder.appendingPathComponent("report.json").path
-
-        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", job.report])
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("blurred: cannot create the folder: No space left on device"), "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(report)
+        let counts = try Self.counts(job.report)
         #expect(counts["written"] == 0 && counts["stopped"]! > 0 && counts["failed"]! + counts["stopped"]! == 8, "\(counts)")
     }
 
@@ -200,22 +186,27 @@ import Glibc
         let disk = try SmallFileSystem(kilobytes: 1024)
         defer { disk.remove() }
         try disk.remountReadOnly()
-        let job = try Self.makeJob()
+        let job = try Self.makeJob(photos: 8, outputsOn: disk.path)
         defer { try? FileManager.default.removeItem(at: job.folder) }
-        let photos = job.folder.appendingPathComponent("photos").path
-        for i in 1..<8 { try FileManager.default.copyItem(atPath: photos + "/kite.webp", toPath: photos + "/kite\(i).webp") }
-        let out = job.folder.appendingPathComponent("out").path
-        try FileManager.default.removeItem(atPath: out)
-        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk.path)
-        let report = job.folder.appendingPathComponent("report.json").path
-
-        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", report])
+        let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", job.report])
         #expect(run.status == 1, "\(run.stderr)")
         let refused = run.stderr.split(separator: "\n").filter { $0.contains("Read-only file system") && !$0.contains("stopped writing") }
         #expect(refused.count >= 1 && refused.count < 8, "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(report)
+        let counts = try Self.counts(job.report)
         #expect(counts["failed"] == refused.count && counts["stopped"] == 8 - refused.count, "\(counts)")
+    }
+
+    /// ``makeJob()`` with `photos` copies of the kite, its `out` a link to the folder `disk`,
+    /// and the path of a report of its runs (`--report`).
+    static func makeJob(photos: Int, outputsOn disk: String) throws -> (folder: URL, manifest: String, config: String, report: String) {
+        let job = try makeJob()
+        let folder = job.folder.appendingPathComponent("photos").path
+        for i in 1..<photos { try FileManager.default.copyItem(atPath: folder + "/kite.webp", toPath: folder + "/kite\(i).webp") }
+        let out = job.folder.appendingPathComponent("out").path
+        try FileManager.default.removeItem(atPath: out)
+        try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk)
+        return (job.folder, job.manifest, job.config, job.folder.appendingPathComponent("report.json").path)
     }
 
     /// The counts of the one report of the `--report` file at `path`.
