@@ -39,7 +39,9 @@ public enum DetectedRegions {
     /// Resolves every output of `plan` whose variant detects, with `detectors` (by name; every
     /// detector the plan names), in the workers of `rendering` when it has them, else here on
     /// `parallelism` cores, as ``split(parallelism:photos:)`` says; stops starting inputs once
-    /// `control` ends (their outputs are reported as it ended). `cacheProblem` hears of boxes
+    /// `control` ends (their outputs are reported as it ended), and searches no photo whose
+    /// outputs go only to disks the job stopped writing to (``unwritten(_:detector:control:)``).
+    /// `cacheProblem` hears of boxes
     /// that could not be cached. `willRead` hears of each input before it is first read, from
     /// the thread that then reads it (``IncrementalRun/willRead(_:)``).
     public static func resolve(
@@ -73,7 +75,7 @@ public enum DetectedRegions {
                 guard position < detecting.count else { return }
                 let (index, name) = detecting[position]
                 let result: Result<RegionFile.Contents, OutputFailure>
-                if let ended = control.ended {
+                if let ended = control.ended ?? unwritten(plan.inputs[index], detector: name, control: control) {
                     result = .failure(ended)
                 } else {
                     willRead(plan.inputs[index])
@@ -86,6 +88,15 @@ public enum DetectedRegions {
         for detector in detectors.values { detector.closeIdleSessions() }
         Syscalls.returnFreedMemory()
         return outcome(plan, results.withLock { $0 })
+    }
+
+    /// `.stopped` when no output of `input` that `detector` finds the regions of can be written:
+    /// each goes to a disk the job stopped writing to (full, read-only:
+    /// ``JobControl/ended(writing:)``), so the photo is not searched (a redaction job of a
+    /// million photos on a full disk searched a batch of them after another, for nothing).
+    static func unwritten(_ input: PlannedInput, detector: String, control: JobControl) -> OutputFailure? {
+        let outputs = input.outputs.lazy.filter { $0.variant.detection?.detector == detector }
+        return outputs.allSatisfy { control.ended(writing: $0.path) != nil } ? .stopped : nil
     }
 
     /// Every output of `plan` whose variant detects failed with `failure`, unsearched (no

@@ -1,3 +1,4 @@
+import BlurfarmCoordinator
 import BlurfarmCore
 import BlurfarmImageIO
 import BlurfarmTestSupport
@@ -195,6 +196,43 @@ import Glibc
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
         let counts = try Self.counts(job.report)
         #expect(counts["failed"] == refused.count && counts["stopped"] == 8 - refused.count, "\(counts)")
+    }
+
+    /// A redaction job whose disk is full searches no photo of a batch after the first: their
+    /// outputs could not be written (the second batch of 76 photos, 1,100 in all: a job of a
+    /// million photos searched every batch, for nothing). Each photo searched leaves its boxes
+    /// in the state folder's cache, one file a content.
+    @Test(
+        .enabled(if: SmallFileSystem.canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); the write cannot be made to run out of room"))
+    func aRedactionOnAFullDiskSearchesNoPhotoItCannotWrite() throws {
+        let disk = try SmallFileSystem(kilobytes: 1024)
+        defer { disk.remove() }
+        try disk.fill(leaving: 0)
+        let job = try Self.makeJob(photos: 1, outputsOn: disk.path)
+        defer { try? FileManager.default.removeItem(at: job.folder) }
+        let photos = job.folder.appendingPathComponent("photos")
+        try FileManager.default.removeItem(at: photos.appendingPathComponent("kite.webp"))
+        var random = SplitMix(seed: 5)
+        let count = IncrementalRun.reportBatch + 76
+        for i in 0..<count {
+            try IncrementalRunTests.ppm(width: 24, height: 16, using: &random)
+                .write(to: photos.appendingPathComponent(String(format: "p%04d.ppm", i)))
+        }
+        try ("job: writes\ninputs: [photos/*]\noutputs:\n" + FaceDetectionTests.redacting(path: "out/{stem}.png"))
+            .write(toFile: job.manifest, atomically: true, encoding: .utf8)
+
+        // The shipped configuration, which finds the detector; the state folder the job's own.
+        let state = job.folder.appendingPathComponent("xdg")
+        let run = try Blurfarm.run(["run", job.manifest, "--report", job.report], environment: ["XDG_STATE_HOME": state.path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
+        let counts = try Self.counts(job.report)
+        #expect(counts["written"] == 0 && counts["failed"]! + counts["stopped"]! == count, "\(counts)")
+        let cache = state.appendingPathComponent("blurfarm/detections/faces").path
+        let searched = try FileManager.default.contentsOfDirectory(atPath: cache).reduce(0) { total, identity in
+            total + (try FileManager.default.contentsOfDirectory(atPath: cache + "/" + identity).filter { $0.hasSuffix(".json") }.count)
+        }
+        #expect(searched == IncrementalRun.reportBatch)
     }
 
     /// ``makeJob()`` with `photos` copies of the kite, its `out` a link to the folder `disk`,
