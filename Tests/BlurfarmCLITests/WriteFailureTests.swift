@@ -32,16 +32,22 @@ import Glibc
         /// Mounts one of `kilobytes`, with at most `inodes` files and folders (its root one of them).
         init(kilobytes: Int, inodes: Int? = nil) throws {
             path = try Fixtures.temporaryFolder().path
+            let status = try Self.mount(["-t", "tmpfs", "-o", "size=\(kilobytes)k" + (inodes.map { ",nr_inodes=\($0)" } ?? ""), "tmpfs", path])
+            guard status == 0 else {
+                try? FileManager.default.removeItem(atPath: path)
+                throw MountRefused(description: "mount -t tmpfs refused (status \(status))")
+            }
+        }
+
+        /// `mount` with `arguments`, its errors unsaid; its exit status.
+        static func mount(_ arguments: [String]) throws -> Int32 {
             let mount = Process()
             mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-            mount.arguments = ["-t", "tmpfs", "-o", "size=\(kilobytes)k" + (inodes.map { ",nr_inodes=\($0)" } ?? ""), "tmpfs", path]
+            mount.arguments = arguments
             mount.standardError = FileHandle.nullDevice
             try mount.run()
             mount.waitUntilExit()
-            guard mount.terminationStatus == 0 else {
-                try? FileManager.default.removeItem(atPath: path)
-                throw MountRefused(description: "mount -t tmpfs refused (status \(mount.terminationStatus))")
-            }
+            return mount.terminationStatus
         }
 
         /// Fills the file system but for about `room` bytes, with the file `filler`.
@@ -59,12 +65,7 @@ import Glibc
 
         /// Mounts it again read-only (EROFS for every write, as ext4 does after errors).
         func remountReadOnly() throws {
-            let mount = Process()
-            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-            mount.arguments = ["-o", "remount,ro", path]
-            try mount.run()
-            mount.waitUntilExit()
-            try #require(mount.terminationStatus == 0, "mount -o remount,ro \(path)")
+            try #require(try Self.mount(["-o", "remount,ro", path]) == 0, "mount -o remount,ro \(path)")
         }
 
         func remove() {
@@ -144,7 +145,7 @@ import Glibc
         }
         #expect(full.count >= 1 && full.count < count, "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(job.report)
+        let counts = try IncrementalRunTests.Report(path: job.report).counts
         #expect(counts["written"] == count && counts["failed"] == full.count, "\(counts)")
         #expect(counts["stopped"] == count - full.count, "\(counts)")
         #expect(run.stdout.contains("\(count - full.count) not started (stopped)"), "\(run.stdout)")
@@ -154,7 +155,7 @@ import Glibc
         try FileManager.default.removeItem(atPath: disk.path + "/filler")
         let rerun = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", job.report])
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(try Self.counts(job.report)["written"] == count)
+        #expect(try IncrementalRunTests.Report(path: job.report).counts["written"] == count)
     }
 
     /// A disk with no inode left is as full: the output's folder cannot be made (ENOSPC from
@@ -175,7 +176,7 @@ import Glibc
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("blurred: cannot create the folder: No space left on device"), "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(job.report)
+        let counts = try IncrementalRunTests.Report(path: job.report).counts
         #expect(counts["written"] == 0 && counts["stopped"]! > 0 && counts["failed"]! + counts["stopped"]! == 8, "\(counts)")
     }
 
@@ -194,7 +195,7 @@ import Glibc
         let refused = run.stderr.split(separator: "\n").filter { $0.contains("Read-only file system") && !$0.contains("stopped writing") }
         #expect(refused.count >= 1 && refused.count < 8, "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(job.report)
+        let counts = try IncrementalRunTests.Report(path: job.report).counts
         #expect(counts["failed"] == refused.count && counts["stopped"] == 8 - refused.count, "\(counts)")
     }
 
@@ -222,17 +223,13 @@ import Glibc
             .write(toFile: job.manifest, atomically: true, encoding: .utf8)
 
         // The shipped configuration, which finds the detector; the state folder the job's own.
-        let state = job.folder.appendingPathComponent("xdg")
-        let run = try Blurfarm.run(["run", job.manifest, "--report", job.report], environment: ["XDG_STATE_HOME": state.path])
+        let scratch = FaceDetectionTests.Scratch(folder: job.folder)
+        let run = try Blurfarm.run(["run", job.manifest, "--report", job.report], environment: scratch.environment)
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.components(separatedBy: "job 'writes' stopped writing to the disk of ").count == 2, "\(run.stderr)")
-        let counts = try Self.counts(job.report)
+        let counts = try IncrementalRunTests.Report(path: job.report).counts
         #expect(counts["written"] == 0 && counts["failed"]! + counts["stopped"]! == count, "\(counts)")
-        let cache = state.appendingPathComponent("blurfarm/detections/faces").path
-        let searched = try FileManager.default.contentsOfDirectory(atPath: cache).reduce(0) { total, identity in
-            total + (try FileManager.default.contentsOfDirectory(atPath: cache + "/" + identity).filter { $0.hasSuffix(".json") }.count)
-        }
-        #expect(searched == IncrementalRun.reportBatch)
+        #expect(try scratch.cachedBoxes().count == IncrementalRun.reportBatch)
     }
 
     /// ``makeJob()`` with `photos` copies of the kite, its `out` a link to the folder `disk`,
@@ -245,12 +242,6 @@ import Glibc
         try FileManager.default.removeItem(atPath: out)
         try FileManager.default.createSymbolicLink(atPath: out, withDestinationPath: disk)
         return (job.folder, job.manifest, job.config, job.folder.appendingPathComponent("report.json").path)
-    }
-
-    /// The counts of the one report of the `--report` file at `path`.
-    static func counts(_ path: String) throws -> [String: Int] {
-        let list = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [[String: Any]]
-        return try #require(list?.first?["counts"] as? [String: Int])
     }
 
     /// Under `ulimit -f`, a write past the limit fails with EFBIG (SIGXFSZ is ignored): one
