@@ -5,8 +5,8 @@ import BlurfarmImageIO
 import Synchronization
 
 /// How a running job is steered, from any thread: stopped with the whole run (``stop``),
-/// cancelled alone, stopped writing to a full disk (``stopWriting(at:)``), paused, given another
-/// priority. The runner checks it before each output and before each write; the pool orders and
+/// cancelled alone, stopped writing to a full or read-only disk (``stopWriting(at:)``), paused,
+/// given another priority. The runner checks it before each output and before each write; the pool orders and
 /// cancels the job's tiles by its ``job`` number.
 public final class JobControl: Sendable {
     /// The job's number in the pool's queue (its arrival).
@@ -16,7 +16,8 @@ public final class JobControl: Sendable {
     /// The temporary files of this job's writes in progress.
     public let temporaryFiles = TemporaryFiles()
     private let state: Mutex<(cancelled: Bool, paused: Bool, priority: Int)>
-    /// The file systems (their devices) the job writes nothing more to: each found full.
+    /// The file systems (their devices) the job writes nothing more to: each found full or
+    /// read-only.
     private let fullDevices = Mutex<Set<UInt64>>([])
 
     public init(job: UInt64 = 0, priority: Int = 0, stop: StopRequest = StopRequest()) {
@@ -29,9 +30,10 @@ public final class JobControl: Sendable {
     public func cancel() { state.withLock { $0.cancelled = true } }
 
     /// Stops the job's writing to the file system that holds `path`: an output there found it
-    /// full or read-only, and every write there after it would fail alike. Its outputs there not yet written
-    /// are `stopped`, as in a stopped run, left for the next run (``ended(writing:)``); its
-    /// others go on. True the first time it is asked of that file system.
+    /// full or read-only, and every write there after it would fail alike. Its outputs there not
+    /// yet written are `stopped`, as in a stopped run, left for the next run
+    /// (``ended(writing:)``); its others go on. True the first time it is asked of that file
+    /// system.
     public func stopWriting(at path: String) -> Bool {
         guard let device = Self.device(holding: path) else { return false }
         return fullDevices.withLock { $0.insert(device).inserted }
@@ -56,9 +58,9 @@ public final class JobControl: Sendable {
         return nil
     }
 
-    /// Why the job must not write `path`: ``ended``, or its file system found full
+    /// Why the job must not write `path`: ``ended``, or its file system found full or read-only
     /// (``stopWriting(at:)``: `.stopped`); nil when it may. Costs a `stat` only once a file
-    /// system was found full.
+    /// system was found so.
     func ended(writing path: String) -> OutputFailure? {
         if let ended { return ended }
         let full = fullDevices.withLock { $0 }

@@ -181,8 +181,8 @@ public struct JobRunner: Sendable {
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
-        // The outputs on a disk found full are not made (``JobControl/stopWriting(at:)``); an
-        // input with none left is not read.
+        // The outputs on a disk found full or read-only are not made
+        // (``JobControl/stopWriting(at:)``); an input with none left is not read.
         if control.ended == nil {
             for (index, output) in input.outputs.enumerated() {
                 guard let stopped = control.ended(writing: output.path) else { continue }
