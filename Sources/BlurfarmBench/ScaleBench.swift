@@ -10,8 +10,8 @@ import Foundation
 /// run beside warm libvips 8.18 lanes making the same three outputs of each input
 /// (scripts/vips818-bench.py's `scale`, one process a core, alternating with it), the no-change
 /// run beside the floor it stands on: `find` stating every input and output once; and a run
-/// with one output to make again, as a cron run that finds one photo changed (its work, and the
-/// report of every output).
+/// with one output to make again, as a cron run that finds one photo changed (its work, and its
+/// report).
 public struct ScaleBench: Sendable {
     public struct Row: Sendable, Hashable, Codable {
         public var inputs: Int

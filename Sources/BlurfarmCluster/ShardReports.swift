@@ -8,9 +8,10 @@ import Foundation
 /// (``PathIndex``), read a report file an output at a time and looked up a batch of
 /// outputs at a time; the reports themselves held without their outputs.
 public struct ShardReports {
-    /// A report read: the Slurm job id of its task, its number in the index, and the report
-    /// without its outputs.
+    /// A report read: its shard, the Slurm job id of its task, its number in the index, and
+    /// the report without its outputs.
     struct Read {
+        let shard: Int
         let job: Int
         let number: Int
         let head: RunReport
@@ -51,6 +52,11 @@ public struct ShardReports {
     /// The latest report's settings, nil when there is none.
     var settings: RunSettings? { reports.last?.head.settings }
 
+    /// Whether some task of shard `shard` wrote its report: then each of the shard's outputs
+    /// that no report of it names was up to date when it ran (a report lists every other
+    /// output, those a stopped run did not reach as `stopped`).
+    func reported(shard: Int) -> Bool { reports.contains { $0.shard == shard } }
+
     /// The reports in `folder` (`shard-<I>-<Slurm job id>.json`, each task's `run --report`),
     /// each read an output at a time into a new index; a file that cannot be read to its end
     /// is left out (its shard's outputs are then not reported by it).
@@ -60,8 +66,10 @@ public struct ShardReports {
             let index = try PathIndex(name: "(a temporary index of the shards' reports)")
             var reports: [Read] = []
             for name in Syscalls.names(inFolder: folder).sorted() {
-                guard let match = name.wholeMatch(of: /shard-[0-9]+-([0-9]+)\.json/), let job = Int(match.1) else { continue }
-                reports += try read((folder as NSString).appendingPathComponent(name), job: job, numbered: reports.count, into: index)
+                guard let match = name.wholeMatch(of: /shard-([0-9]+)-([0-9]+)\.json/), let shard = Int(match.1), let job = Int(match.2)
+                else { continue }
+                reports += try read(
+                    (folder as NSString).appendingPathComponent(name), shard: shard, job: job, numbered: reports.count, into: index)
             }
             return ShardReports(index: index, reports: reports)
         } catch {
@@ -69,13 +77,15 @@ public struct ShardReports {
         }
     }
 
-    /// Reads the report file at `path`, written by the task of Slurm job `job`, into `index`,
+    /// Reads the report file at `path`, written by shard `shard`'s task, Slurm job `job`, into `index`,
     /// its reports numbered from `first`: of each output its path and status (decoded whole,
     /// every output of the 100k bench's shards took a fifth of `slurm finish`), and for those
     /// kept, its text as the encoder makes it alone. A file that cannot be read to its end
     /// adds nothing: what it added is forgotten, and it has no report.
     /// - Throws: ``StateError`` when the index cannot be written.
-    private static func read(_ path: String, job: Int, numbered first: Int, into index: PathIndex) throws(StateError) -> [Read] {
+    private static func read(
+        _ path: String, shard: Int, job: Int, numbered first: Int, into index: PathIndex
+    ) throws(StateError) -> [Read] {
         let decoder = JSONDecoder()
         /// `text` as the encoder makes it alone: the file's indentation taken out, or, for a
         /// file indented otherwise, decoded and encoded again.
@@ -102,7 +112,7 @@ public struct ShardReports {
                 batch.append((output.output, output.status.rawValue, kept.contains(output.status) ? try alone(text) : nil))
             }
             try add()
-            return heads.enumerated().map { Read(job: job, number: first + $0, head: $1) }
+            return heads.enumerated().map { Read(shard: shard, job: job, number: first + $0, head: $1) }
         } catch {
             if let failure { throw failure }
             for number in first...batchReport { try index.forget(number: number) }

@@ -31,8 +31,8 @@ extension SlurmRunContext {
     }
 
     /// The run's report: every planned output in plan order, as the latest shard report
-    /// that wrote it says (with its checksum), up to date when the records say so and no
-    /// report wrote it; failed, with why, when it is not up to date now. Made a batch of
+    /// that wrote it says (with its checksum), up to date (counted) when the records say so and
+    /// no report wrote it; failed, with why, when it is not up to date now. Made a batch of
     /// inputs at a time into the state folder's unnamed file, as a run's report is
     /// (``ReportedOutputs/Spilling``): its outputs are not held.
     /// - Throws: ``ClusterError/state(_:)`` when the reports' index cannot be read.
@@ -41,7 +41,10 @@ extension SlurmRunContext {
         var batch: [(shard: Int, status: OutputStatus)] = []
         func add() throws(ClusterError) {
             let reported = try reports.outputs(batch.map(\.status.output))
-            outputs.add(batch.map { Self.merged($0.status, shard: $0.shard, reported: reported[.init($0.status.output)]) })
+            outputs.add(batch.map { shard, status in
+                Self.merged(
+                    status, shard: shard, reported: reported[.init(status.output)], shardReported: reports.reported(shard: shard))
+            })
             batch.removeAll(keepingCapacity: true)
         }
         try forEachStatus(records) { (shard, status) throws(ClusterError) in
@@ -67,10 +70,13 @@ extension SlurmRunContext {
     static let mergeBatch = 1024
 
     /// What the merged report says of the output whose state is `status`, run by shard
-    /// `shard`, of which the shards' reports say `reported`: an output written, by its names and
-    /// its report's text, not decoded (put in the merged report as it is:
-    /// ``ReportedOutputs/Spilling``); one failed, decoded.
-    private static func merged(_ status: OutputStatus, shard: Int, reported: ShardReports.Reported?) -> (output: OutputReport, text: Data?) {
+    /// `shard`, of which the shards' reports say `reported` (`shardReported`: whether the shard
+    /// wrote a report, which names every output it did not find up to date): an output
+    /// written, by its names and its report's text, not decoded (put in the merged report as
+    /// it is: ``ReportedOutputs/Spilling``); one failed, decoded.
+    static func merged(
+        _ status: OutputStatus, shard: Int, reported: ShardReports.Reported?, shardReported: Bool
+    ) -> (output: OutputReport, text: Data?) {
         let variant = status.variant ?? ""
         if status.state == .upToDate {
             if reported?.status == .written, let text = reported?.text {
@@ -82,11 +88,12 @@ extension SlurmRunContext {
             return (output, reported?.text)
         }
         // The kind: `decode` (failed earlier), `lost` (its shard never wrote it), or
-        // `verification` (not as its shard recorded it).
+        // `verification` (not as its shard recorded it, or found up to date).
         let (kind, why): (String, String)
         switch (reported?.status, status.state) {
         case (_, .failedEarlier): (kind, why) = ("decode", "failed earlier: \(status.reason ?? "its input cannot be decoded")")
-        case (nil, _): (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
+        case (nil, _) where !shardReported:
+            (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
         case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
         default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
         }

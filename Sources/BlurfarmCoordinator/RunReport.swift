@@ -29,12 +29,9 @@ public struct OutputReport: Sendable, Codable, Equatable {
     public let variant: String
     public let status: Status
     /// What rendering it told, nil when it was not rendered and nothing else was said of it
-    /// (an output up to date): a report of 300,000 outputs, most of them skipped, holds 64
-    /// bytes for each of those, not the 300 its every field took.
+    /// (an output up to date): a batch of outputs, most of them up to date, holds 64 bytes for
+    /// each of those, not the 300 its every field took.
     private var rendering: Shared?
-
-    /// Whether nothing but its names and status is told of it (an output up to date).
-    var isUpToDateAlone: Bool { rendering == nil }
 
     /// Tiles rendered (0 when the image was not rendered).
     public var tiles: Int { rendering?.details.tiles ?? 0 }
@@ -257,11 +254,13 @@ public struct RunReport: Sendable, Codable, Equatable {
     public let started: Date
     public let finished: Date
     public let settings: RunSettings
-    /// The outputs, in plan order; those of a job the farm ran with records, read back from
-    /// the state folder (``ReportedOutputs/Spilling``) as a report file gives them.
+    /// The outputs the run did something to (all but those up to date, ``skipped``: counted,
+    /// not listed), in plan order; those of a job the farm ran with records, read back from
+    /// the state folder (``ReportedOutputs/Spilling``) as a report file gives them. Set, those
+    /// up to date among them are counted and not kept.
     public var outputs: [OutputReport] {
         get { reported.all }
-        set { reported = .held(newValue) }
+        set { reported = .of(newValue) }
     }
     /// The outputs as they are held.
     package private(set) var reported: ReportedOutputs
@@ -274,7 +273,7 @@ public struct RunReport: Sendable, Codable, Equatable {
     /// source, unfiltered (``JobPlan/unredacted``). In plan order.
     public var unredacted: [String] = []
 
-    /// A report of `outputs`.
+    /// A report of `outputs` (those up to date counted, not kept).
     public init(
         job: String, manifest: String, started: Date, finished: Date, settings: RunSettings, outputs: [OutputReport],
         pruned: [String] = []
@@ -284,7 +283,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         self.started = started
         self.finished = finished
         self.settings = settings
-        reported = .held(outputs)
+        reported = .of(outputs)
         self.pruned = pruned
     }
 
@@ -296,7 +295,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         self.reported = reported
     }
 
-    // Counted, never filtered into a copy: a report of 300,000 up-to-date outputs is 19 MB.
+    // Counted, never filtered into a copy.
     public var written: Int { reported.count(of: .written) }
     public var failed: Int { reported.count(of: .failed) }
     public var stopped: Int { reported.count(of: .stopped) }
@@ -359,7 +358,9 @@ public struct RunReport: Sendable, Codable, Equatable {
         try c.encode(counts, forKey: .counts)
     }
 
-    /// A report read back from its JSON (``decode(_:from:)``); `counts` are computed, not read.
+    /// A report read back from its JSON (``decode(_:from:)``); `counts` are computed from
+    /// `outputs`, not read, but for `skipped`: the outputs up to date are counted there, not
+    /// listed (a report written before they were not listed lists them, and counts them too).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: EncodedKeys.self)
         var pruned = try c.decodeIfPresent([String].self, forKey: .pruned) ?? []
@@ -375,6 +376,14 @@ public struct RunReport: Sendable, Codable, Equatable {
             pruned: pruned)
         notEnlarged = try c.decodeIfPresent([NotEnlargedOutput].self, forKey: .notEnlarged) ?? []
         unredacted = try c.decodeIfPresent([String].self, forKey: .unredacted) ?? []
+        if let upToDate = try c.decodeIfPresent(UpToDate.self, forKey: .counts)?.skipped {
+            reported = .held(listed: reported.all, upToDate: upToDate)
+        }
+    }
+
+    /// The count of a report's `counts` read back: its outputs up to date.
+    private struct UpToDate: Decodable {
+        let skipped: Int
     }
 }
 

@@ -141,10 +141,10 @@ public struct FarmConfiguration: Hashable, Sendable {
     public static let defaultMaxOutputs = 10_000_000
 
     /// Ten reports of each job: the last ten runs that did work (a run with nothing to do
-    /// writes none), a cron job's recent history. A report lists every output of its job (100
-    /// MB for the 300,000 outputs of `bench scale`'s 100k library, about 330 bytes an output),
-    /// so a folder that kept them all would grow with every run that changed one photo; ten
-    /// of that library's are 1 GB.
+    /// writes none), a cron job's recent history. A report lists the outputs its run did
+    /// something to (those up to date counted: a first run of `bench scale`'s 100k library,
+    /// 125 MB; a run that made one output, 1 KB), so a folder that kept them all would grow
+    /// with every run that changed one photo.
     public static let defaultReportsKept = 10
     /// ``jobsKept`` unless the file says otherwise: as many as the reports of a job.
     public static let defaultJobsKept = 10

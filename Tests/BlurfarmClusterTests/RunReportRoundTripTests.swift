@@ -97,7 +97,7 @@ import Testing
         let many = RunReport(
             job: "j", manifest: "m.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 9),
             settings: RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 0, pixelLimit: 1, verify: "checksum"),
-            outputs: (0..<2000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .skipped) })
+            outputs: (0..<2000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .stopped) })
         var pieces: [[UInt8]] = []
         try? RunReport.writeJSON([many], list: false, to: { pieces.append($0) })
         #expect(pieces.count > 1)
@@ -120,7 +120,7 @@ import Testing
         try check(RunReport(
             job: "j", manifest: "m.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 9),
             settings: RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 0, pixelLimit: 1, verify: "checksum"),
-            outputs: (0..<3000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .skipped) }))
+            outputs: (0..<3000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .stopped) }))
     }
 
     /// A failure of any kind comes back as the report said it: kind, code and message.

@@ -1,5 +1,6 @@
-import BlurfarmCluster
+@testable import BlurfarmCluster
 import BlurfarmCoordinator
+import BlurfarmState
 import Foundation
 import PropertyBased
 import Testing
@@ -40,15 +41,18 @@ import Testing
             let all = whole.flatMap(\.outputs)
             #expect(texts.map(ReportedText.unindented) == (try all.map { Optional(try RunReport.json($0)) }))
             #expect(keys == all.map { "\($0.output) \($0.status)" })
-            #expect(heads == whole.map { report in
+            let withoutOutputs = { (report: RunReport) in
                 var head = report
                 head.outputs = []
                 return head
-            })
+            }
+            #expect(heads.map(withoutOutputs) == whole.map(withoutOutputs))
+            // Those up to date, counted and not listed, counted in the heads too.
+            #expect(heads.map(\.skipped) == whole.map(\.skipped) && heads.map(\.skipped) == reports.map(\.skipped))
         }
         // Several chunks of the file: 2,000 outputs, 700 KB.
         let path = folder + "/reports.json"
-        let many = Self.report(started: 0, (0..<2000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .skipped) })
+        let many = Self.report(started: 0, (0..<2000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .stopped) })
         try RunReport.write([many], to: path)
         var count = 0
         let heads = try RunReport.read(streaming: path) { _, text in
@@ -154,12 +158,43 @@ import Testing
     @Test func aReportCutShortPastABatchSaysNothing() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try RunReport.write([Self.report(started: 0, (0..<12).map { Self.output($0, .skipped, report: 0) })], to: folder + "/shard-0-1.json")
+        try RunReport.write([Self.report(started: 0, (0..<12).map { Self.output($0, .stopped, report: 0) })], to: folder + "/shard-0-1.json")
         let cut = try RunReport.json([Self.report(started: 5, (0..<5000).map { Self.output($0 % 12, .written, report: 1) })])
         try Data(cut.dropLast(40)).write(to: URL(fileURLWithPath: folder + "/shard-0-2.json"))
         let found = try ShardReports.of(folder: folder).outputs((0..<12).map { "out/\($0).jpg" })
         #expect(found.count == 12)
-        #expect(found.values.allSatisfy { $0.status == .skipped })
+        #expect(found.values.allSatisfy { $0.status == .stopped })
+    }
+
+    /// Whether a shard wrote a report is known by the file's name (`shard-<I>-<Slurm job id>.json`).
+    @Test func aShardThatWroteAReportIsKnownByItsFilesName() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try RunReport.write([Self.report(started: 0, [Self.output(0, .written, report: 0)])], to: folder + "/shard-2-17.json")
+        try RunReport.write([Self.report(started: 0, [])], to: folder + "/shard-3-18.json")
+        try Data("{".utf8).write(to: URL(fileURLWithPath: folder + "/shard-4-19.json"))
+        let reports = try ShardReports.of(folder: folder)
+        #expect((1...5).map(reports.reported(shard:)) == [false, true, true, false, false])
+    }
+
+    /// What the merged report says of an output: up to date now, counted (or written, as the
+    /// report that wrote it says); not up to date, failed, and why: its shard wrote no report
+    /// (lost), or wrote one not naming it, so it found it up to date and it changed since.
+    @Test func anOutputNotUpToDateIsLostOnlyWhenItsShardWroteNoReport() throws {
+        let written = ShardReports.Reported(status: .written, text: try RunReport.json(Self.output(0, .written, report: 1)))
+        func merged(_ state: OutputState, _ reported: ShardReports.Reported?, shardReported: Bool) -> OutputReport {
+            let status = OutputStatus(input: "in/0.png", output: "out/0.jpg", variant: "v", state: state)
+            return SlurmRunContext.merged(status, shard: 2, reported: reported, shardReported: shardReported).output
+        }
+        #expect(merged(.upToDate, nil, shardReported: true).status == .skipped)
+        #expect(merged(.upToDate, written, shardReported: true).status == .written)
+        let lost = merged(.missing, nil, shardReported: false)
+        #expect(lost.status == .failed && lost.failure?.kind == "lost")
+        #expect(lost.error == "out/0.jpg: not written: shard 2 did not report it (lost, cancelled or out of time)")
+        let changed = merged(.outputChanged, nil, shardReported: true)
+        #expect(changed.status == .failed && changed.failure?.kind == "verification")
+        #expect(changed.error == "out/0.jpg: stale (output changed) after shard 2 ran")
+        #expect(merged(.missing, written, shardReported: true).error == "out/0.jpg: missing after shard 2 ran")
     }
 
     static func folder() throws -> String {

@@ -172,18 +172,15 @@ import Testing
             spilling.add(outputs[next..<end])
             next = end
         }
-        let (spilled, held) = (Self.report(spilling.finish()), Self.report(.held(outputs)))
+        let (spilled, held) = (Self.report(spilling.finish()), Self.report(.of(outputs)))
         guard case .spilled(let stored) = spilled.reported else {
             Issue.record("a run's outputs are gathered encoded")
             return
         }
-        // On disk once the entries of the outputs the run tried, and the names of those up to
-        // date, pass the bytes held (those failed earlier are held as values).
+        // On disk once the entries of the outputs the run tried pass the bytes held (those
+        // failed earlier are held as values, those up to date counted).
         let tried = { (output: OutputReport) in output.status != .skipped && output.status != .failedEarlier }
-        let encoded = try outputs.reduce(0) { bytes, output in
-            if output.status == .skipped { return bytes + 4 + 12 + [output.input, output.output, output.variant].reduce(0) { $0 + $1.utf8.count } }
-            return bytes + (tried(output) ? 4 + (try RunReport.json(output).count) : 0)
-        }
+        let encoded = try outputs.reduce(0) { bytes, output in bytes + (tried(output) ? 4 + (try RunReport.json(output).count) : 0) }
         #expect(stored.isOnDisk == (encoded >= Self.heldBytes), "\(encoded) bytes, seed \(seed)")
         print("seed \(seed): \(outputs.count) outputs, \(encoded) bytes encoded, on disk: \(stored.isOnDisk)")
         // The report file, byte for byte, whatever held the outputs.
@@ -192,21 +189,25 @@ import Testing
         try RunReport.writeJSON([spilled], list: false) { written += $0 }
         #expect(Data(written) == (try RunReport.json(held)))
         #expect(spilled.counts == held.counts, "seed \(seed)")
+        #expect(spilled.skipped == outputs.count { $0.status == .skipped }, "seed \(seed)")
         // Read back: those the run tried as a report file gives them (cancelled and stopped
-        // exactly as they were), those the check held as they were.
-        let expected = try outputs.map { tried($0) ? try RunReport.decode(OutputReport.self, from: RunReport.json($0)) : $0 }
+        // exactly as they were), those failed earlier as they were, those up to date not at all.
+        let expected = try outputs.filter { $0.status != .skipped }.map {
+            tried($0) ? try RunReport.decode(OutputReport.self, from: RunReport.json($0)) : $0
+        }
         #expect(spilled.outputs == expected, "seed \(seed)")
         let heldAsValues = { (reports: [OutputReport]) in reports.filter { !tried($0) }.map(\.failure) }
-        #expect(heldAsValues(spilled.outputs) == heldAsValues(outputs))
+        #expect(heldAsValues(spilled.outputs) == heldAsValues(outputs.filter { $0.status != .skipped }))
         let stoppedOrCancelled = { (reports: [OutputReport]) in
             reports.filter { $0.status == .stopped || $0.status == .cancelled }.map(\.failure)
         }
         #expect(stoppedOrCancelled(spilled.outputs) == stoppedOrCancelled(outputs))
     }
 
-    /// A no-change run's outputs, all up to date, go to the state folder by their names, not
-    /// held as values to the run's end; read back, they are what they were.
-    @Test func outputsUpToDateGoToTheStateFolderByTheirNames() throws {
+    /// A no-change run's outputs, all up to date, are counted and nothing else: none is kept,
+    /// in memory or in the state folder, and the report lists none (`outputs` empty, `counts`
+    /// giving them); read back, it counts them still.
+    @Test func outputsUpToDateAreCountedNotKept() throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: state) }
         let outputs = (0..<3000).map { index in
@@ -219,35 +220,15 @@ import Testing
             Issue.record("a run's outputs are gathered encoded")
             return
         }
-        #expect(stored.isOnDisk)
-        #expect(stored.places.allSatisfy { $0 == .named })
-        #expect(spilled.outputs == outputs)
-        #expect(try RunReport.json(spilled) == RunReport.json(Self.report(.held(outputs))))
-    }
-
-    /// An output up to date and nothing else, put in the encoder's text (``UpToDateText``), is
-    /// the encoder's text of it, for names of every ASCII character, other UTF-8 (U+2028, an
-    /// emoji) and the marks the text is cut at; a name that is not UTF-8, and any other
-    /// output, is left to the encoder, as is every output of an encoder that escapes `/`.
-    @Test(arguments: 0..<4) func anOutputUpToDatePutInTheEncodersTextIsTheEncodersText(seed: UInt64) throws {
-        var random = SplitMix(seed: seed)
-        let pool = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) } + ["é", "\u{2028}", "😀", "\u{E000}1\u{E000}", "\u{E000}"]
-        func name() -> String { (0..<Int.random(in: 0...12, using: &random)).map { _ in pool.randomElement(using: &random)! }.joined() }
-        let escaping = JSONEncoder()
-        escaping.outputFormatting = [.prettyPrinted, .sortedKeys]
-        #expect(UpToDateText(escaping) == nil)
-        let compact = JSONEncoder()
-        compact.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        for encoder in [RunReport.encoder(), compact] {
-            let text = try #require(UpToDateText(encoder))
-            for _ in 0..<2000 {
-                let output = OutputReport(input: name(), output: name(), variant: name(), status: .skipped)
-                #expect(text.text(of: output) == ReportedText.showingBytes(in: try encoder.encode(output)), "\(output)")
-            }
-            #expect(text.text(of: OutputReport(input: "in/\u{F7E9}.jpg", output: "o.png", variant: "v", status: .skipped)) == nil)
-            #expect(text.text(of: OutputReport(input: "i.jpg", output: "o.png", variant: "v", status: .stopped)) == nil)
-            #expect(text.text(of: OutputReport(input: "i.jpg", output: "o.png", variant: "v", status: .skipped, tiles: 1)) == nil)
-        }
+        #expect(!stored.isOnDisk && stored.places.isEmpty)
+        #expect(spilled.outputs.isEmpty && spilled.skipped == 3000 && spilled.decoded == 0)
+        let json = try RunReport.json(spilled)
+        #expect(json == (try RunReport.json(Self.report(.of(outputs)))))
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect((object["outputs"] as? [Any])?.isEmpty == true)
+        #expect((object["counts"] as? [String: Any])?["skipped"] as? Int == 3000)
+        let read = try RunReport.decode(RunReport.self, from: json)
+        #expect(read.skipped == 3000 && read.outputs.isEmpty && read == spilled)
     }
 
     @Test func withoutAStateFolderTheOutputsStayInMemory() throws {
@@ -265,6 +246,6 @@ import Testing
             return
         }
         #expect(!stored.isOnDisk)
-        #expect(try RunReport.json(spilled) == RunReport.json(Self.report(.held(outputs))))
+        #expect(try RunReport.json(spilled) == RunReport.json(Self.report(.of(outputs))))
     }
 }
