@@ -19,17 +19,26 @@ extension JobLoader {
     /// `tileOverride` when given, and its output map at `map` (relative to the working folder:
     /// `run --map`) in place of its manifest's `map:` when given (planned as the manifest's
     /// is: never an input, never a file the job reads); every diagnostic of every job when one
-    /// has an error.
-    public func plans(ofFilesAt paths: [String], tileOverride: Int?, map: String? = nil) -> Result<[JobPlan], Diagnostics> {
+    /// has an error. Once every manifest is read and valid, and before any is planned (its
+    /// inputs walked), `beforePlanning` is handed each job's name and manifest's path: `run`
+    /// takes their locks there, and finds another run's at once, whatever the library's size.
+    public func plans(
+        ofFilesAt paths: [String], tileOverride: Int?, map: String? = nil,
+        beforePlanning: (_ jobs: [(name: String, manifestPath: String)]) throws -> Void = { _ in }
+    ) rethrows -> Result<[JobPlan], Diagnostics> {
         var plans: [JobPlan] = []
         var problems = Diagnostics()
-        for path in paths {
-            let decoded = JobDecoder.decode(fileAtPath: path, filters: registry.descriptors).map { job in
+        let decoded = paths.map { path in
+            JobDecoder.decode(fileAtPath: path, filters: registry.descriptors).map { job in
                 guard let map else { return job }
                 var overridden = job
                 (overridden.map, overridden.mapLocation) = (RealPath.absolute(map), nil)
                 return overridden
             }
+        }
+        let jobs = zip(decoded, paths).compactMap { job, path in (try? job.get()).map { ($0.name, path) } }
+        if jobs.count == paths.count { try beforePlanning(jobs) }
+        for (decoded, path) in zip(decoded, paths) {
             switch decoded.flatMap({ plan($0, manifestPath: path) }) {
             case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
             case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)

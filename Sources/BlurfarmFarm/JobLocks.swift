@@ -10,6 +10,9 @@ public enum JobLocks {
         /// A lock cannot be taken (its folder cannot be made, say).
         case cannotLock(StateError)
 
+        /// Whether another run holds a lock (`run` exits 3).
+        public var isBusy: Bool { if case .busy = self { true } else { false } }
+
         public var description: String {
             switch self {
             case .busy(let problem): problem.description
@@ -26,9 +29,17 @@ public enum JobLocks {
     public static func acquire(
         _ plans: [JobPlan], state: String, shard: JobShard? = nil, wait: Bool
     ) throws(Failure) -> [JobLock] {
-        let folders = plans.map { JobStateFolder(state: state, jobName: $0.job.name, manifestPath: $0.manifestPath) }
+        try acquire(plans.map { ($0.job.name, $0.manifestPath) }, state: state, shard: shard, wait: wait)
+    }
+
+    /// ``acquire(_:state:shard:wait:)`` for jobs known by their names and manifests' paths,
+    /// before they are planned: `run` finds another run's lock before it walks the inputs.
+    public static func acquire(
+        _ jobs: [(name: String, manifestPath: String)], state: String, shard: JobShard? = nil, wait: Bool
+    ) throws(Failure) -> [JobLock] {
+        let folders = jobs.map { JobStateFolder(state: state, jobName: $0.name, manifestPath: $0.manifestPath) }
         var taken: [String: JobLock] = [:]
-        for (folder, plan) in zip(folders, plans).sorted(by: { $0.0.lockPath(shard: shard) < $1.0.lockPath(shard: shard) })
+        for (folder, job) in zip(folders, jobs).sorted(by: { $0.0.lockPath(shard: shard) < $1.0.lockPath(shard: shard) })
         where taken[folder.lockPath(shard: shard)] == nil {
             let outcome: JobLock.Outcome
             do throws(StateError) {
@@ -39,7 +50,7 @@ public enum JobLocks {
             switch outcome {
             case .acquired(let lock): taken[folder.lockPath(shard: shard)] = lock
             case .busy(let holder):
-                throw .busy(JobProblem.locked(job: plan.job.name, holder: holder, lock: folder.lockPath(shard: shard)))
+                throw .busy(JobProblem.locked(job: job.name, holder: holder, lock: folder.lockPath(shard: shard)))
             }
         }
         return folders.map { taken[$0.lockPath(shard: shard)]! }

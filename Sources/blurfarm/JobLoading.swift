@@ -12,9 +12,11 @@ import BlurfarmManifest
 /// (``InputSizes``): read here, and kept by the run, under its lock (`check` only reads them). Returns the
 /// loader too (its configuration and registry), which plans a job again (`run --watch`).
 /// `map` (`run --map`) is the job's output map in place of its manifest's; `admission`, the
-/// command line's limits, in place of the configuration's (the loader's configuration has them).
+/// command line's limits, in place of the configuration's (the loader's configuration has them);
+/// `beforePlanning` runs once every manifest is read, before any job is planned (`run`'s locks).
 func loadJobs(
-    _ paths: [String], farm: FarmOptions, admission: AdmissionOptions? = nil, tileOverride: Int?, map: String? = nil
+    _ paths: [String], farm: FarmOptions, admission: AdmissionOptions? = nil, tileOverride: Int?, map: String? = nil,
+    beforePlanning: (JobLoader, _ jobs: [(name: String, manifestPath: String)]) throws -> Void = { _, _ in }
 )
     throws -> (JobLoader, [JobPlan])
 {
@@ -25,5 +27,5 @@ func loadJobs(
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
     loader.inputSizes = farm.stateFolder(configuration)
     loader.planFolder = loader.inputSizes
-    return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride, map: map).get())
+    return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride, map: map) { try beforePlanning(loader, $0) }.get())
 }

@@ -48,20 +48,28 @@ struct Run: FarmCommand {
     func execute() throws {
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
+        let printer = RunPrinter(
+            quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet), alwaysSummary: options.verbose,
+            log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
+        // Every job's lock before its inputs are walked (another run's is found at once); held to the end.
+        var locks: [JobLock] = []
         let (loader, allPlans) = try loadJobs(
-            jobs, farm: farm, admission: options.admission, tileOverride: options.tile, map: options.map)
+            jobs, farm: farm, admission: options.admission, tileOverride: options.tile, map: options.map) {
+            do throws(JobLocks.Failure) {
+                locks = try JobLocks.acquire($1, state: farm.stateFolder($0.configuration), shard: sharding.shard, wait: options.wait)
+            } catch {
+                printer.fail(error.description)
+                throw ExitCode(error.isBusy ? ExitStatus.locked : ExitStatus.someFailed)
+            }
+        }
         let registry = loader.registry
         let plans = try sharding.select(allPlans)
         let configuration = loader.configuration
-        let printer = RunPrinter(
-            quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet),
-            alwaysSummary: options.verbose,
-            log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
         let choice = try WorkerChoice.chosen(
             workers: options.workers, threads: options.threads, configuration: configuration,
             plugins: registry.plugins(usedBy: plans))
         // SIGINT and SIGTERM answered from here, before anything is started (a worker asked
-        // libvips's version, the jobs' locks): a signal stops the run whenever it comes.
+        // libvips's version): a signal stops the run whenever it comes.
         let interrupts = Interrupts(stop: StopRequest())
         defer { withExtendedLifetime(interrupts) {} }
         let stop = interrupts.stop
@@ -78,16 +86,6 @@ struct Run: FarmCommand {
         // Its worker, if it has not answered by the end, ends with the run (killed if a signal
         // stopped it): the last thing done, after the farm's shutdown.
         defer { libvips?.end(stopped: stop.signalNumber != nil) }
-        // Every job's lock before anything runs; held until the process ends.
-        let locks: [JobLock]
-        do throws(JobLocks.Failure) {
-            locks = try JobLocks.acquire(
-                plans, state: farm.stateFolder(configuration), shard: sharding.shard, wait: options.wait)
-        } catch {
-            printer.fail(error.description)
-            if case .busy = error { throw ExitCode(ExitStatus.locked) }
-            throw ExitCode(ExitStatus.someFailed)
-        }
         let started = choice.startFarm(
             farm, configuration: configuration, printer: printer, interrupts: interrupts, libvips: libvips)
         // The workers start with the first job that has work, and stop at the end, however it ends.

@@ -1,4 +1,5 @@
 import BlurfarmState
+import BlurfarmSystem
 import BlurfarmImageIO
 import BlurfarmTestSupport
 import Foundation
@@ -207,6 +208,28 @@ extension IncrementalRunTests {
         for stem in (0..<12).map({ "photo\($0)" }) {
             #expect(FileManager.default.fileExists(atPath: job.path("out/blur/\(stem).jpg")))
         }
+    }
+
+    /// A run meets another's lock before it walks the inputs (a cron run coming round while a
+    /// first run of a large library is busy): with the lock held, a run whose plan would be
+    /// refused (two inputs writing one output, found by the walk) exits 3, says the lock alone
+    /// and writes nothing; with the lock let go, the same run says the plan's error (exit 2).
+    @Test func aRunMeetsAnothersLockBeforeItWalksTheInputs() throws {
+        let job = try JobFolder.make(photos: 2, generated: 1)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        try FileManager.default.copyItem(atPath: job.path("in/gen0.ppm"), toPath: job.path("in/photo0.ppm"))
+        let lockPath = JobStateFolder(state: job.path("state"), jobName: "cron", manifestPath: job.manifest).lockPath
+        var held: JobLock?
+        if case .acquired(let lock) = try JobLock.acquire(lockPath, wait: false) { held = lock }
+        try #require(held != nil, "the lock was not free")
+        let locked = try Blurfarm.run(["run", job.manifest, "--config", job.config])
+        #expect(locked.status == 3, "\(locked.stderr)")
+        #expect(locked.stderr.hasPrefix("blurfarm: error: job 'cron' is already running (pid \(Syscalls.processID),"), "\(locked.stderr)")
+        #expect(locked.stderr.split(separator: "\n").count == 1 && !locked.stderr.contains("both write"), "\(locked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: job.path("out")))
+        held = nil
+        let refused = try Blurfarm.run(["run", job.manifest, "--config", job.config])
+        #expect(refused.status == 2 && refused.stderr.contains("both write"), "\(refused.stderr)")
     }
 
     @Test func withWaitTheSecondRunRunsAfterTheFirstAndFindsEverythingUpToDate() throws {
