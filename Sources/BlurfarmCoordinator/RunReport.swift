@@ -381,9 +381,9 @@ public struct RunReport: Sendable, Codable, Equatable {
         }
     }
 
-    /// The count of a report's `counts` read back: its outputs up to date.
+    /// The count of a report's `counts` read back: its outputs up to date, when it says.
     private struct UpToDate: Decodable {
-        let skipped: Int
+        let skipped: Int?
     }
 }
 

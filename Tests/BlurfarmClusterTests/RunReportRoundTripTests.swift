@@ -123,6 +123,26 @@ import Testing
             outputs: (0..<3000).map { OutputReport(input: "in/\($0).png", output: "out/\($0).jpg", variant: "v", status: .stopped) }))
     }
 
+    /// A report written before outputs up to date were left out (each listed, `skipped`, and
+    /// counted) reads back with them counted, not listed; one whose `counts` lack `skipped`
+    /// counts those it lists.
+    @Test func aReportListingItsOutputsUpToDateReadsBackWithThemCounted() throws {
+        let text = """
+            {"job": "j", "manifest": "m.job", "started": "2026-11-01T00:00:00Z", "finished": "2026-11-01T00:00:01Z",
+             "settings": {"workers": 2, "threads": 2, "decodedImages": 2, "tile": 0, "pixelLimit": 1, "verify": "checksum"},
+             "outputs": [
+               {"input": "a.png", "output": "a.jpg", "variant": "v", "status": "skipped", "tiles": 0, "pixels": 0,
+                "decodeSeconds": 0, "filterSeconds": 0, "encodeSeconds": 0, "retries": 0},
+               {"input": "b.png", "output": "b.jpg", "variant": "v", "status": "written", "tiles": 1, "pixels": 4,
+                "decodeSeconds": 0, "filterSeconds": 0, "encodeSeconds": 0, "retries": 0, "checksum": "0123456789abcdef"}],
+             "pruned": [], "counts": {COUNTS}}
+            """
+        let old = try RunReport.decode(RunReport.self, from: Data(text.replacing("COUNTS", with: "\"skipped\": 1, \"written\": 1").utf8))
+        #expect(old.skipped == 1 && old.written == 1 && old.outputs.map(\.output) == ["b.jpg"])
+        let uncounted = try RunReport.decode(RunReport.self, from: Data(text.replacing("COUNTS", with: "\"written\": 1").utf8))
+        #expect(uncounted.skipped == 1 && uncounted.outputs.map(\.output) == ["b.jpg"])
+    }
+
     /// A failure of any kind comes back as the report said it: kind, code and message.
     @Test func aFailureComesBackAsReported() throws {
         let failure = OutputFailure.verification("b.png: not as its shard recorded it")
