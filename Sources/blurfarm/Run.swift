@@ -58,7 +58,7 @@ struct Run: FarmCommand {
             do throws(JobLocks.Failure) {
                 locks = try JobLocks.acquire($1, state: farm.stateFolder($0.configuration), shard: sharding.shard, wait: options.wait)
             } catch {
-                printer.fail(error.description)
+                if error.isBusy { printer.busy(error.description) } else { printer.fail(error.description) }
                 throw ExitCode(error.isBusy ? ExitStatus.locked : ExitStatus.someFailed)
             }
         }

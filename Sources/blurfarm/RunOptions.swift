@@ -25,7 +25,7 @@ struct RunOptions: ParsableArguments {
         "Also write the run's JSON report here (a list, one report per job; docs/report.md).", valueName: "file"))
     var report: String?
 
-    @Flag(help: "Print nothing but failures.")
+    @Flag(help: "Print nothing but failures (another run holding a job's lock, exit 3, goes to --log alone).")
     var quiet = false
 
     @Flag(help: "Print a line for every output written, and the summary even when nothing was to do.")

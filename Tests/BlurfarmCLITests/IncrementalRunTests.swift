@@ -227,6 +227,11 @@ extension IncrementalRunTests {
         #expect(locked.stderr.hasPrefix("blurfarm: error: job 'cron' is already running (pid \(Syscalls.processID),"), "\(locked.stderr)")
         #expect(locked.stderr.split(separator: "\n").count == 1 && !locked.stderr.contains("both write"), "\(locked.stderr)")
         #expect(!FileManager.default.fileExists(atPath: job.path("out")))
+        // With --quiet (cron mails what a run prints), the line goes to the log alone.
+        let quiet = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--quiet", "--log", job.path("run.log")])
+        #expect(quiet.status == 3 && quiet.stderr.isEmpty && quiet.stdout.isEmpty, "\(quiet.stderr)")
+        let log = try String(contentsOfFile: job.path("run.log"), encoding: .utf8)
+        #expect(log.split(separator: "\n").count == 1 && log.contains("job 'cron' is already running (pid \(Syscalls.processID),"), "\(log)")
         held = nil
         let refused = try Blurfarm.run(["run", job.manifest, "--config", job.config])
         #expect(refused.status == 2 && refused.stderr.contains("both write"), "\(refused.stderr)")
