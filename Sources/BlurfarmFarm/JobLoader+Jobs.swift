@@ -38,8 +38,8 @@ extension JobLoader {
         }
         let jobs = zip(decoded, paths).compactMap { job, path in (try? job.get()).map { ($0.name, path) } }
         if jobs.count == paths.count { try beforePlanning(jobs) }
-        for (decoded, path) in zip(decoded, paths) {
-            switch decoded.flatMap({ plan($0, manifestPath: path) }) {
+        for (job, path) in zip(decoded, paths) {
+            switch job.flatMap({ plan($0, manifestPath: path) }) {
             case .failure(let diagnostics): problems.append(contentsOf: diagnostics)
             case .success(let plan): plans.append(tileOverride.map { plan.withTileSize($0) } ?? plan)
             }
