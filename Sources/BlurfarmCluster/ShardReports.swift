@@ -35,11 +35,14 @@ public struct ShardReports {
     let reports: [Read]
     /// Each report's place in ``reports``, by its number.
     private let rank: [Int: Int]
+    /// The shards some task of which wrote a report (``reported(shard:)``).
+    private let shards: Set<Int>
 
     init(index: PathIndex, reports: [Read]) {
         self.index = index
         self.reports = reports.sorted { ($0.head.started, $0.job, $0.number) < ($1.head.started, $1.job, $1.number) }
         rank = Dictionary(uniqueKeysWithValues: self.reports.enumerated().map { ($1.number, $0) })
+        shards = Set(reports.map(\.shard))
     }
 
     /// The statuses whose outputs are kept whole in the index: those `slurm finish` and `slurm
@@ -55,7 +58,7 @@ public struct ShardReports {
     /// Whether some task of shard `shard` wrote its report: then each of the shard's outputs
     /// that no report of it names was up to date when it ran (a report lists every other
     /// output, those a stopped run did not reach as `stopped`).
-    func reported(shard: Int) -> Bool { reports.contains { $0.shard == shard } }
+    func reported(shard: Int) -> Bool { shards.contains(shard) }
 
     /// The reports in `folder` (`shard-<I>-<Slurm job id>.json`, each task's `run --report`),
     /// each read an output at a time into a new index; a file that cannot be read to its end
