@@ -46,6 +46,11 @@ public struct RunNarrator: Sendable {
         self.showsProgress = showsProgress
     }
 
+    /// What to say of another run holding a job's lock (exit 3: not a failure): a failure's
+    /// line, or with `--quiet` the log's alone, so that cron, which mails what a run prints,
+    /// mails nothing each time it comes round while a long run is busy.
+    public func busy(_ line: String) -> Line { quiet ? .log(line) : .failure(line) }
+
     /// What to say of `event`, in order.
     public mutating func lines(for event: FarmEvent) -> [Line] {
         let clear: [Line] = progress == nil ? [] : [.clearProgress]

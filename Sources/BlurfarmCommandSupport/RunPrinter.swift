@@ -10,12 +10,10 @@ import Synchronization
 /// (cron) no progress line is drawn, so that only failures and the summary reach the log.
 public final class RunPrinter: Sendable {
     private let log: RunLog?
-    private let quiet: Bool
     private let narrator: Mutex<RunNarrator>
 
     public init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, keepsRecords: Bool = true, log: RunLog?) {
         self.log = log
-        self.quiet = quiet
         narrator = Mutex(RunNarrator(
             quiet: quiet, verbose: verbose, alwaysSummary: alwaysSummary, keepsRecords: keepsRecords,
             showsProgress: Self.isTerminal))
@@ -24,10 +22,9 @@ public final class RunPrinter: Sendable {
     /// A failure: one line on standard error, and in the log.
     public func fail(_ line: String) { say(.failure(line)) }
 
-    /// Another run holds a job's lock (exit 3: not a failure): one line on standard error and in
-    /// the log, or with `--quiet` in the log alone, so that cron, which mails what a run prints,
-    /// mails nothing each time it comes round while a long run is busy.
-    public func busy(_ line: String) { say(quiet ? .log(line) : .failure(line)) }
+    /// Another run holds a job's lock: what ``RunNarrator/busy(_:)`` says (with `--quiet`, the
+    /// log's line alone).
+    public func busy(_ line: String) { say(narrator.withLock { $0.busy(line) }) }
 
     /// A warning: one line on standard error, and in the log.
     public func warn(_ line: String) { say(.warning(line)) }

@@ -116,7 +116,9 @@ extension Farm {
         var lock = job.lock
         if lock == nil {
             do throws(JobLocks.Failure) {
-                lock = try JobLocks.acquire([plan], state: settings.stateFolder, shard: job.shard, wait: job.waitForLock).first
+                lock = try JobLocks.acquire(
+                    [(plan.job.name, plan.manifestPath)], state: settings.stateFolder, shard: job.shard, wait: job.waitForLock
+                ).first
             } catch {
                 switch error {
                 case .busy(let busy): problem(busy)

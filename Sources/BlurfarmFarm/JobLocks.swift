@@ -22,18 +22,12 @@ public enum JobLocks {
     }
 
     /// Takes every job's lock (or, with `shard`, every job's shard's), in path order (so that `--wait` runs cannot deadlock), and
-    /// returns them by job (jobs of the same manifest share one).
+    /// returns them by job (jobs of the same manifest share one). The jobs are known by their
+    /// names and manifests' paths, so that `run` takes their locks before it plans them, and
+    /// finds another run's before it walks the inputs.
     ///
     /// - Throws: ``Failure/busy(_:)`` when another run holds one and `wait` is false;
     ///   ``Failure/cannotLock(_:)`` when a lock cannot be taken.
-    public static func acquire(
-        _ plans: [JobPlan], state: String, shard: JobShard? = nil, wait: Bool
-    ) throws(Failure) -> [JobLock] {
-        try acquire(plans.map { ($0.job.name, $0.manifestPath) }, state: state, shard: shard, wait: wait)
-    }
-
-    /// ``acquire(_:state:shard:wait:)`` for jobs known by their names and manifests' paths,
-    /// before they are planned: `run` finds another run's lock before it walks the inputs.
     public static func acquire(
         _ jobs: [(name: String, manifestPath: String)], state: String, shard: JobShard? = nil, wait: Bool
     ) throws(Failure) -> [JobLock] {
