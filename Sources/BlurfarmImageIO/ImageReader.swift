@@ -411,11 +411,11 @@ struct InputFile {
 
     /// The file's header through libvips (no pixels are decoded yet).
     func open(sequential: Bool) throws(ImageIOError) -> VipsImageRef {
-        guard Libvips.loaderName(forFile: nameForLibvips) != nil else {
+        guard let loader = Libvips.loaderName(forFile: nameForLibvips) else {
             throw ImageIOError(code: .notAnImage, path: path, message: "not an image in any format libvips reads")
         }
         do {
-            return try Libvips.open(nameForLibvips, sequential: sequential)
+            return try Libvips.open(nameForLibvips, loader: loader, sequential: sequential)
         } catch {
             throw ImageIOError.decoding(path, error)
         }

@@ -188,17 +188,25 @@ extension ImageReader {
             if shrinksOnLoad {
                 // vips_thumbnail's own colour steps do nothing to 8-bit sRGB or grey: it shrinks
                 // on load, reduces, turns upright, and leaves the embedded profile for `decoded`
-                // to apply. Its file is the one we opened and checked, by descriptor.
+                // to apply. Its file is the one we opened and checked, by descriptor; a PNG (no
+                // shrink-on-load) is given as the image opened, which makes the same pixels
+                // without vips_thumbnail's searches for the loader and openings of the file.
+                let png = loaded.loader?.hasPrefix("pngload") == true
                 if let smart, cropped, plan.width == box.width, plan.height == box.height {
                     // A smart crop of the box: vips_thumbnail's own, for vipsthumbnail's pixels
                     // (its scale is one factor for both sides, not our two rounded sizes).
-                    image = try Libvips.thumbnail(
-                        file: file.descriptorPath, covering: plan.width, plan.height, interesting: smart)
+                    image =
+                        png
+                        ? try Libvips.thumbnail(loaded, covering: plan.width, plan.height, interesting: smart)
+                        : try Libvips.thumbnail(
+                            file: file.descriptorPath, covering: plan.width, plan.height, interesting: smart)
                     try checkSize(image, plan.width, plan.height)
                     return [try finished(image, sharpen: sharpen, sixteenBit: sixteen, as: convert)]
                 }
                 if let ours = try resampledJPEG(file, loaded, width: plan.scaledWidth, height: plan.scaledHeight) {
                     image = ours
+                } else if png {
+                    image = try Libvips.thumbnail(loaded, width: plan.scaledWidth, height: plan.scaledHeight)
                 } else {
                     image = try Libvips.thumbnail(
                         file: file.descriptorPath, width: plan.scaledWidth, height: plan.scaledHeight)

@@ -28,6 +28,7 @@ void *cvips_symbol(const char *name);
 #undef vips_format_sizeof_unsafe
 #define vips_format_sizeof_unsafe(format) ((int)vips_format_sizeof(format))
 #define vips_autorot CVIPS_LAZY(vips_autorot)
+#define vips_call CVIPS_LAZY(vips_call)
 #define vips_cast CVIPS_LAZY(vips_cast)
 #define vips_colourspace CVIPS_LAZY(vips_colourspace)
 #define vips_conv CVIPS_LAZY(vips_conv)
@@ -61,6 +62,7 @@ void *cvips_symbol(const char *name);
 #define vips_target_custom_new CVIPS_LAZY(vips_target_custom_new)
 #define vips_target_get_type CVIPS_LAZY(vips_target_get_type)
 #define vips_thumbnail CVIPS_LAZY(vips_thumbnail)
+#define vips_thumbnail_image CVIPS_LAZY(vips_thumbnail_image)
 #define vips_tiffsave_target CVIPS_LAZY(vips_tiffsave_target)
 #define vips_unpremultiply CVIPS_LAZY(vips_unpremultiply)
 #define vips_version CVIPS_LAZY(vips_version)

@@ -94,14 +94,9 @@ const char *cvips_find_load(const char *path) {
     CVIPS_WITH_MODULES(const char *, vips_foreign_find_load(path), result == NULL);
 }
 
-static int cvips_load_file_once(const char *path, VipsAccess access, VipsImage **out) {
-    *out = vips_image_new_from_file(path, "access", access, "fail_on", CVIPS_FAIL_ON, NULL);
-    return *out ? 0 : -1;
-}
-
-int cvips_load_file(const char *path, int sequential, VipsImage **out) {
+int cvips_load_file(const char *loader, const char *path, int sequential, VipsImage **out) {
     VipsAccess access = sequential ? VIPS_ACCESS_SEQUENTIAL : VIPS_ACCESS_RANDOM;
-    CVIPS_WITH_MODULES(int, cvips_load_file_once(path, access, out), result != 0);
+    return vips_call(loader, path, out, "access", access, "fail_on", CVIPS_FAIL_ON, NULL);
 }
 
 static int cvips_load_buffer_once(const void *buf, size_t len, VipsImage **out) {
@@ -121,6 +116,15 @@ int cvips_autorot(VipsImage *in, VipsImage **out) {
 int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **out) {
     CVIPS_WITH_MODULES(int, vips_thumbnail(path, out, width, "height", height, "size", VIPS_SIZE_FORCE,
                                            "fail_on", CVIPS_FAIL_ON, NULL), result != 0);
+}
+
+int cvips_thumbnail_image(VipsImage *in, int width, int height, VipsImage **out) {
+    return vips_thumbnail_image(in, out, width, "height", height, "size", VIPS_SIZE_FORCE, NULL);
+}
+
+int cvips_thumbnail_image_smartcrop(VipsImage *in, int width, int height, VipsInteresting interesting,
+                                    VipsImage **out) {
+    return vips_thumbnail_image(in, out, width, "height", height, "crop", interesting, NULL);
 }
 
 int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,

@@ -48,6 +48,39 @@ struct ThumbnailParityTests {
         }
     }
 
+    /// A PNG is opened once and its thumbnail made from that image (vips_thumbnail_image): the
+    /// pixels vips_thumbnail makes of the file, as vipsthumbnail saves them, for an 8-bit RGB
+    /// PNG (inside a box, at the size forced as blurfarm forces it, and smart-cropped) and for
+    /// one with alpha.
+    @Test(.tags(.process)) func aPNGsThumbnailIsVipsthumbnailsOfTheFile() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let rgb = scratch.file("photo.png")
+        let convert = Process()
+        convert.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        convert.arguments = ["vips", "copy", Corpus.path("photos/mate-FreshFlower.jpg"), rgb + "[strip]"]  // 1600 x 1203
+        try convert.run()
+        convert.waitUntilExit()
+        try #require(convert.terminationStatus == 0)
+        let alpha = Corpus.path("special/alpha-garbage-under-transparent.png")  // 1280 x 800, 8-bit RGBA
+        let cases: [(path: String, width: Int, height: Int?, fit: ThumbnailFit, crop: ThumbnailCrop, vipsthumbnail: [String])] = [
+            (rgb, 256, nil, .inside, .centre, ["--size", "256x192!"]),
+            (rgb, 97, nil, .inside, .centre, ["--size", "97x73!"]),
+            (rgb, 200, 200, .cover, .attention, ["--size", "200x200", "--smartcrop", "attention"]),
+            (alpha, 300, nil, .inside, .centre, ["--size", "300x188!"]),
+        ]
+        for (index, item) in cases.enumerated() {
+            let reference = scratch.file("reference-\(index).png")
+            try Self.vipsthumbnail([item.path] + item.vipsthumbnail + ["-o", reference])
+            let expected = try ImageReader.read(reference)
+            let thumb = try ImageReader.thumbnail(
+                item.path, width: item.width, height: item.height, fit: item.fit, upscale: false, crop: item.crop)
+            try #require(thumb.pixels.rect == expected.pixels.rect, "\(item.vipsthumbnail)")
+            #expect(thumb.hasAlpha == (item.path == alpha))
+            #expect(Self.firstDifference(thumb.pixels, expected.pixels) == nil, "\(item.path) \(item.vipsthumbnail)")
+        }
+    }
+
     /// Each gravity keeps its side or corner of the scaled image: the same pixels as the whole
     /// `inside` thumbnail at the matching offset.
     @Test func gravityKeepsTheNamedSideOrCorner() throws {

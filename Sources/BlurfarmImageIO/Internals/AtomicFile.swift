@@ -327,10 +327,19 @@ enum AtomicFile {
         }
     }
 
-    /// Twelve random letters and digits.
+    /// Twelve random letters and digits: six from each of two 64-bit draws (a draw is a
+    /// `getrandom` call; a character each was twelve calls an output).
     private static func randomSuffix() -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
-        return String((0..<12).map { _ in alphabet.randomElement(using: &generator)! })
+        var characters: [UInt8] = []
+        for _ in 0..<2 {
+            var draw: UInt64 = generator.next()
+            for _ in 0..<6 {
+                characters.append(alphabet[Int(draw % UInt64(alphabet.count))])
+                draw /= UInt64(alphabet.count)
+            }
+        }
+        return String(decoding: characters, as: UTF8.self)
     }
 }

@@ -159,8 +159,9 @@ extension Libvips {
 
     /// Opens an image file lazily: only the header is read now. Pixels are decoded, strictly
     /// (truncation and decode errors fail), when they are first asked for.
-    static func open(_ path: String, sequential: Bool) throws(LibvipsFailure) -> VipsImageRef {
-        try make("load") { cvips_load_file(path, sequential ? 1 : 0, $0) }
+    /// `loader` is the name ``loaderName(forFile:)`` gave for it.
+    static func open(_ path: String, loader: String, sequential: Bool) throws(LibvipsFailure) -> VipsImageRef {
+        try make("load") { cvips_load_file(loader, path, sequential ? 1 : 0, $0) }
     }
 
     /// Decodes an encoded image held in `bytes`, strictly, and calls `body` with it while the
@@ -202,6 +203,19 @@ extension Libvips {
     /// (see cvips_thumbnail_file for which files it may be given).
     static func thumbnail(file path: String, width: Int, height: Int) throws(LibvipsFailure) -> VipsImageRef {
         try make("thumbnail") { cvips_thumbnail_file(path, Int32(width), Int32(height), $0) }
+    }
+
+    /// ``thumbnail(file:width:height:)`` of `image`, a PNG opened sequentially: the same pixels
+    /// (cvips_thumbnail_image).
+    static func thumbnail(_ image: VipsImageRef, width: Int, height: Int) throws(LibvipsFailure) -> VipsImageRef {
+        try make("thumbnail") { cvips_thumbnail_image(image.pointer, Int32(width), Int32(height), $0) }
+    }
+
+    /// ``thumbnail(file:covering:_:interesting:)`` of `image`, a PNG opened sequentially.
+    static func thumbnail(
+        _ image: VipsImageRef, covering width: Int, _ height: Int, interesting: VipsInteresting
+    ) throws(LibvipsFailure) -> VipsImageRef {
+        try make("thumbnail") { cvips_thumbnail_image_smartcrop(image.pointer, Int32(width), Int32(height), interesting, $0) }
     }
 
     /// vips_thumbnail of a file covering `width` × `height`, cut to it by vips_smartcrop with

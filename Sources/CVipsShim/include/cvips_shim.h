@@ -44,12 +44,12 @@ void cvips_load_modules(void);
 /// reason in libvips's error buffer), asking the modules too when no built-in loader does.
 const char *cvips_find_load(const char *path);
 
-/// Opens `path` lazily (only the header is read now), failing on any decoder warning or error
-/// (`fail_on` = warning: damaged JPEG data that libjpeg only warns about, truncation) once
-/// pixels are read. `sequential` != 0 asks for top-to-bottom access.
-/// libvips reads a trailing `[...]` in `path` as load options: pass names that end in `]`
-/// another way (blurfarm passes `/proc/self/fd/N`).
-int cvips_load_file(const char *path, int sequential, VipsImage **out);
+/// Opens `path` with `loader` (the name cvips_find_load gave for it) lazily (only the header is
+/// read now), failing on any decoder warning or error (`fail_on` = warning: damaged JPEG data
+/// that libjpeg only warns about, truncation) once pixels are read. `sequential` != 0 asks for
+/// top-to-bottom access. vips_image_new_from_file, without its second search for the loader
+/// (each loader's sniff opens the file) or its reading of a trailing `[...]` as load options.
+int cvips_load_file(const char *loader, const char *path, int sequential, VipsImage **out);
 
 /// Opens an encoded image in memory (`buf` must outlive the image), failing on decoder warnings
 /// as cvips_load_file does.
@@ -71,6 +71,14 @@ int cvips_thumbnail_file(const char *path, int width, int height, VipsImage **ou
 /// own scale, one factor for both sides), otherwise as cvips_thumbnail_file.
 int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, VipsInteresting interesting,
                                    VipsImage **out);
+
+/// cvips_thumbnail_file and cvips_thumbnail_file_smartcrop (`interesting`) of an image opened
+/// sequentially (vips_thumbnail_image): the same pixels for a file whose loader has no
+/// shrink-on-load (PNG), without vips_thumbnail's three searches for the loader and two
+/// openings of the file.
+int cvips_thumbnail_image(VipsImage *in, int width, int height, VipsImage **out);
+int cvips_thumbnail_image_smartcrop(VipsImage *in, int width, int height, VipsInteresting interesting,
+                                    VipsImage **out);
 
 /// vips_resize by `hscale` horizontally and `vscale` vertically with its default kernel
 /// (lanczos3), the format kept. Alpha is resized like any band: premultiply first.
