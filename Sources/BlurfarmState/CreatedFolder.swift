@@ -26,6 +26,9 @@ public struct CreatedFolder: Codable, Hashable, Sendable {
     /// (``RootConfinement/makeFolder(_:)``): none is ever made outside them.
     /// - Throws: ``StateError`` naming the folder that cannot be created.
     public static func make(_ path: String, confinement: RootConfinement? = nil) throws(StateError) -> [CreatedFolder] {
+        // There already, as it is for every output but a folder's first: one `stat`, not a
+        // `readlink` of each folder above it and two `stat`s.
+        if Syscalls.isFolder(path) { return [] }
         var missing: [String] = []
         var folder = RealPath.resolveFolder(of: path, using: nil)
         do throws(SystemCallError) {
