@@ -189,8 +189,9 @@ extension ImageReader {
                 // vips_thumbnail's own colour steps do nothing to 8-bit sRGB or grey: it shrinks
                 // on load, reduces, turns upright, and leaves the embedded profile for `decoded`
                 // to apply. Its file is the one we opened and checked, by descriptor; a PNG (no
-                // shrink-on-load) is given as the image opened, which makes the same pixels
-                // without vips_thumbnail's searches for the loader and openings of the file.
+                // shrink-on-load) is given as `loaded`, the image whose header was checked, which
+                // makes the same pixels without vips_thumbnail's searches for the loader and
+                // openings of the file.
                 let png = loaded.loader?.hasPrefix("pngload") == true
                 if let smart, cropped, plan.width == box.width, plan.height == box.height {
                     // A smart crop of the box: vips_thumbnail's own, for vipsthumbnail's pixels
