@@ -17,10 +17,10 @@ import Synchronization
 /// that do not use them, and their records, stay as they were.
 public enum OutputRecipe {
     /// What resamples (docs/image-io.md, "Lanczos-3 resampling"): blurfarm's own Lanczos-3
-    /// (``LanczosResampler``) for an 8-bit colour JPEG and every later resize of an 8-bit image
-    /// without alpha (vips_resize's before, when recipes named no resampler, so outputs
-    /// recorded then render again once); the word names the build's resampling, whichever
-    /// library a given file takes.
+    /// (``LanczosResampler``) for an 8-bit colour JPEG, an 8-bit RGB PNG and every later resize
+    /// of an 8-bit image without alpha (vips_resize's before, when recipes named no resampler,
+    /// so outputs recorded then render again once); the word names the build's resampling,
+    /// whichever library a given file takes.
     static let resampler = "lanczos3-blurfarm"
 
     /// The recipe of `output` under `versions` (e.g. "blurfarm 0.1.0; libvips 8.14.1"), with

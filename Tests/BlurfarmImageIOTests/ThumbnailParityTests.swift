@@ -48,26 +48,31 @@ struct ThumbnailParityTests {
         }
     }
 
-    /// A PNG is opened once and its thumbnail made from that image (vips_thumbnail_image): the
-    /// pixels vips_thumbnail makes of the file, as vipsthumbnail saves them, for an 8-bit RGB
-    /// PNG (inside a box, at the size forced as blurfarm forces it, and smart-cropped) and for
-    /// one with alpha.
-    @Test(.tags(.process)) func aPNGsThumbnailIsVipsthumbnailsOfTheFile() throws {
+    /// A PNG that is not 8-bit RGB (grey, or with alpha), and a smart crop of any PNG, are made
+    /// from the image opened once (vips_thumbnail_image): the pixels vips_thumbnail makes of the
+    /// file, as vipsthumbnail saves them. (An 8-bit RGB PNG inside a box is the resampler's:
+    /// `ThumbnailTests.aPNGIsTheResamplerOverItsDecode`.)
+    @Test(.tags(.process)) func aPNGsThumbnailByLibvipsIsVipsthumbnailsOfTheFile() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let rgb = scratch.file("photo.png")
-        let convert = Process()
-        convert.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        convert.arguments = ["vips", "copy", Corpus.path("photos/mate-FreshFlower.jpg"), rgb + "[strip]"]  // 1600 x 1203
-        try convert.run()
-        convert.waitUntilExit()
-        try #require(convert.terminationStatus == 0)
+        func vipsCopy(_ file: String, to png: String) throws {
+            let convert = Process()
+            convert.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            convert.arguments = ["vips", "copy", Corpus.path(file), png + "[strip]"]
+            try convert.run()
+            convert.waitUntilExit()
+            try #require(convert.terminationStatus == 0)
+        }
+        let rgb = scratch.file("photo.png"), grey = scratch.file("grey.png")
+        try vipsCopy("photos/mate-FreshFlower.jpg", to: rgb)  // 1600 x 1203
+        try vipsCopy("special/grayscale.jpg", to: grey)
         let alpha = Corpus.path("special/alpha-garbage-under-transparent.png")  // 1280 x 800, 8-bit RGBA
+        let greyHeader = try ImageReader.header(ofFile: grey)
+        let greyThumbHeight = Int((Double(greyHeader.height) * 120 / Double(greyHeader.width)).rounded())
         let cases: [(path: String, width: Int, height: Int?, fit: ThumbnailFit, crop: ThumbnailCrop, vipsthumbnail: [String])] = [
-            (rgb, 256, nil, .inside, .centre, ["--size", "256x192!"]),
-            (rgb, 97, nil, .inside, .centre, ["--size", "97x73!"]),
             (rgb, 200, 200, .cover, .attention, ["--size", "200x200", "--smartcrop", "attention"]),
             (alpha, 300, nil, .inside, .centre, ["--size", "300x188!"]),
+            (grey, 120, nil, .inside, .centre, ["--size", "120x\(greyThumbHeight)!"]),
         ]
         for (index, item) in cases.enumerated() {
             let reference = scratch.file("reference-\(index).png")

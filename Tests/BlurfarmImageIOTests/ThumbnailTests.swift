@@ -19,6 +19,41 @@ struct ThumbnailTests {
         return out
     }
 
+    /// Runs the `vips` program with `arguments`, and requires it to succeed.
+    static func vips(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["vips"] + arguments
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "vips \(arguments)")
+    }
+
+    /// Expects `thumb` to be ``LanczosResampler``'s resample of `source` (the pixels as stored)
+    /// to the thumbnail's size, turned a quarter clockwise when `turned` (EXIF orientation 6).
+    static func expectResampled(_ thumb: PixelBuffer, from source: PixelBuffer, turned: Bool, _ label: String) throws {
+        let (storedWidth, storedHeight) = turned ? (thumb.rect.height, thumb.rect.width) : (thumb.rect.width, thumb.rect.height)
+        let resampler = try #require(
+            LanczosResampler(
+                sourceWidth: source.rect.width, sourceHeight: source.rect.height, width: storedWidth,
+                height: storedHeight, channels: 3))
+        let stored = levels(source).withUnsafeBytes { resampler.resample($0, stride: source.rect.width * 3) }
+        var expected = stored
+        if turned {
+            // Displayed (x, y) is stored (y, storedHeight − 1 − x).
+            for y in 0..<thumb.rect.height {
+                for x in 0..<thumb.rect.width {
+                    for c in 0..<3 {
+                        expected[(y * thumb.rect.width + x) * 3 + c] = stored[((storedHeight - 1 - x) * storedWidth + y) * 3 + c]
+                    }
+                }
+            }
+        }
+        let actual = levels(thumb)
+        let first = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }
+        #expect(actual.count == expected.count && first == nil, "\(label): first difference \(String(describing: first)), \(zip(actual, expected).filter { $0 != $1 }.count) of \(actual.count) differ, most by \(zip(actual, expected).map { abs(Int($0) - Int($1)) }.max() ?? 0)")
+    }
+
     /// An 8-bit colour JPEG is thumbnailed by blurfarm's Lanczos-3 (``LanczosResampler``) over
     /// libjpeg's decode shrunk on load as vips_thumbnail shrinks it (by 1, 2, 4 or 8, leaving at
     /// least 2 for the resampler), then turned upright: its pixels are the resampler's over
@@ -33,39 +68,35 @@ struct ThumbnailTests {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let decoded = folder.file("decoded.png")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         // Saved without metadata: no EXIF orientation for `read` to apply again.
-        process.arguments = ["vips", "jpegload", path, decoded + "[strip]", "--shrink", String(shrink)]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        try Self.vips(["jpegload", path, decoded + "[strip]", "--shrink", String(shrink)])
         // As stored (jpegload does not turn it), and at libjpeg's size: these files' sides divide
         // by the shrink (libvips rounds a shrunk side down, libjpeg up).
         let source = try ImageReader.read(decoded).pixels
         #expect(source.rect.width == (file.contains("orientation-6") ? 1280 : 2560) / shrink)
         let thumb = try ImageReader.thumbnail(path, width: width, height: nil, fit: .inside, upscale: false).pixels
-        let turned = file.contains("orientation-6")
-        let (storedWidth, storedHeight) = turned ? (thumb.rect.height, thumb.rect.width) : (thumb.rect.width, thumb.rect.height)
-        let resampler = try #require(
-            LanczosResampler(
-                sourceWidth: source.rect.width, sourceHeight: source.rect.height, width: storedWidth,
-                height: storedHeight, channels: 3))
-        let stored = Self.levels(source).withUnsafeBytes { resampler.resample($0, stride: source.rect.width * 3) }
-        var expected = stored
-        if turned {
-            // Displayed (x, y) is stored (y, storedHeight − 1 − x).
-            for y in 0..<thumb.rect.height {
-                for x in 0..<thumb.rect.width {
-                    for c in 0..<3 {
-                        expected[(y * thumb.rect.width + x) * 3 + c] = stored[((storedHeight - 1 - x) * storedWidth + y) * 3 + c]
-                    }
-                }
-            }
-        }
-        let actual = Self.levels(thumb)
-        let first = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }
-        #expect(actual.count == expected.count && first == nil, "\(file) \(width) wide, shrunk by \(shrink) on load: first difference \(String(describing: first)), \(zip(actual, expected).filter { $0 != $1 }.count) of \(actual.count) differ, most by \(zip(actual, expected).map { abs(Int($0) - Int($1)) }.max() ?? 0)")
+        try Self.expectResampled(
+            thumb, from: source, turned: file.contains("orientation-6"), "\(file) \(width) wide, shrunk by \(shrink) on load")
+    }
+
+    /// An 8-bit RGB PNG (no shrink-on-load) is thumbnailed by ``LanczosResampler`` over its rows
+    /// as libvips decodes them, then turned upright: its pixels are the resampler's over the
+    /// file's own decode, turned by the EXIF orientation (6: a quarter clockwise).
+    @Test(.tags(.process), arguments: [
+        ("photos/mate-FreshFlower.jpg", 256), ("photos/mate-FreshFlower.jpg", 97), ("photos/mate-FreshFlower.jpg", 24),
+        ("special/exif-orientation-6.jpg", 200),
+    ])
+    func aPNGIsTheResamplerOverItsDecode(file: String, width: Int) throws {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        // The PNG keeps the photo's EXIF (its orientation); the pixels as stored, without it.
+        let png = folder.file("photo.png"), stored = folder.file("stored.png")
+        try Self.vips(["copy", Corpus.path(file), png])
+        try Self.vips(["copy", png, stored + "[strip]"])
+        let source = try ImageReader.read(stored).pixels
+        let thumb = try ImageReader.thumbnail(png, width: width, height: nil, fit: .inside, upscale: false).pixels
+        #expect(thumb.rect.width == width)
+        try Self.expectResampled(thumb, from: source, turned: file.contains("orientation-6"), "\(file) \(width) wide")
     }
 
     @Test func insideFitToAWidthKeepsTheAspectRatio() throws {
