@@ -137,4 +137,45 @@ import Testing
             HeaderBesideLibvips.expect(path, path, plain: index >= 3) { PNGHeader.read($0) != nil }
         }
     }
+
+    /// The loader a PNG's or a JPEG's signature names (``InputFile/signatureLoader``) is the one
+    /// libvips's search over every loader's test names, for every file of the corpus, for files
+    /// that only start as a PNG or a JPEG does, and for this suite's PNGs; any other file has
+    /// none, and libvips's search names it.
+    @Test func theSignaturesLoaderIsLibvipssSearchs() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        var paths: [String] = []
+        let root = Corpus.path("")
+        for case let relative as String in FileManager.default.enumerator(atPath: root)! where !relative.hasPrefix(".") {
+            var folder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + relative, isDirectory: &folder), !folder.boolValue {
+                paths.append(root + relative)
+            }
+        }
+        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let made: [(String, [UInt8])] =
+            [
+                ("png-then-garbage", signature + [UInt8](repeating: 7, count: 100)),
+                ("png-signature-cut", Array(signature.prefix(7))), ("jpeg-then-garbage", [0xFF, 0xD8] + [UInt8](repeating: 1, count: 100)),
+                ("jpeg-two-bytes", [0xFF, 0xD8]), ("empty", []), ("text", Array("P3\n1 1\n255\n0 0 0\n".utf8)),
+            ] + Self.cases.enumerated().map { ("case-\($0.offset)", $0.element.1) }
+        for (name, bytes) in made {
+            let path = scratch.file(name)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        var named = 0
+        for path in paths {
+            let file = try InputFile(path)
+            defer { file.close() }
+            let searched = Libvips.loaderName(forFile: path)
+            if let loader = file.signatureLoader {
+                named += 1
+                #expect(loader == searched, "\(path)")
+            }
+        }
+        // The corpus's JPEGs and PNGs, and the files made to start as one.
+        #expect(named >= 20 + Self.cases.count, "\(named) of \(paths.count)")
+    }
 }
