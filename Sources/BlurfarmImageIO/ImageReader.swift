@@ -388,8 +388,8 @@ struct InputFile {
     /// reads the very file this value opened, even if the path was since renamed or replaced.
     var descriptorPath: String { "/proc/self/fd/\(descriptor)" }
 
-    /// The loader libvips's search names for a file that starts as a PNG or a JPEG does (by its
-    /// class's name, as the search answers), nil for any other file (libvips's search names it).
+    /// The loader libvips's search names for a file that starts as a PNG or a JPEG does, nil for
+    /// any other file (libvips's search names it).
     /// The search asks each loader's test in turn, each opening the file (4% of the processor
     /// time of a first run of small PNGs); those of `pngload` (the 8-byte signature) and
     /// `jpegload` (`FF D8`) are the only ones that take these files
@@ -397,8 +397,8 @@ struct InputFile {
     /// for every file of the corpus).
     var signatureLoader: String? {
         guard let bytes = try? Syscalls.readBytes(descriptor, count: 8, at: 0) else { return nil }
-        if bytes.elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "VipsForeignLoadPngFile" }
-        if bytes.starts(with: [0xFF, 0xD8]) { return "VipsForeignLoadJpegFile" }
+        if bytes.elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "pngload" }
+        if bytes.starts(with: [0xFF, 0xD8]) { return "jpegload" }
         return nil
     }
 

@@ -90,8 +90,19 @@ static gboolean cvips_modules_loaded(void) {
         return result;                                                                          \
     } while (0)
 
-const char *cvips_find_load(const char *path) {
+static const char *cvips_find_load_class(const char *path) {
     CVIPS_WITH_MODULES(const char *, vips_foreign_find_load(path), result == NULL);
+}
+
+const char *cvips_find_load(const char *path) {
+    const char *name = cvips_find_load_class(path);
+    if (name == NULL) return NULL;
+    /* The search answers with the class's name, which vips_call looks for among every class
+     * (vips_type_find); its nickname is one look-up in libvips's table of nicknames, unless it is
+     * shared, when the class's name stays. */
+    GType type = g_type_from_name(name);
+    const char *nickname = type ? vips_nickname_find(type) : NULL;
+    return nickname != NULL && vips_type_find("VipsOperation", nickname) == type ? nickname : name;
 }
 
 int cvips_load_file(const char *loader, const char *path, int sequential, VipsImage **out) {

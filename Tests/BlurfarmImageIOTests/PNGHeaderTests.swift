@@ -141,7 +141,8 @@ import Testing
     /// The loader a PNG's or a JPEG's signature names (``InputFile/signatureLoader``) is the one
     /// libvips's search over every loader's test names, for every file of the corpus, for files
     /// that only start as a PNG or a JPEG does, and for this suite's PNGs; any other file has
-    /// none, and libvips's search names it.
+    /// none, and libvips's search names it. The search answers with a nickname, the name of the
+    /// loader that then opens the file.
     @Test func theSignaturesLoaderIsLibvipssSearchs() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
@@ -165,7 +166,7 @@ import Testing
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             paths.append(path)
         }
-        var named = 0
+        var named = 0, opened = 0
         for path in paths {
             let file = try InputFile(path)
             defer { file.close() }
@@ -174,7 +175,13 @@ import Testing
                 named += 1
                 #expect(loader == searched, "\(path)")
             }
+            // The search names the loader by its nickname, and that loader is the one called.
+            if let searched, let image = try? Libvips.open(path, loader: searched, sequential: true) {
+                opened += 1
+                #expect(image.loader == searched, "\(path)")
+            }
         }
+        #expect(opened >= 20, "\(opened) of \(paths.count) opened")
         // The corpus's JPEGs and PNGs, and the files made to start as one.
         #expect(named >= 20 + Self.cases.count, "\(named) of \(paths.count)")
     }

@@ -40,8 +40,9 @@ int cvips_start(const char *argv0);
 /// that does not load is skipped, as libvips does.
 void cvips_load_modules(void);
 
-/// vips_foreign_find_load: the name of the loader that takes the file at `path`, or NULL (the
-/// reason in libvips's error buffer), asking the modules too when no built-in loader does.
+/// vips_foreign_find_load: the name of the loader that takes the file at `path` (its nickname,
+/// "pngload", unless another class shares it), or NULL (the reason in libvips's error buffer),
+/// asking the modules too when no built-in loader does.
 const char *cvips_find_load(const char *path);
 
 /// Opens `path` with `loader` (the name cvips_find_load gave for it) lazily (only the header is
