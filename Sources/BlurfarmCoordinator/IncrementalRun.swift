@@ -582,7 +582,7 @@ public final class IncrementalRun: Sendable {
     /// progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
     /// The folders made for the output (``OutputReport/createdFolders``) are recorded whatever
-    /// its status. A written output's input is no longer remembered as failed.
+    /// its status. A written output's input is no longer remembered as failed (in the record's transaction).
     public func recordWritten(_ report: OutputReport) throws(StateError) {
         for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let reading = reading.withLock({ $0.removeValue(forKey: .init(report.output)) }),
@@ -594,10 +594,9 @@ public final class IncrementalRun: Sendable {
         // Its size, for the output map; a header that cannot be read leaves it to the map.
         var size = report.width.flatMap { width in report.height.map { (width, $0) } }
         if size == nil, let header = try? ImageReader.header(ofFile: output) { size = (header.width, header.height) }
-        try records.add(OutputRecord(
+        try records.add(written: OutputRecord(
             output: output, input: reading.input, recipe: recipe(of: planned), inputFile: inputFile,
             outputFile: file, written: Date(), width: size?.0, height: size?.1))
-        if records.failure(for: reading.input) != nil { try records.remove(failure: reading.input) }
     }
 
     /// Whether something (a file, a folder, a link, even dangling) is at `path`.

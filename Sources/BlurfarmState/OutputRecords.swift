@@ -802,6 +802,15 @@ public final class OutputRecords: Sendable {
         try write { db, recipes in try Self.insert(record, db, &recipes) }
     }
 
+    /// Records `record` of an output just written (replacing any record of the same output) and
+    /// forgets any failure of its input, in one transaction, on disk when it returns.
+    public func add(written record: OutputRecord) throws(StateError) {
+        try write { db, recipes in
+            try Self.insert(record, db, &recipes)
+            try db.cachedStatement(sql: "DELETE FROM failure WHERE input = ?").execute(arguments: [record.input])
+        }
+    }
+
     /// Removes the record of `output`, on disk when it returns.
     public func remove(output: String) throws(StateError) {
         try write { db, _ in try db.execute(sql: "DELETE FROM output WHERE output = ?", arguments: [output]) }

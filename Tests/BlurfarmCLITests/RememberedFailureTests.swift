@@ -124,9 +124,12 @@ import Testing
         #expect(lines.first?.hasPrefix("blurfarm: error: \(job.path("in/bad.jpg")): ") == true, "\(first.stderr)")
         #expect(lines.first?.hasSuffix(" (variants thumb, blur not written)") == true, "\(first.stderr)")
         #expect(firstStatuses["thumb/bad.jpg"] == "failed" && firstStatuses["blur/kite.jpg"] == "written")
-        let records = try OutputRecords.read(folder: job.path("state/jobs").appending("/")
-            + (try FileManager.default.contentsOfDirectory(atPath: job.path("state/jobs")).first ?? ""))
-        #expect(records.failures[.init(job.path("in/bad.jpg"))] != nil, "\(records.failures.keys.map(\.text))")
+        func records() throws -> OutputRecords.Contents {
+            try OutputRecords.read(folder: job.path("state/jobs").appending("/")
+                + (try FileManager.default.contentsOfDirectory(atPath: job.path("state/jobs")).first ?? ""))
+        }
+        let remembered = try records().failures
+        #expect(remembered[.init(job.path("in/bad.jpg"))] != nil, "\(remembered.keys.map(\.text))")
 
         // Later runs: quiet, exit 0, the outputs `failedEarlier` in the report and counted.
         let (second, secondStatuses, secondCounts) = try job.run()
@@ -156,6 +159,7 @@ import Testing
         #expect(fixedStatuses["thumb/bad.jpg"] == "written" && fixedStatuses["blur/bad.jpg"] == "written")
         let (_, after, _) = try job.status()
         #expect(after.values.allSatisfy { $0 == "upToDate" }, "\(after)")
+        #expect(try records().failures.isEmpty)
     }
 
     @Test func anInputOverThePixelLimitIsRememberedUntilTheLimitChanges() throws {
