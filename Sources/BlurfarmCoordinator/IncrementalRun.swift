@@ -582,7 +582,8 @@ public final class IncrementalRun: Sendable {
     /// progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
     /// The folders made for the output (``OutputReport/createdFolders``) are recorded whatever
-    /// its status. A written output's input is no longer remembered as failed (in the record's transaction).
+    /// its status. A written output's input is no longer remembered as failed (in the same
+    /// transaction as its record).
     public func recordWritten(_ report: OutputReport) throws(StateError) {
         for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let reading = reading.withLock({ $0.removeValue(forKey: .init(report.output)) }),

@@ -389,12 +389,11 @@ struct InputFile {
     var descriptorPath: String { "/proc/self/fd/\(descriptor)" }
 
     /// The loader libvips's search names for a file that starts as a PNG or a JPEG does, nil for
-    /// any other file (libvips's search names it).
-    /// The search asks each loader's test in turn, each opening the file (4% of the processor
-    /// time of a first run of small PNGs); those of `pngload` (the 8-byte signature) and
-    /// `jpegload` (`FF D8`) are the only ones that take these files
-    /// (`PNGHeaderTests.theSignaturesLoaderIsLibvipssSearchs` holds the answer to the search's
-    /// for every file of the corpus).
+    /// any other file (libvips's search names it). The search asks each loader's test in turn,
+    /// each opening the file (4% of the processor time of a first run of small PNGs); those of
+    /// `pngload` (the 8-byte signature) and `jpegload` (`FF D8`) are the only ones that take
+    /// these files (`PNGHeaderTests.theSignaturesLoaderIsLibvipssSearchs` holds the answer to
+    /// the search's for every file of the corpus).
     var signatureLoader: String? {
         guard let bytes = try? Syscalls.readBytes(descriptor, count: 8, at: 0) else { return nil }
         if bytes.elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "pngload" }
