@@ -424,7 +424,8 @@ extension ImageReader {
     /// go to ``LanczosResampler`` as they come, to the size that is `width` × `height` once
     /// turned; then it is turned upright by its EXIF orientation and keeps its profile, EXIF and
     /// XMP, as a JPEG's thumbnail (``resampledJPEG(_:_:width:height:)``). Nil for any other image
-    /// (grey, alpha, a reduce beyond the resampler's bound), which libvips thumbnails.
+    /// (grey, alpha, a reduce beyond the resampler's bound) and for one whose rows the resampler
+    /// would hold more than ``pngHeldBytes`` of, which libvips thumbnails.
     static func resampledPNG(
         _ loaded: VipsImageRef, width upright: Int, height uprightHeight: Int
     ) throws(LibvipsFailure) -> VipsImageRef? {
@@ -435,7 +436,8 @@ extension ImageReader {
         let width = turned ? uprightHeight : upright, height = turned ? upright : uprightHeight
         guard
             let resampler = LanczosResampler(
-                sourceWidth: loaded.width, sourceHeight: loaded.height, width: width, height: height, channels: 3)
+                sourceWidth: loaded.width, sourceHeight: loaded.height, width: width, height: height, channels: 3),
+            resampler.heldRows * loaded.width * 3 <= pngHeldBytes
         else { return nil }
         // Each row computed into the resampler's ring as it asks for it (a request for 16 rows
         // at a time took the same time for a 6400 × 4000 PNG).
@@ -450,6 +452,14 @@ extension ImageReader {
         image.setInt("orientation", loaded.orientation)
         return try ImageReader.upright(image)
     }
+
+    /// The most of a PNG's rows ``resampledPNG(_:width:height:)`` lets the resampler hold: a group
+    /// of its windows spans about 13 rows for each step of the reduce, so a large reduce of a
+    /// wide PNG would hold hundreds of megabytes (a 20000-pixel-wide PNG to 24 pixels: about
+    /// 650 MB), which the thumbnail's memory estimate does not count; libvips's resize shrinks by
+    /// a whole factor first and holds a few rows. 16 MB takes a 6000-pixel-wide PNG down to
+    /// about 1/70, a 1600-pixel-wide one down to 6 pixels.
+    static let pngHeldBytes = 16 << 20
 
     /// libjpeg's shrink-on-load for a reduce by `factor`, as vips_thumbnail chooses it: the
     /// largest of 8, 4 and 2 that leaves at least a factor of 2 for the resampler, else 1.

@@ -141,6 +141,15 @@ public struct LanczosResampler: Sendable {
     /// defined once in ckernels.h.
     static let rowsTogether = Int(BF_LANCZOS_ROWS_TOGETHER)
 
+    /// The source rows ``resample(readRow:)`` holds at once: the most the windows of a group of
+    /// ``rowsTogether`` output rows reach (about `6 × scale + 8 × scale` for a reduce by `scale`).
+    public var heldRows: Int {
+        let firsts = alongColumns.first, taps = alongColumns.taps
+        return Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { top in
+            Int(firsts[min(top + Self.rowsTogether, height) - 1]) + taps - Int(firsts[top])
+        }.max()!
+    }
+
     /// The image whose rows `readRow(into:)` writes in order, top to bottom (each `sourceWidth *
     /// channels` bytes, into the memory given, where it is held), resampled: `height` rows of
     /// `width * channels` bytes, without padding. Only the source rows the windows of
@@ -163,7 +172,7 @@ public struct LanczosResampler: Sendable {
         let groups = Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { $0..<min($0 + Self.rowsTogether, height) }
         // The held rows, a ring of their 8-bit samples: source row r in slot r % held (a group's
         // rows are consecutive).
-        let held = groups.map { firsts[$0.last!] + taps - firsts[$0.first!] }.max()!
+        let held = heldRows
         let ring = UnsafeMutablePointer<UInt8>.allocate(capacity: held * sourceSamples)
         // A group's sums, interleaved (sample i of its row m at i * 8 + m), and the rows pass's
         // levels before they go to their rows.

@@ -48,9 +48,10 @@ struct ThumbnailParityTests {
         }
     }
 
-    /// A PNG that is not 8-bit RGB (grey, or with alpha), and a smart crop of any PNG, are made
-    /// from the image opened once (vips_thumbnail_image): the pixels vips_thumbnail makes of the
-    /// file, as vipsthumbnail saves them. (An 8-bit RGB PNG inside a box is the resampler's:
+    /// A PNG that is not 8-bit RGB (grey, or with alpha), one reduced so far that the resampler
+    /// would hold too many of its rows, and a smart crop of any PNG, are made from the image
+    /// opened once (vips_thumbnail_image): the pixels vips_thumbnail makes of the file, as
+    /// vipsthumbnail saves them. (An 8-bit RGB PNG inside a box is the resampler's:
     /// `ThumbnailTests.aPNGIsTheResamplerOverItsDecode`.)
     @Test(.tags(.process)) func aPNGsThumbnailByLibvipsIsVipsthumbnailsOfTheFile() throws {
         let scratch = try ScratchFolder()
@@ -63,9 +64,16 @@ struct ThumbnailParityTests {
             convert.waitUntilExit()
             try #require(convert.terminationStatus == 0)
         }
-        let rgb = scratch.file("photo.png"), grey = scratch.file("grey.png")
+        let rgb = scratch.file("photo.png"), grey = scratch.file("grey.png"), wide = scratch.file("wide.png")
         try vipsCopy("photos/mate-FreshFlower.jpg", to: rgb)  // 1600 x 1203
         try vipsCopy("special/grayscale.jpg", to: grey)
+        // 4000 x 2500: to 24 wide the resampler would hold more than 16 MB of its rows.
+        let enlarge = Process()
+        enlarge.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        enlarge.arguments = ["vips", "resize", Corpus.path("photos/mate-Aqua.jpg"), wide + "[strip]", "1.5625"]
+        try enlarge.run()
+        enlarge.waitUntilExit()
+        try #require(enlarge.terminationStatus == 0)
         let alpha = Corpus.path("special/alpha-garbage-under-transparent.png")  // 1280 x 800, 8-bit RGBA
         let greyHeader = try ImageReader.header(ofFile: grey)
         let greyThumbHeight = Int((Double(greyHeader.height) * 120 / Double(greyHeader.width)).rounded())
@@ -73,6 +81,7 @@ struct ThumbnailParityTests {
             (rgb, 200, 200, .cover, .attention, ["--size", "200x200", "--smartcrop", "attention"]),
             (alpha, 300, nil, .inside, .centre, ["--size", "300x188!"]),
             (grey, 120, nil, .inside, .centre, ["--size", "120x\(greyThumbHeight)!"]),
+            (wide, 24, nil, .inside, .centre, ["--size", "24x15!"]),
         ]
         for (index, item) in cases.enumerated() {
             let reference = scratch.file("reference-\(index).png")
