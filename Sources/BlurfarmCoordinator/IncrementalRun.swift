@@ -595,7 +595,7 @@ public final class IncrementalRun: Sendable {
         // Its size, for the output map; a header that cannot be read leaves it to the map.
         var size = report.width.flatMap { width in report.height.map { (width, $0) } }
         if size == nil, let header = try? ImageReader.header(ofFile: output) { size = (header.width, header.height) }
-        try records.add(written: OutputRecord(
+        try records.add(OutputRecord(
             output: output, input: reading.input, recipe: recipe(of: planned), inputFile: inputFile,
             outputFile: file, written: Date(), width: size?.0, height: size?.1))
     }

@@ -396,9 +396,7 @@ extension ImageReader {
     ) throws(LibvipsFailure) -> VipsImageRef? {
         guard loaded.loader?.hasPrefix("jpegload") == true, loaded.format == VIPS_FORMAT_UCHAR, loaded.bands == 3
         else { return nil }
-        // Orientations 5...8 turn the image a quarter: its stored size is the other way round.
-        let turned = loaded.orientation >= 5
-        let width = turned ? uprightHeight : upright, height = turned ? upright : uprightHeight
+        let (width, height) = storedSize(of: loaded, upright: upright, uprightHeight)
         let jpeg = try JPEGDecoder(descriptor: file.descriptor)
         guard jpeg.header.precision == 8, jpeg.header.components == 3, jpeg.header.isRGB,
             jpeg.header.width == loaded.width, jpeg.header.height == loaded.height
@@ -414,6 +412,22 @@ extension ImageReader {
         let pixels = try resampler.resample { (row: UnsafeMutablePointer<UInt8>) throws(LibvipsFailure) in
             try jpeg.read(into: row, stride: decoded.width * 3, count: 1)
         }
+        return try uprightThumbnail(pixels, width: width, height: height, of: loaded)
+    }
+
+    /// The size `loaded` is resampled to for a thumbnail of `upright` × `uprightHeight` once
+    /// turned: orientations 5...8 turn the image a quarter, so its stored size is the other
+    /// way round.
+    private static func storedSize(of loaded: VipsImageRef, upright: Int, _ uprightHeight: Int) -> (Int, Int) {
+        loaded.orientation >= 5 ? (uprightHeight, upright) : (upright, uprightHeight)
+    }
+
+    /// `pixels`, resampled from `loaded` as stored (8-bit RGB, `width` × `height`), as an image
+    /// with `loaded`'s profile, EXIF and XMP, turned upright by its orientation (``upright(_:)``,
+    /// as `read` turns an image).
+    private static func uprightThumbnail(
+        _ pixels: [UInt8], width: Int, height: Int, of loaded: VipsImageRef
+    ) throws(LibvipsFailure) -> VipsImageRef {
         let image = try memoryImage(pixels, width: width, height: height, metadataOf: loaded)
         image.setInt("orientation", loaded.orientation)
         return try ImageReader.upright(image)
@@ -432,8 +446,7 @@ extension ImageReader {
         guard loaded.loader?.hasPrefix("pngload") == true, loaded.format == VIPS_FORMAT_UCHAR, loaded.bands == 3,
             loaded.interpretation == VIPS_INTERPRETATION_sRGB
         else { return nil }
-        let turned = loaded.orientation >= 5
-        let width = turned ? uprightHeight : upright, height = turned ? upright : uprightHeight
+        let (width, height) = storedSize(of: loaded, upright: upright, uprightHeight)
         guard
             let resampler = LanczosResampler(
                 sourceWidth: loaded.width, sourceHeight: loaded.height, width: width, height: height, channels: 3),
@@ -448,9 +461,7 @@ extension ImageReader {
             try region.readRows(top: next, count: 1, into: UnsafeMutableRawBufferPointer(start: row, count: rowBytes))
             next += 1
         }
-        let image = try memoryImage(pixels, width: width, height: height, metadataOf: loaded)
-        image.setInt("orientation", loaded.orientation)
-        return try ImageReader.upright(image)
+        return try uprightThumbnail(pixels, width: width, height: height, of: loaded)
     }
 
     /// The most of a PNG's rows ``resampledPNG(_:width:height:)`` lets the resampler hold: a group

@@ -797,14 +797,9 @@ public final class OutputRecords: Sendable {
         for placeholder in contents.placeholders.values { try insert(placeholder, db) }
     }
 
-    /// Records `record` (replacing any record of the same output), on disk when it returns.
-    public func add(_ record: OutputRecord) throws(StateError) {
-        try write { db, recipes in try Self.insert(record, db, &recipes) }
-    }
-
-    /// Records `record` of an output just written (replacing any record of the same output) and
+    /// Records `record` of an output written (replacing any record of the same output) and
     /// forgets any failure of its input, in one transaction, on disk when it returns.
-    public func add(written record: OutputRecord) throws(StateError) {
+    public func add(_ record: OutputRecord) throws(StateError) {
         try write { db, recipes in
             try Self.insert(record, db, &recipes)
             try db.cachedStatement(sql: "DELETE FROM failure WHERE input = ?").execute(arguments: [record.input])
