@@ -56,24 +56,11 @@ struct ThumbnailParityTests {
     @Test(.tags(.process)) func aPNGsThumbnailByLibvipsIsVipsthumbnailsOfTheFile() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        func vipsCopy(_ file: String, to png: String) throws {
-            let convert = Process()
-            convert.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            convert.arguments = ["vips", "copy", Corpus.path(file), png + "[strip]"]
-            try convert.run()
-            convert.waitUntilExit()
-            try #require(convert.terminationStatus == 0)
-        }
         let rgb = scratch.file("photo.png"), grey = scratch.file("grey.png"), wide = scratch.file("wide.png")
-        try vipsCopy("photos/mate-FreshFlower.jpg", to: rgb)  // 1600 x 1203
-        try vipsCopy("special/grayscale.jpg", to: grey)
+        try ThumbnailTests.vips(["copy", Corpus.path("photos/mate-FreshFlower.jpg"), rgb + "[strip]"])  // 1600 x 1203
+        try ThumbnailTests.vips(["copy", Corpus.path("special/grayscale.jpg"), grey + "[strip]"])
         // 4000 x 2500: to 24 wide the resampler would hold more than 16 MB of its rows.
-        let enlarge = Process()
-        enlarge.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        enlarge.arguments = ["vips", "resize", Corpus.path("photos/mate-Aqua.jpg"), wide + "[strip]", "1.5625"]
-        try enlarge.run()
-        enlarge.waitUntilExit()
-        try #require(enlarge.terminationStatus == 0)
+        try ThumbnailTests.vips(["resize", Corpus.path("photos/mate-Aqua.jpg"), wide + "[strip]", "1.5625"])
         let alpha = Corpus.path("special/alpha-garbage-under-transparent.png")  // 1280 x 800, 8-bit RGBA
         let greyHeader = try ImageReader.header(ofFile: grey)
         let greyThumbHeight = Int((Double(greyHeader.height) * 120 / Double(greyHeader.width)).rounded())
