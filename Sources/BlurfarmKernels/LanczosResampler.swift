@@ -141,13 +141,17 @@ public struct LanczosResampler: Sendable {
     /// defined once in ckernels.h.
     static let rowsTogether = Int(BF_LANCZOS_ROWS_TOGETHER)
 
+    /// The output rows in groups of ``rowsTogether`` (the last may be shorter), top to bottom.
+    private var groups: [Range<Int>] {
+        Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { $0..<min($0 + Self.rowsTogether, height) }
+    }
+
     /// The source rows ``resample(readRow:)`` holds at once: the most the windows of a group of
-    /// ``rowsTogether`` output rows reach (about `6 × scale + 8 × scale` for a reduce by `scale`).
+    /// ``rowsTogether`` output rows reach (about `13 × scale` for a reduce by `scale`: a
+    /// window's `6 × scale` rows and `7 × scale` between the group's first and last).
     public var heldRows: Int {
         let firsts = alongColumns.first, taps = alongColumns.taps
-        return Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { top in
-            Int(firsts[min(top + Self.rowsTogether, height) - 1]) + taps - Int(firsts[top])
-        }.max()!
+        return groups.map { Int(firsts[$0.last!]) + taps - Int(firsts[$0.first!]) }.max()!
     }
 
     /// The image whose rows `readRow(into:)` writes in order, top to bottom (each `sourceWidth *
@@ -169,7 +173,7 @@ public struct LanczosResampler: Sendable {
         let sourceSamples = sourceWidth * channels, rowBytes = width * channels
         let taps = alongColumns.taps
         let firsts = alongColumns.first.map(Int.init)
-        let groups = Swift.stride(from: 0, to: height, by: Self.rowsTogether).map { $0..<min($0 + Self.rowsTogether, height) }
+        let groups = groups
         // The held rows, a ring of their 8-bit samples: source row r in slot r % held (a group's
         // rows are consecutive).
         let held = heldRows
