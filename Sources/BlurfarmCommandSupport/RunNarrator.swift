@@ -79,6 +79,9 @@ public struct RunNarrator: Sendable {
             case let warning where warning.isWarning: return clear + [.warning(warning.description)]
             default: return clear + [.failure(problem.description)]
             }
+        case .batchFinished:
+            progress?.endBatch()
+            return []
         case .pruned(_, let path, let folder):
             return verbose ? [.output("pruned \(ShownName.of(path))\(folder ? "/" : "")")] : []
         case .jobFinished(_, let outcome):

@@ -200,6 +200,7 @@ extension Farm {
             }
             reported.add(outputs)
             finished = Date()
+            publish(.batchFinished(id))
         }
         var pruned: [String] = []
         // Outputs made with regions this run could not have (their input failed, said above):

@@ -16,6 +16,12 @@ public enum FarmEvent: Sendable {
     case tilesDone(FarmJobID, output: String, done: Int, total: Int)
     /// An output is done: written, failed, stopped or cancelled (its report says which).
     case outputFinished(FarmJobID, OutputReport)
+    /// A batch of the job's inputs is done (``IncrementalRun/reportBatch`` of them, in plan
+    /// order): every output of its inputs was finished, told before this. No input of the
+    /// batch comes again, so a count of the inputs done holds no more than a batch's
+    /// (`run`'s progress line). A job without records (`apply -o`) is not made in batches, and
+    /// tells none.
+    case batchFinished(FarmJobID)
     /// Something went wrong in the job beside its outputs, or is worth a warning.
     case problem(FarmJobID, JobProblem)
     /// `--prune` removed this output (or this folder, when `folder`).

@@ -115,7 +115,7 @@ public final class FarmBridge: JobFarm {
             case .problem(let id, let problem):
                 let refusal: JobRefusal? = if case .locked = problem { .locked } else { nil }
                 if !problem.isWarning, let job = queueID(id) { send(.problem(job: job, problem.description, refusal: refusal), of: job) }
-            case .pruned:
+            case .pruned, .batchFinished:
                 break
             case .workerStarted:
                 translated = [.workersChanged]

@@ -1,3 +1,4 @@
+@testable import BlurfarmCommandSupport
 import BlurfarmFarm
 import BlurfarmCoordinator
 import BlurfarmCore
@@ -145,6 +146,78 @@ import Testing
         #expect(finished.sorted() == [blurJob, motionJob])
         #expect(events.contains { if case .tilesDone(blurJob, _, let done, let total) = $0 { done == total } else { false } })
         #expect(events.contains { if case .workerStarted = $0 { true } else { false } })
+    }
+
+    /// A job of more inputs than a batch (``IncrementalRun/reportBatch``): each batch is told
+    /// finished after every output of its inputs, so that `run`'s progress line, fed the job's
+    /// events, counts every input once and holds no more than a batch's paths.
+    @Test func eachBatchIsToldFinishedAfterItsOutputs() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photos = folder.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        var random = SplitMix(seed: 11)
+        let count = IncrementalRun.reportBatch + 9
+        for index in 0..<count {
+            try IncrementalRunTests.ppm(width: 8, height: 6, using: &random)
+                .write(to: photos.appendingPathComponent(String(format: "p%04d.ppm", index)))
+        }
+        let manifest = folder.appendingPathComponent("two.job").path
+        try """
+            job: two
+            inputs: [photos/*.ppm]
+            outputs:
+              - name: plain
+                path: out/plain/{stem}.png
+              - name: blur
+                path: out/blur/{stem}.png
+                filters:
+                  - gaussian:
+                      sigma: 1
+
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let farm = Farm(FarmSettings(
+            workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
+            stateFolder: folder.appendingPathComponent("state").path, recipeVersions: { "farm library test" }))
+        defer { farm.shutdown() }
+        let seen = Mutex<[FarmEvent]>([])
+        farm.onEvent { event in seen.withLock { $0.append(event) } }
+        let id = farm.submit(FarmJob(plan: try Self.plan(manifest, registry: .builtIn), registry: .builtIn))
+        #expect(try #require(farm.wait(id)).report.written == 2 * count)
+        let events = seen.withLock { $0 }
+        // The outputs finished before each batch's end are those of its inputs, whole.
+        var batches: [Set<String>] = [[]]
+        var outputs: [[String]] = [[]]
+        for event in events {
+            switch event {
+            case .outputFinished(id, let report):
+                batches[batches.count - 1].insert(report.input)
+                outputs[outputs.count - 1].append(report.output)
+            case .batchFinished(id):
+                batches.append(Set<String>())
+                outputs.append([])
+            default: break
+            }
+        }
+        #expect(batches.map(\.count) == [IncrementalRun.reportBatch, 9, 0])
+        #expect(outputs.map(\.count) == [2 * IncrementalRun.reportBatch, 18, 0])
+        #expect(batches[0].isDisjoint(with: batches[1]))
+        // The progress line, fed the events in order, as `run` feeds it.
+        var progress: JobProgress?
+        var held = 0
+        for event in events {
+            switch event {
+            case .jobAccepted(id, let job, let outputs, _, let inputs):
+                progress = JobProgress(job: job, outputsTotal: outputs, inputsTotal: inputs)
+            case .outputFinished(id, let report):
+                progress?.record(report)
+                held = max(held, progress?.inputs.count ?? 0)
+            case .batchFinished(id): progress?.endBatch()
+            default: break
+            }
+        }
+        #expect(held == IncrementalRun.reportBatch)
+        #expect(progress?.line.hasPrefix("two: \(count)/\(count) images, \(2 * count)/\(2 * count) outputs, ") == true)
     }
 
     @Test func theEventsArriveOnAnAsyncStreamToo() async throws {

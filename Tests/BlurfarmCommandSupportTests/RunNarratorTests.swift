@@ -60,6 +60,32 @@ import Testing
         }
     }
 
+    /// The progress line counts each input once however many of its outputs finish, in any
+    /// order within a batch, and holds no path of a batch the farm finished.
+    @Test func theImagesDoneAreCountedWithABatchsPathsHeldAtMost() {
+        var narrator = RunNarrator(quiet: false, verbose: false, alwaysSummary: false, showsProgress: true)
+        var progress = JobProgress(job: "web", outputsTotal: 18, inputsTotal: 6)
+        _ = narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 18, upToDate: 0, inputs: 6))
+        var shown = ""
+        for batch in [["a", "b"], ["c", "d", "e"], ["f"]] {
+            // Each input's three outputs, the batch's inputs interleaved.
+            for variant in ["x", "y", "z"] {
+                for input in batch {
+                    let output = OutputReport(
+                        input: "\(input).png", output: "out/\(variant)/\(input).png", variant: variant, status: .written, tiles: 1)
+                    progress.record(output)
+                    if case .progress(let line)? = narrator.lines(for: .outputFinished(Self.id, output)).last { shown = line }
+                }
+            }
+            #expect(progress.inputs.count == batch.count)
+            progress.endBatch()
+            #expect(progress.inputs.isEmpty)
+            #expect(narrator.lines(for: .batchFinished(Self.id)).isEmpty)
+        }
+        #expect(shown.hasPrefix("web: 6/6 images, 18/18 outputs, 18 tiles, "), "\(shown)")
+        #expect(progress.line.hasPrefix("web: 6/6 images, 18/18 outputs, "), "\(progress.line)")
+    }
+
     @Test func theServiceLineHasNoImages() {
         #expect(
             JobProgress.line(job: "j", images: nil, outputs: 1, of: 4, tiles: 9, megapixelsPerSecond: 2.25, secondsLeft: 3.4, failed: 1)
