@@ -61,7 +61,7 @@ extension SlurmRunContext {
         var report = RunReport(
             job: plan.job.name, manifest: plan.manifestPath, started: reports.started ?? run.submissions.first?.submitted ?? began,
             finished: Date(), settings: settings, reported: outputs.finish())
-        report.notEnlarged = plan.notEnlarged
+        report.notEnlargedList = .ofPlan(plan.inputs)
         return report
     }
 

@@ -100,7 +100,8 @@ public struct RunNarrator: Sendable {
         let stopped = report.stopped > 0 ? ", \(report.stopped) not started (stopped)" : ""
         let pruned = report.pruned.isEmpty && !outcome.pruneAsked ? "" : ", \(report.pruned.count) pruned"
         let earlier = report.failedEarlier > 0 ? ", \(report.failedEarlier) failed earlier" : ""
-        let notEnlarged = report.notEnlarged.isEmpty ? "" : ", \(report.notEnlarged.count) not enlarged (larger than the source)"
+        let notEnlargedCount = report.counts.notEnlarged
+        let notEnlarged = notEnlargedCount == 0 ? "" : ", \(notEnlargedCount) not enlarged (larger than the source)"
         let unredacted = report.unredacted.isEmpty
             ? "" : ", \(report.unredacted.count) published unredacted (no region file: missing: skip)"
         return "\(report.job): \(report.written) written, \(report.failed) failed\(stopped), "

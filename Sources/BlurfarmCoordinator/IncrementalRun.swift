@@ -121,8 +121,9 @@ public final class IncrementalRun: Sendable {
     /// The inputs the full plan left out because their regions could not be had.
     let regionFailedInputs: [String]
     /// The sizes of the full plan not made because their input is narrower
-    /// (``PlannedInput/notEnlarged``): the report lists them, `--prune` removes their recorded files.
-    public let notEnlarged: [NotEnlargedOutput]
+    /// (``PlannedInput/notEnlarged``): the report lists them, read from the plan as it is
+    /// written; `--prune` removes their recorded files.
+    package var notEnlarged: NotEnlargedList { .ofPlan(full.inputs) }
 
     /// An input being made, fingerprinted as it is first read (``willRead(_:)``), before
     /// anything decodes it: what its written outputs are recorded with (``recordWritten(_:)``)
@@ -280,9 +281,12 @@ public final class IncrementalRun: Sendable {
                         }
                         remaining.append(output)
                     }
-                    if remaining.count == input.outputs.count, input.notEnlarged.isEmpty {
+                    if remaining.count == input.outputs.count {
                         // Every output to make (a first run's): the planned input itself, its
-                        // outputs' storage shared, not copied (22 MB of a first run at 100k).
+                        // outputs' storage shared, not copied (22 MB of a first run at 100k). Its
+                        // sizes not made come with it, and go nowhere: the report's are the full
+                        // plan's (``notEnlarged``). With them left out, every input with a size
+                        // not made was copied: 100,000 such inputs made a first run's work a list.
                         part.inputs?.append(input)
                         continue
                     }
@@ -329,7 +333,6 @@ public final class IncrementalRun: Sendable {
         (self.takenOut, self.failedEarlier) = (takenOut, failedEarlier)
         recordedPlanned = checked.reduce(0) { $0 + $1.recorded }
         self.full = full
-        notEnlarged = full.notEnlarged
         regionFailedInputs = full.regionFailed.map(\.input)
         inputGlobs = full.job.inputs.compactMap { try? GlobPattern($0) }.map { glob in
             let shown = JobPlanner.join(full.folder, glob.fixedPrefix.isEmpty ? "." : glob.fixedPrefix)

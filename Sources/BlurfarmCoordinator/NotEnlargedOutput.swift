@@ -52,3 +52,36 @@ public struct NotEnlargedOutput: Sendable, Codable, Equatable {
             sourceWidth: try c.decode(Int.self, forKey: .sourceWidth))
     }
 }
+
+/// The sizes not made of a report (``RunReport/notEnlarged``): listed, or those of a plan's
+/// inputs, read back from the plan as the report is written and counted as it was made, so
+/// that a run holds none of them (``PlannedInputs/forEachNotEnlarged(_:)``).
+package enum NotEnlargedList: Sendable, Equatable {
+    case listed([NotEnlargedOutput])
+    case ofPlan(PlannedInputs)
+
+    var count: Int {
+        switch self {
+        case .listed(let sizes): sizes.count
+        case .ofPlan(let inputs): inputs.notEnlargedCount
+        }
+    }
+
+    /// Each in plan order.
+    func forEach(_ body: (NotEnlargedOutput) throws -> Void) rethrows {
+        switch self {
+        case .listed(let sizes): try sizes.forEach(body)
+        case .ofPlan(let inputs): try inputs.forEachNotEnlarged(body)
+        }
+    }
+
+    var all: [NotEnlargedOutput] {
+        switch self {
+        case .listed(let sizes): sizes
+        case .ofPlan(let inputs): inputs.notEnlarged
+        }
+    }
+
+    /// The same sizes, however held.
+    package static func == (a: NotEnlargedList, b: NotEnlargedList) -> Bool { a.all == b.all }
+}

@@ -77,12 +77,32 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
     }
 
     /// The sizes not made because their input is narrower (``PlannedInput/notEnlarged``), of
-    /// every input in order, the packed inputs not read.
+    /// every input in order.
     var notEnlarged: [NotEnlargedOutput] {
-        parts.flatMap { part -> [NotEnlargedOutput] in
+        var all: [NotEnlargedOutput] = []
+        forEachNotEnlarged { all.append($0) }
+        return all
+    }
+
+    /// The number of ``notEnlarged``, counted as the parts were made.
+    public var notEnlargedCount: Int {
+        parts.reduce(0) { count, part in
             switch part {
-            case .listed(let inputs): inputs.flatMap(\.notEnlarged)
-            case .packed(let packed): packed.notEnlarged.keys.sorted().flatMap { packed.notEnlarged[$0]! }
+            case .listed(let inputs): count + inputs.reduce(0) { $0 + $1.notEnlarged.count }
+            case .packed(let packed): count + packed.notEnlargedCount
+            }
+        }
+    }
+
+    /// Each of ``notEnlarged`` in turn, read back with its input (from the plan's file, where
+    /// its chunk is) and let go: only the inputs that have some are read.
+    public func forEachNotEnlarged(_ body: (NotEnlargedOutput) throws -> Void) rethrows {
+        for part in parts {
+            switch part {
+            case .listed(let inputs):
+                for input in inputs { try input.notEnlarged.forEach(body) }
+            case .packed(let packed):
+                for index in packed.notEnlargedInputs { try packed.input(at: Int(index)).notEnlarged.forEach(body) }
             }
         }
     }
@@ -92,10 +112,12 @@ extension PlannedInputs {
     /// Inputs planned together, in one buffer: for each input the index of its path's prefix,
     /// its relative path, what the plan saw of it, the number of its outputs, then each output
     /// as its variant's and its folder's indexes in the part's tables, its name (after the name
-    /// before it), its widths and what the plan saw; numbers as LEB128, what was seen as 8 bytes. An output of
+    /// before it), its widths and what the plan saw, then the number of its sizes not made and
+    /// each as its path, variant and widths; numbers as LEB128, what was seen as 8 bytes. An output of
     /// `bench scale`'s job takes 17 bytes where its value took 67 (with its list's share), an
     /// input 35 where its value and its path's string took 128: the plan of 100,000 inputs
-    /// 9 MB, where it took 33.
+    /// 9 MB, where it took 33. The sizes not made were held as values beside the bytes: with a
+    /// size not made an input, a no-change run at 10,000 inputs peaked 4.5 MB higher.
     final class Packed: Sendable {
         /// The bytes, in chunks of about ``Packer/chunkBytes``: each full one in the plan's
         /// file where it has one (``SpillFile``), the last held.
@@ -109,8 +131,9 @@ extension PlannedInputs {
         let offsets: [Int]
         let prefixes: [PathPrefix]
         let variants: [PlannedVariant]
-        /// The sizes not made (rare), by input.
-        let notEnlarged: [Int: [NotEnlargedOutput]]
+        /// The inputs with sizes not made, in order, and the number of those sizes.
+        let notEnlargedInputs: [UInt32]
+        let notEnlargedCount: Int
         /// The number of every input's outputs.
         let outputCount: Int
 
@@ -124,7 +147,7 @@ extension PlannedInputs {
             chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [.held(packer.chunk)])
             spill = packer.spill
             (offsets, prefixes, variants) = (packer.offsets, packer.prefixes, packer.variants)
-            (notEnlarged, outputCount) = (packer.notEnlarged, packer.outputCount)
+            (notEnlargedInputs, notEnlargedCount, outputCount) = (packer.notEnlargedInputs, packer.notEnlargedCount, packer.outputCount)
         }
 
         var count: Int { offsets.count }
@@ -149,8 +172,12 @@ extension PlannedInputs {
                     shared: variant, prefix: folder, name: String(decoding: name, as: UTF8.self), largestSize: largest < 0 ? nil : largest,
                     size: size < 0 ? nil : size, seen: SeenStamp(packed: reader.word())))
             }
-            return PlannedInput(
-                prefix: prefix, relativePath: relativePath, outputs: outputs, notEnlarged: notEnlarged[index] ?? [], seen: seen)
+            let notEnlarged = (0..<reader.number()).map { _ in
+                NotEnlargedOutput(
+                    input: relativePath, output: reader.text(), variant: reader.text(), width: reader.number(),
+                    sourceWidth: reader.number())
+            }
+            return PlannedInput(prefix: prefix, relativePath: relativePath, outputs: outputs, notEnlarged: notEnlarged, seen: seen)
         }
 
         /// The bytes of chunk `index`, read back from the plan's file when they are there. A
@@ -184,7 +211,8 @@ extension PlannedInputs {
         fileprivate var offsets: [Int] = []
         fileprivate var prefixes: [PathPrefix] = []
         fileprivate var variants: [PlannedVariant] = []
-        fileprivate var notEnlarged: [Int: [NotEnlargedOutput]] = [:]
+        fileprivate var notEnlargedInputs: [UInt32] = []
+        fileprivate var notEnlargedCount = 0
         fileprivate var outputCount = 0
         /// The tables' entries by object: each prefix and variant held once.
         private var prefixIndex: [ObjectIdentifier: Int] = [:]
@@ -208,7 +236,10 @@ extension PlannedInputs {
         mutating func append(
             prefix: PathPrefix, relativePath: String, outputs: [PlannedOutput], notEnlarged: [NotEnlargedOutput], seen: SeenStamp
         ) {
-            if !notEnlarged.isEmpty { self.notEnlarged[offsets.count] = notEnlarged }
+            if !notEnlarged.isEmpty {
+                notEnlargedInputs.append(UInt32(offsets.count))
+                notEnlargedCount += notEnlarged.count
+            }
             bytes.removeAll(keepingCapacity: true)
             outputCount += outputs.count
             put(index(of: prefix))
@@ -224,6 +255,13 @@ extension PlannedInputs {
                 put((output.largestSize ?? -1) + 1)
                 put((output.size ?? -1) + 1)
                 put(output.seen.packed)
+            }
+            put(notEnlarged.count)
+            for size in notEnlarged {
+                put(size.output)
+                put(size.variant)
+                put(size.width)
+                put(size.sourceWidth)
             }
             if chunk.count + bytes.count > chunk.capacity {
                 if !chunk.isEmpty {

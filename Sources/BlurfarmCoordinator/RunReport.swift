@@ -266,8 +266,14 @@ public struct RunReport: Sendable, Codable, Equatable {
     package private(set) var reported: ReportedOutputs
     /// Outputs removed by `--prune` (recorded outputs whose input is gone), absolute paths.
     public var pruned: [String] = []
-    /// The sizes not made because their input is narrower (``NotEnlargedOutput``), in plan order.
-    public var notEnlarged: [NotEnlargedOutput] = []
+    /// The sizes not made because their input is narrower (``NotEnlargedOutput``), in plan
+    /// order; those of a job the farm ran, read from its plan as the report is written.
+    public var notEnlarged: [NotEnlargedOutput] {
+        get { notEnlargedList.all }
+        set { notEnlargedList = .listed(newValue) }
+    }
+    /// The sizes not made as they are held.
+    package var notEnlargedList = NotEnlargedList.listed([])
     /// The outputs written or up to date that are published unredacted: their variant takes
     /// regions from a file per input, theirs is missing, and `missing: skip` makes them their
     /// source, unfiltered (``JobPlan/unredacted``). In plan order.
@@ -329,7 +335,7 @@ public struct RunReport: Sendable, Codable, Equatable {
     public var counts: Counts {
         Counts(
             written: written, failed: failed, stopped: stopped, cancelled: cancelled, skipped: skipped, decoded: decoded, pruned: pruned.count,
-            failedEarlier: failedEarlier, notEnlarged: notEnlarged.count, unredacted: unredacted.count)
+            failedEarlier: failedEarlier, notEnlarged: notEnlargedList.count, unredacted: unredacted.count)
     }
 
     private enum EncodedKeys: String, CodingKey {
@@ -339,8 +345,9 @@ public struct RunReport: Sendable, Codable, Equatable {
     /// The stored properties and ``counts``.
     public func encode(to encoder: any Encoder) throws { try encode(to: encoder, withOutputs: true) }
 
-    /// ``encode(to:)``, or without the outputs' details (an empty `outputs`, its counts those
-    /// of every output): the rest of the report, into which ``writeJSON(_:list:to:)`` writes them.
+    /// ``encode(to:)``, or without the outputs' and sizes not made's details (empty `outputs`
+    /// and `notEnlarged`, the counts those of all): the rest of the report, into which
+    /// ``writeJSON(_:list:to:)`` writes them.
     fileprivate func encode(to encoder: any Encoder, withOutputs: Bool) throws {
         var c = encoder.container(keyedBy: EncodedKeys.self)
         try c.encode(job, forKey: .job)
@@ -353,7 +360,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         if pruned.contains(where: { !PathEncoding.isUTF8($0) }) {
             try c.encode(pruned.map(ReportedText.bytes(of:)), forKey: .prunedBytes)
         }
-        try c.encode(notEnlarged, forKey: .notEnlarged)
+        try c.encode(withOutputs ? notEnlarged : [], forKey: .notEnlarged)
         try c.encode(unredacted, forKey: .unredacted)
         try c.encode(counts, forKey: .counts)
     }
@@ -519,9 +526,9 @@ extension RunReport {
     }
 
     /// `reports` as ``json(_:)`` writes them (`list`: as a list, else the one report alone),
-    /// handed to `write` in pieces of about 64 KB: each output is encoded as it is written,
-    /// into the rest of its report. Encoded whole, a report of 300,000 outputs took 660 MB
-    /// of its run; this holds a piece.
+    /// handed to `write` in pieces of about 64 KB: each output and each size not made is
+    /// encoded as it is written, into the rest of its report. Encoded whole, a report of
+    /// 300,000 outputs took 660 MB of its run; this holds a piece.
     package static func writeJSON(
         _ reports: [RunReport], list: Bool, to write: ([UInt8]) throws(SystemCallError) -> Void
     ) throws {
@@ -535,29 +542,38 @@ extension RunReport {
         for (index, report) in reports.enumerated() {
             let base = list ? 2 : 0
             if list { try out.append("\n", indent: base) }
-            // The report without its outputs, and where they go in it.
+            // The report without its lists, and where they go in it: in the keys' order.
             let head = ReportedText.showingBytes(in: try encoder.encode(Head(report: report)))
-            let empty = Data("\n  \"outputs\" : [\n\n  ]".utf8)
-            guard let slot = head.firstRange(of: empty) else {
+            let lists: [(key: String, count: Int, each: ((Data) throws -> Void) throws -> Void)] = [
+                ("notEnlarged", report.notEnlargedList.count, { body in
+                    try report.notEnlargedList.forEach { try body(ReportedText.showingBytes(in: try encoder.encode($0))) }
+                }),
+                ("outputs", report.reported.count, { body in try report.reported.forEachEncoded(encoder, body) }),
+            ]
+            let slots = lists.map { head.firstRange(of: Data("\n  \"\($0.key)\" : [\n\n  ]".utf8)) }
+            guard slots.allSatisfy({ $0 != nil }) else {
                 try out.append(json(report), indent: base)
                 continue
             }
-            try out.append(head[..<slot.lowerBound], indent: base)
-            let count = report.reported.count
-            if count == 0 {
-                try out.append(empty, indent: base)
-            } else {
-                try out.append("\n  \"outputs\" : [", indent: base)
+            var rest = head.startIndex
+            for (list, slot) in zip(lists, slots.map { $0! }) {
+                try out.append(head[rest..<slot.lowerBound], indent: base)
+                rest = slot.upperBound
+                if list.count == 0 {
+                    try out.append(head[slot], indent: base)
+                    continue
+                }
+                try out.append("\n  \"\(list.key)\" : [", indent: base)
                 var position = 0
-                try report.reported.forEachEncoded(encoder) { piece in
+                try list.each { piece in
                     try out.append("\n", indent: base)
                     try out.append(piece, indent: base + 4)
-                    if position < count - 1 { try out.append(",", indent: base) }
+                    if position < list.count - 1 { try out.append(",", indent: base) }
                     position += 1
                 }
                 try out.append("\n  ]", indent: base)
             }
-            try out.append(head[slot.upperBound...], indent: base)
+            try out.append(head[rest...], indent: base)
             if list, index < reports.count - 1 { try out.append(",", indent: base) }
         }
         if list { try out.append(reports.isEmpty ? "]" : "\n]", indent: 0) }

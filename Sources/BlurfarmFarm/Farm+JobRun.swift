@@ -247,7 +247,7 @@ extension Farm {
             job: plan.job.name, manifest: plan.manifestPath, started: began, finished: finished, settings: runSettings,
             reported: reported.finish())
         report.pruned = pruned
-        report.notEnlarged = incremental.notEnlarged
+        report.notEnlargedList = incremental.notEnlarged
         report.unredacted = plan.unredacted.filter { publishedUnredacted.contains(.init($0)) }
         if let map = job.mapPath, control.ended == nil {
             if !job.forcePrune, let reason = incremental.mapRefusal() {

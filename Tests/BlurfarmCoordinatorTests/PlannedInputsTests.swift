@@ -48,8 +48,11 @@ import Testing
                         size: width(), seen: seen())
                 }
                 let relative = path(Int.random(in: 1...3, using: &generator))
-                let notEnlarged = Int.random(in: 0..<10, using: &generator) > 0 ? [] : [NotEnlargedOutput(
-                    input: relative, output: path(2), variant: "v1", width: 1280, sourceWidth: .random(in: 1...1279, using: &generator))]
+                let notEnlarged = (0..<(Int.random(in: 0..<10, using: &generator) > 0 ? 0 : .random(in: 1...3, using: &generator))).map { _ in
+                    NotEnlargedOutput(
+                        input: relative, output: path(2), variant: path(1), width: .random(in: 2...1 << 20, using: &generator),
+                        sourceWidth: .random(in: 1...1279, using: &generator))
+                }
                 let (prefix, stamp) = (prefixes.randomElement(using: &generator)!, seen())
                 let input = PlannedInput(prefix: prefix, relativePath: relative, outputs: outputs, notEnlarged: notEnlarged, seen: stamp)
                 expected.append(input)
@@ -71,6 +74,22 @@ import Testing
         #expect(inputs.count == expected.count)
         #expect(inputs.outputCount == expected.reduce(0) { $0 + $1.outputs.count })
         #expect(inputs.notEnlarged == expected.flatMap(\.notEnlarged))
+        #expect(inputs.notEnlargedCount == expected.reduce(0) { $0 + $1.notEnlarged.count })
+        // A report of the plan's sizes not made, read from it as it is written, is the report
+        // of them listed, byte for byte.
+        var fromPlan = RunReport(
+            job: "j", manifest: "j.job", started: Date(timeIntervalSince1970: 0), finished: Date(timeIntervalSince1970: 1),
+            settings: RunSettings(
+                configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 512, pixelLimit: 1, verify: "checksum"),
+            outputs: [])
+        var listedReport = fromPlan
+        fromPlan.notEnlargedList = .ofPlan(inputs)
+        listedReport.notEnlarged = expected.flatMap(\.notEnlarged)
+        var pieces: [UInt8] = []
+        try RunReport.writeJSON([fromPlan], list: false, to: { pieces += $0 })
+        #expect(Data(pieces) == (try RunReport.json(listedReport)))
+        #expect(try RunReport.json(fromPlan) == (try RunReport.json(listedReport)))
+        #expect(fromPlan.counts.notEnlarged == listedReport.notEnlarged.count)
         for (read, packed) in zip(inputs, expected) {
             Self.expectSame(read, packed)
         }
@@ -84,7 +103,11 @@ import Testing
         #expect(Array(read.path.utf8) == Array(packed.path.utf8))
         #expect(Array(read.relativePath.utf8) == Array(packed.relativePath.utf8))
         #expect(read.seen == packed.seen)
-        #expect(read.notEnlarged == packed.notEnlarged)
+        #expect(read.notEnlarged.count == packed.notEnlarged.count)
+        for (a, b) in zip(read.notEnlarged, packed.notEnlarged) {
+            #expect(Array(a.input.utf8) == Array(b.input.utf8) && Array(a.output.utf8) == Array(b.output.utf8))
+            #expect(Array(a.variant.utf8) == Array(b.variant.utf8) && a.width == b.width && a.sourceWidth == b.sourceWidth)
+        }
         #expect(read.outputs.count == packed.outputs.count)
         for (a, b) in zip(read.outputs, packed.outputs) {
             #expect(Array(a.path.utf8) == Array(b.path.utf8) && Array(a.name.utf8) == Array(b.name.utf8), "\(b.path)")
