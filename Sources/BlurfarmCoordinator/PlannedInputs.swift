@@ -85,7 +85,7 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
     }
 
     /// The number of ``notEnlarged``, counted as the parts were made.
-    public var notEnlargedCount: Int {
+    package var notEnlargedCount: Int {
         parts.reduce(0) { count, part in
             switch part {
             case .listed(let inputs): count + inputs.reduce(0) { $0 + $1.notEnlarged.count }
@@ -96,7 +96,7 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
 
     /// Each of ``notEnlarged`` in turn, read back with its input (from the plan's file, where
     /// its chunk is) and let go: only the inputs that have some are read.
-    public func forEachNotEnlarged(_ body: (NotEnlargedOutput) throws -> Void) rethrows {
+    package func forEachNotEnlarged(_ body: (NotEnlargedOutput) throws -> Void) rethrows {
         for part in parts {
             switch part {
             case .listed(let inputs):

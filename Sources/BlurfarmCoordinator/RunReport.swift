@@ -542,7 +542,7 @@ extension RunReport {
         for (index, report) in reports.enumerated() {
             let base = list ? 2 : 0
             if list { try out.append("\n", indent: base) }
-            // The report without its lists, and where they go in it: in the keys' order.
+            // The report without its two lists, and where each goes in it, in the order they come.
             let head = ReportedText.showingBytes(in: try encoder.encode(Head(report: report)))
             let lists: [(key: String, count: Int, each: ((Data) throws -> Void) throws -> Void)] = [
                 ("notEnlarged", report.notEnlargedList.count, { body in
@@ -550,13 +550,15 @@ extension RunReport {
                 }),
                 ("outputs", report.reported.count, { body in try report.reported.forEachEncoded(encoder, body) }),
             ]
-            let slots = lists.map { head.firstRange(of: Data("\n  \"\($0.key)\" : [\n\n  ]".utf8)) }
-            guard slots.allSatisfy({ $0 != nil }) else {
+            let slots = lists.compactMap { list in
+                head.firstRange(of: Data("\n  \"\(list.key)\" : [\n\n  ]".utf8)).map { (list, $0) }
+            }
+            guard slots.count == lists.count else {
                 try out.append(json(report), indent: base)
                 continue
             }
             var rest = head.startIndex
-            for (list, slot) in zip(lists, slots.map { $0! }) {
+            for (list, slot) in slots.sorted(by: { $0.1.lowerBound < $1.1.lowerBound }) {
                 try out.append(head[rest..<slot.lowerBound], indent: base)
                 rest = slot.upperBound
                 if list.count == 0 {
