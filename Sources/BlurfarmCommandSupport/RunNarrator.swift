@@ -36,7 +36,8 @@ public struct RunNarrator: Sendable {
     private let keepsRecords: Bool
     /// Whether the progress line is drawn (standard error is a terminal).
     private let showsProgress: Bool
-    private var progress: JobProgress?
+    /// The job's progress line's counts, while a job runs on a terminal.
+    private(set) var progress: JobProgress?
 
     public init(quiet: Bool, verbose: Bool, alwaysSummary: Bool, keepsRecords: Bool = true, showsProgress: Bool) {
         self.quiet = quiet

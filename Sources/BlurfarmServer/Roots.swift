@@ -80,7 +80,8 @@ public struct Roots: Sendable {
         let globFolders = job.inputs.compactMap { try? GlobPattern($0) }.map {
             JobPlanner.join(base, $0.fixedPrefix.isEmpty ? "." : $0.fixedPrefix)
         }
-        return ([base] + globFolders).first { !contains(absolute($0)) }
+        var check = FolderCheck(roots: self)
+        return ([base] + globFolders).first { !check.contains($0) }
     }
 
     /// The first file of `plan` (the folders of ``firstOutside(_:manifestPath:)``, an input,
@@ -99,11 +100,12 @@ public struct Roots: Sendable {
         return (plan.regionFiles + map).first { !check.contains($0) }
     }
 
-    /// ``contains(_:)`` of many files, each file's folder resolved once: a file that is not a
-    /// link (or is not there) is below a root exactly when its folder is, as the kernel
-    /// resolves the folder, so that only a link is resolved itself. Resolving every path
-    /// whole (a `readlink` for each of its folders) was 38% of the processor time of a served
-    /// job of 100,000 photos with nothing to do, checked at its submission and again at its turn.
+    /// ``contains(_:)`` of many files (relative ones against the working directory), each
+    /// file's folder resolved once: a file that is not a link (or is not there) is below a
+    /// root exactly when its folder is, as the kernel resolves the folder, so that only a link
+    /// is resolved itself. Resolving every path whole (a `readlink` for each of its folders)
+    /// was 38% of the processor time of a served job of 100,000 photos with nothing to do,
+    /// checked at its submission and again at its turn.
     struct FolderCheck {
         let roots: Roots
         /// Whether each folder asked (absolute, as spelled) is below a root.
@@ -130,13 +132,6 @@ public struct Roots: Sendable {
             // A folder outside every root may hold one: the file is asked itself.
             return below || roots.contains(absolute)
         }
-    }
-
-    /// `path` made absolute against the working directory.
-    private func absolute(_ path: String) -> String {
-        if path.hasPrefix("/") { return path }
-        let here = Syscalls.realPath(".") ?? "/"
-        return here == "/" ? "/" + path : here + "/" + path
     }
 }
 

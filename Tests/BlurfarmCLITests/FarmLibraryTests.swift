@@ -202,22 +202,16 @@ import Testing
         #expect(batches.map(\.count) == [IncrementalRun.reportBatch, 9, 0])
         #expect(outputs.map(\.count) == [2 * IncrementalRun.reportBatch, 18, 0])
         #expect(batches[0].isDisjoint(with: batches[1]))
-        // The progress line, fed the events in order, as `run` feeds it.
-        var progress: JobProgress?
+        // `run`'s narrator, fed the events in order, as `run` feeds it.
+        var narrator = RunNarrator(quiet: false, verbose: false, alwaysSummary: false, showsProgress: true)
         var held = 0
+        var shown = ""
         for event in events {
-            switch event {
-            case .jobAccepted(id, let job, let outputs, _, let inputs):
-                progress = JobProgress(job: job, outputsTotal: outputs, inputsTotal: inputs)
-            case .outputFinished(id, let report):
-                progress?.record(report)
-                held = max(held, progress?.inputs.count ?? 0)
-            case .batchFinished(id): progress?.endBatch()
-            default: break
-            }
+            if case .progress(let line)? = narrator.lines(for: event).last { shown = line }
+            held = max(held, narrator.progress?.inputs.count ?? 0)
         }
         #expect(held == IncrementalRun.reportBatch)
-        #expect(progress?.line.hasPrefix("two: \(count)/\(count) images, \(2 * count)/\(2 * count) outputs, ") == true)
+        #expect(shown.hasPrefix("two: \(count)/\(count) images, \(2 * count)/\(2 * count) outputs, "), "\(shown)")
     }
 
     @Test func theEventsArriveOnAnAsyncStreamToo() async throws {

@@ -64,7 +64,6 @@ import Testing
     /// order within a batch, and holds no path of a batch the farm finished.
     @Test func theImagesDoneAreCountedWithABatchsPathsHeldAtMost() {
         var narrator = RunNarrator(quiet: false, verbose: false, alwaysSummary: false, showsProgress: true)
-        var progress = JobProgress(job: "web", outputsTotal: 18, inputsTotal: 6)
         _ = narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 18, upToDate: 0, inputs: 6))
         var shown = ""
         for batch in [["a", "b"], ["c", "d", "e"], ["f"]] {
@@ -73,17 +72,14 @@ import Testing
                 for input in batch {
                     let output = OutputReport(
                         input: "\(input).png", output: "out/\(variant)/\(input).png", variant: variant, status: .written, tiles: 1)
-                    progress.record(output)
                     if case .progress(let line)? = narrator.lines(for: .outputFinished(Self.id, output)).last { shown = line }
                 }
             }
-            #expect(progress.inputs.count == batch.count)
-            progress.endBatch()
-            #expect(progress.inputs.isEmpty)
+            #expect(narrator.progress?.inputs.count == batch.count)
             #expect(narrator.lines(for: .batchFinished(Self.id)).isEmpty)
+            #expect(narrator.progress?.inputs.isEmpty == true)
         }
         #expect(shown.hasPrefix("web: 6/6 images, 18/18 outputs, 18 tiles, "), "\(shown)")
-        #expect(progress.line.hasPrefix("web: 6/6 images, 18/18 outputs, "), "\(progress.line)")
     }
 
     @Test func theServiceLineHasNoImages() {
