@@ -127,8 +127,13 @@ public struct Roots: Sendable {
                 return roots.contains(absolute)
             }
             let folder = absolute[..<slash]
-            let below = folders[folder] ?? roots.contains(String(folder))
-            folders[folder] = below
+            let below: Bool
+            if let known = folders[folder] {
+                below = known
+            } else {
+                below = roots.contains(String(folder))
+                folders[folder] = below
+            }
             // A folder outside every root may hold one: the file is asked itself.
             return below || roots.contains(absolute)
         }

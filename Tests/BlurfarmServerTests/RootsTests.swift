@@ -23,7 +23,7 @@ import Testing
         try files.createSymbolicLink(atPath: "\(top)/root/away", withDestinationPath: "../outside")
         try files.createSymbolicLink(atPath: "\(top)/outside/back.png", withDestinationPath: "../root/a.png")
         try files.createSymbolicLink(atPath: "\(top)/outside/in", withDestinationPath: "../root/sub")
-        // The roots: `root`, and a folder of another root's parent outside it.
+        // The roots: `root`, and `outside/deep`, whose folder is outside every root.
         let roots = try Roots(["\(top)/root", "\(top)/outside/deep"])
         let expected: [(String, Bool)] = [
             ("root/a.png", true), ("root/sub/b.png", true), ("root/other/c.png", true),
