@@ -135,10 +135,10 @@ public enum JobPlanner {
         // and the other files it reads by their identities.
         let folders = RealPath.Folders()
         // In plan order: each input read from its place.
-        var inputIdentities = IdentityIndex<UInt32>(capacity: found.count)
+        var inputIdentities = IdentityIndex(capacity: found.count)
         for index in 0..<found.count {
             let file = found.identity(index)
-            inputIdentities.add(.file(device: file.device, inode: file.inode), at: UInt32(index))
+            inputIdentities.add(.file(device: file.device, inode: file.inode))
         }
         found.dropIdentities()
         let entries = found
@@ -156,8 +156,8 @@ public enum JobPlanner {
         /// order, of several).
         @Sendable func read(_ identity: RealPath.Identity) -> ReadFile? {
             if let other = readFiles[identity] { return other }
-            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries.relative(Int($0)))) == identity }
-                .map { .input(entries.relative(Int($0))) }
+            return inputIndex.first(of: identity) { RealPath.identity(of: join(base, entries.relative($0))) == identity }
+                .map { .input(entries.relative($0)) }
         }
         // Each input glob's fixed folder as the kernel sees it, for the outputs' real paths.
         let fixedFolders = includes.map { RealPath.resolve(join(base, $0.fixedPrefix)) }
@@ -336,7 +336,8 @@ public enum JobPlanner {
                                 + "input on the next run; write the outputs elsewhere or exclude them",
                             at: variant.pathLocation))
                     } else {
-                        part.writers.add(identity, at: Writer(input: inputs.count, output: outputs.count, before: diagnostics.count))
+                        part.writers.add(identity)
+                        _ = part.numbers.next(input: inputs.count, diagnosticsBefore: diagnostics.count)
                         let (prefix, name) = prefixes.split(path)
                         outputs.append(PlannedOutput(
                             shared: shared, prefix: prefix, name: name, largestSize: largest, size: size,
@@ -364,12 +365,12 @@ public enum JobPlanner {
         var regionFiles: [String] = []
         var regionFailed: [JobPlan.RegionFailure] = []
         var unredacted: [String] = []
-        // The outputs by identity, each part's index with the inputs and diagnostics before the
-        // part: two that are one file are found once every output is in.
-        var writers: [(index: IdentityIndex<Writer>, inputsBefore: Int, diagnosticsBefore: Int)] = []
+        // The outputs by identity, each part's index and its outputs' numbers with the inputs and
+        // diagnostics before the part: two that are one file are found once every output is in.
+        var writers: [(index: IdentityIndex, numbers: OutputNumbers, inputsBefore: Int, diagnosticsBefore: Int)] = []
         for index in parts.indices {
             guard let part = parts[index].take(), !part.stopped else { return .failure(Diagnostics([stoppedDiagnostic])) }
-            writers.append((part.writers, inputCount, diagnostics.count))
+            writers.append((part.writers, part.numbers, inputCount, diagnostics.count))
             inputParts.append(part.inputs)
             inputCount += part.inputs.count
             diagnostics += part.diagnostics
@@ -381,14 +382,15 @@ public enum JobPlanner {
         }
         let inputs = PlannedInputs(joining: inputParts)
         inputParts = []
-        /// A writer of part `part` as the plan places it.
-        func placed(_ part: Int, _ writer: Writer) -> Writer {
-            Writer(
-                input: writer.input + writers[part].inputsBefore, output: writer.output,
-                before: writer.before + writers[part].diagnosticsBefore)
+        /// The output numbered `number` in part `part`, as the plan places it.
+        func placed(_ part: Int, _ number: Int) -> Writer {
+            let place = writers[part].numbers.place(of: number)
+            return Writer(
+                input: place.input + writers[part].inputsBefore, output: place.output,
+                before: place.diagnosticsBefore + writers[part].diagnosticsBefore)
         }
         var collisions = Collisions()
-        let runs = IdentityIndex<Writer>.sharedHashes(across: writers.map(\.index))
+        let runs = IdentityIndex.sharedHashes(across: writers.map(\.index))
         let shared: [[Writer]] = runs.map { run in run.map { placed($0.index, $0.position) } }
         sameFiles(inputs, shared, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
         // The output map is never a file the job reads or another of its outputs.
@@ -430,7 +432,9 @@ public enum JobPlanner {
     /// The inputs of a plan made together (``planPartInputs``), with what they add to the
     /// plan; positions and diagnostics count from the part's start.
     struct PlannedPart {
-        var writers: IdentityIndex<Writer>
+        var writers: IdentityIndex
+        /// The outputs of ``writers``, by their positions there.
+        var numbers = OutputNumbers()
         var inputs: PlannedInputs = []
         var diagnostics: [Diagnostic] = []
         var refused: [String] = []

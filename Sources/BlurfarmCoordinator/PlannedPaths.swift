@@ -3,7 +3,7 @@ import Synchronization
 
 /// The files a plan writes and reads, by their absolute paths' bytes: what the orphans' rule
 /// asks of each recorded output (``holds(_:)``). Each held as its path's hash and its place in
-/// the plan (``IdentityIndex``): 12 bytes an output and 8 an input, where sets of the paths
+/// the plan (``IdentityIndex``, ``OutputNumbers``): 8 bytes an output and 12 an input, where sets of the paths
 /// themselves, with the records read whole to be filtered, took a no-change `run --prune` of
 /// 300,000 outputs to 571 MB. A path whose hash matches is compared with the plan's, made
 /// absolute again (``IncrementalRun/absolute(_:using:)``), so the answers are the paths' and
@@ -11,32 +11,26 @@ import Synchronization
 struct PlannedPaths: Sendable {
     private let plan: JobPlan
     private let folders: RealPath.Folders
-    private let outputs: IdentityIndex<Place>
-    private let inputs: IdentityIndex<UInt32>
-
-    /// An output's place: its input's in the plan, its own in the input's.
-    struct Place: Comparable, Sendable {
-        let input: UInt32, output: UInt32
-
-        static func < (a: Place, b: Place) -> Bool { (a.input, a.output) < (b.input, b.output) }
-    }
+    private let outputs: IdentityIndex
+    private let numbers: OutputNumbers
+    private let inputs: IdentityIndex
 
     /// The paths of `plan`'s outputs and inputs, made absolute with `folders` (the job's).
     init(_ plan: JobPlan, folders: RealPath.Folders) {
         (self.plan, self.folders) = (plan, folders)
-        var outputs = IdentityIndex<Place>(capacity: plan.outputCount)
-        var inputs = IdentityIndex<UInt32>(capacity: plan.inputs.count)
+        var outputs = IdentityIndex(capacity: plan.outputCount)
+        var numbers = OutputNumbers()
+        var inputs = IdentityIndex(capacity: plan.inputs.count)
         for (index, input) in plan.inputs.enumerated() {
-            inputs.add(Self.identity(IncrementalRun.absolute(input.path, using: folders)), at: UInt32(index))
-            for (place, output) in input.outputs.enumerated() {
-                outputs.add(
-                    Self.identity(IncrementalRun.absolute(output.path, using: folders)),
-                    at: Place(input: UInt32(index), output: UInt32(place)))
+            inputs.add(Self.identity(IncrementalRun.absolute(input.path, using: folders)))
+            for output in input.outputs {
+                outputs.add(Self.identity(IncrementalRun.absolute(output.path, using: folders)))
+                _ = numbers.next(input: index)
             }
         }
         outputs.seal()
         inputs.seal()
-        (self.outputs, self.inputs) = (outputs, inputs)
+        (self.outputs, self.numbers, self.inputs) = (outputs, numbers, inputs)
     }
 
     private static func identity(_ absolute: String) -> RealPath.Identity { .path(RealPath.Identity.Bytes(absolute)) }
@@ -45,8 +39,9 @@ struct PlannedPaths: Sendable {
     /// inputs, whichever).
     func writes(_ path: String) -> Bool {
         let bytes = RealPath.Identity.Bytes(path)
-        return outputs.first(of: .path(bytes)) { place in
-            bytes == .init(lastAsked.outputs(of: Int(place.input), plan: plan, folders: folders)[Int(place.output)])
+        return outputs.first(of: .path(bytes)) { number in
+            let place = numbers.place(of: number)
+            return bytes == .init(lastAsked.outputs(of: place.input, plan: plan, folders: folders)[place.output])
         } != nil
     }
 
@@ -76,6 +71,6 @@ struct PlannedPaths: Sendable {
     /// Whether the file at the absolute path `path` is one of the plan's inputs.
     func reads(_ path: String) -> Bool {
         let bytes = RealPath.Identity.Bytes(path)
-        return inputs.first(of: .path(bytes)) { bytes == .init(IncrementalRun.absolute(plan.inputs[Int($0)].path, using: folders)) } != nil
+        return inputs.first(of: .path(bytes)) { bytes == .init(IncrementalRun.absolute(plan.inputs[$0].path, using: folders)) } != nil
     }
 }

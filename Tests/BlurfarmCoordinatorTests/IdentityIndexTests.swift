@@ -27,8 +27,9 @@ import Testing
                 default: .path(.init("/missing/" + Self.names[Int.random(in: 0..<Self.names.count, using: &generator)]))
                 }
             }
-            var index = IdentityIndex<Int>(capacity: count)
-            for (position, identity) in identities.enumerated().shuffled(using: &generator) { index.add(identity, at: position) }
+            var index = IdentityIndex(capacity: count)
+            for identity in identities { index.add(identity) }
+            #expect(index.count == count)
             index.seal()
             var reference: [RealPath.Identity: [Int]] = [:]
             for (position, identity) in identities.enumerated() { reference[identity, default: []].append(position) }
@@ -39,21 +40,46 @@ import Testing
                 }
             }
             #expect(index.first(of: .path(.init("/never"))) { identities[$0] == .path(.init("/never")) } == nil)
-            let whole: [[Int]] = IdentityIndex<Int>.sharedHashes(across: [index]).map { run in run.map(\.position) }
+            let whole: [[Int]] = IdentityIndex.sharedHashes(across: [index]).map { run in run.map(\.position) }
             let shared = whole.flatMap { run in
                 Dictionary(grouping: run) { identities[$0] }.values.filter { $0.count > 1 }
             }
             #expect(Set(shared) == Set(reference.values.filter { $0.count > 1 }))
             // In parts (a plan's), the runs are the whole index's, the parts never put together.
             let cuts = ([0, count] + (0..<Int.random(in: 0...3, using: &generator)).map { _ in Int.random(in: 0...count, using: &generator) }).sorted()
-            let parts = zip(cuts, cuts.dropFirst()).map { range -> IdentityIndex<Int> in
-                var part = IdentityIndex<Int>()
-                for position in range.0..<range.1 { part.add(identities[position], at: position) }
+            let parts = zip(cuts, cuts.dropFirst()).map { range -> IdentityIndex in
+                var part = IdentityIndex()
+                for position in range.0..<range.1 { part.add(identities[position]) }
                 part.seal()
                 return part
             }
-            let across: [[Int]] = IdentityIndex<Int>.sharedHashes(across: parts).map { run in run.map(\.position) }
+            // Each part's positions count from its start.
+            let across: [[Int]] = IdentityIndex.sharedHashes(across: parts).map { run in run.map { cuts[$0.index] + $0.position } }
             #expect(across == whole, "cut at \(cuts)")
+        }
+    }
+
+    /// An output's number is found again as its input's place, its own among the input's
+    /// outputs and the diagnostics told before it: random inputs of none to four outputs each,
+    /// diagnostics told between any two outputs.
+    @Test func anOutputsNumberGivesBackItsPlace() {
+        var generator = SplitMix(seed: 4747)
+        for _ in 0..<300 {
+            var numbers = OutputNumbers()
+            var expected: [(input: Int, output: Int, diagnosticsBefore: Int)] = []
+            var diagnostics = Int.random(in: 0...2, using: &generator)
+            for input in 0..<Int.random(in: 0...40, using: &generator) {
+                for output in 0..<Int.random(in: 0...4, using: &generator) {
+                    if Int.random(in: 0..<4, using: &generator) == 0 { diagnostics += Int.random(in: 1...3, using: &generator) }
+                    #expect(numbers.next(input: input, diagnosticsBefore: diagnostics) == expected.count)
+                    expected.append((input, output, diagnostics))
+                }
+            }
+            #expect(numbers.count == expected.count)
+            for (number, place) in expected.enumerated() {
+                let found = numbers.place(of: number)
+                #expect(found == place, "output \(number) of \(expected.count)")
+            }
         }
     }
 
