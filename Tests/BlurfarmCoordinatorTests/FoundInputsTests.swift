@@ -11,7 +11,8 @@ import Testing
 @Suite struct FoundInputsTests {
     @Test func eachPathOnceByItsBytesFromItsFirstGlob() {
         var generator = SplitMix(seed: 1947)
-        let names = ["a", "é", "e\u{301}", "b/c", "a-c", "a/c", "😀", "Z"]
+        // Names that sort before and after a folder of their first letters ("a/"): "a-c", "a0".
+        let names = ["a", "é", "e\u{301}", "b/c", "a-c", "a/c", "a0", "😀", "Z"]
         for _ in 0..<200 {
             var found = JobPlanner.FoundInputs()
             var firstGlob: [[UInt8]: Int] = [:]
@@ -36,8 +37,9 @@ import Testing
         }
     }
 
-    /// Past a segment of entries (``Segments``, 4,096) and of paths' bytes (``ByteSegments``,
-    /// 64 KiB; some paths thousands of bytes long): each file is read back, in order, as it
+    /// Past a segment of entries (``Segments``, 4,096) and of names' bytes (``ByteSegments``,
+    /// 64 KiB; some folders thousands of bytes long, some names the longest a name can be, and
+    /// one path of no folder longer than a segment): each file is read back, in order, as it
     /// was added: its path, its glob, and its identity.
     @Test func filesPastTheirSegmentsAreReadBackAsAdded() {
         var generator = SplitMix(seed: 2026)
@@ -45,7 +47,9 @@ import Testing
         var added: [(path: String, glob: Int, inode: UInt64)] = []
         for index in 0..<10_000 {
             let folder = Int.random(in: 0..<50, using: &generator) == 0 ? Int.random(in: 500...3000, using: &generator) : 1
-            let path = String(repeating: "d", count: folder) + "/\(index).png"
+            // A name of 255 bytes, the longest.
+            let name = index % 997 == 0 ? "\(index)" + String(repeating: "n", count: 251 - "\(index)".count) + ".png" : "\(index).png"
+            let path = index == 5000 ? String(repeating: "p", count: 70_000) : String(repeating: "d", count: folder) + "/" + name
             var info = stat()
             info.st_ino = UInt(index * 7 + 1)
             found.add(path, glob: index % 3, file: JobPlanner.Stated(info))
