@@ -106,6 +106,7 @@ struct OutputNumbers: Sendable {
     /// Numbers the next output: of the input at `input` (no earlier than the last output's),
     /// with `diagnosticsBefore` diagnostics told before it (as many as before the last, or
     /// more).
+    @discardableResult
     mutating func next(input: Int, diagnosticsBefore: Int = 0) -> Int {
         precondition(input + 1 >= firsts.count, "an input's outputs are numbered in the inputs' order")
         while firsts.count <= input { firsts.append(UInt32(count)) }

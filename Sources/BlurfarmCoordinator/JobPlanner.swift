@@ -337,7 +337,7 @@ public enum JobPlanner {
                             at: variant.pathLocation))
                     } else {
                         part.writers.add(identity)
-                        _ = part.numbers.next(input: inputs.count, diagnosticsBefore: diagnostics.count)
+                        part.numbers.next(input: inputs.count, diagnosticsBefore: diagnostics.count)
                         let (prefix, name) = prefixes.split(path)
                         outputs.append(PlannedOutput(
                             shared: shared, prefix: prefix, name: name, largestSize: largest, size: size,

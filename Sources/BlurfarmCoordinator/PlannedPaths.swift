@@ -25,7 +25,7 @@ struct PlannedPaths: Sendable {
             inputs.add(Self.identity(IncrementalRun.absolute(input.path, using: folders)))
             for output in input.outputs {
                 outputs.add(Self.identity(IncrementalRun.absolute(output.path, using: folders)))
-                _ = numbers.next(input: index)
+                numbers.next(input: index)
             }
         }
         outputs.seal()
