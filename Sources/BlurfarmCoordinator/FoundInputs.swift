@@ -62,13 +62,6 @@ extension JobPlanner {
             order = nil
         }
 
-        /// `body`'s answer for the path of entry `entry`: its folder's bytes and its name's.
-        private static func withPath<T>(
-            _ entry: Entry, _ names: ByteSegments, _ folders: [[UInt8]], _ body: (ArraySlice<UInt8>, ArraySlice<UInt8>) -> T
-        ) -> T {
-            names.withBytes(entry.name) { body(folders[Int(entry.folder)][...], $0) }
-        }
-
         /// Whether `x`'s path comes before `y`'s in their bytes' order (-1), is it (0), or
         /// comes after (1): its folder's bytes and its name's as one string. Static, given the
         /// names and folders alone, and read as spans: a sort's comparison that took the whole
@@ -135,7 +128,13 @@ extension JobPlanner {
 
         /// File `index`'s path relative to the manifest's folder (after ``seal()``).
         func relative(_ index: Int) -> String {
-            Self.withPath(entries[place(index)], names, folders) { folder, name in String(decoding: folder + name, as: UTF8.self) }
+            let entry = entries[place(index)]
+            var path = folders[Int(entry.folder)]
+            names.withSpan(entry.name) { name in
+                path.reserveCapacity(path.count + name.count)
+                for index in name.indices { path.append(name[index]) }
+            }
+            return String(decoding: path, as: UTF8.self)
         }
 
         /// The place of the glob that took file `index`.
@@ -195,14 +194,9 @@ struct ByteSegments: Sendable {
         return Place(segment: UInt32(last), start: UInt16(start), count: UInt16(count))
     }
 
-    /// `body`'s answer for the bytes at `place`, as a span.
+    /// `body`'s answer for the bytes at `place`.
     func withSpan<T>(_ place: Place, _ body: (Span<UInt8>) -> T) -> T {
         let segment = segments[Int(place.segment)]
         return body(segment.span.extracting(Int(place.start)..<Int(place.start) + Int(place.count)))
-    }
-
-    /// `body`'s answer for the bytes at `place`.
-    func withBytes<T>(_ place: Place, _ body: (ArraySlice<UInt8>) -> T) -> T {
-        body(segments[Int(place.segment)][Int(place.start)..<Int(place.start) + Int(place.count)])
     }
 }

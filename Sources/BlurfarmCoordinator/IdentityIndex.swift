@@ -20,10 +20,7 @@ struct IdentityIndex: Sendable {
 
     init(capacity: Int = 0) { entries.reserveCapacity(capacity) }
 
-    /// The files added.
-    var count: Int { entries.count }
-
-    /// Adds the file of `identity`, at the next position (``count`` before it).
+    /// Adds the file of `identity`, at the next position (the number of files added before it).
     mutating func add(_ identity: RealPath.Identity) {
         entries.append((Self.hash(of: identity), UInt32(entries.count)))
         isSorted = false

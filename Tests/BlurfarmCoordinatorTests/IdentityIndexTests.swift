@@ -29,7 +29,6 @@ import Testing
             }
             var index = IdentityIndex(capacity: count)
             for identity in identities { index.add(identity) }
-            #expect(index.count == count)
             index.seal()
             var reference: [RealPath.Identity: [Int]] = [:]
             for (position, identity) in identities.enumerated() { reference[identity, default: []].append(position) }
