@@ -226,9 +226,6 @@ public struct JobPlan: Sendable {
 
     /// Every output of the job.
     public var outputCount: Int { inputs.outputCount }
-
-    /// The sizes not made because their input is narrower, of every input in order.
-    public var notEnlarged: [NotEnlargedOutput] { inputs.notEnlarged }
 }
 
 extension PlannedOutput {

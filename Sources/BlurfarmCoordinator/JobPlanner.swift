@@ -446,20 +446,14 @@ public enum JobPlanner {
         var stopped = false
     }
 
-    /// An output of a plan being made: its input's place in the plan and its own in the
-    /// input's, and the number of diagnostics before it (where one that names it goes).
+    /// An output of a plan being made, found again from its number (``OutputNumbers``) when
+    /// its hash is another's: its input's place in the plan and its own in the input's, and
+    /// the number of diagnostics before it (where one that names it goes).
     struct Writer: Comparable {
-        private let inputIndex: UInt32, outputIndex: UInt32, diagnosticsBefore: UInt32
-        var input: Int { Int(inputIndex) }
-        var output: Int { Int(outputIndex) }
-        var before: Int { Int(diagnosticsBefore) }
+        let input: Int, output: Int, before: Int
 
-        init(input: Int, output: Int, before: Int) {
-            (inputIndex, outputIndex, diagnosticsBefore) = (UInt32(input), UInt32(output), UInt32(before))
-        }
-
-        static func < (a: Writer, b: Writer) -> Bool { (a.inputIndex, a.outputIndex) < (b.inputIndex, b.outputIndex) }
-        static func == (a: Writer, b: Writer) -> Bool { (a.inputIndex, a.outputIndex) == (b.inputIndex, b.outputIndex) }
+        static func < (a: Writer, b: Writer) -> Bool { (a.input, a.output) < (b.input, b.output) }
+        static func == (a: Writer, b: Writer) -> Bool { (a.input, a.output) == (b.input, b.output) }
     }
 
     /// The outputs of `inputs` that are one file (of each run of writers whose hashes are one,

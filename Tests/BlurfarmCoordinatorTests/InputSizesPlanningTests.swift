@@ -32,7 +32,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
 
         let plan = try loader.plan(fileAtPath: manifest).get()
-        #expect(plan.notEnlarged.count == 2, "640 and 1280 are wider than the 600 px input")
+        #expect(plan.inputs.notEnlargedCount == 2, "640 and 1280 are wider than the 600 px input")
         let folder = JobStateFolder(state: state, jobName: "srcset", manifestPath: manifest).path
         #expect(!FileManager.default.fileExists(atPath: state), "planning made the state folder")
 
