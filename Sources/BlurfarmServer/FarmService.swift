@@ -267,6 +267,13 @@ public actor FarmService {
             job.refusal = nil
         }
         if machine.state.isFinished { job.finishedAt = Date() }
+        if machine.state == .cancelled {
+            // Cancelled in the queue or while it planned, the farm never had it: its outputs not
+            // counted were cancelled before they started (a job cancelled in the farm has
+            // every output counted by now).
+            job.outputsCancelled += max(
+                0, job.outputsTotal - job.outputsUpToDate - job.outputsWritten - job.outputsFailed - job.outputsCancelled)
+        }
         if event == .retryRequested {
             job.finishedAt = nil
             job.error = nil

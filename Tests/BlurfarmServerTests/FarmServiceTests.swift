@@ -176,6 +176,22 @@ import Testing
         #expect(rows.first?.state == .cancelled)
     }
 
+    /// A job cancelled in the queue never reaches the farm: each of its outputs is counted as
+    /// cancelled before it started, as in a job the farm cancelled (written, failed and
+    /// cancelled add up to its outputs).
+    @Test func aJobCancelledInTheQueueCountsEachOutputCancelled() async throws {
+        let fixture = try ServerFixture()
+        defer { fixture.remove() }
+        try await fixture.service.start()
+        _ = try await fixture.submit()
+        let queued = try await fixture.submit()
+        #expect(queued.state == .queued && queued.outputsTotal == 2)
+        let cancelled = try await fixture.service.request(.cancelRequested, job: queued.id!)
+        #expect(cancelled.state == .cancelled)
+        #expect(cancelled.outputsCancelled == 2 && cancelled.outputsWritten == 0 && cancelled.outputsFailed == 0)
+        #expect(try await fixture.service.outputs(of: queued.id!).outputs.isEmpty)
+    }
+
     /// Tiles come by the hundred a second: their counts are stored and published together
     /// (at most every progress interval), not one transaction and one event each; the last
     /// ones are stored without waiting for another event.

@@ -64,6 +64,8 @@ import Testing
         dispatching.release()
         let cancelled = try await fixture.wait(for: large.id!) { $0.state == .cancelled }
         #expect(cancelled.state == .cancelled)
+        // Its outputs, none started, are counted as cancelled.
+        #expect(cancelled.outputsCancelled == 800 && cancelled.outputsWritten == 0, "\(cancelled)")
         #expect(dispatching.asks == PlanHold.heldAt, "the plan went on after it was cancelled")
         #expect(await service.plansInProgress == 0)
         #expect(!fixture.jobFarm.calls.contains("submit \(large.id!)"), "\(fixture.jobFarm.calls)")
