@@ -74,6 +74,9 @@ import Testing
         // It never reached the farm: no output started, none written or failed.
         #expect(try server.outputs(of: secondID).isEmpty)
         #expect(cancelled["outputsWritten"] as? Int == 0 && cancelled["outputsFailed"] as? Int == 0, "\(cancelled)")
+        // Each of its outputs is counted: cancelled before it started, or up to date.
+        let counted = ["outputsCancelled", "outputsUpToDate"].map { cancelled[$0] as? Int ?? -1 }.reduce(0, +)
+        #expect(counted == 60_000, "\(cancelled)")
     }
 }
 
