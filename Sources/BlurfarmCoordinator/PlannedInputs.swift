@@ -68,12 +68,8 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
     /// The part holding input `position` (the last whose first input is not after it), and
     /// the input's place in it.
     private func locate(_ position: Int) -> (part: Int, offset: Int) {
-        var (low, high) = (0, parts.count - 1)
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts[middle] <= position { low = middle } else { high = middle - 1 }
-        }
-        return (low, position - starts[low])
+        let part = lastStart(notAfter: position, among: starts, count: parts.count)
+        return (part, position - starts[part])
     }
 
     /// The sizes not made because their input is narrower (``PlannedInput/notEnlarged``), of
@@ -127,8 +123,11 @@ extension PlannedInputs {
         /// The chunk read from the file last: inputs are mostly read in order, a chunk's few
         /// hundred to few thousand one after another.
         private let lastRead = Mutex<(index: Int, bytes: [UInt8])?>(nil)
-        /// Each input's chunk (the high 32 bits) and first byte in it.
-        let offsets: [Int]
+        /// Each input's first byte in its chunk (4 bytes an input, where its chunk and place as
+        /// one number took 8: 4 MB of a million inputs' plan).
+        let offsets: [UInt32]
+        /// Each chunk's first input.
+        let chunkStarts: [Int]
         let prefixes: [PathPrefix]
         let variants: [PlannedVariant]
         /// The inputs with sizes not made, in order, and the number of those sizes.
@@ -146,7 +145,7 @@ extension PlannedInputs {
         fileprivate init(_ packer: Packer) {
             chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [.held(packer.chunk)])
             spill = packer.spill
-            (offsets, prefixes, variants) = (packer.offsets, packer.prefixes, packer.variants)
+            (offsets, chunkStarts, prefixes, variants) = (packer.offsets, packer.chunkStarts, packer.prefixes, packer.variants)
             (notEnlargedInputs, notEnlargedCount, outputCount) = (packer.notEnlargedInputs, packer.notEnlargedCount, packer.outputCount)
         }
 
@@ -154,8 +153,7 @@ extension PlannedInputs {
 
         /// Input `index`, made whole.
         func input(at index: Int) -> PlannedInput {
-            let offset = offsets[index]
-            var reader = Reader(bytes: bytes(ofChunk: offset >> 32), at: offset & 0xffff_ffff)
+            var reader = Reader(bytes: bytes(ofChunk: chunk(of: index)), at: Int(offsets[index]))
             let prefix = prefixes[reader.number()]
             let relativePath = reader.text()
             let seen = SeenStamp(packed: reader.word())
@@ -179,6 +177,9 @@ extension PlannedInputs {
             }
             return PlannedInput(prefix: prefix, relativePath: relativePath, outputs: outputs, notEnlarged: notEnlarged, seen: seen)
         }
+
+        /// The chunk input `index` is in.
+        private func chunk(of index: Int) -> Int { lastStart(notAfter: index, among: chunkStarts, count: chunkStarts.count) }
 
         /// The bytes of chunk `index`, read back from the plan's file when they are there. A
         /// file this process wrote and holds open that cannot be read back is a failed disk,
@@ -208,7 +209,8 @@ extension PlannedInputs {
         fileprivate var chunk: [UInt8] = []
         /// The input being packed, before it goes into a chunk.
         private var bytes: [UInt8] = []
-        fileprivate var offsets: [Int] = []
+        fileprivate var offsets: [UInt32] = []
+        fileprivate var chunkStarts: [Int] = []
         fileprivate var prefixes: [PathPrefix] = []
         fileprivate var variants: [PlannedVariant] = []
         fileprivate var notEnlargedInputs: [UInt32] = []
@@ -270,7 +272,8 @@ extension PlannedInputs {
                 chunk = []
                 chunk.reserveCapacity(Swift.max(Self.chunkBytes, bytes.count))
             }
-            offsets.append(chunks.count << 32 | chunk.count)
+            if chunk.isEmpty { chunkStarts.append(offsets.count) }
+            offsets.append(UInt32(chunk.count))
             chunk += bytes
         }
 
@@ -372,4 +375,15 @@ extension PlannedInputs {
             return word
         }
     }
+}
+
+/// The last of the first `count` of `starts` (in ascending order, the first 0) that is not
+/// after `position`: the part, or chunk, that position is in.
+private func lastStart(notAfter position: Int, among starts: [Int], count: Int) -> Int {
+    var (low, high) = (0, count - 1)
+    while low < high {
+        let middle = (low + high + 1) / 2
+        if starts[middle] <= position { low = middle } else { high = middle - 1 }
+    }
+    return low
 }
