@@ -46,11 +46,7 @@ struct IdentityIndex: Sendable {
     private func range(of identity: RealPath.Identity) -> Range<Int> {
         precondition(isSorted, "an index is sealed before it is asked")
         let hash = Self.hash(of: identity)
-        var low = 0, high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if entries[middle].hash < hash { low = middle + 1 } else { high = middle }
-        }
+        let low = entries.partitionPoint { $0.hash >= hash }
         var end = low
         while end < entries.count, entries[end].hash == hash { end += 1 }
         return low..<end
@@ -118,17 +114,9 @@ struct OutputNumbers: Sendable {
     /// and the diagnostics told before it.
     func place(of number: Int) -> (input: Int, output: Int, diagnosticsBefore: Int) {
         precondition(number < count, "a number given")
-        // The last input whose first output is at or before the number.
-        var low = 0, high = firsts.count
-        while low < high {
-            let middle = (low + high) / 2
-            if Int(firsts[middle]) <= number { low = middle + 1 } else { high = middle }
-        }
-        var (stepLow, stepHigh) = (0, diagnosticSteps.count)
-        while stepLow < stepHigh {
-            let middle = (stepLow + stepHigh) / 2
-            if Int(diagnosticSteps[middle].output) <= number { stepLow = middle + 1 } else { stepHigh = middle }
-        }
-        return (low - 1, number - Int(firsts[low - 1]), stepLow == 0 ? 0 : Int(diagnosticSteps[stepLow - 1].count))
+        // The last input whose first output is at or before the number, and the last step so.
+        let input = firsts.partitionPoint { Int($0) > number } - 1
+        let step = diagnosticSteps.partitionPoint { Int($0.output) > number } - 1
+        return (input, number - Int(firsts[input]), step < 0 ? 0 : Int(diagnosticSteps[step].count))
     }
 }

@@ -68,7 +68,7 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
     /// The part holding input `position` (the last whose first input is not after it), and
     /// the input's place in it.
     private func locate(_ position: Int) -> (part: Int, offset: Int) {
-        let part = lastStart(notAfter: position, among: starts, count: parts.count)
+        let part = starts.partitionPoint { $0 > position } - 1
         return (part, position - starts[part])
     }
 
@@ -178,8 +178,8 @@ extension PlannedInputs {
             return PlannedInput(prefix: prefix, relativePath: relativePath, outputs: outputs, notEnlarged: notEnlarged, seen: seen)
         }
 
-        /// The chunk input `index` is in.
-        private func chunk(of index: Int) -> Int { lastStart(notAfter: index, among: chunkStarts, count: chunkStarts.count) }
+        /// The chunk input `index` is in: the last that starts at or before it.
+        private func chunk(of index: Int) -> Int { chunkStarts.partitionPoint { $0 > index } - 1 }
 
         /// The bytes of chunk `index`, read back from the plan's file when they are there. A
         /// file this process wrote and holds open that cannot be read back is a failed disk,
@@ -375,15 +375,4 @@ extension PlannedInputs {
             return word
         }
     }
-}
-
-/// The last of the first `count` of `starts` (in ascending order, the first 0) that is not
-/// after `position`: the part, or chunk, that position is in.
-private func lastStart(notAfter position: Int, among starts: [Int], count: Int) -> Int {
-    var (low, high) = (0, count - 1)
-    while low < high {
-        let middle = (low + high + 1) / 2
-        if starts[middle] <= position { low = middle } else { high = middle - 1 }
-    }
-    return low
 }
