@@ -75,11 +75,12 @@ package enum NotEnlargedList: Sendable, Equatable {
         }
     }
 
+    /// Every one, in plan order, as one list.
     var all: [NotEnlargedOutput] {
-        switch self {
-        case .listed(let sizes): sizes
-        case .ofPlan(let inputs): inputs.notEnlarged
-        }
+        if case .listed(let sizes) = self { return sizes }
+        var all: [NotEnlargedOutput] = []
+        forEach { all.append($0) }
+        return all
     }
 
     /// The same sizes, however held.

@@ -72,15 +72,8 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
         return (part, position - starts[part])
     }
 
-    /// The sizes not made because their input is narrower (``PlannedInput/notEnlarged``), of
-    /// every input in order.
-    var notEnlarged: [NotEnlargedOutput] {
-        var all: [NotEnlargedOutput] = []
-        forEachNotEnlarged { all.append($0) }
-        return all
-    }
-
-    /// The number of ``notEnlarged``, counted as the parts were made.
+    /// The number of the sizes not made because their input is narrower
+    /// (``PlannedInput/notEnlarged``), counted as the parts were made.
     package var notEnlargedCount: Int {
         parts.reduce(0) { count, part in
             switch part {
@@ -90,7 +83,7 @@ public struct PlannedInputs: RandomAccessCollection, ExpressibleByArrayLiteral, 
         }
     }
 
-    /// Each of ``notEnlarged`` in turn, read back with its input (from the plan's file, where
+    /// Each of those sizes in plan order, read back with its input (from the plan's file, where
     /// its chunk is) and let go: only the inputs that have some are read.
     package func forEachNotEnlarged(_ body: (NotEnlargedOutput) throws -> Void) rethrows {
         for part in parts {

@@ -3,11 +3,11 @@ import Synchronization
 
 /// The files a plan writes and reads, by their absolute paths' bytes: what the orphans' rule
 /// asks of each recorded output (``holds(_:)``). Each held as its path's hash and its place in
-/// the plan (``IdentityIndex``, ``OutputNumbers``): 8 bytes an output and 12 an input, where sets of the paths
-/// themselves, with the records read whole to be filtered, took a no-change `run --prune` of
-/// 300,000 outputs to 571 MB. A path whose hash matches is compared with the plan's, made
-/// absolute again (``IncrementalRun/absolute(_:using:)``), so the answers are the paths' and
-/// never a hash's.
+/// the plan (``IdentityIndex``, ``OutputNumbers``): 8 bytes an output and 12 an input, where
+/// sets of the paths themselves, with the records read whole to be filtered, took a no-change
+/// `run --prune` of 300,000 outputs to 571 MB. A path whose hash matches is compared with the
+/// plan's, made absolute again (``IncrementalRun/absolute(_:using:)``), so the answers are the
+/// paths' and never a hash's.
 struct PlannedPaths: Sendable {
     private let plan: JobPlan
     private let folders: RealPath.Folders
