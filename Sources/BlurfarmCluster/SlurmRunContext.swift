@@ -49,12 +49,15 @@ public struct SlurmRunContext {
     /// written by hand gives two); an input of no shard (new since the split) is left out, as
     /// are the sizes not made (``OutputState/notEnlarged``). The states are those of the whole
     /// plan, asked once: asked of each shard's part, each shard's walk listed every other
-    /// shard's outputs as orphans, and stated them.
+    /// shard's outputs as orphans, and stated them. Each file is stated as it is now: the plan
+    /// was made when this was opened, and `status --wait` asks again as the shards write (taken
+    /// as the plan saw them, outputs written since were missing).
     public func forEachStatus<Failure: Error>(
         _ records: IncrementalRun.StatusRecords, _ body: (_ shard: Int, OutputStatus) throws(Failure) -> Void
     ) throws(Failure) {
         let statuses = IncrementalRun.status(
-            of: plan, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit)
+            of: plan, records: records, versions: recipeVersions, plugins: plugins, pixelLimit: configuration.pixelLimit,
+            trustingSeen: false)
         var pending = statuses.makeIterator()
         var status = pending.next()
         for (input, shards) in zip(plan.inputs, inputShards) {

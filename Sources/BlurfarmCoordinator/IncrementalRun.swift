@@ -395,8 +395,9 @@ public final class IncrementalRun: Sendable {
             return info
         }
 
-        /// Whether anything is at the path (a file, a folder, a link even if it leads nowhere).
-        mutating func exists() -> Bool { seen.isFile || status() != nil || IncrementalRun.exists(path) }
+        /// Whether anything is at the path (a file, a folder, a link even if it leads nowhere):
+        /// not asked of a file the plan found absent.
+        mutating func exists() -> Bool { seen.isFile || !seen.isAbsent && (status() != nil || IncrementalRun.exists(path)) }
 
         /// Whether the file's stamp is `recorded`: as the plan saw it, else as `stat` says.
         mutating func hasStamp(_ recorded: FileStamp) -> Bool { seen.matches(recorded) ?? (stamp() == recorded) }
@@ -515,9 +516,12 @@ public final class IncrementalRun: Sendable {
     /// Reads the files' stamps, and hashes those whose stamps changed; decodes nothing and
     /// writes nothing. The records are looked up a batch of inputs at a time
     /// (``lookupBatch``), and an output recorded as another input's has no record, as in a
-    /// run (``OutputRecords/lookUp(recordsOf:failures:)``).
+    /// run (``OutputRecords/lookUp(recordsOf:failures:)``). The files are taken as the plan
+    /// saw them (``SeenStamp``) when it was made just before; `trustingSeen` false, for a plan
+    /// held while its files change (`slurm status --wait`'s, as the shards write), states each.
     public static func status(
-        of plan: JobPlan, records: StatusRecords, versions: String, plugins: [String: String] = [:], pixelLimit: Int
+        of plan: JobPlan, records: StatusRecords, versions: String, plugins: [String: String] = [:], pixelLimit: Int,
+        trustingSeen: Bool = true
     ) -> OutputStatuses {
         let decoder = decoderKey(versions: versions, pixelLimit: pixelLimit)
         let folders = RealPath.Folders()
@@ -528,10 +532,10 @@ public final class IncrementalRun: Sendable {
             let batch = Array(plan.inputs[first..<min(first + lookupBatch, plan.inputs.count)])
             let found = records.lookUp(batch.map { absolute($0.path, using: folders) })
             for (offset, input) in batch.enumerated() {
-                var probe = FileProbe(path: absolute(input.path, using: folders), seen: input.seen)
+                var probe = FileProbe(path: absolute(input.path, using: folders), seen: trustingSeen ? input.seen : .unseen)
                 let failure = found.failures[.init(probe.path)]
                 for output in input.outputs {
-                    var outputFile = FileProbe(path: absolute(output.path, using: folders), seen: output.seen)
+                    var outputFile = FileProbe(path: absolute(output.path, using: folders), seen: trustingSeen ? output.seen : .unseen)
                     let record = found.records[.init(outputFile.path)].flatMap { $0.input == probe.path ? $0 : nil }
                     let state = Self.state(
                         of: &outputFile, recipe: recipes.of(output, versions: versions), record: record, failure: failure,

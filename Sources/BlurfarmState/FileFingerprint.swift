@@ -48,15 +48,22 @@ public struct FileStamp: Codable, Hashable, Sendable {
 }
 
 /// What a plan saw of a file as it planned it, for the up-to-date check that follows at once:
-/// the digest of the file's stamp when it was a regular file. The check compares it with a
-/// record's stamp before it asks `stat` again, so a no-change run states each file once
-/// (issue 47: it stated each twice, once to plan and once to check). The digest is keyed by
+/// the digest of the file's stamp when it was a regular file, or that nothing was there. The
+/// check compares it with a record's stamp before it asks `stat` again, so a no-change run
+/// states each file once (issue 47: it stated each twice, once to plan and once to check), and
+/// takes a file the plan found absent for missing, so a first run's outputs are stated once,
+/// not three times (the plan's `stat`, the check's `stat` and `lstat`). The digest is keyed by
 /// this process's hashing seed: it is only compared with digests this process makes.
 public struct SeenStamp: Hashable, Sendable {
     private let digest: UInt64
 
-    /// Not seen (or not a regular file): the check asks `stat`.
+    /// Not seen, or not a regular file (a folder, a link that leads nowhere): the check asks
+    /// `stat`.
     public static let unseen = SeenStamp(digest: 0)
+
+    /// Nothing there: no file, folder or link, not even one that leads nowhere (its folder is
+    /// not there, or `lstat` said so). The check takes the file for missing without asking.
+    public static let absent = SeenStamp(digest: 1)
 
     private init(digest: UInt64) { self.digest = digest }
 
@@ -65,7 +72,8 @@ public struct SeenStamp: Hashable, Sendable {
         var hasher = Hasher()
         hasher.combine(stamp)
         let digest = UInt64(bitPattern: Int64(hasher.finalize()))
-        self.digest = digest == 0 ? 1 : digest
+        // Clear of the two digests above.
+        self.digest = digest < 2 ? digest + 2 : digest
     }
 
     /// What `stat` said: a regular file's stamp, or unseen.
@@ -74,7 +82,10 @@ public struct SeenStamp: Hashable, Sendable {
     }
 
     /// Whether a regular file was seen.
-    public var isFile: Bool { digest != 0 }
+    public var isFile: Bool { digest > 1 }
+
+    /// Whether nothing was there (``absent``).
+    public var isAbsent: Bool { digest == 1 }
 
     /// The digest as it is held, for a plan that packs its outputs (``init(packed:)`` reads it back).
     package var packed: UInt64 { digest }
@@ -83,7 +94,7 @@ public struct SeenStamp: Hashable, Sendable {
     package init(packed: UInt64) { digest = packed }
 
     /// Whether the file seen had `stamp`; nil when none was seen.
-    public func matches(_ stamp: FileStamp) -> Bool? { digest == 0 ? nil : SeenStamp(stamp) == self }
+    public func matches(_ stamp: FileStamp) -> Bool? { isFile ? SeenStamp(stamp) == self : nil }
 }
 
 /// A file's contents as the records know them: its stamp before hashing and the XXH3-128 hash

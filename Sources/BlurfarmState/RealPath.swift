@@ -162,7 +162,10 @@ package enum RealPath {
         let real = resolveFolder(of: path, using: folders)
         let folder = PathName.folder(of: real)
         let stated = { Syscalls.status(folder).map { (UInt64($0.st_dev), UInt64($0.st_ino)) } }
-        if let (device, inode) = folders?.identity(ofFolder: folder, stated) ?? stated() {
+        // A folder that is not there is remembered so too: asked again, it cost a first run's
+        // outputs a `stat` each.
+        let folderIdentity = if let folders { folders.identity(ofFolder: folder, stated) } else { stated() }
+        if let (device, inode) = folderIdentity {
             return .entry(device: device, inode: inode, name: Identity.Bytes(PathName.lastName(of: real)))
         }
         return .path(Identity.Bytes(real))

@@ -1,3 +1,5 @@
+import BlurfarmKernels
+import BlurfarmManifest
 import BlurfarmState
 import Foundation
 import Testing
@@ -86,5 +88,46 @@ import Testing
             #expect(current == nil)
         }
         #expect(SeenStamp(other).matches(Self.stamp) == false && SeenStamp.unseen.matches(Self.stamp) == nil)
+    }
+
+    @Test func aFileThePlanFoundAbsentIsMissingWithoutAsking() throws {
+        // A file there now: only what the plan saw says nothing is.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("absent-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var absent = IncrementalRun.FileProbe(path: path, seen: .absent)
+        var unseen = IncrementalRun.FileProbe(path: path, seen: .unseen)
+        #expect(!absent.exists() && unseen.exists())
+        #expect(!SeenStamp.absent.isFile && SeenStamp.absent.matches(Self.stamp) == nil)
+        #expect(SeenStamp(Self.stamp).isFile && !SeenStamp(Self.stamp).isAbsent && !SeenStamp.unseen.isAbsent)
+    }
+
+    /// A plan's outputs as it saw them: absent when their folder is not there or nothing is at
+    /// their path; a link that leads nowhere is something (the check asks, and a run replaces
+    /// it), and a file is seen with its stamp.
+    @Test func aPlanFindsAnOutputAbsentOnlyWhenNothingIsThere() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("seen-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for folder in ["in", "there", "linked", "written"] {
+            try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
+        }
+        _ = FileManager.default.createFile(atPath: root + "/in/a.png", contents: Data("a".utf8))
+        try FileManager.default.createSymbolicLink(atPath: root + "/linked/a.png", withDestinationPath: "nowhere.png")
+        _ = FileManager.default.createFile(atPath: root + "/written/a.png", contents: Data("b".utf8))
+        let manifest = root + "/seen.job"
+        try ("job: seen\ninputs: [in/*.png]\noutputs:\n" + ["nofolder", "there", "linked", "written"].map {
+            "  - name: \($0)\n    path: \($0)/{stem}.png\n"
+        }.joined()).write(toFile: manifest, atomically: true, encoding: .utf8)
+        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        let seen = Dictionary(uniqueKeysWithValues: try #require(plan.inputs.first).outputs.map { ($0.variant.name, $0.seen) })
+        #expect(seen["nofolder"] == .absent && seen["there"] == .absent)
+        #expect(seen["linked"] == .unseen)
+        #expect(seen["written"]?.isFile == true)
+        // What a run decides of each: the link is there, not recorded.
+        let statuses = IncrementalRun.status(
+            of: plan, records: .whole(.init()), versions: "v", pixelLimit: 1 << 30)
+        let states = Dictionary(uniqueKeysWithValues: statuses.map { ($0.variant ?? "", $0.state) })
+        #expect(states == ["nofolder": .missing, "there": .missing, "linked": .notRecorded, "written": .notRecorded])
     }
 }

@@ -76,6 +76,22 @@ import Testing
         }
         #expect(RealPath.resolveFolder(of: "\(root)/link/sub/d.jpg", using: folders) == "\(RealPath.resolve(root))/real/sub/d.jpg")
     }
+
+    /// A plan's files not there are named by their folder's identity, the folder stated once
+    /// for the plan: one not there is remembered so, as one there is (a first run's outputs
+    /// share a few folders not made yet), where without the plan's folders each asks anew.
+    @Test func aFolderNotThereIsStatedOnceForAPlan() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("paths-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let (folders, path) = (RealPath.Folders(), "\(root)/out/a.jpg")
+        let before = RealPath.identity(of: path, stated: nil, using: folders)
+        guard case .path = before else { Issue.record("\(before)"); return }
+        try FileManager.default.createDirectory(atPath: root + "/out", withIntermediateDirectories: true)
+        // As the plan found it, for the plan; asked anew without it.
+        #expect(RealPath.identity(of: path, stated: nil, using: folders) == before)
+        guard case .entry = RealPath.identity(of: path, stated: nil) else { Issue.record("asked anew"); return }
+    }
 }
 
 /// The planner's one spelling of a path (``JobPlanner/normalise(_:)``) reads most paths as

@@ -40,13 +40,13 @@ import Testing
             photos: ["p", "q"], "job: versions\ninputs: [photos/*.jpg]\noutputs:\n  - name: copy\n    path: out/{stem}.png\n")
         defer { try? FileManager.default.removeItem(atPath: root) }
         let asked = Mutex(0)
-        func run(_ versions: String) -> IncrementalRun {
+        func run(_ versions: String, _ plan: JobPlan) -> IncrementalRun {
             IncrementalRun(
                 plan: plan, records: records, versions: { asked.withLock { $0 += 1 }; return versions }, pixelLimit: 1 << 20,
                 force: false)
         }
 
-        let first = run("blurfarm 1; libvips 8")
+        let first = run("blurfarm 1; libvips 8", plan)
         #expect(asked.withLock { $0 } == 0, "nothing recorded: nothing to compare")
         #expect(first.plan.outputCount == 2)
         for input in first.plan.inputs {
@@ -59,10 +59,12 @@ import Testing
         #expect(asked.withLock { $0 } == 1, "asked once, for the first record")
 
         asked.withLock { $0 = 0 }
-        let again = run("blurfarm 1; libvips 8")
+        // Planned again, as each run plans: a plan is checked as its files were when it was made.
+        let replanned = try Self.plan(manifestAt: root + "/job/job.job").get()
+        let again = run("blurfarm 1; libvips 8", replanned)
         #expect(again.plan.outputCount == 0 && again.takenOut.count == 2, "up to date")
         #expect(asked.withLock { $0 } == 1, "asked once, to compare")
-        let upgraded = run("blurfarm 1; libvips 9")
+        let upgraded = run("blurfarm 1; libvips 9", replanned)
         #expect(upgraded.plan.outputCount == 2, "a new libvips: every output again")
     }
 }
@@ -184,10 +186,12 @@ import Testing
                 try first.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
             }
         }
+        // Planned again, as each run plans: a plan is checked as its files were when it was made.
+        let replanned = try RecipeVersionsTests.plan(manifestAt: root + "/job/job.job").get()
         for stopAt in [0, 1, Int.max] {
             let asked = Mutex(0)
             let run = IncrementalRun(
-                plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false,
+                plan: replanned, records: records, versions: { "v" }, pixelLimit: 1 << 30, force: false,
                 stopped: { asked.withLock { asked in defer { asked += 1 }; return asked >= stopAt } })
             // The checked inputs' outputs are up to date; the others are still to be made,
             // unchecked, in the plan's order.
