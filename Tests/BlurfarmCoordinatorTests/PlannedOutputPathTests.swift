@@ -1,3 +1,4 @@
+import BlurfarmCore
 import BlurfarmManifest
 import BlurfarmTestSupport
 import Testing
@@ -41,6 +42,39 @@ import Testing
         #expect(a !== c)
         #expect((a.text, nameA, nameB) == ("/photos/out/", "a.jpg", "b.jpg"))
         #expect((d.text, nameD) == ("", "a.jpg"))
+    }
+
+    /// The folders a run looks in for what a killed run left (``JobRunner/outputFolders(of:)``),
+    /// read from the outputs' shared prefixes: each folder of the outputs' paths, once, also
+    /// when two parts of the plan made a prefix of one folder each.
+    @Test func theOutputFoldersAreThoseOfTheOutputsPathsEachOnce() {
+        let names = ["a", "é", "x y", ".", "..", ".x", "e\u{301}", "photo-000123.jpg"]
+        var generator = SplitMix(seed: 4747)
+        let spec = VariantSpec(name: "v", pathTemplate: try! PathTemplate("out/{stem}.png"))
+        let variant = PlannedVariant(spec)
+        for _ in 0..<200 {
+            // Two parts, each making its own prefixes.
+            var parts = [PathPrefix.Made(), PathPrefix.Made()]
+            var (inputs, expected): ([PlannedInput], Set<[UInt8]>) = ([], [])
+            for index in 0..<Int.random(in: 1...12, using: &generator) {
+                var outputs: [PlannedOutput] = []
+                for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                    let path = (0..<Int.random(in: 1...4, using: &generator)).map { _ in names.randomElement(using: &generator)! }
+                        .joined(separator: Bool.random(using: &generator) ? "/" : "//")
+                    let rooted = Bool.random(using: &generator) ? "/" + path : path
+                    let (prefix, name) = parts[index % 2].split(rooted)
+                    outputs.append(PlannedOutput(shared: variant, prefix: prefix, name: name, largestSize: nil, size: nil, seen: .unseen))
+                    let folder = PathName.folderInPlace(of: rooted)
+                    expected.insert(Array((folder.isEmpty ? "." : folder).utf8))
+                }
+                inputs.append(PlannedInput(path: "/job/in/\(index).png", relativePath: "in/\(index).png", outputs: outputs))
+            }
+            let plan = JobPlan(
+                job: JobSpec(name: "folders", inputs: ["in/*"], outputs: [spec]), manifestPath: "/job/job.job", folder: "/job",
+                inputs: PlannedInputs(inputs), tileSize: 0)
+            let folders = JobRunner.outputFolders(of: plan).map { Array($0.utf8) }
+            #expect(folders.count == Set(folders).count && Set(folders) == expected, "\(folders) \(expected)")
+        }
     }
 
     @Test func anInputsPathIsThePathItWasMadeFrom() {
