@@ -342,10 +342,12 @@ public enum JobPlanner {
                         part.writers.add(identity)
                         part.numbers.next(input: inputs.count, diagnosticsBefore: diagnostics.count)
                         let (prefix, name) = prefixes.split(path)
-                        // Nothing there when its folder is not (a first run's) or `lstat` says so:
-                        // the check takes it for missing without asking again.
-                        let absent: Bool
-                        if case .path = identity { absent = true } else { absent = stated == nil && Syscalls.linkStatus(path) == nil }
+                        // Not stated: nothing there when its folder is not (a first run's) or
+                        // `lstat` says so, and the check takes it for missing without asking again.
+                        var absent: Bool {
+                            if case .path = identity { return true }
+                            return Syscalls.linkStatus(path) == nil
+                        }
                         outputs.append(PlannedOutput(
                             shared: shared, prefix: prefix, name: name, largestSize: largest, size: size,
                             seen: stated.map(SeenStamp.init) ?? (absent ? .absent : .unseen)))
