@@ -18,6 +18,13 @@ public final class PathPrefix: Sendable {
 
     public init(_ text: String) { self.text = text }
 
+    /// The folder of the paths it begins, as ``PathName/folderInPlace(of:)`` gives it for any of
+    /// them: the text without its trailing `/`s (`/` for the root; `.` for none).
+    var folder: String {
+        guard let last = text.utf8.lastIndex(where: { $0 != UInt8(ascii: "/") }) else { return text.isEmpty ? "." : "/" }
+        return String(text[...last])
+    }
+
     /// The prefixes of a plan being made, each made once: the outputs of a folder share one.
     struct Made {
         /// By their bytes: Swift's strings compare by canonical equivalence, and `é` and `e`

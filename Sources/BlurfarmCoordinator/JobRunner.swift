@@ -164,9 +164,7 @@ public struct JobRunner: Sendable {
         var (read, seen, folders): (Set<ObjectIdentifier>, Set<[UInt8]>, [String]) = ([], [], [])
         for input in plan.inputs {
             for output in input.outputs where read.insert(ObjectIdentifier(output.prefix)).inserted {
-                // The prefix is the path up to its last `/`: any name after it has its folder.
-                let inPlace = PathName.folderInPlace(of: output.prefix.text + "-")
-                let folder = inPlace.isEmpty ? "." : String(inPlace)
+                let folder = output.prefix.folder
                 if seen.insert(Array(folder.utf8)).inserted { folders.append(folder) }
             }
         }
