@@ -157,16 +157,16 @@ public struct JobRunner: Sendable {
 
     /// The folders of `plan`'s outputs, each once (`.` for none), by their bytes (`é` and `e`
     /// with a combining accent are two folders, which one set of strings took for one): read
-    /// from the prefixes the outputs of a folder share (``PathPrefix``), each once, not from
-    /// every output's path (a million outputs in a few folders made a million strings, 79 MB;
-    /// made and read in place, 5% of a million's first run before its first output).
+    /// from the prefixes the outputs of a folder share (``PlannedInputs/forEachOutputPrefix(_:)``),
+    /// each once, not from every output's path (a million outputs in a few folders made a
+    /// million strings, 79 MB; made and read in place, 5% of a million's first run before its
+    /// first output).
     static func outputFolders(of plan: JobPlan) -> [String] {
         var (read, seen, folders): (Set<ObjectIdentifier>, Set<[UInt8]>, [String]) = ([], [], [])
-        for input in plan.inputs {
-            for output in input.outputs where read.insert(ObjectIdentifier(output.prefix)).inserted {
-                let folder = output.prefix.folder
-                if seen.insert(Array(folder.utf8)).inserted { folders.append(folder) }
-            }
+        plan.inputs.forEachOutputPrefix { prefix in
+            guard read.insert(ObjectIdentifier(prefix)).inserted else { return }
+            let folder = prefix.folder
+            if seen.insert(Array(folder.utf8)).inserted { folders.append(folder) }
         }
         return folders
     }

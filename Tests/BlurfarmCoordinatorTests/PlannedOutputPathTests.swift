@@ -46,7 +46,8 @@ import Testing
 
     /// The folders a run looks in for what a killed run left (``JobRunner/outputFolders(of:)``),
     /// read from the outputs' shared prefixes: each folder of the outputs' paths, once, also
-    /// when two parts of the plan made a prefix of one folder each.
+    /// when two parts of the plan made a prefix of one folder each, from a packed part (its
+    /// table of prefixes, which holds the inputs' too) and a listed one.
     @Test func theOutputFoldersAreThoseOfTheOutputsPathsEachOnce() {
         let names = ["a", "é", "x y", ".", "..", ".x", "e\u{301}", "photo-000123.jpg"]
         var generator = SplitMix(seed: 4747)
@@ -69,9 +70,18 @@ import Testing
                 }
                 inputs.append(PlannedInput(path: "/job/in/\(index).png", relativePath: "in/\(index).png", outputs: outputs))
             }
+            // The first half packed, each input read at a prefix of its own that no output has.
+            let half = inputs.count / 2
+            var packer = PlannedInputs.Packer(capacity: half)
+            for input in inputs[..<half] {
+                packer.append(
+                    prefix: PathPrefix("/inputs-\(input.relativePath)/"), relativePath: input.relativePath, outputs: input.outputs,
+                    notEnlarged: [], seen: .unseen)
+            }
             let plan = JobPlan(
                 job: JobSpec(name: "folders", inputs: ["in/*"], outputs: [spec]), manifestPath: "/job/job.job", folder: "/job",
-                inputs: PlannedInputs(inputs), tileSize: 0)
+                inputs: PlannedInputs(joining: [packer.packed(), PlannedInputs(Array(inputs[half...]))]), tileSize: 0)
+            #expect(plan.outputCount == inputs.reduce(0) { $0 + $1.outputs.count })
             let folders = JobRunner.outputFolders(of: plan).map { Array($0.utf8) }
             #expect(folders.count == Set(folders).count && Set(folders) == expected, "\(folders) \(expected)")
         }
