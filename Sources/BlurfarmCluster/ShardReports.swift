@@ -35,14 +35,17 @@ public struct ShardReports {
     let reports: [Read]
     /// Each report's place in ``reports``, by its number.
     private let rank: [Int: Int]
-    /// The shards some task of which wrote a report (``reported(shard:)``).
-    private let shards: Set<Int>
+    /// How each shard some task of which wrote a report ended (``end(of:)``).
+    private let ends: [Int: ShardEnd]
 
     init(index: PathIndex, reports: [Read]) {
         self.index = index
         self.reports = reports.sorted { ($0.head.started, $0.job, $0.number) < ($1.head.started, $1.job, $1.number) }
         rank = Dictionary(uniqueKeysWithValues: self.reports.enumerated().map { ($1.number, $0) })
-        shards = Set(reports.map(\.shard))
+        // The latest report of each shard says how it ended.
+        var ends: [Int: ShardEnd] = [:]
+        for report in self.reports { ends[report.shard] = report.head.stopped + report.head.cancelled > 0 ? .stopped : .finished }
+        self.ends = ends
     }
 
     /// The statuses whose outputs are kept whole in the index: those `slurm finish` and `slurm
@@ -55,10 +58,20 @@ public struct ShardReports {
     /// The latest report's settings, nil when there is none.
     var settings: RunSettings? { reports.last?.head.settings }
 
-    /// Whether some task of shard `shard` wrote its report: then each of the shard's outputs
-    /// that no report of it names was up to date when it ran (a report lists every other
-    /// output, those a stopped run did not reach as `stopped`).
-    func reported(shard: Int) -> Bool { shards.contains(shard) }
+    /// How a shard's tasks ended, as their reports tell (``end(of:)``).
+    public enum ShardEnd: Sendable, Equatable {
+        /// No task of it wrote a report: lost, cancelled or out of time.
+        case unreported
+        /// Its latest report is of a run that ended: each of its outputs that no report of it
+        /// names was up to date when it ran (a report lists every other output).
+        case finished
+        /// Its latest report is of a run stopped or cancelled: the outputs it did not start
+        /// are counted there, not named.
+        case stopped
+    }
+
+    /// How shard `shard` ended.
+    func end(of shard: Int) -> ShardEnd { ends[shard] ?? .unreported }
 
     /// The reports in `folder` (`shard-<I>-<Slurm job id>.json`, each task's `run --report`),
     /// each read an output at a time into a new index; a file that cannot be read to its end

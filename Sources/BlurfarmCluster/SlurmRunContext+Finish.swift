@@ -43,7 +43,7 @@ extension SlurmRunContext {
             let reported = try reports.outputs(batch.map(\.status.output))
             outputs.add(batch.map { shard, status in
                 Self.merged(
-                    status, shard: shard, reported: reported[.init(status.output)], shardReported: reports.reported(shard: shard))
+                    status, shard: shard, reported: reported[.init(status.output)], shardEnded: reports.end(of: shard))
             })
             batch.removeAll(keepingCapacity: true)
         }
@@ -70,12 +70,13 @@ extension SlurmRunContext {
     static let mergeBatch = 1024
 
     /// What the merged report says of the output whose state is `status`, run by shard
-    /// `shard`, of which the shards' reports say `reported` (`shardReported`: whether the shard
-    /// wrote a report, which names every output it did not find up to date): an output
+    /// `shard`, of which the shards' reports say `reported` (`shardEnded`: how the shard's
+    /// latest report says it ended; a run's report names every output it did not find up to
+    /// date, but those it did not start, stopped): an output
     /// written, by its names and its report's text, not decoded (put in the merged report as
     /// it is: ``ReportedOutputs/Spilling``); one failed, decoded.
     static func merged(
-        _ status: OutputStatus, shard: Int, reported: ShardReports.Reported?, shardReported: Bool
+        _ status: OutputStatus, shard: Int, reported: ShardReports.Reported?, shardEnded: ShardReports.ShardEnd
     ) -> (output: OutputReport, text: Data?) {
         let variant = status.variant ?? ""
         if status.state == .upToDate {
@@ -92,8 +93,9 @@ extension SlurmRunContext {
         let (kind, why): (String, String)
         switch (reported?.status, status.state) {
         case (_, .failedEarlier): (kind, why) = ("decode", "failed earlier: \(status.reason ?? "its input cannot be decoded")")
-        case (nil, _) where !shardReported:
+        case (nil, _) where shardEnded == .unreported:
             (kind, why) = ("lost", "not written: shard \(shard) did not report it (lost, cancelled or out of time)")
+        case (nil, _) where shardEnded == .stopped: (kind, why) = ("lost", "not written: shard \(shard) was stopped")
         case (.stopped, _), (.cancelled, _): (kind, why) = ("lost", "not written: shard \(shard) was stopped")
         default: (kind, why) = ("verification", "\(status.state) after shard \(shard) ran")
         }

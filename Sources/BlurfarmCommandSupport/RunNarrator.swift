@@ -89,7 +89,7 @@ public struct RunNarrator: Sendable {
             progress = nil
             let summary = Self.summary(outcome, keepsRecords: keepsRecords)
             return clear + (!quiet && (outcome.didWork || alwaysSummary) ? [.output(summary)] : []) + [.log(summary)]
-        case .outputStarted, .tilesDone, .workerStarted, .workerLost: return []
+        case .outputStarted, .tilesDone, .outputsNotStarted, .workerStarted, .workerLost: return []
         }
     }
 

@@ -96,7 +96,7 @@ extension JobRunner {
             let indices = outputs.filter { input.outputs[$0].decodeResize == resize }
             control.waitWhilePaused()
             if let ended = control.ended {
-                for index in indices { report(index, ended) }
+                for index in indices { finish(index, .notStarted(input.outputs[index], of: input, ended)) }
                 continue
             }
             let (request, widths) = decodeRequest(for: input, resize: resize)

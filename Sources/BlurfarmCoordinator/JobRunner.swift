@@ -86,8 +86,22 @@ public struct JobRunner: Sendable {
         around: (before: Int, after: Int) = (0, 0), removingAbandoned: Bool = true,
         events: @escaping @Sendable (Event) -> Void = { _ in }
     ) -> RunReport {
-        let mode = verify ?? plan.job.verify
         let started = Date()
+        let outputs = reports(
+            plan, verify: verify, control: control, around: around, removingAbandoned: removingAbandoned, events: events)
+        return RunReport(
+            job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), settings: settings, outputs: outputs)
+    }
+
+    /// ``run(_:verify:settings:control:around:removingAbandoned:events:)``'s outputs, every one
+    /// in plan order: those not started too (``OutputReport/notStarted``), which its report
+    /// counts and does not list.
+    public func reports(
+        _ plan: JobPlan, verify: VerifyMode? = nil, control: JobControl = JobControl(),
+        around: (before: Int, after: Int) = (0, 0), removingAbandoned: Bool = true,
+        events: @escaping @Sendable (Event) -> Void = { _ in }
+    ) -> [OutputReport] {
+        let mode = verify ?? plan.job.verify
         if removingAbandoned { Self.removeAbandonedFiles(of: plan) }
         let inputs = plan.inputs
         let next = Atomic<Int>(0)
@@ -136,15 +150,13 @@ public struct JobRunner: Sendable {
         }
         lane()
         group.wait()
-        return RunReport(
-            job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), settings: settings,
-            outputs: results.withLock { results in
-                // In one allocation of their number: grown by doubling, it held twice the reports.
-                var all: [OutputReport] = []
-                all.reserveCapacity(results.reduce(0) { $0 + $1.count })
-                for reports in results { all += reports }
-                return all
-            })
+        return results.withLock { results in
+            // In one allocation of their number: grown by doubling, it held twice the reports.
+            var all: [OutputReport] = []
+            all.reserveCapacity(results.reduce(0) { $0 + $1.count })
+            for reports in results { all += reports }
+            return all
+        }
     }
 
     /// Removes the temporary files that an earlier run killed outright left beside the
@@ -184,16 +196,14 @@ public struct JobRunner: Sendable {
     ) -> [OutputReport] {
         var reports = [OutputReport?](repeating: nil, count: input.outputs.count)
         control.waitWhilePaused()
-        // The outputs on a disk found full or read-only are not made
+        // The outputs of a job that ended, or on a disk found full or read-only, are not made
         // (``JobControl/stopWriting(at:)``); an input with none left is not read.
-        if control.ended == nil {
-            for (index, output) in input.outputs.enumerated() {
-                guard let stopped = control.ended(writing: output.path) else { continue }
-                reports[index] = .failed(output, of: input, stopped)
-                events(.outputFinished(reports[index]!))
-            }
-            if !reports.contains(where: { $0 == nil }) { return reports.map { $0! } }
+        for (index, output) in input.outputs.enumerated() {
+            guard let stopped = control.ended(writing: output.path) else { continue }
+            reports[index] = .notStarted(output, of: input, stopped)
+            events(.outputFinished(reports[index]!))
         }
+        if !reports.contains(where: { $0 == nil }) { return reports.map { $0! } }
         if control.ended == nil { events(.inputRead(input)) }
         if let workers = rendering.wholeImageWorkers?.workers, control.ended == nil,
             let image = wholeImage(input, workers: workers, waiting: waiting, inputs: inputs, verify: verify)
@@ -240,7 +250,7 @@ public struct JobRunner: Sendable {
             for (index, output) in input.outputs.enumerated() where output.decodeResize == resize && reports[index] == nil {
                 control.waitWhilePaused()
                 if let ended = control.ended(writing: output.path) {
-                    let report = OutputReport.failed(output, of: input, ended)
+                    let report = OutputReport.notStarted(output, of: input, ended)
                     reports[index] = report
                     events(.outputFinished(report))
                     continue

@@ -105,4 +105,13 @@ extension OutputReport {
         report.createdFolders = folders
         return report
     }
+
+    /// The report of `output` of `input`, not started: its job ended, or its disk stopped
+    /// taking writes (`failure`), before its input was read for it. Counted, not listed
+    /// (``notStarted``).
+    static func notStarted(_ output: PlannedOutput, of input: PlannedInput, _ failure: OutputFailure) -> OutputReport {
+        var report = failed(output, of: input, failure)
+        report.notStarted = true
+        return report
+    }
 }

@@ -3,17 +3,23 @@ import BlurfarmSystem
 import Foundation
 
 /// The outputs of a run as its report holds them, in plan order: those the run did something
-/// to (written, failed, stopped, cancelled, or failed earlier) listed, those up to date only
-/// counted (docs/report.md: a cron run that changed one photo of 100,000 listed the other
-/// 299,999 outputs, a 100 MB report). Listed as values, or (a job the farm runs with records,
-/// ``Spilling``) mostly on disk.
+/// to (written, failed, stopped or cancelled once started, or failed earlier) listed, those up
+/// to date and those not started counted (docs/report.md: a cron run that changed one photo of
+/// 100,000 listed the other 299,999 outputs, a 100 MB report; a first run of a million photos
+/// stopped after a minute listed its 2,972,352 outputs not started, 1.3 GB). Listed as values,
+/// or (a job the farm runs with records, ``Spilling``) mostly on disk.
 package enum ReportedOutputs: Sendable, Equatable {
-    case held(listed: [OutputReport], upToDate: Int)
+    case held(listed: [OutputReport], unlisted: [OutputReport.Status: Int])
     case spilled(Spilled)
 
-    /// `outputs` as a report holds them: those up to date counted, the others listed.
+    /// Whether `output` is listed: not up to date, and started.
+    static func listed(_ output: OutputReport) -> Bool { output.status != .skipped && !output.notStarted }
+
+    /// `outputs` as a report holds them: those up to date or not started counted, the others listed.
     static func of(_ outputs: [OutputReport]) -> ReportedOutputs {
-        .held(listed: outputs.filter { $0.status != .skipped }, upToDate: outputs.count { $0.status == .skipped })
+        var unlisted: [OutputReport.Status: Int] = [:]
+        for output in outputs where !listed(output) { unlisted[output.status, default: 0] += 1 }
+        return .held(listed: outputs.filter(listed), unlisted: unlisted)
     }
 
     /// The outputs listed, as values: those on disk read back as a report file gives them
@@ -44,7 +50,7 @@ package enum ReportedOutputs: Sendable, Equatable {
     /// How many have `status`: counted, never filtered into a copy.
     func count(of status: OutputReport.Status) -> Int {
         switch self {
-        case .held(let outputs, let upToDate): status == .skipped ? upToDate : outputs.count { $0.status == status }
+        case .held(let outputs, let unlisted): outputs.count { $0.status == status } + unlisted[status, default: 0]
         case .spilled(let spilled): spilled.counts[status, default: 0]
         }
     }
@@ -75,7 +81,7 @@ package enum ReportedOutputs: Sendable, Equatable {
     }
 
     package static func == (a: ReportedOutputs, b: ReportedOutputs) -> Bool {
-        a.all == b.all && a.count(of: .skipped) == b.count(of: .skipped)
+        a.all == b.all && [.skipped, .stopped, .cancelled].allSatisfy { a.count(of: $0) == b.count(of: $0) }
     }
 
     /// How many inputs of `outputs` were decoded: those with an output written, or failed after
@@ -193,7 +199,7 @@ package enum ReportedOutputs: Sendable, Equatable {
 
     /// A run's outputs gathered batch by batch, in plan order: each output the run tried
     /// (written, failed, cancelled, stopped) encoded at once, those failed earlier as values,
-    /// those up to date counted. The encoded outputs are held until they
+    /// those up to date or not started counted. The encoded outputs are held until they
     /// pass ``heldBytes``, then go to an unnamed file of the state folder: a first run of
     /// 100,000 inputs held what rendering told of its 300,000 outputs, 49 MB of its heap; a
     /// served job of a million outputs cancelled (or failed) held 280 MB of them; and a series
@@ -227,12 +233,12 @@ package enum ReportedOutputs: Sendable, Equatable {
         /// Adds `batch`, the outputs of a batch of whole inputs in plan order, each with its
         /// text where a report file gave it (as the encoder makes it alone: `slurm finish`'s,
         /// ``ReportedText/unindented(_:)``), put in as it is, where `output` gives its names and
-        /// status alone; the others encoded; those up to date counted.
+        /// status alone; the others encoded; those up to date or not started counted.
         package func add(_ batch: [(output: OutputReport, text: Data?)]) {
             var held: [OutputReport] = []
             for (output, text) in batch {
                 counts[output.status, default: 0] += 1
-                if output.status == .skipped { continue }
+                if !ReportedOutputs.listed(output) { continue }
                 if output.status != .failedEarlier, let piece = text ?? (try? ReportedText.showingBytes(in: encoder.encode(output))) {
                     add(piece, as: .encoded)
                 } else {
@@ -251,6 +257,10 @@ package enum ReportedOutputs: Sendable, Equatable {
             places.append(place)
             if buffer.count >= (file == nil ? heldBytes : 1 << 16) { flush() }
         }
+
+        /// Counts `count` outputs not started (`status`: stopped or cancelled), of a batch the
+        /// run did not begin because its job had ended.
+        package func addNotStarted(_ count: Int, _ status: OutputReport.Status) { counts[status, default: 0] += count }
 
         /// The outputs added, in order.
         package func finish() -> ReportedOutputs {

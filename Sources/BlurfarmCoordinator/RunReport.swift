@@ -77,6 +77,13 @@ public struct OutputReport: Sendable, Codable, Equatable {
         get { rendering?.details.height }
         set { change { $0.height = newValue } }
     }
+    /// Whether the run never started it: its job ended (stopped or cancelled), or its disk
+    /// stopped taking writes, before its input was read for it. Counted in the report, not
+    /// listed (``ReportedOutputs``; not in the JSON report).
+    public package(set) var notStarted: Bool {
+        get { rendering?.details.notStarted ?? false }
+        set { change { $0.notStarted = newValue } }
+    }
     /// Why the input could not be decoded, when that is why this output failed: a run reports
     /// it once per input and remembers it (``IncrementalRun/recordFailures(of:)``).
     public var decodeError: ImageIOError? { failure?.decodeError }
@@ -96,6 +103,7 @@ public struct OutputReport: Sendable, Codable, Equatable {
         var createdFolders: [CreatedFolder] = []
         var width: Int?
         var height: Int?
+        var notStarted = false
     }
 
     /// ``Details`` held once, nil when each is at its default.
@@ -366,8 +374,8 @@ public struct RunReport: Sendable, Codable, Equatable {
     }
 
     /// A report read back from its JSON (``decode(_:from:)``); `counts` are computed from
-    /// `outputs`, not read, but for `skipped`: the outputs up to date are counted there, not
-    /// listed (a report written before they were not listed lists them, and counts them too).
+    /// `outputs`, not read, but for those counted and not listed: `skipped`, and the `stopped`
+    /// and `cancelled` not started.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: EncodedKeys.self)
         var pruned = try c.decodeIfPresent([String].self, forKey: .pruned) ?? []
@@ -383,14 +391,23 @@ public struct RunReport: Sendable, Codable, Equatable {
             pruned: pruned)
         notEnlarged = try c.decodeIfPresent([NotEnlargedOutput].self, forKey: .notEnlarged) ?? []
         unredacted = try c.decodeIfPresent([String].self, forKey: .unredacted) ?? []
-        if let upToDate = try c.decodeIfPresent(UpToDate.self, forKey: .counts)?.skipped {
-            reported = .held(listed: reported.all, upToDate: upToDate)
+        // Those counted and not listed: up to date, and not started (a report written before
+        // they were not listed lists them, and counts them too).
+        // A count the report does not give is of those it lists.
+        if case .held(let listed, var unlisted) = reported, let counts = try c.decodeIfPresent(Unlisted.self, forKey: .counts) {
+            for (status, count) in [(OutputReport.Status.skipped, counts.skipped), (.stopped, counts.stopped), (.cancelled, counts.cancelled)] {
+                guard let count else { continue }
+                unlisted[status] = max(0, count - listed.count { $0.status == status })
+            }
+            reported = .held(listed: listed, unlisted: unlisted)
         }
     }
 
-    /// The count of a report's `counts` read back: its outputs up to date, when it says.
-    private struct UpToDate: Decodable {
+    /// The counts of a report's `counts` read back whose outputs may not be listed, when it says.
+    private struct Unlisted: Decodable {
         let skipped: Int?
+        let stopped: Int?
+        let cancelled: Int?
     }
 }
 

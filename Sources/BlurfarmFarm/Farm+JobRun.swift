@@ -95,14 +95,14 @@ extension Farm {
             if detection.plan.outputCount > 0 {
                 guard let rendering = startRendering() else { return ended() }
                 let rendered = render(
-                    id, detection.plan, of: job, on: rendering, settings: runSettings, control: control, willRead: { _ in },
-                    written: { _ in })
+                    id, detection.plan, of: job, on: rendering, control: control, willRead: { _ in }, written: { _ in })
                 // Timed from the job's start: detecting is part of it.
                 ran = RunReport(
-                    job: rendered.job, manifest: rendered.manifest, started: began, finished: rendered.finished,
-                    settings: rendered.settings, outputs: rendered.outputs)
+                    job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
+                    outputs: rendered + detection.failed)
+            } else {
+                ran.outputs += detection.failed
             }
-            ran.outputs += detection.failed
             // Told once per input, as a recorded job tells them (never remembered here).
             for (_, failed, error) in FailedInput.gather(ran.outputs) {
                 publish(.problem(id, .inputFailed(FailedInput(error: error, variants: failed.map(\.variant), remembered: false))))
@@ -164,7 +164,12 @@ extension Farm {
         var finished = Date()
         for batch in incremental.batches(of: IncrementalRun.reportBatch) {
             var ran: [OutputReport] = []
-            if batch.work.outputCount > 0 {
+            if let ended = control.ended, batch.work.outputCount > 0 {
+                // The job ended before this batch began: its outputs are counted, not started.
+                let status: OutputReport.Status = ended == .cancelled ? .cancelled : .stopped
+                reported.addNotStarted(batch.work.outputCount, status)
+                publish(.outputsNotStarted(id, status, count: batch.work.outputCount))
+            } else if batch.work.outputCount > 0 {
                 // Each input is fingerprinted as it is first read, searched or decoded: its outputs
                 // are recorded with the bytes as they were before any of this run's reads.
                 let detection = detected(batch.work, willRead: incremental.willRead)
@@ -172,7 +177,7 @@ extension Farm {
                     guard let started = rendering ?? startRendering() else { return ended() }
                     rendering = started
                     ran = render(
-                        id, detection.plan, of: job, on: started, around: batch.around, settings: runSettings,
+                        id, detection.plan, of: job, on: started, around: batch.around,
                         control: control, willRead: incremental.willRead
                     ) { report in
                         // Only outputs written and verified are recorded.
@@ -181,7 +186,7 @@ extension Farm {
                         } catch {
                             problem(.notRecorded(output: report.output, error))
                         }
-                    }.outputs
+                    }
                 }
                 ran += detection.failed
                 detectionFailed += detection.failed.filter { $0.status == .failed }.map(\.output)
@@ -273,19 +278,20 @@ extension Farm {
     /// to `willRead` before it is read and each finished output to `written`. `work` is the
     /// job's, or a batch of it with `around` of its inputs before and after
     /// (``IncrementalRun/Batch``), whose job's abandoned files were removed before the first.
+    /// Returns every output's report in plan order, those not started too.
     private func render(
         _ id: FarmJobID, _ work: JobPlan, of job: FarmJob, on rendering: any ImageRendering,
-        around: (before: Int, after: Int)? = nil, settings runSettings: RunSettings, control: JobControl,
+        around: (before: Int, after: Int)? = nil, control: JobControl,
         willRead: @escaping @Sendable (PlannedInput) -> Void, written: @escaping @Sendable (OutputReport) -> Void
-    ) -> RunReport {
+    ) -> [OutputReport] {
         let configuration = settings.configuration
         let runner = JobRunner(
             registry: job.registry, rendering: rendering, pixelLimit: configuration.pixelLimit,
             decodedImages: configuration.decodedImages,
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
             wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
-        return runner.run(
-            work, verify: job.verify, settings: runSettings, control: control, around: around ?? (0, 0),
+        return runner.reports(
+            work, verify: job.verify, control: control, around: around ?? (0, 0),
             removingAbandoned: around == nil
         ) { [self] event in
             switch event {

@@ -115,6 +115,8 @@ public final class FarmBridge: JobFarm {
             case .problem(let id, let problem):
                 let refusal: JobRefusal? = if case .locked = problem { .locked } else { nil }
                 if !problem.isWarning, let job = queueID(id) { send(.problem(job: job, problem.description, refusal: refusal), of: job) }
+            case .outputsNotStarted(let id, let status, let count):
+                if status == .cancelled, let job = queueID(id) { state.cancelledUnstarted[job, default: 0] += count }
             case .pruned, .batchFinished:
                 break
             case .workerStarted:

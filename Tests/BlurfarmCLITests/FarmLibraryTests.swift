@@ -148,16 +148,12 @@ import Testing
         #expect(events.contains { if case .workerStarted = $0 { true } else { false } })
     }
 
-    /// A job of more inputs than a batch (``IncrementalRun/reportBatch``): each batch is told
-    /// finished after every output of its inputs, so that `run`'s progress line, fed the job's
-    /// events, counts every input once and holds no more than a batch's paths.
-    @Test func eachBatchIsToldFinishedAfterItsOutputs() throws {
-        let folder = try Fixtures.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    /// `count` photos of 8 × 6 in `folder`'s `photos`, random from `seed`, and the manifest of
+    /// job `two` making a plain PNG and a σ1 blur of each; its path.
+    static func smallPhotos(_ count: Int, seed: UInt64, in folder: URL) throws -> String {
         let photos = folder.appendingPathComponent("photos")
         try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
-        var random = SplitMix(seed: 11)
-        let count = IncrementalRun.reportBatch + 9
+        var random = SplitMix(seed: seed)
         for index in 0..<count {
             try IncrementalRunTests.ppm(width: 8, height: 6, using: &random)
                 .write(to: photos.appendingPathComponent(String(format: "p%04d.ppm", index)))
@@ -176,6 +172,17 @@ import Testing
                       sigma: 1
 
             """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        return manifest
+    }
+
+    /// A job of more inputs than a batch (``IncrementalRun/reportBatch``): each batch is told
+    /// finished after every output of its inputs, so that `run`'s progress line, fed the job's
+    /// events, counts every input once and holds no more than a batch's paths.
+    @Test func eachBatchIsToldFinishedAfterItsOutputs() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = IncrementalRun.reportBatch + 9
+        let manifest = try Self.smallPhotos(count, seed: 11, in: folder)
         let farm = Farm(FarmSettings(
             workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
             stateFolder: folder.appendingPathComponent("state").path, recipeVersions: { "farm library test" }))
@@ -212,6 +219,66 @@ import Testing
         }
         #expect(held == IncrementalRun.reportBatch)
         #expect(shown.hasPrefix("two: \(count)/\(count) images, \(2 * count)/\(2 * count) outputs, "), "\(shown)")
+    }
+
+    /// A job cancelled in its first batch: the outputs it had started and cut short are listed
+    /// in its report (cancelled), those it never started counted and not listed; the batches
+    /// after the cancel are counted whole (one event each), none of their outputs told or
+    /// reported one by one: a million photos' run stopped after a minute went through its
+    /// 2,972,352 outputs one at a time for half a minute, and wrote a report of 1.3 GB.
+    @Test func aJobEndedEarlyCountsTheOutputsItDidNotStartAndListsThoseItDid() throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = 3 * IncrementalRun.reportBatch + 5
+        let manifest = try Self.smallPhotos(count, seed: 12, in: folder)
+        let state = folder.appendingPathComponent("state").path
+        let farm = Farm(FarmSettings(
+            workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
+            stateFolder: state, recipeVersions: { "farm library test" }))
+        defer { farm.shutdown() }
+        let seen = Mutex<[FarmEvent]>([])
+        farm.onEvent { event in
+            seen.withLock { $0.append(event) }
+            // Cancelled at its fifth output written, from the event callback.
+            if case .outputFinished(let id, let report) = event, report.status == .written,
+                seen.withLock({ $0.count { if case .outputFinished(_, let r) = $0 { r.status == .written } else { false } } }) == 5
+            {
+                farm.cancel(id)
+            }
+        }
+        let id = farm.submit(FarmJob(plan: try Self.plan(manifest, registry: .builtIn), registry: .builtIn))
+        let report = try #require(farm.wait(id)).report
+        let events = seen.withLock { $0 }
+        #expect(report.failed == 0 && report.written >= 5 && report.written < 2 * IncrementalRun.reportBatch)
+        #expect(report.written + report.cancelled == 2 * count, "\(report.counts)")
+        // Listed: those written, and those cancelled once started; the others counted.
+        var started: Set<String> = []
+        for case .outputStarted(id, let output, _) in events { started.insert(output) }
+        let listed = report.outputs
+        #expect(listed.count { $0.status == .written } == report.written)
+        #expect(listed.filter { $0.status == .cancelled }.allSatisfy { started.contains($0.output) }, "\(listed.filter { $0.status == .cancelled })")
+        #expect(listed.count < report.written + 2 * 2, "\(listed.count) listed of \(report.written) written")
+        // Told: the first batch's outputs one by one, the three batches after it counted whole.
+        var batches = 0, toldAfterFirst = 0
+        var notStarted: [Int] = []
+        for event in events {
+            switch event {
+            case .batchFinished(id): batches += 1
+            case .outputFinished(id, _) where batches > 0: toldAfterFirst += 1
+            case .outputsNotStarted(id, let status, let outputs):
+                #expect(status == .cancelled && batches > 0)
+                notStarted.append(outputs)
+            default: break
+            }
+        }
+        #expect(batches == 4 && toldAfterFirst == 0)
+        #expect(notStarted == [2 * IncrementalRun.reportBatch, 2 * IncrementalRun.reportBatch, 2 * 5])
+        // The report in the state folder says the same: the counts of all, the list of those listed.
+        let files = try FileManager.default.contentsOfDirectory(atPath: state + "/reports")
+        let written = try RunReport.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: state + "/reports/" + #require(files.first))))
+        #expect(files.count == 1 && written.counts == report.counts && written.outputs == listed.map {
+            try! RunReport.decode(OutputReport.self, from: RunReport.json($0))
+        })
     }
 
     @Test func theEventsArriveOnAnAsyncStreamToo() async throws {

@@ -40,13 +40,18 @@ import Testing
                 kind: ["decode", "render", "lost", "verification"].randomElement(using: &rng)!,
                 code: Bool.random(using: &rng) ? "EIO" : nil, message: text(&rng))
             : nil
-        return OutputReport(
-            input: path(&rng), output: path(&rng), variant: text(&rng), status: statuses.randomElement(using: &rng)!,
+        // Stopped or cancelled, it may not have been started: counted, not listed.
+        let status = statuses.randomElement(using: &rng)!
+        let notStarted = (status == .stopped || status == .cancelled) && Bool.random(using: &rng)
+        var output = OutputReport(
+            input: path(&rng), output: path(&rng), variant: text(&rng), status: status,
             tiles: Int.random(in: 0...Int.max, using: &rng), pixels: Int.random(in: 0...1 << 40, using: &rng),
             bands: Int.random(in: 0...64, using: &rng), decodeSeconds: seconds(&rng), filterSeconds: seconds(&rng),
             encodeSeconds: seconds(&rng), retries: Int.random(in: 0...5, using: &rng),
             checksum: Bool.random(using: &rng) ? String(UInt64.random(in: 0...UInt64.max, using: &rng), radix: 16) : nil,
             failure: failure)
+        output.notStarted = notStarted
+        return output
     }
 
     static let reports = Generator<RunReport, Shrink.None<RunReport>>(run: { rng in

@@ -166,35 +166,50 @@ import Testing
         #expect(found.values.allSatisfy { $0.status == .stopped })
     }
 
-    /// Whether a shard wrote a report is known by the file's name (`shard-<I>-<Slurm job id>.json`).
-    @Test func aShardThatWroteAReportIsKnownByItsFilesName() throws {
+    /// Whether a shard wrote a report is known by the file's name (`shard-<I>-<Slurm job id>.json`),
+    /// and how it ended by its latest report's counts: stopped (or cancelled) when it counts
+    /// outputs it did not start, listed or not.
+    @Test func howAShardEndedIsKnownByItsLatestReport() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try RunReport.write([Self.report(started: 0, [Self.output(0, .written, report: 0)])], to: folder + "/shard-2-17.json")
         try RunReport.write([Self.report(started: 0, [])], to: folder + "/shard-3-18.json")
         try Data("{".utf8).write(to: URL(fileURLWithPath: folder + "/shard-4-19.json"))
+        // Shard 5 stopped (its outputs not started counted, none listed), then ran again to
+        // its end; shard 6 ran, then was cancelled; shard 7 stopped with an output cut short.
+        try RunReport.write([Self.report(started: 0, [Self.notStarted(1, .stopped)])], to: folder + "/shard-5-20.json")
+        try RunReport.write([Self.report(started: 9, [Self.output(1, .written, report: 1)])], to: folder + "/shard-5-21.json")
+        try RunReport.write([Self.report(started: 0, [Self.output(2, .written, report: 2)])], to: folder + "/shard-6-22.json")
+        try RunReport.write([Self.report(started: 9, [Self.notStarted(2, .cancelled)])], to: folder + "/shard-6-23.json")
+        try RunReport.write([Self.report(started: 0, [Self.output(3, .stopped, report: 3)])], to: folder + "/shard-7-24.json")
         let reports = try ShardReports.of(folder: folder)
-        #expect((1...5).map(reports.reported(shard:)) == [false, true, true, false, false])
+        #expect((1...8).map(reports.end(of:)) == [.unreported, .finished, .finished, .unreported, .finished, .stopped, .stopped, .unreported])
     }
 
     /// What the merged report says of an output: up to date now, counted (or written, as the
     /// report that wrote it says); not up to date, failed, and why: its shard wrote no report
-    /// (lost), or wrote one not naming it, so it found it up to date and it changed since.
-    @Test func anOutputNotUpToDateIsLostOnlyWhenItsShardWroteNoReport() throws {
+    /// (lost), or was stopped before it (lost), or wrote one not naming it, so it found it up to
+    /// date and it changed since.
+    @Test func anOutputNotUpToDateIsLostOnlyWhenItsShardWroteNoReportOrStopped() throws {
         let written = ShardReports.Reported(status: .written, text: try RunReport.json(Self.output(0, .written, report: 1)))
-        func merged(_ state: OutputState, _ reported: ShardReports.Reported?, shardReported: Bool) -> OutputReport {
+        func merged(_ state: OutputState, _ reported: ShardReports.Reported?, _ ended: ShardReports.ShardEnd) -> OutputReport {
             let status = OutputStatus(input: "in/0.png", output: "out/0.jpg", variant: "v", state: state)
-            return SlurmRunContext.merged(status, shard: 2, reported: reported, shardReported: shardReported).output
+            return SlurmRunContext.merged(status, shard: 2, reported: reported, shardEnded: ended).output
         }
-        #expect(merged(.upToDate, nil, shardReported: true).status == .skipped)
-        #expect(merged(.upToDate, written, shardReported: true).status == .written)
-        let lost = merged(.missing, nil, shardReported: false)
+        #expect(merged(.upToDate, nil, .finished).status == .skipped)
+        #expect(merged(.upToDate, written, .finished).status == .written)
+        #expect(merged(.upToDate, nil, .stopped).status == .skipped)
+        let lost = merged(.missing, nil, .unreported)
         #expect(lost.status == .failed && lost.failure?.kind == "lost")
         #expect(lost.error == "out/0.jpg: not written: shard 2 did not report it (lost, cancelled or out of time)")
-        let changed = merged(.outputChanged, nil, shardReported: true)
+        let notStarted = merged(.missing, nil, .stopped)
+        #expect(notStarted.status == .failed && notStarted.failure?.kind == "lost")
+        #expect(notStarted.error == "out/0.jpg: not written: shard 2 was stopped")
+        let changed = merged(.outputChanged, nil, .finished)
         #expect(changed.status == .failed && changed.failure?.kind == "verification")
         #expect(changed.error == "out/0.jpg: stale (output changed) after shard 2 ran")
-        #expect(merged(.missing, written, shardReported: true).error == "out/0.jpg: missing after shard 2 ran")
+        #expect(merged(.missing, written, .finished).error == "out/0.jpg: missing after shard 2 ran")
+        #expect(merged(.missing, written, .stopped).error == "out/0.jpg: missing after shard 2 ran")
     }
 
     static func folder() throws -> String {
@@ -208,6 +223,15 @@ import Testing
             job: "j", manifest: "/m.job", started: Date(timeIntervalSince1970: started), finished: Date(timeIntervalSince1970: started + 1),
             settings: RunSettings(configuration: nil, workers: 2, threads: 2, decodedImages: 2, tile: 0, pixelLimit: 1, verify: "checksum"),
             outputs: outputs)
+    }
+
+    /// Output `index`, not started: its run ended first (`status`, stopped or cancelled).
+    static func notStarted(_ index: Int, _ status: OutputReport.Status) -> OutputReport {
+        var output = OutputReport(
+            input: "in/\(index).png", output: "out/\(index).jpg", variant: "v", status: status,
+            failure: status == .cancelled ? .cancelled : .stopped)
+        output.notStarted = true
+        return output
     }
 
     /// Output `index`, with `status`, its checksum naming `report`: which report gave it.

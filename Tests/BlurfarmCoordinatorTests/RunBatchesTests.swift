@@ -137,7 +137,7 @@ import Testing
                 default: nil
                 }
             let rendered = status == .written
-            return OutputReport(
+            var report = OutputReport(
                 input: "in/\(index / 2).jpg", output: "out/\(index)-é.png", variant: "v\(index % 3)", status: status,
                 tiles: rendered ? Int.random(in: 1...64, using: &random) : 0, pixels: rendered ? Int.random(in: 1...1 << 30, using: &random) : 0,
                 bands: rendered ? Int.random(in: 0...9, using: &random) : 0,
@@ -145,6 +145,9 @@ import Testing
                 filterSeconds: rendered ? Double.random(in: 0..<2, using: &random) : 0,
                 encodeSeconds: rendered ? Double.random(in: 0..<2, using: &random) : 0,
                 checksum: rendered ? String(format: "%016llx", random.next()) : nil, failure: failure)
+            // Stopped or cancelled, half of them before they started.
+            report.notStarted = (status == .stopped || status == .cancelled) && random.next() % 2 == 0
+            return report
         }
     }
 
@@ -178,8 +181,9 @@ import Testing
             return
         }
         // On disk once the entries of the outputs the run tried pass the bytes held (those
-        // failed earlier are held as values, those up to date counted).
-        let tried = { (output: OutputReport) in output.status != .skipped && output.status != .failedEarlier }
+        // failed earlier are held as values, those up to date or not started counted).
+        let tried = { (output: OutputReport) in output.status != .skipped && output.status != .failedEarlier && !output.notStarted }
+        let listed = outputs.filter { $0.status != .skipped && !$0.notStarted }
         let encoded = try outputs.reduce(0) { bytes, output in bytes + (tried(output) ? 4 + (try RunReport.json(output).count) : 0) }
         #expect(stored.isOnDisk == (encoded >= Self.heldBytes), "\(encoded) bytes, seed \(seed)")
         print("seed \(seed): \(outputs.count) outputs, \(encoded) bytes encoded, on disk: \(stored.isOnDisk)")
@@ -191,17 +195,19 @@ import Testing
         #expect(spilled.counts == held.counts, "seed \(seed)")
         #expect(spilled.skipped == outputs.count { $0.status == .skipped }, "seed \(seed)")
         // Read back: those the run tried as a report file gives them (cancelled and stopped
-        // exactly as they were), those failed earlier as they were, those up to date not at all.
-        let expected = try outputs.filter { $0.status != .skipped }.map {
+        // exactly as they were), those failed earlier as they were, those up to date or not
+        // started not at all, but counted.
+        let expected = try listed.map {
             tried($0) ? try RunReport.decode(OutputReport.self, from: RunReport.json($0)) : $0
         }
         #expect(spilled.outputs == expected, "seed \(seed)")
         let heldAsValues = { (reports: [OutputReport]) in reports.filter { !tried($0) }.map(\.failure) }
-        #expect(heldAsValues(spilled.outputs) == heldAsValues(outputs.filter { $0.status != .skipped }))
+        #expect(heldAsValues(spilled.outputs) == heldAsValues(listed))
         let stoppedOrCancelled = { (reports: [OutputReport]) in
             reports.filter { $0.status == .stopped || $0.status == .cancelled }.map(\.failure)
         }
-        #expect(stoppedOrCancelled(spilled.outputs) == stoppedOrCancelled(outputs))
+        #expect(stoppedOrCancelled(spilled.outputs) == stoppedOrCancelled(listed))
+        #expect(spilled.stopped == outputs.count { $0.status == .stopped } && spilled.cancelled == outputs.count { $0.status == .cancelled })
     }
 
     /// A no-change run's outputs, all up to date, are counted and nothing else: none is kept,
