@@ -33,6 +33,9 @@ public struct JobProgress: Sendable {
         if output.status == .failed { failures += 1 }
     }
 
+    /// Whether every output is finished.
+    public var isComplete: Bool { outputs >= outputsTotal }
+
     /// The farm finished a batch of inputs (``FarmEvent/batchFinished(_:)``): none of its
     /// inputs comes again, so they are counted, not held.
     public mutating func endBatch() {

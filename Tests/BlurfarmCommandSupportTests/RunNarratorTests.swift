@@ -50,6 +50,30 @@ import Testing
         #expect(text.hasPrefix("web: 1/1 images, 1/2 outputs, 3 tiles, "))
     }
 
+    /// The progress line is drawn at the first output, then at most once an interval (here
+    /// an hour: never by the clock), again after a line printed (which cleared it), and at
+    /// the last output; between those, an output finished says nothing.
+    @Test func theProgressLineIsDrawnOnceAnIntervalAfterALineAndAtTheEnd() {
+        var narrator = RunNarrator(quiet: false, verbose: false, alwaysSummary: false, showsProgress: true, progressInterval: .seconds(3600))
+        _ = narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 6, upToDate: 0, inputs: 6))
+        let failed = OutputReport(
+            input: "c.jpg", output: "out/c.jpg", variant: "blur", status: .failed, failure: .verification("out/c.jpg: not as rendered"))
+        let outputs = [Self.written, Self.written, Self.written, failed, Self.written, Self.written]
+        let drawn = outputs.map { output in
+            narrator.lines(for: .outputFinished(Self.id, output)).map { line -> String in
+                switch line {
+                case .clearProgress: "clear"
+                case .failure: "failure"
+                case .progress(let text): String(text.split(separator: ", ")[1])
+                default: "\(line)"
+                }
+            }
+        }
+        #expect(drawn == [
+            ["clear", "1/6 outputs"], [], [], ["clear", "failure", "4/6 outputs"], [], ["clear", "6/6 outputs"],
+        ])
+    }
+
     @Test func aQuietRunLogsTheSummaryOnly() {
         var narrator = RunNarrator(quiet: true, verbose: false, alwaysSummary: false, showsProgress: true)
         _ = narrator.lines(for: .jobAccepted(Self.id, job: "web", outputs: 1, upToDate: 0, inputs: 1))
