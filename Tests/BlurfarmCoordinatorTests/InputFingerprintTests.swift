@@ -2,6 +2,7 @@ import BlurfarmKernels
 import BlurfarmManifest
 import BlurfarmState
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BlurfarmCoordinator
@@ -129,5 +130,35 @@ import Testing
             of: plan, records: .whole(.init()), versions: "v", pixelLimit: 1 << 30)
         let states = Dictionary(uniqueKeysWithValues: statuses.map { ($0.variant ?? "", $0.state) })
         #expect(states == ["nofolder": .missing, "there": .missing, "linked": .notRecorded, "written": .notRecorded])
+    }
+
+    /// A plan states no output in a folder it found not there: the folder is remembered so for
+    /// the plan, and an output that appears there while it plans (made here between its two
+    /// inputs, from the plan's poll of `stopped`) is seen absent, as its folder was, not stated.
+    /// A first run of a million photos stated each of its 3,000,000 outputs in vain.
+    @Test func aPlanStatesNoOutputInAFolderItFoundNotThere() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("seen-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/in", withIntermediateDirectories: true)
+        for name in ["a", "b"] { _ = FileManager.default.createFile(atPath: root + "/in/\(name).png", contents: Data(name.utf8)) }
+        let manifest = root + "/seen.job"
+        try "job: seen\ninputs: [in/*.png]\noutputs:\n  - name: v\n    path: out/{stem}.png\n"
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+        // The polls of a plan (the walk's, then one an input): the last comes before the last input.
+        let polls = Mutex(0)
+        _ = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512, stopped: { polls.withLock { $0 += 1 }; return false }).get()
+        let last = polls.withLock { $0 }
+        polls.withLock { $0 = 0 }
+        let plan = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512, stopped: {
+            if polls.withLock({ $0 += 1; return $0 }) == last {
+                try? FileManager.default.createDirectory(atPath: root + "/out", withIntermediateDirectories: true)
+                _ = FileManager.default.createFile(atPath: root + "/out/b.png", contents: Data("b".utf8))
+            }
+            return false
+        }).get()
+        #expect(FileManager.default.fileExists(atPath: root + "/out/b.png"))
+        #expect(plan.inputs.map(\.relativePath) == ["in/a.png", "in/b.png"])
+        #expect(plan.inputs.map { $0.outputs.map(\.seen) } == [[.absent], [.absent]])
     }
 }
