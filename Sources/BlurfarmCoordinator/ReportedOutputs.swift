@@ -6,7 +6,7 @@ import Foundation
 /// to (written, failed, stopped or cancelled once started, or failed earlier) listed, those up
 /// to date and those not started counted (docs/report.md: a cron run that changed one photo of
 /// 100,000 listed the other 299,999 outputs, a 100 MB report; a first run of a million photos
-/// stopped after a minute listed its 2,972,352 outputs not started, 1.3 GB). Listed as values,
+/// stopped 16 s in listed its 2,970,000 outputs not started, 1.3 GB). Listed as values,
 /// or (a job the farm runs with records, ``Spilling``) mostly on disk.
 package enum ReportedOutputs: Sendable, Equatable {
     case held(listed: [OutputReport], unlisted: [OutputReport.Status: Int])

@@ -392,8 +392,8 @@ public struct RunReport: Sendable, Codable, Equatable {
         notEnlarged = try c.decodeIfPresent([NotEnlargedOutput].self, forKey: .notEnlarged) ?? []
         unredacted = try c.decodeIfPresent([String].self, forKey: .unredacted) ?? []
         // Those counted and not listed: up to date, and not started (a report written before
-        // they were not listed lists them, and counts them too).
-        // A count the report does not give is of those it lists.
+        // they were not listed lists them, and counts them too; a count it does not give is of
+        // those it lists).
         if case .held(let listed, var unlisted) = reported, let counts = try c.decodeIfPresent(Unlisted.self, forKey: .counts) {
             for (status, count) in [(OutputReport.Status.skipped, counts.skipped), (.stopped, counts.stopped), (.cancelled, counts.cancelled)] {
                 guard let count else { continue }

@@ -91,18 +91,14 @@ extension Farm {
             publish(.jobAccepted(id, job: plan.job.name, outputs: plan.outputCount, upToDate: 0, inputs: plan.inputs.count))
             guard plan.outputCount > 0 else { return ended() }
             let detection = detected(plan)
-            var ran = ended().report
+            var rendered: [OutputReport] = []
             if detection.plan.outputCount > 0 {
                 guard let rendering = startRendering() else { return ended() }
-                let rendered = render(
+                rendered = render(
                     id, detection.plan, of: job, on: rendering, control: control, willRead: { _ in }, written: { _ in })
-                // Timed from the job's start: detecting is part of it.
-                ran = RunReport(
-                    job: plan.job.name, manifest: plan.manifestPath, started: began, finished: Date(), settings: runSettings,
-                    outputs: rendered + detection.failed)
-            } else {
-                ran.outputs += detection.failed
             }
+            // Timed from the job's start: detecting is part of it.
+            let ran = ended(rendered + detection.failed).report
             // Told once per input, as a recorded job tells them (never remembered here).
             for (_, failed, error) in FailedInput.gather(ran.outputs) {
                 publish(.problem(id, .inputFailed(FailedInput(error: error, variants: failed.map(\.variant), remembered: false))))

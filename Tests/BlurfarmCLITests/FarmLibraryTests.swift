@@ -224,8 +224,8 @@ import Testing
     /// A job cancelled in its first batch: the outputs it had started and cut short are listed
     /// in its report (cancelled), those it never started counted and not listed; the batches
     /// after the cancel are counted whole (one event each), none of their outputs told or
-    /// reported one by one: a million photos' run stopped after a minute went through its
-    /// 2,972,352 outputs one at a time for half a minute, and wrote a report of 1.3 GB.
+    /// reported one by one: a first run of a million photos stopped 16 s in went through its
+    /// 2,970,000 outputs one at a time for half a minute, and wrote a report of 1.3 GB.
     @Test func aJobEndedEarlyCountsTheOutputsItDidNotStartAndListsThoseItDid() throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
