@@ -75,28 +75,14 @@ public struct JobRunner: Sendable {
     }
 
     /// Runs `plan` under `control` (stopped, cancelled, paused, its place in the pool's
-    /// queue), telling `events` as it goes. `verify` overrides the job's `verify:` mode. The
-    /// reports come in the plan's order, whatever order the outputs finished in.
+    /// queue), telling `events` as it goes. `verify` overrides the job's `verify:` mode. Returns
+    /// every output's report in the plan's order, whatever order the outputs finished in: those
+    /// not started too (``OutputReport/notStarted``), which a run's report counts and does not list.
     /// `plan` may be a batch of a job's work, with `around` of the job's inputs before and after
     /// it (``IncrementalRun/Batch``); `removingAbandoned`: whether the temporary files an earlier
     /// run killed outright left beside its outputs are removed first (``removeAbandonedFiles(of:)``:
     /// a batch's were, with its job's).
     public func run(
-        _ plan: JobPlan, verify: VerifyMode? = nil, settings: RunSettings, control: JobControl = JobControl(),
-        around: (before: Int, after: Int) = (0, 0), removingAbandoned: Bool = true,
-        events: @escaping @Sendable (Event) -> Void = { _ in }
-    ) -> RunReport {
-        let started = Date()
-        let outputs = reports(
-            plan, verify: verify, control: control, around: around, removingAbandoned: removingAbandoned, events: events)
-        return RunReport(
-            job: plan.job.name, manifest: plan.manifestPath, started: started, finished: Date(), settings: settings, outputs: outputs)
-    }
-
-    /// ``run(_:verify:settings:control:around:removingAbandoned:events:)``'s outputs, every one
-    /// in plan order: those not started too (``OutputReport/notStarted``), which its report
-    /// counts and does not list.
-    public func reports(
         _ plan: JobPlan, verify: VerifyMode? = nil, control: JobControl = JobControl(),
         around: (before: Int, after: Int) = (0, 0), removingAbandoned: Bool = true,
         events: @escaping @Sendable (Event) -> Void = { _ in }

@@ -286,7 +286,7 @@ extension Farm {
             decodedImages: configuration.decodedImages,
             memoryLimit: configuration.memoryLimit ?? ImageReader.usableMemory,
             wholeImagePixels: configuration.wholeImagePixels, confinement: job.confinement)
-        return runner.reports(
+        return runner.run(
             work, verify: job.verify, control: control, around: around ?? (0, 0),
             removingAbandoned: around == nil
         ) { [self] event in

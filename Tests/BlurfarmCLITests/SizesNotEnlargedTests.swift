@@ -237,14 +237,10 @@ import Testing
         let runner = JobRunner(
             registry: .builtIn, rendering: InProcessRendering(executor: ThreadedTileExecutor(threads: 1)),
             pixelLimit: 1 << 28)
-        let report = runner.run(
-            plan,
-            settings: RunSettings(
-                configuration: nil, workers: 0, threads: 1, decodedImages: 1, tile: 512, pixelLimit: 1 << 28,
-                verify: "checksum"))
-        #expect(report.outputs.map(\.status) == [.written, .failed], "\(report.outputs)")
-        #expect(report.outputs[1].failure?.kind == "verification")
-        #expect(report.outputs[1].error?.contains("narrower than 640 px") == true, "\(report.outputs[1].error ?? "")")
+        let outputs = runner.run(plan)
+        #expect(outputs.map(\.status) == [.written, .failed], "\(outputs)")
+        #expect(outputs[1].failure?.kind == "verification")
+        #expect(outputs[1].error?.contains("narrower than 640 px") == true, "\(outputs[1].error ?? "")")
         #expect(try ImageReader.header(ofFile: root.path + "/out/a-320.png").width == 320)
         #expect(!FileManager.default.fileExists(atPath: root.path + "/out/a-640.png"))
     }
