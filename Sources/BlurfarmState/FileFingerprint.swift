@@ -51,8 +51,9 @@ public struct FileStamp: Codable, Hashable, Sendable {
 /// the digest of the file's stamp when it was a regular file, or that nothing was there. The
 /// check compares it with a record's stamp before it asks `stat` again, so a no-change run
 /// states each file once (issue 47: it stated each twice, once to plan and once to check), and
-/// takes a file the plan found absent for missing, so a first run's outputs are stated once,
-/// not three times (the plan's `stat`, the check's `stat` and `lstat`). The digest is keyed by
+/// takes a file the plan found absent for missing, so a first run's outputs are stated once at
+/// most, not three times (the plan's `stat`, the check's `stat` and `lstat`), and not at all
+/// where the plan found their folder not there. The digest is keyed by
 /// this process's hashing seed: it is only compared with digests this process makes.
 public struct SeenStamp: Hashable, Sendable {
     private let digest: UInt64
