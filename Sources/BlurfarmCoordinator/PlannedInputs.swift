@@ -153,7 +153,7 @@ extension PlannedInputs {
             chunks = packer.chunks + (packer.chunk.isEmpty ? [] : [.held(packer.chunk)])
             spill = packer.spill
             (offsets, chunkStarts, prefixes, variants) = (packer.offsets, packer.chunkStarts, packer.prefixes, packer.variants)
-            outputPrefixes = packer.outputPrefixes
+            outputPrefixes = zip(packer.prefixes, packer.ofOutputs).filter(\.1).map(\.0)
             (notEnlargedInputs, notEnlargedCount, outputCount) = (packer.notEnlargedInputs, packer.notEnlargedCount, packer.outputCount)
         }
 
@@ -220,15 +220,14 @@ extension PlannedInputs {
         fileprivate var offsets: [UInt32] = []
         fileprivate var chunkStarts: [Int] = []
         fileprivate var prefixes: [PathPrefix] = []
-        /// The prefixes of the outputs, each once (an input's may be none of them).
-        fileprivate var outputPrefixes: [PathPrefix] = []
+        /// Whether each of ``prefixes`` is an output's (an input's may be none of them).
+        fileprivate var ofOutputs: [Bool] = []
         fileprivate var variants: [PlannedVariant] = []
         fileprivate var notEnlargedInputs: [UInt32] = []
         fileprivate var notEnlargedCount = 0
         fileprivate var outputCount = 0
         /// The tables' entries by object: each prefix and variant held once.
         private var prefixIndex: [ObjectIdentifier: Int] = [:]
-        private var outputPrefixIndex: Set<ObjectIdentifier> = []
         /// The name the next output's is written after (``putName(_:)``).
         private var previous: [UInt8] = []
         private var variantIndex: [ObjectIdentifier: Int] = [:]
@@ -263,11 +262,9 @@ extension PlannedInputs {
             previous += PathName.lastName(of: relativePath).utf8
             for output in outputs {
                 put(index(of: output.shared))
-                if !outputPrefixIndex.contains(ObjectIdentifier(output.prefix)) {
-                    outputPrefixIndex.insert(ObjectIdentifier(output.prefix))
-                    outputPrefixes.append(output.prefix)
-                }
-                put(index(of: output.prefix))
+                let prefix = index(of: output.prefix)
+                ofOutputs[prefix] = true
+                put(prefix)
                 putName(output.name)
                 put((output.largestSize ?? -1) + 1)
                 put((output.size ?? -1) + 1)
@@ -301,6 +298,7 @@ extension PlannedInputs {
         private mutating func index(of prefix: PathPrefix) -> Int {
             if let index = prefixIndex[ObjectIdentifier(prefix)] { return index }
             prefixes.append(prefix)
+            ofOutputs.append(false)
             prefixIndex[ObjectIdentifier(prefix)] = prefixes.count - 1
             return prefixes.count - 1
         }
