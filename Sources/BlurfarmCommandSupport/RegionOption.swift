@@ -58,7 +58,8 @@ public enum RegionOption {
         }
         if given, edge == .grow {
             return .failure(OptionError(
-                "--region cannot be used with --edge grow (the output is larger than the image the regions are placed on)"))
+                "\(texts.isEmpty ? "--regions" : "--region") cannot be used with --edge grow "
+                    + "(the output is larger than the image the regions are placed on)"))
         }
         var regions: [Region] = file ?? []
         for text in texts {

@@ -194,18 +194,17 @@ struct Apply: FarmCommand {
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
         if strip, metadata != .keepICC { throw ValidationError("--strip is --metadata keep-icc: give one of them") }
-        if regionFile != nil, fit == .cover, resize != nil {
-            throw ValidationError("--regions boxes are placed on the whole image: not with --fit cover, whose crop moves them")
+        if regionFile != nil || redact != nil, fit == .cover, resize != nil {
+            let boxes = redact == nil ? "--regions boxes" : "--redact's boxes"
+            throw ValidationError("\(boxes) are placed on the whole image: not with --fit cover, whose crop moves them")
         }
         if let effort, !(0...9).contains(effort) { throw ValidationError("--effort must be between 0 and 9") }
         if let redact {
             if regionFile != nil || !regions.isEmpty || regionOnly {
                 throw ValidationError("--redact \(redact) finds the regions: not with --region, --regions or --region-only")
             }
-            if fit == .cover, resize != nil {
-                throw ValidationError("--redact's boxes are placed on the whole image: not with --fit cover, whose crop moves them")
-            }
             if paths.contains("-") { throw ValidationError("--redact reads files: not standard input or output ('-')") }
+            if edge == .grow { throw ValidationError("--redact \(redact) places its boxes on the image: not with --edge grow") }
         } else if threshold != RegionDetection.defaultThreshold || grow != RegionDetection.defaultGrow || sheet != nil {
             throw ValidationError("--threshold, --grow and --sheet go with --redact")
         }

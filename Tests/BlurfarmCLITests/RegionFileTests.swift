@@ -155,6 +155,12 @@ import Testing
             .write(to: file, atomically: true, encoding: .utf8)
         let bad = try apply("b.png", ["--regions", file.path])
         #expect(bad.0.status != 0 && bad.0.stderr.contains("boxes.json': $.boxes[0].y: must be a number"), "\(bad.0.stderr)")
+        // The boxes are placed on the image: not on the larger output of `--edge grow`.
+        try Self.regionFile(width: header.width, height: header.height, boxes: [(100, 50, 200, 100)])
+            .write(to: file, atomically: true, encoding: .utf8)
+        let grown = try apply("g.png", ["--regions", file.path, "--edge", "grow"])
+        #expect(grown.0.status == 1 && grown.0.stderr.hasPrefix("blurfarm: error: --regions cannot be used with --edge grow"), "\(grown.0.stderr)")
+        #expect(grown.1.isEmpty)
     }
 
     /// Every way a photo could be published unredacted fails closed: numbers that place
@@ -183,6 +189,11 @@ import Testing
         let huge = try Blurfarm.run(["apply", input, folder.appendingPathComponent("h.png").path, "--filter", "gaussian sigma=4", "--regions", boxes.path])
         #expect(huge.status != 0 && huge.stderr.contains("$.boxes[0].width: places the box beyond any image"), "\(huge.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("h.png").path))
+        // Nor are a detector's boxes placed on the larger output of `--edge grow` (it crashed
+        // the engine, and was refused by each worker, before any option said so).
+        let grown = try Blurfarm.run(["apply", input, folder.appendingPathComponent("g.png").path, "--redact", "faces", "--edge", "grow"])
+        #expect(grown.status == 64 && grown.stderr.contains("--redact faces places its boxes on the image: not with --edge grow\n"), "\(grown.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("g.png").path))
 
         // A job: the turned photo, its faces file beside it, a map.
         let photos = folder.appendingPathComponent("photos")
