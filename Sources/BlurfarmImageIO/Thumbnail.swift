@@ -193,13 +193,18 @@ extension ImageReader {
                 // over `loaded` (a PNG has no shrink-on-load); another PNG is given to
                 // vips_thumbnail_image as `loaded`, the image whose header was checked, which makes
                 // the pixels vips_thumbnail makes of the file without its searches for the loader
-                // and openings of the file.
-                let png = loaded.loader?.hasPrefix("pngload") == true
+                // and openings of the file. So is every file but a JPEG's or a WebP's, whose
+                // shrink-on-load decodes the picture `read` decodes: given a file, vips_thumbnail
+                // takes a smaller page of a TIFF whose pages halve in size, and a HEIF's embedded
+                // thumbnail, which need not be the picture (a page left blank, a thumbnail an editor
+                // did not redo after a face was painted out): a thumbnail, and a detector's look at
+                // a whole large photo, would show another picture than the output.
+                let fromLoaded = !(loaded.loader.map { $0.hasPrefix("jpegload") || $0.hasPrefix("webpload") } ?? false)
                 if let smart, cropped, plan.width == box.width, plan.height == box.height {
                     // A smart crop of the box: vips_thumbnail's own, for vipsthumbnail's pixels
                     // (its scale is one factor for both sides, not our two rounded sizes).
                     image =
-                        png
+                        fromLoaded
                         ? try Libvips.thumbnail(loaded, covering: plan.width, plan.height, interesting: smart)
                         : try Libvips.thumbnail(
                             file: file.descriptorPath, covering: plan.width, plan.height, interesting: smart)
@@ -210,7 +215,7 @@ extension ImageReader {
                     image = ours
                 } else if let ours = try resampledPNG(loaded, width: plan.scaledWidth, height: plan.scaledHeight) {
                     image = ours
-                } else if png {
+                } else if fromLoaded {
                     image = try Libvips.thumbnail(loaded, width: plan.scaledWidth, height: plan.scaledHeight)
                 } else {
                     image = try Libvips.thumbnail(

@@ -82,6 +82,70 @@ struct ThumbnailParityTests {
         }
     }
 
+    /// A TIFF whose later pages halve in size is a pyramid to `vips_thumbnail`, which takes
+    /// the smallest page at least the thumbnail's size when given the file; those pages need not
+    /// be the picture (here blank). The thumbnail is the first page's, as the output at full
+    /// size is: a detector's look at a whole large photo took the blank page, and the face on
+    /// the first was published unredacted.
+    @Test func aThumbnailIsOfThePictureNeverOfAnotherPage() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let (width, height) = (1600, 1200)
+        var picture: [UInt8] = []
+        picture.reserveCapacity(width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                picture += [UInt8(x * 255 / width), UInt8(y * 255 / height), UInt8(truncatingIfNeeded: (x / 16) ^ (y / 16))]
+            }
+        }
+        func blank(_ width: Int, _ height: Int) -> [UInt8] {
+            [[UInt8]](repeating: [90, 120, 90], count: width * height).flatMap { $0 }
+        }
+        let pyramid = scratch.file("pyramid.tif"), single = scratch.file("single.tif")
+        try Data(Self.tiff(pages: [(width, height, picture)] + (1...3).map { (width >> $0, height >> $0, blank(width >> $0, height >> $0)) }))
+            .write(to: URL(fileURLWithPath: pyramid))
+        try Data(Self.tiff(pages: [(width, height, picture)])).write(to: URL(fileURLWithPath: single))
+        let thumb = try ImageReader.thumbnail(pyramid, width: 200, height: nil, fit: .inside, upscale: false)
+        let expected = try ImageReader.thumbnail(single, width: 200, height: nil, fit: .inside, upscale: false)
+        try #require(thumb.pixels.rect == expected.pixels.rect && thumb.pixels.rect.width == 200)
+        #expect(Self.firstDifference(thumb.pixels, expected.pixels) == nil)
+        #expect(thumb.pixels[10, 140] != thumb.pixels[190, 10], "the thumbnail is flat: another page's")
+    }
+
+    /// A baseline TIFF (little-endian, uncompressed 8-bit RGB, one strip a page) of `pages`, in
+    /// order, each its width, height and samples.
+    static func tiff(pages: [(width: Int, height: Int, samples: [UInt8])]) -> [UInt8] {
+        var bytes: [UInt8] = Array("II".utf8) + [42, 0, 8, 0, 0, 0]
+        func put(_ value: Int, _ size: Int, at offset: Int? = nil) {
+            let little = (0..<size).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+            if let offset { bytes.replaceSubrange(offset..<(offset + size), with: little) } else { bytes += little }
+        }
+        for (index, page) in pages.enumerated() {
+            let entries: [(tag: Int, type: Int, value: Int)] = [
+                (256, 4, page.width), (257, 4, page.height), (258, 3, 0), (259, 3, 1), (262, 3, 2), (273, 4, 0),
+                (277, 3, 3), (278, 4, page.height), (279, 4, page.samples.count), (284, 3, 1),
+            ]
+            let ifd = bytes.count
+            put(entries.count, 2)
+            for entry in entries {
+                put(entry.tag, 2)
+                put(entry.type, 2)
+                put(entry.tag == 258 ? 3 : 1, 4)
+                put(entry.value, 4)
+            }
+            let next = bytes.count
+            put(0, 4)
+            // Bits per sample (three shorts) and the strip, after the directory.
+            put(bytes.count, 4, at: ifd + 2 + 2 * 12 + 8)
+            for _ in 0..<3 { put(8, 2) }
+            put(bytes.count, 4, at: ifd + 2 + 5 * 12 + 8)
+            bytes += page.samples
+            if bytes.count % 2 == 1 { bytes.append(0) }
+            if index + 1 < pages.count { put(bytes.count, 4, at: next) }
+        }
+        return bytes
+    }
+
     /// Each gravity keeps its side or corner of the scaled image: the same pixels as the whole
     /// `inside` thumbnail at the matching offset.
     @Test func gravityKeepsTheNamedSideOrCorner() throws {

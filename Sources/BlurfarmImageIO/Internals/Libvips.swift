@@ -205,13 +205,14 @@ extension Libvips {
         try make("thumbnail") { cvips_thumbnail_file(path, Int32(width), Int32(height), $0) }
     }
 
-    /// ``thumbnail(file:width:height:)`` of `image`, a PNG opened sequentially: the same pixels
-    /// (cvips_thumbnail_image).
+    /// ``thumbnail(file:width:height:)`` of `image`, opened sequentially: the same pixels for a
+    /// file without shrink-on-load, of its first page, never of a smaller page or an embedded
+    /// thumbnail (cvips_thumbnail_image).
     static func thumbnail(_ image: VipsImageRef, width: Int, height: Int) throws(LibvipsFailure) -> VipsImageRef {
         try make("thumbnail") { cvips_thumbnail_image(image.pointer, Int32(width), Int32(height), $0) }
     }
 
-    /// ``thumbnail(file:covering:_:interesting:)`` of `image`, a PNG opened sequentially.
+    /// ``thumbnail(file:covering:_:interesting:)`` of `image`, opened sequentially (as ``thumbnail(_:width:height:)``).
     static func thumbnail(
         _ image: VipsImageRef, covering width: Int, _ height: Int, interesting: VipsInteresting
     ) throws(LibvipsFailure) -> VipsImageRef {

@@ -76,7 +76,8 @@ int cvips_thumbnail_file_smartcrop(const char *path, int width, int height, Vips
 /// cvips_thumbnail_file and cvips_thumbnail_file_smartcrop (`interesting`) of an image opened
 /// sequentially (vips_thumbnail_image): the same pixels for a file whose loader has no
 /// shrink-on-load (PNG), without vips_thumbnail's three searches for the loader and two
-/// openings of the file.
+/// openings of the file; of the image opened (a TIFF's first page, a HEIF's primary image),
+/// where vips_thumbnail of the file takes a pyramid's smaller page or an embedded thumbnail.
 int cvips_thumbnail_image(VipsImage *in, int width, int height, VipsImage **out);
 int cvips_thumbnail_image_smartcrop(VipsImage *in, int width, int height, VipsInteresting interesting,
                                     VipsImage **out);
