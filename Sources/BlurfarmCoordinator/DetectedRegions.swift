@@ -56,7 +56,7 @@ public enum DetectedRegions {
         // bench faces`, whose photos are named smallest first).
         let sizes = pairs.map { FileStamp.of(plan.inputs[$0.0].path)?.size ?? 0 }
         let detecting = pairs.indices.sorted { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }.map { pairs[$0] }
-        let results = Mutex<[Int: [String: Result<RegionFile.Contents, OutputFailure>]]>([:])
+        let results = Mutex<[Int: [String: Result<Found, OutputFailure>]]>([:])
         let next = Atomic(0)
         // In the workers when the rendering has them (a rendering of this process's threads
         // makes no whole image and searches no photo), each decode with its share of the limit
@@ -74,7 +74,7 @@ public enum DetectedRegions {
                 let position = taken - 1
                 guard position < detecting.count else { return }
                 let (index, name) = detecting[position]
-                let result: Result<RegionFile.Contents, OutputFailure>
+                let result: Result<Found, OutputFailure>
                 if let ended = control.ended ?? unwritten(plan.inputs[index], detector: name, control: control) {
                     result = .failure(ended)
                 } else {
@@ -103,7 +103,7 @@ public enum DetectedRegions {
     /// worker could start: the photos are not searched in this process instead, where a
     /// detector that crashes would take the run with it).
     public static func unsearched(_ plan: JobPlan, because failure: OutputFailure) -> Outcome {
-        var results: [Int: [String: Result<RegionFile.Contents, OutputFailure>]] = [:]
+        var results: [Int: [String: Result<Found, OutputFailure>]] = [:]
         for (index, name) in searches(in: plan) { results[index, default: [:]][name] = .failure(failure) }
         return outcome(plan, results)
     }
@@ -116,9 +116,15 @@ public enum DetectedRegions {
         }
     }
 
+    /// The boxes a detector found in an input, and the stamp of the file they are of.
+    struct Found: Sendable {
+        let contents: RegionFile.Contents
+        let stamp: FileStamp
+    }
+
     /// `plan` with its detecting outputs given the regions of `found`'s boxes (by input index,
-    /// then detector), or failed with why there are none.
-    static func outcome(_ plan: JobPlan, _ found: [Int: [String: Result<RegionFile.Contents, OutputFailure>]]) -> Outcome {
+    /// then detector), bound to the file they were found in, or failed with why there are none.
+    static func outcome(_ plan: JobPlan, _ found: [Int: [String: Result<Found, OutputFailure>]]) -> Outcome {
         var inputs: [PlannedInput] = []
         var failed: [OutputReport] = []
         for (index, input) in plan.inputs.enumerated() {
@@ -133,17 +139,17 @@ public enum DetectedRegions {
                     continue
                 }
                 switch result {
-                case .success(let contents)
-                where contents.boxes.count >= RegionFile.maximumBoxes
-                    && detection.threshold < contents.boxes.compactMap(\.score).min() ?? 1:
+                case .success(let found)
+                where found.contents.boxes.count >= RegionFile.maximumBoxes
+                    && detection.threshold < found.contents.boxes.compactMap(\.score).min() ?? 1:
                     // More boxes than a region file holds: those scoring less than the last kept are unknown.
                     failed.append(OutputReport(
                         input: input.relativePath, output: output.path, variant: output.variant.name, status: .failed,
                         failure: .regions(
                             "\(input.path): detector '\(detection.detector)' found more than \(RegionFile.maximumBoxes) boxes "
                                 + "scoring \(ParameterValue.number(detection.threshold)) or more: a higher threshold, or regions of your own")))
-                case .success(let contents):
-                    outputs.append(output.with(variant: resolved(output.variant, detection, contents)))
+                case .success(let found):
+                    outputs.append(output.with(variant: resolved(output.variant, detection, found.contents), regionsOf: found.stamp))
                 case .failure(let failure):
                     let status: OutputReport.Status =
                         failure == .stopped ? .stopped : failure == .cancelled ? .cancelled : .failed
@@ -171,18 +177,16 @@ public enum DetectedRegions {
         let confinement: RootConfinement?
         let control: JobControl
 
-        /// The boxes `detector` finds in `input`'s image: cached, or searched now and cached.
-        func boxes(
-            of input: PlannedInput, cacheProblem: @escaping @Sendable (StateError) -> Void
-        ) -> Result<RegionFile.Contents, OutputFailure> {
-            let hash: String
-            do {
-                hash = try ContentHash.ofFile(input.path)
-            } catch {
-                return .failure(.decode(ImageIOError(code: .fileUnreadable, path: input.path, message: error.message)))
-            }
-            return Result { () throws(OutputFailure) in
-                try detector.boxes(ofImageAt: input.path, contentHash: hash, cacheProblem: cacheProblem) { () throws(OutputFailure) in
+        /// The boxes `detector` finds in `input`'s image, cached or searched now and cached, with
+        /// the stamp of the file they are of; a file that changed meanwhile fails its regions
+        /// (not remembered as failed: the next run finds them again).
+        func boxes(of input: PlannedInput, cacheProblem: @escaping @Sendable (StateError) -> Void) -> Result<Found, OutputFailure> {
+            Result { () throws(OutputFailure) in
+                let (stamp, hash) = try RegionDetector.stampAndHash(of: input.path) { OutputFailure.decode($0) }
+                let changed = { OutputFailure.regions("\(RegionDetector.changed(input.path))") }
+                let contents = try detector.boxes(
+                    ofImageAt: input.path, stamp: stamp, contentHash: hash, changed: changed, cacheProblem: cacheProblem
+                ) { () throws(OutputFailure) in
                     guard let rendering else {
                         do throws(PhotoSearch.Failure) {
                             return try detector.search(
@@ -194,6 +198,7 @@ public enum DetectedRegions {
                     }
                     return try inWorker(input, rendering: rendering)
                 }
+                return Found(contents: contents, stamp: stamp)
             }
         }
 

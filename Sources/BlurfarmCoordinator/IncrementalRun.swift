@@ -585,7 +585,9 @@ public final class IncrementalRun: Sendable {
     /// hashes the file and appends its record, with the size the runner wrote (for a report
     /// without it, the size read from the file's header). Does nothing for other statuses, nor for an
     /// output whose input was not fingerprinted before it was read (``willRead(_:)``), or could
-    /// not be (it is not recorded, so it runs again next time). Call it from the runner's
+    /// not be, or is no longer the file fingerprinted (replaced or rewritten since, it may have
+    /// been read as it is now: recorded as made of the bytes fingerprinted, the output would be
+    /// up to date when the file came back to them) (it is not recorded, so it runs again next time). Call it from the runner's
     /// progress callback, from any thread.
     /// - Throws: ``StateError`` when the written file or the records file cannot be read or written.
     /// The folders made for the output (``OutputReport/createdFolders``) are recorded whatever
@@ -595,7 +597,7 @@ public final class IncrementalRun: Sendable {
         for folder in report.createdFolders { try records.add(folder) }
         guard report.status == .written, let reading = reading.withLock({ $0.removeValue(forKey: .init(report.output)) }),
             let planned = reading.outputs.first(where: { $0.path.utf8.elementsEqual(report.output.utf8) }),
-            let inputFile = reading.fingerprint
+            let inputFile = reading.fingerprint, FileStamp.of(reading.input) == inputFile.stamp
         else { return }
         let output = absolute(report.output)
         let file = try FileFingerprint.take(output)

@@ -7,8 +7,13 @@ import BlurfarmManifest
 /// of its variant in each, about 500 bytes, and copying them was a tenth of a no-change run.
 public final class PlannedVariant: Sendable {
     public let spec: VariantSpec
+    /// For the variant of one output whose regions a detector found in its input
+    /// (``DetectedRegions``): the stamp of the input file searched. The output is put in place
+    /// only while its input is still that file (``OutputCommit``): the boxes of one photo
+    /// never redact another that took its place. Nil for every other variant.
+    public let regionsOf: FileStamp?
 
-    public init(_ spec: VariantSpec) { self.spec = spec }
+    public init(_ spec: VariantSpec, regionsOf: FileStamp? = nil) { (self.spec, self.regionsOf) = (spec, regionsOf) }
 }
 
 /// The folder part of paths, up to and including its last `/` (empty for a path without
@@ -236,9 +241,12 @@ public struct JobPlan: Sendable {
 }
 
 extension PlannedOutput {
-    /// The same output made by `variant` (its regions detected: ``DetectedRegions``).
-    func with(variant: VariantSpec) -> PlannedOutput {
-        PlannedOutput(shared: PlannedVariant(variant), prefix: prefix, name: name, largestSize: largestSize, size: size, seen: .unseen)
+    /// The same output made by `variant`, its regions found in the input file of `regionsOf`
+    /// (``DetectedRegions``).
+    func with(variant: VariantSpec, regionsOf: FileStamp) -> PlannedOutput {
+        PlannedOutput(
+            shared: PlannedVariant(variant, regionsOf: regionsOf), prefix: prefix, name: name, largestSize: largestSize,
+            size: size, seen: .unseen)
     }
 }
 

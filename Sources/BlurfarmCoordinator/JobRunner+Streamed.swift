@@ -117,7 +117,8 @@ extension JobRunner {
                 let writer = try? BandWriter(
                     path: output.path, width: outputRect.width, height: outputRect.height, channels: channels,
                     sourceBitDepth: reader.bitDepth, sourceHadAlpha: reader.hasAlpha, metadata: reader.metadata,
-                    options: options, temporaryFiles: control.temporaryFiles, confinement: confinement)
+                    options: options, temporaryFiles: control.temporaryFiles, confinement: confinement,
+                    placing: commit.placing)
             else { continue }
             streamed.append((index, chain, writer, commit))
         }

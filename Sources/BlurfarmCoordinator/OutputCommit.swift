@@ -37,16 +37,35 @@ struct OutputCommit {
     /// Puts the file in place with `write` (an atomic write of the encoded bytes, or a band
     /// writer's last rename), unless `control`'s job ended meanwhile (a cancelled job, a
     /// stopped run, or a full disk there writes nothing more). A band writer whose rows were all handed over is
-    /// finished even so (`control` nil): its file may already be in place.
+    /// finished even so (`control` nil): its file may already be in place. Nor is an output
+    /// whose regions were found in its input put in place unless its input is still the file
+    /// searched (``inputChanged()``), asked here, once its pixels are decoded (and by a band
+    /// writer's saver before it puts its file in place: ``placing``).
     ///
-    /// - Throws: how the job ended, or ``OutputFailure/write(_:)``.
+    /// - Throws: how the job ended, ``inputChanged()``'s failure, or ``OutputFailure/write(_:)``.
     func write(unless control: JobControl?, _ write: () throws(ImageIOError) -> Void) throws(OutputFailure) {
         if let ended = control?.ended(writing: output.path) { throw ended }
+        if let changed = inputChanged() { throw changed }
         do throws(ImageIOError) {
             try write()
         } catch {
-            throw .write(error)
+            throw inputChanged() ?? .write(error)
         }
+    }
+
+    /// Why an output whose regions a detector found in its input (``PlannedVariant/regionsOf``)
+    /// is not put in place: the input is no longer the file searched, replaced or rewritten
+    /// since, so its pixels may be another photo's than the boxes' (one photo's face published
+    /// where another's was found). Nil for every other output. Its input fails its regions
+    /// (the next run finds them again; an output an earlier run made of it is withdrawn).
+    func inputChanged() -> OutputFailure? { placing().map { .regions("\($0)") } }
+
+    /// ``inputChanged()`` for a band writer (``BandWriter``'s `placing`), asked on its saver's
+    /// thread before the file goes in place.
+    var placing: @Sendable () -> ImageIOError? {
+        guard let stamp = output.shared.regionsOf else { return { nil } }
+        let path = input.path
+        return { FileStamp.of(path) == stamp ? nil : RegionDetector.changed(path) }
     }
 
     /// What was written, for its report.

@@ -51,43 +51,80 @@ public final class RegionDetector: Sendable {
             "detections/\(name)/\(ContentHash.of(identity).prefix(16))")
     }
 
-    /// The boxes of the image at `path` (its content hashing to `contentHash`): the cached
-    /// ones, else those `search` finds, cached (a cache that cannot be written is told to
-    /// `cacheProblem`: the boxes are good, the next run detects again). Scores are the
-    /// detector's; the boxes are in the pixels of the image as shown, whose size the result
-    /// gives.
+    /// The boxes of the image at `path`, the file of `stamp` whose content hashes to
+    /// `contentHash` (the stamp taken before the hash): the cached ones, else those `search`
+    /// finds, cached (a cache that cannot be written is told to `cacheProblem`: the boxes are
+    /// good, the next run detects again). Scores are the detector's; the boxes are in the pixels
+    /// of the image as shown, whose size the result gives.
     ///
-    /// - Throws: what `search` throws.
+    /// The boxes are those of the file of `stamp` only if the file at `path` still has it once
+    /// they are had: a photo replaced while it was hashed would have the boxes of its content
+    /// filed under the hash of the one before, and given to every later photo with that
+    /// content; replaced while it was searched, the boxes of one photo would go to another
+    /// (each published a face unredacted). So the boxes are given, and cached, only then;
+    /// otherwise this throws `changed()`. Their output is committed only while the input is
+    /// still that file (``PlannedVariant/regionsOf``).
+    ///
+    /// - Throws: what `search` throws, or `changed()`.
     public func boxes<Failure: Error>(
-        ofImageAt path: String, contentHash: String, cacheProblem: (StateError) -> Void = { _ in },
-        search: () throws(Failure) -> PhotoSearch.Found
+        ofImageAt path: String, stamp: FileStamp, contentHash: String, changed: () -> Failure,
+        cacheProblem: (StateError) -> Void = { _ in }, search: () throws(Failure) -> PhotoSearch.Found
     ) throws(Failure) -> RegionFile.Contents {
         let name = "\(contentHash).json"
-        if let cached = cached(name) { return cached }
-        let stamp = FileStamp.of(path)
+        if let cached = cached(name) {
+            guard FileStamp.of(path) == stamp else { throw changed() }
+            return cached
+        }
         let found = contents(try search())
-        // Filed under the hash only when the file did not change while it was read.
-        if stamp != nil, FileStamp.of(path) == stamp {
-            do throws(StateError) {
-                try JobStateFolder.writeJSON(found, named: name, in: cacheFolder, what: "the boxes of \(ShownName.of(path))")
-            } catch {
-                cacheProblem(error)
-            }
+        guard FileStamp.of(path) == stamp else { throw changed() }
+        do throws(StateError) {
+            try JobStateFolder.writeJSON(found, named: name, in: cacheFolder, what: "the boxes of \(ShownName.of(path))")
+        } catch {
+            cacheProblem(error)
         }
         return found
     }
 
-    /// The boxes of the image at `path`, as ``boxes(ofImageAt:contentHash:cacheProblem:search:)``
-    /// gives them, searched in this process with the network on at most `threads` threads.
+    /// The boxes of the image at `path`, as ``boxes(ofImageAt:stamp:contentHash:changed:cacheProblem:search:)``
+    /// gives them (the file stated and hashed here), searched in this process with the network
+    /// on at most `threads` threads.
     ///
-    /// - Throws: ``PhotoSearch/Failure``.
+    /// - Throws: ``PhotoSearch/Failure``: `decode` when the file cannot be read, or changed
+    ///   while it was.
     public func boxes(
-        ofImageAt path: String, contentHash: String, threads: Int, pixelLimit: Int, memoryLimit: Int,
+        ofImageAt path: String, threads: Int, pixelLimit: Int, memoryLimit: Int,
         confinement: RootConfinement?, cacheProblem: (StateError) -> Void = { _ in }
     ) throws(PhotoSearch.Failure) -> RegionFile.Contents {
-        try boxes(ofImageAt: path, contentHash: contentHash, cacheProblem: cacheProblem) { () throws(PhotoSearch.Failure) in
+        let (stamp, hash) = try Self.stampAndHash(of: path) { PhotoSearch.Failure.decode($0) }
+        return try boxes(
+            ofImageAt: path, stamp: stamp, contentHash: hash, changed: { .decode(Self.changed(path)) },
+            cacheProblem: cacheProblem
+        ) { () throws(PhotoSearch.Failure) in
             try search(path, threads: threads, pixelLimit: pixelLimit, memoryLimit: memoryLimit, confinement: confinement)
         }
+    }
+
+    /// The stamp of the file at `path`, then its content's hash; what cannot be read, as
+    /// `failure` makes it of the reader's error.
+    public static func stampAndHash<Failure: Error>(
+        of path: String, _ failure: (ImageIOError) -> Failure
+    ) throws(Failure) -> (FileStamp, String) {
+        guard let stamp = FileStamp.of(path) else {
+            throw failure(ImageIOError(code: .fileUnreadable, path: path, message: "not a regular file that can be read"))
+        }
+        do {
+            return (stamp, try ContentHash.ofFile(path))
+        } catch {
+            throw failure(ImageIOError(code: .fileUnreadable, path: path, message: error.message))
+        }
+    }
+
+    /// Why the boxes of the file at `path` are not had: it changed while it was read.
+    public static func changed(_ path: String) -> ImageIOError {
+        ImageIOError(
+            code: .fileUnreadable, path: path,
+            message: "changed while its regions were found (replaced or rewritten): nothing of it is written; "
+                + "the next run finds them again")
     }
 
     /// The photo at `path` searched in this process, with a session no other thread uses, the

@@ -149,8 +149,7 @@ public enum ReviewSheet {
         let contents: RegionFile.Contents
         do {
             contents = try found.boxes(
-                ofImageAt: input.path, contentHash: try ContentHash.ofFile(input.path),
-                threads: ProcessInfo.processInfo.activeProcessorCount, pixelLimit: limits.pixels,
+                ofImageAt: input.path, threads: ProcessInfo.processInfo.activeProcessorCount, pixelLimit: limits.pixels,
                 memoryLimit: limits.memory, confinement: nil)
         } catch {
             return made(.fails("\(error)"))

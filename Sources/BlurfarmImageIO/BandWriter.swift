@@ -39,6 +39,9 @@ public final class BandWriter: @unchecked Sendable {
     }
     private let encoder: Encoder
     private let format: ImageFormat
+    /// Asked once the file is encoded, before it is put in place: a refusal leaves the output
+    /// as it was, as a failed encode does (``init(path:width:height:channels:sourceBitDepth:sourceHadAlpha:metadata:options:temporaryFiles:confinement:ringRows:placing:)``).
+    private let placing: @Sendable () -> ImageIOError?
     private let alpha: Bool
     private let bitDepth: Int
     /// The colour a translucent pixel is composited over when the file has no alpha (the
@@ -90,18 +93,24 @@ public final class BandWriter: @unchecked Sendable {
     /// refused by this initialiser, with nothing written, and the file is created and renamed
     /// in the folder opened.
     ///
+    /// `placing` is asked once the whole file is encoded, every row appended, just before it
+    /// is put in place (on the saver's thread, which puts it in place as soon as it has the
+    /// last row, or in ``finish()``): the error it gives is the writer's, and the output stays
+    /// as it was.
+    ///
     /// - Precondition: ``canWrite(to:channels:sourceHadAlpha:options:)``.
     /// - Throws: `ImageIOError` as `ImageWriter.encode` and `ImageWriter.write` do.
     public convenience init(
         path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions, temporaryFiles: TemporaryFiles? = nil,
-        confinement: RootConfinement? = nil, ringRows: Int = RenderSchedule.encoderRingRows
+        confinement: RootConfinement? = nil, ringRows: Int = RenderSchedule.encoderRingRows,
+        placing: @escaping @Sendable () -> ImageIOError? = { nil }
     ) throws(ImageIOError) {
         try ImageWriter.checkDestination(path, options: options)
         try self.init(
             path: path, width: width, height: height, channels: channels, sourceBitDepth: sourceBitDepth,
             sourceHadAlpha: sourceHadAlpha, metadata: metadata, options: options,
-            file: (temporaryFiles, confinement), ringRows: ringRows)
+            file: (temporaryFiles, confinement), ringRows: ringRows, placing: placing)
     }
 
     /// Starts encoding, as the initialiser does, the image it would write to `path`, but into
@@ -116,7 +125,7 @@ public final class BandWriter: @unchecked Sendable {
         try BandWriter(
             path: path, width: width, height: height, channels: channels, sourceBitDepth: sourceBitDepth,
             sourceHadAlpha: sourceHadAlpha, metadata: metadata, options: options, file: nil,
-            ringRows: RenderSchedule.encoderRingRows)
+            ringRows: RenderSchedule.encoderRingRows, placing: { nil })
     }
 
     /// A writer to the file `path` (`file` its temporary files and confinement), or into
@@ -124,7 +133,8 @@ public final class BandWriter: @unchecked Sendable {
     private init(
         path: String, width: Int, height: Int, channels: Int, sourceBitDepth: Int, sourceHadAlpha: Bool,
         metadata: ImageMetadata?, options: EncodeOptions,
-        file: (temporaryFiles: TemporaryFiles?, confinement: RootConfinement?)?, ringRows: Int
+        file: (temporaryFiles: TemporaryFiles?, confinement: RootConfinement?)?, ringRows: Int,
+        placing: @escaping @Sendable () -> ImageIOError?
     ) throws(ImageIOError) {
         precondition(
             Self.canWrite(to: path, channels: channels, sourceHadAlpha: sourceHadAlpha, options: options),
@@ -137,6 +147,7 @@ public final class BandWriter: @unchecked Sendable {
         self.width = width
         self.height = height
         self.format = format
+        self.placing = placing
         self.bitDepth = bitDepth
         background = options.background
         // canWrite: with 4 channels and no source alpha, the format has no alpha.
@@ -199,7 +210,9 @@ public final class BandWriter: @unchecked Sendable {
                     }
                     guard let folder, let file else { return try encoded() }
                     guard format.savesDirectly(options) else {
-                        try AtomicFile.write(try encoded(), to: output, inFolder: folder, temporaryFiles: file.temporaryFiles)
+                        let bytes = try encoded()
+                        if let refusal = placing() { throw refusal }
+                        try AtomicFile.write(bytes, to: output, inFolder: folder, temporaryFiles: file.temporaryFiles)
                         return nil
                     }
                     try AtomicFile.write(to: output, inFolder: folder, temporaryFiles: file.temporaryFiles) {
@@ -219,6 +232,7 @@ public final class BandWriter: @unchecked Sendable {
                         if case .failure(let error) = encoding {
                             throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                         }
+                        if let refusal = placing() { throw refusal }
                     }
                     return nil
                 }
@@ -386,6 +400,7 @@ public final class BandWriter: @unchecked Sendable {
                     throw ImageIOError(code: .encodeFailed, path: path, message: error.message)
                 }
                 guard let folder else { return bytes }
+                if let refusal = placing() { throw refusal }
                 try AtomicFile.write(bytes, to: OutputPath(path), inFolder: folder, temporaryFiles: temporaryFiles)
                 return nil
             }

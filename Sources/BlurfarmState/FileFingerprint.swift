@@ -113,7 +113,10 @@ public struct FileFingerprint: Codable, Hashable, Sendable {
     /// it is hashed has a newer stamp, so the next check hashes it again.
     public static func take(_ path: String) throws(StateError) -> FileFingerprint {
         guard let stamp = FileStamp.of(path) else { throw StateError(path: path, message: "not a readable file") }
-        return FileFingerprint(stamp: stamp, hash: try ContentHash.ofFile(path))
+        let hash = try ContentHash.ofFile(path)
+        // Replaced or rewritten while it was hashed, the hash would be of other bytes than the stamp's.
+        guard FileStamp.of(path) == stamp else { throw StateError(path: path, message: "changed while it was hashed") }
+        return FileFingerprint(stamp: stamp, hash: hash)
     }
 }
 

@@ -20,18 +20,23 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: root) }
         let run = IncrementalRun(plan: plan, records: records, versions: { "v" }, pixelLimit: 1 << 20, force: false)
         #expect(run.reading.withLock { $0.isEmpty }, "the check hashes nothing for the work")
-        let input = run.plan.inputs[0]
-        let firstRead = try FileFingerprint.take(input.path)
+        let (input, unchanged) = (run.plan.inputs[0], run.plan.inputs[1])
+        let firstRead = try FileFingerprint.take(unchanged.path)
         run.willRead(input)
-        // Changed after its first read (a search), before its second (the decode): the
-        // record claims the bytes first read, so the next run makes it again.
+        run.willRead(unchanged)
+        // Changed after its first read (a search), before its second (the decode): its outputs
+        // may be of the bytes as they are now, so they are not recorded as made of those first
+        // read (up to date, were the file to go back to them), and the next run makes them again.
         try Data("changed meanwhile".utf8).write(to: URL(fileURLWithPath: input.path))
         run.willRead(input)
-        #expect(run.reading.withLock { $0.count } == 2, "one entry for each output of the input read")
-        for output in input.outputs {
-            _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
-            try run.recordWritten(OutputReport(input: input.relativePath, output: output.path, variant: "a", status: .written))
-            #expect(records.record(for: run.absolute(output.path))?.inputFile.hash == firstRead.hash)
+        #expect(run.reading.withLock { $0.count } == 4, "one entry for each output of the inputs read")
+        for (read, recorded) in [(input, false), (unchanged, true)] {
+            for output in read.outputs {
+                _ = FileManager.default.createFile(atPath: output.path, contents: Data("made".utf8))
+                try run.recordWritten(OutputReport(input: read.relativePath, output: output.path, variant: "a", status: .written))
+                let record = records.record(for: run.absolute(output.path))
+                #expect(recorded ? record?.inputFile.hash == firstRead.hash : record == nil, "\(output.path)")
+            }
         }
         #expect(run.reading.withLock { $0.isEmpty }, "forgotten once its outputs are recorded")
         // The next run plans again, as every run does.

@@ -282,4 +282,35 @@ struct BandStreamTests {
         #expect(failure { try early.finish() }?.code == .encodeFailed)
         #expect(try scratch.contents() == ["out.jpg"])
     }
+
+    /// `placing` is asked once the file is whole, before it goes in place, by each way of
+    /// encoding (libjpeg in memory; libvips's saver to the file, and into memory then stripped):
+    /// a refusal is the writer's error, the output stays as it was, and no temporary file is left.
+    @Test(arguments: [("out.jpg", MetadataPolicy.keepICC), ("out.png", .keepICC), ("out.webp", .keepICC), ("out.webp", .keep)])
+    func aWriteRefusedBeforeItsFileGoesInPlaceLeavesTheOutputAsItWas(_ name: String, _ metadata: MetadataPolicy) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let path = scratch.file(name)
+        try Data("old".utf8).write(to: URL(fileURLWithPath: path))
+        let temporaryFiles = TemporaryFiles()
+        let asked = Mutex(0)
+        let refusal = ImageIOError(code: .fileUnreadable, path: "in.png", message: "changed")
+        let writer = try BandWriter(
+            path: path, width: 64, height: 64, channels: 3, sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
+            options: EncodeOptions(metadata: metadata), temporaryFiles: temporaryFiles, ringRows: 4,
+            placing: {
+                asked.withLock { $0 += 1 }
+                return refusal
+            })
+        for y in stride(from: 0, to: 64, by: 16) {
+            let rows = AnyPixels.uninitialized(Rect(x: 0, y: y, width: 64, height: 16), channels: 3, format: .uint8)
+            rows.forEachRow(in: rows.rect) { row, bytes in row.initializeMemory(as: UInt8.self, repeating: 0x40, count: bytes) }
+            try writer.append(rows)
+        }
+        #expect(failure { try writer.finish() }?.message == "changed")
+        #expect(asked.withLock { $0 } == 1)
+        #expect(try scratch.contents() == [name])
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+        #expect(temporaryFiles.inProgress.isEmpty)
+    }
 }

@@ -3,10 +3,12 @@
  * (never shipped; the CLI tests compile it). Its model is nothing: `open` reads no file and
  * names itself "faultdetector 1". `detect` appends the calling process's id to the file LOG (a
  * line each call) and finds one box, the middle half of the image given, scoring 0.9; on an
- * image wider than CRASH_WIDTH (0: never) it dies of SIGSEGV instead, on every attempt.
+ * image wider than CRASH_WIDTH (0: never) it dies of SIGSEGV instead, on every attempt. On an
+ * image RENAME_WIDTH wide (0: never) it first renames the file RENAME_FROM over RENAME_TO, as
+ * someone replacing a photo while the run reads it (nothing when RENAME_FROM is gone).
  *
  * The plugin ABI passes no such settings, so they are compiled in:
- *   -DLOG='"/path/of/the/log"' -DCRASH_WIDTH=100
+ *   -DLOG='"/path/of/the/log"' -DCRASH_WIDTH=100 -DRENAME_WIDTH=120 -DRENAME_FROM='"/a"' -DRENAME_TO='"/b"'
  */
 #include "blurfarm_plugin.h"
 
@@ -20,6 +22,11 @@
 #endif
 #ifndef CRASH_WIDTH
 #define CRASH_WIDTH 0
+#endif
+#ifndef RENAME_WIDTH
+#define RENAME_WIDTH 0
+#define RENAME_FROM ""
+#define RENAME_TO ""
 #endif
 
 /* What `open` gives as the state: blurfarm asks for one; this detector needs none. */
@@ -51,6 +58,9 @@ static int32_t detect(
             if (write(fd, text, (size_t)length) < 0) { /* the test then finds no line: it says so */ }
             close(fd);
         }
+    }
+    if (RENAME_WIDTH > 0 && image->rect.width == RENAME_WIDTH) {
+        if (rename(RENAME_FROM, RENAME_TO) != 0) { /* gone: renamed by an earlier call */ }
     }
     if (CRASH_WIDTH > 0 && image->rect.width > CRASH_WIDTH) {
         /* A fault, as a broken detector's: raise(SIGSEGV) would return once a handler ran. */
