@@ -4,13 +4,14 @@
 /// EXIF is a TIFF structure (byte order mark, IFD0 offset, then 12-byte entries), here
 /// optionally preceded by "Exif\0\0" as libvips stores it. A malformed structure is left as it
 /// is (the writer also tells libvips the orientation is 1, and libvips rewrites the tag); only
-/// the JPEG streams in it are zeroed wherever they are.
+/// the pictures in it are zeroed wherever they are.
 package enum EXIF {
     static let orientationTag = 0x0112
     static let typeShort = 3
     static let typeLong = 4
     static let stripOffsetsTag = 0x0111, stripByteCountsTag = 0x0117
     static let jpegOffsetTag = 0x0201, jpegLengthTag = 0x0202  // JPEGInterchangeFormat(Length)
+    static let exifIFDTag = 0x8769, makerNoteTag = 0x927C
 
     /// IFD0's orientation: 1 when the tag is absent, its value when it is a SHORT of 1...8;
     /// nil when the structure or the tag is not well formed (libvips's own reading decides).
@@ -32,18 +33,21 @@ package enum EXIF {
     }
 
     /// `bytes` without the pictures of the original it carries: IFD1 (the thumbnail, a small
-    /// copy of the whole photo) unlinked and its image bytes zeroed, and every other complete
-    /// JPEG stream in it (a maker note's preview) zeroed. An output's pixels are filtered,
-    /// redacted or resized: its EXIF must not hold the photo as it was (docs/image-io.md,
-    /// "Metadata"). Offsets stay as they were; libvips, re-reading the block, drops what
-    /// nothing points to. Malformed structure is left alone, but the JPEG streams are zeroed
-    /// wherever they are.
+    /// copy of the whole photo) unlinked and its image bytes zeroed, and every other image file
+    /// in it (a maker note's preview: JPEG, PNG or any ``PictureSignature`` found anywhere)
+    /// zeroed. An output's pixels are filtered, redacted or resized: its EXIF must not hold the
+    /// photo as it was (docs/image-io.md, "Metadata"). Offsets stay as they were; libvips,
+    /// re-reading the block, drops what nothing points to. Malformed structure is left alone,
+    /// but the pictures are zeroed wherever they are.
     package static func withoutPictures(_ bytes: [UInt8]) -> [UInt8] {
         var out = bytes
-        if let tiff = tiffStart(out) {
+        let tiff = tiffStart(out)
+        var makerNotes: [Range<Int>] = []
+        if let tiff {
             unlinkThumbnail(&out, tiff: tiff.at, littleEndian: tiff.littleEndian)
+            makerNotes = makerNoteRanges(out, tiff: tiff.at, littleEndian: tiff.littleEndian)
         }
-        zeroJPEGStreams(&out)
+        zeroPictures(&out, header: tiff?.at, makerNotes: makerNotes)
         return out
     }
 
@@ -84,20 +88,44 @@ package enum EXIF {
         }
     }
 
-    /// Zeroes every complete JPEG stream in `out`: from a start of image (FF D8 FF) to the end
-    /// of image (FF D9) after it. A start with no end after it is left alone.
-    private static func zeroJPEGStreams(_ out: inout [UInt8]) {
+    /// Zeroes every image file in `out` but the EXIF's own TIFF header at `header`: from its
+    /// signature (``PictureSignature/signature(in:at:anywhere:)``) over the length its
+    /// structure gives, or, when that is not known (a JPEG without its end, a TIFF, a GIF…),
+    /// to the end of the maker note it is in, or of the block (fail closed).
+    private static func zeroPictures(_ out: inout [UInt8], header: Int?, makerNotes: [Range<Int>]) {
         var at = 0
-        while at + 3 <= out.count {
-            guard out[at] == 0xFF, out[at + 1] == 0xD8, out[at + 2] == 0xFF else {
+        while at < out.count {
+            guard at != header, let signature = PictureSignature.signature(in: out, at: at, anywhere: true) else {
                 at += 1
                 continue
             }
-            var end = at + 3
-            while end + 2 <= out.count, !(out[end] == 0xFF && out[end + 1] == 0xD9) { end += 1 }
-            guard end + 2 <= out.count else { return }
-            for i in at..<(end + 2) { out[i] = 0 }
-            at = end + 2
+            let end = makerNotes.first { $0.contains(at) }?.upperBound ?? out.count
+            let length = signature.length(in: out, at: at, end: end) ?? (end - at)
+            for i in at..<(at + length) { out[i] = 0 }
+            at += max(length, 1)
+        }
+    }
+
+    /// Where the values of the maker notes (tag 0x927C, in IFD0 or the EXIF IFD) are.
+    private static func makerNoteRanges(_ bytes: [UInt8], tiff: Int, littleEndian: Bool) -> [Range<Int>] {
+        let view = TIFFView(bytes: bytes, littleEndian: littleEndian)
+        let u16 = view.u16, u32 = view.u32
+        /// The entries of the IFD at TIFF offset `offset`: tag, count, and where the value is.
+        func entries(_ offset: Int) -> [(tag: Int, count: Int, value: Int)] {
+            let ifd = tiff + offset
+            guard offset >= 8, ifd + 2 <= bytes.count else { return [] }
+            return (0..<u16(ifd)).compactMap { index in
+                let entry = ifd + 2 + index * 12
+                guard entry + 12 <= bytes.count else { return nil }
+                let count = u32(entry + 4)
+                return (tag: u16(entry), count: count, value: count <= 4 ? entry + 8 : tiff + u32(entry + 8))
+            }
+        }
+        let ifd0 = entries(u32(tiff + 4))
+        let exifIFD = ifd0.first { $0.tag == exifIFDTag && $0.count == 1 }.map { entries(u32($0.value)) } ?? []
+        return (ifd0 + exifIFD).compactMap { entry in
+            guard entry.tag == makerNoteTag, entry.value >= 0, entry.value < bytes.count else { return nil }
+            return entry.value..<min(bytes.count, entry.value + entry.count)
         }
     }
 

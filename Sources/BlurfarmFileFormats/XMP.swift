@@ -4,21 +4,26 @@
 /// `xmpGImg:image` (`xapGImg:image` in older packets; any prefix of that namespace is
 /// taken); Google's camera keeps the whole original photo as `GImage:Data` and a depth map
 /// as `GDepth:Data` (and its confidence as `GDepth:Confidence`); other writers put other
-/// pictures elsewhere. Each is written as an element's text or as an attribute.
+/// pictures elsewhere. Each is written as an element's text or as an attribute, its base64
+/// broken into lines by white space or character references (`&#xA;`), in CDATA sections or not.
 package enum XMP {
     /// The properties whose value is a picture, by the end of their qualified name (any
     /// namespace prefix before it).
     static let pictureProperties = ["GImg:image", "GImage:Data", "GDepth:Data", "GDepth:Confidence"]
 
+    /// The fewest base64 characters a value holding a picture has (12 bytes): no short word is one.
+    static let minimumPictureCharacters = 16
+
     /// `packet` with the value of every property that holds a picture emptied: those of
-    /// ``pictureProperties``, and any other element or attribute whose value is base64 of an
-    /// image file (JPEG, PNG, GIF, WebP, TIFF, HEIF or AVIF: ``isBase64Picture(_:)``). An
-    /// output's pixels are filtered, redacted or resized, and its XMP must not hold the photo
-    /// as it was (as ``EXIF/withoutPictures(_:)`` for EXIF). Everything else is kept byte for byte.
+    /// ``pictureProperties`` (all of an element's content), and any other value that holds
+    /// base64 of an image file (``holdsPicture(_:)``): an element's text (all of it, between
+    /// two tags), an attribute's value, a comment, a processing instruction. An output's pixels
+    /// are filtered, redacted or resized, and its XMP must not hold the photo as it was (as
+    /// ``EXIF/withoutPictures(_:)`` for EXIF). Everything else is kept byte for byte.
     package static func withoutPictures(_ packet: [UInt8]) -> [UInt8] {
         var ranges: [Range<Int>] = []
         for name in pictureProperties { ranges += values(named: Array(name.utf8), in: packet) }
-        ranges += base64Pictures(in: packet)
+        ranges += pictureValues(in: packet)
         guard !ranges.isEmpty else { return packet }
         var out: [UInt8] = []
         out.reserveCapacity(packet.count)
@@ -45,10 +50,7 @@ package enum XMP {
             guard end < packet.count, !isNameCharacter(packet[end]) else { continue }
             let value: Range<Int>?
             if start > 0, packet[start - 1] == UInt8(ascii: "<") {
-                // An element: its text runs from the end of the start tag to the next tag.
-                value = packet[end...].firstIndex(of: UInt8(ascii: ">")).flatMap { open in
-                    packet[(open + 1)...].firstIndex(of: UInt8(ascii: "<")).map { (open + 1)..<$0 }
-                }
+                value = content(ofElement: Array(packet[start..<end]), startTagAt: start - 1, in: packet)
             } else if start > 0, packet[start - 1] == UInt8(ascii: "/") {
                 value = nil  // an end tag
             } else {
@@ -69,69 +71,208 @@ package enum XMP {
         return ranges
     }
 
-    /// The byte ranges of every element text and attribute value in `packet` that is base64
-    /// of a picture (``isBase64Picture(_:)``), whatever its property's name.
-    static func base64Pictures(in packet: [UInt8]) -> [Range<Int>] {
-        var ranges: [Range<Int>] = []
-        var start: Int?
-        for (i, byte) in packet.enumerated() {
-            if isBase64Character(byte) || isSpace(byte) {
-                if start == nil { start = i }
-            } else {
-                if let s = start, isBase64Picture(packet[s..<i]) { ranges.append(s..<i) }
-                start = nil
-            }
+    /// The content of the element whose start tag is at `at` and named `name`: from the end of
+    /// that tag to its end tag (text, or a structure of elements: all of it), or to the next
+    /// tag when its end tag is not found; nil when it is empty (`<name/>`).
+    static func content(ofElement name: [UInt8], startTagAt at: Int, in packet: [UInt8]) -> Range<Int>? {
+        let open = endOfTag(at: at, in: packet)
+        guard open < packet.count, packet[open - 2] != UInt8(ascii: "/") else { return nil }
+        var i = open
+        while let close = firstIndex(of: Array("</".utf8) + name, in: packet, from: i) {
+            let after = close + 2 + name.count
+            if after < packet.count, packet[after] == UInt8(ascii: ">") || isSpace(packet[after]) { return open..<close }
+            i = after
         }
-        if let s = start, isBase64Picture(packet[s...]) { ranges.append(s..<packet.count) }
+        return open..<(packet[open...].firstIndex(of: UInt8(ascii: "<")) ?? packet.count)
+    }
+
+    /// The byte ranges of the values in `packet` that hold a picture (``holdsPicture(_:)``),
+    /// whatever their property's name: each attribute value, and each run of text between two
+    /// tags (with its CDATA sections, comments and processing instructions), whole.
+    static func pictureValues(in packet: [UInt8]) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var text = 0  // where the text since the last tag starts
+        var i = 0
+        while i < packet.count {
+            guard packet[i] == UInt8(ascii: "<") else {
+                i += 1
+                continue
+            }
+            if let aside = Aside.at(i, in: packet) {
+                i = aside.end(at: i, in: packet)  // part of the text
+                continue
+            }
+            // A tag (start, end, a declaration): the text before it ends here.
+            if text < i, holdsPicture(in: packet, text..<i) { ranges.append(text..<i) }
+            let end = endOfTag(at: i, in: packet)
+            if i + 1 < packet.count, packet[i + 1] == UInt8(ascii: "!") {
+                if holdsPicture(in: packet, i..<end) { ranges.append(i..<end) }
+            } else {
+                ranges += attributeValues(inTagFrom: i, to: end, in: packet).filter { holdsPicture(in: packet, $0) }
+            }
+            i = end
+            text = end
+        }
+        if text < packet.count, holdsPicture(in: packet, text..<packet.count) { ranges.append(text..<packet.count) }
         return ranges
     }
 
-    /// Whether `text` (base64, whitespace allowed) starts with the bytes of an image file:
-    /// JPEG (FF D8 FF), PNG, GIF, WebP (RIFF…WEBP), TIFF (II*, MM*), or an ISO media file of
-    /// HEIF or AVIF (….ftyp). At least 16 characters: no short word is a picture.
-    static func isBase64Picture(_ text: ArraySlice<UInt8>) -> Bool {
-        let characters = text.filter { !isSpace($0) }
-        guard characters.count >= 16 else { return false }
-        guard let head = decodeBase64(Array(characters.prefix(16))) else { return false }
-        let signatures: [[UInt8]] = [
-            [0xFF, 0xD8, 0xFF], [0x89, 0x50, 0x4E, 0x47], Array("GIF8".utf8), [0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A],
-        ]
-        if signatures.contains(where: { head.starts(with: $0) }) { return true }
-        if head.starts(with: Array("RIFF".utf8)), head.count >= 12, head[8..<12].elementsEqual(Array("WEBP".utf8)) { return true }
-        return head.count >= 8 && head[4..<8].elementsEqual(Array("ftyp".utf8))
+    /// A CDATA section, a comment or a processing instruction: part of the text around it.
+    enum Aside: CaseIterable {
+        case cdata, comment, processingInstruction
+
+        var open: [UInt8] { Array((self == .cdata ? "<![CDATA[" : self == .comment ? "<!--" : "<?").utf8) }
+        var close: [UInt8] { Array((self == .cdata ? "]]>" : self == .comment ? "-->" : "?>").utf8) }
+
+        /// The one that starts at `at`, if any.
+        static func at(_ at: Int, in packet: [UInt8]) -> Aside? {
+            allCases.first { packet[at...].starts(with: $0.open) }
+        }
+
+        /// Where its content ends (its close, or the packet's end when it is not closed).
+        func contentEnd(at: Int, in packet: [UInt8]) -> Int {
+            firstIndex(of: close, in: packet, from: at + open.count) ?? packet.count
+        }
+
+        /// Where it ends, after its close.
+        func end(at: Int, in packet: [UInt8]) -> Int {
+            min(packet.count, contentEnd(at: at, in: packet) + close.count)
+        }
     }
 
-    /// The bytes of base64 `characters` (a multiple of 4, no padding inside); nil when not base64.
-    private static func decodeBase64(_ characters: [UInt8]) -> [UInt8]? {
-        func value(_ c: UInt8) -> UInt32? {
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(c - UInt8(ascii: "A"))
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(c - UInt8(ascii: "a")) + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(c - UInt8(ascii: "0")) + 52
-            case UInt8(ascii: "+"): 62
-            case UInt8(ascii: "/"): 63
-            default: nil
+    /// Where the tag starting at `at` ends, after its `>` (a `>` in a quoted value is not its
+    /// end); the packet's end when it is not closed.
+    static func endOfTag(at: Int, in packet: [UInt8]) -> Int {
+        var quote: UInt8?
+        for i in (at + 1)..<packet.count {
+            if let q = quote {
+                if packet[i] == q { quote = nil }
+            } else if packet[i] == UInt8(ascii: "\"") || packet[i] == UInt8(ascii: "'") {
+                quote = packet[i]
+            } else if packet[i] == UInt8(ascii: ">") {
+                return i + 1
             }
         }
+        return packet.count
+    }
+
+    /// The ranges of the quoted attribute values in the tag `packet[start..<end]`.
+    static func attributeValues(inTagFrom start: Int, to end: Int, in packet: [UInt8]) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var i = start
+        while i < end {
+            let quote = packet[i]
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                i += 1
+                continue
+            }
+            let close = packet[(i + 1)..<end].firstIndex(of: quote) ?? end
+            ranges.append((i + 1)..<close)
+            i = close + 1
+        }
+        return ranges
+    }
+
+    /// Whether `packet[range]`, a value as written in the packet, holds a picture: its
+    /// character data (character and entity references decoded, CDATA sections read as text,
+    /// comments and processing instructions left out), or one of those comments or
+    /// instructions, holds base64 of an image file (``holdsBase64Picture(_:)``).
+    static func holdsPicture(in packet: [UInt8], _ range: Range<Int>) -> Bool {
+        var text: [UInt8] = []
+        var asides: [[UInt8]] = []
+        var i = range.lowerBound
+        while i < range.upperBound {
+            if packet[i] == UInt8(ascii: "<"), let aside = Aside.at(i, in: packet) {
+                let content = (i + aside.open.count)..<min(range.upperBound, aside.contentEnd(at: i, in: packet))
+                if aside == .cdata { text += packet[content] } else { asides.append(Array(packet[content])) }
+                i = min(range.upperBound, aside.end(at: i, in: packet))
+            } else if packet[i] == UInt8(ascii: "&"), let (characters, next) = reference(at: i, in: packet, before: range.upperBound) {
+                text += characters
+                i = next
+            } else {
+                text.append(packet[i])
+                i += 1
+            }
+        }
+        return ([text] + asides).contains(where: holdsBase64Picture)
+    }
+
+    /// The characters the reference at `at` stands for (`&#10;`, `&#xA;`, `&amp;`…; none for
+    /// an entity XMP does not define) and where it ends; nil when no `;` closes it.
+    static func reference(at: Int, in packet: [UInt8], before end: Int) -> ([UInt8], Int)? {
+        guard let semicolon = packet[at..<min(end, at + 40)].firstIndex(of: UInt8(ascii: ";")) else { return nil }
+        let name = String(decoding: packet[(at + 1)..<semicolon], as: UTF8.self)
+        let code: UInt32? =
+            name.hasPrefix("#x") || name.hasPrefix("#X")
+            ? UInt32(name.dropFirst(2), radix: 16) : name.hasPrefix("#") ? UInt32(name.dropFirst(), radix: 10) : nil
+        let entities = ["amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'"]
+        let characters = code.flatMap(Unicode.Scalar.init).map { String(Character($0)) } ?? entities[name] ?? ""
+        return (Array(characters.utf8), semicolon + 1)
+    }
+
+    /// Whether `text` holds base64 of an image file (``PictureSignature``), read as a lenient
+    /// decoder reads it: its base64 characters (URL-safe ones too) with whatever is between
+    /// them skipped (white space, line breaks, a `data:` URL's head). Decoded from each of the
+    /// four places a picture's first character may fall, its bytes start with a signature or
+    /// hold a distinctive one anywhere; or a run of base64 in it starts with one; or the
+    /// decoded bytes hold base64 of a picture in turn (an SVG's `data:` URL). At least
+    /// ``minimumPictureCharacters``.
+    static func holdsBase64Picture(_ text: [UInt8]) -> Bool { holdsBase64Picture(text, depth: 0) }
+
+    private static func holdsBase64Picture(_ text: [UInt8], depth: Int) -> Bool {
+        let sextets = text.compactMap(sextet)
+        guard sextets.count >= minimumPictureCharacters else { return false }
+        for phase in 0..<4 {
+            let bytes = decode(sextets[phase...])
+            if phase == 0, PictureSignature.signature(in: bytes, at: 0, anywhere: false) != nil { return true }
+            if bytes.indices.contains(where: { PictureSignature.signature(in: bytes, at: $0, anywhere: true) != nil }) { return true }
+            if phase == 0, depth == 0, holdsBase64Picture(bytes, depth: 1) { return true }
+        }
+        return base64Runs(in: text).contains { run in
+            PictureSignature.signature(in: decode(run.prefix(32)[...]), at: 0, anywhere: false) != nil
+        }
+    }
+
+    /// The runs of base64 characters in `text` (white space inside them skipped, anything
+    /// else ending them), as sextets, each at least ``minimumPictureCharacters`` long.
+    private static func base64Runs(in text: [UInt8]) -> [[UInt8]] {
+        var runs: [[UInt8]] = [[]]
+        for byte in text where !isSpace(byte) {
+            if let value = sextet(byte) {
+                runs[runs.count - 1].append(value)
+            } else if !runs[runs.count - 1].isEmpty {
+                runs.append([])
+            }
+        }
+        return runs.filter { $0.count >= minimumPictureCharacters }
+    }
+
+    /// The bytes of base64 `sextets` (each a character's value), as far as they make whole bytes.
+    private static func decode(_ sextets: ArraySlice<UInt8>) -> [UInt8] {
         var bytes: [UInt8] = []
-        var i = 0
-        while i + 4 <= characters.count {
-            guard let a = value(characters[i]), let b = value(characters[i + 1]), let c = value(characters[i + 2]),
-                let d = value(characters[i + 3])
-            else { return nil }
-            let n = a << 18 | b << 12 | c << 6 | d
-            bytes += [UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
-            i += 4
+        bytes.reserveCapacity(sextets.count * 3 / 4)
+        var bits: UInt32 = 0
+        var count = 0
+        for value in sextets {
+            bits = bits << 6 | UInt32(value)
+            count += 6
+            if count >= 8 {
+                count -= 8
+                bytes.append(UInt8(bits >> UInt32(count) & 0xFF))
+            }
         }
         return bytes
     }
 
-    private static func isBase64Character(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
-            true
-        default: false
+    /// A base64 character's value (`-` and `_` as base64url's 62 and 63); nil for any other byte.
+    private static func sextet(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): c - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): c - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+"), UInt8(ascii: "-"): 62
+        case UInt8(ascii: "/"), UInt8(ascii: "_"): 63
+        default: nil
         }
     }
 

@@ -33,8 +33,8 @@ import Testing
     }
 
     @Test func theEXIFThumbnailIsUnlinkedAndZeroedAndAMakerNotesPreviewZeroed() throws {
-        let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 4, 0xFF, 0xD9]
-        let preview: [UInt8] = [0xFF, 0xD8, 0xFF, 0xDB, 9, 9, 0xFF, 0xD9]
+        let thumbnail: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0, 6, 1, 2, 3, 4, 0xFF, 0xD9]
+        let preview: [UInt8] = [0xFF, 0xD8, 0xFF, 0xDB, 0, 4, 9, 9, 0xFF, 0xD9]
         let makerNote: [UInt8] = Array("Nikon".utf8) + [0, 7] + preview + [5, 6]
         let original = Self.exif(makerNote: makerNote, thumbnail: thumbnail)
         let cleaned = EXIF.withoutPictures(original)
@@ -54,14 +54,24 @@ import Testing
         #expect(Array(cleaned[(previewAt + preview.count)...].prefix(2)) == [5, 6])
     }
 
-    @Test func anEXIFWithoutPicturesIsUnchangedAndAStartWithoutAnEndIsLeft() {
-        let plain = Self.exif(makerNote: [1, 2, 3, 0xFF, 0xD8, 0xFF, 4], thumbnail: [])
+    /// A JPEG's start with no end after it is zeroed to the maker note's end (fail closed: a
+    /// viewer shows the rows a cut JPEG has); stray bytes after its start do not end it.
+    @Test func anEXIFWithoutPicturesIsUnchangedAndAStartWithoutAnEndIsZeroedToTheMakerNotesEnd() {
+        let plain = Self.exif(makerNote: [1, 2, 3, 0xFF, 0xD7, 0xFF, 4], thumbnail: [])
         var unlinked = plain
         for i in (6 + 34)..<(6 + 38) { unlinked[i] = 0 }
         #expect(EXIF.withoutPictures(plain) == unlinked)
         #expect(EXIF.withoutPictures(unlinked) == unlinked)
+        let cut = Self.exif(makerNote: [1, 2, 3, 0xFF, 0xD8, 0xFF, 4], thumbnail: []) + [9, 9]
+        var zeroed = cut
+        for i in (6 + 34)..<(6 + 38) { zeroed[i] = 0 }
+        for i in (6 + 68 + 3)..<(6 + 68 + 7) { zeroed[i] = 0 }
+        #expect(EXIF.withoutPictures(cut) == zeroed)
+        // No TIFF structure: the JPEG libjpeg cannot read to its end (marker 07) is zeroed to the block's end.
         let malformed: [UInt8] = [1, 2, 0xFF, 0xD8, 0xFF, 7, 0xFF, 0xD9, 3]
-        #expect(EXIF.withoutPictures(malformed) == [1, 2, 0, 0, 0, 0, 0, 0, 3])
+        #expect(EXIF.withoutPictures(malformed) == [1, 2, 0, 0, 0, 0, 0, 0, 0])
+        let wellFormed: [UInt8] = [1, 2, 0xFF, 0xD8, 0xFF, 0xD9, 3]
+        #expect(EXIF.withoutPictures(wellFormed) == [1, 2, 0, 0, 0, 0, 3])
     }
 
     @Test func xmpThumbnailsAreEmptiedAndTheRestKept() {
