@@ -24,6 +24,9 @@ public struct JobLoader: Sendable {
     /// out, in an unnamed file (``SpillFile``); nil, or where it cannot, the system's temporary
     /// folder.
     public var planFolder: String?
+    /// The files the run writes besides the outputs (`run --report`, `--log`): a plan refuses
+    /// one that is a file the job reads or writes.
+    public var runFiles: [JobPlanner.RunFile] = []
 
     /// A loader for `configuration` and `registry`.
     public init(
@@ -66,7 +69,7 @@ public struct JobLoader: Sendable {
     }
 
     /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
-    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:stopped:)`` says.
+    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:stopped:)`` says.
     public func plan(_ job: JobSpec, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
@@ -76,7 +79,7 @@ public struct JobLoader: Sendable {
         } ?? InputSizes()
         let planned = JobPlanner.plan(
             job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, sizes: sizes,
-            outputLimit: configuration.maxOutputs, spill: spill, stopped: stopped
+            outputLimit: configuration.maxOutputs, spill: spill, runFiles: runFiles, stopped: stopped
         ).map { plan in
             var plan = plan
             if inputSizes != nil { plan.inputSizes = sizes }

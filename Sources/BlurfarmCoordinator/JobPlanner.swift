@@ -21,6 +21,10 @@ public enum JobPlanner {
     /// lists them as ``PlannedInput/notEnlarged``; the widths come from `sizes` (kept with the
     /// job's state, or read from the headers).
     ///
+    /// `runFiles` are the files the run writes besides the outputs (`run --report` and `--log`):
+    /// each is an error when it is a file the job reads or writes, as the output map is (a
+    /// report written over the manifest, an input or an output lost it).
+    ///
     /// `stopped` is asked between folders of the glob walk and between inputs: once it says
     /// true, planning ends with ``stoppedDiagnostic`` (a served job cancelled while it plans).
     /// The inputs are planned in parts of at least `partInputs`, one a core, at once; what the
@@ -28,7 +32,7 @@ public enum JobPlanner {
     public static func plan(
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], sizes: InputSizes = InputSizes(),
         outputLimit: Int = .max, partInputs: Int = planPartInputs, spill: SpillFile? = nil,
-        stopped: @escaping @Sendable () -> Bool = { false }
+        runFiles: [RunFile] = [], stopped: @escaping @Sendable () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
         let folder = PathName.folder(of: manifestPath)
         let base = folder.isEmpty ? "." : folder
@@ -409,17 +413,16 @@ public enum JobPlanner {
         let runs = IdentityIndex.sharedHashes(across: writers.map(\.index))
         let shared: [[Writer]] = runs.map { run in run.map { placed($0.index, $0.position) } }
         sameFiles(inputs, shared, folders: folders, diagnostics: &diagnostics, collisions: &collisions)
-        // The output map is never a file the job reads or another of its outputs.
-        if let map = job.map {
-            let identity = RealPath.identity(of: join(base, map))
+        /// Why a file the job writes besides its outputs, of `identity`, cannot be: a file the
+        /// job reads, or one of its outputs (nil: it can).
+        func taken(_ identity: RealPath.Identity) -> String? {
             let writer = writers.indices.lazy.compactMap { part in
                 writers[part].index.first(of: identity) {
                     let writer = placed(part, $0)
                     return RealPath.identity(of: inputs[writer.input].outputs[writer.output].path, using: folders) == identity
                 }.map { placed(part, $0) }
             }.first
-            let problem =
-                read(identity).map { "it is \($0)" }
+            return read(identity).map { "it is \($0)" }
                 ?? regionFiles.first { RealPath.identity(of: $0) == identity }.map {
                     "it is the region file '\(ShownName.of($0))', which the job reads"
                 }
@@ -427,8 +430,17 @@ public enum JobPlanner {
                     "variant '\(inputs[$0.input].outputs[$0.output].variant.name)' writes it "
                         + "(for \(ShownName.of(inputs[$0.input].relativePath)))"
                 }
-            if let problem {
-                diagnostics.append(.error("the output map cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation))
+        }
+        // The output map is never a file the job reads or another of its outputs.
+        let mapIdentity = job.map.map { RealPath.identity(of: join(base, $0)) }
+        if let map = job.map, let identity = mapIdentity, let problem = taken(identity) {
+            diagnostics.append(.error("the output map cannot be '\(ShownName.of(map))': \(problem)", at: job.mapLocation))
+        }
+        // Nor are the files the run writes (`run --report`, `--log`), nor its map.
+        for file in runFiles {
+            let identity = RealPath.identity(of: file.path)
+            if let problem = taken(identity) ?? (identity == mapIdentity ? "it is the job's output map" : nil) {
+                diagnostics.append(.error("\(file.what) cannot be '\(ShownName.of(file.path))': \(problem)", at: nil))
             }
         }
         diagnostics += collisions.diagnostics
@@ -439,7 +451,7 @@ public enum JobPlanner {
             passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
     }
 
-    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:stopped:)``
+    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:stopped:)``
     /// plans a job's inputs in parts, one a core): below this, one part. Most of a part's time
     /// is its outputs' `stat` and their paths; 1,024 inputs take about 25 ms, far more than
     /// starting a thread.
@@ -513,6 +525,15 @@ public enum JobPlanner {
     }
 
     /// A file the job reads, as a message names it (made only for a message).
+    /// A file a run writes besides the outputs, as a message names it (`the report
+    /// (--report)`), and its path (relative to the working directory).
+    public struct RunFile: Sendable {
+        public let what: String
+        public let path: String
+
+        public init(_ what: String, path: String) { (self.what, self.path) = (what, path) }
+    }
+
     enum ReadFile: CustomStringConvertible {
         case input(String), manifest(String), other(String)
 

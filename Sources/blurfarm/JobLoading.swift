@@ -13,10 +13,10 @@ import BlurfarmManifest
 /// loader too (its configuration and registry), which plans a job again (`run --watch`).
 /// `map` (`run --map`) is the job's output map in place of its manifest's; `admission`, the
 /// command line's limits, in place of the configuration's (the loader's configuration has them);
-/// `beforePlanning` runs once every manifest is read, before any job is planned (`run`'s locks).
+/// `beforePlanning` runs before any job is planned (`run`'s locks); `runFiles` are refused where jobs read or write.
 func loadJobs(
     _ paths: [String], farm: FarmOptions, admission: AdmissionOptions? = nil, tileOverride: Int?, map: String? = nil,
-    beforePlanning: (JobLoader, _ jobs: [(name: String, manifestPath: String)]) throws -> Void = { _, _ in }
+    runFiles: [JobPlanner.RunFile] = [], beforePlanning: (JobLoader, _ jobs: [(name: String, manifestPath: String)]) throws -> Void = { _, _ in }
 )
     throws -> (JobLoader, [JobPlan])
 {
@@ -27,5 +27,6 @@ func loadJobs(
     var loader = JobLoader(configuration: configuration, registry: registry, configurationPath: farm.configurationPath)
     loader.inputSizes = farm.stateFolder(configuration)
     loader.planFolder = loader.inputSizes
+    loader.runFiles = runFiles
     return (loader, try loader.plans(ofFilesAt: paths, tileOverride: tileOverride, map: map) { try beforePlanning(loader, $0) }.get())
 }

@@ -48,13 +48,13 @@ struct Run: FarmCommand {
     func execute() throws {
         let sharding = try Sharding(
             options.shard?.selector, splitFile: options.split, environment: ProcessInfo.processInfo.environment)
+        let (runFiles, log) = try CommandError.invalid { () throws(OptionError) in try RunFiles.open(report: options.report, log: options.log) }
         let printer = RunPrinter(
-            quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet), alwaysSummary: options.verbose,
-            log: try CommandError.invalid { () throws(OptionError) in try RunLog.open(options.log) })
+            quiet: options.quiet, verbose: options.verbose || (options.watch && !options.quiet), alwaysSummary: options.verbose, log: log)
         // Every job's lock before its inputs are walked (another run's is found at once); held to the end.
         var locks: [JobLock] = []
         let (loader, allPlans) = try loadJobs(
-            jobs, farm: farm, admission: options.admission, tileOverride: options.tile, map: options.map) {
+            jobs, farm: farm, admission: options.admission, tileOverride: options.tile, map: options.map, runFiles: runFiles) {
             do throws(JobLocks.Failure) {
                 locks = try JobLocks.acquire($1, state: farm.stateFolder($0.configuration), shard: sharding.shard, wait: options.wait)
             } catch {

@@ -462,4 +462,33 @@ extension IncrementalRunTests {
         #expect(lines[1].contains("cron: 0 written, 0 failed") && lines[1].contains("4 up to date, 0 decoded"), "\(lines)")
         #expect(lines.allSatisfy { $0.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "#, options: .regularExpression) != nil })
     }
+
+    /// `--report` and `--log` are never a file the job reads or writes: the manifest, the
+    /// configuration, an input, an output (written before the report replaced it, or an output
+    /// whose file is not made yet), each other. Refused before anything runs (exit 2), naming the
+    /// option and the file, which stays as it was. (Each was written over, or appended to.)
+    @Test func theReportAndTheLogAreNeverAFileTheJobReadsOrWrites() throws {
+        let job = try JobFolder.make(photos: 1, generated: 1)
+        defer { try? FileManager.default.removeItem(at: job.root) }
+        let input = job.path("in/photo0.jpg")
+        let (first, _) = try job.run()
+        #expect(first.status == 0, "\(first.stderr)")
+        let kept = try [job.manifest, job.config, input, job.path("out/blur/photo0.jpg")].map { ($0, try Data(contentsOf: URL(fileURLWithPath: $0))) }
+        for (option, path, problem) in [
+            ("--report", job.manifest, "it is the manifest"), ("--log", job.config, "it is '\(job.config)', which the job reads"),
+            ("--report", input, "it is the input 'in/photo0.jpg'"), ("--log", input, "it is the input 'in/photo0.jpg'"),
+            ("--report", job.path("out/blur/photo0.jpg"), "variant 'blur' writes it (for in/photo0.jpg)"),
+            ("--log", job.path("out/thumb/gen0.jpg"), "variant 'thumb' writes it (for in/gen0.ppm)"),
+        ] {
+            try? FileManager.default.removeItem(atPath: job.path("out/thumb/gen0.jpg"))
+            let what = option == "--report" ? "the report (--report)" : "the log (--log)"
+            let run = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--force", option, path])
+            #expect(run.status == 2, "\(option) \(path): \(run.stderr)")
+            #expect(run.stderr.contains("error: \(what) cannot be '\(path)': \(problem)"), "\(option) \(path): \(run.stderr)")
+            for (file, bytes) in kept { #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == bytes, "\(option) \(path): \(file)") }
+        }
+        let both = try Blurfarm.run(["run", job.manifest, "--config", job.config, "--report", job.path("r"), "--log", job.path("./r")])
+        #expect(both.status == 2 && both.stderr.contains("--report and --log name one file"), "\(both.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: job.path("r")))
+    }
 }
