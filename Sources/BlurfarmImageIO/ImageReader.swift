@@ -402,8 +402,9 @@ struct InputFile {
     }
 
     /// Refuses a JPEG that does not reach its end-of-image marker (``JPEGStructure``) and a
-    /// binary PNM shorter than its header claims (``PNMStructure``); other formats' decoders
-    /// notice truncation themselves.
+    /// binary PNM shorter than its header claims (``PNMStructure``); a libvips file shorter than
+    /// its pixels is refused as it is opened (``checkVipsStructure(of:)``); other formats'
+    /// decoders notice truncation themselves.
     func checkStructure(of image: VipsImageRef) throws(ImageIOError) {
         if image.loader?.hasPrefix("jpegload") == true { try checkJPEGStructure() }
         do throws(FileStructureProblem) {
@@ -411,6 +412,29 @@ struct InputFile {
         } catch {
             throw ImageIOError(code: .decodeFailed, path: path, message: error.message)
         }
+    }
+
+    /// Refuses a libvips file (`vipsload`, which names no loader in the image it opens) that
+    /// ends before its pixels do: its 64-byte header,
+    /// then width × height × bands samples. libvips only warns of it when it opens the file;
+    /// the pixels past the end fail to map while they are read, on libvips's threads, and a
+    /// write of them could finish (a one-pixel file of garbage put in place, the run failed).
+    func checkVipsStructure(of image: VipsImageRef) throws(ImageIOError) {
+        let header = 64
+        let (samples, overflow) = (image.width * image.height).multipliedReportingOverflow(by: image.bands)
+        let (bytes, overflowing) = samples.multipliedReportingOverflow(by: Int(vips_format_sizeof(image.format)))
+        let size: Int
+        do throws(SystemCallError) {
+            size = Int(try Syscalls.status(of: descriptor).st_size)
+        } catch {
+            throw ImageIOError(code: .fileUnreadable, path: path, message: "cannot read: \(error.reason)")
+        }
+        guard overflow || overflowing || size - header < bytes else { return }
+        throw ImageIOError(
+            code: .decodeFailed, path: path,
+            message: "a libvips file cut short: its header says \(image.width) x \(image.height), \(image.bands) band(s), "
+                + "\(overflow || overflowing ? "more than \(Int.max)" : "\(bytes)") bytes of pixels after its \(header)-byte header; "
+                + "it has \(max(0, size - header))")
     }
 
     /// Refuses a JPEG whose structure is broken (``JPEGStructure``: cut short, padded).
@@ -427,10 +451,13 @@ struct InputFile {
         guard let loader = signatureLoader ?? Libvips.loaderName(forFile: nameForLibvips) else {
             throw ImageIOError(code: .notAnImage, path: path, message: "not an image in any format libvips reads")
         }
+        let image: VipsImageRef
         do {
-            return try Libvips.open(nameForLibvips, loader: loader, sequential: sequential)
+            image = try Libvips.open(nameForLibvips, loader: loader, sequential: sequential)
         } catch {
             throw ImageIOError.decoding(path, error)
         }
+        if loader.hasPrefix("vipsload") { try checkVipsStructure(of: image) }
+        return image
     }
 }

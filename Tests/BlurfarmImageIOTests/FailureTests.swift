@@ -19,6 +19,28 @@ struct FailureTests {
         #expect(error?.message.contains("\n") == false)
     }
 
+    /// A libvips file (`.v`, whatever its name) that ends before its pixels: refused as it is
+    /// opened, by every reader, and nothing is written of it (libvips only warned, and a
+    /// one-pixel file of garbage was put in place half the times, the run failed). A whole one
+    /// reads.
+    @Test func aLibvipsFileCutShortIsRefusedAsItIsOpened() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let whole = scratch.file("whole.v"), cut = scratch.file("cut.jpg")
+        try ImageWriter.write(
+            makeBuffer(width: 20, height: 10) { x, y in SIMD4(Float(x) / 20, Float(y) / 10, 0.5, 1) }, to: scratch.file("w.png"),
+            sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil, options: EncodeOptions())
+        try ThumbnailTests.vips(["copy", scratch.file("w.png"), whole])
+        #expect(try ImageReader.read(whole).pixels.rect == Rect(width: 20, height: 10))
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(64 + 20 * 10 * 3 - 1).write(to: URL(fileURLWithPath: cut))
+        let message = "a libvips file cut short: its header says 20 x 10, 3 band(s), 600 bytes of pixels after its 64-byte header; it has 599"
+        #expect(failure { try ImageReader.read(cut) }?.message == message)
+        #expect(failure { try ImageReader.header(ofFile: cut) }?.message == message)
+        #expect(failure { try BandReader.open(cut, streaming: BandStreamTests.streaming) }?.message == message)
+        #expect(failure { try ImageReader.thumbnail(cut, width: 8, height: nil, fit: .inside, upscale: false) }?.message == message)
+    }
+
     /// libheif reads past the end of every AVIF it opens, which leaves "bad seek" in libvips's
     /// error buffer though the read succeeds: it must not become the next failure's message.
     @Test func readingAnAVIFLeavesNoMessageForTheNextFailure() throws {
