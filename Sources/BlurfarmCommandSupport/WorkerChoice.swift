@@ -20,6 +20,21 @@ public struct WorkerChoice: Sendable {
     /// Why fewer workers than asked for run (the machine's capacity), to say as a warning.
     public let capped: String?
 
+    /// What is wrong with the engine options `run` and `apply` share, or nil: a `--tile` side
+    /// outside 0 ... ``RenderSchedule/largestTileSize``, `--threads` below 1, `--workers` below
+    /// 0, or `--threads` with worker processes.
+    public static func problem(tile: Int?, threads: Int?, workers: Int?) -> String? {
+        if let tile, !(0...RenderSchedule.largestTileSize).contains(tile) {
+            return "--tile must be 0 (one tile) or a number of pixels up to \(RenderSchedule.largestTileSize)"
+        }
+        if let threads, threads < 1 { return "--threads must be at least 1" }
+        if let workers, workers < 0 { return "--workers must be 0 (in process) or more" }
+        if let workers, workers > 0, threads != nil {
+            return "--threads is for the in-process engine (--workers 0), not for worker processes"
+        }
+        return nil
+    }
+
     /// Why an engine cannot be chosen or started.
     public enum Failure: Error, Sendable, CustomStringConvertible {
         /// Plugin filters (named) asked to run in process: they run in worker processes only.

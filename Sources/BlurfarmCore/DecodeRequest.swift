@@ -36,6 +36,10 @@ public enum DecodeRequest: Sendable, Equatable {
     /// ImageIO's `ImageReader.thumbnails`.
     case thumbnails(widths: [Int], upscale: Bool, sharpen: Double?)
 
+    /// The largest side a thumbnail may be asked for: libvips's largest image side
+    /// (`VIPS_MAX_COORD`). A manifest's `resize` refuses more, as the readers do.
+    public static let largestThumbnailSide = 10_000_000
+
     /// Images the request decodes: one, or one per width.
     public var imageCount: Int {
         if case .thumbnails(let widths, _, _) = self { return widths.count }

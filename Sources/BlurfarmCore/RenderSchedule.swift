@@ -16,6 +16,12 @@ public enum RenderSchedule {
     /// in 4K).
     @inlinable public static var tileSize: Int { 512 }
 
+    /// The largest tile side a manifest, the configuration or `--tile` may give: 65,536
+    /// pixels, a tile of 4 billion. A tile is never larger than its image (0 asks for one tile
+    /// an image, whatever its size); a side near `Int.max` overflowed as the filters' reach was
+    /// added to it, and one of 2^32 or more as the worker protocol carried it in 32 bits.
+    @inlinable public static var largestTileSize: Int { 1 << 16 }
+
     /// The tile side of the in-memory kernel benchmarks (`blurfarm bench engine`): the fastest
     /// there on a 4K image (a tile's strip of rows stays in L2).
     @inlinable public static var benchmarkTileSize: Int { 256 }

@@ -305,7 +305,7 @@ extension ImageReader {
 /// A checked thumbnail request: the box, the fit and whether images may grow.
 struct ThumbnailBox: Equatable {
     /// The largest size libvips accepts for an image side (VIPS_MAX_COORD).
-    static let maximumSide = 10_000_000
+    static let maximumSide = DecodeRequest.largestThumbnailSide
 
     let width: Int?
     let height: Int?

@@ -69,7 +69,7 @@ public enum ConfigurationDecoder {
             if let v = d.integer(e, in: range) { set(v) } else { ok = false }
         }
         integer("workers", 1...Int.max, &d) { c.workers = $0 }
-        integer("tile", 0...Int.max, &d) { c.tile = $0 }
+        integer("tile", 0...RenderSchedule.largestTileSize, &d) { c.tile = $0 }
         integer("decoded-images", 1...Int.max, &d) { c.decodedImages = $0 }
         integer("whole-image-pixels", 0...Int.max, &d) { c.wholeImagePixels = $0 }
         integer("pixel-limit", 1...Int.max, &d) { c.pixelLimit = $0 }

@@ -108,11 +108,11 @@ extension JobDecoder {
         var ok = true
         var width: Int?, height: Int?
         if let e = value("width") {
-            width = d.integer(e, in: 1...Int.max)
+            width = d.integer(e, in: 1...DecodeRequest.largestThumbnailSide)
             if width == nil { ok = false }
         }
         if let e = value("height") {
-            height = d.integer(e, in: 1...Int.max)
+            height = d.integer(e, in: 1...DecodeRequest.largestThumbnailSide)
             if height == nil { ok = false }
         }
         var sizes: [Int] = []
@@ -120,8 +120,11 @@ extension JobDecoder {
             let expected = "a list of widths such as [256, 512, 1024]"
             if let items = d.scalarList(e, expected: expected) {
                 for item in items {
-                    guard case .scalar(let s) = item.node.content, let size = s.integerValue, size >= 1 else {
-                        d.error("each of 'sizes' must be an integer >= 1", at: item.node.location)
+                    guard case .scalar(let s) = item.node.content, let size = s.integerValue,
+                        (1...DecodeRequest.largestThumbnailSide).contains(size)
+                    else {
+                        d.error(
+                            "each of 'sizes' must be an integer from 1 to \(DecodeRequest.largestThumbnailSide)", at: item.node.location)
                         ok = false
                         continue
                     }

@@ -119,7 +119,7 @@ public enum JobDecoder {
 
         var tile: Int?
         if let e = entry("tile") {
-            tile = d.integer(e, in: 0...Int.max)
+            tile = d.integer(e, in: 0...RenderSchedule.largestTileSize)
             if tile == nil { ok = false }
         }
         var verify = VerifyMode.checksum

@@ -186,12 +186,7 @@ struct Apply: FarmCommand {
         if let resize, fit != .inside, resize.width == nil || resize.height == nil {
             throw ValidationError("--fit \(fit.rawValue) needs both sides of the box, e.g. --resize 256x256")
         }
-        if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
-        if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
-        if let workers, workers > 0, threads != nil {
-            throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
-        }
+        if let problem = WorkerChoice.problem(tile: tile, threads: threads, workers: workers) { throw ValidationError(problem) }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
         if strip, metadata != .keepICC { throw ValidationError("--strip is --metadata keep-icc: give one of them") }
         if regionFile != nil || redact != nil, fit == .cover, resize != nil {

@@ -60,6 +60,8 @@ struct Check: FarmCommand {
         valueName: "folder"))
     var sheet: String?
 
+    func validate() throws { if let problem = WorkerChoice.problem(tile: tile, threads: nil, workers: nil) { throw ValidationError(problem) } }
+
     func execute() throws {
         let (loader, plans) = try loadJobs(jobs, farm: farm, admission: admission, tileOverride: tile)
         let (configuration, registry) = (loader.configuration, loader.registry)

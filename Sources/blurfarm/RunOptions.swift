@@ -1,4 +1,5 @@
 import ArgumentParser
+import BlurfarmCommandSupport
 import BlurfarmManifest
 
 /// The options of `blurfarm run`.
@@ -79,18 +80,13 @@ struct RunOptions: ParsableArguments {
             throw ValidationError("--map must name a .json file, such as site/images.json")
         }
         if map != nil, shard != nil { throw ValidationError("--map is for whole jobs: a shard writes no map") }
-        if let tile, tile < 0 { throw ValidationError("--tile must be 0 (one tile) or a positive number of pixels") }
-        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
-        if let workers, workers < 0 { throw ValidationError("--workers must be 0 (in process) or more") }
+        if let problem = WorkerChoice.problem(tile: tile, threads: threads, workers: workers) { throw ValidationError(problem) }
         if watch, force || forcePrune {
             throw ValidationError("--watch runs again on every change: --force and --force-prune cannot go with it")
         }
         if split != nil, shard == nil { throw ValidationError("--split goes with --shard") }
         if shard != nil, watch || prune || forcePrune {
             throw ValidationError("--shard runs part of a job: --watch and --prune are for whole jobs")
-        }
-        if let workers, workers > 0, threads != nil {
-            throw ValidationError("--threads is for the in-process engine (--workers 0), not for worker processes")
         }
     }
 }
