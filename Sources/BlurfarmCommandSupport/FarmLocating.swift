@@ -70,14 +70,10 @@ extension FarmLocating {
         return registry
     }
 
-    /// The review sheet of `plans` in `folder` (docs/privacy.md, "Reviewing"), and one line on
-    /// standard error saying where and what to look at first. The detectors the plans name are
-    /// each loaded once (a missing one fails its photos); the boxes a run cached are read, not
-    /// detected again.
-    /// - Throws: ``ReviewSheetFailure`` when the folder cannot be written.
-    public func writeSheet(_ plans: [JobPlan], to folder: String, configuration: FarmConfiguration)
-        throws(ReviewSheetFailure)
-    {
+    /// The detectors `plans` name (`regions: {detect: …}`), by name, each loaded once as a run
+    /// loads it, its model opened (or why it cannot be): what `check` asks of the boxes a run
+    /// would use (`--sheet`) and of the recipes it would record (`--status`).
+    public func detectors(for plans: [JobPlan], configuration: FarmConfiguration) -> [String: Result<RegionDetector, PluginError>] {
         var detectors: [String: Result<RegionDetector, PluginError>] = [:]
         for name in Set(plans.flatMap { $0.job.outputs.compactMap { $0.detection?.detector } }) {
             detectors[name] = Result { () throws(PluginError) in
@@ -87,6 +83,19 @@ extension FarmLocating {
                     stateFolder: stateFolder(configuration))
             }
         }
+        return detectors
+    }
+
+    /// The review sheet of `plans` in `folder` (docs/privacy.md, "Reviewing"), and one line on
+    /// standard error saying where and what to look at first. `detectors` are those the plans
+    /// name (``detectors(for:configuration:)``, loaded here when nil: a missing one fails its
+    /// photos); the boxes a run cached are read, not detected again.
+    /// - Throws: ``ReviewSheetFailure`` when the folder cannot be written.
+    public func writeSheet(
+        _ plans: [JobPlan], to folder: String, configuration: FarmConfiguration,
+        detectors: [String: Result<RegionDetector, PluginError>]? = nil
+    ) throws(ReviewSheetFailure) {
+        let detectors = detectors ?? self.detectors(for: plans, configuration: configuration)
         let entries: [ReviewSheet.Entry]
         do {
             entries = try ReviewSheet.write(

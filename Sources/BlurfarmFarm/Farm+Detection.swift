@@ -45,8 +45,9 @@ extension Farm {
 }
 
 extension [String: RegionDetector] {
-    /// Each detector's identity under its recipe key (``OutputRecipe/detectorKey(_:)``).
-    var recipeIdentities: [String: String] {
+    /// Each detector's identity under its recipe key (``OutputRecipe/detectorKey(_:)``): what a
+    /// run's recipes, and `check --status`'s, name it by.
+    public var recipeIdentities: [String: String] {
         [String: String](uniqueKeysWithValues: map { (OutputRecipe.detectorKey($0.key), $0.value.identity) })
     }
 }

@@ -75,11 +75,14 @@ struct Check: FarmCommand {
                 unreadable += 1
             }
         }
+        // The detectors as a run loads them: their identities are in the recipes, their boxes on the sheet.
+        let detectors = status || sheet != nil ? farm.detectors(for: plans, configuration: configuration) : [:]
         if status {
             // What a run would do to each output; a job whose records cannot be read, on standard error.
             let statuses = StatusDescription.of(
                 plans, state: farm.stateFolder(configuration), versions: Release.recipeVersions,
-                plugins: registry.pluginHashes(of: plans), pixelLimit: configuration.pixelLimit)
+                plugins: registry.pluginHashes(of: plans).merging(detectors.compactMapValues { try? $0.get() }.recipeIdentities) { $1 },
+                pixelLimit: configuration.pixelLimit)
             for case .failure(let error) in statuses { printError("\(error)") }
             let jobs = statuses.compactMap { try? $0.get() }
             if json {
@@ -107,7 +110,7 @@ struct Check: FarmCommand {
                 }
             }
         }
-        if let sheet { try farm.writeSheet(plans, to: sheet, configuration: configuration) }
+        if let sheet { try farm.writeSheet(plans, to: sheet, configuration: configuration, detectors: detectors) }
         if unreadable > 0 { throw ExitCode(ExitStatus.someFailed) }
     }
 }

@@ -148,21 +148,29 @@ import Testing
         #expect(unknown.status == 1 && unknown.stderr.contains("no libplates.so in the plugin folders"), "\(unknown.stderr)")
     }
 
-    /// A job that detects: up to date on its second run; another threshold renders it again
-    /// (the detection's settings are in the recipe); a photo replaced by one that cannot be
-    /// decoded fails, and the output made of the earlier photo is withdrawn, not left published.
+    /// A job that detects: up to date on its second run, and `check --status` says so (the
+    /// detector's identity is in the recipes it compares, as in a run's); another threshold
+    /// renders it again (the detection's settings are in the recipe); a photo replaced by one
+    /// that cannot be decoded fails, and the output made of the earlier photo is withdrawn, not
+    /// left published.
     @Test func aJobThatDetectsIsUpToDateUntilItsSettingsOrPhotoChange() throws {
         let scratch = try Self.scratch()
         func manifest(threshold: String) throws { try scratch.job(outputs: Self.redacting(threshold: threshold)) }
         let photo = scratch.folder.appendingPathComponent("photos/astronaut.jpg")
-        func run() throws -> CommandResult { try Blurfarm.run(["run", "faces.job"], in: scratch.folder, environment: scratch.environment) }
+        func run(_ command: String = "run", _ more: [String] = []) throws -> CommandResult {
+            try Blurfarm.run([command, "faces.job"] + more, in: scratch.folder, environment: scratch.environment)
+        }
         try manifest(threshold: "0.2")
         let first = try run()
         #expect(first.status == 0 && first.stdout.contains("1 written"), "\(first.stdout)\(first.stderr)")
         let again = try run()
         // Up to date: nothing decoded, nothing said.
         #expect(again.status == 0 && !again.stdout.contains("written"), "\(again.stdout)")
+        let status = try run("check", ["--status"])
+        #expect(status.status == 0 && status.stdout.contains("1 output: 1 up to date"), "\(status.stdout)\(status.stderr)")
         try manifest(threshold: "0.5")
+        let stale = try run("check", ["--status"])
+        #expect(stale.stdout.contains("1 output: 1 stale (recipe changed)"), "\(stale.stdout)\(stale.stderr)")
         let other = try run()
         #expect(other.status == 0 && other.stdout.contains("1 written"), "\(other.stdout)\(other.stderr)")
         // The photo replaced by the first 2000 bytes of itself.
