@@ -60,7 +60,7 @@ public struct RegionFile: Hashable, Sendable {
             public var y: Double
             public var width: Double
             public var height: Double
-            /// Carried for the review sheet; a value of another type is left out, not refused.
+            /// Carried for the review sheet; a value of another type is refused, as the schema says.
             public var label: String?
             public var score: Double?
 
@@ -86,8 +86,8 @@ public struct RegionFile: Hashable, Sendable {
                 y = try c.decode(Double.self, forKey: .y)
                 width = try c.decode(Double.self, forKey: .width)
                 height = try c.decode(Double.self, forKey: .height)
-                label = try? c.decodeIfPresent(String.self, forKey: .label)
-                score = try? c.decodeIfPresent(Double.self, forKey: .score)
+                label = try c.decodeIfPresent(String.self, forKey: .label)
+                score = try c.decodeIfPresent(Double.self, forKey: .score)
             }
         }
         public var width: Double
@@ -154,11 +154,10 @@ public struct RegionFile: Hashable, Sendable {
     /// made: what the review sheet draws (with the detector's scores).
     /// - Throws: ``Problem`` naming the JSON path of the first thing wrong.
     public static func contents(of bytes: [UInt8], displayed: DisplayedImage? = nil) throws(Problem) -> Contents {
-        // A key given twice means one thing to Foundation (the first) and another to Python,
-        // JavaScript and jq (the last): such a file is refused, not read one way.
-        if let duplicate = JSONDuplicateKeys.first(in: bytes) {
-            throw Problem(path: duplicate, message: "is given twice (readers disagree on which value counts)")
-        }
+        // Text other readers refuse (a comma before a bracket, a malformed number), or read
+        // otherwise (a key given twice: Foundation keeps the first value, Python, JavaScript and
+        // jq the last), is refused, not read one way.
+        if let problem = StrictJSON.problem(in: bytes) { throw Problem(path: problem.path, message: problem.message) }
         let contents: Contents
         do {
             contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
@@ -211,6 +210,7 @@ public struct RegionFile: Hashable, Sendable {
                 last == nil ? "must be an object with 'width', 'height' and 'boxes'"
                 : last?.stringValue == "boxes" ? "must be a list of boxes"
                 : last?.intValue != nil ? "must be an object with 'x', 'y', 'width' and 'height'"
+                : last?.stringValue == "label" ? "must be a string"
                 : "must be a number"
             return Problem(path: path(context.codingPath), message: expected)
         case .dataCorrupted(let context):

@@ -50,14 +50,38 @@ import Testing
         #expect(said == "\(path): is given twice (readers disagree on which value counts)", "\(said ?? "accepted")")
     }
 
-    /// The same key in two different objects is no duplicate; text that is not JSON is left to
-    /// the decoder, which says where it breaks.
-    @Test func keysOfDifferentObjectsAndBrokenTextAreNotDuplicates() {
-        let two = #"{"width": 320, "height": 240, "boxes": [{"x": 1, "y": 0, "width": 10, "height": 10}, {"x": 2, "y": 0, "width": 10, "height": 10}]}"#
-        #expect(JSONDuplicateKeys.first(in: Array(two.utf8)) == nil)
-        #expect(JSONDuplicateKeys.first(in: Array(#"{"a": 1, "a""#.utf8)) == "$.a")
-        #expect(JSONDuplicateKeys.first(in: Array(#"{"a": [1, 2"#.utf8)) == nil)
-        #expect(JSONDuplicateKeys.first(in: Array(String(repeating: "[", count: 100_000).utf8)) == nil)
+    /// The same key in two different objects is no duplicate; text that Python's `json`, jq or
+    /// a browser would refuse is refused where it breaks, though Foundation's decoder read it: a
+    /// comma before a bracket, a malformed number (even where blurfarm reads none), a misspelt
+    /// literal, a control character in a string, text after the end; and a label or a score of
+    /// another type than the schema's (they were left out).
+    @Test(arguments: [
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5,}]}"#, "$.boxes[0]: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5}],}"#, "$: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5},]}"#, "$.boxes[1]: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5, "score": 1.2.3}]}"#, "$.boxes[0].score: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5, "score": --5}]}"#, "$.boxes[0].score: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5, "score": 1e}]}"#, "$.boxes[0].score: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 01, "y": 1, "width": 5, "height": 5}]}"#, "$.boxes[0].x: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5, "label": nul}]}"#, "$.boxes[0].label: is not JSON"),
+        ("{\"width\": 64, \"height\": 40, \"boxes\": [{\"x\": 1, \"y\": 1, \"width\": 5, \"height\": 5, \"label\": \"a\u{1}b\"}]}", "$.boxes[0].label: is not JSON"),
+        (#"{"width": 64, "height": 40, "boxes": []} {}"#, "$: has text after its end"),
+        (#"{"width": 64, "height": 40, "boxes": [1, 2"#, "$.boxes: is not JSON: the text ends inside it"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5, "label": 5}]}"#, "$.boxes[0].label: must be a string"),
+        (#"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 5, "height": 5, "score": "x"}]}"#, "$.boxes[0].score: must be a number"),
+    ])
+    func textThatIsNotJSONIsRefusedWhereItBreaks(json: String, said: String) {
+        let problem = Self.problem(json)
+        #expect(problem?.hasPrefix(said) == true, "\(problem ?? "accepted")")
+    }
+
+    @Test func keysOfDifferentObjectsAreNotDuplicatesAndJSONIsTaken() {
+        let two = #"{"width": 320, "height": 240, "boxes": [{"x": 1, "y": 0, "width": 10, "height": 10, "label": "face", "score": 0.5e-1}, {"x": -2.5E+1, "y": 0, "width": 10, "height": 10, "score": 0}]}"#
+        #expect(StrictJSON.problem(in: Array(two.utf8)) == nil)
+        #expect(Self.problem(two) == nil)
+        #expect(StrictJSON.problem(in: Array(#" [true, false, null, "\u00e9\ud83d\ude00", -0, 1.5]  "#.utf8)) == nil)
+        #expect(StrictJSON.problem(in: Array(#"{"a": 1, "a""#.utf8))?.path == "$.a")
+        #expect(StrictJSON.problem(in: Array(String(repeating: "[", count: 100_000).utf8))?.message == "is nested more than 256 deep")
     }
 
     /// A file measured on the stored pixels of a photo its EXIF orientation turns (320×240 for a
