@@ -169,13 +169,19 @@ int32_t detect(
     }
     const int width = static_cast<int>(image->rect.width), height = static_cast<int>(image->rect.height);
     try {
-        // RGB, 0...255 (premultiplied RGBA: the image over black).
+        // RGB, 0...255, the colours as stored: premultiplied RGBA divided by its alpha (the
+        // image over black hid a face under an alpha of 3/255, whose colours the output keeps
+        // and a viewer that drops the alpha shows). Where alpha is 0 no colour is kept.
         cv::Mat rgb(height, width, CV_32FC3);
         for (int y = 0; y < height; y++) {
             const float *row = image->data + static_cast<int64_t>(y) * image->row_stride;
             float *target = rgb.ptr<float>(y);
-            for (int x = 0; x < width; x++)
-                for (int c = 0; c < 3; c++) target[3 * x + c] = row[image->channels * x + c] * 255.0f;
+            for (int x = 0; x < width; x++) {
+                const float *pixel = row + image->channels * x;
+                const float alpha = image->channels == 4 ? pixel[3] : 1.0f;
+                for (int c = 0; c < 3; c++)
+                    target[3 * x + c] = alpha > 0 ? std::min(pixel[c] / alpha, 1.0f) * 255.0f : 0.0f;
+            }
         }
         const int newWidth = (width + 31) / 32 * 32, newHeight = (height + 31) / 32 * 32;
         const double scaleX = double(newWidth) / width, scaleY = double(newHeight) / height;
