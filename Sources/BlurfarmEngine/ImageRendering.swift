@@ -102,20 +102,22 @@ public protocol ImageRendering: Sendable {
     /// next band should keep the renderers busy while the last tiles of one finish.
     var bandsInFlight: Int { get }
 
-    /// The processes that make whole images (``renderImage(_:image:ticket:)``), and the tasks
+    /// The processes that make whole images (``renderImage(_:image:pixelsRead:ticket:)``), and the tasks
     /// each holds at once: a worker pool's workers; nil for a rendering that makes none (this
     /// process's threads, which render tiles only).
     var wholeImageWorkers: (workers: Int, tasksHeld: Int)? { get }
 
     /// Makes `task` in one of ``wholeImageWorkers`` (its ids and attempt are the rendering's
     /// to fill in): the input decoded, each output's chain rendered and encoded there; the
-    /// answer and the attempts retried. `image` (the input's size, from its header) sizes the
-    /// task's timeout; `ticket` places it (one "tile": the image) and hears when it is done.
-    /// Asked only of a rendering with ``wholeImageWorkers``.
+    /// answer and the attempts retried. `image` is the input's size (from its header), and
+    /// `pixelsRead` the pixels the task's decode, filters and encodes read, which size its
+    /// timeout; `ticket` places it (one "tile": the image) and hears when it is done. Asked only
+    /// of a rendering with ``wholeImageWorkers``.
     ///
     /// - Throws: ``RenderFailure``: the task failed every attempt, its job was cancelled, the
     ///   rendering was shut down.
-    func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int)
+    func renderImage(_ task: ImageTask, image: Rect, pixelsRead: Int, ticket: RenderTicket) throws(RenderFailure)
+        -> (ImageResult, retries: Int)
 
     /// Searches a photo as `task` says in one of ``wholeImageWorkers`` (its ids and attempt
     /// are the rendering's to fill in): the photo decoded there, the detector's network run
@@ -123,7 +125,7 @@ public protocol ImageRendering: Sendable {
     /// its header) sizes the task's timeout; `ticket` places it and hears when it is done.
     /// Asked only of a rendering with ``wholeImageWorkers``.
     ///
-    /// - Throws: ``RenderFailure``, as ``renderImage(_:image:ticket:)``.
+    /// - Throws: ``RenderFailure``, as ``renderImage(_:image:pixelsRead:ticket:)``.
     func detect(_ task: DetectionTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (DetectionResult, retries: Int)
 }
 
@@ -172,7 +174,9 @@ public struct InProcessRendering: ImageRendering {
     public var wholeImageWorkers: (workers: Int, tasksHeld: Int)? { nil }
 
     /// Never asked (``wholeImageWorkers`` is nil).
-    public func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int) {
+    public func renderImage(_ task: ImageTask, image: Rect, pixelsRead: Int, ticket: RenderTicket) throws(RenderFailure)
+        -> (ImageResult, retries: Int)
+    {
         preconditionFailure("whole images are made by worker processes, and this rendering has none")
     }
 

@@ -247,19 +247,18 @@ public final class WorkerPool: ImageRendering, Sendable {
 
     /// Runs `task` (its ids and attempt are the pool's to fill in) in one worker, which decodes
     /// the input, renders each output's chain and encodes each output, and returns the
-    /// worker's answer and the attempts retried. `image` (the input's size, from its header)
-    /// sizes the task's timeout; `ticket` places it in the queue (one "tile": the image) and
-    /// hears when it is done. A worker that dies or hangs on it is replaced and the task tried
-    /// again on another, as a tile is; nothing is written by a worker, so nothing is left
-    /// behind.
+    /// worker's answer and the attempts retried. `pixelsRead` (the decode's, the filters' and
+    /// the encodes', as the caller counts them from its chains) sizes the task's timeout;
+    /// `ticket` places it in the queue (one "tile": the image, the input's size) and hears when
+    /// it is done. A worker that dies or hangs on it is replaced and the task tried again on
+    /// another, as a tile is; nothing is written by a worker, so nothing is left behind.
     ///
     /// - Throws: ``RenderFailure``: the task failed every attempt, its job was cancelled, the
     ///   pool was shut down.
-    public func renderImage(_ task: ImageTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (ImageResult, retries: Int) {
-        // The decode, every output's filters and encode: a generous multiple of the pixels read
-        // for the timeout's allowance.
-        let pixels = image.area.multipliedReportingOverflow(by: 2 + 2 * task.outputs.count).partialValue
-        let (request, retries) = try runWhole(.image(task), image: image, pixelsRead: pixels, ticket: ticket)
+    public func renderImage(_ task: ImageTask, image: Rect, pixelsRead: Int, ticket: RenderTicket) throws(RenderFailure)
+        -> (ImageResult, retries: Int)
+    {
+        let (request, retries) = try runWhole(.image(task), image: image, pixelsRead: pixelsRead, ticket: ticket)
         guard let result = request.imageResult else { preconditionFailure("an image task finished without its worker's answer") }
         return (result, retries)
     }
@@ -271,7 +270,7 @@ public final class WorkerPool: ImageRendering, Sendable {
     /// done. A worker that dies or hangs on it (a detector that crashes) is replaced and the
     /// task tried again on another, as a tile is.
     ///
-    /// - Throws: ``RenderFailure``, as ``renderImage(_:image:ticket:)``.
+    /// - Throws: ``RenderFailure``, as ``renderImage(_:image:pixelsRead:ticket:)``.
     public func detect(_ task: DetectionTask, image: Rect, ticket: RenderTicket) throws(RenderFailure) -> (DetectionResult, retries: Int) {
         // The decodes at the passes' sizes, the network's set-up and its passes: a generous
         // multiple of the photo's pixels for the timeout's allowance (a 16 MP photo's search on
