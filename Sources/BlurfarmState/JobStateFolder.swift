@@ -31,12 +31,21 @@ public struct JobStateFolder: Sendable {
     /// configured.
     /// - Throws: ``StateError`` naming the folder.
     package static func openFolder(_ path: String) throws(StateError) -> Int32 {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            // A link where the folder goes is refused below, with its reason.
-            if Syscalls.status(path) == nil {
-                throw StateError(path: path, message: "cannot create the state folder: \(error.localizedDescription)")
+        // Each folder on the way made when missing; the first that cannot be is named, with the
+        // system's reason (Foundation's said "The operation could not be completed"). A link
+        // or a file where the folder goes is refused below, with its reason.
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for name in path.split(separator: "/") {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + name
+            if Syscalls.isFolder(prefix) { continue }
+            do throws(SystemCallError) {
+                _ = try Syscalls.makeFolder(prefix)
+            } catch {
+                let above = PathName.folder(of: prefix)
+                throw StateError(
+                    path: path,
+                    message: "cannot create the state folder: "
+                        + (error.errno == ENOTDIR ? "'\(above)' is not a folder" : "cannot make '\(prefix)': \(error.reason)"))
             }
         }
         let fd: Int32

@@ -457,6 +457,23 @@ import Testing
         }
     }
 
+    /// A state folder that cannot be made names the folder on the way that cannot be, and why
+    /// (Foundation's error said "The operation could not be completed"); the folders on the way
+    /// are made.
+    @Test func aStateFolderThatCannotBeMadeSaysWhichFolderAndWhy() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data("a file".utf8).write(to: URL(fileURLWithPath: folder + "/file"))
+        let error = #expect(throws: StateError.self) { try JobLock.acquire(folder + "/file/jobs/a/lock", wait: false) }
+        #expect(error?.path == folder + "/file/jobs/a")
+        #expect(error?.message == "cannot create the state folder: '\(folder)/file' is not a folder")
+        guard case .acquired = try JobLock.acquire(folder + "/made/on/the/way/lock", wait: false) else {
+            Issue.record("the lock was not taken")
+            return
+        }
+        #expect(FileManager.default.fileExists(atPath: folder + "/made/on/the/way/lock"))
+    }
+
     @Test func aSecondHolderOfTheLockIsToldThePIDUntilTheFirstLetsGo() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
