@@ -39,13 +39,14 @@ struct OutputCommit {
     /// stopped run, or a full disk there writes nothing more). A band writer whose rows were all handed over is
     /// finished even so (`control` nil): its file may already be in place. Nor is an output
     /// whose regions were found in its input put in place unless its input is still the file
-    /// searched (``inputChanged()``), asked here, once its pixels are decoded (and by a band
-    /// writer's saver before it puts its file in place: ``placing``).
+    /// searched (``inputChanged()``), asked here once its pixels are decoded, or by a band
+    /// writer (``placing``) just before it puts its file in place, whichever way it encodes
+    /// (its saver's thread may have done so already: then its file is the one searched).
     ///
     /// - Throws: how the job ended, ``inputChanged()``'s failure, or ``OutputFailure/write(_:)``.
     func write(unless control: JobControl?, _ write: () throws(ImageIOError) -> Void) throws(OutputFailure) {
         if let ended = control?.ended(writing: output.path) { throw ended }
-        if let changed = inputChanged() { throw changed }
+        if control != nil, let changed = inputChanged() { throw changed }
         do throws(ImageIOError) {
             try write()
         } catch {
