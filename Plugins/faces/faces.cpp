@@ -176,9 +176,13 @@ int32_t detect(
         for (int y = 0; y < height; y++) {
             const float *row = image->data + static_cast<int64_t>(y) * image->row_stride;
             float *target = rgb.ptr<float>(y);
+            if (image->channels == 3) {
+                for (int x = 0; x < 3 * width; x++) target[x] = row[x] * 255.0f;
+                continue;
+            }
             for (int x = 0; x < width; x++) {
-                const float *pixel = row + image->channels * x;
-                const float alpha = image->channels == 4 ? pixel[3] : 1.0f;
+                const float *pixel = row + 4 * x;
+                const float alpha = pixel[3];
                 for (int c = 0; c < 3; c++)
                     target[3 * x + c] = alpha > 0 ? std::min(pixel[c] / alpha, 1.0f) * 255.0f : 0.0f;
             }
