@@ -41,10 +41,11 @@ public enum OutputRecipe {
         if v.optimizeCoding { jpeg.append("optimize-coding=true") }
         if let effort = v.effort { jpeg.append("effort=\(effort)") }
         // keep-icc as `strip=` before `metadata:` (it was `strip: true`), so that its records stay
-        // good; `keep` is new since its EXIF lost the original's pictures (its thumbnail): an
+        // good; `keep` says what it keeps since its EXIF and XMP lost every picture of the
+        // original in any format (`metadata=keep` once its EXIF thumbnail alone was gone): an
         // output kept with them is made once more.
         let metadata = switch v.metadata {
-        case .keep: "metadata=keep"
+        case .keep: "metadata=keep-without-pictures"
         case .keepICC: "strip=true"
         case .strip: "metadata=strip"
         }
