@@ -27,6 +27,9 @@ public struct JobLoader: Sendable {
     /// The files the run writes besides the outputs (`run --report`, `--log`): a plan refuses
     /// one that is a file the job reads or writes.
     public var runFiles: [JobPlanner.RunFile] = []
+    /// The roots a served job's files stay below: its plans read region files and inputs'
+    /// headers beneath them (``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:confinement:stopped:)``).
+    public var confinement: RootConfinement?
 
     /// A loader for `configuration` and `registry`.
     public init(
@@ -69,7 +72,7 @@ public struct JobLoader: Sendable {
     }
 
     /// The plan of the decoded `job`, read from `manifestPath`; ended by `stopped` as
-    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:stopped:)`` says.
+    /// ``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:confinement:stopped:)`` says.
     public func plan(_ job: JobSpec, manifestPath: String, stopped: @escaping @Sendable () -> Bool = { false }) -> Result<JobPlan, Diagnostics> {
         let unwritable = job.unwritableOutputs(ImageWriter.unavailability)
         if unwritable.hasErrors { return .failure(unwritable) }
@@ -79,7 +82,7 @@ public struct JobLoader: Sendable {
         } ?? InputSizes()
         let planned = JobPlanner.plan(
             job, manifestPath: manifestPath, defaultTile: configuration.tile, reads: reads, sizes: sizes,
-            outputLimit: configuration.maxOutputs, spill: spill, runFiles: runFiles, stopped: stopped
+            outputLimit: configuration.maxOutputs, spill: spill, runFiles: runFiles, confinement: confinement, stopped: stopped
         ).map { plan in
             var plan = plan
             if inputSizes != nil { plan.inputSizes = sizes }

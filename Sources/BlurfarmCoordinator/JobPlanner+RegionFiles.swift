@@ -24,7 +24,7 @@ extension JobPlanner {
     /// at most ``RegionFile/maximumBytes``.
     static func regionFile(
         of variant: VariantSpec, _ spec: RegionFile, inputPath: String, shownInput: String,
-        placeholders: (stem: String, ext: String, name: String, relpath: String, job: String)
+        placeholders: (stem: String, ext: String, name: String, relpath: String, job: String), confinement: RootConfinement?
     ) -> RegionFileOutcome {
         let expanded: String
         do {
@@ -40,7 +40,7 @@ extension JobPlanner {
         var passing = variant
         passing.regionFile = nil
         let bytes: [UInt8]
-        switch readRegionFile(path) {
+        switch readRegionFile(path, confinement: confinement) {
         case .missing:
             guard spec.missing == .skip else {
                 return .refused(
@@ -61,7 +61,7 @@ extension JobPlanner {
         let regions: [Region]
         do {
             // Checked against the image as shown; an input that cannot be read fails at its run.
-            let displayed = (try? ImageReader.header(ofFile: inputPath)).map {
+            let displayed = (try? ImageReader.header(ofFile: inputPath, confinement: confinement)).map {
                 RegionFile.DisplayedImage(width: $0.width, height: $0.height, orientation: $0.orientation)
             }
             regions = try spec.regions(from: bytes, displayed: displayed)
@@ -104,17 +104,27 @@ extension JobPlanner {
         case unreadable(String)
     }
 
-    /// The bytes of the regular region file at `path` (through links), opened without waiting
-    /// (a FIFO is refused), at most ``RegionFile/maximumBytes``: how the plan and `apply
-    /// --regions` read one.
-    public static func readRegionFile(_ path: String) -> RegionFileRead {
+    /// The bytes of the regular region file at `path` (through links; with `confinement`, beneath
+    /// its roots), opened without waiting (a FIFO is refused), at most ``RegionFile/maximumBytes``:
+    /// how the plan and `apply --regions` read one.
+    public static func readRegionFile(_ path: String, confinement: RootConfinement? = nil) -> RegionFileRead {
         let fd: Int32
-        do {
-            fd = try Syscalls.openForReading(path)
-        } catch where error.errno == ENOENT {
-            return .missing
-        } catch {
-            return .unreadable("cannot open: \(error.reason)")
+        if let confinement {
+            do throws(ImageIOError) {
+                fd = try confinement.openFile(path)
+            } catch where error.code == .fileMissing {
+                return .missing
+            } catch {
+                return .unreadable(error.message)
+            }
+        } else {
+            do {
+                fd = try Syscalls.openForReading(path)
+            } catch where error.errno == ENOENT {
+                return .missing
+            } catch {
+                return .unreadable("cannot open: \(error.reason)")
+            }
         }
         defer { Syscalls.close(fd) }
         guard let info = try? Syscalls.status(of: fd) else { return .unreadable("cannot read its status") }

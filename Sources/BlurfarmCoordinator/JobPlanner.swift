@@ -21,6 +21,11 @@ public enum JobPlanner {
     /// lists them as ``PlannedInput/notEnlarged``; the widths come from `sizes` (kept with the
     /// job's state, or read from the headers).
     ///
+    /// With `confinement` (a served job's roots), the region files and the inputs' headers the
+    /// plan reads are opened beneath its roots: a file swapped for a link out of them while the
+    /// job plans is not read (its input is left out, saying so), where the roots' check of the
+    /// plan, after it, would see the file as it is then.
+    ///
     /// `runFiles` are the files the run writes besides the outputs (`run --report` and `--log`):
     /// each is an error when it is a file the job reads or writes, as the output map is (a
     /// report written over the manifest, an input or an output lost it).
@@ -32,7 +37,7 @@ public enum JobPlanner {
     public static func plan(
         _ job: JobSpec, manifestPath: String, defaultTile: Int, reads: [String] = [], sizes: InputSizes = InputSizes(),
         outputLimit: Int = .max, partInputs: Int = planPartInputs, spill: SpillFile? = nil,
-        runFiles: [RunFile] = [], stopped: @escaping @Sendable () -> Bool = { false }
+        runFiles: [RunFile] = [], confinement: RootConfinement? = nil, stopped: @escaping @Sendable () -> Bool = { false }
     ) -> Result<JobPlan, Diagnostics> {
         let folder = PathName.folder(of: manifestPath)
         let base = folder.isEmpty ? "." : folder
@@ -270,7 +275,7 @@ public enum JobPlanner {
                     }
                     switch regionFile(
                         of: variant, spec, inputPath: inputPath, shownInput: shownInput,
-                        placeholders: (stem, ext, name, relpath, job.name))
+                        placeholders: (stem, ext, name, relpath, job.name), confinement: confinement)
                     {
                     case .regions(let resolved, let file):
                         variants.append(resolved)
@@ -304,7 +309,7 @@ public enum JobPlanner {
                 // The input's width, asked only when some size may be too large for it; unreadable,
                 // every size is planned (the run reports the input).
                 let sourceWidth = (sharesVariants ? jobMayNotEnlarge : mayNotEnlarge(variants))
-                    ? sizes.size(of: inputPath, in: sizesKept) { try? JobShards.headerSize($0) }?.width : nil
+                    ? sizes.size(of: inputPath, in: sizesKept) { try? JobShards.headerSize($0, confinement: confinement) }?.width : nil
                 var notEnlarged: [NotEnlargedOutput] = []
                 for variant in sourceWidth == nil ? [] : variants.flatMap({ $0.eachFormat() }) {
                     for size in sourceWidth.map(variant.sizesLarger(than:)) ?? [] {
@@ -451,7 +456,7 @@ public enum JobPlanner {
             passedThrough: passedThrough, unredacted: unredacted, regionFiles: regionFiles, regionFailed: regionFailed))
     }
 
-    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:stopped:)``
+    /// Inputs planned together at least (``plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:confinement:stopped:)``
     /// plans a job's inputs in parts, one a core): below this, one part. Most of a part's time
     /// is its outputs' `stat` and their paths; 1,024 inputs take about 25 ms, far more than
     /// starting a thread.

@@ -65,10 +65,11 @@ public enum JobShards {
         }
     }
 
-    /// An input's width and height from its header (no pixel decoded).
+    /// An input's width and height from its header (no pixel decoded), opened beneath the
+    /// roots of `confinement` when given.
     /// - Throws: ``ImageIOError`` when the header cannot be read.
-    public static func headerSize(_ path: String) throws(ImageIOError) -> InputSizes.Size {
-        let header = try ImageReader.header(ofFile: path)
+    public static func headerSize(_ path: String, confinement: RootConfinement? = nil) throws(ImageIOError) -> InputSizes.Size {
+        let header = try ImageReader.header(ofFile: path, confinement: confinement)
         return (header.width, header.height)
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// the first write; gone with its last reference, and with the process however it ends (it
 /// has no name to leave behind). Where it cannot be made, or a write fails, ``append(_:)``
 /// says so and the caller keeps its bytes in memory.
-/// Public as the planner's parameter (``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:stopped:)``);
+/// Public as the planner's parameter (``JobPlanner/plan(_:manifestPath:defaultTile:reads:sizes:outputLimit:partInputs:spill:runFiles:confinement:stopped:)``);
 /// made by ``JobLoader`` and the report's ``ReportedOutputs/Spilling``.
 public final class SpillFile: Sendable {
     /// Makes the file: its descriptor, or nil.

@@ -76,8 +76,9 @@ public actor FarmService {
     }
 
     /// A service over `store`, rendering with `jobFarm`; submitted manifests are planned by
-    /// `loader` and must stay below `roots`. Tiles rendered and outputs finished are stored and
-    /// published at most every `progressInterval`.
+    /// `loader`, reading their files beneath `roots` (``JobLoader/confinement``), and must stay
+    /// below them. Tiles rendered and outputs finished are stored and published at most every
+    /// `progressInterval`.
     public init(
         store: QueueStore, jobFarm: any JobFarm, loader: JobLoader, roots: Roots, scheduler: Scheduler = Scheduler(),
         progressInterval: Duration = .milliseconds(250), logger: Logger = Logger(label: "blurfarm.serve")
@@ -85,7 +86,9 @@ public actor FarmService {
         self.store = store
         self.progressInterval = progressInterval
         self.jobFarm = jobFarm
-        self.loader = loader
+        var confined = loader
+        confined.confinement = roots.confinement
+        self.loader = confined
         self.roots = roots
         self.scheduler = scheduler
         self.logger = logger
