@@ -36,9 +36,12 @@ public final class FarmBridge: JobFarm {
         // The ids are mapped before the job's first event is translated: its thread waits
         // for this lock.
         state.withLock { state in
-            let id = farm.submit(FarmJob(
-                plan: job.plan, registry: job.registry, priority: job.priority, retryFailed: job.retryFailed,
-                confinement: job.confinement, abandonedAge: 0))
+            // Its end is told by its event: the farm keeps nothing of it after.
+            let id = farm.submit(
+                FarmJob(
+                    plan: job.plan, registry: job.registry, priority: job.priority, retryFailed: job.retryFailed,
+                    confinement: job.confinement, abandonedAge: 0),
+                keepsOutcome: false)
             state.queueIDs[id] = job.id
             state.farmIDs[job.id] = id
         }

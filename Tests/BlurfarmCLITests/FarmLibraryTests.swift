@@ -302,4 +302,30 @@ import Testing
         #expect(outputs == 2)
         #expect(await farm.finished(id)?.failures == 0)
     }
+
+    /// A job submitted without keeping its outcome (the service's: its events tell it) is
+    /// forgotten once it has told its end: the farm of a service lives on, and kept every job's
+    /// report, each holding its unnamed file in the state folder open (48 MB a job of 100,000
+    /// outputs, until the server restarted).
+    @Test func aJobWhoseOutcomeIsNotKeptIsForgottenOnceItHasToldItsEnd() async throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Self.photos(2, in: folder)
+        let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 2", in: folder)
+        let farm = Farm(FarmSettings(
+            workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
+            stateFolder: folder.appendingPathComponent("state").path, recipeVersions: { "farm library test" }))
+        let events = farm.events()
+        let plan = try Self.plan(blur, registry: .builtIn)
+        let forgotten = farm.submit(FarmJob(plan: plan, registry: .builtIn), keepsOutcome: false)
+        for await event in events {
+            if case .jobFinished(forgotten, let outcome) = event {
+                #expect(outcome.report.written == 2)
+                break
+            }
+        }
+        #expect(await farm.finished(forgotten) == nil)
+        let kept = farm.submit(FarmJob(plan: plan, registry: .builtIn, force: true))
+        #expect(await farm.finished(kept)?.report.written == 2)
+    }
 }
