@@ -281,16 +281,23 @@ import Testing
         })
     }
 
-    @Test func theEventsArriveOnAnAsyncStreamToo() async throws {
-        let folder = try Fixtures.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+    /// A farm rendering in this process, its state in `folder`, and the plan of a job blurring
+    /// two photos there.
+    static func blurring(in folder: URL) throws -> (Farm, JobPlan) {
         try Self.photos(2, in: folder)
         let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 2", in: folder)
         let farm = Farm(FarmSettings(
             workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
             stateFolder: folder.appendingPathComponent("state").path, recipeVersions: { "farm library test" }))
+        return (farm, try Self.plan(blur, registry: .builtIn))
+    }
+
+    @Test func theEventsArriveOnAnAsyncStreamToo() async throws {
+        let folder = try Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (farm, plan) = try Self.blurring(in: folder)
         let events = farm.events()
-        let id = farm.submit(FarmJob(plan: try Self.plan(blur, registry: .builtIn), registry: .builtIn))
+        let id = farm.submit(FarmJob(plan: plan, registry: .builtIn))
         var outputs = 0
         for await event in events {
             if case .outputFinished(id, let report) = event, report.status == .written { outputs += 1 }
@@ -310,13 +317,8 @@ import Testing
     @Test func aJobWhoseOutcomeIsNotKeptIsForgottenOnceItHasToldItsEnd() async throws {
         let folder = try Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Self.photos(2, in: folder)
-        let blur = try Self.manifest("blur", filter: "gaussian:\n          sigma: 2", in: folder)
-        let farm = Farm(FarmSettings(
-            workers: 0, threads: 2, workerExecutable: BuiltExecutable.worker.path, configuration: FarmConfiguration(),
-            stateFolder: folder.appendingPathComponent("state").path, recipeVersions: { "farm library test" }))
+        let (farm, plan) = try Self.blurring(in: folder)
         let events = farm.events()
-        let plan = try Self.plan(blur, registry: .builtIn)
         let forgotten = farm.submit(FarmJob(plan: plan, registry: .builtIn), keepsOutcome: false)
         for await event in events {
             if case .jobFinished(forgotten, let outcome) = event {
