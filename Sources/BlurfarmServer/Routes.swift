@@ -55,6 +55,11 @@ public enum Routes {
         guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
             throw HTTPError(.badRequest, message: "the body must be a JSON object")
         }
+        // A key given twice (the decoder keeps the first, most clients' readers the last), or
+        // text other readers refuse, as a region file is refused.
+        if let problem = StrictJSON.problem(in: Array(buffer.readableBytesView)) {
+            throw HTTPError(.badRequest, message: "the body is not the JSON expected: \(problem.path): \(problem.message)")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {

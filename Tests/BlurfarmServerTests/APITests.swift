@@ -257,7 +257,13 @@ import Testing
         let server = try await RunningServer.start(try ServerFixture())
         let wrongType = try await server.call("POST", "/api/v1/jobs", json: ["path": 12])
         let priority = try await server.call("POST", "/api/v1/jobs/1/priority", json: ["level": 3])
+        // A key given twice: the decoder took the first value, most clients' readers the last.
+        let twice = try await RunningServer.curl([
+            "-s", "-X", "POST", "-H", "Authorization: Bearer \(server.token ?? "")", "-H", "Content-Type: application/json",
+            "--data-raw", #"{"priority": 50, "priority": 500}"#, server.base + "/api/v1/jobs/1/priority",
+        ])
         await server.stop()
+        #expect(twice.contains("the body is not the JSON expected: $.priority: is given twice"), "\(twice)")
         #expect(wrongType.status == 400 && priority.status == 400)
         let wrongTypeError = wrongType.object["error"] as? String ?? ""
         #expect(wrongTypeError.hasPrefix("the body is not the JSON expected: $.path: "), "\(wrongTypeError)")
