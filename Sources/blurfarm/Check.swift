@@ -78,6 +78,8 @@ struct Check: FarmCommand {
         // The detectors as a run loads them: their identities are in the recipes, their boxes on the sheet.
         let detectors = status || sheet != nil ? farm.detectors(for: plans, configuration: configuration) : [:]
         if status {
+            // A detector a run could not load refuses the run: said, not taken for recipes changed.
+            for case .failure(let error) in detectors.values { printError("\(error)"); unreadable += 1 }
             // What a run would do to each output; a job whose records cannot be read, on standard error.
             let statuses = StatusDescription.of(
                 plans, state: farm.stateFolder(configuration), versions: Release.recipeVersions,

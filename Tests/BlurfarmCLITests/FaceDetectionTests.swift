@@ -168,6 +168,11 @@ import Testing
         #expect(again.status == 0 && !again.stdout.contains("written"), "\(again.stdout)")
         let status = try run("check", ["--status"])
         #expect(status.status == 0 && status.stdout.contains("1 output: 1 up to date"), "\(status.stdout)\(status.stderr)")
+        // Without its model the run would refuse the job: `check --status` says so (exit 1).
+        let noModel = try Blurfarm.run(
+            ["check", "faces.job", "--status"], in: scratch.folder,
+            environment: scratch.environment.merging(["BLURFARM_MODELS": scratch.folder.path]) { $1 })
+        #expect(noModel.status == 1 && noModel.stderr.contains("centerface.onnx"), "\(noModel.stderr)")
         try manifest(threshold: "0.5")
         let stale = try run("check", ["--status"])
         #expect(stale.stdout.contains("1 output: 1 stale (recipe changed)"), "\(stale.stdout)\(stale.stderr)")
