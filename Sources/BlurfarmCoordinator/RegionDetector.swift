@@ -104,16 +104,15 @@ public final class RegionDetector: Sendable {
         }
     }
 
-    /// The stamp of the file at `path`, then its content's hash; what cannot be read, as
-    /// `failure` makes it of the reader's error.
+    /// The stamp of the file at `path`, then its content's hash, the file unchanged meanwhile
+    /// (``FileFingerprint/take(_:)``); what cannot be read, or changed, as `failure` makes it of
+    /// the reader's error.
     public static func stampAndHash<Failure: Error>(
         of path: String, _ failure: (ImageIOError) -> Failure
     ) throws(Failure) -> (FileStamp, String) {
-        guard let stamp = FileStamp.of(path) else {
-            throw failure(ImageIOError(code: .fileUnreadable, path: path, message: "not a regular file that can be read"))
-        }
         do {
-            return (stamp, try ContentHash.ofFile(path))
+            let fingerprint = try FileFingerprint.take(path)
+            return (fingerprint.stamp, fingerprint.hash)
         } catch {
             throw failure(ImageIOError(code: .fileUnreadable, path: path, message: error.message))
         }
