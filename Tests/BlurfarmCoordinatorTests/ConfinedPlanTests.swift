@@ -13,17 +13,7 @@ import Testing
 /// swapped for a link while the job planned, and back, was read from outside the roots.)
 @Suite struct ConfinedPlanTests {
     @Test func aRegionFileLeadingOutOfTheRootsIsNotRead() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("confined-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        for folder in ["served/photos", "outside"] {
-            try FileManager.default.createDirectory(atPath: "\(root)/\(folder)", withIntermediateDirectories: true)
-        }
-        _ = FileManager.default.createFile(atPath: "\(root)/served/photos/a.jpg", contents: Data("a photo".utf8))
-        try #"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 50, "height": 30}]}"#
-            .write(toFile: "\(root)/outside/boxes.json", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: "\(root)/served/photos/a.faces.json", withDestinationPath: "\(root)/outside/boxes.json")
-        let manifest = "\(root)/served/job.job"
-        try """
+        let manifest = """
             job: confined
             inputs: [photos/*.jpg]
             outputs:
@@ -33,15 +23,22 @@ import Testing
                 regions:
                   from: "{stem}.faces.json"
 
-            """.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let spec = try JobDecoder.decode(fileAtPath: manifest, filters: FilterRegistry.builtIn.descriptors).get()
+            """
+        let (root, _, _) = try RecipeVersionsTests.plannedJob(photos: ["a"], manifest)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: "\(root)/outside", withIntermediateDirectories: true)
+        try #"{"width": 64, "height": 40, "boxes": [{"x": 1, "y": 1, "width": 50, "height": 30}]}"#
+            .write(toFile: "\(root)/outside/boxes.json", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: "\(root)/job/photos/a.faces.json", withDestinationPath: "\(root)/outside/boxes.json")
+        let path = "\(root)/job/job.job"
+        let spec = try JobDecoder.decode(fileAtPath: path, filters: FilterRegistry.builtIn.descriptors).get()
         let confined = try JobPlanner.plan(
-            spec, manifestPath: manifest, defaultTile: 512, confinement: RootConfinement(roots: ["\(root)/served"])
+            spec, manifestPath: path, defaultTile: 512, confinement: RootConfinement(roots: ["\(root)/job"])
         ).get()
         #expect(confined.inputs.isEmpty)
         #expect(confined.refused.count == 1 && confined.refused[0].contains("a.faces.json': leads outside the roots"), "\(confined.refused)")
         // Unconfined (`run`), the link is followed, as any file the job names.
-        let followed = try JobPlanner.plan(spec, manifestPath: manifest, defaultTile: 512).get()
+        let followed = try JobPlanner.plan(spec, manifestPath: path, defaultTile: 512).get()
         #expect(followed.refused.isEmpty && followed.inputs.count == 1, "\(followed.refused)")
     }
 }

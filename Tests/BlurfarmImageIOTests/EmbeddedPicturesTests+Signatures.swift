@@ -184,7 +184,6 @@ extension EmbeddedPicturesTests {
             """.utf8)
         let png = Array(try #require(Self.pictureHeads["png"]).prefix(33)) + [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
         let exif = Self.exif(makerNote: Array("Maker".utf8) + [0, 7] + png + [1, 2, 3], thumbnail: [])
-        func segment(_ payload: [UInt8]) -> [UInt8] { [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload }
         // A photo with no metadata of its own, these two blocks after its start.
         let small = try ImageReader.thumbnail(
             Corpus.path("photos/mate-Storm.jpg"), width: 32, height: 32, fit: .inside, upscale: false,
@@ -192,20 +191,12 @@ extension EmbeddedPicturesTests {
         let photo = try ImageWriter.encode(
             small.pixels, extension: "jpg", named: "photo", sourceBitDepth: 8, sourceHadAlpha: false, metadata: nil,
             options: EncodeOptions(metadata: .strip)).bytes
-        let source = scratch.file("source.jpg")
-        try Data(Array(photo[..<2]) + segment(exif) + segment(xmp) + Array(photo[2...])).write(to: URL(fileURLWithPath: source))
-        let read = try ImageReader.read(source)
+        let (read, written, bytes) = try Self.keptThrough([exif, xmp], inserted: photo, as: "kept.jpg", in: scratch)
         let pngSignature: [UInt8] = [0x89] + Array("PNG".utf8) + [0x0D, 0x0A, 0x1A, 0x0A]
         func holdsPNG(_ bytes: [UInt8]) -> Bool { bytes.indices.contains { bytes[$0...].starts(with: pngSignature) } }
         #expect(read.metadata.exif.map { $0.count > 100 && !holdsPNG($0) } == true, "the EXIF read keeps the PNG")
-        let path = scratch.file("kept.jpg")
-        try ImageWriter.write(
-            read.pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: read.metadata,
-            options: EncodeOptions(metadata: .keep))
-        let written = try ImageReader.read(path)
         let kept = String(decoding: written.metadata.xmp ?? [], as: UTF8.self)
         #expect(kept.contains("my:Kept"), "the XMP is kept: \(kept.prefix(200))")
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(!Self.holdsAPiece(of: base64, in: String(decoding: bytes, as: UTF8.self)), "the BMP is in the file")
         #expect(!holdsPNG(bytes), "the PNG is in the file")
         #expect(written.metadata.exif != nil, "the EXIF is kept")

@@ -130,21 +130,34 @@ import Testing
             """.utf8)
         // The photo with that XMP as an APP1 segment after its start.
         let photo = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Corpus.path("photos/mate-Storm.jpg"))))
-        let segment: [UInt8] = [0xFF, 0xE1, UInt8((xmp.count + 2) >> 8), UInt8((xmp.count + 2) & 0xFF)] + xmp
-        let source = scratch.file("source.jpg")
-        try Data(Array(photo[..<2]) + segment + Array(photo[2...])).write(to: URL(fileURLWithPath: source))
-        let read = try ImageReader.read(source)
+        let (read, written, file) = try Self.keptThrough([xmp], inserted: photo, as: name, in: scratch)
         #expect(read.metadata.xmp.map { String(decoding: $0, as: UTF8.self).contains("GImage:Mime") } == true)
+        let kept = String(decoding: written.metadata.xmp ?? [], as: UTF8.self)
+        #expect(kept.contains("GImage:Mime"), "the XMP is kept: \(kept.prefix(200))")
+        #expect(!kept.contains(String(base64.prefix(40))), "the original is in the XMP")
+        let bytes = String(decoding: file, as: UTF8.self)
+        #expect(!bytes.contains(String(base64.prefix(40))), "the original is in the file")
+    }
+
+    /// The JPEG `photo` with `blocks` (each an APP1 segment's payload) after its start, read,
+    /// written to `name` in `scratch` with `metadata: keep` and read back: what was read, what
+    /// was written, and the file's bytes.
+    static func keptThrough(_ blocks: [[UInt8]], inserted photo: [UInt8], as name: String, in scratch: ScratchFolder) throws
+        -> (read: DecodedImage, written: DecodedImage, file: [UInt8])
+    {
+        var segments: [UInt8] = []
+        for block in blocks {
+            let length = block.count + 2
+            segments += [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + block
+        }
+        let source = scratch.file("source.jpg")
+        try Data(Array(photo[..<2]) + segments + Array(photo[2...])).write(to: URL(fileURLWithPath: source))
+        let read = try ImageReader.read(source)
         let path = scratch.file(name)
         try ImageWriter.write(
             read.pixels, to: path, sourceBitDepth: 8, sourceHadAlpha: false, metadata: read.metadata,
             options: EncodeOptions(metadata: .keep))
-        let written = try ImageReader.read(path)
-        let kept = String(decoding: written.metadata.xmp ?? [], as: UTF8.self)
-        #expect(kept.contains("GImage:Mime"), "the XMP is kept: \(kept.prefix(200))")
-        #expect(!kept.contains(String(base64.prefix(40))), "the original is in the XMP")
-        let bytes = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
-        #expect(!bytes.contains(String(base64.prefix(40))), "the original is in the file")
+        return (read, try ImageReader.read(path), [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
     /// mate-Storm.jpg's EXIF holds a 4 KB thumbnail of the photo: written with `keep`, blurred,
